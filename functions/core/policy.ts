@@ -1,0 +1,38 @@
+// Per-cluster policy, with the defaults a user would expect. Durations are milliseconds.
+import { z } from 'zod';
+
+const pathName = z.enum(['direct', 'port-forward', 'exec']);
+const ms = z.number().int().nonnegative();
+
+export const policySchema = z.object({
+  /** How long the leader must stay unreachable before we remove it without a move. */
+  graceMs: ms.default(60_000),
+  allowRemoveWithoutLeaderMove: z.boolean().default(true),
+  backoff: z
+    .object({ baseMs: ms.default(5_000), capMs: ms.default(300_000) })
+    .default({ baseMs: 5_000, capMs: 300_000 }),
+  maxAttempts: z.number().int().positive().default(10),
+  incidentDeadlineMs: ms.default(30 * 60_000),
+  /** KCP parity: how many remediations of the same target within minHealthyPeriod before we stop. */
+  maxRetry: z.number().int().nonnegative().optional(),
+  /** KCP parity: least time between two remediations of the same target. */
+  retryPeriodMs: ms.default(0),
+  /** KCP parity: a target healthy this long since its last remediation starts a fresh count. */
+  minHealthyPeriodMs: ms.default(3_600_000),
+  pathOrder: z.array(pathName).min(1).default(['direct', 'port-forward', 'exec']),
+  /** The cluster's --election-timeout; evidence samples must be at least this far apart. */
+  electionTimeoutMs: ms.default(1_000),
+  /** Deadline of every single etcd call. */
+  callTimeoutMs: ms.default(2_000),
+  /** How many immediate re-probes a changing leader may cost before we back off. */
+  maxImmediateReprobes: z.number().int().nonnegative().default(3),
+  dryRun: z.boolean().default(false),
+  snapshotBeforeRemove: z.boolean().default(false),
+});
+
+export type Policy = z.infer<typeof policySchema>;
+export type PolicyInput = z.input<typeof policySchema>;
+
+export const defaultPolicy: Policy = policySchema.parse({});
+
+export const parsePolicy = (input: PolicyInput = {}): Policy => policySchema.parse(input);

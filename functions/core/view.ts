@@ -1,0 +1,94 @@
+// The cluster view: one probe folded into what the decisions need.
+import { NO_LEADER, type MemberId, type MemberInfo, type MemberStatus, type PathProbe, type ProbeSample } from './types.ts';
+
+export interface MemberView extends MemberInfo {
+  paths: PathProbe[];
+  reachable: boolean;
+  /** A member that was added but never started has no name and no client URLs. */
+  started: boolean;
+  /** Reachable, started, no alarms and no errors. */
+  healthy: boolean;
+  status?: MemberStatus;
+  /** Fastest answering path, when reachable. */
+  latencyMs?: number;
+}
+
+export type LeaderConsensus = 'agreed' | 'split' | 'none';
+
+export interface LeaderView {
+  consensus: LeaderConsensus;
+  /** Set when consensus is agreed. */
+  id?: MemberId;
+  name?: string;
+  /** Raft term of the agreed leader, when every reporter agrees on it too. */
+  term?: number;
+  /** Who reported what, so evidence can name it. */
+  reports: { memberId: MemberId; leaderId: MemberId; term: number }[];
+}
+
+export interface QuorumFigures {
+  voting: number;
+  healthyVoting: number;
+  /** Votes needed for quorum: floor(voting/2)+1. */
+  size: number;
+  ok: boolean;
+}
+
+export interface ClusterView {
+  at: number;
+  members: MemberView[];
+  leader: LeaderView;
+  quorum: QuorumFigures;
+}
+
+export const quorumSize = (voting: number): number => Math.floor(voting / 2) + 1;
+
+export function toMemberView(probe: ProbeSample['members'][number]): MemberView {
+  const { member, paths, status } = probe;
+  const answered = paths.filter((p) => p.reachability === 'ok');
+  const reachable = answered.length > 0;
+  const started = member.name !== '' && member.clientUrls.length > 0;
+  const healthy = reachable && started && !!status && status.alarms.length === 0 && status.errors.length === 0;
+  const view: MemberView = { ...member, paths, reachable, started, healthy };
+  if (status) view.status = status;
+  if (reachable) view.latencyMs = Math.min(...answered.map((p) => p.latencyMs));
+  return view;
+}
+
+export function leaderView(members: MemberView[]): LeaderView {
+  const reports = members
+    .filter((m) => m.status)
+    .map((m) => ({ memberId: m.id, leaderId: m.status!.leaderId, term: m.status!.raftTerm }));
+  const claimed = new Set(reports.map((r) => r.leaderId).filter((id) => id !== NO_LEADER));
+  if (claimed.size === 0) return { consensus: 'none', reports };
+  const everyoneSeesOne = claimed.size === 1 && reports.every((r) => r.leaderId !== NO_LEADER);
+  if (!everyoneSeesOne) return { consensus: 'split', reports };
+  const id = [...claimed][0]!;
+  const terms = new Set(reports.map((r) => r.term));
+  const view: LeaderView = { consensus: 'agreed', id, reports };
+  const name = members.find((m) => m.id === id)?.name;
+  if (name) view.name = name;
+  if (terms.size === 1) view.term = [...terms][0]!;
+  return view;
+}
+
+export function buildClusterView(sample: ProbeSample): ClusterView {
+  const members = sample.members.map(toMemberView);
+  const voting = members.filter((m) => !m.isLearner);
+  const healthyVoting = voting.filter((m) => m.healthy).length;
+  const size = quorumSize(voting.length);
+  return {
+    at: sample.at,
+    members,
+    leader: leaderView(members),
+    quorum: { voting: voting.length, healthyVoting, size, ok: voting.length > 0 && healthyVoting >= size },
+  };
+}
+
+/** Find a member by id (hex) or name. */
+export function findMember(view: ClusterView, ref: string): MemberView | undefined {
+  const wanted = ref.toLowerCase();
+  return view.members.find((m) => m.id === wanted || m.name === ref);
+}
+
+export const describeMember = (m: Pick<MemberInfo, 'id' | 'name'>): string => (m.name ? `${m.name} (${m.id})` : m.id);

@@ -1,0 +1,54 @@
+// The etcd transport port: one client per member and path, every call under its own deadline.
+import type { EtcdFailure, MemberId, MemberInfo, MemberStatus, PathName, ProbeSample } from '../core/types.ts';
+
+export interface TlsFiles {
+  /** PEM contents, not paths: the edge reads files once. */
+  ca: Buffer;
+  cert?: Buffer;
+  key?: Buffer;
+}
+
+export interface EndpointTarget {
+  endpoint: string;
+  path: PathName;
+}
+
+/** Thrown by every transport call; carries the failure already normalized. */
+export class EtcdCallError extends Error {
+  readonly failure: EtcdFailure;
+  constructor(failure: EtcdFailure, options?: { cause?: unknown }) {
+    super(failure.message, options);
+    this.name = 'EtcdCallError';
+    this.failure = failure;
+  }
+}
+
+/** A client bound to one member's endpoint over one path. No retries: one call, one answer. */
+export interface EtcdMemberClient extends EndpointTarget {
+  status(deadlineMs: number): Promise<MemberStatus>;
+  memberList(deadlineMs: number): Promise<MemberInfo[]>;
+  /** Must be sent to the leader itself; etcd answers "not leader" otherwise. */
+  moveLeader(transfereeId: MemberId, deadlineMs: number): Promise<void>;
+  memberRemove(id: MemberId, deadlineMs: number): Promise<MemberInfo[]>;
+  /** Streams a snapshot of this member's keyspace into `to`. */
+  snapshot(to: NodeJS.WritableStream, deadlineMs: number): Promise<void>;
+}
+
+export interface EtcdTransport {
+  /** Clients are cached per endpoint and path. */
+  client(target: EndpointTarget): EtcdMemberClient;
+  close(): Promise<void>;
+}
+
+export interface ProbeRequest {
+  /** Endpoints to ask for the member list; usually every known client URL. */
+  seeds: string[];
+  /** The whole probe finishes within this, however many members are unreachable. */
+  deadlineMs: number;
+  /** Paths to try for each member. Only 'direct' needs no kube access. */
+  paths?: PathName[];
+}
+
+export interface Prober {
+  probe(request: ProbeRequest): Promise<ProbeSample>;
+}
