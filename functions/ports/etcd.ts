@@ -52,3 +52,8 @@ export interface ProbeRequest {
 export interface Prober {
   probe(request: ProbeRequest): Promise<ProbeSample>;
 }
+
+/** Maps a member and a path to the endpoint a client should dial; undefined means "not probed over that path". */
+export interface PathResolver {
+  resolve(member: MemberInfo, path: PathName): string | undefined;
+}

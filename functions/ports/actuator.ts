@@ -1,0 +1,30 @@
+// Replaces the machine behind a removed etcd member (CAPI Machine delete, EC2 replace, or nothing).
+import type { MemberInfo } from '../core/types.ts';
+
+export interface ReplaceRequest {
+  clusterId: string;
+  incidentId: string;
+  member: Pick<MemberInfo, 'id' | 'name'>;
+  /** The original selector from MemberUnhealthy: nodeName, machineName, instanceId … */
+  target: Record<string, string>;
+}
+
+export interface ReplaceResult {
+  action: 'none' | 'deleted' | 'replaced';
+  detail: string;
+}
+
+export interface Actuator {
+  readonly name: string;
+  /** Idempotent: a machine that is already gone counts as replaced. */
+  replace(request: ReplaceRequest): Promise<ReplaceResult>;
+}
+
+/** Removes the etcd member only; the machine is left to whoever owns it. */
+export const etcdOnlyActuator: Actuator = {
+  name: 'etcd-only',
+  replace: async ({ member }) => ({
+    action: 'none',
+    detail: `etcd-only actuator: machine of ${member.name || member.id} left as it is`,
+  }),
+};
