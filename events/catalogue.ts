@@ -1,0 +1,103 @@
+// The one catalogue of events: detail types, their schemas, and which function each is routed to.
+// CDK rules, the local bus and the tests all read this file.
+import type { z } from 'zod';
+import { leaderMovedSchema } from './schemas/leader-moved.ts';
+import { memberUnhealthySchema } from './schemas/member-unhealthy.ts';
+import { membersProbedSchema } from './schemas/members-probed.ts';
+import {
+  remediationApprovedSchema,
+  remediationBlockedSchema,
+  remediationCompletedSchema,
+  remediationFailedSchema,
+} from './schemas/remediation.ts';
+import { retryDueSchema, retryRequestedSchema } from './schemas/retry.ts';
+
+export const EVENT_SOURCE = 'etcd-remediator';
+
+export const detailTypes = [
+  'MemberUnhealthy',
+  'RetryDue',
+  'MembersProbed',
+  'LeaderMoved',
+  'RetryRequested',
+  'RemediationApproved',
+  'RemediationBlocked',
+  'RemediationFailed',
+  'RemediationCompleted',
+] as const;
+
+export type DetailType = (typeof detailTypes)[number];
+
+export const detailSchemas = {
+  MemberUnhealthy: memberUnhealthySchema,
+  RetryDue: retryDueSchema,
+  MembersProbed: membersProbedSchema,
+  LeaderMoved: leaderMovedSchema,
+  RetryRequested: retryRequestedSchema,
+  RemediationApproved: remediationApprovedSchema,
+  RemediationBlocked: remediationBlockedSchema,
+  RemediationFailed: remediationFailedSchema,
+  RemediationCompleted: remediationCompletedSchema,
+} as const satisfies Record<DetailType, z.ZodType>;
+
+/** A detail after parsing (defaults applied). */
+export type DetailOf<T extends DetailType> = z.output<(typeof detailSchemas)[T]>;
+/** A detail as a producer may write it (defaulted fields optional). */
+export type DetailInputOf<T extends DetailType> = z.input<(typeof detailSchemas)[T]>;
+
+/** One event on the bus; a union over detail types, so `detailType` narrows `detail`. */
+export type EventEnvelope<T extends DetailType = DetailType> = {
+  [K in T]: { source: typeof EVENT_SOURCE; detailType: K; detail: DetailOf<K> };
+}[T];
+
+export const makeEvent = <T extends DetailType>(detailType: T, detail: DetailOf<T>): EventEnvelope<T> =>
+  ({ source: EVENT_SOURCE, detailType, detail }) as EventEnvelope<T>;
+
+export const isDetailType = (value: unknown): value is DetailType =>
+  typeof value === 'string' && (detailTypes as readonly string[]).includes(value);
+
+export const functionNames = ['probe-members', 'move-leader', 'schedule-retry', 'remediate'] as const;
+export type FunctionName = (typeof functionNames)[number];
+
+/** Detail type → the functions it triggers. Outcomes nobody acts on are terminal and route nowhere. */
+export const routes = {
+  MemberUnhealthy: ['probe-members'],
+  RetryDue: ['probe-members'],
+  MembersProbed: ['move-leader'],
+  RetryRequested: ['schedule-retry'],
+  RemediationApproved: ['remediate'],
+  LeaderMoved: [],
+  RemediationBlocked: [],
+  RemediationFailed: [],
+  RemediationCompleted: [],
+} as const satisfies Record<DetailType, readonly FunctionName[]>;
+
+/** Said explicitly rather than inferred, so a forgotten route is a test failure, not a silent sink. */
+export const terminalDetailTypes = [
+  'LeaderMoved',
+  'RemediationBlocked',
+  'RemediationFailed',
+  'RemediationCompleted',
+] as const satisfies readonly DetailType[];
+
+/**
+ * Function → the detail types it may publish. RetryDue is published on schedule-retry's behalf by
+ * the scheduler; MemberUnhealthy comes from outside (adapters, CLI).
+ */
+export const emits = {
+  'probe-members': ['MembersProbed'],
+  'move-leader': ['RemediationApproved', 'RetryRequested', 'RemediationBlocked', 'LeaderMoved'],
+  'schedule-retry': ['RetryDue'],
+  remediate: ['RemediationCompleted', 'RemediationFailed', 'RetryRequested', 'RemediationBlocked'],
+} as const satisfies Record<FunctionName, readonly DetailType[]>;
+
+/** The detail types routed to function F, as a type. */
+export type DetailTypesFor<F extends FunctionName> = {
+  [K in DetailType]: F extends (typeof routes)[K][number] ? K : never;
+}[DetailType];
+
+export const routesOf = (detailType: DetailType): readonly FunctionName[] => routes[detailType];
+
+/** The detail types a function subscribes to: what a CDK rule for it matches on. */
+export const subscriptionsOf = <F extends FunctionName>(fn: F): DetailTypesFor<F>[] =>
+  detailTypes.filter((t) => (routes[t] as readonly FunctionName[]).includes(fn)) as DetailTypesFor<F>[];

@@ -1,0 +1,19 @@
+import { z } from 'zod';
+import { clusterViewSchema } from './cluster-view.ts';
+import { envelopeShape, resolvedTargetSchema } from './common.ts';
+
+/** How many earlier views travel along; enough for term/leader stability checks, bounded for event size. */
+export const MAX_PREVIOUS_VIEWS = 10;
+
+export const membersProbedSchema = z
+  .object({
+    ...envelopeShape,
+    target: resolvedTargetSchema,
+    view: clusterViewSchema.describe('The cluster as this probe saw it.'),
+    previousViews: z
+      .array(clusterViewSchema)
+      .max(MAX_PREVIOUS_VIEWS)
+      .optional()
+      .describe('Earlier views of this incident, oldest first, for evidence that needs samples over time.'),
+  })
+  .describe('Every member was probed; the view is ready for the leader decision.');

@@ -1,0 +1,42 @@
+// Outcomes of the leader decision and of the remediation itself.
+import { z } from 'zod';
+import {
+  envelopeShape,
+  evidenceSchema,
+  isoTimestampSchema,
+  memberIdSchema,
+  memberRefSchema,
+  messageSchema,
+  reasonCodeSchema,
+  resolvedTargetSchema,
+} from './common.ts';
+
+const leaderMoveSchema = z
+  .enum(['not-needed', 'moved', 'skipped'])
+  .describe("'skipped' means removal goes ahead without a move, e.g. the leader is gone.");
+
+const explained = { reason: reasonCodeSchema, message: messageSchema, evidence: evidenceSchema };
+
+export const remediationApprovedSchema = z
+  .object({ ...envelopeShape, target: memberRefSchema, leaderMove: leaderMoveSchema, ...explained })
+  .describe('The target may be removed now.');
+
+export const remediationBlockedSchema = z
+  .object({ ...envelopeShape, target: resolvedTargetSchema, ...explained })
+  .describe('Remediation stopped for a reason that waiting will not fix; a human must look.');
+
+export const remediationFailedSchema = z
+  .object({ ...envelopeShape, target: resolvedTargetSchema, ...explained })
+  .describe('Remediation was attempted and failed.');
+
+export const remediationCompletedSchema = z
+  .object({
+    ...envelopeShape,
+    target: memberRefSchema,
+    leaderMove: leaderMoveSchema,
+    newLeader: z.object({ id: memberIdSchema, name: z.string() }).describe('The leader among the remaining members.'),
+    timeline: z
+      .array(z.object({ at: isoTimestampSchema, step: z.string().min(1), detail: z.string() }))
+      .describe('Each remediation step, in order.'),
+  })
+  .describe('The target member was removed and the cluster has a leader.');

@@ -1,0 +1,43 @@
+// etcd3 response shapes to the core vocabulary. Pure.
+import type { IMember, IStatusResponse } from 'etcd3';
+import type { MemberInfo, MemberStatus } from '../../core/types.ts';
+import { hexMemberId } from './member-id.ts';
+
+export function toMemberInfo(member: IMember): MemberInfo {
+  return {
+    id: hexMemberId(member.ID),
+    name: member.name,
+    clientUrls: [...member.clientURLs],
+    peerUrls: [...member.peerURLs],
+    isLearner: member.isLearner,
+  };
+}
+
+/** etcd's Status lists every active cluster alarm among its errors, as "memberID:<decimal> alarm:<TYPE>". */
+const ALARM_ENTRY = /memberID:(\d+)\s+alarm:([A-Z_]+)/;
+
+/**
+ * Alarms are attributed to the member they name, so one member's NOSPACE does not make every
+ * other member look alarmed; the remaining entries (e.g. "etcdserver: no leader") stay errors.
+ */
+export function toMemberStatus(response: IStatusResponse): MemberStatus {
+  const self = response.header.member_id;
+  const alarms: string[] = [];
+  const errors: string[] = [];
+  for (const entry of response.errors) {
+    const alarm = ALARM_ENTRY.exec(entry);
+    if (!alarm) errors.push(entry);
+    else if (alarm[1] === self && alarm[2] !== undefined && alarm[2] !== 'NONE') alarms.push(alarm[2]);
+  }
+  return {
+    leaderId: hexMemberId(response.leader),
+    raftTerm: Number(response.raftTerm),
+    raftIndex: Number(response.raftIndex),
+    raftAppliedIndex: Number(response.raftAppliedIndex),
+    alarms,
+    errors,
+    version: response.version,
+    dbSize: Number(response.dbSize),
+    isLearner: response.isLearner,
+  };
+}

@@ -1,0 +1,86 @@
+// Turns whatever etcd3 / grpc-js / the socket threw into one EtcdFailure.
+// Pure: the classification table downstream matches on etcd's own message, so that text is kept verbatim.
+import type { EtcdFailure } from '../../core/types.ts';
+import { EtcdCallError } from '../../ports/etcd.ts';
+
+const GRPC = {
+  DEADLINE_EXCEEDED: 4,
+  PERMISSION_DENIED: 7,
+  UNAVAILABLE: 14,
+  UNAUTHENTICATED: 16,
+} as const;
+
+/** grpc-js formats every status error as "<code> <NAME>: <details>"; etcd3 keeps that text when it re-types the error. */
+const GRPC_PREFIX = /^(\d{1,2}) [A-Z_]+: /;
+
+/** etcd3 re-creates gRPC errors as its own classes and drops `code`; the class still tells the code. */
+const ETCD3_CLASS_CODES: Record<string, number> = {
+  GRPCCancelledError: 1,
+  GRPCUnknownError: 2,
+  GRPCInvalidArgumentError: 3,
+  GRPCDeadlineExceededError: 4,
+  GRPCNotFoundError: 5,
+  GRPCAlreadyExistsError: 6,
+  EtcdPermissionDeniedError: 7,
+  GRPCResourceExhastedError: 8,
+  GRPCFailedPreconditionError: 9,
+  GRPCAbortedError: 10,
+  GRPCOutOfRangeError: 11,
+  GRPCNotImplementedError: 12,
+  GRPCInternalError: 13,
+  GRPCUnavailableError: 14,
+  GRPCDataLossError: 15,
+  GRPCUnauthenticatedError: 16,
+};
+
+const AUTH_CLASSES = new Set(['EtcdAuthenticationFailedError', 'EtcdInvalidAuthTokenError', 'EtcdPermissionDeniedError', 'GRPCUnauthenticatedError']);
+
+const AUTH_MESSAGE =
+  /etcdserver: (permission denied|invalid auth token|authentication failed|user name is empty|user name not found|auth: revision in header is old)/i;
+const TLS_MESSAGE =
+  /certificate|handshake|self[- ]signed|unable to (get|verify)|altnames|wrong version number|\bssl\b|\btls\b|ERR_SSL|ERR_TLS|EPROTO|alert (bad|unknown|handshake)/i;
+const REFUSED_MESSAGE = /ECONNREFUSED|connection refused|ECONNRESET|EHOSTUNREACH|ENETUNREACH|EPIPE|Connection dropped/i;
+const TIMEOUT_MESSAGE = /deadline exceeded|ETIMEDOUT|timed out after/i;
+
+function messageOf(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  if (typeof error === 'object' && error !== null && 'message' in error && typeof error.message === 'string') return error.message;
+  return String(error);
+}
+
+function grpcCodeOf(error: unknown, rawMessage: string): number | undefined {
+  if (typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'number') return error.code;
+  const prefixed = GRPC_PREFIX.exec(rawMessage);
+  if (prefixed?.[1] !== undefined) return Number(prefixed[1]);
+  const className = error instanceof Error ? error.constructor.name : undefined;
+  return className === undefined ? undefined : ETCD3_CLASS_CODES[className];
+}
+
+function classify(error: unknown, message: string, grpcCode: number | undefined): EtcdFailure['kind'] {
+  const className = error instanceof Error ? error.constructor.name : '';
+  if (grpcCode === GRPC.UNAUTHENTICATED || grpcCode === GRPC.PERMISSION_DENIED) return 'auth';
+  if (AUTH_CLASSES.has(className) || AUTH_MESSAGE.test(message)) return 'auth';
+  // Past here, an "etcdserver:" message means the member answered: reachable, but it said no.
+  if (message.includes('etcdserver:')) return 'other';
+  if (TLS_MESSAGE.test(message)) return 'tls';
+  if (REFUSED_MESSAGE.test(message)) return 'refused';
+  if (grpcCode === GRPC.DEADLINE_EXCEEDED || TIMEOUT_MESSAGE.test(message)) return 'timeout';
+  // grpc-js reports connection-level failures as UNAVAILABLE: nobody answered.
+  if (grpcCode === GRPC.UNAVAILABLE) return 'refused';
+  return 'other';
+}
+
+export function normalizeEtcdError(error: unknown): EtcdFailure {
+  if (error instanceof EtcdCallError) return error.failure;
+  const rawMessage = messageOf(error);
+  const grpcCode = grpcCodeOf(error, rawMessage);
+  const message = rawMessage.replace(GRPC_PREFIX, '');
+  const failure: EtcdFailure = { kind: classify(error, message, grpcCode), message };
+  if (grpcCode !== undefined) failure.grpcCode = grpcCode;
+  return failure;
+}
+
+/** Wraps anything thrown into the port's error type, keeping the original as the cause. */
+export function toEtcdCallError(error: unknown): EtcdCallError {
+  return error instanceof EtcdCallError ? error : new EtcdCallError(normalizeEtcdError(error), { cause: error });
+}

@@ -1,0 +1,122 @@
+// The local bus: validates at the edge, then routes by the catalogue to handlers in this process.
+import { routes, type DetailTypesFor, type EventEnvelope, type FunctionName } from '../../events/catalogue.ts';
+import { parseEnvelope, type EventParseError } from '../../events/validate.ts';
+import type { Bus } from '../../functions/ports/bus.ts';
+
+// Captured at load: dispatch order is not a timer, so tests that fake timers must not stall the bus.
+const nextTurn = setImmediate;
+
+export type FunctionHandler<F extends FunctionName> = (event: EventEnvelope<DetailTypesFor<F>>) => Promise<void>;
+export type FunctionHandlers = { [F in FunctionName]?: FunctionHandler<F> };
+
+export interface DeadLetter {
+  /** What was published, as it was published. */
+  event: unknown;
+  error: EventParseError;
+}
+
+export interface BusFailure {
+  /** The handler that threw, or 'subscriber' for an observer. */
+  functionName: FunctionName | 'subscriber';
+  event: EventEnvelope;
+  error: unknown;
+}
+
+export interface InProcessBusOptions {
+  /** Functions missing here are not run in this process; their events are still seen by subscribers. */
+  handlers: FunctionHandlers;
+  onDeadLetter: (dead: DeadLetter) => void;
+  onError: (failure: BusFailure) => void;
+}
+
+export interface InProcessBus extends Bus {
+  /** Resolves when no handler is queued or running, chained publishes included. */
+  drain(options?: { timeoutMs?: number }): Promise<void>;
+  /** Sees every valid published event, before any handler runs. Returns the unsubscribe. */
+  subscribe(observer: (event: EventEnvelope) => void): () => void;
+  /** Handlers queued or running right now. */
+  readonly inFlight: number;
+}
+
+export function createInProcessBus(options: InProcessBusOptions): InProcessBus {
+  const { handlers, onDeadLetter, onError } = options;
+  const observers = new Set<(event: EventEnvelope) => void>();
+  let inFlight = 0;
+  let idleWaiters: (() => void)[] = [];
+
+  const settle = () => {
+    inFlight -= 1;
+    if (inFlight > 0) return;
+    const waiters = idleWaiters;
+    idleWaiters = [];
+    for (const wake of waiters) wake();
+  };
+
+  const dispatch = (functionName: FunctionName, event: EventEnvelope) => {
+    // The catalogue guarantees the detail type is routed to this function; the map type cannot say so.
+    const handler = handlers[functionName] as ((event: EventEnvelope) => Promise<void>) | undefined;
+    if (!handler) return;
+    inFlight += 1;
+    // Never inside publish: a handler that publishes must not run its successors on its own stack.
+    nextTurn(() => {
+      Promise.resolve()
+        .then(() => handler(event))
+        .catch((error: unknown) => onError({ functionName, event, error }))
+        .finally(settle);
+    });
+  };
+
+  const notify = (event: EventEnvelope) => {
+    for (const observer of observers) {
+      try {
+        observer(event);
+      } catch (error) {
+        onError({ functionName: 'subscriber', event, error });
+      }
+    }
+  };
+
+  return {
+    get inFlight() {
+      return inFlight;
+    },
+
+    async publish(...events) {
+      for (const raw of events) {
+        const parsed = parseEnvelope(raw);
+        if (!parsed.ok) {
+          onDeadLetter({ event: raw, error: parsed.error });
+          continue;
+        }
+        const event = parsed.event;
+        notify(event);
+        for (const functionName of routes[event.detailType]) dispatch(functionName, event);
+      }
+    },
+
+    drain({ timeoutMs }: { timeoutMs?: number } = {}) {
+      if (inFlight === 0) return Promise.resolve();
+      return new Promise<void>((resolve, reject) => {
+        const timer =
+          timeoutMs === undefined
+            ? undefined
+            : setTimeout(() => {
+                idleWaiters = idleWaiters.filter((w) => w !== wake);
+                reject(new Error(`bus did not drain within ${timeoutMs} ms; ${inFlight} handler(s) still in flight`));
+              }, timeoutMs);
+        const wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        idleWaiters.push(wake);
+      });
+    },
+
+    subscribe(observer) {
+      observers.add(observer);
+      return () => {
+        observers.delete(observer);
+      };
+    },
+  };
+}

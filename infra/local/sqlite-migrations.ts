@@ -1,0 +1,94 @@
+// Schema of the local store, as an append-only list of migrations. Never edit a shipped entry:
+// add a new one, so an existing database file upgrades in place.
+import type { DatabaseSync } from 'node:sqlite';
+
+export const migrations: readonly string[] = [
+  `
+  CREATE TABLE incidents (
+    incident_id        TEXT PRIMARY KEY,
+    cluster_id         TEXT NOT NULL,
+    target_key         TEXT NOT NULL,
+    target             TEXT NOT NULL,
+    reason             TEXT NOT NULL,
+    state              TEXT NOT NULL CHECK (state IN ('open', 'remediated', 'blocked', 'failed')),
+    opened_at          INTEGER NOT NULL,
+    updated_at         INTEGER NOT NULL,
+    attempt            INTEGER NOT NULL DEFAULT 0,
+    immediate_reprobes INTEGER NOT NULL DEFAULT 0,
+    member_id          TEXT,
+    member_name        TEXT,
+    views              TEXT NOT NULL DEFAULT '[]',
+    last_decision      TEXT,
+    result             TEXT,
+    version            INTEGER NOT NULL DEFAULT 1
+  ) STRICT;
+  -- The idempotency guarantee lives in the database: one open incident per cluster and target.
+  CREATE UNIQUE INDEX incidents_one_open_per_target ON incidents (cluster_id, target_key) WHERE state = 'open';
+  CREATE INDEX incidents_by_cluster ON incidents (cluster_id, opened_at);
+
+  CREATE TABLE journal (
+    seq            INTEGER PRIMARY KEY AUTOINCREMENT,
+    incident_id    TEXT NOT NULL REFERENCES incidents (incident_id) ON DELETE CASCADE,
+    at             INTEGER NOT NULL,
+    step           TEXT NOT NULL,
+    detail         TEXT,
+    is_step_marker INTEGER NOT NULL DEFAULT 0
+  ) STRICT;
+  CREATE UNIQUE INDEX journal_one_marker_per_step ON journal (incident_id, step) WHERE is_step_marker = 1;
+  CREATE INDEX journal_by_incident ON journal (incident_id, seq);
+
+  CREATE TABLE cluster_locks (
+    cluster_id TEXT PRIMARY KEY,
+    owner      TEXT NOT NULL,
+    expires_at INTEGER NOT NULL
+  ) STRICT;
+
+  CREATE TABLE dead_letters (
+    seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+    id          TEXT NOT NULL UNIQUE,
+    received_at INTEGER NOT NULL,
+    source      TEXT NOT NULL,
+    detail_type TEXT NOT NULL,
+    payload     TEXT NOT NULL,
+    error       TEXT NOT NULL
+  ) STRICT;
+
+  CREATE TABLE remediations (
+    cluster_id TEXT NOT NULL,
+    target_key TEXT NOT NULL,
+    at         INTEGER NOT NULL,
+    PRIMARY KEY (cluster_id, target_key, at)
+  ) STRICT;
+
+  CREATE TABLE timers (
+    name     TEXT PRIMARY KEY,
+    fire_at  INTEGER NOT NULL,
+    payload  TEXT NOT NULL,
+    revision INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX timers_by_fire_at ON timers (fire_at);
+  `,
+];
+
+/** Applies pending migrations under a write lock, so concurrent openers upgrade exactly once. */
+export function migrate(db: DatabaseSync, now: number): number {
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL) STRICT');
+    const row = db.prepare('SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations').get();
+    const current = Number(row?.version ?? 0);
+    if (current > migrations.length) {
+      throw new Error(`database schema version ${current} is newer than this build (${migrations.length})`);
+    }
+    const record = db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)');
+    for (let version = current + 1; version <= migrations.length; version++) {
+      db.exec(migrations[version - 1]!);
+      record.run(version, now);
+    }
+    db.exec('COMMIT');
+    return migrations.length;
+  } catch (error) {
+    db.exec('ROLLBACK');
+    throw error;
+  }
+}

@@ -1,0 +1,402 @@
+// The incident store on one local SQLite file (node:sqlite, no native addon). Every operation is a
+// single statement or one IMMEDIATE transaction, mirroring the conditional writes of DynamoDB.
+import { randomUUID } from 'node:crypto';
+import { DatabaseSync, type SQLInputValue, type SQLOutputValue, type StatementSync } from 'node:sqlite';
+import type { Decision } from '../../functions/core/decision.ts';
+import type { ClusterView } from '../../functions/core/view.ts';
+import {
+  IncidentNotFoundError,
+  MAX_INCIDENT_VIEWS,
+  VersionConflictError,
+  remediationHistoryFrom,
+  type CloseIncidentInput,
+  type DeadLetter,
+  type DeadLetterInput,
+  type Incident,
+  type IncidentPatch,
+  type IncidentState,
+  type IncidentStore,
+  type JournalEntry,
+  type JournalInput,
+  type OpenIncidentInput,
+  type RemediationHistory,
+  type StoredTimer,
+  type TimerInput,
+} from '../../functions/ports/incident-store.ts';
+import { migrate } from './sqlite-migrations.ts';
+
+export interface SqliteStoreOptions {
+  /** A file path; ':memory:' works for a single connection. */
+  path: string;
+  /** How long a writer waits for another connection's lock before failing. */
+  busyTimeoutMs?: number;
+}
+
+type Row = Record<string, SQLOutputValue>;
+type Params = Record<string, SQLInputValue>;
+
+const SQLITE_CONSTRAINT_FOREIGNKEY = 787;
+
+export function openSqliteStore(options: SqliteStoreOptions): SqliteIncidentStore {
+  const db = new DatabaseSync(options.path);
+  try {
+    db.exec(`PRAGMA busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? 5_000)}`);
+    // WAL lets readers run alongside the single writer; other processes may open the same file.
+    db.exec('PRAGMA journal_mode = WAL');
+    db.exec('PRAGMA foreign_keys = ON');
+    migrate(db, Date.now());
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  return new SqliteIncidentStore(db);
+}
+
+export class SqliteIncidentStore implements IncidentStore {
+  readonly #db: DatabaseSync;
+  readonly #statements = new Map<string, StatementSync>();
+
+  constructor(db: DatabaseSync) {
+    this.#db = db;
+  }
+
+  async openOrJoin(input: OpenIncidentInput): Promise<{ incident: Incident; joined: boolean }> {
+    // IMMEDIATE takes the write lock before the read, so no other connection can open in between;
+    // the partial unique index is the backstop if anyone bypasses this path.
+    return this.#immediate(() => {
+      if (input.incidentId !== undefined) {
+        const same = this.#incident(input.incidentId);
+        if (same) {
+          if (same.clusterId !== input.clusterId || same.targetKey !== input.targetKey) {
+            throw new Error(`incident ${input.incidentId} belongs to ${same.clusterId}/${same.targetKey}`);
+          }
+          return { incident: same, joined: true };
+        }
+      }
+      const open = this.#row(
+        `SELECT * FROM incidents WHERE cluster_id = $clusterId AND target_key = $targetKey AND state = 'open'`,
+        { clusterId: input.clusterId, targetKey: input.targetKey },
+      );
+      if (open) return { incident: toIncident(open), joined: true };
+      const incidentId = input.incidentId ?? randomUUID();
+      this.#run(
+        `INSERT INTO incidents (incident_id, cluster_id, target_key, target, reason, state, opened_at, updated_at)
+         VALUES ($incidentId, $clusterId, $targetKey, $target, $reason, 'open', $now, $now)`,
+        {
+          incidentId,
+          clusterId: input.clusterId,
+          targetKey: input.targetKey,
+          target: JSON.stringify(input.target),
+          reason: input.reason,
+          now: input.now,
+        },
+      );
+      return { incident: this.#incident(incidentId)!, joined: false };
+    });
+  }
+
+  async getIncident(incidentId: string): Promise<Incident | undefined> {
+    return this.#incident(incidentId);
+  }
+
+  async listIncidents(filter: { clusterId?: string; state?: IncidentState } = {}): Promise<Incident[]> {
+    return this.#rows(
+      `SELECT * FROM incidents
+       WHERE ($clusterId IS NULL OR cluster_id = $clusterId) AND ($state IS NULL OR state = $state)
+       ORDER BY opened_at, incident_id`,
+      { clusterId: filter.clusterId ?? null, state: filter.state ?? null },
+    ).map(toIncident);
+  }
+
+  async updateIncident(
+    incidentId: string,
+    patch: IncidentPatch,
+    options: { expectVersion: number; now: number },
+  ): Promise<Incident> {
+    const current = this.#incident(incidentId);
+    if (!current) throw new IncidentNotFoundError(incidentId);
+    if (current.version !== options.expectVersion) {
+      throw new VersionConflictError(incidentId, options.expectVersion, current.version);
+    }
+    const next: Incident = { ...current, ...definedOnly(patch) };
+    const { changes } = this.#run(
+      `UPDATE incidents SET attempt = $attempt, immediate_reprobes = $immediateReprobes, member_id = $memberId,
+         member_name = $memberName, views = $views, last_decision = $lastDecision, result = $result,
+         updated_at = $now, version = version + 1
+       WHERE incident_id = $incidentId AND version = $expectVersion`,
+      {
+        incidentId,
+        expectVersion: options.expectVersion,
+        now: options.now,
+        attempt: next.attempt,
+        immediateReprobes: next.immediateReprobes,
+        memberId: next.memberId ?? null,
+        memberName: next.memberName ?? null,
+        views: JSON.stringify(next.views.slice(-MAX_INCIDENT_VIEWS)),
+        lastDecision: toJson(next.lastDecision),
+        result: toJson(next.result),
+      },
+    );
+    const stored = this.#incident(incidentId);
+    if (!stored) throw new IncidentNotFoundError(incidentId);
+    if (changes === 0) throw new VersionConflictError(incidentId, options.expectVersion, stored.version);
+    return stored;
+  }
+
+  async closeIncident(incidentId: string, input: CloseIncidentInput): Promise<Incident> {
+    const { changes } = this.#run(
+      `UPDATE incidents SET state = $outcome, result = $result, updated_at = $now, version = version + 1
+       WHERE incident_id = $incidentId AND state = 'open' AND ($expectVersion IS NULL OR version = $expectVersion)`,
+      {
+        incidentId,
+        outcome: input.outcome,
+        result: toJson(input.result),
+        now: input.now,
+        expectVersion: input.expectVersion ?? null,
+      },
+    );
+    const stored = this.#incident(incidentId);
+    if (!stored) throw new IncidentNotFoundError(incidentId);
+    if (changes === 0 && stored.state === 'open') {
+      throw new VersionConflictError(incidentId, input.expectVersion ?? stored.version, stored.version);
+    }
+    return stored;
+  }
+
+  async appendJournal(incidentId: string, entry: JournalInput): Promise<void> {
+    this.#insertJournal(incidentId, entry, false);
+  }
+
+  async journal(incidentId: string): Promise<JournalEntry[]> {
+    return this.#rows(
+      'SELECT at, step, detail, is_step_marker FROM journal WHERE incident_id = $incidentId ORDER BY seq',
+      { incidentId },
+    ).map((row) => {
+      const entry: JournalEntry = { at: int(row, 'at'), step: text(row, 'step'), isStepMarker: int(row, 'is_step_marker') === 1 };
+      const detail = optText(row, 'detail');
+      if (detail !== undefined) entry.detail = JSON.parse(detail);
+      return entry;
+    });
+  }
+
+  async markStep(incidentId: string, entry: JournalInput): Promise<boolean> {
+    return this.#insertJournal(incidentId, entry, true);
+  }
+
+  async stepDone(incidentId: string, step: string): Promise<boolean> {
+    return !!this.#row(
+      'SELECT 1 AS done FROM journal WHERE incident_id = $incidentId AND step = $step AND is_step_marker = 1',
+      { incidentId, step },
+    );
+  }
+
+  async acquireLock(clusterId: string, owner: string, leaseMs: number, now: number): Promise<boolean> {
+    if (!(leaseMs > 0)) throw new RangeError(`lease must be positive, got ${leaseMs}`);
+    // One upsert: take a free lock, renew our own, or steal an expired one; anything else changes nothing.
+    const { changes } = this.#run(
+      `INSERT INTO cluster_locks (cluster_id, owner, expires_at) VALUES ($clusterId, $owner, $expiresAt)
+       ON CONFLICT (cluster_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+       WHERE cluster_locks.owner = excluded.owner OR cluster_locks.expires_at <= $now`,
+      { clusterId, owner, expiresAt: now + leaseMs, now },
+    );
+    return changes === 1;
+  }
+
+  async releaseLock(clusterId: string, owner: string): Promise<boolean> {
+    const { changes } = this.#run('DELETE FROM cluster_locks WHERE cluster_id = $clusterId AND owner = $owner', {
+      clusterId,
+      owner,
+    });
+    return changes === 1;
+  }
+
+  async putDeadLetter(input: DeadLetterInput): Promise<DeadLetter> {
+    const letter: DeadLetter = { id: randomUUID(), ...input };
+    this.#run(
+      `INSERT INTO dead_letters (id, received_at, source, detail_type, payload, error)
+       VALUES ($id, $receivedAt, $source, $detailType, $payload, $error)`,
+      { ...letter },
+    );
+    return letter;
+  }
+
+  async listDeadLetters(): Promise<DeadLetter[]> {
+    return this.#rows('SELECT * FROM dead_letters ORDER BY seq', {}).map((row) => ({
+      id: text(row, 'id'),
+      receivedAt: int(row, 'received_at'),
+      source: text(row, 'source'),
+      detailType: text(row, 'detail_type'),
+      payload: text(row, 'payload'),
+      error: text(row, 'error'),
+    }));
+  }
+
+  async recordRemediation(clusterId: string, targetKey: string, at: number): Promise<void> {
+    this.#run(
+      `INSERT INTO remediations (cluster_id, target_key, at) VALUES ($clusterId, $targetKey, $at)
+       ON CONFLICT DO NOTHING`,
+      { clusterId, targetKey, at },
+    );
+  }
+
+  async remediationHistory(
+    clusterId: string,
+    targetKey: string,
+    options: { minHealthyPeriodMs: number; now: number },
+  ): Promise<RemediationHistory> {
+    const times = this.#rows(
+      'SELECT at FROM remediations WHERE cluster_id = $clusterId AND target_key = $targetKey ORDER BY at',
+      { clusterId, targetKey },
+    ).map((row) => int(row, 'at'));
+    return remediationHistoryFrom(times, options);
+  }
+
+  async putTimer(input: TimerInput): Promise<StoredTimer> {
+    const row = this.#row(
+      `INSERT INTO timers (name, fire_at, payload, revision) VALUES ($name, $fireAt, $payload, 1)
+       ON CONFLICT (name) DO UPDATE SET fire_at = excluded.fire_at, payload = excluded.payload,
+         revision = timers.revision + 1
+       RETURNING *`,
+      { name: input.name, fireAt: input.fireAt, payload: JSON.stringify(input.payload ?? null) },
+    );
+    return toTimer(row!);
+  }
+
+  async dueTimers(now: number): Promise<StoredTimer[]> {
+    return this.#rows('SELECT * FROM timers WHERE fire_at <= $now ORDER BY fire_at, name', { now }).map(toTimer);
+  }
+
+  async deleteTimer(name: string, revision?: number): Promise<boolean> {
+    const { changes } = this.#run(
+      'DELETE FROM timers WHERE name = $name AND ($revision IS NULL OR revision = $revision)',
+      { name, revision: revision ?? null },
+    );
+    return changes === 1;
+  }
+
+  async nextTimer(): Promise<StoredTimer | undefined> {
+    const row = this.#row('SELECT * FROM timers ORDER BY fire_at, name LIMIT 1', {});
+    return row && toTimer(row);
+  }
+
+  async close(): Promise<void> {
+    if (this.#db.isOpen) this.#db.close();
+  }
+
+  #insertJournal(incidentId: string, entry: JournalInput, isStepMarker: boolean): boolean {
+    try {
+      const { changes } = this.#run(
+        `INSERT INTO journal (incident_id, at, step, detail, is_step_marker)
+         VALUES ($incidentId, $at, $step, $detail, $isStepMarker)
+         ON CONFLICT (incident_id, step) WHERE is_step_marker = 1 DO NOTHING`,
+        { incidentId, at: entry.at, step: entry.step, detail: toJson(entry.detail), isStepMarker: isStepMarker ? 1 : 0 },
+      );
+      return changes === 1;
+    } catch (error) {
+      if (sqliteErrcode(error) === SQLITE_CONSTRAINT_FOREIGNKEY) throw new IncidentNotFoundError(incidentId);
+      throw error;
+    }
+  }
+
+  #incident(incidentId: string): Incident | undefined {
+    const row = this.#row('SELECT * FROM incidents WHERE incident_id = $incidentId', { incidentId });
+    return row && toIncident(row);
+  }
+
+  #immediate<T>(work: () => T): T {
+    this.#db.exec('BEGIN IMMEDIATE');
+    try {
+      const result = work();
+      this.#db.exec('COMMIT');
+      return result;
+    } catch (error) {
+      if (this.#db.isTransaction) this.#db.exec('ROLLBACK');
+      throw error;
+    }
+  }
+
+  #statement(sql: string): StatementSync {
+    let statement = this.#statements.get(sql);
+    if (!statement) {
+      statement = this.#db.prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  #run(sql: string, params: Params) {
+    return this.#statement(sql).run(params);
+  }
+
+  #row(sql: string, params: Params): Row | undefined {
+    return this.#statement(sql).get(params);
+  }
+
+  #rows(sql: string, params: Params): Row[] {
+    return this.#statement(sql).all(params);
+  }
+}
+
+function toIncident(row: Row): Incident {
+  const incident: Incident = {
+    incidentId: text(row, 'incident_id'),
+    clusterId: text(row, 'cluster_id'),
+    targetKey: text(row, 'target_key'),
+    target: JSON.parse(text(row, 'target')) as Record<string, string>,
+    reason: text(row, 'reason'),
+    state: text(row, 'state') as IncidentState,
+    openedAt: int(row, 'opened_at'),
+    updatedAt: int(row, 'updated_at'),
+    attempt: int(row, 'attempt'),
+    immediateReprobes: int(row, 'immediate_reprobes'),
+    views: JSON.parse(text(row, 'views')) as ClusterView[],
+    version: int(row, 'version'),
+  };
+  const memberId = optText(row, 'member_id');
+  if (memberId !== undefined) incident.memberId = memberId;
+  const memberName = optText(row, 'member_name');
+  if (memberName !== undefined) incident.memberName = memberName;
+  const lastDecision = optText(row, 'last_decision');
+  if (lastDecision !== undefined) incident.lastDecision = JSON.parse(lastDecision) as Decision;
+  const result = optText(row, 'result');
+  if (result !== undefined) incident.result = JSON.parse(result);
+  return incident;
+}
+
+function toTimer(row: Row): StoredTimer {
+  return {
+    name: text(row, 'name'),
+    fireAt: int(row, 'fire_at'),
+    payload: JSON.parse(text(row, 'payload')),
+    revision: int(row, 'revision'),
+  };
+}
+
+/** A patch key set to undefined means "leave as is", so patches can be built conditionally. */
+function definedOnly(patch: IncidentPatch): IncidentPatch {
+  return Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined));
+}
+
+const toJson = (value: unknown): string | null => (value === undefined ? null : JSON.stringify(value));
+
+function text(row: Row, column: string): string {
+  const value = row[column];
+  if (typeof value !== 'string') throw new TypeError(`column ${column}: expected text, got ${typeof value}`);
+  return value;
+}
+
+function optText(row: Row, column: string): string | undefined {
+  const value = row[column];
+  return value === null || value === undefined ? undefined : text(row, column);
+}
+
+function int(row: Row, column: string): number {
+  const value = row[column];
+  if (typeof value !== 'number') throw new TypeError(`column ${column}: expected integer, got ${typeof value}`);
+  return value;
+}
+
+function sqliteErrcode(error: unknown): number | undefined {
+  if (error instanceof Error && 'errcode' in error && typeof error.errcode === 'number') return error.errcode;
+  return undefined;
+}

@@ -1,0 +1,66 @@
+// Probe latency with k of 5 members blackholed: our parallel probe against `etcdctl endpoint status`
+// over the same endpoints and the same per-call timeout, measured side by side in one run.
+// Goal: ours stays within 1.2 x one call deadline for every k.
+import { execFile } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
+import { promisify } from 'node:util';
+import { createEtcd3Transport, createProber, directPaths } from '../../functions/adapters/etcd/index.ts';
+import { startLab } from '../support/lab/lab.ts';
+
+const run = promisify(execFile);
+const MEMBERS = 5;
+const DEADLINE_MS = 1_000;
+const ROUNDS = 3;
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function timeIt(fn: () => Promise<unknown>): Promise<number> {
+  const start = performance.now();
+  await fn();
+  return performance.now() - start;
+}
+
+async function etcdctlStatus(endpoints: string[]): Promise<void> {
+  const timeout = `${DEADLINE_MS}ms`;
+  const args = ['--endpoints', endpoints.join(','), '--dial-timeout', timeout, '--command-timeout', timeout];
+  // etcdctl exits non-zero when an endpoint fails; that failure is what we are timing.
+  await run(process.env.ETCDCTL_BIN ?? 'etcdctl', [...args, 'endpoint', 'status', '-w', 'json'], {
+    env: { ...process.env, ETCDCTL_API: '3' },
+  }).catch(() => undefined);
+}
+
+async function main(): Promise<void> {
+  const lab = await startLab({ members: MEMBERS });
+  const transport = createEtcd3Transport();
+  const prober = createProber(transport, directPaths);
+  const endpoints = lab.endpoints();
+  const bound = 1.2 * DEADLINE_MS;
+  let allWithin = true;
+  try {
+    console.log(`members=${MEMBERS} call_deadline_ms=${DEADLINE_MS} rounds=${ROUNDS} (median) bound_ms=${bound}`);
+    for (let k = 0; k <= 3; k++) {
+      for (let i = 0; i < MEMBERS; i++) await lab.fault(lab.members[i]!.name, i < k ? 'blackhole' : 'heal');
+      const ours: number[] = [];
+      const theirs: number[] = [];
+      for (let r = 0; r < ROUNDS; r++) {
+        ours.push(await timeIt(() => prober.probe({ seeds: endpoints, deadlineMs: DEADLINE_MS })));
+        theirs.push(await timeIt(() => etcdctlStatus(endpoints)));
+      }
+      const o = median(ours);
+      const e = median(theirs);
+      const within = o <= bound;
+      allWithin &&= within;
+      console.log(
+        `probe k=${k} ours_ms=${o.toFixed(0)} etcdctl_ms=${e.toFixed(0)} ratio=${(o / e).toFixed(2)} ` +
+          `ours_vs_deadline=${(o / DEADLINE_MS).toFixed(2)} within_bound=${within ? 'yes' : 'NO'}`,
+      );
+    }
+  } finally {
+    await transport.close();
+    await lab.down();
+  }
+  console.log(allWithin ? 'goal met: every probe within 1.2 x deadline' : 'goal MISSED: see within_bound=NO rows');
+  process.exitCode = allWithin ? 0 : 1;
+}
+
+await main();

@@ -1,0 +1,160 @@
+import { describe, expect, it } from 'vitest';
+import { directPaths } from '../../../functions/adapters/etcd/paths.ts';
+import { createProber } from '../../../functions/adapters/etcd/prober.ts';
+import type { EtcdFailure, MemberInfo, MemberStatus, PathName } from '../../../functions/core/types.ts';
+import {
+  EtcdCallError, type EndpointTarget, type EtcdMemberClient, type EtcdTransport, type PathResolver,
+} from '../../../functions/ports/etcd.ts';
+
+/** How a fake endpoint behaves: answer after a delay, fail after a delay, or say nothing until the deadline. */
+type Behaviour = { answerAfterMs: number } | { failAfterMs: number; failure: EtcdFailure } | { silent: true };
+
+interface Call {
+  endpoint: string;
+  path: PathName;
+  method: 'status' | 'memberList';
+  deadlineMs: number;
+}
+
+const member = (id: string, endpoint?: string): MemberInfo => ({
+  id,
+  name: endpoint ? `m-${id}` : '',
+  clientUrls: endpoint ? [endpoint] : [],
+  peerUrls: [`http://peer-${id}:2380`],
+  isLearner: false,
+});
+
+const statusOf = (leaderId: string): MemberStatus => ({
+  leaderId, raftTerm: 3, raftIndex: 10, raftAppliedIndex: 10, alarms: [], errors: [], version: '3.4.23', dbSize: 1, isLearner: false,
+});
+
+const REFUSED: EtcdFailure = { kind: 'refused', grpcCode: 14, message: 'connect ECONNREFUSED' };
+
+function fakeTransport(members: MemberInfo[], behaviours: Record<string, Behaviour>) {
+  const calls: Call[] = [];
+  const respond = <T>(call: Call, value: T): Promise<T> => {
+    calls.push(call);
+    const behaviour = behaviours[`${call.path} ${call.endpoint}`] ?? behaviours[call.endpoint] ?? { silent: true };
+    return new Promise<T>((resolve, reject) => {
+      if ('answerAfterMs' in behaviour) setTimeout(() => resolve(value), behaviour.answerAfterMs);
+      else if ('failAfterMs' in behaviour) setTimeout(() => reject(new EtcdCallError(behaviour.failure)), behaviour.failAfterMs);
+      // Silent endpoints honour the deadline they were given, as gRPC does.
+      else setTimeout(() => reject(new EtcdCallError({ kind: 'timeout', grpcCode: 4, message: 'Deadline exceeded' })), call.deadlineMs);
+    });
+  };
+  const transport: EtcdTransport = {
+    client({ endpoint, path }: EndpointTarget): EtcdMemberClient {
+      const unused = () => Promise.reject(new Error('not used by the prober'));
+      return {
+        endpoint,
+        path,
+        status: (deadlineMs) => respond({ endpoint, path, method: 'status', deadlineMs }, statusOf('a')),
+        memberList: (deadlineMs) => respond({ endpoint, path, method: 'memberList', deadlineMs }, members),
+        moveLeader: unused,
+        memberRemove: unused,
+        snapshot: unused,
+      };
+    },
+    close: async () => undefined,
+  };
+  return { transport, calls };
+}
+
+async function timed<T>(run: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const started = performance.now();
+  const value = await run();
+  return { value, ms: performance.now() - started };
+}
+
+describe('prober', () => {
+  const A = 'http://a:2379';
+  const B = 'http://b:2379';
+  const C = 'http://c:2379';
+
+  it('reuses seed statuses and probes non-seed members with the time left', async () => {
+    const { transport, calls } = fakeTransport([member('a', A), member('b', B), member('c', C)], {
+      [A]: { answerAfterMs: 60 },
+      [B]: { failAfterMs: 5, failure: REFUSED },
+      [C]: { answerAfterMs: 5 },
+    });
+    const sample = await createProber(transport, directPaths).probe({ seeds: [A, `${B}/`], deadlineMs: 500 });
+
+    expect(sample.listFailures).toEqual([]);
+    expect(sample.members.map((m) => [m.member.id, m.paths.map((p) => p.reachability), m.status?.leaderId])).toEqual([
+      ['a', ['ok'], 'a'],
+      ['b', ['refused'], undefined],
+      ['c', ['ok'], 'a'],
+    ]);
+    expect(sample.members[1]?.paths[0]?.failure).toEqual(REFUSED);
+    // One status per endpoint: seeds were not asked twice, the trailing slash did not make a second seed.
+    const statusCalls = calls.filter((c) => c.method === 'status');
+    expect(statusCalls.map((c) => c.endpoint).sort()).toEqual([A, B, C]);
+    const cCall = statusCalls.find((c) => c.endpoint === C);
+    expect(cCall?.deadlineMs).toBeLessThanOrEqual(500 - 55);
+    expect(cCall?.deadlineMs).toBeGreaterThan(0);
+  });
+
+  it('keeps a never-started member, with no paths and no status', async () => {
+    const { transport } = fakeTransport([member('a', A), member('d')], { [A]: { answerAfterMs: 1 } });
+    const sample = await createProber(transport, directPaths).probe({ seeds: [A], deadlineMs: 200 });
+    expect(sample.members.find((m) => m.member.id === 'd')).toEqual({ member: member('d'), paths: [] });
+  });
+
+  it('bounds the whole probe by one deadline however many members are silent', async () => {
+    const silentMembers = Array.from({ length: 6 }, (_, i) => member(`s${i}`, `http://s${i}:2379`));
+    const { transport } = fakeTransport([member('a', A), ...silentMembers], {
+      [A]: { answerAfterMs: 120 },
+    });
+    const seeds = [A, ...silentMembers.slice(0, 3).map((m) => m.clientUrls[0] ?? '')];
+    const { value: sample, ms } = await timed(() => createProber(transport, directPaths).probe({ seeds, deadlineMs: 300 }));
+
+    expect(ms).toBeLessThan(300 * 1.2);
+    expect(sample.members).toHaveLength(7);
+    for (const probe of sample.members.slice(1)) expect(probe.paths.map((p) => p.reachability)).toEqual(['timeout']);
+  });
+
+  it('reports per-seed list failures when no seed answers', async () => {
+    const { transport } = fakeTransport([member('a', A)], {
+      [A]: { failAfterMs: 5, failure: REFUSED },
+    });
+    const { value: sample, ms } = await timed(() =>
+      createProber(transport, directPaths).probe({ seeds: [A, B], deadlineMs: 150 }),
+    );
+    expect(ms).toBeLessThan(150 * 1.2);
+    expect(sample.members).toEqual([]);
+    expect(sample.listFailures.map((p) => [p.endpoint, p.path, p.reachability])).toEqual([
+      [A, 'direct', 'refused'],
+      [B, 'direct', 'timeout'],
+    ]);
+  });
+
+  it('probes every policy path in parallel and takes status from the first path, in policy order, that answered', async () => {
+    const forwarded: PathResolver = {
+      resolve: (m, path) => (path === 'port-forward' ? `http://127.0.0.1:1${m.id.length}00` : directPaths.resolve(m, path)),
+    };
+    const { transport, calls } = fakeTransport([member('a', A), member('bb', B)], {
+      [A]: { answerAfterMs: 5 },
+      [`direct ${B}`]: { silent: true },
+      'port-forward http://127.0.0.1:1200': { answerAfterMs: 5 },
+      'port-forward http://127.0.0.1:1100': { failAfterMs: 1, failure: REFUSED },
+    });
+    const sample = await createProber(transport, forwarded).probe({
+      seeds: [A],
+      deadlineMs: 150,
+      paths: ['direct', 'port-forward', 'exec'],
+    });
+
+    const bb = sample.members.find((m) => m.member.id === 'bb');
+    expect(bb?.paths.map((p) => [p.path, p.reachability])).toEqual([
+      ['direct', 'timeout'],
+      ['port-forward', 'ok'],
+    ]);
+    expect(bb?.status?.leaderId).toBe('a');
+    const a = sample.members.find((m) => m.member.id === 'a');
+    expect(a?.paths.map((p) => [p.path, p.reachability])).toEqual([
+      ['direct', 'ok'],
+      ['port-forward', 'refused'],
+    ]);
+    expect(calls.some((c) => c.path === 'exec')).toBe(false);
+  });
+});

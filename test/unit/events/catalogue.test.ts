@@ -1,0 +1,99 @@
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import {
+  detailSchemas,
+  detailTypes,
+  emits,
+  functionNames,
+  routes,
+  subscriptionsOf,
+  terminalDetailTypes,
+  type DetailOf,
+  type DetailType,
+  type FunctionName,
+} from '../../../events/catalogue.ts';
+import { parseEvent } from '../../../events/validate.ts';
+import { loadSample, sampleFiles } from './samples.ts';
+
+describe('samples', () => {
+  it('has exactly one sample per detail type and nothing else', () => {
+    expect(sampleFiles().sort()).toEqual(detailTypes.map((t) => `${t}.json`).sort());
+  });
+
+  it.each(detailTypes)('%s sample parses against its schema', (detailType) => {
+    const result = parseEvent(detailType, loadSample(detailType));
+    expect(result.ok ? 'ok' : result.error.summary).toBe('ok');
+  });
+
+  it.each(detailTypes)('%s sample is not accepted by every other schema (schemas are distinct)', (detailType) => {
+    const acceptedBy = detailTypes.filter((other) => detailSchemas[other].safeParse(loadSample(detailType)).success);
+    expect(acceptedBy).toContain(detailType);
+    expect(acceptedBy.length).toBeLessThan(detailTypes.length);
+  });
+});
+
+describe('routing table', () => {
+  // The flow, arrow by arrow, as the design draws it.
+  const flow: [DetailType, FunctionName[]][] = [
+    ['MemberUnhealthy', ['probe-members']],
+    ['RetryDue', ['probe-members']],
+    ['MembersProbed', ['move-leader']],
+    ['RetryRequested', ['schedule-retry']],
+    ['RemediationApproved', ['remediate']],
+    ['LeaderMoved', []],
+    ['RemediationBlocked', []],
+    ['RemediationFailed', []],
+    ['RemediationCompleted', []],
+  ];
+
+  it.each(flow)('%s routes to %j', (detailType, functions) => {
+    expect(routes[detailType]).toEqual(functions);
+  });
+
+  it('has an entry for every detail type and no other', () => {
+    expect(Object.keys(routes).sort()).toEqual([...detailTypes].sort());
+  });
+
+  it.each(detailTypes)('%s either routes somewhere or is declared terminal, never both', (detailType) => {
+    const terminal = (terminalDetailTypes as readonly DetailType[]).includes(detailType);
+    expect(routes[detailType].length > 0).toBe(!terminal);
+  });
+
+  it.each(functionNames)('%s is triggered by something and emits something', (fn) => {
+    expect(subscriptionsOf(fn).length).toBeGreaterThan(0);
+    expect(emits[fn].length).toBeGreaterThan(0);
+  });
+
+  it('every event except the outside input is emitted by some function', () => {
+    const emitted = new Set<DetailType>(Object.values(emits).flat());
+    expect(detailTypes.filter((t) => !emitted.has(t))).toEqual(['MemberUnhealthy']);
+  });
+
+  it('every terminal outcome is reachable from MemberUnhealthy', () => {
+    const seen = new Set<DetailType>(['MemberUnhealthy']);
+    const queue: DetailType[] = ['MemberUnhealthy'];
+    for (let t = queue.shift(); t; t = queue.shift()) {
+      for (const fn of routes[t]) {
+        for (const next of emits[fn]) {
+          if (seen.has(next)) continue;
+          seen.add(next);
+          queue.push(next);
+        }
+      }
+    }
+    expect([...seen].sort()).toEqual([...detailTypes].sort());
+  });
+
+  it('subscriptionsOf inverts the table', () => {
+    expect(subscriptionsOf('probe-members')).toEqual(['MemberUnhealthy', 'RetryDue']);
+    expect(subscriptionsOf('remediate')).toEqual(['RemediationApproved']);
+  });
+});
+
+describe('types', () => {
+  it('DetailOf narrows to the schema output', () => {
+    expectTypeOf<DetailOf<'MemberUnhealthy'>['attempt']>().toEqualTypeOf<number>();
+    expectTypeOf<DetailOf<'MemberUnhealthy'>['incidentId']>().toEqualTypeOf<string | undefined>();
+    expectTypeOf<DetailOf<'MembersProbed'>['incidentId']>().toEqualTypeOf<string>();
+    expectTypeOf<DetailOf<'RetryRequested'>['from']>().toEqualTypeOf<'move-leader' | 'remediate'>();
+  });
+});

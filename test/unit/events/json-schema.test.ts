@@ -1,0 +1,30 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { detailTypes } from '../../../events/catalogue.ts';
+import { jsonSchemaDir, jsonSchemaFiles } from '../../../events/json-schema.ts';
+
+describe('committed JSON Schema', () => {
+  const generated = jsonSchemaFiles();
+
+  it('has one file per detail type and no strays', () => {
+    const committed = readdirSync(jsonSchemaDir).filter((f) => f.endsWith('.json'));
+    expect(committed.sort()).toEqual(detailTypes.map((t) => `${t}.json`).sort());
+  });
+
+  // On failure: npm run events:export
+  it.each([...generated])('%s equals what events:export generates now', (file, contents) => {
+    expect(readFileSync(new URL(file, jsonSchemaDir), 'utf8')).toBe(contents);
+  });
+
+  it('carries the exactly-one target rule where JSON Schema can say it', () => {
+    const schema = JSON.parse(generated.get('MemberUnhealthy.json') ?? '{}') as {
+      properties: { target: Record<string, unknown> };
+      required: string[];
+    };
+    expect(schema.properties.target).toMatchObject({ minProperties: 1, maxProperties: 1, additionalProperties: false });
+    // Producers may omit what the runtime fills in.
+    expect(schema.required).not.toContain('incidentId');
+    expect(schema.required).not.toContain('attempt');
+    expect(schema.required).toEqual(expect.arrayContaining(['clusterId', 'target', 'reason', 'source', 'observedAt', 'at']));
+  });
+});
