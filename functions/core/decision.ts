@@ -13,6 +13,8 @@ export const reasonCodes = [
   'LEADER_MOVED',
   'LEADER_UNREACHABLE_PAST_GRACE',
   'LEADER_GONE',
+  // the quorum gate passed (a gate result, not an outcome of its own)
+  'QUORUM_SAFE',
   // move first
   'LEADER_MOVE_REQUIRED',
   // retry
@@ -42,6 +44,9 @@ export const reasonCodes = [
   'ATTEMPTS_EXHAUSTED',
   'INCIDENT_DEADLINE_EXCEEDED',
   'MAX_RETRY_EXCEEDED',
+  // operational
+  'CLUSTER_LOCKED',
+  'DRY_RUN',
 ] as const;
 
 export type ReasonCode = (typeof reasonCodes)[number];

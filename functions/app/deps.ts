@@ -1,0 +1,34 @@
+// Everything a handler needs from the outside world, chosen once at the edge.
+import type { Actuator } from '../ports/actuator.ts';
+import type { Bus } from '../ports/bus.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { ClusterDirectory, ClusterEntry } from '../ports/cluster-directory.ts';
+import type { EtcdTransport, Prober } from '../ports/etcd.ts';
+import type { IncidentStore } from '../ports/incident-store.ts';
+import type { Scheduler } from '../ports/scheduler.ts';
+
+/** etcd access for one cluster: clients and a prober sharing that cluster's credentials. */
+export interface ClusterEtcd {
+  transport: EtcdTransport;
+  prober: Prober;
+}
+
+/** The subset of Powertools Logger the application uses, so tests can pass a silent one. */
+export interface Log {
+  debug(message: string, ...extra: object[]): void;
+  info(message: string, ...extra: object[]): void;
+  warn(message: string, ...extra: object[]): void;
+  error(message: string, ...extra: object[]): void;
+}
+
+export interface Deps {
+  store: IncidentStore;
+  bus: Bus;
+  scheduler: Scheduler;
+  directory: ClusterDirectory;
+  etcdFor(cluster: ClusterEntry): ClusterEtcd;
+  actuator: Actuator;
+  clock: Clock;
+  random: () => number;
+  log: Log;
+}

@@ -1,0 +1,17 @@
+// One probe of a cluster, seeded from its configured endpoints and from every client URL the
+// last view saw, so a member added since configuration is still found.
+import { buildClusterView, type ClusterView } from '../core/view.ts';
+import type { ClusterEntry } from '../ports/cluster-directory.ts';
+import type { Deps } from './deps.ts';
+
+export async function probeCluster(deps: Deps, cluster: ClusterEntry, previous?: ClusterView): Promise<ClusterView> {
+  const seen = previous?.members.flatMap((m) => m.clientUrls) ?? [];
+  const seeds = [...new Set([...cluster.endpoints, ...seen])];
+  const { prober } = deps.etcdFor(cluster);
+  const sample = await prober.probe({
+    seeds,
+    deadlineMs: cluster.policy.callTimeoutMs,
+    paths: cluster.policy.pathOrder,
+  });
+  return buildClusterView(sample);
+}

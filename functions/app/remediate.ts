@@ -1,0 +1,132 @@
+// remediate: under the cluster lock, check the gates on a fresh probe, remove the member, wait for
+// a leader among the rest, replace the machine. Every step is marked in the journal, so a run
+// that crashed part-way resumes after the last step it finished.
+import type { DetailOf } from '../../events/catalogue.ts';
+import { backoffDelay } from '../core/backoff.ts';
+import type { Decision } from '../core/decision.ts';
+import { plan } from '../core/plan.ts';
+import { describeMember, type ClusterView } from '../core/view.ts';
+import type { ClusterEntry } from '../ports/cluster-directory.ts';
+import { withView, type Incident } from '../ports/incident-store.ts';
+import type { Deps } from './deps.ts';
+import { currentIncident, envelopeOf, iso, memberRef, publish } from './incident-events.ts';
+import { probeCluster } from './probe-cluster.ts';
+import { publishDecision } from './publish-decision.ts';
+import { removeMember } from './remove-member.ts';
+import { waitForNewLeader } from './wait-for-leader.ts';
+
+/** Long enough for a removal and an election; a crashed holder's lease lapses after this. */
+export const LOCK_LEASE_MS = 120_000;
+
+export async function remediate(deps: Deps, detail: DetailOf<'RemediationApproved'>): Promise<Decision | 'completed' | undefined> {
+  const incident = await currentIncident(deps, detail, 'remediate');
+  if (!incident) return undefined;
+  const cluster = await deps.directory.get(incident.clusterId);
+  const owner = `incident:${incident.incidentId}`;
+  if (!(await deps.store.acquireLock(incident.clusterId, owner, LOCK_LEASE_MS, deps.clock.now()))) {
+    const at = deps.clock.now() + backoffDelay(incident.attempt, cluster.policy, deps.random);
+    return publishDecision(deps, incident, {
+      kind: 'retry',
+      at,
+      reprobeNow: false,
+      reason: 'CLUSTER_LOCKED',
+      message: `Another remediation holds the lock of cluster ${incident.clusterId}; we try again at ${iso(at)}.`,
+      evidence: {},
+    }, 'remediate');
+  }
+  try {
+    await deps.store.markStep(incident.incidentId, { at: deps.clock.now(), step: 'lock-taken' });
+    return await runSteps(deps, cluster, incident);
+  } finally {
+    await deps.store.releaseLock(incident.clusterId, owner);
+  }
+}
+
+async function runSteps(deps: Deps, cluster: ClusterEntry, incident: Incident): Promise<Decision | 'completed'> {
+  const id = incident.incidentId;
+  const mark = (step: string, detail: string) => deps.store.markStep(id, { at: deps.clock.now(), step, detail });
+  if (!(await deps.store.stepDone(id, 'member-removed'))) {
+    const fresh = await probeCluster(deps, cluster, incident.views.at(-1));
+    incident = await deps.store.updateIncident(id, { views: withView(incident.views, fresh) }, { expectVersion: incident.version, now: deps.clock.now() });
+    const gone = fresh.members.length > 0 && !fresh.members.some((m) => m.id === incident.memberId);
+    if (!gone) {
+      const recheck = recheckGates(deps, cluster, incident);
+      if (recheck.kind !== 'approve') return publishDecision(deps, incident, recheck, 'remediate');
+      const removed = await removeMember(deps, cluster, fresh, incident.memberId!);
+      if (removed.kind !== 'removed') {
+        const at = deps.clock.now() + backoffDelay(incident.attempt, cluster.policy, deps.random);
+        const decision: Decision =
+          removed.kind === 'block'
+            ? { kind: 'block', reason: removed.reason, message: removed.message, evidence: { failures: removed.failures } }
+            : { kind: 'retry', at, reprobeNow: false, reason: removed.reason, message: removed.message, evidence: { failures: removed.failures } };
+        return publishDecision(deps, incident, decision, 'remediate');
+      }
+      await mark('member-removed', `${removed.alreadyGone ? 'already gone, said' : 'removed through'} ${removed.via}`);
+    } else {
+      await mark('member-removed', `${incident.memberName || incident.memberId} is no longer in the member list`);
+    }
+  }
+  const removedAt = (await deps.store.journal(id)).find((e) => e.isStepMarker && e.step === 'member-removed')?.at ?? deps.clock.now();
+
+  let leader = await leaderMarked(deps, id);
+  if (!leader) {
+    const elected = await waitForNewLeader(deps, cluster, incident.memberId!, incident.views.at(-1));
+    if (!elected) {
+      const at = deps.clock.now() + cluster.policy.electionTimeoutMs;
+      return publishDecision(deps, incident, {
+        kind: 'retry',
+        at,
+        reprobeNow: false,
+        reason: 'ELECTION_IN_PROGRESS',
+        message: `${describeMember({ id: incident.memberId!, name: incident.memberName ?? '' })} was removed, but the remaining members agree on no leader yet; we look again at ${iso(at)}.`,
+        evidence: {},
+      }, 'remediate');
+    }
+    leader = { id: elected.id, name: elected.name };
+    await mark('leader-elected', JSON.stringify({ ...leader, term: elected.term, afterRemovalMs: deps.clock.now() - removedAt }));
+  }
+
+  if (!(await deps.store.stepDone(id, 'actuator-called'))) {
+    const result = await deps.actuator.replace({ clusterId: incident.clusterId, incidentId: id, member: { id: incident.memberId!, name: incident.memberName ?? '' }, target: incident.target });
+    await mark('actuator-called', `${deps.actuator.name}: ${result.detail}`);
+  }
+
+  return complete(deps, incident, leader);
+}
+
+function recheckGates(deps: Deps, cluster: ClusterEntry, incident: Incident): Decision {
+  const decision = plan({
+    samples: incident.views,
+    targetId: incident.memberId!,
+    incident: { openedAt: incident.openedAt, attempt: incident.attempt, immediateReprobes: incident.immediateReprobes },
+    // The budget was checked when the removal was approved; this run is that remediation.
+    remediation: { retryCount: 0 },
+    policy: cluster.policy,
+    now: deps.clock.now(),
+    random: deps.random,
+  });
+  if (decision.kind !== 'move-leader') return decision;
+  // The target leads again (say a follower won an election): go back and move leadership first.
+  return { kind: 'retry', at: deps.clock.now(), reprobeNow: true, reason: 'LEADER_CHANGED', message: `${decision.message.replace(/\.$/, '')}; the target leads again since approval, so we re-probe now.`, evidence: decision.evidence };
+}
+
+async function leaderMarked(deps: Deps, incidentId: string): Promise<{ id: string; name: string } | undefined> {
+  const entry = (await deps.store.journal(incidentId)).find((e) => e.isStepMarker && e.step === 'leader-elected');
+  if (!entry || typeof entry.detail !== 'string') return undefined;
+  const { id, name } = JSON.parse(entry.detail) as { id: string; name: string };
+  return { id, name };
+}
+
+async function complete(deps: Deps, incident: Incident, leader: { id: string; name: string }): Promise<'completed'> {
+  const now = deps.clock.now();
+  const journal = await deps.store.journal(incident.incidentId);
+  const timeline = journal.map((e) => ({ at: iso(e.at), step: e.step, detail: typeof e.detail === 'string' ? e.detail : JSON.stringify(e.detail ?? '') }));
+  const leaderMove = incident.lastDecision?.kind === 'approve' ? incident.lastDecision.leaderMove : 'skipped';
+  await deps.store.recordRemediation(incident.clusterId, incident.targetKey, now);
+  const detail = { ...envelopeOf(incident, now), target: memberRef(incident), leaderMove, newLeader: leader, timeline };
+  await deps.store.closeIncident(incident.incidentId, { outcome: 'remediated', result: detail, now });
+  await publish(deps, 'RemediationCompleted', detail);
+  return 'completed';
+}
+
+export type { ClusterView };

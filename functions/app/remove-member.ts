@@ -1,0 +1,48 @@
+// Step 4 of remediation: MemberRemove through the healthiest non-target member.
+import { classifyFailure } from '../core/classify.ts';
+import { rankMoveCandidates } from '../core/candidates.ts';
+import type { ReasonCode } from '../core/decision.ts';
+import { describeMember, type ClusterView } from '../core/view.ts';
+import type { ClusterEntry } from '../ports/cluster-directory.ts';
+import { EtcdCallError } from '../ports/etcd.ts';
+import type { Deps } from './deps.ts';
+
+export type RemoveOutcome =
+  | { kind: 'removed'; via: string; alreadyGone: boolean }
+  | { kind: 'retry' | 'block'; reason: ReasonCode; message: string; failures: string[] };
+
+export async function removeMember(deps: Deps, cluster: ClusterEntry, view: ClusterView, targetId: string): Promise<RemoveOutcome> {
+  const { transport } = deps.etcdFor(cluster);
+  const target = view.members.find((m) => m.id === targetId);
+  const name = target ? describeMember(target) : targetId;
+  const failures: string[] = [];
+  let lastReason: ReasonCode = 'NO_MOVE_CANDIDATE';
+  // The member with the highest applied index and lowest latency is the one most likely to answer.
+  for (const via of rankMoveCandidates(view, targetId)) {
+    for (const p of via.paths.filter((x) => x.reachability === 'ok')) {
+      try {
+        await transport.client({ endpoint: p.endpoint, path: p.path }).memberRemove(targetId, cluster.policy.callTimeoutMs);
+        return { kind: 'removed', via: `${describeMember(via)} over ${p.path} ${p.endpoint}`, alreadyGone: false };
+      } catch (error) {
+        if (!(error instanceof EtcdCallError)) throw error;
+        const row = classifyFailure(error.failure);
+        const said = `${describeMember(via)} over ${p.path} ${p.endpoint}: ${error.failure.message}`;
+        if (row.reason === 'MEMBER_NOT_FOUND') return { kind: 'removed', via: said, alreadyGone: true };
+        if (row.class === 'block') {
+          return { kind: 'block', reason: row.reason, message: `Removing ${name} was refused by ${said}; blocked, ${row.next}.`, failures: [said] };
+        }
+        failures.push(said);
+        lastReason = row.reason;
+        if (row.class !== 'next-path') break;
+      }
+    }
+  }
+  return {
+    kind: 'retry',
+    reason: lastReason,
+    message: failures.length
+      ? `Removing ${name} failed on every healthy member (${failures.join('; ')}); we retry after a back-off.`
+      : `No healthy member is left to remove ${name} through; we retry after a back-off.`,
+    failures,
+  };
+}

@@ -1,0 +1,38 @@
+// Step 5 of remediation: wait until the remaining members agree on a leader other than the target.
+import type { ClusterView } from '../core/view.ts';
+import type { ClusterEntry } from '../ports/cluster-directory.ts';
+import { waitFor } from '../shared/wait-for.ts';
+import type { Deps } from './deps.ts';
+import { probeCluster } from './probe-cluster.ts';
+
+export interface ElectedLeader {
+  id: string;
+  name: string;
+  term: number;
+}
+
+/** Undefined when no leader stood within the wait; the caller retries rather than guess. */
+export async function waitForNewLeader(
+  deps: Deps,
+  cluster: ClusterEntry,
+  removedId: string,
+  previous?: ClusterView,
+): Promise<ElectedLeader | undefined> {
+  // Ten election timeouts cover a split vote or two; a healthy cluster elects within one or two.
+  const timeoutMs = Math.max(5_000, 10 * cluster.policy.electionTimeoutMs);
+  try {
+    return await waitFor(
+      async () => {
+        const view = await probeCluster(deps, cluster, previous);
+        const { leader } = view;
+        const rest = view.members.filter((m) => m.id !== removedId);
+        if (leader.consensus !== 'agreed' || !leader.id || leader.id === removedId) return undefined;
+        if (!rest.some((m) => m.id === leader.id)) return undefined;
+        return { id: leader.id, name: leader.name ?? '', term: leader.term ?? 0 };
+      },
+      { timeoutMs, intervalMs: 50, what: 'a leader among the remaining members' },
+    );
+  } catch {
+    return undefined;
+  }
+}

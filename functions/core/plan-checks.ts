@@ -1,0 +1,119 @@
+// The preconditions of plan(), in the order they are evaluated. Each either passes or decides,
+// like the checks of Cluster API's KubeadmControlPlane remediation.
+import type { Decision } from './decision.ts';
+import { block, retryAfterBackoff, retryAt, sentence, type PlanContext } from './plan-context.ts';
+import { credentialProblem } from './credentials.ts';
+import { describeDuration, describeTime } from './explain.ts';
+
+export type CheckResult = Decision | 'pass';
+
+export interface PlanCheck {
+  name: string;
+  run: (ctx: PlanContext) => CheckResult;
+}
+
+const incidentDeadline: PlanCheck = {
+  name: 'incident-deadline',
+  run: (ctx) => {
+    const { incident, policy, now } = ctx.input;
+    const age = now - incident.openedAt;
+    if (age < policy.incidentDeadlineMs) return 'pass';
+    return block(
+      ctx,
+      'INCIDENT_DEADLINE_EXCEEDED',
+      `The incident for ${ctx.name} has been open ${describeDuration(age)} since ${describeTime(incident.openedAt)}, past its deadline of ${describeDuration(policy.incidentDeadlineMs)}; blocked until an operator remediates ${ctx.name} or opens a new incident.`,
+    );
+  },
+};
+
+const attemptBudget: PlanCheck = {
+  name: 'attempt-budget',
+  run: (ctx) => {
+    const { incident, policy } = ctx.input;
+    if (incident.attempt < policy.maxAttempts) return 'pass';
+    return block(
+      ctx,
+      'ATTEMPTS_EXHAUSTED',
+      `${ctx.name} has used all ${policy.maxAttempts} attempts of its incident; blocked until an operator remediates it or raises maxAttempts.`,
+    );
+  },
+};
+
+/** KCP parity: maxRetry counts remediations of the same target within minHealthyPeriod. */
+const maxRetry: PlanCheck = {
+  name: 'kcp-max-retry',
+  run: (ctx) => {
+    const { remediation, policy, now } = ctx.input;
+    const last = remediation.lastRemediatedAt;
+    if (policy.maxRetry === undefined || last === undefined) return 'pass';
+    if (now - last >= policy.minHealthyPeriodMs || remediation.retryCount < policy.maxRetry) return 'pass';
+    return block(
+      ctx,
+      'MAX_RETRY_EXCEEDED',
+      `${ctx.name} was remediated ${remediation.retryCount} times, the last ${describeDuration(now - last)} ago, within the healthy period of ${describeDuration(policy.minHealthyPeriodMs)}; blocked, maxRetry is ${policy.maxRetry}.`,
+    );
+  },
+};
+
+/** KCP parity: at least retryPeriod between two remediations of the same target. */
+const retryPeriod: PlanCheck = {
+  name: 'kcp-retry-period',
+  run: (ctx) => {
+    const { remediation, policy, now } = ctx.input;
+    const last = remediation.lastRemediatedAt;
+    if (last === undefined || now >= last + policy.retryPeriodMs) return 'pass';
+    const at = last + policy.retryPeriodMs;
+    return retryAt(
+      ctx,
+      'REMEDIATION_RETRY_PERIOD',
+      at,
+      `${ctx.name} was remediated ${describeDuration(now - last)} ago and the retry period is ${describeDuration(policy.retryPeriodMs)}; we look again at ${describeTime(at)}.`,
+    );
+  },
+};
+
+const clusterReachable: PlanCheck = {
+  name: 'cluster-reachable',
+  run: (ctx) => {
+    const { view } = ctx;
+    if (view && view.leader.reports.length > 0) return 'pass';
+    const paths = (view?.members ?? []).flatMap((m) => m.paths);
+    const problem = credentialProblem(paths);
+    if (problem) {
+      return block(
+        ctx,
+        problem.reason,
+        `No member of the cluster accepts our credentials (${problem.failures}), so ${ctx.name} cannot be judged; blocked, fix ${problem.credential}.`,
+      );
+    }
+    const finding =
+      paths.length === 0
+        ? `No member of the cluster answered, so ${ctx.name} cannot be judged`
+        : `No member of the cluster answered a status call (${paths.length} paths failed), so ${ctx.name} cannot be judged`;
+    return retryAfterBackoff(ctx, 'CLUSTER_UNREACHABLE', finding);
+  },
+};
+
+const targetFound: PlanCheck = {
+  name: 'target-found',
+  run: (ctx) => (ctx.target ? 'pass' : block(ctx, 'TARGET_NOT_FOUND', ctx.gate?.message ?? `${ctx.name} is not a member.`)),
+};
+
+const quorum: PlanCheck = {
+  name: 'quorum-gate',
+  run: (ctx) => {
+    const gate = ctx.gate;
+    if (gate?.ok) return 'pass';
+    return block(ctx, gate?.reason ?? 'NO_QUORUM', gate?.message ?? sentence('The quorum gate could not run', 'blocked'));
+  },
+};
+
+export const planChecks: readonly PlanCheck[] = [
+  incidentDeadline,
+  attemptBudget,
+  maxRetry,
+  retryPeriod,
+  clusterReachable,
+  targetFound,
+  quorum,
+];

@@ -1,0 +1,105 @@
+// What plan() is given, and the facts it derives once before any check runs.
+import type { Decision, Evidence, LeaderMove, ReasonCode } from './decision.ts';
+import type { Policy } from './policy.ts';
+import type { MemberId } from './types.ts';
+import { describeMember, type ClusterView, type MemberView } from './view.ts';
+import { quorumGate, type GateResult } from './quorum-gate.ts';
+import { judgeLeader, type LeaderJudgement } from './evidence.ts';
+import { backoffDelay } from './backoff.ts';
+import { describeTime } from './explain.ts';
+
+export interface PlanInput {
+  /** Oldest first; the last is the current view. */
+  samples: ClusterView[];
+  targetId: MemberId;
+  incident: {
+    openedAt: number;
+    /** Evaluations already made for this incident: 0 on the first. */
+    attempt: number;
+    /** Immediate re-probes already spent on a changing leader. */
+    immediateReprobes: number;
+    /** Members being remediated themselves: never move leadership to them. */
+    excludeCandidates?: MemberId[];
+  };
+  /** KCP parity: the target's remediation history. */
+  remediation: { lastRemediatedAt?: number; retryCount: number };
+  policy: Policy;
+  now: number;
+  random: () => number;
+  /** The target's Node or Machine is known gone: nothing is left to move leadership from. */
+  targetMachineGone?: boolean;
+}
+
+export interface PlanContext {
+  input: PlanInput;
+  view?: ClusterView;
+  target?: MemberView;
+  /** The target as a sentence names it. */
+  name: string;
+  gate?: GateResult;
+  /** Only for a voting target. */
+  judgement?: LeaderJudgement;
+  evidence: Evidence;
+}
+
+export function buildPlanContext(input: PlanInput): PlanContext {
+  const view = input.samples.at(-1);
+  const target = view?.members.find((m) => m.id === input.targetId);
+  const gate = view ? quorumGate(view, input.targetId) : undefined;
+  const judgement =
+    target && !target.isLearner ? judgeLeader(input.samples, input.targetId, input.policy.electionTimeoutMs) : undefined;
+  const names = Object.fromEntries((view?.members ?? []).map((m) => [m.id, describeMember(m)]));
+  const evidence: Evidence = {
+    targetId: input.targetId,
+    attempt: input.incident.attempt,
+    immediateReprobes: input.incident.immediateReprobes,
+    names,
+  };
+  if (view) evidence.reports = view.leader.reports;
+  if (gate) evidence.gate = { reason: gate.reason, ...gate.figures, unhealthy: gate.unhealthy };
+  if (judgement) {
+    const { message: _message, ...facts } = judgement;
+    evidence.judgement = facts;
+  }
+  if (input.targetMachineGone !== undefined) evidence.targetMachineGone = input.targetMachineGone;
+  const ctx: PlanContext = { input, name: target ? describeMember(target) : input.targetId, evidence };
+  if (view) ctx.view = view;
+  if (target) ctx.target = target;
+  if (gate) ctx.gate = gate;
+  if (judgement) ctx.judgement = judgement;
+  return ctx;
+}
+
+/** A finding and what happens next, as one sentence. */
+export const sentence = (finding: string, next: string): string => `${finding.replace(/[.\s]+$/, '')}; ${next}.`;
+
+export const block = (ctx: PlanContext, reason: ReasonCode, message: string): Decision => ({
+  kind: 'block',
+  reason,
+  message,
+  evidence: ctx.evidence,
+});
+
+export const approve = (ctx: PlanContext, reason: ReasonCode, leaderMove: LeaderMove, message: string): Decision => ({
+  kind: 'approve',
+  leaderMove,
+  reason,
+  message,
+  evidence: ctx.evidence,
+});
+
+export const retryAt = (ctx: PlanContext, reason: ReasonCode, at: number, message: string, reprobeNow = false): Decision => ({
+  kind: 'retry',
+  at,
+  reprobeNow,
+  reason,
+  message,
+  evidence: ctx.evidence,
+});
+
+/** Retry after the incident's backoff, saying when. */
+export function retryAfterBackoff(ctx: PlanContext, reason: ReasonCode, finding: string): Decision {
+  const { incident, policy, now, random } = ctx.input;
+  const at = now + backoffDelay(incident.attempt, policy, random);
+  return retryAt(ctx, reason, at, sentence(finding, `we look again at ${describeTime(at)}`));
+}

@@ -1,0 +1,137 @@
+// The last step of plan(): the gates passed, so who leads decides how the target goes.
+import type { Decision } from './decision.ts';
+import { describeMember } from './view.ts';
+import { NO_LEADER, type PathName } from './types.ts';
+import { rankMoveCandidates } from './candidates.ts';
+import { credentialProblem } from './credentials.ts';
+import { backoffDelay } from './backoff.ts';
+import { describeDuration, describePaths, describeTime, listWords } from './explain.ts';
+import type { LeaderJudgement } from './evidence.ts';
+import { approve, block, retryAfterBackoff, retryAt, sentence, type PlanContext } from './plan-context.ts';
+
+const nameOf = (ctx: PlanContext, id: string | undefined): string => {
+  if (!id || id === NO_LEADER) return 'no leader';
+  const m = ctx.view?.members.find((x) => x.id === id);
+  return m ? describeMember(m) : id;
+};
+
+/** The policy's path order, limited to the paths on which the target answered. */
+export function movePaths(ctx: PlanContext): PathName[] {
+  const answered = (ctx.target?.paths ?? []).filter((p) => p.reachability === 'ok').map((p) => p.path);
+  const ordered = ctx.input.policy.pathOrder.filter((p) => answered.includes(p));
+  // A path the policy does not list still beats having none: the target did answer on it.
+  return ordered.length > 0 ? ordered : [...new Set(answered)];
+}
+
+function moveLeader(ctx: PlanContext, j: LeaderJudgement): Decision {
+  const exclude = ctx.input.incident.excludeCandidates ?? [];
+  const candidates = rankMoveCandidates(ctx.view!, ctx.input.targetId, exclude);
+  if (candidates.length === 0) {
+    const excluded = exclude.length > 0 ? ` (excluded as being remediated: ${listWords(exclude.map((id) => nameOf(ctx, id)))})` : '';
+    return block(
+      ctx,
+      'NO_MOVE_CANDIDATE',
+      `${ctx.name} is the leader but no other voting member is reachable, healthy and free to take over${excluded}; blocked until one is.`,
+    );
+  }
+  const paths = movePaths(ctx);
+  const [first, ...rest] = candidates.map(describeMember);
+  const then = rest.length > 0 ? ` (then ${listWords(rest)})` : '';
+  return {
+    kind: 'move-leader',
+    reason: 'LEADER_MOVE_REQUIRED',
+    leaderId: ctx.input.targetId,
+    candidates: candidates.map((m) => m.id),
+    paths,
+    message: sentence(j.message, `move leadership to ${first}${then} over ${paths.join(', ')} before removing it`),
+    evidence: ctx.evidence,
+  };
+}
+
+function unreachableLeader(ctx: PlanContext, j: LeaderJudgement): Decision {
+  const { policy, now, incident, random } = ctx.input;
+  const since = j.since ?? now;
+  const graceEnd = since + policy.graceMs;
+  const down = `${ctx.name} is the leader and unreachable on every path (${describePaths(j.paths)}) for ${describeDuration(now - since)}, confirmed by the followers at term ${j.term}`;
+  if (now < graceEnd) {
+    const at = Math.min(graceEnd, now + backoffDelay(incident.attempt, policy, random));
+    return retryAt(
+      ctx,
+      'LEADER_UNREACHABLE',
+      at,
+      sentence(down, `the grace window ends at ${describeTime(graceEnd)}, we look again at ${describeTime(at)}`),
+    );
+  }
+  if (!policy.allowRemoveWithoutLeaderMove) {
+    return block(
+      ctx,
+      'REMOVE_WITHOUT_MOVE_DISABLED',
+      sentence(down, `past the grace window of ${describeDuration(policy.graceMs)}, but removing a leader without a move is disabled by policy: blocked, bring it back or move leadership by hand`),
+    );
+  }
+  return approve(
+    ctx,
+    'LEADER_UNREACHABLE_PAST_GRACE',
+    'skipped',
+    sentence(down, `past the grace window of ${describeDuration(policy.graceMs)} with quorum safe, so removal is approved without a leader move, at the cost of one election`),
+  );
+}
+
+function leaderGone(ctx: PlanContext, j: LeaderJudgement): Decision {
+  const finding = `The Node or Machine of ${ctx.name} is gone and the followers name it leader (${describePaths(j.paths)})`;
+  if (!ctx.input.policy.allowRemoveWithoutLeaderMove) {
+    return block(ctx, 'REMOVE_WITHOUT_MOVE_DISABLED', sentence(finding, 'removing a leader without a move is disabled by policy: blocked'));
+  }
+  return approve(ctx, 'LEADER_GONE', 'skipped', sentence(finding, 'with quorum safe, removal is approved without a leader move'));
+}
+
+export function decideLeadership(ctx: PlanContext): Decision {
+  const { target, judgement: j } = ctx;
+  const { policy, now } = ctx.input;
+  if (!target || target.isLearner || !j) {
+    return approve(
+      ctx,
+      'TARGET_IS_LEARNER',
+      'not-needed',
+      `${ctx.name} is a learner, which never leads and does not vote; removal is approved without a leader move.`,
+    );
+  }
+  if (j.verdict === 'TARGET_NOT_LEADER') {
+    const leader = `${nameOf(ctx, j.leaderId)}${j.term === undefined ? '' : ` at term ${j.term}`}`;
+    const finding = j.leaderChanged
+      ? `Leadership moved from ${ctx.name} to ${leader}, so it is a follower now`
+      : `${ctx.name} is a follower (the members agree the leader is ${leader})`;
+    return approve(ctx, 'TARGET_IS_FOLLOWER', 'not-needed', sentence(finding, 'removal is approved without a leader move'));
+  }
+  const unreachable = j.verdict === 'LEADER_UNREACHABLE' || j.verdict === 'LEADER_UNREACHABLE_UNCONFIRMED';
+  if (ctx.input.targetMachineGone && unreachable) return leaderGone(ctx, j);
+
+  // Credentials only matter when the target is the one we would have to talk to: the leader.
+  const problem = !target.reachable && j.leaderId === target.id ? credentialProblem(j.paths) : undefined;
+  if (problem) {
+    return block(
+      ctx,
+      problem.reason,
+      `Every path to ${ctx.name} fails on credentials (${problem.failures}), so it cannot be asked to hand over leadership; blocked, fix ${problem.credential}.`,
+    );
+  }
+
+  const shortRetry = now + policy.electionTimeoutMs;
+  switch (j.verdict) {
+    case 'LEADER_REACHABLE':
+      return moveLeader(ctx, j);
+    case 'LEADER_UNREACHABLE':
+      return unreachableLeader(ctx, j);
+    case 'LEADER_UNREACHABLE_UNCONFIRMED':
+      return retryAt(ctx, 'LEADER_UNREACHABLE_UNCONFIRMED', shortRetry, sentence(j.message, `we look again after one election timeout, at ${describeTime(shortRetry)}`));
+    case 'ELECTION_IN_PROGRESS':
+      return retryAt(
+        ctx,
+        'ELECTION_IN_PROGRESS',
+        shortRetry,
+        sentence(j.message, `${ctx.name} cannot be judged until a leader stands, so we look again after one election timeout, at ${describeTime(shortRetry)}`),
+      );
+    case 'CLUSTER_UNREACHABLE':
+      return retryAfterBackoff(ctx, 'CLUSTER_UNREACHABLE', j.message);
+  }
+}

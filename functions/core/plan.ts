@@ -1,0 +1,24 @@
+// plan(): the whole decision for one target, from probe samples to approve / move / retry / block.
+// Named preconditions run in order and the first that decides wins; if all pass, leadership decides.
+import type { Decision } from './decision.ts';
+import { buildPlanContext, type PlanInput } from './plan-context.ts';
+import { planChecks } from './plan-checks.ts';
+import { decideLeadership } from './plan-leadership.ts';
+
+export type { PlanInput } from './plan-context.ts';
+
+export function plan(input: PlanInput): Decision {
+  const ctx = buildPlanContext(input);
+  for (const check of planChecks) {
+    const result = check.run(ctx);
+    if (result !== 'pass') return withCheck(result, check.name);
+  }
+  return withCheck(decideLeadership(ctx), 'leadership');
+}
+
+/** Evidence names the check that decided, so an operator can find the rule. */
+const withCheck = (d: Decision, check: string): Decision => ({ ...d, evidence: { ...d.evidence, decidedBy: check } });
+
+/** The leader's Node or Machine is known gone: approve without a move once the gates pass. */
+export const approveLeaderGone = (input: Omit<PlanInput, 'targetMachineGone'>): Decision =>
+  plan({ ...input, targetMachineGone: true });

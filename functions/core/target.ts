@@ -1,0 +1,26 @@
+// Which member an incident's selector names. kubeadm names etcd members after their nodes, so a
+// node, machine or instance name resolves through the cluster's aliases, then as a member name.
+import type { ClusterView, MemberView } from './view.ts';
+
+export type TargetSelector = Partial<Record<'memberName' | 'memberId' | 'nodeName' | 'machineName' | 'instanceId', string>>;
+
+export function resolveTarget(
+  view: ClusterView,
+  selector: TargetSelector,
+  aliases: Record<string, string> = {},
+  knownMemberId?: string,
+): MemberView | undefined {
+  // Once resolved, an incident sticks to its member id: names can be reused by a replacement.
+  if (knownMemberId) return view.members.find((m) => m.id === knownMemberId);
+  if (selector.memberId) return view.members.find((m) => m.id === selector.memberId!.toLowerCase());
+  const name = selector.memberName ?? selector.nodeName ?? selector.machineName ?? selector.instanceId;
+  if (name === undefined) return undefined;
+  const memberName = aliases[name] ?? name;
+  return view.members.find((m) => m.name === memberName);
+}
+
+/** The selector as a sentence names it, e.g. `memberName etcd-0`. */
+export const describeSelector = (selector: TargetSelector): string =>
+  Object.entries(selector)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');

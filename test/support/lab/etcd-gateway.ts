@@ -1,0 +1,88 @@
+// The few etcd calls the lab needs, through etcd's grpc-gateway (JSON over HTTP/1.1, etcd 3.4 at
+// /v3/...). The gateway prints uint64 ids in decimal; etcdctl and the core carry lowercase hex.
+import { requestJson } from './http-json.ts';
+
+export function decimalIdToHex(decimal: string): string {
+  return BigInt(decimal).toString(16);
+}
+
+export interface GatewayStatus {
+  memberId: string;
+  /** '0' when this member knows no leader. */
+  leaderId: string;
+  raftTerm: number;
+  isLearner: boolean;
+}
+
+export interface GatewayMember {
+  id: string;
+  /** Empty until the member has started and published its name. */
+  name: string;
+  peerUrls: string[];
+  clientUrls: string[];
+  isLearner: boolean;
+}
+
+interface RawStatus {
+  header?: { member_id?: string };
+  leader?: string;
+  raftTerm?: string;
+  isLearner?: boolean;
+}
+
+interface RawMember {
+  ID?: string;
+  name?: string;
+  peerURLs?: string[];
+  clientURLs?: string[];
+  isLearner?: boolean;
+}
+
+interface RawMemberList {
+  members?: RawMember[];
+}
+
+interface RawMemberAdd {
+  member?: RawMember;
+  members?: RawMember[];
+}
+
+function toMember(raw: RawMember): GatewayMember {
+  return {
+    id: decimalIdToHex(raw.ID ?? '0'),
+    name: raw.name ?? '',
+    peerUrls: raw.peerURLs ?? [],
+    clientUrls: raw.clientURLs ?? [],
+    isLearner: raw.isLearner === true,
+  };
+}
+
+export async function gatewayStatus(baseUrl: string, timeoutMs: number): Promise<GatewayStatus> {
+  const raw = await requestJson<RawStatus>({ baseUrl, path: '/v3/maintenance/status', body: {}, timeoutMs });
+  return {
+    memberId: decimalIdToHex(raw.header?.member_id ?? '0'),
+    leaderId: decimalIdToHex(raw.leader ?? '0'),
+    raftTerm: Number(raw.raftTerm ?? 0),
+    isLearner: raw.isLearner === true,
+  };
+}
+
+export async function gatewayMemberList(baseUrl: string, timeoutMs: number): Promise<GatewayMember[]> {
+  const raw = await requestJson<RawMemberList>({ baseUrl, path: '/v3/cluster/member/list', body: {}, timeoutMs });
+  return (raw.members ?? []).map(toMember);
+}
+
+export async function gatewayAddLearner(
+  baseUrl: string,
+  peerUrl: string,
+  timeoutMs: number,
+): Promise<{ added: GatewayMember; members: GatewayMember[] }> {
+  const raw = await requestJson<RawMemberAdd>({
+    baseUrl,
+    path: '/v3/cluster/member/add',
+    body: { peerURLs: [peerUrl], isLearner: true },
+    timeoutMs,
+  });
+  if (!raw.member) throw new Error(`member add through ${baseUrl} returned no member`);
+  return { added: toMember(raw.member), members: (raw.members ?? []).map(toMember) };
+}

@@ -1,0 +1,66 @@
+// Shapes shared by the in-process lab, its state file and the lab daemon.
+import type { FaultMode } from './fault-proxy.ts';
+
+export interface LabOptions {
+  /** 1..7 voting members. */
+  members: number;
+  /** Defaults to ETCD_BIN, then `etcd` on PATH. */
+  etcdBin?: string;
+  heartbeatMs?: number;
+  electionTimeoutMs?: number;
+  /** The lab makes its own temporary directory under this (default: the OS temp dir). */
+  dataRoot?: string;
+  namePrefix?: string;
+  /** Deadline for every member to answer and agree on a leader. */
+  startTimeoutMs?: number;
+}
+
+/** 'heal' is the same as 'pass'. */
+export type LabFault = FaultMode | 'heal';
+
+export type MemberRunState = 'running' | 'stopped' | 'killed';
+
+export interface LabMemberRecord {
+  readonly name: string;
+  /** Lowercase hex without leading zeros, as etcdctl prints it; learned from the cluster. */
+  readonly id: string;
+  /** The member's fault proxy: what the cluster advertises, and what callers should use. */
+  readonly clientUrl: string;
+  /** The member's real client port, bypassing the proxy: ground truth for the lab itself. */
+  readonly directUrl: string;
+  readonly peerUrl: string;
+  readonly pid: number;
+  readonly dataDir: string;
+  readonly logFile: string;
+  readonly isLearner: boolean;
+}
+
+export interface LabMemberState extends LabMemberRecord {
+  proxyPort: number;
+  mode: FaultMode;
+  runState: MemberRunState;
+}
+
+/** What a later, separate process needs to find and fault a running lab. */
+export interface LabState {
+  version: 1;
+  token: string;
+  /** The lab's own temporary directory; every member's data and log live under it. */
+  root: string;
+  /** The process that owns the etcd children and the proxies. */
+  ownerPid: number;
+  /** Loopback control endpoint of the lab daemon, when the lab runs inside one. */
+  controlUrl?: string;
+  heartbeatMs: number;
+  electionTimeoutMs: number;
+  members: LabMemberState[];
+}
+
+export interface LabMemberInfo {
+  id: string;
+  /** Empty for a member that was added but has not started yet. */
+  name: string;
+  peerUrls: string[];
+  clientUrls: string[];
+  isLearner: boolean;
+}

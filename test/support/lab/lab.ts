@@ -1,0 +1,466 @@
+// The lab: N real etcd members on free loopback ports, each behind its own TCP fault proxy.
+//
+// Design:
+//  - Every member listens for clients on a real port, and advertises its fault proxy's URL as its
+//    client URL. So the cluster itself tells callers to go through the proxy, and cutting the
+//    proxy makes a healthy member unreachable to callers alone (a dead kubelet on the leader),
+//    while raft traffic on the direct peer URLs is untouched.
+//  - The lab's own questions (who leads, member list) go to the real ports: the lab must see the
+//    truth whatever faults it has put in front of callers.
+//  - Process faults (SIGSTOP, SIGCONT, SIGKILL) go by pid; a killed member stays in the cluster.
+//  - Cleanup is never left to the caller alone: down() is idempotent, `await using` works, and a
+//    synchronous exit/SIGINT/SIGTERM hook kills the members and removes the data if the process
+//    dies first.
+//  - Across processes (the `lab` CLI), proxies must outlive the command that made them. The lab
+//    then runs inside a detached daemon (lab-daemon.ts) that owns the etcd children and the
+//    proxies, writes a JSON state file (toState()), and takes fault commands on a loopback HTTP
+//    control port. attachLab() (lab-attach.ts) reads the state file and drives it; signals go by
+//    pid, and down() falls back to killing by pid if the daemon is gone.
+import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { onProcessExit } from './cleanup.ts';
+import { gatewayAddLearner, gatewayMemberList, gatewayStatus } from './etcd-gateway.ts';
+import type { GatewayMember, GatewayStatus } from './etcd-gateway.ts';
+import { logTail, resolveEtcdBin, spawnEtcd } from './etcd-process.ts';
+import type { EtcdMemberSpec } from './etcd-process.ts';
+import { startFaultProxy } from './fault-proxy.ts';
+import type { FaultProxy } from './fault-proxy.ts';
+import { freePorts } from './free-port.ts';
+import type { LabFault, LabMemberRecord, LabMemberInfo, LabOptions, LabState, MemberRunState } from './lab-types.ts';
+import { WaitAborted, waitFor } from './wait.ts';
+
+export type { LabFault, LabMemberRecord, LabMemberInfo, LabOptions, LabState } from './lab-types.ts';
+
+/** A lab member as the in-process lab hands it out: the record plus its live fault proxy. */
+export interface LabMember extends LabMemberRecord {
+  readonly proxy: FaultProxy;
+}
+
+interface MemberRuntime {
+  member: { -readonly [K in keyof LabMember]: LabMember[K] };
+  child: ChildProcess;
+  exited: Promise<void>;
+  exitCode: number | null;
+  exitSignal: NodeJS.Signals | null;
+  hasExited: boolean;
+  runState: MemberRunState;
+}
+
+/** How long one status question to one member may take. */
+const STATUS_TIMEOUT_MS = 500;
+
+export class Lab {
+  readonly root: string;
+  readonly token: string;
+  readonly heartbeatMs: number;
+  readonly electionTimeoutMs: number;
+  private readonly etcdBin: string;
+  private readonly namePrefix: string;
+  private readonly runtimes = new Map<string, MemberRuntime>();
+  private readonly unregisterExitHook: () => void;
+  private downing: Promise<void> | undefined;
+
+  constructor(config: { root: string; token: string; etcdBin: string; heartbeatMs: number; electionTimeoutMs: number; namePrefix: string }) {
+    this.root = config.root;
+    this.token = config.token;
+    this.etcdBin = config.etcdBin;
+    this.heartbeatMs = config.heartbeatMs;
+    this.electionTimeoutMs = config.electionTimeoutMs;
+    this.namePrefix = config.namePrefix;
+    this.unregisterExitHook = onProcessExit(() => this.downNow());
+  }
+
+  get members(): LabMember[] {
+    return [...this.runtimes.values()].map((runtime) => runtime.member);
+  }
+
+  member(name: string): LabMember {
+    return this.runtime(name).member;
+  }
+
+  /** Client URLs as the cluster advertises them: the fault proxies. */
+  endpoints(): string[] {
+    return this.members.map((member) => member.clientUrl);
+  }
+
+  runState(name: string): MemberRunState {
+    return this.runtime(name).runState;
+  }
+
+  /** One member's own status, asked on its real port. */
+  status(name: string, timeoutMs = STATUS_TIMEOUT_MS): Promise<GatewayStatus> {
+    return gatewayStatus(this.member(name).directUrl, timeoutMs);
+  }
+
+  /** The leader that a quorum of voting members agrees on right now; throws if there is none. */
+  async leader(): Promise<LabMember> {
+    const seen = await this.observeLeader();
+    if (typeof seen === 'string') throw new Error(seen);
+    return seen;
+  }
+
+  async waitForLeader(options: { excluding?: string[]; timeoutMs?: number } = {}): Promise<LabMember> {
+    const excluding = new Set(options.excluding ?? []);
+    const what = excluding.size > 0 ? `a leader other than ${[...excluding].join(', ')}` : 'an agreed leader';
+    return waitFor(
+      async () => {
+        const seen = await this.observeLeader();
+        if (typeof seen === 'string') throw new Error(seen);
+        if (excluding.has(seen.name)) throw new Error(`leader is still ${seen.name}`);
+        return seen;
+      },
+      { timeoutMs: options.timeoutMs ?? 10_000, what },
+    );
+  }
+
+  async fault(name: string, fault: LabFault): Promise<void> {
+    await this.member(name).proxy.setMode(fault === 'heal' ? 'pass' : fault);
+  }
+
+  stop(name: string): void {
+    this.signal(name, 'SIGSTOP');
+    this.runtime(name).runState = 'stopped';
+  }
+
+  cont(name: string): void {
+    this.signal(name, 'SIGCONT');
+    this.runtime(name).runState = 'running';
+  }
+
+  /** SIGKILL; the member stays in the cluster's member list, unreachable. */
+  async kill(name: string, timeoutMs = 5_000): Promise<void> {
+    const runtime = this.runtime(name);
+    if (!runtime.hasExited) this.signal(name, 'SIGKILL');
+    runtime.runState = 'killed';
+    await withDeadline(runtime.exited, timeoutMs, `${name} (pid ${runtime.member.pid}) to exit after SIGKILL`);
+  }
+
+  /**
+   * Adds a learner through a live member, starts it with --initial-cluster-state existing and waits
+   * until it answers and has published its name. etcd refuses member add for a few seconds after
+   * start ("unhealthy cluster"): that is retried within the deadline.
+   */
+  async addLearner(options: { timeoutMs?: number } = {}): Promise<LabMember> {
+    const deadline = Date.now() + (options.timeoutMs ?? 20_000);
+    const name = this.nextName();
+    const [clientPort, peerPort] = await freePorts(2);
+    const peerUrl = `http://127.0.0.1:${peerPort!}`;
+    const proxy = await startFaultProxy({ upstreamPort: clientPort! });
+    try {
+      const members = await waitFor(() => this.ensureLearnerAdded(peerUrl), {
+        timeoutMs: Math.max(0, deadline - Date.now()),
+        intervalMs: 250,
+        what: `member add --learner ${peerUrl}`,
+      });
+      const initialCluster = members
+        .map((m) => `${m.peerUrls[0] === peerUrl ? name : this.nameForPeer(m)}=${m.peerUrls[0] ?? ''}`)
+        .join(',');
+      const runtime = this.spawnMember({ name, clientPort: clientPort!, peerUrl, proxy, initialCluster, clusterState: 'existing', isLearner: true });
+      await waitFor(
+        async () => {
+          this.assertAlive(runtime);
+          const status = await gatewayStatus(runtime.member.directUrl, STATUS_TIMEOUT_MS);
+          const listed = (await this.memberList(STATUS_TIMEOUT_MS)).find((m) => m.id === status.memberId);
+          if (listed?.name !== name) return undefined;
+          runtime.member.id = status.memberId;
+          return true;
+        },
+        { timeoutMs: Math.max(0, deadline - Date.now()), what: `learner ${name} to start` },
+      );
+      return runtime.member;
+    } catch (error) {
+      if (!this.runtimes.has(name)) await proxy.close();
+      throw error;
+    }
+  }
+
+  /**
+   * Ground truth: the member list through the first voting member that answers on its real port
+   * (a learner refuses this call).
+   */
+  async memberList(timeoutMs = 1_000): Promise<LabMemberInfo[]> {
+    const problems: string[] = [];
+    for (const runtime of this.runtimes.values()) {
+      if (runtime.runState !== 'running' || runtime.hasExited || runtime.member.isLearner) continue;
+      try {
+        return await gatewayMemberList(runtime.member.directUrl, timeoutMs);
+      } catch (error) {
+        problems.push(`${runtime.member.name}: ${(error as Error).message}`);
+      }
+    }
+    throw new Error(`no member answered member list: ${problems.join('; ') || 'none running'}`);
+  }
+
+  toState(controlUrl?: string): LabState {
+    return {
+      version: 1,
+      token: this.token,
+      root: this.root,
+      ownerPid: process.pid,
+      ...(controlUrl === undefined ? {} : { controlUrl }),
+      heartbeatMs: this.heartbeatMs,
+      electionTimeoutMs: this.electionTimeoutMs,
+      members: [...this.runtimes.values()].map(({ member, runState }) => ({
+        name: member.name,
+        id: member.id,
+        clientUrl: member.clientUrl,
+        directUrl: member.directUrl,
+        peerUrl: member.peerUrl,
+        pid: member.pid,
+        dataDir: member.dataDir,
+        logFile: member.logFile,
+        isLearner: member.isLearner,
+        proxyPort: member.proxy.port,
+        mode: member.proxy.mode,
+        runState,
+      })),
+    };
+  }
+
+  /** Kills every member it started (by pid), closes the proxies, removes the data. Idempotent. */
+  down(): Promise<void> {
+    this.downing ??= this.shutdown();
+    return this.downing;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.down();
+  }
+
+  /** Starts the initial members and waits until all answer and agree on a leader. */
+  async boot(count: number, startTimeoutMs: number): Promise<void> {
+    const ports = await freePorts(count * 2);
+    const planned = await Promise.all(
+      Array.from({ length: count }, async (_, i) => {
+        const clientPort = ports[2 * i]!;
+        const proxy = await startFaultProxy({ upstreamPort: clientPort });
+        return { name: `${this.namePrefix}${i + 1}`, clientPort, peerUrl: `http://127.0.0.1:${ports[2 * i + 1]!}`, proxy };
+      }),
+    );
+    const initialCluster = planned.map((p) => `${p.name}=${p.peerUrl}`).join(',');
+    const runtimes = planned.map((p) => this.spawnMember({ ...p, initialCluster, clusterState: 'new', isLearner: false }));
+    await waitFor(
+      async () => {
+        const statuses = await Promise.all(
+          runtimes.map((runtime) => {
+            this.assertAlive(runtime);
+            return gatewayStatus(runtime.member.directUrl, STATUS_TIMEOUT_MS);
+          }),
+        );
+        const leaders = new Set(statuses.map((s) => s.leaderId));
+        const [leaderId] = leaders;
+        const ids = statuses.map((s) => s.memberId);
+        if (leaders.size !== 1 || leaderId === undefined || !ids.includes(leaderId)) {
+          throw new Error(`members do not agree on a leader yet: ${statuses.map((s) => s.leaderId).join(', ')}`);
+        }
+        statuses.forEach((status, i) => (runtimes[i]!.member.id = status.memberId));
+        return true;
+      },
+      { timeoutMs: startTimeoutMs, what: `${count} etcd members to answer and agree on a leader` },
+    );
+  }
+
+  private spawnMember(plan: {
+    name: string;
+    clientPort: number;
+    peerUrl: string;
+    proxy: FaultProxy;
+    initialCluster: string;
+    clusterState: 'new' | 'existing';
+    isLearner: boolean;
+  }): MemberRuntime {
+    const memberDir = path.join(this.root, plan.name);
+    const spec: EtcdMemberSpec = {
+      name: plan.name,
+      clientPort: plan.clientPort,
+      advertiseClientUrl: plan.proxy.url,
+      peerUrl: plan.peerUrl,
+      initialCluster: plan.initialCluster,
+      clusterState: plan.clusterState,
+      token: this.token,
+      heartbeatMs: this.heartbeatMs,
+      electionTimeoutMs: this.electionTimeoutMs,
+      dataDir: path.join(memberDir, 'data'),
+      logFile: path.join(memberDir, 'etcd.log'),
+    };
+    const child = spawnEtcd(this.etcdBin, spec);
+    const runtime: MemberRuntime = {
+      member: {
+        name: plan.name,
+        id: '',
+        clientUrl: plan.proxy.url,
+        directUrl: `http://127.0.0.1:${plan.clientPort}`,
+        peerUrl: plan.peerUrl,
+        pid: child.pid ?? -1,
+        dataDir: spec.dataDir,
+        logFile: spec.logFile,
+        isLearner: plan.isLearner,
+        proxy: plan.proxy,
+      },
+      child,
+      exited: Promise.resolve(),
+      exitCode: null,
+      exitSignal: null,
+      hasExited: child.pid === undefined,
+      runState: 'running',
+    };
+    if (!runtime.hasExited) {
+      runtime.exited = new Promise((resolve) =>
+        child.once('exit', (code, signal) => {
+          runtime.hasExited = true;
+          runtime.exitCode = code;
+          runtime.exitSignal = signal;
+          resolve();
+        }),
+      );
+    }
+    this.runtimes.set(plan.name, runtime);
+    return runtime;
+  }
+
+  /** Returns the member list once our learner is in it, adding it if it is not yet. */
+  private async ensureLearnerAdded(peerUrl: string): Promise<GatewayMember[] | undefined> {
+    const via = [...this.runtimes.values()].find((r) => r.runState === 'running' && !r.hasExited && !r.member.isLearner);
+    if (!via) throw new WaitAborted('no running voting member to add a learner through');
+    // List first: a member add whose answer was lost may still have been applied.
+    const listed = await gatewayMemberList(via.member.directUrl, 1_000);
+    if (listed.some((m) => m.peerUrls.includes(peerUrl))) return listed;
+    try {
+      return (await gatewayAddLearner(via.member.directUrl, peerUrl, 2_000)).members;
+    } catch (error) {
+      const message = (error as Error).message;
+      // Right after start, etcd wants peers connected for a while before any reconfiguration.
+      if (/unhealthy cluster|timed out|no answer|ECONN/i.test(message)) throw error;
+      throw new WaitAborted(`member add --learner ${peerUrl} refused: ${message}`, { cause: error });
+    }
+  }
+
+  private nameForPeer(member: GatewayMember): string {
+    const known = [...this.runtimes.values()].find((r) => member.peerUrls.includes(r.member.peerUrl));
+    return known?.member.name ?? (member.name || `unstarted-${member.id}`);
+  }
+
+  private nextName(): string {
+    for (let i = this.runtimes.size + 1; ; i++) {
+      const name = `${this.namePrefix}${i}`;
+      if (!this.runtimes.has(name)) return name;
+    }
+  }
+
+  /**
+   * The leader agreed by every voting member that answers, provided they are a quorum of all
+   * voting members; otherwise a sentence saying what was seen.
+   */
+  private async observeLeader(): Promise<LabMember | string> {
+    const all = [...this.runtimes.values()];
+    const voting = all.filter((r) => !r.member.isLearner);
+    const asked = voting.filter((r) => r.runState === 'running' && !r.hasExited);
+    const answers = await Promise.all(
+      asked.map(async (r) => {
+        try {
+          return { name: r.member.name, status: await gatewayStatus(r.member.directUrl, STATUS_TIMEOUT_MS) };
+        } catch {
+          return { name: r.member.name, status: undefined };
+        }
+      }),
+    );
+    const views = answers.flatMap((a) => (a.status ? [{ name: a.name, leaderId: a.status.leaderId }] : []));
+    const quorum = Math.floor(voting.length / 2) + 1;
+    const described = answers.map((a) => `${a.name}→${a.status ? a.status.leaderId : 'no answer'}`).join(', ');
+    if (views.length < quorum) return `only ${views.length} of ${voting.length} voting members answered (${described})`;
+    const leaderIds = new Set(views.map((v) => v.leaderId));
+    const [leaderId] = leaderIds;
+    const leader = all.find((r) => r.member.id === leaderId);
+    if (leaderIds.size !== 1 || !leader) return `no agreed leader (${described})`;
+    return leader.member;
+  }
+
+  private runtime(name: string): MemberRuntime {
+    const runtime = this.runtimes.get(name);
+    if (!runtime) throw new Error(`no lab member named ${name}; members: ${[...this.runtimes.keys()].join(', ')}`);
+    return runtime;
+  }
+
+  private signal(name: string, signal: NodeJS.Signals): void {
+    const runtime = this.runtime(name);
+    if (runtime.hasExited) throw new Error(`${name} (pid ${runtime.member.pid}) has already exited`);
+    process.kill(runtime.member.pid, signal);
+  }
+
+  private assertAlive(runtime: MemberRuntime): void {
+    if (!runtime.hasExited) return;
+    const { name, logFile } = runtime.member;
+    throw new WaitAborted(
+      `etcd member ${name} exited (code ${runtime.exitCode}, signal ${runtime.exitSignal}); log ${logFile} ends with:\n${logTail(logFile)}`,
+    );
+  }
+
+  private async shutdown(): Promise<void> {
+    this.unregisterExitHook();
+    const runtimes = [...this.runtimes.values()];
+    for (const runtime of runtimes) killQuietly(runtime);
+    // Proxies and data go whatever happens to the processes; a survivor is still reported.
+    const exits = await Promise.allSettled(
+      runtimes.map((r) => withDeadline(r.exited, 10_000, `${r.member.name} (pid ${r.member.pid}) to exit`)),
+    );
+    await Promise.all(runtimes.map((r) => r.member.proxy.close()));
+    await fs.promises.rm(this.root, { recursive: true, force: true });
+    const stuck = exits.flatMap((e) => (e.status === 'rejected' ? [(e.reason as Error).message] : []));
+    if (stuck.length > 0) throw new Error(`lab down: ${stuck.join('; ')}`);
+  }
+
+  /** The synchronous last resort, for exit and signal handlers. */
+  private downNow(): void {
+    for (const runtime of this.runtimes.values()) killQuietly(runtime);
+    fs.rmSync(this.root, { recursive: true, force: true });
+  }
+}
+
+function killQuietly(runtime: MemberRuntime): void {
+  if (runtime.hasExited) return;
+  try {
+    // SIGKILL works on a stopped process too.
+    process.kill(runtime.member.pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
+async function withDeadline(promise: Promise<void>, timeoutMs: number, what: string): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs}ms waiting for ${what}`)), timeoutMs);
+  });
+  try {
+    await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export async function startLab(options: LabOptions): Promise<Lab> {
+  const count = options.members;
+  if (!Number.isInteger(count) || count < 1 || count > 7) throw new Error(`a lab has 1 to 7 members, not ${count}`);
+  const etcdBin = resolveEtcdBin(options.etcdBin);
+  const parent = options.dataRoot ?? os.tmpdir();
+  fs.mkdirSync(parent, { recursive: true });
+  const root = await fs.promises.mkdtemp(path.join(parent, 'etcd-lab-'));
+  const lab = new Lab({
+    root,
+    token: `lab-${process.pid}-${randomBytes(6).toString('hex')}`,
+    etcdBin,
+    heartbeatMs: options.heartbeatMs ?? 50,
+    electionTimeoutMs: options.electionTimeoutMs ?? 500,
+    namePrefix: options.namePrefix ?? 'etcd',
+  });
+  try {
+    await lab.boot(count, options.startTimeoutMs ?? 30_000);
+    return lab;
+  } catch (error) {
+    await lab.down().catch(() => undefined);
+    throw error;
+  }
+}

@@ -1,0 +1,397 @@
+import { describe, it, expect } from 'vitest';
+import { plan, approveLeaderGone, type PlanInput } from '../../../functions/core/plan.ts';
+import type { Decision, ReasonCode } from '../../../functions/core/decision.ts';
+import type { PolicyInput } from '../../../functions/core/policy.ts';
+import type { ClusterView } from '../../../functions/core/view.ts';
+import { cluster, fixedRandom, id, policy, view } from './fixtures.ts';
+
+const ET = 1_000;
+const MIN = 60_000;
+const T0 = 10 * MIN;
+const down = { paths: 'refused' as const };
+const deadLeader = (at: number): ClusterView => cluster(at, 3, { leader: 0, override: { 0: down } });
+
+interface Setup {
+  samples: ClusterView[];
+  target?: string;
+  policy?: PolicyInput;
+  incident?: Partial<PlanInput['incident']>;
+  remediation?: PlanInput['remediation'];
+  now?: number;
+  random?: number;
+  targetMachineGone?: boolean;
+}
+
+function input(s: Setup): PlanInput {
+  const now = s.now ?? s.samples.at(-1)?.at ?? T0;
+  const i: PlanInput = {
+    samples: s.samples,
+    targetId: s.target ?? id(0),
+    incident: { openedAt: now - MIN, attempt: 0, immediateReprobes: 0, ...s.incident },
+    remediation: s.remediation ?? { retryCount: 0 },
+    policy: policy({ electionTimeoutMs: ET, ...s.policy }),
+    now,
+    random: fixedRandom(s.random ?? 0.5),
+  };
+  if (s.targetMachineGone !== undefined) i.targetMachineGone = s.targetMachineGone;
+  return i;
+}
+
+interface Row extends Setup {
+  name: string;
+  kind: Decision['kind'];
+  reason: ReasonCode;
+  decidedBy: string;
+  says?: RegExp;
+  /** For retries: when. */
+  at?: number;
+  reprobeNow?: boolean;
+  leaderMove?: string;
+}
+
+const healthy = cluster(T0, 3, { leader: 0 });
+const follower = cluster(T0, 3, { leader: 1 });
+
+const rows: Row[] = [
+  // Preconditions, in order.
+  {
+    name: 'the incident is past its deadline',
+    samples: [healthy],
+    incident: { openedAt: T0 - 30 * MIN, attempt: 99 },
+    kind: 'block',
+    reason: 'INCIDENT_DEADLINE_EXCEEDED',
+    decidedBy: 'incident-deadline',
+    says: /incident for etcd-0 .* open 30 min .* deadline of 30 min/,
+  },
+  {
+    name: 'the attempt budget is spent',
+    samples: [healthy],
+    incident: { attempt: 10 },
+    kind: 'block',
+    reason: 'ATTEMPTS_EXHAUSTED',
+    decidedBy: 'attempt-budget',
+    says: /etcd-0 .* all 10 attempts/,
+  },
+  {
+    name: 'maxRetry reached within the healthy period',
+    samples: [follower],
+    policy: { maxRetry: 2 },
+    remediation: { retryCount: 2, lastRemediatedAt: T0 - 10 * MIN },
+    kind: 'block',
+    reason: 'MAX_RETRY_EXCEEDED',
+    decidedBy: 'kcp-max-retry',
+    says: /remediated 2 times, the last 10 min ago.*maxRetry is 2/,
+  },
+  {
+    name: 'maxRetry reached long ago starts a fresh count',
+    samples: [follower],
+    policy: { maxRetry: 2 },
+    remediation: { retryCount: 2, lastRemediatedAt: T0 - 61 * MIN },
+    kind: 'approve',
+    reason: 'TARGET_IS_FOLLOWER',
+    decidedBy: 'leadership',
+  },
+  {
+    name: 'the retry period has not elapsed',
+    samples: [follower],
+    policy: { retryPeriodMs: 5 * MIN },
+    remediation: { retryCount: 1, lastRemediatedAt: T0 - MIN },
+    kind: 'retry',
+    reason: 'REMEDIATION_RETRY_PERIOD',
+    decidedBy: 'kcp-retry-period',
+    at: T0 + 4 * MIN,
+    reprobeNow: false,
+  },
+  {
+    name: 'no member answers',
+    samples: [cluster(T0, 3, { override: { 0: down, 1: down, 2: { paths: 'timeout' } } })],
+    kind: 'retry',
+    reason: 'CLUSTER_UNREACHABLE',
+    decidedBy: 'cluster-reachable',
+    at: T0 + 2_500,
+    reprobeNow: false,
+  },
+  {
+    name: 'no probe yet',
+    samples: [],
+    now: T0,
+    kind: 'retry',
+    reason: 'CLUSTER_UNREACHABLE',
+    decidedBy: 'cluster-reachable',
+  },
+  {
+    name: 'every member fails TLS',
+    samples: [cluster(T0, 2, { override: { 0: { paths: 'tls' }, 1: { paths: 'tls' } } })],
+    kind: 'block',
+    reason: 'TLS_FAILED',
+    decidedBy: 'cluster-reachable',
+    says: /fix the client certificate\/CA for http:\/\/127\.0\.0\.1:4001 and the client certificate\/CA for http:\/\/127\.0\.0\.1:4011/,
+  },
+  {
+    name: 'every member rejects our user',
+    samples: [cluster(T0, 2, { override: { 0: { paths: 'auth' }, 1: { paths: 'auth' } } })],
+    kind: 'block',
+    reason: 'AUTH_FAILED',
+    decidedBy: 'cluster-reachable',
+    says: /fix the etcd user/,
+  },
+  {
+    name: 'the target is not a member',
+    samples: [healthy],
+    target: 'deadbeef',
+    kind: 'block',
+    reason: 'TARGET_NOT_FOUND',
+    decidedBy: 'target-found',
+    says: /deadbeef/,
+  },
+  {
+    name: 'removal would break quorum',
+    samples: [cluster(T0, 3, { leader: 1, override: { 2: down } })],
+    kind: 'block',
+    reason: 'QUORUM_AT_RISK',
+    decidedBy: 'quorum-gate',
+    says: /etcd-0 .*etcd-2 .* unreachable on every path/,
+  },
+  {
+    name: 'no quorum now',
+    samples: [cluster(T0, 3, { leader: 0, override: { 1: down, 2: down } })],
+    kind: 'block',
+    reason: 'NO_QUORUM',
+    decidedBy: 'quorum-gate',
+  },
+  {
+    name: 'the last member',
+    samples: [cluster(T0, 1)],
+    kind: 'block',
+    reason: 'LAST_MEMBER',
+    decidedBy: 'quorum-gate',
+  },
+  // Leadership.
+  {
+    name: 'a learner',
+    samples: [view(T0, [{ i: 0, leader: 1 }, { i: 1, leader: 1 }, { i: 2, leader: 1 }, { i: 3, learner: true, leader: 1 }])],
+    target: id(3),
+    kind: 'approve',
+    reason: 'TARGET_IS_LEARNER',
+    leaderMove: 'not-needed',
+    decidedBy: 'leadership',
+    says: /etcd-3 .* is a learner/,
+  },
+  {
+    name: 'a follower',
+    samples: [follower],
+    kind: 'approve',
+    reason: 'TARGET_IS_FOLLOWER',
+    leaderMove: 'not-needed',
+    decidedBy: 'leadership',
+    says: /^etcd-0 \(8e9e05c52164694d\) is a follower \(the members agree the leader is etcd-1 \(91bc3c398fb3c146\) at term 2\); removal is approved without a leader move\.$/,
+  },
+  {
+    name: 'a former leader',
+    samples: [healthy, cluster(T0 + 500, 3, { leader: 2, term: 3 })],
+    kind: 'approve',
+    reason: 'TARGET_IS_FOLLOWER',
+    leaderMove: 'not-needed',
+    decidedBy: 'leadership',
+    says: /^Leadership moved from etcd-0 .* to etcd-2 .* at term 3, so it is a follower now; removal is approved/,
+  },
+  {
+    name: 'an unreachable follower',
+    samples: [cluster(T0, 3, { leader: 1, override: { 0: down } })],
+    kind: 'approve',
+    reason: 'TARGET_IS_FOLLOWER',
+    leaderMove: 'not-needed',
+    decidedBy: 'leadership',
+  },
+  {
+    name: 'the reachable leader',
+    samples: [healthy],
+    kind: 'move-leader',
+    reason: 'LEADER_MOVE_REQUIRED',
+    decidedBy: 'leadership',
+    says: /move leadership to etcd-1 .* \(then etcd-2 .*\) over direct before removing it\.$/,
+  },
+  {
+    name: 'the reachable leader with nobody free to take over',
+    samples: [healthy],
+    incident: { excludeCandidates: [id(1), id(2)] },
+    kind: 'block',
+    reason: 'NO_MOVE_CANDIDATE',
+    decidedBy: 'leadership',
+    says: /excluded as being remediated: etcd-1 .* and etcd-2/,
+  },
+  {
+    name: 'the unreachable leader inside the grace window: backoff first',
+    samples: [deadLeader(T0 - 2_000), deadLeader(T0)],
+    kind: 'retry',
+    reason: 'LEADER_UNREACHABLE',
+    decidedBy: 'leadership',
+    at: T0 + 2_500,
+    reprobeNow: false,
+    says: /etcd-0 .* is the leader and unreachable on every path \(direct http:\/\/127\.0\.0\.1:4001 refused\) for 2 s.*we look again at/,
+  },
+  {
+    name: 'the unreachable leader inside the grace window: grace ends first',
+    samples: [deadLeader(T0 - 59_000), deadLeader(T0)],
+    incident: { attempt: 5 },
+    kind: 'retry',
+    reason: 'LEADER_UNREACHABLE',
+    decidedBy: 'leadership',
+    at: T0 + 1_000,
+  },
+  {
+    name: 'the unreachable leader past the grace window',
+    samples: [deadLeader(T0 - 60_000), deadLeader(T0 - 30_000), deadLeader(T0)],
+    kind: 'approve',
+    reason: 'LEADER_UNREACHABLE_PAST_GRACE',
+    leaderMove: 'skipped',
+    decidedBy: 'leadership',
+    says: /unreachable on every path \(direct http:\/\/127\.0\.0\.1:4001 refused\) for 60 s.*approved without a leader move/,
+  },
+  {
+    name: 'past the grace window but removal without a move is off',
+    samples: [deadLeader(T0 - 60_000), deadLeader(T0)],
+    policy: { allowRemoveWithoutLeaderMove: false },
+    kind: 'block',
+    reason: 'REMOVE_WITHOUT_MOVE_DISABLED',
+    decidedBy: 'leadership',
+  },
+  {
+    name: 'the unreachable leader, not yet confirmed',
+    samples: [deadLeader(T0)],
+    kind: 'retry',
+    reason: 'LEADER_UNREACHABLE_UNCONFIRMED',
+    decidedBy: 'leadership',
+    at: T0 + ET,
+    reprobeNow: false,
+  },
+  {
+    name: 'an election in progress',
+    samples: [cluster(T0, 3, { leader: 'none', override: { 0: down } })],
+    kind: 'retry',
+    reason: 'ELECTION_IN_PROGRESS',
+    decidedBy: 'leadership',
+    at: T0 + ET,
+    reprobeNow: false,
+  },
+  {
+    name: 'the leader fails TLS on every path',
+    samples: [cluster(T0, 3, { override: { 0: { paths: { direct: 'tls', exec: 'tls' } } } })],
+    kind: 'block',
+    reason: 'TLS_FAILED',
+    decidedBy: 'leadership',
+    says: /fix the client certificate\/CA for http:\/\/127\.0\.0\.1:4001 and the client certificate\/CA for exec:\/\/etcd-0/,
+  },
+  {
+    name: 'the leader rejects our user on every path',
+    samples: [cluster(T0, 3, { override: { 0: { paths: 'auth' } } })],
+    kind: 'block',
+    reason: 'AUTH_FAILED',
+    decidedBy: 'leadership',
+    says: /Every path to etcd-0 .* fails on credentials \(direct http:\/\/127\.0\.0\.1:4001 rejected our credentials: etcdserver: invalid auth token\).*fix the etcd user\.$/,
+  },
+  {
+    name: 'a follower failing TLS needs no credentials',
+    samples: [cluster(T0, 3, { leader: 1, override: { 0: { paths: 'tls' } } })],
+    kind: 'approve',
+    reason: 'TARGET_IS_FOLLOWER',
+    decidedBy: 'leadership',
+  },
+  {
+    name: "the leader's machine is gone",
+    samples: [deadLeader(T0)],
+    targetMachineGone: true,
+    kind: 'approve',
+    reason: 'LEADER_GONE',
+    leaderMove: 'skipped',
+    decidedBy: 'leadership',
+    says: /The Node or Machine of etcd-0 .* is gone/,
+  },
+  {
+    name: "the leader's machine is gone but removal without a move is off",
+    samples: [deadLeader(T0)],
+    targetMachineGone: true,
+    policy: { allowRemoveWithoutLeaderMove: false },
+    kind: 'block',
+    reason: 'REMOVE_WITHOUT_MOVE_DISABLED',
+    decidedBy: 'leadership',
+  },
+  {
+    name: "the leader's machine is gone, and quorum is not safe",
+    samples: [cluster(T0, 3, { leader: 0, override: { 0: down, 2: down } })],
+    targetMachineGone: true,
+    kind: 'block',
+    reason: 'QUORUM_AT_RISK',
+    decidedBy: 'quorum-gate',
+  },
+  {
+    name: "a follower's machine is gone",
+    samples: [cluster(T0, 3, { leader: 1, override: { 0: down } })],
+    targetMachineGone: true,
+    kind: 'approve',
+    reason: 'TARGET_IS_FOLLOWER',
+    decidedBy: 'leadership',
+  },
+];
+
+describe('plan', () => {
+  it.each(rows)('$name → $kind $reason', (row) => {
+    const d = plan(input(row));
+    expect(d.kind).toBe(row.kind);
+    expect(d.reason).toBe(row.reason);
+    expect(d.evidence.decidedBy).toBe(row.decidedBy);
+    if (row.says) expect(d.message).toMatch(row.says);
+    if (row.at !== undefined) expect(d).toMatchObject({ kind: 'retry', at: row.at });
+    if (row.reprobeNow !== undefined) expect(d).toMatchObject({ reprobeNow: row.reprobeNow });
+    if (row.leaderMove !== undefined) expect(d).toMatchObject({ leaderMove: row.leaderMove });
+    // One plain sentence that names the target.
+    expect(d.message).toContain(row.target ?? id(0));
+    expect(d.message).toMatch(/\.$/);
+    expect(d.message.split(/\.\s+[A-Z]/)).toHaveLength(1);
+    expect(() => JSON.stringify(d.evidence)).not.toThrow();
+  });
+
+  it('hands move-leader the ranked candidates and the answering paths in policy order', () => {
+    const v = view(T0, [
+      { i: 0, leader: 0, paths: { direct: 'ok', 'port-forward': 'refused', exec: 'ok' } },
+      { i: 1, leader: 0, applied: 90 },
+      { i: 2, leader: 0, applied: 110 },
+      { i: 3, leader: 0, applied: 100 },
+      { i: 4, leader: 0, applied: 120 },
+    ]);
+    const d = plan(input({ samples: [v], policy: { pathOrder: ['exec', 'port-forward', 'direct'] }, incident: { excludeCandidates: [id(4)] } }));
+    expect(d).toMatchObject({ kind: 'move-leader', leaderId: id(0), candidates: [id(2), id(3), id(1)], paths: ['exec', 'direct'] });
+  });
+
+  it('carries the gate figures, the judgement and the reports as evidence', () => {
+    const d = plan(input({ samples: [deadLeader(T0 - 2_000), deadLeader(T0)] }));
+    expect(d.evidence).toMatchObject({
+      targetId: id(0),
+      gate: { votingNow: 3, votingAfter: 2, unhealthyAfter: 0, healthyAfter: 2, needed: 2 },
+      judgement: { verdict: 'LEADER_UNREACHABLE', leaderId: id(0), term: 2, since: T0 - 2_000 },
+      reports: [
+        { memberId: id(1), leaderId: id(0), term: 2 },
+        { memberId: id(2), leaderId: id(0), term: 2 },
+      ],
+    });
+  });
+
+  it('checks the deadline before anything else, even with no probe', () => {
+    const d = plan(input({ samples: [], now: 31 * MIN, incident: { openedAt: 0 } }));
+    expect(d.reason).toBe('INCIDENT_DEADLINE_EXCEEDED');
+  });
+
+  it('backs off by the incident attempt', () => {
+    const samples = [cluster(T0, 3, { override: { 0: down, 1: down, 2: down } })];
+    const at = (attempt: number): number => (plan(input({ samples, incident: { attempt }, random: 0.999 })) as { at: number }).at;
+    expect(at(0)).toBeLessThan(T0 + 5_000);
+    expect(at(3)).toBeGreaterThan(T0 + 39_000);
+    expect(at(3)).toBeLessThan(T0 + 40_000);
+    expect(at(9)).toBeLessThan(T0 + 300_000);
+  });
+
+  it('approveLeaderGone is plan with the gone flag', () => {
+    const d = approveLeaderGone(input({ samples: [deadLeader(T0)] }));
+    expect(d).toMatchObject({ kind: 'approve', reason: 'LEADER_GONE', leaderMove: 'skipped' });
+  });
+});
