@@ -15,10 +15,10 @@ export interface ClusterEtcd {
 
 /** The subset of Powertools Logger the application uses, so tests can pass a silent one. */
 export interface Log {
-  debug(message: string, ...extra: object[]): void;
-  info(message: string, ...extra: object[]): void;
-  warn(message: string, ...extra: object[]): void;
-  error(message: string, ...extra: object[]): void;
+  debug(message: string, ...extra: Record<string, unknown>[]): void;
+  info(message: string, ...extra: Record<string, unknown>[]): void;
+  warn(message: string, ...extra: Record<string, unknown>[]): void;
+  error(message: string, ...extra: Record<string, unknown>[]): void;
 }
 
 export interface Deps {

@@ -47,6 +47,7 @@ export const reasonCodes = [
   // operational
   'CLUSTER_LOCKED',
   'DRY_RUN',
+  'RUNTIME_RESUMED',
 ] as const;
 
 export type ReasonCode = (typeof reasonCodes)[number];

@@ -1,0 +1,58 @@
+// The one shape every function's handler takes: middy, Powertools Logger and Parser, and a
+// dead-letter record for any event that fails validation at the edge.
+import { Logger } from '@aws-lambda-powertools/logger';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { parser } from '@aws-lambda-powertools/parser/middleware';
+import middy from '@middy/core';
+import type { Context } from 'aws-lambda';
+import { subscriptionsOf, type DetailTypesFor, type EventEnvelope, type FunctionName } from '../../events/catalogue.ts';
+import { parseEnvelope } from '../../events/validate.ts';
+import type { Deps } from '../app/deps.ts';
+import { eventBridgeSchemaFor, fromEventBridgeEvent } from './eventbridge.ts';
+
+/** Thrown for an event that fails validation; the message names the field and the problem. */
+export class InvalidEventError extends Error {
+  readonly deadLetterId: string;
+  constructor(summary: string, deadLetterId: string) {
+    super(summary);
+    this.name = 'InvalidEventError';
+    this.deadLetterId = deadLetterId;
+  }
+}
+
+export const createLogger = (serviceName: string): Logger => new Logger({ serviceName });
+
+/** What Lambda (or the local runtime) calls: raw JSON in, the work's result out. */
+export type LambdaHandler<R> = (event: unknown, context: Context) => Promise<R>;
+
+export function eventHandler<F extends FunctionName, R>(
+  functionName: F,
+  deps: Deps & { logger?: Logger },
+  work: (deps: Deps, event: EventEnvelope<DetailTypesFor<F>>) => Promise<R>,
+): LambdaHandler<R> {
+  const logger = deps.logger ?? createLogger(functionName);
+  const schema = eventBridgeSchemaFor(subscriptionsOf(functionName));
+  const handler = middy()
+    .use(injectLambdaContext(logger))
+    .use(parser({ schema, safeParse: true }))
+    .handler(async (parsed) => {
+      if (!parsed.success) {
+        const raw = parsed.originalEvent as { 'detail-type'?: unknown; source?: unknown; detail?: unknown };
+        const checked = parseEnvelope({ source: raw?.source, detailType: raw?.['detail-type'], detail: raw?.detail });
+        const summary = checked.ok ? `${functionName} does not take ${String(raw?.['detail-type'])} events` : checked.error.summary;
+        const dead = await deps.store.putDeadLetter({
+          receivedAt: deps.clock.now(),
+          source: `${functionName} handler`,
+          detailType: String(raw?.['detail-type'] ?? 'unknown'),
+          payload: JSON.stringify(parsed.originalEvent),
+          error: summary,
+        });
+        logger.error('invalid event', { summary, deadLetterId: dead.id });
+        throw new InvalidEventError(summary, dead.id);
+      }
+      const event = fromEventBridgeEvent(parsed.data as { 'detail-type': DetailTypesFor<F>; detail: unknown });
+      return work(deps, event);
+    });
+  // The parser types the event after parsing; the caller hands over raw JSON, as Lambda does.
+  return handler as unknown as LambdaHandler<R>;
+}
