@@ -2,11 +2,11 @@
 // the outcome: approved, retry, or blocked.
 import type { DetailOf } from '../../events/catalogue.ts';
 import type { Decision } from '../core/decision.ts';
-import { plan } from '../core/plan.ts';
 import { describeSelector } from '../core/target.ts';
 import { withView, type Incident } from '../ports/incident-store.ts';
 import type { Deps } from './deps.ts';
 import { currentIncident, envelopeOf, publish } from './incident-events.ts';
+import { planIncident } from './plan-incident.ts';
 import { publishDecision } from './publish-decision.ts';
 import { runMove } from './run-move.ts';
 
@@ -25,15 +25,7 @@ export async function moveLeader(deps: Deps, detail: DetailOf<'MembersProbed'>):
     minHealthyPeriodMs: cluster.policy.minHealthyPeriodMs,
     now,
   });
-  let decision = plan({
-    samples: incident.views,
-    targetId: incident.memberId,
-    incident: { openedAt: incident.openedAt, attempt: incident.attempt, immediateReprobes: incident.immediateReprobes },
-    remediation,
-    policy: cluster.policy,
-    now,
-    random: deps.random,
-  });
+  let decision = planIncident(deps, cluster, incident, remediation);
   if (decision.kind === 'move-leader' && !cluster.policy.dryRun) {
     const run = await runMove(deps, cluster, incident, detail.view, decision);
     decision = run.decision;

@@ -1,5 +1,6 @@
 // probe-members: open (or join) the incident, probe every member on its own, publish the view.
 import type { DetailOf } from '../../events/catalogue.ts';
+import { judgeLeader, streakOf } from '../core/evidence.ts';
 import { resolveTarget } from '../core/target.ts';
 import { targetKeyOf, withView, type Incident } from '../ports/incident-store.ts';
 import type { Deps } from './deps.ts';
@@ -47,10 +48,15 @@ export async function probeMembers(deps: Deps, input: Input): Promise<ProbeOutco
   const cluster = await deps.directory.get(incident.clusterId);
   const view = await probeCluster(deps, cluster, incident.views.at(-1));
   const member = resolveTarget(view, incident.target, cluster.aliases, incident.memberId);
+  const views = withView(incident.views, view);
+  const streak = member
+    ? streakOf(judgeLeader(views, member.id, cluster.policy.electionTimeoutMs, incident.leaderUnreachable))
+    : undefined;
   const updated = await deps.store.updateIncident(
     incident.incidentId,
     {
-      views: withView(incident.views, view),
+      views,
+      leaderUnreachable: streak ?? null,
       ...(member ? { memberId: member.id, memberName: member.name } : {}),
     },
     { expectVersion: incident.version, now },

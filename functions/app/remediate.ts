@@ -4,13 +4,13 @@
 import type { DetailOf } from '../../events/catalogue.ts';
 import { backoffDelay } from '../core/backoff.ts';
 import type { Decision } from '../core/decision.ts';
-import { plan } from '../core/plan.ts';
 import { describeMember, type ClusterView } from '../core/view.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import { withView, type Incident } from '../ports/incident-store.ts';
 import type { Deps } from './deps.ts';
 import { currentIncident, envelopeOf, iso, memberRef, publish } from './incident-events.ts';
 import { probeCluster } from './probe-cluster.ts';
+import { planIncident } from './plan-incident.ts';
 import { publishDecision } from './publish-decision.ts';
 import { removeMember } from './remove-member.ts';
 import { waitForNewLeader } from './wait-for-leader.ts';
@@ -95,16 +95,8 @@ async function runSteps(deps: Deps, cluster: ClusterEntry, incident: Incident): 
 }
 
 function recheckGates(deps: Deps, cluster: ClusterEntry, incident: Incident): Decision {
-  const decision = plan({
-    samples: incident.views,
-    targetId: incident.memberId!,
-    incident: { openedAt: incident.openedAt, attempt: incident.attempt, immediateReprobes: incident.immediateReprobes },
-    // The budget was checked when the removal was approved; this run is that remediation.
-    remediation: { retryCount: 0 },
-    policy: cluster.policy,
-    now: deps.clock.now(),
-    random: deps.random,
-  });
+  // The budget was checked when the removal was approved; this run is that remediation.
+  const decision = planIncident(deps, cluster, incident, { retryCount: 0 });
   if (decision.kind !== 'move-leader') return decision;
   // The target leads again (say a follower won an election): go back and move leadership first.
   return { kind: 'retry', at: deps.clock.now(), reprobeNow: true, reason: 'LEADER_CHANGED', message: `${decision.message.replace(/\.$/, '')}; the target leads again since approval, so we re-probe now.`, evidence: decision.evidence };

@@ -65,7 +65,24 @@ function describeDisagreement(view: ClusterView, leader: LeaderView): string {
   return `the members disagree on the leader (${listWords(who)})`;
 }
 
-export function judgeLeader(samples: ClusterView[], targetId: MemberId, electionTimeoutMs: number): LeaderJudgement {
+/** A streak of "leader unreachable" begun before the oldest sample still kept. */
+export interface CarriedStreak {
+  since: number;
+  term: number;
+}
+
+/** What to carry forward from a judgement, so a bounded history never restarts the grace window. */
+export const streakOf = (j: LeaderJudgement): CarriedStreak | undefined =>
+  (j.verdict === 'LEADER_UNREACHABLE' || j.verdict === 'LEADER_UNREACHABLE_UNCONFIRMED') && j.since !== undefined && j.term !== undefined
+    ? { since: j.since, term: j.term }
+    : undefined;
+
+export function judgeLeader(
+  samples: ClusterView[],
+  targetId: MemberId,
+  electionTimeoutMs: number,
+  carried?: CarriedStreak,
+): LeaderJudgement {
   const ordered = [...samples].sort((a, b) => a.at - b.at);
   const now = ordered.at(-1);
   if (!now) return { verdict: 'CLUSTER_UNREACHABLE', paths: [], message: 'No probe of the cluster has been made yet.' };
@@ -149,9 +166,11 @@ export function judgeLeader(samples: ClusterView[], targetId: MemberId, election
   // Walk back over the streak of samples that show the same picture at the same term.
   let first = ordered.length - 1;
   while (first > 0 && unreachableAsLeader(ordered[first - 1]!, targetId, term)) first -= 1;
-  const since = ordered[first]!.at;
+  // Only a streak reaching back to the oldest sample kept can have begun before it.
+  const carriedOn = first === 0 && carried?.term === term && carried.since < ordered[0]!.at;
+  const since = carriedOn ? carried.since : ordered[first]!.at;
   const before = first > 0 ? ordered[first - 1] : undefined;
-  const termMoved = first === ordered.length - 1 && !!before?.leader.reports.some((r) => r.term !== term);
+  const termMoved = !carriedOn && first === ordered.length - 1 && !!before?.leader.reports.some((r) => r.term !== term);
   if (termMoved) {
     return {
       verdict: 'ELECTION_IN_PROGRESS',

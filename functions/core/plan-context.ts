@@ -4,7 +4,7 @@ import type { Policy } from './policy.ts';
 import type { MemberId } from './types.ts';
 import { describeMember, type ClusterView, type MemberView } from './view.ts';
 import { quorumGate, type GateResult } from './quorum-gate.ts';
-import { judgeLeader, type LeaderJudgement } from './evidence.ts';
+import { judgeLeader, type CarriedStreak, type LeaderJudgement } from './evidence.ts';
 import { backoffDelay } from './backoff.ts';
 import { describeTime } from './explain.ts';
 
@@ -18,6 +18,8 @@ export interface PlanInput {
     attempt: number;
     /** Immediate re-probes already spent on a changing leader. */
     immediateReprobes: number;
+    /** The leader-unreachable streak carried from views no longer kept. */
+    leaderUnreachable?: CarriedStreak;
     /** Members being remediated themselves: never move leadership to them. */
     excludeCandidates?: MemberId[];
   };
@@ -47,7 +49,7 @@ export function buildPlanContext(input: PlanInput): PlanContext {
   const target = view?.members.find((m) => m.id === input.targetId);
   const gate = view ? quorumGate(view, input.targetId) : undefined;
   const judgement =
-    target && !target.isLearner ? judgeLeader(input.samples, input.targetId, input.policy.electionTimeoutMs) : undefined;
+    target && !target.isLearner ? judgeLeader(input.samples, input.targetId, input.policy.electionTimeoutMs, input.incident.leaderUnreachable) : undefined;
   const names = Object.fromEntries((view?.members ?? []).map((m) => [m.id, describeMember(m)]));
   const evidence: Evidence = {
     targetId: input.targetId,

@@ -6,7 +6,7 @@ export interface MemberView extends MemberInfo {
   reachable: boolean;
   /** A member that was added but never started has no name and no client URLs. */
   started: boolean;
-  /** Reachable, started, no alarms and no errors. */
+  /** Reachable, started, no alarms and no errors ("no leader" aside: that is the election's, not the member's). */
   healthy: boolean;
   status?: MemberStatus;
   /** Fastest answering path, when reachable. */
@@ -43,12 +43,21 @@ export interface ClusterView {
 
 export const quorumSize = (voting: number): number => Math.floor(voting / 2) + 1;
 
+/**
+ * etcd lists this among a member's status errors while it has no leader. That is a fact about the
+ * election, which the evidence rule judges from leaderId; counting it against the member would
+ * make every follower "unhealthy" during a normal election and block on quorum instead of waiting.
+ */
+const NO_LEADER_ERROR = 'etcdserver: no leader';
+
+const memberErrors = (status: MemberStatus): string[] => status.errors.filter((e) => e !== NO_LEADER_ERROR);
+
 export function toMemberView(probe: ProbeSample['members'][number]): MemberView {
   const { member, paths, status } = probe;
   const answered = paths.filter((p) => p.reachability === 'ok');
   const reachable = answered.length > 0;
   const started = member.name !== '' && member.clientUrls.length > 0;
-  const healthy = reachable && started && !!status && status.alarms.length === 0 && status.errors.length === 0;
+  const healthy = reachable && started && !!status && status.alarms.length === 0 && memberErrors(status).length === 0;
   const view: MemberView = { ...member, paths, reachable, started, healthy };
   if (status) view.status = status;
   if (reachable) view.latencyMs = Math.min(...answered.map((p) => p.latencyMs));

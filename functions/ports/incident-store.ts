@@ -1,6 +1,7 @@
 // The incident store: the only thing the handlers share. Every write is one conditional write,
 // so the same port maps onto DynamoDB (condition expressions) as well as onto SQLite.
 import type { Decision } from '../core/decision.ts';
+import type { CarriedStreak } from '../core/evidence.ts';
 import type { ClusterView } from '../core/view.ts';
 
 export type IncidentState = 'open' | 'remediated' | 'blocked' | 'failed';
@@ -25,6 +26,8 @@ export interface Incident {
   /** Recent cluster views, oldest first, at most MAX_INCIDENT_VIEWS. */
   views: ClusterView[];
   lastDecision?: Decision;
+  /** When and at which term the target was first seen unreachable as leader, in the current streak. */
+  leaderUnreachable?: CarriedStreak;
   result?: unknown;
   /** Bumped by every write; `updateIncident` is conditional on it. */
   version: number;
@@ -45,7 +48,10 @@ export interface OpenIncidentInput {
 /** Fields a handler may change; `views` is replaced and trimmed to the newest MAX_INCIDENT_VIEWS. */
 export type IncidentPatch = Partial<
   Pick<Incident, 'attempt' | 'immediateReprobes' | 'memberId' | 'memberName' | 'views' | 'lastDecision' | 'result'>
->;
+> & {
+  /** null ends the streak. */
+  leaderUnreachable?: CarriedStreak | null;
+};
 
 export interface CloseIncidentInput {
   outcome: IncidentOutcome;

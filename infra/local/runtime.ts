@@ -33,6 +33,8 @@ export interface LocalRuntimeOptions {
   /** Called for a handler that threw; the incident is re-probed after `recoverAfterMs`. */
   onHandlerError?: (functionName: string, error: unknown) => void;
   recoverAfterMs?: number;
+  /** Replaces the etcd3 access, e.g. to observe every call a test makes through it. */
+  etcdFor?: Deps['etcdFor'];
 }
 
 export type TerminalEvent = EventEnvelope<(typeof terminalDetailTypes)[number]>;
@@ -47,7 +49,8 @@ export interface LocalRuntime {
   submit(detail: unknown, source?: string): Promise<EventEnvelope<'MemberUnhealthy'>>;
   /** Resolves with the incident's final event: completed, blocked or failed. */
   waitForOutcome(match: { clusterId: string; incidentId?: string }, timeoutMs: number): Promise<TerminalEvent>;
-  stop(): Promise<void>;
+  /** Waits up to `drainTimeoutMs` (default 30 s) for handlers under way, then closes everything. */
+  stop(options?: { drainTimeoutMs?: number }): Promise<void>;
 }
 
 const isTerminal = (e: EventEnvelope): e is TerminalEvent =>
@@ -111,7 +114,7 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
     bus,
     scheduler,
     directory: options.directory,
-    etcdFor: etcd.etcdFor,
+    etcdFor: options.etcdFor ?? etcd.etcdFor,
     actuator: options.actuator ?? etcdOnlyActuator,
     clock,
     random: options.random ?? Math.random,
@@ -180,9 +183,9 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
         });
       });
     },
-    async stop() {
+    async stop({ drainTimeoutMs = 30_000 } = {}) {
       await scheduler.stop();
-      await bus.drain({ timeoutMs: 30_000 }).catch(() => undefined);
+      await bus.drain({ timeoutMs: drainTimeoutMs }).catch(() => undefined);
       await etcd.close();
       await store.close();
     },

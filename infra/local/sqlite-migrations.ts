@@ -68,6 +68,8 @@ export const migrations: readonly string[] = [
   ) STRICT;
   CREATE INDEX timers_by_fire_at ON timers (fire_at);
   `,
+  // The grace window outlives the bounded view history.
+  `ALTER TABLE incidents ADD COLUMN leader_unreachable TEXT;`,
 ];
 
 /** Applies pending migrations under a write lock, so concurrent openers upgrade exactly once. */

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { DatabaseSync, type SQLInputValue, type SQLOutputValue, type StatementSync } from 'node:sqlite';
 import type { Decision } from '../../functions/core/decision.ts';
+import type { CarriedStreak } from '../../functions/core/evidence.ts';
 import type { ClusterView } from '../../functions/core/view.ts';
 import {
   IncidentNotFoundError,
@@ -118,10 +119,11 @@ export class SqliteIncidentStore implements IncidentStore {
     if (current.version !== options.expectVersion) {
       throw new VersionConflictError(incidentId, options.expectVersion, current.version);
     }
-    const next: Incident = { ...current, ...definedOnly(patch) };
+    const next = { ...current, ...definedOnly(patch) };
     const { changes } = this.#run(
       `UPDATE incidents SET attempt = $attempt, immediate_reprobes = $immediateReprobes, member_id = $memberId,
          member_name = $memberName, views = $views, last_decision = $lastDecision, result = $result,
+         leader_unreachable = $leaderUnreachable,
          updated_at = $now, version = version + 1
        WHERE incident_id = $incidentId AND version = $expectVersion`,
       {
@@ -135,6 +137,7 @@ export class SqliteIncidentStore implements IncidentStore {
         views: JSON.stringify(next.views.slice(-MAX_INCIDENT_VIEWS)),
         lastDecision: toJson(next.lastDecision),
         result: toJson(next.result),
+        leaderUnreachable: toJson(next.leaderUnreachable ?? undefined),
       },
     );
     const stored = this.#incident(incidentId);
@@ -358,6 +361,8 @@ function toIncident(row: Row): Incident {
   if (memberName !== undefined) incident.memberName = memberName;
   const lastDecision = optText(row, 'last_decision');
   if (lastDecision !== undefined) incident.lastDecision = JSON.parse(lastDecision) as Decision;
+  const leaderUnreachable = optText(row, 'leader_unreachable');
+  if (leaderUnreachable !== undefined) incident.leaderUnreachable = JSON.parse(leaderUnreachable) as CarriedStreak;
   const result = optText(row, 'result');
   if (result !== undefined) incident.result = JSON.parse(result);
   return incident;

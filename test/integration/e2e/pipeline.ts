@@ -1,0 +1,106 @@
+// Test support: the embedded runtime on a real lab, with every event and etcd call it makes recorded.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { EventEnvelope } from '../../../events/catalogue.ts';
+import { createEtcd3Transport, createProber, directPaths } from '../../../functions/adapters/etcd/index.ts';
+import type { ClusterEtcd } from '../../../functions/app/deps.ts';
+import { parsePolicy, type PolicyInput } from '../../../functions/core/policy.ts';
+import type { Actuator } from '../../../functions/ports/actuator.ts';
+import type { EtcdMemberClient, EtcdTransport } from '../../../functions/ports/etcd.ts';
+import { createLocalRuntime, type LocalRuntime, type TerminalEvent } from '../../../infra/local/runtime.ts';
+import { createStaticDirectory } from '../../../infra/local/static-directory.ts';
+import type { Lab } from '../../support/lab/lab.ts';
+
+/** Short enough for tests, on the lab's 50 ms heartbeat and 500 ms election timeout. */
+export const labPolicy: PolicyInput = {
+  graceMs: 1_500,
+  electionTimeoutMs: 500,
+  callTimeoutMs: 1_000,
+  backoff: { baseMs: 200, capMs: 1_000 },
+  // etcd refuses reconfiguration for ~5 s after a member connects; short backoffs spend attempts on it.
+  maxAttempts: 60,
+};
+
+export interface CallLog {
+  memberRemove: string[];
+  moveLeader: string[];
+}
+
+/** etcd3 access that records MemberRemove and MoveLeader calls as they are sent. */
+export function recordingEtcd(calls: CallLog): { etcdFor: () => ClusterEtcd; close(): Promise<void> } {
+  const inner = createEtcd3Transport();
+  const transport: EtcdTransport = {
+    client(target) {
+      const c = inner.client(target);
+      const recorded: EtcdMemberClient = {
+        ...c,
+        memberRemove: (id, deadline) => {
+          calls.memberRemove.push(id);
+          return c.memberRemove(id, deadline);
+        },
+        moveLeader: (id, deadline) => {
+          calls.moveLeader.push(id);
+          return c.moveLeader(id, deadline);
+        },
+      };
+      return recorded;
+    },
+    close: () => inner.close(),
+  };
+  const access = { transport, prober: createProber(inner, directPaths) };
+  return { etcdFor: () => access, close: () => inner.close() };
+}
+
+export interface Pipeline {
+  runtime: LocalRuntime;
+  events: EventEnvelope[];
+  calls: CallLog;
+  statePath: string;
+  /** Submits MemberUnhealthy for a member name and waits for the incident's final event. */
+  remediate(memberName: string, timeoutMs?: number): Promise<TerminalEvent>;
+  close(): Promise<void>;
+}
+
+export async function startPipeline(
+  lab: Lab,
+  options: { policy?: PolicyInput; statePath?: string; actuator?: Actuator; clusterId?: string } = {},
+): Promise<Pipeline> {
+  const clusterId = options.clusterId ?? 'lab';
+  const dir = options.statePath ? undefined : fs.mkdtempSync(path.join(os.tmpdir(), 'pipeline-'));
+  const statePath = options.statePath ?? path.join(dir!, 'state.sqlite');
+  const calls: CallLog = { memberRemove: [], moveLeader: [] };
+  const etcd = recordingEtcd(calls);
+  const policy = parsePolicy({ ...labPolicy, ...options.policy });
+  const runtime = await createLocalRuntime({
+    statePath,
+    directory: createStaticDirectory([{ clusterId, endpoints: lab.endpoints(), policy }]),
+    etcdFor: etcd.etcdFor,
+    logLevel: 'SILENT',
+    ...(options.actuator ? { actuator: options.actuator } : {}),
+  });
+  const events: EventEnvelope[] = [];
+  runtime.bus.subscribe((e) => events.push(e));
+  await runtime.start();
+  return {
+    runtime,
+    events,
+    calls,
+    statePath,
+    async remediate(memberName, timeoutMs = 45_000) {
+      const outcome = runtime.waitForOutcome({ clusterId }, timeoutMs);
+      const now = new Date().toISOString();
+      await runtime.submit({ clusterId, target: { memberName }, reason: 'test', source: 'test', observedAt: now, at: now });
+      return outcome;
+    },
+    async close() {
+      await runtime.stop({ drainTimeoutMs: 5_000 });
+      await etcd.close();
+      if (dir) fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Reasons of the events of one type, in order. */
+export const reasonsOf = (events: EventEnvelope[], type: EventEnvelope['detailType']): string[] =>
+  events.filter((e) => e.detailType === type).map((e) => String((e.detail as { reason?: unknown }).reason));

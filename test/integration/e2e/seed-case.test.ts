@@ -1,0 +1,51 @@
+// The seed case through the four handlers and the embedded runtime: the leader is unreachable to
+// us (its kubelet path is down), so it is removed without a move once the grace window passes.
+import { afterEach, describe, expect, it } from 'vitest';
+import { startLab, type Lab } from '../../support/lab/lab.ts';
+import { reasonsOf, startPipeline, type Pipeline } from './pipeline.ts';
+
+describe.sequential('seed case end to end', () => {
+  let lab: Lab | undefined;
+  let pipeline: Pipeline | undefined;
+  afterEach(async () => {
+    await pipeline?.close();
+    await lab?.down();
+    pipeline = lab = undefined;
+  });
+
+  it.each([
+    ['cut', 'refused'],
+    ['blackhole', 'timed out'],
+  ] as const)('leader %s: retries inside grace, then removes it without a move and a new leader stands', async (fault, said) => {
+    lab = await startLab({ members: 3 });
+    const leader = await lab.leader();
+    await lab.fault(leader.name, fault);
+    // A blackholed probe costs a whole call deadline; the window must outlast two of them.
+    pipeline = await startPipeline(lab, { policy: { graceMs: 3_000 } });
+
+    const outcome = await pipeline.remediate(leader.name);
+
+    expect(outcome.detailType, JSON.stringify(outcome.detail).slice(0, 1500)).toBe('RemediationCompleted');
+    if (outcome.detailType !== 'RemediationCompleted') return;
+    expect(outcome.detail.leaderMove).toBe('skipped');
+    expect(outcome.detail.target.name).toBe(leader.name);
+    expect(outcome.detail.newLeader.id).not.toBe(leader.id);
+    // Inside the grace window the plan retried, naming the path and how it failed.
+    const retries = pipeline.events.filter((e) => e.detailType === 'RetryRequested');
+    expect(reasonsOf(pipeline.events, 'RetryRequested')).toContain('LEADER_UNREACHABLE');
+    const unreachable = retries.find((e) => (e.detail as { reason: string }).reason === 'LEADER_UNREACHABLE');
+    expect((unreachable?.detail as { message: string }).message).toContain(leader.clientUrl.replace('http://', ''));
+    expect((unreachable?.detail as { message: string }).message).toContain(said);
+    expect(reasonsOf(pipeline.events, 'RemediationApproved')).toEqual(expect.arrayContaining(['LEADER_UNREACHABLE_PAST_GRACE']));
+    // No move was sent to an unreachable leader; exactly the target was removed.
+    expect(pipeline.calls.moveLeader).toEqual([]);
+    expect(new Set(pipeline.calls.memberRemove)).toEqual(new Set([leader.id]));
+    const members = await lab.memberList();
+    expect(members.map((m) => m.id).sort()).toEqual(lab.members.filter((m) => m.id !== leader.id).map((m) => m.id).sort());
+    const newLeader = await lab.waitForLeader({ excluding: [leader.name], timeoutMs: 10_000 });
+    expect(newLeader.id).toBe(outcome.detail.newLeader.id);
+    expect(outcome.detail.timeline.map((t) => t.step)).toEqual(
+      expect.arrayContaining(['incident-opened', 'member-removed', 'leader-elected', 'actuator-called']),
+    );
+  });
+});
