@@ -113,7 +113,9 @@ async function complete(deps: Deps, incident: Incident, leader: { id: string; na
   const now = deps.clock.now();
   const journal = await deps.store.journal(incident.incidentId);
   const timeline = journal.map((e) => ({ at: iso(e.at), step: e.step, detail: typeof e.detail === 'string' ? e.detail : JSON.stringify(e.detail ?? '') }));
-  const leaderMove = incident.lastDecision?.kind === 'approve' ? incident.lastDecision.leaderMove : 'skipped';
+  // A move made on an earlier attempt still counts, though a re-approval found a follower.
+  const moved = journal.some((e) => e.step === 'leader-moved');
+  const leaderMove = moved ? 'moved' : incident.lastDecision?.kind === 'approve' ? incident.lastDecision.leaderMove : 'skipped';
   await deps.store.recordRemediation(incident.clusterId, incident.targetKey, now);
   const detail = { ...envelopeOf(incident, now), target: memberRef(incident), leaderMove, newLeader: leader, timeline };
   await deps.store.closeIncident(incident.incidentId, { outcome: 'remediated', result: detail, now });

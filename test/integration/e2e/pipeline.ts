@@ -23,7 +23,12 @@ export const labPolicy: PolicyInput = {
 };
 
 export interface CallLog {
+  /** Every MemberRemove sent, answered or not. */
   memberRemove: string[];
+  /** MemberRemove calls etcd accepted. */
+  removed: string[];
+  /** For each accepted MemberRemove, its index in `memberRemove`. */
+  removedAt: number[];
   moveLeader: string[];
 }
 
@@ -35,9 +40,12 @@ export function recordingEtcd(calls: CallLog): { etcdFor: () => ClusterEtcd; clo
       const c = inner.client(target);
       const recorded: EtcdMemberClient = {
         ...c,
-        memberRemove: (id, deadline) => {
-          calls.memberRemove.push(id);
-          return c.memberRemove(id, deadline);
+        memberRemove: async (id, deadline) => {
+          const index = calls.memberRemove.push(id) - 1;
+          const members = await c.memberRemove(id, deadline);
+          calls.removed.push(id);
+          calls.removedAt.push(index);
+          return members;
         },
         moveLeader: (id, deadline) => {
           calls.moveLeader.push(id);
@@ -69,7 +77,7 @@ export async function startPipeline(
   const clusterId = options.clusterId ?? 'lab';
   const dir = options.statePath ? undefined : fs.mkdtempSync(path.join(os.tmpdir(), 'pipeline-'));
   const statePath = options.statePath ?? path.join(dir!, 'state.sqlite');
-  const calls: CallLog = { memberRemove: [], moveLeader: [] };
+  const calls: CallLog = { memberRemove: [], removed: [], removedAt: [], moveLeader: [] };
   const etcd = recordingEtcd(calls);
   const policy = parsePolicy({ ...labPolicy, ...options.policy });
   const runtime = await createLocalRuntime({

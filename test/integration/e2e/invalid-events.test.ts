@@ -1,0 +1,79 @@
+// Bad input gets an error naming the field, and a dead-letter record: nothing is dropped silently.
+import fs from 'node:fs';
+import { Logger } from '@aws-lambda-powertools/logger';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parsePolicy } from '../../../functions/core/policy.ts';
+import { createProbeMembersHandler } from '../../../functions/probe-members/handler.ts';
+import { toEventBridgeEvent } from '../../../functions/shared/eventbridge.ts';
+import { InvalidEventError } from '../../../functions/shared/event-handler.ts';
+import { localContext } from '../../../infra/local/lambda-context.ts';
+import { createLocalRuntime, type LocalRuntime } from '../../../infra/local/runtime.ts';
+import { createStaticDirectory } from '../../../infra/local/static-directory.ts';
+import type { Deps } from '../../../functions/app/deps.ts';
+
+const at = '2026-01-01T00:00:00Z';
+
+/** Only what an invalid event reaches: the dead-letter store and the clock. */
+const quietDeps = (runtime: LocalRuntime) =>
+  ({ store: runtime.store, clock: { now: () => Date.now() }, logger: new Logger({ logLevel: 'SILENT' }) }) as unknown as Deps;
+const valid = { clusterId: 'c1', target: { memberName: 'etcd-0' }, reason: 'r', source: 'test', observedAt: at, at };
+
+describe('invalid events', () => {
+  let dir: string;
+  let runtime: LocalRuntime;
+  beforeEach(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'invalid-'));
+    // No etcd is needed: nothing invalid gets that far.
+    runtime = await createLocalRuntime({
+      statePath: path.join(dir, 'state.sqlite'),
+      directory: createStaticDirectory([{ clusterId: 'c1', endpoints: ['http://127.0.0.1:1'], policy: parsePolicy() }]),
+      logLevel: 'SILENT',
+    });
+  });
+  afterEach(async () => {
+    await runtime.stop({ drainTimeoutMs: 1_000 });
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it.each([
+    ['no target', { ...valid, target: {} }, 'target'],
+    ['two targets', { ...valid, target: { memberName: 'a', nodeName: 'b' } }, 'target'],
+    ['missing clusterId', { ...valid, clusterId: undefined }, 'clusterId'],
+    ['bad time', { ...valid, observedAt: 'yesterday' }, 'observedAt'],
+    ['negative attempt', { ...valid, attempt: -1 }, 'attempt'],
+  ])('%s: rejected naming the field, kept as a dead letter', async (_name, detail, field) => {
+    const error = await runtime.submit(detail).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(InvalidEventError);
+    expect((error as Error).message).toContain(field);
+    const dead = await runtime.store.listDeadLetters();
+    expect(dead).toHaveLength(1);
+    expect(dead[0]!.error).toBe((error as Error).message);
+    expect(JSON.parse(dead[0]!.payload)).toEqual(JSON.parse(JSON.stringify(detail)));
+    expect(await runtime.store.listIncidents()).toEqual([]);
+  });
+
+  it('a handler given an invalid EventBridge event throws naming the field and dead-letters it', async () => {
+    const deps = quietDeps(runtime);
+    const handler = createProbeMembersHandler(deps);
+    const event = toEventBridgeEvent({ detailType: 'RetryDue', detail: { incidentId: 'i', clusterId: 'c1', attempt: 'x', at, reason: 'ETCD_TRANSIENT' } });
+
+    await expect(handler(event, localContext('probe-members'))).rejects.toThrow(/attempt/);
+    const dead = await runtime.store.listDeadLetters();
+    expect(dead).toHaveLength(1);
+    expect(dead[0]!.detailType).toBe('RetryDue');
+    expect(dead[0]!.error).toMatch(/attempt/);
+  });
+
+  it('a handler refuses a detail type it does not take', async () => {
+    const deps = quietDeps(runtime);
+    const handler = createProbeMembersHandler(deps);
+    const event = toEventBridgeEvent({ detailType: 'RetryRequested', detail: valid });
+    await expect(handler(event, localContext('probe-members'))).rejects.toThrow(InvalidEventError);
+    expect(await runtime.store.listDeadLetters()).toHaveLength(1);
+  });
+});

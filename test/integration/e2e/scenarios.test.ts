@@ -1,0 +1,111 @@
+// The foundation's lab scenarios again, this time through the four handlers and the runtime.
+import { afterEach, describe, expect, it } from 'vitest';
+import { startLab, type Lab } from '../../support/lab/lab.ts';
+import { reasonsOf, startPipeline, type Pipeline } from './pipeline.ts';
+
+describe.sequential('lab scenarios end to end', () => {
+  let lab: Lab | undefined;
+  let pipeline: Pipeline | undefined;
+  afterEach(async () => {
+    await pipeline?.close();
+    await lab?.down();
+    pipeline = lab = undefined;
+  });
+
+  const otherIds = (l: Lab, id: string) => l.members.filter((m) => m.id !== id).map((m) => m.id).sort();
+  const memberIds = async (l: Lab) => (await l.memberList()).map((m) => m.id).sort();
+
+  it('a follower target is removed with no move', async () => {
+    lab = await startLab({ members: 3 });
+    const leader = await lab.leader();
+    const follower = lab.members.find((m) => m.id !== leader.id)!;
+    pipeline = await startPipeline(lab);
+
+    const outcome = await pipeline.remediate(follower.name);
+
+    expect(outcome.detailType).toBe('RemediationCompleted');
+    if (outcome.detailType !== 'RemediationCompleted') return;
+    expect(outcome.detail.leaderMove).toBe('not-needed');
+    expect(reasonsOf(pipeline.events, 'RemediationApproved')).toContain('TARGET_IS_FOLLOWER');
+    expect(pipeline.calls.moveLeader).toEqual([]);
+    expect(await memberIds(lab)).toEqual(otherIds(lab, follower.id));
+  });
+
+  it('a reachable leader hands leadership to the best candidate first, then is removed', async () => {
+    lab = await startLab({ members: 3 });
+    const leader = await lab.leader();
+    pipeline = await startPipeline(lab);
+
+    const outcome = await pipeline.remediate(leader.name);
+
+    expect(outcome.detailType).toBe('RemediationCompleted');
+    if (outcome.detailType !== 'RemediationCompleted') return;
+    expect(outcome.detail.leaderMove).toBe('moved');
+    const moved = pipeline.events.find((e) => e.detailType === 'LeaderMoved');
+    expect(moved?.detail).toMatchObject({ from: leader.id, path: 'direct' });
+    const to = (moved?.detail as { to: string }).to;
+    expect(pipeline.calls.moveLeader).toEqual([to]);
+    expect(outcome.detail.newLeader.id).not.toBe(leader.id);
+    expect(await memberIds(lab)).toEqual(otherIds(lab, leader.id));
+    const standing = await lab.waitForLeader({ excluding: [leader.name], timeoutMs: 10_000 });
+    expect(standing.id).not.toBe(leader.id);
+  });
+
+  it('blocks with QUORUM_AT_RISK when the cut leader is the target and another follower is down', async () => {
+    lab = await startLab({ members: 3 });
+    const leader = await lab.leader();
+    const down = lab.members.find((m) => m.id !== leader.id)!;
+    await lab.kill(down.name);
+    await lab.fault(leader.name, 'cut');
+    pipeline = await startPipeline(lab);
+
+    const outcome = await pipeline.remediate(leader.name);
+
+    expect(outcome.detailType).toBe('RemediationBlocked');
+    const { reason, message } = outcome.detail as { reason: string; message: string };
+    expect(reason).toBe('QUORUM_AT_RISK');
+    expect(message).toContain(leader.name);
+    expect(message).toContain(down.name);
+    expect(pipeline.calls.memberRemove).toEqual([]);
+    expect((await lab.memberList()).length).toBe(3);
+  });
+
+  it('a frozen leader is judged by the election that follows, never removed as an unreachable leader', async () => {
+    lab = await startLab({ members: 3 });
+    const leader = await lab.leader();
+    lab.stop(leader.name);
+    try {
+      pipeline = await startPipeline(lab);
+      const outcome = await pipeline.remediate(leader.name);
+
+      expect(outcome.detailType).toBe('RemediationCompleted');
+      if (outcome.detailType !== 'RemediationCompleted') return;
+      // Once the followers elect someone else, the frozen member is a follower: no move, no skip.
+      expect(outcome.detail.leaderMove).toBe('not-needed');
+      expect(reasonsOf(pipeline.events, 'RemediationApproved')).not.toContain('LEADER_UNREACHABLE_PAST_GRACE');
+      expect(outcome.detail.newLeader.id).not.toBe(leader.id);
+      expect(await memberIds(lab)).toEqual(otherIds(lab, leader.id));
+    } finally {
+      lab.cont(leader.name);
+    }
+  });
+
+  it('5 members with two down: a healthy third is blocked, a down one is removed', async () => {
+    lab = await startLab({ members: 5 });
+    const leader = await lab.leader();
+    const followers = lab.members.filter((m) => m.id !== leader.id);
+    const [downA, downB, healthy] = [followers[0]!, followers[1]!, followers[2]!];
+    await lab.kill(downA.name);
+    await lab.kill(downB.name);
+    pipeline = await startPipeline(lab);
+
+    const blocked = await pipeline.remediate(healthy.name);
+    expect(blocked.detailType).toBe('RemediationBlocked');
+    expect((blocked.detail as { reason: string }).reason).toBe('QUORUM_AT_RISK');
+
+    const removed = await pipeline.remediate(downA.name);
+    expect(removed.detailType).toBe('RemediationCompleted');
+    expect(pipeline.calls.removed).toEqual([downA.id]);
+    expect(await memberIds(lab)).toEqual(otherIds(lab, downA.id));
+  });
+});
