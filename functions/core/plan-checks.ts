@@ -39,18 +39,22 @@ const attemptBudget: PlanCheck = {
   },
 };
 
-/** KCP parity: maxRetry counts remediations of the same target within minHealthyPeriod. */
+/**
+ * KCP parity: maxRetry counts retries, i.e. remediations after the first in a chain where each
+ * follows the one before within minHealthyPeriod. retryCount is the chain's length so far, so
+ * the next remediation is retry number retryCount, allowed while retryCount <= maxRetry.
+ */
 const maxRetry: PlanCheck = {
   name: 'kcp-max-retry',
   run: (ctx) => {
     const { remediation, policy, now } = ctx.input;
     const last = remediation.lastRemediatedAt;
     if (policy.maxRetry === undefined || last === undefined) return 'pass';
-    if (now - last >= policy.minHealthyPeriodMs || remediation.retryCount < policy.maxRetry) return 'pass';
+    if (now - last >= policy.minHealthyPeriodMs || remediation.retryCount <= policy.maxRetry) return 'pass';
     return block(
       ctx,
       'MAX_RETRY_EXCEEDED',
-      `${ctx.name} was remediated ${remediation.retryCount} times, the last ${describeDuration(now - last)} ago, within the healthy period of ${describeDuration(policy.minHealthyPeriodMs)}; blocked, maxRetry is ${policy.maxRetry}.`,
+      `${ctx.name} was remediated ${remediation.retryCount} time${remediation.retryCount === 1 ? "" : "s"}, the last ${describeDuration(now - last)} ago, within the healthy period of ${describeDuration(policy.minHealthyPeriodMs)}; blocked, maxRetry is ${policy.maxRetry}.`,
     );
   },
 };

@@ -187,3 +187,29 @@ describe('judgeLeader', () => {
     expect(judgeLeader([v], id(0), ET).since).toBeUndefined();
   });
 });
+
+describe('a streak carried from views no longer kept', () => {
+  const target = id(0);
+
+  it('keeps the grace window from the carried start when the kept samples all show the streak', () => {
+    const j = judgeLeader([deadLeader(50_000), deadLeader(51_000)], target, ET, { since: 10_000, term: 2 });
+    expect(j.verdict).toBe('LEADER_UNREACHABLE');
+    expect(j.since).toBe(10_000);
+  });
+
+  it('confirms at once when the carried start is an election timeout back, even with one sample kept', () => {
+    const j = judgeLeader([deadLeader(50_000)], target, ET, { since: 10_000, term: 2 });
+    expect(j.verdict).toBe('LEADER_UNREACHABLE');
+    expect(j.since).toBe(10_000);
+  });
+
+  it('ignores a carried streak at another term: a new leadership is a new streak', () => {
+    const j = judgeLeader([deadLeader(50_000, 3), deadLeader(51_000, 3)], target, ET, { since: 10_000, term: 2 });
+    expect(j.since).toBe(50_000);
+  });
+
+  it('ignores a carried streak when a kept sample broke it', () => {
+    const j = judgeLeader([aliveLeader(49_000), deadLeader(50_000), deadLeader(51_000)], target, ET, { since: 10_000, term: 2 });
+    expect(j.since).toBe(50_000);
+  });
+});
