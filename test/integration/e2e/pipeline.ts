@@ -1,5 +1,6 @@
 // Test support: the embedded runtime on a real lab, with every event and etcd call it makes recorded.
 import fs from 'node:fs';
+import { afterEach } from 'vitest';
 import os from 'node:os';
 import path from 'node:path';
 import type { EventEnvelope } from '../../../events/catalogue.ts';
@@ -112,3 +113,15 @@ export async function startPipeline(
 /** Reasons of the events of one type, in order. */
 export const reasonsOf = (events: EventEnvelope[], type: EventEnvelope['detailType']): string[] =>
   events.filter((e) => e.detailType === type).map((e) => String((e.detail as { reason?: unknown }).reason));
+
+/** A lab and a pipeline per test, torn down after each, failed or not. */
+export function labPerTest(): { lab?: Lab; pipeline?: Pipeline } {
+  const current: { lab?: Lab; pipeline?: Pipeline } = {};
+  afterEach(async () => {
+    await current.pipeline?.close();
+    await current.lab?.down();
+    delete current.pipeline;
+    delete current.lab;
+  });
+  return current;
+}

@@ -1,25 +1,19 @@
 // The foundation's lab scenarios again, this time through the four handlers and the runtime.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startLab, type Lab } from '../../support/lab/lab.ts';
-import { reasonsOf, startPipeline, type Pipeline } from './pipeline.ts';
+import { labPerTest, reasonsOf, startPipeline } from './pipeline.ts';
 
 describe.sequential('lab scenarios end to end', () => {
-  let lab: Lab | undefined;
-  let pipeline: Pipeline | undefined;
-  afterEach(async () => {
-    await pipeline?.close();
-    await lab?.down();
-    pipeline = lab = undefined;
-  });
+  const t = labPerTest();
 
   const otherIds = (l: Lab, id: string) => l.members.filter((m) => m.id !== id).map((m) => m.id).sort();
   const memberIds = async (l: Lab) => (await l.memberList()).map((m) => m.id).sort();
 
   it('a follower target is removed with no move', async () => {
-    lab = await startLab({ members: 3 });
+    const lab = (t.lab = await startLab({ members: 3 }));
     const leader = await lab.leader();
     const follower = lab.members.find((m) => m.id !== leader.id)!;
-    pipeline = await startPipeline(lab);
+    const pipeline = (t.pipeline = await startPipeline(lab));
 
     const outcome = await pipeline.remediate(follower.name);
 
@@ -32,9 +26,9 @@ describe.sequential('lab scenarios end to end', () => {
   });
 
   it('a reachable leader hands leadership to the best candidate first, then is removed', async () => {
-    lab = await startLab({ members: 3 });
+    const lab = (t.lab = await startLab({ members: 3 }));
     const leader = await lab.leader();
-    pipeline = await startPipeline(lab);
+    const pipeline = (t.pipeline = await startPipeline(lab));
 
     const outcome = await pipeline.remediate(leader.name);
 
@@ -52,12 +46,12 @@ describe.sequential('lab scenarios end to end', () => {
   });
 
   it('blocks with QUORUM_AT_RISK when the cut leader is the target and another follower is down', async () => {
-    lab = await startLab({ members: 3 });
+    const lab = (t.lab = await startLab({ members: 3 }));
     const leader = await lab.leader();
     const down = lab.members.find((m) => m.id !== leader.id)!;
     await lab.kill(down.name);
     await lab.fault(leader.name, 'cut');
-    pipeline = await startPipeline(lab);
+    const pipeline = (t.pipeline = await startPipeline(lab));
 
     const outcome = await pipeline.remediate(leader.name);
 
@@ -71,11 +65,11 @@ describe.sequential('lab scenarios end to end', () => {
   });
 
   it('a frozen leader is judged by the election that follows, never removed as an unreachable leader', async () => {
-    lab = await startLab({ members: 3 });
+    const lab = (t.lab = await startLab({ members: 3 }));
     const leader = await lab.leader();
     lab.stop(leader.name);
     try {
-      pipeline = await startPipeline(lab);
+      const pipeline = (t.pipeline = await startPipeline(lab));
       const outcome = await pipeline.remediate(leader.name);
 
       expect(outcome.detailType).toBe('RemediationCompleted');
@@ -91,13 +85,13 @@ describe.sequential('lab scenarios end to end', () => {
   });
 
   it('5 members with two down: a healthy third is blocked, a down one is removed', async () => {
-    lab = await startLab({ members: 5 });
+    const lab = (t.lab = await startLab({ members: 5 }));
     const leader = await lab.leader();
     const followers = lab.members.filter((m) => m.id !== leader.id);
     const [downA, downB, healthy] = [followers[0]!, followers[1]!, followers[2]!];
     await lab.kill(downA.name);
     await lab.kill(downB.name);
-    pipeline = await startPipeline(lab);
+    const pipeline = (t.pipeline = await startPipeline(lab));
 
     const blocked = await pipeline.remediate(healthy.name);
     expect(blocked.detailType).toBe('RemediationBlocked');

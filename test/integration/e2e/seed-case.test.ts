@@ -1,27 +1,21 @@
 // The seed case through the four handlers and the embedded runtime: the leader is unreachable to
 // us (its kubelet path is down), so it is removed without a move once the grace window passes.
-import { afterEach, describe, expect, it } from 'vitest';
-import { startLab, type Lab } from '../../support/lab/lab.ts';
-import { reasonsOf, startPipeline, type Pipeline } from './pipeline.ts';
+import { describe, expect, it } from 'vitest';
+import { startLab } from '../../support/lab/lab.ts';
+import { labPerTest, reasonsOf, startPipeline } from './pipeline.ts';
 
 describe.sequential('seed case end to end', () => {
-  let lab: Lab | undefined;
-  let pipeline: Pipeline | undefined;
-  afterEach(async () => {
-    await pipeline?.close();
-    await lab?.down();
-    pipeline = lab = undefined;
-  });
+  const t = labPerTest();
 
   it.each([
     ['cut', 'refused'],
     ['blackhole', 'timed out'],
   ] as const)('leader %s: retries inside grace, then removes it without a move and a new leader stands', async (fault, said) => {
-    lab = await startLab({ members: 3 });
+    const lab = (t.lab = await startLab({ members: 3 }));
     const leader = await lab.leader();
     await lab.fault(leader.name, fault);
     // A blackholed probe costs a whole call deadline; the window must outlast two of them.
-    pipeline = await startPipeline(lab, { policy: { graceMs: 3_000 } });
+    const pipeline = (t.pipeline = await startPipeline(lab, { policy: { graceMs: 3_000 } }));
 
     const outcome = await pipeline.remediate(leader.name);
 

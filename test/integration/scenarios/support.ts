@@ -1,5 +1,6 @@
 // Shared helpers for the lab scenarios: the etcd adapter and the pure core wired together by hand,
 // the way the handlers will, but with every step visible to the test.
+import { afterEach } from 'vitest';
 import { createEtcd3Transport, createProber, directPaths } from '../../../functions/adapters/etcd/index.ts';
 import { classifyFailure } from '../../../functions/core/classify.ts';
 import { rankMoveCandidates } from '../../../functions/core/candidates.ts';
@@ -10,7 +11,7 @@ import { parsePolicy, type Policy } from '../../../functions/core/policy.ts';
 import { NO_LEADER, type MemberId, type MemberInfo } from '../../../functions/core/types.ts';
 import { buildClusterView, type ClusterView } from '../../../functions/core/view.ts';
 import { EtcdCallError, type EtcdTransport, type Prober } from '../../../functions/ports/etcd.ts';
-import type { Lab } from '../../support/lab/lab.ts';
+import { startLab, type Lab, type LabMemberInfo } from '../../support/lab/lab.ts';
 import { WaitAborted, waitFor } from '../../support/lab/wait.ts';
 
 /** The lab's election timeout, a short call deadline and a short grace window keep scenarios fast. */
@@ -32,6 +33,38 @@ export function openProbing(): Probing {
   return { transport, prober: createProber(transport, directPaths) };
 }
 
+export interface Scenario extends Probing {
+  lab: Lab;
+  /** Runs first at teardown, e.g. SIGCONT for a stopped member. */
+  onTeardown(cleanup: () => void | Promise<void>): void;
+}
+
+/**
+ * Registers teardown in the calling describe and returns a starter: each test gets its own lab
+ * and transport, and both are closed after it whatever happened.
+ */
+export function labPerTest(): (members: number) => Promise<Scenario> {
+  let current: { lab?: Lab; probing?: Probing; cleanups: (() => void | Promise<void>)[] } | undefined;
+  afterEach(async () => {
+    const open = current;
+    current = undefined;
+    if (!open) return;
+    try {
+      for (const cleanup of open.cleanups.reverse()) await cleanup();
+    } finally {
+      await open.probing?.transport.close();
+      await open.lab?.down();
+    }
+  });
+  return async (members) => {
+    const open: NonNullable<typeof current> = { cleanups: [] };
+    current = open;
+    open.lab = await startLab({ members, electionTimeoutMs: scenarioPolicy.electionTimeoutMs });
+    open.probing = openProbing();
+    return { lab: open.lab, ...open.probing, onTeardown: (cleanup) => void open.cleanups.push(cleanup) };
+  };
+}
+
 /** One probe seeded with every endpoint the lab advertises (its fault proxies). */
 export async function probeView(prober: Prober, lab: Lab, policy: Policy = scenarioPolicy, deadlineMs = policy.callTimeoutMs): Promise<ClusterView> {
   const sample = await prober.probe({ seeds: lab.endpoints(), deadlineMs, paths: policy.pathOrder });
@@ -51,10 +84,17 @@ export function planFor(samples: ClusterView[], targetId: MemberId, policy: Poli
   });
 }
 
-/** Keeps every view of one incident, oldest first, and plans on all of them. */
-export class Incident {
-  readonly samples: ClusterView[] = [];
-  readonly decisions: Decision[] = [];
+/** One probe and what plan() made of every probe so far. */
+export interface Observation {
+  view: ClusterView;
+  decision: Decision;
+  /** The `now` plan() was given. */
+  now: number;
+}
+
+/** Keeps every view of one incident, oldest first, and plans on all of them, as a handler would. */
+export class Observer {
+  readonly observations: Observation[] = [];
   private readonly prober: Prober;
   private readonly lab: Lab;
   private readonly targetId: MemberId;
@@ -67,29 +107,29 @@ export class Incident {
     this.policy = options.policy ?? scenarioPolicy;
   }
 
-  get latest(): ClusterView {
-    const view = this.samples.at(-1);
-    if (!view) throw new Error('no sample taken yet');
-    return view;
+  get samples(): ClusterView[] {
+    return this.observations.map((o) => o.view);
   }
 
   /** Probes once more and plans on every sample so far. */
-  async observe(deadlineMs = this.policy.callTimeoutMs): Promise<Decision> {
-    this.samples.push(await probeView(this.prober, this.lab, this.policy, deadlineMs));
-    const decision = planFor(this.samples, this.targetId, this.policy, Date.now());
-    this.decisions.push(decision);
-    return decision;
+  async observe(deadlineMs = this.policy.callTimeoutMs): Promise<Observation> {
+    const view = await probeView(this.prober, this.lab, this.policy, deadlineMs);
+    const now = Date.now();
+    const samples = [...this.samples, view];
+    const observation = { view, decision: planFor(samples, this.targetId, this.policy, now), now };
+    this.observations.push(observation);
+    return observation;
   }
 
   /** Observes until `done` accepts a decision, or the deadline passes. */
-  async observeUntil(done: (d: Decision) => boolean, what: string, timeoutMs = 15_000, deadlineMs?: number): Promise<Decision> {
+  observeUntil(done: (d: Decision) => boolean, what: string, options: { timeoutMs?: number; deadlineMs?: number; intervalMs?: number } = {}): Promise<Observation> {
     return waitFor(
       async () => {
-        const d = await this.observe(deadlineMs);
-        if (done(d)) return d;
-        throw new Error(`last decision ${d.kind}/${d.reason}: ${d.message}`);
+        const o = await this.observe(options.deadlineMs);
+        if (done(o.decision)) return o;
+        throw new Error(`last decision ${o.decision.kind} ${o.decision.reason}: ${o.decision.message}`);
       },
-      { timeoutMs, intervalMs: 100, what },
+      { timeoutMs: options.timeoutMs ?? 15_000, intervalMs: options.intervalMs ?? 100, what },
     );
   }
 }
@@ -160,7 +200,7 @@ export async function removeMember(probing: Probing, view: ClusterView, targetId
 }
 
 /** Waits until the lab's ground-truth member list no longer has `id`. */
-export async function waitUntilGone(lab: Lab, id: MemberId, timeoutMs = 10_000): Promise<MemberInfo[]> {
+export async function waitUntilGone(lab: Lab, id: MemberId, timeoutMs = 10_000): Promise<LabMemberInfo[]> {
   return waitFor(
     async () => {
       const list = await lab.memberList();
