@@ -1,0 +1,29 @@
+#!/usr/bin/env node
+// Runs the TypeScript CLI with Node's built-in type stripping (Node ≥ 23.6). On an older Node it
+// re-runs itself with the project's own Node (the `node` devDependency).
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import process from 'node:process';
+import { fileURLToPath, URL } from 'node:url';
+
+const [major, minor] = process.versions.node.split('.').map(Number);
+const strips = major > 23 || (major === 23 && minor >= 6);
+
+if (strips) {
+  await import('../infra/local/cli/main.ts');
+} else {
+  const node = fileURLToPath(new URL('../node_modules/node/bin/node', import.meta.url));
+  if (!existsSync(node)) {
+    process.stderr.write(`etcd-remediator: needs Node 23.6 or later (this is ${process.version}); run npm install to get the project's Node\n`);
+    process.exit(1);
+  }
+  const child = spawn(node, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
+  // The child gets terminal signals itself; signals sent to this pid alone are passed on.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
+  child.on('exit', (code, signal) => {
+    if (signal) {
+      process.removeAllListeners(signal);
+      process.kill(process.pid, signal);
+    } else process.exit(code ?? 1);
+  });
+}

@@ -1,0 +1,175 @@
+// The config file of `run`: clusters, their endpoints, credentials and policy, where to keep state
+// and where to listen. Validated with zod; an error names the field, e.g. clusters[0].endpoints.
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { parsePolicy, type Policy, type PolicyInput } from '../../../functions/core/policy.ts';
+import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
+import type { TlsFiles } from '../../../functions/ports/etcd.ts';
+import { notADuration, parseDuration } from './duration.ts';
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** "60s" or a number of milliseconds. */
+const duration = z.unknown().transform((value, ctx) => {
+  if (typeof value === 'number' && Number.isInteger(value) && value >= 0) return value;
+  if (typeof value === 'string') {
+    const ms = parseDuration(value);
+    if (ms !== undefined) return ms;
+    ctx.addIssue({ code: 'custom', message: notADuration(value) });
+  } else {
+    ctx.addIssue({ code: 'custom', message: `${JSON.stringify(value)} is not a duration (use a string such as "60s", or milliseconds)` });
+  }
+  return z.NEVER;
+});
+
+const DURATIONS = ['grace', 'electionTimeout', 'callTimeout', 'incidentDeadline', 'retryPeriod', 'minHealthyPeriod'] as const;
+
+// Each duration may be written as `grace: "60s"` or as the policy's own `graceMs`.
+const durationFields = Object.fromEntries(DURATIONS.flatMap((name) => [[name, duration.optional()], [`${name}Ms`, duration.optional()]])) as Record<
+  (typeof DURATIONS)[number] | `${(typeof DURATIONS)[number]}Ms`,
+  z.ZodOptional<typeof duration>
+>;
+
+const count = z.number().int().nonnegative();
+
+const policyConfigSchema = z.strictObject({
+  ...durationFields,
+  backoff: z
+    .strictObject({ base: duration.optional(), baseMs: duration.optional(), cap: duration.optional(), capMs: duration.optional() })
+    .optional(),
+  allowRemoveWithoutLeaderMove: z.boolean().optional(),
+  maxAttempts: z.number().int().positive().optional(),
+  maxRetry: count.optional(),
+  pathOrder: z.array(z.enum(['direct', 'port-forward', 'exec'])).min(1).optional(),
+  maxImmediateReprobes: count.optional(),
+  dryRun: z.boolean().optional(),
+  snapshotBeforeRemove: z.boolean().optional(),
+});
+
+const endpoint = z.string().refine((text) => {
+  try {
+    const url = new URL(text);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.port !== '';
+  } catch {
+    return false;
+  }
+}, 'must be a client URL such as http://127.0.0.1:2379');
+
+const clusterSchema = z.strictObject({
+  clusterId: z.string().trim().min(1, 'must not be empty'),
+  endpoints: z.array(endpoint).min(1, 'must list at least one client URL'),
+  tls: z.strictObject({ cacert: z.string().min(1), cert: z.string().min(1).optional(), key: z.string().min(1).optional() }).optional(),
+  policy: policyConfigSchema.optional(),
+  aliases: z.record(z.string(), z.string()).optional(),
+});
+
+const LOOPBACK = /^(127(?:\.\d{1,3}){3}|localhost|\[::1\]|::1)$/;
+
+const listen = z.string().transform((text, ctx) => {
+  const match = /^(.*):(\d{1,5})$/.exec(text);
+  const port = match ? Number(match[2]) : NaN;
+  if (!match || !LOOPBACK.test(match[1]!) || port > 65_535) {
+    ctx.addIssue({ code: 'custom', message: `${JSON.stringify(text)} is not a loopback host:port (use e.g. 127.0.0.1:8787)` });
+    return z.NEVER;
+  }
+  return { host: match[1]!.replace(/^\[(.*)\]$/, '$1'), port };
+});
+
+const configSchema = z
+  .strictObject({
+    state: z.string().min(1, 'must name a file'),
+    listen: listen.default({ host: '127.0.0.1', port: 8787 }),
+    clusters: z.array(clusterSchema).min(1, 'must list at least one cluster'),
+  })
+  .superRefine((config, ctx) => {
+    const seen = new Set<string>();
+    config.clusters.forEach((c, i) => {
+      if (seen.has(c.clusterId)) ctx.addIssue({ code: 'custom', path: ['clusters', i, 'clusterId'], message: `${JSON.stringify(c.clusterId)} is listed twice` });
+      seen.add(c.clusterId);
+    });
+  });
+
+export interface RunConfig {
+  statePath: string;
+  listen: { host: string; port: number };
+  clusters: (ClusterEntry & { policy: Policy })[];
+}
+
+const formatPath = (p: readonly PropertyKey[]): string =>
+  p.reduce<string>((acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : acc ? `${acc}.${String(key)}` : String(key)), '');
+
+function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
+  return issues
+    .flatMap((issue) =>
+      issue.code === 'unrecognized_keys'
+        ? issue.keys.map((key) => `${formatPath([...issue.path, key])}: is not a known field`)
+        : [`${formatPath(issue.path) || '(config)'}: ${issue.message}`],
+    )
+    .join('; ');
+}
+
+function toPolicyInput(p: z.infer<typeof policyConfigSchema> | undefined): PolicyInput {
+  if (!p) return {};
+  const input: PolicyInput = {};
+  for (const name of DURATIONS) {
+    const ms = p[`${name}Ms`] ?? p[name];
+    if (ms !== undefined) input[`${name}Ms`] = ms;
+  }
+  if (p.backoff) {
+    const baseMs = p.backoff.baseMs ?? p.backoff.base;
+    const capMs = p.backoff.capMs ?? p.backoff.cap;
+    input.backoff = { ...(baseMs === undefined ? {} : { baseMs }), ...(capMs === undefined ? {} : { capMs }) };
+  }
+  const { allowRemoveWithoutLeaderMove, maxAttempts, maxRetry, pathOrder, maxImmediateReprobes, dryRun, snapshotBeforeRemove } = p;
+  const rest = { allowRemoveWithoutLeaderMove, maxAttempts, maxRetry, pathOrder, maxImmediateReprobes, dryRun, snapshotBeforeRemove };
+  return { ...input, ...(Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)) as PolicyInput) };
+}
+
+function readTls(dir: string, index: number, tls: { cacert: string; cert?: string | undefined; key?: string | undefined }): TlsFiles {
+  const read = (field: 'cacert' | 'cert' | 'key', file: string) => {
+    try {
+      return fs.readFileSync(path.resolve(dir, file));
+    } catch (error) {
+      throw new ConfigError(`clusters[${index}].tls.${field}: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    }
+  };
+  if ((tls.cert === undefined) !== (tls.key === undefined)) throw new ConfigError(`clusters[${index}].tls.${tls.cert === undefined ? 'cert' : 'key'}: is required with ${tls.cert === undefined ? 'key' : 'cert'}`);
+  const files: TlsFiles = { ca: read('cacert', tls.cacert) };
+  if (tls.cert !== undefined && tls.key !== undefined) {
+    files.cert = read('cert', tls.cert);
+    files.key = read('key', tls.key);
+  }
+  return files;
+}
+
+/** Reads and validates the config; paths inside it are relative to the file's directory. */
+export function loadConfig(file: string): RunConfig {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new ConfigError(code ? `cannot read: ${code}` : `is not JSON: ${(error as Error).message}`);
+  }
+  const parsed = configSchema.safeParse(raw, { error: (issue) => (issue.input === undefined ? 'is required' : undefined) });
+  if (!parsed.success) throw new ConfigError(describeIssues(parsed.error.issues));
+  const dir = path.dirname(path.resolve(file));
+  const config = parsed.data;
+  return {
+    statePath: path.resolve(dir, config.state),
+    listen: config.listen,
+    clusters: config.clusters.map((c, i) => ({
+      clusterId: c.clusterId,
+      endpoints: c.endpoints,
+      policy: parsePolicy(toPolicyInput(c.policy)),
+      ...(c.tls ? { tls: readTls(dir, i, c.tls) } : {}),
+      ...(c.aliases ? { aliases: c.aliases } : {}),
+    })),
+  };
+}

@@ -1,0 +1,58 @@
+// The edge of `run`: one MemberUnhealthy as text (an HTTP body or a stdin line) in, accepted or
+// refused out. A refused input is dead-lettered with the field and problem that refused it.
+import { parseEvent } from '../../../events/validate.ts';
+import { InvalidEventError } from '../../../functions/shared/event-handler.ts';
+import { targetKeyOf } from '../../../functions/ports/incident-store.ts';
+import { newIncidentId, type LocalRuntime } from '../runtime.ts';
+
+export type IntakeReply =
+  | { accepted: true; incidentId: string; joined: boolean }
+  | { accepted: false; error: string; field: string; deadLetterId: string };
+
+export function createIntake(runtime: LocalRuntime, clusterIds: string[]): (text: string, source: string) => Promise<IntakeReply> {
+  const refuse = async (source: string, text: string, field: string, problem: string): Promise<IntakeReply> => {
+    const error = `MemberUnhealthy is invalid: ${field}: ${problem}`;
+    const dead = await runtime.store.putDeadLetter({ receivedAt: Date.now(), source, detailType: 'MemberUnhealthy', payload: text, error });
+    return { accepted: false, error, field, deadLetterId: dead.id };
+  };
+
+  return async (text, source) => {
+    let detail: unknown;
+    try {
+      detail = JSON.parse(text);
+    } catch (error) {
+      return refuse(source, text, '(body)', `is not JSON: ${(error as Error).message}`);
+    }
+    // This edge produces the bus event, so the event's own time is ours to stamp when absent.
+    if (typeof detail === 'object' && detail !== null && !Array.isArray(detail) && !('at' in detail)) {
+      detail = { ...detail, at: new Date().toISOString() };
+    }
+    const parsed = parseEvent('MemberUnhealthy', detail);
+    if (!parsed.ok) {
+      // submit() validates again and writes the dead letter, as for any input refused at the edge.
+      try {
+        await runtime.submit(detail, source);
+      } catch (error) {
+        if (!(error instanceof InvalidEventError)) throw error;
+        return { accepted: false, error: error.message, field: parsed.error.issues[0]?.path ?? '(detail)', deadLetterId: error.deadLetterId };
+      }
+      throw new Error('an invalid MemberUnhealthy was accepted');
+    }
+    if (parsed.event.detailType !== 'MemberUnhealthy') throw new Error('parsed as another detail type');
+    const { clusterId, target } = parsed.event.detail;
+    if (!clusterIds.includes(clusterId)) {
+      return refuse(source, text, 'clusterId', `${JSON.stringify(clusterId)} is not a configured cluster (configured: ${clusterIds.join(', ')})`);
+    }
+    let incidentId = parsed.event.detail.incidentId;
+    let joined = false;
+    if (incidentId === undefined) {
+      // Name the incident here so the caller can follow it; a duplicate joins the one already open.
+      const key = targetKeyOf(Object.fromEntries(Object.entries(target).filter(([, v]) => v !== undefined)) as Record<string, string>);
+      const open = (await runtime.store.listIncidents({ clusterId, state: 'open' })).find((i) => i.targetKey === key);
+      joined = open !== undefined;
+      incidentId = open?.incidentId ?? newIncidentId();
+    }
+    await runtime.submit({ ...(detail as object), incidentId }, source);
+    return { accepted: true, incidentId, joined };
+  };
+}

@@ -1,0 +1,55 @@
+// etcd-remediator: the command-line edge. Each command lives in its own module, loaded on use.
+import { PROGRAM, UsageError } from './args.ts';
+import { EXIT } from './output.ts';
+
+interface CommandModule {
+  help: string;
+  run(argv: string[]): Promise<number>;
+}
+
+const commands: Record<string, { summary: string; load: () => Promise<CommandModule> }> = {
+  probe: { summary: 'show every member, the leader as each sees it, and quorum', load: () => import('./probe.ts') },
+  plan: { summary: 'dry run: what remediating a member would do now, and why', load: () => import('./plan.ts') },
+  remediate: { summary: 'remediate a member end to end on the embedded runtime', load: () => import('./remediate.ts') },
+  status: { summary: 'incidents, timelines and dead letters in a state file', load: () => import('./status.ts') },
+  run: { summary: 'the long-running local service for the clusters in a config file', load: () => import('./run.ts') },
+  lab: { summary: 'a real etcd lab with fault proxies, for trying all of the above', load: () => import('./lab.ts') },
+};
+
+const usage = `usage: ${PROGRAM} <command> [flags]   (${PROGRAM} <command> --help for its flags)
+
+Leader-aware etcd member remediation: moves leadership off a sick member when its leader
+answers, and removes an unreachable leader without a move once the followers confirm it.
+
+commands:
+${Object.entries(commands)
+  .map(([name, c]) => `  ${name.padEnd(10)} ${c.summary}`)
+  .join('\n')}
+
+exit codes: 0 remediated or planned, 1 error, 2 usage or invalid input, 3 blocked, 4 failed`;
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(`${usage}\n`);
+    return name === undefined ? EXIT.usage : EXIT.ok;
+  }
+  const command = commands[name];
+  if (!command) throw new UsageError(`unknown command ${JSON.stringify(name)} (commands: ${Object.keys(commands).join(', ')})`);
+  const module = await command.load();
+  return module.run(rest);
+}
+
+let code: number;
+try {
+  code = await main(process.argv.slice(2));
+} catch (error) {
+  const usageError = error instanceof UsageError;
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`${PROGRAM}: ${usageError ? message : message.split('\n')[0]}\n`);
+  if (!usageError && process.env.ETCD_REMEDIATOR_DEBUG && error instanceof Error) process.stderr.write(`${error.stack}\n`);
+  code = usageError ? EXIT.usage : EXIT.error;
+}
+// Exit now: the etcd client can keep a cancelled call's deadline timer alive for a whole call
+// timeout after close. Writes to a pipe or file are synchronous on Linux, so output is complete.
+process.exit(code);

@@ -1,0 +1,78 @@
+// What every command prints: the result shape of plan and remediate, exit codes, and plain-text
+// rendering (tables, timelines with relative times).
+import type { LeaderMove } from '../../../functions/core/decision.ts';
+import { formatDuration } from './duration.ts';
+
+export type Outcome = 'remediated' | 'blocked' | 'failed' | 'planned';
+
+export interface TimelineEntry {
+  at: string;
+  step: string;
+  detail: string;
+}
+
+/** The result of `plan` and `remediate`; outside tools read this shape. */
+export interface CliResult {
+  incidentId: string;
+  clusterId: string;
+  target: { memberId: string; name: string };
+  outcome: Outcome;
+  reason: string;
+  message: string;
+  leaderMove: LeaderMove;
+  timeline: TimelineEntry[];
+  evidence: Record<string, unknown>;
+}
+
+export const EXIT = { ok: 0, error: 1, usage: 2, blocked: 3, failed: 4 } as const;
+
+export const exitCodeOf = (outcome: Outcome): number =>
+  outcome === 'blocked' ? EXIT.blocked : outcome === 'failed' ? EXIT.failed : EXIT.ok;
+
+export const printJson = (value: unknown): void => {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+};
+
+/** "+1.25s" from a start time. */
+export const relative = (at: number, start: number): string => `+${formatDuration(Math.max(0, at - start))}`;
+
+/** An etcdctl-style table with +---+ borders. */
+export function table(headers: string[], rows: string[][]): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = `+${widths.map((w) => '-'.repeat(w + 2)).join('+')}+`;
+  const format = (cells: string[]) => `| ${widths.map((w, i) => (cells[i] ?? '').padEnd(w)).join(' | ')} |`;
+  return [line, format(headers), line, ...rows.map(format), line].join('\n');
+}
+
+/** Cuts a line to `width` characters, marking the cut. */
+export const clip = (line: string, width = Infinity): string => (line.length <= width ? line : `${line.slice(0, Math.max(0, width - 1))}…`);
+
+/** Timeline lines with times relative to the first entry (or `start`). */
+export function renderTimeline(timeline: TimelineEntry[], start?: number, maxWidth?: number): string {
+  const t0 = start ?? (timeline[0] ? Date.parse(timeline[0].at) : 0);
+  const width = Math.max(0, ...timeline.map((e) => e.step.length));
+  return timeline.map((e) => clip(`  ${relative(Date.parse(e.at), t0).padStart(8)}  ${e.step.padEnd(width)}  ${e.detail}`.trimEnd(), maxWidth)).join('\n');
+}
+
+export function renderResult(result: CliResult): string {
+  const who = result.target.name ? `${result.target.name} (${result.target.memberId})` : result.target.memberId;
+  return [
+    `outcome:     ${result.outcome}`,
+    `reason:      ${result.reason}`,
+    `target:      ${who} in cluster ${result.clusterId}`,
+    `message:     ${result.message}`,
+    `leader move: ${result.leaderMove}`,
+    `incident:    ${result.incidentId}`,
+    'timeline:',
+    renderTimeline(result.timeline),
+  ].join('\n');
+}
+
+export function printResult(result: CliResult, json: boolean): number {
+  if (json) printJson(result);
+  else process.stdout.write(`${renderResult(result)}\n`);
+  return exitCodeOf(result.outcome);
+}
+
+/** A journal entry's detail as one string. */
+export const detailText = (detail: unknown): string => (typeof detail === 'string' ? detail : detail === undefined ? '' : JSON.stringify(detail));

@@ -1,0 +1,153 @@
+// `plan`: a dry run. Probes the cluster (twice, an election timeout apart, when the leader looks
+// unreachable), runs the same planner as the pipeline, and says what would happen now and why.
+// It sends nothing that changes the cluster.
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Decision, LeaderMove } from '../../../functions/core/decision.ts';
+import { plan } from '../../../functions/core/plan.ts';
+import type { Policy } from '../../../functions/core/policy.ts';
+import { findMember, type ClusterView } from '../../../functions/core/view.ts';
+import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
+import { durationFlag, parseFlags, requiredFlag } from './args.ts';
+import { clusterFromFlags, clusterHelp, clusterOptions } from './cluster-flags.ts';
+import { openClusterProbe } from './cluster-probe.ts';
+import { EXIT, printResult, type CliResult, type TimelineEntry } from './output.ts';
+import { describeView } from './progress.ts';
+
+export const planOptions = {
+  ...clusterOptions,
+  target: { type: 'string' },
+  grace: { type: 'string' },
+  backoff: { type: 'string' },
+  'no-skip-leader-move': { type: 'boolean' },
+} as const;
+
+export const help = `usage: etcd-remediator plan --endpoints URL[,URL…] --target NAME|ID [options]
+
+A dry run of remediating one member: probes every member, and when the leader looks unreachable
+takes a second sample at least one election timeout after the first, so the evidence rule
+(followers agree on the leader at one term across samples) can confirm it. Then prints what the
+pipeline would do now and why. It sends no MoveLeader and no MemberRemove.
+The grace window starts with the first sample, as for a fresh incident.
+Outcome 'planned' (exit 0) when remediation would go ahead, move leadership or wait;
+'blocked' (exit 3) when it would stop.
+
+  --target NAME|ID         the member to remediate, by name or hex id (required)
+  --grace DUR              how long an unreachable leader must stay so before it is removed
+                           without a move (default: 60s)
+  --backoff DUR            first retry backoff, doubling per attempt with full jitter, capped
+                           at 30s (default: 1s; etcd refuses reconfiguration for ~5s after start)
+  --no-skip-leader-move    never remove a leader without moving leadership first
+${clusterHelp}`;
+
+/** Flags plan and remediate share, turned into a cluster entry and a target reference. */
+export function planInputsFromFlags(values: Record<string, string | boolean | undefined>): { cluster: ClusterEntry & { policy: Policy }; ref: string } {
+  const ref = requiredFlag('target', values.target as string | undefined, 'etcd-1');
+  const graceMs = durationFlag('grace', values.grace as string | undefined);
+  // Interactive runs retry sooner than the service's default of 5s.
+  const baseMs = durationFlag('backoff', values.backoff as string | undefined) ?? 1_000;
+  const cluster = clusterFromFlags(values, {
+    backoff: { baseMs, capMs: Math.max(baseMs, 30_000) },
+    ...(graceMs === undefined ? {} : { graceMs }),
+    ...(values['no-skip-leader-move'] ? { allowRemoveWithoutLeaderMove: false } : {}),
+  });
+  return { cluster, ref };
+}
+
+const iso = (at: number) => new Date(at).toISOString();
+
+/** A second sample settles these; any other first decision is final. */
+const wantsSecondSample = (d: Decision) => d.kind === 'retry' && (d.reason === 'LEADER_UNREACHABLE_UNCONFIRMED' || d.reason === 'ELECTION_IN_PROGRESS');
+
+function impliedLeaderMove(d: Decision, view: ClusterView, targetId: string, policy: Policy): LeaderMove {
+  if (d.kind === 'approve') return d.leaderMove;
+  if (d.kind === 'move-leader') return 'moved';
+  const target = view.members.find((m) => m.id === targetId);
+  const leads = view.leader.id === targetId || target?.status?.leaderId === targetId;
+  if (!leads) return 'not-needed';
+  return target?.reachable || !policy.allowRemoveWithoutLeaderMove ? 'moved' : 'skipped';
+}
+
+function nextStep(d: Decision): Record<string, unknown> {
+  switch (d.kind) {
+    case 'approve':
+      return { kind: d.kind, next: 'remove the member now' };
+    case 'move-leader':
+      return { kind: d.kind, next: 'move leadership, then remove the member', candidates: d.candidates, paths: d.paths };
+    case 'retry':
+      return { kind: d.kind, next: 'wait and probe again', retryAt: iso(d.at), reprobeNow: d.reprobeNow };
+    case 'block':
+      return { kind: d.kind, next: 'stop: an operator must look' };
+  }
+}
+
+export async function planNow(cluster: ClusterEntry & { policy: Policy }, ref: string): Promise<CliResult> {
+  const timeline: TimelineEntry[] = [];
+  const prober = openClusterProbe(cluster);
+  try {
+    const first = await prober.probe();
+    const samples = [first.view];
+    timeline.push({ at: iso(first.view.at), step: 'probed', detail: describeView(first.view) });
+    const target = findMember(first.view, ref);
+    const base = { incidentId: randomUUID(), clusterId: cluster.clusterId };
+    if (!target) {
+      const names = first.view.members.map((m) => m.name || m.id).join(', ');
+      const none = first.view.members.length === 0;
+      return {
+        ...base,
+        target: { memberId: /^[0-9a-f]{1,16}$/.test(ref) ? ref : '0', name: ref },
+        outcome: 'blocked',
+        reason: none ? 'CLUSTER_UNREACHABLE' : 'TARGET_NOT_FOUND',
+        message: none
+          ? `No endpoint of cluster ${cluster.clusterId} answered a member list; nothing can be planned, check the endpoints.`
+          : `No etcd member is named or numbered ${ref} (members: ${names}); nothing to remediate.`,
+        leaderMove: 'not-needed',
+        timeline,
+        evidence: { members: names, listFailures: first.sample.listFailures },
+      };
+    }
+    const decide = () =>
+      plan({
+        samples,
+        targetId: target.id,
+        incident: { openedAt: samples[0]!.at, attempt: 0, immediateReprobes: 0 },
+        remediation: { retryCount: 0 },
+        policy: cluster.policy,
+        now: Date.now(),
+        random: Math.random,
+      });
+    let decision = decide();
+    if (wantsSecondSample(decision)) {
+      timeline.push({ at: iso(Date.now()), step: 'second-sample', detail: `${decision.reason}: sampling again one election timeout (${cluster.policy.electionTimeoutMs}ms) after the first` });
+      await sleep(Math.max(0, first.view.at + cluster.policy.electionTimeoutMs - Date.now()));
+      const second = await prober.probe(first.view);
+      samples.push(second.view);
+      timeline.push({ at: iso(second.view.at), step: 'probed', detail: describeView(second.view) });
+      decision = decide();
+    }
+    timeline.push({ at: iso(Date.now()), step: `plan:${decision.kind}`, detail: `${decision.reason}: ${decision.message}` });
+    const current = samples.at(-1)!;
+    return {
+      ...base,
+      target: { memberId: target.id, name: target.name },
+      outcome: decision.kind === 'block' ? 'blocked' : 'planned',
+      reason: decision.reason,
+      message: decision.message,
+      leaderMove: impliedLeaderMove(decision, current, target.id, cluster.policy),
+      timeline,
+      evidence: { ...decision.evidence, decision: nextStep(decision), samples: samples.length, dryRun: true },
+    };
+  } finally {
+    await prober.close();
+  }
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const { values } = parseFlags('plan', argv, planOptions);
+  if (values.help) {
+    process.stdout.write(`${help}\n`);
+    return EXIT.ok;
+  }
+  const { cluster, ref } = planInputsFromFlags(values);
+  return printResult(await planNow(cluster, ref), values.json ?? false);
+}

@@ -1,0 +1,98 @@
+// `probe`: every member on its own, as etcdctl endpoint status would show it, plus who leads and
+// whether the cluster holds quorum.
+import { NO_LEADER } from '../../../functions/core/types.ts';
+import type { ClusterView, MemberView } from '../../../functions/core/view.ts';
+import { describeFailure, describePaths } from '../../../functions/core/explain.ts';
+import { parseFlags } from './args.ts';
+import { clusterFromFlags, clusterHelp, clusterOptions } from './cluster-flags.ts';
+import { openClusterProbe, type Probed } from './cluster-probe.ts';
+import { EXIT, printJson, table } from './output.ts';
+
+export const help = `usage: etcd-remediator probe --endpoints URL[,URL…] [options]
+
+Asks every member for its status on its own client URL, so no single member is needed as "the"
+client. Prints one row per member (reachable or the error, the leader as that member sees it,
+raft term and index, learner, latency), then the leader consensus and quorum.
+Exits 0 when the cluster holds quorum, 1 when it does not.
+
+${clusterHelp}`;
+
+const nameOf = (view: ClusterView, id: string | undefined): string => {
+  if (!id || id === NO_LEADER) return 'none';
+  return view.members.find((m) => m.id === id)?.name || id;
+};
+
+function reachability(m: MemberView): string {
+  if (m.reachable) return 'yes';
+  const failed = m.paths.find((p) => p.reachability !== 'ok');
+  if (!m.started) return 'never started';
+  return failed?.failure ? describeFailure(failed.failure) : (failed?.reachability ?? 'not probed');
+}
+
+export function probeJson({ view }: Probed) {
+  return {
+    members: view.members.map((m) => ({
+      name: m.name,
+      id: m.id,
+      endpoint: m.paths[0]?.endpoint ?? m.clientUrls[0] ?? '',
+      reachable: m.reachable,
+      ...(m.reachable ? {} : { error: reachability(m) }),
+      healthy: m.healthy,
+      leader: m.status ? { id: m.status.leaderId, name: nameOf(view, m.status.leaderId) } : null,
+      term: m.status?.raftTerm ?? null,
+      index: m.status?.raftIndex ?? null,
+      appliedIndex: m.status?.raftAppliedIndex ?? null,
+      learner: m.isLearner,
+      latencyMs: m.latencyMs === undefined ? null : Math.round(m.latencyMs * 10) / 10,
+      alarms: m.status?.alarms ?? [],
+    })),
+    leader: { id: view.leader.id ?? null, name: view.leader.name ?? null, consensus: view.leader.consensus, term: view.leader.term ?? null },
+    quorum: { voting: view.quorum.voting, healthy: view.quorum.healthyVoting, size: view.quorum.size, ok: view.quorum.ok },
+  };
+}
+
+export function renderProbe({ view, sample }: Probed): string {
+  if (view.members.length === 0) {
+    return `no endpoint answered a member list: ${describePaths(sample.listFailures)}\nquorum: unknown (no member list)`;
+  }
+  const rows = view.members.map((m) => [
+    m.name || '(unstarted)',
+    m.id,
+    m.paths[0]?.endpoint ?? m.clientUrls[0] ?? '',
+    reachability(m),
+    m.status ? nameOf(view, m.status.leaderId) : '',
+    m.status ? String(m.status.raftTerm) : '',
+    m.status ? String(m.status.raftIndex) : '',
+    String(m.isLearner),
+    m.latencyMs === undefined ? '' : `${m.latencyMs.toFixed(1)}ms`,
+  ]);
+  const header = ['MEMBER', 'ID', 'ENDPOINT', 'REACHABLE', 'LEADER (AS SEEN)', 'TERM', 'INDEX', 'LEARNER', 'LATENCY'];
+  const { leader, quorum } = view;
+  const reporters = leader.reports.length;
+  const leaderLine =
+    leader.consensus === 'agreed'
+      ? `leader: ${nameOf(view, leader.id)} (${leader.id}) agreed by all ${reporters} members that answered${leader.term === undefined ? '' : `, term ${leader.term}`}`
+      : leader.consensus === 'split'
+        ? `leader: split (${leader.reports.map((r) => `${nameOf(view, r.memberId)} sees ${nameOf(view, r.leaderId)}`).join(', ')})`
+        : 'leader: none (no member that answered sees a leader)';
+  const quorumLine = `quorum: ${quorum.healthyVoting} of ${quorum.voting} voting members healthy, ${quorum.size} needed: ${quorum.ok ? 'ok' : 'LOST'}`;
+  return `${table(header, rows)}\n${leaderLine}; ${quorumLine}`;
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const { values } = parseFlags('probe', argv, clusterOptions);
+  if (values.help) {
+    process.stdout.write(`${help}\n`);
+    return EXIT.ok;
+  }
+  const cluster = clusterFromFlags(values);
+  const prober = openClusterProbe(cluster);
+  try {
+    const probed = await prober.probe();
+    if (values.json) printJson(probeJson(probed));
+    else process.stdout.write(`${renderProbe(probed)}\n`);
+    return probed.view.quorum.ok ? EXIT.ok : EXIT.error;
+  } finally {
+    await prober.close();
+  }
+}

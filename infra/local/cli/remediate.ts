@@ -1,0 +1,112 @@
+// `remediate`: the whole pipeline on the embedded runtime, for one member, until it ends. Progress
+// goes to stderr as it happens; the result goes to stdout.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { DetailInputOf } from '../../../events/catalogue.ts';
+import { findMember } from '../../../functions/core/view.ts';
+import { targetKeyOf } from '../../../functions/ports/incident-store.ts';
+import { createLocalRuntime, newIncidentId, type LocalRuntime } from '../runtime.ts';
+import { createStaticDirectory } from '../static-directory.ts';
+import { parseFlags } from './args.ts';
+import { openClusterProbe } from './cluster-probe.ts';
+import { EXIT, printResult } from './output.ts';
+import { help as planHelp, planInputsFromFlags, planNow, planOptions } from './plan.ts';
+import { showProgress } from './progress.ts';
+import { isOutcome, resultOf } from './result.ts';
+import { untilSignal } from './signals.ts';
+
+const options = { ...planOptions, 'dry-run': { type: 'boolean' }, state: { type: 'string' } } as const;
+
+export const help = `usage: etcd-remediator remediate --endpoints URL[,URL…] --target NAME|ID [options]
+
+Remediates one member end to end on the embedded runtime: probe, decide, move leadership off it
+when it leads and answers (or, when it leads and is unreachable past the grace window with quorum
+safe, go on without a move), remove it, and wait for a leader among the rest. Each step is printed
+to stderr as it happens; the result goes to stdout. Exit 0 remediated, 3 blocked, 4 failed.
+
+  --state FILE             SQLite state file (default: a new temporary file, printed on stderr).
+                           A run cut short resumes its open incident when given the same file.
+  --dry-run                do not remediate: behave like \`etcd-remediator plan\`
+${planHelp.split('\n').slice(planHelp.split('\n').findIndex((l) => l.trim().startsWith('--target')))
+  .join('\n')}`;
+
+function defaultStatePath(): string {
+  return path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'etcd-remediator-')), 'state.sqlite');
+}
+
+/** The selector for MemberUnhealthy: whichever way the reference names a member in the cluster now. */
+async function selectorFor(cluster: Parameters<typeof openClusterProbe>[0], ref: string): Promise<{ memberName: string } | { memberId: string }> {
+  const prober = openClusterProbe(cluster);
+  try {
+    const { view } = await prober.probe();
+    const member = findMember(view, ref);
+    if (member) return member.name === ref ? { memberName: ref } : { memberId: member.id };
+  } finally {
+    await prober.close();
+  }
+  // Not in the member list (already removed?): let the pipeline say so, as it would for an event.
+  return /^[0-9a-f]{1,16}$/i.test(ref) ? { memberId: ref.toLowerCase() } : { memberName: ref };
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const { values } = parseFlags('remediate', argv, options);
+  if (values.help) {
+    process.stdout.write(`${help}\n`);
+    return EXIT.ok;
+  }
+  const { cluster, ref } = planInputsFromFlags(values);
+  const json = values.json ?? false;
+  if (values['dry-run']) return printResult(await planNow(cluster, ref), json);
+
+  const statePath = values.state ?? defaultStatePath();
+  process.stderr.write(`state: ${statePath}${values.state ? '' : ' (temporary; pass --state FILE to keep a run resumable)'}\n`);
+  const selector = await selectorFor(cluster, ref);
+  const start = Date.now();
+  let progress: ReturnType<typeof showProgress> | undefined;
+  const runtime: LocalRuntime = await createLocalRuntime({
+    statePath,
+    directory: createStaticDirectory([cluster]),
+    logLevel: 'SILENT',
+    onHandlerError: (fn, error) => progress?.note(`${fn} failed: ${error instanceof Error ? error.message : String(error)}; the incident is re-probed shortly`),
+  });
+  const signal = untilSignal();
+  try {
+    progress = showProgress(runtime.bus.subscribe, { start, filter: (e) => e.detail.clusterId === cluster.clusterId });
+    const open = (await runtime.store.listIncidents({ clusterId: cluster.clusterId, state: 'open' })).find(
+      (i) => i.targetKey === targetKeyOf(selector) || ('memberId' in selector && i.memberId === selector.memberId),
+    );
+    const incidentId = open?.incidentId ?? newIncidentId();
+    const outcome = runtime.waitForOutcome({ clusterId: cluster.clusterId, incidentId }, cluster.policy.incidentDeadlineMs + 60_000);
+    // The runtime re-arms an open incident on start: that is the resume.
+    await runtime.start();
+    if (open) {
+      progress.note(`resuming incident ${incidentId} (attempt ${open.attempt}, opened ${new Date(open.openedAt).toISOString()})`);
+    } else {
+      const now = new Date().toISOString();
+      const detail: DetailInputOf<'MemberUnhealthy'> = {
+        incidentId,
+        clusterId: cluster.clusterId,
+        attempt: 0,
+        at: now,
+        target: selector,
+        reason: `remediation requested with etcd-remediator remediate --target ${ref}`,
+        source: 'cli',
+        observedAt: now,
+      };
+      await runtime.submit(detail, 'cli');
+    }
+    const ended = await Promise.race([outcome, signal.promise]);
+    progress.stop();
+    if (typeof ended === 'string') {
+      process.stderr.write(`interrupted (${ended}): incident ${incidentId} stays open in ${statePath}; run again with --state ${statePath} to resume\n`);
+      return 130;
+    }
+    if (!isOutcome(ended)) throw new Error(`unexpected final event ${ended.detailType}`);
+    return printResult(await resultOf(runtime.store, ended), json);
+  } finally {
+    progress?.stop();
+    await runtime.stop();
+    signal.dispose();
+  }
+}

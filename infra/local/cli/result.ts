@@ -1,0 +1,92 @@
+// The result of one incident, from its terminal event and what the store kept: shared by
+// remediate, run and status.
+import type { EventEnvelope } from '../../../events/catalogue.ts';
+import type { LeaderMove } from '../../../functions/core/decision.ts';
+import type { Incident, IncidentStore, JournalEntry } from '../../../functions/ports/incident-store.ts';
+import { formatDuration } from './duration.ts';
+import { detailText, type CliResult, type TimelineEntry } from './output.ts';
+
+/** An incident's last word: removed, blocked or failed. */
+export type OutcomeEvent = EventEnvelope<'RemediationCompleted' | 'RemediationBlocked' | 'RemediationFailed'>;
+
+export const isOutcome = (event: EventEnvelope): event is OutcomeEvent =>
+  event.detailType === 'RemediationCompleted' || event.detailType === 'RemediationBlocked' || event.detailType === 'RemediationFailed';
+
+export const timelineOf = (journal: JournalEntry[]): TimelineEntry[] =>
+  journal.map((e) => ({ at: new Date(e.at).toISOString(), step: e.step, detail: detailText(e.detail) }));
+
+/** The leader-elected step's facts, as remediate journals them. */
+export interface Election {
+  id: string;
+  name: string;
+  term?: number;
+  afterRemovalMs?: number;
+}
+
+export function electionOf(journal: JournalEntry[]): Election | undefined {
+  const entry = journal.find((e) => e.isStepMarker && e.step === 'leader-elected');
+  if (!entry || typeof entry.detail !== 'string') return undefined;
+  try {
+    return JSON.parse(entry.detail) as Election;
+  } catch {
+    return undefined;
+  }
+}
+
+const leaderMoveOf = (incident: Incident | undefined, journal: JournalEntry[]): LeaderMove => {
+  if (journal.some((e) => e.step === 'leader-moved')) return 'moved';
+  const last = incident?.lastDecision;
+  return last?.kind === 'approve' ? last.leaderMove : 'not-needed';
+};
+
+const describe = (m: { name: string; id: string }) => (m.name ? `${m.name} (${m.id})` : m.id);
+
+function completedMessage(event: EventEnvelope<'RemediationCompleted'>, election: Election | undefined): string {
+  const { target, newLeader, leaderMove, clusterId } = event.detail;
+  const how =
+    leaderMove === 'skipped'
+      ? 'without a leader move, since it could not be reached to hand over'
+      : leaderMove === 'moved'
+        ? 'after leadership was moved off it'
+        : 'as a follower, with no leader move needed';
+  const term = election?.term ? ` at term ${election.term}` : '';
+  const after = election?.afterRemovalMs !== undefined ? `, ${formatDuration(election.afterRemovalMs)} after the removal` : '';
+  return `${describe({ name: target.name, id: target.memberId })} was removed from cluster ${clusterId} ${how}; ${describe(newLeader)} leads now${term}${after}.`;
+}
+
+export async function resultOf(store: IncidentStore, event: OutcomeEvent): Promise<CliResult> {
+  const { incidentId, clusterId } = event.detail;
+  const incident = await store.getIncident(incidentId);
+  const journal = await store.journal(incidentId);
+  const timeline = timelineOf(journal);
+  const target = {
+    memberId: incident?.memberId ?? ('memberId' in event.detail.target ? (event.detail.target.memberId ?? '0') : '0'),
+    name: incident?.memberName ?? ('name' in event.detail.target ? (event.detail.target.name ?? '') : ''),
+  };
+  const last = incident?.lastDecision;
+  if (event.detailType === 'RemediationCompleted') {
+    const election = electionOf(journal);
+    return {
+      incidentId,
+      clusterId,
+      target,
+      outcome: 'remediated',
+      reason: last?.reason ?? 'LEADER_UNREACHABLE_PAST_GRACE',
+      message: completedMessage(event, election),
+      leaderMove: event.detail.leaderMove,
+      timeline,
+      evidence: { ...(last?.evidence ?? {}), newLeader: { ...event.detail.newLeader, ...(election ?? {}) } },
+    };
+  }
+  return {
+    incidentId,
+    clusterId,
+    target,
+    outcome: event.detailType === 'RemediationBlocked' ? 'blocked' : 'failed',
+    reason: event.detail.reason,
+    message: event.detail.message,
+    leaderMove: leaderMoveOf(incident, journal),
+    timeline,
+    evidence: event.detail.evidence,
+  };
+}

@@ -1,0 +1,160 @@
+// `run`: the long-running local service. Takes MemberUnhealthy by HTTP POST on a loopback port and
+// as JSON lines on stdin, runs each through the pipeline, and prints one JSON line per outcome.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import readline from 'node:readline';
+import { createLocalRuntime } from '../runtime.ts';
+import { createStaticDirectory } from '../static-directory.ts';
+import { parseFlags, requiredFlag, UsageError } from './args.ts';
+import { ConfigError, loadConfig, type RunConfig } from './config.ts';
+import { createIntake, type IntakeReply } from './intake.ts';
+import { EXIT } from './output.ts';
+import { showProgress } from './progress.ts';
+import { isOutcome, resultOf } from './result.ts';
+import { untilSignal } from './signals.ts';
+
+export const help = `usage: etcd-remediator run --config FILE
+
+The local service for the clusters in FILE. Takes MemberUnhealthy events
+  - by HTTP: POST /events with the detail as JSON ("at" defaults to the time received); 202 {"accepted":true,"incidentId",…} when
+    accepted, 400 {"error","field","deadLetterId"} naming the field when invalid;
+  - on stdin: one detail as JSON per line;
+runs each through the pipeline, and prints one JSON line per outcome (remediated, blocked,
+failed) to stdout. Progress and refusals go to stderr. Refused inputs are kept as dead letters
+(etcd-remediator status --state FILE --dead-letters). SIGINT or SIGTERM stops it cleanly; open
+incidents resume on the next start.
+
+FILE (JSON; paths are relative to it):
+  { "state": "state.sqlite", "listen": "127.0.0.1:8787",
+    "clusters": [{ "clusterId": "prod", "endpoints": ["https://10.0.0.1:2379"],
+                   "tls": { "cacert": "ca.pem", "cert": "client.pem", "key": "client-key.pem" },
+                   "policy": { "grace": "60s", "electionTimeout": "1s", "callTimeout": "2s",
+                               "backoff": { "base": "5s", "cap": "5m" },
+                               "allowRemoveWithoutLeaderMove": true, "maxAttempts": 10 } }] }
+  listen must be a loopback address; port 0 picks a free port (printed on stderr).
+
+  --config FILE   the config file (required)`;
+
+const MAX_BODY = 1 << 20;
+
+function readBody(req: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY) {
+        reject(new Error(`body is larger than ${MAX_BODY} bytes`));
+        req.destroy();
+      } else chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function serve(config: RunConfig, intake: (text: string, source: string) => Promise<IntakeReply>): Promise<http.Server> {
+  const server = http.createServer((req, res) => {
+    const reply = (status: number, body: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(`${JSON.stringify(body)}\n`);
+    };
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname !== '/events') return reply(404, { error: `no such path ${url.pathname}; POST MemberUnhealthy details to /events` });
+    if (req.method !== 'POST') return reply(405, { error: 'use POST' });
+    readBody(req)
+      .then((text) => intake(text, 'http'))
+      .then((result) => (result.accepted ? reply(202, result) : reply(400, result)))
+      .catch((error: unknown) => reply(500, { error: error instanceof Error ? error.message : String(error) }));
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ host: config.listen.host, port: config.listen.port }, () => resolve(server));
+  });
+}
+
+function readStdin(intake: (text: string, source: string) => Promise<IntakeReply>): readline.Interface | undefined {
+  if (process.stdin.isTTY) return undefined;
+  const lines = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
+  let n = 0;
+  lines.on('line', (line) => {
+    n += 1;
+    const at = n;
+    if (line.trim() === '') return;
+    intake(line, 'stdin')
+      .then((r) =>
+        process.stderr.write(r.accepted ? `stdin line ${at}: accepted, incident ${r.incidentId}${r.joined ? ' (joined)' : ''}\n` : `stdin line ${at}: refused: ${r.error}\n`),
+      )
+      .catch((error: unknown) => process.stderr.write(`stdin line ${at}: ${error instanceof Error ? error.message : String(error)}\n`));
+  });
+  return lines;
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const { values } = parseFlags('run', argv, { config: { type: 'string' } });
+  if (values.help) {
+    process.stdout.write(`${help}\n`);
+    return EXIT.ok;
+  }
+  const file = requiredFlag('config', values.config, 'etcd-remediator.json');
+  let config: RunConfig;
+  try {
+    config = loadConfig(file);
+  } catch (error) {
+    if (error instanceof ConfigError) throw new UsageError(`${file}: ${error.message}`);
+    throw error;
+  }
+
+  const signal = untilSignal();
+  const start = Date.now();
+  const runtime = await createLocalRuntime({
+    statePath: config.statePath,
+    directory: createStaticDirectory(config.clusters),
+    logLevel: 'SILENT',
+    onHandlerError: (fn, error) => process.stderr.write(`${fn} failed: ${error instanceof Error ? error.message : String(error)}\n`),
+  });
+  const pending = new Set<Promise<void>>();
+  const unsubscribe = runtime.bus.subscribe((event) => {
+    if (!isOutcome(event)) return;
+    const output = resultOf(runtime.store, event)
+      .then((result) => void process.stdout.write(`${JSON.stringify(result)}\n`))
+      .catch((error: unknown) => void process.stderr.write(`cannot report incident ${event.detail.incidentId}: ${String(error)}\n`))
+      .finally(() => pending.delete(output));
+    pending.add(output);
+  });
+  const progress = showProgress(runtime.bus.subscribe, {
+    start,
+    spinner: false,
+    prefix: (e) => `${e.detail.clusterId}/${(e.detail.incidentId ?? 'new').slice(0, 8)} `,
+  });
+  let server: http.Server | undefined;
+  let stdin: readline.Interface | undefined;
+  try {
+    await runtime.start();
+    const intake = createIntake(runtime, config.clusters.map((c) => c.clusterId));
+    server = await serve(config, intake);
+    const { address, port } = server.address() as AddressInfo;
+    const host = address.includes(':') ? `[${address}]` : address;
+    process.stderr.write(`listening on http://${host}:${port}/events; state ${config.statePath}; clusters ${config.clusters.map((c) => c.clusterId).join(', ')}\n`);
+    stdin = readStdin(intake);
+    const got = await signal.promise;
+    process.stderr.write(`${got}: stopping\n`);
+    return EXIT.ok;
+  } finally {
+    stdin?.close();
+    process.stdin.destroy();
+    if (server) {
+      const closed = new Promise((resolve) => server!.close(resolve));
+      server.closeAllConnections();
+      await closed;
+    }
+    // Let the work under way finish and be reported before the store closes.
+    await runtime.scheduler.stop();
+    await runtime.bus.drain({ timeoutMs: 30_000 }).catch(() => undefined);
+    await Promise.allSettled([...pending]);
+    progress.stop();
+    unsubscribe();
+    await runtime.stop();
+    signal.dispose();
+  }
+}

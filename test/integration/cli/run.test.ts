@@ -1,0 +1,65 @@
+// run: the long-running service. An invalid event POSTed to it is refused with 400 naming the
+// field, kept as a dead letter that status shows, and SIGTERM stops the service cleanly.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jsonOf, runCli, startCli, type Service } from './support.ts';
+
+describe('run', () => {
+  let dir: string;
+  let service: Service | undefined;
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cli-run-'));
+  });
+  afterAll(async () => {
+    if (service && service.child.exitCode === null && service.child.signalCode === null) {
+      service.child.kill('SIGKILL');
+      await service.exited;
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('refuses a config with a bad field, naming it', async () => {
+    const file = path.join(dir, 'bad.json');
+    fs.writeFileSync(file, JSON.stringify({ state: 's.sqlite', clusters: [{ clusterId: 'a', policy: { grace: '1 minute' } }] }));
+    const run = await runCli(['run', '--config', file]);
+    expect(run.code).toBe(2);
+    expect(run.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(run.stderr).toContain('clusters[0].endpoints: is required');
+    expect(run.stderr).toContain('clusters[0].policy.grace: "1 minute" is not a duration');
+  });
+
+  it('answers 400 naming the field for an invalid event, dead-letters it, and stops on SIGTERM', async () => {
+    const config = path.join(dir, 'config.json');
+    // Nothing listens on port 1: only invalid events are sent, so no etcd is needed.
+    fs.writeFileSync(config, JSON.stringify({ state: 'state.sqlite', listen: '127.0.0.1:0', clusters: [{ clusterId: 'lab', endpoints: ['http://127.0.0.1:1'] }] }));
+    service = startCli(['run', '--config', config]);
+    const [, url] = await service.waitForStderr(/listening on (http:\/\/127\.0\.0\.1:\d+\/events)/);
+
+    const invalid = { clusterId: 'lab', target: { memberName: 'etcd1' }, reason: 'kubelet down', source: 'test', observedAt: 'yesterday' };
+    const response = await fetch(url!, { method: 'POST', body: JSON.stringify(invalid) });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { accepted: boolean; error: string; field: string; deadLetterId: string };
+    expect(body.accepted).toBe(false);
+    expect(body.field).toBe('observedAt');
+    expect(body.error).toMatch(/observedAt: must be an ISO-8601 timestamp/);
+
+    const unknownCluster = await fetch(url!, { method: 'POST', body: JSON.stringify({ ...invalid, clusterId: 'elsewhere', observedAt: new Date().toISOString() }) });
+    expect(unknownCluster.status).toBe(400);
+    expect(((await unknownCluster.json()) as { field: string }).field).toBe('clusterId');
+
+    const status = await runCli(['status', '--state', path.join(dir, 'state.sqlite'), '--dead-letters', '--json']);
+    expect(status.code, status.stderr).toBe(0);
+    const { deadLetters } = jsonOf<{ deadLetters: { id: string; source: string; error: string; payload: string }[] }>(status);
+    const record = deadLetters.find((d) => d.id === body.deadLetterId);
+    expect(record).toMatchObject({ source: 'http', error: body.error });
+    expect(JSON.parse(record!.payload)).toMatchObject(invalid);
+    expect(deadLetters.some((d) => d.error.includes('clusterId'))).toBe(true);
+
+    service.child.kill('SIGTERM');
+    expect(await service.exited).toBe(0);
+    expect(service.stderr()).toContain('SIGTERM: stopping');
+    expect(service.stdout()).toBe('');
+  });
+});
