@@ -5,7 +5,7 @@ import { execFile } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { createEtcd3Transport, createProber, directPaths } from '../../functions/adapters/etcd/index.ts';
-import { startLab } from '../support/lab/lab.ts';
+import { startLab } from '../../infra/lab/lab.ts';
 
 const run = promisify(execFile);
 const MEMBERS = 5;

@@ -3,13 +3,13 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { gatewayStatus } from '../support/lab/etcd-gateway.ts';
-import { startFaultProxy } from '../support/lab/fault-proxy.ts';
-import { HttpCallError } from '../support/lab/http-json.ts';
-import { attachLab, spawnLabDaemon } from '../support/lab/lab-attach.ts';
-import { startLab } from '../support/lab/lab.ts';
-import type { Lab } from '../support/lab/lab.ts';
-import { waitFor } from '../support/lab/wait.ts';
+import { gatewayStatus } from '../../infra/lab/etcd-gateway.ts';
+import { startFaultProxy } from '../../infra/lab/fault-proxy.ts';
+import { HttpCallError } from '../../infra/lab/http-json.ts';
+import { attachLab, spawnLabDaemon } from '../../infra/lab/lab-attach.ts';
+import { startLab } from '../../infra/lab/lab.ts';
+import type { Lab } from '../../infra/lab/lab.ts';
+import { waitFor } from '../../functions/shared/wait-for.ts';
 
 function isAlive(pid: number): boolean {
   try {

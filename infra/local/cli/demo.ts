@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parsePolicy } from '../../../functions/core/policy.ts';
-import { startLab } from '../../../test/support/lab/lab.ts';
+import { startLab } from '../../lab/lab.ts';
 import { createLocalRuntime, newIncidentId } from '../runtime.ts';
 import { createStaticDirectory } from '../static-directory.ts';
 import { formatDuration } from './duration.ts';

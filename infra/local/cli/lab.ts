@@ -2,8 +2,8 @@
 // so separate invocations (up, fault, down) act on the same lab through its state file.
 import fs from 'node:fs';
 import path from 'node:path';
-import { attachLab, spawnLabDaemon, type AttachedLab } from '../../../test/support/lab/lab-attach.ts';
-import type { LabFault, LabMemberState } from '../../../test/support/lab/lab-types.ts';
+import { attachLab, spawnLabDaemon, type AttachedLab } from '../../lab/lab-attach.ts';
+import type { LabFault, LabMemberState } from '../../lab/lab-types.ts';
 import { integerFlag, parseFlags, UsageError } from './args.ts';
 import { parseDuration } from './duration.ts';
 import { EXIT, printJson, table } from './output.ts';

@@ -4,8 +4,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { attachLab, readLabState } from '../../support/lab/lab-attach.ts';
-import { waitFor } from '../../support/lab/wait.ts';
+import { attachLab, readLabState } from '../../../infra/lab/lab-attach.ts';
+import { waitFor } from '../../../functions/shared/wait-for.ts';
 import { isAlive, jsonOf, runCli } from './support.ts';
 
 describe('lab across invocations', () => {

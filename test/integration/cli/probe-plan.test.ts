@@ -1,6 +1,6 @@
 // probe and plan against a real 3-member lab: what they report, and that plan changes nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLab, type Lab } from '../../support/lab/lab.ts';
+import { startLab, type Lab } from '../../../infra/lab/lab.ts';
 import { jsonOf, runCli } from './support.ts';
 
 interface ProbeJson {

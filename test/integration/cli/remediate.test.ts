@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLab, type Lab } from '../../support/lab/lab.ts';
+import { startLab, type Lab } from '../../../infra/lab/lab.ts';
 import { jsonOf, runCli } from './support.ts';
 
 interface ResultJson {

@@ -2,7 +2,7 @@
 // output on stdout and stderr, an exit code.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { waitFor } from '../../support/lab/wait.ts';
+import { waitFor } from '../../../functions/shared/wait-for.ts';
 
 export const BIN = fileURLToPath(new URL('../../../bin/etcd-remediator.mjs', import.meta.url));
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Actuator } from '../../../functions/ports/actuator.ts';
 import { waitFor } from '../../../functions/shared/wait-for.ts';
-import { startLab, type Lab } from '../../support/lab/lab.ts';
+import { startLab, type Lab } from '../../../infra/lab/lab.ts';
 import { startPipeline, type Pipeline } from './pipeline.ts';
 
 describe.sequential('idempotency and resume', () => {

@@ -11,7 +11,7 @@ import type { Actuator } from '../../../functions/ports/actuator.ts';
 import type { EtcdMemberClient, EtcdTransport } from '../../../functions/ports/etcd.ts';
 import { createLocalRuntime, type LocalRuntime, type TerminalEvent } from '../../../infra/local/runtime.ts';
 import { createStaticDirectory } from '../../../infra/local/static-directory.ts';
-import type { Lab } from '../../support/lab/lab.ts';
+import type { Lab } from '../../../infra/lab/lab.ts';
 
 /** Short enough for tests, on the lab's 50 ms heartbeat and 500 ms election timeout. */
 export const labPolicy: PolicyInput = {

@@ -1,6 +1,6 @@
 // The foundation's lab scenarios again, this time through the four handlers and the runtime.
 import { describe, expect, it } from 'vitest';
-import { startLab, type Lab } from '../../support/lab/lab.ts';
+import { startLab, type Lab } from '../../../infra/lab/lab.ts';
 import { labPerTest, reasonsOf, startPipeline } from './pipeline.ts';
 
 describe.sequential('lab scenarios end to end', () => {

@@ -1,7 +1,7 @@
 // The seed case through the four handlers and the embedded runtime: the leader is unreachable to
 // us (its kubelet path is down), so it is removed without a move once the grace window passes.
 import { describe, expect, it } from 'vitest';
-import { startLab } from '../../support/lab/lab.ts';
+import { startLab } from '../../../infra/lab/lab.ts';
 import { labPerTest, reasonsOf, startPipeline } from './pipeline.ts';
 
 describe.sequential('seed case end to end', () => {

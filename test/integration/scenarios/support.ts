@@ -11,8 +11,8 @@ import { parsePolicy, type Policy } from '../../../functions/core/policy.ts';
 import { NO_LEADER, type MemberId, type MemberInfo } from '../../../functions/core/types.ts';
 import { buildClusterView, type ClusterView } from '../../../functions/core/view.ts';
 import { EtcdCallError, type EtcdTransport, type Prober } from '../../../functions/ports/etcd.ts';
-import { startLab, type Lab, type LabMemberInfo } from '../../support/lab/lab.ts';
-import { WaitAborted, waitFor } from '../../support/lab/wait.ts';
+import { startLab, type Lab, type LabMemberInfo } from '../../../infra/lab/lab.ts';
+import { WaitAborted, waitFor } from '../../../functions/shared/wait-for.ts';
 
 /** The lab's election timeout, a short call deadline and a short grace window keep scenarios fast. */
 export const scenarioPolicy: Policy = parsePolicy({

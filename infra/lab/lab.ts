@@ -1,4 +1,5 @@
-// The lab: N real etcd members on free loopback ports, each behind its own TCP fault proxy.
+// The lab: N real etcd members on free loopback ports, each behind its own TCP fault proxy. Tests use it,
+// and so does the `lab` command of the CLI.
 //
 // Design:
 //  - Every member listens for clients on a real port, and advertises its fault proxy's URL as its
@@ -30,7 +31,7 @@ import { startFaultProxy } from './fault-proxy.ts';
 import type { FaultProxy } from './fault-proxy.ts';
 import { freePorts } from './free-port.ts';
 import type { LabFault, LabMemberRecord, LabMemberInfo, LabOptions, LabState, MemberRunState } from './lab-types.ts';
-import { WaitAborted, waitFor } from './wait.ts';
+import { WaitAborted, waitFor } from '../../functions/shared/wait-for.ts';
 
 export type { LabFault, LabMemberRecord, LabMemberInfo, LabOptions, LabState } from './lab-types.ts';
 

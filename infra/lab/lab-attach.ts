@@ -8,7 +8,7 @@ import { logTail } from './etcd-process.ts';
 import { requestJson } from './http-json.ts';
 import type { LabSignal } from './lab-daemon.ts';
 import type { LabFault, LabMemberInfo, LabMemberState, LabOptions, LabState } from './lab-types.ts';
-import { WaitAborted, waitFor } from './wait.ts';
+import { WaitAborted, waitFor } from '../../functions/shared/wait-for.ts';
 
 const DAEMON_MAIN = fileURLToPath(new URL('./lab-daemon-main.ts', import.meta.url));
 
