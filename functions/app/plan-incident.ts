@@ -6,13 +6,16 @@ import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import type { Incident } from '../ports/incident-store.ts';
 import type { Deps } from './deps.ts';
 
+/** Attempts of the budget spent: every retry but those that only waited. */
+export const attemptsSpent = (incident: Incident): number => incident.attempt - incident.waits;
+
 export function planIncident(deps: Deps, cluster: ClusterEntry, incident: Incident, remediation: RemediationHistory): Decision {
   return plan({
     samples: incident.views,
     targetId: incident.memberId!,
     incident: {
       openedAt: incident.openedAt,
-      attempt: incident.attempt,
+      attempt: attemptsSpent(incident),
       immediateReprobes: incident.immediateReprobes,
       ...(incident.leaderUnreachable ? { leaderUnreachable: incident.leaderUnreachable } : {}),
     },

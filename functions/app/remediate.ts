@@ -10,7 +10,7 @@ import { withView, type Incident } from '../ports/incident-store.ts';
 import type { Deps } from './deps.ts';
 import { currentIncident, envelopeOf, iso, memberRef, publish } from './incident-events.ts';
 import { probeCluster } from './probe-cluster.ts';
-import { planIncident } from './plan-incident.ts';
+import { attemptsSpent, planIncident } from './plan-incident.ts';
 import { publishDecision } from './publish-decision.ts';
 import { removeMember } from './remove-member.ts';
 import { waitForNewLeader } from './wait-for-leader.ts';
@@ -24,7 +24,7 @@ export async function remediate(deps: Deps, detail: DetailOf<'RemediationApprove
   const cluster = await deps.directory.get(incident.clusterId);
   const owner = `incident:${incident.incidentId}`;
   if (!(await deps.store.acquireLock(incident.clusterId, owner, LOCK_LEASE_MS, deps.clock.now()))) {
-    const at = deps.clock.now() + backoffDelay(incident.attempt, cluster.policy, deps.random);
+    const at = deps.clock.now() + backoffDelay(attemptsSpent(incident), cluster.policy, deps.random);
     return publishDecision(deps, incident, {
       kind: 'retry',
       at,
@@ -54,7 +54,7 @@ async function runSteps(deps: Deps, cluster: ClusterEntry, incident: Incident): 
       if (recheck.kind !== 'approve') return publishDecision(deps, incident, recheck, 'remediate');
       const removed = await removeMember(deps, cluster, fresh, incident.memberId!);
       if (removed.kind !== 'removed') {
-        const at = deps.clock.now() + backoffDelay(incident.attempt, cluster.policy, deps.random);
+        const at = deps.clock.now() + backoffDelay(attemptsSpent(incident), cluster.policy, deps.random);
         const decision: Decision =
           removed.kind === 'block'
             ? { kind: 'block', reason: removed.reason, message: removed.message, evidence: { failures: removed.failures } }

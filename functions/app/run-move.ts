@@ -7,6 +7,7 @@ import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import { EtcdCallError } from '../ports/etcd.ts';
 import type { Incident } from '../ports/incident-store.ts';
 import type { Deps } from './deps.ts';
+import { attemptsSpent } from './plan-incident.ts';
 import { probeCluster } from './probe-cluster.ts';
 
 export interface MoveRun {
@@ -37,7 +38,7 @@ export async function runMove(
       policy,
       now: deps.clock.now(),
       random: deps.random,
-      attempt: incident.attempt,
+      attempt: attemptsSpent(incident),
       immediateReprobes: incident.immediateReprobes,
       ...(verifiedLeaderId !== undefined ? { verifiedLeaderId } : {}),
     });

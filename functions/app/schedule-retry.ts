@@ -1,5 +1,6 @@
 // schedule-retry: advance the incident to its next attempt and ask the scheduler for a RetryDue.
 import type { DetailOf } from '../../events/catalogue.ts';
+import { waitingReasons } from '../core/decision.ts';
 import type { Deps } from './deps.ts';
 import { currentIncident, iso } from './incident-events.ts';
 
@@ -18,7 +19,11 @@ export async function scheduleRetry(deps: Deps, detail: DetailOf<'RetryRequested
   // sweep at start-up re-arms those.
   await deps.store.updateIncident(
     incident.incidentId,
-    { attempt: next, immediateReprobes: detail.reprobeNow ? incident.immediateReprobes + 1 : 0 },
+    {
+      attempt: next,
+      waits: incident.waits + (waitingReasons.includes(detail.reason) ? 1 : 0),
+      immediateReprobes: detail.reprobeNow ? incident.immediateReprobes + 1 : 0,
+    },
     { expectVersion: incident.version, now },
   );
   await deps.scheduler.schedule({

@@ -52,6 +52,19 @@ export const reasonCodes = [
 
 export type ReasonCode = (typeof reasonCodes)[number];
 
+/**
+ * Retries that wait for evidence or for a window to pass, not for a failed action to be tried
+ * again. They spend no attempt of the budget: the incident deadline bounds them.
+ */
+export const waitingReasons: readonly ReasonCode[] = [
+  'LEADER_UNREACHABLE',
+  'LEADER_UNREACHABLE_UNCONFIRMED',
+  'ELECTION_IN_PROGRESS',
+  'REMEDIATION_RETRY_PERIOD',
+  'CLUSTER_LOCKED',
+  'RUNTIME_RESUMED',
+];
+
 interface Explained {
   reason: ReasonCode;
   /** One plain sentence: which member, which path failed and how, what happens next. */

@@ -18,7 +18,10 @@ export interface Incident {
   state: IncidentState;
   openedAt: number;
   updatedAt: number;
+  /** Every retry, waiting or not: orders events, so a stale one is recognised. */
   attempt: number;
+  /** Retries that only waited (see waitingReasons): they do not count against the attempt budget. */
+  waits: number;
   immediateReprobes: number;
   /** Set once the target is resolved to an etcd member. */
   memberId?: string;
@@ -47,7 +50,7 @@ export interface OpenIncidentInput {
 
 /** Fields a handler may change; `views` is replaced and trimmed to the newest MAX_INCIDENT_VIEWS. */
 export type IncidentPatch = Partial<
-  Pick<Incident, 'attempt' | 'immediateReprobes' | 'memberId' | 'memberName' | 'views' | 'lastDecision' | 'result'>
+  Pick<Incident, 'attempt' | 'waits' | 'immediateReprobes' | 'memberId' | 'memberName' | 'views' | 'lastDecision' | 'result'>
 > & {
   /** null ends the streak. */
   leaderUnreachable?: CarriedStreak | null;

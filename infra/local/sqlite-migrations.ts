@@ -70,6 +70,8 @@ export const migrations: readonly string[] = [
   `,
   // The grace window outlives the bounded view history.
   `ALTER TABLE incidents ADD COLUMN leader_unreachable TEXT;`,
+  // Retries that only waited for evidence spend no attempt of the budget.
+  `ALTER TABLE incidents ADD COLUMN waits INTEGER NOT NULL DEFAULT 0;`,
 ];
 
 /** Applies pending migrations under a write lock, so concurrent openers upgrade exactly once. */

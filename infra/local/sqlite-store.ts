@@ -121,7 +121,7 @@ export class SqliteIncidentStore implements IncidentStore {
     }
     const next = { ...current, ...definedOnly(patch) };
     const { changes } = this.#run(
-      `UPDATE incidents SET attempt = $attempt, immediate_reprobes = $immediateReprobes, member_id = $memberId,
+      `UPDATE incidents SET attempt = $attempt, waits = $waits, immediate_reprobes = $immediateReprobes, member_id = $memberId,
          member_name = $memberName, views = $views, last_decision = $lastDecision, result = $result,
          leader_unreachable = $leaderUnreachable,
          updated_at = $now, version = version + 1
@@ -132,6 +132,7 @@ export class SqliteIncidentStore implements IncidentStore {
         now: options.now,
         attempt: next.attempt,
         immediateReprobes: next.immediateReprobes,
+        waits: next.waits,
         memberId: next.memberId ?? null,
         memberName: next.memberName ?? null,
         views: JSON.stringify(next.views.slice(-MAX_INCIDENT_VIEWS)),
@@ -352,6 +353,7 @@ function toIncident(row: Row): Incident {
     updatedAt: int(row, 'updated_at'),
     attempt: int(row, 'attempt'),
     immediateReprobes: int(row, 'immediate_reprobes'),
+    waits: int(row, 'waits'),
     views: JSON.parse(text(row, 'views')) as ClusterView[],
     version: int(row, 'version'),
   };

@@ -118,7 +118,10 @@ try {
 }
 const left = pids.filter(alive);
 out(`5. lab down: etcd pids ${pids.join(', ')} ${left.length === 0 ? 'are gone' : `STILL RUNNING: ${left.join(', ')}`}; demo took ${formatDuration(Date.now() - demoStart)}.`);
-out(`
+if (exitCode !== 0) {
+  out(`
+The demo did not end as expected: the outcome above says why, and the timeline shows each step.`);
+} else out(`
 What happened: the leader's own node lost its kubelet, so nothing could reach its etcd to move
 leadership off it. The two followers kept naming it leader at the same term across samples an
 election timeout apart, which proves the leader itself is the one that is unreachable, not the
