@@ -6,6 +6,7 @@ import type { ClusterDirectory, ClusterEntry } from '../ports/cluster-directory.
 import type { EtcdTransport, Prober } from '../ports/etcd.ts';
 import type { IncidentStore } from '../ports/incident-store.ts';
 import type { Scheduler } from '../ports/scheduler.ts';
+import type { SnapshotStore } from '../ports/snapshots.ts';
 
 /** etcd access for one cluster: clients and a prober sharing that cluster's credentials. */
 export interface ClusterEtcd {
@@ -31,4 +32,6 @@ export interface Deps {
   clock: Clock;
   random: () => number;
   log: Log;
+  /** Needed only by clusters whose policy asks for a snapshot before each removal. */
+  snapshots?: SnapshotStore;
 }

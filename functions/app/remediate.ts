@@ -13,6 +13,7 @@ import { probeCluster } from './probe-cluster.ts';
 import { attemptsSpent, planIncident } from './plan-incident.ts';
 import { publishDecision } from './publish-decision.ts';
 import { removeMember } from './remove-member.ts';
+import { takeSnapshot } from './take-snapshot.ts';
 import { waitForNewLeader } from './wait-for-leader.ts';
 
 /** Long enough for a removal and an election; a crashed holder's lease lapses after this. */
@@ -52,6 +53,15 @@ async function runSteps(deps: Deps, cluster: ClusterEntry, incident: Incident): 
     if (!gone) {
       const recheck = recheckGates(deps, cluster, incident);
       if (recheck.kind !== 'approve') return publishDecision(deps, incident, recheck, 'remediate');
+      if (cluster.policy.snapshotBeforeRemove && !(await deps.store.stepDone(id, 'snapshot-taken'))) {
+        const snap = await takeSnapshot(deps, cluster, fresh, incident.memberId!, `${id}-before-removing-${incident.memberName || incident.memberId}`);
+        if (!snap.ok) {
+          const at = deps.clock.now() + backoffDelay(attemptsSpent(incident), cluster.policy, deps.random);
+          const message = `No snapshot could be taken before removing ${incident.memberName || incident.memberId} (${snap.problem}); nothing was removed, we try again at ${iso(at)}.`;
+          return publishDecision(deps, incident, { kind: 'retry', at, reprobeNow: false, reason: 'SNAPSHOT_FAILED', message, evidence: {} }, 'remediate');
+        }
+        await mark('snapshot-taken', `${snap.location} (through ${snap.via})`);
+      }
       const removed = await removeMember(deps, cluster, fresh, incident.memberId!);
       if (removed.kind !== 'removed') {
         const at = deps.clock.now() + backoffDelay(attemptsSpent(incident), cluster.policy, deps.random);

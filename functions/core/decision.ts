@@ -48,6 +48,7 @@ export const reasonCodes = [
   'CLUSTER_LOCKED',
   'DRY_RUN',
   'RUNTIME_RESUMED',
+  'SNAPSHOT_FAILED',
 ] as const;
 
 export type ReasonCode = (typeof reasonCodes)[number];

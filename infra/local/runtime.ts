@@ -1,6 +1,7 @@
 // The embedded default: the four functions' handlers on one machine, over an in-process bus,
 // timers persisted in SQLite, and real etcd. No AWS.
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import type { LogLevel } from '@aws-lambda-powertools/logger/types';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { makeEvent, terminalDetailTypes, type DetailOf, type EventEnvelope, type FunctionName } from '../../events/catalogue.ts';
@@ -16,6 +17,7 @@ import { createScheduleRetryHandler } from '../../functions/schedule-retry/handl
 import { toEventBridgeEvent } from '../../functions/shared/eventbridge.ts';
 import { InvalidEventError, type LambdaHandler } from '../../functions/shared/event-handler.ts';
 import { createEtcdAccess } from './etcd-access.ts';
+import { fileSnapshots } from './file-snapshots.ts';
 import { createInProcessBus, type InProcessBus } from './in-process-bus.ts';
 import { localContext } from './lambda-context.ts';
 import { openSqliteStore, type SqliteIncidentStore } from './sqlite-store.ts';
@@ -33,6 +35,8 @@ export interface LocalRuntimeOptions {
   /** Called for a handler that threw; the incident is re-probed after `recoverAfterMs`. */
   onHandlerError?: (functionName: string, error: unknown) => void;
   recoverAfterMs?: number;
+  /** Where snapshots taken before a removal go (default: `snapshots/` beside the state file). */
+  snapshotDir?: string;
   /** Replaces the etcd3 access, e.g. to observe every call a test makes through it. */
   etcdFor?: Deps['etcdFor'];
 }
@@ -119,6 +123,7 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
     clock,
     random: options.random ?? Math.random,
     log,
+    snapshots: fileSnapshots(options.snapshotDir ?? path.join(path.dirname(options.statePath), 'snapshots')),
   } satisfies Deps);
 
   /** Re-probe an open incident later: Lambda would retry the invocation; we retry the incident. */

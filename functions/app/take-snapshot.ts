@@ -1,0 +1,32 @@
+// Step 3 of remediation, when the policy asks for it: a snapshot of the keyspace through the
+// healthiest member other than the target, before anything is removed.
+import { rankMoveCandidates } from '../core/candidates.ts';
+import { describeMember, type ClusterView } from '../core/view.ts';
+import type { ClusterEntry } from '../ports/cluster-directory.ts';
+import { EtcdCallError } from '../ports/etcd.ts';
+import type { Deps } from './deps.ts';
+
+/** A snapshot streams the whole keyspace; a call deadline sized for status calls is too short. */
+export const SNAPSHOT_TIMEOUT_MS = 120_000;
+
+export type SnapshotOutcome = { ok: true; location: string; via: string } | { ok: false; problem: string };
+
+export async function takeSnapshot(deps: Deps, cluster: ClusterEntry, view: ClusterView, targetId: string, name: string): Promise<SnapshotOutcome> {
+  if (!deps.snapshots) return { ok: false, problem: 'the policy asks for a snapshot before removal, but no snapshot store is configured' };
+  const { transport } = deps.etcdFor(cluster);
+  const problems: string[] = [];
+  for (const via of rankMoveCandidates(view, targetId)) {
+    const p = via.paths.find((x) => x.reachability === 'ok');
+    if (!p) continue;
+    const target = await deps.snapshots.open(name);
+    try {
+      await transport.client({ endpoint: p.endpoint, path: p.path }).snapshot(target.stream, SNAPSHOT_TIMEOUT_MS);
+      return { ok: true, location: target.location, via: describeMember(via) };
+    } catch (error) {
+      await target.discard();
+      if (!(error instanceof EtcdCallError)) throw error;
+      problems.push(`${describeMember(via)} over ${p.path} ${p.endpoint}: ${error.failure.message}`);
+    }
+  }
+  return { ok: false, problem: problems.length ? problems.join('; ') : 'no healthy member to take it through' };
+}
