@@ -3,21 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createEtcd3Transport } from '../../../functions/adapters/etcd/index.ts';
-import { EtcdCallError, type EtcdTransport } from '../../../functions/ports/etcd.ts';
-import type { EtcdFailure } from '../../../functions/core/types.ts';
-import { makeCerts, startSingleEtcd, type CertSet, type SingleEtcd } from './single-etcd.ts';
+import type { EtcdTransport } from '../../../functions/ports/etcd.ts';
+import { failureOf, makeCerts, startSingleEtcd, type CertSet, type SingleEtcd } from './single-etcd.ts';
 
 const DEADLINE_MS = 1_000;
-
-async function failureOf(call: Promise<unknown>): Promise<EtcdFailure> {
-  try {
-    await call;
-  } catch (error) {
-    expect(error).toBeInstanceOf(EtcdCallError);
-    return (error as EtcdCallError).failure;
-  }
-  throw new Error('call unexpectedly succeeded');
-}
 
 describe('etcd3 transport over mTLS', () => {
   let dir: string;

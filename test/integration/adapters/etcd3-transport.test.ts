@@ -5,25 +5,14 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createEtcd3Transport, createProber, directPaths } from '../../../functions/adapters/etcd/index.ts';
 import { BACKSTOP_GRACE_MS } from '../../../functions/adapters/etcd/deadline.ts';
-import { EtcdCallError, type EtcdTransport } from '../../../functions/ports/etcd.ts';
-import type { EtcdFailure } from '../../../functions/core/types.ts';
+import type { EtcdTransport } from '../../../functions/ports/etcd.ts';
 import {
-  freePort, refusedEndpoint, startBlackhole, startForwarder, startSingleEtcd, type SingleEtcd,
+  failureOf, freePort, refusedEndpoint, startBlackhole, startForwarder, startSingleEtcd, type SingleEtcd,
 } from './single-etcd.ts';
 
 const DEADLINE_MS = 600;
 /** Timer and scheduling slack on a busy two-core machine. */
 const MARGIN_MS = 250;
-
-async function failureOf(call: Promise<unknown>): Promise<EtcdFailure> {
-  try {
-    await call;
-  } catch (error) {
-    expect(error).toBeInstanceOf(EtcdCallError);
-    return (error as EtcdCallError).failure;
-  }
-  throw new Error('call unexpectedly succeeded');
-}
 
 async function timed<T>(run: () => Promise<T>): Promise<{ value: T; ms: number }> {
   const started = performance.now();

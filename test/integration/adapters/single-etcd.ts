@@ -5,7 +5,8 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { TlsFiles } from '../../../functions/ports/etcd.ts';
+import type { EtcdFailure } from '../../../functions/core/types.ts';
+import { EtcdCallError, type TlsFiles } from '../../../functions/ports/etcd.ts';
 
 const run = promisify(execFile);
 const ETCD = process.env.ETCD_BIN ?? 'etcd';
@@ -174,4 +175,15 @@ export async function startForwarder(port: number, to: string): Promise<{ stop()
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** The normalized failure of a call that must fail with an EtcdCallError. */
+export async function failureOf(call: Promise<unknown>): Promise<EtcdFailure> {
+  try {
+    await call;
+  } catch (error) {
+    if (error instanceof EtcdCallError) return error.failure;
+    throw new Error(`expected an EtcdCallError, got ${String(error)}`, { cause: error });
+  }
+  throw new Error('call unexpectedly succeeded');
 }
