@@ -8,7 +8,7 @@ import type { Deps } from './deps.ts';
 import { currentIncident, envelopeOf, publish } from './incident-events.ts';
 import { planIncident } from './plan-incident.ts';
 import { publishDecision } from './publish-decision.ts';
-import { runMove } from './run-move.ts';
+import { runMove, type MoveRun } from './run-move.ts';
 
 export async function moveLeader(deps: Deps, detail: DetailOf<'MembersProbed'>): Promise<Decision | undefined> {
   let incident = await currentIncident(deps, detail, 'move-leader');
@@ -26,7 +26,8 @@ export async function moveLeader(deps: Deps, detail: DetailOf<'MembersProbed'>):
     now,
   });
   let decision = planIncident(deps, cluster, incident, remediation);
-  if (decision.kind === 'move-leader' && !cluster.policy.dryRun) {
+  if (cluster.policy.dryRun) return publishDecision(deps, incident, dryRun(decision), 'move-leader');
+  if (decision.kind === 'move-leader') {
     const run = await runMove(deps, cluster, incident, detail.view, decision);
     decision = run.decision;
     if (run.verifyView) {
@@ -44,7 +45,7 @@ export async function moveLeader(deps: Deps, detail: DetailOf<'MembersProbed'>):
   return publishDecision(deps, incident, decision, 'move-leader');
 }
 
-async function publishLeaderMoved(deps: Deps, incident: Incident, run: Awaited<ReturnType<typeof runMove>>): Promise<void> {
+async function publishLeaderMoved(deps: Deps, incident: Incident, run: MoveRun): Promise<void> {
   const moved = run.attempts.find((a) => a.outcome === 'moved');
   if (!moved || run.decision.kind !== 'approve') return;
   await publish(deps, 'LeaderMoved', {
@@ -54,6 +55,12 @@ async function publishLeaderMoved(deps: Deps, incident: Incident, run: Awaited<R
     path: moved.path,
     tookMs: Math.round(run.tookMs ?? 0),
   });
+}
+
+/** A dry run acts on nothing: what would be done is said, and the incident ends there. */
+function dryRun(decision: Decision): Decision {
+  if (decision.kind !== 'approve' && decision.kind !== 'move-leader') return decision;
+  return { kind: 'block', reason: 'DRY_RUN', message: `Dry run, nothing done: ${decision.message}`, evidence: { ...decision.evidence, wouldDo: decision.kind } };
 }
 
 const resumeDecision = (incident: Incident): Decision => ({

@@ -10,6 +10,8 @@ export async function publishDecision(
   decision: Decision,
   from: 'move-leader' | 'remediate',
 ): Promise<Decision> {
+  // move-leader carries a move out before it publishes; only a bug gets one here.
+  if (decision.kind === 'move-leader') throw new Error(`a move-leader decision is not an outcome (${decision.reason})`);
   const now = deps.clock.now();
   const envelope = envelopeOf(incident, now);
   const { reason, message, evidence } = decision;
@@ -30,13 +32,6 @@ export async function publishDecision(
       await deps.store.closeIncident(incident.incidentId, { outcome: 'blocked', result: decision, now });
       await publish(deps, 'RemediationBlocked', { ...envelope, target: resolvedTarget(current), reason, message, evidence });
       break;
-    case 'move-leader': {
-      // Only a dry run leaves a move undone: say what would happen and stop.
-      const dry: Decision = { kind: 'block', reason: 'DRY_RUN', message: `Dry run: ${message}`, evidence };
-      await deps.store.closeIncident(incident.incidentId, { outcome: 'blocked', result: dry, now });
-      await publish(deps, 'RemediationBlocked', { ...envelope, target: resolvedTarget(current), reason: dry.reason, message: dry.message, evidence });
-      return dry;
-    }
   }
   return decision;
 }

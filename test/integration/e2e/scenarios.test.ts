@@ -25,6 +25,22 @@ describe.sequential('lab scenarios end to end', () => {
     expect(await memberIds(lab)).toEqual(otherIds(lab, follower.id));
   });
 
+  it('a dry run says what it would do and touches nothing', async () => {
+    const lab = (t.lab = await startLab({ members: 3 }));
+    const leader = await lab.leader();
+    const pipeline = (t.pipeline = await startPipeline(lab, { policy: { dryRun: true } }));
+
+    const outcome = await pipeline.remediate(leader.name);
+
+    expect(outcome.detailType).toBe('RemediationBlocked');
+    expect(outcome.detail).toMatchObject({ reason: 'DRY_RUN', evidence: { wouldDo: 'move-leader' } });
+    expect((outcome.detail as { message: string }).message).toContain(leader.name);
+    expect(pipeline.calls.moveLeader).toEqual([]);
+    expect(pipeline.calls.memberRemove).toEqual([]);
+    expect((await lab.leader()).id).toBe(leader.id);
+    expect((await lab.memberList()).length).toBe(3);
+  });
+
   it('a reachable leader hands leadership to the best candidate first, then is removed', async () => {
     const lab = (t.lab = await startLab({ members: 3 }));
     const leader = await lab.leader();
