@@ -4,7 +4,7 @@
 import type { DetailOf } from '../../events/catalogue.ts';
 import { backoffDelay } from '../core/backoff.ts';
 import type { Decision } from '../core/decision.ts';
-import { describeMember, type ClusterView } from '../core/view.ts';
+import { describeMember } from '../core/view.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import { withView, type Incident } from '../ports/incident-store.ts';
 import type { Deps } from './deps.ts';
@@ -25,18 +25,11 @@ export async function remediate(deps: Deps, detail: DetailOf<'RemediationApprove
   const cluster = await deps.directory.get(incident.clusterId);
   const owner = `incident:${incident.incidentId}`;
   if (!(await deps.store.acquireLock(incident.clusterId, owner, LOCK_LEASE_MS, deps.clock.now()))) {
-    const at = deps.clock.now() + backoffDelay(attemptsSpent(incident), cluster.policy, deps.random);
-    return publishDecision(deps, incident, {
-      kind: 'retry',
-      at,
-      reprobeNow: false,
-      reason: 'CLUSTER_LOCKED',
-      message: `Another remediation holds the lock of cluster ${incident.clusterId}; we try again at ${iso(at)}.`,
-      evidence: {},
-    }, 'remediate');
+    const busy = retryAfterBackoff(deps, cluster, incident, 'CLUSTER_LOCKED', (at) => `Another remediation holds the lock of cluster ${incident.clusterId}; we try again at ${at}.`);
+    return publishDecision(deps, incident, busy, 'remediate');
   }
   try {
-    await deps.store.markStep(incident.incidentId, { at: deps.clock.now(), step: 'lock-taken' });
+    await mark(deps, incident.incidentId, 'lock-taken', `held by ${owner}`);
     return await runSteps(deps, cluster, incident);
   } finally {
     await deps.store.releaseLock(incident.clusterId, owner);
@@ -45,63 +38,85 @@ export async function remediate(deps: Deps, detail: DetailOf<'RemediationApprove
 
 async function runSteps(deps: Deps, cluster: ClusterEntry, incident: Incident): Promise<Decision | 'completed'> {
   const id = incident.incidentId;
-  const mark = (step: string, detail: string) => deps.store.markStep(id, { at: deps.clock.now(), step, detail });
   if (!(await deps.store.stepDone(id, 'member-removed'))) {
-    const fresh = await probeCluster(deps, cluster, incident.views.at(-1));
-    incident = await deps.store.updateIncident(id, { views: withView(incident.views, fresh) }, { expectVersion: incident.version, now: deps.clock.now() });
-    const gone = fresh.members.length > 0 && !fresh.members.some((m) => m.id === incident.memberId);
-    if (!gone) {
-      const recheck = recheckGates(deps, cluster, incident);
-      if (recheck.kind !== 'approve') return publishDecision(deps, incident, recheck, 'remediate');
-      if (cluster.policy.snapshotBeforeRemove && !(await deps.store.stepDone(id, 'snapshot-taken'))) {
-        const snap = await takeSnapshot(deps, cluster, fresh, incident.memberId!, `${id}-before-removing-${incident.memberName || incident.memberId}`);
-        if (!snap.ok) {
-          const at = deps.clock.now() + backoffDelay(attemptsSpent(incident), cluster.policy, deps.random);
-          const message = `No snapshot could be taken before removing ${incident.memberName || incident.memberId} (${snap.problem}); nothing was removed, we try again at ${iso(at)}.`;
-          return publishDecision(deps, incident, { kind: 'retry', at, reprobeNow: false, reason: 'SNAPSHOT_FAILED', message, evidence: {} }, 'remediate');
-        }
-        await mark('snapshot-taken', `${snap.location} (through ${snap.via})`);
-      }
-      const removed = await removeMember(deps, cluster, fresh, incident.memberId!);
-      if (removed.kind !== 'removed') {
-        const at = deps.clock.now() + backoffDelay(attemptsSpent(incident), cluster.policy, deps.random);
-        const decision: Decision =
-          removed.kind === 'block'
-            ? { kind: 'block', reason: removed.reason, message: removed.message, evidence: { failures: removed.failures } }
-            : { kind: 'retry', at, reprobeNow: false, reason: removed.reason, message: removed.message, evidence: { failures: removed.failures } };
-        return publishDecision(deps, incident, decision, 'remediate');
-      }
-      await mark('member-removed', `${removed.alreadyGone ? 'already gone, said' : 'removed through'} ${removed.via}`);
-    } else {
-      await mark('member-removed', `${incident.memberName || incident.memberId} is no longer in the member list`);
-    }
+    const step = await removeStep(deps, cluster, incident);
+    incident = step.incident;
+    if (step.decision) return publishDecision(deps, incident, step.decision, 'remediate');
   }
-  const removedAt = (await deps.store.journal(id)).find((e) => e.isStepMarker && e.step === 'member-removed')?.at ?? deps.clock.now();
-
-  let leader = await leaderMarked(deps, id);
-  if (!leader) {
-    const elected = await waitForNewLeader(deps, cluster, incident.memberId!, incident.views.at(-1));
-    if (!elected) {
-      const at = deps.clock.now() + cluster.policy.electionTimeoutMs;
-      return publishDecision(deps, incident, {
-        kind: 'retry',
-        at,
-        reprobeNow: false,
-        reason: 'ELECTION_IN_PROGRESS',
-        message: `${describeMember({ id: incident.memberId!, name: incident.memberName ?? '' })} was removed, but the remaining members agree on no leader yet; we look again at ${iso(at)}.`,
-        evidence: {},
-      }, 'remediate');
-    }
-    leader = { id: elected.id, name: elected.name };
-    await mark('leader-elected', JSON.stringify({ ...leader, term: elected.term, afterRemovalMs: deps.clock.now() - removedAt }));
-  }
-
+  const leader = (await leaderMarked(deps, id)) ?? (await electionStep(deps, cluster, incident));
+  if ('kind' in leader) return publishDecision(deps, incident, leader, 'remediate');
   if (!(await deps.store.stepDone(id, 'actuator-called'))) {
-    const result = await deps.actuator.replace({ clusterId: incident.clusterId, incidentId: id, member: { id: incident.memberId!, name: incident.memberName ?? '' }, target: incident.target });
-    await mark('actuator-called', `${deps.actuator.name}: ${result.detail}`);
+    const member = { id: incident.memberId!, name: incident.memberName ?? '' };
+    const result = await deps.actuator.replace({ clusterId: incident.clusterId, incidentId: id, member, target: incident.target });
+    await mark(deps, id, 'actuator-called', `${deps.actuator.name}: ${result.detail}`);
+  }
+  return complete(deps, incident, leader);
+}
+
+const mark = (deps: Deps, incidentId: string, step: string, detail: string) =>
+  deps.store.markStep(incidentId, { at: deps.clock.now(), step, detail });
+
+const retryAfterBackoff = (deps: Deps, cluster: ClusterEntry, incident: Incident, reason: Decision['reason'], message: (at: string) => string, evidence = {}): Decision => {
+  const at = deps.clock.now() + backoffDelay(attemptsSpent(incident), cluster.policy, deps.random);
+  return { kind: 'retry', at, reprobeNow: false, reason, message: message(iso(at)), evidence };
+};
+
+/** Steps 2–4: a fresh probe, the gates again, the snapshot if asked for, and MemberRemove. */
+async function removeStep(deps: Deps, cluster: ClusterEntry, incident: Incident): Promise<{ incident: Incident; decision?: Decision }> {
+  const id = incident.incidentId;
+  const fresh = await probeCluster(deps, cluster, incident.views.at(-1));
+  incident = await deps.store.updateIncident(id, { views: withView(incident.views, fresh) }, { expectVersion: incident.version, now: deps.clock.now() });
+  const name = incident.memberName || incident.memberId!;
+  if (fresh.members.length > 0 && !fresh.members.some((m) => m.id === incident.memberId)) {
+    // Removed by an earlier run that stopped before it could say so.
+    await mark(deps, id, 'member-removed', `${name} is no longer in the member list`);
+    return { incident };
+  }
+  const recheck = recheckGates(deps, cluster, incident);
+  if (recheck.kind !== 'approve') return { incident, decision: recheck };
+
+  if (cluster.policy.snapshotBeforeRemove && !(await deps.store.stepDone(id, 'snapshot-taken'))) {
+    const snap = await takeSnapshot(deps, cluster, fresh, incident.memberId!, `${id}-before-removing-${name}`);
+    if (!snap.ok) {
+      const decision = retryAfterBackoff(deps, cluster, incident, 'SNAPSHOT_FAILED', (at) => `No snapshot could be taken before removing ${name} (${snap.problem}); nothing was removed, we try again at ${at}.`);
+      return { incident, decision };
+    }
+    await mark(deps, id, 'snapshot-taken', `${snap.location} (through ${snap.via})`);
   }
 
-  return complete(deps, incident, leader);
+  const removed = await removeMember(deps, cluster, fresh, incident.memberId!);
+  if (removed.kind === 'removed') {
+    await mark(deps, id, 'member-removed', `${removed.alreadyGone ? 'already gone, said' : 'removed through'} ${removed.via}`);
+    return { incident };
+  }
+  const evidence = { failures: removed.failures };
+  const decision: Decision =
+    removed.kind === 'block'
+      ? { kind: 'block', reason: removed.reason, message: removed.message, evidence }
+      : retryAfterBackoff(deps, cluster, incident, removed.reason, () => removed.message, evidence);
+  return { incident, decision };
+}
+
+/** Step 5: a leader among the rest, or a short retry while the election runs. */
+async function electionStep(deps: Deps, cluster: ClusterEntry, incident: Incident): Promise<{ id: string; name: string } | Decision> {
+  const id = incident.incidentId;
+  const removedAt = (await deps.store.journal(id)).find((e) => e.isStepMarker && e.step === 'member-removed')?.at ?? deps.clock.now();
+  const elected = await waitForNewLeader(deps, cluster, incident.memberId!, incident.views.at(-1));
+  if (!elected) {
+    const at = deps.clock.now() + cluster.policy.electionTimeoutMs;
+    const who = describeMember({ id: incident.memberId!, name: incident.memberName ?? '' });
+    return {
+      kind: 'retry',
+      at,
+      reprobeNow: false,
+      reason: 'ELECTION_IN_PROGRESS',
+      message: `${who} was removed, but the remaining members agree on no leader yet; we look again at ${iso(at)}.`,
+      evidence: {},
+    };
+  }
+  const leader = { id: elected.id, name: elected.name };
+  await mark(deps, id, 'leader-elected', JSON.stringify({ ...leader, term: elected.term, afterRemovalMs: deps.clock.now() - removedAt }));
+  return leader;
 }
 
 function recheckGates(deps: Deps, cluster: ClusterEntry, incident: Incident): Decision {
@@ -133,4 +148,3 @@ async function complete(deps: Deps, incident: Incident, leader: { id: string; na
   return 'completed';
 }
 
-export type { ClusterView };
