@@ -2,33 +2,40 @@
 // the outcome: approved, retry, or blocked.
 import type { DetailOf } from '../../events/catalogue.ts';
 import type { Decision } from '../core/decision.ts';
+import { describeDuration } from '../core/explain.ts';
 import { describeSelector } from '../core/target.ts';
+import { describeMember, type ClusterView } from '../core/view.ts';
+import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import { withView, type Incident } from '../ports/incident-store.ts';
 import type { Deps } from './deps.ts';
 import { currentIncident, envelopeOf, publish } from './incident-events.ts';
-import { planIncident } from './plan-incident.ts';
+import { membersUnderRemediation, planIncident } from './plan-incident.ts';
 import { publishDecision } from './publish-decision.ts';
 import { runMove, type MoveRun } from './run-move.ts';
 
 export async function moveLeader(deps: Deps, detail: DetailOf<'MembersProbed'>): Promise<Decision | undefined> {
   let incident = await currentIncident(deps, detail, 'move-leader');
   if (!incident) return undefined;
-  // A crash after the member was removed resumes in remediate, not here: the member is gone.
-  if (await deps.store.stepDone(incident.incidentId, 'member-removed')) {
-    return publishDecision(deps, incident, resumeDecision(incident), 'move-leader');
-  }
   const cluster = await deps.directory.get(incident.clusterId);
+  // A crash after the member was removed resumes in remediate, not here: the member is gone.
+  if (await removalUnderWay(deps, incident, detail.view)) {
+    return publishDecision(deps, incident, resumeDecision(deps, cluster, incident), 'move-leader');
+  }
   const now = deps.clock.now();
-  if (!incident.memberId) return publishDecision(deps, incident, targetNotFound(incident, detail), 'move-leader');
+  // No member list answered: the planner retries (or names the credential) rather than block.
+  if (!incident.memberId && detail.view.members.length > 0) {
+    return publishDecision(deps, incident, targetNotFound(incident, detail.view), 'move-leader');
+  }
 
   const remediation = await deps.store.remediationHistory(incident.clusterId, incident.targetKey, {
     minHealthyPeriodMs: cluster.policy.minHealthyPeriodMs,
     now,
   });
-  let decision = planIncident(deps, cluster, incident, remediation);
+  let decision = planIncident(deps, cluster, incident, remediation, await membersUnderRemediation(deps, incident));
   if (cluster.policy.dryRun) return publishDecision(deps, incident, dryRun(decision), 'move-leader');
   if (decision.kind === 'move-leader') {
-    const run = await runMove(deps, cluster, incident, detail.view, decision);
+    // The view the decision was made on names the leader's endpoints.
+    const run = await runMove(deps, cluster, incident, incident.views.at(-1) ?? detail.view, decision);
     decision = run.decision;
     if (run.verifyView) {
       incident = await deps.store.updateIncident(
@@ -57,29 +64,51 @@ async function publishLeaderMoved(deps: Deps, incident: Incident, run: MoveRun):
   });
 }
 
+/**
+ * The member is out: marked removed, or gone from the member list once remediate had begun (a
+ * crash between MemberRemove and its marker). Either way the rest of remediation must still run.
+ */
+async function removalUnderWay(deps: Deps, incident: Incident, view: ClusterView): Promise<boolean> {
+  if (await deps.store.stepDone(incident.incidentId, 'member-removed')) return true;
+  const gone = !!incident.memberId && view.members.length > 0 && !view.members.some((m) => m.id === incident.memberId);
+  return gone && (await deps.store.stepDone(incident.incidentId, 'lock-taken'));
+}
+
 /** A dry run acts on nothing: what would be done is said, and the incident ends there. */
 function dryRun(decision: Decision): Decision {
   if (decision.kind !== 'approve' && decision.kind !== 'move-leader') return decision;
   return { kind: 'block', reason: 'DRY_RUN', message: `Dry run, nothing done: ${decision.message}`, evidence: { ...decision.evidence, wouldDo: decision.kind } };
 }
 
-const resumeDecision = (incident: Incident): Decision => ({
-  kind: 'approve',
-  leaderMove: (incident.lastDecision?.kind === 'approve' && incident.lastDecision.leaderMove) || 'skipped',
-  reason: incident.lastDecision?.reason ?? 'LEADER_UNREACHABLE_PAST_GRACE',
-  message: `The member of incident ${incident.incidentId} was already removed; remediation resumes where it stopped.`,
-  evidence: { resumed: true },
-});
+/** Resuming skips the planner, so the incident deadline is checked here: an election that never ends must not loop. */
+function resumeDecision(deps: Deps, cluster: ClusterEntry, incident: Incident): Decision {
+  const who = describeMember({ id: incident.memberId ?? incident.targetKey, name: incident.memberName ?? '' });
+  const last = incident.lastDecision;
+  const age = deps.clock.now() - incident.openedAt;
+  const evidence = { resumed: true, ...(last ? { lastReason: last.reason } : {}) };
+  if (age >= cluster.policy.incidentDeadlineMs) {
+    return {
+      kind: 'block',
+      reason: 'INCIDENT_DEADLINE_EXCEEDED',
+      message: `${who} is out of the member list, but remediation has not finished within the incident deadline of ${describeDuration(cluster.policy.incidentDeadlineMs)}${last ? ` (last: ${last.message.replace(/\.$/, '')})` : ''}; blocked, check that the remaining members have a leader and replace the machine by hand.`,
+      evidence,
+    };
+  }
+  return {
+    kind: 'approve',
+    leaderMove: (last?.kind === 'approve' && last.leaderMove) || 'skipped',
+    reason: last?.kind === 'approve' ? last.reason : 'RUNTIME_RESUMED',
+    message: `${who} is already out of the member list; remediation resumes where it stopped: wait for a leader among the rest, then replace the machine.`,
+    evidence,
+  };
+}
 
-function targetNotFound(incident: Incident, detail: DetailOf<'MembersProbed'>): Decision {
-  const names = detail.view.members.map((m) => m.name || m.id).join(', ') || 'none answered';
+function targetNotFound(incident: Incident, view: ClusterView): Decision {
+  const names = view.members.map((m) => m.name || m.id).join(', ');
   return {
     kind: 'block',
-    reason: detail.view.members.length === 0 ? 'CLUSTER_UNREACHABLE' : 'TARGET_NOT_FOUND',
-    message:
-      detail.view.members.length === 0
-        ? `No member of cluster ${incident.clusterId} answered a member list; blocked, check the endpoints and that etcd is running.`
-        : `No etcd member matches ${describeSelector(incident.target)} (members: ${names}); blocked, it may already be removed: check the member list.`,
+    reason: 'TARGET_NOT_FOUND',
+    message: `No etcd member matches ${describeSelector(incident.target)} (members: ${names}); blocked, it may already be removed: check the member list.`,
     evidence: { target: incident.target, members: names },
   };
 }

@@ -1,6 +1,7 @@
 // The planner's input, as an incident and its cluster give it.
 import type { Decision } from '../core/decision.ts';
 import { plan } from '../core/plan.ts';
+import { describeSelector } from '../core/target.ts';
 import type { RemediationHistory } from '../ports/incident-store.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import type { Incident } from '../ports/incident-store.ts';
@@ -9,15 +10,29 @@ import type { Deps } from './deps.ts';
 /** Attempts of the budget spent: every retry but those that only waited. */
 export const attemptsSpent = (incident: Incident): number => incident.attempt - incident.waits;
 
-export function planIncident(deps: Deps, cluster: ClusterEntry, incident: Incident, remediation: RemediationHistory): Decision {
+/** Targets of the cluster's other open incidents: leadership must never be handed to one of them. */
+export async function membersUnderRemediation(deps: Deps, incident: Incident): Promise<string[]> {
+  const open = await deps.store.listIncidents({ clusterId: incident.clusterId, state: 'open' });
+  return open.flatMap((other) => (other.incidentId !== incident.incidentId && other.memberId ? [other.memberId] : []));
+}
+
+export function planIncident(
+  deps: Deps,
+  cluster: ClusterEntry,
+  incident: Incident,
+  remediation: RemediationHistory,
+  excludeCandidates: string[] = [],
+): Decision {
   return plan({
     samples: incident.views,
-    targetId: incident.memberId!,
+    // Unresolved only when no member list answered: the planner then judges the cluster unreachable.
+    targetId: incident.memberId ?? describeSelector(incident.target),
     incident: {
       openedAt: incident.openedAt,
       attempt: attemptsSpent(incident),
       immediateReprobes: incident.immediateReprobes,
       ...(incident.leaderUnreachable ? { leaderUnreachable: incident.leaderUnreachable } : {}),
+      ...(excludeCandidates.length > 0 ? { excludeCandidates } : {}),
     },
     remediation,
     policy: cluster.policy,

@@ -13,6 +13,9 @@ export type ProbeOutcome = { kind: 'probed'; incident: Incident } | { kind: 'joi
 
 export async function probeMembers(deps: Deps, input: Input): Promise<ProbeOutcome> {
   const now = deps.clock.now();
+  // Looked up first: an unknown cluster must fail the event, not leave an open incident that every
+  // later report for the same target would join and nothing would ever probe.
+  const cluster = await deps.directory.get(input.detail.clusterId);
   let incident: Incident | undefined;
   if (input.detailType === 'MemberUnhealthy') {
     const { detail } = input;
@@ -45,7 +48,6 @@ export async function probeMembers(deps: Deps, input: Input): Promise<ProbeOutco
     if (!incident) return { kind: 'stale', incidentId: input.detail.incidentId };
   }
 
-  const cluster = await deps.directory.get(incident.clusterId);
   const view = await probeCluster(deps, cluster, incident.views.at(-1));
   const member = resolveTarget(view, incident.target, cluster.aliases, incident.memberId);
   const views = withView(incident.views, view);

@@ -15,12 +15,13 @@ export async function publishDecision(
   const now = deps.clock.now();
   const envelope = envelopeOf(incident, now);
   const { reason, message, evidence } = decision;
-  await deps.store.appendJournal(incident.incidentId, { at: now, step: `${from}:${decision.kind}`, detail: `${reason}: ${message}` });
+  // Conditional first: a run that read a stale incident throws here and leaves no trace in the journal.
   const current = await deps.store.updateIncident(
     incident.incidentId,
     { lastDecision: decision },
     { expectVersion: incident.version, now },
   );
+  await deps.store.appendJournal(incident.incidentId, { at: now, step: `${from}:${decision.kind}`, detail: `${reason}: ${message}` });
   switch (decision.kind) {
     case 'approve':
       await publish(deps, 'RemediationApproved', { ...envelope, target: memberRef(current), leaderMove: decision.leaderMove, reason, message, evidence });

@@ -25,7 +25,7 @@ export async function remediate(deps: Deps, detail: DetailOf<'RemediationApprove
   const cluster = await deps.directory.get(incident.clusterId);
   const owner = `incident:${incident.incidentId}`;
   if (!(await deps.store.acquireLock(incident.clusterId, owner, LOCK_LEASE_MS, deps.clock.now()))) {
-    const busy = retryAfterBackoff(deps, cluster, incident, 'CLUSTER_LOCKED', (at) => `Another remediation holds the lock of cluster ${incident.clusterId}; we try again at ${at}.`);
+    const busy = retryAfterBackoff(deps, cluster, incident, 'CLUSTER_LOCKED', (at) => `${nameOf(incident)} waits: another remediation holds the lock of cluster ${incident.clusterId}; we try again at ${at}.`);
     return publishDecision(deps, incident, busy, 'remediate');
   }
   try {
@@ -53,6 +53,8 @@ async function runSteps(deps: Deps, cluster: ClusterEntry, incident: Incident): 
   return complete(deps, incident, leader);
 }
 
+const nameOf = (incident: Incident): string => describeMember({ id: incident.memberId!, name: incident.memberName ?? '' });
+
 const mark = (deps: Deps, incidentId: string, step: string, detail: string) =>
   deps.store.markStep(incidentId, { at: deps.clock.now(), step, detail });
 
@@ -64,6 +66,16 @@ const retryAfterBackoff = (deps: Deps, cluster: ClusterEntry, incident: Incident
 /** Steps 2–4: a fresh probe, the gates again, the snapshot if asked for, and MemberRemove. */
 async function removeStep(deps: Deps, cluster: ClusterEntry, incident: Incident): Promise<{ incident: Incident; decision?: Decision }> {
   const id = incident.incidentId;
+  // The policy is read afresh on every run: a cluster switched to dry run since approval is not touched.
+  if (cluster.policy.dryRun) {
+    const decision: Decision = {
+      kind: 'block',
+      reason: 'DRY_RUN',
+      message: `Dry run, nothing done: removing ${nameOf(incident)} was approved, but the policy of cluster ${incident.clusterId} is now a dry run, so nothing is removed; blocked.`,
+      evidence: { wouldDo: 'approve' },
+    };
+    return { incident, decision };
+  }
   const fresh = await probeCluster(deps, cluster, incident.views.at(-1));
   incident = await deps.store.updateIncident(id, { views: withView(incident.views, fresh) }, { expectVersion: incident.version, now: deps.clock.now() });
   const name = incident.memberName || incident.memberId!;
@@ -93,7 +105,7 @@ async function removeStep(deps: Deps, cluster: ClusterEntry, incident: Incident)
   const decision: Decision =
     removed.kind === 'block'
       ? { kind: 'block', reason: removed.reason, message: removed.message, evidence }
-      : retryAfterBackoff(deps, cluster, incident, removed.reason, () => removed.message, evidence);
+      : retryAfterBackoff(deps, cluster, incident, removed.reason, (at) => `${removed.message}; we try again at ${at}.`, evidence);
   return { incident, decision };
 }
 
@@ -104,7 +116,7 @@ async function electionStep(deps: Deps, cluster: ClusterEntry, incident: Inciden
   const elected = await waitForNewLeader(deps, cluster, incident.memberId!, incident.views.at(-1));
   if (!elected) {
     const at = deps.clock.now() + cluster.policy.electionTimeoutMs;
-    const who = describeMember({ id: incident.memberId!, name: incident.memberName ?? '' });
+    const who = nameOf(incident);
     return {
       kind: 'retry',
       at,

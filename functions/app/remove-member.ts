@@ -9,6 +9,7 @@ import type { Deps } from './deps.ts';
 
 export type RemoveOutcome =
   | { kind: 'removed'; via: string; alreadyGone: boolean }
+  /** A block's message is a whole sentence; a retry's says what failed, and the caller adds when it tries again. */
   | { kind: 'retry' | 'block'; reason: ReasonCode; message: string; failures: string[] };
 
 export async function removeMember(deps: Deps, cluster: ClusterEntry, view: ClusterView, targetId: string): Promise<RemoveOutcome> {
@@ -41,8 +42,8 @@ export async function removeMember(deps: Deps, cluster: ClusterEntry, view: Clus
     kind: 'retry',
     reason: lastReason,
     message: failures.length
-      ? `Removing ${name} failed on every healthy member (${failures.join('; ')}); we retry after a back-off.`
-      : `No healthy member is left to remove ${name} through; we retry after a back-off.`,
+      ? `Removing ${name} failed on every healthy member (${failures.join('; ')})`
+      : `No healthy member is left to remove ${name} through`,
     failures,
   };
 }

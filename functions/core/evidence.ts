@@ -4,7 +4,7 @@
 // timeout apart: a live leader would have kept that term, a dead one would have been replaced
 // by then unless the followers lost quorum, which the quorum gate catches.
 import { NO_LEADER, type MemberId, type PathProbe } from './types.ts';
-import { describeMember, type ClusterView, type LeaderView } from './view.ts';
+import { describeMember, describeMemberIn as nameOf, type ClusterView, type LeaderView } from './view.ts';
 import { describeDuration, describePaths, listWords } from './explain.ts';
 
 export type LeaderVerdict =
@@ -33,12 +33,6 @@ const deadPath = (p: PathProbe): boolean => p.reachability === 'refused' || p.re
 
 /** Every probed path to the target was refused or timed out. */
 export const everyPathDead = (paths: PathProbe[]): boolean => paths.length > 0 && paths.every(deadPath);
-
-function nameOf(view: ClusterView, id: MemberId): string {
-  if (id === NO_LEADER) return 'no leader';
-  const m = view.members.find((x) => x.id === id);
-  return m ? describeMember(m) : id;
-}
 
 /** The target is down as the followers' agreed leader, at `term`, in this sample. */
 function unreachableAsLeader(view: ClusterView, targetId: MemberId, term: number): boolean {

@@ -1,7 +1,7 @@
 // The last step of plan(): the gates passed, so who leads decides how the target goes.
 import type { Decision } from './decision.ts';
-import { describeMember } from './view.ts';
-import { NO_LEADER, type PathName } from './types.ts';
+import { describeMember, describeMemberIn } from './view.ts';
+import type { PathName } from './types.ts';
 import { rankMoveCandidates } from './candidates.ts';
 import { credentialProblem } from './credentials.ts';
 import { backoffDelay } from './backoff.ts';
@@ -9,11 +9,7 @@ import { describeDuration, describePaths, describeTime, listWords } from './expl
 import type { LeaderJudgement } from './evidence.ts';
 import { approve, block, retryAfterBackoff, retryAt, sentence, type PlanContext } from './plan-context.ts';
 
-const nameOf = (ctx: PlanContext, id: string | undefined): string => {
-  if (!id || id === NO_LEADER) return 'no leader';
-  const m = ctx.view?.members.find((x) => x.id === id);
-  return m ? describeMember(m) : id;
-};
+const nameOf = (ctx: PlanContext, id: string | undefined): string => describeMemberIn(ctx.view, id);
 
 /** The policy's path order, limited to the paths on which the target answered. */
 export function movePaths(ctx: PlanContext): PathName[] {

@@ -101,3 +101,10 @@ export function findMember(view: ClusterView, ref: string): MemberView | undefin
 }
 
 export const describeMember = (m: Pick<MemberInfo, 'id' | 'name'>): string => (m.name ? `${m.name} (${m.id})` : m.id);
+
+/** A member id as a sentence names it, looked up in the view; '0' (or nothing) reads "no leader". */
+export function describeMemberIn(view: ClusterView | undefined, id: MemberId | undefined): string {
+  if (!id || id === NO_LEADER) return 'no leader';
+  const m = view?.members.find((x) => x.id === id);
+  return m ? describeMember(m) : id;
+}

@@ -1,0 +1,112 @@
+// The application steps on fakes: a real SQLite store, a recording bus, and an etcd whose probe
+// answers whatever sample the test sets.
+import type { DetailOf, DetailType, EventEnvelope } from '../../../events/catalogue.ts';
+import type { Deps } from '../../../functions/app/deps.ts';
+import { parsePolicy, type PolicyInput } from '../../../functions/core/policy.ts';
+import type { ProbeSample } from '../../../functions/core/types.ts';
+import { etcdOnlyActuator } from '../../../functions/ports/actuator.ts';
+import { manualClock, type ManualClock } from '../../../functions/ports/clock.ts';
+import { UnknownClusterError, type ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
+import { EtcdCallError, type EtcdMemberClient } from '../../../functions/ports/etcd.ts';
+import type { ScheduleRequest } from '../../../functions/ports/scheduler.ts';
+import { openSqliteStore } from '../../../infra/local/sqlite-store.ts';
+import { tempDir } from '../local/helpers.ts';
+
+export const T0 = Date.parse('2025-06-01T12:00:00Z');
+
+export interface Harness {
+  deps: Deps;
+  clock: ManualClock;
+  cluster: ClusterEntry;
+  events: EventEnvelope[];
+  scheduled: ScheduleRequest[];
+  calls: { moveLeader: { endpoint: string; to: string }[]; memberRemove: string[] };
+  /** What the next probe sees. */
+  setSample(sample: (at: number) => ProbeSample): void;
+  /** Called for each MoveLeader; the default accepts it. */
+  onMoveLeader: (to: string) => void;
+  /** Called for each MemberRemove; the default accepts it. */
+  onMemberRemove: (memberId: string) => void;
+  lastOf<T extends DetailType>(type: T): DetailOf<T>;
+  close(): Promise<void>;
+}
+
+export function harness(policy: PolicyInput = {}): Harness {
+  const dir = tempDir();
+  const store = openSqliteStore({ path: dir.file('state.sqlite') });
+  const clock = manualClock(T0);
+  const cluster: ClusterEntry = { clusterId: 'c1', endpoints: ['http://127.0.0.1:4001'], policy: parsePolicy({ electionTimeoutMs: 1_000, ...policy }) };
+  const events: EventEnvelope[] = [];
+  const scheduled: ScheduleRequest[] = [];
+  const calls: Harness['calls'] = { moveLeader: [], memberRemove: [] };
+  let sample: (at: number) => ProbeSample = (at) => ({ at, members: [], listFailures: [] });
+  const unused = (): never => {
+    throw new EtcdCallError({ kind: 'other', message: 'not used by these tests' });
+  };
+  const h: Harness = {
+    clock,
+    cluster,
+    events,
+    scheduled,
+    calls,
+    setSample: (s) => {
+      sample = s;
+    },
+    onMoveLeader: () => undefined,
+    onMemberRemove: () => undefined,
+    lastOf: <T extends DetailType>(type: T) => events.filter((e) => e.detailType === type).at(-1)!.detail as DetailOf<T>,
+    deps: {
+      store,
+      bus: { publish: async (...published) => void events.push(...published) },
+      scheduler: { schedule: async (r) => void scheduled.push(r), cancel: async () => undefined },
+      directory: {
+        get: async (clusterId) => {
+          if (clusterId !== cluster.clusterId) throw new UnknownClusterError(clusterId);
+          return cluster;
+        },
+      },
+      etcdFor: () => ({
+        prober: { probe: async () => sample(clock.now()) },
+        transport: {
+          client: ({ endpoint, path }): EtcdMemberClient => ({
+            endpoint,
+            path,
+            status: unused,
+            memberList: unused,
+            snapshot: unused,
+            moveLeader: async (to) => {
+              calls.moveLeader.push({ endpoint, to });
+              h.onMoveLeader(to);
+            },
+            memberRemove: async (memberId) => {
+              calls.memberRemove.push(memberId);
+              h.onMemberRemove(memberId);
+              return [];
+            },
+          }),
+          close: async () => undefined,
+        },
+      }),
+      actuator: etcdOnlyActuator,
+      clock,
+      random: () => 0.5,
+      log: { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined },
+    },
+    close: async () => {
+      await store.close();
+      dir.remove();
+    },
+  };
+  return h;
+}
+
+/** A MemberUnhealthy for member etcd-<i> of cluster c1. */
+export const unhealthy = (memberName: string, clusterId = 'c1'): DetailOf<'MemberUnhealthy'> => ({
+  clusterId,
+  attempt: 0,
+  at: new Date(T0).toISOString(),
+  target: { memberName },
+  reason: 'test',
+  source: 'test',
+  observedAt: new Date(T0).toISOString(),
+});

@@ -1,0 +1,102 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { moveLeader } from '../../../functions/app/move-leader.ts';
+import { probeMembers } from '../../../functions/app/probe-members.ts';
+import { remediate } from '../../../functions/app/remediate.ts';
+import { UnknownClusterError } from '../../../functions/ports/cluster-directory.ts';
+import { EtcdCallError } from '../../../functions/ports/etcd.ts';
+import { endpointOf, id, sample, type MemberSpec } from '../core/fixtures.ts';
+import { harness, unhealthy, type Harness } from './harness.ts';
+
+let h: Harness;
+afterEach(async () => h?.close());
+
+const three = (leader: number, override: Record<number, Partial<MemberSpec>> = {}): MemberSpec[] =>
+  [0, 1, 2].map((i) => ({ i, leader, ...override[i] }));
+
+/** Opens the incident for etcd-<i> and runs move-leader on the probe it publishes. */
+async function openAndDecide(memberName: string) {
+  const opened = await probeMembers(h.deps, { detailType: 'MemberUnhealthy', detail: unhealthy(memberName) });
+  if (opened.kind !== 'probed') throw new Error(`expected a probe, got ${opened.kind}`);
+  const decision = await moveLeader(h.deps, h.lastOf('MembersProbed'));
+  return { incident: opened.incident, decision };
+}
+
+describe('probe-members', () => {
+  it('fails an event for an unknown cluster without opening an incident that later reports would join', async () => {
+    h = harness();
+    await expect(probeMembers(h.deps, { detailType: 'MemberUnhealthy', detail: unhealthy('etcd-0', 'nope') })).rejects.toBeInstanceOf(UnknownClusterError);
+    expect(await h.deps.store.listIncidents()).toEqual([]);
+  });
+});
+
+describe('move-leader', () => {
+  it('retries, not blocks, when no member list answered the first probe', async () => {
+    h = harness();
+    const { incident, decision } = await openAndDecide('etcd-0');
+    expect(decision).toMatchObject({ kind: 'retry', reason: 'CLUSTER_UNREACHABLE' });
+    expect(h.lastOf('RetryRequested').message).toMatch(/No member of the cluster answered, so memberName etcd-0 cannot be judged; we look again at /);
+    expect((await h.deps.store.getIncident(incident.incidentId))!.state).toBe('open');
+  });
+
+  it('never hands leadership to a member that another open incident is remediating', async () => {
+    h = harness();
+    // etcd-1 is the most caught-up candidate, but it is itself being remediated.
+    h.setSample((at) => sample(at, three(0, { 1: { applied: 500 } })));
+    await probeMembers(h.deps, { detailType: 'MemberUnhealthy', detail: unhealthy('etcd-1') });
+    h.onMoveLeader = (to) => h.setSample((at) => sample(at, three(to === id(1) ? 1 : 2, { 1: { applied: 500 } })));
+    const { decision } = await openAndDecide('etcd-0');
+    expect(h.calls.moveLeader).toEqual([{ endpoint: endpointOf(0), to: id(2) }]);
+    expect(decision).toMatchObject({ kind: 'approve', reason: 'LEADER_MOVED' });
+  });
+
+  it('resumes remediation when the member left the list after remediate began (a crash before its marker)', async () => {
+    h = harness();
+    h.setSample((at) => sample(at, three(0)));
+    const { incident } = await openAndDecide('etcd-1');
+    await h.deps.store.markStep(incident.incidentId, { at: h.clock.now(), step: 'lock-taken', detail: 'test' });
+    h.setSample((at) => sample(at, [{ i: 0, leader: 0 }, { i: 2, leader: 0 }]));
+    await probeMembers(h.deps, { detailType: 'RetryDue', detail: { incidentId: incident.incidentId, clusterId: 'c1', attempt: 0, at: new Date(h.clock.now()).toISOString(), reason: 'RUNTIME_RESUMED' } });
+    const decision = await moveLeader(h.deps, h.lastOf('MembersProbed'));
+    expect(decision).toMatchObject({ kind: 'approve', reason: 'TARGET_IS_FOLLOWER' });
+    expect(decision!.message).toMatch(/^etcd-1 \(91bc3c398fb3c146\) is already out of the member list; remediation resumes/);
+    expect(h.events.filter((e) => e.detailType === 'RemediationBlocked')).toEqual([]);
+  });
+
+  it('ends a resumed remediation that outlives the incident deadline instead of looping', async () => {
+    h = harness({ incidentDeadlineMs: 60_000 });
+    h.setSample((at) => sample(at, three(0)));
+    const { incident } = await openAndDecide('etcd-1');
+    await h.deps.store.markStep(incident.incidentId, { at: h.clock.now(), step: 'member-removed', detail: 'test' });
+    h.clock.advance(61_000);
+    const decision = await moveLeader(h.deps, h.lastOf('MembersProbed'));
+    expect(decision).toMatchObject({ kind: 'block', reason: 'INCIDENT_DEADLINE_EXCEEDED' });
+    expect(decision!.message).toMatch(/^etcd-1 \(91bc3c398fb3c146\) is out of the member list, but remediation has not finished within the incident deadline of 60 s \(last: .*\); blocked, check that the remaining members have a leader/);
+  });
+});
+
+describe('remediate', () => {
+  it('removes nothing when the cluster was switched to dry run after the approval', async () => {
+    h = harness();
+    h.setSample((at) => sample(at, three(0)));
+    await openAndDecide('etcd-1');
+    h.cluster.policy = { ...h.cluster.policy, dryRun: true };
+    const outcome = await remediate(h.deps, h.lastOf('RemediationApproved'));
+    expect(outcome).toMatchObject({ kind: 'block', reason: 'DRY_RUN' });
+    expect(h.calls.memberRemove).toEqual([]);
+  });
+
+  it('says when a failed removal is tried again', async () => {
+    h = harness();
+    h.setSample((at) => sample(at, three(0)));
+    await openAndDecide('etcd-1');
+    h.onMemberRemove = () => {
+      throw new EtcdCallError({ kind: 'other', grpcCode: 14, message: 'etcdserver: request timed out' });
+    };
+    const outcome = await remediate(h.deps, h.lastOf('RemediationApproved'));
+    expect(outcome).toMatchObject({ kind: 'retry', reason: 'ETCD_TRANSIENT' });
+    expect(h.calls.memberRemove).toEqual([id(1), id(1)]);
+    expect(h.lastOf('RetryRequested').message).toMatch(
+      /^Removing etcd-1 \(91bc3c398fb3c146\) failed on every healthy member \(.*etcdserver: request timed out\); we try again at 2025-.*Z\.$/,
+    );
+  });
+});
