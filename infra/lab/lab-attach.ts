@@ -2,11 +2,13 @@
 // state file, and drive it. Used by the `lab` CLI, where every command is a separate process.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gatewayMemberList } from './etcd-gateway.ts';
 import { logTail } from './etcd-process.ts';
 import { requestJson } from './http-json.ts';
 import type { LabSignal } from './lab-daemon.ts';
+import { isAlive, killOurs } from './pids.ts';
 import type { LabFault, LabMemberInfo, LabMemberState, LabOptions, LabState } from './lab-types.ts';
 import { WaitAborted, waitFor } from '../../functions/shared/wait-for.ts';
 
@@ -16,16 +18,6 @@ export function readLabState(stateFile: string): LabState {
   const state = JSON.parse(fs.readFileSync(stateFile, 'utf8')) as LabState;
   if (state.version !== 1 || !Array.isArray(state.members)) throw new Error(`${stateFile} is not a lab state file`);
   return state;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists, it just is not ours to signal.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 interface ControlReply {
@@ -103,13 +95,10 @@ export class AttachedLab {
       await this.control('/down', {}, timeoutMs);
       await waitFor(async () => (isAlive(ownerPid) ? undefined : true), { timeoutMs: 5_000, what: `lab daemon ${ownerPid} to exit` });
     } catch {
-      for (const pid of [...members.map((m) => m.pid), ownerPid]) {
-        try {
-          process.kill(pid, 'SIGKILL');
-        } catch {
-          // already gone
-        }
-      }
+      // Only what the state file names and still runs as this lab: etcd carries the lab's token on
+      // its command line, the daemon its state file. A reused pid belongs to someone else.
+      killOurs(members.map((m) => m.pid), this.current.token);
+      killOurs([ownerPid], path.resolve(this.stateFile));
       fs.rmSync(root, { recursive: true, force: true });
     }
     fs.rmSync(this.stateFile, { force: true });
@@ -148,7 +137,7 @@ export async function spawnLabDaemon(stateFile: string, options: LabOptions, tim
   const logFd = fs.openSync(logFile, 'w');
   let child;
   try {
-    child = spawn(process.execPath, ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', DAEMON_MAIN, stateFile, JSON.stringify(options)], {
+    child = spawn(process.execPath, ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', DAEMON_MAIN, path.resolve(stateFile), JSON.stringify(options)], {
       detached: true,
       stdio: ['ignore', logFd, logFd],
     });

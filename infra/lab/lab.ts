@@ -234,23 +234,27 @@ export class Lab {
   /** Starts the initial members and waits until all answer and agree on a leader. */
   async boot(count: number, startTimeoutMs: number): Promise<void> {
     const ports = await freePorts(count * 2);
-    const planned = await Promise.all(
-      Array.from({ length: count }, async (_, i) => {
-        const clientPort = ports[2 * i]!;
-        const proxy = await startFaultProxy({ upstreamPort: clientPort });
-        return { name: `${this.namePrefix}${i + 1}`, clientPort, peerUrl: `http://127.0.0.1:${ports[2 * i + 1]!}`, proxy };
-      }),
-    );
+    const proxies = await Promise.allSettled(Array.from({ length: count }, (_, i) => startFaultProxy({ upstreamPort: ports[2 * i]! })));
+    const failed = proxies.find((p) => p.status === 'rejected');
+    if (failed) {
+      // No member owns these proxies yet, so down() would not close them.
+      await Promise.all(proxies.map((p) => (p.status === 'fulfilled' ? p.value.close() : undefined)));
+      throw failed.reason;
+    }
+    const planned = proxies.map((p, i) => ({
+      name: `${this.namePrefix}${i + 1}`,
+      clientPort: ports[2 * i]!,
+      peerUrl: `http://127.0.0.1:${ports[2 * i + 1]!}`,
+      proxy: (p as PromiseFulfilledResult<FaultProxy>).value,
+    }));
     const initialCluster = planned.map((p) => `${p.name}=${p.peerUrl}`).join(',');
     const runtimes = planned.map((p) => this.spawnMember({ ...p, initialCluster, clusterState: 'new', isLearner: false }));
     await waitFor(
       async () => {
-        const statuses = await Promise.all(
-          runtimes.map((runtime) => {
-            this.assertAlive(runtime);
-            return gatewayStatus(runtime.member.directUrl, STATUS_TIMEOUT_MS);
-          }),
-        );
+        // Every check before any request: a throw in between would orphan the requests already
+        // sent, and their rejections (ECONNRESET once down() kills the members) would go unhandled.
+        for (const runtime of runtimes) this.assertAlive(runtime);
+        const statuses = await Promise.all(runtimes.map((runtime) => gatewayStatus(runtime.member.directUrl, STATUS_TIMEOUT_MS)));
         const leaders = new Set(statuses.map((s) => s.leaderId));
         const [leaderId] = leaders;
         const ids = statuses.map((s) => s.memberId);
@@ -446,6 +450,19 @@ export async function startLab(options: LabOptions): Promise<Lab> {
   const count = options.members;
   if (!Number.isInteger(count) || count < 1 || count > 7) throw new Error(`a lab has 1 to 7 members, not ${count}`);
   const etcdBin = resolveEtcdBin(options.etcdBin);
+  for (let tries = 1; ; tries++) {
+    try {
+      return await bootLab(count, etcdBin, options);
+    } catch (error) {
+      // A free port can be taken by someone else before etcd binds it: start again on new ports.
+      if (tries >= PORT_RACE_TRIES || !/address already in use/.test((error as Error).message)) throw error;
+    }
+  }
+}
+
+const PORT_RACE_TRIES = 3;
+
+async function bootLab(count: number, etcdBin: string, options: LabOptions): Promise<Lab> {
   const parent = options.dataRoot ?? os.tmpdir();
   fs.mkdirSync(parent, { recursive: true });
   const root = await fs.promises.mkdtemp(path.join(parent, 'etcd-lab-'));

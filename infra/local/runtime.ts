@@ -10,7 +10,8 @@ import type { Deps } from '../../functions/app/deps.ts';
 import { createMoveLeaderHandler } from '../../functions/move-leader/handler.ts';
 import { etcdOnlyActuator, type Actuator } from '../../functions/ports/actuator.ts';
 import { systemClock, type Clock } from '../../functions/ports/clock.ts';
-import type { ClusterDirectory } from '../../functions/ports/cluster-directory.ts';
+import { UnknownClusterError, type ClusterDirectory } from '../../functions/ports/cluster-directory.ts';
+import { targetKeyOf, type Incident } from '../../functions/ports/incident-store.ts';
 import { createProbeMembersHandler } from '../../functions/probe-members/handler.ts';
 import { createRemediateHandler } from '../../functions/remediate/handler.ts';
 import { createScheduleRetryHandler } from '../../functions/schedule-retry/handler.ts';
@@ -75,8 +76,15 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
     clock,
     fire: async (event) => {
       const parsed = parseEvent(event.detailType, event.detail);
-      if (!parsed.ok) throw new Error(`scheduled event is invalid: ${parsed.error.summary}`);
-      await bus.publish(parsed.event);
+      if (parsed.ok) return bus.publish(parsed.event);
+      // Retrying would fail forever: keep it as a dead letter, and let the timer go.
+      await store.putDeadLetter({
+        receivedAt: clock.now(),
+        source: 'timer',
+        detailType: event.detailType,
+        payload: JSON.stringify(event),
+        error: parsed.error.summary,
+      });
     },
   });
 
@@ -97,19 +105,25 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
       remediate: invoke('remediate', createRemediateHandler),
     },
     onDeadLetter: (dead) => {
-      void store.putDeadLetter({
-        receivedAt: clock.now(),
-        source: 'local bus',
-        detailType: dead.error.detailType ?? 'unknown',
-        payload: JSON.stringify(dead.event),
-        error: dead.error.summary,
-      });
+      store
+        .putDeadLetter({
+          receivedAt: clock.now(),
+          source: 'local bus',
+          detailType: dead.error.detailType || 'unknown',
+          payload: JSON.stringify(dead.event),
+          error: dead.error.summary,
+        })
+        .catch((error: unknown) => log.error('dead letter lost', { error: String(error), summary: dead.error.summary }));
     },
     onError: (failure) => {
       options.onHandlerError?.(failure.functionName, failure.error);
       log.error('handler failed', { functionName: failure.functionName, error: String(failure.error) });
-      if (failure.error instanceof InvalidEventError) return;
-      void recover(failure.event);
+      // Retrying cannot help these: an invalid event is a dead letter already, and a cluster this
+      // runtime does not know (an incident left in a shared state file) would fail every time.
+      if (failure.error instanceof InvalidEventError || failure.error instanceof UnknownClusterError) return;
+      recover(failure.event).catch((error: unknown) =>
+        log.error('cannot re-arm the incident', { functionName: failure.functionName, error: String(error) }),
+      );
     },
   });
 
@@ -128,10 +142,31 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
 
   /** Re-probe an open incident later: Lambda would retry the invocation; we retry the incident. */
   async function recover(event: EventEnvelope): Promise<void> {
-    const incidentId = 'incidentId' in event.detail ? event.detail.incidentId : undefined;
-    const incident = incidentId ? await store.getIncident(incidentId) : undefined;
+    const incident = await incidentOf(event);
     if (!incident || incident.state !== 'open') return;
+    // An event of an earlier attempt failed: the incident has moved on, and its chain is alive.
+    if (event.detail.attempt !== undefined && event.detail.attempt !== incident.attempt) return;
+    if ((await armedAttempts()).has(`${incident.incidentId}/${incident.attempt}`)) return;
     await scheduleResume(incident.incidentId, incident.clusterId, incident.attempt, clock.now() + recoverAfterMs);
+  }
+
+  /** The incident an event speaks of; a MemberUnhealthy without an id, by its cluster and target. */
+  async function incidentOf(event: EventEnvelope): Promise<Incident | undefined> {
+    if (event.detail.incidentId !== undefined) return store.getIncident(event.detail.incidentId);
+    if (event.detailType !== 'MemberUnhealthy') return undefined;
+    const { clusterId, target } = event.detail as DetailOf<'MemberUnhealthy'>;
+    const key = targetKeyOf(Object.fromEntries(Object.entries(target).filter(([, v]) => v !== undefined)) as Record<string, string>);
+    return (await store.listIncidents({ clusterId, state: 'open' })).find((i) => i.targetKey === key);
+  }
+
+  /** "incidentId/attempt" of every stored timer that will deliver a RetryDue. */
+  async function armedAttempts(): Promise<Set<string>> {
+    const armed = new Set<string>();
+    for (const timer of await store.dueTimers(Number.MAX_SAFE_INTEGER)) {
+      const detail = (timer.payload as { detail?: { incidentId?: unknown; attempt?: unknown } } | null)?.detail;
+      if (typeof detail?.incidentId === 'string' && typeof detail.attempt === 'number') armed.add(`${detail.incidentId}/${detail.attempt}`);
+    }
+    return armed;
   }
 
   const scheduleResume = (incidentId: string, clusterId: string, attempt: number, at: number) =>
@@ -149,12 +184,15 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
     bus,
     scheduler,
     async start() {
-      await scheduler.start();
-      // An open incident with no timer was cut off mid-step by a crash: resume it now.
-      const pending = new Set((await store.dueTimers(Number.MAX_SAFE_INTEGER)).map((t) => t.name.replace(/-(retry|resume)-\d+$/, '')));
+      // An open incident with no timer for its current attempt was cut off mid-step by a crash:
+      // resume it now. Swept before any timer fires, so a retry that fires now is not resumed twice.
+      const armed = await armedAttempts();
       for (const incident of await store.listIncidents({ state: 'open' })) {
-        if (!pending.has(incident.incidentId)) await scheduleResume(incident.incidentId, incident.clusterId, incident.attempt, clock.now());
+        if (!armed.has(`${incident.incidentId}/${incident.attempt}`)) {
+          await scheduleResume(incident.incidentId, incident.clusterId, incident.attempt, clock.now());
+        }
       }
+      await scheduler.start();
     },
     async submit(detail, source = 'cli') {
       const parsed = parseEvent('MemberUnhealthy', detail);

@@ -56,8 +56,11 @@ async function main(): Promise<void> {
       );
     }
   } finally {
-    await transport.close();
-    await lab.down();
+    try {
+      await transport.close();
+    } finally {
+      await lab.down();
+    }
   }
   console.log(allWithin ? 'goal met: every probe within 1.2 x deadline' : 'goal MISSED: see within_bound=NO rows');
   process.exitCode = allWithin ? 0 : 1;

@@ -7,18 +7,10 @@ import { gatewayStatus } from '../../infra/lab/etcd-gateway.ts';
 import { startFaultProxy } from '../../infra/lab/fault-proxy.ts';
 import { HttpCallError } from '../../infra/lab/http-json.ts';
 import { attachLab, spawnLabDaemon } from '../../infra/lab/lab-attach.ts';
+import { isAlive } from '../../infra/lab/pids.ts';
 import { startLab } from '../../infra/lab/lab.ts';
 import type { Lab } from '../../infra/lab/lab.ts';
 import { waitFor } from '../../functions/shared/wait-for.ts';
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function failureCode(call: Promise<unknown>): Promise<string> {
   try {
@@ -280,11 +272,14 @@ describe('lab daemon, driven through its state file as separate commands would',
     const stateFile = path.join(workDir, 'orphan.json');
     const started = await spawnLabDaemon(stateFile, { members: 1 });
     const etcdPid = started.member('etcd1').pid;
-    process.kill(started.state.ownerPid, 'SIGKILL');
-    await waitFor(async () => (isAlive(started.state.ownerPid) ? undefined : true), { timeoutMs: 5_000, what: 'daemon gone' });
-    expect(isAlive(etcdPid)).toBe(true);
-
-    await attachLab(stateFile).down(2_000);
+    try {
+      process.kill(started.state.ownerPid, 'SIGKILL');
+      await waitFor(async () => (isAlive(started.state.ownerPid) ? undefined : true), { timeoutMs: 5_000, what: 'daemon gone' });
+      expect(isAlive(etcdPid)).toBe(true);
+    } finally {
+      // The orphaned etcd must go even if a check above failed.
+      await attachLab(stateFile).down(2_000);
+    }
     await waitFor(async () => (isAlive(etcdPid) ? undefined : true), { timeoutMs: 5_000, what: `etcd ${etcdPid} gone` });
     expect(fs.existsSync(started.state.root)).toBe(false);
     expect(fs.existsSync(stateFile)).toBe(false);

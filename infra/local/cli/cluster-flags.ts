@@ -26,20 +26,21 @@ export const clusterHelp = `  --endpoints URL[,URL…]   client URLs to ask for 
 
 type ClusterFlagValues = { [K in keyof typeof clusterOptions]?: (typeof clusterOptions)[K]['type'] extends 'boolean' ? boolean : string };
 
+/** An etcd client URL: http or https, with an explicit port. Flags and config files agree on it. */
+export function isClientUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.port !== '';
+  } catch {
+    return false;
+  }
+}
+
 export function parseEndpoints(value: string | undefined): string[] {
   const list = requiredFlag('endpoints', value, 'http://127.0.0.1:2379').split(',').map((e) => e.trim()).filter(Boolean);
   if (list.length === 0) throw new UsageError('--endpoints: give at least one URL, e.g. http://127.0.0.1:2379');
-  for (const endpoint of list) {
-    let url: URL | undefined;
-    try {
-      url = new URL(endpoint);
-    } catch {
-      url = undefined;
-    }
-    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || !url.port) {
-      throw new UsageError(`--endpoints: ${JSON.stringify(endpoint)} is not a client URL (use e.g. http://127.0.0.1:2379)`);
-    }
-  }
+  const bad = list.find((endpoint) => !isClientUrl(endpoint));
+  if (bad !== undefined) throw new UsageError(`--endpoints: ${JSON.stringify(bad)} is not a client URL (use e.g. http://127.0.0.1:2379)`);
   return list;
 }
 

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { parsePolicy, type Policy, type PolicyInput } from '../../../functions/core/policy.ts';
 import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
 import type { TlsFiles } from '../../../functions/ports/etcd.ts';
+import { isClientUrl } from './cluster-flags.ts';
 import { notADuration, parseDuration } from './duration.ts';
 
 export class ConfigError extends Error {
@@ -52,14 +53,7 @@ const policyConfigSchema = z.strictObject({
   snapshotBeforeRemove: z.boolean().optional(),
 });
 
-const endpoint = z.string().refine((text) => {
-  try {
-    const url = new URL(text);
-    return (url.protocol === 'http:' || url.protocol === 'https:') && url.port !== '';
-  } catch {
-    return false;
-  }
-}, 'must be a client URL such as http://127.0.0.1:2379');
+const endpoint = z.string().refine(isClientUrl, 'must be a client URL such as http://127.0.0.1:2379');
 
 const clusterSchema = z.strictObject({
   clusterId: z.string().trim().min(1, 'must not be empty'),

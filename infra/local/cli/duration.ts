@@ -20,6 +20,7 @@ export const notADuration = (text: string): string => `${JSON.stringify(text)} i
 export function formatDuration(ms: number): string {
   if (ms < 1_000) return `${Math.round(ms)}ms`;
   if (ms < 60_000) return `${Number((ms / 1_000).toFixed(ms < 10_000 ? 2 : 1))}s`;
-  const minutes = Math.floor(ms / 60_000);
-  return `${minutes}m${Math.round((ms % 60_000) / 1_000)}s`;
+  // Rounded to whole seconds first, so 119.6 s is "2m0s", not "1m60s".
+  const seconds = Math.round(ms / 1_000);
+  return `${Math.floor(seconds / 60)}m${seconds % 60}s`;
 }

@@ -10,6 +10,8 @@ export type IntakeReply =
   | { accepted: false; error: string; field: string; deadLetterId: string };
 
 export function createIntake(runtime: LocalRuntime, clusterIds: string[]): (text: string, source: string) => Promise<IntakeReply> {
+  /** The incident id last named for each cluster and target. */
+  const namedHere = new Map<string, string>();
   const refuse = async (source: string, text: string, field: string, problem: string): Promise<IntakeReply> => {
     const error = `MemberUnhealthy is invalid: ${field}: ${problem}`;
     const dead = await runtime.store.putDeadLetter({ receivedAt: Date.now(), source, detailType: 'MemberUnhealthy', payload: text, error });
@@ -46,11 +48,16 @@ export function createIntake(runtime: LocalRuntime, clusterIds: string[]): (text
     let incidentId = parsed.event.detail.incidentId;
     let joined = false;
     if (incidentId === undefined) {
-      // Name the incident here so the caller can follow it; a duplicate joins the one already open.
+      // Name the incident here so the caller can follow it; a duplicate joins the one already open,
+      // or the one named here a moment ago whose opening is still on its way through the bus.
       const key = targetKeyOf(Object.fromEntries(Object.entries(target).filter(([, v]) => v !== undefined)) as Record<string, string>);
       const open = (await runtime.store.listIncidents({ clusterId, state: 'open' })).find((i) => i.targetKey === key);
-      joined = open !== undefined;
-      incidentId = open?.incidentId ?? newIncidentId();
+      const slot = `${clusterId}\n${key}`;
+      const named = open ? undefined : namedHere.get(slot);
+      const pending = named !== undefined && ((await runtime.store.getIncident(named))?.state ?? 'open') === 'open';
+      joined = open !== undefined || pending;
+      incidentId = open?.incidentId ?? (pending ? named : newIncidentId());
+      namedHere.set(slot, incidentId);
     }
     await runtime.submit({ ...(detail as object), incidentId }, source);
     return { accepted: true, incidentId, joined };

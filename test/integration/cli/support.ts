@@ -65,12 +65,3 @@ export function startCli(args: string[], options: { cwd?: string } = {}): Servic
       waitFor(async () => pattern.exec(stderr) ?? undefined, { timeoutMs, what: `stderr to match ${pattern}; so far:\n${stderr}` }),
   };
 }
-
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}

@@ -13,10 +13,14 @@ describe.sequential('idempotency and resume', () => {
   const pipelines: Pipeline[] = [];
   const dirs: string[] = [];
   afterEach(async () => {
-    for (const p of pipelines.splice(0)) await p.close();
-    await lab?.down();
+    const closing = lab;
     lab = undefined;
-    for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+    try {
+      await Promise.allSettled(pipelines.splice(0).map((p) => p.close()));
+    } finally {
+      await closing?.down();
+      for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+    }
   });
 
   it('20 duplicate MemberUnhealthy events at once make exactly one MemberRemove', async () => {

@@ -99,13 +99,20 @@ export async function startPipeline(
     async remediate(memberName, timeoutMs = 45_000) {
       const outcome = runtime.waitForOutcome({ clusterId }, timeoutMs);
       const now = new Date().toISOString();
-      await runtime.submit({ clusterId, target: { memberName }, reason: 'test', source: 'test', observedAt: now, at: now });
+      // If submit throws, its error is the one to report; the wait must not reject unobserved later.
+      await runtime.submit({ clusterId, target: { memberName }, reason: 'test', source: 'test', observedAt: now, at: now }).catch((error: unknown) => {
+        outcome.catch(() => undefined);
+        throw error;
+      });
       return outcome;
     },
     async close() {
-      await runtime.stop({ drainTimeoutMs: 5_000 });
-      await etcd.close();
-      if (dir) fs.rmSync(dir, { recursive: true, force: true });
+      try {
+        await runtime.stop({ drainTimeoutMs: 5_000 });
+      } finally {
+        await etcd.close();
+        if (dir) fs.rmSync(dir, { recursive: true, force: true });
+      }
     },
   };
 }
@@ -118,10 +125,15 @@ export const reasonsOf = (events: EventEnvelope[], type: EventEnvelope['detailTy
 export function labPerTest(): { lab?: Lab; pipeline?: Pipeline } {
   const current: { lab?: Lab; pipeline?: Pipeline } = {};
   afterEach(async () => {
-    await current.pipeline?.close();
-    await current.lab?.down();
+    const { pipeline, lab } = current;
     delete current.pipeline;
     delete current.lab;
+    // The lab goes down even when closing the pipeline fails.
+    try {
+      await pipeline?.close();
+    } finally {
+      await lab?.down();
+    }
   });
   return current;
 }

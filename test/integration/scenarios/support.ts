@@ -52,8 +52,11 @@ export function labPerTest(): (members: number) => Promise<Scenario> {
     try {
       for (const cleanup of open.cleanups.reverse()) await cleanup();
     } finally {
-      await open.probing?.transport.close();
-      await open.lab?.down();
+      try {
+        await open.probing?.transport.close();
+      } finally {
+        await open.lab?.down();
+      }
     }
   });
   return async (members) => {

@@ -1,7 +1,9 @@
-// Shared by the local-runtime tests: a throwaway database file and a deadline-bound wait.
+// Shared by the local-runtime tests: a throwaway database file and a deadline-bound wait on a
+// plain condition (the project's waitFor, in the shape these tests use).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { waitFor as pollUntil } from '../../../functions/shared/wait-for.ts';
 
 export interface TempDir {
   path: string;
@@ -19,14 +21,5 @@ export function tempDir(): TempDir {
 }
 
 /** Polls until `condition` holds; fails with `what` once the deadline passes. */
-export async function waitFor(
-  condition: () => boolean | Promise<boolean>,
-  what: string,
-  timeoutMs = 5_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
+export const waitFor = (condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 5_000): Promise<void> =>
+  pollUntil(async () => ((await condition()) ? true : undefined), { timeoutMs, intervalMs: 5, what }).then(() => undefined);
