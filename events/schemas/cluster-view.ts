@@ -67,6 +67,7 @@ export const clusterViewSchema = z.object({
   members: z.array(memberViewSchema),
   leader: leaderViewSchema,
   quorum: quorumFiguresSchema,
+  listFailures: z.array(pathProbeSchema).describe('Why no seed gave a member list, when none did.'),
 });
 
 // Compile-time guard: the schema and the core types must not drift apart. `Equals` is strict

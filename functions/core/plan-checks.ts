@@ -3,7 +3,7 @@
 import type { Decision } from './decision.ts';
 import { block, retryAfterBackoff, retryAt, sentence, type PlanContext } from './plan-context.ts';
 import { credentialProblem } from './credentials.ts';
-import { describeDuration, describeTime } from './explain.ts';
+import { describeDuration, describePath, describeTime } from './explain.ts';
 
 export type CheckResult = Decision | 'pass';
 
@@ -81,7 +81,8 @@ const clusterReachable: PlanCheck = {
   run: (ctx) => {
     const { view } = ctx;
     if (view && view.leader.reports.length > 0) return 'pass';
-    const paths = (view?.members ?? []).flatMap((m) => m.paths);
+    // An empty view still knows how each seed failed to give a member list.
+    const paths = [...(view?.members ?? []).flatMap((m) => m.paths), ...(view?.listFailures ?? [])];
     const problem = credentialProblem(paths);
     if (problem) {
       return block(
@@ -93,7 +94,7 @@ const clusterReachable: PlanCheck = {
     const finding =
       paths.length === 0
         ? `No member of the cluster answered, so ${ctx.name} cannot be judged`
-        : `No member of the cluster answered a status call (${paths.length} paths failed), so ${ctx.name} cannot be judged`;
+        : `No member of the cluster answered (${paths.map(describePath).join('; ')}), so ${ctx.name} cannot be judged`;
     return retryAfterBackoff(ctx, 'CLUSTER_UNREACHABLE', finding);
   },
 };

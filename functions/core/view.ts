@@ -39,6 +39,8 @@ export interface ClusterView {
   members: MemberView[];
   leader: LeaderView;
   quorum: QuorumFigures;
+  /** Why no seed gave a member list, when none did: the only facts an empty view has. */
+  listFailures: PathProbe[];
 }
 
 export const quorumSize = (voting: number): number => Math.floor(voting / 2) + 1;
@@ -91,6 +93,7 @@ export function buildClusterView(sample: ProbeSample): ClusterView {
     members,
     leader: leaderView(members),
     quorum: { voting: voting.length, healthyVoting, size, ok: voting.length > 0 && healthyVoting >= size },
+    listFailures: sample.listFailures,
   };
 }
 

@@ -2,8 +2,8 @@ import { describe, it, expect } from 'vitest';
 import { plan, approveLeaderGone, type PlanInput } from '../../../functions/core/plan.ts';
 import type { Decision, ReasonCode } from '../../../functions/core/decision.ts';
 import type { PolicyInput } from '../../../functions/core/policy.ts';
-import type { ClusterView } from '../../../functions/core/view.ts';
-import { cluster, fixedRandom, id, policy, view } from './fixtures.ts';
+import { buildClusterView, type ClusterView } from '../../../functions/core/view.ts';
+import { cluster, endpointOf, failureOf, fixedRandom, id, policy, view } from './fixtures.ts';
 
 const ET = 1_000;
 const MIN = 60_000;
@@ -146,6 +146,35 @@ const rows: Row[] = [
     reason: 'TLS_FAILED',
     decidedBy: 'cluster-reachable',
     says: /fix the client certificate\/CA for http:\/\/127\.0\.0\.1:4001 and the client certificate\/CA for http:\/\/127\.0\.0\.1:4011/,
+  },
+  {
+    // No member list at all: the seeds' failures are the only evidence, and they name the credential.
+    name: 'every seed fails TLS before any member list',
+    samples: [
+      buildClusterView({
+        at: T0,
+        members: [],
+        listFailures: [0, 1].map((i) => ({ path: 'direct', endpoint: endpointOf(i), reachability: 'tls', latencyMs: 3, failure: failureOf('tls', endpointOf(i)) })),
+      }),
+    ],
+    kind: 'block',
+    reason: 'TLS_FAILED',
+    decidedBy: 'cluster-reachable',
+    says: /fix the client certificate\/CA for http:\/\/127\.0\.0\.1:4001 and the client certificate\/CA for http:\/\/127\.0\.0\.1:4011/,
+  },
+  {
+    name: 'every seed refuses before any member list',
+    samples: [
+      buildClusterView({
+        at: T0,
+        members: [],
+        listFailures: [{ path: 'direct', endpoint: endpointOf(0), reachability: 'refused', latencyMs: 1, failure: failureOf('refused', endpointOf(0)) }],
+      }),
+    ],
+    kind: 'retry',
+    reason: 'CLUSTER_UNREACHABLE',
+    decidedBy: 'cluster-reachable',
+    says: /No member of the cluster answered \(direct http:\/\/127\.0\.0\.1:4001 refused/,
   },
   {
     name: 'every member rejects our user',

@@ -21,6 +21,7 @@ const view = (at: number): ClusterView => ({
   members: [],
   leader: { consensus: 'none', reports: [] },
   quorum: { voting: 3, healthyVoting: 2, size: 2, ok: true },
+  listFailures: [],
 });
 
 describe('sqlite incident store', () => {
