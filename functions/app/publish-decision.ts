@@ -1,5 +1,5 @@
 // Turns a decision into the event that carries it, and records it on the incident.
-import type { Decision } from '../core/decision.ts';
+import type { Decision, Evidence, ReasonCode } from '../core/decision.ts';
 import type { Incident } from '../ports/incident-store.ts';
 import type { Deps } from './deps.ts';
 import { envelopeOf, iso, memberRef, publish, resolvedTarget } from './incident-events.ts';
@@ -35,4 +35,19 @@ export async function publishDecision(
       break;
   }
   return decision;
+}
+
+/**
+ * The member is out of etcd but a later step failed for good: the incident ends as failed, and the
+ * message says what a person must finish by hand.
+ */
+export async function publishFailure(
+  deps: Deps,
+  incident: Incident,
+  failure: { reason: ReasonCode; message: string; evidence: Evidence },
+): Promise<void> {
+  const now = deps.clock.now();
+  await deps.store.appendJournal(incident.incidentId, { at: now, step: 'remediate:failed', detail: `${failure.reason}: ${failure.message}` });
+  await deps.store.closeIncident(incident.incidentId, { outcome: 'failed', result: failure, now });
+  await publish(deps, 'RemediationFailed', { ...envelopeOf(incident, now), target: resolvedTarget(incident), ...failure });
 }

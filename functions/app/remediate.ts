@@ -11,7 +11,7 @@ import type { Deps } from './deps.ts';
 import { currentIncident, envelopeOf, iso, memberRef, publish } from './incident-events.ts';
 import { probeCluster } from './probe-cluster.ts';
 import { attemptsSpent, planIncident } from './plan-incident.ts';
-import { publishDecision } from './publish-decision.ts';
+import { publishDecision, publishFailure } from './publish-decision.ts';
 import { removeMember } from './remove-member.ts';
 import { takeSnapshot } from './take-snapshot.ts';
 import { waitForNewLeader } from './wait-for-leader.ts';
@@ -19,7 +19,7 @@ import { waitForNewLeader } from './wait-for-leader.ts';
 /** Long enough for a removal and an election; a crashed holder's lease lapses after this. */
 export const LOCK_LEASE_MS = 120_000;
 
-export async function remediate(deps: Deps, detail: DetailOf<'RemediationApproved'>): Promise<Decision | 'completed' | undefined> {
+export async function remediate(deps: Deps, detail: DetailOf<'RemediationApproved'>): Promise<Decision | 'completed' | 'failed' | undefined> {
   const incident = await currentIncident(deps, detail, 'remediate');
   if (!incident) return undefined;
   const cluster = await deps.directory.get(incident.clusterId);
@@ -36,7 +36,7 @@ export async function remediate(deps: Deps, detail: DetailOf<'RemediationApprove
   }
 }
 
-async function runSteps(deps: Deps, cluster: ClusterEntry, incident: Incident): Promise<Decision | 'completed'> {
+async function runSteps(deps: Deps, cluster: ClusterEntry, incident: Incident): Promise<Decision | 'completed' | 'failed'> {
   const id = incident.incidentId;
   if (!(await deps.store.stepDone(id, 'member-removed'))) {
     const step = await removeStep(deps, cluster, incident);
@@ -47,8 +47,20 @@ async function runSteps(deps: Deps, cluster: ClusterEntry, incident: Incident): 
   if ('kind' in leader) return publishDecision(deps, incident, leader, 'remediate');
   if (!(await deps.store.stepDone(id, 'actuator-called'))) {
     const member = { id: incident.memberId!, name: incident.memberName ?? '' };
-    const result = await deps.actuator.replace({ clusterId: incident.clusterId, incidentId: id, member, target: incident.target });
-    await mark(deps, id, 'actuator-called', `${deps.actuator.name}: ${result.detail}`);
+    try {
+      const result = await deps.actuator.replace({ clusterId: incident.clusterId, incidentId: id, member, target: incident.target });
+      await mark(deps, id, 'actuator-called', `${deps.actuator.name}: ${result.detail}`);
+    } catch (error) {
+      // The member is already out of etcd: say so, and leave the machine to a person.
+      const said = error instanceof Error ? error.message : String(error);
+      await deps.store.recordRemediation(incident.clusterId, incident.targetKey, deps.clock.now());
+      await publishFailure(deps, incident, {
+        reason: 'ACTUATOR_FAILED',
+        message: `${describeMember(member)} was removed from etcd and ${leader.name || leader.id} leads now, but the ${deps.actuator.name} actuator could not replace its machine (${said}); replace the machine by hand.`,
+        evidence: { actuator: deps.actuator.name, error: said, newLeader: leader },
+      });
+      return 'failed';
+    }
   }
   return complete(deps, incident, leader);
 }

@@ -49,6 +49,8 @@ export const reasonCodes = [
   'DRY_RUN',
   'RUNTIME_RESUMED',
   'SNAPSHOT_FAILED',
+  // failed
+  'ACTUATOR_FAILED',
 ] as const;
 
 export type ReasonCode = (typeof reasonCodes)[number];

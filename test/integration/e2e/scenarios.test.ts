@@ -41,6 +41,26 @@ describe.sequential('lab scenarios end to end', () => {
     expect((await lab.memberList()).length).toBe(3);
   });
 
+  it('an actuator that fails ends the incident as failed, with the member already out of etcd', async () => {
+    const lab = (t.lab = await startLab({ members: 3 }));
+    const leader = await lab.leader();
+    const follower = lab.members.find((m) => m.id !== leader.id)!;
+    const broken = { name: 'broken', replace: () => Promise.reject(new Error('cloud API said no')) };
+    const pipeline = (t.pipeline = await startPipeline(lab, { actuator: broken }));
+
+    const outcome = await pipeline.remediate(follower.name);
+
+    expect(outcome.detailType).toBe('RemediationFailed');
+    const { reason, message } = outcome.detail as { reason: string; message: string };
+    expect(reason).toBe('ACTUATOR_FAILED');
+    expect(message).toContain(follower.name);
+    expect(message).toContain('cloud API said no');
+    expect(message).toContain('replace the machine by hand');
+    expect(await memberIds(lab)).toEqual(otherIds(lab, follower.id));
+    const [incident] = await pipeline.runtime.store.listIncidents();
+    expect(incident!.state).toBe('failed');
+  });
+
   it('a reachable leader hands leadership to the best candidate first, then is removed', async () => {
     const lab = (t.lab = await startLab({ members: 3 }));
     const leader = await lab.leader();
