@@ -49,6 +49,37 @@ export async function currentIncident(
   return incident;
 }
 
+/**
+ * Runs `work` once for this incident, attempt and step: a duplicate delivery of the same event
+ * finds the claim taken and is ignored. If `work` throws, the claim is released so the event can be
+ * tried again; a crash leaves it taken, and the runtime resumes at the next attempt.
+ */
+export async function oncePerAttempt<R>(
+  deps: Deps,
+  detail: { incidentId: string; attempt: number },
+  step: string,
+  work: (incident: Incident) => Promise<R>,
+): Promise<R | undefined> {
+  const incident = await currentIncident(deps, detail, step);
+  if (!incident) return undefined;
+  return claimed(deps, incident, step, () => work(incident));
+}
+
+/** The claim half of oncePerAttempt, for an incident already in hand. */
+export async function claimed<R>(deps: Deps, incident: Incident, step: string, work: () => Promise<R>): Promise<R | undefined> {
+  const key = `${step}@${incident.attempt}`;
+  if (!(await deps.store.claim(incident.incidentId, key, deps.clock.now()))) {
+    deps.log.info(`${step}: duplicate delivery ignored`, { incidentId: incident.incidentId, attempt: incident.attempt });
+    return undefined;
+  }
+  try {
+    return await work();
+  } catch (error) {
+    await deps.store.releaseClaim(incident.incidentId, key);
+    throw error;
+  }
+}
+
 export async function publish<T extends DetailType>(deps: Deps, detailType: T, detail: DetailOf<T>): Promise<EventEnvelope<T>> {
   const event = makeEvent(detailType, detail);
   await deps.bus.publish(event as EventEnvelope);

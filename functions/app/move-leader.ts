@@ -8,14 +8,15 @@ import { describeMember, type ClusterView } from '../core/view.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import { withView, type Incident } from '../ports/incident-store.ts';
 import type { Deps } from './deps.ts';
-import { currentIncident, envelopeOf, publish } from './incident-events.ts';
+import { envelopeOf, oncePerAttempt, publish } from './incident-events.ts';
 import { membersUnderRemediation, planIncident } from './plan-incident.ts';
 import { publishDecision } from './publish-decision.ts';
 import { runMove, type MoveRun } from './run-move.ts';
 
-export async function moveLeader(deps: Deps, detail: DetailOf<'MembersProbed'>): Promise<Decision | undefined> {
-  let incident = await currentIncident(deps, detail, 'move-leader');
-  if (!incident) return undefined;
+export const moveLeader = (deps: Deps, detail: DetailOf<'MembersProbed'>): Promise<Decision | undefined> =>
+  oncePerAttempt(deps, detail, 'move-leader', (incident) => decide(deps, detail, incident));
+
+async function decide(deps: Deps, detail: DetailOf<'MembersProbed'>, incident: Incident): Promise<Decision> {
   const cluster = await deps.directory.get(incident.clusterId);
   // A crash after the member was removed resumes in remediate, not here: the member is gone.
   if (await removalUnderWay(deps, incident, detail.view)) {

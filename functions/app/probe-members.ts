@@ -4,7 +4,8 @@ import { judgeLeader, streakOf } from '../core/evidence.ts';
 import { resolveTarget } from '../core/target.ts';
 import { targetKeyOf, withView, type Incident } from '../ports/incident-store.ts';
 import type { Deps } from './deps.ts';
-import { currentIncident, envelopeOf, iso, publish, resolvedTarget } from './incident-events.ts';
+import { claimed, currentIncident, envelopeOf, iso, publish, resolvedTarget } from './incident-events.ts';
+import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import { probeCluster } from './probe-cluster.ts';
 
 type Input = { detailType: 'MemberUnhealthy'; detail: DetailOf<'MemberUnhealthy'> } | { detailType: 'RetryDue'; detail: DetailOf<'RetryDue'> };
@@ -47,7 +48,12 @@ export async function probeMembers(deps: Deps, input: Input): Promise<ProbeOutco
     incident = await currentIncident(deps, input.detail, 'probe-members');
     if (!incident) return { kind: 'stale', incidentId: input.detail.incidentId };
   }
+  const open = incident;
+  const probed = await claimed(deps, open, 'probe-members', () => probeAndPublish(deps, cluster, open, now));
+  return probed ?? { kind: 'stale', incidentId: open.incidentId };
+}
 
+async function probeAndPublish(deps: Deps, cluster: ClusterEntry, incident: Incident, now: number): Promise<ProbeOutcome> {
   const view = await probeCluster(deps, cluster, incident.views.at(-1));
   const member = resolveTarget(view, incident.target, cluster.aliases, incident.memberId);
   const views = withView(incident.views, view);

@@ -8,7 +8,7 @@ import { describeMember } from '../core/view.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import { withView, type Incident } from '../ports/incident-store.ts';
 import type { Deps } from './deps.ts';
-import { currentIncident, envelopeOf, iso, memberRef, publish } from './incident-events.ts';
+import { envelopeOf, iso, memberRef, oncePerAttempt, publish } from './incident-events.ts';
 import { probeCluster } from './probe-cluster.ts';
 import { attemptsSpent, planIncident } from './plan-incident.ts';
 import { publishDecision, publishFailure } from './publish-decision.ts';
@@ -19,9 +19,10 @@ import { waitForNewLeader } from './wait-for-leader.ts';
 /** Long enough for a removal and an election; a crashed holder's lease lapses after this. */
 export const LOCK_LEASE_MS = 120_000;
 
-export async function remediate(deps: Deps, detail: DetailOf<'RemediationApproved'>): Promise<Decision | 'completed' | 'failed' | undefined> {
-  const incident = await currentIncident(deps, detail, 'remediate');
-  if (!incident) return undefined;
+export const remediate = (deps: Deps, detail: DetailOf<'RemediationApproved'>): Promise<Decision | 'completed' | 'failed' | undefined> =>
+  oncePerAttempt(deps, detail, 'remediate', (incident) => underLock(deps, incident));
+
+async function underLock(deps: Deps, incident: Incident): Promise<Decision | 'completed' | 'failed'> {
   const cluster = await deps.directory.get(incident.clusterId);
   const owner = `incident:${incident.incidentId}`;
   if (!(await deps.store.acquireLock(incident.clusterId, owner, LOCK_LEASE_MS, deps.clock.now()))) {

@@ -2,14 +2,16 @@
 import type { DetailOf } from '../../events/catalogue.ts';
 import { waitingReasons } from '../core/decision.ts';
 import type { Deps } from './deps.ts';
-import { currentIncident, iso } from './incident-events.ts';
+import { iso, oncePerAttempt } from './incident-events.ts';
+import type { Incident } from '../ports/incident-store.ts';
 
 /** Deterministic, so a redelivered RetryRequested schedules the same retry, not a second one. */
 export const retryScheduleName = (incidentId: string, attempt: number): string => `${incidentId}-retry-${attempt}`;
 
-export async function scheduleRetry(deps: Deps, detail: DetailOf<'RetryRequested'>): Promise<{ name: string; at: number } | undefined> {
-  const incident = await currentIncident(deps, detail, 'schedule-retry');
-  if (!incident) return undefined;
+export const scheduleRetry = (deps: Deps, detail: DetailOf<'RetryRequested'>): Promise<{ name: string; at: number } | undefined> =>
+  oncePerAttempt(deps, detail, 'schedule-retry', (incident) => advance(deps, detail, incident));
+
+async function advance(deps: Deps, detail: DetailOf<'RetryRequested'>, incident: Incident): Promise<{ name: string; at: number }> {
   const now = deps.clock.now();
   const next = incident.attempt + 1;
   const at = detail.reprobeNow ? now : Math.max(now, Date.parse(detail.retryAt));

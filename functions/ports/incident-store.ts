@@ -136,6 +136,18 @@ export interface IncidentJournal {
   stepDone(incidentId: string, step: string): Promise<boolean>;
 }
 
+/**
+ * One delivery of an event per incident, attempt and function does the work: a duplicate (an
+ * at-least-once bus, a redelivery) finds the claim taken and is ignored. A step that fails releases
+ * its claim so the same event can be tried again; a crash leaves it, and the resume moves to the
+ * next attempt.
+ */
+export interface DeliveryClaims {
+  /** True only for the first caller with this key. */
+  claim(incidentId: string, key: string, at: number): Promise<boolean>;
+  releaseClaim(incidentId: string, key: string): Promise<void>;
+}
+
 export interface ClusterLocks {
   /** Succeeds when the lock is free, its lease has expired, or `owner` holds it (renewing the lease). */
   acquireLock(clusterId: string, owner: string, leaseMs: number, now: number): Promise<boolean>;
@@ -169,7 +181,7 @@ export interface TimerStore {
   nextTimer(): Promise<StoredTimer | undefined>;
 }
 
-export interface IncidentStore extends IncidentRecords, IncidentJournal, ClusterLocks, DeadLetters, RemediationLedger, TimerStore {
+export interface IncidentStore extends IncidentRecords, IncidentJournal, DeliveryClaims, ClusterLocks, DeadLetters, RemediationLedger, TimerStore {
   close(): Promise<void>;
 }
 

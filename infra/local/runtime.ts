@@ -11,7 +11,7 @@ import { createMoveLeaderHandler } from '../../functions/move-leader/handler.ts'
 import { etcdOnlyActuator, type Actuator } from '../../functions/ports/actuator.ts';
 import { systemClock, type Clock } from '../../functions/ports/clock.ts';
 import { UnknownClusterError, type ClusterDirectory } from '../../functions/ports/cluster-directory.ts';
-import { targetKeyOf, type Incident } from '../../functions/ports/incident-store.ts';
+import { targetKeyOf, VersionConflictError, type Incident } from '../../functions/ports/incident-store.ts';
 import { createProbeMembersHandler } from '../../functions/probe-members/handler.ts';
 import { createRemediateHandler } from '../../functions/remediate/handler.ts';
 import { createScheduleRetryHandler } from '../../functions/schedule-retry/handler.ts';
@@ -147,7 +147,7 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
     // An event of an earlier attempt failed: the incident has moved on, and its chain is alive.
     if (event.detail.attempt !== undefined && event.detail.attempt !== incident.attempt) return;
     if ((await armedAttempts()).has(`${incident.incidentId}/${incident.attempt}`)) return;
-    await scheduleResume(incident.incidentId, incident.clusterId, incident.attempt, clock.now() + recoverAfterMs);
+    await resume(incident, clock.now() + recoverAfterMs);
   }
 
   /** The incident an event speaks of; a MemberUnhealthy without an id, by its cluster and target. */
@@ -169,15 +169,30 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
     return armed;
   }
 
-  const scheduleResume = (incidentId: string, clusterId: string, attempt: number, at: number) =>
-    scheduler.schedule({
+  /**
+   * Resumes at the next attempt, as schedule-retry would: the cut-off attempt may hold claims that
+   * nothing will release. A conflict means the incident moved on by itself: nothing to resume.
+   */
+  async function resume(incident: Incident, at: number): Promise<void> {
+    const attempt = incident.attempt + 1;
+    const { incidentId, clusterId } = incident;
+    try {
+      await store.updateIncident(
+        incidentId,
+        { attempt, waits: incident.waits + 1, immediateReprobes: 0 },
+        { expectVersion: incident.version, now: clock.now() },
+      );
+    } catch (error) {
+      if (error instanceof VersionConflictError) return;
+      throw error;
+    }
+    await store.appendJournal(incidentId, { at: clock.now(), step: 'resumed', detail: `attempt ${attempt} at ${new Date(at).toISOString()}` });
+    await scheduler.schedule({
       name: `${incidentId}-resume-${attempt}`,
       at,
-      event: {
-        detailType: 'RetryDue',
-        detail: { incidentId, clusterId, attempt, at: new Date(at).toISOString(), reason: 'RUNTIME_RESUMED' },
-      },
+      event: { detailType: 'RetryDue', detail: { incidentId, clusterId, attempt, at: new Date(at).toISOString(), reason: 'RUNTIME_RESUMED' } },
     });
+  }
 
   return {
     store,
@@ -188,9 +203,7 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
       // resume it now. Swept before any timer fires, so a retry that fires now is not resumed twice.
       const armed = await armedAttempts();
       for (const incident of await store.listIncidents({ state: 'open' })) {
-        if (!armed.has(`${incident.incidentId}/${incident.attempt}`)) {
-          await scheduleResume(incident.incidentId, incident.clusterId, incident.attempt, clock.now());
-        }
+        if (!armed.has(`${incident.incidentId}/${incident.attempt}`)) await resume(incident, clock.now());
       }
       await scheduler.start();
     },

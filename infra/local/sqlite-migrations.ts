@@ -72,6 +72,13 @@ export const migrations: readonly string[] = [
   `ALTER TABLE incidents ADD COLUMN leader_unreachable TEXT;`,
   // Retries that only waited for evidence spend no attempt of the budget.
   `ALTER TABLE incidents ADD COLUMN waits INTEGER NOT NULL DEFAULT 0;`,
+  // At most one delivery of an event per incident, attempt and function does the work.
+  `CREATE TABLE claims (
+     incident_id TEXT NOT NULL REFERENCES incidents (incident_id) ON DELETE CASCADE,
+     key         TEXT NOT NULL,
+     at          INTEGER NOT NULL,
+     PRIMARY KEY (incident_id, key)
+   ) STRICT;`,
 ];
 
 /** Applies pending migrations under a write lock, so concurrent openers upgrade exactly once. */

@@ -194,6 +194,15 @@ export class SqliteIncidentStore implements IncidentStore {
     );
   }
 
+  async claim(incidentId: string, key: string, at: number): Promise<boolean> {
+    const { changes } = this.#run('INSERT OR IGNORE INTO claims (incident_id, key, at) VALUES ($incidentId, $key, $at)', { incidentId, key, at });
+    return changes === 1;
+  }
+
+  async releaseClaim(incidentId: string, key: string): Promise<void> {
+    this.#run('DELETE FROM claims WHERE incident_id = $incidentId AND key = $key', { incidentId, key });
+  }
+
   async acquireLock(clusterId: string, owner: string, leaseMs: number, now: number): Promise<boolean> {
     if (!(leaseMs > 0)) throw new RangeError(`lease must be positive, got ${leaseMs}`);
     // One upsert: take a free lock, renew our own, or steal an expired one; anything else changes nothing.

@@ -21,6 +21,65 @@ async function openAndDecide(memberName: string) {
   return { incident: opened.incident, decision };
 }
 
+/** What the runtime does after a crash: move the incident to its next attempt and probe again. */
+async function resumeAndProbe(incidentId: string) {
+  const incident = (await h.deps.store.getIncident(incidentId))!;
+  const attempt = incident.attempt + 1;
+  await h.deps.store.updateIncident(incidentId, { attempt, waits: incident.waits + 1 }, { expectVersion: incident.version, now: h.clock.now() });
+  const at = new Date(h.clock.now()).toISOString();
+  await probeMembers(h.deps, { detailType: 'RetryDue', detail: { incidentId, clusterId: 'c1', attempt, at, reason: 'RUNTIME_RESUMED' } });
+}
+
+describe('duplicate deliveries', () => {
+  it('a MembersProbed delivered twice is decided once: one move, one approval', async () => {
+    h = harness();
+    h.setSample((at) => sample(at, three(0)));
+    h.onMoveLeader = (to) => h.setSample((at) => sample(at, three(to === id(1) ? 1 : 2)));
+    const opened = await probeMembers(h.deps, { detailType: 'MemberUnhealthy', detail: unhealthy('etcd-0') });
+    expect(opened.kind).toBe('probed');
+    const probed = h.lastOf('MembersProbed');
+
+    const [first, second] = await Promise.all([moveLeader(h.deps, probed), moveLeader(h.deps, probed)]);
+
+    expect([first?.kind, second?.kind].sort()).toEqual(['approve', undefined].sort());
+    expect(h.calls.moveLeader).toHaveLength(1);
+    expect(h.events.filter((e) => e.detailType === 'RemediationApproved')).toHaveLength(1);
+  });
+
+  it('a RemediationApproved delivered twice at once removes the member once', async () => {
+    h = harness();
+    h.setSample((at) => sample(at, three(0)));
+    h.onMemberRemove = () => h.setSample((at) => sample(at, [{ i: 0, leader: 0 }, { i: 2, leader: 0 }]));
+    await openAndDecide('etcd-1');
+    const approved = h.lastOf('RemediationApproved');
+
+    // Together, as an at-least-once bus may deliver them: the lock alone would let both in (same owner).
+    const outcomes = await Promise.all([remediate(h.deps, approved), remediate(h.deps, approved)]);
+
+    expect(outcomes.filter((o) => o === undefined)).toHaveLength(1);
+
+    expect(h.calls.memberRemove).toEqual([id(1)]);
+    expect(h.events.filter((e) => e.detailType === 'RemediationCompleted')).toHaveLength(1);
+  });
+
+  it('a step that throws releases its claim, so the same event can be tried again', async () => {
+    h = harness();
+    h.setSample((at) => sample(at, three(0)));
+    let fail = true;
+    h.onMemberRemove = () => {
+      if (fail) throw new Error('the process fell over');
+      h.setSample((at) => sample(at, [{ i: 0, leader: 0 }, { i: 2, leader: 0 }]));
+    };
+    await openAndDecide('etcd-1');
+    const approved = h.lastOf('RemediationApproved');
+
+    await expect(remediate(h.deps, approved)).rejects.toThrow('the process fell over');
+    fail = false;
+    expect(await remediate(h.deps, approved)).toBe('completed');
+    expect(h.calls.memberRemove).toEqual([id(1), id(1)]);
+  });
+});
+
 describe('probe-members', () => {
   it('fails an event for an unknown cluster without opening an incident that later reports would join', async () => {
     h = harness();
@@ -55,7 +114,7 @@ describe('move-leader', () => {
     const { incident } = await openAndDecide('etcd-1');
     await h.deps.store.markStep(incident.incidentId, { at: h.clock.now(), step: 'lock-taken', detail: 'test' });
     h.setSample((at) => sample(at, [{ i: 0, leader: 0 }, { i: 2, leader: 0 }]));
-    await probeMembers(h.deps, { detailType: 'RetryDue', detail: { incidentId: incident.incidentId, clusterId: 'c1', attempt: 0, at: new Date(h.clock.now()).toISOString(), reason: 'RUNTIME_RESUMED' } });
+    await resumeAndProbe(incident.incidentId);
     const decision = await moveLeader(h.deps, h.lastOf('MembersProbed'));
     expect(decision).toMatchObject({ kind: 'approve', reason: 'TARGET_IS_FOLLOWER' });
     expect(decision!.message).toMatch(/^etcd-1 \(91bc3c398fb3c146\) is already out of the member list; remediation resumes/);
@@ -68,6 +127,7 @@ describe('move-leader', () => {
     const { incident } = await openAndDecide('etcd-1');
     await h.deps.store.markStep(incident.incidentId, { at: h.clock.now(), step: 'member-removed', detail: 'test' });
     h.clock.advance(61_000);
+    await resumeAndProbe(incident.incidentId);
     const decision = await moveLeader(h.deps, h.lastOf('MembersProbed'));
     expect(decision).toMatchObject({ kind: 'block', reason: 'INCIDENT_DEADLINE_EXCEEDED' });
     expect(decision!.message).toMatch(/^etcd-1 \(91bc3c398fb3c146\) is out of the member list, but remediation has not finished within the incident deadline of 60 s \(last: .*\); blocked, check that the remaining members have a leader/);

@@ -184,6 +184,22 @@ describe('sqlite incident store', () => {
     });
   });
 
+  describe('delivery claims', () => {
+    it('the first claim wins, also across connections; a released claim can be taken again', async () => {
+      expect(await store.claim(incident.incidentId, 'move-leader@0', 1)).toBe(true);
+      expect(await store.claim(incident.incidentId, 'move-leader@0', 2)).toBe(false);
+      const other = openSqliteStore({ path: dir.file('store.db') });
+      try {
+        expect(await other.claim(incident.incidentId, 'move-leader@0', 3)).toBe(false);
+        expect(await other.claim(incident.incidentId, 'move-leader@1', 3)).toBe(true);
+      } finally {
+        await other.close();
+      }
+      await store.releaseClaim(incident.incidentId, 'move-leader@0');
+      expect(await store.claim(incident.incidentId, 'move-leader@0', 4)).toBe(true);
+    });
+  });
+
   describe('cluster lock', () => {
     it('acquire, renew, deny, expire, steal, release', async () => {
       expect(await store.acquireLock('c1', 'a', 1_000, 0)).toBe(true);
