@@ -1,10 +1,12 @@
 // Small helpers every step uses to read its incident and speak about it on the bus.
 import type { DetailOf, DetailType, EventEnvelope } from '../../events/catalogue.ts';
 import { makeEvent } from '../../events/catalogue.ts';
+import { describeTime } from '../core/explain.ts';
 import type { Incident } from '../ports/incident-store.ts';
 import type { Deps } from './deps.ts';
 
-export const iso = (at: number): string => new Date(at).toISOString();
+/** Events and the journal speak ISO-8601, as the planner's sentences do. */
+export const iso = describeTime;
 
 /** The fields every detail carries, for this incident, now. */
 export const envelopeOf = (incident: Incident, now: number) => ({

@@ -4,7 +4,7 @@ import type { DetailOf } from '../../events/catalogue.ts';
 import type { Decision } from '../core/decision.ts';
 import { describeDuration } from '../core/explain.ts';
 import { describeSelector } from '../core/target.ts';
-import { describeMember, type ClusterView } from '../core/view.ts';
+import { describeMember, memberGone, type ClusterView } from '../core/view.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import { withView, type Incident } from '../ports/incident-store.ts';
 import type { Deps } from './deps.ts';
@@ -71,7 +71,7 @@ async function publishLeaderMoved(deps: Deps, incident: Incident, run: MoveRun):
  */
 async function removalUnderWay(deps: Deps, incident: Incident, view: ClusterView): Promise<boolean> {
   if (await deps.store.stepDone(incident.incidentId, 'member-removed')) return true;
-  const gone = !!incident.memberId && view.members.length > 0 && !view.members.some((m) => m.id === incident.memberId);
+  const gone = !!incident.memberId && memberGone(view, incident.memberId);
   return gone && (await deps.store.stepDone(incident.incidentId, 'lock-taken'));
 }
 

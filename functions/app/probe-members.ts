@@ -2,7 +2,7 @@
 import type { DetailOf } from '../../events/catalogue.ts';
 import { judgeLeader, streakOf } from '../core/evidence.ts';
 import { resolveTarget } from '../core/target.ts';
-import { targetKeyOf, withView, type Incident } from '../ports/incident-store.ts';
+import { selectorOf, targetKeyOf, withView, type Incident } from '../ports/incident-store.ts';
 import type { Deps } from './deps.ts';
 import { claimed, currentIncident, envelopeOf, iso, publish, resolvedTarget } from './incident-events.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
@@ -20,7 +20,7 @@ export async function probeMembers(deps: Deps, input: Input): Promise<ProbeOutco
   let incident: Incident | undefined;
   if (input.detailType === 'MemberUnhealthy') {
     const { detail } = input;
-    const target = Object.fromEntries(Object.entries(detail.target).filter(([, v]) => v !== undefined)) as Record<string, string>;
+    const target = selectorOf(detail.target);
     const opened = await deps.store.openOrJoin({
       clusterId: detail.clusterId,
       targetKey: targetKeyOf(target),

@@ -4,7 +4,7 @@
 import type { DetailOf } from '../../events/catalogue.ts';
 import { backoffDelay } from '../core/backoff.ts';
 import type { Decision } from '../core/decision.ts';
-import { describeMember } from '../core/view.ts';
+import { describeMember, memberGone } from '../core/view.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import { withView, type Incident } from '../ports/incident-store.ts';
 import type { Deps } from './deps.ts';
@@ -92,7 +92,7 @@ async function removeStep(deps: Deps, cluster: ClusterEntry, incident: Incident)
   const fresh = await probeCluster(deps, cluster, incident.views.at(-1));
   incident = await deps.store.updateIncident(id, { views: withView(incident.views, fresh) }, { expectVersion: incident.version, now: deps.clock.now() });
   const name = incident.memberName || incident.memberId!;
-  if (fresh.members.length > 0 && !fresh.members.some((m) => m.id === incident.memberId)) {
+  if (memberGone(fresh, incident.memberId!)) {
     // Removed by an earlier run that stopped before it could say so.
     await mark(deps, id, 'member-removed', `${name} is no longer in the member list`);
     return { incident };

@@ -97,6 +97,10 @@ export function buildClusterView(sample: ProbeSample): ClusterView {
   };
 }
 
+/** A member list answered and does not hold `id`: the member was removed. No list proves nothing. */
+export const memberGone = (view: ClusterView, id: MemberId): boolean =>
+  view.members.length > 0 && !view.members.some((m) => m.id === id);
+
 /** Find a member by id (hex) or name. */
 export function findMember(view: ClusterView, ref: string): MemberView | undefined {
   const wanted = ref.toLowerCase();

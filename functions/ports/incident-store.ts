@@ -208,6 +208,10 @@ export class VersionConflictError extends Error {
   }
 }
 
+/** The selector an event gives, its unset fields dropped, as the store keeps it. */
+export const selectorOf = (target: Partial<Record<string, string | undefined>>): Record<string, string> =>
+  Object.fromEntries(Object.entries(target).filter((e): e is [string, string] => e[1] !== undefined));
+
 /** Canonical target key: keys sorted, "k=v" joined by ",", so equal targets give equal keys. */
 export const targetKeyOf = (target: Record<string, string>): string =>
   Object.keys(target)

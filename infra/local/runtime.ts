@@ -7,11 +7,12 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { makeEvent, terminalDetailTypes, type DetailOf, type EventEnvelope, type FunctionName } from '../../events/catalogue.ts';
 import { parseEvent } from '../../events/validate.ts';
 import type { Deps } from '../../functions/app/deps.ts';
+import { advanceAttempt } from '../../functions/app/schedule-retry.ts';
 import { createMoveLeaderHandler } from '../../functions/move-leader/handler.ts';
 import { etcdOnlyActuator, type Actuator } from '../../functions/ports/actuator.ts';
 import { systemClock, type Clock } from '../../functions/ports/clock.ts';
 import { UnknownClusterError, type ClusterDirectory } from '../../functions/ports/cluster-directory.ts';
-import { targetKeyOf, VersionConflictError, type Incident } from '../../functions/ports/incident-store.ts';
+import { selectorOf, targetKeyOf, VersionConflictError, type Incident } from '../../functions/ports/incident-store.ts';
 import { createProbeMembersHandler } from '../../functions/probe-members/handler.ts';
 import { createRemediateHandler } from '../../functions/remediate/handler.ts';
 import { createScheduleRetryHandler } from '../../functions/schedule-retry/handler.ts';
@@ -155,7 +156,7 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
     if (event.detail.incidentId !== undefined) return store.getIncident(event.detail.incidentId);
     if (event.detailType !== 'MemberUnhealthy') return undefined;
     const { clusterId, target } = event.detail as DetailOf<'MemberUnhealthy'>;
-    const key = targetKeyOf(Object.fromEntries(Object.entries(target).filter(([, v]) => v !== undefined)) as Record<string, string>);
+    const key = targetKeyOf(selectorOf(target));
     return (await store.listIncidents({ clusterId, state: 'open' })).find((i) => i.targetKey === key);
   }
 
@@ -174,24 +175,11 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
    * nothing will release. A conflict means the incident moved on by itself: nothing to resume.
    */
   async function resume(incident: Incident, at: number): Promise<void> {
-    const attempt = incident.attempt + 1;
-    const { incidentId, clusterId } = incident;
     try {
-      await store.updateIncident(
-        incidentId,
-        { attempt, waits: incident.waits + 1, immediateReprobes: 0 },
-        { expectVersion: incident.version, now: clock.now() },
-      );
+      await advanceAttempt(deps, incident, { reason: 'RUNTIME_RESUMED', at, reprobeNow: false, kind: 'resume' });
     } catch (error) {
-      if (error instanceof VersionConflictError) return;
-      throw error;
+      if (!(error instanceof VersionConflictError)) throw error;
     }
-    await store.appendJournal(incidentId, { at: clock.now(), step: 'resumed', detail: `attempt ${attempt} at ${new Date(at).toISOString()}` });
-    await scheduler.schedule({
-      name: `${incidentId}-resume-${attempt}`,
-      at,
-      event: { detailType: 'RetryDue', detail: { incidentId, clusterId, attempt, at: new Date(at).toISOString(), reason: 'RUNTIME_RESUMED' } },
-    });
   }
 
   return {

@@ -2,7 +2,7 @@
 // refused out. A refused input is dead-lettered with the field and problem that refused it.
 import { parseEvent } from '../../../events/validate.ts';
 import { InvalidEventError } from '../../../functions/shared/event-handler.ts';
-import { targetKeyOf } from '../../../functions/ports/incident-store.ts';
+import { selectorOf, targetKeyOf } from '../../../functions/ports/incident-store.ts';
 import { newIncidentId, type LocalRuntime } from '../runtime.ts';
 
 export type IntakeReply =
@@ -50,7 +50,7 @@ export function createIntake(runtime: LocalRuntime, clusterIds: string[]): (text
     if (incidentId === undefined) {
       // Name the incident here so the caller can follow it; a duplicate joins the one already open,
       // or the one named here a moment ago whose opening is still on its way through the bus.
-      const key = targetKeyOf(Object.fromEntries(Object.entries(target).filter(([, v]) => v !== undefined)) as Record<string, string>);
+      const key = targetKeyOf(selectorOf(target));
       const open = (await runtime.store.listIncidents({ clusterId, state: 'open' })).find((i) => i.targetKey === key);
       const slot = `${clusterId}\n${key}`;
       const named = open ? undefined : namedHere.get(slot);
