@@ -1,9 +1,7 @@
 import { z } from 'zod';
 import { clusterViewSchema } from './cluster-view.ts';
 import { envelopeShape, resolvedTargetSchema } from './common.ts';
-
-/** How many earlier views travel along; enough for term/leader stability checks, bounded for event size. */
-export const MAX_PREVIOUS_VIEWS = 10;
+import { MAX_INCIDENT_VIEWS } from '../../functions/core/view-history.ts';
 
 export const membersProbedSchema = z
   .object({
@@ -12,7 +10,7 @@ export const membersProbedSchema = z
     view: clusterViewSchema.describe('The cluster as this probe saw it.'),
     previousViews: z
       .array(clusterViewSchema)
-      .max(MAX_PREVIOUS_VIEWS)
+      .max(MAX_INCIDENT_VIEWS)
       .optional()
       .describe('Earlier views of this incident, oldest first, for evidence that needs samples over time.'),
   })

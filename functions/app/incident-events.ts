@@ -1,9 +1,8 @@
-// Small helpers every step uses to read its incident and speak about it on the bus.
+// Small helpers every step uses to speak about its incident: envelopes, targets, outbox entries.
 import type { DetailOf, DetailType, EventEnvelope } from '../../events/catalogue.ts';
 import { makeEvent } from '../../events/catalogue.ts';
 import { describeTime } from '../core/explain.ts';
-import type { Incident } from '../ports/incident-store.ts';
-import type { Deps } from './deps.ts';
+import type { Incident, OutboxEntry } from '../ports/incident-store.ts';
 
 /** Events and the journal speak ISO-8601, as the planner's sentences do. */
 export const iso = describeTime;
@@ -25,65 +24,14 @@ export const resolvedTarget = (incident: Incident) => ({
 
 export const memberRef = (incident: Incident) => ({ memberId: incident.memberId ?? '0', name: incident.memberName ?? '' });
 
-/**
- * The open incident an event belongs to, or undefined when the event is stale: the incident was
- * closed, or it has moved on to a later attempt (a duplicate or late delivery).
- */
-export async function currentIncident(
-  deps: Deps,
-  detail: { incidentId: string; attempt: number },
-  step: string,
-): Promise<Incident | undefined> {
-  const incident = await deps.store.getIncident(detail.incidentId);
-  if (!incident) {
-    deps.log.warn(`${step}: incident not found; event ignored`, { incidentId: detail.incidentId });
-    return undefined;
-  }
-  if (incident.state !== 'open' || incident.attempt !== detail.attempt) {
-    deps.log.info(`${step}: stale event ignored`, {
-      incidentId: incident.incidentId,
-      state: incident.state,
-      incidentAttempt: incident.attempt,
-      eventAttempt: detail.attempt,
-    });
-    return undefined;
-  }
-  return incident;
-}
+/** An event for the outbox, built now and published after the step commits. */
+export const publishing = <T extends DetailType>(detailType: T, detail: DetailOf<T>): OutboxEntry => ({
+  kind: 'publish',
+  event: makeEvent(detailType, detail) as EventEnvelope,
+});
 
-/**
- * Runs `work` once for this incident, attempt and step: a duplicate delivery of the same event
- * finds the claim taken and is ignored. If `work` throws, the claim is released so the event can be
- * tried again; a crash leaves it taken, and the runtime resumes at the next attempt.
- */
-export async function oncePerAttempt<R>(
-  deps: Deps,
-  detail: { incidentId: string; attempt: number },
-  step: string,
-  work: (incident: Incident) => Promise<R>,
-): Promise<R | undefined> {
-  const incident = await currentIncident(deps, detail, step);
-  if (!incident) return undefined;
-  return claimed(deps, incident, step, () => work(incident));
-}
-
-/** The claim half of oncePerAttempt, for an incident already in hand. */
-export async function claimed<R>(deps: Deps, incident: Incident, step: string, work: () => Promise<R>): Promise<R | undefined> {
-  const key = `${step}@${incident.attempt}`;
-  if (!(await deps.store.claim(incident.incidentId, key, deps.clock.now()))) {
-    deps.log.info(`${step}: duplicate delivery ignored`, { incidentId: incident.incidentId, attempt: incident.attempt });
-    return undefined;
-  }
-  try {
-    return await work();
-  } catch (error) {
-    await deps.store.releaseClaim(incident.incidentId, key);
-    throw error;
-  }
-}
-
-export async function publish<T extends DetailType>(deps: Deps, detailType: T, detail: DetailOf<T>): Promise<EventEnvelope<T>> {
-  const event = makeEvent(detailType, detail);
-  await deps.bus.publish(event as EventEnvelope);
-  return event;
-}
+/** A journal line for the outbox. */
+export const journaling = (at: number, step: string, detail?: unknown): OutboxEntry => ({
+  kind: 'journal',
+  entry: { at, step, ...(detail === undefined ? {} : { detail }) },
+});

@@ -5,64 +5,73 @@ import type { Decision } from '../core/decision.ts';
 import { describeDuration } from '../core/explain.ts';
 import { describeSelector } from '../core/target.ts';
 import { describeMember, memberGone, type ClusterView } from '../core/view.ts';
+import { withView } from '../core/view-history.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
-import { withView, type Incident } from '../ports/incident-store.ts';
+import type { Incident, OutboxEntry } from '../ports/incident-store.ts';
+import { decisionEffects } from './decision-effects.ts';
 import type { Deps } from './deps.ts';
-import { envelopeOf, oncePerAttempt, publish } from './incident-events.ts';
+import { envelopeOf, journaling, publishing } from './incident-events.ts';
 import { membersUnderRemediation, planIncident } from './plan-incident.ts';
-import { publishDecision } from './publish-decision.ts';
 import { runMove, type MoveRun } from './run-move.ts';
+import { runStep } from './step.ts';
 
 export const moveLeader = (deps: Deps, detail: DetailOf<'MembersProbed'>): Promise<Decision | undefined> =>
-  oncePerAttempt(deps, detail, 'move-leader', (incident) => decide(deps, detail, incident));
+  runStep(deps, detail, 'move-leader', async (incident, cluster) => {
+    const { decision, views, leaderMoved } = await decide(deps, cluster, detail, incident);
+    const now = deps.clock.now();
+    const { patch, effects } = decisionEffects(incident, decision, 'move-leader', now);
+    return {
+      incident,
+      patch: { ...patch, ...(views ? { views } : {}) },
+      // A move made is said before the decision that follows from it.
+      effects: [...(leaderMoved ?? []), ...effects],
+      value: decision,
+    };
+  });
 
-async function decide(deps: Deps, detail: DetailOf<'MembersProbed'>, incident: Incident): Promise<Decision> {
-  const cluster = await deps.directory.get(incident.clusterId);
+interface Decided {
+  decision: Decision;
+  /** The views with the one taken to verify a move, when one was taken. */
+  views?: ClusterView[];
+  leaderMoved?: OutboxEntry[];
+}
+
+async function decide(deps: Deps, cluster: ClusterEntry, detail: DetailOf<'MembersProbed'>, incident: Incident): Promise<Decided> {
   // A crash after the member was removed resumes in remediate, not here: the member is gone.
-  if (await removalUnderWay(deps, incident, detail.view)) {
-    return publishDecision(deps, incident, resumeDecision(deps, cluster, incident), 'move-leader');
-  }
+  if (await removalUnderWay(deps, incident, detail.view)) return { decision: resumeDecision(deps, cluster, incident) };
   const now = deps.clock.now();
   // No member list answered: the planner retries (or names the credential) rather than block.
-  if (!incident.memberId && detail.view.members.length > 0) {
-    return publishDecision(deps, incident, targetNotFound(incident, detail.view), 'move-leader');
-  }
+  if (!incident.memberId && detail.view.members.length > 0) return { decision: targetNotFound(incident, detail.view) };
 
   const remediation = await deps.store.remediationHistory(incident.clusterId, incident.targetKey, {
     minHealthyPeriodMs: cluster.policy.minHealthyPeriodMs,
     now,
   });
-  let decision = planIncident(deps, cluster, incident, remediation, await membersUnderRemediation(deps, incident));
-  if (cluster.policy.dryRun) return publishDecision(deps, incident, dryRun(decision), 'move-leader');
-  if (decision.kind === 'move-leader') {
-    // The view the decision was made on names the leader's endpoints.
-    const run = await runMove(deps, cluster, incident, incident.views.at(-1) ?? detail.view, decision);
-    decision = run.decision;
-    if (run.verifyView) {
-      incident = await deps.store.updateIncident(
-        incident.incidentId,
-        { views: withView(incident.views, run.verifyView) },
-        { expectVersion: incident.version, now: deps.clock.now() },
-      );
-    }
-    if (decision.kind === 'approve' && decision.leaderMove === 'moved') {
-      await deps.store.appendJournal(incident.incidentId, { at: deps.clock.now(), step: 'leader-moved', detail: decision.message });
-      await publishLeaderMoved(deps, incident, run);
-    }
-  }
-  return publishDecision(deps, incident, decision, 'move-leader');
+  const decision = planIncident(deps, cluster, incident, remediation, await membersUnderRemediation(deps, incident));
+  if (cluster.policy.dryRun) return { decision: dryRun(decision) };
+  if (decision.kind !== 'move-leader') return { decision };
+  // The view the decision was made on names the leader's endpoints.
+  const run = await runMove(deps, cluster, incident, incident.views.at(-1) ?? detail.view, decision);
+  const decided: Decided = { decision: run.decision };
+  if (run.verifyView) decided.views = withView(incident.views, run.verifyView);
+  if (run.decision.kind === 'approve' && run.decision.leaderMove === 'moved') decided.leaderMoved = leaderMovedEffects(deps, incident, run);
+  return decided;
 }
 
-async function publishLeaderMoved(deps: Deps, incident: Incident, run: MoveRun): Promise<void> {
+function leaderMovedEffects(deps: Deps, incident: Incident, run: MoveRun): OutboxEntry[] {
   const moved = run.attempts.find((a) => a.outcome === 'moved');
-  if (!moved || run.decision.kind !== 'approve') return;
-  await publish(deps, 'LeaderMoved', {
-    ...envelopeOf(incident, deps.clock.now()),
-    from: incident.memberId!,
-    to: moved.candidateId,
-    path: moved.path,
-    tookMs: Math.round(run.tookMs ?? 0),
-  });
+  if (!moved) return [];
+  const now = deps.clock.now();
+  return [
+    journaling(now, 'leader-moved', run.decision.message),
+    publishing('LeaderMoved', {
+      ...envelopeOf(incident, now),
+      from: incident.memberId!,
+      to: moved.candidateId,
+      path: moved.path,
+      tookMs: Math.round(run.tookMs ?? 0),
+    }),
+  ];
 }
 
 /**

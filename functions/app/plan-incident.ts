@@ -2,7 +2,7 @@
 import type { Decision } from '../core/decision.ts';
 import { plan } from '../core/plan.ts';
 import { describeSelector } from '../core/target.ts';
-import type { RemediationHistory } from '../ports/incident-store.ts';
+import type { RemediationHistory } from '../core/remediation-history.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import type { Incident } from '../ports/incident-store.ts';
 import type { Deps } from './deps.ts';

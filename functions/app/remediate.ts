@@ -4,66 +4,88 @@
 import type { DetailOf } from '../../events/catalogue.ts';
 import { backoffDelay } from '../core/backoff.ts';
 import type { Decision } from '../core/decision.ts';
-import { describeMember, memberGone } from '../core/view.ts';
+import { withView } from '../core/view-history.ts';
+import { describeMember, memberGone, type ClusterView } from '../core/view.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
-import { withView, type Incident } from '../ports/incident-store.ts';
+import type { Incident } from '../ports/incident-store.ts';
+import { takeClusterLock, type HeldLock } from './cluster-lock.ts';
+import { decisionEffects, failureEffects } from './decision-effects.ts';
 import type { Deps } from './deps.ts';
-import { envelopeOf, iso, memberRef, oncePerAttempt, publish } from './incident-events.ts';
-import { probeCluster } from './probe-cluster.ts';
+import { envelopeOf, iso, journaling, memberRef, publishing } from './incident-events.ts';
 import { attemptsSpent, planIncident } from './plan-incident.ts';
-import { publishDecision, publishFailure } from './publish-decision.ts';
+import { probeCluster } from './probe-cluster.ts';
 import { removeMember } from './remove-member.ts';
+import { runStep, type StepOutcome } from './step.ts';
 import { takeSnapshot } from './take-snapshot.ts';
 import { waitForNewLeader } from './wait-for-leader.ts';
 
-/** Long enough for a removal and an election; a crashed holder's lease lapses after this. */
-export const LOCK_LEASE_MS = 120_000;
+export type Remediated = Decision | 'completed' | 'failed';
 
-export const remediate = (deps: Deps, detail: DetailOf<'RemediationApproved'>): Promise<Decision | 'completed' | 'failed' | undefined> =>
-  oncePerAttempt(deps, detail, 'remediate', (incident) => underLock(deps, incident));
+export const remediate = (deps: Deps, detail: DetailOf<'RemediationApproved'>): Promise<Remediated | undefined> =>
+  runStep(deps, detail, 'remediate', (incident, cluster) => underLock(deps, cluster, incident));
 
-async function underLock(deps: Deps, incident: Incident): Promise<Decision | 'completed' | 'failed'> {
-  const cluster = await deps.directory.get(incident.clusterId);
-  const owner = `incident:${incident.incidentId}`;
-  if (!(await deps.store.acquireLock(incident.clusterId, owner, LOCK_LEASE_MS, deps.clock.now()))) {
-    const busy = retryAfterBackoff(deps, cluster, incident, 'CLUSTER_LOCKED', (at) => `${nameOf(incident)} waits: another remediation holds the lock of cluster ${incident.clusterId}; we try again at ${at}.`);
-    return publishDecision(deps, incident, busy, 'remediate');
-  }
+async function underLock(deps: Deps, cluster: ClusterEntry, incident: Incident): Promise<StepOutcome<Remediated>> {
+  const lock = await takeClusterLock(deps, incident.clusterId, incident.incidentId, cluster.policy.lockLeaseMs);
+  if (!lock) return decided(deps, incident, lockBusy(deps, cluster, incident, 'another remediation holds the lock'));
   try {
-    await mark(deps, incident.incidentId, 'lock-taken', `held by ${owner}`);
-    return await runSteps(deps, cluster, incident);
+    await mark(deps, incident.incidentId, 'lock-taken', `held by ${lock.owner}`);
+    return await runSteps(deps, cluster, incident, lock);
   } finally {
-    await deps.store.releaseLock(incident.clusterId, owner);
+    await lock.release();
   }
 }
 
-async function runSteps(deps: Deps, cluster: ClusterEntry, incident: Incident): Promise<Decision | 'completed' | 'failed'> {
+async function runSteps(deps: Deps, cluster: ClusterEntry, incident: Incident, lock: HeldLock): Promise<StepOutcome<Remediated>> {
   const id = incident.incidentId;
   if (!(await deps.store.stepDone(id, 'member-removed'))) {
-    const step = await removeStep(deps, cluster, incident);
+    const step = await removeStep(deps, cluster, incident, lock);
     incident = step.incident;
-    if (step.decision) return publishDecision(deps, incident, step.decision, 'remediate');
+    if (step.decision) return decided(deps, incident, step.decision);
   }
   const leader = (await leaderMarked(deps, id)) ?? (await electionStep(deps, cluster, incident));
-  if ('kind' in leader) return publishDecision(deps, incident, leader, 'remediate');
+  if ('kind' in leader) return decided(deps, incident, leader);
   if (!(await deps.store.stepDone(id, 'actuator-called'))) {
     const member = { id: incident.memberId!, name: incident.memberName ?? '' };
     try {
-      const result = await deps.actuator.replace({ clusterId: incident.clusterId, incidentId: id, member, target: incident.target });
+      const result = await replaceWithin(deps, cluster, { clusterId: incident.clusterId, incidentId: id, member, target: incident.target });
       await mark(deps, id, 'actuator-called', `${deps.actuator.name}: ${result.detail}`);
     } catch (error) {
       // The member is already out of etcd: say so, and leave the machine to a person.
       const said = error instanceof Error ? error.message : String(error);
-      await deps.store.recordRemediation(incident.clusterId, incident.targetKey, deps.clock.now());
-      await publishFailure(deps, incident, {
-        reason: 'ACTUATOR_FAILED',
+      await deps.store.recordRemediation(incident.clusterId, incident.targetKey, await removedAt(deps, id));
+      const failure = {
+        reason: 'ACTUATOR_FAILED' as const,
         message: `${describeMember(member)} was removed from etcd and ${leader.name || leader.id} leads now, but the ${deps.actuator.name} actuator could not replace its machine (${said}); replace the machine by hand.`,
         evidence: { actuator: deps.actuator.name, error: said, newLeader: leader },
-      });
-      return 'failed';
+      };
+      return { incident, ...failureEffects(incident, failure, deps.clock.now()), value: 'failed' };
     }
   }
   return complete(deps, incident, leader);
+}
+
+const decided = (deps: Deps, incident: Incident, decision: Decision): StepOutcome<Remediated> => ({
+  incident,
+  ...decisionEffects(incident, decision, 'remediate', deps.clock.now()),
+  value: decision,
+});
+
+/** The actuator, bounded by the policy: a call that never returns must not hold the lock for ever. */
+async function replaceWithin(deps: Deps, cluster: ClusterEntry, request: Parameters<Deps['actuator']['replace']>[0]) {
+  const timeoutMs = cluster.policy.actuatorTimeoutMs;
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      controller.abort();
+      reject(new Error(`no answer within ${timeoutMs} ms`));
+    }, timeoutMs);
+  });
+  try {
+    return await Promise.race([deps.actuator.replace({ ...request, signal: controller.signal }), timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 const nameOf = (incident: Incident): string => describeMember({ id: incident.memberId!, name: incident.memberName ?? '' });
@@ -71,13 +93,35 @@ const nameOf = (incident: Incident): string => describeMember({ id: incident.mem
 const mark = (deps: Deps, incidentId: string, step: string, detail: string) =>
   deps.store.markStep(incidentId, { at: deps.clock.now(), step, detail });
 
+/** When the member-removed marker was written: the remediation's time, the same on every retry. */
+async function removedAt(deps: Deps, incidentId: string): Promise<number> {
+  return (await deps.store.journal(incidentId)).find((e) => e.isStepMarker && e.step === 'member-removed')?.at ?? deps.clock.now();
+}
+
 const retryAfterBackoff = (deps: Deps, cluster: ClusterEntry, incident: Incident, reason: Decision['reason'], message: (at: string) => string, evidence = {}): Decision => {
   const at = deps.clock.now() + backoffDelay(attemptsSpent(incident), cluster.policy, deps.random);
   return { kind: 'retry', at, reprobeNow: false, reason, message: message(iso(at)), evidence };
 };
 
+const lockBusy = (deps: Deps, cluster: ClusterEntry, incident: Incident, why: string): Decision =>
+  retryAfterBackoff(deps, cluster, incident, 'CLUSTER_LOCKED', (at) => `${nameOf(incident)} waits: ${why} of cluster ${incident.clusterId}; nothing was removed, we try again at ${at}.`);
+
+interface Checked {
+  incident: Incident;
+  fresh: ClusterView;
+  /** 'gone' when the member already left the list; otherwise the gates' verdict on the fresh view. */
+  verdict: 'gone' | Decision;
+}
+
+/** A fresh probe, kept on the incident, and the gates checked on it again. */
+async function probeAndCheck(deps: Deps, cluster: ClusterEntry, incident: Incident): Promise<Checked> {
+  const fresh = await probeCluster(deps, cluster, incident.views.at(-1));
+  const updated = await deps.store.updateIncident(incident.incidentId, { views: withView(incident.views, fresh) }, { expectVersion: incident.version, now: deps.clock.now() });
+  return { incident: updated, fresh, verdict: memberGone(fresh, incident.memberId!) ? 'gone' : recheckGates(deps, cluster, updated) };
+}
+
 /** Steps 2–4: a fresh probe, the gates again, the snapshot if asked for, and MemberRemove. */
-async function removeStep(deps: Deps, cluster: ClusterEntry, incident: Incident): Promise<{ incident: Incident; decision?: Decision }> {
+async function removeStep(deps: Deps, cluster: ClusterEntry, incident: Incident, lock: HeldLock): Promise<{ incident: Incident; decision?: Decision }> {
   const id = incident.incidentId;
   // The policy is read afresh on every run: a cluster switched to dry run since approval is not touched.
   if (cluster.policy.dryRun) {
@@ -89,43 +133,49 @@ async function removeStep(deps: Deps, cluster: ClusterEntry, incident: Incident)
     };
     return { incident, decision };
   }
-  const fresh = await probeCluster(deps, cluster, incident.views.at(-1));
-  incident = await deps.store.updateIncident(id, { views: withView(incident.views, fresh) }, { expectVersion: incident.version, now: deps.clock.now() });
   const name = incident.memberName || incident.memberId!;
-  if (memberGone(fresh, incident.memberId!)) {
-    // Removed by an earlier run that stopped before it could say so.
-    await mark(deps, id, 'member-removed', `${name} is no longer in the member list`);
-    return { incident };
-  }
-  const recheck = recheckGates(deps, cluster, incident);
-  if (recheck.kind !== 'approve') return { incident, decision: recheck };
+  let checked = await probeAndCheck(deps, cluster, incident);
+  if (checked.verdict === 'gone') return removedBefore(deps, checked.incident, name);
+  if (checked.verdict.kind !== 'approve') return { incident: checked.incident, decision: checked.verdict };
 
   if (cluster.policy.snapshotBeforeRemove && !(await deps.store.stepDone(id, 'snapshot-taken'))) {
-    const snap = await takeSnapshot(deps, cluster, fresh, incident.memberId!, `${id}-before-removing-${name}`);
+    const snap = await takeSnapshot(deps, cluster, checked.fresh, incident.memberId!, `${id}-before-removing-${name}`);
     if (!snap.ok) {
-      const decision = retryAfterBackoff(deps, cluster, incident, 'SNAPSHOT_FAILED', (at) => `No snapshot could be taken before removing ${name} (${snap.problem}); nothing was removed, we try again at ${at}.`);
-      return { incident, decision };
+      const decision = retryAfterBackoff(deps, cluster, checked.incident, 'SNAPSHOT_FAILED', (at) => `No snapshot could be taken before removing ${name} (${snap.problem}); nothing was removed, we try again at ${at}.`);
+      return { incident: checked.incident, decision };
     }
     await mark(deps, id, 'snapshot-taken', `${snap.location} (through ${snap.via})`);
+    // The snapshot took time: the cluster may have changed under it, so look and judge again.
+    checked = await probeAndCheck(deps, cluster, checked.incident);
+    if (checked.verdict === 'gone') return removedBefore(deps, checked.incident, name);
+    if (checked.verdict.kind !== 'approve') return { incident: checked.incident, decision: checked.verdict };
   }
+  // Ours since the probe, or nothing is removed: the lock may have lapsed under a long step.
+  if (!(await lock.stillHeld())) return { incident: checked.incident, decision: lockBusy(deps, cluster, checked.incident, 'our hold on the lock lapsed and another remediation took it') };
 
-  const removed = await removeMember(deps, cluster, fresh, incident.memberId!);
+  const removed = await removeMember(deps, cluster, checked.fresh, incident.memberId!);
   if (removed.kind === 'removed') {
     await mark(deps, id, 'member-removed', `${removed.alreadyGone ? 'already gone, said' : 'removed through'} ${removed.via}`);
-    return { incident };
+    return { incident: checked.incident };
   }
   const evidence = { failures: removed.failures };
   const decision: Decision =
     removed.kind === 'block'
       ? { kind: 'block', reason: removed.reason, message: removed.message, evidence }
-      : retryAfterBackoff(deps, cluster, incident, removed.reason, (at) => `${removed.message}; we try again at ${at}.`, evidence);
-  return { incident, decision };
+      : retryAfterBackoff(deps, cluster, checked.incident, removed.reason, (at) => `${removed.message}; we try again at ${at}.`, evidence);
+  return { incident: checked.incident, decision };
+}
+
+/** Removed by an earlier run that stopped before it could say so. */
+async function removedBefore(deps: Deps, incident: Incident, name: string): Promise<{ incident: Incident }> {
+  await mark(deps, incident.incidentId, 'member-removed', `${name} is no longer in the member list`);
+  return { incident };
 }
 
 /** Step 5: a leader among the rest, or a short retry while the election runs. */
 async function electionStep(deps: Deps, cluster: ClusterEntry, incident: Incident): Promise<{ id: string; name: string } | Decision> {
   const id = incident.incidentId;
-  const removedAt = (await deps.store.journal(id)).find((e) => e.isStepMarker && e.step === 'member-removed')?.at ?? deps.clock.now();
+  const removed = await removedAt(deps, id);
   const elected = await waitForNewLeader(deps, cluster, incident.memberId!, incident.views.at(-1));
   if (!elected) {
     const at = deps.clock.now() + cluster.policy.electionTimeoutMs;
@@ -140,7 +190,7 @@ async function electionStep(deps: Deps, cluster: ClusterEntry, incident: Inciden
     };
   }
   const leader = { id: elected.id, name: elected.name };
-  await mark(deps, id, 'leader-elected', JSON.stringify({ ...leader, term: elected.term, afterRemovalMs: deps.clock.now() - removedAt }));
+  await mark(deps, id, 'leader-elected', JSON.stringify({ ...leader, term: elected.term, afterRemovalMs: deps.clock.now() - removed }));
   return leader;
 }
 
@@ -159,17 +209,20 @@ async function leaderMarked(deps: Deps, incidentId: string): Promise<{ id: strin
   return { id, name };
 }
 
-async function complete(deps: Deps, incident: Incident, leader: { id: string; name: string }): Promise<'completed'> {
+async function complete(deps: Deps, incident: Incident, leader: { id: string; name: string }): Promise<StepOutcome<Remediated>> {
   const now = deps.clock.now();
   const journal = await deps.store.journal(incident.incidentId);
   const timeline = journal.map((e) => ({ at: iso(e.at), step: e.step, detail: typeof e.detail === 'string' ? e.detail : JSON.stringify(e.detail ?? '') }));
   // A move made on an earlier attempt still counts, though a re-approval found a follower.
   const moved = journal.some((e) => e.step === 'leader-moved');
   const leaderMove = moved ? 'moved' : incident.lastDecision?.kind === 'approve' ? incident.lastDecision.leaderMove : 'skipped';
-  await deps.store.recordRemediation(incident.clusterId, incident.targetKey, now);
+  // Keyed by the removal's time, so a retried completion records it once.
+  await deps.store.recordRemediation(incident.clusterId, incident.targetKey, await removedAt(deps, incident.incidentId));
   const detail = { ...envelopeOf(incident, now), target: memberRef(incident), leaderMove, newLeader: leader, timeline };
-  await deps.store.closeIncident(incident.incidentId, { outcome: 'remediated', result: detail, now });
-  await publish(deps, 'RemediationCompleted', detail);
-  return 'completed';
+  return {
+    incident,
+    patch: { state: 'remediated', result: detail },
+    effects: [publishing('RemediationCompleted', detail)],
+    value: 'completed',
+  };
 }
-

@@ -1,15 +1,16 @@
 // schedule-retry: advance the incident to its next attempt and ask the scheduler for a RetryDue.
 import type { DetailOf } from '../../events/catalogue.ts';
 import { waitingReasons, type ReasonCode } from '../core/decision.ts';
+import type { Incident, IncidentPatch, OutboxEntry } from '../ports/incident-store.ts';
 import type { Deps } from './deps.ts';
-import { iso, oncePerAttempt } from './incident-events.ts';
-import type { Incident } from '../ports/incident-store.ts';
+import { iso, journaling } from './incident-events.ts';
+import { runStep } from './step.ts';
 
 export const scheduleRetry = (deps: Deps, detail: DetailOf<'RetryRequested'>): Promise<{ name: string; at: number } | undefined> =>
-  oncePerAttempt(deps, detail, 'schedule-retry', (incident) => {
+  runStep(deps, detail, 'schedule-retry', async (incident) => {
     const now = deps.clock.now();
     const at = detail.reprobeNow ? now : Math.max(now, Date.parse(detail.retryAt));
-    return advanceAttempt(deps, incident, { reason: detail.reason, at, reprobeNow: detail.reprobeNow, kind: 'retry' });
+    return { incident, ...advanceAttempt(incident, { reason: detail.reason, at, reprobeNow: detail.reprobeNow, kind: 'retry' }, now) };
   });
 
 export interface Advance {
@@ -21,39 +22,35 @@ export interface Advance {
 }
 
 /**
- * Moves the incident to its next attempt and schedules the RetryDue that starts it. The timer's
+ * The incident's next attempt and the RetryDue that starts it, as a patch and an outbox: committed
+ * together, so the timer is asked for even when the first try to schedule it fails. The timer's
  * name is deterministic, so scheduling the same attempt twice makes one timer. Waiting retries
  * (see waitingReasons) spend no attempt of the budget.
  */
-export async function advanceAttempt(
-  deps: Pick<Deps, 'store' | 'scheduler' | 'clock'>,
+export function advanceAttempt(
   incident: Incident,
   { reason, at, reprobeNow, kind }: Advance,
-): Promise<{ name: string; at: number }> {
-  const now = deps.clock.now();
+  now: number,
+): { patch: IncidentPatch; effects: OutboxEntry[]; value: { name: string; at: number } } {
   const next = incident.attempt + 1;
   const name = `${incident.incidentId}-${kind}-${next}`;
-  // Advanced first, so the RetryDue can never arrive before the incident expects it. A crash
-  // before the timer is stored leaves an open incident without a timer: the runtime's recovery
-  // sweep at start-up re-arms those.
-  await deps.store.updateIncident(
-    incident.incidentId,
+  const patch: IncidentPatch = {
+    attempt: next,
+    waits: incident.waits + (waitingReasons.includes(reason) ? 1 : 0),
+    immediateReprobes: reprobeNow ? incident.immediateReprobes + 1 : 0,
+    // A step of the attempt left behind (its holder died) must not hold up the next one.
+    inFlight: null,
+  };
+  const effects: OutboxEntry[] = [
+    journaling(now, kind === 'retry' ? 'retry-scheduled' : 'resumed', `attempt ${next} at ${iso(at)} (${reason})`),
     {
-      attempt: next,
-      waits: incident.waits + (waitingReasons.includes(reason) ? 1 : 0),
-      immediateReprobes: reprobeNow ? incident.immediateReprobes + 1 : 0,
+      kind: 'schedule',
+      request: {
+        name,
+        at,
+        event: { detailType: 'RetryDue', detail: { incidentId: incident.incidentId, clusterId: incident.clusterId, attempt: next, at: iso(at), reason } },
+      },
     },
-    { expectVersion: incident.version, now },
-  );
-  await deps.scheduler.schedule({
-    name,
-    at,
-    event: { detailType: 'RetryDue', detail: { incidentId: incident.incidentId, clusterId: incident.clusterId, attempt: next, at: iso(at), reason } },
-  });
-  await deps.store.appendJournal(incident.incidentId, {
-    at: now,
-    step: kind === 'retry' ? 'retry-scheduled' : 'resumed',
-    detail: `attempt ${next} at ${iso(at)} (${reason})`,
-  });
-  return { name, at };
+  ];
+  return { patch, effects, value: { name, at } };
 }

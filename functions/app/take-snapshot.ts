@@ -6,9 +6,6 @@ import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import { EtcdCallError } from '../ports/etcd.ts';
 import type { Deps } from './deps.ts';
 
-/** A snapshot streams the whole keyspace; a call deadline sized for status calls is too short. */
-export const SNAPSHOT_TIMEOUT_MS = 120_000;
-
 export type SnapshotOutcome = { ok: true; location: string; via: string } | { ok: false; problem: string };
 
 export async function takeSnapshot(deps: Deps, cluster: ClusterEntry, view: ClusterView, targetId: string, name: string): Promise<SnapshotOutcome> {
@@ -20,7 +17,7 @@ export async function takeSnapshot(deps: Deps, cluster: ClusterEntry, view: Clus
     if (!p) continue;
     const target = await deps.snapshots.open(name);
     try {
-      await transport.client({ endpoint: p.endpoint, path: p.path }).snapshot(target.stream, SNAPSHOT_TIMEOUT_MS);
+      await transport.client({ endpoint: p.endpoint, path: p.path }).snapshot(target.stream, cluster.policy.snapshotTimeoutMs);
       return { ok: true, location: target.location, via: describeMember(via) };
     } catch (error) {
       await target.discard();

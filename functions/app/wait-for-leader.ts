@@ -1,4 +1,5 @@
 // Step 5 of remediation: wait until the remaining members agree on a leader other than the target.
+import { electionWaitMs } from '../core/step-budget.ts';
 import type { ClusterView } from '../core/view.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import { waitFor } from '../shared/wait-for.ts';
@@ -18,8 +19,7 @@ export async function waitForNewLeader(
   removedId: string,
   previous?: ClusterView,
 ): Promise<ElectedLeader | undefined> {
-  // Ten election timeouts cover a split vote or two; a healthy cluster elects within one or two.
-  const timeoutMs = Math.max(5_000, 10 * cluster.policy.electionTimeoutMs);
+  const timeoutMs = electionWaitMs(cluster.policy);
   try {
     return await waitFor(
       async () => {

@@ -49,6 +49,7 @@ export const reasonCodes = [
   'DRY_RUN',
   'RUNTIME_RESUMED',
   'SNAPSHOT_FAILED',
+  'STEP_FAILED',
   // failed
   'ACTUATOR_FAILED',
 ] as const;

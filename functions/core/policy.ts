@@ -28,6 +28,12 @@ export const policySchema = z.object({
   maxImmediateReprobes: z.number().int().nonnegative().default(3),
   dryRun: z.boolean().default(false),
   snapshotBeforeRemove: z.boolean().default(false),
+  /** A snapshot streams the whole keyspace; a call deadline sized for status calls is too short. */
+  snapshotTimeoutMs: z.number().int().positive().default(120_000),
+  /** How long the actuator may take to accept a machine replacement before the step fails. */
+  actuatorTimeoutMs: z.number().int().positive().default(300_000),
+  /** The cluster lock's lease: renewed while remediation runs, lapsing this long after a holder died. */
+  lockLeaseMs: z.number().int().positive().default(30_000),
 });
 
 export type Policy = z.infer<typeof policySchema>;

@@ -24,3 +24,14 @@ export const describeSelector = (selector: TargetSelector): string =>
   Object.entries(selector)
     .map(([k, v]) => `${k} ${v}`)
     .join(', ');
+
+/** The selector an event gives, its unset fields dropped, as the store keeps it. */
+export const selectorOf = (target: Partial<Record<string, string | undefined>>): Record<string, string> =>
+  Object.fromEntries(Object.entries(target).filter((e): e is [string, string] => e[1] !== undefined));
+
+/** Canonical target key: keys sorted, "k=v" joined by ",", so equal targets give equal keys. */
+export const targetKeyOf = (target: Record<string, string>): string =>
+  Object.keys(target)
+    .sort()
+    .map((k) => `${k}=${target[k]}`)
+    .join(',');

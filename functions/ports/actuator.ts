@@ -7,6 +7,8 @@ export interface ReplaceRequest {
   member: Pick<MemberInfo, 'id' | 'name'>;
   /** The original selector from MemberUnhealthy: nodeName, machineName, instanceId … */
   target: Record<string, string>;
+  /** Aborted when the policy's actuatorTimeoutMs runs out; the call is then taken as failed. */
+  signal?: AbortSignal;
 }
 
 export interface ReplaceResult {
@@ -16,7 +18,10 @@ export interface ReplaceResult {
 
 export interface Actuator {
   readonly name: string;
-  /** Idempotent: a machine that is already gone counts as replaced. */
+  /**
+   * Idempotent per incidentId: a redelivered step may ask twice (the call succeeded, the write
+   * recording it did not), and a machine that is already gone counts as replaced.
+   */
   replace(request: ReplaceRequest): Promise<ReplaceResult>;
 }
 

@@ -1,8 +1,11 @@
 // The incident store: the only thing the handlers share. Every write is one conditional write,
 // so the same port maps onto DynamoDB (condition expressions) as well as onto SQLite.
+import type { EventEnvelope } from '../../events/catalogue.ts';
 import type { Decision } from '../core/decision.ts';
 import type { CarriedStreak } from '../core/evidence.ts';
+import type { RemediationHistory } from '../core/remediation-history.ts';
 import type { ClusterView } from '../core/view.ts';
+import type { ScheduleRequest } from './scheduler.ts';
 
 export type IncidentState = 'open' | 'remediated' | 'blocked' | 'failed';
 export type IncidentOutcome = Exclude<IncidentState, 'open'>;
@@ -11,7 +14,7 @@ export type IncidentOutcome = Exclude<IncidentState, 'open'>;
 export interface Incident {
   incidentId: string;
   clusterId: string;
-  /** Canonical form of `target`, e.g. "memberName=etcd-0"; see `targetKeyOf`. */
+  /** Canonical form of `target`, e.g. "memberName=etcd-0"; see core `targetKeyOf`. */
   targetKey: string;
   target: Record<string, string>;
   reason: string;
@@ -32,11 +35,31 @@ export interface Incident {
   /** When and at which term the target was first seen unreachable as leader, in the current streak. */
   leaderUnreachable?: CarriedStreak;
   result?: unknown;
+  /**
+   * What a committed step still has to say or schedule: written in the same conditional write as
+   * the step's outcome, carried out after it, and cleared once done. Whoever reads the incident
+   * next with a non-empty outbox carries it out again, so a lost publish is never lost for good.
+   */
+  outbox: OutboxEntry[];
+  /** Steps committed at the current attempt ("move-leader@3"): a redelivery of their event does nothing. */
+  stepsDone: string[];
+  /** The step running now, and until when its lease holds; a duplicate delivery meanwhile is ignored. */
+  inFlight?: InFlight;
   /** Bumped by every write; `updateIncident` is conditional on it. */
   version: number;
 }
 
-export const MAX_INCIDENT_VIEWS = 10;
+export type OutboxEntry =
+  | { kind: 'journal'; entry: JournalInput }
+  | { kind: 'schedule'; request: ScheduleRequest }
+  | { kind: 'publish'; event: EventEnvelope };
+
+export interface InFlight {
+  /** "step@attempt". */
+  key: string;
+  /** Epoch ms; past it, the holder is taken for dead and the step may be taken again. */
+  until: number;
+}
 
 export interface OpenIncidentInput {
   clusterId: string;
@@ -50,10 +73,17 @@ export interface OpenIncidentInput {
 
 /** Fields a handler may change; `views` is replaced and trimmed to the newest MAX_INCIDENT_VIEWS. */
 export type IncidentPatch = Partial<
-  Pick<Incident, 'attempt' | 'waits' | 'immediateReprobes' | 'memberId' | 'memberName' | 'views' | 'lastDecision' | 'result'>
+  Pick<
+    Incident,
+    'attempt' | 'waits' | 'immediateReprobes' | 'memberId' | 'memberName' | 'views' | 'lastDecision' | 'result' | 'outbox' | 'stepsDone'
+  >
 > & {
   /** null ends the streak. */
   leaderUnreachable?: CarriedStreak | null;
+  /** null: no step runs. */
+  inFlight?: InFlight | null;
+  /** Closes the incident; only an open one can be closed. */
+  state?: IncidentOutcome;
 };
 
 export interface CloseIncidentInput {
@@ -87,16 +117,6 @@ export interface DeadLetter extends DeadLetterInput {
   id: string;
 }
 
-export interface RemediationHistory {
-  lastRemediatedAt?: number;
-  /**
-   * Remediations in the current chain: each within minHealthyPeriod of the one before, the last
-   * within minHealthyPeriod of now. 0 when the target has been healthy that long. The next
-   * remediation would be retry number `retryCount`, so KCP parity blocks when retryCount > maxRetry.
-   */
-  retryCount: number;
-}
-
 export interface StoredTimer {
   name: string;
   fireAt: number;
@@ -117,7 +137,7 @@ export interface IncidentRecords {
   getIncident(incidentId: string): Promise<Incident | undefined>;
   /** Oldest first. */
   listIncidents(filter?: { clusterId?: string; state?: IncidentState }): Promise<Incident[]>;
-  /** Throws VersionConflictError unless the stored version is `expectVersion`. */
+  /** Throws VersionConflictError unless the stored version is `expectVersion`; closing a closed incident is a conflict too. */
   updateIncident(
     incidentId: string,
     patch: IncidentPatch,
@@ -134,18 +154,6 @@ export interface IncidentJournal {
   /** Records a step once; true only for the call that recorded it. */
   markStep(incidentId: string, entry: JournalInput): Promise<boolean>;
   stepDone(incidentId: string, step: string): Promise<boolean>;
-}
-
-/**
- * One delivery of an event per incident, attempt and function does the work: a duplicate (an
- * at-least-once bus, a redelivery) finds the claim taken and is ignored. A step that fails releases
- * its claim so the same event can be tried again; a crash leaves it, and the resume moves to the
- * next attempt.
- */
-export interface DeliveryClaims {
-  /** True only for the first caller with this key. */
-  claim(incidentId: string, key: string, at: number): Promise<boolean>;
-  releaseClaim(incidentId: string, key: string): Promise<void>;
 }
 
 export interface ClusterLocks {
@@ -181,7 +189,7 @@ export interface TimerStore {
   nextTimer(): Promise<StoredTimer | undefined>;
 }
 
-export interface IncidentStore extends IncidentRecords, IncidentJournal, DeliveryClaims, ClusterLocks, DeadLetters, RemediationLedger, TimerStore {
+export interface IncidentStore extends IncidentRecords, IncidentJournal, ClusterLocks, DeadLetters, RemediationLedger, TimerStore {
   close(): Promise<void>;
 }
 
@@ -206,38 +214,4 @@ export class VersionConflictError extends Error {
     this.expectedVersion = expectedVersion;
     this.actualVersion = actualVersion;
   }
-}
-
-/** The selector an event gives, its unset fields dropped, as the store keeps it. */
-export const selectorOf = (target: Partial<Record<string, string | undefined>>): Record<string, string> =>
-  Object.fromEntries(Object.entries(target).filter((e): e is [string, string] => e[1] !== undefined));
-
-/** Canonical target key: keys sorted, "k=v" joined by ",", so equal targets give equal keys. */
-export const targetKeyOf = (target: Record<string, string>): string =>
-  Object.keys(target)
-    .sort()
-    .map((k) => `${k}=${target[k]}`)
-    .join(',');
-
-/** Appends a view and keeps the newest MAX_INCIDENT_VIEWS, oldest first. */
-export const withView = (views: ClusterView[], view: ClusterView): ClusterView[] =>
-  [...views, view].slice(-MAX_INCIDENT_VIEWS);
-
-/**
- * KCP's retry count from remediation times (any order). Remediations chain while each follows the
- * one before within minHealthyPeriod; a gap longer than that, up to now, starts a fresh count.
- */
-export function remediationHistoryFrom(
-  times: readonly number[],
-  options: { minHealthyPeriodMs: number; now: number },
-): RemediationHistory {
-  const newestFirst = [...times].sort((a, b) => b - a);
-  const last = newestFirst[0];
-  if (last === undefined) return { retryCount: 0 };
-  if (options.now - last > options.minHealthyPeriodMs) return { lastRemediatedAt: last, retryCount: 0 };
-  let retryCount = 1;
-  while (retryCount < newestFirst.length && newestFirst[retryCount - 1]! - newestFirst[retryCount]! <= options.minHealthyPeriodMs) {
-    retryCount++;
-  }
-  return { lastRemediatedAt: last, retryCount };
 }

@@ -26,7 +26,15 @@ export interface InProcessBusOptions {
   /** Functions missing here are not run in this process; their events are still seen by subscribers. */
   handlers: FunctionHandlers;
   onDeadLetter: (dead: DeadLetter) => void;
+  /** A handler failed on its last delivery (or a subscriber threw). */
   onError: (failure: BusFailure) => void;
+  /**
+   * As Lambda retries an asynchronous invocation: a handler that throws gets the same event again
+   * after each of these delays; `onError` hears of it once the last one failed too.
+   */
+  redeliveryDelaysMs?: readonly number[];
+  /** Errors worth a redelivery; by default every one. */
+  retryable?: (error: unknown) => boolean;
 }
 
 export interface InProcessBus extends Bus {
@@ -34,13 +42,18 @@ export interface InProcessBus extends Bus {
   drain(options?: { timeoutMs?: number }): Promise<void>;
   /** Sees every valid published event, before any handler runs. Returns the unsubscribe. */
   subscribe(observer: (event: EventEnvelope) => void): () => void;
-  /** Handlers queued or running right now. */
+  /** Handlers queued, running or waiting for a redelivery right now. */
   readonly inFlight: number;
+  /** Drops the redeliveries still waiting: what they would have done is left to the recovery sweep. */
+  close(): void;
 }
 
 export function createInProcessBus(options: InProcessBusOptions): InProcessBus {
   const { handlers, onDeadLetter, onError } = options;
+  const delays = options.redeliveryDelaysMs ?? [];
+  const retryable = options.retryable ?? (() => true);
   const observers = new Set<(event: EventEnvelope) => void>();
+  const waiting = new Set<NodeJS.Timeout>();
   let inFlight = 0;
   let idleWaiters: (() => void)[] = [];
 
@@ -52,7 +65,7 @@ export function createInProcessBus(options: InProcessBusOptions): InProcessBus {
     for (const wake of waiters) wake();
   };
 
-  const dispatch = (functionName: FunctionName, event: EventEnvelope) => {
+  const dispatch = (functionName: FunctionName, event: EventEnvelope, delivery = 0) => {
     // The catalogue guarantees the detail type is routed to this function; the map type cannot say so.
     const handler = handlers[functionName] as ((event: EventEnvelope) => Promise<void>) | undefined;
     if (!handler) return;
@@ -61,7 +74,18 @@ export function createInProcessBus(options: InProcessBusOptions): InProcessBus {
     nextTurn(() => {
       Promise.resolve()
         .then(() => handler(event))
-        .catch((error: unknown) => onError({ functionName, event, error }))
+        .catch((error: unknown) => {
+          const delay = delays[delivery];
+          if (delay === undefined || !retryable(error)) return onError({ functionName, event, error });
+          // Counted as in flight while it waits, so drain() means nothing is owed.
+          inFlight += 1;
+          const timer = setTimeout(() => {
+            waiting.delete(timer);
+            dispatch(functionName, event, delivery + 1);
+            settle();
+          }, delay);
+          waiting.add(timer);
+        })
         .finally(settle);
     });
   };
@@ -110,6 +134,14 @@ export function createInProcessBus(options: InProcessBusOptions): InProcessBus {
         };
         idleWaiters.push(wake);
       });
+    },
+
+    close() {
+      for (const timer of waiting) {
+        clearTimeout(timer);
+        settle();
+      }
+      waiting.clear();
     },
 
     subscribe(observer) {

@@ -8,11 +8,13 @@ import { makeEvent, terminalDetailTypes, type DetailOf, type EventEnvelope, type
 import { parseEvent } from '../../events/validate.ts';
 import type { Deps } from '../../functions/app/deps.ts';
 import { advanceAttempt } from '../../functions/app/schedule-retry.ts';
+import { commit, flushOutbox } from '../../functions/app/step.ts';
+import { stepFailed } from '../../functions/app/step-failed.ts';
 import { createMoveLeaderHandler } from '../../functions/move-leader/handler.ts';
 import { etcdOnlyActuator, type Actuator } from '../../functions/ports/actuator.ts';
 import { systemClock, type Clock } from '../../functions/ports/clock.ts';
 import { UnknownClusterError, type ClusterDirectory } from '../../functions/ports/cluster-directory.ts';
-import { selectorOf, targetKeyOf, VersionConflictError, type Incident } from '../../functions/ports/incident-store.ts';
+import { VersionConflictError, type Incident } from '../../functions/ports/incident-store.ts';
 import { createProbeMembersHandler } from '../../functions/probe-members/handler.ts';
 import { createRemediateHandler } from '../../functions/remediate/handler.ts';
 import { createScheduleRetryHandler } from '../../functions/schedule-retry/handler.ts';
@@ -34,9 +36,12 @@ export interface LocalRuntimeOptions {
   random?: () => number;
   /** Powertools log level for the handlers; the CLI keeps them quiet and shows progress itself. */
   logLevel?: LogLevel;
-  /** Called for a handler that threw; the incident is re-probed after `recoverAfterMs`. */
+  /** Called for a handler that failed on its last delivery. */
   onHandlerError?: (functionName: string, error: unknown) => void;
-  recoverAfterMs?: number;
+  /** As Lambda retries a failed asynchronous invocation: the delays before each redelivery. */
+  redeliveryDelaysMs?: readonly number[];
+  /** How often open incidents are checked for a stalled chain (nothing owed, running or scheduled). */
+  sweepIntervalMs?: number;
   /** Where snapshots taken before a removal go (default: `snapshots/` beside the state file). */
   snapshotDir?: string;
   /** Replaces the etcd3 access, e.g. to observe every call a test makes through it. */
@@ -51,6 +56,8 @@ export interface LocalRuntime {
   readonly scheduler: TimerScheduler;
   /** Fires overdue timers and re-arms open incidents left without one by a crash. */
   start(): Promise<void>;
+  /** Resumes every open incident with nothing owed, running or scheduled; returns how many. */
+  sweep(): Promise<number>;
   /** Validates a MemberUnhealthy at the edge and puts it on the bus; throws InvalidEventError. */
   submit(detail: unknown, source?: string): Promise<EventEnvelope<'MemberUnhealthy'>>;
   /** Resolves with the incident's final event: completed, blocked or failed. */
@@ -62,12 +69,15 @@ export interface LocalRuntime {
 const isTerminal = (e: EventEnvelope): e is TerminalEvent =>
   (terminalDetailTypes as readonly string[]).includes(e.detailType) && e.detailType !== 'LeaderMoved';
 
+/** Lambda waits about a minute, then two, between its retries; a local run need not wait as long. */
+const DEFAULT_REDELIVERY_DELAYS_MS = [1_000, 5_000];
+
 export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
   const clock = options.clock ?? systemClock;
   const store = openSqliteStore({ path: options.statePath });
-  const etcd = createEtcdAccess();
+  const etcd = createEtcdAccess(clock);
   const logLevel = options.logLevel ?? 'WARN';
-  const recoverAfterMs = options.recoverAfterMs ?? 5_000;
+  const sweepIntervalMs = options.sweepIntervalMs ?? 60_000;
   const log = new Logger({ serviceName: 'etcd-remediator', logLevel });
 
   // The bus and scheduler refer to each other through deps; both exist before any event flows.
@@ -98,6 +108,9 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
     };
   };
 
+  // Retrying cannot help these: an invalid event is a dead letter already, and a cluster this
+  // runtime does not know (an incident left in a shared state file) would fail every time.
+  const retryable = (error: unknown) => !(error instanceof InvalidEventError || error instanceof UnknownClusterError);
   const bus: InProcessBus = createInProcessBus({
     handlers: {
       'probe-members': invoke('probe-members', createProbeMembersHandler),
@@ -116,14 +129,15 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
         })
         .catch((error: unknown) => log.error('dead letter lost', { error: String(error), summary: dead.error.summary }));
     },
+    redeliveryDelaysMs: options.redeliveryDelaysMs ?? DEFAULT_REDELIVERY_DELAYS_MS,
+    retryable,
     onError: (failure) => {
       options.onHandlerError?.(failure.functionName, failure.error);
       log.error('handler failed', { functionName: failure.functionName, error: String(failure.error) });
-      // Retrying cannot help these: an invalid event is a dead letter already, and a cluster this
-      // runtime does not know (an incident left in a shared state file) would fail every time.
-      if (failure.error instanceof InvalidEventError || failure.error instanceof UnknownClusterError) return;
-      recover(failure.event).catch((error: unknown) =>
-        log.error('cannot re-arm the incident', { functionName: failure.functionName, error: String(error) }),
+      if (failure.functionName === 'subscriber' || !retryable(failure.error)) return;
+      // Every delivery failed: resume the incident later, or block it saying why; never strand it.
+      stepFailed(deps, failure.functionName, failure.event, failure.error).catch((error: unknown) =>
+        log.error('a failed step left its incident as it was; the sweep will resume it', { functionName: failure.functionName, error: String(error) }),
       );
     },
   });
@@ -141,25 +155,6 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
     snapshots: fileSnapshots(options.snapshotDir ?? path.join(path.dirname(options.statePath), 'snapshots')),
   } satisfies Deps);
 
-  /** Re-probe an open incident later: Lambda would retry the invocation; we retry the incident. */
-  async function recover(event: EventEnvelope): Promise<void> {
-    const incident = await incidentOf(event);
-    if (!incident || incident.state !== 'open') return;
-    // An event of an earlier attempt failed: the incident has moved on, and its chain is alive.
-    if (event.detail.attempt !== undefined && event.detail.attempt !== incident.attempt) return;
-    if ((await armedAttempts()).has(`${incident.incidentId}/${incident.attempt}`)) return;
-    await resume(incident, clock.now() + recoverAfterMs);
-  }
-
-  /** The incident an event speaks of; a MemberUnhealthy without an id, by its cluster and target. */
-  async function incidentOf(event: EventEnvelope): Promise<Incident | undefined> {
-    if (event.detail.incidentId !== undefined) return store.getIncident(event.detail.incidentId);
-    if (event.detailType !== 'MemberUnhealthy') return undefined;
-    const { clusterId, target } = event.detail as DetailOf<'MemberUnhealthy'>;
-    const key = targetKeyOf(selectorOf(target));
-    return (await store.listIncidents({ clusterId, state: 'open' })).find((i) => i.targetKey === key);
-  }
-
   /** "incidentId/attempt" of every stored timer that will deliver a RetryDue. */
   async function armedAttempts(): Promise<Set<string>> {
     const armed = new Set<string>();
@@ -176,25 +171,55 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
    */
   async function resume(incident: Incident, at: number): Promise<void> {
     try {
-      await advanceAttempt(deps, incident, { reason: 'RUNTIME_RESUMED', at, reprobeNow: false, kind: 'resume' });
+      const advance = advanceAttempt(incident, { reason: 'RUNTIME_RESUMED', at, reprobeNow: false, kind: 'resume' }, clock.now());
+      await flushOutbox(deps, await commit(deps, incident, advance.patch, advance.effects));
     } catch (error) {
       if (!(error instanceof VersionConflictError)) throw error;
     }
   }
+
+  /**
+   * An open incident is stalled when it owes nothing, no step of it runs, no timer will deliver its
+   * current attempt, and it has not moved for `quietMs`: a crash cut its chain. Resume it.
+   */
+  async function sweep(quietMs: number): Promise<number> {
+    const armed = await armedAttempts();
+    const now = clock.now();
+    let resumed = 0;
+    for (const found of await store.listIncidents({ state: 'open' })) {
+      const incident = await flushOutbox(deps, found);
+      if (incident.state !== 'open' || armed.has(`${incident.incidentId}/${incident.attempt}`)) continue;
+      if ((incident.inFlight && incident.inFlight.until > now) || now - incident.updatedAt < quietMs) continue;
+      await resume(incident, now);
+      resumed++;
+    }
+    return resumed;
+  }
+  let sweeper: NodeJS.Timeout | undefined;
+  const waiters = new Set<() => void>();
 
   return {
     store,
     bus,
     scheduler,
     async start() {
-      // An open incident with no timer for its current attempt was cut off mid-step by a crash:
-      // resume it now. Swept before any timer fires, so a retry that fires now is not resumed twice.
+      // At start-up nothing of this process runs yet: an open incident with no timer for its
+      // current attempt was cut off by a crash, whatever its lease says. Swept before any timer
+      // fires, so a retry that fires now is not resumed twice.
       const armed = await armedAttempts();
-      for (const incident of await store.listIncidents({ state: 'open' })) {
-        if (!armed.has(`${incident.incidentId}/${incident.attempt}`)) await resume(incident, clock.now());
+      for (const found of await store.listIncidents({ state: 'open' })) {
+        const incident = await flushOutbox(deps, found);
+        if (incident.state === 'open' && !armed.has(`${incident.incidentId}/${incident.attempt}`)) await resume(incident, clock.now());
       }
       await scheduler.start();
+      // While running, a chain can still stall (a failed step whose incident could not be
+      // written): the sweep finds it once it has been quiet for two intervals.
+      sweeper = setInterval(() => {
+        sweep(2 * sweepIntervalMs).catch((error: unknown) => log.error('sweep failed', { error: String(error) }));
+      }, sweepIntervalMs);
+      sweeper.unref();
     },
+    sweep: () => sweep(0),
     async submit(detail, source = 'cli') {
       const parsed = parseEvent('MemberUnhealthy', detail);
       if (!parsed.ok) {
@@ -213,23 +238,36 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
     },
     waitForOutcome(match, timeoutMs) {
       return new Promise<TerminalEvent>((resolve, reject) => {
-        const timer = setTimeout(() => {
+        const end = () => {
+          clearTimeout(timer);
           unsubscribe();
+          waiters.delete(stopped);
+        };
+        const stopped = () => {
+          end();
+          reject(new Error(`the runtime stopped before an outcome for cluster ${match.clusterId}`));
+        };
+        const timer = setTimeout(() => {
+          end();
           reject(new Error(`no outcome for cluster ${match.clusterId} within ${timeoutMs} ms`));
         }, timeoutMs);
         const unsubscribe = bus.subscribe((event) => {
           if (!isTerminal(event)) return;
           const d = event.detail;
           if (d.clusterId !== match.clusterId || (match.incidentId && d.incidentId !== match.incidentId)) return;
-          clearTimeout(timer);
-          unsubscribe();
+          end();
           resolve(event);
         });
+        waiters.add(stopped);
       });
     },
     async stop({ drainTimeoutMs = 30_000 } = {}) {
+      clearInterval(sweeper);
       await scheduler.stop();
       await bus.drain({ timeoutMs: drainTimeoutMs }).catch(() => undefined);
+      bus.close();
+      // Nothing will be published any more: a wait for an outcome ends now, not at its timeout.
+      for (const stopped of [...waiters]) stopped();
       await etcd.close();
       await store.close();
     },

@@ -79,6 +79,11 @@ export const migrations: readonly string[] = [
      at          INTEGER NOT NULL,
      PRIMARY KEY (incident_id, key)
    ) STRICT;`,
+  // Claims move onto the incident: a step's lease, its commit and its outbox are one conditional write.
+  `ALTER TABLE incidents ADD COLUMN outbox TEXT NOT NULL DEFAULT '[]';
+   ALTER TABLE incidents ADD COLUMN steps_done TEXT NOT NULL DEFAULT '[]';
+   ALTER TABLE incidents ADD COLUMN in_flight TEXT;
+   DROP TABLE claims;`,
 ];
 
 /** Applies pending migrations under a write lock, so concurrent openers upgrade exactly once. */

@@ -5,12 +5,13 @@ import { DatabaseSync, type SQLInputValue, type SQLOutputValue, type StatementSy
 import type { Decision } from '../../functions/core/decision.ts';
 import type { CarriedStreak } from '../../functions/core/evidence.ts';
 import type { ClusterView } from '../../functions/core/view.ts';
+import { remediationHistoryFrom, type RemediationHistory } from '../../functions/core/remediation-history.ts';
+import { MAX_INCIDENT_VIEWS } from '../../functions/core/view-history.ts';
 import {
   IncidentNotFoundError,
-  MAX_INCIDENT_VIEWS,
   VersionConflictError,
-  remediationHistoryFrom,
   type CloseIncidentInput,
+  type InFlight,
   type DeadLetter,
   type DeadLetterInput,
   type Incident,
@@ -20,7 +21,7 @@ import {
   type JournalEntry,
   type JournalInput,
   type OpenIncidentInput,
-  type RemediationHistory,
+  type OutboxEntry,
   type StoredTimer,
   type TimerInput,
 } from '../../functions/ports/incident-store.ts';
@@ -119,17 +120,25 @@ export class SqliteIncidentStore implements IncidentStore {
     if (current.version !== options.expectVersion) {
       throw new VersionConflictError(incidentId, options.expectVersion, current.version);
     }
+    // Closing is one way: a closed incident is never closed again, whatever its version.
+    if (patch.state !== undefined && current.state !== 'open') {
+      throw new VersionConflictError(incidentId, options.expectVersion, current.version);
+    }
     const next = { ...current, ...definedOnly(patch) };
     const { changes } = this.#run(
       `UPDATE incidents SET attempt = $attempt, waits = $waits, immediate_reprobes = $immediateReprobes, member_id = $memberId,
          member_name = $memberName, views = $views, last_decision = $lastDecision, result = $result,
-         leader_unreachable = $leaderUnreachable,
-         updated_at = $now, version = version + 1
+         leader_unreachable = $leaderUnreachable, state = $state, outbox = $outbox, steps_done = $stepsDone,
+         in_flight = $inFlight, updated_at = $now, version = version + 1
        WHERE incident_id = $incidentId AND version = $expectVersion`,
       {
         incidentId,
         expectVersion: options.expectVersion,
         now: options.now,
+        state: next.state,
+        outbox: JSON.stringify(next.outbox),
+        stepsDone: JSON.stringify(next.stepsDone),
+        inFlight: toJson(next.inFlight ?? undefined),
         attempt: next.attempt,
         immediateReprobes: next.immediateReprobes,
         waits: next.waits,
@@ -192,15 +201,6 @@ export class SqliteIncidentStore implements IncidentStore {
       'SELECT 1 AS done FROM journal WHERE incident_id = $incidentId AND step = $step AND is_step_marker = 1',
       { incidentId, step },
     );
-  }
-
-  async claim(incidentId: string, key: string, at: number): Promise<boolean> {
-    const { changes } = this.#run('INSERT OR IGNORE INTO claims (incident_id, key, at) VALUES ($incidentId, $key, $at)', { incidentId, key, at });
-    return changes === 1;
-  }
-
-  async releaseClaim(incidentId: string, key: string): Promise<void> {
-    this.#run('DELETE FROM claims WHERE incident_id = $incidentId AND key = $key', { incidentId, key });
   }
 
   async acquireLock(clusterId: string, owner: string, leaseMs: number, now: number): Promise<boolean> {
@@ -364,8 +364,12 @@ function toIncident(row: Row): Incident {
     immediateReprobes: int(row, 'immediate_reprobes'),
     waits: int(row, 'waits'),
     views: JSON.parse(text(row, 'views')) as ClusterView[],
+    outbox: JSON.parse(text(row, 'outbox')) as OutboxEntry[],
+    stepsDone: JSON.parse(text(row, 'steps_done')) as string[],
     version: int(row, 'version'),
   };
+  const inFlight = optText(row, 'in_flight');
+  if (inFlight !== undefined) incident.inFlight = JSON.parse(inFlight) as InFlight;
   const memberId = optText(row, 'member_id');
   if (memberId !== undefined) incident.memberId = memberId;
   const memberName = optText(row, 'member_name');

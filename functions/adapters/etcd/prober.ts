@@ -1,5 +1,6 @@
 // Probes every member over every path at once, the whole probe bounded by one deadline.
 import type { MemberInfo, MemberProbe, MemberStatus, PathName, PathProbe, ProbeSample } from '../../core/types.ts';
+import { systemClock, type Clock } from '../../ports/clock.ts';
 import type { EtcdTransport, PathResolver, ProbeRequest, Prober } from '../../ports/etcd.ts';
 import { normalizeEtcdError } from './normalize-error.ts';
 
@@ -38,10 +39,11 @@ function firstAnswer<T>(answers: Promise<Answer<T>>[]): Promise<T | undefined> {
   });
 }
 
-export function createProber(transport: EtcdTransport, resolver: PathResolver): Prober {
+/** `clock` stamps each sample: the same clock the grace window is measured on. */
+export function createProber(transport: EtcdTransport, resolver: PathResolver, clock: Clock = systemClock): Prober {
   return {
     async probe({ seeds, deadlineMs, paths = ['direct'] }: ProbeRequest): Promise<ProbeSample> {
-      const at = Date.now();
+      const at = clock.now();
       const endsAt = performance.now() + deadlineMs;
       const remaining = (): number => Math.max(0, Math.floor(endsAt - performance.now()));
 

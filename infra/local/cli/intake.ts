@@ -2,7 +2,7 @@
 // refused out. A refused input is dead-lettered with the field and problem that refused it.
 import { parseEvent } from '../../../events/validate.ts';
 import { InvalidEventError } from '../../../functions/shared/event-handler.ts';
-import { selectorOf, targetKeyOf } from '../../../functions/ports/incident-store.ts';
+import { selectorOf, targetKeyOf } from '../../../functions/core/target.ts';
 import { newIncidentId, type LocalRuntime } from '../runtime.ts';
 
 export type IntakeReply =

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { DetailInputOf } from '../../../events/catalogue.ts';
 import { findMember } from '../../../functions/core/view.ts';
-import { targetKeyOf } from '../../../functions/ports/incident-store.ts';
+import { targetKeyOf } from '../../../functions/core/target.ts';
 import { createLocalRuntime, newIncidentId, type LocalRuntime } from '../runtime.ts';
 import { createStaticDirectory } from '../static-directory.ts';
 import { parseFlags } from './args.ts';

@@ -1,15 +1,10 @@
 import { DatabaseSync } from 'node:sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { remediationHistoryFrom } from '../../../functions/core/remediation-history.ts';
+import { targetKeyOf } from '../../../functions/core/target.ts';
+import { MAX_INCIDENT_VIEWS, withView } from '../../../functions/core/view-history.ts';
 import type { ClusterView } from '../../../functions/core/view.ts';
-import {
-  IncidentNotFoundError,
-  MAX_INCIDENT_VIEWS,
-  VersionConflictError,
-  remediationHistoryFrom,
-  targetKeyOf,
-  withView,
-  type Incident,
-} from '../../../functions/ports/incident-store.ts';
+import { IncidentNotFoundError, VersionConflictError, type Incident } from '../../../functions/ports/incident-store.ts';
 import { migrations } from '../../../infra/local/sqlite-migrations.ts';
 import { openSqliteStore, type SqliteIncidentStore } from '../../../infra/local/sqlite-store.ts';
 import { tempDir, type TempDir } from './helpers.ts';
@@ -184,19 +179,35 @@ describe('sqlite incident store', () => {
     });
   });
 
-  describe('delivery claims', () => {
-    it('the first claim wins, also across connections; a released claim can be taken again', async () => {
-      expect(await store.claim(incident.incidentId, 'move-leader@0', 1)).toBe(true);
-      expect(await store.claim(incident.incidentId, 'move-leader@0', 2)).toBe(false);
+  describe('step state on the incident', () => {
+    it('keeps the outbox, the steps done and the lease, across connections, and clears them', async () => {
+      const event = { source: 'etcd-remediator' as const, detailType: 'RetryDue' as const, detail: { incidentId: incident.incidentId, clusterId: 'c1', attempt: 1, at: '2025-01-01T00:00:00.000Z', reason: 'ELECTION_IN_PROGRESS' as const } };
+      const written = await store.updateIncident(
+        incident.incidentId,
+        { outbox: [{ kind: 'publish', event }, { kind: 'journal', entry: { at: 2, step: 'x' } }], stepsDone: ['probe-members@0'], inFlight: { key: 'move-leader@0', until: 99 } },
+        { expectVersion: incident.version, now: 2 },
+      );
       const other = openSqliteStore({ path: dir.file('store.db') });
       try {
-        expect(await other.claim(incident.incidentId, 'move-leader@0', 3)).toBe(false);
-        expect(await other.claim(incident.incidentId, 'move-leader@1', 3)).toBe(true);
+        const read = (await other.getIncident(incident.incidentId))!;
+        expect(read.outbox).toEqual([{ kind: 'publish', event }, { kind: 'journal', entry: { at: 2, step: 'x' } }]);
+        expect(read.stepsDone).toEqual(['probe-members@0']);
+        expect(read.inFlight).toEqual({ key: 'move-leader@0', until: 99 });
       } finally {
         await other.close();
       }
-      await store.releaseClaim(incident.incidentId, 'move-leader@0');
-      expect(await store.claim(incident.incidentId, 'move-leader@0', 4)).toBe(true);
+      const cleared = await store.updateIncident(incident.incidentId, { outbox: [], inFlight: null }, { expectVersion: written.version, now: 3 });
+      expect(cleared.outbox).toEqual([]);
+      expect(cleared.inFlight).toBeUndefined();
+      expect(cleared.stepsDone).toEqual(['probe-members@0']);
+    });
+
+    it('closes through a patch once: a closed incident is never closed again, whatever the version', async () => {
+      const closed = await store.updateIncident(incident.incidentId, { state: 'blocked', result: { reason: 'NO_QUORUM' } }, { expectVersion: incident.version, now: 2 });
+      expect(closed.state).toBe('blocked');
+      await expect(store.updateIncident(incident.incidentId, { state: 'remediated' }, { expectVersion: closed.version, now: 3 })).rejects.toBeInstanceOf(VersionConflictError);
+      // Clearing the outbox of a closed incident is still allowed: its last event may be owed.
+      expect((await store.updateIncident(incident.incidentId, { outbox: [] }, { expectVersion: closed.version, now: 3 })).state).toBe('blocked');
     });
   });
 

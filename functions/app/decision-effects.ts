@@ -1,0 +1,49 @@
+// What a decision writes and says: the incident patch (closing it when the decision ends it) and
+// the event that carries it, for the step to commit together.
+import type { Decision, Evidence, ReasonCode } from '../core/decision.ts';
+import type { Incident, IncidentPatch, OutboxEntry } from '../ports/incident-store.ts';
+import { envelopeOf, iso, journaling, memberRef, publishing, resolvedTarget } from './incident-events.ts';
+
+export interface Effects {
+  patch: IncidentPatch;
+  effects: OutboxEntry[];
+}
+
+export function decisionEffects(incident: Incident, decision: Decision, from: 'move-leader' | 'remediate', now: number): Effects {
+  // move-leader carries a move out before it decides; only a bug gets one here.
+  if (decision.kind === 'move-leader') throw new Error(`a move-leader decision is not an outcome (${decision.reason})`);
+  const envelope = envelopeOf(incident, now);
+  const { reason, message, evidence } = decision;
+  const journal = journaling(now, `${from}:${decision.kind}`, `${reason}: ${message}`);
+  switch (decision.kind) {
+    case 'approve':
+      return {
+        patch: { lastDecision: decision },
+        effects: [journal, publishing('RemediationApproved', { ...envelope, target: memberRef(incident), leaderMove: decision.leaderMove, reason, message, evidence })],
+      };
+    case 'retry':
+      return {
+        patch: { lastDecision: decision },
+        effects: [journal, publishing('RetryRequested', { ...envelope, retryAt: iso(decision.at), reason, message, reprobeNow: decision.reprobeNow, from })],
+      };
+    case 'block':
+      return {
+        patch: { lastDecision: decision, state: 'blocked', result: decision },
+        effects: [journal, publishing('RemediationBlocked', { ...envelope, target: resolvedTarget(incident), reason, message, evidence })],
+      };
+  }
+}
+
+/**
+ * The member is out of etcd but a later step failed for good: the incident ends as failed, and the
+ * message says what a person must finish by hand.
+ */
+export function failureEffects(incident: Incident, failure: { reason: ReasonCode; message: string; evidence: Evidence }, now: number): Effects {
+  return {
+    patch: { state: 'failed', result: failure },
+    effects: [
+      journaling(now, 'remediate:failed', `${failure.reason}: ${failure.message}`),
+      publishing('RemediationFailed', { ...envelopeOf(incident, now), target: resolvedTarget(incident), ...failure }),
+    ],
+  };
+}

@@ -1,0 +1,134 @@
+// How every function does its work on an incident, so that at-least-once delivery, a redelivery
+// after a failure and a crash are all safe:
+//   1. carry out what an earlier commit left in the outbox (a publish or schedule that failed);
+//   2. skip the event if it is stale, its step is done at this attempt, or it runs elsewhere now;
+//   3. take the step's lease on the incident (a conditional write);
+//   4. do the work; it returns the incident patch and what to say and schedule;
+//   5. commit patch, "step done" and the outbox in one conditional write;
+//   6. carry out the outbox, then clear it.
+// A failure before 5 releases the lease and throws, so the same event can be delivered again. A
+// failure after 5 throws too; the redelivery finds the step done and only carries out the outbox.
+import { stepBudgetMs, type StepName } from '../core/step-budget.ts';
+import type { ClusterEntry } from '../ports/cluster-directory.ts';
+import { VersionConflictError, type Incident, type IncidentPatch, type OutboxEntry } from '../ports/incident-store.ts';
+import type { Deps } from './deps.ts';
+
+export interface StepOutcome<R> {
+  /** The incident as the work last wrote it: the commit is conditional on its version. */
+  incident: Incident;
+  patch?: IncidentPatch;
+  /** Journal lines, schedules and events, carried out in this order after the commit. */
+  effects: OutboxEntry[];
+  value: R;
+}
+
+export type StepWork<R> = (incident: Incident, cluster: ClusterEntry) => Promise<StepOutcome<R>>;
+
+export const stepKey = (step: StepName, attempt: number): string => `${step}@${attempt}`;
+
+/** Runs `work` once for this incident, attempt and step; undefined when the event had nothing to do. */
+export async function runStep<R>(
+  deps: Deps,
+  ref: { incidentId: string; attempt: number },
+  step: StepName,
+  work: StepWork<R>,
+): Promise<R | undefined> {
+  const found = await deps.store.getIncident(ref.incidentId);
+  if (!found) {
+    deps.log.warn(`${step}: incident not found; event ignored`, { incidentId: ref.incidentId });
+    return undefined;
+  }
+  const incident = await flushOutbox(deps, found);
+  const key = stepKey(step, ref.attempt);
+  const skip = whySkip(incident, ref.attempt, key, deps.clock.now());
+  if (skip) {
+    deps.log.info(`${step}: ${skip}; event ignored`, { incidentId: incident.incidentId, attempt: ref.attempt, incidentAttempt: incident.attempt });
+    return undefined;
+  }
+  // Unknown clusters fail the event before any write: nothing holds a lease that would never end.
+  const cluster = await deps.directory.get(incident.clusterId);
+  const held = await takeLease(deps, incident, key, stepBudgetMs(step, cluster.policy, incident.views.at(-1)?.members.length ?? 0));
+  if (!held) {
+    deps.log.info(`${step}: another delivery took this step first; event ignored`, { incidentId: incident.incidentId, attempt: ref.attempt });
+    return undefined;
+  }
+  let outcome: StepOutcome<R>;
+  try {
+    outcome = await work(held, cluster);
+  } catch (error) {
+    await releaseLease(deps, incident.incidentId, key);
+    throw error;
+  }
+  const committed = await commit(deps, outcome.incident, { ...outcome.patch, inFlight: null }, outcome.effects, key);
+  await flushOutbox(deps, committed);
+  return outcome.value;
+}
+
+function whySkip(incident: Incident, attempt: number, key: string, now: number): string | undefined {
+  if (incident.state !== 'open') return `the incident is ${incident.state}`;
+  if (incident.attempt !== attempt) return `stale: the incident is at attempt ${incident.attempt}`;
+  if (incident.stepsDone.includes(key)) return 'duplicate: this step is done at this attempt';
+  if (incident.inFlight && incident.inFlight.until > now) return `duplicate: ${incident.inFlight.key} is running`;
+  return undefined;
+}
+
+async function takeLease(deps: Deps, incident: Incident, key: string, leaseMs: number): Promise<Incident | undefined> {
+  const now = deps.clock.now();
+  try {
+    return await deps.store.updateIncident(incident.incidentId, { inFlight: { key, until: now + leaseMs } }, { expectVersion: incident.version, now });
+  } catch (error) {
+    if (error instanceof VersionConflictError) return undefined;
+    throw error;
+  }
+}
+
+/** Best effort: a lease that cannot be released lapses by itself. The step's own error is the one to report. */
+async function releaseLease(deps: Deps, incidentId: string, key: string): Promise<void> {
+  try {
+    const current = await deps.store.getIncident(incidentId);
+    if (current?.inFlight?.key !== key) return;
+    await deps.store.updateIncident(incidentId, { inFlight: null }, { expectVersion: current.version, now: deps.clock.now() });
+  } catch (error) {
+    deps.log.warn('step lease not released; it lapses by itself', { incidentId, key, error: String(error) });
+  }
+}
+
+/**
+ * One conditional write: the patch, the outbox, and the step marked done at this attempt (a patch
+ * that moves the incident to a new attempt starts that attempt's list afresh).
+ */
+export async function commit(deps: Deps, incident: Incident, patch: IncidentPatch, effects: OutboxEntry[], key?: string): Promise<Incident> {
+  const newAttempt = patch.attempt !== undefined && patch.attempt !== incident.attempt;
+  const stepsDone = newAttempt ? [] : key ? [...incident.stepsDone, key] : incident.stepsDone;
+  return deps.store.updateIncident(
+    incident.incidentId,
+    { ...patch, stepsDone, outbox: [...incident.outbox, ...effects] },
+    { expectVersion: incident.version, now: deps.clock.now() },
+  );
+}
+
+/**
+ * Carries out the outbox, then clears it. Anyone may do this: publishing twice is safe, since every
+ * step ignores a duplicate. A conflict on clearing means someone else moved the incident on.
+ */
+export async function flushOutbox(deps: Deps, incident: Incident): Promise<Incident> {
+  if (incident.outbox.length === 0) return incident;
+  for (const entry of incident.outbox) await carryOut(deps, incident.incidentId, entry);
+  try {
+    return await deps.store.updateIncident(incident.incidentId, { outbox: [] }, { expectVersion: incident.version, now: deps.clock.now() });
+  } catch (error) {
+    if (!(error instanceof VersionConflictError)) throw error;
+    return (await deps.store.getIncident(incident.incidentId)) ?? incident;
+  }
+}
+
+async function carryOut(deps: Deps, incidentId: string, entry: OutboxEntry): Promise<void> {
+  switch (entry.kind) {
+    case 'journal':
+      return deps.store.appendJournal(incidentId, entry.entry);
+    case 'schedule':
+      return deps.scheduler.schedule(entry.request);
+    case 'publish':
+      return deps.bus.publish(entry.event);
+  }
+}

@@ -1,0 +1,34 @@
+// How long each function's step may take, from the policy: every call it makes has a deadline, so
+// the sum is a bound. The step's lease on its incident lasts this long; past it, the holder is
+// taken for dead and a redelivery may run the step again.
+import type { Policy } from './policy.ts';
+
+export type StepName = 'probe-members' | 'move-leader' | 'schedule-retry' | 'remediate';
+
+/** Slack for the store and bus calls around the etcd calls, and for a slow machine. */
+const MARGIN_MS = 30_000;
+
+/** Ten election timeouts cover a split vote or two; a healthy cluster elects within one or two. */
+export const electionWaitMs = (policy: Pick<Policy, 'electionTimeoutMs'>): number => Math.max(5_000, 10 * policy.electionTimeoutMs);
+
+export function stepBudgetMs(step: StepName, policy: Policy, members: number): number {
+  const probe = 2 * policy.callTimeoutMs;
+  const everyPath = Math.max(1, members) * policy.pathOrder.length * policy.callTimeoutMs;
+  switch (step) {
+    case 'probe-members':
+      return probe + MARGIN_MS;
+    case 'move-leader':
+      return 2 * probe + everyPath + MARGIN_MS;
+    case 'schedule-retry':
+      return MARGIN_MS;
+    case 'remediate':
+      return (
+        3 * probe +
+        (policy.snapshotBeforeRemove ? policy.snapshotTimeoutMs : 0) +
+        everyPath +
+        electionWaitMs(policy) +
+        policy.actuatorTimeoutMs +
+        MARGIN_MS
+      );
+  }
+}
