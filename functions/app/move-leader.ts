@@ -16,7 +16,7 @@ import { runMove, type MoveRun } from './run-move.ts';
 import { runStep } from './step.ts';
 
 export const moveLeader = (deps: Deps, detail: DetailOf<'MembersProbed'>): Promise<Decision | undefined> =>
-  runStep(deps, detail, 'move-leader', async (incident, cluster) => {
+  runStep(deps, 'move-leader', { detailType: 'MembersProbed', detail }, async (incident, cluster) => {
     const { decision, views, leaderMoved } = await decide(deps, cluster, detail, incident);
     const now = deps.clock.now();
     const { patch, effects } = decisionEffects(incident, decision, 'move-leader', now);
@@ -50,12 +50,28 @@ async function decide(deps: Deps, cluster: ClusterEntry, detail: DetailOf<'Membe
   const decision = planIncident(deps, cluster, incident, remediation, await membersUnderRemediation(deps, incident));
   if (cluster.policy.dryRun) return { decision: dryRun(decision) };
   if (decision.kind !== 'move-leader') return { decision };
+  // Moved on an earlier delivery of this attempt, whose commit failed: etcd now answers "not
+  // leader", so deciding again would lose the move. Say what was decided then.
+  const made = await moveMade(deps, incident);
+  if (made) return made;
   // The view the decision was made on names the leader's endpoints.
   const run = await runMove(deps, cluster, incident, incident.views.at(-1) ?? detail.view, decision);
   const decided: Decided = { decision: run.decision };
   if (run.verifyView) decided.views = withView(incident.views, run.verifyView);
-  if (run.decision.kind === 'approve' && run.decision.leaderMove === 'moved') decided.leaderMoved = leaderMovedEffects(deps, incident, run);
+  if (run.decision.kind === 'approve' && run.decision.leaderMove === 'moved') {
+    decided.leaderMoved = leaderMovedEffects(deps, incident, run);
+    // Recorded at once, before the commit that could fail: the move cannot be made twice.
+    await deps.store.markStep(incident.incidentId, { at: deps.clock.now(), step: moveMarker(incident), detail: JSON.stringify(decided) });
+  }
   return decided;
+}
+
+const moveMarker = (incident: Incident): string => `leader-move-made@${incident.attempt}`;
+
+async function moveMade(deps: Deps, incident: Incident): Promise<Decided | undefined> {
+  const step = moveMarker(incident);
+  const entry = (await deps.store.journal(incident.incidentId)).find((e) => e.isStepMarker && e.step === step);
+  return entry && typeof entry.detail === 'string' ? (JSON.parse(entry.detail) as Decided) : undefined;
 }
 
 function leaderMovedEffects(deps: Deps, incident: Incident, run: MoveRun): OutboxEntry[] {

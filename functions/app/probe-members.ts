@@ -16,7 +16,7 @@ export type ProbeOutcome = { kind: 'probed'; incident: Incident } | { kind: 'joi
 
 export async function probeMembers(deps: Deps, input: Input): Promise<ProbeOutcome> {
   if (input.detailType === 'RetryDue') {
-    const probed = await runStep(deps, input.detail, 'probe-members', (incident, cluster) => probe(deps, cluster, incident));
+    const probed = await runStep(deps, 'probe-members', input, (incident, cluster) => probe(deps, cluster, incident));
     return probed ? { kind: 'probed', incident: probed } : { kind: 'stale', incidentId: input.detail.incidentId };
   }
   const { detail } = input;
@@ -49,7 +49,12 @@ export async function probeMembers(deps: Deps, input: Input): Promise<ProbeOutco
   }
   // The first probe: a redelivered report (the first delivery failed part-way) must still probe
   // and publish; a true duplicate finds the step done or running and does nothing.
-  const probed = await runStep(deps, { incidentId: incident.incidentId, attempt: 0 }, 'probe-members', (held, cluster) => probe(deps, cluster, held));
+  const probed = await runStep(
+    deps,
+    'probe-members',
+    { detailType: 'MemberUnhealthy', detail: { incidentId: incident.incidentId, attempt: 0, at: detail.at } },
+    (held, cluster) => probe(deps, cluster, held),
+  );
   return probed ? { kind: 'probed', incident: probed } : { kind: 'joined', incidentId: incident.incidentId };
 }
 

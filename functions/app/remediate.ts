@@ -6,12 +6,13 @@ import { backoffDelay } from '../core/backoff.ts';
 import type { Decision } from '../core/decision.ts';
 import { withView } from '../core/view-history.ts';
 import { describeMember, memberGone, type ClusterView } from '../core/view.ts';
+import type { ReplaceRequest, ReplaceResult } from '../ports/actuator.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import type { Incident } from '../ports/incident-store.ts';
 import { takeClusterLock, type HeldLock } from './cluster-lock.ts';
 import { decisionEffects, failureEffects } from './decision-effects.ts';
 import type { Deps } from './deps.ts';
-import { envelopeOf, iso, journaling, memberRef, publishing } from './incident-events.ts';
+import { envelopeOf, iso, memberRef, publishing } from './incident-events.ts';
 import { attemptsSpent, planIncident } from './plan-incident.ts';
 import { probeCluster } from './probe-cluster.ts';
 import { removeMember } from './remove-member.ts';
@@ -22,7 +23,7 @@ import { waitForNewLeader } from './wait-for-leader.ts';
 export type Remediated = Decision | 'completed' | 'failed';
 
 export const remediate = (deps: Deps, detail: DetailOf<'RemediationApproved'>): Promise<Remediated | undefined> =>
-  runStep(deps, detail, 'remediate', (incident, cluster) => underLock(deps, cluster, incident));
+  runStep(deps, 'remediate', { detailType: 'RemediationApproved', detail }, (incident, cluster) => underLock(deps, cluster, incident));
 
 async function underLock(deps: Deps, cluster: ClusterEntry, incident: Incident): Promise<StepOutcome<Remediated>> {
   const lock = await takeClusterLock(deps, incident.clusterId, incident.incidentId, cluster.policy.lockLeaseMs);
@@ -46,9 +47,9 @@ async function runSteps(deps: Deps, cluster: ClusterEntry, incident: Incident, l
   if ('kind' in leader) return decided(deps, incident, leader);
   if (!(await deps.store.stepDone(id, 'actuator-called'))) {
     const member = { id: incident.memberId!, name: incident.memberName ?? '' };
+    let result: ReplaceResult;
     try {
-      const result = await replaceWithin(deps, cluster, { clusterId: incident.clusterId, incidentId: id, member, target: incident.target });
-      await mark(deps, id, 'actuator-called', `${deps.actuator.name}: ${result.detail}`);
+      result = await replaceWithin(deps, cluster, { clusterId: incident.clusterId, incidentId: id, member, target: incident.target });
     } catch (error) {
       // The member is already out of etcd: say so, and leave the machine to a person.
       const said = error instanceof Error ? error.message : String(error);
@@ -60,6 +61,9 @@ async function runSteps(deps: Deps, cluster: ClusterEntry, incident: Incident, l
       };
       return { incident, ...failureEffects(incident, failure, deps.clock.now()), value: 'failed' };
     }
+    // Outside the try: failing to record the call is not the actuator failing. The step is
+    // retried, and asks again with the same incident id, which the actuator takes as one request.
+    await mark(deps, id, 'actuator-called', `${deps.actuator.name}: ${result.detail}`);
   }
   return complete(deps, incident, leader);
 }
@@ -71,7 +75,7 @@ const decided = (deps: Deps, incident: Incident, decision: Decision): StepOutcom
 });
 
 /** The actuator, bounded by the policy: a call that never returns must not hold the lock for ever. */
-async function replaceWithin(deps: Deps, cluster: ClusterEntry, request: Parameters<Deps['actuator']['replace']>[0]) {
+async function replaceWithin(deps: Deps, cluster: ClusterEntry, request: ReplaceRequest): Promise<ReplaceResult> {
   const timeoutMs = cluster.policy.actuatorTimeoutMs;
   const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;

@@ -7,7 +7,7 @@ import { iso, journaling } from './incident-events.ts';
 import { runStep } from './step.ts';
 
 export const scheduleRetry = (deps: Deps, detail: DetailOf<'RetryRequested'>): Promise<{ name: string; at: number } | undefined> =>
-  runStep(deps, detail, 'schedule-retry', async (incident) => {
+  runStep(deps, 'schedule-retry', { detailType: 'RetryRequested', detail }, async (incident) => {
     const now = deps.clock.now();
     const at = detail.reprobeNow ? now : Math.max(now, Date.parse(detail.retryAt));
     return { incident, ...advanceAttempt(incident, { reason: detail.reason, at, reprobeNow: detail.reprobeNow, kind: 'retry' }, now) };

@@ -23,7 +23,8 @@ export async function stepFailed(deps: Deps, functionName: string, event: EventE
   const attempt = event.detail.attempt;
   let incident = found;
   try {
-    incident = await flushOutbox(deps, found);
+    // Not the failed event itself: published again, it would fail again, for as long as the outage lasts.
+    incident = await flushOutbox(deps, found, { detailType: event.detailType, detail: { incidentId: found.incidentId, attempt, at: event.detail.at } });
   } catch (flushError) {
     deps.log.warn('outbox not carried out', { incidentId: found.incidentId, error: String(flushError) });
   }

@@ -8,6 +8,7 @@
 //   6. carry out the outbox, then clear it.
 // A failure before 5 releases the lease and throws, so the same event can be delivered again. A
 // failure after 5 throws too; the redelivery finds the step done and only carries out the outbox.
+import type { DetailType } from '../../events/catalogue.ts';
 import { stepBudgetMs, type StepName } from '../core/step-budget.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import { VersionConflictError, type Incident, type IncidentPatch, type OutboxEntry } from '../ports/incident-store.ts';
@@ -26,19 +27,21 @@ export type StepWork<R> = (incident: Incident, cluster: ClusterEntry) => Promise
 
 export const stepKey = (step: StepName, attempt: number): string => `${step}@${attempt}`;
 
+/** The event being handled, as far as the step protocol needs it. */
+export interface Delivered {
+  detailType: DetailType;
+  detail: { incidentId: string; attempt: number; at: string };
+}
+
 /** Runs `work` once for this incident, attempt and step; undefined when the event had nothing to do. */
-export async function runStep<R>(
-  deps: Deps,
-  ref: { incidentId: string; attempt: number },
-  step: StepName,
-  work: StepWork<R>,
-): Promise<R | undefined> {
+export async function runStep<R>(deps: Deps, step: StepName, delivered: Delivered, work: StepWork<R>): Promise<R | undefined> {
+  const ref = delivered.detail;
   const found = await deps.store.getIncident(ref.incidentId);
   if (!found) {
     deps.log.warn(`${step}: incident not found; event ignored`, { incidentId: ref.incidentId });
     return undefined;
   }
-  const incident = await flushOutbox(deps, found);
+  const incident = await flushOutbox(deps, found, delivered);
   const key = stepKey(step, ref.attempt);
   const skip = whySkip(incident, ref.attempt, key, deps.clock.now());
   if (skip) {
@@ -53,13 +56,14 @@ export async function runStep<R>(
     return undefined;
   }
   let outcome: StepOutcome<R>;
+  let committed: Incident;
   try {
     outcome = await work(held, cluster);
+    committed = await commit(deps, outcome.incident, { ...outcome.patch, inFlight: null }, outcome.effects, key);
   } catch (error) {
     await releaseLease(deps, incident.incidentId, key);
     throw error;
   }
-  const committed = await commit(deps, outcome.incident, { ...outcome.patch, inFlight: null }, outcome.effects, key);
   await flushOutbox(deps, committed);
   return outcome.value;
 }
@@ -109,11 +113,16 @@ export async function commit(deps: Deps, incident: Incident, patch: IncidentPatc
 
 /**
  * Carries out the outbox, then clears it. Anyone may do this: publishing twice is safe, since every
- * step ignores a duplicate. A conflict on clearing means someone else moved the incident on.
+ * step ignores a duplicate. A conflict on clearing means someone else moved the incident on. The
+ * event being handled is proof of its own delivery and is not published again: were the clearing
+ * write to keep failing, each delivery would otherwise publish itself anew, twice over.
  */
-export async function flushOutbox(deps: Deps, incident: Incident): Promise<Incident> {
+export async function flushOutbox(deps: Deps, incident: Incident, delivered?: Delivered): Promise<Incident> {
   if (incident.outbox.length === 0) return incident;
-  for (const entry of incident.outbox) await carryOut(deps, incident.incidentId, entry);
+  for (const entry of incident.outbox) {
+    if (delivered && isDelivered(entry, delivered)) continue;
+    await carryOut(deps, incident.incidentId, entry);
+  }
   try {
     return await deps.store.updateIncident(incident.incidentId, { outbox: [] }, { expectVersion: incident.version, now: deps.clock.now() });
   } catch (error) {
@@ -131,4 +140,16 @@ async function carryOut(deps: Deps, incidentId: string, entry: OutboxEntry): Pro
     case 'publish':
       return deps.bus.publish(entry.event);
   }
+}
+
+/** True for the outbox entry that produced the event being handled: published, or scheduled and fired. */
+function isDelivered(entry: OutboxEntry, delivered: Delivered): boolean {
+  const event = entry.kind === 'publish' ? entry.event : entry.kind === 'schedule' ? entry.request.event : undefined;
+  const detail = event?.detail as Partial<Delivered['detail']> | undefined;
+  return (
+    event?.detailType === delivered.detailType &&
+    detail?.incidentId === delivered.detail.incidentId &&
+    detail.attempt === delivered.detail.attempt &&
+    detail.at === delivered.detail.at
+  );
 }

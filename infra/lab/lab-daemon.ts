@@ -7,14 +7,15 @@
 //   POST /signal { name, signal }        → { state }     signal: 'stop'|'cont'|'kill'
 //   POST /add-learner { timeoutMs? }     → { state, result: { name } }
 //   POST /down {}                        → { down: true }, then the daemon exits
-// Errors answer 400 { error }.
+// Errors answer 400 { error }; a malformed body names the field, e.g. "fault.delayMs: must be ≥ 0".
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { z } from 'zod';
 import { onProcessExit } from './cleanup.ts';
 import { startLab } from './lab.ts';
 import type { Lab } from './lab.ts';
-import type { LabFault, LabOptions, LabState } from './lab-types.ts';
+import type { LabOptions, LabState } from './lab-types.ts';
 
 export type LabSignal = 'stop' | 'cont' | 'kill';
 
@@ -45,15 +46,36 @@ function requireName(body: Record<string, unknown>): string {
   return body.name;
 }
 
+const FAULT_WORDS = ['cut', 'blackhole', 'heal', 'pass'] as const;
+
+// Any client may reach the control port, so a fault is checked here, not trusted to the proxy.
+const faultBodySchema = z.object({
+  name: z.string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a member name') }).min(1, 'must be a member name'),
+  fault: z.union([z.enum(FAULT_WORDS), z.strictObject({ delayMs: z.number().finite().min(0, 'must be ≥ 0') })], {
+    error: (issue) =>
+      issue.input === undefined ? 'is required' : `${JSON.stringify(issue.input)} is not a fault: use ${FAULT_WORDS.join(', ')} or { "delayMs": N }`,
+  }),
+});
+
+/** The body of /fault, or an error naming the field and the problem, e.g. "fault.delayMs: must be ≥ 0". */
+function parseFaultBody(body: unknown): z.infer<typeof faultBodySchema> {
+  const parsed = faultBodySchema.safeParse(body);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  throw new Error(`${issue.path.map(String).join('.') || '(body)'}: ${issue.message}`);
+}
+
 async function handle(lab: Lab, path: string, body: Record<string, unknown>): Promise<unknown> {
   switch (path) {
     case '/state':
       return undefined;
     case '/leader':
       return { name: (await lab.leader()).name };
-    case '/fault':
-      await lab.fault(requireName(body), body.fault as LabFault);
+    case '/fault': {
+      const { name, fault } = parseFaultBody(body);
+      await lab.fault(name, fault);
       return undefined;
+    }
     case '/signal': {
       const name = requireName(body);
       if (body.signal === 'stop') lab.stop(name);

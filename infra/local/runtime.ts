@@ -7,14 +7,12 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { makeEvent, terminalDetailTypes, type DetailOf, type EventEnvelope, type FunctionName } from '../../events/catalogue.ts';
 import { parseEvent } from '../../events/validate.ts';
 import type { Deps } from '../../functions/app/deps.ts';
-import { advanceAttempt } from '../../functions/app/schedule-retry.ts';
-import { commit, flushOutbox } from '../../functions/app/step.ts';
 import { stepFailed } from '../../functions/app/step-failed.ts';
+import { sweepStalled } from '../../functions/app/sweep.ts';
 import { createMoveLeaderHandler } from '../../functions/move-leader/handler.ts';
 import { etcdOnlyActuator, type Actuator } from '../../functions/ports/actuator.ts';
 import { systemClock, type Clock } from '../../functions/ports/clock.ts';
 import { UnknownClusterError, type ClusterDirectory } from '../../functions/ports/cluster-directory.ts';
-import { VersionConflictError, type Incident } from '../../functions/ports/incident-store.ts';
 import { createProbeMembersHandler } from '../../functions/probe-members/handler.ts';
 import { createRemediateHandler } from '../../functions/remediate/handler.ts';
 import { createScheduleRetryHandler } from '../../functions/schedule-retry/handler.ts';
@@ -165,36 +163,10 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
     return armed;
   }
 
-  /**
-   * Resumes at the next attempt, as schedule-retry would: the cut-off attempt may hold claims that
-   * nothing will release. A conflict means the incident moved on by itself: nothing to resume.
-   */
-  async function resume(incident: Incident, at: number): Promise<void> {
-    try {
-      const advance = advanceAttempt(incident, { reason: 'RUNTIME_RESUMED', at, reprobeNow: false, kind: 'resume' }, clock.now());
-      await flushOutbox(deps, await commit(deps, incident, advance.patch, advance.effects));
-    } catch (error) {
-      if (!(error instanceof VersionConflictError)) throw error;
-    }
-  }
-
-  /**
-   * An open incident is stalled when it owes nothing, no step of it runs, no timer will deliver its
-   * current attempt, and it has not moved for `quietMs`: a crash cut its chain. Resume it.
-   */
-  async function sweep(quietMs: number): Promise<number> {
+  const sweep = async (quietMs: number, ignoreLeases = false): Promise<number> => {
     const armed = await armedAttempts();
-    const now = clock.now();
-    let resumed = 0;
-    for (const found of await store.listIncidents({ state: 'open' })) {
-      const incident = await flushOutbox(deps, found);
-      if (incident.state !== 'open' || armed.has(`${incident.incidentId}/${incident.attempt}`)) continue;
-      if ((incident.inFlight && incident.inFlight.until > now) || now - incident.updatedAt < quietMs) continue;
-      await resume(incident, now);
-      resumed++;
-    }
-    return resumed;
-  }
+    return sweepStalled(deps, { isArmed: (i) => armed.has(`${i.incidentId}/${i.attempt}`), quietMs, ignoreLeases });
+  };
   let sweeper: NodeJS.Timeout | undefined;
   const waiters = new Set<() => void>();
 
@@ -206,11 +178,7 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
       // At start-up nothing of this process runs yet: an open incident with no timer for its
       // current attempt was cut off by a crash, whatever its lease says. Swept before any timer
       // fires, so a retry that fires now is not resumed twice.
-      const armed = await armedAttempts();
-      for (const found of await store.listIncidents({ state: 'open' })) {
-        const incident = await flushOutbox(deps, found);
-        if (incident.state === 'open' && !armed.has(`${incident.incidentId}/${incident.attempt}`)) await resume(incident, clock.now());
-      }
+      await sweep(0, true);
       await scheduler.start();
       // While running, a chain can still stall (a failed step whose incident could not be
       // written): the sweep finds it once it has been quiet for two intervals.

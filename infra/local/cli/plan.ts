@@ -95,7 +95,8 @@ export async function planNow(cluster: ClusterEntry & { policy: Policy }, ref: s
       const none = first.view.members.length === 0;
       return {
         ...base,
-        target: { memberId: /^[0-9a-f]{1,16}$/.test(ref) ? ref : '0', name: ref },
+        // No member matched, so no id is known: a hex-looking name is not one.
+        target: { memberId: '0', name: ref },
         outcome: 'blocked',
         reason: none ? 'CLUSTER_UNREACHABLE' : 'TARGET_NOT_FOUND',
         message: none

@@ -4,11 +4,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { DetailInputOf } from '../../../events/catalogue.ts';
-import { findMember } from '../../../functions/core/view.ts';
 import { targetKeyOf } from '../../../functions/core/target.ts';
 import { createLocalRuntime, newIncidentId, type LocalRuntime } from '../runtime.ts';
 import { createStaticDirectory } from '../static-directory.ts';
-import { parseFlags } from './args.ts';
+import { parseFlags, UsageError } from './args.ts';
 import { openClusterProbe } from './cluster-probe.ts';
 import { EXIT, printResult } from './output.ts';
 import { help as planHelp, planInputsFromFlags, planNow, planOptions } from './plan.ts';
@@ -35,18 +34,39 @@ function defaultStatePath(): string {
   return path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'etcd-remediator-')), 'state.sqlite');
 }
 
-/** The selector for MemberUnhealthy: whichever way the reference names a member in the cluster now. */
-async function selectorFor(cluster: Parameters<typeof openClusterProbe>[0], ref: string): Promise<{ memberName: string } | { memberId: string }> {
+type Selector = { memberName: string } | { memberId: string };
+
+/**
+ * The selector for MemberUnhealthy: an id only when the member list has a member with that id, so
+ * a name such as "deadbeef" never silently becomes an id. With no list to ask, the reference
+ * stays a name, and `note` says so when it could have been meant as an id.
+ */
+export function targetSelector(members: readonly { id: string; name: string }[], ref: string): { selector: Selector; note?: string } {
+  const byName = members.find((m) => m.name === ref);
+  const byId = members.find((m) => m.id === ref.toLowerCase());
+  if (byName && byId && byName !== byId) {
+    const other = byId.name ? `${byId.name} (${byId.id})` : byId.id;
+    throw new UsageError(`--target: ${ref} is the name of the member with id ${byName.id} and the id of ${other}; give ${byName.id}${byId.name ? ` or ${byId.name}` : ''} instead`);
+  }
+  if (byName) return { selector: { memberName: ref } };
+  if (byId) return { selector: { memberId: byId.id } };
+  if (members.length === 0 && /^[0-9a-f]{1,16}$/i.test(ref)) {
+    return { selector: { memberName: ref }, note: `no endpoint answered a member list: --target ${ref} is taken as a member name; if it is a member id, run again once the cluster answers` };
+  }
+  // Not in the member list (already removed?): let the pipeline say so, as it would for an event.
+  return { selector: { memberName: ref } };
+}
+
+async function selectorFor(cluster: Parameters<typeof openClusterProbe>[0], ref: string): Promise<Selector> {
   const prober = openClusterProbe(cluster);
   try {
     const { view } = await prober.probe();
-    const member = findMember(view, ref);
-    if (member) return member.name === ref ? { memberName: ref } : { memberId: member.id };
+    const { selector, note } = targetSelector(view.members, ref);
+    if (note) process.stderr.write(`${note}\n`);
+    return selector;
   } finally {
     await prober.close();
   }
-  // Not in the member list (already removed?): let the pipeline say so, as it would for an event.
-  return /^[0-9a-f]{1,16}$/i.test(ref) ? { memberId: ref.toLowerCase() } : { memberName: ref };
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -68,7 +88,7 @@ export async function run(argv: string[]): Promise<number> {
     statePath,
     directory: createStaticDirectory([cluster]),
     logLevel: 'SILENT',
-    onHandlerError: (fn, error) => progress?.note(`${fn} failed: ${error instanceof Error ? error.message : String(error)}; the incident is re-probed shortly`),
+    onHandlerError: (fn, error) => progress?.note(`${fn} failed: ${error instanceof Error ? error.message : String(error)} on every delivery; the incident resumes later, or blocks saying why`),
   });
   const signal = untilSignal();
   try {

@@ -1,7 +1,7 @@
 // The result of one incident, from its terminal event and what the store kept: shared by
 // remediate, run and status.
 import type { EventEnvelope } from '../../../events/catalogue.ts';
-import type { LeaderMove } from '../../../functions/core/decision.ts';
+import { reasonCodes, type LeaderMove, type ReasonCode } from '../../../functions/core/decision.ts';
 import type { Incident, IncidentStore, JournalEntry } from '../../../functions/ports/incident-store.ts';
 import { formatDuration } from './duration.ts';
 import { detailText, type CliResult, type TimelineEntry } from './output.ts';
@@ -39,6 +39,28 @@ const leaderMoveOf = (incident: Incident | undefined, journal: JournalEntry[]): 
   return last?.kind === 'approve' ? last.leaderMove : 'not-needed';
 };
 
+/** A decision's reason as publishDecision journals it: `${reason}: ${message}`. */
+function journaledReason(entry: JournalEntry): ReasonCode | undefined {
+  const code = typeof entry.detail === 'string' ? /^([A-Z_]+): /.exec(entry.detail)?.[1] : undefined;
+  return (reasonCodes as readonly string[]).includes(code ?? '') ? (code as ReasonCode) : undefined;
+}
+
+/** Said when no approval is on record: not a reason code, since nothing we kept says why. */
+const REMEDIATED = 'REMEDIATED';
+
+/**
+ * Why a completed incident's member was removed: the last approval on record. The last decision
+ * may be a retry made after it (an election still running), and a resume after a restart approves
+ * as RUNTIME_RESUMED, which says nothing about why.
+ */
+function approvalOf(incident: Incident | undefined, journal: JournalEntry[]): { reason: string; evidence: Record<string, unknown> } {
+  const last = incident?.lastDecision;
+  if (last?.kind === 'approve' && last.reason !== 'RUNTIME_RESUMED') return { reason: last.reason, evidence: last.evidence };
+  const approvals = journal.filter((e) => e.step.endsWith(':approve')).map(journaledReason);
+  const reason = approvals.filter((r) => r !== undefined && r !== 'RUNTIME_RESUMED').at(-1);
+  return { reason: reason ?? REMEDIATED, evidence: {} };
+}
+
 const describe = (m: { name: string; id: string }) => (m.name ? `${m.name} (${m.id})` : m.id);
 
 function completedMessage(event: EventEnvelope<'RemediationCompleted'>, election: Election | undefined): string {
@@ -63,19 +85,19 @@ export async function resultOf(store: IncidentStore, event: OutcomeEvent): Promi
     memberId: incident?.memberId ?? ('memberId' in event.detail.target ? (event.detail.target.memberId ?? '0') : '0'),
     name: incident?.memberName ?? ('name' in event.detail.target ? (event.detail.target.name ?? '') : ''),
   };
-  const last = incident?.lastDecision;
   if (event.detailType === 'RemediationCompleted') {
     const election = electionOf(journal);
+    const approval = approvalOf(incident, journal);
     return {
       incidentId,
       clusterId,
       target,
       outcome: 'remediated',
-      reason: last?.reason ?? 'LEADER_UNREACHABLE_PAST_GRACE',
+      reason: approval.reason,
       message: completedMessage(event, election),
       leaderMove: event.detail.leaderMove,
       timeline,
-      evidence: { ...(last?.evidence ?? {}), newLeader: { ...event.detail.newLeader, ...(election ?? {}) } },
+      evidence: { ...approval.evidence, newLeader: { ...event.detail.newLeader, ...(election ?? {}) } },
     };
   }
   return {

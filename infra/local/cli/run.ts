@@ -2,12 +2,12 @@
 // as JSON lines on stdin, runs each through the pipeline, and prints one JSON line per outcome.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import readline from 'node:readline';
 import { createLocalRuntime } from '../runtime.ts';
 import { createStaticDirectory } from '../static-directory.ts';
 import { parseFlags, requiredFlag, UsageError } from './args.ts';
 import { ConfigError, loadConfig, type RunConfig } from './config.ts';
-import { createIntake, type IntakeReply } from './intake.ts';
+import { createIntake, refuseTooLarge, type IntakeReply, type Refusal } from './intake.ts';
+import { splitLines } from './lines.ts';
 import { EXIT } from './output.ts';
 import { showProgress } from './progress.ts';
 import { isOutcome, resultOf } from './result.ts';
@@ -17,8 +17,9 @@ export const help = `usage: etcd-remediator run --config FILE
 
 The local service for the clusters in FILE. Takes MemberUnhealthy events
   - by HTTP: POST /events with the detail as JSON ("at" defaults to the time received); 202 {"accepted":true,"incidentId",…} when
-    accepted, 400 {"error","field","deadLetterId"} naming the field when invalid;
-  - on stdin: one detail as JSON per line;
+    accepted, 400 {"error","field","deadLetterId"} naming the field when invalid, 413 {"error","limitBytes",…}
+    when the body is over 1 MiB;
+  - on stdin: one detail as JSON per line, each line at most 1 MiB;
 runs each through the pipeline, and prints one JSON line per outcome (remediated, blocked,
 failed) to stdout. Progress and refusals go to stderr. Refused inputs are kept as dead letters
 (etcd-remediator status --state FILE --dead-letters). SIGINT or SIGTERM stops it cleanly; open
@@ -35,25 +36,30 @@ FILE (JSON; paths are relative to it):
 
   --config FILE   the config file (required)`;
 
-const MAX_BODY = 1 << 20;
+/** The most one input may be, as an HTTP body or a stdin line. */
+const MAX_INPUT_BYTES = 1 << 20;
 
-function readBody(req: http.IncomingMessage): Promise<string> {
+type Body = { text: string } | { tooLargeBytes: number };
+
+function readBody(req: http.IncomingMessage): Promise<Body> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
+    let chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > MAX_BODY) {
-        reject(new Error(`body is larger than ${MAX_BODY} bytes`));
-        req.destroy();
-      } else chunks.push(chunk);
+      // Past the limit the rest is read and dropped, so the client gets an answer rather than a reset.
+      if (size <= MAX_INPUT_BYTES) chunks.push(chunk);
+      else chunks = [];
     });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('end', () => resolve(size > MAX_INPUT_BYTES ? { tooLargeBytes: size } : { text: Buffer.concat(chunks).toString('utf8') }));
     req.on('error', reject);
   });
 }
 
-function serve(config: RunConfig, intake: (text: string, source: string) => Promise<IntakeReply>): Promise<http.Server> {
+type Intake = (text: string, source: string) => Promise<IntakeReply>;
+type TooLarge = (source: string, field: '(body)' | '(line)', sizeBytes: number) => Promise<Refusal>;
+
+function serve(config: RunConfig, intake: Intake, tooLarge: TooLarge): Promise<http.Server> {
   const server = http.createServer((req, res) => {
     const reply = (status: number, body: unknown) => {
       res.writeHead(status, { 'content-type': 'application/json' });
@@ -63,8 +69,11 @@ function serve(config: RunConfig, intake: (text: string, source: string) => Prom
     if (url.pathname !== '/events') return reply(404, { error: `no such path ${url.pathname}; POST MemberUnhealthy details to /events` });
     if (req.method !== 'POST') return reply(405, { error: 'use POST' });
     readBody(req)
-      .then((text) => intake(text, 'http'))
-      .then((result) => (result.accepted ? reply(202, result) : reply(400, result)))
+      .then(async (body) => {
+        if ('tooLargeBytes' in body) return reply(413, { ...(await tooLarge('http', '(body)', body.tooLargeBytes)), limitBytes: MAX_INPUT_BYTES });
+        const result = await intake(body.text, 'http');
+        return result.accepted ? reply(202, result) : reply(400, result);
+      })
       .catch((error: unknown) => reply(500, { error: error instanceof Error ? error.message : String(error) }));
   });
   return new Promise((resolve, reject) => {
@@ -73,21 +82,27 @@ function serve(config: RunConfig, intake: (text: string, source: string) => Prom
   });
 }
 
-function readStdin(intake: (text: string, source: string) => Promise<IntakeReply>): readline.Interface | undefined {
+/** Reads JSON lines from stdin until it ends; returns how to stop reading. */
+function readStdin(intake: Intake, tooLarge: TooLarge): (() => void) | undefined {
   if (process.stdin.isTTY) return undefined;
-  const lines = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
   let n = 0;
-  lines.on('line', (line) => {
+  const say = (at: number, r: IntakeReply) =>
+    process.stderr.write(r.accepted ? `stdin line ${at}: accepted, incident ${r.incidentId}${r.joined ? ' (joined)' : ''}\n` : `stdin line ${at}: refused: ${r.error}\n`);
+  const lines = splitLines(MAX_INPUT_BYTES, (event) => {
     n += 1;
     const at = n;
-    if (line.trim() === '') return;
-    intake(line, 'stdin')
-      .then((r) =>
-        process.stderr.write(r.accepted ? `stdin line ${at}: accepted, incident ${r.incidentId}${r.joined ? ' (joined)' : ''}\n` : `stdin line ${at}: refused: ${r.error}\n`),
-      )
-      .catch((error: unknown) => process.stderr.write(`stdin line ${at}: ${error instanceof Error ? error.message : String(error)}\n`));
+    if ('line' in event && event.line.trim() === '') return;
+    const reply = 'line' in event ? intake(event.line, 'stdin') : tooLarge('stdin', '(line)', event.tooLongBytes);
+    reply.then((r) => say(at, r)).catch((error: unknown) => process.stderr.write(`stdin line ${at}: ${error instanceof Error ? error.message : String(error)}\n`));
   });
-  return lines;
+  const onData = (chunk: Buffer) => lines.push(chunk);
+  const onEnd = () => lines.end();
+  process.stdin.on('data', onData);
+  process.stdin.on('end', onEnd);
+  return () => {
+    process.stdin.off('data', onData);
+    process.stdin.off('end', onEnd);
+  };
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -128,20 +143,21 @@ export async function run(argv: string[]): Promise<number> {
     prefix: (e) => `${e.detail.clusterId}/${(e.detail.incidentId ?? 'new').slice(0, 8)} `,
   });
   let server: http.Server | undefined;
-  let stdin: readline.Interface | undefined;
+  let stopStdin: (() => void) | undefined;
   try {
     await runtime.start();
     const intake = createIntake(runtime, config.clusters.map((c) => c.clusterId));
-    server = await serve(config, intake);
+    const tooLarge: TooLarge = (source, field, sizeBytes) => refuseTooLarge(runtime, source, field, sizeBytes, MAX_INPUT_BYTES);
+    server = await serve(config, intake, tooLarge);
     const { address, port } = server.address() as AddressInfo;
     const host = address.includes(':') ? `[${address}]` : address;
     process.stderr.write(`listening on http://${host}:${port}/events; state ${config.statePath}; clusters ${config.clusters.map((c) => c.clusterId).join(', ')}\n`);
-    stdin = readStdin(intake);
+    stopStdin = readStdin(intake, tooLarge);
     const got = await signal.promise;
     process.stderr.write(`${got}: stopping\n`);
     return EXIT.ok;
   } finally {
-    stdin?.close();
+    stopStdin?.();
     process.stdin.destroy();
     if (server) {
       const closed = new Promise((resolve) => server!.close(resolve));

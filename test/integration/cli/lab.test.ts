@@ -48,6 +48,17 @@ describe('lab across invocations', () => {
     const bad = await runCli(['lab', 'fault', 'etcd2', 'melt'], { cwd: dir });
     expect(bad.code).toBe(2);
 
+    // The daemon checks its control bodies itself: another client may send anything.
+    const post = async (body: unknown) => {
+      const response = await fetch(`${state.controlUrl!}/fault`, { method: 'POST', body: JSON.stringify(body) });
+      return { status: response.status, error: ((await response.json()) as { error?: string }).error ?? '' };
+    };
+    expect(await post({ name: 'etcd2', fault: 'melt' })).toEqual({ status: 400, error: expect.stringMatching(/^fault: "melt" is not a fault: use .*cut.*blackhole.*heal.*delayMs/) });
+    expect(await post({ name: 'etcd2', fault: { delayMs: -5 } })).toEqual({ status: 400, error: expect.stringMatching(/^fault\.delayMs: must be ≥ 0/) });
+    expect(await post({ name: 'etcd2' })).toEqual({ status: 400, error: expect.stringMatching(/^fault: is required/) });
+    expect(await post({ name: 7, fault: 'cut' })).toEqual({ status: 400, error: expect.stringMatching(/^name: must be a member name/) });
+    expect(readLabState(stateFile).members.find((m) => m.name === 'etcd2')?.mode).toEqual({ delayMs: 20 });
+
     const down = await runCli(['lab', 'down'], { cwd: dir, timeoutMs: 30_000 });
     expect(down.code, down.stderr).toBe(0);
     await waitFor(async () => (pids.some(isAlive) ? undefined : true), { timeoutMs: 10_000, what: `lab pids ${pids.join(', ')} to exit` });

@@ -90,4 +90,10 @@ describe('probe and plan on a lab', () => {
     expect(run.code, run.stderr).toBe(3);
     expect(jsonOf<ResultJson>(run)).toMatchObject({ outcome: 'blocked', reason: 'REMOVE_WITHOUT_MOVE_DISABLED' });
   });
+
+  it('plan on a hex-looking --target that no member has does not report it as a member id', async () => {
+    const run = await runCli(['plan', '--endpoints', endpoints, '--target', 'deadbeef', '--timeout', '1s', '--json']);
+    expect(run.code, run.stderr).toBe(3);
+    expect(jsonOf<ResultJson>(run)).toMatchObject({ outcome: 'blocked', reason: 'TARGET_NOT_FOUND', target: { memberId: '0', name: 'deadbeef' } });
+  });
 });

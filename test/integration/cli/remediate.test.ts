@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';
-import { jsonOf, runCli } from './support.ts';
+import { jsonOf, runCli, startCli, type Service } from './support.ts';
 
 interface ResultJson {
   incidentId: string;
@@ -63,5 +63,47 @@ describe('remediate on a lab', () => {
     const timeline = await runCli(['status', result.incidentId.slice(0, 8), '--state', state]);
     expect(timeline.code, timeline.stderr).toBe(0);
     expect(timeline.stdout).toContain('member-removed');
+  });
+
+  it('takes a hex-looking --target that no member has as a name, not as a member id', async () => {
+    const state = path.join(dir, 'hex-name.sqlite');
+    const run = await runCli(['remediate', '--endpoints', lab.endpoints().join(','), '--target', 'deadbeef', '--timeout', '1s', '--state', state, '--json'], { timeoutMs: 30_000 });
+    expect(run.code, run.stderr).toBe(3);
+    expect(jsonOf<ResultJson>(run)).toMatchObject({ outcome: 'blocked', reason: 'TARGET_NOT_FOUND' });
+    expect(run.stderr).toMatch(/MemberUnhealthy\s+memberName deadbeef:/);
+
+    const status = await runCli(['status', '--state', state, '--json']);
+    const { incidents } = jsonOf<{ incidents: { target: Record<string, string> }[] }>(status);
+    expect(incidents.map((i) => i.target)).toEqual([{ memberName: 'deadbeef' }]);
+  });
+});
+
+describe('remediate when no member list answers', () => {
+  let dir: string;
+  let service: Service | undefined;
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cli-remediate-nolist-'));
+  });
+  afterAll(async () => {
+    if (service && service.child.exitCode === null && service.child.signalCode === null) {
+      service.child.kill('SIGKILL');
+      await service.exited;
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('keeps a hex-looking --target as a name and says so', async () => {
+    // Nothing listens on port 1: the probe gets no member list, so nothing says abc123 is an id.
+    const state = path.join(dir, 'state.sqlite');
+    service = startCli(['remediate', '--endpoints', 'http://127.0.0.1:1', '--target', 'abc123', '--timeout', '200ms', '--state', state]);
+    await service.waitForStderr(/MemberUnhealthy\s+member\w+ abc123:/);
+    expect(service.stderr()).toMatch(/MemberUnhealthy\s+memberName abc123:/);
+    expect(service.stderr()).toContain('no endpoint answered a member list: --target abc123 is taken as a member name');
+
+    service.child.kill('SIGINT');
+    expect(await service.exited).toBe(130);
+    const status = await runCli(['status', '--state', state, '--json']);
+    const { incidents } = jsonOf<{ incidents: { target: Record<string, string> }[] }>(status);
+    expect(incidents.map((i) => i.target)).toEqual([{ memberName: 'abc123' }]);
   });
 });

@@ -8,14 +8,16 @@ import { jsonOf, runCli, startCli, type Service } from './support.ts';
 
 describe('run', () => {
   let dir: string;
-  let service: Service | undefined;
+  const services: Service[] = [];
   beforeAll(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cli-run-'));
   });
   afterAll(async () => {
-    if (service && service.child.exitCode === null && service.child.signalCode === null) {
-      service.child.kill('SIGKILL');
-      await service.exited;
+    for (const service of services) {
+      if (service.child.exitCode === null && service.child.signalCode === null) {
+        service.child.kill('SIGKILL');
+        await service.exited;
+      }
     }
     fs.rmSync(dir, { recursive: true, force: true });
   });
@@ -34,7 +36,8 @@ describe('run', () => {
     const config = path.join(dir, 'config.json');
     // Nothing listens on port 1: only invalid events are sent, so no etcd is needed.
     fs.writeFileSync(config, JSON.stringify({ state: 'state.sqlite', listen: '127.0.0.1:0', clusters: [{ clusterId: 'lab', endpoints: ['http://127.0.0.1:1'] }] }));
-    service = startCli(['run', '--config', config]);
+    const service = startCli(['run', '--config', config]);
+    services.push(service);
     const [, url] = await service.waitForStderr(/listening on (http:\/\/127\.0\.0\.1:\d+\/events)/);
 
     const invalid = { clusterId: 'lab', target: { memberName: 'etcd1' }, reason: 'kubelet down', source: 'test', observedAt: 'yesterday' };
@@ -61,5 +64,66 @@ describe('run', () => {
     expect(await service.exited).toBe(0);
     expect(service.stderr()).toContain('SIGTERM: stopping');
     expect(service.stdout()).toBe('');
+  });
+
+  /** A service on a cluster nobody answers for: enough for what is refused at the edge. */
+  const startService = async (name: string) => {
+    const config = path.join(dir, `${name}.json`);
+    fs.writeFileSync(config, JSON.stringify({ state: `${name}.sqlite`, listen: '127.0.0.1:0', clusters: [{ clusterId: 'lab', endpoints: ['http://127.0.0.1:1'] }] }));
+    const started = startCli(['run', '--config', config]);
+    services.push(started);
+    const [, url] = await started.waitForStderr(/listening on (http:\/\/127\.0\.0\.1:\d+\/events)/);
+    return { service: started, url: url!, state: path.join(dir, `${name}.sqlite`) };
+  };
+
+  const deadLettersIn = async (state: string) => {
+    const status = await runCli(['status', '--state', state, '--dead-letters', '--json']);
+    expect(status.code, status.stderr).toBe(0);
+    return jsonOf<{ deadLetters: { id: string; source: string; error: string; payload: string }[] }>(status).deadLetters;
+  };
+
+  const LIMIT = 1 << 20;
+  const notJson = JSON.stringify({ clusterId: 'lab', target: { memberName: 'etcd1' }, reason: 'kubelet down', source: 'test', observedAt: 'yesterday' });
+
+  it('answers 413 naming the limit for a body over it, dead-letters its size but not the body, and serves the next request', async () => {
+    const { service: s, url, state } = await startService('big-body');
+    const big = `{"reason":"${'x'.repeat(LIMIT)}"}`;
+    const response = await fetch(url, { method: 'POST', body: big });
+    expect(response.status).toBe(413);
+    const body = (await response.json()) as { accepted: boolean; error: string; limitBytes: number; deadLetterId: string };
+    expect(body).toMatchObject({ accepted: false, limitBytes: LIMIT });
+    expect(body.error).toContain(`${big.length} bytes, over the limit of ${LIMIT} bytes`);
+
+    // The server is still there for the next request.
+    const next = await fetch(url, { method: 'POST', body: notJson });
+    expect(next.status).toBe(400);
+    expect(((await next.json()) as { field: string }).field).toBe('observedAt');
+
+    const record = (await deadLettersIn(state)).find((d) => d.id === body.deadLetterId);
+    expect(record).toMatchObject({ source: 'http', error: body.error });
+    expect(record!.payload).toContain(`${big.length} bytes`);
+    expect(record!.payload).not.toContain('xxxx');
+
+    s.child.kill('SIGTERM');
+    expect(await s.exited).toBe(0);
+  });
+
+  it('refuses a stdin line over the limit by its size, and reads the next line', async () => {
+    const { service: s, state } = await startService('long-line');
+    const long = `{"reason":"${'y'.repeat(LIMIT)}"}`;
+    s.child.stdin!.write(`${long}\n${notJson}\n`);
+    // Each line is answered on its own, so the two answers may come in either order.
+    await s.waitForStderr(/stdin line 2: refused: .*observedAt/);
+    const [first] = await s.waitForStderr(/stdin line 1: .*/);
+    expect(first).toBe(`stdin line 1: refused: MemberUnhealthy is invalid: (line): is ${long.length} bytes, over the limit of ${LIMIT} bytes`);
+
+    const dead = (await deadLettersIn(state)).filter((d) => d.source === 'stdin');
+    expect(dead).toHaveLength(2);
+    expect(dead[0]!.payload).toContain(`${long.length} bytes`);
+    expect(dead[0]!.payload).not.toContain('yyyy');
+    expect(JSON.parse(dead[1]!.payload)).toMatchObject({ observedAt: 'yesterday' });
+
+    s.child.kill('SIGTERM');
+    expect(await s.exited).toBe(0);
   });
 });

@@ -26,7 +26,7 @@ describe.concurrent('etcd-remediator usage errors', () => {
 
   it('the bad-duration message reads as documented', async () => {
     const run = await runCli(['plan', ...endpoints, '--target', 'etcd1', '--grace', '5x']);
-    expect(run.stderr).toBe('etcd-remediator: --grace: "5x" is not a duration (use e.g. 500ms, 30s, 5m)\n');
+    expect(run.stderr).toBe('etcd-remediator: --grace: "5x" is not a duration: "x" is not a unit (use e.g. 500ms, 30s, 1h30m)\n');
   });
 
   it.each(['probe', 'plan', 'remediate', 'status', 'run', 'lab'])('%s --help prints its usage and exits 0', async (command) => {

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { moveLeader } from '../../../functions/app/move-leader.ts';
 import { probeMembers } from '../../../functions/app/probe-members.ts';
 import { remediate } from '../../../functions/app/remediate.ts';
+import { scheduleRetry } from '../../../functions/app/schedule-retry.ts';
 import { UnknownClusterError } from '../../../functions/ports/cluster-directory.ts';
 import { EtcdCallError } from '../../../functions/ports/etcd.ts';
 import { endpointOf, id, sample, type MemberSpec } from '../core/fixtures.ts';
@@ -158,5 +159,84 @@ describe('remediate', () => {
     expect(h.lastOf('RetryRequested').message).toMatch(
       /^Removing etcd-1 \(91bc3c398fb3c146\) failed on every healthy member \(.*etcdserver: request timed out\); we try again at 2025-.*Z\.$/,
     );
+  });
+});
+
+/** Makes `method` of `target` fail the next time it is called with arguments `when` accepts. */
+function failOnce<T extends object, K extends keyof T>(target: T, method: K, when: (...args: unknown[]) => boolean = () => true): void {
+  const original = target[method] as (...args: unknown[]) => Promise<unknown>;
+  let armed = true;
+  target[method] = (async (...args: unknown[]) => {
+    if (armed && when(...args)) {
+      armed = false;
+      throw new Error(`injected: ${String(method)} failed`);
+    }
+    return original.apply(target, args);
+  }) as T[K];
+}
+
+describe('a step whose publish, schedule or write failed is done by the redelivery, and nothing twice', () => {
+  it('schedule-retry: the scheduler failing after the attempt was advanced still gets its timer on redelivery', async () => {
+    h = harness();
+    const { decision } = await openAndDecide('etcd-0');
+    expect(decision).toMatchObject({ kind: 'retry' });
+    const requested = h.lastOf('RetryRequested');
+    failOnce(h.deps.scheduler, 'schedule');
+
+    await expect(scheduleRetry(h.deps, requested)).rejects.toThrow('injected');
+    await scheduleRetry(h.deps, requested);
+
+    expect(h.scheduled.map((r) => r.name)).toEqual([expect.stringMatching(/-retry-1$/)]);
+    expect((await h.deps.store.getIncident(requested.incidentId))!.attempt).toBe(1);
+  });
+
+  it('probe-members: a MemberUnhealthy redelivered after its publish failed publishes MembersProbed', async () => {
+    h = harness();
+    h.setSample((at) => sample(at, three(0)));
+    failOnce(h.deps.bus, 'publish');
+
+    await expect(probeMembers(h.deps, { detailType: 'MemberUnhealthy', detail: unhealthy('etcd-1') })).rejects.toThrow('injected');
+    await probeMembers(h.deps, { detailType: 'MemberUnhealthy', detail: unhealthy('etcd-1') });
+
+    expect(h.events.map((e) => e.detailType)).toEqual(['MembersProbed']);
+  });
+
+  it('remediate: the completion redelivered after its publish failed is published, and the member removed once', async () => {
+    h = harness();
+    h.setSample((at) => sample(at, three(0)));
+    h.onMemberRemove = () => h.setSample((at) => sample(at, [{ i: 0, leader: 0 }, { i: 2, leader: 0 }]));
+    await openAndDecide('etcd-1');
+    const approved = h.lastOf('RemediationApproved');
+    failOnce(h.deps.bus, 'publish', (event) => (event as { detailType: string }).detailType === 'RemediationCompleted');
+
+    await expect(remediate(h.deps, approved)).rejects.toThrow('injected');
+    await remediate(h.deps, approved);
+
+    expect(h.events.filter((e) => e.detailType === 'RemediationCompleted')).toHaveLength(1);
+    expect(h.calls.memberRemove).toEqual([id(1)]);
+    expect((await h.deps.store.getIncident(approved.incidentId))!.state).toBe('remediated');
+  });
+
+  it('move-leader: a decision whose write failed after the move publishes LeaderMoved and the approval once each', async () => {
+    h = harness();
+    h.setSample((at) => sample(at, three(0)));
+    let moves = 0;
+    // As etcd does: once leadership moved, the old leader answers "not leader".
+    h.onMoveLeader = (to) => {
+      if (moves++ > 0) throw new EtcdCallError({ kind: 'other', grpcCode: 2, message: 'etcdserver: not leader' });
+      h.setSample((at) => sample(at, three(to === id(1) ? 1 : 2)));
+    };
+    await probeMembers(h.deps, { detailType: 'MemberUnhealthy', detail: unhealthy('etcd-0') });
+    const probed = h.lastOf('MembersProbed');
+    failOnce(h.deps.store, 'updateIncident', (_id, patch) => 'lastDecision' in (patch as object));
+
+    await expect(moveLeader(h.deps, probed)).rejects.toThrow('injected');
+    await moveLeader(h.deps, probed);
+
+    const types = h.events.map((e) => e.detailType);
+    expect(types.filter((t) => t === 'LeaderMoved')).toHaveLength(1);
+    expect(types.filter((t) => t === 'RemediationApproved')).toHaveLength(1);
+    expect(moves).toBe(1);
+    expect(h.lastOf('RemediationApproved')).toMatchObject({ leaderMove: 'moved' });
   });
 });

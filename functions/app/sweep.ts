@@ -1,0 +1,45 @@
+// The backstop for a chain cut off by a crash: an open incident that owes nothing, runs nothing,
+// has nothing scheduled for its current attempt and has been quiet a while is resumed at its next
+// attempt. The local runtime runs it at start-up and on an interval; on AWS a scheduled rule would.
+import { VersionConflictError, type Incident } from '../ports/incident-store.ts';
+import type { Deps } from './deps.ts';
+import { advanceAttempt } from './schedule-retry.ts';
+import { commit, flushOutbox } from './step.ts';
+
+/**
+ * Resumes at the next attempt, as schedule-retry would: the cut-off attempt may hold a lease that
+ * nothing will release. A conflict means the incident moved on by itself: nothing to resume.
+ */
+export async function resumeIncident(deps: Deps, incident: Incident, at: number): Promise<boolean> {
+  try {
+    const advance = advanceAttempt(incident, { reason: 'RUNTIME_RESUMED', at, reprobeNow: false, kind: 'resume' }, deps.clock.now());
+    await flushOutbox(deps, await commit(deps, incident, advance.patch, advance.effects));
+    return true;
+  } catch (error) {
+    if (error instanceof VersionConflictError) return false;
+    throw error;
+  }
+}
+
+export interface SweepOptions {
+  /** True when a timer will deliver this incident's current attempt. */
+  isArmed: (incident: Incident) => boolean;
+  /** How long an incident must have been unchanged to count as stalled; 0 at start-up. */
+  quietMs: number;
+  /** At start-up no step of this process runs, so a lease left by a crash counts for nothing. */
+  ignoreLeases?: boolean;
+}
+
+/** Carries out every open incident's outbox and resumes the stalled ones; returns how many it resumed. */
+export async function sweepStalled(deps: Deps, { isArmed, quietMs, ignoreLeases = false }: SweepOptions): Promise<number> {
+  let resumed = 0;
+  for (const found of await deps.store.listIncidents({ state: 'open' })) {
+    const now = deps.clock.now();
+    const incident = await flushOutbox(deps, found);
+    if (incident.state !== 'open' || isArmed(incident)) continue;
+    if (!ignoreLeases && incident.inFlight && incident.inFlight.until > now) continue;
+    if (now - incident.updatedAt < quietMs) continue;
+    if (await resumeIncident(deps, incident, now)) resumed++;
+  }
+  return resumed;
+}

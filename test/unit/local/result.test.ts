@@ -1,0 +1,74 @@
+// The result of a completed incident names the approval that led to the removal, not whatever
+// was decided last, and never a reason nobody decided.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { makeEvent } from '../../../events/catalogue.ts';
+import type { Decision } from '../../../functions/core/decision.ts';
+import { resultOf } from '../../../infra/local/cli/result.ts';
+import { openSqliteStore, type SqliteIncidentStore } from '../../../infra/local/sqlite-store.ts';
+import { tempDir, type TempDir } from './helpers.ts';
+
+describe('the result of a completed incident', () => {
+  let dir: TempDir;
+  let store: SqliteIncidentStore;
+
+  beforeEach(() => {
+    dir = tempDir();
+    store = openSqliteStore({ path: dir.file('state.sqlite') });
+  });
+  afterEach(async () => {
+    await store.close();
+    dir.remove();
+  });
+
+  /** An incident for member a1 (etcd1), with `journal` lines written as publishDecision writes them. */
+  const completed = async (journal: { step: string; detail: string }[], lastDecision?: Decision) => {
+    const { incident } = await store.openOrJoin({ clusterId: 'c1', targetKey: 'memberName=etcd1', target: { memberName: 'etcd1' }, reason: 'r', now: 1_000 });
+    let at = 1_000;
+    for (const entry of journal) await store.appendJournal(incident.incidentId, { at: (at += 100), ...entry });
+    await store.updateIncident(incident.incidentId, { memberId: 'a1', memberName: 'etcd1', ...(lastDecision ? { lastDecision } : {}) }, { expectVersion: incident.version, now: at });
+    const event = makeEvent('RemediationCompleted', {
+      incidentId: incident.incidentId,
+      clusterId: 'c1',
+      attempt: 1,
+      at: new Date(at).toISOString(),
+      target: { memberId: 'a1', name: 'etcd1' },
+      leaderMove: 'skipped',
+      newLeader: { id: 'b2', name: 'etcd2' },
+      timeline: [],
+    });
+    return resultOf(store, event);
+  };
+
+  const retry: Decision = { kind: 'retry', at: 5_000, reprobeNow: false, reason: 'ELECTION_IN_PROGRESS', message: 'etcd1 was removed, but no leader yet.', evidence: {} };
+
+  it('reports the approval that led to the removal when a retry was decided after it', async () => {
+    const result = await completed(
+      [
+        { step: 'move-leader:retry', detail: 'LEADER_UNREACHABLE: etcd1 is unreachable; we wait.' },
+        { step: 'move-leader:approve', detail: 'LEADER_UNREACHABLE_PAST_GRACE: etcd1 stayed unreachable past the grace window.' },
+        { step: 'remediate:retry', detail: 'ELECTION_IN_PROGRESS: etcd1 was removed, but no leader yet.' },
+      ],
+      retry,
+    );
+    expect(result).toMatchObject({ outcome: 'remediated', reason: 'LEADER_UNREACHABLE_PAST_GRACE' });
+  });
+
+  it('reports the first approval, not the resume that carried the incident past a restart', async () => {
+    const result = await completed([
+      { step: 'move-leader:approve', detail: 'TARGET_IS_FOLLOWER: etcd1 is a follower.' },
+      { step: 'remediate:retry', detail: 'ELECTION_IN_PROGRESS: etcd1 was removed, but no leader yet.' },
+      { step: 'move-leader:approve', detail: 'RUNTIME_RESUMED: etcd1 is already out of the member list; remediation resumes.' },
+    ]);
+    expect(result.reason).toBe('TARGET_IS_FOLLOWER');
+  });
+
+  it('reports the last decision when it is the approval', async () => {
+    const approve: Decision = { kind: 'approve', leaderMove: 'moved', reason: 'LEADER_MOVED', message: 'Leadership moved off etcd1.', evidence: {} };
+    expect((await completed([], approve)).reason).toBe('LEADER_MOVED');
+  });
+
+  it('with no approval recorded, says it was remediated rather than invent why', async () => {
+    expect((await completed([])).reason).toBe('REMEDIATED');
+    expect((await completed([], retry)).reason).toBe('REMEDIATED');
+  });
+});
