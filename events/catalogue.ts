@@ -51,7 +51,7 @@ export type EventEnvelope<T extends DetailType = DetailType> = {
 }[T];
 
 export const makeEvent = <T extends DetailType>(detailType: T, detail: DetailOf<T>): EventEnvelope<T> =>
-  ({ source: EVENT_SOURCE, detailType, detail }) as EventEnvelope<T>;
+  ({ source: EVENT_SOURCE, detailType, detail });
 
 export const isDetailType = (value: unknown): value is DetailType =>
   typeof value === 'string' && (detailTypes as readonly string[]).includes(value);

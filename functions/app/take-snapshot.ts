@@ -4,6 +4,7 @@ import { rankMoveCandidates } from '../core/candidates.ts';
 import { describeMember, type ClusterView } from '../core/view.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import { EtcdCallError } from '../ports/etcd.ts';
+import type { SnapshotStore } from '../ports/snapshots.ts';
 import type { Deps } from './deps.ts';
 
 export type SnapshotOutcome = { ok: true; location: string; via: string } | { ok: false; problem: string };
@@ -15,7 +16,13 @@ export async function takeSnapshot(deps: Deps, cluster: ClusterEntry, view: Clus
   for (const via of rankMoveCandidates(view, targetId)) {
     const p = via.paths.find((x) => x.reachability === 'ok');
     if (!p) continue;
-    const target = await deps.snapshots.open(name);
+    let target: Awaited<ReturnType<SnapshotStore['open']>>;
+    try {
+      target = await deps.snapshots.open(name);
+    } catch (error) {
+      // Where the snapshot goes is ours, not etcd's: no other member will fix it, so say it and stop.
+      return { ok: false, problem: `the snapshot store cannot take ${name}: ${error instanceof Error ? error.message : String(error)}` };
+    }
     try {
       await transport.client({ endpoint: p.endpoint, path: p.path }).snapshot(target.stream, cluster.policy.snapshotTimeoutMs);
       return { ok: true, location: target.location, via: describeMember(via) };

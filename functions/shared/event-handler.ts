@@ -43,7 +43,7 @@ export function eventHandler<F extends FunctionName, R>(
         const dead = await deps.store.putDeadLetter({
           receivedAt: deps.clock.now(),
           source: `${functionName} handler`,
-          detailType: String(raw?.['detail-type'] ?? 'unknown'),
+          detailType: typeof raw?.['detail-type'] === 'string' ? raw['detail-type'] : 'unknown',
           payload: JSON.stringify(parsed.originalEvent),
           error: summary,
         });

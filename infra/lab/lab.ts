@@ -238,7 +238,7 @@ export class Lab {
     const failed = proxies.find((p) => p.status === 'rejected');
     if (failed) {
       // No member owns these proxies yet, so down() would not close them.
-      await Promise.all(proxies.map((p) => (p.status === 'fulfilled' ? p.value.close() : undefined)));
+      await Promise.all(proxies.flatMap((p) => (p.status === 'fulfilled' ? [p.value.close()] : [])));
       throw failed.reason;
     }
     const planned = proxies.map((p, i) => ({

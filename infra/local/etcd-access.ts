@@ -5,7 +5,7 @@ import type { Clock } from '../../functions/ports/clock.ts';
 import type { ClusterEntry } from '../../functions/ports/cluster-directory.ts';
 
 /** `clock` is the runtime's: probes are stamped on the clock every timing decision reads. */
-export function createEtcdAccess(clock?: Clock): { etcdFor(cluster: ClusterEntry): ClusterEtcd; close(): Promise<void> } {
+export function createEtcdAccess(clock?: Clock): { etcdFor: (cluster: ClusterEntry) => ClusterEtcd; close(): Promise<void> } {
   const byCluster = new Map<string, ClusterEtcd>();
   return {
     etcdFor(cluster) {

@@ -40,8 +40,8 @@ export interface InProcessBusOptions {
 export interface InProcessBus extends Bus {
   /** Resolves when no handler is queued or running, chained publishes included. */
   drain(options?: { timeoutMs?: number }): Promise<void>;
-  /** Sees every valid published event, before any handler runs. Returns the unsubscribe. */
-  subscribe(observer: (event: EventEnvelope) => void): () => void;
+  /** Sees every valid published event, before any handler runs. Returns the unsubscribe. Needs no `this`. */
+  subscribe: (observer: (event: EventEnvelope) => void) => () => void;
   /** Handlers queued, running or waiting for a redelivery right now. */
   readonly inFlight: number;
   /** Drops the redeliveries still waiting: what they would have done is left to the recovery sweep. */

@@ -8,7 +8,7 @@ import { createEtcd3Transport, createProber, directPaths } from '../../../functi
 import type { ClusterEtcd } from '../../../functions/app/deps.ts';
 import { parsePolicy, type PolicyInput } from '../../../functions/core/policy.ts';
 import type { Actuator } from '../../../functions/ports/actuator.ts';
-import type { EtcdMemberClient, EtcdTransport } from '../../../functions/ports/etcd.ts';
+import type { EtcdMemberClient, EtcdTransport, TlsFiles } from '../../../functions/ports/etcd.ts';
 import { createLocalRuntime, type LocalRuntime, type TerminalEvent } from '../../../infra/local/runtime.ts';
 import { createStaticDirectory } from '../../../infra/local/static-directory.ts';
 import type { Lab } from '../../../infra/lab/lab.ts';
@@ -34,8 +34,8 @@ export interface CallLog {
 }
 
 /** etcd3 access that records MemberRemove and MoveLeader calls as they are sent. */
-export function recordingEtcd(calls: CallLog): { etcdFor: () => ClusterEtcd; close(): Promise<void> } {
-  const inner = createEtcd3Transport();
+export function recordingEtcd(calls: CallLog, options: { tls?: TlsFiles } = {}): { etcdFor: () => ClusterEtcd; close(): Promise<void> } {
+  const inner = createEtcd3Transport(options.tls ? { tls: options.tls } : {});
   const transport: EtcdTransport = {
     client(target) {
       const c = inner.client(target);
@@ -72,21 +72,32 @@ export interface Pipeline {
 }
 
 export async function startPipeline(
-  lab: Lab,
-  options: { policy?: PolicyInput; statePath?: string; actuator?: Actuator; clusterId?: string } = {},
+  // Only the endpoints are read: a cluster started some other way (say with TLS on) serves too.
+  lab: Pick<Lab, 'endpoints'>,
+  options: {
+    policy?: PolicyInput;
+    statePath?: string;
+    actuator?: Actuator;
+    clusterId?: string;
+    /** Passed to createLocalRuntime; its default is `snapshots/` beside the state file. */
+    snapshotDir?: string;
+    /** Client credentials: put on the cluster entry and used by the recorded etcd access. */
+    tls?: TlsFiles;
+  } = {},
 ): Promise<Pipeline> {
   const clusterId = options.clusterId ?? 'lab';
   const dir = options.statePath ? undefined : fs.mkdtempSync(path.join(os.tmpdir(), 'pipeline-'));
   const statePath = options.statePath ?? path.join(dir!, 'state.sqlite');
   const calls: CallLog = { memberRemove: [], removed: [], removedAt: [], moveLeader: [] };
-  const etcd = recordingEtcd(calls);
+  const etcd = recordingEtcd(calls, options.tls ? { tls: options.tls } : {});
   const policy = parsePolicy({ ...labPolicy, ...options.policy });
   const runtime = await createLocalRuntime({
     statePath,
-    directory: createStaticDirectory([{ clusterId, endpoints: lab.endpoints(), policy }]),
+    directory: createStaticDirectory([{ clusterId, endpoints: lab.endpoints(), policy, ...(options.tls ? { tls: options.tls } : {}) }]),
     etcdFor: etcd.etcdFor,
     logLevel: 'SILENT',
     ...(options.actuator ? { actuator: options.actuator } : {}),
+    ...(options.snapshotDir ? { snapshotDir: options.snapshotDir } : {}),
   });
   const events: EventEnvelope[] = [];
   runtime.bus.subscribe((e) => events.push(e));
