@@ -1,18 +1,33 @@
-// Shared helpers for the lab scenarios: the etcd adapter and the pure core wired together by hand,
-// the way the handlers will, but with every step visible to the test.
+// Shared helpers for the lab scenarios: the application's own steps (probe-members, move-leader,
+// schedule-retry, remediate) over a real etcd lab, with a Deps built for the lab the way the unit
+// harness builds one on fakes. A scenario delivers the events the steps publish one at a time, each
+// to the function the event catalogue routes it to, so it sees every decision move-leader makes and
+// every etcd call that changes the cluster. Nothing here decides anything: the application does.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterEach } from 'vitest';
+import type { DetailOf, DetailType, EventEnvelope } from '../../../events/catalogue.ts';
+import { parseEnvelope, parseEvent } from '../../../events/validate.ts';
 import { createEtcd3Transport, createProber, directPaths } from '../../../functions/adapters/etcd/index.ts';
-import { classifyFailure } from '../../../functions/core/classify.ts';
-import { rankMoveCandidates } from '../../../functions/core/candidates.ts';
+import type { Deps, Log } from '../../../functions/app/deps.ts';
+import { moveLeader } from '../../../functions/app/move-leader.ts';
+import { probeMembers } from '../../../functions/app/probe-members.ts';
+import { remediate } from '../../../functions/app/remediate.ts';
+import { scheduleRetry } from '../../../functions/app/schedule-retry.ts';
 import type { Decision } from '../../../functions/core/decision.ts';
-import { nextMoveStep, type MoveAttempt, type MoveLeaderDecision } from '../../../functions/core/move-steps.ts';
-import { plan } from '../../../functions/core/plan.ts';
 import { parsePolicy, type Policy } from '../../../functions/core/policy.ts';
-import { NO_LEADER, type MemberId, type MemberInfo } from '../../../functions/core/types.ts';
-import { buildClusterView, type ClusterView } from '../../../functions/core/view.ts';
+import type { EtcdFailure, MemberId, MemberInfo, PathName, ProbeSample } from '../../../functions/core/types.ts';
+import type { ClusterView } from '../../../functions/core/view.ts';
+import { etcdOnlyActuator } from '../../../functions/ports/actuator.ts';
+import { manualClock, type Clock } from '../../../functions/ports/clock.ts';
+import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
 import { EtcdCallError, type EtcdTransport, type Prober } from '../../../functions/ports/etcd.ts';
+import type { Incident } from '../../../functions/ports/incident-store.ts';
+import { waitFor } from '../../../functions/shared/wait-for.ts';
 import { startLab, type Lab, type LabMemberInfo } from '../../../infra/lab/lab.ts';
-import { WaitAborted, waitFor } from '../../../functions/shared/wait-for.ts';
+import { openSqliteStore } from '../../../infra/local/sqlite-store.ts';
+import { createStaticDirectory } from '../../../infra/local/static-directory.ts';
 
 /** The lab's election timeout, a short call deadline and a short grace window keep scenarios fast. */
 export const scenarioPolicy: Policy = parsePolicy({
@@ -21,30 +36,444 @@ export const scenarioPolicy: Policy = parsePolicy({
   graceMs: 1_500,
   pathOrder: ['direct'],
   backoff: { baseMs: 200, capMs: 1_000 },
+  // etcd 3.4 refuses reconfiguration ("unhealthy cluster") for ~5 s after its members connect, and
+  // every refusal remediate backs off from spends an attempt: a fresh lab must not exhaust them.
+  maxAttempts: 60,
 });
 
-export interface Probing {
-  transport: EtcdTransport;
-  prober: Prober;
+const CLUSTER_ID = 'lab';
+
+/** The etcd calls that change a cluster, as the application sent them. */
+export interface EtcdCalls {
+  moveLeader: { endpoint: string; path: PathName; to: MemberId; outcome: 'moved' | EtcdFailure }[];
+  /** Every MemberRemove sent, answered or not. */
+  memberRemove: { endpoint: string; path: PathName; id: MemberId; failure?: EtcdFailure }[];
+  /** The MemberRemove calls etcd accepted, with the member list it answered. */
+  removed: { endpoint: string; path: PathName; id: MemberId; members: MemberInfo[] }[];
 }
 
-export function openProbing(): Probing {
-  const transport = createEtcd3Transport();
-  return { transport, prober: createProber(transport, directPaths) };
+const failureOf = (error: unknown): EtcdFailure =>
+  error instanceof EtcdCallError ? error.failure : { kind: 'other', message: error instanceof Error ? error.message : String(error) };
+
+/** The real etcd3 transport, recording MoveLeader and MemberRemove as they are answered. */
+function recordingTransport(inner: EtcdTransport, calls: EtcdCalls): EtcdTransport {
+  return {
+    client(target) {
+      const client = inner.client(target);
+      const { endpoint, path } = target;
+      return {
+        ...client,
+        async moveLeader(to, deadlineMs) {
+          try {
+            await client.moveLeader(to, deadlineMs);
+          } catch (error) {
+            calls.moveLeader.push({ endpoint, path, to, outcome: failureOf(error) });
+            throw error;
+          }
+          calls.moveLeader.push({ endpoint, path, to, outcome: 'moved' });
+        },
+        async memberRemove(id, deadlineMs) {
+          let members: MemberInfo[];
+          try {
+            members = await client.memberRemove(id, deadlineMs);
+          } catch (error) {
+            calls.memberRemove.push({ endpoint, path, id, failure: failureOf(error) });
+            throw error;
+          }
+          calls.memberRemove.push({ endpoint, path, id });
+          calls.removed.push({ endpoint, path, id, members });
+          return members;
+        },
+      };
+    },
+    close: () => inner.close(),
+  };
 }
 
-export interface Scenario extends Probing {
-  lab: Lab;
-  /** Runs first at teardown, e.g. SIGCONT for a stopped member. */
-  onTeardown(cleanup: () => void | Promise<void>): void;
+const silent: Log = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+
+/** A timer the scheduler holds: the RetryDue it delivers, validated as the runtime's timers do. */
+interface Timer {
+  name: string;
+  at: number;
+  event: EventEnvelope;
+}
+
+/** A Deps for one cluster, and what the steps did through it. */
+export interface AppParts {
+  deps: Deps;
+  cluster: ClusterEntry;
+  /** Every event the steps published, validated as the bus validates them, in order. */
+  events: EventEnvelope[];
+  /** Timers pending, by name: scheduling a name again replaces it, as the scheduler port says. */
+  timers: Map<string, Timer>;
+  calls: EtcdCalls;
+  /** Every probe sample, in order, as the prober returned it. */
+  samples: ProbeSample[];
+  close(): Promise<void>;
 }
 
 /**
- * Registers teardown in the calling describe and returns a starter: each test gets its own lab
- * and transport, and both are closed after it whatever happened.
+ * The application's dependencies on a real SQLite store and a real etcd3 transport; the bus and the
+ * scheduler record, and the driver below delivers what they hold. `prober` replaces the real one.
  */
-export function labPerTest(): (members: number) => Promise<Scenario> {
-  let current: { lab?: Lab; probing?: Probing; cleanups: (() => void | Promise<void>)[] } | undefined;
+function openApp(options: { endpoints: string[]; policy: Policy; clock: Clock; prober?: Prober }): AppParts {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'scenario-'));
+  const store = openSqliteStore({ path: path.join(dir, 'state.sqlite') });
+  const inner = createEtcd3Transport();
+  const calls: EtcdCalls = { moveLeader: [], memberRemove: [], removed: [] };
+  const transport = recordingTransport(inner, calls);
+  const samples: ProbeSample[] = [];
+  const probing = options.prober ?? createProber(inner, directPaths);
+  const prober: Prober = {
+    async probe(request) {
+      const sample = await probing.probe(request);
+      samples.push(sample);
+      return sample;
+    },
+  };
+  const cluster: ClusterEntry = { clusterId: CLUSTER_ID, endpoints: options.endpoints, policy: options.policy };
+  const events: EventEnvelope[] = [];
+  const timers = new Map<string, Timer>();
+  const deps: Deps = {
+    store,
+    bus: {
+      async publish(...published) {
+        for (const envelope of published) {
+          // The bus would keep an invalid event as a dead letter; here it fails the step and the test.
+          const parsed = parseEnvelope(envelope);
+          if (!parsed.ok) throw new Error(`published an invalid event: ${parsed.error.summary}`);
+          events.push(parsed.event);
+        }
+      },
+    },
+    scheduler: {
+      async schedule({ name, at, event }) {
+        const parsed = parseEvent(event.detailType, event.detail);
+        if (!parsed.ok) throw new Error(`scheduled an invalid event: ${parsed.error.summary}`);
+        timers.set(name, { name, at, event: parsed.event });
+      },
+      async cancel(name) {
+        timers.delete(name);
+      },
+    },
+    directory: createStaticDirectory([cluster]),
+    etcdFor: () => ({ transport, prober }),
+    actuator: etcdOnlyActuator,
+    clock: options.clock,
+    random: () => 0.5,
+    log: silent,
+  };
+  return {
+    deps,
+    cluster,
+    events,
+    timers,
+    calls,
+    samples,
+    async close() {
+      try {
+        await store.close();
+      } finally {
+        try {
+          await inner.close();
+        } finally {
+          fs.rmSync(dir, { recursive: true, force: true });
+        }
+      }
+    },
+  };
+}
+
+/**
+ * The system clock, except that it stands still while move-leader runs: the planner's `now` is then
+ * known to the test, as it is under the unit harness's manual clock.
+ */
+export class StepClock implements Clock {
+  #standing: number | undefined;
+
+  now(): number {
+    return this.#standing ?? Date.now();
+  }
+
+  async standingStill<T>(work: () => Promise<T>): Promise<{ now: number; value: T }> {
+    const now = Date.now();
+    this.#standing = now;
+    try {
+      return { now, value: await work() };
+    } finally {
+      this.#standing = undefined;
+    }
+  }
+}
+
+/** One decision of move-leader. */
+export interface Observation {
+  /** The view it decided on: the one the MembersProbed it was given carries. */
+  view: ClusterView;
+  decision: Decision;
+  /** The planner's `now`. */
+  now: number;
+  /** The incident as move-leader found it, and as it left it. */
+  before: Incident;
+  after: Incident;
+}
+
+export type Outcome = EventEnvelope<'RemediationCompleted' | 'RemediationBlocked' | 'RemediationFailed'>;
+
+/** The app on a lab. */
+export interface LabApp extends AppParts {
+  clock: StepClock;
+  /** A driver for the incident a report of this member opens. */
+  incident(memberName: string): IncidentRun;
+  /** The probe sample a view was built from. */
+  sampleOf(view: ClusterView): ProbeSample;
+  /** The accepted MemberRemove calls of this member. */
+  removals(id: MemberId): EtcdCalls['removed'];
+}
+
+export function openLabApp(lab: Lab, policy: Policy = scenarioPolicy): LabApp {
+  const clock = new StepClock();
+  const parts = openApp({ endpoints: lab.endpoints(), policy, clock });
+  const app: LabApp = {
+    ...parts,
+    clock,
+    incident: (memberName) => new IncidentRun(app, memberName),
+    sampleOf(view) {
+      const found = parts.samples.filter((s) => s.at === view.at && s.members.length === view.members.length);
+      if (found.length !== 1) throw new Error(`${found.length} probe samples taken at ${view.at} match the view`);
+      return found[0]!;
+    },
+    removals: (id) => parts.calls.removed.filter((c) => c.id === id),
+  };
+  return app;
+}
+
+const unhealthyReport = (memberName: string, now: number): DetailOf<'MemberUnhealthy'> => {
+  const at = new Date(now).toISOString();
+  const parsed = parseEvent('MemberUnhealthy', { clusterId: CLUSTER_ID, target: { memberName }, reason: 'scenario', source: 'scenario', observedAt: at, at });
+  if (!parsed.ok || parsed.event.detailType !== 'MemberUnhealthy') throw new Error(`invalid report of ${memberName}`);
+  return parsed.event.detail;
+};
+
+const describeDecision = (d: Decision | undefined): string => (d ? `${d.kind} ${d.reason}: ${d.message}` : 'none');
+
+/**
+ * Drives one incident through the four steps: each event a step publishes goes to the function the
+ * catalogue routes it to, and a RetryDue is delivered once its timer is due, not before.
+ */
+export class IncidentRun {
+  readonly memberName: string;
+  readonly observations: Observation[] = [];
+  outcome: Outcome | undefined;
+  readonly #app: LabApp;
+  #incidentId: string | undefined;
+  #seen = 0;
+  readonly #queue: EventEnvelope[] = [];
+
+  constructor(app: LabApp, memberName: string) {
+    this.#app = app;
+    this.memberName = memberName;
+  }
+
+  get incidentId(): string {
+    if (this.#incidentId === undefined) throw new Error(`no incident is open for ${this.memberName}`);
+    return this.#incidentId;
+  }
+
+  /** Reports the member unhealthy to probe-members, and returns move-leader's first decision. */
+  async open(timeoutMs = 15_000): Promise<Observation> {
+    if (this.#incidentId !== undefined) throw new Error(`the incident of ${this.memberName} is open already`);
+    const { deps } = this.#app;
+    const opened = await probeMembers(deps, { detailType: 'MemberUnhealthy', detail: unhealthyReport(this.memberName, deps.clock.now()) });
+    if (opened.kind !== 'probed') throw new Error(`reporting ${this.memberName} opened no incident (${opened.kind})`);
+    this.#incidentId = opened.incident.incidentId;
+    return this.next(timeoutMs);
+  }
+
+  /** Follows the last decision (a retry: schedule-retry, its RetryDue when due, a probe) to the next one. */
+  async next(timeoutMs = 15_000): Promise<Observation> {
+    const reached = await this.#advance(Date.now() + timeoutMs, false);
+    if ('decision' in reached) return reached;
+    throw new Error(`${this.memberName}: no further decision, the incident reached ${reached.detailType} after ${describeDecision(this.observations.at(-1)?.decision)}`);
+  }
+
+  /** Opens the incident if need be, and follows it until a decision `done` accepts. */
+  async observeUntil(done: (d: Decision) => boolean, what: string, options: { timeoutMs?: number } = {}): Promise<Observation> {
+    const deadline = Date.now() + (options.timeoutMs ?? 15_000);
+    let o = this.#incidentId === undefined ? await this.open(deadline - Date.now()) : await this.next(deadline - Date.now());
+    while (!done(o.decision)) {
+      if (Date.now() >= deadline) throw new Error(`timed out waiting for ${what}: last decision ${describeDecision(o.decision)}`);
+      o = await this.next(deadline - Date.now());
+    }
+    return o;
+  }
+
+  /** Carries the incident to its end: remediate an approval, and follow every retry after it. */
+  async finish(timeoutMs = 30_000): Promise<Outcome> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const reached = await this.#advance(deadline, true);
+      if ('decision' in reached) continue;
+      if (reached.detailType === 'RemediationApproved') throw new Error('an approval was left unremediated');
+      return reached;
+    }
+  }
+
+  /** Delivers events and due timers until move-leader decides, the incident ends, or (unless carrying on) it is approved. */
+  async #advance(deadline: number, carryOn: boolean): Promise<Observation | Outcome | EventEnvelope<'RemediationApproved'>> {
+    const { deps } = this.#app;
+    for (;;) {
+      const event = this.#nextEvent() ?? (await this.#dueTimer(deadline));
+      switch (event.detailType) {
+        case 'MemberUnhealthy':
+        case 'RetryDue':
+          await probeMembers(deps, event);
+          break;
+        case 'MembersProbed': {
+          const observed = await this.#decide(event.detail);
+          if (observed) return observed;
+          break;
+        }
+        case 'RetryRequested':
+          await scheduleRetry(deps, event.detail);
+          break;
+        case 'RemediationApproved':
+          if (!carryOn) {
+            this.#queue.unshift(event);
+            return event;
+          }
+          await remediate(deps, event.detail);
+          break;
+        case 'LeaderMoved':
+          break;
+        case 'RemediationCompleted':
+        case 'RemediationBlocked':
+        case 'RemediationFailed':
+          this.outcome = event;
+          return event;
+        default: {
+          const unrouted: never = event;
+          throw new Error(`no route for ${JSON.stringify(unrouted)}`);
+        }
+      }
+    }
+  }
+
+  async #decide(detail: DetailOf<'MembersProbed'>): Promise<Observation | undefined> {
+    const { deps, clock } = this.#app;
+    const before = await this.#incident();
+    const { now, value: decision } = await clock.standingStill(() => moveLeader(deps, detail));
+    if (!decision) return undefined;
+    const observation = { view: detail.view, decision, now, before, after: await this.#incident() };
+    this.observations.push(observation);
+    return observation;
+  }
+
+  async #incident(): Promise<Incident> {
+    const incident = await this.#app.deps.store.getIncident(this.incidentId);
+    if (!incident) throw new Error(`incident ${this.incidentId} is not in the store`);
+    return incident;
+  }
+
+  #nextEvent(): EventEnvelope | undefined {
+    const { events } = this.#app;
+    for (; this.#seen < events.length; this.#seen += 1) {
+      const event = events[this.#seen]!;
+      if (event.detail.incidentId === this.#incidentId) this.#queue.push(event);
+    }
+    return this.#queue.shift();
+  }
+
+  /** Nothing left to deliver: the incident's earliest timer, once it is due. */
+  async #dueTimer(deadline: number): Promise<EventEnvelope> {
+    const { timers, clock } = this.#app;
+    const [timer] = [...timers.values()].filter((t) => t.event.detail.incidentId === this.#incidentId).sort((a, b) => a.at - b.at);
+    const last = describeDecision(this.observations.at(-1)?.decision);
+    if (!timer) throw new Error(`${this.memberName}: nothing to deliver and no timer pending (last decision ${last})`);
+    if (timer.at > deadline) throw new Error(`${this.memberName}: the next retry is due after the deadline (last decision ${last})`);
+    await waitFor(async () => (clock.now() >= timer.at ? true : undefined), {
+      timeoutMs: Math.max(0, timer.at - Date.now()) + 1_000,
+      intervalMs: 5,
+      what: `timer ${timer.name}`,
+    });
+    timers.delete(timer.name);
+    return timer.event;
+  }
+}
+
+/** A probe replayed with its time changed. */
+export interface ReplayStep {
+  /** What the probe returns; the clock stands at its `at` while probe-members runs. */
+  sample: ProbeSample;
+  /** The clock while move-leader decides on it. */
+  decideAt: number;
+}
+
+/** The detail of the last event of a type (the detail type says whose detail it is). */
+const lastDetail = <T extends DetailType>(events: EventEnvelope[], type: T): DetailOf<T> => {
+  const found = events.filter((e) => e.detailType === type).at(-1);
+  if (!found) throw new Error(`no ${type} was published`);
+  return found.detail as DetailOf<T>;
+};
+
+/**
+ * The same steps on recorded probe samples under a manual clock, for what the application decides at
+ * times a lab cannot wait for. Every decision but the last must be a retry, which is followed.
+ */
+export async function replayIncident(options: { memberName: string; endpoints: string[]; policy: Policy; steps: ReplayStep[] }): Promise<Decision[]> {
+  const { steps } = options;
+  const queue = steps.map((s) => s.sample);
+  const clock = manualClock(steps[0]?.sample.at ?? 0);
+  const prober: Prober = {
+    probe: async () => {
+      const next = queue.shift();
+      if (!next) throw new Error('the replay ran out of samples');
+      return next;
+    },
+  };
+  const app = openApp({ endpoints: options.endpoints, policy: options.policy, clock, prober });
+  try {
+    const decisions: Decision[] = [];
+    for (const [i, step] of steps.entries()) {
+      clock.set(step.sample.at);
+      if (i === 0) {
+        await probeMembers(app.deps, { detailType: 'MemberUnhealthy', detail: unhealthyReport(options.memberName, clock.now()) });
+      } else {
+        const [timer, ...more] = app.timers.values();
+        if (!timer || more.length > 0) throw new Error(`replay step ${i}: ${app.timers.size} timers pending, expected one`);
+        if (timer.at > step.sample.at) throw new Error(`replay step ${i}: the retry is due at ${timer.at}, after the sample at ${step.sample.at}`);
+        app.timers.delete(timer.name);
+        if (timer.event.detailType !== 'RetryDue') throw new Error(`replay step ${i}: a timer for ${timer.event.detailType}`);
+        await probeMembers(app.deps, timer.event);
+      }
+      clock.set(step.decideAt);
+      const decision = await moveLeader(app.deps, lastDetail(app.events, 'MembersProbed'));
+      if (!decision) throw new Error(`replay step ${i}: move-leader did nothing`);
+      decisions.push(decision);
+      if (i === steps.length - 1) break;
+      if (decision.kind !== 'retry') throw new Error(`replay step ${i}: ${describeDecision(decision)}, not a retry to follow`);
+      await scheduleRetry(app.deps, lastDetail(app.events, 'RetryRequested'));
+    }
+    return decisions;
+  } finally {
+    await app.close();
+  }
+}
+
+export interface Scenario {
+  lab: Lab;
+  app: LabApp;
+  /** Runs first at teardown, e.g. SIGCONT for a stopped member. */
+  onTeardown: (cleanup: () => void | Promise<void>) => void;
+}
+
+/**
+ * Registers teardown in the calling describe and returns a starter: each test gets its own lab and
+ * app, and both are closed after it whatever happened.
+ */
+export function labPerTest(): (members: number, options?: { policy?: Policy }) => Promise<Scenario> {
+  let current: { lab?: Lab; app?: LabApp; cleanups: (() => void | Promise<void>)[] } | undefined;
   afterEach(async () => {
     const open = current;
     current = undefined;
@@ -53,154 +482,24 @@ export function labPerTest(): (members: number) => Promise<Scenario> {
       for (const cleanup of open.cleanups.reverse()) await cleanup();
     } finally {
       try {
-        await open.probing?.transport.close();
+        await open.app?.close();
       } finally {
         await open.lab?.down();
       }
     }
   });
-  return async (members) => {
+  return async (members, options = {}) => {
     const open: NonNullable<typeof current> = { cleanups: [] };
     current = open;
-    open.lab = await startLab({ members, electionTimeoutMs: scenarioPolicy.electionTimeoutMs });
-    open.probing = openProbing();
-    return { lab: open.lab, ...open.probing, onTeardown: (cleanup) => void open.cleanups.push(cleanup) };
+    const policy = options.policy ?? scenarioPolicy;
+    open.lab = await startLab({ members, electionTimeoutMs: policy.electionTimeoutMs });
+    open.app = openLabApp(open.lab, policy);
+    return { lab: open.lab, app: open.app, onTeardown: (cleanup) => void open.cleanups.push(cleanup) };
   };
 }
 
-/** One probe seeded with every endpoint the lab advertises (its fault proxies). */
-export async function probeView(prober: Prober, lab: Lab, policy: Policy = scenarioPolicy, deadlineMs = policy.callTimeoutMs): Promise<ClusterView> {
-  const sample = await prober.probe({ seeds: lab.endpoints(), deadlineMs, paths: policy.pathOrder });
-  return buildClusterView(sample);
-}
-
-/** plan() for a fresh incident: first attempt, no remediation history. */
-export function planFor(samples: ClusterView[], targetId: MemberId, policy: Policy = scenarioPolicy, now = Date.now()): Decision {
-  return plan({
-    samples,
-    targetId,
-    incident: { openedAt: samples[0]?.at ?? now, attempt: 0, immediateReprobes: 0 },
-    remediation: { retryCount: 0 },
-    policy,
-    now,
-    random: () => 0.5,
-  });
-}
-
-/** One probe and what plan() made of every probe so far. */
-export interface Observation {
-  view: ClusterView;
-  decision: Decision;
-  /** The `now` plan() was given. */
-  now: number;
-}
-
-/** Keeps every view of one incident, oldest first, and plans on all of them, as a handler would. */
-export class Observer {
-  readonly observations: Observation[] = [];
-  private readonly prober: Prober;
-  private readonly lab: Lab;
-  private readonly targetId: MemberId;
-  private readonly policy: Policy;
-
-  constructor(options: { prober: Prober; lab: Lab; targetId: MemberId; policy?: Policy }) {
-    this.prober = options.prober;
-    this.lab = options.lab;
-    this.targetId = options.targetId;
-    this.policy = options.policy ?? scenarioPolicy;
-  }
-
-  get samples(): ClusterView[] {
-    return this.observations.map((o) => o.view);
-  }
-
-  /** Probes once more and plans on every sample so far. */
-  async observe(deadlineMs = this.policy.callTimeoutMs): Promise<Observation> {
-    const view = await probeView(this.prober, this.lab, this.policy, deadlineMs);
-    const now = Date.now();
-    const samples = [...this.samples, view];
-    const observation = { view, decision: planFor(samples, this.targetId, this.policy, now), now };
-    this.observations.push(observation);
-    return observation;
-  }
-
-  /** Observes until `done` accepts a decision, or the deadline passes. */
-  observeUntil(done: (d: Decision) => boolean, what: string, options: { timeoutMs?: number; deadlineMs?: number; intervalMs?: number } = {}): Promise<Observation> {
-    return waitFor(
-      async () => {
-        const o = await this.observe(options.deadlineMs);
-        if (done(o.decision)) return o;
-        throw new Error(`last decision ${o.decision.kind} ${o.decision.reason}: ${o.decision.message}`);
-      },
-      { timeoutMs: options.timeoutMs ?? 15_000, intervalMs: options.intervalMs ?? 100, what },
-    );
-  }
-}
-
-export interface MoveRun {
-  decision: Decision;
-  attempts: MoveAttempt[];
-  verifyView?: ClusterView;
-}
-
-/** Carries out a move-leader decision with nextMoveStep over the real transport; verify re-probes. */
-export async function driveMove(probing: Probing, lab: Lab, view: ClusterView, decision: MoveLeaderDecision, policy: Policy = scenarioPolicy): Promise<MoveRun> {
-  const leaderPaths = view.members.find((m) => m.id === decision.leaderId)?.paths ?? [];
-  const run: MoveRun = { decision, attempts: [] };
-  let verifiedLeaderId: MemberId | undefined;
-  // At most paths × candidates calls plus one verify: bounded, but guard against a broken driver.
-  for (let step = 0; step < 32; step++) {
-    const next = nextMoveStep(decision, run.attempts, {
-      policy,
-      now: Date.now(),
-      random: () => 0.5,
-      attempt: 0,
-      immediateReprobes: 0,
-      ...(verifiedLeaderId === undefined ? {} : { verifiedLeaderId }),
-    });
-    if (next.kind === 'verify') {
-      run.verifyView = await probeView(probing.prober, lab, policy);
-      const { leader } = run.verifyView;
-      verifiedLeaderId = leader.consensus === 'agreed' ? leader.id! : NO_LEADER;
-      continue;
-    }
-    if (next.kind !== 'try') return { ...run, decision: next };
-    const endpoint = leaderPaths.find((p) => p.path === next.path)?.endpoint ?? '';
-    const at = Date.now();
-    try {
-      await probing.transport.client({ endpoint, path: next.path }).moveLeader(next.candidateId, policy.callTimeoutMs);
-      run.attempts.push({ path: next.path, endpoint, candidateId: next.candidateId, at, outcome: 'moved' });
-    } catch (error) {
-      if (!(error instanceof EtcdCallError)) throw error;
-      run.attempts.push({ path: next.path, endpoint, candidateId: next.candidateId, at, outcome: error.failure });
-    }
-  }
-  throw new Error('the move driver did not reach a decision in 32 steps');
-}
-
-/**
- * MemberRemove through the best healthy non-target member of `view`. etcd refuses reconfiguration
- * ("unhealthy cluster") until its peers have been connected for a while and until it has noticed a
- * dead peer; the core classes that as a back-off, which here is a retry within the deadline.
- */
-export async function removeMember(probing: Probing, view: ClusterView, targetId: MemberId, policy: Policy = scenarioPolicy, timeoutMs = 15_000): Promise<{ via: string; members: MemberInfo[] }> {
-  const via = rankMoveCandidates(view, targetId)[0];
-  if (!via) throw new Error(`no healthy member to remove ${targetId} through`);
-  const endpoint = via.paths.find((p) => p.reachability === 'ok')?.endpoint;
-  if (!endpoint) throw new Error(`${via.name} answered on no path`);
-  const client = probing.transport.client({ endpoint, path: 'direct' });
-  return waitFor(
-    async () => {
-      try {
-        return { via: via.name, members: await client.memberRemove(targetId, policy.callTimeoutMs) };
-      } catch (error) {
-        if (error instanceof EtcdCallError && classifyFailure(error.failure).class === 'back-off') throw error;
-        throw new WaitAborted(`member remove ${targetId} via ${via.name} failed: ${(error as Error).message}`, { cause: error });
-      }
-    },
-    { timeoutMs, intervalMs: 250, what: `member remove ${targetId} via ${via.name}` },
-  );
-}
+/** The name of the lab member a client URL belongs to. */
+export const memberAt = (lab: Lab, endpoint: string): string | undefined => lab.members.find((m) => m.clientUrl === endpoint)?.name;
 
 /** Waits until the lab's ground-truth member list no longer has `id`. */
 export async function waitUntilGone(lab: Lab, id: MemberId, timeoutMs = 10_000): Promise<LabMemberInfo[]> {

@@ -1,13 +1,15 @@
 // Scenarios 3 and 4, the seed case: the leader is healthy to raft but unreachable to callers (its
-// client proxy cut or blackholed). Inside the grace window the planner waits; past it, it approves
-// removal without a move, and a removal through a follower leaves a healthy 2-member cluster.
+// client proxy cut or blackholed). Inside the grace window move-leader retries; past it, it approves
+// removal without a move, and remediate removes it through a follower, leaving a healthy 2-member
+// cluster. Driven through the application's steps on a real lab, retries honoured when they are due.
 import { describe, expect, it } from 'vitest';
+import { probeCluster } from '../../../functions/app/probe-cluster.ts';
 import type { Decision } from '../../../functions/core/decision.ts';
 import type { LeaderJudgement } from '../../../functions/core/evidence.ts';
 import { parsePolicy } from '../../../functions/core/policy.ts';
 import { NO_LEADER } from '../../../functions/core/types.ts';
 import { waitFor } from '../../../functions/shared/wait-for.ts';
-import { labPerTest, Observer, probeView, removeMember, scenarioPolicy, waitUntilGone } from './support.ts';
+import { labPerTest, memberAt, scenarioPolicy, waitUntilGone } from './support.ts';
 
 // A blackholed leader makes every probe last the whole call deadline, so its grace window must span
 // a few probes for the retries inside it to be seen at all.
@@ -16,27 +18,27 @@ const cases = [
   { n: 4, fault: 'blackhole', reachability: 'timeout', failure: /deadline|timed out/i, said: 'timed out', graceMs: 3 * scenarioPolicy.callTimeoutMs },
 ] as const;
 
-const judgementOf = (d: Decision): Partial<LeaderJudgement> => (d.evidence.judgement ?? {}) as Partial<LeaderJudgement>;
+const judgementOf = (d: Decision): Partial<LeaderJudgement> => d.evidence.judgement ?? {};
 
 describe.each(cases)('$n. the leader behind a $fault proxy on a real 3-member cluster', ({ fault, reachability, failure, said, graceMs }) => {
   const start = labPerTest();
   const policy = parsePolicy({ ...scenarioPolicy, graceMs });
 
   it(`waits out the grace window, then approves removal without a move, and a new leader stands`, async () => {
-    const { lab, prober, transport } = await start(3);
+    const { lab, app } = await start(3, { policy });
     const target = await lab.leader();
     await lab.fault(target.name, fault);
-    const observer = new Observer({ prober, lab, targetId: target.id, policy });
+    const incident = app.incident(target.name);
 
     // The very first sample cannot span an election timeout.
-    const first = await observer.observe();
+    const first = await incident.open();
     expect(first.decision).toMatchObject({ kind: 'retry', reason: 'LEADER_UNREACHABLE_UNCONFIRMED' });
     const path = first.view.members.find((m) => m.id === target.id)!.paths[0]!;
     expect(path).toMatchObject({ path: 'direct', endpoint: target.clientUrl, reachability });
     expect(path.failure?.message).toMatch(failure);
     expect(first.decision.message).toContain(`direct ${target.clientUrl} ${said}`);
 
-    const pastGrace = await observer.observeUntil((d) => d.kind === 'approve', 'approval past the grace window', {
+    const pastGrace = await incident.observeUntil((d) => d.kind === 'approve', 'approval past the grace window', {
       timeoutMs: graceMs + 10 * policy.callTimeoutMs,
     });
     expect(pastGrace.decision).toMatchObject({ kind: 'approve', leaderMove: 'skipped', reason: 'LEADER_UNREACHABLE_PAST_GRACE' });
@@ -47,7 +49,7 @@ describe.each(cases)('$n. the leader behind a $fault proxy on a real 3-member cl
 
     // Everything before the approval was a retry inside the window, after one election timeout
     // confirmed by the followers.
-    const inside = observer.observations.slice(0, -1);
+    const inside = incident.observations.slice(0, -1);
     for (const o of inside) {
       expect(o.decision.kind).toBe('retry');
       expect(o.now - since).toBeLessThan(graceMs);
@@ -62,16 +64,22 @@ describe.each(cases)('$n. the leader behind a $fault proxy on a real 3-member cl
       expect(o.decision.message).toContain('grace window ends');
     }
 
-    const removed = await removeMember({ prober, transport }, pastGrace.view, target.id, policy);
-    expect(removed.via).not.toBe(target.name);
-    expect(removed.members.map((m) => m.id)).not.toContain(target.id);
+    const outcome = await incident.finish();
+    expect(outcome).toMatchObject({ detailType: 'RemediationCompleted', detail: { leaderMove: 'skipped' } });
+    expect(app.calls.moveLeader).toEqual([]);
+    const [removed, ...twice] = app.removals(target.id);
+    expect(twice).toEqual([]);
+    expect(memberAt(lab, removed!.endpoint)).toBeDefined();
+    expect(memberAt(lab, removed!.endpoint)).not.toBe(target.name);
+    expect(removed!.members.map((m) => m.id)).not.toContain(target.id);
     await waitUntilGone(lab, target.id);
     const next = await lab.waitForLeader({ excluding: [target.name] });
 
-    // Quorum holds, seen through the adapter: two voting members, both healthy, one agreed leader.
+    // Quorum holds, seen through the application's own probe: two voting members, both healthy,
+    // one agreed leader.
     const after = await waitFor(
       async () => {
-        const view = await probeView(prober, lab);
+        const view = await probeCluster(app.deps, app.cluster);
         const settled = view.quorum.voting === 2 && view.quorum.healthyVoting === 2 && view.leader.consensus === 'agreed';
         if (!settled) throw new Error(`quorum ${JSON.stringify(view.quorum)}, leader ${view.leader.consensus}`);
         return view;

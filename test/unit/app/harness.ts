@@ -1,5 +1,6 @@
 // The application steps on fakes: a real SQLite store, a recording bus, and an etcd whose probe
 // answers whatever sample the test sets.
+import { PassThrough } from 'node:stream';
 import type { DetailOf, DetailType, EventEnvelope } from '../../../events/catalogue.ts';
 import type { Deps } from '../../../functions/app/deps.ts';
 import { parsePolicy, type PolicyInput } from '../../../functions/core/policy.ts';
@@ -27,6 +28,8 @@ export interface Harness {
   onMoveLeader: (to: string) => void;
   /** Called for each MemberRemove; the default accepts it. */
   onMemberRemove: (memberId: string) => void;
+  /** Called for each Snapshot; the default writes a few bytes. */
+  onSnapshot: () => void;
   lastOf<T extends DetailType>(type: T): DetailOf<T>;
   close(): Promise<void>;
 }
@@ -54,6 +57,7 @@ export function harness(policy: PolicyInput = {}): Harness {
     },
     onMoveLeader: () => undefined,
     onMemberRemove: () => undefined,
+    onSnapshot: () => undefined,
     lastOf: <T extends DetailType>(type: T) => events.filter((e) => e.detailType === type).at(-1)!.detail as DetailOf<T>,
     deps: {
       store,
@@ -73,7 +77,10 @@ export function harness(policy: PolicyInput = {}): Harness {
             path,
             status: unused,
             memberList: unused,
-            snapshot: unused,
+            snapshot: async (to) => {
+              h.onSnapshot();
+              to.write('snapshot');
+            },
             moveLeader: async (to) => {
               calls.moveLeader.push({ endpoint, to });
               h.onMoveLeader(to);
@@ -91,6 +98,9 @@ export function harness(policy: PolicyInput = {}): Harness {
       clock,
       random: () => 0.5,
       log: { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined },
+      snapshots: {
+        open: async (name) => ({ stream: new PassThrough(), location: `memory:${name}`, discard: async () => undefined }),
+      },
     },
     close: async () => {
       await store.close();
