@@ -134,7 +134,7 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
       log.error('handler failed', { functionName: failure.functionName, error: String(failure.error) });
       if (failure.functionName === 'subscriber' || !retryable(failure.error)) return;
       // Every delivery failed: resume the incident later, or block it saying why; never strand it.
-      stepFailed(deps, failure.functionName, failure.event, failure.error).catch((error: unknown) =>
+      afterLastDelivery(failure.functionName, failure.event, failure.error).catch((error: unknown) =>
         log.error('a failed step left its incident as it was; the sweep will resume it', { functionName: failure.functionName, error: String(error) }),
       );
     },
@@ -152,6 +152,19 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
     log,
     snapshots: fileSnapshots(options.snapshotDir ?? path.join(path.dirname(options.statePath), 'snapshots')),
   } satisfies Deps);
+
+  /** Lambda's on-failure destination, here: the incident is resumed or blocked; a report that opened none is kept. */
+  async function afterLastDelivery(functionName: FunctionName, event: EventEnvelope, error: unknown): Promise<void> {
+    const outcome = await stepFailed(deps, functionName, event, error);
+    if (outcome !== 'unknown-incident' || event.detailType !== 'MemberUnhealthy') return;
+    await store.putDeadLetter({
+      receivedAt: clock.now(),
+      source: `${functionName} handler`,
+      detailType: event.detailType,
+      payload: JSON.stringify(event),
+      error: `failed on every delivery, and no incident was opened: ${error instanceof Error ? error.message : String(error)}`,
+    });
+  }
 
   /** "incidentId/attempt" of every stored timer that will deliver a RetryDue. */
   async function armedAttempts(): Promise<Set<string>> {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { directPaths } from '../../../functions/adapters/etcd/paths.ts';
 import { createProber } from '../../../functions/adapters/etcd/prober.ts';
+import { manualClock } from '../../../functions/ports/clock.ts';
 import type { EtcdFailure, MemberInfo, MemberStatus, PathName } from '../../../functions/core/types.ts';
 import {
   EtcdCallError, type EndpointTarget, type EtcdMemberClient, type EtcdTransport, type PathResolver,
@@ -92,6 +93,13 @@ describe('prober', () => {
     const cCall = statusCalls.find((c) => c.endpoint === C);
     expect(cCall?.deadlineMs).toBeLessThanOrEqual(500 - 55);
     expect(cCall?.deadlineMs).toBeGreaterThan(0);
+  });
+
+  it('stamps each sample on the clock it is given, the one the grace window is measured on', async () => {
+    const { transport } = fakeTransport([member('a', A)], { [A]: { answerAfterMs: 1 } });
+    const clock = manualClock(Date.parse('2030-01-01T00:00:00Z'));
+    const sample = await createProber(transport, directPaths, clock).probe({ seeds: [A], deadlineMs: 200 });
+    expect(sample.at).toBe(Date.parse('2030-01-01T00:00:00Z'));
   });
 
   it('keeps a never-started member, with no paths and no status', async () => {

@@ -5,18 +5,20 @@ import {
   type BusFailure,
   type DeadLetter,
   type FunctionHandlers,
+  type InProcessBusOptions,
 } from '../../../infra/local/in-process-bus.ts';
 import { loadSample } from './samples.ts';
 
 const DRAIN = { timeoutMs: 5_000 };
 
-function harness(handlers: FunctionHandlers) {
+function harness(handlers: FunctionHandlers, redelivery: Pick<InProcessBusOptions, 'redeliveryDelaysMs' | 'retryable'> = {}) {
   const deadLetters: DeadLetter[] = [];
   const failures: BusFailure[] = [];
   const bus = createInProcessBus({
     handlers,
     onDeadLetter: (dead) => deadLetters.push(dead),
     onError: (failure) => failures.push(failure),
+    ...redelivery,
   });
   const seen: DetailType[] = [];
   bus.subscribe((event) => seen.push(event.detailType));
@@ -26,6 +28,73 @@ function harness(handlers: FunctionHandlers) {
 const unhealthy = makeEvent('MemberUnhealthy', loadSample('MemberUnhealthy'));
 
 describe('in-process bus', () => {
+  it('redelivers an event whose handler threw, as Lambda retries, and reports it only after the last try', async () => {
+    let calls = 0;
+    const { bus, failures } = harness(
+      {
+        'probe-members': async () => {
+          calls++;
+          throw new Error(`try ${calls}`);
+        },
+      },
+      { redeliveryDelaysMs: [5, 5] },
+    );
+    await bus.publish(unhealthy);
+    await bus.drain(DRAIN);
+    expect(calls).toBe(3);
+    expect(failures.map((f) => [f.functionName, String(f.error)])).toEqual([['probe-members', 'Error: try 3']]);
+  });
+
+  it('stops redelivering once a try succeeds, and never redelivers what cannot succeed', async () => {
+    let calls = 0;
+    const flaky = harness(
+      {
+        'probe-members': async () => {
+          if (calls++ === 0) throw new Error('once');
+        },
+      },
+      { redeliveryDelaysMs: [5, 5] },
+    );
+    await flaky.bus.publish(unhealthy);
+    await flaky.bus.drain(DRAIN);
+    expect(calls).toBe(2);
+    expect(flaky.failures).toEqual([]);
+
+    let permanent = 0;
+    const never = harness(
+      {
+        'probe-members': async () => {
+          permanent++;
+          throw new RangeError('never');
+        },
+      },
+      { redeliveryDelaysMs: [5, 5], retryable: (error) => !(error instanceof RangeError) },
+    );
+    await never.bus.publish(unhealthy);
+    await never.bus.drain(DRAIN);
+    expect(permanent).toBe(1);
+    expect(never.failures).toHaveLength(1);
+  });
+
+  it('close() drops the redeliveries still waiting, so drain ends', async () => {
+    let calls = 0;
+    const { bus } = harness(
+      {
+        'probe-members': async () => {
+          calls++;
+          throw new Error('fails');
+        },
+      },
+      { redeliveryDelaysMs: [60_000] },
+    );
+    await bus.publish(unhealthy);
+    await expect(bus.drain({ timeoutMs: 50 })).rejects.toThrow(/did not drain/);
+    bus.close();
+    await bus.drain({ timeoutMs: 50 });
+    expect(calls).toBe(1);
+    expect(bus.inFlight).toBe(0);
+  });
+
   it.each([
     ['MemberUnhealthy', 'probe-members'],
     ['RetryDue', 'probe-members'],

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { MAX_INCIDENT_VIEWS, withView } from '../../../functions/core/view-history.ts';
 import { parseEnvelope, parseEvent } from '../../../events/validate.ts';
 import { EVENT_SOURCE } from '../../../events/catalogue.ts';
 import { loadSample } from './samples.ts';
@@ -116,9 +117,9 @@ const invalid: InvalidCase[] = [
   {
     name: 'too many previous views',
     detailType: 'MembersProbed',
-    detail: { ...probed, previousViews: Array.from({ length: 11 }, () => probed.view) },
+    detail: { ...probed, previousViews: Array.from({ length: MAX_INCIDENT_VIEWS + 1 }, () => probed.view) },
     path: 'previousViews',
-    problem: /10/,
+    problem: new RegExp(String(MAX_INCIDENT_VIEWS)),
   },
   {
     name: 'unknown detail type',
@@ -128,6 +129,15 @@ const invalid: InvalidCase[] = [
     problem: /"MemberSad" is not a known detail type.*MemberUnhealthy/,
   },
 ];
+
+describe('the view history', () => {
+  it('every history the store keeps travels on MembersProbed: one cap for both', () => {
+    let views = [probed.view];
+    for (let i = 0; i < 3 * MAX_INCIDENT_VIEWS; i++) views = withView(views, probed.view);
+    expect(views).toHaveLength(MAX_INCIDENT_VIEWS);
+    expect(parseEvent('MembersProbed', { ...probed, previousViews: views }).ok).toBe(true);
+  });
+});
 
 describe('parseEvent rejects', () => {
   it.each(invalid)('$name', ({ detailType, detail, path, problem }) => {

@@ -19,11 +19,12 @@ describe('local runtime start-up', () => {
 
   let handlerErrors: unknown[];
 
-  const start = async () => {
+  const start = async (etcdFor: () => ClusterEtcd = silentEtcd) => {
     runtime = await createLocalRuntime({
       statePath: dir.file('state.sqlite'),
       directory: createStaticDirectory([{ clusterId: 'c1', endpoints: ['http://127.0.0.1:1'], policy: parsePolicy() }]),
-      etcdFor: silentEtcd,
+      etcdFor,
+      redeliveryDelaysMs: [10, 10],
       logLevel: 'SILENT',
       onHandlerError: (_fn, error) => handlerErrors.push(error),
     });
@@ -121,5 +122,45 @@ describe('local runtime start-up', () => {
     expect(String(handlerErrors[0])).toContain('elsewhere');
     expect(retryDues(incidentId)).toEqual([1]);
     expect(await rt.store.dueTimers(Number.MAX_SAFE_INTEGER)).toEqual([]);
+  });
+
+  it('a step failing on every delivery is delivered three times, then its incident resumes later (STEP_FAILED), not stranded', async () => {
+    let probes = 0;
+    const failingEtcd = (): ClusterEtcd =>
+      ({
+        prober: {
+          probe: () => {
+            probes++;
+            return Promise.reject(new Error('prober exploded'));
+          },
+        },
+      }) as unknown as ClusterEtcd;
+    const rt = await start(failingEtcd);
+    const now = new Date().toISOString();
+    await rt.submit({ clusterId: 'c1', target: { memberName: 'etcd1' }, reason: 'r', source: 'test', observedAt: now, at: now });
+
+    await waitFor(async () => (await rt.store.listIncidents())[0]?.attempt === 1, 'the incident to resume at attempt 1');
+    expect(probes).toBe(3);
+    const [incident] = await rt.store.listIncidents();
+    expect(incident).toMatchObject({ state: 'open', attempt: 1, waits: 0 });
+    const journal = await rt.store.journal(incident!.incidentId);
+    expect(journal.find((e) => e.step === 'step-failed')?.detail).toMatch(/^probe-members failed on every delivery of MemberUnhealthy \(attempt 0\): prober exploded; resumed at attempt 1 at /);
+    const timers = await rt.store.dueTimers(Number.MAX_SAFE_INTEGER);
+    expect(timers.map((t) => (t.payload as { detail: { attempt: number; reason: string } }).detail)).toEqual([expect.objectContaining({ attempt: 1, reason: 'STEP_FAILED' })]);
+    expect(handlerErrors).toHaveLength(1);
+  });
+
+  it('a report that failed on every delivery before any incident was opened is kept as a dead letter', async () => {
+    const rt = await start();
+    // The store refuses to open incidents: nothing exists that could be resumed or blocked.
+    rt.store.openOrJoin = () => Promise.reject(new Error('disk full'));
+    const now = new Date().toISOString();
+    await rt.submit({ clusterId: 'c1', target: { memberName: 'etcd1' }, reason: 'r', source: 'test', observedAt: now, at: now });
+
+    await waitFor(async () => (await rt.store.listDeadLetters()).length === 1, 'the dead letter');
+    const [dead] = await rt.store.listDeadLetters();
+    expect(dead).toMatchObject({ source: 'probe-members handler', detailType: 'MemberUnhealthy' });
+    expect(dead!.error).toBe('failed on every delivery, and no incident was opened: disk full');
+    expect(JSON.parse(dead!.payload)).toMatchObject({ detail: { target: { memberName: 'etcd1' } } });
   });
 });
