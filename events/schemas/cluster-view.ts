@@ -58,6 +58,7 @@ const leaderViewSchema = z.object({
 const quorumFiguresSchema = z.object({
   voting: count,
   healthyVoting: count,
+  votingUp: count,
   size: count,
   ok: z.boolean(),
 });

@@ -1,7 +1,7 @@
 // The quorum gate: may this member be removed without losing quorum?
-// Cluster API's targetEtcdClusterHealthy, made stricter: a member we cannot reach counts as
-// unhealthy (except the target, which we may merely be cut off from), and the cluster must hold
-// quorum now, not only after the removal.
+// Cluster API's targetEtcdClusterHealthy, made stricter: a member other than the target that we
+// cannot reach counts as unhealthy after the removal, and the cluster must hold quorum now, by the
+// view's one rule (quorumFigures), not only after the removal.
 import type { ReasonCode } from './decision.ts';
 import { describeMember, quorumSize, type ClusterView, type MemberView } from './view.ts';
 import type { MemberId } from './types.ts';
@@ -83,12 +83,13 @@ export function quorumGate(view: ClusterView, targetId: MemberId): GateResult {
       `${name} is the last voting member; blocked, removing it would destroy the cluster.`,
     );
   }
-  // The target counts as healthy here: we may only be cut off from it.
-  if (votingNow - sick.length < figures.neededNow) {
+  // One rule with the view's own figures: a removal is a change etcd must commit by quorum.
+  const { quorum } = view;
+  if (!quorum.ok) {
     return result(
       false,
       'NO_QUORUM',
-      `The cluster has no quorum now: at most ${votingNow - sick.length} of ${votingNow} voting members are healthy, below the quorum of ${figures.neededNow}${sickTail}; blocked, removing ${name} cannot help until they are back.`,
+      `The cluster has no quorum now: ${quorum.votingUp} of ${votingNow} voting members are up, below the quorum of ${quorum.size}${sickTail}; blocked, removing ${name} cannot help until they are back.`,
     );
   }
   if (figures.healthyAfter < figures.needed) {

@@ -29,8 +29,14 @@ export interface LeaderView {
 export interface QuorumFigures {
   voting: number;
   healthyVoting: number;
+  /**
+   * Voting members up as far as we can tell: the healthy ones, plus the leader the answering
+   * members agree on when we cannot reach it ourselves (its heartbeats reach them, so it votes).
+   */
+  votingUp: number;
   /** Votes needed for quorum: floor(voting/2)+1. */
   size: number;
+  /** votingUp ≥ size: the one rule for "the cluster holds quorum now", for the view and the gate. */
   ok: boolean;
 }
 
@@ -83,18 +89,20 @@ export function leaderView(members: MemberView[]): LeaderView {
   return view;
 }
 
-export function buildClusterView(sample: ProbeSample): ClusterView {
-  const members = sample.members.map(toMemberView);
+export function quorumFigures(members: MemberView[], leader: LeaderView): QuorumFigures {
   const voting = members.filter((m) => !m.isLearner);
   const healthyVoting = voting.filter((m) => m.healthy).length;
+  // Only when we cannot reach it: a leader we reach is judged by what it says itself.
+  const leaderSeenThroughOthers = leader.consensus === 'agreed' && voting.some((m) => m.id === leader.id && !m.reachable);
+  const votingUp = healthyVoting + (leaderSeenThroughOthers ? 1 : 0);
   const size = quorumSize(voting.length);
-  return {
-    at: sample.at,
-    members,
-    leader: leaderView(members),
-    quorum: { voting: voting.length, healthyVoting, size, ok: voting.length > 0 && healthyVoting >= size },
-    listFailures: sample.listFailures,
-  };
+  return { voting: voting.length, healthyVoting, votingUp, size, ok: voting.length > 0 && votingUp >= size };
+}
+
+export function buildClusterView(sample: ProbeSample): ClusterView {
+  const members = sample.members.map(toMemberView);
+  const leader = leaderView(members);
+  return { at: sample.at, members, leader, quorum: quorumFigures(members, leader), listFailures: sample.listFailures };
 }
 
 /** A member list answered and does not hold `id`: the member was removed. No list proves nothing. */

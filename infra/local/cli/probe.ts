@@ -47,7 +47,7 @@ export function probeJson({ view }: Probed) {
       alarms: m.status?.alarms ?? [],
     })),
     leader: { id: view.leader.id ?? null, name: view.leader.name ?? null, consensus: view.leader.consensus, term: view.leader.term ?? null },
-    quorum: { voting: view.quorum.voting, healthy: view.quorum.healthyVoting, size: view.quorum.size, ok: view.quorum.ok },
+    quorum: { voting: view.quorum.voting, healthy: view.quorum.healthyVoting, up: view.quorum.votingUp, size: view.quorum.size, ok: view.quorum.ok },
   };
 }
 
@@ -75,7 +75,9 @@ export function renderProbe({ view, sample }: Probed): string {
       : leader.consensus === 'split'
         ? `leader: split (${leader.reports.map((r) => `${nameOf(view, r.memberId)} sees ${nameOf(view, r.leaderId)}`).join(', ')})`
         : 'leader: none (no member that answered sees a leader)';
-  const quorumLine = `quorum: ${quorum.healthyVoting} of ${quorum.voting} voting members healthy, ${quorum.size} needed: ${quorum.ok ? 'ok' : 'LOST'}`;
+  // The leader may answer its followers but not us: it still votes, and the line says so.
+  const alsoUp = quorum.votingUp > quorum.healthyVoting ? `, ${quorum.votingUp} up (the leader answers its followers, not us)` : '';
+  const quorumLine = `quorum: ${quorum.healthyVoting} of ${quorum.voting} voting members healthy${alsoUp}, ${quorum.size} needed: ${quorum.ok ? 'ok' : 'LOST'}`;
   return `${table(header, rows)}\n${leaderLine}; ${quorumLine}`;
 }
 

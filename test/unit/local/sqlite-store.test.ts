@@ -15,7 +15,7 @@ const view = (at: number): ClusterView => ({
   at,
   members: [],
   leader: { consensus: 'none', reports: [] },
-  quorum: { voting: 3, healthyVoting: 2, size: 2, ok: true },
+  quorum: { voting: 3, healthyVoting: 2, votingUp: 2, size: 2, ok: true },
   listFailures: [],
 });
 
