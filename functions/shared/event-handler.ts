@@ -25,15 +25,22 @@ export const createLogger = (serviceName: string): Logger => new Logger({ servic
 /** What Lambda (or the local runtime) calls: raw JSON in, the work's result out. */
 export type LambdaHandler<R> = (event: unknown, context: Context) => Promise<R>;
 
+/**
+ * The handler's Powertools logger is the one logger of the invocation: the work logs through it
+ * (as deps.log), so every line carries the Lambda context, and the incident id once the event is
+ * parsed. A deps.log that is not a Powertools Logger (a test's silent one) is wrapped by a new one.
+ */
 export function eventHandler<F extends FunctionName, R>(
   functionName: F,
-  deps: Deps & { logger?: Logger },
+  deps: Deps,
   work: (deps: Deps, event: EventEnvelope<DetailTypesFor<F>>) => Promise<R>,
 ): LambdaHandler<R> {
-  const logger = deps.logger ?? createLogger(functionName);
+  const logger = deps.log instanceof Logger ? deps.log : createLogger(functionName);
+  const invocationDeps: Deps = { ...deps, log: logger };
   const schema = eventBridgeSchemaFor(subscriptionsOf(functionName));
   const handler = middy()
-    .use(injectLambdaContext(logger))
+    // resetKeys: the incident id appended below is this invocation's only.
+    .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(parser({ schema, safeParse: true }))
     .handler(async (parsed) => {
       if (!parsed.success) {
@@ -51,7 +58,9 @@ export function eventHandler<F extends FunctionName, R>(
         throw new InvalidEventError(summary, dead.id);
       }
       const event = fromEventBridgeEvent(parsed.data as { 'detail-type': DetailTypesFor<F>; detail: unknown });
-      return work(deps, event);
+      const { incidentId, attempt } = event.detail as { incidentId?: string; attempt?: number };
+      logger.appendKeys({ ...(incidentId ? { incidentId } : {}), ...(attempt !== undefined ? { attempt } : {}) });
+      return work(invocationDeps, event);
     });
   // The parser types the event after parsing; the caller hands over raw JSON, as Lambda does.
   return handler as unknown as LambdaHandler<R>;

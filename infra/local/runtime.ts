@@ -79,7 +79,7 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
   const log = new Logger({ serviceName: 'etcd-remediator', logLevel });
 
   // The bus and scheduler refer to each other through deps; both exist before any event flows.
-  const deps = {} as Deps & { logger?: Logger };
+  const deps = {} as Deps;
   const scheduler = createTimerScheduler({
     store,
     clock,
@@ -98,10 +98,10 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
   });
 
   // Each function gets its handler built once, as a Lambda cold start would, on first use.
-  const invoke = (name: FunctionName, create: (deps: Deps & { logger: Logger }) => LambdaHandler<unknown>) => {
+  const invoke = (name: FunctionName, create: (deps: Deps) => LambdaHandler<unknown>) => {
     let handler: LambdaHandler<unknown> | undefined;
     return async (event: EventEnvelope) => {
-      handler ??= create({ ...deps, logger: new Logger({ serviceName: name, logLevel }) });
+      handler ??= create({ ...deps, log: new Logger({ serviceName: name, logLevel }) });
       await handler(toEventBridgeEvent(event), localContext(name));
     };
   };

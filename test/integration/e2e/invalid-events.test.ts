@@ -17,7 +17,7 @@ const at = '2026-01-01T00:00:00Z';
 
 /** Only what an invalid event reaches: the dead-letter store and the clock. */
 const quietDeps = (runtime: LocalRuntime) =>
-  ({ store: runtime.store, clock: { now: () => Date.now() }, logger: new Logger({ logLevel: 'SILENT' }) }) as unknown as Deps;
+  ({ store: runtime.store, clock: { now: () => Date.now() }, log: new Logger({ logLevel: 'SILENT' }) }) as unknown as Deps;
 const valid = { clusterId: 'c1', target: { memberName: 'etcd-0' }, reason: 'r', source: 'test', observedAt: at, at };
 
 describe('invalid events', () => {
