@@ -163,4 +163,13 @@ describe('local runtime start-up', () => {
     expect(dead!.error).toBe('failed on every delivery, and no incident was opened: disk full');
     expect(JSON.parse(dead!.payload)).toMatchObject({ detail: { target: { memberName: 'etcd1' } } });
   });
+
+  it('stop() ends a wait for an outcome at once, instead of an hour later', async () => {
+    const rt = await start();
+    const waiting = rt.waitForOutcome({ clusterId: 'c1' }, 3_600_000);
+    await rt.stop({ drainTimeoutMs: 100 });
+    runtime = undefined;
+    // Without the fix this waits out the hour, and the test its own timeout.
+    await expect(waiting).rejects.toThrow('the runtime stopped before an outcome for cluster c1');
+  });
 });
