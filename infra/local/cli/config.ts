@@ -29,7 +29,7 @@ const duration = z.unknown().transform((value, ctx) => {
   return z.NEVER;
 });
 
-const DURATIONS = ['grace', 'electionTimeout', 'callTimeout', 'incidentDeadline', 'retryPeriod', 'minHealthyPeriod'] as const;
+const DURATIONS = ['grace', 'electionTimeout', 'callTimeout', 'incidentDeadline', 'retryPeriod', 'minHealthyPeriod', 'snapshotTimeout', 'actuatorTimeout', 'lockLease'] as const;
 
 // Each duration may be written as `grace: "60s"` or as the policy's own `graceMs`.
 const durationFields = Object.fromEntries(DURATIONS.flatMap((name) => [[name, duration.optional()], [`${name}Ms`, duration.optional()]])) as Record<

@@ -2,6 +2,7 @@
 // as JSON lines on stdin, runs each through the pipeline, and prints one JSON line per outcome.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { isTerminalEvent } from '../../../events/catalogue.ts';
 import { createLocalRuntime } from '../runtime.ts';
 import { createStaticDirectory } from '../static-directory.ts';
 import { parseFlags, requiredFlag, UsageError } from './args.ts';
@@ -10,7 +11,7 @@ import { createIntake, refuseTooLarge, type IntakeReply, type Refusal } from './
 import { splitLines } from './lines.ts';
 import { EXIT } from './output.ts';
 import { showProgress } from './progress.ts';
-import { isOutcome, resultOf } from './result.ts';
+import { resultOf } from './result.ts';
 import { untilSignal } from './signals.ts';
 
 export const help = `usage: etcd-remediator run --config FILE
@@ -33,6 +34,10 @@ FILE (JSON; paths are relative to it):
                                "backoff": { "base": "5s", "cap": "5m" },
                                "allowRemoveWithoutLeaderMove": true, "maxAttempts": 10 } }] }
   listen must be a loopback address; port 0 picks a free port (printed on stderr).
+  policy durations ("60s", "1h30m", or milliseconds as <name>Ms): grace, electionTimeout,
+    callTimeout, incidentDeadline, retryPeriod, minHealthyPeriod, snapshotTimeout,
+    actuatorTimeout, lockLease, backoff.base, backoff.cap; and allowRemoveWithoutLeaderMove,
+    maxAttempts, maxRetry, pathOrder, maxImmediateReprobes, dryRun, snapshotBeforeRemove.
 
   --config FILE   the config file (required)`;
 
@@ -130,7 +135,7 @@ export async function run(argv: string[]): Promise<number> {
   });
   const pending = new Set<Promise<void>>();
   const unsubscribe = runtime.bus.subscribe((event) => {
-    if (!isOutcome(event)) return;
+    if (!isTerminalEvent(event)) return;
     const output = resultOf(runtime.store, event)
       .then((result) => void process.stdout.write(`${JSON.stringify(result)}\n`))
       .catch((error: unknown) => void process.stderr.write(`cannot report incident ${event.detail.incidentId}: ${String(error)}\n`))
