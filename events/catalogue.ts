@@ -59,7 +59,7 @@ export const isDetailType = (value: unknown): value is DetailType =>
 export const functionNames = ['probe-members', 'move-leader', 'schedule-retry', 'remediate'] as const;
 export type FunctionName = (typeof functionNames)[number];
 
-/** Detail type → the functions it triggers. Outcomes nobody acts on are terminal and route nowhere. */
+/** Detail type → the functions it triggers. Outcomes and informational events route nowhere. */
 export const routes = {
   MemberUnhealthy: ['probe-members'],
   RetryDue: ['probe-members'],
@@ -72,13 +72,20 @@ export const routes = {
   RemediationCompleted: [],
 } as const satisfies Record<DetailType, readonly FunctionName[]>;
 
-/** Said explicitly rather than inferred, so a forgotten route is a test failure, not a silent sink. */
-export const terminalDetailTypes = [
-  'LeaderMoved',
-  'RemediationBlocked',
-  'RemediationFailed',
-  'RemediationCompleted',
-] as const satisfies readonly DetailType[];
+/**
+ * An incident's outcomes: each ends it, and nobody acts on it. The one list the runtime, the CLI
+ * and the tests read. Said explicitly rather than inferred from the routes, so a forgotten route
+ * is a test failure, not a silent sink.
+ */
+export const terminalDetailTypes = ['RemediationBlocked', 'RemediationFailed', 'RemediationCompleted'] as const satisfies readonly DetailType[];
+
+export type TerminalDetailType = (typeof terminalDetailTypes)[number];
+
+/** Said for the record (progress, timelines): routes nowhere and ends nothing. */
+export const informationalDetailTypes = ['LeaderMoved'] as const satisfies readonly DetailType[];
+
+export const isTerminalEvent = (event: EventEnvelope): event is EventEnvelope<TerminalDetailType> =>
+  (terminalDetailTypes as readonly DetailType[]).includes(event.detailType);
 
 /**
  * Function → the detail types it may publish. RetryDue is published on schedule-retry's behalf by

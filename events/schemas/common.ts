@@ -1,6 +1,6 @@
 // Building blocks shared by every event detail.
 import { z } from 'zod';
-import { reasonCodes } from '../../functions/core/decision.ts';
+import { reasonCodes } from '../../functions/core/reason-table.ts';
 
 /** Most ids and names fit here; longer strings are a producer bug, not data. */
 const SHORT = 253;
@@ -24,9 +24,9 @@ export const attemptSchema = z.number().int('must be an integer').min(0, 'must b
 export const pathNameSchema = z.enum(['direct', 'port-forward', 'exec']);
 
 export const reasonCodeSchema = z.enum(reasonCodes, {
-  // Thirty-odd codes make zod's "expected one of" list unreadable in a log line.
+  // Some forty codes make zod's "expected one of" list unreadable in a log line.
   error: (issue) =>
-    issue.input === undefined ? 'is required' : `${JSON.stringify(issue.input)} is not a known reason code (see functions/core/decision.ts)`,
+    issue.input === undefined ? 'is required' : `${JSON.stringify(issue.input)} is not a known reason code (see functions/core/reason-table.ts)`,
 });
 
 /** JSON-safe facts behind a decision: which member, which path, what etcd said. */

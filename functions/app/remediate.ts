@@ -4,6 +4,7 @@
 import type { DetailOf } from '../../events/catalogue.ts';
 import { backoffDelay } from '../core/backoff.ts';
 import type { Decision } from '../core/decision.ts';
+import { leaderMoveOf } from '../core/leader-move.ts';
 import { withView } from '../core/view-history.ts';
 import { describeMember, memberGone, type ClusterView } from '../core/view.ts';
 import type { ReplaceRequest, ReplaceResult } from '../ports/actuator.ts';
@@ -217,9 +218,7 @@ async function complete(deps: Deps, incident: Incident, leader: { id: string; na
   const now = deps.clock.now();
   const journal = await deps.store.journal(incident.incidentId);
   const timeline = journal.map((e) => ({ at: iso(e.at), step: e.step, detail: typeof e.detail === 'string' ? e.detail : JSON.stringify(e.detail ?? '') }));
-  // A move made on an earlier attempt still counts, though a re-approval found a follower.
-  const moved = journal.some((e) => e.step === 'leader-moved');
-  const leaderMove = moved ? 'moved' : incident.lastDecision?.kind === 'approve' ? incident.lastDecision.leaderMove : 'skipped';
+  const leaderMove = leaderMoveOf(journal, incident.lastDecision);
   // Keyed by the removal's time, so a retried completion records it once.
   await deps.store.recordRemediation(incident.clusterId, incident.targetKey, await removedAt(deps, incident.incidentId));
   const detail = { ...envelopeOf(incident, now), target: memberRef(incident), leaderMove, newLeader: leader, timeline };

@@ -1,6 +1,7 @@
 // Step 4 of remediation: MemberRemove through the healthiest non-target member.
 import { classifyFailure } from '../core/classify.ts';
 import { rankMoveCandidates } from '../core/candidates.ts';
+import { credentialProblem } from '../core/credentials.ts';
 import type { ReasonCode } from '../core/decision.ts';
 import { describeMember, type ClusterView } from '../core/view.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
@@ -17,7 +18,10 @@ export async function removeMember(deps: Deps, cluster: ClusterEntry, view: Clus
   const target = view.members.find((m) => m.id === targetId);
   const name = target ? describeMember(target) : targetId;
   const failures: string[] = [];
-  let lastReason: ReasonCode = 'NO_MOVE_CANDIDATE';
+  /** Every path asked and how it failed, in the classification's terms, to tell a credential problem. */
+  const tried: Parameters<typeof credentialProblem>[0] = [];
+  // Said when no member could be asked at all; a failure from one that was asked replaces it.
+  let lastReason: ReasonCode = 'NO_HEALTHY_MEMBER';
   // The member with the highest applied index and lowest latency is the one most likely to answer.
   for (const via of rankMoveCandidates(view, targetId)) {
     for (const p of via.paths.filter((x) => x.reachability === 'ok')) {
@@ -33,10 +37,17 @@ export async function removeMember(deps: Deps, cluster: ClusterEntry, view: Clus
           return { kind: 'block', reason: row.reason, message: `Removing ${name} was refused by ${said}; blocked, ${row.next}.`, failures: [said] };
         }
         failures.push(said);
+        const reachability = row.reason === 'AUTH_FAILED' ? 'auth' : row.reason === 'TLS_FAILED' ? 'tls' : error.failure.kind;
+        tried.push({ path: p.path, endpoint: p.endpoint, reachability, failure: error.failure });
         lastReason = row.reason;
         if (row.class !== 'next-path') break;
       }
     }
+  }
+  // Every member refused our credentials: waiting will not help, as the planner and the move say too.
+  const problem = credentialProblem(tried);
+  if (problem) {
+    return { kind: 'block', reason: problem.reason, message: `Removing ${name} failed on credentials on every healthy member (${problem.failures}); blocked, fix ${problem.credential}.`, failures };
   }
   return {
     kind: 'retry',

@@ -1,6 +1,6 @@
 // schedule-retry: advance the incident to its next attempt and ask the scheduler for a RetryDue.
 import type { DetailOf } from '../../events/catalogue.ts';
-import { waitingReasons, type ReasonCode } from '../core/decision.ts';
+import { waitingReasons, type ReasonCode } from '../core/reason-table.ts';
 import type { Incident, IncidentPatch, OutboxEntry } from '../ports/incident-store.ts';
 import type { Deps } from './deps.ts';
 import { iso, journaling } from './incident-events.ts';

@@ -25,11 +25,23 @@ export interface ClassificationRow {
   next: string;
 }
 
-/** gRPC status codes we match on. */
+/** gRPC status codes by name, as grpc-js numbers them: the rows match on some, the etcd adapter reads them all. */
 export const grpcCode = {
+  CANCELLED: 1,
+  UNKNOWN: 2,
+  INVALID_ARGUMENT: 3,
   DEADLINE_EXCEEDED: 4,
+  NOT_FOUND: 5,
+  ALREADY_EXISTS: 6,
   PERMISSION_DENIED: 7,
+  RESOURCE_EXHAUSTED: 8,
+  FAILED_PRECONDITION: 9,
+  ABORTED: 10,
+  OUT_OF_RANGE: 11,
+  UNIMPLEMENTED: 12,
+  INTERNAL: 13,
   UNAVAILABLE: 14,
+  DATA_LOSS: 15,
   UNAUTHENTICATED: 16,
 } as const;
 

@@ -1,9 +1,12 @@
 // The preconditions of plan(), in the order they are evaluated. Each either passes or decides,
 // like the checks of Cluster API's KubeadmControlPlane remediation.
-import type { Decision } from './decision.ts';
+import type { Decision, Evidence } from './decision.ts';
 import { block, retryAfterBackoff, retryAt, sentence, type PlanContext } from './plan-context.ts';
 import { credentialProblem } from './credentials.ts';
 import { describeDuration, describePath, describeTime } from './explain.ts';
+import { describeSelector } from './target.ts';
+import type { MemberId } from './types.ts';
+import type { ClusterView } from './view.ts';
 
 export type CheckResult = Decision | 'pass';
 
@@ -99,9 +102,43 @@ const clusterReachable: PlanCheck = {
   },
 };
 
+/** What an incident is after: its member once resolved, and how a sentence names it. */
+export interface WantedTarget {
+  memberId?: MemberId;
+  described: string;
+}
+
+/** TARGET_NOT_FOUND, whichever check finds it. */
+export function targetNotFound(view: ClusterView | undefined, wanted: WantedTarget, evidence: Evidence): Decision {
+  const members = (view?.members ?? []).map((m) => m.name || m.id).join(', ');
+  return {
+    kind: 'block',
+    reason: 'TARGET_NOT_FOUND',
+    message: `No etcd member matches ${wanted.described} (members: ${members || 'none'}); blocked, it may already be removed: check the member list.`,
+    evidence: { ...evidence, members },
+  };
+}
+
+/**
+ * The one check that decides TARGET_NOT_FOUND: for the planner, and for move-leader before it
+ * plans an incident whose selector matched no member (it has no member id to plan for). Only a
+ * member list that answered can say a member is missing; without one, the planner retries.
+ */
+export function checkTargetFound(view: ClusterView | undefined, wanted: WantedTarget, evidence: Evidence): CheckResult {
+  if (!view || view.members.length === 0) return 'pass';
+  if (wanted.memberId !== undefined && view.members.some((m) => m.id === wanted.memberId)) return 'pass';
+  return targetNotFound(view, wanted, evidence);
+}
+
+/** The planner's target, as the checks look for it. */
+export const plannedTarget = (ctx: PlanContext): WantedTarget => ({
+  memberId: ctx.input.targetId,
+  described: describeSelector({ memberId: ctx.input.targetId }),
+});
+
 const targetFound: PlanCheck = {
   name: 'target-found',
-  run: (ctx) => (ctx.target ? 'pass' : block(ctx, 'TARGET_NOT_FOUND', ctx.gate?.message ?? `${ctx.name} is not a member.`)),
+  run: (ctx) => checkTargetFound(ctx.view, plannedTarget(ctx), ctx.evidence),
 };
 
 const quorum: PlanCheck = {

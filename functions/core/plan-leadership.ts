@@ -8,6 +8,7 @@ import { backoffDelay } from './backoff.ts';
 import { describeDuration, describePaths, describeTime, listWords } from './explain.ts';
 import type { LeaderJudgement } from './evidence.ts';
 import { approve, block, retryAfterBackoff, retryAt, sentence, type PlanContext } from './plan-context.ts';
+import { plannedTarget, targetNotFound } from './plan-checks.ts';
 
 const nameOf = (ctx: PlanContext, id: string | undefined): string => describeMemberIn(ctx.view, id);
 
@@ -84,7 +85,9 @@ function leaderGone(ctx: PlanContext, j: LeaderJudgement): Decision {
 export function decideLeadership(ctx: PlanContext): Decision {
   const { target, judgement: j } = ctx;
   const { policy, now } = ctx.input;
-  if (!target || target.isLearner || !j) {
+  // The target-found check runs first; were it ever skipped, a missing target must not pass for a learner.
+  if (!target) return targetNotFound(ctx.view, plannedTarget(ctx), ctx.evidence);
+  if (target.isLearner) {
     return approve(
       ctx,
       'TARGET_IS_LEARNER',
@@ -92,6 +95,7 @@ export function decideLeadership(ctx: PlanContext): Decision {
       `${ctx.name} is a learner, which never leads and does not vote; removal is approved without a leader move.`,
     );
   }
+  if (!j) throw new Error('buildPlanContext judges every voting target');
   if (j.verdict === 'TARGET_NOT_LEADER') {
     const leader = `${nameOf(ctx, j.leaderId)}${j.term === undefined ? '' : ` at term ${j.term}`}`;
     const finding = j.leaderChanged

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { LogLevel } from '@aws-lambda-powertools/logger/types';
 import { Logger } from '@aws-lambda-powertools/logger';
-import { makeEvent, terminalDetailTypes, type DetailOf, type EventEnvelope, type FunctionName } from '../../events/catalogue.ts';
+import { isTerminalEvent, makeEvent, type DetailOf, type EventEnvelope, type FunctionName, type TerminalDetailType } from '../../events/catalogue.ts';
 import { parseEvent } from '../../events/validate.ts';
 import type { Deps } from '../../functions/app/deps.ts';
 import { stepFailed } from '../../functions/app/step-failed.ts';
@@ -46,7 +46,7 @@ export interface LocalRuntimeOptions {
   etcdFor?: Deps['etcdFor'];
 }
 
-export type TerminalEvent = EventEnvelope<(typeof terminalDetailTypes)[number]>;
+export type TerminalEvent = EventEnvelope<TerminalDetailType>;
 
 export interface LocalRuntime {
   readonly store: SqliteIncidentStore;
@@ -64,8 +64,6 @@ export interface LocalRuntime {
   stop(options?: { drainTimeoutMs?: number }): Promise<void>;
 }
 
-const isTerminal = (e: EventEnvelope): e is TerminalEvent =>
-  (terminalDetailTypes as readonly string[]).includes(e.detailType) && e.detailType !== 'LeaderMoved';
 
 /** Lambda waits about a minute, then two, between its retries; a local run need not wait as long. */
 const DEFAULT_REDELIVERY_DELAYS_MS = [1_000, 5_000];
@@ -233,7 +231,7 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
           reject(new Error(`no outcome for cluster ${match.clusterId} within ${timeoutMs} ms`));
         }, timeoutMs);
         const unsubscribe = bus.subscribe((event) => {
-          if (!isTerminal(event)) return;
+          if (!isTerminalEvent(event)) return;
           const d = event.detail;
           if (d.clusterId !== match.clusterId || (match.incidentId && d.incidentId !== match.incidentId)) return;
           end();

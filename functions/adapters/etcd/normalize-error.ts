@@ -1,36 +1,31 @@
 // Turns whatever etcd3 / grpc-js / the socket threw into one EtcdFailure.
 // Pure: the classification table downstream matches on etcd's own message, so that text is kept verbatim.
+// The one table of gRPC codes; aliased, since `grpcCode` below is the code a failure carries.
+import { grpcCode as GRPC } from '../../core/classification-table.ts';
 import type { EtcdFailure } from '../../core/types.ts';
 import { EtcdCallError } from '../../ports/etcd.ts';
-
-const GRPC = {
-  DEADLINE_EXCEEDED: 4,
-  PERMISSION_DENIED: 7,
-  UNAVAILABLE: 14,
-  UNAUTHENTICATED: 16,
-} as const;
 
 /** grpc-js formats every status error as "<code> <NAME>: <details>"; etcd3 keeps that text when it re-types the error. */
 const GRPC_PREFIX = /^(\d{1,2}) [A-Z_]+: /;
 
 /** etcd3 re-creates gRPC errors as its own classes and drops `code`; the class still tells the code. */
 const ETCD3_CLASS_CODES: Record<string, number> = {
-  GRPCCancelledError: 1,
-  GRPCUnknownError: 2,
-  GRPCInvalidArgumentError: 3,
-  GRPCDeadlineExceededError: 4,
-  GRPCNotFoundError: 5,
-  GRPCAlreadyExistsError: 6,
-  EtcdPermissionDeniedError: 7,
-  GRPCResourceExhastedError: 8,
-  GRPCFailedPreconditionError: 9,
-  GRPCAbortedError: 10,
-  GRPCOutOfRangeError: 11,
-  GRPCNotImplementedError: 12,
-  GRPCInternalError: 13,
-  GRPCUnavailableError: 14,
-  GRPCDataLossError: 15,
-  GRPCUnauthenticatedError: 16,
+  GRPCCancelledError: GRPC.CANCELLED,
+  GRPCUnknownError: GRPC.UNKNOWN,
+  GRPCInvalidArgumentError: GRPC.INVALID_ARGUMENT,
+  GRPCDeadlineExceededError: GRPC.DEADLINE_EXCEEDED,
+  GRPCNotFoundError: GRPC.NOT_FOUND,
+  GRPCAlreadyExistsError: GRPC.ALREADY_EXISTS,
+  EtcdPermissionDeniedError: GRPC.PERMISSION_DENIED,
+  GRPCResourceExhastedError: GRPC.RESOURCE_EXHAUSTED,
+  GRPCFailedPreconditionError: GRPC.FAILED_PRECONDITION,
+  GRPCAbortedError: GRPC.ABORTED,
+  GRPCOutOfRangeError: GRPC.OUT_OF_RANGE,
+  GRPCNotImplementedError: GRPC.UNIMPLEMENTED,
+  GRPCInternalError: GRPC.INTERNAL,
+  GRPCUnavailableError: GRPC.UNAVAILABLE,
+  GRPCDataLossError: GRPC.DATA_LOSS,
+  GRPCUnauthenticatedError: GRPC.UNAUTHENTICATED,
 };
 
 const AUTH_CLASSES = new Set(['EtcdAuthenticationFailedError', 'EtcdInvalidAuthTokenError', 'EtcdPermissionDeniedError', 'GRPCUnauthenticatedError']);

@@ -14,7 +14,7 @@ import { createStaticDirectory } from '../static-directory.ts';
 import { formatDuration } from './duration.ts';
 import { renderTimeline } from './output.ts';
 import { showProgress } from './progress.ts';
-import { electionOf, isOutcome, resultOf } from './result.ts';
+import { electionOf, resultOf } from './result.ts';
 
 const GRACE_MS = 3_000;
 const WIDTH = 190;
@@ -78,7 +78,6 @@ try {
     );
     const ended = await outcome;
     progress.stop();
-    if (!isOutcome(ended)) throw new Error(`unexpected final event ${ended.detailType}`);
     const result = await resultOf(runtime.store, ended);
     const journal = await runtime.store.journal(incidentId);
     out();

@@ -17,7 +17,7 @@ export interface CliResult {
   clusterId: string;
   target: { memberId: string; name: string };
   outcome: Outcome;
-  /** A reason code (functions/core/decision.ts), or REMEDIATED when no approval is on record. */
+  /** A reason code (functions/core/reason-table.ts), or REMEDIATED when no approval is on record. */
   reason: string;
   message: string;
   leaderMove: LeaderMove;

@@ -5,6 +5,8 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Decision, LeaderMove } from '../../../functions/core/decision.ts';
 import { plan } from '../../../functions/core/plan.ts';
+import { checkTargetFound } from '../../../functions/core/plan-checks.ts';
+import { reasonRow } from '../../../functions/core/reason-table.ts';
 import type { Policy } from '../../../functions/core/policy.ts';
 import { findMember, type ClusterView } from '../../../functions/core/view.ts';
 import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
@@ -57,7 +59,7 @@ export function planInputsFromFlags(values: Record<string, string | boolean | un
 const iso = (at: number) => new Date(at).toISOString();
 
 /** A second sample settles these; any other first decision is final. */
-const wantsSecondSample = (d: Decision) => d.kind === 'retry' && (d.reason === 'LEADER_UNREACHABLE_UNCONFIRMED' || d.reason === 'ELECTION_IN_PROGRESS');
+const wantsSecondSample = (d: Decision) => d.kind === 'retry' && reasonRow(d.reason).settledByResample === true;
 
 function impliedLeaderMove(d: Decision, view: ClusterView, targetId: string, policy: Policy): LeaderMove {
   if (d.kind === 'approve') return d.leaderMove;
@@ -91,20 +93,27 @@ export async function planNow(cluster: ClusterEntry & { policy: Policy }, ref: s
     const target = findMember(first.view, ref);
     const base = { incidentId: randomUUID(), clusterId: cluster.clusterId };
     if (!target) {
-      const names = first.view.members.map((m) => m.name || m.id).join(', ');
-      const none = first.view.members.length === 0;
+      const evidence = { listFailures: first.sample.listFailures };
+      const found = checkTargetFound(first.view, { described: `name or id ${ref}` }, evidence);
+      // With no member list at all nothing is known of the target: the endpoints are what to check.
+      const said =
+        found === 'pass'
+          ? {
+              reason: 'CLUSTER_UNREACHABLE' as const,
+              message: `No endpoint of cluster ${cluster.clusterId} answered a member list; nothing can be planned, check the endpoints.`,
+              evidence: { ...evidence, members: '' },
+            }
+          : found;
       return {
         ...base,
         // No member matched, so no id is known: a hex-looking name is not one.
         target: { memberId: '0', name: ref },
         outcome: 'blocked',
-        reason: none ? 'CLUSTER_UNREACHABLE' : 'TARGET_NOT_FOUND',
-        message: none
-          ? `No endpoint of cluster ${cluster.clusterId} answered a member list; nothing can be planned, check the endpoints.`
-          : `No etcd member is named or numbered ${ref} (members: ${names}); nothing to remediate.`,
+        reason: said.reason,
+        message: said.message,
         leaderMove: 'not-needed',
         timeline,
-        evidence: { members: names, listFailures: first.sample.listFailures },
+        evidence: said.evidence,
       };
     }
     const decide = () =>

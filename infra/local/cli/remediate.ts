@@ -12,7 +12,7 @@ import { openClusterProbe } from './cluster-probe.ts';
 import { EXIT, printResult } from './output.ts';
 import { help as planHelp, planInputsFromFlags, planNow, planOptions } from './plan.ts';
 import { showProgress } from './progress.ts';
-import { isOutcome, resultOf } from './result.ts';
+import { resultOf } from './result.ts';
 import { untilSignal } from './signals.ts';
 
 const options = { ...planOptions, 'dry-run': { type: 'boolean' }, state: { type: 'string' } } as const;
@@ -122,7 +122,6 @@ export async function run(argv: string[]): Promise<number> {
       process.stderr.write(`interrupted (${ended}): incident ${incidentId} stays open in ${statePath}; run again with --state ${statePath} to resume\n`);
       return 130;
     }
-    if (!isOutcome(ended)) throw new Error(`unexpected final event ${ended.detailType}`);
     return printResult(await resultOf(runtime.store, ended), json);
   } finally {
     progress?.stop();

@@ -1,16 +1,14 @@
 // The result of one incident, from its terminal event and what the store kept: shared by
 // remediate, run and status.
-import type { EventEnvelope } from '../../../events/catalogue.ts';
-import { reasonCodes, type LeaderMove, type ReasonCode } from '../../../functions/core/decision.ts';
+import type { EventEnvelope, TerminalDetailType } from '../../../events/catalogue.ts';
+import { leaderMoveOf } from '../../../functions/core/leader-move.ts';
+import { isReasonCode, type ReasonCode } from '../../../functions/core/reason-table.ts';
 import type { Incident, IncidentStore, JournalEntry } from '../../../functions/ports/incident-store.ts';
 import { formatDuration } from './duration.ts';
 import { detailText, type CliResult, type TimelineEntry } from './output.ts';
 
 /** An incident's last word: removed, blocked or failed. */
-export type OutcomeEvent = EventEnvelope<'RemediationCompleted' | 'RemediationBlocked' | 'RemediationFailed'>;
-
-export const isOutcome = (event: EventEnvelope): event is OutcomeEvent =>
-  event.detailType === 'RemediationCompleted' || event.detailType === 'RemediationBlocked' || event.detailType === 'RemediationFailed';
+export type OutcomeEvent = EventEnvelope<TerminalDetailType>;
 
 export const timelineOf = (journal: JournalEntry[]): TimelineEntry[] =>
   journal.map((e) => ({ at: new Date(e.at).toISOString(), step: e.step, detail: detailText(e.detail) }));
@@ -33,16 +31,10 @@ export function electionOf(journal: JournalEntry[]): Election | undefined {
   }
 }
 
-const leaderMoveOf = (incident: Incident | undefined, journal: JournalEntry[]): LeaderMove => {
-  if (journal.some((e) => e.step === 'leader-moved')) return 'moved';
-  const last = incident?.lastDecision;
-  return last?.kind === 'approve' ? last.leaderMove : 'not-needed';
-};
-
 /** A decision's reason as publishDecision journals it: `${reason}: ${message}`. */
 function journaledReason(entry: JournalEntry): ReasonCode | undefined {
   const code = typeof entry.detail === 'string' ? /^([A-Z_]+): /.exec(entry.detail)?.[1] : undefined;
-  return (reasonCodes as readonly string[]).includes(code ?? '') ? (code as ReasonCode) : undefined;
+  return code !== undefined && isReasonCode(code) ? code : undefined;
 }
 
 /** Said when no approval is on record: not a reason code, since nothing we kept says why. */
@@ -107,7 +99,7 @@ export async function resultOf(store: IncidentStore, event: OutcomeEvent): Promi
     outcome: event.detailType === 'RemediationBlocked' ? 'blocked' : 'failed',
     reason: event.detail.reason,
     message: event.detail.message,
-    leaderMove: leaderMoveOf(incident, journal),
+    leaderMove: leaderMoveOf(journal, incident?.lastDecision),
     timeline,
     evidence: event.detail.evidence,
   };

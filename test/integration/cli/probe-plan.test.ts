@@ -6,7 +6,7 @@ import { jsonOf, runCli } from './support.ts';
 interface ProbeJson {
   members: { name: string; id: string; reachable: boolean; leader: { id: string } | null; term: number | null; learner: boolean }[];
   leader: { id: string | null; name: string | null; consensus: string };
-  quorum: { voting: number; healthy: number; size: number; ok: boolean };
+  quorum: { voting: number; healthy: number; up: number; size: number; ok: boolean };
 }
 
 interface ResultJson {
@@ -38,7 +38,7 @@ describe('probe and plan on a lab', () => {
     expect(probe.members.map((m) => m.name).sort()).toEqual(['etcd1', 'etcd2', 'etcd3']);
     expect(probe.members.every((m) => m.reachable && m.leader?.id === leader.id && !m.learner)).toBe(true);
     expect(probe.leader).toMatchObject({ id: leader.id, name: leader.name, consensus: 'agreed' });
-    expect(probe.quorum).toEqual({ voting: 3, healthy: 3, size: 2, ok: true });
+    expect(probe.quorum).toEqual({ voting: 3, healthy: 3, up: 3, size: 2, ok: true });
   });
 
   it('probe prints a table and the leader and quorum line', async () => {

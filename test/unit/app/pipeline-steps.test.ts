@@ -122,6 +122,24 @@ describe('move-leader', () => {
     expect(h.events.filter((e) => e.detailType === 'RemediationBlocked')).toEqual([]);
   });
 
+  it('a resume after an election retry keeps the label of the approval, not of the retry', async () => {
+    h = harness();
+    h.setSample((at) => sample(at, three(0)));
+    const { incident } = await openAndDecide('etcd-1');
+    // remediate removed the follower, then found no leader yet and asked for a retry.
+    await h.deps.store.markStep(incident.incidentId, { at: h.clock.now(), step: 'member-removed', detail: 'test' });
+    const current = (await h.deps.store.getIncident(incident.incidentId))!;
+    await h.deps.store.updateIncident(
+      incident.incidentId,
+      { lastDecision: { kind: 'retry', at: h.clock.now(), reprobeNow: false, reason: 'ELECTION_IN_PROGRESS', message: 'no leader yet', evidence: {} } },
+      { expectVersion: current.version, now: h.clock.now() },
+    );
+    h.setSample((at) => sample(at, [{ i: 0, leader: 0 }, { i: 2, leader: 0 }]));
+    await resumeAndProbe(incident.incidentId);
+    const decision = await moveLeader(h.deps, h.lastOf('MembersProbed'));
+    expect(decision).toMatchObject({ kind: 'approve', reason: 'TARGET_IS_FOLLOWER', leaderMove: 'not-needed' });
+  });
+
   it('ends a resumed remediation that outlives the incident deadline instead of looping', async () => {
     h = harness({ incidentDeadlineMs: 60_000 });
     h.setSample((at) => sample(at, three(0)));

@@ -4,6 +4,7 @@ import { plan } from '../../../functions/core/plan.ts';
 import type { EtcdFailure, PathName } from '../../../functions/core/types.ts';
 import { NO_LEADER } from '../../../functions/core/types.ts';
 import { backoffDelay } from '../../../functions/core/backoff.ts';
+import { reasonRow } from '../../../functions/core/reason-table.ts';
 import { cluster, endpointOf, failureOf, fixedRandom, id, policy } from './fixtures.ts';
 
 const NOW = 1_000_000;
@@ -189,6 +190,12 @@ describe('nextMoveStep', () => {
       expect(step.evidence).toMatchObject({ moveAttempts: row.attempts });
     }
     if (row.says) expect('message' in step && step.message).toMatch(row.says);
+  });
+
+  it.each(rows.filter((row) => 'reason' in row.want))('$name: the reason table allows the outcome', (row) => {
+    const step = nextMoveStep(decision, row.attempts, ctx(row.ctx));
+    if (!('reason' in step)) throw new Error(`expected a decision, got ${step.kind}`);
+    expect(reasonRow(step.reason).outcomes).toContain(step.kind);
   });
 
   it('blocks without candidates and re-probes without paths', () => {

@@ -1,6 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import { plan, approveLeaderGone, type PlanInput } from '../../../functions/core/plan.ts';
 import type { Decision, ReasonCode } from '../../../functions/core/decision.ts';
+import { reasonRow } from '../../../functions/core/reason-table.ts';
 import type { PolicyInput } from '../../../functions/core/policy.ts';
 import { buildClusterView, type ClusterView } from '../../../functions/core/view.ts';
 import { cluster, endpointOf, failureOf, fixedRandom, id, policy, view } from './fixtures.ts';
@@ -398,6 +399,11 @@ describe('plan', () => {
     expect(d.message).toMatch(/\.$/);
     expect(d.message.split(/\.\s+[A-Z]/)).toHaveLength(1);
     expect(() => JSON.stringify(d.evidence)).not.toThrow();
+  });
+
+  it.each(rows)('$name: the reason table lets $reason be a $kind', (row) => {
+    const d = plan(input(row));
+    expect(reasonRow(d.reason).outcomes).toContain(d.kind);
   });
 
   it('hands move-leader the ranked candidates and the answering paths in policy order', () => {

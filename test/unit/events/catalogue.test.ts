@@ -4,6 +4,9 @@ import {
   detailTypes,
   emits,
   functionNames,
+  informationalDetailTypes,
+  isTerminalEvent,
+  makeEvent,
   routes,
   subscriptionsOf,
   terminalDetailTypes,
@@ -53,9 +56,25 @@ describe('routing table', () => {
     expect(Object.keys(routes).sort()).toEqual([...detailTypes].sort());
   });
 
-  it.each(detailTypes)('%s either routes somewhere or is declared terminal, never both', (detailType) => {
-    const terminal = (terminalDetailTypes as readonly DetailType[]).includes(detailType);
-    expect(routes[detailType].length > 0).toBe(!terminal);
+  const isTerminal = (t: DetailType) => (terminalDetailTypes as readonly DetailType[]).includes(t);
+  const isInformational = (t: DetailType) => (informationalDetailTypes as readonly DetailType[]).includes(t);
+
+  it.each(detailTypes)('%s either routes somewhere or is declared terminal or informational, never both', (detailType) => {
+    const sink = isTerminal(detailType) || isInformational(detailType);
+    expect(routes[detailType].length > 0).toBe(!sink);
+  });
+
+  it.each(detailTypes)('%s is not declared both terminal and informational', (detailType) => {
+    expect(isTerminal(detailType) && isInformational(detailType)).toBe(false);
+  });
+
+  it('the terminal detail types are the three outcomes, and LeaderMoved ends nothing', () => {
+    expect([...terminalDetailTypes].sort()).toEqual(['RemediationBlocked', 'RemediationCompleted', 'RemediationFailed']);
+    expect(informationalDetailTypes).toEqual(['LeaderMoved']);
+  });
+
+  it.each(detailTypes)('isTerminalEvent reads the one list for %s', (detailType) => {
+    expect(isTerminalEvent(makeEvent(detailType, loadSample(detailType) as DetailOf<typeof detailType>))).toBe(isTerminal(detailType));
   });
 
   it.each(functionNames)('%s is triggered by something and emits something', (fn) => {

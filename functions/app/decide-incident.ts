@@ -1,0 +1,70 @@
+// move-leader's decision, before any move: resume a removal under way, check the target, ask the
+// pure planner, and turn everything into a dry run when the policy says so. Reads the store; makes
+// no etcd call.
+import type { Decision } from '../core/decision.ts';
+import { describeDuration } from '../core/explain.ts';
+import { lastApprovalIn, leaderMoveOf } from '../core/leader-move.ts';
+import { checkTargetFound } from '../core/plan-checks.ts';
+import { describeSelector } from '../core/target.ts';
+import { describeMember, memberGone, type ClusterView } from '../core/view.ts';
+import type { ClusterEntry } from '../ports/cluster-directory.ts';
+import type { Incident, JournalEntry } from '../ports/incident-store.ts';
+import type { Deps } from './deps.ts';
+import { membersUnderRemediation, planIncident } from './plan-incident.ts';
+
+/** `view` is the one the MembersProbed carried: the newest the incident holds. */
+export async function decideIncident(deps: Deps, cluster: ClusterEntry, incident: Incident, view: ClusterView): Promise<Decision> {
+  // A crash after the member was removed resumes in remediate, not here: the member is gone.
+  if (await removalUnderWay(deps, incident, view)) return resumeDecision(deps, cluster, incident, await deps.store.journal(incident.incidentId));
+  // A selector that matched no member leaves no id to plan for: the core's target check says so now.
+  if (!incident.memberId) {
+    const found = checkTargetFound(view, { described: describeSelector(incident.target) }, { target: incident.target });
+    if (found !== 'pass') return found;
+  }
+  const remediation = await deps.store.remediationHistory(incident.clusterId, incident.targetKey, {
+    minHealthyPeriodMs: cluster.policy.minHealthyPeriodMs,
+    now: deps.clock.now(),
+  });
+  const decision = planIncident(deps, cluster, incident, remediation, await membersUnderRemediation(deps, incident));
+  return cluster.policy.dryRun ? dryRun(decision) : decision;
+}
+
+/**
+ * The member is out: marked removed, or gone from the member list once remediate had begun (a
+ * crash between MemberRemove and its marker). Either way the rest of remediation must still run.
+ */
+async function removalUnderWay(deps: Deps, incident: Incident, view: ClusterView): Promise<boolean> {
+  if (await deps.store.stepDone(incident.incidentId, 'member-removed')) return true;
+  const gone = !!incident.memberId && memberGone(view, incident.memberId);
+  return gone && (await deps.store.stepDone(incident.incidentId, 'lock-taken'));
+}
+
+/** A dry run acts on nothing: what would be done is said, and the incident ends there. */
+function dryRun(decision: Decision): Decision {
+  if (decision.kind !== 'approve' && decision.kind !== 'move-leader') return decision;
+  return { kind: 'block', reason: 'DRY_RUN', message: `Dry run, nothing done: ${decision.message}`, evidence: { ...decision.evidence, wouldDo: decision.kind } };
+}
+
+/** Resuming skips the planner, so the incident deadline is checked here: an election that never ends must not loop. */
+function resumeDecision(deps: Deps, cluster: ClusterEntry, incident: Incident, journal: JournalEntry[]): Decision {
+  const who = describeMember({ id: incident.memberId ?? incident.targetKey, name: incident.memberName ?? '' });
+  const last = incident.lastDecision;
+  const age = deps.clock.now() - incident.openedAt;
+  const evidence = { resumed: true, ...(last ? { lastReason: last.reason } : {}) };
+  if (age >= cluster.policy.incidentDeadlineMs) {
+    return {
+      kind: 'block',
+      reason: 'INCIDENT_DEADLINE_EXCEEDED',
+      message: `${who} is out of the member list, but remediation has not finished within the incident deadline of ${describeDuration(cluster.policy.incidentDeadlineMs)}${last ? ` (last: ${last.message.replace(/\.$/, '')})` : ''}; blocked, check that the remaining members have a leader and replace the machine by hand.`,
+      evidence,
+    };
+  }
+  // The approval that led to the removal, not whatever retry came after it.
+  return {
+    kind: 'approve',
+    leaderMove: leaderMoveOf(journal, last),
+    reason: lastApprovalIn(journal)?.reason ?? 'RUNTIME_RESUMED',
+    message: `${who} is already out of the member list; remediation resumes where it stopped: wait for a leader among the rest, then replace the machine.`,
+    evidence,
+  };
+}

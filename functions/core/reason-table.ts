@@ -1,0 +1,91 @@
+// THE reason table: every stable reason code, the outcomes that carry it, whether a retry with it
+// spends an attempt of the budget, and what it means, as data. ReasonCode, the events' zod enum
+// and waitingReasons are derived from it, so a code used anywhere must be written here first.
+import type { DecisionKind } from './decision.ts';
+
+/** A decision's kind, 'fail' (the incident ends failed) or 'gate' (a quorum-gate verdict only, never an outcome). */
+export type ReasonOutcome = DecisionKind | 'fail' | 'gate';
+
+interface RetryRow {
+  /** The outcomes that carry this code, the usual one first; one of them is 'retry'. */
+  outcomes: readonly ReasonOutcome[];
+  /**
+   * False for retries that wait for evidence or for a window to pass, not for a failed action to
+   * be tried again: those spend no attempt, and the incident deadline bounds them.
+   */
+  spendsAttempt: boolean;
+  /** Retried one election timeout later, when a fresh sample can settle it. */
+  settledByResample?: true;
+  /** One line: what the code means. */
+  description: string;
+}
+
+interface OutcomeRow {
+  outcomes: readonly Exclude<ReasonOutcome, 'retry'>[];
+  spendsAttempt?: never;
+  settledByResample?: never;
+  description: string;
+}
+
+/** A row that may be a retry must say whether it spends an attempt: tsc holds every row to that. */
+export type ReasonRow = RetryRow | OutcomeRow;
+
+export const reasonTable = {
+  // approve
+  TARGET_IS_FOLLOWER: { outcomes: ['approve'], description: 'The target is a follower: removal is approved without a leader move.' },
+  TARGET_IS_LEARNER: { outcomes: ['approve'], description: 'The target is a learner, which neither leads nor votes: removal is approved without a leader move.' },
+  LEADER_MOVED: { outcomes: ['approve'], description: 'Leadership was moved off the target and the new leader confirmed it: removal is approved.' },
+  LEADER_UNREACHABLE_PAST_GRACE: { outcomes: ['approve'], description: 'The leader stayed unreachable on every path past the grace window with quorum safe: removal is approved without a move.' },
+  LEADER_GONE: { outcomes: ['approve'], description: "The leader's Node or Machine is gone: removal is approved without a move." },
+  QUORUM_SAFE: { outcomes: ['gate'], description: 'The quorum gate passed: the rest of the members still make a quorum.' },
+  // move first
+  LEADER_MOVE_REQUIRED: { outcomes: ['move-leader'], description: 'The target leads and answers: leadership must move off it before it is removed.' },
+  // retry
+  LEADER_UNREACHABLE: { outcomes: ['retry'], spendsAttempt: false, description: 'The leader is unreachable on every path: wait out the grace window, or let the evidence rule judge it.' },
+  LEADER_UNREACHABLE_UNCONFIRMED: { outcomes: ['retry'], spendsAttempt: false, settledByResample: true, description: 'The leader looks unreachable, but samples one election timeout apart have not confirmed it yet.' },
+  ELECTION_IN_PROGRESS: { outcomes: ['retry'], spendsAttempt: false, settledByResample: true, description: 'No leader is settled (none, disagreement or a moving term): look again after one election timeout.' },
+  LEADER_CHANGED: { outcomes: ['retry'], spendsAttempt: true, description: 'Another member leads now, or etcd said "not leader": re-probe now, a bounded number of times.' },
+  TRANSFEREE_UNFIT: { outcomes: ['retry'], spendsAttempt: true, description: 'etcd refused the candidate as transferee ("bad leader transferee"): next candidate, then back off.' },
+  LEADER_TRANSFER_TIMEOUT: { outcomes: ['retry'], spendsAttempt: true, description: 'The leader transfer took too long: next candidate, then back off.' },
+  ETCD_TRANSIENT: { outcomes: ['retry'], spendsAttempt: true, description: 'etcd answered with a passing condition (no leader, unhealthy cluster, request timed out): back off.' },
+  PATH_REFUSED: { outcomes: ['retry'], spendsAttempt: true, description: 'The connection was refused on every path tried: back off.' },
+  PATH_TIMEOUT: { outcomes: ['retry'], spendsAttempt: true, description: 'The call timed out on every path tried: back off.' },
+  REMEDIATION_RETRY_PERIOD: { outcomes: ['retry'], spendsAttempt: false, description: "The target was remediated less than the retry period ago (KCP retryPeriod): wait for the period's end." },
+  UNKNOWN_ERROR: { outcomes: ['retry'], spendsAttempt: true, description: 'etcd failed in a way the classification table does not name: back off.' },
+  NO_HEALTHY_MEMBER: { outcomes: ['retry'], spendsAttempt: true, description: 'No healthy member other than the target was left to send MemberRemove through: back off.' },
+  CLUSTER_UNREACHABLE: { outcomes: ['retry'], spendsAttempt: true, description: 'No member of the cluster answered, so nothing can be judged: back off.' },
+  MEMBER_NOT_FOUND: { outcomes: ['retry'], spendsAttempt: true, description: 'etcd said "member not found" during a move: the membership changed, so decide again from a fresh probe.' },
+  // block
+  QUORUM_AT_RISK: { outcomes: ['block'], description: 'Removing the target would leave too few healthy voting members for a quorum.' },
+  NO_QUORUM: { outcomes: ['block'], description: 'The cluster has no quorum now: removing a member cannot help.' },
+  LAST_MEMBER: { outcomes: ['block'], description: 'The target is the last voting member: removing it would destroy the cluster.' },
+  TARGET_NOT_FOUND: { outcomes: ['block'], description: 'The member list answered and no member is the target: it may already be removed.' },
+  AUTH_FAILED: { outcomes: ['block', 'retry'], spendsAttempt: true, description: 'Every path rejects our credentials: block and name the etcd user; a MemberRemove refused so by every member backs off.' },
+  TLS_FAILED: { outcomes: ['block', 'retry'], spendsAttempt: true, description: 'Every path fails the TLS handshake: block and name the certificate; a MemberRemove failing so on every member backs off.' },
+  NO_MOVE_CANDIDATE: { outcomes: ['block'], description: 'The target leads, but no other voting member is reachable, healthy and free to take over.' },
+  REMOVE_WITHOUT_MOVE_DISABLED: { outcomes: ['block'], description: 'The leader cannot hand over, and policy forbids removing a leader without a move.' },
+  NOT_ENOUGH_STARTED_MEMBERS: { outcomes: ['block'], description: 'etcd refuses the membership change until more members are started.' },
+  ATTEMPTS_EXHAUSTED: { outcomes: ['block'], description: "The incident's attempt budget (maxAttempts) is spent." },
+  INCIDENT_DEADLINE_EXCEEDED: { outcomes: ['block'], description: 'The incident has been open past its deadline.' },
+  MAX_RETRY_EXCEEDED: { outcomes: ['block'], description: 'The target was remediated more than maxRetry times within the healthy period (KCP maxRetry).' },
+  // operational
+  CLUSTER_LOCKED: { outcomes: ['retry'], spendsAttempt: false, description: 'Another remediation holds the cluster lock: wait for it.' },
+  DRY_RUN: { outcomes: ['block'], description: 'The policy is a dry run: what would be done is said, and nothing is done.' },
+  RUNTIME_RESUMED: { outcomes: ['retry', 'approve'], spendsAttempt: false, description: 'The runtime resumed an incident a crash or restart left without a next step.' },
+  SNAPSHOT_FAILED: { outcomes: ['retry'], spendsAttempt: true, description: 'The snapshot asked for before a removal could not be taken: nothing was removed, back off.' },
+  STEP_FAILED: { outcomes: ['retry', 'block'], spendsAttempt: true, description: 'A step failed on every delivery of its event: resume after a back-off, or block once the budget is spent.' },
+  // failed
+  ACTUATOR_FAILED: { outcomes: ['fail'], description: 'The member is out of etcd, but the actuator could not replace its machine: a person must.' },
+} as const satisfies Record<string, ReasonRow>;
+
+export type ReasonCode = keyof typeof reasonTable;
+
+export const reasonCodes = Object.keys(reasonTable) as ReasonCode[];
+
+/** A code's row, typed as a row rather than as its literal. */
+export const reasonRow = (code: ReasonCode): ReasonRow => reasonTable[code];
+
+export const isReasonCode = (value: string): value is ReasonCode => Object.hasOwn(reasonTable, value);
+
+/** Retries that only wait (see RetryRow.spendsAttempt): they do not count against the attempt budget. */
+export const waitingReasons: readonly ReasonCode[] = reasonCodes.filter((code) => reasonRow(code).spendsAttempt === false);
