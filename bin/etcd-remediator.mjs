@@ -17,9 +17,11 @@ if (strips) {
     process.stderr.write(`etcd-remediator: needs Node 23.6 or later (this is ${process.version}); run npm install to get the project's Node\n`);
     process.exit(1);
   }
-  const child = spawn(node, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
+  // The IPC channel is how the child knows this process is gone, even after a SIGKILL that
+  // nothing here can catch: the child stops when the channel closes (infra/local/cli/parent-watch.ts).
+  const child = spawn(node, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: ['inherit', 'inherit', 'inherit', 'ipc'] });
   // The child gets terminal signals itself; signals sent to this pid alone are passed on.
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT']) process.on(signal, () => child.kill(signal));
   child.on('exit', (code, signal) => {
     if (signal) {
       process.removeAllListeners(signal);

@@ -1,11 +1,26 @@
 // The cluster view as it travels in MembersProbed; mirrors functions/core/view.ts exactly.
 import { z } from 'zod';
+import type { ClusterIdentity } from '../../functions/core/cluster-identity.ts';
 import type { ClusterView, LeaderView, MemberView, QuorumFigures } from '../../functions/core/view.ts';
-import type { EtcdFailure, MemberStatus, PathProbe } from '../../functions/core/types.ts';
+import type { EtcdFailure, IdentityReport, MemberStatus, PathProbe } from '../../functions/core/types.ts';
 import { memberIdSchema, pathNameSchema } from './common.ts';
 
 const count = z.number().int().nonnegative();
 const millis = z.number().nonnegative();
+
+/** etcd's own cluster_id: uint64 as lowercase hex without leading zeros, as etcdctl prints it; never 0. */
+const etcdClusterIdSchema = z
+  .string()
+  .regex(/^[1-9a-f][0-9a-f]{0,15}$/, 'must be an etcd cluster id: lowercase hex without leading zeros, e.g. 4f2a9e0b12cd3e45');
+
+const identityReportSchema = z.object({ endpoint: z.string(), clusterId: etcdClusterIdSchema });
+
+const clusterIdentitySchema = z.object({
+  id: etcdClusterIdSchema.optional().describe('The one cluster_id every answer carried; absent when none answered or they disagree.'),
+  ids: z.array(etcdClusterIdSchema).describe('Every distinct cluster_id seen, sorted; more than one is CLUSTER_MISMATCH.'),
+  reports: z.array(identityReportSchema).describe('Which endpoint answered with which cluster_id.'),
+  listedBy: identityReportSchema.optional().describe("The seed whose member list the view's members are."),
+});
 
 const etcdFailureSchema = z.object({
   kind: z.enum(['refused', 'timeout', 'tls', 'auth', 'other']),
@@ -31,6 +46,7 @@ const memberStatusSchema = z.object({
   version: z.string(),
   dbSize: count,
   isLearner: z.boolean(),
+  clusterId: etcdClusterIdSchema.optional().describe('The cluster_id this member answered with.'),
 });
 
 const memberViewSchema = z.object({
@@ -69,6 +85,7 @@ export const clusterViewSchema = z.object({
   leader: leaderViewSchema,
   quorum: quorumFiguresSchema,
   listFailures: z.array(pathProbeSchema).describe('Why no seed gave a member list, when none did.'),
+  identity: clusterIdentitySchema.optional().describe('Which etcd cluster answered; absent in views kept before ids were recorded.'),
 });
 
 // Compile-time guard: the schema and the core types must not drift apart. `Equals` is strict
@@ -85,4 +102,6 @@ const _schemaMatchesCore: [
   Equals<z.infer<typeof leaderViewSchema>, LeaderView>,
   Equals<z.infer<typeof quorumFiguresSchema>, QuorumFigures>,
   Equals<z.infer<typeof clusterViewSchema>, ClusterView>,
-] = [true, true, true, true, true, true, true, true];
+  Equals<z.infer<typeof identityReportSchema>, IdentityReport>,
+  Equals<z.infer<typeof clusterIdentitySchema>, ClusterIdentity>,
+] = [true, true, true, true, true, true, true, true, true, true];

@@ -1,10 +1,13 @@
 // move-leader's decision, before any move: resume a removal under way, check the target, ask the
 // pure planner, and turn everything into a dry run when the policy says so. Reads the store; makes
 // no etcd call.
+import { rankMoveCandidates } from '../core/candidates.ts';
 import type { Decision } from '../core/decision.ts';
 import { describeDuration } from '../core/explain.ts';
 import { lastApprovalIn, leaderMoveOf } from '../core/leader-move.ts';
 import { checkTargetFound } from '../core/plan-checks.ts';
+import { remediationHistoryFrom, type RemediationHistory } from '../core/remediation-history.ts';
+import { removalTimesOf, replacementPending, type RemovalRecord } from '../core/replacement.ts';
 import { describeSelector } from '../core/target.ts';
 import { describeMember, memberGone, type ClusterView } from '../core/view.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
@@ -21,10 +24,17 @@ export async function decideIncident(deps: Deps, cluster: ClusterEntry, incident
     const found = checkTargetFound(view, { described: describeSelector(incident.target) }, { target: incident.target });
     if (found !== 'pass') return found;
   }
-  const remediation = await deps.store.remediationHistory(incident.clusterId, incident.targetKey, {
-    minHealthyPeriodMs: cluster.policy.minHealthyPeriodMs,
-    now: deps.clock.now(),
-  });
+  // Said before any leader is moved for a removal that could not happen; remediate checks it again under the lock.
+  const records = incident.memberId ? await removalsSeen(deps, cluster, incident, incident.memberId, view) : [];
+  const pending = replacementPending(records, { view, targetId: incident.memberId ?? '', incidentId: incident.incidentId, allowShrink: cluster.policy.allowShrink, now: deps.clock.now() });
+  if (pending) return pending;
+  // KCP's retry limits count this target's remediations by any remediator: the record in etcd, or
+  // this state's own ledger, whichever knows more.
+  const options = { minHealthyPeriodMs: cluster.policy.minHealthyPeriodMs, now: deps.clock.now() };
+  const remediation = mostRemediated(
+    await deps.store.remediationHistory(incident.clusterId, incident.targetKey, options),
+    remediationHistoryFrom(removalTimesOf(records, incident.targetKey), options),
+  );
   const decision = planIncident(deps, cluster, incident, remediation, await membersUnderRemediation(deps, incident));
   return cluster.policy.dryRun ? dryRun(decision) : decision;
 }
@@ -68,3 +78,20 @@ function resumeDecision(deps: Deps, cluster: ClusterEntry, incident: Incident, j
     evidence,
   };
 }
+
+/** Best effort: a record that cannot be read now is read again, under the lock, before any removal. */
+async function removalsSeen(deps: Deps, cluster: ClusterEntry, incident: Incident, targetId: string, view: ClusterView): Promise<RemovalRecord[]> {
+  const endpoints = rankMoveCandidates(view, targetId).flatMap((m) => m.clientUrls);
+  const guard = endpoints.length > 0 ? deps.etcdFor(cluster).guard?.(endpoints) : undefined;
+  if (!guard) return [];
+  try {
+    return await guard.removals();
+  } catch (error) {
+    deps.log.warn('removal record not read; remediate reads it again under the lock', { incidentId: incident.incidentId, error: String(error) });
+    return [];
+  }
+}
+
+/** The same remediations may be in both: take the history that counts more, never the sum. */
+const mostRemediated = (a: RemediationHistory, b: RemediationHistory): RemediationHistory =>
+  b.retryCount > a.retryCount || (b.retryCount === a.retryCount && (b.lastRemediatedAt ?? 0) > (a.lastRemediatedAt ?? 0)) ? b : a;

@@ -27,11 +27,20 @@ export function decisionEffects(incident: Incident, decision: Decision, from: 'm
         effects: [journal, publishing('RetryRequested', { ...envelope, retryAt: iso(decision.at), reason, message, reprobeNow: decision.reprobeNow, from })],
       };
     case 'block':
-      return {
-        patch: { lastDecision: decision, state: 'blocked', result: decision },
-        effects: [journal, publishing('RemediationBlocked', { ...envelope, target: resolvedTarget(incident), reason, message, evidence })],
-      };
+      return blockEffects(incident, decision, from, now);
   }
+}
+
+/** Any step may end an incident as blocked: the probe too (a duplicate), or the on-failure path. */
+export function blockEffects(incident: Incident, decision: Extract<Decision, { kind: 'block' }>, from: string, now: number): Effects {
+  const { reason, message, evidence } = decision;
+  return {
+    patch: { lastDecision: decision, state: 'blocked', result: decision },
+    effects: [
+      journaling(now, `${from}:block`, `${reason}: ${message}`),
+      publishing('RemediationBlocked', { ...envelopeOf(incident, now), target: resolvedTarget(incident), reason, message, evidence }),
+    ],
+  };
 }
 
 /**

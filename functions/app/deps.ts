@@ -2,6 +2,7 @@
 import type { Actuator } from '../ports/actuator.ts';
 import type { Bus } from '../ports/bus.ts';
 import type { Clock } from '../ports/clock.ts';
+import type { ClusterGuard } from '../ports/cluster-guard.ts';
 import type { ClusterDirectory, ClusterEntry } from '../ports/cluster-directory.ts';
 import type { EtcdTransport, Prober } from '../ports/etcd.ts';
 import type { IncidentStore } from '../ports/incident-store.ts';
@@ -12,6 +13,11 @@ import type { SnapshotStore } from '../ports/snapshots.ts';
 export interface ClusterEtcd {
   transport: EtcdTransport;
   prober: Prober;
+  /**
+   * The lock and removal record in the cluster's own etcd, asked through these client URLs. An
+   * access without one (a test's fake etcd) falls back to the store's lock, and says so.
+   */
+  guard?: (endpoints: string[]) => ClusterGuard;
 }
 
 /** The subset of Powertools Logger the application uses, so tests can pass a silent one. */
@@ -27,7 +33,7 @@ export interface Deps {
   bus: Bus;
   scheduler: Scheduler;
   directory: ClusterDirectory;
-  etcdFor(cluster: ClusterEntry): ClusterEtcd;
+  etcdFor: (cluster: ClusterEntry) => ClusterEtcd;
   actuator: Actuator;
   clock: Clock;
   random: () => number;

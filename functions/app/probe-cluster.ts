@@ -4,13 +4,14 @@ import { buildClusterView, type ClusterView } from '../core/view.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import type { Deps } from './deps.ts';
 
-export async function probeCluster(deps: Deps, cluster: ClusterEntry, previous?: ClusterView): Promise<ClusterView> {
+/** `deadlineMs`: the whole probe's deadline; the policy's call deadline unless a slow network asked for more. */
+export async function probeCluster(deps: Deps, cluster: ClusterEntry, previous?: ClusterView, deadlineMs = cluster.policy.callTimeoutMs): Promise<ClusterView> {
   const seen = previous?.members.flatMap((m) => m.clientUrls) ?? [];
   const seeds = [...new Set([...cluster.endpoints, ...seen])];
   const { prober } = deps.etcdFor(cluster);
   const sample = await prober.probe({
     seeds,
-    deadlineMs: cluster.policy.callTimeoutMs,
+    deadlineMs,
     paths: cluster.policy.pathOrder,
   });
   return buildClusterView(sample);

@@ -1,10 +1,14 @@
 // probe-members: open (or join) the incident, probe every member on its own, publish the view.
 import type { DetailOf } from '../../events/catalogue.ts';
 import { judgeLeader, streakOf } from '../core/evidence.ts';
-import { resolveTarget, selectorOf, targetKeyOf } from '../core/target.ts';
+import { probeDeadlineMs } from '../core/probe-deadline.ts';
+import { matchReport } from '../core/report-match.ts';
+import { describeSelector, resolveTarget, selectorOf, targetKeyOf } from '../core/target.ts';
+import { describeMember } from '../core/view.ts';
 import { withView } from '../core/view-history.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import type { Incident } from '../ports/incident-store.ts';
+import { blockEffects } from './decision-effects.ts';
 import type { Deps } from './deps.ts';
 import { envelopeOf, journaling, publishing, resolvedTarget } from './incident-events.ts';
 import { probeCluster } from './probe-cluster.ts';
@@ -12,7 +16,7 @@ import { flushOutbox, runStep, type StepOutcome } from './step.ts';
 
 type Input = { detailType: 'MemberUnhealthy'; detail: DetailOf<'MemberUnhealthy'> } | { detailType: 'RetryDue'; detail: DetailOf<'RetryDue'> };
 
-export type ProbeOutcome = { kind: 'probed'; incident: Incident } | { kind: 'joined' | 'stale'; incidentId: string };
+export type ProbeOutcome = { kind: 'probed'; incident: Incident } | { kind: 'joined' | 'stale' | 'late-duplicate'; incidentId: string };
 
 export async function probeMembers(deps: Deps, input: Input): Promise<ProbeOutcome> {
   if (input.detailType === 'RetryDue') {
@@ -23,16 +27,32 @@ export async function probeMembers(deps: Deps, input: Input): Promise<ProbeOutco
   const now = deps.clock.now();
   // Looked up first: an unknown cluster must fail the event, not leave an open incident that every
   // later report for the same target would join and nothing would ever probe.
-  await deps.directory.get(detail.clusterId);
+  const cluster = await deps.directory.get(detail.clusterId);
   const target = selectorOf(detail.target);
-  const opened = await deps.store.openOrJoin({
-    clusterId: detail.clusterId,
-    targetKey: targetKeyOf(target),
-    target,
-    reason: detail.reason,
-    now,
-    ...(detail.incidentId ? { incidentId: detail.incidentId } : {}),
-  });
+  const match = detail.incidentId
+    ? undefined
+    : matchReport({ target, observedAt: Date.parse(detail.observedAt) }, await deps.store.listIncidents({ clusterId: detail.clusterId }), {
+        now,
+        windowMs: cluster.policy.minHealthyPeriodMs,
+        ...(cluster.aliases ? { aliases: cluster.aliases } : {}),
+      });
+  if (match?.kind === 'late') {
+    // Observed before that remediation ended: it describes what was fixed. Kept there, not reopened.
+    await deps.store.appendJournal(match.incidentId, { at: now, step: 'late-duplicate', detail: `${detail.source}: ${detail.reason} (observed ${detail.observedAt}, before the remediation ended)` });
+    return { kind: 'late-duplicate', incidentId: match.incidentId };
+  }
+  const joinedByMember = match?.kind === 'open' ? await deps.store.getIncident(match.incidentId) : undefined;
+  const opened =
+    joinedByMember?.state === 'open'
+      ? { incident: joinedByMember, joined: true }
+      : await deps.store.openOrJoin({
+          clusterId: detail.clusterId,
+          targetKey: targetKeyOf(target),
+          target,
+          reason: detail.reason,
+          now,
+          ...(detail.incidentId ? { incidentId: detail.incidentId } : {}),
+        });
   const { incident } = opened;
   await deps.store.appendJournal(incident.incidentId, {
     at: now,
@@ -59,9 +79,23 @@ export async function probeMembers(deps: Deps, input: Input): Promise<ProbeOutco
 }
 
 async function probe(deps: Deps, cluster: ClusterEntry, incident: Incident): Promise<StepOutcome<Incident>> {
-  const view = await probeCluster(deps, cluster, incident.views.at(-1));
+  const view = await probeCluster(deps, cluster, incident.views.at(-1), probeDeadlineMs(cluster.policy, incident.views));
   const now = deps.clock.now();
   const member = resolveTarget(view, incident.target, cluster.aliases, incident.memberId);
+  // Reported by another name or id, the member already has an incident: this one ends there.
+  const twin = member && !incident.memberId ? await incidentHolding(deps, incident, member.id) : undefined;
+  if (twin) {
+    const resolved = { ...incident, memberId: member!.id, memberName: member!.name };
+    await deps.store.appendJournal(twin.incidentId, { at: now, step: 'duplicate-joined', detail: `incident ${incident.incidentId} (${describeSelector(incident.target)}) names the same member; it ends` });
+    const decision = {
+      kind: 'block' as const,
+      reason: 'DUPLICATE_INCIDENT' as const,
+      message: `${describeMember(member!)} is already being remediated by incident ${twin.incidentId} (reported as ${describeSelector(twin.target)}); this report is recorded there, and this incident ends.`,
+      evidence: { incidentId: twin.incidentId },
+    };
+    const { patch, effects } = blockEffects(resolved, decision, 'probe-members', now);
+    return { incident, patch: { ...patch, views: withView(incident.views, view), memberId: member!.id, memberName: member!.name }, effects, value: resolved };
+  }
   const views = withView(incident.views, view);
   const streak = member
     ? streakOf(judgeLeader(views, member.id, cluster.policy.electionTimeoutMs, incident.leaderUnreachable))
@@ -69,13 +103,23 @@ async function probe(deps: Deps, cluster: ClusterEntry, incident: Incident): Pro
   const resolved = { ...incident, ...(member ? { memberId: member.id, memberName: member.name } : {}) };
   const reachable = view.members.filter((m) => m.reachable).length;
   const leader = `leader ${view.leader.consensus}${view.leader.name ? ` (${view.leader.name})` : ''}`;
+  const answered =
+    view.members.length > 0
+      ? `${reachable} of ${view.members.length} members answered; ${leader}`
+      : `no endpoint gave a member list (${view.listFailures.map((f) => `${f.endpoint}: ${f.reachability} after ${f.latencyMs} ms`).join('; ') || 'none asked'})`;
   return {
     incident,
     patch: { views, leaderUnreachable: streak ?? null, ...(member ? { memberId: member.id, memberName: member.name } : {}) },
     effects: [
-      journaling(now, 'probed', `${reachable} of ${view.members.length} members answered; ${leader}`),
+      journaling(now, 'probed', answered),
       publishing('MembersProbed', { ...envelopeOf(incident, now), target: resolvedTarget(resolved), view, previousViews: incident.views }),
     ],
     value: resolved,
   };
+}
+
+/** Another open incident that already resolved to the same member: the first to resolve keeps it. */
+async function incidentHolding(deps: Deps, incident: Incident, memberId: string): Promise<Incident | undefined> {
+  const open = await deps.store.listIncidents({ clusterId: incident.clusterId, state: 'open' });
+  return open.find((o) => o.incidentId !== incident.incidentId && o.memberId === memberId);
 }

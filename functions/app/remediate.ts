@@ -3,8 +3,10 @@
 // that crashed part-way resumes after the last step it finished.
 import type { DetailOf } from '../../events/catalogue.ts';
 import { backoffDelay } from '../core/backoff.ts';
+import { rankMoveCandidates } from '../core/candidates.ts';
 import type { Decision } from '../core/decision.ts';
 import { leaderMoveOf } from '../core/leader-move.ts';
+import { removalRecordFor, replacementPending, withRecord, type RemovalRecord } from '../core/replacement.ts';
 import { withView } from '../core/view-history.ts';
 import { describeMember, memberGone, type ClusterView } from '../core/view.ts';
 import type { ReplaceRequest, ReplaceResult } from '../ports/actuator.ts';
@@ -27,10 +29,11 @@ export const remediate = (deps: Deps, detail: DetailOf<'RemediationApproved'>): 
   runStep(deps, 'remediate', { detailType: 'RemediationApproved', detail }, (incident, cluster) => underLock(deps, cluster, incident));
 
 async function underLock(deps: Deps, cluster: ClusterEntry, incident: Incident): Promise<StepOutcome<Remediated>> {
-  const lock = await takeClusterLock(deps, incident.clusterId, incident.incidentId, cluster.policy.lockLeaseMs);
-  if (!lock) return decided(deps, incident, lockBusy(deps, cluster, incident, 'another remediation holds the lock'));
+  const attempt = await takeClusterLock(deps, cluster, incident.incidentId, lockEndpoints(cluster, incident));
+  if (!attempt.held) return decided(deps, incident, lockBusy(deps, cluster, incident, attempt.why));
+  const { lock } = attempt;
   try {
-    await mark(deps, incident.incidentId, 'lock-taken', `held by ${lock.owner}`);
+    await mark(deps, incident.incidentId, 'lock-taken', `held by ${lock.owner} in ${lock.where}`);
     return await runSteps(deps, cluster, incident, lock);
   } finally {
     await lock.release();
@@ -109,7 +112,14 @@ const retryAfterBackoff = (deps: Deps, cluster: ClusterEntry, incident: Incident
 };
 
 const lockBusy = (deps: Deps, cluster: ClusterEntry, incident: Incident, why: string): Decision =>
-  retryAfterBackoff(deps, cluster, incident, 'CLUSTER_LOCKED', (at) => `${nameOf(incident)} waits: ${why} of cluster ${incident.clusterId}; nothing was removed, we try again at ${at}.`);
+  retryAfterBackoff(deps, cluster, incident, 'CLUSTER_LOCKED', (at) => `${nameOf(incident)} waits: in cluster ${incident.clusterId}, ${why}; nothing was removed, we try again at ${at}.`);
+
+/** Where to ask etcd for the lock: the healthy members other than the target, likeliest first, then the configured ones. */
+function lockEndpoints(cluster: ClusterEntry, incident: Incident): string[] {
+  const view = incident.views.at(-1);
+  const healthy = view && incident.memberId ? rankMoveCandidates(view, incident.memberId).flatMap((m) => m.clientUrls) : [];
+  return [...new Set([...healthy, ...cluster.endpoints])];
+}
 
 interface Checked {
   incident: Incident;
@@ -140,7 +150,7 @@ async function removeStep(deps: Deps, cluster: ClusterEntry, incident: Incident,
   }
   const name = incident.memberName || incident.memberId!;
   let checked = await probeAndCheck(deps, cluster, incident);
-  if (checked.verdict === 'gone') return removedBefore(deps, checked.incident, name);
+  if (checked.verdict === 'gone') return removedBefore(deps, checked.incident, name, await lock.guard?.removals());
   if (checked.verdict.kind !== 'approve') return { incident: checked.incident, decision: checked.verdict };
 
   if (cluster.policy.snapshotBeforeRemove && !(await deps.store.stepDone(id, 'snapshot-taken'))) {
@@ -152,14 +162,27 @@ async function removeStep(deps: Deps, cluster: ClusterEntry, incident: Incident,
     await mark(deps, id, 'snapshot-taken', `${snap.location} (through ${snap.via})`);
     // The snapshot took time: the cluster may have changed under it, so look and judge again.
     checked = await probeAndCheck(deps, cluster, checked.incident);
-    if (checked.verdict === 'gone') return removedBefore(deps, checked.incident, name);
+    if (checked.verdict === 'gone') return removedBefore(deps, checked.incident, name, await lock.guard?.removals());
     if (checked.verdict.kind !== 'approve') return { incident: checked.incident, decision: checked.verdict };
   }
+  // One member down at a time, for every remediator: the record in etcd says what is still owed.
+  const records = (await lock.guard?.removals()) ?? [];
+  const context = { view: checked.fresh, targetId: incident.memberId!, incidentId: id, now: deps.clock.now() };
+  const pending = replacementPending(records, { ...context, allowShrink: cluster.policy.allowShrink });
+  if (pending) return { incident: checked.incident, decision: pending };
   // Ours since the probe, or nothing is removed: the lock may have lapsed under a long step.
   if (!(await lock.stillHeld())) return { incident: checked.incident, decision: lockBusy(deps, cluster, checked.incident, 'our hold on the lock lapsed and another remediation took it') };
+  // Recorded before the call: a removal that happens is never missing from the record.
+  const record = removalRecordFor(records, { ...context, by: lock.owner, targetKey: incident.targetKey });
+  await lock.guard?.saveRemovals(withRecord(records, record));
 
   const removed = await removeMember(deps, cluster, checked.fresh, incident.memberId!);
   if (removed.kind === 'removed') {
+    // Confirmed, it counts for KCP's retry limits of every remediator. Best effort: the intent
+    // already holds the size owed, which is what keeps the next removal waiting.
+    await lock.guard?.saveRemovals(withRecord(records, { ...record, confirmed: true })).catch((error: unknown) =>
+      deps.log.warn('removal not confirmed in the record', { incidentId: id, error: String(error) }),
+    );
     await mark(deps, id, 'member-removed', `${removed.alreadyGone ? 'already gone, said' : 'removed through'} ${removed.via}`);
     return { incident: checked.incident };
   }
@@ -171,8 +194,17 @@ async function removeStep(deps: Deps, cluster: ClusterEntry, incident: Incident,
   return { incident: checked.incident, decision };
 }
 
-/** Removed by an earlier run that stopped before it could say so. */
-async function removedBefore(deps: Deps, incident: Incident, name: string): Promise<{ incident: Incident }> {
+/**
+ * Gone already: removed by an earlier run of ours that stopped before it could say so, or, when the
+ * record names another incident, by that one (the same member reported under another name): then
+ * this incident ends there, and its machine is not replaced a second time.
+ */
+async function removedBefore(deps: Deps, incident: Incident, name: string, records: RemovalRecord[] = []): Promise<{ incident: Incident; decision?: Decision }> {
+  const by = records.filter((r) => r.memberId === incident.memberId && r.incidentId !== incident.incidentId).at(-1);
+  if (by) {
+    const message = `${nameOf(incident)} was removed by incident ${by.incidentId} at ${iso(by.at)}, which replaces its machine; this incident ends.`;
+    return { incident, decision: { kind: 'block', reason: 'DUPLICATE_INCIDENT', message, evidence: { incidentId: by.incidentId } } };
+  }
   await mark(deps, incident.incidentId, 'member-removed', `${name} is no longer in the member list`);
   return { incident };
 }

@@ -8,7 +8,7 @@ import type { Decision } from '../core/decision.ts';
 import { describeDuration } from '../core/explain.ts';
 import { selectorOf, targetKeyOf } from '../core/target.ts';
 import { VersionConflictError, type Incident } from '../ports/incident-store.ts';
-import { decisionEffects } from './decision-effects.ts';
+import { blockEffects } from './decision-effects.ts';
 import type { Deps } from './deps.ts';
 import { iso } from './incident-events.ts';
 import { attemptsSpent } from './plan-incident.ts';
@@ -49,13 +49,13 @@ export async function stepFailed(deps: Deps, functionName: string, event: EventE
     }
   }
   const budget = late ? `the incident deadline of ${describeDuration(cluster.policy.incidentDeadlineMs)} has passed` : spent ? `the attempt budget of ${cluster.policy.maxAttempts} is spent` : 'it could not be scheduled again';
-  const decision: Decision = {
+  const decision: Extract<Decision, { kind: 'block' }> = {
     kind: 'block',
     reason: 'STEP_FAILED',
     message: `The ${functionName} step failed on every delivery of ${event.detailType} (attempt ${attempt}): ${said}; blocked, since ${budget}. Nothing more was done; fix the cause, then report the member again.`,
     evidence: { functionName, detailType: event.detailType, attempt, error: said },
   };
-  const { patch, effects } = decisionEffects(incident, decision, 'remediate', now);
+  const { patch, effects } = blockEffects(incident, decision, functionName, now);
   try {
     const closed = await commit(deps, await latest(deps, incident), patch, effects);
     await flushOutbox(deps, closed).catch((flushError: unknown) =>

@@ -20,10 +20,12 @@ export async function waitForNewLeader(
   previous?: ClusterView,
 ): Promise<ElectedLeader | undefined> {
   const timeoutMs = electionWaitMs(cluster.policy);
+  // The removed member is no seed any more: a dead one would cost every probe its whole deadline.
+  const seedsWithout = previous && { ...previous, members: previous.members.filter((m) => m.id !== removedId) };
   try {
     return await waitFor(
       async () => {
-        const view = await probeCluster(deps, cluster, previous);
+        const view = await probeCluster(deps, cluster, seedsWithout);
         const { leader } = view;
         const rest = view.members.filter((m) => m.id !== removedId);
         if (leader.consensus !== 'agreed' || !leader.id || leader.id === removedId) return undefined;

@@ -2,8 +2,10 @@
 // A leader is judged unreachable only when every path to it is refused or times out AND the
 // followers we can reach all name it leader at one term, across samples at least one election
 // timeout apart: a live leader would have kept that term, a dead one would have been replaced
-// by then unless the followers lost quorum, which the quorum gate catches.
+// by then unless the followers lost quorum, which the quorum gate catches. Whatever the policy and
+// the grace window say, that takes two samples at least MIN_ELECTION_TIMEOUT_MS apart.
 import { NO_LEADER, type MemberId, type PathProbe } from './types.ts';
+import { MIN_ELECTION_TIMEOUT_MS } from './policy.ts';
 import { describeMember, describeMemberIn as nameOf, type ClusterView, type LeaderView } from './view.ts';
 import { describeDuration, describePaths, listWords } from './explain.ts';
 
@@ -178,7 +180,9 @@ export function judgeLeader(
 
   const span = now.at - since;
   const base = { leaderId: targetId, term, since, paths };
-  if (span >= electionTimeoutMs) {
+  // A floor above 0 means a span that reaches it spans two samples: one probe never proves it.
+  const apart = Math.max(electionTimeoutMs, MIN_ELECTION_TIMEOUT_MS);
+  if (span >= apart) {
     return {
       verdict: 'LEADER_UNREACHABLE',
       ...base,
@@ -188,6 +192,6 @@ export function judgeLeader(
   return {
     verdict: 'LEADER_UNREACHABLE_UNCONFIRMED',
     ...base,
-    message: `${followers} ${nameVerb} ${name} leader at term ${term} and every path to it fails (${describePaths(paths)}), but not yet across one election timeout (${describeDuration(electionTimeoutMs)}).`,
+    message: `${followers} ${nameVerb} ${name} leader at term ${term} and every path to it fails (${describePaths(paths)}), but not yet across one election timeout (${describeDuration(apart)}).`,
   };
 }

@@ -3,6 +3,7 @@
 import type { Decision, Evidence } from './decision.ts';
 import { block, retryAfterBackoff, retryAt, sentence, type PlanContext } from './plan-context.ts';
 import { credentialProblem } from './credentials.ts';
+import { probeDeadlineMs, timedOutEverywhere } from './probe-deadline.ts';
 import { describeDuration, describePath, describeTime } from './explain.ts';
 import { describeSelector } from './target.ts';
 import type { MemberId } from './types.ts';
@@ -97,10 +98,21 @@ const clusterReachable: PlanCheck = {
     const finding =
       paths.length === 0
         ? `No member of the cluster answered, so ${ctx.name} cannot be judged`
-        : `No member of the cluster answered (${paths.map(describePath).join('; ')}), so ${ctx.name} cannot be judged`;
+        : view && timedOutEverywhere(view)
+          ? slowNetwork(ctx, view)
+          : `No member of the cluster answered (${paths.map(describePath).join('; ')}), so ${ctx.name} cannot be judged`;
     return retryAfterBackoff(ctx, 'CLUSTER_UNREACHABLE', finding);
   },
 };
+
+/** Every seed ran out of time: say so in those words, with the figures, and what to raise. */
+function slowNetwork(ctx: PlanContext, view: ClusterView): string {
+  const { policy, samples } = ctx.input;
+  const waited = Math.max(...view.listFailures.map((f) => f.latencyMs));
+  const next = probeDeadlineMs(policy, samples);
+  const raise = next > waited ? `the next probe waits ${describeDuration(next)}; ` : '';
+  return `No member answered within the deadline of ${describeDuration(waited)}: all ${view.listFailures.length} endpoints timed out (${view.listFailures.map((f) => f.endpoint).join(', ')}), so ${ctx.name} cannot be judged; the network may be slow: ${raise}raise the call deadline (--timeout, policy callTimeout) if it stays so`;
+}
 
 /** What an incident is after: its member once resolved, and how a sentence names it. */
 export interface WantedTarget {

@@ -58,7 +58,7 @@ export function buildPlanContext(input: PlanInput): PlanContext {
     names,
   };
   if (view) evidence.reports = view.leader.reports;
-  if (gate) evidence.gate = { reason: gate.reason, ...gate.figures, unhealthy: gate.unhealthy };
+  if (gate) evidence.gate = { reason: gate.reason, ...gate.figures, unhealthy: gate.unhealthy, notReady: gate.notReady };
   if (judgement) {
     const { message: _message, ...facts } = judgement;
     evidence.judgement = facts;

@@ -1,5 +1,6 @@
 // plan(): the whole decision for one target, from probe samples to approve / move / retry / block.
 // Named preconditions run in order and the first that decides wins; if all pass, leadership decides.
+import { clusterIdentityCheck } from './check-cluster-identity.ts';
 import type { Decision } from './decision.ts';
 import { buildPlanContext, type PlanInput } from './plan-context.ts';
 import { planChecks } from './plan-checks.ts';
@@ -7,9 +8,12 @@ import { decideLeadership } from './plan-leadership.ts';
 
 export type { PlanInput } from './plan-context.ts';
 
+/** Identity first: in a view of two clusters no other check means anything. */
+const checks = [clusterIdentityCheck, ...planChecks];
+
 export function plan(input: PlanInput): Decision {
   const ctx = buildPlanContext(input);
-  for (const check of planChecks) {
+  for (const check of checks) {
     const result = check.run(ctx);
     if (result !== 'pass') return withCheck(result, check.name);
   }

@@ -4,6 +4,14 @@ import { z } from 'zod';
 const pathName = z.enum(['direct', 'port-forward', 'exec']);
 const ms = z.number().int().nonnegative();
 
+/**
+ * The least election timeout we accept. The evidence rule waits one election timeout between the
+ * samples that prove a leader gone; below this, a typo ("0s", "1" for 1 s) would prove it in
+ * milliseconds. etcd's default is 1 s, and sane clusters are rarely below 500 ms.
+ */
+export const MIN_ELECTION_TIMEOUT_MS = 100;
+export const electionTimeoutTooShort = `must be at least ${MIN_ELECTION_TIMEOUT_MS}ms (etcd's default is 1s): evidence samples must be one election timeout apart`;
+
 export const policySchema = z.object({
   /** How long the leader must stay unreachable before we remove it without a move. */
   graceMs: ms.default(60_000),
@@ -21,7 +29,7 @@ export const policySchema = z.object({
   minHealthyPeriodMs: ms.default(3_600_000),
   pathOrder: z.array(pathName).min(1).default(['direct', 'port-forward', 'exec']),
   /** The cluster's --election-timeout; evidence samples must be at least this far apart. */
-  electionTimeoutMs: ms.default(1_000),
+  electionTimeoutMs: z.number().int().min(MIN_ELECTION_TIMEOUT_MS, electionTimeoutTooShort).default(1_000),
   /** Deadline of every single etcd call. */
   callTimeoutMs: ms.default(2_000),
   /** How many immediate re-probes a changing leader may cost before we back off. */
@@ -34,6 +42,16 @@ export const policySchema = z.object({
   actuatorTimeoutMs: z.number().int().positive().default(300_000),
   /** The cluster lock's lease: renewed while remediation runs, lapsing this long after a holder died. */
   lockLeaseMs: z.number().int().positive().default(30_000),
+  /** Where in the cluster's own etcd the lock and the removal record live, seen by every remediator. */
+  guardPrefix: z
+    .string()
+    .regex(/^\/[^\s]*[^/\s]$/, 'must be a key prefix such as /etcd-remediator (starts with /, no trailing /, no spaces)')
+    .default('/etcd-remediator'),
+  /**
+   * Remove a member while the cluster is still below the size it had before the last removal
+   * (its replacement has not joined yet). Off: one member down at a time.
+   */
+  allowShrink: z.boolean().default(false),
 });
 
 export type Policy = z.infer<typeof policySchema>;

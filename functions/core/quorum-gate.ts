@@ -1,11 +1,13 @@
 // The quorum gate: may this member be removed without losing quorum?
 // Cluster API's targetEtcdClusterHealthy, made stricter: a member other than the target that we
 // cannot reach counts as unhealthy after the removal, and the cluster must hold quorum now, by the
-// view's one rule (quorumFigures), not only after the removal.
+// view's one rule (quorumFigures), not only after the removal. As KCP, it waits while any learner
+// or never-started member is in the cluster. The rules are data, checked in order; the sentences
+// live in quorum-gate-words.ts.
 import type { ReasonCode } from './decision.ts';
-import { describeMember, quorumSize, type ClusterView, type MemberView } from './view.ts';
+import { quorumSize, type ClusterView } from './view.ts';
 import type { MemberId } from './types.ts';
-import { listWords, whyUnhealthy } from './explain.ts';
+import { gateWords, type GateFacts } from './quorum-gate-words.ts';
 
 export interface GateFigures {
   /** Voting members now, the target included. */
@@ -28,19 +30,32 @@ export interface GateResult {
   message: string;
   figures: GateFigures;
   unhealthy: MemberId[];
+  /** Learners and never-started members that make the gate wait (the target when it never started). */
+  notReady: MemberId[];
 }
 
-const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+interface GateRule {
+  reason: ReasonCode;
+  refuses: (f: GateFacts) => boolean;
+  says: (f: GateFacts) => string;
+}
+
+/** In order: the first rule that refuses decides. */
+const rules: readonly GateRule[] = [
+  { reason: 'LAST_MEMBER', refuses: (f) => !f.target.isLearner && f.figures.votingNow <= 1, says: gateWords.lastMember },
+  // A removal is a change etcd must commit by quorum: without one now, nothing can be removed.
+  { reason: 'NO_QUORUM', refuses: (f) => !f.view.quorum.ok, says: gateWords.noQuorum },
+  { reason: 'QUORUM_AT_RISK', refuses: (f) => f.figures.healthyAfter < f.figures.needed, says: gateWords.quorumAtRisk },
+  // KCP: "wait for those members being promoted before taking further steps".
+  { reason: 'MEMBER_NOT_READY', refuses: (f) => f.notReady.length > 0, says: gateWords.memberNotReady },
+];
 
 export function quorumGate(view: ClusterView, targetId: MemberId): GateResult {
   const target = view.members.find((m) => m.id === targetId);
   const voting = view.members.filter((m) => !m.isLearner);
-  const others = voting.filter((m) => m.id !== targetId);
-  const sick = others.filter((m) => !m.healthy);
-  const targetVotes = !!target && !target.isLearner;
-
+  const sick = voting.filter((m) => m.id !== targetId && !m.healthy);
   const votingNow = voting.length;
-  const votingAfter = votingNow - (targetVotes ? 1 : 0);
+  const votingAfter = votingNow - (target && !target.isLearner ? 1 : 0);
   const figures: GateFigures = {
     votingNow,
     votingAfter,
@@ -49,60 +64,22 @@ export function quorumGate(view: ClusterView, targetId: MemberId): GateResult {
     needed: quorumSize(votingAfter),
     neededNow: quorumSize(votingNow),
   };
-  const unhealthy = sick.map((m) => m.id);
-  const sickWords = sick.map((m: MemberView) => `${describeMember(m)} ${whyUnhealthy(m)}`);
+  // A member that never started may still be starting: KCP waits for it even as the target.
+  const notReady = view.members.filter((m) => !m.started || (m.isLearner && m.id !== targetId));
   const result = (ok: boolean, reason: ReasonCode, message: string): GateResult => ({
     ok,
     reason,
     message,
     figures,
-    unhealthy,
+    unhealthy: sick.map((m) => m.id),
+    notReady: notReady.map((m) => m.id),
   });
 
-  if (!target) {
-    return result(
-      false,
-      'TARGET_NOT_FOUND',
-      `Member ${targetId} is not in the member list of ${plural(view.members.length, 'member')}; blocked, there is nothing to remove (it may already be gone).`,
-    );
-  }
-  const name = describeMember(target);
-  const sickTail = sick.length > 0 ? `: ${listWords(sickWords)}` : '';
-
-  if (target.isLearner) {
-    return result(
-      true,
-      'TARGET_IS_LEARNER',
-      `Removing learner ${name} leaves the ${plural(votingNow, 'voting member')} untouched, so quorum is safe${sickTail}.`,
-    );
-  }
-  if (votingNow <= 1) {
-    return result(
-      false,
-      'LAST_MEMBER',
-      `${name} is the last voting member; blocked, removing it would destroy the cluster.`,
-    );
-  }
-  // One rule with the view's own figures: a removal is a change etcd must commit by quorum.
-  const { quorum } = view;
-  if (!quorum.ok) {
-    return result(
-      false,
-      'NO_QUORUM',
-      `The cluster has no quorum now: ${quorum.votingUp} of ${votingNow} voting members are up, below the quorum of ${quorum.size}${sickTail}; blocked, removing ${name} cannot help until they are back.`,
-    );
-  }
-  if (figures.healthyAfter < figures.needed) {
-    const bringBack = listWords(sick.map((m) => m.name || m.id));
-    return result(
-      false,
-      'QUORUM_AT_RISK',
-      `Removing ${name} would leave ${figures.healthyAfter} of ${votingAfter} voting members healthy, below the quorum of ${figures.needed}${sickTail}; blocked, bring ${bringBack} back or remediate ${sick.length === 1 ? 'it' : 'them'} first.`,
-    );
-  }
-  return result(
-    true,
-    'QUORUM_SAFE',
-    `Removing ${name} leaves ${figures.healthyAfter} of ${votingAfter} voting members healthy, meeting the quorum of ${figures.needed}${sickTail}.`,
-  );
+  if (!target) return result(false, 'TARGET_NOT_FOUND', gateWords.targetNotFound(view, targetId));
+  const facts: GateFacts = { view, target, figures, sick, notReady };
+  const refusal = rules.find((rule) => rule.refuses(facts));
+  if (refusal) return result(false, refusal.reason, refusal.says(facts));
+  return target.isLearner
+    ? result(true, 'TARGET_IS_LEARNER', gateWords.learnerSafe(facts))
+    : result(true, 'QUORUM_SAFE', gateWords.quorumSafe(facts));
 }

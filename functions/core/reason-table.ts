@@ -59,6 +59,8 @@ export const reasonTable = {
   QUORUM_AT_RISK: { outcomes: ['block'], description: 'Removing the target would leave too few healthy voting members for a quorum.' },
   NO_QUORUM: { outcomes: ['block'], description: 'The cluster has no quorum now: removing a member cannot help.' },
   LAST_MEMBER: { outcomes: ['block'], description: 'The target is the last voting member: removing it would destroy the cluster.' },
+  MEMBER_NOT_READY: { outcomes: ['block'], description: 'A learner other than the target, or a member that never started, is in the cluster: as KCP, no member is removed while the membership changes.' },
+  CLUSTER_MISMATCH: { outcomes: ['block'], description: 'The endpoints answered with more than one etcd cluster_id: they are not one cluster, so nothing is judged or removed.' },
   TARGET_NOT_FOUND: { outcomes: ['block'], description: 'The member list answered and no member is the target: it may already be removed.' },
   AUTH_FAILED: { outcomes: ['block', 'retry'], spendsAttempt: true, description: 'Every path rejects our credentials: block and name the etcd user; a MemberRemove refused so by every member backs off.' },
   TLS_FAILED: { outcomes: ['block', 'retry'], spendsAttempt: true, description: 'Every path fails the TLS handshake: block and name the certificate; a MemberRemove failing so on every member backs off.' },
@@ -68,6 +70,8 @@ export const reasonTable = {
   ATTEMPTS_EXHAUSTED: { outcomes: ['block'], description: "The incident's attempt budget (maxAttempts) is spent." },
   INCIDENT_DEADLINE_EXCEEDED: { outcomes: ['block'], description: 'The incident has been open past its deadline.' },
   MAX_RETRY_EXCEEDED: { outcomes: ['block'], description: 'The target was remediated more than maxRetry times within the healthy period (KCP maxRetry).' },
+  DUPLICATE_INCIDENT: { outcomes: ['block'], description: 'Another open incident is remediating the same member (reported by another name or id): this one ends, recorded there.' },
+  REPLACEMENT_PENDING: { outcomes: ['block'], description: 'The cluster is still below the size it had before the last removal: no other member is removed until its replacement joins, unless policy allows shrinking.' },
   // operational
   CLUSTER_LOCKED: { outcomes: ['retry'], spendsAttempt: false, description: 'Another remediation holds the cluster lock: wait for it.' },
   DRY_RUN: { outcomes: ['block'], description: 'The policy is a dry run: what would be done is said, and nothing is done.' },

@@ -2,6 +2,7 @@
 // the sum is a bound. The step's lease on its incident lasts this long; past it, the holder is
 // taken for dead and a redelivery may run the step again.
 import type { Policy } from './policy.ts';
+import { maxProbeDeadlineMs } from './probe-deadline.ts';
 
 export type StepName = 'probe-members' | 'move-leader' | 'schedule-retry' | 'remediate';
 
@@ -12,7 +13,8 @@ const MARGIN_MS = 30_000;
 export const electionWaitMs = (policy: Pick<Policy, 'electionTimeoutMs'>): number => Math.max(5_000, 10 * policy.electionTimeoutMs);
 
 export function stepBudgetMs(step: StepName, policy: Policy, members: number): number {
-  const probe = 2 * policy.callTimeoutMs;
+  // A probe may wait longer than one call deadline when the network is slow (probe-deadline.ts).
+  const probe = 2 * maxProbeDeadlineMs(policy);
   const everyPath = Math.max(1, members) * policy.pathOrder.length * policy.callTimeoutMs;
   switch (step) {
     case 'probe-members':

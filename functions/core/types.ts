@@ -9,6 +9,12 @@ export type Reachability = 'ok' | 'refused' | 'timeout' | 'tls' | 'auth' | 'othe
 /** Member ids are uint64; we carry them as lowercase hex without leading zeros, as etcdctl prints them. */
 export type MemberId = string;
 
+/**
+ * etcd's own cluster_id, from every response header: uint64, carried as hex like member ids. Not
+ * the cluster's name in the directory (`clusterId` of events), which a person chose.
+ */
+export type EtcdClusterId = string;
+
 /** An etcd error, normalized by the transport so the core never sees a transport-specific shape. */
 export interface EtcdFailure {
   kind: Exclude<Reachability, 'ok'>;
@@ -46,6 +52,20 @@ export interface MemberStatus {
   version: string;
   dbSize: number;
   isLearner: boolean;
+  /** The cluster_id this member answered with. Absent only in views kept before ids were recorded. */
+  clusterId?: EtcdClusterId;
+}
+
+/** A member list, and the cluster_id of the member that gave it. */
+export interface MemberList {
+  clusterId: EtcdClusterId;
+  members: MemberInfo[];
+}
+
+/** One endpoint's answer, reduced to which cluster it belongs to. */
+export interface IdentityReport {
+  endpoint: string;
+  clusterId: EtcdClusterId;
 }
 
 /** One member as one probe saw it. */
@@ -62,6 +82,13 @@ export interface ProbeSample {
   members: MemberProbe[];
   /** Member-list failures per seed endpoint, when no seed answered. */
   listFailures: PathProbe[];
+  /**
+   * Every seed that answered (its member list or its status) and the cluster_id it answered
+   * with. Seeds of more than one cluster leave `members` empty: no list is "the" cluster's.
+   */
+  seeds: IdentityReport[];
+  /** The seed whose member list `members` is, with that list's cluster_id. */
+  listedBy?: IdentityReport;
 }
 
 export const NO_LEADER: MemberId = '0';

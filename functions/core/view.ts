@@ -1,4 +1,5 @@
 // The cluster view: one probe folded into what the decisions need.
+import { identityOf, isMismatched, type ClusterIdentity } from './cluster-identity.ts';
 import { NO_LEADER, type MemberId, type MemberInfo, type MemberStatus, type PathProbe, type ProbeSample } from './types.ts';
 
 export interface MemberView extends MemberInfo {
@@ -47,6 +48,8 @@ export interface ClusterView {
   quorum: QuorumFigures;
   /** Why no seed gave a member list, when none did: the only facts an empty view has. */
   listFailures: PathProbe[];
+  /** Which etcd cluster answered. Absent only in views kept before ids were recorded. */
+  identity?: ClusterIdentity;
 }
 
 export const quorumSize = (voting: number): number => Math.floor(voting / 2) + 1;
@@ -89,12 +92,18 @@ export function leaderView(members: MemberView[]): LeaderView {
   return view;
 }
 
+/**
+ * Whether a voting member counts as up for "quorum now": healthy, or the leader the answering
+ * members agree on while we cannot reach it. Only when we cannot reach it: a leader we reach is
+ * judged by what it says itself.
+ */
+export const countsAsUp = (m: MemberView, leader: LeaderView): boolean =>
+  m.healthy || (leader.consensus === 'agreed' && m.id === leader.id && !m.reachable);
+
 export function quorumFigures(members: MemberView[], leader: LeaderView): QuorumFigures {
   const voting = members.filter((m) => !m.isLearner);
   const healthyVoting = voting.filter((m) => m.healthy).length;
-  // Only when we cannot reach it: a leader we reach is judged by what it says itself.
-  const leaderSeenThroughOthers = leader.consensus === 'agreed' && voting.some((m) => m.id === leader.id && !m.reachable);
-  const votingUp = healthyVoting + (leaderSeenThroughOthers ? 1 : 0);
+  const votingUp = voting.filter((m) => countsAsUp(m, leader)).length;
   const size = quorumSize(voting.length);
   return { voting: voting.length, healthyVoting, votingUp, size, ok: voting.length > 0 && votingUp >= size };
 }
@@ -102,12 +111,22 @@ export function quorumFigures(members: MemberView[], leader: LeaderView): Quorum
 export function buildClusterView(sample: ProbeSample): ClusterView {
   const members = sample.members.map(toMemberView);
   const leader = leaderView(members);
-  return { at: sample.at, members, leader, quorum: quorumFigures(members, leader), listFailures: sample.listFailures };
+  return {
+    at: sample.at,
+    members,
+    leader,
+    quorum: quorumFigures(members, leader),
+    listFailures: sample.listFailures,
+    identity: identityOf(sample, members),
+  };
 }
 
-/** A member list answered and does not hold `id`: the member was removed. No list proves nothing. */
+/**
+ * A member list answered and does not hold `id`: the member was removed. No list proves nothing,
+ * and neither does a list among answers from two clusters: it may be the other cluster's.
+ */
 export const memberGone = (view: ClusterView, id: MemberId): boolean =>
-  view.members.length > 0 && !view.members.some((m) => m.id === id);
+  view.members.length > 0 && !isMismatched(view) && !view.members.some((m) => m.id === id);
 
 /** Find a member by id (hex) or name. */
 export function findMember(view: ClusterView, ref: string): MemberView | undefined {

@@ -1,5 +1,5 @@
 // The etcd transport port: one client per member and path, every call under its own deadline.
-import type { EtcdFailure, MemberId, MemberInfo, MemberStatus, PathName, ProbeSample } from '../core/types.ts';
+import type { EtcdFailure, MemberId, MemberInfo, MemberList, MemberStatus, PathName, ProbeSample } from '../core/types.ts';
 
 export interface TlsFiles {
   /** PEM contents, not paths: the edge reads files once. */
@@ -26,7 +26,8 @@ export class EtcdCallError extends Error {
 /** A client bound to one member's endpoint over one path. No retries: one call, one answer. */
 export interface EtcdMemberClient extends EndpointTarget {
   status(deadlineMs: number): Promise<MemberStatus>;
-  memberList(deadlineMs: number): Promise<MemberInfo[]>;
+  /** With the cluster_id of the answer, so a list is never taken from the wrong cluster unseen. */
+  memberList(deadlineMs: number): Promise<MemberList>;
   /** Must be sent to the leader itself; etcd answers "not leader" otherwise. */
   moveLeader(transfereeId: MemberId, deadlineMs: number): Promise<void>;
   memberRemove(id: MemberId, deadlineMs: number): Promise<MemberInfo[]>;

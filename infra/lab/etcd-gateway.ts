@@ -8,6 +8,8 @@ export function decimalIdToHex(decimal: string): string {
 
 export interface GatewayStatus {
   memberId: string;
+  /** etcd's cluster_id from the response header, hex: ground truth for which cluster answered. */
+  clusterId: string;
   /** '0' when this member knows no leader. */
   leaderId: string;
   raftTerm: number;
@@ -24,7 +26,7 @@ export interface GatewayMember {
 }
 
 interface RawStatus {
-  header?: { member_id?: string };
+  header?: { member_id?: string; cluster_id?: string };
   leader?: string;
   raftTerm?: string;
   isLearner?: boolean;
@@ -61,6 +63,7 @@ export async function gatewayStatus(baseUrl: string, timeoutMs: number): Promise
   const raw = await requestJson<RawStatus>({ baseUrl, path: '/v3/maintenance/status', body: {}, timeoutMs });
   return {
     memberId: decimalIdToHex(raw.header?.member_id ?? '0'),
+    clusterId: decimalIdToHex(raw.header?.cluster_id ?? '0'),
     leaderId: decimalIdToHex(raw.leader ?? '0'),
     raftTerm: Number(raw.raftTerm ?? 0),
     isLearner: raw.isLearner === true,

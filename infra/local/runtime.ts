@@ -22,6 +22,7 @@ import { createEtcdAccess } from './etcd-access.ts';
 import { fileSnapshots } from './file-snapshots.ts';
 import { createInProcessBus, type InProcessBus } from './in-process-bus.ts';
 import { localContext } from './lambda-context.ts';
+import { resumeScope, type ResumeOption } from './resume-scope.ts';
 import { openSqliteStore, type SqliteIncidentStore } from './sqlite-store.ts';
 import { createTimerScheduler, type TimerScheduler } from './timer-scheduler.ts';
 
@@ -44,6 +45,11 @@ export interface LocalRuntimeOptions {
   snapshotDir?: string;
   /** Replaces the etcd3 access, e.g. to observe every call a test makes through it. */
   etcdFor?: Deps['etcdFor'];
+  /**
+   * Which incidents open in the state file start() resumes: 'all' (the default, as `run` does), or
+   * only those named (as `remediate` does). The others are left as they are, timers included.
+   */
+  resume?: ResumeOption;
 }
 
 export type TerminalEvent = EventEnvelope<TerminalDetailType>;
@@ -52,9 +58,9 @@ export interface LocalRuntime {
   readonly store: SqliteIncidentStore;
   readonly bus: InProcessBus;
   readonly scheduler: TimerScheduler;
-  /** Fires overdue timers and re-arms open incidents left without one by a crash. */
+  /** Fires overdue timers and re-arms open incidents left without one by a crash (those `resume` names). */
   start(): Promise<void>;
-  /** Resumes every open incident with nothing owed, running or scheduled; returns how many. */
+  /** Resumes every open incident in scope with nothing owed, running or scheduled; returns how many. */
   sweep(): Promise<number>;
   /** Validates a MemberUnhealthy at the edge and puts it on the bus; throws InvalidEventError. */
   submit(detail: unknown, source?: string): Promise<EventEnvelope<'MemberUnhealthy'>>;
@@ -75,11 +81,12 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
   const logLevel = options.logLevel ?? 'WARN';
   const sweepIntervalMs = options.sweepIntervalMs ?? 60_000;
   const log = new Logger({ serviceName: 'etcd-remediator', logLevel });
+  const scope = resumeScope(options.resume);
 
   // The bus and scheduler refer to each other through deps; both exist before any event flows.
   const deps = {} as Deps;
   const scheduler = createTimerScheduler({
-    store,
+    store: scope.timers(store),
     clock,
     fire: async (event) => {
       const parsed = parseEvent(event.detailType, event.detail);
@@ -176,7 +183,7 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
 
   const sweep = async (quietMs: number, ignoreLeases = false): Promise<number> => {
     const armed = await armedAttempts();
-    return sweepStalled(deps, { isArmed: (i) => armed.has(`${i.incidentId}/${i.attempt}`), quietMs, ignoreLeases });
+    return sweepStalled({ ...deps, store: scope.incidents(deps.store) }, { isArmed: (i) => armed.has(`${i.incidentId}/${i.attempt}`), quietMs, ignoreLeases });
   };
   let sweeper: NodeJS.Timeout | undefined;
   const waiters = new Set<() => void>();
@@ -186,6 +193,7 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
     bus,
     scheduler,
     async start() {
+      await scope.fix(store);
       // At start-up nothing of this process runs yet: an open incident with no timer for its
       // current attempt was cut off by a crash, whatever its lease says. Swept before any timer
       // fires, so a retry that fires now is not resumed twice.

@@ -84,7 +84,36 @@ export const migrations: readonly string[] = [
    ALTER TABLE incidents ADD COLUMN steps_done TEXT NOT NULL DEFAULT '[]';
    ALTER TABLE incidents ADD COLUMN in_flight TEXT;
    DROP TABLE claims;`,
+  // One process owns the file at a time: its lease, renewed while it runs (state-owner.ts).
+  `CREATE TABLE state_owner (
+     id         INTEGER PRIMARY KEY CHECK (id = 1),
+     pid        INTEGER NOT NULL,
+     host       TEXT NOT NULL,
+     proc_start TEXT NOT NULL,
+     started_at INTEGER NOT NULL,
+     renewed_at INTEGER NOT NULL,
+     token      TEXT NOT NULL
+   ) STRICT;`,
 ];
+
+/** The schema version a file holds, without changing it; undefined when it holds no schema of ours. */
+export function schemaVersion(db: DatabaseSync): number | undefined {
+  const table = db.prepare(`SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`).get();
+  if (!table) return undefined;
+  return Number(db.prepare('SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations').get()?.version ?? 0);
+}
+
+/** A file written by a newer build: its schema is not ours to read or change. */
+export class SchemaTooNewError extends Error {
+  readonly version: number;
+  readonly known: number;
+  constructor(version: number, known: number) {
+    super(`database schema version ${version} is newer than this build (${known})`);
+    this.name = 'SchemaTooNewError';
+    this.version = version;
+    this.known = known;
+  }
+}
 
 /** Applies pending migrations under a write lock, so concurrent openers upgrade exactly once. */
 export function migrate(db: DatabaseSync, now: number): number {
@@ -93,9 +122,7 @@ export function migrate(db: DatabaseSync, now: number): number {
     db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL) STRICT');
     const row = db.prepare('SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations').get();
     const current = Number(row?.version ?? 0);
-    if (current > migrations.length) {
-      throw new Error(`database schema version ${current} is newer than this build (${migrations.length})`);
-    }
+    if (current > migrations.length) throw new SchemaTooNewError(current, migrations.length);
     const record = db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)');
     for (let version = current + 1; version <= migrations.length; version++) {
       db.exec(migrations[version - 1]!);

@@ -1,7 +1,8 @@
 // The incident store on one local SQLite file (node:sqlite, no native addon). Every operation is a
 // single statement or one IMMEDIATE transaction, mirroring the conditional writes of DynamoDB.
 import { randomUUID } from 'node:crypto';
-import { DatabaseSync, type SQLInputValue, type SQLOutputValue, type StatementSync } from 'node:sqlite';
+import fs from 'node:fs';
+import type { DatabaseSync, SQLInputValue, SQLOutputValue, StatementSync } from 'node:sqlite';
 import type { Decision } from '../../functions/core/decision.ts';
 import type { CarriedStreak } from '../../functions/core/evidence.ts';
 import type { ClusterView } from '../../functions/core/view.ts';
@@ -25,13 +26,16 @@ import {
   type StoredTimer,
   type TimerInput,
 } from '../../functions/ports/incident-store.ts';
-import { migrate } from './sqlite-migrations.ts';
+import { migrate, migrations, schemaVersion, SchemaTooNewError } from './sqlite-migrations.ts';
+import { describeStateError, holdsNoState, openStateDatabase, openStateDatabaseReadOnly, schemaTooNew } from './state-file.ts';
 
 export interface SqliteStoreOptions {
   /** A file path; ':memory:' works for a single connection. */
   path: string;
   /** How long a writer waits for another connection's lock before failing. */
   busyTimeoutMs?: number;
+  /** Only reads (status): never migrates, never writes, works on a read-only file. */
+  readOnly?: boolean;
 }
 
 type Row = Record<string, SQLOutputValue>;
@@ -39,19 +43,26 @@ type Params = Record<string, SQLInputValue>;
 
 const SQLITE_CONSTRAINT_FOREIGNKEY = 787;
 
+/** Opens the store; a file that cannot serve is a StateFileError naming the path and the problem. */
 export function openSqliteStore(options: SqliteStoreOptions): SqliteIncidentStore {
-  const db = new DatabaseSync(options.path);
+  const file = options.path;
+  const db = options.readOnly ? openStateDatabaseReadOnly(file) : openStateDatabase(file, options);
   try {
-    db.exec(`PRAGMA busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? 5_000)}`);
-    // WAL lets readers run alongside the single writer; other processes may open the same file.
-    db.exec('PRAGMA journal_mode = WAL');
-    db.exec('PRAGMA foreign_keys = ON');
-    migrate(db, Date.now());
+    if (options.readOnly) checkReadableSchema(db, file);
+    else migrate(db, Date.now());
   } catch (error) {
     db.close();
-    throw error;
+    if (error instanceof SchemaTooNewError) throw schemaTooNew(file, error.version, error.known);
+    throw describeStateError(file, error);
   }
   return new SqliteIncidentStore(db);
+}
+
+/** An empty file, or one with no schema of ours, holds no state: said, not created. */
+function checkReadableSchema(db: DatabaseSync, file: string): void {
+  const version = schemaVersion(db);
+  if (version === undefined || version === 0) throw holdsNoState(file, fs.statSync(file).size === 0);
+  if (version > migrations.length) throw schemaTooNew(file, version, migrations.length);
 }
 
 export class SqliteIncidentStore implements IncidentStore {

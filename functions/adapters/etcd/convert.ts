@@ -1,7 +1,7 @@
 // etcd3 response shapes to the core vocabulary. Pure.
-import type { IMember, IStatusResponse } from 'etcd3';
-import type { MemberInfo, MemberStatus } from '../../core/types.ts';
-import { hexMemberId } from './member-id.ts';
+import type { IMember, IMemberListResponse, IStatusResponse } from 'etcd3';
+import type { MemberInfo, MemberList, MemberStatus } from '../../core/types.ts';
+import { hexClusterId, hexMemberId } from './member-id.ts';
 
 export function toMemberInfo(member: IMember): MemberInfo {
   return {
@@ -12,6 +12,12 @@ export function toMemberInfo(member: IMember): MemberInfo {
     isLearner: member.isLearner,
   };
 }
+
+/** The list and the cluster_id of its header: which cluster this list is of. */
+export const toMemberList = (response: IMemberListResponse): MemberList => ({
+  clusterId: hexClusterId(response.header.cluster_id),
+  members: response.members.map(toMemberInfo),
+});
 
 /** etcd's Status lists every active cluster alarm among its errors, as "memberID:<decimal> alarm:<TYPE>". */
 const ALARM_ENTRY = /memberID:(\d+)\s+alarm:([A-Z_]+)/;
@@ -39,5 +45,6 @@ export function toMemberStatus(response: IStatusResponse): MemberStatus {
     version: response.version,
     dbSize: Number(response.dbSize),
     isLearner: response.isLearner,
+    clusterId: hexClusterId(response.header.cluster_id),
   };
 }

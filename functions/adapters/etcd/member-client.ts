@@ -3,9 +3,9 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { noop } from 'cockatiel';
 import { Etcd3, type IOptions, type ISnapshotResponse } from 'etcd3';
-import type { MemberId, MemberInfo, MemberStatus } from '../../core/types.ts';
+import type { MemberId, MemberInfo, MemberList, MemberStatus } from '../../core/types.ts';
 import type { EndpointTarget, EtcdMemberClient, TlsFiles } from '../../ports/etcd.ts';
-import { toMemberInfo, toMemberStatus } from './convert.ts';
+import { toMemberInfo, toMemberList, toMemberStatus } from './convert.ts';
 import { withinDeadline } from './deadline.ts';
 import { decimalMemberId } from './member-id.ts';
 import { toEtcdCallError } from './normalize-error.ts';
@@ -63,12 +63,11 @@ export function createMemberClient(target: EndpointTarget, options: MemberClient
     status: (deadlineMs): Promise<MemberStatus> =>
       call(deadlineMs, async (deadline) => toMemberStatus(await etcd.maintenance.status({ deadline }))),
 
-    memberList: (deadlineMs): Promise<MemberInfo[]> =>
-      call(deadlineMs, async (deadline) => {
+    memberList: (deadlineMs): Promise<MemberList> =>
+      call(deadlineMs, async (deadline) =>
         // Serializable (etcd's default): a member cut off from quorum still says what it knows.
-        const { members } = await etcd.cluster.memberList({}, { deadline });
-        return members.map(toMemberInfo);
-      }),
+        toMemberList(await etcd.cluster.memberList({}, { deadline })),
+      ),
 
     moveLeader: (transfereeId: MemberId, deadlineMs): Promise<void> =>
       call(deadlineMs, async (deadline) => {

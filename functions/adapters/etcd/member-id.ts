@@ -1,5 +1,5 @@
 // etcd member ids are uint64: etcd3 hands them over as decimal strings, etcdctl prints them as hex.
-import type { MemberId } from '../../core/types.ts';
+import type { EtcdClusterId, MemberId } from '../../core/types.ts';
 
 const UINT64_MAX = (1n << 64n) - 1n;
 
@@ -14,6 +14,9 @@ export function hexMemberId(decimal: string | number): MemberId {
   if (!/^\d+$/.test(raw)) throw new RangeError(`not a decimal member id: ${raw}`);
   return checkedUint64(BigInt(raw), raw).toString(16);
 }
+
+/** etcd's cluster_id is a uint64 too, and etcdctl prints it as hex the same way. */
+export const hexClusterId = (decimal: string): EtcdClusterId => hexMemberId(decimal);
 
 /** Hex member id back to the decimal string etcd3 sends on the wire. */
 export function decimalMemberId(hex: MemberId): string {

@@ -1,5 +1,5 @@
 // Probes every member over every path at once, the whole probe bounded by one deadline.
-import type { MemberInfo, MemberProbe, MemberStatus, PathName, PathProbe, ProbeSample } from '../../core/types.ts';
+import type { IdentityReport, MemberInfo, MemberList, MemberProbe, MemberStatus, PathName, PathProbe, ProbeSample } from '../../core/types.ts';
 import { systemClock, type Clock } from '../../ports/clock.ts';
 import type { EtcdTransport, PathResolver, ProbeRequest, Prober } from '../../ports/etcd.ts';
 import { normalizeEtcdError } from './normalize-error.ts';
@@ -24,19 +24,34 @@ async function attempt<T>(path: PathName, endpoint: string, run: () => Promise<T
   }
 }
 
-/** Resolves with the first fulfilled value, or undefined once every promise has given up. */
-function firstAnswer<T>(answers: Promise<Answer<T>>[]): Promise<T | undefined> {
+type Answered<T> = Answer<T> & { value: T };
+
+const answered = <T>(answer: Answer<T>): answer is Answered<T> => answer.value !== undefined;
+
+/** Resolves with the first answer that has a value, or undefined once every promise has given up. */
+function firstAnswer<T>(answers: Promise<Answer<T>>[]): Promise<Answered<T> | undefined> {
   return new Promise((resolve) => {
     let pending = answers.length;
     if (pending === 0) resolve(undefined);
-    for (const answer of answers) {
-      void answer.then(({ value }) => {
+    for (const promise of answers) {
+      void promise.then((answer) => {
         pending -= 1;
-        if (value !== undefined) resolve(value);
+        if (answered(answer)) resolve(answer);
         else if (pending === 0) resolve(undefined);
       });
     }
   });
+}
+
+/** Which cluster each seed said it belongs to, from its member list and its status; one entry per endpoint and id. */
+async function seedIdentities(lists: Promise<Answer<MemberList>>[], statuses: Promise<Answer<MemberStatus>>[]): Promise<IdentityReport[]> {
+  const answers = await Promise.all([...lists, ...statuses]);
+  const seen = new Map<string, IdentityReport>();
+  for (const answer of answers) {
+    const clusterId = answer.value?.clusterId;
+    if (clusterId !== undefined) seen.set(`${answer.probe.endpoint} ${clusterId}`, { endpoint: answer.probe.endpoint, clusterId });
+  }
+  return [...seen.values()];
 }
 
 /** `clock` stamps each sample: the same clock the grace window is measured on. */
@@ -57,9 +72,11 @@ export function createProber(transport: EtcdTransport, resolver: PathResolver, c
         seedEndpoints.map((endpoint) => [endpoint, attempt('direct', endpoint, () => seedClient(endpoint).status(remaining()))]),
       );
 
-      const members = await firstAnswer(lists);
-      if (members === undefined) {
-        return { at, members: [], listFailures: (await Promise.all(lists)).map((answer) => answer.probe) };
+      // Every seed is heard out, within the same deadline: seeds of two clusters must be seen as such.
+      const identities = seedIdentities(lists, [...seedStatuses.values()]);
+      const list = await firstAnswer(lists);
+      if (list === undefined) {
+        return { at, members: [], listFailures: (await Promise.all(lists)).map((answer) => answer.probe), seeds: await identities };
       }
 
       const statusOver = (member: MemberInfo, path: PathName): Promise<Answer<MemberStatus>> | undefined => {
@@ -70,8 +87,8 @@ export function createProber(transport: EtcdTransport, resolver: PathResolver, c
         return fromSeed ?? attempt(path, endpoint, () => transport.client({ endpoint, path }).status(remaining()));
       };
 
-      const probed = await Promise.all(
-        members.map(async (member): Promise<MemberProbe> => {
+      const probing = Promise.all(
+        list.value.members.map(async (member): Promise<MemberProbe> => {
           const started = paths.flatMap((path) => statusOver(member, path) ?? []);
           const answers = await Promise.all(started);
           const probe: MemberProbe = { member, paths: answers.map((answer) => answer.probe) };
@@ -81,7 +98,11 @@ export function createProber(transport: EtcdTransport, resolver: PathResolver, c
           return probe;
         }),
       );
-      return { at, members: probed, listFailures: [] };
+      const [probed, said] = await Promise.all([probing, identities]);
+      // Seeds of more than one cluster: whichever list came first is no more "the" cluster's than another.
+      if (new Set(said.map((s) => s.clusterId)).size > 1) return { at, members: [], listFailures: [], seeds: said };
+      const listedBy = { endpoint: list.probe.endpoint, clusterId: list.value.clusterId };
+      return { at, members: probed, listFailures: [], seeds: said, listedBy };
     },
   };
 }

@@ -1,7 +1,7 @@
 // The flags that name a cluster and how to talk to it, shared by probe, plan and remediate, and
 // their translation into a cluster entry with its policy.
 import fs from 'node:fs';
-import { parsePolicy, type Policy, type PolicyInput } from '../../../functions/core/policy.ts';
+import { electionTimeoutTooShort, MIN_ELECTION_TIMEOUT_MS, parsePolicy, type Policy, type PolicyInput } from '../../../functions/core/policy.ts';
 import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
 import type { TlsFiles } from '../../../functions/ports/etcd.ts';
 import { durationFlag, requiredFlag, UsageError } from './args.ts';
@@ -20,7 +20,7 @@ export const clusterOptions = {
 export const clusterHelp = `  --endpoints URL[,URL…]   client URLs to ask for the member list (required)
   --cluster ID             the cluster's name in state and events (default: default)
   --timeout DUR            deadline of each etcd call (default: 2s)
-  --election-timeout DUR   the cluster's --election-timeout (default: 1s, etcd's default)
+  --election-timeout DUR   the cluster's --election-timeout, at least 100ms (default: 1s, etcd's default)
   --cacert F --cert F --key F   TLS: CA bundle, and client certificate and key for mTLS
   --json                   print JSON instead of text`;
 
@@ -71,6 +71,7 @@ export function clusterFromFlags(values: ClusterFlagValues, extra: PolicyInput =
   const callTimeoutMs = durationFlag('timeout', values.timeout) ?? 2_000;
   const electionTimeoutMs = durationFlag('election-timeout', values['election-timeout']) ?? 1_000;
   if (callTimeoutMs === 0) throw new UsageError('--timeout: must be more than 0');
+  if (electionTimeoutMs < MIN_ELECTION_TIMEOUT_MS) throw new UsageError(`--election-timeout: ${electionTimeoutTooShort}`);
   const clusterId = values.cluster ?? 'default';
   if (clusterId.trim() === '') throw new UsageError('--cluster: must not be empty');
   const tls = tlsFromFlags(values);

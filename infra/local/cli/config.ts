@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { parsePolicy, type Policy, type PolicyInput } from '../../../functions/core/policy.ts';
+import { electionTimeoutTooShort, MIN_ELECTION_TIMEOUT_MS, parsePolicy, type Policy, type PolicyInput } from '../../../functions/core/policy.ts';
 import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
 import type { TlsFiles } from '../../../functions/ports/etcd.ts';
 import { isClientUrl } from './cluster-flags.ts';
@@ -39,19 +39,29 @@ const durationFields = Object.fromEntries(DURATIONS.flatMap((name) => [[name, du
 
 const count = z.number().int().nonnegative();
 
-const policyConfigSchema = z.strictObject({
-  ...durationFields,
-  backoff: z
-    .strictObject({ base: duration.optional(), baseMs: duration.optional(), cap: duration.optional(), capMs: duration.optional() })
-    .optional(),
-  allowRemoveWithoutLeaderMove: z.boolean().optional(),
-  maxAttempts: z.number().int().positive().optional(),
-  maxRetry: count.optional(),
-  pathOrder: z.array(z.enum(['direct', 'port-forward', 'exec'])).min(1).optional(),
-  maxImmediateReprobes: count.optional(),
-  dryRun: z.boolean().optional(),
-  snapshotBeforeRemove: z.boolean().optional(),
-});
+const policyConfigSchema = z
+  .strictObject({
+    ...durationFields,
+    backoff: z
+      .strictObject({ base: duration.optional(), baseMs: duration.optional(), cap: duration.optional(), capMs: duration.optional() })
+      .optional(),
+    allowRemoveWithoutLeaderMove: z.boolean().optional(),
+    maxAttempts: z.number().int().positive().optional(),
+    maxRetry: count.optional(),
+    pathOrder: z.array(z.enum(['direct', 'port-forward', 'exec'])).min(1).optional(),
+    maxImmediateReprobes: count.optional(),
+    dryRun: z.boolean().optional(),
+    snapshotBeforeRemove: z.boolean().optional(),
+    allowShrink: z.boolean().optional(),
+    guardPrefix: z.string().optional(),
+  })
+  // Checked here, not only by the policy schema, so the message names the field as the user wrote it.
+  .superRefine((policy, ctx) => {
+    for (const field of ['electionTimeout', 'electionTimeoutMs'] as const) {
+      const value = policy[field];
+      if (value !== undefined && value < MIN_ELECTION_TIMEOUT_MS) ctx.addIssue({ code: 'custom', path: [field], message: electionTimeoutTooShort });
+    }
+  });
 
 const endpoint = z.string().refine(isClientUrl, 'must be a client URL such as http://127.0.0.1:2379');
 
@@ -120,8 +130,8 @@ function toPolicyInput(p: z.infer<typeof policyConfigSchema> | undefined): Polic
     const capMs = p.backoff.capMs ?? p.backoff.cap;
     input.backoff = { ...(baseMs === undefined ? {} : { baseMs }), ...(capMs === undefined ? {} : { capMs }) };
   }
-  const { allowRemoveWithoutLeaderMove, maxAttempts, maxRetry, pathOrder, maxImmediateReprobes, dryRun, snapshotBeforeRemove } = p;
-  const rest = { allowRemoveWithoutLeaderMove, maxAttempts, maxRetry, pathOrder, maxImmediateReprobes, dryRun, snapshotBeforeRemove };
+  const { allowRemoveWithoutLeaderMove, maxAttempts, maxRetry, pathOrder, maxImmediateReprobes, dryRun, snapshotBeforeRemove, allowShrink, guardPrefix } = p;
+  const rest = { allowRemoveWithoutLeaderMove, maxAttempts, maxRetry, pathOrder, maxImmediateReprobes, dryRun, snapshotBeforeRemove, allowShrink, guardPrefix };
   return { ...input, ...(Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)) as PolicyInput) };
 }
 

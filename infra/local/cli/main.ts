@@ -1,6 +1,8 @@
 // etcd-remediator: the command-line edge. Each command lives in its own module, loaded on use.
+import { StateFileError } from '../state-file.ts';
 import { PROGRAM, UsageError } from './args.ts';
 import { EXIT } from './output.ts';
+import { watchParent } from './parent-watch.ts';
 
 interface CommandModule {
   help: string;
@@ -26,7 +28,8 @@ ${Object.entries(commands)
   .map(([name, c]) => `  ${name.padEnd(10)} ${c.summary}`)
   .join('\n')}
 
-exit codes: 0 remediated or planned, 1 error, 2 usage or invalid input, 3 blocked, 4 failed`;
+exit codes: 0 remediated or planned, 1 error, 2 usage or invalid input (a flag, a field, the state
+file: in use by another process, unreadable, or holding another open incident), 3 blocked, 4 failed`;
 
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
@@ -40,11 +43,13 @@ export async function main(argv: string[]): Promise<number> {
   return module.run(rest);
 }
 
+watchParent();
 let code: number;
 try {
   code = await main(process.argv.slice(2));
 } catch (error) {
-  const usageError = error instanceof UsageError;
+  // A state file that cannot serve is the caller's to fix, as a bad flag is: one line, exit 2.
+  const usageError = error instanceof UsageError || error instanceof StateFileError;
   const message = error instanceof Error ? error.message : String(error);
   process.stderr.write(`${PROGRAM}: ${usageError ? message : message.split('\n')[0]}\n`);
   if (!usageError && process.env.ETCD_REMEDIATOR_DEBUG && error instanceof Error) process.stderr.write(`${error.stack}\n`);

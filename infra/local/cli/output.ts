@@ -27,8 +27,13 @@ export interface CliResult {
 
 export const EXIT = { ok: 0, error: 1, usage: 2, blocked: 3, failed: 4 } as const;
 
-export const exitCodeOf = (outcome: Outcome): number =>
-  outcome === 'blocked' ? EXIT.blocked : outcome === 'failed' ? EXIT.failed : EXIT.ok;
+/** Blocks that say the input was wrong, not the cluster: exit 2, as for any invalid input. */
+const INPUT_REASONS: ReadonlySet<string> = new Set(['CLUSTER_MISMATCH']);
+
+export const exitCodeOf = (outcome: Outcome, reason?: string): number =>
+  reason !== undefined && INPUT_REASONS.has(reason)
+    ? EXIT.usage
+    : outcome === 'blocked' ? EXIT.blocked : outcome === 'failed' ? EXIT.failed : EXIT.ok;
 
 export const printJson = (value: unknown): void => {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
@@ -72,7 +77,7 @@ export function renderResult(result: CliResult): string {
 export function printResult(result: CliResult, json: boolean): number {
   if (json) printJson(result);
   else process.stdout.write(`${renderResult(result)}\n`);
-  return exitCodeOf(result.outcome);
+  return exitCodeOf(result.outcome, result.reason);
 }
 
 /** A journal entry's detail as one string. */

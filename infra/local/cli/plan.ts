@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Decision, LeaderMove } from '../../../functions/core/decision.ts';
 import { plan } from '../../../functions/core/plan.ts';
 import { checkTargetFound } from '../../../functions/core/plan-checks.ts';
+import { clusterMismatch } from '../../../functions/core/cluster-identity.ts';
 import { reasonRow } from '../../../functions/core/reason-table.ts';
 import type { Policy } from '../../../functions/core/policy.ts';
 import { findMember, type ClusterView } from '../../../functions/core/view.ts';
@@ -22,6 +23,7 @@ export const planOptions = {
   grace: { type: 'string' },
   backoff: { type: 'string' },
   'no-skip-leader-move': { type: 'boolean' },
+  'allow-shrink': { type: 'boolean' },
 } as const;
 
 export const help = `usage: etcd-remediator plan --endpoints URL[,URL…] --target NAME|ID [options]
@@ -32,7 +34,8 @@ takes a second sample at least one election timeout after the first, so the evid
 pipeline would do now and why. It sends no MoveLeader and no MemberRemove.
 The grace window starts with the first sample, as for a fresh incident.
 Outcome 'planned' (exit 0) when remediation would go ahead, move leadership or wait;
-'blocked' (exit 3) when it would stop.
+'blocked' (exit 3) when it would stop; 'blocked' with CLUSTER_MISMATCH (exit 2) when the
+endpoints answer with more than one etcd cluster id.
 
   --target NAME|ID         the member to remediate, by name or hex id (required)
   --grace DUR              how long an unreachable leader must stay so before it is removed
@@ -40,6 +43,9 @@ Outcome 'planned' (exit 0) when remediation would go ahead, move leadership or w
   --backoff DUR            first retry backoff, doubling per attempt with full jitter, capped
                            at 30s (default: 1s; etcd refuses reconfiguration for ~5s after start)
   --no-skip-leader-move    never remove a leader without moving leadership first
+  --allow-shrink           remove a member even while the cluster is still short of the size
+                           it had before the last removal (its replacement has not joined):
+                           by default one member is down at a time, for every remediator
 ${clusterHelp}`;
 
 /** Flags plan and remediate share, turned into a cluster entry and a target reference. */
@@ -52,6 +58,7 @@ export function planInputsFromFlags(values: Record<string, string | boolean | un
     backoff: { baseMs, capMs: Math.max(baseMs, 30_000) },
     ...(graceMs === undefined ? {} : { graceMs }),
     ...(values['no-skip-leader-move'] ? { allowRemoveWithoutLeaderMove: false } : {}),
+    ...(values['allow-shrink'] ? { allowShrink: true } : {}),
   });
   return { cluster, ref };
 }
@@ -92,6 +99,20 @@ export async function planNow(cluster: ClusterEntry & { policy: Policy }, ref: s
     timeline.push({ at: iso(first.view.at), step: 'probed', detail: describeView(first.view) });
     const target = findMember(first.view, ref);
     const base = { incidentId: randomUUID(), clusterId: cluster.clusterId };
+    // Before the target is looked up: endpoints of two clusters give no member list to look in.
+    const mismatch = clusterMismatch(first.view);
+    if (mismatch) {
+      return {
+        ...base,
+        target: target ? { memberId: target.id, name: target.name } : { memberId: '0', name: ref },
+        outcome: 'blocked',
+        reason: 'CLUSTER_MISMATCH',
+        message: mismatch.message,
+        leaderMove: 'not-needed',
+        timeline,
+        evidence: { clusterIds: mismatch.ids, answeredWith: mismatch.reports, dryRun: true },
+      };
+    }
     if (!target) {
       const evidence = { listFailures: first.sample.listFailures };
       const found = checkTargetFound(first.view, { described: `name or id ${ref}` }, evidence);

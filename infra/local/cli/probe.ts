@@ -1,5 +1,6 @@
 // `probe`: every member on its own, as etcdctl endpoint status would show it, plus who leads and
 // whether the cluster holds quorum.
+import { clusterMismatch } from '../../../functions/core/cluster-identity.ts';
 import { NO_LEADER } from '../../../functions/core/types.ts';
 import type { ClusterView, MemberView } from '../../../functions/core/view.ts';
 import { describeFailure, describePaths } from '../../../functions/core/explain.ts';
@@ -12,8 +13,9 @@ export const help = `usage: etcd-remediator probe --endpoints URL[,URL…] [opti
 
 Asks every member for its status on its own client URL, so no single member is needed as "the"
 client. Prints one row per member (reachable or the error, the leader as that member sees it,
-raft term and index, learner, latency), then the leader consensus and quorum.
-Exits 0 when the cluster holds quorum, 1 when it does not.
+raft term and index, learner, latency), then the leader consensus, quorum and etcd's cluster id.
+Exits 0 when the cluster holds quorum, 1 when it does not, 2 when the endpoints answer with more
+than one cluster id (CLUSTER_MISMATCH: they are not one cluster).
 
 ${clusterHelp}`;
 
@@ -30,6 +32,7 @@ function reachability(m: MemberView): string {
 }
 
 export function probeJson({ view }: Probed) {
+  const mismatch = clusterMismatch(view);
   return {
     members: view.members.map((m) => ({
       name: m.name,
@@ -48,10 +51,18 @@ export function probeJson({ view }: Probed) {
     })),
     leader: { id: view.leader.id ?? null, name: view.leader.name ?? null, consensus: view.leader.consensus, term: view.leader.term ?? null },
     quorum: { voting: view.quorum.voting, healthy: view.quorum.healthyVoting, up: view.quorum.votingUp, size: view.quorum.size, ok: view.quorum.ok },
+    clusterId: view.identity?.id ?? null,
+    clusterIds: view.identity?.ids ?? [],
+    identity: view.identity?.reports ?? [],
+    ...(mismatch ? { problem: { reason: 'CLUSTER_MISMATCH', message: mismatch.message } } : {}),
   };
 }
 
 export function renderProbe({ view, sample }: Probed): string {
+  const mismatch = clusterMismatch(view);
+  const identityLine = mismatch ? `CLUSTER_MISMATCH: ${mismatch.message}` : `cluster id: ${view.identity?.id ?? 'unknown (no member answered)'}`;
+  // Seeds of two clusters give no member list: which cluster answered is all there is to say.
+  if (mismatch && view.members.length === 0) return identityLine;
   if (view.members.length === 0) {
     return `no endpoint answered a member list: ${describePaths(sample.listFailures)}\nquorum: unknown (no member list)`;
   }
@@ -78,7 +89,7 @@ export function renderProbe({ view, sample }: Probed): string {
   // The leader may answer its followers but not us: it still votes, and the line says so.
   const alsoUp = quorum.votingUp > quorum.healthyVoting ? `, ${quorum.votingUp} up (the leader answers its followers, not us)` : '';
   const quorumLine = `quorum: ${quorum.healthyVoting} of ${quorum.voting} voting members healthy${alsoUp}, ${quorum.size} needed: ${quorum.ok ? 'ok' : 'LOST'}`;
-  return `${table(header, rows)}\n${leaderLine}; ${quorumLine}`;
+  return `${table(header, rows)}\n${leaderLine}; ${quorumLine}\n${identityLine}`;
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -93,6 +104,7 @@ export async function run(argv: string[]): Promise<number> {
     const probed = await prober.probe();
     if (values.json) printJson(probeJson(probed));
     else process.stdout.write(`${renderProbe(probed)}\n`);
+    if (clusterMismatch(probed.view)) return EXIT.usage;
     return probed.view.quorum.ok ? EXIT.ok : EXIT.error;
   } finally {
     await prober.close();

@@ -4,20 +4,23 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { DetailInputOf } from '../../../events/catalogue.ts';
-import { targetKeyOf } from '../../../functions/core/target.ts';
-import { createLocalRuntime, newIncidentId, type LocalRuntime } from '../runtime.ts';
+import { isMismatched } from '../../../functions/core/cluster-identity.ts';
+import { createLocalRuntime, type LocalRuntime } from '../runtime.ts';
 import { createStaticDirectory } from '../static-directory.ts';
 import { parseFlags, UsageError } from './args.ts';
 import { openClusterProbe } from './cluster-probe.ts';
 import { EXIT, printResult } from './output.ts';
 import { help as planHelp, planInputsFromFlags, planNow, planOptions } from './plan.ts';
 import { showProgress } from './progress.ts';
+import { chooseForResume, chooseForTarget, resumeCommand, type Chosen, type Selector } from './remediate-incident.ts';
 import { resultOf } from './result.ts';
 import { untilSignal } from './signals.ts';
+import { incidentsIn, ownState } from './state.ts';
 
-const options = { ...planOptions, 'dry-run': { type: 'boolean' }, state: { type: 'string' } } as const;
+const options = { ...planOptions, 'dry-run': { type: 'boolean' }, state: { type: 'string' }, resume: { type: 'string' } } as const;
 
 export const help = `usage: etcd-remediator remediate --endpoints URL[,URL…] --target NAME|ID [options]
+       etcd-remediator remediate --endpoints URL[,URL…] --resume INCIDENT --state FILE [options]
 
 Remediates one member end to end on the embedded runtime: probe, decide, move leadership off it
 when it leads and answers (or, when it leads and is unreachable past the grace window with quorum
@@ -26,6 +29,11 @@ to stderr as it happens; the result goes to stdout. Exit 0 remediated, 3 blocked
 
   --state FILE             SQLite state file (default: a new temporary file, printed on stderr).
                            A run cut short resumes its open incident when given the same file.
+                           One process owns a state file at a time: another gets exit 2 at once.
+                           remediate runs only what it is asked: with another incident open in
+                           FILE it refuses (exit 2) and names the command that resumes it.
+  --resume INCIDENT        resume exactly this open incident of FILE (an id or a unique prefix),
+                           instead of --target; other open incidents stay as they are
   --dry-run                do not remediate: behave like \`etcd-remediator plan\`
 ${planHelp.split('\n').slice(planHelp.split('\n').findIndex((l) => l.trim().startsWith('--target')))
   .join('\n')}`;
@@ -33,8 +41,6 @@ ${planHelp.split('\n').slice(planHelp.split('\n').findIndex((l) => l.trim().star
 function defaultStatePath(): string {
   return path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'etcd-remediator-')), 'state.sqlite');
 }
-
-type Selector = { memberName: string } | { memberId: string };
 
 /**
  * The selector for MemberUnhealthy: an id only when the member list has a member with that id, so
@@ -62,11 +68,19 @@ async function selectorFor(cluster: Parameters<typeof openClusterProbe>[0], ref:
   try {
     const { view } = await prober.probe();
     const { selector, note } = targetSelector(view.members, ref);
-    if (note) process.stderr.write(`${note}\n`);
+    // Seeds of two clusters give no member list, but they did answer: the pipeline says CLUSTER_MISMATCH.
+    if (note && !isMismatched(view)) process.stderr.write(`${note}\n`);
     return selector;
   } finally {
     await prober.close();
   }
+}
+
+function checkResumeFlags(values: { resume?: string | undefined; target?: string | undefined; state?: string | undefined; 'dry-run'?: boolean | undefined }): void {
+  if (values.resume === undefined) return;
+  if (values.target !== undefined) throw new UsageError('--resume and --target: give one (--resume INCIDENT continues an incident of --state FILE; --target NAME|ID remediates a member)');
+  if (values['dry-run']) throw new UsageError('--dry-run: cannot resume an incident; etcd-remediator plan --target NAME|ID shows what would happen now');
+  if (values.state === undefined) throw new UsageError('--resume needs --state FILE, the state file that holds the incident');
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -75,13 +89,29 @@ export async function run(argv: string[]): Promise<number> {
     process.stdout.write(`${help}\n`);
     return EXIT.ok;
   }
-  const { cluster, ref } = planInputsFromFlags(values);
+  checkResumeFlags(values);
+  // With --resume the target is the incident's own; the flag stands in for the check of --target.
+  const { cluster, ref } = planInputsFromFlags(values.resume === undefined ? values : { ...values, target: values.resume });
   const json = values.json ?? false;
   if (values['dry-run']) return printResult(await planNow(cluster, ref), json);
 
   const statePath = values.state ?? defaultStatePath();
-  process.stderr.write(`state: ${statePath}${values.state ? '' : ' (temporary; pass --state FILE to keep a run resumable)'}\n`);
-  const selector = await selectorFor(cluster, ref);
+  // Owned before anything is read or probed: a second process is refused at once, not after a probe.
+  const ownership = ownState(statePath);
+  try {
+    process.stderr.write(`state: ${statePath}${values.state ? '' : ' (temporary; pass --state FILE to keep a run resumable)'}\n`);
+    const ctx = { statePath, clusterId: cluster.clusterId, endpoints: cluster.endpoints };
+    const incidents = await incidentsIn(statePath);
+    const chosen =
+      values.resume === undefined ? chooseForTarget(incidents, await selectorFor(cluster, ref), ref, ctx) : chooseForResume(incidents, values.resume, ctx);
+    return await remediate(cluster, ref, chosen, { statePath, json });
+  } finally {
+    ownership.release();
+  }
+}
+
+async function remediate(cluster: Parameters<typeof selectorFor>[0], ref: string, chosen: Chosen, { statePath, json }: { statePath: string; json: boolean }): Promise<number> {
+  const { incidentId, resumed: open } = chosen;
   const start = Date.now();
   let progress: ReturnType<typeof showProgress> | undefined;
   const runtime: LocalRuntime = await createLocalRuntime({
@@ -89,27 +119,28 @@ export async function run(argv: string[]): Promise<number> {
     directory: createStaticDirectory([cluster]),
     logLevel: 'SILENT',
     onHandlerError: (fn, error) => progress?.note(`${fn} failed: ${error instanceof Error ? error.message : String(error)} on every delivery; the incident resumes later, or blocks saying why`),
+    // Only the incident chosen: another open one is never run on the side.
+    resume: { incidentIds: open ? [incidentId] : [] },
   });
   const signal = untilSignal();
   try {
-    progress = showProgress(runtime.bus.subscribe, { start, filter: (e) => e.detail.clusterId === cluster.clusterId });
-    const open = (await runtime.store.listIncidents({ clusterId: cluster.clusterId, state: 'open' })).find(
-      (i) => i.targetKey === targetKeyOf(selector) || ('memberId' in selector && i.memberId === selector.memberId),
-    );
-    const incidentId = open?.incidentId ?? newIncidentId();
+    progress = showProgress(runtime.bus.subscribe, { start, filter: (e) => e.detail.incidentId === incidentId || (e.detail.incidentId === undefined && e.detail.clusterId === cluster.clusterId) });
     const outcome = runtime.waitForOutcome({ clusterId: cluster.clusterId, incidentId }, cluster.policy.incidentDeadlineMs + 60_000);
-    // The runtime re-arms an open incident on start: that is the resume.
+    if (open) progress.note(`resuming incident ${incidentId} (attempt ${open.attempt}, opened ${new Date(open.openedAt).toISOString()})`);
+    if (chosen.others.length > 0) {
+      const n = chosen.others.length;
+      progress.note(`${n} other open incident${n === 1 ? '' : 's'} stay${n === 1 ? 's' : ''} as ${n === 1 ? 'it is' : 'they are'}: ${chosen.others.map((i) => i.incidentId).join(', ')}`);
+    }
+    // The runtime re-arms the chosen open incident on start: that is the resume.
     await runtime.start();
-    if (open) {
-      progress.note(`resuming incident ${incidentId} (attempt ${open.attempt}, opened ${new Date(open.openedAt).toISOString()})`);
-    } else {
+    if (!open) {
       const now = new Date().toISOString();
       const detail: DetailInputOf<'MemberUnhealthy'> = {
         incidentId,
         clusterId: cluster.clusterId,
         attempt: 0,
         at: now,
-        target: selector,
+        target: chosen.selector ?? { memberName: ref },
         reason: `remediation requested with etcd-remediator remediate --target ${ref}`,
         source: 'cli',
         observedAt: now,
@@ -119,7 +150,8 @@ export async function run(argv: string[]): Promise<number> {
     const ended = await Promise.race([outcome, signal.promise]);
     progress.stop();
     if (typeof ended === 'string') {
-      process.stderr.write(`interrupted (${ended}): incident ${incidentId} stays open in ${statePath}; run again with --state ${statePath} to resume\n`);
+      const again = open ?? { incidentId, clusterId: cluster.clusterId };
+      process.stderr.write(`interrupted (${ended}): incident ${incidentId} stays open in ${statePath}; resume it with ${resumeCommand(again, { statePath, clusterId: cluster.clusterId, endpoints: cluster.endpoints })}\n`);
       return 130;
     }
     return printResult(await resultOf(runtime.store, ended), json);

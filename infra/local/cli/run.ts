@@ -13,18 +13,21 @@ import { EXIT } from './output.ts';
 import { showProgress } from './progress.ts';
 import { resultOf } from './result.ts';
 import { untilSignal } from './signals.ts';
+import { incidentLabel, incidentsIn, ownState } from './state.ts';
 
 export const help = `usage: etcd-remediator run --config FILE
 
 The local service for the clusters in FILE. Takes MemberUnhealthy events
   - by HTTP: POST /events with the detail as JSON ("at" defaults to the time received); 202 {"accepted":true,"incidentId",…} when
-    accepted, 400 {"error","field","deadLetterId"} naming the field when invalid, 413 {"error","limitBytes",…}
+    accepted, 400 {"error","field","deadLetterId"} naming the field when invalid, 409 (same shape) when its
+    incidentId names an incident that is closed or is another target's, 413 {"error","limitBytes",…}
     when the body is over 1 MiB;
   - on stdin: one detail as JSON per line, each line at most 1 MiB;
 runs each through the pipeline, and prints one JSON line per outcome (remediated, blocked,
 failed) to stdout. Progress and refusals go to stderr. Refused inputs are kept as dead letters
 (etcd-remediator status --state FILE --dead-letters). SIGINT or SIGTERM stops it cleanly; open
-incidents resume on the next start.
+incidents resume on the next start: run resumes every open incident of its clusters, and names
+them on stderr as it starts. One process owns a state file at a time: a second gets exit 2.
 
 FILE (JSON; paths are relative to it):
   { "state": "state.sqlite", "listen": "127.0.0.1:8787",
@@ -37,7 +40,8 @@ FILE (JSON; paths are relative to it):
   policy durations ("60s", "1h30m", or milliseconds as <name>Ms): grace, electionTimeout,
     callTimeout, incidentDeadline, retryPeriod, minHealthyPeriod, snapshotTimeout,
     actuatorTimeout, lockLease, backoff.base, backoff.cap; and allowRemoveWithoutLeaderMove,
-    maxAttempts, maxRetry, pathOrder, maxImmediateReprobes, dryRun, snapshotBeforeRemove.
+    maxAttempts, maxRetry, pathOrder, maxImmediateReprobes, dryRun, snapshotBeforeRemove,
+    allowShrink, guardPrefix (where in etcd the lock and the removal record live).
 
   --config FILE   the config file (required)`;
 
@@ -77,7 +81,7 @@ function serve(config: RunConfig, intake: Intake, tooLarge: TooLarge): Promise<h
       .then(async (body) => {
         if ('tooLargeBytes' in body) return reply(413, { ...(await tooLarge('http', '(body)', body.tooLargeBytes)), limitBytes: MAX_INPUT_BYTES });
         const result = await intake(body.text, 'http');
-        return result.accepted ? reply(202, result) : reply(400, result);
+        return reply(result.accepted ? 202 : result.conflict ? 409 : 400, result);
       })
       .catch((error: unknown) => reply(500, { error: error instanceof Error ? error.message : String(error) }));
   });
@@ -125,6 +129,26 @@ export async function run(argv: string[]): Promise<number> {
     throw error;
   }
 
+  const ownership = ownState(config.statePath);
+  try {
+    return await serveConfig(config);
+  } finally {
+    ownership.release();
+  }
+}
+
+/** Every open incident of a configured cluster; says which it resumes, and which it cannot. */
+async function toResume(config: RunConfig): Promise<string[]> {
+  const open = (await incidentsIn(config.statePath)).filter((i) => i.state === 'open');
+  const known = new Set(config.clusters.map((c) => c.clusterId));
+  const resumed = open.filter((i) => known.has(i.clusterId));
+  const n = resumed.length;
+  process.stderr.write(n === 0 ? 'no open incidents to resume\n' : `resuming ${n} open incident${n === 1 ? '' : 's'}: ${resumed.map(incidentLabel).join(', ')}\n`);
+  for (const i of open.filter((o) => !known.has(o.clusterId))) process.stderr.write(`not resuming ${i.incidentId} (cluster ${i.clusterId} is not in the config)\n`);
+  return resumed.map((i) => i.incidentId);
+}
+
+async function serveConfig(config: RunConfig): Promise<number> {
   const signal = untilSignal();
   const start = Date.now();
   const runtime = await createLocalRuntime({
@@ -132,6 +156,8 @@ export async function run(argv: string[]): Promise<number> {
     directory: createStaticDirectory(config.clusters),
     logLevel: 'SILENT',
     onHandlerError: (fn, error) => process.stderr.write(`${fn} failed: ${error instanceof Error ? error.message : String(error)}\n`),
+    // Every incident it can run; one of a cluster it has no endpoints for would only fail.
+    resume: { incidentIds: await toResume(config) },
   });
   const pending = new Set<Promise<void>>();
   const unsubscribe = runtime.bus.subscribe((event) => {

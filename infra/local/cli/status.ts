@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
 import { openSqliteStore, type SqliteIncidentStore } from '../sqlite-store.ts';
+import { describeStateError } from '../state-file.ts';
 import { parseFlags, requiredFlag, UsageError } from './args.ts';
 import { EXIT, printJson, renderTimeline, table } from './output.ts';
 import { timelineOf } from './result.ts';
@@ -11,7 +12,8 @@ export const help = `usage: etcd-remediator status [INCIDENT] --state FILE [--js
 
 Without INCIDENT: every incident in the state file, oldest first: state, target, attempt and the
 last decision's reason. With INCIDENT (an id, or a unique prefix of one): that incident and its
-journal as a timeline.
+journal as a timeline. status only reads: it works on a read-only file and while another process
+owns the file, and never writes to it.
 
   --state FILE      the SQLite state file of remediate or run (required)
   --dead-letters    list the inputs that were refused as invalid, with the field and problem
@@ -103,13 +105,16 @@ export async function run(argv: string[]): Promise<number> {
   if (positionals.length > 1) throw new UsageError(`status takes at most one incident id, got ${positionals.length} arguments`);
   const statePath = requiredFlag('state', values.state, 'state.sqlite');
   if (!fs.existsSync(statePath)) throw new UsageError(`--state: no state file at ${statePath}`);
-  const store = openSqliteStore({ path: statePath });
+  const store = openSqliteStore({ path: statePath, readOnly: true });
   try {
     const json = values.json ?? false;
     if (values['dead-letters']) await listDeadLetters(store, json);
     else if (positionals[0] !== undefined) await showIncident(store, positionals[0], json);
     else await listIncidents(store, json);
     return EXIT.ok;
+  } catch (error) {
+    // A file damaged past its first page fails only here: still the path and the problem in one line.
+    throw describeStateError(statePath, error);
   } finally {
     await store.close();
   }

@@ -26,6 +26,11 @@ function idsFromEtcdctlJson(json: string): string[] {
   return [...body.matchAll(/"ID":(\d+)/g)].map((m) => BigInt(m[1] ?? '').toString(16));
 }
 
+/** The header's cluster_id, read as text: a uint64 does not survive JSON.parse. */
+function clusterIdFromEtcdctlJson(json: string): string {
+  return BigInt(/"cluster_id":(\d+)/.exec(json)?.[1] ?? '0').toString(16);
+}
+
 describe('etcd3 transport against a real etcd', () => {
   let etcd: SingleEtcd;
   let blackhole: Awaited<ReturnType<typeof startBlackhole>>;
@@ -56,11 +61,16 @@ describe('etcd3 transport against a real etcd', () => {
   it('reports a single member as its own leader, with ids as etcdctl prints them in hex', async () => {
     fresh();
     const client = direct(etcd.endpoint);
-    const members = await client.memberList(DEADLINE_MS);
+    const { members, clusterId } = await client.memberList(DEADLINE_MS);
     const status = await client.status(DEADLINE_MS);
-    const expected = idsFromEtcdctlJson(await etcd.etcdctl('member', 'list', '-w', 'json'));
+    const etcdctlSays = await etcd.etcdctl('member', 'list', '-w', 'json');
+    const expected = idsFromEtcdctlJson(etcdctlSays);
 
     expect(members.map((m) => m.id)).toEqual(expected);
+    // The cluster_id of both answers' headers, as etcdctl's own header has it.
+    expect(clusterId).toBe(clusterIdFromEtcdctlJson(etcdctlSays));
+    expect(clusterId).not.toBe('0');
+    expect(status.clusterId).toBe(clusterId);
     expect(members[0]).toMatchObject({ name: etcd.name, clientUrls: [etcd.endpoint], isLearner: false });
     expect(status.leaderId).toBe(members[0]?.id);
     expect(status.raftTerm).toBeGreaterThanOrEqual(1);
@@ -152,6 +162,10 @@ describe('etcd3 transport against a real etcd', () => {
         expect.objectContaining({ path: 'direct', endpoint: etcd.endpoint, reachability: 'ok' }),
       ]);
       expect(only?.status?.leaderId).toBe(only?.member.id);
+      // Only the good seed answered: one cluster, and the list is its.
+      const clusterId = only?.status?.clusterId;
+      expect(sample.seeds).toEqual([{ endpoint: etcd.endpoint, clusterId }]);
+      expect(sample.listedBy).toEqual({ endpoint: etcd.endpoint, clusterId });
     });
 
     it('says why per seed when no seed answers the member list', async () => {

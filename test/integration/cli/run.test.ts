@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openSqliteStore } from '../../../infra/local/sqlite-store.ts';
 import { jsonOf, runCli, startCli, type Service } from './support.ts';
 
 describe('run', () => {
@@ -69,6 +70,7 @@ describe('run', () => {
   /** A service on a cluster nobody answers for: enough for what is refused at the edge. */
   const startService = async (name: string) => {
     const config = path.join(dir, `${name}.json`);
+    // Port 1 would answer "connection refused" at once; an incident the tests leave open then retries quietly.
     fs.writeFileSync(config, JSON.stringify({ state: `${name}.sqlite`, listen: '127.0.0.1:0', clusters: [{ clusterId: 'lab', endpoints: ['http://127.0.0.1:1'] }] }));
     const started = startCli(['run', '--config', config]);
     services.push(started);
@@ -122,6 +124,61 @@ describe('run', () => {
     expect(dead[0]!.payload).toContain(`${long.length} bytes`);
     expect(dead[0]!.payload).not.toContain('yyyy');
     expect(JSON.parse(dead[1]!.payload)).toMatchObject({ observedAt: 'yesterday' });
+
+    s.child.kill('SIGTERM');
+    expect(await s.exited).toBe(0);
+  });
+
+  /** Incidents an earlier process left in a state file: `open` stay open, the others are closed. */
+  const leaveIncidents = async (name: string, incidents: { clusterId?: string; member: string; closed?: boolean }[]) => {
+    const store = openSqliteStore({ path: path.join(dir, `${name}.sqlite`) });
+    try {
+      const ids: string[] = [];
+      for (const { clusterId = 'lab', member, closed } of incidents) {
+        const { incident } = await store.openOrJoin({ clusterId, targetKey: `memberName=${member}`, target: { memberName: member }, reason: 'earlier', now: Date.now() });
+        if (closed) await store.closeIncident(incident.incidentId, { outcome: 'remediated', result: null, now: Date.now() });
+        ids.push(incident.incidentId);
+      }
+      return ids;
+    } finally {
+      await store.close();
+    }
+  };
+
+  it('says which open incidents it resumes when it starts, and which it cannot', async () => {
+    const [ours, foreign] = await leaveIncidents('resumes', [{ member: 'etcd1' }, { clusterId: 'elsewhere', member: 'etcd2' }]);
+    const { service: s } = await startService('resumes');
+    expect(s.stderr()).toMatch(new RegExp(`resuming 1 open incident: ${ours} \\(lab, memberName=etcd1, attempt 0\\)`));
+    expect(s.stderr()).toMatch(new RegExp(`not resuming ${foreign} \\(cluster elsewhere is not in the config\\)`));
+    s.child.kill('SIGTERM');
+    expect(await s.exited).toBe(0);
+  });
+
+  it('answers 409 with a dead letter for an incidentId that is closed or belongs to another target, and 202 for its own', async () => {
+    const [closed, open] = await leaveIncidents('conflicts', [{ member: 'etcd1', closed: true }, { member: 'etcd2' }]);
+    const { service: s, url, state } = await startService('conflicts');
+    const report = (incidentId: string, member: string) =>
+      fetch(url, { method: 'POST', body: JSON.stringify({ incidentId, clusterId: 'lab', target: { memberName: member }, reason: 'again', source: 'test', observedAt: new Date().toISOString() }) });
+    type Refused = { accepted: boolean; error: string; field: string; deadLetterId: string };
+
+    const late = await report(closed!, 'etcd1');
+    expect(late.status).toBe(409);
+    const lateBody = (await late.json()) as Refused;
+    expect(lateBody).toMatchObject({ accepted: false, field: 'incidentId' });
+    expect(lateBody.error).toContain(`incidentId: incident ${closed} is remediated already`);
+
+    const elsewhere = await report(open!, 'etcd3');
+    expect(elsewhere.status).toBe(409);
+    const elsewhereBody = (await elsewhere.json()) as Refused;
+    expect(elsewhereBody.error).toContain(`incidentId: incident ${open} is for lab/memberName=etcd2, not lab/memberName=etcd3`);
+
+    const joined = await report(open!, 'etcd2');
+    expect(joined.status).toBe(202);
+    expect(await joined.json()).toMatchObject({ accepted: true, incidentId: open });
+
+    const dead = await deadLettersIn(state);
+    expect(dead.find((d) => d.id === lateBody.deadLetterId)).toMatchObject({ source: 'http', error: lateBody.error });
+    expect(dead.find((d) => d.id === elsewhereBody.deadLetterId)).toMatchObject({ source: 'http', error: elsewhereBody.error });
 
     s.child.kill('SIGTERM');
     expect(await s.exited).toBe(0);

@@ -1,8 +1,10 @@
 // Runs the real binary as a user would: a separate Node process, flags on the command line,
 // output on stdout and stderr, an exit code.
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { waitFor } from '../../../functions/shared/wait-for.ts';
+import { isAlive } from '../../../infra/lab/pids.ts';
 
 export const BIN = fileURLToPath(new URL('../../../bin/etcd-remediator.mjs', import.meta.url));
 
@@ -12,9 +14,25 @@ export interface CliRun {
   stderr: string;
 }
 
-export function runCli(args: string[], options: { cwd?: string; timeoutMs?: number } = {}): Promise<CliRun> {
+/** Who runs the binary: another user (uid/gid, when this process may switch), another Node, more env. */
+export interface SpawnAs {
+  cwd?: string;
+  uid?: number;
+  gid?: number;
+  node?: string;
+  env?: Record<string, string>;
+}
+
+const spawnOptions = (options: SpawnAs) => ({
+  cwd: options.cwd,
+  ...(options.uid === undefined ? {} : { uid: options.uid }),
+  ...(options.gid === undefined ? {} : { gid: options.gid }),
+  ...(options.env ? { env: { ...process.env, ...options.env } } : {}),
+});
+
+export function runCli(args: string[], options: SpawnAs & { timeoutMs?: number } = {}): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(options.node ?? process.execPath, [BIN, ...args], { ...spawnOptions(options), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -49,8 +67,8 @@ export interface Service {
   exited: Promise<number | null>;
 }
 
-export function startCli(args: string[], options: { cwd?: string } = {}): Service {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+export function startCli(args: string[], options: SpawnAs = {}): Service {
+  const child = spawn(options.node ?? process.execPath, [BIN, ...args], { ...spawnOptions(options), stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -65,3 +83,24 @@ export function startCli(args: string[], options: { cwd?: string } = {}): Servic
       waitFor(async () => pattern.exec(stderr) ?? undefined, { timeoutMs, what: `stderr to match ${pattern}; so far:\n${stderr}` }),
   };
 }
+
+/** True while `pid` runs: a zombie left for a non-reaping init counts as gone. */
+export function running(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !/^\S+ \(.*\) [ZX]/s.test(stat);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || !fs.existsSync('/proc/self')) return isAlive(pid);
+    return false;
+  }
+}
+
+/** SIGKILL for a service a test started, if it still runs; waits for it to be gone. */
+export async function killService(service: Service | undefined): Promise<void> {
+  if (!service || service.child.exitCode !== null || service.child.signalCode !== null) return;
+  service.child.kill('SIGKILL');
+  await service.exited;
+}
+
+/** Spawn options that make the binary a user who cannot write files this (root) process made. */
+export const asOtherUser = (): SpawnAs => (process.getuid?.() === 0 ? { uid: 65_534, gid: 65_534 } : {});

@@ -131,7 +131,7 @@ async function startTlsCluster(count = 3): Promise<TlsCluster> {
           }
         }
         // Ids by name, once every member has started and published its name.
-        const listed = await client.client({ endpoint: members[0]!.directUrl, path: 'direct' }).memberList(CALL_MS);
+        const { members: listed } = await client.client({ endpoint: members[0]!.directUrl, path: 'direct' }).memberList(CALL_MS);
         for (const m of members) {
           const id = listed.find((l) => l.name === m.name)?.id;
           if (id === undefined) throw new Error(`${m.name} is not listed by name yet`);
@@ -205,7 +205,7 @@ describe('the pipeline over mTLS', () => {
 
     // etcd's own word, asked over mTLS: the two others are left and one of them leads.
     const survivors = tlsCluster.members.filter((m) => m.id !== leader.id);
-    const listed = await tlsCluster.admin.client({ endpoint: survivors[0]!.directUrl, path: 'direct' }).memberList(CALL_MS);
+    const { members: listed } = await tlsCluster.admin.client({ endpoint: survivors[0]!.directUrl, path: 'direct' }).memberList(CALL_MS);
     expect(listed.map((m) => m.id).sort()).toEqual(survivors.map((m) => m.id).sort());
     const standing = await waitFor(() => tlsCluster.leader([leader.name]), { timeoutMs: 10_000, what: 'a leader among the survivors' });
     expect(standing.id).toBe(outcome.detail.newLeader.id);

@@ -4,10 +4,12 @@ import { afterEach } from 'vitest';
 import os from 'node:os';
 import path from 'node:path';
 import type { EventEnvelope } from '../../../events/catalogue.ts';
+import { createEtcdGuards, type EtcdGuards } from '../../../functions/adapters/etcd/etcd-guard.ts';
 import { createEtcd3Transport, createProber, directPaths } from '../../../functions/adapters/etcd/index.ts';
 import type { ClusterEtcd } from '../../../functions/app/deps.ts';
 import { parsePolicy, type PolicyInput } from '../../../functions/core/policy.ts';
 import type { Actuator } from '../../../functions/ports/actuator.ts';
+import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
 import type { EtcdMemberClient, EtcdTransport, TlsFiles } from '../../../functions/ports/etcd.ts';
 import { createLocalRuntime, type LocalRuntime, type TerminalEvent } from '../../../infra/local/runtime.ts';
 import { createStaticDirectory } from '../../../infra/local/static-directory.ts';
@@ -34,7 +36,7 @@ export interface CallLog {
 }
 
 /** etcd3 access that records MemberRemove and MoveLeader calls as they are sent. */
-export function recordingEtcd(calls: CallLog, options: { tls?: TlsFiles } = {}): { etcdFor: () => ClusterEtcd; close(): Promise<void> } {
+export function recordingEtcd(calls: CallLog, options: { tls?: TlsFiles } = {}): { etcdFor: (cluster?: ClusterEntry) => ClusterEtcd; close(): Promise<void> } {
   const inner = createEtcd3Transport(options.tls ? { tls: options.tls } : {});
   const transport: EtcdTransport = {
     client(target) {
@@ -57,8 +59,19 @@ export function recordingEtcd(calls: CallLog, options: { tls?: TlsFiles } = {}):
     },
     close: () => inner.close(),
   };
+  // The lock and removal record in the lab's own etcd, as the runtime's own access keeps them.
+  let guards: EtcdGuards | undefined;
   const access = { transport, prober: createProber(inner, directPaths) };
-  return { etcdFor: () => access, close: () => inner.close() };
+  return {
+    etcdFor: (cluster?: ClusterEntry): ClusterEtcd => {
+      guards ??= createEtcdGuards({ ...(options.tls ? { tls: options.tls } : {}), prefix: cluster?.policy.guardPrefix ?? '/etcd-remediator', deadlineMs: 1_000 });
+      return { ...access, guard: guards.at };
+    },
+    close: async () => {
+      guards?.close();
+      await inner.close();
+    },
+  };
 }
 
 export interface Pipeline {

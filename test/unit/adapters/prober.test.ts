@@ -25,13 +25,22 @@ const member = (id: string, endpoint?: string): MemberInfo => ({
   isLearner: false,
 });
 
-const statusOf = (leaderId: string): MemberStatus => ({
-  leaderId, raftTerm: 3, raftIndex: 10, raftAppliedIndex: 10, alarms: [], errors: [], version: '3.4.23', dbSize: 1, isLearner: false,
+const statusOf = (leaderId: string, clusterId = CLUSTER): MemberStatus => ({
+  leaderId, raftTerm: 3, raftIndex: 10, raftAppliedIndex: 10, alarms: [], errors: [], version: '3.4.23', dbSize: 1, isLearner: false, clusterId,
 });
+
+/** The cluster_id every fake endpoint answers with, unless `otherClusters` names it. */
+const CLUSTER = 'c1';
+
+/** An endpoint of another etcd cluster: its id, and the members its list names. */
+interface OtherCluster {
+  clusterId: string;
+  members: MemberInfo[];
+}
 
 const REFUSED: EtcdFailure = { kind: 'refused', grpcCode: 14, message: 'connect ECONNREFUSED' };
 
-function fakeTransport(members: MemberInfo[], behaviours: Record<string, Behaviour>) {
+function fakeTransport(members: MemberInfo[], behaviours: Record<string, Behaviour>, otherClusters: Record<string, OtherCluster> = {}) {
   const calls: Call[] = [];
   const respond = <T>(call: Call, value: T): Promise<T> => {
     calls.push(call);
@@ -49,8 +58,9 @@ function fakeTransport(members: MemberInfo[], behaviours: Record<string, Behavio
       return {
         endpoint,
         path,
-        status: (deadlineMs) => respond({ endpoint, path, method: 'status', deadlineMs }, statusOf('a')),
-        memberList: (deadlineMs) => respond({ endpoint, path, method: 'memberList', deadlineMs }, members),
+        status: (deadlineMs) => respond({ endpoint, path, method: 'status', deadlineMs }, statusOf('a', otherClusters[endpoint]?.clusterId)),
+        memberList: (deadlineMs) =>
+          respond({ endpoint, path, method: 'memberList', deadlineMs }, otherClusters[endpoint] ?? { clusterId: CLUSTER, members }),
         moveLeader: unused,
         memberRemove: unused,
         snapshot: unused,
@@ -95,6 +105,50 @@ describe('prober', () => {
     expect(cCall?.deadlineMs).toBeGreaterThan(0);
   });
 
+  it('carries the cluster_id of every answer: each member status, each seed, and the list it used', async () => {
+    const { transport } = fakeTransport([member('a', A), member('c', C)], {
+      [A]: { answerAfterMs: 5 },
+      [B]: { failAfterMs: 5, failure: REFUSED },
+      [C]: { answerAfterMs: 20 },
+    });
+    const sample = await createProber(transport, directPaths).probe({ seeds: [A, B], deadlineMs: 500 });
+    expect(sample.members.map((m) => m.status?.clusterId)).toEqual([CLUSTER, CLUSTER]);
+    // B refused: a seed that did not answer says nothing about identity.
+    expect(sample.seeds).toEqual([{ endpoint: A, clusterId: CLUSTER }]);
+    expect(sample.listedBy).toEqual({ endpoint: A, clusterId: CLUSTER });
+  });
+
+  it('takes no member list from seeds of two clusters, whichever answers first, and says which seed is of which', async () => {
+    const X = 'http://x:2379';
+    const { transport } = fakeTransport(
+      [member('a', A), member('c', C)],
+      { [X]: { answerAfterMs: 1 }, [A]: { answerAfterMs: 30 }, [C]: { answerAfterMs: 30 } },
+      { [X]: { clusterId: 'b2', members: [member('x', X)] } },
+    );
+    const { value: sample, ms } = await timed(() => createProber(transport, directPaths).probe({ seeds: [X, A, C], deadlineMs: 300 }));
+    expect(ms).toBeLessThan(300 * 1.2);
+    expect(sample.members).toEqual([]);
+    expect(sample.listFailures).toEqual([]);
+    expect(sample.listedBy).toBeUndefined();
+    expect(sample.seeds).toEqual([
+      { endpoint: X, clusterId: 'b2' },
+      { endpoint: A, clusterId: CLUSTER },
+      { endpoint: C, clusterId: CLUSTER },
+    ]);
+  });
+
+  it('hears out a slow seed of another cluster within the deadline, though the first list came long before', async () => {
+    const X = 'http://x:2379';
+    const { transport } = fakeTransport(
+      [member('a', A)],
+      { [A]: { answerAfterMs: 1 }, [X]: { answerAfterMs: 120 } },
+      { [X]: { clusterId: 'b2', members: [member('x', X)] } },
+    );
+    const sample = await createProber(transport, directPaths).probe({ seeds: [A, X], deadlineMs: 300 });
+    expect(sample.members).toEqual([]);
+    expect(sample.seeds.map((s) => s.clusterId)).toEqual([CLUSTER, 'b2']);
+  });
+
   it('stamps each sample on the clock it is given, the one the grace window is measured on', async () => {
     const { transport } = fakeTransport([member('a', A)], { [A]: { answerAfterMs: 1 } });
     const clock = manualClock(Date.parse('2030-01-01T00:00:00Z'));
@@ -106,6 +160,7 @@ describe('prober', () => {
     const { transport } = fakeTransport([member('a', A), member('d')], { [A]: { answerAfterMs: 1 } });
     const sample = await createProber(transport, directPaths).probe({ seeds: [A], deadlineMs: 200 });
     expect(sample.members.find((m) => m.member.id === 'd')).toEqual({ member: member('d'), paths: [] });
+    expect(sample.seeds).toEqual([{ endpoint: A, clusterId: CLUSTER }]);
   });
 
   it('bounds the whole probe by one deadline however many members are silent', async () => {

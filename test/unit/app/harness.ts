@@ -42,7 +42,7 @@ export function harness(policy: PolicyInput = {}): Harness {
   const events: EventEnvelope[] = [];
   const scheduled: ScheduleRequest[] = [];
   const calls: Harness['calls'] = { moveLeader: [], memberRemove: [] };
-  let sample: (at: number) => ProbeSample = (at) => ({ at, members: [], listFailures: [] });
+  let sample: (at: number) => ProbeSample = (at) => ({ at, members: [], listFailures: [], seeds: [] });
   const unused = (): never => {
     throw new EtcdCallError({ kind: 'other', message: 'not used by these tests' });
   };

@@ -6,7 +6,8 @@ import { moveLeader } from '../../../functions/app/move-leader.ts';
 import { probeMembers } from '../../../functions/app/probe-members.ts';
 import { remediate } from '../../../functions/app/remediate.ts';
 import { scheduleRetry } from '../../../functions/app/schedule-retry.ts';
-import { systemClock } from '../../../functions/ports/clock.ts';
+import type { ClusterGuard } from '../../../functions/ports/cluster-guard.ts';
+import { EtcdCallError } from '../../../functions/ports/etcd.ts';
 import { waitFor } from '../../../functions/shared/wait-for.ts';
 import { id, sample, type MemberSpec } from '../core/fixtures.ts';
 import { harness, unhealthy, type Harness } from './harness.ts';
@@ -44,7 +45,7 @@ describe('the cluster lock under remediate', () => {
 
     expect(await remediate(h.deps, await approve('etcd-1'))).toMatchObject({ kind: 'retry', reason: 'CLUSTER_LOCKED' });
     expect(h.calls.memberRemove).toEqual([]);
-    expect(h.lastOf('RetryRequested').message).toMatch(/waits: another remediation holds the lock of cluster c1; nothing was removed/);
+    expect(h.lastOf('RetryRequested').message).toMatch(/waits: in cluster c1, another remediation sharing this state holds the lock; nothing was removed/);
 
     h.clock.advance(LEASE - 2_000);
     expect(await retryToRemediate()).toMatchObject({ kind: 'retry', reason: 'CLUSTER_LOCKED' });
@@ -87,24 +88,98 @@ describe('the cluster lock under remediate', () => {
 
   it('renews its lease in the background while the step runs, and releases it at the end', async () => {
     h = harness();
-    const deps = { ...h.deps, clock: systemClock };
-    const lease = 150;
-    const held = await takeClusterLock(deps, 'c1', 'inc-1', lease);
-    expect(held).toBeDefined();
-    // For four leases, nobody else gets the lock: each background renewal pushed the lease out.
-    const until = Date.now() + 4 * lease;
-    let tries = 0;
-    await waitFor(
-      async () => {
-        tries++;
-        expect(await h.deps.store.acquireLock('c1', 'someone-else', lease, Date.now())).toBe(false);
-        return Date.now() >= until ? true : undefined;
-      },
-      { timeoutMs: 10 * lease, intervalMs: 20, what: 'four leases to pass' },
-    );
-    expect(tries).toBeGreaterThan(5);
-    expect(await held!.stillHeld()).toBe(true);
-    await held!.release();
-    expect(await h.deps.store.acquireLock('c1', 'someone-else', lease, Date.now())).toBe(true);
+    const lease = 300;
+    // Renewals counted as the store sees them; the clock moves only when the test says.
+    let renewals = 0;
+    const acquire = h.deps.store.acquireLock.bind(h.deps.store);
+    h.deps.store.acquireLock = (clusterId, owner, leaseMs, now) => {
+      if (owner === 'incident:inc-1') renewals++;
+      return acquire(clusterId, owner, leaseMs, now);
+    };
+    const attempt = await takeClusterLock(h.deps, { ...h.cluster, policy: { ...h.cluster.policy, lockLeaseMs: lease } }, 'inc-1', []);
+    if (!attempt.held) throw new Error(attempt.why);
+    const held = attempt.lock;
+    // The harness's etcd keeps no lock: the state store stands in, and says so.
+    expect(held.where).toMatch(/^the state store only, since this etcd access keeps no lock in etcd/);
+    // Ten leases pass, each step shorter than one; after each, a background renewal lands first.
+    for (let step = 0; step < 15; step++) {
+      const before = renewals;
+      h.clock.advance((2 * lease) / 3);
+      await waitFor(async () => (renewals > before ? true : undefined), { timeoutMs: 10_000, intervalMs: 10, what: 'a background renewal' });
+      expect(await h.deps.store.acquireLock('c1', 'someone-else', lease, h.clock.now())).toBe(false);
+    }
+    expect(await held.stillHeld()).toBe(true);
+    await held.release();
+    expect(await h.deps.store.acquireLock('c1', 'someone-else', lease, h.clock.now())).toBe(true);
+  });
+
+  it('etcd refusing the lock (auth) falls back to the state store, and the journal says so', async () => {
+    h = harness();
+    h.setSample((at) => sample(at, three(0)));
+    h.onMemberRemove = () => h.setSample((at) => sample(at, [{ i: 0, leader: 0 }, { i: 2, leader: 0 }]));
+    const refusing: ClusterGuard = {
+      where: 'etcd key /etcd-remediator/lock',
+      acquire: () => Promise.reject(new EtcdCallError({ kind: 'auth', grpcCode: 7, message: 'etcdserver: permission denied' })),
+      renew: async () => false,
+      release: async () => undefined,
+      removals: async () => [],
+      saveRemovals: async () => undefined,
+    };
+    const etcdFor = h.deps.etcdFor;
+    h.deps.etcdFor = (cluster) => ({ ...etcdFor(cluster), guard: () => refusing });
+
+    expect(await remediate(h.deps, await approve('etcd-1'))).toBe('completed');
+    const taken = (await h.deps.store.journal(h.lastOf('RemediationCompleted').incidentId)).find((e) => e.step === 'lock-taken');
+    expect(taken?.detail).toMatch(/in the state store only, since etcd refused the lock \(etcdserver: permission denied\): remediators with another state file do not see it$/);
+  });
+
+  it('a removal recorded in etcd by another remediator and not yet replaced blocks this one, before any move', async () => {
+    h = harness();
+    // etcd-3 was removed from a 4-member cluster by someone else; 3 are left.
+    h.setSample((at) => sample(at, three(0)));
+    const record = { memberId: 'a8266ecf031671f3', memberName: 'etcd-3', incidentId: 'elsewhere', targetKey: 'memberName=etcd-3', at: h.clock.now() - 5_000, sizeBefore: 4, by: 'incident:elsewhere:0001', confirmed: true };
+    const recorded: unknown[] = [];
+    const guard: ClusterGuard = {
+      where: 'etcd key /etcd-remediator/lock',
+      acquire: async () => ({ held: true }),
+      renew: async () => true,
+      release: async () => undefined,
+      removals: async () => [record],
+      saveRemovals: async (r) => void recorded.push(r),
+    };
+    const etcdFor = h.deps.etcdFor;
+    h.deps.etcdFor = (cluster) => ({ ...etcdFor(cluster), guard: () => guard });
+
+    await probeMembers(h.deps, { detailType: 'MemberUnhealthy', detail: unhealthy('etcd-0') });
+    const decision = await moveLeader(h.deps, h.lastOf('MembersProbed'));
+
+    expect(decision).toMatchObject({ kind: 'block', reason: 'REPLACEMENT_PENDING' });
+    // etcd-0 leads and answers: without the record it would have moved leadership first.
+    expect(h.calls.moveLeader).toEqual([]);
+    expect(h.calls.memberRemove).toEqual([]);
+    expect(recorded).toEqual([]);
+  });
+
+  it("KCP's retry limits count a remediation of the same target another state file made, from the record in etcd", async () => {
+    h = harness({ maxRetry: 0 });
+    h.setSample((at) => sample(at, three(0)));
+    // Another remediator removed etcd-1 ten minutes ago and its replacement (named the same) joined.
+    const record = { memberId: 'ffff', memberName: 'etcd-1', incidentId: 'elsewhere', targetKey: 'memberName=etcd-1', at: h.clock.now() - 600_000, sizeBefore: 3, by: 'incident:elsewhere:0001', confirmed: true };
+    const guard: ClusterGuard = {
+      where: 'etcd key /etcd-remediator/lock',
+      acquire: async () => ({ held: true }),
+      renew: async () => true,
+      release: async () => undefined,
+      removals: async () => [record],
+      saveRemovals: async () => undefined,
+    };
+    const etcdFor = h.deps.etcdFor;
+    h.deps.etcdFor = (cluster) => ({ ...etcdFor(cluster), guard: () => guard });
+
+    await probeMembers(h.deps, { detailType: 'MemberUnhealthy', detail: unhealthy('etcd-1') });
+    const decision = await moveLeader(h.deps, h.lastOf('MembersProbed'));
+
+    expect(decision).toMatchObject({ kind: 'block', reason: 'MAX_RETRY_EXCEEDED' });
+    expect(h.calls.memberRemove).toEqual([]);
   });
 });

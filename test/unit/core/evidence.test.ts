@@ -19,6 +19,8 @@ interface Row {
   since?: number;
   leaderChanged?: boolean;
   says?: RegExp;
+  /** The election timeout the rule is given; ET unless said. */
+  et?: number;
 }
 
 const rows: Row[] = [
@@ -120,6 +122,33 @@ const rows: Row[] = [
     since: 0,
     says: /etcd-0 \(8e9e05c52164694d\) is the leader by the word of etcd-1 .* and etcd-2 .* at term 2 for 1 s, and every path to it fails: direct http:\/\/127\.0\.0\.1:4001 refused/,
   },
+  // Two samples at least one election timeout apart, whatever the policy says: never one probe.
+  {
+    name: 'one sample with an election timeout of 0 still needs a second',
+    samples: [deadLeader(0)],
+    et: 0,
+    verdict: 'LEADER_UNREACHABLE_UNCONFIRMED',
+    since: 0,
+    says: /but not yet across one election timeout \(100 ms\)/,
+  },
+  {
+    name: 'two samples 21 ms apart with an election timeout of 0',
+    samples: [deadLeader(0), deadLeader(21)],
+    et: 0,
+    verdict: 'LEADER_UNREACHABLE_UNCONFIRMED',
+  },
+  {
+    name: 'two samples at the same instant',
+    samples: [deadLeader(5_000), deadLeader(5_000)],
+    et: 0,
+    verdict: 'LEADER_UNREACHABLE_UNCONFIRMED',
+  },
+  {
+    name: 'two samples 100 ms apart with an election timeout of 0: the floor',
+    samples: [deadLeader(0), deadLeader(100)],
+    et: 0,
+    verdict: 'LEADER_UNREACHABLE',
+  },
   {
     name: 'the streak starts after the target was last seen alive',
     samples: [aliveLeader(0), deadLeader(1_000), deadLeader(1_600), deadLeader(2_300)],
@@ -167,7 +196,7 @@ const rows: Row[] = [
 
 describe('judgeLeader', () => {
   it.each(rows)('$name → $verdict', (row) => {
-    const j = judgeLeader(row.samples, id(row.target ?? 0), ET);
+    const j = judgeLeader(row.samples, id(row.target ?? 0), row.et ?? ET);
     expect(j.verdict).toBe(row.verdict);
     if (row.leader !== undefined) expect(j.leaderId).toBe(id(row.leader));
     if (row.term !== undefined) expect(j.term).toBe(row.term);
@@ -201,6 +230,11 @@ describe('a streak carried from views no longer kept', () => {
     const j = judgeLeader([deadLeader(50_000)], target, ET, { since: 10_000, term: 2 });
     expect(j.verdict).toBe('LEADER_UNREACHABLE');
     expect(j.since).toBe(10_000);
+  });
+
+  it('never confirms from one sample whose carried start is itself', () => {
+    const j = judgeLeader([deadLeader(50_000)], target, 0, { since: 50_000, term: 2 });
+    expect(j.verdict).toBe('LEADER_UNREACHABLE_UNCONFIRMED');
   });
 
   it('ignores a carried streak at another term: a new leadership is a new streak', () => {

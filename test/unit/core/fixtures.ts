@@ -48,7 +48,12 @@ export interface MemberSpec {
   latencyMs?: number;
   alarms?: string[];
   errors?: string[];
+  /** The etcd cluster_id this member answers with (default: FIXTURE_CLUSTER_ID). */
+  clusterId?: string;
 }
+
+/** Every fixture member belongs to this one etcd cluster unless its spec says otherwise. */
+export const FIXTURE_CLUSTER_ID = 'c1a55e5c1a55e5';
 
 export function memberProbe(spec: MemberSpec): MemberProbe {
   const { i } = spec;
@@ -83,6 +88,7 @@ export function memberProbe(spec: MemberSpec): MemberProbe {
       version: '3.4.30',
       dbSize: 20480,
       isLearner: !!spec.learner,
+      clusterId: spec.clusterId ?? FIXTURE_CLUSTER_ID,
     };
   }
   return probe;
@@ -92,6 +98,7 @@ export const sample = (at: number, members: MemberSpec[]): ProbeSample => ({
   at,
   members: members.map(memberProbe),
   listFailures: [],
+  seeds: [],
 });
 
 export const view = (at: number, members: MemberSpec[]): ClusterView => buildClusterView(sample(at, members));
@@ -118,3 +125,15 @@ export const policy = (input: PolicyInput = {}): Policy => parsePolicy(input);
 
 /** A random() that always returns r. */
 export const fixedRandom = (r: number) => (): number => r;
+
+/** A small seeded generator (mulberry32), so a failing random case names a seed that replays it. */
+export function seeded(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}

@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import { quorumGate } from '../../../functions/core/quorum-gate.ts';
 import type { ReasonCode } from '../../../functions/core/decision.ts';
-import { cluster, id, view, type MemberSpec } from './fixtures.ts';
+import { cluster, id, seeded, view, type MemberSpec } from './fixtures.ts';
 
 // Ways a non-target member can be unhealthy; the generated cases cycle through them.
 const sickness: ((i: number) => MemberSpec)[] = [
@@ -46,22 +46,31 @@ function build(c: Case) {
 
 /** Independent statement of the rule: strict majorities, before (target counted healthy) and after. */
 function expected(c: Case): ReasonCode {
-  if (c.target === 'learner') return 'TARGET_IS_LEARNER';
+  const healthyNow = c.voting - c.unhealthy; // the target counts as up now
+  if (c.target === 'learner') {
+    if (2 * healthyNow <= c.voting) return 'NO_QUORUM';
+    return c.learners > 1 || unstartedSick(c) > 0 ? 'MEMBER_NOT_READY' : 'TARGET_IS_LEARNER';
+  }
   if (c.voting === 1) return 'LAST_MEMBER';
-  const healthyNow = c.voting - c.unhealthy; // the target counts as healthy now
   if (2 * healthyNow <= c.voting) return 'NO_QUORUM';
   const remaining = c.voting - 1;
   const healthyAfter = remaining - c.unhealthy;
   if (2 * healthyAfter <= remaining) return 'QUORUM_AT_RISK';
+  // A learner or a never-started member other than the target: KCP waits for it, and so do we.
+  if (c.learners > 0 || unstartedSick(c) > 0) return 'MEMBER_NOT_READY';
   return 'QUORUM_SAFE';
 }
+
+/** The sick voters that never started (sickness 4 in the cycle). */
+const unstartedSick = (c: Case): number =>
+  Array.from({ length: c.voting }, (_, i) => i).filter((i) => i >= c.voting - c.unhealthy && i % sickness.length === 4).length;
 
 const okReasons: ReasonCode[] = ['TARGET_IS_LEARNER', 'QUORUM_SAFE'];
 
 describe('quorumGate, generated', () => {
   it('covers every reason', () => {
     expect(new Set(cases.map(expected))).toEqual(
-      new Set(['TARGET_IS_LEARNER', 'LAST_MEMBER', 'NO_QUORUM', 'QUORUM_AT_RISK', 'QUORUM_SAFE']),
+      new Set(['TARGET_IS_LEARNER', 'LAST_MEMBER', 'NO_QUORUM', 'QUORUM_AT_RISK', 'MEMBER_NOT_READY', 'QUORUM_SAFE']),
     );
   });
 
@@ -124,7 +133,7 @@ describe('quorumGate, by hand', () => {
       target: 0,
       reason: 'NO_QUORUM',
       ok: false,
-      says: /no quorum now.*etcd-1.*etcd-2/,
+      says: /no quorum now.*etcd-1.*etcd-2.*blocked, no member can be removed, etcd-0 .* included, until quorum is back: restore either etcd-1 .* or etcd-2 .*, or, if neither can be restored, recover the cluster from a snapshot \(etcd disaster recovery\)\.$/,
     },
     {
       name: 'the last voting member',
@@ -135,12 +144,12 @@ describe('quorumGate, by hand', () => {
       says: /etcd-0 \(8e9e05c52164694d\) is the last voting member/,
     },
     {
-      name: 'a learner, even beside a lone voter',
+      name: 'a learner beside a lone healthy voter',
       members: [{ i: 0 }, { i: 1, learner: true }],
       target: 1,
       reason: 'TARGET_IS_LEARNER',
       ok: true,
-      says: /learner etcd-1/,
+      says: /^Removing learner etcd-1 .* leaves the 1 voting member untouched, and 1 of 1 is healthy, meeting the quorum of 1\.$/,
     },
     {
       name: '5 members, one alarmed: still safe',
@@ -159,12 +168,62 @@ describe('quorumGate, by hand', () => {
       says: /a8266ecf031671f3 was added but never started and etcd-4 \(2a1b3c4d5e6f7081\) reports errors: disk full; blocked, bring a8266ecf031671f3 and etcd-4 back or remediate them first/,
     },
     {
-      name: 'an unreachable learner does not count',
+      name: 'a learner other than the target: wait for it, as KCP does',
+      members: [{ i: 0 }, { i: 1 }, { i: 2 }, { i: 3, learner: true }],
+      target: 0,
+      reason: 'MEMBER_NOT_READY',
+      ok: false,
+      says: /^Removing etcd-0 \(8e9e05c52164694d\) must wait while the membership changes: etcd-3 \(a8266ecf031671f3\) is a learner not yet promoted \(quorum would hold: 2 of 2 voting members healthy, meeting the quorum of 2\); blocked.*promote.*or remove it/,
+    },
+    {
+      name: 'a never-started member other than the target',
+      members: [{ i: 0 }, { i: 1 }, { i: 2 }, { i: 3 }, { i: 4, unstarted: true }],
+      target: 0,
+      reason: 'MEMBER_NOT_READY',
+      ok: false,
+      says: /2a1b3c4d5e6f7081 was added but never started/,
+    },
+    {
+      name: 'a second learner beside a learner target',
+      members: [{ i: 0 }, { i: 1 }, { i: 2 }, { i: 3, learner: true }, { i: 4, learner: true, paths: 'refused' }],
+      target: 3,
+      reason: 'MEMBER_NOT_READY',
+      ok: false,
+      says: /^Removing etcd-3 .* must wait .*: etcd-4 \(2a1b3c4d5e6f7081\) is a learner not yet promoted/,
+    },
+    {
+      // KCP does not match a member without a name, so it waits for it as starting; so do we.
+      name: 'a never-started target: it may still be starting',
+      members: [{ i: 0 }, { i: 1 }, { i: 2 }, { i: 3, unstarted: true }],
+      target: 3,
+      reason: 'MEMBER_NOT_READY',
+      ok: false,
+      says: /^a8266ecf031671f3 was added but never started and may still be starting; blocked.*etcdctl member remove a8266ecf031671f3/,
+    },
+    {
+      name: 'a learner target while the voters have no quorum',
+      members: [{ i: 0 }, { i: 1, paths: 'refused' }, { i: 2, paths: 'timeout' }, { i: 3, learner: true }],
+      target: 3,
+      reason: 'NO_QUORUM',
+      ok: false,
+      says: /no quorum now: 1 of 3 voting members are up.*etcd-1 .* is unreachable on every path and etcd-2 .* is unreachable on every path; blocked, no member can be removed, etcd-3 .* included/,
+    },
+    {
+      // The view counts the unreachable leader as up, but only 1 of 3 voters is healthy.
+      name: 'a learner target with 1 of 3 voters healthy and the leader seen only through others',
+      members: [{ i: 0, leader: 0, paths: 'refused' }, { i: 1, leader: 0 }, { i: 2, leader: 0, alarms: ['NOSPACE'] }, { i: 3, learner: true, leader: 0 }],
+      target: 3,
+      reason: 'QUORUM_AT_RISK',
+      ok: false,
+      says: /^Removing learner etcd-3 .* needs a quorum of the 3 voting members to commit, and only 1 of them is healthy, below the quorum of 2: etcd-0 .* is unreachable on every path and etcd-2 .* has alarm NOSPACE; blocked, bring etcd-0 and etcd-2 back first\.$/,
+    },
+    {
+      name: 'an unreachable learner does not count for quorum, but is waited for',
       members: [{ i: 0 }, { i: 1 }, { i: 2 }, { i: 3, learner: true, paths: 'refused' }],
       target: 0,
-      reason: 'QUORUM_SAFE',
-      ok: true,
-      says: /2 of 2/,
+      reason: 'MEMBER_NOT_READY',
+      ok: false,
+      says: /quorum would hold: 2 of 2 voting members healthy/,
     },
   ];
 
@@ -181,18 +240,6 @@ describe('quorumGate, by hand', () => {
     expect(gate.message).toContain('deadbeef');
   });
 });
-
-/** A small seeded generator, so a failure names a membership that can be replayed. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 describe('one quorum rule for the view and the gate', () => {
   it('the gate says NO_QUORUM exactly when the view says quorum is lost, and never approves against it', () => {
@@ -225,5 +272,74 @@ describe('one quorum rule for the view and the gate', () => {
     const gone = view(0, [{ i: 0, leader: 'none', paths: 'refused' }, { i: 1, leader: 'none' }, { i: 2, leader: 'none', paths: 'timeout' }, { i: 3, leader: 'none' }]);
     expect(gone.quorum).toMatchObject({ votingUp: 2, ok: false });
     expect(quorumGate(gone, id(0)).reason).toBe('NO_QUORUM');
+  });
+});
+
+describe('two sick members of three: one message, never a circle', () => {
+  // etcd-1 is fine; etcd-0 and etcd-2 are sick. Either may be the target, and both read the same.
+  const shapes: { name: string; members: MemberSpec[]; reason: ReasonCode }[] = [
+    {
+      name: 'the leader unreachable (the others still name it) and a follower unreachable',
+      members: [{ i: 0, leader: 0, paths: 'refused' }, { i: 1, leader: 0 }, { i: 2, paths: 'timeout' }],
+      reason: 'QUORUM_AT_RISK',
+    },
+    {
+      name: 'two followers unreachable',
+      members: [{ i: 0, paths: 'refused' }, { i: 1, leader: 1 }, { i: 2, paths: 'timeout' }],
+      reason: 'NO_QUORUM',
+    },
+    {
+      name: 'two members alarmed',
+      members: [{ i: 0, leader: 1, alarms: ['NOSPACE'] }, { i: 1, leader: 1 }, { i: 2, leader: 1, alarms: ['CORRUPT'] }],
+      reason: 'NO_QUORUM',
+    },
+  ];
+
+  it.each(shapes)('$name → $reason, the same words for either target', ({ members, reason }) => {
+    const v = view(1, members);
+    const [a, b] = [quorumGate(v, id(0)), quorumGate(v, id(2))];
+    expect(a).toMatchObject({ ok: false, reason });
+    expect(b).toMatchObject({ ok: false, reason });
+    expect(a.message).toBe(b.message);
+    // Why, naming both; what a person can do; and no "first" that points at the other one.
+    expect(a.message).toMatch(/etcd-0 \(8e9e05c52164694d\) .*etcd-2 \(fd422379fda50e48\)/);
+    expect(a.message).toMatch(/restore either etcd-0 \(8e9e05c52164694d\) or etcd-2 \(fd422379fda50e48\)/);
+    expect(a.message).toMatch(/recover the cluster from a snapshot \(etcd disaster recovery\)\.$/);
+    expect(a.message).not.toMatch(/first/);
+    expect(a.message).not.toMatch(/safe(?!ly)/);
+  });
+
+  it('says plainly that neither can be removed safely when the view still holds quorum', () => {
+    const v = view(1, shapes[0]!.members);
+    expect(quorumGate(v, id(0)).message).toBe(
+      'Neither etcd-0 (8e9e05c52164694d) nor etcd-2 (fd422379fda50e48) can be removed safely: etcd-0 (8e9e05c52164694d) is unreachable on every path and etcd-2 (fd422379fda50e48) is unreachable on every path, so removing either would leave 1 of 2 voting members healthy, below the quorum of 2; blocked, restore either etcd-0 (8e9e05c52164694d) or etcd-2 (fd422379fda50e48) and the other can then be removed, or, if neither can be restored, recover the cluster from a snapshot (etcd disaster recovery).',
+    );
+  });
+
+  it('still points at the one sick member when removing it first would be safe', () => {
+    const gate = quorumGate(view(1, [{ i: 0 }, { i: 1 }, { i: 2, paths: 'refused' }]), id(0));
+    expect(gate.message).toMatch(/blocked, bring etcd-2 back or remediate it first\.$/);
+  });
+});
+
+describe('no message claims a safety the view contradicts', () => {
+  it('over random memberships, a message says "safe" only when the view holds quorum and the gate passes', () => {
+    const random = seeded(7);
+    const pick = <T,>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+    for (let run = 0; run < 3_000; run++) {
+      const n = 1 + Math.floor(random() * 6);
+      const members: MemberSpec[] = Array.from({ length: n }, (_, i) => ({
+        i,
+        leader: pick([0, 1, 'none'] as const),
+        paths: pick(['ok', 'ok', 'refused', 'timeout'] as const),
+        ...(random() < 0.2 ? { learner: true } : {}),
+        ...(random() < 0.05 ? { unstarted: true } : {}),
+      }));
+      const v = view(0, members);
+      const gate = quorumGate(v, id(Math.floor(random() * n)));
+      const label = JSON.stringify({ run, members });
+      if (/quorum is safe|safe(?!ly)/.test(gate.message)) expect(gate.ok && v.quorum.ok, label).toBe(true);
+      if (!v.quorum.ok) expect(gate.ok, label).toBe(false);
+    }
   });
 });

@@ -43,4 +43,31 @@ describe('run intake', () => {
     const [incident] = await runtime.store.listIncidents();
     expect(incident!.incidentId).toBe(replies[0]!.incidentId);
   });
+
+  it('refuses, as a conflict with a dead letter, an incidentId that is closed or is another target\'s', async () => {
+    const intake = createIntake(runtime, ['c1']);
+    const open = async (name: string) =>
+      (await runtime.store.openOrJoin({ clusterId: 'c1', targetKey: `memberName=${name}`, target: { memberName: name }, reason: 'r', now: Date.now() })).incident;
+    const closed = await open('etcd1');
+    await runtime.store.closeIncident(closed.incidentId, { outcome: 'blocked', result: null, now: Date.now() });
+    const other = await open('etcd2');
+    const report = (incidentId: string, target: Record<string, string>) =>
+      intake(JSON.stringify({ incidentId, clusterId: 'c1', target, reason: 'r', source: 'stdin', observedAt: new Date().toISOString() }), 'stdin');
+
+    const late = await report(closed.incidentId, { memberName: 'etcd1' });
+    expect(late).toMatchObject({ accepted: false, conflict: true, field: 'incidentId' });
+    expect(late.accepted ? '' : late.error).toBe(
+      `MemberUnhealthy conflicts: incidentId: incident ${closed.incidentId} is blocked already; report again without incidentId to open a new incident`,
+    );
+    const elsewhere = await report(other.incidentId, { memberName: 'etcd3' });
+    expect(elsewhere).toMatchObject({ accepted: false, conflict: true, field: 'incidentId' });
+    expect(elsewhere.accepted ? '' : elsewhere.error).toContain(`incident ${other.incidentId} is for c1/memberName=etcd2, not c1/memberName=etcd3`);
+
+    const dead = await runtime.store.listDeadLetters();
+    expect(dead.map((d) => d.error)).toEqual([late, elsewhere].map((r) => (r.accepted ? '' : r.error)));
+    expect(JSON.parse(dead[0]!.payload)).toMatchObject({ incidentId: closed.incidentId });
+
+    // The same incident by its own target, or by the member id it resolved to, joins it.
+    expect(await report(other.incidentId, { memberName: 'etcd2' })).toEqual({ accepted: true, incidentId: other.incidentId, joined: true });
+  });
 });

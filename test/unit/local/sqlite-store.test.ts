@@ -315,7 +315,9 @@ describe('sqlite incident store', () => {
       const raw = new DatabaseSync(dir.file('store.db'));
       raw.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)').run(migrations.length + 1);
       raw.close();
-      expect(() => openSqliteStore({ path: dir.file('store.db') })).toThrow(/newer than this build/);
+      expect(() => openSqliteStore({ path: dir.file('store.db') })).toThrow(
+        `state file ${dir.file('store.db')}: was written by a newer etcd-remediator (schema ${migrations.length + 1}; this one knows up to ${migrations.length})`,
+      );
       store = openSqliteStore({ path: ':memory:' });
     });
   });

@@ -1,0 +1,157 @@
+// The cluster guard in etcd: a lock key bound to a lease, taken in a transaction (created only if
+// absent), renewed by moving it to a fresh lease in a transaction that checks it is still ours,
+// and a removal record beside it. Every call has a deadline; a member that does not answer is
+// passed over for the next, a member that answers "no" ends the call.
+import { Etcd3 } from 'etcd3';
+import { withinDeadline } from './deadline.ts';
+import { etcd3Options, type MemberClientOptions } from './member-client.ts';
+import { toEtcdCallError } from './normalize-error.ts';
+import type { ClusterGuard, LockHolder, RemovalRecord } from '../../ports/cluster-guard.ts';
+import { EtcdCallError } from '../../ports/etcd.ts';
+
+export interface EtcdGuardOptions extends MemberClientOptions {
+  /** e.g. "/etcd-remediator": the lock is `${prefix}/lock`, the record `${prefix}/removals`. */
+  prefix: string;
+  deadlineMs: number;
+}
+
+export interface EtcdGuards {
+  /** The guard, asked through these client URLs in turn (healthy members, most likely first). */
+  at: (endpoints: string[]) => ClusterGuard;
+  close: () => void;
+}
+
+interface LockValue extends LockHolder {
+  lease: string;
+}
+
+const ttlSeconds = (leaseMs: number): number => Math.max(2, Math.ceil(leaseMs / 1000));
+
+export function createEtcdGuards(options: EtcdGuardOptions): EtcdGuards {
+  const lockKey = Buffer.from(`${options.prefix}/lock`);
+  const recordKey = Buffer.from(`${options.prefix}/removals`);
+  const clients = new Map<string, Etcd3>();
+  const clientFor = (endpoint: string): Etcd3 => {
+    let client = clients.get(endpoint);
+    if (!client) {
+      client = new Etcd3(etcd3Options(endpoint, options));
+      clients.set(endpoint, client);
+    }
+    return client;
+  };
+  /** First member that answers decides; one that refuses (auth, not enough members) decides too. */
+  async function onAny<T>(endpoints: string[], run: (etcd: Etcd3, deadline: Date) => Promise<T>): Promise<T> {
+    let last: EtcdCallError | undefined;
+    for (const endpoint of endpoints) {
+      try {
+        return await withinDeadline(options.deadlineMs, (deadline) => run(clientFor(endpoint), deadline));
+      } catch (error) {
+        last = toEtcdCallError(error);
+        if (last.failure.kind !== 'refused' && last.failure.kind !== 'timeout') throw last;
+      }
+    }
+    throw last ?? new EtcdCallError({ kind: 'other', message: 'no member to ask' });
+  }
+
+  const currentLock = async (etcd: Etcd3, deadline: Date): Promise<{ raw: Buffer; value: LockValue } | undefined> => {
+    const { kvs } = await etcd.kv.range({ key: lockKey }, { deadline });
+    const raw = kvs[0]?.value;
+    return raw ? { raw, value: JSON.parse(raw.toString()) as LockValue } : undefined;
+  };
+
+  const grant = async (etcd: Etcd3, leaseMs: number, deadline: Date): Promise<string> =>
+    (await etcd.leaseClient.leaseGrant({ TTL: ttlSeconds(leaseMs) }, { deadline })).ID;
+
+  const revoke = async (etcd: Etcd3, lease: string | undefined, deadline: Date): Promise<void> => {
+    if (!lease) return;
+    // A lease that already lapsed is fine: it is gone either way.
+    await etcd.leaseClient.leaseRevoke({ ID: lease }, { deadline }).catch(() => undefined);
+  };
+
+  const guardAt = (endpoints: string[]): ClusterGuard => ({
+    where: `etcd key ${lockKey.toString()}`,
+
+    acquire: (owner, leaseMs, { takeOverFrom } = {}) =>
+      onAny(endpoints, async (etcd, deadline) => {
+        const lease = await grant(etcd, leaseMs, deadline);
+        const value = Buffer.from(JSON.stringify({ owner, since: Date.now(), lease } satisfies LockValue));
+        const txn = await etcd.kv.txn(
+          {
+            compare: [{ key: lockKey, target: 'Create', result: 'Equal', create_revision: 0 }],
+            success: [{ request_put: { key: lockKey, value, lease } }],
+            failure: [{ request_range: { key: lockKey } }],
+          },
+          { deadline },
+        );
+        if (txn.succeeded) return { held: true as const };
+        const raw = txn.responses[0]?.response_range.kvs[0]?.value;
+        const holder = raw ? (JSON.parse(raw.toString()) as LockValue) : undefined;
+        if (raw && holder && takeOverFrom && holder.owner.startsWith(takeOverFrom)) {
+          // Replaced only if it is still exactly what we read.
+          const taken = await etcd.kv.txn(
+            { compare: [{ key: lockKey, target: 'Value', result: 'Equal', value: raw }], success: [{ request_put: { key: lockKey, value, lease } }] },
+            { deadline },
+          );
+          if (taken.succeeded) {
+            await revoke(etcd, holder.lease, deadline);
+            return { held: true as const };
+          }
+        }
+        await revoke(etcd, lease, deadline);
+        return { held: false as const, ...(holder ? { holder: { owner: holder.owner, since: holder.since } } : {}) };
+      }),
+
+    renew: (owner, leaseMs) =>
+      onAny(endpoints, async (etcd, deadline) => {
+        const current = await currentLock(etcd, deadline);
+        if (current?.value.owner !== owner) return false;
+        // A fresh lease, moved onto the key only if the key is still exactly ours.
+        const lease = await grant(etcd, leaseMs, deadline);
+        const value = Buffer.from(JSON.stringify({ ...current.value, lease } satisfies LockValue));
+        const txn = await etcd.kv.txn(
+          {
+            compare: [{ key: lockKey, target: 'Value', result: 'Equal', value: current.raw }],
+            success: [{ request_put: { key: lockKey, value, lease } }],
+          },
+          { deadline },
+        );
+        await revoke(etcd, txn.succeeded ? current.value.lease : lease, deadline);
+        return txn.succeeded;
+      }),
+
+    release: (owner) =>
+      onAny(endpoints, async (etcd, deadline) => {
+        const current = await currentLock(etcd, deadline);
+        if (current?.value.owner === owner) {
+          await etcd.kv.txn(
+            {
+              compare: [{ key: lockKey, target: 'Value', result: 'Equal', value: current.raw }],
+              success: [{ request_delete_range: { key: lockKey } }],
+            },
+            { deadline },
+          );
+          await revoke(etcd, current.value.lease, deadline);
+        }
+      }),
+
+    removals: () =>
+      onAny(endpoints, async (etcd, deadline) => {
+        const { kvs } = await etcd.kv.range({ key: recordKey }, { deadline });
+        const raw = kvs[0]?.value;
+        return raw ? (JSON.parse(raw.toString()) as RemovalRecord[]) : [];
+      }),
+
+    saveRemovals: (records) =>
+      onAny(endpoints, async (etcd, deadline) => {
+        await etcd.kv.put({ key: recordKey, value: Buffer.from(JSON.stringify(records)) }, { deadline });
+      }),
+  });
+
+  return {
+    at: guardAt,
+    close() {
+      for (const client of clients.values()) client.close();
+      clients.clear();
+    },
+  };
+}

@@ -1,0 +1,33 @@
+// What every remediator of one cluster must see, whatever its state file: the cluster lock and
+// the record of the last removal. The one place they all reach is etcd itself, so both live
+// there, under a configurable key prefix.
+import type { RemovalRecord } from '../core/replacement.ts';
+
+export type { RemovalRecord };
+
+/** Who holds a lock someone else asked for. */
+export interface LockHolder {
+  owner: string;
+  /** Epoch ms, when the holder took it. */
+  since: number;
+}
+
+export interface ClusterGuard {
+  /** Where the lock and record live, for the sentence, e.g. "etcd key /etcd-remediator/lock". */
+  readonly where: string;
+  /**
+   * Takes the lock with a lease of `leaseMs`; the holder when someone else has it. A holder whose
+   * owner starts with `takeOverFrom` is replaced: an earlier run of the same incident, which a
+   * crash left holding it (the incident's own step lease keeps two runs from overlapping). Throws
+   * EtcdCallError when etcd refuses the write (auth, no quorum): the caller decides what then.
+   */
+  acquire(owner: string, leaseMs: number, options?: { takeOverFrom?: string }): Promise<{ held: true } | { held: false; holder?: LockHolder }>;
+  /** Renews our lease; false when the lock is no longer ours (it lapsed and was taken). */
+  renew(owner: string, leaseMs: number): Promise<boolean>;
+  /** Deletes the lock if it is still ours. */
+  release(owner: string): Promise<void>;
+  /** The recent removals, oldest first (see core/replacement.ts). */
+  removals(): Promise<RemovalRecord[]>;
+  /** Writes the whole list; only the lock holder writes it, so no other writer races it. */
+  saveRemovals(records: RemovalRecord[]): Promise<void>;
+}

@@ -1,0 +1,80 @@
+// The cluster guard on a real etcd: a lock bound to a lease and taken in a transaction, renewed
+// onto fresh leases, lapsing when its holder stops renewing, and the removal record beside it.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEtcdGuards, type EtcdGuards } from '../../../functions/adapters/etcd/etcd-guard.ts';
+import { EtcdCallError } from '../../../functions/ports/etcd.ts';
+import { refusedEndpoint, startSingleEtcd, waitFor, type SingleEtcd } from './single-etcd.ts';
+
+describe('the cluster guard in etcd', () => {
+  let etcd: SingleEtcd;
+  let guards: EtcdGuards;
+  let refused: string;
+  beforeAll(async () => {
+    etcd = await startSingleEtcd();
+    guards = createEtcdGuards({ prefix: '/test-guard', deadlineMs: 1_000 });
+    refused = await refusedEndpoint();
+  });
+  afterAll(async () => {
+    guards?.close();
+    await etcd?.stop();
+  });
+
+  it('one holder at a time: the second is told who holds it and since when; release frees it', async () => {
+    const guard = guards.at([refused, etcd.endpoint]);
+    expect(guard.where).toBe('etcd key /test-guard/lock');
+    expect(await guard.acquire('a', 10_000)).toEqual({ held: true });
+    const other = await guard.acquire('b', 10_000);
+    expect(other).toMatchObject({ held: false, holder: { owner: 'a' } });
+    expect(await guard.renew('b', 10_000)).toBe(false);
+    // b's release must not free a's lock.
+    await guard.release('b');
+    expect(await guard.acquire('b', 10_000)).toMatchObject({ held: false });
+    expect(await guard.renew('a', 10_000)).toBe(true);
+    await guard.release('a');
+    expect(await guard.acquire('b', 10_000)).toEqual({ held: true });
+    await guard.release('b');
+  });
+
+  it('an earlier run of the same incident, left holding the lock by a crash, is taken over; nobody else is', async () => {
+    const guard = guards.at([etcd.endpoint]);
+    expect(await guard.acquire('incident:x:run1', 30_000)).toEqual({ held: true });
+    expect(await guard.acquire('incident:y:run1', 30_000, { takeOverFrom: 'incident:y:' })).toMatchObject({ held: false, holder: { owner: 'incident:x:run1' } });
+    expect(await guard.acquire('incident:x:run2', 30_000, { takeOverFrom: 'incident:x:' })).toEqual({ held: true });
+    expect(await guard.renew('incident:x:run1', 30_000)).toBe(false);
+    await guard.release('incident:x:run2');
+  });
+
+  it('a holder that stops renewing loses the lock when its lease lapses; renewing keeps it', async () => {
+    const guard = guards.at([etcd.endpoint]);
+    expect(await guard.acquire('renewer', 2_000)).toEqual({ held: true });
+    // Renewed past two lease lengths: nobody else gets it meanwhile.
+    const until = Date.now() + 4_500;
+    await waitFor('renewals to outlast two leases', 8_000, async () => {
+      expect(await guard.renew('renewer', 2_000)).toBe(true);
+      expect(await guard.acquire('thief', 2_000)).toMatchObject({ held: false });
+      return Date.now() >= until ? true : undefined;
+    });
+    // Now the holder dies: no more renewals, and the lease lapses within its TTL.
+    await waitFor('the dead holder to lose the lock', 8_000, async () => ((await guard.acquire('thief', 2_000)).held ? true : undefined));
+    expect(await guard.renew('renewer', 2_000)).toBe(false);
+    await guard.release('thief');
+  }, 20_000);
+
+  it('keeps the removals for every remediator to read', async () => {
+    const guard = guards.at([etcd.endpoint]);
+    expect(await guard.removals()).toEqual([]);
+    const record = { memberId: 'abc', memberName: 'etcd-1', incidentId: 'i-1', targetKey: 'memberName=etcd-1', at: 1_700_000_000_000, sizeBefore: 3, by: 'incident:i-1:0001', confirmed: true };
+    await guard.saveRemovals([record]);
+    expect(await guards.at([refused, etcd.endpoint]).removals()).toEqual([record]);
+  });
+
+  it('with no member answering, the call fails as refused, so the caller can fall back', async () => {
+    const none = guards.at([refused]);
+    const failure = await none.acquire('a', 5_000).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(EtcdCallError);
+    expect((failure as EtcdCallError).failure.kind).toBe('refused');
+  });
+});

@@ -1,0 +1,28 @@
+// The policy schema is the one place every edge (CLI flags, the run config, a cluster directory)
+// passes through, so what it refuses no edge can slip in.
+import { describe, expect, it } from 'vitest';
+import { MIN_ELECTION_TIMEOUT_MS, parsePolicy, policySchema, type PolicyInput } from '../../../functions/core/policy.ts';
+
+describe('policy validation', () => {
+  it.each([
+    { input: { electionTimeoutMs: 0 }, field: 'electionTimeoutMs', says: /at least 100ms/ },
+    { input: { electionTimeoutMs: 99 }, field: 'electionTimeoutMs', says: /at least 100ms/ },
+    { input: { electionTimeoutMs: -5 }, field: 'electionTimeoutMs', says: /at least 100ms/ },
+  ] satisfies { input: PolicyInput; field: string; says: RegExp }[])('refuses $input, naming $field', ({ input, field, says }) => {
+    const parsed = policySchema.safeParse(input);
+    expect(parsed.success).toBe(false);
+    const issue = parsed.error?.issues[0];
+    expect(issue?.path).toEqual([field]);
+    expect(issue?.message).toMatch(says);
+    expect(() => parsePolicy(input)).toThrow(/electionTimeoutMs/);
+  });
+
+  it.each([MIN_ELECTION_TIMEOUT_MS, 500, 1_000, 10_000])('accepts an election timeout of %i ms', (electionTimeoutMs) => {
+    expect(parsePolicy({ electionTimeoutMs }).electionTimeoutMs).toBe(electionTimeoutMs);
+  });
+
+  it('keeps etcd’s default of 1 s', () => {
+    expect(parsePolicy().electionTimeoutMs).toBe(1_000);
+    expect(MIN_ELECTION_TIMEOUT_MS).toBe(100);
+  });
+});
