@@ -1,16 +1,17 @@
 // probe-members: open (or join) the incident, probe every member on its own, publish the view.
 import type { DetailOf } from '../../events/catalogue.ts';
 import { judgeLeader, streakOf } from '../core/evidence.ts';
+import { clusterIdOf, identityChanged } from '../core/cluster-identity.ts';
 import { probeDeadlineMs } from '../core/probe-deadline.ts';
 import { matchReport } from '../core/report-match.ts';
 import { describeSelector, resolveTarget, selectorOf, targetKeyOf } from '../core/target.ts';
-import { describeMember } from '../core/view.ts';
+import { describeMember, type ClusterView } from '../core/view.ts';
 import { withView } from '../core/view-history.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import type { Incident } from '../ports/incident-store.ts';
 import { blockEffects } from './decision-effects.ts';
 import type { Deps } from './deps.ts';
-import { envelopeOf, journaling, publishing, resolvedTarget } from './incident-events.ts';
+import { envelopeOf, iso, journaling, publishing, resolvedTarget } from './incident-events.ts';
 import { probeCluster } from './probe-cluster.ts';
 import { flushOutbox, runStep, type StepOutcome } from './step.ts';
 
@@ -82,6 +83,13 @@ async function probe(deps: Deps, cluster: ClusterEntry, incident: Incident): Pro
   const view = await probeCluster(deps, cluster, incident.views.at(-1), probeDeadlineMs(cluster.policy, incident.views));
   const now = deps.clock.now();
   const member = resolveTarget(view, incident.target, cluster.aliases, incident.memberId);
+  // Another etcd cluster under this cluster's name: refused before anything is resolved in it.
+  const changed = await identityCheck(deps, cluster, incident, view, now);
+  if (changed) {
+    const decision = { kind: 'block' as const, ...changed, evidence: { identity: view.identity } };
+    const { patch, effects } = blockEffects(incident, decision, 'probe-members', now);
+    return { incident, patch: { ...patch, views: withView(incident.views, view) }, effects, value: incident };
+  }
   // Reported by another name or id, the member already has an incident: this one ends there.
   const twin = member && !incident.memberId ? await incidentHolding(deps, incident, member.id) : undefined;
   if (twin) {
@@ -107,9 +115,15 @@ async function probe(deps: Deps, cluster: ClusterEntry, incident: Incident): Pro
     view.members.length > 0
       ? `${reachable} of ${view.members.length} members answered; ${leader}`
       : `no endpoint gave a member list (${view.listFailures.map((f) => `${f.endpoint}: ${f.reachability} after ${f.latencyMs} ms`).join('; ') || 'none asked'})`;
+  const etcdClusterId = clusterIdOf(view);
   return {
     incident,
-    patch: { views, leaderUnreachable: streak ?? null, ...(member ? { memberId: member.id, memberName: member.name } : {}) },
+    patch: {
+      views,
+      leaderUnreachable: streak ?? null,
+      ...(member ? { memberId: member.id, memberName: member.name } : {}),
+      ...(etcdClusterId && !incident.etcdClusterId ? { etcdClusterId } : {}),
+    },
     effects: [
       journaling(now, 'probed', answered),
       publishing('MembersProbed', { ...envelopeOf(incident, now), target: resolvedTarget(resolved), view, previousViews: incident.views }),
@@ -122,4 +136,18 @@ async function probe(deps: Deps, cluster: ClusterEntry, incident: Incident): Pro
 async function incidentHolding(deps: Deps, incident: Incident, memberId: string): Promise<Incident | undefined> {
   const open = await deps.store.listIncidents({ clusterId: incident.clusterId, state: 'open' });
   return open.find((o) => o.incidentId !== incident.incidentId && o.memberId === memberId);
+}
+
+/**
+ * The incident is bound to the etcd cluster it first reached, and the cluster's entry remembers
+ * the identity it first answered with (first write wins), so neither is ever acted on elsewhere.
+ */
+async function identityCheck(deps: Deps, cluster: ClusterEntry, incident: Incident, view: ClusterView, now: number): Promise<{ reason: 'CLUSTER_MISMATCH'; message: string } | undefined> {
+  const seen = clusterIdOf(view);
+  if (incident.etcdClusterId) {
+    return identityChanged({ etcdClusterId: incident.etcdClusterId, what: `incident ${incident.incidentId} was bound to it when first probed` }, view, cluster.clusterId);
+  }
+  if (!seen) return undefined;
+  const known = await deps.store.rememberIdentity(cluster.clusterId, seen, now);
+  return identityChanged({ etcdClusterId: known.etcdClusterId, what: `remembered since ${iso(known.since)}` }, view, cluster.clusterId);
 }

@@ -65,3 +65,23 @@ export function clusterMismatch(view: ClusterView | undefined): ClusterMismatch 
     message: `The endpoints are not one etcd cluster (${groups.join('; ')}), so nothing can be judged or removed; blocked, give the endpoints of one cluster only.`,
   };
 }
+
+/**
+ * The identity a probe reached, against the one its incident (or the cluster's directory entry)
+ * is bound to: another etcd cluster answering under the same name is refused, never acted on.
+ */
+export function identityChanged(
+  bound: { etcdClusterId: string; what: string } | undefined,
+  view: ClusterView,
+  clusterName: string,
+): { reason: 'CLUSTER_MISMATCH'; message: string } | undefined {
+  const seen = clusterIdOf(view);
+  if (!bound || !seen || seen === bound.etcdClusterId) return undefined;
+  const who = [...new Set(view.identity?.reports.map((r) => r.endpoint) ?? [])].join(', ');
+  return {
+    reason: 'CLUSTER_MISMATCH',
+    message:
+      `Cluster ${clusterName} is etcd cluster ${bound.etcdClusterId} (${bound.what}), but its endpoints now answer as etcd cluster ${seen} (${who}); ` +
+      `blocked, nothing is judged or removed across clusters. If the cluster was rebuilt on purpose, remediate it under a new cluster name or state file.`,
+  };
+}

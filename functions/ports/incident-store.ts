@@ -28,6 +28,8 @@ export interface Incident {
   immediateReprobes: number;
   /** Set once the target is resolved to an etcd member. */
   memberId?: string;
+  /** The etcd cluster_id the incident's first answering probe reached: it is never judged against another. */
+  etcdClusterId?: string;
   memberName?: string;
   /** Recent cluster views, oldest first, at most MAX_INCIDENT_VIEWS. */
   views: ClusterView[];
@@ -75,7 +77,17 @@ export interface OpenIncidentInput {
 export type IncidentPatch = Partial<
   Pick<
     Incident,
-    'attempt' | 'waits' | 'immediateReprobes' | 'memberId' | 'memberName' | 'views' | 'lastDecision' | 'result' | 'outbox' | 'stepsDone'
+    | 'attempt'
+    | 'waits'
+    | 'immediateReprobes'
+    | 'memberId'
+    | 'memberName'
+    | 'etcdClusterId'
+    | 'views'
+    | 'lastDecision'
+    | 'result'
+    | 'outbox'
+    | 'stepsDone'
   >
 > & {
   /** null ends the streak. */
@@ -156,6 +168,13 @@ export interface IncidentJournal {
   stepDone(incidentId: string, step: string): Promise<boolean>;
 }
 
+/** The etcd cluster_id each configured cluster answered with first: a cluster that changes identity is refused. */
+export interface ClusterIdentities {
+  knownIdentity(clusterId: string): Promise<{ etcdClusterId: string; since: number } | undefined>;
+  /** First write wins; returns what is remembered now. */
+  rememberIdentity(clusterId: string, etcdClusterId: string, at: number): Promise<{ etcdClusterId: string; since: number }>;
+}
+
 export interface ClusterLocks {
   /** Succeeds when the lock is free, its lease has expired, or `owner` holds it (renewing the lease). */
   acquireLock(clusterId: string, owner: string, leaseMs: number, now: number): Promise<boolean>;
@@ -189,7 +208,7 @@ export interface TimerStore {
   nextTimer(): Promise<StoredTimer | undefined>;
 }
 
-export interface IncidentStore extends IncidentRecords, IncidentJournal, ClusterLocks, DeadLetters, RemediationLedger, TimerStore {
+export interface IncidentStore extends IncidentRecords, IncidentJournal, ClusterIdentities, ClusterLocks, DeadLetters, RemediationLedger, TimerStore {
   close(): Promise<void>;
 }
 

@@ -94,6 +94,13 @@ export const migrations: readonly string[] = [
      renewed_at INTEGER NOT NULL,
      token      TEXT NOT NULL
    ) STRICT;`,
+  // An incident is bound to the etcd cluster it reached; each configured cluster remembers its identity.
+  `ALTER TABLE incidents ADD COLUMN etcd_cluster_id TEXT;
+   CREATE TABLE cluster_identities (
+     cluster_id      TEXT PRIMARY KEY,
+     etcd_cluster_id TEXT NOT NULL,
+     since           INTEGER NOT NULL
+   ) STRICT;`,
 ];
 
 /** The schema version a file holds, without changing it; undefined when it holds no schema of ours. */

@@ -138,7 +138,7 @@ export class SqliteIncidentStore implements IncidentStore {
     const next = { ...current, ...definedOnly(patch) };
     const { changes } = this.#run(
       `UPDATE incidents SET attempt = $attempt, waits = $waits, immediate_reprobes = $immediateReprobes, member_id = $memberId,
-         member_name = $memberName, views = $views, last_decision = $lastDecision, result = $result,
+         member_name = $memberName, etcd_cluster_id = $etcdClusterId, views = $views, last_decision = $lastDecision, result = $result,
          leader_unreachable = $leaderUnreachable, state = $state, outbox = $outbox, steps_done = $stepsDone,
          in_flight = $inFlight, updated_at = $now, version = version + 1
        WHERE incident_id = $incidentId AND version = $expectVersion`,
@@ -155,6 +155,7 @@ export class SqliteIncidentStore implements IncidentStore {
         waits: next.waits,
         memberId: next.memberId ?? null,
         memberName: next.memberName ?? null,
+        etcdClusterId: next.etcdClusterId ?? null,
         views: JSON.stringify(next.views.slice(-MAX_INCIDENT_VIEWS)),
         lastDecision: toJson(next.lastDecision),
         result: toJson(next.result),
@@ -212,6 +213,20 @@ export class SqliteIncidentStore implements IncidentStore {
       'SELECT 1 AS done FROM journal WHERE incident_id = $incidentId AND step = $step AND is_step_marker = 1',
       { incidentId, step },
     );
+  }
+
+  async knownIdentity(clusterId: string): Promise<{ etcdClusterId: string; since: number } | undefined> {
+    const row = this.#row('SELECT etcd_cluster_id, since FROM cluster_identities WHERE cluster_id = $clusterId', { clusterId });
+    return row && { etcdClusterId: text(row, 'etcd_cluster_id'), since: int(row, 'since') };
+  }
+
+  async rememberIdentity(clusterId: string, etcdClusterId: string, at: number): Promise<{ etcdClusterId: string; since: number }> {
+    this.#run('INSERT INTO cluster_identities (cluster_id, etcd_cluster_id, since) VALUES ($clusterId, $etcdClusterId, $at) ON CONFLICT DO NOTHING', {
+      clusterId,
+      etcdClusterId,
+      at,
+    });
+    return (await this.knownIdentity(clusterId))!;
   }
 
   async acquireLock(clusterId: string, owner: string, leaseMs: number, now: number): Promise<boolean> {
@@ -385,6 +400,8 @@ function toIncident(row: Row): Incident {
   if (memberId !== undefined) incident.memberId = memberId;
   const memberName = optText(row, 'member_name');
   if (memberName !== undefined) incident.memberName = memberName;
+  const etcdClusterId = optText(row, 'etcd_cluster_id');
+  if (etcdClusterId !== undefined) incident.etcdClusterId = etcdClusterId;
   const lastDecision = optText(row, 'last_decision');
   if (lastDecision !== undefined) incident.lastDecision = JSON.parse(lastDecision) as Decision;
   const leaderUnreachable = optText(row, 'leader_unreachable');

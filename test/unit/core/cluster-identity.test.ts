@@ -1,7 +1,7 @@
 // Cluster identity: which etcd cluster a probe reached, and the planner's refusal to judge or
 // remove anything across two clusters (CLUSTER_MISMATCH).
 import { describe, expect, it } from 'vitest';
-import { clusterMismatch, identityOf, isMismatched } from '../../../functions/core/cluster-identity.ts';
+import { clusterIdOf, clusterMismatch, identityChanged, identityOf, isMismatched } from '../../../functions/core/cluster-identity.ts';
 import { plan, type PlanInput } from '../../../functions/core/plan.ts';
 import type { ProbeSample } from '../../../functions/core/types.ts';
 import { buildClusterView, memberGone, type ClusterView } from '../../../functions/core/view.ts';
@@ -101,5 +101,26 @@ describe('memberGone across two clusters', () => {
     expect(memberGone(v, id(5))).toBe(false);
     expect(memberGone(view(T0, [{ i: 0, leader: 0 }, { i: 1, leader: 0 }]), id(5))).toBe(true);
     expect(memberGone(buildClusterView(seedsOfTwoClusters), id(0))).toBe(false);
+  });
+});
+
+describe('identityChanged: a bound identity against a later probe', () => {
+  const bound = { etcdClusterId: FIXTURE_CLUSTER_ID, what: 'bound when first probed' };
+  const one = cluster(T0, 3);
+
+  it('passes the same cluster, and anything when nothing is bound or nothing answered with one id', () => {
+    expect(clusterIdOf(one)).toBe(FIXTURE_CLUSTER_ID);
+    expect(identityChanged(bound, one, 'prod')).toBeUndefined();
+    expect(identityChanged(undefined, one, 'prod')).toBeUndefined();
+    expect(identityChanged(bound, buildClusterView(seedsOfTwoClusters), 'prod')).toBeUndefined();
+  });
+
+  it('refuses another cluster answering under the name, naming both ids and the way out', () => {
+    const other = { ...one, identity: { ids: [OTHER], id: OTHER, reports: [{ endpoint: SEED_B, clusterId: OTHER }] } };
+    const changed = identityChanged(bound, other, 'prod');
+    expect(changed?.reason).toBe('CLUSTER_MISMATCH');
+    expect(changed?.message).toBe(
+      `Cluster prod is etcd cluster ${FIXTURE_CLUSTER_ID} (bound when first probed), but its endpoints now answer as etcd cluster ${OTHER} (${SEED_B}); blocked, nothing is judged or removed across clusters. If the cluster was rebuilt on purpose, remediate it under a new cluster name or state file.`,
+    );
   });
 });

@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { plan } from '../../../functions/core/plan.ts';
+import { parsePolicy } from '../../../functions/core/policy.ts';
+import { probeDeadlineMs } from '../../../functions/core/probe-deadline.ts';
+import { buildClusterView, type ClusterView } from '../../../functions/core/view.ts';
+import { cluster, failureOf } from './fixtures.ts';
+
+const timedOut = (at: number): ClusterView =>
+  buildClusterView({
+    at,
+    members: [],
+    seeds: [],
+    listFailures: ['http://127.0.0.1:1', 'http://127.0.0.1:2'].map((endpoint) => ({ path: 'direct' as const, endpoint, reachability: 'timeout' as const, latencyMs: 2_000, failure: failureOf('timeout') })),
+  });
+
+describe('probeDeadlineMs', () => {
+  const policy = { callTimeoutMs: 2_000 };
+  it.each([
+    ['no history', [], 2_000],
+    ['a probe that answered', [cluster(0, 3)], 2_000],
+    ['one that timed out everywhere', [timedOut(0)], 4_000],
+    ['three in a row', [timedOut(0), timedOut(1), timedOut(2)], 16_000],
+    ['many in a row, capped', Array.from({ length: 9 }, (_, i) => timedOut(i)), 30_000],
+    ['an answer since resets it', [timedOut(0), timedOut(1), cluster(2, 3)], 2_000],
+  ] as const)('%s', (_, views, expected) => {
+    expect(probeDeadlineMs(policy, views)).toBe(expected);
+  });
+});
+
+describe('a slow network, said in those words', () => {
+  it('names the deadline, the endpoints, the next deadline and the flag to raise', () => {
+    const samples = [timedOut(0), timedOut(5_000)];
+    const decision = plan({
+      samples,
+      targetId: 'memberName etcd-1',
+      incident: { openedAt: 0, attempt: 1, immediateReprobes: 0 },
+      remediation: { retryCount: 0 },
+      policy: parsePolicy({ callTimeoutMs: 2_000 }),
+      now: 6_000,
+      random: () => 0.5,
+    });
+    expect(decision).toMatchObject({ kind: 'retry', reason: 'CLUSTER_UNREACHABLE' });
+    expect(decision.message).toMatch(
+      /^No member answered within the deadline of 2 s: all 2 endpoints timed out \(http:\/\/127\.0\.0\.1:1, http:\/\/127\.0\.0\.1:2\), so .* cannot be judged; the network may be slow: the next probe waits 8 s; raise the call deadline \(--timeout, policy callTimeout\) if it stays so; we look again at /,
+    );
+  });
+});
