@@ -1,6 +1,6 @@
 // Test support: the embedded runtime on a real lab, with every event and etcd call it makes recorded.
 import fs from 'node:fs';
-import { afterEach } from 'vitest';
+import { afterEach, expect } from 'vitest';
 import os from 'node:os';
 import path from 'node:path';
 import type { EventEnvelope } from '../../../events/catalogue.ts';
@@ -160,4 +160,20 @@ export function labPerTest(): { lab?: Lab; pipeline?: Pipeline } {
     }
   });
   return current;
+}
+
+/**
+ * The seed case's end: the leader removed without a move, a new leader standing, and the retries
+ * inside the grace window naming the leader's endpoint and how it failed (`said`).
+ */
+export function expectRemovedWithoutMove(pipeline: Pipeline, outcome: TerminalEvent, leader: { id: string; name: string; clientUrl: string }, said: string): void {
+  expect(outcome.detailType, JSON.stringify(outcome.detail).slice(0, 1500)).toBe('RemediationCompleted');
+  if (outcome.detailType !== 'RemediationCompleted') return;
+  expect(outcome.detail.leaderMove).toBe('skipped');
+  expect(outcome.detail.target.name).toBe(leader.name);
+  expect(outcome.detail.newLeader.id).not.toBe(leader.id);
+  const unreachable = pipeline.events.find((e) => e.detailType === 'RetryRequested' && e.detail.reason === 'LEADER_UNREACHABLE');
+  const message = (unreachable?.detail as { message?: string } | undefined)?.message ?? '';
+  expect(message).toContain(leader.clientUrl.replace(/^https?:\/\//, ''));
+  expect(message).toContain(said);
 }

@@ -19,6 +19,22 @@ const LEASE = 30_000;
 const three = (leader: number, override: Record<number, Partial<MemberSpec>> = {}): MemberSpec[] =>
   [0, 1, 2].map((i) => ({ i, leader, ...override[i] }));
 
+/** A guard in etcd as a test wants it, installed on the harness's etcd access; the rest holds the lock. */
+function useGuard(over: Partial<ClusterGuard>): ClusterGuard {
+  const guard: ClusterGuard = {
+    where: 'etcd key /etcd-remediator/lock',
+    acquire: async () => ({ held: true }),
+    renew: async () => true,
+    release: async () => undefined,
+    removals: async () => [],
+    saveRemovals: async () => undefined,
+    ...over,
+  };
+  const etcdFor = h.deps.etcdFor;
+  h.deps.etcdFor = (cluster) => ({ ...etcdFor(cluster), guard: () => guard });
+  return guard;
+}
+
 /** Drives the incident from its last RetryRequested to the next remediate outcome. */
 async function retryToRemediate() {
   await scheduleRetry(h.deps, h.lastOf('RetryRequested'));
@@ -117,16 +133,7 @@ describe('the cluster lock under remediate', () => {
     h = harness();
     h.setSample((at) => sample(at, three(0)));
     h.onMemberRemove = () => h.setSample((at) => sample(at, [{ i: 0, leader: 0 }, { i: 2, leader: 0 }]));
-    const refusing: ClusterGuard = {
-      where: 'etcd key /etcd-remediator/lock',
-      acquire: () => Promise.reject(new EtcdCallError({ kind: 'auth', grpcCode: 7, message: 'etcdserver: permission denied' })),
-      renew: async () => false,
-      release: async () => undefined,
-      removals: async () => [],
-      saveRemovals: async () => undefined,
-    };
-    const etcdFor = h.deps.etcdFor;
-    h.deps.etcdFor = (cluster) => ({ ...etcdFor(cluster), guard: () => refusing });
+    useGuard({ acquire: () => Promise.reject(new EtcdCallError({ kind: 'auth', grpcCode: 7, message: 'etcdserver: permission denied' })) });
 
     expect(await remediate(h.deps, await approve('etcd-1'))).toBe('completed');
     const taken = (await h.deps.store.journal(h.lastOf('RemediationCompleted').incidentId)).find((e) => e.step === 'lock-taken');
@@ -139,16 +146,7 @@ describe('the cluster lock under remediate', () => {
     h.setSample((at) => sample(at, three(0)));
     const record = { memberId: 'a8266ecf031671f3', memberName: 'etcd-3', incidentId: 'elsewhere', targetKey: 'memberName=etcd-3', at: h.clock.now() - 5_000, sizeBefore: 4, by: 'incident:elsewhere:0001', confirmed: true };
     const recorded: unknown[] = [];
-    const guard: ClusterGuard = {
-      where: 'etcd key /etcd-remediator/lock',
-      acquire: async () => ({ held: true }),
-      renew: async () => true,
-      release: async () => undefined,
-      removals: async () => [record],
-      saveRemovals: async (r) => void recorded.push(r),
-    };
-    const etcdFor = h.deps.etcdFor;
-    h.deps.etcdFor = (cluster) => ({ ...etcdFor(cluster), guard: () => guard });
+    useGuard({ removals: async () => [record], saveRemovals: async (r) => void recorded.push(r) });
 
     await probeMembers(h.deps, { detailType: 'MemberUnhealthy', detail: unhealthy('etcd-0') });
     const decision = await moveLeader(h.deps, h.lastOf('MembersProbed'));
@@ -165,16 +163,7 @@ describe('the cluster lock under remediate', () => {
     h.setSample((at) => sample(at, three(0)));
     // Another remediator removed etcd-1 ten minutes ago and its replacement (named the same) joined.
     const record = { memberId: 'ffff', memberName: 'etcd-1', incidentId: 'elsewhere', targetKey: 'memberName=etcd-1', at: h.clock.now() - 600_000, sizeBefore: 3, by: 'incident:elsewhere:0001', confirmed: true };
-    const guard: ClusterGuard = {
-      where: 'etcd key /etcd-remediator/lock',
-      acquire: async () => ({ held: true }),
-      renew: async () => true,
-      release: async () => undefined,
-      removals: async () => [record],
-      saveRemovals: async () => undefined,
-    };
-    const etcdFor = h.deps.etcdFor;
-    h.deps.etcdFor = (cluster) => ({ ...etcdFor(cluster), guard: () => guard });
+    useGuard({ removals: async () => [record] });
 
     await probeMembers(h.deps, { detailType: 'MemberUnhealthy', detail: unhealthy('etcd-1') });
     const decision = await moveLeader(h.deps, h.lastOf('MembersProbed'));
