@@ -208,7 +208,8 @@ export interface TimerStore {
   nextTimer(): Promise<StoredTimer | undefined>;
 }
 
-export interface IncidentStore extends IncidentRecords, IncidentJournal, ClusterIdentities, ClusterLocks, DeadLetters, RemediationLedger, TimerStore {
+/** What the functions need, on any backend (SQLite locally, DynamoDB on AWS). Timers are the local scheduler's own. */
+export interface IncidentStore extends IncidentRecords, IncidentJournal, ClusterIdentities, ClusterLocks, DeadLetters, RemediationLedger {
   close(): Promise<void>;
 }
 

@@ -24,6 +24,7 @@ import {
   type OpenIncidentInput,
   type OutboxEntry,
   type StoredTimer,
+  type TimerStore,
   type TimerInput,
 } from '../../functions/ports/incident-store.ts';
 import { migrate, migrations, schemaVersion, SchemaTooNewError } from './sqlite-migrations.ts';
@@ -65,7 +66,7 @@ function checkReadableSchema(db: DatabaseSync, file: string): void {
   if (version > migrations.length) throw schemaTooNew(file, version, migrations.length);
 }
 
-export class SqliteIncidentStore implements IncidentStore {
+export class SqliteIncidentStore implements IncidentStore, TimerStore {
   readonly #db: DatabaseSync;
   readonly #statements = new Map<string, StatementSync>();
 
