@@ -23,3 +23,15 @@ export class UnknownClusterError extends Error {
     this.name = 'UnknownClusterError';
   }
 }
+
+/** Where a machine's etcd member lives: what the intake needs to turn a health signal into a report. */
+export interface MemberLocation {
+  clusterId: string;
+  memberName: string;
+}
+
+/** The directory's reverse lookups, by the names outside signals use for a machine. */
+export interface MemberLookup {
+  findByInstance(instanceId: string): Promise<MemberLocation | undefined>;
+  findByNode(nodeName: string): Promise<MemberLocation | undefined>;
+}

@@ -16,6 +16,7 @@ const commands: Record<string, { summary: string; load: () => Promise<CommandMod
   status: { summary: 'incidents, timelines and dead letters in a state file', load: () => import('./status.ts') },
   run: { summary: 'the long-running local service for the clusters in a config file', load: () => import('./run.ts') },
   lab: { summary: 'a real etcd lab with fault proxies, for trying all of the above', load: () => import('./lab.ts') },
+  send: { summary: 'put one MemberUnhealthy on a deployed stack\'s EventBridge bus', load: () => import('./send.ts') },
 };
 
 const usage = `usage: ${PROGRAM} <command> [flags]   (${PROGRAM} <command> --help for its flags)

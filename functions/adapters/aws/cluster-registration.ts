@@ -1,0 +1,153 @@
+// A cluster's entry in the directory: what is registered, how it is checked (the same check when
+// written and when read back, so an item edited by hand fails with the cluster and field named),
+// and how it is written, with the lookups the intake uses to find a machine's cluster and member.
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { z } from 'zod';
+import { parsePolicy, policySchema, type Policy, type PolicyInput } from '../../core/policy.ts';
+import type { PathName } from '../../core/types.ts';
+import type { Item } from './dynamodb-codec.ts';
+import { conditionally } from './dynamodb-context.ts';
+import { clusterConfigKey, instanceKey, nodeKey, type Key } from './dynamodb-keys.ts';
+import { documentClient } from './dynamodb-store.ts';
+
+export interface ClusterRegistration {
+  clusterId: string;
+  /** etcd client URLs to seed the member list from. */
+  endpoints: string[];
+  /** Shorthand for policy.pathOrder. */
+  pathOrder?: PathName[];
+  /** Kept as given, so defaults that change later apply; checked with the policy's own schema. */
+  policy?: PolicyInput;
+  /** Node, machine or instance names to etcd member names, where they differ. */
+  aliases?: Record<string, string>;
+  /** A Secrets Manager secret holding {"ca","cert","key"} as PEM; none for plain-HTTP etcd. */
+  tlsSecretArn?: string;
+  /** Each member's machine, as health signals name it: how the intake finds cluster and member. */
+  members?: { memberName: string; instanceId?: string; nodeName?: string }[];
+}
+
+/** A registration checked: its policy parsed, its path order folded in. */
+export interface CheckedRegistration {
+  registration: ClusterRegistration;
+  policy: Policy;
+}
+
+const registrationSchema = z.object({
+  clusterId: z.string().min(1),
+  endpoints: z.array(z.url()).min(1),
+  pathOrder: z.array(z.enum(['direct', 'port-forward', 'exec'])).min(1).optional(),
+  policy: z.record(z.string(), z.unknown()).optional(),
+  aliases: z.record(z.string(), z.string()).optional(),
+  tlsSecretArn: z.string().regex(/^arn:aws[a-z-]*:secretsmanager:[^:]+:\d{12}:secret:.+$/, 'must be a Secrets Manager secret ARN').optional(),
+  members: z
+    .array(z.object({ memberName: z.string().min(1), instanceId: z.string().min(1).optional(), nodeName: z.string().min(1).optional() }))
+    .optional(),
+});
+
+export class ClusterRegistrationError extends Error {
+  constructor(clusterId: string, field: string, problem: string) {
+    super(`cluster ${clusterId || '(no id)'}: ${field}: ${problem}`);
+    this.name = 'ClusterRegistrationError';
+  }
+}
+
+const fieldOf = (path: readonly PropertyKey[]): string => path.map(String).join('.') || '(the entry)';
+
+/** Throws ClusterRegistrationError naming the cluster and the first field that is wrong. */
+export function checkRegistration(input: unknown, clusterIdHint = ''): CheckedRegistration {
+  const parsed = registrationSchema.safeParse(input);
+  const clusterId = parsed.success ? parsed.data.clusterId : clusterIdHint;
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ClusterRegistrationError(clusterId, fieldOf(issue.path), issue.message);
+  }
+  const registration: ClusterRegistration = parsed.data;
+  const policyInput: Record<string, unknown> = { ...registration.policy };
+  // The schema drops keys it does not know; a misspelt one would be ignored without a word.
+  const unknown = Object.keys(policyInput).find((k) => !(k in policySchema.shape));
+  if (unknown) throw new ClusterRegistrationError(clusterId, `policy.${unknown}`, 'unknown field');
+  if (registration.pathOrder) {
+    if (policyInput.pathOrder !== undefined && JSON.stringify(policyInput.pathOrder) !== JSON.stringify(registration.pathOrder)) {
+      throw new ClusterRegistrationError(clusterId, 'pathOrder', 'differs from policy.pathOrder; give one');
+    }
+    policyInput.pathOrder = registration.pathOrder;
+  }
+  const policy = policySchema.safeParse(policyInput);
+  if (!policy.success) {
+    const issue = policy.error.issues[0]!;
+    throw new ClusterRegistrationError(clusterId, `policy.${fieldOf(issue.path)}`, issue.message);
+  }
+  checkMembers(registration);
+  return { registration, policy: parsePolicy(policyInput) };
+}
+
+function checkMembers(registration: ClusterRegistration): void {
+  const seen = new Map<string, number>();
+  (registration.members ?? []).forEach((member, i) => {
+    for (const field of ['instanceId', 'nodeName'] as const) {
+      const value = member[field];
+      if (value === undefined) continue;
+      const earlier = seen.get(`${field}=${value}`);
+      if (earlier !== undefined) throw new ClusterRegistrationError(registration.clusterId, `members.${i}.${field}`, `${value} is also members.${earlier}'s`);
+      seen.set(`${field}=${value}`, i);
+    }
+  });
+}
+
+/**
+ * Registers (or re-registers) a cluster. The lookups are written first, each only if free or
+ * already this cluster's: an instance or node registered to another cluster is refused, naming it.
+ * Lookups the previous registration had and this one does not are removed last.
+ */
+export async function putCluster(client: DynamoDBClient, tableName: string, registration: ClusterRegistration, now: () => number = Date.now): Promise<void> {
+  const { registration: checked } = checkRegistration(registration, registration.clusterId);
+  const doc = documentClient(client);
+  const { clusterId } = checked;
+  const previous = (await doc.send(new GetCommand({ TableName: tableName, Key: clusterConfigKey(clusterId), ConsistentRead: true }))).Item;
+  const wanted = lookupsOf(checked);
+  for (const lookup of wanted) {
+    const free = await conditionally(() =>
+      doc.send(
+        new PutCommand({
+          TableName: tableName,
+          Item: { ...lookup.key, type: 'member-lookup', clusterId, memberName: lookup.memberName },
+          ConditionExpression: 'attribute_not_exists(pk) OR clusterId = :c',
+          ExpressionAttributeValues: { ':c': clusterId },
+        }),
+      ),
+    );
+    if (!free) {
+      const holder = (await doc.send(new GetCommand({ TableName: tableName, Key: lookup.key, ConsistentRead: true }))).Item;
+      throw new ClusterRegistrationError(clusterId, lookup.field, `${lookup.value} is registered to cluster ${String(holder?.clusterId)}`);
+    }
+  }
+  await doc.send(new PutCommand({ TableName: tableName, Item: { ...clusterConfigKey(clusterId), type: 'cluster', ...checked, registeredAt: now() } }));
+  const kept = new Set(wanted.map((l) => `${l.key.pk}`));
+  const stale = previous ? lookupsOf(previousRegistration(previous)).filter((l) => !kept.has(l.key.pk)) : [];
+  for (const lookup of stale) {
+    await conditionally(() =>
+      doc.send(new DeleteCommand({ TableName: tableName, Key: lookup.key, ConditionExpression: 'clusterId = :c', ExpressionAttributeValues: { ':c': clusterId } })),
+    );
+  }
+}
+
+interface Lookup {
+  key: Key;
+  field: string;
+  value: string;
+  memberName: string;
+}
+
+function lookupsOf(registration: ClusterRegistration): Lookup[] {
+  return (registration.members ?? []).flatMap((member, i) => [
+    ...(member.instanceId ? [{ key: instanceKey(member.instanceId), field: `members.${i}.instanceId`, value: member.instanceId, memberName: member.memberName }] : []),
+    ...(member.nodeName ? [{ key: nodeKey(member.nodeName), field: `members.${i}.nodeName`, value: member.nodeName, memberName: member.memberName }] : []),
+  ]);
+}
+
+/** Only its members matter here; whatever else is wrong with an old entry is being replaced. */
+const previousRegistration = (item: Item): ClusterRegistration => {
+  const members = Array.isArray(item.members) ? (item.members as ClusterRegistration['members']) : [];
+  return { clusterId: String(item.clusterId), endpoints: [], members: (members ?? []).filter((m) => typeof m?.memberName === 'string') };
+};

@@ -1,0 +1,32 @@
+// The Lambda environment the stack sets. A missing variable fails the cold start with its name,
+// not the first AWS call with an SDK error about an empty parameter.
+import type { ClientConfig } from './clients.ts';
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+export class MissingEnvError extends Error {
+  readonly names: readonly string[];
+  constructor(names: readonly string[], functionName: string) {
+    const which = names.length === 1 ? `environment variable ${names[0]} is not set` : `environment variables ${names.join(', ')} are not set`;
+    super(`${functionName}: ${which}; the stack sets them on the function (see infra/cdk)`);
+    this.name = 'MissingEnvError';
+    this.names = names;
+  }
+}
+
+/** Every name, or one error naming each that is missing or empty. */
+export function requireEnv<const N extends string>(env: Env, functionName: string, names: readonly N[]): Record<N, string> {
+  const missing = names.filter((name) => !env[name]?.trim());
+  if (missing.length > 0) throw new MissingEnvError(missing, functionName);
+  return Object.fromEntries(names.map((name) => [name, env[name]!.trim()])) as Record<N, string>;
+}
+
+/**
+ * The SDK reads AWS_ENDPOINT_URL_<SERVICE> from process.env by itself; said explicitly here so an
+ * `env` other than process.env (a test's) is honoured too. `service` is the SDK's suffix.
+ */
+export function clientConfig(env: Env, service: 'DYNAMODB' | 'EVENTBRIDGE' | 'SCHEDULER' | 'SQS' | 'SECRETS_MANAGER'): ClientConfig {
+  const endpoint = env[`AWS_ENDPOINT_URL_${service}`] ?? env.AWS_ENDPOINT_URL;
+  const region = env.AWS_REGION ?? env.AWS_DEFAULT_REGION;
+  return { ...(endpoint ? { endpoint } : {}), ...(region ? { region } : {}) };
+}

@@ -1,0 +1,49 @@
+// A bus that counts the outcomes it carries: the one place every step's events pass after their
+// commit, so no step changes for metrics. A publish repeated from the outbox (a redelivery after
+// a crash between publish and clearing) counts again; that is rare, and the counts are for alarms
+// and dashboards, not the incident record.
+import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
+import type { EventEnvelope } from '../../events/catalogue.ts';
+import type { Log } from '../app/deps.ts';
+import type { Bus } from '../ports/bus.ts';
+import { outcomeMetrics, type MetricPoint } from './outcome-metrics.ts';
+
+/** Where a point goes; `incidentId` rides along as metadata, never as a dimension. */
+export type MetricSink = (point: MetricPoint, incidentId: string) => void;
+
+export interface MeteredBusOptions {
+  sink: MetricSink;
+  /** When the incident opened, for the time to remediate. */
+  openedAt: (incidentId: string) => Promise<number | undefined>;
+  log: Log;
+}
+
+export function meteredBus(inner: Bus, options: MeteredBusOptions): Bus {
+  return {
+    async publish(...events) {
+      await inner.publish(...events);
+      for (const event of events) await record(options, event);
+    },
+  };
+}
+
+/** Never throws: a metric lost must not fail a step whose outcome is already committed and said. */
+async function record(options: MeteredBusOptions, event: EventEnvelope): Promise<void> {
+  const incidentId = (event.detail as { incidentId?: string }).incidentId ?? '';
+  try {
+    const openedAt = event.detailType === 'RemediationCompleted' ? await options.openedAt(incidentId) : undefined;
+    for (const point of outcomeMetrics(event, openedAt)) options.sink(point, incidentId);
+  } catch (error) {
+    options.log.warn('metric not recorded', { detailType: event.detailType, incidentId, error: String(error) });
+  }
+}
+
+/** EMF through Powertools: one JSON line a point, written at once (no flush to forget). */
+export function powertoolsSink(metrics: Metrics): MetricSink {
+  return (point, incidentId) => {
+    const single = metrics.singleMetric();
+    for (const [name, value] of Object.entries(point.dimensions ?? {})) single.addDimension(name, value);
+    if (incidentId) single.addMetadata('incidentId', incidentId);
+    single.addMetric(point.name, MetricUnit[point.unit], point.value);
+  };
+}

@@ -1,0 +1,99 @@
+// EtcdRemediation: the whole AWS side in one construct a user can drop into their own stack. The
+// bus and its rules (from the catalogue), five functions, long and short waits, the table, alarms
+// and a dashboard. Each part lives in its own file beside this one.
+import { ArnFormat, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import { EventBus } from 'aws-cdk-lib/aws-events';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { parsePolicy } from '../../functions/core/policy.ts';
+import { Monitoring } from './alarms.ts';
+import { METRICS_NAMESPACE, pascal, stackFunctionNames, type StackFunctionName } from './function-specs.ts';
+import { RemediatorFunction } from './functions.ts';
+import { grantFunction } from './permissions.ts';
+import type { EtcdRemediationProps } from './props.ts';
+import type { DeadLetterQueue } from './queues.ts';
+import { Routing } from './rules.ts';
+import { LongWaits } from './scheduler.ts';
+import { ShortWaits } from './short-wait.ts';
+import { indexNames, remediationTable } from './table.ts';
+
+export type { EtcdRemediationProps } from './props.ts';
+
+export class EtcdRemediation extends Construct {
+  readonly bus: EventBus;
+  readonly table: Table;
+  readonly functions: Record<StackFunctionName, RemediatorFunction>;
+  readonly longWaits: LongWaits;
+  readonly shortWaits: ShortWaits;
+  readonly routing: Routing;
+  readonly monitoring: Monitoring;
+  /** Every dead-letter queue, each with what lands in it. */
+  readonly deadLetterQueues: DeadLetterQueue[] = [];
+
+  constructor(scope: Construct, id: string, props: EtcdRemediationProps = {}) {
+    super(scope, id);
+    if (!props.vpc && (props.vpcSubnets || props.securityGroups)) {
+      throw new Error('EtcdRemediation: vpcSubnets and securityGroups need vpc');
+    }
+    // A bad policy fails synth with zod's message, not the first incident.
+    const policyDefaults = JSON.stringify(props.policyDefaults ?? {});
+    parsePolicy(props.policyDefaults ?? {});
+
+    const stack = Stack.of(this);
+    this.bus = new EventBus(this, 'Bus', { description: 'etcd-remediator: incidents, probes, retries and outcomes' });
+    this.table = remediationTable(this, 'Table', props.tableRemovalPolicy ?? RemovalPolicy.RETAIN);
+    this.longWaits = new LongWaits(this, 'LongWaits', { bus: this.bus, deadLetterQueues: this.deadLetterQueues });
+    this.shortWaits = new ShortWaits(this, 'ShortWaits', { bus: this.bus, deadLetterQueues: this.deadLetterQueues });
+
+    const sharedEnvironment = {
+      TABLE_NAME: this.table.tableName,
+      BUS_NAME: this.bus.eventBusName,
+      BUS_ARN: this.bus.eventBusArn,
+      SCHEDULE_GROUP: this.longWaits.group.scheduleGroupName,
+      SCHEDULER_ROLE_ARN: this.longWaits.role.roleArn,
+      SCHEDULER_DLQ_ARN: this.longWaits.deadLetterQueue.queueArn,
+      SHORT_WAIT_QUEUE_URL: this.shortWaits.queue.queueUrl,
+      POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+      POLICY_DEFAULTS: policyDefaults,
+      NODE_OPTIONS: '--enable-source-maps',
+    };
+    const grantees = {
+      table: this.table,
+      indexNames,
+      bus: this.bus,
+      scheduleGroupName: this.longWaits.group.scheduleGroupName,
+      schedulerRole: this.longWaits.role,
+      shortWaitQueue: this.shortWaits.queue,
+      secretArnPattern:
+        props.secretArnPattern ??
+        stack.formatArn({ service: 'secretsmanager', resource: 'secret', resourceName: 'etcd-remediator/*', arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
+    };
+
+    const functions = {} as Record<StackFunctionName, RemediatorFunction>;
+    const lambdas = {} as Record<StackFunctionName, IFunction>;
+    for (const name of stackFunctionNames) {
+      const fn = new RemediatorFunction(this, pascal(name), {
+        name,
+        environment: { ...sharedEnvironment, POWERTOOLS_SERVICE_NAME: name },
+        logRetention: props.logRetention ?? RetentionDays.ONE_MONTH,
+        vpc: props.vpc,
+        vpcSubnets: props.vpcSubnets,
+        securityGroups: props.securityGroups,
+        deadLetterQueues: this.deadLetterQueues,
+      });
+      grantFunction(name, fn.role, grantees);
+      functions[name] = fn;
+      lambdas[name] = fn.function;
+    }
+    this.functions = functions;
+
+    this.routing = new Routing(this, 'Routing', { bus: this.bus, functions: lambdas, deadLetterQueues: this.deadLetterQueues });
+    this.monitoring = new Monitoring(this, 'Monitoring', {
+      deadLetterQueues: this.deadLetterQueues,
+      functions: lambdas,
+      alarmActions: props.alarmActions ?? [],
+    });
+  }
+}

@@ -1,0 +1,42 @@
+// The five functions and what each may do. The pipeline functions are the catalogue's; the intake
+// stands outside it, turning AWS health signals into MemberUnhealthy.
+import { Duration } from 'aws-cdk-lib';
+import { functionNames, type FunctionName } from '../../events/catalogue.ts';
+
+export type StackFunctionName = FunctionName | 'intake';
+
+export interface FunctionSpec {
+  readonly timeout: Duration;
+  readonly memorySize: number;
+  /**
+   * Runs incident steps. Any step may carry out what an earlier step left in the incident's
+   * outbox (functions/app/step.ts, flushOutbox): publish events and schedule retries, by
+   * Scheduler or by the short-wait queue. So each pipeline function gets both, scoped to this
+   * construct's bus, group and queue. The scheduler role and the queue's pipe reach only this bus,
+   * so scheduling adds no reach beyond publishing.
+   */
+  readonly pipeline: boolean;
+}
+
+export const functionSpecs = {
+  // Probe deadlines double up to 30 s, and evidence needs two samples an election timeout apart.
+  'probe-members': { timeout: Duration.minutes(2), memorySize: 512, pipeline: true },
+  // A probe, then leader moves tried candidate by candidate.
+  'move-leader': { timeout: Duration.minutes(3), memorySize: 512, pipeline: true },
+  'schedule-retry': { timeout: Duration.seconds(30), memorySize: 256, pipeline: true },
+  // Probes, an optional snapshot (policy snapshotTimeout, 2 min), MemberRemove, a wait for a new
+  // leader and the actuator (actuatorTimeout, 5 min): the longest Lambda allows, so a step is never
+  // cut off between MemberRemove and its record.
+  remediate: { timeout: Duration.minutes(15), memorySize: 512, pipeline: true },
+  // Reads the directory (instance or node → cluster and member), writes dead letters, publishes.
+  intake: { timeout: Duration.seconds(30), memorySize: 256, pipeline: false },
+} as const satisfies Record<StackFunctionName, FunctionSpec>;
+
+export const stackFunctionNames = [...functionNames, 'intake'] as const satisfies readonly StackFunctionName[];
+
+/** Powertools' namespace for our metrics (functions/aws/deps.ts says the same). */
+export const METRICS_NAMESPACE = 'EtcdRemediator';
+
+/** `probe-members` → `ProbeMembers`, for construct ids. */
+export const pascal = (name: string): string =>
+  name.split('-').map((part) => part.charAt(0).toUpperCase() + part.slice(1)).join('');

@@ -1,0 +1,82 @@
+// One Lambda function of the construct: bundled from functions/<name>/lambda.ts, its own role
+// (no managed policy: log writing is granted on its own log group), its own log group, and a
+// dead-letter queue for invocations that failed every try.
+import { Duration } from 'aws-cdk-lib';
+import type { ISecurityGroup, IVpc, SubnetSelection } from 'aws-cdk-lib/aws-ec2';
+import { ManagedPolicy, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, RecursiveLoop, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { bundlingOptions } from './bundling.ts';
+import { functionSpecs, pascal, type StackFunctionName } from './function-specs.ts';
+import { acknowledge } from './nag.ts';
+import { lambdaEntry, lockFile, repoRoot } from './paths.ts';
+import { deadLetterQueue, type DeadLetterQueue } from './queues.ts';
+
+export interface RemediatorFunctionProps {
+  readonly name: StackFunctionName;
+  readonly environment: Record<string, string>;
+  readonly logRetention: RetentionDays;
+  readonly vpc?: IVpc;
+  readonly vpcSubnets?: SubnetSelection;
+  readonly securityGroups?: ISecurityGroup[];
+  readonly deadLetterQueues: DeadLetterQueue[];
+}
+
+export class RemediatorFunction extends Construct {
+  readonly name: StackFunctionName;
+  readonly function: NodejsFunction;
+  readonly role: Role;
+  readonly logGroup: LogGroup;
+
+  constructor(scope: Construct, id: string, props: RemediatorFunctionProps) {
+    super(scope, id);
+    const { name } = props;
+    const spec = functionSpecs[name];
+    this.name = name;
+    this.logGroup = new LogGroup(this, 'Logs', { retention: props.logRetention });
+    this.role = new Role(this, 'Role', {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: `etcd-remediator ${name}`,
+    });
+    this.logGroup.grantWrite(this.role);
+    if (props.vpc) {
+      this.role.addManagedPolicy(ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSLambdaVPCAccessExecutionRole'));
+      acknowledge(
+        this.role,
+        'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]',
+        "AWS's policy for attaching a function to a VPC: the network-interface actions Lambda calls when it places the function in the subnets; ec2:Describe* cannot be scoped to a resource.",
+      );
+    }
+    const failed = deadLetterQueue(this, 'FailedInvocations', `${name}: invocations that failed every try`, props.deadLetterQueues);
+    this.function = new NodejsFunction(this, 'Function', {
+      description: `etcd-remediator ${name}`,
+      entry: lambdaEntry(name),
+      handler: 'handler',
+      projectRoot: repoRoot,
+      depsLockFilePath: lockFile,
+      runtime: Runtime.NODEJS_24_X,
+      architecture: Architecture.ARM_64,
+      bundling: bundlingOptions(),
+      role: this.role,
+      logGroup: this.logGroup,
+      timeout: spec.timeout,
+      memorySize: spec.memorySize,
+      environment: props.environment,
+      // EventBridge invokes asynchronously: two more tries, then the invocation record is kept.
+      retryAttempts: 2,
+      maxEventAge: Duration.hours(1),
+      onFailure: new SqsDestination(failed),
+      // The pipeline is a loop by design (RetryRequested → … → RetryDue → probe-members, up to
+      // once a second while evidence or a grace window is awaited), bounded by the incident's
+      // attempt budget and deadline. Lambda's loop detection would stop it after ~16 rounds.
+      recursiveLoop: spec.pipeline ? RecursiveLoop.ALLOW : RecursiveLoop.TERMINATE,
+      ...(props.vpc ? { vpc: props.vpc, vpcSubnets: props.vpcSubnets, securityGroups: props.securityGroups } : {}),
+    });
+  }
+}
+
+/** The construct id of a function, `ProbeMembers` for probe-members. */
+export const functionId = (name: StackFunctionName): string => pascal(name);

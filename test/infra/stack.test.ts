@@ -1,0 +1,290 @@
+// The stack's shape: what exists, how each function is built and configured, the table, the
+// scheduler's role, alarms on every DLQ, and IAM scoped to this stack's own resources.
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { detailTypes, functionNames, routes } from '../../events/catalogue.ts';
+import { intakePatterns } from '../../events/intake-routing.ts';
+import { table as tableDefinition } from '../../functions/adapters/aws/dynamodb-table.ts';
+import {
+  actionsOf,
+  assetDirOf,
+  functionsByName,
+  policyStatements,
+  refOf,
+  requireRef,
+  resource,
+  resourcesOf,
+  resourcesOfStatement,
+  single,
+  type Statement,
+  type Synthesized,
+  synthStack,
+} from './synth.ts';
+
+const FUNCTIONS = [...functionNames, 'intake'];
+const ROUTING_ENTRIES = detailTypes.reduce((n, t) => n + routes[t].length, 0);
+const INTAKE_RULES = intakePatterns.length;
+
+let s: Synthesized;
+beforeAll(() => {
+  s = synthStack();
+});
+
+const count = (type: string) => resourcesOf(s.json, type).length;
+const envOf = (name: string) => functionsByName(s.json).get(name)?.props.Environment.Variables ?? {};
+const roleOf = (name: string) => requireRef(functionsByName(s.json).get(name)?.props.Role);
+
+describe('resources', () => {
+  it('has what the design names, in these numbers', () => {
+    expect({
+      bus: count('AWS::Events::EventBus'),
+      rules: count('AWS::Events::Rule'),
+      functions: count('AWS::Lambda::Function'),
+      asyncConfigs: count('AWS::Lambda::EventInvokeConfig'),
+      logGroups: count('AWS::Logs::LogGroup'),
+      table: count('AWS::DynamoDB::Table'),
+      scheduleGroup: count('AWS::Scheduler::ScheduleGroup'),
+      pipe: count('AWS::Pipes::Pipe'),
+      // Per function: undelivered events and failed invocations; the scheduler's DLQ; the short-wait queue and its DLQ.
+      queues: count('AWS::SQS::Queue'),
+      alarms: count('AWS::CloudWatch::Alarm'),
+      dashboard: count('AWS::CloudWatch::Dashboard'),
+      // One per function, the scheduler's, the pipe's.
+      roles: count('AWS::IAM::Role'),
+    }).toEqual({
+      bus: 1,
+      rules: ROUTING_ENTRIES + INTAKE_RULES,
+      functions: 5,
+      asyncConfigs: 5,
+      logGroups: 5,
+      table: 1,
+      scheduleGroup: 1,
+      pipe: 1,
+      queues: 5 * 2 + 1 + 2,
+      alarms: 5 * 2 + 1 + 1 + 1,
+      dashboard: 1,
+      roles: 5 + 2,
+    });
+    console.info(`synth: ${s.ms} ms`);
+  });
+});
+
+describe('functions', () => {
+  it.each(FUNCTIONS)('%s: Node 24 on arm64, ESM bundle, its own log group and role', (name) => {
+    const fn = functionsByName(s.json).get(name)?.props;
+    expect(fn?.Runtime).toBe('nodejs24.x');
+    expect(fn?.Architectures).toEqual(['arm64']);
+    expect(fn?.Handler).toBe('index.handler');
+    expect(resource(s.json, requireRef(fn?.LoggingConfig?.LogGroup)).Type).toBe('AWS::Logs::LogGroup');
+    expect(resource(s.json, requireRef(fn?.Role)).Properties.ManagedPolicyArns).toBeUndefined();
+  });
+
+  it.each(FUNCTIONS)('%s: the bundle is one ESM file with etcd3\'s protos beside it', (name) => {
+    const dir = assetDirOf(s, functionsByName(s.json).get(name)!.props);
+    expect(existsSync(join(dir, 'index.mjs'))).toBe(true);
+    for (const proto of ['rpc.proto', 'kv.proto', 'auth.proto']) expect(existsSync(join(dir, 'proto', proto)), proto).toBe(true);
+    console.info(`bundle ${name} bytes=${statSync(join(dir, 'index.mjs')).size}`);
+  });
+
+  it.each(FUNCTIONS)('%s: the environment contract', (name) => {
+    const env = envOf(name);
+    expect(Object.keys(env).sort()).toEqual(
+      [
+        'TABLE_NAME',
+        'BUS_NAME',
+        'BUS_ARN',
+        'SCHEDULE_GROUP',
+        'SCHEDULER_ROLE_ARN',
+        'SCHEDULER_DLQ_ARN',
+        'SHORT_WAIT_QUEUE_URL',
+        'POWERTOOLS_SERVICE_NAME',
+        'POWERTOOLS_METRICS_NAMESPACE',
+        'POLICY_DEFAULTS',
+        'NODE_OPTIONS',
+      ].sort(),
+    );
+    const [busId] = single(s.json, 'AWS::Events::EventBus');
+    const [tableId] = single(s.json, 'AWS::DynamoDB::Table');
+    const [groupId, group] = single(s.json, 'AWS::Scheduler::ScheduleGroup');
+    expect(env.POWERTOOLS_SERVICE_NAME).toBe(name);
+    expect(env.POWERTOOLS_METRICS_NAMESPACE).toBe('EtcdRemediator');
+    expect(env.NODE_OPTIONS).toBe('--enable-source-maps');
+    expect(JSON.parse(String(env.POLICY_DEFAULTS))).toEqual({});
+    expect(refOf(env.BUS_NAME)).toBe(busId);
+    expect(env.BUS_ARN).toEqual({ 'Fn::GetAtt': [busId, 'Arn'] });
+    expect(refOf(env.TABLE_NAME)).toBe(tableId);
+    expect(env.SCHEDULE_GROUP).toBe(group.Properties.Name);
+    expect(groupId).toBeTruthy();
+    expect(resource(s.json, requireRef(env.SCHEDULER_ROLE_ARN)).Type).toBe('AWS::IAM::Role');
+    expect(resource(s.json, requireRef(env.SCHEDULER_DLQ_ARN)).Type).toBe('AWS::SQS::Queue');
+    expect(resource(s.json, requireRef(env.SHORT_WAIT_QUEUE_URL)).Type).toBe('AWS::SQS::Queue');
+  });
+
+  it.each(FUNCTIONS)('%s: async invocation retries twice, then goes to an SQS queue', (name) => {
+    const id = functionsByName(s.json).get(name)?.id;
+    const configs = resourcesOf(s.json, 'AWS::Lambda::EventInvokeConfig').filter(([, r]) => refOf(r.Properties.FunctionName) === id);
+    expect(configs).toHaveLength(1);
+    const config = configs[0]![1].Properties as { MaximumRetryAttempts: number; DestinationConfig: { OnFailure: { Destination: unknown } } };
+    expect(config.MaximumRetryAttempts).toBe(2);
+    expect(resource(s.json, requireRef(config.DestinationConfig.OnFailure.Destination)).Type).toBe('AWS::SQS::Queue');
+  });
+});
+
+describe('the table', () => {
+  it('is on demand, with point-in-time recovery, TTL, encryption and the definition\'s keys', () => {
+    s.template.hasResourceProperties('AWS::DynamoDB::Table', {
+      BillingMode: 'PAY_PER_REQUEST',
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      TimeToLiveSpecification: { AttributeName: tableDefinition.ttlAttribute, Enabled: true },
+      SSESpecification: { SSEEnabled: true },
+      KeySchema: [
+        { AttributeName: tableDefinition.partitionKey.name, KeyType: 'HASH' },
+        { AttributeName: tableDefinition.sortKey.name, KeyType: 'RANGE' },
+      ],
+      GlobalSecondaryIndexes: tableDefinition.globalSecondaryIndexes.map((index) => ({
+        IndexName: index.indexName,
+        KeySchema: [
+          { AttributeName: index.partitionKey.name, KeyType: 'HASH' },
+          { AttributeName: index.sortKey.name, KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: index.projection },
+      })),
+    });
+    s.template.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+  });
+});
+
+describe('the scheduler role', () => {
+  const schedulerRoleId = () => requireRef(envOf('schedule-retry').SCHEDULER_ROLE_ARN);
+
+  it('trusts scheduler.amazonaws.com only, for this account and this schedule group', () => {
+    const trust = resource(s.json, schedulerRoleId()).Properties.AssumeRolePolicyDocument as { Statement: Statement[] };
+    const group = single(s.json, 'AWS::Scheduler::ScheduleGroup')[1].Properties.Name as string;
+    expect(trust.Statement).toHaveLength(1);
+    const [statement] = trust.Statement as [Statement];
+    expect(statement).toMatchObject({ Effect: 'Allow', Action: 'sts:AssumeRole', Principal: { Service: 'scheduler.amazonaws.com' } });
+    expect(statement.Condition?.StringEquals?.['aws:SourceAccount']).toEqual({ Ref: 'AWS::AccountId' });
+    expect(JSON.stringify(statement.Condition?.StringEquals?.['aws:SourceArn'])).toContain(`:schedule-group/${group}`);
+  });
+
+  it('may only put events on this bus and send to the scheduler DLQ', () => {
+    const [busId] = single(s.json, 'AWS::Events::EventBus');
+    const dlqId = requireRef(envOf('schedule-retry').SCHEDULER_DLQ_ARN);
+    const statements = policyStatements(s.json).filter(({ roles }) => roles.includes(schedulerRoleId())).map(({ statement }) => statement);
+    expect(statements).toEqual([
+      { Effect: 'Allow', Action: 'events:PutEvents', Resource: { 'Fn::GetAtt': [busId, 'Arn'] } },
+      { Effect: 'Allow', Action: 'sqs:SendMessage', Resource: { 'Fn::GetAtt': [dlqId, 'Arn'] } },
+    ]);
+    expect(resource(s.json, schedulerRoleId()).Properties.ManagedPolicyArns).toBeUndefined();
+  });
+});
+
+describe('IAM', () => {
+  /** The only wildcards: names made at run time, under names this stack owns. */
+  const allowedWildcards: { actions: string[]; tail: RegExp }[] = [
+    { actions: ['scheduler:CreateSchedule', 'scheduler:DeleteSchedule'], tail: /:schedule\/[\w.-]+\/\*$/ },
+    { actions: ['secretsmanager:GetSecretValue'], tail: /:secret:etcd-remediator\/\*$/ },
+  ];
+
+  it('no statement has a wildcard action, and a wildcard resource only where names are made at run time', () => {
+    const statements = policyStatements(s.json);
+    expect(statements.length).toBeGreaterThan(0);
+    for (const { statement } of statements) {
+      for (const action of actionsOf(statement)) expect(action, JSON.stringify(statement)).not.toContain('*');
+      for (const r of resourcesOfStatement(statement)) {
+        const text = JSON.stringify(r);
+        if (!text.includes('*')) continue;
+        const literal = typeof r === 'string' ? r : JSON.stringify(r).replace(/"|\]|\}/g, '');
+        const allowed = allowedWildcards.find(({ tail }) => tail.test(literal));
+        expect(allowed, `wildcard resource ${text}`).toBeDefined();
+        expect(actionsOf(statement).every((a) => allowed!.actions.includes(a)), text).toBe(true);
+      }
+    }
+  });
+
+  const actionsByFunction = (name: string) =>
+    new Set(policyStatements(s.json).filter(({ roles }) => roles.includes(roleOf(name))).flatMap(({ statement }) => actionsOf(statement)));
+
+  const TABLE = ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem', 'ConditionCheckItem'].map((a) => `dynamodb:${a}`);
+  // Every function reads the directory, whose entries carry a cluster's secret.
+  const BASE = [...TABLE, 'events:PutEvents', 'secretsmanager:GetSecretValue', 'logs:CreateLogStream', 'logs:PutLogEvents', 'sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'];
+  const SCHEDULES = ['scheduler:CreateSchedule', 'scheduler:DeleteSchedule', 'iam:PassRole'];
+
+  it.each([
+    ['probe-members', [...BASE, ...SCHEDULES]],
+    ['move-leader', [...BASE, ...SCHEDULES]],
+    ['remediate', [...BASE, ...SCHEDULES]],
+    ['schedule-retry', [...BASE, ...SCHEDULES]],
+    ['intake', BASE],
+  ])('%s may do exactly this', (name, actions) => {
+    expect([...actionsByFunction(name)].sort()).toEqual([...new Set(actions)].sort());
+  });
+
+  it('each function reaches only this table and its indexes, this bus, this group, the scheduler role and the short-wait queue', () => {
+    const [busId] = single(s.json, 'AWS::Events::EventBus');
+    const [tableId] = single(s.json, 'AWS::DynamoDB::Table');
+    const env = envOf('schedule-retry');
+    for (const name of FUNCTIONS) {
+      for (const { statement } of policyStatements(s.json).filter(({ roles }) => roles.includes(roleOf(name)))) {
+        const actions = actionsOf(statement);
+        const resources = resourcesOfStatement(statement);
+        if (actions.some((a) => a.startsWith('dynamodb:'))) {
+          expect(resources).toEqual([
+            { 'Fn::GetAtt': [tableId, 'Arn'] },
+            ...tableDefinition.globalSecondaryIndexes.map((i) => ({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [tableId, 'Arn'] }, `/index/${i.indexName}`]] })),
+          ]);
+        }
+        if (actions.includes('events:PutEvents')) expect(resources).toEqual([{ 'Fn::GetAtt': [busId, 'Arn'] }]);
+        if (actions.includes('iam:PassRole')) {
+          expect(resources).toEqual([env.SCHEDULER_ROLE_ARN]);
+          expect(statement.Condition).toEqual({ StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } });
+        }
+        if (actions.length === 1 && actions[0] === 'sqs:SendMessage') {
+          expect(resources).toEqual([{ 'Fn::GetAtt': [requireRef(env.SHORT_WAIT_QUEUE_URL), 'Arn'] }]);
+        }
+      }
+    }
+  });
+});
+
+describe('dead-letter queues and alarms', () => {
+  const alarms = () => resourcesOf(s.json, 'AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
+
+  it('every queue but the short-wait queue is a DLQ with a depth alarm; the short-wait queue redrives to one', () => {
+    const shortWait = requireRef(envOf('schedule-retry').SHORT_WAIT_QUEUE_URL);
+    const alarmed = new Set(
+      alarms()
+        .filter((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible')
+        .map((a) => requireRef((a.Dimensions as { Name: string; Value: unknown }[]).find((d) => d.Name === 'QueueName')?.Value)),
+    );
+    for (const [id, queue] of resourcesOf(s.json, 'AWS::SQS::Queue')) {
+      if (id === shortWait) {
+        expect(queue.Properties.RedrivePolicy).toBeDefined();
+        continue;
+      }
+      expect(alarmed.has(id), id).toBe(true);
+      expect(queue.Properties.MessageRetentionPeriod).toBe(14 * 24 * 3600);
+    }
+    expect(alarmed.size).toBe(count('AWS::SQS::Queue') - 1);
+    for (const a of alarms().filter((x) => x.MetricName === 'ApproximateNumberOfMessagesVisible')) {
+      expect(a).toMatchObject({ ComparisonOperator: 'GreaterThanThreshold', Threshold: 0, TreatMissingData: 'notBreaching' });
+    }
+  });
+
+  it('every queue is encrypted and refuses plain HTTP', () => {
+    for (const [id, queue] of resourcesOf(s.json, 'AWS::SQS::Queue')) expect(queue.Properties.SqsManagedSseEnabled, id).toBe(true);
+    const policies = resourcesOf(s.json, 'AWS::SQS::QueuePolicy').map(([, p]) => JSON.stringify(p.Properties.PolicyDocument));
+    expect(policies.filter((p) => p.includes('"aws:SecureTransport":"false"'))).toHaveLength(count('AWS::SQS::Queue'));
+  });
+
+  it('alarms on blocked remediations: RemediationBlocked of every pipeline function, by its service dimension', () => {
+    const blocked = alarms().filter((a) => JSON.stringify(a.Metrics ?? []).includes('"MetricName":"RemediationBlocked"'));
+    expect(blocked).toHaveLength(1);
+    const metrics = (blocked[0]!.Metrics as { MetricStat?: { Metric: { Namespace: string; Dimensions: { Name: string; Value: string }[] } } }[])
+      .flatMap((m) => (m.MetricStat ? [m.MetricStat.Metric] : []));
+    expect(metrics.map((m) => m.Namespace)).toEqual(functionNames.map(() => 'EtcdRemediator'));
+    expect(metrics.map((m) => m.Dimensions)).toEqual(functionNames.map((service) => [{ Name: 'service', Value: service }]));
+    expect(blocked[0]).toMatchObject({ ComparisonOperator: 'GreaterThanThreshold', Threshold: 0 });
+  });
+});

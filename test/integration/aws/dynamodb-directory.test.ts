@@ -1,0 +1,160 @@
+// The cluster directory in the store's table, on dynalite: registering, reading back with the
+// policy parsed and the credentials from the secret source, the intake's lookups, and errors that
+// name the cluster and the field.
+import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createDynamoDirectory, putCluster, type ClusterRegistration } from '../../../functions/adapters/aws/dynamodb-directory.ts';
+import { clusterConfigKey } from '../../../functions/adapters/aws/dynamodb-keys.ts';
+import { SecretError, type SecretSource } from '../../../functions/adapters/aws/secrets.ts';
+import { defaultPolicy } from '../../../functions/core/policy.ts';
+import { UnknownClusterError } from '../../../functions/ports/cluster-directory.ts';
+import type { TlsFiles } from '../../../functions/ports/etcd.ts';
+import { startDynalite, type Dynalite } from '../../support/dynalite.ts';
+
+const ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:etcd-prod-AbCdEf';
+const PEM_KEY = '-----BEGIN PRIVATE KEY-----\nsecretsecret\n-----END PRIVATE KEY-----\n';
+
+let dynamo: Dynalite;
+beforeAll(async () => {
+  dynamo = await startDynalite();
+});
+afterAll(async () => {
+  await dynamo.close();
+});
+
+/** Counts its reads; refuses any ARN but ARN, as Secrets Manager would (without showing a value). */
+function fakeSecrets(): SecretSource & { reads: string[] } {
+  const reads: string[] = [];
+  return {
+    reads,
+    tlsFiles: async (arn: string): Promise<TlsFiles> => {
+      reads.push(arn);
+      if (arn !== ARN) throw new SecretError(arn, 'GetSecretValue failed: ResourceNotFoundException: Secrets Manager can\'t find the specified secret.');
+      return { ca: Buffer.from('CA'), cert: Buffer.from('CERT'), key: Buffer.from(PEM_KEY) };
+    },
+  };
+}
+
+const prod: ClusterRegistration = {
+  clusterId: 'prod',
+  endpoints: ['https://10.0.0.1:2379', 'https://10.0.0.2:2379'],
+  pathOrder: ['direct', 'exec'],
+  policy: { graceMs: 30_000, electionTimeoutMs: 500 },
+  aliases: { 'ip-10-0-0-1': 'etcd-a' },
+  tlsSecretArn: ARN,
+  members: [
+    { memberName: 'etcd-a', instanceId: 'i-0a', nodeName: 'ip-10-0-0-1' },
+    { memberName: 'etcd-b', instanceId: 'i-0b', nodeName: 'ip-10-0-0-2' },
+  ],
+};
+
+describe('dynamodb cluster directory', () => {
+  let tableName: string;
+  let now: number;
+  let secrets: ReturnType<typeof fakeSecrets>;
+  const directory = (cacheMs?: number) =>
+    createDynamoDirectory({ client: dynamo.client(), tableName, secrets, clock: () => now, ...(cacheMs === undefined ? {} : { cacheMs }) });
+  const register = (registration: ClusterRegistration) => putCluster(dynamo.client(), tableName, registration);
+
+  beforeEach(async () => {
+    tableName = await dynamo.createTable();
+    now = 0;
+    secrets = fakeSecrets();
+  });
+
+  it('reads a registered cluster back: endpoints, the policy parsed with its defaults, aliases and the credentials', async () => {
+    await register(prod);
+    const entry = await directory().get('prod');
+    expect(entry).toEqual({
+      clusterId: 'prod',
+      endpoints: prod.endpoints,
+      policy: { ...defaultPolicy, graceMs: 30_000, electionTimeoutMs: 500, pathOrder: ['direct', 'exec'] },
+      aliases: { 'ip-10-0-0-1': 'etcd-a' },
+      tls: { ca: Buffer.from('CA'), cert: Buffer.from('CERT'), key: Buffer.from(PEM_KEY) },
+    });
+    expect(secrets.reads).toEqual([ARN]);
+  });
+
+  it('a cluster without a secret has no TLS; an unknown cluster is an UnknownClusterError', async () => {
+    await register({ clusterId: 'lab', endpoints: ['http://127.0.0.1:2379'] });
+    const entry = await directory().get('lab');
+    expect(entry).toEqual({ clusterId: 'lab', endpoints: ['http://127.0.0.1:2379'], policy: defaultPolicy });
+    await expect(directory().get('nope')).rejects.toBeInstanceOf(UnknownClusterError);
+  });
+
+  it('caches entries per container for cacheMs; a re-registration shows after it', async () => {
+    await register(prod);
+    const dir = directory(1_000);
+    await dir.get('prod');
+    await register({ ...prod, endpoints: ['https://10.0.0.9:2379'] });
+    now = 999;
+    expect((await dir.get('prod')).endpoints).toEqual(prod.endpoints);
+    expect(secrets.reads).toHaveLength(1);
+    now = 1_000;
+    expect((await dir.get('prod')).endpoints).toEqual(['https://10.0.0.9:2379']);
+  });
+
+  it('finds a member by instance id or node name; unknown ones are undefined and are found once registered', async () => {
+    const dir = directory();
+    expect(await dir.findByInstance('i-0a')).toBeUndefined();
+    await register(prod);
+    expect(await dir.findByInstance('i-0a')).toEqual({ clusterId: 'prod', memberName: 'etcd-a' });
+    expect(await dir.findByNode('ip-10-0-0-2')).toEqual({ clusterId: 'prod', memberName: 'etcd-b' });
+    expect(await dir.findByNode('i-0a')).toBeUndefined();
+  });
+
+  it('re-registering drops the lookups of members no longer there', async () => {
+    await register(prod);
+    await register({ ...prod, members: [{ memberName: 'etcd-a', instanceId: 'i-0a' }, { memberName: 'etcd-c', instanceId: 'i-0c' }] });
+    const dir = directory(0);
+    expect(await dir.findByInstance('i-0b')).toBeUndefined();
+    expect(await dir.findByNode('ip-10-0-0-1')).toBeUndefined();
+    expect(await dir.findByInstance('i-0c')).toEqual({ clusterId: 'prod', memberName: 'etcd-c' });
+    expect(await dir.findByInstance('i-0a')).toEqual({ clusterId: 'prod', memberName: 'etcd-a' });
+  });
+
+  it('refuses an instance or node registered to another cluster, naming it', async () => {
+    await register(prod);
+    await expect(register({ clusterId: 'staging', endpoints: ['https://10.1.0.1:2379'], members: [{ memberName: 'x', instanceId: 'i-0b' }] })).rejects.toThrow(
+      'cluster staging: members.0.instanceId: i-0b is registered to cluster prod',
+    );
+    expect(await directory().findByInstance('i-0b')).toEqual({ clusterId: 'prod', memberName: 'etcd-b' });
+  });
+
+  describe('a bad registration is refused, naming the cluster and the field', () => {
+    const cases: [string, ClusterRegistration, string][] = [
+      ['no endpoints', { ...prod, endpoints: [] }, 'cluster prod: endpoints: '],
+      ['an endpoint that is no URL', { ...prod, endpoints: ['10.0.0.1:2379 x'] }, 'cluster prod: endpoints.0: '],
+      ['a policy value out of range', { ...prod, policy: { electionTimeoutMs: 50 } }, 'cluster prod: policy.electionTimeoutMs: must be at least 100ms'],
+      ['a misspelt policy field', { ...prod, policy: { grace: '60s' } as ClusterRegistration['policy'] }, 'cluster prod: policy.grace: unknown field'],
+      ['two path orders that differ', { ...prod, policy: { pathOrder: ['exec'] } }, 'cluster prod: pathOrder: differs from policy.pathOrder; give one'],
+      ['a path that does not exist', { ...prod, pathOrder: ['ssh'] as unknown as ClusterRegistration['pathOrder'] }, 'cluster prod: pathOrder.0: '],
+      ['a secret that is no ARN', { ...prod, tlsSecretArn: 'etcd-prod' }, 'cluster prod: tlsSecretArn: must be a Secrets Manager secret ARN'],
+      ['one instance twice', { ...prod, members: [{ memberName: 'a', instanceId: 'i-1' }, { memberName: 'b', instanceId: 'i-1' }] }, "cluster prod: members.1.instanceId: i-1 is also members.0's"],
+      ['no cluster id', { ...prod, clusterId: '' }, 'cluster (no id): clusterId: '],
+    ];
+    for (const [what, registration, message] of cases) {
+      it(what, async () => {
+        await expect(register(registration)).rejects.toThrow(message);
+        await expect(directory().get(registration.clusterId || 'prod')).rejects.toBeInstanceOf(UnknownClusterError);
+      });
+    }
+  });
+
+  it('an entry edited by hand into a bad policy fails on read, naming the cluster and the field', async () => {
+    const doc = DynamoDBDocumentClient.from(dynamo.client());
+    await doc.send(new PutCommand({ TableName: tableName, Item: { ...clusterConfigKey('prod'), type: 'cluster', clusterId: 'prod', endpoints: ['https://10.0.0.1:2379'], policy: { graceMs: -1 } } }));
+    await expect(directory().get('prod')).rejects.toThrow(/^cluster prod: policy\.graceMs: /);
+  });
+
+  it('a secret that cannot be read fails the entry, naming the cluster, the field and the secret, and is not cached', async () => {
+    const other = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:gone-XyZ';
+    await register({ ...prod, tlsSecretArn: other });
+    const dir = directory();
+    const error = await dir.get('prod').catch((e: unknown) => e);
+    expect(String(error)).toContain(`cluster prod: tlsSecretArn: secret ${other}: GetSecretValue failed: ResourceNotFoundException`);
+    expect(String(error)).not.toContain('PRIVATE KEY');
+    await register(prod);
+    await expect(dir.get('prod')).resolves.toMatchObject({ clusterId: 'prod' });
+  });
+});

@@ -1,0 +1,98 @@
+// Test support: each function of the synthesized stack as a warm Lambda container, one long-lived
+// Node process running its built bundle, invoked asynchronously as EventBridge invokes Lambda:
+// a failed invocation is retried twice, then handed to the on-failure destination.
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const CHILD = fileURLToPath(new URL('./lambda-child.ts', import.meta.url));
+
+type Reply = { id: number; ok: true; result: unknown } | { id: number; ok: false; error: string };
+
+export interface Invocation {
+  functionName: string;
+  event: unknown;
+  /** 1 for the first try, up to 3. */
+  attempt: number;
+  ok: boolean;
+  error?: string;
+}
+
+export interface LambdaContainer {
+  readonly functionName: string;
+  readonly pid: number;
+  /** As EventBridge invokes a target: resolves once the event was handled, retried, or given up. */
+  invokeAsync(event: unknown): Promise<void>;
+  /** Kills the container mid-flight, as a crash would; the next invocation starts a fresh one. */
+  crash(): void;
+  close(): Promise<void>;
+}
+
+export interface HostOptions {
+  env: NodeJS.ProcessEnv;
+  /** Every try of every invocation, in order. */
+  log: Invocation[];
+  /** Where an invocation goes after its last failed try. */
+  onFailure: (functionName: string, event: unknown, error: string) => void;
+  retryDelayMs?: number;
+}
+
+export async function startContainer(functionName: string, bundle: string, options: HostOptions): Promise<LambdaContainer> {
+  let child: ChildProcess | undefined;
+  let nextId = 1;
+  const pending = new Map<number, (reply: Reply) => void>();
+
+  const start = () =>
+    new Promise<ChildProcess>((resolve, reject) => {
+      const c = fork(CHILD, [bundle, functionName], { env: options.env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+      c.once('error', reject);
+      c.on('message', (message: Reply | { ready: true }) => {
+        if ('ready' in message) return resolve(c);
+        pending.get(message.id)?.(message);
+        pending.delete(message.id);
+      });
+      c.once('exit', () => {
+        // A crash fails every invocation in flight, as Lambda reports a runtime exit.
+        for (const [id, settle] of pending) settle({ id, ok: false, error: 'Runtime.ExitError: the container exited' });
+        pending.clear();
+        if (child === c) child = undefined;
+      });
+    });
+
+  const invokeOnce = async (event: unknown): Promise<Reply> => {
+    child ??= await start();
+    const id = nextId++;
+    const reply = new Promise<Reply>((resolve) => pending.set(id, resolve));
+    child.send({ id, event });
+    return reply;
+  };
+
+  child = await start();
+  return {
+    functionName,
+    get pid() {
+      return child?.pid ?? -1;
+    },
+    async invokeAsync(event) {
+      let error = '';
+      for (let attempt = 1; attempt <= 3; attempt++) {
+        const reply = await invokeOnce(event);
+        options.log.push({ functionName, event, attempt, ok: reply.ok, ...(reply.ok ? {} : { error: reply.error }) });
+        if (reply.ok) return;
+        error = reply.error;
+        await new Promise((resolve) => setTimeout(resolve, options.retryDelayMs ?? 200));
+      }
+      options.onFailure(functionName, event, error);
+    },
+    crash() {
+      child?.kill('SIGKILL');
+    },
+    async close() {
+      const c = child;
+      child = undefined;
+      if (!c || c.exitCode !== null) return;
+      const exited = new Promise((resolve) => c.once('exit', resolve));
+      c.kill('SIGTERM');
+      await exited;
+    },
+  };
+}

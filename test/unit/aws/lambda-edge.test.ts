@@ -1,0 +1,79 @@
+// The AWS edge without AWS: what a cold start checks, and that a container builds its deps once.
+import { describe, expect, it, vi } from 'vitest';
+import { awsDepsFromEnv } from '../../../functions/aws/deps.ts';
+import { awsIntakeDepsFromEnv } from '../../../functions/aws/intake-deps.ts';
+import { clientConfig, MissingEnvError } from '../../../functions/aws/env.ts';
+import { lambdaEntry } from '../../../functions/aws/lambda-entry.ts';
+import { handler as probeMembers } from '../../../functions/probe-members/lambda.ts';
+import { localContext } from '../../../infra/local/lambda-context.ts';
+
+const full = {
+  TABLE_NAME: 'remediation',
+  BUS_NAME: 'remediation',
+  BUS_ARN: 'arn:aws:events:eu-west-1:123456789012:event-bus/remediation',
+  SCHEDULE_GROUP: 'etcd-remediator',
+  SCHEDULER_ROLE_ARN: 'arn:aws:iam::123456789012:role/scheduler',
+  SCHEDULER_DLQ_ARN: 'arn:aws:sqs:eu-west-1:123456789012:scheduler-dlq',
+  SHORT_WAIT_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/short-waits',
+  AWS_REGION: 'eu-west-1',
+};
+
+describe('a cold start with variables missing', () => {
+  it('names every one missing, and the function', () => {
+    const { BUS_ARN: _, SHORT_WAIT_QUEUE_URL: __, ...env } = full;
+    expect(() => awsDepsFromEnv({ ...env, TABLE_NAME: ' ' }, 'remediate')).toThrow(
+      new MissingEnvError(['TABLE_NAME', 'BUS_ARN', 'SHORT_WAIT_QUEUE_URL'], 'remediate'),
+    );
+    expect(() => awsDepsFromEnv({}, 'remediate')).toThrow(
+      'remediate: environment variables TABLE_NAME, BUS_NAME, BUS_ARN, SCHEDULE_GROUP, SCHEDULER_ROLE_ARN, SCHEDULER_DLQ_ARN, SHORT_WAIT_QUEUE_URL are not set; the stack sets them on the function (see infra/cdk)',
+    );
+  });
+
+  it('the intake needs only the table and the bus', () => {
+    expect(() => awsIntakeDepsFromEnv({ TABLE_NAME: 't' })).toThrow('intake: environment variable BUS_NAME is not set');
+    expect(awsIntakeDepsFromEnv({ TABLE_NAME: 't', BUS_NAME: 'b', AWS_REGION: 'eu-west-1' })).toMatchObject({ store: expect.any(Object), bus: expect.any(Object) });
+  });
+
+  it('fails the invocation of a Lambda entry with that one line', async () => {
+    const saved = process.env.TABLE_NAME;
+    delete process.env.TABLE_NAME;
+    try {
+      await expect(probeMembers({}, localContext('probe-members'))).rejects.toThrow(/^probe-members: environment variables TABLE_NAME, /);
+    } finally {
+      if (saved !== undefined) process.env.TABLE_NAME = saved;
+    }
+  });
+});
+
+describe('with every variable set', () => {
+  it('builds the deps of a pipeline function: every port, the system clock, an etcd access', () => {
+    const deps = awsDepsFromEnv(full, 'move-leader');
+    expect(Object.keys(deps).sort()).toEqual(['actuator', 'bus', 'clock', 'directory', 'etcdFor', 'log', 'random', 'scheduler', 'store']);
+    expect(deps.actuator.name).toBe('etcd-only');
+    expect(Math.abs(deps.clock.now() - Date.now())).toBeLessThan(1_000);
+  });
+});
+
+describe('lambdaEntry', () => {
+  it('builds once per container, and again after a build that failed', async () => {
+    const build = vi.fn<() => string>().mockImplementationOnce(() => {
+      throw new Error('TABLE_NAME is not set');
+    });
+    build.mockReturnValue('deps');
+    const create = vi.fn((deps: string) => async (event: unknown) => `${deps}:${String(event)}`);
+    const handler = lambdaEntry(build, create);
+    await expect(handler('a', localContext('f'))).rejects.toThrow('TABLE_NAME is not set');
+    expect(await handler('b', localContext('f'))).toBe('deps:b');
+    expect(await handler('c', localContext('f'))).toBe('deps:c');
+    expect(build).toHaveBeenCalledTimes(2);
+    expect(create).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('clientConfig', () => {
+  it('takes the per-service endpoint, then the general one, and the region', () => {
+    expect(clientConfig({ AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:1', AWS_ENDPOINT_URL: 'http://127.0.0.1:2', AWS_REGION: 'eu-west-1' }, 'DYNAMODB')).toEqual({ endpoint: 'http://127.0.0.1:1', region: 'eu-west-1' });
+    expect(clientConfig({ AWS_ENDPOINT_URL: 'http://127.0.0.1:2' }, 'SECRETS_MANAGER')).toEqual({ endpoint: 'http://127.0.0.1:2' });
+    expect(clientConfig({}, 'SQS')).toEqual({});
+  });
+});

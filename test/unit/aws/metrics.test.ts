@@ -1,0 +1,109 @@
+// Outcome metrics: counted from the events a step publishes after its commit, written as EMF.
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { makeEvent, type DetailType, type EventEnvelope } from '../../../events/catalogue.ts';
+import { meteredBus, powertoolsSink, type MetricSink } from '../../../functions/shared/metered-bus.ts';
+import { outcomeMetrics, type MetricPoint } from '../../../functions/shared/outcome-metrics.ts';
+import { openSqliteStore } from '../../../infra/local/sqlite-store.ts';
+import { loadSample } from '../events/samples.ts';
+import { tempDir } from '../local/helpers.ts';
+
+const event = <T extends DetailType>(type: T): EventEnvelope => makeEvent(type, loadSample(type)) as EventEnvelope;
+const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+
+afterEach(() => vi.restoreAllMocks());
+
+describe('outcomeMetrics', () => {
+  const completed = loadSample('RemediationCompleted');
+  it.each<{ type: DetailType; points: MetricPoint[] }>([
+    { type: 'RemediationBlocked', points: [{ name: 'RemediationBlocked', unit: 'Count', value: 1 }, { name: 'RemediationBlocked', unit: 'Count', value: 1, dimensions: { reason: 'QUORUM_AT_RISK' } }] },
+    { type: 'RemediationFailed', points: [{ name: 'RemediationFailed', unit: 'Count', value: 1 }] },
+    { type: 'RetryRequested', points: [{ name: 'RetryRequested', unit: 'Count', value: 1 }] },
+    { type: 'LeaderMoved', points: [{ name: 'LeaderMoved', unit: 'Count', value: 1 }] },
+    { type: 'MemberUnhealthy', points: [] },
+    { type: 'MembersProbed', points: [] },
+    { type: 'RemediationApproved', points: [] },
+    { type: 'RetryDue', points: [] },
+  ])('$type', ({ type, points }) => expect(outcomeMetrics(event(type))).toEqual(points));
+
+  it('RemediationCompleted: counted, and the time from the incident opening to the completion', () => {
+    const openedAt = Date.parse(completed.at) - 65_300;
+    expect(outcomeMetrics(event('RemediationCompleted'), openedAt)).toEqual([
+      { name: 'RemediationCompleted', unit: 'Count', value: 1 },
+      { name: 'TimeToRemediate', unit: 'Milliseconds', value: 65_300 },
+    ]);
+    expect(outcomeMetrics(event('RemediationCompleted'))).toEqual([{ name: 'RemediationCompleted', unit: 'Count', value: 1 }]);
+  });
+});
+
+describe('meteredBus', () => {
+  const recording = () => {
+    const points: { point: MetricPoint; incidentId: string }[] = [];
+    const sink: MetricSink = (point, incidentId) => points.push({ point, incidentId });
+    return { points, sink };
+  };
+
+  it('counts once the inner bus took the events, with the time to remediate from the store', async () => {
+    const dir = tempDir();
+    const store = openSqliteStore({ path: dir.file('state.sqlite') });
+    try {
+      const at = Date.parse(loadSample('RemediationCompleted').at);
+      const { incident } = await store.openOrJoin({ clusterId: 'prod-eu-1', targetKey: 'memberName=a', target: { memberName: 'a' }, reason: 'r', now: at - 4_000 });
+      const published: EventEnvelope[] = [];
+      const { points, sink } = recording();
+      const bus = meteredBus({ publish: async (...events) => void published.push(...events) }, { sink, log: silent, openedAt: async (id) => (await store.getIncident(id))?.openedAt });
+      const completed = makeEvent('RemediationCompleted', { ...loadSample('RemediationCompleted'), incidentId: incident.incidentId });
+      await bus.publish(completed, event('LeaderMoved'));
+      expect(published).toHaveLength(2);
+      expect(points).toEqual([
+        { point: { name: 'RemediationCompleted', unit: 'Count', value: 1 }, incidentId: incident.incidentId },
+        { point: { name: 'TimeToRemediate', unit: 'Milliseconds', value: 4_000 }, incidentId: incident.incidentId },
+        { point: { name: 'LeaderMoved', unit: 'Count', value: 1 }, incidentId: loadSample('LeaderMoved').incidentId },
+      ]);
+    } finally {
+      await store.close();
+      dir.remove();
+    }
+  });
+
+  it('counts nothing when the publish fails: the step will be retried', async () => {
+    const { points, sink } = recording();
+    const bus = meteredBus({ publish: async () => Promise.reject(new Error('PutEvents failed')) }, { sink, log: silent, openedAt: async () => undefined });
+    await expect(bus.publish(event('RemediationBlocked'))).rejects.toThrow('PutEvents failed');
+    expect(points).toEqual([]);
+  });
+
+  it('a metric that cannot be recorded is logged and does not fail the publish', async () => {
+    const warn = vi.fn();
+    const bus = meteredBus({ publish: async () => undefined }, { sink: () => undefined, log: { ...silent, warn }, openedAt: async () => Promise.reject(new Error('table unreachable')) });
+    await expect(bus.publish(event('RemediationCompleted'))).resolves.toBeUndefined();
+    expect(warn).toHaveBeenCalledWith('metric not recorded', expect.objectContaining({ detailType: 'RemediationCompleted', error: 'Error: table unreachable' }));
+  });
+});
+
+describe('powertoolsSink', () => {
+  it('writes one EMF line a point: namespace, service, the reason as a dimension, the incident id as metadata', () => {
+    const lines: string[] = [];
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      lines.push(String(chunk));
+      return true;
+    });
+    const sink = powertoolsSink(new Metrics({ namespace: 'EtcdRemediator', serviceName: 'remediate' }));
+    sink({ name: 'RemediationBlocked', unit: 'Count', value: 1, dimensions: { reason: 'NO_QUORUM' } }, 'inc-1');
+    sink({ name: 'TimeToRemediate', unit: 'Milliseconds', value: 1234 }, 'inc-1');
+    vi.restoreAllMocks();
+    const emf = lines.flatMap((l) => l.split('\n')).filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown> & { _aws: { CloudWatchMetrics: unknown[] } });
+    expect(emf).toHaveLength(2);
+    expect(emf[0]).toMatchObject({
+      _aws: { CloudWatchMetrics: [{ Namespace: 'EtcdRemediator', Dimensions: [['service', 'reason']], Metrics: [{ Name: 'RemediationBlocked', Unit: 'Count' }] }] },
+      service: 'remediate',
+      reason: 'NO_QUORUM',
+      incidentId: 'inc-1',
+      RemediationBlocked: 1,
+    });
+    expect(emf[1]).toMatchObject({
+      _aws: { CloudWatchMetrics: [{ Dimensions: [['service']], Metrics: [{ Name: 'TimeToRemediate', Unit: 'Milliseconds' }] }] },
+      TimeToRemediate: 1234,
+    });
+  });
+});
