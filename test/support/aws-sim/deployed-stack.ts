@@ -1,0 +1,122 @@
+// Test support: the synthesized stack run on this machine as it would run deployed. Each function
+// is its built bundle (the esbuild output the stack deploys) in a warm container process; the
+// real AWS SDK clients inside talk to protocol-level fakes of EventBridge (routing by the
+// template's own rules), Scheduler, SQS and the Pipe, and to DynamoDB on dynalite.
+import { join } from 'node:path';
+import type { CfnTemplate } from '../fakes/cfn-template.ts';
+import { startEventBridgeFake, type EventBridgeFake } from '../fakes/eventbridge-fake.ts';
+import { connectPipe, pipeFromTemplate } from '../fakes/pipe-fake.ts';
+import { startSchedulerFake, type SchedulerFake } from '../fakes/scheduler-fake.ts';
+import { startSqsFake, type SqsFake } from '../fakes/sqs-fake.ts';
+import { startDynalite, type Dynalite } from '../dynalite.ts';
+import { startContainer, type Invocation, type LambdaContainer } from './lambda-host.ts';
+
+export interface DeployedStack {
+  dynalite: Dynalite;
+  tableName: string;
+  busName: string;
+  eventBridge: EventBridgeFake;
+  scheduler: SchedulerFake;
+  sqs: SqsFake;
+  /** By the function's POWERTOOLS_SERVICE_NAME: probe-members, move-leader, … */
+  containers: Map<string, LambdaContainer>;
+  invocations: Invocation[];
+  /** Invocations whose every try failed, as they would land in the on-failure queue. */
+  failed: { functionName: string; error: string }[];
+  close(): Promise<void>;
+}
+
+type Resource = { Type: string; Properties: Record<string, unknown> };
+
+const resources = (template: CfnTemplate, type: string): [string, Resource][] =>
+  Object.entries((template as { Resources: Record<string, Resource> }).Resources).filter(([, r]) => r.Type === type);
+
+const logicalIdOf = (value: unknown): string | undefined => {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const v = value as { Ref?: unknown; 'Fn::GetAtt'?: unknown };
+  if (typeof v.Ref === 'string') return v.Ref;
+  return Array.isArray(v['Fn::GetAtt']) && typeof v['Fn::GetAtt'][0] === 'string' ? v['Fn::GetAtt'][0] : undefined;
+};
+
+export async function startDeployedStack(template: CfnTemplate, assemblyDir: string, options: { deliverTwice?: boolean } = {}): Promise<DeployedStack> {
+  const dynalite = await startDynalite();
+  const tableName = await dynalite.createTable();
+  const [bus] = resources(template, 'AWS::Events::EventBus');
+  const busName = String(bus![1].Properties.Name);
+  const eventBridge = await startEventBridgeFake({ template });
+  const [, group] = resources(template, 'AWS::Scheduler::ScheduleGroup')[0]!;
+  const groupName = String(group.Properties.Name);
+  const scheduler = await startSchedulerFake({ eventBridge, groups: [groupName], autoRun: true });
+  const pipe = pipeFromTemplate(template);
+  const queueName = pipe.sourceLogicalId ?? 'short-waits';
+  const sqs = await startSqsFake({ queues: [queueName], autoRun: true });
+  connectPipe({ sqs, queue: queueName, eventBridge, target: pipe });
+
+  // Every value the template's Ref / GetAtt would resolve to when deployed, here.
+  const refs: Record<string, string> = {
+    [bus![0]]: busName,
+    [queueName]: sqs.queueUrl(queueName),
+  };
+  const resolve = (key: string, value: unknown, logicalId: string): string => {
+    if (typeof value === 'string') return value;
+    const id = logicalIdOf(value);
+    const type = id ? (template as { Resources: Record<string, Resource> }).Resources[id]?.Type : undefined;
+    if (key === 'BUS_ARN') return eventBridge.busArn(busName);
+    if (type === 'AWS::DynamoDB::Table') return tableName;
+    if (id && refs[id]) return refs[id];
+    if (type === 'AWS::IAM::Role') return `arn:aws:iam::000000000000:role/${id}`;
+    if (type === 'AWS::SQS::Queue') return `arn:aws:sqs:us-east-1:000000000000:${id}`;
+    throw new Error(`${logicalId}: environment ${key} = ${JSON.stringify(value)} has no local value`);
+  };
+
+  const invocations: Invocation[] = [];
+  const failed: DeployedStack['failed'] = [];
+  const containers = new Map<string, LambdaContainer>();
+  for (const [logicalId, fn] of resources(template, 'AWS::Lambda::Function')) {
+    const code = fn.Properties.Code as { S3Key?: string };
+    const variables = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'AKIDFAKE',
+      AWS_SECRET_ACCESS_KEY: 'fake-secret',
+      AWS_ENDPOINT_URL_DYNAMODB: dynalite.endpoint,
+      AWS_ENDPOINT_URL_EVENTBRIDGE: eventBridge.endpoint,
+      AWS_ENDPOINT_URL_SCHEDULER: scheduler.endpoint,
+      AWS_ENDPOINT_URL_SQS: sqs.endpoint,
+      POWERTOOLS_LOG_LEVEL: 'ERROR',
+      POWERTOOLS_METRICS_DISABLED: 'true',
+      ...Object.fromEntries(Object.entries(variables).map(([key, value]) => [key, resolve(key, value, logicalId)])),
+    };
+    const name = String(env.POWERTOOLS_SERVICE_NAME);
+    const bundle = join(assemblyDir, `asset.${String(code.S3Key).replace(/\.zip$/, '')}`, 'index.mjs');
+    const container = await startContainer(name, bundle, {
+      env,
+      log: invocations,
+      onFailure: (functionName, _event, error) => failed.push({ functionName, error }),
+      retryDelayMs: 100,
+    });
+    containers.set(name, container);
+    eventBridge.onTarget(logicalId, async (event) => {
+      // At least once: the bus may hand the same event over twice.
+      await Promise.all(options.deliverTwice ? [container.invokeAsync(event), container.invokeAsync(event)] : [container.invokeAsync(event)]);
+    });
+  }
+
+  return {
+    dynalite,
+    tableName,
+    busName,
+    eventBridge,
+    scheduler,
+    sqs,
+    containers,
+    invocations,
+    failed,
+    async close() {
+      await Promise.all([...containers.values()].map((c) => c.close()));
+      await Promise.all([eventBridge.close(), scheduler.close(), sqs.close()]);
+      await dynalite.close();
+    },
+  };
+}
