@@ -22,7 +22,7 @@ describe.sequential('the seed case on the AWS wiring', () => {
 
   beforeAll(() => {
     const synth = synthStack();
-    template = synth.json as unknown as CfnTemplate;
+    template = synth.json;
     assemblyDir = synth.assemblyDir;
   }, 120_000);
   afterEach(async () => {
