@@ -1,6 +1,7 @@
 // The backstop for a chain cut off by a crash: an open incident that owes nothing, runs nothing,
 // has nothing scheduled for its current attempt and has been quiet a while is resumed at its next
 // attempt. The local runtime runs it at start-up and on an interval; on AWS a scheduled rule would.
+import { stallWindowMs } from '../core/step-budget.ts';
 import { VersionConflictError, type Incident } from '../ports/incident-store.ts';
 import type { Deps } from './deps.ts';
 import { advanceAttempt } from './schedule-retry.ts';
@@ -25,7 +26,7 @@ export interface SweepOptions {
   /** True when a timer will deliver this incident's current attempt. */
   isArmed: (incident: Incident) => boolean;
   /** How long an incident must have been unchanged to count as stalled; 0 at start-up. */
-  quietMs: number;
+  quietMs: number | ((incident: Incident) => Promise<number>);
   /** At start-up no step of this process runs, so a lease left by a crash counts for nothing. */
   ignoreLeases?: boolean;
 }
@@ -38,8 +39,21 @@ export async function sweepStalled(deps: Deps, { isArmed, quietMs, ignoreLeases 
     const incident = await flushOutbox(deps, found);
     if (incident.state !== 'open' || isArmed(incident)) continue;
     if (!ignoreLeases && incident.inFlight && incident.inFlight.until > now) continue;
-    if (now - incident.updatedAt < quietMs) continue;
+    if (now - incident.updatedAt < (typeof quietMs === 'number' ? quietMs : await quietMs(incident))) continue;
     if (await resumeIncident(deps, incident, now)) resumed++;
   }
   return resumed;
+}
+
+/**
+ * The sweep where timers cannot be listed (EventBridge Scheduler, SQS delays): an incident counts
+ * as stalled once unchanged for longer than any wait or step of its cluster's policy. A resume of
+ * one that was only waiting shortens its wait, nothing more: the late RetryDue is then stale.
+ */
+export async function sweepBlind(deps: Deps): Promise<number> {
+  return sweepStalled(deps, {
+    isArmed: () => false,
+    // A cluster no longer in the directory is not this sweep's to resume.
+    quietMs: async (incident) => deps.directory.get(incident.clusterId).then((c) => stallWindowMs(c.policy), () => Number.POSITIVE_INFINITY),
+  });
 }

@@ -34,3 +34,9 @@ export function stepBudgetMs(step: StepName, policy: Policy, members: number): n
       );
   }
 }
+
+/**
+ * How long an open incident may stay unchanged before a sweep that cannot see its timers takes it
+ * for stalled: longer than any wait it may be on (the backoff cap) and any step it may be running.
+ */
+export const stallWindowMs = (policy: Policy): number => Math.max(policy.backoff.capMs, stepBudgetMs('remediate', policy, 7)) + 60_000;

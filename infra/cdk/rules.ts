@@ -3,7 +3,7 @@
 // health signals on the default bus, outside reports on ours). Patterns are exact values only, so
 // the test fakes can route by them.
 import { Duration } from 'aws-cdk-lib';
-import { EventBus, Rule, type EventPattern, type IEventBus } from 'aws-cdk-lib/aws-events';
+import { EventBus, Rule, Schedule, type EventPattern, type IEventBus } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
@@ -69,6 +69,11 @@ export class Routing extends Construct {
     for (const { detailType, functionName } of routingEntries()) {
       this.route(`${detailType}To${pascal(functionName)}`, props.bus, routePattern(detailType), functionName, props, `${detailType} → ${functionName}`);
     }
+    // Once a minute schedule-retry resumes incidents a crash left with nothing owed, running or
+    // scheduled: on AWS nothing else would (app/sweep.ts, sweepBlind).
+    const sweep = new Rule(this, 'StalledIncidentSweep', { schedule: Schedule.rate(Duration.minutes(1)), description: 'etcd-remediator: resume stalled incidents → schedule-retry' });
+    sweep.addTarget(new LambdaFunction(props.functions['schedule-retry'], { deadLetterQueue: this.deliveryDlq('schedule-retry', props.deadLetterQueues), ...TARGET_RETRY }));
+    this.rules.push(sweep);
     // AWS delivers its own events (EC2, CloudWatch, Health) to the account's default bus.
     const defaultBus = EventBus.fromEventBusName(this, 'DefaultBus', 'default');
     for (const { bus, pattern } of intakePatterns) {

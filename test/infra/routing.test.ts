@@ -18,7 +18,9 @@ interface RuleProps {
   Targets: RuleTarget[];
 }
 
-const rulesOf = (json: CfnTemplate) => resourcesOf(json, 'AWS::Events::Rule').map(([id, r]) => ({ id, props: r.Properties as unknown as RuleProps }));
+const allRulesOf = (json: CfnTemplate) => resourcesOf(json, 'AWS::Events::Rule').map(([id, r]) => ({ id, props: r.Properties as unknown as RuleProps & { ScheduleExpression?: string } }));
+/** The rules that route events (the sweep's schedule rule matches no event). */
+const rulesOf = (json: CfnTemplate) => allRulesOf(json).filter((r) => r.props.ScheduleExpression === undefined);
 
 /** Exact-value matching only: every leaf is an array of strings, nested objects are plain. */
 function usesOnlyExactValues(pattern: unknown): boolean {
@@ -72,6 +74,14 @@ describe('intake rules, generated from events/intake-routing.ts', () => {
       expect(resource(s.json, requireRef(target.DeadLetterConfig?.Arn)).Type).toBe('AWS::SQS::Queue');
       expect(target.RetryPolicy).toBeDefined();
     }
+  });
+
+  it('once a minute, a schedule rule asks schedule-retry to sweep for stalled incidents, with a DLQ', () => {
+    const functions = functionsByName(s.json);
+    const schedules = allRulesOf(s.json).filter((r) => r.props.ScheduleExpression !== undefined);
+    expect(schedules.map((r) => r.props.ScheduleExpression)).toEqual(['rate(1 minute)']);
+    expect(schedules[0]!.props.Targets.map((t) => requireRef(t.Arn))).toEqual([functions.get('schedule-retry')?.id]);
+    expect(schedules[0]!.props.Targets[0]).toHaveProperty('DeadLetterConfig');
   });
 
   it('our bus has exactly the catalogue\'s rules and the intake\'s, nothing else', () => {

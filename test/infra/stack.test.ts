@@ -54,7 +54,7 @@ describe('resources', () => {
       roles: count('AWS::IAM::Role'),
     }).toEqual({
       bus: 1,
-      rules: ROUTING_ENTRIES + INTAKE_RULES,
+      rules: ROUTING_ENTRIES + INTAKE_RULES + 1, // and the minute sweep
       functions: 5,
       asyncConfigs: 5,
       logGroups: 5,

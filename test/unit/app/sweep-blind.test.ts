@@ -1,0 +1,39 @@
+// The sweep where timers cannot be seen (AWS): an open incident unchanged for longer than any wait
+// or step of its policy is resumed; a younger one is left to its timer; an unknown cluster is left.
+import { afterEach, describe, expect, it } from 'vitest';
+import { sweepBlind } from '../../../functions/app/sweep.ts';
+import { stallWindowMs } from '../../../functions/core/step-budget.ts';
+import { isScheduledSweep } from '../../../functions/schedule-retry/sweep-handler.ts';
+import { harness, T0, type Harness } from './harness.ts';
+
+let h: Harness;
+afterEach(async () => h?.close());
+
+const open = async (clusterId: string, name: string) =>
+  (await h.deps.store.openOrJoin({ clusterId, targetKey: `memberName=${name}`, target: { memberName: name }, reason: 'r', now: h.clock.now() })).incident;
+
+describe('sweepBlind', () => {
+  it('resumes only what has been quiet past its cluster policy stall window', async () => {
+    h = harness();
+    const window = stallWindowMs(h.cluster.policy);
+    const stalled = await open('c1', 'etcd-0');
+    h.clock.advance(window + 1);
+    const fresh = await open('c1', 'etcd-1');
+    const elsewhere = await open('gone', 'etcd-2');
+    // Writes stamp updatedAt with the store's `now`: make the first incident's last write old.
+    expect(stalled.updatedAt).toBe(T0);
+
+    expect(await sweepBlind(h.deps)).toBe(1);
+
+    expect((await h.deps.store.getIncident(stalled.incidentId))?.attempt).toBe(1);
+    expect((await h.deps.store.getIncident(fresh.incidentId))?.attempt).toBe(0);
+    expect((await h.deps.store.getIncident(elsewhere.incidentId))?.attempt).toBe(0);
+    expect(h.scheduled.map((r) => (r.event.detail as { reason: string }).reason)).toEqual(['RUNTIME_RESUMED']);
+  });
+
+  it('is what schedule-retry runs for an EventBridge schedule rule event, and only for that', () => {
+    expect(isScheduledSweep({ source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} })).toBe(true);
+    expect(isScheduledSweep({ source: 'etcd-remediator', 'detail-type': 'RetryRequested', detail: {} })).toBe(false);
+    expect(isScheduledSweep(null)).toBe(false);
+  });
+});
