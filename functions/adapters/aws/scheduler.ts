@@ -2,6 +2,7 @@
 // schedules that put the event on the bus; shorter ones go through the short-wait queue and its
 // Pipe (see short-wait.ts), because Scheduler may fire up to a minute late.
 import { CreateScheduleCommand, DeleteScheduleCommand, type CreateScheduleCommandInput, type SchedulerClient } from '@aws-sdk/client-scheduler';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { EVENT_SOURCE } from '../../../events/catalogue.ts';
 import type { Clock } from '../../ports/clock.ts';
@@ -66,7 +67,12 @@ export function createAwsScheduler(options: AwsSchedulerOptions): Scheduler {
       const now = clock.now();
       const wait = request.at - now;
       if (wait < MIN_SCHEDULER_WAIT_MS) {
-        await sqs.send(new SendMessageCommand(shortWaitMessage(options.shortWaitQueueUrl, request.event, wait)));
+        // SQS delays in whole seconds: the fraction is waited here first (under a second of this
+        // invocation), so the evidence rule's and the grace window's waits keep their precision
+        // instead of each gaining up to a second.
+        const fraction = wait % 1_000;
+        if (wait > 0 && fraction > 0) await sleep(fraction);
+        await sqs.send(new SendMessageCommand(shortWaitMessage(options.shortWaitQueueUrl, request.event, request.at - clock.now())));
         return;
       }
       try {
