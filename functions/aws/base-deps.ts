@@ -1,6 +1,7 @@
-// What every function of the stack needs, on AWS: the table (store and directory), the bus with
-// its outcome metrics, the system clock and a Powertools logger. Kept apart from the pipeline's
-// deps so the intake's bundle carries no etcd client and no scheduler.
+// What every function of the stack needs, on AWS: the table (store and directory, the latter with
+// POLICY_DEFAULTS under each cluster's policy), the bus with its outcome metrics, the system clock
+// and a Powertools logger. Kept apart from the pipeline's deps so the intake's bundle carries no
+// etcd client and no scheduler.
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { createDynamoDirectory } from '../adapters/aws/dynamodb-directory.ts';
@@ -15,6 +16,7 @@ import type { IncidentStore } from '../ports/incident-store.ts';
 import { meteredBus, powertoolsSink } from '../shared/metered-bus.ts';
 import { dynamoClient, eventBridgeClient, secretsClient } from './clients.ts';
 import { requireEnv, type Env } from './env.ts';
+import { policyDefaultsFromEnv } from './policy-defaults.ts';
 
 /** Also the stack's: its dashboard and alarms read this namespace. */
 export const METRICS_NAMESPACE = 'EtcdRemediator';
@@ -29,6 +31,7 @@ export interface BaseDeps {
 
 export function baseDepsFromEnv(env: Env, functionName: string): BaseDeps {
   const { TABLE_NAME: tableName, BUS_NAME: busName } = requireEnv(env, functionName, ['TABLE_NAME', 'BUS_NAME']);
+  const policyDefaults = policyDefaultsFromEnv(env, functionName);
   const serviceName = env.POWERTOOLS_SERVICE_NAME?.trim() || functionName;
   const log = new Logger({ serviceName });
   const dynamo = dynamoClient(env);
@@ -39,6 +42,6 @@ export function baseDepsFromEnv(env: Env, functionName: string): BaseDeps {
     openedAt: async (incidentId) => (await store.getIncident(incidentId))?.openedAt,
     log,
   });
-  const directory = createDynamoDirectory({ client: dynamo, tableName, secrets: createSecretsManagerSource(secretsClient(env)) });
+  const directory = createDynamoDirectory({ client: dynamo, tableName, secrets: createSecretsManagerSource(secretsClient(env)), ...(policyDefaults ? { policyDefaults } : {}) });
   return { store, bus, directory, clock: systemClock, log };
 }

@@ -14,6 +14,16 @@ export class MissingEnvError extends Error {
   }
 }
 
+/** A variable that is set but cannot be used: its name, and what is wrong with it. */
+export class InvalidEnvError extends Error {
+  readonly variable: string;
+  constructor(variable: string, functionName: string, problem: string) {
+    super(`${functionName}: environment variable ${variable}: ${problem}; the stack sets it on the function (see infra/cdk)`);
+    this.name = 'InvalidEnvError';
+    this.variable = variable;
+  }
+}
+
 /** Every name, or one error naming each that is missing or empty. */
 export function requireEnv<const N extends string>(env: Env, functionName: string, names: readonly N[]): Record<N, string> {
   const missing = names.filter((name) => !env[name]?.trim());

@@ -4,12 +4,13 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
-import { parsePolicy, policySchema, type Policy, type PolicyInput } from '../../core/policy.ts';
+import { policySchema, type Policy, type PolicyInput } from '../../core/policy.ts';
 import type { PathName } from '../../core/types.ts';
 import type { Item } from './dynamodb-codec.ts';
 import { conditionally } from './dynamodb-context.ts';
 import { clusterConfigKey, instanceKey, nodeKey, type Key } from './dynamodb-keys.ts';
 import { documentClient } from './dynamodb-store.ts';
+import { underDefaults } from './policy-defaults.ts';
 
 export interface ClusterRegistration {
   clusterId: string;
@@ -54,8 +55,12 @@ export class ClusterRegistrationError extends Error {
 
 const fieldOf = (path: readonly PropertyKey[]): string => path.map(String).join('.') || '(the entry)';
 
-/** Throws ClusterRegistrationError naming the cluster and the first field that is wrong. */
-export function checkRegistration(input: unknown, clusterIdHint = ''): CheckedRegistration {
+/**
+ * Throws ClusterRegistrationError naming the cluster and the first field that is wrong. The policy
+ * is checked as the cluster gives it, then parsed over `defaults` (already checked: see
+ * policy-defaults.ts), the cluster's fields winning.
+ */
+export function checkRegistration(input: unknown, clusterIdHint = '', defaults?: PolicyInput): CheckedRegistration {
   const parsed = registrationSchema.safeParse(input);
   const clusterId = parsed.success ? parsed.data.clusterId : clusterIdHint;
   if (!parsed.success) {
@@ -79,7 +84,7 @@ export function checkRegistration(input: unknown, clusterIdHint = ''): CheckedRe
     throw new ClusterRegistrationError(clusterId, `policy.${fieldOf(issue.path)}`, issue.message);
   }
   checkMembers(registration);
-  return { registration, policy: parsePolicy(policyInput) };
+  return { registration, policy: policySchema.parse(underDefaults(defaults, policyInput)) };
 }
 
 function checkMembers(registration: ClusterRegistration): void {

@@ -3,6 +3,7 @@
 // are cached per container for cacheMs; the TLS credentials come from the SecretSource.
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import type { PolicyInput } from '../../core/policy.ts';
 import { UnknownClusterError, type ClusterDirectory, type ClusterEntry, type MemberLocation, type MemberLookup } from '../../ports/cluster-directory.ts';
 import { checkRegistration, ClusterRegistrationError } from './cluster-registration.ts';
 import type { Item } from './dynamodb-codec.ts';
@@ -19,6 +20,12 @@ export interface DynamoDirectoryOptions {
   client: DynamoDBClient;
   tableName: string;
   secrets: SecretSource;
+  /**
+   * Laid under every cluster's own policy (its fields win), e.g. the construct's policyDefaults.
+   * Checked by the caller with checkPolicyDefaults; a cluster's entry does not carry them, so a
+   * change of defaults applies to every cluster.
+   */
+  policyDefaults?: PolicyInput;
   cacheMs?: number;
   clock?: () => number;
 }
@@ -32,7 +39,7 @@ export function createDynamoDirectory(options: DynamoDirectoryOptions): ClusterD
   const entries = cached<ClusterEntry>(cacheMs, clock, async (clusterId) => {
     const item = await read(clusterConfigKey(clusterId));
     if (!item) throw new UnknownClusterError(clusterId);
-    return entryOf(item, clusterId, options.secrets);
+    return entryOf(item, clusterId, options.secrets, options.policyDefaults);
   });
   // Only found members are cached: an instance registered a moment ago must be found at once.
   const locations = cached<MemberLocation | undefined>(cacheMs, clock, async (pk) => {
@@ -46,9 +53,9 @@ export function createDynamoDirectory(options: DynamoDirectoryOptions): ClusterD
   };
 }
 
-async function entryOf(item: Item, clusterId: string, secrets: SecretSource): Promise<ClusterEntry> {
+async function entryOf(item: Item, clusterId: string, secrets: SecretSource, policyDefaults: PolicyInput | undefined): Promise<ClusterEntry> {
   const { type: _type, pk: _pk, sk: _sk, registeredAt: _at, ...stored } = item;
-  const { registration, policy } = checkRegistration(stored, clusterId);
+  const { registration, policy } = checkRegistration(stored, clusterId, policyDefaults);
   const entry: ClusterEntry = { clusterId: registration.clusterId, endpoints: registration.endpoints, policy };
   if (registration.aliases) entry.aliases = registration.aliases;
   if (registration.tlsSecretArn) {

@@ -135,6 +135,16 @@ function toPolicyInput(p: z.infer<typeof policyConfigSchema> | undefined): Polic
   return { ...input, ...(Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)) as PolicyInput) };
 }
 
+/**
+ * A policy alone, written as in a config's cluster (`"grace": "60s"` or `graceMs`): what
+ * `register --policy FILE` reads. Throws ConfigError naming the field as the user wrote it.
+ */
+export function policyInputFromConfig(raw: unknown): PolicyInput {
+  const parsed = policyConfigSchema.safeParse(raw);
+  if (!parsed.success) throw new ConfigError(describeIssues(parsed.error.issues));
+  return toPolicyInput(parsed.data);
+}
+
 function readTls(dir: string, index: number, tls: { cacert: string; cert?: string | undefined; key?: string | undefined }): TlsFiles {
   const read = (field: 'cacert' | 'cert' | 'key', file: string) => {
     try {

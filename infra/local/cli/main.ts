@@ -17,6 +17,7 @@ const commands: Record<string, { summary: string; load: () => Promise<CommandMod
   run: { summary: 'the long-running local service for the clusters in a config file', load: () => import('./run.ts') },
   lab: { summary: 'a real etcd lab with fault proxies, for trying all of the above', load: () => import('./lab.ts') },
   send: { summary: 'put one MemberUnhealthy on a deployed stack\'s EventBridge bus', load: () => import('./send.ts') },
+  register: { summary: 'register a cluster in a deployed stack\'s cluster directory', load: () => import('./register.ts') },
 };
 
 const usage = `usage: ${PROGRAM} <command> [flags]   (${PROGRAM} <command> --help for its flags)

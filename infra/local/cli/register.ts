@@ -1,0 +1,149 @@
+// `register`: puts a cluster into the directory of a deployed stack (its DynamoDB table), as the
+// functions on AWS read it: endpoints, the TLS secret, each member's instance or node (how the
+// intake turns a health signal into a report), aliases and policy. Checked before anything is
+// written, with the same check the functions make when they read it back.
+import fs from 'node:fs';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { checkRegistration, ClusterRegistrationError, putCluster, type ClusterRegistration } from '../../../functions/adapters/aws/cluster-registration.ts';
+import { parseFlags, PROGRAM, requiredFlag, UsageError } from './args.ts';
+import { parseEndpoints } from './cluster-flags.ts';
+import { ConfigError, policyInputFromConfig } from './config.ts';
+import { EXIT, printJson } from './output.ts';
+import { membersFromFlags, pairsFromFlag } from './register-flags.ts';
+
+/** The stack's functions may read these secrets unless its secretArnPattern says otherwise. */
+export const SECRET_PREFIX = 'etcd-remediator/';
+
+export const help = `usage: ${PROGRAM} register --table NAME --cluster ID --endpoints URL[,URL…] [options]
+
+Registers a cluster in the cluster directory of a deployed stack (the DynamoDB table of its
+TableName output), or registers it again, replacing what was there. The functions read it on the
+next incident (a warm container within a minute). Credentials, and the endpoint when overridden,
+come from the usual AWS environment and config.
+
+  --table NAME              the stack's table, its TableName output (required)
+  --cluster ID              the cluster's id, as events and reports name it (required)
+  --endpoints URL[,URL…]    etcd client URLs the functions can reach (required)
+  --tls-secret ARN          a Secrets Manager secret {"ca","cert","key"} (PEM) for etcd's TLS;
+                            the stack's functions read secrets named ${SECRET_PREFIX}* by default
+  --member NAME=INSTANCE_ID an etcd member and its EC2 instance, as health events name it (repeat)
+  --node NAME=NODE_NAME     an etcd member and its Kubernetes node (repeat)
+  --alias OTHER=NAME        another name a report may use for member NAME, e.g. a Machine (repeat)
+  --policy FILE             the cluster's policy as JSON, as in run's config:
+                            {"grace":"60s","electionTimeout":"1s","backoff":{"base":"5s","cap":"5m"}};
+                            fields left out take the stack's policy defaults, then the built-in ones
+  --region R                the AWS region (default: AWS_REGION or the AWS config)
+  --dry-run                 check and print the registration; write nothing
+  --json                    print the registration as JSON`;
+
+const options = {
+  table: { type: 'string' },
+  cluster: { type: 'string' },
+  endpoints: { type: 'string' },
+  'tls-secret': { type: 'string' },
+  member: { type: 'string', multiple: true },
+  node: { type: 'string', multiple: true },
+  alias: { type: 'string', multiple: true },
+  policy: { type: 'string' },
+  region: { type: 'string' },
+  'dry-run': { type: 'boolean' },
+  json: { type: 'boolean' },
+} as const;
+
+function policyFromFile(file: string): ClusterRegistration['policy'] {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new UsageError(`--policy ${file}: ${code ? `cannot read: ${code}` : `is not JSON: ${(error as Error).message}`}`);
+  }
+  try {
+    return policyInputFromConfig(raw);
+  } catch (error) {
+    if (error instanceof ConfigError) throw new UsageError(`--policy ${file}: ${error.message}`);
+    throw error;
+  }
+}
+
+/** The registration's field as the flag that set it, for a refusal that names what to fix. */
+const FLAG_OF: [RegExp, string][] = [
+  [/: clusterId: /, ': --cluster: '],
+  [/: endpoints(\.\d+)?: /, ': --endpoints: '],
+  [/: tlsSecretArn: /, ': --tls-secret: '],
+  [/: members\.\d+\.instanceId: /, ': --member: '],
+  [/: members\.\d+\.nodeName: /, ': --node: '],
+  [/: aliases(\.[^:]*)?: /, ': --alias: '],
+  [/: policy\./, ': --policy: '],
+];
+const flagNamed = (message: string): string => FLAG_OF.reduce((text, [field, flag]) => text.replace(field, flag), message);
+
+export interface RegisterFlags {
+  cluster?: string;
+  endpoints?: string;
+  'tls-secret'?: string;
+  member?: string[];
+  node?: string[];
+  alias?: string[];
+  policy?: string;
+}
+
+export function registrationFromFlags(values: RegisterFlags): ClusterRegistration {
+  const clusterId = requiredFlag('cluster', values.cluster, 'prod-eu-1');
+  const registration: ClusterRegistration = { clusterId, endpoints: parseEndpoints(values.endpoints) };
+  if (values['tls-secret'] !== undefined) registration.tlsSecretArn = values['tls-secret'];
+  const members = membersFromFlags(values.member ?? [], values.node ?? []);
+  if (members.length > 0) registration.members = members;
+  const aliases = pairsFromFlag('alias', 'OTHER=NAME', values.alias ?? []);
+  if (aliases.length > 0) registration.aliases = Object.fromEntries(aliases);
+  if (values.policy !== undefined) registration.policy = policyFromFile(values.policy);
+  try {
+    checkRegistration(registration, clusterId);
+  } catch (error) {
+    if (error instanceof ClusterRegistrationError) throw new UsageError(flagNamed(error.message));
+    throw error;
+  }
+  return registration;
+}
+
+const describe = (r: ClusterRegistration): string => {
+  const members = (r.members ?? []).map((m) => `${m.memberName} (${[m.instanceId, m.nodeName].filter(Boolean).join(', ')})`);
+  return [
+    `${r.endpoints.length} endpoint${r.endpoints.length === 1 ? '' : 's'}`,
+    members.length > 0 ? `members ${members.join(', ')}` : 'no members (health signals cannot name an instance or node of it)',
+    r.tlsSecretArn ? `TLS from ${r.tlsSecretArn}` : 'no TLS',
+    r.policy && Object.keys(r.policy).length > 0 ? `policy ${JSON.stringify(r.policy)}` : 'the stack’s default policy',
+  ].join('; ');
+};
+
+export async function register(argv: string[], clientFor: (region?: string) => DynamoDBClient = dynamoClient): Promise<number> {
+  const { values } = parseFlags('register', argv, options);
+  if (values.help) {
+    process.stdout.write(`${help}\n`);
+    return EXIT.ok;
+  }
+  const table = requiredFlag('table', values.table, 'EtcdRemediator-RemediationTable…');
+  const registration = registrationFromFlags(values);
+  if (registration.tlsSecretArn && !registration.tlsSecretArn.includes(`:secret:${SECRET_PREFIX}`)) {
+    process.stderr.write(`note: the stack's functions may read only secrets named ${SECRET_PREFIX}* unless its secretArnPattern allows this one\n`);
+  }
+  if (!values['dry-run']) {
+    try {
+      await putCluster(clientFor(values.region), table, registration);
+    } catch (error) {
+      // Another cluster holding a member's instance or node is the caller's to fix, as a bad flag is.
+      if (error instanceof ClusterRegistrationError) throw new UsageError(flagNamed(error.message));
+      const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+      if (/region is missing|region="" /i.test(message)) throw new UsageError('--region is required: no region in AWS_REGION or the AWS config');
+      throw new Error(`writing cluster ${registration.clusterId} to table ${table} failed: ${message}`, { cause: error });
+    }
+  }
+  if (values.json) printJson(registration);
+  else process.stdout.write(`${values['dry-run'] ? 'would register' : 'registered'} cluster ${registration.clusterId} in table ${table}: ${describe(registration)}\n`);
+  return EXIT.ok;
+}
+
+// Without --region the SDK takes AWS_REGION, then the AWS config, as the aws CLI does.
+const dynamoClient = (region?: string): DynamoDBClient => new DynamoDBClient(region ? { region } : {});
+
+export const run = (argv: string[]): Promise<number> => register(argv);

@@ -1,0 +1,44 @@
+// The five bundles exactly as deployed: the stack synthesized into a scratch folder, so CDK's own
+// NodejsFunction bundling (infra/cdk/bundling.ts options, the local esbuild) writes each asset, and
+// the template says which asset and which environment each function gets.
+import { existsSync, mkdtempSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App } from 'aws-cdk-lib';
+import { EtcdRemediatorStack } from '../../../infra/cdk/stack.ts';
+
+export interface DeployedBundle {
+  /** The function, as its POWERTOOLS_SERVICE_NAME says. */
+  name: string;
+  /** index.mjs in the asset folder; its proto/ folder beside it. */
+  file: string;
+  bytes: number;
+  /** The function's environment from the template; references are left for the caller to fill. */
+  environment: Record<string, unknown>;
+}
+
+interface FunctionResource {
+  Type: string;
+  Properties: { Code?: { S3Key?: unknown }; Environment?: { Variables?: Record<string, unknown> }; Handler?: unknown };
+}
+
+export function synthBundles(): { outdir: string; bundles: DeployedBundle[] } {
+  const outdir = mkdtempSync(join(tmpdir(), 'coldstart-synth-'));
+  // As infra/app.ts builds it; CloudFormation's template checks add time and nothing to bundles.
+  const app = new App({ outdir, builtinCloudFormationValidation: false });
+  const stack = new EtcdRemediatorStack(app, 'EtcdRemediator');
+  const assembly = app.synth();
+  const template = assembly.getStackArtifact(stack.artifactId).template as { Resources: Record<string, FunctionResource> };
+  const bundles = Object.values(template.Resources)
+    .filter((r) => r.Type === 'AWS::Lambda::Function')
+    .map((r): DeployedBundle => {
+      const key = r.Properties.Code?.S3Key;
+      const environment = r.Properties.Environment?.Variables ?? {};
+      if (typeof key !== 'string') throw new Error(`a function's S3Key is not a plain asset key: ${JSON.stringify(key)}`);
+      if (r.Properties.Handler !== 'index.handler') throw new Error(`unexpected handler ${String(r.Properties.Handler)}`);
+      const file = join(assembly.directory, `asset.${key.replace(/\.zip$/, '')}`, 'index.mjs');
+      if (!existsSync(file)) throw new Error(`no bundle at ${file}`);
+      return { name: String(environment.POWERTOOLS_SERVICE_NAME), file, bytes: statSync(file).size, environment };
+    });
+  return { outdir, bundles };
+}
