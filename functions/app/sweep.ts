@@ -1,9 +1,12 @@
 // The backstop for a chain cut off by a crash: an open incident that owes nothing, runs nothing,
 // has nothing scheduled for its current attempt and has been quiet a while is resumed at its next
 // attempt. The local runtime runs it at start-up and on an interval; on AWS a scheduled rule would.
+import { describeDuration } from '../core/explain.ts';
 import { stallWindowMs } from '../core/step-budget.ts';
 import { VersionConflictError, type Incident } from '../ports/incident-store.ts';
+import { blockEffects } from './decision-effects.ts';
 import type { Deps } from './deps.ts';
+import { iso } from './incident-events.ts';
 import { advanceAttempt } from './schedule-retry.ts';
 import { commit, flushOutbox } from './step.ts';
 
@@ -29,10 +32,16 @@ export interface SweepOptions {
   quietMs: number | ((incident: Incident) => Promise<number>);
   /** At start-up no step of this process runs, so a lease left by a crash counts for nothing. */
   ignoreLeases?: boolean;
+  /**
+   * Block, rather than resume, an incident past its deadline. Where a failed step's last delivery
+   * is handled (the local runtime's stepFailed) that path bounds the loop; where it is not (AWS),
+   * the sweep must, or a step that always fails would be resumed for ever.
+   */
+  endPastDeadline?: boolean;
 }
 
 /** Carries out every open incident's outbox and resumes the stalled ones; returns how many it resumed. */
-export async function sweepStalled(deps: Deps, { isArmed, quietMs, ignoreLeases = false }: SweepOptions): Promise<number> {
+export async function sweepStalled(deps: Deps, { isArmed, quietMs, ignoreLeases = false, endPastDeadline = false }: SweepOptions): Promise<number> {
   let resumed = 0;
   for (const found of await deps.store.listIncidents({ state: 'open' })) {
     const now = deps.clock.now();
@@ -40,9 +49,30 @@ export async function sweepStalled(deps: Deps, { isArmed, quietMs, ignoreLeases 
     if (incident.state !== 'open' || isArmed(incident)) continue;
     if (!ignoreLeases && incident.inFlight && incident.inFlight.until > now) continue;
     if (now - incident.updatedAt < (typeof quietMs === 'number' ? quietMs : await quietMs(incident))) continue;
+    // A chain that keeps stalling must not be resumed for ever: past its deadline, it ends here.
+    if (endPastDeadline && (await endedPastDeadline(deps, incident, now))) continue;
     if (await resumeIncident(deps, incident, now)) resumed++;
   }
   return resumed;
+}
+
+async function endedPastDeadline(deps: Deps, incident: Incident, now: number): Promise<boolean> {
+  const cluster = await deps.directory.get(incident.clusterId).catch(() => undefined);
+  if (!cluster || now - incident.openedAt < cluster.policy.incidentDeadlineMs) return false;
+  const decision = {
+    kind: 'block' as const,
+    reason: 'INCIDENT_DEADLINE_EXCEEDED' as const,
+    message: `Incident ${incident.incidentId} (${incident.memberName || incident.targetKey}) made no progress since ${iso(incident.updatedAt)} and is past its deadline of ${describeDuration(cluster.policy.incidentDeadlineMs)}; blocked, nothing more is done: check the dead-letter queues and the logs for the step that kept failing, then report the member again.`,
+    evidence: { stalledSince: iso(incident.updatedAt), attempt: incident.attempt },
+  };
+  const { patch, effects } = blockEffects(incident, decision, 'sweep', now);
+  try {
+    await flushOutbox(deps, await commit(deps, incident, patch, effects));
+    return true;
+  } catch (error) {
+    if (error instanceof VersionConflictError) return true;
+    throw error;
+  }
 }
 
 /**
@@ -53,6 +83,7 @@ export async function sweepStalled(deps: Deps, { isArmed, quietMs, ignoreLeases 
 export async function sweepBlind(deps: Deps): Promise<number> {
   return sweepStalled(deps, {
     isArmed: () => false,
+    endPastDeadline: true,
     // A cluster no longer in the directory is not this sweep's to resume.
     quietMs: async (incident) => deps.directory.get(incident.clusterId).then((c) => stallWindowMs(c.policy), () => Number.POSITIVE_INFINITY),
   });

@@ -36,4 +36,18 @@ describe('sweepBlind', () => {
     expect(isScheduledSweep({ source: 'etcd-remediator', 'detail-type': 'RetryRequested', detail: {} })).toBe(false);
     expect(isScheduledSweep(null)).toBe(false);
   });
+
+  it('ends, rather than resumes, a stalled incident past its deadline, saying what to check', async () => {
+    h = harness({ incidentDeadlineMs: 600_000 });
+    const stalled = await open('c1', 'etcd-0');
+    h.clock.advance(Math.max(600_000, stallWindowMs(h.cluster.policy)) + 1);
+
+    expect(await sweepBlind(h.deps)).toBe(0);
+
+    const ended = await h.deps.store.getIncident(stalled.incidentId);
+    expect(ended).toMatchObject({ state: 'blocked', result: { reason: 'INCIDENT_DEADLINE_EXCEEDED' } });
+    expect((ended!.result as { message: string }).message).toMatch(/made no progress since .* and is past its deadline of 10 min; blocked, nothing more is done: check the dead-letter queues/);
+    expect(h.events.map((e) => e.detailType)).toEqual(['RemediationBlocked']);
+    expect(h.scheduled).toEqual([]);
+  });
 });
