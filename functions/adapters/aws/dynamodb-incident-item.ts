@@ -9,15 +9,18 @@ import { decodeJson, encodeJson, num, optJson, optStr, str, type Item } from './
 import { byStatePk, incidentIndexKeys, incidentKey } from './dynamodb-keys.ts';
 import { table } from './dynamodb-table.ts';
 
-/** What a new incident starts as; the journal's sequence lives on the item too. */
-export function newIncidentItem(input: {
+/** What opening an incident needs to know; the open-pointer item carries the same. */
+export interface NewIncident {
   incidentId: string;
   clusterId: string;
   targetKey: string;
   target: Record<string, string>;
   reason: string;
   openedAt: number;
-}): Item {
+}
+
+/** What a new incident starts as; the journal's sequence lives on the item too. */
+export function newIncidentItem(input: NewIncident): Item {
   return {
     ...incidentKey(input.incidentId),
     ...incidentIndexKeys({ ...input, state: 'open' }),

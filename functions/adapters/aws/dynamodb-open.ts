@@ -10,20 +10,14 @@ import type { Incident, OpenIncidentInput } from '../../ports/incident-store.ts'
 import { decodeJson, num, str, type Item } from './dynamodb-codec.ts';
 import { conditionally, isConditionFailed, type StoreContext } from './dynamodb-context.ts';
 import { clearPointer, getIncident } from './dynamodb-incidents.ts';
-import { newIncidentItem, toIncident } from './dynamodb-incident-item.ts';
+import { newIncidentItem, toIncident, type NewIncident } from './dynamodb-incident-item.ts';
 import { openPointerKey } from './dynamodb-keys.ts';
 import { table } from './dynamodb-table.ts';
 
 /** Each round either settles or saw another caller change the pointer; this many is a fault, not a race. */
 const MAX_ROUNDS = 20;
 
-interface Pointer {
-  incidentId: string;
-  clusterId: string;
-  targetKey: string;
-  target: Record<string, string>;
-  reason: string;
-  openedAt: number;
+interface Pointer extends NewIncident {
   /** Store clock when written: a pointer older than the retention names an incident its TTL removed. */
   createdAt: number;
 }

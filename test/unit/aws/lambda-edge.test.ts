@@ -6,17 +6,9 @@ import { clientConfig, MissingEnvError } from '../../../functions/aws/env.ts';
 import { lambdaEntry } from '../../../functions/aws/lambda-entry.ts';
 import { handler as probeMembers } from '../../../functions/probe-members/lambda.ts';
 import { localContext } from '../../../infra/local/lambda-context.ts';
+import { fullEnv } from './env-fixture.ts';
 
-const full = {
-  TABLE_NAME: 'remediation',
-  BUS_NAME: 'remediation',
-  BUS_ARN: 'arn:aws:events:eu-west-1:123456789012:event-bus/remediation',
-  SCHEDULE_GROUP: 'etcd-remediator',
-  SCHEDULER_ROLE_ARN: 'arn:aws:iam::123456789012:role/scheduler',
-  SCHEDULER_DLQ_ARN: 'arn:aws:sqs:eu-west-1:123456789012:scheduler-dlq',
-  SHORT_WAIT_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/short-waits',
-  AWS_REGION: 'eu-west-1',
-};
+const full = fullEnv;
 
 describe('a cold start with variables missing', () => {
   it('names every one missing, and the function', () => {

@@ -8,17 +8,9 @@ import { InvalidEnvError } from '../../../functions/aws/env.ts';
 import { awsIntakeDepsFromEnv } from '../../../functions/aws/intake-deps.ts';
 import { policyDefaultsFromEnv } from '../../../functions/aws/policy-defaults.ts';
 import { defaultPolicy } from '../../../functions/core/policy.ts';
+import { fullEnv } from './env-fixture.ts';
 
-const full = {
-  TABLE_NAME: 'remediation',
-  BUS_NAME: 'remediation',
-  BUS_ARN: 'arn:aws:events:eu-west-1:123456789012:event-bus/remediation',
-  SCHEDULE_GROUP: 'etcd-remediator',
-  SCHEDULER_ROLE_ARN: 'arn:aws:iam::123456789012:role/scheduler',
-  SCHEDULER_DLQ_ARN: 'arn:aws:sqs:eu-west-1:123456789012:scheduler-dlq',
-  SHORT_WAIT_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/short-waits',
-  AWS_REGION: 'eu-west-1',
-};
+const full = fullEnv;
 
 describe('underDefaults', () => {
   it("keeps the defaults a cluster leaves out, and the cluster's own fields over them", () => {
