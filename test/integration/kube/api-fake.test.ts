@@ -1,0 +1,198 @@
+// client-node, unmodified, against the protocol-level kube fake, with real etcd behind port-forward.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiException, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { gatewayStatus } from '../../../infra/lab/etcd-gateway.ts';
+import { startLab, type Lab } from '../../../infra/lab/lab.ts';
+import { waitFor } from '../../../functions/shared/wait-for.ts';
+import { startKubeApiFake, type KubeApiFake } from '../../support/fakes/kube/api-server.ts';
+import { forwardLocally, type LocalForward } from './local-forward.ts';
+import { probeUpgrade } from './upgrade-probe.ts';
+
+const NS = 'default';
+const MACHINE = { group: 'cluster.x-k8s.io', version: 'v1beta1', namespace: NS, plural: 'machines' };
+
+interface MachineShape {
+  metadata: { name: string; annotations?: Record<string, string>; deletionTimestamp?: string };
+  status: { nodeRef: { name: string } };
+}
+
+let lab: Lab;
+let fake: KubeApiFake;
+const forwards: LocalForward[] = [];
+
+beforeAll(async () => {
+  lab = await startLab({ members: 3 });
+  fake = await startKubeApiFake({ machineDeletionMs: 50 });
+  lab.members.forEach((member, index) => {
+    const node = `cp-${index + 1}`;
+    fake.addControlPlaneNode({ name: node, internalIp: `10.0.0.${11 + index}`, machine: { name: `wl-cp-${index + 1}`, namespace: NS, clusterName: 'wl' } });
+    const direct = new URL(member.directUrl);
+    fake.setUpstream(node, { host: direct.hostname, port: Number(direct.port) });
+  });
+});
+
+afterAll(async () => {
+  for (const forward of forwards) await forward.close();
+  await fake?.stop();
+  await lab?.down();
+});
+
+async function statusCodeOf(call: Promise<unknown>): Promise<number> {
+  try {
+    await call;
+  } catch (error) {
+    if (error instanceof ApiException) return error.code;
+    throw error;
+  }
+  return 200;
+}
+
+describe('kube API fake: REST through client-node', () => {
+  it('reads a Node and lists the etcd static pods by label', async () => {
+    const core = fake.kubeConfig().makeApiClient(CoreV1Api);
+    const node = await core.readNode({ name: 'cp-2' });
+    expect(node.status?.addresses?.find((a) => a.type === 'InternalIP')?.address).toBe('10.0.0.12');
+    const pods = await core.listNamespacedPod({ namespace: 'kube-system', labelSelector: 'component=etcd' });
+    expect(pods.items.map((pod) => [pod.metadata?.name, pod.spec?.nodeName])).toEqual([
+      ['etcd-cp-1', 'cp-1'],
+      ['etcd-cp-2', 'cp-2'],
+      ['etcd-cp-3', 'cp-3'],
+    ]);
+  });
+
+  it('works from a kubeconfig file, as --kubeconfig will', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kube-fake-'));
+    try {
+      const config = new KubeConfig();
+      config.loadFromFile(fake.writeKubeconfig(path.join(dir, 'kubeconfig')));
+      const nodes = await config.makeApiClient(CoreV1Api).listNode();
+      expect(nodes.items.map((node) => node.metadata?.name)).toEqual(['cp-1', 'cp-2', 'cp-3']);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('answers a missing object with a NotFound Status', async () => {
+    const core = fake.kubeConfig().makeApiClient(CoreV1Api);
+    const error = await core.readNode({ name: 'nope' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(ApiException);
+    const body: unknown = JSON.parse(String((error as ApiException<string>).body));
+    expect((error as ApiException<string>).code).toBe(404);
+    expect(body).toMatchObject({ kind: 'Status', status: 'Failure', reason: 'NotFound', message: 'nodes "nope" not found', code: 404 });
+  });
+
+  it('patches a Machine (JSON patch and merge patch) and deletes it through a deletionTimestamp', async () => {
+    const custom = fake.kubeConfig().makeApiClient(CustomObjectsApi);
+    const got = (await custom.getNamespacedCustomObject({ ...MACHINE, name: 'wl-cp-3' })) as unknown as MachineShape;
+    expect(got.status.nodeRef.name).toBe('cp-3');
+    // client-node's default patch content type is application/json-patch+json.
+    await custom.patchNamespacedCustomObject({ ...MACHINE, name: 'wl-cp-3', body: [{ op: 'add', path: '/metadata/annotations', value: { a: '1' } }] });
+    const merged = (await custom.patchNamespacedCustomObject(
+      { ...MACHINE, name: 'wl-cp-3', body: { metadata: { annotations: { 'etcd-remediator/record': 'incident-1' } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    )) as unknown as MachineShape;
+    expect(merged.metadata.annotations).toEqual({ a: '1', 'etcd-remediator/record': 'incident-1' });
+    const deleting = (await custom.deleteNamespacedCustomObject({ ...MACHINE, name: 'wl-cp-3' })) as unknown as MachineShape;
+    expect(deleting.metadata.deletionTimestamp).toBeDefined();
+    await waitFor(async () => ((await statusCodeOf(custom.getNamespacedCustomObject({ ...MACHINE, name: 'wl-cp-3' }))) === 404 ? true : undefined), {
+      timeoutMs: 5_000,
+      what: 'the deleted Machine to go',
+    });
+  });
+});
+
+describe('kube API fake: port-forward through client-node', () => {
+  it('forwards to the etcd member behind that node', async () => {
+    const forward = await forwardLocally(fake.kubeConfig(), 'kube-system', 'etcd-cp-2', 2379);
+    forwards.push(forward);
+    const status = await gatewayStatus(`http://127.0.0.1:${forward.port}`, 5_000);
+    expect(status.memberId).toBe(lab.members[1]!.id);
+    expect(forward.errors()).toBe('');
+    expect(await probeUpgrade(fake.server, '/api/v1/namespaces/kube-system/pods/etcd-cp-2/portforward?ports=2379')).toEqual({ upgraded: true, protocol: 'v4.channel.k8s.io' });
+  });
+
+  it('kubelet down: 500 before the upgrade, a JSON Status saying error dialing backend', async () => {
+    fake.kubeletDown('cp-1');
+    try {
+      const forward = await forwardLocally(fake.kubeConfig(), 'kube-system', 'etcd-cp-1', 2379);
+      forwards.push(forward);
+      await expect(gatewayStatus(`http://127.0.0.1:${forward.port}`, 2_000)).rejects.toThrow();
+      await waitFor(async () => forward.failures()[0], { timeoutMs: 2_000, what: 'client-node to reject' });
+      expect(forward.failures()[0]).toBe('Unexpected server response: 500');
+      const seen = await probeUpgrade(fake.server, '/api/v1/namespaces/kube-system/pods/etcd-cp-1/portforward?ports=2379');
+      expect(seen).toMatchObject({ upgraded: false, status: 500, contentType: 'application/json' });
+      const body: unknown = seen.upgraded ? undefined : JSON.parse(seen.body);
+      expect(body).toEqual({
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: 'error dialing backend: dial tcp 10.0.0.11:10250: connect: connection refused',
+        code: 500,
+      });
+    } finally {
+      fake.heal('cp-1');
+    }
+  });
+
+  it('containerd down: 500 before the upgrade, a plain-text CRI error', async () => {
+    fake.containerdDown('cp-1');
+    try {
+      const forward = await forwardLocally(fake.kubeConfig(), 'kube-system', 'etcd-cp-1', 2379);
+      forwards.push(forward);
+      await expect(gatewayStatus(`http://127.0.0.1:${forward.port}`, 2_000)).rejects.toThrow();
+      await waitFor(async () => forward.failures()[0], { timeoutMs: 2_000, what: 'client-node to reject' });
+      expect(forward.failures()[0]).toBe('Unexpected server response: 500');
+      const seen = await probeUpgrade(fake.server, '/api/v1/namespaces/kube-system/pods/etcd-cp-1/portforward?ports=2379');
+      expect(seen).toMatchObject({ upgraded: false, status: 500, contentType: 'text/plain; charset=utf-8' });
+      expect(seen.upgraded ? '' : seen.body).toMatch(/^rpc error: code = Unavailable .*containerd\.sock: connect: no such file or directory"$/);
+    } finally {
+      fake.heal('cp-1');
+    }
+  });
+
+  it('node deleted: 404 naming pods "<node>"', async () => {
+    const fake2 = await startKubeApiFake();
+    try {
+      fake2.addControlPlaneNode({ name: 'cp-9', internalIp: '10.0.0.19' });
+      fake2.deleteNode('cp-9');
+      const forward = await forwardLocally(fake2.kubeConfig(), 'kube-system', 'etcd-cp-9', 2379);
+      forwards.push(forward);
+      await expect(gatewayStatus(`http://127.0.0.1:${forward.port}`, 2_000)).rejects.toThrow();
+      await waitFor(async () => forward.failures()[0], { timeoutMs: 2_000, what: 'client-node to reject' });
+      expect(forward.failures()[0]).toBe('Unexpected server response: 404');
+      const seen = await probeUpgrade(fake2.server, '/api/v1/namespaces/kube-system/pods/etcd-cp-9/portforward?ports=2379');
+      expect(seen.upgraded ? undefined : JSON.parse(seen.body)).toEqual({
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: 'pods "cp-9" not found',
+        reason: 'NotFound',
+        details: { name: 'cp-9', kind: 'pods' },
+        code: 404,
+      });
+    } finally {
+      await fake2.stop();
+    }
+  });
+
+  it('etcd not listening: the upgrade succeeds and the error channel carries containerd\'s text', async () => {
+    const victim = lab.members[2]!;
+    await lab.kill(victim.name);
+    const forward = await forwardLocally(fake.kubeConfig(), 'kube-system', 'etcd-cp-3', 2379);
+    forwards.push(forward);
+    await expect(gatewayStatus(`http://127.0.0.1:${forward.port}`, 2_000)).rejects.toThrow();
+    const text = await waitFor(async () => forward.errors() || undefined, { timeoutMs: 2_000, what: 'the error channel' });
+    expect(forward.failures()).toEqual([]);
+    expect(text).toMatch(
+      /^error forwarding port 2379 to pod [0-9a-f]{64}, uid : failed to execute portforward in network namespace "host": failed to connect to localhost:2379 inside namespace "[0-9a-f]{64}", IPv4: dial tcp4 127\.0\.0\.1:2379: connect: connection refused IPv6 dial tcp6 \[::1\]:2379: connect: connection refused $/,
+    );
+  });
+});

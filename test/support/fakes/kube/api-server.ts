@@ -1,0 +1,212 @@
+// A protocol-level FAKE Kubernetes API server for tests: plain HTTP on loopback, objects in memory,
+// real wire shapes (Status errors, the port-forward WebSocket protocol), so @kubernetes/client-node
+// runs unmodified against it. Failure texts follow ../shared/notes/kube-paths.md.
+import { writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { KubeConfig } from '@kubernetes/client-node';
+import type { JsonObject } from './patch.ts';
+import { type NodeFault, type Upstream, portForwardServer } from './portforward.ts';
+import { handleRest } from './routes.ts';
+import { badRequest } from './status.ts';
+import { ObjectStore, type ResourceType, metadataOf, resourceType } from './store.ts';
+
+export type { NodeFault, Upstream } from './portforward.ts';
+
+export interface KubeApiFakeOptions {
+  /** How long a deleted Machine keeps its deletionTimestamp before it goes (default 100 ms). */
+  machineDeletionMs?: number;
+}
+
+export interface ControlPlaneNode {
+  name: string;
+  internalIp: string;
+  /** Creates the Machine `<machine>` in `namespace` whose status.nodeRef names this node. */
+  machine?: { name: string; namespace: string; clusterName: string };
+}
+
+const NODES = resourceType('', 'nodes')!;
+const PODS = resourceType('', 'pods')!;
+const SECRETS = resourceType('', 'secrets')!;
+const MACHINES = resourceType('cluster.x-k8s.io', 'machines')!;
+
+export class KubeApiFake {
+  readonly server: string;
+  readonly store: ObjectStore;
+  private readonly faults = new Map<string, NodeFault>();
+  private readonly upstreams = new Map<string, Upstream>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly close: () => Promise<void>;
+
+  constructor(server: string, store: ObjectStore, close: () => Promise<void>) {
+    this.server = server;
+    this.store = store;
+    this.close = close;
+  }
+
+  /** A Node, its etcd mirror pod `etcd-<node>` (§3 naming) and optionally its CAPI Machine. */
+  addControlPlaneNode(node: ControlPlaneNode): void {
+    this.store.put(NODES, {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name: node.name, labels: { 'node-role.kubernetes.io/control-plane': '' } },
+      status: { addresses: [{ type: 'InternalIP', address: node.internalIp }, { type: 'Hostname', address: node.name }] },
+    });
+    this.store.put(PODS, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: `etcd-${node.name.toLowerCase()}`, namespace: 'kube-system', labels: { component: 'etcd', tier: 'control-plane' } },
+      spec: { nodeName: node.name, hostNetwork: true, containers: [{ name: 'etcd', image: 'registry.k8s.io/etcd:3.5.21-0' }] },
+      status: { phase: 'Running', podIP: node.internalIp },
+    });
+    if (node.machine) {
+      this.store.put(MACHINES, {
+        apiVersion: 'cluster.x-k8s.io/v1beta1',
+        kind: 'Machine',
+        metadata: { name: node.machine.name, namespace: node.machine.namespace, labels: { 'cluster.x-k8s.io/cluster-name': node.machine.clusterName, 'cluster.x-k8s.io/control-plane': '' } },
+        spec: { clusterName: node.machine.clusterName, bootstrap: { dataSecretName: `${node.machine.name}-bootstrap` } },
+        status: { nodeRef: { apiVersion: 'v1', kind: 'Node', name: node.name }, phase: 'Running' },
+      });
+    }
+  }
+
+  putSecret(namespace: string, name: string, data: Record<string, string>): void {
+    const encoded = Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
+    this.store.put(SECRETS, { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, type: 'Opaque', data: encoded });
+  }
+
+  /** Test hook: the Node object goes, its pods stay (before PodGC, §3). */
+  deleteNode(name: string): void {
+    this.store.remove(NODES, '', name);
+  }
+
+  setUpstream(node: string, upstream: Upstream): void {
+    this.upstreams.set(node, upstream);
+  }
+
+  kubeletDown(node: string): void {
+    this.faults.set(node, 'kubelet-down');
+  }
+
+  containerdDown(node: string): void {
+    this.faults.set(node, 'containerd-down');
+  }
+
+  heal(node: string): void {
+    this.faults.delete(node);
+  }
+
+  faultOf(node: string): NodeFault | undefined {
+    return this.faults.get(node);
+  }
+
+  upstreamOf(node: string): Upstream | undefined {
+    return this.upstreams.get(node);
+  }
+
+  /** Machines get a deletionTimestamp, then go; a finalizer holds them until it is patched away. */
+  scheduleMachineDeletion(namespace: string, name: string, afterMs: number): void {
+    const machine = this.store.get(MACHINES, namespace, name);
+    const metadata = metadataOf(machine);
+    if (metadata.deletionTimestamp === undefined) {
+      metadata.deletionTimestamp = new Date().toISOString();
+      this.store.put(MACHINES, machine);
+    }
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      const current = this.store.find(MACHINES, namespace, name);
+      if (!current) return;
+      const finalizers = metadataOf(current).finalizers;
+      if (Array.isArray(finalizers) && finalizers.length > 0) this.scheduleMachineDeletion(namespace, name, afterMs);
+      else this.store.remove(MACHINES, namespace, name);
+    }, afterMs);
+    this.timers.add(timer);
+  }
+
+  /** A client-node KubeConfig for this server (no auth: the fake does not check any). */
+  kubeConfig(): KubeConfig {
+    const config = new KubeConfig();
+    config.loadFromString(this.kubeconfigYaml());
+    return config;
+  }
+
+  /** The kubeconfig text (JSON is valid YAML), to write to a file for `--kubeconfig`. */
+  kubeconfigYaml(): string {
+    return JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      // client-node refuses plain http unless TLS verification is off ("HTTP protocol is not allowed…").
+      clusters: [{ name: 'fake', cluster: { server: this.server, 'insecure-skip-tls-verify': true } }],
+      users: [{ name: 'fake', user: { token: 'fake-token' } }],
+      contexts: [{ name: 'fake', context: { cluster: 'fake', user: 'fake' } }],
+      'current-context': 'fake',
+    });
+  }
+
+  /** Writes the kubeconfig to `path` (mode 0600, as kubectl does) and returns the path. */
+  writeKubeconfig(path: string): string {
+    writeFileSync(path, this.kubeconfigYaml(), { mode: 0o600 });
+    return path;
+  }
+
+  async stop(): Promise<void> {
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    await this.close();
+  }
+}
+
+async function readBody(request: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function send(response: ServerResponse, code: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  response.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+  response.end(text);
+}
+
+export async function startKubeApiFake(options: KubeApiFakeOptions = {}): Promise<KubeApiFake> {
+  const machineDeletionMs = options.machineDeletionMs ?? 100;
+  const store = new ObjectStore();
+  // The handlers below reach `fake` only after it is built, once the server listens.
+  const forward = portForwardServer({
+    store,
+    faultOf: (node) => fake.faultOf(node),
+    upstreamOf: (node) => fake.upstreamOf(node),
+  });
+  const graceful = (type: ResourceType, namespace: string, name: string): boolean => {
+    if (type !== MACHINES) return false;
+    fake.scheduleMachineDeletion(namespace, name, machineDeletionMs);
+    return true;
+  };
+  const server = createServer((request, response) => {
+    void (async () => {
+      const url = new URL(request.url ?? '/', 'http://fake');
+      const body = await readBody(request);
+      if (url.pathname.endsWith('/portforward')) {
+        // upgradeaware.go: a port-forward without an Upgrade header is refused (§3).
+        send(response, 400, { ...badRequest('Upgrade request required').status });
+        return;
+      }
+      const answer = handleRest(store, { graceful }, { method: request.method ?? 'GET', url, contentType: request.headers['content-type'] ?? '', body });
+      if (answer) send(response, answer.code, answer.body);
+      else send(response, 404, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'the server could not find the requested resource', reason: 'NotFound', details: {}, code: 404 } satisfies JsonObject);
+    })().catch((error: unknown) => {
+      response.destroy(error instanceof Error ? error : new Error(String(error)));
+    });
+  });
+  server.on('upgrade', (request: IncomingMessage, socket, head: Buffer) => {
+    if (!forward.handleUpgrade(request, socket, head)) socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const fake: KubeApiFake = new KubeApiFake(`http://127.0.0.1:${port}`, store, async () => {
+    forward.close();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  return fake;
+}

@@ -1,0 +1,158 @@
+// The pod port-forward subresource as a real API server + kubelet + containerd answer it to
+// client-node: checks and failures before the upgrade, then the v4.channel.k8s.io stream.
+// Ground truth: ../shared/notes/kube-paths.md (section numbers cited below).
+import { createHash } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import net from 'node:net';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { isObject, text, type JsonObject } from './patch.ts';
+import { KubeFakeError, badRequest, internal, notFound } from './status.ts';
+import { metadataOf, resourceType, type ObjectStore } from './store.ts';
+
+export type NodeFault = 'kubelet-down' | 'containerd-down';
+
+export interface Upstream {
+  host: string;
+  port: number;
+}
+
+export interface PortForwardContext {
+  store: ObjectStore;
+  faultOf(node: string): NodeFault | undefined;
+  upstreamOf(node: string): Upstream | undefined;
+}
+
+// The CRI port-forward server's list; wsstream picks the client's first one it knows (§4).
+const SUPPORTED_PROTOCOLS = ['v4.channel.k8s.io', 'v4.base64.channel.k8s.io'];
+
+const PODS = resourceType('', 'pods')!;
+const NODES = resourceType('', 'nodes')!;
+
+/** A pre-upgrade answer: a JSON Status or, relayed from the kubelet, plain text. */
+type Refusal = { code: number; json: JsonObject | KubeFakeError['status'] } | { code: number; text: string };
+
+function internalIp(node: JsonObject): string {
+  const status = node.status;
+  const addresses = isObject(status) && Array.isArray(status.addresses) ? status.addresses : [];
+  for (const address of addresses) if (isObject(address) && address.type === 'InternalIP') return text(address.address);
+  return '0.0.0.0';
+}
+
+/** Runs the API server's checks in its order (§0.2); undefined means "upgrade". */
+function refusal(context: PortForwardContext, namespace: string, podName: string, ports: string | null): Refusal | undefined {
+  try {
+    if (ports === null || !/^\d+$/.test(ports)) throw badRequest('at least one port must be specified');
+    const pod = context.store.get(PODS, namespace, podName); // §3 "Pod gone": 404 pods "etcd-cp-1"
+    const spec = pod.spec;
+    const nodeName = isObject(spec) && typeof spec.nodeName === 'string' ? spec.nodeName : '';
+    if (nodeName === '') throw badRequest(`pod ${podName} does not have a host assigned`); // §0.2
+    // §3: GetConnectionInfo's Node GET runs under the request's RequestInfo, so it says `pods "<node>"`.
+    const node = context.store.find(NODES, '', nodeName);
+    if (!node) throw notFound('pods', '', nodeName);
+    const fault = context.faultOf(nodeName);
+    // §1: UpgradeAwareHandler fails to dial the kubelet → ErrorToAPIStatus, 500, no reason, no upgrade.
+    if (fault === 'kubelet-down') throw internal(`error dialing backend: dial tcp ${internalIp(node)}:10250: connect: connection refused`);
+    // §2: kubelet GetPortForward → CRI ListPodSandbox fails → streaming.WriteError 500 plain text,
+    // which UpgradeAwareHandler echoes raw to the client (CAPI #12711 quotes this text).
+    if (fault === 'containerd-down') {
+      return {
+        code: 500,
+        text: 'rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial unix /var/run/containerd/containerd.sock: connect: no such file or directory"',
+      };
+    }
+    return undefined;
+  } catch (error) {
+    if (error instanceof KubeFakeError) return { code: error.status.code, json: error.status };
+    throw error;
+  }
+}
+
+function writeRefusal(socket: Duplex, answer: Refusal): void {
+  const isText = 'text' in answer;
+  const body = isText ? answer.text : JSON.stringify(answer.json);
+  const reason = answer.code === 404 ? 'Not Found' : answer.code === 400 ? 'Bad Request' : 'Internal Server Error';
+  const type = isText ? 'text/plain; charset=utf-8' : 'application/json';
+  socket.end(
+    `HTTP/1.1 ${answer.code} ${reason}\r\nContent-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+/** §2b: containerd's text when nothing listens on the port inside the host netns. */
+function notListeningText(sandboxId: string, port: number): string {
+  return (
+    `error forwarding port ${port} to pod ${sandboxId}, uid : failed to execute portforward in network namespace "host": ` +
+    `failed to connect to localhost:${port} inside namespace "${sandboxId}", IPv4: dial tcp4 127.0.0.1:${port}: connect: connection refused ` +
+    `IPv6 dial tcp6 [::1]:${port}: connect: connection refused `
+  );
+}
+
+function frame(channel: number, data: Buffer): Buffer {
+  return Buffer.concat([Buffer.from([channel]), data]);
+}
+
+/** One TCP connection per WebSocket (§2b): pipe channel 0 to the node's etcd. */
+function pipe(ws: WebSocket, upstream: Upstream | undefined, sandboxId: string, port: number): void {
+  const prefix = Buffer.alloc(2);
+  prefix.writeUInt16LE(port); // §4: each channel's first frame is the port, uint16 LE, on its own.
+  ws.send(frame(0, prefix));
+  ws.send(frame(1, prefix));
+  const fail = () => {
+    ws.send(frame(1, Buffer.from(notListeningText(sandboxId, port))));
+    ws.close();
+  };
+  if (!upstream) return fail();
+  const socket = net.connect(upstream.port, upstream.host);
+  let connected = false;
+  socket.on('connect', () => (connected = true));
+  socket.on('error', () => (connected ? ws.close() : fail()));
+  socket.on('data', (chunk: Buffer) => ws.send(frame(0, chunk)));
+  socket.on('end', () => ws.close());
+  ws.on('message', (data: Buffer, isBinary: boolean) => {
+    if (isBinary && data.length > 1 && data[0] === 0) socket.write(data.subarray(1));
+  });
+  ws.on('close', () => socket.destroy());
+}
+
+export interface PortForwardServer {
+  /** Handles an upgrade on `.../pods/<pod>/portforward`; false if the path is not one. */
+  handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): boolean;
+  close(): void;
+}
+
+const PATH = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/portforward$/;
+
+export function portForwardServer(context: PortForwardContext): PortForwardServer {
+  const wss = new WebSocketServer({
+    noServer: true,
+    handleProtocols: (offered) => {
+      // wsstream handshake walks the client's list in order (§4); ws hands us a Set in that order.
+      for (const protocol of offered) if (SUPPORTED_PROTOCOLS.includes(protocol)) return protocol;
+      return false;
+    },
+  });
+  return {
+    handleUpgrade(request, socket, head) {
+      const url = new URL(request.url ?? '/', 'http://fake');
+      const match = PATH.exec(url.pathname);
+      if (!match) return false;
+      const namespace = decodeURIComponent(match[1]!);
+      const podName = decodeURIComponent(match[2]!);
+      const ports = url.searchParams.get('ports');
+      const answer = refusal(context, namespace, podName, ports);
+      if (answer) {
+        writeRefusal(socket, answer);
+        return true;
+      }
+      const pod = context.store.get(PODS, namespace, podName);
+      const nodeName = isObject(pod.spec) ? text(pod.spec.nodeName) : '';
+      const sandboxId = createHash('sha256').update(text(metadataOf(pod).uid)).digest('hex');
+      wss.handleUpgrade(request, socket, head, (ws) => pipe(ws, context.upstreamOf(nodeName), sandboxId, Number(ports)));
+      return true;
+    },
+    close() {
+      for (const client of wss.clients) client.terminate();
+      wss.close();
+    },
+  };
+}

@@ -1,0 +1,47 @@
+// Kubernetes `Status` error bodies as the API server writes them (apiserver
+// pkg/endpoints/handlers/responsewriters/status.go, apimachinery pkg/api/errors/errors.go).
+
+export interface KubeStatus {
+  kind: 'Status';
+  apiVersion: 'v1';
+  metadata: Record<string, never>;
+  status: 'Failure';
+  message: string;
+  reason?: string;
+  details?: { name: string; group?: string; kind: string };
+  code: number;
+}
+
+/** An error the fake answers with: an HTTP status and a JSON Status body. */
+export class KubeFakeError extends Error {
+  readonly status: KubeStatus;
+  constructor(status: KubeStatus) {
+    super(status.message);
+    this.name = 'KubeFakeError';
+    this.status = status;
+  }
+}
+
+/** `<resource>[.<group>] "<name>" not found`, 404, reason NotFound. */
+export function notFound(resource: string, group: string, name: string): KubeFakeError {
+  const qualified = group === '' ? resource : `${resource}.${group}`;
+  return new KubeFakeError({
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: `${qualified} "${name}" not found`,
+    reason: 'NotFound',
+    details: group === '' ? { name, kind: resource } : { name, group, kind: resource },
+    code: 404,
+  });
+}
+
+export function badRequest(message: string): KubeFakeError {
+  return new KubeFakeError({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason: 'BadRequest', code: 400 });
+}
+
+/** A plain Go error through ErrorToAPIStatus: 500, no reason (StatusReasonUnknown). */
+export function internal(message: string): KubeFakeError {
+  return new KubeFakeError({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, code: 500 });
+}
