@@ -6,6 +6,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { JsonObject } from './patch.ts';
+import { execServer } from './exec.ts';
 import { type NodeFault, type Upstream, portForwardServer } from './portforward.ts';
 import { handleRest } from './routes.ts';
 import { badRequest } from './status.ts';
@@ -177,6 +178,7 @@ export async function startKubeApiFake(options: KubeApiFakeOptions = {}): Promis
     faultOf: (node) => fake.faultOf(node),
     upstreamOf: (node) => fake.upstreamOf(node),
   });
+  const exec = execServer({ store, faultOf: (node) => fake.faultOf(node) });
   const graceful = (type: ResourceType, namespace: string, name: string): boolean => {
     if (type !== MACHINES) return false;
     fake.scheduleMachineDeletion(namespace, name, machineDeletionMs);
@@ -186,8 +188,8 @@ export async function startKubeApiFake(options: KubeApiFakeOptions = {}): Promis
     void (async () => {
       const url = new URL(request.url ?? '/', 'http://fake');
       const body = await readBody(request);
-      if (url.pathname.endsWith('/portforward')) {
-        // upgradeaware.go: a port-forward without an Upgrade header is refused (§3).
+      if (url.pathname.endsWith('/portforward') || url.pathname.endsWith('/exec')) {
+        // upgradeaware.go: a port-forward or exec without an Upgrade header is refused (§3).
         send(response, 400, { ...badRequest('Upgrade request required').status });
         return;
       }
@@ -199,12 +201,13 @@ export async function startKubeApiFake(options: KubeApiFakeOptions = {}): Promis
     });
   });
   server.on('upgrade', (request: IncomingMessage, socket, head: Buffer) => {
-    if (!forward.handleUpgrade(request, socket, head)) socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+    if (!forward.handleUpgrade(request, socket, head) && !exec.handleUpgrade(request, socket, head)) socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const fake: KubeApiFake = new KubeApiFake(`http://127.0.0.1:${port}`, store, async () => {
     forward.close();
+    exec.close();
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });

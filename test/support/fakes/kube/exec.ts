@@ -1,0 +1,251 @@
+// The pod exec subresource as a real API server (≥1.30, TranslateStreamCloseWebsocketRequests on)
+// + kubelet + containerd answer it to client-node: the API server's checks before the upgrade,
+// then the channel protocol, running the REAL etcdctl on this machine in place of the pod's.
+// Ground truth: ../shared/notes/kube-paths.md (section numbers cited below).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { isObject, text, type JsonObject } from './patch.ts';
+import type { NodeFault } from './portforward.ts';
+import { KubeFakeError, badRequest, internal, notFound } from './status.ts';
+import { metadataOf, resourceType, type ObjectStore } from './store.ts';
+
+export interface ExecContext {
+  store: ObjectStore;
+  faultOf(node: string): NodeFault | undefined;
+  /** The etcdctl that stands in for the image's /usr/local/bin/etcdctl (default $ETCDCTL_BIN or PATH). */
+  etcdctlBin?: string;
+}
+
+export interface ExecServer {
+  /** Handles an upgrade on `.../pods/<pod>/exec`; false if the path is not one. */
+  handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): boolean;
+  close(): void;
+}
+
+/** A Status as written on channel 3: Go's json.Marshal of metav1.Status, so field order and omitempty hold. */
+export interface ChannelStatus {
+  metadata: Record<string, never>;
+  status: 'Success' | 'Failure';
+  message?: string;
+  reason?: string;
+  details?: { causes: { reason?: string; message: string }[] };
+  code?: number;
+}
+
+const V5 = 'v5.channel.k8s.io';
+// The CRI exec server also takes "", channel.k8s.io and the base64 variants (§4); client-node
+// offers v4 before those and reads binary frames only, so only v4 is served on the direct path.
+const CRI_PROTOCOLS = ['v4.channel.k8s.io'];
+const STDOUT = 1;
+const STDERR = 2;
+const STATUS = 3;
+const CLOSE = 255;
+
+const PODS = resourceType('', 'pods')!;
+const NODES = resourceType('', 'nodes')!;
+const PATH = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/exec$/;
+
+// §1 and §2: the texts each fault produces; CAPI #12711 quotes the containerd one.
+const CONTAINERD_DOWN =
+  'rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial unix /var/run/containerd/containerd.sock: connect: no such file or directory"';
+
+interface ExecRequest {
+  namespace: string;
+  pod: string;
+  container: string;
+  node: string;
+  nodeIp: string;
+  sandboxId: string;
+  command: string[];
+  stdin: boolean;
+  stdout: boolean;
+  stderr: boolean;
+}
+
+/** Go's strconv.ParseBool, which the query decoder uses for PodExecOptions' booleans. */
+const flag = (url: URL, name: string): boolean => ['1', 't', 'T', 'true', 'TRUE', 'True'].includes(url.searchParams.get(name) ?? '');
+
+function internalIp(node: JsonObject): string {
+  const addresses = isObject(node.status) && Array.isArray(node.status.addresses) ? node.status.addresses : [];
+  for (const address of addresses) if (isObject(address) && address.type === 'InternalIP') return text(address.address);
+  return '0.0.0.0';
+}
+
+/** The API server's checks before any upgrade, in its order (§0.2); throws a KubeFakeError. */
+function resolve(store: ObjectStore, namespace: string, podName: string, url: URL): ExecRequest {
+  const command = url.searchParams.getAll('command');
+  const [stdin, stdout, stderr] = [flag(url, 'stdin'), flag(url, 'stdout'), flag(url, 'stderr')];
+  // apimachinery validation of PodExecOptions (option parse → 400, §0.1).
+  if (command.length === 0) throw badRequest('you must specify at least 1 command');
+  if (!stdin && !stdout && !stderr) throw badRequest('you must specify at least one of stdin, stdout, stderr');
+  const pod = store.get(PODS, namespace, podName); // §3 "Pod gone": 404 pods "etcd-cp-1"
+  const spec = isObject(pod.spec) ? pod.spec : {};
+  const names = (Array.isArray(spec.containers) ? spec.containers : []).map((c) => (isObject(c) ? text(c.name) : ''));
+  const container = url.searchParams.get('container') ?? (names.length === 1 ? names[0]! : '');
+  if (!names.includes(container)) throw badRequest(`container ${container} is not valid for pod ${podName}`); // §0.2
+  const node = typeof spec.nodeName === 'string' ? spec.nodeName : '';
+  if (node === '') throw badRequest(`pod ${podName} does not have a host assigned`); // §0.2
+  // §3: the Node GET runs under the request's RequestInfo, so the 404 says `pods "<node>"`.
+  const nodeObject = store.find(NODES, '', node);
+  if (!nodeObject) throw notFound('pods', '', node);
+  const sandboxId = createHash('sha256').update(text(metadataOf(pod).uid)).digest('hex');
+  return { namespace, pod: podName, container, node, nodeIp: internalIp(nodeObject), sandboxId, command, stdin, stdout, stderr };
+}
+
+function writePreUpgrade(socket: Duplex, code: number, body: string, contentType: string): void {
+  const reason = code === 404 ? 'Not Found' : code === 400 ? 'Bad Request' : 'Internal Server Error';
+  socket.end(`HTTP/1.1 ${code} ${reason}\r\nContent-Type: ${contentType}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}
+
+/** apimachinery NewInternalError: the cause keeps the bare text, the message prefixes it. */
+function internalError(message: string): ChannelStatus {
+  return { metadata: {}, status: 'Failure', message: `Internal error occurred: ${message}`, reason: 'InternalError', details: { causes: [{ message }] }, code: 500 };
+}
+
+/** The kubelet URL the API server dials (§0.2): Go's url.Values.Encode sorts keys. */
+function kubeletUrl(request: ExecRequest): string {
+  const params = new URLSearchParams();
+  for (const part of request.command) params.append('command', part);
+  if (request.stderr) params.append('error', '1');
+  if (request.stdout) params.append('output', '1');
+  if (request.stdin) params.append('input', '1');
+  return `https://${request.nodeIp}:10250/exec/${request.namespace}/${request.pod}/${request.container}?${params.toString()}`;
+}
+
+/** §1 / §2 "exec with v5": the translator upgraded, then its SPDY dial to the kubelet failed. */
+function faultStatus(fault: NodeFault, request: ExecRequest): ChannelStatus {
+  if (fault === 'kubelet-down') {
+    return internalError(`error sending request: Post "${kubeletUrl(request)}": dial tcp ${request.nodeIp}:10250: connect: connection refused`);
+  }
+  // client-go roundtripper.go: a non-Status error body becomes "unable to upgrade connection: <body>".
+  return internalError(`unable to upgrade connection: ${CONTAINERD_DOWN}`);
+}
+
+/**
+ * Exit status as the Status on channel 3 (§4). v5: the translator's codeExitToStatusError;
+ * v4: the kubelet's own, carrying containerd's "error executing command [argv], exit code N".
+ */
+function exitStatus(v5: boolean, command: string[], exitCode: number): ChannelStatus {
+  if (exitCode === 0) return { metadata: {}, status: 'Success' };
+  const inner = v5 ? `command terminated with exit code ${exitCode}` : `error executing command [${command.join(' ')}], exit code ${exitCode}`;
+  return {
+    metadata: {},
+    status: 'Failure',
+    message: `command terminated with non-zero exit code: ${inner}`,
+    reason: 'NonZeroExitCode',
+    details: { causes: [{ reason: 'ExitCode', message: String(exitCode) }] },
+  };
+}
+
+/** §6: only etcd's binaries are in the image; anything else fails as runc reports it (§4 shapes). */
+function missingBinaryStatus(v5: boolean, request: ExecRequest): ChannelStatus {
+  const binary = request.command[0] ?? '';
+  const why = binary.includes('/') ? `stat ${binary}: no such file or directory` : `exec: "${binary}": executable file not found in $PATH`;
+  const kubelet = internalError(
+    `error executing command in container: failed to exec in container: failed to start exec "${request.sandboxId}": ` +
+      `OCI runtime exec failed: exec failed: unable to start container process: ${why}: unknown`,
+  );
+  // grafana/mimir#10571: the v5 translator wraps the kubelet's InternalError once more.
+  return v5 ? internalError(kubelet.message!) : kubelet;
+}
+
+const frame = (channel: number, data: Buffer): Buffer => Buffer.concat([Buffer.from([channel]), data]);
+
+function finish(ws: WebSocket, status: ChannelStatus): void {
+  ws.send(frame(STATUS, Buffer.from(JSON.stringify(status))));
+  ws.close();
+}
+
+export function execServer(context: ExecContext): ExecServer {
+  const children = new Set<ChildProcess>();
+  const etcdctl = context.etcdctlBin ?? process.env.ETCDCTL_BIN ?? 'etcdctl';
+  const wss = new WebSocketServer({
+    noServer: true,
+    handleProtocols: (offered) => {
+      // §0.3: v5 anywhere in the list sends the request to the translator, which serves only v5.
+      if (offered.has(V5)) return V5;
+      for (const protocol of offered) if (CRI_PROTOCOLS.includes(protocol)) return protocol;
+      return false;
+    },
+  });
+
+  function run(ws: WebSocket, request: ExecRequest, v5: boolean): void {
+    // §4 "Initial frame": an empty frame on the lowest writable channel.
+    ws.send(Buffer.from([request.stdout ? STDOUT : request.stderr ? STDERR : STATUS]));
+    const fault = context.faultOf(request.node);
+    if (fault) return finish(ws, faultStatus(fault, request));
+    const binary = request.command[0] ?? '';
+    if (binary !== 'etcdctl' && binary !== '/usr/local/bin/etcdctl') return finish(ws, missingBinaryStatus(v5, request));
+    // Async spawn: the lab's fault proxies share this process. An exec carries only the image's env.
+    const child = spawn(etcdctl, request.command.slice(1), {
+      env: { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin' },
+      stdio: [request.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+    });
+    children.add(child);
+    child.stdout?.on('data', (chunk: Buffer) => request.stdout && ws.send(frame(STDOUT, chunk)));
+    child.stderr?.on('data', (chunk: Buffer) => request.stderr && ws.send(frame(STDERR, chunk)));
+    ws.on('message', (data: Buffer, isBinary: boolean) => {
+      if (!isBinary || data.length === 0) return;
+      if (data[0] === 0) child.stdin?.write(data.subarray(1));
+      // §4 "v5 CLOSE": honoured only when v5 was negotiated.
+      else if (v5 && data[0] === CLOSE && data[1] === 0) child.stdin?.end();
+    });
+    ws.on('close', () => child.kill('SIGKILL'));
+    let failed = false;
+    child.once('error', (error) => {
+      failed = true;
+      children.delete(child);
+      // The stand-in etcdctl is missing here: report it as the runtime's exec failure would be.
+      const kubelet = internalError(`error executing command in container: ${error.message}`);
+      finish(ws, v5 ? internalError(kubelet.message!) : kubelet);
+    });
+    // 'close' waits for stdout and stderr to drain, so the Status is the last frame.
+    child.once('close', (code, signal) => {
+      children.delete(child);
+      if (failed || ws.readyState !== ws.OPEN) return;
+      finish(ws, exitStatus(v5, request.command, code ?? (signal ? 137 : 1)));
+    });
+  }
+
+  return {
+    handleUpgrade(httpRequest, socket, head) {
+      const url = new URL(httpRequest.url ?? '/', 'http://fake');
+      const match = PATH.exec(url.pathname);
+      if (!match) return false;
+      let request: ExecRequest;
+      try {
+        request = resolve(context.store, decodeURIComponent(match[1]!), decodeURIComponent(match[2]!), url);
+      } catch (error) {
+        if (!(error instanceof KubeFakeError)) throw error;
+        writePreUpgrade(socket, error.status.code, JSON.stringify(error.status), 'application/json');
+        return true;
+      }
+      const offered = (httpRequest.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
+      const v5 = offered.includes(V5);
+      const fault = context.faultOf(request.node);
+      // Without v5 the request is proxied raw to the kubelet (§0.3), so a fault answers before the upgrade.
+      if (!v5 && fault === 'kubelet-down') {
+        // §1: UpgradeAwareHandler's dial fails → ErrorToAPIStatus: 500, no reason, JSON Status.
+        const { status } = internal(`error dialing backend: dial tcp ${request.nodeIp}:10250: connect: connection refused`);
+        writePreUpgrade(socket, 500, JSON.stringify(status), 'application/json');
+        return true;
+      }
+      if (!v5 && fault === 'containerd-down') {
+        // §2: kubelet findContainer → CRI fails → streaming.WriteError 500 plain text, echoed raw.
+        writePreUpgrade(socket, 500, CONTAINERD_DOWN, 'text/plain; charset=utf-8');
+        return true;
+      }
+      wss.handleUpgrade(httpRequest, socket, head, (ws) => run(ws, request, v5));
+      return true;
+    },
+    close() {
+      for (const child of children) child.kill('SIGKILL');
+      children.clear();
+      for (const client of wss.clients) client.terminate();
+      wss.close();
+    },
+  };
+}
