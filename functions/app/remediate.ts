@@ -11,6 +11,7 @@ import { withView } from '../core/view-history.ts';
 import { describeMember, memberGone, type ClusterView } from '../core/view.ts';
 import type { ReplaceRequest, ReplaceResult } from '../ports/actuator.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
+import type { ClusterGuard } from '../ports/cluster-guard.ts';
 import type { Incident } from '../ports/incident-store.ts';
 import { takeClusterLock, type HeldLock } from './cluster-lock.ts';
 import { decisionEffects, failureEffects } from './decision-effects.ts';
@@ -49,6 +50,9 @@ async function runSteps(deps: Deps, cluster: ClusterEntry, incident: Incident, l
   }
   const leader = (await leaderMarked(deps, id)) ?? (await electionStep(deps, cluster, incident));
   if ('kind' in leader) return decided(deps, incident, leader);
+  // Confirmed once a leader stands (a write during the election would find none): then it counts
+  // for KCP's retry limits of every remediator. The intent already holds the size still owed.
+  if (lock.guard) await confirmRemoval(deps, lock.guard, id);
   if (!(await deps.store.stepDone(id, 'actuator-called'))) {
     const member = { id: incident.memberId!, name: incident.memberName ?? '' };
     let result: ReplaceResult;
@@ -178,11 +182,6 @@ async function removeStep(deps: Deps, cluster: ClusterEntry, incident: Incident,
 
   const removed = await removeMember(deps, cluster, checked.fresh, incident.memberId!);
   if (removed.kind === 'removed') {
-    // Confirmed, it counts for KCP's retry limits of every remediator. Best effort: the intent
-    // already holds the size owed, which is what keeps the next removal waiting.
-    await lock.guard?.saveRemovals(withRecord(records, { ...record, confirmed: true })).catch((error: unknown) =>
-      deps.log.warn('removal not confirmed in the record', { incidentId: id, error: String(error) }),
-    );
     await mark(deps, id, 'member-removed', `${removed.alreadyGone ? 'already gone, said' : 'removed through'} ${removed.via}`);
     return { incident: checked.incident };
   }
@@ -260,4 +259,15 @@ async function complete(deps: Deps, incident: Incident, leader: { id: string; na
     effects: [publishing('RemediationCompleted', detail)],
     value: 'completed',
   };
+}
+
+/** Marks this incident's record confirmed. Best effort: a failure is logged, and the intent still holds the size owed. */
+async function confirmRemoval(deps: Deps, guard: ClusterGuard, incidentId: string): Promise<void> {
+  try {
+    const records = await guard.removals();
+    const ours = records.find((r) => r.incidentId === incidentId);
+    if (ours && !ours.confirmed) await guard.saveRemovals(withRecord(records, { ...ours, confirmed: true }));
+  } catch (error) {
+    deps.log.warn('removal not confirmed in the record', { incidentId, error: String(error) });
+  }
 }
