@@ -35,6 +35,10 @@ export const view = (at: number, note = ''): ClusterView => ({
   listFailures: [],
 });
 
+/** The incident every store test starts with: etcd-0 of c1, opened at 1 000. */
+export const openFirstIncident = async (store: IncidentStore): Promise<Incident> =>
+  (await store.openOrJoin({ clusterId: 'c1', targetKey: targetKeyOf({ memberName: 'etcd-0' }), target: { memberName: 'etcd-0' }, reason: 'kubelet gone', now: 1_000 })).incident;
+
 export function describeIncidentStoreContract(name: string, open: () => Promise<StoreFixture>): void {
   describe(`incident store contract: ${name}`, () => {
     let fixture: StoreFixture;
@@ -55,13 +59,7 @@ export function describeIncidentStoreContract(name: string, open: () => Promise<
     beforeEach(async () => {
       fixture = await open();
       store = fixture.store;
-      ({ incident } = await store.openOrJoin({
-        clusterId: 'c1',
-        targetKey: targetKeyOf({ memberName: 'etcd-0' }),
-        target: { memberName: 'etcd-0' },
-        reason: 'kubelet gone',
-        now: 1_000,
-      }));
+      incident = await openFirstIncident(store);
     });
     afterEach(async () => {
       for (const other of others.splice(0)) await other.close();

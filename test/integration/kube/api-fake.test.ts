@@ -117,15 +117,23 @@ describe('kube API fake: port-forward through client-node', () => {
     expect(await probeUpgrade(fake.server, '/api/v1/namespaces/kube-system/pods/etcd-cp-2/portforward?ports=2379')).toEqual({ upgraded: true, protocol: 'v4.channel.k8s.io' });
   });
 
+  /**
+   * A port-forward the fake refuses before the upgrade: client-node sees only the status code (it
+   * drops the body), so the body is read again by a raw upgrade, as the adapter will.
+   */
+  async function refusedForward(server: typeof fake, pod: string, code: number) {
+    const forward = await forwardLocally(server.kubeConfig(), 'kube-system', pod, 2379);
+    forwards.push(forward);
+    await expect(gatewayStatus(`http://127.0.0.1:${forward.port}`, 2_000)).rejects.toThrow();
+    await waitFor(async () => forward.failures()[0], { timeoutMs: 2_000, what: 'client-node to reject' });
+    expect(forward.failures()[0]).toBe(`Unexpected server response: ${code}`);
+    return probeUpgrade(server.server, `/api/v1/namespaces/kube-system/pods/${pod}/portforward?ports=2379`);
+  }
+
   it('kubelet down: 500 before the upgrade, a JSON Status saying error dialing backend', async () => {
     fake.kubeletDown('cp-1');
     try {
-      const forward = await forwardLocally(fake.kubeConfig(), 'kube-system', 'etcd-cp-1', 2379);
-      forwards.push(forward);
-      await expect(gatewayStatus(`http://127.0.0.1:${forward.port}`, 2_000)).rejects.toThrow();
-      await waitFor(async () => forward.failures()[0], { timeoutMs: 2_000, what: 'client-node to reject' });
-      expect(forward.failures()[0]).toBe('Unexpected server response: 500');
-      const seen = await probeUpgrade(fake.server, '/api/v1/namespaces/kube-system/pods/etcd-cp-1/portforward?ports=2379');
+      const seen = await refusedForward(fake, 'etcd-cp-1', 500);
       expect(seen).toMatchObject({ upgraded: false, status: 500, contentType: 'application/json' });
       const body: unknown = seen.upgraded ? undefined : JSON.parse(seen.body);
       expect(body).toEqual({
@@ -144,12 +152,7 @@ describe('kube API fake: port-forward through client-node', () => {
   it('containerd down: 500 before the upgrade, a plain-text CRI error', async () => {
     fake.containerdDown('cp-1');
     try {
-      const forward = await forwardLocally(fake.kubeConfig(), 'kube-system', 'etcd-cp-1', 2379);
-      forwards.push(forward);
-      await expect(gatewayStatus(`http://127.0.0.1:${forward.port}`, 2_000)).rejects.toThrow();
-      await waitFor(async () => forward.failures()[0], { timeoutMs: 2_000, what: 'client-node to reject' });
-      expect(forward.failures()[0]).toBe('Unexpected server response: 500');
-      const seen = await probeUpgrade(fake.server, '/api/v1/namespaces/kube-system/pods/etcd-cp-1/portforward?ports=2379');
+      const seen = await refusedForward(fake, 'etcd-cp-1', 500);
       expect(seen).toMatchObject({ upgraded: false, status: 500, contentType: 'text/plain; charset=utf-8' });
       expect(seen.upgraded ? '' : seen.body).toMatch(/^rpc error: code = Unavailable .*containerd\.sock: connect: no such file or directory"$/);
     } finally {
@@ -162,12 +165,7 @@ describe('kube API fake: port-forward through client-node', () => {
     try {
       fake2.addControlPlaneNode({ name: 'cp-9', internalIp: '10.0.0.19' });
       fake2.deleteNode('cp-9');
-      const forward = await forwardLocally(fake2.kubeConfig(), 'kube-system', 'etcd-cp-9', 2379);
-      forwards.push(forward);
-      await expect(gatewayStatus(`http://127.0.0.1:${forward.port}`, 2_000)).rejects.toThrow();
-      await waitFor(async () => forward.failures()[0], { timeoutMs: 2_000, what: 'client-node to reject' });
-      expect(forward.failures()[0]).toBe('Unexpected server response: 404');
-      const seen = await probeUpgrade(fake2.server, '/api/v1/namespaces/kube-system/pods/etcd-cp-9/portforward?ports=2379');
+      const seen = await refusedForward(fake2, 'etcd-cp-9', 404);
       expect(seen.upgraded ? undefined : JSON.parse(seen.body)).toEqual({
         kind: 'Status',
         apiVersion: 'v1',

@@ -5,7 +5,7 @@ import { targetKeyOf } from '../../../functions/core/target.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
 import { migrations } from '../../../infra/local/sqlite-migrations.ts';
 import { openSqliteStore, type SqliteIncidentStore } from '../../../infra/local/sqlite-store.ts';
-import { describeIncidentStoreContract } from '../../support/store-contract.ts';
+import { describeIncidentStoreContract, openFirstIncident } from '../../support/store-contract.ts';
 import { tempDir, type TempDir } from './helpers.ts';
 
 const HOUR = 3_600_000;
@@ -33,13 +33,7 @@ describe('sqlite incident store: the file', () => {
   beforeEach(async () => {
     dir = tempDir();
     store = openSqliteStore({ path: dir.file('store.db') });
-    ({ incident } = await store.openOrJoin({
-      clusterId: 'c1',
-      targetKey: targetKeyOf({ memberName: 'etcd-0' }),
-      target: { memberName: 'etcd-0' },
-      reason: 'kubelet gone',
-      now: 1_000,
-    }));
+    incident = await openFirstIncident(store);
   });
   afterEach(async () => {
     await store.close();
