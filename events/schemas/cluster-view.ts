@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import type { ClusterIdentity } from '../../functions/core/cluster-identity.ts';
 import type { ClusterView, LeaderView, MemberView, QuorumFigures } from '../../functions/core/view.ts';
-import type { EtcdFailure, IdentityReport, MemberStatus, PathProbe } from '../../functions/core/types.ts';
+import type { EtcdFailure, HostEvidence, IdentityReport, MemberStatus, PathProbe } from '../../functions/core/types.ts';
 import { memberIdSchema, pathNameSchema } from './common.ts';
 
 const count = z.number().int().nonnegative();
@@ -49,6 +49,13 @@ const memberStatusSchema = z.object({
   clusterId: etcdClusterIdSchema.optional().describe('The cluster_id this member answered with.'),
 });
 
+const hostEvidenceSchema = z.object({
+  node: z.string().optional().describe("The member's Node: from its etcd pod, or matched by name or InternalIP."),
+  nodeExists: z.boolean().describe('False when the Node list answered without it.'),
+  pod: z.string().optional().describe('Its etcd pod, namespace/name.'),
+  machine: z.object({ name: z.string(), deleting: z.boolean() }).optional().describe('Its Cluster API Machine, by status.nodeRef.'),
+});
+
 const memberViewSchema = z.object({
   id: memberIdSchema,
   name: z.string(),
@@ -61,6 +68,7 @@ const memberViewSchema = z.object({
   healthy: z.boolean(),
   status: memberStatusSchema.optional(),
   latencyMs: millis.optional(),
+  host: hostEvidenceSchema.optional().describe('Where the member runs, when kube access said.'),
 });
 
 const leaderViewSchema = z.object({
@@ -86,6 +94,7 @@ export const clusterViewSchema = z.object({
   quorum: quorumFiguresSchema,
   listFailures: z.array(pathProbeSchema).describe('Why no seed gave a member list, when none did.'),
   identity: clusterIdentitySchema.optional().describe('Which etcd cluster answered; absent in views kept before ids were recorded.'),
+  pathLookFailure: z.string().optional().describe('Why the kube paths were not resolved this time.'),
 });
 
 // Compile-time guard: the schema and the core types must not drift apart. `Equals` is strict
@@ -104,4 +113,5 @@ const _schemaMatchesCore: [
   Equals<z.infer<typeof clusterViewSchema>, ClusterView>,
   Equals<z.infer<typeof identityReportSchema>, IdentityReport>,
   Equals<z.infer<typeof clusterIdentitySchema>, ClusterIdentity>,
-] = [true, true, true, true, true, true, true, true, true, true];
+  Equals<z.infer<typeof hostEvidenceSchema>, HostEvidence>,
+] = [true, true, true, true, true, true, true, true, true, true, true];

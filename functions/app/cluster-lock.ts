@@ -5,10 +5,12 @@
 // checked right before anything is removed, and released at the end. A holder that dies stops
 // renewing, and its lease lapses.
 import { randomUUID } from 'node:crypto';
+import { rankMoveCandidates } from '../core/candidates.ts';
 import { describeDuration, describeTime } from '../core/explain.ts';
+import type { ClusterView } from '../core/view.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import type { ClusterGuard, LockHolder } from '../ports/cluster-guard.ts';
-import { EtcdCallError } from '../ports/etcd.ts';
+import { EtcdCallError, type EndpointTarget } from '../ports/etcd.ts';
 import type { Deps } from './deps.ts';
 
 export interface HeldLock {
@@ -32,12 +34,27 @@ interface Backend {
   release(): Promise<void>;
 }
 
-/** `endpoints`: client URLs of healthy members to ask etcd through, most likely first. */
+/**
+ * Where to ask etcd for the lock and the removal record: the healthy members other than the
+ * target, likeliest first, over each path that answered them, then the configured client URLs.
+ */
+export function guardTargets(cluster: ClusterEntry, view: ClusterView | undefined, targetId: string | undefined): EndpointTarget[] {
+  const healthy = view && targetId ? rankMoveCandidates(view, targetId) : [];
+  const targets = [
+    ...healthy.flatMap((m) => m.paths.filter((p) => p.reachability === 'ok').map(({ path, endpoint }) => ({ path, endpoint }))),
+    ...healthy.flatMap((m) => m.clientUrls.map((endpoint) => ({ path: 'direct' as const, endpoint }))),
+    ...cluster.endpoints.map((endpoint) => ({ path: 'direct' as const, endpoint })),
+  ];
+  const seen = new Set<string>();
+  return targets.filter((t) => !seen.has(`${t.path} ${t.endpoint}`) && seen.add(`${t.path} ${t.endpoint}`));
+}
+
+/** `endpoints`: healthy members to ask etcd through, most likely first (see guardTargets). */
 export async function takeClusterLock(
   deps: Pick<Deps, 'store' | 'clock' | 'log' | 'etcdFor'>,
   cluster: ClusterEntry,
   incidentId: string,
-  endpoints: string[],
+  endpoints: EndpointTarget[],
 ): Promise<LockAttempt> {
   // One owner per run, so a holder is named exactly; an earlier run of the same incident that a
   // crash left holding it is taken over (the incident's step lease keeps runs from overlapping).

@@ -1,7 +1,6 @@
 // move-leader's decision, before any move: resume a removal under way, check the target, ask the
 // pure planner, and turn everything into a dry run when the policy says so. Reads the store; makes
 // no etcd call.
-import { rankMoveCandidates } from '../core/candidates.ts';
 import type { Decision } from '../core/decision.ts';
 import { describeDuration } from '../core/explain.ts';
 import { lastApprovalIn, leaderMoveOf } from '../core/leader-move.ts';
@@ -12,6 +11,7 @@ import { describeSelector } from '../core/target.ts';
 import { describeMember, memberGone, type ClusterView } from '../core/view.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import type { Incident, JournalEntry } from '../ports/incident-store.ts';
+import { guardTargets } from './cluster-lock.ts';
 import type { Deps } from './deps.ts';
 import { membersUnderRemediation, planIncident } from './plan-incident.ts';
 
@@ -81,8 +81,8 @@ function resumeDecision(deps: Deps, cluster: ClusterEntry, incident: Incident, j
 
 /** Best effort: a record that cannot be read now is read again, under the lock, before any removal. */
 async function removalsSeen(deps: Deps, cluster: ClusterEntry, incident: Incident, targetId: string, view: ClusterView): Promise<RemovalRecord[]> {
-  const endpoints = rankMoveCandidates(view, targetId).flatMap((m) => m.clientUrls);
-  const guard = endpoints.length > 0 ? deps.etcdFor(cluster).guard?.(endpoints) : undefined;
+  const targets = guardTargets(cluster, view, targetId);
+  const guard = targets.length > 0 ? deps.etcdFor(cluster).guard?.(targets) : undefined;
   if (!guard) return [];
   try {
     return await guard.removals();

@@ -4,7 +4,7 @@ import type { Bus } from '../ports/bus.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { ClusterGuard } from '../ports/cluster-guard.ts';
 import type { ClusterDirectory, ClusterEntry } from '../ports/cluster-directory.ts';
-import type { EtcdTransport, Prober } from '../ports/etcd.ts';
+import type { EndpointTarget, EtcdTransport, Prober } from '../ports/etcd.ts';
 import type { IncidentStore } from '../ports/incident-store.ts';
 import type { Scheduler } from '../ports/scheduler.ts';
 import type { SnapshotStore } from '../ports/snapshots.ts';
@@ -14,10 +14,10 @@ export interface ClusterEtcd {
   transport: EtcdTransport;
   prober: Prober;
   /**
-   * The lock and removal record in the cluster's own etcd, asked through these client URLs. An
-   * access without one (a test's fake etcd) falls back to the store's lock, and says so.
+   * The lock and removal record in the cluster's own etcd, asked through these endpoints in turn.
+   * An access without one (a test's fake etcd) falls back to the store's lock, and says so.
    */
-  guard?: (endpoints: string[]) => ClusterGuard;
+  guard?: (targets: EndpointTarget[]) => ClusterGuard;
 }
 
 /** The subset of Powertools Logger the application uses, so tests can pass a silent one. */

@@ -3,7 +3,6 @@
 // that crashed part-way resumes after the last step it finished.
 import type { DetailOf } from '../../events/catalogue.ts';
 import { backoffDelay } from '../core/backoff.ts';
-import { rankMoveCandidates } from '../core/candidates.ts';
 import type { Decision } from '../core/decision.ts';
 import { leaderMoveOf } from '../core/leader-move.ts';
 import { removalRecordFor, replacementPending, withRecord, type RemovalRecord } from '../core/replacement.ts';
@@ -13,7 +12,7 @@ import type { ReplaceRequest, ReplaceResult } from '../ports/actuator.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import type { ClusterGuard } from '../ports/cluster-guard.ts';
 import type { Incident } from '../ports/incident-store.ts';
-import { takeClusterLock, type HeldLock } from './cluster-lock.ts';
+import { guardTargets, takeClusterLock, type HeldLock } from './cluster-lock.ts';
 import { decisionEffects, failureEffects } from './decision-effects.ts';
 import type { Deps } from './deps.ts';
 import { envelopeOf, iso, memberRef, publishing } from './incident-events.ts';
@@ -30,7 +29,7 @@ export const remediate = (deps: Deps, detail: DetailOf<'RemediationApproved'>): 
   runStep(deps, 'remediate', { detailType: 'RemediationApproved', detail }, (incident, cluster) => underLock(deps, cluster, incident));
 
 async function underLock(deps: Deps, cluster: ClusterEntry, incident: Incident): Promise<StepOutcome<Remediated>> {
-  const attempt = await takeClusterLock(deps, cluster, incident.incidentId, lockEndpoints(cluster, incident));
+  const attempt = await takeClusterLock(deps, cluster, incident.incidentId, guardTargets(cluster, incident.views.at(-1), incident.memberId));
   if (!attempt.held) return decided(deps, incident, lockBusy(deps, cluster, incident, attempt.why));
   const { lock } = attempt;
   try {
@@ -117,13 +116,6 @@ const retryAfterBackoff = (deps: Deps, cluster: ClusterEntry, incident: Incident
 
 const lockBusy = (deps: Deps, cluster: ClusterEntry, incident: Incident, why: string): Decision =>
   retryAfterBackoff(deps, cluster, incident, 'CLUSTER_LOCKED', (at) => `${nameOf(incident)} waits: in cluster ${incident.clusterId}, ${why}; nothing was removed, we try again at ${at}.`);
-
-/** Where to ask etcd for the lock: the healthy members other than the target, likeliest first, then the configured ones. */
-function lockEndpoints(cluster: ClusterEntry, incident: Incident): string[] {
-  const view = incident.views.at(-1);
-  const healthy = view && incident.memberId ? rankMoveCandidates(view, incident.memberId).flatMap((m) => m.clientUrls) : [];
-  return [...new Set([...healthy, ...cluster.endpoints])];
-}
 
 interface Checked {
   incident: Incident;

@@ -2,6 +2,7 @@
 // container uses, chosen from its environment, once.
 import { createEtcdAccess } from '../../infra/local/etcd-access.ts';
 import { createAwsScheduler } from '../adapters/aws/scheduler.ts';
+import { createClusterActuator } from '../adapters/kube/cluster-actuator.ts';
 import type { Deps } from '../app/deps.ts';
 import { etcdOnlyActuator } from '../ports/actuator.ts';
 import type { ClusterDirectory, MemberLookup } from '../ports/cluster-directory.ts';
@@ -33,5 +34,5 @@ export function awsDepsFromEnv(env: Env = process.env, functionName = 'etcd-reme
   // warm for the container's life. No snapshot store on AWS yet: a policy asking for one retries
   // with SNAPSHOT_FAILED, saying so.
   const etcd = createEtcdAccess(base.clock);
-  return { ...base, scheduler, etcdFor: etcd.etcdFor, actuator: etcdOnlyActuator, random: Math.random };
+  return { ...base, scheduler, etcdFor: etcd.etcdFor, actuator: createClusterActuator(base.directory, etcdOnlyActuator), random: Math.random };
 }

@@ -73,6 +73,12 @@ export const streakOf = (j: LeaderJudgement): CarriedStreak | undefined =>
     ? { since: j.since, term: j.term }
     : undefined;
 
+/** The paths that failed, said beside the one that answered: why a relay was needed. */
+function failedPaths(paths: PathProbe[]): string {
+  const failed = paths.filter((p) => p.reachability !== 'ok');
+  return failed.length === 0 ? '' : ` (${describePaths(failed)})`;
+}
+
 export function judgeLeader(
   samples: ClusterView[],
   targetId: MemberId,
@@ -132,7 +138,7 @@ export function judgeLeader(
       leaderId: targetId,
       ...(leader.term === undefined ? {} : { term: leader.term }),
       paths,
-      message: `${name} is the leader${leader.term === undefined ? '' : ` at term ${leader.term}`} and answers on ${listWords(answered)}.`,
+      message: `${name} is the leader${leader.term === undefined ? '' : ` at term ${leader.term}`} and answers on ${listWords(answered)}${failedPaths(paths)}.`,
     };
   }
 

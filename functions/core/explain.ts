@@ -1,6 +1,6 @@
 // Plain-words fragments shared by every message, so members and paths read the same everywhere.
 import type { MemberView } from './view.ts';
-import type { EtcdFailure, PathProbe, Reachability } from './types.ts';
+import type { EtcdFailure, PathName, PathProbe, Reachability } from './types.ts';
 
 const howItFailed: Record<Exclude<Reachability, 'ok'>, string> = {
   refused: 'refused',
@@ -11,10 +11,11 @@ const howItFailed: Record<Exclude<Reachability, 'ok'>, string> = {
 };
 
 /** "refused"; for TLS, auth and other failures also what was said, e.g. "failed: socket hang up". */
-export function describeFailure(f: EtcdFailure): string {
+export function describeFailure(f: EtcdFailure, path?: PathName): string {
   const how = howItFailed[f.kind];
-  // A socket error adds nothing to "refused" or "timed out"; an etcd message always does.
-  const plainSocket = (f.kind === 'refused' || f.kind === 'timeout') && !f.message.startsWith('etcdserver:');
+  // A socket error adds nothing to "refused" or "timed out"; an etcd message always does, and so
+  // does a kube path's, which says what the API server answered (kubelet or containerd down).
+  const plainSocket = (f.kind === 'refused' || f.kind === 'timeout') && !f.message.startsWith('etcdserver:') && (path === undefined || path === 'direct');
   return f.message && !plainSocket ? `${how}: ${f.message}` : how;
 }
 
@@ -22,7 +23,7 @@ export function describeFailure(f: EtcdFailure): string {
 export function describePath(p: Pick<PathProbe, 'path' | 'endpoint' | 'reachability' | 'failure'>): string {
   const where = p.endpoint ? `${p.path} ${p.endpoint}` : p.path;
   if (p.reachability === 'ok') return `${where} answered`;
-  return `${where} ${p.failure ? describeFailure(p.failure) : howItFailed[p.reachability]}`;
+  return `${where} ${p.failure ? describeFailure(p.failure, p.path) : howItFailed[p.reachability]}`;
 }
 
 export const describePaths = (paths: PathProbe[]): string =>

@@ -92,9 +92,17 @@ function describeAttempt(s: Step, a: MoveAttempt, failure: EtcdFailure): string 
   return `Moving leadership from ${s.name(s.decision.leaderId)} to ${s.name(a.candidateId)} over ${a.path} ${a.endpoint} failed (${failure.message || failure.kind})`;
 }
 
+/** The leader's paths that failed in the probe behind the decision: why a later path carried the move. */
+function failedBefore(evidence: Evidence): string {
+  const judgement = evidence.judgement;
+  const paths = typeof judgement === 'object' && judgement !== null && 'paths' in judgement && Array.isArray(judgement.paths) ? (judgement.paths as PathProbe[]) : [];
+  const failed = paths.filter((p) => p.reachability !== 'ok');
+  return failed.length === 0 ? '' : `, after ${failed.map(describePath).join('; ')}`;
+}
+
 function afterMoved(s: Step, last: MoveAttempt): MoveStep {
   const v = s.ctx.verifiedLeaderId;
-  const moved = `Leadership moved from ${s.name(s.decision.leaderId)} to ${s.name(last.candidateId)} over ${last.path} ${last.endpoint}`;
+  const moved = `Leadership moved from ${s.name(s.decision.leaderId)} to ${s.name(last.candidateId)} over ${last.path} ${last.endpoint}${failedBefore(s.decision.evidence)}`;
   if (v === undefined) return { kind: 'verify', candidateId: last.candidateId };
   if (v === last.candidateId) {
     return {

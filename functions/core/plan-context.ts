@@ -6,6 +6,7 @@ import { describeMember, type ClusterView, type MemberView } from './view.ts';
 import { quorumGate, type GateResult } from './quorum-gate.ts';
 import { judgeLeader, type CarriedStreak, type LeaderJudgement } from './evidence.ts';
 import { backoffDelay } from './backoff.ts';
+import { hostGoneFinding } from './host-gone.ts';
 import { describeTime } from './explain.ts';
 
 export interface PlanInput {
@@ -28,8 +29,11 @@ export interface PlanInput {
   policy: Policy;
   now: number;
   random: () => number;
-  /** The target's Node or Machine is known gone: nothing is left to move leadership from. */
-  targetMachineGone?: boolean;
+  /**
+   * The target's Node or Machine is known gone ("its Node cp-2 no longer exists"): nothing is
+   * left to move leadership from. Derived from the current view's host evidence when unset.
+   */
+  targetGone?: string;
 }
 
 export interface PlanContext {
@@ -42,6 +46,8 @@ export interface PlanContext {
   /** Only for a voting target. */
   judgement?: LeaderJudgement;
   evidence: Evidence;
+  /** Why the target's machine is known gone, when it is. */
+  targetGone?: string;
 }
 
 export function buildPlanContext(input: PlanInput): PlanContext {
@@ -63,8 +69,10 @@ export function buildPlanContext(input: PlanInput): PlanContext {
     const { message: _message, ...facts } = judgement;
     evidence.judgement = facts;
   }
-  if (input.targetMachineGone !== undefined) evidence.targetMachineGone = input.targetMachineGone;
+  const targetGone = input.targetGone ?? hostGoneFinding(view, input.targetId);
+  if (targetGone !== undefined) evidence.targetGone = targetGone;
   const ctx: PlanContext = { input, name: target ? describeMember(target) : input.targetId, evidence };
+  if (targetGone !== undefined) ctx.targetGone = targetGone;
   if (view) ctx.view = view;
   if (target) ctx.target = target;
   if (gate) ctx.gate = gate;

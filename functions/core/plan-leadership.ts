@@ -74,8 +74,8 @@ function unreachableLeader(ctx: PlanContext, j: LeaderJudgement): Decision {
   );
 }
 
-function leaderGone(ctx: PlanContext, j: LeaderJudgement): Decision {
-  const finding = `The Node or Machine of ${ctx.name} is gone and the followers name it leader (${describePaths(j.paths)})`;
+function leaderGone(ctx: PlanContext, j: LeaderJudgement, gone: string): Decision {
+  const finding = `The leader ${ctx.name} is gone: ${gone}, and the followers still name it leader while no path reaches it (${describePaths(j.paths)})`;
   if (!ctx.input.policy.allowRemoveWithoutLeaderMove) {
     return block(ctx, 'REMOVE_WITHOUT_MOVE_DISABLED', sentence(finding, 'removing a leader without a move is disabled by policy: blocked'));
   }
@@ -104,7 +104,7 @@ export function decideLeadership(ctx: PlanContext): Decision {
     return approve(ctx, 'TARGET_IS_FOLLOWER', 'not-needed', sentence(finding, 'removal is approved without a leader move'));
   }
   const unreachable = j.verdict === 'LEADER_UNREACHABLE' || j.verdict === 'LEADER_UNREACHABLE_UNCONFIRMED';
-  if (ctx.input.targetMachineGone && unreachable) return leaderGone(ctx, j);
+  if (ctx.targetGone !== undefined && unreachable) return leaderGone(ctx, j, ctx.targetGone);
 
   // Credentials only matter when the target is the one we would have to talk to: the leader.
   const problem = !target.reachable && j.leaderId === target.id ? credentialProblem(j.paths) : undefined;

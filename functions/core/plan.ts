@@ -24,5 +24,4 @@ export function plan(input: PlanInput): Decision {
 const withCheck = (d: Decision, check: string): Decision => ({ ...d, evidence: { ...d.evidence, decidedBy: check } });
 
 /** The leader's Node or Machine is known gone: approve without a move once the gates pass. */
-export const approveLeaderGone = (input: Omit<PlanInput, 'targetMachineGone'>): Decision =>
-  plan({ ...input, targetMachineGone: true });
+export const approveLeaderGone = (input: PlanInput): Decision => plan({ ...input, targetGone: input.targetGone ?? 'its Node or Machine is gone' });

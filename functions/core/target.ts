@@ -1,5 +1,6 @@
-// Which member an incident's selector names. kubeadm names etcd members after their nodes, so a
-// node, machine or instance name resolves through the cluster's aliases, then as a member name.
+// Which member an incident's selector names. With kube access the probe says which Node and
+// Machine each member runs on; otherwise kubeadm names etcd members after their nodes, so a node,
+// machine or instance name resolves through the cluster's aliases, then as a member name.
 import type { ClusterView, MemberView } from './view.ts';
 
 export type TargetSelector = Partial<Record<'memberName' | 'memberId' | 'nodeName' | 'machineName' | 'instanceId', string>>;
@@ -13,7 +14,15 @@ export function resolveTarget(
   // Once resolved, an incident sticks to its member id: names can be reused by a replacement.
   if (knownMemberId) return view.members.find((m) => m.id === knownMemberId);
   if (selector.memberId) return view.members.find((m) => m.id === selector.memberId!.toLowerCase());
-  const name = selector.memberName ?? selector.nodeName ?? selector.machineName ?? selector.instanceId;
+  // With kube access the probe says where each member runs: a Machine or Node name resolves exactly.
+  const { machineName, nodeName } = selector;
+  const onHost = machineName
+    ? view.members.find((m) => m.host?.machine?.name === machineName)
+    : nodeName
+      ? view.members.find((m) => m.host?.node === nodeName)
+      : undefined;
+  if (onHost) return onHost;
+  const name = selector.memberName ?? nodeName ?? machineName ?? selector.instanceId;
   if (name === undefined) return undefined;
   const memberName = aliases[name] ?? name;
   return view.members.find((m) => m.name === memberName);

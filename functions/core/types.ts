@@ -69,9 +69,22 @@ export interface IdentityReport {
 }
 
 /** One member as one probe saw it. */
+/** Where a member runs, as the workload cluster (and Cluster API) says; only with kube access. */
+export interface HostEvidence {
+  /** Its Node's name: from its etcd pod, or matched by name or InternalIP. */
+  node?: string;
+  /** False when the Node list answered without it (or no Node could be matched at all). */
+  nodeExists: boolean;
+  /** Its etcd pod, `namespace/name`. */
+  pod?: string;
+  /** Its Cluster API Machine, by status.nodeRef; only with management cluster access. */
+  machine?: { name: string; deleting: boolean };
+}
+
 export interface MemberProbe {
   member: MemberInfo;
   paths: PathProbe[];
+  host?: HostEvidence;
   /** From the first path that answered. */
   status?: MemberStatus;
 }
@@ -89,6 +102,8 @@ export interface ProbeSample {
   seeds: IdentityReport[];
   /** The seed whose member list `members` is, with that list's cluster_id. */
   listedBy?: IdentityReport;
+  /** Why the kube paths could not be resolved (e.g. the workload API server did not answer). */
+  pathLookFailure?: string;
 }
 
 export const NO_LEADER: MemberId = '0';

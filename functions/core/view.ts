@@ -1,6 +1,6 @@
 // The cluster view: one probe folded into what the decisions need.
 import { identityOf, isMismatched, type ClusterIdentity } from './cluster-identity.ts';
-import { NO_LEADER, type MemberId, type MemberInfo, type MemberStatus, type PathProbe, type ProbeSample } from './types.ts';
+import { NO_LEADER, type HostEvidence, type MemberId, type MemberInfo, type MemberStatus, type PathProbe, type ProbeSample } from './types.ts';
 
 export interface MemberView extends MemberInfo {
   paths: PathProbe[];
@@ -12,6 +12,8 @@ export interface MemberView extends MemberInfo {
   status?: MemberStatus;
   /** Fastest answering path, when reachable. */
   latencyMs?: number;
+  /** Where it runs, when kube access said. */
+  host?: HostEvidence;
 }
 
 export type LeaderConsensus = 'agreed' | 'split' | 'none';
@@ -50,6 +52,8 @@ export interface ClusterView {
   listFailures: PathProbe[];
   /** Which etcd cluster answered. Absent only in views kept before ids were recorded. */
   identity?: ClusterIdentity;
+  /** Why the kube paths were not resolved this time (the workload API server, say). */
+  pathLookFailure?: string;
 }
 
 export const quorumSize = (voting: number): number => Math.floor(voting / 2) + 1;
@@ -64,13 +68,14 @@ const NO_LEADER_ERROR = 'etcdserver: no leader';
 const memberErrors = (status: MemberStatus): string[] => status.errors.filter((e) => e !== NO_LEADER_ERROR);
 
 export function toMemberView(probe: ProbeSample['members'][number]): MemberView {
-  const { member, paths, status } = probe;
+  const { member, paths, status, host } = probe;
   const answered = paths.filter((p) => p.reachability === 'ok');
   const reachable = answered.length > 0;
   const started = member.name !== '' && member.clientUrls.length > 0;
   const healthy = reachable && started && !!status && status.alarms.length === 0 && memberErrors(status).length === 0;
   const view: MemberView = { ...member, paths, reachable, started, healthy };
   if (status) view.status = status;
+  if (host) view.host = host;
   if (reachable) view.latencyMs = Math.min(...answered.map((p) => p.latencyMs));
   return view;
 }
@@ -118,6 +123,7 @@ export function buildClusterView(sample: ProbeSample): ClusterView {
     quorum: quorumFigures(members, leader),
     listFailures: sample.listFailures,
     identity: identityOf(sample, members),
+    ...(sample.pathLookFailure ? { pathLookFailure: sample.pathLookFailure } : {}),
   };
 }
 

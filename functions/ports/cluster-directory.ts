@@ -1,6 +1,7 @@
 // Where a cluster's endpoints, credentials and policy come from.
 import type { Policy } from '../core/policy.ts';
 import type { TlsFiles } from './etcd.ts';
+import type { KubeAccessConfig } from './kube-access.ts';
 
 export interface ClusterEntry {
   clusterId: string;
@@ -10,6 +11,8 @@ export interface ClusterEntry {
   policy: Policy;
   /** Maps node, machine or instance names to etcd member names, where they differ. */
   aliases?: Record<string, string>;
+  /** The port-forward and exec relay paths, Node and Machine evidence, and the Machine actuator. */
+  kube?: KubeAccessConfig;
 }
 
 export interface ClusterDirectory {

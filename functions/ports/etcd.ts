@@ -1,5 +1,5 @@
 // The etcd transport port: one client per member and path, every call under its own deadline.
-import type { EtcdFailure, MemberId, MemberInfo, MemberList, MemberStatus, PathName, ProbeSample } from '../core/types.ts';
+import type { EtcdFailure, HostEvidence, MemberId, MemberInfo, MemberList, MemberStatus, PathName, ProbeSample } from '../core/types.ts';
 
 export interface TlsFiles {
   /** PEM contents, not paths: the edge reads files once. */
@@ -57,4 +57,19 @@ export interface Prober {
 /** Maps a member and a path to the endpoint a client should dial; undefined means "not probed over that path". */
 export interface PathResolver {
   resolve(member: MemberInfo, path: PathName): string | undefined;
+}
+
+/** What one look at the world beside etcd (the workload cluster) gave a probe. */
+export interface PathLook extends PathResolver {
+  /** Seeds beside the configured client URLs, e.g. every etcd pod over port-forward. */
+  seeds: EndpointTarget[];
+  /** Where the member runs, when the look can tell. */
+  host?(member: MemberInfo): HostEvidence | undefined;
+  /** Why the look failed; the direct path still works without it. */
+  failure?: string;
+}
+
+/** A resolver that must look first, once per probe and within its deadline (the kube paths). */
+export interface LookingPathResolver {
+  look(paths: readonly PathName[], deadlineMs: number): Promise<PathLook>;
 }

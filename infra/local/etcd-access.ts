@@ -1,31 +1,52 @@
-// One etcd transport and prober per cluster, created on first use and closed with the runtime.
+// One etcd access per cluster, created on first use and closed with the runtime: the direct path
+// only, or, for a cluster with kube access, the port-forward and exec relay paths beside it.
 import { createEtcd3Transport, createProber, directPaths } from '../../functions/adapters/etcd/index.ts';
 import { createEtcdGuards } from '../../functions/adapters/etcd/etcd-guard.ts';
+import { createKubeEtcd } from '../../functions/adapters/kube/kube-etcd.ts';
 import type { ClusterEtcd } from '../../functions/app/deps.ts';
 import type { Clock } from '../../functions/ports/clock.ts';
 import type { ClusterEntry } from '../../functions/ports/cluster-directory.ts';
 
+type ClosableEtcd = ClusterEtcd & { close(): Promise<void> };
+
+function directEtcd(cluster: ClusterEntry, clock: Clock | undefined): ClosableEtcd {
+  const tls = cluster.tls ? { tls: cluster.tls } : {};
+  const transport = createEtcd3Transport(tls);
+  const guards = createEtcdGuards({ ...tls, prefix: cluster.policy.guardPrefix, deadlineMs: cluster.policy.callTimeoutMs });
+  return {
+    transport,
+    prober: createProber(transport, directPaths, clock),
+    guard: guards.at,
+    async close() {
+      guards.close();
+      await transport.close();
+    },
+  };
+}
+
 /** `clock` is the runtime's: probes are stamped on the clock every timing decision reads. */
 export function createEtcdAccess(clock?: Clock): { etcdFor: (cluster: ClusterEntry) => ClusterEtcd; close(): Promise<void> } {
-  const byCluster = new Map<string, ClusterEtcd>();
-  const closers: (() => void)[] = [];
+  const byCluster = new Map<string, ClosableEtcd>();
   return {
     etcdFor(cluster) {
       let access = byCluster.get(cluster.clusterId);
       if (!access) {
-        const tls = cluster.tls ? { tls: cluster.tls } : {};
-        const transport = createEtcd3Transport(tls);
-        const guards = createEtcdGuards({ ...tls, prefix: cluster.policy.guardPrefix, deadlineMs: cluster.policy.callTimeoutMs });
-        access = { transport, prober: createProber(transport, directPaths, clock), guard: guards.at };
+        access = cluster.kube
+          ? createKubeEtcd(cluster.kube, {
+              ...(cluster.tls ? { tls: cluster.tls } : {}),
+              guardPrefix: cluster.policy.guardPrefix,
+              callTimeoutMs: cluster.policy.callTimeoutMs,
+              ...(clock ? { clock } : {}),
+            })
+          : directEtcd(cluster, clock);
         byCluster.set(cluster.clusterId, access);
-        closers.push(guards.close);
       }
       return access;
     },
     async close() {
-      await Promise.all([...byCluster.values()].map((a) => a.transport.close()));
-      for (const close of closers.splice(0)) close();
+      const all = [...byCluster.values()];
       byCluster.clear();
+      await Promise.all(all.map((access) => access.close()));
     },
   };
 }

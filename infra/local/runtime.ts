@@ -19,6 +19,7 @@ import { createScheduleRetryHandler } from '../../functions/schedule-retry/handl
 import { toEventBridgeEvent } from '../../functions/shared/eventbridge.ts';
 import { InvalidEventError, type LambdaHandler } from '../../functions/shared/event-handler.ts';
 import { createEtcdAccess } from './etcd-access.ts';
+import { createClusterActuator } from '../../functions/adapters/kube/cluster-actuator.ts';
 import { fileSnapshots } from './file-snapshots.ts';
 import { createInProcessBus, type InProcessBus } from './in-process-bus.ts';
 import { localContext } from './lambda-context.ts';
@@ -151,7 +152,8 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
     scheduler,
     directory: options.directory,
     etcdFor: options.etcdFor ?? etcd.etcdFor,
-    actuator: options.actuator ?? etcdOnlyActuator,
+    // A cluster with Cluster API access gets its Machine replaced; any other, the given actuator.
+    actuator: createClusterActuator(options.directory, options.actuator ?? etcdOnlyActuator),
     clock,
     random: options.random ?? Math.random,
     log,

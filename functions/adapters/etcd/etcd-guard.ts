@@ -7,19 +7,26 @@ import { withinDeadline } from './deadline.ts';
 import { etcd3Options, type MemberClientOptions } from './member-client.ts';
 import { toEtcdCallError } from './normalize-error.ts';
 import type { ClusterGuard, LockHolder, RemovalRecord } from '../../ports/cluster-guard.ts';
-import { EtcdCallError } from '../../ports/etcd.ts';
+import { EtcdCallError, type EndpointTarget } from '../../ports/etcd.ts';
 
 export interface EtcdGuardOptions extends MemberClientOptions {
   /** e.g. "/etcd-remediator": the lock is `${prefix}/lock`, the record `${prefix}/removals`. */
   prefix: string;
   deadlineMs: number;
+  /**
+   * The URL an etcd3 client dials for a path's endpoint; undefined skips it. By default only the
+   * direct path: a port-forward needs its local port, and the exec relay cannot hold a lease.
+   */
+  dial?: (target: EndpointTarget) => Promise<string | undefined>;
 }
 
 export interface EtcdGuards {
-  /** The guard, asked through these client URLs in turn (healthy members, most likely first). */
-  at: (endpoints: string[]) => ClusterGuard;
+  /** The guard, asked through these endpoints in turn (healthy members, most likely first). */
+  at: (targets: EndpointTarget[]) => ClusterGuard;
   close: () => void;
 }
+
+const directOnly = (target: EndpointTarget): Promise<string | undefined> => Promise.resolve(target.path === 'direct' ? target.endpoint : undefined);
 
 interface LockValue extends LockHolder {
   lease: string;
@@ -39,10 +46,13 @@ export function createEtcdGuards(options: EtcdGuardOptions): EtcdGuards {
     }
     return client;
   };
+  const dial = options.dial ?? directOnly;
   /** First member that answers decides; one that refuses (auth, not enough members) decides too. */
-  async function onAny<T>(endpoints: string[], run: (etcd: Etcd3, deadline: Date) => Promise<T>): Promise<T> {
+  async function onAny<T>(targets: EndpointTarget[], run: (etcd: Etcd3, deadline: Date) => Promise<T>): Promise<T> {
     let last: EtcdCallError | undefined;
-    for (const endpoint of endpoints) {
+    for (const target of targets) {
+      const endpoint = await dial(target).catch(() => undefined);
+      if (endpoint === undefined) continue;
       try {
         return await withinDeadline(options.deadlineMs, (deadline) => run(clientFor(endpoint), deadline));
       } catch (error) {
@@ -68,11 +78,11 @@ export function createEtcdGuards(options: EtcdGuardOptions): EtcdGuards {
     await etcd.leaseClient.leaseRevoke({ ID: lease }, { deadline }).catch(() => undefined);
   };
 
-  const guardAt = (endpoints: string[]): ClusterGuard => ({
+  const guardAt = (targets: EndpointTarget[]): ClusterGuard => ({
     where: `etcd key ${lockKey.toString()}`,
 
     acquire: (owner, leaseMs, { takeOverFrom } = {}) =>
-      onAny(endpoints, async (etcd, deadline) => {
+      onAny(targets, async (etcd, deadline) => {
         const lease = await grant(etcd, leaseMs, deadline);
         const value = Buffer.from(JSON.stringify({ owner, since: Date.now(), lease } satisfies LockValue));
         const txn = await etcd.kv.txn(
@@ -102,7 +112,7 @@ export function createEtcdGuards(options: EtcdGuardOptions): EtcdGuards {
       }),
 
     renew: (owner, leaseMs) =>
-      onAny(endpoints, async (etcd, deadline) => {
+      onAny(targets, async (etcd, deadline) => {
         const current = await currentLock(etcd, deadline);
         if (current?.value.owner !== owner) return false;
         // A fresh lease, moved onto the key only if the key is still exactly ours.
@@ -120,7 +130,7 @@ export function createEtcdGuards(options: EtcdGuardOptions): EtcdGuards {
       }),
 
     release: (owner) =>
-      onAny(endpoints, async (etcd, deadline) => {
+      onAny(targets, async (etcd, deadline) => {
         const current = await currentLock(etcd, deadline);
         if (current?.value.owner === owner) {
           await etcd.kv.txn(
@@ -135,14 +145,14 @@ export function createEtcdGuards(options: EtcdGuardOptions): EtcdGuards {
       }),
 
     removals: () =>
-      onAny(endpoints, async (etcd, deadline) => {
+      onAny(targets, async (etcd, deadline) => {
         const { kvs } = await etcd.kv.range({ key: recordKey }, { deadline });
         const raw = kvs[0]?.value;
         return raw ? (JSON.parse(raw.toString()) as RemovalRecord[]) : [];
       }),
 
     saveRemovals: (records) =>
-      onAny(endpoints, async (etcd, deadline) => {
+      onAny(targets, async (etcd, deadline) => {
         await etcd.kv.put({ key: recordKey, value: Buffer.from(JSON.stringify(records)) }, { deadline });
       }),
   });

@@ -1,7 +1,7 @@
 // Probes every member over every path at once, the whole probe bounded by one deadline.
 import type { IdentityReport, MemberInfo, MemberList, MemberProbe, MemberStatus, PathName, PathProbe, ProbeSample } from '../../core/types.ts';
 import { systemClock, type Clock } from '../../ports/clock.ts';
-import type { EtcdTransport, PathResolver, ProbeRequest, Prober } from '../../ports/etcd.ts';
+import type { EndpointTarget, EtcdTransport, LookingPathResolver, PathLook, PathResolver, ProbeRequest, Prober } from '../../ports/etcd.ts';
 import { normalizeEtcdError } from './normalize-error.ts';
 
 interface Answer<T> {
@@ -10,6 +10,7 @@ interface Answer<T> {
 }
 
 const sameEndpoint = (endpoint: string): string => endpoint.replace(/\/+$/, '');
+const keyOf = (target: EndpointTarget): string => `${target.path} ${target.endpoint}`;
 
 /** Runs one call and folds its outcome into a PathProbe; never rejects. */
 async function attempt<T>(path: PathName, endpoint: string, run: () => Promise<T>): Promise<Answer<T>> {
@@ -44,8 +45,7 @@ function firstAnswer<T>(answers: Promise<Answer<T>>[]): Promise<Answered<T> | un
 }
 
 /** Which cluster each seed said it belongs to, from its member list and its status; one entry per endpoint and id. */
-async function seedIdentities(lists: Promise<Answer<MemberList>>[], statuses: Promise<Answer<MemberStatus>>[]): Promise<IdentityReport[]> {
-  const answers = await Promise.all([...lists, ...statuses]);
+function seedIdentities(answers: Answer<MemberList | MemberStatus>[]): IdentityReport[] {
   const seen = new Map<string, IdentityReport>();
   for (const answer of answers) {
     const clusterId = answer.value?.clusterId;
@@ -54,37 +54,64 @@ async function seedIdentities(lists: Promise<Answer<MemberList>>[], statuses: Pr
   return [...seen.values()];
 }
 
-/** `clock` stamps each sample: the same clock the grace window is measured on. */
-export function createProber(transport: EtcdTransport, resolver: PathResolver, clock: Clock = systemClock): Prober {
+/** Stands for "no seed of the look answered"; it carries no value, so it never wins. */
+const NO_LIST: Answer<MemberList> = { probe: { path: 'direct', endpoint: '', reachability: 'other', latencyMs: 0 } };
+
+const isLooking = (resolver: PathResolver | LookingPathResolver): resolver is LookingPathResolver => 'look' in resolver;
+
+/** Seeds over one path: a member list and a status, both started at once, so a seed costs one round. */
+interface SeedCalls {
+  lists: Promise<Answer<MemberList>>[];
+  statuses: Map<string, Promise<Answer<MemberStatus>>>;
+}
+
+/**
+ * `clock` stamps each sample: the same clock the grace window is measured on. A looking resolver
+ * (the kube paths) looks once per probe, in parallel with the direct seeds and within the same deadline.
+ */
+export function createProber(transport: EtcdTransport, resolver: PathResolver | LookingPathResolver, clock: Clock = systemClock): Prober {
   return {
     async probe({ seeds, deadlineMs, paths = ['direct'] }: ProbeRequest): Promise<ProbeSample> {
       const at = clock.now();
       const endsAt = performance.now() + deadlineMs;
       const remaining = (): number => Math.max(0, Math.floor(endsAt - performance.now()));
 
-      // Seeds are client URLs, dialed directly. Status starts now too, so a seed costs one round, not two.
-      const seedEndpoints = [...new Set(seeds.map(sameEndpoint))];
-      const seedClient = (endpoint: string) => transport.client({ endpoint, path: 'direct' });
-      const lists = seedEndpoints.map((endpoint) =>
-        attempt('direct', endpoint, () => seedClient(endpoint).memberList(remaining())),
-      );
-      const seedStatuses = new Map(
-        seedEndpoints.map((endpoint) => [endpoint, attempt('direct', endpoint, () => seedClient(endpoint).status(remaining()))]),
-      );
+      const calls: SeedCalls = { lists: [], statuses: new Map() };
+      const startSeeds = (targets: EndpointTarget[]): Promise<Answer<MemberList>>[] =>
+        targets.flatMap((target) => {
+          const key = keyOf(target);
+          if (calls.statuses.has(key)) return [];
+          const client = transport.client(target);
+          calls.statuses.set(key, attempt(target.path, target.endpoint, () => client.status(remaining())));
+          const list = attempt(target.path, target.endpoint, () => client.memberList(remaining()));
+          calls.lists.push(list);
+          return [list];
+        });
 
+      // Configured seeds are client URLs, dialed directly.
+      const direct = startSeeds([...new Set(seeds.map(sameEndpoint))].map((endpoint) => ({ endpoint, path: 'direct' as const })));
+      const looking: Promise<PathLook> = isLooking(resolver)
+        ? resolver.look(paths, remaining()).catch((error: unknown) => ({ resolve: () => undefined, seeds: [], failure: String(error) }))
+        : Promise.resolve({ ...resolver, resolve: resolver.resolve.bind(resolver), seeds: [] });
+      // The look's seeds join as soon as it answers; the first list from any seed wins.
+      const fromLook = looking.then((look) => firstAnswer(startSeeds(look.seeds))).then((found) => found ?? NO_LIST);
+      const list = await firstAnswer([...direct, fromLook]);
+      const look = await looking;
+      const lookFailure = look.failure ? { pathLookFailure: look.failure } : {};
       // Every seed is heard out, within the same deadline: seeds of two clusters must be seen as such.
-      const identities = seedIdentities(lists, [...seedStatuses.values()]);
-      const list = await firstAnswer(lists);
+      const allSeeds = async (): Promise<IdentityReport[]> =>
+        seedIdentities(await Promise.all<Answer<MemberList | MemberStatus>>([...calls.lists, ...calls.statuses.values()]));
       if (list === undefined) {
-        return { at, members: [], listFailures: (await Promise.all(lists)).map((answer) => answer.probe), seeds: await identities };
+        await fromLook;
+        const listFailures = (await Promise.all(calls.lists)).map((answer) => answer.probe);
+        return { at, members: [], listFailures, seeds: await allSeeds(), ...lookFailure };
       }
 
       const statusOver = (member: MemberInfo, path: PathName): Promise<Answer<MemberStatus>> | undefined => {
-        const resolved = resolver.resolve(member, path);
+        const resolved = look.resolve(member, path);
         if (resolved === undefined) return undefined;
-        const endpoint = sameEndpoint(resolved);
-        const fromSeed = path === 'direct' ? seedStatuses.get(endpoint) : undefined;
-        return fromSeed ?? attempt(path, endpoint, () => transport.client({ endpoint, path }).status(remaining()));
+        const target = { endpoint: sameEndpoint(resolved), path };
+        return calls.statuses.get(keyOf(target)) ?? attempt(path, target.endpoint, () => transport.client(target).status(remaining()));
       };
 
       const probing = Promise.all(
@@ -95,14 +122,18 @@ export function createProber(transport: EtcdTransport, resolver: PathResolver, c
           // Paths are in policy order, so "first that answered" is deterministic.
           const status = answers.find((answer) => answer.value !== undefined)?.value;
           if (status) probe.status = status;
+          const host = look.host?.(member);
+          if (host) probe.host = host;
           return probe;
         }),
       );
-      const [probed, said] = await Promise.all([probing, identities]);
+      const probed = await probing;
+      await fromLook;
+      const said = await allSeeds();
       // Seeds of more than one cluster: whichever list came first is no more "the" cluster's than another.
-      if (new Set(said.map((s) => s.clusterId)).size > 1) return { at, members: [], listFailures: [], seeds: said };
+      if (new Set(said.map((s) => s.clusterId)).size > 1) return { at, members: [], listFailures: [], seeds: said, ...lookFailure };
       const listedBy = { endpoint: list.probe.endpoint, clusterId: list.value.clusterId };
-      return { at, members: probed, listFailures: [], seeds: said, listedBy };
+      return { at, members: probed, listFailures: [], seeds: said, listedBy, ...lookFailure };
     },
   };
 }

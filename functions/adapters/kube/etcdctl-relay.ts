@@ -47,7 +47,7 @@ function millis(name: string, value: number): string {
   return `${value}ms`;
 }
 
-function globalFlags(call: RelayCall): string[] {
+export function globalFlags(call: RelayCall): string[] {
   if (!/^https?:\/\/[^\s,]+$/.test(call.endpoint)) throw new RangeError(`not a single http(s) client URL: ${call.endpoint}`);
   const tls = call.tls === undefined ? KUBEADM_ETCD_TLS : call.tls;
   return [

@@ -2,6 +2,7 @@
 // put the Node's name at status.nodeRef.name (v1beta2 keeps only `name` in its MachineNodeReference),
 // so one defensive parser reads either version.
 import type { CustomObjectsApi } from '@kubernetes/client-node';
+import type { MachineApiVersion } from '../../ports/kube-access.ts';
 import { describeKubeError, isNotFound } from './api-errors.ts';
 import { withSignal } from './signal.ts';
 
@@ -11,7 +12,7 @@ export const MACHINES_PLURAL = 'machines';
 export const CLUSTER_NAME_LABEL = 'cluster.x-k8s.io/cluster-name';
 
 /** v1beta1 is served by every CAPI release so far; v1beta2 from CAPI 1.11 on. */
-export type MachineApiVersion = 'v1beta1' | 'v1beta2';
+export type { MachineApiVersion } from '../../ports/kube-access.ts';
 
 export interface MachineRef {
   name: string;
@@ -31,6 +32,8 @@ export interface MachineReader {
   readonly version: MachineApiVersion;
   /** undefined when the Machine does not exist. */
   machineByName(namespace: string, name: string, options?: MachineCallOptions): Promise<MachineRef | undefined>;
+  /** Every Machine of the cluster, by its cluster-name label. */
+  listMachines(namespace: string, options?: MachineCallOptions): Promise<MachineRef[]>;
   /** The cluster's Machine whose nodeRef names the node; undefined when none does. */
   machineOfNode(namespace: string, nodeName: string, options?: MachineCallOptions): Promise<MachineRef | undefined>;
 }
@@ -73,6 +76,18 @@ export function toMachineRef(object: unknown, fallbackNamespace: string): Machin
 
 export function createMachineReader({ customObjects, clusterName, version = 'v1beta1' }: MachineReaderOptions): MachineReader {
   const base = { group: CAPI_GROUP, version, plural: MACHINES_PLURAL };
+  async function listMachines(namespace: string, options: MachineCallOptions = {}): Promise<MachineRef[]> {
+    const labelSelector = `${CLUSTER_NAME_LABEL}=${clusterName}`;
+    let list: unknown;
+    try {
+      list = await customObjects.listNamespacedCustomObject({ ...base, namespace, labelSelector }, withSignal(options.signal));
+    } catch (error) {
+      throw new MachineReadError(`listing Machines of cluster ${clusterName} in namespace ${namespace} failed: ${describeKubeError(error)}`, { cause: error });
+    }
+    const items = field(list, 'items');
+    return (Array.isArray(items) ? items : []).flatMap((item) => toMachineRef(item, namespace) ?? []);
+  }
+
   return {
     version,
     async machineByName(namespace, name, options = {}) {
@@ -84,20 +99,12 @@ export function createMachineReader({ customObjects, clusterName, version = 'v1b
         throw new MachineReadError(`reading Machine ${name} in namespace ${namespace} failed: ${describeKubeError(error)}`, { cause: error });
       }
     },
+    listMachines,
     async machineOfNode(namespace, nodeName, options = {}) {
-      const labelSelector = `${CLUSTER_NAME_LABEL}=${clusterName}`;
-      let list: unknown;
-      try {
-        list = await customObjects.listNamespacedCustomObject({ ...base, namespace, labelSelector }, withSignal(options.signal));
-      } catch (error) {
-        throw new MachineReadError(
-          `listing Machines of cluster ${clusterName} in namespace ${namespace} (for node ${nodeName}) failed: ${describeKubeError(error)}`,
-          { cause: error },
-        );
-      }
-      const items = field(list, 'items');
-      const machines = (Array.isArray(items) ? items : []).map((item) => toMachineRef(item, namespace));
-      return machines.find((machine) => machine?.nodeName === nodeName);
+      const machines = await listMachines(namespace, options).catch((error: unknown) => {
+        throw error instanceof MachineReadError ? new MachineReadError(`${error.message} (looking for the Machine of node ${nodeName})`, { cause: error }) : error;
+      });
+      return machines.find((machine) => machine.nodeName === nodeName);
     },
   };
 }

@@ -2,8 +2,10 @@
 // onto fresh leases, lapsing when its holder stops renewing, and the removal record beside it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEtcdGuards, type EtcdGuards } from '../../../functions/adapters/etcd/etcd-guard.ts';
-import { EtcdCallError } from '../../../functions/ports/etcd.ts';
+import { EtcdCallError, type EndpointTarget } from '../../../functions/ports/etcd.ts';
 import { refusedEndpoint, startSingleEtcd, waitFor, type SingleEtcd } from './single-etcd.ts';
+
+const direct = (...endpoints: string[]): EndpointTarget[] => endpoints.map((endpoint) => ({ endpoint, path: 'direct' }));
 
 describe('the cluster guard in etcd', () => {
   let etcd: SingleEtcd;
@@ -20,7 +22,7 @@ describe('the cluster guard in etcd', () => {
   });
 
   it('one holder at a time: the second is told who holds it and since when; release frees it', async () => {
-    const guard = guards.at([refused, etcd.endpoint]);
+    const guard = guards.at(direct(refused, etcd.endpoint));
     expect(guard.where).toBe('etcd key /test-guard/lock');
     expect(await guard.acquire('a', 10_000)).toEqual({ held: true });
     const other = await guard.acquire('b', 10_000);
@@ -36,7 +38,7 @@ describe('the cluster guard in etcd', () => {
   });
 
   it('an earlier run of the same incident, left holding the lock by a crash, is taken over; nobody else is', async () => {
-    const guard = guards.at([etcd.endpoint]);
+    const guard = guards.at(direct(etcd.endpoint));
     expect(await guard.acquire('incident:x:run1', 30_000)).toEqual({ held: true });
     expect(await guard.acquire('incident:y:run1', 30_000, { takeOverFrom: 'incident:y:' })).toMatchObject({ held: false, holder: { owner: 'incident:x:run1' } });
     expect(await guard.acquire('incident:x:run2', 30_000, { takeOverFrom: 'incident:x:' })).toEqual({ held: true });
@@ -45,7 +47,7 @@ describe('the cluster guard in etcd', () => {
   });
 
   it('a holder that stops renewing loses the lock when its lease lapses; renewing keeps it', async () => {
-    const guard = guards.at([etcd.endpoint]);
+    const guard = guards.at(direct(etcd.endpoint));
     expect(await guard.acquire('renewer', 2_000)).toEqual({ held: true });
     // Renewed past two lease lengths: nobody else gets it meanwhile.
     const until = Date.now() + 4_500;
@@ -61,15 +63,15 @@ describe('the cluster guard in etcd', () => {
   }, 20_000);
 
   it('keeps the removals for every remediator to read', async () => {
-    const guard = guards.at([etcd.endpoint]);
+    const guard = guards.at(direct(etcd.endpoint));
     expect(await guard.removals()).toEqual([]);
     const record = { memberId: 'abc', memberName: 'etcd-1', incidentId: 'i-1', targetKey: 'memberName=etcd-1', at: 1_700_000_000_000, sizeBefore: 3, by: 'incident:i-1:0001', confirmed: true };
     await guard.saveRemovals([record]);
-    expect(await guards.at([refused, etcd.endpoint]).removals()).toEqual([record]);
+    expect(await guards.at(direct(refused, etcd.endpoint)).removals()).toEqual([record]);
   });
 
   it('with no member answering, the call fails as refused, so the caller can fall back', async () => {
-    const none = guards.at([refused]);
+    const none = guards.at(direct(refused));
     const failure = await none.acquire('a', 5_000).then(
       () => undefined,
       (error: unknown) => error,

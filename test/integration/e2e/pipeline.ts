@@ -11,6 +11,8 @@ import { parsePolicy, type PolicyInput } from '../../../functions/core/policy.ts
 import type { Actuator } from '../../../functions/ports/actuator.ts';
 import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
 import type { EtcdMemberClient, EtcdTransport, TlsFiles } from '../../../functions/ports/etcd.ts';
+import { createEtcdAccess } from '../../../infra/local/etcd-access.ts';
+import type { KubeAccessConfig } from '../../../functions/ports/kube-access.ts';
 import { createLocalRuntime, type LocalRuntime, type TerminalEvent } from '../../../infra/local/runtime.ts';
 import { createStaticDirectory } from '../../../infra/local/static-directory.ts';
 import type { Lab } from '../../../infra/lab/lab.ts';
@@ -35,10 +37,9 @@ export interface CallLog {
   moveLeader: string[];
 }
 
-/** etcd3 access that records MemberRemove and MoveLeader calls as they are sent. */
-export function recordingEtcd(calls: CallLog, options: { tls?: TlsFiles } = {}): { etcdFor: (cluster?: ClusterEntry) => ClusterEtcd; close(): Promise<void> } {
-  const inner = createEtcd3Transport(options.tls ? { tls: options.tls } : {});
-  const transport: EtcdTransport = {
+/** A transport whose MemberRemove and MoveLeader calls are recorded as they are sent. */
+export function recordCalls(inner: EtcdTransport, calls: CallLog): EtcdTransport {
+  return {
     client(target) {
       const c = inner.client(target);
       const recorded: EtcdMemberClient = {
@@ -59,6 +60,12 @@ export function recordingEtcd(calls: CallLog, options: { tls?: TlsFiles } = {}):
     },
     close: () => inner.close(),
   };
+}
+
+/** etcd3 access that records MemberRemove and MoveLeader calls as they are sent. */
+export function recordingEtcd(calls: CallLog, options: { tls?: TlsFiles } = {}): { etcdFor: (cluster?: ClusterEntry) => ClusterEtcd; close(): Promise<void> } {
+  const inner = createEtcd3Transport(options.tls ? { tls: options.tls } : {});
+  const transport = recordCalls(inner, calls);
   // The lock and removal record in the lab's own etcd, as the runtime's own access keeps them.
   let guards: EtcdGuards | undefined;
   const access = { transport, prober: createProber(inner, directPaths) };
@@ -74,13 +81,24 @@ export function recordingEtcd(calls: CallLog, options: { tls?: TlsFiles } = {}):
   };
 }
 
+/** The runtime's own access per cluster, its calls recorded (the prober's status and list calls aside). */
+function recordingAccess(access: ReturnType<typeof createEtcdAccess>, calls: CallLog): { etcdFor: (cluster: ClusterEntry) => ClusterEtcd; close(): Promise<void> } {
+  return {
+    etcdFor: (cluster) => {
+      const real = access.etcdFor(cluster);
+      return { ...real, transport: recordCalls(real.transport, calls) };
+    },
+    close: () => access.close(),
+  };
+}
+
 export interface Pipeline {
   runtime: LocalRuntime;
   events: EventEnvelope[];
   calls: CallLog;
   statePath: string;
-  /** Submits MemberUnhealthy for a member name and waits for the incident's final event. */
-  remediate(memberName: string, timeoutMs?: number): Promise<TerminalEvent>;
+  /** Submits MemberUnhealthy for a member name (or any target) and waits for the incident's final event. */
+  remediate(target: string | Record<string, string>, timeoutMs?: number): Promise<TerminalEvent>;
   close(): Promise<void>;
 }
 
@@ -96,17 +114,28 @@ export async function startPipeline(
     snapshotDir?: string;
     /** Client credentials: put on the cluster entry and used by the recorded etcd access. */
     tls?: TlsFiles;
+    /** Kube access on the cluster entry: the runtime's own etcd access (kube paths), recorded. */
+    kube?: KubeAccessConfig;
+    /** The configured client URLs; the lab's by default. */
+    endpoints?: string[];
   } = {},
 ): Promise<Pipeline> {
   const clusterId = options.clusterId ?? 'lab';
   const dir = options.statePath ? undefined : fs.mkdtempSync(path.join(os.tmpdir(), 'pipeline-'));
   const statePath = options.statePath ?? path.join(dir!, 'state.sqlite');
   const calls: CallLog = { memberRemove: [], removed: [], removedAt: [], moveLeader: [] };
-  const etcd = recordingEtcd(calls, options.tls ? { tls: options.tls } : {});
+  const etcd = options.kube ? recordingAccess(createEtcdAccess(), calls) : recordingEtcd(calls, options.tls ? { tls: options.tls } : {});
   const policy = parsePolicy({ ...labPolicy, ...options.policy });
+  const entry: ClusterEntry = {
+    clusterId,
+    endpoints: options.endpoints ?? lab.endpoints(),
+    policy,
+    ...(options.tls ? { tls: options.tls } : {}),
+    ...(options.kube ? { kube: options.kube } : {}),
+  };
   const runtime = await createLocalRuntime({
     statePath,
-    directory: createStaticDirectory([{ clusterId, endpoints: lab.endpoints(), policy, ...(options.tls ? { tls: options.tls } : {}) }]),
+    directory: createStaticDirectory([entry]),
     etcdFor: etcd.etcdFor,
     logLevel: 'SILENT',
     ...(options.actuator ? { actuator: options.actuator } : {}),
@@ -120,11 +149,11 @@ export async function startPipeline(
     events,
     calls,
     statePath,
-    async remediate(memberName, timeoutMs = 45_000) {
+    async remediate(target, timeoutMs = 45_000) {
       const outcome = runtime.waitForOutcome({ clusterId }, timeoutMs);
       const now = new Date().toISOString();
       // If submit throws, its error is the one to report; the wait must not reject unobserved later.
-      await runtime.submit({ clusterId, target: { memberName }, reason: 'test', source: 'test', observedAt: now, at: now }).catch((error: unknown) => {
+      await runtime.submit({ clusterId, target: typeof target === 'string' ? { memberName: target } : target, reason: 'test', source: 'test', observedAt: now, at: now }).catch((error: unknown) => {
         outcome.catch(() => undefined);
         throw error;
       });

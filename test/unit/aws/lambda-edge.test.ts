@@ -41,7 +41,8 @@ describe('with every variable set', () => {
   it('builds the deps of a pipeline function: every port, the system clock, an etcd access', () => {
     const deps = awsDepsFromEnv(full, 'move-leader');
     expect(Object.keys(deps).sort()).toEqual(['actuator', 'bus', 'clock', 'directory', 'etcdFor', 'log', 'random', 'scheduler', 'store']);
-    expect(deps.actuator.name).toBe('etcd-only');
+    // The Machine actuator for clusters with Cluster API access, etcd-only for the rest.
+    expect(deps.actuator.name).toBe('per-cluster (capi-machine where configured, else etcd-only)');
     expect(Math.abs(deps.clock.now() - Date.now())).toBeLessThan(1_000);
   });
 });

@@ -103,7 +103,7 @@ const rows: Row[] = [
     name: 'every path refused or timed out: re-probe for the evidence rule',
     attempts: [tried('direct', 1, failureOf('refused')), tried('port-forward', 1, failureOf('timeout')), tried('exec', 1, failureOf('refused'))],
     want: { kind: 'retry', reason: 'LEADER_UNREACHABLE', reprobeNow: true, at: NOW },
-    says: /Every path to the leader etcd-0 .* failed \(direct http:\/\/127\.0\.0\.1:4001 refused; port-forward port-forward:\/\/etcd-0 timed out; exec exec:\/\/etcd-0 refused\)/,
+    says: /Every path to the leader etcd-0 .* failed \(direct http:\/\/127\.0\.0\.1:4001 refused; port-forward port-forward:\/\/etcd-0 timed out: Deadline exceeded; exec exec:\/\/etcd-0 refused: connect ECONNREFUSED 127\.0\.0\.1:1\)/,
   },
   {
     name: 'a bad transferee: the next candidate over the path that reached the leader',

@@ -20,7 +20,7 @@ interface Setup {
   remediation?: PlanInput['remediation'];
   now?: number;
   random?: number;
-  targetMachineGone?: boolean;
+  targetGone?: string;
 }
 
 function input(s: Setup): PlanInput {
@@ -34,7 +34,7 @@ function input(s: Setup): PlanInput {
     now,
     random: fixedRandom(s.random ?? 0.5),
   };
-  if (s.targetMachineGone !== undefined) i.targetMachineGone = s.targetMachineGone;
+  if (s.targetGone !== undefined) i.targetGone = s.targetGone;
   return i;
 }
 
@@ -379,17 +379,17 @@ const rows: Row[] = [
   {
     name: "the leader's machine is gone",
     samples: [deadLeader(T0)],
-    targetMachineGone: true,
+    targetGone: 'its Machine wl-0 is being deleted',
     kind: 'approve',
     reason: 'LEADER_GONE',
     leaderMove: 'skipped',
     decidedBy: 'leadership',
-    says: /The Node or Machine of etcd-0 .* is gone/,
+    says: /The leader etcd-0 .* is gone: its Machine wl-0 is being deleted, and the followers still name it leader/,
   },
   {
     name: "the leader's machine is gone but removal without a move is off",
     samples: [deadLeader(T0)],
-    targetMachineGone: true,
+    targetGone: 'its Machine wl-0 is being deleted',
     policy: { allowRemoveWithoutLeaderMove: false },
     kind: 'block',
     reason: 'REMOVE_WITHOUT_MOVE_DISABLED',
@@ -398,7 +398,7 @@ const rows: Row[] = [
   {
     name: "the leader's machine is gone, and quorum is not safe",
     samples: [cluster(T0, 3, { leader: 0, override: { 0: down, 2: down } })],
-    targetMachineGone: true,
+    targetGone: 'its Machine wl-0 is being deleted',
     kind: 'block',
     reason: 'QUORUM_AT_RISK',
     decidedBy: 'quorum-gate',
@@ -406,7 +406,7 @@ const rows: Row[] = [
   {
     name: "a follower's machine is gone",
     samples: [cluster(T0, 3, { leader: 1, override: { 0: down } })],
-    targetMachineGone: true,
+    targetGone: 'its Machine wl-0 is being deleted',
     kind: 'approve',
     reason: 'TARGET_IS_FOLLOWER',
     decidedBy: 'leadership',

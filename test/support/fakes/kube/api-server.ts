@@ -11,12 +11,15 @@ import { type NodeFault, type Upstream, portForwardServer } from './portforward.
 import { handleRest } from './routes.ts';
 import { badRequest } from './status.ts';
 import { ObjectStore, type ResourceType, metadataOf, resourceType } from './store.ts';
+import { type DropMode, type WatchHub, watchServer } from './watch.ts';
 
 export type { NodeFault, Upstream } from './portforward.ts';
 
 export interface KubeApiFakeOptions {
   /** How long a deleted Machine keeps its deletionTimestamp before it goes (default 100 ms). */
   machineDeletionMs?: number;
+  /** How many changes a watch can resume over before it gets 410 Gone (default 1000). */
+  watchHistoryLimit?: number;
 }
 
 export interface ControlPlaneNode {
@@ -24,6 +27,8 @@ export interface ControlPlaneNode {
   internalIp: string;
   /** Creates the Machine `<machine>` in `namespace` whose status.nodeRef names this node. */
   machine?: { name: string; namespace: string; clusterName: string };
+  /** kubeadm's `kubeadm.kubernetes.io/etcd.advertise-client-urls` annotation on the etcd pod. */
+  clientUrl?: string;
 }
 
 const NODES = resourceType('', 'nodes')!;
@@ -37,12 +42,36 @@ export class KubeApiFake {
   private readonly faults = new Map<string, NodeFault>();
   private readonly upstreams = new Map<string, Upstream>();
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** Every REST request, method and path, in order: tests count the writes they expect once. */
+  readonly requests: { method: string; path: string }[] = [];
   private readonly close: () => Promise<void>;
+  private readonly watches: WatchHub | undefined;
 
-  constructor(server: string, store: ObjectStore, close: () => Promise<void>) {
+  constructor(server: string, store: ObjectStore, close: () => Promise<void>, watches?: WatchHub) {
     this.server = server;
     this.store = store;
     this.close = close;
+    this.watches = watches;
+  }
+
+  /** Test hook: closes every open watch; `reset` (default) as a network blip, `end` as the server's watch timeout. */
+  dropWatches(mode: DropMode = 'reset'): void {
+    this.watches?.drop(mode);
+  }
+
+  /** Test hook: forgets the watch history; a watch resuming from before now gets 410 Gone. */
+  compactWatchHistory(): void {
+    this.store.compactHistory();
+  }
+
+  /** Test hook: a BOOKMARK now on every open watch that allowed bookmarks. */
+  sendWatchBookmarks(): void {
+    this.watches?.bookmark();
+  }
+
+  /** How many watches are open (for tests to wait on a reconnect). */
+  get openWatches(): number {
+    return this.watches?.open ?? 0;
   }
 
   /** A Node, its etcd mirror pod `etcd-<node>` (§3 naming) and optionally its CAPI Machine. */
@@ -56,7 +85,12 @@ export class KubeApiFake {
     this.store.put(PODS, {
       apiVersion: 'v1',
       kind: 'Pod',
-      metadata: { name: `etcd-${node.name.toLowerCase()}`, namespace: 'kube-system', labels: { component: 'etcd', tier: 'control-plane' } },
+      metadata: {
+        name: `etcd-${node.name.toLowerCase()}`,
+        namespace: 'kube-system',
+        labels: { component: 'etcd', tier: 'control-plane' },
+        ...(node.clientUrl ? { annotations: { 'kubeadm.kubernetes.io/etcd.advertise-client-urls': node.clientUrl } } : {}),
+      },
       spec: { nodeName: node.name, hostNetwork: true, containers: [{ name: 'etcd', image: 'registry.k8s.io/etcd:3.5.21-0' }] },
       status: { phase: 'Running', podIP: node.internalIp },
     });
@@ -124,6 +158,11 @@ export class KubeApiFake {
     this.timers.add(timer);
   }
 
+  /** How many REST requests with this method had a path ending in `pathSuffix`. */
+  requestCount(method: string, pathSuffix: string): number {
+    return this.requests.filter((r) => r.method === method && r.path.endsWith(pathSuffix)).length;
+  }
+
   /** A client-node KubeConfig for this server (no auth: the fake does not check any). */
   kubeConfig(): KubeConfig {
     const config = new KubeConfig();
@@ -171,7 +210,8 @@ function send(response: ServerResponse, code: number, body: unknown): void {
 
 export async function startKubeApiFake(options: KubeApiFakeOptions = {}): Promise<KubeApiFake> {
   const machineDeletionMs = options.machineDeletionMs ?? 100;
-  const store = new ObjectStore();
+  const store = new ObjectStore(options.watchHistoryLimit);
+  const watches = watchServer(store);
   // The handlers below reach `fake` only after it is built, once the server listens.
   const forward = portForwardServer({
     store,
@@ -187,12 +227,14 @@ export async function startKubeApiFake(options: KubeApiFakeOptions = {}): Promis
   const server = createServer((request, response) => {
     void (async () => {
       const url = new URL(request.url ?? '/', 'http://fake');
+      fake.requests.push({ method: request.method ?? 'GET', path: url.pathname });
       const body = await readBody(request);
       if (url.pathname.endsWith('/portforward') || url.pathname.endsWith('/exec')) {
         // upgradeaware.go: a port-forward or exec without an Upgrade header is refused (§3).
         send(response, 400, { ...badRequest('Upgrade request required').status });
         return;
       }
+      if (request.method === 'GET' && watches.serve(url, response)) return;
       const answer = handleRest(store, { graceful }, { method: request.method ?? 'GET', url, contentType: request.headers['content-type'] ?? '', body });
       if (answer) send(response, answer.code, answer.body);
       else send(response, 404, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'the server could not find the requested resource', reason: 'NotFound', details: {}, code: 404 } satisfies JsonObject);
@@ -208,8 +250,9 @@ export async function startKubeApiFake(options: KubeApiFakeOptions = {}): Promis
   const fake: KubeApiFake = new KubeApiFake(`http://127.0.0.1:${port}`, store, async () => {
     forward.close();
     exec.close();
+    watches.drop('reset');
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
-  });
+  }, watches);
   return fake;
 }

@@ -1,6 +1,7 @@
-// REST routing for the kube fake: GET one, LIST, PATCH and DELETE on the stored resource types.
-import { type Json, type JsonObject, isObject, jsonPatch, mergePatch } from './patch.ts';
-import { KubeFakeError, badRequest } from './status.ts';
+// REST routing for the kube fake: GET one, LIST, POST, PUT, PATCH and DELETE on the stored resource
+// types, and GET/PUT/PATCH on their /status subresource. Watches are in watch.ts.
+import { type Json, type JsonObject, isObject, jsonPatch, mergePatch, text } from './patch.ts';
+import { KubeFakeError, alreadyExists, badRequest, conflict } from './status.ts';
 import { type ObjectStore, type ResourceType, metadataOf, resourceType } from './store.ts';
 
 export interface RestRequest {
@@ -15,7 +16,7 @@ export interface RestResponse {
   body: Json;
 }
 
-interface Route {
+export interface Route {
   type: ResourceType;
   version: string;
   namespace: string | undefined;
@@ -23,7 +24,7 @@ interface Route {
   subresource: string | undefined;
 }
 
-function parsePath(pathname: string): Route | undefined {
+export function parsePath(pathname: string): Route | undefined {
   const parts = pathname.split('/').filter((part) => part !== '').map(decodeURIComponent);
   let group: string;
   let version: string;
@@ -38,7 +39,7 @@ function parsePath(pathname: string): Route | undefined {
   return { type, version, namespace, name: rest[1], subresource: rest[2] };
 }
 
-function apiVersion(route: Route): string {
+export function apiVersion(route: Route): string {
   return route.type.group === '' ? route.version : `${route.type.group}/${route.version}`;
 }
 
@@ -47,13 +48,13 @@ export interface DeleteHooks {
   graceful(type: ResourceType, namespace: string, name: string): boolean;
 }
 
-function deletedStatus(route: Route, name: string): JsonObject {
+function deletedStatus(route: Route, name: string, uid: Json | undefined): JsonObject {
   return {
     kind: 'Status',
     apiVersion: 'v1',
     metadata: {},
     status: 'Success',
-    details: { name, ...(route.type.group === '' ? {} : { group: route.type.group }), kind: route.type.plural, uid: '' },
+    details: { name, ...(route.type.group === '' ? {} : { group: route.type.group }), kind: route.type.plural, uid: text(uid) },
   };
 }
 
@@ -65,30 +66,99 @@ function parseBody(body: string): Json {
   }
 }
 
+/** A write to the main resource leaves status as it was, when the type has a status subresource. */
+function keepStatus(type: ResourceType, next: JsonObject, current: JsonObject | undefined): JsonObject {
+  if (!type.status) return next;
+  const { status: _ignored, ...rest } = next;
+  return current?.status === undefined ? rest : { ...rest, status: current.status };
+}
+
+/** A write to /status changes status only (apiextensions customresource statusStrategy.PrepareForUpdate). */
+function statusOnly(next: JsonObject, current: JsonObject): JsonObject {
+  const { status: _old, ...rest } = current;
+  return next.status === undefined ? rest : { ...rest, status: next.status };
+}
+
+/** Optimistic concurrency: a resourceVersion in the body must be the stored one. */
+function checkVersion(route: Route, name: string, next: JsonObject, current: JsonObject): void {
+  const wanted = metadataOf(next).resourceVersion;
+  if (wanted !== undefined && wanted !== null && wanted !== '' && wanted !== metadataOf(current).resourceVersion) {
+    throw conflict(route.type.plural, route.type.group, name, 'the object has been modified; please apply your changes to the latest version and try again');
+  }
+}
+
+function finalizersOf(object: JsonObject): Json[] {
+  const finalizers = metadataOf(object).finalizers;
+  return Array.isArray(finalizers) ? finalizers : [];
+}
+
+/** Stores an update; an object being deleted goes once its last finalizer is gone. */
+function update(store: ObjectStore, route: Route, name: string, next: JsonObject): JsonObject {
+  metadataOf(next).name = name;
+  const stored = store.put(route.type, next);
+  const metadata = metadataOf(stored);
+  // Machines go on the fake's own timer, which stands for Cluster API's drain (api-server.ts).
+  const gone = metadata.deletionTimestamp !== undefined && finalizersOf(stored).length === 0 && route.type.plural !== 'machines';
+  return gone ? store.remove(route.type, text(metadata.namespace), name) : stored;
+}
+
+function create(store: ObjectStore, route: Route, body: Json): RestResponse {
+  if (!isObject(body) || !isObject(body.metadata)) throw badRequest('the body of the request was in an unknown format');
+  const name = text(body.metadata.name);
+  if (name === '') throw badRequest('name or generateName is required');
+  const namespace = route.namespace ?? '';
+  if (route.type.namespaced && body.metadata.namespace !== undefined && body.metadata.namespace !== namespace) {
+    throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+  }
+  if (store.find(route.type, namespace, name)) throw alreadyExists(route.type.plural, route.type.group, name);
+  // The server sets these itself; "create cannot set status" (apiextensions customresource
+  // strategy.PrepareForCreate) where there is a status subresource.
+  const { resourceVersion: _rv, uid: _uid, creationTimestamp: _created, generation: _generation, ...metadata } = body.metadata;
+  const { status: _status, ...withoutStatus } = body;
+  return { code: 201, body: store.put(route.type, { ...(route.type.status ? withoutStatus : body), metadata: { ...metadata, namespace } }) };
+}
+
+function patchOrPut(store: ObjectStore, route: Route, name: string, request: RestRequest): JsonObject {
+  const namespace = route.namespace ?? '';
+  const current = store.get(route.type, namespace, name);
+  const body = parseBody(request.body);
+  const next = request.method === 'PUT' ? body : request.contentType.startsWith('application/json-patch+json') ? jsonPatch(current, body) : mergePatch(current, body);
+  if (!isObject(next) || !isObject(next.metadata)) throw badRequest(request.method === 'PUT' ? 'the body of the request was in an unknown format' : 'patch did not produce an object');
+  checkVersion(route, name, next, current);
+  return update(store, route, name, route.subresource === 'status' ? statusOnly(next, current) : keepStatus(route.type, next, current));
+}
+
+function remove(store: ObjectStore, hooks: DeleteHooks, route: Route, name: string): RestResponse {
+  const namespace = route.namespace ?? '';
+  if (hooks.graceful(route.type, namespace, name)) return { code: 200, body: store.get(route.type, namespace, name) };
+  const current = store.get(route.type, namespace, name);
+  if (finalizersOf(current).length > 0) {
+    // Finalizers hold it: stamped for deletion, gone when they are (see update()).
+    const metadata = metadataOf(current);
+    if (metadata.deletionTimestamp === undefined) Object.assign(metadata, { deletionTimestamp: new Date().toISOString(), deletionGracePeriodSeconds: 0 });
+    return { code: 200, body: store.put(route.type, current) };
+  }
+  const gone = store.remove(route.type, namespace, name);
+  return { code: 200, body: route.type.plural === 'pods' ? gone : deletedStatus(route, name, metadataOf(gone).uid) };
+}
+
 export function handleRest(store: ObjectStore, hooks: DeleteHooks, request: RestRequest): RestResponse | undefined {
   const route = parsePath(request.url.pathname);
-  if (!route || route.subresource !== undefined) return undefined;
+  if (!route || (route.subresource !== undefined && route.subresource !== 'status')) return undefined;
   const namespace = route.namespace ?? '';
   try {
-    if (request.method === 'GET' && route.name === undefined) {
-      const items = store.list(route.type, route.namespace, request.url.searchParams.get('labelSelector'));
-      return { code: 200, body: { kind: `${route.type.kind}List`, apiVersion: apiVersion(route), metadata: { resourceVersion: store.resourceVersion }, items } };
+    if (route.name === undefined) {
+      if (request.method === 'GET') {
+        const items = store.list(route.type, route.namespace, request.url.searchParams.get('labelSelector'));
+        return { code: 200, body: { kind: `${route.type.kind}List`, apiVersion: apiVersion(route), metadata: { resourceVersion: store.resourceVersion }, items } };
+      }
+      if (request.method === 'POST') return create(store, route, parseBody(request.body));
+      return { code: 405, body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'the server does not allow this method on the requested resource', reason: 'MethodNotAllowed', code: 405 } };
     }
-    if (route.name === undefined) return { code: 405, body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'the server does not allow this method on the requested resource', reason: 'MethodNotAllowed', code: 405 } };
+    if (route.subresource === 'status' && !route.type.status) return undefined;
     if (request.method === 'GET') return { code: 200, body: store.get(route.type, namespace, route.name) };
-    if (request.method === 'PATCH') {
-      const current = store.get(route.type, namespace, route.name);
-      const patch = parseBody(request.body);
-      const patched = request.contentType.startsWith('application/json-patch+json') ? jsonPatch(current, patch) : mergePatch(current, patch);
-      if (!isObject(patched)) throw badRequest('patch did not produce an object');
-      metadataOf(patched).name = route.name;
-      return { code: 200, body: store.put(route.type, patched) };
-    }
-    if (request.method === 'DELETE') {
-      if (hooks.graceful(route.type, namespace, route.name)) return { code: 200, body: store.get(route.type, namespace, route.name) };
-      const gone = store.remove(route.type, namespace, route.name);
-      return { code: 200, body: route.type.plural === 'pods' ? gone : deletedStatus(route, route.name) };
-    }
+    if (request.method === 'PATCH' || request.method === 'PUT') return { code: 200, body: patchOrPut(store, route, route.name, request) };
+    if (request.method === 'DELETE' && route.subresource === undefined) return remove(store, hooks, route, route.name);
     return undefined;
   } catch (error) {
     if (error instanceof KubeFakeError) return { code: error.status.code, body: { ...error.status } };

@@ -22,19 +22,34 @@ export class KubeFakeError extends Error {
   }
 }
 
-/** `<resource>[.<group>] "<name>" not found`, 404, reason NotFound. */
-export function notFound(resource: string, group: string, name: string): KubeFakeError {
+/** A Status about one named object, as apimachinery's NewNotFound, NewAlreadyExists, NewConflict write it. */
+function aboutObject(code: number, reason: string, resource: string, group: string, name: string, message: (qualified: string) => string): KubeFakeError {
   const qualified = group === '' ? resource : `${resource}.${group}`;
   return new KubeFakeError({
     kind: 'Status',
     apiVersion: 'v1',
     metadata: {},
     status: 'Failure',
-    message: `${qualified} "${name}" not found`,
-    reason: 'NotFound',
+    message: message(`${qualified} "${name}"`),
+    reason,
     details: group === '' ? { name, kind: resource } : { name, group, kind: resource },
-    code: 404,
+    code,
   });
+}
+
+/** `<resource>[.<group>] "<name>" not found`, 404, reason NotFound. */
+export function notFound(resource: string, group: string, name: string): KubeFakeError {
+  return aboutObject(404, 'NotFound', resource, group, name, (object) => `${object} not found`);
+}
+
+/** `<resource>[.<group>] "<name>" already exists`, 409, reason AlreadyExists. */
+export function alreadyExists(resource: string, group: string, name: string): KubeFakeError {
+  return aboutObject(409, 'AlreadyExists', resource, group, name, (object) => `${object} already exists`);
+}
+
+/** `Operation cannot be fulfilled on <resource>[.<group>] "<name>": <why>`, 409, reason Conflict. */
+export function conflict(resource: string, group: string, name: string, why: string): KubeFakeError {
+  return aboutObject(409, 'Conflict', resource, group, name, (object) => `Operation cannot be fulfilled on ${object}: ${why}`);
 }
 
 export function badRequest(message: string): KubeFakeError {

@@ -1,0 +1,29 @@
+// The actuator per cluster: a cluster whose directory entry names its Cluster API Machines gets
+// the Machine actuator; any other gets the fallback (etcd-only unless the edge chose another).
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import type { Actuator } from '../../ports/actuator.ts';
+import type { ClusterDirectory } from '../../ports/cluster-directory.ts';
+import { kubeConfigFrom } from './kube-etcd.ts';
+import { createMachineActuator } from './machine-actuator.ts';
+
+export function createClusterActuator(directory: ClusterDirectory, fallback: Actuator): Actuator {
+  const machineActuators = new Map<string, Actuator>();
+  return {
+    name: `per-cluster (capi-machine where configured, else ${fallback.name})`,
+    async replace(request) {
+      const management = (await directory.get(request.clusterId)).kube?.management;
+      if (!management) return fallback.replace(request);
+      let actuator = machineActuators.get(request.clusterId);
+      if (!actuator) {
+        actuator = createMachineActuator({
+          customObjects: kubeConfigFrom(management.kubeconfig).makeApiClient(CustomObjectsApi),
+          namespace: management.namespace,
+          clusterName: management.clusterName,
+          ...(management.machineApiVersion ? { version: management.machineApiVersion } : {}),
+        });
+        machineActuators.set(request.clusterId, actuator);
+      }
+      return actuator.replace(request);
+    },
+  };
+}

@@ -1,0 +1,25 @@
+// Kubernetes access for one cluster, as plain data the directory can hold: the edge turns it into
+// clients once. Without it a cluster has the direct path only and its machines are left alone.
+import type { PathName } from '../core/types.ts';
+
+export type MachineApiVersion = 'v1beta1' | 'v1beta2';
+
+export interface KubeAccessConfig {
+  /** The workload cluster's kubeconfig (YAML text): its etcd pods, Nodes, exec and port-forward. */
+  workloadKubeconfig: string;
+  /** Where kubeadm's etcd static pods run (default kube-system). */
+  etcdNamespace?: string;
+  /** Cluster API: where the cluster's Machines are, to read them and to replace the removed one. */
+  management?: {
+    /** The management cluster's kubeconfig (YAML text), or the pod's own service account. */
+    kubeconfig: string | { inCluster: true };
+    namespace: string;
+    clusterName: string;
+    machineApiVersion?: MachineApiVersion;
+  };
+  /** Certificates inside the etcd pods for the exec relay; kubeadm's when unset. */
+  relayTls?: { cacert: string; cert: string; key: string };
+}
+
+/** Kube paths a config makes possible, for messages about a policy that asks for more. */
+export const KUBE_PATHS: readonly PathName[] = ['port-forward', 'exec'];

@@ -1,0 +1,146 @@
+// Where KCP blocks, through the four handlers and the embedded runtime: a real etcd lab behind the
+// FAKE Kubernetes API server, reached only the way Cluster API reaches it (port-forward through
+// the workload API server) plus the exec relay, never directly. Each scenario asserts the reason,
+// a message naming the failed path, quorum held, one member removal and the Machine deleted once.
+import { afterEach, describe, expect, it } from 'vitest';
+import type { EventEnvelope } from '../../../events/catalogue.ts';
+import { REMEDIATED_ANNOTATION } from '../../../functions/adapters/kube/machine-actuator.ts';
+import type { LabMember } from '../../../infra/lab/lab.ts';
+import type { TerminalEvent } from '../../../infra/local/runtime.ts';
+import { startPipeline, type Pipeline } from '../e2e/pipeline.ts';
+import { startKubeWorld, type KubeWorld } from './kube-world.ts';
+
+const KUBE_ONLY = { pathOrder: ['port-forward', 'exec'] } as const;
+
+const current: { world?: KubeWorld; pipeline?: Pipeline } = {};
+afterEach(async () => {
+  const { world, pipeline } = current;
+  delete current.world;
+  delete current.pipeline;
+  try {
+    await pipeline?.close();
+  } finally {
+    await world?.down();
+  }
+});
+
+async function setUp(policy: Record<string, unknown> = KUBE_ONLY): Promise<{ world: KubeWorld; pipeline: Pipeline }> {
+  const world = (current.world = await startKubeWorld());
+  // No client URL is configured: the members are found through their etcd pods.
+  const pipeline = (current.pipeline = await startPipeline(world.lab, { kube: world.access, endpoints: [], policy }));
+  return { world, pipeline };
+}
+
+const messagesOf = (events: EventEnvelope[]): string[] => events.map((e) => (e.detail as { message?: string }).message ?? '');
+
+function approval(pipeline: Pipeline): { reason: string; message: string } {
+  const approved = pipeline.events.find((e) => e.detailType === 'RemediationApproved');
+  const detail = (approved?.detail ?? {}) as { reason?: string; message?: string };
+  if (process.env.SHOW_MESSAGES) console.log(detail.reason, detail.message);
+  return { reason: detail.reason ?? '', message: detail.message ?? '' };
+}
+
+/** Quorum held: the members left elect a leader, and exactly the target went, once. */
+async function expectReplaced(world: KubeWorld, pipeline: Pipeline, outcome: TerminalEvent, target: LabMember): Promise<void> {
+  expect(outcome.detailType, JSON.stringify(outcome.detail).slice(0, 2000)).toBe('RemediationCompleted');
+  expect(pipeline.calls.removed).toEqual([target.id]);
+  const left = await world.lab.memberList();
+  expect(left.map((m) => m.id).sort()).toEqual(world.lab.members.filter((m) => m.id !== target.id).map((m) => m.id).sort());
+  await world.lab.waitForLeader({ excluding: [target.name], timeoutMs: 10_000 });
+  // The Machine was annotated with the record, then deleted (CAPI keeps it deleting while it drains).
+  const machine = await world.readMachine(world.machineOf(target));
+  expect(machine?.deleting).toBe(true);
+  expect(JSON.parse(machine?.annotations[REMEDIATED_ANNOTATION] ?? '{}')).toMatchObject({ member: target.name, incidentId: outcome.detail.incidentId });
+  expect(world.fake.requestCount('DELETE', `/machines/${world.machineOf(target)}`)).toBe(1);
+}
+
+describe.sequential('Cluster API cases KCP blocks on, on real etcd behind the fake API server', () => {
+  it('1. kubelet down on the leader: port-forward fails, the exec relay moves leadership, the Machine is replaced', async () => {
+    const { world, pipeline } = await setUp();
+    const leader = await world.lab.leader();
+    world.fake.kubeletDown(leader.name);
+
+    const outcome = await pipeline.remediate({ machineName: world.machineOf(leader) });
+
+    await expectReplaced(world, pipeline, outcome, leader);
+    if (outcome.detailType !== 'RemediationCompleted') return;
+    expect(outcome.detail.leaderMove).toBe('moved');
+    expect(pipeline.calls.moveLeader).toHaveLength(1);
+    const { reason, message } = approval(pipeline);
+    expect(reason).toBe('LEADER_MOVED');
+    expect(message).toContain(`port-forward kube-system/etcd-${leader.name}:2379`);
+    expect(message).toContain('error dialing backend');
+    expect(message).toContain('kubelet');
+    expect(message).toMatch(/over exec \S+ via kube-system\/etcd-cp-\d/);
+    expect(message).not.toContain(`via kube-system/etcd-${leader.name}`);
+  });
+
+  it('1b. the same with the relay disabled by policy: grace, then removal without a move', async () => {
+    const { world, pipeline } = await setUp({ pathOrder: ['port-forward'], graceMs: 2_000 });
+    const leader = await world.lab.leader();
+    world.fake.kubeletDown(leader.name);
+
+    const outcome = await pipeline.remediate({ machineName: world.machineOf(leader) });
+
+    await expectReplaced(world, pipeline, outcome, leader);
+    if (outcome.detailType !== 'RemediationCompleted') return;
+    expect(outcome.detail.leaderMove).toBe('skipped');
+    expect(pipeline.calls.moveLeader).toEqual([]);
+    expect(approval(pipeline).reason).toBe('LEADER_UNREACHABLE_PAST_GRACE');
+    const waited = messagesOf(pipeline.events.filter((e) => e.detailType === 'RetryRequested'));
+    expect(waited.some((m) => m.includes(`port-forward kube-system/etcd-${leader.name}:2379`) && m.includes('kubelet'))).toBe(true);
+  });
+
+  it('2. the leader’s Node object deleted (its machine went with it): LEADER_GONE without waiting out the grace window', async () => {
+    // A grace window far longer than the test: only the Node evidence can end the wait.
+    const { world, pipeline } = await setUp({ ...KUBE_ONLY, graceMs: 600_000 });
+    const leader = await world.lab.leader();
+    world.fake.deleteNode(leader.name);
+    await world.lab.fault(leader.name, 'cut');
+
+    const outcome = await pipeline.remediate({ nodeName: leader.name });
+
+    await expectReplaced(world, pipeline, outcome, leader);
+    if (outcome.detailType !== 'RemediationCompleted') return;
+    expect(outcome.detail.leaderMove).toBe('skipped');
+    const { reason, message } = approval(pipeline);
+    expect(reason).toBe('LEADER_GONE');
+    expect(message).toContain(`its Node ${leader.name} no longer exists`);
+    expect(message).toContain(`pods "${leader.name}" not found`);
+  });
+
+  it('3. containerd down on the leader: as 1, and the message is containerd’s', async () => {
+    const { world, pipeline } = await setUp();
+    const leader = await world.lab.leader();
+    world.fake.containerdDown(leader.name);
+
+    const outcome = await pipeline.remediate({ machineName: world.machineOf(leader) });
+
+    await expectReplaced(world, pipeline, outcome, leader);
+    if (outcome.detailType !== 'RemediationCompleted') return;
+    expect(outcome.detail.leaderMove).toBe('moved');
+    const { reason, message } = approval(pipeline);
+    expect(reason).toBe('LEADER_MOVED');
+    expect(message).toContain('containerd.sock');
+    expect(message).toMatch(/over exec \S+ via kube-system\/etcd-cp-\d/);
+  });
+
+  it('5. a follower’s kubelet down: removed with no move needed', async () => {
+    const { world, pipeline } = await setUp();
+    const leader = await world.lab.leader();
+    const follower = world.lab.members.find((m) => m.id !== leader.id)!;
+    world.fake.kubeletDown(follower.name);
+
+    const outcome = await pipeline.remediate({ machineName: world.machineOf(follower) });
+
+    await expectReplaced(world, pipeline, outcome, follower);
+    if (outcome.detailType !== 'RemediationCompleted') return;
+    expect(outcome.detail.leaderMove).toBe('not-needed');
+    expect(pipeline.calls.moveLeader).toEqual([]);
+    expect(approval(pipeline).reason).toBe('TARGET_IS_FOLLOWER');
+    // The probe saw the failed path and said how.
+    const probed = pipeline.events.find((e) => e.detailType === 'MembersProbed');
+    const views = JSON.stringify(probed?.detail ?? {});
+    expect(views).toContain(`port-forward to kube-system/etcd-${follower.name} failed: error dialing backend`);
+  });
+});
