@@ -14,6 +14,9 @@ import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import { VersionConflictError, type Incident, type IncidentPatch, type OutboxEntry } from '../ports/incident-store.ts';
 import type { Deps } from './deps.ts';
 
+/** What carrying out an outbox needs: the store, the bus and the scheduler. */
+export type OutboxDeps = Pick<Deps, 'store' | 'clock' | 'bus' | 'scheduler'>;
+
 export interface StepOutcome<R> {
   /** The incident as the work last wrote it: the commit is conditional on its version. */
   incident: Incident;
@@ -101,7 +104,7 @@ async function releaseLease(deps: Deps, incidentId: string, key: string): Promis
  * One conditional write: the patch, the outbox, and the step marked done at this attempt (a patch
  * that moves the incident to a new attempt starts that attempt's list afresh).
  */
-export async function commit(deps: Deps, incident: Incident, patch: IncidentPatch, effects: OutboxEntry[], key?: string): Promise<Incident> {
+export async function commit(deps: Pick<Deps, 'store' | 'clock'>, incident: Incident, patch: IncidentPatch, effects: OutboxEntry[], key?: string): Promise<Incident> {
   const newAttempt = patch.attempt !== undefined && patch.attempt !== incident.attempt;
   const stepsDone = newAttempt ? [] : key ? [...incident.stepsDone, key] : incident.stepsDone;
   return deps.store.updateIncident(
@@ -117,7 +120,7 @@ export async function commit(deps: Deps, incident: Incident, patch: IncidentPatc
  * event being handled is proof of its own delivery and is not published again: were the clearing
  * write to keep failing, each delivery would otherwise publish itself anew, twice over.
  */
-export async function flushOutbox(deps: Deps, incident: Incident, delivered?: Delivered): Promise<Incident> {
+export async function flushOutbox(deps: OutboxDeps, incident: Incident, delivered?: Delivered): Promise<Incident> {
   if (incident.outbox.length === 0) return incident;
   for (const entry of incident.outbox) {
     if (delivered && isDelivered(entry, delivered)) continue;
@@ -131,7 +134,7 @@ export async function flushOutbox(deps: Deps, incident: Incident, delivered?: De
   }
 }
 
-async function carryOut(deps: Deps, incidentId: string, entry: OutboxEntry): Promise<void> {
+async function carryOut(deps: OutboxDeps, incidentId: string, entry: OutboxEntry): Promise<void> {
   switch (entry.kind) {
     case 'journal':
       return deps.store.appendJournal(incidentId, entry.entry);

@@ -77,6 +77,10 @@ export const reasonTable = {
   DRY_RUN: { outcomes: ['block'], description: 'The policy is a dry run: what would be done is said, and nothing is done.' },
   RUNTIME_RESUMED: { outcomes: ['retry', 'approve'], spendsAttempt: false, description: 'The runtime resumed an incident a crash or restart left without a next step.' },
   SNAPSHOT_FAILED: { outcomes: ['retry'], spendsAttempt: true, description: 'The snapshot asked for before a removal could not be taken: nothing was removed, back off.' },
+  REQUEST_WITHDRAWN: {
+    outcomes: ['block'],
+    description: 'The remediation request was withdrawn (its MachineHealthCheck request deleted) before any removal began: the incident stops, nothing was removed.',
+  },
   STEP_FAILED: { outcomes: ['retry', 'block'], spendsAttempt: true, description: 'A step failed on every delivery of its event: resume after a back-off, or block once the budget is spent.' },
   // failed
   ACTUATOR_FAILED: { outcomes: ['fail'], description: 'The member is out of etcd, but the actuator could not replace its machine: a person must.' },

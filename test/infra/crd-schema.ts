@@ -79,6 +79,40 @@ export function toJsonSchema(node: Schema): Schema {
   return out;
 }
 
+/** The root fields the API server keeps whatever the schema says (TypeMeta; ObjectMeta is pruned by its own type, not here). */
+const IMPLICIT_ROOT_FIELDS = new Set(['apiVersion', 'kind', 'metadata']);
+
+/**
+ * What the API server does with unknown fields when it does not refuse them (fieldValidation Ignore
+ * or Warn; Warn is the default for a client that does not ask for Strict, as controller-runtime's
+ * client, and so Cluster API's MHC, does not): it prunes them, on every request and again on every
+ * read from etcd, so objects stored under an older schema lose them too (KEP-2332 "Pruning for
+ * Custom Resources": a field not named by `properties` is removed, unless the node has a schema-valued
+ * `additionalProperties` or `x-kubernetes-preserve-unknown-fields`). Returns the pruned copy and the
+ * dropped fields as the API server's warnings name them (`unknown field "spec.paths"`).
+ */
+export function pruneUnknownFields(root: Schema, object: unknown): { pruned: unknown; unknown: string[] } {
+  const unknown: string[] = [];
+  const prune = (node: Schema, value: unknown, at: string): unknown => {
+    if (Array.isArray(value)) return isSchema(node.items) ? value.map((item, i) => prune(node.items as Schema, item, `${at}[${i}]`)) : value;
+    if (!isSchema(value)) return value;
+    const field = (name: string) => (at ? `${at}.${name}` : name);
+    const { additionalProperties } = node;
+    if (isSchema(additionalProperties)) return Object.fromEntries(Object.entries(value).map(([name, child]) => [name, prune(additionalProperties, child, field(name))]));
+    const properties = isSchema(node.properties) ? node.properties : {};
+    const kept: Schema = {};
+    for (const [name, child] of Object.entries(value)) {
+      const schema = properties[name];
+      if (at === '' && IMPLICIT_ROOT_FIELDS.has(name)) kept[name] = child;
+      else if (isSchema(schema)) kept[name] = prune(schema, child, field(name));
+      else if (node['x-kubernetes-preserve-unknown-fields'] === true) kept[name] = child;
+      else unknown.push(field(name));
+    }
+    return kept;
+  };
+  return { pruned: prune(root, object, ''), unknown };
+}
+
 const ajv = new Ajv({ allErrors: true, strict: true, strictTypes: false });
 addFormatsModule.default(ajv, ['date-time', 'int32', 'int64', 'byte']);
 

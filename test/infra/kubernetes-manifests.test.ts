@@ -8,7 +8,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { dumpYaml, loadAllYaml, type KubernetesObject, type V1ClusterRole, type V1CustomResourceDefinition, type V1Deployment, type V1PolicyRule, type V1Role, type V1ServiceAccount } from '@kubernetes/client-node';
 import { loadAll } from 'js-yaml';
-import { type Schema, schemaAt, structuralProblems, validatorFor } from './crd-schema.ts';
+import { pruneUnknownFields, type Schema, schemaAt, structuralProblems, validatorFor, walkSchema } from './crd-schema.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../../infra/kubernetes');
 const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/capi');
@@ -63,8 +63,20 @@ const readFixture = (version: string) => JSON.parse(fs.readFileSync(path.join(FI
 const validateRequest = validatorFor(schemaOf(REQUEST));
 const validateTemplate = validatorFor(schemaOf(TEMPLATE));
 
-/** instancePath and keyword of each error, e.g. `/spec/paths/0 enum`. */
+/** instancePath and keyword of each error, e.g. `/spec/reason maxLength`. */
 const errorsOf = (errors: ReturnType<typeof validateRequest>) => errors.map((error) => `${error.instancePath} ${error.keyword}`);
+
+/** The fields refused as unknown, named as the API server names them (`spec.paths`, `status.conditions[0].x`). */
+const unknownFieldsOf = (errors: ReturnType<typeof validateRequest>) =>
+  errors
+    .filter((error) => error.keyword === 'additionalProperties')
+    .map((error) =>
+      `${error.instancePath}/${String(error.params.additionalProperty)}`
+        .split('/')
+        .slice(1)
+        .map((part, i) => (/^\d+$/.test(part) ? `[${part}]` : i === 0 ? part : `.${part}`))
+        .join(''),
+    );
 
 describe('infra/kubernetes: every file', () => {
   it('is found and parses with client-node loadAllYaml', () => {
@@ -170,7 +182,7 @@ const validRequest = {
   apiVersion: `${GROUP}/v1alpha1`,
   kind: 'EtcdRemediationRequest',
   metadata: { name: 'wl-cp-2', namespace: 'default', ownerReferences: [{ apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Machine', name: 'wl-cp-2', uid: 'u-1' }] },
-  spec: { reason: 'Node not Ready for 5m', paths: ['direct', 'port-forward', 'exec-relay'], dryRun: false },
+  spec: { reason: 'Node not Ready for 5m' },
   status: {
     phase: 'Completed',
     reasonCode: 'LEADER_UNREACHABLE_PAST_GRACE',
@@ -207,13 +219,13 @@ describe('objects against the CRD schemas (ajv)', () => {
   const withSpec = (spec: unknown) => ({ ...validRequest, spec });
   const withStatus = (status: Record<string, unknown>) => ({ ...validRequest, status: { ...validRequest.status, ...status } });
   it.each([
-    ['a path not in the enum', withSpec({ paths: ['ssh'] }), '/spec/paths/0 enum'],
-    ['paths not an array', withSpec({ paths: 'direct' }), '/spec/paths type'],
-    ['no path at all', withSpec({ paths: [] }), '/spec/paths minItems'],
-    ['a path twice (list-type set)', withSpec({ paths: ['direct', 'direct'] }), '/spec/paths uniqueItems'],
     ['a reason over 1024 characters', withSpec({ reason: 'x'.repeat(1025) }), '/spec/reason maxLength'],
-    ['dryRun as a string', withSpec({ dryRun: 'yes' }), '/spec/dryRun type'],
-    ['a misspelled spec field', withSpec({ dryrun: true }), '/spec additionalProperties'],
+    ['a reason that is not a string', withSpec({ reason: 42 }), '/spec/reason type'],
+    ['a reason as a list', withSpec({ reason: ['Node not Ready'] }), '/spec/reason type'],
+    ['a spec that is not an object', withSpec('Node not Ready'), '/spec type'],
+    ['a misspelled spec field', withSpec({ reasons: 'Node not Ready' }), '/spec additionalProperties'],
+    ['paths, which a request no longer carries', withSpec({ reason: 'x', paths: ['direct'] }), '/spec additionalProperties'],
+    ['dryRun, which a request no longer carries', withSpec({ reason: 'x', dryRun: true }), '/spec additionalProperties'],
     ['an unknown phase', withStatus({ phase: 'Done' }), '/status/phase enum'],
     ['a time that is not RFC 3339', withStatus({ startedAt: 'yesterday' }), '/status/startedAt format'],
     ['a fractional observedGeneration', withStatus({ observedGeneration: 1.5 }), '/status/observedGeneration type'],
@@ -223,10 +235,51 @@ describe('objects against the CRD schemas (ajv)', () => {
     expect(errorsOf(validateRequest(object))).toContain(expected);
   });
 
+  it('takes a reason of exactly 1024 characters', () => {
+    expect(validateRequest(withSpec({ reason: 'x'.repeat(1024) }))).toEqual([]);
+  });
+
   it('rejects a template whose spec.template.spec is wrong, naming the field', () => {
-    const template = { apiVersion: `${GROUP}/v1alpha1`, kind: 'EtcdRemediationRequestTemplate', metadata: { name: 't' }, spec: { template: { spec: { paths: ['exec'] } } } };
-    expect(errorsOf(validateTemplate(template))).toEqual(['/spec/template/spec/paths/0 enum']);
+    const template = { apiVersion: `${GROUP}/v1alpha1`, kind: 'EtcdRemediationRequestTemplate', metadata: { name: 't' }, spec: { template: { spec: { reason: 7 } } } };
+    expect(errorsOf(validateTemplate(template))).toEqual(['/spec/template/spec/reason type']);
+    expect(errorsOf(validateTemplate({ ...template, spec: { template: { spec: { reason: 'x'.repeat(1025) } } } }))).toEqual(['/spec/template/spec/reason maxLength']);
+    expect(unknownFieldsOf(validateTemplate({ ...template, spec: { template: { spec: { reason: 'x', dryRun: true } } } }))).toEqual(['spec.template.spec.dryRun']);
     expect(errorsOf(validateTemplate({ ...template, spec: {} }))).toEqual(['/spec required']);
+  });
+
+  it('unknown spec fields (the paths and dryRun requests no longer carry): refused under Strict, pruned otherwise, never kept', () => {
+    // Neither spec schema keeps unknown fields, so none can reach the watcher. (A structural schema
+    // may not say `additionalProperties: false`; leaving out x-kubernetes-preserve-unknown-fields is how.)
+    for (const at of ['.spec', '.spec.template.spec'] as const) {
+      const spec = schemaAt(schemaOf(at === '.spec' ? REQUEST : TEMPLATE), at)!;
+      expect(Object.keys(spec.properties as Schema), at).toEqual(['reason']);
+      for (const [where, node] of walkSchema(spec)) expect(node['x-kubernetes-preserve-unknown-fields'], `${at}${where}`).toBeUndefined();
+    }
+
+    const legacySpec = { reason: 'Node not Ready for 5m', paths: ['direct', 'exec-relay'], dryRun: true };
+    const request = withSpec(legacySpec);
+    const template = { apiVersion: `${GROUP}/v1alpha1`, kind: 'EtcdRemediationRequestTemplate', metadata: { name: 't', namespace: 'default' }, spec: { template: { spec: legacySpec } } };
+
+    // Strict field validation (kubectl apply's default, --validate=strict): refused, naming each field.
+    expect(unknownFieldsOf(validateRequest(request))).toEqual(['spec.paths', 'spec.dryRun']);
+    expect(unknownFieldsOf(validateTemplate(template))).toEqual(['spec.template.spec.paths', 'spec.template.spec.dryRun']);
+
+    // Otherwise (Ignore, or Warn: the default, and what Cluster API's MHC gets when it creates a
+    // request), and on reading objects stored before this schema: pruned to the reason, silently
+    // but for a warning. What remains is valid, and the same fields the strict path names.
+    const prunedRequest = pruneUnknownFields(schemaOf(REQUEST), request);
+    expect(prunedRequest.unknown).toEqual(unknownFieldsOf(validateRequest(request)));
+    expect(prunedRequest.pruned).toEqual({ ...validRequest, spec: { reason: legacySpec.reason } });
+    expect(validateRequest(prunedRequest.pruned)).toEqual([]);
+
+    const prunedTemplate = pruneUnknownFields(schemaOf(TEMPLATE), template);
+    expect(prunedTemplate.unknown).toEqual(unknownFieldsOf(validateTemplate(template)));
+    expect(prunedTemplate.pruned).toEqual({ ...template, spec: { template: { spec: { reason: legacySpec.reason } } } });
+    // So a request Cluster API clones from an old template carries the reason alone.
+    expect(validateRequest({ ...validRequest, spec: (prunedTemplate.pruned as typeof template).spec.template.spec, status: undefined })).toEqual([]);
+
+    // The model prunes nothing a valid object has.
+    expect(pruneUnknownFields(schemaOf(REQUEST), validRequest)).toEqual({ pruned: validRequest, unknown: [] });
   });
 });
 

@@ -16,6 +16,7 @@ const commands: Record<string, { summary: string; load: () => Promise<CommandMod
   status: { summary: 'incidents, timelines and dead letters in a state file', load: () => import('./status.ts') },
   run: { summary: 'the long-running local service for the clusters in a config file', load: () => import('./run.ts') },
   lab: { summary: 'a real etcd lab with fault proxies, for trying all of the above', load: () => import('./lab.ts') },
+  watch: { summary: 'Cluster API: serve MachineHealthCheck EtcdRemediationRequests', load: () => import('./watch.ts') },
   send: { summary: 'put one MemberUnhealthy on a deployed stack\'s EventBridge bus', load: () => import('./send.ts') },
   register: { summary: 'register a cluster in a deployed stack\'s cluster directory', load: () => import('./register.ts') },
 };

@@ -1,0 +1,161 @@
+// `watch`: the MachineHealthCheck external remediation service. Watches EtcdRemediationRequests
+// in the management cluster and runs each through the embedded runtime, writing the outcome back
+// to the request's status; a request deleted before removal began withdraws its incident.
+import { readFileSync } from 'node:fs';
+import { KubeConfig } from '@kubernetes/client-node';
+import { isTerminalEvent } from '../../../events/catalogue.ts';
+import { parsePolicy } from '../../../functions/core/policy.ts';
+import type { PathName } from '../../../functions/core/types.ts';
+import { systemClock } from '../../../functions/ports/clock.ts';
+import { capiClusterId, createCapiDirectory } from '../capi-directory.ts';
+import { startRequestWatcher } from '../request-watcher.ts';
+import { createLocalRuntime } from '../runtime.ts';
+import { durationFlag, parseFlags, requiredFlag, UsageError } from './args.ts';
+import { tlsFromFlags } from './cluster-flags.ts';
+import { EXIT } from './output.ts';
+import { showProgress } from './progress.ts';
+import { resultOf } from './result.ts';
+import { untilSignal } from './signals.ts';
+import { incidentsIn, ownState } from './state.ts';
+
+export const help = `usage: etcd-remediator watch (--kubeconfig F | --in-cluster) --state FILE [options]
+
+Cluster API external remediation. Point a MachineHealthCheck's remediation template at an
+EtcdRemediationRequestTemplate (infra/kubernetes/); for each unhealthy Machine, MHC creates an
+EtcdRemediationRequest named after it, and this service:
+  - reports it (target: the Machine) to the embedded runtime, for the cluster <namespace>/<cluster>
+    its cluster-name label names, reached through the Secret <cluster>-kubeconfig there;
+  - writes the incident's progress and outcome to the request's status (phase, reasonCode,
+    message, incidentId, leaderMove, startedAt, updatedAt, completedAt) as it moves;
+  - withdraws the incident (REQUEST_WITHDRAWN) when the request is deleted before removal began.
+The watch lists, then follows from the list's resourceVersion, and relists on 410 Gone; open
+incidents in FILE resume on start. SIGINT or SIGTERM stops it. Outcomes print as JSON lines.
+
+  --kubeconfig F           the management cluster's kubeconfig
+  --in-cluster             the pod's own service account (the Deployment in infra/kubernetes/)
+  --state FILE             the state file (required)
+  --paths LIST             path order: port-forward, exec-relay, direct (default port-forward,exec-relay)
+  --grace DUR              how long an unreachable leader is waited for (default 60s)
+  --timeout DUR            deadline of each etcd call (default 2s)
+  --election-timeout DUR   the clusters' --election-timeout (default 1s)
+  --cacert F --cert F --key F   etcd client TLS for the port-forward path (the exec relay uses the pod's own)
+  --machine-api VERSION    Cluster API Machine version: v1beta1 (default) or v1beta2`;
+
+const options = {
+  kubeconfig: { type: 'string' },
+  'in-cluster': { type: 'boolean' },
+  state: { type: 'string' },
+  paths: { type: 'string' },
+  grace: { type: 'string' },
+  timeout: { type: 'string' },
+  'election-timeout': { type: 'string' },
+  cacert: { type: 'string' },
+  cert: { type: 'string' },
+  key: { type: 'string' },
+  'machine-api': { type: 'string' },
+} as const;
+
+const PATHS: Record<string, PathName> = { direct: 'direct', 'port-forward': 'port-forward', 'exec-relay': 'exec', exec: 'exec' };
+
+export function pathsFlag(value: string | undefined): PathName[] | undefined {
+  if (value === undefined) return undefined;
+  const names = value.split(',').map((p) => p.trim()).filter(Boolean);
+  const unknown = names.find((p) => !(p in PATHS));
+  if (unknown !== undefined) throw new UsageError(`--paths: unknown path ${JSON.stringify(unknown)} (paths: direct, port-forward, exec-relay)`);
+  const paths = names.map((p) => PATHS[p]!);
+  if (paths.length === 0) throw new UsageError('--paths: give at least one path, e.g. --paths port-forward,exec-relay');
+  if (new Set(paths).size !== paths.length) throw new UsageError(`--paths: a path is named twice in ${JSON.stringify(value)}`);
+  return paths;
+}
+
+function managementFrom(values: { kubeconfig?: string | undefined; 'in-cluster'?: boolean | undefined }): { config: KubeConfig; source: string | { inCluster: true } } {
+  if ((values.kubeconfig === undefined) === !values['in-cluster']) throw new UsageError('give one of --kubeconfig F (the management cluster) and --in-cluster');
+  const config = new KubeConfig();
+  if (values['in-cluster']) {
+    try {
+      config.loadFromCluster();
+    } catch (error) {
+      throw new UsageError(`--in-cluster: no service account here (${error instanceof Error ? error.message : String(error)})`);
+    }
+    return { config, source: { inCluster: true } };
+  }
+  let text: string;
+  try {
+    text = readFileSync(values.kubeconfig!, 'utf8');
+    config.loadFromString(text);
+  } catch (error) {
+    throw new UsageError(`--kubeconfig: cannot use ${values.kubeconfig}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+  }
+  return { config, source: text };
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const { values } = parseFlags('watch', argv, options);
+  if (values.help) {
+    process.stdout.write(`${help}\n`);
+    return EXIT.ok;
+  }
+  const statePath = requiredFlag('state', values.state, 'watch.sqlite');
+  const management = managementFrom(values);
+  const machineApi = values['machine-api'] ?? 'v1beta1';
+  if (machineApi !== 'v1beta1' && machineApi !== 'v1beta2') throw new UsageError(`--machine-api: ${JSON.stringify(machineApi)} is not v1beta1 or v1beta2`);
+  const tls = tlsFromFlags(values);
+  const policy = parsePolicy({
+    pathOrder: pathsFlag(values.paths) ?? ['port-forward', 'exec'],
+    graceMs: durationFlag('grace', values.grace) ?? 60_000,
+    callTimeoutMs: durationFlag('timeout', values.timeout) ?? 2_000,
+    electionTimeoutMs: durationFlag('election-timeout', values['election-timeout']) ?? 1_000,
+  });
+  if (policy.pathOrder.includes('direct')) throw new UsageError('--paths: direct needs client URLs, which a MachineHealthCheck request does not give; use port-forward and exec-relay');
+
+  const ownership = ownState(statePath);
+  const signal = untilSignal();
+  try {
+    const open = (await incidentsIn(statePath)).filter((i) => i.state === 'open');
+    const runtime = await createLocalRuntime({
+      statePath,
+      directory: createCapiDirectory({ management: management.config, managementSource: management.source, policy, machineApiVersion: machineApi, ...(tls ? { tls } : {}) }),
+      logLevel: 'SILENT',
+      onHandlerError: (fn, error) => process.stderr.write(`${fn} failed: ${error instanceof Error ? error.message : String(error)}\n`),
+      resume: { incidentIds: open.map((i) => i.incidentId) },
+    });
+    const unsubscribe = runtime.bus.subscribe((event) => {
+      if (!isTerminalEvent(event)) return;
+      resultOf(runtime.store, event).then(
+        (result) => void process.stdout.write(`${JSON.stringify(result)}\n`),
+        (error: unknown) => void process.stderr.write(`cannot report incident ${event.detail.incidentId}: ${String(error)}\n`),
+      );
+    });
+    const progress = showProgress(runtime.bus.subscribe, { start: Date.now(), spinner: false, prefix: (e) => `${e.detail.clusterId}/${(e.detail.incidentId ?? 'new').slice(0, 8)} ` });
+    const log = {
+      debug: () => undefined,
+      info: (message: string, ...extra: Record<string, unknown>[]) => void process.stderr.write(`${message} ${JSON.stringify(Object.assign({}, ...extra))}\n`),
+      warn: (message: string, ...extra: Record<string, unknown>[]) => void process.stderr.write(`warning: ${message} ${JSON.stringify(Object.assign({}, ...extra))}\n`),
+      error: (message: string, ...extra: Record<string, unknown>[]) => void process.stderr.write(`error: ${message} ${JSON.stringify(Object.assign({}, ...extra))}\n`),
+    };
+    await runtime.start();
+    const watcher = startRequestWatcher({
+      management: management.config,
+      runtime: { ...runtime, clock: systemClock, submit: (detail, source) => runtime.submit(detail, source) },
+      clusterIdOf: (request) => capiClusterId(request.namespace, request.clusterName ?? ''),
+      log,
+    });
+    try {
+      await Promise.race([watcher.ready, signal.promise]);
+      process.stderr.write(`watching EtcdRemediationRequests; state ${statePath}; paths ${policy.pathOrder.join(',')}\n`);
+      const got = await signal.promise;
+      process.stderr.write(`${got}: stopping\n`);
+      return EXIT.ok;
+    } finally {
+      await watcher.stop();
+      await runtime.scheduler.stop();
+      await runtime.bus.drain({ timeoutMs: 30_000 }).catch(() => undefined);
+      progress.stop();
+      unsubscribe();
+      await runtime.stop();
+    }
+  } finally {
+    signal.dispose();
+    ownership.release();
+  }
+}

@@ -1,0 +1,180 @@
+// The MachineHealthCheck side of the embedded runtime: each new EtcdRemediationRequest becomes a
+// MemberUnhealthy for its Machine; the incident's events are written back to the request's status
+// as it moves; a request deleted before removal began withdraws its incident. The informer lists,
+// then watches from the list's resourceVersion, and relists on 410 Gone; after a dropped watch it
+// is started again from where it was.
+import { CustomObjectsApi, makeInformer, type Informer, type KubeConfig } from '@kubernetes/client-node';
+import type { EventEnvelope } from '../../events/catalogue.ts';
+import {
+  REQUESTS_PATH,
+  createRequestClient,
+  isTerminalPhase,
+  toRemediationRequest,
+  type RemediationRequest,
+  type RequestObject,
+  type RequestStatus,
+} from '../../functions/adapters/kube/remediation-requests.ts';
+import type { Log } from '../../functions/app/deps.ts';
+import type { OutboxDeps } from '../../functions/app/step.ts';
+import { withdrawIncident } from '../../functions/app/withdraw.ts';
+import { waitFor } from '../../functions/shared/wait-for.ts';
+import type { Incident } from '../../functions/ports/incident-store.ts';
+import type { InProcessBus } from './in-process-bus.ts';
+import { statusOfEvent, statusOfIncident } from './request-status.ts';
+
+export interface RequestWatcherOptions {
+  management: KubeConfig;
+  /** The runtime the requests are reported to, and whose events are written back. */
+  runtime: OutboxDeps & { bus: InProcessBus; submit(detail: unknown, source?: string): Promise<unknown> };
+  /** The cluster id in the directory for a request's Cluster API cluster. */
+  clusterIdOf(request: RemediationRequest): string;
+  log: Log;
+  /** First delay before starting a failed watch again; doubled up to 30 s. */
+  restartDelayMs?: number;
+}
+
+export interface RequestWatcher {
+  /** Resolves once the first list is in and every request in it is handled. */
+  ready: Promise<void>;
+  stop(): Promise<void>;
+}
+
+interface Tracked {
+  request: RemediationRequest;
+  clusterId: string;
+  incidentId?: string;
+  /** Status writes, one after the other, so the last event's status is the one that stays. */
+  writes: Promise<void>;
+  terminal: boolean;
+}
+
+const keyOf = (r: Pick<RemediationRequest, 'namespace' | 'machineName'>): string => `${r.namespace}/${r.machineName}`;
+
+export function startRequestWatcher(options: RequestWatcherOptions): RequestWatcher {
+  const { runtime, log } = options;
+  const requests = createRequestClient(options.management.makeApiClient(CustomObjectsApi));
+  const tracked = new Map<string, Tracked>();
+  const byIncident = new Map<string, string>();
+  let stopped = false;
+
+  const write = (entry: Tracked, status: Omit<RequestStatus, 'updatedAt'>): Promise<void> => {
+    entry.terminal ||= isTerminalPhase(status.phase);
+    entry.writes = entry.writes
+      .then(async () => {
+        if (stopped) return;
+        const full: RequestStatus = { ...status, updatedAt: new Date(runtime.clock.now()).toISOString(), ...(entry.request.generation === undefined ? {} : { observedGeneration: entry.request.generation }) };
+        if (!(await requests.writeStatus(entry.request, full))) log.info('request gone before its status was written', { request: keyOf(entry.request) });
+      })
+      .catch((error: unknown) => log.warn('request status not written; the next event writes it again', { request: keyOf(entry.request), error: String(error) }));
+    return entry.writes;
+  };
+
+  const follow = (entry: Tracked, incident: Incident): Promise<void> => {
+    entry.incidentId = incident.incidentId;
+    byIncident.set(incident.incidentId, keyOf(entry.request));
+    return write(entry, statusOfIncident(incident));
+  };
+
+  /** The incident a report for this request opened, if one did at or after the request was made. */
+  async function incidentFor(entry: Tracked): Promise<Incident | undefined> {
+    const since = entry.request.createdAt ? Date.parse(entry.request.createdAt) - 1_000 : 0;
+    const incidents = await runtime.store.listIncidents({ clusterId: entry.clusterId });
+    return incidents
+      .filter((i) => i.targetKey === `machineName=${entry.request.machineName}` && i.openedAt >= since)
+      .sort((a, b) => b.openedAt - a.openedAt)[0];
+  }
+
+  async function handle(object: RequestObject): Promise<void> {
+    const request = toRemediationRequest(object);
+    if (!request) return;
+    const key = keyOf(request);
+    const known = tracked.get(key);
+    if (known) {
+      known.request = request;
+      return;
+    }
+    if (!request.clusterName) {
+      log.warn('request without a cluster-name label; left alone', { request: key });
+      const orphan: Tracked = { request, clusterId: '', writes: Promise.resolve(), terminal: true };
+      tracked.set(key, orphan);
+      await write(orphan, { phase: 'Failed', reasonCode: 'INVALID_REQUEST', message: 'the request has no cluster.x-k8s.io/cluster-name label, so its cluster is unknown; MachineHealthCheck sets it' });
+      return;
+    }
+    const entry: Tracked = { request, clusterId: options.clusterIdOf(request), writes: Promise.resolve(), terminal: isTerminalPhase(request.status?.phase) };
+    tracked.set(key, entry);
+    if (entry.terminal) return;
+    // Reported before (this watcher, or an earlier one that stopped before writing the status).
+    const existing = request.status?.incidentId ? await runtime.store.getIncident(request.status.incidentId) : await incidentFor(entry);
+    if (existing) return follow(entry, existing);
+    await write(entry, { phase: 'Pending', message: 'reported; waiting for the incident to open' });
+    const observedAt = request.createdAt ?? new Date(runtime.clock.now()).toISOString();
+    const reason = request.reason ?? `MachineHealthCheck asked to remediate Machine ${request.machineName}`;
+    try {
+      await runtime.submit({ clusterId: entry.clusterId, target: { machineName: request.machineName }, reason, source: 'mhc', observedAt, at: new Date(runtime.clock.now()).toISOString() }, 'mhc');
+    } catch (error) {
+      await write(entry, { phase: 'Failed', reasonCode: 'INVALID_REQUEST', message: `the report was refused: ${error instanceof Error ? error.message : String(error)}` });
+      return;
+    }
+    const opened = await waitFor(() => incidentFor(entry), { timeoutMs: 10_000, intervalMs: 50, what: `the incident of ${key}` }).catch(() => undefined);
+    if (opened) await follow(entry, opened);
+    else log.warn('no incident opened for the request yet; its events will find it', { request: key });
+  }
+
+  async function withdraw(object: RequestObject): Promise<void> {
+    const request = toRemediationRequest(object);
+    if (!request) return;
+    const key = keyOf(request);
+    const entry = tracked.get(key);
+    tracked.delete(key);
+    if (!entry?.incidentId || entry.terminal) return;
+    const why = `EtcdRemediationRequest ${key} was deleted (its MachineHealthCheck withdrew it)`;
+    // A step may hold the incident for a moment: ask again until it is withdrawn, too late, or over.
+    for (let delay = 100; !stopped; delay = Math.min(delay * 2, 2_000)) {
+      const outcome = await withdrawIncident(runtime, entry.incidentId, why);
+      if (outcome.kind !== 'busy') {
+        log.info('request deleted', { request: key, incidentId: entry.incidentId, outcome: outcome.kind, ...(outcome.kind === 'too-late' ? { why: outcome.why } : {}) });
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+
+  const onEvent = (event: EventEnvelope): void => {
+    const incidentId = (event.detail as { incidentId?: string }).incidentId;
+    const key = incidentId ? byIncident.get(incidentId) : undefined;
+    const entry = key ? tracked.get(key) : undefined;
+    const status = statusOfEvent(event);
+    if (entry && status && !entry.terminal) void write(entry, { ...status, incidentId: incidentId! });
+  };
+  const unsubscribe = runtime.bus.subscribe(onEvent);
+
+  const informer: Informer<RequestObject> = makeInformer(options.management, REQUESTS_PATH, () => requests.list());
+  const handled = (promise: Promise<void>, what: string): void => {
+    promise.catch((error: unknown) => log.error(`request ${what} not handled`, { error: String(error) }));
+  };
+  informer.on('add', (object) => handled(handle(object), 'add'));
+  informer.on('update', (object) => handled(handle(object), 'update'));
+  informer.on('delete', (object) => handled(withdraw(object), 'delete'));
+  let restartDelay = options.restartDelayMs ?? 1_000;
+  informer.on('error', (error) => {
+    if (stopped) return;
+    log.warn('request watch dropped; starting it again', { error: String(error), inMs: restartDelay });
+    const delay = restartDelay;
+    restartDelay = Math.min(restartDelay * 2, 30_000);
+    setTimeout(() => {
+      if (!stopped) informer.start().catch((startError: unknown) => log.warn('request watch did not start', { error: String(startError) }));
+    }, delay).unref();
+  });
+  informer.on('connect', () => (restartDelay = options.restartDelayMs ?? 1_000));
+
+  const ready = informer.start();
+  return {
+    ready,
+    async stop() {
+      stopped = true;
+      unsubscribe();
+      await informer.stop();
+      await Promise.all([...tracked.values()].map((entry) => entry.writes));
+    },
+  };
+}
