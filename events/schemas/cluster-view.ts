@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import type { ClusterIdentity } from '../../functions/core/cluster-identity.ts';
 import type { ClusterView, LeaderView, MemberView, QuorumFigures } from '../../functions/core/view.ts';
-import type { EtcdFailure, HostEvidence, IdentityReport, MemberStatus, PathProbe } from '../../functions/core/types.ts';
+import type { EtcdFailure, HostEvidence, MachineSummary, IdentityReport, MemberStatus, PathProbe } from '../../functions/core/types.ts';
 import { memberIdSchema, pathNameSchema } from './common.ts';
 
 const count = z.number().int().nonnegative();
@@ -56,6 +56,8 @@ const hostEvidenceSchema = z.object({
   machine: z.object({ name: z.string(), deleting: z.boolean() }).optional().describe('Its Cluster API Machine, by status.nodeRef.'),
 });
 
+const machineSummarySchema = z.object({ name: z.string(), nodeName: z.string().optional(), deleting: z.boolean() });
+
 const memberViewSchema = z.object({
   id: memberIdSchema,
   name: z.string(),
@@ -95,6 +97,7 @@ export const clusterViewSchema = z.object({
   listFailures: z.array(pathProbeSchema).describe('Why no seed gave a member list, when none did.'),
   identity: clusterIdentitySchema.optional().describe('Which etcd cluster answered; absent in views kept before ids were recorded.'),
   pathLookFailure: z.string().optional().describe('Why the kube paths were not resolved this time.'),
+  machines: z.array(machineSummarySchema).optional().describe('Every Machine of the cluster, when the management cluster was read.'),
 });
 
 // Compile-time guard: the schema and the core types must not drift apart. `Equals` is strict
@@ -114,4 +117,5 @@ const _schemaMatchesCore: [
   Equals<z.infer<typeof identityReportSchema>, IdentityReport>,
   Equals<z.infer<typeof clusterIdentitySchema>, ClusterIdentity>,
   Equals<z.infer<typeof hostEvidenceSchema>, HostEvidence>,
-] = [true, true, true, true, true, true, true, true, true, true, true];
+  Equals<z.infer<typeof machineSummarySchema>, MachineSummary>,
+] = [true, true, true, true, true, true, true, true, true, true, true, true];

@@ -4,6 +4,7 @@
 import type { Decision } from '../core/decision.ts';
 import { describeDuration } from '../core/explain.ts';
 import { lastApprovalIn, leaderMoveOf } from '../core/leader-move.ts';
+import { approveMemberlessMachine, memberlessMachine } from '../core/memberless-machine.ts';
 import { checkTargetFound } from '../core/plan-checks.ts';
 import { remediationHistoryFrom, type RemediationHistory } from '../core/remediation-history.ts';
 import { removalTimesOf, replacementPending, type RemovalRecord } from '../core/replacement.ts';
@@ -22,6 +23,8 @@ export async function decideIncident(deps: Deps, cluster: ClusterEntry, incident
   // A selector that matched no member leaves no id to plan for: the core's target check says so now.
   if (!incident.memberId) {
     const found = checkTargetFound(view, { described: describeSelector(incident.target) }, { target: incident.target });
+    const machine = found === 'pass' ? undefined : memberlessMachine(view, incident.target);
+    if (machine) return cluster.policy.dryRun ? dryRun(approveMemberlessMachine(view, machine)) : approveMemberlessMachine(view, machine);
     if (found !== 'pass') return found;
   }
   // Said before any leader is moved for a removal that could not happen; remediate checks it again under the lock.

@@ -42,6 +42,8 @@ async function underLock(deps: Deps, cluster: ClusterEntry, incident: Incident):
 
 async function runSteps(deps: Deps, cluster: ClusterEntry, incident: Incident, lock: HeldLock): Promise<StepOutcome<Remediated>> {
   const id = incident.incidentId;
+  // A Machine whose member is already out of etcd: nothing to remove, straight to the actuator.
+  if (!incident.memberId) return replaceStep(deps, cluster, incident, leaderNow(incident), { id: '0', name: incident.target.machineName ?? incident.target.nodeName ?? '' });
   if (!(await deps.store.stepDone(id, 'member-removed'))) {
     const step = await removeStep(deps, cluster, incident, lock);
     incident = step.incident;
@@ -52,8 +54,19 @@ async function runSteps(deps: Deps, cluster: ClusterEntry, incident: Incident, l
   // Confirmed once a leader stands (a write during the election would find none): then it counts
   // for KCP's retry limits of every remediator. The intent already holds the size still owed.
   if (lock.guard) await confirmRemoval(deps, lock.guard, id);
+  return replaceStep(deps, cluster, incident, leader, { id: incident.memberId, name: incident.memberName ?? '' });
+}
+
+/** The leader the incident's newest view agrees on, for an incident that removed nothing. */
+function leaderNow(incident: Incident): { id: string; name: string } {
+  const leader = incident.views.at(-1)?.leader;
+  return leader?.consensus === 'agreed' && leader.id ? { id: leader.id, name: leader.name ?? '' } : { id: '0', name: '' };
+}
+
+/** Step 6: the actuator, once; then the incident completes. */
+async function replaceStep(deps: Deps, cluster: ClusterEntry, incident: Incident, leader: { id: string; name: string }, member: { id: string; name: string }): Promise<StepOutcome<Remediated>> {
+  const id = incident.incidentId;
   if (!(await deps.store.stepDone(id, 'actuator-called'))) {
-    const member = { id: incident.memberId!, name: incident.memberName ?? '' };
     let result: ReplaceResult;
     try {
       result = await replaceWithin(deps, cluster, { clusterId: incident.clusterId, incidentId: id, member, target: incident.target });
@@ -63,7 +76,7 @@ async function runSteps(deps: Deps, cluster: ClusterEntry, incident: Incident, l
       await deps.store.recordRemediation(incident.clusterId, incident.targetKey, await removedAt(deps, id));
       const failure = {
         reason: 'ACTUATOR_FAILED' as const,
-        message: `${describeMember(member)} was removed from etcd and ${leader.name || leader.id} leads now, but the ${deps.actuator.name} actuator could not replace its machine (${said}); replace the machine by hand.`,
+        message: `${describeMember(member)} is out of etcd and ${leader.name || leader.id} leads now, but the ${deps.actuator.name} actuator could not replace its machine (${said}); replace the machine by hand.`,
         evidence: { actuator: deps.actuator.name, error: said, newLeader: leader },
       };
       return { incident, ...failureEffects(incident, failure, deps.clock.now()), value: 'failed' };

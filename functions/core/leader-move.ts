@@ -23,6 +23,7 @@ const labelOfApproval: Partial<Record<ReasonCode, LeaderMove>> = {
   TARGET_IS_LEARNER: 'not-needed',
   LEADER_UNREACHABLE_PAST_GRACE: 'skipped',
   LEADER_GONE: 'skipped',
+  MEMBER_ALREADY_REMOVED: 'not-needed',
 };
 
 /**

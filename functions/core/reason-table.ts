@@ -36,6 +36,10 @@ export const reasonTable = {
   TARGET_IS_LEARNER: { outcomes: ['approve'], description: 'The target is a learner, which neither leads nor votes: removal is approved without a leader move.' },
   LEADER_MOVED: { outcomes: ['approve'], description: 'Leadership was moved off the target and the new leader confirmed it: removal is approved.' },
   LEADER_UNREACHABLE_PAST_GRACE: { outcomes: ['approve'], description: 'The leader stayed unreachable on every path past the grace window with quorum safe: removal is approved without a move.' },
+  MEMBER_ALREADY_REMOVED: {
+    outcomes: ['approve'],
+    description: 'The target Machine exists but no etcd member runs on it any more: it goes straight to replacement, as KCP does.',
+  },
   LEADER_GONE: { outcomes: ['approve'], description: "The leader's Node or Machine is gone: removal is approved without a move." },
   QUORUM_SAFE: { outcomes: ['gate'], description: 'The quorum gate passed: the rest of the members still make a quorum.' },
   // move first

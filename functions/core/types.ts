@@ -69,6 +69,14 @@ export interface IdentityReport {
 }
 
 /** One member as one probe saw it. */
+/** A Cluster API Machine of the cluster, as the management cluster lists it. */
+export interface MachineSummary {
+  name: string;
+  /** status.nodeRef.name: unset until its Node joined. */
+  nodeName?: string;
+  deleting: boolean;
+}
+
 /** Where a member runs, as the workload cluster (and Cluster API) says; only with kube access. */
 export interface HostEvidence {
   /** Its Node's name: from its etcd pod, or matched by name or InternalIP. */
@@ -104,6 +112,8 @@ export interface ProbeSample {
   listedBy?: IdentityReport;
   /** Why the kube paths could not be resolved (e.g. the workload API server did not answer). */
   pathLookFailure?: string;
+  /** Every Machine of the cluster, when the management cluster was read. */
+  machines?: MachineSummary[];
 }
 
 export const NO_LEADER: MemberId = '0';

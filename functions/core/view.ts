@@ -1,6 +1,6 @@
 // The cluster view: one probe folded into what the decisions need.
 import { identityOf, isMismatched, type ClusterIdentity } from './cluster-identity.ts';
-import { NO_LEADER, type HostEvidence, type MemberId, type MemberInfo, type MemberStatus, type PathProbe, type ProbeSample } from './types.ts';
+import { NO_LEADER, type HostEvidence, type MachineSummary, type MemberId, type MemberInfo, type MemberStatus, type PathProbe, type ProbeSample } from './types.ts';
 
 export interface MemberView extends MemberInfo {
   paths: PathProbe[];
@@ -54,6 +54,8 @@ export interface ClusterView {
   identity?: ClusterIdentity;
   /** Why the kube paths were not resolved this time (the workload API server, say). */
   pathLookFailure?: string;
+  /** Every Machine of the cluster, when the management cluster was read. */
+  machines?: MachineSummary[];
 }
 
 export const quorumSize = (voting: number): number => Math.floor(voting / 2) + 1;
@@ -124,6 +126,7 @@ export function buildClusterView(sample: ProbeSample): ClusterView {
     listFailures: sample.listFailures,
     identity: identityOf(sample, members),
     ...(sample.pathLookFailure ? { pathLookFailure: sample.pathLookFailure } : {}),
+    ...(sample.machines ? { machines: sample.machines } : {}),
   };
 }
 

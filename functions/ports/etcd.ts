@@ -1,5 +1,5 @@
 // The etcd transport port: one client per member and path, every call under its own deadline.
-import type { EtcdFailure, HostEvidence, MemberId, MemberInfo, MemberList, MemberStatus, PathName, ProbeSample } from '../core/types.ts';
+import type { EtcdFailure, HostEvidence, MachineSummary, MemberId, MemberInfo, MemberList, MemberStatus, PathName, ProbeSample } from '../core/types.ts';
 
 export interface TlsFiles {
   /** PEM contents, not paths: the edge reads files once. */
@@ -67,6 +67,8 @@ export interface PathLook extends PathResolver {
   host?(member: MemberInfo): HostEvidence | undefined;
   /** Why the look failed; the direct path still works without it. */
   failure?: string;
+  /** Every Machine of the cluster, when the look read them. */
+  machines?: MachineSummary[];
 }
 
 /** A resolver that must look first, once per probe and within its deadline (the kube paths). */

@@ -97,7 +97,7 @@ export function createProber(transport: EtcdTransport, resolver: PathResolver | 
       const fromLook = looking.then((look) => firstAnswer(startSeeds(look.seeds))).then((found) => found ?? NO_LIST);
       const list = await firstAnswer([...direct, fromLook]);
       const look = await looking;
-      const lookFailure = look.failure ? { pathLookFailure: look.failure } : {};
+      const lookFailure = { ...(look.failure ? { pathLookFailure: look.failure } : {}), ...(look.machines ? { machines: look.machines } : {}) };
       // Every seed is heard out, within the same deadline: seeds of two clusters must be seen as such.
       const allSeeds = async (): Promise<IdentityReport[]> =>
         seedIdentities(await Promise.all<Answer<MemberList | MemberStatus>>([...calls.lists, ...calls.statuses.values()]));

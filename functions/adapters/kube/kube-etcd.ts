@@ -2,7 +2,7 @@
 // port-forward to each member's etcd pod and the exec relay through a healthy one. One workload
 // snapshot per probe decides which pod serves which member, and where each member runs.
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
-import type { PathName } from '../../core/types.ts';
+import type { MachineSummary, PathName } from '../../core/types.ts';
 import type { ClusterEtcd } from '../../app/deps.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { KubeAccessConfig } from '../../ports/kube-access.ts';
@@ -30,6 +30,8 @@ export function kubeConfigFrom(source: string | { inCluster: true }): KubeConfig
   else config.loadFromCluster();
   return config;
 }
+
+const toSummary = ({ name, nodeName, deleting }: MachineRef): MachineSummary => ({ name, deleting, ...(nodeName ? { nodeName } : {}) });
 
 const isKubePath = (path: PathName): boolean => path !== 'direct';
 
@@ -89,7 +91,9 @@ export function createKubeEtcd(access: KubeAccessConfig, options: KubeEtcdOption
         snapshot = await readWorkload(core, etcdNamespace, signal);
       } catch (error) {
         const why = error instanceof Error ? error.message : String(error);
-        return { ...directOnly, failure: `the workload cluster did not answer, so only the direct path is probed: ${why}` };
+        const listed = await machineList;
+        const machines = Array.isArray(listed) ? { machines: listed.map(toSummary) } : {};
+        return { ...directOnly, ...machines, failure: `the workload cluster did not answer, so only the direct path is probed: ${why}` };
       }
       const listed = await machineList;
       const known = Array.isArray(listed) ? listed : undefined;
@@ -97,6 +101,7 @@ export function createKubeEtcd(access: KubeAccessConfig, options: KubeEtcdOption
         resolve: (member, path) => (path === 'direct' ? member.clientUrls[0] : resolveKubePath(member, path, snapshot)),
         seeds: kubeSeeds(snapshot, paths.filter(isKubePath)),
         host: (member) => hostEvidence(member, snapshot, known),
+        ...(known ? { machines: known.map(toSummary) } : {}),
         ...(typeof listed === 'string' ? { failure: `the Machines were not read: ${listed}` } : {}),
       };
     },

@@ -4,7 +4,9 @@
 // a message naming the failed path, quorum held, one member removal and the Machine deleted once.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { EventEnvelope } from '../../../events/catalogue.ts';
+import { createEtcd3Transport } from '../../../functions/adapters/etcd/index.ts';
 import { REMEDIATED_ANNOTATION } from '../../../functions/adapters/kube/machine-actuator.ts';
+import { waitFor } from '../../../functions/shared/wait-for.ts';
 import type { LabMember } from '../../../infra/lab/lab.ts';
 import type { TerminalEvent } from '../../../infra/local/runtime.ts';
 import { startPipeline, type Pipeline } from '../e2e/pipeline.ts';
@@ -142,5 +144,34 @@ describe.sequential('Cluster API cases KCP blocks on, on real etcd behind the fa
     const probed = pipeline.events.find((e) => e.detailType === 'MembersProbed');
     const views = JSON.stringify(probed?.detail ?? {});
     expect(views).toContain(`port-forward to kube-system/etcd-${follower.name} failed: error dialing backend`);
+  });
+
+  it('6. a Machine whose member was already removed by hand goes straight to the actuator, as KCP does', async () => {
+    const { world, pipeline } = await setUp();
+    const leader = await world.lab.leader();
+    const follower = world.lab.members.find((m) => m.id !== leader.id)!;
+    // A person at a shell removed the member with etcdctl; its Machine is still there.
+    const transport = createEtcd3Transport();
+    try {
+      // etcd refuses reconfiguration for a few seconds after its members connect: ask until it accepts.
+      const client = transport.client({ endpoint: leader.clientUrl, path: 'direct' });
+      await waitFor(() => client.memberRemove(follower.id, 2_000), { timeoutMs: 20_000, intervalMs: 250, what: `etcd to accept removing ${follower.name}` });
+    } finally {
+      await transport.close();
+    }
+
+    const outcome = await pipeline.remediate({ machineName: world.machineOf(follower) });
+
+    expect(outcome.detailType, JSON.stringify(outcome.detail).slice(0, 2000)).toBe('RemediationCompleted');
+    if (outcome.detailType !== 'RemediationCompleted') return;
+    expect(outcome.detail.leaderMove).toBe('not-needed');
+    const { reason, message } = approval(pipeline);
+    expect(reason).toBe('MEMBER_ALREADY_REMOVED');
+    expect(message).toContain(`Machine ${world.machineOf(follower)} (node ${follower.name}) has no etcd member any more`);
+    expect(pipeline.calls.memberRemove).toEqual([]);
+    expect(pipeline.calls.moveLeader).toEqual([]);
+    expect((await world.readMachine(world.machineOf(follower)))?.deleting).toBe(true);
+    expect(world.fake.requestCount('DELETE', `/machines/${world.machineOf(follower)}`)).toBe(1);
+    await world.lab.waitForLeader({ excluding: [follower.name], timeoutMs: 10_000 });
   });
 });
