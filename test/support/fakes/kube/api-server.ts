@@ -119,13 +119,19 @@ export class KubeApiFake {
     this.upstreams.set(node, upstream);
   }
 
+  /** Streams already open through the node go too, as they do when its kubelet or runtime dies. */
   kubeletDown(node: string): void {
     this.faults.set(node, 'kubelet-down');
+    this.cutStreams(node);
   }
 
   containerdDown(node: string): void {
     this.faults.set(node, 'containerd-down');
+    this.cutStreams(node);
   }
+
+  /** Set once the stream servers exist. */
+  cutStreams: (node: string) => void = () => undefined;
 
   heal(node: string): void {
     this.faults.delete(node);
@@ -254,5 +260,6 @@ export async function startKubeApiFake(options: KubeApiFakeOptions = {}): Promis
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }, watches);
+  fake.cutStreams = (node) => forward.cut(node);
   return fake;
 }

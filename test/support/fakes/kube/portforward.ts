@@ -117,6 +117,8 @@ function pipe(ws: WebSocket, upstream: Upstream | undefined, sandboxId: string, 
 export interface PortForwardServer {
   /** Handles an upgrade on `.../pods/<pod>/portforward`; false if the path is not one. */
   handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): boolean;
+  /** Drops every open stream to the node: a kubelet or runtime that dies takes its streams with it. */
+  cut(node: string): void;
   close(): void;
 }
 
@@ -131,6 +133,7 @@ export function portForwardServer(context: PortForwardContext): PortForwardServe
       return false;
     },
   });
+  const open = new Map<string, Set<WebSocket>>();
   return {
     handleUpgrade(request, socket, head) {
       const url = new URL(request.url ?? '/', 'http://fake');
@@ -147,8 +150,16 @@ export function portForwardServer(context: PortForwardContext): PortForwardServe
       const pod = context.store.get(PODS, namespace, podName);
       const nodeName = isObject(pod.spec) ? text(pod.spec.nodeName) : '';
       const sandboxId = createHash('sha256').update(text(metadataOf(pod).uid)).digest('hex');
-      wss.handleUpgrade(request, socket, head, (ws) => pipe(ws, context.upstreamOf(nodeName), sandboxId, Number(ports)));
+      wss.handleUpgrade(request, socket, head, (ws) => {
+        const streams = open.get(nodeName) ?? new Set<WebSocket>();
+        open.set(nodeName, streams.add(ws));
+        ws.on('close', () => streams.delete(ws));
+        pipe(ws, context.upstreamOf(nodeName), sandboxId, Number(ports));
+      });
       return true;
+    },
+    cut(node) {
+      for (const ws of open.get(node) ?? []) ws.terminate();
     },
     close() {
       for (const client of wss.clients) client.terminate();
