@@ -43,7 +43,8 @@ async function underLock(deps: Deps, cluster: ClusterEntry, incident: Incident):
 async function runSteps(deps: Deps, cluster: ClusterEntry, incident: Incident, lock: HeldLock): Promise<StepOutcome<Remediated>> {
   const id = incident.incidentId;
   // A Machine whose member is already out of etcd: nothing to remove, straight to the actuator.
-  if (!incident.memberId) return replaceStep(deps, cluster, incident, leaderNow(incident), { id: '0', name: incident.target.machineName ?? incident.target.nodeName ?? '' });
+  const memberId = incident.memberId;
+  if (!memberId) return replaceStep(deps, cluster, incident, leaderNow(incident), { id: '0', name: incident.target.machineName ?? incident.target.nodeName ?? '' });
   if (!(await deps.store.stepDone(id, 'member-removed'))) {
     const step = await removeStep(deps, cluster, incident, lock);
     incident = step.incident;
@@ -54,7 +55,7 @@ async function runSteps(deps: Deps, cluster: ClusterEntry, incident: Incident, l
   // Confirmed once a leader stands (a write during the election would find none): then it counts
   // for KCP's retry limits of every remediator. The intent already holds the size still owed.
   if (lock.guard) await confirmRemoval(deps, lock.guard, id);
-  return replaceStep(deps, cluster, incident, leader, { id: incident.memberId, name: incident.memberName ?? '' });
+  return replaceStep(deps, cluster, incident, leader, { id: memberId, name: incident.memberName ?? '' });
 }
 
 /** The leader the incident's newest view agrees on, for an incident that removed nothing. */

@@ -1,8 +1,9 @@
-// The MachineHealthCheck side of the embedded runtime: each new EtcdRemediationRequest becomes a
-// MemberUnhealthy for its Machine; the incident's events are written back to the request's status
-// as it moves; a request deleted before removal began withdraws its incident. The informer lists,
-// then watches from the list's resourceVersion, and relists on 410 Gone; after a dropped watch it
-// is started again from where it was.
+// The MachineHealthCheck side: each new EtcdRemediationRequest becomes a MemberUnhealthy for its
+// Machine, reported to the embedded runtime or to a deployed stack's bus; the incident is followed
+// in its store (and, locally, on the bus as it moves) and written back to the request's status; a
+// request deleted before removal began withdraws its incident. The informer lists, then watches
+// from the list's resourceVersion, and relists on 410 Gone; after a dropped watch it is started
+// again from where it was.
 import { CustomObjectsApi, makeInformer, type Informer, type KubeConfig } from '@kubernetes/client-node';
 import type { EventEnvelope } from '../../events/catalogue.ts';
 import {
@@ -22,10 +23,19 @@ import type { Incident } from '../../functions/ports/incident-store.ts';
 import type { InProcessBus } from './in-process-bus.ts';
 import { statusOfEvent, statusOfIncident } from './request-status.ts';
 
+/** Where requests are reported, and where their incidents are followed. */
+export interface ReportSink extends OutboxDeps {
+  /** Validates and reports a MemberUnhealthy; throws when it is refused. */
+  submit(detail: unknown, source?: string): Promise<unknown>;
+  /** Events as they happen, where the sink can give them (the embedded runtime's bus). */
+  subscribe?: InProcessBus['subscribe'];
+}
+
 export interface RequestWatcherOptions {
   management: KubeConfig;
-  /** The runtime the requests are reported to, and whose events are written back. */
-  runtime: OutboxDeps & { bus: InProcessBus; submit(detail: unknown, source?: string): Promise<unknown> };
+  runtime: ReportSink;
+  /** How often the incidents of open requests are read again from the store (default 2 s). */
+  followIntervalMs?: number;
   /** The cluster id in the directory for a request's Cluster API cluster. */
   clusterIdOf(request: RemediationRequest): string;
   log: Log;
@@ -146,7 +156,24 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
     const status = statusOfEvent(event);
     if (entry && status && !entry.terminal) void write(entry, { ...status, incidentId: incidentId! });
   };
-  const unsubscribe = runtime.bus.subscribe(onEvent);
+  const unsubscribe = runtime.subscribe?.(onEvent) ?? (() => undefined);
+  // The store is the truth: read the incident of every open request again, and say what changed.
+  const seen = new Map<string, number>();
+  const followed = setInterval(() => {
+    for (const entry of tracked.values()) {
+      if (!entry.incidentId || entry.terminal) continue;
+      const incidentId = entry.incidentId;
+      runtime.store.getIncident(incidentId).then(
+        (incident) => {
+          if (!incident || seen.get(incidentId) === incident.version || entry.terminal) return;
+          seen.set(incidentId, incident.version);
+          void write(entry, statusOfIncident(incident));
+        },
+        (error: unknown) => log.warn('incident not read; read again on the next round', { incidentId, error: String(error) }),
+      );
+    }
+  }, options.followIntervalMs ?? 2_000);
+  followed.unref();
 
   const informer: Informer<RequestObject> = makeInformer(options.management, REQUESTS_PATH, () => requests.list());
   const handled = (promise: Promise<void>, what: string): void => {
@@ -172,6 +199,7 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
     ready,
     async stop() {
       stopped = true;
+      clearInterval(followed);
       unsubscribe();
       await informer.stop();
       await Promise.all([...tracked.values()].map((entry) => entry.writes));

@@ -136,7 +136,7 @@ export async function run(argv: string[]): Promise<number> {
     await runtime.start();
     const watcher = startRequestWatcher({
       management: management.config,
-      runtime: { ...runtime, clock: systemClock, submit: (detail, source) => runtime.submit(detail, source) },
+      runtime: { ...runtime, clock: systemClock, submit: (detail, source) => runtime.submit(detail, source), subscribe: (observer) => runtime.bus.subscribe(observer) },
       clusterIdOf: (request) => capiClusterId(request.namespace, request.clusterName ?? ''),
       log,
     });

@@ -35,10 +35,18 @@ async function setUp(policy: Record<string, unknown>) {
   const pipeline = (current.pipeline = await startPipeline(world.lab, { kube: world.access, endpoints: [], policy, clusterId: CAPI_CLUSTER }));
   const objects = world.fake.kubeConfig().makeApiClient(CustomObjectsApi);
   const coordinates = { group: REQUEST_GROUP, version: REQUEST_VERSION, namespace: CAPI_NAMESPACE, plural: REQUEST_PLURAL };
-  const watch = async (): Promise<RequestWatcher> => {
+  /** `events: false` follows the incident in the store alone, as a watcher reporting to a remote bus does. */
+  const watch = async ({ events = true } = {}): Promise<RequestWatcher> => {
+    const runtime = pipeline.runtime;
     const watcher = startRequestWatcher({
       management: world.fake.kubeConfig(),
-      runtime: { ...pipeline.runtime, clock: systemClock, submit: (detail, source) => pipeline.runtime.submit(detail, source) },
+      runtime: {
+        ...runtime,
+        clock: systemClock,
+        submit: (detail, source) => runtime.submit(detail, source),
+        ...(events ? { subscribe: (observer: Parameters<typeof runtime.bus.subscribe>[0]) => runtime.bus.subscribe(observer) } : {}),
+      },
+      followIntervalMs: 200,
       clusterIdOf: (request) => request.clusterName ?? '',
       log: silent,
       restartDelayMs: 50,
@@ -103,7 +111,7 @@ describe.sequential('MachineHealthCheck external remediation through the watcher
     const t = await setUp({ pathOrder: ['port-forward'], graceMs: 600_000 });
     const leader = await t.world.lab.leader();
     t.world.fake.kubeletDown(leader.name);
-    await t.watch();
+    await t.watch({ events: false });
     const outcome = t.pipeline.runtime.waitForOutcome({ clusterId: CAPI_CLUSTER }, 45_000);
 
     await t.create(t.world.machineOf(leader));
