@@ -69,7 +69,8 @@ export function grantFunction(name: StackFunctionName, role: Role, on: Grantees)
   }
 
   // Every function reads the directory: each step its incident's cluster, the intake a cluster a
-  // report names. A directory entry comes with its TLS credentials from Secrets Manager.
+  // report names. A directory entry comes with its secrets from Secrets Manager, all under one
+  // pattern: the etcd TLS credentials and the workload and management clusters' kubeconfigs.
   role.addToPolicy(new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [on.secretArnPattern] }));
   if (on.secretArnPattern.includes('*')) {
     acknowledgeWildcardResource(

@@ -29,8 +29,9 @@ export interface EtcdRemediationProps {
   /** What happens to the incident table when the construct is removed. Default: RETAIN. */
   readonly tableRemovalPolicy?: RemovalPolicy;
   /**
-   * The secrets (etcd client certificates, kubeconfigs) the functions may read, as an ARN
-   * pattern. Default: secrets named `etcd-remediator/*` in this account and region.
+   * The secrets a cluster's registration names (etcd client certificates, the workload and
+   * management clusters' kubeconfigs) that the functions may read, as an ARN pattern. Default:
+   * secrets named `etcd-remediator/*` in this account and region.
    */
   readonly secretArnPattern?: string;
 }

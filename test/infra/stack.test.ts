@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { detailTypes, functionNames, routes } from '../../events/catalogue.ts';
 import { intakePatterns } from '../../events/intake-routing.ts';
 import { table as tableDefinition } from '../../functions/adapters/aws/dynamodb-table.ts';
+import { SECRET_PREFIX } from '../../infra/local/cli/register.ts';
 import {
   actionsOf,
   assetDirOf,
@@ -207,7 +208,7 @@ describe('IAM', () => {
     new Set(policyStatements(s.json).filter(({ roles }) => roles.includes(roleOf(name))).flatMap(({ statement }) => actionsOf(statement)));
 
   const TABLE = ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem', 'ConditionCheckItem'].map((a) => `dynamodb:${a}`);
-  // Every function reads the directory, whose entries carry a cluster's secret.
+  // Every function reads the directory, whose entries carry a cluster's secrets.
   const BASE = [...TABLE, 'events:PutEvents', 'secretsmanager:GetSecretValue', 'logs:CreateLogStream', 'logs:PutLogEvents', 'sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'];
   const SCHEDULES = ['scheduler:CreateSchedule', 'scheduler:DeleteSchedule', 'iam:PassRole'];
 
@@ -219,6 +220,37 @@ describe('IAM', () => {
     ['intake', BASE],
   ])('%s may do exactly this', (name, actions) => {
     expect([...actionsByFunction(name)].sort()).toEqual([...new Set(actions)].sort());
+  });
+
+  /** A resource as an ARN of this account and region, pseudo parameters filled in. */
+  const arnIn = (resource: unknown): string => {
+    const pseudo: Record<string, string> = { 'AWS::Partition': 'aws', 'AWS::Region': 'eu-west-1', 'AWS::AccountId': '123456789012' };
+    const part = (p: unknown): string => (typeof p === 'string' ? p : (pseudo[refOf(p) ?? ''] ?? JSON.stringify(p)));
+    const join = (resource as { 'Fn::Join'?: [string, unknown[]] })['Fn::Join'];
+    return join ? join[1].map(part).join(join[0]) : part(resource);
+  };
+  /** IAM's wildcard: `*` any run of characters, everything else as it is. */
+  const matches = (pattern: string, arn: string): boolean => {
+    const literal = (text: string) => text.replace(/[.*+?^$()|[\]{}\\/]/g, '\\$&');
+    return new RegExp(`^${pattern.split('*').map(literal).join('.*')}$`).test(arn);
+  };
+
+  it('every function may read the secrets register names (TLS and kubeconfigs alike) through one GetSecretValue on the pattern', () => {
+    const named = (name: string) => `arn:aws:secretsmanager:eu-west-1:123456789012:secret:${SECRET_PREFIX}${name}`;
+    for (const name of FUNCTIONS) {
+      const statements = policyStatements(s.json)
+        .filter(({ roles }) => roles.includes(roleOf(name)))
+        .map(({ statement }) => statement)
+        .filter((statement) => actionsOf(statement).some((a) => a.startsWith('secretsmanager:')));
+      expect(statements, name).toHaveLength(1);
+      const [statement] = statements as [Statement];
+      expect(actionsOf(statement)).toEqual(['secretsmanager:GetSecretValue']);
+      const [pattern, ...more] = resourcesOfStatement(statement).map(arnIn);
+      expect(more).toEqual([]);
+      for (const secret of ['prod-tls-AbCdEf', 'prod-workload-kubeconfig-GhIjKl', 'mgmt-kubeconfig-MnOpQr']) expect(matches(pattern!, named(secret)), `${name} ${secret}`).toBe(true);
+      expect(matches(pattern!, 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:kube/prod-kubeconfig-AbC')).toBe(false);
+      expect(matches(pattern!, 'arn:aws:secretsmanager:eu-west-1:999999999999:secret:etcd-remediator/prod-kubeconfig-AbC')).toBe(false);
+    }
   });
 
   it('each function reaches only this table and its indexes, this bus, this group, the scheduler role and the short-wait queue', () => {

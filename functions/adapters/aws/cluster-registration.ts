@@ -6,6 +6,7 @@ import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import { policySchema, type Policy, type PolicyInput } from '../../core/policy.ts';
 import type { PathName } from '../../core/types.ts';
+import type { MachineApiVersion } from '../../ports/kube-access.ts';
 import type { Item } from './dynamodb-codec.ts';
 import { conditionally } from './dynamodb-context.ts';
 import { clusterConfigKey, instanceKey, nodeKey, type Key } from './dynamodb-keys.ts';
@@ -26,6 +27,29 @@ export interface ClusterRegistration {
   tlsSecretArn?: string;
   /** Each member's machine, as health signals name it: how the intake finds cluster and member. */
   members?: { memberName: string; instanceId?: string; nodeName?: string }[];
+  /**
+   * A Secrets Manager secret holding the workload cluster's kubeconfig (its text): the
+   * port-forward and exec relay paths, and where each member runs (its Node).
+   */
+  workloadKubeconfigSecretArn?: string;
+  /** Where kubeadm's etcd static pods run (default kube-system); only with the workload kubeconfig. */
+  etcdNamespace?: string;
+  /**
+   * Cluster API: the management cluster holding this cluster's Machines, to read them (a
+   * deleting Machine) and to replace the removed member's. Only with the workload kubeconfig.
+   */
+  management?: ManagementRegistration;
+}
+
+export interface ManagementRegistration {
+  /** A Secrets Manager secret holding the management cluster's kubeconfig (its text). */
+  kubeconfigSecretArn: string;
+  /** The Cluster's namespace in the management cluster. */
+  namespace: string;
+  /** The Cluster's name, as its Machines' cluster.x-k8s.io/cluster-name label gives it. */
+  clusterName: string;
+  /** Default v1beta1, which every CAPI release serves; v1beta2 from CAPI 1.11. */
+  machineApiVersion?: MachineApiVersion;
 }
 
 /** A registration checked: its policy parsed, its path order folded in. */
@@ -34,16 +58,34 @@ export interface CheckedRegistration {
   policy: Policy;
 }
 
+const secretArn = z.string().regex(/^arn:aws[a-z-]*:secretsmanager:[^:]+:\d{12}:secret:.+$/, 'must be a Secrets Manager secret ARN');
+/** RFC 1123 label: a namespace's name. */
+const namespace = z.string().regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'must be a Kubernetes namespace name (lowercase letters, digits and -)');
+
+const managementSchema = z.object({
+  // First, so a registration copied from a pod's config is told why before anything else.
+  inCluster: z
+    .never({ error: 'the functions run on Lambda, in no cluster, so there is no service account to use: give kubeconfigSecretArn, a secret holding the management cluster’s kubeconfig' })
+    .optional(),
+  kubeconfigSecretArn: secretArn,
+  namespace,
+  clusterName: z.string().regex(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/, 'must be a Cluster API Cluster name (lowercase letters, digits, - and .)'),
+  machineApiVersion: z.enum(['v1beta1', 'v1beta2']).optional(),
+});
+
 const registrationSchema = z.object({
   clusterId: z.string().min(1),
   endpoints: z.array(z.url()).min(1),
   pathOrder: z.array(z.enum(['direct', 'port-forward', 'exec'])).min(1).optional(),
   policy: z.record(z.string(), z.unknown()).optional(),
   aliases: z.record(z.string(), z.string()).optional(),
-  tlsSecretArn: z.string().regex(/^arn:aws[a-z-]*:secretsmanager:[^:]+:\d{12}:secret:.+$/, 'must be a Secrets Manager secret ARN').optional(),
+  tlsSecretArn: secretArn.optional(),
   members: z
     .array(z.object({ memberName: z.string().min(1), instanceId: z.string().min(1).optional(), nodeName: z.string().min(1).optional() }))
     .optional(),
+  workloadKubeconfigSecretArn: secretArn.optional(),
+  etcdNamespace: namespace.optional(),
+  management: managementSchema.optional(),
 });
 
 export class ClusterRegistrationError extends Error {
@@ -84,6 +126,7 @@ export function checkRegistration(input: unknown, clusterIdHint = '', defaults?:
     throw new ClusterRegistrationError(clusterId, `policy.${fieldOf(issue.path)}`, issue.message);
   }
   checkMembers(registration);
+  checkKube(registration);
   return { registration, policy: policySchema.parse(underDefaults(defaults, policyInput)) };
 }
 
@@ -98,6 +141,16 @@ function checkMembers(registration: ClusterRegistration): void {
       seen.set(`${field}=${value}`, i);
     }
   });
+}
+
+/** The kube settings hang off the workload cluster: without its kubeconfig they would do nothing. */
+function checkKube(registration: ClusterRegistration): void {
+  if (registration.workloadKubeconfigSecretArn !== undefined) return;
+  for (const field of ['etcdNamespace', 'management'] as const) {
+    if (registration[field] !== undefined) {
+      throw new ClusterRegistrationError(registration.clusterId, field, 'needs workloadKubeconfigSecretArn: members are matched to their pods, Nodes and Machines through the workload cluster');
+    }
+  }
 }
 
 /**

@@ -1,15 +1,18 @@
 // The cluster directory in the store's table: each cluster's registration (cluster#<id> / config)
 // and, for the intake, which cluster and member an instance id or node name belongs to. Entries
-// are cached per container for cacheMs; the TLS credentials come from the SecretSource.
+// are cached per container for cacheMs; the TLS credentials and the kubeconfigs come from the
+// SecretSource, read when the entry is.
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { PolicyInput } from '../../core/policy.ts';
 import { UnknownClusterError, type ClusterDirectory, type ClusterEntry, type MemberLocation, type MemberLookup } from '../../ports/cluster-directory.ts';
-import { checkRegistration, ClusterRegistrationError } from './cluster-registration.ts';
+import type { KubeAccessConfig } from '../../ports/kube-access.ts';
+import { cached } from './cache.ts';
+import { checkRegistration, ClusterRegistrationError, type ClusterRegistration } from './cluster-registration.ts';
 import type { Item } from './dynamodb-codec.ts';
 import { clusterConfigKey, instanceKey, nodeKey, type Key } from './dynamodb-keys.ts';
 import { documentClient } from './dynamodb-store.ts';
-import type { SecretSource } from './secrets.ts';
+import { redacted, type SecretSource } from './secrets.ts';
 
 export { putCluster, type ClusterRegistration } from './cluster-registration.ts';
 
@@ -58,28 +61,39 @@ async function entryOf(item: Item, clusterId: string, secrets: SecretSource, pol
   const { registration, policy } = checkRegistration(stored, clusterId, policyDefaults);
   const entry: ClusterEntry = { clusterId: registration.clusterId, endpoints: registration.endpoints, policy };
   if (registration.aliases) entry.aliases = registration.aliases;
-  if (registration.tlsSecretArn) {
-    try {
-      entry.tls = await secrets.tlsFiles(registration.tlsSecretArn);
-    } catch (error) {
-      throw new ClusterRegistrationError(clusterId, 'tlsSecretArn', error instanceof Error ? error.message : String(error));
-    }
-  }
+  const { tlsSecretArn } = registration;
+  const [tls, kube] = await Promise.all([
+    tlsSecretArn ? fromSecret(clusterId, 'tlsSecretArn', secrets.tlsFiles(tlsSecretArn)) : undefined,
+    kubeAccessOf(registration, secrets),
+  ]);
+  if (tls) entry.tls = tls;
+  if (kube) entry.kube = kube;
   return entry;
 }
 
-/** A per-container cache of lookups by key; failures and undefined results are not kept. */
-function cached<T>(cacheMs: number, clock: () => number, load: (key: string) => Promise<T>): (key: string) => Promise<T> {
-  const cache = new Map<string, { at: number; value: Promise<T> }>();
-  return (key) => {
-    const hit = cache.get(key);
-    if (hit && clock() - hit.at < cacheMs) return hit.value;
-    const value = load(key);
-    cache.set(key, { at: clock(), value });
-    const forget = () => {
-      if (cache.get(key)?.value === value) cache.delete(key);
-    };
-    value.then((v) => (v === undefined ? forget() : undefined), forget);
-    return value;
-  };
+/** A secret's value, or the entry's failure naming the cluster, the field and the secret. */
+async function fromSecret<T>(clusterId: string, field: string, read: Promise<T>): Promise<T> {
+  try {
+    return await read;
+  } catch (error) {
+    throw new ClusterRegistrationError(clusterId, field, error instanceof Error ? error.message : String(error));
+  }
+}
+
+/** The registration's kube settings with their kubeconfigs read; undefined without a workload kubeconfig. */
+async function kubeAccessOf(registration: ClusterRegistration, secrets: SecretSource): Promise<KubeAccessConfig | undefined> {
+  const { clusterId, workloadKubeconfigSecretArn, etcdNamespace, management } = registration;
+  if (!workloadKubeconfigSecretArn) return undefined;
+  const [workloadKubeconfig, managementKubeconfig] = await Promise.all([
+    fromSecret(clusterId, 'workloadKubeconfigSecretArn', secrets.kubeconfig(workloadKubeconfigSecretArn)),
+    management ? fromSecret(clusterId, 'management.kubeconfigSecretArn', secrets.kubeconfig(management.kubeconfigSecretArn)) : undefined,
+  ]);
+  const kube: KubeAccessConfig = { workloadKubeconfig };
+  if (etcdNamespace) kube.etcdNamespace = etcdNamespace;
+  if (management && managementKubeconfig !== undefined) {
+    const { namespace, clusterName, machineApiVersion } = management;
+    kube.management = { kubeconfig: managementKubeconfig, namespace, clusterName, ...(machineApiVersion ? { machineApiVersion } : {}) };
+  }
+  const capi = management ? `, management kubeconfig for Cluster ${management.namespace}/${management.clusterName}` : '';
+  return redacted(kube, `[KubeAccessConfig: workload kubeconfig${capi}; redacted]`);
 }

@@ -1,13 +1,17 @@
-// etcd client credentials from Secrets Manager: one secret per cluster holding the CA, client
-// certificate and key as PEM in JSON ({"ca","cert","key"}). Read once and cached per container.
+// A cluster's secrets from Secrets Manager: etcd client credentials (the CA, client certificate
+// and key as PEM in JSON, {"ca","cert","key"}) and kubeconfigs (the workload and management
+// clusters', as the kubeconfig's own text). Each is read once and cached per container.
 // Nothing here logs, and no error carries the secret's text (not even a JSON parse message, which
 // quotes the input): errors name the secret's ARN and the problem only.
 import { inspect } from 'node:util';
 import { GetSecretValueCommand, type GetSecretValueCommandOutput } from '@aws-sdk/client-secrets-manager';
 import type { TlsFiles } from '../../ports/etcd.ts';
+import { cached } from './cache.ts';
 
 export interface SecretSource {
   tlsFiles(secretArn: string): Promise<TlsFiles>;
+  /** A kubeconfig kept as its text (YAML or JSON), as `kubectl config view --raw` prints it. */
+  kubeconfig(secretArn: string): Promise<string>;
 }
 
 /** The one call we make; a SecretsManagerClient is one, and so is a test's fake. */
@@ -30,23 +34,13 @@ export class SecretError extends Error {
 export function createSecretsManagerSource(client: SecretsClient, options: { cacheMs?: number; clock?: () => number } = {}): SecretSource {
   const cacheMs = options.cacheMs ?? DEFAULT_SECRET_CACHE_MS;
   const clock = options.clock ?? Date.now;
-  // The promise is cached, so concurrent callers share one request; a failure is not kept.
-  const cache = new Map<string, { at: number; files: Promise<TlsFiles> }>();
-  return {
-    tlsFiles(secretArn) {
-      const hit = cache.get(secretArn);
-      if (hit && clock() - hit.at < cacheMs) return hit.files;
-      const files = fetchTlsFiles(client, secretArn);
-      cache.set(secretArn, { at: clock(), files });
-      files.catch(() => {
-        if (cache.get(secretArn)?.files === files) cache.delete(secretArn);
-      });
-      return files;
-    },
-  };
+  // Concurrent callers share one request; a failure, of the call or of the check, is not kept.
+  const read = <T>(parse: (secretArn: string, text: string) => T) =>
+    cached(cacheMs, clock, async (secretArn) => parse(secretArn, await fetchText(client, secretArn)));
+  return { tlsFiles: read(parseTlsSecret), kubeconfig: read(parseKubeconfigSecret) };
 }
 
-async function fetchTlsFiles(client: SecretsClient, secretArn: string): Promise<TlsFiles> {
+async function fetchText(client: SecretsClient, secretArn: string): Promise<string> {
   let output: GetSecretValueCommandOutput;
   try {
     output = await client.send(new GetSecretValueCommand({ SecretId: secretArn }));
@@ -56,7 +50,7 @@ async function fetchTlsFiles(client: SecretsClient, secretArn: string): Promise<
     const message = error instanceof Error ? error.message : String(error);
     throw new SecretError(secretArn, `GetSecretValue failed: ${name}: ${message}`);
   }
-  return parseTlsSecret(secretArn, secretText(secretArn, output));
+  return secretText(secretArn, output);
 }
 
 function secretText(secretArn: string, output: GetSecretValueCommandOutput): string {
@@ -91,13 +85,43 @@ export function parseTlsSecret(secretArn: string, text: string): TlsFiles {
   const cert = pem('cert', CERTIFICATE, 'a certificate');
   const key = pem('key', PRIVATE_KEY, 'a private key');
   if ((cert === undefined) !== (key === undefined)) throw new SecretError(secretArn, `fields cert and key: give both or neither (${cert ? 'key' : 'cert'} is missing)`);
-  return redacted({ ca: Buffer.from(ca), ...(cert && key ? { cert: Buffer.from(cert), key: Buffer.from(key) } : {}) });
+  return redacted({ ca: Buffer.from(ca), ...(cert && key ? { cert: Buffer.from(cert), key: Buffer.from(key) } : {}) }, `[TlsFiles: ca${cert ? ', cert, key' : ''}; redacted]`);
 }
 
-/** Should anyone log the credentials (or a cluster entry holding them), they print as redacted. */
-function redacted(files: TlsFiles): TlsFiles {
-  const shown = `[TlsFiles: ca${files.cert ? ', cert, key' : ''}; redacted]`;
-  Object.defineProperty(files, 'toJSON', { value: () => shown, enumerable: false });
-  Object.defineProperty(files, inspect.custom, { value: () => shown, enumerable: false });
-  return files;
+const KUBECONFIG_SHAPE = 'expected a kubeconfig as its YAML or JSON text, with clusters, users and contexts';
+/** A top-level `clusters:` key in YAML. */
+const YAML_CLUSTERS = /^clusters\s*:/m;
+/** A whole value of base64 (a Kubernetes Secret's data.value copied as it is). */
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+
+/**
+ * Exported for tests. Checks the shape only (the kube adapter parses it), so a TLS secret or an
+ * encoded kubeconfig given by mistake is named here; every message says what is wrong, never what is there.
+ */
+export function parseKubeconfigSecret(secretArn: string, text: string): string {
+  const trimmed = text.trim();
+  if (trimmed === '') throw new SecretError(secretArn, `is empty (${KUBECONFIG_SHAPE})`);
+  if (trimmed.startsWith('{')) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(trimmed);
+    } catch {
+      throw new SecretError(secretArn, `is not a kubeconfig: it starts as JSON but is not JSON (${KUBECONFIG_SHAPE})`);
+    }
+    const clusters = typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>).clusters : undefined;
+    if (!Array.isArray(clusters)) throw new SecretError(secretArn, `is not a kubeconfig: JSON without a clusters list (${KUBECONFIG_SHAPE})`);
+    return text;
+  }
+  if (YAML_CLUSTERS.test(text)) return text;
+  if (BASE64.test(trimmed.replace(/\s+/g, '')) && YAML_CLUSTERS.test(Buffer.from(trimmed, 'base64').toString('utf8'))) {
+    throw new SecretError(secretArn, 'holds a base64-encoded kubeconfig: store the decoded text (a Kubernetes Secret’s data.value is encoded; `kubectl get secret … -o jsonpath={.data.value} | base64 -d`)');
+  }
+  throw new SecretError(secretArn, `is not a kubeconfig: no top-level clusters (${KUBECONFIG_SHAPE})`);
+}
+
+/** Should anyone log credentials (or a cluster entry holding them), they print as `shown`. */
+export function redacted<T extends object>(value: T, shown: string): T {
+  Object.defineProperty(value, 'toJSON', { value: () => shown, enumerable: false });
+  Object.defineProperty(value, inspect.custom, { value: () => shown, enumerable: false });
+  return value;
 }

@@ -28,3 +28,14 @@ export function stringField(object: JsonObject, key: string): string {
   if (typeof value !== 'string') throw new TypeError(`${key} is not a string: ${JSON.stringify(value)}`);
   return value;
 }
+
+/** A response header (Go's etcdserverpb.ResponseHeader), as the etcd3 adapter receives it; absent is all zeros. */
+export function headerOf(header: unknown): { cluster_id: string; member_id: string; revision: string; raft_term: string } {
+  const fields = isObject(header) ? header : {};
+  return {
+    cluster_id: decimalField(fields, 'cluster_id'),
+    member_id: decimalField(fields, 'member_id'),
+    revision: decimalField(fields, 'revision'),
+    raft_term: decimalField(fields, 'raft_term'),
+  };
+}

@@ -4,7 +4,7 @@ import type { IMember, IMemberListResponse } from 'etcd3';
 import type { EtcdFailure, MemberId, MemberInfo, MemberList } from '../../core/types.ts';
 import { toMemberInfo, toMemberList } from '../etcd/convert.ts';
 import { failureFromStderr } from './etcdctl-relay-errors.ts';
-import { decimalField, isObject, parseJsonNumbersAsText, stringField, type JsonObject } from './etcdctl-relay-json.ts';
+import { decimalField, headerOf, isObject, parseJsonNumbersAsText, stringField, type JsonObject } from './etcdctl-relay-json.ts';
 import { globalFlags, type RelayCall } from './etcdctl-relay.ts';
 
 export const memberListArgv = (call: RelayCall): string[] => [...globalFlags(call), 'member', 'list'];
@@ -37,14 +37,8 @@ function toMember(member: unknown): IMember {
 function toListResponse(text: string): IMemberListResponse {
   const parsed = parseJsonNumbersAsText(text);
   if (!isObject(parsed) || !isObject(parsed['header']) || !Array.isArray(parsed['members'])) throw new TypeError(`expected a header and members, got ${text.trim()}`);
-  const header = parsed['header'];
   return {
-    header: {
-      cluster_id: decimalField(header, 'cluster_id'),
-      member_id: decimalField(header, 'member_id'),
-      revision: decimalField(header, 'revision'),
-      raft_term: decimalField(header, 'raft_term'),
-    },
+    header: headerOf(parsed['header']),
     members: parsed['members'].map(toMember),
   };
 }

@@ -12,7 +12,7 @@ import type { IStatusResponse } from 'etcd3';
 import type { EtcdFailure, MemberId, MemberStatus } from '../../core/types.ts';
 import { toMemberStatus } from '../etcd/convert.ts';
 import { failureFromStderr } from './etcdctl-relay-errors.ts';
-import { decimalField, isObject, parseJsonNumbersAsText, stringField, type JsonObject } from './etcdctl-relay-json.ts';
+import { decimalField, headerOf, isObject, parseJsonNumbersAsText, stringField, type JsonObject } from './etcdctl-relay-json.ts';
 
 export { failureFromStderr } from './etcdctl-relay-errors.ts';
 
@@ -79,16 +79,10 @@ const unreadable = (what: string, detail: string): EtcdFailure => ({ kind: 'othe
 
 /** Go's Status JSON, as the etcd3 adapter would have received it (uint64s as decimal text). */
 function toStatusResponse(status: JsonObject): IStatusResponse {
-  const header = isObject(status['header']) ? status['header'] : {};
   const errors = status['errors'] ?? [];
   if (!Array.isArray(errors) || !errors.every((e): e is string => typeof e === 'string')) throw new TypeError('errors is not a list of strings');
   return {
-    header: {
-      cluster_id: decimalField(header, 'cluster_id'),
-      member_id: decimalField(header, 'member_id'),
-      revision: decimalField(header, 'revision'),
-      raft_term: decimalField(header, 'raft_term'),
-    },
+    header: headerOf(status['header']),
     version: stringField(status, 'version'),
     dbSize: decimalField(status, 'dbSize'),
     leader: decimalField(status, 'leader'),

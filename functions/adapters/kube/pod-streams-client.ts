@@ -16,7 +16,8 @@ export interface PodStreamsOptions {
   forwardHandshakeTimeoutMs?: number;
 }
 
-function collector(): { stream: Writable; text: () => string } {
+/** A Writable that keeps what it is given, for an exec's stdout or stderr. */
+export function collector(): { stream: Writable; text: () => string } {
   const chunks: Buffer[] = [];
   const stream = new Writable({
     write(chunk: Buffer, _encoding, done) {

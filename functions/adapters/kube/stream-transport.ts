@@ -36,6 +36,11 @@ export interface TransportOptions {
   onSocket(ws: WebSocket): void;
   /** ws's own handshake timeout; none when absent. */
   handshakeTimeoutMs?: number;
+  /**
+   * The subprotocols to offer, in order; client-node's list by default. Offering v5 sends an exec
+   * through the API server's translator, which upgrades before it dials the kubelet (§0.3).
+   */
+  protocols?: readonly string[];
 }
 
 type TextHandler = ((text: string) => boolean) | null;
@@ -76,7 +81,7 @@ export function streamTransport(config: KubeConfig, options: TransportOptions): 
       if (options.handshakeTimeoutMs !== undefined) wsOptions.handshakeTimeout = options.handshakeTimeoutMs;
       await config.applyToHTTPSOptions(wsOptions);
       return new Promise<WebSocket>((resolve, reject) => {
-        const ws = new WebSocket(url, PROTOCOLS, wsOptions);
+        const ws = new WebSocket(url, [...(options.protocols ?? PROTOCOLS)], wsOptions);
         let opened = false;
         // An error after open is followed by 'close', which the callers watch; without a
         // listener ws would throw it.

@@ -1,5 +1,6 @@
-// The repeatable NAME=VALUE flags of `register`: --member NAME=INSTANCE_ID, --node NAME=NODE_NAME
-// and --alias OTHER=NAME, folded into the registration's members and aliases.
+// The flags of `register` that fold into parts of the registration: the repeatable NAME=VALUE
+// flags (--member NAME=INSTANCE_ID, --node NAME=NODE_NAME, --alias OTHER=NAME) into its members and
+// aliases, and the kube flags into its kubeconfig secrets and Cluster API management cluster.
 import type { ClusterRegistration } from '../../../functions/adapters/aws/cluster-registration.ts';
 import { UsageError } from './args.ts';
 
@@ -27,4 +28,47 @@ export function membersFromFlags(memberFlags: readonly string[], nodeFlags: read
   for (const pair of pairsFromFlag('member', 'NAME=INSTANCE_ID', memberFlags)) add('member', 'instanceId', pair);
   for (const pair of pairsFromFlag('node', 'NAME=NODE_NAME', nodeFlags)) add('node', 'nodeName', pair);
   return [...byName.values()];
+}
+
+export interface KubeFlags {
+  'workload-kubeconfig-secret'?: string;
+  'etcd-namespace'?: string;
+  'management-kubeconfig-secret'?: string;
+  'capi-namespace'?: string;
+  'capi-cluster'?: string;
+  'machine-api-version'?: string;
+}
+
+type KubeRegistration = Pick<ClusterRegistration, 'workloadKubeconfigSecretArn' | 'etcdNamespace' | 'management'>;
+
+const MANAGEMENT_FLAGS = ['capi-namespace', 'capi-cluster', 'machine-api-version'] as const;
+
+/**
+ * The registration's kube fields. The Cluster API flags go together: a management kubeconfig with
+ * no Cluster named, or a Cluster named with no kubeconfig, is refused naming what is missing. The
+ * namespace has no default: Machines looked up in the wrong one are not found, and a Machine not
+ * found counts as already replaced.
+ */
+export function kubeFromFlags(values: KubeFlags): KubeRegistration {
+  const kube: KubeRegistration = {};
+  if (values['workload-kubeconfig-secret'] !== undefined) kube.workloadKubeconfigSecretArn = values['workload-kubeconfig-secret'];
+  if (values['etcd-namespace'] !== undefined) kube.etcdNamespace = values['etcd-namespace'];
+  const kubeconfigSecretArn = values['management-kubeconfig-secret'];
+  if (kubeconfigSecretArn === undefined) {
+    const stray = MANAGEMENT_FLAGS.find((flag) => values[flag] !== undefined);
+    if (stray) throw new UsageError(`--${stray}: needs --management-kubeconfig-secret, the Cluster API management cluster's kubeconfig`);
+    return kube;
+  }
+  const missing = (['capi-namespace', 'capi-cluster'] as const).filter((flag) => values[flag] === undefined);
+  if (missing.length > 0) {
+    throw new UsageError(`--management-kubeconfig-secret: needs ${missing.map((flag) => `--${flag}`).join(' and ')}: where the cluster's Machines are in the management cluster`);
+  }
+  const version = values['machine-api-version'];
+  kube.management = {
+    kubeconfigSecretArn,
+    namespace: values['capi-namespace']!,
+    clusterName: values['capi-cluster']!,
+    ...(version === undefined ? {} : { machineApiVersion: version as NonNullable<ClusterRegistration['management']>['machineApiVersion'] }),
+  };
+  return kube;
 }

@@ -1,7 +1,8 @@
 // `register`: puts a cluster into the directory of a deployed stack (its DynamoDB table), as the
-// functions on AWS read it: endpoints, the TLS secret, each member's instance or node (how the
-// intake turns a health signal into a report), aliases and policy. Checked before anything is
-// written, with the same check the functions make when they read it back.
+// functions on AWS read it: endpoints, the TLS secret, the kubeconfig secrets (the kube paths and
+// Cluster API Machines), each member's instance or node (how the intake turns a health signal into
+// a report), aliases and policy. Checked before anything is written, with the same check the
+// functions make when they read it back.
 import fs from 'node:fs';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { checkRegistration, ClusterRegistrationError, putCluster, type ClusterRegistration } from '../../../functions/adapters/aws/cluster-registration.ts';
@@ -9,7 +10,7 @@ import { parseFlags, PROGRAM, requiredFlag, UsageError } from './args.ts';
 import { parseEndpoints } from './cluster-flags.ts';
 import { ConfigError, policyInputFromConfig } from './config.ts';
 import { EXIT, printJson } from './output.ts';
-import { membersFromFlags, pairsFromFlag } from './register-flags.ts';
+import { kubeFromFlags, membersFromFlags, pairsFromFlag, type KubeFlags } from './register-flags.ts';
 
 /** The stack's functions may read these secrets unless its secretArnPattern says otherwise. */
 export const SECRET_PREFIX = 'etcd-remediator/';
@@ -26,6 +27,17 @@ come from the usual AWS environment and config.
   --endpoints URL[,URL…]    etcd client URLs the functions can reach (required)
   --tls-secret ARN          a Secrets Manager secret {"ca","cert","key"} (PEM) for etcd's TLS;
                             the stack's functions read secrets named ${SECRET_PREFIX}* by default
+  --workload-kubeconfig-secret ARN
+                            a secret holding the workload cluster's kubeconfig (its YAML text): the
+                            port-forward and exec-relay paths, and each member's Node
+  --etcd-namespace NS       where the etcd static pods run (default kube-system)
+  --management-kubeconfig-secret ARN
+                            a secret holding the Cluster API management cluster's kubeconfig, with
+                            the workload's: the cluster's Machines are read there, and the removed
+                            member's Machine is replaced
+  --capi-namespace NS       the Cluster's namespace in the management cluster (required with it)
+  --capi-cluster NAME       the Cluster's name (required with it)
+  --machine-api-version V   v1beta1 (default, every CAPI release) or v1beta2 (CAPI 1.11 on)
   --member NAME=INSTANCE_ID an etcd member and its EC2 instance, as health events name it (repeat)
   --node NAME=NODE_NAME     an etcd member and its Kubernetes node (repeat)
   --alias OTHER=NAME        another name a report may use for member NAME, e.g. a Machine (repeat)
@@ -41,6 +53,12 @@ const options = {
   cluster: { type: 'string' },
   endpoints: { type: 'string' },
   'tls-secret': { type: 'string' },
+  'workload-kubeconfig-secret': { type: 'string' },
+  'etcd-namespace': { type: 'string' },
+  'management-kubeconfig-secret': { type: 'string' },
+  'capi-namespace': { type: 'string' },
+  'capi-cluster': { type: 'string' },
+  'machine-api-version': { type: 'string' },
   member: { type: 'string', multiple: true },
   node: { type: 'string', multiple: true },
   alias: { type: 'string', multiple: true },
@@ -71,6 +89,14 @@ const FLAG_OF: [RegExp, string][] = [
   [/: clusterId: /, ': --cluster: '],
   [/: endpoints(\.\d+)?: /, ': --endpoints: '],
   [/: tlsSecretArn: /, ': --tls-secret: '],
+  [/: workloadKubeconfigSecretArn: /, ': --workload-kubeconfig-secret: '],
+  [/: etcdNamespace: /, ': --etcd-namespace: '],
+  [/: management\.kubeconfigSecretArn: /, ': --management-kubeconfig-secret: '],
+  [/: management\.namespace: /, ': --capi-namespace: '],
+  [/: management\.clusterName: /, ': --capi-cluster: '],
+  [/: management\.machineApiVersion: /, ': --machine-api-version: '],
+  [/: management: /, ': --management-kubeconfig-secret: '],
+  [/needs workloadKubeconfigSecretArn/, 'needs --workload-kubeconfig-secret'],
   [/: members\.\d+\.instanceId: /, ': --member: '],
   [/: members\.\d+\.nodeName: /, ': --node: '],
   [/: aliases(\.[^:]*)?: /, ': --alias: '],
@@ -78,7 +104,7 @@ const FLAG_OF: [RegExp, string][] = [
 ];
 const flagNamed = (message: string): string => FLAG_OF.reduce((text, [field, flag]) => text.replace(field, flag), message);
 
-export interface RegisterFlags {
+export interface RegisterFlags extends KubeFlags {
   cluster?: string;
   endpoints?: string;
   'tls-secret'?: string;
@@ -92,6 +118,7 @@ export function registrationFromFlags(values: RegisterFlags): ClusterRegistratio
   const clusterId = requiredFlag('cluster', values.cluster, 'prod-eu-1');
   const registration: ClusterRegistration = { clusterId, endpoints: parseEndpoints(values.endpoints) };
   if (values['tls-secret'] !== undefined) registration.tlsSecretArn = values['tls-secret'];
+  Object.assign(registration, kubeFromFlags(values));
   const members = membersFromFlags(values.member ?? [], values.node ?? []);
   if (members.length > 0) registration.members = members;
   const aliases = pairsFromFlag('alias', 'OTHER=NAME', values.alias ?? []);
@@ -112,9 +139,21 @@ const describe = (r: ClusterRegistration): string => {
     `${r.endpoints.length} endpoint${r.endpoints.length === 1 ? '' : 's'}`,
     members.length > 0 ? `members ${members.join(', ')}` : 'no members (health signals cannot name an instance or node of it)',
     r.tlsSecretArn ? `TLS from ${r.tlsSecretArn}` : 'no TLS',
+    ...(r.workloadKubeconfigSecretArn ? [`workload kubeconfig from ${r.workloadKubeconfigSecretArn}${r.etcdNamespace ? ` (etcd pods in ${r.etcdNamespace})` : ''}`] : []),
+    ...(r.management ? [`Cluster API Cluster ${r.management.namespace}/${r.management.clusterName} through the management kubeconfig from ${r.management.kubeconfigSecretArn}`] : []),
     r.policy && Object.keys(r.policy).length > 0 ? `policy ${JSON.stringify(r.policy)}` : 'the stack’s default policy',
   ].join('; ');
 };
+
+/** Every secret the registration names, by the flag that gave it. */
+const secretsOf = (r: ClusterRegistration): [string, string][] =>
+  (
+    [
+      ['tls-secret', r.tlsSecretArn],
+      ['workload-kubeconfig-secret', r.workloadKubeconfigSecretArn],
+      ['management-kubeconfig-secret', r.management?.kubeconfigSecretArn],
+    ] as const
+  ).flatMap(([flag, arn]) => (arn === undefined ? [] : [[flag, arn]]));
 
 export async function register(argv: string[], clientFor: (region?: string) => DynamoDBClient = dynamoClient): Promise<number> {
   const { values } = parseFlags('register', argv, options);
@@ -124,8 +163,10 @@ export async function register(argv: string[], clientFor: (region?: string) => D
   }
   const table = requiredFlag('table', values.table, 'EtcdRemediator-RemediationTable…');
   const registration = registrationFromFlags(values);
-  if (registration.tlsSecretArn && !registration.tlsSecretArn.includes(`:secret:${SECRET_PREFIX}`)) {
-    process.stderr.write(`note: the stack's functions may read only secrets named ${SECRET_PREFIX}* unless its secretArnPattern allows this one\n`);
+  for (const [flag, arn] of secretsOf(registration)) {
+    if (!arn.includes(`:secret:${SECRET_PREFIX}`)) {
+      process.stderr.write(`note: the stack's functions may read only secrets named ${SECRET_PREFIX}* unless its secretArnPattern allows this one (--${flag})\n`);
+    }
   }
   if (!values['dry-run']) {
     try {

@@ -7,11 +7,10 @@ import { awsIntakeDepsFromEnv } from '../../../functions/aws/intake-deps.ts';
 import { defaultPolicy } from '../../../functions/core/policy.ts';
 import { startDynalite, type Dynalite } from '../../support/dynalite.ts';
 
-const noSecrets: SecretSource = {
-  tlsFiles: async (arn) => {
-    throw new Error(`no secret expected, asked for ${arn}`);
-  },
+const noSecret = async (arn: string): Promise<never> => {
+  throw new Error(`no secret expected, asked for ${arn}`);
 };
+const noSecrets: SecretSource = { tlsFiles: noSecret, kubeconfig: noSecret };
 
 const restore = (name: string, value: string | undefined): void => {
   if (value === undefined) delete process.env[name];

@@ -1,6 +1,7 @@
 // The cluster directory in the store's table, on dynalite: registering, reading back with the
-// policy parsed and the credentials from the secret source, the intake's lookups, and errors that
-// name the cluster and the field.
+// policy parsed and the credentials and kubeconfigs from the secret source, the intake's lookups,
+// and errors that name the cluster and the field.
+import { inspect } from 'node:util';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDynamoDirectory, putCluster, type ClusterRegistration } from '../../../functions/adapters/aws/dynamodb-directory.ts';
@@ -13,6 +14,14 @@ import { startDynalite, type Dynalite } from '../../support/dynalite.ts';
 
 const ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:etcd-prod-AbCdEf';
 const PEM_KEY = '-----BEGIN PRIVATE KEY-----\nsecretsecret\n-----END PRIVATE KEY-----\n';
+const WORKLOAD_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:etcd-remediator/prod-workload-kubeconfig-GhIjKl';
+const MANAGEMENT_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:etcd-remediator/mgmt-kubeconfig-MnOpQr';
+const kubeconfigText = (server: string, token: string) =>
+  `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: ${server}\nusers:\n- name: u\n  user:\n    token: ${token}\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\ncurrent-context: x\n`;
+const KUBECONFIGS: Record<string, string> = {
+  [WORKLOAD_ARN]: kubeconfigText('https://prod.example:6443', 'workload-token-s3cr3t'),
+  [MANAGEMENT_ARN]: kubeconfigText('https://mgmt.example:6443', 'management-token-s3cr3t'),
+};
 
 let dynamo: Dynalite;
 beforeAll(async () => {
@@ -22,15 +31,23 @@ afterAll(async () => {
   await dynamo.close();
 });
 
-/** Counts its reads; refuses any ARN but ARN, as Secrets Manager would (without showing a value). */
+const notFound = (arn: string) => new SecretError(arn, 'GetSecretValue failed: ResourceNotFoundException: Secrets Manager can\'t find the specified secret.');
+
+/** Counts its reads; knows ARN (TLS) and the two kubeconfigs, refuses any other as Secrets Manager would. */
 function fakeSecrets(): SecretSource & { reads: string[] } {
   const reads: string[] = [];
   return {
     reads,
     tlsFiles: async (arn: string): Promise<TlsFiles> => {
       reads.push(arn);
-      if (arn !== ARN) throw new SecretError(arn, 'GetSecretValue failed: ResourceNotFoundException: Secrets Manager can\'t find the specified secret.');
+      if (arn !== ARN) throw notFound(arn);
       return { ca: Buffer.from('CA'), cert: Buffer.from('CERT'), key: Buffer.from(PEM_KEY) };
+    },
+    kubeconfig: async (arn: string): Promise<string> => {
+      reads.push(arn);
+      const text = KUBECONFIGS[arn];
+      if (text === undefined) throw notFound(arn);
+      return text;
     },
   };
 }
@@ -145,6 +162,96 @@ describe('dynamodb cluster directory', () => {
     const doc = DynamoDBDocumentClient.from(dynamo.client());
     await doc.send(new PutCommand({ TableName: tableName, Item: { ...clusterConfigKey('prod'), type: 'cluster', clusterId: 'prod', endpoints: ['https://10.0.0.1:2379'], policy: { graceMs: -1 } } }));
     await expect(directory().get('prod')).rejects.toThrow(/^cluster prod: policy\.graceMs: /);
+  });
+
+  describe('kube access', () => {
+    const kubeProd: ClusterRegistration = {
+      ...prod,
+      pathOrder: ['direct', 'port-forward', 'exec'],
+      workloadKubeconfigSecretArn: WORKLOAD_ARN,
+      etcdNamespace: 'etcd-system',
+      management: { kubeconfigSecretArn: MANAGEMENT_ARN, namespace: 'capi-prod', clusterName: 'prod', machineApiVersion: 'v1beta2' },
+    };
+
+    it('reads the workload and management kubeconfigs from their secrets into the entry’s kube access', async () => {
+      await register(kubeProd);
+      const entry = await directory().get('prod');
+      expect(entry.kube).toEqual({
+        workloadKubeconfig: KUBECONFIGS[WORKLOAD_ARN],
+        etcdNamespace: 'etcd-system',
+        management: { kubeconfig: KUBECONFIGS[MANAGEMENT_ARN], namespace: 'capi-prod', clusterName: 'prod', machineApiVersion: 'v1beta2' },
+      });
+      expect(entry.tls?.ca.toString()).toBe('CA');
+      expect(entry.policy.pathOrder).toEqual(['direct', 'port-forward', 'exec']);
+      expect([...secrets.reads].sort()).toEqual([ARN, MANAGEMENT_ARN, WORKLOAD_ARN].sort());
+    });
+
+    it('prints redacted: no kubeconfig text in the entry’s JSON or inspection', async () => {
+      await register(kubeProd);
+      const entry = await directory().get('prod');
+      const shown = `${JSON.stringify(entry)}\n${inspect(entry, { depth: 9 })}`;
+      expect(shown).toContain('[KubeAccessConfig: workload kubeconfig, management kubeconfig for Cluster capi-prod/prod; redacted]');
+      expect(shown).not.toContain('s3cr3t');
+      expect(shown).not.toContain('secretsecret');
+    });
+
+    it('a workload kubeconfig alone: the kube paths, no Machines; the namespace left to the adapter’s default', async () => {
+      await register({ clusterId: 'lab', endpoints: ['http://127.0.0.1:2379'], workloadKubeconfigSecretArn: WORKLOAD_ARN });
+      const entry = await directory().get('lab');
+      expect(entry.kube).toEqual({ workloadKubeconfig: KUBECONFIGS[WORKLOAD_ARN] });
+      expect(entry.tls).toBeUndefined();
+      expect(secrets.reads).toEqual([WORKLOAD_ARN]);
+    });
+
+    it('no kube access without a workload kubeconfig: no kube in the entry, no kubeconfig read', async () => {
+      await register(prod);
+      expect((await directory().get('prod')).kube).toBeUndefined();
+      expect(secrets.reads).toEqual([ARN]);
+    });
+
+    it.each([
+      ['workloadKubeconfigSecretArn', { ...kubeProd, workloadKubeconfigSecretArn: WORKLOAD_ARN.replace('prod-workload', 'gone') }],
+      ['management.kubeconfigSecretArn', { ...kubeProd, management: { ...kubeProd.management!, kubeconfigSecretArn: MANAGEMENT_ARN.replace('mgmt', 'gone') } }],
+    ])('a kubeconfig that cannot be read fails the entry, naming the cluster and %s, and is not cached', async (field, registration) => {
+      await register(registration);
+      const dir = directory();
+      const error = await dir.get('prod').catch((e: unknown) => e);
+      expect(String(error)).toMatch(new RegExp(`^ClusterRegistrationError: cluster prod: ${field.replace('.', '\\.')}: secret arn:aws:secretsmanager:.*:secret:etcd-remediator/gone.*: GetSecretValue failed: ResourceNotFoundException`));
+      await register(kubeProd);
+      await expect(dir.get('prod')).resolves.toMatchObject({ kube: { workloadKubeconfig: KUBECONFIGS[WORKLOAD_ARN] } });
+    });
+
+    describe('a bad kube registration is refused, naming the field', () => {
+      const management = kubeProd.management!;
+      const cases: [string, unknown, string][] = [
+        ['a workload secret that is no ARN', { ...kubeProd, workloadKubeconfigSecretArn: 'prod-kubeconfig' }, 'cluster prod: workloadKubeconfigSecretArn: must be a Secrets Manager secret ARN'],
+        ['a management secret that is no ARN', { ...kubeProd, management: { ...management, kubeconfigSecretArn: 'mgmt' } }, 'cluster prod: management.kubeconfigSecretArn: must be a Secrets Manager secret ARN'],
+        ['no management secret', { ...kubeProd, management: { namespace: 'capi-prod', clusterName: 'prod' } }, 'cluster prod: management.kubeconfigSecretArn: '],
+        [
+          'the pod’s own service account, which a Lambda has not',
+          { ...kubeProd, management: { inCluster: true, namespace: 'capi-prod', clusterName: 'prod' } },
+          'cluster prod: management.inCluster: the functions run on Lambda, in no cluster, so there is no service account to use: give kubeconfigSecretArn',
+        ],
+        ['a namespace that is no name', { ...kubeProd, management: { ...management, namespace: 'CAPI Prod' } }, 'cluster prod: management.namespace: must be a Kubernetes namespace name'],
+        ['no Cluster name', { ...kubeProd, management: { ...management, clusterName: '' } }, 'cluster prod: management.clusterName: must be a Cluster API Cluster name'],
+        ['a Machine API version CAPI does not serve', { ...kubeProd, management: { ...management, machineApiVersion: 'v1alpha4' } }, 'cluster prod: management.machineApiVersion: '],
+        ['an etcd namespace that is no name', { ...kubeProd, etcdNamespace: 'kube_system' }, 'cluster prod: etcdNamespace: must be a Kubernetes namespace name'],
+        ['an etcd namespace without a workload kubeconfig', { ...prod, etcdNamespace: 'kube-system' }, 'cluster prod: etcdNamespace: needs workloadKubeconfigSecretArn'],
+        ['a management cluster without a workload kubeconfig', { ...prod, management }, 'cluster prod: management: needs workloadKubeconfigSecretArn'],
+      ];
+      it.each(cases)('%s', async (_, registration, message) => {
+        await expect(register(registration as ClusterRegistration)).rejects.toThrow(message);
+        await expect(directory().get('prod')).rejects.toBeInstanceOf(UnknownClusterError);
+      });
+    });
+
+    it('an entry edited by hand to use the service account fails on read, naming the field', async () => {
+      const doc = DynamoDBDocumentClient.from(dynamo.client());
+      const item = { ...clusterConfigKey('prod'), type: 'cluster', clusterId: 'prod', endpoints: ['https://10.0.0.1:2379'], workloadKubeconfigSecretArn: WORKLOAD_ARN };
+      await doc.send(new PutCommand({ TableName: tableName, Item: { ...item, management: { inCluster: true, namespace: 'capi-prod', clusterName: 'prod' } } }));
+      await expect(directory().get('prod')).rejects.toThrow(/^cluster prod: management\.inCluster: the functions run on Lambda/);
+      expect(secrets.reads).toEqual([]);
+    });
   });
 
   it('a secret that cannot be read fails the entry, naming the cluster, the field and the secret, and is not cached', async () => {

@@ -13,7 +13,12 @@ import { startDynalite, type Dynalite } from '../../support/dynalite.ts';
 import { runCli } from './support.ts';
 
 const ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:etcd-remediator/prod-AbCdEf';
-const secrets: SecretSource = { tlsFiles: async () => ({ ca: Buffer.from('CA'), cert: Buffer.from('CERT'), key: Buffer.from('KEY') }) };
+const WORKLOAD = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:etcd-remediator/prod-kubeconfig-GhIjKl';
+const MANAGEMENT = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:etcd-remediator/mgmt-kubeconfig-MnOpQr';
+const secrets: SecretSource = {
+  tlsFiles: async () => ({ ca: Buffer.from('CA'), cert: Buffer.from('CERT'), key: Buffer.from('KEY') }),
+  kubeconfig: async (arn) => `clusters: [] # from ${arn}\n`,
+};
 
 let dynamo: Dynalite;
 let env: Record<string, string>;
@@ -27,6 +32,24 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
   await dynamo?.close();
 });
+
+/** Kube flags given wrong: each refusal names the flag to fix. */
+function kubeRefusals(): { args: string[]; says: string }[] {
+  const base = ['--cluster', 'prod', '--endpoints', 'http://127.0.0.1:2379'];
+  const workload = ['--workload-kubeconfig-secret', WORKLOAD];
+  const capi = ['--management-kubeconfig-secret', MANAGEMENT, '--capi-namespace', 'capi-prod', '--capi-cluster', 'prod'];
+  return [
+    { args: [...base, '--workload-kubeconfig-secret', 'prod-kubeconfig'], says: 'cluster prod: --workload-kubeconfig-secret: must be a Secrets Manager secret ARN' },
+    { args: [...base, '--etcd-namespace', 'kube-system'], says: 'cluster prod: --etcd-namespace: needs --workload-kubeconfig-secret: members are matched' },
+    { args: [...base, ...capi], says: 'cluster prod: --management-kubeconfig-secret: needs --workload-kubeconfig-secret' },
+    { args: [...base, ...workload, '--capi-cluster', 'prod'], says: "--capi-cluster: needs --management-kubeconfig-secret, the Cluster API management cluster's kubeconfig" },
+    { args: [...base, ...workload, '--management-kubeconfig-secret', MANAGEMENT, '--capi-cluster', 'prod'], says: "--management-kubeconfig-secret: needs --capi-namespace: where the cluster's Machines are" },
+    { args: [...base, ...workload, '--management-kubeconfig-secret', MANAGEMENT], says: '--management-kubeconfig-secret: needs --capi-namespace and --capi-cluster' },
+    { args: [...base, ...workload, ...capi.slice(0, 2), '--capi-namespace', 'Capi_Prod', '--capi-cluster', 'prod'], says: 'cluster prod: --capi-namespace: must be a Kubernetes namespace name' },
+    { args: [...base, ...workload, ...capi, '--machine-api-version', 'v1alpha4'], says: 'cluster prod: --machine-api-version: ' },
+    { args: [...base, ...workload, ...capi.slice(0, 4), '--capi-cluster', 'Prod Cluster'], says: 'cluster prod: --capi-cluster: must be a Cluster API Cluster name' },
+  ];
+}
 
 describe('etcd-remediator register', () => {
   let table: string;
@@ -85,7 +108,32 @@ describe('etcd-remediator register', () => {
   it('a secret outside etcd-remediator/ is registered, with a note that the stack may not read it', async () => {
     const run = await register('--cluster', 'prod', '--endpoints', 'https://10.0.0.1:2379', '--tls-secret', 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:other-AbC');
     expect(run.code).toBe(0);
-    expect(run.stderr).toMatch(/^note: the stack's functions may read only secrets named etcd-remediator\/\* unless/);
+    expect(run.stderr).toMatch(/^note: the stack's functions may read only secrets named etcd-remediator\/\* unless its secretArnPattern allows this one \(--tls-secret\)\n$/);
+  });
+
+  it('registers kube access the directory resolves: the workload kubeconfig, the etcd namespace, the Cluster API management cluster', async () => {
+    const run = await register(
+      '--cluster', 'prod', '--endpoints', 'https://10.0.0.1:2379', '--workload-kubeconfig-secret', WORKLOAD, '--etcd-namespace', 'etcd',
+      '--management-kubeconfig-secret', MANAGEMENT, '--capi-namespace', 'capi-prod', '--capi-cluster', 'prod', '--machine-api-version', 'v1beta2',
+    );
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    expect(run.stdout).toBe(
+      `registered cluster prod in table ${table}: 1 endpoint; no members (health signals cannot name an instance or node of it); no TLS; ` +
+        `workload kubeconfig from ${WORKLOAD} (etcd pods in etcd); Cluster API Cluster capi-prod/prod through the management kubeconfig from ${MANAGEMENT}; the stack’s default policy\n`,
+    );
+    expect((await directory().get('prod')).kube).toEqual({
+      workloadKubeconfig: `clusters: [] # from ${WORKLOAD}\n`,
+      etcdNamespace: 'etcd',
+      management: { kubeconfig: `clusters: [] # from ${MANAGEMENT}\n`, namespace: 'capi-prod', clusterName: 'prod', machineApiVersion: 'v1beta2' },
+    });
+  });
+
+  it('--json prints the kube fields as the registration holds them; a kubeconfig secret outside the prefix gets its note', async () => {
+    const other = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:kube/prod-AbC';
+    const run = await register('--cluster', 'prod', '--endpoints', 'https://10.0.0.1:2379', '--workload-kubeconfig-secret', other, '--json', '--dry-run');
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({ clusterId: 'prod', endpoints: ['https://10.0.0.1:2379'], workloadKubeconfigSecretArn: other });
+    expect(run.stderr).toBe("note: the stack's functions may read only secrets named etcd-remediator/* unless its secretArnPattern allows this one (--workload-kubeconfig-secret)\n");
   });
 
   it('a table that does not exist: exit 1, one line naming it', async () => {
@@ -104,6 +152,7 @@ describe('etcd-remediator register', () => {
     { args: ['--cluster', 'prod', '--endpoints', 'http://127.0.0.1:2379', '--member', 'a=i-1', '--member', 'b=i-1'], says: "cluster prod: --member: i-1 is also members.0's" },
     { args: ['--cluster', 'prod', '--endpoints', 'http://127.0.0.1:2379', '--tls-secret', 'prod'], says: 'cluster prod: --tls-secret: must be a Secrets Manager secret ARN' },
     { args: ['--cluster', 'prod', '--endpoints', 'http://127.0.0.1:2379', '--policy', '/nonexistent.json'], says: '--policy /nonexistent.json: cannot read: ENOENT' },
+    ...kubeRefusals(),
   ])('$says: exit 2, one line, nothing written', async ({ args, says }) => {
     const run = await register(...args);
     expect(run.code).toBe(2);

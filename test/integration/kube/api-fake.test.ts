@@ -1,4 +1,6 @@
-// client-node, unmodified, against the protocol-level kube fake, with real etcd behind port-forward.
+// client-node, unmodified, against the protocol-level kube fake, with real etcd behind port-forward:
+// REST through client-node's APIs, port-forward through the adapter's pod streams (client-node's
+// PortForward underneath), and what the fake answers before an upgrade read raw.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,8 +9,9 @@ import { ApiException, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, s
 import { gatewayStatus } from '../../../infra/lab/etcd-gateway.ts';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';
 import { waitFor } from '../../../functions/shared/wait-for.ts';
+import { createPodStreams } from '../../../functions/adapters/kube/pod-streams-client.ts';
+import type { PodRef, PodStreams } from '../../../functions/adapters/kube/pod-streams.ts';
 import { startKubeApiFake, type KubeApiFake } from '../../support/fakes/kube/api-server.ts';
-import { forwardLocally, type LocalForward } from './local-forward.ts';
 import { probeUpgrade } from './upgrade-probe.ts';
 
 const NS = 'default';
@@ -21,7 +24,9 @@ interface MachineShape {
 
 let lab: Lab;
 let fake: KubeApiFake;
-const forwards: LocalForward[] = [];
+let streams: PodStreams;
+const etcdPod = (name: string): PodRef => ({ namespace: 'kube-system', name });
+const portForwardPath = (pod: string) => `/api/v1/namespaces/kube-system/pods/${pod}/portforward?ports=2379`;
 
 beforeAll(async () => {
   lab = await startLab({ members: 3 });
@@ -32,10 +37,11 @@ beforeAll(async () => {
     const direct = new URL(member.directUrl);
     fake.setUpstream(node, { host: direct.hostname, port: Number(direct.port) });
   });
+  streams = createPodStreams(fake.kubeConfig());
 });
 
 afterAll(async () => {
-  for (const forward of forwards) await forward.close();
+  await streams?.close();
   await fake?.stop();
   await lab?.down();
 });
@@ -107,27 +113,32 @@ describe('kube API fake: REST through client-node', () => {
   });
 });
 
-describe('kube API fake: port-forward through client-node', () => {
+describe('kube API fake: port-forward through the pod streams', () => {
   it('forwards to the etcd member behind that node', async () => {
-    const forward = await forwardLocally(fake.kubeConfig(), 'kube-system', 'etcd-cp-2', 2379);
-    forwards.push(forward);
+    const forward = await streams.forward(etcdPod('etcd-cp-2'), 2379);
+    const since = performance.now();
     const status = await gatewayStatus(`http://127.0.0.1:${forward.port}`, 5_000);
     expect(status.memberId).toBe(lab.members[1]!.id);
-    expect(forward.errors()).toBe('');
-    expect(await probeUpgrade(fake.server, '/api/v1/namespaces/kube-system/pods/etcd-cp-2/portforward?ports=2379')).toEqual({ upgraded: true, protocol: 'v4.channel.k8s.io' });
+    expect(await forward.failuresSince(since, 2_000)).toEqual([]);
+    expect(await probeUpgrade(fake.kubeConfig(), portForwardPath('etcd-cp-2'))).toEqual({ upgraded: true, protocol: 'v4.channel.k8s.io' });
   });
 
   /**
-   * A port-forward the fake refuses before the upgrade: client-node sees only the status code (it
-   * drops the body), so the body is read again by a raw upgrade, as the adapter will.
+   * A port-forward the fake refuses before the upgrade: the adapter sees the refusal and its status;
+   * the raw upgrade then reads the fake's answer whole (content type and body, byte for byte).
    */
-  async function refusedForward(server: typeof fake, pod: string, code: number) {
-    const forward = await forwardLocally(server.kubeConfig(), 'kube-system', pod, 2379);
-    forwards.push(forward);
-    await expect(gatewayStatus(`http://127.0.0.1:${forward.port}`, 2_000)).rejects.toThrow();
-    await waitFor(async () => forward.failures()[0], { timeoutMs: 2_000, what: 'client-node to reject' });
-    expect(forward.failures()[0]).toBe(`Unexpected server response: ${code}`);
-    return probeUpgrade(server.server, `/api/v1/namespaces/kube-system/pods/${pod}/portforward?ports=2379`);
+  async function refusedForward(server: KubeApiFake, pod: string, code: number) {
+    const own = createPodStreams(server.kubeConfig());
+    try {
+      const forward = await own.forward(etcdPod(pod), 2379);
+      const since = performance.now();
+      await expect(gatewayStatus(`http://127.0.0.1:${forward.port}`, 2_000)).rejects.toThrow();
+      const failures = await forward.failuresSince(since, 2_000);
+      expect(failures.map((f) => f.status)).toEqual([code]);
+    } finally {
+      await own.close();
+    }
+    return probeUpgrade(server.kubeConfig(), portForwardPath(pod));
   }
 
   it('kubelet down: 500 before the upgrade, a JSON Status saying error dialing backend', async () => {
@@ -184,13 +195,16 @@ describe('kube API fake: port-forward through client-node', () => {
   it('etcd not listening: the upgrade succeeds and the error channel carries containerd\'s text', async () => {
     const victim = lab.members[2]!;
     await lab.kill(victim.name);
-    const forward = await forwardLocally(fake.kubeConfig(), 'kube-system', 'etcd-cp-3', 2379);
-    forwards.push(forward);
+    const forward = await streams.forward(etcdPod('etcd-cp-3'), 2379);
+    const since = performance.now();
     await expect(gatewayStatus(`http://127.0.0.1:${forward.port}`, 2_000)).rejects.toThrow();
-    const text = await waitFor(async () => forward.errors() || undefined, { timeoutMs: 2_000, what: 'the error channel' });
-    expect(forward.failures()).toEqual([]);
-    expect(text).toMatch(
-      /^error forwarding port 2379 to pod [0-9a-f]{64}, uid : failed to execute portforward in network namespace "host": failed to connect to localhost:2379 inside namespace "[0-9a-f]{64}", IPv4: dial tcp4 127\.0\.0\.1:2379: connect: connection refused IPv6 dial tcp6 \[::1\]:2379: connect: connection refused $/,
+    const failures = await forward.failuresSince(since, 2_000);
+    expect(failures).toHaveLength(1);
+    expect(failures[0]).toMatchObject({ why: 'not-listening', status: undefined });
+    // The adapter keeps the error channel's text whole (trimmed) in its message.
+    expect(failures[0]!.message).toMatch(
+      /^port-forward to kube-system\/etcd-cp-3 failed: error forwarding port 2379 to pod [0-9a-f]{64}, uid : failed to execute portforward in network namespace "host": failed to connect to localhost:2379 inside namespace "[0-9a-f]{64}", IPv4: dial tcp4 127\.0\.0\.1:2379: connect: connection refused IPv6 dial tcp6 \[::1\]:2379: connect: connection refused \(nothing listens on port 2379 in the pod\)$/,
     );
+    expect(await probeUpgrade(fake.kubeConfig(), portForwardPath('etcd-cp-3'))).toEqual({ upgraded: true, protocol: 'v4.channel.k8s.io' });
   });
 });

@@ -7,8 +7,9 @@ import { createEtcd3Transport } from '../../../functions/adapters/etcd/index.ts'
 import {
   endpointStatusArgv, isEtcdFailure, moveLeaderArgv, parseEndpointStatus, parseMoveLeader, type RelayCall,
 } from '../../../functions/adapters/kube/etcdctl-relay.ts';
+import { memberListArgv, parseMemberList } from '../../../functions/adapters/kube/etcdctl-relay-members.ts';
 import { classifyFailure } from '../../../functions/core/classify.ts';
-import type { EtcdFailure, MemberStatus } from '../../../functions/core/types.ts';
+import type { EtcdFailure, MemberList, MemberStatus } from '../../../functions/core/types.ts';
 import { EtcdCallError } from '../../../functions/ports/etcd.ts';
 import { startLab, type Lab, type LabMember } from '../../../infra/lab/lab.ts';
 
@@ -54,6 +55,11 @@ async function relayStatus(member: LabMember): Promise<MemberStatus | EtcdFailur
 async function relayMove(via: LabMember, to: LabMember): Promise<ReturnType<typeof parseMoveLeader>> {
   const run = await runEtcdctl(moveLeaderArgv(relayCall(via), to.id));
   return parseMoveLeader(run.stdout, run.stderr, run.exitCode);
+}
+
+async function relayMemberList(member: LabMember): Promise<MemberList | EtcdFailure> {
+  const run = await runEtcdctl(memberListArgv(relayCall(member)));
+  return parseMemberList(run.stdout, run.stderr, run.exitCode);
 }
 
 /** One fresh etcd3 transport per question: no channel state carried from one fault to the next. */
@@ -135,7 +141,31 @@ describe('etcdctl relay against real etcd', () => {
     expect((await lab.waitForLeader({ excluding: [to.name] })).name).toBe(leader.name);
   });
 
+  it('lists the members as the etcd3 adapter does: ids, names, URLs and cluster id, asked of each member', async () => {
+    for (const member of lab.members) {
+      const relay = await relayMemberList(member);
+      const adapter = await viaAdapter(member, (c) => c.memberList(COMMAND_TIMEOUT_MS));
+      if ('kind' in relay || 'kind' in adapter) throw new Error(`expected member lists: ${JSON.stringify({ relay, adapter })}`);
+      expect(relay).toEqual(adapter);
+    }
+    // The uint64 ids come out exact (JSON numbers past 2^53 would round): the lab's own, by name.
+    const listed = await relayMemberList(lab.members[0]!);
+    if ('kind' in listed) throw new Error(`expected a member list: ${JSON.stringify(listed)}`);
+    expect(listed.members.map((m) => [m.name, m.id, m.clientUrls]).sort()).toEqual(lab.members.map((m) => [m.name, m.id, [m.clientUrl]]).sort());
+    expect(listed.members.every((m) => !m.isLearner && m.peerUrls.length === 1)).toBe(true);
+  });
+
   describe('a follower in each failed state', () => {
+    /** `endpoint status` and `member list` through the relay fail in the adapter's class, and in `reason`. */
+    async function expectFailsAsAdapter(member: LabMember, reason: string): Promise<void> {
+      const relay = [await relayStatus(member), await relayMemberList(member)];
+      const adapter = [await viaAdapter(member, (c) => c.status(COMMAND_TIMEOUT_MS)), await viaAdapter(member, (c) => c.memberList(COMMAND_TIMEOUT_MS))];
+      relay.forEach((failure, i) => {
+        expectSameClass(failure, adapter[i]!);
+        expect(classifyFailure(failureOf(failure)).reason).toBe(reason);
+      });
+    }
+
     it.each([
       ['cut (refused)', 'cut', 'PATH_REFUSED'],
       ['blackholed (timeout)', 'blackhole', 'PATH_TIMEOUT'],
@@ -143,10 +173,7 @@ describe('etcdctl relay against real etcd', () => {
       const member = await follower();
       await lab.fault(member.name, fault);
       try {
-        const relay = await relayStatus(member);
-        const adapter = await viaAdapter(member, (c) => c.status(COMMAND_TIMEOUT_MS));
-        expectSameClass(relay, adapter);
-        expect(classifyFailure(failureOf(relay)).reason).toBe(reason);
+        await expectFailsAsAdapter(member, reason);
       } finally {
         await lab.fault(member.name, 'heal');
       }
@@ -156,10 +183,7 @@ describe('etcdctl relay against real etcd', () => {
       const member = await follower();
       lab.stop(member.name);
       try {
-        const relay = await relayStatus(member);
-        const adapter = await viaAdapter(member, (c) => c.status(COMMAND_TIMEOUT_MS));
-        expectSameClass(relay, adapter);
-        expect(classifyFailure(failureOf(relay)).reason).toBe('PATH_TIMEOUT');
+        await expectFailsAsAdapter(member, 'PATH_TIMEOUT');
       } finally {
         lab.cont(member.name);
       }
@@ -168,10 +192,7 @@ describe('etcdctl relay against real etcd', () => {
     it('killed (refused behind its proxy)', async () => {
       const member = await follower();
       await lab.kill(member.name);
-      const relay = await relayStatus(member);
-      const adapter = await viaAdapter(member, (c) => c.status(COMMAND_TIMEOUT_MS));
-      expectSameClass(relay, adapter);
-      expect(classifyFailure(failureOf(relay)).reason).toBe('PATH_REFUSED');
+      await expectFailsAsAdapter(member, 'PATH_REFUSED');
     });
   });
 });

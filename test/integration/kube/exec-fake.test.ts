@@ -1,12 +1,12 @@
 // client-node's Exec, unmodified, against the fake API server's exec subresource: the real
 // etcdctl runs "in" a healthy member's pod, aimed at another lab member's client URL, and its
 // output goes through the relay's parsers. Node faults follow ../shared/notes/kube-paths.md.
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Exec, type V1Status } from '@kubernetes/client-node';
 import { createEtcd3Transport } from '../../../functions/adapters/etcd/index.ts';
 import { endpointStatusArgv, isEtcdFailure, parseEndpointStatus, type RelayCall } from '../../../functions/adapters/kube/etcdctl-relay.ts';
 import { isObject, parseJsonNumbersAsText } from '../../../functions/adapters/kube/etcdctl-relay-json.ts';
+import { collector } from '../../../functions/adapters/kube/pod-streams-client.ts';
 import { classifyFailure } from '../../../functions/core/classify.ts';
 import type { MemberStatus } from '../../../functions/core/types.ts';
 import { startLab, type Lab, type LabMember } from '../../../infra/lab/lab.ts';
@@ -22,17 +22,6 @@ interface ExecRun {
   stderr: string;
   status: V1Status;
   protocol: string;
-}
-
-function collector(): { stream: Writable; text: () => string } {
-  const chunks: Buffer[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      chunks.push(chunk);
-      done();
-    },
-  });
-  return { stream, text: () => Buffer.concat(chunks).toString('utf8') };
 }
 
 /** Runs argv in the pod through client-node's Exec; resolves with the channel-3 Status. */
@@ -134,7 +123,7 @@ describe('kube fake: exec runs the real etcdctl', () => {
         expect(run.status.message).toMatch(
           /^Internal error occurred: error sending request: Post "https:\/\/10\.0\.0\.11:10250\/exec\/kube-system\/etcd-cp-1\/etcd\?command=etcdctl&command=version&error=1&output=1": dial tcp 10\.0\.0\.11:10250: connect: connection refused$/,
         );
-        expect(await probeUpgrade(fake.server, path)).toEqual({
+        expect(await probeUpgrade(fake.kubeConfig(), path)).toEqual({
           upgraded: false,
           status: 500,
           contentType: 'application/json',
@@ -155,14 +144,14 @@ describe('kube fake: exec runs the real etcdctl', () => {
         expect(run.status.message).toBe(
           'Internal error occurred: unable to upgrade connection: rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial unix /var/run/containerd/containerd.sock: connect: no such file or directory"',
         );
-        const probe = await probeUpgrade(fake.server, path);
+        const probe = await probeUpgrade(fake.kubeConfig(), path);
         expect(probe).toMatchObject({ upgraded: false, status: 500, contentType: 'text/plain; charset=utf-8' });
         expect(probe.upgraded ? '' : probe.body).toMatch(/^rpc error: code = Unavailable .*containerd\.sock: connect: no such file or directory"$/);
       } finally {
         fake.heal('cp-1');
       }
       // Healed: the v4 path upgrades again.
-      expect(await probeUpgrade(fake.server, path)).toEqual({ upgraded: true, protocol: 'v4.channel.k8s.io' });
+      expect(await probeUpgrade(fake.kubeConfig(), path)).toEqual({ upgraded: true, protocol: 'v4.channel.k8s.io' });
     });
   });
 });

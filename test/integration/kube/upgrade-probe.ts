@@ -1,28 +1,23 @@
-// How the adapter will read what client-node throws away: client-node turns any non-101 answer
-// into "Unexpected server response: N" (kube-paths.md §4), so a pre-flight raw `ws` upgrade on
-// the same URL keeps the status, content type and body that tell a dead kubelet from containerd.
-import WebSocket from 'ws';
+// What the API server answers a streaming upgrade before any channel traffic, through the
+// adapter's own transport: 101 and the subprotocol it chose, or a refusal's status, content type
+// and body, which client-node reduces to "Unexpected server response: N" (kube-paths.md §4).
+// Offers v4 only unless told: with v5 offered, an exec goes through the API server's translator,
+// which upgrades first and fails on channel 3 (§0.3), so the answer before the upgrade is v4's.
+import type { KubeConfig } from '@kubernetes/client-node';
+import { streamTransport, UpgradeRefused } from '../../../functions/adapters/kube/stream-transport.ts';
 
 export type UpgradeOutcome =
   | { upgraded: true; protocol: string }
   | { upgraded: false; status: number; contentType: string; body: string };
 
-export function probeUpgrade(server: string, path: string, timeoutMs = 5_000): Promise<UpgradeOutcome> {
-  const url = server.replace(/^http/, 'ws') + path;
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, ['v4.channel.k8s.io'], { handshakeTimeout: timeoutMs });
-    ws.on('unexpected-response', (_request, response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => {
-        resolve({ upgraded: false, status: response.statusCode ?? 0, contentType: response.headers['content-type'] ?? '', body: Buffer.concat(chunks).toString('utf8') });
-        ws.terminate();
-      });
-    });
-    ws.on('open', () => {
-      resolve({ upgraded: true, protocol: ws.protocol });
-      ws.close();
-    });
-    ws.on('error', (error) => reject(error));
-  });
+export async function probeUpgrade(config: KubeConfig, path: string, protocols: readonly string[] = ['v4.channel.k8s.io'], timeoutMs = 5_000): Promise<UpgradeOutcome> {
+  const transport = streamTransport(config, { onSocket: () => undefined, protocols, handshakeTimeoutMs: timeoutMs });
+  try {
+    const ws = await transport.connect(path, null, null);
+    ws.close();
+    return { upgraded: true, protocol: ws.protocol };
+  } catch (error) {
+    if (error instanceof UpgradeRefused) return { upgraded: false, status: error.status, contentType: error.contentType, body: error.body };
+    throw error;
+  }
 }

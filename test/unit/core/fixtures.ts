@@ -1,5 +1,5 @@
 // Small cluster fixtures: describe members in a line each, get a ProbeSample or a ClusterView.
-import { NO_LEADER, type EtcdFailure, type MemberId, type MemberProbe, type PathName, type PathProbe, type ProbeSample, type Reachability } from '../../../functions/core/types.ts';
+import { NO_LEADER, type EtcdFailure, type HostEvidence, type MemberId, type MemberProbe, type PathName, type PathProbe, type ProbeSample, type Reachability } from '../../../functions/core/types.ts';
 import { buildClusterView, type ClusterView } from '../../../functions/core/view.ts';
 import { parsePolicy, type Policy, type PolicyInput } from '../../../functions/core/policy.ts';
 
@@ -120,6 +120,15 @@ export function cluster(
   }));
   return view(at, members);
 }
+
+/** The view with where members run, as kube access reports it: `hosts[i]` is member etcd-i's. */
+export const withHosts = (v: ClusterView, hosts: Record<number, HostEvidence>): ClusterView => ({
+  ...v,
+  members: v.members.map((m) => {
+    const i = ids.indexOf(m.id as (typeof ids)[number]);
+    return hosts[i] ? { ...m, host: hosts[i] } : m;
+  }),
+});
 
 export const policy = (input: PolicyInput = {}): Policy => parsePolicy(input);
 

@@ -4,7 +4,7 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { inspect } from 'node:util';
 import type { GetSecretValueCommand, GetSecretValueCommandOutput } from '@aws-sdk/client-secrets-manager';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createSecretsManagerSource, parseTlsSecret, SecretError, type SecretsClient } from '../../../../functions/adapters/aws/secrets.ts';
+import { createSecretsManagerSource, parseKubeconfigSecret, parseTlsSecret, SecretError, type SecretsClient } from '../../../../functions/adapters/aws/secrets.ts';
 
 const ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:etcd-prod-AbCdEf';
 const key = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
@@ -146,5 +146,62 @@ describe('Secrets Manager source', () => {
       expect(Object.keys(files)).toEqual(['ca', 'cert', 'key']);
       expect(files.key?.toString()).toBe(key);
     });
+  });
+});
+
+describe('kubeconfigs from Secrets Manager', () => {
+  const KUBE_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:etcd-remediator/prod-kubeconfig-AbCdEf';
+  const token = `token-${randomBytes(12).toString('hex')}`;
+  const yaml = `apiVersion: v1\nkind: Config\nclusters:\n- name: prod\n  cluster:\n    server: https://prod.example:6443\nusers:\n- name: remediator\n  user:\n    token: ${token}\ncontexts:\n- name: prod\n  context: {cluster: prod, user: remediator}\ncurrent-context: prod\n`;
+  const asJson = JSON.stringify({ apiVersion: 'v1', kind: 'Config', clusters: [{ name: 'prod', cluster: { server: 'https://prod.example:6443' } }], users: [{ name: 'u', user: { token } }] });
+
+  it('reads the kubeconfig as its text, YAML or JSON, SecretBinary too', async () => {
+    expect(await createSecretsManagerSource(fakeClient(() => ({ SecretString: yaml }))).kubeconfig(KUBE_ARN)).toBe(yaml);
+    expect(await createSecretsManagerSource(fakeClient(() => ({ SecretString: asJson }))).kubeconfig(KUBE_ARN)).toBe(asJson);
+    expect(await createSecretsManagerSource(fakeClient(() => ({ SecretBinary: new TextEncoder().encode(yaml) }))).kubeconfig(KUBE_ARN)).toBe(yaml);
+  });
+
+  it('is cached as the TLS credentials are: one request per secret until cacheMs passes; a failure is not kept', async () => {
+    let now = 0;
+    let fail = true;
+    const client = fakeClient((id) => (id === KUBE_ARN && fail ? Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' }) : id === KUBE_ARN ? { SecretString: yaml } : json({ ca })));
+    const source = createSecretsManagerSource(client, { cacheMs: 1_000, clock: () => now });
+    await expect(source.kubeconfig(KUBE_ARN)).rejects.toThrow(`secret ${KUBE_ARN}: GetSecretValue failed: ThrottlingException: Rate exceeded`);
+    fail = false;
+    await Promise.all([source.kubeconfig(KUBE_ARN), source.kubeconfig(KUBE_ARN), source.tlsFiles(ARN)]);
+    now = 999;
+    await Promise.all([source.kubeconfig(KUBE_ARN), source.tlsFiles(ARN)]);
+    expect(client.calls).toEqual([KUBE_ARN, KUBE_ARN, ARN]);
+    now = 1_000;
+    await source.kubeconfig(KUBE_ARN);
+    expect(client.calls).toEqual([KUBE_ARN, KUBE_ARN, ARN, KUBE_ARN]);
+  });
+
+  describe('refuses what is no kubeconfig, naming the ARN and the problem only', () => {
+    const cases: [string, Partial<GetSecretValueCommandOutput>, string][] = [
+      ['empty', { SecretString: '  \n' }, 'is empty (expected a kubeconfig as its YAML or JSON text'],
+      ['no value', {}, 'holds no value'],
+      ['the TLS JSON by mistake', json({ ca, cert, key }), 'is not a kubeconfig: JSON without a clusters list'],
+      ['JSON cut short', { SecretString: asJson.slice(0, -20) }, 'is not a kubeconfig: it starts as JSON but is not JSON'],
+      ['YAML without clusters', { SecretString: `users:\n- name: u\n  user:\n    token: ${token}\n` }, 'is not a kubeconfig: no top-level clusters'],
+      ['a PEM key', { SecretString: key }, 'is not a kubeconfig: no top-level clusters'],
+      ['base64, as a Kubernetes Secret’s data.value holds it', { SecretString: Buffer.from(yaml).toString('base64') }, 'holds a base64-encoded kubeconfig: store the decoded text'],
+      ['base64 wrapped at 76 columns', { SecretString: Buffer.from(yaml).toString('base64').replace(/.{76}/g, '$&\n') }, 'holds a base64-encoded kubeconfig'],
+    ];
+    it.each(cases)('%s', async (_, answer, problem) => {
+      const error: unknown = await createSecretsManagerSource(fakeClient(() => answer)).kubeconfig(KUBE_ARN).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(SecretError);
+      const message = (error as SecretError).message;
+      expect(message.startsWith(`secret ${KUBE_ARN}: `)).toBe(true);
+      expect(message).toContain(problem);
+      const shown = `${message}\n${(error as Error).stack}\n${inspect(error)}\n${JSON.stringify(error)}`;
+      expect(shown).not.toContain(token);
+      expect(shown).not.toContain('-----BEGIN');
+      for (const line of secretLines) expect(shown).not.toContain(line);
+    });
+  });
+
+  it('parseKubeconfigSecret keeps the text as it is', () => {
+    expect(parseKubeconfigSecret(KUBE_ARN, `\n${yaml}`)).toBe(`\n${yaml}`);
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { memberListArgv, memberRemoveArgv } from '../../../../functions/adapters/kube/etcdctl-relay-members.ts';
 import { endpointStatusArgv, KUBEADM_ETCD_TLS, moveLeaderArgv, withApiV3Env } from '../../../../functions/adapters/kube/etcdctl-relay.ts';
 
 const call = { endpoint: 'https://10.0.0.12:2379', commandTimeoutMs: 1500, dialTimeoutMs: 800 };
@@ -46,5 +47,21 @@ describe('etcdctl relay argv', () => {
   it('refuses a member id etcdctl could not parse', () => {
     expect(() => moveLeaderArgv(call, 'zz')).toThrow(RangeError);
     expect(() => moveLeaderArgv(call, '12345678901234567')).toThrow(RangeError);
+  });
+});
+
+describe('membership argv', () => {
+  it('lists and removes with the pod’s kubeadm certificates, JSON out', () => {
+    expect(memberListArgv(call)).toEqual([...kubeadmFlags, 'member', 'list']);
+    expect(memberRemoveArgv(call, '4979d004907b5b0b')).toEqual([...kubeadmFlags, 'member', 'remove', '4979d004907b5b0b']);
+  });
+
+  it('checks the endpoint as every relay call does', () => {
+    expect(() => memberListArgv({ ...call, endpoint: 'https://a:2379,https://b:2379' })).toThrow(RangeError);
+    expect(() => memberRemoveArgv({ ...call, dialTimeoutMs: 0 }, 'abc')).toThrow(RangeError);
+  });
+
+  it.each(['zz', 'ABCDEF', '', '12345678901234567', '-1', '4979d004907b5b0b\n', 'abc def'])('refuses the member id %j: etcdctl reads hex with ParseUint', (id) => {
+    expect(() => memberRemoveArgv(call, id)).toThrow(RangeError);
   });
 });
