@@ -161,7 +161,17 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
   const seen = new Map<string, number>();
   const followed = setInterval(() => {
     for (const entry of tracked.values()) {
-      if (!entry.incidentId || entry.terminal) continue;
+      if (entry.terminal || entry.clusterId === '') continue;
+      // Reported, but its incident was not open yet when last looked for (a remote stack is slower).
+      if (!entry.incidentId) {
+        incidentFor(entry).then(
+          (incident) => {
+            if (incident && !entry.incidentId) void follow(entry, incident);
+          },
+          (error: unknown) => log.warn('incident not looked up; looked up again on the next round', { request: keyOf(entry.request), error: String(error) }),
+        );
+        continue;
+      }
       const incidentId = entry.incidentId;
       runtime.store.getIncident(incidentId).then(
         (incident) => {

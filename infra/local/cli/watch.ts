@@ -9,6 +9,8 @@ import type { PathName } from '../../../functions/core/types.ts';
 import { systemClock } from '../../../functions/ports/clock.ts';
 import { capiClusterId, createCapiDirectory } from '../capi-directory.ts';
 import { startRequestWatcher } from '../request-watcher.ts';
+import type { Log } from '../../../functions/app/deps.ts';
+import { remoteSink } from './watch-remote.ts';
 import { createLocalRuntime } from '../runtime.ts';
 import { durationFlag, parseFlags, requiredFlag, UsageError } from './args.ts';
 import { tlsFromFlags } from './cluster-flags.ts';
@@ -19,6 +21,7 @@ import { untilSignal } from './signals.ts';
 import { incidentsIn, ownState } from './state.ts';
 
 export const help = `usage: etcd-remediator watch (--kubeconfig F | --in-cluster) --state FILE [options]
+       etcd-remediator watch (--kubeconfig F | --in-cluster) --bus NAME --table NAME [--region R]
 
 Cluster API external remediation. Point a MachineHealthCheck's remediation template at an
 EtcdRemediationRequestTemplate (infra/kubernetes/); for each unhealthy Machine, MHC creates an
@@ -31,6 +34,11 @@ EtcdRemediationRequest named after it, and this service:
 The watch lists, then follows from the list's resourceVersion, and relists on 410 Gone; open
 incidents in FILE resume on start. SIGINT or SIGTERM stops it. Outcomes print as JSON lines.
 
+With --bus and --table the requests go to a deployed stack instead: each is put on its EventBridge
+bus as a MemberUnhealthy for cluster <namespace>/<cluster> (register the cluster under that id),
+its incident is followed in the stack's table and written back to the request's status, and a
+request deleted early withdraws the incident there. The stack's cluster policy applies.
+
   --kubeconfig F           the management cluster's kubeconfig
   --in-cluster             the pod's own service account (the Deployment in infra/kubernetes/)
   --state FILE             the state file (required)
@@ -39,7 +47,9 @@ incidents in FILE resume on start. SIGINT or SIGTERM stops it. Outcomes print as
   --timeout DUR            deadline of each etcd call (default 2s)
   --election-timeout DUR   the clusters' --election-timeout (default 1s)
   --cacert F --cert F --key F   etcd client TLS for the port-forward path (the exec relay uses the pod's own)
-  --machine-api VERSION    Cluster API Machine version: v1beta1 (default) or v1beta2`;
+  --machine-api VERSION    Cluster API Machine version: v1beta1 (default) or v1beta2
+  --bus NAME --table NAME  report to a deployed stack's bus and follow its incident table
+  --region R               the AWS region with --bus (default: AWS_REGION or the AWS config)`;
 
 const options = {
   kubeconfig: { type: 'string' },
@@ -53,7 +63,14 @@ const options = {
   cert: { type: 'string' },
   key: { type: 'string' },
   'machine-api': { type: 'string' },
+  bus: { type: 'string' },
+  table: { type: 'string' },
+  region: { type: 'string' },
 } as const;
+
+const said = (prefix: string) => (message: string, ...extra: Record<string, unknown>[]) =>
+  void process.stderr.write(`${prefix}${message} ${JSON.stringify(Object.assign({}, ...extra))}\n`);
+const stderrLog: Log = { debug: () => undefined, info: said(''), warn: said('warning: '), error: said('error: ') };
 
 const PATHS: Record<string, PathName> = { direct: 'direct', 'port-forward': 'port-forward', 'exec-relay': 'exec', exec: 'exec' };
 
@@ -95,8 +112,9 @@ export async function run(argv: string[]): Promise<number> {
     process.stdout.write(`${help}\n`);
     return EXIT.ok;
   }
-  const statePath = requiredFlag('state', values.state, 'watch.sqlite');
   const management = managementFrom(values);
+  if (values.bus !== undefined || values.table !== undefined) return watchRemote(values, management.config);
+  const statePath = requiredFlag('state', values.state, 'watch.sqlite');
   const machineApi = values['machine-api'] ?? 'v1beta1';
   if (machineApi !== 'v1beta1' && machineApi !== 'v1beta2') throw new UsageError(`--machine-api: ${JSON.stringify(machineApi)} is not v1beta1 or v1beta2`);
   const tls = tlsFromFlags(values);
@@ -127,18 +145,12 @@ export async function run(argv: string[]): Promise<number> {
       );
     });
     const progress = showProgress(runtime.bus.subscribe, { start: Date.now(), spinner: false, prefix: (e) => `${e.detail.clusterId}/${(e.detail.incidentId ?? 'new').slice(0, 8)} ` });
-    const log = {
-      debug: () => undefined,
-      info: (message: string, ...extra: Record<string, unknown>[]) => void process.stderr.write(`${message} ${JSON.stringify(Object.assign({}, ...extra))}\n`),
-      warn: (message: string, ...extra: Record<string, unknown>[]) => void process.stderr.write(`warning: ${message} ${JSON.stringify(Object.assign({}, ...extra))}\n`),
-      error: (message: string, ...extra: Record<string, unknown>[]) => void process.stderr.write(`error: ${message} ${JSON.stringify(Object.assign({}, ...extra))}\n`),
-    };
     await runtime.start();
     const watcher = startRequestWatcher({
       management: management.config,
       runtime: { ...runtime, clock: systemClock, submit: (detail, source) => runtime.submit(detail, source), subscribe: (observer) => runtime.bus.subscribe(observer) },
       clusterIdOf: (request) => capiClusterId(request.namespace, request.clusterName ?? ''),
-      log,
+      log: stderrLog,
     });
     try {
       await Promise.race([watcher.ready, signal.promise]);
@@ -157,5 +169,29 @@ export async function run(argv: string[]): Promise<number> {
   } finally {
     signal.dispose();
     ownership.release();
+  }
+}
+
+/** The local policy flags mean nothing to a deployed stack: its registered policy applies. */
+const LOCAL_ONLY = ['state', 'paths', 'grace', 'timeout', 'election-timeout', 'cacert', 'cert', 'key', 'machine-api'] as const;
+
+async function watchRemote(values: Partial<Record<keyof typeof options, string | boolean>>, management: KubeConfig): Promise<number> {
+  const busName = requiredFlag('bus', values.bus as string | undefined, 'etcd-remediator');
+  const tableName = requiredFlag('table', values.table as string | undefined, 'etcd-remediator-incidents');
+  const local = LOCAL_ONLY.find((flag) => values[flag] !== undefined);
+  if (local) throw new UsageError(`--${local}: not with --bus; the stack's registered cluster policy applies (etcd-remediator register)`);
+  const sink = remoteSink({ busName, tableName, ...(typeof values.region === 'string' ? { region: values.region } : {}) });
+  const signal = untilSignal();
+  const watcher = startRequestWatcher({ management, runtime: sink, clusterIdOf: (request) => capiClusterId(request.namespace, request.clusterName ?? ''), log: stderrLog, followIntervalMs: 2_000 });
+  try {
+    await Promise.race([watcher.ready, signal.promise]);
+    process.stderr.write(`watching EtcdRemediationRequests; reporting to bus ${busName}, following table ${tableName}\n`);
+    const got = await signal.promise;
+    process.stderr.write(`${got}: stopping\n`);
+    return EXIT.ok;
+  } finally {
+    await watcher.stop();
+    sink.close();
+    signal.dispose();
   }
 }
