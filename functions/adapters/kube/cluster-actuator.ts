@@ -1,10 +1,8 @@
 // The actuator per cluster: a cluster whose directory entry names its Cluster API Machines gets
 // the Machine actuator; any other gets the fallback (etcd-only unless the edge chose another).
-import { CustomObjectsApi } from '@kubernetes/client-node';
 import type { Actuator } from '../../ports/actuator.ts';
 import type { ClusterDirectory } from '../../ports/cluster-directory.ts';
-import { kubeConfigFrom } from './kube-etcd.ts';
-import { createMachineActuator } from './machine-actuator.ts';
+import { machineActuatorFor } from './machine-actuator.ts';
 
 export function createClusterActuator(directory: ClusterDirectory, fallback: Actuator): Actuator {
   const machineActuators = new Map<string, Actuator>();
@@ -15,12 +13,7 @@ export function createClusterActuator(directory: ClusterDirectory, fallback: Act
       if (!management) return fallback.replace(request);
       let actuator = machineActuators.get(request.clusterId);
       if (!actuator) {
-        actuator = createMachineActuator({
-          customObjects: kubeConfigFrom(management.kubeconfig).makeApiClient(CustomObjectsApi),
-          namespace: management.namespace,
-          clusterName: management.clusterName,
-          ...(management.machineApiVersion ? { version: management.machineApiVersion } : {}),
-        });
+        actuator = machineActuatorFor(management);
         machineActuators.set(request.clusterId, actuator);
       }
       return actuator.replace(request);

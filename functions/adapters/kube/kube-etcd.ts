@@ -1,7 +1,10 @@
 // etcd access for a cluster reached through Kubernetes: the direct path where configured, plus
 // port-forward to each member's etcd pod and the exec relay through a healthy one. One workload
 // snapshot per probe decides which pod serves which member, and where each member runs.
-import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { kubeConfigFrom } from './kube-config.ts';
+
+export { kubeConfigFrom };
 import type { MachineSummary, PathName } from '../../core/types.ts';
 import type { ClusterEtcd } from '../../app/deps.ts';
 import type { Clock } from '../../ports/clock.ts';
@@ -22,13 +25,6 @@ export interface KubeEtcdOptions {
   guardPrefix: string;
   callTimeoutMs: number;
   clock?: Clock;
-}
-
-export function kubeConfigFrom(source: string | { inCluster: true }): KubeConfig {
-  const config = new KubeConfig();
-  if (typeof source === 'string') config.loadFromString(source);
-  else config.loadFromCluster();
-  return config;
 }
 
 const toSummary = ({ name, nodeName, deleting }: MachineRef): MachineSummary => ({ name, deleting, ...(nodeName ? { nodeName } : {}) });

@@ -1,8 +1,10 @@
 // Replaces a removed etcd member's machine the Cluster API way: record why on the Machine, then
 // delete it. KCP's pre-terminate hook then finds the member already gone and lets the deletion
 // through, and KCP scales a replacement up.
-import { PatchStrategy, setHeaderOptions, type CustomObjectsApi } from '@kubernetes/client-node';
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { Actuator, ReplaceRequest, ReplaceResult } from '../../ports/actuator.ts';
+import type { KubeAccessConfig } from '../../ports/kube-access.ts';
+import { kubeConfigFrom } from './kube-config.ts';
 import { describeKubeError, isNotFound } from './api-errors.ts';
 import { CAPI_GROUP, MACHINES_PLURAL, createMachineReader, type MachineApiVersion, type MachineRef } from './machines.ts';
 import { withSignal } from './signal.ts';
@@ -97,4 +99,14 @@ export function createMachineActuator(options: MachineActuatorOptions): Actuator
       return { action: 'deleted', detail: `${label} annotated ${REMEDIATED_ANNOTATION} (incident ${request.incidentId}) and deleted` };
     },
   };
+}
+
+/** The Machine actuator for a cluster's Cluster API access, as a directory entry gives it. */
+export function machineActuatorFor(management: NonNullable<KubeAccessConfig['management']>): Actuator {
+  return createMachineActuator({
+    customObjects: kubeConfigFrom(management.kubeconfig).makeApiClient(CustomObjectsApi),
+    namespace: management.namespace,
+    clusterName: management.clusterName,
+    ...(management.machineApiVersion ? { version: management.machineApiVersion } : {}),
+  });
 }

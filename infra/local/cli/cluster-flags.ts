@@ -3,7 +3,9 @@
 import fs from 'node:fs';
 import { electionTimeoutTooShort, MIN_ELECTION_TIMEOUT_MS, parsePolicy, type Policy, type PolicyInput } from '../../../functions/core/policy.ts';
 import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
+import type { PathName } from '../../../functions/core/types.ts';
 import type { TlsFiles } from '../../../functions/ports/etcd.ts';
+import { checkAccess, kubeAccessOf, type AccessField, type AccessWords } from './access-rules.ts';
 import { durationFlag, requiredFlag, UsageError } from './args.ts';
 
 export const clusterOptions = {
@@ -17,6 +19,15 @@ export const clusterOptions = {
   json: { type: 'boolean' },
 } as const;
 
+/** The flags that reach a cluster through Kubernetes, beside its client URLs. */
+export const accessOptions = {
+  ...clusterOptions,
+  kubeconfig: { type: 'string' },
+  'workload-kubeconfig': { type: 'string' },
+  namespace: { type: 'string' },
+  paths: { type: 'string' },
+} as const;
+
 export const clusterHelp = `  --endpoints URL[,URL…]   client URLs to ask for the member list (required)
   --cluster ID             the cluster's name in state and events (default: default)
   --timeout DUR            deadline of each etcd call (default: 2s)
@@ -24,7 +35,28 @@ export const clusterHelp = `  --endpoints URL[,URL…]   client URLs to ask for 
   --cacert F --cert F --key F   TLS: CA bundle, and client certificate and key for mTLS
   --json                   print JSON instead of text`;
 
-type ClusterFlagValues = { [K in keyof typeof clusterOptions]?: (typeof clusterOptions)[K]['type'] extends 'boolean' ? boolean : string };
+/** clusterHelp for commands that take accessOptions. */
+export const accessHelp = `  --endpoints URL[,URL…]   client URLs to ask for the member list (required without --kubeconfig)
+  --kubeconfig F           reach the cluster through Kubernetes too. With --cluster NAME, F is the
+                           Cluster API management cluster's: the workload kubeconfig is read from
+                           Secret NAME-kubeconfig (key value) in --namespace, and NAME's Machines
+                           there are read and replaced. Without --cluster, F is the workload
+                           cluster's own (etcd pods and Nodes; no Machines). The members are found
+                           through their etcd pods, so --endpoints is optional
+  --cluster ID             the cluster's name in state and events (default: default); with
+                           --kubeconfig, also its Cluster API name
+  --workload-kubeconfig F  the workload cluster's kubeconfig, instead of the Secret (with
+                           --kubeconfig and --cluster)
+  --namespace NS           the Cluster API cluster's namespace (default: default)
+  --paths P[,P…]           how to reach each member, in order: direct (its client URL),
+                           port-forward (to its etcd pod), exec-relay or exec (etcdctl in another
+                           member's etcd pod). Default: direct with --endpoints, then
+                           port-forward,exec-relay with --kubeconfig
+${clusterHelp.split('\n').slice(2).join('\n')}`;
+
+type FlagValues<O extends Record<string, { type: string }>> = { [K in keyof O]?: O[K]['type'] extends 'boolean' ? boolean : string };
+type ClusterFlagValues = FlagValues<typeof clusterOptions>;
+export type AccessFlagValues = FlagValues<typeof accessOptions>;
 
 /** An etcd client URL: http or https, with an explicit port. Flags and config files agree on it. */
 export function isClientUrl(text: string): boolean {
@@ -65,17 +97,63 @@ export function tlsFromFlags(values: { cacert?: string | undefined; cert?: strin
   return tls;
 }
 
-/** The cluster entry the flags describe; `extra` adds command-specific policy (grace, …). */
-export function clusterFromFlags(values: ClusterFlagValues, extra: PolicyInput = {}): ClusterEntry & { policy: Policy } {
-  const endpoints = parseEndpoints(values.endpoints);
+const FLAGS: Readonly<Record<AccessField, string>> = {
+  endpoints: '--endpoints',
+  kubeconfig: '--kubeconfig',
+  workloadKubeconfig: '--workload-kubeconfig',
+  capiCluster: '--cluster',
+  namespace: '--namespace',
+  paths: '--paths',
+};
+
+export const flagWords: AccessWords = { where: (field) => FLAGS[field], ref: (field) => FLAGS[field], fail: (message) => new UsageError(message) };
+
+function clusterIdOf(values: ClusterFlagValues): string {
+  const clusterId = values.cluster ?? 'default';
+  if (clusterId.trim() === '') throw new UsageError('--cluster: must not be empty');
+  return clusterId;
+}
+
+function entryFromFlags(values: ClusterFlagValues, endpoints: string[], pathOrder: PathName[], extra: PolicyInput): ClusterEntry & { policy: Policy } {
   const callTimeoutMs = durationFlag('timeout', values.timeout) ?? 2_000;
   const electionTimeoutMs = durationFlag('election-timeout', values['election-timeout']) ?? 1_000;
   if (callTimeoutMs === 0) throw new UsageError('--timeout: must be more than 0');
   if (electionTimeoutMs < MIN_ELECTION_TIMEOUT_MS) throw new UsageError(`--election-timeout: ${electionTimeoutTooShort}`);
-  const clusterId = values.cluster ?? 'default';
-  if (clusterId.trim() === '') throw new UsageError('--cluster: must not be empty');
+  const clusterId = clusterIdOf(values);
   const tls = tlsFromFlags(values);
-  // The CLI has no kube access, so the only path it can take to a member is its client URL.
-  const policy = parsePolicy({ callTimeoutMs, electionTimeoutMs, pathOrder: ['direct'], ...extra });
+  const policy = parsePolicy({ callTimeoutMs, electionTimeoutMs, pathOrder, ...extra });
   return { clusterId, endpoints, policy, ...(tls ? { tls } : {}) };
+}
+
+/** The cluster entry the flags describe, direct access only; `extra` adds command-specific policy (grace, …). */
+export function clusterFromFlags(values: ClusterFlagValues, extra: PolicyInput = {}): ClusterEntry & { policy: Policy } {
+  return entryFromFlags(values, parseEndpoints(values.endpoints), ['direct'], extra);
+}
+
+/** Whether the flags give a kubeconfig, and whether it is a Cluster API management cluster's. */
+export const kubeGiven = (values: AccessFlagValues): { kubeconfig: boolean; capi: boolean } => ({
+  kubeconfig: values.kubeconfig !== undefined,
+  capi: values.kubeconfig !== undefined && values.cluster !== undefined,
+});
+
+/**
+ * The cluster entry the flags describe, Kubernetes access included: every flag is checked before
+ * the management cluster is asked for the workload kubeconfig.
+ */
+export async function clusterAccessFromFlags(values: AccessFlagValues, extra: PolicyInput = {}): Promise<ClusterEntry & { policy: Policy }> {
+  const endpoints = values.endpoints === undefined ? [] : parseEndpoints(values.endpoints);
+  const capiCluster = kubeGiven(values).capi ? clusterIdOf(values) : undefined;
+  const access = checkAccess(
+    {
+      hasEndpoints: endpoints.length > 0,
+      kubeconfig: values.kubeconfig,
+      workloadKubeconfig: values['workload-kubeconfig'],
+      capiCluster,
+      namespace: values.namespace,
+      paths: values.paths?.split(',').map((p) => p.trim()).filter(Boolean),
+    },
+    flagWords,
+  );
+  const entry = entryFromFlags(values, endpoints, access.pathOrder, extra);
+  return access.kube ? { ...entry, kube: await kubeAccessOf(access.kube, flagWords) } : entry;
 }

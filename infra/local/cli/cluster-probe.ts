@@ -1,9 +1,11 @@
 // One prober per command, for commands that look at a cluster without the runtime: probe, plan,
-// and remediate's target lookup.
+// and remediate's target lookup. With kube access it probes every path the policy names, as the
+// pipeline does; the Kubernetes client is loaded only then.
 import { createEtcd3Transport, createProber, directPaths } from '../../../functions/adapters/etcd/index.ts';
 import type { ProbeSample } from '../../../functions/core/types.ts';
 import { buildClusterView, type ClusterView } from '../../../functions/core/view.ts';
 import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
+import type { Prober } from '../../../functions/ports/etcd.ts';
 
 export interface Probed {
   sample: ProbeSample;
@@ -11,20 +13,36 @@ export interface Probed {
 }
 
 export interface ClusterProbe {
-  /** Seeds are the configured endpoints plus every client URL an earlier view saw. */
+  /** Seeds are the configured endpoints plus, with the direct path, every client URL an earlier view saw. */
   probe(previous?: ClusterView): Promise<Probed>;
   close(): Promise<void>;
 }
 
-export function openClusterProbe(cluster: ClusterEntry): ClusterProbe {
+interface Access {
+  prober: Prober;
+  close(): Promise<void>;
+}
+
+async function accessTo(cluster: ClusterEntry): Promise<Access> {
+  if (cluster.kube) {
+    const access = (await import('../etcd-access.ts')).createEtcdAccess();
+    return { prober: access.etcdFor(cluster).prober, close: () => access.close() };
+  }
   const transport = createEtcd3Transport(cluster.tls ? { tls: cluster.tls } : {});
-  const prober = createProber(transport, directPaths);
+  return { prober: createProber(transport, directPaths), close: () => transport.close() };
+}
+
+export function openClusterProbe(cluster: ClusterEntry): ClusterProbe {
+  const access = accessTo(cluster);
+  // Without the direct path no client URL is dialed: the members are found through their pods.
+  const direct = cluster.policy.pathOrder.includes('direct');
   return {
     async probe(previous) {
-      const seeds = [...new Set([...cluster.endpoints, ...(previous?.members.flatMap((m) => m.clientUrls) ?? [])])];
-      const sample = await prober.probe({ seeds, deadlineMs: cluster.policy.callTimeoutMs, paths: cluster.policy.pathOrder });
+      const seen = direct ? (previous?.members.flatMap((m) => m.clientUrls) ?? []) : [];
+      const seeds = [...new Set([...cluster.endpoints, ...seen])];
+      const sample = await (await access).prober.probe({ seeds, deadlineMs: cluster.policy.callTimeoutMs, paths: cluster.policy.pathOrder });
       return { sample, view: buildClusterView(sample) };
     },
-    close: () => transport.close(),
+    close: async () => (await access).close(),
   };
 }

@@ -6,6 +6,8 @@ import { z } from 'zod';
 import { electionTimeoutTooShort, MIN_ELECTION_TIMEOUT_MS, parsePolicy, type Policy, type PolicyInput } from '../../../functions/core/policy.ts';
 import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
 import type { TlsFiles } from '../../../functions/ports/etcd.ts';
+import type { KubeAccessConfig } from '../../../functions/ports/kube-access.ts';
+import { checkAccess, kubeAccessOf, type AccessField, type AccessWords } from './access-rules.ts';
 import { isClientUrl } from './cluster-flags.ts';
 import { notADuration, parseDuration } from './duration.ts';
 
@@ -65,13 +67,31 @@ const policyConfigSchema = z
 
 const endpoint = z.string().refine(isClientUrl, 'must be a client URL such as http://127.0.0.1:2379');
 
-const clusterSchema = z.strictObject({
-  clusterId: z.string().trim().min(1, 'must not be empty'),
-  endpoints: z.array(endpoint).min(1, 'must list at least one client URL'),
-  tls: z.strictObject({ cacert: z.string().min(1), cert: z.string().min(1).optional(), key: z.string().min(1).optional() }).optional(),
-  policy: policyConfigSchema.optional(),
-  aliases: z.record(z.string(), z.string()).optional(),
-});
+const file = z.string().min(1, 'must name a file');
+
+const clusterSchema = z
+  .strictObject({
+    clusterId: z.string().trim().min(1, 'must not be empty'),
+    endpoints: z.array(endpoint).min(1, 'must list at least one client URL').optional(),
+    tls: z.strictObject({ cacert: z.string().min(1), cert: z.string().min(1).optional(), key: z.string().min(1).optional() }).optional(),
+    policy: policyConfigSchema.optional(),
+    aliases: z.record(z.string(), z.string()).optional(),
+    kubeconfig: file.optional(),
+    workloadKubeconfig: file.optional(),
+    capiCluster: z.string().trim().min(1, 'must not be empty').optional(),
+    namespace: z.string().trim().min(1, 'must not be empty').optional(),
+    paths: z.array(z.string()).optional(),
+  })
+  // Also when another field is wrong, so one message names every problem.
+  .superRefine(
+    (cluster, ctx) => {
+      if (cluster.endpoints === undefined && cluster.kubeconfig === undefined) {
+        ctx.addIssue({ code: 'custom', path: ['endpoints'], message: 'is required, or kubeconfig to find the members through their etcd pods' });
+      }
+      if (cluster.paths !== undefined && cluster.policy?.pathOrder !== undefined) ctx.addIssue({ code: 'custom', path: ['paths'], message: 'give it or policy.pathOrder, not both' });
+    },
+    { when: (payload) => typeof payload.value === 'object' && payload.value !== null },
+  );
 
 const LOOPBACK = /^(127(?:\.\d{1,3}){3}|localhost|\[::1\]|::1)$/;
 
@@ -102,7 +122,10 @@ const configSchema = z
 export interface RunConfig {
   statePath: string;
   listen: { host: string; port: number };
+  /** Without their kube access: withKubeAccess reads it, from the management cluster where need be. */
   clusters: (ClusterEntry & { policy: Policy })[];
+  /** Each kube cluster's access, by cluster id; rejects with a ConfigError naming the cluster and field. */
+  kubeAccess: Map<string, () => Promise<KubeAccessConfig>>;
 }
 
 const formatPath = (p: readonly PropertyKey[]): string =>
@@ -162,6 +185,34 @@ function readTls(dir: string, index: number, tls: { cacert: string; cert?: strin
   return files;
 }
 
+type ClusterConfig = z.infer<typeof clusterSchema>;
+
+const FIELDS: Readonly<Record<Exclude<AccessField, 'paths'>, string>> = {
+  endpoints: 'endpoints',
+  kubeconfig: 'kubeconfig',
+  workloadKubeconfig: 'workloadKubeconfig',
+  capiCluster: 'capiCluster',
+  namespace: 'namespace',
+};
+
+/** A cluster's fields as its problems name them: `clusters[0].kubeconfig (cluster prod)`. */
+function configWords(index: number, cluster: ClusterConfig): AccessWords {
+  const name = (field: AccessField) => (field === 'paths' ? (cluster.paths === undefined ? 'policy.pathOrder' : 'paths') : FIELDS[field]);
+  return {
+    where: (field) => `clusters[${index}].${name(field)} (cluster ${cluster.clusterId})`,
+    ref: name,
+    fail: (message) => new ConfigError(message),
+  };
+}
+
+/** The config's clusters with their kube access, the workload kubeconfig Secrets read. */
+export async function withKubeAccess(config: RunConfig): Promise<RunConfig['clusters']> {
+  return Promise.all(config.clusters.map(async (c) => {
+    const kube = config.kubeAccess.get(c.clusterId);
+    return kube ? { ...c, kube: await kube() } : c;
+  }));
+}
+
 /** Reads and validates the config; paths inside it are relative to the file's directory. */
 export function loadConfig(file: string): RunConfig {
   let raw: unknown;
@@ -175,15 +226,30 @@ export function loadConfig(file: string): RunConfig {
   if (!parsed.success) throw new ConfigError(describeIssues(parsed.error.issues));
   const dir = path.dirname(path.resolve(file));
   const config = parsed.data;
-  return {
-    statePath: path.resolve(dir, config.state),
-    listen: config.listen,
-    clusters: config.clusters.map((c, i) => ({
+  const kubeAccess = new Map<string, () => Promise<KubeAccessConfig>>();
+  const clusters = config.clusters.map((c, i) => {
+    const words = configWords(i, c);
+    const access = checkAccess(
+      {
+        hasEndpoints: c.endpoints !== undefined,
+        kubeconfig: c.kubeconfig,
+        workloadKubeconfig: c.workloadKubeconfig,
+        capiCluster: c.capiCluster,
+        namespace: c.namespace,
+        paths: c.paths ?? c.policy?.pathOrder,
+        baseDir: dir,
+      },
+      words,
+    );
+    const { kube } = access;
+    if (kube) kubeAccess.set(c.clusterId, () => kubeAccessOf(kube, words));
+    return {
       clusterId: c.clusterId,
-      endpoints: c.endpoints,
-      policy: parsePolicy(toPolicyInput(c.policy)),
+      endpoints: c.endpoints ?? [],
+      policy: parsePolicy({ ...toPolicyInput(c.policy), pathOrder: access.pathOrder }),
       ...(c.tls ? { tls: readTls(dir, i, c.tls) } : {}),
       ...(c.aliases ? { aliases: c.aliases } : {}),
-    })),
-  };
+    };
+  });
+  return { statePath: path.resolve(dir, config.state), listen: config.listen, clusters, kubeAccess };
 }

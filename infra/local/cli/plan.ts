@@ -9,17 +9,18 @@ import { checkTargetFound } from '../../../functions/core/plan-checks.ts';
 import { clusterMismatch } from '../../../functions/core/cluster-identity.ts';
 import { reasonRow } from '../../../functions/core/reason-table.ts';
 import type { Policy } from '../../../functions/core/policy.ts';
-import { findMember, type ClusterView } from '../../../functions/core/view.ts';
+import type { ClusterView } from '../../../functions/core/view.ts';
 import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
-import { durationFlag, parseFlags, requiredFlag } from './args.ts';
-import { clusterFromFlags, clusterHelp, clusterOptions } from './cluster-flags.ts';
+import { durationFlag, parseFlags } from './args.ts';
+import { accessHelp, accessOptions, clusterAccessFromFlags, type AccessFlagValues } from './cluster-flags.ts';
 import { openClusterProbe } from './cluster-probe.ts';
 import { EXIT, printResult, type CliResult, type TimelineEntry } from './output.ts';
 import { describeView } from './progress.ts';
+import { describeWanted, findTarget, targetFromFlags, targetHelp, targetOptions, type TargetFlag } from './target-flags.ts';
 
 export const planOptions = {
-  ...clusterOptions,
-  target: { type: 'string' },
+  ...accessOptions,
+  ...targetOptions,
   grace: { type: 'string' },
   backoff: { type: 'string' },
   'no-skip-leader-move': { type: 'boolean' },
@@ -27,6 +28,7 @@ export const planOptions = {
 } as const;
 
 export const help = `usage: etcd-remediator plan --endpoints URL[,URL…] --target NAME|ID [options]
+       etcd-remediator plan --kubeconfig F [--cluster NAME] --machine NAME|--node NAME|--target NAME|ID [options]
 
 A dry run of remediating one member: probes every member, and when the leader looks unreachable
 takes a second sample at least one election timeout after the first, so the evidence rule
@@ -37,7 +39,7 @@ Outcome 'planned' (exit 0) when remediation would go ahead, move leadership or w
 'blocked' (exit 3) when it would stop; 'blocked' with CLUSTER_MISMATCH (exit 2) when the
 endpoints answer with more than one etcd cluster id.
 
-  --target NAME|ID         the member to remediate, by name or hex id (required)
+${targetHelp}
   --grace DUR              how long an unreachable leader must stay so before it is removed
                            without a move (default: 60s)
   --backoff DUR            first retry backoff, doubling per attempt with full jitter, capped
@@ -46,21 +48,23 @@ endpoints answer with more than one etcd cluster id.
   --allow-shrink           remove a member even while the cluster is still short of the size
                            it had before the last removal (its replacement has not joined):
                            by default one member is down at a time, for every remediator
-${clusterHelp}`;
+${accessHelp}`;
 
-/** Flags plan and remediate share, turned into a cluster entry and a target reference. */
-export function planInputsFromFlags(values: Record<string, string | boolean | undefined>): { cluster: ClusterEntry & { policy: Policy }; ref: string } {
-  const ref = requiredFlag('target', values.target as string | undefined, 'etcd-1');
-  const graceMs = durationFlag('grace', values.grace as string | undefined);
+type PlanFlagValues = AccessFlagValues & { [K in 'target' | 'machine' | 'node' | 'grace' | 'backoff']?: string | undefined } & { [K in 'no-skip-leader-move' | 'allow-shrink']?: boolean | undefined };
+
+/** Flags plan and remediate share, turned into a cluster entry and the target as its flag named it. */
+export async function planInputsFromFlags(values: PlanFlagValues): Promise<{ cluster: ClusterEntry & { policy: Policy }; target: TargetFlag }> {
+  const target = targetFromFlags(values);
+  const graceMs = durationFlag('grace', values.grace);
   // Interactive runs retry sooner than the service's default of 5s.
-  const baseMs = durationFlag('backoff', values.backoff as string | undefined) ?? 1_000;
-  const cluster = clusterFromFlags(values, {
+  const baseMs = durationFlag('backoff', values.backoff) ?? 1_000;
+  const cluster = await clusterAccessFromFlags(values, {
     backoff: { baseMs, capMs: Math.max(baseMs, 30_000) },
     ...(graceMs === undefined ? {} : { graceMs }),
     ...(values['no-skip-leader-move'] ? { allowRemoveWithoutLeaderMove: false } : {}),
     ...(values['allow-shrink'] ? { allowShrink: true } : {}),
   });
-  return { cluster, ref };
+  return { cluster, target };
 }
 
 const iso = (at: number) => new Date(at).toISOString();
@@ -90,14 +94,15 @@ function nextStep(d: Decision): Record<string, unknown> {
   }
 }
 
-export async function planNow(cluster: ClusterEntry & { policy: Policy }, ref: string): Promise<CliResult> {
+export async function planNow(cluster: ClusterEntry & { policy: Policy }, wanted: TargetFlag): Promise<CliResult> {
+  const ref = wanted.value;
   const timeline: TimelineEntry[] = [];
   const prober = openClusterProbe(cluster);
   try {
     const first = await prober.probe();
     const samples = [first.view];
     timeline.push({ at: iso(first.view.at), step: 'probed', detail: describeView(first.view) });
-    const target = findMember(first.view, ref);
+    const target = findTarget(first.view, wanted, cluster.aliases);
     const base = { incidentId: randomUUID(), clusterId: cluster.clusterId };
     // Before the target is looked up: endpoints of two clusters give no member list to look in.
     const mismatch = clusterMismatch(first.view);
@@ -115,7 +120,7 @@ export async function planNow(cluster: ClusterEntry & { policy: Policy }, ref: s
     }
     if (!target) {
       const evidence = { listFailures: first.sample.listFailures };
-      const found = checkTargetFound(first.view, { described: `name or id ${ref}` }, evidence);
+      const found = checkTargetFound(first.view, { described: describeWanted(wanted) }, evidence);
       // With no member list at all nothing is known of the target: the endpoints are what to check.
       const said =
         found === 'pass'
@@ -179,6 +184,6 @@ export async function run(argv: string[]): Promise<number> {
     process.stdout.write(`${help}\n`);
     return EXIT.ok;
   }
-  const { cluster, ref } = planInputsFromFlags(values);
-  return printResult(await planNow(cluster, ref), values.json ?? false);
+  const { cluster, target } = await planInputsFromFlags(values);
+  return printResult(await planNow(cluster, target), values.json ?? false);
 }

@@ -5,19 +5,24 @@ import { NO_LEADER } from '../../../functions/core/types.ts';
 import type { ClusterView, MemberView } from '../../../functions/core/view.ts';
 import { describeFailure, describePaths } from '../../../functions/core/explain.ts';
 import { parseFlags } from './args.ts';
-import { clusterFromFlags, clusterHelp, clusterOptions } from './cluster-flags.ts';
+import { accessHelp, accessOptions, clusterAccessFromFlags } from './cluster-flags.ts';
 import { openClusterProbe, type Probed } from './cluster-probe.ts';
+import { memberPathsJson, renderPaths } from './member-paths.ts';
 import { EXIT, printJson, table } from './output.ts';
 
 export const help = `usage: etcd-remediator probe --endpoints URL[,URL…] [options]
+       etcd-remediator probe --kubeconfig F [--cluster NAME] [options]
 
-Asks every member for its status on its own client URL, so no single member is needed as "the"
-client. Prints one row per member (reachable or the error, the leader as that member sees it,
-raft term and index, learner, latency), then the leader consensus, quorum and etcd's cluster id.
+Asks every member for its status on its own, over every path (its client URL, a port-forward to
+its etcd pod, the exec relay), so no single member is needed as "the" client. Prints one row per
+member (reachable or the error, the leader as that member sees it, raft term and index, learner,
+latency); then each member's paths in the order tried, each answered or how it failed, and with
+--kubeconfig where the member runs (node, whether the Node exists, etcd pod, Machine) or why the
+workload cluster could not say; then the leader consensus, quorum and etcd's cluster id.
 Exits 0 when the cluster holds quorum, 1 when it does not, 2 when the endpoints answer with more
 than one cluster id (CLUSTER_MISMATCH: they are not one cluster).
 
-${clusterHelp}`;
+${accessHelp}`;
 
 const nameOf = (view: ClusterView, id: string | undefined): string => {
   if (!id || id === NO_LEADER) return 'none';
@@ -48,12 +53,14 @@ export function probeJson({ view }: Probed) {
       learner: m.isLearner,
       latencyMs: m.latencyMs === undefined ? null : Math.round(m.latencyMs * 10) / 10,
       alarms: m.status?.alarms ?? [],
+      ...memberPathsJson(m),
     })),
     leader: { id: view.leader.id ?? null, name: view.leader.name ?? null, consensus: view.leader.consensus, term: view.leader.term ?? null },
     quorum: { voting: view.quorum.voting, healthy: view.quorum.healthyVoting, up: view.quorum.votingUp, size: view.quorum.size, ok: view.quorum.ok },
     clusterId: view.identity?.id ?? null,
     clusterIds: view.identity?.ids ?? [],
     identity: view.identity?.reports ?? [],
+    pathLookFailure: view.pathLookFailure ?? null,
     ...(mismatch ? { problem: { reason: 'CLUSTER_MISMATCH', message: mismatch.message } } : {}),
   };
 }
@@ -64,7 +71,8 @@ export function renderProbe({ view, sample }: Probed): string {
   // Seeds of two clusters give no member list: which cluster answered is all there is to say.
   if (mismatch && view.members.length === 0) return identityLine;
   if (view.members.length === 0) {
-    return `no endpoint answered a member list: ${describePaths(sample.listFailures)}\nquorum: unknown (no member list)`;
+    const lookFailure = view.pathLookFailure ? `\nkube: ${view.pathLookFailure}` : '';
+    return `no endpoint answered a member list: ${describePaths(sample.listFailures)}${lookFailure}\nquorum: unknown (no member list)`;
   }
   const rows = view.members.map((m) => [
     m.name || '(unstarted)',
@@ -89,16 +97,16 @@ export function renderProbe({ view, sample }: Probed): string {
   // The leader may answer its followers but not us: it still votes, and the line says so.
   const alsoUp = quorum.votingUp > quorum.healthyVoting ? `, ${quorum.votingUp} up (the leader answers its followers, not us)` : '';
   const quorumLine = `quorum: ${quorum.healthyVoting} of ${quorum.voting} voting members healthy${alsoUp}, ${quorum.size} needed: ${quorum.ok ? 'ok' : 'LOST'}`;
-  return `${table(header, rows)}\n${leaderLine}; ${quorumLine}\n${identityLine}`;
+  return `${table(header, rows)}\n${renderPaths(view)}\n${leaderLine}; ${quorumLine}\n${identityLine}`;
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseFlags('probe', argv, clusterOptions);
+  const { values } = parseFlags('probe', argv, accessOptions);
   if (values.help) {
     process.stdout.write(`${help}\n`);
     return EXIT.ok;
   }
-  const cluster = clusterFromFlags(values);
+  const cluster = await clusterAccessFromFlags(values);
   const prober = openClusterProbe(cluster);
   try {
     const probed = await prober.probe();

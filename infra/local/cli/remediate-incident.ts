@@ -8,7 +8,7 @@ import { PROGRAM, UsageError } from './args.ts';
 import { findIncident, incidentRow } from './state.ts';
 
 /** A member as MemberUnhealthy names it. */
-export type Selector = { memberName: string } | { memberId: string };
+export type Selector = { memberName: string } | { memberId: string } | { machineName: string } | { nodeName: string };
 
 export interface Chosen {
   incidentId: string;
@@ -23,20 +23,20 @@ export interface Chosen {
 interface Context {
   statePath: string;
   clusterId: string;
-  endpoints: readonly string[];
+  /** The flags that reach this cluster, as given: `--endpoints …`, `--kubeconfig F --cluster NAME`, … */
+  access: string;
 }
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
-/** The command that resumes `incident`, with this cluster's endpoints when they are its. */
+/** The command that resumes `incident`, with this cluster's access flags when it is this cluster's. */
 export function resumeCommand(incident: Pick<Incident, 'incidentId' | 'clusterId'>, ctx: Context): string {
-  const cluster = incident.clusterId === ctx.clusterId ? '' : ` --cluster ${incident.clusterId}`;
-  const endpoints = incident.clusterId === ctx.clusterId ? ctx.endpoints.join(',') : 'URL[,URL…]';
-  return `${PROGRAM} remediate --resume ${incident.incidentId} --state ${ctx.statePath}${cluster} --endpoints ${endpoints}`;
+  const access = incident.clusterId === ctx.clusterId ? ctx.access : `--cluster ${incident.clusterId} --endpoints URL[,URL…]`;
+  return `${PROGRAM} remediate --resume ${incident.incidentId} --state ${ctx.statePath} ${access}`;
 }
 
-/** --target: its own open incident or a new one; refused while any other incident is open. */
-export function chooseForTarget(incidents: readonly Incident[], selector: Selector, ref: string, ctx: Context): Chosen {
+/** --target (or --machine, --node; `asked` names it): its own open incident or a new one; refused while any other incident is open. */
+export function chooseForTarget(incidents: readonly Incident[], selector: Selector, asked: string, ctx: Context): Chosen {
   const open = incidents.filter((i) => i.state === 'open');
   const mine = open.find(
     (i) => i.clusterId === ctx.clusterId && (i.targetKey === targetKeyOf(selector) || ('memberId' in selector && i.memberId === selector.memberId)),
@@ -45,7 +45,7 @@ export function chooseForTarget(incidents: readonly Incident[], selector: Select
   if (others.length > 0) {
     throw new UsageError(
       [
-        `--target ${ref}: the state file ${ctx.statePath} holds ${plural(others.length, 'other open incident')}; remediate runs only what it is asked, so it starts nothing while ${others.length === 1 ? 'that one is' : 'they are'} open:`,
+        `${asked}: the state file ${ctx.statePath} holds ${plural(others.length, 'other open incident')}; remediate runs only what it is asked, so it starts nothing while ${others.length === 1 ? 'that one is' : 'they are'} open:`,
         ...others.map((i) => `  ${incidentRow(i)}\n    resume it alone: ${resumeCommand(i, ctx)}`),
         `  or resume them all: ${PROGRAM} run --config FILE (with "state": "${ctx.statePath}") resumes every open incident`,
         '  or give this remediation a state file of its own: --state OTHER_FILE',

@@ -8,6 +8,7 @@ import { isMismatched } from '../../../functions/core/cluster-identity.ts';
 import { createLocalRuntime, type LocalRuntime } from '../runtime.ts';
 import { createStaticDirectory } from '../static-directory.ts';
 import { parseFlags, UsageError } from './args.ts';
+import type { AccessFlagValues } from './cluster-flags.ts';
 import { openClusterProbe } from './cluster-probe.ts';
 import { EXIT, printResult } from './output.ts';
 import { help as planHelp, planInputsFromFlags, planNow, planOptions } from './plan.ts';
@@ -16,11 +17,13 @@ import { chooseForResume, chooseForTarget, resumeCommand, type Chosen, type Sele
 import { resultOf } from './result.ts';
 import { untilSignal } from './signals.ts';
 import { incidentsIn, ownState } from './state.ts';
+import { describeTargetFlag, hostSelector, type TargetFlag } from './target-flags.ts';
 
 const options = { ...planOptions, 'dry-run': { type: 'boolean' }, state: { type: 'string' }, resume: { type: 'string' } } as const;
 
 export const help = `usage: etcd-remediator remediate --endpoints URL[,URL…] --target NAME|ID [options]
-       etcd-remediator remediate --endpoints URL[,URL…] --resume INCIDENT --state FILE [options]
+       etcd-remediator remediate --kubeconfig F [--cluster NAME] --machine NAME|--node NAME|--target NAME|ID [options]
+       etcd-remediator remediate --endpoints URL[,URL…]|--kubeconfig F --resume INCIDENT --state FILE [options]
 
 Remediates one member end to end on the embedded runtime: probe, decide, move leadership off it
 when it leads and answers (or, when it leads and is unreachable past the grace window with quorum
@@ -33,7 +36,8 @@ to stderr as it happens; the result goes to stdout. Exit 0 remediated, 3 blocked
                            remediate runs only what it is asked: with another incident open in
                            FILE it refuses (exit 2) and names the command that resumes it.
   --resume INCIDENT        resume exactly this open incident of FILE (an id or a unique prefix),
-                           instead of --target; other open incidents stay as they are
+                           instead of --target, --machine or --node; other open incidents stay
+                           as they are
   --dry-run                do not remediate: behave like \`etcd-remediator plan\`
 ${planHelp.split('\n').slice(planHelp.split('\n').findIndex((l) => l.trim().startsWith('--target')))
   .join('\n')}`;
@@ -63,11 +67,14 @@ export function targetSelector(members: readonly { id: string; name: string }[],
   return { selector: { memberName: ref } };
 }
 
-async function selectorFor(cluster: Parameters<typeof openClusterProbe>[0], ref: string): Promise<Selector> {
+/** --machine and --node are the event's own selectors; --target is looked up in the member list. */
+async function selectorFor(cluster: Parameters<typeof openClusterProbe>[0], target: TargetFlag): Promise<Selector> {
+  const onHost = hostSelector(target);
+  if (onHost) return onHost;
   const prober = openClusterProbe(cluster);
   try {
     const { view } = await prober.probe();
-    const { selector, note } = targetSelector(view.members, ref);
+    const { selector, note } = targetSelector(view.members, target.value);
     // Seeds of two clusters give no member list, but they did answer: the pipeline says CLUSTER_MISMATCH.
     if (note && !isMismatched(view)) process.stderr.write(`${note}\n`);
     return selector;
@@ -76,9 +83,10 @@ async function selectorFor(cluster: Parameters<typeof openClusterProbe>[0], ref:
   }
 }
 
-function checkResumeFlags(values: { resume?: string | undefined; target?: string | undefined; state?: string | undefined; 'dry-run'?: boolean | undefined }): void {
+function checkResumeFlags(values: { resume?: string | undefined; target?: string | undefined; machine?: string | undefined; node?: string | undefined; state?: string | undefined; 'dry-run'?: boolean | undefined }): void {
   if (values.resume === undefined) return;
-  if (values.target !== undefined) throw new UsageError('--resume and --target: give one (--resume INCIDENT continues an incident of --state FILE; --target NAME|ID remediates a member)');
+  const flag = (['target', 'machine', 'node'] as const).find((f) => values[f] !== undefined);
+  if (flag) throw new UsageError(`--resume and --${flag}: give one (--resume INCIDENT continues an incident of --state FILE; --${flag} remediates a member)`);
   if (values['dry-run']) throw new UsageError('--dry-run: cannot resume an incident; etcd-remediator plan --target NAME|ID shows what would happen now');
   if (values.state === undefined) throw new UsageError('--resume needs --state FILE, the state file that holds the incident');
 }
@@ -91,26 +99,41 @@ export async function run(argv: string[]): Promise<number> {
   }
   checkResumeFlags(values);
   // With --resume the target is the incident's own; the flag stands in for the check of --target.
-  const { cluster, ref } = planInputsFromFlags(values.resume === undefined ? values : { ...values, target: values.resume });
+  const { cluster, target } = await planInputsFromFlags(values.resume === undefined ? values : { ...values, target: values.resume });
   const json = values.json ?? false;
-  if (values['dry-run']) return printResult(await planNow(cluster, ref), json);
+  if (values['dry-run']) return printResult(await planNow(cluster, target), json);
 
   const statePath = values.state ?? defaultStatePath();
   // Owned before anything is read or probed: a second process is refused at once, not after a probe.
   const ownership = ownState(statePath);
   try {
     process.stderr.write(`state: ${statePath}${values.state ? '' : ' (temporary; pass --state FILE to keep a run resumable)'}\n`);
-    const ctx = { statePath, clusterId: cluster.clusterId, endpoints: cluster.endpoints };
+    const ctx = { statePath, clusterId: cluster.clusterId, access: accessFlagsOf(values) };
     const incidents = await incidentsIn(statePath);
     const chosen =
-      values.resume === undefined ? chooseForTarget(incidents, await selectorFor(cluster, ref), ref, ctx) : chooseForResume(incidents, values.resume, ctx);
-    return await remediate(cluster, ref, chosen, { statePath, json });
+      values.resume === undefined
+        ? chooseForTarget(incidents, await selectorFor(cluster, target), describeTargetFlag(target), ctx)
+        : chooseForResume(incidents, values.resume, ctx);
+    return await remediate(cluster, target, chosen, { statePath, json, access: ctx.access });
   } finally {
     ownership.release();
   }
 }
 
-async function remediate(cluster: Parameters<typeof selectorFor>[0], ref: string, chosen: Chosen, { statePath, json }: { statePath: string; json: boolean }): Promise<number> {
+/** The flags given that reach the cluster, for the command that resumes an incident of it. */
+function accessFlagsOf(values: AccessFlagValues): string {
+  const flags = ['cluster', 'endpoints', 'kubeconfig', 'workload-kubeconfig', 'namespace', 'paths'] as const;
+  return flags.flatMap((flag) => (values[flag] === undefined ? [] : [`--${flag} ${values[flag]}`])).join(' ') || '--endpoints URL[,URL…]';
+}
+
+interface RunOptions {
+  statePath: string;
+  json: boolean;
+  /** The flags that reach the cluster, for the command that resumes the incident. */
+  access: string;
+}
+
+async function remediate(cluster: Parameters<typeof selectorFor>[0], target: TargetFlag, chosen: Chosen, { statePath, json, access }: RunOptions): Promise<number> {
   const { incidentId, resumed: open } = chosen;
   const start = Date.now();
   let progress: ReturnType<typeof showProgress> | undefined;
@@ -140,8 +163,8 @@ async function remediate(cluster: Parameters<typeof selectorFor>[0], ref: string
         clusterId: cluster.clusterId,
         attempt: 0,
         at: now,
-        target: chosen.selector ?? { memberName: ref },
-        reason: `remediation requested with etcd-remediator remediate --target ${ref}`,
+        target: chosen.selector ?? { memberName: target.value },
+        reason: `remediation requested with etcd-remediator remediate ${describeTargetFlag(target)}`,
         source: 'cli',
         observedAt: now,
       };
@@ -151,7 +174,7 @@ async function remediate(cluster: Parameters<typeof selectorFor>[0], ref: string
     progress.stop();
     if (typeof ended === 'string') {
       const again = open ?? { incidentId, clusterId: cluster.clusterId };
-      process.stderr.write(`interrupted (${ended}): incident ${incidentId} stays open in ${statePath}; resume it with ${resumeCommand(again, { statePath, clusterId: cluster.clusterId, endpoints: cluster.endpoints })}\n`);
+      process.stderr.write(`interrupted (${ended}): incident ${incidentId} stays open in ${statePath}; resume it with ${resumeCommand(again, { statePath, clusterId: cluster.clusterId, access })}\n`);
       return 130;
     }
     return printResult(await resultOf(runtime.store, ended), json);

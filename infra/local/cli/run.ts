@@ -6,7 +6,7 @@ import { isTerminalEvent } from '../../../events/catalogue.ts';
 import { createLocalRuntime } from '../runtime.ts';
 import { createStaticDirectory } from '../static-directory.ts';
 import { parseFlags, requiredFlag, UsageError } from './args.ts';
-import { ConfigError, loadConfig, type RunConfig } from './config.ts';
+import { ConfigError, loadConfig, withKubeAccess, type RunConfig } from './config.ts';
 import { createIntake, refuseTooLarge, type IntakeReply, type Refusal } from './intake.ts';
 import { splitLines } from './lines.ts';
 import { EXIT } from './output.ts';
@@ -37,6 +37,19 @@ FILE (JSON; paths are relative to it):
                                "backoff": { "base": "5s", "cap": "5m" },
                                "allowRemoveWithoutLeaderMove": true, "maxAttempts": 10 } }] }
   listen must be a loopback address; port 0 picks a free port (printed on stderr).
+  A cluster reached through Kubernetes (as probe's --kubeconfig, --cluster, --namespace,
+  --workload-kubeconfig and --paths):
+    { "clusterId": "prod", "kubeconfig": "management.kubeconfig", "capiCluster": "prod",
+      "namespace": "clusters", "paths": ["direct", "port-forward", "exec-relay"] }
+  kubeconfig: with capiCluster (the Cluster API Cluster's name; written out even when it is
+    the clusterId, so no kubeconfig is taken for the wrong cluster's), the management cluster's:
+    the workload kubeconfig is read as the service starts from Secret <capiCluster>-kubeconfig
+    (key value) in namespace (default: default), or given as workloadKubeconfig; the cluster's
+    Machines there are read and replaced. Without capiCluster, the workload cluster's own (etcd
+    pods and Nodes, no Machines). With kubeconfig, endpoints is optional: the members are found
+    through their etcd pods.
+  paths (or policy.pathOrder, not both): direct, port-forward, exec-relay (or exec), in the order
+    tried; default direct with endpoints, then port-forward and exec-relay with kubeconfig.
   policy durations ("60s", "1h30m", or milliseconds as <name>Ms): grace, electionTimeout,
     callTimeout, incidentDeadline, retryPeriod, minHealthyPeriod, snapshotTimeout,
     actuatorTimeout, lockLease, backoff.base, backoff.cap; and allowRemoveWithoutLeaderMove,
@@ -123,7 +136,8 @@ export async function run(argv: string[]): Promise<number> {
   const file = requiredFlag('config', values.config, 'etcd-remediator.json');
   let config: RunConfig;
   try {
-    config = loadConfig(file);
+    const loaded = loadConfig(file);
+    config = { ...loaded, clusters: await withKubeAccess(loaded) };
   } catch (error) {
     if (error instanceof ConfigError) throw new UsageError(`${file}: ${error.message}`);
     throw error;

@@ -1,8 +1,21 @@
 // Bad input is exit code 2 and one line on stderr that names what was wrong.
-import { describe, expect, it } from 'vitest';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from './support.ts';
 
 const endpoints = ['--endpoints', 'http://127.0.0.1:2379'];
+
+async function expectUsageError(args: string[], names: string): Promise<void> {
+  const run = await runCli(args);
+  expect(run.code, run.stderr).toBe(2);
+  expect(run.stdout).toBe('');
+  const lines = run.stderr.trimEnd().split('\n');
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatch(/^etcd-remediator: /);
+  expect(lines[0]).toContain(names);
+}
 
 describe.concurrent('etcd-remediator usage errors', () => {
   it.each([
@@ -10,19 +23,10 @@ describe.concurrent('etcd-remediator usage errors', () => {
     { args: ['plan', ...endpoints, '--target', 'etcd1', '--grace', '5x'], names: '--grace: "5x" is not a duration' },
     { args: ['remediate', ...endpoints, '--target', 'etcd1', '--timeout', '10'], names: '--timeout: "10" is not a duration' },
     { args: ['plan', ...endpoints], names: '--target is required' },
-    { args: ['remediate', '--target', 'etcd1'], names: '--endpoints is required' },
     { args: ['probe', '--endpoints', 'etcd1:2379'], names: '--endpoints: "etcd1:2379"' },
     { args: ['frobnicate'], names: 'unknown command "frobnicate"' },
     { args: ['status'], names: '--state is required' },
-  ])('$args.0 $names', async ({ args, names }) => {
-    const run = await runCli(args);
-    expect(run.code).toBe(2);
-    expect(run.stdout).toBe('');
-    const lines = run.stderr.trimEnd().split('\n');
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^etcd-remediator: /);
-    expect(lines[0]).toContain(names);
-  });
+  ])('$args.0 $names', ({ args, names }) => expectUsageError(args, names));
 
   it('the bad-duration message reads as documented', async () => {
     const run = await runCli(['plan', ...endpoints, '--target', 'etcd1', '--grace', '5x']);
@@ -34,4 +38,46 @@ describe.concurrent('etcd-remediator usage errors', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(new RegExp(`^usage: etcd-remediator ${command}`));
   });
+
+  it.each([
+    { command: 'probe', says: ['--kubeconfig F', '--workload-kubeconfig F', '--namespace NS', '--paths P[,P…]', 'exec-relay', 'Secret NAME-kubeconfig'] },
+    { command: 'plan', says: ['--kubeconfig F', '--paths P[,P…]', '--machine NAME', '--node NAME', 'give exactly one of --target, --machine and --node'] },
+    { command: 'remediate', says: ['--kubeconfig F', '--paths P[,P…]', '--machine NAME', '--node NAME', '--resume INCIDENT'] },
+    { command: 'run', says: ['"kubeconfig"', 'capiCluster', 'workloadKubeconfig', 'namespace', 'paths (or policy.pathOrder, not both)'] },
+  ])('$command --help documents Kubernetes access', async ({ command, says }) => {
+    const run = await runCli([command, '--help']);
+    for (const text of says) expect(run.stdout).toContain(text);
+  });
+});
+
+describe.concurrent('Kubernetes access and target flags: one usage error per rule, naming the flag', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cli-kube-usage-'));
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+  // Every rule here but one is checked before the file is parsed, and nothing is ever asked.
+  const kubeconfig = path.join(dir, 'kubeconfig');
+  fs.writeFileSync(kubeconfig, 'apiVersion: v1\nkind: Config\n');
+  const notKubeconfig = path.join(dir, 'not-a-kubeconfig');
+  fs.writeFileSync(notKubeconfig, 'clusters: [unclosed\n');
+  const kube = ['--kubeconfig', kubeconfig];
+  const capi = [...kube, '--cluster', 'wl'];
+
+  it.each([
+    { rule: 'neither --endpoints nor --kubeconfig', args: ['remediate', '--target', 'etcd1'], names: '--endpoints or --kubeconfig is required: give one' },
+    { rule: 'an unreadable --kubeconfig', args: ['probe', '--kubeconfig', path.join(dir, 'missing')], names: `--kubeconfig: cannot read ${path.join(dir, 'missing')}: ENOENT` },
+    { rule: 'a --kubeconfig that is not one', args: ['probe', '--kubeconfig', notKubeconfig], names: `--kubeconfig: ${notKubeconfig} is not a kubeconfig` },
+    { rule: 'an unreadable --workload-kubeconfig', args: ['probe', ...capi, '--workload-kubeconfig', path.join(dir, 'gone')], names: `--workload-kubeconfig: cannot read ${path.join(dir, 'gone')}: ENOENT` },
+    { rule: '--workload-kubeconfig without --cluster', args: ['probe', ...kube, '--workload-kubeconfig', kubeconfig], names: '--workload-kubeconfig: needs --kubeconfig (the management cluster) and --cluster' },
+    { rule: '--namespace without --kubeconfig', args: ['probe', ...endpoints, '--cluster', 'wl', '--namespace', 'ns'], names: '--namespace: needs --kubeconfig and --cluster' },
+    { rule: 'a kube path without --kubeconfig', args: ['probe', ...endpoints, '--paths', 'direct,port-forward'], names: '--paths: port-forward needs --kubeconfig' },
+    { rule: 'direct without --endpoints', args: ['probe', ...kube, '--paths', 'port-forward,direct'], names: '--paths: direct needs --endpoints' },
+    { rule: 'an unknown path', args: ['probe', ...kube, '--paths', 'port-forward,ssh'], names: '--paths: "ssh" is not a path (use direct, port-forward, exec-relay (or exec))' },
+    { rule: 'a path twice', args: ['probe', ...kube, '--paths', 'exec,port-forward,exec-relay'], names: '--paths: exec-relay is exec, listed already' },
+    { rule: 'no path', args: ['probe', ...kube, '--paths', ','], names: '--paths: give at least one of direct' },
+    { rule: '--machine without --kubeconfig', args: ['plan', ...endpoints, '--cluster', 'wl', '--machine', 'wl-cp-1'], names: '--machine needs --kubeconfig and --cluster NAME' },
+    { rule: '--machine without --cluster', args: ['remediate', ...kube, '--machine', 'wl-cp-1'], names: '--machine needs --kubeconfig and --cluster NAME' },
+    { rule: '--node without --kubeconfig', args: ['plan', ...endpoints, '--node', 'cp-1'], names: '--node needs --kubeconfig' },
+    { rule: 'two targets', args: ['plan', ...capi, '--target', 'cp-1', '--machine', 'wl-cp-1'], names: '--target and --machine: give exactly one of --target, --machine and --node' },
+    { rule: 'no target', args: ['remediate', ...capi], names: '--target is required (e.g. --target etcd-1), or --machine NAME or --node NAME' },
+    { rule: '--resume with --machine', args: ['remediate', ...capi, '--resume', 'abc', '--machine', 'wl-cp-1', '--state', path.join(dir, 's.sqlite')], names: '--resume and --machine: give one' },
+  ])('$rule', ({ args, names }) => expectUsageError(args, names));
 });

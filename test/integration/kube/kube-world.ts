@@ -4,6 +4,7 @@
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { startLab, type Lab, type LabMember } from '../../../infra/lab/lab.ts';
 import type { KubeAccessConfig } from '../../../functions/ports/kube-access.ts';
+import { kubeconfigSecretName, KUBECONFIG_SECRET_KEY } from '../../../functions/adapters/kube/cluster-access.ts';
 import { startKubeApiFake, type KubeApiFake } from '../../support/fakes/kube/api-server.ts';
 
 export const CAPI_NAMESPACE = 'default';
@@ -21,7 +22,15 @@ export interface KubeWorld {
   down(): Promise<void>;
 }
 
-export async function startKubeWorld(members = 3): Promise<KubeWorld> {
+export interface KubeWorldOptions {
+  /**
+   * For a CLI run: writes the fake's kubeconfig to this file (`--kubeconfig`), and puts it in the
+   * Secret `wl-kubeconfig` as Cluster API keeps a workload cluster's (the fake serves both sides).
+   */
+  kubeconfigFile?: string;
+}
+
+export async function startKubeWorld(members = 3, options: KubeWorldOptions = {}): Promise<KubeWorld> {
   const lab = await startLab({ members, namePrefix: 'cp-' });
   let fake: KubeApiFake;
   try {
@@ -43,6 +52,10 @@ export async function startKubeWorld(members = 3): Promise<KubeWorld> {
     fake.setUpstream(member.name, { host: proxy.hostname, port: Number(proxy.port) });
   });
   const kubeconfig = fake.kubeconfigYaml();
+  if (options.kubeconfigFile !== undefined) {
+    fake.writeKubeconfig(options.kubeconfigFile);
+    fake.putSecret(CAPI_NAMESPACE, kubeconfigSecretName(CAPI_CLUSTER), { [KUBECONFIG_SECRET_KEY]: kubeconfig });
+  }
   const objects = fake.kubeConfig().makeApiClient(CustomObjectsApi);
   return {
     lab,

@@ -1,0 +1,178 @@
+// How a cluster is reached, from the command line and from the run config alike: client URLs, a
+// kubeconfig (the workload cluster itself, or Cluster API's management cluster, the workload's
+// kubeconfig then read from the `<cluster>-kubeconfig` Secret), and the order of the paths. One set
+// of rules; every problem names the flag or field as the user wrote it. The Kubernetes client is
+// loaded only for a cluster that has a kubeconfig: it costs a command that has none half a second.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { PathName } from '../../../functions/core/types.ts';
+import { KUBE_PATHS, type KubeAccessConfig } from '../../../functions/ports/kube-access.ts';
+
+export type AccessField = 'endpoints' | 'kubeconfig' | 'workloadKubeconfig' | 'capiCluster' | 'namespace' | 'paths';
+
+/** How one edge names its fields in a sentence, and the error it throws. */
+export interface AccessWords {
+  /** The field a problem is about, leading the sentence: `--paths`, `clusters[0].paths (cluster prod)`. */
+  where: (field: AccessField) => string;
+  /** Another field, as the sentence mentions it: `--kubeconfig`, `kubeconfig`. */
+  ref: (field: AccessField) => string;
+  fail: (message: string) => Error;
+}
+
+export interface AccessInput {
+  hasEndpoints: boolean;
+  /** Files, as written; relative ones resolve against `baseDir`. */
+  kubeconfig?: string | undefined;
+  workloadKubeconfig?: string | undefined;
+  /** The Cluster API Cluster's name: makes `kubeconfig` the management cluster's. */
+  capiCluster?: string | undefined;
+  namespace?: string | undefined;
+  /** Path names as written, in order. */
+  paths?: readonly string[] | undefined;
+  baseDir?: string;
+}
+
+/** Checked access, its files read: the Secret, if one is needed, is still to be read. */
+export interface Access {
+  pathOrder: PathName[];
+  kube?: KubeFiles;
+}
+
+interface KubeconfigText {
+  /** As written, for messages. */
+  file: string;
+  text: string;
+}
+
+interface KubeFiles {
+  /** The workload cluster's, or the management cluster's with `capi`. */
+  kubeconfig: KubeconfigText;
+  workloadKubeconfig?: KubeconfigText;
+  capi?: { clusterName: string; namespace: string };
+}
+
+export const DEFAULT_CAPI_NAMESPACE = 'default';
+
+/** The names a path may be written as; exec-relay is the exec path's long name. */
+const PATH_NAMES: Readonly<Record<string, PathName>> = { direct: 'direct', 'port-forward': 'port-forward', exec: 'exec', 'exec-relay': 'exec' };
+const PATH_LIST = 'direct, port-forward, exec-relay (or exec)';
+
+function pathOrderOf(input: AccessInput, words: AccessWords): PathName[] {
+  const kube = input.kubeconfig !== undefined;
+  if (input.paths === undefined) return [...(input.hasEndpoints ? (['direct'] as const) : []), ...(kube ? KUBE_PATHS : [])];
+  const where = words.where('paths');
+  if (input.paths.length === 0) throw words.fail(`${where}: give at least one of ${PATH_LIST}`);
+  const order: PathName[] = [];
+  for (const name of input.paths) {
+    const path = PATH_NAMES[name];
+    if (path === undefined) throw words.fail(`${where}: ${JSON.stringify(name)} is not a path (use ${PATH_LIST})`);
+    if (order.includes(path)) throw words.fail(`${where}: ${name === path ? `${name} is listed twice` : `${name} is ${path}, listed already`}`);
+    if (path !== 'direct' && !kube) throw words.fail(`${where}: ${name} needs ${words.ref('kubeconfig')}: the kube paths reach each member through the workload cluster's API server`);
+    if (path === 'direct' && !input.hasEndpoints) throw words.fail(`${where}: direct needs ${words.ref('endpoints')}, the client URLs it dials`);
+    order.push(path);
+  }
+  return order;
+}
+
+function checkKubeFields(input: AccessInput, words: AccessWords): void {
+  const { ref } = words;
+  if (!input.hasEndpoints && input.kubeconfig === undefined) {
+    throw words.fail(`${ref('endpoints')} or ${ref('kubeconfig')} is required: give one (client URLs to dial, or a kubeconfig to find the members through their etcd pods)`);
+  }
+  const capi = input.kubeconfig !== undefined && input.capiCluster !== undefined;
+  if (input.capiCluster !== undefined && input.kubeconfig === undefined) {
+    throw words.fail(`${words.where('capiCluster')}: needs ${ref('kubeconfig')}, the Cluster API management cluster's kubeconfig`);
+  }
+  if (input.workloadKubeconfig !== undefined && !capi) {
+    throw words.fail(
+      `${words.where('workloadKubeconfig')}: needs ${ref('kubeconfig')} (the management cluster) and ${ref('capiCluster')}; a workload cluster alone is reached with its kubeconfig as ${ref('kubeconfig')}`,
+    );
+  }
+  if (input.namespace !== undefined && !capi) {
+    throw words.fail(`${words.where('namespace')}: needs ${ref('kubeconfig')} and ${ref('capiCluster')}: it is the Cluster API cluster's namespace in the management cluster`);
+  }
+  if (input.namespace !== undefined && input.namespace.trim() === '') throw words.fail(`${words.where('namespace')}: must not be empty`);
+}
+
+/** The kubeconfig's text, read once; one that cannot be read is refused (kubeAccessOf checks what it says). */
+function readKubeconfig(file: string, field: 'kubeconfig' | 'workloadKubeconfig', input: AccessInput, words: AccessWords): KubeconfigText {
+  try {
+    return { file, text: fs.readFileSync(path.resolve(input.baseDir ?? '.', file), 'utf8') };
+  } catch (error) {
+    throw words.fail(`${words.where(field)}: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+}
+
+const kubeModules = async () => ({ ...(await import('../../../functions/adapters/kube/kube-config.ts')), ...(await import('../../../functions/adapters/kube/cluster-access.ts')) });
+type KubeModules = Awaited<ReturnType<typeof kubeModules>>;
+
+function notAKubeconfig(kube: KubeModules, text: string): string | undefined {
+  try {
+    const config = kube.kubeConfigFrom(text);
+    return config.getCurrentCluster() ? undefined : 'its current context names no cluster';
+  } catch (error) {
+    return (error instanceof Error ? error.message : String(error)).split('\n')[0];
+  }
+}
+
+/** The rules, and the kubeconfig files read; throws `words.fail(…)` naming the first problem. */
+export function checkAccess(input: AccessInput, words: AccessWords): Access {
+  checkKubeFields(input, words);
+  const pathOrder = pathOrderOf(input, words);
+  if (input.kubeconfig === undefined) return { pathOrder };
+  const kubeconfig = readKubeconfig(input.kubeconfig, 'kubeconfig', input, words);
+  const workload = input.workloadKubeconfig === undefined ? {} : { workloadKubeconfig: readKubeconfig(input.workloadKubeconfig, 'workloadKubeconfig', input, words) };
+  const capi = input.capiCluster === undefined ? {} : { capi: { clusterName: input.capiCluster, namespace: input.namespace ?? DEFAULT_CAPI_NAMESPACE } };
+  return { pathOrder, kube: { kubeconfig, ...workload, ...capi } };
+}
+
+/** How long the management cluster has to hand over the workload kubeconfig. */
+const SECRET_DEADLINE_MS = 10_000;
+
+async function secretWithin<T>(read: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`reading ${what} failed: the management cluster did not answer within ${SECRET_DEADLINE_MS / 1_000}s`)), SECRET_DEADLINE_MS);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([read, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A kubeconfig's text, once checked that it is one. */
+function kubeconfigOf(kube: KubeModules, given: KubeconfigText, field: 'kubeconfig' | 'workloadKubeconfig', words: AccessWords): string {
+  const problem = notAKubeconfig(kube, given.text);
+  if (problem) throw words.fail(`${words.where(field)}: ${given.file} is not a kubeconfig: ${problem}`);
+  return given.text;
+}
+
+/**
+ * The KubeAccessConfig the runtime builds clients from. Under Cluster API without a workload
+ * kubeconfig of its own, reads it from the Secret; a missing or unreadable one is refused, named.
+ */
+export async function kubeAccessOf(files: KubeFiles, words: AccessWords): Promise<KubeAccessConfig> {
+  const kube = await kubeModules();
+  const kubeconfig = kubeconfigOf(kube, files.kubeconfig, 'kubeconfig', words);
+  const given = files.workloadKubeconfig && kubeconfigOf(kube, files.workloadKubeconfig, 'workloadKubeconfig', words);
+  if (!files.capi) return { workloadKubeconfig: kubeconfig };
+  const { clusterName, namespace } = files.capi;
+  return { workloadKubeconfig: given || (await fromSecret(kube, kubeconfig, files.capi, words)), management: { kubeconfig, namespace, clusterName } };
+}
+
+async function fromSecret(kube: KubeModules, management: string, { clusterName, namespace }: { clusterName: string; namespace: string }, words: AccessWords): Promise<string> {
+  const secret = `Secret ${namespace}/${kube.kubeconfigSecretName(clusterName)}`;
+  let workloadKubeconfig: string;
+  try {
+    workloadKubeconfig = await secretWithin(kube.workloadKubeconfigFromSecret(kube.kubeConfigFrom(management), namespace, clusterName), secret);
+  } catch (error) {
+    // The adapter's hint names the flags; the config's fields are named otherwise.
+    const said = (error instanceof Error ? error.message : String(error)).replace('--namespace', words.ref('namespace')).replace('--workload-kubeconfig', words.ref('workloadKubeconfig'));
+    throw words.fail(`${words.where('capiCluster')}: ${said}`);
+  }
+  const problem = notAKubeconfig(kube, workloadKubeconfig);
+  if (problem) throw words.fail(`${words.where('capiCluster')}: ${secret} holds no kubeconfig: ${problem}`);
+  return workloadKubeconfig;
+}
