@@ -43,7 +43,7 @@ export class KubeApiFake {
   private readonly upstreams = new Map<string, Upstream>();
   private readonly timers = new Set<NodeJS.Timeout>();
   /** Every REST request, method and path, in order: tests count the writes they expect once. */
-  readonly requests: { method: string; path: string }[] = [];
+  readonly requests: { method: string; path: string; watch: boolean }[] = [];
   private readonly close: () => Promise<void>;
   private readonly watches: WatchHub | undefined;
 
@@ -233,7 +233,7 @@ export async function startKubeApiFake(options: KubeApiFakeOptions = {}): Promis
   const server = createServer((request, response) => {
     void (async () => {
       const url = new URL(request.url ?? '/', 'http://fake');
-      fake.requests.push({ method: request.method ?? 'GET', path: url.pathname });
+      fake.requests.push({ method: request.method ?? 'GET', path: url.pathname, watch: ['true', '1'].includes(url.searchParams.get('watch') ?? '') });
       const body = await readBody(request);
       if (url.pathname.endsWith('/portforward') || url.pathname.endsWith('/exec')) {
         // upgradeaware.go: a port-forward or exec without an Upgrade header is refused (§3).

@@ -1,0 +1,100 @@
+// The request watcher against the FAKE API server's watch: a dropped watch is started again and
+// resumes without losing or repeating a request; a watch too old for the server's history (410
+// Gone) relists, and requests already reported are not reported again.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REQUEST_GROUP, REQUEST_PLURAL, REQUEST_VERSION } from '../../../functions/adapters/kube/remediation-requests.ts';
+import { systemClock } from '../../../functions/ports/clock.ts';
+import type { Scheduler } from '../../../functions/ports/scheduler.ts';
+import { waitFor } from '../../../functions/shared/wait-for.ts';
+import { createInProcessBus } from '../../../infra/local/in-process-bus.ts';
+import { startRequestWatcher, type RequestWatcher } from '../../../infra/local/request-watcher.ts';
+import { openSqliteStore, type SqliteIncidentStore } from '../../../infra/local/sqlite-store.ts';
+import { startKubeApiFake, type KubeApiFake } from '../../support/fakes/kube/api-server.ts';
+
+const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+const coordinates = { group: REQUEST_GROUP, version: REQUEST_VERSION, namespace: 'default', plural: REQUEST_PLURAL };
+const noScheduler: Scheduler = { schedule: () => Promise.resolve(), cancel: () => Promise.resolve() };
+
+describe('request watcher: dropped watches and 410 Gone', () => {
+  let fake: KubeApiFake;
+  let store: SqliteIncidentStore;
+  let dir: string;
+  let watcher: RequestWatcher;
+  /** Every report the watcher made, by Machine. */
+  const reported: string[] = [];
+
+  beforeAll(async () => {
+    fake = await startKubeApiFake({ watchHistoryLimit: 5 });
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'request-watcher-'));
+    store = openSqliteStore({ path: path.join(dir, 'state.sqlite') });
+    watcher = startRequestWatcher({
+      management: fake.kubeConfig(),
+      runtime: {
+        store,
+        bus: createInProcessBus({ handlers: {}, onDeadLetter: () => undefined, onError: () => undefined }),
+        scheduler: noScheduler,
+        clock: systemClock,
+        // Stands in for the runtime's intake: the report opens an incident for its Machine.
+        async submit(detail) {
+          const { clusterId, target } = detail as { clusterId: string; target: { machineName: string } };
+          reported.push(target.machineName);
+          await store.openOrJoin({ clusterId, targetKey: `machineName=${target.machineName}`, target, reason: 'test', now: Date.now() });
+        },
+      },
+      clusterIdOf: (request) => `${request.namespace}/${request.clusterName}`,
+      log: silent,
+      restartDelayMs: 20,
+      followIntervalMs: 100,
+    });
+    await watcher.ready;
+  });
+  afterAll(async () => {
+    await watcher?.stop();
+    await store?.close();
+    await fake?.stop();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  const objects = () => fake.kubeConfig().makeApiClient(CustomObjectsApi);
+  const create = (name: string) =>
+    objects().createNamespacedCustomObject({
+      ...coordinates,
+      body: { apiVersion: `${REQUEST_GROUP}/${REQUEST_VERSION}`, kind: 'EtcdRemediationRequest', metadata: { name, labels: { 'cluster.x-k8s.io/cluster-name': 'wl' } }, spec: {} },
+    });
+  const statusOf = async (name: string) => ((await objects().getNamespacedCustomObject({ ...coordinates, name })) as { status?: { phase?: string; incidentId?: string } }).status;
+  /** LISTs of the requests (not watches): the informer lists once, then again only after 410 Gone. */
+  const lists = () => fake.requests.filter((r) => r.method === 'GET' && !r.watch && r.path.endsWith(`/${REQUEST_PLURAL}`)).length;
+  const followed = (name: string) => waitFor(async () => ((await statusOf(name))?.incidentId ? true : undefined), { timeoutMs: 10_000, what: `the request ${name} to be followed` });
+
+  it('reports a request, then, after the watch is dropped, the next one, each exactly once', async () => {
+    await create('wl-cp-1');
+    await followed('wl-cp-1');
+    const listed = lists();
+    fake.dropWatches('reset');
+    await create('wl-cp-2');
+    await followed('wl-cp-2');
+    expect(reported).toEqual(['wl-cp-1', 'wl-cp-2']);
+    // Resumed from its resourceVersion: no second list.
+    expect(lists()).toBe(listed);
+  });
+
+  it('relists after 410 Gone: a request made while the watch was down is reported, the others are not again', async () => {
+    const listedBefore = lists();
+    fake.dropWatches('reset');
+    await create('wl-cp-3');
+    // Older history than the resumed watch asks for: the server answers 410 Gone, the informer relists.
+    for (let i = 0; i < 6; i += 1) await create(`other-${i}`);
+    fake.compactWatchHistory();
+    fake.dropWatches('reset');
+    await followed('wl-cp-3');
+    await waitFor(async () => (reported.length === 9 ? true : undefined), { timeoutMs: 10_000, what: 'every request reported' });
+    expect(reported.filter((m) => m.startsWith('wl-'))).toEqual(['wl-cp-1', 'wl-cp-2', 'wl-cp-3']);
+    expect(new Set(reported).size).toBe(reported.length);
+    // The resumed watch was too old for the history: the informer listed again.
+    expect(lists()).toBeGreaterThan(listedBefore);
+  });
+});
