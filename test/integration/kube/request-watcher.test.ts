@@ -84,12 +84,13 @@ describe('request watcher: dropped watches and 410 Gone', () => {
 
   it('relists after 410 Gone: a request made while the watch was down is reported, the others are not again', async () => {
     const listedBefore = lists();
+    // The watch goes down and stays down while requests are made and the history is compacted.
+    fake.watchesRefused = true;
     fake.dropWatches('reset');
     await create('wl-cp-3');
-    // Older history than the resumed watch asks for: the server answers 410 Gone, the informer relists.
     for (let i = 0; i < 6; i += 1) await create(`other-${i}`);
     fake.compactWatchHistory();
-    fake.dropWatches('reset');
+    fake.watchesRefused = false;
     await followed('wl-cp-3');
     await waitFor(async () => (reported.length === 9 ? true : undefined), { timeoutMs: 10_000, what: 'every request reported' });
     expect(reported.filter((m) => m.startsWith('wl-'))).toEqual(['wl-cp-1', 'wl-cp-2', 'wl-cp-3']);

@@ -11,7 +11,7 @@ import { type NodeFault, type Upstream, portForwardServer } from './portforward.
 import { handleRest } from './routes.ts';
 import { badRequest } from './status.ts';
 import { ObjectStore, type ResourceType, metadataOf, resourceType } from './store.ts';
-import { type DropMode, type WatchHub, watchServer } from './watch.ts';
+import { type DropMode, type WatchHub, isWatch, watchServer } from './watch.ts';
 
 export type { NodeFault, Upstream } from './portforward.ts';
 
@@ -58,6 +58,9 @@ export class KubeApiFake {
   dropWatches(mode: DropMode = 'reset'): void {
     this.watches?.drop(mode);
   }
+
+  /** Test hook: new watches are refused (503) until allowed again, as by an API server restarting. */
+  watchesRefused = false;
 
   /** Test hook: forgets the watch history; a watch resuming from before now gets 410 Gone. */
   compactWatchHistory(): void {
@@ -238,6 +241,11 @@ export async function startKubeApiFake(options: KubeApiFakeOptions = {}): Promis
       if (url.pathname.endsWith('/portforward') || url.pathname.endsWith('/exec')) {
         // upgradeaware.go: a port-forward or exec without an Upgrade header is refused (§3).
         send(response, 400, { ...badRequest('Upgrade request required').status });
+        return;
+      }
+      if (request.method === 'GET' && fake.watchesRefused && isWatch(url)) {
+        // As an API server that is restarting answers: the client backs off and tries again.
+        send(response, 503, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'the server is currently unable to handle the request', reason: 'ServiceUnavailable', details: {}, code: 503 });
         return;
       }
       if (request.method === 'GET' && watches.serve(url, response)) return;
