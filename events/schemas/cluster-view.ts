@@ -6,7 +6,9 @@ import type { EtcdFailure, HostEvidence, MachineSummary, IdentityReport, MemberS
 import { memberIdSchema, pathNameSchema } from './common.ts';
 
 const count = z.number().int().nonnegative();
-const millis = z.number().nonnegative();
+/** A day: a latency or a wait longer than that is a producer's bug (seconds or µs for ms), not data. */
+export const MAX_MILLIS = 86_400_000;
+const millis = z.number().nonnegative('must be ≥ 0').max(MAX_MILLIS, `must be at most ${MAX_MILLIS} ms (a day)`);
 
 /** etcd's own cluster_id: uint64 as lowercase hex without leading zeros, as etcdctl prints it; never 0. */
 const etcdClusterIdSchema = z

@@ -4,7 +4,7 @@
 // dropped silently.
 import { EVENT_SOURCE, makeEvent, type DetailOf, type EventEnvelope } from '../../events/catalogue.ts';
 import { memberUnhealthySchema } from '../../events/schemas/member-unhealthy.ts';
-import { parseEvent } from '../../events/validate.ts';
+import { inputIssues, parseEvent, payloadOf } from '../../events/validate.ts';
 import { describeIssues, readSignal, type SignalReading, type SignalReport } from '../core/intake-signals.ts';
 import type { Bus } from '../ports/bus.ts';
 import type { Clock } from '../ports/clock.ts';
@@ -99,6 +99,9 @@ async function mapReport(deps: IntakeDeps, report: SignalReport, now: number): P
  * its member, and may leave out the cluster; any other target needs the cluster, which must exist.
  */
 async function mapDirect(deps: IntakeDeps, detail: unknown, now: number): Promise<Mapped> {
+  // Reserved keys, values JSON cannot carry and size first: the schema would strip or drop them unsaid.
+  const unfit = inputIssues(detail);
+  if (unfit.length > 0) return { refused: `MemberUnhealthy is invalid: ${unfit.map((i) => `${i.path}: ${i.problem}`).join('; ')}` };
   const parsed = directReportSchema.safeParse(detail);
   if (!parsed.success) return { refused: `MemberUnhealthy is invalid: ${describeIssues(parsed.error.issues)}` };
   const report = parsed.data;
@@ -159,7 +162,7 @@ async function deadLetter(deps: IntakeDeps, raw: unknown, signal: string, error:
     receivedAt: now,
     source: INTAKE_SOURCE,
     detailType: signal,
-    payload: JSON.stringify(raw) ?? String(raw),
+    payload: payloadOf(raw),
     error,
   });
   deps.log.error('intake: signal refused, kept as a dead letter', { signal, error, deadLetterId: dead.id });

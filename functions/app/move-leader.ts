@@ -2,7 +2,7 @@
 // leadership first, move it (run-move.ts); publish the outcome: approved, retry, or blocked.
 import type { DetailOf } from '../../events/catalogue.ts';
 import type { Decision } from '../core/decision.ts';
-import { LEADER_MOVED_STEP } from '../core/leader-move.ts';
+import { LEADER_MOVE_MADE_STEP, LEADER_MOVED_STEP } from '../core/leader-move.ts';
 import type { ClusterView } from '../core/view.ts';
 import { withView } from '../core/view-history.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
@@ -54,7 +54,7 @@ async function decideAndMove(deps: Deps, cluster: ClusterEntry, detail: DetailOf
   return decided;
 }
 
-const moveMarker = (incident: Incident): string => `leader-move-made@${incident.attempt}`;
+const moveMarker = (incident: Incident): string => `${LEADER_MOVE_MADE_STEP}@${incident.attempt}`;
 
 async function moveMade(deps: Deps, incident: Incident): Promise<Decided | undefined> {
   const step = moveMarker(incident);

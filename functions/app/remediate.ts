@@ -37,6 +37,16 @@ async function underLock(deps: Deps, cluster: ClusterEntry, incident: Incident):
     return await runSteps(deps, cluster, incident, lock);
   } finally {
     await lock.release();
+    await lockReleased(deps, incident.incidentId, lock);
+  }
+}
+
+/** A journal line, not a step marker: every run that held the lock lets it go. Best effort, as the release is. */
+async function lockReleased(deps: Deps, incidentId: string, lock: HeldLock): Promise<void> {
+  try {
+    await deps.store.appendJournal(incidentId, { at: deps.clock.now(), step: 'lock-released', detail: `${lock.owner} let go of ${lock.where}` });
+  } catch (error) {
+    deps.log.warn('lock release not journaled', { incidentId, error: String(error) });
   }
 }
 

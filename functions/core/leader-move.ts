@@ -6,9 +6,17 @@ import { isReasonCode, type ReasonCode } from './reason-table.ts';
 /** The journal step move-leader writes when leadership moved off the target. */
 export const LEADER_MOVED_STEP = 'leader-moved';
 
+/**
+ * The marker move-leader writes (as `leader-move-made@ATTEMPT`) the moment a move is made and
+ * verified, before the commit that journals LEADER_MOVED_STEP: a crash in between leaves only it.
+ */
+export const LEADER_MOVE_MADE_STEP = 'leader-move-made';
+
+const movedIn = (step: string): boolean => step === LEADER_MOVED_STEP || step.startsWith(`${LEADER_MOVE_MADE_STEP}@`);
+
 export function leaderMoveOf(journal: readonly { step: string; detail?: unknown }[], lastDecision: Decision | undefined): LeaderMove {
   // A move made on an earlier attempt still counts, though a re-approval found a follower.
-  if (journal.some((e) => e.step === LEADER_MOVED_STEP)) return 'moved';
+  if (journal.some((e) => movedIn(e.step))) return 'moved';
   if (lastDecision?.kind === 'approve') return lastDecision.leaderMove;
   // A retry after the removal (an election) is the last decision now: the approval before it says.
   // With none, nothing was done to leadership, as for an incident blocked before any approval.

@@ -6,7 +6,7 @@ import { parser } from '@aws-lambda-powertools/parser/middleware';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { subscriptionsOf, type DetailTypesFor, type EventEnvelope, type FunctionName } from '../../events/catalogue.ts';
-import { parseEnvelope } from '../../events/validate.ts';
+import { parseEnvelope, payloadOf } from '../../events/validate.ts';
 import type { Deps } from '../app/deps.ts';
 import { eventBridgeSchemaFor, fromEventBridgeEvent } from './eventbridge.ts';
 
@@ -51,7 +51,7 @@ export function eventHandler<F extends FunctionName, R>(
           receivedAt: deps.clock.now(),
           source: `${functionName} handler`,
           detailType: typeof raw?.['detail-type'] === 'string' ? raw['detail-type'] : 'unknown',
-          payload: JSON.stringify(parsed.originalEvent),
+          payload: payloadOf(parsed.originalEvent),
           error: summary,
         });
         logger.error('invalid event', { summary, deadLetterId: dead.id });

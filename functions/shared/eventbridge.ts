@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { EventBridgeSchema } from '@aws-lambda-powertools/parser/schemas/eventbridge';
 import { z } from 'zod';
 import { detailSchemas, EVENT_SOURCE, type DetailType, type EventEnvelope } from '../../events/catalogue.ts';
+import { inputIssues } from '../../events/validate.ts';
 
 /** A schema accepting EventBridge events of exactly these detail types, each with its own detail. */
 export function eventBridgeSchemaFor<T extends DetailType>(types: readonly T[]) {
@@ -11,7 +12,14 @@ export function eventBridgeSchemaFor<T extends DetailType>(types: readonly T[]) 
     EventBridgeSchema.extend({ source: z.literal(EVENT_SOURCE), 'detail-type': z.literal(t), detail: detailSchemas[t] }),
   );
   // A one-variant union is fine for zod; keeping one shape makes the handler code uniform.
-  return z.discriminatedUnion('detail-type', variants as unknown as [(typeof variants)[number], ...(typeof variants)[number][]]);
+  const union = z.discriminatedUnion('detail-type', variants as unknown as [(typeof variants)[number], ...(typeof variants)[number][]]);
+  // The detail as it arrived, before the schema strips what it does not know: a reserved key, a
+  // value JSON cannot carry or an oversized field refuses the event (parseEnvelope names it).
+  return z.preprocess((event, ctx) => {
+    const detail = typeof event === 'object' && event !== null ? (event as { detail?: unknown }).detail : undefined;
+    for (const issue of inputIssues(detail)) ctx.addIssue({ code: 'custom', path: ['detail'], message: `${issue.path}: ${issue.problem}`, input: detail });
+    return event;
+  }, union);
 }
 
 export interface EventBridgeEvent {

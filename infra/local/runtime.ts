@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { LogLevel } from '@aws-lambda-powertools/logger/types';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { isTerminalEvent, makeEvent, type DetailOf, type EventEnvelope, type FunctionName, type TerminalDetailType } from '../../events/catalogue.ts';
-import { parseEvent } from '../../events/validate.ts';
+import { parseEvent, payloadOf } from '../../events/validate.ts';
 import type { Deps } from '../../functions/app/deps.ts';
 import { stepFailed } from '../../functions/app/step-failed.ts';
 import { sweepStalled } from '../../functions/app/sweep.ts';
@@ -21,6 +21,7 @@ import { InvalidEventError, type LambdaHandler } from '../../functions/shared/ev
 import { createEtcdAccess } from './etcd-access.ts';
 import { createClusterActuator } from '../../functions/adapters/kube/cluster-actuator.ts';
 import { fileSnapshots } from './file-snapshots.ts';
+import { failpointFrom, withFailpoint } from './failpoint.ts';
 import { createInProcessBus, type InProcessBus } from './in-process-bus.ts';
 import { localContext } from './lambda-context.ts';
 import { resumeScope, type ResumeOption } from './resume-scope.ts';
@@ -147,7 +148,8 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
   });
 
   Object.assign(deps, {
-    store,
+    // The functions' journal writes crash the process at ETCD_REMEDIATOR_FAILPOINT's step, if set.
+    store: withFailpoint(store, failpointFrom()),
     bus,
     scheduler,
     directory: options.directory,
@@ -216,7 +218,8 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
           receivedAt: clock.now(),
           source,
           detailType: 'MemberUnhealthy',
-          payload: JSON.stringify(detail),
+          // Never throws (a bigint, a cycle): the refusal is kept whatever was submitted.
+          payload: payloadOf(detail),
           error: parsed.error.summary,
         });
         throw new InvalidEventError(parsed.error.summary, dead.id);

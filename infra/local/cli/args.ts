@@ -20,32 +20,70 @@ export function parseFlags<const O extends ParseArgsOptionsConfig>(command: stri
   try {
     return parseArgs({ args: argv, options: { ...options, ...HELP }, strict: true, allowPositionals });
   } catch (error) {
-    throw new UsageError(describeParseError(command, error));
+    throw new UsageError(describeParseError(command, error, offending(argv, options)));
   }
 }
 
-function describeParseError(command: string, error: unknown): string {
+interface Offending {
+  /** The first unknown flag, as typed. */
+  flag?: string;
+  /** The first positional argument. */
+  positional?: string;
+}
+
+/**
+ * The unknown flag and the stray argument as typed, found by the parser's own tokens rather than
+ * read back from its message (which a flag or argument holding a space or a quote would cut short).
+ */
+function offending(argv: string[], options: ParseArgsOptionsConfig): Offending {
+  try {
+    const { tokens } = parseArgs({ args: argv, options: { ...options, ...HELP }, strict: false, allowPositionals: true, tokens: true });
+    const flag = tokens.find((t) => t.kind === 'option' && !Object.hasOwn(options, t.name) && !Object.hasOwn(HELP, t.name));
+    const positional = tokens.find((t) => t.kind === 'positional');
+    return {
+      ...(flag?.kind === 'option' ? { flag: flag.rawName } : {}),
+      ...(positional?.kind === 'positional' ? { positional: positional.value } : {}),
+    };
+  } catch {
+    return {};
+  }
+}
+
+/** A flag as the user typed it: as is when plain, quoted when it holds spaces or control characters. */
+const shown = (flag: string): string => (/^[!-~]+$/.test(flag) ? flag : JSON.stringify(flag));
+
+function describeParseError(command: string, error: unknown, typed: Offending): string {
   const { code, message } = error as { code?: string; message?: string };
   const quoted = /'([^']+)'/.exec(message ?? '')?.[1] ?? '';
   const flag = quoted.split(' ')[0] ?? quoted;
   const seeHelp = `see ${PROGRAM} ${command} --help`;
   switch (code) {
     case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
-      return `${flag}: unknown flag for ${command} (${seeHelp})`;
+      return `${shown(typed.flag ?? flag)}: unknown flag for ${command} (${seeHelp})`;
     case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
       return /does not take an argument/.test(message ?? '') ? `${flag}: takes no value` : `${flag}: needs a value`;
     case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
-      return `unexpected argument ${JSON.stringify(quoted)} (${seeHelp})`;
+      return `unexpected argument ${JSON.stringify(typed.positional ?? quoted)} (${seeHelp})`;
     default:
       return `${(message ?? String(error)).split('\n')[0]} (${seeHelp})`;
   }
 }
 
-/** A duration flag: undefined when absent, a usage error naming the flag when malformed. */
+/**
+ * The longest a Node timer waits (2^31 - 1 ms, about 24.8 days). Past it Node fires the timer at
+ * once, so a `--timeout 1000h` would time every call out at 1 ms and a `--backoff 1000h` would
+ * retry in a tight loop: refused instead.
+ */
+export const MAX_FLAG_DURATION_MS = 2 ** 31 - 1;
+
+/** A duration flag: undefined when absent, a usage error naming the flag when malformed or absurdly long. */
 export function durationFlag(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const ms = parseDuration(value);
   if (ms === undefined) throw new UsageError(`--${name}: ${notADuration(value)}`);
+  if (ms > MAX_FLAG_DURATION_MS) {
+    throw new UsageError(`--${name}: ${JSON.stringify(value)} is too long: at most 596h31m23s (about 24.8 days, the longest a timer can wait)`);
+  }
   return ms;
 }
 

@@ -1,4 +1,5 @@
 // etcd-remediator: the command-line edge. Each command lives in its own module, loaded on use.
+import { failpointFrom, UnknownFailpointError } from '../failpoint.ts';
 import { StateFileError } from '../state-file.ts';
 import { PROGRAM, UsageError } from './args.ts';
 import { EXIT } from './output.ts';
@@ -39,6 +40,13 @@ export async function main(argv: string[]): Promise<number> {
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(`${usage}\n`);
     return name === undefined ? EXIT.usage : EXIT.ok;
+  }
+  // Checked before any command starts: a misspelt failpoint must not run without one.
+  try {
+    failpointFrom();
+  } catch (error) {
+    if (error instanceof UnknownFailpointError) throw new UsageError(error.message);
+    throw error;
   }
   const command = commands[name];
   if (!command) throw new UsageError(`unknown command ${JSON.stringify(name)} (commands: ${Object.keys(commands).join(', ')})`);

@@ -2,7 +2,7 @@
 // and the leader-move label an outcome carries comes from one rule.
 import { describe, expect, it } from 'vitest';
 import type { Decision } from '../../../functions/core/decision.ts';
-import { LEADER_MOVED_STEP, leaderMoveOf } from '../../../functions/core/leader-move.ts';
+import { LEADER_MOVE_MADE_STEP, LEADER_MOVED_STEP, leaderMoveOf } from '../../../functions/core/leader-move.ts';
 import { checkTargetFound } from '../../../functions/core/plan-checks.ts';
 import { buildPlanContext } from '../../../functions/core/plan-context.ts';
 import { decideLeadership } from '../../../functions/core/plan-leadership.ts';
@@ -69,6 +69,11 @@ describe('leaderMoveOf', () => {
   it('says moved once a move is journaled, whatever was approved after it', () => {
     expect(leaderMoveOf(moved, approve('not-needed'))).toBe('moved');
     expect(leaderMoveOf(moved, block)).toBe('moved');
+  });
+
+  it('says moved for a move marked made whose commit a crash cut off, before its journal line', () => {
+    const cut = [{ step: 'probed' }, { step: `${LEADER_MOVE_MADE_STEP}@0` }, { step: 'resumed' }];
+    expect(leaderMoveOf(cut, approve('not-needed'))).toBe('moved');
   });
 
   it('otherwise takes the label of the approval', () => {
