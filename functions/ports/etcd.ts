@@ -6,6 +6,11 @@ export interface TlsFiles {
   ca: Buffer;
   cert?: Buffer;
   key?: Buffer;
+  /**
+   * How the user named each file (`--cacert /etc/ca.pem`, `clusters[0].tls.key k.pem`), so a TLS
+   * failure at call time says which file to fix. Names only, never contents.
+   */
+  sources?: { ca: string; cert?: string; key?: string };
 }
 
 export interface EndpointTarget {

@@ -4,7 +4,7 @@ import { pipeline } from 'node:stream/promises';
 import { noop } from 'cockatiel';
 import { Etcd3, type IOptions, type ISnapshotResponse } from 'etcd3';
 import type { MemberId, MemberInfo, MemberList, MemberStatus } from '../../core/types.ts';
-import type { EndpointTarget, EtcdMemberClient, TlsFiles } from '../../ports/etcd.ts';
+import { EtcdCallError, type EndpointTarget, type EtcdMemberClient, type TlsFiles } from '../../ports/etcd.ts';
 import { toMemberInfo, toMemberList, toMemberStatus } from './convert.ts';
 import { withinDeadline } from './deadline.ts';
 import { decimalMemberId } from './member-id.ts';
@@ -46,15 +46,37 @@ export function etcd3Options(endpoint: string, options: MemberClientOptions = {}
   };
 }
 
-async function call<T>(deadlineMs: number, run: (deadline: Date) => Promise<T>): Promise<T> {
+/** The server's certificate did not verify against our CA. */
+const SERVER_UNVERIFIED = /self[- ]signed|unable to (get|verify)|UNABLE_TO_|certificate verify failed|CERT_(UNTRUSTED|SIGNATURE_FAILURE|HAS_EXPIRED|NOT_YET_VALID)|certificate has expired/i;
+/** The server turned our client certificate away. */
+const CLIENT_REFUSED = /alert (bad certificate|unknown ca|certificate required|certificate unknown|certificate expired|unsupported certificate)|certificate required|bad certificate/i;
+const HOST_MISMATCH = /altnames|ERR_TLS_CERT_ALTNAME_INVALID|does not match certificate/i;
+
+/** Which of the user's files a TLS failure points at, said after etcd's own words. */
+export function tlsHint(message: string, sources: NonNullable<TlsFiles['sources']>): string {
+  const client = sources.cert !== undefined && sources.key !== undefined ? `${sources.cert} (with ${sources.key})` : undefined;
+  if (SERVER_UNVERIFIED.test(message)) return `the server's certificate is not signed by the CA in ${sources.ca}: fix ${sources.ca}`;
+  if (CLIENT_REFUSED.test(message)) {
+    return client ? `the server refused the client certificate ${client}: it is not signed by a CA the server trusts; fix ${sources.cert}` : `the server requires a client certificate: give --cert and --key (or tls.cert and tls.key)`;
+  }
+  if (HOST_MISMATCH.test(message)) return `the server's certificate does not name this endpoint's host; the CA is ${sources.ca}`;
+  return `check ${[sources.ca, sources.cert, sources.key].filter(Boolean).join(', ')}`;
+}
+
+async function callNaming<T>(tls: TlsFiles | undefined, deadlineMs: number, run: (deadline: Date) => Promise<T>): Promise<T> {
   try {
     return await withinDeadline(deadlineMs, run);
   } catch (error) {
-    throw toEtcdCallError(error);
+    const wrapped = toEtcdCallError(error);
+    const { failure } = wrapped;
+    if (failure.kind !== 'tls' || !tls?.sources) throw wrapped;
+    return Promise.reject(new EtcdCallError({ ...failure, message: `${failure.message} (${tlsHint(failure.message, tls.sources)})` }, { cause: error }));
   }
 }
 
 export function createMemberClient(target: EndpointTarget, options: MemberClientOptions = {}): ClosableMemberClient {
+  const call = <T>(deadlineMs: number, run: (deadline: Date) => Promise<T>): Promise<T> =>
+    callNaming(target.endpoint.startsWith('https://') ? options.tls : undefined, deadlineMs, run);
   const etcd = new Etcd3(etcd3Options(target.endpoint, options));
   return {
     endpoint: target.endpoint,

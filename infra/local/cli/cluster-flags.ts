@@ -1,12 +1,12 @@
 // The flags that name a cluster and how to talk to it, shared by probe, plan and remediate, and
 // their translation into a cluster entry with its policy.
-import fs from 'node:fs';
 import { electionTimeoutTooShort, MIN_ELECTION_TIMEOUT_MS, parsePolicy, type Policy, type PolicyInput } from '../../../functions/core/policy.ts';
 import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
 import type { PathName } from '../../../functions/core/types.ts';
 import type { TlsFiles } from '../../../functions/ports/etcd.ts';
 import { checkAccess, kubeAccessOf, type AccessField, type AccessWords } from './access-rules.ts';
 import { durationFlag, requiredFlag, UsageError } from './args.ts';
+import { readTlsFiles } from './tls-files.ts';
 
 export const clusterOptions = {
   endpoints: { type: 'string' },
@@ -76,25 +76,12 @@ export function parseEndpoints(value: string | undefined): string[] {
   return list;
 }
 
-function readFileFlag(name: string, file: string): Buffer {
-  try {
-    return fs.readFileSync(file);
-  } catch (error) {
-    throw new UsageError(`--${name}: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-  }
-}
-
 export function tlsFromFlags(values: { cacert?: string | undefined; cert?: string | undefined; key?: string | undefined }): TlsFiles | undefined {
   const { cacert, cert, key } = values;
   if (cacert === undefined && cert === undefined && key === undefined) return undefined;
   if (cacert === undefined) throw new UsageError('--cacert is required with --cert and --key');
   if ((cert === undefined) !== (key === undefined)) throw new UsageError(cert === undefined ? '--cert is required with --key' : '--key is required with --cert');
-  const tls: TlsFiles = { ca: readFileFlag('cacert', cacert) };
-  if (cert !== undefined && key !== undefined) {
-    tls.cert = readFileFlag('cert', cert);
-    tls.key = readFileFlag('key', key);
-  }
-  return tls;
+  return readTlsFiles({ cacert, cert, key }, { name: (field, file) => `--${field} ${file}`, fail: (message) => new UsageError(message) });
 }
 
 const FLAGS: Readonly<Record<AccessField, string>> = {

@@ -10,6 +10,7 @@ import type { KubeAccessConfig } from '../../../functions/ports/kube-access.ts';
 import { checkAccess, kubeAccessOf, type AccessField, type AccessWords } from './access-rules.ts';
 import { isClientUrl } from './cluster-flags.ts';
 import { notADuration, parseDuration } from './duration.ts';
+import { readTlsFiles } from './tls-files.ts';
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -95,23 +96,43 @@ const clusterSchema = z
 
 const LOOPBACK = /^(127(?:\.\d{1,3}){3}|localhost|\[::1\]|::1)$/;
 
-const listen = z.string().transform((text, ctx) => {
+const listen = z.string().transform((text, ctx): Listen => {
+  if (text.startsWith('unix:')) {
+    const socket = text.slice('unix:'.length);
+    if (socket === '') {
+      ctx.addIssue({ code: 'custom', message: 'unix: needs a socket path, e.g. unix:/run/etcd-remediator/run.sock' });
+      return z.NEVER;
+    }
+    return { kind: 'unix', path: socket };
+  }
   const match = /^(.*):(\d{1,5})$/.exec(text);
   const port = match ? Number(match[2]) : NaN;
   if (!match || !LOOPBACK.test(match[1]!) || port > 65_535) {
-    ctx.addIssue({ code: 'custom', message: `${JSON.stringify(text)} is not a loopback host:port (use e.g. 127.0.0.1:8787)` });
+    ctx.addIssue({ code: 'custom', message: `${JSON.stringify(text)} is not a loopback host:port or unix:/path/to.sock (use e.g. 127.0.0.1:8787)` });
     return z.NEVER;
   }
-  return { host: match[1]!.replace(/^\[(.*)\]$/, '$1'), port };
+  return { kind: 'tcp', host: match[1]!.replace(/^\[(.*)\]$/, '$1'), port };
 });
+
+/** The shortest bearer token taken: 16 characters (e.g. `openssl rand -hex 32` gives 64). */
+export const MIN_TOKEN_LENGTH = 16;
 
 const configSchema = z
   .strictObject({
     state: z.string().min(1, 'must name a file'),
-    listen: listen.default({ host: '127.0.0.1', port: 8787 }),
+    listen: listen.default({ kind: 'tcp', host: '127.0.0.1', port: 8787 }),
+    token: z.string().optional(),
+    tokenFile: file.optional(),
+    insecureNoAuth: z.boolean().optional(),
     clusters: z.array(clusterSchema).min(1, 'must list at least one cluster'),
   })
   .superRefine((config, ctx) => {
+    if (config.token !== undefined && config.tokenFile !== undefined) ctx.addIssue({ code: 'custom', path: ['tokenFile'], message: 'give it or token, not both' });
+    if (config.insecureNoAuth === true && (config.token !== undefined || config.tokenFile !== undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['insecureNoAuth'], message: 'give it or a token, not both' });
+    }
+    // The value itself is never quoted back: it may be the real token, mistyped.
+    if (config.token !== undefined && config.token.trim().length < MIN_TOKEN_LENGTH) ctx.addIssue({ code: 'custom', path: ['token'], message: `must be at least ${MIN_TOKEN_LENGTH} characters (e.g. openssl rand -hex 32)` });
     const seen = new Set<string>();
     config.clusters.forEach((c, i) => {
       if (seen.has(c.clusterId)) ctx.addIssue({ code: 'custom', path: ['clusters', i, 'clusterId'], message: `${JSON.stringify(c.clusterId)} is listed twice` });
@@ -119,9 +140,15 @@ const configSchema = z
     });
   });
 
+export type Listen = { kind: 'tcp'; host: string; port: number } | { kind: 'unix'; path: string };
+
 export interface RunConfig {
   statePath: string;
-  listen: { host: string; port: number };
+  listen: Listen;
+  /** The bearer token every HTTP request must carry; undefined when none is configured. */
+  token?: string;
+  /** Serve HTTP on a TCP port without a token: any local user may then trigger removals. */
+  insecureNoAuth: boolean;
   /** Without their kube access: withKubeAccess reads it, from the management cluster where need be. */
   clusters: (ClusterEntry & { policy: Policy })[];
   /** Each kube cluster's access, by cluster id; rejects with a ConfigError naming the cluster and field. */
@@ -169,20 +196,12 @@ export function policyInputFromConfig(raw: unknown): PolicyInput {
 }
 
 function readTls(dir: string, index: number, tls: { cacert: string; cert?: string | undefined; key?: string | undefined }): TlsFiles {
-  const read = (field: 'cacert' | 'cert' | 'key', file: string) => {
-    try {
-      return fs.readFileSync(path.resolve(dir, file));
-    } catch (error) {
-      throw new ConfigError(`clusters[${index}].tls.${field}: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-    }
-  };
   if ((tls.cert === undefined) !== (tls.key === undefined)) throw new ConfigError(`clusters[${index}].tls.${tls.cert === undefined ? 'cert' : 'key'}: is required with ${tls.cert === undefined ? 'key' : 'cert'}`);
-  const files: TlsFiles = { ca: read('cacert', tls.cacert) };
-  if (tls.cert !== undefined && tls.key !== undefined) {
-    files.cert = read('cert', tls.cert);
-    files.key = read('key', tls.key);
-  }
-  return files;
+  return readTlsFiles(tls, {
+    resolve: (file) => path.resolve(dir, file),
+    name: (field, file) => `clusters[${index}].tls.${field} ${file}`,
+    fail: (message) => new ConfigError(message),
+  });
 }
 
 type ClusterConfig = z.infer<typeof clusterSchema>;
@@ -251,5 +270,22 @@ export function loadConfig(file: string): RunConfig {
       ...(c.aliases ? { aliases: c.aliases } : {}),
     };
   });
-  return { statePath: path.resolve(dir, config.state), listen: config.listen, clusters, kubeAccess };
+  const token = config.tokenFile === undefined ? config.token?.trim() : readTokenFile(path.resolve(dir, config.tokenFile), config.tokenFile);
+  const where: Listen = config.listen.kind === 'unix' ? { kind: 'unix', path: path.resolve(dir, config.listen.path) } : config.listen;
+  return { statePath: path.resolve(dir, config.state), listen: where, ...(token === undefined ? {} : { token }), insecureNoAuth: config.insecureNoAuth ?? false, clusters, kubeAccess };
+}
+
+/** The token in a file (surrounding whitespace dropped); a file others may read is refused. */
+function readTokenFile(file: string, asWritten: string): string {
+  let text: string;
+  try {
+    const stat = fs.statSync(file);
+    if ((stat.mode & 0o077) !== 0) throw new ConfigError(`tokenFile ${asWritten}: is readable or writable by others (mode ${(stat.mode & 0o777).toString(8)}); chmod 600 it`);
+    text = fs.readFileSync(file, 'utf8').trim();
+  } catch (error) {
+    if (error instanceof ConfigError) throw error;
+    throw new ConfigError(`tokenFile ${asWritten}: cannot read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  if (text.length < MIN_TOKEN_LENGTH) throw new ConfigError(`tokenFile ${asWritten}: the token must be at least ${MIN_TOKEN_LENGTH} characters (e.g. openssl rand -hex 32 > ${asWritten})`);
+  return text;
 }

@@ -8,6 +8,7 @@ import { isMismatched } from '../../../functions/core/cluster-identity.ts';
 import { createLocalRuntime, type LocalRuntime } from '../runtime.ts';
 import { createStaticDirectory } from '../static-directory.ts';
 import { parseFlags, UsageError } from './args.ts';
+import { cliLogLevel } from './log-level.ts';
 import type { AccessFlagValues } from './cluster-flags.ts';
 import { openClusterProbe } from './cluster-probe.ts';
 import { EXIT, printResult } from './output.ts';
@@ -140,7 +141,7 @@ async function remediate(cluster: Parameters<typeof selectorFor>[0], target: Tar
   const runtime: LocalRuntime = await createLocalRuntime({
     statePath,
     directory: createStaticDirectory([cluster]),
-    logLevel: 'SILENT',
+    logLevel: cliLogLevel(),
     onHandlerError: (fn, error) => progress?.note(`${fn} failed: ${error instanceof Error ? error.message : String(error)} on every delivery; the incident resumes later, or blocks saying why`),
     // Only the incident chosen: another open one is never run on the side.
     resume: { incidentIds: open ? [incidentId] : [] },

@@ -6,6 +6,8 @@ import { isTerminalEvent } from '../../../events/catalogue.ts';
 import { createLocalRuntime } from '../runtime.ts';
 import { createStaticDirectory } from '../static-directory.ts';
 import { parseFlags, requiredFlag, UsageError } from './args.ts';
+import { cliLogLevel } from './log-level.ts';
+import { bearerCheck, listenOnSocket, prepareSocket } from './run-listen.ts';
 import { ConfigError, loadConfig, withKubeAccess, type RunConfig } from './config.ts';
 import { createIntake, refuseTooLarge, type IntakeReply, type Refusal } from './intake.ts';
 import { splitLines } from './lines.ts';
@@ -30,13 +32,19 @@ incidents resume on the next start: run resumes every open incident of its clust
 them on stderr as it starts. One process owns a state file at a time: a second gets exit 2.
 
 FILE (JSON; paths are relative to it):
-  { "state": "state.sqlite", "listen": "127.0.0.1:8787",
+  { "state": "state.sqlite", "listen": "127.0.0.1:8787", "tokenFile": "run.token",
     "clusters": [{ "clusterId": "prod", "endpoints": ["https://10.0.0.1:2379"],
                    "tls": { "cacert": "ca.pem", "cert": "client.pem", "key": "client-key.pem" },
                    "policy": { "grace": "60s", "electionTimeout": "1s", "callTimeout": "2s",
                                "backoff": { "base": "5s", "cap": "5m" },
                                "allowRemoveWithoutLeaderMove": true, "maxAttempts": 10 } }] }
-  listen must be a loopback address; port 0 picks a free port (printed on stderr).
+  listen: a loopback host:port (port 0 picks a free port, printed on stderr), or unix:PATH for a
+    Unix socket only this user can open (mode 0600; refused if PATH exists and is not a stale
+    socket of ours). Default 127.0.0.1:8787.
+  token or tokenFile (a file only its owner can read; at least 16 characters, e.g. from
+    openssl rand -hex 32): every HTTP request must send Authorization: Bearer <token>, else 401.
+    A TCP port is opened only with a token or "insecureNoAuth": true (any local user could post
+    removals); without either, run takes events on stdin only (and refuses to start on a terminal).
   A cluster reached through Kubernetes (as probe's --kubeconfig, --cluster, --namespace,
   --workload-kubeconfig and --paths):
     { "clusterId": "prod", "kubeconfig": "management.kubeconfig", "capiCluster": "prod",
@@ -81,13 +89,23 @@ function readBody(req: http.IncomingMessage): Promise<Body> {
 type Intake = (text: string, source: string) => Promise<IntakeReply>;
 type TooLarge = (source: string, field: '(body)' | '(line)', sizeBytes: number) => Promise<Refusal>;
 
-function serve(config: RunConfig, intake: Intake, tooLarge: TooLarge): Promise<http.Server> {
+const peerOf = (req: http.IncomingMessage): string =>
+  req.socket.remoteAddress === undefined ? 'the socket' : `${req.socket.remoteAddress}:${req.socket.remotePort ?? '?'}`;
+
+async function serve(config: RunConfig, intake: Intake, tooLarge: TooLarge): Promise<http.Server> {
+  const authorized = config.token === undefined ? undefined : bearerCheck(config.token);
   const server = http.createServer((req, res) => {
-    const reply = (status: number, body: unknown) => {
-      res.writeHead(status, { 'content-type': 'application/json' });
+    const reply = (status: number, body: unknown, headers: Record<string, string> = {}) => {
+      res.writeHead(status, { 'content-type': 'application/json', ...headers });
       res.end(`${JSON.stringify(body)}\n`);
     };
     const url = new URL(req.url ?? '/', 'http://localhost');
+    const auth = authorized?.(req) ?? 'ok';
+    if (auth !== 'ok') {
+      // Said without the token, and not kept as a dead letter: who is not allowed in cannot fill the state file.
+      process.stderr.write(`refused ${req.method ?? '?'} ${url.pathname} from ${peerOf(req)}: ${auth === 'missing' ? 'no bearer token' : 'wrong bearer token'}\n`);
+      return reply(401, { error: `${auth === 'missing' ? 'no bearer token' : 'wrong bearer token'}: send Authorization: Bearer <the token of the run config>` }, { 'www-authenticate': 'Bearer' });
+    }
     if (url.pathname !== '/events') return reply(404, { error: `no such path ${url.pathname}; POST MemberUnhealthy details to /events` });
     if (req.method !== 'POST') return reply(405, { error: 'use POST' });
     readBody(req)
@@ -98,10 +116,29 @@ function serve(config: RunConfig, intake: Intake, tooLarge: TooLarge): Promise<h
       })
       .catch((error: unknown) => reply(500, { error: error instanceof Error ? error.message : String(error) }));
   });
+  const { listen } = config;
+  if (listen.kind === 'unix') {
+    await prepareSocket(listen.path);
+    await listenOnSocket(server, listen.path);
+    return server;
+  }
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen({ host: config.listen.host, port: config.listen.port }, () => resolve(server));
+    server.listen({ host: listen.host, port: listen.port }, () => resolve(server));
   });
+}
+
+/** Why `run` will not open its TCP port, or undefined when it may. */
+export function unauthenticatedPort(config: RunConfig): string | undefined {
+  if (config.listen.kind !== 'tcp' || config.token !== undefined || config.insecureNoAuth) return undefined;
+  return `not listening on ${config.listen.host}:${config.listen.port}: without a token any local user could post to it and trigger removals; set "token" or "tokenFile" in the config (clients send Authorization: Bearer <token>), listen on "unix:/path/to.sock", or set "insecureNoAuth": true`;
+}
+
+function listenUrl(server: http.Server): string {
+  const address = server.address();
+  if (typeof address === 'string') return `unix:${address} POST /events`;
+  const { address: ip, port } = address as AddressInfo;
+  return `http://${ip.includes(':') ? `[${ip}]` : ip}:${port}/events`;
 }
 
 /** Reads JSON lines from stdin until it ends; returns how to stop reading. */
@@ -143,6 +180,10 @@ export async function run(argv: string[]): Promise<number> {
     throw error;
   }
 
+  // Without a way to tell who posts, the port stays closed; stdin (only this process's parent can write it) still serves.
+  const closed = unauthenticatedPort(config);
+  if (closed !== undefined && process.stdin.isTTY) throw new UsageError(`${file}: ${closed}`);
+
   const ownership = ownState(config.statePath);
   try {
     return await serveConfig(config);
@@ -168,7 +209,7 @@ async function serveConfig(config: RunConfig): Promise<number> {
   const runtime = await createLocalRuntime({
     statePath: config.statePath,
     directory: createStaticDirectory(config.clusters),
-    logLevel: 'SILENT',
+    logLevel: cliLogLevel(),
     onHandlerError: (fn, error) => process.stderr.write(`${fn} failed: ${error instanceof Error ? error.message : String(error)}\n`),
     // Every incident it can run; one of a cluster it has no endpoints for would only fail.
     resume: { incidentIds: await toResume(config) },
@@ -193,10 +234,15 @@ async function serveConfig(config: RunConfig): Promise<number> {
     await runtime.start();
     const intake = createIntake(runtime, config.clusters.map((c) => c.clusterId));
     const tooLarge: TooLarge = (source, field, sizeBytes) => refuseTooLarge(runtime, source, field, sizeBytes, MAX_INPUT_BYTES);
-    server = await serve(config, intake, tooLarge);
-    const { address, port } = server.address() as AddressInfo;
-    const host = address.includes(':') ? `[${address}]` : address;
-    process.stderr.write(`listening on http://${host}:${port}/events; state ${config.statePath}; clusters ${config.clusters.map((c) => c.clusterId).join(', ')}\n`);
+    const where = `state ${config.statePath}; clusters ${config.clusters.map((c) => c.clusterId).join(', ')}`;
+    const closed = unauthenticatedPort(config);
+    if (closed === undefined) {
+      server = await serve(config, intake, tooLarge);
+      const auth = config.token === undefined ? (config.listen.kind === 'unix' ? 'owner only' : 'no auth (insecureNoAuth)') : 'bearer token';
+      process.stderr.write(`listening on ${listenUrl(server)}; ${where}; ${auth}\n`);
+    } else {
+      process.stderr.write(`${closed}\nlistening on stdin only; ${where}\n`);
+    }
     stopStdin = readStdin(intake, tooLarge);
     const got = await signal.promise;
     process.stderr.write(`${got}: stopping\n`);
@@ -205,9 +251,9 @@ async function serveConfig(config: RunConfig): Promise<number> {
     stopStdin?.();
     process.stdin.destroy();
     if (server) {
-      const closed = new Promise((resolve) => server!.close(resolve));
+      const closing = new Promise((resolve) => server!.close(resolve));
       server.closeAllConnections();
-      await closed;
+      await closing;
     }
     // Let the work under way finish and be reported before the store closes.
     await runtime.scheduler.stop();

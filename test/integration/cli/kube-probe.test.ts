@@ -132,7 +132,7 @@ describe('probe, plan and run through the fake Kubernetes API server', () => {
     afterAll(() => killService(service));
     const configWith = (name: string, cluster: Record<string, unknown>): string => {
       const file = path.join(dir, `${name}.json`);
-      fs.writeFileSync(file, JSON.stringify({ state: `${name}.sqlite`, listen: '127.0.0.1:0', clusters: [{ clusterId: 'prod', ...cluster }] }));
+      fs.writeFileSync(file, JSON.stringify({ state: `${name}.sqlite`, listen: '127.0.0.1:0', token: 'kube-probe-test-token-0123456789', clusters: [{ clusterId: 'prod', ...cluster }] }));
       return file;
     };
 

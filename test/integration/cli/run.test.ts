@@ -7,6 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../../../infra/local/sqlite-store.ts';
 import { jsonOf, runCli, startCli, type Service } from './support.ts';
 
+/** The bearer token of the services below; every POST sends it. */
+const TOKEN = 'run-test-token-3f9a1c7e5b2d4086';
+const post = (url: string, body: string) => fetch(url, { method: 'POST', body, headers: { authorization: `Bearer ${TOKEN}` } });
+
 describe('run', () => {
   let dir: string;
   const services: Service[] = [];
@@ -36,20 +40,20 @@ describe('run', () => {
   it('answers 400 naming the field for an invalid event, dead-letters it, and stops on SIGTERM', async () => {
     const config = path.join(dir, 'config.json');
     // Nothing listens on port 1: only invalid events are sent, so no etcd is needed.
-    fs.writeFileSync(config, JSON.stringify({ state: 'state.sqlite', listen: '127.0.0.1:0', clusters: [{ clusterId: 'lab', endpoints: ['http://127.0.0.1:1'] }] }));
+    fs.writeFileSync(config, JSON.stringify({ state: 'state.sqlite', listen: '127.0.0.1:0', token: TOKEN, clusters: [{ clusterId: 'lab', endpoints: ['http://127.0.0.1:1'] }] }));
     const service = startCli(['run', '--config', config]);
     services.push(service);
     const [, url] = await service.waitForStderr(/listening on (http:\/\/127\.0\.0\.1:\d+\/events)/);
 
     const invalid = { clusterId: 'lab', target: { memberName: 'etcd1' }, reason: 'kubelet down', source: 'test', observedAt: 'yesterday' };
-    const response = await fetch(url!, { method: 'POST', body: JSON.stringify(invalid) });
+    const response = await post(url!, JSON.stringify(invalid));
     expect(response.status).toBe(400);
     const body = (await response.json()) as { accepted: boolean; error: string; field: string; deadLetterId: string };
     expect(body.accepted).toBe(false);
     expect(body.field).toBe('observedAt');
     expect(body.error).toMatch(/observedAt: must be an ISO-8601 timestamp/);
 
-    const unknownCluster = await fetch(url!, { method: 'POST', body: JSON.stringify({ ...invalid, clusterId: 'elsewhere', observedAt: new Date().toISOString() }) });
+    const unknownCluster = await post(url!, JSON.stringify({ ...invalid, clusterId: 'elsewhere', observedAt: new Date().toISOString() }));
     expect(unknownCluster.status).toBe(400);
     expect(((await unknownCluster.json()) as { field: string }).field).toBe('clusterId');
 
@@ -71,7 +75,7 @@ describe('run', () => {
   const startService = async (name: string) => {
     const config = path.join(dir, `${name}.json`);
     // Port 1 would answer "connection refused" at once; an incident the tests leave open then retries quietly.
-    fs.writeFileSync(config, JSON.stringify({ state: `${name}.sqlite`, listen: '127.0.0.1:0', clusters: [{ clusterId: 'lab', endpoints: ['http://127.0.0.1:1'] }] }));
+    fs.writeFileSync(config, JSON.stringify({ state: `${name}.sqlite`, listen: '127.0.0.1:0', token: TOKEN, clusters: [{ clusterId: 'lab', endpoints: ['http://127.0.0.1:1'] }] }));
     const started = startCli(['run', '--config', config]);
     services.push(started);
     const [, url] = await started.waitForStderr(/listening on (http:\/\/127\.0\.0\.1:\d+\/events)/);
@@ -90,14 +94,14 @@ describe('run', () => {
   it('answers 413 naming the limit for a body over it, dead-letters its size but not the body, and serves the next request', async () => {
     const { service: s, url, state } = await startService('big-body');
     const big = `{"reason":"${'x'.repeat(LIMIT)}"}`;
-    const response = await fetch(url, { method: 'POST', body: big });
+    const response = await post(url, big);
     expect(response.status).toBe(413);
     const body = (await response.json()) as { accepted: boolean; error: string; limitBytes: number; deadLetterId: string };
     expect(body).toMatchObject({ accepted: false, limitBytes: LIMIT });
     expect(body.error).toContain(`${big.length} bytes, over the limit of ${LIMIT} bytes`);
 
     // The server is still there for the next request.
-    const next = await fetch(url, { method: 'POST', body: notJson });
+    const next = await post(url, notJson);
     expect(next.status).toBe(400);
     expect(((await next.json()) as { field: string }).field).toBe('observedAt');
 
@@ -158,7 +162,7 @@ describe('run', () => {
     const [closed, open] = await leaveIncidents('conflicts', [{ member: 'etcd1', closed: true }, { member: 'etcd2' }]);
     const { service: s, url, state } = await startService('conflicts');
     const report = (incidentId: string, member: string) =>
-      fetch(url, { method: 'POST', body: JSON.stringify({ incidentId, clusterId: 'lab', target: { memberName: member }, reason: 'again', source: 'test', observedAt: new Date().toISOString() }) });
+      post(url, JSON.stringify({ incidentId, clusterId: 'lab', target: { memberName: member }, reason: 'again', source: 'test', observedAt: new Date().toISOString() }));
     type Refused = { accepted: boolean; error: string; field: string; deadLetterId: string };
 
     const late = await report(closed!, 'etcd1');

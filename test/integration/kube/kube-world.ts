@@ -28,6 +28,8 @@ export interface KubeWorldOptions {
    * Secret `wl-kubeconfig` as Cluster API keeps a workload cluster's (the fake serves both sides).
    */
   kubeconfigFile?: string;
+  /** The kubeconfig's bearer token (default fake-token): a distinctive one for tests that look for it. */
+  token?: string;
 }
 
 export async function startKubeWorld(members = 3, options: KubeWorldOptions = {}): Promise<KubeWorld> {
@@ -35,7 +37,7 @@ export async function startKubeWorld(members = 3, options: KubeWorldOptions = {}
   let fake: KubeApiFake;
   try {
     // Deleted Machines keep their deletionTimestamp for the test: CAPI drains before they go.
-    fake = await startKubeApiFake({ machineDeletionMs: 600_000 });
+    fake = await startKubeApiFake({ machineDeletionMs: 600_000, ...(options.token === undefined ? {} : { token: options.token }) });
   } catch (error) {
     await lab.down();
     throw error;

@@ -20,6 +20,8 @@ export interface KubeApiFakeOptions {
   machineDeletionMs?: number;
   /** How many changes a watch can resume over before it gets 410 Gone (default 1000). */
   watchHistoryLimit?: number;
+  /** The bearer token its kubeconfig carries (default fake-token); the fake counts the requests that send it. */
+  token?: string;
 }
 
 export interface ControlPlaneNode {
@@ -44,6 +46,9 @@ export class KubeApiFake {
   private readonly timers = new Set<NodeJS.Timeout>();
   /** Every REST request, method and path, in order: tests count the writes they expect once. */
   readonly requests: { method: string; path: string; watch: boolean }[] = [];
+  /** The kubeconfig's bearer token, and how many requests (REST and upgrades) sent it. */
+  token = 'fake-token';
+  bearerRequests = 0;
   private readonly close: () => Promise<void>;
   private readonly watches: WatchHub | undefined;
 
@@ -186,7 +191,7 @@ export class KubeApiFake {
       kind: 'Config',
       // client-node refuses plain http unless TLS verification is off ("HTTP protocol is not allowed…").
       clusters: [{ name: 'fake', cluster: { server: this.server, 'insecure-skip-tls-verify': true } }],
-      users: [{ name: 'fake', user: { token: 'fake-token' } }],
+      users: [{ name: 'fake', user: { token: this.token } }],
       contexts: [{ name: 'fake', context: { cluster: 'fake', user: 'fake' } }],
       'current-context': 'fake',
     });
@@ -237,6 +242,7 @@ export async function startKubeApiFake(options: KubeApiFakeOptions = {}): Promis
     void (async () => {
       const url = new URL(request.url ?? '/', 'http://fake');
       fake.requests.push({ method: request.method ?? 'GET', path: url.pathname, watch: ['true', '1'].includes(url.searchParams.get('watch') ?? '') });
+      if (request.headers.authorization === `Bearer ${fake.token}`) fake.bearerRequests += 1;
       const body = await readBody(request);
       if (url.pathname.endsWith('/portforward') || url.pathname.endsWith('/exec')) {
         // upgradeaware.go: a port-forward or exec without an Upgrade header is refused (§3).
@@ -257,6 +263,7 @@ export async function startKubeApiFake(options: KubeApiFakeOptions = {}): Promis
     });
   });
   server.on('upgrade', (request: IncomingMessage, socket, head: Buffer) => {
+    if (request.headers.authorization === `Bearer ${fake.token}`) fake.bearerRequests += 1;
     if (!forward.handleUpgrade(request, socket, head) && !exec.handleUpgrade(request, socket, head)) socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -269,5 +276,6 @@ export async function startKubeApiFake(options: KubeApiFakeOptions = {}): Promis
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }, watches);
   fake.cutStreams = (node) => forward.cut(node);
+  if (options.token !== undefined) fake.token = options.token;
   return fake;
 }

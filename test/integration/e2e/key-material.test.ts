@@ -1,0 +1,158 @@
+// Key material never leaves its files: the seed case over mTLS through the real CLI processes
+// (remediate, and run with a config and a bearer token), with the runtime's Powertools logs at
+// DEBUG, and through Kubernetes with a distinctive kubeconfig token. Everything a user or an
+// operator can see afterwards is searched for the secrets: stdout and stderr of every process, the
+// state file's incidents, journal and dead letters (status --json and the store itself), and the
+// SQLite files byte for byte.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../../../functions/shared/wait-for.ts';
+import { LOG_LEVEL_ENV } from '../../../infra/local/cli/log-level.ts';
+import { openSqliteStore } from '../../../infra/local/sqlite-store.ts';
+import { CAPI_CLUSTER, startKubeWorld, type KubeWorld } from '../kube/kube-world.ts';
+import { killService, runCli, startCli, type CliRun, type Service } from '../cli/support.ts';
+import { startTlsCluster, type TlsCluster } from './tls-cluster.ts';
+
+const DEBUG = { env: { [LOG_LEVEL_ENV]: 'DEBUG' }, timeoutMs: 90_000 };
+const LAB = ['--election-timeout', '500ms', '--timeout', '2s', '--backoff', '300ms'];
+const KUBE_TOKEN = 'kt-SECRET-9f2c71d0e4b84a3c8e5f6a7b1c2d3e4f';
+const RUN_TOKEN = 'rt-SECRET-0a1b2c3d4e5f60718293a4b5c6d7e8f9';
+
+/**
+ * What must never appear: each base64 line of each PEM file (not only its BEGIN header), and the
+ * file as one base64 string, as hex and as the byte list JSON.stringify makes of a Buffer.
+ */
+function secretsOf(files: string[]): string[] {
+  return files.flatMap((file) => {
+    const data = fs.readFileSync(file);
+    const lines = data.toString('utf8').split('\n').map((l) => l.trim()).filter((l) => l.length >= 16 && !l.startsWith('-----'));
+    expect(lines.length, `${file} has a PEM body`).toBeGreaterThan(0);
+    // The search would find them: each line is in the file it came from.
+    for (const line of lines) expect(data.toString('utf8')).toContain(line);
+    const body = Buffer.from(lines.join(''), 'base64');
+    return [...lines, data.toString('base64').slice(0, 40), data.subarray(0, 24).toString('hex'), `[${[...data.subarray(0, 16)].join(',')}`, body.subarray(0, 24).toString('hex'), `[${[...body.subarray(0, 16)].join(',')}`];
+  });
+}
+
+/** Everything the state file holds, as status shows it and as the store reads it, and its bytes. */
+async function stateText(state: string): Promise<string> {
+  const status = await runCli(['status', '--state', state, '--json']);
+  expect(status.code, status.stderr).toBe(0);
+  const ids = (JSON.parse(status.stdout) as { incidents: { incidentId: string }[] }).incidents.map((i) => i.incidentId);
+  expect(ids.length).toBeGreaterThan(0);
+  const parts = [status.stdout, status.stderr];
+  for (const id of ids) {
+    const one = await runCli(['status', id, '--state', state, '--json']);
+    expect(one.code, one.stderr).toBe(0);
+    parts.push(one.stdout);
+  }
+  const dead = await runCli(['status', '--state', state, '--dead-letters', '--json']);
+  expect(dead.code, dead.stderr).toBe(0);
+  parts.push(dead.stdout);
+  const store = openSqliteStore({ path: state });
+  try {
+    const incidents = await store.listIncidents();
+    parts.push(JSON.stringify(incidents));
+    for (const i of incidents) parts.push(JSON.stringify(await store.journal(i.incidentId)));
+    parts.push(JSON.stringify(await store.listDeadLetters()));
+  } finally {
+    await store.close();
+  }
+  for (const file of [state, `${state}-wal`, `${state}-journal`]) if (fs.existsSync(file)) parts.push(fs.readFileSync(file).toString('latin1'));
+  return parts.join('\n');
+}
+
+function expectNone(secrets: string[], where: string, text: string): void {
+  expect(text.length, `${where} was captured`).toBeGreaterThan(0);
+  for (const secret of secrets) expect(text.includes(secret), `${where} holds ${secret}`).toBe(false);
+}
+
+const outputOf = (run: CliRun | Service): string => ('child' in run ? run.stdout() + run.stderr() : run.stdout + run.stderr);
+
+describe('key material stays in its files', () => {
+  let cluster: TlsCluster | undefined;
+  let world: KubeWorld | undefined;
+  let service: Service | undefined;
+  let dir: string | undefined;
+  afterEach(async () => {
+    await killService(service);
+    await cluster?.down();
+    await world?.down();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+    [cluster, world, service, dir] = [undefined, undefined, undefined, undefined];
+  });
+
+  it('remediate: the seed case over mTLS, logs at DEBUG', async () => {
+    const c = (cluster = await startTlsCluster());
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'key-material-'));
+    const secrets = secretsOf([c.certs.caFile, c.certs.certFile, c.certs.keyFile]);
+    const tls = ['--cacert', c.certs.caFile, '--cert', c.certs.certFile, '--key', c.certs.keyFile];
+    const state = path.join(dir, 'state.sqlite');
+    const leader = await c.leader();
+    await leader.proxy.setMode('cut');
+
+    const probe = await runCli(['probe', '--endpoints', c.endpoints().join(','), ...tls, '--json'], DEBUG);
+    const plan = await runCli(['plan', '--endpoints', c.endpoints().join(','), ...tls, '--target', leader.name, '--grace', '3s'], DEBUG);
+    const run = await runCli(['remediate', '--endpoints', c.endpoints().join(','), ...tls, ...LAB, '--target', leader.name, '--grace', '3s', '--state', state, '--json'], DEBUG);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toContain('LEADER_UNREACHABLE_PAST_GRACE');
+    // A wrong client certificate: the message names the file, not its contents.
+    const refused = await runCli(['probe', '--endpoints', c.endpoints()[1]!, '--cacert', c.certs.caFile, '--cert', c.certs.caFile, '--key', c.certs.keyFile], DEBUG);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`--key ${c.certs.keyFile}: does not match the certificate in --cert ${c.certs.caFile}`);
+
+    for (const [where, r] of Object.entries({ probe, plan, remediate: run, refused })) expectNone(secrets, where, outputOf(r));
+    expectNone(secrets, 'the state file', await stateText(state));
+  }, 120_000);
+
+  it('run with a config: the seed case over mTLS posted with a bearer token, logs at DEBUG, and a dead letter', async () => {
+    const c = (cluster = await startTlsCluster());
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'key-material-run-'));
+    const secrets = [...secretsOf([c.certs.caFile, c.certs.certFile, c.certs.keyFile]), RUN_TOKEN];
+    for (const [name, from] of [['ca.pem', c.certs.caFile], ['client.pem', c.certs.certFile], ['client-key.pem', c.certs.keyFile]] as const) fs.copyFileSync(from, path.join(dir, name));
+    fs.writeFileSync(path.join(dir, 'run.token'), `${RUN_TOKEN}\n`, { mode: 0o600 });
+    const config = path.join(dir, 'config.json');
+    fs.writeFileSync(config, JSON.stringify({
+      state: 'state.sqlite', listen: '127.0.0.1:0', tokenFile: 'run.token',
+      clusters: [{ clusterId: 'prod', endpoints: c.endpoints(), tls: { cacert: 'ca.pem', cert: 'client.pem', key: 'client-key.pem' },
+                   policy: { grace: '3s', electionTimeout: '500ms', callTimeout: '2s', backoff: { base: '300ms' } } }],
+    }));
+    const s = (service = startCli(['run', '--config', config], { env: DEBUG.env }));
+    const [, url] = await s.waitForStderr(/listening on (http:\/\/127\.0\.0\.1:\d+\/events)/, 30_000);
+    const leader = await c.leader();
+    await leader.proxy.setMode('cut');
+    const post = (body: unknown, token = RUN_TOKEN) => fetch(url!, { method: 'POST', body: JSON.stringify(body), headers: { authorization: `Bearer ${token}` } });
+
+    const accepted = await post({ clusterId: 'prod', target: { memberName: leader.name }, reason: 'kubelet down', source: 'test', observedAt: new Date().toISOString() });
+    expect(accepted.status, await accepted.clone().text()).toBe(202);
+    expect((await post({ clusterId: 'prod', target: { memberName: leader.name }, reason: 'kubelet down', source: 'test', observedAt: 'yesterday' })).status).toBe(400);
+    expect((await post({}, `${RUN_TOKEN.slice(0, -1)}0`)).status).toBe(401);
+    await waitFor(async () => (/"outcome":"remediated"/.test(s.stdout()) ? true : undefined), { timeoutMs: 60_000, what: `run to report the remediation; stderr:\n${s.stderr()}` });
+    s.child.kill('SIGTERM');
+    expect(await s.exited).toBe(0);
+
+    expectNone(secrets, 'run', outputOf(s));
+    expectNone(secrets, 'the state file', await stateText(path.join(dir, 'state.sqlite')));
+  }, 120_000);
+
+  it('through Kubernetes: the kubeconfig\'s token is sent to the API server and appears nowhere else', async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'key-material-kube-'));
+    const kubeconfig = path.join(dir, 'kubeconfig');
+    const w = (world = await startKubeWorld(3, { kubeconfigFile: kubeconfig, token: KUBE_TOKEN }));
+    expect(fs.readFileSync(kubeconfig, 'utf8')).toContain(KUBE_TOKEN);
+    const state = path.join(dir, 'state.sqlite');
+    const leader = await w.lab.leader();
+    w.fake.kubeletDown(leader.name);
+
+    const probe = await runCli(['probe', '--kubeconfig', kubeconfig, '--cluster', CAPI_CLUSTER, ...LAB, '--json'], DEBUG);
+    const run = await runCli(['remediate', '--kubeconfig', kubeconfig, '--cluster', CAPI_CLUSTER, '--machine', w.machineOf(leader), ...LAB, '--state', state, '--json'], DEBUG);
+    expect(run.code, run.stderr).toBe(0);
+    // The token was used: the fake saw it on its requests.
+    expect(w.fake.bearerRequests).toBeGreaterThan(0);
+
+    for (const [where, r] of Object.entries({ probe, remediate: run })) expectNone([KUBE_TOKEN], where, outputOf(r));
+    expectNone([KUBE_TOKEN], 'the state file', await stateText(state));
+  }, 120_000);
+});
