@@ -40,6 +40,9 @@ export async function removeMember(deps: Deps, cluster: ClusterEntry, view: Clus
         const reachability = row.reason === 'AUTH_FAILED' ? 'auth' : row.reason === 'TLS_FAILED' ? 'tls' : error.failure.kind;
         tried.push({ path: p.path, endpoint: p.endpoint, reachability, failure: error.failure });
         lastReason = row.reason;
+        // etcd itself answered that the cluster cannot change now ("unhealthy cluster", "request
+        // timed out"): every other member would say the same, so back off instead of asking them all.
+        if (row.class === 'back-off') return { kind: 'retry', reason: row.reason, message: `etcd refused removing ${name} through ${said}`, failures };
         if (row.class !== 'next-path') break;
       }
     }
