@@ -22,6 +22,8 @@ export interface TlsMember {
   clientUrl: string;
   /** The member's real https port, for the test's own questions. */
   directUrl: string;
+  peerUrl: string;
+  dataDir: string;
   proxy: FaultProxy;
   child: ChildProcess;
   exited: Promise<void>;
@@ -105,7 +107,7 @@ export async function startTlsCluster(count = 3): Promise<TlsCluster> {
         if (child.pid === undefined) resolve();
         else child.once('exit', () => resolve());
       });
-      members.push({ name: p.name, id: '', clientUrl, directUrl, proxy: p.proxy, child, exited, logFile });
+      members.push({ name: p.name, id: '', clientUrl, directUrl, peerUrl: p.peerUrl, dataDir: path.join(dir, 'data'), proxy: p.proxy, child, exited, logFile });
     }
     const client = (admin = createEtcd3Transport({ tls: certs.files }));
     const statusOf = (m: TlsMember) => client.client({ endpoint: m.directUrl, path: 'direct' }).status(CALL_MS);
