@@ -3,35 +3,22 @@
 // beside the direct path, side by side in one run. The kube probe first reads the workload's etcd
 // pods and Nodes, then every path of every member at once, all under the one deadline.
 // Goal: within 1.2 x one call deadline for every k, as the direct probe is.
-import { performance } from 'node:perf_hooks';
 import { createKubeEtcd } from '../../functions/adapters/kube/kube-etcd.ts';
 import { createEtcd3Transport, createProber, directPaths } from '../../functions/adapters/etcd/index.ts';
-import { startLab } from '../../infra/lab/lab.ts';
-import { startKubeApiFake } from '../support/fakes/kube/api-server.ts';
+import { median, timeIt } from './measure.ts';
+import { startKubeWorld } from '../integration/kube/kube-world.ts';
 
 const MEMBERS = 5;
 const DEADLINE_MS = 1_000;
 const ROUNDS = 3;
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
-async function timeIt(fn: () => Promise<unknown>): Promise<number> {
-  const start = performance.now();
-  await fn();
-  return performance.now() - start;
-}
-
 async function main(): Promise<void> {
-  const lab = await startLab({ members: MEMBERS, namePrefix: 'cp-' });
-  const fake = await startKubeApiFake();
-  lab.members.forEach((member, index) => {
-    fake.addControlPlaneNode({ name: member.name, internalIp: `10.0.0.${11 + index}`, clientUrl: member.clientUrl });
-    const proxy = new URL(member.clientUrl);
-    fake.setUpstream(member.name, { host: proxy.hostname, port: Number(proxy.port) });
-  });
+  // Members named after their nodes, behind the fake API server (their Machines are not used here).
+  const world = await startKubeWorld(MEMBERS);
+  const { lab, access } = world;
   const transport = createEtcd3Transport();
   const direct = createProber(transport, directPaths);
-  const kube = createKubeEtcd({ workloadKubeconfig: fake.kubeconfigYaml() }, { guardPrefix: '/etcd-remediator', callTimeoutMs: DEADLINE_MS });
+  const kube = createKubeEtcd({ workloadKubeconfig: access.workloadKubeconfig }, { guardPrefix: '/etcd-remediator', callTimeoutMs: DEADLINE_MS });
   const bound = 1.2 * DEADLINE_MS;
   let allWithin = true;
   try {
@@ -62,9 +49,8 @@ async function main(): Promise<void> {
   } finally {
     try {
       await Promise.all([transport.close(), kube.close()]);
-      await fake.stop();
     } finally {
-      await lab.down();
+      await world.down();
     }
   }
   console.log(allWithin ? 'goal met: every kube probe within 1.2 x deadline' : 'goal MISSED: see within_bound=NO rows');

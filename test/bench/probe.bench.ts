@@ -2,23 +2,15 @@
 // over the same endpoints and the same per-call timeout, measured side by side in one run.
 // Goal: ours stays within 1.2 x one call deadline for every k.
 import { execFile } from 'node:child_process';
-import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { createEtcd3Transport, createProber, directPaths } from '../../functions/adapters/etcd/index.ts';
 import { startLab } from '../../infra/lab/lab.ts';
+import { median, timeIt } from './measure.ts';
 
 const run = promisify(execFile);
 const MEMBERS = 5;
 const DEADLINE_MS = 1_000;
 const ROUNDS = 3;
-
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
-async function timeIt(fn: () => Promise<unknown>): Promise<number> {
-  const start = performance.now();
-  await fn();
-  return performance.now() - start;
-}
 
 async function etcdctlStatus(endpoints: string[]): Promise<void> {
   const timeout = `${DEADLINE_MS}ms`;
