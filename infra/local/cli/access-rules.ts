@@ -57,20 +57,29 @@ export const DEFAULT_CAPI_NAMESPACE = 'default';
 const PATH_NAMES: Readonly<Record<string, PathName>> = { direct: 'direct', 'port-forward': 'port-forward', exec: 'exec', 'exec-relay': 'exec' };
 const PATH_LIST = 'direct, port-forward, exec-relay (or exec)';
 
+/** Path names as written, to paths in order: none, an unknown name or one listed twice is refused, naming `where`. */
+export function pathNamesOf(names: readonly string[], where: string, fail: (message: string) => Error): PathName[] {
+  if (names.length === 0) throw fail(`${where}: give at least one of ${PATH_LIST}`);
+  const order: PathName[] = [];
+  for (const name of names) {
+    const path = PATH_NAMES[name];
+    if (path === undefined) throw fail(`${where}: ${JSON.stringify(name)} is not a path (use ${PATH_LIST})`);
+    if (order.includes(path)) throw fail(`${where}: ${name === path ? `${name} is listed twice` : `${name} is ${path}, listed already`}`);
+    order.push(path);
+  }
+  return order;
+}
+
 function pathOrderOf(input: AccessInput, words: AccessWords): PathName[] {
   const kube = input.kubeconfig !== undefined;
   if (input.paths === undefined) return [...(input.hasEndpoints ? (['direct'] as const) : []), ...(kube ? KUBE_PATHS : [])];
   const where = words.where('paths');
-  if (input.paths.length === 0) throw words.fail(`${where}: give at least one of ${PATH_LIST}`);
-  const order: PathName[] = [];
-  for (const name of input.paths) {
-    const path = PATH_NAMES[name];
-    if (path === undefined) throw words.fail(`${where}: ${JSON.stringify(name)} is not a path (use ${PATH_LIST})`);
-    if (order.includes(path)) throw words.fail(`${where}: ${name === path ? `${name} is listed twice` : `${name} is ${path}, listed already`}`);
+  const order = pathNamesOf(input.paths, where, words.fail);
+  input.paths.forEach((name, i) => {
+    const path = order[i]!;
     if (path !== 'direct' && !kube) throw words.fail(`${where}: ${name} needs ${words.ref('kubeconfig')}: the kube paths reach each member through the workload cluster's API server`);
     if (path === 'direct' && !input.hasEndpoints) throw words.fail(`${where}: direct needs ${words.ref('endpoints')}, the client URLs it dials`);
-    order.push(path);
-  }
+  });
   return order;
 }
 

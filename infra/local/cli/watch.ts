@@ -8,11 +8,12 @@ import { parsePolicy } from '../../../functions/core/policy.ts';
 import type { PathName } from '../../../functions/core/types.ts';
 import { systemClock } from '../../../functions/ports/clock.ts';
 import { capiClusterId, createCapiDirectory } from '../capi-directory.ts';
-import { startRequestWatcher } from '../request-watcher.ts';
+import { startRequestWatcher, type RequestWatcher } from '../request-watcher.ts';
 import type { Log } from '../../../functions/app/deps.ts';
 import { remoteSink } from './watch-remote.ts';
 import { createLocalRuntime } from '../runtime.ts';
 import { durationFlag, parseFlags, requiredFlag, UsageError } from './args.ts';
+import { pathNamesOf } from './access-rules.ts';
 import { tlsFromFlags } from './cluster-flags.ts';
 import { EXIT } from './output.ts';
 import { showProgress } from './progress.ts';
@@ -72,18 +73,9 @@ const said = (prefix: string) => (message: string, ...extra: Record<string, unkn
   void process.stderr.write(`${prefix}${message} ${JSON.stringify(Object.assign({}, ...extra))}\n`);
 const stderrLog: Log = { debug: () => undefined, info: said(''), warn: said('warning: '), error: said('error: ') };
 
-const PATHS: Record<string, PathName> = { direct: 'direct', 'port-forward': 'port-forward', 'exec-relay': 'exec', exec: 'exec' };
-
-export function pathsFlag(value: string | undefined): PathName[] | undefined {
-  if (value === undefined) return undefined;
-  const names = value.split(',').map((p) => p.trim()).filter(Boolean);
-  const unknown = names.find((p) => !(p in PATHS));
-  if (unknown !== undefined) throw new UsageError(`--paths: unknown path ${JSON.stringify(unknown)} (paths: direct, port-forward, exec-relay)`);
-  const paths = names.map((p) => PATHS[p]!);
-  if (paths.length === 0) throw new UsageError('--paths: give at least one path, e.g. --paths port-forward,exec-relay');
-  if (new Set(paths).size !== paths.length) throw new UsageError(`--paths: a path is named twice in ${JSON.stringify(value)}`);
-  return paths;
-}
+/** `--paths a,b`: the same names and rules as every command's. */
+export const pathsFlag = (value: string | undefined): PathName[] | undefined =>
+  value === undefined ? undefined : pathNamesOf(value.split(',').map((p) => p.trim()).filter(Boolean), '--paths', (message) => new UsageError(message));
 
 function managementFrom(values: { kubeconfig?: string | undefined; 'in-cluster'?: boolean | undefined }): { config: KubeConfig; source: string | { inCluster: true } } {
   if ((values.kubeconfig === undefined) === !values['in-cluster']) throw new UsageError('give one of --kubeconfig F (the management cluster) and --in-cluster');
@@ -153,11 +145,7 @@ export async function run(argv: string[]): Promise<number> {
       log: stderrLog,
     });
     try {
-      await Promise.race([watcher.ready, signal.promise]);
-      process.stderr.write(`watching EtcdRemediationRequests; state ${statePath}; paths ${policy.pathOrder.join(',')}\n`);
-      const got = await signal.promise;
-      process.stderr.write(`${got}: stopping\n`);
-      return EXIT.ok;
+      return await watchUntilSignal(watcher, signal, `state ${statePath}; paths ${policy.pathOrder.join(',')}`);
     } finally {
       await watcher.stop();
       await runtime.scheduler.stop();
@@ -172,6 +160,15 @@ export async function run(argv: string[]): Promise<number> {
   }
 }
 
+/** Says it is watching once the first list is in, then runs until SIGINT or SIGTERM. */
+async function watchUntilSignal(watcher: RequestWatcher, signal: ReturnType<typeof untilSignal>, where: string): Promise<number> {
+  await Promise.race([watcher.ready, signal.promise]);
+  process.stderr.write(`watching EtcdRemediationRequests; ${where}\n`);
+  const got = await signal.promise;
+  process.stderr.write(`${got}: stopping\n`);
+  return EXIT.ok;
+}
+
 /** The local policy flags mean nothing to a deployed stack: its registered policy applies. */
 const LOCAL_ONLY = ['state', 'paths', 'grace', 'timeout', 'election-timeout', 'cacert', 'cert', 'key', 'machine-api'] as const;
 
@@ -184,11 +181,7 @@ async function watchRemote(values: Partial<Record<keyof typeof options, string |
   const signal = untilSignal();
   const watcher = startRequestWatcher({ management, runtime: sink, clusterIdOf: (request) => capiClusterId(request.namespace, request.clusterName ?? ''), log: stderrLog, followIntervalMs: 2_000 });
   try {
-    await Promise.race([watcher.ready, signal.promise]);
-    process.stderr.write(`watching EtcdRemediationRequests; reporting to bus ${busName}, following table ${tableName}\n`);
-    const got = await signal.promise;
-    process.stderr.write(`${got}: stopping\n`);
-    return EXIT.ok;
+    return await watchUntilSignal(watcher, signal, `reporting to bus ${busName}, following table ${tableName}`);
   } finally {
     await watcher.stop();
     sink.close();
