@@ -73,7 +73,8 @@ export function moveLeaderArgv(call: RelayCall, transfereeId: MemberId): string[
 /** For etcd images older than 3.4 that still have coreutils: set the API through `env`. */
 export const withApiV3Env = (argv: string[]): string[] => ['env', 'ETCDCTL_API=3', ...argv];
 
-export const isEtcdFailure = (value: MemberStatus | MoveLeaderOutcome | EtcdFailure): value is EtcdFailure => 'kind' in value;
+/** A parser's failure rather than its value: no parsed shape (status, list, outcome) has a `kind`. */
+export const isEtcdFailure = <T extends object>(value: T | EtcdFailure): value is EtcdFailure => 'kind' in value;
 
 const unreadable = (what: string, detail: string): EtcdFailure => ({ kind: 'other', message: `unreadable etcdctl ${what} output: ${detail}` });
 

@@ -3,7 +3,7 @@
 // serves) can still be asked for its status and told to hand leadership over.
 import type { EtcdFailure, MemberId, MemberInfo, MemberList, MemberStatus } from '../../core/types.ts';
 import { EtcdCallError, type EndpointTarget, type EtcdMemberClient } from '../../ports/etcd.ts';
-import { endpointStatusArgv, moveLeaderArgv, parseEndpointStatus, parseMoveLeader, type EtcdctlTlsPaths, type RelayCall } from './etcdctl-relay.ts';
+import { endpointStatusArgv, isEtcdFailure, moveLeaderArgv, parseEndpointStatus, parseMoveLeader, type EtcdctlTlsPaths, type RelayCall } from './etcdctl-relay.ts';
 import { memberListArgv, memberRemoveArgv, parseMemberList, parseMemberRemove } from './etcdctl-relay-members.ts';
 import { parseExecEndpoint } from './kube-paths.ts';
 import { PodStreamError, type PodStreams } from './pod-streams.ts';
@@ -18,7 +18,6 @@ export interface ExecRelayOptions {
 }
 
 type Parsed<T> = T | EtcdFailure;
-const isFailure = <T extends object>(value: Parsed<T>): value is EtcdFailure => 'kind' in value && 'message' in value && !('moved' in value);
 
 export function createExecRelayClient(target: EndpointTarget, streams: PodStreams, options: ExecRelayOptions = {}): EtcdMemberClient {
   const { clientUrl, relay } = parseExecEndpoint(target.endpoint);
@@ -47,7 +46,7 @@ export function createExecRelayClient(target: EndpointTarget, streams: PodStream
     }
     const parsed = parse(result.stdout, result.stderr, result.exitCode);
     // etcd's own words, as etcdctl reported them: the endpoint already names the relay pod.
-    if (isFailure(parsed)) throw new EtcdCallError(parsed);
+    if (isEtcdFailure(parsed)) throw new EtcdCallError(parsed);
     return parsed;
   }
 
