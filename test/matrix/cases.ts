@@ -7,27 +7,12 @@ import { etcd3Options } from '../../functions/adapters/etcd/member-client.ts';
 import { waitFor } from '../../functions/shared/wait-for.ts';
 import type { Lab, LabMember } from '../../infra/lab/lab.ts';
 import type { TerminalEvent } from '../../infra/local/runtime.ts';
-import { startPipeline } from '../integration/e2e/pipeline.ts';
 import { startTlsLab, wrongClientCert } from './tls-cluster.ts';
+import { followersOf, gateOf, membershipIs } from './lab-checks.ts';
+import { twoRemediatorsAtOnce } from './two-remediators-case.ts';
+import { kubeCases } from './kube-cases.ts';
+import { awsCases } from './aws-cases.ts';
 import { check, hostOf, injectedUntilLeader, retriesWith, says, type CaseContext, type MatrixCase } from './harness.ts';
-
-const followersOf = async (lab: Lab): Promise<{ leader: LabMember; followers: LabMember[] }> => {
-  const leader = await lab.leader();
-  return { leader, followers: lab.members.filter((m) => m.id !== leader.id && !m.isLearner) };
-};
-
-const memberIds = async (lab: Lab): Promise<string[]> => (await lab.memberList()).map((m) => m.id).sort();
-const idsWithout = (lab: Lab, gone: string[]): string[] => lab.members.filter((m) => !gone.includes(m.id)).map((m) => m.id).sort();
-
-/** etcd's own member list has lost exactly `gone`. */
-async function membershipIs(lab: Lab, gone: LabMember[]): Promise<string[]> {
-  const now = await memberIds(lab);
-  const want = idsWithout(lab, gone.map((m) => m.id));
-  return check(JSON.stringify(now) === JSON.stringify(want), `member list ${now.join(',')}, expected ${want.join(',')}`);
-}
-
-/** Gate evidence of a decision, as the quorum gate records it. */
-const gateOf = (evidence: Record<string, unknown>): Record<string, unknown> => (evidence.gate ?? {}) as Record<string, unknown>;
 
 /** The leader path fault cases (3, 4, 5): removed without a move once the grace window passes. */
 function unreachableLeader(n: number, name: string, members: 3 | 5, fault: 'cut' | 'blackhole' | { delayMs: number }, said: RegExp, fast = false): MatrixCase {
@@ -538,38 +523,7 @@ export const matrixCases: MatrixCase[] = [
       ];
     },
   },
-  {
-    n: 18,
-    name: 'two-remediators-at-once',
-    members: 3,
-    expected: 'removed+blocked',
-    // The second remediator learns of the first's incident from the cluster's own etcd; which of its
-    // records it meets first depends on timing (the open incident, then the removal record).
-    reason: 'TARGET_IS_FOLLOWER+DUPLICATE_INCIDENT',
-    alsoReasons: ['TARGET_IS_FOLLOWER+REPLACEMENT_PENDING', 'TARGET_IS_FOLLOWER+TARGET_NOT_FOUND'],
-    async arrange(lab) {
-      const { followers } = await followersOf(lab);
-      return { targets: [followers[0]!] };
-    },
-    // Two runtimes with separate state files (as the `run` service and a CLI would be), the same
-    // report given to both at once; the lock and removal record in the cluster's etcd decide.
-    async act(ctx) {
-      const second = await startPipeline(ctx.lab);
-      ctx.others.push(second);
-      const target = ctx.arranged.targets[0]!;
-      const outcomes = await Promise.all([ctx.pipeline.remediate(target.name, 45_000), second.remediate(target.name, 45_000)]);
-      // The removal first, then the other remediator's outcome.
-      return outcomes.sort((a, b) => (a.detailType === 'RemediationCompleted' ? -1 : b.detailType === 'RemediationCompleted' ? 1 : 0));
-    },
-    async verify({ lab, arranged }, { outcomes, deciding }) {
-      const target = arranged.targets[0]!;
-      return [
-        ...check(outcomes.filter((o) => o.detailType === 'RemediationCompleted').length === 1, 'not exactly one remediator removed the member'),
-        ...says('other remediator', deciding.message, [target.name]),
-        ...(await membershipIs(lab, [target])),
-      ];
-    },
-  },
+  twoRemediatorsAtOnce,
   {
     n: 19,
     name: 'every-path-slowed',
@@ -595,4 +549,6 @@ export const matrixCases: MatrixCase[] = [
       ];
     },
   },
+  ...kubeCases,
+  ...awsCases,
 ];

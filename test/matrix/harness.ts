@@ -7,7 +7,7 @@ import type { PolicyInput } from '../../functions/core/policy.ts';
 import type { TlsFiles } from '../../functions/ports/etcd.ts';
 import { startLab, type Lab, type LabMember } from '../../infra/lab/lab.ts';
 import type { TerminalEvent } from '../../infra/local/runtime.ts';
-import { startPipeline, type Pipeline } from '../integration/e2e/pipeline.ts';
+import { startPipeline, type CallLog, type Pipeline } from '../integration/e2e/pipeline.ts';
 import { startQuorumChecker, type QuorumChecker, type QuorumVerdict } from '../support/quorum-checker.ts';
 
 /** removed (RemediationCompleted), blocked, failed; a case with several incidents joins them with '+'. */
@@ -22,11 +22,22 @@ export interface Arranged {
   cleanup?: () => void | Promise<void>;
 }
 
+/**
+ * A remediator the harness counts: its events and the etcd calls it sent. The embedded pipeline is
+ * one; a case may add others that run elsewhere (a child process, the deployed-stack sim), whose
+ * events and calls it records itself.
+ */
+export interface Remediator {
+  events: EventEnvelope[];
+  calls: CallLog;
+  close(): Promise<void>;
+}
+
 export interface CaseContext {
   lab: Lab;
   pipeline: Pipeline;
   /** More remediators on the same cluster a case starts (separate state files): counted and closed with the first. */
-  others: Pipeline[];
+  others: Remediator[];
   checker: QuorumChecker;
   arranged: Arranged;
 }
@@ -50,13 +61,23 @@ export interface MatrixCase {
   fast?: boolean;
   policy?: PolicyInput;
   timeoutMs?: number;
-  /** Another cluster than a plain startLab one (the mTLS lab), with the credentials the checker and the pipeline use. */
-  start?(): Promise<{ lab: Lab; checkerTls?: TlsFiles; pipelineTls?: TlsFiles }>;
+  /** Another cluster than a plain startLab one (the mTLS lab, a lab behind a Kubernetes fake), with what the checker and the pipeline need. */
+  start?(): Promise<StartedCluster>;
   arrange(lab: Lab, checker: QuorumChecker): Promise<Arranged>;
   /** Reports the targets; by default each in turn, one at a time. */
   act?(ctx: CaseContext): Promise<TerminalEvent[]>;
   /** Problems with what happened, as sentences; empty when all is as the case expects. */
   verify(ctx: CaseContext, checked: Checked): Promise<string[]> | string[];
+}
+
+export interface StartedCluster {
+  lab: Lab;
+  checkerTls?: TlsFiles;
+  pipelineTls?: TlsFiles;
+  /** More options for the embedded pipeline (kube access, an actuator, other endpoints). */
+  pipelineOptions?: Omit<NonNullable<Parameters<typeof startPipeline>[1]>, 'policy' | 'tls'>;
+  /** Tears down what start() started beside the lab (after the lab is down). */
+  down?(): Promise<void>;
 }
 
 export interface CaseRow {
@@ -86,7 +107,7 @@ const detailOf = (e: EventEnvelope): { reason?: string; message?: string; eviden
   e.detail;
 
 /** The first approval (for a removal) or the final event's own explanation. */
-export function decidingOf(pipeline: Pipeline, outcome: TerminalEvent): Checked['deciding'] {
+export function decidingOf(pipeline: Remediator, outcome: TerminalEvent): Checked['deciding'] {
   const d = detailOf(outcome);
   if (outcome.detailType === 'RemediationCompleted') {
     // The first approval chose the way out (move, skip, follower); a re-approval after a refused
@@ -99,7 +120,7 @@ export function decidingOf(pipeline: Pipeline, outcome: TerminalEvent): Checked[
 }
 
 /** Messages of the RetryRequested events with a reason, in order. */
-export const retriesWith = (pipeline: Pipeline, reason: string): string[] =>
+export const retriesWith = (pipeline: Remediator, reason: string): string[] =>
   pipeline.events.flatMap((e) => (e.detailType === 'RetryRequested' && detailOf(e).reason === reason ? [detailOf(e).message ?? ''] : []));
 
 /** "host:port" of a client URL, as the messages name a path. */
@@ -126,7 +147,7 @@ export async function runCase(c: MatrixCase, options: { log?: (line: string) => 
   const cluster = c.start ? await c.start() : { lab: await startLab({ members: c.members }) };
   const { lab } = cluster;
   let pipeline: Pipeline | undefined;
-  const others: Pipeline[] = [];
+  const others: Remediator[] = [];
   let arranged: Arranged | undefined;
   const checker = startQuorumChecker({
     members: () => lab.members.filter((m) => !m.isLearner),
@@ -138,7 +159,11 @@ export async function runCase(c: MatrixCase, options: { log?: (line: string) => 
   let verdict: QuorumVerdict | undefined;
   try {
     arranged = await c.arrange(lab, checker);
-    pipeline = await startPipeline(lab, { ...(c.policy ? { policy: c.policy } : {}), ...(cluster.pipelineTls ? { tls: cluster.pipelineTls } : {}) });
+    pipeline = await startPipeline(lab, {
+      ...cluster.pipelineOptions,
+      ...(c.policy ? { policy: c.policy } : {}),
+      ...(cluster.pipelineTls ? { tls: cluster.pipelineTls } : {}),
+    });
     const ctx: CaseContext = { lab, pipeline, others, checker, arranged };
     const timeoutMs = c.timeoutMs ?? 45_000;
     const outcomes = await (c.act ? c.act(ctx) : defaultAct(ctx, timeoutMs));
@@ -194,7 +219,11 @@ export async function runCase(c: MatrixCase, options: { log?: (line: string) => 
       for (const other of others) await other.close().catch(() => undefined);
       await pipeline?.close();
     } finally {
-      await lab.down();
+      try {
+        await lab.down();
+      } finally {
+        await cluster.down?.();
+      }
     }
   }
   options.log?.(`  quorum: ${verdict.summary}`);
