@@ -7,6 +7,7 @@ import { membersProbedSchema } from './schemas/members-probed.ts';
 import {
   remediationApprovedSchema,
   remediationBlockedSchema,
+  remediationClosedSchema,
   remediationCompletedSchema,
   remediationFailedSchema,
 } from './schemas/remediation.ts';
@@ -22,6 +23,7 @@ export const detailTypes = [
   'RetryRequested',
   'RemediationApproved',
   'RemediationBlocked',
+  'RemediationClosed',
   'RemediationFailed',
   'RemediationCompleted',
 ] as const;
@@ -36,6 +38,7 @@ export const detailSchemas = {
   RetryRequested: retryRequestedSchema,
   RemediationApproved: remediationApprovedSchema,
   RemediationBlocked: remediationBlockedSchema,
+  RemediationClosed: remediationClosedSchema,
   RemediationFailed: remediationFailedSchema,
   RemediationCompleted: remediationCompletedSchema,
 } as const satisfies Record<DetailType, z.ZodType>;
@@ -68,6 +71,7 @@ export const routes = {
   RemediationApproved: ['remediate'],
   LeaderMoved: [],
   RemediationBlocked: [],
+  RemediationClosed: [],
   RemediationFailed: [],
   RemediationCompleted: [],
 } as const satisfies Record<DetailType, readonly FunctionName[]>;
@@ -77,7 +81,7 @@ export const routes = {
  * and the tests read. Said explicitly rather than inferred from the routes, so a forgotten route
  * is a test failure, not a silent sink.
  */
-export const terminalDetailTypes = ['RemediationBlocked', 'RemediationFailed', 'RemediationCompleted'] as const satisfies readonly DetailType[];
+export const terminalDetailTypes = ['RemediationBlocked', 'RemediationClosed', 'RemediationFailed', 'RemediationCompleted'] as const satisfies readonly DetailType[];
 
 export type TerminalDetailType = (typeof terminalDetailTypes)[number];
 
@@ -93,7 +97,7 @@ export const isTerminalEvent = (event: EventEnvelope): event is EventEnvelope<Te
  */
 export const emits = {
   'probe-members': ['MembersProbed'],
-  'move-leader': ['RemediationApproved', 'RetryRequested', 'RemediationBlocked', 'LeaderMoved'],
+  'move-leader': ['RemediationApproved', 'RetryRequested', 'RemediationBlocked', 'RemediationClosed', 'LeaderMoved'],
   'schedule-retry': ['RetryDue'],
   remediate: ['RemediationCompleted', 'RemediationFailed', 'RetryRequested', 'RemediationBlocked'],
 } as const satisfies Record<FunctionName, readonly DetailType[]>;

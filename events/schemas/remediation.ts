@@ -25,6 +25,10 @@ export const remediationBlockedSchema = z
   .object({ ...envelopeShape, target: resolvedTargetSchema, ...explained })
   .describe('Remediation stopped for a reason that waiting will not fix; a human must look.');
 
+export const remediationClosedSchema = z
+  .object({ ...envelopeShape, target: resolvedTargetSchema, ...explained })
+  .describe('The incident ended with nothing removed and nothing for a person to do: the target recovered, or the report was withdrawn.');
+
 export const remediationFailedSchema = z
   .object({ ...envelopeShape, target: resolvedTargetSchema, ...explained })
   .describe('Remediation was attempted and failed.');

@@ -28,7 +28,21 @@ export function decisionEffects(incident: Incident, decision: Decision, from: 'm
       };
     case 'block':
       return blockEffects(incident, decision, from, now);
+    case 'close':
+      return closeEffects(incident, decision, from, now);
   }
+}
+
+/** The incident ends with nothing to do (recovered, withdrawn): closed, and no alarm for a person. */
+export function closeEffects(incident: Incident, decision: Extract<Decision, { kind: 'close' }>, from: string, now: number): Effects {
+  const { reason, message, evidence } = decision;
+  return {
+    patch: { lastDecision: decision, state: 'closed', result: decision },
+    effects: [
+      journaling(now, `${from}:close`, `${reason}: ${message}`),
+      publishing('RemediationClosed', { ...envelopeOf(incident, now), target: resolvedTarget(incident), reason, message, evidence }),
+    ],
+  };
 }
 
 /** Any step may end an incident as blocked: the probe too (a duplicate), or the on-failure path. */

@@ -3,7 +3,7 @@
 // owns the incident: it re-checks every gate under the lock, and a withdrawal is too late.
 import type { Decision } from '../core/decision.ts';
 import { VersionConflictError, type Incident } from '../ports/incident-store.ts';
-import { blockEffects } from './decision-effects.ts';
+import { closeEffects } from './decision-effects.ts';
 import { commit, flushOutbox, type OutboxDeps } from './step.ts';
 
 export type WithdrawOutcome =
@@ -30,13 +30,13 @@ export async function withdrawIncident(deps: OutboxDeps, incidentId: string, why
   const late = removalUnderWay(incident, now);
   if (late) return { kind: 'too-late', why: late };
   if (incident.inFlight && incident.inFlight.until > now) return { kind: 'busy' };
-  const decision: Extract<Decision, { kind: 'block' }> = {
-    kind: 'block',
+  const decision: Extract<Decision, { kind: 'close' }> = {
+    kind: 'close',
     reason: 'REQUEST_WITHDRAWN',
     message: `${why}; the incident stops before any removal, and nothing was removed. Report the member again if it is still sick.`,
     evidence: { withdrawnAt: new Date(now).toISOString(), why },
   };
-  const { patch, effects } = blockEffects(incident, decision, 'withdraw', now);
+  const { patch, effects } = closeEffects(incident, decision, 'withdraw', now);
   try {
     const closed = await commit(deps, incident, patch, effects);
     return { kind: 'withdrawn', incident: await flushOutbox(deps, closed) };

@@ -21,6 +21,8 @@ export type Decision =
   | (Explained & { kind: 'approve'; leaderMove: LeaderMove })
   | (Explained & { kind: 'move-leader'; leaderId: MemberId; candidates: MemberId[]; paths: PathName[] })
   | (Explained & { kind: 'retry'; at: number; reprobeNow: boolean })
-  | (Explained & { kind: 'block' });
+  | (Explained & { kind: 'block' })
+  /** Nothing is left to do and nobody needs to act: the target recovered, or the report was withdrawn. */
+  | (Explained & { kind: 'close' });
 
 export type DecisionKind = Decision['kind'];

@@ -50,6 +50,21 @@ function unreachableAsLeader(view: ClusterView, targetId: MemberId, term: number
   );
 }
 
+/**
+ * When the target was last seen down as the agreed leader (every path dead) in the samples before
+ * the current one, and when that stretch began: what a recovery is judged against.
+ */
+export function downAsLeaderBefore(samples: ClusterView[], targetId: MemberId): { from: number; to: number } | undefined {
+  const earlier = [...samples].sort((a, b) => a.at - b.at).slice(0, -1);
+  const down = (view: ClusterView): boolean => view.leader.term !== undefined && unreachableAsLeader(view, targetId, view.leader.term);
+  let last = earlier.length - 1;
+  while (last >= 0 && !down(earlier[last]!)) last -= 1;
+  if (last < 0) return undefined;
+  let first = last;
+  while (first > 0 && down(earlier[first - 1]!)) first -= 1;
+  return { from: earlier[first]!.at, to: earlier[last]!.at };
+}
+
 function wasLeader(view: ClusterView, targetId: MemberId): boolean {
   if (view.leader.consensus === 'agreed' && view.leader.id === targetId) return true;
   return view.members.some((m) => m.id === targetId && m.status?.leaderId === targetId);

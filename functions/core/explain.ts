@@ -33,11 +33,17 @@ export const describePaths = (paths: PathProbe[]): string =>
 export function whyUnhealthy(m: MemberView): string | undefined {
   if (m.healthy) return undefined;
   if (!m.started) return 'was added but never started';
-  if (!m.reachable) return 'is unreachable on every path';
+  if (!m.reachable) return `is unreachable on every path (${describePaths(m.paths)})`;
   if (!m.status) return 'answered without a status';
   if (m.status.alarms.length > 0) return `has alarm ${m.status.alarms.join(', ')}`;
   if (m.status.errors.length > 0) return `reports errors: ${m.status.errors.join('; ')}`;
   return 'is not healthy';
+}
+
+/** How the target was reached, for a sentence about it: "answers on direct …" or why it did not. */
+export function howReached(m: MemberView): string {
+  const answered = m.paths.filter((p) => p.reachability === 'ok').map((p) => (p.endpoint ? `${p.path} ${p.endpoint}` : p.path));
+  return answered.length > 0 ? `answers on ${listWords(answered)}` : `is unreachable on every path (${describePaths(m.paths)})`;
 }
 
 /** "etcd-1 (…) and etcd-2 (…)": a readable list. */

@@ -90,6 +90,13 @@ export const block = (ctx: PlanContext, reason: ReasonCode, message: string): De
   evidence: ctx.evidence,
 });
 
+export const close = (ctx: PlanContext, reason: ReasonCode, message: string): Decision => ({
+  kind: 'close',
+  reason,
+  message,
+  evidence: ctx.evidence,
+});
+
 export const approve = (ctx: PlanContext, reason: ReasonCode, leaderMove: LeaderMove, message: string): Decision => ({
   kind: 'approve',
   leaderMove,

@@ -5,9 +5,9 @@ import type { PathName } from './types.ts';
 import { rankMoveCandidates } from './candidates.ts';
 import { credentialProblem } from './credentials.ts';
 import { backoffDelay } from './backoff.ts';
-import { describeDuration, describePaths, describeTime, listWords } from './explain.ts';
-import type { LeaderJudgement } from './evidence.ts';
-import { approve, block, retryAfterBackoff, retryAt, sentence, type PlanContext } from './plan-context.ts';
+import { describeDuration, describePaths, describeTime, howReached, listWords } from './explain.ts';
+import { downAsLeaderBefore, type LeaderJudgement } from './evidence.ts';
+import { approve, block, close, retryAfterBackoff, retryAt, sentence, type PlanContext } from './plan-context.ts';
 import { plannedTarget, targetNotFound } from './plan-checks.ts';
 
 const nameOf = (ctx: PlanContext, id: string | undefined): string => describeMemberIn(ctx.view, id);
@@ -43,6 +43,28 @@ function moveLeader(ctx: PlanContext, j: LeaderJudgement): Decision {
     message: sentence(j.message, `move leadership to ${first}${then} over ${paths.join(', ')} before removing it`),
     evidence: ctx.evidence,
   };
+}
+
+/**
+ * The only thing that held the incident back was our own sight of the leader down on every path;
+ * now it answers on every path and is healthy, before the grace window ran out. Nothing in what we
+ * can see is sick any more, so the incident closes rather than cost an election.
+ */
+function recovered(ctx: PlanContext, j: LeaderJudgement): Decision | undefined {
+  const { policy, samples, targetId } = ctx.input;
+  const target = ctx.target;
+  if (!policy.closeWhenRecovered || !target?.healthy || !target.paths.every((p) => p.reachability === 'ok')) return undefined;
+  const down = downAsLeaderBefore(samples, targetId);
+  if (!down) return undefined;
+  const stretch = down.to > down.from ? `from ${describeTime(down.from)} to ${describeTime(down.to)}` : `at ${describeTime(down.from)}`;
+  return close(
+    ctx,
+    'TARGET_RECOVERED',
+    sentence(
+      `${j.message.replace(/[.\s]+$/, '')}, healthy, after it was unreachable on every path ${stretch}`,
+      `it recovered before the grace window of ${describeDuration(policy.graceMs)} ran out, so the incident closes with nothing removed; report it again if it is still sick`,
+    ),
+  );
 }
 
 function unreachableLeader(ctx: PlanContext, j: LeaderJudgement): Decision {
@@ -92,15 +114,15 @@ export function decideLeadership(ctx: PlanContext): Decision {
       ctx,
       'TARGET_IS_LEARNER',
       'not-needed',
-      `${ctx.name} is a learner, which never leads and does not vote; removal is approved without a leader move.`,
+      `${ctx.name} is a learner, which never leads and does not vote, and ${howReached(target)}; removal is approved without a leader move.`,
     );
   }
   if (!j) throw new Error('buildPlanContext judges every voting target');
   if (j.verdict === 'TARGET_NOT_LEADER') {
     const leader = `${nameOf(ctx, j.leaderId)}${j.term === undefined ? '' : ` at term ${j.term}`}`;
     const finding = j.leaderChanged
-      ? `Leadership moved from ${ctx.name} to ${leader}, so it is a follower now`
-      : `${ctx.name} is a follower (the members agree the leader is ${leader})`;
+      ? `Leadership moved from ${ctx.name} to ${leader}, so it is a follower now; it ${howReached(target)}`
+      : `${ctx.name} is a follower (the members agree the leader is ${leader}) and ${howReached(target)}`;
     return approve(ctx, 'TARGET_IS_FOLLOWER', 'not-needed', sentence(finding, 'removal is approved without a leader move'));
   }
   const unreachable = j.verdict === 'LEADER_UNREACHABLE' || j.verdict === 'LEADER_UNREACHABLE_UNCONFIRMED';
@@ -119,7 +141,7 @@ export function decideLeadership(ctx: PlanContext): Decision {
   const shortRetry = now + policy.electionTimeoutMs;
   switch (j.verdict) {
     case 'LEADER_REACHABLE':
-      return moveLeader(ctx, j);
+      return recovered(ctx, j) ?? moveLeader(ctx, j);
     case 'LEADER_UNREACHABLE':
       return unreachableLeader(ctx, j);
     case 'LEADER_UNREACHABLE_UNCONFIRMED':

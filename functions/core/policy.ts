@@ -16,6 +16,12 @@ export const policySchema = z.object({
   /** How long the leader must stay unreachable before we remove it without a move. */
   graceMs: ms.default(60_000),
   allowRemoveWithoutLeaderMove: z.boolean().default(true),
+  /**
+   * A leader we saw unreachable on every path that answers again, healthy, before the grace window
+   * ends: the incident closes as recovered, nothing removed. Off: it is moved off and removed, as
+   * a sick leader that answers is (for reporters whose own health check is the authority).
+   */
+  closeWhenRecovered: z.boolean().default(true),
   backoff: z
     .object({ baseMs: ms.default(5_000), capMs: ms.default(300_000) })
     .default({ baseMs: 5_000, capMs: 300_000 }),

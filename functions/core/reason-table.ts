@@ -3,7 +3,7 @@
 // and waitingReasons are derived from it, so a code used anywhere must be written here first.
 import type { DecisionKind } from './decision.ts';
 
-/** A decision's kind, 'fail' (the incident ends failed) or 'gate' (a quorum-gate verdict only, never an outcome). */
+/** A decision's kind ('close' ends an incident with nothing to do), 'fail' (the incident ends failed) or 'gate' (a quorum-gate verdict only, never an outcome). */
 export type ReasonOutcome = DecisionKind | 'fail' | 'gate';
 
 interface RetryRow {
@@ -81,8 +81,12 @@ export const reasonTable = {
   DRY_RUN: { outcomes: ['block'], description: 'The policy is a dry run: what would be done is said, and nothing is done.' },
   RUNTIME_RESUMED: { outcomes: ['retry', 'approve'], spendsAttempt: false, description: 'The runtime resumed an incident a crash or restart left without a next step.' },
   SNAPSHOT_FAILED: { outcomes: ['retry'], spendsAttempt: true, description: 'The snapshot asked for before a removal could not be taken: nothing was removed, back off.' },
+  TARGET_RECOVERED: {
+    outcomes: ['close'],
+    description: 'The leader was seen unreachable on every path, then answered again, healthy, before the grace window ended: the incident closes as recovered, nothing removed.',
+  },
   REQUEST_WITHDRAWN: {
-    outcomes: ['block'],
+    outcomes: ['close'],
     description: 'The remediation request was withdrawn (its MachineHealthCheck request deleted) before any removal began: the incident stops, nothing was removed.',
   },
   STEP_FAILED: { outcomes: ['retry', 'block'], spendsAttempt: true, description: 'A step failed on every delivery of its event: resume after a back-off, or block once the budget is spent.' },

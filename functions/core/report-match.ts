@@ -6,7 +6,7 @@ import { targetKeyOf } from './target.ts';
 
 export interface IncidentSummary {
   incidentId: string;
-  state: 'open' | 'remediated' | 'blocked' | 'failed';
+  state: 'open' | 'remediated' | 'blocked' | 'closed' | 'failed';
   targetKey: string;
   memberId?: string;
   memberName?: string;

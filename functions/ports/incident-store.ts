@@ -7,7 +7,7 @@ import type { RemediationHistory } from '../core/remediation-history.ts';
 import type { ClusterView } from '../core/view.ts';
 import type { ScheduleRequest } from './scheduler.ts';
 
-export type IncidentState = 'open' | 'remediated' | 'blocked' | 'failed';
+export type IncidentState = 'open' | 'remediated' | 'blocked' | 'closed' | 'failed';
 export type IncidentOutcome = Exclude<IncidentState, 'open'>;
 
 /** One remediation of one target member in one cluster. Times are epoch milliseconds. */

@@ -22,6 +22,9 @@ export function outcomeMetrics(event: EventEnvelope, openedAt?: number): MetricP
     case 'RemediationBlocked':
       // Once in total, for an alarm on any block, and once by reason, to see which.
       return [count('RemediationBlocked'), count('RemediationBlocked', { reason: event.detail.reason })];
+    case 'RemediationClosed':
+      // Nobody must act, so no alarm: counted, and by reason, to see how often reports heal by themselves.
+      return [count('RemediationClosed'), count('RemediationClosed', { reason: event.detail.reason })];
     case 'RemediationFailed':
       return [count('RemediationFailed')];
     case 'RetryRequested':

@@ -73,7 +73,7 @@ export class Monitoring extends Construct {
     this.dashboard = new Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(3) });
     this.dashboard.addWidgets(new AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 24, height: 4 }));
     this.dashboard.addWidgets(
-      graph('Outcomes', ['RemediationCompleted', 'RemediationBlocked', 'RemediationFailed', 'LeaderMoved', 'RetryRequested'].map(summed)),
+      graph('Outcomes', ['RemediationCompleted', 'RemediationBlocked', 'RemediationClosed', 'RemediationFailed', 'LeaderMoved', 'RetryRequested'].map(summed)),
       graph('Time to remediate (ms)', ['p50', 'max'].map((statistic) => summedTime(statistic))),
     );
     const fns = Object.entries(props.functions) as [StackFunctionName, IFunction][];

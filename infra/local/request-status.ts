@@ -1,7 +1,7 @@
 // What a remediation request's status says, from the incident's events and from the incident
 // itself (for a request picked up again after a restart). Pure.
 import type { EventEnvelope } from '../../events/catalogue.ts';
-import type { RequestStatus } from '../../functions/adapters/kube/remediation-requests.ts';
+import type { RequestPhase, RequestStatus } from '../../functions/adapters/kube/remediation-requests.ts';
 import type { Incident } from '../../functions/ports/incident-store.ts';
 
 type Said = Omit<RequestStatus, 'updatedAt'>;
@@ -12,6 +12,9 @@ interface Detail {
   leaderMove?: string;
   at?: string;
 }
+
+/** A closed incident's phase: the request withdrawn, or the member recovered by itself. */
+const closedPhase = (reason: string | undefined): RequestPhase => (reason === 'REQUEST_WITHDRAWN' ? 'Cancelled' : 'Recovered');
 
 /** The status an incident event puts on its request; undefined for events that change nothing a person reads. */
 export function statusOfEvent(event: EventEnvelope): Said | undefined {
@@ -28,7 +31,9 @@ export function statusOfEvent(event: EventEnvelope): Said | undefined {
       // The reason code stays the approval's (LEADER_MOVED, LEADER_GONE …): it says how.
       return { phase: 'Completed', message: 'the member was removed and a new leader stands; the Machine is being replaced', ...(d.leaderMove ? { leaderMove: d.leaderMove } : {}), ...(d.at ? { completedAt: d.at } : {}) };
     case 'RemediationBlocked':
-      return { phase: d.reason === 'REQUEST_WITHDRAWN' ? 'Cancelled' : 'Blocked', ...words, ...(d.at ? { completedAt: d.at } : {}) };
+      return { phase: 'Blocked', ...words, ...(d.at ? { completedAt: d.at } : {}) };
+    case 'RemediationClosed':
+      return { phase: closedPhase(d.reason), ...words, ...(d.at ? { completedAt: d.at } : {}) };
     case 'RemediationFailed':
       return { phase: 'Failed', ...words, ...(d.at ? { completedAt: d.at } : {}) };
     default:
@@ -49,7 +54,9 @@ export function statusOfIncident(incident: Incident): Said {
     case 'remediated':
       return { ...base, phase: 'Completed', ...words, message: 'the member was removed and a new leader stands; the Machine is being replaced', completedAt: iso(incident.updatedAt) };
     case 'blocked':
-      return { ...base, phase: decision?.reason === 'REQUEST_WITHDRAWN' ? 'Cancelled' : 'Blocked', ...words, completedAt: iso(incident.updatedAt) };
+      return { ...base, phase: 'Blocked', ...words, completedAt: iso(incident.updatedAt) };
+    case 'closed':
+      return { ...base, phase: closedPhase(decision?.reason), ...words, completedAt: iso(incident.updatedAt) };
     case 'failed':
       return { ...base, phase: 'Failed', ...words, completedAt: iso(incident.updatedAt) };
   }

@@ -2,6 +2,12 @@
 // add a new one, so an existing database file upgrades in place.
 import type { DatabaseSync } from 'node:sqlite';
 
+const INCIDENT_COLUMNS = [
+  'incident_id', 'cluster_id', 'target_key', 'target', 'reason', 'state', 'opened_at', 'updated_at', 'attempt', 'immediate_reprobes',
+  'member_id', 'member_name', 'views', 'last_decision', 'result', 'version', 'leader_unreachable', 'waits', 'outbox', 'steps_done',
+  'in_flight', 'etcd_cluster_id',
+].join(', ');
+
 export const migrations: readonly string[] = [
   `
   CREATE TABLE incidents (
@@ -101,6 +107,38 @@ export const migrations: readonly string[] = [
      etcd_cluster_id TEXT NOT NULL,
      since           INTEGER NOT NULL
    ) STRICT;`,
+  // An incident may close with nothing to do (recovered, withdrawn): a state the CHECK must allow.
+  // SQLite cannot alter a CHECK, so the table is rebuilt (migrate() turns foreign keys off for it,
+  // or dropping the old table would cascade into the journal).
+  `CREATE TABLE incidents_next (
+     incident_id        TEXT PRIMARY KEY,
+     cluster_id         TEXT NOT NULL,
+     target_key         TEXT NOT NULL,
+     target             TEXT NOT NULL,
+     reason             TEXT NOT NULL,
+     state              TEXT NOT NULL CHECK (state IN ('open', 'remediated', 'blocked', 'closed', 'failed')),
+     opened_at          INTEGER NOT NULL,
+     updated_at         INTEGER NOT NULL,
+     attempt            INTEGER NOT NULL DEFAULT 0,
+     immediate_reprobes INTEGER NOT NULL DEFAULT 0,
+     member_id          TEXT,
+     member_name        TEXT,
+     views              TEXT NOT NULL DEFAULT '[]',
+     last_decision      TEXT,
+     result             TEXT,
+     version            INTEGER NOT NULL DEFAULT 1,
+     leader_unreachable TEXT,
+     waits              INTEGER NOT NULL DEFAULT 0,
+     outbox             TEXT NOT NULL DEFAULT '[]',
+     steps_done         TEXT NOT NULL DEFAULT '[]',
+     in_flight          TEXT,
+     etcd_cluster_id    TEXT
+   ) STRICT;
+   INSERT INTO incidents_next (${INCIDENT_COLUMNS}) SELECT ${INCIDENT_COLUMNS} FROM incidents;
+   DROP TABLE incidents;
+   ALTER TABLE incidents_next RENAME TO incidents;
+   CREATE UNIQUE INDEX incidents_one_open_per_target ON incidents (cluster_id, target_key) WHERE state = 'open';
+   CREATE INDEX incidents_by_cluster ON incidents (cluster_id, opened_at);`,
 ];
 
 /** The schema version a file holds, without changing it; undefined when it holds no schema of ours. */
@@ -124,6 +162,19 @@ export class SchemaTooNewError extends Error {
 
 /** Applies pending migrations under a write lock, so concurrent openers upgrade exactly once. */
 export function migrate(db: DatabaseSync, now: number): number {
+  // A migration may rebuild a table others reference; with foreign keys on, dropping the old one
+  // would cascade. The pragma is a no-op inside a transaction, so it is set before and restored
+  // after, and the keys are checked before the commit instead.
+  const foreignKeys = Number(db.prepare('PRAGMA foreign_keys').get()?.foreign_keys ?? 0) === 1;
+  db.exec('PRAGMA foreign_keys = OFF');
+  try {
+    return migrateInTransaction(db, now);
+  } finally {
+    if (foreignKeys) db.exec('PRAGMA foreign_keys = ON');
+  }
+}
+
+function migrateInTransaction(db: DatabaseSync, now: number): number {
   db.exec('BEGIN IMMEDIATE');
   try {
     db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL) STRICT');
@@ -135,6 +186,8 @@ export function migrate(db: DatabaseSync, now: number): number {
       db.exec(migrations[version - 1]!);
       record.run(version, now);
     }
+    const broken = db.prepare('PRAGMA foreign_key_check').all();
+    if (broken.length > 0) throw new Error(`migration left ${broken.length} rows with a broken foreign key: ${JSON.stringify(broken.slice(0, 3))}`);
     db.exec('COMMIT');
     return migrations.length;
   } catch (error) {

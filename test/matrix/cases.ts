@@ -458,9 +458,8 @@ export const matrixCases: MatrixCase[] = [
     n: 16,
     name: 'grace-not-passed-then-heals',
     members: 3,
-    // There is no "recovered" outcome: a healed leader that is still reported is moved off and removed.
-    expected: 'removed',
-    reason: 'LEADER_MOVED',
+    expected: 'recovered',
+    reason: 'TARGET_RECOVERED',
     policy: { graceMs: 10_000 },
     async arrange(lab) {
       const leader = await lab.leader();
@@ -469,6 +468,7 @@ export const matrixCases: MatrixCase[] = [
     },
     async act(ctx) {
       const leader = ctx.arranged.targets[0]!;
+      // The path heals the moment the pipeline first says it waits out the grace window.
       const healed = ctx.pipeline.runtime.bus.subscribe((e) => {
         if (e.detailType === 'RetryRequested' && (e.detail as { reason: string }).reason === 'LEADER_UNREACHABLE') void ctx.lab.fault(leader.name, 'heal');
       });
@@ -481,13 +481,16 @@ export const matrixCases: MatrixCase[] = [
     async verify({ lab, pipeline, arranged }, { deciding }) {
       const leader = arranged.targets[0]!;
       const waited = retriesWith(pipeline, 'LEADER_UNREACHABLE');
+      const judgement = (deciding.evidence.judgement ?? {}) as { verdict?: string; leaderId?: string };
       return [
         ...check(waited.length > 0, 'no LEADER_UNREACHABLE retry inside the grace window'),
         ...says('grace retry', waited[0] ?? '', [leader.name, hostOf(leader.clientUrl)]),
-        // Healed before the grace window passed: the move went over the very path that had been cut.
-        ...says('approval', deciding.message, [leader.name, `direct ${leader.clientUrl}`]),
-        ...check(pipeline.calls.moveLeader.length >= 1, 'no move off the healed leader'),
-        ...(await membershipIs(lab, [leader])),
+        // It answers again on the very path that had been cut, and says it recovered.
+        ...says('close', deciding.message, [leader.name, `direct ${leader.clientUrl}`, 'recovered', 'nothing removed']),
+        ...check(judgement.verdict === 'LEADER_REACHABLE' && judgement.leaderId === leader.id, `evidence.judgement ${JSON.stringify(judgement)}`),
+        ...check(pipeline.calls.moveLeader.length === 0 && pipeline.calls.memberRemove.length === 0, `touched the recovered leader: MoveLeader ${pipeline.calls.moveLeader.length}, MemberRemove ${pipeline.calls.memberRemove.length}`),
+        ...check((await lab.leader()).id === leader.id, 'the recovered member no longer leads: something moved it'),
+        ...(await membershipIs(lab, [])),
       ];
     },
   },

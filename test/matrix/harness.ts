@@ -10,7 +10,7 @@ import type { TerminalEvent } from '../../infra/local/runtime.ts';
 import { startPipeline, type CallLog, type Pipeline } from '../integration/e2e/pipeline.ts';
 import { startQuorumChecker, type QuorumChecker, type QuorumVerdict } from '../support/quorum-checker.ts';
 
-/** removed (RemediationCompleted), blocked, failed; a case with several incidents joins them with '+'. */
+/** removed (RemediationCompleted), blocked, recovered or closed (RemediationClosed), failed; a case with several incidents joins them with '+'. */
 export type Outcome = string;
 
 export interface Arranged {
@@ -100,8 +100,18 @@ export interface CaseRow {
   verdict?: QuorumVerdict;
 }
 
-export const outcomeOf = (e: TerminalEvent): string =>
-  e.detailType === 'RemediationCompleted' ? 'removed' : e.detailType === 'RemediationBlocked' ? 'blocked' : 'failed';
+export function outcomeOf(e: TerminalEvent): string {
+  switch (e.detailType) {
+    case 'RemediationCompleted':
+      return 'removed';
+    case 'RemediationBlocked':
+      return 'blocked';
+    case 'RemediationClosed':
+      return e.detail.reason === 'TARGET_RECOVERED' ? 'recovered' : 'closed';
+    case 'RemediationFailed':
+      return 'failed';
+  }
+}
 
 const detailOf = (e: EventEnvelope): { reason?: string; message?: string; evidence?: Record<string, unknown>; incidentId?: string } =>
   e.detail;

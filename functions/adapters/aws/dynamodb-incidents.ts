@@ -16,7 +16,7 @@ import { closeUpdate, patchUpdate, toIncident, type UpdateParts } from './dynamo
 import { byClusterPk, byStatePk, incidentKey, openPointerKey, openPointerPk } from './dynamodb-keys.ts';
 import { stampJournalTtl } from './dynamodb-journal.ts';
 
-const STATES: IncidentState[] = ['open', 'remediated', 'blocked', 'failed'];
+const STATES: IncidentState[] = ['open', 'remediated', 'blocked', 'closed', 'failed'];
 
 export async function getIncidentItem(ctx: StoreContext, incidentId: string): Promise<Item | undefined> {
   const { Item: item } = await ctx.doc.send(new GetCommand({ TableName: ctx.tableName, Key: incidentKey(incidentId), ConsistentRead: true }));

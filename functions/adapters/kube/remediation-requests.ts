@@ -10,7 +10,7 @@ export const REQUEST_VERSION = 'v1alpha1';
 export const REQUEST_PLURAL = 'etcdremediationrequests';
 export const REQUESTS_PATH = `/apis/${REQUEST_GROUP}/${REQUEST_VERSION}/${REQUEST_PLURAL}`;
 
-export type RequestPhase = 'Pending' | 'Running' | 'Waiting' | 'Completed' | 'Blocked' | 'Failed' | 'Cancelled';
+export type RequestPhase = 'Pending' | 'Running' | 'Waiting' | 'Completed' | 'Blocked' | 'Failed' | 'Cancelled' | 'Recovered';
 
 export interface RequestStatus {
   phase: RequestPhase;
@@ -39,7 +39,7 @@ export interface RemediationRequest {
 
 export type RequestObject = KubernetesObject & { spec?: { reason?: unknown }; status?: Record<string, unknown> };
 
-const terminal: readonly RequestPhase[] = ['Completed', 'Blocked', 'Failed', 'Cancelled'];
+const terminal: readonly RequestPhase[] = ['Completed', 'Blocked', 'Failed', 'Cancelled', 'Recovered'];
 export const isTerminalPhase = (phase: string | undefined): boolean => phase !== undefined && (terminal as readonly string[]).includes(phase);
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);

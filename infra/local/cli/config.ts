@@ -49,6 +49,7 @@ const policyConfigSchema = z
       .strictObject({ base: duration.optional(), baseMs: duration.optional(), cap: duration.optional(), capMs: duration.optional() })
       .optional(),
     allowRemoveWithoutLeaderMove: z.boolean().optional(),
+    closeWhenRecovered: z.boolean().optional(),
     maxAttempts: z.number().int().positive().optional(),
     maxRetry: count.optional(),
     pathOrder: z.array(z.enum(['direct', 'port-forward', 'exec'])).min(1).optional(),
@@ -180,8 +181,8 @@ function toPolicyInput(p: z.infer<typeof policyConfigSchema> | undefined): Polic
     const capMs = p.backoff.capMs ?? p.backoff.cap;
     input.backoff = { ...(baseMs === undefined ? {} : { baseMs }), ...(capMs === undefined ? {} : { capMs }) };
   }
-  const { allowRemoveWithoutLeaderMove, maxAttempts, maxRetry, pathOrder, maxImmediateReprobes, dryRun, snapshotBeforeRemove, allowShrink, guardPrefix } = p;
-  const rest = { allowRemoveWithoutLeaderMove, maxAttempts, maxRetry, pathOrder, maxImmediateReprobes, dryRun, snapshotBeforeRemove, allowShrink, guardPrefix };
+  const { allowRemoveWithoutLeaderMove, closeWhenRecovered, maxAttempts, maxRetry, pathOrder, maxImmediateReprobes, dryRun, snapshotBeforeRemove, allowShrink, guardPrefix } = p;
+  const rest = { allowRemoveWithoutLeaderMove, closeWhenRecovered, maxAttempts, maxRetry, pathOrder, maxImmediateReprobes, dryRun, snapshotBeforeRemove, allowShrink, guardPrefix };
   return { ...input, ...(Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)) as PolicyInput) };
 }
 

@@ -3,7 +3,7 @@
 import type { LeaderMove } from '../../../functions/core/decision.ts';
 import { formatDuration } from './duration.ts';
 
-export type Outcome = 'remediated' | 'blocked' | 'failed' | 'planned';
+export type Outcome = 'remediated' | 'blocked' | 'closed' | 'failed' | 'planned';
 
 export interface TimelineEntry {
   at: string;
@@ -25,7 +25,7 @@ export interface CliResult {
   evidence: Record<string, unknown>;
 }
 
-export const EXIT = { ok: 0, error: 1, usage: 2, blocked: 3, failed: 4 } as const;
+export const EXIT = { ok: 0, error: 1, usage: 2, blocked: 3, failed: 4, closed: 5 } as const;
 
 /** Blocks that say the input was wrong, not the cluster: exit 2, as for any invalid input. */
 const INPUT_REASONS: ReadonlySet<string> = new Set(['CLUSTER_MISMATCH']);
@@ -33,7 +33,7 @@ const INPUT_REASONS: ReadonlySet<string> = new Set(['CLUSTER_MISMATCH']);
 export const exitCodeOf = (outcome: Outcome, reason?: string): number =>
   reason !== undefined && INPUT_REASONS.has(reason)
     ? EXIT.usage
-    : outcome === 'blocked' ? EXIT.blocked : outcome === 'failed' ? EXIT.failed : EXIT.ok;
+    : outcome === 'blocked' ? EXIT.blocked : outcome === 'failed' ? EXIT.failed : outcome === 'closed' ? EXIT.closed : EXIT.ok;
 
 export const printJson = (value: unknown): void => {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);

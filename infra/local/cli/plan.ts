@@ -91,6 +91,8 @@ function nextStep(d: Decision): Record<string, unknown> {
       return { kind: d.kind, next: 'wait and probe again', retryAt: iso(d.at), reprobeNow: d.reprobeNow };
     case 'block':
       return { kind: d.kind, next: 'stop: an operator must look' };
+    case 'close':
+      return { kind: d.kind, next: 'close the incident: nothing to remove' };
   }
 }
 
@@ -166,7 +168,7 @@ export async function planNow(cluster: ClusterEntry & { policy: Policy }, wanted
     return {
       ...base,
       target: { memberId: target.id, name: target.name },
-      outcome: decision.kind === 'block' ? 'blocked' : 'planned',
+      outcome: decision.kind === 'block' ? 'blocked' : decision.kind === 'close' ? 'closed' : 'planned',
       reason: decision.reason,
       message: decision.message,
       leaderMove: impliedLeaderMove(decision, current, target.id, cluster.policy),

@@ -41,6 +41,7 @@ export function describeEvent(event: EventEnvelope, now = Date.now()): string {
       return `${target.name || target.memberId} removed; ${newLeader.name || newLeader.id} leads now`;
     }
     case 'RemediationBlocked':
+    case 'RemediationClosed':
     case 'RemediationFailed':
       return `${event.detail.reason}: ${event.detail.message}`;
   }

@@ -96,7 +96,7 @@ export async function resultOf(store: IncidentStore, event: OutcomeEvent): Promi
     incidentId,
     clusterId,
     target,
-    outcome: event.detailType === 'RemediationBlocked' ? 'blocked' : 'failed',
+    outcome: event.detailType === 'RemediationBlocked' ? 'blocked' : event.detailType === 'RemediationClosed' ? 'closed' : 'failed',
     reason: event.detail.reason,
     message: event.detail.message,
     leaderMove: leaderMoveOf(journal, incident?.lastDecision),

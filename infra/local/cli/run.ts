@@ -61,7 +61,7 @@ FILE (JSON; paths are relative to it):
   policy durations ("60s", "1h30m", or milliseconds as <name>Ms): grace, electionTimeout,
     callTimeout, incidentDeadline, retryPeriod, minHealthyPeriod, snapshotTimeout,
     actuatorTimeout, lockLease, backoff.base, backoff.cap; and allowRemoveWithoutLeaderMove,
-    maxAttempts, maxRetry, pathOrder, maxImmediateReprobes, dryRun, snapshotBeforeRemove,
+    closeWhenRecovered, maxAttempts, maxRetry, pathOrder, maxImmediateReprobes, dryRun, snapshotBeforeRemove,
     allowShrink, guardPrefix (where in etcd the lock and the removal record live).
 
   --config FILE   the config file (required)`;

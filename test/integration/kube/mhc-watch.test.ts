@@ -123,7 +123,7 @@ describe.sequential('MachineHealthCheck external remediation through the watcher
     await t.remove(t.world.machineOf(leader));
 
     const ended = await outcome;
-    expect(ended.detailType).toBe('RemediationBlocked');
+    expect(ended.detailType).toBe('RemediationClosed');
     expect(ended.detail).toMatchObject({ reason: 'REQUEST_WITHDRAWN', incidentId: waiting.status?.incidentId });
     expect((ended.detail as { message: string }).message).toContain(`EtcdRemediationRequest ${CAPI_NAMESPACE}/${t.world.machineOf(leader)} was deleted`);
     expect(t.pipeline.calls.memberRemove).toEqual([]);

@@ -219,7 +219,7 @@ export interface Observation {
   after: Incident;
 }
 
-export type Outcome = EventEnvelope<'RemediationCompleted' | 'RemediationBlocked' | 'RemediationFailed'>;
+export type Outcome = EventEnvelope<'RemediationCompleted' | 'RemediationBlocked' | 'RemediationClosed' | 'RemediationFailed'>;
 
 /** The app on a lab. */
 export interface LabApp extends AppParts {
@@ -349,6 +349,7 @@ export class IncidentRun {
           break;
         case 'RemediationCompleted':
         case 'RemediationBlocked':
+        case 'RemediationClosed':
         case 'RemediationFailed':
           this.outcome = event;
           return event;

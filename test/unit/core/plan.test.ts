@@ -236,7 +236,7 @@ const rows: Row[] = [
     reason: 'TARGET_IS_FOLLOWER',
     leaderMove: 'not-needed',
     decidedBy: 'leadership',
-    says: /^etcd-0 \(8e9e05c52164694d\) is a follower \(the members agree the leader is etcd-1 \(91bc3c398fb3c146\) at term 2\); removal is approved without a leader move\.$/,
+    says: /^etcd-0 \(8e9e05c52164694d\) is a follower \(the members agree the leader is etcd-1 \(91bc3c398fb3c146\) at term 2\) and answers on direct http:\/\/127\.0\.0\.1:4001; removal is approved without a leader move\.$/,
   },
   {
     name: 'a former leader',
@@ -245,7 +245,7 @@ const rows: Row[] = [
     reason: 'TARGET_IS_FOLLOWER',
     leaderMove: 'not-needed',
     decidedBy: 'leadership',
-    says: /^Leadership moved from etcd-0 .* to etcd-2 .* at term 3, so it is a follower now; removal is approved/,
+    says: /^Leadership moved from etcd-0 .* to etcd-2 .* at term 3, so it is a follower now; it answers on direct http:\/\/127\.0\.0\.1:4001; removal is approved/,
   },
   {
     name: 'an unreachable follower',
@@ -262,6 +262,39 @@ const rows: Row[] = [
     reason: 'LEADER_MOVE_REQUIRED',
     decidedBy: 'leadership',
     says: /move leadership to etcd-1 .* \(then etcd-2 .*\) over direct before removing it\.$/,
+  },
+  {
+    name: 'a leader seen down on every path that answers again, healthy, inside the grace window',
+    samples: [deadLeader(T0 - 2 * ET), deadLeader(T0 - ET), healthy],
+    kind: 'close',
+    reason: 'TARGET_RECOVERED',
+    decidedBy: 'leadership',
+    says: /^etcd-0 .* is the leader at term 2 and answers on direct http:\/\/127\.0\.0\.1:4001, healthy, after it was unreachable on every path from .* to .*; it recovered before the grace window of 60 s ran out, so the incident closes with nothing removed; report it again if it is still sick\.$/,
+  },
+  {
+    name: 'the same with closeWhenRecovered off: it is a sick leader that answers',
+    samples: [deadLeader(T0 - 2 * ET), deadLeader(T0 - ET), healthy],
+    policy: { closeWhenRecovered: false },
+    kind: 'move-leader',
+    reason: 'LEADER_MOVE_REQUIRED',
+    decidedBy: 'leadership',
+  },
+  {
+    name: 'a leader seen down that answers on one path only has not recovered',
+    samples: [
+      cluster(T0 - ET, 3, { leader: 0, override: { 0: { paths: { direct: 'refused', exec: 'refused' } } } }),
+      cluster(T0, 3, { leader: 0, override: { 0: { paths: { direct: 'refused', exec: 'ok' } } } }),
+    ],
+    kind: 'move-leader',
+    reason: 'LEADER_MOVE_REQUIRED',
+    decidedBy: 'leadership',
+  },
+  {
+    name: 'a leader seen down that answers with an alarm has not recovered',
+    samples: [deadLeader(T0 - ET), cluster(T0, 3, { leader: 0, override: { 0: { alarms: ['NOSPACE'] } } })],
+    kind: 'move-leader',
+    reason: 'LEADER_MOVE_REQUIRED',
+    decidedBy: 'leadership',
   },
   {
     name: 'the reachable leader with nobody free to take over',

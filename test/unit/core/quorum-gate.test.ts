@@ -108,7 +108,7 @@ describe('quorumGate, by hand', () => {
       target: 0,
       reason: 'QUORUM_AT_RISK',
       ok: false,
-      says: /^Removing etcd-0 \(8e9e05c52164694d\) would leave 1 of 2 voting members healthy, below the quorum of 2: etcd-2 \(fd422379fda50e48\) is unreachable on every path; blocked, bring etcd-2 back or remediate it first\.$/,
+      says: /^Removing etcd-0 \(8e9e05c52164694d\) would leave 1 of 2 voting members healthy, below the quorum of 2: etcd-2 \(fd422379fda50e48\) is unreachable on every path \(direct http:\/\/127\.0\.0\.1:4021 refused\); blocked, bring etcd-2 back or remediate it first\.$/,
     },
     {
       name: 'the target unreachable, the others fine',
@@ -206,7 +206,7 @@ describe('quorumGate, by hand', () => {
       target: 3,
       reason: 'NO_QUORUM',
       ok: false,
-      says: /no quorum now: 1 of 3 voting members are up.*etcd-1 .* is unreachable on every path and etcd-2 .* is unreachable on every path; blocked, no member can be removed, etcd-3 .* included/,
+      says: /no quorum now: 1 of 3 voting members are up.*etcd-1 .* is unreachable on every path \(direct .* refused\) and etcd-2 .* is unreachable on every path \(direct .* timed out\); blocked, no member can be removed, etcd-3 .* included/,
     },
     {
       // The view counts the unreachable leader as up, but only 1 of 3 voters is healthy.
@@ -215,7 +215,7 @@ describe('quorumGate, by hand', () => {
       target: 3,
       reason: 'QUORUM_AT_RISK',
       ok: false,
-      says: /^Removing learner etcd-3 .* needs a quorum of the 3 voting members to commit, and only 1 of them is healthy, below the quorum of 2: etcd-0 .* is unreachable on every path and etcd-2 .* has alarm NOSPACE; blocked, bring etcd-0 and etcd-2 back first\.$/,
+      says: /^Removing learner etcd-3 .* needs a quorum of the 3 voting members to commit, and only 1 of them is healthy, below the quorum of 2: etcd-0 .* is unreachable on every path \(direct http:\/\/127\.0\.0\.1:4001 refused\) and etcd-2 .* has alarm NOSPACE; blocked, bring etcd-0 and etcd-2 back first\.$/,
     },
     {
       name: 'an unreachable learner does not count for quorum, but is waited for',
@@ -312,7 +312,7 @@ describe('two sick members of three: one message, never a circle', () => {
   it('says plainly that neither can be removed safely when the view still holds quorum', () => {
     const v = view(1, shapes[0]!.members);
     expect(quorumGate(v, id(0)).message).toBe(
-      'Neither etcd-0 (8e9e05c52164694d) nor etcd-2 (fd422379fda50e48) can be removed safely: etcd-0 (8e9e05c52164694d) is unreachable on every path and etcd-2 (fd422379fda50e48) is unreachable on every path, so removing either would leave 1 of 2 voting members healthy, below the quorum of 2; blocked, restore either etcd-0 (8e9e05c52164694d) or etcd-2 (fd422379fda50e48) and the other can then be removed, or, if neither can be restored, recover the cluster from a snapshot (etcd disaster recovery).',
+      'Neither etcd-0 (8e9e05c52164694d) nor etcd-2 (fd422379fda50e48) can be removed safely: etcd-0 (8e9e05c52164694d) is unreachable on every path (direct http://127.0.0.1:4001 refused) and etcd-2 (fd422379fda50e48) is unreachable on every path (direct http://127.0.0.1:4021 timed out), so removing either would leave 1 of 2 voting members healthy, below the quorum of 2; blocked, restore either etcd-0 (8e9e05c52164694d) or etcd-2 (fd422379fda50e48) and the other can then be removed, or, if neither can be restored, recover the cluster from a snapshot (etcd disaster recovery).',
     );
   });
 

@@ -68,8 +68,8 @@ describe('routing table', () => {
     expect(isTerminal(detailType) && isInformational(detailType)).toBe(false);
   });
 
-  it('the terminal detail types are the three outcomes, and LeaderMoved ends nothing', () => {
-    expect([...terminalDetailTypes].sort()).toEqual(['RemediationBlocked', 'RemediationCompleted', 'RemediationFailed']);
+  it('the terminal detail types are the four outcomes, and LeaderMoved ends nothing', () => {
+    expect([...terminalDetailTypes].sort()).toEqual(['RemediationBlocked', 'RemediationClosed', 'RemediationCompleted', 'RemediationFailed']);
     expect(informationalDetailTypes).toEqual(['LeaderMoved']);
   });
 

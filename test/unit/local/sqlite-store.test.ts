@@ -56,6 +56,38 @@ describe('sqlite incident store: the file', () => {
       }
     });
 
+    it('upgrades a file from before incidents could close, keeping every incident and its journal', async () => {
+      const file = dir.file('old.db');
+      const old = new DatabaseSync(file);
+      old.exec('PRAGMA foreign_keys = ON');
+      old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL) STRICT');
+      migrations.slice(0, -1).forEach((sql, i) => {
+        old.exec(sql);
+        old.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)').run(i + 1);
+      });
+      old.exec(`INSERT INTO incidents (incident_id, cluster_id, target_key, target, reason, state, opened_at, updated_at) VALUES ('old-1', 'c', 'memberName=a', '{"memberName":"a"}', 'r', 'open', 1, 1)`);
+      old.exec(`INSERT INTO journal (incident_id, at, step, detail) VALUES ('old-1', 1, 'opened', '"kept"')`);
+      expect(() => old.exec(`UPDATE incidents SET state = 'closed'`)).toThrow(/CHECK constraint/);
+      old.close();
+
+      const upgraded = openSqliteStore({ path: file });
+      try {
+        expect((await upgraded.journal('old-1')).map((e) => e.detail)).toContain('kept');
+        expect((await upgraded.getIncident('old-1'))?.state).toBe('open');
+      } finally {
+        await upgraded.close();
+      }
+      const raw = new DatabaseSync(file);
+      try {
+        raw.exec('PRAGMA foreign_keys = ON');
+        raw.exec(`UPDATE incidents SET state = 'closed'`);
+        // The journal still belongs to its incident: the foreign key holds after the rebuild.
+        expect(() => raw.exec(`INSERT INTO journal (incident_id, at, step) VALUES ('nobody', 1, 'x')`)).toThrow(/FOREIGN KEY/);
+      } finally {
+        raw.close();
+      }
+    });
+
     it('refuses a file from a newer build', async () => {
       await store.close();
       const raw = new DatabaseSync(dir.file('store.db'));
