@@ -37,7 +37,10 @@ interface Decided {
 
 async function decideAndMove(deps: Deps, cluster: ClusterEntry, detail: DetailOf<'MembersProbed'>, incident: Incident): Promise<Decided> {
   const decision = await decideIncident(deps, cluster, incident, detail.view);
-  if (decision.kind !== 'move-leader') return { decision };
+  if (decision.kind !== 'move-leader') {
+    const unsaid = await moveNeverSaid(deps, incident);
+    return unsaid.length > 0 ? { decision, leaderMoved: unsaid } : { decision };
+  }
   // Moved on an earlier delivery of this attempt, whose commit failed: etcd now answers "not
   // leader", so deciding again would lose the move. Say what was decided then.
   const made = await moveMade(deps, incident);
@@ -60,6 +63,18 @@ async function moveMade(deps: Deps, incident: Incident): Promise<Decided | undef
   const step = moveMarker(incident);
   const entry = (await deps.store.journal(incident.incidentId)).find((e) => e.isStepMarker && e.step === step);
   return entry && typeof entry.detail === 'string' ? (JSON.parse(entry.detail) as Decided) : undefined;
+}
+
+/**
+ * A move made on an earlier attempt whose commit never came (the process died between the marker
+ * and the commit): the resumed incident finds a follower and decides afresh, so LeaderMoved would
+ * never be said. Its effects were kept with the marker; they go out with this decision, once.
+ */
+async function moveNeverSaid(deps: Deps, incident: Incident): Promise<OutboxEntry[]> {
+  const journal = await deps.store.journal(incident.incidentId);
+  if (journal.some((e) => e.step === LEADER_MOVED_STEP)) return [];
+  const marker = journal.findLast((e) => e.isStepMarker && e.step.startsWith(`${LEADER_MOVE_MADE_STEP}@`));
+  return marker && typeof marker.detail === 'string' ? ((JSON.parse(marker.detail) as Decided).leaderMoved ?? []) : [];
 }
 
 function leaderMovedEffects(deps: Deps, incident: Incident, run: MoveRun): OutboxEntry[] {

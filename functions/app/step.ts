@@ -122,8 +122,10 @@ export async function commit(deps: Pick<Deps, 'store' | 'clock'>, incident: Inci
  */
 export async function flushOutbox(deps: OutboxDeps, incident: Incident, delivered?: Delivered): Promise<Incident> {
   if (incident.outbox.length === 0) return incident;
+  const journaled = await journaledAlready(deps, incident);
   for (const entry of incident.outbox) {
     if (delivered && isDelivered(entry, delivered)) continue;
+    if (entry.kind === 'journal' && journaled.has(journalKey(entry.entry))) continue;
     await carryOut(deps, incident.incidentId, entry);
   }
   try {
@@ -132,6 +134,18 @@ export async function flushOutbox(deps: OutboxDeps, incident: Incident, delivere
     if (!(error instanceof VersionConflictError)) throw error;
     return (await deps.store.getIncident(incident.incidentId)) ?? incident;
   }
+}
+
+const journalKey = (e: { at: number; step: string; detail?: unknown }): string => JSON.stringify([e.at, e.step, e.detail ?? null]);
+
+/**
+ * A process that died between writing the outbox's journal lines and clearing it leaves them to be
+ * carried out again: the lines already in the journal are not written twice. Events and schedules
+ * may go twice (consumers are idempotent); a journal read by people should not say a step twice.
+ */
+async function journaledAlready(deps: OutboxDeps, incident: Incident): Promise<Set<string>> {
+  if (!incident.outbox.some((e) => e.kind === 'journal')) return new Set();
+  return new Set((await deps.store.journal(incident.incidentId)).map(journalKey));
 }
 
 async function carryOut(deps: OutboxDeps, incidentId: string, entry: OutboxEntry): Promise<void> {

@@ -459,6 +459,7 @@ export const matrixCases: MatrixCase[] = [
     name: 'grace-not-passed-then-heals',
     members: 3,
     expected: 'recovered',
+    fast: true,
     reason: 'TARGET_RECOVERED',
     policy: { graceMs: 10_000 },
     async arrange(lab) {

@@ -200,6 +200,8 @@ describe('crash at every step boundary', () => {
         expect(count(done.journal, 'member-removed'), 'member-removed').toBe(1);
         expect(count(done.journal, 'leader-elected'), 'leader-elected').toBe(1);
         expect(count(done.journal, 'actuator-called'), 'actuator-called').toBe(1);
+        // A move is said once, also when the process died before it could say it.
+        expect(count(done.journal, 'leader-moved'), 'leader-moved').toBe(c.target === 'leader' ? 1 : 0);
         const records = (await readKey<RemovalRecord[]>(survivors, REMOVALS)) ?? [];
         expect(records.map((r) => ({ memberId: r.memberId, incidentId: r.incidentId }))).toEqual([{ memberId: target.id, incidentId: dead.incidentId }]);
 
