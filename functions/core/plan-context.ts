@@ -64,6 +64,8 @@ export function buildPlanContext(input: PlanInput): PlanContext {
     names,
   };
   if (view) evidence.reports = view.leader.reports;
+  // Without it, a decision made on the direct path alone would not say the kube paths were not there to try.
+  if (view?.pathLookFailure) evidence.pathLookFailure = view.pathLookFailure;
   if (gate) evidence.gate = { reason: gate.reason, ...gate.figures, unhealthy: gate.unhealthy, notReady: gate.notReady };
   if (judgement) {
     const { message: _message, ...facts } = judgement;

@@ -65,12 +65,34 @@ function classify(error: unknown, message: string, grpcCode: number | undefined)
   return 'other';
 }
 
+/**
+ * grpc-js wraps a failed connect as "No connection established. Last error: CAUSE (TIME).
+ * Resolution note: NOTE"; an OpenSSL CAUSE is a colon-separated line with a source path. A person
+ * needs the reason ("ssl/tls alert bad certificate, SSL alert number 42"), not the wrapping.
+ */
+const CONNECT_WRAPPED = /^No connection established\. Last error: ([\s\S]*?)\s*\(\d{4}-\d\d-\d\dT[^)]*\)\.\s*Resolution note:\s*([\s\S]*)$/;
+const OPENSSL_LINE = /error:[0-9A-F]+:[^:]*:[^:]*:([^:]+):/;
+const SSL_ALERT = /SSL alert number \d+/;
+
+export function tidyConnectMessage(message: string): string {
+  const wrapped = CONNECT_WRAPPED.exec(message);
+  if (!wrapped) return message;
+  const cause = wrapped[1]!.trim();
+  const ssl = OPENSSL_LINE.exec(cause);
+  const alert = SSL_ALERT.exec(cause)?.[0];
+  const reason = ssl ? `${ssl[1]}${alert ? `, ${alert}` : ''}` : cause;
+  const note = wrapped[2]!.trim();
+  return note ? `${reason} (${note})` : reason;
+}
+
 export function normalizeEtcdError(error: unknown): EtcdFailure {
   if (error instanceof EtcdCallError) return error.failure;
   const rawMessage = messageOf(error);
   const grpcCode = grpcCodeOf(error, rawMessage);
-  const message = rawMessage.replace(GRPC_PREFIX, '');
-  const failure: EtcdFailure = { kind: classify(error, message, grpcCode), message };
+  const unprefixed = rawMessage.replace(GRPC_PREFIX, '');
+  // Classified on the whole text, said tidied: the kind must not depend on what is cut.
+  const message = tidyConnectMessage(unprefixed);
+  const failure: EtcdFailure = { kind: classify(error, unprefixed, grpcCode), message };
   if (grpcCode !== undefined) failure.grpcCode = grpcCode;
   return failure;
 }

@@ -92,3 +92,26 @@ describe('toEtcdCallError', () => {
     expect(wrapped.cause).toBe(original);
   });
 });
+
+describe('a failed connect, as grpc-js wraps it', () => {
+  const wrapped = (cause: string, note = '') => `No connection established. Last error: ${cause} (2026-11-30T19:56:20.761Z). Resolution note: ${note}`;
+  const openssl =
+    '40ED8C84CE7F0000:error:0A000412:SSL routines:ssl3_read_bytes:ssl/tls alert bad certificate:../deps/openssl/openssl/ssl/record/rec_layer_s3.c:918:SSL alert number 42\n';
+
+  it('says the OpenSSL reason and alert, not the wrapping, and still classifies it as TLS', () => {
+    const failure = normalizeEtcdError(grpcError(14, 'UNAVAILABLE', wrapped(openssl)));
+    expect(failure).toEqual({ kind: 'tls', grpcCode: 14, message: 'ssl/tls alert bad certificate, SSL alert number 42' });
+  });
+
+  it('keeps a plain cause and the resolution note', () => {
+    expect(normalizeEtcdError(grpcError(14, 'UNAVAILABLE', wrapped('connect ECONNREFUSED 127.0.0.1:1', 'DNS resolution failed')))).toEqual({
+      kind: 'refused',
+      grpcCode: 14,
+      message: 'connect ECONNREFUSED 127.0.0.1:1 (DNS resolution failed)',
+    });
+  });
+
+  it('leaves any other message as it is', () => {
+    expect(normalizeEtcdError(new Error('No connection established')).message).toBe('No connection established');
+  });
+});

@@ -161,7 +161,7 @@ const rows: Row[] = [
     name: 'TLS on every path: block naming the certificate',
     attempts: (['direct', 'port-forward', 'exec'] as const).map((p) => tried(p, 1, failureOf('tls'))),
     want: { kind: 'block', reason: 'TLS_FAILED' },
-    says: /fix the client certificate\/CA for http:\/\/127\.0\.0\.1:4001, the client certificate\/CA for port-forward:\/\/etcd-0 and the client certificate\/CA for exec:\/\/etcd-0\.$/,
+    says: /fix the client certificate or CA used for http:\/\/127\.0\.0\.1:4001, port-forward:\/\/etcd-0 and exec:\/\/etcd-0\.$/,
   },
   {
     name: 'auth on every path, by kind or by message: block naming the user',

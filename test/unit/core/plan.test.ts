@@ -146,7 +146,7 @@ const rows: Row[] = [
     kind: 'block',
     reason: 'TLS_FAILED',
     decidedBy: 'cluster-reachable',
-    says: /fix the client certificate\/CA for http:\/\/127\.0\.0\.1:4001 and the client certificate\/CA for http:\/\/127\.0\.0\.1:4011/,
+    says: /fix the client certificate or CA used for http:\/\/127\.0\.0\.1:4001 and http:\/\/127\.0\.0\.1:4011\.$/,
   },
   {
     // No member list at all: the seeds' failures are the only evidence, and they name the credential.
@@ -162,7 +162,7 @@ const rows: Row[] = [
     kind: 'block',
     reason: 'TLS_FAILED',
     decidedBy: 'cluster-reachable',
-    says: /fix the client certificate\/CA for http:\/\/127\.0\.0\.1:4001 and the client certificate\/CA for http:\/\/127\.0\.0\.1:4011/,
+    says: /fix the client certificate or CA used for http:\/\/127\.0\.0\.1:4001 and http:\/\/127\.0\.0\.1:4011\.$/,
   },
   {
     name: 'every seed refuses before any member list',
@@ -392,7 +392,7 @@ const rows: Row[] = [
     kind: 'block',
     reason: 'TLS_FAILED',
     decidedBy: 'leadership',
-    says: /fix the client certificate\/CA for http:\/\/127\.0\.0\.1:4001 and the client certificate\/CA for exec:\/\/etcd-0/,
+    says: /fix the client certificate or CA used for http:\/\/127\.0\.0\.1:4001 and exec:\/\/etcd-0\.$/,
   },
   {
     name: 'the leader rejects our user on every path',
