@@ -4,7 +4,7 @@ import type { Decision, Evidence } from './decision.ts';
 import { block, retryAfterBackoff, retryAt, sentence, type PlanContext } from './plan-context.ts';
 import { credentialProblem } from './credentials.ts';
 import { probeDeadlineMs, timedOutEverywhere } from './probe-deadline.ts';
-import { describeDuration, describePath, describeTime } from './explain.ts';
+import { describeDuration, describePath, describeTime, howReached } from './explain.ts';
 import { describeSelector } from './target.ts';
 import type { MemberId } from './types.ts';
 import type { ClusterView } from './view.ts';
@@ -123,10 +123,12 @@ export interface WantedTarget {
 /** TARGET_NOT_FOUND, whichever check finds it. */
 export function targetNotFound(view: ClusterView | undefined, wanted: WantedTarget, evidence: Evidence): Decision {
   const members = (view?.members ?? []).map((m) => m.name || m.id).join(', ');
+  // How each listed member was reached says where the member list came from.
+  const listed = (view?.members ?? []).map((m) => `${m.name || m.id}, which ${howReached(m)}`);
   return {
     kind: 'block',
     reason: 'TARGET_NOT_FOUND',
-    message: `No etcd member matches ${wanted.described} (members: ${members || 'none'}); blocked, it may already be removed: check the member list.`,
+    message: `No etcd member matches ${wanted.described} (members: ${listed.length > 0 ? listed.join('; ') : 'none'}); blocked, it may already be removed: check the member list.`,
     evidence: { ...evidence, members },
   };
 }

@@ -3,7 +3,7 @@
 // first" when removing X would be refused in turn).
 import { countsAsUp, describeMember, type ClusterView, type MemberView } from './view.ts';
 import type { MemberId } from './types.ts';
-import { listWords, whyUnhealthy } from './explain.ts';
+import { howReached, listWords, whyUnhealthy } from './explain.ts';
 import type { GateFigures } from './quorum-gate.ts';
 
 /** What the rules look at, computed once by quorumGate. */
@@ -77,7 +77,7 @@ function quorumAtRisk(f: GateFacts): string {
 
 function notReadyWords(m: MemberView): string {
   if (!m.started) return `${describeMember(m)} was added${m.isLearner ? ' as a learner' : ''} but never started`;
-  return `${describeMember(m)} is a learner not yet promoted`;
+  return `${describeMember(m)} is a learner not yet promoted and ${howReached(m)}`;
 }
 
 function memberNotReady(f: GateFacts): string {

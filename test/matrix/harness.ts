@@ -152,6 +152,9 @@ async function defaultAct(ctx: CaseContext, timeoutMs: number): Promise<Terminal
   return outcomes;
 }
 
+/** A path by its name, or an endpoint: what "names the path" means for a message. */
+const PATH_WORDS = /\b(direct|port-forward|exec)\b|https?:\/\/|\b127\.0\.0\.1:\d+/;
+
 export async function runCase(c: MatrixCase, options: { log?: (line: string) => void } = {}): Promise<CaseRow> {
   const row: CaseRow = { name: c.name, members: c.members, expected: c.expected, actual: 'error', reason: '-', ms: 0, quorum: 'held', removals: 0, problems: [] };
   const cluster = c.start ? await c.start() : { lab: await startLab({ members: c.members }) };
@@ -213,6 +216,15 @@ export async function runCase(c: MatrixCase, options: { log?: (line: string) => 
       row.problems.push(...check(Object.keys(d.evidence).length > 0, `${d.reason} carries no evidence`));
       if (o.detailType === 'RemediationCompleted') row.problems.push(...check(gate?.reason === 'QUORUM_SAFE', `removal approved with evidence.gate ${JSON.stringify(gate)}`));
       if (['QUORUM_AT_RISK', 'NO_QUORUM', 'MEMBER_NOT_READY'].includes(d.reason)) row.problems.push(...check(gate?.reason === d.reason, `${d.reason} with evidence.gate ${JSON.stringify(gate)}`));
+    });
+    // Every outcome names its member and how it was (or was not) reached: the issue's "a message
+    // that names the member and the path", for every row, beside each row's own checks.
+    outcomes.forEach((o, i) => {
+      const target = arranged?.targets[i];
+      const said = explained[i]!.message;
+      if (!target) return;
+      row.problems.push(...says(`${o.detailType} ${explained[i]!.reason}`, said, [target.name]));
+      row.problems.push(...check(PATH_WORDS.test(said), `${explained[i]!.reason} names no path: ${JSON.stringify(said.slice(0, 300))}`));
     });
     row.problems.push(...(await c.verify(ctx, { outcomes, deciding })));
     if (row.actual !== c.expected) row.problems.push(`outcome: ${outcomes.map((o) => JSON.stringify(o.detail).slice(0, 600)).join(' | ')}`);

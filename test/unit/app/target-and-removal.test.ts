@@ -20,7 +20,7 @@ describe('move-leader, for a selector that matched no member', () => {
     expect(decision).toEqual({
       kind: 'block',
       reason: 'TARGET_NOT_FOUND',
-      message: 'No etcd member matches memberName etcd-9 (members: etcd-0, etcd-1, etcd-2); blocked, it may already be removed: check the member list.',
+      message: 'No etcd member matches memberName etcd-9 (members: etcd-0, which answers on direct http://127.0.0.1:4001; etcd-1, which answers on direct http://127.0.0.1:4011; etcd-2, which answers on direct http://127.0.0.1:4021); blocked, it may already be removed: check the member list.',
       evidence: { target: { memberName: 'etcd-9' }, members: 'etcd-0, etcd-1, etcd-2' },
     });
     expect(h.lastOf('RemediationBlocked')).toMatchObject({ reason: 'TARGET_NOT_FOUND' });

@@ -173,7 +173,7 @@ describe('quorumGate, by hand', () => {
       target: 0,
       reason: 'MEMBER_NOT_READY',
       ok: false,
-      says: /^Removing etcd-0 \(8e9e05c52164694d\) must wait while the membership changes: etcd-3 \(a8266ecf031671f3\) is a learner not yet promoted \(quorum would hold: 2 of 2 voting members healthy, meeting the quorum of 2\); blocked.*promote.*or remove it/,
+      says: /^Removing etcd-0 \(8e9e05c52164694d\) must wait while the membership changes: etcd-3 \(a8266ecf031671f3\) is a learner not yet promoted and answers on direct http:\/\/127\.0\.0\.1:4031 \(quorum would hold: 2 of 2 voting members healthy, meeting the quorum of 2\); blocked.*promote.*or remove it/,
     },
     {
       name: 'a never-started member other than the target',

@@ -37,7 +37,7 @@ describe('checkTargetFound', () => {
     expect(checkTargetFound(listed, selector, { target: { memberName: 'etcd-9' } })).toEqual({
       kind: 'block',
       reason: 'TARGET_NOT_FOUND',
-      message: 'No etcd member matches memberName etcd-9 (members: etcd-0, etcd-1, etcd-2); blocked, it may already be removed: check the member list.',
+      message: 'No etcd member matches memberName etcd-9 (members: etcd-0, which answers on direct http://127.0.0.1:4001; etcd-1, which answers on direct http://127.0.0.1:4011; etcd-2, which answers on direct http://127.0.0.1:4021); blocked, it may already be removed: check the member list.',
       evidence: { target: { memberName: 'etcd-9' }, members: 'etcd-0, etcd-1, etcd-2' },
     });
   });
@@ -45,7 +45,7 @@ describe('checkTargetFound', () => {
   it('is the check plan() runs for a member id no longer in the list', () => {
     const d = plan(input('deadbeef'));
     expect(d).toMatchObject({ kind: 'block', reason: 'TARGET_NOT_FOUND', evidence: { decidedBy: 'target-found', members: 'etcd-0, etcd-1, etcd-2' } });
-    expect(d.message).toBe('No etcd member matches memberId deadbeef (members: etcd-0, etcd-1, etcd-2); blocked, it may already be removed: check the member list.');
+    expect(d.message).toBe('No etcd member matches memberId deadbeef (members: etcd-0, which answers on direct http://127.0.0.1:4001; etcd-1, which answers on direct http://127.0.0.1:4011; etcd-2, which answers on direct http://127.0.0.1:4021); blocked, it may already be removed: check the member list.');
   });
 });
 
