@@ -56,6 +56,11 @@ interface Tracked {
   /** Status writes, one after the other, so the last event's status is the one that stays. */
   writes: Promise<void>;
   terminal: boolean;
+  /**
+   * A status write failed: the next follow round writes the incident's whole status again, even
+   * when the incident has not changed since, or is over (a failed terminal write is not the end).
+   */
+  unwritten?: boolean;
 }
 
 const keyOf = (r: Pick<RemediationRequest, 'namespace' | 'machineName'>): string => `${r.namespace}/${r.machineName}`;
@@ -75,13 +80,18 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
         const full: RequestStatus = { ...status, updatedAt: new Date(runtime.clock.now()).toISOString(), ...(entry.request.generation === undefined ? {} : { observedGeneration: entry.request.generation }) };
         if (!(await requests.writeStatus(entry.request, full))) log.info('request gone before its status was written', { request: keyOf(entry.request) });
       })
-      .catch((error: unknown) => log.warn('request status not written; the next event writes it again', { request: keyOf(entry.request), error: String(error) }));
+      .catch((error: unknown) => {
+        entry.unwritten = true;
+        log.warn('request status not written; written again from the incident on the next follow round', { request: keyOf(entry.request), error: String(error) });
+      });
     return entry.writes;
   };
 
   const follow = (entry: Tracked, incident: Incident): Promise<void> => {
     entry.incidentId = incident.incidentId;
     byIncident.set(incident.incidentId, keyOf(entry.request));
+    // The incident's whole status: it makes up for any write that failed before.
+    entry.unwritten = false;
     return write(entry, statusOfIncident(incident));
   };
 
@@ -161,7 +171,7 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
   const seen = new Map<string, number>();
   const followed = setInterval(() => {
     for (const entry of tracked.values()) {
-      if (entry.terminal || entry.clusterId === '') continue;
+      if ((entry.terminal && !entry.unwritten) || entry.clusterId === '') continue;
       // Reported, but its incident was not open yet when last looked for (a remote stack is slower).
       if (!entry.incidentId) {
         incidentFor(entry).then(
@@ -175,9 +185,16 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
       const incidentId = entry.incidentId;
       runtime.store.getIncident(incidentId).then(
         (incident) => {
-          if (!incident || seen.get(incidentId) === incident.version || entry.terminal) return;
+          if (!incident) return;
+          const status = statusOfIncident(incident);
+          if (entry.unwritten) {
+            // A read from before the incident ended must not undo its outcome; a later round reads it.
+            if (entry.terminal && !isTerminalPhase(status.phase)) return;
+          } else if (seen.get(incidentId) === incident.version || entry.terminal) return;
           seen.set(incidentId, incident.version);
-          void write(entry, statusOfIncident(incident));
+          // Cleared as the write is queued, so rounds do not pile up writes; a failure sets it again.
+          entry.unwritten = false;
+          void write(entry, status);
         },
         (error: unknown) => log.warn('incident not read; read again on the next round', { incidentId, error: String(error) }),
       );

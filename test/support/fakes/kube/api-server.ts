@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { JsonObject } from './patch.ts';
 import { execServer } from './exec.ts';
+import { type FaultCounter, FaultInjector, type FaultSpec } from './faults.ts';
 import { type NodeFault, type Upstream, portForwardServer } from './portforward.ts';
 import { handleRest } from './routes.ts';
 import { badRequest } from './status.ts';
@@ -14,6 +15,7 @@ import { ObjectStore, type ResourceType, metadataOf, resourceType } from './stor
 import { type DropMode, type WatchHub, isWatch, watchServer } from './watch.ts';
 
 export type { NodeFault, Upstream } from './portforward.ts';
+export type { FaultCounter, FaultSpec } from './faults.ts';
 
 export interface KubeApiFakeOptions {
   /** How long a deleted Machine keeps its deletionTimestamp before it goes (default 100 ms). */
@@ -44,8 +46,13 @@ export class KubeApiFake {
   private readonly faults = new Map<string, NodeFault>();
   private readonly upstreams = new Map<string, Upstream>();
   private readonly timers = new Set<NodeJS.Timeout>();
-  /** Every REST request, method and path, in order: tests count the writes they expect once. */
-  readonly requests: { method: string; path: string; watch: boolean }[] = [];
+  /**
+   * Every REST request, method and path, in order: tests count the writes they expect once.
+   * `injected` is how a failNext() fault answered it instead (a status code, or 'reset').
+   */
+  readonly requests: { method: string; path: string; watch: boolean; injected?: number | 'reset' }[] = [];
+  /** Armed by failNext(); consulted before any request is served. */
+  readonly injected = new FaultInjector();
   /** The kubeconfig's bearer token, and how many requests (REST and upgrades) sent it. */
   token = 'fake-token';
   bearerRequests = 0;
@@ -66,6 +73,15 @@ export class KubeApiFake {
 
   /** Test hook: new watches are refused (503) until allowed again, as by an API server restarting. */
   watchesRefused = false;
+
+  /**
+   * Test hook: the next `times` (default 1) requests matching `method`, `path` (and `body`) fail
+   * with a Status error as the API server writes it (default 500 InternalError), or with the
+   * connection dropped (`status: 'reset'`). The counter says how many times it fired.
+   */
+  failNext(spec: FaultSpec): FaultCounter {
+    return this.injected.add(spec);
+  }
 
   /** Test hook: forgets the watch history; a watch resuming from before now gets 410 Gone. */
   compactWatchHistory(): void {
@@ -241,9 +257,22 @@ export async function startKubeApiFake(options: KubeApiFakeOptions = {}): Promis
   const server = createServer((request, response) => {
     void (async () => {
       const url = new URL(request.url ?? '/', 'http://fake');
-      fake.requests.push({ method: request.method ?? 'GET', path: url.pathname, watch: ['true', '1'].includes(url.searchParams.get('watch') ?? '') });
+      const logged: KubeApiFake['requests'][number] = { method: request.method ?? 'GET', path: url.pathname, watch: ['true', '1'].includes(url.searchParams.get('watch') ?? '') };
+      fake.requests.push(logged);
       if (request.headers.authorization === `Bearer ${fake.token}`) fake.bearerRequests += 1;
       const body = await readBody(request);
+      const fault = fake.injected.take(logged.method, url.pathname, body);
+      if (fault?.reset) {
+        logged.injected = 'reset';
+        // No answer at all: the client sees the socket closed under it (ECONNRESET, "other side closed").
+        request.socket.destroy();
+        return;
+      }
+      if (fault) {
+        logged.injected = fault.code;
+        send(response, fault.code, fault.body);
+        return;
+      }
       if (url.pathname.endsWith('/portforward') || url.pathname.endsWith('/exec')) {
         // upgradeaware.go: a port-forward or exec without an Upgrade header is refused (§3).
         send(response, 400, { ...badRequest('Upgrade request required').status });
