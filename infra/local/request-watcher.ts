@@ -41,6 +41,11 @@ export interface RequestWatcherOptions {
   log: Log;
   /** First delay before starting a failed watch again; doubled up to 30 s. */
   restartDelayMs?: number;
+  /**
+   * A report that opened no incident in this long is reported again (default 60 s): a report whose
+   * every delivery failed (a Secret unreadable for a while) is a dead letter, not a stranded request.
+   */
+  reportAgainMs?: number;
 }
 
 export interface RequestWatcher {
@@ -53,6 +58,8 @@ interface Tracked {
   request: RemediationRequest;
   clusterId: string;
   incidentId?: string;
+  /** When the request was last reported, while no incident is known for it. */
+  reportedAt?: number;
   /** Status writes, one after the other, so the last event's status is the one that stays. */
   writes: Promise<void>;
   terminal: boolean;
@@ -126,18 +133,36 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
     // Reported before (this watcher, or an earlier one that stopped before writing the status).
     const existing = request.status?.incidentId ? await runtime.store.getIncident(request.status.incidentId) : await incidentFor(entry);
     if (existing) return follow(entry, existing);
-    await write(entry, { phase: 'Pending', message: 'reported; waiting for the incident to open' });
+    if (!(await report(entry, 'reported; waiting for the incident to open'))) return;
+    const opened = await waitFor(() => incidentFor(entry), { timeoutMs: 10_000, intervalMs: 50, what: `the incident of ${key}` }).catch(() => undefined);
+    if (opened) await follow(entry, opened);
+    else log.warn('no incident opened for the request yet; its events will find it', { request: key });
+  }
+
+  /** Reports the request; false when the report was refused (the request is then Failed). */
+  async function report(entry: Tracked, said: string): Promise<boolean> {
+    const { request } = entry;
+    entry.reportedAt = runtime.clock.now();
+    await write(entry, { phase: 'Pending', message: said });
     const observedAt = request.createdAt ?? new Date(runtime.clock.now()).toISOString();
     const reason = request.reason ?? `MachineHealthCheck asked to remediate Machine ${request.machineName}`;
     try {
       await runtime.submit({ clusterId: entry.clusterId, target: { machineName: request.machineName }, reason, source: 'mhc', observedAt, at: new Date(runtime.clock.now()).toISOString() }, 'mhc');
+      return true;
     } catch (error) {
+      entry.reportedAt = undefined;
       await write(entry, { phase: 'Failed', reasonCode: 'INVALID_REQUEST', message: `the report was refused: ${error instanceof Error ? error.message : String(error)}` });
-      return;
+      return false;
     }
-    const opened = await waitFor(() => incidentFor(entry), { timeoutMs: 10_000, intervalMs: 50, what: `the incident of ${key}` }).catch(() => undefined);
-    if (opened) await follow(entry, opened);
-    else log.warn('no incident opened for the request yet; its events will find it', { request: key });
+  }
+
+  /** No incident since the last report, for longer than reportAgainMs: report it again. */
+  function reportAgainIfStranded(entry: Tracked): void {
+    const again = options.reportAgainMs ?? 60_000;
+    if (entry.reportedAt === undefined || runtime.clock.now() - entry.reportedAt < again) return;
+    const said = `no incident opened within ${Math.round(again / 1_000)} s of the report (its every delivery failed: the runtime's log and dead letters say why); reported again`;
+    log.warn('no incident opened for the request; reporting it again', { request: keyOf(entry.request) });
+    void report(entry, said).catch((error: unknown) => log.warn('request not reported again; tried again on a later round', { request: keyOf(entry.request), error: String(error) }));
   }
 
   async function withdraw(object: RequestObject): Promise<void> {
@@ -177,6 +202,7 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
         incidentFor(entry).then(
           (incident) => {
             if (incident && !entry.incidentId) void follow(entry, incident);
+            else if (!incident) reportAgainIfStranded(entry);
           },
           (error: unknown) => log.warn('incident not looked up; looked up again on the next round', { request: keyOf(entry.request), error: String(error) }),
         );

@@ -32,6 +32,8 @@ EtcdRemediationRequest named after it, and this service:
   - writes the incident's progress and outcome to the request's status (phase, reasonCode,
     message, incidentId, leaderMove, startedAt, updatedAt, completedAt) as it moves;
   - withdraws the incident (REQUEST_WITHDRAWN) when the request is deleted before removal began.
+A report that opened no incident within 60 s (every delivery failed, e.g. the kubeconfig Secret
+unreadable: the runtime's log and dead letters say why) is reported again.
 The watch lists, then follows from the list's resourceVersion, and relists on 410 Gone; open
 incidents in FILE resume on start. SIGINT or SIGTERM stops it. Outcomes print as JSON lines.
 

@@ -57,7 +57,7 @@ afterEach(async () => {
 });
 
 /** The `watch` command's wiring on a kube world whose leader's kubelet is down (scenario 4). */
-async function setUp(): Promise<World> {
+async function setUp(options: { reportAgainMs?: number } = {}): Promise<World> {
   const world = await startKubeWorld();
   teardown.push(() => world.down());
   world.fake.putSecret(CAPI_NAMESPACE, kubeconfigSecretName(CAPI_CLUSTER), { [KUBECONFIG_SECRET_KEY]: world.fake.kubeconfigYaml() });
@@ -120,6 +120,7 @@ async function setUp(): Promise<World> {
     log,
     followIntervalMs: 200,
     restartDelayMs: 50,
+    ...options,
   });
   teardown.push(() => watcher.stop());
   await watcher.ready;
@@ -131,7 +132,7 @@ interface RequestShape {
 }
 
 /** As MachineHealthCheck creates the request; resolves with it once its status is Completed. */
-async function requestCompleted(t: World): Promise<RequestShape> {
+async function requestCompleted(t: World, timeoutMs = 15_000): Promise<RequestShape> {
   const objects = t.world.fake.kubeConfig().makeApiClient(CustomObjectsApi);
   await objects.createNamespacedCustomObject({
     ...coordinates,
@@ -145,7 +146,7 @@ async function requestCompleted(t: World): Promise<RequestShape> {
   const completed = waitFor(async () => {
     const request = (await objects.getNamespacedCustomObject({ ...coordinates, name: t.machine })) as RequestShape;
     return request.status?.phase === 'Completed' ? request : undefined;
-  }, { timeoutMs: 15_000, what: 'the request to complete' });
+  }, { timeoutMs, what: 'the request to complete' });
   // Said as it stands at the timeout, not as it stood when the wait began.
   return completed.catch((error: unknown) => {
     const requests = t.world.fake.requests.filter((r) => !r.path.includes('/machines') && !r.path.includes('/pods'));
@@ -238,4 +239,23 @@ describe.sequential('request watcher: the management API server fails once', () 
     expect(t.phases[0]).toBe('Pending');
     await expectRemediatedOnce(t, request);
   });
+
+  it('a Secret that fails every delivery of the report leaves a dead letter; once it reads again, the watcher reports the request again and it completes', async () => {
+    const t = await setUp({ reportAgainMs: 1_000 });
+    // Unreadable until cleared: the report's first delivery and both redeliveries fail, and the runtime gives up on it.
+    const secretReads = t.world.fake.failNext({ method: 'GET', path: new RegExp(`^${SECRET_PATH}$`), status: 500, message: 'etcdserver: leader changed', times: 1_000 });
+    const completed = requestCompleted(t, 40_000);
+    await waitFor(async () => ((await t.runtime.store.listDeadLetters()).length > 0 ? true : undefined), { timeoutMs: 20_000, what: 'the report to become a dead letter' });
+    expect(t.said.filter((s) => s.level === 'error').map((s) => s.message)).toContain('probe-members failed');
+    expect(await t.runtime.store.listIncidents({ clusterId: CLUSTER_ID })).toEqual([]);
+    secretReads.clear();
+
+    const request = await completed;
+
+    expect(secretReads.fired).toBeGreaterThanOrEqual(3);
+    const again = t.said.filter((s) => s.message === 'no incident opened for the request; reporting it again');
+    expect(again.length).toBeGreaterThan(0);
+    expect(t.phases[0]).toBe('Pending');
+    await expectRemediatedOnce(t, request);
+  }, 60_000);
 });

@@ -22,6 +22,8 @@ export interface FaultSpec {
 /** How many times an injected failure has fired so far. */
 export interface FaultCounter {
   readonly fired: number;
+  /** Disarms it: the next matching requests are served (for a fault armed with a large `times`). */
+  clear(): void;
 }
 
 export type FaultAnswer = { reset: true } | { reset: false; code: number; body: KubeStatus };
@@ -55,6 +57,9 @@ export class FaultInjector {
     return {
       get fired() {
         return armed.fired;
+      },
+      clear() {
+        armed.left = 0;
       },
     };
   }
