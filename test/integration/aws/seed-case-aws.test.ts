@@ -2,13 +2,11 @@
 // in warm container processes, routed by the template's own rules through protocol-level fakes of
 // EventBridge, Scheduler, SQS and the Pipe, the store on dynalite, real etcd with the leader's path
 // cut. One MemberRemove, the whole chain of events, inside the time goal.
-import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
-import { Etcd3 } from 'etcd3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { putCluster } from '../../../functions/adapters/aws/cluster-registration.ts';
 import { waitFor } from '../../../functions/shared/wait-for.ts';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';
 import { startDeployedStack, type DeployedStack } from '../../support/aws-sim/deployed-stack.ts';
+import { registerLab, removalsRecorded as recordedOn, reportUnhealthy } from '../../support/aws-sim/lab-on-stack.ts';
 import type { CfnTemplate } from '../../support/fakes/cfn-template.ts';
 import { synthStack } from '../../infra/synth.ts';
 
@@ -48,11 +46,7 @@ describe.sequential('the seed case on the AWS wiring', () => {
     const leader = await lab.leader();
     await lab.fault(leader.name, 'cut');
     deployed = await startDeployedStack(template, assemblyDir, options);
-    await putCluster(deployed.dynalite.client(), deployed.tableName, {
-      clusterId: 'lab',
-      endpoints: lab.endpoints(),
-      policy: { graceMs: GRACE_MS, electionTimeoutMs: ELECTION_MS, callTimeoutMs: 1_000, backoff: { baseMs: 200, capMs: 1_000 }, maxAttempts: 60 },
-    });
+    await registerLab(deployed, lab, { graceMs: GRACE_MS, electionTimeoutMs: ELECTION_MS, callTimeoutMs: 1_000, backoff: { baseMs: 200, capMs: 1_000 }, maxAttempts: 60 });
     if (options.crash) {
       // One container dies the first time it is handed an event, mid-incident.
       const container = deployed.containers.get(options.crash)!;
@@ -68,16 +62,8 @@ describe.sequential('the seed case on the AWS wiring', () => {
         return invoke(event);
       };
     }
-    const client = new EventBridgeClient({ endpoint: deployed.eventBridge.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'AKIDFAKE', secretAccessKey: 'fake-secret' } });
     const started = Date.now();
-    const now = new Date().toISOString();
-    const sent = await client.send(
-      new PutEventsCommand({
-        Entries: [{ EventBusName: deployed.busName, Source: 'etcd-remediator', DetailType: 'MemberUnhealthy', Detail: JSON.stringify({ clusterId: 'lab', target: { memberName: leader.name }, reason: 'kubelet down', source: 'test', observedAt: now, at: now, attempt: 0 }) }],
-      }),
-    );
-    client.destroy();
-    expect(sent.FailedEntryCount).toBe(0);
+    expect(await reportUnhealthy(deployed, leader.name)).toBe(0);
     const stack = deployed;
     const completed = await waitFor(async () => stack.eventBridge.accepted.find((e) => e.event['detail-type'] === 'RemediationCompleted'), { timeoutMs: 60_000, what: 'RemediationCompleted on the bus' });
     const newLeader = await lab.waitForLeader({ excluding: [leader.name], timeoutMs: 10_000 });
@@ -89,16 +75,7 @@ describe.sequential('the seed case on the AWS wiring', () => {
 
   const typesOn = (stack: DeployedStack): string[] => stack.eventBridge.accepted.map((e) => e.event['detail-type']);
 
-  /** The removal record every remediator writes into the cluster's etcd before each MemberRemove. */
-  async function removalsRecorded(): Promise<{ memberId: string; confirmed?: boolean }[]> {
-    const leader = await lab!.waitForLeader({ timeoutMs: 10_000 });
-    const etcd = new Etcd3({ hosts: leader.directUrl });
-    try {
-      return JSON.parse((await etcd.get('/etcd-remediator/removals').string()) ?? '[]') as { memberId: string; confirmed?: boolean }[];
-    } finally {
-      etcd.close();
-    }
-  }
+  const removalsRecorded = () => recordedOn(lab!);
 
   it('removes the cut leader without a move, once, through the synthesized rules, inside the time goal', async () => {
     const { leader, completed, newLeader, tookMs } = await run();

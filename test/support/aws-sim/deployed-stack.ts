@@ -8,7 +8,7 @@ import { startEventBridgeFake, type EventBridgeFake } from '../fakes/eventbridge
 import { connectPipe, pipeFromTemplate } from '../fakes/pipe-fake.ts';
 import { startSchedulerFake, type SchedulerFake } from '../fakes/scheduler-fake.ts';
 import { startSqsFake, type SqsFake } from '../fakes/sqs-fake.ts';
-import { startDynalite, type Dynalite } from '../dynalite.ts';
+import { startDynalite, type Dynalite, type DynaliteOptions } from '../dynalite.ts';
 import { startContainer, type Invocation, type LambdaContainer } from './lambda-host.ts';
 
 export interface DeployedStack {
@@ -18,8 +18,10 @@ export interface DeployedStack {
   eventBridge: EventBridgeFake;
   scheduler: SchedulerFake;
   sqs: SqsFake;
-  /** By the function's POWERTOOLS_SERVICE_NAME: probe-members, move-leader, … */
+  /** By the function's POWERTOOLS_SERVICE_NAME: probe-members, move-leader, … (the first of each pool). */
   containers: Map<string, LambdaContainer>;
+  /** Every warm container of each function, by the same name. */
+  pools: Map<string, LambdaContainer[]>;
   invocations: Invocation[];
   /** Invocations whose every try failed, as they would land in the on-failure queue. */
   failed: { functionName: string; error: string }[];
@@ -38,8 +40,19 @@ const logicalIdOf = (value: unknown): string | undefined => {
   return Array.isArray(v['Fn::GetAtt']) && typeof v['Fn::GetAtt'][0] === 'string' ? v['Fn::GetAtt'][0] : undefined;
 };
 
-export async function startDeployedStack(template: CfnTemplate, assemblyDir: string, options: { deliverTwice?: boolean } = {}): Promise<DeployedStack> {
-  const dynalite = await startDynalite();
+export interface DeployedStackOptions {
+  /** Every event handed to its target twice at once (EventBridge delivers at least once). */
+  deliverTwice?: boolean;
+  /**
+   * Warm containers per function (default 1), as Lambda scales out: deliveries go to them in
+   * turn, so the two copies of a doubled delivery run at once in two processes.
+   */
+  containersPerFunction?: number;
+  dynalite?: DynaliteOptions;
+}
+
+export async function startDeployedStack(template: CfnTemplate, assemblyDir: string, options: DeployedStackOptions = {}): Promise<DeployedStack> {
+  const dynalite = await startDynalite(options.dynalite);
   const tableName = await dynalite.createTable();
   const [bus] = resources(template, 'AWS::Events::EventBus');
   const busName = String(bus![1].Properties.Name);
@@ -72,6 +85,7 @@ export async function startDeployedStack(template: CfnTemplate, assemblyDir: str
   const invocations: Invocation[] = [];
   const failed: DeployedStack['failed'] = [];
   const containers = new Map<string, LambdaContainer>();
+  const pools = new Map<string, LambdaContainer[]>();
   for (const [logicalId, fn] of resources(template, 'AWS::Lambda::Function')) {
     const code = fn.Properties.Code as { S3Key?: string };
     const variables = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
@@ -90,16 +104,24 @@ export async function startDeployedStack(template: CfnTemplate, assemblyDir: str
     };
     const name = String(env.POWERTOOLS_SERVICE_NAME);
     const bundle = join(assemblyDir, `asset.${String(code.S3Key).replace(/\.zip$/, '')}`, 'index.mjs');
-    const container = await startContainer(name, bundle, {
-      env,
-      log: invocations,
-      onFailure: (functionName, _event, error) => failed.push({ functionName, error }),
-      retryDelayMs: 100,
-    });
-    containers.set(name, container);
+    const pool: LambdaContainer[] = [];
+    for (let i = 0; i < (options.containersPerFunction ?? 1); i++) {
+      pool.push(
+        await startContainer(name, bundle, {
+          env,
+          log: invocations,
+          onFailure: (functionName, _event, error) => failed.push({ functionName, error }),
+          retryDelayMs: 100,
+        }),
+      );
+    }
+    containers.set(name, pool[0]!);
+    pools.set(name, pool);
+    let next = 0;
+    const nextContainer = () => pool[next++ % pool.length]!;
     eventBridge.onTarget(logicalId, async (event) => {
       // At least once: the bus may hand the same event over twice.
-      await Promise.all(options.deliverTwice ? [container.invokeAsync(event), container.invokeAsync(event)] : [container.invokeAsync(event)]);
+      await Promise.all(options.deliverTwice ? [nextContainer().invokeAsync(event), nextContainer().invokeAsync(event)] : [nextContainer().invokeAsync(event)]);
     });
   }
 
@@ -111,10 +133,11 @@ export async function startDeployedStack(template: CfnTemplate, assemblyDir: str
     scheduler,
     sqs,
     containers,
+    pools,
     invocations,
     failed,
     async close() {
-      await Promise.all([...containers.values()].map((c) => c.close()));
+      await Promise.all([...pools.values()].flat().map((c) => c.close()));
       await Promise.all([eventBridge.close(), scheduler.close(), sqs.close()]);
       await dynalite.close();
     },
