@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { directPaths } from '../../../functions/adapters/etcd/paths.ts';
 import { createProber } from '../../../functions/adapters/etcd/prober.ts';
 import { manualClock } from '../../../functions/ports/clock.ts';
@@ -71,10 +71,24 @@ function fakeTransport(members: MemberInfo[], behaviours: Record<string, Behavio
   return { transport, calls };
 }
 
+/**
+ * Runs the probe on fake timers and says how much (virtual) time it took to settle: what the
+ * deadline bounds is the prober's own waiting, which a loaded machine's real clock would blur.
+ */
 async function timed<T>(run: () => Promise<T>): Promise<{ value: T; ms: number }> {
-  const started = performance.now();
-  const value = await run();
-  return { value, ms: performance.now() - started };
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date', 'performance'] });
+  try {
+    const started = performance.now();
+    let ms = Number.NaN;
+    const settled = run().then((value) => {
+      ms = performance.now() - started;
+      return value;
+    });
+    await vi.runAllTimersAsync();
+    return { value: await settled, ms };
+  } finally {
+    vi.useRealTimers();
+  }
 }
 
 describe('prober', () => {
