@@ -39,7 +39,8 @@ interface Backend {
  * target, likeliest first, over each path that answered them, then the configured client URLs.
  */
 export function guardTargets(cluster: ClusterEntry, view: ClusterView | undefined, targetId: string | undefined): EndpointTarget[] {
-  const healthy = view && targetId ? rankMoveCandidates(view, targetId) : [];
+  // With no target (a selector that matched no member), every healthy member will do.
+  const healthy = view ? rankMoveCandidates(view, targetId ?? '') : [];
   const targets = [
     ...healthy.flatMap((m) => m.paths.filter((p) => p.reachability === 'ok').map(({ path, endpoint }) => ({ path, endpoint }))),
     ...healthy.flatMap((m) => m.clientUrls.map((endpoint) => ({ path: 'direct' as const, endpoint }))),

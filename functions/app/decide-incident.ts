@@ -7,7 +7,7 @@ import { lastApprovalIn, leaderMoveOf } from '../core/leader-move.ts';
 import { approveMemberlessMachine, memberlessMachine } from '../core/memberless-machine.ts';
 import { checkTargetFound } from '../core/plan-checks.ts';
 import { remediationHistoryFrom, type RemediationHistory } from '../core/remediation-history.ts';
-import { removalTimesOf, replacementPending, type RemovalRecord } from '../core/replacement.ts';
+import { removalTimesOf, removedByAnother, replacementPending, type RemovalRecord } from '../core/replacement.ts';
 import { describeSelector } from '../core/target.ts';
 import { describeMember, memberGone, type ClusterView } from '../core/view.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
@@ -23,12 +23,17 @@ export async function decideIncident(deps: Deps, cluster: ClusterEntry, incident
   // A selector that matched no member leaves no id to plan for: the core's target check says so now.
   if (!incident.memberId) {
     const found = checkTargetFound(view, { described: describeSelector(incident.target) }, { target: incident.target });
+    // Not found because another remediator removed it by that name a moment ago: that one owns it.
+    const byAnother = found === 'pass' ? undefined : await removedByName(deps, cluster, incident, view);
+    if (byAnother) return byAnother;
     const machine = found === 'pass' ? undefined : memberlessMachine(view, incident.target);
     if (machine) return cluster.policy.dryRun ? dryRun(approveMemberlessMachine(view, machine)) : approveMemberlessMachine(view, machine);
     if (found !== 'pass') return found;
   }
   // Said before any leader is moved for a removal that could not happen; remediate checks it again under the lock.
   const records = incident.memberId ? await removalsSeen(deps, cluster, incident, incident.memberId, view) : [];
+  const byAnother = removedByAnother(records, { incidentId: incident.incidentId, memberId: incident.memberId!, name: incident.memberName || incident.memberId! });
+  if (byAnother) return byAnother;
   const pending = replacementPending(records, { view, targetId: incident.memberId ?? '', incidentId: incident.incidentId, allowShrink: cluster.policy.allowShrink, now: deps.clock.now() });
   if (pending) return pending;
   // KCP's retry limits count this target's remediations by any remediator: the record in etcd, or
@@ -83,7 +88,15 @@ function resumeDecision(deps: Deps, cluster: ClusterEntry, incident: Incident, j
 }
 
 /** Best effort: a record that cannot be read now is read again, under the lock, before any removal. */
-async function removalsSeen(deps: Deps, cluster: ClusterEntry, incident: Incident, targetId: string, view: ClusterView): Promise<RemovalRecord[]> {
+/** A selector naming a member by name that the removal record says another incident removed. */
+async function removedByName(deps: Deps, cluster: ClusterEntry, incident: Incident, view: ClusterView): Promise<Decision | undefined> {
+  const name = incident.target.memberName ?? incident.target.nodeName;
+  if (!name) return undefined;
+  const records = await removalsSeen(deps, cluster, incident, undefined, view);
+  return removedByAnother(records, { incidentId: incident.incidentId, memberName: cluster.aliases?.[name] ?? name, name });
+}
+
+async function removalsSeen(deps: Deps, cluster: ClusterEntry, incident: Incident, targetId: string | undefined, view: ClusterView): Promise<RemovalRecord[]> {
   const targets = guardTargets(cluster, view, targetId);
   const guard = targets.length > 0 ? deps.etcdFor(cluster).guard?.(targets) : undefined;
   if (!guard) return [];

@@ -9,7 +9,7 @@ import { describeMember, type ClusterView } from '../core/view.ts';
 import { withView } from '../core/view-history.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import type { Incident } from '../ports/incident-store.ts';
-import { blockEffects } from './decision-effects.ts';
+import { blockEffects, closeEffects } from './decision-effects.ts';
 import type { Deps } from './deps.ts';
 import { envelopeOf, iso, journaling, publishing, resolvedTarget } from './incident-events.ts';
 import { probeCluster } from './probe-cluster.ts';
@@ -96,12 +96,12 @@ async function probe(deps: Deps, cluster: ClusterEntry, incident: Incident): Pro
     const resolved = { ...incident, memberId: member!.id, memberName: member!.name };
     await deps.store.appendJournal(twin.incidentId, { at: now, step: 'duplicate-joined', detail: `incident ${incident.incidentId} (${describeSelector(incident.target)}) names the same member; it ends` });
     const decision = {
-      kind: 'block' as const,
+      kind: 'close' as const,
       reason: 'DUPLICATE_INCIDENT' as const,
       message: `${describeMember(member!)} is already being remediated by incident ${twin.incidentId} (reported as ${describeSelector(twin.target)}); this report is recorded there, and this incident ends.`,
       evidence: { incidentId: twin.incidentId },
     };
-    const { patch, effects } = blockEffects(resolved, decision, 'probe-members', now);
+    const { patch, effects } = closeEffects(resolved, decision, 'probe-members', now);
     return { incident, patch: { ...patch, views: withView(incident.views, view), memberId: member!.id, memberName: member!.name }, effects, value: resolved };
   }
   const views = withView(incident.views, view);

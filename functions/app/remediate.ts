@@ -5,7 +5,7 @@ import type { DetailOf } from '../../events/catalogue.ts';
 import { backoffDelay } from '../core/backoff.ts';
 import type { Decision } from '../core/decision.ts';
 import { leaderMoveOf } from '../core/leader-move.ts';
-import { removalRecordFor, replacementPending, withRecord, type RemovalRecord } from '../core/replacement.ts';
+import { removalRecordFor, removedByAnother, replacementPending, withRecord, type RemovalRecord } from '../core/replacement.ts';
 import { withView } from '../core/view-history.ts';
 import { describeMember, memberGone, type ClusterView } from '../core/view.ts';
 import type { ReplaceRequest, ReplaceResult } from '../ports/actuator.ts';
@@ -215,11 +215,8 @@ async function removeStep(deps: Deps, cluster: ClusterEntry, incident: Incident,
  * this incident ends there, and its machine is not replaced a second time.
  */
 async function removedBefore(deps: Deps, incident: Incident, name: string, records: RemovalRecord[] = []): Promise<{ incident: Incident; decision?: Decision }> {
-  const by = records.filter((r) => r.memberId === incident.memberId && r.incidentId !== incident.incidentId).at(-1);
-  if (by) {
-    const message = `${nameOf(incident)} was removed by incident ${by.incidentId} at ${iso(by.at)}, which replaces its machine; this incident ends.`;
-    return { incident, decision: { kind: 'block', reason: 'DUPLICATE_INCIDENT', message, evidence: { incidentId: by.incidentId } } };
-  }
+  const byAnother = removedByAnother(records, { incidentId: incident.incidentId, memberId: incident.memberId!, name: nameOf(incident) });
+  if (byAnother) return { incident, decision: byAnother };
   await mark(deps, incident.incidentId, 'member-removed', `${name} is no longer in the member list`);
   return { incident };
 }

@@ -74,7 +74,10 @@ export const reasonTable = {
   ATTEMPTS_EXHAUSTED: { outcomes: ['block'], description: "The incident's attempt budget (maxAttempts) is spent." },
   INCIDENT_DEADLINE_EXCEEDED: { outcomes: ['block'], description: 'The incident has been open past its deadline.' },
   MAX_RETRY_EXCEEDED: { outcomes: ['block'], description: 'The target was remediated more than maxRetry times within the healthy period (KCP maxRetry).' },
-  DUPLICATE_INCIDENT: { outcomes: ['block'], description: 'Another open incident is remediating the same member (reported by another name or id): this one ends, recorded there.' },
+  DUPLICATE_INCIDENT: {
+    outcomes: ['close'],
+    description: 'Another incident is remediating the same member, or has removed it (reported by another name or id, or by another remediator): this one ends, recorded there.',
+  },
   REPLACEMENT_PENDING: { outcomes: ['block'], description: 'The cluster is still below the size it had before the last removal: no other member is removed until its replacement joins, unless policy allows shrinking.' },
   // operational
   CLUSTER_LOCKED: { outcomes: ['retry'], spendsAttempt: false, description: 'Another remediation holds the cluster lock: wait for it.' },

@@ -45,6 +45,23 @@ export interface ReplacementContext {
   now: number;
 }
 
+/**
+ * The target is already out, removed by another incident (the same member reported twice, or two
+ * remediators at once): nothing is left to do here, and nobody needs to act.
+ */
+export function removedByAnother(records: readonly RemovalRecord[], ctx: { incidentId: string; memberId?: string; memberName?: string; name: string }): Decision | undefined {
+  const by = records
+    .filter((r) => r.confirmed && r.incidentId !== ctx.incidentId && ((ctx.memberId !== undefined && r.memberId === ctx.memberId) || (!!ctx.memberName && r.memberName === ctx.memberName)))
+    .at(-1);
+  if (!by) return undefined;
+  return {
+    kind: 'close',
+    reason: 'DUPLICATE_INCIDENT',
+    message: `${ctx.name} was removed by incident ${by.incidentId} at ${describeTime(by.at)} (${by.by}), which replaces its machine; nothing is left for this incident to do, and it ends.`,
+    evidence: { incidentId: by.incidentId, removedBy: by.by, removedAt: by.at },
+  };
+}
+
 /** A block when an earlier removal (of another incident) is not yet replaced; undefined otherwise. */
 export function replacementPending(records: readonly RemovalRecord[], ctx: ReplacementContext): Decision | undefined {
   const last = lastOf(records);

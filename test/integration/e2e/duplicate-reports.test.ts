@@ -38,7 +38,7 @@ describe.sequential('duplicate reports of one member', () => {
     expect(remediated).toHaveLength(1);
     expect(incidents.length).toBeLessThanOrEqual(2);
     for (const other of incidents.filter((i) => i.state !== 'remediated')) {
-      expect(other).toMatchObject({ state: 'blocked', result: { reason: 'DUPLICATE_INCIDENT' } });
+      expect(other).toMatchObject({ state: 'closed', result: { reason: 'DUPLICATE_INCIDENT' } });
     }
     expect(pipeline.calls.removed).toEqual([follower.id]);
     // Every report is accounted for: the openings, the joined, the late.
