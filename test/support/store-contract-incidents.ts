@@ -149,6 +149,10 @@ export function incidentCases(current: () => ContractContext): void {
       expect(ids(await store.listIncidents({ clusterId: 'c1' }))).toEqual([incident.incidentId, b.incident.incidentId]);
       expect(ids(await store.listIncidents({ clusterId: 'c1', state: 'open' }))).toEqual([incident.incidentId]);
       expect(ids(await store.listIncidents({ state: 'failed' }))).toEqual([b.incident.incidentId]);
+      // Closed with nothing to do (recovered, withdrawn, removed by another): a state of its own.
+      await store.closeIncident(c.incident.incidentId, { outcome: 'closed', result: { reason: 'TARGET_RECOVERED' }, now: 5_000 });
+      expect(ids(await store.listIncidents({ state: 'closed' }))).toEqual([c.incident.incidentId]);
+      expect(await store.getIncident(c.incident.incidentId)).toMatchObject({ state: 'closed', result: { reason: 'TARGET_RECOVERED' } });
     });
 
     it('lists show every write at once, on any handle: the functions act on them', async () => {
