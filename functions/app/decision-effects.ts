@@ -1,6 +1,7 @@
 // What a decision writes and says: the incident patch (closing it when the decision ends it) and
 // the event that carries it, for the step to commit together.
 import type { Decision, Evidence, ReasonCode } from '../core/decision.ts';
+import type { DetailType } from '../../events/catalogue.ts';
 import type { Incident, IncidentPatch, OutboxEntry } from '../ports/incident-store.ts';
 import { envelopeOf, iso, journaling, memberRef, publishing, resolvedTarget } from './incident-events.ts';
 
@@ -33,29 +34,36 @@ export function decisionEffects(incident: Incident, decision: Decision, from: 'm
   }
 }
 
-/** The incident ends with nothing to do (recovered, withdrawn): closed, and no alarm for a person. */
-export function closeEffects(incident: Incident, decision: Extract<Decision, { kind: 'close' }>, from: string, now: number): Effects {
+type Ending = Extract<Decision, { kind: 'block' | 'close' }>;
+
+/** What each ending writes: the incident's state and the event that says it. */
+const endings = {
+  block: { state: 'blocked', detailType: 'RemediationBlocked' },
+  close: { state: 'closed', detailType: 'RemediationClosed' },
+} as const satisfies Record<Ending['kind'], { state: Incident['state']; detailType: DetailType }>;
+
+/**
+ * Any step may end an incident: blocked (a person must act), or closed with nothing to do
+ * (recovered, withdrawn, removed by another), which raises no alarm. The probe ends duplicates,
+ * the on-failure path a step that never succeeded.
+ */
+function endingEffects(incident: Incident, decision: Ending, from: string, now: number): Effects {
   const { reason, message, evidence } = decision;
+  const { state, detailType } = endings[decision.kind];
   return {
-    patch: { lastDecision: decision, state: 'closed', result: decision },
+    patch: { lastDecision: decision, state, result: decision },
     effects: [
-      journaling(now, `${from}:close`, `${reason}: ${message}`),
-      publishing('RemediationClosed', { ...envelopeOf(incident, now), target: resolvedTarget(incident), reason, message, evidence }),
+      journaling(now, `${from}:${decision.kind}`, `${reason}: ${message}`),
+      publishing(detailType, { ...envelopeOf(incident, now), target: resolvedTarget(incident), reason, message, evidence }),
     ],
   };
 }
 
-/** Any step may end an incident as blocked: the probe too (a duplicate), or the on-failure path. */
-export function blockEffects(incident: Incident, decision: Extract<Decision, { kind: 'block' }>, from: string, now: number): Effects {
-  const { reason, message, evidence } = decision;
-  return {
-    patch: { lastDecision: decision, state: 'blocked', result: decision },
-    effects: [
-      journaling(now, `${from}:block`, `${reason}: ${message}`),
-      publishing('RemediationBlocked', { ...envelopeOf(incident, now), target: resolvedTarget(incident), reason, message, evidence }),
-    ],
-  };
-}
+export const blockEffects = (incident: Incident, decision: Extract<Decision, { kind: 'block' }>, from: string, now: number): Effects =>
+  endingEffects(incident, decision, from, now);
+
+export const closeEffects = (incident: Incident, decision: Extract<Decision, { kind: 'close' }>, from: string, now: number): Effects =>
+  endingEffects(incident, decision, from, now);
 
 /**
  * The member is out of etcd but a later step failed for good: the incident ends as failed, and the
