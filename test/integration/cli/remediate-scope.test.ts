@@ -1,6 +1,6 @@
 // remediate does only what it is asked: an open incident of another target in the state file is
 // refused and named with the command that resumes it, never run on the side; --resume runs
-// exactly the incident it names.
+// exactly the incident it names (here to its close: its leader healed meanwhile).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -56,17 +56,17 @@ describe('remediate with other open incidents in its state file, on a lab', () =
     expect(other.stderr).toMatch(/etcd-remediator run --config FILE\b.*resumes every open incident/);
     expect((await lab.memberList()).map((m) => m.name).sort()).toEqual(lab.members.map((m) => m.name).sort());
 
+    // Healed inside its grace window: the resumed incident closes as recovered, exit 5, and
+    // nothing is removed, L or F.
     const resumed = await runCli(['remediate', ...common, '--resume', incidentId, '--json'], { timeoutMs: 60_000 });
-    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.code, resumed.stderr).toBe(5);
     expect(resumed.stderr).toContain(`resuming incident ${incidentId}`);
-    expect(jsonOf<ResultJson>(resumed)).toMatchObject({ incidentId, outcome: 'remediated', target: { memberId: leader.id, name: leader.name } });
-    const names = (await lab.memberList()).map((m) => m.name);
-    expect(names).not.toContain(leader.name);
-    expect(names).toContain(follower.name);
+    expect(jsonOf<ResultJson & { reason: string }>(resumed)).toMatchObject({ incidentId, outcome: 'closed', reason: 'TARGET_RECOVERED', target: { memberId: leader.id, name: leader.name } });
+    expect((await lab.memberList()).map((m) => m.name).sort()).toEqual(lab.members.map((m) => m.name).sort());
 
     const again = await runCli(['remediate', ...common, '--resume', incidentId]);
     expect(again.code).toBe(2);
-    expect(again.stderr).toMatch(new RegExp(`--resume ${incidentId}: the incident is remediated already; nothing to resume`));
+    expect(again.stderr).toMatch(new RegExp(`--resume ${incidentId}: the incident is closed already; nothing to resume`));
   });
 });
 

@@ -292,6 +292,10 @@ export async function startKubeApiFake(options: KubeApiFakeOptions = {}): Promis
     });
   });
   server.on('upgrade', (request: IncomingMessage, socket, head: Buffer) => {
+    // Node's server drops its own error listener from an upgraded socket: a client that resets it
+    // after a refusal was answered (a CLI exiting) would throw in the test process. The client
+    // sees its side of it; the fake has nothing to do about it.
+    socket.on('error', () => undefined);
     if (request.headers.authorization === `Bearer ${fake.token}`) fake.bearerRequests += 1;
     if (!forward.handleUpgrade(request, socket, head) && !exec.handleUpgrade(request, socket, head)) socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
   });
