@@ -12,6 +12,7 @@ import type { DetailType } from '../../events/catalogue.ts';
 import { stepBudgetMs, type StepName } from '../core/step-budget.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import { VersionConflictError, type Incident, type IncidentPatch, type OutboxEntry } from '../ports/incident-store.ts';
+import { currentInvocation } from '../shared/invocation.ts';
 import type { Deps } from './deps.ts';
 
 /** What carrying out an outbox needs: the store, the bus and the scheduler. */
@@ -46,14 +47,18 @@ export async function runStep<R>(deps: Deps, step: StepName, delivered: Delivere
   }
   const incident = await flushOutbox(deps, found, delivered);
   const key = stepKey(step, ref.attempt);
-  const skip = whySkip(incident, ref.attempt, key, deps.clock.now());
+  const holder = currentInvocation();
+  const skip = whySkip(incident, ref.attempt, key, deps.clock.now(), holder);
   if (skip) {
     deps.log.info(`${step}: ${skip}; event ignored`, { incidentId: incident.incidentId, attempt: ref.attempt, incidentAttempt: incident.attempt });
     return undefined;
   }
   // Unknown clusters fail the event before any write: nothing holds a lease that would never end.
   const cluster = await deps.directory.get(incident.clusterId);
-  const held = await takeLease(deps, incident, key, stepBudgetMs(step, cluster.policy, incident.views.at(-1)?.members.length ?? 0));
+  if (holder && incident.inFlight?.holder === holder && incident.inFlight.until > deps.clock.now()) {
+    deps.log.warn(`${step}: Lambda retried the invocation that held this step (request ${holder}): it ended without a word, so its lease is taken over`, { incidentId: incident.incidentId, key: incident.inFlight.key });
+  }
+  const held = await takeLease(deps, incident, key, stepBudgetMs(step, cluster.policy, incident.views.at(-1)?.members.length ?? 0), holder);
   if (!held) {
     deps.log.info(`${step}: another delivery took this step first; event ignored`, { incidentId: incident.incidentId, attempt: ref.attempt });
     return undefined;
@@ -71,18 +76,20 @@ export async function runStep<R>(deps: Deps, step: StepName, delivered: Delivere
   return outcome.value;
 }
 
-function whySkip(incident: Incident, attempt: number, key: string, now: number): string | undefined {
+function whySkip(incident: Incident, attempt: number, key: string, now: number, holder: string | undefined): string | undefined {
   if (incident.state !== 'open') return `the incident is ${incident.state}`;
   if (incident.attempt !== attempt) return `stale: the incident is at attempt ${incident.attempt}`;
   if (incident.stepsDone.includes(key)) return 'duplicate: this step is done at this attempt';
-  if (incident.inFlight && incident.inFlight.until > now) return `duplicate: ${incident.inFlight.key} is running`;
+  // A lease held under this very request id was held by the try Lambda is now retrying: it ended.
+  const heldByUs = holder !== undefined && incident.inFlight?.holder === holder;
+  if (incident.inFlight && incident.inFlight.until > now && !heldByUs) return `duplicate: ${incident.inFlight.key} is running`;
   return undefined;
 }
 
-async function takeLease(deps: Deps, incident: Incident, key: string, leaseMs: number): Promise<Incident | undefined> {
+async function takeLease(deps: Deps, incident: Incident, key: string, leaseMs: number, holder: string | undefined): Promise<Incident | undefined> {
   const now = deps.clock.now();
   try {
-    return await deps.store.updateIncident(incident.incidentId, { inFlight: { key, until: now + leaseMs } }, { expectVersion: incident.version, now });
+    return await deps.store.updateIncident(incident.incidentId, { inFlight: { key, until: now + leaseMs, ...(holder ? { holder } : {}) } }, { expectVersion: incident.version, now });
   } catch (error) {
     if (error instanceof VersionConflictError) return undefined;
     throw error;

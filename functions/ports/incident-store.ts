@@ -59,6 +59,8 @@ export type OutboxEntry =
 export interface InFlight {
   /** "step@attempt". */
   key: string;
+  /** The Lambda request id that holds it; absent for the local runtime. */
+  holder?: string;
   /** Epoch ms; past it, the holder is taken for dead and the step may be taken again. */
   until: number;
 }

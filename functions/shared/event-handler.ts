@@ -9,6 +9,7 @@ import { subscriptionsOf, type DetailTypesFor, type EventEnvelope, type Function
 import { parseEnvelope, payloadOf } from '../../events/validate.ts';
 import type { Deps } from '../app/deps.ts';
 import { eventBridgeSchemaFor, fromEventBridgeEvent } from './eventbridge.ts';
+import { asInvocation } from './invocation.ts';
 
 /** Thrown for an event that fails validation; the message names the field and the problem. */
 export class InvalidEventError extends Error {
@@ -42,7 +43,7 @@ export function eventHandler<F extends FunctionName, R>(
     // resetKeys: the incident id appended below is this invocation's only.
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(parser({ schema, safeParse: true }))
-    .handler(async (parsed) => {
+    .handler(async (parsed, context: Context) => {
       if (!parsed.success) {
         const raw = parsed.originalEvent as { 'detail-type'?: unknown; source?: unknown; detail?: unknown };
         const checked = parseEnvelope({ source: raw?.source, detailType: raw?.['detail-type'], detail: raw?.detail });
@@ -60,7 +61,8 @@ export function eventHandler<F extends FunctionName, R>(
       const event = fromEventBridgeEvent(parsed.data as { 'detail-type': DetailTypesFor<F>; detail: unknown });
       const { incidentId, attempt } = event.detail as { incidentId?: string; attempt?: number };
       logger.appendKeys({ ...(incidentId ? { incidentId } : {}), ...(attempt !== undefined ? { attempt } : {}) });
-      return work(invocationDeps, event);
+      // A test's or the local runtime's call may come without a request id.
+      return context?.awsRequestId ? asInvocation(context.awsRequestId, () => work(invocationDeps, event)) : work(invocationDeps, event);
     });
   // The parser types the event after parsing; the caller hands over raw JSON, as Lambda does.
   return handler as unknown as LambdaHandler<R>;

@@ -139,18 +139,28 @@ function dynamoConflicts(): MatrixCase {
   };
 }
 
+/** Where the remediate container is killed: the DynamoDB write it dies at, before the answer comes back. */
+interface KillPoint {
+  name: string;
+  /** The row's fault, as its line says it. */
+  said: string;
+  at: (x: DynamoExchange) => boolean;
+}
+
 /**
- * The remediate container SIGKILLed mid-step: its step's commit (the incident remediated, the
- * events to send in its outbox) reached DynamoDB, and the process dies before the answer does,
- * with RemediationCompleted still unsent. Lambda's retry starts a fresh process, which finds the
- * step done and carries out the outbox. (A kill earlier in the work leaves the step's lease held;
- * only the stalled-incident sweep, after a minute's quiet, resumes that: too slow for the matrix.)
+ * The remediate container SIGKILLed mid-step, at a DynamoDB write (the process dies before the
+ * answer does), and Lambda's retry, in a fresh process under the same request id, finishes it:
+ * - at its commit (the incident remediated, RemediationCompleted still in the outbox): the retry
+ *   finds the step done and carries out the outbox;
+ * - right after MemberRemove (the member-removed marker): the step's lease is still held, by the
+ *   very invocation Lambda is retrying, so the retry takes it over and finishes the removal's
+ *   steps at once, rather than waiting for the lease to lapse and the stalled-incident sweep.
  */
-function killedMidStep(): MatrixCase {
+function killedMidStep(point: KillPoint): MatrixCase {
   let killed: { pid: number; acceptedBefore: number } | undefined;
   return {
     n: 21,
-    name: 'aws-function-killed-mid-step',
+    name: point.name,
     members: 3,
     expected: 'removed',
     reason: 'TARGET_IS_FOLLOWER',
@@ -163,10 +173,10 @@ function killedMidStep(): MatrixCase {
       const started: { wiring?: AwsWiring } = {};
       const onReply = async (x: DynamoExchange) => {
         const container = started.wiring?.stack.containers.get('remediate');
-        if (killed || !container || x.operation !== 'UpdateItem' || !x.request.includes('{"S":"remediated"}')) return;
+        if (killed || !container || !point.at(x)) return;
         killed = { pid: container.pid, acceptedBefore: started.wiring!.stack.eventBridge.accepted.length };
         container.crash();
-        // The answer waits until the process is gone: it never learns its commit landed.
+        // The answer waits until the process is gone: it never learns its write landed.
         await waitFor(async () => (container.pid !== killed!.pid ? true : undefined), { timeoutMs: 5_000, what: 'the remediate container to die' });
       };
       const wiring = (started.wiring = await startAwsWiring(ctx, { dynalite: { onReply } }));
@@ -179,9 +189,9 @@ function killedMidStep(): MatrixCase {
       const finished = died && remediate.find((i) => i.ok && i.event === died.event && i.attempt > died.attempt);
       const fresh = stack.containers.get('remediate')!.pid;
       const completedBefore = stack.eventBridge.accepted.slice(0, killed?.acceptedBefore ?? 0).some((e) => e.event['detail-type'] === 'RemediationCompleted');
-      console.info(`  fault: remediate pid ${killed?.pid} killed at its commit; ${died?.error ?? 'no death'}; finished by pid ${fresh} on try ${finished?.attempt}`);
+      console.info(`  fault: remediate pid ${killed?.pid} killed ${point.said}; ${died?.error ?? 'no death'}; finished by pid ${fresh} on try ${finished?.attempt}`);
       return [
-        ...check(killed !== undefined, 'the remediate container was never killed: its commit never came'),
+        ...check(killed !== undefined, `the remediate container was never killed: no write ${point.said}`),
         ...check(died !== undefined, 'no remediate invocation died with the container'),
         ...check(finished !== undefined, 'the killed invocation was not retried to success'),
         ...check(fresh > 0 && fresh !== killed?.pid, `remediate pid ${fresh} after the kill of ${killed?.pid}: not a fresh process`),
@@ -192,4 +202,18 @@ function killedMidStep(): MatrixCase {
   };
 }
 
-export const awsCases: MatrixCase[] = [putEventsPartialFailure, dynamoConflicts(), killedMidStep()];
+const atCommit: KillPoint = {
+  name: 'aws-function-killed-mid-step',
+  // The incident marked remediated, RemediationCompleted in its outbox.
+  said: 'at its commit',
+  at: (x) => x.operation === 'UpdateItem' && x.request.includes('{"S":"remediated"}'),
+};
+
+const afterMemberRemove: KillPoint = {
+  name: 'aws-function-killed-after-remove',
+  // The member-removed step marker, written the moment etcd accepted MemberRemove.
+  said: 'right after MemberRemove',
+  at: (x) => x.operation === 'PutItem' && x.request.includes('member-removed'),
+};
+
+export const awsCases: MatrixCase[] = [putEventsPartialFailure, dynamoConflicts(), killedMidStep(atCommit), killedMidStep(afterMemberRemove)];

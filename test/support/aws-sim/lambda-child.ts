@@ -6,6 +6,8 @@ import { pathToFileURL } from 'node:url';
 interface Invoke {
   id: number;
   event: unknown;
+  /** The same for every try of one asynchronous invocation, as Lambda keeps it. */
+  requestId?: string;
 }
 
 const [bundle, functionName = 'function'] = process.argv.slice(2);
@@ -16,12 +18,12 @@ if (!bundle || !process.send) {
 const send = process.send.bind(process);
 const loaded = import(pathToFileURL(bundle).href) as Promise<{ handler: (event: unknown, context: unknown) => Promise<unknown> }>;
 
-const context = () => ({
+const context = (requestId: string = randomUUID()) => ({
   functionName,
   functionVersion: '$LATEST',
   invokedFunctionArn: `arn:aws:lambda:us-east-1:000000000000:function:${functionName}`,
   memoryLimitInMB: '512',
-  awsRequestId: randomUUID(),
+  awsRequestId: requestId,
   logGroupName: `/aws/lambda/${functionName}`,
   logStreamName: 'local',
   callbackWaitsForEmptyEventLoop: false,
@@ -34,7 +36,7 @@ process.on('message', (message: Invoke) => {
   queue = queue.then(async () => {
     try {
       const { handler } = await loaded;
-      const result = await handler(message.event, context());
+      const result = await handler(message.event, context(message.requestId));
       send({ id: message.id, ok: true, result: result ?? null });
     } catch (error) {
       send({ id: message.id, ok: false, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });

@@ -1,6 +1,7 @@
 // Test support: each function of the synthesized stack as a warm Lambda container, one long-lived
 // Node process running its built bundle, invoked asynchronously as EventBridge invokes Lambda:
 // a failed invocation is retried twice, then handed to the on-failure destination.
+import { randomUUID } from 'node:crypto';
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
@@ -58,11 +59,11 @@ export async function startContainer(functionName: string, bundle: string, optio
       });
     });
 
-  const invokeOnce = async (event: unknown): Promise<Reply> => {
+  const invokeOnce = async (event: unknown, requestId: string): Promise<Reply> => {
     child ??= await start();
     const id = nextId++;
     const reply = new Promise<Reply>((resolve) => pending.set(id, resolve));
-    child.send({ id, event });
+    child.send({ id, event, requestId });
     return reply;
   };
 
@@ -74,8 +75,10 @@ export async function startContainer(functionName: string, bundle: string, optio
     },
     async invokeAsync(event) {
       let error = '';
+      // Lambda retries an asynchronous invocation under the request id of its first try.
+      const requestId = randomUUID();
       for (let attempt = 1; attempt <= 3; attempt++) {
-        const reply = await invokeOnce(event);
+        const reply = await invokeOnce(event, requestId);
         options.log.push({ functionName, event, attempt, ok: reply.ok, ...(reply.ok ? {} : { error: reply.error }) });
         if (reply.ok) return;
         error = reply.error;

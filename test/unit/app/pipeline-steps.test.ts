@@ -3,6 +3,7 @@ import { moveLeader } from '../../../functions/app/move-leader.ts';
 import { probeMembers } from '../../../functions/app/probe-members.ts';
 import { remediate } from '../../../functions/app/remediate.ts';
 import { scheduleRetry } from '../../../functions/app/schedule-retry.ts';
+import { asInvocation } from '../../../functions/shared/invocation.ts';
 import { UnknownClusterError } from '../../../functions/ports/cluster-directory.ts';
 import { EtcdCallError } from '../../../functions/ports/etcd.ts';
 import { endpointOf, id, sample, type MemberSpec } from '../core/fixtures.ts';
@@ -78,6 +79,35 @@ describe('duplicate deliveries', () => {
     fail = false;
     expect(await remediate(h.deps, approved)).toBe('completed');
     expect(h.calls.memberRemove).toEqual([id(1), id(1)]);
+  });
+});
+
+describe('a step lease left by an invocation that died', () => {
+  /** A remediate that dies right after MemberRemove: its lease stays, as a killed process leaves it. */
+  async function diedAfterRemove(requestId: string) {
+    h = harness();
+    h.setSample((at) => sample(at, three(0)));
+    h.onMemberRemove = () => h.setSample((at) => sample(at, [{ i: 0, leader: 0 }, { i: 2, leader: 0 }]));
+    await openAndDecide('etcd-1');
+    const approved = h.lastOf('RemediationApproved');
+    const incidentId = approved.incidentId;
+    // The first try took the lease and removed the member, then its process died: no release, no commit.
+    const before = (await h.deps.store.getIncident(incidentId))!;
+    await h.deps.store.updateIncident(incidentId, { inFlight: { key: `remediate@${before.attempt}`, until: h.clock.now() + 600_000, holder: requestId } }, { expectVersion: before.version, now: h.clock.now() });
+    return { approved, incidentId };
+  }
+
+  it("is taken over by Lambda's retry of that invocation (the same request id): the remediation finishes now", async () => {
+    const { approved, incidentId } = await diedAfterRemove('req-1');
+    expect(await asInvocation('req-1', () => remediate(h.deps, approved))).toBe('completed');
+    expect((await h.deps.store.getIncident(incidentId))?.state).toBe('remediated');
+  });
+
+  it('is respected by any other invocation (a duplicate delivery), and by the local runtime, until it lapses', async () => {
+    const { approved, incidentId } = await diedAfterRemove('req-1');
+    expect(await asInvocation('req-2', () => remediate(h.deps, approved))).toBeUndefined();
+    expect(await remediate(h.deps, approved)).toBeUndefined();
+    expect((await h.deps.store.getIncident(incidentId))?.state).toBe('open');
   });
 });
 
