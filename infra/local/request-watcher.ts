@@ -46,6 +46,12 @@ export interface RequestWatcherOptions {
    * every delivery failed (a Secret unreadable for a while) is a dead letter, not a stranded request.
    */
   reportAgainMs?: number;
+  /**
+   * A request still there this long after its incident closed as recovered is reported again
+   * (default 5 min): its MachineHealthCheck, which deletes a request once the Machine is healthy,
+   * still finds it unhealthy, so its word stands over our probes'.
+   */
+  recheckRecoveredMs?: number;
 }
 
 export interface RequestWatcher {
@@ -60,6 +66,10 @@ interface Tracked {
   incidentId?: string;
   /** When the request was last reported, while no incident is known for it. */
   reportedAt?: number;
+  /** Incidents opened before this belong to an earlier report of the request. */
+  since?: number;
+  /** When its incident closed as recovered; the request is looked at again later. */
+  recoveredAt?: number;
   /** Status writes, one after the other, so the last event's status is the one that stays. */
   writes: Promise<void>;
   terminal: boolean;
@@ -81,6 +91,7 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
 
   const write = (entry: Tracked, status: Omit<RequestStatus, 'updatedAt'>): Promise<void> => {
     entry.terminal ||= isTerminalPhase(status.phase);
+    if (status.phase === 'Recovered') entry.recoveredAt ??= runtime.clock.now();
     entry.writes = entry.writes
       .then(async () => {
         if (stopped) return;
@@ -104,7 +115,7 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
 
   /** The incident a report for this request opened, if one did at or after the request was made. */
   async function incidentFor(entry: Tracked): Promise<Incident | undefined> {
-    const since = entry.request.createdAt ? Date.parse(entry.request.createdAt) - 1_000 : 0;
+    const since = entry.since ?? (entry.request.createdAt ? Date.parse(entry.request.createdAt) - 1_000 : 0);
     const incidents = await runtime.store.listIncidents({ clusterId: entry.clusterId });
     return incidents
       .filter((i) => i.targetKey === `machineName=${entry.request.machineName}` && i.openedAt >= since)
@@ -128,6 +139,8 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
       return;
     }
     const entry: Tracked = { request, clusterId: options.clusterIdOf(request), writes: Promise.resolve(), terminal: isTerminalPhase(request.status?.phase) };
+    // Recovered before a restart: looked at again from when it recovered.
+    if (request.status?.phase === 'Recovered') entry.recoveredAt = Date.parse(request.status.completedAt ?? request.status.updatedAt ?? '') || runtime.clock.now();
     tracked.set(key, entry);
     if (entry.terminal) return;
     // Reported before (this watcher, or an earlier one that stopped before writing the status).
@@ -140,11 +153,12 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
   }
 
   /** Reports the request; false when the report was refused (the request is then Failed). */
-  async function report(entry: Tracked, said: string): Promise<boolean> {
+  async function report(entry: Tracked, said: string, observedNow = false): Promise<boolean> {
     const { request } = entry;
     entry.reportedAt = runtime.clock.now();
     await write(entry, { phase: 'Pending', message: said });
-    const observedAt = request.createdAt ?? new Date(runtime.clock.now()).toISOString();
+    const now = new Date(runtime.clock.now()).toISOString();
+    const observedAt = observedNow ? now : (request.createdAt ?? now);
     const reason = request.reason ?? `MachineHealthCheck asked to remediate Machine ${request.machineName}`;
     try {
       await runtime.submit({ clusterId: entry.clusterId, target: { machineName: request.machineName }, reason, source: 'mhc', observedAt, at: new Date(runtime.clock.now()).toISOString() }, 'mhc');
@@ -163,6 +177,20 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
     const said = `no incident opened within ${Math.round(again / 1_000)} s of the report (its every delivery failed: the runtime's log and dead letters say why); reported again`;
     log.warn('no incident opened for the request; reporting it again', { request: keyOf(entry.request) });
     void report(entry, said).catch((error: unknown) => log.warn('request not reported again; tried again on a later round', { request: keyOf(entry.request), error: String(error) }));
+  }
+
+  /** Still here a while after it recovered: its MachineHealthCheck still wants the Machine remediated. True when reported again. */
+  function recheckIfRecovered(entry: Tracked): boolean {
+    const wait = options.recheckRecoveredMs ?? 300_000;
+    const now = runtime.clock.now();
+    if (entry.recoveredAt === undefined || now - entry.recoveredAt < wait) return false;
+    const said = `the member recovered ${Math.round((now - entry.recoveredAt) / 1_000)} s ago, but the request is still here: its MachineHealthCheck still finds the Machine unhealthy, so it is reported again`;
+    if (entry.incidentId) byIncident.delete(entry.incidentId);
+    Object.assign(entry, { recoveredAt: undefined, terminal: false, unwritten: false, since: now - 1_000 });
+    delete entry.incidentId;
+    log.info('recovered request still present; reporting it again', { request: keyOf(entry.request) });
+    void report(entry, said, true).catch((error: unknown) => log.warn('request not reported again; tried again on a later round', { request: keyOf(entry.request), error: String(error) }));
+    return true;
   }
 
   async function withdraw(object: RequestObject): Promise<void> {
@@ -196,7 +224,8 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
   const seen = new Map<string, number>();
   const followed = setInterval(() => {
     for (const entry of tracked.values()) {
-      if ((entry.terminal && !entry.unwritten) || entry.clusterId === '') continue;
+      if (entry.clusterId === '' || recheckIfRecovered(entry)) continue;
+      if (entry.terminal && !entry.unwritten) continue;
       // Reported, but its incident was not open yet when last looked for (a remote stack is slower).
       if (!entry.incidentId) {
         incidentFor(entry).then(

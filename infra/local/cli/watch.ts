@@ -33,7 +33,9 @@ EtcdRemediationRequest named after it, and this service:
     message, incidentId, leaderMove, startedAt, updatedAt, completedAt) as it moves;
   - withdraws the incident (REQUEST_WITHDRAWN) when the request is deleted before removal began.
 A report that opened no incident within 60 s (every delivery failed, e.g. the kubeconfig Secret
-unreadable: the runtime's log and dead letters say why) is reported again.
+unreadable: the runtime's log and dead letters say why) is reported again. A request whose member
+recovered (phase Recovered) and that its MachineHealthCheck has not deleted 5 min later is
+reported again: MHC still finds the Machine unhealthy, and its word stands.
 The watch lists, then follows from the list's resourceVersion, and relists on 410 Gone; open
 incidents in FILE resume on start. SIGINT or SIGTERM stops it. Outcomes print as JSON lines.
 

@@ -36,7 +36,7 @@ async function setUp(policy: Record<string, unknown>) {
   const objects = world.fake.kubeConfig().makeApiClient(CustomObjectsApi);
   const coordinates = { group: REQUEST_GROUP, version: REQUEST_VERSION, namespace: CAPI_NAMESPACE, plural: REQUEST_PLURAL };
   /** `events: false` follows the incident in the store alone, as a watcher reporting to a remote bus does. */
-  const watch = async ({ events = true } = {}): Promise<RequestWatcher> => {
+  const watch = async ({ events = true, recheckRecoveredMs }: { events?: boolean; recheckRecoveredMs?: number } = {}): Promise<RequestWatcher> => {
     const runtime = pipeline.runtime;
     const watcher = startRequestWatcher({
       management: world.fake.kubeConfig(),
@@ -50,6 +50,7 @@ async function setUp(policy: Record<string, unknown>) {
       clusterIdOf: (request) => request.clusterName ?? '',
       log: silent,
       restartDelayMs: 50,
+      ...(recheckRecoveredMs === undefined ? {} : { recheckRecoveredMs }),
     });
     current.watchers.push(watcher);
     await watcher.ready;
@@ -129,5 +130,41 @@ describe.sequential('MachineHealthCheck external remediation through the watcher
     expect(t.pipeline.calls.memberRemove).toEqual([]);
     expect(t.world.fake.requestCount('DELETE', `/machines/${t.world.machineOf(leader)}`)).toBe(0);
     expect((await t.world.lab.memberList()).map((m) => m.id)).toContain(leader.id);
+  });
+
+  it('4c. the leader heals inside the grace window: Recovered; the request still there later (MHC still finds the Machine unhealthy) is reported again and completed', async () => {
+    const t = await setUp({ pathOrder: ['port-forward'], graceMs: 600_000 });
+    const leader = await t.world.lab.leader();
+    const machine = t.world.machineOf(leader);
+    t.world.fake.kubeletDown(leader.name);
+    await t.watch({ recheckRecoveredMs: 1_000 });
+    const phases: string[] = [];
+    const unsubscribe = t.world.fake.store.subscribe(({ object }) => {
+      const status = object.status as { phase?: unknown } | undefined;
+      const name = (object.metadata as { name?: unknown } | undefined)?.name;
+      if (name === machine && typeof status?.phase === 'string' && phases.at(-1) !== status.phase) phases.push(status.phase);
+    });
+
+    await t.create(machine);
+    await waitFor(async () => ((await t.read(machine)).status?.reasonCode === 'LEADER_UNREACHABLE' ? true : undefined), { timeoutMs: 30_000, what: 'the incident to wait out the grace window' });
+    t.world.fake.heal(leader.name);
+
+    const done = await waitFor(async () => {
+      const request = await t.read(machine);
+      return request.status?.phase === 'Completed' ? request : undefined;
+    }, { timeoutMs: 45_000, what: 'the request to complete after it was reported again' });
+    unsubscribe();
+
+    expect(phases).toContain('Recovered');
+    expect(phases.indexOf('Recovered')).toBeLessThan(phases.lastIndexOf('Completed'));
+    const incidents = await t.pipeline.runtime.store.listIncidents({ clusterId: CAPI_CLUSTER });
+    expect(incidents.map((i) => [i.state, i.lastDecision?.reason ?? ''])).toEqual([
+      ['closed', 'TARGET_RECOVERED'],
+      ['remediated', expect.any(String)],
+    ]);
+    expect(done.status?.incidentId).toBe(incidents[1]!.incidentId);
+    expect(done.status?.leaderMove).toBe('moved');
+    expect(t.pipeline.calls.removed).toEqual([leader.id]);
+    expect(t.world.fake.requestCount('DELETE', `/machines/${machine}`)).toBe(1);
   });
 });
