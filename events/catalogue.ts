@@ -96,10 +96,10 @@ export const isTerminalEvent = (event: EventEnvelope): event is EventEnvelope<Te
  * the scheduler; MemberUnhealthy comes from outside (adapters, CLI).
  */
 export const emits = {
-  'probe-members': ['MembersProbed'],
+  'probe-members': ['MembersProbed', 'RemediationBlocked', 'RemediationClosed'],
   'move-leader': ['RemediationApproved', 'RetryRequested', 'RemediationBlocked', 'RemediationClosed', 'LeaderMoved'],
   'schedule-retry': ['RetryDue'],
-  remediate: ['RemediationCompleted', 'RemediationFailed', 'RetryRequested', 'RemediationBlocked'],
+  remediate: ['RemediationCompleted', 'RemediationFailed', 'RetryRequested', 'RemediationBlocked', 'RemediationClosed'],
 } as const satisfies Record<FunctionName, readonly DetailType[]>;
 
 /** The detail types routed to function F, as a type. */

@@ -57,12 +57,14 @@ function recovered(ctx: PlanContext, j: LeaderJudgement): Decision | undefined {
   const down = downAsLeaderBefore(samples, targetId);
   if (!down) return undefined;
   const stretch = down.to > down.from ? `from ${describeTime(down.from)} to ${describeTime(down.to)}` : `at ${describeTime(down.from)}`;
+  // Remediate judges again under the lock: a leader back after an approval past the window is kept too.
+  const when = ctx.input.now - down.from < policy.graceMs ? `before the grace window of ${describeDuration(policy.graceMs)} ran out` : 'before it was removed';
   return close(
     ctx,
     'TARGET_RECOVERED',
     sentence(
       `${j.message.replace(/[.\s]+$/, '')}, healthy, after it was unreachable on every path ${stretch}`,
-      `it recovered before the grace window of ${describeDuration(policy.graceMs)} ran out, so the incident closes with nothing removed; report it again if it is still sick`,
+      `it recovered ${when}, so the incident closes with nothing removed; report it again if it is still sick`,
     ),
   );
 }
