@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../../../infra/local/sqlite-store.ts';
-import { asOtherUser, jsonOf, killService, runCli, startCli, type Service } from './support.ts';
+import { withoutPermissionOverride, jsonOf, killService, runCli, startCli, type Service } from './support.ts';
 
 // Nothing listens on port 1: enough for what happens to the state file, no etcd needed.
 const NOWHERE = ['--endpoints', 'http://127.0.0.1:1', '--timeout', '200ms'];
@@ -89,15 +89,13 @@ describe.concurrent('state-file errors', () => {
   let dir: string;
   beforeAll(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cli-state-errors-'));
-    // Another user must reach the files below to find them read-only.
-    fs.chmodSync(dir, 0o755);
   });
   afterAll(() => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  /** Each case is made in a directory of its own; `other` runs the binary as a user who cannot write it. */
-  const cases: { name: string; problem: RegExp; make: (root: string) => Promise<string>; other?: boolean }[] = [
+  /** Each case is made in a directory of its own; `bound` runs the binary held to file permissions, as root is not. */
+  const cases: { name: string; problem: RegExp; make: (root: string) => Promise<string>; bound?: boolean }[] = [
     {
       name: 'a directory',
       problem: /is a directory/,
@@ -130,7 +128,7 @@ describe.concurrent('state-file errors', () => {
     {
       name: 'a read-only file',
       problem: /is read-only/,
-      other: true,
+      bound: true,
       make: async (root) => {
         const file = path.join(root, 'state.sqlite');
         await realStateFile(file);
@@ -160,22 +158,22 @@ describe.concurrent('state-file errors', () => {
     expect(lines[0]).not.toMatch(SQLITE_WORDS);
   };
 
-  it.each(cases)('remediate on $name exits 2 naming the path and the problem', async ({ make, problem, other }) => {
+  it.each(cases)('remediate on $name exits 2 naming the path and the problem', async ({ make, problem, bound }) => {
     const state = await make(caseDir());
-    const run = await runCli(['remediate', ...NOWHERE, '--target', 'etcd1', '--state', state], other ? asOtherUser() : {});
+    const run = await runCli(['remediate', ...NOWHERE, '--target', 'etcd1', '--state', state], bound ? withoutPermissionOverride() : {});
     expectOneLine(run, state, problem);
   });
 
-  it.each(cases)('run on $name exits 2 naming the path and the problem', async ({ make, problem, other }) => {
+  it.each(cases)('run on $name exits 2 naming the path and the problem', async ({ make, problem, bound }) => {
     const root = caseDir();
     const state = await make(root);
     const config = path.join(root, 'config.json');
     fs.writeFileSync(config, JSON.stringify({ state, listen: '127.0.0.1:0', clusters: [{ clusterId: 'default', endpoints: ['http://127.0.0.1:1'] }] }));
-    const run = await runCli(['run', '--config', config], other ? asOtherUser() : {});
+    const run = await runCli(['run', '--config', config], bound ? withoutPermissionOverride() : {});
     expectOneLine(run, state, problem);
   });
 
-  it.each(cases.filter((c) => !c.other))('status on $name exits 2 naming the path and the problem', async ({ make, problem, name }) => {
+  it.each(cases.filter((c) => !c.bound))('status on $name exits 2 naming the path and the problem', async ({ make, problem, name }) => {
     const state = await make(caseDir());
     const run = await runCli(['status', '--state', state]);
     // A missing parent means no file: status has always said so in its own words.
@@ -195,7 +193,7 @@ describe.concurrent('state-file errors', () => {
     // Nor can SQLite make its -wal and -shm files beside it.
     fs.chmodSync(root, 0o555);
     const before = fs.readFileSync(state);
-    const run = await runCli(['status', '--state', state, '--json'], asOtherUser());
+    const run = await runCli(['status', '--state', state, '--json'], withoutPermissionOverride());
     fs.chmodSync(root, 0o755);
     expect(run.code, run.stderr).toBe(0);
     expect(jsonOf<{ incidents: { target: Record<string, string>; state: string }[] }>(run).incidents).toEqual([

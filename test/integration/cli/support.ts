@@ -14,25 +14,30 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Who runs the binary: another user (uid/gid, when this process may switch), another Node, more env. */
+/** How the binary runs: under a command that wraps it, another Node, more env. */
 export interface SpawnAs {
   cwd?: string;
-  uid?: number;
-  gid?: number;
+  /** A command the binary runs under, e.g. setpriv with its options. */
+  wrapper?: string[];
   node?: string;
   env?: Record<string, string>;
 }
 
 const spawnOptions = (options: SpawnAs) => ({
   cwd: options.cwd,
-  ...(options.uid === undefined ? {} : { uid: options.uid }),
-  ...(options.gid === undefined ? {} : { gid: options.gid }),
   ...(options.env ? { env: { ...process.env, ...options.env } } : {}),
 });
 
+/** The program and its arguments: node and the binary, under the wrapper when there is one. */
+function command(args: string[], options: SpawnAs): [string, string[]] {
+  const [wrapper, ...wrapperArgs] = options.wrapper ?? [];
+  const node = options.node ?? process.execPath;
+  return wrapper ? [wrapper, [...wrapperArgs, node, BIN, ...args]] : [node, [BIN, ...args]];
+}
+
 export function runCli(args: string[], options: SpawnAs & { timeoutMs?: number } = {}): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(options.node ?? process.execPath, [BIN, ...args], { ...spawnOptions(options), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(...command(args, options), { ...spawnOptions(options), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -68,7 +73,7 @@ export interface Service {
 }
 
 export function startCli(args: string[], options: SpawnAs = {}): Service {
-  const child = spawn(options.node ?? process.execPath, [BIN, ...args], { ...spawnOptions(options), stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(...command(args, options), { ...spawnOptions(options), stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -102,5 +107,10 @@ export async function killService(service: Service | undefined): Promise<void> {
   await service.exited;
 }
 
-/** Spawn options that make the binary a user who cannot write files this (root) process made. */
-export const asOtherUser = (): SpawnAs => (process.getuid?.() === 0 ? { uid: 65_534, gid: 65_534 } : {});
+/**
+ * Spawn options under which the binary is held to file permissions as this (root) process is not:
+ * root without the capabilities that override them. It stays the owner, so it reaches the checkout
+ * wherever it was cloned (a 0700 temporary directory too), yet cannot write a file made read-only.
+ */
+export const withoutPermissionOverride = (): SpawnAs =>
+  process.getuid?.() === 0 ? { wrapper: ['setpriv', '--bounding-set', '-dac_override,-dac_read_search', '--'] } : {};
