@@ -2,7 +2,7 @@
 // crash the parsing: the only error is a UsageError, on one line, naming the flag it is about;
 // absurd durations are refused naming the flag. A handful of generated cases run the real CLI.
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { durationFlag, integerFlag, MAX_FLAG_DURATION_MS, parseFlags, UsageError } from '../../infra/local/cli/args.ts';
 import { checkAccess, type AccessInput } from '../../infra/local/cli/access-rules.ts';
 import { accessOptions, clusterAccessFromFlags, clusterFromFlags, flagWords, parseEndpoints } from '../../infra/local/cli/cluster-flags.ts';
@@ -10,25 +10,13 @@ import { parseDuration } from '../../infra/local/cli/duration.ts';
 import { planInputsFromFlags, planOptions } from '../../infra/local/cli/plan.ts';
 import { targetFromFlags } from '../../infra/local/cli/target-flags.ts';
 import { runCli } from '../integration/cli/support.ts';
+import { fuzzFile, params, seed } from './fuzz-run.ts';
 
-const seed = process.env.FUZZ_SEED === 'random' ? Date.now() : Number(process.env.FUZZ_SEED ?? 20261130);
-const params = (numRuns: number): fc.Parameters<unknown> => ({ numRuns, seed });
-
-const rejections: unknown[] = [];
-const onRejection = (reason: unknown) => void rejections.push(reason);
-let generated = 0;
-beforeAll(() => {
-  process.on('unhandledRejection', onRejection);
-});
-afterAll(() => {
-  process.off('unhandledRejection', onRejection);
-  console.log(`cli flags fuzz: ${generated} generated cases (seed ${seed})`);
-  expect(rejections).toEqual([]);
-});
+const fuzz = fuzzFile((n) => `cli flags fuzz: ${n} generated cases`);
 
 /** Runs `fn`; anything thrown must be a one-line UsageError. Returns its message, or undefined when nothing was thrown. */
 async function usageErrorOf(fn: () => unknown): Promise<string | undefined> {
-  generated++;
+  fuzz.generated();
   try {
     await fn();
     return undefined;
@@ -226,7 +214,7 @@ describe('the real CLI, a handful of generated cases', () => {
       { numRuns: 5, seed },
     );
     for (const { argv, flag } of cases) {
-      generated++;
+      fuzz.generated();
       const run = await runCli(['plan', '--endpoints', 'http://127.0.0.1:1', '--target', 'etcd-1', ...argv]);
       expect(run.code, run.stderr).toBe(2);
       const lines = run.stderr.trim().split('\n');

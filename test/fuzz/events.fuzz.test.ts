@@ -6,7 +6,7 @@
 // field that was broken.
 import { Logger } from '@aws-lambda-powertools/logger';
 import fc from 'fast-check';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { detailTypes, EVENT_SOURCE, type DetailType } from '../../events/catalogue.ts';
 import { parseEnvelope, parseEvent } from '../../events/validate.ts';
 import { intake, type IntakeDeps } from '../../functions/app/intake.ts';
@@ -23,7 +23,7 @@ import { localContext } from '../../infra/local/lambda-context.ts';
 import { createLocalRuntime, type LocalRuntime } from '../../infra/local/runtime.ts';
 import { createStaticDirectory } from '../../infra/local/static-directory.ts';
 import { harness, type Harness } from '../unit/app/harness.ts';
-import { tempDir, type TempDir } from '../unit/local/helpers.ts';
+import { silentEtcd, tempDir, type TempDir } from '../unit/local/helpers.ts';
 import {
   absurdNumbers,
   deepValue,
@@ -39,26 +39,13 @@ import {
   wrongType,
   type Mutation,
 } from './mutations.ts';
+import { fuzzFile, params } from './fuzz-run.ts';
 
-/** Fixed by default so a run is repeatable; FUZZ_SEED=random (or a number) explores further. */
-const seed = process.env.FUZZ_SEED === 'random' ? Date.now() : Number(process.env.FUZZ_SEED ?? 20261130);
-const params = (numRuns: number): fc.Parameters<unknown> => ({ numRuns, seed });
-
-const rejections: unknown[] = [];
-const onRejection = (reason: unknown) => void rejections.push(reason);
-let generated = 0;
-beforeAll(() => {
-  process.on('unhandledRejection', onRejection);
-});
-afterAll(() => {
-  process.off('unhandledRejection', onRejection);
-  console.log(`fuzz: ${generated} generated events (seed ${seed})`);
-  expect(rejections).toEqual([]);
-});
+const fuzz = fuzzFile((n) => `fuzz: ${n} generated events`);
 
 /** Validation alone: refused (unless `maybe`), naming the mutated field, prototypes untouched. */
 function checkParse(m: Mutation): void {
-  generated++;
+  fuzz.generated();
   const result = parseEvent(m.detailType, m.detail);
   expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   if (result.ok) {
@@ -87,7 +74,7 @@ describe('validation: every detail type, mutated', () => {
   it('unknown detail types, and envelopes of any shape', () => {
     fc.assert(
       fc.property(fc.string({ maxLength: 30 }).filter((t) => !(detailTypes as readonly string[]).includes(t)), fc.constantFrom(...detailTypes), (name, t) => {
-        generated++;
+        fuzz.generated();
         const result = parseEvent(name, samples[t]);
         expect(result.ok).toBe(false);
         if (!result.ok) expect(result.error.issues).toEqual([expect.objectContaining({ path: 'detailType' })]);
@@ -96,7 +83,7 @@ describe('validation: every detail type, mutated', () => {
     );
     fc.assert(
       fc.property(fc.anything({ maxDepth: 2, withBigInt: true, withNullPrototype: true, withObjectString: true }), fc.oneof(fc.constant(EVENT_SOURCE), fc.anything({ maxDepth: 0 })), (detailType, source) => {
-        generated++;
+        fuzz.generated();
         const result = parseEnvelope({ source, detailType, detail: samples.RetryDue });
         if (detailType === 'RetryDue' && source === EVENT_SOURCE) return;
         expect(result.ok).toBe(false);
@@ -106,7 +93,7 @@ describe('validation: every detail type, mutated', () => {
     );
     fc.assert(
       fc.property(fc.anything({ maxDepth: 3, withBigInt: true, withNullPrototype: true, withMap: true, withSet: true, withTypedArray: true, withSparseArray: true }), (envelope) => {
-        generated++;
+        fuzz.generated();
         const result = parseEnvelope(envelope);
         if (!result.ok) expect(result.error.issues.length).toBeGreaterThan(0);
       }),
@@ -126,7 +113,7 @@ describe('validation: every detail type, mutated', () => {
       [cyclic, 'target.self'],
     ];
     for (const [detail, path] of cases) {
-      generated++;
+      fuzz.generated();
       const type = detail === cyclic || (detail as { observedAt?: unknown }).observedAt !== undefined ? 'MemberUnhealthy' : 'RemediationFailed';
       const result = parseEvent(type, detail);
       expect(result.ok).toBe(false);
@@ -175,7 +162,7 @@ describe('the local runtime and the run service refuse, name the field, and keep
       statePath: dir.file('state.sqlite'),
       directory: createStaticDirectory([{ clusterId: 'prod-eu-1', endpoints: ['http://127.0.0.1:1'], policy: parsePolicy() }]),
       // Nothing valid is submitted; a probe would never answer.
-      etcdFor: () => ({ prober: { probe: () => new Promise(() => undefined) } }) as unknown as ReturnType<NonNullable<Deps['etcdFor']>>,
+      etcdFor: silentEtcd,
       logLevel: 'SILENT',
     });
   });
@@ -188,7 +175,7 @@ describe('the local runtime and the run service refuse, name the field, and keep
     const ids: string[] = [];
     await fc.assert(
       fc.asyncProperty(mustFail(['MemberUnhealthy']), async (m) => {
-        generated++;
+        fuzz.generated();
         const error = await runtime.submit(m.detail, 'fuzz').then(
           () => undefined,
           (e: unknown) => e,
@@ -202,7 +189,7 @@ describe('the local runtime and the run service refuse, name the field, and keep
     );
     // Values only an in-process caller can hand over: kept too, described rather than lost.
     for (const detail of [setAt(samples.MemberUnhealthy, ['attempt'], 7n), undefined, Symbol('x')]) {
-      generated++;
+      fuzz.generated();
       const error = await runtime.submit(detail).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(InvalidEventError);
       ids.push((error as InvalidEventError).deadLetterId);
@@ -226,7 +213,7 @@ describe('the local runtime and the run service refuse, name the field, and keep
     );
     await fc.assert(
       fc.asyncProperty(text, async ({ m, text }) => {
-        generated++;
+        fuzz.generated();
         const reply = await take(text, 'fuzz');
         expect(reply.accepted).toBe(false);
         if (reply.accepted) return;
@@ -261,7 +248,7 @@ describe('the Lambda intake and the handlers refuse, name the field, and keep a 
     await fc.assert(
       // The intake fills in clusterId and at when it can, so their absence is not always a refusal.
       fc.asyncProperty(mustFail(['MemberUnhealthy']).filter((m) => !(m.kind === 'missing field' && ['at', 'clusterId'].includes(m.path))), async (m) => {
-        generated++;
+        fuzz.generated();
         const result = await intake(deps, m.detail);
         expect(result.published).toEqual([]);
         expect(result.deadLetters).toHaveLength(1);
@@ -288,7 +275,7 @@ describe('the Lambda intake and the handlers refuse, name the field, and keep a 
     const handlers = new Map(routed.map(([t, create]) => [t, create(deps)]));
     let kept = 0;
     const refused = async (handler: LambdaHandler<unknown>, event: unknown): Promise<InvalidEventError> => {
-      generated++;
+      fuzz.generated();
       const error = await handler(event, localContext('fuzz')).then(
         () => undefined,
         (e: unknown) => e,

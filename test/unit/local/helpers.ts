@@ -1,9 +1,13 @@
-// Shared by the local-runtime tests: a throwaway database file and a deadline-bound wait on a
-// plain condition (the project's waitFor, in the shape these tests use).
+// Shared by the local-runtime tests: a throwaway database file, a deadline-bound wait on a plain
+// condition (the project's waitFor, in the shape these tests use), and etcd that never answers.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { ClusterEtcd } from '../../../functions/app/deps.ts';
 import { waitFor as pollUntil } from '../../../functions/shared/wait-for.ts';
+
+/** A probe that never answers: an incident stays open while a test looks at it. */
+export const silentEtcd = (): ClusterEtcd => ({ prober: { probe: () => new Promise(() => undefined) } }) as unknown as ClusterEtcd;
 
 export interface TempDir {
   path: string;

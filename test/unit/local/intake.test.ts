@@ -1,14 +1,10 @@
 // The edge of `run`: concurrent duplicates are told the one incident they all joined.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ClusterEtcd } from '../../../functions/app/deps.ts';
 import { parsePolicy } from '../../../functions/core/policy.ts';
 import { createIntake, type IntakeReply } from '../../../infra/local/cli/intake.ts';
 import { createLocalRuntime, type LocalRuntime } from '../../../infra/local/runtime.ts';
 import { createStaticDirectory } from '../../../infra/local/static-directory.ts';
-import { tempDir, waitFor, type TempDir } from './helpers.ts';
-
-// A probe that never answers: the incident stays open while the test looks at it.
-const silentEtcd = (): ClusterEtcd => ({ prober: { probe: () => new Promise(() => undefined) } }) as unknown as ClusterEtcd;
+import { silentEtcd, tempDir, waitFor, type TempDir } from './helpers.ts';
 
 describe('run intake', () => {
   let dir: TempDir;

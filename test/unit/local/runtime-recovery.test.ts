@@ -7,10 +7,7 @@ import { parsePolicy } from '../../../functions/core/policy.ts';
 import { openSqliteStore } from '../../../infra/local/sqlite-store.ts';
 import { createLocalRuntime, type LocalRuntime } from '../../../infra/local/runtime.ts';
 import { createStaticDirectory } from '../../../infra/local/static-directory.ts';
-import { tempDir, waitFor, type TempDir } from './helpers.ts';
-
-// A probe that never answers: the pipeline stops right after the RetryDue it is given.
-const silentEtcd = (): ClusterEtcd => ({ prober: { probe: () => new Promise(() => undefined) } }) as unknown as ClusterEtcd;
+import { silentEtcd, tempDir, waitFor, type TempDir } from './helpers.ts';
 
 describe('local runtime start-up', () => {
   let dir: TempDir;

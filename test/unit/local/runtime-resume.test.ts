@@ -3,16 +3,12 @@
 // incidents opened after start run as usual.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EventEnvelope } from '../../../events/catalogue.ts';
-import type { ClusterEtcd } from '../../../functions/app/deps.ts';
 import { parsePolicy } from '../../../functions/core/policy.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
 import { createLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '../../../infra/local/runtime.ts';
 import { openSqliteStore } from '../../../infra/local/sqlite-store.ts';
 import { createStaticDirectory } from '../../../infra/local/static-directory.ts';
-import { tempDir, waitFor, type TempDir } from './helpers.ts';
-
-// A probe that never answers: the pipeline stops right after the event it is given.
-const silentEtcd = (): ClusterEtcd => ({ prober: { probe: () => new Promise(() => undefined) } }) as unknown as ClusterEtcd;
+import { silentEtcd, tempDir, waitFor, type TempDir } from './helpers.ts';
 
 describe('local runtime resume option', () => {
   let dir: TempDir;
