@@ -9,18 +9,15 @@ import { parseEvent, payloadOf } from '../../events/validate.ts';
 import type { Deps } from '../../functions/app/deps.ts';
 import { stepFailed } from '../../functions/app/step-failed.ts';
 import { sweepStalled } from '../../functions/app/sweep.ts';
-import { createMoveLeaderHandler } from '../../functions/move-leader/handler.ts';
 import { etcdOnlyActuator, type Actuator } from '../../functions/ports/actuator.ts';
 import { systemClock, type Clock } from '../../functions/ports/clock.ts';
 import { UnknownClusterError, type ClusterDirectory } from '../../functions/ports/cluster-directory.ts';
-import { createProbeMembersHandler } from '../../functions/probe-members/handler.ts';
-import { createRemediateHandler } from '../../functions/remediate/handler.ts';
-import { createScheduleRetryHandler } from '../../functions/schedule-retry/handler.ts';
 import { toEventBridgeEvent } from '../../functions/shared/eventbridge.ts';
 import { InvalidEventError, type LambdaHandler } from '../../functions/shared/event-handler.ts';
 import { createEtcdAccess } from './etcd-access.ts';
 import { createClusterActuator } from '../../functions/adapters/kube/cluster-actuator.ts';
 import { fileSnapshots } from './file-snapshots.ts';
+import { busHandlers, type HandlerFactory } from './function-handlers.ts';
 import { failpointFrom, withFailpoint } from './failpoint.ts';
 import { createInProcessBus, type InProcessBus } from './in-process-bus.ts';
 import { localContext } from './lambda-context.ts';
@@ -105,7 +102,7 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
   });
 
   // Each function gets its handler built once, as a Lambda cold start would, on first use.
-  const invoke = (name: FunctionName, create: (deps: Deps) => LambdaHandler<unknown>) => {
+  const invoke = (name: FunctionName, create: HandlerFactory) => {
     let handler: LambdaHandler<unknown> | undefined;
     return async (event: EventEnvelope) => {
       handler ??= create({ ...deps, log: new Logger({ serviceName: name, logLevel }) });
@@ -117,12 +114,7 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
   // runtime does not know (an incident left in a shared state file) would fail every time.
   const retryable = (error: unknown) => !(error instanceof InvalidEventError || error instanceof UnknownClusterError);
   const bus: InProcessBus = createInProcessBus({
-    handlers: {
-      'probe-members': invoke('probe-members', createProbeMembersHandler),
-      'move-leader': invoke('move-leader', createMoveLeaderHandler),
-      'schedule-retry': invoke('schedule-retry', createScheduleRetryHandler),
-      remediate: invoke('remediate', createRemediateHandler),
-    },
+    handlers: busHandlers(invoke),
     onDeadLetter: (dead) => {
       store
         .putDeadLetter({

@@ -7,19 +7,16 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { detailTypes, EVENT_SOURCE, type DetailType } from '../../events/catalogue.ts';
+import { detailTypes, EVENT_SOURCE, routesOf, type DetailType } from '../../events/catalogue.ts';
 import { parseEnvelope, parseEvent } from '../../events/validate.ts';
 import { intake, type IntakeDeps } from '../../functions/app/intake.ts';
 import type { Deps } from '../../functions/app/deps.ts';
 import { parsePolicy } from '../../functions/core/policy.ts';
-import { createMoveLeaderHandler } from '../../functions/move-leader/handler.ts';
-import { createProbeMembersHandler } from '../../functions/probe-members/handler.ts';
-import { createRemediateHandler } from '../../functions/remediate/handler.ts';
-import { createScheduleRetryHandler } from '../../functions/schedule-retry/handler.ts';
 import { InvalidEventError, type LambdaHandler } from '../../functions/shared/event-handler.ts';
 import { toEventBridgeEvent } from '../../functions/shared/eventbridge.ts';
 import { createIntake } from '../../infra/local/cli/intake.ts';
 import { localContext } from '../../infra/local/lambda-context.ts';
+import { handlerFactories } from '../../infra/local/function-handlers.ts';
 import { createLocalRuntime, type LocalRuntime } from '../../infra/local/runtime.ts';
 import { createStaticDirectory } from '../../infra/local/static-directory.ts';
 import { harness, type Harness } from '../unit/app/harness.ts';
@@ -264,15 +261,9 @@ describe('the Lambda intake and the handlers refuse, name the field, and keep a 
   });
 
   it("each handler's envelope parsing", async () => {
-    const routed: [DetailType, (deps: Deps) => LambdaHandler<unknown>][] = [
-      ['MemberUnhealthy', createProbeMembersHandler],
-      ['RetryDue', createProbeMembersHandler],
-      ['MembersProbed', createMoveLeaderHandler],
-      ['RetryRequested', createScheduleRetryHandler],
-      ['RemediationApproved', createRemediateHandler],
-    ];
     const deps: Deps = { ...h.deps, log: new Logger({ serviceName: 'fuzz', logLevel: 'SILENT' }) };
-    const handlers = new Map(routed.map(([t, create]) => [t, create(deps)]));
+    // Each routed detail type, to the handler of the function the catalogue routes it to.
+    const handlers = new Map<DetailType, LambdaHandler<unknown>>(detailTypes.flatMap((t) => routesOf(t).map((fn) => [t, handlerFactories[fn](deps)] as const)));
     let kept = 0;
     const refused = async (handler: LambdaHandler<unknown>, event: unknown): Promise<InvalidEventError> => {
       fuzz.generated();
@@ -285,7 +276,7 @@ describe('the Lambda intake and the handlers refuse, name the field, and keep a 
       return error as InvalidEventError;
     };
     await fc.assert(
-      fc.asyncProperty(mustFail(routed.map(([t]) => t)), async (m) => {
+      fc.asyncProperty(mustFail([...handlers.keys()]), async (m) => {
         const error = await refused(handlers.get(m.detailType as DetailType)!, toEventBridgeEvent({ detailType: m.detailType, detail: m.detail }));
         expect(error.message).toContain(`${m.path}: `);
       }),

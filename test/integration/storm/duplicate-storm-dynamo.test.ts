@@ -10,18 +10,15 @@ import { parseEvent } from '../../../events/validate.ts';
 import { createDynamoIncidentStore } from '../../../functions/adapters/aws/dynamodb-store.ts';
 import type { Deps } from '../../../functions/app/deps.ts';
 import { parsePolicy } from '../../../functions/core/policy.ts';
-import { createMoveLeaderHandler } from '../../../functions/move-leader/handler.ts';
 import type { Actuator } from '../../../functions/ports/actuator.ts';
 import { systemClock } from '../../../functions/ports/clock.ts';
 import type { IncidentStore } from '../../../functions/ports/incident-store.ts';
 import type { Scheduler } from '../../../functions/ports/scheduler.ts';
-import { createProbeMembersHandler } from '../../../functions/probe-members/handler.ts';
-import { createRemediateHandler } from '../../../functions/remediate/handler.ts';
-import { createScheduleRetryHandler } from '../../../functions/schedule-retry/handler.ts';
 import { toEventBridgeEvent } from '../../../functions/shared/eventbridge.ts';
 import type { LambdaHandler } from '../../../functions/shared/event-handler.ts';
 import { waitFor } from '../../../functions/shared/wait-for.ts';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';
+import { busHandlers, type HandlerFactory } from '../../../infra/local/function-handlers.ts';
 import { createInProcessBus, type BusFailure, type InProcessBus } from '../../../infra/local/in-process-bus.ts';
 import { localContext } from '../../../infra/local/lambda-context.ts';
 import { createStaticDirectory } from '../../../infra/local/static-directory.ts';
@@ -97,7 +94,7 @@ async function startDynamoPipeline(lab: Lab, dynamo: Dynalite): Promise<DynamoPi
     };
     return deps;
   });
-  const invoke = (name: FunctionName, create: (deps: Deps) => LambdaHandler<unknown>) => {
+  const invoke = (name: FunctionName, create: HandlerFactory) => {
     const handlers = containers.map((deps) => () => create(deps));
     const built: (LambdaHandler<unknown> | undefined)[] = [];
     let next = 0;
@@ -108,12 +105,7 @@ async function startDynamoPipeline(lab: Lab, dynamo: Dynalite): Promise<DynamoPi
     };
   };
   const bus: InProcessBus = createInProcessBus({
-    handlers: {
-      'probe-members': invoke('probe-members', createProbeMembersHandler),
-      'move-leader': invoke('move-leader', createMoveLeaderHandler),
-      'schedule-retry': invoke('schedule-retry', createScheduleRetryHandler),
-      remediate: invoke('remediate', createRemediateHandler),
-    },
+    handlers: busHandlers(invoke),
     onDeadLetter: (dead) => void deadLetters.push(dead),
     onError: (failure) => void failures.push(failure),
     // As Lambda redelivers a failed asynchronous invocation, sooner.
