@@ -24,7 +24,7 @@ import { localContext } from '../../../infra/local/lambda-context.ts';
 import { createStaticDirectory } from '../../../infra/local/static-directory.ts';
 import { startDynalite, type Dynalite } from '../../support/dynalite.ts';
 import { labPolicy, recordingEtcd, type CallLog } from '../e2e/pipeline.ts';
-import { expectOneRemoval, settle } from './support.ts';
+import { expectOneRemoval, expectStormJournal, settle } from './support.ts';
 
 const STORM = 100;
 const CONTAINERS = 4;
@@ -180,12 +180,7 @@ describe.sequential('duplicate storm on the DynamoDB store (dynalite)', () => {
       const [incident] = incidents;
       expectOneRemoval(p.calls, p.events, follower.id);
       expect(p.actuatorCalls).toEqual([incident!.incidentId]);
-      const steps = (await p.store.journal(incident!.incidentId)).map((e) => e.step);
-      const count = (step: string) => steps.filter((s) => s === step).length;
-      expect(count('actuator-called')).toBe(1);
-      expect(count('member-removed')).toBe(1);
-      expect(count('incident-opened')).toBe(1);
-      expect(count('incident-opened') + count('duplicate-joined') + count('late-duplicate')).toBe(STORM);
+      await expectStormJournal(p.store, incident!.incidentId, STORM);
       expect(p.events.filter((e) => e.detailType === 'RemediationCompleted')).toHaveLength(1);
       expect(p.failures.map((f) => `${f.functionName}: ${String(f.error)}`)).toEqual([]);
       expect(p.deadLetters).toEqual([]);

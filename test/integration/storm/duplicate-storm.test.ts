@@ -6,7 +6,7 @@ import type { Actuator } from '../../../functions/ports/actuator.ts';
 import { waitFor } from '../../../functions/shared/wait-for.ts';
 import { startLab } from '../../../infra/lab/lab.ts';
 import { labPerTest, startPipeline } from '../e2e/pipeline.ts';
-import { expectOneRemoval, settle } from './support.ts';
+import { expectOneRemoval, expectStormJournal, settle } from './support.ts';
 
 const STORM = 100;
 
@@ -56,14 +56,7 @@ describe.sequential('duplicate storm on the embedded runtime', () => {
       const [incident] = incidents;
       expectOneRemoval(pipeline.calls, pipeline.events, follower.id);
       expect(actuator.calls).toEqual([incident!.incidentId]);
-      const journal = await pipeline.runtime.store.journal(incident!.incidentId);
-      const steps = journal.map((e) => e.step);
-      const count = (step: string) => steps.filter((s) => s === step).length;
-      expect(count('actuator-called')).toBe(1);
-      expect(count('member-removed')).toBe(1);
-      // Every report is accounted for: the one that opened it, the rest joined (none lost).
-      expect(count('incident-opened')).toBe(1);
-      expect(count('incident-opened') + count('duplicate-joined') + count('late-duplicate')).toBe(STORM);
+      await expectStormJournal(pipeline.runtime.store, incident!.incidentId, STORM);
       expect(pipeline.events.filter((e) => e.detailType === 'RemediationCompleted')).toHaveLength(1);
       expect(pipeline.events.filter((e) => e.detailType === 'MemberUnhealthy')).toHaveLength(STORM);
       expect(await pipeline.runtime.store.listDeadLetters()).toEqual([]);

@@ -2,6 +2,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'vitest';
 import type { EventEnvelope } from '../../../events/catalogue.ts';
+import type { IncidentStore } from '../../../functions/ports/incident-store.ts';
 import type { CallLog } from '../e2e/pipeline.ts';
 
 /**
@@ -24,4 +25,17 @@ export function expectOneRemoval(calls: CallLog, events: EventEnvelope[], member
   expect(calls.memberRemove.length).toBe(1 + refused);
   // The accepted one was the last sent: nothing after it.
   expect(calls.removedAt).toEqual([calls.memberRemove.length - 1]);
+}
+
+/**
+ * The incident's journal says one removal and one actuator call, and accounts for every report of
+ * the storm: the one that opened it, the rest joined (or came late), none lost.
+ */
+export async function expectStormJournal(store: Pick<IncidentStore, 'journal'>, incidentId: string, storm: number): Promise<void> {
+  const steps = (await store.journal(incidentId)).map((e) => e.step);
+  const count = (step: string) => steps.filter((s) => s === step).length;
+  expect(count('actuator-called')).toBe(1);
+  expect(count('member-removed')).toBe(1);
+  expect(count('incident-opened')).toBe(1);
+  expect(count('incident-opened') + count('duplicate-joined') + count('late-duplicate')).toBe(storm);
 }
