@@ -8,7 +8,7 @@ import { removalsRecorded } from '../support/aws-sim/lab-on-stack.ts';
 import type { DynamoExchange } from '../support/dynalite.ts';
 import { startAwsWiring, synthOnce, type AwsWiring } from './aws-wiring.ts';
 import { check, says, type CaseContext, type Checked, type MatrixCase, type StartedCluster } from './harness.ts';
-import { followersOf, membershipIs } from './lab-checks.ts';
+import { followersOf, membershipIs, removedWithNewLeader } from './lab-checks.ts';
 
 const TIMEOUT_MS = 60_000;
 
@@ -132,7 +132,7 @@ function dynamoConflicts(): MatrixCase {
       console.info(`  fault: ${conflicts.length} ConditionalCheckFailed answers (${[...new Set(conflicts)].join(',')})`);
       return [
         ...check(conflicts.length > 0, 'DynamoDB never answered ConditionalCheckFailed: the deliveries did not race'),
-        ...check(o.detailType === 'RemediationCompleted' && o.detail.leaderMove === 'moved' && o.detail.newLeader.id !== leader.id, 'not removed after a move'),
+        ...removedWithNewLeader(o, leader, 'moved'),
         ...(await replacedOnce(ctx, checked)),
       ];
     },

@@ -8,7 +8,7 @@ import { waitFor } from '../../functions/shared/wait-for.ts';
 import type { Lab, LabMember } from '../../infra/lab/lab.ts';
 import type { TerminalEvent } from '../../infra/local/runtime.ts';
 import { startTlsLab, wrongClientCert } from './tls-cluster.ts';
-import { followersOf, gateOf, membershipIs } from './lab-checks.ts';
+import { followersOf, gateOf, membershipIs, removedWithNewLeader } from './lab-checks.ts';
 import { twoRemediatorsAtOnce } from './two-remediators-case.ts';
 import { kubeCases } from './kube-cases.ts';
 import { awsCases } from './aws-cases.ts';
@@ -41,7 +41,7 @@ function unreachableLeader(n: number, name: string, members: 3 | 5, fault: 'cut'
         ...check(said.test(waited[0] ?? ''), `grace retry does not say ${String(said)}: ${waited[0]?.slice(0, 300)}`),
         ...check(gateOf(deciding.evidence).reason === 'QUORUM_SAFE', `evidence.gate ${JSON.stringify(deciding.evidence.gate)}`),
         ...check(pipeline.calls.moveLeader.length === 0, `MoveLeader sent to an unreachable leader: ${pipeline.calls.moveLeader.join(',')}`),
-        ...check(o.detailType === 'RemediationCompleted' && o.detail.leaderMove === 'skipped' && o.detail.newLeader.id !== leader.id, 'not removed with leaderMove skipped and a new leader'),
+        ...removedWithNewLeader(o, leader, 'skipped'),
         ...(await membershipIs(lab, [leader])),
       ];
     },
@@ -120,7 +120,7 @@ export const matrixCases: MatrixCase[] = [
         ...says('approval', deciding.message, [leader.name, `direct ${leader.clientUrl}`]),
         ...check(moved?.from === leader.id && moved.path === 'direct', `LeaderMoved ${JSON.stringify(moved)}`),
         ...check(JSON.stringify(pipeline.calls.moveLeader) === JSON.stringify([moved?.to]), `MoveLeader calls ${pipeline.calls.moveLeader.join(',')}`),
-        ...check(o.detailType === 'RemediationCompleted' && o.detail.leaderMove === 'moved' && o.detail.newLeader.id !== leader.id, 'not removed after a move'),
+        ...removedWithNewLeader(o, leader, 'moved'),
         ...(await membershipIs(lab, [leader])),
       ];
     },
@@ -157,7 +157,7 @@ export const matrixCases: MatrixCase[] = [
       return [
         ...says('approval', deciding.message, [leader.name]),
         ...check(!pipeline.events.some((e) => e.detailType === 'RemediationApproved' && (e.detail as { reason: string }).reason === 'LEADER_UNREACHABLE_PAST_GRACE'), 'a frozen leader was removed as an unreachable leader'),
-        ...check(o.detailType === 'RemediationCompleted' && o.detail.leaderMove === 'not-needed' && o.detail.newLeader.id !== leader.id, 'not removed as a follower'),
+        ...removedWithNewLeader(o, leader, 'not-needed'),
         ...(await membershipIs(lab, [leader])),
       ];
     },
@@ -182,7 +182,7 @@ export const matrixCases: MatrixCase[] = [
         ...says('approval', deciding.message, [leader.name]),
         ...check(gateOf(deciding.evidence).reason === 'QUORUM_SAFE', `evidence.gate ${JSON.stringify(deciding.evidence.gate)}`),
         ...check(pipeline.calls.moveLeader.length === 0, 'a MoveLeader was sent to a dead member'),
-        ...check(o.detailType === 'RemediationCompleted' && o.detail.newLeader.id !== leader.id, 'no new leader named'),
+        ...removedWithNewLeader(o, leader),
         ...(await membershipIs(lab, [leader])),
       ];
     },
@@ -239,7 +239,7 @@ export const matrixCases: MatrixCase[] = [
           `retries ${[...new Set(retried)].join(',') || 'none'}, MoveLeader ${pipeline.calls.moveLeader.join(',')}, approved ${deciding.reason}`,
         ),
         ...says('approval', deciding.message, [leader.name]),
-        ...check(o.detailType === 'RemediationCompleted' && o.detail.newLeader.id !== leader.id, 'no new leader named'),
+        ...removedWithNewLeader(o, leader),
         ...(await membershipIs(lab, [leader])),
       ];
     },
@@ -278,7 +278,8 @@ export const matrixCases: MatrixCase[] = [
         ...check(pipeline.calls.moveLeader[0] === dead?.id && pipeline.calls.moveLeader.length >= 2, `MoveLeader calls ${pipeline.calls.moveLeader.join(',')}`),
         ...check(moved?.to !== undefined && moved.to !== dead?.id, `LeaderMoved to ${moved?.to}, the dead candidate ${dead?.id}`),
         ...says('approval', deciding.message, [leader.name, `direct ${leader.clientUrl}`]),
-        ...check(o.detailType === 'RemediationCompleted' && o.detail.leaderMove === 'moved' && o.detail.newLeader.id !== leader.id && o.detail.newLeader.id !== dead?.id, 'not removed after a move to a live member'),
+        ...removedWithNewLeader(o, leader, 'moved'),
+        ...check(o.detailType === 'RemediationCompleted' && o.detail.newLeader.id !== dead?.id, 'the dead candidate named the new leader'),
         ...(await membershipIs(lab, [leader])),
       ];
     },

@@ -10,7 +10,7 @@ import type { TerminalEvent } from '../../infra/local/runtime.ts';
 import type { Pipeline } from '../integration/e2e/pipeline.ts';
 import { startKubeWorld, type KubeWorld } from '../integration/kube/kube-world.ts';
 import { check, hostOf, says, type Checked, type MatrixCase, type StartedCluster } from './harness.ts';
-import { membershipIs } from './lab-checks.ts';
+import { membershipIs, removedWithNewLeader } from './lab-checks.ts';
 
 /** Only the ways Cluster API reaches etcd: no client URL configured, the members found through their pods. */
 const KUBE_ONLY: PolicyInput = { pathOrder: ['port-forward', 'exec'] };
@@ -122,7 +122,7 @@ function movedOverRelay(name: string, breakNode: (world: KubeWorld, node: string
         ...check(!deciding.message.includes(`via ${podOf(leader)}`), `the relay ran in the sick leader's own pod ${podOf(leader)}`),
         ...check(moved?.from === leader.id && moved.path === 'exec', `LeaderMoved ${JSON.stringify(moved)}`),
         ...check(JSON.stringify(pipeline.calls.moveLeader) === JSON.stringify([moved?.to]), `MoveLeader calls ${pipeline.calls.moveLeader.join(',')}`),
-        ...check(outcome.detailType === 'RemediationCompleted' && outcome.detail.leaderMove === 'moved' && outcome.detail.newLeader.id !== leader.id, 'not removed after a move'),
+        ...removedWithNewLeader(outcome, leader, 'moved'),
         ...(await membershipIs(world.lab, [leader])),
         ...(await machineReplaced(seen)),
       ];
@@ -152,7 +152,7 @@ export const kubeCases: MatrixCase[] = [
         ...says('approval', deciding.message, [leader.name, `its Node ${leader.name} no longer exists`, `port-forward ${podOf(leader)}:2379`, `pods "${leader.name}" not found`]),
         ...check(typeof deciding.evidence.targetGone === 'string' && deciding.evidence.targetGone.includes(leader.name), `evidence.targetGone ${JSON.stringify(deciding.evidence.targetGone)}`),
         ...check(pipeline.calls.moveLeader.length === 0, `MoveLeader sent to a leader no path reaches: ${pipeline.calls.moveLeader.join(',')}`),
-        ...check(outcome.detailType === 'RemediationCompleted' && outcome.detail.leaderMove === 'skipped' && outcome.detail.newLeader.id !== leader.id, 'not removed with leaderMove skipped and a new leader'),
+        ...removedWithNewLeader(outcome, leader, 'skipped'),
         ...(await membershipIs(world.lab, [leader])),
         ...(await machineReplaced(seen)),
       ];
@@ -180,7 +180,7 @@ export const kubeCases: MatrixCase[] = [
         ...check(deciding.evidence.pathLookFailure === views[0]?.pathLookFailure, `approval evidence.pathLookFailure ${JSON.stringify(deciding.evidence.pathLookFailure)}`),
         ...check(kubePaths.length === 0, `kube paths probed with the workload API server down: ${kubePaths.join(', ')}`),
         ...check(moved?.from === leader.id && moved.path === 'direct', `LeaderMoved ${JSON.stringify(moved)}`),
-        ...check(outcome.detailType === 'RemediationCompleted' && outcome.detail.leaderMove === 'moved' && outcome.detail.newLeader.id !== leader.id, 'not removed after a move'),
+        ...removedWithNewLeader(outcome, leader, 'moved'),
         ...(await membershipIs(world.lab, [leader])),
         // The Machines live in the management cluster, which still answers.
         ...(await machineReplaced(seen)),

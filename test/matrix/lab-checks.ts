@@ -1,5 +1,7 @@
-// Checks of a lab's own state that matrix cases share: who leads, and what etcd's member list says.
+// Checks that matrix cases share: who leads, what etcd's member list says, what a removal said.
+import type { LeaderMove } from '../../functions/core/decision.ts';
 import type { Lab, LabMember } from '../../infra/lab/lab.ts';
+import type { TerminalEvent } from '../../infra/local/runtime.ts';
 import { check } from './harness.ts';
 
 export const followersOf = async (lab: Lab): Promise<{ leader: LabMember; followers: LabMember[] }> => {
@@ -19,3 +21,9 @@ export async function membershipIs(lab: Lab, gone: LabMember[]): Promise<string[
 
 /** Gate evidence of a decision, as the quorum gate records it. */
 export const gateOf = (evidence: Record<string, unknown>): Record<string, unknown> => (evidence.gate ?? {}) as Record<string, unknown>;
+
+/** The outcome removed `member` (with `leaderMove`, when given) and names a new leader other than it. */
+export function removedWithNewLeader(o: TerminalEvent, member: LabMember, leaderMove?: LeaderMove): string[] {
+  const ok = o.detailType === 'RemediationCompleted' && (leaderMove === undefined || o.detail.leaderMove === leaderMove) && o.detail.newLeader.id !== member.id;
+  return check(ok, `${member.name} not removed${leaderMove ? ` with leaderMove ${leaderMove}` : ''} with another member leading: ${JSON.stringify(o.detail).slice(0, 300)}`);
+}
