@@ -13,7 +13,7 @@ import { blockEffects, closeEffects } from './decision-effects.ts';
 import type { Deps } from './deps.ts';
 import { envelopeOf, iso, journaling, publishing, resolvedTarget } from './incident-events.ts';
 import { probeCluster } from './probe-cluster.ts';
-import { flushOutbox, runStep, type StepOutcome } from './step.ts';
+import { flushLeftOutbox, runStep, type StepOutcome } from './step.ts';
 
 type Input = { detailType: 'MemberUnhealthy'; detail: DetailOf<'MemberUnhealthy'> } | { detailType: 'RetryDue'; detail: DetailOf<'RetryDue'> };
 
@@ -65,7 +65,7 @@ export async function probeMembers(deps: Deps, input: Input): Promise<ProbeOutco
   if (opened.joined && incident.attempt > 0) {
     // The chain is under way and its next attempt is scheduled: a duplicate report must not speed
     // it up. It only carries out what an earlier step may have left unsaid.
-    await flushOutbox(deps, incident);
+    await flushLeftOutbox(deps, incident);
     return { kind: 'joined', incidentId: incident.incidentId };
   }
   // The first probe: a redelivered report (the first delivery failed part-way) must still probe

@@ -13,7 +13,7 @@ import type { Deps } from './deps.ts';
 import { iso } from './incident-events.ts';
 import { attemptsSpent } from './plan-incident.ts';
 import { advanceAttempt } from './schedule-retry.ts';
-import { commit, flushOutbox } from './step.ts';
+import { commit, flushLeftOutbox, flushOutbox } from './step.ts';
 
 export type StepFailedOutcome = 'resumed' | 'blocked' | 'moved-on' | 'unknown-incident';
 
@@ -24,7 +24,7 @@ export async function stepFailed(deps: Deps, functionName: string, event: EventE
   let incident = found;
   try {
     // Not the failed event itself: published again, it would fail again, for as long as the outage lasts.
-    incident = await flushOutbox(deps, found, { detailType: event.detailType, detail: { incidentId: found.incidentId, attempt, at: event.detail.at } });
+    incident = await flushLeftOutbox(deps, found, { detailType: event.detailType, detail: { incidentId: found.incidentId, attempt, at: event.detail.at } });
   } catch (flushError) {
     deps.log.warn('outbox not carried out', { incidentId: found.incidentId, error: String(flushError) });
   }

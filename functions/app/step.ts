@@ -45,7 +45,7 @@ export async function runStep<R>(deps: Deps, step: StepName, delivered: Delivere
     deps.log.warn(`${step}: incident not found; event ignored`, { incidentId: ref.incidentId });
     return undefined;
   }
-  const incident = await flushOutbox(deps, found, delivered);
+  const incident = await flushLeftOutbox(deps, found, delivered);
   const key = stepKey(step, ref.attempt);
   const holder = currentInvocation();
   const skip = whySkip(incident, ref.attempt, key, deps.clock.now(), holder);
@@ -122,14 +122,30 @@ export async function commit(deps: Pick<Deps, 'store' | 'clock'>, incident: Inci
 }
 
 /**
- * Carries out the outbox, then clears it. Anyone may do this: publishing twice is safe, since every
- * step ignores a duplicate. A conflict on clearing means someone else moved the incident on. The
- * event being handled is proof of its own delivery and is not published again: were the clearing
- * write to keep failing, each delivery would otherwise publish itself anew, twice over.
+ * Carries out the outbox this process just committed, then clears it. Anyone may do this:
+ * publishing twice is safe, since every step ignores a duplicate. A conflict on clearing means
+ * someone else moved the incident on.
  */
-export async function flushOutbox(deps: OutboxDeps, incident: Incident, delivered?: Delivered): Promise<Incident> {
+export const flushOutbox = (deps: OutboxDeps, incident: Incident): Promise<Incident> => carryOutOutbox(deps, incident, new Set());
+
+/**
+ * Carries out an outbox found on the incident, left by a commit whose process did not clear it
+ * (it died, or its publish failed). It may have written some journal lines already: those are not
+ * written twice (events and schedules may go twice; their consumers are idempotent, but a journal
+ * is read by people). The event being handled is proof of its own delivery and is not published
+ * again: were the clearing write to keep failing, each delivery would otherwise publish itself
+ * anew, twice over.
+ */
+export async function flushLeftOutbox(deps: OutboxDeps, found: Incident, delivered?: Delivered): Promise<Incident> {
+  if (found.outbox.length === 0) return found;
+  const journaled = found.outbox.some((e) => e.kind === 'journal') ? new Set((await deps.store.journal(found.incidentId)).map(journalKey)) : new Set<string>();
+  return carryOutOutbox(deps, found, journaled, delivered);
+}
+
+const journalKey = (e: { at: number; step: string; detail?: unknown }): string => JSON.stringify([e.at, e.step, e.detail ?? null]);
+
+async function carryOutOutbox(deps: OutboxDeps, incident: Incident, journaled: Set<string>, delivered?: Delivered): Promise<Incident> {
   if (incident.outbox.length === 0) return incident;
-  const journaled = await journaledAlready(deps, incident);
   for (const entry of incident.outbox) {
     if (delivered && isDelivered(entry, delivered)) continue;
     if (entry.kind === 'journal' && journaled.has(journalKey(entry.entry))) continue;
@@ -141,18 +157,6 @@ export async function flushOutbox(deps: OutboxDeps, incident: Incident, delivere
     if (!(error instanceof VersionConflictError)) throw error;
     return (await deps.store.getIncident(incident.incidentId)) ?? incident;
   }
-}
-
-const journalKey = (e: { at: number; step: string; detail?: unknown }): string => JSON.stringify([e.at, e.step, e.detail ?? null]);
-
-/**
- * A process that died between writing the outbox's journal lines and clearing it leaves them to be
- * carried out again: the lines already in the journal are not written twice. Events and schedules
- * may go twice (consumers are idempotent); a journal read by people should not say a step twice.
- */
-async function journaledAlready(deps: OutboxDeps, incident: Incident): Promise<Set<string>> {
-  if (!incident.outbox.some((e) => e.kind === 'journal')) return new Set();
-  return new Set((await deps.store.journal(incident.incidentId)).map(journalKey));
 }
 
 async function carryOut(deps: OutboxDeps, incidentId: string, entry: OutboxEntry): Promise<void> {

@@ -8,7 +8,7 @@ import { blockEffects } from './decision-effects.ts';
 import type { Deps } from './deps.ts';
 import { iso } from './incident-events.ts';
 import { advanceAttempt } from './schedule-retry.ts';
-import { commit, flushOutbox } from './step.ts';
+import { commit, flushLeftOutbox, flushOutbox } from './step.ts';
 
 /**
  * Resumes at the next attempt, as schedule-retry would: the cut-off attempt may hold a lease that
@@ -45,7 +45,7 @@ export async function sweepStalled(deps: Deps, { isArmed, quietMs, ignoreLeases 
   let resumed = 0;
   for (const found of await deps.store.listIncidents({ state: 'open' })) {
     const now = deps.clock.now();
-    const incident = await flushOutbox(deps, found);
+    const incident = await flushLeftOutbox(deps, found);
     if (incident.state !== 'open' || isArmed(incident)) continue;
     if (!ignoreLeases && incident.inFlight && incident.inFlight.until > now) continue;
     if (now - incident.updatedAt < (typeof quietMs === 'number' ? quietMs : await quietMs(incident))) continue;
