@@ -32,7 +32,12 @@ export async function decideIncident(deps: Deps, cluster: ClusterEntry, incident
   }
   // Said before any leader is moved for a removal that could not happen; remediate checks it again under the lock.
   const records = incident.memberId ? await removalsSeen(deps, cluster, incident, incident.memberId, view) : [];
-  const byAnother = removedByAnother(records, { incidentId: incident.incidentId, memberId: incident.memberId!, name: incident.memberName || incident.memberId! });
+  const byAnother = removedByAnother(records, {
+    incidentId: incident.incidentId,
+    memberId: incident.memberId!,
+    name: incident.memberName || incident.memberId!,
+    memberGone: !!incident.memberId && memberGone(view, incident.memberId),
+  });
   if (byAnother) return byAnother;
   const pending = replacementPending(records, { view, targetId: incident.memberId ?? '', incidentId: incident.incidentId, allowShrink: cluster.policy.allowShrink, now: deps.clock.now() });
   if (pending) return pending;
@@ -93,7 +98,8 @@ async function removedByName(deps: Deps, cluster: ClusterEntry, incident: Incide
   const name = incident.target.memberName ?? incident.target.nodeName;
   if (!name) return undefined;
   const records = await removalsSeen(deps, cluster, incident, undefined, view);
-  return removedByAnother(records, { incidentId: incident.incidentId, memberName: cluster.aliases?.[name] ?? name, name });
+  // Called when no member matched: the named one is gone from the list.
+  return removedByAnother(records, { incidentId: incident.incidentId, memberName: cluster.aliases?.[name] ?? name, name, memberGone: true });
 }
 
 async function removalsSeen(deps: Deps, cluster: ClusterEntry, incident: Incident, targetId: string | undefined, view: ClusterView): Promise<RemovalRecord[]> {

@@ -215,7 +215,7 @@ async function removeStep(deps: Deps, cluster: ClusterEntry, incident: Incident,
  * this incident ends there, and its machine is not replaced a second time.
  */
 async function removedBefore(deps: Deps, incident: Incident, name: string, records: RemovalRecord[] = []): Promise<{ incident: Incident; decision?: Decision }> {
-  const byAnother = removedByAnother(records, { incidentId: incident.incidentId, memberId: incident.memberId!, name: nameOf(incident) });
+  const byAnother = removedByAnother(records, { incidentId: incident.incidentId, memberId: incident.memberId!, name: nameOf(incident), memberGone: true });
   if (byAnother) return { incident, decision: byAnother };
   await mark(deps, incident.incidentId, 'member-removed', `${name} is no longer in the member list`);
   return { incident };

@@ -47,12 +47,16 @@ export interface ReplacementContext {
 
 /**
  * The target is already out, removed by another incident (the same member reported twice, or two
- * remediators at once): nothing is left to do here, and nobody needs to act.
+ * remediators at once): nothing is left to do here, and nobody needs to act. With the member gone
+ * from the list, the other's intent counts too: it sent MemberRemove, and it replaces the machine
+ * (on resume, if it died before confirming); this incident must not replace it a second time.
  */
-export function removedByAnother(records: readonly RemovalRecord[], ctx: { incidentId: string; memberId?: string; memberName?: string; name: string }): Decision | undefined {
-  const by = records
-    .filter((r) => r.confirmed && r.incidentId !== ctx.incidentId && ((ctx.memberId !== undefined && r.memberId === ctx.memberId) || (!!ctx.memberName && r.memberName === ctx.memberName)))
-    .at(-1);
+export function removedByAnother(
+  records: readonly RemovalRecord[],
+  ctx: { incidentId: string; memberId?: string; memberName?: string; name: string; memberGone: boolean },
+): Decision | undefined {
+  const names = (r: RemovalRecord): boolean => (ctx.memberId !== undefined && r.memberId === ctx.memberId) || (!!ctx.memberName && r.memberName === ctx.memberName);
+  const by = records.filter((r) => (r.confirmed || ctx.memberGone) && r.incidentId !== ctx.incidentId && names(r)).at(-1);
   if (!by) return undefined;
   return {
     kind: 'close',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { removalRecordFor, removalTimesOf, replacementPending, withRecord, MAX_REMOVAL_RECORDS, type RemovalRecord } from '../../../functions/core/replacement.ts';
+import { removalRecordFor, removalTimesOf, removedByAnother, replacementPending, withRecord, MAX_REMOVAL_RECORDS, type RemovalRecord } from '../../../functions/core/replacement.ts';
 import { id, view } from './fixtures.ts';
 
 const T = Date.parse('2026-01-01T00:00:00Z');
@@ -73,5 +73,27 @@ describe('the removal history', () => {
   it('counts only confirmed removals of the same target, for KCP retry limits', () => {
     const records = [record({ confirmed: true, at: 1 }), record({ at: 2 }), record({ confirmed: true, targetKey: 'other', at: 3 }), record({ confirmed: true, at: 4 })];
     expect(removalTimesOf(records, 'memberName=etcd-3')).toEqual([1, 4]);
+  });
+});
+
+describe('removedByAnother', () => {
+  const mine = { incidentId: 'now', memberId: id(3), name: 'etcd-3', memberGone: false };
+  it.each([
+    ['a confirmed removal by another incident', [record({ confirmed: true })], mine, true],
+    ['an intent by another, the member still listed: it is mid-removal, the lock decides', [record()], mine, false],
+    ['an intent by another, the member gone from the list: it sent MemberRemove', [record()], { ...mine, memberGone: true }, true],
+    ['this incident own removal', [record({ incidentId: 'now', confirmed: true })], mine, false],
+    ['another member removed', [record({ memberId: id(2), memberName: 'etcd-2', confirmed: true })], mine, false],
+    ['named by name only (the selector matched no member)', [record({ confirmed: true })], { incidentId: 'now', memberName: 'etcd-3', name: 'etcd-3', memberGone: true }, true],
+  ] as const)('%s', (_, records, ctx, closes) => {
+    expect(removedByAnother(records, ctx)?.reason).toBe(closes ? 'DUPLICATE_INCIDENT' : undefined);
+  });
+
+  it('closes naming who removed it, when, and that this incident ends', () => {
+    const decision = removedByAnother([record({ confirmed: true })], mine);
+    expect(decision).toMatchObject({ kind: 'close', reason: 'DUPLICATE_INCIDENT', evidence: { incidentId: 'earlier', removedBy: 'incident:earlier:0001' } });
+    expect(decision!.message).toBe(
+      'etcd-3 was removed by incident earlier at 2025-12-31T23:59:00.000Z (incident:earlier:0001), which replaces its machine; nothing is left for this incident to do, and it ends.',
+    );
   });
 });
