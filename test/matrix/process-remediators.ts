@@ -9,12 +9,13 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { isTerminalEvent, type DetailType, type EventEnvelope } from '../../events/catalogue.ts';
+import { isTerminalEvent, type DetailType, type EventEnvelope, type TerminalDetailType } from '../../events/catalogue.ts';
 import { parseEvent } from '../../events/validate.ts';
 import type { JournalEntry } from '../../functions/ports/incident-store.ts';
 import { WaitAborted, waitFor } from '../../functions/shared/wait-for.ts';
 import type { Lab } from '../../infra/lab/lab.ts';
 import type { CliResult } from '../../infra/local/cli/output.ts';
+import { outcomeOfEnding } from '../../infra/local/cli/result.ts';
 import { openSqliteStore } from '../../infra/local/sqlite-store.ts';
 import type { TerminalEvent } from '../../infra/local/runtime.ts';
 import type { CallLog } from '../integration/e2e/pipeline.ts';
@@ -57,7 +58,11 @@ function eventOf(detailType: DetailType, detail: Record<string, unknown>): Event
   return parsed.event;
 }
 
-const TERMINAL = { remediated: 'RemediationCompleted', blocked: 'RemediationBlocked', closed: 'RemediationClosed', failed: 'RemediationFailed' } as const;
+/** The ending each printed outcome stands for: result.ts's table, read the other way. */
+const endingOf = Object.fromEntries(Object.entries(outcomeOfEnding).map(([ending, outcome]) => [outcome, ending])) as Record<
+  (typeof outcomeOfEnding)[TerminalDetailType],
+  TerminalDetailType
+>;
 
 /** MemberRemove answered, as removeStep journals it: accepted ("removed through"), or "member not found". */
 const SENT_MARKER = /^(removed through|already gone, said) /;
@@ -117,7 +122,7 @@ export async function settle(r: ProcessRemediator, result: CliResult): Promise<T
     );
   } else if (result.outcome !== 'planned') {
     const target = { ...selector, ...(result.target.memberId === '0' ? {} : { memberId: result.target.memberId }), ...(result.target.name ? { name: result.target.name } : {}) };
-    r.events.push(eventOf(TERMINAL[result.outcome], { ...envelope, target, reason: result.reason, message: result.message, evidence: result.evidence }));
+    r.events.push(eventOf(endingOf[result.outcome], { ...envelope, target, reason: result.reason, message: result.message, evidence: result.evidence }));
   }
   const last = r.events.at(-1);
   if (!last || !isTerminalEvent(last)) throw new Error(`${r.label} printed no outcome: ${JSON.stringify(result).slice(0, 300)}`);

@@ -5,10 +5,18 @@ import { leaderMoveOf } from '../../../functions/core/leader-move.ts';
 import { isReasonCode, type ReasonCode } from '../../../functions/core/reason-table.ts';
 import type { Incident, IncidentStore, JournalEntry } from '../../../functions/ports/incident-store.ts';
 import { formatDuration } from './duration.ts';
-import { detailText, type CliResult, type TimelineEntry } from './output.ts';
+import { detailText, type CliResult, type Outcome, type TimelineEntry } from './output.ts';
 
 /** An incident's last word: removed, blocked or failed. */
 export type OutcomeEvent = EventEnvelope<TerminalDetailType>;
+
+/** The outcome the CLI prints (and exits by) for each way an incident ends. */
+export const outcomeOfEnding = {
+  RemediationCompleted: 'remediated',
+  RemediationBlocked: 'blocked',
+  RemediationClosed: 'closed',
+  RemediationFailed: 'failed',
+} as const satisfies Record<TerminalDetailType, Outcome>;
 
 export const timelineOf = (journal: JournalEntry[]): TimelineEntry[] =>
   journal.map((e) => ({ at: new Date(e.at).toISOString(), step: e.step, detail: detailText(e.detail) }));
@@ -96,7 +104,7 @@ export async function resultOf(store: IncidentStore, event: OutcomeEvent): Promi
     incidentId,
     clusterId,
     target,
-    outcome: event.detailType === 'RemediationBlocked' ? 'blocked' : event.detailType === 'RemediationClosed' ? 'closed' : 'failed',
+    outcome: outcomeOfEnding[event.detailType],
     reason: event.detail.reason,
     message: event.detail.message,
     leaderMove: leaderMoveOf(journal, incident?.lastDecision),
