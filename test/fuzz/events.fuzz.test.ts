@@ -11,16 +11,14 @@ import { detailTypes, EVENT_SOURCE, routesOf, type DetailType } from '../../even
 import { parseEnvelope, parseEvent } from '../../events/validate.ts';
 import { intake, type IntakeDeps } from '../../functions/app/intake.ts';
 import type { Deps } from '../../functions/app/deps.ts';
-import { parsePolicy } from '../../functions/core/policy.ts';
 import { InvalidEventError, type LambdaHandler } from '../../functions/shared/event-handler.ts';
 import { toEventBridgeEvent } from '../../functions/shared/eventbridge.ts';
 import { createIntake } from '../../infra/local/cli/intake.ts';
 import { localContext } from '../../infra/local/lambda-context.ts';
 import { handlerFactories } from '../../infra/local/function-handlers.ts';
-import { createLocalRuntime, type LocalRuntime } from '../../infra/local/runtime.ts';
-import { createStaticDirectory } from '../../infra/local/static-directory.ts';
+import type { LocalRuntime } from '../../infra/local/runtime.ts';
 import { harness, type Harness } from '../unit/app/harness.ts';
-import { silentEtcd, tempDir, type TempDir } from '../unit/local/helpers.ts';
+import { silentRuntime } from '../unit/local/helpers.ts';
 import {
   absurdNumbers,
   deepValue,
@@ -151,22 +149,13 @@ describe('regressions: inputs the fuzzer found accepted or mis-kept before the f
 const EDGE_RUNS = 150;
 
 describe('the local runtime and the run service refuse, name the field, and keep a dead letter', () => {
-  let dir: TempDir;
   let runtime: LocalRuntime;
+  let close: () => Promise<void>;
+  // Nothing valid is submitted; a probe would never answer.
   beforeEach(async () => {
-    dir = tempDir();
-    runtime = await createLocalRuntime({
-      statePath: dir.file('state.sqlite'),
-      directory: createStaticDirectory([{ clusterId: 'prod-eu-1', endpoints: ['http://127.0.0.1:1'], policy: parsePolicy() }]),
-      // Nothing valid is submitted; a probe would never answer.
-      etcdFor: silentEtcd,
-      logLevel: 'SILENT',
-    });
+    ({ runtime, close } = await silentRuntime('prod-eu-1'));
   });
-  afterEach(async () => {
-    await runtime.stop({ drainTimeoutMs: 100 });
-    dir.remove();
-  });
+  afterEach(() => close());
 
   it('runtime.submit', async () => {
     const ids: string[] = [];

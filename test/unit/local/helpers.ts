@@ -4,6 +4,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ClusterEtcd } from '../../../functions/app/deps.ts';
+import { parsePolicy } from '../../../functions/core/policy.ts';
+import { createLocalRuntime, type LocalRuntime } from '../../../infra/local/runtime.ts';
+import { createStaticDirectory } from '../../../infra/local/static-directory.ts';
 import { waitFor as pollUntil } from '../../../functions/shared/wait-for.ts';
 
 /** A probe that never answers: an incident stays open while a test looks at it. */
@@ -27,3 +30,21 @@ export function tempDir(): TempDir {
 /** Polls until `condition` holds; fails with `what` once the deadline passes. */
 export const waitFor = (condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 5_000): Promise<void> =>
   pollUntil(async () => ((await condition()) ? true : undefined), { timeoutMs, intervalMs: 5, what }).then(() => undefined);
+
+/** A local runtime (not started) on a throwaway state file, for one cluster whose etcd never answers. */
+export async function silentRuntime(clusterId: string): Promise<{ runtime: LocalRuntime; close: () => Promise<void> }> {
+  const dir = tempDir();
+  const runtime = await createLocalRuntime({
+    statePath: dir.file('state.sqlite'),
+    directory: createStaticDirectory([{ clusterId, endpoints: ['http://127.0.0.1:1'], policy: parsePolicy() }]),
+    etcdFor: silentEtcd,
+    logLevel: 'SILENT',
+  });
+  return {
+    runtime,
+    close: async () => {
+      await runtime.stop({ drainTimeoutMs: 100 });
+      dir.remove();
+    },
+  };
+}

@@ -1,29 +1,18 @@
 // The edge of `run`: concurrent duplicates are told the one incident they all joined.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parsePolicy } from '../../../functions/core/policy.ts';
 import { createIntake, type IntakeReply } from '../../../infra/local/cli/intake.ts';
-import { createLocalRuntime, type LocalRuntime } from '../../../infra/local/runtime.ts';
-import { createStaticDirectory } from '../../../infra/local/static-directory.ts';
-import { silentEtcd, tempDir, waitFor, type TempDir } from './helpers.ts';
+import type { LocalRuntime } from '../../../infra/local/runtime.ts';
+import { silentRuntime, waitFor } from './helpers.ts';
 
 describe('run intake', () => {
-  let dir: TempDir;
   let runtime: LocalRuntime;
+  let close: () => Promise<void>;
 
   beforeEach(async () => {
-    dir = tempDir();
-    runtime = await createLocalRuntime({
-      statePath: dir.file('state.sqlite'),
-      directory: createStaticDirectory([{ clusterId: 'c1', endpoints: ['http://127.0.0.1:1'], policy: parsePolicy() }]),
-      etcdFor: silentEtcd,
-      logLevel: 'SILENT',
-    });
+    ({ runtime, close } = await silentRuntime('c1'));
     await runtime.start();
   });
-  afterEach(async () => {
-    await runtime.stop({ drainTimeoutMs: 100 });
-    dir.remove();
-  });
+  afterEach(() => close());
 
   it('duplicates arriving together all get the id of the one incident that opens', async () => {
     const intake = createIntake(runtime, ['c1']);
