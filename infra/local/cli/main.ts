@@ -2,7 +2,7 @@
 import { failpointFrom, UnknownFailpointError } from '../failpoint.ts';
 import { StateFileError } from '../state-file.ts';
 import { PROGRAM, UsageError } from './args.ts';
-import { EXIT } from './output.ts';
+import { EXIT, flushOutput } from './output.ts';
 import { watchParent } from './parent-watch.ts';
 
 interface CommandModule {
@@ -66,6 +66,8 @@ try {
   if (!usageError && process.env.ETCD_REMEDIATOR_DEBUG && error instanceof Error) process.stderr.write(`${error.stack}\n`);
   code = usageError ? EXIT.usage : EXIT.error;
 }
-// Exit now: the etcd client can keep a cancelled call's deadline timer alive for a whole call
-// timeout after close. Writes to a pipe or file are synchronous on Linux, so output is complete.
+// Exit once the output is out, not before: writes to a full pipe complete asynchronously. Exit
+// rather than end: the etcd client can keep a cancelled call's deadline timer alive for a whole
+// call timeout after close.
+await flushOutput();
 process.exit(code);

@@ -1,6 +1,7 @@
 // What every command prints: the result shape of plan and remediate, exit codes, and plain-text
 // rendering (tables, timelines with relative times).
 import type { LeaderMove } from '../../../functions/core/decision.ts';
+import { escapeControlsIn } from './control-chars.ts';
 import { formatDuration } from './duration.ts';
 
 export type Outcome = 'remediated' | 'blocked' | 'closed' | 'failed' | 'planned';
@@ -35,6 +36,41 @@ export const exitCodeOf = (outcome: Outcome, reason?: string): number =>
     ? EXIT.usage
     : outcome === 'blocked' ? EXIT.blocked : outcome === 'failed' ? EXIT.failed : outcome === 'closed' ? EXIT.closed : EXIT.ok;
 
+/** How long exiting waits on a reader that takes nothing at all; a reader still reading is waited for. */
+export const FLUSH_STALL_MS = 30_000;
+
+/** Settles once all written to `stream` so far is with the OS, or the stream failed (a reader gone: EPIPE). */
+const drained = (stream: NodeJS.WriteStream): Promise<void> =>
+  new Promise((resolve) => {
+    // Writes complete in order, so an empty one completes after every earlier one.
+    stream.once('error', () => resolve());
+    stream.write('', () => resolve());
+  });
+
+/**
+ * Waits until stdout and stderr have handed everything written to the OS. Once a pipe is full Node
+ * queues writes and finishes them asynchronously, and process.exit drops the queue. A stream that
+ * takes nothing for `stallMs` is given up on, so a stuck reader cannot hold the process for ever.
+ */
+export async function flushOutput(stallMs = FLUSH_STALL_MS): Promise<void> {
+  const streams = [process.stdout, process.stderr];
+  const pending = () => streams.reduce((sum, s) => sum + s.writableLength, 0);
+  let stalled: NodeJS.Timeout | undefined;
+  const givenUp = new Promise<void>((resolve) => {
+    let last = pending();
+    stalled = setInterval(() => {
+      const now = pending();
+      if (now >= last) resolve();
+      last = now;
+    }, stallMs);
+  });
+  try {
+    await Promise.race([Promise.all(streams.map(drained)), givenUp]);
+  } finally {
+    clearInterval(stalled);
+  }
+}
+
 export const printJson = (value: unknown): void => {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 };
@@ -60,7 +96,9 @@ export function renderTimeline(timeline: TimelineEntry[], start?: number, maxWid
   return timeline.map((e) => clip(`  ${relative(Date.parse(e.at), t0).padStart(8)}  ${e.step.padEnd(width)}  ${e.detail}`.trimEnd(), maxWidth)).join('\n');
 }
 
-export function renderResult(result: CliResult): string {
+export function renderResult(raw: CliResult): string {
+  // Names and messages carry the cluster's text: escaped, each line below stays one line.
+  const result = escapeControlsIn(raw);
   const who = result.target.name ? `${result.target.name} (${result.target.memberId})` : result.target.memberId;
   return [
     `outcome:     ${result.outcome}`,
