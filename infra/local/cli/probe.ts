@@ -7,6 +7,7 @@ import { describeFailure, describePaths } from '../../../functions/core/explain.
 import { parseFlags } from './args.ts';
 import { accessHelp, accessOptions, clusterAccessFromFlags } from './cluster-flags.ts';
 import { openClusterProbe, type Probed } from './cluster-probe.ts';
+import { escapeControlsIn } from './control-chars.ts';
 import { memberPathsJson, renderPaths } from './member-paths.ts';
 import { EXIT, printJson, table } from './output.ts';
 
@@ -65,7 +66,9 @@ export function probeJson({ view }: Probed) {
   };
 }
 
-export function renderProbe({ view, sample }: Probed): string {
+export function renderProbe(probed: Probed): string {
+  // Names, hosts and etcd's errors are the cluster's text: escaped once here, each line built below is its own.
+  const { view, sample } = escapeControlsIn(probed);
   const mismatch = clusterMismatch(view);
   const identityLine = mismatch ? `CLUSTER_MISMATCH: ${mismatch.message}` : `cluster id: ${view.identity?.id ?? 'unknown (no member answered)'}`;
   // Seeds of two clusters give no member list: which cluster answered is all there is to say.

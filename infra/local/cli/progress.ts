@@ -2,6 +2,7 @@
 // since the start, and a spinner between events when stderr is a terminal.
 import type { EventEnvelope } from '../../../events/catalogue.ts';
 import type { ClusterView } from '../../../functions/core/view.ts';
+import { escapeControls } from './control-chars.ts';
 import { formatDuration } from './duration.ts';
 import { clip, relative } from './output.ts';
 
@@ -81,7 +82,8 @@ export function showProgress(
   const clear = () => tty && stream.write('\r\x1b[2K');
   const line = (label: string, text: string) => {
     clear();
-    stream.write(`${clip(`  ${relative(Date.now(), options.start).padStart(8)}  ${label.padEnd(20)} ${text}`, options.maxWidth)}\n`);
+    // The text carries names and errors from outside: escaped, it stays this one line.
+    stream.write(`${clip(`  ${relative(Date.now(), options.start).padStart(8)}  ${label.padEnd(20)} ${escapeControls(text)}`, options.maxWidth)}\n`);
   };
   const unsubscribe = subscribe((event) => {
     if (options.filter && !options.filter(event)) return;

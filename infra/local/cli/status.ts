@@ -5,6 +5,7 @@ import type { Incident } from '../../../functions/ports/incident-store.ts';
 import { openSqliteStore, type SqliteIncidentStore } from '../sqlite-store.ts';
 import { describeStateError } from '../state-file.ts';
 import { parseFlags, requiredFlag, UsageError } from './args.ts';
+import { escapeControlsIn } from './control-chars.ts';
 import { EXIT, printJson, renderTimeline, table } from './output.ts';
 import { timelineOf } from './result.ts';
 
@@ -46,12 +47,15 @@ async function findIncident(store: SqliteIncidentStore, ref: string): Promise<In
 }
 
 async function showIncident(store: SqliteIncidentStore, ref: string, json: boolean): Promise<void> {
-  const incident = await findIncident(store, ref);
-  const timeline = timelineOf(await store.journal(incident.incidentId));
+  const found = await findIncident(store, ref);
+  const journaled = timelineOf(await store.journal(found.incidentId));
   if (json) {
-    printJson({ incident: summary(incident), timeline, result: incident.result ?? null });
+    printJson({ incident: summary(found), timeline: journaled, result: found.result ?? null });
     return;
   }
+  // What the file holds came from outside (reports, member names, etcd's errors): shown escaped.
+  const incident = escapeControlsIn(found);
+  const timeline = escapeControlsIn(journaled);
   const s = summary(incident);
   process.stdout.write(
     [
@@ -79,7 +83,7 @@ async function listIncidents(store: SqliteIncidentStore, json: boolean): Promise
     process.stdout.write('no incidents\n');
     return;
   }
-  const rows = incidents.map((i) => [i.incidentId, i.clusterId, i.state, targetOf(i), String(i.attempt), i.lastDecision?.reason ?? '', iso(i.updatedAt)]);
+  const rows = escapeControlsIn(incidents).map((i) => [i.incidentId, i.clusterId, i.state, targetOf(i), String(i.attempt), i.lastDecision?.reason ?? '', iso(i.updatedAt)]);
   process.stdout.write(`${table(['INCIDENT', 'CLUSTER', 'STATE', 'TARGET', 'ATTEMPT', 'LAST REASON', 'UPDATED'], rows)}\n`);
 }
 
@@ -93,7 +97,7 @@ async function listDeadLetters(store: SqliteIncidentStore, json: boolean): Promi
     process.stdout.write('no dead letters\n');
     return;
   }
-  process.stdout.write(`${dead.map((d) => `${d.receivedAt}  ${d.id}  from ${d.source}  ${d.error}\n    payload: ${d.payload}`).join('\n')}\n`);
+  process.stdout.write(`${escapeControlsIn(dead).map((d) => `${d.receivedAt}  ${d.id}  from ${d.source}  ${d.error}\n    payload: ${d.payload}`).join('\n')}\n`);
 }
 
 export async function run(argv: string[]): Promise<number> {
