@@ -4,7 +4,8 @@ import { judgeLeader, streakOf } from '../core/evidence.ts';
 import { clusterIdOf, identityChanged } from '../core/cluster-identity.ts';
 import { probeDeadlineMs } from '../core/probe-deadline.ts';
 import { matchReport } from '../core/report-match.ts';
-import { describeSelector, resolveTarget, selectorOf, targetKeyOf } from '../core/target.ts';
+import { ambiguousTarget } from '../core/plan-checks.ts';
+import { describeSelector, matchedMember, resolveTarget, selectorOf, targetKeyOf } from '../core/target.ts';
 import { describeMember, type ClusterView } from '../core/view.ts';
 import { withView } from '../core/view-history.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
@@ -82,12 +83,18 @@ export async function probeMembers(deps: Deps, input: Input): Promise<ProbeOutco
 async function probe(deps: Deps, cluster: ClusterEntry, incident: Incident): Promise<StepOutcome<Incident>> {
   const view = await probeCluster(deps, cluster, incident.views.at(-1), probeDeadlineMs(cluster.policy, incident.views));
   const now = deps.clock.now();
-  const member = resolveTarget(view, incident.target, cluster.aliases, incident.memberId);
+  const match = resolveTarget(view, incident.target, cluster.aliases, incident.memberId);
+  const member = matchedMember(match);
   // Another etcd cluster under this cluster's name: refused before anything is resolved in it.
   const changed = await identityCheck(deps, cluster, incident, view, now);
-  if (changed) {
-    const decision = { kind: 'block' as const, ...changed, evidence: { identity: view.identity } };
-    const { patch, effects } = blockEffects(incident, decision, 'probe-members', now);
+  // A name several members share says nothing about which one is sick: blocked until given by id.
+  const refused = changed
+    ? { kind: 'block' as const, ...changed, evidence: { identity: view.identity } }
+    : match.kind === 'ambiguous'
+      ? ambiguousTarget(match, describeSelector(incident.target), { target: incident.target })
+      : undefined;
+  if (refused) {
+    const { patch, effects } = blockEffects(incident, refused, 'probe-members', now);
     return { incident, patch: { ...patch, views: withView(incident.views, view) }, effects, value: incident };
   }
   // Reported by another name or id, the member already has an incident: this one ends there.

@@ -5,9 +5,9 @@ import { block, retryAfterBackoff, retryAt, sentence, type PlanContext } from '.
 import { credentialProblem } from './credentials.ts';
 import { probeDeadlineMs, timedOutEverywhere } from './probe-deadline.ts';
 import { describeDuration, describePath, describeTime, howReached } from './explain.ts';
-import { describeSelector } from './target.ts';
+import { describeSelector, type TargetMatch } from './target.ts';
 import type { MemberId } from './types.ts';
-import type { ClusterView } from './view.ts';
+import { describeMember, type ClusterView } from './view.ts';
 
 export type CheckResult = Decision | 'pass';
 
@@ -130,6 +130,21 @@ export function targetNotFound(view: ClusterView | undefined, wanted: WantedTarg
     reason: 'TARGET_NOT_FOUND',
     message: `No etcd member matches ${wanted.described} (members: ${listed.length > 0 ? listed.join('; ') : 'none'}); blocked, it may already be removed: check the member list.`,
     evidence: { ...evidence, members },
+  };
+}
+
+/**
+ * AMBIGUOUS_TARGET: the selector names several members, so nothing says which to remove. Each
+ * candidate is named by id with how it was reached, so a person can tell the sick one and give its id.
+ */
+export function ambiguousTarget(match: Extract<TargetMatch, { kind: 'ambiguous' }>, described: string, evidence: Evidence): Extract<Decision, { kind: 'block' }> {
+  const candidates = match.members.map((m) => `${describeMember(m)}, which ${howReached(m)}`);
+  const byId = match.members.map((m) => `--target ${m.id}`);
+  return {
+    kind: 'block',
+    reason: 'AMBIGUOUS_TARGET',
+    message: `${described} matches ${match.members.length} etcd members, which share ${match.sharedBy}: ${candidates.slice(0, -1).join('; ')}; and ${candidates.at(-1)}; blocked, nothing is removed on a guess: name the member by its id (${byId.slice(0, -1).join(', ')} or ${byId.at(-1)}; memberId in an event).`,
+    evidence: { ...evidence, candidates: match.members.map((m) => ({ id: m.id, name: m.name, reached: howReached(m) })) },
   };
 }
 

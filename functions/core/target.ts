@@ -5,28 +5,54 @@ import type { ClusterView, MemberView } from './view.ts';
 
 export type TargetSelector = Partial<Record<'memberName' | 'memberId' | 'nodeName' | 'machineName' | 'instanceId', string>>;
 
+/**
+ * What a selector names in a view: one member, none, or several it cannot tell apart. etcd lets
+ * members share a name, and kube access may put two members on one Machine or Node: such a
+ * selector is ambiguous, never settled by list order (that once removed the healthy twin).
+ */
+export type TargetMatch =
+  | { kind: 'member'; member: MemberView }
+  | { kind: 'none' }
+  | { kind: 'ambiguous'; members: MemberView[]; sharedBy: string };
+
 export function resolveTarget(
   view: ClusterView,
   selector: TargetSelector,
   aliases: Record<string, string> = {},
   knownMemberId?: string,
-): MemberView | undefined {
+): TargetMatch {
   // Once resolved, an incident sticks to its member id: names can be reused by a replacement.
-  if (knownMemberId) return view.members.find((m) => m.id === knownMemberId);
-  if (selector.memberId) return view.members.find((m) => m.id === selector.memberId!.toLowerCase());
+  if (knownMemberId) return matching(view, (m) => m.id === knownMemberId, `the id ${knownMemberId}`);
+  if (selector.memberId) {
+    const wanted = selector.memberId.toLowerCase();
+    return matching(view, (m) => m.id === wanted, `the id ${wanted}`);
+  }
   // With kube access the probe says where each member runs: a Machine or Node name resolves exactly.
   const { machineName, nodeName } = selector;
   const onHost = machineName
-    ? view.members.find((m) => m.host?.machine?.name === machineName)
+    ? matching(view, (m) => m.host?.machine?.name === machineName, `Machine ${machineName}`)
     : nodeName
-      ? view.members.find((m) => m.host?.node === nodeName)
-      : undefined;
-  if (onHost) return onHost;
+      ? matching(view, (m) => m.host?.node === nodeName, `Node ${nodeName}`)
+      : NONE;
+  if (onHost.kind !== 'none') return onHost;
   const name = selector.memberName ?? nodeName ?? machineName ?? selector.instanceId;
-  if (name === undefined) return undefined;
+  if (name === undefined) return NONE;
   const memberName = aliases[name] ?? name;
-  return view.members.find((m) => m.name === memberName);
+  const via = memberName === name ? '' : ` (the alias of ${name})`;
+  return matching(view, (m) => m.name === memberName, `the name ${memberName}${via}`);
 }
+
+const NONE: TargetMatch = { kind: 'none' };
+
+function matching(view: ClusterView, named: (m: MemberView) => boolean, sharedBy: string): TargetMatch {
+  const members = view.members.filter(named);
+  if (members.length === 0) return NONE;
+  if (members.length === 1) return { kind: 'member', member: members[0]! };
+  return { kind: 'ambiguous', members, sharedBy };
+}
+
+/** The member a match names, when it names exactly one. */
+export const matchedMember = (match: TargetMatch): MemberView | undefined => (match.kind === 'member' ? match.member : undefined);
 
 /** The selector as a sentence names it, e.g. `memberName etcd-0`. */
 export const describeSelector = (selector: TargetSelector): string =>

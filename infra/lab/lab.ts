@@ -179,6 +179,39 @@ export class Lab {
   }
 
   /**
+   * Kills a member and starts it again on its own data under another etcd name, as etcd allows: a
+   * member publishes its name each time it starts, and two members may share one. The lab still
+   * knows it by its own name (for faults and signals). Resolves once the member list shows the new name.
+   */
+  async restartAs(name: string, etcdName: string, options: { timeoutMs?: number } = {}): Promise<LabMember> {
+    const deadline = Date.now() + (options.timeoutMs ?? 20_000);
+    const { member } = this.runtime(name);
+    await this.kill(name);
+    const runtime = this.spawnMember({
+      name,
+      etcdName,
+      clientPort: Number(new URL(member.directUrl).port),
+      peerUrl: member.peerUrl,
+      proxy: member.proxy,
+      // etcd reads it only on an empty data dir; here it has its own.
+      initialCluster: `${etcdName}=${member.peerUrl}`,
+      clusterState: 'existing',
+      isLearner: member.isLearner,
+    });
+    runtime.member.id = member.id;
+    await waitFor(
+      async () => {
+        this.assertAlive(runtime);
+        const listed = (await this.memberList(STATUS_TIMEOUT_MS)).find((m) => m.id === member.id);
+        if (listed?.name !== etcdName) throw new Error(`the member list names ${member.id} ${listed ? `"${listed.name}"` : 'nowhere'}`);
+        return true;
+      },
+      { timeoutMs: Math.max(0, deadline - Date.now()), what: `${name} (${member.id}) to start again as ${etcdName}` },
+    );
+    return runtime.member;
+  }
+
+  /**
    * Ground truth: the member list through the first voting member that answers on its real port
    * (a learner refuses this call).
    */
@@ -270,6 +303,8 @@ export class Lab {
 
   private spawnMember(plan: {
     name: string;
+    /** The name etcd publishes, when it is not the lab's own name for the member. */
+    etcdName?: string;
     clientPort: number;
     peerUrl: string;
     proxy: FaultProxy;
@@ -279,7 +314,7 @@ export class Lab {
   }): MemberRuntime {
     const memberDir = path.join(this.root, plan.name);
     const spec: EtcdMemberSpec = {
-      name: plan.name,
+      name: plan.etcdName ?? plan.name,
       clientPort: plan.clientPort,
       advertiseClientUrl: plan.proxy.url,
       peerUrl: plan.peerUrl,

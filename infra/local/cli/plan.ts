@@ -5,7 +5,8 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Decision, LeaderMove } from '../../../functions/core/decision.ts';
 import { plan } from '../../../functions/core/plan.ts';
-import { checkTargetFound } from '../../../functions/core/plan-checks.ts';
+import { ambiguousTarget, checkTargetFound } from '../../../functions/core/plan-checks.ts';
+import { matchedMember } from '../../../functions/core/target.ts';
 import { clusterMismatch } from '../../../functions/core/cluster-identity.ts';
 import { reasonRow } from '../../../functions/core/reason-table.ts';
 import type { Policy } from '../../../functions/core/policy.ts';
@@ -104,7 +105,8 @@ export async function planNow(cluster: ClusterEntry & { policy: Policy }, wanted
     const first = await prober.probe();
     const samples = [first.view];
     timeline.push({ at: iso(first.view.at), step: 'probed', detail: describeView(first.view) });
-    const target = findTarget(first.view, wanted, cluster.aliases);
+    const match = findTarget(first.view, wanted, cluster.aliases);
+    const target = matchedMember(match);
     const base = { incidentId: randomUUID(), clusterId: cluster.clusterId };
     // Before the target is looked up: endpoints of two clusters give no member list to look in.
     const mismatch = clusterMismatch(first.view);
@@ -122,7 +124,10 @@ export async function planNow(cluster: ClusterEntry & { policy: Policy }, wanted
     }
     if (!target) {
       const evidence = { listFailures: first.sample.listFailures };
-      const found = checkTargetFound(first.view, { described: describeWanted(wanted) }, evidence);
+      const found =
+        match.kind === 'ambiguous'
+          ? ambiguousTarget(match, describeWanted(wanted), evidence)
+          : checkTargetFound(first.view, { described: describeWanted(wanted) }, evidence);
       // With no member list at all nothing is known of the target: the endpoints are what to check.
       const said =
         found === 'pass'
@@ -134,7 +139,7 @@ export async function planNow(cluster: ClusterEntry & { policy: Policy }, wanted
           : found;
       return {
         ...base,
-        // No member matched, so no id is known: a hex-looking name is not one.
+        // No one member matched, so no id is known: a hex-looking name is not one.
         target: { memberId: '0', name: ref },
         outcome: 'blocked',
         reason: said.reason,

@@ -1,8 +1,8 @@
 // The member plan and remediate are about: --target (an etcd member name or id), or, with kube
 // access, --machine (a Cluster API Machine) or --node (a Kubernetes Node), which resolve through
 // where the probe found each member running.
-import { describeSelector, resolveTarget } from '../../../functions/core/target.ts';
-import { findMember, type ClusterView, type MemberView } from '../../../functions/core/view.ts';
+import { describeSelector, resolveTarget, type TargetMatch } from '../../../functions/core/target.ts';
+import type { ClusterView } from '../../../functions/core/view.ts';
 import { UsageError } from './args.ts';
 import { kubeGiven, type AccessFlagValues } from './cluster-flags.ts';
 
@@ -50,9 +50,12 @@ export function hostSelector(target: TargetFlag): { machineName: string } | { no
   return undefined;
 }
 
-export function findTarget(view: ClusterView, target: TargetFlag, aliases?: Record<string, string>): MemberView | undefined {
+/** --target is a member name, else a member id; a name several members share is ambiguous, as in the pipeline. */
+export function findTarget(view: ClusterView, target: TargetFlag, aliases?: Record<string, string>): TargetMatch {
   const selector = hostSelector(target);
-  return selector ? resolveTarget(view, selector, aliases) : findMember(view, target.value);
+  if (selector) return resolveTarget(view, selector, aliases);
+  const byName = resolveTarget(view, { memberName: target.value });
+  return byName.kind === 'none' ? resolveTarget(view, { memberId: target.value }) : byName;
 }
 
 /** How a not-found message names what was looked for, as the pipeline names a selector. */
