@@ -63,14 +63,16 @@ function approvalOf(incident: Incident | undefined, journal: JournalEntry[]): { 
 
 const describe = (m: { name: string; id: string }) => (m.name ? `${m.name} (${m.id})` : m.id);
 
-function completedMessage(event: EventEnvelope<'RemediationCompleted'>, election: Election | undefined): string {
+function completedMessage(event: EventEnvelope<'RemediationCompleted'>, election: Election | undefined, approval: string): string {
   const { target, newLeader, leaderMove, clusterId } = event.detail;
   const how =
     leaderMove === 'skipped'
       ? 'without a leader move, since it could not be reached to hand over'
       : leaderMove === 'moved'
         ? 'after leadership was moved off it'
-        : 'as a follower, with no leader move needed';
+        : approval === 'TARGET_IS_LEARNER'
+          ? 'as a learner, which neither leads nor votes, so no leader move was needed'
+          : 'as a follower, with no leader move needed';
   const term = election?.term ? ` at term ${election.term}` : '';
   const after = election?.afterRemovalMs !== undefined ? `, ${formatDuration(election.afterRemovalMs)} after the removal` : '';
   return `${describe({ name: target.name, id: target.memberId })} was removed from cluster ${clusterId} ${how}; ${describe(newLeader)} leads now${term}${after}.`;
@@ -94,7 +96,7 @@ export async function resultOf(store: IncidentStore, event: OutcomeEvent): Promi
       target,
       outcome: 'remediated',
       reason: approval.reason,
-      message: completedMessage(event, election),
+      message: completedMessage(event, election, approval.reason),
       leaderMove: event.detail.leaderMove,
       timeline,
       evidence: { ...approval.evidence, newLeader: { ...event.detail.newLeader, ...(election ?? {}) } },

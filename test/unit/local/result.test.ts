@@ -2,7 +2,7 @@
 // was decided last, and never a reason nobody decided.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeEvent } from '../../../events/catalogue.ts';
-import type { Decision } from '../../../functions/core/decision.ts';
+import type { Decision, LeaderMove } from '../../../functions/core/decision.ts';
 import { resultOf } from '../../../infra/local/cli/result.ts';
 import { openSqliteStore, type SqliteIncidentStore } from '../../../infra/local/sqlite-store.ts';
 import { tempDir, type TempDir } from './helpers.ts';
@@ -21,7 +21,7 @@ describe('the result of a completed incident', () => {
   });
 
   /** An incident for member a1 (etcd1), with `journal` lines written as publishDecision writes them. */
-  const completed = async (journal: { step: string; detail: string }[], lastDecision?: Decision) => {
+  const completed = async (journal: { step: string; detail: string }[], lastDecision?: Decision, leaderMove: LeaderMove = 'skipped') => {
     const { incident } = await store.openOrJoin({ clusterId: 'c1', targetKey: 'memberName=etcd1', target: { memberName: 'etcd1' }, reason: 'r', now: 1_000 });
     let at = 1_000;
     for (const entry of journal) await store.appendJournal(incident.incidentId, { at: (at += 100), ...entry });
@@ -32,7 +32,7 @@ describe('the result of a completed incident', () => {
       attempt: 1,
       at: new Date(at).toISOString(),
       target: { memberId: 'a1', name: 'etcd1' },
-      leaderMove: 'skipped',
+      leaderMove,
       newLeader: { id: 'b2', name: 'etcd2' },
       timeline: [],
     });
@@ -65,6 +65,18 @@ describe('the result of a completed incident', () => {
   it('reports the last decision when it is the approval', async () => {
     const approve: Decision = { kind: 'approve', leaderMove: 'moved', reason: 'LEADER_MOVED', message: 'Leadership moved off etcd1.', evidence: {} };
     expect((await completed([], approve)).reason).toBe('LEADER_MOVED');
+  });
+
+  it('says a removed learner was removed as a learner, not as a follower', async () => {
+    const learner: Decision = { kind: 'approve', leaderMove: 'not-needed', reason: 'TARGET_IS_LEARNER', message: 'etcd1 is a learner.', evidence: {} };
+    const result = await completed([], learner, 'not-needed');
+    expect(result.message).toBe('etcd1 (a1) was removed from cluster c1 as a learner, which neither leads nor votes, so no leader move was needed; etcd2 (b2) leads now.');
+  });
+
+  it('says a removed follower was removed as a follower', async () => {
+    const follower: Decision = { kind: 'approve', leaderMove: 'not-needed', reason: 'TARGET_IS_FOLLOWER', message: 'etcd1 is a follower.', evidence: {} };
+    const result = await completed([], follower, 'not-needed');
+    expect(result.message).toBe('etcd1 (a1) was removed from cluster c1 as a follower, with no leader move needed; etcd2 (b2) leads now.');
   });
 
   it('with no approval recorded, says it was remediated rather than invent why', async () => {
