@@ -1,6 +1,7 @@
 // One etcd3 client bound to one member endpoint over one path: one call, one answer, no retries.
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { Channel, type ClientOptions } from '@grpc/grpc-js';
 import { noop } from 'cockatiel';
 import { Etcd3, type IOptions, type ISnapshotResponse } from 'etcd3';
 import type { MemberId, MemberInfo, MemberList, MemberStatus } from '../../core/types.ts';
@@ -9,6 +10,7 @@ import { toMemberInfo, toMemberList, toMemberStatus } from './convert.ts';
 import { withinDeadline } from './deadline.ts';
 import { decimalMemberId } from './member-id.ts';
 import { toEtcdCallError } from './normalize-error.ts';
+import { endpointTlsCredentials } from './tls-credentials.ts';
 
 export interface MemberClientOptions {
   /** Used for https endpoints only; plain http endpoints never get TLS. */
@@ -39,11 +41,17 @@ export function etcd3Options(endpoint: string, options: MemberClientOptions = {}
     hosts: [host],
     // etcd3 defaults to three global retries and a per-host circuit breaker; both would hide failures.
     faultHandling: { global: noop, host: () => noop },
-    grpcOptions: { ...DEFAULT_GRPC_OPTIONS, ...options.grpcOptions },
+    grpcOptions: { ...DEFAULT_GRPC_OPTIONS, ...options.grpcOptions, ...(secure ? tlsChannel(host, options.tls) : {}) },
     ...(secure && options.tls
       ? { credentials: { rootCertificate: options.tls.ca, certChain: options.tls.cert, privateKey: options.tls.key } }
       : {}),
   };
+}
+
+/** Every channel of the client with our TLS credentials, which send no server name for an IP host. */
+function tlsChannel(endpoint: string, tls: TlsFiles | undefined): ClientOptions {
+  const credentials = endpointTlsCredentials(endpoint, tls);
+  return { channelFactoryOverride: (address, _credentials, channelOptions) => new Channel(address, credentials, channelOptions) };
 }
 
 /** The server's certificate did not verify against our CA. */

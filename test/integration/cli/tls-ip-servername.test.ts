@@ -1,0 +1,36 @@
+// TLS to an endpoint named by IP address sends no server name (RFC 6066 permits none for an IP),
+// so Node never prints its DEP0123 warning, on a run that succeeds as on one that blocks.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTlsCluster, type TlsCluster } from '../e2e/tls-cluster.ts';
+import { jsonOf, runCli } from './support.ts';
+
+const DEP0123 = /DEP0123|TLS ServerName to an IP address/;
+
+describe('TLS to IP endpoints prints no DEP0123', () => {
+  let cluster: TlsCluster;
+  beforeAll(async () => {
+    cluster = await startTlsCluster(3);
+  }, 60_000);
+  afterAll(async () => {
+    await cluster?.down();
+  });
+
+  const tlsFlags = () => ['--cacert', cluster.certs.caFile, '--cert', cluster.certs.certFile, '--key', cluster.certs.keyFile];
+
+  it('probe of every member over https://127.0.0.1', async () => {
+    const run = await runCli(['probe', '--endpoints', cluster.endpoints().join(','), ...tlsFlags(), '--json']);
+    expect(run.code, run.stderr).toBe(0);
+    const { members } = jsonOf<{ members: { name: string; reachable: boolean }[] }>(run);
+    expect(members.map((m) => [m.name, m.reachable]).sort()).toEqual(cluster.members.map((m) => [m.name, true]).sort());
+    expect(run.stderr).not.toMatch(DEP0123);
+  });
+
+  it('plan of a follower, which asks etcd more than the probe does', async () => {
+    const leader = await cluster.leader();
+    const follower = cluster.members.find((m) => m.name !== leader.name)!;
+    const run = await runCli(['plan', '--endpoints', cluster.endpoints().join(','), ...tlsFlags(), '--target', follower.name, '--json']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(jsonOf<{ outcome: string }>(run).outcome).toBe('planned');
+    expect(run.stderr).not.toMatch(DEP0123);
+  });
+});
