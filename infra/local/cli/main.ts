@@ -2,6 +2,7 @@
 import { failpointFrom, UnknownFailpointError } from '../failpoint.ts';
 import { StateFileError } from '../state-file.ts';
 import { PROGRAM, UsageError } from './args.ts';
+import { escapeControls } from './control-chars.ts';
 import { EXIT, flushOutput } from './output.ts';
 import { watchParent } from './parent-watch.ts';
 
@@ -62,7 +63,9 @@ try {
   // A state file that cannot serve is the caller's to fix, as a bad flag is: one line, exit 2.
   const usageError = error instanceof UsageError || error instanceof StateFileError;
   const message = error instanceof Error ? error.message : String(error);
-  process.stderr.write(`${PROGRAM}: ${usageError ? message : message.split('\n')[0]}\n`);
+  // Messages quote flags, names and etcd's errors: each line escaped (a usage error may list one item a line).
+  const lines = usageError ? message.split('\n') : message.split('\n').slice(0, 1);
+  process.stderr.write(`${PROGRAM}: ${lines.map(escapeControls).join('\n')}\n`);
   if (!usageError && process.env.ETCD_REMEDIATOR_DEBUG && error instanceof Error) process.stderr.write(`${error.stack}\n`);
   code = usageError ? EXIT.usage : EXIT.error;
 }

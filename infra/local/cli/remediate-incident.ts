@@ -5,6 +5,7 @@ import type { Incident } from '../../../functions/ports/incident-store.ts';
 import { targetKeyOf } from '../../../functions/core/target.ts';
 import { newIncidentId } from '../runtime.ts';
 import { PROGRAM, UsageError } from './args.ts';
+import { escapeControls } from './control-chars.ts';
 import { findIncident, incidentRow } from './state.ts';
 
 /** A member as MemberUnhealthy names it. */
@@ -32,7 +33,8 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 /** The command that resumes `incident`, with this cluster's access flags when it is this cluster's. */
 export function resumeCommand(incident: Pick<Incident, 'incidentId' | 'clusterId'>, ctx: Context): string {
   const access = incident.clusterId === ctx.clusterId ? ctx.access : `--cluster ${incident.clusterId} --endpoints URL[,URL…]`;
-  return `${PROGRAM} remediate --resume ${incident.incidentId} --state ${ctx.statePath} ${access}`;
+  // A report may have named the incident: escaped, the command stays one line.
+  return escapeControls(`${PROGRAM} remediate --resume ${incident.incidentId} --state ${ctx.statePath} ${access}`);
 }
 
 /** --target (or --machine, --node; `asked` names it): its own open incident or a new one; refused while any other incident is open. */

@@ -11,6 +11,7 @@ import { parseFlags, UsageError } from './args.ts';
 import { cliLogLevel } from './log-level.ts';
 import type { AccessFlagValues } from './cluster-flags.ts';
 import { openClusterProbe } from './cluster-probe.ts';
+import { escapeControls } from './control-chars.ts';
 import { EXIT, printResult } from './output.ts';
 import { help as planHelp, planInputsFromFlags, planNow, planOptions } from './plan.ts';
 import { showProgress } from './progress.ts';
@@ -57,7 +58,8 @@ export function targetSelector(members: readonly { id: string; name: string }[],
   const byId = members.find((m) => m.id === ref.toLowerCase());
   if (byName && byId && byName !== byId) {
     const other = byId.name ? `${byId.name} (${byId.id})` : byId.id;
-    throw new UsageError(`--target: ${ref} is the name of the member with id ${byName.id} and the id of ${other}; give ${byName.id}${byId.name ? ` or ${byId.name}` : ''} instead`);
+    // Member names are the cluster's text: escaped, the error stays one line.
+    throw new UsageError(escapeControls(`--target: ${ref} is the name of the member with id ${byName.id} and the id of ${other}; give ${byName.id}${byId.name ? ` or ${byId.name}` : ''} instead`));
   }
   if (byName) return { selector: { memberName: ref } };
   if (byId) return { selector: { memberId: byId.id } };
@@ -77,7 +79,7 @@ async function selectorFor(cluster: Parameters<typeof openClusterProbe>[0], targ
     const { view } = await prober.probe();
     const { selector, note } = targetSelector(view.members, target.value);
     // Seeds of two clusters give no member list, but they did answer: the pipeline says CLUSTER_MISMATCH.
-    if (note && !isMismatched(view)) process.stderr.write(`${note}\n`);
+    if (note && !isMismatched(view)) process.stderr.write(`${escapeControls(note)}\n`);
     return selector;
   } finally {
     await prober.close();
@@ -175,7 +177,7 @@ async function remediate(cluster: Parameters<typeof selectorFor>[0], target: Tar
     progress.stop();
     if (typeof ended === 'string') {
       const again = open ?? { incidentId, clusterId: cluster.clusterId };
-      process.stderr.write(`interrupted (${ended}): incident ${incidentId} stays open in ${statePath}; resume it with ${resumeCommand(again, { statePath, clusterId: cluster.clusterId, access })}\n`);
+      process.stderr.write(`${escapeControls(`interrupted (${ended}): incident ${incidentId} stays open in ${statePath}; resume it with ${resumeCommand(again, { statePath, clusterId: cluster.clusterId, access })}`)}\n`);
       return 130;
     }
     return printResult(await resultOf(runtime.store, ended), json);

@@ -9,6 +9,7 @@ import { parseFlags, requiredFlag, UsageError } from './args.ts';
 import { cliLogLevel } from './log-level.ts';
 import { bearerCheck, listenOnSocket, prepareSocket } from './run-listen.ts';
 import { ConfigError, loadConfig, withKubeAccess, type RunConfig } from './config.ts';
+import { escapeControls } from './control-chars.ts';
 import { createIntake, refuseTooLarge, type IntakeReply, type Refusal } from './intake.ts';
 import { splitLines } from './lines.ts';
 import { EXIT } from './output.ts';
@@ -71,6 +72,9 @@ const MAX_INPUT_BYTES = 1 << 20;
 
 type Body = { text: string } | { tooLargeBytes: number };
 
+/** One line of the log on stderr; what it quotes (reports, targets, errors) is escaped, so it stays one line. */
+const logLine = (text: string): void => void process.stderr.write(`${escapeControls(text)}\n`);
+
 function readBody(req: http.IncomingMessage): Promise<Body> {
   return new Promise((resolve, reject) => {
     let chunks: Buffer[] = [];
@@ -103,7 +107,7 @@ async function serve(config: RunConfig, intake: Intake, tooLarge: TooLarge): Pro
     const auth = authorized?.(req) ?? 'ok';
     if (auth !== 'ok') {
       // Said without the token, and not kept as a dead letter: who is not allowed in cannot fill the state file.
-      process.stderr.write(`refused ${req.method ?? '?'} ${url.pathname} from ${peerOf(req)}: ${auth === 'missing' ? 'no bearer token' : 'wrong bearer token'}\n`);
+      logLine(`refused ${req.method ?? '?'} ${url.pathname} from ${peerOf(req)}: ${auth === 'missing' ? 'no bearer token' : 'wrong bearer token'}`);
       return reply(401, { error: `${auth === 'missing' ? 'no bearer token' : 'wrong bearer token'}: send Authorization: Bearer <the token of the run config>` }, { 'www-authenticate': 'Bearer' });
     }
     if (url.pathname !== '/events') return reply(404, { error: `no such path ${url.pathname}; POST MemberUnhealthy details to /events` });
@@ -146,13 +150,13 @@ function readStdin(intake: Intake, tooLarge: TooLarge): (() => void) | undefined
   if (process.stdin.isTTY) return undefined;
   let n = 0;
   const say = (at: number, r: IntakeReply) =>
-    process.stderr.write(r.accepted ? `stdin line ${at}: accepted, incident ${r.incidentId}${r.joined ? ' (joined)' : ''}\n` : `stdin line ${at}: refused: ${r.error}\n`);
+    logLine(r.accepted ? `stdin line ${at}: accepted, incident ${r.incidentId}${r.joined ? ' (joined)' : ''}` : `stdin line ${at}: refused: ${r.error}`);
   const lines = splitLines(MAX_INPUT_BYTES, (event) => {
     n += 1;
     const at = n;
     if ('line' in event && event.line.trim() === '') return;
     const reply = 'line' in event ? intake(event.line, 'stdin') : tooLarge('stdin', '(line)', event.tooLongBytes);
-    reply.then((r) => say(at, r)).catch((error: unknown) => process.stderr.write(`stdin line ${at}: ${error instanceof Error ? error.message : String(error)}\n`));
+    reply.then((r) => say(at, r)).catch((error: unknown) => logLine(`stdin line ${at}: ${error instanceof Error ? error.message : String(error)}`));
   });
   const onData = (chunk: Buffer) => lines.push(chunk);
   const onEnd = () => lines.end();
@@ -198,8 +202,8 @@ async function toResume(config: RunConfig): Promise<string[]> {
   const known = new Set(config.clusters.map((c) => c.clusterId));
   const resumed = open.filter((i) => known.has(i.clusterId));
   const n = resumed.length;
-  process.stderr.write(n === 0 ? 'no open incidents to resume\n' : `resuming ${n} open incident${n === 1 ? '' : 's'}: ${resumed.map(incidentLabel).join(', ')}\n`);
-  for (const i of open.filter((o) => !known.has(o.clusterId))) process.stderr.write(`not resuming ${i.incidentId} (cluster ${i.clusterId} is not in the config)\n`);
+  logLine(n === 0 ? 'no open incidents to resume' : `resuming ${n} open incident${n === 1 ? '' : 's'}: ${resumed.map(incidentLabel).join(', ')}`);
+  for (const i of open.filter((o) => !known.has(o.clusterId))) logLine(`not resuming ${i.incidentId} (cluster ${i.clusterId} is not in the config)`);
   return resumed.map((i) => i.incidentId);
 }
 
@@ -210,7 +214,7 @@ async function serveConfig(config: RunConfig): Promise<number> {
     statePath: config.statePath,
     directory: createStaticDirectory(config.clusters),
     logLevel: cliLogLevel(),
-    onHandlerError: (fn, error) => process.stderr.write(`${fn} failed: ${error instanceof Error ? error.message : String(error)}\n`),
+    onHandlerError: (fn, error) => logLine(`${fn} failed: ${error instanceof Error ? error.message : String(error)}`),
     // Every incident it can run; one of a cluster it has no endpoints for would only fail.
     resume: { incidentIds: await toResume(config) },
   });
@@ -219,7 +223,7 @@ async function serveConfig(config: RunConfig): Promise<number> {
     if (!isTerminalEvent(event)) return;
     const output = resultOf(runtime.store, event)
       .then((result) => void process.stdout.write(`${JSON.stringify(result)}\n`))
-      .catch((error: unknown) => void process.stderr.write(`cannot report incident ${event.detail.incidentId}: ${String(error)}\n`))
+      .catch((error: unknown) => logLine(`cannot report incident ${event.detail.incidentId}: ${String(error)}`))
       .finally(() => pending.delete(output));
     pending.add(output);
   });

@@ -4,6 +4,7 @@ import type { Incident } from '../../../functions/ports/incident-store.ts';
 import { openSqliteStore } from '../sqlite-store.ts';
 import { ownStateFile, type StateOwnership } from '../state-owner.ts';
 import { PROGRAM } from './args.ts';
+import { escapeControls } from './control-chars.ts';
 import { EXIT } from './output.ts';
 
 /** Takes the state file or throws a StateFileError (exit 2); a lease lost later ends the process. */
@@ -30,11 +31,12 @@ export async function incidentsIn(file: string): Promise<Incident[]> {
 const targetText = (i: Incident) => Object.entries(i.target).map(([k, v]) => `${k}=${v}`).join(',');
 
 /** "ID (cluster, target, attempt n)". */
-export const incidentLabel = (i: Incident): string => `${i.incidentId} (${i.clusterId}, ${targetText(i)}, attempt ${i.attempt})`;
+// The id and target are what a report said: escaped, so each incident stays one line wherever it is listed.
+export const incidentLabel = (i: Incident): string => escapeControls(`${i.incidentId} (${i.clusterId}, ${targetText(i)}, attempt ${i.attempt})`);
 
 /** One incident as a row of a list: id, cluster, target, attempt, when it opened. */
 export const incidentRow = (i: Incident): string =>
-  `${i.incidentId}  ${i.clusterId}  ${targetText(i)}  attempt ${i.attempt}  opened ${new Date(i.openedAt).toISOString()}`;
+  escapeControls(`${i.incidentId}  ${i.clusterId}  ${targetText(i)}  attempt ${i.attempt}  opened ${new Date(i.openedAt).toISOString()}`);
 
 /** The incident an id or a unique prefix of one names, or why none does. */
 export function findIncident(incidents: readonly Incident[], ref: string): Incident | string {

@@ -15,6 +15,7 @@ import { createLocalRuntime } from '../runtime.ts';
 import { durationFlag, parseFlags, requiredFlag, UsageError } from './args.ts';
 import { pathNamesOf } from './access-rules.ts';
 import { tlsFromFlags } from './cluster-flags.ts';
+import { escapeControls } from './control-chars.ts';
 import { EXIT } from './output.ts';
 import { showProgress } from './progress.ts';
 import { resultOf } from './result.ts';
@@ -74,7 +75,8 @@ const options = {
 } as const;
 
 const said = (prefix: string) => (message: string, ...extra: Record<string, unknown>[]) =>
-  void process.stderr.write(`${prefix}${message} ${JSON.stringify(Object.assign({}, ...extra))}\n`);
+  // JSON escapes C0 but not DEL, C1 or bidi marks; escaped as \u…, the line's JSON stays JSON.
+  void process.stderr.write(`${escapeControls(`${prefix}${message} ${JSON.stringify(Object.assign({}, ...extra))}`)}\n`);
 const stderrLog: Log = { debug: () => undefined, info: said(''), warn: said('warning: '), error: said('error: ') };
 
 /** `--paths a,b`: the same names and rules as every command's. */
@@ -130,14 +132,14 @@ export async function run(argv: string[]): Promise<number> {
       statePath,
       directory: createCapiDirectory({ management: management.config, managementSource: management.source, policy, machineApiVersion: machineApi, ...(tls ? { tls } : {}) }),
       logLevel: 'SILENT',
-      onHandlerError: (fn, error) => process.stderr.write(`${fn} failed: ${error instanceof Error ? error.message : String(error)}\n`),
+      onHandlerError: (fn, error) => process.stderr.write(`${escapeControls(`${fn} failed: ${error instanceof Error ? error.message : String(error)}`)}\n`),
       resume: { incidentIds: open.map((i) => i.incidentId) },
     });
     const unsubscribe = runtime.bus.subscribe((event) => {
       if (!isTerminalEvent(event)) return;
       resultOf(runtime.store, event).then(
         (result) => void process.stdout.write(`${JSON.stringify(result)}\n`),
-        (error: unknown) => void process.stderr.write(`cannot report incident ${event.detail.incidentId}: ${String(error)}\n`),
+        (error: unknown) => void process.stderr.write(`${escapeControls(`cannot report incident ${event.detail.incidentId}: ${String(error)}`)}\n`),
       );
     });
     const progress = showProgress(runtime.bus.subscribe, { start: Date.now(), spinner: false, prefix: (e) => `${e.detail.clusterId}/${(e.detail.incidentId ?? 'new').slice(0, 8)} ` });
