@@ -37,15 +37,19 @@ function answers(socketPath: string): Promise<boolean> {
 
 /**
  * Makes ready to listen on a Unix socket: the path must not exist, or be a stale socket of ours
- * (removed); anything else (a file, another user's socket, a live one) is refused. The directory
- * must be ours and closed to others, or others could replace the socket.
+ * (removed); anything else (a file, another user's socket, a live one) is refused. Nobody but us
+ * and root may be able to remove or rename entries of the directory, or they could replace the
+ * socket: it must be ours or root's, and closed to others or sticky (as /tmp, where only an
+ * entry's owner, the directory's owner and root may remove or rename it).
  */
 export async function prepareSocket(socketPath: string): Promise<void> {
   const uid = process.getuid?.();
   const where = `listen unix:${socketPath}`;
   const dir = fs.statSync(socketPath.replace(/\/[^/]*$/, '') || '/', { throwIfNoEntry: false });
   if (!dir?.isDirectory()) throw new UsageError(`${where}: its directory does not exist`);
-  // Others who can write the directory could swap the socket for their own (unless it is sticky, as /tmp).
+  if (uid !== undefined && dir.uid !== uid && dir.uid !== 0) {
+    throw new UsageError(`${where}: its directory is owned by uid ${dir.uid}, who could remove or replace the socket; use a directory of your own that only you can write (install -d -m 700 DIR)`);
+  }
   if ((dir.mode & 0o022) !== 0 && (dir.mode & 0o1000) === 0) {
     throw new UsageError(`${where}: its directory is writable by others (mode ${(dir.mode & 0o777).toString(8)}) and not sticky; use a directory only you can write (install -d -m 700 DIR)`);
   }
