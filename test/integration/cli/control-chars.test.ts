@@ -47,6 +47,15 @@ describe('member names with control characters', () => {
     expect(json.members.map((m) => m.name).sort()).toEqual(lab.members.map((m) => m.name).sort());
   });
 
+  it('plan shows them escaped', async () => {
+    const leader = await lab.leader();
+    const run = await runCli(['plan', '--endpoints', lab.endpoints().join(','), '--target', leader.name, '--election-timeout', '500ms', '--timeout', '1s']);
+    expect(run.code, run.stderr).toBe(0);
+    expectHarmless(run.stdout, 'plan');
+    expect(run.stdout).toContain(`target:      ${shown(leader.name)} (${leader.id}) in cluster default`);
+    expect(run.stdout).toMatch(/^reason: {6}LEADER_MOVE_REQUIRED$/m);
+  });
+
   it('remediate (result and progress) and status (list and timeline) show them escaped', async () => {
     const leader = await lab.leader();
     const state = path.join(dir, 'state.sqlite');
