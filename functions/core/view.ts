@@ -137,12 +137,6 @@ export function buildClusterView(sample: ProbeSample): ClusterView {
 export const memberGone = (view: ClusterView, id: MemberId): boolean =>
   view.members.length > 0 && !isMismatched(view) && !view.members.some((m) => m.id === id);
 
-/** Find a member by id (hex) or name. */
-export function findMember(view: ClusterView, ref: string): MemberView | undefined {
-  const wanted = ref.toLowerCase();
-  return view.members.find((m) => m.id === wanted || m.name === ref);
-}
-
 export const describeMember = (m: Pick<MemberInfo, 'id' | 'name'>): string => (m.name ? `${m.name} (${m.id})` : m.id);
 
 /** A member id as a sentence names it, looked up in the view; '0' (or nothing) reads "no leader". */
