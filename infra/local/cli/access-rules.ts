@@ -3,10 +3,10 @@
 // kubeconfig then read from the `<cluster>-kubeconfig` Secret), and the order of the paths. One set
 // of rules; every problem names the flag or field as the user wrote it. The Kubernetes client is
 // loaded only for a cluster that has a kubeconfig: it costs a command that has none half a second.
-import fs from 'node:fs';
 import path from 'node:path';
 import type { PathName } from '../../../functions/core/types.ts';
 import { KUBE_PATHS, type KubeAccessConfig } from '../../../functions/ports/kube-access.ts';
+import { InputFileError, readInputText } from './input-file.ts';
 
 export type AccessField = 'endpoints' | 'kubeconfig' | 'workloadKubeconfig' | 'capiCluster' | 'namespace' | 'paths';
 
@@ -106,9 +106,10 @@ function checkKubeFields(input: AccessInput, words: AccessWords): void {
 /** The kubeconfig's text, read once; one that cannot be read is refused (kubeAccessOf checks what it says). */
 function readKubeconfig(file: string, field: 'kubeconfig' | 'workloadKubeconfig', input: AccessInput, words: AccessWords): KubeconfigText {
   try {
-    return { file, text: fs.readFileSync(path.resolve(input.baseDir ?? '.', file), 'utf8') };
+    return { file, text: readInputText(path.resolve(input.baseDir ?? '.', file)) };
   } catch (error) {
-    throw words.fail(`${words.where(field)}: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    const problem = error instanceof InputFileError && error.code === undefined ? `${file}: ${error.message}` : `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`;
+    throw words.fail(`${words.where(field)}: ${problem}`);
   }
 }
 

@@ -1,6 +1,5 @@
 // The config file of `run`: clusters, their endpoints, credentials and policy, where to keep state
 // and where to listen. Validated with zod; an error names the field, e.g. clusters[0].endpoints.
-import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { electionTimeoutTooShort, MIN_ELECTION_TIMEOUT_MS, parsePolicy, type Policy, type PolicyInput } from '../../../functions/core/policy.ts';
@@ -10,6 +9,7 @@ import type { KubeAccessConfig } from '../../../functions/ports/kube-access.ts';
 import { checkAccess, kubeAccessOf, type AccessField, type AccessWords } from './access-rules.ts';
 import { isClientUrl } from './cluster-flags.ts';
 import { notADuration, parseDuration } from './duration.ts';
+import { InputFileError, readInputFile, readInputText, type InputFile } from './input-file.ts';
 import { readTlsFiles } from './tls-files.ts';
 
 export class ConfigError extends Error {
@@ -237,10 +237,9 @@ export async function withKubeAccess(config: RunConfig): Promise<RunConfig['clus
 export function loadConfig(file: string): RunConfig {
   let raw: unknown;
   try {
-    raw = JSON.parse(fs.readFileSync(file, 'utf8'));
+    raw = JSON.parse(readInputText(file));
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new ConfigError(code ? `cannot read: ${code}` : `is not JSON: ${(error as Error).message}`);
+    throw new ConfigError(error instanceof InputFileError ? error.message : `is not JSON: ${(error as Error).message}`);
   }
   const parsed = configSchema.safeParse(raw, { error: (issue) => (issue.input === undefined ? 'is required' : undefined) });
   if (!parsed.success) throw new ConfigError(describeIssues(parsed.error.issues));
@@ -278,15 +277,15 @@ export function loadConfig(file: string): RunConfig {
 
 /** The token in a file (surrounding whitespace dropped); a file others may read is refused. */
 function readTokenFile(file: string, asWritten: string): string {
-  let text: string;
+  let read: InputFile;
   try {
-    const stat = fs.statSync(file);
-    if ((stat.mode & 0o077) !== 0) throw new ConfigError(`tokenFile ${asWritten}: is readable or writable by others (mode ${(stat.mode & 0o777).toString(8)}); chmod 600 it`);
-    text = fs.readFileSync(file, 'utf8').trim();
+    read = readInputFile(file);
   } catch (error) {
-    if (error instanceof ConfigError) throw error;
-    throw new ConfigError(`tokenFile ${asWritten}: cannot read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    throw new ConfigError(`tokenFile ${asWritten}: ${error instanceof InputFileError ? error.message : `cannot read: ${(error as Error).message}`}`);
   }
+  const { mode } = read.stat;
+  if ((mode & 0o077) !== 0) throw new ConfigError(`tokenFile ${asWritten}: is readable or writable by others (mode ${(mode & 0o777).toString(8)}); chmod 600 it`);
+  const text = read.data.toString('utf8').trim();
   if (text.length < MIN_TOKEN_LENGTH) throw new ConfigError(`tokenFile ${asWritten}: the token must be at least ${MIN_TOKEN_LENGTH} characters (e.g. openssl rand -hex 32 > ${asWritten})`);
   return text;
 }

@@ -3,12 +3,12 @@
 // Cluster API Machines), each member's instance or node (how the intake turns a health signal into
 // a report), aliases and policy. Checked before anything is written, with the same check the
 // functions make when they read it back.
-import fs from 'node:fs';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { checkRegistration, ClusterRegistrationError, putCluster, type ClusterRegistration } from '../../../functions/adapters/aws/cluster-registration.ts';
 import { parseFlags, PROGRAM, requiredFlag, UsageError } from './args.ts';
 import { parseEndpoints } from './cluster-flags.ts';
 import { ConfigError, policyInputFromConfig } from './config.ts';
+import { InputFileError, readInputText } from './input-file.ts';
 import { EXIT, printJson } from './output.ts';
 import { kubeFromFlags, membersFromFlags, pairsFromFlag, type KubeFlags } from './register-flags.ts';
 
@@ -71,10 +71,9 @@ const options = {
 function policyFromFile(file: string): ClusterRegistration['policy'] {
   let raw: unknown;
   try {
-    raw = JSON.parse(fs.readFileSync(file, 'utf8'));
+    raw = JSON.parse(readInputText(file));
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new UsageError(`--policy ${file}: ${code ? `cannot read: ${code}` : `is not JSON: ${(error as Error).message}`}`);
+    throw new UsageError(`--policy ${file}: ${error instanceof InputFileError ? error.message : `is not JSON: ${(error as Error).message}`}`);
   }
   try {
     return policyInputFromConfig(raw);

@@ -2,8 +2,8 @@
 // must match the certificate, so a wrong file is named (flag or config field, and path) before any
 // call is made. The messages never quote the files' contents.
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import type { TlsFiles } from '../../../functions/ports/etcd.ts';
+import { InputFileError, readInputFile } from './input-file.ts';
 
 export type TlsField = 'cacert' | 'cert' | 'key';
 
@@ -33,9 +33,9 @@ export function readTlsFiles(paths: TlsPaths, words: { resolve?: (file: string) 
   }
   const read = (field: TlsField, file: string): Buffer => {
     try {
-      return fs.readFileSync(resolve(file));
+      return readInputFile(resolve(file)).data;
     } catch (error) {
-      throw words.fail(`${words.name(field, file)}: cannot read: ${(error as NodeJS.ErrnoException).code ?? firstLine(error)}`);
+      throw words.fail(`${words.name(field, file)}: ${error instanceof InputFileError ? error.message : `cannot read: ${firstLine(error)}`}`);
     }
   };
   const certificates = (field: TlsField, file: string, data: Buffer): crypto.X509Certificate[] => {

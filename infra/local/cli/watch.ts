@@ -1,7 +1,6 @@
 // `watch`: the MachineHealthCheck external remediation service. Watches EtcdRemediationRequests
 // in the management cluster and runs each through the embedded runtime, writing the outcome back
 // to the request's status; a request deleted before removal began withdraws its incident.
-import { readFileSync } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
 import { isTerminalEvent } from '../../../events/catalogue.ts';
 import { parsePolicy } from '../../../functions/core/policy.ts';
@@ -15,6 +14,7 @@ import { createLocalRuntime } from '../runtime.ts';
 import { durationFlag, parseFlags, requiredFlag, UsageError } from './args.ts';
 import { pathNamesOf } from './access-rules.ts';
 import { tlsFromFlags } from './cluster-flags.ts';
+import { readInputText } from './input-file.ts';
 import { escapeControls } from './control-chars.ts';
 import { EXIT } from './output.ts';
 import { showProgress } from './progress.ts';
@@ -96,7 +96,7 @@ function managementFrom(values: { kubeconfig?: string | undefined; 'in-cluster'?
   }
   let text: string;
   try {
-    text = readFileSync(values.kubeconfig!, 'utf8');
+    text = readInputText(values.kubeconfig!);
     config.loadFromString(text);
   } catch (error) {
     throw new UsageError(`--kubeconfig: cannot use ${values.kubeconfig}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
