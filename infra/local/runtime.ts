@@ -23,7 +23,8 @@ import { createInProcessBus, type InProcessBus } from './in-process-bus.ts';
 import { localContext } from './lambda-context.ts';
 import { resumeScope, type ResumeOption } from './resume-scope.ts';
 import { openSqliteStore, type SqliteIncidentStore } from './sqlite-store.ts';
-import { createTimerScheduler, type TimerScheduler } from './timer-scheduler.ts';
+import { StateIoError } from './state-file.ts';
+import { createTimerScheduler, reportTimerError, type TimerScheduler } from './timer-scheduler.ts';
 
 export interface LocalRuntimeOptions {
   /** The SQLite file holding incidents, journal, locks, timers and dead letters. */
@@ -49,6 +50,10 @@ export interface LocalRuntimeOptions {
    * only those named (as `remediate` does). The others are left as they are, timers included.
    */
   resume?: ResumeOption;
+  /** Told, in one line each, when the state file stops taking writes and when it takes them again (default: stderr). */
+  onStateNotice?: (line: string) => void;
+  /** How often a state file that refuses writes is tried again (default 5 s). */
+  storeRetryDelayMs?: number;
 }
 
 export type TerminalEvent = EventEnvelope<TerminalDetailType>;
@@ -73,9 +78,45 @@ export interface LocalRuntime {
 /** Lambda waits about a minute, then two, between its retries; a local run need not wait as long. */
 const DEFAULT_REDELIVERY_DELAYS_MS = [1_000, 5_000];
 
+/** A full disk is freed by a person, in seconds or minutes: trying every few seconds is prompt, and costs nothing. */
+const DEFAULT_STORE_RETRY_DELAY_MS = 5_000;
+
+const seconds = (ms: number): string => (ms < 1_000 ? `${ms}ms` : `${Math.round(ms / 1_000)}s`);
+
+/**
+ * Says once that the state file refuses writes, and once that it takes them again; nothing before
+ * start-up is through (a failed start says it itself). `onOutage` hears of every refusal.
+ */
+function stateNotices(say: (line: string) => void, retryMs: number, onOutage: () => void) {
+  let running = false;
+  let told = false;
+  const unwritable = (error: StateIoError) => {
+    if (!running) return;
+    onOutage();
+    if (told) return;
+    told = true;
+    say(`${error.message}; retrying every ${seconds(retryMs)}; open incidents go on once it takes writes again`);
+  };
+  return {
+    unwritable,
+    writable: (outageMs: number) => {
+      if (!told) return;
+      told = false;
+      say(`state file takes writes again after ${seconds(outageMs)}; open incidents go on`);
+    },
+    /** Start-up is through: an outage from now on is retried, not fatal; one under way is said now. */
+    running(outage: StateIoError | undefined) {
+      running = true;
+      if (outage) unwritable(outage);
+    },
+  };
+}
+
 export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
   const clock = options.clock ?? systemClock;
-  const store = openSqliteStore({ path: options.statePath });
+  const storeRetryDelayMs = options.storeRetryDelayMs ?? DEFAULT_STORE_RETRY_DELAY_MS;
+  const notices = stateNotices(options.onStateNotice ?? ((line) => void process.stderr.write(`${line}\n`)), storeRetryDelayMs, () => sweepThroughOutage());
+  const store = openSqliteStore({ path: options.statePath, onOutage: notices });
   const etcd = createEtcdAccess(clock);
   const logLevel = options.logLevel ?? 'WARN';
   const sweepIntervalMs = options.sweepIntervalMs ?? 60_000;
@@ -87,6 +128,11 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
   const scheduler = createTimerScheduler({
     store: scope.timers(store),
     clock,
+    storeRetryDelayMs,
+    // A state file that refuses writes is said once, by the store's notice; not once per timer and try.
+    onError: (error, timer) => {
+      if (!(error instanceof StateIoError)) reportTimerError(error, timer);
+    },
     fire: async (event) => {
       const parsed = parseEvent(event.detailType, event.detail);
       if (parsed.ok) return bus.publish(parsed.event);
@@ -129,8 +175,11 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
     redeliveryDelaysMs: options.redeliveryDelaysMs ?? DEFAULT_REDELIVERY_DELAYS_MS,
     retryable,
     onError: (failure) => {
-      options.onHandlerError?.(failure.functionName, failure.error);
-      log.error('handler failed', { functionName: failure.functionName, error: String(failure.error) });
+      // A state file that refuses writes fails every step alike; the store's notice said so once.
+      if (!(failure.error instanceof StateIoError)) {
+        options.onHandlerError?.(failure.functionName, failure.error);
+        log.error('handler failed', { functionName: failure.functionName, error: String(failure.error) });
+      }
       if (failure.functionName === 'subscriber' || !retryable(failure.error)) return;
       // Every delivery failed: resume the incident later, or block it saying why; never strand it.
       afterLastDelivery(failure.functionName, failure.event, failure.error).catch((error: unknown) =>
@@ -182,7 +231,39 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
     return sweepStalled({ ...deps, store: scope.incidents(deps.store) }, { isArmed: (i) => armed.has(`${i.incidentId}/${i.attempt}`), quietMs, ignoreLeases });
   };
   let sweeper: NodeJS.Timeout | undefined;
+  let outageSweeper: NodeJS.Timeout | undefined;
+  /**
+   * A step the full disk cut off cannot record its failure either: its incident is left owing its
+   * outbox, or with no timer and no event under way. Every store back-off, when no step of ours
+   * runs or waits for a redelivery, the sweep carries such incidents on (their last write is at
+   * least a back-off old); once one sweep went through with the file writable again, it stops.
+   */
+  function sweepThroughOutage(): void {
+    if (outageSweeper) return;
+    outageSweeper = setInterval(() => {
+      if (bus.inFlight > 0) return;
+      const writable = store.outage === undefined;
+      sweep(storeRetryDelayMs).then(
+        () => {
+          if (!writable) return;
+          clearInterval(outageSweeper);
+          outageSweeper = undefined;
+        },
+        // Still refused: said once already, and tried again at the next back-off.
+        () => undefined,
+      );
+    }, storeRetryDelayMs);
+    outageSweeper.unref();
+  }
   const waiters = new Set<() => void>();
+  /** Why a wait for an outcome ended without one, when the state file is the reason (reads still work on a full disk). */
+  const whyNoOutcome = async (incidentId: string | undefined): Promise<string> => {
+    const outage = store.outage;
+    if (!outage) return '';
+    const since = `: ${outage.error.message} since ${new Date(outage.since).toISOString()}`;
+    const incident = incidentId === undefined ? undefined : await store.getIncident(incidentId).catch(() => undefined);
+    return incident?.state === 'open' ? `${since}; incident ${incidentId} stays open in ${options.statePath}, and the next start resumes it` : since;
+  };
 
   return {
     store,
@@ -201,6 +282,7 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
         sweep(2 * sweepIntervalMs).catch((error: unknown) => log.error('sweep failed', { error: String(error) }));
       }, sweepIntervalMs);
       sweeper.unref();
+      notices.running(store.outage?.error);
     },
     sweep: () => sweep(0),
     async submit(detail, source = 'cli') {
@@ -233,7 +315,7 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
         };
         const timer = setTimeout(() => {
           end();
-          reject(new Error(`no outcome for cluster ${match.clusterId} within ${timeoutMs} ms`));
+          void whyNoOutcome(match.incidentId).then((why) => reject(new Error(`no outcome for cluster ${match.clusterId} within ${timeoutMs} ms${why}`)));
         }, timeoutMs);
         const unsubscribe = bus.subscribe((event) => {
           if (!isTerminalEvent(event)) return;
@@ -247,6 +329,7 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
     },
     async stop({ drainTimeoutMs = 30_000 } = {}) {
       clearInterval(sweeper);
+      clearInterval(outageSweeper);
       await scheduler.stop();
       await bus.drain({ timeoutMs: drainTimeoutMs }).catch(() => undefined);
       bus.close();

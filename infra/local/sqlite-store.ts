@@ -7,6 +7,7 @@ import type { Decision } from '../../functions/core/decision.ts';
 import type { CarriedStreak } from '../../functions/core/evidence.ts';
 import type { ClusterView } from '../../functions/core/view.ts';
 import { remediationHistoryFrom, type RemediationHistory } from '../../functions/core/remediation-history.ts';
+import type { RemovalRecord } from '../../functions/core/replacement.ts';
 import { MAX_INCIDENT_VIEWS } from '../../functions/core/view-history.ts';
 import {
   IncidentNotFoundError,
@@ -28,7 +29,7 @@ import {
   type TimerInput,
 } from '../../functions/ports/incident-store.ts';
 import { migrate, migrations, schemaVersion, SchemaTooNewError } from './sqlite-migrations.ts';
-import { describeStateError, holdsNoState, openStateDatabase, openStateDatabaseReadOnly, schemaTooNew } from './state-file.ts';
+import { describeStateError, holdsNoState, openStateDatabase, openStateDatabaseReadOnly, schemaTooNew, stateIoError, type StateIoError } from './state-file.ts';
 
 export interface SqliteStoreOptions {
   /** A file path; ':memory:' works for a single connection. */
@@ -37,6 +38,19 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
   /** Only reads (status): never migrates, never writes, works on a read-only file. */
   readOnly?: boolean;
+  /** Told once when the file stops taking writes (a full disk, an I/O error), and once when one lands again. */
+  onOutage?: StateOutageListener;
+}
+
+export interface StateOutageListener {
+  unwritable(error: StateIoError): void;
+  writable(outageMs: number): void;
+}
+
+/** Since when the file has refused writes, and the first refusal. */
+export interface StateOutage {
+  since: number;
+  error: StateIoError;
 }
 
 type Row = Record<string, SQLOutputValue>;
@@ -56,7 +70,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteIncidentStor
     if (error instanceof SchemaTooNewError) throw schemaTooNew(file, error.version, error.known);
     throw describeStateError(file, error);
   }
-  return new SqliteIncidentStore(db);
+  return new SqliteIncidentStore(db, { file, onOutage: options.onOutage });
 }
 
 /** An empty file, or one with no schema of ours, holds no state: said, not created. */
@@ -68,10 +82,22 @@ function checkReadableSchema(db: DatabaseSync, file: string): void {
 
 export class SqliteIncidentStore implements IncidentStore, TimerStore {
   readonly #db: DatabaseSync;
+  readonly #file: string;
+  readonly #listener: StateOutageListener | undefined;
   readonly #statements = new Map<string, StatementSync>();
+  #outage: StateOutage | undefined;
+  /** A write inside the open transaction: it has landed only once the transaction commits. */
+  #wroteInTransaction = false;
 
-  constructor(db: DatabaseSync) {
+  constructor(db: DatabaseSync, options: { file: string; onOutage?: StateOutageListener | undefined }) {
     this.#db = db;
+    this.#file = options.file;
+    this.#listener = options.onOutage;
+  }
+
+  /** Set while the file refuses writes: since the first refusal, until a write lands again. */
+  get outage(): StateOutage | undefined {
+    return this.#outage;
   }
 
   async openOrJoin(input: OpenIncidentInput): Promise<{ incident: Incident; joined: boolean }> {
@@ -250,6 +276,18 @@ export class SqliteIncidentStore implements IncidentStore, TimerStore {
     return changes === 1;
   }
 
+  async removalRecords(clusterId: string): Promise<RemovalRecord[]> {
+    const row = this.#row('SELECT records FROM cluster_removals WHERE cluster_id = $clusterId', { clusterId });
+    return row ? (JSON.parse(text(row, 'records')) as RemovalRecord[]) : [];
+  }
+
+  async saveRemovalRecords(clusterId: string, records: RemovalRecord[]): Promise<void> {
+    this.#run('INSERT INTO cluster_removals (cluster_id, records) VALUES ($clusterId, $records) ON CONFLICT (cluster_id) DO UPDATE SET records = excluded.records', {
+      clusterId,
+      records: JSON.stringify(records),
+    });
+  }
+
   async putDeadLetter(input: DeadLetterInput): Promise<DeadLetter> {
     const letter: DeadLetter = { id: randomUUID(), ...input };
     this.#run(
@@ -292,12 +330,16 @@ export class SqliteIncidentStore implements IncidentStore, TimerStore {
   }
 
   async putTimer(input: TimerInput): Promise<StoredTimer> {
-    const row = this.#row(
-      `INSERT INTO timers (name, fire_at, payload, revision) VALUES ($name, $fireAt, $payload, 1)
-       ON CONFLICT (name) DO UPDATE SET fire_at = excluded.fire_at, payload = excluded.payload,
-         revision = timers.revision + 1
-       RETURNING *`,
-      { name: input.name, fireAt: input.fireAt, payload: JSON.stringify(input.payload ?? null) },
+    // In a transaction of its own: on its own, a statement with RETURNING commits when it is reset,
+    // and node:sqlite drops an error there, so a full disk would lose the timer without a word.
+    const row = this.#immediate(() =>
+      this.#writeRow(
+        `INSERT INTO timers (name, fire_at, payload, revision) VALUES ($name, $fireAt, $payload, 1)
+         ON CONFLICT (name) DO UPDATE SET fire_at = excluded.fire_at, payload = excluded.payload,
+           revision = timers.revision + 1
+         RETURNING *`,
+        { name: input.name, fireAt: input.fireAt, payload: JSON.stringify(input.payload ?? null) },
+      ),
     );
     return toTimer(row!);
   }
@@ -344,15 +386,52 @@ export class SqliteIncidentStore implements IncidentStore, TimerStore {
   }
 
   #immediate<T>(work: () => T): T {
-    this.#db.exec('BEGIN IMMEDIATE');
+    this.#guard(() => this.#db.exec('BEGIN IMMEDIATE'));
+    this.#wroteInTransaction = false;
     try {
       const result = work();
-      this.#db.exec('COMMIT');
+      // In WAL mode the pages reach the disk at COMMIT: that is where a full disk shows.
+      this.#guard(() => this.#db.exec('COMMIT'));
+      if (this.#wroteInTransaction) this.#landed();
       return result;
     } catch (error) {
-      if (this.#db.isTransaction) this.#db.exec('ROLLBACK');
+      // SQLite may have rolled back already (it does on SQLITE_FULL); the work's own error is the one to report.
+      try {
+        if (this.#db.isTransaction) this.#db.exec('ROLLBACK');
+      } catch {
+        // Nothing to add: a transaction that cannot roll back is discarded when the connection closes.
+      }
       throw error;
+    } finally {
+      this.#wroteInTransaction = false;
     }
+  }
+
+  /** One call on the file: a full disk or a failing disk becomes a StateIoError, told once per outage. */
+  #guard<T>(work: () => T): T {
+    try {
+      return work();
+    } catch (error) {
+      const outage = stateIoError(this.#file, error);
+      if (!outage) throw error;
+      if (!this.#outage) {
+        this.#outage = { since: Date.now(), error: outage };
+        this.#listener?.unwritable(outage);
+      }
+      throw outage;
+    }
+  }
+
+  /** A write reached the file: an outage, if any, is over. A write that changed nothing proves nothing. */
+  #landed(): void {
+    if (this.#db.isTransaction) {
+      this.#wroteInTransaction = true;
+      return;
+    }
+    const outage = this.#outage;
+    if (!outage) return;
+    this.#outage = undefined;
+    this.#listener?.writable(Date.now() - outage.since);
   }
 
   #statement(sql: string): StatementSync {
@@ -365,15 +444,24 @@ export class SqliteIncidentStore implements IncidentStore, TimerStore {
   }
 
   #run(sql: string, params: Params) {
-    return this.#statement(sql).run(params);
+    const result = this.#guard(() => this.#statement(sql).run(params));
+    if (Number(result.changes) > 0) this.#landed();
+    return result;
   }
 
   #row(sql: string, params: Params): Row | undefined {
-    return this.#statement(sql).get(params);
+    return this.#guard(() => this.#statement(sql).get(params));
+  }
+
+  /** A write that returns its row (INSERT … RETURNING). */
+  #writeRow(sql: string, params: Params): Row | undefined {
+    const row = this.#row(sql, params);
+    if (row) this.#landed();
+    return row;
   }
 
   #rows(sql: string, params: Params): Row[] {
-    return this.#statement(sql).all(params);
+    return this.#guard(() => this.#statement(sql).all(params));
   }
 }
 

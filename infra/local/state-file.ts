@@ -37,6 +37,38 @@ const SQLITE_PROBLEMS: Record<number, string> = {
   26: 'is not a SQLite database (corrupt, or some other kind of file)',
 };
 
+/**
+ * Result codes that say the file cannot take a write now but may later (space freed, the disk
+ * back): the store backs off and says so once, rather than failing each caller on its own.
+ */
+const OUTAGE_PROBLEMS: Record<number, string> = {
+  8: 'cannot write: read-only (SQLITE_READONLY)',
+  10: 'cannot read or write: I/O error (SQLITE_IOERR)',
+  13: 'cannot write: disk full (SQLITE_FULL)',
+};
+
+/** The state file could not be written (or read) just now: a full disk, an I/O error. It keeps SQLite's codes. */
+export class StateIoError extends StateFileError {
+  readonly errcode: number;
+  readonly code: string;
+  constructor(file: string, problemText: string, errcode: number, options: { cause: unknown }) {
+    super(file, `state file ${file}: ${problemText}`);
+    this.name = 'StateIoError';
+    this.errcode = errcode;
+    this.code = 'ERR_SQLITE_ERROR';
+    this.cause = options.cause;
+  }
+}
+
+/** A write (or read) of `file` that failed for want of space or a working disk, in our words; undefined for any other error. */
+export function stateIoError(file: string, error: unknown): StateIoError | undefined {
+  if (error instanceof StateIoError) return error;
+  const code = sqliteCode(error);
+  const said = code === undefined ? undefined : OUTAGE_PROBLEMS[code];
+  if (said === undefined) return undefined;
+  return new StateIoError(file, said, (error as { errcode: number }).errcode, { cause: error });
+}
+
 const sqliteCode = (error: unknown): number | undefined =>
   error instanceof Error && 'errcode' in error && typeof error.errcode === 'number' ? error.errcode & 0xff : undefined;
 

@@ -1,6 +1,8 @@
 // The local scheduler: every timer lives in the store first, so a restart still fires what is due.
 // One setTimeout is armed for the earliest timer; a timer is deleted only after `fire` succeeded,
-// which makes delivery at-least-once. Due timers fire one after another, earliest first.
+// which makes delivery at-least-once. Due timers fire one after another, earliest first. A store
+// that fails (a full disk) is asked again after a back-off, never at once: a timer whose delete
+// failed is still due, and re-armed at once it would fire again and again without end.
 import type { Clock } from '../../functions/ports/clock.ts';
 import type { StoredTimer, TimerStore } from '../../functions/ports/incident-store.ts';
 import type { ScheduledEvent, ScheduleRequest, Scheduler } from '../../functions/ports/scheduler.ts';
@@ -11,6 +13,8 @@ export interface TimerSchedulerOptions {
   fire: (event: ScheduledEvent) => Promise<void>;
   /** How long a timer whose `fire` failed waits before the next try. */
   retryDelayMs?: number;
+  /** How long to wait after the store failed (a timer not deleted, timers not read) before asking it again. */
+  storeRetryDelayMs?: number;
   /** Told about a failed `fire` (the timer stays and is retried) and about store failures (no timer). */
   onError?: (error: unknown, timer?: StoredTimer) => void;
 }
@@ -24,18 +28,22 @@ export interface TimerScheduler extends Scheduler {
   stop(): Promise<void>;
 }
 
+/** The default report of a failed timer or store: to stderr, with the error. */
+export const reportTimerError = (error: unknown, timer?: StoredTimer): void =>
+  console.error(timer ? `timer ${timer.name} failed to fire` : 'timer scheduler: store failed', error);
+
 // setTimeout overflows above 2^31-1 ms and would fire at once; waking early just re-arms.
 const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
 export function createTimerScheduler(options: TimerSchedulerOptions): TimerScheduler {
   const { store, clock, fire } = options;
   const retryDelayMs = options.retryDelayMs ?? 1_000;
-  const onError =
-    options.onError ??
-    ((error: unknown, timer?: StoredTimer) =>
-      console.error(timer ? `timer ${timer.name} failed to fire` : 'timer scheduler: store failed', error));
+  const storeRetryDelayMs = options.storeRetryDelayMs ?? 5_000;
+  const onError = options.onError ?? reportTimerError;
   /** Timer name → when a failed timer may be tried again (in memory: a restart retries at once). */
   const failedUntil = new Map<string, number>();
+  /** Set while the store fails: no pass runs before this time. */
+  let storeDownUntil: number | undefined;
   let handle: NodeJS.Timeout | undefined;
   let started = false;
   let pass: Promise<number> | undefined;
@@ -57,8 +65,14 @@ export function createTimerScheduler(options: TimerSchedulerOptions): TimerSched
       return false;
     }
     failedUntil.delete(timer.name);
-    // A timer put again while firing has a new revision and stays.
-    await store.deleteTimer(timer.name, timer.revision);
+    try {
+      // A timer put again while firing has a new revision and stays.
+      await store.deleteTimer(timer.name, timer.revision);
+    } catch (error) {
+      // Still stored, so still due: it fires again (at-least-once) after the back-off, not at once.
+      failedUntil.set(timer.name, clock.now() + storeRetryDelayMs);
+      throw error;
+    }
     return true;
   }
 
@@ -78,13 +92,19 @@ export function createTimerScheduler(options: TimerSchedulerOptions): TimerSched
     return fired;
   }
 
-  /** One pass at a time, so no timer fires twice concurrently; a call during a pass asks for another. */
+  /**
+   * One pass at a time, so no timer fires twice concurrently; a call during a pass asks for another.
+   * A store failure ends the pass: it is told, and the next pass waits out the store back-off.
+   */
   async function runDue(): Promise<number> {
     if (pass) {
       passAgain = true;
       return pass;
     }
-    pass = firePass();
+    pass = firePass().catch((error: unknown) => {
+      storeFailed(error);
+      return 0;
+    });
     try {
       return await pass;
     } finally {
@@ -93,8 +113,24 @@ export function createTimerScheduler(options: TimerSchedulerOptions): TimerSched
     }
   }
 
+  function storeFailed(error: unknown): void {
+    storeDownUntil = clock.now() + storeRetryDelayMs;
+    onError(error);
+  }
+
   /** When to wake next: the earliest timer, except that failed timers wait out their retry delay. */
   async function wakeAt(): Promise<number | undefined> {
+    if (storeDownUntil !== undefined && storeDownUntil > clock.now()) return storeDownUntil;
+    storeDownUntil = undefined;
+    try {
+      return await nextWake();
+    } catch (error) {
+      storeFailed(error);
+      return storeDownUntil;
+    }
+  }
+
+  async function nextWake(): Promise<number | undefined> {
     const next = await store.nextTimer();
     if (!next) return undefined;
     const retries = [...failedUntil.values()];
