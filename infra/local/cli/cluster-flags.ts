@@ -1,12 +1,13 @@
 // The flags that name a cluster and how to talk to it, shared by probe, plan and remediate, and
 // their translation into a cluster entry with its policy.
-import { electionTimeoutTooShort, MIN_ELECTION_TIMEOUT_MS, parsePolicy, type Policy, type PolicyInput } from '../../../functions/core/policy.ts';
+import { electionTimeoutTooShort, MIN_ELECTION_TIMEOUT_MS, type Policy, type PolicyInput } from '../../../functions/core/policy.ts';
 import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
 import type { PathName } from '../../../functions/core/types.ts';
 import type { TlsFiles } from '../../../functions/ports/etcd.ts';
 import { checkAccess, kubeAccessOf, type AccessField, type AccessWords } from './access-rules.ts';
 import { durationFlag, requiredFlag, UsageError } from './args.ts';
 import { readTlsFiles } from './tls-files.ts';
+import { checkedPolicy } from './zod-issues.ts';
 
 export const clusterOptions = {
   endpoints: { type: 'string' },
@@ -108,7 +109,7 @@ function entryFromFlags(values: ClusterFlagValues, endpoints: string[], pathOrde
   if (electionTimeoutMs < MIN_ELECTION_TIMEOUT_MS) throw new UsageError(`--election-timeout: ${electionTimeoutTooShort}`);
   const clusterId = clusterIdOf(values);
   const tls = tlsFromFlags(values);
-  const policy = parsePolicy({ callTimeoutMs, electionTimeoutMs, pathOrder, ...extra });
+  const policy = checkedPolicy({ callTimeoutMs, electionTimeoutMs, pathOrder, ...extra }, (message) => new UsageError(message));
   return { clusterId, endpoints, policy, ...(tls ? { tls } : {}) };
 }
 

@@ -2,7 +2,7 @@
 // and where to listen. Validated with zod; an error names the field, e.g. clusters[0].endpoints.
 import path from 'node:path';
 import { z } from 'zod';
-import { electionTimeoutTooShort, MIN_ELECTION_TIMEOUT_MS, parsePolicy, type Policy, type PolicyInput } from '../../../functions/core/policy.ts';
+import type { Policy, PolicyInput } from '../../../functions/core/policy.ts';
 import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
 import type { TlsFiles } from '../../../functions/ports/etcd.ts';
 import type { KubeAccessConfig } from '../../../functions/ports/kube-access.ts';
@@ -11,6 +11,7 @@ import { isClientUrl } from './cluster-flags.ts';
 import { notADuration, parseDuration } from './duration.ts';
 import { InputFileError, readInputFile, readInputText, type InputFile } from './input-file.ts';
 import { readTlsFiles } from './tls-files.ts';
+import { checkedPolicy, describeIssues, plainWords, policyIssues } from './zod-issues.ts';
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -42,7 +43,7 @@ const durationFields = Object.fromEntries(DURATIONS.flatMap((name) => [[name, du
 
 const count = z.number().int().nonnegative();
 
-const policyConfigSchema = z
+const policyConfigFields = z
   .strictObject({
     ...durationFields,
     backoff: z
@@ -58,14 +59,23 @@ const policyConfigSchema = z
     snapshotBeforeRemove: z.boolean().optional(),
     allowShrink: z.boolean().optional(),
     guardPrefix: z.string().optional(),
-  })
-  // Checked here, not only by the policy schema, so the message names the field as the user wrote it.
-  .superRefine((policy, ctx) => {
-    for (const field of ['electionTimeout', 'electionTimeoutMs'] as const) {
-      const value = policy[field];
-      if (value !== undefined && value < MIN_ELECTION_TIMEOUT_MS) ctx.addIssue({ code: 'custom', path: [field], message: electionTimeoutTooShort });
-    }
   });
+
+type PolicyConfig = z.infer<typeof policyConfigFields>;
+
+/** A policy field's path as the config wrote it: `lockLease` for lockLeaseMs, `backoff.base` for backoff.baseMs, when so written. */
+function writtenPath(policy: PolicyConfig, path: readonly PropertyKey[]): PropertyKey[] {
+  const [first, second, ...rest] = path;
+  const named = (given: Record<string, unknown>, key: PropertyKey): PropertyKey =>
+    typeof key === 'string' && key.endsWith('Ms') && given[key] === undefined && given[key.slice(0, -2)] !== undefined ? key.slice(0, -2) : key;
+  if (first === 'backoff' && second !== undefined) return [first, named(policy.backoff ?? {}, second), ...rest];
+  return first === undefined ? [] : [named(policy, first), ...path.slice(1)];
+}
+
+// The whole policy checked here, by the policy's own rules, so each problem names the field as the user wrote it.
+const policyConfigSchema = policyConfigFields.superRefine((policy, ctx) => {
+  for (const issue of policyIssues(toPolicyInput(policy))) ctx.addIssue({ code: 'custom', path: writtenPath(policy, issue.path), message: issue.message });
+});
 
 const endpoint = z.string().refine(isClientUrl, 'must be a client URL such as http://127.0.0.1:2379');
 
@@ -156,20 +166,7 @@ export interface RunConfig {
   kubeAccess: Map<string, () => Promise<KubeAccessConfig>>;
 }
 
-const formatPath = (p: readonly PropertyKey[]): string =>
-  p.reduce<string>((acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : acc ? `${acc}.${String(key)}` : String(key)), '');
-
-function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
-  return issues
-    .flatMap((issue) =>
-      issue.code === 'unrecognized_keys'
-        ? issue.keys.map((key) => `${formatPath([...issue.path, key])}: is not a known field`)
-        : [`${formatPath(issue.path) || '(config)'}: ${issue.message}`],
-    )
-    .join('; ');
-}
-
-function toPolicyInput(p: z.infer<typeof policyConfigSchema> | undefined): PolicyInput {
+function toPolicyInput(p: PolicyConfig | undefined): PolicyInput {
   if (!p) return {};
   const input: PolicyInput = {};
   for (const name of DURATIONS) {
@@ -191,8 +188,8 @@ function toPolicyInput(p: z.infer<typeof policyConfigSchema> | undefined): Polic
  * `register --policy FILE` reads. Throws ConfigError naming the field as the user wrote it.
  */
 export function policyInputFromConfig(raw: unknown): PolicyInput {
-  const parsed = policyConfigSchema.safeParse(raw);
-  if (!parsed.success) throw new ConfigError(describeIssues(parsed.error.issues));
+  const parsed = policyConfigSchema.safeParse(raw, { error: plainWords });
+  if (!parsed.success) throw new ConfigError(describeIssues(parsed.error.issues, '(policy)'));
   return toPolicyInput(parsed.data);
 }
 
@@ -241,8 +238,8 @@ export function loadConfig(file: string): RunConfig {
   } catch (error) {
     throw new ConfigError(error instanceof InputFileError ? error.message : `is not JSON: ${(error as Error).message}`);
   }
-  const parsed = configSchema.safeParse(raw, { error: (issue) => (issue.input === undefined ? 'is required' : undefined) });
-  if (!parsed.success) throw new ConfigError(describeIssues(parsed.error.issues));
+  const parsed = configSchema.safeParse(raw, { error: plainWords });
+  if (!parsed.success) throw new ConfigError(describeIssues(parsed.error.issues, '(config)'));
   const dir = path.dirname(path.resolve(file));
   const config = parsed.data;
   const kubeAccess = new Map<string, () => Promise<KubeAccessConfig>>();
@@ -265,7 +262,7 @@ export function loadConfig(file: string): RunConfig {
     return {
       clusterId: c.clusterId,
       endpoints: c.endpoints ?? [],
-      policy: parsePolicy({ ...toPolicyInput(c.policy), pathOrder: access.pathOrder }),
+      policy: checkedPolicy({ ...toPolicyInput(c.policy), pathOrder: access.pathOrder }, (message) => new ConfigError(`clusters[${i}].${message}`)),
       ...(c.tls ? { tls: readTls(dir, i, c.tls) } : {}),
       ...(c.aliases ? { aliases: c.aliases } : {}),
     };

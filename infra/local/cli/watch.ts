@@ -3,7 +3,6 @@
 // to the request's status; a request deleted before removal began withdraws its incident.
 import { KubeConfig } from '@kubernetes/client-node';
 import { isTerminalEvent } from '../../../events/catalogue.ts';
-import { parsePolicy } from '../../../functions/core/policy.ts';
 import type { PathName } from '../../../functions/core/types.ts';
 import { systemClock } from '../../../functions/ports/clock.ts';
 import { capiClusterId, createCapiDirectory } from '../capi-directory.ts';
@@ -21,6 +20,7 @@ import { showProgress } from './progress.ts';
 import { resultOf } from './result.ts';
 import { untilSignal } from './signals.ts';
 import { incidentsIn, ownState } from './state.ts';
+import { checkedPolicy } from './zod-issues.ts';
 
 export const help = `usage: etcd-remediator watch (--kubeconfig F | --in-cluster) --state FILE [options]
        etcd-remediator watch (--kubeconfig F | --in-cluster) --bus NAME --table NAME [--region R]
@@ -116,12 +116,12 @@ export async function run(argv: string[]): Promise<number> {
   const machineApi = values['machine-api'] ?? 'v1beta1';
   if (machineApi !== 'v1beta1' && machineApi !== 'v1beta2') throw new UsageError(`--machine-api: ${JSON.stringify(machineApi)} is not v1beta1 or v1beta2`);
   const tls = tlsFromFlags(values);
-  const policy = parsePolicy({
+  const policy = checkedPolicy({
     pathOrder: pathsFlag(values.paths) ?? ['port-forward', 'exec'],
     graceMs: durationFlag('grace', values.grace) ?? 60_000,
     callTimeoutMs: durationFlag('timeout', values.timeout) ?? 2_000,
     electionTimeoutMs: durationFlag('election-timeout', values['election-timeout']) ?? 1_000,
-  });
+  }, (message) => new UsageError(message));
   if (policy.pathOrder.includes('direct')) throw new UsageError('--paths: direct needs client URLs, which a MachineHealthCheck request does not give; use port-forward and exec-relay');
 
   const ownership = ownState(statePath);
