@@ -11,6 +11,7 @@ import { decideIncident } from './decide-incident.ts';
 import { decisionEffects } from './decision-effects.ts';
 import type { Deps } from './deps.ts';
 import { envelopeOf, journaling, publishing } from './incident-events.ts';
+import { checkRemovalPermission } from './removal-permission.ts';
 import { runMove, type MoveRun } from './run-move.ts';
 import { runStep } from './step.ts';
 
@@ -36,7 +37,8 @@ interface Decided {
 }
 
 async function decideAndMove(deps: Deps, cluster: ClusterEntry, detail: DetailOf<'MembersProbed'>, incident: Incident): Promise<Decided> {
-  const decision = await decideIncident(deps, cluster, incident, detail.view);
+  // Before any move, and for an approval too: etcd must be willing to remove the member.
+  const decision = await checkRemovalPermission(deps, cluster, detail.view, incident.memberId, await decideIncident(deps, cluster, incident, detail.view));
   if (decision.kind !== 'move-leader') {
     const unsaid = await moveNeverSaid(deps, incident);
     return unsaid.length > 0 ? { decision, leaderMoved: unsaid } : { decision };

@@ -1,6 +1,6 @@
 // Where a cluster's endpoints, credentials and policy come from.
 import type { Policy } from '../core/policy.ts';
-import type { TlsFiles } from './etcd.ts';
+import type { EtcdUser, TlsFiles } from './etcd.ts';
 import type { KubeAccessConfig } from './kube-access.ts';
 
 export interface ClusterEntry {
@@ -8,6 +8,8 @@ export interface ClusterEntry {
   /** Client URLs to seed the member list from. */
   endpoints: string[];
   tls?: TlsFiles;
+  /** The etcd user every call authenticates as, when the cluster has authentication enabled. */
+  auth?: EtcdUser;
   policy: Policy;
   /** Maps node, machine or instance names to etcd member names, where they differ. */
   aliases?: Record<string, string>;

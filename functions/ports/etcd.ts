@@ -13,6 +13,12 @@ export interface TlsFiles {
   sources?: { ca: string; cert?: string; key?: string };
 }
 
+/** An etcd user and its password, for a cluster with authentication enabled. */
+export interface EtcdUser {
+  username: string;
+  password: string;
+}
+
 export interface EndpointTarget {
   endpoint: string;
   path: PathName;
@@ -38,6 +44,11 @@ export interface EtcdMemberClient extends EndpointTarget {
   memberRemove(id: MemberId, deadlineMs: number): Promise<MemberInfo[]>;
   /** Streams a snapshot of this member's keyspace into `to`. */
   snapshot(to: NodeJS.WritableStream, deadlineMs: number): Promise<void>;
+  /**
+   * Resolves when etcd would let us change its membership (MemberRemove needs admin permission);
+   * rejects with etcd's refusal. Changes nothing. A client that cannot ask lacks it.
+   */
+  checkAdminPermission?(deadlineMs: number): Promise<void>;
 }
 
 export interface EtcdTransport {

@@ -1,6 +1,6 @@
 // One etcd access per cluster, created on first use and closed with the runtime: the direct path
 // only, or, for a cluster with kube access, the port-forward and exec relay paths beside it.
-import { createEtcd3Transport, createProber, directPaths } from '../../functions/adapters/etcd/index.ts';
+import { createEtcd3Transport, createProber, credentialsOf, directPaths } from '../../functions/adapters/etcd/index.ts';
 import { createEtcdGuards } from '../../functions/adapters/etcd/etcd-guard.ts';
 import { createKubeEtcd } from '../../functions/adapters/kube/kube-etcd.ts';
 import type { ClusterEtcd } from '../../functions/app/deps.ts';
@@ -10,9 +10,10 @@ import type { ClusterEntry } from '../../functions/ports/cluster-directory.ts';
 type ClosableEtcd = ClusterEtcd & { close(): Promise<void> };
 
 function directEtcd(cluster: ClusterEntry, clock: Clock | undefined): ClosableEtcd {
-  const tls = cluster.tls ? { tls: cluster.tls } : {};
-  const transport = createEtcd3Transport(tls);
-  const guards = createEtcdGuards({ ...tls, prefix: cluster.policy.guardPrefix, deadlineMs: cluster.policy.callTimeoutMs });
+  // TLS and the etcd user for every client: the probe's, the removal's, the snapshot's, the guard's.
+  const credentials = credentialsOf(cluster);
+  const transport = createEtcd3Transport(credentials);
+  const guards = createEtcdGuards({ ...credentials, prefix: cluster.policy.guardPrefix, deadlineMs: cluster.policy.callTimeoutMs });
   return {
     transport,
     prober: createProber(transport, directPaths, clock),
@@ -33,7 +34,7 @@ export function createEtcdAccess(clock?: Clock): { etcdFor: (cluster: ClusterEnt
       if (!access) {
         access = cluster.kube
           ? createKubeEtcd(cluster.kube, {
-              ...(cluster.tls ? { tls: cluster.tls } : {}),
+              ...credentialsOf(cluster),
               guardPrefix: cluster.policy.guardPrefix,
               callTimeoutMs: cluster.policy.callTimeoutMs,
               ...(clock ? { clock } : {}),

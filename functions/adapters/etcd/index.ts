@@ -1,6 +1,6 @@
 // The etcd3-backed transport, the path resolvers and the prober.
 export { createEtcd3Transport, type Etcd3TransportOptions } from './transport.ts';
-export { createMemberClient, DEFAULT_GRPC_OPTIONS, type MemberClientOptions } from './member-client.ts';
+export { createMemberClient, credentialsOf, DEFAULT_GRPC_OPTIONS, type MemberClientOptions } from './member-client.ts';
 export { createProber } from './prober.ts';
 export { directPaths } from './paths.ts';
 export { normalizeEtcdError, toEtcdCallError } from './normalize-error.ts';

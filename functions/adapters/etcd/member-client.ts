@@ -5,7 +5,9 @@ import { Channel, type ClientOptions } from '@grpc/grpc-js';
 import { noop } from 'cockatiel';
 import { Etcd3, type IOptions, type ISnapshotResponse } from 'etcd3';
 import type { MemberId, MemberInfo, MemberList, MemberStatus } from '../../core/types.ts';
-import { EtcdCallError, type EndpointTarget, type EtcdMemberClient, type TlsFiles } from '../../ports/etcd.ts';
+import type { ClusterEntry } from '../../ports/cluster-directory.ts';
+import { EtcdCallError, type EndpointTarget, type EtcdMemberClient, type EtcdUser, type TlsFiles } from '../../ports/etcd.ts';
+import { tokenInterceptor } from './auth-token.ts';
 import { toMemberInfo, toMemberList, toMemberStatus } from './convert.ts';
 import { withinDeadline } from './deadline.ts';
 import { decimalMemberId } from './member-id.ts';
@@ -15,9 +17,17 @@ import { endpointTlsCredentials } from './tls-credentials.ts';
 export interface MemberClientOptions {
   /** Used for https endpoints only; plain http endpoints never get TLS. */
   tls?: TlsFiles;
+  /** The etcd user every call authenticates as (a cluster with authentication enabled). */
+  auth?: EtcdUser;
   /** Extra grpc-js channel options, merged over the defaults below. */
   grpcOptions?: IOptions['grpcOptions'];
 }
+
+/** A cluster's credentials as client options: its TLS files and its etcd user, where it has them. */
+export const credentialsOf = (cluster: Pick<ClusterEntry, 'tls' | 'auth'>): MemberClientOptions => ({
+  ...(cluster.tls ? { tls: cluster.tls } : {}),
+  ...(cluster.auth ? { auth: cluster.auth } : {}),
+});
 
 /**
  * Channel defaults: no transparent gRPC retries, short reconnect backoff, and a private subchannel pool
@@ -31,6 +41,7 @@ export const DEFAULT_GRPC_OPTIONS: NonNullable<IOptions['grpcOptions']> = {
 };
 
 export interface ClosableMemberClient extends EtcdMemberClient {
+  checkAdminPermission(deadlineMs: number): Promise<void>;
   close(): void;
 }
 
@@ -41,7 +52,7 @@ export function etcd3Options(endpoint: string, options: MemberClientOptions = {}
     hosts: [host],
     // etcd3 defaults to three global retries and a per-host circuit breaker; both would hide failures.
     faultHandling: { global: noop, host: () => noop },
-    grpcOptions: { ...DEFAULT_GRPC_OPTIONS, ...options.grpcOptions, ...(secure ? tlsChannel(host, options.tls) : {}) },
+    grpcOptions: { ...DEFAULT_GRPC_OPTIONS, ...options.grpcOptions, ...(secure ? tlsChannel(host, options.tls) : {}), ...(options.auth ? authenticated(host, options) : {}) },
     ...(secure && options.tls
       ? { credentials: { rootCertificate: options.tls.ca, certChain: options.tls.cert, privateKey: options.tls.key } }
       : {}),
@@ -52,6 +63,21 @@ export function etcd3Options(endpoint: string, options: MemberClientOptions = {}
 function tlsChannel(endpoint: string, tls: TlsFiles | undefined): ClientOptions {
   const credentials = endpointTlsCredentials(endpoint, tls);
   return { channelFactoryOverride: (address, _credentials, channelOptions) => new Channel(address, credentials, channelOptions) };
+}
+
+/** A token on every call; it is fetched through a client of its own, built as this one is, then closed. */
+function authenticated(endpoint: string, options: MemberClientOptions): ClientOptions {
+  const user = options.auth!;
+  const { auth: _auth, ...unauthenticated } = options;
+  const authenticate = async (deadline: Date): Promise<string> => {
+    const etcd = new Etcd3(etcd3Options(endpoint, unauthenticated));
+    try {
+      return (await etcd.auth.authenticate({ name: user.username, password: user.password }, { deadline })).token;
+    } finally {
+      etcd.close();
+    }
+  };
+  return { interceptors: [tokenInterceptor(user, authenticate)] };
 }
 
 /** The server's certificate did not verify against our CA. */
@@ -121,6 +147,13 @@ export function createMemberClient(target: EndpointTarget, options: MemberClient
           },
           to,
         );
+      }),
+
+    // RoleList needs the admin permission MemberRemove needs (etcd checks both with
+    // IsAdminPermitted, which passes when auth is off) and changes no key: a faithful dry run.
+    checkAdminPermission: (deadlineMs): Promise<void> =>
+      call(deadlineMs, async (deadline) => {
+        await etcd.auth.roleList({ deadline });
       }),
 
     close: () => etcd.close(),

@@ -9,7 +9,7 @@ import type { MachineSummary, PathName } from '../../core/types.ts';
 import type { ClusterEtcd } from '../../app/deps.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { KubeAccessConfig } from '../../ports/kube-access.ts';
-import type { EndpointTarget, EtcdMemberClient, EtcdTransport, LookingPathResolver, PathLook, TlsFiles } from '../../ports/etcd.ts';
+import type { EndpointTarget, EtcdMemberClient, EtcdTransport, EtcdUser, LookingPathResolver, PathLook, TlsFiles } from '../../ports/etcd.ts';
 import { createEtcd3Transport } from '../etcd/transport.ts';
 import { createEtcdGuards } from '../etcd/etcd-guard.ts';
 import { createProber } from '../etcd/prober.ts';
@@ -22,6 +22,8 @@ import { readWorkload } from './workload.ts';
 
 export interface KubeEtcdOptions {
   tls?: TlsFiles;
+  /** The etcd user of the direct and port-forward clients and the guard's (the relay's etcdctl uses the pod's certificates). */
+  auth?: EtcdUser;
   guardPrefix: string;
   callTimeoutMs: number;
   clock?: Clock;
@@ -36,8 +38,8 @@ export function createKubeEtcd(access: KubeAccessConfig, options: KubeEtcdOption
   const core = workload.makeApiClient(CoreV1Api);
   const etcdNamespace = access.etcdNamespace ?? 'kube-system';
   const streams = createPodStreams(workload);
-  const tls = options.tls ? { tls: options.tls } : {};
-  const direct = createEtcd3Transport(tls);
+  const credentials = { ...(options.tls ? { tls: options.tls } : {}), ...(options.auth ? { auth: options.auth } : {}) };
+  const direct = createEtcd3Transport(credentials);
   const forwards = new Map<string, PortForwardAccess>();
   const relays = new Map<string, EtcdMemberClient>();
   const management = access.management;
@@ -52,7 +54,7 @@ export function createKubeEtcd(access: KubeAccessConfig, options: KubeEtcdOption
   const forwardOf = (target: EndpointTarget): PortForwardAccess => {
     let forward = forwards.get(target.endpoint);
     if (!forward) {
-      forward = createPortForwardClient(target, streams, { ...tls, secure: options.tls !== undefined });
+      forward = createPortForwardClient(target, streams, { ...credentials, secure: options.tls !== undefined });
       forwards.set(target.endpoint, forward);
     }
     return forward;
@@ -104,7 +106,7 @@ export function createKubeEtcd(access: KubeAccessConfig, options: KubeEtcdOption
   };
 
   const guards = createEtcdGuards({
-    ...tls,
+    ...credentials,
     prefix: options.guardPrefix,
     deadlineMs: options.callTimeoutMs,
     // A port-forward holds the lock through its local port; the relay cannot hold a lease.

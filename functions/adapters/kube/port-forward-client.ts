@@ -66,6 +66,7 @@ export function createPortForwardClient(target: EndpointTarget, streams: PodStre
     moveLeader: (id, deadlineMs) => call(deadlineMs, (c, ms) => c.moveLeader(id, ms)),
     memberRemove: (id, deadlineMs) => call(deadlineMs, (c, ms) => c.memberRemove(id, ms)),
     snapshot: (to, deadlineMs) => call(deadlineMs, (c, ms) => c.snapshot(to, ms)),
+    checkAdminPermission: (deadlineMs) => call(deadlineMs, (c, ms) => c.checkAdminPermission(ms)),
     close: () => {
       void opening?.then(({ inner }) => inner.close(), () => undefined);
     },

@@ -3,9 +3,10 @@
 import { electionTimeoutTooShort, MIN_ELECTION_TIMEOUT_MS, type Policy, type PolicyInput } from '../../../functions/core/policy.ts';
 import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
 import type { PathName } from '../../../functions/core/types.ts';
-import type { TlsFiles } from '../../../functions/ports/etcd.ts';
+import type { EtcdUser, TlsFiles } from '../../../functions/ports/etcd.ts';
 import { checkAccess, kubeAccessOf, type AccessField, type AccessWords } from './access-rules.ts';
 import { durationFlag, requiredFlag, UsageError } from './args.ts';
+import { etcdUserFrom, passwordRefused, type UserWords } from './etcd-user.ts';
 import { readTlsFiles } from './tls-files.ts';
 import { checkedPolicy } from './zod-issues.ts';
 
@@ -17,6 +18,10 @@ export const clusterOptions = {
   cacert: { type: 'string' },
   cert: { type: 'string' },
   key: { type: 'string' },
+  user: { type: 'string' },
+  'password-file': { type: 'string' },
+  // Only to refuse it with a reason: a password on the command line lands in shell history.
+  password: { type: 'string' },
   json: { type: 'boolean' },
 } as const;
 
@@ -34,6 +39,9 @@ export const clusterHelp = `  --endpoints URL[,URL…]   client URLs to ask for 
   --timeout DUR            deadline of each etcd call (default: 2s)
   --election-timeout DUR   the cluster's --election-timeout, at least 100ms (default: 1s, etcd's default)
   --cacert F --cert F --key F   TLS: CA bundle, and client certificate and key for mTLS
+  --user NAME              the etcd user, when etcd has authentication enabled (removing a member
+                           needs its root role); the password from --password-file F (one line,
+                           mode 600) or ETCDCTL_PASSWORD, never from a flag value
   --json                   print JSON instead of text`;
 
 /** clusterHelp for commands that take accessOptions. */
@@ -85,6 +93,14 @@ export function tlsFromFlags(values: { cacert?: string | undefined; cert?: strin
   return readTlsFiles({ cacert, cert, key }, { name: (field, file) => `--${field} ${file}`, fail: (message) => new UsageError(message) });
 }
 
+const userWords: UserWords = { user: '--user', passwordFile: '--password-file', fail: (message) => new UsageError(message) };
+
+/** The etcd user the flags give, its password read; undefined for none. */
+export function etcdUserFromFlags(values: { user?: string | undefined; 'password-file'?: string | undefined; password?: string | undefined }): EtcdUser | undefined {
+  if (values.password !== undefined) throw new UsageError(passwordRefused('--password', userWords));
+  return etcdUserFrom({ user: values.user, passwordFile: values['password-file'] }, userWords);
+}
+
 const FLAGS: Readonly<Record<AccessField, string>> = {
   endpoints: '--endpoints',
   kubeconfig: '--kubeconfig',
@@ -109,8 +125,9 @@ function entryFromFlags(values: ClusterFlagValues, endpoints: string[], pathOrde
   if (electionTimeoutMs < MIN_ELECTION_TIMEOUT_MS) throw new UsageError(`--election-timeout: ${electionTimeoutTooShort}`);
   const clusterId = clusterIdOf(values);
   const tls = tlsFromFlags(values);
+  const auth = etcdUserFromFlags(values);
   const policy = checkedPolicy({ callTimeoutMs, electionTimeoutMs, pathOrder, ...extra }, (message) => new UsageError(message));
-  return { clusterId, endpoints, policy, ...(tls ? { tls } : {}) };
+  return { clusterId, endpoints, policy, ...(tls ? { tls } : {}), ...(auth ? { auth } : {}) };
 }
 
 /** The cluster entry the flags describe, direct access only; `extra` adds command-specific policy (grace, …). */

@@ -1,11 +1,11 @@
 // One prober per command, for commands that look at a cluster without the runtime: probe, plan,
 // and remediate's target lookup. With kube access it probes every path the policy names, as the
 // pipeline does; the Kubernetes client is loaded only then.
-import { createEtcd3Transport, createProber, directPaths } from '../../../functions/adapters/etcd/index.ts';
+import { createEtcd3Transport, createProber, credentialsOf, directPaths } from '../../../functions/adapters/etcd/index.ts';
 import type { ProbeSample } from '../../../functions/core/types.ts';
 import { buildClusterView, type ClusterView } from '../../../functions/core/view.ts';
 import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
-import type { Prober } from '../../../functions/ports/etcd.ts';
+import type { EtcdTransport, Prober } from '../../../functions/ports/etcd.ts';
 
 export interface Probed {
   sample: ProbeSample;
@@ -15,21 +15,25 @@ export interface Probed {
 export interface ClusterProbe {
   /** Seeds are the configured endpoints plus, with the direct path, every client URL an earlier view saw. */
   probe(previous?: ClusterView): Promise<Probed>;
+  /** The clients the probe uses, for a question beside it (may we remove a member?). */
+  transport(): Promise<EtcdTransport>;
   close(): Promise<void>;
 }
 
 interface Access {
   prober: Prober;
+  transport: EtcdTransport;
   close(): Promise<void>;
 }
 
 async function accessTo(cluster: ClusterEntry): Promise<Access> {
   if (cluster.kube) {
     const access = (await import('../etcd-access.ts')).createEtcdAccess();
-    return { prober: access.etcdFor(cluster).prober, close: () => access.close() };
+    const etcd = access.etcdFor(cluster);
+    return { prober: etcd.prober, transport: etcd.transport, close: () => access.close() };
   }
-  const transport = createEtcd3Transport(cluster.tls ? { tls: cluster.tls } : {});
-  return { prober: createProber(transport, directPaths), close: () => transport.close() };
+  const transport = createEtcd3Transport(credentialsOf(cluster));
+  return { prober: createProber(transport, directPaths), transport, close: () => transport.close() };
 }
 
 export function openClusterProbe(cluster: ClusterEntry): ClusterProbe {
@@ -43,6 +47,7 @@ export function openClusterProbe(cluster: ClusterEntry): ClusterProbe {
       const sample = await (await access).prober.probe({ seeds, deadlineMs: cluster.policy.callTimeoutMs, paths: cluster.policy.pathOrder });
       return { sample, view: buildClusterView(sample) };
     },
+    transport: async () => (await access).transport,
     close: async () => (await access).close(),
   };
 }

@@ -4,11 +4,12 @@ import path from 'node:path';
 import { z } from 'zod';
 import type { Policy, PolicyInput } from '../../../functions/core/policy.ts';
 import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
-import type { TlsFiles } from '../../../functions/ports/etcd.ts';
+import type { EtcdUser, TlsFiles } from '../../../functions/ports/etcd.ts';
 import type { KubeAccessConfig } from '../../../functions/ports/kube-access.ts';
 import { checkAccess, kubeAccessOf, type AccessField, type AccessWords } from './access-rules.ts';
 import { isClientUrl } from './cluster-flags.ts';
 import { notADuration, parseDuration } from './duration.ts';
+import { etcdUserFrom, passwordNotTaken, type UserWords } from './etcd-user.ts';
 import { InputFileError, readInputFile, readInputText, type InputFile } from './input-file.ts';
 import { readTlsFiles } from './tls-files.ts';
 import { checkedPolicy, describeIssues, plainWords, policyIssues } from './zod-issues.ts';
@@ -86,6 +87,8 @@ const clusterSchema = z
     clusterId: z.string().trim().min(1, 'must not be empty'),
     endpoints: z.array(endpoint).min(1, 'must list at least one client URL').optional(),
     tls: z.strictObject({ cacert: z.string().min(1), cert: z.string().min(1).optional(), key: z.string().min(1).optional() }).optional(),
+    // The password from passwordFile or ETCDCTL_PASSWORD; `password` is named only to refuse it.
+    auth: z.strictObject({ user: z.string(), passwordFile: file.optional(), password: z.unknown().optional() }).optional(),
     policy: policyConfigSchema.optional(),
     aliases: z.record(z.string(), z.string()).optional(),
     kubeconfig: file.optional(),
@@ -101,6 +104,7 @@ const clusterSchema = z
         ctx.addIssue({ code: 'custom', path: ['endpoints'], message: 'is required, or kubeconfig to find the members through their etcd pods' });
       }
       if (cluster.paths !== undefined && cluster.policy?.pathOrder !== undefined) ctx.addIssue({ code: 'custom', path: ['paths'], message: 'give it or policy.pathOrder, not both' });
+      if (cluster.auth?.password !== undefined) ctx.addIssue({ code: 'custom', path: ['auth', 'password'], message: passwordNotTaken(authWords('auth')) });
     },
     { when: (payload) => typeof payload.value === 'object' && payload.value !== null },
   );
@@ -193,6 +197,20 @@ export function policyInputFromConfig(raw: unknown): PolicyInput {
   return toPolicyInput(parsed.data);
 }
 
+/** How a cluster's auth fields are named, under `prefix` (e.g. clusters[0].auth). */
+const authWords = (prefix: string, resolve?: (file: string) => string): UserWords => ({
+  user: `${prefix}.user`,
+  passwordFile: `${prefix}.passwordFile`,
+  ...(resolve ? { resolve } : {}),
+  fail: (message) => new ConfigError(message),
+});
+
+function readAuth(dir: string, index: number, auth: { user: string; passwordFile?: string | undefined }): EtcdUser {
+  const user = etcdUserFrom(auth, authWords(`clusters[${index}].auth`, (file) => path.resolve(dir, file)));
+  // A user is always given here, so etcdUserFrom returns one or throws.
+  return user!;
+}
+
 function readTls(dir: string, index: number, tls: { cacert: string; cert?: string | undefined; key?: string | undefined }): TlsFiles {
   if ((tls.cert === undefined) !== (tls.key === undefined)) throw new ConfigError(`clusters[${index}].tls.${tls.cert === undefined ? 'cert' : 'key'}: is required with ${tls.cert === undefined ? 'key' : 'cert'}`);
   return readTlsFiles(tls, {
@@ -264,6 +282,7 @@ export function loadConfig(file: string): RunConfig {
       endpoints: c.endpoints ?? [],
       policy: checkedPolicy({ ...toPolicyInput(c.policy), pathOrder: access.pathOrder }, (message) => new ConfigError(`clusters[${i}].${message}`)),
       ...(c.tls ? { tls: readTls(dir, i, c.tls) } : {}),
+      ...(c.auth ? { auth: readAuth(dir, i, c.auth) } : {}),
       ...(c.aliases ? { aliases: c.aliases } : {}),
     };
   });

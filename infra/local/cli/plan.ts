@@ -8,9 +8,12 @@ import { plan } from '../../../functions/core/plan.ts';
 import { ambiguousTarget, checkTargetFound } from '../../../functions/core/plan-checks.ts';
 import { matchedMember } from '../../../functions/core/target.ts';
 import { clusterMismatch } from '../../../functions/core/cluster-identity.ts';
+import { credentialProblem } from '../../../functions/core/credentials.ts';
 import { reasonRow } from '../../../functions/core/reason-table.ts';
+import { needsRemovalPermission, withRemovalPermission } from '../../../functions/core/removal-permission.ts';
 import type { Policy } from '../../../functions/core/policy.ts';
-import type { ClusterView } from '../../../functions/core/view.ts';
+import { describeMember, type ClusterView } from '../../../functions/core/view.ts';
+import { askRemovalPermission } from '../../../functions/app/removal-permission.ts';
 import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
 import { durationFlag, parseFlags } from './args.ts';
 import { accessHelp, accessOptions, clusterAccessFromFlags, type AccessFlagValues } from './cluster-flags.ts';
@@ -128,15 +131,23 @@ export async function planNow(cluster: ClusterEntry & { policy: Policy }, wanted
         match.kind === 'ambiguous'
           ? ambiguousTarget(match, describeWanted(wanted), evidence)
           : checkTargetFound(first.view, { described: describeWanted(wanted) }, evidence);
-      // With no member list at all nothing is known of the target: the endpoints are what to check.
+      // With no member list at all nothing is known of the target: the endpoints are what to check,
+      // or the credentials, when every endpoint refused them.
+      const refused = credentialProblem(first.view.listFailures);
       const said =
-        found === 'pass'
-          ? {
-              reason: 'CLUSTER_UNREACHABLE' as const,
-              message: `No endpoint of cluster ${cluster.clusterId} answered a member list; nothing can be planned, check the endpoints.`,
-              evidence: { ...evidence, members: '' },
-            }
-          : found;
+        found !== 'pass'
+          ? found
+          : refused
+            ? {
+                reason: refused.reason,
+                message: `No endpoint of cluster ${cluster.clusterId} accepts our credentials (${refused.failures}); nothing can be planned, fix ${refused.credential}.`,
+                evidence: { ...evidence, members: '' },
+              }
+            : {
+                reason: 'CLUSTER_UNREACHABLE' as const,
+                message: `No endpoint of cluster ${cluster.clusterId} answered a member list; nothing can be planned, check the endpoints.`,
+                evidence: { ...evidence, members: '' },
+              };
       return {
         ...base,
         // No one member matched, so no id is known: a hex-looking name is not one.
@@ -168,8 +179,13 @@ export async function planNow(cluster: ClusterEntry & { policy: Policy }, wanted
       timeline.push({ at: iso(second.view.at), step: 'probed', detail: describeView(second.view) });
       decision = decide();
     }
-    timeline.push({ at: iso(Date.now()), step: `plan:${decision.kind}`, detail: `${decision.reason}: ${decision.message}` });
     const current = samples.at(-1)!;
+    // As move-leader asks before any move: would etcd let us remove the member at all?
+    if (needsRemovalPermission(decision)) {
+      const answer = await askRemovalPermission(await prober.transport(), current, target.id, cluster.policy.callTimeoutMs);
+      decision = withRemovalPermission(decision, answer, { who: describeMember(target), user: cluster.auth?.username });
+    }
+    timeline.push({ at: iso(Date.now()), step: `plan:${decision.kind}`, detail: `${decision.reason}: ${decision.message}` });
     return {
       ...base,
       target: { memberId: target.id, name: target.name },

@@ -46,6 +46,9 @@ FILE (JSON; paths are relative to it):
     openssl rand -hex 32): every HTTP request must send Authorization: Bearer <token>, else 401.
     A TCP port is opened only with a token or "insecureNoAuth": true (any local user could post
     removals); without either, run takes events on stdin only (and refuses to start on a terminal).
+  A cluster's auth, for etcd with authentication enabled: { "user": "root", "passwordFile": "etcd.password" },
+    the password file holding the one line (mode 600), or ETCDCTL_PASSWORD holding it; never
+    the password itself. Removing a member needs a user with etcd's root role.
   A cluster reached through Kubernetes (as probe's --kubeconfig, --cluster, --namespace,
   --workload-kubeconfig and --paths):
     { "clusterId": "prod", "kubeconfig": "management.kubeconfig", "capiCluster": "prod",
