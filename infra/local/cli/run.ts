@@ -3,9 +3,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { isTerminalEvent } from '../../../events/catalogue.ts';
-import { createLocalRuntime } from '../runtime.ts';
+import { createLocalRuntime, type LocalRuntime } from '../runtime.ts';
 import { createStaticDirectory } from '../static-directory.ts';
-import { parseFlags, requiredFlag, UsageError } from './args.ts';
+import { parseFlags, PROGRAM, requiredFlag, UsageError } from './args.ts';
 import { cliLogLevel } from './log-level.ts';
 import { bearerCheck, listenOnSocket, prepareSocket } from './run-listen.ts';
 import { ConfigError, loadConfig, withKubeAccess, type RunConfig } from './config.ts';
@@ -15,6 +15,7 @@ import { splitLines } from './lines.ts';
 import { EXIT } from './output.ts';
 import { showProgress } from './progress.ts';
 import { resultOf } from './result.ts';
+import { drainIncidents } from './run-drain.ts';
 import { untilSignal } from './signals.ts';
 import { incidentLabel, incidentsIn, ownState } from './state.ts';
 
@@ -30,7 +31,11 @@ runs each through the pipeline, and prints one JSON line per outcome (remediated
 failed) to stdout. Progress and refusals go to stderr. Refused inputs are kept as dead letters
 (etcd-remediator status --state FILE --dead-letters). SIGINT or SIGTERM stops it cleanly; open
 incidents resume on the next start: run resumes every open incident of its clusters, and names
-them on stderr as it starts. One process owns a state file at a time: a second gets exit 2.
+them on stderr as it starts, and as it stops. One process owns a state file at a time: a second
+gets exit 2.
+When stdin is its only input (no HTTP), the end of stdin is the end of the input: run finishes
+the incidents it accepted and resumed, then exits 0, or 2 if a line was refused (at once when it
+took nothing); it stops waiting at their deadline (plus a minute) and names those still open.
 
 FILE (JSON; paths are relative to it):
   { "state": "state.sqlite", "listen": "127.0.0.1:8787", "tokenFile": "run.token",
@@ -148,28 +153,72 @@ function listenUrl(server: http.Server): string {
   return `http://${ip.includes(':') ? `[${ip}]` : ip}:${port}/events`;
 }
 
-/** Reads JSON lines from stdin until it ends; returns how to stop reading. */
-function readStdin(intake: Intake, tooLarge: TooLarge): (() => void) | undefined {
+/** What stdin brought, once it ended and every line was answered. */
+interface StdinEnd {
+  lines: number;
+  /** Incident ids accepted (opened or joined), in order. */
+  accepted: string[];
+  refused: number;
+  /** Lines whose intake failed (the state file, say): neither accepted nor refused. */
+  failed: number;
+}
+
+/** Reads JSON lines from stdin until it ends; returns how to stop reading, and its end. */
+function readStdin(intake: Intake, tooLarge: TooLarge): { stop(): void; ended: Promise<StdinEnd> } | undefined {
   if (process.stdin.isTTY) return undefined;
   let n = 0;
-  const say = (at: number, r: IntakeReply) =>
+  const end: StdinEnd = { lines: 0, accepted: [], refused: 0, failed: 0 };
+  const replies: Promise<void>[] = [];
+  const say = (at: number, r: IntakeReply) => {
+    if (r.accepted) end.accepted.push(r.incidentId);
+    else end.refused++;
     logLine(r.accepted ? `stdin line ${at}: accepted, incident ${r.incidentId}${r.joined ? ' (joined)' : ''}` : `stdin line ${at}: refused: ${r.error}`);
+  };
   const lines = splitLines(MAX_INPUT_BYTES, (event) => {
     n += 1;
     const at = n;
     if ('line' in event && event.line.trim() === '') return;
+    end.lines++;
     const reply = 'line' in event ? intake(event.line, 'stdin') : tooLarge('stdin', '(line)', event.tooLongBytes);
-    reply.then((r) => say(at, r)).catch((error: unknown) => logLine(`stdin line ${at}: ${error instanceof Error ? error.message : String(error)}`));
+    replies.push(
+      reply
+        .then((r) => say(at, r))
+        .catch((error: unknown) => {
+          end.failed++;
+          logLine(`stdin line ${at}: ${error instanceof Error ? error.message : String(error)}`);
+        }),
+    );
+  });
+  let ended: () => void = () => undefined;
+  const endOfInput = new Promise<void>((resolve) => {
+    ended = resolve;
   });
   const onData = (chunk: Buffer) => lines.push(chunk);
-  const onEnd = () => lines.end();
+  const onEnd = () => {
+    lines.end();
+    ended();
+  };
   process.stdin.on('data', onData);
   process.stdin.on('end', onEnd);
-  return () => {
-    process.stdin.off('data', onData);
-    process.stdin.off('end', onEnd);
+  return {
+    stop() {
+      process.stdin.off('data', onData);
+      process.stdin.off('end', onEnd);
+    },
+    // Every line is answered before the end counts: an accepted report is then on the bus.
+    ended: endOfInput.then(() => Promise.all(replies)).then(() => end),
   };
 }
+
+const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** "; 1 line refused (…)": what a refused or failed line means for the exit, or nothing. */
+function linesNotTaken(end: StdinEnd, statePath: string): string {
+  const refused = end.refused > 0 ? `; ${plural(end.refused, 'line')} refused (kept as dead letters: ${PROGRAM} status --state ${statePath} --dead-letters)` : '';
+  return `${refused}${end.failed > 0 ? `; ${plural(end.failed, 'line')} not taken (see above)` : ''}`;
+}
+
+const exitOf = (end: StdinEnd): number => (end.failed > 0 ? EXIT.error : end.refused > 0 ? EXIT.usage : EXIT.ok);
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseFlags('run', argv, { config: { type: 'string' } });
@@ -213,13 +262,14 @@ async function toResume(config: RunConfig): Promise<string[]> {
 async function serveConfig(config: RunConfig): Promise<number> {
   const signal = untilSignal();
   const start = Date.now();
+  const resumed = await toResume(config);
   const runtime = await createLocalRuntime({
     statePath: config.statePath,
     directory: createStaticDirectory(config.clusters),
     logLevel: cliLogLevel(),
     onHandlerError: (fn, error) => logLine(`${fn} failed: ${error instanceof Error ? error.message : String(error)}`),
     // Every incident it can run; one of a cluster it has no endpoints for would only fail.
-    resume: { incidentIds: await toResume(config) },
+    resume: { incidentIds: resumed },
   });
   const pending = new Set<Promise<void>>();
   const unsubscribe = runtime.bus.subscribe((event) => {
@@ -236,7 +286,7 @@ async function serveConfig(config: RunConfig): Promise<number> {
     prefix: (e) => `${e.detail.clusterId}/${(e.detail.incidentId ?? 'new').slice(0, 8)} `,
   });
   let server: http.Server | undefined;
-  let stopStdin: (() => void) | undefined;
+  let stdin: ReturnType<typeof readStdin>;
   try {
     await runtime.start();
     const intake = createIntake(runtime, config.clusters.map((c) => c.clusterId));
@@ -250,12 +300,19 @@ async function serveConfig(config: RunConfig): Promise<number> {
     } else {
       process.stderr.write(`${closed}\nlistening on stdin only; ${where}\n`);
     }
-    stopStdin = readStdin(intake, tooLarge);
-    const got = await signal.promise;
-    process.stderr.write(`${got}: stopping\n`);
-    return EXIT.ok;
+    stdin = readStdin(intake, tooLarge);
+    const listening = server;
+    if (listening) void stdin?.ended.then((end) => end.lines > 0 && logLine(`stdin ended; still taking events on ${listenUrl(listening)}`));
+    // With no HTTP, the end of stdin is the end of the input.
+    const inputEnd = listening === undefined ? stdin?.ended : undefined;
+    const got = await Promise.race([signal.promise, ...(inputEnd ? [inputEnd] : [])]);
+    if (typeof got === 'string') {
+      logLine(`${got}: stopping`);
+      return EXIT.ok;
+    }
+    return await finishInput(runtime, config, [...new Set([...resumed, ...got.accepted])], got, signal.promise);
   } finally {
-    stopStdin?.();
+    stdin?.stop();
     process.stdin.destroy();
     if (server) {
       const closing = new Promise((resolve) => server!.close(resolve));
@@ -268,7 +325,38 @@ async function serveConfig(config: RunConfig): Promise<number> {
     await Promise.allSettled([...pending]);
     progress.stop();
     unsubscribe();
+    await sayStillOpen(runtime, config);
     await runtime.stop();
     signal.dispose();
   }
+}
+
+/** stdin ended and was the only input: the incidents taken are finished, then run exits. */
+async function finishInput(runtime: LocalRuntime, config: RunConfig, incidentIds: string[], end: StdinEnd, signal: Promise<NodeJS.Signals>): Promise<number> {
+  const notTaken = linesNotTaken(end, config.statePath);
+  if (incidentIds.length === 0) {
+    logLine(`stdin ended with nothing accepted${notTaken}; exiting`);
+    return exitOf(end);
+  }
+  logLine(`stdin ended: waiting for ${plural(incidentIds.length, 'incident')} to finish: ${incidentIds.join(', ')}`);
+  const deadlines = new Map(config.clusters.map((c) => [c.clusterId, c.policy.incidentDeadlineMs]));
+  const drained = await drainIncidents(runtime, incidentIds, { deadlineMs: (clusterId) => deadlines.get(clusterId) ?? 0, signal });
+  if (drained.kind === 'signal') {
+    logLine(`${drained.signal}: stopping`);
+    return EXIT.ok;
+  }
+  if (drained.kind === 'bound') {
+    logLine(`stdin ended: stopped waiting, ${plural(drained.open.length, 'incident')} still open past ${drained.open.length === 1 ? 'its' : 'their'} deadline${notTaken}; exiting`);
+    return exitOf(end);
+  }
+  for (const id of drained.neverOpened) logLine(`incident ${id} was accepted but never opened (${PROGRAM} status --state ${config.statePath} --dead-letters says why)`);
+  logLine(`stdin ended: ${plural(drained.finished, 'incident')} finished${notTaken}; exiting`);
+  return drained.neverOpened.length > 0 ? EXIT.error : exitOf(end);
+}
+
+/** As it stops: each open incident of its clusters, which the next start resumes. */
+async function sayStillOpen(runtime: LocalRuntime, config: RunConfig): Promise<void> {
+  const known = new Set(config.clusters.map((c) => c.clusterId));
+  const open = await runtime.store.listIncidents({ state: 'open' }).catch(() => []);
+  for (const i of open.filter((o) => known.has(o.clusterId))) logLine(`incident ${incidentLabel(i)} stays open in ${config.statePath}; the next start resumes it`);
 }
