@@ -20,7 +20,8 @@ export function stepBudgetMs(step: StepName, policy: Policy, members: number): n
     case 'probe-members':
       return probe + MARGIN_MS;
     case 'move-leader':
-      return 2 * probe + everyPath + MARGIN_MS;
+      // The permission asked before any move (one call per healthy member's path), then the moves.
+      return 2 * probe + 2 * everyPath + MARGIN_MS;
     case 'schedule-retry':
       return MARGIN_MS;
     case 'remediate':
