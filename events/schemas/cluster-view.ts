@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { ClusterIdentity } from '../../functions/core/cluster-identity.ts';
 import type { ClusterView, LeaderView, MemberView, QuorumFigures } from '../../functions/core/view.ts';
 import type { EtcdFailure, HostEvidence, MachineSummary, IdentityReport, MemberStatus, PathProbe } from '../../functions/core/types.ts';
-import { memberIdSchema, pathNameSchema } from './common.ts';
+import { endpointSchema, memberIdSchema, pathNameSchema } from './common.ts';
 
 const count = z.number().int().nonnegative();
 /** A day: a latency or a wait longer than that is a producer's bug (seconds or µs for ms), not data. */
@@ -15,7 +15,7 @@ const etcdClusterIdSchema = z
   .string()
   .regex(/^[1-9a-f][0-9a-f]{0,15}$/, 'must be an etcd cluster id: lowercase hex without leading zeros, e.g. 4f2a9e0b12cd3e45');
 
-const identityReportSchema = z.object({ endpoint: z.string(), clusterId: etcdClusterIdSchema });
+const identityReportSchema = z.object({ endpoint: endpointSchema, clusterId: etcdClusterIdSchema });
 
 const clusterIdentitySchema = z.object({
   id: etcdClusterIdSchema.optional().describe('The one cluster_id every answer carried; absent when none answered or they disagree.'),
@@ -32,7 +32,7 @@ const etcdFailureSchema = z.object({
 
 const pathProbeSchema = z.object({
   path: pathNameSchema,
-  endpoint: z.string(),
+  endpoint: endpointSchema,
   reachability: z.enum(['ok', 'refused', 'timeout', 'tls', 'auth', 'other']),
   latencyMs: millis,
   failure: etcdFailureSchema.optional(),
@@ -63,8 +63,8 @@ const machineSummarySchema = z.object({ name: z.string(), nodeName: z.string().o
 const memberViewSchema = z.object({
   id: memberIdSchema,
   name: z.string(),
-  clientUrls: z.array(z.string()),
-  peerUrls: z.array(z.string()),
+  clientUrls: z.array(endpointSchema),
+  peerUrls: z.array(endpointSchema),
   isLearner: z.boolean(),
   paths: z.array(pathProbeSchema),
   reachable: z.boolean(),

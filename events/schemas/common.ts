@@ -1,5 +1,6 @@
 // Building blocks shared by every event detail.
 import { z } from 'zod';
+import { carriesCredentials, CREDENTIALS_IN_URL } from '../../functions/core/endpoint-url.ts';
 import { reasonCodes } from '../../functions/core/reason-table.ts';
 
 /** Most ids and names fit here; longer strings are a producer bug, not data. */
@@ -22,6 +23,9 @@ export const nonEmptyString = (max = SHORT) => z.string().trim().min(1, 'must no
 export const attemptSchema = z.number().int('must be an integer').min(0, 'must be ≥ 0');
 
 export const pathNameSchema = z.enum(['direct', 'port-forward', 'exec']);
+
+/** An endpoint as events carry it (a client URL, `ns/pod:port`, `URL via ns/pod`): never with credentials in it. */
+export const endpointSchema = z.string().refine((endpoint) => !carriesCredentials(endpoint), CREDENTIALS_IN_URL);
 
 export const reasonCodeSchema = z.enum(reasonCodes, {
   // Some forty codes make zod's "expected one of" list unreadable in a log line.

@@ -4,6 +4,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
+import { carriesCredentials, CREDENTIALS_IN_URL } from '../../core/endpoint-url.ts';
 import { policySchema, type Policy, type PolicyInput } from '../../core/policy.ts';
 import type { PathName } from '../../core/types.ts';
 import type { MachineApiVersion } from '../../ports/kube-access.ts';
@@ -75,7 +76,7 @@ const managementSchema = z.object({
 
 const registrationSchema = z.object({
   clusterId: z.string().min(1),
-  endpoints: z.array(z.url()).min(1),
+  endpoints: z.array(z.url().refine((url) => !carriesCredentials(url), CREDENTIALS_IN_URL)).min(1),
   pathOrder: z.array(z.enum(['direct', 'port-forward', 'exec'])).min(1).optional(),
   policy: z.record(z.string(), z.unknown()).optional(),
   aliases: z.record(z.string(), z.string()).optional(),

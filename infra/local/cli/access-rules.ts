@@ -4,6 +4,8 @@
 // of rules; every problem names the flag or field as the user wrote it. The Kubernetes client is
 // loaded only for a cluster that has a kubeconfig: it costs a command that has none half a second.
 import path from 'node:path';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { carriesCredentials, CREDENTIALS_IN_URL, withoutCredentials } from '../../../functions/core/endpoint-url.ts';
 import type { PathName } from '../../../functions/core/types.ts';
 import { KUBE_PATHS, type KubeAccessConfig } from '../../../functions/ports/kube-access.ts';
 import { InputFileError, readInputText } from './input-file.ts';
@@ -152,10 +154,18 @@ async function secretWithin<T>(read: Promise<T>, what: string): Promise<T> {
   }
 }
 
+/** The first cluster of a kubeconfig whose server URL carries credentials, said without them. */
+export function serverCredentials(config: Pick<KubeConfig, 'clusters'>): string | undefined {
+  const leaky = config.clusters.find((cluster) => carriesCredentials(cluster.server));
+  return leaky && `cluster ${leaky.name}'s server ${withoutCredentials(leaky.server)} ${CREDENTIALS_IN_URL}; give them as the kubeconfig's user entry (a token or a client certificate)`;
+}
+
 /** A kubeconfig's text, once checked that it is one. */
 function kubeconfigOf(kube: KubeModules, given: KubeconfigText, field: 'kubeconfig' | 'workloadKubeconfig', words: AccessWords): string {
   const problem = notAKubeconfig(kube, given.text);
   if (problem) throw words.fail(`${words.where(field)}: ${given.file} is not a kubeconfig: ${problem}`);
+  const leaky = serverCredentials(kube.kubeConfigFrom(given.text));
+  if (leaky) throw words.fail(`${words.where(field)}: ${given.file}: ${leaky}`);
   return given.text;
 }
 
@@ -184,5 +194,7 @@ async function fromSecret(kube: KubeModules, management: string, { clusterName, 
   }
   const problem = notAKubeconfig(kube, workloadKubeconfig);
   if (problem) throw words.fail(`${words.where('capiCluster')}: ${secret} holds no kubeconfig: ${problem}`);
+  const leaky = serverCredentials(kube.kubeConfigFrom(workloadKubeconfig));
+  if (leaky) throw words.fail(`${words.where('capiCluster')}: ${secret}: ${leaky}`);
   return workloadKubeconfig;
 }

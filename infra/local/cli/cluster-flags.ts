@@ -1,5 +1,6 @@
 // The flags that name a cluster and how to talk to it, shared by probe, plan and remediate, and
 // their translation into a cluster entry with its policy.
+import { carriesCredentials, CREDENTIALS_IN_URL, withoutCredentials } from '../../../functions/core/endpoint-url.ts';
 import { electionTimeoutTooShort, MIN_ELECTION_TIMEOUT_MS, type Policy, type PolicyInput } from '../../../functions/core/policy.ts';
 import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
 import type { PathName } from '../../../functions/core/types.ts';
@@ -77,9 +78,15 @@ export function isClientUrl(text: string): boolean {
   }
 }
 
-export function parseEndpoints(value: string | undefined): string[] {
+/** Where etcd credentials go instead of an endpoint's URL, for the commands that take them. */
+export const CREDENTIALS_INSTEAD = 'use --user with --password-file (or ETCDCTL_PASSWORD)';
+
+/** The --endpoints list; one with credentials in it is refused first, shown without them (no other message may quote it). */
+export function parseEndpoints(value: string | undefined, credentialsInstead = CREDENTIALS_INSTEAD): string[] {
   const list = requiredFlag('endpoints', value, 'http://127.0.0.1:2379').split(',').map((e) => e.trim()).filter(Boolean);
   if (list.length === 0) throw new UsageError('--endpoints: give at least one URL, e.g. http://127.0.0.1:2379');
+  const leaky = list.find(carriesCredentials);
+  if (leaky !== undefined) throw new UsageError(`--endpoints: ${withoutCredentials(leaky)} ${CREDENTIALS_IN_URL}; ${credentialsInstead}`);
   const bad = list.find((endpoint) => !isClientUrl(endpoint));
   if (bad !== undefined) throw new UsageError(`--endpoints: ${JSON.stringify(bad)} is not a client URL (use e.g. http://127.0.0.1:2379)`);
   return list;

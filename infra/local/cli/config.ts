@@ -2,6 +2,7 @@
 // and where to listen. Validated with zod; an error names the field, e.g. clusters[0].endpoints.
 import path from 'node:path';
 import { z } from 'zod';
+import { carriesCredentials, CREDENTIALS_IN_URL } from '../../../functions/core/endpoint-url.ts';
 import type { Policy, PolicyInput } from '../../../functions/core/policy.ts';
 import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
 import type { EtcdUser, TlsFiles } from '../../../functions/ports/etcd.ts';
@@ -78,7 +79,11 @@ const policyConfigSchema = policyConfigFields.superRefine((policy, ctx) => {
   for (const issue of policyIssues(toPolicyInput(policy))) ctx.addIssue({ code: 'custom', path: writtenPath(policy, issue.path), message: issue.message });
 });
 
-const endpoint = z.string().refine(isClientUrl, 'must be a client URL such as http://127.0.0.1:2379');
+// Credentials first, and alone: no other message may quote the URL.
+const endpoint = z
+  .string()
+  .refine((url) => !carriesCredentials(url), { message: `${CREDENTIALS_IN_URL}; use auth.user with auth.passwordFile (or ETCDCTL_PASSWORD)`, abort: true })
+  .refine(isClientUrl, 'must be a client URL such as http://127.0.0.1:2379');
 
 const file = z.string().min(1, 'must name a file');
 

@@ -103,6 +103,9 @@ const FLAG_OF: [RegExp, string][] = [
 ];
 const flagNamed = (message: string): string => FLAG_OF.reduce((text, [field, flag]) => text.replace(field, flag), message);
 
+/** A registration has no etcd user (yet): nothing to give instead but the endpoint without them. */
+const REGISTER_CREDENTIALS = 'register takes no etcd credentials: register the endpoint without them';
+
 export interface RegisterFlags extends KubeFlags {
   cluster?: string;
   endpoints?: string;
@@ -115,7 +118,7 @@ export interface RegisterFlags extends KubeFlags {
 
 export function registrationFromFlags(values: RegisterFlags): ClusterRegistration {
   const clusterId = requiredFlag('cluster', values.cluster, 'prod-eu-1');
-  const registration: ClusterRegistration = { clusterId, endpoints: parseEndpoints(values.endpoints) };
+  const registration: ClusterRegistration = { clusterId, endpoints: parseEndpoints(values.endpoints, REGISTER_CREDENTIALS) };
   if (values['tls-secret'] !== undefined) registration.tlsSecretArn = values['tls-secret'];
   Object.assign(registration, kubeFromFlags(values));
   const members = membersFromFlags(values.member ?? [], values.node ?? []);

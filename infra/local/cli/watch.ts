@@ -11,7 +11,7 @@ import type { Log } from '../../../functions/app/deps.ts';
 import { remoteSink } from './watch-remote.ts';
 import { createLocalRuntime } from '../runtime.ts';
 import { durationFlag, parseFlags, requiredFlag, UsageError } from './args.ts';
-import { pathNamesOf } from './access-rules.ts';
+import { pathNamesOf, serverCredentials } from './access-rules.ts';
 import { tlsFromFlags } from './cluster-flags.ts';
 import { readInputText } from './input-file.ts';
 import { escapeControls } from './control-chars.ts';
@@ -101,6 +101,8 @@ function managementFrom(values: { kubeconfig?: string | undefined; 'in-cluster'?
   } catch (error) {
     throw new UsageError(`--kubeconfig: cannot use ${values.kubeconfig}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
   }
+  const leaky = serverCredentials(config);
+  if (leaky) throw new UsageError(`--kubeconfig: ${values.kubeconfig}: ${leaky}`);
   return { config, source: text };
 }
 
