@@ -206,5 +206,11 @@ describe('etcd with authentication enabled', () => {
     expect((await lab.memberList()).map((m) => m.id)).not.toContain(before.id);
     await lab.waitForLeader({ excluding: [before.name] });
     expect(r.stdout + r.stderr).not.toContain(ROOT_PASSWORD);
+    // Nor in the state file, its journal or its WAL.
+    const stateFiles = fs.readdirSync(dir).filter((f) => f.startsWith('root.sqlite'));
+    expect(stateFiles).toContain('root.sqlite');
+    for (const file of stateFiles) {
+      expect(fs.readFileSync(path.join(dir, file)).includes(ROOT_PASSWORD), file).toBe(false);
+    }
   });
 });
