@@ -113,7 +113,7 @@ describe('etcd with authentication enabled', () => {
     expect(r.stdout + r.stderr).not.toContain(OPERATOR_PASSWORD);
   });
 
-  it('a user without the root role is named', async () => {
+  it('a user without the root role is named, for the leader and for a follower', async () => {
     const leader = await lab.leader();
     const r = await runCli(['plan', ...endpoints(), '--target', leader.name, '--user', 'viewer', '--password-file', viewerFile, ...lab500, '--json']);
     expect(r.code, r.stderr).toBe(3);
@@ -121,6 +121,13 @@ describe('etcd with authentication enabled', () => {
     expect(result.reason).toBe('AUTH_FAILED');
     expect(result.message).toContain('refuses it to user viewer');
     expect(r.stdout + r.stderr).not.toContain(VIEWER_PASSWORD);
+    // A follower needs no move, but its removal the same permission.
+    const follower = lab.members.find((m) => m.name !== leader.name)!;
+    const f = await runCli(['plan', ...endpoints(), '--target', follower.name, '--user', 'viewer', '--password-file', viewerFile, ...lab500, '--json']);
+    expect(f.code, f.stderr).toBe(3);
+    expect(jsonOf<Result>(f)).toMatchObject({ reason: 'AUTH_FAILED', leaderMove: 'not-needed' });
+    expect(jsonOf<Result>(f).message).toContain('refuses it to user viewer');
+    expect(jsonOf<Result>(f).message).toContain('; nothing was removed; blocked');
   });
 
   it('a wrong password is refused by etcd and said, never shown', async () => {
