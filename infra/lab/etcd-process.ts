@@ -41,6 +41,8 @@ export interface EtcdMemberSpec {
   electionTimeoutMs: number;
   dataDir: string;
   logFile: string;
+  /** Flags beyond the lab's own, appended last. */
+  extraArgs?: readonly string[];
 }
 
 export function etcdArgs(spec: EtcdMemberSpec): string[] {
@@ -60,6 +62,7 @@ export function etcdArgs(spec: EtcdMemberSpec): string[] {
     '--logger', 'zap',
     // zap logs to stderr, and stderr goes to the log file: Go panics land there too.
     '--log-outputs', 'stderr',
+    ...(spec.extraArgs ?? []),
   ];
 }
 

@@ -13,6 +13,8 @@ export interface LabOptions {
   namePrefix?: string;
   /** Deadline for every member to answer and agree on a leader. */
   startTimeoutMs?: number;
+  /** More etcd flags for chosen members, by name (e.g. a small --quota-backend-bytes for one). */
+  memberArgs?: Record<string, string[]>;
 }
 
 /** 'heal' is the same as 'pass'. */

@@ -60,17 +60,19 @@ export class Lab {
   readonly electionTimeoutMs: number;
   private readonly etcdBin: string;
   private readonly namePrefix: string;
+  private readonly memberArgs: Record<string, string[]>;
   private readonly runtimes = new Map<string, MemberRuntime>();
   private readonly unregisterExitHook: () => void;
   private downing: Promise<void> | undefined;
 
-  constructor(config: { root: string; token: string; etcdBin: string; heartbeatMs: number; electionTimeoutMs: number; namePrefix: string }) {
+  constructor(config: { root: string; token: string; etcdBin: string; heartbeatMs: number; electionTimeoutMs: number; namePrefix: string; memberArgs?: Record<string, string[]> }) {
     this.root = config.root;
     this.token = config.token;
     this.etcdBin = config.etcdBin;
     this.heartbeatMs = config.heartbeatMs;
     this.electionTimeoutMs = config.electionTimeoutMs;
     this.namePrefix = config.namePrefix;
+    this.memberArgs = config.memberArgs ?? {};
     this.unregisterExitHook = onProcessExit(() => this.downNow());
   }
 
@@ -325,6 +327,7 @@ export class Lab {
       electionTimeoutMs: this.electionTimeoutMs,
       dataDir: path.join(memberDir, 'data'),
       logFile: path.join(memberDir, 'etcd.log'),
+      ...(this.memberArgs[plan.name] ? { extraArgs: this.memberArgs[plan.name] } : {}),
     };
     const child = spawnEtcd(this.etcdBin, spec);
     const runtime: MemberRuntime = {
@@ -508,6 +511,7 @@ async function bootLab(count: number, etcdBin: string, options: LabOptions): Pro
     heartbeatMs: options.heartbeatMs ?? 50,
     electionTimeoutMs: options.electionTimeoutMs ?? 500,
     namePrefix: options.namePrefix ?? 'etcd',
+    ...(options.memberArgs ? { memberArgs: options.memberArgs } : {}),
   });
   try {
     await lab.boot(count, options.startTimeoutMs ?? 30_000);
