@@ -1,38 +1,44 @@
 // The cluster lock as remediation holds it. It lives in the cluster's own etcd, where every
-// remediator sees it whatever its state file; when etcd refuses the write (auth, no quorum) or the
-// access has no guard, the state store's lock stands in, and the journal says so. Taken once,
-// renewed in the background while the step runs (a snapshot or an actuator can outlast one lease),
-// checked right before anything is removed, and released at the end. A holder that dies stops
-// renewing, and its lease lapses.
+// remediator sees it whatever its state file, beside the removal record; when etcd does not take
+// it, the step waits or blocks (core/guard-failure.ts) and never falls back to a lock only one
+// state sees. Only a cluster the policy names single-remediator keeps both in the state store.
+// Taken once, renewed in the background while the step runs (a snapshot or an actuator can
+// outlast one lease), checked right before anything is removed, and released at the end. A
+// holder that dies stops renewing, and its lease lapses.
 import { randomUUID } from 'node:crypto';
 import { rankMoveCandidates } from '../core/candidates.ts';
 import { describeDuration, describeTime } from '../core/explain.ts';
+import { NO_LEASE_PATH } from '../core/guard-failure.ts';
+import { guardDeadlineMs } from '../core/probe-deadline.ts';
+import type { EtcdFailure } from '../core/types.ts';
 import type { ClusterView } from '../core/view.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import type { ClusterGuard, LockHolder } from '../ports/cluster-guard.ts';
 import { EtcdCallError, type EndpointTarget } from '../ports/etcd.ts';
 import type { Deps } from './deps.ts';
+import { storeGuard } from './store-guard.ts';
 
 export interface HeldLock {
   readonly owner: string;
-  /** Where it is held, and why there when it is not etcd: for the journal. */
+  /** Where it is held: for the journal. */
   readonly where: string;
   /** The guard the lock is held in: where the removal record is read and written. */
-  readonly guard?: ClusterGuard;
+  readonly guard: ClusterGuard;
   /** Renews now; false when another remediator holds the lock (ours lapsed and was taken). */
   stillHeld(): Promise<boolean>;
   /** Best effort: a lock that cannot be released lapses by itself. */
   release(): Promise<void>;
 }
 
-export type LockAttempt = { held: true; lock: HeldLock } | { held: false; why: string };
+export type LockAttempt =
+  | { held: true; lock: HeldLock }
+  /** Another remediation holds it: say who, and wait. */
+  | { held: false; busy: string }
+  /** etcd did not take it (a timeout, an alarm, credentials), or no guard could be reached. */
+  | { held: false; failure: EtcdFailure; where: string };
 
-interface Backend {
-  where: string;
-  guard?: ClusterGuard;
-  renew(): Promise<boolean>;
-  release(): Promise<void>;
-}
+/** Said when the lock and record cannot be asked for at all: the step blocks on it (NO_SHARED_LOCK). */
+const noGuard: EtcdFailure = { kind: 'other', message: NO_LEASE_PATH };
 
 /**
  * Where to ask etcd for the lock and the removal record: the healthy members other than the
@@ -50,37 +56,55 @@ export function guardTargets(cluster: ClusterEntry, view: ClusterView | undefine
   return targets.filter((t) => !seen.has(`${t.path} ${t.endpoint}`) && seen.add(`${t.path} ${t.endpoint}`));
 }
 
-/** `endpoints`: healthy members to ask etcd through, most likely first (see guardTargets). */
+/**
+ * The guard of the cluster's lock and removal record: in its etcd, asked through the healthy
+ * members of `view` other than `targetId` (guardTargets), each call with a deadline fit for the
+ * network the probe measured; in the state store only for a single-remediator cluster.
+ * Undefined when etcd cannot be asked at all.
+ */
+export function clusterGuard(
+  deps: Pick<Deps, 'store' | 'clock' | 'etcdFor'>,
+  cluster: ClusterEntry,
+  view: ClusterView | undefined,
+  targetId: string | undefined,
+): ClusterGuard | undefined {
+  if (cluster.policy.singleRemediator) return storeGuard(deps, cluster.clusterId);
+  const targets = guardTargets(cluster, view, targetId);
+  return targets.length > 0 ? deps.etcdFor(cluster).guard?.(targets, { deadlineMs: guardDeadlineMs(cluster.policy, view, targetId) }) : undefined;
+}
+
+export type Guarded<T> = { ok: true; value: T } | { ok: false; failure: EtcdFailure; where: string };
+
+/** One call to the guard: etcd's refusal or silence is an answer for the caller to judge, never "no record". */
+export async function guarded<T>(guard: ClusterGuard | undefined, call: (guard: ClusterGuard) => Promise<T>): Promise<Guarded<T>> {
+  if (!guard) return { ok: false, failure: noGuard, where: 'etcd' };
+  try {
+    return { ok: true, value: await call(guard) };
+  } catch (error) {
+    if (!(error instanceof EtcdCallError)) throw error;
+    return { ok: false, failure: error.failure, where: guard.where };
+  }
+}
+
+/** Asked through the healthy members of `view` other than `targetId` (see clusterGuard). */
 export async function takeClusterLock(
   deps: Pick<Deps, 'store' | 'clock' | 'log' | 'etcdFor'>,
   cluster: ClusterEntry,
   incidentId: string,
-  endpoints: EndpointTarget[],
+  view: ClusterView | undefined,
+  targetId: string | undefined,
 ): Promise<LockAttempt> {
   // One owner per run, so a holder is named exactly; an earlier run of the same incident that a
   // crash left holding it is taken over (the incident's step lease keeps runs from overlapping).
   const sameIncident = `incident:${incidentId}:`;
   const owner = `${sameIncident}${randomUUID().slice(0, 8)}`;
   const leaseMs = cluster.policy.lockLeaseMs;
-  const guard = endpoints.length > 0 ? deps.etcdFor(cluster).guard?.(endpoints) : undefined;
-  let fallback = 'this etcd access keeps no lock in etcd';
-  if (guard) {
-    try {
-      const got = await guard.acquire(owner, leaseMs, { takeOverFrom: sameIncident });
-      if (!got.held) return { held: false, why: `another remediation holds the lock (${guard.where}${holderWords(got.holder, deps.clock.now())})` };
-      return { held: true, lock: hold(deps, owner, leaseMs, { where: guard.where, guard, renew: () => guard.renew(owner, leaseMs), release: () => guard.release(owner) }) };
-    } catch (error) {
-      if (!(error instanceof EtcdCallError)) throw error;
-      fallback = `etcd refused the lock (${error.failure.message})`;
-    }
-  }
-  // The store's lock renews for the same owner: the incident itself, so a crashed run's hold is ours.
-  const storeOwner = `incident:${incidentId}`;
-  const renew = () => deps.store.acquireLock(cluster.clusterId, storeOwner, leaseMs, deps.clock.now());
-  if (!(await renew())) return { held: false, why: 'another remediation sharing this state holds the lock' };
-  const where = `the state store only, since ${fallback}: remediators with another state file do not see it`;
-  deps.log.warn('cluster lock held in the state store only', { clusterId: cluster.clusterId, why: fallback });
-  return { held: true, lock: hold(deps, owner, leaseMs, { where, renew, release: () => deps.store.releaseLock(cluster.clusterId, storeOwner).then(() => undefined) }) };
+  const guard = clusterGuard(deps, cluster, view, targetId);
+  const got = await guarded(guard, (g) => g.acquire(owner, leaseMs, { takeOverFrom: sameIncident }));
+  if (!got.ok) return { held: false, failure: got.failure, where: got.where };
+  const where = guard!.where;
+  if (!got.value.held) return { held: false, busy: `another remediation holds the lock (${where}${holderWords(got.value.holder, deps.clock.now())})` };
+  return { held: true, lock: hold(deps, owner, leaseMs, guard!) };
 }
 
 function holderWords(holder: LockHolder | undefined, now: number): string {
@@ -88,34 +112,34 @@ function holderWords(holder: LockHolder | undefined, now: number): string {
   return `: ${holder.owner}, for ${describeDuration(Math.max(0, now - holder.since))} since ${describeTime(holder.since)}`;
 }
 
-function hold(deps: Pick<Deps, 'log'>, owner: string, leaseMs: number, backend: Backend): HeldLock {
+function hold(deps: Pick<Deps, 'log'>, owner: string, leaseMs: number, guard: ClusterGuard): HeldLock {
   let lost = false;
   const beat = setInterval(() => {
-    backend.renew().then(
+    guard.renew(owner, leaseMs).then(
       (held) => {
         lost ||= !held;
       },
       // A failed renewal is tried again at the next beat; the lease outlasts two of them.
-      (error: unknown) => deps.log.warn('cluster lock not renewed', { owner, where: backend.where, error: String(error) }),
+      (error: unknown) => deps.log.warn('cluster lock not renewed', { owner, where: guard.where, error: String(error) }),
     );
   }, Math.max(10, Math.floor(leaseMs / 3)));
   beat.unref();
   return {
     owner,
-    where: backend.where,
-    ...(backend.guard ? { guard: backend.guard } : {}),
+    where: guard.where,
+    guard,
     async stillHeld() {
       if (lost) return false;
-      lost = !(await backend.renew());
+      lost = !(await guard.renew(owner, leaseMs));
       return !lost;
     },
     async release() {
       clearInterval(beat);
       if (lost) return;
       try {
-        await backend.release();
+        await guard.release(owner);
       } catch (error) {
-        deps.log.warn('cluster lock not released; it lapses by itself', { owner, where: backend.where, error: String(error) });
+        deps.log.warn('cluster lock not released; it lapses by itself', { owner, where: guard.where, error: String(error) });
       }
     },
   };

@@ -1,7 +1,10 @@
 // move-leader's decision, before any move: resume a removal under way, check the target, ask the
 // pure planner, and turn everything into a dry run when the policy says so. Reads the store; makes
 // no etcd call.
+import { backoffDelay } from '../core/backoff.ts';
 import type { Decision } from '../core/decision.ts';
+import { guardFailureDecision, NO_LEASE_PATH } from '../core/guard-failure.ts';
+import type { EtcdFailure } from '../core/types.ts';
 import { describeDuration } from '../core/explain.ts';
 import { lastApprovalIn, leaderMoveOf } from '../core/leader-move.ts';
 import { approveMemberlessMachine, memberlessMachine } from '../core/memberless-machine.ts';
@@ -12,9 +15,9 @@ import { describeSelector } from '../core/target.ts';
 import { describeMember, memberGone, type ClusterView } from '../core/view.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import type { Incident, JournalEntry } from '../ports/incident-store.ts';
-import { guardTargets } from './cluster-lock.ts';
+import { clusterGuard, guarded, type Guarded } from './cluster-lock.ts';
 import type { Deps } from './deps.ts';
-import { membersUnderRemediation, planIncident } from './plan-incident.ts';
+import { attemptsSpent, membersUnderRemediation, planIncident } from './plan-incident.ts';
 
 /** `view` is the one the MembersProbed carried: the newest the incident holds. */
 export async function decideIncident(deps: Deps, cluster: ClusterEntry, incident: Incident, view: ClusterView): Promise<Decision> {
@@ -31,7 +34,8 @@ export async function decideIncident(deps: Deps, cluster: ClusterEntry, incident
     if (found !== 'pass') return found;
   }
   // Said before any leader is moved for a removal that could not happen; remediate checks it again under the lock.
-  const records = incident.memberId ? await removalsSeen(deps, cluster, incident, incident.memberId, view) : [];
+  const read = incident.memberId ? await removalsSeen(deps, cluster, incident.memberId, view) : ({ ok: true, value: [] } as const);
+  const records = read.ok ? read.value : [];
   const byAnother = removedByAnother(records, {
     incidentId: incident.incidentId,
     memberId: incident.memberId!,
@@ -49,7 +53,24 @@ export async function decideIncident(deps: Deps, cluster: ClusterEntry, incident
     remediationHistoryFrom(removalTimesOf(records, incident.targetKey), options),
   );
   const decision = planIncident(deps, cluster, incident, remediation, await membersUnderRemediation(deps, incident));
+  // An unread record is no answer: nothing is moved or approved on it. A block, a close or a wait
+  // stands on its own (the record is read again on the next look).
+  const acts = decision.kind === 'approve' || decision.kind === 'move-leader';
+  if (!read.ok && acts) return unreadRecord(deps, cluster, incident, read);
   return cluster.policy.dryRun ? dryRun(decision) : decision;
+}
+
+/** The removal record could not be read: a retry (or, when etcd refuses it for good, a block), never "no record". */
+function unreadRecord(deps: Deps, cluster: ClusterEntry, incident: Incident, failed: { failure: EtcdFailure; where: string }): Decision {
+  const decision = guardFailureDecision('read the removal record', failed.failure, {
+    who: incident.memberName ? describeMember({ id: incident.memberId ?? '', name: incident.memberName }) : describeSelector(incident.target),
+    clusterId: incident.clusterId,
+    where: failed.where,
+    retryAt: deps.clock.now() + backoffDelay(attemptsSpent(incident), cluster.policy, deps.random),
+    ...(incident.views.at(-1) ? { view: incident.views.at(-1)! } : {}),
+    user: cluster.auth?.username,
+  });
+  return { ...decision, evidence: { ...decision.evidence, decidedBy: 'removal-record' } };
 }
 
 /**
@@ -92,26 +113,21 @@ function resumeDecision(deps: Deps, cluster: ClusterEntry, incident: Incident, j
   };
 }
 
-/** Best effort: a record that cannot be read now is read again, under the lock, before any removal. */
 /** A selector naming a member by name that the removal record says another incident removed. */
 async function removedByName(deps: Deps, cluster: ClusterEntry, incident: Incident, view: ClusterView): Promise<Decision | undefined> {
   const name = incident.target.memberName ?? incident.target.nodeName;
   if (!name) return undefined;
-  const records = await removalsSeen(deps, cluster, incident, undefined, view);
+  const read = await removalsSeen(deps, cluster, undefined, view);
+  // No lease path at all: nothing can be removed either way, so the target check's block stands.
+  if (!read.ok && read.failure.message === NO_LEASE_PATH) return undefined;
+  // Not found may be "removed a moment ago by another": a record we could not read tells neither.
+  if (!read.ok) return unreadRecord(deps, cluster, incident, read);
   // Called when no member matched: the named one is gone from the list.
-  return removedByAnother(records, { incidentId: incident.incidentId, memberName: cluster.aliases?.[name] ?? name, name, memberGone: true });
+  return removedByAnother(read.value, { incidentId: incident.incidentId, memberName: cluster.aliases?.[name] ?? name, name, memberGone: true });
 }
 
-async function removalsSeen(deps: Deps, cluster: ClusterEntry, incident: Incident, targetId: string | undefined, view: ClusterView): Promise<RemovalRecord[]> {
-  const targets = guardTargets(cluster, view, targetId);
-  const guard = targets.length > 0 ? deps.etcdFor(cluster).guard?.(targets) : undefined;
-  if (!guard) return [];
-  try {
-    return await guard.removals();
-  } catch (error) {
-    deps.log.warn('removal record not read; remediate reads it again under the lock', { incidentId: incident.incidentId, error: String(error) });
-    return [];
-  }
+function removalsSeen(deps: Deps, cluster: ClusterEntry, targetId: string | undefined, view: ClusterView): Promise<Guarded<RemovalRecord[]>> {
+  return guarded(clusterGuard(deps, cluster, view, targetId), (g) => g.removals());
 }
 
 /** The same remediations may be in both: take the history that counts more, never the sum. */

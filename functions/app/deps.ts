@@ -15,9 +15,10 @@ export interface ClusterEtcd {
   prober: Prober;
   /**
    * The lock and removal record in the cluster's own etcd, asked through these endpoints in turn.
-   * An access without one (a test's fake etcd) falls back to the store's lock, and says so.
+   * An access without one removes nothing (NO_SHARED_LOCK), unless the cluster's policy names it
+   * single-remediator: then both live in the state store.
    */
-  guard?: (targets: EndpointTarget[]) => ClusterGuard;
+  guard?: (targets: EndpointTarget[], options?: { deadlineMs?: number }) => ClusterGuard;
 }
 
 /** The subset of Powertools Logger the application uses, so tests can pass a silent one. */

@@ -5,14 +5,17 @@ import type { DetailOf } from '../../events/catalogue.ts';
 import { backoffDelay } from '../core/backoff.ts';
 import type { Decision } from '../core/decision.ts';
 import { leaderMoveOf } from '../core/leader-move.ts';
-import { removalRecordFor, removedByAnother, replacementPending, withRecord, type RemovalRecord } from '../core/replacement.ts';
+import { guardFailureDecision, type GuardAction } from '../core/guard-failure.ts';
+import { probeDeadlineMs } from '../core/probe-deadline.ts';
+import { removalRecordFor, removedByAnother, replacementPending, withRecord } from '../core/replacement.ts';
+import type { EtcdFailure } from '../core/types.ts';
 import { withView } from '../core/view-history.ts';
 import { describeMember, memberGone, type ClusterView } from '../core/view.ts';
 import type { ReplaceRequest, ReplaceResult } from '../ports/actuator.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import type { ClusterGuard } from '../ports/cluster-guard.ts';
 import type { Incident } from '../ports/incident-store.ts';
-import { guardTargets, takeClusterLock, type HeldLock } from './cluster-lock.ts';
+import { guarded, takeClusterLock, type HeldLock } from './cluster-lock.ts';
 import { decisionEffects, failureEffects } from './decision-effects.ts';
 import type { Deps } from './deps.ts';
 import { envelopeOf, iso, memberRef, publishing } from './incident-events.ts';
@@ -29,8 +32,11 @@ export const remediate = (deps: Deps, detail: DetailOf<'RemediationApproved'>): 
   runStep(deps, 'remediate', { detailType: 'RemediationApproved', detail }, (incident, cluster) => underLock(deps, cluster, incident));
 
 async function underLock(deps: Deps, cluster: ClusterEntry, incident: Incident): Promise<StepOutcome<Remediated>> {
-  const attempt = await takeClusterLock(deps, cluster, incident.incidentId, guardTargets(cluster, incident.views.at(-1), incident.memberId));
-  if (!attempt.held) return decided(deps, incident, lockBusy(deps, cluster, incident, attempt.why));
+  const attempt = await takeClusterLock(deps, cluster, incident.incidentId, incident.views.at(-1), incident.memberId);
+  if (!attempt.held) {
+    const decision = 'busy' in attempt ? lockBusy(deps, cluster, incident, attempt.busy) : guardFailed(deps, cluster, incident, 'take the cluster lock', attempt);
+    return decided(deps, incident, decision);
+  }
   const { lock } = attempt;
   try {
     await mark(deps, incident.incidentId, 'lock-taken', `held by ${lock.owner} in ${lock.where}`);
@@ -64,7 +70,7 @@ async function runSteps(deps: Deps, cluster: ClusterEntry, incident: Incident, l
   if ('kind' in leader) return decided(deps, incident, leader);
   // Confirmed once a leader stands (a write during the election would find none): then it counts
   // for KCP's retry limits of every remediator. The intent already holds the size still owed.
-  if (lock.guard) await confirmRemoval(deps, lock.guard, id);
+  await confirmRemoval(deps, lock.guard, id);
   return replaceStep(deps, cluster, incident, leader, { id: memberId, name: incident.memberName ?? '' });
 }
 
@@ -141,6 +147,17 @@ const retryAfterBackoff = (deps: Deps, cluster: ClusterEntry, incident: Incident
 const lockBusy = (deps: Deps, cluster: ClusterEntry, incident: Incident, why: string): Decision =>
   retryAfterBackoff(deps, cluster, incident, 'CLUSTER_LOCKED', (at) => `${nameOf(incident)} waits: in cluster ${incident.clusterId}, ${why}; nothing was removed, we try again at ${at}.`);
 
+/** etcd did not answer for the lock or the record, or refused them: a retry or a block, never a removal. */
+const guardFailed = (deps: Deps, cluster: ClusterEntry, incident: Incident, action: GuardAction, failed: { failure: EtcdFailure; where: string }): Decision =>
+  guardFailureDecision(action, failed.failure, {
+    who: nameOf(incident),
+    clusterId: incident.clusterId,
+    where: failed.where,
+    retryAt: deps.clock.now() + backoffDelay(attemptsSpent(incident), cluster.policy, deps.random),
+    ...(incident.views.at(-1) ? { view: incident.views.at(-1)! } : {}),
+    user: cluster.auth?.username,
+  });
+
 interface Checked {
   incident: Incident;
   fresh: ClusterView;
@@ -150,7 +167,7 @@ interface Checked {
 
 /** A fresh probe, kept on the incident, and the gates checked on it again. */
 async function probeAndCheck(deps: Deps, cluster: ClusterEntry, incident: Incident): Promise<Checked> {
-  const fresh = await probeCluster(deps, cluster, incident.views.at(-1));
+  const fresh = await probeCluster(deps, cluster, incident.views.at(-1), probeDeadlineMs(cluster.policy, incident.views));
   const updated = await deps.store.updateIncident(incident.incidentId, { views: withView(incident.views, fresh) }, { expectVersion: incident.version, now: deps.clock.now() });
   return { incident: updated, fresh, verdict: memberGone(fresh, incident.memberId!) ? 'gone' : recheckGates(deps, cluster, updated) };
 }
@@ -170,7 +187,7 @@ async function removeStep(deps: Deps, cluster: ClusterEntry, incident: Incident,
   }
   const name = incident.memberName || incident.memberId!;
   let checked = await probeAndCheck(deps, cluster, incident);
-  if (checked.verdict === 'gone') return removedBefore(deps, checked.incident, name, await lock.guard?.removals());
+  if (checked.verdict === 'gone') return removedBefore(deps, cluster, checked.incident, name, lock);
   if (checked.verdict.kind !== 'approve') return { incident: checked.incident, decision: checked.verdict };
 
   if (cluster.policy.snapshotBeforeRemove && !(await deps.store.stepDone(id, 'snapshot-taken'))) {
@@ -182,19 +199,25 @@ async function removeStep(deps: Deps, cluster: ClusterEntry, incident: Incident,
     await mark(deps, id, 'snapshot-taken', `${snap.location} (through ${snap.via})`);
     // The snapshot took time: the cluster may have changed under it, so look and judge again.
     checked = await probeAndCheck(deps, cluster, checked.incident);
-    if (checked.verdict === 'gone') return removedBefore(deps, checked.incident, name, await lock.guard?.removals());
+    if (checked.verdict === 'gone') return removedBefore(deps, cluster, checked.incident, name, lock);
     if (checked.verdict.kind !== 'approve') return { incident: checked.incident, decision: checked.verdict };
   }
   // One member down at a time, for every remediator: the record in etcd says what is still owed.
-  const records = (await lock.guard?.removals()) ?? [];
+  // A record that cannot be read is no answer: nothing is removed until it can.
+  const read = await guarded(lock.guard, (g) => g.removals());
+  if (!read.ok) return { incident: checked.incident, decision: guardFailed(deps, cluster, checked.incident, 'read the removal record', read) };
+  const records = read.value;
   const context = { view: checked.fresh, targetId: incident.memberId!, incidentId: id, now: deps.clock.now() };
   const pending = replacementPending(records, { ...context, allowShrink: cluster.policy.allowShrink });
   if (pending) return { incident: checked.incident, decision: pending };
   // Ours since the probe, or nothing is removed: the lock may have lapsed under a long step.
-  if (!(await lock.stillHeld())) return { incident: checked.incident, decision: lockBusy(deps, cluster, checked.incident, 'our hold on the lock lapsed and another remediation took it') };
+  const ours = await guarded(lock.guard, () => lock.stillHeld());
+  if (!ours.ok) return { incident: checked.incident, decision: guardFailed(deps, cluster, checked.incident, 'take the cluster lock', ours) };
+  if (!ours.value) return { incident: checked.incident, decision: lockBusy(deps, cluster, checked.incident, 'our hold on the lock lapsed and another remediation took it') };
   // Recorded before the call: a removal that happens is never missing from the record.
   const record = removalRecordFor(records, { ...context, by: lock.owner, targetKey: incident.targetKey });
-  await lock.guard?.saveRemovals(withRecord(records, record));
+  const saved = await guarded(lock.guard, (g) => g.saveRemovals(withRecord(records, record)));
+  if (!saved.ok) return { incident: checked.incident, decision: guardFailed(deps, cluster, checked.incident, 'write the removal record', saved) };
 
   const removed = await removeMember(deps, cluster, checked.fresh, incident.memberId!);
   if (removed.kind === 'removed') {
@@ -214,8 +237,11 @@ async function removeStep(deps: Deps, cluster: ClusterEntry, incident: Incident,
  * record names another incident, by that one (the same member reported under another name): then
  * this incident ends there, and its machine is not replaced a second time.
  */
-async function removedBefore(deps: Deps, incident: Incident, name: string, records: RemovalRecord[] = []): Promise<{ incident: Incident; decision?: Decision }> {
-  const byAnother = removedByAnother(records, { incidentId: incident.incidentId, memberId: incident.memberId!, name: nameOf(incident), memberGone: true });
+async function removedBefore(deps: Deps, cluster: ClusterEntry, incident: Incident, name: string, lock: HeldLock): Promise<{ incident: Incident; decision?: Decision }> {
+  // Whose removal it was decides whether this incident replaces the machine: unread is no answer.
+  const read = await guarded(lock.guard, (g) => g.removals());
+  if (!read.ok) return { incident, decision: guardFailed(deps, cluster, incident, 'read the removal record', read) };
+  const byAnother = removedByAnother(read.value, { incidentId: incident.incidentId, memberId: incident.memberId!, name: nameOf(incident), memberGone: true });
   if (byAnother) return { incident, decision: byAnother };
   await mark(deps, incident.incidentId, 'member-removed', `${name} is no longer in the member list`);
   return { incident };

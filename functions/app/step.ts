@@ -9,6 +9,7 @@
 // A failure before 5 releases the lease and throws, so the same event can be delivered again. A
 // failure after 5 throws too; the redelivery finds the step done and only carries out the outbox.
 import type { DetailType } from '../../events/catalogue.ts';
+import { withSingleRemediatorNote } from '../core/single-remediator.ts';
 import { stepBudgetMs, type StepName } from '../core/step-budget.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import { VersionConflictError, type Incident, type IncidentPatch, type OutboxEntry } from '../ports/incident-store.ts';
@@ -67,6 +68,7 @@ export async function runStep<R>(deps: Deps, step: StepName, delivered: Delivere
   let committed: Incident;
   try {
     outcome = await work(held, cluster);
+    if (cluster.policy.singleRemediator) outcome = singleRemediatorSaid(outcome, cluster.clusterId);
     committed = await commit(deps, outcome.incident, { ...outcome.patch, inFlight: null }, outcome.effects, key);
   } catch (error) {
     await releaseLease(deps, incident.incidentId, key);
@@ -74,6 +76,25 @@ export async function runStep<R>(deps: Deps, step: StepName, delivered: Delivere
   }
   await flushOutbox(deps, committed);
   return outcome.value;
+}
+
+/** Every message the step says (events, the decision kept, journal lines) carries the single-remediator note. */
+function singleRemediatorSaid<R>(outcome: StepOutcome<R>, clusterId: string): StepOutcome<R> {
+  const noted = <T>(value: T): T => {
+    if (typeof value === 'string') return value;
+    const said = value as { message?: unknown };
+    return typeof said?.message === 'string' ? { ...value, message: withSingleRemediatorNote(said.message, clusterId) } : value;
+  };
+  const effects = outcome.effects.map((entry): OutboxEntry => {
+    // The envelope keeps its type: only a string it already carries is changed.
+    if (entry.kind === 'publish') return { ...entry, event: { ...entry.event, detail: noted(entry.event.detail) } as typeof entry.event };
+    if (entry.kind === 'journal' && typeof entry.entry.detail === 'string' && /^[A-Z_]+: /.test(entry.entry.detail)) {
+      return { ...entry, entry: { ...entry.entry, detail: withSingleRemediatorNote(entry.entry.detail, clusterId) } };
+    }
+    return entry;
+  });
+  const patch = outcome.patch?.lastDecision ? { ...outcome.patch, lastDecision: noted(outcome.patch.lastDecision) } : outcome.patch;
+  return { ...outcome, effects, ...(patch ? { patch } : {}) };
 }
 
 function whySkip(incident: Incident, attempt: number, key: string, now: number, holder: string | undefined): string | undefined {

@@ -1,4 +1,5 @@
 // Step 5 of remediation: wait until the remaining members agree on a leader other than the target.
+import { probeDeadlineMs } from '../core/probe-deadline.ts';
 import { electionWaitMs } from '../core/step-budget.ts';
 import type { ClusterView } from '../core/view.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
@@ -22,10 +23,12 @@ export async function waitForNewLeader(
   const timeoutMs = electionWaitMs(cluster.policy);
   // The removed member is no seed any more: a dead one would cost every probe its whole deadline.
   const seedsWithout = previous && { ...previous, members: previous.members.filter((m) => m.id !== removedId) };
+  // A slow network measured by the last probe is slow for these too.
+  const deadlineMs = probeDeadlineMs(cluster.policy, seedsWithout ? [seedsWithout] : []);
   try {
     return await waitFor(
       async () => {
-        const view = await probeCluster(deps, cluster, seedsWithout);
+        const view = await probeCluster(deps, cluster, seedsWithout, deadlineMs);
         const { leader } = view;
         const rest = view.members.filter((m) => m.id !== removedId);
         if (leader.consensus !== 'agreed' || !leader.id || leader.id === removedId) return undefined;

@@ -76,6 +76,14 @@ export const classificationTable: readonly ClassificationRow[] = [
     next: 'blocked, because etcd refuses the change until more members are started',
   },
   {
+    reason: 'ETCD_NO_SPACE',
+    class: 'block',
+    category: 'fatal',
+    // etcd's ErrNoSpace: with a NOSPACE alarm active, every member refuses puts, txns and lease grants.
+    match: { messages: ['database space exceeded'] },
+    next: 'blocked, because etcd refuses every write until space is freed and the NOSPACE alarm is disarmed',
+  },
+  {
     reason: 'MEMBER_NOT_FOUND',
     class: 'decide',
     category: 'permanent',

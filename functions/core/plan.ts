@@ -1,6 +1,7 @@
 // plan(): the whole decision for one target, from probe samples to approve / move / retry / block.
 // Named preconditions run in order and the first that decides wins; if all pass, leadership decides.
 import { clusterIdentityCheck } from './check-cluster-identity.ts';
+import { noSpaceCheck } from './check-no-space.ts';
 import type { Decision } from './decision.ts';
 import { buildPlanContext, type PlanInput } from './plan-context.ts';
 import { planChecks } from './plan-checks.ts';
@@ -8,8 +9,8 @@ import { decideLeadership } from './plan-leadership.ts';
 
 export type { PlanInput } from './plan-context.ts';
 
-/** Identity first: in a view of two clusters no other check means anything. */
-const checks = [clusterIdentityCheck, ...planChecks];
+/** Identity first: in a view of two clusters no other check means anything. Writability last, before any move. */
+const checks = [clusterIdentityCheck, ...planChecks, noSpaceCheck];
 
 export function plan(input: PlanInput): Decision {
   const ctx = buildPlanContext(input);

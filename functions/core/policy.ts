@@ -58,6 +58,12 @@ export const policySchema = z.object({
    * (its replacement has not joined yet). Off: one member down at a time.
    */
   allowShrink: z.boolean().default(false),
+  /**
+   * This state is the only remediator of the cluster: the lock and the removal record are kept in
+   * the state store, not in etcd, and every message says so. Off: both live in the cluster's own
+   * etcd, and no member is removed while etcd cannot hold them.
+   */
+  singleRemediator: z.boolean().default(false),
 });
 
 export type Policy = z.infer<typeof policySchema>;

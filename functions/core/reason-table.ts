@@ -82,6 +82,19 @@ export const reasonTable = {
   REPLACEMENT_PENDING: { outcomes: ['block'], description: 'The cluster is still below the size it had before the last removal: no other member is removed until its replacement joins, unless policy allows shrinking.' },
   // operational
   CLUSTER_LOCKED: { outcomes: ['retry'], spendsAttempt: false, description: 'Another remediation holds the cluster lock: wait for it.' },
+  LOCK_UNAVAILABLE: {
+    outcomes: ['retry'],
+    spendsAttempt: true,
+    description: 'etcd did not answer for the cluster lock or the removal record (a timeout, an unavailable member, an election): no member is removed without both, so back off and try again.',
+  },
+  ETCD_NO_SPACE: {
+    outcomes: ['block'],
+    description: 'A NOSPACE alarm stands: etcd refuses every write, so the cluster lock and the removal record cannot be written, and nothing is removed until a person frees space and disarms the alarm.',
+  },
+  NO_SHARED_LOCK: {
+    outcomes: ['block'],
+    description: 'No member is reachable over a path that can hold the cluster lock (direct or port-forward), and the policy names no single-remediator cluster: nothing is removed.',
+  },
   DRY_RUN: { outcomes: ['block'], description: 'The policy is a dry run: what would be done is said, and nothing is done.' },
   RUNTIME_RESUMED: { outcomes: ['retry', 'approve'], spendsAttempt: false, description: 'The runtime resumed an incident a crash or restart left without a next step.' },
   SNAPSHOT_FAILED: { outcomes: ['retry'], spendsAttempt: true, description: 'The snapshot asked for before a removal could not be taken: nothing was removed, back off.' },

@@ -4,6 +4,7 @@ import type { EventEnvelope } from '../../events/catalogue.ts';
 import type { Decision } from '../core/decision.ts';
 import type { CarriedStreak } from '../core/evidence.ts';
 import type { RemediationHistory } from '../core/remediation-history.ts';
+import type { RemovalRecord } from '../core/replacement.ts';
 import type { ClusterView } from '../core/view.ts';
 import type { ScheduleRequest } from './scheduler.ts';
 
@@ -182,6 +183,13 @@ export interface ClusterLocks {
   acquireLock(clusterId: string, owner: string, leaseMs: number, now: number): Promise<boolean>;
   /** Only the owner can release; true when it did. */
   releaseLock(clusterId: string, owner: string): Promise<boolean>;
+  /**
+   * The removal record of a single-remediator cluster (policy singleRemediator), oldest first;
+   * every other cluster keeps its record in its own etcd, where every remediator sees it.
+   */
+  removalRecords(clusterId: string): Promise<RemovalRecord[]>;
+  /** Writes the whole list; only the lock holder writes it. */
+  saveRemovalRecords(clusterId: string, records: RemovalRecord[]): Promise<void>;
 }
 
 export interface DeadLetters {

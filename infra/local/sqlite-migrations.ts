@@ -139,6 +139,11 @@ export const migrations: readonly string[] = [
    ALTER TABLE incidents_next RENAME TO incidents;
    CREATE UNIQUE INDEX incidents_one_open_per_target ON incidents (cluster_id, target_key) WHERE state = 'open';
    CREATE INDEX incidents_by_cluster ON incidents (cluster_id, opened_at);`,
+  // A single-remediator cluster (policy singleRemediator) keeps its removal record here, not in etcd.
+  `CREATE TABLE cluster_removals (
+     cluster_id TEXT PRIMARY KEY,
+     records    TEXT NOT NULL
+   ) STRICT;`,
 ];
 
 /** The schema version a file holds, without changing it; undefined when it holds no schema of ours. */

@@ -118,6 +118,21 @@ export function recordCases(current: () => ContractContext): void {
     });
   });
 
+  describe('removal record of a single-remediator cluster', () => {
+    const record = (memberId: string, at: number) => ({ memberId, memberName: `etcd-${memberId}`, incidentId: `i-${memberId}`, targetKey: `memberId=${memberId}`, at, sizeBefore: 3, by: `incident:i-${memberId}:r1` });
+
+    it('is empty until written, is replaced whole, and is kept per cluster', async () => {
+      expect(await store.removalRecords('c1')).toEqual([]);
+      await store.saveRemovalRecords('c1', [record('a', 1)]);
+      await store.saveRemovalRecords('c1', [record('a', 1), { ...record('b', 2), confirmed: true }]);
+      await store.saveRemovalRecords('c2', [record('z', 9)]);
+      expect(await store.removalRecords('c1')).toEqual([record('a', 1), { ...record('b', 2), confirmed: true }]);
+      expect(await store.removalRecords('c2')).toEqual([record('z', 9)]);
+      // Seen by another handle on the same store: it is the state every run of this state shares.
+      expect(await (await handles()).at(-1)!.removalRecords('c1')).toHaveLength(2);
+    });
+  });
+
   describe('cluster identities', () => {
     it('the first identity remembered wins; clusters are apart', async () => {
       expect(await store.knownIdentity('c1')).toBeUndefined();

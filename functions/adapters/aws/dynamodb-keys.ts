@@ -4,6 +4,7 @@
 //   incident#<id>              marker#<step>        a step marker: at most one per incident and step
 //   open#<clusterId>           <targetKey>          the one open incident of a target (the pointer)
 //   lock#<clusterId>           lock                 the cluster lock: owner and lease
+//   lock#<clusterId>           removals             a single-remediator cluster's removal record
 //   cluster#<clusterId>        identity             the etcd cluster_id it first answered with
 //   cluster#<clusterId>        config               the directory's registration
 //   instance#<instanceId>      member               intake lookup: instance to cluster and member
@@ -29,6 +30,7 @@ export const markerKey = (incidentId: string, step: string): Key => ({ pk: `inci
 export const openPointerKey = (clusterId: string, targetKey: string): Key => ({ pk: `open#${clusterId}`, sk: targetKey });
 export const openPointerPk = (clusterId: string): string => `open#${clusterId}`;
 export const lockKey = (clusterId: string): Key => ({ pk: `lock#${clusterId}`, sk: 'lock' });
+export const removalsKey = (clusterId: string): Key => ({ pk: `lock#${clusterId}`, sk: 'removals' });
 export const identityKey = (clusterId: string): Key => ({ pk: `cluster#${clusterId}`, sk: 'identity' });
 export const clusterConfigKey = (clusterId: string): Key => ({ pk: `cluster#${clusterId}`, sk: 'config' });
 export const instanceKey = (instanceId: string): Key => ({ pk: `instance#${instanceId}`, sk: 'member' });

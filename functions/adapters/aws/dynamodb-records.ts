@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { remediationHistoryFrom, type RemediationHistory } from '../../core/remediation-history.ts';
+import type { RemovalRecord } from '../../core/replacement.ts';
 import type { DeadLetter, DeadLetterInput } from '../../ports/incident-store.ts';
 import { decodeText, encodeText, num, str } from './dynamodb-codec.ts';
 import { conditionally, expiresIn, queryAll, type StoreContext } from './dynamodb-context.ts';
@@ -13,6 +14,7 @@ import {
   identityKey,
   lockKey,
   remediationKey,
+  removalsKey,
   remediationsPk,
 } from './dynamodb-keys.ts';
 import { table } from './dynamodb-table.ts';
@@ -49,6 +51,16 @@ export async function releaseLock(ctx: StoreContext, clusterId: string, owner: s
       }),
     ),
   );
+}
+
+/** A single-remediator cluster's removal record: one item, written whole by the lock holder. */
+export async function removalRecords(ctx: StoreContext, clusterId: string): Promise<RemovalRecord[]> {
+  const { Item: item } = await ctx.doc.send(new GetCommand({ TableName: ctx.tableName, Key: removalsKey(clusterId), ConsistentRead: true }));
+  return item ? (JSON.parse(str(item, 'records')) as RemovalRecord[]) : [];
+}
+
+export async function saveRemovalRecords(ctx: StoreContext, clusterId: string, records: RemovalRecord[]): Promise<void> {
+  await ctx.doc.send(new PutCommand({ TableName: ctx.tableName, Item: { ...removalsKey(clusterId), type: 'removals', clusterId, records: JSON.stringify(records) } }));
 }
 
 export async function knownIdentity(ctx: StoreContext, clusterId: string): Promise<{ etcdClusterId: string; since: number } | undefined> {

@@ -14,6 +14,8 @@ import {
   putDeadLetter,
   recordRemediation,
   releaseLock,
+  removalRecords,
+  saveRemovalRecords,
   rememberIdentity,
   remediationHistory,
 } from './dynamodb-records.ts';
@@ -50,6 +52,8 @@ export function createDynamoIncidentStore(options: DynamoStoreOptions): Incident
     rememberIdentity: (clusterId, etcdClusterId, at) => rememberIdentity(ctx, clusterId, etcdClusterId, at),
     acquireLock: (clusterId, owner, leaseMs, now) => acquireLock(ctx, clusterId, owner, leaseMs, now),
     releaseLock: (clusterId, owner) => releaseLock(ctx, clusterId, owner),
+    removalRecords: (clusterId) => removalRecords(ctx, clusterId),
+    saveRemovalRecords: (clusterId, records) => saveRemovalRecords(ctx, clusterId, records),
     putDeadLetter: (input) => putDeadLetter(ctx, input),
     listDeadLetters: () => listDeadLetters(ctx),
     recordRemediation: (clusterId, targetKey, at) => recordRemediation(ctx, clusterId, targetKey, at),

@@ -7,6 +7,7 @@ import { withinDeadline } from './deadline.ts';
 import { etcd3Options, type MemberClientOptions } from './member-client.ts';
 import { toEtcdCallError } from './normalize-error.ts';
 import type { ClusterGuard, LockHolder, RemovalRecord } from '../../ports/cluster-guard.ts';
+import { NO_LEASE_PATH } from '../../core/guard-failure.ts';
 import { EtcdCallError, type EndpointTarget } from '../../ports/etcd.ts';
 
 export interface EtcdGuardOptions extends MemberClientOptions {
@@ -21,8 +22,8 @@ export interface EtcdGuardOptions extends MemberClientOptions {
 }
 
 export interface EtcdGuards {
-  /** The guard, asked through these endpoints in turn (healthy members, most likely first). */
-  at: (targets: EndpointTarget[]) => ClusterGuard;
+  /** The guard, asked through these endpoints in turn (healthy members, most likely first); `deadlineMs` for each call, when not the default. */
+  at: (targets: EndpointTarget[], options?: { deadlineMs?: number }) => ClusterGuard;
   close: () => void;
 }
 
@@ -31,6 +32,9 @@ const directOnly = (target: EndpointTarget): Promise<string | undefined> => Prom
 interface LockValue extends LockHolder {
   lease: string;
 }
+
+/** The most calls one guard operation makes (acquire: grant, txn, takeover txn, revoke). */
+const MAX_CALLS_PER_OPERATION = 4;
 
 const ttlSeconds = (leaseMs: number): number => Math.max(2, Math.ceil(leaseMs / 1000));
 
@@ -47,42 +51,47 @@ export function createEtcdGuards(options: EtcdGuardOptions): EtcdGuards {
     return client;
   };
   const dial = options.dial ?? directOnly;
-  /** First member that answers decides; one that refuses (auth, not enough members) decides too. */
-  async function onAny<T>(targets: EndpointTarget[], run: (etcd: Etcd3, deadline: Date) => Promise<T>): Promise<T> {
+  /**
+   * First member that answers decides; one that refuses (auth, not enough members, NOSPACE)
+   * decides too. Each call of an operation gets the whole call deadline: a lock is two to four
+   * round trips, and on a slow network one shared deadline would never fit them all.
+   */
+  async function onAny<T>(targets: EndpointTarget[], callMs: number, run: (etcd: Etcd3, deadline: () => Date) => Promise<T>): Promise<T> {
     let last: EtcdCallError | undefined;
     for (const target of targets) {
       const endpoint = await dial(target).catch(() => undefined);
       if (endpoint === undefined) continue;
       try {
-        return await withinDeadline(options.deadlineMs, (deadline) => run(clientFor(endpoint), deadline));
+        const deadline = () => new Date(Date.now() + callMs);
+        return await withinDeadline(callMs * MAX_CALLS_PER_OPERATION, () => run(clientFor(endpoint), deadline));
       } catch (error) {
         last = toEtcdCallError(error);
         if (last.failure.kind !== 'refused' && last.failure.kind !== 'timeout') throw last;
       }
     }
-    throw last ?? new EtcdCallError({ kind: 'other', message: 'no member to ask' });
+    throw last ?? new EtcdCallError({ kind: 'other', message: NO_LEASE_PATH });
   }
 
-  const currentLock = async (etcd: Etcd3, deadline: Date): Promise<{ raw: Buffer; value: LockValue } | undefined> => {
-    const { kvs } = await etcd.kv.range({ key: lockKey }, { deadline });
+  const currentLock = async (etcd: Etcd3, deadline: () => Date): Promise<{ raw: Buffer; value: LockValue } | undefined> => {
+    const { kvs } = await etcd.kv.range({ key: lockKey }, { deadline: deadline() });
     const raw = kvs[0]?.value;
     return raw ? { raw, value: JSON.parse(raw.toString()) as LockValue } : undefined;
   };
 
-  const grant = async (etcd: Etcd3, leaseMs: number, deadline: Date): Promise<string> =>
-    (await etcd.leaseClient.leaseGrant({ TTL: ttlSeconds(leaseMs) }, { deadline })).ID;
+  const grant = async (etcd: Etcd3, leaseMs: number, deadline: () => Date): Promise<string> =>
+    (await etcd.leaseClient.leaseGrant({ TTL: ttlSeconds(leaseMs) }, { deadline: deadline() })).ID;
 
-  const revoke = async (etcd: Etcd3, lease: string | undefined, deadline: Date): Promise<void> => {
+  const revoke = async (etcd: Etcd3, lease: string | undefined, deadline: () => Date): Promise<void> => {
     if (!lease) return;
     // A lease that already lapsed is fine: it is gone either way.
-    await etcd.leaseClient.leaseRevoke({ ID: lease }, { deadline }).catch(() => undefined);
+    await etcd.leaseClient.leaseRevoke({ ID: lease }, { deadline: deadline() }).catch(() => undefined);
   };
 
-  const guardAt = (targets: EndpointTarget[]): ClusterGuard => ({
+  const guardAt = (targets: EndpointTarget[], { deadlineMs = options.deadlineMs }: { deadlineMs?: number } = {}): ClusterGuard => ({
     where: `etcd key ${lockKey.toString()}`,
 
     acquire: (owner, leaseMs, { takeOverFrom } = {}) =>
-      onAny(targets, async (etcd, deadline) => {
+      onAny(targets, deadlineMs, async (etcd, deadline) => {
         const lease = await grant(etcd, leaseMs, deadline);
         const value = Buffer.from(JSON.stringify({ owner, since: Date.now(), lease } satisfies LockValue));
         const txn = await etcd.kv.txn(
@@ -91,7 +100,7 @@ export function createEtcdGuards(options: EtcdGuardOptions): EtcdGuards {
             success: [{ request_put: { key: lockKey, value, lease } }],
             failure: [{ request_range: { key: lockKey } }],
           },
-          { deadline },
+          { deadline: deadline() },
         );
         if (txn.succeeded) return { held: true as const };
         const raw = txn.responses[0]?.response_range.kvs[0]?.value;
@@ -100,7 +109,7 @@ export function createEtcdGuards(options: EtcdGuardOptions): EtcdGuards {
           // Replaced only if it is still exactly what we read.
           const taken = await etcd.kv.txn(
             { compare: [{ key: lockKey, target: 'Value', result: 'Equal', value: raw }], success: [{ request_put: { key: lockKey, value, lease } }] },
-            { deadline },
+            { deadline: deadline() },
           );
           if (taken.succeeded) {
             await revoke(etcd, holder.lease, deadline);
@@ -112,7 +121,7 @@ export function createEtcdGuards(options: EtcdGuardOptions): EtcdGuards {
       }),
 
     renew: (owner, leaseMs) =>
-      onAny(targets, async (etcd, deadline) => {
+      onAny(targets, deadlineMs, async (etcd, deadline) => {
         const current = await currentLock(etcd, deadline);
         if (current?.value.owner !== owner) return false;
         // A fresh lease, moved onto the key only if the key is still exactly ours.
@@ -123,14 +132,14 @@ export function createEtcdGuards(options: EtcdGuardOptions): EtcdGuards {
             compare: [{ key: lockKey, target: 'Value', result: 'Equal', value: current.raw }],
             success: [{ request_put: { key: lockKey, value, lease } }],
           },
-          { deadline },
+          { deadline: deadline() },
         );
         await revoke(etcd, txn.succeeded ? current.value.lease : lease, deadline);
         return txn.succeeded;
       }),
 
     release: (owner) =>
-      onAny(targets, async (etcd, deadline) => {
+      onAny(targets, deadlineMs, async (etcd, deadline) => {
         const current = await currentLock(etcd, deadline);
         if (current?.value.owner === owner) {
           await etcd.kv.txn(
@@ -138,22 +147,22 @@ export function createEtcdGuards(options: EtcdGuardOptions): EtcdGuards {
               compare: [{ key: lockKey, target: 'Value', result: 'Equal', value: current.raw }],
               success: [{ request_delete_range: { key: lockKey } }],
             },
-            { deadline },
+            { deadline: deadline() },
           );
           await revoke(etcd, current.value.lease, deadline);
         }
       }),
 
     removals: () =>
-      onAny(targets, async (etcd, deadline) => {
-        const { kvs } = await etcd.kv.range({ key: recordKey }, { deadline });
+      onAny(targets, deadlineMs, async (etcd, deadline) => {
+        const { kvs } = await etcd.kv.range({ key: recordKey }, { deadline: deadline() });
         const raw = kvs[0]?.value;
         return raw ? (JSON.parse(raw.toString()) as RemovalRecord[]) : [];
       }),
 
     saveRemovals: (records) =>
-      onAny(targets, async (etcd, deadline) => {
-        await etcd.kv.put({ key: recordKey, value: Buffer.from(JSON.stringify(records)) }, { deadline });
+      onAny(targets, deadlineMs, async (etcd, deadline) => {
+        await etcd.kv.put({ key: recordKey, value: Buffer.from(JSON.stringify(records)) }, { deadline: deadline() });
       }),
   });
 

@@ -60,6 +60,7 @@ const policyConfigFields = z
     dryRun: z.boolean().optional(),
     snapshotBeforeRemove: z.boolean().optional(),
     allowShrink: z.boolean().optional(),
+    singleRemediator: z.boolean().optional(),
     guardPrefix: z.string().optional(),
   });
 
@@ -187,8 +188,8 @@ function toPolicyInput(p: PolicyConfig | undefined): PolicyInput {
     const capMs = p.backoff.capMs ?? p.backoff.cap;
     input.backoff = { ...(baseMs === undefined ? {} : { baseMs }), ...(capMs === undefined ? {} : { capMs }) };
   }
-  const { allowRemoveWithoutLeaderMove, closeWhenRecovered, maxAttempts, maxRetry, pathOrder, maxImmediateReprobes, dryRun, snapshotBeforeRemove, allowShrink, guardPrefix } = p;
-  const rest = { allowRemoveWithoutLeaderMove, closeWhenRecovered, maxAttempts, maxRetry, pathOrder, maxImmediateReprobes, dryRun, snapshotBeforeRemove, allowShrink, guardPrefix };
+  const { allowRemoveWithoutLeaderMove, closeWhenRecovered, maxAttempts, maxRetry, pathOrder, maxImmediateReprobes, dryRun, snapshotBeforeRemove, allowShrink, singleRemediator, guardPrefix } = p;
+  const rest = { allowRemoveWithoutLeaderMove, closeWhenRecovered, maxAttempts, maxRetry, pathOrder, maxImmediateReprobes, dryRun, snapshotBeforeRemove, allowShrink, singleRemediator, guardPrefix };
   return { ...input, ...(Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)) as PolicyInput) };
 }
 

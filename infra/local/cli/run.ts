@@ -71,7 +71,8 @@ FILE (JSON; paths are relative to it):
     callTimeout, incidentDeadline, retryPeriod, minHealthyPeriod, snapshotTimeout,
     actuatorTimeout, lockLease, backoff.base, backoff.cap; and allowRemoveWithoutLeaderMove,
     closeWhenRecovered, maxAttempts, maxRetry, pathOrder, maxImmediateReprobes, dryRun, snapshotBeforeRemove,
-    allowShrink, guardPrefix (where in etcd the lock and the removal record live).
+    allowShrink, guardPrefix (where in etcd the lock and the removal record live), singleRemediator
+    (true only when this state is the cluster's one remediator: the lock and record then stay in it).
 
   --config FILE   the config file (required)`;
 

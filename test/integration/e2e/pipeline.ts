@@ -71,7 +71,7 @@ export function recordingEtcd(calls: CallLog, options: { tls?: TlsFiles } = {}):
   const access = { transport, prober: createProber(inner, directPaths) };
   return {
     etcdFor: (cluster?: ClusterEntry): ClusterEtcd => {
-      guards ??= createEtcdGuards({ ...(options.tls ? { tls: options.tls } : {}), prefix: cluster?.policy.guardPrefix ?? '/etcd-remediator', deadlineMs: 1_000 });
+      guards ??= createEtcdGuards({ ...(options.tls ? { tls: options.tls } : {}), prefix: cluster?.policy.guardPrefix ?? '/etcd-remediator', deadlineMs: cluster?.policy.callTimeoutMs ?? 1_000 });
       return { ...access, guard: guards.at };
     },
     close: async () => {

@@ -17,6 +17,7 @@ import { endpointOf, id, sample } from '../core/fixtures.ts';
 import { tempDir } from '../local/helpers.ts';
 import { atLeastOnceDriver, type DriverLog } from './at-least-once.ts';
 import { T0, unhealthy } from './harness.ts';
+import { etcdGuardFake } from '../../support/fakes/etcd-guard-fake.ts';
 
 type Part = 'store' | 'bus' | 'scheduler';
 
@@ -101,6 +102,8 @@ async function runPipeline(fault?: Fault): Promise<Run> {
   const store = openSqliteStore({ path: dir.file('state.sqlite') });
   const clock = manualClock(T0);
   const etcd = fakeEtcd();
+  // The lock and removal record as the cluster's etcd keeps them.
+  const guard = etcdGuardFake(clock);
   const actuator: ReplaceRequest[] = [];
   const cluster: ClusterEntry = {
     clusterId: 'c1',
@@ -115,7 +118,11 @@ async function runPipeline(fault?: Fault): Promise<Run> {
     bus: faulty('bus', driver.bus, counts, () => active),
     scheduler: faulty('scheduler', driver.scheduler, counts, () => active),
     directory: { get: async () => cluster },
-    etcdFor: () => ({ prober: { probe: () => etcd.probe(clock.now()) }, transport: { client: ({ endpoint }) => etcd.client(endpoint), close: async () => undefined } }),
+    etcdFor: () => ({
+      prober: { probe: () => etcd.probe(clock.now()) },
+      transport: { client: ({ endpoint }) => etcd.client(endpoint), close: async () => undefined },
+      guard: () => guard,
+    }),
     actuator: {
       name: 'recording',
       replace: async (request) => {

@@ -11,6 +11,7 @@ import { UnknownClusterError, type ClusterEntry } from '../../../functions/ports
 import { EtcdCallError, type EtcdMemberClient } from '../../../functions/ports/etcd.ts';
 import type { ScheduleRequest } from '../../../functions/ports/scheduler.ts';
 import { openSqliteStore } from '../../../infra/local/sqlite-store.ts';
+import { etcdGuardFake, type EtcdGuardFake } from '../../support/fakes/etcd-guard-fake.ts';
 import { tempDir } from '../local/helpers.ts';
 
 export const T0 = Date.parse('2025-06-01T12:00:00Z');
@@ -22,6 +23,8 @@ export interface Harness {
   events: EventEnvelope[];
   scheduled: ScheduleRequest[];
   calls: { moveLeader: { endpoint: string; to: string }[]; memberRemove: string[] };
+  /** The lock and removal record, as the cluster's etcd keeps them. */
+  guard: EtcdGuardFake;
   /** What the next probe sees. */
   setSample(sample: (at: number) => ProbeSample): void;
   /** Called for each MoveLeader; the default accepts it. */
@@ -47,6 +50,7 @@ export function harness(policy: PolicyInput = {}): Harness {
     throw new EtcdCallError({ kind: 'other', message: 'not used by these tests' });
   };
   const h: Harness = {
+    guard: etcdGuardFake(clock),
     clock,
     cluster,
     events,
@@ -70,6 +74,7 @@ export function harness(policy: PolicyInput = {}): Harness {
         },
       },
       etcdFor: () => ({
+        guard: () => h.guard,
         prober: { probe: async () => sample(clock.now()) },
         transport: {
           client: ({ endpoint, path }): EtcdMemberClient => ({

@@ -7,7 +7,6 @@ import { probeMembers } from '../../../functions/app/probe-members.ts';
 import { remediate } from '../../../functions/app/remediate.ts';
 import { scheduleRetry } from '../../../functions/app/schedule-retry.ts';
 import type { ClusterGuard } from '../../../functions/ports/cluster-guard.ts';
-import { EtcdCallError } from '../../../functions/ports/etcd.ts';
 import { waitFor } from '../../../functions/shared/wait-for.ts';
 import { id, sample, type MemberSpec } from '../core/fixtures.ts';
 import { harness, unhealthy, type Harness } from './harness.ts';
@@ -19,20 +18,10 @@ const LEASE = 30_000;
 const three = (leader: number, override: Record<number, Partial<MemberSpec>> = {}): MemberSpec[] =>
   [0, 1, 2].map((i) => ({ i, leader, ...override[i] }));
 
-/** A guard in etcd as a test wants it, installed on the harness's etcd access; the rest holds the lock. */
+/** The harness's guard in etcd with some calls answered as a test wants them. */
 function useGuard(over: Partial<ClusterGuard>): ClusterGuard {
-  const guard: ClusterGuard = {
-    where: 'etcd key /etcd-remediator/lock',
-    acquire: async () => ({ held: true }),
-    renew: async () => true,
-    release: async () => undefined,
-    removals: async () => [],
-    saveRemovals: async () => undefined,
-    ...over,
-  };
-  const etcdFor = h.deps.etcdFor;
-  h.deps.etcdFor = (cluster) => ({ ...etcdFor(cluster), guard: () => guard });
-  return guard;
+  Object.assign(h.guard, over);
+  return h.guard;
 }
 
 /** Drives the incident from its last RetryRequested to the next remediate outcome. */
@@ -57,11 +46,11 @@ describe('the cluster lock under remediate', () => {
     h.setSample((at) => sample(at, three(0)));
     h.onMemberRemove = () => h.setSample((at) => sample(at, [{ i: 0, leader: 0 }, { i: 2, leader: 0 }]));
     // A remediator that took the lock and died: it never renews and never releases.
-    expect(await h.deps.store.acquireLock('c1', 'incident:dead:0000', LEASE, h.clock.now())).toBe(true);
+    expect(await h.guard.acquire('incident:dead:0000', LEASE)).toEqual({ held: true });
 
     expect(await remediate(h.deps, await approve('etcd-1'))).toMatchObject({ kind: 'retry', reason: 'CLUSTER_LOCKED' });
     expect(h.calls.memberRemove).toEqual([]);
-    expect(h.lastOf('RetryRequested').message).toMatch(/waits: in cluster c1, another remediation sharing this state holds the lock; nothing was removed/);
+    expect(h.lastOf('RetryRequested').message).toMatch(/waits: in cluster c1, another remediation holds the lock \(etcd key \/etcd-remediator\/lock: incident:dead:0000, for 0 ms since .*\); nothing was removed/);
 
     h.clock.advance(LEASE - 2_000);
     expect(await retryToRemediate()).toMatchObject({ kind: 'retry', reason: 'CLUSTER_LOCKED' });
@@ -77,7 +66,7 @@ describe('the cluster lock under remediate', () => {
     h.onSnapshot = () => {
       // The snapshot outlasts the lease; meanwhile another remediator finds the lock lapsed and takes it.
       h.clock.advance(LEASE + 1);
-      void h.deps.store.acquireLock('c1', 'incident:other:0000', LEASE, h.clock.now());
+      void h.guard.acquire('incident:other:0000', LEASE);
     };
 
     const outcome = await remediate(h.deps, approved);
@@ -105,39 +94,24 @@ describe('the cluster lock under remediate', () => {
   it('renews its lease in the background while the step runs, and releases it at the end', async () => {
     h = harness();
     const lease = 300;
-    // Renewals counted as the store sees them; the clock moves only when the test says.
+    // Renewals counted as etcd sees them; the clock moves only when the test says.
     let renewals = 0;
-    const acquire = h.deps.store.acquireLock.bind(h.deps.store);
-    h.deps.store.acquireLock = (clusterId, owner, leaseMs, now) => {
-      if (owner === 'incident:inc-1') renewals++;
-      return acquire(clusterId, owner, leaseMs, now);
-    };
-    const attempt = await takeClusterLock(h.deps, { ...h.cluster, policy: { ...h.cluster.policy, lockLeaseMs: lease } }, 'inc-1', []);
-    if (!attempt.held) throw new Error(attempt.why);
+    const renew = h.guard.renew.bind(h.guard);
+    useGuard({ renew: (owner, leaseMs) => (renewals++, renew(owner, leaseMs)) });
+    const attempt = await takeClusterLock(h.deps, { ...h.cluster, policy: { ...h.cluster.policy, lockLeaseMs: lease } }, 'inc-1', undefined, undefined);
+    if (!attempt.held) throw new Error(JSON.stringify(attempt));
     const held = attempt.lock;
-    // The harness's etcd keeps no lock: the state store stands in, and says so.
-    expect(held.where).toMatch(/^the state store only, since this etcd access keeps no lock in etcd/);
+    expect(held.where).toBe('etcd key /etcd-remediator/lock');
     // Ten leases pass, each step shorter than one; after each, a background renewal lands first.
     for (let step = 0; step < 15; step++) {
       const before = renewals;
       h.clock.advance((2 * lease) / 3);
       await waitFor(async () => (renewals > before ? true : undefined), { timeoutMs: 10_000, intervalMs: 10, what: 'a background renewal' });
-      expect(await h.deps.store.acquireLock('c1', 'someone-else', lease, h.clock.now())).toBe(false);
+      expect(await h.guard.acquire('someone-else', lease)).toMatchObject({ held: false });
     }
     expect(await held.stillHeld()).toBe(true);
     await held.release();
-    expect(await h.deps.store.acquireLock('c1', 'someone-else', lease, h.clock.now())).toBe(true);
-  });
-
-  it('etcd refusing the lock (auth) falls back to the state store, and the journal says so', async () => {
-    h = harness();
-    h.setSample((at) => sample(at, three(0)));
-    h.onMemberRemove = () => h.setSample((at) => sample(at, [{ i: 0, leader: 0 }, { i: 2, leader: 0 }]));
-    useGuard({ acquire: () => Promise.reject(new EtcdCallError({ kind: 'auth', grpcCode: 7, message: 'etcdserver: permission denied' })) });
-
-    expect(await remediate(h.deps, await approve('etcd-1'))).toBe('completed');
-    const taken = (await h.deps.store.journal(h.lastOf('RemediationCompleted').incidentId)).find((e) => e.step === 'lock-taken');
-    expect(taken?.detail).toMatch(/in the state store only, since etcd refused the lock \(etcdserver: permission denied\): remediators with another state file do not see it$/);
+    expect(await h.guard.acquire('someone-else', lease)).toEqual({ held: true });
   });
 
   it('a removal recorded in etcd by another remediator and not yet replaced blocks this one, before any move', async () => {

@@ -28,6 +28,8 @@ const rows: Row[] = [
   },
   { failure: etcd('not enough started members'), reason: 'NOT_ENOUGH_STARTED_MEMBERS', class: 'block' },
   { failure: etcd('etcdserver: member not found', 5), reason: 'MEMBER_NOT_FOUND', class: 'decide' },
+  // With a NOSPACE alarm every member refuses puts, txns and lease grants so.
+  { failure: etcd('etcdserver: mvcc: database space exceeded', 8), reason: 'ETCD_NO_SPACE', class: 'block' },
   { failure: { kind: 'refused', message: 'connect ECONNREFUSED 127.0.0.1:4001' }, reason: 'PATH_REFUSED', class: 'next-path' },
   { failure: { kind: 'other', grpcCode: 14, message: 'No connection established' }, reason: 'PATH_REFUSED', class: 'next-path' },
   { failure: { kind: 'timeout', message: 'call timed out after 2000 ms' }, reason: 'PATH_TIMEOUT', class: 'next-path' },

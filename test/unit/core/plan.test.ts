@@ -291,10 +291,18 @@ const rows: Row[] = [
   },
   {
     name: 'a leader seen down that answers with an alarm has not recovered',
-    samples: [deadLeader(T0 - ET), cluster(T0, 3, { leader: 0, override: { 0: { alarms: ['NOSPACE'] } } })],
+    samples: [deadLeader(T0 - ET), cluster(T0, 3, { leader: 0, override: { 0: { alarms: ['CORRUPT'] } } })],
     kind: 'move-leader',
     reason: 'LEADER_MOVE_REQUIRED',
     decidedBy: 'leadership',
+  },
+  {
+    // etcd refuses every write under NOSPACE, the lock's among them: said before any move.
+    name: 'a leader whose NOSPACE alarm stands',
+    samples: [cluster(T0, 3, { leader: 0, override: { 0: { alarms: ['NOSPACE'] } } })],
+    kind: 'block',
+    reason: 'ETCD_NO_SPACE',
+    decidedBy: 'etcd-writable',
   },
   {
     name: 'the reachable leader with nobody free to take over',

@@ -1,0 +1,123 @@
+// No removal without the lock and the removal record in etcd. A slow etcd (every member delayed)
+// or a NOSPACE alarm makes the lock's writes fail; that is a retry or a block, never a fall back
+// to a lock only one state file sees. Two remediators with separate state files, a follower each,
+// never take a healthy 3-member cluster below 2.
+import { describe, expect, it } from 'vitest';
+import { Etcd3 } from 'etcd3';
+import { startLab, type Lab } from '../../../infra/lab/lab.ts';
+import type { TerminalEvent } from '../../../infra/local/runtime.ts';
+import { waitFor } from '../../../functions/shared/wait-for.ts';
+import { labPerTest, startPipeline, type Pipeline } from './pipeline.ts';
+
+const reasonOf = (e: TerminalEvent): string => (e.detail as { reason?: string }).reason ?? e.detailType;
+const said = (e: TerminalEvent): string => JSON.stringify(e.detail).slice(0, 1200);
+const memberCount = async (lab: Lab): Promise<number> => (await lab.memberList(5_000)).length;
+
+/** Every journal line both pipelines wrote: none may say the lock fell back to a state store. */
+async function journalsOf(...pipelines: Pipeline[]): Promise<string[]> {
+  const lines: string[] = [];
+  for (const p of pipelines) {
+    for (const incident of await p.runtime.store.listIncidents()) {
+      for (const entry of await p.runtime.store.journal(incident.incidentId)) lines.push(`${entry.step} ${JSON.stringify(entry.detail)}`);
+    }
+  }
+  return lines;
+}
+
+// The call deadline the CLI defaults to: a 700 ms delay each way still lets one call through.
+const slowPolicy = { callTimeoutMs: 2_000, maxAttempts: 40, incidentDeadlineMs: 150_000 };
+
+describe.sequential('no lock fallback', () => {
+  const t = labPerTest();
+  const other: { pipeline?: Pipeline } = {};
+
+  it('every member delayed 700 ms: two remediators with their own state files remove one follower, and the other is refused', async () => {
+    const lab = (t.lab = await startLab({ members: 3 }));
+    const leader = await lab.leader();
+    const [f1, f2] = lab.members.filter((m) => m.id !== leader.id);
+    for (const m of lab.members) await lab.fault(m.name, { delayMs: 700 });
+    const a = (t.pipeline = await startPipeline(lab, { policy: slowPolicy }));
+    const b = (other.pipeline = await startPipeline(lab, { policy: slowPolicy }));
+    try {
+      const outcomes = await Promise.all([a.remediate(f1!.name, 170_000), b.remediate(f2!.name, 170_000)]);
+
+      expect([...a.calls.removed, ...b.calls.removed], outcomes.map(said).join('\n')).toHaveLength(1);
+      expect(outcomes.filter((o) => o.detailType === 'RemediationCompleted')).toHaveLength(1);
+      const refused = outcomes.find((o) => o.detailType !== 'RemediationCompleted')!;
+      expect(['REPLACEMENT_PENDING', 'QUORUM_AT_RISK'], said(refused)).toContain(reasonOf(refused));
+      expect((await journalsOf(a, b)).filter((l) => /state store only/.test(l))).toEqual([]);
+      for (const m of lab.members) await lab.fault(m.name, 'heal');
+      expect(await memberCount(lab)).toBe(2);
+    } finally {
+      await other.pipeline?.close();
+      delete other.pipeline;
+    }
+  }, 200_000);
+
+  it('the first removal under the delay, the second after healing: the record written under the delay refuses the second', async () => {
+    const lab = (t.lab = await startLab({ members: 3 }));
+    const leader = await lab.leader();
+    const [f1, f2] = lab.members.filter((m) => m.id !== leader.id);
+    for (const m of lab.members) await lab.fault(m.name, { delayMs: 700 });
+    const a = (t.pipeline = await startPipeline(lab, { policy: slowPolicy }));
+    const first = await a.remediate(f1!.name, 170_000);
+    expect(first.detailType, said(first)).toBe('RemediationCompleted');
+    for (const m of lab.members) await lab.fault(m.name, 'heal');
+
+    const b = (other.pipeline = await startPipeline(lab));
+    try {
+      const second = await b.remediate(f2!.name, 60_000);
+      expect(reasonOf(second), said(second)).toBe('REPLACEMENT_PENDING');
+      expect(b.calls.memberRemove).toEqual([]);
+      expect(await memberCount(lab)).toBe(2);
+    } finally {
+      await other.pipeline?.close();
+      delete other.pipeline;
+    }
+  }, 200_000);
+
+  it('a NOSPACE alarm: nothing is removed, and the block says why and what to do', async () => {
+    // etcd3 alone has a 1 MiB quota: writing past it raises NOSPACE, and the whole cluster then refuses writes.
+    const lab = (t.lab = await startLab({ members: 3, memberArgs: { etcd3: ['--quota-backend-bytes', String(1024 * 1024)] } }));
+    const small = lab.member('etcd3');
+    const client = new Etcd3({ hosts: lab.members.map((m) => m.directUrl) });
+    try {
+      const value = 'x'.repeat(64 * 1024);
+      await waitFor(
+        async () => {
+          try {
+            for (let i = 0; i < 4; i++) await client.put(`/fill/${Date.now()}-${i}`).value(value);
+          } catch (error) {
+            if (/database space exceeded/.test(String(error))) return true;
+            throw error;
+          }
+          throw new Error('no NOSPACE yet');
+        },
+        { timeoutMs: 60_000, what: 'the NOSPACE alarm' },
+      );
+    } finally {
+      client.close();
+    }
+    const a = (t.pipeline = await startPipeline(lab));
+    const b = (other.pipeline = await startPipeline(lab));
+    try {
+      const alarmed = await a.remediate(small.name, 60_000);
+      const another = lab.members.find((m) => m.name !== small.name)!;
+      const second = await b.remediate(another.name, 60_000);
+
+      // The second target is judged with etcd3 alarmed, so the quorum gate may refuse it first.
+      expect(['ETCD_NO_SPACE', 'QUORUM_AT_RISK'], said(second)).toContain(reasonOf(second));
+      for (const outcome of [alarmed, second].filter((o) => reasonOf(o) === 'ETCD_NO_SPACE')) {
+        const message = (outcome.detail as { message: string }).message;
+        expect(message).toMatch(/NOSPACE/);
+        expect(message).toMatch(/etcdctl alarm disarm/);
+        expect(message).toMatch(/nothing was removed/);
+      }
+      expect([...a.calls.memberRemove, ...b.calls.memberRemove]).toEqual([]);
+      expect(await memberCount(lab)).toBe(3);
+    } finally {
+      await other.pipeline?.close();
+      delete other.pipeline;
+    }
+  }, 200_000);
+});

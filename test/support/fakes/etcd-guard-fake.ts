@@ -1,0 +1,64 @@
+// A fake of the cluster guard in etcd (functions/adapters/etcd/etcd-guard.ts), for the unit tests
+// of the application steps, whose etcd is a fake too. It keeps what etcd keeps: one lock key with a
+// lease that lapses on the given clock, taken only if absent, and the removal record beside it. A
+// test may make any call fail, as etcd fails (a timeout, an alarm, credentials).
+import type { Clock } from '../../../functions/ports/clock.ts';
+import type { ClusterGuard, LockHolder, RemovalRecord } from '../../../functions/ports/cluster-guard.ts';
+import { EtcdCallError } from '../../../functions/ports/etcd.ts';
+import type { EtcdFailure } from '../../../functions/core/types.ts';
+
+type Call = Exclude<keyof ClusterGuard, 'where'>;
+
+export interface EtcdGuardFake extends ClusterGuard {
+  /** The lock as etcd holds it now; undefined when free or lapsed. */
+  holder(): (LockHolder & { until: number }) | undefined;
+  records: RemovalRecord[];
+  /** Every call made, in order. */
+  calls: Call[];
+  /** Makes every later call of these kinds fail so, until cleared. */
+  failing: Partial<Record<Call, EtcdFailure>>;
+}
+
+export function etcdGuardFake(clock: Clock, where = 'etcd key /etcd-remediator/lock'): EtcdGuardFake {
+  let lock: (LockHolder & { until: number }) | undefined;
+  const current = () => (lock && lock.until > clock.now() ? lock : undefined);
+  const fake: EtcdGuardFake = {
+    where,
+    records: [],
+    calls: [],
+    failing: {},
+    holder: current,
+    async acquire(owner, leaseMs, { takeOverFrom } = {}) {
+      call('acquire');
+      const held = current();
+      if (held && !(takeOverFrom && held.owner.startsWith(takeOverFrom))) return { held: false, holder: { owner: held.owner, since: held.since } };
+      lock = { owner, since: clock.now(), until: clock.now() + leaseMs };
+      return { held: true };
+    },
+    async renew(owner, leaseMs) {
+      call('renew');
+      const held = current();
+      if (held?.owner !== owner) return false;
+      held.until = clock.now() + leaseMs;
+      return true;
+    },
+    async release(owner) {
+      call('release');
+      if (current()?.owner === owner) lock = undefined;
+    },
+    async removals() {
+      call('removals');
+      return fake.records.map((r) => ({ ...r }));
+    },
+    async saveRemovals(records) {
+      call('saveRemovals');
+      fake.records = records.map((r) => ({ ...r }));
+    },
+  };
+  function call(name: Call): void {
+    fake.calls.push(name);
+    const failure = fake.failing[name];
+    if (failure) throw new EtcdCallError(failure);
+  }
+  return fake;
+}
