@@ -28,6 +28,7 @@ import { waitFor } from '../../../functions/shared/wait-for.ts';
 import { startLab, type Lab, type LabMemberInfo } from '../../../infra/lab/lab.ts';
 import { openSqliteStore } from '../../../infra/local/sqlite-store.ts';
 import { createStaticDirectory } from '../../../infra/local/static-directory.ts';
+import { createEtcdGuards } from '../../../functions/adapters/etcd/etcd-guard.ts';
 
 /** The lab's election timeout, a short call deadline and a short grace window keep scenarios fast. */
 export const scenarioPolicy: Policy = parsePolicy({
@@ -133,6 +134,7 @@ function openApp(options: { endpoints: string[]; policy: Policy; clock: Clock; p
     },
   };
   const cluster: ClusterEntry = { clusterId: CLUSTER_ID, endpoints: options.endpoints, policy: options.policy };
+  const guards = createEtcdGuards({ prefix: options.policy.guardPrefix, deadlineMs: options.policy.callTimeoutMs });
   const events: EventEnvelope[] = [];
   const timers = new Map<string, Timer>();
   const deps: Deps = {
@@ -158,7 +160,8 @@ function openApp(options: { endpoints: string[]; policy: Policy; clock: Clock; p
       },
     },
     directory: createStaticDirectory([cluster]),
-    etcdFor: () => ({ transport, prober }),
+    // The lock and removal record in the lab's own etcd, as every real access keeps them.
+    etcdFor: () => ({ transport, prober, guard: guards.at }),
     actuator: etcdOnlyActuator,
     clock: options.clock,
     random: () => 0.5,
@@ -176,6 +179,7 @@ function openApp(options: { endpoints: string[]; policy: Policy; clock: Clock; p
         await store.close();
       } finally {
         try {
+          guards.close();
           await inner.close();
         } finally {
           fs.rmSync(dir, { recursive: true, force: true });
