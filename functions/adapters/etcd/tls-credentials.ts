@@ -2,6 +2,9 @@
 // TLS server name (SNI), an IP address included, which RFC 6066 forbids and for which Node prints
 // DEP0123 on the first such connection. Here an IP host sends no server name; the certificate is
 // still checked against the host (Node falls back to `host`, which matches IP SANs).
+// It overrides grpc-js's _createSecureConnector, an internal hook with no public equivalent, so
+// package.json pins grpc-js to one minor version (~), and the TLS tests are the first to say so
+// if an update changes it.
 import net from 'node:net';
 import tls from 'node:tls';
 import { CallCredentials, ChannelCredentials } from '@grpc/grpc-js';
