@@ -172,12 +172,17 @@ async function carryOutOutbox(deps: OutboxDeps, incident: Incident, journaled: S
     if (entry.kind === 'journal' && journaled.has(journalKey(entry.entry))) continue;
     await carryOut(deps, incident.incidentId, entry);
   }
+  let cleared: Incident;
   try {
-    return await deps.store.updateIncident(incident.incidentId, { outbox: [] }, { expectVersion: incident.version, now: deps.clock.now() });
+    cleared = await deps.store.updateIncident(incident.incidentId, { outbox: [] }, { expectVersion: incident.version, now: deps.clock.now() });
   } catch (error) {
     if (!(error instanceof VersionConflictError)) throw error;
     return (await deps.store.getIncident(incident.incidentId)) ?? incident;
   }
+  // This write took these entries out of the outbox, and only one write can: said once, here.
+  const events = incident.outbox.flatMap((e) => (e.kind === 'publish' ? [e.event] : []));
+  if (events.length > 0) await deps.bus.settled?.(events);
+  return cleared;
 }
 
 async function carryOut(deps: OutboxDeps, incidentId: string, entry: OutboxEntry): Promise<void> {

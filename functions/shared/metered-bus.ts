@@ -1,7 +1,9 @@
-// A bus that counts the outcomes it carries: the one place every step's events pass after their
-// commit, so no step changes for metrics. A publish repeated from the outbox (a redelivery after
-// a crash between publish and clearing) counts again; that is rare, and the counts are for alarms
-// and dashboards, not the incident record.
+// A bus that counts the outcomes it carries, once each: counted when the outbox that carried them
+// is cleared (step.ts), not when published. A publish is repeated whenever an outbox is left over
+// (a crash between publish and clearing, a clearing write refused) and the repeat cannot tell
+// whether the first went out; the clearing is one conditional write, which lands once. A process
+// that dies between its clearing and its count loses that count: rare, and the counts are for
+// alarms and dashboards, not the incident record.
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import type { EventEnvelope } from '../../events/catalogue.ts';
 import type { Log } from '../app/deps.ts';
@@ -20,8 +22,8 @@ export interface MeteredBusOptions {
 
 export function meteredBus(inner: Bus, options: MeteredBusOptions): Bus {
   return {
-    async publish(...events) {
-      await inner.publish(...events);
+    publish: (...events) => inner.publish(...events),
+    async settled(events) {
       for (const event of events) await record(options, event);
     },
   };

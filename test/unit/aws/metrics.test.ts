@@ -2,6 +2,9 @@
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { makeEvent, type DetailType, type EventEnvelope } from '../../../events/catalogue.ts';
+import { commit, flushLeftOutbox, flushOutbox } from '../../../functions/app/step.ts';
+import type { Bus } from '../../../functions/ports/bus.ts';
+import type { IncidentStore } from '../../../functions/ports/incident-store.ts';
 import { meteredBus, powertoolsSink, type MetricSink } from '../../../functions/shared/metered-bus.ts';
 import { outcomeMetrics, type MetricPoint } from '../../../functions/shared/outcome-metrics.ts';
 import { openSqliteStore } from '../../../infra/local/sqlite-store.ts';
@@ -43,7 +46,7 @@ describe('meteredBus', () => {
     return { points, sink };
   };
 
-  it('counts once the inner bus took the events, with the time to remediate from the store', async () => {
+  it('counts the events of a cleared outbox, with the time to remediate from the store; a publish alone counts nothing', async () => {
     const dir = tempDir();
     const store = openSqliteStore({ path: dir.file('state.sqlite') });
     try {
@@ -55,6 +58,8 @@ describe('meteredBus', () => {
       const completed = makeEvent('RemediationCompleted', { ...loadSample('RemediationCompleted'), incidentId: incident.incidentId });
       await bus.publish(completed, event('LeaderMoved'));
       expect(published).toHaveLength(2);
+      expect(points).toEqual([]);
+      await bus.settled?.([completed, event('LeaderMoved')]);
       expect(points).toEqual([
         { point: { name: 'RemediationCompleted', unit: 'Count', value: 1 }, incidentId: incident.incidentId },
         { point: { name: 'TimeToRemediate', unit: 'Milliseconds', value: 4_000 }, incidentId: incident.incidentId },
@@ -73,10 +78,10 @@ describe('meteredBus', () => {
     expect(points).toEqual([]);
   });
 
-  it('a metric that cannot be recorded is logged and does not fail the publish', async () => {
+  it('a metric that cannot be recorded is logged and fails nothing', async () => {
     const warn = vi.fn();
     const bus = meteredBus({ publish: async () => undefined }, { sink: () => undefined, log: { ...silent, warn }, openedAt: async () => Promise.reject(new Error('table unreachable')) });
-    await expect(bus.publish(event('RemediationCompleted'))).resolves.toBeUndefined();
+    await expect(bus.settled?.([event('RemediationCompleted')])).resolves.toBeUndefined();
     expect(warn).toHaveBeenCalledWith('metric not recorded', expect.objectContaining({ detailType: 'RemediationCompleted', error: 'Error: table unreachable' }));
   });
 });
@@ -105,5 +110,77 @@ describe('powertoolsSink', () => {
       _aws: { CloudWatchMetrics: [{ Dimensions: [['service']], Metrics: [{ Name: 'TimeToRemediate', Unit: 'Milliseconds' }] }] },
       TimeToRemediate: 1234,
     });
+  });
+});
+
+describe('a left-over outbox', () => {
+  const recording = () => {
+    const points: MetricPoint[] = [];
+    return { points, sink: ((point) => void points.push(point)) satisfies MetricSink };
+  };
+
+  /** An incident whose commit left a RemediationBlocked in its outbox, and deps over a metered bus. */
+  async function blockedInOutbox(inner: Bus) {
+    const dir = tempDir();
+    const store = openSqliteStore({ path: dir.file('state.sqlite') });
+    const { points, sink } = recording();
+    const bus = meteredBus(inner, { sink, log: silent, openedAt: async () => undefined });
+    const deps = { store, bus, clock: { now: () => Date.parse(loadSample('RemediationBlocked').at) }, scheduler: { schedule: async () => undefined, cancel: async () => undefined } };
+    const { incident } = await store.openOrJoin({ clusterId: 'prod-eu-1', targetKey: 'memberName=a', target: { memberName: 'a' }, reason: 'r', now: deps.clock.now() });
+    const blocked = makeEvent('RemediationBlocked', { ...loadSample('RemediationBlocked'), incidentId: incident.incidentId }) as EventEnvelope;
+    const committed = await commit(deps, incident, {}, [{ kind: 'publish', event: blocked }]);
+    const close = async () => {
+      await store.close();
+      dir.remove();
+    };
+    return { deps, store, committed, points, close };
+  }
+
+  /** The store, but every write goes to `updateIncident`. */
+  const withUpdate = (store: IncidentStore, updateIncident: IncidentStore['updateIncident']): IncidentStore =>
+    new Proxy(store, {
+      get: (target, key) => {
+        if (key === 'updateIncident') return updateIncident;
+        const value: unknown = Reflect.get(target, key);
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+
+  const blockedCount = (points: MetricPoint[]) => points.filter((p) => p.name === 'RemediationBlocked' && !p.dimensions).length;
+
+  it('published, then its clearing lost (the process died): carried out again, the block counts once', async () => {
+    const published: EventEnvelope[] = [];
+    const { deps, store, committed, points, close } = await blockedInOutbox({ publish: async (...events) => void published.push(...events) });
+    try {
+      const dying = { ...deps, store: withUpdate(store, async () => Promise.reject(new Error('the process died before its outbox was cleared'))) };
+      await expect(flushOutbox(dying, committed)).rejects.toThrow('died');
+      const left = (await store.getIncident(committed.incidentId))!;
+      expect(left.outbox).toHaveLength(1);
+      // The next delivery carries out what it finds.
+      const cleared = await flushLeftOutbox(deps, left);
+      expect(cleared.outbox).toEqual([]);
+      expect(published.map((e) => e.detailType)).toEqual(['RemediationBlocked', 'RemediationBlocked']);
+      expect(blockedCount(points)).toBe(1);
+    } finally {
+      await close();
+    }
+  });
+
+  it('its publish refused, then carried out by the next delivery: the block counts then, once', async () => {
+    let refuse = true;
+    const { deps, store, committed, points, close } = await blockedInOutbox({
+      publish: async () => {
+        if (refuse) throw new Error('PutEvents failed');
+      },
+    });
+    try {
+      await expect(flushOutbox(deps, committed)).rejects.toThrow('PutEvents failed');
+      expect(blockedCount(points)).toBe(0);
+      refuse = false;
+      await flushLeftOutbox(deps, (await store.getIncident(committed.incidentId))!);
+      expect(blockedCount(points)).toBe(1);
+    } finally {
+      await close();
+    }
   });
 });
