@@ -1,8 +1,9 @@
 // What every part of the DynamoDB store shares: the document client, the table, the clock for
 // TTLs, and the few request shapes they all use (paged queries, batched consistent reads).
-import { setTimeout as delay } from 'node:timers/promises';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { handleWhenResult, retry } from 'cockatiel';
+import { doublingBackoff } from '../../shared/backoff.ts';
 import type { Item } from './dynamodb-codec.ts';
 import type { Key } from './dynamodb-keys.ts';
 
@@ -45,21 +46,28 @@ export async function queryAll(ctx: StoreContext, input: Omit<QueryCommandInput,
 }
 
 const BATCH_GET_MAX = 100;
-const BATCH_GET_ROUNDS = 10;
+const BATCH_GET_CALLS = 10;
+/**
+ * Unprocessed keys mean throttling: asked again after 50 ms, then twice as long each time, until
+ * none are left or the tenth call still leaves some (about 25 s of waits in all, none after it).
+ */
+const untilProcessed = retry(
+  handleWhenResult((left) => typeof left === 'number' && left > 0),
+  { maxAttempts: BATCH_GET_CALLS - 1, backoff: doublingBackoff(50, 15_000) },
+);
 
 /** Strongly consistent reads of many items; missing ones are simply absent. */
 export async function batchGet(ctx: StoreContext, keys: Key[]): Promise<Item[]> {
   const items: Item[] = [];
   for (let i = 0; i < keys.length; i += BATCH_GET_MAX) {
     let pending: Record<string, unknown>[] = keys.slice(i, i + BATCH_GET_MAX);
-    for (let round = 0; pending.length > 0; round++) {
-      // Unprocessed keys mean throttling: back off a little before asking again.
-      if (round > 0) await delay(25 * 2 ** round);
-      if (round === BATCH_GET_ROUNDS) throw new Error(`table ${ctx.tableName}: ${pending.length} keys still unprocessed after ${BATCH_GET_ROUNDS} BatchGetItem calls`);
+    const left = await untilProcessed.execute(async () => {
       const result = await ctx.doc.send(new BatchGetCommand({ RequestItems: { [ctx.tableName]: { Keys: pending, ConsistentRead: true } } }));
       items.push(...(result.Responses?.[ctx.tableName] ?? []));
       pending = result.UnprocessedKeys?.[ctx.tableName]?.Keys ?? [];
-    }
+      return pending.length;
+    });
+    if (left > 0) throw new Error(`table ${ctx.tableName}: ${left} keys still unprocessed after ${BATCH_GET_CALLS} BatchGetItem calls`);
   }
   return items;
 }
