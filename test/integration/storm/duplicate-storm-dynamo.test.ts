@@ -155,7 +155,7 @@ describe.sequential('duplicate storm on the DynamoDB store (dynalite)', () => {
       lab = await startLab({ members: 3 });
       const leader = await lab.leader();
       const follower = lab.members.find((m) => m.id !== leader.id)!;
-      await settle();
+      await settle(lab);
       const p = (pipeline = await startDynamoPipeline(lab, dynamo));
       const base = Date.now();
       const at = new Date(base).toISOString();

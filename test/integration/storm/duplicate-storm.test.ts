@@ -32,7 +32,7 @@ describe.sequential('duplicate storm on the embedded runtime', () => {
       const leader = await lab.leader();
       const follower = lab.members.find((m) => m.id !== leader.id)!;
       const actuator = countingActuator();
-      await settle();
+      await settle(lab);
       const pipeline = (t.pipeline = await startPipeline(lab, { actuator }));
       const base = Date.now();
       const at = new Date(base).toISOString();

@@ -1,15 +1,36 @@
 // Shared by the duplicate-storm tests: what "one MemberRemove" means on a real etcd lab.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'vitest';
 import type { EventEnvelope } from '../../../events/catalogue.ts';
 import type { IncidentStore } from '../../../functions/ports/incident-store.ts';
+import { WaitAborted, waitFor } from '../../../functions/shared/wait-for.ts';
+import { gatewayAddLearner } from '../../../infra/lab/etcd-gateway.ts';
+import type { Lab } from '../../../infra/lab/lab.ts';
 import type { CallLog } from '../e2e/pipeline.ts';
 
 /**
- * etcd 3.4 refuses any reconfiguration ("etcdserver: unhealthy cluster") until its members have
- * been connected for about 5 s: a lab that old takes the first MemberRemove.
+ * Resolves once every running voting member takes reconfiguration, so a storm's first MemberRemove
+ * is not refused. etcd 3.4 refuses it ("etcdserver: unhealthy cluster") until a member has been
+ * connected to every peer for 5 s (isConnectedFullySince). The question asked is a member add of
+ * the member's own peer URL: the same rule answers it first, and once the rule holds etcd refuses
+ * it as "Peer URLs already exists", so the membership never changes.
  */
-export const settle = (): Promise<void> => sleep(6_000);
+export async function settle(lab: Lab, timeoutMs = 20_000): Promise<void> {
+  await waitFor(
+    async () => {
+      // One at a time: etcd takes one configuration change at a time, and a second stalls.
+      for (const member of lab.members.filter((m) => !m.isLearner && lab.runState(m.name) === 'running')) {
+        const answer = await gatewayAddLearner(member.directUrl, member.peerUrl, 2_000).then(
+          () => 'added',
+          (error: Error) => error.message,
+        );
+        if (answer === 'added') throw new WaitAborted(`${member.name} added a second member on its own peer URL ${member.peerUrl}`);
+        if (!/Peer URLs already exists/.test(answer)) throw new Error(`${member.name}: ${answer}`);
+      }
+      return true;
+    },
+    { timeoutMs, intervalMs: 250, what: 'every member to take reconfiguration' },
+  );
+}
 
 /**
  * Exactly one MemberRemove that etcd accepted, of the target. Any other sent (on a loaded machine

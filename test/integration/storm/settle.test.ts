@@ -1,0 +1,37 @@
+// settle() waits on etcd's own answer, not on a clock: it returns once every running member takes
+// reconfiguration, at once on a lab that took it long ago, and never while a member is down.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { startLab } from '../../../infra/lab/lab.ts';
+import { labPerTest } from '../e2e/pipeline.ts';
+import { settle } from './support.ts';
+
+const run = promisify(execFile);
+
+describe.sequential('settle', () => {
+  const t = labPerTest();
+
+  it('returns once etcd takes a MemberRemove, and at once on a lab that settled already', async () => {
+    const lab = (t.lab = await startLab({ members: 3 }));
+    await settle(lab);
+    const again = Date.now();
+    await settle(lab);
+    expect(Date.now() - again).toBeLessThan(1_000);
+
+    const leader = await lab.leader();
+    const [target, via] = lab.members.filter((m) => m.id !== leader.id);
+    // Through a follower, as remediate removes: etcd answers with its own rule, no retry.
+    await run(process.env.ETCDCTL_BIN ?? 'etcdctl', ['--endpoints', via!.directUrl, 'member', 'remove', target!.id], {
+      env: { ...process.env, ETCDCTL_API: '3' },
+    });
+    expect((await lab.memberList()).map((m) => m.id)).not.toContain(target!.id);
+  });
+
+  it('does not return while a member is down: the others refuse reconfiguration', async () => {
+    const lab = (t.lab = await startLab({ members: 3 }));
+    await lab.kill(lab.members[2]!.name);
+    // Longer than etcd's 5 s rule: only a member down can keep it refusing.
+    await expect(settle(lab, 7_000)).rejects.toThrow(/unhealthy cluster/);
+  });
+});
