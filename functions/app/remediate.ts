@@ -15,6 +15,7 @@ import type { ReplaceRequest, ReplaceResult } from '../ports/actuator.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import type { ClusterGuard } from '../ports/cluster-guard.ts';
 import type { Incident } from '../ports/incident-store.ts';
+import { withTimeout } from '../shared/with-timeout.ts';
 import { guarded, takeClusterLock, type HeldLock } from './cluster-lock.ts';
 import { decisionEffects, failureEffects } from './decision-effects.ts';
 import type { Deps } from './deps.ts';
@@ -112,21 +113,9 @@ const decided = (deps: Deps, incident: Incident, decision: Decision): StepOutcom
 });
 
 /** The actuator, bounded by the policy: a call that never returns must not hold the lock for ever. */
-async function replaceWithin(deps: Deps, cluster: ClusterEntry, request: ReplaceRequest): Promise<ReplaceResult> {
+function replaceWithin(deps: Deps, cluster: ClusterEntry, request: ReplaceRequest): Promise<ReplaceResult> {
   const timeoutMs = cluster.policy.actuatorTimeoutMs;
-  const controller = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      controller.abort();
-      reject(new Error(`no answer within ${timeoutMs} ms`));
-    }, timeoutMs);
-  });
-  try {
-    return await Promise.race([deps.actuator.replace({ ...request, signal: controller.signal }), timedOut]);
-  } finally {
-    clearTimeout(timer);
-  }
+  return withTimeout(timeoutMs, (signal) => deps.actuator.replace({ ...request, signal }), () => new Error(`no answer within ${timeoutMs} ms`));
 }
 
 const nameOf = (incident: Incident): string => describeMember({ id: incident.memberId!, name: incident.memberName ?? '' });

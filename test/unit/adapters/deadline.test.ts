@@ -17,4 +17,12 @@ describe('withinDeadline', () => {
     expect((outcome as EtcdCallError).failure.kind).toBe('timeout');
     expect(performance.now() - started).toBeGreaterThanOrEqual(50 + BACKSTOP_GRACE_MS - 5);
   });
+
+  it('leaves no timer behind once the call answers or fails', async () => {
+    const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
+    const before = timers();
+    await withinDeadline(60_000, async () => 'answer');
+    await withinDeadline(60_000, async () => Promise.reject(new EtcdCallError({ kind: 'refused', message: 'connection refused' }))).catch(() => undefined);
+    expect(timers()).toBe(before);
+  });
 });
