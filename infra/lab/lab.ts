@@ -22,6 +22,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { handleWhen, retry } from 'cockatiel';
 import { onProcessExit } from './cleanup.ts';
 import { gatewayAddLearner, gatewayMemberList, gatewayStatus } from './etcd-gateway.ts';
 import type { GatewayMember, GatewayStatus } from './etcd-gateway.ts';
@@ -32,6 +33,7 @@ import type { FaultProxy } from './fault-proxy.ts';
 import { freePorts } from './free-port.ts';
 import type { LabFault, LabMemberRecord, LabMemberInfo, LabOptions, LabState, MemberRunState } from './lab-types.ts';
 import { WaitAborted, waitFor } from '../../functions/shared/wait-for.ts';
+import { withTimeout } from '../../functions/shared/with-timeout.ts';
 
 export type { LabFault, LabMemberRecord, LabMemberInfo, LabOptions, LabState } from './lab-types.ts';
 
@@ -472,33 +474,23 @@ function killQuietly(runtime: MemberRuntime): void {
   }
 }
 
-async function withDeadline(promise: Promise<void>, timeoutMs: number, what: string): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs}ms waiting for ${what}`)), timeoutMs);
-  });
-  try {
-    await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+/** A wait the lab bounds, said as waitFor says it. */
+const withDeadline = (promise: Promise<void>, timeoutMs: number, what: string): Promise<void> =>
+  withTimeout(timeoutMs, () => promise, () => new Error(`timed out after ${timeoutMs}ms waiting for ${what}`));
 
 export async function startLab(options: LabOptions): Promise<Lab> {
   const count = options.members;
   if (!Number.isInteger(count) || count < 1 || count > 7) throw new Error(`a lab has 1 to 7 members, not ${count}`);
   const etcdBin = resolveEtcdBin(options.etcdBin);
-  for (let tries = 1; ; tries++) {
-    try {
-      return await bootLab(count, etcdBin, options);
-    } catch (error) {
-      // A free port can be taken by someone else before etcd binds it: start again on new ports.
-      if (tries >= PORT_RACE_TRIES || !/address already in use/.test((error as Error).message)) throw error;
-    }
-  }
+  return portRace.execute(() => bootLab(count, etcdBin, options));
 }
 
 const PORT_RACE_TRIES = 3;
+/** A free port can be taken by someone else before etcd binds it: start again on new ports. */
+const portRace = retry(
+  handleWhen((error) => /address already in use/.test(error.message)),
+  { maxAttempts: PORT_RACE_TRIES - 1 },
+);
 
 async function bootLab(count: number, etcdBin: string, options: LabOptions): Promise<Lab> {
   const parent = options.dataRoot ?? os.tmpdir();
