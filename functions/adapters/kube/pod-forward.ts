@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { PortForward, type KubeConfig } from '@kubernetes/client-node';
 import type WebSocket from 'ws';
+import { settlesWithin } from '../../shared/with-timeout.ts';
 import type { LocalForward, PodRef, PodStreamError } from './pod-streams.ts';
 import { diagnoseConnectError, diagnoseErrorChannel } from './stream-diagnosis.ts';
 import { streamTransport } from './stream-transport.ts';
@@ -116,13 +117,7 @@ export async function openLocalForward(config: KubeConfig, pod: PodRef, port: nu
     port: localPort,
     async failuresSince(sinceMs, waitMs) {
       const since = () => connections.filter((c) => c.acceptedAt >= sinceMs);
-      let timer: NodeJS.Timeout | undefined;
-      const expired = new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)));
-      try {
-        await Promise.race([Promise.all(since().map((c) => c.settled)), expired]);
-      } finally {
-        clearTimeout(timer);
-      }
+      await settlesWithin(waitMs, Promise.all(since().map((c) => c.settled)));
       return since().flatMap((c) => (c.failure ? [c.failure] : []));
     },
     close() {
