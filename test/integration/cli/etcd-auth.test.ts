@@ -8,7 +8,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from '../../../functions/shared/wait-for.ts';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';
 import { jsonOf, killService, runCli, startCli, type CliRun, type Service } from './support.ts';
 
@@ -195,10 +194,7 @@ describe('etcd with authentication enabled', () => {
     const event = { clusterId: 'lab', target: { memberName: leader.name }, reason: 'disk failing', source: 'test', observedAt: new Date().toISOString() };
     running.child.stdin!.write(`${JSON.stringify(event)}\n`);
     const [, incidentId] = await running.waitForStderr(/stdin line 1: accepted, incident (\S+)/);
-    const line = await waitFor(async () => running.stdout().split('\n').find((l) => l.includes(incidentId!)), {
-      timeoutMs: 30_000,
-      what: `run to print the outcome of incident ${incidentId}; stderr so far:\n${running.stderr()}`,
-    });
+    const line = await running.until(() => running.stdout().split('\n').find((l) => l.includes(incidentId!)), `run to print the outcome of incident ${incidentId}`, 30_000);
     expect(JSON.parse(line)).toMatchObject({ incidentId, outcome: 'blocked', reason: 'DRY_RUN' });
     expect(running.stdout() + running.stderr()).not.toContain(ROOT_PASSWORD);
     await killService(running);

@@ -83,10 +83,7 @@ describe.skipIf(fullDiskUnavailable !== undefined)(title, () => {
     expect(running.stdout()).toBe('');
 
     disk.free();
-    const line = await waitFor(async () => running.stdout().split('\n').find((l) => l.includes(incidentId!)), {
-      timeoutMs: 60_000,
-      what: `the outcome of incident ${incidentId} once space is back; stderr since the fill:\n${running.stderr().slice(stderrAtFill)}`,
-    });
+    const line = await running.until(() => running.stdout().split('\n').find((l) => l.includes(incidentId!)), `the outcome of incident ${incidentId} once space is back`, 60_000);
     expect(JSON.parse(line)).toMatchObject({ incidentId, outcome: 'remediated', target: { name: leader.name } });
     expect(count(running.stderr(), /state file takes writes again after \d+s; open incidents go on\n/)).toBe(1);
     expect((await lab.memberList()).map((m) => m.name)).not.toContain(leader.name);

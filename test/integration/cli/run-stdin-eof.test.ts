@@ -5,7 +5,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from '../../../functions/shared/wait-for.ts';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';
 import { jsonOf, killService, runCli, startCli, type Service } from './support.ts';
 
@@ -92,10 +91,7 @@ describe('run fed by stdin, at the end of its input', () => {
     const { service, state } = start('drained', lab.endpoints());
     service.child.stdin!.end(report(follower.name));
 
-    await waitFor(async () => (service.child.exitCode === null ? undefined : true), {
-      timeoutMs: 45_000,
-      what: `run to exit once its input is done; stderr so far:\n${service.stderr()}`,
-    });
+    await service.until(() => (service.child.exitCode === null ? undefined : true), 'run to exit once its input is done', 45_000);
     expect(await service.exited, service.stderr()).toBe(0);
     expect(service.stderr()).not.toMatch(/unsettled top-level await/);
     const [, incidentId] = /stdin line 1: accepted, incident (\S+)/.exec(service.stderr()) ?? [];

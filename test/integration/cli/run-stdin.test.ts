@@ -4,7 +4,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from '../../../functions/shared/wait-for.ts';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';
 import { jsonOf, runCli, startCli, type Service } from './support.ts';
 
@@ -49,10 +48,7 @@ describe('run fed by stdin on a lab', () => {
     running.child.stdin!.write(`${JSON.stringify(event)}\n`);
     const [, incidentId] = await running.waitForStderr(/stdin line 1: accepted, incident (\S+)/);
 
-    const line = await waitFor(async () => running.stdout().split('\n').find((l) => l.includes(incidentId!)), {
-      timeoutMs: 45_000,
-      what: `run to print the outcome of incident ${incidentId}; stderr so far:\n${running.stderr()}`,
-    });
+    const line = await running.until(() => running.stdout().split('\n').find((l) => l.includes(incidentId!)), `run to print the outcome of incident ${incidentId}`, 45_000);
     const outcome = JSON.parse(line) as OutcomeLine;
     expect(outcome).toMatchObject({ incidentId, clusterId: 'lab', outcome: 'remediated', reason: 'TARGET_IS_FOLLOWER', target: { memberId: follower.id, name: follower.name } });
     expect((await lab.memberList()).map((m) => m.name)).not.toContain(follower.name);

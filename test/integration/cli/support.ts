@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { waitFor } from '../../../functions/shared/wait-for.ts';
+import { WaitAborted, waitFor } from '../../../functions/shared/wait-for.ts';
 import { isAlive } from '../../../infra/lab/pids.ts';
 
 export const BIN = fileURLToPath(new URL('../../../bin/etcd-remediator.mjs', import.meta.url));
@@ -69,6 +69,11 @@ export interface Service {
   stdout(): string;
   stderr(): string;
   waitForStderr(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  /**
+   * waitFor on `probe`, whose timeout message ends with the stderr printed by the deadline (a `what`
+   * built at the call would show the stderr of the call's moment).
+   */
+  until<T>(probe: () => T | undefined | Promise<T | undefined>, what: string, timeoutMs?: number): Promise<T>;
   exited: Promise<number | null>;
 }
 
@@ -79,13 +84,28 @@ export function startCli(args: string[], options: SpawnAs = {}): Service {
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  const until = <T>(probe: () => T | undefined | Promise<T | undefined>, what: string, timeoutMs = 15_000): Promise<T> =>
+    waitFor(
+      async () => {
+        const said = (why: string) => new Error(`${why}; stderr so far:\n${stderr}`);
+        const value = await Promise.resolve()
+          .then(probe)
+          .catch((error: unknown) => {
+            if (error instanceof WaitAborted) throw error;
+            throw said(error instanceof Error ? error.message : String(error));
+          });
+        if (value === undefined) throw said('not yet');
+        return value;
+      },
+      { timeoutMs, what },
+    );
   return {
     child,
     stdout: () => stdout,
     stderr: () => stderr,
     exited,
-    waitForStderr: (pattern, timeoutMs = 15_000) =>
-      waitFor(async () => pattern.exec(stderr) ?? undefined, { timeoutMs, what: `stderr to match ${pattern}; so far:\n${stderr}` }),
+    until,
+    waitForStderr: (pattern, timeoutMs) => until(() => pattern.exec(stderr) ?? undefined, `stderr to match ${pattern}`, timeoutMs),
   };
 }
 

@@ -7,7 +7,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeCerts, startSingleEtcd, type CertSet, type SingleEtcd } from '../adapters/single-etcd.ts';
-import { waitFor } from '../../../functions/shared/wait-for.ts';
 import { killService, runCli, startCli } from './support.ts';
 
 describe('wrong TLS files are named', () => {
@@ -119,7 +118,7 @@ describe('wrong TLS files are named at call time by remediate and run', () => {
     try {
       await s.waitForStderr(/listening on /);
       s.child.stdin!.write(`${JSON.stringify({ clusterId: 'lab', target: { memberName: 'solo' }, reason: 'test', source: 'test', observedAt: new Date().toISOString() })}\n`);
-      await waitFor(async () => (s.stdout().includes('"outcome":"blocked"') ? true : undefined), { timeoutMs: 30_000, what: `run to report the block; stderr:\n${s.stderr()}` });
+      await s.until(() => (s.stdout().includes('"outcome":"blocked"') ? true : undefined), 'run to report the block', 30_000);
       const result = JSON.parse(s.stdout().trim().split('\n').at(-1)!) as { reason: string; message: string };
       expect(result.reason).toBe('TLS_FAILED');
       expect(result.message).toContain("the server's certificate is not signed by the CA in clusters[0].tls.cacert ca.pem: fix clusters[0].tls.cacert ca.pem");

@@ -6,7 +6,6 @@ import path from 'node:path';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REQUEST_GROUP, REQUEST_PLURAL, REQUEST_VERSION } from '../../../functions/adapters/kube/remediation-requests.ts';
-import { waitFor } from '../../../functions/shared/wait-for.ts';
 import { CAPI_CLUSTER, CAPI_NAMESPACE, startKubeWorld, type KubeWorld } from '../kube/kube-world.ts';
 import { killService, runCli, startCli, type Service } from './support.ts';
 
@@ -49,15 +48,15 @@ describe.sequential('etcd-remediator watch', () => {
       ...coordinates,
       body: { apiVersion: `${REQUEST_GROUP}/${REQUEST_VERSION}`, kind: 'EtcdRemediationRequest', metadata: { name: machine, labels: { 'cluster.x-k8s.io/cluster-name': CAPI_CLUSTER } }, spec: {} },
     });
-    const status = await waitFor(async () => {
+    const status = await service.until(async () => {
       const request = (await objects.getNamespacedCustomObject({ ...coordinates, name: machine })) as { status?: { phase?: string; leaderMove?: string; incidentId?: string } };
       return request.status?.phase === 'Completed' ? request.status : undefined;
-    }, { timeoutMs: 60_000, what: `the request to complete; stderr so far:\n${service.stderr()}` });
+    }, 'the request to complete', 60_000);
     expect(status.leaderMove).toBe('moved');
     expect((await world.readMachine(machine))?.deleting).toBe(true);
     expect((await world.lab.memberList()).map((m) => m.id)).not.toContain(leader.id);
     // The outcome as a JSON line on stdout, for the cluster `<namespace>/<cluster>`.
-    const line = await waitFor(async () => service!.stdout().split('\n').find((l) => l.includes(status.incidentId!)), { timeoutMs: 5_000, what: 'the outcome line' });
+    const line = await service.until(() => service!.stdout().split('\n').find((l) => l.includes(status.incidentId!)), 'the outcome line', 5_000);
     expect(JSON.parse(line)).toMatchObject({ outcome: 'remediated', clusterId: `${CAPI_NAMESPACE}/${CAPI_CLUSTER}` });
 
     service.child.kill('SIGTERM');

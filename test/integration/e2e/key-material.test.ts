@@ -8,7 +8,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { waitFor } from '../../../functions/shared/wait-for.ts';
 import { LOG_LEVEL_ENV } from '../../../infra/local/cli/log-level.ts';
 import { openSqliteStore } from '../../../infra/local/sqlite-store.ts';
 import { CAPI_CLUSTER, startKubeWorld, type KubeWorld } from '../kube/kube-world.ts';
@@ -129,7 +128,7 @@ describe('key material stays in its files', () => {
     expect(accepted.status, await accepted.clone().text()).toBe(202);
     expect((await post({ clusterId: 'prod', target: { memberName: leader.name }, reason: 'kubelet down', source: 'test', observedAt: 'yesterday' })).status).toBe(400);
     expect((await post({}, `${RUN_TOKEN.slice(0, -1)}0`)).status).toBe(401);
-    await waitFor(async () => (/"outcome":"remediated"/.test(s.stdout()) ? true : undefined), { timeoutMs: 60_000, what: `run to report the remediation; stderr:\n${s.stderr()}` });
+    await s.until(() => (/"outcome":"remediated"/.test(s.stdout()) ? true : undefined), 'run to report the remediation', 60_000);
     s.child.kill('SIGTERM');
     expect(await s.exited).toBe(0);
 
