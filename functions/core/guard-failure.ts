@@ -4,6 +4,7 @@
 // it blocks and says what a person must do. It never falls back to a lock only one state sees.
 import { classifyFailure } from './classify.ts';
 import type { Decision } from './decision.ts';
+import { decidedBy } from './decided-by.ts';
 import { describeTime } from './explain.ts';
 import type { EtcdFailure } from './types.ts';
 import type { ClusterView } from './view.ts';
@@ -34,7 +35,13 @@ const NOTHING_REMOVED = 'no member is removed without the cluster lock and the r
 const noSpaceMembers = (view: ClusterView | undefined): string[] =>
   (view?.members ?? []).filter((m) => m.status?.alarms.includes('NOSPACE')).map((m) => m.name || m.id);
 
-export function guardFailureDecision(action: GuardAction, failure: EtcdFailure, ctx: GuardFailureContext): Decision {
+/** The rule each action's failure is decided by, as evidence.decidedBy names it. */
+const ruleOf = (action: GuardAction): string => (action === 'take the cluster lock' ? 'cluster-lock' : 'removal-record');
+
+export const guardFailureDecision = (action: GuardAction, failure: EtcdFailure, ctx: GuardFailureContext): Decision =>
+  decidedBy(guardFailure(action, failure, ctx), ruleOf(action));
+
+function guardFailure(action: GuardAction, failure: EtcdFailure, ctx: GuardFailureContext): Decision {
   const evidence = { action, where: ctx.where, failure };
   if (failure.message === NO_LEASE_PATH) {
     return {

@@ -7,7 +7,7 @@ import type { Policy } from './policy.ts';
 import { NO_LEADER, type EtcdFailure, type MemberId, type PathName, type PathProbe } from './types.ts';
 import { classifyFailure } from './classify.ts';
 import type { ClassificationRow } from './classification-table.ts';
-import { backoffDelay } from './backoff.ts';
+import { backoffRetryAt } from './retry-after-backoff.ts';
 import { credentialProblem } from './credentials.ts';
 import { describePath, describeTime } from './explain.ts';
 
@@ -75,7 +75,7 @@ const retry = (s: Step, reason: ReasonCode, at: number, reprobeNow: boolean, mes
 });
 
 function backOff(s: Step, reason: ReasonCode, finding: string): Decision {
-  const at = s.ctx.now + backoffDelay(s.ctx.attempt, s.ctx.policy, s.ctx.random);
+  const at = backoffRetryAt(s.ctx);
   return retry(s, reason, at, false, `${finding}; we back off and try again at ${describeTime(at)}.`);
 }
 

@@ -1,10 +1,11 @@
 // The preconditions of plan(), in the order they are evaluated. Each either passes or decides,
 // like the checks of Cluster API's KubeadmControlPlane remediation.
 import type { Decision, Evidence } from './decision.ts';
-import { block, retryAfterBackoff, retryAt, sentence, type PlanContext } from './plan-context.ts';
+import { block, lookAgainAfterBackoff, retryAt, sentence, type PlanContext } from './plan-context.ts';
 import { credentialProblem } from './credentials.ts';
 import { probeDeadlineMs, timedOutEverywhere } from './probe-deadline.ts';
 import { describeDuration, describePath, describeTime, howReached } from './explain.ts';
+import { pastIncidentDeadline } from './incident-deadline.ts';
 import { describeSelector, type TargetMatch } from './target.ts';
 import type { MemberId } from './types.ts';
 import { describeMember, type ClusterView } from './view.ts';
@@ -20,8 +21,8 @@ const incidentDeadline: PlanCheck = {
   name: 'incident-deadline',
   run: (ctx) => {
     const { incident, policy, now } = ctx.input;
+    if (!pastIncidentDeadline(incident.openedAt, now, policy)) return 'pass';
     const age = now - incident.openedAt;
-    if (age < policy.incidentDeadlineMs) return 'pass';
     return block(
       ctx,
       'INCIDENT_DEADLINE_EXCEEDED',
@@ -101,7 +102,7 @@ const clusterReachable: PlanCheck = {
         : view && timedOutEverywhere(view)
           ? slowNetwork(ctx, view)
           : `No member of the cluster answered (${paths.map(describePath).join('; ')}), so ${ctx.name} cannot be judged`;
-    return retryAfterBackoff(ctx, 'CLUSTER_UNREACHABLE', finding);
+    return lookAgainAfterBackoff(ctx, 'CLUSTER_UNREACHABLE', finding);
   },
 };
 

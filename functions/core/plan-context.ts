@@ -5,9 +5,8 @@ import type { MemberId } from './types.ts';
 import { describeMember, type ClusterView, type MemberView } from './view.ts';
 import { quorumGate, type GateResult } from './quorum-gate.ts';
 import { judgeLeader, type CarriedStreak, type LeaderJudgement } from './evidence.ts';
-import { backoffDelay } from './backoff.ts';
+import { backoffRetryAt, retryAfterBackoff, type BackoffInput } from './retry-after-backoff.ts';
 import { hostGoneFinding } from './host-gone.ts';
-import { describeTime } from './explain.ts';
 
 export interface PlanInput {
   /** Oldest first; the last is the current view. */
@@ -116,9 +115,9 @@ export const retryAt = (ctx: PlanContext, reason: ReasonCode, at: number, messag
   evidence: ctx.evidence,
 });
 
+/** The planner's backoff input: the incident's attempts of the budget spent, now. */
+export const backoffOf = (ctx: PlanContext): BackoffInput => ({ now: ctx.input.now, attempt: ctx.input.incident.attempt, policy: ctx.input.policy, random: ctx.input.random });
+
 /** Retry after the incident's backoff, saying when. */
-export function retryAfterBackoff(ctx: PlanContext, reason: ReasonCode, finding: string): Decision {
-  const { incident, policy, now, random } = ctx.input;
-  const at = now + backoffDelay(incident.attempt, policy, random);
-  return retryAt(ctx, reason, at, sentence(finding, `we look again at ${describeTime(at)}`));
-}
+export const lookAgainAfterBackoff = (ctx: PlanContext, reason: ReasonCode, finding: string): Decision =>
+  retryAfterBackoff(reason, backoffRetryAt(backoffOf(ctx)), (when) => sentence(finding, `we look again at ${when}`), ctx.evidence);

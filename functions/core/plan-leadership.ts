@@ -4,10 +4,10 @@ import { describeMember, describeMemberIn } from './view.ts';
 import type { PathName } from './types.ts';
 import { rankMoveCandidates } from './candidates.ts';
 import { credentialProblem } from './credentials.ts';
-import { backoffDelay } from './backoff.ts';
+import { backoffRetryAt } from './retry-after-backoff.ts';
 import { describeDuration, describePaths, describeTime, howReached, listWords } from './explain.ts';
 import { downAsLeaderBefore, type LeaderJudgement } from './evidence.ts';
-import { approve, block, close, retryAfterBackoff, retryAt, sentence, type PlanContext } from './plan-context.ts';
+import { approve, backoffOf, block, close, lookAgainAfterBackoff, retryAt, sentence, type PlanContext } from './plan-context.ts';
 import { plannedTarget, targetNotFound } from './plan-checks.ts';
 
 const nameOf = (ctx: PlanContext, id: string | undefined): string => describeMemberIn(ctx.view, id);
@@ -70,12 +70,12 @@ function recovered(ctx: PlanContext, j: LeaderJudgement): Decision | undefined {
 }
 
 function unreachableLeader(ctx: PlanContext, j: LeaderJudgement): Decision {
-  const { policy, now, incident, random } = ctx.input;
+  const { policy, now } = ctx.input;
   const since = j.since ?? now;
   const graceEnd = since + policy.graceMs;
   const down = `${ctx.name} is the leader and unreachable on every path (${describePaths(j.paths)}) for ${describeDuration(now - since)}, confirmed by the followers at term ${j.term}`;
   if (now < graceEnd) {
-    const at = Math.min(graceEnd, now + backoffDelay(incident.attempt, policy, random));
+    const at = Math.min(graceEnd, backoffRetryAt(backoffOf(ctx)));
     return retryAt(
       ctx,
       'LEADER_UNREACHABLE',
@@ -156,6 +156,6 @@ export function decideLeadership(ctx: PlanContext): Decision {
         sentence(j.message, `${ctx.name} cannot be judged until a leader stands, so we look again after one election timeout, at ${describeTime(shortRetry)}`),
       );
     case 'CLUSTER_UNREACHABLE':
-      return retryAfterBackoff(ctx, 'CLUSTER_UNREACHABLE', j.message);
+      return lookAgainAfterBackoff(ctx, 'CLUSTER_UNREACHABLE', j.message);
   }
 }

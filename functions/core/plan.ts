@@ -2,6 +2,7 @@
 // Named preconditions run in order and the first that decides wins; if all pass, leadership decides.
 import { clusterIdentityCheck } from './check-cluster-identity.ts';
 import { noSpaceCheck } from './check-no-space.ts';
+import { decidedBy } from './decided-by.ts';
 import type { Decision } from './decision.ts';
 import { buildPlanContext, type PlanInput } from './plan-context.ts';
 import { planChecks } from './plan-checks.ts';
@@ -22,7 +23,7 @@ export function plan(input: PlanInput): Decision {
 }
 
 /** Evidence names the check that decided, so an operator can find the rule. */
-const withCheck = (d: Decision, check: string): Decision => ({ ...d, evidence: { ...d.evidence, decidedBy: check } });
+const withCheck = (d: Decision, check: string): Decision => decidedBy(d, check);
 
 /** The leader's Node or Machine is known gone: approve without a move once the gates pass. */
 export const approveLeaderGone = (input: PlanInput): Decision => plan({ ...input, targetGone: input.targetGone ?? 'its Node or Machine is gone' });

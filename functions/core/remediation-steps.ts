@@ -1,0 +1,76 @@
+// remediate's decisions between its calls, pure: the app gathers what the lock, the fresh probe,
+// the snapshot, the election and the actuator said, and these say what it means. The removal's own
+// are in member-removal.ts, the guard's in guard-failure.ts.
+import type { Decision, Evidence } from './decision.ts';
+import { decidedBy } from './decided-by.ts';
+import { describeTime } from './explain.ts';
+import type { Policy } from './policy.ts';
+import { retryAfterBackoff } from './retry-after-backoff.ts';
+import { describeMember } from './view.ts';
+
+/** CLUSTER_LOCKED: another remediation holds the cluster lock (or took it when ours lapsed); a wait, nothing removed. */
+export const clusterLocked = (who: string, clusterId: string, why: string, retryAt: number): Decision =>
+  decidedBy(retryAfterBackoff('CLUSTER_LOCKED', retryAt, (when) => `${who} waits: in cluster ${clusterId}, ${why}; nothing was removed, we try again at ${when}.`, {}), 'cluster-lock');
+
+/** SNAPSHOT_FAILED: the policy asks for a snapshot before each removal, and none could be taken. */
+export const snapshotFailed = (name: string, problem: string, retryAt: number): Decision =>
+  decidedBy(
+    retryAfterBackoff('SNAPSHOT_FAILED', retryAt, (when) => `No snapshot could be taken before removing ${name} (${problem}); nothing was removed, we try again at ${when}.`, {}),
+    'snapshot-before-remove',
+  );
+
+/**
+ * The gates again under the lock, on a fresh probe. The budget was checked at approval, so the
+ * planner's verdict stands, but for one: wanting a move means the target leads again since
+ * approval (a follower won an election), so leadership is moved first: LEADER_CHANGED, re-probe now.
+ */
+export function gatesUnderLock(verdict: Decision, now: number): Decision {
+  if (verdict.kind !== 'move-leader') return verdict;
+  return decidedBy(
+    {
+      kind: 'retry',
+      at: now,
+      reprobeNow: true,
+      reason: 'LEADER_CHANGED',
+      message: `${verdict.message.replace(/\.$/, '')}; the target leads again since approval, so we re-probe now.`,
+      evidence: verdict.evidence,
+    },
+    'leads-again',
+  );
+}
+
+/** ELECTION_IN_PROGRESS after the removal: no leader among the rest yet, so look again one election timeout later. */
+export const noLeaderAfterRemoval = (who: string, now: number, policy: Pick<Policy, 'electionTimeoutMs'>): Decision => {
+  const at = now + policy.electionTimeoutMs;
+  return decidedBy(
+    {
+      kind: 'retry',
+      at,
+      reprobeNow: false,
+      reason: 'ELECTION_IN_PROGRESS',
+      message: `${who} was removed, but the remaining members agree on no leader yet; we look again at ${describeTime(at)}.`,
+      evidence: {},
+    },
+    'leader-after-removal',
+  );
+};
+
+/** How a remediation ends failed: the member is out of etcd, but a later step failed for good. */
+export interface RemediationFailure {
+  reason: 'ACTUATOR_FAILED';
+  message: string;
+  evidence: Evidence;
+}
+
+type Member = { id: string; name: string };
+
+/** ACTUATOR_FAILED: the member is out and a leader stands, but its machine was not replaced; a person must. */
+export const actuatorFailed = (member: Member, leader: Member, actuator: string, error: string): RemediationFailure =>
+  decidedBy(
+    {
+      reason: 'ACTUATOR_FAILED',
+      message: `${describeMember(member)} is out of etcd and ${leader.name || leader.id} leads now, but the ${actuator} actuator could not replace its machine (${error}); replace the machine by hand.`,
+      evidence: { actuator, error, newLeader: leader },
+    },
+    'actuator',
+  );
