@@ -1,7 +1,11 @@
-// Per-cluster policy, with the defaults a user would expect. Durations are milliseconds.
+// Per-cluster policy, with the defaults a user would expect: the one schema the run config,
+// register, the construct's defaults and the CLI flags all go through, and the only place a
+// default is written. Strict at every level, so a misspelt field is refused rather than dropped
+// (its default applying without a word). Durations are milliseconds, each named `<name>Ms`.
 import { z } from 'zod';
+import { PATH_NAMES } from './types.ts';
 
-const pathName = z.enum(['direct', 'port-forward', 'exec']);
+export const pathNameSchema = z.enum(PATH_NAMES);
 const ms = z.number().int().nonnegative();
 
 /**
@@ -12,7 +16,7 @@ const ms = z.number().int().nonnegative();
 export const MIN_ELECTION_TIMEOUT_MS = 100;
 export const electionTimeoutTooShort = `must be at least ${MIN_ELECTION_TIMEOUT_MS}ms (etcd's default is 1s): evidence samples must be one election timeout apart`;
 
-export const policySchema = z.object({
+export const policySchema = z.strictObject({
   /** How long the leader must stay unreachable before we remove it without a move. */
   graceMs: ms.default(60_000),
   allowRemoveWithoutLeaderMove: z.boolean().default(true),
@@ -22,9 +26,8 @@ export const policySchema = z.object({
    * a sick leader that answers is (for reporters whose own health check is the authority).
    */
   closeWhenRecovered: z.boolean().default(true),
-  backoff: z
-    .object({ baseMs: ms.default(5_000), capMs: ms.default(300_000) })
-    .default({ baseMs: 5_000, capMs: 300_000 }),
+  // Left out, it is {} filled in by its own fields' defaults.
+  backoff: z.strictObject({ baseMs: ms.default(5_000), capMs: ms.default(300_000) }).prefault({}),
   maxAttempts: z.number().int().positive().default(10),
   incidentDeadlineMs: ms.default(30 * 60_000),
   /** KCP parity: how many remediations of the same target within minHealthyPeriod before we stop. */
@@ -33,11 +36,12 @@ export const policySchema = z.object({
   retryPeriodMs: ms.default(0),
   /** KCP parity: a target healthy this long since its last remediation starts a fresh count. */
   minHealthyPeriodMs: ms.default(3_600_000),
-  pathOrder: z.array(pathName).min(1).default(['direct', 'port-forward', 'exec']),
+  /** Every path by default, in the order PATH_NAMES lists them: the client URL first. */
+  pathOrder: z.array(pathNameSchema).min(1).default(() => [...PATH_NAMES]),
   /** The cluster's --election-timeout; evidence samples must be at least this far apart. */
   electionTimeoutMs: z.number().int().min(MIN_ELECTION_TIMEOUT_MS, electionTimeoutTooShort).default(1_000),
-  /** Deadline of every single etcd call. */
-  callTimeoutMs: ms.default(2_000),
+  /** Deadline of every single etcd call: at 0 every call would time out before it is sent. */
+  callTimeoutMs: z.number().int().positive().default(2_000),
   /** How many immediate re-probes a changing leader may cost before we back off. */
   maxImmediateReprobes: z.number().int().nonnegative().default(3),
   dryRun: z.boolean().default(false),
@@ -72,3 +76,22 @@ export type PolicyInput = z.input<typeof policySchema>;
 export const defaultPolicy: Policy = policySchema.parse({});
 
 export const parsePolicy = (input: PolicyInput = {}): Policy => policySchema.parse(input);
+
+/** What is wrong with a policy input, for an edge to say where it came from. */
+export interface PolicyProblem {
+  /** Dotted, as the policy names it: `backoff.baseMs`. */
+  field: string;
+  problem: string;
+}
+
+const UNKNOWN_FIELD = 'unknown field';
+
+/** The first problem of a policy input, an unknown key named as a field of its own; undefined when it is a policy. */
+export function firstPolicyProblem(input: unknown): PolicyProblem | undefined {
+  const parsed = policySchema.safeParse(input);
+  const issue = parsed.error?.issues[0];
+  if (!issue) return undefined;
+  const unknown = issue.code === 'unrecognized_keys' ? issue.keys[0] : undefined;
+  const path = unknown === undefined ? issue.path : [...issue.path, unknown];
+  return { field: path.map(String).join('.'), problem: unknown === undefined ? issue.message : UNKNOWN_FIELD };
+}

@@ -1,7 +1,8 @@
 // The vocabulary every decision speaks. Pure data: no I/O, no classes.
 
-/** How we reach a member's etcd client API. Order of preference is policy. */
-export type PathName = 'direct' | 'port-forward' | 'exec';
+/** How we reach a member's etcd client API: the one list every schema and check reads. Order of preference is policy. */
+export const PATH_NAMES = ['direct', 'port-forward', 'exec'] as const;
+export type PathName = (typeof PATH_NAMES)[number];
 
 /** What one call over one path told us about reachability. */
 export type Reachability = 'ok' | 'refused' | 'timeout' | 'tls' | 'auth' | 'other';

@@ -7,7 +7,8 @@ import { EventBus } from 'aws-cdk-lib/aws-events';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { parsePolicy } from '../../functions/core/policy.ts';
+import { checkPolicyDefaults, PolicyDefaultsError } from '../../functions/adapters/aws/policy-defaults.ts';
+import type { PolicyInput } from '../../functions/core/policy.ts';
 import { Monitoring } from './alarms.ts';
 import { METRICS_NAMESPACE, pascal, stackFunctionNames, type StackFunctionName } from './function-specs.ts';
 import { RemediatorFunction } from './functions.ts';
@@ -37,9 +38,7 @@ export class EtcdRemediation extends Construct {
     if (!props.vpc && (props.vpcSubnets || props.securityGroups)) {
       throw new Error('EtcdRemediation: vpcSubnets and securityGroups need vpc');
     }
-    // A bad policy fails synth with zod's message, not the first incident.
-    const policyDefaults = JSON.stringify(props.policyDefaults ?? {});
-    parsePolicy(props.policyDefaults ?? {});
+    const policyDefaults = JSON.stringify(checkedDefaults(props.policyDefaults ?? {}));
 
     const stack = Stack.of(this);
     this.bus = new EventBus(this, 'Bus', { description: 'etcd-remediator: incidents, probes, retries and outcomes' });
@@ -95,5 +94,18 @@ export class EtcdRemediation extends Construct {
       functions: lambdas,
       alarmActions: props.alarmActions ?? [],
     });
+  }
+}
+
+/**
+ * The check a cold start makes of POLICY_DEFAULTS, made at synth: a bad field (an unknown one at
+ * any depth too) fails synth, naming it, not every function's first incident.
+ */
+function checkedDefaults(defaults: unknown): PolicyInput {
+  try {
+    return checkPolicyDefaults(defaults);
+  } catch (error) {
+    if (error instanceof PolicyDefaultsError) throw new Error(`EtcdRemediation: policyDefaults${error.field ? `.${error.field}` : ''}: ${error.problem}`, { cause: error });
+    throw error;
   }
 }

@@ -5,7 +5,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import { carriesCredentials, CREDENTIALS_IN_URL } from '../../core/endpoint-url.ts';
-import { policySchema, type Policy, type PolicyInput } from '../../core/policy.ts';
+import { firstPolicyProblem, pathNameSchema, policySchema, type Policy, type PolicyInput } from '../../core/policy.ts';
 import type { PathName } from '../../core/types.ts';
 import type { MachineApiVersion } from '../../ports/kube-access.ts';
 import type { Item } from './dynamodb-codec.ts';
@@ -77,7 +77,7 @@ const managementSchema = z.object({
 const registrationSchema = z.object({
   clusterId: z.string().min(1),
   endpoints: z.array(z.url().refine((url) => !carriesCredentials(url), CREDENTIALS_IN_URL)).min(1),
-  pathOrder: z.array(z.enum(['direct', 'port-forward', 'exec'])).min(1).optional(),
+  pathOrder: z.array(pathNameSchema).min(1).optional(),
   policy: z.record(z.string(), z.unknown()).optional(),
   aliases: z.record(z.string(), z.string()).optional(),
   tlsSecretArn: secretArn.optional(),
@@ -112,20 +112,15 @@ export function checkRegistration(input: unknown, clusterIdHint = '', defaults?:
   }
   const registration: ClusterRegistration = parsed.data;
   const policyInput: Record<string, unknown> = { ...registration.policy };
-  // The schema drops keys it does not know; a misspelt one would be ignored without a word.
-  const unknown = Object.keys(policyInput).find((k) => !(k in policySchema.shape));
-  if (unknown) throw new ClusterRegistrationError(clusterId, `policy.${unknown}`, 'unknown field');
   if (registration.pathOrder) {
     if (policyInput.pathOrder !== undefined && JSON.stringify(policyInput.pathOrder) !== JSON.stringify(registration.pathOrder)) {
       throw new ClusterRegistrationError(clusterId, 'pathOrder', 'differs from policy.pathOrder; give one');
     }
     policyInput.pathOrder = registration.pathOrder;
   }
-  const policy = policySchema.safeParse(policyInput);
-  if (!policy.success) {
-    const issue = policy.error.issues[0]!;
-    throw new ClusterRegistrationError(clusterId, `policy.${fieldOf(issue.path)}`, issue.message);
-  }
+  // Strict at every depth: a misspelt field is refused, naming it, not ignored without a word.
+  const wrong = firstPolicyProblem(policyInput);
+  if (wrong) throw new ClusterRegistrationError(clusterId, wrong.field ? `policy.${wrong.field}` : 'policy', wrong.problem);
   checkMembers(registration);
   checkKube(registration);
   return { registration, policy: policySchema.parse(underDefaults(defaults, policyInput)) };

@@ -9,11 +9,11 @@ import type { EtcdUser, TlsFiles } from '../../../functions/ports/etcd.ts';
 import type { KubeAccessConfig } from '../../../functions/ports/kube-access.ts';
 import { checkAccess, kubeAccessOf, type AccessField, type AccessWords } from './access-rules.ts';
 import { isClientUrl } from './cluster-flags.ts';
-import { notADuration, parseDuration } from './duration.ts';
 import { etcdUserFrom, passwordNotTaken, type UserWords } from './etcd-user.ts';
 import { InputFileError, readInputFile, readInputText, type InputFile } from './input-file.ts';
 import { readTlsFiles } from './tls-files.ts';
-import { checkedPolicy, describeIssues, plainWords, policyIssues } from './zod-issues.ts';
+import { writtenPolicySchema } from './written-policy.ts';
+import { checkedPolicy, describeIssues, plainWords } from './zod-issues.ts';
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -21,64 +21,6 @@ export class ConfigError extends Error {
     this.name = 'ConfigError';
   }
 }
-
-/** "60s" or a number of milliseconds. */
-const duration = z.unknown().transform((value, ctx) => {
-  if (typeof value === 'number' && Number.isInteger(value) && value >= 0) return value;
-  if (typeof value === 'string') {
-    const ms = parseDuration(value);
-    if (ms !== undefined) return ms;
-    ctx.addIssue({ code: 'custom', message: notADuration(value) });
-  } else {
-    ctx.addIssue({ code: 'custom', message: `${JSON.stringify(value)} is not a duration (use a string such as "60s", or milliseconds)` });
-  }
-  return z.NEVER;
-});
-
-const DURATIONS = ['grace', 'electionTimeout', 'callTimeout', 'incidentDeadline', 'retryPeriod', 'minHealthyPeriod', 'snapshotTimeout', 'actuatorTimeout', 'lockLease'] as const;
-
-// Each duration may be written as `grace: "60s"` or as the policy's own `graceMs`.
-const durationFields = Object.fromEntries(DURATIONS.flatMap((name) => [[name, duration.optional()], [`${name}Ms`, duration.optional()]])) as Record<
-  (typeof DURATIONS)[number] | `${(typeof DURATIONS)[number]}Ms`,
-  z.ZodOptional<typeof duration>
->;
-
-const count = z.number().int().nonnegative();
-
-const policyConfigFields = z
-  .strictObject({
-    ...durationFields,
-    backoff: z
-      .strictObject({ base: duration.optional(), baseMs: duration.optional(), cap: duration.optional(), capMs: duration.optional() })
-      .optional(),
-    allowRemoveWithoutLeaderMove: z.boolean().optional(),
-    closeWhenRecovered: z.boolean().optional(),
-    maxAttempts: z.number().int().positive().optional(),
-    maxRetry: count.optional(),
-    pathOrder: z.array(z.enum(['direct', 'port-forward', 'exec'])).min(1).optional(),
-    maxImmediateReprobes: count.optional(),
-    dryRun: z.boolean().optional(),
-    snapshotBeforeRemove: z.boolean().optional(),
-    allowShrink: z.boolean().optional(),
-    singleRemediator: z.boolean().optional(),
-    guardPrefix: z.string().optional(),
-  });
-
-type PolicyConfig = z.infer<typeof policyConfigFields>;
-
-/** A policy field's path as the config wrote it: `lockLease` for lockLeaseMs, `backoff.base` for backoff.baseMs, when so written. */
-function writtenPath(policy: PolicyConfig, path: readonly PropertyKey[]): PropertyKey[] {
-  const [first, second, ...rest] = path;
-  const named = (given: Record<string, unknown>, key: PropertyKey): PropertyKey =>
-    typeof key === 'string' && key.endsWith('Ms') && given[key] === undefined && given[key.slice(0, -2)] !== undefined ? key.slice(0, -2) : key;
-  if (first === 'backoff' && second !== undefined) return [first, named(policy.backoff ?? {}, second), ...rest];
-  return first === undefined ? [] : [named(policy, first), ...path.slice(1)];
-}
-
-// The whole policy checked here, by the policy's own rules, so each problem names the field as the user wrote it.
-const policyConfigSchema = policyConfigFields.superRefine((policy, ctx) => {
-  for (const issue of policyIssues(toPolicyInput(policy))) ctx.addIssue({ code: 'custom', path: writtenPath(policy, issue.path), message: issue.message });
-});
 
 // Credentials first, and alone: no other message may quote the URL.
 const endpoint = z
@@ -95,7 +37,7 @@ const clusterSchema = z
     tls: z.strictObject({ cacert: z.string().min(1), cert: z.string().min(1).optional(), key: z.string().min(1).optional() }).optional(),
     // The password from passwordFile or ETCDCTL_PASSWORD; `password` is named only to refuse it.
     auth: z.strictObject({ user: z.string(), passwordFile: file.optional(), password: z.unknown().optional() }).optional(),
-    policy: policyConfigSchema.optional(),
+    policy: writtenPolicySchema.optional(),
     aliases: z.record(z.string(), z.string()).optional(),
     kubeconfig: file.optional(),
     workloadKubeconfig: file.optional(),
@@ -176,31 +118,14 @@ export interface RunConfig {
   kubeAccess: Map<string, () => Promise<KubeAccessConfig>>;
 }
 
-function toPolicyInput(p: PolicyConfig | undefined): PolicyInput {
-  if (!p) return {};
-  const input: PolicyInput = {};
-  for (const name of DURATIONS) {
-    const ms = p[`${name}Ms`] ?? p[name];
-    if (ms !== undefined) input[`${name}Ms`] = ms;
-  }
-  if (p.backoff) {
-    const baseMs = p.backoff.baseMs ?? p.backoff.base;
-    const capMs = p.backoff.capMs ?? p.backoff.cap;
-    input.backoff = { ...(baseMs === undefined ? {} : { baseMs }), ...(capMs === undefined ? {} : { capMs }) };
-  }
-  const { allowRemoveWithoutLeaderMove, closeWhenRecovered, maxAttempts, maxRetry, pathOrder, maxImmediateReprobes, dryRun, snapshotBeforeRemove, allowShrink, singleRemediator, guardPrefix } = p;
-  const rest = { allowRemoveWithoutLeaderMove, closeWhenRecovered, maxAttempts, maxRetry, pathOrder, maxImmediateReprobes, dryRun, snapshotBeforeRemove, allowShrink, singleRemediator, guardPrefix };
-  return { ...input, ...(Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)) as PolicyInput) };
-}
-
 /**
  * A policy alone, written as in a config's cluster (`"grace": "60s"` or `graceMs`): what
  * `register --policy FILE` reads. Throws ConfigError naming the field as the user wrote it.
  */
 export function policyInputFromConfig(raw: unknown): PolicyInput {
-  const parsed = policyConfigSchema.safeParse(raw, { error: plainWords });
+  const parsed = writtenPolicySchema.safeParse(raw, { error: plainWords });
   if (!parsed.success) throw new ConfigError(describeIssues(parsed.error.issues, '(policy)'));
-  return toPolicyInput(parsed.data);
+  return parsed.data;
 }
 
 /** How a cluster's auth fields are named, under `prefix` (e.g. clusters[0].auth). */
@@ -286,7 +211,7 @@ export function loadConfig(file: string): RunConfig {
     return {
       clusterId: c.clusterId,
       endpoints: c.endpoints ?? [],
-      policy: checkedPolicy({ ...toPolicyInput(c.policy), pathOrder: access.pathOrder }, (message) => new ConfigError(`clusters[${i}].${message}`)),
+      policy: checkedPolicy({ ...c.policy, pathOrder: access.pathOrder }, (message) => new ConfigError(`clusters[${i}].${message}`)),
       ...(c.tls ? { tls: readTls(dir, i, c.tls) } : {}),
       ...(c.auth ? { auth: readAuth(dir, i, c.auth) } : {}),
       ...(c.aliases ? { aliases: c.aliases } : {}),

@@ -40,6 +40,8 @@ describe('bad policy values name the field', () => {
     { name: 'guard-prefix', policy: { guardPrefix: '' }, says: `clusters[0].policy.guardPrefix: ${GUARD_PREFIX}` },
     { name: 'guard-prefix-slash', policy: { guardPrefix: '/etcd-remediator/' }, says: `clusters[0].policy.guardPrefix: ${GUARD_PREFIX}` },
     { name: 'max-attempts', policy: { maxAttempts: 0 }, says: 'clusters[0].policy.maxAttempts: must be positive' },
+    { name: 'typo', policy: { graec: '60s' }, says: 'clusters[0].policy.graec: is not a known field' },
+    { name: 'backoff-typo', policy: { backoff: { bse: '5s' } }, says: 'clusters[0].policy.backoff.bse: is not a known field' },
   ])('run --config: $says', ({ name, policy, says }) => expectOneLine(['run', '--config', runConfig(name, policy)], says));
 
   it('run --config: every wrong field in one line', () =>
@@ -49,6 +51,8 @@ describe('bad policy values name the field', () => {
     { name: 'p-lock-lease', policy: { lockLease: '0s' }, says: 'lockLease: must be positive' },
     { name: 'p-guard-prefix', policy: { guardPrefix: '' }, says: `guardPrefix: ${GUARD_PREFIX}` },
     { name: 'p-backoff', policy: { backoff: { base: '1s', capMs: 1.5 } }, says: 'backoff.capMs: ' },
+    { name: 'p-typo', policy: { graec: '60s' }, says: 'graec: is not a known field' },
+    { name: 'p-backoff-typo', policy: { backoff: { bse: '5s' } }, says: 'backoff.bse: is not a known field' },
   ])('register --policy: $says', ({ name, policy, says }) => {
     const file = write(name, policy);
     return expectOneLine(['register', '--table', 't', '--cluster', 'prod', '--endpoints', 'http://127.0.0.1:2379', '--policy', file, '--dry-run'], `--policy ${file}: ${says}`);

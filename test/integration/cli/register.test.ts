@@ -69,7 +69,7 @@ describe('etcd-remediator register', () => {
     expect(run).toMatchObject({ code: 0, stderr: '' });
     expect(run.stdout).toBe(
       `registered cluster prod in table ${table}: 2 endpoints; members etcd-a (i-0a, ip-10-0-0-1), etcd-b (i-0b); TLS from ${ARN}; ` +
-        'policy {"graceMs":120000,"electionTimeoutMs":500,"backoff":{"capMs":60000}}\n',
+        'policy {"graceMs":120000,"backoff":{"capMs":60000},"electionTimeoutMs":500}\n',
     );
     const entry = await directory().get('prod');
     expect(entry).toMatchObject({

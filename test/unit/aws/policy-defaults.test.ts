@@ -47,6 +47,13 @@ describe('a registration read with defaults', () => {
     expect(checkRegistration({ ...registration, policy: {} }, 'prod', { pathOrder: ['exec', 'direct'] }).policy.pathOrder).toEqual(['direct']);
   });
 
+  it.each([
+    { policy: { graec: 1 }, says: 'cluster prod: policy.graec: unknown field' },
+    { policy: { backoff: { bse: 1 } }, says: 'cluster prod: policy.backoff.bse: unknown field' },
+  ])('refuses an unknown policy field at any depth, naming it: $says', ({ policy, says }) => {
+    expect(() => checkRegistration({ ...registration, policy }, 'prod')).toThrow(says);
+  });
+
   it('without defaults, as before', () => {
     expect(checkRegistration(registration, 'prod').policy).toEqual({ ...defaultPolicy, graceMs: 30_000, backoff: { baseMs: 2_000, capMs: 300_000 }, pathOrder: ['direct'] });
   });

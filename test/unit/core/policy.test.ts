@@ -26,3 +26,15 @@ describe('policy validation', () => {
     expect(MIN_ELECTION_TIMEOUT_MS).toBe(100);
   });
 });
+
+describe('unknown fields', () => {
+  // A misspelt field would otherwise be dropped, and the default it meant to change would apply.
+  it.each([
+    { input: { graec: 1 }, path: [], key: 'graec' },
+    { input: { backoff: { bse: 1 } }, path: ['backoff'], key: 'bse' },
+  ])('refuses $key at $path', ({ input, path, key }) => {
+    const parsed = policySchema.safeParse(input);
+    expect(parsed.success).toBe(false);
+    expect(parsed.error?.issues).toEqual([expect.objectContaining({ code: 'unrecognized_keys', path, keys: [key] })]);
+  });
+});

@@ -1,0 +1,136 @@
+// Every surface a policy is written through (run's config, register's --policy file and its
+// registration, the construct's defaults and the cold start reading them) takes every field of the
+// policy schema and refuses any other, at any depth, naming it.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { checkRegistration } from '../../../functions/adapters/aws/cluster-registration.ts';
+import { checkPolicyDefaults } from '../../../functions/adapters/aws/policy-defaults.ts';
+import { parsePolicy, policySchema, type Policy } from '../../../functions/core/policy.ts';
+import { ConfigError, loadConfig, policyInputFromConfig } from '../../../infra/local/cli/config.ts';
+
+const endpoints = ['http://127.0.0.1:2379'];
+
+// Every field, none at its default, so a surface that drops one is seen. A field the schema gains
+// fails the type check here until it is added.
+const full = {
+  graceMs: 61_000,
+  allowRemoveWithoutLeaderMove: false,
+  closeWhenRecovered: false,
+  backoff: { baseMs: 2_000, capMs: 90_000 },
+  maxAttempts: 4,
+  incidentDeadlineMs: 600_000,
+  maxRetry: 2,
+  retryPeriodMs: 30_000,
+  minHealthyPeriodMs: 7_200_000,
+  pathOrder: ['direct'],
+  electionTimeoutMs: 500,
+  callTimeoutMs: 3_000,
+  maxImmediateReprobes: 1,
+  dryRun: true,
+  snapshotBeforeRemove: true,
+  snapshotTimeoutMs: 60_000,
+  actuatorTimeoutMs: 120_000,
+  lockLeaseMs: 15_000,
+  guardPrefix: '/remediator-test',
+  allowShrink: true,
+  singleRemediator: true,
+} satisfies Required<Policy>;
+
+type Fields = Record<string, unknown>;
+const isFields = (value: unknown): value is Fields => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** [path, value] of every leaf of a policy. */
+const leaves = (fields: Fields, prefix: string[] = []): [string[], unknown][] =>
+  Object.entries(fields).flatMap(([key, value]) => (isFields(value) ? leaves(value, [...prefix, key]) : [[[...prefix, key], value]]));
+
+/** `{ a: { b: value } }` for the path a.b. */
+const at = (keys: readonly string[], value: unknown): Fields => keys.reduceRight<Fields>((inner, key) => ({ [key]: inner }), value as Fields);
+
+describe('one policy, every surface', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'policy-surfaces-'));
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+  let files = 0;
+  const runConfig = (policy: unknown): string => {
+    const file = path.join(dir, `config-${++files}.json`);
+    fs.writeFileSync(file, JSON.stringify({ state: 's.sqlite', clusters: [{ clusterId: 'prod', endpoints, policy }] }));
+    return file;
+  };
+
+  it('the full policy lists every field of the schema, nested ones too', () => {
+    expect(Object.keys(full).sort()).toEqual(Object.keys(policySchema.shape).sort());
+    expect(Object.keys(full.backoff).sort()).toEqual(Object.keys(parsePolicy().backoff).sort());
+    expect(parsePolicy(full)).toEqual(full);
+  });
+
+  it('run --config takes every field', () => {
+    expect(loadConfig(runConfig(full)).clusters[0]!.policy).toEqual(full);
+  });
+
+  it('register --policy takes every field, and its registration keeps each', () => {
+    const input = policyInputFromConfig(full);
+    expect(input).toEqual(full);
+    expect(checkRegistration({ clusterId: 'prod', endpoints, policy: input }, 'prod').policy).toEqual(full);
+  });
+
+  it('the construct’s defaults and the cold start take every field', () => {
+    expect(checkPolicyDefaults(full)).toEqual(full);
+    expect(checkRegistration({ clusterId: 'prod', endpoints }, 'prod', checkPolicyDefaults(full)).policy).toEqual(full);
+  });
+
+  // Every <name>Ms field, nested ones too, may be written "<n>ms" under <name> as well.
+  const durations = leaves(full).filter(([keys]) => keys.at(-1)!.endsWith('Ms'));
+
+  it('has durations to write', () => expect(durations.length).toBeGreaterThan(10));
+
+  it.each(durations.map(([keys, ms]) => ({ field: keys.join('.'), keys, ms })))('$field is written as a duration too', ({ keys, ms }) => {
+    const written = [...keys.slice(0, -1), keys.at(-1)!.slice(0, -2)];
+    expect(policyInputFromConfig(at(written, `${String(ms)}ms`))).toEqual(at(keys, ms));
+    expect(policyInputFromConfig(at(keys, ms))).toEqual(at(keys, ms));
+  });
+});
+
+describe('unknown policy fields, at any depth', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'policy-unknown-'));
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it.each([
+    { policy: { graec: '60s' }, field: 'graec' },
+    { policy: { backoff: { bse: '5s' } }, field: 'backoff.bse' },
+    { policy: { backoff: { baseMs: 1_000, capSeconds: 5 } }, field: 'backoff.capSeconds' },
+  ])('run --config refuses $field, naming it', ({ policy, field }) => {
+    const file = path.join(dir, `${field}.json`);
+    fs.writeFileSync(file, JSON.stringify({ state: 's.sqlite', clusters: [{ clusterId: 'prod', endpoints, policy }] }));
+    expect(() => loadConfig(file)).toThrow(ConfigError);
+    expect(() => loadConfig(file)).toThrow(`clusters[0].policy.${field}: is not a known field`);
+  });
+
+  it.each([
+    { policy: { graec: '60s' }, field: 'graec' },
+    { policy: { backoff: { bse: '5s' } }, field: 'backoff.bse' },
+  ])('register --policy refuses $field, naming it', ({ policy, field }) => {
+    expect(() => policyInputFromConfig(policy)).toThrow(ConfigError);
+    expect(() => policyInputFromConfig(policy)).toThrow(`${field}: is not a known field`);
+  });
+});
+
+describe('a call deadline of zero', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'policy-call-timeout-'));
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  // Every etcd call would time out before it is sent: refused wherever it is written, as --timeout 0 is.
+  it.each([
+    { policy: { callTimeout: '0s' }, says: 'clusters[0].policy.callTimeout: must be positive' },
+    { policy: { callTimeoutMs: 0 }, says: 'clusters[0].policy.callTimeoutMs: must be positive' },
+  ])('run --config refuses $policy', ({ policy, says }) => {
+    const file = path.join(dir, `${Object.keys(policy)[0]!}.json`);
+    fs.writeFileSync(file, JSON.stringify({ state: 's.sqlite', clusters: [{ clusterId: 'prod', endpoints, policy }] }));
+    expect(() => loadConfig(file)).toThrow(says);
+  });
+
+  it('register and the construct’s defaults refuse it too', () => {
+    expect(() => checkRegistration({ clusterId: 'prod', endpoints, policy: { callTimeoutMs: 0 } }, 'prod')).toThrow('cluster prod: policy.callTimeoutMs: ');
+    expect(() => checkPolicyDefaults({ callTimeoutMs: 0 })).toThrow('callTimeoutMs: ');
+  });
+});
