@@ -6,7 +6,7 @@
 import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { carriesCredentials, CREDENTIALS_IN_URL, withoutCredentials } from '../../../functions/core/endpoint-url.ts';
-import type { PathName } from '../../../functions/core/types.ts';
+import { PATH_NAMES, type PathName } from '../../../functions/core/types.ts';
 import { KUBE_PATHS, type KubeAccessConfig } from '../../../functions/ports/kube-access.ts';
 import { InputFileError, readInputText } from './input-file.ts';
 
@@ -55,8 +55,8 @@ interface KubeFiles {
 
 export const DEFAULT_CAPI_NAMESPACE = 'default';
 
-/** The names a path may be written as; exec-relay is the exec path's long name. */
-const PATH_NAMES: Readonly<Record<string, PathName>> = { direct: 'direct', 'port-forward': 'port-forward', exec: 'exec', 'exec-relay': 'exec' };
+/** The names a path may be written as; exec-relay is the exec path's long name. A Map: "toString" is no path. */
+const PATH_SPELLINGS: ReadonlyMap<string, PathName> = new Map([...PATH_NAMES.map((name) => [name, name] as const), ['exec-relay', 'exec'] as const]);
 const PATH_LIST = 'direct, port-forward, exec-relay (or exec)';
 
 /** Path names as written, to paths in order: none, an unknown name or one listed twice is refused, naming `where`. */
@@ -64,7 +64,7 @@ export function pathNamesOf(names: readonly string[], where: string, fail: (mess
   if (names.length === 0) throw fail(`${where}: give at least one of ${PATH_LIST}`);
   const order: PathName[] = [];
   for (const name of names) {
-    const path = PATH_NAMES[name];
+    const path = PATH_SPELLINGS.get(name);
     if (path === undefined) throw fail(`${where}: ${JSON.stringify(name)} is not a path (use ${PATH_LIST})`);
     if (order.includes(path)) throw fail(`${where}: ${name === path ? `${name} is listed twice` : `${name} is ${path}, listed already`}`);
     order.push(path);

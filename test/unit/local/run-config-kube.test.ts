@@ -58,6 +58,7 @@ describe('a run config cluster reached through Kubernetes', () => {
     { rule: 'a kube path in policy.pathOrder without kubeconfig', cluster: { endpoints, policy: { pathOrder: ['exec'] } }, says: 'clusters[0].policy.pathOrder (cluster prod): exec needs kubeconfig' },
     { rule: 'direct without endpoints', cluster: { kubeconfig: 'kc.yaml', paths: ['direct'] }, says: 'clusters[0].paths (cluster prod): direct needs endpoints' },
     { rule: 'an unknown path', cluster: { kubeconfig: 'kc.yaml', paths: ['ssh'] }, says: 'clusters[0].paths (cluster prod): "ssh" is not a path' },
+    { rule: 'a path named as an Object method', cluster: { kubeconfig: 'kc.yaml', paths: ['toString'] }, says: 'clusters[0].paths (cluster prod): "toString" is not a path' },
     { rule: 'a path twice', cluster: { kubeconfig: 'kc.yaml', paths: ['exec', 'exec-relay'] }, says: 'clusters[0].paths (cluster prod): exec-relay is exec, listed already' },
     { rule: 'paths and policy.pathOrder', cluster: { endpoints, paths: ['direct'], policy: { pathOrder: ['direct'] } }, says: 'clusters[0].paths: give it or policy.pathOrder, not both' },
     { rule: 'capiCluster without kubeconfig', cluster: { endpoints, capiCluster: 'wl' }, says: 'clusters[0].capiCluster (cluster prod): needs kubeconfig' },
