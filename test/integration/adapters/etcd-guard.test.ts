@@ -3,7 +3,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEtcdGuards, type EtcdGuards } from '../../../functions/adapters/etcd/etcd-guard.ts';
 import { EtcdCallError, type EndpointTarget } from '../../../functions/ports/etcd.ts';
-import { refusedEndpoint, startSingleEtcd, waitFor, type SingleEtcd } from './single-etcd.ts';
+import { WaitAborted, waitFor } from '../../../functions/shared/wait-for.ts';
+import { refusedEndpoint, startSingleEtcd, type SingleEtcd } from './single-etcd.ts';
 
 const direct = (...endpoints: string[]): EndpointTarget[] => endpoints.map((endpoint) => ({ endpoint, path: 'direct' }));
 
@@ -49,15 +50,20 @@ describe('the cluster guard in etcd', () => {
   it('a holder that stops renewing loses the lock when its lease lapses; renewing keeps it', async () => {
     const guard = guards.at(direct(etcd.endpoint));
     expect(await guard.acquire('renewer', 2_000)).toEqual({ held: true });
-    // Renewed past two lease lengths: nobody else gets it meanwhile.
+    // Renewed past two lease lengths: nobody else gets it meanwhile. A renewal refused or a lock
+    // taken ends the wait at once, with that first failure, not a later one it caused.
     const until = Date.now() + 4_500;
-    await waitFor('renewals to outlast two leases', 8_000, async () => {
-      expect(await guard.renew('renewer', 2_000)).toBe(true);
-      expect(await guard.acquire('thief', 2_000)).toMatchObject({ held: false });
-      return Date.now() >= until ? true : undefined;
-    });
+    await waitFor(
+      async () => {
+        if (!(await guard.renew('renewer', 2_000))) throw new WaitAborted('a renewal of the held lock was refused');
+        const thief = await guard.acquire('thief', 2_000);
+        if (thief.held) throw new WaitAborted('another owner took the lock while it was renewed');
+        return Date.now() >= until ? true : undefined;
+      },
+      { timeoutMs: 8_000, intervalMs: 100, what: 'renewals to outlast two leases' },
+    );
     // Now the holder dies: no more renewals, and the lease lapses within its TTL.
-    await waitFor('the dead holder to lose the lock', 8_000, async () => ((await guard.acquire('thief', 2_000)).held ? true : undefined));
+    await waitFor(async () => ((await guard.acquire('thief', 2_000)).held ? true : undefined), { timeoutMs: 8_000, intervalMs: 100, what: 'the dead holder to lose the lock' });
     expect(await guard.renew('renewer', 2_000)).toBe(false);
     await guard.release('thief');
   }, 20_000);

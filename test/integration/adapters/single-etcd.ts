@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { EtcdFailure } from '../../../functions/core/types.ts';
 import { EtcdCallError, type TlsFiles } from '../../../functions/ports/etcd.ts';
+import { WaitAborted, waitFor } from '../../../functions/shared/wait-for.ts';
 
 const run = promisify(execFile);
 const ETCD = process.env.ETCD_BIN ?? 'etcd';
@@ -19,21 +20,6 @@ export async function freePort(): Promise<number> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   if (address === null || typeof address === 'string') throw new Error('no port');
   return address.port;
-}
-
-export async function waitFor<T>(what: string, deadlineMs: number, check: () => Promise<T | undefined>): Promise<T> {
-  const endsAt = Date.now() + deadlineMs;
-  let last: unknown;
-  while (Date.now() < endsAt) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`${what} not within ${deadlineMs} ms: ${String(last)}`);
 }
 
 export interface CertSet {
@@ -98,6 +84,9 @@ export async function startSingleEtcd(options: { certs?: CertSet } = {}): Promis
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => { stderr = (stderr + chunk.toString()).slice(-4000); });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // 'close' comes once stderr is read to its end: what etcd said before it exited is all there.
+  let closed = false;
+  child.once('close', () => (closed = true));
 
   const ctlTls = options.certs
     ? ['--cacert', options.certs.caFile, '--cert', options.certs.certFile, '--key', options.certs.keyFile]
@@ -115,11 +104,14 @@ export async function startSingleEtcd(options: { certs?: CertSet } = {}): Promis
   };
 
   try {
-    await waitFor('etcd ready', 15_000, async () => {
-      if (child.exitCode !== null) throw new Error(`etcd exited ${child.exitCode}: ${stderr}`);
-      const status = JSON.parse(await etcdctl('endpoint', 'status', '-w', 'json')) as { Status: { leader: number } }[];
-      return status[0] && status[0].Status.leader !== 0 ? true : undefined;
-    });
+    await waitFor(
+      async () => {
+        if (closed) throw new WaitAborted(`etcd exited ${child.exitCode}: ${stderr}`);
+        const status = JSON.parse(await etcdctl('endpoint', 'status', '-w', 'json')) as { Status: { leader: number } }[];
+        return status[0] && status[0].Status.leader !== 0 ? true : undefined;
+      },
+      { timeoutMs: 15_000, intervalMs: 100, what: 'etcd to answer with a leader' },
+    );
   } catch (error) {
     await stop();
     throw error;
