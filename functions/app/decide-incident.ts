@@ -1,28 +1,27 @@
 // move-leader's decision, before any move: resume a removal under way, check the target, ask the
 // pure planner, and turn everything into a dry run when the policy says so. Reads the store; makes
 // no etcd call.
-import { backoffDelay } from '../core/backoff.ts';
 import type { Decision } from '../core/decision.ts';
+import { asDryRun } from '../core/dry-run.ts';
 import { guardFailureDecision, NO_LEASE_PATH } from '../core/guard-failure.ts';
 import type { EtcdFailure } from '../core/types.ts';
-import { describeDuration } from '../core/explain.ts';
-import { lastApprovalIn, leaderMoveOf } from '../core/leader-move.ts';
 import { approveMemberlessMachine, memberlessMachine } from '../core/memberless-machine.ts';
 import { checkTargetFound } from '../core/plan-checks.ts';
 import { remediationHistoryFrom, type RemediationHistory } from '../core/remediation-history.ts';
 import { removalTimesOf, removedByAnother, replacementPending, type RemovalRecord } from '../core/replacement.ts';
+import { resumeAfterRemoval } from '../core/resume-after-removal.ts';
 import { describeSelector } from '../core/target.ts';
 import { describeMember, memberGone, type ClusterView } from '../core/view.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
-import type { Incident, JournalEntry } from '../ports/incident-store.ts';
+import type { Incident } from '../ports/incident-store.ts';
 import { clusterGuard, guarded, type Guarded } from './cluster-lock.ts';
 import type { Deps } from './deps.ts';
-import { attemptsSpent, membersUnderRemediation, planIncident } from './plan-incident.ts';
+import { membersUnderRemediation, nextTryAt, planIncident } from './plan-incident.ts';
 
 /** `view` is the one the MembersProbed carried: the newest the incident holds. */
 export async function decideIncident(deps: Deps, cluster: ClusterEntry, incident: Incident, view: ClusterView): Promise<Decision> {
   // A crash after the member was removed resumes in remediate, not here: the member is gone.
-  if (await removalUnderWay(deps, incident, view)) return resumeDecision(deps, cluster, incident, await deps.store.journal(incident.incidentId));
+  if (await removalUnderWay(deps, incident, view)) return resumeDecision(deps, cluster, incident);
   // A selector that matched no member leaves no id to plan for: the core's target check says so now.
   if (!incident.memberId) {
     const found = checkTargetFound(view, { described: describeSelector(incident.target) }, { target: incident.target });
@@ -30,7 +29,7 @@ export async function decideIncident(deps: Deps, cluster: ClusterEntry, incident
     const byAnother = found === 'pass' ? undefined : await removedByName(deps, cluster, incident, view);
     if (byAnother) return byAnother;
     const machine = found === 'pass' ? undefined : memberlessMachine(view, incident.target);
-    if (machine) return cluster.policy.dryRun ? dryRun(approveMemberlessMachine(view, machine)) : approveMemberlessMachine(view, machine);
+    if (machine) return cluster.policy.dryRun ? asDryRun(approveMemberlessMachine(view, machine)) : approveMemberlessMachine(view, machine);
     if (found !== 'pass') return found;
   }
   // Said before any leader is moved for a removal that could not happen; remediate checks it again under the lock.
@@ -57,21 +56,19 @@ export async function decideIncident(deps: Deps, cluster: ClusterEntry, incident
   // stands on its own (the record is read again on the next look).
   const acts = decision.kind === 'approve' || decision.kind === 'move-leader';
   if (!read.ok && acts) return unreadRecord(deps, cluster, incident, read);
-  return cluster.policy.dryRun ? dryRun(decision) : decision;
+  return cluster.policy.dryRun ? asDryRun(decision) : decision;
 }
 
 /** The removal record could not be read: a retry (or, when etcd refuses it for good, a block), never "no record". */
-function unreadRecord(deps: Deps, cluster: ClusterEntry, incident: Incident, failed: { failure: EtcdFailure; where: string }): Decision {
-  const decision = guardFailureDecision('read the removal record', failed.failure, {
+const unreadRecord = (deps: Deps, cluster: ClusterEntry, incident: Incident, failed: { failure: EtcdFailure; where: string }): Decision =>
+  guardFailureDecision('read the removal record', failed.failure, {
     who: incident.memberName ? describeMember({ id: incident.memberId ?? '', name: incident.memberName }) : describeSelector(incident.target),
     clusterId: incident.clusterId,
     where: failed.where,
-    retryAt: deps.clock.now() + backoffDelay(attemptsSpent(incident), cluster.policy, deps.random),
+    retryAt: nextTryAt(deps, cluster, incident),
     ...(incident.views.at(-1) ? { view: incident.views.at(-1)! } : {}),
     user: cluster.auth?.username,
   });
-  return { ...decision, evidence: { ...decision.evidence, decidedBy: 'removal-record' } };
-}
 
 /**
  * The member is out: marked removed, or gone from the member list once remediate had begun (a
@@ -83,34 +80,11 @@ async function removalUnderWay(deps: Deps, incident: Incident, view: ClusterView
   return gone && (await deps.store.stepDone(incident.incidentId, 'lock-taken'));
 }
 
-/** A dry run acts on nothing: what would be done is said, and the incident ends there. */
-function dryRun(decision: Decision): Decision {
-  if (decision.kind !== 'approve' && decision.kind !== 'move-leader') return decision;
-  return { kind: 'block', reason: 'DRY_RUN', message: `Dry run, nothing done: ${decision.message}`, evidence: { ...decision.evidence, wouldDo: decision.kind } };
-}
-
-/** Resuming skips the planner, so the incident deadline is checked here: an election that never ends must not loop. */
-function resumeDecision(deps: Deps, cluster: ClusterEntry, incident: Incident, journal: JournalEntry[]): Decision {
+/** Resuming skips the planner, so the incident deadline is checked there: an election that never ends must not loop. */
+async function resumeDecision(deps: Deps, cluster: ClusterEntry, incident: Incident): Promise<Decision> {
   const who = describeMember({ id: incident.memberId ?? incident.targetKey, name: incident.memberName ?? '' });
-  const last = incident.lastDecision;
-  const age = deps.clock.now() - incident.openedAt;
-  const evidence = { resumed: true, ...(last ? { lastReason: last.reason } : {}) };
-  if (age >= cluster.policy.incidentDeadlineMs) {
-    return {
-      kind: 'block',
-      reason: 'INCIDENT_DEADLINE_EXCEEDED',
-      message: `${who} is out of the member list, but remediation has not finished within the incident deadline of ${describeDuration(cluster.policy.incidentDeadlineMs)}${last ? ` (last: ${last.message.replace(/\.$/, '')})` : ''}; blocked, check that the remaining members have a leader and replace the machine by hand.`,
-      evidence,
-    };
-  }
-  // The approval that led to the removal, not whatever retry came after it.
-  return {
-    kind: 'approve',
-    leaderMove: leaderMoveOf(journal, last),
-    reason: lastApprovalIn(journal)?.reason ?? 'RUNTIME_RESUMED',
-    message: `${who} is already out of the member list; remediation resumes where it stopped: wait for a leader among the rest, then replace the machine.`,
-    evidence,
-  };
+  const journal = await deps.store.journal(incident.incidentId);
+  return resumeAfterRemoval({ who, openedAt: incident.openedAt, now: deps.clock.now(), lastDecision: incident.lastDecision, journal }, cluster.policy);
 }
 
 /** A selector naming a member by name that the removal record says another incident removed. */

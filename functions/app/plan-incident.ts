@@ -3,12 +3,17 @@ import type { Decision } from '../core/decision.ts';
 import { plan } from '../core/plan.ts';
 import { describeSelector } from '../core/target.ts';
 import type { RemediationHistory } from '../core/remediation-history.ts';
+import { backoffRetryAt } from '../core/retry-after-backoff.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import type { Incident } from '../ports/incident-store.ts';
 import type { Deps } from './deps.ts';
 
 /** Attempts of the budget spent: every retry but those that only waited. */
 export const attemptsSpent = (incident: Incident): number => incident.attempt - incident.waits;
+
+/** When a retry after the incident's backoff runs, from now. */
+export const nextTryAt = (deps: Pick<Deps, 'clock' | 'random'>, cluster: ClusterEntry, incident: Incident): number =>
+  backoffRetryAt({ now: deps.clock.now(), attempt: attemptsSpent(incident), policy: cluster.policy, random: deps.random });
 
 /** Targets of the cluster's other open incidents: leadership must never be handed to one of them. */
 export async function membersUnderRemediation(deps: Deps, incident: Incident): Promise<string[]> {

@@ -1,63 +1,33 @@
-// Step 4 of remediation: MemberRemove through the healthiest non-target member.
-import { classifyFailure } from '../core/classify.ts';
+// Step 4 of remediation: MemberRemove through the healthiest non-target member. The calls are made
+// here; what each refusal means, and what is said once every member was asked, is core's.
 import { rankMoveCandidates } from '../core/candidates.ts';
-import { credentialProblem } from '../core/credentials.ts';
-import type { ReasonCode } from '../core/decision.ts';
+import { afterFailedRemove, everyMemberFailed, type FailedRemove, type RemoveOutcome } from '../core/member-removal.ts';
 import { describeMember, type ClusterView } from '../core/view.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import { EtcdCallError } from '../ports/etcd.ts';
 import type { Deps } from './deps.ts';
 
-export type RemoveOutcome =
-  | { kind: 'removed'; via: string; alreadyGone: boolean }
-  /** A block's message is a whole sentence; a retry's says what failed, and the caller adds when it tries again. */
-  | { kind: 'retry' | 'block'; reason: ReasonCode; message: string; failures: string[] };
+export type { RemoveOutcome } from '../core/member-removal.ts';
 
 export async function removeMember(deps: Deps, cluster: ClusterEntry, view: ClusterView, targetId: string): Promise<RemoveOutcome> {
   const { transport } = deps.etcdFor(cluster);
   const target = view.members.find((m) => m.id === targetId);
   const name = target ? describeMember(target) : targetId;
-  const failures: string[] = [];
-  /** Every path asked and how it failed, in the classification's terms, to tell a credential problem. */
-  const tried: Parameters<typeof credentialProblem>[0] = [];
-  // Said when no member could be asked at all; a failure from one that was asked replaces it.
-  let lastReason: ReasonCode = 'NO_HEALTHY_MEMBER';
+  const failed: FailedRemove[] = [];
   // The member with the highest applied index and lowest latency is the one most likely to answer.
-  for (const via of rankMoveCandidates(view, targetId)) {
+  members: for (const via of rankMoveCandidates(view, targetId)) {
     for (const p of via.paths.filter((x) => x.reachability === 'ok')) {
       try {
         await transport.client({ endpoint: p.endpoint, path: p.path }).memberRemove(targetId, cluster.policy.callTimeoutMs);
         return { kind: 'removed', via: `${describeMember(via)} over ${p.path} ${p.endpoint}`, alreadyGone: false };
       } catch (error) {
         if (!(error instanceof EtcdCallError)) throw error;
-        const row = classifyFailure(error.failure);
-        const said = `${describeMember(via)} over ${p.path} ${p.endpoint}: ${error.failure.message}`;
-        if (row.reason === 'MEMBER_NOT_FOUND') return { kind: 'removed', via: said, alreadyGone: true };
-        if (row.class === 'block') {
-          return { kind: 'block', reason: row.reason, message: `Removing ${name} was refused by ${said}; blocked, ${row.next}.`, failures: [said] };
-        }
-        failures.push(said);
-        const reachability = row.reason === 'AUTH_FAILED' ? 'auth' : row.reason === 'TLS_FAILED' ? 'tls' : error.failure.kind;
-        tried.push({ path: p.path, endpoint: p.endpoint, reachability, failure: error.failure });
-        lastReason = row.reason;
-        // etcd itself answered that the cluster cannot change now ("unhealthy cluster", "request
-        // timed out"): every other member would say the same, so back off instead of asking them all.
-        if (row.class === 'back-off') return { kind: 'retry', reason: row.reason, message: `etcd refused removing ${name} through ${said}`, failures };
-        if (row.class !== 'next-path') break;
+        failed.push({ via: describeMember(via), path: p.path, endpoint: p.endpoint, failure: error.failure });
+        const next = afterFailedRemove(name, failed);
+        if (next === 'next-member') continue members;
+        if (next !== 'next-path') return next;
       }
     }
   }
-  // Every member refused our credentials: waiting will not help, as the planner and the move say too.
-  const problem = credentialProblem(tried);
-  if (problem) {
-    return { kind: 'block', reason: problem.reason, message: `Removing ${name} failed on credentials on every healthy member (${problem.failures}); blocked, fix ${problem.credential}.`, failures };
-  }
-  return {
-    kind: 'retry',
-    reason: lastReason,
-    message: failures.length
-      ? `Removing ${name} failed on every healthy member (${failures.join('; ')})`
-      : `No healthy member is left to remove ${name} through`,
-    failures,
-  };
+  return everyMemberFailed(name, failed);
 }

@@ -1,12 +1,11 @@
 // The backstop for a chain cut off by a crash: an open incident that owes nothing, runs nothing,
 // has nothing scheduled for its current attempt and has been quiet a while is resumed at its next
 // attempt. The local runtime runs it at start-up and on an interval; on AWS a scheduled rule would.
-import { describeDuration } from '../core/explain.ts';
+import { pastIncidentDeadline, stalledPastDeadline } from '../core/incident-deadline.ts';
 import { stallWindowMs } from '../core/step-budget.ts';
 import { VersionConflictError, type Incident } from '../ports/incident-store.ts';
 import { blockEffects } from './decision-effects.ts';
 import type { Deps } from './deps.ts';
-import { iso } from './incident-events.ts';
 import { advanceAttempt } from './schedule-retry.ts';
 import { commit, flushLeftOutbox, flushOutbox } from './step.ts';
 
@@ -58,13 +57,9 @@ export async function sweepStalled(deps: Deps, { isArmed, quietMs, ignoreLeases 
 
 async function endedPastDeadline(deps: Deps, incident: Incident, now: number): Promise<boolean> {
   const cluster = await deps.directory.get(incident.clusterId).catch(() => undefined);
-  if (!cluster || now - incident.openedAt < cluster.policy.incidentDeadlineMs) return false;
-  const decision = {
-    kind: 'block' as const,
-    reason: 'INCIDENT_DEADLINE_EXCEEDED' as const,
-    message: `Incident ${incident.incidentId} (${incident.memberName || incident.targetKey}) made no progress since ${iso(incident.updatedAt)} and is past its deadline of ${describeDuration(cluster.policy.incidentDeadlineMs)}; blocked, nothing more is done: check the dead-letter queues and the logs for the step that kept failing, then report the member again.`,
-    evidence: { stalledSince: iso(incident.updatedAt), attempt: incident.attempt },
-  };
+  if (!cluster || !pastIncidentDeadline(incident.openedAt, now, cluster.policy)) return false;
+  const stalled = { incidentId: incident.incidentId, name: incident.memberName || incident.targetKey, updatedAt: incident.updatedAt, attempt: incident.attempt };
+  const decision = stalledPastDeadline(stalled, cluster.policy);
   const { patch, effects } = blockEffects(incident, decision, 'sweep', now);
   try {
     await flushOutbox(deps, await commit(deps, incident, patch, effects));
