@@ -5,6 +5,7 @@
 // from the list's resourceVersion, and relists on 410 Gone; after a dropped watch it is started
 // again from where it was.
 import { CustomObjectsApi, makeInformer, type Informer, type KubeConfig } from '@kubernetes/client-node';
+import { handleWhenResult, retry } from 'cockatiel';
 import type { EventEnvelope } from '../../events/catalogue.ts';
 import {
   REQUESTS_PATH,
@@ -17,7 +18,8 @@ import {
 } from '../../functions/adapters/kube/remediation-requests.ts';
 import type { Log } from '../../functions/app/deps.ts';
 import type { OutboxDeps } from '../../functions/app/step.ts';
-import { withdrawIncident } from '../../functions/app/withdraw.ts';
+import { withdrawIncident, type WithdrawOutcome } from '../../functions/app/withdraw.ts';
+import { doublingBackoff } from '../../functions/shared/backoff.ts';
 import { waitFor } from '../../functions/shared/wait-for.ts';
 import type { Incident } from '../../functions/ports/incident-store.ts';
 import type { InProcessBus } from './in-process-bus.ts';
@@ -41,6 +43,11 @@ export interface RequestWatcherOptions {
   log: Log;
   /** First delay before starting a failed watch again; doubled up to 30 s. */
   restartDelayMs?: number;
+  /**
+   * How long the incident of a deleted request is asked to stop while a step holds it (default
+   * 5 min); past it the incident goes on, and the log says so.
+   */
+  withdrawWithinMs?: number;
   /**
    * A report that opened no incident in this long is reported again (default 60 s): a report whose
    * every delivery failed (a Secret unreadable for a while) is a dead letter, not a stranded request.
@@ -81,6 +88,12 @@ interface Tracked {
 }
 
 const keyOf = (r: Pick<RemediationRequest, 'namespace' | 'machineName'>): string => `${r.namespace}/${r.machineName}`;
+
+/** A step may hold the incident for a moment: asked again after 100 ms, then twice as long, up to 2 s apart. */
+const withdrawAgain = retry(
+  handleWhenResult((outcome) => (outcome as WithdrawOutcome | undefined)?.kind === 'busy'),
+  { maxAttempts: Infinity, backoff: doublingBackoff(100, 2_000) },
+).dangerouslyUnref();
 
 export function startRequestWatcher(options: RequestWatcherOptions): RequestWatcher {
   const { runtime, log } = options;
@@ -200,16 +213,19 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
     const entry = tracked.get(key);
     tracked.delete(key);
     if (!entry?.incidentId || entry.terminal) return;
+    const { incidentId } = entry;
     const why = `EtcdRemediationRequest ${key} was deleted (its MachineHealthCheck withdrew it)`;
-    // A step may hold the incident for a moment: ask again until it is withdrawn, too late, or over.
-    for (let delay = 100; !stopped; delay = Math.min(delay * 2, 2_000)) {
-      const outcome = await withdrawIncident(runtime, entry.incidentId, why);
-      if (outcome.kind !== 'busy') {
-        log.info('request deleted', { request: key, incidentId: entry.incidentId, outcome: outcome.kind, ...(outcome.kind === 'too-late' ? { why: outcome.why } : {}) });
-        return;
-      }
-      await new Promise((resolve) => setTimeout(resolve, delay));
-    }
+    const withinMs = options.withdrawWithinMs ?? 300_000;
+    const until = runtime.clock.now() + withinMs;
+    let tries = 0;
+    // Undefined once the watcher stops or the time is up: then nobody asks any more.
+    const outcome = await withdrawAgain.execute(async () => {
+      if (stopped || runtime.clock.now() > until) return undefined;
+      tries++;
+      return withdrawIncident(runtime, incidentId, why);
+    });
+    if (outcome) log.info('request deleted', { request: key, incidentId, outcome: outcome.kind, ...(outcome.kind === 'too-late' ? { why: outcome.why } : {}) });
+    else if (!stopped) log.warn('request deleted, but its incident was not withdrawn: a step held it all along; the incident goes on', { request: key, incidentId, withinMs, tries });
   }
 
   const onEvent = (event: EventEnvelope): void => {
