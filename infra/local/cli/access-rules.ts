@@ -8,6 +8,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { carriesCredentials, CREDENTIALS_IN_URL, withoutCredentials } from '../../../functions/core/endpoint-url.ts';
 import { PATH_NAMES, type PathName } from '../../../functions/core/types.ts';
 import { KUBE_PATHS, type KubeAccessConfig } from '../../../functions/ports/kube-access.ts';
+import { withTimeout } from '../../../functions/shared/with-timeout.ts';
 import { InputFileError, readInputText } from './input-file.ts';
 
 export type AccessField = 'endpoints' | 'kubeconfig' | 'workloadKubeconfig' | 'capiCluster' | 'namespace' | 'paths';
@@ -141,18 +142,8 @@ export function checkAccess(input: AccessInput, words: AccessWords): Access {
 /** How long the management cluster has to hand over the workload kubeconfig. */
 const SECRET_DEADLINE_MS = 10_000;
 
-async function secretWithin<T>(read: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`reading ${what} failed: the management cluster did not answer within ${SECRET_DEADLINE_MS / 1_000}s`)), SECRET_DEADLINE_MS);
-    timer.unref();
-  });
-  try {
-    return await Promise.race([read, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+const secretWithin = <T>(read: Promise<T>, what: string): Promise<T> =>
+  withTimeout(SECRET_DEADLINE_MS, () => read, () => new Error(`reading ${what} failed: the management cluster did not answer within ${SECRET_DEADLINE_MS / 1_000}s`));
 
 /** The first cluster of a kubeconfig whose server URL carries credentials, said without them. */
 export function serverCredentials(config: Pick<KubeConfig, 'clusters'>): string | undefined {
