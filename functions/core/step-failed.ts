@@ -5,9 +5,10 @@
 // AWS (the functions' on-failure destination) and in the local runtime.
 import type { Decision } from './decision.ts';
 import { decidedBy } from './decided-by.ts';
-import { describeDuration, describeTime } from './explain.ts';
+import { describeDuration, describeTime, howReached } from './explain.ts';
 import { pastIncidentDeadline } from './incident-deadline.ts';
 import type { Policy } from './policy.ts';
+import type { MemberView } from './view.ts';
 
 /** What failed: the function, the event it was handed, the attempt it spoke for, and its last error. */
 export interface FailedStep {
@@ -18,6 +19,10 @@ export interface FailedStep {
 }
 
 export interface StepFailedFacts {
+  /** The incident's target as sentences name it, e.g. "etcd-1 (91bc3c398fb3c146)". */
+  target: string;
+  /** The target as the incident's newest view saw it: how it was reached. */
+  lastSeen?: MemberView | undefined;
   openedAt: number;
   now: number;
   /** Attempts of the budget spent before this failure. */
@@ -49,12 +54,14 @@ export function stepFailedDecision(step: FailedStep, facts: StepFailedFacts, pol
       'step-failed',
     );
   }
+  // Which member, and how it was last reached: every outcome names both.
+  const about = facts.lastSeen ? `${facts.target}, which ${howReached(facts.lastSeen)},` : facts.target;
   const since = late ? `the incident deadline of ${describeDuration(policy.incidentDeadlineMs)} has passed` : spent ? `the attempt budget of ${policy.maxAttempts} is spent` : 'it could not be scheduled again';
   return decidedBy(
     {
       kind: 'block',
       reason: 'STEP_FAILED',
-      message: `The ${step.functionName} step ${failed}; blocked, since ${since}. Nothing more was done; fix the cause, then report the member again.`,
+      message: `The ${step.functionName} step for ${about} ${failed}; blocked, since ${since}. Nothing more was done; fix the cause, then report the member again.`,
       evidence,
     },
     'step-failed',

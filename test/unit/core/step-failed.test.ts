@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { pastIncidentDeadline, stalledPastDeadline } from '../../../functions/core/incident-deadline.ts';
 import { resumeAfterRemoval } from '../../../functions/core/resume-after-removal.ts';
 import { stepFailedDecision, type StepFailedFacts } from '../../../functions/core/step-failed.ts';
+import { view } from './fixtures.ts';
 
 const T = Date.parse('2026-01-01T00:00:00Z');
 const policy = { maxAttempts: 5, incidentDeadlineMs: 600_000 };
@@ -18,17 +19,23 @@ describe('pastIncidentDeadline', () => {
 
 describe('stepFailedDecision', () => {
   const step = { functionName: 'remediate', detailType: 'RemediationApproved', attempt: 3, error: 'Runtime.ExitError: the container exited' };
-  const facts = (over: Partial<StepFailedFacts> = {}): StepFailedFacts => ({ openedAt: T - 60_000, now: T, attemptsSpent: 1, incidentAttempt: 3, resumeAt: T + 400, resumable: true, ...over });
+  const facts = (over: Partial<StepFailedFacts> = {}): StepFailedFacts => ({ target: 'etcd-1 (a)', openedAt: T - 60_000, now: T, attemptsSpent: 1, incidentAttempt: 3, resumeAt: T + 400, resumable: true, ...over });
   const failed = 'failed on every delivery of RemediationApproved (attempt 3): Runtime.ExitError: the container exited';
   it.each<{ what: string; over: Partial<StepFailedFacts>; kind: 'retry' | 'block'; message: string }>([
     { what: 'budget and time left: resumed at the next attempt', over: {}, kind: 'retry', message: `remediate ${failed}; resumed at attempt 4 at 2026-01-01T00:00:00.400Z` },
-    { what: 'the last attempt of the budget', over: { attemptsSpent: 4 }, kind: 'block', message: `The remediate step ${failed}; blocked, since the attempt budget of 5 is spent. Nothing more was done; fix the cause, then report the member again.` },
-    { what: 'past the deadline', over: { openedAt: T - 600_000 }, kind: 'block', message: `The remediate step ${failed}; blocked, since the incident deadline of 10 min has passed. Nothing more was done; fix the cause, then report the member again.` },
-    { what: 'the resume could not be written', over: { resumable: false }, kind: 'block', message: `The remediate step ${failed}; blocked, since it could not be scheduled again. Nothing more was done; fix the cause, then report the member again.` },
+    { what: 'the last attempt of the budget', over: { attemptsSpent: 4 }, kind: 'block', message: `The remediate step for etcd-1 (a) ${failed}; blocked, since the attempt budget of 5 is spent. Nothing more was done; fix the cause, then report the member again.` },
+    { what: 'past the deadline', over: { openedAt: T - 600_000 }, kind: 'block', message: `The remediate step for etcd-1 (a) ${failed}; blocked, since the incident deadline of 10 min has passed. Nothing more was done; fix the cause, then report the member again.` },
+    { what: 'the resume could not be written', over: { resumable: false }, kind: 'block', message: `The remediate step for etcd-1 (a) ${failed}; blocked, since it could not be scheduled again. Nothing more was done; fix the cause, then report the member again.` },
   ])('$what', ({ over, kind, message }) => {
     const decision = stepFailedDecision(step, facts(over), policy);
     expect(decision).toMatchObject({ kind, reason: 'STEP_FAILED', message, evidence: { ...step, decidedBy: 'step-failed' } });
     if (decision.kind === 'retry') expect(decision).toMatchObject({ at: T + 400, reprobeNow: false });
+  });
+
+  it('a block names the member and how the newest view reached it', () => {
+    const lastSeen = view(T, [{ i: 0, leader: 0 }, { i: 1, leader: 0 }, { i: 2, leader: 0 }]).members[1]!;
+    const decision = stepFailedDecision(step, facts({ target: 'etcd-1 (91bc3c398fb3c146)', lastSeen, attemptsSpent: 4 }), policy);
+    expect(decision.message).toMatch(/^The remediate step for etcd-1 \(91bc3c398fb3c146\), which answers on direct http:\/\/127\.0\.0\.1:4011, failed on every delivery of RemediationApproved \(attempt 3\)/);
   });
 });
 
