@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RemovalRecord } from '../../../functions/core/replacement.ts';
 import type { JournalEntry } from '../../../functions/ports/incident-store.ts';
 import { waitFor } from '../../../functions/shared/wait-for.ts';
+import { withTimeout } from '../../../functions/shared/with-timeout.ts';
 import { FAILPOINT_ENV, FAILPOINTS, type Failpoint } from '../../../infra/local/failpoint.ts';
 import { openSqliteStore } from '../../../infra/local/sqlite-store.ts';
 import { startLab, type Lab, type LabMember } from '../../../infra/lab/lab.ts';
@@ -83,17 +84,8 @@ async function journalOf(state: string): Promise<{ incidentId: string; state: st
 }
 
 /** The promise's value, or a failure saying what did not happen in time. */
-async function within<T>(promise: Promise<T>, timeoutMs: number, what: () => string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what()}: not within ${timeoutMs} ms`)), timeoutMs);
-  });
-  try {
-    return await Promise.race([promise, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+const within = <T>(promise: Promise<T>, timeoutMs: number, what: () => string): Promise<T> =>
+  withTimeout(timeoutMs, () => promise, () => new Error(`${what()}: not within ${timeoutMs} ms`));
 
 /** Whether the crash came where the case wants it. */
 const landed = (c: Case, journal: JournalEntry[]): boolean => c.failpoint !== 'lock-released' || journal.some((e) => e.step === 'actuator-called');
