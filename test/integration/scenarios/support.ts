@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach } from 'vitest';
-import type { DetailOf, DetailType, EventEnvelope } from '../../../events/catalogue.ts';
+import { isTerminalEvent, makeEvent, routesOf, type DetailOf, type DetailTypesFor, type EventEnvelope, type FunctionName, type TerminalDetailType } from '../../../events/catalogue.ts';
 import { parseEnvelope, parseEvent } from '../../../events/validate.ts';
 import { createEtcd3Transport, createProber, directPaths } from '../../../functions/adapters/etcd/index.ts';
 import type { Deps, Log } from '../../../functions/app/deps.ts';
@@ -223,7 +223,7 @@ export interface Observation {
   after: Incident;
 }
 
-export type Outcome = EventEnvelope<'RemediationCompleted' | 'RemediationBlocked' | 'RemediationClosed' | 'RemediationFailed'>;
+export type Outcome = EventEnvelope<TerminalDetailType>;
 
 /** The app on a lab. */
 export interface LabApp extends AppParts {
@@ -261,6 +261,20 @@ const unhealthyReport = (memberName: string, now: number): DetailOf<'MemberUnhea
 };
 
 const describeDecision = (d: Decision | undefined): string => (d ? `${d.kind} ${d.reason}: ${d.message}` : 'none');
+
+/** Each function's step in a scenario, for the events the catalogue routes to it; a result stops the delivery. */
+type Steps<R> = { [F in FunctionName]: (event: EventEnvelope<DetailTypesFor<F>>) => Promise<R | undefined> };
+
+/** Hands `event` to each function the catalogue routes it to, as the bus does, until one returns a result. */
+async function deliver<R>(steps: Steps<R>, event: EventEnvelope): Promise<R | undefined> {
+  for (const fn of routesOf(event.detailType)) {
+    // The catalogue routes this detail type to `fn`; the mapped type cannot say so.
+    const step = steps[fn] as (routed: EventEnvelope) => Promise<R | undefined>;
+    const result = await step(event);
+    if (result !== undefined) return result;
+  }
+  return undefined;
+}
 
 /**
  * Drives one incident through the four steps: each event a step publishes goes to the function the
@@ -327,41 +341,27 @@ export class IncidentRun {
   /** Delivers events and due timers until move-leader decides, the incident ends, or (unless carrying on) it is approved. */
   async #advance(deadline: number, carryOn: boolean): Promise<Observation | Outcome | EventEnvelope<'RemediationApproved'>> {
     const { deps } = this.#app;
+    const steps: Steps<Observation | EventEnvelope<'RemediationApproved'>> = {
+      'probe-members': async (event) => void (await probeMembers(deps, event)),
+      'move-leader': (event) => this.#decide(event.detail),
+      'schedule-retry': async (event) => void (await scheduleRetry(deps, event.detail)),
+      remediate: async (event) => {
+        if (!carryOn) {
+          this.#queue.unshift(event);
+          return event;
+        }
+        await remediate(deps, event.detail);
+        return undefined;
+      },
+    };
     for (;;) {
       const event = this.#nextEvent() ?? (await this.#dueTimer(deadline));
-      switch (event.detailType) {
-        case 'MemberUnhealthy':
-        case 'RetryDue':
-          await probeMembers(deps, event);
-          break;
-        case 'MembersProbed': {
-          const observed = await this.#decide(event.detail);
-          if (observed) return observed;
-          break;
-        }
-        case 'RetryRequested':
-          await scheduleRetry(deps, event.detail);
-          break;
-        case 'RemediationApproved':
-          if (!carryOn) {
-            this.#queue.unshift(event);
-            return event;
-          }
-          await remediate(deps, event.detail);
-          break;
-        case 'LeaderMoved':
-          break;
-        case 'RemediationCompleted':
-        case 'RemediationBlocked':
-        case 'RemediationClosed':
-        case 'RemediationFailed':
-          this.outcome = event;
-          return event;
-        default: {
-          const unrouted: never = event;
-          throw new Error(`no route for ${JSON.stringify(unrouted)}`);
-        }
+      if (isTerminalEvent(event)) {
+        this.outcome = event;
+        return event;
       }
+      const reached = await deliver(steps, event);
+      if (reached) return reached;
     }
   }
 
@@ -415,21 +415,13 @@ export interface ReplayStep {
   decideAt: number;
 }
 
-/** The detail of the last event of a type (the detail type says whose detail it is). */
-const lastDetail = <T extends DetailType>(events: EventEnvelope[], type: T): DetailOf<T> => {
-  const found = events.filter((e) => e.detailType === type).at(-1);
-  if (!found) throw new Error(`no ${type} was published`);
-  return found.detail as DetailOf<T>;
-};
-
 /**
  * The same steps on recorded probe samples under a manual clock, for what the application decides at
  * times a lab cannot wait for. Every decision but the last must be a retry, which is followed.
  */
 export async function replayIncident(options: { memberName: string; endpoints: string[]; policy: Policy; steps: ReplayStep[] }): Promise<Decision[]> {
-  const { steps } = options;
-  const queue = steps.map((s) => s.sample);
-  const clock = manualClock(steps[0]?.sample.at ?? 0);
+  const queue = options.steps.map((s) => s.sample);
+  const clock = manualClock(options.steps[0]?.sample.at ?? 0);
   const prober: Prober = {
     probe: async () => {
       const next = queue.shift();
@@ -438,32 +430,56 @@ export async function replayIncident(options: { memberName: string; endpoints: s
     },
   };
   const app = openApp({ endpoints: options.endpoints, policy: options.policy, clock, prober });
+  let decideAt = 0;
+  const steps: Steps<Decision> = {
+    'probe-members': async (event) => void (await probeMembers(app.deps, event)),
+    'move-leader': async (event) => {
+      clock.set(decideAt);
+      const decision = await moveLeader(app.deps, event.detail);
+      if (!decision) throw new Error('move-leader did nothing');
+      return decision;
+    },
+    'schedule-retry': async (event) => void (await scheduleRetry(app.deps, event.detail)),
+    remediate: async () => {
+      throw new Error('a replay ends at a decision: nothing is remediated');
+    },
+  };
+  let seen = 0;
+  const nextPublished = (): EventEnvelope | undefined => (seen < app.events.length ? app.events[seen++] : undefined);
+  /** Delivers `first`, then what the steps published since, in order, until move-leader decides. */
+  const decideOn = async (first: EventEnvelope | undefined): Promise<Decision | undefined> => {
+    for (let event = first; event; event = nextPublished()) {
+      const decision = await deliver(steps, event);
+      if (decision) return decision;
+    }
+    return undefined;
+  };
   try {
     const decisions: Decision[] = [];
-    for (const [i, step] of steps.entries()) {
+    for (const [i, step] of options.steps.entries()) {
       clock.set(step.sample.at);
-      if (i === 0) {
-        await probeMembers(app.deps, { detailType: 'MemberUnhealthy', detail: unhealthyReport(options.memberName, clock.now()) });
-      } else {
-        const [timer, ...more] = app.timers.values();
-        if (!timer || more.length > 0) throw new Error(`replay step ${i}: ${app.timers.size} timers pending, expected one`);
-        if (timer.at > step.sample.at) throw new Error(`replay step ${i}: the retry is due at ${timer.at}, after the sample at ${step.sample.at}`);
-        app.timers.delete(timer.name);
-        if (timer.event.detailType !== 'RetryDue') throw new Error(`replay step ${i}: a timer for ${timer.event.detailType}`);
-        await probeMembers(app.deps, timer.event);
-      }
-      clock.set(step.decideAt);
-      const decision = await moveLeader(app.deps, lastDetail(app.events, 'MembersProbed'));
-      if (!decision) throw new Error(`replay step ${i}: move-leader did nothing`);
+      decideAt = step.decideAt;
+      // What the last decision published (its RetryRequested) is delivered before its timer is taken.
+      if (i > 0 && (await decideOn(nextPublished()))) throw new Error(`replay step ${i}: a decision before its probe`);
+      const decision = await decideOn(i === 0 ? makeEvent('MemberUnhealthy', unhealthyReport(options.memberName, clock.now())) : dueRetry(app, i, step.sample.at));
+      if (!decision) throw new Error(`replay step ${i}: move-leader did not decide; published ${app.events.map((e) => e.detailType).join(', ')}`);
       decisions.push(decision);
-      if (i === steps.length - 1) break;
-      if (decision.kind !== 'retry') throw new Error(`replay step ${i}: ${describeDecision(decision)}, not a retry to follow`);
-      await scheduleRetry(app.deps, lastDetail(app.events, 'RetryRequested'));
+      if (i < options.steps.length - 1 && decision.kind !== 'retry') throw new Error(`replay step ${i}: ${describeDecision(decision)}, not a retry to follow`);
     }
     return decisions;
   } finally {
     await app.close();
   }
+}
+
+/** The one timer pending, a RetryDue due by `at`, taken off the scheduler. */
+function dueRetry(app: AppParts, step: number, at: number): EventEnvelope<'RetryDue'> {
+  const [timer, ...more] = app.timers.values();
+  if (!timer || more.length > 0) throw new Error(`replay step ${step}: ${app.timers.size} timers pending, expected one`);
+  if (timer.at > at) throw new Error(`replay step ${step}: the retry is due at ${timer.at}, after the sample at ${at}`);
+  app.timers.delete(timer.name);
+  if (timer.event.detailType !== 'RetryDue') throw new Error(`replay step ${step}: a timer for ${timer.event.detailType}`);
+  return timer.event;
 }
 
 export interface Scenario {
