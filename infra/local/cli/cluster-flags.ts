@@ -1,12 +1,13 @@
 // The flags that name a cluster and how to talk to it, shared by probe, plan and remediate, and
 // their translation into a cluster entry with its policy.
 import { carriesCredentials, CREDENTIALS_IN_URL, withoutCredentials } from '../../../functions/core/endpoint-url.ts';
-import { electionTimeoutTooShort, MIN_ELECTION_TIMEOUT_MS, type Policy, type PolicyInput } from '../../../functions/core/policy.ts';
+import { defaultPolicy, MIN_ELECTION_TIMEOUT_MS, type Policy, type PolicyInput } from '../../../functions/core/policy.ts';
 import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
 import type { PathName } from '../../../functions/core/types.ts';
 import type { EtcdUser, TlsFiles } from '../../../functions/ports/etcd.ts';
 import { checkAccess, kubeAccessOf, type AccessField, type AccessWords } from './access-rules.ts';
 import { durationFlag, requiredFlag, UsageError } from './args.ts';
+import { formatDuration } from './duration.ts';
 import { etcdUserFrom, passwordRefused, type UserWords } from './etcd-user.ts';
 import { readTlsFiles } from './tls-files.ts';
 import { checkedPolicy } from './zod-issues.ts';
@@ -37,8 +38,8 @@ export const accessOptions = {
 
 export const clusterHelp = `  --endpoints URL[,URL…]   client URLs to ask for the member list (required)
   --cluster ID             the cluster's name in state and events (default: default)
-  --timeout DUR            deadline of each etcd call (default: 2s)
-  --election-timeout DUR   the cluster's --election-timeout, at least 100ms (default: 1s, etcd's default)
+  --timeout DUR            deadline of each etcd call (default: ${formatDuration(defaultPolicy.callTimeoutMs)})
+  --election-timeout DUR   the cluster's --election-timeout, at least ${MIN_ELECTION_TIMEOUT_MS}ms (default: ${formatDuration(defaultPolicy.electionTimeoutMs)}, etcd's default)
   --cacert F --cert F --key F   TLS: CA bundle, and client certificate and key for mTLS
   --user NAME              the etcd user, when etcd has authentication enabled (removing a member
                            needs its root role); the password from --password-file F (one line,
@@ -125,20 +126,46 @@ function clusterIdOf(values: ClusterFlagValues): string {
   return clusterId;
 }
 
-function entryFromFlags(values: ClusterFlagValues, endpoints: string[], pathOrder: PathName[], extra: PolicyInput): ClusterEntry & { policy: Policy } {
-  const callTimeoutMs = durationFlag('timeout', values.timeout) ?? 2_000;
-  const electionTimeoutMs = durationFlag('election-timeout', values['election-timeout']) ?? 1_000;
-  if (callTimeoutMs === 0) throw new UsageError('--timeout: must be more than 0');
-  if (electionTimeoutMs < MIN_ELECTION_TIMEOUT_MS) throw new UsageError(`--election-timeout: ${electionTimeoutTooShort}`);
+/** The flags that set a policy duration, and the field each sets: one table to read them and to name them in a refusal. */
+const DURATION_FLAGS = { timeout: 'callTimeoutMs', 'election-timeout': 'electionTimeoutMs', grace: 'graceMs' } as const satisfies Record<string, keyof PolicyInput>;
+type DurationFlag = keyof typeof DURATION_FLAGS;
+export type DurationFlagValues = { [F in DurationFlag]?: string | undefined };
+
+/** The policy durations the flags give; a flag left out sets nothing, so the policy's default stands. */
+export function durationsFromFlags(values: DurationFlagValues): PolicyInput {
+  const input: PolicyInput = {};
+  for (const flag of Object.keys(DURATION_FLAGS) as DurationFlag[]) {
+    const ms = durationFlag(flag, values[flag]);
+    if (ms !== undefined) input[DURATION_FLAGS[flag]] = ms;
+  }
+  return input;
+}
+
+/** Each policy field a flag sets, by the flag's name: `--timeout` for callTimeoutMs. */
+const FLAG_OF_FIELD: ReadonlyMap<PropertyKey, string> = new Map([
+  ...(Object.keys(DURATION_FLAGS) as DurationFlag[]).map((flag) => [DURATION_FLAGS[flag], flag] as const),
+  ['pathOrder', 'paths'],
+  ['backoff', 'backoff'],
+]);
+
+const flagOf = (path: readonly PropertyKey[]): PropertyKey[] => {
+  const flag = FLAG_OF_FIELD.get(path[0] ?? '');
+  return flag === undefined ? ['policy', ...path] : [`--${flag}`];
+};
+
+/** The policy the flags make, by the policy's own rules: a refusal names the flag (`--election-timeout: must be at least 100ms …`). */
+export const policyFromFlags = (input: PolicyInput): Policy => checkedPolicy(input, (message) => new UsageError(message), flagOf);
+
+function entryFromFlags(values: ClusterFlagValues & DurationFlagValues, endpoints: string[], pathOrder: PathName[], extra: PolicyInput): ClusterEntry & { policy: Policy } {
+  const policy = policyFromFlags({ ...durationsFromFlags(values), pathOrder, ...extra });
   const clusterId = clusterIdOf(values);
   const tls = tlsFromFlags(values);
   const auth = etcdUserFromFlags(values);
-  const policy = checkedPolicy({ callTimeoutMs, electionTimeoutMs, pathOrder, ...extra }, (message) => new UsageError(message));
   return { clusterId, endpoints, policy, ...(tls ? { tls } : {}), ...(auth ? { auth } : {}) };
 }
 
 /** The cluster entry the flags describe, direct access only; `extra` adds command-specific policy (grace, …). */
-export function clusterFromFlags(values: ClusterFlagValues, extra: PolicyInput = {}): ClusterEntry & { policy: Policy } {
+export function clusterFromFlags(values: ClusterFlagValues & DurationFlagValues, extra: PolicyInput = {}): ClusterEntry & { policy: Policy } {
   return entryFromFlags(values, parseEndpoints(values.endpoints), ['direct'], extra);
 }
 
@@ -152,7 +179,7 @@ export const kubeGiven = (values: AccessFlagValues): { kubeconfig: boolean; capi
  * The cluster entry the flags describe, Kubernetes access included: every flag is checked before
  * the management cluster is asked for the workload kubeconfig.
  */
-export async function clusterAccessFromFlags(values: AccessFlagValues, extra: PolicyInput = {}): Promise<ClusterEntry & { policy: Policy }> {
+export async function clusterAccessFromFlags(values: AccessFlagValues & DurationFlagValues, extra: PolicyInput = {}): Promise<ClusterEntry & { policy: Policy }> {
   const endpoints = values.endpoints === undefined ? [] : parseEndpoints(values.endpoints);
   const capiCluster = kubeGiven(values).capi ? clusterIdOf(values) : undefined;
   const access = checkAccess(

@@ -11,13 +11,14 @@ import { clusterMismatch } from '../../../functions/core/cluster-identity.ts';
 import { credentialProblem } from '../../../functions/core/credentials.ts';
 import { reasonRow } from '../../../functions/core/reason-table.ts';
 import { needsRemovalPermission, withRemovalPermission } from '../../../functions/core/removal-permission.ts';
-import type { Policy } from '../../../functions/core/policy.ts';
+import { defaultPolicy, type Policy } from '../../../functions/core/policy.ts';
 import { describeMember, type ClusterView } from '../../../functions/core/view.ts';
 import { askRemovalPermission } from '../../../functions/app/removal-permission.ts';
 import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
 import { durationFlag, parseFlags } from './args.ts';
 import { accessHelp, accessOptions, clusterAccessFromFlags, type AccessFlagValues } from './cluster-flags.ts';
 import { openClusterProbe } from './cluster-probe.ts';
+import { formatDuration } from './duration.ts';
 import { EXIT, printResult, type CliResult, type TimelineEntry } from './output.ts';
 import { describeView } from './progress.ts';
 import { describeWanted, findTarget, targetFromFlags, targetHelp, targetOptions, type TargetFlag } from './target-flags.ts';
@@ -30,6 +31,12 @@ export const planOptions = {
   'no-skip-leader-move': { type: 'boolean' },
   'allow-shrink': { type: 'boolean' },
 } as const;
+
+/**
+ * Interactive runs retry sooner than the service's backoff (the policy's default): the first
+ * retry after --backoff, doubling up to this cap.
+ */
+const INTERACTIVE_BACKOFF = { baseMs: 1_000, capMs: 30_000 } as const;
 
 export const help = `usage: etcd-remediator plan --endpoints URL[,URL…] --target NAME|ID [options]
        etcd-remediator plan --kubeconfig F [--cluster NAME] --machine NAME|--node NAME|--target NAME|ID [options]
@@ -45,9 +52,9 @@ endpoints answer with more than one etcd cluster id.
 
 ${targetHelp}
   --grace DUR              how long an unreachable leader must stay so before it is removed
-                           without a move (default: 60s)
+                           without a move (default: ${formatDuration(defaultPolicy.graceMs)})
   --backoff DUR            first retry backoff, doubling per attempt with full jitter, capped
-                           at 30s (default: 1s; etcd refuses reconfiguration for ~5s after start)
+                           at ${formatDuration(INTERACTIVE_BACKOFF.capMs)} (default: ${formatDuration(INTERACTIVE_BACKOFF.baseMs)}; etcd refuses reconfiguration for ~5s after start)
   --no-skip-leader-move    never remove a leader without moving leadership first
   --allow-shrink           remove a member even while the cluster is still short of the size
                            it had before the last removal (its replacement has not joined):
@@ -59,12 +66,9 @@ type PlanFlagValues = AccessFlagValues & { [K in 'target' | 'machine' | 'node' |
 /** Flags plan and remediate share, turned into a cluster entry and the target as its flag named it. */
 export async function planInputsFromFlags(values: PlanFlagValues): Promise<{ cluster: ClusterEntry & { policy: Policy }; target: TargetFlag }> {
   const target = targetFromFlags(values);
-  const graceMs = durationFlag('grace', values.grace);
-  // Interactive runs retry sooner than the service's default of 5s.
-  const baseMs = durationFlag('backoff', values.backoff) ?? 1_000;
+  const baseMs = durationFlag('backoff', values.backoff) ?? INTERACTIVE_BACKOFF.baseMs;
   const cluster = await clusterAccessFromFlags(values, {
-    backoff: { baseMs, capMs: Math.max(baseMs, 30_000) },
-    ...(graceMs === undefined ? {} : { graceMs }),
+    backoff: { baseMs, capMs: Math.max(baseMs, INTERACTIVE_BACKOFF.capMs) },
     ...(values['no-skip-leader-move'] ? { allowRemoveWithoutLeaderMove: false } : {}),
     ...(values['allow-shrink'] ? { allowShrink: true } : {}),
   });

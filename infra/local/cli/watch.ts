@@ -3,24 +3,26 @@
 // to the request's status; a request deleted before removal began withdraws its incident.
 import { KubeConfig } from '@kubernetes/client-node';
 import { isTerminalEvent } from '../../../events/catalogue.ts';
+import { defaultPolicy } from '../../../functions/core/policy.ts';
 import type { PathName } from '../../../functions/core/types.ts';
 import { systemClock } from '../../../functions/ports/clock.ts';
+import { KUBE_PATHS } from '../../../functions/ports/kube-access.ts';
 import { capiClusterId, createCapiDirectory } from '../capi-directory.ts';
 import { startRequestWatcher, type RequestWatcher } from '../request-watcher.ts';
 import type { Log } from '../../../functions/app/deps.ts';
 import { remoteSink } from './watch-remote.ts';
 import { createLocalRuntime } from '../runtime.ts';
-import { durationFlag, parseFlags, requiredFlag, UsageError } from './args.ts';
+import { parseFlags, requiredFlag, UsageError } from './args.ts';
 import { pathNamesOf, serverCredentials } from './access-rules.ts';
-import { tlsFromFlags } from './cluster-flags.ts';
+import { durationsFromFlags, policyFromFlags, tlsFromFlags } from './cluster-flags.ts';
 import { escapeControls } from './control-chars.ts';
+import { formatDuration } from './duration.ts';
 import { readInputText } from './input-file.ts';
 import { EXIT } from './output.ts';
 import { showProgress } from './progress.ts';
 import { resultOf } from './result.ts';
 import { untilSignal } from './signals.ts';
 import { incidentsIn, ownState } from './state.ts';
-import { checkedPolicy } from './zod-issues.ts';
 
 export const help = `usage: etcd-remediator watch (--kubeconfig F | --in-cluster) --state FILE [options]
        etcd-remediator watch (--kubeconfig F | --in-cluster) --bus NAME --table NAME [--region R]
@@ -49,9 +51,9 @@ request deleted early withdraws the incident there. The stack's cluster policy a
   --in-cluster             the pod's own service account (the Deployment in infra/kubernetes/)
   --state FILE             the state file (required)
   --paths LIST             path order: port-forward, exec-relay, direct (default port-forward,exec-relay)
-  --grace DUR              how long an unreachable leader is waited for (default 60s)
-  --timeout DUR            deadline of each etcd call (default 2s)
-  --election-timeout DUR   the clusters' --election-timeout (default 1s)
+  --grace DUR              how long an unreachable leader is waited for (default ${formatDuration(defaultPolicy.graceMs)})
+  --timeout DUR            deadline of each etcd call (default ${formatDuration(defaultPolicy.callTimeoutMs)})
+  --election-timeout DUR   the clusters' --election-timeout (default ${formatDuration(defaultPolicy.electionTimeoutMs)})
   --cacert F --cert F --key F   etcd client TLS for the port-forward path (the exec relay uses the pod's own)
   --machine-api VERSION    Cluster API Machine version: v1beta1 (default) or v1beta2
   --bus NAME --table NAME  report to a deployed stack's bus and follow its incident table
@@ -118,12 +120,8 @@ export async function run(argv: string[]): Promise<number> {
   const machineApi = values['machine-api'] ?? 'v1beta1';
   if (machineApi !== 'v1beta1' && machineApi !== 'v1beta2') throw new UsageError(`--machine-api: ${JSON.stringify(machineApi)} is not v1beta1 or v1beta2`);
   const tls = tlsFromFlags(values);
-  const policy = checkedPolicy({
-    pathOrder: pathsFlag(values.paths) ?? ['port-forward', 'exec'],
-    graceMs: durationFlag('grace', values.grace) ?? 60_000,
-    callTimeoutMs: durationFlag('timeout', values.timeout) ?? 2_000,
-    electionTimeoutMs: durationFlag('election-timeout', values['election-timeout']) ?? 1_000,
-  }, (message) => new UsageError(message));
+  // A request names no client URLs: the kube paths only, unless --paths says otherwise.
+  const policy = policyFromFlags({ pathOrder: pathsFlag(values.paths) ?? [...KUBE_PATHS], ...durationsFromFlags(values) });
   if (policy.pathOrder.includes('direct')) throw new UsageError('--paths: direct needs client URLs, which a MachineHealthCheck request does not give; use port-forward and exec-relay');
 
   const ownership = ownState(statePath);

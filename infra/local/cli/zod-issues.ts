@@ -66,9 +66,15 @@ export function policyIssues(input: PolicyInput): z.core.$ZodIssue[] {
   return parsed.success ? [] : parsed.error.issues;
 }
 
-/** The policy, or `fail(…)` naming each field that is wrong (`policy.lockLeaseMs: must be positive`). */
-export function checkedPolicy(input: PolicyInput, fail: (message: string) => Error): Policy {
+/** A policy field's path under `policy`, as a config's cluster or a --policy file names it. */
+const underPolicy = (path: readonly PropertyKey[]): PropertyKey[] => ['policy', ...path];
+
+/**
+ * The policy, or `fail(…)` naming each field that is wrong (`policy.lockLeaseMs: must be
+ * positive`); `named` gives a field's path as the edge's user wrote it (a flag, say).
+ */
+export function checkedPolicy(input: PolicyInput, fail: (message: string) => Error, named: (path: readonly PropertyKey[]) => PropertyKey[] = underPolicy): Policy {
   const parsed = policySchema.safeParse(input, { error: plainWords });
-  if (!parsed.success) throw fail(describeIssues(parsed.error.issues.map((issue) => ({ ...issue, path: ['policy', ...issue.path] })), 'policy'));
+  if (!parsed.success) throw fail(describeIssues(parsed.error.issues.map((issue) => ({ ...issue, path: named(issue.path) })), 'policy'));
   return parsed.data;
 }

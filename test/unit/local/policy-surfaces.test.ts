@@ -8,6 +8,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { checkRegistration } from '../../../functions/adapters/aws/cluster-registration.ts';
 import { checkPolicyDefaults } from '../../../functions/adapters/aws/policy-defaults.ts';
 import { parsePolicy, policySchema, type Policy } from '../../../functions/core/policy.ts';
+import { UsageError } from '../../../infra/local/cli/args.ts';
+import { clusterFromFlags } from '../../../infra/local/cli/cluster-flags.ts';
 import { ConfigError, loadConfig, policyInputFromConfig } from '../../../infra/local/cli/config.ts';
 
 const endpoints = ['http://127.0.0.1:2379'];
@@ -132,5 +134,25 @@ describe('a call deadline of zero', () => {
   it('register and the construct’s defaults refuse it too', () => {
     expect(() => checkRegistration({ clusterId: 'prod', endpoints, policy: { callTimeoutMs: 0 } }, 'prod')).toThrow('cluster prod: policy.callTimeoutMs: ');
     expect(() => checkPolicyDefaults({ callTimeoutMs: 0 })).toThrow('callTimeoutMs: ');
+  });
+});
+
+describe('the flags', () => {
+  const flags = { endpoints: endpoints.join(',') };
+
+  it('set only what they give: every other field is the schema’s default', () => {
+    expect(clusterFromFlags(flags).policy).toEqual(parsePolicy({ pathOrder: ['direct'] }));
+    expect(clusterFromFlags({ ...flags, timeout: '3s', 'election-timeout': '500ms', grace: '2m' }).policy).toEqual(
+      parsePolicy({ pathOrder: ['direct'], callTimeoutMs: 3_000, electionTimeoutMs: 500, graceMs: 120_000 }),
+    );
+  });
+
+  it.each([
+    { given: { timeout: '0s' }, says: '--timeout: must be positive' },
+    { given: { 'election-timeout': '50ms' }, says: "--election-timeout: must be at least 100ms (etcd's default is 1s): evidence samples must be one election timeout apart" },
+  ])('a value the policy refuses names the flag: $says', ({ given, says }) => {
+    const make = () => clusterFromFlags({ ...flags, ...given });
+    expect(make).toThrow(UsageError);
+    expect(make).toThrow(says);
   });
 });
