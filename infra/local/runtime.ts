@@ -14,6 +14,7 @@ import { systemClock, type Clock } from '../../functions/ports/clock.ts';
 import { UnknownClusterError, type ClusterDirectory } from '../../functions/ports/cluster-directory.ts';
 import { toEventBridgeEvent } from '../../functions/shared/eventbridge.ts';
 import { InvalidEventError, type LambdaHandler } from '../../functions/shared/event-handler.ts';
+import { settlesWithin } from '../../functions/shared/with-timeout.ts';
 import { createEtcdAccess } from './etcd-access.ts';
 import { createClusterActuator } from '../../functions/adapters/kube/cluster-actuator.ts';
 import { fileSnapshots } from './file-snapshots.ts';
@@ -302,30 +303,28 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
       await bus.publish(event);
       return event;
     },
-    waitForOutcome(match, timeoutMs) {
-      return new Promise<TerminalEvent>((resolve, reject) => {
-        const end = () => {
-          clearTimeout(timer);
-          unsubscribe();
-          waiters.delete(stopped);
-        };
-        const stopped = () => {
-          end();
-          reject(new Error(`the runtime stopped before an outcome for cluster ${match.clusterId}`));
-        };
-        const timer = setTimeout(() => {
-          end();
-          void whyNoOutcome(match.incidentId).then((why) => reject(new Error(`no outcome for cluster ${match.clusterId} within ${timeoutMs} ms${why}`)));
-        }, timeoutMs);
+    async waitForOutcome(match, timeoutMs) {
+      let end = (): void => undefined;
+      const outcome = new Promise<TerminalEvent>((resolve, reject) => {
+        const stopped = () => reject(new Error(`the runtime stopped before an outcome for cluster ${match.clusterId}`));
         const unsubscribe = bus.subscribe((event) => {
           if (!isTerminalEvent(event)) return;
           const d = event.detail;
           if (d.clusterId !== match.clusterId || (match.incidentId && d.incidentId !== match.incidentId)) return;
-          end();
           resolve(event);
         });
         waiters.add(stopped);
+        end = () => {
+          unsubscribe();
+          waiters.delete(stopped);
+        };
       });
+      try {
+        if (await settlesWithin(timeoutMs, outcome)) return await outcome;
+      } finally {
+        end();
+      }
+      throw new Error(`no outcome for cluster ${match.clusterId} within ${timeoutMs} ms${await whyNoOutcome(match.incidentId)}`);
     },
     async stop({ drainTimeoutMs = 30_000 } = {}) {
       clearInterval(sweeper);
