@@ -4,6 +4,7 @@
 import { Writable } from 'node:stream';
 import { Exec, type KubeConfig, type V1Status } from '@kubernetes/client-node';
 import type WebSocket from 'ws';
+import { withTimeout } from '../../shared/with-timeout.ts';
 import { openLocalForward } from './pod-forward.ts';
 import { PodStreamError, type ExecResult, type LocalForward, type PodRef, type PodStreams } from './pod-streams.ts';
 import { diagnoseConnectError, diagnoseExecStatus, execClosed, execTimeout, exitCodeOf, streamsClosed } from './stream-diagnosis.ts';
@@ -38,14 +39,14 @@ export function createPodStreams(config: KubeConfig, options: PodStreamsOptions 
 
   function exec(pod: PodRef, argv: string[], deadlineMs: number): Promise<ExecResult> {
     if (closed) return Promise.reject(streamsClosed('exec', pod));
-    return new Promise<ExecResult>((resolve, reject) => {
+    const late = () => execTimeout(pod, deadlineMs);
+    return withTimeout(deadlineMs, (deadline) => new Promise<ExecResult>((resolve, reject) => {
       const [stdout, stderr] = [collector(), collector()];
       let ws: WebSocket | undefined;
       let done = false;
       const finish = (outcome: ExecResult | PodStreamError) => {
         if (done) return;
         done = true;
-        clearTimeout(timer);
         running.delete(abort);
         if (!(outcome instanceof PodStreamError)) return resolve(outcome);
         ws?.terminate();
@@ -53,7 +54,8 @@ export function createPodStreams(config: KubeConfig, options: PodStreamsOptions 
       };
       const abort = () => finish(streamsClosed('exec', pod));
       running.add(abort);
-      const timer = setTimeout(() => finish(execTimeout(pod, deadlineMs)), deadlineMs);
+      // Past the deadline the stream ends, its socket included.
+      deadline.addEventListener('abort', () => finish(late()));
       const transport = streamTransport(config, {
         onSocket: (socket) => {
           ws = socket;
@@ -75,7 +77,7 @@ export function createPodStreams(config: KubeConfig, options: PodStreamsOptions 
       new Exec(config, transport)
         .exec(pod.namespace, pod.name, pod.container ?? defaultContainer, argv, stdout.stream, stderr.stream, null, false, onStatus)
         .catch((error: unknown) => finish(diagnoseConnectError('exec', pod, error)));
-    });
+    }), late);
   }
 
   function forward(pod: PodRef, port: number): Promise<LocalForward> {
