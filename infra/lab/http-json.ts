@@ -1,6 +1,7 @@
 // One JSON request over a fresh connection, under one deadline. No agent and no keep-alive: a
 // pooled socket to a stopped or faulted member would make the next call lie about reachability.
 import http from 'node:http';
+import { withTimeout } from '../../functions/shared/with-timeout.ts';
 
 /** An error that keeps the socket-level code (ECONNREFUSED, ECONNRESET, ETIMEDOUT, ...). */
 export class HttpCallError extends Error {
@@ -26,12 +27,12 @@ export function requestJson<T>(request: JsonRequest): Promise<T> {
   const url = new URL(request.path, request.baseUrl);
   const payload = request.body === undefined ? undefined : JSON.stringify(request.body);
   const method = request.method ?? (payload === undefined ? 'GET' : 'POST');
-  return new Promise<T>((resolve, reject) => {
+  const late = () => new HttpCallError(`${method} ${url.href}: no answer within ${request.timeoutMs}ms`, 'ETIMEDOUT');
+  return withTimeout(request.timeoutMs, (deadline) => new Promise<T>((resolve, reject) => {
     let settled = false;
     const finish = (error: Error | undefined, value?: T) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
       if (error) reject(error);
       else resolve(value as T);
     };
@@ -40,6 +41,8 @@ export function requestJson<T>(request: JsonRequest): Promise<T> {
       {
         method,
         agent: false,
+        // Past the deadline the request and its socket are destroyed.
+        signal: deadline,
         headers: payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
       },
       (res) => {
@@ -61,13 +64,9 @@ export function requestJson<T>(request: JsonRequest): Promise<T> {
         });
       },
     );
-    const timer = setTimeout(() => {
-      finish(new HttpCallError(`${method} ${url.href}: no answer within ${request.timeoutMs}ms`, 'ETIMEDOUT'));
-      req.destroy();
-    }, request.timeoutMs);
     req.on('error', (error) => finish(toCallError(error, url)));
     req.end(payload);
-  });
+  }), late);
 }
 
 function toCallError(error: Error, url: URL): HttpCallError {
