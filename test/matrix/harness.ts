@@ -5,6 +5,7 @@
 import type { EventEnvelope } from '../../events/catalogue.ts';
 import type { PolicyInput } from '../../functions/core/policy.ts';
 import type { TlsFiles } from '../../functions/ports/etcd.ts';
+import { waitFor } from '../../functions/shared/wait-for.ts';
 import { startLab, type Lab, type LabMember } from '../../infra/lab/lab.ts';
 import type { TerminalEvent } from '../../infra/local/runtime.ts';
 import { startPipeline, type CallLog, type Pipeline } from '../integration/e2e/pipeline.ts';
@@ -181,10 +182,16 @@ export async function runCase(c: MatrixCase, options: { log?: (line: string) => 
     const timeoutMs = c.timeoutMs ?? 45_000;
     const outcomes = await (c.act ? c.act(ctx) : defaultAct(ctx, timeoutMs));
     row.ms = Date.now() - started;
-    // A removal that cost the quorum never heals: keep checking long enough for its window to
-    // outgrow the allowance (two allowances) before the verdict.
+    // A removal that cost the quorum never heals: keep checking until a sample starts two
+    // allowances from now, so such a window outgrows the allowance before the verdict.
     const calls = [pipeline, ...others].map((p) => p.calls);
-    if (calls.some((c) => c.removed.length > 0)) await new Promise((resolve) => setTimeout(resolve, 2 * 3 * lab.electionTimeoutMs));
+    if (calls.some((c) => c.removed.length > 0)) {
+      const through = Date.now() + 2 * 3 * lab.electionTimeoutMs;
+      await waitFor(async () => ((checker.samples.at(-1)?.at ?? 0) >= through ? true : undefined), {
+        timeoutMs: through - Date.now() + 10_000,
+        what: 'the quorum checker to sample two allowances past the outcome',
+      });
+    }
     row.actual = outcomes.map(outcomeOf).join('+');
     const last = outcomes.at(-1)!;
     const deciding = decidingOf([pipeline, ...others].find((p) => p.events.includes(last)) ?? pipeline, last);
