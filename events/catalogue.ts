@@ -1,6 +1,7 @@
 // The one catalogue of events: detail types, their schemas, and which function each is routed to.
 // CDK rules, the local bus and the tests all read this file.
 import type { z } from 'zod';
+import { endingDetailTypes, type TerminalDetailType } from '../functions/core/incident-endings.ts';
 import { leaderMovedSchema } from './schemas/leader-moved.ts';
 import { memberUnhealthySchema } from './schemas/member-unhealthy.ts';
 import { membersProbedSchema } from './schemas/members-probed.ts';
@@ -77,13 +78,13 @@ export const routes = {
 } as const satisfies Record<DetailType, readonly FunctionName[]>;
 
 /**
- * An incident's outcomes: each ends it, and nobody acts on it. The one list the runtime, the CLI
- * and the tests read. Said explicitly rather than inferred from the routes, so a forgotten route
- * is a test failure, not a silent sink.
+ * An incident's outcomes: each ends it, and nobody acts on it. The endings table's events (core
+ * incident-endings.ts), not inferred from the routes, so a forgotten route is a test failure, not
+ * a silent sink.
  */
-export const terminalDetailTypes = ['RemediationBlocked', 'RemediationClosed', 'RemediationFailed', 'RemediationCompleted'] as const satisfies readonly DetailType[];
+export const terminalDetailTypes: readonly TerminalDetailType[] = endingDetailTypes satisfies readonly DetailType[];
 
-export type TerminalDetailType = (typeof terminalDetailTypes)[number];
+export type { TerminalDetailType } from '../functions/core/incident-endings.ts';
 
 /** Said for the record (progress, timelines): routes nowhere and ends nothing. */
 export const informationalDetailTypes = ['LeaderMoved'] as const satisfies readonly DetailType[];

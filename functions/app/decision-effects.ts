@@ -1,8 +1,9 @@
 // What a decision writes and says: the incident patch (closing it when the decision ends it) and
 // the event that carries it, for the step to commit together.
 import type { Decision, Evidence, ReasonCode } from '../core/decision.ts';
-import type { DetailType } from '../../events/catalogue.ts';
-import type { Incident, IncidentPatch, OutboxEntry } from '../ports/incident-store.ts';
+import { incidentEndings } from '../core/incident-endings.ts';
+import { decisionStep, type Decider } from '../core/journal.ts';
+import type { Incident, IncidentOutcome, IncidentPatch, OutboxEntry } from '../ports/incident-store.ts';
 import { envelopeOf, iso, journaling, memberRef, publishing, resolvedTarget } from './incident-events.ts';
 
 export interface Effects {
@@ -15,7 +16,7 @@ export function decisionEffects(incident: Incident, decision: Decision, from: 'm
   if (decision.kind === 'move-leader') throw new Error(`a move-leader decision is not an outcome (${decision.reason})`);
   const envelope = envelopeOf(incident, now);
   const { reason, message, evidence } = decision;
-  const journal = journaling(now, `${from}:${decision.kind}`, `${reason}: ${message}`);
+  const journal = journaling(now, { step: decisionStep(from, decision.kind), detail: { reason, message } });
   switch (decision.kind) {
     case 'approve':
       return {
@@ -36,33 +37,31 @@ export function decisionEffects(incident: Incident, decision: Decision, from: 'm
 
 type Ending = Extract<Decision, { kind: 'block' | 'close' }>;
 
-/** What each ending writes: the incident's state and the event that says it. */
-const endings = {
-  block: { state: 'blocked', detailType: 'RemediationBlocked' },
-  close: { state: 'closed', detailType: 'RemediationClosed' },
-} as const satisfies Record<Ending['kind'], { state: Incident['state']; detailType: DetailType }>;
+/** The state each ending decision leaves the incident in; its event is the endings table's. */
+const stateAfter = { block: 'blocked', close: 'closed' } as const satisfies Record<Ending['kind'], IncidentOutcome>;
 
 /**
  * Any step may end an incident: blocked (a person must act), or closed with nothing to do
  * (recovered, withdrawn, removed by another), which raises no alarm. The probe ends duplicates,
  * the on-failure path a step that never succeeded.
  */
-function endingEffects(incident: Incident, decision: Ending, from: string, now: number): Effects {
+function endingEffects(incident: Incident, decision: Ending, from: Decider, now: number): Effects {
   const { reason, message, evidence } = decision;
-  const { state, detailType } = endings[decision.kind];
+  const state = stateAfter[decision.kind];
+  const { detailType } = incidentEndings[state];
   return {
     patch: { lastDecision: decision, state, result: decision },
     effects: [
-      journaling(now, `${from}:${decision.kind}`, `${reason}: ${message}`),
+      journaling(now, { step: decisionStep(from, decision.kind), detail: { reason, message } }),
       publishing(detailType, { ...envelopeOf(incident, now), target: resolvedTarget(incident), reason, message, evidence }),
     ],
   };
 }
 
-export const blockEffects = (incident: Incident, decision: Extract<Decision, { kind: 'block' }>, from: string, now: number): Effects =>
+export const blockEffects = (incident: Incident, decision: Extract<Decision, { kind: 'block' }>, from: Decider, now: number): Effects =>
   endingEffects(incident, decision, from, now);
 
-export const closeEffects = (incident: Incident, decision: Extract<Decision, { kind: 'close' }>, from: string, now: number): Effects =>
+export const closeEffects = (incident: Incident, decision: Extract<Decision, { kind: 'close' }>, from: Decider, now: number): Effects =>
   endingEffects(incident, decision, from, now);
 
 /**
@@ -73,8 +72,8 @@ export function failureEffects(incident: Incident, failure: { reason: ReasonCode
   return {
     patch: { state: 'failed', result: failure },
     effects: [
-      journaling(now, 'remediate:failed', `${failure.reason}: ${failure.message}`),
-      publishing('RemediationFailed', { ...envelopeOf(incident, now), target: resolvedTarget(incident), ...failure }),
+      journaling(now, { step: decisionStep('remediate', 'failed'), detail: { reason: failure.reason, message: failure.message } }),
+      publishing(incidentEndings.failed.detailType, { ...envelopeOf(incident, now), target: resolvedTarget(incident), ...failure }),
     ],
   };
 }

@@ -2,6 +2,7 @@
 import type { DetailOf, DetailType, EventEnvelope } from '../../events/catalogue.ts';
 import { makeEvent } from '../../events/catalogue.ts';
 import { describeTime } from '../core/explain.ts';
+import type { JournalLine } from '../core/journal.ts';
 import type { Incident, OutboxEntry } from '../ports/incident-store.ts';
 
 /** Events and the journal speak ISO-8601, as the planner's sentences do. */
@@ -31,7 +32,4 @@ export const publishing = <T extends DetailType>(detailType: T, detail: DetailOf
 });
 
 /** A journal line for the outbox. */
-export const journaling = (at: number, step: string, detail?: unknown): OutboxEntry => ({
-  kind: 'journal',
-  entry: { at, step, ...(detail === undefined ? {} : { detail }) },
-});
+export const journaling = (at: number, line: JournalLine): OutboxEntry => ({ kind: 'journal', entry: { at, ...line } });

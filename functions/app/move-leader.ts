@@ -2,7 +2,7 @@
 // leadership first, move it (run-move.ts); publish the outcome: approved, retry, or blocked.
 import type { DetailOf } from '../../events/catalogue.ts';
 import type { Decision } from '../core/decision.ts';
-import { LEADER_MOVE_MADE_STEP, LEADER_MOVED_STEP } from '../core/leader-move.ts';
+import { isMoveMadeLine, journalSteps, moveMadeStep, type MoveMade } from '../core/journal.ts';
 import type { ClusterView } from '../core/view.ts';
 import { withView } from '../core/view-history.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
@@ -10,7 +10,7 @@ import type { Incident, OutboxEntry } from '../ports/incident-store.ts';
 import { decideIncident } from './decide-incident.ts';
 import { decisionEffects } from './decision-effects.ts';
 import type { Deps } from './deps.ts';
-import { envelopeOf, journaling, publishing } from './incident-events.ts';
+import { iso, journaling, publishing } from './incident-events.ts';
 import { checkRemovalPermission } from './removal-permission.ts';
 import { runMove, type MoveRun } from './run-move.ts';
 import { runStep } from './step.ts';
@@ -52,19 +52,22 @@ async function decideAndMove(deps: Deps, cluster: ClusterEntry, detail: DetailOf
   const decided: Decided = { decision: run.decision };
   if (run.verifyView) decided.views = withView(incident.views, run.verifyView);
   if (run.decision.kind === 'approve' && run.decision.leaderMove === 'moved') {
-    decided.leaderMoved = leaderMovedEffects(deps, incident, run);
+    const made: MoveMade = { decision: run.decision, ...(decided.views ? { views: decided.views } : {}) };
+    const moved = movedFacts(deps, incident, run);
+    if (moved) made.moved = moved;
+    decided.leaderMoved = leaderMovedEffects(incident, made);
     // Recorded at once, before the commit that could fail: the move cannot be made twice.
-    await deps.store.markStep(incident.incidentId, { at: deps.clock.now(), step: moveMarker(incident), detail: JSON.stringify(decided) });
+    await deps.store.markStep(incident.incidentId, { at: deps.clock.now(), step: moveMadeStep(incident.attempt), detail: made });
   }
   return decided;
 }
 
-const moveMarker = (incident: Incident): string => `${LEADER_MOVE_MADE_STEP}@${incident.attempt}`;
-
 async function moveMade(deps: Deps, incident: Incident): Promise<Decided | undefined> {
-  const step = moveMarker(incident);
-  const entry = (await deps.store.journal(incident.incidentId)).find((e) => e.isStepMarker && e.step === step);
-  return entry && typeof entry.detail === 'string' ? (JSON.parse(entry.detail) as Decided) : undefined;
+  const step = moveMadeStep(incident.attempt);
+  const entry = (await deps.store.journal(incident.incidentId)).find((e) => e.isStepMarker && isMoveMadeLine(e) && e.step === step);
+  if (!entry || !isMoveMadeLine(entry)) return undefined;
+  const { decision, views } = entry.detail;
+  return { decision, ...(views ? { views } : {}), leaderMoved: leaderMovedEffects(incident, entry.detail) };
 }
 
 /**
@@ -74,23 +77,31 @@ async function moveMade(deps: Deps, incident: Incident): Promise<Decided | undef
  */
 async function moveNeverSaid(deps: Deps, incident: Incident): Promise<OutboxEntry[]> {
   const journal = await deps.store.journal(incident.incidentId);
-  if (journal.some((e) => e.step === LEADER_MOVED_STEP)) return [];
-  const marker = journal.findLast((e) => e.isStepMarker && e.step.startsWith(`${LEADER_MOVE_MADE_STEP}@`));
-  return marker && typeof marker.detail === 'string' ? ((JSON.parse(marker.detail) as Decided).leaderMoved ?? []) : [];
+  if (journal.some((e) => e.step === journalSteps.leaderMoved)) return [];
+  const marker = journal.findLast((e) => e.isStepMarker && isMoveMadeLine(e));
+  return marker && isMoveMadeLine(marker) ? leaderMovedEffects(incident, marker.detail) : [];
 }
 
-function leaderMovedEffects(deps: Deps, incident: Incident, run: MoveRun): OutboxEntry[] {
+/** The move as LeaderMoved says it, at the attempt and time it was made. */
+function movedFacts(deps: Deps, incident: Incident, run: MoveRun): MoveMade['moved'] {
   const moved = run.attempts.find((a) => a.outcome === 'moved');
-  if (!moved) return [];
-  const now = deps.clock.now();
+  if (!moved) return undefined;
+  return {
+    from: incident.memberId!,
+    to: moved.candidateId,
+    path: moved.path,
+    tookMs: Math.round(run.tookMs ?? 0),
+    message: run.decision.message,
+    attempt: incident.attempt,
+    at: deps.clock.now(),
+  };
+}
+
+function leaderMovedEffects(incident: Incident, made: MoveMade): OutboxEntry[] {
+  if (!made.moved) return [];
+  const { attempt, at, message, ...move } = made.moved;
   return [
-    journaling(now, LEADER_MOVED_STEP, run.decision.message),
-    publishing('LeaderMoved', {
-      ...envelopeOf(incident, now),
-      from: incident.memberId!,
-      to: moved.candidateId,
-      path: moved.path,
-      tookMs: Math.round(run.tookMs ?? 0),
-    }),
+    journaling(at, { step: journalSteps.leaderMoved, detail: { ...move, message } }),
+    publishing('LeaderMoved', { incidentId: incident.incidentId, clusterId: incident.clusterId, attempt, at: iso(at), ...move }),
   ];
 }

@@ -5,6 +5,7 @@ import { clusterIdOf, identityChanged } from '../core/cluster-identity.ts';
 import { probeDeadlineMs } from '../core/probe-deadline.ts';
 import { matchReport } from '../core/report-match.ts';
 import { ambiguousTarget } from '../core/plan-checks.ts';
+import { journalSteps } from '../core/journal.ts';
 import { describeSelector, matchedMember, resolveTarget, selectorOf, targetKeyOf } from '../core/target.ts';
 import { describeMember, type ClusterView } from '../core/view.ts';
 import { withView } from '../core/view-history.ts';
@@ -40,7 +41,7 @@ export async function probeMembers(deps: Deps, input: Input): Promise<ProbeOutco
       });
   if (match?.kind === 'late') {
     // Observed before that remediation ended: it describes what was fixed. Kept there, not reopened.
-    await deps.store.appendJournal(match.incidentId, { at: now, step: 'late-duplicate', detail: `${detail.source}: ${detail.reason} (observed ${detail.observedAt}, before the remediation ended)` });
+    await deps.store.appendJournal(match.incidentId, { at: now, step: journalSteps.lateDuplicate, detail: { source: detail.source, reason: detail.reason, observedAt: detail.observedAt } });
     return { kind: 'late-duplicate', incidentId: match.incidentId };
   }
   const joinedByMember = match?.kind === 'open' ? await deps.store.getIncident(match.incidentId) : undefined;
@@ -56,13 +57,12 @@ export async function probeMembers(deps: Deps, input: Input): Promise<ProbeOutco
           ...(detail.incidentId ? { incidentId: detail.incidentId } : {}),
         });
   const { incident } = opened;
-  await deps.store.appendJournal(incident.incidentId, {
-    at: now,
-    step: opened.joined ? 'duplicate-joined' : 'incident-opened',
-    detail: opened.joined
-      ? `${detail.source}: ${detail.reason}`
-      : `${detail.source} reported ${targetKeyOf(target)}: ${detail.reason} (observed ${detail.observedAt})`,
-  });
+  await deps.store.appendJournal(
+    incident.incidentId,
+    opened.joined
+      ? { at: now, step: journalSteps.duplicateJoined, detail: { source: detail.source, reason: detail.reason } }
+      : { at: now, step: journalSteps.incidentOpened, detail: { source: detail.source, targetKey: targetKeyOf(target), reason: detail.reason, observedAt: detail.observedAt } },
+  );
   if (opened.joined && incident.attempt > 0) {
     // The chain is under way and its next attempt is scheduled: a duplicate report must not speed
     // it up. It only carries out what an earlier step may have left unsaid.
@@ -101,7 +101,7 @@ async function probe(deps: Deps, cluster: ClusterEntry, incident: Incident): Pro
   const twin = member && !incident.memberId ? await incidentHolding(deps, incident, member.id) : undefined;
   if (twin) {
     const resolved = { ...incident, memberId: member!.id, memberName: member!.name };
-    await deps.store.appendJournal(twin.incidentId, { at: now, step: 'duplicate-joined', detail: `incident ${incident.incidentId} (${describeSelector(incident.target)}) names the same member; it ends` });
+    await deps.store.appendJournal(twin.incidentId, { at: now, step: journalSteps.duplicateJoined, detail: { incidentId: incident.incidentId, reportedAs: describeSelector(incident.target) } });
     const decision = {
       kind: 'close' as const,
       reason: 'DUPLICATE_INCIDENT' as const,
@@ -116,12 +116,13 @@ async function probe(deps: Deps, cluster: ClusterEntry, incident: Incident): Pro
     ? streakOf(judgeLeader(views, member.id, cluster.policy.electionTimeoutMs, incident.leaderUnreachable))
     : undefined;
   const resolved = { ...incident, ...(member ? { memberId: member.id, memberName: member.name } : {}) };
-  const reachable = view.members.filter((m) => m.reachable).length;
-  const leader = `leader ${view.leader.consensus}${view.leader.name ? ` (${view.leader.name})` : ''}`;
-  const answered =
-    view.members.length > 0
-      ? `${reachable} of ${view.members.length} members answered; ${leader}`
-      : `no endpoint gave a member list (${view.listFailures.map((f) => `${f.endpoint}: ${f.reachability} after ${f.latencyMs} ms`).join('; ') || 'none asked'})`;
+  const probed = {
+    answered: view.members.filter((m) => m.reachable).length,
+    members: view.members.length,
+    leader: view.leader.consensus,
+    ...(view.leader.name ? { leaderName: view.leader.name } : {}),
+    listFailures: view.members.length > 0 ? [] : view.listFailures.map(({ endpoint, reachability, latencyMs }) => ({ endpoint, reachability, latencyMs })),
+  };
   const etcdClusterId = clusterIdOf(view);
   return {
     incident,
@@ -132,7 +133,7 @@ async function probe(deps: Deps, cluster: ClusterEntry, incident: Incident): Pro
       ...(etcdClusterId && !incident.etcdClusterId ? { etcdClusterId } : {}),
     },
     effects: [
-      journaling(now, 'probed', answered),
+      journaling(now, { step: journalSteps.probed, detail: probed }),
       publishing('MembersProbed', { ...envelopeOf(incident, now), target: resolvedTarget(resolved), view, previousViews: incident.views }),
     ],
     value: resolved,

@@ -4,6 +4,8 @@
 import type { DetailOf } from '../../events/catalogue.ts';
 import { backoffDelay } from '../core/backoff.ts';
 import type { Decision } from '../core/decision.ts';
+import { journalSteps, markerOf, type JournalLine, type MarkerStep } from '../core/journal.ts';
+import { timelineOf } from '../core/journal-words.ts';
 import { leaderMoveOf } from '../core/leader-move.ts';
 import { guardFailureDecision, type GuardAction } from '../core/guard-failure.ts';
 import { probeDeadlineMs } from '../core/probe-deadline.ts';
@@ -40,7 +42,7 @@ async function underLock(deps: Deps, cluster: ClusterEntry, incident: Incident):
   }
   const { lock } = attempt;
   try {
-    await mark(deps, incident.incidentId, 'lock-taken', `held by ${lock.owner} in ${lock.where}`);
+    await mark(deps, incident.incidentId, { step: journalSteps.lockTaken, detail: { owner: lock.owner, where: lock.where } });
     return await runSteps(deps, cluster, incident, lock);
   } finally {
     await lock.release();
@@ -51,7 +53,7 @@ async function underLock(deps: Deps, cluster: ClusterEntry, incident: Incident):
 /** A journal line, not a step marker: every run that held the lock lets it go. Best effort, as the release is. */
 async function lockReleased(deps: Deps, incidentId: string, lock: HeldLock): Promise<void> {
   try {
-    await deps.store.appendJournal(incidentId, { at: deps.clock.now(), step: 'lock-released', detail: `${lock.owner} let go of ${lock.where}` });
+    await deps.store.appendJournal(incidentId, { at: deps.clock.now(), step: journalSteps.lockReleased, detail: { owner: lock.owner, where: lock.where } });
   } catch (error) {
     deps.log.warn('lock release not journaled', { incidentId, error: String(error) });
   }
@@ -62,7 +64,7 @@ async function runSteps(deps: Deps, cluster: ClusterEntry, incident: Incident, l
   // A Machine whose member is already out of etcd: nothing to remove, straight to the actuator.
   const memberId = incident.memberId;
   if (!memberId) return replaceStep(deps, cluster, incident, leaderNow(incident), { id: '0', name: incident.target.machineName ?? incident.target.nodeName ?? '' });
-  if (!(await deps.store.stepDone(id, 'member-removed'))) {
+  if (!(await deps.store.stepDone(id, journalSteps.memberRemoved))) {
     const step = await removeStep(deps, cluster, incident, lock);
     incident = step.incident;
     if (step.decision) return decided(deps, incident, step.decision);
@@ -84,7 +86,7 @@ function leaderNow(incident: Incident): { id: string; name: string } {
 /** Step 6: the actuator, once; then the incident completes. */
 async function replaceStep(deps: Deps, cluster: ClusterEntry, incident: Incident, leader: { id: string; name: string }, member: { id: string; name: string }): Promise<StepOutcome<Remediated>> {
   const id = incident.incidentId;
-  if (!(await deps.store.stepDone(id, 'actuator-called'))) {
+  if (!(await deps.store.stepDone(id, journalSteps.actuatorCalled))) {
     let result: ReplaceResult;
     try {
       result = await replaceWithin(deps, cluster, { clusterId: incident.clusterId, incidentId: id, member, target: incident.target });
@@ -101,7 +103,7 @@ async function replaceStep(deps: Deps, cluster: ClusterEntry, incident: Incident
     }
     // Outside the try: failing to record the call is not the actuator failing. The step is
     // retried, and asks again with the same incident id, which the actuator takes as one request.
-    await mark(deps, id, 'actuator-called', `${deps.actuator.name}: ${result.detail}`);
+    await mark(deps, id, { step: journalSteps.actuatorCalled, detail: { actuator: deps.actuator.name, said: result.detail } });
   }
   return complete(deps, incident, leader);
 }
@@ -120,12 +122,11 @@ function replaceWithin(deps: Deps, cluster: ClusterEntry, request: ReplaceReques
 
 const nameOf = (incident: Incident): string => describeMember({ id: incident.memberId!, name: incident.memberName ?? '' });
 
-const mark = (deps: Deps, incidentId: string, step: string, detail: string) =>
-  deps.store.markStep(incidentId, { at: deps.clock.now(), step, detail });
+const mark = (deps: Deps, incidentId: string, line: Extract<JournalLine, { step: MarkerStep }>) => deps.store.markStep(incidentId, { at: deps.clock.now(), ...line });
 
 /** When the member-removed marker was written: the remediation's time, the same on every retry. */
 async function removedAt(deps: Deps, incidentId: string): Promise<number> {
-  return (await deps.store.journal(incidentId)).find((e) => e.isStepMarker && e.step === 'member-removed')?.at ?? deps.clock.now();
+  return markerOf(await deps.store.journal(incidentId), journalSteps.memberRemoved)?.at ?? deps.clock.now();
 }
 
 const retryAfterBackoff = (deps: Deps, cluster: ClusterEntry, incident: Incident, reason: Decision['reason'], message: (at: string) => string, evidence = {}): Decision => {
@@ -179,13 +180,13 @@ async function removeStep(deps: Deps, cluster: ClusterEntry, incident: Incident,
   if (checked.verdict === 'gone') return removedBefore(deps, cluster, checked.incident, name, lock);
   if (checked.verdict.kind !== 'approve') return { incident: checked.incident, decision: checked.verdict };
 
-  if (cluster.policy.snapshotBeforeRemove && !(await deps.store.stepDone(id, 'snapshot-taken'))) {
+  if (cluster.policy.snapshotBeforeRemove && !(await deps.store.stepDone(id, journalSteps.snapshotTaken))) {
     const snap = await takeSnapshot(deps, cluster, checked.fresh, incident.memberId!, `${id}-before-removing-${name}`);
     if (!snap.ok) {
       const decision = retryAfterBackoff(deps, cluster, checked.incident, 'SNAPSHOT_FAILED', (at) => `No snapshot could be taken before removing ${name} (${snap.problem}); nothing was removed, we try again at ${at}.`);
       return { incident: checked.incident, decision };
     }
-    await mark(deps, id, 'snapshot-taken', `${snap.location} (through ${snap.via})`);
+    await mark(deps, id, { step: journalSteps.snapshotTaken, detail: { location: snap.location, via: snap.via } });
     // The snapshot took time: the cluster may have changed under it, so look and judge again.
     checked = await probeAndCheck(deps, cluster, checked.incident);
     if (checked.verdict === 'gone') return removedBefore(deps, cluster, checked.incident, name, lock);
@@ -210,7 +211,7 @@ async function removeStep(deps: Deps, cluster: ClusterEntry, incident: Incident,
 
   const removed = await removeMember(deps, cluster, checked.fresh, incident.memberId!);
   if (removed.kind === 'removed') {
-    await mark(deps, id, 'member-removed', `${removed.alreadyGone ? 'already gone, said' : 'removed through'} ${removed.via}`);
+    await mark(deps, id, { step: journalSteps.memberRemoved, detail: { via: removed.via, alreadyGone: removed.alreadyGone } });
     return { incident: checked.incident };
   }
   const evidence = { failures: removed.failures };
@@ -232,7 +233,7 @@ async function removedBefore(deps: Deps, cluster: ClusterEntry, incident: Incide
   if (!read.ok) return { incident, decision: guardFailed(deps, cluster, incident, 'read the removal record', read) };
   const byAnother = removedByAnother(read.value, { incidentId: incident.incidentId, memberId: incident.memberId!, name: nameOf(incident), memberGone: true });
   if (byAnother) return { incident, decision: byAnother };
-  await mark(deps, incident.incidentId, 'member-removed', `${name} is no longer in the member list`);
+  await mark(deps, incident.incidentId, { step: journalSteps.memberRemoved, detail: { absentFromList: name } });
   return { incident };
 }
 
@@ -254,7 +255,7 @@ async function electionStep(deps: Deps, cluster: ClusterEntry, incident: Inciden
     };
   }
   const leader = { id: elected.id, name: elected.name };
-  await mark(deps, id, 'leader-elected', JSON.stringify({ ...leader, term: elected.term, afterRemovalMs: deps.clock.now() - removed }));
+  await mark(deps, id, { step: journalSteps.leaderElected, detail: { ...leader, term: elected.term, afterRemovalMs: deps.clock.now() - removed } });
   return leader;
 }
 
@@ -267,16 +268,14 @@ function recheckGates(deps: Deps, cluster: ClusterEntry, incident: Incident): De
 }
 
 async function leaderMarked(deps: Deps, incidentId: string): Promise<{ id: string; name: string } | undefined> {
-  const entry = (await deps.store.journal(incidentId)).find((e) => e.isStepMarker && e.step === 'leader-elected');
-  if (!entry || typeof entry.detail !== 'string') return undefined;
-  const { id, name } = JSON.parse(entry.detail) as { id: string; name: string };
-  return { id, name };
+  const entry = markerOf(await deps.store.journal(incidentId), journalSteps.leaderElected);
+  return entry && { id: entry.detail.id, name: entry.detail.name };
 }
 
 async function complete(deps: Deps, incident: Incident, leader: { id: string; name: string }): Promise<StepOutcome<Remediated>> {
   const now = deps.clock.now();
   const journal = await deps.store.journal(incident.incidentId);
-  const timeline = journal.map((e) => ({ at: iso(e.at), step: e.step, detail: typeof e.detail === 'string' ? e.detail : JSON.stringify(e.detail ?? '') }));
+  const timeline = timelineOf(journal);
   const leaderMove = leaderMoveOf(journal, incident.lastDecision);
   // Keyed by the removal's time, so a retried completion records it once.
   await deps.store.recordRemediation(incident.clusterId, incident.targetKey, await removedAt(deps, incident.incidentId));

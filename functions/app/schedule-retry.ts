@@ -1,5 +1,6 @@
 // schedule-retry: advance the incident to its next attempt and ask the scheduler for a RetryDue.
 import type { DetailOf } from '../../events/catalogue.ts';
+import { journalSteps } from '../core/journal.ts';
 import { waitingReasons, type ReasonCode } from '../core/reason-table.ts';
 import type { Incident, IncidentPatch, OutboxEntry } from '../ports/incident-store.ts';
 import type { Deps } from './deps.ts';
@@ -42,7 +43,7 @@ export function advanceAttempt(
     inFlight: null,
   };
   const effects: OutboxEntry[] = [
-    journaling(now, kind === 'retry' ? 'retry-scheduled' : 'resumed', `attempt ${next} at ${iso(at)} (${reason})`),
+    journaling(now, { step: kind === 'retry' ? journalSteps.retryScheduled : journalSteps.resumed, detail: { attempt: next, at: iso(at), reason } }),
     {
       kind: 'schedule',
       request: {

@@ -2,22 +2,23 @@
 // not wait for an event that will never come: carry out what is owed, then resume it at its next
 // attempt after a back-off (spending an attempt), or, with the budget or deadline spent, or nothing
 // schedulable, block it saying which step failed and how.
-import type { EventEnvelope } from '../../events/catalogue.ts';
+import type { EventEnvelope, FunctionName } from '../../events/catalogue.ts';
 import { backoffDelay } from '../core/backoff.ts';
 import type { Decision } from '../core/decision.ts';
 import { describeDuration } from '../core/explain.ts';
+import { journalSteps } from '../core/journal.ts';
 import { selectorOf, targetKeyOf } from '../core/target.ts';
 import { VersionConflictError, type Incident } from '../ports/incident-store.ts';
 import { blockEffects } from './decision-effects.ts';
 import type { Deps } from './deps.ts';
-import { iso } from './incident-events.ts';
+import { iso, journaling } from './incident-events.ts';
 import { attemptsSpent } from './plan-incident.ts';
 import { advanceAttempt } from './schedule-retry.ts';
 import { commit, flushLeftOutbox, flushOutbox } from './step.ts';
 
 export type StepFailedOutcome = 'resumed' | 'blocked' | 'moved-on' | 'unknown-incident';
 
-export async function stepFailed(deps: Deps, functionName: string, event: EventEnvelope, error: unknown): Promise<StepFailedOutcome> {
+export async function stepFailed(deps: Deps, functionName: FunctionName, event: EventEnvelope, error: unknown): Promise<StepFailedOutcome> {
   const found = await incidentOf(deps, event);
   if (!found) return 'unknown-incident';
   const attempt = event.detail.attempt;
@@ -40,7 +41,10 @@ export async function stepFailed(deps: Deps, functionName: string, event: EventE
     const at = now + backoffDelay(attemptsSpent(incident), cluster.policy, deps.random);
     try {
       const advance = advanceAttempt(incident, { reason: 'STEP_FAILED', at, reprobeNow: false, kind: 'resume' }, now);
-      const why = { kind: 'journal' as const, entry: { at: now, step: 'step-failed', detail: `${functionName} failed on every delivery of ${event.detailType} (attempt ${attempt}): ${said}; resumed at attempt ${incident.attempt + 1} at ${iso(at)}` } };
+      const why = journaling(now, {
+        step: journalSteps.stepFailed,
+        detail: { functionName, detailType: event.detailType, attempt, error: said, resumedAttempt: incident.attempt + 1, at: iso(at) },
+      });
       await flushOutbox(deps, await commit(deps, incident, advance.patch, [why, ...advance.effects]));
       return 'resumed';
     } catch (resumeError) {

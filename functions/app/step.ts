@@ -9,6 +9,8 @@
 // A failure before 5 releases the lease and throws, so the same event can be delivered again. A
 // failure after 5 throws too; the redelivery finds the step done and only carries out the outbox.
 import type { DetailType } from '../../events/catalogue.ts';
+import { isDecisionLine, type JournalEntry, type JournalInput } from '../core/journal.ts';
+import { readJournalLine } from '../core/journal-earlier.ts';
 import { withSingleRemediatorNote } from '../core/single-remediator.ts';
 import { stepBudgetMs, type StepName } from '../core/step-budget.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
@@ -88,8 +90,8 @@ function singleRemediatorSaid<R>(outcome: StepOutcome<R>, clusterId: string): St
   const effects = outcome.effects.map((entry): OutboxEntry => {
     // The envelope keeps its type: only a string it already carries is changed.
     if (entry.kind === 'publish') return { ...entry, event: { ...entry.event, detail: noted(entry.event.detail) } as typeof entry.event };
-    if (entry.kind === 'journal' && typeof entry.entry.detail === 'string' && /^[A-Z_]+: /.test(entry.entry.detail)) {
-      return { ...entry, entry: { ...entry.entry, detail: withSingleRemediatorNote(entry.entry.detail, clusterId) } };
+    if (entry.kind === 'journal' && isDecisionLine(entry.entry)) {
+      return { ...entry, entry: { ...entry.entry, detail: noted(entry.entry.detail) } };
     }
     return entry;
   });
@@ -163,7 +165,11 @@ export async function flushLeftOutbox(deps: OutboxDeps, found: Incident, deliver
   return carryOutOutbox(deps, found, journaled, delivered);
 }
 
-const journalKey = (e: { at: number; step: string; detail?: unknown }): string => JSON.stringify([e.at, e.step, e.detail ?? null]);
+/** A line as the journal gives it back: an outbox an earlier build left holds its lines' text, as the journal does. */
+const journalKey = (e: JournalInput | JournalEntry): string => {
+  const read = 'isStepMarker' in e ? e : readJournalLine({ ...e, isStepMarker: false });
+  return JSON.stringify([read.at, read.step, 'said' in read ? read.said : read.detail]);
+};
 
 async function carryOutOutbox(deps: OutboxDeps, incident: Incident, journaled: Set<string>, delivered?: Delivered): Promise<Incident> {
   if (incident.outbox.length === 0) return incident;

@@ -2,11 +2,12 @@
 // with, or when that incident has already ended. Once resolved, an incident is its member: a
 // report by id, by name or by an alias of the same member joins it. A report observed before a
 // remediation of its member ended describes what that remediation fixed: a late duplicate.
+import type { IncidentState } from './incident.ts';
 import { targetKeyOf } from './target.ts';
 
 export interface IncidentSummary {
   incidentId: string;
-  state: 'open' | 'remediated' | 'blocked' | 'closed' | 'failed';
+  state: IncidentState;
   targetKey: string;
   memberId?: string;
   memberName?: string;

@@ -1,70 +1,18 @@
 // The incident store: the only thing the handlers share. Every write is one conditional write,
 // so the same port maps onto DynamoDB (condition expressions) as well as onto SQLite.
 import type { EventEnvelope } from '../../events/catalogue.ts';
-import type { Decision } from '../core/decision.ts';
 import type { CarriedStreak } from '../core/evidence.ts';
+import type { IncidentOf, IncidentOutcome, IncidentState, InFlight, OutboxEntryOf } from '../core/incident.ts';
+import type { JournalEntry, JournalInput, MarkerStep } from '../core/journal.ts';
 import type { RemediationHistory } from '../core/remediation-history.ts';
 import type { RemovalRecord } from '../core/replacement.ts';
-import type { ClusterView } from '../core/view.ts';
 import type { ScheduleRequest } from './scheduler.ts';
 
-export type IncidentState = 'open' | 'remediated' | 'blocked' | 'closed' | 'failed';
-export type IncidentOutcome = Exclude<IncidentState, 'open'>;
-
-/** One remediation of one target member in one cluster. Times are epoch milliseconds. */
-export interface Incident {
-  incidentId: string;
-  clusterId: string;
-  /** Canonical form of `target`, e.g. "memberName=etcd-0"; see core `targetKeyOf`. */
-  targetKey: string;
-  target: Record<string, string>;
-  reason: string;
-  state: IncidentState;
-  openedAt: number;
-  updatedAt: number;
-  /** Every retry, waiting or not: orders events, so a stale one is recognised. */
-  attempt: number;
-  /** Retries that only waited (see waitingReasons): they do not count against the attempt budget. */
-  waits: number;
-  immediateReprobes: number;
-  /** Set once the target is resolved to an etcd member. */
-  memberId?: string;
-  /** The etcd cluster_id the incident's first answering probe reached: it is never judged against another. */
-  etcdClusterId?: string;
-  memberName?: string;
-  /** Recent cluster views, oldest first, at most MAX_INCIDENT_VIEWS. */
-  views: ClusterView[];
-  lastDecision?: Decision;
-  /** When and at which term the target was first seen unreachable as leader, in the current streak. */
-  leaderUnreachable?: CarriedStreak;
-  result?: unknown;
-  /**
-   * What a committed step still has to say or schedule: written in the same conditional write as
-   * the step's outcome, carried out after it, and cleared once done. Whoever reads the incident
-   * next with a non-empty outbox carries it out again, so a lost publish is never lost for good.
-   */
-  outbox: OutboxEntry[];
-  /** Steps committed at the current attempt ("move-leader@3"): a redelivery of their event does nothing. */
-  stepsDone: string[];
-  /** The step running now, and until when its lease holds; a duplicate delivery meanwhile is ignored. */
-  inFlight?: InFlight;
-  /** Bumped by every write; `updateIncident` is conditional on it. */
-  version: number;
-}
-
-export type OutboxEntry =
-  | { kind: 'journal'; entry: JournalInput }
-  | { kind: 'schedule'; request: ScheduleRequest }
-  | { kind: 'publish'; event: EventEnvelope };
-
-export interface InFlight {
-  /** "step@attempt". */
-  key: string;
-  /** The Lambda request id that holds it; absent for the local runtime. */
-  holder?: string;
-  /** Epoch ms; past it, the holder is taken for dead and the step may be taken again. */
-  until: number;
-}
+// The entity is core's (core/incident.ts); the outbox carries the edge's events and schedules.
+export type { IncidentOutcome, IncidentState, InFlight } from '../core/incident.ts';
+export type { JournalEntry, JournalInput, MarkerStep } from '../core/journal.ts';
+export type OutboxEntry = OutboxEntryOf<EventEnvelope, ScheduleRequest>;
+export type Incident = IncidentOf<EventEnvelope, ScheduleRequest>;
 
 export interface OpenIncidentInput {
   clusterId: string;
@@ -106,17 +54,6 @@ export interface CloseIncidentInput {
   result: unknown;
   now: number;
   expectVersion?: number;
-}
-
-export interface JournalInput {
-  at: number;
-  step: string;
-  detail?: unknown;
-}
-
-export interface JournalEntry extends JournalInput {
-  /** True for entries written by `markStep`: at most one per incident and step. */
-  isStepMarker: boolean;
 }
 
 export interface DeadLetterInput {
@@ -167,8 +104,8 @@ export interface IncidentJournal {
   /** In the order written. */
   journal(incidentId: string): Promise<JournalEntry[]>;
   /** Records a step once; true only for the call that recorded it. */
-  markStep(incidentId: string, entry: JournalInput): Promise<boolean>;
-  stepDone(incidentId: string, step: string): Promise<boolean>;
+  markStep(incidentId: string, entry: JournalInput & { step: MarkerStep }): Promise<boolean>;
+  stepDone(incidentId: string, step: MarkerStep): Promise<boolean>;
 }
 
 /** The etcd cluster_id each configured cluster answered with first: a cluster that changes identity is refused. */

@@ -3,7 +3,7 @@
 // real crash, with no cleanup, no lock release and no outbox carried out. The application knows
 // nothing of it; the runtime wraps the store it hands the functions. Unset, the store is handed
 // over as it is. Only the local runtime reads it, so nothing deployed to AWS ever does.
-import type { IncidentJournal, JournalInput } from '../../functions/ports/incident-store.ts';
+import type { IncidentJournal, JournalInput, MarkerStep } from '../../functions/ports/incident-store.ts';
 
 export const FAILPOINT_ENV = 'ETCD_REMEDIATOR_FAILPOINT';
 
@@ -57,7 +57,7 @@ export function withFailpoint<S extends IncidentJournal>(store: S, failpoint: Fa
     await store.appendJournal(incidentId, entry);
     if (stepOf(entry) === failpoint) die(failpoint);
   };
-  const markStep = async (incidentId: string, entry: JournalInput): Promise<boolean> => {
+  const markStep = async (incidentId: string, entry: JournalInput & { step: MarkerStep }): Promise<boolean> => {
     const recorded = await store.markStep(incidentId, entry);
     if (recorded && stepOf(entry) === failpoint) die(failpoint);
     return recorded;

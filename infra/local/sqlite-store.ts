@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import type { DatabaseSync, SQLInputValue, SQLOutputValue, StatementSync } from 'node:sqlite';
 import type { Decision } from '../../functions/core/decision.ts';
 import type { CarriedStreak } from '../../functions/core/evidence.ts';
+import { readJournalLine } from '../../functions/core/journal-earlier.ts';
 import type { ClusterView } from '../../functions/core/view.ts';
 import { remediationHistoryFrom, type RemediationHistory } from '../../functions/core/remediation-history.ts';
 import type { RemovalRecord } from '../../functions/core/replacement.ts';
@@ -22,6 +23,7 @@ import {
   type IncidentStore,
   type JournalEntry,
   type JournalInput,
+  type MarkerStep,
   type OpenIncidentInput,
   type OutboxEntry,
   type StoredTimer,
@@ -224,18 +226,17 @@ export class SqliteIncidentStore implements IncidentStore, TimerStore {
       'SELECT at, step, detail, is_step_marker FROM journal WHERE incident_id = $incidentId ORDER BY seq',
       { incidentId },
     ).map((row) => {
-      const entry: JournalEntry = { at: int(row, 'at'), step: text(row, 'step'), isStepMarker: int(row, 'is_step_marker') === 1 };
       const detail = optText(row, 'detail');
-      if (detail !== undefined) entry.detail = JSON.parse(detail);
-      return entry;
+      // Lines earlier builds wrote as text read through the same reader as today's.
+      return readJournalLine({ at: int(row, 'at'), step: text(row, 'step'), detail: detail === undefined ? undefined : JSON.parse(detail), isStepMarker: int(row, 'is_step_marker') === 1 });
     });
   }
 
-  async markStep(incidentId: string, entry: JournalInput): Promise<boolean> {
+  async markStep(incidentId: string, entry: JournalInput & { step: MarkerStep }): Promise<boolean> {
     return this.#insertJournal(incidentId, entry, true);
   }
 
-  async stepDone(incidentId: string, step: string): Promise<boolean> {
+  async stepDone(incidentId: string, step: MarkerStep): Promise<boolean> {
     return !!this.#row(
       'SELECT 1 AS done FROM journal WHERE incident_id = $incidentId AND step = $step AND is_step_marker = 1',
       { incidentId, step },

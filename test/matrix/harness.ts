@@ -3,6 +3,7 @@
 // every assertion that failed, as sentences; the runner (run-matrix.ts) and the vitest file
 // (matrix.test.ts) both run cases through runCase and judge the same rows.
 import type { EventEnvelope } from '../../events/catalogue.ts';
+import { endingOfEvent } from '../../functions/core/incident-endings.ts';
 import type { PolicyInput } from '../../functions/core/policy.ts';
 import type { TlsFiles } from '../../functions/ports/etcd.ts';
 import { waitFor } from '../../functions/shared/wait-for.ts';
@@ -101,17 +102,10 @@ export interface CaseRow {
   verdict?: QuorumVerdict;
 }
 
+/** The endings table's word for the event, as the matrix says it: removed, and recovered for a close that healed by itself. */
 export function outcomeOf(e: TerminalEvent): string {
-  switch (e.detailType) {
-    case 'RemediationCompleted':
-      return 'removed';
-    case 'RemediationBlocked':
-      return 'blocked';
-    case 'RemediationClosed':
-      return e.detail.reason === 'TARGET_RECOVERED' ? 'recovered' : 'closed';
-    case 'RemediationFailed':
-      return 'failed';
-  }
+  const ending = endingOfEvent(e.detailType, 'reason' in e.detail ? e.detail.reason : undefined);
+  return ending.state === 'remediated' ? 'removed' : ending.phase === 'Recovered' ? 'recovered' : ending.outcome;
 }
 
 const detailOf = (e: EventEnvelope): { reason?: string; message?: string; evidence?: Record<string, unknown>; incidentId?: string } =>

@@ -9,13 +9,13 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { isTerminalEvent, type DetailType, type EventEnvelope, type TerminalDetailType } from '../../events/catalogue.ts';
+import { isTerminalEvent, type DetailType, type EventEnvelope } from '../../events/catalogue.ts';
 import { parseEvent } from '../../events/validate.ts';
-import type { JournalEntry } from '../../functions/ports/incident-store.ts';
+import { endingOfOutcome } from '../../functions/core/incident-endings.ts';
+import { isDecisionLine, isLine, journalSteps, type JournalEntry } from '../../functions/core/journal.ts';
 import { WaitAborted, waitFor } from '../../functions/shared/wait-for.ts';
 import type { Lab } from '../../infra/lab/lab.ts';
 import type { CliResult } from '../../infra/local/cli/output.ts';
-import { outcomeOfEnding } from '../../infra/local/cli/result.ts';
 import { openSqliteStore } from '../../infra/local/sqlite-store.ts';
 import type { TerminalEvent } from '../../infra/local/runtime.ts';
 import type { CallLog } from '../integration/e2e/pipeline.ts';
@@ -58,15 +58,7 @@ function eventOf(detailType: DetailType, detail: Record<string, unknown>): Event
   return parsed.event;
 }
 
-/** The ending each printed outcome stands for: result.ts's table, read the other way. */
-const endingOf = Object.fromEntries(Object.entries(outcomeOfEnding).map(([ending, outcome]) => [outcome, ending])) as Record<
-  (typeof outcomeOfEnding)[TerminalDetailType],
-  TerminalDetailType
->;
-
-/** MemberRemove answered, as removeStep journals it: accepted ("removed through"), or "member not found". */
-const SENT_MARKER = /^(removed through|already gone, said) /;
-/** A decision removeMember made after etcd refused the call (remove-member.ts's messages). */
+/** A decision removeMember made after etcd refused the call (member-removal.ts's messages). */
 const REFUSED = /: (etcd refused removing|Removing .* (was refused by|failed on)) /;
 
 /**
@@ -90,13 +82,13 @@ export async function settle(r: ProcessRemediator, result: CliResult): Promise<T
   } finally {
     await store.close();
   }
-  const text = (e: JournalEntry) => (typeof e.detail === 'string' ? e.detail : '');
-  const answered = journal.filter((e) => e.isStepMarker && e.step === 'member-removed' && SENT_MARKER.test(text(e)));
-  const refused = journal.filter((e) => /^remediate:(retry|block)$/.test(e.step) && REFUSED.test(text(e)));
+  // MemberRemove answered, as removeStep marks it: accepted, or "member not found" (already gone).
+  const answered = journal.flatMap((e) => (e.isStepMarker && isLine(e, journalSteps.memberRemoved) && 'via' in e.detail ? [e.detail] : []));
+  const refused = journal.filter((e) => isDecisionLine(e) && (e.step === 'remediate:retry' || e.step === 'remediate:block') && REFUSED.test(e.detail.message));
   const memberId = result.target.memberId;
   Object.assign(r.calls, {
     memberRemove: [...answered, ...refused].map(() => memberId),
-    removed: answered.filter((e) => text(e).startsWith('removed through')).map(() => memberId),
+    removed: answered.filter((d) => !d.alreadyGone).map(() => memberId),
     removedAt: [],
     moveLeader: journal.filter((e) => e.isStepMarker && e.step === 'leader-moved').map(() => memberId),
   });
@@ -104,10 +96,10 @@ export async function settle(r: ProcessRemediator, result: CliResult): Promise<T
   const envelope = { incidentId: result.incidentId, clusterId: result.clusterId, attempt, at: result.timeline.at(-1)?.at ?? new Date().toISOString() };
   r.events.push(...retriesIn(journal, envelope));
   if (result.outcome === 'remediated') {
-    // The approval the removal went ahead on: the last journaled (`${reason}: ${message}`), whose
-    // reason and evidence the printed result carries (result.ts).
-    const approval = journal.filter((e) => e.step.endsWith(':approve') && !text(e).startsWith('RUNTIME_RESUMED:')).at(-1);
-    const [, reason, message] = /^([A-Z_]+): (.*)$/s.exec(approval ? text(approval) : '') ?? [];
+    // The approval the removal went ahead on: the last journaled, whose reason and evidence the
+    // printed result carries (result.ts).
+    const approval = journal.flatMap((e) => (isDecisionLine(e) && e.step.endsWith(':approve') && e.detail.reason !== 'RUNTIME_RESUMED' ? [e.detail] : [])).at(-1);
+    const { reason, message } = approval ?? {};
     if (!reason || !message || reason !== result.reason) throw new Error(`${r.label} removed ${result.target.name} for ${result.reason}, but its journal's last approval says ${reason ?? 'nothing'}`);
     const { newLeader, ...evidence } = result.evidence as { newLeader?: { id?: string; name?: string } };
     r.events.push(eventOf('RemediationApproved', { ...envelope, target: result.target, leaderMove: result.leaderMove, reason, message, evidence }));
@@ -122,7 +114,7 @@ export async function settle(r: ProcessRemediator, result: CliResult): Promise<T
     );
   } else if (result.outcome !== 'planned') {
     const target = { ...selector, ...(result.target.memberId === '0' ? {} : { memberId: result.target.memberId }), ...(result.target.name ? { name: result.target.name } : {}) };
-    r.events.push(eventOf(endingOf[result.outcome], { ...envelope, target, reason: result.reason, message: result.message, evidence: result.evidence }));
+    r.events.push(eventOf(endingOfOutcome(result.outcome).detailType, { ...envelope, target, reason: result.reason, message: result.message, evidence: result.evidence }));
   }
   const last = r.events.at(-1);
   if (!last || !isTerminalEvent(last)) throw new Error(`${r.label} printed no outcome: ${JSON.stringify(result).slice(0, 300)}`);
@@ -130,20 +122,19 @@ export async function settle(r: ProcessRemediator, result: CliResult): Promise<T
 }
 
 /**
- * The retries it asked for, from the journal: each decision line (`${reason}: ${message}`) and the
- * attempt the schedule made of it ("attempt N at ISO"). reprobeNow is not journaled: a schedule
- * due no later than it was written is taken for one.
+ * The retries it asked for, from the journal: each decision line and the attempt the schedule made
+ * of it. reprobeNow is not journaled: a schedule due no later than it was written is taken for one.
  */
 function retriesIn(journal: JournalEntry[], base: { incidentId: string; clusterId: string }): EventEnvelope[] {
   return journal.flatMap((e, i) => {
-    const from = /^(move-leader|remediate):retry$/.exec(e.step)?.[1];
-    const [, reason, message] = /^([A-Z_]+): (.*)$/s.exec(typeof e.detail === 'string' ? e.detail : '') ?? [];
-    if (!from || !reason || !message) return [];
-    const scheduled = journal.slice(i + 1).find((s) => s.step === 'retry-scheduled');
-    const [, attempt, retryAt] = /^attempt (\d+) at (\S+) /.exec(typeof scheduled?.detail === 'string' ? scheduled.detail : '') ?? [];
+    const from = e.step === 'move-leader:retry' ? 'move-leader' : e.step === 'remediate:retry' ? 'remediate' : undefined;
+    if (!from || !isDecisionLine(e)) return [];
+    const { reason, message } = e.detail;
+    const scheduled = journal.slice(i + 1).find((s) => isLine(s, journalSteps.retryScheduled));
+    const schedule = scheduled && isLine(scheduled, journalSteps.retryScheduled) ? scheduled.detail : undefined;
     const at = new Date(e.at).toISOString();
-    const due = retryAt ?? at;
-    const detail = { ...base, attempt: Math.max(0, Number(attempt ?? 1) - 1), at, retryAt: due, reason, message, reprobeNow: Date.parse(due) <= (scheduled?.at ?? e.at), from };
+    const due = schedule?.at ?? at;
+    const detail = { ...base, attempt: Math.max(0, (schedule?.attempt ?? 1) - 1), at, retryAt: due, reason, message, reprobeNow: Date.parse(due) <= (scheduled?.at ?? e.at), from };
     return [eventOf('RetryRequested', detail)];
   });
 }

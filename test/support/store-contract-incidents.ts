@@ -2,6 +2,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { MAX_INCIDENT_VIEWS, withView } from '../../functions/core/view-history.ts';
 import { IncidentNotFoundError, VersionConflictError, type Incident, type IncidentStore } from '../../functions/ports/incident-store.ts';
+import { moveMadeLine, sampleLine } from './journal-lines.ts';
 import { RACERS, view, type ContractContext } from './store-contract.ts';
 
 export function incidentCases(current: () => ContractContext): void {
@@ -94,7 +95,8 @@ export function incidentCases(current: () => ContractContext): void {
       // About 30 KB a view: a large cluster's probe with long error messages, ten times over.
       const views = Array.from({ length: MAX_INCIDENT_VIEWS }, (_, i) => view(i, `etcd-${i} ${'é✓ connection refused; '.repeat(1_300)}`));
       const event = { source: 'etcd-remediator' as const, detailType: 'RetryDue' as const, detail: { incidentId: incident.incidentId, clusterId: 'c1', attempt: 1, at: '2025-01-01T00:00:00.000Z', reason: 'ELECTION_IN_PROGRESS' as const } };
-      const outbox = [{ kind: 'journal' as const, entry: { at: 1, step: 'probed', detail: views } }, { kind: 'publish' as const, event }];
+      const made = moveMadeLine(1);
+      const outbox = [{ kind: 'journal' as const, entry: { at: 1, step: made.step, detail: { ...made.detail, views } } }, { kind: 'publish' as const, event }];
       const updated = await store.updateIncident(incident.incidentId, { views, outbox, result: { views } }, { expectVersion: 1, now: 2 });
       expect(updated.views).toEqual(views);
       expect(updated.outbox).toEqual(outbox);
@@ -104,8 +106,8 @@ export function incidentCases(current: () => ContractContext): void {
     it('unknown incidents give a typed not-found error', async () => {
       await expect(store.updateIncident('nope', {}, { expectVersion: 1, now: 1 })).rejects.toBeInstanceOf(IncidentNotFoundError);
       await expect(store.closeIncident('nope', { outcome: 'failed', result: null, now: 1 })).rejects.toBeInstanceOf(IncidentNotFoundError);
-      await expect(store.appendJournal('nope', { at: 1, step: 'x' })).rejects.toBeInstanceOf(IncidentNotFoundError);
-      await expect(store.markStep('nope', { at: 1, step: 'x' })).rejects.toBeInstanceOf(IncidentNotFoundError);
+      await expect(store.appendJournal('nope', { at: 1, ...sampleLine('probed') })).rejects.toBeInstanceOf(IncidentNotFoundError);
+      await expect(store.markStep('nope', { at: 1, ...sampleLine('lock-taken') })).rejects.toBeInstanceOf(IncidentNotFoundError);
     });
 
     it('closes once: the first outcome wins', async () => {
@@ -271,12 +273,12 @@ export function incidentCases(current: () => ContractContext): void {
       const event = { source: 'etcd-remediator' as const, detailType: 'RetryDue' as const, detail: { incidentId: incident.incidentId, clusterId: 'c1', attempt: 1, at: '2025-01-01T00:00:00.000Z', reason: 'ELECTION_IN_PROGRESS' as const } };
       const written = await store.updateIncident(
         incident.incidentId,
-        { outbox: [{ kind: 'publish', event }, { kind: 'journal', entry: { at: 2, step: 'x' } }], stepsDone: ['probe-members@0'], inFlight: { key: 'move-leader@0', until: 99 } },
+        { outbox: [{ kind: 'publish', event }, { kind: 'journal', entry: { at: 2, ...sampleLine('probed') } }], stepsDone: ['probe-members@0'], inFlight: { key: 'move-leader@0', until: 99 } },
         { expectVersion: incident.version, now: 2 },
       );
       const other = await another();
       const read = (await other.getIncident(incident.incidentId))!;
-      expect(read.outbox).toEqual([{ kind: 'publish', event }, { kind: 'journal', entry: { at: 2, step: 'x' } }]);
+      expect(read.outbox).toEqual([{ kind: 'publish', event }, { kind: 'journal', entry: { at: 2, ...sampleLine('probed') } }]);
       expect(read.stepsDone).toEqual(['probe-members@0']);
       expect(read.inFlight).toEqual({ key: 'move-leader@0', until: 99 });
       const cleared = await store.updateIncident(incident.incidentId, { outbox: [], inFlight: null }, { expectVersion: written.version, now: 3 });

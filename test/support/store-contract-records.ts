@@ -1,6 +1,7 @@
 // The store contract, part two: the journal and step markers, the lock, identities, dead letters, the ledger.
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Incident, IncidentStore } from '../../functions/ports/incident-store.ts';
+import { sampleLine } from './journal-lines.ts';
 import { HOUR, RACERS, type ContractContext } from './store-contract.ts';
 
 export function recordCases(current: () => ContractContext): void {
@@ -13,60 +14,60 @@ export function recordCases(current: () => ContractContext): void {
 
   describe('journal and step markers', () => {
     it('returns entries in the order written, markers included', async () => {
-      await store.appendJournal(incident.incidentId, { at: 30, step: 'probed', detail: { members: 3 } });
-      await store.markStep(incident.incidentId, { at: 10, step: 'lock-taken' });
-      await store.appendJournal(incident.incidentId, { at: 20, step: 'note' });
+      await store.appendJournal(incident.incidentId, { at: 30, ...sampleLine('probed') });
+      await store.markStep(incident.incidentId, { at: 10, ...sampleLine('lock-taken') });
+      await store.appendJournal(incident.incidentId, { at: 20, ...sampleLine('lock-released') });
       expect(await store.journal(incident.incidentId)).toEqual([
-        { at: 30, step: 'probed', detail: { members: 3 }, isStepMarker: false },
-        { at: 10, step: 'lock-taken', isStepMarker: true },
-        { at: 20, step: 'note', isStepMarker: false },
+        { at: 30, ...sampleLine('probed'), isStepMarker: false },
+        { at: 10, ...sampleLine('lock-taken'), isStepMarker: true },
+        { at: 20, ...sampleLine('lock-released'), isStepMarker: false },
       ]);
     });
 
     it('marks a step once, however often it is replayed', async () => {
       expect(await store.stepDone(incident.incidentId, 'member-removed')).toBe(false);
-      expect(await store.markStep(incident.incidentId, { at: 1, step: 'member-removed', detail: { id: 'a1' } })).toBe(true);
-      expect(await store.markStep(incident.incidentId, { at: 2, step: 'member-removed', detail: { id: 'b2' } })).toBe(false);
+      expect(await store.markStep(incident.incidentId, { at: 1, step: 'member-removed', detail: { via: 'a1', alreadyGone: false } })).toBe(true);
+      expect(await store.markStep(incident.incidentId, { at: 2, step: 'member-removed', detail: { via: 'b2', alreadyGone: false } })).toBe(false);
       expect(await store.stepDone(incident.incidentId, 'member-removed')).toBe(true);
       // A plain journal line with the same step name neither counts as the marker nor collides with it.
-      await store.appendJournal(incident.incidentId, { at: 3, step: 'leader-elected' });
+      await store.appendJournal(incident.incidentId, { at: 3, ...sampleLine('leader-elected') });
       expect(await store.stepDone(incident.incidentId, 'leader-elected')).toBe(false);
-      expect(await store.markStep(incident.incidentId, { at: 4, step: 'leader-elected' })).toBe(true);
+      expect(await store.markStep(incident.incidentId, { at: 4, ...sampleLine('leader-elected') })).toBe(true);
       const markers = (await store.journal(incident.incidentId)).filter((e) => e.isStepMarker);
       expect(markers).toEqual([
-        { at: 1, step: 'member-removed', detail: { id: 'a1' }, isStepMarker: true },
-        { at: 4, step: 'leader-elected', isStepMarker: true },
+        { at: 1, step: 'member-removed', detail: { via: 'a1', alreadyGone: false }, isStepMarker: true },
+        { at: 4, ...sampleLine('leader-elected'), isStepMarker: true },
       ]);
     });
 
     it('markers are per incident', async () => {
       const other = await store.openOrJoin({ clusterId: 'c1', targetKey: 'memberName=etcd-2', target: {}, reason: 'r', now: 1 });
-      expect(await store.markStep(incident.incidentId, { at: 1, step: 'actuator-called' })).toBe(true);
-      expect(await store.markStep(other.incident.incidentId, { at: 1, step: 'actuator-called' })).toBe(true);
+      expect(await store.markStep(incident.incidentId, { at: 1, ...sampleLine('actuator-called') })).toBe(true);
+      expect(await store.markStep(other.incident.incidentId, { at: 1, ...sampleLine('actuator-called') })).toBe(true);
     });
 
     it(`${RACERS} marks of one step at once, on two handles: exactly one wins and its detail is kept`, async () => {
       const racers = await handles();
-      const results = await Promise.all(racers.map((s, i) => s.markStep(incident.incidentId, { at: i, step: 'member-removed', detail: { by: i } })));
+      const results = await Promise.all(racers.map((s, i) => s.markStep(incident.incidentId, { at: i, step: 'member-removed', detail: { via: `racer ${i}`, alreadyGone: false } })));
       expect(results.filter(Boolean)).toHaveLength(1);
       const winner = results.indexOf(true);
       expect((await store.journal(incident.incidentId)).filter((e) => e.step === 'member-removed')).toEqual([
-        { at: winner, step: 'member-removed', detail: { by: winner }, isStepMarker: true },
+        { at: winner, step: 'member-removed', detail: { via: `racer ${winner}`, alreadyGone: false }, isStepMarker: true },
       ]);
     });
 
     it(`${RACERS} appends at once all land, once each`, async () => {
       const racers = await handles();
-      await Promise.all(racers.map((s, i) => s.appendJournal(incident.incidentId, { at: i, step: `line-${i}` })));
+      await Promise.all(racers.map((s, i) => s.appendJournal(incident.incidentId, { at: i, step: 'duplicate-joined', detail: { source: `racer ${i}`, reason: 'r' } })));
       const lines = await store.journal(incident.incidentId);
-      expect(lines.map((l) => l.step).sort()).toEqual(racers.map((_, i) => `line-${i}`).sort());
+      expect(lines.map((l) => ('detail' in l && 'source' in l.detail ? l.detail.source : '')).sort()).toEqual(racers.map((_, i) => `racer ${i}`).sort());
     });
 
     it('a closed incident takes journal lines and markers still (late duplicates, owed journal lines)', async () => {
       await store.closeIncident(incident.incidentId, { outcome: 'remediated', result: null, now: 5 });
-      await store.appendJournal(incident.incidentId, { at: 6, step: 'late-duplicate', detail: 'observed before' });
-      expect(await store.markStep(incident.incidentId, { at: 7, step: 'after' })).toBe(true);
-      expect((await store.journal(incident.incidentId)).map((e) => e.step)).toEqual(['late-duplicate', 'after']);
+      await store.appendJournal(incident.incidentId, { at: 6, ...sampleLine('late-duplicate') });
+      expect(await store.markStep(incident.incidentId, { at: 7, ...sampleLine('actuator-called') })).toBe(true);
+      expect((await store.journal(incident.incidentId)).map((e) => e.step)).toEqual(['late-duplicate', 'actuator-called']);
     });
 
     it('an unknown incident has no journal and no step done', async () => {

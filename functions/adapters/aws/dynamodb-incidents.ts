@@ -2,6 +2,7 @@
 // runs one conditional UPDATE. Closing also clears the target's open pointer and sets the TTL of
 // the journal; both are housekeeping after the close, which a later call repeats if it was lost.
 import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { incidentStates } from '../../core/incident.ts';
 import {
   IncidentNotFoundError,
   VersionConflictError,
@@ -15,8 +16,6 @@ import { batchGet, conditionally, expiresIn, isConditionFailed, queryAll, type S
 import { closeUpdate, patchUpdate, toIncident, type UpdateParts } from './dynamodb-incident-item.ts';
 import { byClusterPk, byStatePk, incidentKey, openPointerKey, openPointerPk } from './dynamodb-keys.ts';
 import { stampJournalTtl } from './dynamodb-journal.ts';
-
-const STATES: IncidentState[] = ['open', 'remediated', 'blocked', 'closed', 'failed'];
 
 export async function getIncidentItem(ctx: StoreContext, incidentId: string): Promise<Item | undefined> {
   const { Item: item } = await ctx.doc.send(new GetCommand({ TableName: ctx.tableName, Key: incidentKey(incidentId), ConsistentRead: true }));
@@ -113,7 +112,7 @@ export async function listIncidents(ctx: StoreContext, filter: { clusterId?: str
     const indexed =
       clusterId !== undefined
         ? await queryIndex(ctx, 'byCluster', 'gsi2pk', byClusterPk(clusterId))
-        : (await Promise.all((state ? [state] : STATES).map((s) => queryIndex(ctx, 'byState', 'gsi1pk', byStatePk(s))))).flat();
+        : (await Promise.all((state ? [state] : incidentStates).map((s) => queryIndex(ctx, 'byState', 'gsi1pk', byStatePk(s))))).flat();
     incidents = await freshen(ctx, indexed.map(toIncident), clusterId);
   }
   return incidents

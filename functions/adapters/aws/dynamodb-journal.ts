@@ -2,7 +2,8 @@
 // from a counter on the incident item (one atomic ADD), which also proves the incident exists, as
 // sqlite's foreign key does. A marker's key is its step, so a conditional put makes the first win.
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { IncidentNotFoundError, type JournalEntry, type JournalInput } from '../../ports/incident-store.ts';
+import { readJournalLine } from '../../core/journal-earlier.ts';
+import { IncidentNotFoundError, type JournalEntry, type JournalInput, type MarkerStep } from '../../ports/incident-store.ts';
 import { encodeJson, num, optJson, str, type Item } from './dynamodb-codec.ts';
 import { conditionally, expiresIn, isConditionFailed, queryAll, type StoreContext } from './dynamodb-context.ts';
 import { INCIDENT_SK, incidentKey, journalKey, markerKey } from './dynamodb-keys.ts';
@@ -20,7 +21,7 @@ export async function appendJournal(ctx: StoreContext, incidentId: string, entry
 }
 
 /** True only for the call whose put created the marker. */
-export async function markStep(ctx: StoreContext, incidentId: string, entry: JournalInput): Promise<boolean> {
+export async function markStep(ctx: StoreContext, incidentId: string, entry: JournalInput & { step: MarkerStep }): Promise<boolean> {
   const { seq, open } = await nextSeq(ctx, incidentId);
   const key = markerKey(incidentId, entry.step);
   return conditionally(() =>
@@ -34,7 +35,7 @@ export async function markStep(ctx: StoreContext, incidentId: string, entry: Jou
   );
 }
 
-export async function stepDone(ctx: StoreContext, incidentId: string, step: string): Promise<boolean> {
+export async function stepDone(ctx: StoreContext, incidentId: string, step: MarkerStep): Promise<boolean> {
   const { Item: item } = await ctx.doc.send(new GetCommand({ TableName: ctx.tableName, Key: markerKey(incidentId, step), ConsistentRead: true }));
   return item !== undefined;
 }
@@ -44,12 +45,8 @@ export async function journal(ctx: StoreContext, incidentId: string): Promise<Jo
   const items = await lineItems(ctx, incidentId);
   return items
     .sort((a, b) => num(a, 'seq') - num(b, 'seq'))
-    .map((item) => {
-      const entry: JournalEntry = { at: num(item, 'at'), step: str(item, 'step'), isStepMarker: item.isStepMarker === true };
-      const detail = optJson(item, 'detail');
-      if (detail !== undefined) entry.detail = detail;
-      return entry;
-    });
+    // Lines earlier builds wrote as text read through the same reader as today's.
+    .map((item) => readJournalLine({ at: num(item, 'at'), step: str(item, 'step'), detail: optJson(item, 'detail'), isStepMarker: item.isStepMarker === true }));
 }
 
 /** Every line of a finished incident expires with it. Lines added later get the same TTL as they are written. */

@@ -2,6 +2,7 @@
 // unhealthy Machine, in its namespace, labelled with its Cluster) when it wants the Machine
 // remediated, and deletes once the Machine is healthy again. Read here, and its status written.
 import { PatchStrategy, setHeaderOptions, type CustomObjectsApi, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
+import { endingPhases, type EndingPhase } from '../../core/incident-endings.ts';
 import { describeKubeError, isNotFound } from './api-errors.ts';
 import { CLUSTER_NAME_LABEL } from './machines.ts';
 
@@ -10,7 +11,8 @@ export const REQUEST_VERSION = 'v1alpha1';
 export const REQUEST_PLURAL = 'etcdremediationrequests';
 export const REQUESTS_PATH = `/apis/${REQUEST_GROUP}/${REQUEST_VERSION}/${REQUEST_PLURAL}`;
 
-export type RequestPhase = 'Pending' | 'Running' | 'Waiting' | 'Completed' | 'Blocked' | 'Failed' | 'Cancelled' | 'Recovered';
+/** Pending, Running and Waiting while the incident is open; an ending's phase (the endings table's) once it ended. */
+export type RequestPhase = 'Pending' | 'Running' | 'Waiting' | EndingPhase;
 
 export interface RequestStatus {
   phase: RequestPhase;
@@ -39,8 +41,7 @@ export interface RemediationRequest {
 
 export type RequestObject = KubernetesObject & { spec?: { reason?: unknown }; status?: Record<string, unknown> };
 
-const terminal: readonly RequestPhase[] = ['Completed', 'Blocked', 'Failed', 'Cancelled', 'Recovered'];
-export const isTerminalPhase = (phase: string | undefined): boolean => phase !== undefined && (terminal as readonly string[]).includes(phase);
+export const isTerminalPhase = (phase: string | undefined): boolean => phase !== undefined && (endingPhases as readonly string[]).includes(phase);
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 

@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { isDecisionLine } from '../../../functions/core/journal.ts';
 import { parsePolicy } from '../../../functions/core/policy.ts';
 import { startLab } from '../../lab/lab.ts';
 import { createLocalRuntime, newIncidentId } from '../runtime.ts';
@@ -102,7 +103,7 @@ try {
       out(`     event → new leader:      ${formatDuration(elected.at - eventAt)}`);
       out(`     removal → new leader:    ${formatDuration(election.afterRemovalMs ?? elected.at - removedAt)}   (${election.name} at term ${election.term}, was term ${term})`);
       out(`   the lab agrees: members ${members}; leader ${truth.name} at term ${truthTerm}`);
-      if (journal.some((e) => typeof e.detail === 'string' && e.detail.includes('unhealthy cluster'))) {
+      if (journal.some((e) => isDecisionLine(e) && e.detail.message.includes('unhealthy cluster'))) {
         out('   (the first removals were refused with "etcdserver: unhealthy cluster": etcd 3.4 refuses any');
         out('    reconfiguration until its members have been connected for ~5 s, and this lab had just started;');
         out('    the pipeline backed off and retried, as it would in production)');

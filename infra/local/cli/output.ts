@@ -1,16 +1,15 @@
 // What every command prints: the result shape of plan and remediate, exit codes, and plain-text
 // rendering (tables, timelines with relative times).
 import type { LeaderMove } from '../../../functions/core/decision.ts';
+import { endingOfOutcome, incidentEndings, type EndingOutcome } from '../../../functions/core/incident-endings.ts';
+import type { TimelineEntry } from '../../../functions/core/journal-words.ts';
 import { escapeControlsIn } from './control-chars.ts';
 import { formatDuration } from './duration.ts';
 
-export type Outcome = 'remediated' | 'blocked' | 'closed' | 'failed' | 'planned';
+export type { TimelineEntry } from '../../../functions/core/journal-words.ts';
 
-export interface TimelineEntry {
-  at: string;
-  step: string;
-  detail: string;
-}
+/** How an incident ended (the endings table's word), or 'planned' for plan. */
+export type Outcome = EndingOutcome | 'planned';
 
 /** The result of `plan` and `remediate`; outside tools read this shape. */
 export interface CliResult {
@@ -26,15 +25,17 @@ export interface CliResult {
   evidence: Record<string, unknown>;
 }
 
-export const EXIT = { ok: 0, error: 1, usage: 2, blocked: 3, failed: 4, closed: 5 } as const;
+/** The endings' codes are the endings table's (a block whose reason says the input was wrong exits 2 there). */
+export const EXIT = {
+  ok: 0,
+  error: 1,
+  usage: 2,
+  blocked: incidentEndings.blocked.exitCode,
+  failed: incidentEndings.failed.exitCode,
+  closed: incidentEndings.closed.exitCode,
+} as const;
 
-/** Blocks that say the input was wrong, not the cluster: exit 2, as for any invalid input. */
-const INPUT_REASONS: ReadonlySet<string> = new Set(['CLUSTER_MISMATCH']);
-
-export const exitCodeOf = (outcome: Outcome, reason?: string): number =>
-  reason !== undefined && INPUT_REASONS.has(reason)
-    ? EXIT.usage
-    : outcome === 'blocked' ? EXIT.blocked : outcome === 'failed' ? EXIT.failed : outcome === 'closed' ? EXIT.closed : EXIT.ok;
+export const exitCodeOf = (outcome: Outcome, reason?: string): number => (outcome === 'planned' ? EXIT.ok : endingOfOutcome(outcome, reason).exitCode);
 
 /** How long exiting waits on a reader that takes nothing at all; a reader still reading is waited for. */
 export const FLUSH_STALL_MS = 30_000;
@@ -117,6 +118,3 @@ export function printResult(result: CliResult, json: boolean): number {
   else process.stdout.write(`${renderResult(result)}\n`);
   return exitCodeOf(result.outcome, result.reason);
 }
-
-/** A journal entry's detail as one string. */
-export const detailText = (detail: unknown): string => (typeof detail === 'string' ? detail : detail === undefined ? '' : JSON.stringify(detail));

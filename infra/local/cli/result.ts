@@ -1,49 +1,19 @@
 // The result of one incident, from its terminal event and what the store kept: shared by
 // remediate, run and status.
 import type { EventEnvelope, TerminalDetailType } from '../../../events/catalogue.ts';
+import { endingOfEvent } from '../../../functions/core/incident-endings.ts';
+import { isDecisionLine, journalSteps, markerOf, type Election } from '../../../functions/core/journal.ts';
+import { timelineOf } from '../../../functions/core/journal-words.ts';
 import { leaderMoveOf } from '../../../functions/core/leader-move.ts';
-import { isReasonCode, type ReasonCode } from '../../../functions/core/reason-table.ts';
 import type { Incident, IncidentStore, JournalEntry } from '../../../functions/ports/incident-store.ts';
 import { formatDuration } from './duration.ts';
-import { detailText, type CliResult, type Outcome, type TimelineEntry } from './output.ts';
+import type { CliResult } from './output.ts';
 
-/** An incident's last word: removed, blocked or failed. */
+/** An incident's last word: removed, blocked, closed or failed. */
 export type OutcomeEvent = EventEnvelope<TerminalDetailType>;
 
-/** The outcome the CLI prints (and exits by) for each way an incident ends. */
-export const outcomeOfEnding = {
-  RemediationCompleted: 'remediated',
-  RemediationBlocked: 'blocked',
-  RemediationClosed: 'closed',
-  RemediationFailed: 'failed',
-} as const satisfies Record<TerminalDetailType, Outcome>;
-
-export const timelineOf = (journal: JournalEntry[]): TimelineEntry[] =>
-  journal.map((e) => ({ at: new Date(e.at).toISOString(), step: e.step, detail: detailText(e.detail) }));
-
 /** The leader-elected step's facts, as remediate journals them. */
-export interface Election {
-  id: string;
-  name: string;
-  term?: number;
-  afterRemovalMs?: number;
-}
-
-export function electionOf(journal: JournalEntry[]): Election | undefined {
-  const entry = journal.find((e) => e.isStepMarker && e.step === 'leader-elected');
-  if (!entry || typeof entry.detail !== 'string') return undefined;
-  try {
-    return JSON.parse(entry.detail) as Election;
-  } catch {
-    return undefined;
-  }
-}
-
-/** A decision's reason as publishDecision journals it: `${reason}: ${message}`. */
-function journaledReason(entry: JournalEntry): ReasonCode | undefined {
-  const code = typeof entry.detail === 'string' ? /^([A-Z_]+): /.exec(entry.detail)?.[1] : undefined;
-  return code !== undefined && isReasonCode(code) ? code : undefined;
-}
+export const electionOf = (journal: JournalEntry[]): Election | undefined => markerOf(journal, journalSteps.leaderElected)?.detail;
 
 /** Said when no approval is on record: not a reason code, since nothing we kept says why. */
 const REMEDIATED = 'REMEDIATED';
@@ -56,8 +26,8 @@ const REMEDIATED = 'REMEDIATED';
 function approvalOf(incident: Incident | undefined, journal: JournalEntry[]): { reason: string; evidence: Record<string, unknown> } {
   const last = incident?.lastDecision;
   if (last?.kind === 'approve' && last.reason !== 'RUNTIME_RESUMED') return { reason: last.reason, evidence: last.evidence };
-  const approvals = journal.filter((e) => e.step.endsWith(':approve')).map(journaledReason);
-  const reason = approvals.filter((r) => r !== undefined && r !== 'RUNTIME_RESUMED').at(-1);
+  const approvals = journal.flatMap((e) => (isDecisionLine(e) && e.step.endsWith(':approve') ? [e.detail.reason] : []));
+  const reason = approvals.filter((r) => r !== 'RUNTIME_RESUMED').at(-1);
   return { reason: reason ?? REMEDIATED, evidence: {} };
 }
 
@@ -106,7 +76,7 @@ export async function resultOf(store: IncidentStore, event: OutcomeEvent): Promi
     incidentId,
     clusterId,
     target,
-    outcome: outcomeOfEnding[event.detailType],
+    outcome: endingOfEvent(event.detailType, event.detail.reason).outcome,
     reason: event.detail.reason,
     message: event.detail.message,
     leaderMove: leaderMoveOf(journal, incident?.lastDecision),

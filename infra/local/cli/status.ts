@@ -1,13 +1,13 @@
 // `status`: what a state file holds: incidents, one incident's journal as a timeline, or the
 // dead letters (inputs refused at the edge, with why).
 import fs from 'node:fs';
+import { timelineOf } from '../../../functions/core/journal-words.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
 import { openSqliteStore, type SqliteIncidentStore } from '../sqlite-store.ts';
 import { describeStateError } from '../state-file.ts';
 import { parseFlags, requiredFlag, UsageError } from './args.ts';
 import { escapeControlsIn } from './control-chars.ts';
 import { EXIT, printJson, renderTimeline, table } from './output.ts';
-import { timelineOf } from './result.ts';
 
 export const help = `usage: etcd-remediator status [INCIDENT] --state FILE [--json] [--dead-letters]
 

@@ -9,6 +9,7 @@ import { incidentKey, lockKey, openPointerKey } from '../../../functions/adapter
 import { createDynamoIncidentStore } from '../../../functions/adapters/aws/dynamodb-store.ts';
 import { table } from '../../../functions/adapters/aws/dynamodb-table.ts';
 import type { IncidentStore } from '../../../functions/ports/incident-store.ts';
+import { sampleLine } from '../../support/journal-lines.ts';
 import { startDynalite, type Dynalite } from '../../support/dynalite.ts';
 import { view } from '../../support/store-contract.ts';
 
@@ -55,8 +56,8 @@ describe('dynamodb store: items in the table', () => {
 
   it('an open incident and its journal carry no finished TTL; closing sets one on the incident and every line, and drops the pointer', async () => {
     const { incident } = await open();
-    await store.appendJournal(incident.incidentId, { at: 1, step: 'probed' });
-    await store.markStep(incident.incidentId, { at: 2, step: 'lock-taken' });
+    await store.appendJournal(incident.incidentId, { at: 1, ...sampleLine('probed') });
+    await store.markStep(incident.incidentId, { at: 2, ...sampleLine('lock-taken') });
     expect((await get(incidentKey(incident.incidentId)))?.[table.ttlAttribute]).toBeUndefined();
     expect(await get(openPointerKey('c1', 'memberName=etcd-0'))).toMatchObject({ incidentId: incident.incidentId });
     // Lines of an open incident expire only well after the retention, should no close ever come.
@@ -64,7 +65,7 @@ describe('dynamodb store: items in the table', () => {
       expect(line[table.ttlAttribute]).toBe(clockS + 120 * DAY_S);
     }
     await store.closeIncident(incident.incidentId, { outcome: 'remediated', result: null, now: 3 });
-    await store.appendJournal(incident.incidentId, { at: 4, step: 'late-duplicate' });
+    await store.appendJournal(incident.incidentId, { at: 4, ...sampleLine('late-duplicate') });
     const items = await partition(`incident#${incident.incidentId}`);
     expect(items.map((i) => i.sk)).toEqual(['incident', 'journal#000000000001', 'journal#000000000003', 'marker#lock-taken']);
     for (const item of items) expect(item[table.ttlAttribute]).toBe(clockS + 90 * DAY_S);

@@ -4,6 +4,7 @@
 // never take a healthy 3-member cluster below 2.
 import { describe, expect, it } from 'vitest';
 import { Etcd3 } from 'etcd3';
+import { journalWords } from '../../../functions/core/journal-words.ts';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';
 import type { TerminalEvent } from '../../../infra/local/runtime.ts';
 import { waitFor } from '../../../functions/shared/wait-for.ts';
@@ -18,7 +19,7 @@ async function journalsOf(...pipelines: Pipeline[]): Promise<string[]> {
   const lines: string[] = [];
   for (const p of pipelines) {
     for (const incident of await p.runtime.store.listIncidents()) {
-      for (const entry of await p.runtime.store.journal(incident.incidentId)) lines.push(`${entry.step} ${JSON.stringify(entry.detail)}`);
+      for (const entry of await p.runtime.store.journal(incident.incidentId)) lines.push(`${entry.step} ${journalWords(entry)}`);
     }
   }
   return lines;

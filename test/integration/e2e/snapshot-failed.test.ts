@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { markerOf } from '../../../functions/core/journal.ts';
 import { startLab } from '../../../infra/lab/lab.ts';
 import { labPerTest, reasonsOf, startPipeline } from './pipeline.ts';
 
@@ -112,7 +113,7 @@ describe.sequential('snapshot before removal fails', () => {
     const steps = journal.filter((e) => e.isStepMarker).map((e) => e.step);
     expect(steps.indexOf('snapshot-taken')).toBeGreaterThan(-1);
     expect(steps.indexOf('snapshot-taken')).toBeLessThan(steps.indexOf('member-removed'));
-    const file = String(journal.find((e) => e.step === 'snapshot-taken')!.detail).split(' ')[0]!;
+    const file = markerOf(journal, 'snapshot-taken')!.detail.location;
     expect(path.dirname(file)).toBe(snapshotDir);
     // One whole snapshot in the writable directory, nothing else.
     const written = fs.readdirSync(writable);

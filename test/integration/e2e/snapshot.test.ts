@@ -3,6 +3,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { markerOf } from '../../../functions/core/journal.ts';
 import { startLab } from '../../../infra/lab/lab.ts';
 import { labPerTest, startPipeline } from './pipeline.ts';
 
@@ -25,7 +26,7 @@ describe('snapshot before removal', () => {
     const markers = journal.filter((e) => e.isStepMarker).map((e) => e.step);
     expect(markers.indexOf('snapshot-taken')).toBeGreaterThan(-1);
     expect(markers.indexOf('snapshot-taken')).toBeLessThan(markers.indexOf('member-removed'));
-    const file = String(journal.find((e) => e.step === 'snapshot-taken')!.detail).split(' ')[0]!;
+    const file = markerOf(journal, 'snapshot-taken')!.detail.location;
     expect(fs.statSync(file).size).toBeGreaterThan(0);
     // etcd's own tool must accept it as a snapshot.
     const { stdout } = await run(process.env.ETCDCTL_BIN ?? 'etcdctl', ['snapshot', 'status', file, '-w', 'json'], {

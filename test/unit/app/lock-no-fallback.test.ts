@@ -7,6 +7,7 @@ import { moveLeader } from '../../../functions/app/move-leader.ts';
 import { probeMembers } from '../../../functions/app/probe-members.ts';
 import { remediate } from '../../../functions/app/remediate.ts';
 import { scheduleRetry } from '../../../functions/app/schedule-retry.ts';
+import { journalWords } from '../../../functions/core/journal-words.ts';
 import { singleRemediatorNote } from '../../../functions/core/single-remediator.ts';
 import type { EtcdFailure } from '../../../functions/core/types.ts';
 import { id, sample, type MemberSpec } from '../core/fixtures.ts';
@@ -40,7 +41,7 @@ async function retry() {
   return remediate(h.deps, h.lastOf('RemediationApproved'));
 }
 
-const journalOf = async (incidentId: string) => (await h.deps.store.journal(incidentId)).map((e) => `${e.step} ${String(e.detail)}`);
+const journalOf = async (incidentId: string) => (await h.deps.store.journal(incidentId)).map((e) => `${e.step} ${journalWords(e)}`);
 
 describe('the lock when etcd does not take it', () => {
   it('a timeout taking the lock is a retry that spends an attempt: nothing is removed until etcd answers, and no state-store lock stands in', async () => {

@@ -6,6 +6,7 @@ import { scheduleRetry } from '../../../functions/app/schedule-retry.ts';
 import { asInvocation } from '../../../functions/shared/invocation.ts';
 import { UnknownClusterError } from '../../../functions/ports/cluster-directory.ts';
 import { EtcdCallError } from '../../../functions/ports/etcd.ts';
+import { sampleLine } from '../../support/journal-lines.ts';
 import { endpointOf, id, sample, type MemberSpec } from '../core/fixtures.ts';
 import { harness, unhealthy, type Harness } from './harness.ts';
 
@@ -143,7 +144,7 @@ describe('move-leader', () => {
     h = harness();
     h.setSample((at) => sample(at, three(0)));
     const { incident } = await openAndDecide('etcd-1');
-    await h.deps.store.markStep(incident.incidentId, { at: h.clock.now(), step: 'lock-taken', detail: 'test' });
+    await h.deps.store.markStep(incident.incidentId, { at: h.clock.now(), ...sampleLine('lock-taken') });
     h.setSample((at) => sample(at, [{ i: 0, leader: 0 }, { i: 2, leader: 0 }]));
     await resumeAndProbe(incident.incidentId);
     const decision = await moveLeader(h.deps, h.lastOf('MembersProbed'));
@@ -157,7 +158,7 @@ describe('move-leader', () => {
     h.setSample((at) => sample(at, three(0)));
     const { incident } = await openAndDecide('etcd-1');
     // remediate removed the follower, then found no leader yet and asked for a retry.
-    await h.deps.store.markStep(incident.incidentId, { at: h.clock.now(), step: 'member-removed', detail: 'test' });
+    await h.deps.store.markStep(incident.incidentId, { at: h.clock.now(), ...sampleLine('member-removed') });
     const current = (await h.deps.store.getIncident(incident.incidentId))!;
     await h.deps.store.updateIncident(
       incident.incidentId,
@@ -174,7 +175,7 @@ describe('move-leader', () => {
     h = harness({ incidentDeadlineMs: 60_000 });
     h.setSample((at) => sample(at, three(0)));
     const { incident } = await openAndDecide('etcd-1');
-    await h.deps.store.markStep(incident.incidentId, { at: h.clock.now(), step: 'member-removed', detail: 'test' });
+    await h.deps.store.markStep(incident.incidentId, { at: h.clock.now(), ...sampleLine('member-removed') });
     h.clock.advance(61_000);
     await resumeAndProbe(incident.incidentId);
     const decision = await moveLeader(h.deps, h.lastOf('MembersProbed'));

@@ -2,7 +2,8 @@
 // and the leader-move label an outcome carries comes from one rule.
 import { describe, expect, it } from 'vitest';
 import type { Decision } from '../../../functions/core/decision.ts';
-import { LEADER_MOVE_MADE_STEP, LEADER_MOVED_STEP, leaderMoveOf } from '../../../functions/core/leader-move.ts';
+import { journalSteps, moveMadeStep, type JournalEntry } from '../../../functions/core/journal.ts';
+import { leaderMoveOf } from '../../../functions/core/leader-move.ts';
 import { checkTargetFound } from '../../../functions/core/plan-checks.ts';
 import { buildPlanContext } from '../../../functions/core/plan-context.ts';
 import { decideLeadership } from '../../../functions/core/plan-leadership.ts';
@@ -64,7 +65,9 @@ describe('decideLeadership without a target', () => {
 describe('leaderMoveOf', () => {
   const approve = (leaderMove: 'moved' | 'not-needed' | 'skipped'): Decision => ({ kind: 'approve', leaderMove, reason: 'TARGET_IS_FOLLOWER', message: 'm.', evidence: {} });
   const block: Decision = { kind: 'block', reason: 'NO_QUORUM', message: 'm.', evidence: {} };
-  const moved = [{ step: 'move-leader:retry' }, { step: LEADER_MOVED_STEP }];
+  /** A line whose step is all leaderMoveOf reads. */
+  const line = (step: string, isStepMarker = false): JournalEntry => ({ at: 0, step, said: '', isStepMarker });
+  const moved = [line('move-leader:retry'), line(journalSteps.leaderMoved)];
 
   it('says moved once a move is journaled, whatever was approved after it', () => {
     expect(leaderMoveOf(moved, approve('not-needed'))).toBe('moved');
@@ -72,13 +75,13 @@ describe('leaderMoveOf', () => {
   });
 
   it('says moved for a move marked made whose commit a crash cut off, before its journal line', () => {
-    const cut = [{ step: 'probed' }, { step: `${LEADER_MOVE_MADE_STEP}@0` }, { step: 'resumed' }];
+    const cut = [line('probed'), line(moveMadeStep(0), true), line('resumed')];
     expect(leaderMoveOf(cut, approve('not-needed'))).toBe('moved');
   });
 
   it('otherwise takes the label of the approval', () => {
     expect(leaderMoveOf([], approve('skipped'))).toBe('skipped');
-    expect(leaderMoveOf([{ step: 'member-removed' }], approve('not-needed'))).toBe('not-needed');
+    expect(leaderMoveOf([line('member-removed', true)], approve('not-needed'))).toBe('not-needed');
   });
 
   it('with no move and no approval, says nothing was done to leadership', () => {

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { IncidentJournal, JournalEntry, JournalInput } from '../../../functions/ports/incident-store.ts';
 import { FAILPOINT_ENV, failpointFrom, withFailpoint, type Failpoint } from '../../../infra/local/failpoint.ts';
+import { moveMadeLine, sampleLine } from '../../support/journal-lines.ts';
 
 function memoryJournal(): IncidentJournal & { entries: JournalEntry[] } {
   const entries: JournalEntry[] = [];
@@ -47,14 +48,14 @@ describe('failpoints', () => {
       died.push(f);
       throw new Died();
     });
-    await wrapped.markStep('i', { at: 1, step: 'lock-taken' });
-    await wrapped.appendJournal('i', { at: 2, step: 'probed' });
+    await wrapped.markStep('i', { at: 1, ...sampleLine('lock-taken') });
+    await wrapped.appendJournal('i', { at: 2, ...sampleLine('probed') });
     expect(died).toEqual([]);
-    await expect(wrapped.markStep('i', { at: 3, step: 'member-removed' })).rejects.toBeInstanceOf(Died);
+    await expect(wrapped.markStep('i', { at: 3, ...sampleLine('member-removed') })).rejects.toBeInstanceOf(Died);
     expect(died).toEqual(['member-removed']);
     expect(store.entries.at(-1)).toMatchObject({ step: 'member-removed', isStepMarker: true });
     // A marker already there is not written again: that call is no boundary.
-    expect(await wrapped.markStep('i', { at: 4, step: 'member-removed' })).toBe(false);
+    expect(await wrapped.markStep('i', { at: 4, ...sampleLine('member-removed') })).toBe(false);
     expect(died).toHaveLength(1);
     // Every other method is the store's own.
     expect(await wrapped.stepDone('i', 'member-removed')).toBe(true);
@@ -65,8 +66,8 @@ describe('failpoints', () => {
     const die = (f: Failpoint) => {
       died.push(f);
     };
-    await withFailpoint(memoryJournal(), 'leader-move-made', die).markStep('i', { at: 1, step: 'leader-move-made@3' });
-    await withFailpoint(memoryJournal(), 'lock-released', die).appendJournal('i', { at: 1, step: 'lock-released' });
+    await withFailpoint(memoryJournal(), 'leader-move-made', die).markStep('i', { at: 1, ...moveMadeLine(3) });
+    await withFailpoint(memoryJournal(), 'lock-released', die).appendJournal('i', { at: 1, ...sampleLine('lock-released') });
     expect(died).toEqual(['leader-move-made', 'lock-released']);
   });
 });

@@ -3,6 +3,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeEvent } from '../../../events/catalogue.ts';
 import type { Decision, LeaderMove } from '../../../functions/core/decision.ts';
+import type { DecisionLine } from '../../../functions/core/journal.ts';
 import { resultOf } from '../../../infra/local/cli/result.ts';
 import { openSqliteStore, type SqliteIncidentStore } from '../../../infra/local/sqlite-store.ts';
 import { tempDir, type TempDir } from './helpers.ts';
@@ -20,8 +21,8 @@ describe('the result of a completed incident', () => {
     dir.remove();
   });
 
-  /** An incident for member a1 (etcd1), with `journal` lines written as publishDecision writes them. */
-  const completed = async (journal: { step: string; detail: string }[], lastDecision?: Decision, leaderMove: LeaderMove = 'skipped') => {
+  /** An incident for member a1 (etcd1), with `journal` lines written as decisionEffects writes them. */
+  const completed = async (journal: DecisionLine[], lastDecision?: Decision, leaderMove: LeaderMove = 'skipped') => {
     const { incident } = await store.openOrJoin({ clusterId: 'c1', targetKey: 'memberName=etcd1', target: { memberName: 'etcd1' }, reason: 'r', now: 1_000 });
     let at = 1_000;
     for (const entry of journal) await store.appendJournal(incident.incidentId, { at: (at += 100), ...entry });
@@ -44,9 +45,9 @@ describe('the result of a completed incident', () => {
   it('reports the approval that led to the removal when a retry was decided after it', async () => {
     const result = await completed(
       [
-        { step: 'move-leader:retry', detail: 'LEADER_UNREACHABLE: etcd1 is unreachable; we wait.' },
-        { step: 'move-leader:approve', detail: 'LEADER_UNREACHABLE_PAST_GRACE: etcd1 stayed unreachable past the grace window.' },
-        { step: 'remediate:retry', detail: 'ELECTION_IN_PROGRESS: etcd1 was removed, but no leader yet.' },
+        { step: 'move-leader:retry', detail: { reason: 'LEADER_UNREACHABLE', message: 'etcd1 is unreachable; we wait.' } },
+        { step: 'move-leader:approve', detail: { reason: 'LEADER_UNREACHABLE_PAST_GRACE', message: 'etcd1 stayed unreachable past the grace window.' } },
+        { step: 'remediate:retry', detail: { reason: 'ELECTION_IN_PROGRESS', message: 'etcd1 was removed, but no leader yet.' } },
       ],
       retry,
     );
@@ -55,9 +56,9 @@ describe('the result of a completed incident', () => {
 
   it('reports the first approval, not the resume that carried the incident past a restart', async () => {
     const result = await completed([
-      { step: 'move-leader:approve', detail: 'TARGET_IS_FOLLOWER: etcd1 is a follower.' },
-      { step: 'remediate:retry', detail: 'ELECTION_IN_PROGRESS: etcd1 was removed, but no leader yet.' },
-      { step: 'move-leader:approve', detail: 'RUNTIME_RESUMED: etcd1 is already out of the member list; remediation resumes.' },
+      { step: 'move-leader:approve', detail: { reason: 'TARGET_IS_FOLLOWER', message: 'etcd1 is a follower.' } },
+      { step: 'remediate:retry', detail: { reason: 'ELECTION_IN_PROGRESS', message: 'etcd1 was removed, but no leader yet.' } },
+      { step: 'move-leader:approve', detail: { reason: 'RUNTIME_RESUMED', message: 'etcd1 is already out of the member list; remediation resumes.' } },
     ]);
     expect(result.reason).toBe('TARGET_IS_FOLLOWER');
   });

@@ -1,5 +1,6 @@
 import { DatabaseSync } from 'node:sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { journalWords } from '../../../functions/core/journal-words.ts';
 import { remediationHistoryFrom } from '../../../functions/core/remediation-history.ts';
 import { targetKeyOf } from '../../../functions/core/target.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
@@ -73,7 +74,7 @@ describe('sqlite incident store: the file', () => {
 
       const upgraded = openSqliteStore({ path: file });
       try {
-        expect((await upgraded.journal('old-1')).map((e) => e.detail)).toContain('kept');
+        expect((await upgraded.journal('old-1')).map(journalWords)).toContain('kept');
         expect((await upgraded.getIncident('old-1'))?.state).toBe('open');
       } finally {
         await upgraded.close();

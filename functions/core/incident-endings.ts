@@ -1,0 +1,126 @@
+// THE table of how an incident ends, as data: for each terminal state, the event that says it, the
+// CLI's outcome word and exit code (README "Exit codes"), the phase an EtcdRemediationRequest shows
+// (its CRD's enum), the metric counted, and what it means. Where one state ends differently by
+// reason (a close: recovered, withdrawn, done by another), the reason's row says how. The catalogue,
+// the stores, the CLI, the request status, the metrics and the matrix all read it; none keeps a list.
+import type { IncidentOutcome } from './incident.ts';
+import type { reasonTable, ReasonCode } from './reason-table.ts';
+
+/** The events that end an incident; events/catalogue.ts checks each is one of its detail types. */
+export type EndingDetailType = 'RemediationCompleted' | 'RemediationBlocked' | 'RemediationClosed' | 'RemediationFailed';
+
+/** The phases an ending writes on an EtcdRemediationRequest. */
+export type EndingPhase = 'Completed' | 'Blocked' | 'Failed' | 'Cancelled' | 'Recovered';
+
+/** What the CLI prints as `outcome` for an ending (it adds 'planned' for plan). */
+export type EndingOutcome = 'remediated' | 'blocked' | 'closed' | 'failed';
+
+export interface IncidentEnding {
+  state: IncidentOutcome;
+  detailType: EndingDetailType;
+  outcome: EndingOutcome;
+  exitCode: number;
+  phase: EndingPhase;
+  /** Counted once per ending; with `metricByReason`, once more with the reason as a dimension. */
+  metric: string;
+  metricByReason: boolean;
+  /** One line: what this ending means. */
+  meaning: string;
+  /** What the request's status says in place of the decision's own words. */
+  requestMessage?: string;
+}
+
+/** How one reason ends its state differently. */
+type ByReason = Partial<Pick<IncidentEnding, 'exitCode' | 'phase' | 'meaning'>>;
+
+/** The codes a close carries: each must say the phase a request shows for it. */
+type CloseReason = { [K in ReasonCode]: 'close' extends (typeof reasonTable)[K]['outcomes'][number] ? K : never }[ReasonCode];
+
+interface Row extends Omit<IncidentEnding, 'state'> {
+  byReason?: Partial<Record<ReasonCode, ByReason>>;
+}
+
+export const incidentEndings = {
+  remediated: {
+    detailType: 'RemediationCompleted',
+    outcome: 'remediated',
+    exitCode: 0,
+    phase: 'Completed',
+    metric: 'RemediationCompleted',
+    metricByReason: false,
+    meaning: 'The member was removed, a new leader stands among the rest, and its machine is being replaced.',
+    requestMessage: 'the member was removed and a new leader stands; the Machine is being replaced',
+  },
+  blocked: {
+    detailType: 'RemediationBlocked',
+    outcome: 'blocked',
+    exitCode: 3,
+    phase: 'Blocked',
+    metric: 'RemediationBlocked',
+    metricByReason: true,
+    meaning: 'A safety rule stopped it before anything unsafe was done: a person must act.',
+    byReason: {
+      // The report named another etcd cluster than the one configured: the input was wrong, not the cluster.
+      CLUSTER_MISMATCH: { exitCode: 2, meaning: 'The endpoints answered as another etcd cluster than the one the incident is bound to: the input is wrong.' },
+    },
+  },
+  closed: {
+    detailType: 'RemediationClosed',
+    outcome: 'closed',
+    exitCode: 5,
+    phase: 'Completed',
+    metric: 'RemediationClosed',
+    metricByReason: true,
+    meaning: 'Nothing is left for this incident to do and nobody must act: nothing was removed by it.',
+    byReason: {
+      TARGET_RECOVERED: { phase: 'Recovered', meaning: 'The leader answered again, healthy, inside the grace window: nothing was removed.' },
+      REQUEST_WITHDRAWN: { phase: 'Cancelled', meaning: 'The request was withdrawn before any removal began: nothing was removed.' },
+      // Not Recovered: the member was sick, and another incident or remediator removes it and
+      // replaces its Machine. This request is done, by that one.
+      DUPLICATE_INCIDENT: { phase: 'Completed', meaning: 'Another incident or remediator removes the same member and replaces its Machine: this one ends, done by that one.' },
+    } satisfies Record<CloseReason, ByReason>,
+  },
+  failed: {
+    detailType: 'RemediationFailed',
+    outcome: 'failed',
+    exitCode: 4,
+    phase: 'Failed',
+    metric: 'RemediationFailed',
+    metricByReason: false,
+    meaning: 'The member is out of etcd, but a later step failed for good: a person must finish by hand.',
+  },
+} as const satisfies Record<IncidentOutcome, Row>;
+
+export type TerminalDetailType = (typeof incidentEndings)[IncidentOutcome]['detailType'];
+
+export const endingStates = Object.keys(incidentEndings) as IncidentOutcome[];
+
+export const endingDetailTypes: readonly EndingDetailType[] = endingStates.map((s) => incidentEndings[s].detailType);
+
+/** The ending of a state, as its reason ends it. */
+export function endingOf(state: IncidentOutcome, reason?: string): IncidentEnding {
+  const { byReason, ...row }: Row = incidentEndings[state];
+  const variant = reason === undefined ? undefined : byReason?.[reason as ReasonCode];
+  return { state, ...row, ...variant };
+}
+
+const stateOf = (find: (row: Row) => boolean): IncidentOutcome => {
+  const state = endingStates.find((s) => find(incidentEndings[s]));
+  if (!state) throw new Error('no such ending in the table');
+  return state;
+};
+
+/** The ending an event says. */
+export const endingOfEvent = (detailType: EndingDetailType, reason?: string): IncidentEnding =>
+  endingOf(stateOf((row) => row.detailType === detailType), reason);
+
+/** The ending a CLI outcome word stands for. */
+export const endingOfOutcome = (outcome: EndingOutcome, reason?: string): IncidentEnding =>
+  endingOf(stateOf((row) => row.outcome === outcome), reason);
+
+export const isEndingDetailType = (value: string): value is EndingDetailType => (endingDetailTypes as readonly string[]).includes(value);
+
+/** Every phase an ending may write, reasons included. */
+export const endingPhases: readonly EndingPhase[] = [
+  ...new Set(endingStates.flatMap((s) => [incidentEndings[s].phase, ...Object.values<ByReason>((incidentEndings[s] as Row).byReason ?? {}).flatMap((v) => (v.phase ? [v.phase] : []))])),
+];

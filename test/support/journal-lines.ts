@@ -1,0 +1,29 @@
+// A journal line of each step, with fields as its step writes them, for tests that need a line and
+// do not care which words it holds.
+import { journalSteps, moveMadeStep, type JournalDetails, type JournalLine, type MoveMadeLine, type NamedStep } from '../../functions/core/journal.ts';
+
+export const sampleDetails: { [S in NamedStep]: JournalDetails[S] } = {
+  [journalSteps.incidentOpened]: { source: 'cli', targetKey: 'memberName=etcd-0', reason: 'disk failing', observedAt: '2025-06-01T12:00:00.000Z' },
+  [journalSteps.duplicateJoined]: { source: 'cli', reason: 'disk failing' },
+  [journalSteps.lateDuplicate]: { source: 'cli', reason: 'disk failing', observedAt: '2025-06-01T12:00:00.000Z' },
+  [journalSteps.probed]: { answered: 3, members: 3, leader: 'agreed', leaderName: 'etcd-0', listFailures: [] },
+  [journalSteps.retryScheduled]: { attempt: 2, at: '2025-06-01T12:00:05.000Z', reason: 'LEADER_UNREACHABLE' },
+  [journalSteps.resumed]: { attempt: 3, at: '2025-06-01T12:00:09.000Z', reason: 'RUNTIME_RESUMED' },
+  [journalSteps.stepFailed]: { functionName: 'remediate', detailType: 'RemediationApproved', attempt: 1, error: 'boom', resumedAttempt: 2, at: '2025-06-01T12:00:07.000Z' },
+  [journalSteps.leaderMoved]: { from: '8e9e05c52164694d', to: '91bc3c398fb3c146', path: 'direct', tookMs: 54, message: 'Leadership moved from etcd-0 to etcd-1.' },
+  [journalSteps.lockTaken]: { owner: 'host:1', where: 'etcd /etcd-remediator/lock/c1' },
+  [journalSteps.lockReleased]: { owner: 'host:1', where: 'etcd /etcd-remediator/lock/c1' },
+  [journalSteps.snapshotTaken]: { location: '/tmp/snap.db', via: 'etcd-1 (91bc3c398fb3c146) over direct http://127.0.0.1:4001' },
+  [journalSteps.memberRemoved]: { via: 'etcd-1 (91bc3c398fb3c146) over direct http://127.0.0.1:4001', alreadyGone: false },
+  [journalSteps.leaderElected]: { id: '91bc3c398fb3c146', name: 'etcd-1', term: 3, afterRemovalMs: 930 },
+  [journalSteps.actuatorCalled]: { actuator: 'etcd-only', said: 'nothing to replace' },
+};
+
+/** A line of `step`, with sample fields. */
+export const sampleLine = <S extends NamedStep>(step: S): Extract<JournalLine, { step: S }> => ({ step, detail: sampleDetails[step] }) as Extract<JournalLine, { step: S }>;
+
+/** The marker move-leader writes at `attempt` once a move is made. */
+export const moveMadeLine = (attempt: number): MoveMadeLine => ({
+  step: moveMadeStep(attempt),
+  detail: { decision: { kind: 'approve', leaderMove: 'moved', reason: 'LEADER_MOVED', message: 'Leadership moved from etcd-0 to etcd-1.', evidence: {} } },
+});

@@ -1,0 +1,79 @@
+// The one table of how an incident ends: a row for every state an incident ends in, every ending
+// event of the catalogue in it, a phase for every close, and each edge reading it the same way.
+import fs from 'node:fs';
+import path from 'node:path';
+import { loadAll } from 'js-yaml';
+import { describe, expect, it } from 'vitest';
+import { detailTypes, informationalDetailTypes, routes, terminalDetailTypes } from '../../../events/catalogue.ts';
+import { incidentStates } from '../../../functions/core/incident.ts';
+import { endingDetailTypes, endingOf, endingOfEvent, endingOfOutcome, endingPhases, endingStates, incidentEndings } from '../../../functions/core/incident-endings.ts';
+import { reasonCodes, reasonRow } from '../../../functions/core/reason-table.ts';
+import { EXIT, exitCodeOf } from '../../../infra/local/cli/output.ts';
+
+const CRD = path.resolve(import.meta.dirname, '../../../infra/kubernetes/crds/etcd-remediator.io_etcdremediationrequests.yaml');
+
+/** The phase enum of the EtcdRemediationRequest CRD, as shipped. */
+function crdPhases(): string[] {
+  const [crd] = loadAll(fs.readFileSync(CRD, 'utf8')) as { spec: { versions: { schema: { openAPIV3Schema: { properties: { status: { properties: { phase: { enum: string[] } } } } } } }[] } }[];
+  return crd!.spec.versions[0]!.schema.openAPIV3Schema.properties.status.properties.phase.enum;
+}
+
+describe('the endings table', () => {
+  it('has a row for every state an incident ends in, and none for the open one', () => {
+    expect([...endingStates].sort()).toEqual(incidentStates.filter((s) => s !== 'open').sort());
+    for (const state of endingStates) expect(endingOf(state).state).toBe(state);
+  });
+
+  it('holds every ending event of the catalogue: each detail type that routes nowhere and is no mere information', () => {
+    const sinks = detailTypes.filter((t) => routes[t].length === 0 && !(informationalDetailTypes as readonly string[]).includes(t));
+    expect([...endingDetailTypes].sort()).toEqual([...sinks].sort());
+    expect([...terminalDetailTypes].sort()).toEqual([...sinks].sort());
+  });
+
+  it('gives each state its own event, CLI outcome and metric', () => {
+    for (const key of ['detailType', 'outcome', 'metric'] as const) {
+      expect(new Set(endingStates.map((s) => incidentEndings[s][key])).size, key).toBe(endingStates.length);
+    }
+  });
+
+  it('says the phase of every reason a close carries', () => {
+    const closeReasons = reasonCodes.filter((code) => reasonRow(code).outcomes.includes('close'));
+    expect(closeReasons.length).toBeGreaterThan(0);
+    for (const reason of closeReasons) expect(Object.keys(incidentEndings.closed.byReason), reason).toContain(reason);
+  });
+
+  it('never calls a member another remediator removes recovered', () => {
+    expect(endingOf('closed', 'TARGET_RECOVERED').phase).toBe('Recovered');
+    expect(endingOf('closed', 'REQUEST_WITHDRAWN').phase).toBe('Cancelled');
+    expect(endingOf('closed', 'DUPLICATE_INCIDENT').phase).toBe('Completed');
+  });
+
+  it('writes only phases the EtcdRemediationRequest CRD allows', () => {
+    const allowed = crdPhases();
+    for (const phase of endingPhases) expect(allowed).toContain(phase);
+  });
+
+  it('reads the same from the event, the state and the CLI word', () => {
+    for (const state of endingStates) {
+      const row = endingOf(state);
+      expect(endingOfEvent(row.detailType)).toEqual(row);
+      expect(endingOfOutcome(row.outcome)).toEqual(row);
+      expect(exitCodeOf(row.outcome)).toBe(row.exitCode);
+    }
+  });
+
+  it('keeps the README exit codes: 0 remediated, 3 blocked, 4 failed, 5 closed, 2 for a block on input', () => {
+    expect(endingStates.map((s) => [s, endingOf(s).exitCode])).toEqual([
+      ['remediated', EXIT.ok],
+      ['blocked', 3],
+      ['closed', 5],
+      ['failed', 4],
+    ]);
+    expect(exitCodeOf('blocked', 'CLUSTER_MISMATCH')).toBe(EXIT.usage);
+    expect(exitCodeOf('closed', 'DUPLICATE_INCIDENT')).toBe(5);
+  });
+
+  it('says in one line what each ending means', () => {
+    for (const state of endingStates) expect(endingOf(state).meaning).toMatch(/^[A-Z][^\n]+\.$/);
+  });
+});
