@@ -2,13 +2,15 @@
 // a leader among the rest, replace the machine. Every step is marked in the journal, so a run
 // that crashed part-way resumes after the last step it finished.
 import type { DetailOf } from '../../events/catalogue.ts';
-import { backoffDelay } from '../core/backoff.ts';
 import type { Decision } from '../core/decision.ts';
+import { dryRunSinceApproval } from '../core/dry-run.ts';
 import { journalSteps, markerOf, type JournalLine, type MarkerStep } from '../core/journal.ts';
 import { timelineOf } from '../core/journal-words.ts';
 import { leaderMoveOf } from '../core/leader-move.ts';
 import { guardFailureDecision, type GuardAction } from '../core/guard-failure.ts';
+import { removalFailed } from '../core/member-removal.ts';
 import { probeDeadlineMs } from '../core/probe-deadline.ts';
+import { actuatorFailed, clusterLocked, gatesUnderLock, noLeaderAfterRemoval, snapshotFailed } from '../core/remediation-steps.ts';
 import { removalRecordFor, removedByAnother, replacementPending, withRecord } from '../core/replacement.ts';
 import type { EtcdFailure } from '../core/types.ts';
 import { withView } from '../core/view-history.ts';
@@ -21,8 +23,8 @@ import { withTimeout } from '../shared/with-timeout.ts';
 import { guarded, takeClusterLock, type HeldLock } from './cluster-lock.ts';
 import { decisionEffects, failureEffects } from './decision-effects.ts';
 import type { Deps } from './deps.ts';
-import { envelopeOf, iso, memberRef, publishing } from './incident-events.ts';
-import { attemptsSpent, planIncident } from './plan-incident.ts';
+import { envelopeOf, memberRef, publishing } from './incident-events.ts';
+import { nextTryAt, planIncident } from './plan-incident.ts';
 import { probeCluster } from './probe-cluster.ts';
 import { removeMember } from './remove-member.ts';
 import { runStep, type StepOutcome } from './step.ts';
@@ -94,12 +96,7 @@ async function replaceStep(deps: Deps, cluster: ClusterEntry, incident: Incident
       // The member is already out of etcd: say so, and leave the machine to a person.
       const said = error instanceof Error ? error.message : String(error);
       await deps.store.recordRemediation(incident.clusterId, incident.targetKey, await removedAt(deps, id));
-      const failure = {
-        reason: 'ACTUATOR_FAILED' as const,
-        message: `${describeMember(member)} is out of etcd and ${leader.name || leader.id} leads now, but the ${deps.actuator.name} actuator could not replace its machine (${said}); replace the machine by hand.`,
-        evidence: { actuator: deps.actuator.name, error: said, newLeader: leader },
-      };
-      return { incident, ...failureEffects(incident, failure, deps.clock.now()), value: 'failed' };
+      return { incident, ...failureEffects(incident, actuatorFailed(member, leader, deps.actuator.name, said), deps.clock.now()), value: 'failed' };
     }
     // Outside the try: failing to record the call is not the actuator failing. The step is
     // retried, and asks again with the same incident id, which the actuator takes as one request.
@@ -129,13 +126,8 @@ async function removedAt(deps: Deps, incidentId: string): Promise<number> {
   return markerOf(await deps.store.journal(incidentId), journalSteps.memberRemoved)?.at ?? deps.clock.now();
 }
 
-const retryAfterBackoff = (deps: Deps, cluster: ClusterEntry, incident: Incident, reason: Decision['reason'], message: (at: string) => string, evidence = {}): Decision => {
-  const at = deps.clock.now() + backoffDelay(attemptsSpent(incident), cluster.policy, deps.random);
-  return { kind: 'retry', at, reprobeNow: false, reason, message: message(iso(at)), evidence };
-};
-
 const lockBusy = (deps: Deps, cluster: ClusterEntry, incident: Incident, why: string): Decision =>
-  retryAfterBackoff(deps, cluster, incident, 'CLUSTER_LOCKED', (at) => `${nameOf(incident)} waits: in cluster ${incident.clusterId}, ${why}; nothing was removed, we try again at ${at}.`);
+  clusterLocked(nameOf(incident), incident.clusterId, why, nextTryAt(deps, cluster, incident));
 
 /** etcd did not answer for the lock or the record, or refused them: a retry or a block, never a removal. */
 const guardFailed = (deps: Deps, cluster: ClusterEntry, incident: Incident, action: GuardAction, failed: { failure: EtcdFailure; where: string }): Decision =>
@@ -143,7 +135,7 @@ const guardFailed = (deps: Deps, cluster: ClusterEntry, incident: Incident, acti
     who: nameOf(incident),
     clusterId: incident.clusterId,
     where: failed.where,
-    retryAt: deps.clock.now() + backoffDelay(attemptsSpent(incident), cluster.policy, deps.random),
+    retryAt: nextTryAt(deps, cluster, incident),
     ...(incident.views.at(-1) ? { view: incident.views.at(-1)! } : {}),
     user: cluster.auth?.username,
   });
@@ -166,15 +158,7 @@ async function probeAndCheck(deps: Deps, cluster: ClusterEntry, incident: Incide
 async function removeStep(deps: Deps, cluster: ClusterEntry, incident: Incident, lock: HeldLock): Promise<{ incident: Incident; decision?: Decision }> {
   const id = incident.incidentId;
   // The policy is read afresh on every run: a cluster switched to dry run since approval is not touched.
-  if (cluster.policy.dryRun) {
-    const decision: Decision = {
-      kind: 'block',
-      reason: 'DRY_RUN',
-      message: `Dry run, nothing done: removing ${nameOf(incident)} was approved, but the policy of cluster ${incident.clusterId} is now a dry run, so nothing is removed; blocked.`,
-      evidence: { wouldDo: 'approve' },
-    };
-    return { incident, decision };
-  }
+  if (cluster.policy.dryRun) return { incident, decision: dryRunSinceApproval(nameOf(incident), incident.clusterId) };
   const name = incident.memberName || incident.memberId!;
   let checked = await probeAndCheck(deps, cluster, incident);
   if (checked.verdict === 'gone') return removedBefore(deps, cluster, checked.incident, name, lock);
@@ -183,8 +167,7 @@ async function removeStep(deps: Deps, cluster: ClusterEntry, incident: Incident,
   if (cluster.policy.snapshotBeforeRemove && !(await deps.store.stepDone(id, journalSteps.snapshotTaken))) {
     const snap = await takeSnapshot(deps, cluster, checked.fresh, incident.memberId!, `${id}-before-removing-${name}`);
     if (!snap.ok) {
-      const decision = retryAfterBackoff(deps, cluster, checked.incident, 'SNAPSHOT_FAILED', (at) => `No snapshot could be taken before removing ${name} (${snap.problem}); nothing was removed, we try again at ${at}.`);
-      return { incident: checked.incident, decision };
+      return { incident: checked.incident, decision: snapshotFailed(name, snap.problem, nextTryAt(deps, cluster, checked.incident)) };
     }
     await mark(deps, id, { step: journalSteps.snapshotTaken, detail: { location: snap.location, via: snap.via } });
     // The snapshot took time: the cluster may have changed under it, so look and judge again.
@@ -214,12 +197,7 @@ async function removeStep(deps: Deps, cluster: ClusterEntry, incident: Incident,
     await mark(deps, id, { step: journalSteps.memberRemoved, detail: { via: removed.via, alreadyGone: removed.alreadyGone } });
     return { incident: checked.incident };
   }
-  const evidence = { failures: removed.failures };
-  const decision: Decision =
-    removed.kind === 'block'
-      ? { kind: 'block', reason: removed.reason, message: removed.message, evidence }
-      : retryAfterBackoff(deps, cluster, checked.incident, removed.reason, (at) => `${removed.message}; we try again at ${at}.`, evidence);
-  return { incident: checked.incident, decision };
+  return { incident: checked.incident, decision: removalFailed(removed, nextTryAt(deps, cluster, checked.incident)) };
 }
 
 /**
@@ -242,30 +220,15 @@ async function electionStep(deps: Deps, cluster: ClusterEntry, incident: Inciden
   const id = incident.incidentId;
   const removed = await removedAt(deps, id);
   const elected = await waitForNewLeader(deps, cluster, incident.memberId!, incident.views.at(-1));
-  if (!elected) {
-    const at = deps.clock.now() + cluster.policy.electionTimeoutMs;
-    const who = nameOf(incident);
-    return {
-      kind: 'retry',
-      at,
-      reprobeNow: false,
-      reason: 'ELECTION_IN_PROGRESS',
-      message: `${who} was removed, but the remaining members agree on no leader yet; we look again at ${iso(at)}.`,
-      evidence: {},
-    };
-  }
+  if (!elected) return noLeaderAfterRemoval(nameOf(incident), deps.clock.now(), cluster.policy);
   const leader = { id: elected.id, name: elected.name };
   await mark(deps, id, { step: journalSteps.leaderElected, detail: { ...leader, term: elected.term, afterRemovalMs: deps.clock.now() - removed } });
   return leader;
 }
 
-function recheckGates(deps: Deps, cluster: ClusterEntry, incident: Incident): Decision {
-  // The budget was checked when the removal was approved; this run is that remediation.
-  const decision = planIncident(deps, cluster, incident, { retryCount: 0 });
-  if (decision.kind !== 'move-leader') return decision;
-  // The target leads again (say a follower won an election): go back and move leadership first.
-  return { kind: 'retry', at: deps.clock.now(), reprobeNow: true, reason: 'LEADER_CHANGED', message: `${decision.message.replace(/\.$/, '')}; the target leads again since approval, so we re-probe now.`, evidence: decision.evidence };
-}
+/** The budget was checked when the removal was approved; this run is that remediation. */
+const recheckGates = (deps: Deps, cluster: ClusterEntry, incident: Incident): Decision =>
+  gatesUnderLock(planIncident(deps, cluster, incident, { retryCount: 0 }), deps.clock.now());
 
 async function leaderMarked(deps: Deps, incidentId: string): Promise<{ id: string; name: string } | undefined> {
   const entry = markerOf(await deps.store.journal(incidentId), journalSteps.leaderElected);

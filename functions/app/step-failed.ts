@@ -1,18 +1,17 @@
 // When every delivery of an event failed (Lambda's retries, or the local bus's), the incident must
 // not wait for an event that will never come: carry out what is owed, then resume it at its next
 // attempt after a back-off (spending an attempt), or, with the budget or deadline spent, or nothing
-// schedulable, block it saying which step failed and how.
+// schedulable, block it saying which step failed and how. The rule is core's (step-failed.ts).
 import type { EventEnvelope, FunctionName } from '../../events/catalogue.ts';
-import { backoffDelay } from '../core/backoff.ts';
-import type { Decision } from '../core/decision.ts';
-import { describeDuration } from '../core/explain.ts';
 import { journalSteps } from '../core/journal.ts';
-import { selectorOf, targetKeyOf } from '../core/target.ts';
+import { stepFailedBlock, stepFailedDecision, type StepFailedFacts } from '../core/step-failed.ts';
+import { describeSelector, selectorOf, targetKeyOf } from '../core/target.ts';
+import { describeMember } from '../core/view.ts';
 import { VersionConflictError, type Incident } from '../ports/incident-store.ts';
 import { blockEffects } from './decision-effects.ts';
 import type { Deps } from './deps.ts';
 import { iso, journaling } from './incident-events.ts';
-import { attemptsSpent } from './plan-incident.ts';
+import { attemptsSpent, nextTryAt } from './plan-incident.ts';
 import { advanceAttempt } from './schedule-retry.ts';
 import { commit, flushLeftOutbox, flushOutbox } from './step.ts';
 
@@ -35,10 +34,19 @@ export async function stepFailed(deps: Deps, functionName: FunctionName, event: 
   const said = error instanceof Error ? error.message : String(error);
   const cluster = await deps.directory.get(incident.clusterId);
   const now = deps.clock.now();
-  const spent = attemptsSpent(incident) + 1 >= cluster.policy.maxAttempts;
-  const late = now - incident.openedAt >= cluster.policy.incidentDeadlineMs;
-  if (!spent && !late) {
-    const at = now + backoffDelay(attemptsSpent(incident), cluster.policy, deps.random);
+  const failed = { functionName, detailType: event.detailType, attempt, error: said };
+  const facts: StepFailedFacts = {
+    ...targetOf(incident),
+    openedAt: incident.openedAt,
+    now,
+    attemptsSpent: attemptsSpent(incident),
+    incidentAttempt: incident.attempt,
+    resumeAt: nextTryAt(deps, cluster, incident),
+    resumable: true,
+  };
+  const verdict = stepFailedDecision(failed, facts, cluster.policy);
+  if (verdict.kind === 'retry') {
+    const at = verdict.at;
     try {
       const advance = advanceAttempt(incident, { reason: 'STEP_FAILED', at, reprobeNow: false, kind: 'resume' }, now);
       const why = journaling(now, {
@@ -52,13 +60,7 @@ export async function stepFailed(deps: Deps, functionName: FunctionName, event: 
       deps.log.error('cannot resume the incident; blocking it', { incidentId: incident.incidentId, error: String(resumeError) });
     }
   }
-  const budget = late ? `the incident deadline of ${describeDuration(cluster.policy.incidentDeadlineMs)} has passed` : spent ? `the attempt budget of ${cluster.policy.maxAttempts} is spent` : 'it could not be scheduled again';
-  const decision: Extract<Decision, { kind: 'block' }> = {
-    kind: 'block',
-    reason: 'STEP_FAILED',
-    message: `The ${functionName} step failed on every delivery of ${event.detailType} (attempt ${attempt}): ${said}; blocked, since ${budget}. Nothing more was done; fix the cause, then report the member again.`,
-    evidence: { functionName, detailType: event.detailType, attempt, error: said },
-  };
+  const decision = verdict.kind === 'block' ? verdict : stepFailedBlock(failed, { ...facts, resumable: false }, cluster.policy);
   const { patch, effects } = blockEffects(incident, decision, functionName, now);
   try {
     const closed = await commit(deps, await latest(deps, incident), patch, effects);
@@ -70,6 +72,13 @@ export async function stepFailed(deps: Deps, functionName: FunctionName, event: 
     if (blockError instanceof VersionConflictError) return 'moved-on';
     throw blockError;
   }
+}
+
+/** The target as sentences name it, and as the incident's newest view saw it. */
+function targetOf(incident: Incident): Pick<StepFailedFacts, 'target' | 'lastSeen'> {
+  const target = incident.memberId ? describeMember({ id: incident.memberId, name: incident.memberName ?? '' }) : describeSelector(incident.target);
+  const lastSeen = incident.memberId ? incident.views.at(-1)?.members.find((m) => m.id === incident.memberId) : undefined;
+  return { target, lastSeen };
 }
 
 const latest = async (deps: Deps, incident: Incident): Promise<Incident> => (await deps.store.getIncident(incident.incidentId)) ?? incident;

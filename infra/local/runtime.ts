@@ -7,7 +7,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { isTerminalEvent, makeEvent, type DetailOf, type EventEnvelope, type FunctionName, type TerminalDetailType } from '../../events/catalogue.ts';
 import { parseEvent, payloadOf } from '../../events/validate.ts';
 import type { Deps } from '../../functions/app/deps.ts';
-import { stepFailed } from '../../functions/app/step-failed.ts';
+import { lastDeliveryFailed } from '../../functions/app/last-delivery.ts';
 import { sweepStalled } from '../../functions/app/sweep.ts';
 import { etcdOnlyActuator, type Actuator } from '../../functions/ports/actuator.ts';
 import { systemClock, type Clock } from '../../functions/ports/clock.ts';
@@ -206,15 +206,7 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
 
   /** Lambda's on-failure destination, here: the incident is resumed or blocked; a report that opened none is kept. */
   async function afterLastDelivery(functionName: FunctionName, event: EventEnvelope, error: unknown): Promise<void> {
-    const outcome = await stepFailed(deps, functionName, event, error);
-    if (outcome !== 'unknown-incident' || event.detailType !== 'MemberUnhealthy') return;
-    await store.putDeadLetter({
-      receivedAt: clock.now(),
-      source: `${functionName} handler`,
-      detailType: event.detailType,
-      payload: JSON.stringify(event),
-      error: `failed on every delivery, and no incident was opened: ${error instanceof Error ? error.message : String(error)}`,
-    });
+    await lastDeliveryFailed(deps, functionName, event, error);
   }
 
   /** "incidentId/attempt" of every stored timer that will deliver a RetryDue. */
