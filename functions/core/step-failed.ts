@@ -36,33 +36,45 @@ export interface StepFailedFacts {
 }
 
 export function stepFailedDecision(step: FailedStep, facts: StepFailedFacts, policy: Pick<Policy, 'maxAttempts' | 'incidentDeadlineMs'>): Extract<Decision, { kind: 'retry' | 'block' }> {
-  const failed = `failed on every delivery of ${step.detailType} (attempt ${step.attempt}): ${step.error}`;
-  const evidence = { functionName: step.functionName, detailType: step.detailType, attempt: step.attempt, error: step.error };
-  // The failed try spends an attempt: the budget is spent when it was the last one.
-  const spent = facts.attemptsSpent + 1 >= policy.maxAttempts;
-  const late = pastIncidentDeadline(facts.openedAt, facts.now, policy);
-  if (!spent && !late && facts.resumable) {
-    return decidedBy(
-      {
-        kind: 'retry',
-        at: facts.resumeAt,
-        reprobeNow: false,
-        reason: 'STEP_FAILED',
-        message: `${step.functionName} ${failed}; resumed at attempt ${facts.incidentAttempt + 1} at ${describeTime(facts.resumeAt)}`,
-        evidence,
-      },
-      'step-failed',
-    );
-  }
+  if (!resumable(facts, policy)) return stepFailedBlock(step, facts, policy);
+  return decidedBy(
+    {
+      kind: 'retry',
+      at: facts.resumeAt,
+      reprobeNow: false,
+      reason: 'STEP_FAILED',
+      message: `${step.functionName} ${failedOn(step)}; resumed at attempt ${facts.incidentAttempt + 1} at ${describeTime(facts.resumeAt)}`,
+      evidence: evidenceOf(step),
+    },
+    'step-failed',
+  );
+}
+
+/** The failed try spends an attempt: the budget is spent when it was the last one. */
+const budgetSpent = (facts: StepFailedFacts, policy: Pick<Policy, 'maxAttempts'>): boolean => facts.attemptsSpent + 1 >= policy.maxAttempts;
+
+const resumable = (facts: StepFailedFacts, policy: Pick<Policy, 'maxAttempts' | 'incidentDeadlineMs'>): boolean =>
+  facts.resumable && !budgetSpent(facts, policy) && !pastIncidentDeadline(facts.openedAt, facts.now, policy);
+
+const failedOn = (step: FailedStep): string => `failed on every delivery of ${step.detailType} (attempt ${step.attempt}): ${step.error}`;
+
+const evidenceOf = (step: FailedStep) => ({ functionName: step.functionName, detailType: step.detailType, attempt: step.attempt, error: step.error });
+
+/** The block, saying why no resume: the deadline, the budget, or a resume that could not be written. */
+export function stepFailedBlock(step: FailedStep, facts: StepFailedFacts, policy: Pick<Policy, 'maxAttempts' | 'incidentDeadlineMs'>): Extract<Decision, { kind: 'block' }> {
+  const since = pastIncidentDeadline(facts.openedAt, facts.now, policy)
+    ? `the incident deadline of ${describeDuration(policy.incidentDeadlineMs)} has passed`
+    : budgetSpent(facts, policy)
+      ? `the attempt budget of ${policy.maxAttempts} is spent`
+      : 'it could not be scheduled again';
   // Which member, and how it was last reached: every outcome names both.
   const about = facts.lastSeen ? `${facts.target}, which ${howReached(facts.lastSeen)},` : facts.target;
-  const since = late ? `the incident deadline of ${describeDuration(policy.incidentDeadlineMs)} has passed` : spent ? `the attempt budget of ${policy.maxAttempts} is spent` : 'it could not be scheduled again';
   return decidedBy(
     {
       kind: 'block',
       reason: 'STEP_FAILED',
-      message: `The ${step.functionName} step for ${about} ${failed}; blocked, since ${since}. Nothing more was done; fix the cause, then report the member again.`,
-      evidence,
+      message: `The ${step.functionName} step for ${about} ${failedOn(step)}; blocked, since ${since}. Nothing more was done; fix the cause, then report the member again.`,
+      evidence: evidenceOf(step),
     },
     'step-failed',
   );
