@@ -32,9 +32,10 @@ export interface SweepOptions {
   /** At start-up no step of this process runs, so a lease left by a crash counts for nothing. */
   ignoreLeases?: boolean;
   /**
-   * Block, rather than resume, an incident past its deadline. Where a failed step's last delivery
-   * is handled (the local runtime's stepFailed) that path bounds the loop; where it is not (AWS),
-   * the sweep must, or a step that always fails would be resumed for ever.
+   * Block, rather than resume, an incident past its deadline. A failed step's last delivery is
+   * handled (stepFailed: the local runtime's bus, AWS's on-failure destination) and bounds the
+   * loop; where timers cannot be listed (AWS) the sweep must too, for the failures that path itself
+   * lost (its own tries spent), or a step that always fails would be resumed for ever.
    */
   endPastDeadline?: boolean;
 }

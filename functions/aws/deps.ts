@@ -1,5 +1,5 @@
-// The AWS edge of probe-members, move-leader, schedule-retry and remediate: the adapters a Lambda
-// container uses, chosen from its environment, once.
+// The AWS edge of probe-members, move-leader, schedule-retry, remediate and step-failed: the
+// adapters a Lambda container uses, chosen from its environment, once.
 import { createEtcdAccess } from '../../infra/local/etcd-access.ts';
 import { createAwsScheduler } from '../adapters/aws/scheduler.ts';
 import { createClusterActuator } from '../adapters/kube/cluster-actuator.ts';

@@ -18,8 +18,7 @@ import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
-import { functionNames } from '../../events/catalogue.ts';
-import { METRICS_NAMESPACE, type StackFunctionName } from './function-specs.ts';
+import { METRICS_NAMESPACE, pipelineFunctionNames, type StackFunctionName } from './function-specs.ts';
 import type { DeadLetterQueue } from './queues.ts';
 
 export interface MonitoringProps {
@@ -38,8 +37,8 @@ const summed = (metricName: string): MathExpression => {
   const id = (i: number) => `${metricName.toLowerCase()}${i}`;
   return new MathExpression({
     label: metricName,
-    expression: functionNames.map((_, i) => `FILL(${id(i)}, 0)`).join(' + '),
-    usingMetrics: Object.fromEntries(functionNames.map((service, i) => [id(i), outcome(metricName, service)])),
+    expression: pipelineFunctionNames.map((_, i) => `FILL(${id(i)}, 0)`).join(' + '),
+    usingMetrics: Object.fromEntries(pipelineFunctionNames.map((service, i) => [id(i), outcome(metricName, service)])),
     period: Duration.minutes(5),
   });
 };
@@ -103,9 +102,9 @@ export class Monitoring extends Construct {
 const summedTime = (statistic: string): MathExpression =>
   new MathExpression({
     label: `TimeToRemediate ${statistic}`,
-    expression: `MAX([${functionNames.map((_, i) => `t${statistic}${i}`).join(', ')}])`,
+    expression: `MAX([${pipelineFunctionNames.map((_, i) => `t${statistic}${i}`).join(', ')}])`,
     usingMetrics: Object.fromEntries(
-      functionNames.map((service, i) => [
+      pipelineFunctionNames.map((service, i) => [
         `t${statistic}${i}`,
         new Metric({ namespace: METRICS_NAMESPACE, metricName: 'TimeToRemediate', dimensionsMap: { service }, statistic, period: Duration.minutes(5) }),
       ]),

@@ -1,21 +1,22 @@
 // EtcdRemediation: the whole AWS side in one construct a user can drop into their own stack. The
-// bus and its rules (from the catalogue), five functions, long and short waits, the table, alarms
+// bus and its rules (from the catalogue), six functions, long and short waits, the table, alarms
 // and a dashboard. Each part lives in its own file beside this one.
 import { ArnFormat, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { EventBus } from 'aws-cdk-lib/aws-events';
-import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import type { IDestination, IFunction } from 'aws-cdk-lib/aws-lambda';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { checkPolicyDefaults, PolicyDefaultsError } from '../../functions/adapters/aws/policy-defaults.ts';
 import type { PolicyInput } from '../../functions/core/policy.ts';
 import { Monitoring } from './alarms.ts';
-import { METRICS_NAMESPACE, pascal, stackFunctionNames, type StackFunctionName } from './function-specs.ts';
+import { isStep, METRICS_NAMESPACE, pascal, stackFunctionNames, type StackFunctionName } from './function-specs.ts';
 import { RemediatorFunction } from './functions.ts';
 import { grantFunction } from './permissions.ts';
 import type { EtcdRemediationProps } from './props.ts';
 import type { DeadLetterQueue } from './queues.ts';
 import { Routing } from './rules.ts';
+import { StepFailedDestination } from './step-failed.ts';
 import { LongWaits } from './scheduler.ts';
 import { ShortWaits } from './short-wait.ts';
 import { indexNames, remediationTable } from './table.ts';
@@ -72,7 +73,7 @@ export class EtcdRemediation extends Construct {
 
     const functions = {} as Record<StackFunctionName, RemediatorFunction>;
     const lambdas = {} as Record<StackFunctionName, IFunction>;
-    for (const name of stackFunctionNames) {
+    const build = (name: StackFunctionName, onFailure?: IDestination): RemediatorFunction => {
       const fn = new RemediatorFunction(this, pascal(name), {
         name,
         environment: { ...sharedEnvironment, POWERTOOLS_SERVICE_NAME: name },
@@ -81,11 +82,17 @@ export class EtcdRemediation extends Construct {
         vpcSubnets: props.vpcSubnets,
         securityGroups: props.securityGroups,
         deadLetterQueues: this.deadLetterQueues,
+        ...(onFailure ? { onFailure } : {}),
       });
       grantFunction(name, fn.role, grantees);
       functions[name] = fn;
       lambdas[name] = fn.function;
-    }
+      return fn;
+    };
+    // A step that failed every try ends in step-failed, which resumes or blocks its incident, as
+    // the local runtime does; step-failed and the intake keep a dead-letter queue of their own.
+    const stepFailed = new StepFailedDestination(build('step-failed').function);
+    for (const name of stackFunctionNames) if (name !== 'step-failed') build(name, isStep(name) ? stepFailed : undefined);
     this.functions = functions;
 
     this.routing = new Routing(this, 'Routing', { bus: this.bus, functions: lambdas, deadLetterQueues: this.deadLetterQueues });

@@ -1,9 +1,10 @@
-// The five functions and what each may do. The pipeline functions are the catalogue's; the intake
-// stands outside it, turning AWS health signals into MemberUnhealthy.
+// The six functions and what each may do. The pipeline functions are the catalogue's; the intake
+// stands outside it, turning AWS health signals into MemberUnhealthy; step-failed is the pipeline
+// functions' on-failure destination, ending or resuming an incident whose step failed every try.
 import { Duration } from 'aws-cdk-lib';
 import { functionNames, type FunctionName } from '../../events/catalogue.ts';
 
-export type StackFunctionName = FunctionName | 'intake';
+export type StackFunctionName = FunctionName | 'intake' | 'step-failed';
 
 export interface FunctionSpec {
   readonly timeout: Duration;
@@ -30,9 +31,17 @@ export const functionSpecs = {
   remediate: { timeout: Duration.minutes(15), memorySize: 512, pipeline: true },
   // Reads the directory (instance or node → cluster and member), writes dead letters, publishes.
   intake: { timeout: Duration.seconds(30), memorySize: 256, pipeline: false },
+  // Carries out the incident's outbox, then resumes it (a schedule) or blocks it (an event).
+  'step-failed': { timeout: Duration.seconds(30), memorySize: 256, pipeline: true },
 } as const satisfies Record<StackFunctionName, FunctionSpec>;
 
-export const stackFunctionNames = [...functionNames, 'intake'] as const satisfies readonly StackFunctionName[];
+export const stackFunctionNames = [...functionNames, 'intake', 'step-failed'] as const satisfies readonly StackFunctionName[];
+
+/** The catalogue's functions: the steps whose invocations that failed every try go to step-failed. */
+export const isStep = (name: StackFunctionName): name is FunctionName => (functionNames as readonly string[]).includes(name);
+
+/** The functions that run incident steps and so may publish any outcome: every outcome metric is summed over them. */
+export const pipelineFunctionNames = stackFunctionNames.filter((name) => functionSpecs[name].pipeline);
 
 /** Powertools' namespace for our metrics (functions/aws/deps.ts says the same). */
 export const METRICS_NAMESPACE = 'EtcdRemediator';

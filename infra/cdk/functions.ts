@@ -1,10 +1,11 @@
 // One Lambda function of the construct: bundled from functions/<name>/lambda.ts, its own role
-// (no managed policy: log writing is granted on its own log group), its own log group, and a
-// dead-letter queue for invocations that failed every try.
+// (no managed policy: log writing is granted on its own log group), its own log group, and where
+// an invocation that failed every try goes: a dead-letter queue, or for a pipeline step the
+// step-failed function.
 import { Duration } from 'aws-cdk-lib';
 import type { ISecurityGroup, IVpc, SubnetSelection } from 'aws-cdk-lib/aws-ec2';
 import { ManagedPolicy, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, RecursiveLoop, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, RecursiveLoop, Runtime, type IDestination } from 'aws-cdk-lib/aws-lambda';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -23,6 +24,8 @@ export interface RemediatorFunctionProps {
   readonly vpcSubnets?: SubnetSelection;
   readonly securityGroups?: ISecurityGroup[];
   readonly deadLetterQueues: DeadLetterQueue[];
+  /** Where an invocation that failed every try goes; a dead-letter queue of its own when unset. */
+  readonly onFailure?: IDestination;
 }
 
 export class RemediatorFunction extends Construct {
@@ -50,7 +53,7 @@ export class RemediatorFunction extends Construct {
         "AWS's policy for attaching a function to a VPC: the network-interface actions Lambda calls when it places the function in the subnets; ec2:Describe* cannot be scoped to a resource.",
       );
     }
-    const failed = deadLetterQueue(this, 'FailedInvocations', `${name}: invocations that failed every try`, props.deadLetterQueues);
+    const onFailure = props.onFailure ?? new SqsDestination(deadLetterQueue(this, 'FailedInvocations', `${name}: invocations that failed every try`, props.deadLetterQueues));
     this.function = new NodejsFunction(this, 'Function', {
       description: `etcd-remediator ${name}`,
       entry: lambdaEntry(name),
@@ -65,10 +68,10 @@ export class RemediatorFunction extends Construct {
       timeout: spec.timeout,
       memorySize: spec.memorySize,
       environment: props.environment,
-      // EventBridge invokes asynchronously: two more tries, then the invocation record is kept.
+      // EventBridge invokes asynchronously: two more tries, then the invocation record goes on.
       retryAttempts: 2,
       maxEventAge: Duration.hours(1),
-      onFailure: new SqsDestination(failed),
+      onFailure,
       // The pipeline is a loop by design (RetryRequested → … → RetryDue → probe-members, up to
       // once a second while evidence or a grace window is awaited), bounded by the incident's
       // attempt budget and deadline. Lambda's loop detection would stop it after ~16 rounds.

@@ -1,5 +1,5 @@
 // npm run demo:aws — the seed case on the AWS wiring, on this machine: the stack is synthesized,
-// its five bundles run as warm containers, the real AWS SDK clients talk to protocol-level fakes
+// its six bundles run as warm containers, the real AWS SDK clients talk to protocol-level fakes
 // of EventBridge (routing by the synthesized rules), Scheduler, SQS and the Pipe, the store is
 // DynamoDB on dynalite, and the cluster is a real 3-member etcd lab with the leader's path cut.
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
@@ -24,7 +24,7 @@ const leaderElectedAt = (detail: unknown): number => {
 // synth takes about that long, so the timing below is the wiring's, not a fresh lab's.
 out('1. a real 3-member etcd lab on loopback');
 const lab = await startLab({ members: 3, electionTimeoutMs: ELECTION_MS });
-out('2. synthesizing the stack and bundling its five functions …');
+out('2. synthesizing the stack and bundling its six functions …');
 const synth = (() => {
   try {
     return synthStack();

@@ -4,6 +4,7 @@ import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { detailTypes, functionNames, routes } from '../../events/catalogue.ts';
+import { pipelineFunctionNames, stackFunctionNames } from '../../infra/cdk/function-specs.ts';
 import { intakePatterns } from '../../events/intake-routing.ts';
 import { table as tableDefinition } from '../../functions/adapters/aws/dynamodb-table.ts';
 import { SECRET_PREFIX } from '../../infra/local/cli/register.ts';
@@ -23,7 +24,7 @@ import {
   synthStack,
 } from './synth.ts';
 
-const FUNCTIONS = [...functionNames, 'intake'];
+const FUNCTIONS = stackFunctionNames;
 const ROUTING_ENTRIES = detailTypes.reduce((n, t) => n + routes[t].length, 0);
 const INTAKE_RULES = intakePatterns.length;
 
@@ -47,7 +48,7 @@ describe('resources', () => {
       table: count('AWS::DynamoDB::Table'),
       scheduleGroup: count('AWS::Scheduler::ScheduleGroup'),
       pipe: count('AWS::Pipes::Pipe'),
-      // Per function: undelivered events and failed invocations; the scheduler's DLQ; the short-wait queue and its DLQ.
+      // Per rule target: undelivered events; the intake's and step-failed's failed invocations; the scheduler's DLQ; the short-wait queue and its DLQ.
       queues: count('AWS::SQS::Queue'),
       alarms: count('AWS::CloudWatch::Alarm'),
       dashboard: count('AWS::CloudWatch::Dashboard'),
@@ -56,16 +57,17 @@ describe('resources', () => {
     }).toEqual({
       bus: 1,
       rules: ROUTING_ENTRIES + INTAKE_RULES + 1, // and the minute sweep
-      functions: 5,
-      asyncConfigs: 5,
-      logGroups: 5,
+      functions: 6,
+      asyncConfigs: 6,
+      logGroups: 6,
       table: 1,
       scheduleGroup: 1,
       pipe: 1,
-      queues: 5 * 2 + 1 + 2,
-      alarms: 5 * 2 + 1 + 1 + 1,
+      queues: 5 + 2 + 1 + 2,
+      // A depth alarm on every queue but the short-wait one, and blocked remediations.
+      alarms: 5 + 2 + 1 + 1 + 1,
       dashboard: 1,
-      roles: 5 + 2,
+      roles: 6 + 2,
     });
     console.info(`synth: ${s.ms} ms`);
   });
@@ -122,13 +124,21 @@ describe('functions', () => {
     expect(resource(s.json, requireRef(env.SHORT_WAIT_QUEUE_URL)).Type).toBe('AWS::SQS::Queue');
   });
 
-  it.each(FUNCTIONS)('%s: async invocation retries twice, then goes to an SQS queue', (name) => {
+  const onFailureOf = (name: string) => {
     const id = functionsByName(s.json).get(name)?.id;
     const configs = resourcesOf(s.json, 'AWS::Lambda::EventInvokeConfig').filter(([, r]) => refOf(r.Properties.FunctionName) === id);
     expect(configs).toHaveLength(1);
     const config = configs[0]![1].Properties as { MaximumRetryAttempts: number; DestinationConfig: { OnFailure: { Destination: unknown } } };
     expect(config.MaximumRetryAttempts).toBe(2);
-    expect(resource(s.json, requireRef(config.DestinationConfig.OnFailure.Destination)).Type).toBe('AWS::SQS::Queue');
+    return config.DestinationConfig.OnFailure.Destination;
+  };
+
+  it.each(functionNames)('%s: async invocation retries twice, then its record goes to step-failed, which resumes or blocks the incident', (name) => {
+    expect(onFailureOf(name)).toEqual({ 'Fn::GetAtt': [functionsByName(s.json).get('step-failed')?.id, 'Arn'] });
+  });
+
+  it.each(['intake', 'step-failed'])('%s: async invocation retries twice, then goes to an SQS queue of its own', (name) => {
+    expect(resource(s.json, requireRef(onFailureOf(name))).Type).toBe('AWS::SQS::Queue');
   });
 });
 
@@ -209,15 +219,21 @@ describe('IAM', () => {
 
   const TABLE = ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem', 'ConditionCheckItem'].map((a) => `dynamodb:${a}`);
   // Every function reads the directory, whose entries carry a cluster's secrets.
-  const BASE = [...TABLE, 'events:PutEvents', 'secretsmanager:GetSecretValue', 'logs:CreateLogStream', 'logs:PutLogEvents', 'sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'];
+  const BASE = [...TABLE, 'events:PutEvents', 'secretsmanager:GetSecretValue', 'logs:CreateLogStream', 'logs:PutLogEvents'];
+  // The short-wait queue (pipeline functions); a function's own failed-invocation queue adds the two reads SQS destinations need.
+  const SHORT_WAITS = ['sqs:SendMessage'];
+  const OWN_QUEUE = ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'];
   const SCHEDULES = ['scheduler:CreateSchedule', 'scheduler:DeleteSchedule', 'iam:PassRole'];
+  const STEP_FAILED = ['lambda:InvokeFunction'];
+  const STEP = [...BASE, ...SHORT_WAITS, ...SCHEDULES, ...STEP_FAILED];
 
   it.each([
-    ['probe-members', [...BASE, ...SCHEDULES]],
-    ['move-leader', [...BASE, ...SCHEDULES]],
-    ['remediate', [...BASE, ...SCHEDULES]],
-    ['schedule-retry', [...BASE, ...SCHEDULES]],
-    ['intake', BASE],
+    ['probe-members', STEP],
+    ['move-leader', STEP],
+    ['remediate', STEP],
+    ['schedule-retry', STEP],
+    ['intake', [...BASE, ...OWN_QUEUE]],
+    ['step-failed', [...BASE, ...OWN_QUEUE, ...SCHEDULES]],
   ])('%s may do exactly this', (name, actions) => {
     expect([...actionsByFunction(name)].sort()).toEqual([...new Set(actions)].sort());
   });
@@ -275,6 +291,8 @@ describe('IAM', () => {
         if (actions.length === 1 && actions[0] === 'sqs:SendMessage') {
           expect(resources).toEqual([{ 'Fn::GetAtt': [requireRef(env.SHORT_WAIT_QUEUE_URL), 'Arn'] }]);
         }
+        // The unqualified step-failed function alone: no version, no other function.
+        if (actions.includes('lambda:InvokeFunction')) expect(resources).toEqual([{ 'Fn::GetAtt': [functionsByName(s.json).get('step-failed')?.id, 'Arn'] }]);
       }
     }
   });
@@ -315,8 +333,10 @@ describe('dead-letter queues and alarms', () => {
     expect(blocked).toHaveLength(1);
     const metrics = (blocked[0]!.Metrics as { MetricStat?: { Metric: { Namespace: string; Dimensions: { Name: string; Value: string }[] } } }[])
       .flatMap((m) => (m.MetricStat ? [m.MetricStat.Metric] : []));
-    expect(metrics.map((m) => m.Namespace)).toEqual(functionNames.map(() => 'EtcdRemediator'));
-    expect(metrics.map((m) => m.Dimensions)).toEqual(functionNames.map((service) => [{ Name: 'service', Value: service }]));
+    // step-failed blocks too, and the sweep's schedule-retry.
+    expect(pipelineFunctionNames).toEqual([...functionNames, 'step-failed']);
+    expect(metrics.map((m) => m.Namespace)).toEqual(pipelineFunctionNames.map(() => 'EtcdRemediator'));
+    expect(metrics.map((m) => m.Dimensions)).toEqual(pipelineFunctionNames.map((service) => [{ Name: 'service', Value: service }]));
     expect(blocked[0]).toMatchObject({ ComparisonOperator: 'GreaterThanThreshold', Threshold: 0 });
   });
 });

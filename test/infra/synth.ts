@@ -1,5 +1,5 @@
 // Synthesizes the stack once per test file and gives typed access to the template. Bundling the
-// five functions is most of the time; it is printed so a slow synth shows.
+// six functions is most of the time; it is printed so a slow synth shows.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';

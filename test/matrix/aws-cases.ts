@@ -216,4 +216,78 @@ const afterMemberRemove: KillPoint = {
   at: (x) => x.operation === 'PutItem' && x.request.includes('member-removed'),
 };
 
-export const awsCases: MatrixCase[] = [putEventsPartialFailure, dynamoConflicts(), killedMidStep(atCommit), killedMidStep(afterMemberRemove)];
+/**
+ * remediate's step lease, written by each try of it before any etcd call, so the kill lands before
+ * anything is removed. The store keeps inFlight as JSON text: its quotes come escaped.
+ */
+const remediateLease = (x: DynamoExchange): boolean => x.operation === 'UpdateItem' && x.request.includes('\\"key\\":\\"remediate@') && x.request.includes('\\"holder\\"');
+
+/**
+ * The remediate container killed on every try of every attempt (a crash loop: OOM, a bad
+ * deploy), at its step lease. Lambda gives up after three tries each time and hands the record to
+ * the on-failure destination, the step-failed function, which resumes the incident at its next
+ * attempt (spending one); the second attempt fails the same way, and with the budget of two
+ * spent, it ends STEP_FAILED saying which step failed and how, as the local runtime says it, not
+ * INCIDENT_DEADLINE_EXCEEDED through the sweep an hour later. Nothing is removed.
+ */
+function killedEveryTry(): MatrixCase {
+  const kills: number[] = [];
+  return {
+    n: 21,
+    name: 'aws-step-failed-every-try',
+    members: 3,
+    expected: 'blocked',
+    reason: 'STEP_FAILED',
+    fast: true,
+    timeoutMs: TIMEOUT_MS,
+    policy: { maxAttempts: 2 },
+    start: startWithStack,
+    arrange: aFollower,
+    async act(ctx) {
+      kills.length = 0;
+      const started: { wiring?: AwsWiring } = {};
+      const onReply = async (x: DynamoExchange) => {
+        const container = started.wiring?.stack.containers.get('remediate');
+        if (!container || !remediateLease(x)) return;
+        const pid = container.pid;
+        kills.push(pid);
+        container.crash();
+        // The answer waits until the process is gone: no try ever learns its lease landed.
+        await waitFor(async () => (container.pid !== pid ? true : undefined), { timeoutMs: 5_000, what: 'the remediate container to die' });
+      };
+      const wiring = (started.wiring = await startAwsWiring(ctx, { dynalite: { onReply }, policy: { maxAttempts: 2 } }));
+      return [await wiring.remediate(ctx.arranged.targets[0]!.name, TIMEOUT_MS)];
+    },
+    async verify(ctx, { outcomes, deciding }) {
+      const target = ctx.arranged.targets[0]!;
+      const { stack, store } = wiringOf(ctx);
+      const o = outcomes[0]!;
+      const remediateTries = stack.invocations.filter((i) => i.functionName === 'remediate');
+      const gaveUp = stack.failed.filter((f) => f.functionName === 'remediate');
+      const stepFailedRan = stack.invocations.filter((i) => i.functionName === 'step-failed' && i.ok);
+      // The resume the first failure made: its RetryDue, for the second attempt.
+      const resumed = stack.eventBridge.accepted.filter((e) => e.event['detail-type'] === 'RetryDue' && (e.event.detail as { reason?: string }).reason === 'STEP_FAILED');
+      const incidents = await store.listIncidents({ clusterId: 'lab' });
+      console.info(`  fault: remediate killed ${kills.length} times (${remediateTries.length} tries, ${gaveUp.length} given up); step-failed ran ${stepFailedRan.length} times; resumed ${resumed.length}`);
+      return [
+        ...check(kills.length === 6 && remediateTries.every((i) => !i.ok && /Runtime\.ExitError/.test(i.error ?? '')), `remediate tries ${JSON.stringify(remediateTries.map((i) => i.error))}, kills ${kills.length}`),
+        ...check(gaveUp.length === 2 && gaveUp.every((f) => f.destination === stack.logicalIds.get('step-failed')), `given up ${JSON.stringify(stack.failed)}`),
+        ...check(stepFailedRan.length === 2 && stack.failed.every((f) => f.functionName === 'remediate'), `step-failed ran ${stepFailedRan.length} times; given up ${JSON.stringify(stack.failed)}`),
+        ...check(resumed.length === 1, `RetryDue with STEP_FAILED: ${resumed.length}`),
+        ...check(o.detailType === 'RemediationBlocked' && o.detail.attempt === 1, `outcome ${JSON.stringify(o.detail).slice(0, 300)}`),
+        // The same words as the local runtime: core's STEP_FAILED rule, with Lambda's last error.
+        ...check(
+          deciding.message.startsWith(`The remediate step for ${target.name} (${target.id}), which answers on direct ${target.clientUrl}, failed on every delivery of RemediationApproved (attempt 1): RequestId: `) &&
+            deciding.message.includes(' Error: Runtime exited with error: signal: killed; blocked, since the attempt budget of 2 is spent. '),
+          `message ${JSON.stringify(deciding.message)}`,
+        ),
+        ...check(deciding.evidence.decidedBy === 'step-failed' && deciding.evidence.functionName === 'remediate', `evidence ${JSON.stringify(deciding.evidence)}`),
+        ...check(incidents.length === 1 && incidents[0]?.state === 'blocked', `incidents in DynamoDB: ${incidents.map((i) => i.state).join(',') || 'none'}`),
+        ...(await membershipIs(ctx.lab, [])),
+        ...check((await removalsRecorded(ctx.lab)).length === 0, 'a removal was recorded'),
+      ];
+    },
+  };
+}
+
+export const awsCases: MatrixCase[] = [putEventsPartialFailure, dynamoConflicts(), killedMidStep(atCommit), killedMidStep(afterMemberRemove), killedEveryTry()];

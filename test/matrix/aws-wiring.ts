@@ -6,6 +6,7 @@ import { EVENT_SOURCE, isTerminalEvent, type EventEnvelope } from '../../events/
 import { parseEvent } from '../../events/validate.ts';
 import { createDynamoIncidentStore } from '../../functions/adapters/aws/dynamodb-store.ts';
 import { waitFor } from '../../functions/shared/wait-for.ts';
+import type { PolicyInput } from '../../functions/core/policy.ts';
 import type { IncidentStore } from '../../functions/ports/incident-store.ts';
 import type { Lab } from '../../infra/lab/lab.ts';
 import type { TerminalEvent } from '../../infra/local/runtime.ts';
@@ -59,10 +60,11 @@ function watchRemovals(lab: Lab, calls: CallLog): { stop(): Promise<void> } {
   };
 }
 
-/** Starts the stack, registers the lab with the matrix's policy, and joins ctx.others at once. */
-export async function startAwsWiring(ctx: CaseContext, options: DeployedStackOptions = {}): Promise<AwsWiring> {
+/** Starts the stack, registers the lab with the matrix's policy (and a case's own fields over it), and joins ctx.others at once. */
+export async function startAwsWiring(ctx: CaseContext, options: DeployedStackOptions & { policy?: PolicyInput } = {}): Promise<AwsWiring> {
   const { template, assemblyDir } = synthOnce();
-  const stack = await startDeployedStack(template, assemblyDir, options);
+  const { policy, ...stackOptions } = options;
+  const stack = await startDeployedStack(template, assemblyDir, stackOptions);
   const calls: CallLog = { memberRemove: [], removed: [], removedAt: [], moveLeader: [] };
   const events: EventEnvelope[] = [];
   let read = 0;
@@ -94,6 +96,6 @@ export async function startAwsWiring(ctx: CaseContext, options: DeployedStackOpt
     },
   };
   ctx.others.push(wiring);
-  await registerLab(stack, ctx.lab, labPolicy);
+  await registerLab(stack, ctx.lab, { ...labPolicy, ...policy });
   return wiring;
 }

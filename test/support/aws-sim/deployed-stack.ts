@@ -1,7 +1,9 @@
 // Test support: the synthesized stack run on this machine as it would run deployed. Each function
 // is its built bundle (the esbuild output the stack deploys) in a warm container process; the
 // real AWS SDK clients inside talk to protocol-level fakes of EventBridge (routing by the
-// template's own rules), Scheduler, SQS and the Pipe, and to DynamoDB on dynalite.
+// template's own rules), Scheduler, SQS and the Pipe, and to DynamoDB on dynalite. An invocation
+// that failed every try goes where the template's EventInvokeConfig sends it: a function of the
+// stack gets its invocation record, as Lambda's on-failure destination hands it over.
 import { join } from 'node:path';
 import type { CfnTemplate } from '../fakes/cfn-template.ts';
 import { startEventBridgeFake, type EventBridgeFake } from '../fakes/eventbridge-fake.ts';
@@ -9,6 +11,7 @@ import { connectPipe, pipeFromTemplate } from '../fakes/pipe-fake.ts';
 import { startSchedulerFake, type SchedulerFake } from '../fakes/scheduler-fake.ts';
 import { startSqsFake, type SqsFake } from '../fakes/sqs-fake.ts';
 import { startDynalite, type Dynalite, type DynaliteOptions } from '../dynalite.ts';
+import { failureRecord } from './invocation-record.ts';
 import { startContainer, type Invocation, type LambdaContainer } from './lambda-host.ts';
 
 export interface DeployedStack {
@@ -22,9 +25,11 @@ export interface DeployedStack {
   containers: Map<string, LambdaContainer>;
   /** Every warm container of each function, by the same name. */
   pools: Map<string, LambdaContainer[]>;
+  /** Each function's logical id in the template, by the same name. */
+  logicalIds: Map<string, string>;
   invocations: Invocation[];
-  /** Invocations whose every try failed, as they would land in the on-failure queue. */
-  failed: { functionName: string; error: string }[];
+  /** Invocations whose every try failed, and where their record went: a queue's or a function's logical id. */
+  failed: { functionName: string; error: string; destination: string }[];
   close(): Promise<void>;
 }
 
@@ -39,6 +44,14 @@ const logicalIdOf = (value: unknown): string | undefined => {
   if (typeof v.Ref === 'string') return v.Ref;
   return Array.isArray(v['Fn::GetAtt']) && typeof v['Fn::GetAtt'][0] === 'string' ? v['Fn::GetAtt'][0] : undefined;
 };
+
+/** Where the template sends a function's invocations that failed every try: the destination's logical id. */
+function onFailureOf(template: CfnTemplate, functionId: string): string {
+  const config = resources(template, 'AWS::Lambda::EventInvokeConfig').find(([, r]) => logicalIdOf(r.Properties.FunctionName) === functionId);
+  const destination = logicalIdOf((config?.[1].Properties.DestinationConfig as { OnFailure?: { Destination?: unknown } } | undefined)?.OnFailure?.Destination);
+  if (!destination) throw new Error(`${functionId}: the template sends its failed invocations nowhere`);
+  return destination;
+}
 
 export interface DeployedStackOptions {
   /** Every event handed to its target twice at once (EventBridge delivers at least once). */
@@ -86,6 +99,12 @@ export async function startDeployedStack(template: CfnTemplate, assemblyDir: str
   const failed: DeployedStack['failed'] = [];
   const containers = new Map<string, LambdaContainer>();
   const pools = new Map<string, LambdaContainer[]>();
+  const logicalIds = new Map<string, string>();
+  // By logical id: each function's warm containers, taken in turn.
+  const nextOf = new Map<string, () => LambdaContainer>();
+  /** Records handed to a destination function: Lambda invokes it asynchronously, so nobody waits; close does. */
+  const handedOver = new Set<Promise<void>>();
+  const arnOf = (logicalId: string) => `arn:aws:lambda:us-east-1:000000000000:function:${logicalId}`;
   for (const [logicalId, fn] of resources(template, 'AWS::Lambda::Function')) {
     const code = fn.Properties.Code as { S3Key?: string };
     const variables = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
@@ -104,13 +123,22 @@ export async function startDeployedStack(template: CfnTemplate, assemblyDir: str
     };
     const name = String(env.POWERTOOLS_SERVICE_NAME);
     const bundle = join(assemblyDir, `asset.${String(code.S3Key).replace(/\.zip$/, '')}`, 'index.mjs');
+    const destination = onFailureOf(template, logicalId);
     const pool: LambdaContainer[] = [];
     for (let i = 0; i < (options.containersPerFunction ?? 1); i++) {
       pool.push(
         await startContainer(name, bundle, {
           env,
           log: invocations,
-          onFailure: (functionName, _event, error) => failed.push({ functionName, error }),
+          functionArn: arnOf(logicalId),
+          onFailure: (gaveUp) => {
+            failed.push({ functionName: gaveUp.functionName, error: gaveUp.error, destination });
+            const target = nextOf.get(destination);
+            if (!target) return;
+            const handing = target().invokeAsync(failureRecord(gaveUp));
+            handedOver.add(handing);
+            void handing.finally(() => handedOver.delete(handing));
+          },
           retryDelayMs: 100,
         }),
       );
@@ -119,6 +147,8 @@ export async function startDeployedStack(template: CfnTemplate, assemblyDir: str
     pools.set(name, pool);
     let next = 0;
     const nextContainer = () => pool[next++ % pool.length]!;
+    nextOf.set(logicalId, nextContainer);
+    logicalIds.set(name, logicalId);
     eventBridge.onTarget(logicalId, async (event) => {
       // At least once: the bus may hand the same event over twice.
       await Promise.all(options.deliverTwice ? [nextContainer().invokeAsync(event), nextContainer().invokeAsync(event)] : [nextContainer().invokeAsync(event)]);
@@ -134,9 +164,11 @@ export async function startDeployedStack(template: CfnTemplate, assemblyDir: str
     sqs,
     containers,
     pools,
+    logicalIds,
     invocations,
     failed,
     async close() {
+      await Promise.allSettled([...handedOver]);
       await Promise.all([...pools.values()].flat().map((c) => c.close()));
       await Promise.all([eventBridge.close(), scheduler.close(), sqs.close()]);
       await dynalite.close();

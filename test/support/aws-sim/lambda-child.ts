@@ -39,7 +39,10 @@ process.on('message', (message: Invoke) => {
       const result = await handler(message.event, context(message.requestId));
       send({ id: message.id, ok: true, result: result ?? null });
     } catch (error) {
-      send({ id: message.id, ok: false, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
+      // As the Node.js runtime reports an unhandled error: its name as errorType, its message.
+      const errorType = error instanceof Error ? error.name : 'Error';
+      const errorMessage = error instanceof Error ? error.message : String(error);
+      send({ id: message.id, ok: false, error: `${errorType}: ${errorMessage}`, errorType, errorMessage });
     }
   });
 });
