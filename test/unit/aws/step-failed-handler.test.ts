@@ -2,7 +2,7 @@
 // the invocation record in AWS's documented format and ends the incident as the local runtime
 // does, or keeps a record it cannot act on as a dead letter.
 import { afterEach, describe, expect, it } from 'vitest';
-import { makeEvent } from '../../../events/catalogue.ts';
+import { detailTypes, makeEvent, routes } from '../../../events/catalogue.ts';
 import { moveLeader } from '../../../functions/app/move-leader.ts';
 import { probeMembers } from '../../../functions/app/probe-members.ts';
 import { readInvocationRecord } from '../../../functions/aws/invocation-record.ts';
@@ -19,6 +19,10 @@ const approved = () => toEventBridgeEvent({ detailType: 'RemediationApproved', d
 const record = (event: unknown, errorType = 'Error', errorMessage = 'out of memory') => failureRecord({ functionArn: ARN, requestId: 'req-1', tries: 3, event, errorType, errorMessage });
 
 describe('readInvocationRecord', () => {
+  it('every routed detail type goes to one function, so a failure record names its step', () => {
+    for (const type of detailTypes) expect(routes[type].length, type).toBeLessThanOrEqual(1);
+  });
+
   it('a record of retries spent: the step the event is routed to, the event, and the last error as its message says it', () => {
     const read = readInvocationRecord(record(approved()));
     expect(read).toMatchObject({ ok: true, delivery: { functionName: 'remediate', error: 'out of memory', errorType: 'Error', event: { detailType: 'RemediationApproved' } } });
