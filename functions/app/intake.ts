@@ -10,7 +10,7 @@ import type { Bus } from '../ports/bus.ts';
 import type { Clock } from '../ports/clock.ts';
 import { UnknownClusterError, type ClusterDirectory, type MemberLocation, type MemberLookup } from '../ports/cluster-directory.ts';
 import type { DeadLetters } from '../ports/incident-store.ts';
-import type { Log } from './deps.ts';
+import type { Log } from '../ports/log.ts';
 
 export interface IntakeDeps {
   store: Pick<DeadLetters, 'putDeadLetter'>;

@@ -19,7 +19,7 @@ import type { ReplaceRequest, ReplaceResult } from '../ports/actuator.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import type { ClusterGuard } from '../ports/cluster-guard.ts';
 import type { Incident } from '../ports/incident-store.ts';
-import { withTimeout } from '../shared/with-timeout.ts';
+import { withTimeout } from '../lib/with-timeout.ts';
 import { guarded, takeClusterLock, type HeldLock } from './cluster-lock.ts';
 import { decisionEffects, failureEffects } from './decision-effects.ts';
 import type { Deps } from './deps.ts';

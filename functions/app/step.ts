@@ -15,7 +15,7 @@ import { withSingleRemediatorNote } from '../core/single-remediator.ts';
 import { stepBudgetMs, type StepName } from '../core/step-budget.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import { VersionConflictError, type Incident, type IncidentPatch, type OutboxEntry } from '../ports/incident-store.ts';
-import { currentInvocation } from '../shared/invocation.ts';
+import { currentInvocation } from '../lib/invocation.ts';
 import type { Deps } from './deps.ts';
 
 /** What carrying out an outbox needs: the store, the bus and the scheduler. */

@@ -3,7 +3,7 @@ import { probeDeadlineMs } from '../core/probe-deadline.ts';
 import { electionWaitMs } from '../core/step-budget.ts';
 import type { ClusterView } from '../core/view.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
-import { waitFor } from '../shared/wait-for.ts';
+import { waitFor } from '../lib/wait-for.ts';
 import type { Deps } from './deps.ts';
 import { probeCluster } from './probe-cluster.ts';
 

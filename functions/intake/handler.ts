@@ -5,7 +5,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import { intake, type IntakeDeps, type IntakeResult } from '../app/intake.ts';
-import { createLogger, type LambdaHandler } from '../shared/event-handler.ts';
+import { createLogger, type LambdaHandler } from '../lambda/event-handler.ts';
 
 export function createIntakeHandler(deps: IntakeDeps): LambdaHandler<IntakeResult> {
   const logger = deps.log instanceof Logger ? deps.log : createLogger('intake');

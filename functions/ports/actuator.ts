@@ -24,12 +24,3 @@ export interface Actuator {
    */
   replace(request: ReplaceRequest): Promise<ReplaceResult>;
 }
-
-/** Removes the etcd member only; the machine is left to whoever owns it. */
-export const etcdOnlyActuator: Actuator = {
-  name: 'etcd-only',
-  replace: async ({ member }) => ({
-    action: 'none',
-    detail: `etcd-only actuator: machine of ${member.name || member.id} left as it is`,
-  }),
-};

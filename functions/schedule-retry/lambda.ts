@@ -1,8 +1,8 @@
 // The Lambda entry of schedule-retry: its handler over the AWS adapters, and the minute sweep.
 import type { Context } from 'aws-lambda';
 import type { Deps } from '../app/deps.ts';
-import { awsDepsFromEnv } from '../aws/deps.ts';
-import { lambdaEntry } from '../aws/lambda-entry.ts';
+import { awsDepsFromEnv } from '../aws-wiring/pipeline-deps.ts';
+import { lambdaEntry } from '../aws-wiring/lambda-entry.ts';
 import { createScheduleRetryHandler } from './handler.ts';
 import { isScheduledSweep, sweepHandler } from './sweep-handler.ts';
 

@@ -6,8 +6,8 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { Deps } from '../app/deps.ts';
 import { lastDeliveryFailed } from '../app/last-delivery.ts';
-import { readInvocationRecord } from '../aws/invocation-record.ts';
-import { createLogger, type LambdaHandler } from '../shared/event-handler.ts';
+import { readInvocationRecord } from '../aws-wiring/invocation-record.ts';
+import { createLogger, type LambdaHandler } from '../lambda/event-handler.ts';
 import { payloadOf } from '../../events/validate.ts';
 
 /**

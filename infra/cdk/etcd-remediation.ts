@@ -18,7 +18,7 @@ import type { DeadLetterQueue } from './queues.ts';
 import { Routing } from './rules.ts';
 import { StepFailedDestination } from './step-failed.ts';
 import { LongWaits } from './scheduler.ts';
-import { ShortWaits } from './short-wait.ts';
+import { ShortWaits } from './short-wait-pipe.ts';
 import { indexNames, remediationTable } from './table.ts';
 
 export type { EtcdRemediationProps } from './props.ts';

@@ -13,7 +13,7 @@ import { Construct } from 'constructs';
 import { bundlingOptions } from './bundling.ts';
 import { functionSpecs, pascal, type StackFunctionName } from './function-specs.ts';
 import { acknowledge } from './nag.ts';
-import { lambdaEntry, lockFile, repoRoot } from './paths.ts';
+import { lambdaEntry, lockFile, repoRoot } from './repo-paths.ts';
 import { deadLetterQueue, type DeadLetterQueue } from './queues.ts';
 
 export interface RemediatorFunctionProps {

@@ -1,7 +1,7 @@
 // One JSON request over a fresh connection, under one deadline. No agent and no keep-alive: a
 // pooled socket to a stopped or faulted member would make the next call lie about reachability.
 import http from 'node:http';
-import { withTimeout } from '../../functions/shared/with-timeout.ts';
+import { withTimeout } from '../../functions/lib/with-timeout.ts';
 
 /** An error that keeps the socket-level code (ECONNREFUSED, ECONNRESET, ETIMEDOUT, ...). */
 export class HttpCallError extends Error {

@@ -10,7 +10,7 @@ import { requestJson } from './http-json.ts';
 import type { LabSignal } from './lab-daemon.ts';
 import { isAlive, killOurs } from './pids.ts';
 import type { LabFault, LabMemberInfo, LabMemberState, LabOptions, LabState } from './lab-types.ts';
-import { WaitAborted, waitFor } from '../../functions/shared/wait-for.ts';
+import { WaitAborted, waitFor } from '../../functions/lib/wait-for.ts';
 
 const DAEMON_MAIN = fileURLToPath(new URL('./lab-daemon-main.ts', import.meta.url));
 

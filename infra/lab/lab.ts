@@ -32,8 +32,8 @@ import { startFaultProxy } from './fault-proxy.ts';
 import type { FaultProxy } from './fault-proxy.ts';
 import { freePorts } from './free-port.ts';
 import type { LabFault, LabMemberRecord, LabMemberInfo, LabOptions, LabState, MemberRunState } from './lab-types.ts';
-import { WaitAborted, waitFor } from '../../functions/shared/wait-for.ts';
-import { withTimeout } from '../../functions/shared/with-timeout.ts';
+import { WaitAborted, waitFor } from '../../functions/lib/wait-for.ts';
+import { withTimeout } from '../../functions/lib/with-timeout.ts';
 
 export type { LabFault, LabMemberRecord, LabMemberInfo, LabOptions, LabState } from './lab-types.ts';
 

@@ -7,8 +7,8 @@ import { createMoveLeaderHandler } from '../../functions/move-leader/handler.ts'
 import { createProbeMembersHandler } from '../../functions/probe-members/handler.ts';
 import { createRemediateHandler } from '../../functions/remediate/handler.ts';
 import { createScheduleRetryHandler } from '../../functions/schedule-retry/handler.ts';
-import type { LambdaHandler } from '../../functions/shared/event-handler.ts';
-import type { FunctionHandlers } from './in-process-bus.ts';
+import type { LambdaHandler } from '../../functions/lambda/event-handler.ts';
+import type { FunctionHandlers } from '../../functions/adapters/local/in-process-bus.ts';
 
 export type HandlerFactory = (deps: Deps) => LambdaHandler<unknown>;
 

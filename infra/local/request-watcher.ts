@@ -15,14 +15,14 @@ import {
   type RemediationRequest,
   type RequestObject,
   type RequestStatus,
-} from '../../functions/adapters/kube/remediation-requests.ts';
-import type { Log } from '../../functions/app/deps.ts';
+} from '../../functions/adapters/kube/cluster-api/remediation-requests.ts';
+import type { Log } from '../../functions/ports/log.ts';
 import type { OutboxDeps } from '../../functions/app/step.ts';
 import { withdrawIncident, type WithdrawOutcome } from '../../functions/app/withdraw.ts';
-import { doublingBackoff } from '../../functions/shared/backoff.ts';
-import { waitFor } from '../../functions/shared/wait-for.ts';
+import { doublingBackoff } from '../../functions/lib/doubling-backoff.ts';
+import { waitFor } from '../../functions/lib/wait-for.ts';
 import type { Incident } from '../../functions/ports/incident-store.ts';
-import type { InProcessBus } from './in-process-bus.ts';
+import type { InProcessBus } from '../../functions/adapters/local/in-process-bus.ts';
 import { statusOfEvent, statusOfIncident } from './request-status.ts';
 
 /** Where requests are reported, and where their incidents are followed. */

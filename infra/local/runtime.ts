@@ -9,23 +9,25 @@ import { parseEvent, payloadOf } from '../../events/validate.ts';
 import type { Deps } from '../../functions/app/deps.ts';
 import { lastDeliveryFailed } from '../../functions/app/last-delivery.ts';
 import { sweepStalled } from '../../functions/app/sweep.ts';
-import { etcdOnlyActuator, type Actuator } from '../../functions/ports/actuator.ts';
-import { systemClock, type Clock } from '../../functions/ports/clock.ts';
+import { type Actuator } from '../../functions/ports/actuator.ts';
+import { etcdOnlyActuator } from '../../functions/adapters/etcd/etcd-only-actuator.ts';
+import { type Clock } from '../../functions/ports/clock.ts';
+import { systemClock } from '../../functions/adapters/local/system-clock.ts';
 import { UnknownClusterError, type ClusterDirectory } from '../../functions/ports/cluster-directory.ts';
-import { toEventBridgeEvent } from '../../functions/shared/eventbridge.ts';
-import { InvalidEventError, type LambdaHandler } from '../../functions/shared/event-handler.ts';
-import { settlesWithin } from '../../functions/shared/with-timeout.ts';
-import { createEtcdAccess } from './etcd-access.ts';
-import { createClusterActuator } from '../../functions/adapters/kube/cluster-actuator.ts';
-import { fileSnapshots } from './file-snapshots.ts';
+import { toEventBridgeEvent } from '../../functions/lambda/eventbridge.ts';
+import { InvalidEventError, type LambdaHandler } from '../../functions/lambda/event-handler.ts';
+import { settlesWithin } from '../../functions/lib/with-timeout.ts';
+import { createEtcdAccess } from '../../functions/adapters/local/etcd-access.ts';
+import { createClusterActuator } from '../../functions/adapters/kube/cluster-api/cluster-actuator.ts';
+import { fileSnapshots } from '../../functions/adapters/local/file-snapshots.ts';
 import { busHandlers, type HandlerFactory } from './function-handlers.ts';
 import { failpointFrom, withFailpoint } from './failpoint.ts';
-import { createInProcessBus, type InProcessBus } from './in-process-bus.ts';
+import { createInProcessBus, type InProcessBus } from '../../functions/adapters/local/in-process-bus.ts';
 import { localContext } from './lambda-context.ts';
 import { resumeScope, type ResumeOption } from './resume-scope.ts';
-import { openSqliteStore, type SqliteIncidentStore } from './sqlite-store.ts';
-import { StateIoError } from './state-file.ts';
-import { createTimerScheduler, reportTimerError, type TimerScheduler } from './timer-scheduler.ts';
+import { openSqliteStore, type SqliteIncidentStore } from '../../functions/adapters/local/sqlite-store.ts';
+import { StateIoError } from '../../functions/adapters/local/state-file.ts';
+import { createTimerScheduler, reportTimerError, type TimerScheduler } from '../../functions/adapters/local/timer-scheduler.ts';
 
 export interface LocalRuntimeOptions {
   /** The SQLite file holding incidents, journal, locks, timers and dead letters. */

@@ -4,7 +4,7 @@
 // DynamoDB on dynalite, and the cluster is a real 3-member etcd lab with the leader's path cut.
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { putCluster } from '../../functions/adapters/aws/cluster-registration.ts';
-import { waitFor } from '../../functions/shared/wait-for.ts';
+import { waitFor } from '../../functions/lib/wait-for.ts';
 import { startLab } from '../../infra/lab/lab.ts';
 import { startDeployedStack } from '../support/aws-sim/deployed-stack.ts';
 import { synthStack } from '../infra/synth.ts';

@@ -11,8 +11,8 @@ import { detailTypes, EVENT_SOURCE, routesOf, type DetailType } from '../../even
 import { parseEnvelope, parseEvent } from '../../events/validate.ts';
 import { intake, type IntakeDeps } from '../../functions/app/intake.ts';
 import type { Deps } from '../../functions/app/deps.ts';
-import { InvalidEventError, type LambdaHandler } from '../../functions/shared/event-handler.ts';
-import { toEventBridgeEvent } from '../../functions/shared/eventbridge.ts';
+import { InvalidEventError, type LambdaHandler } from '../../functions/lambda/event-handler.ts';
+import { toEventBridgeEvent } from '../../functions/lambda/eventbridge.ts';
 import { createIntake } from '../../infra/local/cli/intake.ts';
 import { localContext } from '../../infra/local/lambda-context.ts';
 import { handlerFactories } from '../../infra/local/function-handlers.ts';

@@ -3,7 +3,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { detailTypes, EVENT_SOURCE, routes, type FunctionName } from '../../events/catalogue.ts';
 import { intakePatterns } from '../../events/intake-routing.ts';
-import { SHORT_WAIT_PIPE } from '../../functions/adapters/aws/short-wait.ts';
+import { SHORT_WAIT_PIPE } from '../../functions/adapters/aws/short-wait-queue.ts';
 import { functionsByName, refOf, requireRef, resource, resourcesOf, single, type CfnTemplate, type Synthesized, synthStack } from './synth.ts';
 
 interface RuleTarget {

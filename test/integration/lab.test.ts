@@ -10,7 +10,7 @@ import { attachLab, spawnLabDaemon } from '../../infra/lab/lab-attach.ts';
 import { isAlive } from '../../infra/lab/pids.ts';
 import { startLab } from '../../infra/lab/lab.ts';
 import type { Lab } from '../../infra/lab/lab.ts';
-import { waitFor } from '../../functions/shared/wait-for.ts';
+import { waitFor } from '../../functions/lib/wait-for.ts';
 
 async function failureCode(call: Promise<unknown>): Promise<string> {
   try {

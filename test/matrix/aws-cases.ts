@@ -2,7 +2,7 @@
 // process killed mid-step). Each row runs the synthesized stack as deployed (aws-wiring.ts) on the
 // lab, the embedded pipeline left idle, and ends with the sick member removed exactly once. Each
 // row also proves its fault struck: a fault that was never injected fails the row.
-import { waitFor } from '../../functions/shared/wait-for.ts';
+import { waitFor } from '../../functions/lib/wait-for.ts';
 import { startLab, type LabMember } from '../../infra/lab/lab.ts';
 import { removalsRecorded } from '../support/aws-sim/lab-on-stack.ts';
 import type { DynamoExchange } from '../support/dynalite.ts';

@@ -5,7 +5,7 @@
 import { EVENT_SOURCE, isTerminalEvent, type EventEnvelope } from '../../events/catalogue.ts';
 import { parseEvent } from '../../events/validate.ts';
 import { createDynamoIncidentStore } from '../../functions/adapters/aws/dynamodb-store.ts';
-import { waitFor } from '../../functions/shared/wait-for.ts';
+import { waitFor } from '../../functions/lib/wait-for.ts';
 import type { PolicyInput } from '../../functions/core/policy.ts';
 import type { IncidentStore } from '../../functions/ports/incident-store.ts';
 import type { Lab } from '../../infra/lab/lab.ts';

@@ -4,7 +4,7 @@
 import { Etcd3 } from 'etcd3';
 import { createEtcd3Transport } from '../../functions/adapters/etcd/index.ts';
 import { etcd3Options } from '../../functions/adapters/etcd/member-client.ts';
-import { waitFor } from '../../functions/shared/wait-for.ts';
+import { waitFor } from '../../functions/lib/wait-for.ts';
 import type { Lab, LabMember } from '../../infra/lab/lab.ts';
 import type { TerminalEvent } from '../../infra/local/runtime.ts';
 import { startTlsLab, wrongClientCert } from './tls-cluster.ts';

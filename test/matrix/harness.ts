@@ -6,7 +6,7 @@ import type { EventEnvelope } from '../../events/catalogue.ts';
 import { endingOfEvent } from '../../functions/core/incident-endings.ts';
 import type { PolicyInput } from '../../functions/core/policy.ts';
 import type { TlsFiles } from '../../functions/ports/etcd.ts';
-import { waitFor } from '../../functions/shared/wait-for.ts';
+import { waitFor } from '../../functions/lib/wait-for.ts';
 import { startLab, type Lab, type LabMember } from '../../infra/lab/lab.ts';
 import type { TerminalEvent } from '../../infra/local/runtime.ts';
 import { startPipeline, type CallLog, type Pipeline } from '../integration/e2e/pipeline.ts';

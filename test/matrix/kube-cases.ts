@@ -3,7 +3,7 @@
 // named cp-N behind the FAKE API server, which serves the etcd pods and the Cluster API Machines, so
 // the pipeline gets the Machine actuator and every removal ends with the Machine deleted, once.
 import { createServer, type AddressInfo } from 'node:net';
-import { REMEDIATED_ANNOTATION } from '../../functions/adapters/kube/machine-actuator.ts';
+import { REMEDIATED_ANNOTATION } from '../../functions/adapters/kube/cluster-api/machine-actuator.ts';
 import type { PolicyInput } from '../../functions/core/policy.ts';
 import type { LabMember } from '../../infra/lab/lab.ts';
 import type { TerminalEvent } from '../../infra/local/runtime.ts';

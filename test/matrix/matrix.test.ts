@@ -1,6 +1,6 @@
 // The fault matrix in `npm test`: the fast rows of the same table `npm run matrix` runs in full
 // (cases.ts), each judged by the same harness, and the quorum checker's own rule proven both ways.
-import { waitFor } from '../../functions/shared/wait-for.ts';
+import { waitFor } from '../../functions/lib/wait-for.ts';
 import { describe, expect, it } from 'vitest';
 import { startLab } from '../../infra/lab/lab.ts';
 import { judge, startQuorumChecker, type QuorumSample } from '../support/quorum-checker.ts';

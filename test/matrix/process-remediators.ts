@@ -13,10 +13,10 @@ import { isTerminalEvent, type DetailType, type EventEnvelope } from '../../even
 import { parseEvent } from '../../events/validate.ts';
 import { endingOfOutcome } from '../../functions/core/incident-endings.ts';
 import { isDecisionLine, isLine, journalSteps, type JournalEntry } from '../../functions/core/journal.ts';
-import { WaitAborted, waitFor } from '../../functions/shared/wait-for.ts';
+import { WaitAborted, waitFor } from '../../functions/lib/wait-for.ts';
 import type { Lab } from '../../infra/lab/lab.ts';
 import type { CliResult } from '../../infra/local/cli/output.ts';
-import { openSqliteStore } from '../../infra/local/sqlite-store.ts';
+import { openSqliteStore } from '../../functions/adapters/local/sqlite-store.ts';
 import type { TerminalEvent } from '../../infra/local/runtime.ts';
 import type { CallLog } from '../integration/e2e/pipeline.ts';
 import { jsonOf, killService, startCli, type Service } from '../integration/cli/support.ts';

@@ -3,7 +3,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { handleWhenResult, retry } from 'cockatiel';
-import { doublingBackoff } from '../../shared/backoff.ts';
+import { doublingBackoff } from '../../lib/doubling-backoff.ts';
 import type { Item } from './dynamodb-codec.ts';
 import type { Key } from './dynamodb-keys.ts';
 

@@ -8,7 +8,7 @@ import { EVENT_SOURCE } from '../../../events/catalogue.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { ScheduleRequest, Scheduler } from '../../ports/scheduler.ts';
 import { scheduleName } from './schedule-name.ts';
-import { shortWaitMessage } from './short-wait.ts';
+import { shortWaitMessage } from './short-wait-queue.ts';
 
 export interface AwsSchedulerOptions {
   scheduler: SchedulerClient;

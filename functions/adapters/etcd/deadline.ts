@@ -1,7 +1,7 @@
 // A backstop for call deadlines: gRPC enforces the deadline itself, this only guards against a library
 // path that forgets to (auth token exchange, a stream that never starts), so a caller is never left waiting.
 import { EtcdCallError } from '../../ports/etcd.ts';
-import { withTimeout } from '../../shared/with-timeout.ts';
+import { withTimeout } from '../../lib/with-timeout.ts';
 
 /** How long past the gRPC deadline the backstop waits before giving up on the library. */
 export const BACKSTOP_GRACE_MS = 50;

@@ -2,6 +2,6 @@
 export { createEtcd3Transport, type Etcd3TransportOptions } from './transport.ts';
 export { createMemberClient, credentialsOf, DEFAULT_GRPC_OPTIONS, type MemberClientOptions } from './member-client.ts';
 export { createProber } from './prober.ts';
-export { directPaths } from './paths.ts';
+export { directPaths } from './path-resolvers.ts';
 export { normalizeEtcdError, toEtcdCallError } from './normalize-error.ts';
 export { decimalMemberId, hexMemberId } from './member-id.ts';

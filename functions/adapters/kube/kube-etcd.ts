@@ -6,18 +6,18 @@ import { kubeConfigFrom } from './kube-config.ts';
 
 export { kubeConfigFrom };
 import type { MachineSummary, PathName } from '../../core/types.ts';
-import type { ClusterEtcd } from '../../app/deps.ts';
+import type { ClusterEtcd } from '../../ports/cluster-etcd.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { KubeAccessConfig } from '../../ports/kube-access.ts';
 import type { EndpointTarget, EtcdMemberClient, EtcdTransport, EtcdUser, LookingPathResolver, PathLook, TlsFiles } from '../../ports/etcd.ts';
 import { createEtcd3Transport } from '../etcd/transport.ts';
 import { createEtcdGuards } from '../etcd/etcd-guard.ts';
 import { createProber } from '../etcd/prober.ts';
-import { createExecRelayClient } from './exec-relay-client.ts';
+import { createExecRelayClient } from './exec-relay/exec-relay-client.ts';
 import { hostEvidence, kubeSeeds, resolveKubePath } from './kube-paths.ts';
-import { createMachineReader, type MachineRef } from './machines.ts';
-import { createPortForwardClient, type PortForwardAccess } from './port-forward-client.ts';
-import { createPodStreams } from './pod-streams-client.ts';
+import { createMachineReader, type MachineRef } from './cluster-api/machines.ts';
+import { createPortForwardClient, type PortForwardAccess } from './port-forward/port-forward-client.ts';
+import { createPodStreams } from './streams/pod-streams-client.ts';
 import { readWorkload } from './workload.ts';
 
 export interface KubeEtcdOptions {

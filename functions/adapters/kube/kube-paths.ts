@@ -5,7 +5,7 @@
 //   from the relay pod the etcdctl runs in.
 import type { HostEvidence, MemberInfo, PathName } from '../../core/types.ts';
 import type { EndpointTarget } from '../../ports/etcd.ts';
-import type { MachineRef } from './machines.ts';
+import type { MachineRef } from './cluster-api/machines.ts';
 import { hostOf as urlHost, nodeOfMember } from './node-match.ts';
 import type { EtcdPod, WorkloadNode, WorkloadSnapshot } from './workload.ts';
 

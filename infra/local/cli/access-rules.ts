@@ -8,7 +8,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { carriesCredentials, CREDENTIALS_IN_URL, withoutCredentials } from '../../../functions/core/endpoint-url.ts';
 import { PATH_NAMES, type PathName } from '../../../functions/core/types.ts';
 import { KUBE_PATHS, type KubeAccessConfig } from '../../../functions/ports/kube-access.ts';
-import { withTimeout } from '../../../functions/shared/with-timeout.ts';
+import { withTimeout } from '../../../functions/lib/with-timeout.ts';
 import { InputFileError, readInputText } from './input-file.ts';
 
 export type AccessField = 'endpoints' | 'kubeconfig' | 'workloadKubeconfig' | 'capiCluster' | 'namespace' | 'paths';
@@ -116,7 +116,7 @@ function readKubeconfig(file: string, field: 'kubeconfig' | 'workloadKubeconfig'
   }
 }
 
-const kubeModules = async () => ({ ...(await import('../../../functions/adapters/kube/kube-config.ts')), ...(await import('../../../functions/adapters/kube/cluster-access.ts')) });
+const kubeModules = async () => ({ ...(await import('../../../functions/adapters/kube/kube-config.ts')), ...(await import('../../../functions/adapters/kube/cluster-api/cluster-access.ts')) });
 type KubeModules = Awaited<ReturnType<typeof kubeModules>>;
 
 function notAKubeconfig(kube: KubeModules, text: string): string | undefined {

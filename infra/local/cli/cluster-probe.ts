@@ -28,7 +28,7 @@ interface Access {
 
 async function accessTo(cluster: ClusterEntry): Promise<Access> {
   if (cluster.kube) {
-    const access = (await import('../etcd-access.ts')).createEtcdAccess();
+    const access = (await import('../../../functions/adapters/local/etcd-access.ts')).createEtcdAccess();
     const etcd = access.etcdFor(cluster);
     return { prober: etcd.prober, transport: etcd.transport, close: () => access.close() };
   }

@@ -11,7 +11,7 @@ import { isDecisionLine } from '../../../functions/core/journal.ts';
 import { parsePolicy } from '../../../functions/core/policy.ts';
 import { startLab } from '../../lab/lab.ts';
 import { createLocalRuntime, newIncidentId } from '../runtime.ts';
-import { createStaticDirectory } from '../static-directory.ts';
+import { createStaticDirectory } from '../../../functions/adapters/local/static-directory.ts';
 import { formatDuration } from './duration.ts';
 import { renderTimeline } from './output.ts';
 import { showProgress } from './progress.ts';

@@ -2,7 +2,7 @@
 // refused out. A refused input is dead-lettered with the field and problem that refused it;
 // nothing is accepted that the pipeline would then drop.
 import { parseEvent } from '../../../events/validate.ts';
-import { InvalidEventError } from '../../../functions/shared/event-handler.ts';
+import { InvalidEventError } from '../../../functions/lambda/event-handler.ts';
 import { selectorOf, targetKeyOf } from '../../../functions/core/target.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
 import { newIncidentId, type LocalRuntime } from '../runtime.ts';

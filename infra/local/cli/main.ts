@@ -1,6 +1,6 @@
 // etcd-remediator: the command-line edge. Each command lives in its own module, loaded on use.
 import { failpointFrom, UnknownFailpointError } from '../failpoint.ts';
-import { StateFileError } from '../state-file.ts';
+import { StateFileError } from '../../../functions/adapters/local/state-file.ts';
 import { PROGRAM, UsageError } from './args.ts';
 import { escapeControls } from './control-chars.ts';
 import { EXIT, flushOutput } from './output.ts';

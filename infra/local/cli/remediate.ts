@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { DetailInputOf } from '../../../events/catalogue.ts';
 import { isMismatched } from '../../../functions/core/cluster-identity.ts';
 import { createLocalRuntime, type LocalRuntime } from '../runtime.ts';
-import { createStaticDirectory } from '../static-directory.ts';
+import { createStaticDirectory } from '../../../functions/adapters/local/static-directory.ts';
 import { parseFlags, UsageError } from './args.ts';
 import { cliLogLevel } from './log-level.ts';
 import type { AccessFlagValues } from './cluster-flags.ts';

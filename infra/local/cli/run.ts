@@ -4,7 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { isTerminalEvent } from '../../../events/catalogue.ts';
 import { createLocalRuntime, type LocalRuntime } from '../runtime.ts';
-import { createStaticDirectory } from '../static-directory.ts';
+import { createStaticDirectory } from '../../../functions/adapters/local/static-directory.ts';
 import { parseFlags, PROGRAM, requiredFlag, UsageError } from './args.ts';
 import { cliLogLevel } from './log-level.ts';
 import { bearerCheck, listenOnSocket, prepareSocket } from './run-listen.ts';

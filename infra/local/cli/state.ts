@@ -1,8 +1,8 @@
 // The state file as the commands that write it (remediate, run) hold it: owned by this process
 // from before the first write to exit, and what is open in it, in one line per incident.
 import type { Incident } from '../../../functions/ports/incident-store.ts';
-import { openSqliteStore } from '../sqlite-store.ts';
-import { ownStateFile, type StateOwnership } from '../state-owner.ts';
+import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
+import { ownStateFile, type StateOwnership } from '../../../functions/adapters/local/state-owner.ts';
 import { PROGRAM } from './args.ts';
 import { escapeControls } from './control-chars.ts';
 import { EXIT } from './output.ts';

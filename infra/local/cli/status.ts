@@ -3,8 +3,8 @@
 import fs from 'node:fs';
 import { timelineOf } from '../../../functions/core/journal-words.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
-import { openSqliteStore, type SqliteIncidentStore } from '../sqlite-store.ts';
-import { describeStateError } from '../state-file.ts';
+import { openSqliteStore, type SqliteIncidentStore } from '../../../functions/adapters/local/sqlite-store.ts';
+import { describeStateError } from '../../../functions/adapters/local/state-file.ts';
 import { parseFlags, requiredFlag, UsageError } from './args.ts';
 import { escapeControlsIn } from './control-chars.ts';
 import { EXIT, printJson, renderTimeline, table } from './output.ts';

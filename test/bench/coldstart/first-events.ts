@@ -4,7 +4,7 @@
 // AWS call, which the bench makes fail fast.
 import { readFileSync } from 'node:fs';
 import { functionNames, subscriptionsOf, type FunctionName } from '../../../events/catalogue.ts';
-import { toEventBridgeEvent } from '../../../functions/shared/eventbridge.ts';
+import { toEventBridgeEvent } from '../../../functions/lambda/eventbridge.ts';
 import { failureRecord } from '../../support/aws-sim/invocation-record.ts';
 
 const samples = new URL('../../../events/samples/', import.meta.url);

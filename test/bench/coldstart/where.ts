@@ -7,7 +7,7 @@ import { mkdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { build, type BuildOptions, type Metafile } from 'esbuild';
 import { bundlingOptions, copyProtosCommand } from '../../../infra/cdk/bundling.ts';
-import { lambdaEntry, repoRoot } from '../../../infra/cdk/paths.ts';
+import { lambdaEntry, repoRoot } from '../../../infra/cdk/repo-paths.ts';
 
 /** What aws-lambda-nodejs passes esbuild for our options (its buildEsbuildArgs), as the JS API takes them. */
 function stackEsbuildOptions(outfile: string): BuildOptions {

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEtcdGuards, type EtcdGuards } from '../../../functions/adapters/etcd/etcd-guard.ts';
 import { EtcdCallError, type EndpointTarget } from '../../../functions/ports/etcd.ts';
-import { WaitAborted, waitFor } from '../../../functions/shared/wait-for.ts';
+import { WaitAborted, waitFor } from '../../../functions/lib/wait-for.ts';
 import { refusedEndpoint, startSingleEtcd, type SingleEtcd } from './single-etcd.ts';
 
 const direct = (...endpoints: string[]): EndpointTarget[] => endpoints.map((endpoint) => ({ endpoint, path: 'direct' }));

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { EtcdFailure } from '../../../functions/core/types.ts';
 import { EtcdCallError, type TlsFiles } from '../../../functions/ports/etcd.ts';
-import { WaitAborted, waitFor } from '../../../functions/shared/wait-for.ts';
+import { WaitAborted, waitFor } from '../../../functions/lib/wait-for.ts';
 
 const run = promisify(execFile);
 const ETCD = process.env.ETCD_BIN ?? 'etcd';

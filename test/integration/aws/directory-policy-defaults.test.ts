@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDynamoDirectory, putCluster } from '../../../functions/adapters/aws/dynamodb-directory.ts';
 import type { SecretSource } from '../../../functions/adapters/aws/secrets.ts';
-import { awsIntakeDepsFromEnv } from '../../../functions/aws/intake-deps.ts';
+import { awsIntakeDepsFromEnv } from '../../../functions/aws-wiring/intake-deps.ts';
 import { defaultPolicy } from '../../../functions/core/policy.ts';
 import { startDynalite, type Dynalite } from '../../support/dynalite.ts';
 

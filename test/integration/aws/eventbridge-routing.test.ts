@@ -7,7 +7,7 @@ import * as targets from 'aws-cdk-lib/aws-events-targets';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { detailTypes, EVENT_SOURCE, functionNames, makeEvent, subscriptionsOf, type FunctionName } from '../../../events/catalogue.ts';
 import { createEventBridgeBus } from '../../../functions/adapters/aws/eventbridge-bus.ts';
-import { eventBridgeSchemaFor, type EventBridgeEvent } from '../../../functions/shared/eventbridge.ts';
+import { eventBridgeSchemaFor, type EventBridgeEvent } from '../../../functions/lambda/eventbridge.ts';
 import type { CfnTemplate } from '../../support/fakes/cfn-template.ts';
 import { startEventBridgeFake, type EventBridgeFake } from '../../support/fakes/eventbridge-fake.ts';
 import { loadSample } from '../../unit/events/samples.ts';

@@ -3,7 +3,7 @@
 // EventBridge, Scheduler, SQS and the Pipe, the store on dynalite, real etcd with the leader's path
 // cut. One MemberRemove, the whole chain of events, inside the time goal.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from '../../../functions/shared/wait-for.ts';
+import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';
 import { startDeployedStack, type DeployedStack } from '../../support/aws-sim/deployed-stack.ts';
 import { registerLab, removalsRecorded as recordedOn, reportUnhealthy } from '../../support/aws-sim/lab-on-stack.ts';

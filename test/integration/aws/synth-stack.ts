@@ -9,7 +9,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as pipes from 'aws-cdk-lib/aws-pipes';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { EVENT_SOURCE, functionNames, subscriptionsOf, type FunctionName } from '../../../events/catalogue.ts';
-import { SHORT_WAIT_PIPE } from '../../../functions/adapters/aws/short-wait.ts';
+import { SHORT_WAIT_PIPE } from '../../../functions/adapters/aws/short-wait-queue.ts';
 import { busNamesOf, type CfnTemplate } from '../../support/fakes/cfn-template.ts';
 
 export const REGION = 'us-east-1';

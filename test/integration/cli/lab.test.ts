@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { attachLab, readLabState } from '../../../infra/lab/lab-attach.ts';
-import { waitFor } from '../../../functions/shared/wait-for.ts';
+import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { isAlive } from '../../../infra/lab/pids.ts';
 import { jsonOf, runCli } from './support.ts';
 

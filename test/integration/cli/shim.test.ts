@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from '../../../functions/shared/wait-for.ts';
+import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';
 import { running, startCli, type Service } from './support.ts';
 

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openSqliteStore } from '../../../infra/local/sqlite-store.ts';
+import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import { withoutPermissionOverride, jsonOf, killService, runCli, startCli, type Service } from './support.ts';
 
 // Nothing listens on port 1: enough for what happens to the state file, no etcd needed.

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openSqliteStore } from '../../../infra/local/sqlite-store.ts';
+import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import { jsonOf, runCli } from './support.ts';
 
 const T0 = Date.parse('2025-06-01T12:00:00Z');

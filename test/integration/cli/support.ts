@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { WaitAborted, waitFor } from '../../../functions/shared/wait-for.ts';
+import { WaitAborted, waitFor } from '../../../functions/lib/wait-for.ts';
 import { isAlive } from '../../../infra/lab/pids.ts';
 
 export const BIN = fileURLToPath(new URL('../../../bin/etcd-remediator.mjs', import.meta.url));

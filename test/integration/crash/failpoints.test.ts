@@ -9,10 +9,10 @@ import { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RemovalRecord } from '../../../functions/core/replacement.ts';
 import type { JournalEntry } from '../../../functions/ports/incident-store.ts';
-import { waitFor } from '../../../functions/shared/wait-for.ts';
-import { withTimeout } from '../../../functions/shared/with-timeout.ts';
+import { waitFor } from '../../../functions/lib/wait-for.ts';
+import { withTimeout } from '../../../functions/lib/with-timeout.ts';
 import { FAILPOINT_ENV, FAILPOINTS, type Failpoint } from '../../../infra/local/failpoint.ts';
-import { openSqliteStore } from '../../../infra/local/sqlite-store.ts';
+import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import { startLab, type Lab, type LabMember } from '../../../infra/lab/lab.ts';
 import { jsonOf, killService, runCli, startCli, type Service } from '../cli/support.ts';
 

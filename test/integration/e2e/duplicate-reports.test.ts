@@ -1,7 +1,7 @@
 // Reports of one member, by many senders and by name or id: one incident, one removal. Reports
 // that arrive after it ended but were observed before are kept on it as late duplicates.
 import { describe, expect, it } from 'vitest';
-import { waitFor } from '../../../functions/shared/wait-for.ts';
+import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { startLab } from '../../../infra/lab/lab.ts';
 import { labPerTest, startPipeline } from './pipeline.ts';
 

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Actuator } from '../../../functions/ports/actuator.ts';
-import { waitFor } from '../../../functions/shared/wait-for.ts';
+import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';
 import { startPipeline, type Pipeline } from './pipeline.ts';
 

@@ -6,11 +6,11 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parsePolicy } from '../../../functions/core/policy.ts';
 import { createProbeMembersHandler } from '../../../functions/probe-members/handler.ts';
-import { toEventBridgeEvent } from '../../../functions/shared/eventbridge.ts';
-import { InvalidEventError } from '../../../functions/shared/event-handler.ts';
+import { toEventBridgeEvent } from '../../../functions/lambda/eventbridge.ts';
+import { InvalidEventError } from '../../../functions/lambda/event-handler.ts';
 import { localContext } from '../../../infra/local/lambda-context.ts';
 import { createLocalRuntime, type LocalRuntime } from '../../../infra/local/runtime.ts';
-import { createStaticDirectory } from '../../../infra/local/static-directory.ts';
+import { createStaticDirectory } from '../../../functions/adapters/local/static-directory.ts';
 import type { Deps } from '../../../functions/app/deps.ts';
 
 const at = '2026-01-01T00:00:00Z';

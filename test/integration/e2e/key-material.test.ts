@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LOG_LEVEL_ENV } from '../../../infra/local/cli/log-level.ts';
-import { openSqliteStore } from '../../../infra/local/sqlite-store.ts';
+import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import { CAPI_CLUSTER, startKubeWorld, type KubeWorld } from '../kube/kube-world.ts';
 import { killService, runCli, startCli, type CliRun, type Service } from '../cli/support.ts';
 import { startTlsCluster, type TlsCluster } from './tls-cluster.ts';

@@ -7,7 +7,7 @@ import { Etcd3 } from 'etcd3';
 import { journalWords } from '../../../functions/core/journal-words.ts';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';
 import type { TerminalEvent } from '../../../infra/local/runtime.ts';
-import { waitFor } from '../../../functions/shared/wait-for.ts';
+import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { labPerTest, startPipeline, type Pipeline } from './pipeline.ts';
 
 const reasonOf = (e: TerminalEvent): string => (e.detail as { reason?: string }).reason ?? e.detailType;

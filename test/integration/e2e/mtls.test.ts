@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createEtcd3Transport } from '../../../functions/adapters/etcd/index.ts';
 import { EtcdCallError, type TlsFiles } from '../../../functions/ports/etcd.ts';
-import { waitFor } from '../../../functions/shared/wait-for.ts';
+import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { expectRemovedWithoutMove, reasonsOf, startPipeline, type Pipeline } from './pipeline.ts';
 import { CALL_MS, startTlsCluster, type TlsCluster } from './tls-cluster.ts';
 

@@ -6,15 +6,15 @@ import path from 'node:path';
 import type { EventEnvelope } from '../../../events/catalogue.ts';
 import { createEtcdGuards, type EtcdGuards } from '../../../functions/adapters/etcd/etcd-guard.ts';
 import { createEtcd3Transport, createProber, directPaths } from '../../../functions/adapters/etcd/index.ts';
-import type { ClusterEtcd } from '../../../functions/app/deps.ts';
+import type { ClusterEtcd } from '../../../functions/ports/cluster-etcd.ts';
 import { parsePolicy, type PolicyInput } from '../../../functions/core/policy.ts';
 import type { Actuator } from '../../../functions/ports/actuator.ts';
 import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
 import type { EtcdMemberClient, EtcdTransport, TlsFiles } from '../../../functions/ports/etcd.ts';
-import { createEtcdAccess } from '../../../infra/local/etcd-access.ts';
+import { createEtcdAccess } from '../../../functions/adapters/local/etcd-access.ts';
 import type { KubeAccessConfig } from '../../../functions/ports/kube-access.ts';
 import { createLocalRuntime, type LocalRuntime, type TerminalEvent } from '../../../infra/local/runtime.ts';
-import { createStaticDirectory } from '../../../infra/local/static-directory.ts';
+import { createStaticDirectory } from '../../../functions/adapters/local/static-directory.ts';
 import type { Lab } from '../../../infra/lab/lab.ts';
 
 /** Short enough for tests, on the lab's 50 ms heartbeat and 500 ms election timeout. */

@@ -4,7 +4,7 @@
 // ends as DUPLICATE_INCIDENT (another remediator removed it), never TARGET_NOT_FOUND.
 import { describe, expect, it } from 'vitest';
 import { startLab } from '../../../infra/lab/lab.ts';
-import { waitFor } from '../../../functions/shared/wait-for.ts';
+import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { labPerTest, startPipeline, type Pipeline } from './pipeline.ts';
 
 describe.sequential('a second remediator during the election the first removal caused', () => {

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { createEtcd3Transport } from '../../../functions/adapters/etcd/index.ts';
 import type { MemberStatus } from '../../../functions/core/types.ts';
 import type { EtcdTransport } from '../../../functions/ports/etcd.ts';
-import { WaitAborted, waitFor } from '../../../functions/shared/wait-for.ts';
+import { WaitAborted, waitFor } from '../../../functions/lib/wait-for.ts';
 import { logTail, resolveEtcdBin } from '../../../infra/lab/etcd-process.ts';
 import { startFaultProxy, type FaultProxy } from '../../../infra/lab/fault-proxy.ts';
 import { freePorts } from '../../../infra/lab/free-port.ts';

@@ -3,7 +3,7 @@
 // quorum the whole time.
 import { describe, expect, it } from 'vitest';
 import type { EventEnvelope } from '../../../events/catalogue.ts';
-import { waitFor } from '../../../functions/shared/wait-for.ts';
+import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { requestJson } from '../../../infra/lab/http-json.ts';
 import { startLab, type Lab, type LabMember } from '../../../infra/lab/lab.ts';
 import type { TerminalEvent } from '../../../infra/local/runtime.ts';

@@ -3,7 +3,7 @@
 import http from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiException, CustomObjectsApi, type KubernetesListObject, type KubernetesObject, ListWatch, PatchStrategy, Watch, makeInformer, setHeaderOptions } from '@kubernetes/client-node';
-import { waitFor } from '../../../functions/shared/wait-for.ts';
+import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { startKubeApiFake, type KubeApiFake } from '../../support/fakes/kube/api-server.ts';
 
 const NS = 'capi';

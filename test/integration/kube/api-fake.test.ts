@@ -8,9 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiException, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { gatewayStatus } from '../../../infra/lab/etcd-gateway.ts';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';
-import { waitFor } from '../../../functions/shared/wait-for.ts';
-import { createPodStreams } from '../../../functions/adapters/kube/pod-streams-client.ts';
-import type { PodRef, PodStreams } from '../../../functions/adapters/kube/pod-streams.ts';
+import { waitFor } from '../../../functions/lib/wait-for.ts';
+import { createPodStreams } from '../../../functions/adapters/kube/streams/pod-streams-client.ts';
+import type { PodRef, PodStreams } from '../../../functions/adapters/kube/streams/pod-streams.ts';
 import { startKubeApiFake, type KubeApiFake } from '../../support/fakes/kube/api-server.ts';
 import { probeUpgrade } from './upgrade-probe.ts';
 

@@ -4,9 +4,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Exec, type V1Status } from '@kubernetes/client-node';
 import { createEtcd3Transport } from '../../../functions/adapters/etcd/index.ts';
-import { endpointStatusArgv, isEtcdFailure, parseEndpointStatus, type RelayCall } from '../../../functions/adapters/kube/etcdctl-relay.ts';
-import { isObject, parseJsonNumbersAsText } from '../../../functions/adapters/kube/etcdctl-relay-json.ts';
-import { collector } from '../../../functions/adapters/kube/pod-streams-client.ts';
+import { endpointStatusArgv, isEtcdFailure, parseEndpointStatus, type RelayCall } from '../../../functions/adapters/kube/exec-relay/exec-relay-etcdctl.ts';
+import { isObject, parseJsonNumbersAsText } from '../../../functions/adapters/kube/exec-relay/exec-relay-json.ts';
+import { collector } from '../../../functions/adapters/kube/streams/pod-streams-client.ts';
 import { classifyFailure } from '../../../functions/core/classify.ts';
 import type { MemberStatus } from '../../../functions/core/types.ts';
 import { startLab, type Lab, type LabMember } from '../../../infra/lab/lab.ts';

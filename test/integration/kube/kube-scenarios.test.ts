@@ -5,8 +5,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { EventEnvelope } from '../../../events/catalogue.ts';
 import { createEtcd3Transport } from '../../../functions/adapters/etcd/index.ts';
-import { REMEDIATED_ANNOTATION } from '../../../functions/adapters/kube/machine-actuator.ts';
-import { waitFor } from '../../../functions/shared/wait-for.ts';
+import { REMEDIATED_ANNOTATION } from '../../../functions/adapters/kube/cluster-api/machine-actuator.ts';
+import { waitFor } from '../../../functions/lib/wait-for.ts';
 import type { LabMember } from '../../../infra/lab/lab.ts';
 import type { TerminalEvent } from '../../../infra/local/runtime.ts';
 import { startPipeline, type Pipeline } from '../e2e/pipeline.ts';

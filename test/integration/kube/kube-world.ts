@@ -4,7 +4,7 @@
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { startLab, type Lab, type LabMember } from '../../../infra/lab/lab.ts';
 import type { KubeAccessConfig } from '../../../functions/ports/kube-access.ts';
-import { kubeconfigSecretName, KUBECONFIG_SECRET_KEY } from '../../../functions/adapters/kube/cluster-access.ts';
+import { kubeconfigSecretName, KUBECONFIG_SECRET_KEY } from '../../../functions/adapters/kube/cluster-api/cluster-access.ts';
 import { startKubeApiFake, type KubeApiFake } from '../../support/fakes/kube/api-server.ts';
 
 export const CAPI_NAMESPACE = 'default';

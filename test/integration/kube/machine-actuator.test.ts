@@ -1,8 +1,8 @@
 // The CAPI Machine reader and actuator, through client-node for real, against the kube API fake.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CustomObjectsApi } from '@kubernetes/client-node';
-import { createMachineActuator, REMEDIATED_ANNOTATION, type RemediationRecord } from '../../../functions/adapters/kube/machine-actuator.ts';
-import { createMachineReader } from '../../../functions/adapters/kube/machines.ts';
+import { createMachineActuator, REMEDIATED_ANNOTATION, type RemediationRecord } from '../../../functions/adapters/kube/cluster-api/machine-actuator.ts';
+import { createMachineReader } from '../../../functions/adapters/kube/cluster-api/machines.ts';
 import type { ReplaceRequest } from '../../../functions/ports/actuator.ts';
 import { startKubeApiFake, type KubeApiFake } from '../../support/fakes/kube/api-server.ts';
 import { metadataOf, resourceType } from '../../support/fakes/kube/store.ts';

@@ -6,13 +6,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REQUEST_GROUP, REQUEST_PLURAL, REQUEST_VERSION } from '../../../functions/adapters/kube/remediation-requests.ts';
-import { systemClock } from '../../../functions/ports/clock.ts';
+import { REQUEST_GROUP, REQUEST_PLURAL, REQUEST_VERSION } from '../../../functions/adapters/kube/cluster-api/remediation-requests.ts';
+import { systemClock } from '../../../functions/adapters/local/system-clock.ts';
 import type { Scheduler } from '../../../functions/ports/scheduler.ts';
-import { waitFor } from '../../../functions/shared/wait-for.ts';
-import { createInProcessBus } from '../../../infra/local/in-process-bus.ts';
+import { waitFor } from '../../../functions/lib/wait-for.ts';
+import { createInProcessBus } from '../../../functions/adapters/local/in-process-bus.ts';
 import { startRequestWatcher, type RequestWatcher } from '../../../infra/local/request-watcher.ts';
-import { openSqliteStore, type SqliteIncidentStore } from '../../../infra/local/sqlite-store.ts';
+import { openSqliteStore, type SqliteIncidentStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import { startKubeApiFake, type KubeApiFake } from '../../support/fakes/kube/api-server.ts';
 
 const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };

@@ -4,7 +4,7 @@
 // Offers v4 only unless told: with v5 offered, an exec goes through the API server's translator,
 // which upgrades first and fails on channel 3 (§0.3), so the answer before the upgrade is v4's.
 import type { KubeConfig } from '@kubernetes/client-node';
-import { streamTransport, UpgradeRefused } from '../../../functions/adapters/kube/stream-transport.ts';
+import { streamTransport, UpgradeRefused } from '../../../functions/adapters/kube/streams/stream-transport.ts';
 
 export type UpgradeOutcome =
   | { upgraded: true; protocol: string }

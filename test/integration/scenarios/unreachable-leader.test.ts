@@ -8,7 +8,7 @@ import type { Decision } from '../../../functions/core/decision.ts';
 import type { LeaderJudgement } from '../../../functions/core/evidence.ts';
 import { parsePolicy } from '../../../functions/core/policy.ts';
 import { NO_LEADER } from '../../../functions/core/types.ts';
-import { waitFor } from '../../../functions/shared/wait-for.ts';
+import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { labPerTest, memberAt, scenarioPolicy, waitUntilGone } from './support.ts';
 
 // A blackholed leader makes every probe last the whole call deadline, so its grace window must span

@@ -3,7 +3,7 @@
 // incident, one MemberRemove, one actuator call.
 import { describe, expect, it } from 'vitest';
 import type { Actuator } from '../../../functions/ports/actuator.ts';
-import { waitFor } from '../../../functions/shared/wait-for.ts';
+import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { startLab } from '../../../infra/lab/lab.ts';
 import { labPerTest, startPipeline } from '../e2e/pipeline.ts';
 import { expectOneRemoval, expectStormJournal, settle } from './support.ts';

@@ -2,7 +2,7 @@
 import { expect } from 'vitest';
 import type { EventEnvelope } from '../../../events/catalogue.ts';
 import type { IncidentStore } from '../../../functions/ports/incident-store.ts';
-import { WaitAborted, waitFor } from '../../../functions/shared/wait-for.ts';
+import { WaitAborted, waitFor } from '../../../functions/lib/wait-for.ts';
 import { gatewayAddLearner } from '../../../infra/lab/etcd-gateway.ts';
 import type { Lab } from '../../../infra/lab/lab.ts';
 import type { CallLog } from '../e2e/pipeline.ts';

@@ -6,8 +6,9 @@
 // resources and detail. A target's RetryPolicy and DeadLetterConfig are not applied here: a
 // handler that throws is recorded as failed, and retrying is the Lambda host's business.
 import { randomUUID } from 'node:crypto';
-import { systemClock, type Clock } from '../../../functions/ports/clock.ts';
-import type { EventBridgeEvent } from '../../../functions/shared/eventbridge.ts';
+import { type Clock } from '../../../functions/ports/clock.ts';
+import { systemClock } from '../../../functions/adapters/local/system-clock.ts';
+import type { EventBridgeEvent } from '../../../functions/lambda/eventbridge.ts';
 import { busNameOf, busNamesOf, type CfnRefs, type CfnTemplate } from './cfn-template.ts';
 import { AwsFakeError, jsonBody, startFakeServer, type FakeRequest, type FakeResponse } from './http.ts';
 import { rulesFromTemplate, type LoadedRule, type RuleTarget } from './template-rules.ts';

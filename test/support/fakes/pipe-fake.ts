@@ -4,7 +4,7 @@
 // checked too. Only what the contract uses is implemented: a static Source, a static DetailType or
 // a "$.body.<path>" one, and an InputTemplate of exactly "<$.body.<path>>"; anything else (no
 // InputTemplate, enrichment, filters, dynamic Source) is refused when the pipe is connected.
-import { SHORT_WAIT_PIPE } from '../../../functions/adapters/aws/short-wait.ts';
+import { SHORT_WAIT_PIPE } from '../../../functions/adapters/aws/short-wait-queue.ts';
 import { resolveBusName, resolveValue, resourcesOfType, type CfnRefs, type CfnTemplate } from './cfn-template.ts';
 import type { EventBridgeFake, PutResult } from './eventbridge-fake.ts';
 import type { QueuedMessage, SqsFake } from './sqs-fake.ts';

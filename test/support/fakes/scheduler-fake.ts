@@ -4,7 +4,8 @@
 // bus target are implemented. It refuses a schedule less than 60 s out: the real service would
 // fire it up to a minute late. On its clock's time it puts the target's Input on the EventBridge
 // fake as the templated target does, retrying per the RetryPolicy, then dead-letters or deletes.
-import { systemClock, type Clock } from '../../../functions/ports/clock.ts';
+import { type Clock } from '../../../functions/ports/clock.ts';
+import { systemClock } from '../../../functions/adapters/local/system-clock.ts';
 import { busNameOf } from './cfn-template.ts';
 import { dueTimer } from './due-timer.ts';
 import type { EventBridgeFake, PutResult } from './eventbridge-fake.ts';

@@ -4,7 +4,8 @@
 // visible DelaySeconds after it was sent, on the fake's clock; the queue's consumer (the Pipe fake)
 // gets it then, and a consumer that throws leaves it to come back after the visibility timeout.
 import { createHash, randomUUID } from 'node:crypto';
-import { systemClock, type Clock } from '../../../functions/ports/clock.ts';
+import { type Clock } from '../../../functions/ports/clock.ts';
+import { systemClock } from '../../../functions/adapters/local/system-clock.ts';
 import { dueTimer } from './due-timer.ts';
 import { AwsFakeError, jsonBody, startFakeServer, type FakeRequest, type FakeResponse } from './http.ts';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
-import { directPaths } from '../../../functions/adapters/etcd/paths.ts';
+import { directPaths } from '../../../functions/adapters/etcd/path-resolvers.ts';
 import { createProber } from '../../../functions/adapters/etcd/prober.ts';
-import { manualClock } from '../../../functions/ports/clock.ts';
+import { manualClock } from '../../support/manual-clock.ts';
 import type { EtcdFailure, MemberInfo, MemberStatus, PathName } from '../../../functions/core/types.ts';
 import {
   EtcdCallError, type EndpointTarget, type EtcdMemberClient, type EtcdTransport, type PathResolver,

@@ -9,7 +9,7 @@ import { probeMembers } from '../../../functions/app/probe-members.ts';
 import { remediate } from '../../../functions/app/remediate.ts';
 import { scheduleRetry } from '../../../functions/app/schedule-retry.ts';
 import { stepFailed } from '../../../functions/app/step-failed.ts';
-import type { ManualClock } from '../../../functions/ports/clock.ts';
+import type { ManualClock } from '../../support/manual-clock.ts';
 import type { ScheduleRequest } from '../../../functions/ports/scheduler.ts';
 
 export const RETRIES = 2;

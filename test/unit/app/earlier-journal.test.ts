@@ -7,7 +7,7 @@ import { moveLeader } from '../../../functions/app/move-leader.ts';
 import { probeMembers } from '../../../functions/app/probe-members.ts';
 import { remediate } from '../../../functions/app/remediate.ts';
 import { resultOf } from '../../../infra/local/cli/result.ts';
-import { openSqliteStore, type SqliteIncidentStore } from '../../../infra/local/sqlite-store.ts';
+import { openSqliteStore, type SqliteIncidentStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import { id, sample, type MemberSpec } from '../core/fixtures.ts';
 import { tempDir, type TempDir } from '../local/helpers.ts';
 import { harness, unhealthy, type Harness } from './harness.ts';

@@ -2,7 +2,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { afterEach, expect, it, vi } from 'vitest';
 import { createProbeMembersHandler } from '../../../functions/probe-members/handler.ts';
-import { toEventBridgeEvent } from '../../../functions/shared/eventbridge.ts';
+import { toEventBridgeEvent } from '../../../functions/lambda/eventbridge.ts';
 import { localContext } from '../../../infra/local/lambda-context.ts';
 import { harness, T0, type Harness } from './harness.ts';
 

@@ -5,12 +5,12 @@ import type { DetailOf, DetailType, EventEnvelope } from '../../../events/catalo
 import type { Deps } from '../../../functions/app/deps.ts';
 import { parsePolicy, type PolicyInput } from '../../../functions/core/policy.ts';
 import type { ProbeSample } from '../../../functions/core/types.ts';
-import { etcdOnlyActuator } from '../../../functions/ports/actuator.ts';
-import { manualClock, type ManualClock } from '../../../functions/ports/clock.ts';
+import { etcdOnlyActuator } from '../../../functions/adapters/etcd/etcd-only-actuator.ts';
+import { manualClock, type ManualClock } from '../../support/manual-clock.ts';
 import { UnknownClusterError, type ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
 import { EtcdCallError, type EtcdMemberClient } from '../../../functions/ports/etcd.ts';
 import type { ScheduleRequest } from '../../../functions/ports/scheduler.ts';
-import { openSqliteStore } from '../../../infra/local/sqlite-store.ts';
+import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import { etcdGuardFake, type EtcdGuardFake } from '../../support/fakes/etcd-guard-fake.ts';
 import { tempDir } from '../local/helpers.ts';
 

@@ -8,7 +8,7 @@ import type { IntakeDeps, IntakeResult } from '../../../functions/app/intake.ts'
 import type { MemberLocation } from '../../../functions/ports/cluster-directory.ts';
 import { createIntakeHandler } from '../../../functions/intake/handler.ts';
 import { createProbeMembersHandler } from '../../../functions/probe-members/handler.ts';
-import { toEventBridgeEvent } from '../../../functions/shared/eventbridge.ts';
+import { toEventBridgeEvent } from '../../../functions/lambda/eventbridge.ts';
 import { localContext } from '../../../infra/local/lambda-context.ts';
 import { harness, T0, type Harness } from './harness.ts';
 

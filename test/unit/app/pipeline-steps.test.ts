@@ -3,7 +3,7 @@ import { moveLeader } from '../../../functions/app/move-leader.ts';
 import { probeMembers } from '../../../functions/app/probe-members.ts';
 import { remediate } from '../../../functions/app/remediate.ts';
 import { scheduleRetry } from '../../../functions/app/schedule-retry.ts';
-import { asInvocation } from '../../../functions/shared/invocation.ts';
+import { asInvocation } from '../../../functions/lib/invocation.ts';
 import { UnknownClusterError } from '../../../functions/ports/cluster-directory.ts';
 import { EtcdCallError } from '../../../functions/ports/etcd.ts';
 import { sampleLine } from '../../support/journal-lines.ts';

@@ -7,7 +7,7 @@ import { probeMembers } from '../../../functions/app/probe-members.ts';
 import { remediate } from '../../../functions/app/remediate.ts';
 import { scheduleRetry } from '../../../functions/app/schedule-retry.ts';
 import type { ClusterGuard } from '../../../functions/ports/cluster-guard.ts';
-import { waitFor } from '../../../functions/shared/wait-for.ts';
+import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { id, sample, type MemberSpec } from '../core/fixtures.ts';
 import { harness, unhealthy, type Harness } from './harness.ts';
 

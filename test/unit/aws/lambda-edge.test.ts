@@ -1,9 +1,9 @@
 // The AWS edge without AWS: what a cold start checks, and that a container builds its deps once.
 import { describe, expect, it, vi } from 'vitest';
-import { awsDepsFromEnv } from '../../../functions/aws/deps.ts';
-import { awsIntakeDepsFromEnv } from '../../../functions/aws/intake-deps.ts';
-import { clientConfig, MissingEnvError } from '../../../functions/aws/env.ts';
-import { lambdaEntry } from '../../../functions/aws/lambda-entry.ts';
+import { awsDepsFromEnv } from '../../../functions/aws-wiring/pipeline-deps.ts';
+import { awsIntakeDepsFromEnv } from '../../../functions/aws-wiring/intake-deps.ts';
+import { clientConfig, MissingEnvError } from '../../../functions/aws-wiring/env.ts';
+import { lambdaEntry } from '../../../functions/aws-wiring/lambda-entry.ts';
 import { handler as probeMembers } from '../../../functions/probe-members/lambda.ts';
 import { localContext } from '../../../infra/local/lambda-context.ts';
 import { fullEnv } from './env-fixture.ts';

@@ -5,9 +5,9 @@ import { makeEvent, type DetailType, type EventEnvelope } from '../../../events/
 import { commit, flushLeftOutbox, flushOutbox } from '../../../functions/app/step.ts';
 import type { Bus } from '../../../functions/ports/bus.ts';
 import type { IncidentStore } from '../../../functions/ports/incident-store.ts';
-import { meteredBus, powertoolsSink, type MetricSink } from '../../../functions/shared/metered-bus.ts';
-import { outcomeMetrics, type MetricPoint } from '../../../functions/shared/outcome-metrics.ts';
-import { openSqliteStore } from '../../../infra/local/sqlite-store.ts';
+import { meteredBus, powertoolsSink, type MetricSink } from '../../../functions/lambda/metered-bus.ts';
+import { outcomeMetrics, type MetricPoint } from '../../../functions/lambda/outcome-metrics.ts';
+import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import { loadSample } from '../events/samples.ts';
 import { tempDir } from '../local/helpers.ts';
 

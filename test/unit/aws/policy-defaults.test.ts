@@ -3,10 +3,10 @@
 import { describe, expect, it } from 'vitest';
 import { checkRegistration } from '../../../functions/adapters/aws/cluster-registration.ts';
 import { checkPolicyDefaults, underDefaults } from '../../../functions/adapters/aws/policy-defaults.ts';
-import { awsDepsFromEnv } from '../../../functions/aws/deps.ts';
-import { InvalidEnvError } from '../../../functions/aws/env.ts';
-import { awsIntakeDepsFromEnv } from '../../../functions/aws/intake-deps.ts';
-import { policyDefaultsFromEnv } from '../../../functions/aws/policy-defaults.ts';
+import { awsDepsFromEnv } from '../../../functions/aws-wiring/pipeline-deps.ts';
+import { InvalidEnvError } from '../../../functions/aws-wiring/env.ts';
+import { awsIntakeDepsFromEnv } from '../../../functions/aws-wiring/intake-deps.ts';
+import { policyDefaultsFromEnv } from '../../../functions/aws-wiring/policy-defaults-env.ts';
 import { defaultPolicy } from '../../../functions/core/policy.ts';
 import { fullEnv } from './env-fixture.ts';
 

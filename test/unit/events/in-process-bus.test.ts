@@ -6,7 +6,7 @@ import {
   type DeadLetter,
   type FunctionHandlers,
   type InProcessBusOptions,
-} from '../../../infra/local/in-process-bus.ts';
+} from '../../../functions/adapters/local/in-process-bus.ts';
 import { loadSample } from './samples.ts';
 
 const DRAIN = { timeoutMs: 5_000 };

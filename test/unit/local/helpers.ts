@@ -3,11 +3,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ClusterEtcd } from '../../../functions/app/deps.ts';
+import type { ClusterEtcd } from '../../../functions/ports/cluster-etcd.ts';
 import { parsePolicy } from '../../../functions/core/policy.ts';
 import { createLocalRuntime, type LocalRuntime } from '../../../infra/local/runtime.ts';
-import { createStaticDirectory } from '../../../infra/local/static-directory.ts';
-import { waitFor as pollUntil } from '../../../functions/shared/wait-for.ts';
+import { createStaticDirectory } from '../../../functions/adapters/local/static-directory.ts';
+import { waitFor as pollUntil } from '../../../functions/lib/wait-for.ts';
 
 /** A probe that never answers: an incident stays open while a test looks at it. */
 export const silentEtcd = (): ClusterEtcd => ({ prober: { probe: () => new Promise(() => undefined) } }) as unknown as ClusterEtcd;

@@ -5,7 +5,7 @@ import { makeEvent } from '../../../events/catalogue.ts';
 import type { Decision, LeaderMove } from '../../../functions/core/decision.ts';
 import type { DecisionLine } from '../../../functions/core/journal.ts';
 import { resultOf } from '../../../infra/local/cli/result.ts';
-import { openSqliteStore, type SqliteIncidentStore } from '../../../infra/local/sqlite-store.ts';
+import { openSqliteStore, type SqliteIncidentStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import { tempDir, type TempDir } from './helpers.ts';
 
 describe('the result of a completed incident', () => {

@@ -6,12 +6,12 @@
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EventEnvelope } from '../../../events/catalogue.ts';
-import type { ClusterEtcd } from '../../../functions/app/deps.ts';
+import type { ClusterEtcd } from '../../../functions/ports/cluster-etcd.ts';
 import { parsePolicy } from '../../../functions/core/policy.ts';
 import { createLocalRuntime, type LocalRuntime } from '../../../infra/local/runtime.ts';
-import { createStaticDirectory } from '../../../infra/local/static-directory.ts';
+import { createStaticDirectory } from '../../../functions/adapters/local/static-directory.ts';
 import { fullDiskUnavailable, smallDisk, type SmallDisk } from '../../support/full-disk.ts';
-import { waitFor as until } from '../../../functions/shared/wait-for.ts';
+import { waitFor as until } from '../../../functions/lib/wait-for.ts';
 import { silentEtcd, waitFor } from './helpers.ts';
 
 const title = fullDiskUnavailable ? `local runtime on a full disk (skipped: ${fullDiskUnavailable})` : 'local runtime on a full disk';

@@ -2,11 +2,11 @@
 // current attempt is resumed, and nothing is delivered twice for one attempt.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EventEnvelope } from '../../../events/catalogue.ts';
-import type { ClusterEtcd } from '../../../functions/app/deps.ts';
+import type { ClusterEtcd } from '../../../functions/ports/cluster-etcd.ts';
 import { parsePolicy } from '../../../functions/core/policy.ts';
-import { openSqliteStore } from '../../../infra/local/sqlite-store.ts';
+import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import { createLocalRuntime, type LocalRuntime } from '../../../infra/local/runtime.ts';
-import { createStaticDirectory } from '../../../infra/local/static-directory.ts';
+import { createStaticDirectory } from '../../../functions/adapters/local/static-directory.ts';
 import { silentEtcd, tempDir, waitFor, type TempDir } from './helpers.ts';
 
 describe('local runtime start-up', () => {

@@ -6,8 +6,8 @@ import type { EventEnvelope } from '../../../events/catalogue.ts';
 import { parsePolicy } from '../../../functions/core/policy.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
 import { createLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '../../../infra/local/runtime.ts';
-import { openSqliteStore } from '../../../infra/local/sqlite-store.ts';
-import { createStaticDirectory } from '../../../infra/local/static-directory.ts';
+import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
+import { createStaticDirectory } from '../../../functions/adapters/local/static-directory.ts';
 import { silentEtcd, tempDir, waitFor, type TempDir } from './helpers.ts';
 
 describe('local runtime resume option', () => {

@@ -5,7 +5,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { incidentStates } from '../../../functions/core/incident.ts';
 import { endingStates } from '../../../functions/core/incident-endings.ts';
-import { openSqliteStore } from '../../../infra/local/sqlite-store.ts';
+import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import { tempDir, type TempDir } from './helpers.ts';
 
 /** The states `CHECK (state IN (...))` allows in the incidents table of a migrated file. */

@@ -4,8 +4,8 @@ import { journalWords } from '../../../functions/core/journal-words.ts';
 import { remediationHistoryFrom } from '../../../functions/core/remediation-history.ts';
 import { targetKeyOf } from '../../../functions/core/target.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
-import { migrations } from '../../../infra/local/sqlite-migrations.ts';
-import { openSqliteStore, type SqliteIncidentStore } from '../../../infra/local/sqlite-store.ts';
+import { migrations } from '../../../functions/adapters/local/sqlite-migrations.ts';
+import { openSqliteStore, type SqliteIncidentStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import { describeIncidentStoreContract, openFirstIncident } from '../../support/store-contract.ts';
 import { tempDir, type TempDir } from './helpers.ts';
 

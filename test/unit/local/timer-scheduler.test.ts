@@ -1,8 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { manualClock, systemClock, type Clock } from '../../../functions/ports/clock.ts';
+import { type Clock } from '../../../functions/ports/clock.ts';
+import { manualClock } from '../../support/manual-clock.ts';
+import { systemClock } from '../../../functions/adapters/local/system-clock.ts';
 import type { ScheduledEvent } from '../../../functions/ports/scheduler.ts';
-import { openSqliteStore, type SqliteIncidentStore } from '../../../infra/local/sqlite-store.ts';
-import { createTimerScheduler, type TimerScheduler } from '../../../infra/local/timer-scheduler.ts';
+import { openSqliteStore, type SqliteIncidentStore } from '../../../functions/adapters/local/sqlite-store.ts';
+import { createTimerScheduler, type TimerScheduler } from '../../../functions/adapters/local/timer-scheduler.ts';
 import { tempDir, waitFor, type TempDir } from './helpers.ts';
 
 const retryDue = (incidentId: string, attempt: number): ScheduledEvent => ({

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { settlesWithin, withTimeout } from '../../../functions/shared/with-timeout.ts';
+import { settlesWithin, withTimeout } from '../../../functions/lib/with-timeout.ts';
 
 const timers = (): number => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
 const never = (): Promise<never> => new Promise<never>(() => undefined);

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import {
   execEndpoint, hostEvidence, kubeSeeds, parseExecEndpoint, parsePortForwardEndpoint, podOfMember, portForwardEndpoint, relayFor, resolveKubePath,
 } from '../../../../functions/adapters/kube/kube-paths.ts';
-import type { MachineRef } from '../../../../functions/adapters/kube/machines.ts';
+import type { MachineRef } from '../../../../functions/adapters/kube/cluster-api/machines.ts';
 import type { EtcdPod, WorkloadNode, WorkloadSnapshot } from '../../../../functions/adapters/kube/workload.ts';
 import type { MemberInfo } from '../../../../functions/core/types.ts';
 

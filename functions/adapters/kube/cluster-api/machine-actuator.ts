@@ -1,0 +1,112 @@
+// Replaces a removed etcd member's machine the Cluster API way: record why on the Machine, then
+// delete it. KCP's pre-terminate hook then finds the member already gone and lets the deletion
+// through, and KCP scales a replacement up.
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import type { Actuator, ReplaceRequest, ReplaceResult } from '../../../ports/actuator.ts';
+import type { KubeAccessConfig } from '../../../ports/kube-access.ts';
+import { kubeConfigFrom } from '../kube-config.ts';
+import { describeKubeError, isNotFound } from '../api-errors.ts';
+import { CAPI_GROUP, MACHINES_PLURAL, createMachineReader, type MachineApiVersion, type MachineRef } from './machines.ts';
+import { withSignal } from '../signal.ts';
+
+export const REMEDIATED_ANNOTATION = 'etcd-remediator.io/remediated';
+
+/** The annotation's value, as JSON. */
+export interface RemediationRecord {
+  incidentId: string;
+  at: string;
+  reason: string;
+  member: string;
+}
+
+export interface MachineActuatorOptions {
+  customObjects: CustomObjectsApi;
+  namespace: string;
+  clusterName: string;
+  version?: MachineApiVersion;
+  now?: () => Date;
+}
+
+export class MachineActuatorError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'MachineActuatorError';
+  }
+}
+
+function memberLabel({ member }: ReplaceRequest): string {
+  return member.name || member.id;
+}
+
+export function createMachineActuator(options: MachineActuatorOptions): Actuator {
+  const { customObjects, namespace, clusterName, version = 'v1beta1', now = () => new Date() } = options;
+  const machines = createMachineReader({ customObjects, clusterName, version });
+  const coordinates = (name: string) => ({ group: CAPI_GROUP, version, plural: MACHINES_PLURAL, namespace, name });
+  const where = (name: string) => `Machine ${name} in namespace ${namespace}`;
+
+  // A machineName target names the Machine; otherwise kubeadm named the member after its node.
+  async function find(request: ReplaceRequest): Promise<{ machine: MachineRef | undefined; asked: string }> {
+    const call = { ...(request.signal ? { signal: request.signal } : {}) };
+    const machineName = request.target.machineName;
+    if (machineName) return { machine: await machines.machineByName(namespace, machineName, call), asked: where(machineName) };
+    const nodeName = request.target.nodeName ?? memberLabel(request);
+    const machine = await machines.machineOfNode(namespace, nodeName, call);
+    return { machine, asked: `the Machine of node ${nodeName} (cluster ${clusterName}, namespace ${namespace})` };
+  }
+
+  /** false when the Machine went in the meantime. */
+  async function step(what: string, name: string, call: () => Promise<unknown>): Promise<boolean> {
+    try {
+      await call();
+      return true;
+    } catch (error) {
+      if (isNotFound(error)) return false;
+      throw new MachineActuatorError(`${what} ${where(name)} failed: ${describeKubeError(error)}`, { cause: error });
+    }
+  }
+
+  return {
+    name: 'capi-machine',
+    async replace(request: ReplaceRequest): Promise<ReplaceResult> {
+      const { signal } = request;
+      signal?.throwIfAborted();
+      const { machine, asked } = await find(request);
+      if (!machine) return { action: 'deleted', detail: `${asked} is already gone` };
+      const label = where(machine.name);
+      // Deleting already: ours on a redelivery, or CAPI's own; either way the replacement is coming.
+      if (machine.deleting) return { action: 'deleted', detail: `${label} is already being deleted` };
+      const record: RemediationRecord = {
+        incidentId: request.incidentId,
+        at: now().toISOString(),
+        reason: `etcd member ${memberLabel(request)} was removed by incident ${request.incidentId}`,
+        member: memberLabel(request),
+      };
+      const body = { metadata: { annotations: { [REMEDIATED_ANNOTATION]: JSON.stringify(record) } } };
+      signal?.throwIfAborted();
+      const annotated = await step('annotating', machine.name, () =>
+        customObjects.patchNamespacedCustomObject(
+          { ...coordinates(machine.name), body },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch, withSignal(signal)),
+        ),
+      );
+      if (!annotated) return { action: 'deleted', detail: `${label} went before it was annotated` };
+      signal?.throwIfAborted();
+      // Only the Machine that was read: a replacement given the same name is never deleted.
+      const deleted = await step('deleting', machine.name, () =>
+        customObjects.deleteNamespacedCustomObject({ ...coordinates(machine.name), body: { preconditions: { uid: machine.uid } } }, withSignal(signal)),
+      );
+      if (!deleted) return { action: 'deleted', detail: `${label} was annotated ${REMEDIATED_ANNOTATION} and went before it was deleted` };
+      return { action: 'deleted', detail: `${label} annotated ${REMEDIATED_ANNOTATION} (incident ${request.incidentId}) and deleted` };
+    },
+  };
+}
+
+/** The Machine actuator for a cluster's Cluster API access, as a directory entry gives it. */
+export function machineActuatorFor(management: NonNullable<KubeAccessConfig['management']>): Actuator {
+  return createMachineActuator({
+    customObjects: kubeConfigFrom(management.kubeconfig).makeApiClient(CustomObjectsApi),
+    namespace: management.namespace,
+    clusterName: management.clusterName,
+    ...(management.machineApiVersion ? { version: management.machineApiVersion } : {}),
+  });
+}

@@ -1,0 +1,110 @@
+// Cluster API Machines read through client-node's CustomObjectsApi. v1beta1 and v1beta2 both
+// put the Node's name at status.nodeRef.name (v1beta2 keeps only `name` in its MachineNodeReference),
+// so one defensive parser reads either version.
+import type { CustomObjectsApi } from '@kubernetes/client-node';
+import type { MachineApiVersion } from '../../../ports/kube-access.ts';
+import { describeKubeError, isNotFound } from '../api-errors.ts';
+import { withSignal } from '../signal.ts';
+
+export const CAPI_GROUP = 'cluster.x-k8s.io';
+export const MACHINES_PLURAL = 'machines';
+/** CAPI labels every Machine with its Cluster's name. */
+export const CLUSTER_NAME_LABEL = 'cluster.x-k8s.io/cluster-name';
+
+/** v1beta1 is served by every CAPI release so far; v1beta2 from CAPI 1.11 on. */
+export type { MachineApiVersion } from '../../../ports/kube-access.ts';
+
+export interface MachineRef {
+  name: string;
+  namespace: string;
+  /** status.nodeRef.name: unset until the Node joined. */
+  nodeName?: string;
+  /** A deletionTimestamp is set: CAPI is already draining and deleting it. */
+  deleting: boolean;
+  uid: string;
+}
+
+export interface MachineCallOptions {
+  signal?: AbortSignal;
+}
+
+export interface MachineReader {
+  readonly version: MachineApiVersion;
+  /** undefined when the Machine does not exist. */
+  machineByName(namespace: string, name: string, options?: MachineCallOptions): Promise<MachineRef | undefined>;
+  /** Every Machine of the cluster, by its cluster-name label. */
+  listMachines(namespace: string, options?: MachineCallOptions): Promise<MachineRef[]>;
+  /** The cluster's Machine whose nodeRef names the node; undefined when none does. */
+  machineOfNode(namespace: string, nodeName: string, options?: MachineCallOptions): Promise<MachineRef | undefined>;
+}
+
+export interface MachineReaderOptions {
+  customObjects: CustomObjectsApi;
+  clusterName: string;
+  version?: MachineApiVersion;
+}
+
+export class MachineReadError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'MachineReadError';
+  }
+}
+
+function field(value: unknown, key: string): unknown {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>)[key] : undefined;
+}
+
+function stringAt(value: unknown, ...path: string[]): string | undefined {
+  const found = path.reduce<unknown>((current, key) => field(current, key), value);
+  return typeof found === 'string' && found !== '' ? found : undefined;
+}
+
+/** A Machine object from the API, or undefined when it lacks a name (not a Machine). */
+export function toMachineRef(object: unknown, fallbackNamespace: string): MachineRef | undefined {
+  const name = stringAt(object, 'metadata', 'name');
+  if (name === undefined) return undefined;
+  const nodeName = stringAt(object, 'status', 'nodeRef', 'name');
+  return {
+    name,
+    namespace: stringAt(object, 'metadata', 'namespace') ?? fallbackNamespace,
+    ...(nodeName === undefined ? {} : { nodeName }),
+    deleting: stringAt(object, 'metadata', 'deletionTimestamp') !== undefined,
+    uid: stringAt(object, 'metadata', 'uid') ?? '',
+  };
+}
+
+export function createMachineReader({ customObjects, clusterName, version = 'v1beta1' }: MachineReaderOptions): MachineReader {
+  const base = { group: CAPI_GROUP, version, plural: MACHINES_PLURAL };
+  async function listMachines(namespace: string, options: MachineCallOptions = {}): Promise<MachineRef[]> {
+    const labelSelector = `${CLUSTER_NAME_LABEL}=${clusterName}`;
+    let list: unknown;
+    try {
+      list = await customObjects.listNamespacedCustomObject({ ...base, namespace, labelSelector }, withSignal(options.signal));
+    } catch (error) {
+      throw new MachineReadError(`listing Machines of cluster ${clusterName} in namespace ${namespace} failed: ${describeKubeError(error)}`, { cause: error });
+    }
+    const items = field(list, 'items');
+    return (Array.isArray(items) ? items : []).flatMap((item) => toMachineRef(item, namespace) ?? []);
+  }
+
+  return {
+    version,
+    async machineByName(namespace, name, options = {}) {
+      try {
+        const object: unknown = await customObjects.getNamespacedCustomObject({ ...base, namespace, name }, withSignal(options.signal));
+        return toMachineRef(object, namespace);
+      } catch (error) {
+        if (isNotFound(error)) return undefined;
+        throw new MachineReadError(`reading Machine ${name} in namespace ${namespace} failed: ${describeKubeError(error)}`, { cause: error });
+      }
+    },
+    listMachines,
+    async machineOfNode(namespace, nodeName, options = {}) {
+      const machines = await listMachines(namespace, options).catch((error: unknown) => {
+        throw error instanceof MachineReadError ? new MachineReadError(`${error.message} (looking for the Machine of node ${nodeName})`, { cause: error }) : error;
+      });
+      return machines.find((machine) => machine.nodeName === nodeName);
+    },
+  };
+}

@@ -1,0 +1,103 @@
+// EtcdRemediationRequest: what a MachineHealthCheck creates (from our template, named after the
+// unhealthy Machine, in its namespace, labelled with its Cluster) when it wants the Machine
+// remediated, and deletes once the Machine is healthy again. Read here, and its status written.
+import { PatchStrategy, setHeaderOptions, type CustomObjectsApi, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
+import { endingPhases, type EndingPhase } from '../../../core/incident-endings.ts';
+import { describeKubeError, isNotFound } from '../api-errors.ts';
+import { CLUSTER_NAME_LABEL } from './machines.ts';
+
+export const REQUEST_GROUP = 'etcd-remediator.io';
+export const REQUEST_VERSION = 'v1alpha1';
+export const REQUEST_PLURAL = 'etcdremediationrequests';
+export const REQUESTS_PATH = `/apis/${REQUEST_GROUP}/${REQUEST_VERSION}/${REQUEST_PLURAL}`;
+
+/** Pending, Running and Waiting while the incident is open; an ending's phase (the endings table's) once it ended. */
+export type RequestPhase = 'Pending' | 'Running' | 'Waiting' | EndingPhase;
+
+export interface RequestStatus {
+  phase: RequestPhase;
+  reasonCode?: string;
+  message?: string;
+  incidentId?: string;
+  leaderMove?: string;
+  startedAt?: string;
+  updatedAt: string;
+  completedAt?: string;
+  observedGeneration?: number;
+}
+
+export interface RemediationRequest {
+  namespace: string;
+  /** The Machine's name: MHC names the request after it. */
+  machineName: string;
+  uid: string;
+  /** The Cluster API Cluster the Machine belongs to (MHC copies its cluster-name label). */
+  clusterName?: string;
+  reason?: string;
+  createdAt?: string;
+  generation?: number;
+  status?: Partial<RequestStatus>;
+}
+
+export type RequestObject = KubernetesObject & { spec?: { reason?: unknown }; status?: Record<string, unknown> };
+
+export const isTerminalPhase = (phase: string | undefined): boolean => phase !== undefined && (endingPhases as readonly string[]).includes(phase);
+
+const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
+
+/** undefined for an object without a name or namespace (not one MHC made). */
+export function toRemediationRequest(object: RequestObject): RemediationRequest | undefined {
+  const { metadata } = object;
+  const name = metadata?.name;
+  const namespace = metadata?.namespace;
+  if (!name || !namespace) return undefined;
+  const status = object.status ?? {};
+  const clusterName = metadata.labels?.[CLUSTER_NAME_LABEL];
+  const reason = text(object.spec?.reason);
+  const createdAt = metadata.creationTimestamp ? new Date(metadata.creationTimestamp).toISOString() : undefined;
+  return {
+    namespace,
+    machineName: name,
+    uid: metadata.uid ?? '',
+    ...(clusterName ? { clusterName } : {}),
+    ...(reason ? { reason } : {}),
+    ...(createdAt ? { createdAt } : {}),
+    ...(metadata.generation === undefined ? {} : { generation: metadata.generation }),
+    status: {
+      ...(text(status.phase) ? { phase: status.phase as RequestPhase } : {}),
+      ...(text(status.incidentId) ? { incidentId: status.incidentId as string } : {}),
+    },
+  };
+}
+
+export class RequestStatusError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'RequestStatusError';
+  }
+}
+
+export interface RequestClient {
+  list(): Promise<KubernetesListObject<RequestObject>>;
+  /** Merge-patches the status subresource; false when the request is gone. */
+  writeStatus(request: Pick<RemediationRequest, 'namespace' | 'machineName'>, status: RequestStatus): Promise<boolean>;
+}
+
+export function createRequestClient(customObjects: CustomObjectsApi): RequestClient {
+  const base = { group: REQUEST_GROUP, version: REQUEST_VERSION, plural: REQUEST_PLURAL };
+  return {
+    list: async () => (await customObjects.listClusterCustomObject(base)) as KubernetesListObject<RequestObject>,
+    async writeStatus({ namespace, machineName }, status) {
+      try {
+        await customObjects.patchNamespacedCustomObjectStatus(
+          { ...base, namespace, name: machineName, body: { status } },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        );
+        return true;
+      } catch (error) {
+        if (isNotFound(error)) return false;
+        throw new RequestStatusError(`writing the status of EtcdRemediationRequest ${namespace}/${machineName} failed: ${describeKubeError(error)}`, { cause: error });
+      }
+    },
+  };
+}

@@ -1,0 +1,50 @@
+// The cluster directory of the watcher: every Cluster API cluster a request names, found in the
+// management cluster. Its id is `<namespace>/<cluster>`; its workload kubeconfig is the Secret
+// `<cluster>-kubeconfig` there, read once and kept; its policy is the watcher's.
+import type { KubeConfig } from '@kubernetes/client-node';
+import { workloadKubeconfigFromSecret } from '../kube/cluster-api/cluster-access.ts';
+import type { Policy } from '../../core/policy.ts';
+import { UnknownClusterError, type ClusterDirectory, type ClusterEntry } from '../../ports/cluster-directory.ts';
+import type { TlsFiles } from '../../ports/etcd.ts';
+import type { KubeAccessConfig } from '../../ports/kube-access.ts';
+
+export interface CapiDirectoryOptions {
+  management: KubeConfig;
+  /** As the runtime's Machine actuator and Machine reader are to load it again. */
+  managementSource: string | { inCluster: true };
+  policy: Policy;
+  tls?: TlsFiles;
+  machineApiVersion?: 'v1beta1' | 'v1beta2';
+}
+
+export const capiClusterId = (namespace: string, clusterName: string): string => `${namespace}/${clusterName}`;
+
+export function createCapiDirectory(options: CapiDirectoryOptions): ClusterDirectory {
+  const entries = new Map<string, Promise<ClusterEntry>>();
+  async function load(clusterId: string): Promise<ClusterEntry> {
+    const [namespace, clusterName, ...rest] = clusterId.split('/');
+    if (!namespace || !clusterName || rest.length > 0) throw new UnknownClusterError(clusterId);
+    const kube: KubeAccessConfig = {
+      workloadKubeconfig: await workloadKubeconfigFromSecret(options.management, namespace, clusterName),
+      management: {
+        kubeconfig: options.managementSource,
+        namespace,
+        clusterName,
+        ...(options.machineApiVersion ? { machineApiVersion: options.machineApiVersion } : {}),
+      },
+    };
+    return { clusterId, endpoints: [], policy: options.policy, kube, ...(options.tls ? { tls: options.tls } : {}) };
+  }
+  return {
+    get(clusterId) {
+      let entry = entries.get(clusterId);
+      if (!entry) {
+        entry = load(clusterId);
+        // A Secret that could not be read is read again next time.
+        entry.catch(() => entries.delete(clusterId));
+        entries.set(clusterId, entry);
+      }
+      return entry;
+    },
+  };
+}

@@ -1,0 +1,15 @@
+// The local cluster directory: clusters given by a config file or by CLI flags.
+import type { ClusterDirectory, ClusterEntry } from '../../ports/cluster-directory.ts';
+import { UnknownClusterError } from '../../ports/cluster-directory.ts';
+
+export function createStaticDirectory(entries: ClusterEntry[]): ClusterDirectory & { list(): ClusterEntry[] } {
+  const byId = new Map(entries.map((e) => [e.clusterId, e]));
+  return {
+    get: async (clusterId) => {
+      const entry = byId.get(clusterId);
+      if (!entry) throw new UnknownClusterError(clusterId);
+      return entry;
+    },
+    list: () => [...byId.values()],
+  };
+}
