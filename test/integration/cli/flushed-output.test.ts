@@ -9,23 +9,13 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';
 import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
-import { BIN, type CliRun } from './support.ts';
+import { BIN, type CliRun, olderNode } from './support.ts';
 
 const REPO = path.resolve(path.dirname(BIN), '..');
-const SYSTEM_NODE = '/usr/bin/node';
 /** The pause after each chunk read: slower than the writer, so the pipe fills. */
 const PAUSE_MS = 5;
 const DEAD_LETTERS = 300;
 
-/** The system Node when it is older than 23.6: the shim then re-runs the CLI under Node 24. */
-function olderNode(): string | undefined {
-  try {
-    const [major = 0, minor = 0] = execFileSync(SYSTEM_NODE, ['-p', 'process.versions.node'], { encoding: 'utf8' }).trim().split('.').map(Number);
-    return major < 23 || (major === 23 && minor < 6) ? SYSTEM_NODE : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 /** Runs a command with stdout and stderr on pipes that are read slowly. */
 function runReadSlowly(command: string, args: string[], timeoutMs = 60_000): Promise<CliRun> {

@@ -3,11 +3,10 @@
 // TCP port at all without one of them unless the config says insecureNoAuth.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killService, runCli, startCli, type Service } from './support.ts';
+import { killService, postToSocket, runCli, type Service, startCli } from './support.ts';
 
 const TOKEN = 'run-auth-token-5d1e8b3a9c7f2460';
 /** An invalid event: what the intake answers (400 naming the field) shows the request got past the door. */
@@ -107,15 +106,6 @@ describe('run: who may post', () => {
     await stop(service);
   });
 
-  const postToSocket = (socketPath: string, body: string): Promise<number> =>
-    new Promise((resolve, reject) => {
-      const req = http.request({ socketPath, path: '/events', method: 'POST' }, (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      });
-      req.on('error', reject);
-      req.end(body);
-    });
 
   it('on a Unix socket: mode 0600, serves its owner, replaces only a stale socket of ours, refuses anything else at the path', async () => {
     const sockDir = path.join(dir, 'sock');

@@ -4,11 +4,10 @@
 // not, sticky or not: that user could swap the socket for their own.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killService, runCli, startCli, type Service } from './support.ts';
+import { killService, postToSocket, runCli, type Service, startCli } from './support.ts';
 
 /** An invalid event: a 400 naming the field shows the request reached the intake. */
 const INVALID = JSON.stringify({ clusterId: 'lab', target: { memberName: 'etcd1' }, reason: 'kubelet down', source: 'test', observedAt: 'yesterday' });
@@ -18,15 +17,6 @@ const isRoot = process.getuid?.() === 0;
 /** Runs a command as user nobody: what another local user could do to the directory. */
 const asNobody = (command: string[]) => spawnSync('setpriv', ['--reuid', String(NOBODY), '--regid', String(NOBODY), '--clear-groups', '--', ...command], { encoding: 'utf8' });
 
-const postToSocket = (socketPath: string, body: string): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const req = http.request({ socketPath, path: '/events', method: 'POST' }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
 
 describe('run: the directory of its Unix socket', () => {
   let dir: string;

@@ -8,19 +8,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';
-import { running, startCli, type Service } from './support.ts';
+import { olderNode, running, type Service, startCli, SYSTEM_NODE } from './support.ts';
 
-const SYSTEM_NODE = '/usr/bin/node';
 
-/** The system Node, when it is old enough that the shim spawns the project's Node. */
-function olderNode(): string | undefined {
-  try {
-    const [major = 0, minor = 0] = execFileSync(SYSTEM_NODE, ['-p', 'process.versions.node'], { encoding: 'utf8' }).trim().split('.').map(Number);
-    return major < 23 || (major === 23 && minor < 6) ? SYSTEM_NODE : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 const node = olderNode();
 

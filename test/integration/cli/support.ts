@@ -1,7 +1,8 @@
 // Runs the real binary as a user would: a separate Node process, flags on the command line,
 // output on stdout and stderr, an exit code.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { WaitAborted, waitFor } from '../../../functions/lib/wait-for.ts';
 import { isAlive } from '../../../infra/lab/pids.ts';
@@ -134,3 +135,27 @@ export async function killService(service: Service | undefined): Promise<void> {
  */
 export const withoutPermissionOverride = (): SpawnAs =>
   process.getuid?.() === 0 ? { wrapper: ['setpriv', '--bounding-set', '-dac_override,-dac_read_search', '--'] } : {};
+
+/** Debian's Node, which the bin shim re-runs the CLI from when it is too old for the project. */
+export const SYSTEM_NODE = '/usr/bin/node';
+
+/** The system Node when it is older than 23.6 (the shim then re-runs the CLI under Node 24); undefined otherwise. */
+export function olderNode(): string | undefined {
+  try {
+    const [major = 0, minor = 0] = execFileSync(SYSTEM_NODE, ['-p', 'process.versions.node'], { encoding: 'utf8' }).trim().split('.').map(Number);
+    return major < 23 || (major === 23 && minor < 6) ? SYSTEM_NODE : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** POSTs a body to run's Unix socket; the HTTP status. */
+export const postToSocket = (socketPath: string, body: string): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const req = http.request({ socketPath, path: '/events', method: 'POST' }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
