@@ -1,7 +1,8 @@
 // No removal without the lock and the removal record in etcd. A slow etcd (every member delayed)
 // or a NOSPACE alarm makes the lock's writes fail; that is a retry or a block, never a fall back
 // to a lock only one state file sees. Two remediators with separate state files, a follower each,
-// never take a healthy 3-member cluster below 2.
+// never take a healthy 3-member cluster below 2. The delayed case also proves the slow network
+// is said so (the probe's deadline doubles) and that a follower is still removed through it.
 import { describe, expect, it } from 'vitest';
 import { Etcd3 } from 'etcd3';
 import { journalWords } from '../../../functions/core/journal-words.ts';
@@ -42,6 +43,10 @@ describe.sequential('no lock fallback', () => {
     try {
       const outcomes = await Promise.all([a.remediate(f1!.name, 170_000), b.remediate(f2!.name, 170_000)]);
 
+      // The network is said to be slow in those words and figures, and the next probe waits longer.
+      const slow = [...a.events, ...b.events].flatMap((e) => (e.detailType === 'RetryRequested' && e.detail.reason === 'CLUSTER_UNREACHABLE' ? [e.detail.message] : []));
+      expect(slow.length).toBeGreaterThan(0);
+      expect(slow[0]).toMatch(/^No member answered within the deadline of 2(\.\d)? s: all \d+ endpoints timed out .*; the network may be slow: the next probe waits 4 s; raise the call deadline \(--timeout, policy callTimeout\) if it stays so; we look again at /);
       const removed = [...a.calls.removed, ...b.calls.removed];
       expect(removed, outcomes.map(said).join('\n')).toHaveLength(1);
       expect(outcomes.filter((o) => o.detailType === 'RemediationCompleted')).toHaveLength(1);
