@@ -535,7 +535,7 @@ export const matrixCases: MatrixCase[] = [
     members: 3,
     expected: 'removed',
     reason: 'TARGET_IS_FOLLOWER',
-    // slow-network.test.ts: 800 ms on every path against a 2 s call deadline.
+    // As the e2e lock-no-fallback test: a delay on every path against a 2 s call deadline.
     policy: { callTimeoutMs: 2_000, maxAttempts: 10 },
     timeoutMs: 120_000,
     async arrange(lab) {
