@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { carriesCredentials, CREDENTIALS_IN_URL } from '../../functions/core/endpoint-url.ts';
 import { reasonCodes } from '../../functions/core/reason-table.ts';
-import { PATH_NAMES } from '../../functions/core/types.ts';
+import { pathNameSchema } from '../../functions/core/path-name.ts';
 
 /** Most ids and names fit here; longer strings are a producer bug, not data. */
 const SHORT = 253;
@@ -23,7 +23,8 @@ export const nonEmptyString = (max = SHORT) => z.string().trim().min(1, 'must no
 
 export const attemptSchema = z.number().int('must be an integer').min(0, 'must be ≥ 0');
 
-export const pathNameSchema = z.enum(PATH_NAMES);
+/** Events in flight from an earlier build say `exec`: accepted, and parsed to the current name. */
+export { pathNameSchema };
 
 /** An endpoint as events carry it (a client URL, `ns/pod:port`, `URL via ns/pod`): never with credentials in it. */
 export const endpointSchema = z.string().refine((endpoint) => !carriesCredentials(endpoint), CREDENTIALS_IN_URL);

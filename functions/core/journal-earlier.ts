@@ -6,6 +6,8 @@ import type { Decision } from './decision.ts';
 import { isReasonCode } from './reason-table.ts';
 import {
   isDecisionStep,
+  isLine,
+  isMoveMadeLine,
   isMoveMadeStep,
   isNamedStep,
   journalSteps,
@@ -15,7 +17,7 @@ import {
   type JournalInput,
   type MoveMade,
 } from './journal.ts';
-import type { PathName } from './types.ts';
+import { currentPathName, currentView, type PathSpelling } from './path-name.ts';
 import type { ClusterView } from './view.ts';
 
 export interface StoredLine {
@@ -34,11 +36,25 @@ const knownStep = (step: string): boolean => isNamedStep(step) || isDecisionStep
 export function readJournalLine(stored: StoredLine): JournalEntry {
   const { at, step, detail, isStepMarker } = stored;
   // Written by this build (or a later one that kept the shape): its fields, as written.
-  if (isFields(detail) && knownStep(step)) return { at, step, detail, isStepMarker } as JournalEntry;
+  if (isFields(detail) && knownStep(step)) return withCurrentPaths({ at, step, detail, isStepMarker } as JournalEntry);
   const upgraded = typeof detail === 'string' ? fromEarlierText(step, detail) : undefined;
-  if (upgraded) return { at, ...upgraded, isStepMarker } as JournalEntry;
+  if (upgraded) return withCurrentPaths({ at, ...upgraded, isStepMarker } as JournalEntry);
   const said = typeof detail === 'string' ? detail : detail === undefined ? '' : JSON.stringify(detail);
   return { at, step, said, isStepMarker };
+}
+
+/**
+ * The lines that name a path, under today's names: a resumed move says LeaderMoved, and puts its
+ * views on the incident, from the marker an earlier build may have written with `exec` in it.
+ */
+function withCurrentPaths(entry: JournalEntry): JournalEntry {
+  if (isLine(entry, journalSteps.leaderMoved)) return { ...entry, detail: { ...entry.detail, path: currentPathName(entry.detail.path) } };
+  if (!isMoveMadeLine(entry)) return entry;
+  const { views, moved } = entry.detail;
+  const detail: MoveMade = { ...entry.detail };
+  if (views) detail.views = views.map(currentView);
+  if (moved) detail.moved = { ...moved, path: currentPathName(moved.path) };
+  return { ...entry, detail };
 }
 
 /** The lines whose facts a later step reads (decisions, the election, the move marker), from their earlier text. */
@@ -104,7 +120,7 @@ function earlierMove(entries: unknown[]): MoveMade['moved'] {
   return {
     from: d.from,
     to: d.to,
-    path: d.path as PathName,
+    path: currentPathName(d.path as PathSpelling),
     tookMs: typeof d.tookMs === 'number' ? d.tookMs : 0,
     message: typeof line?.detail === 'string' ? line.detail : '',
     attempt: typeof d.attempt === 'number' ? d.attempt : 0,

@@ -3,9 +3,11 @@
 // default is written. Strict at every level, so a misspelt field is refused rather than dropped
 // (its default applying without a word). Durations are milliseconds, each named `<name>Ms`.
 import { z } from 'zod';
+import { pathNameSchema } from './path-name.ts';
 import { PATH_NAMES } from './types.ts';
 
-export const pathNameSchema = z.enum(PATH_NAMES);
+// A run config, a registration or the construct's defaults may say `exec`, as earlier builds did.
+export { pathNameSchema };
 const ms = z.number().int().nonnegative();
 
 /**

@@ -1,7 +1,10 @@
 // The vocabulary every decision speaks. Pure data: no I/O, no classes.
 
-/** How we reach a member's etcd client API: the one list every schema and check reads. Order of preference is policy. */
-export const PATH_NAMES = ['direct', 'port-forward', 'exec'] as const;
+/**
+ * How we reach a member's etcd client API: the one list every schema and check reads. Order of
+ * preference is policy. Earlier builds wrote exec-relay as `exec`; path-name.ts reads that back.
+ */
+export const PATH_NAMES = ['direct', 'port-forward', 'exec-relay'] as const;
 export type PathName = (typeof PATH_NAMES)[number];
 
 /** What one call over one path told us about reachability. */

@@ -22,4 +22,4 @@ export interface KubeAccessConfig {
 }
 
 /** Kube paths a config makes possible, for messages about a policy that asks for more. */
-export const KUBE_PATHS: readonly PathName[] = ['port-forward', 'exec'];
+export const KUBE_PATHS: readonly PathName[] = ['port-forward', 'exec-relay'];

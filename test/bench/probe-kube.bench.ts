@@ -31,7 +31,7 @@ async function main(): Promise<void> {
       for (let r = 0; r < ROUNDS; r++) {
         viaKube.push(
           await timeIt(async () => {
-            const sample = await kube.prober.probe({ seeds: [], deadlineMs: DEADLINE_MS, paths: ['port-forward', 'exec'] });
+            const sample = await kube.prober.probe({ seeds: [], deadlineMs: DEADLINE_MS, paths: ['port-forward', 'exec-relay'] });
             answered = sample.members.filter((m) => m.status).length;
           }),
         );

@@ -13,7 +13,7 @@ import { check, hostOf, says, type Checked, type MatrixCase, type StartedCluster
 import { membershipIs, removedWithNewLeader } from './lab-checks.ts';
 
 /** Only the ways Cluster API reaches etcd: no client URL configured, the members found through their pods. */
-const KUBE_ONLY: PolicyInput = { pathOrder: ['port-forward', 'exec'] };
+const KUBE_ONLY: PolicyInput = { pathOrder: ['port-forward', 'exec-relay'] };
 
 const podOf = (m: LabMember): string => `kube-system/etcd-${m.name}`;
 
@@ -117,10 +117,10 @@ function movedOverRelay(name: string, breakNode: (world: KubeWorld, node: string
       const { world, pipeline, target: leader, outcome, deciding } = seen;
       const moved = leaderMoved(pipeline);
       return [
-        ...says('approval', deciding.message, [leader.name, `port-forward ${podOf(leader)}:2379`, why, `over exec ${leader.clientUrl} via kube-system/etcd-cp-`]),
+        ...says('approval', deciding.message, [leader.name, `port-forward ${podOf(leader)}:2379`, why, `over exec-relay ${leader.clientUrl} via kube-system/etcd-cp-`]),
         // The relay's etcdctl runs in a pod whose node is up: never the sick leader's own.
         ...check(!deciding.message.includes(`via ${podOf(leader)}`), `the relay ran in the sick leader's own pod ${podOf(leader)}`),
-        ...check(moved?.from === leader.id && moved.path === 'exec', `LeaderMoved ${JSON.stringify(moved)}`),
+        ...check(moved?.from === leader.id && moved.path === 'exec-relay', `LeaderMoved ${JSON.stringify(moved)}`),
         ...check(JSON.stringify(pipeline.calls.moveLeader) === JSON.stringify([moved?.to]), `MoveLeader calls ${pipeline.calls.moveLeader.join(',')}`),
         ...removedWithNewLeader(outcome, leader, 'moved'),
         ...(await membershipIs(world.lab, [leader])),

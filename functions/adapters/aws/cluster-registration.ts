@@ -74,10 +74,12 @@ const managementSchema = z.object({
   machineApiVersion: z.enum(['v1beta1', 'v1beta2']).optional(),
 });
 
+const pathOrderSchema = z.array(pathNameSchema).min(1);
+
 const registrationSchema = z.object({
   clusterId: z.string().min(1),
   endpoints: z.array(z.url().refine((url) => !carriesCredentials(url), CREDENTIALS_IN_URL)).min(1),
-  pathOrder: z.array(pathNameSchema).min(1).optional(),
+  pathOrder: pathOrderSchema.optional(),
   policy: z.record(z.string(), z.unknown()).optional(),
   aliases: z.record(z.string(), z.string()).optional(),
   tlsSecretArn: secretArn.optional(),
@@ -113,7 +115,9 @@ export function checkRegistration(input: unknown, clusterIdHint = '', defaults?:
   const registration: ClusterRegistration = parsed.data;
   const policyInput: Record<string, unknown> = { ...registration.policy };
   if (registration.pathOrder) {
-    if (policyInput.pathOrder !== undefined && JSON.stringify(policyInput.pathOrder) !== JSON.stringify(registration.pathOrder)) {
+    // Compared under current names: `exec` on one side and exec-relay on the other is one order.
+    const own = pathOrderSchema.safeParse(policyInput.pathOrder).data ?? policyInput.pathOrder;
+    if (own !== undefined && JSON.stringify(own) !== JSON.stringify(registration.pathOrder)) {
       throw new ClusterRegistrationError(clusterId, 'pathOrder', 'differs from policy.pathOrder; give one');
     }
     policyInput.pathOrder = registration.pathOrder;

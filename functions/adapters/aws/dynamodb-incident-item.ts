@@ -2,7 +2,7 @@
 // sqlite store's `UPDATE incidents SET ... WHERE version = $expectVersion`.
 import type { Decision } from '../../core/decision.ts';
 import type { CarriedStreak } from '../../core/evidence.ts';
-import type { ClusterView } from '../../core/view.ts';
+import { currentView, type StoredView } from '../../core/path-name.ts';
 import { MAX_INCIDENT_VIEWS } from '../../core/view-history.ts';
 import type { InFlight, Incident, IncidentPatch, IncidentState, OutboxEntry } from '../../ports/incident-store.ts';
 import { decodeJson, encodeJson, num, optJson, optStr, str, type Item } from './dynamodb-codec.ts';
@@ -57,7 +57,8 @@ export function toIncident(item: Item): Incident {
     attempt: num(item, 'attempt'),
     waits: num(item, 'waits'),
     immediateReprobes: num(item, 'immediateReprobes'),
-    views: decodeJson(item, 'views') as ClusterView[],
+    // An item an earlier build wrote holds views with its path names; read under today's.
+    views: (decodeJson(item, 'views') as StoredView[]).map(currentView),
     outbox: decodeJson(item, 'outbox') as OutboxEntry[],
     stepsDone: decodeJson(item, 'stepsDone') as string[],
     version: num(item, 'version'),

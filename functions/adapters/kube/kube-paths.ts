@@ -1,7 +1,7 @@
 // Which endpoint reaches a member over the kube paths, decided from one workload snapshot. Pure.
 // An endpoint is a plain string the messages show as is:
 //   port-forward: `kube-system/etcd-cp-2:2379`, the pod whose port the API server forwards;
-//   exec: `https://10.0.0.12:2379 via kube-system/etcd-cp-1`, the target's client URL as seen
+//   exec-relay: `https://10.0.0.12:2379 via kube-system/etcd-cp-1`, the target's client URL as seen
 //   from the relay pod the etcdctl runs in.
 import type { HostEvidence, MemberInfo, PathName } from '../../core/types.ts';
 import type { EndpointTarget } from '../../ports/etcd.ts';
@@ -24,11 +24,11 @@ export function parsePortForwardEndpoint(endpoint: string): PodAddress & { port:
   return { namespace: matched[1]!, name: matched[2]!, port: Number(matched[3]) };
 }
 
-export const execEndpoint = (clientUrl: string, relay: PodAddress): string => `${clientUrl} via ${relay.namespace}/${relay.name}`;
+export const execRelayEndpoint = (clientUrl: string, relay: PodAddress): string => `${clientUrl} via ${relay.namespace}/${relay.name}`;
 
-export function parseExecEndpoint(endpoint: string): { clientUrl: string; relay: PodAddress } {
+export function parseExecRelayEndpoint(endpoint: string): { clientUrl: string; relay: PodAddress } {
   const matched = /^(https?:\/\/\S+) via ([a-z0-9-]+)\/([a-z0-9.-]+)$/.exec(endpoint);
-  if (!matched) throw new RangeError(`not an exec relay endpoint (URL via namespace/pod): ${endpoint}`);
+  if (!matched) throw new RangeError(`not an exec-relay endpoint (URL via namespace/pod): ${endpoint}`);
   return { clientUrl: matched[1]!, relay: { namespace: matched[2]!, name: matched[3]! } };
 }
 
@@ -87,10 +87,10 @@ export function resolveKubePath(member: MemberInfo, path: PathName, snapshot: Wo
     const pod = podOfMember(member, snapshot);
     return pod ? portForwardEndpoint(pod) : undefined;
   }
-  if (path === 'exec') {
+  if (path === 'exec-relay') {
     const url = member.clientUrls[0];
     const relay = relayFor(member, snapshot);
-    return url && relay ? execEndpoint(url, relay) : undefined;
+    return url && relay ? execRelayEndpoint(url, relay) : undefined;
   }
   return undefined;
 }
@@ -101,7 +101,7 @@ export function kubeSeeds(snapshot: WorkloadSnapshot, paths: readonly PathName[]
     snapshot.pods.flatMap((pod): EndpointTarget[] => {
       if (path === 'port-forward') return [{ endpoint: portForwardEndpoint(pod), path }];
       // The pod's own etcdctl, aimed at its own member: no other pod is needed to list.
-      if (path === 'exec' && pod.clientUrl) return [{ endpoint: execEndpoint(pod.clientUrl, pod), path }];
+      if (path === 'exec-relay' && pod.clientUrl) return [{ endpoint: execRelayEndpoint(pod.clientUrl, pod), path }];
       return [];
     }),
   );

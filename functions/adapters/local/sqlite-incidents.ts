@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Decision } from '../../core/decision.ts';
 import type { CarriedStreak } from '../../core/evidence.ts';
-import type { ClusterView } from '../../core/view.ts';
+import { currentView, type StoredView } from '../../core/path-name.ts';
 import { MAX_INCIDENT_VIEWS } from '../../core/view-history.ts';
 import {
   IncidentNotFoundError,
@@ -153,7 +153,8 @@ function toIncident(row: Row): Incident {
     attempt: int(row, 'attempt'),
     immediateReprobes: int(row, 'immediate_reprobes'),
     waits: int(row, 'waits'),
-    views: JSON.parse(text(row, 'views')) as ClusterView[],
+    // A state file from an earlier build holds views with its path names; read under today's.
+    views: (JSON.parse(text(row, 'views')) as StoredView[]).map(currentView),
     outbox: JSON.parse(text(row, 'outbox')) as OutboxEntry[],
     stepsDone: JSON.parse(text(row, 'steps_done')) as string[],
     version: int(row, 'version'),

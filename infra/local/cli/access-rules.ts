@@ -6,6 +6,7 @@
 import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { carriesCredentials, CREDENTIALS_IN_URL, withoutCredentials } from '../../../functions/core/endpoint-url.ts';
+import { pathNameOf } from '../../../functions/core/path-name.ts';
 import { PATH_NAMES, type PathName } from '../../../functions/core/types.ts';
 import { KUBE_PATHS, type KubeAccessConfig } from '../../../functions/ports/kube-access.ts';
 import { withTimeout } from '../../../functions/lib/with-timeout.ts';
@@ -56,18 +57,25 @@ interface KubeFiles {
 
 export const DEFAULT_CAPI_NAMESPACE = 'default';
 
-/** The names a path may be written as; exec-relay is the exec path's long name. A Map: "toString" is no path. */
-const PATH_SPELLINGS: ReadonlyMap<string, PathName> = new Map([...PATH_NAMES.map((name) => [name, name] as const), ['exec-relay', 'exec'] as const]);
-const PATH_LIST = 'direct, port-forward, exec-relay (or exec)';
+/** The current names only: `exec`, exec-relay's old name, is still read (pathNameOf) but no longer offered. */
+const PATH_LIST = PATH_NAMES.join(', ');
+
+/** A path given twice, said by the names written: one of them may be the old name `exec`. */
+function listedAgain(name: string, earlier: string, path: PathName): string {
+  if (name === earlier) return `${name} is listed twice`;
+  return name === path ? `${name} is listed already, as ${earlier}` : `${name} is ${path}, listed already`;
+}
 
 /** Path names as written, to paths in order: none, an unknown name or one listed twice is refused, naming `where`. */
 export function pathNamesOf(names: readonly string[], where: string, fail: (message: string) => Error): PathName[] {
   if (names.length === 0) throw fail(`${where}: give at least one of ${PATH_LIST}`);
   const order: PathName[] = [];
   for (const name of names) {
-    const path = PATH_SPELLINGS.get(name);
+    const path = pathNameOf(name);
     if (path === undefined) throw fail(`${where}: ${JSON.stringify(name)} is not a path (use ${PATH_LIST})`);
-    if (order.includes(path)) throw fail(`${where}: ${name === path ? `${name} is listed twice` : `${name} is ${path}, listed already`}`);
+    // order[i] is names[i]'s path: every name before this one was pushed.
+    const at = order.indexOf(path);
+    if (at >= 0) throw fail(`${where}: ${listedAgain(name, names[at]!, path)}`);
     order.push(path);
   }
   return order;

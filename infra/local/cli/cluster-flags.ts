@@ -60,9 +60,9 @@ export const accessHelp = `  --endpoints URL[,URL…]   client URLs to ask for t
                            --kubeconfig and --cluster)
   --namespace NS           the Cluster API cluster's namespace (default: default)
   --paths P[,P…]           how to reach each member, in order: direct (its client URL),
-                           port-forward (to its etcd pod), exec-relay or exec (etcdctl in another
-                           member's etcd pod). Default: direct with --endpoints, then
-                           port-forward,exec-relay with --kubeconfig
+                           port-forward (to its etcd pod), exec-relay (etcdctl in another
+                           member's etcd pod; exec, its old name, is still read). Default:
+                           direct with --endpoints, then port-forward,exec-relay with --kubeconfig
 ${clusterHelp.split('\n').slice(2).join('\n')}`;
 
 type FlagValues<O extends Record<string, { type: string }>> = { [K in keyof O]?: O[K]['type'] extends 'boolean' ? boolean : string };

@@ -65,8 +65,9 @@ FILE (JSON; paths are relative to it):
     Machines there are read and replaced. Without capiCluster, the workload cluster's own (etcd
     pods and Nodes, no Machines). With kubeconfig, endpoints is optional: the members are found
     through their etcd pods.
-  paths (or policy.pathOrder, not both): direct, port-forward, exec-relay (or exec), in the order
-    tried; default direct with endpoints, then port-forward and exec-relay with kubeconfig.
+  paths (or policy.pathOrder, not both): direct, port-forward, exec-relay (exec, its old name,
+    is still read), in the order tried; default direct with endpoints, then port-forward and
+    exec-relay with kubeconfig.
   policy durations ("60s", "1h30m", or milliseconds as <name>Ms): grace, electionTimeout,
     callTimeout, incidentDeadline, retryPeriod, minHealthyPeriod, snapshotTimeout,
     actuatorTimeout, lockLease, backoff.base, backoff.cap; and allowRemoveWithoutLeaderMove,

@@ -81,7 +81,7 @@ describe('etcd3 transport against a real etcd', () => {
     const t = fresh();
     const a = t.client({ endpoint: etcd.endpoint, path: 'direct' });
     expect(t.client({ endpoint: etcd.endpoint, path: 'direct' })).toBe(a);
-    expect(t.client({ endpoint: etcd.endpoint, path: 'exec' })).not.toBe(a);
+    expect(t.client({ endpoint: etcd.endpoint, path: 'exec-relay' })).not.toBe(a);
   });
 
   it('fails a refused endpoint as "refused" well within the deadline', async () => {

@@ -55,7 +55,7 @@ function fakeSecrets(): SecretSource & { reads: string[] } {
 const prod: ClusterRegistration = {
   clusterId: 'prod',
   endpoints: ['https://10.0.0.1:2379', 'https://10.0.0.2:2379'],
-  pathOrder: ['direct', 'exec'],
+  pathOrder: ['direct', 'exec-relay'],
   policy: { graceMs: 30_000, electionTimeoutMs: 500 },
   aliases: { 'ip-10-0-0-1': 'etcd-a' },
   tlsSecretArn: ARN,
@@ -85,7 +85,7 @@ describe('dynamodb cluster directory', () => {
     expect(entry).toEqual({
       clusterId: 'prod',
       endpoints: prod.endpoints,
-      policy: { ...defaultPolicy, graceMs: 30_000, electionTimeoutMs: 500, pathOrder: ['direct', 'exec'] },
+      policy: { ...defaultPolicy, graceMs: 30_000, electionTimeoutMs: 500, pathOrder: ['direct', 'exec-relay'] },
       aliases: { 'ip-10-0-0-1': 'etcd-a' },
       tls: { ca: Buffer.from('CA'), cert: Buffer.from('CERT'), key: Buffer.from(PEM_KEY) },
     });
@@ -144,7 +144,7 @@ describe('dynamodb cluster directory', () => {
       ['an endpoint that is no URL', { ...prod, endpoints: ['10.0.0.1:2379 x'] }, 'cluster prod: endpoints.0: '],
       ['a policy value out of range', { ...prod, policy: { electionTimeoutMs: 50 } }, 'cluster prod: policy.electionTimeoutMs: must be at least 100ms'],
       ['a misspelt policy field', { ...prod, policy: { grace: '60s' } as ClusterRegistration['policy'] }, 'cluster prod: policy.grace: unknown field'],
-      ['two path orders that differ', { ...prod, policy: { pathOrder: ['exec'] } }, 'cluster prod: pathOrder: differs from policy.pathOrder; give one'],
+      ['two path orders that differ', { ...prod, policy: { pathOrder: ['exec-relay'] } }, 'cluster prod: pathOrder: differs from policy.pathOrder; give one'],
       ['a path that does not exist', { ...prod, pathOrder: ['ssh'] as unknown as ClusterRegistration['pathOrder'] }, 'cluster prod: pathOrder.0: '],
       ['a secret that is no ARN', { ...prod, tlsSecretArn: 'etcd-prod' }, 'cluster prod: tlsSecretArn: must be a Secrets Manager secret ARN'],
       ['one instance twice', { ...prod, members: [{ memberName: 'a', instanceId: 'i-1' }, { memberName: 'b', instanceId: 'i-1' }] }, "cluster prod: members.1.instanceId: i-1 is also members.0's"],
@@ -167,7 +167,7 @@ describe('dynamodb cluster directory', () => {
   describe('kube access', () => {
     const kubeProd: ClusterRegistration = {
       ...prod,
-      pathOrder: ['direct', 'port-forward', 'exec'],
+      pathOrder: ['direct', 'port-forward', 'exec-relay'],
       workloadKubeconfigSecretArn: WORKLOAD_ARN,
       etcdNamespace: 'etcd-system',
       management: { kubeconfigSecretArn: MANAGEMENT_ARN, namespace: 'capi-prod', clusterName: 'prod', machineApiVersion: 'v1beta2' },
@@ -182,7 +182,7 @@ describe('dynamodb cluster directory', () => {
         management: { kubeconfig: KUBECONFIGS[MANAGEMENT_ARN], namespace: 'capi-prod', clusterName: 'prod', machineApiVersion: 'v1beta2' },
       });
       expect(entry.tls?.ca.toString()).toBe('CA');
-      expect(entry.policy.pathOrder).toEqual(['direct', 'port-forward', 'exec']);
+      expect(entry.policy.pathOrder).toEqual(['direct', 'port-forward', 'exec-relay']);
       expect([...secrets.reads].sort()).toEqual([ARN, MANAGEMENT_ARN, WORKLOAD_ARN].sort());
     });
 

@@ -43,13 +43,13 @@ describe('probe, plan and run through the fake Kubernetes API server', () => {
   const capi = () => ['--kubeconfig', kubeconfig, '--cluster', CAPI_CLUSTER, ...SLOW];
 
   describe('on a healthy cluster', () => {
-    it('probe --kubeconfig F --cluster wl, no --endpoints: 3 members found through their pods, each with a port-forward and an exec row and where it runs', async () => {
+    it('probe --kubeconfig F --cluster wl, no --endpoints: 3 members found through their pods, each with a port-forward and an exec-relay row and where it runs', async () => {
       const run = await runCli(['probe', ...capi(), '--json']);
       expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
       const probe = jsonOf<ProbeJson>(run);
       expect(probe.members.map((m) => m.name).sort()).toEqual(['cp-1', 'cp-2', 'cp-3']);
       for (const m of probe.members) {
-        expect(m.paths.map((p) => [p.path, p.ok])).toEqual([['port-forward', true], ['exec', true]]);
+        expect(m.paths.map((p) => [p.path, p.ok])).toEqual([['port-forward', true], ['exec-relay', true]]);
         expect(m.paths[0]).toMatchObject({ endpoint: `kube-system/etcd-${m.name}:2379`, says: `port-forward kube-system/etcd-${m.name}:2379 answered` });
         expect(m.paths[1]!.endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+ via kube-system\/etcd-cp-\d$/);
         expect(m.host).toEqual({ node: m.name, nodeExists: true, pod: `kube-system/etcd-${m.name}`, machine: { name: world.machineOf(world.lab.members.find((l) => l.name === m.name)!), deleting: false } });
@@ -61,13 +61,13 @@ describe('probe, plan and run through the fake Kubernetes API server', () => {
     });
 
 
-    it('probe --kubeconfig F alone (the workload cluster) with --endpoints: direct, port-forward and exec rows, Nodes and no Machines', async () => {
+    it('probe --kubeconfig F alone (the workload cluster) with --endpoints: direct, port-forward and exec-relay rows, Nodes and no Machines', async () => {
       const run = await runCli(['probe', '--kubeconfig', kubeconfig, '--endpoints', world.lab.endpoints()[0]!, ...SLOW, '--json']);
       expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
       const probe = jsonOf<ProbeJson>(run);
       expect(probe.members).toHaveLength(3);
       for (const m of probe.members) {
-        expect(m.paths.map((p) => [p.path, p.ok])).toEqual([['direct', true], ['port-forward', true], ['exec', true]]);
+        expect(m.paths.map((p) => [p.path, p.ok])).toEqual([['direct', true], ['port-forward', true], ['exec-relay', true]]);
         expect(m.host).toEqual({ node: m.name, nodeExists: true, pod: `kube-system/etcd-${m.name}` });
       }
     });
@@ -77,7 +77,7 @@ describe('probe, plan and run through the fake Kubernetes API server', () => {
       const run = await runCli(['probe', '--kubeconfig', kubeconfig, '--cluster', 'other', '--workload-kubeconfig', kubeconfig, '--paths', 'exec-relay', ...SLOW, '--json']);
       expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
       const probe = jsonOf<ProbeJson>(run);
-      expect(probe.members.map((m) => m.paths.map((p) => p.path))).toEqual([['exec'], ['exec'], ['exec']]);
+      expect(probe.members.map((m) => m.paths.map((p) => p.path))).toEqual([['exec-relay'], ['exec-relay'], ['exec-relay']]);
       // Cluster "other" has no Machines in the management cluster.
       expect(probe.members.every((m) => m.host?.machine === undefined)).toBe(true);
       expect(world.fake.requestCount('GET', '/secrets/other-kubeconfig')).toBe(before);
@@ -93,7 +93,7 @@ describe('probe, plan and run through the fake Kubernetes API server', () => {
   });
 
   describe('with the leader’s kubelet down', () => {
-    it('with the leader’s kubelet down, the leader’s port-forward row says "error dialing backend" and its exec row answers', async () => {
+    it('with the leader’s kubelet down, the leader’s port-forward row says "error dialing backend" and its exec-relay row answers', async () => {
       const leader = await world.lab.leader();
       world.fake.kubeletDown(leader.name);
       try {
@@ -103,14 +103,14 @@ describe('probe, plan and run through the fake Kubernetes API server', () => {
         const at = lines.findIndex((l) => l.startsWith(`  ${leader.name} (${leader.id}): node ${leader.name}, pod kube-system/etcd-${leader.name}, machine ${world.machineOf(leader)}`));
         expect(at, run.stdout).toBeGreaterThan(0);
         expect(lines[at + 1]).toMatch(new RegExp(`^    port-forward kube-system/etcd-${leader.name}:2379 refused: .*error dialing backend.*kubelet`));
-        expect(lines[at + 2]).toMatch(new RegExp(`^    exec http://127\\.0\\.0\\.1:\\d+ via kube-system/etcd-(?!${leader.name})cp-\\d answered \\(\\d+ms\\)$`));
+        expect(lines[at + 2]).toMatch(new RegExp(`^    exec-relay http://127\\.0\\.0\\.1:\\d+ via kube-system/etcd-(?!${leader.name})cp-\\d answered \\(\\d+ms\\)$`));
         expect(run.stdout).toContain(`leader: ${leader.name} (${leader.id}) agreed by all 3 members`);
       } finally {
         world.fake.heal(leader.name);
       }
     });
 
-    it('plan --machine on a kubelet-down leader: a leader move over exec, nothing touched', async () => {
+    it('plan --machine on a kubelet-down leader: a leader move over exec-relay, nothing touched', async () => {
       const leader = await world.lab.leader();
       world.fake.kubeletDown(leader.name);
       try {
@@ -119,7 +119,7 @@ describe('probe, plan and run through the fake Kubernetes API server', () => {
         const result = jsonOf<CliResult>(run);
         expect(result).toMatchObject({ outcome: 'planned', reason: 'LEADER_MOVE_REQUIRED', target: { memberId: leader.id, name: leader.name } });
         expect(result.message).toContain('error dialing backend');
-        expect(result.message).toMatch(/over exec/);
+        expect(result.message).toMatch(/over exec-relay/);
         expect((await world.lab.leader()).id).toBe(leader.id);
       } finally {
         world.fake.heal(leader.name);

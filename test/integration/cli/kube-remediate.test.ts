@@ -47,7 +47,7 @@ describe.concurrent('remediate through Kubernetes, without --endpoints', () => {
     expect(w.fake.requestCount('DELETE', `/machines/${w.machineOf(leader)}`)).toBe(1);
     // Moved over the relay, the first approval saying why port-forward could not serve: the kubelet.
     // (The result's reason is the last approval's: once moved, the target is a follower.)
-    expect(run.stderr).toMatch(new RegExp(`LeaderMoved\\s+leadership moved from ${leader.id} to \\S+ over exec`));
+    expect(run.stderr).toMatch(new RegExp(`LeaderMoved\\s+leadership moved from ${leader.id} to \\S+ over exec-relay`));
     expect(run.stderr).toMatch(new RegExp(`RemediationApproved\\s+LEADER_MOVED .*port-forward kube-system/etcd-${leader.name}:2379 refused: .*error dialing backend`));
   });
 

@@ -12,7 +12,7 @@ import type { TerminalEvent } from '../../../infra/local/runtime.ts';
 import { startPipeline, type Pipeline } from '../e2e/pipeline.ts';
 import { startKubeWorld, type KubeWorld } from './kube-world.ts';
 
-const KUBE_ONLY = { pathOrder: ['port-forward', 'exec'] } as const;
+const KUBE_ONLY = { pathOrder: ['port-forward', 'exec-relay'] } as const;
 
 const current: { world?: KubeWorld; pipeline?: Pipeline } = {};
 afterEach(async () => {
@@ -73,7 +73,7 @@ describe.sequential('Cluster API cases KCP blocks on, on real etcd behind the fa
     expect(message).toContain(`port-forward kube-system/etcd-${leader.name}:2379`);
     expect(message).toContain('error dialing backend');
     expect(message).toContain('kubelet');
-    expect(message).toMatch(/over exec \S+ via kube-system\/etcd-cp-\d/);
+    expect(message).toMatch(/over exec-relay \S+ via kube-system\/etcd-cp-\d/);
     expect(message).not.toContain(`via kube-system/etcd-${leader.name}`);
   });
 
@@ -124,7 +124,7 @@ describe.sequential('Cluster API cases KCP blocks on, on real etcd behind the fa
     const { reason, message } = approval(pipeline);
     expect(reason).toBe('LEADER_MOVED');
     expect(message).toContain('containerd.sock');
-    expect(message).toMatch(/over exec \S+ via kube-system\/etcd-cp-\d/);
+    expect(message).toMatch(/over exec-relay \S+ via kube-system\/etcd-cp-\d/);
   });
 
   it('5. a follower’s kubelet down: removed with no move needed', async () => {

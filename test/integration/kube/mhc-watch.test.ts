@@ -78,7 +78,7 @@ async function setUp(policy: Record<string, unknown>) {
 
 describe.sequential('MachineHealthCheck external remediation through the watcher', () => {
   it('4. a request for the kubelet-down leader runs its incident and ends with the outcome in its status', async () => {
-    const t = await setUp({ pathOrder: ['port-forward', 'exec'] });
+    const t = await setUp({ pathOrder: ['port-forward', 'exec-relay'] });
     const leader = await t.world.lab.leader();
     t.world.fake.kubeletDown(leader.name);
     await t.watch();

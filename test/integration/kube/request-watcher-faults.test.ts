@@ -76,7 +76,7 @@ async function setUp(options: { reportAgainMs?: number } = {}): Promise<World> {
   const capi = createCapiDirectory({
     management: world.fake.kubeConfig(),
     managementSource: world.fake.kubeconfigYaml(),
-    policy: parsePolicy({ ...labPolicy, pathOrder: ['port-forward', 'exec'] }),
+    policy: parsePolicy({ ...labPolicy, pathOrder: ['port-forward', 'exec-relay'] }),
   });
   const directoryErrors: string[] = [];
   const runtime = await createLocalRuntime({

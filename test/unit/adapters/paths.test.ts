@@ -10,7 +10,7 @@ describe('directPaths', () => {
 
   it('does not resolve kube-based paths or members that never started', () => {
     expect(directPaths.resolve(member, 'port-forward')).toBeUndefined();
-    expect(directPaths.resolve(member, 'exec')).toBeUndefined();
+    expect(directPaths.resolve(member, 'exec-relay')).toBeUndefined();
     expect(directPaths.resolve({ ...member, clientUrls: [] }, 'direct')).toBeUndefined();
   });
 });

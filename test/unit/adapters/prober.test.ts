@@ -218,7 +218,7 @@ describe('prober', () => {
     const sample = await createProber(transport, forwarded).probe({
       seeds: [A],
       deadlineMs: 150,
-      paths: ['direct', 'port-forward', 'exec'],
+      paths: ['direct', 'port-forward', 'exec-relay'],
     });
 
     const bb = sample.members.find((m) => m.member.id === 'bb');
@@ -232,6 +232,6 @@ describe('prober', () => {
       ['direct', 'ok'],
       ['port-forward', 'refused'],
     ]);
-    expect(calls.some((c) => c.path === 'exec')).toBe(false);
+    expect(calls.some((c) => c.path === 'exec-relay')).toBe(false);
   });
 });

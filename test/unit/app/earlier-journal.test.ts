@@ -111,10 +111,11 @@ describe('a state file from an earlier build', () => {
     expect(await moveLeader(h.deps, probed)).toMatchObject({ kind: 'approve', reason: 'LEADER_MOVED', leaderMove: 'moved' });
 
     expect(h.calls.moveLeader).toEqual([]);
+    // The earlier build's `exec` is said, and journaled, under the path's name today.
     expect(h.events.filter((e) => e.detailType === 'LeaderMoved').map((e) => e.detail)).toEqual([
-      { incidentId, clusterId: 'c1', attempt: 0, at: movedAt, from: id(0), to: id(1), path: 'exec', tookMs: 54 },
+      { incidentId, clusterId: 'c1', attempt: 0, at: movedAt, from: id(0), to: id(1), path: 'exec-relay', tookMs: 54 },
     ]);
     const moved = (await store!.journal(incidentId)).filter((e) => e.step === 'leader-moved');
-    expect(moved).toEqual([{ at: Date.parse(movedAt), step: 'leader-moved', detail: { from: id(0), to: id(1), path: 'exec', tookMs: 54, message: decision.message }, isStepMarker: false }]);
+    expect(moved).toEqual([{ at: Date.parse(movedAt), step: 'leader-moved', detail: { from: id(0), to: id(1), path: 'exec-relay', tookMs: 54, message: decision.message }, isStepMarker: false }]);
   });
 });

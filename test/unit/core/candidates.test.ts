@@ -42,7 +42,7 @@ describe('rankMoveCandidates', () => {
     },
     {
       name: 'reachable on a later path only still counts',
-      specs: [{ i: 0 }, { i: 1, paths: { direct: 'refused', exec: 'ok' } }],
+      specs: [{ i: 0 }, { i: 1, paths: { direct: 'refused', 'exec-relay': 'ok' } }],
       want: ['etcd-1'],
     },
   ] as { name: string; specs: MemberSpec[]; want: string[] }[])('$name', ({ specs, want }) => {

@@ -70,9 +70,9 @@ const rows: Row[] = [
   },
   {
     name: 'the target leads and answers on exec only',
-    samples: [cluster(0, 3, { override: { 0: { paths: { direct: 'refused', 'port-forward': 'timeout', exec: 'ok' } } } })],
+    samples: [cluster(0, 3, { override: { 0: { paths: { direct: 'refused', 'port-forward': 'timeout', 'exec-relay': 'ok' } } } })],
     verdict: 'LEADER_REACHABLE',
-    says: /answers on exec exec:\/\/etcd-0/,
+    says: /answers on exec-relay exec-relay:\/\/etcd-0/,
   },
   {
     name: 'the followers report no leader',
@@ -177,8 +177,8 @@ const rows: Row[] = [
   {
     name: 'timeouts on every path count as down',
     samples: [
-      cluster(0, 3, { override: { 0: { paths: { direct: 'timeout', exec: 'refused' } } } }),
-      cluster(ET, 3, { override: { 0: { paths: { direct: 'timeout', exec: 'refused' } } } }),
+      cluster(0, 3, { override: { 0: { paths: { direct: 'timeout', 'exec-relay': 'refused' } } } }),
+      cluster(ET, 3, { override: { 0: { paths: { direct: 'timeout', 'exec-relay': 'refused' } } } }),
     ],
     verdict: 'LEADER_UNREACHABLE',
     since: 0,
@@ -186,8 +186,8 @@ const rows: Row[] = [
   {
     name: 'a TLS failure on one path proves nothing',
     samples: [
-      cluster(0, 3, { override: { 0: { paths: { direct: 'refused', exec: 'tls' } } } }),
-      cluster(5 * ET, 3, { override: { 0: { paths: { direct: 'refused', exec: 'tls' } } } }),
+      cluster(0, 3, { override: { 0: { paths: { direct: 'refused', 'exec-relay': 'tls' } } } }),
+      cluster(5 * ET, 3, { override: { 0: { paths: { direct: 'refused', 'exec-relay': 'tls' } } } }),
     ],
     verdict: 'LEADER_UNREACHABLE_UNCONFIRMED',
     says: /does not prove it is down/,
@@ -212,7 +212,7 @@ describe('judgeLeader', () => {
   });
 
   it('a mixed-path streak sets no since', () => {
-    const v = view(0, [{ i: 0, paths: { direct: 'refused', exec: 'auth' } }, { i: 1, leader: 0 }, { i: 2, leader: 0 }]);
+    const v = view(0, [{ i: 0, paths: { direct: 'refused', 'exec-relay': 'auth' } }, { i: 1, leader: 0 }, { i: 2, leader: 0 }]);
     expect(judgeLeader([v], id(0), ET).since).toBeUndefined();
   });
 });

@@ -6,7 +6,9 @@ import { readJournalLine } from '../../../functions/core/journal-earlier.ts';
 import { journalWords, timelineOf } from '../../../functions/core/journal-words.ts';
 import { isDecisionLine, isEarlier, isMoveMadeLine, journalSteps, markerOf, moveMadeStep, type JournalEntry, type NamedStep } from '../../../functions/core/journal.ts';
 import { lastApprovalIn, leaderMoveOf } from '../../../functions/core/leader-move.ts';
+import { writtenByEarlierBuild } from '../../support/earlier-paths.ts';
 import { moveMadeLine, sampleDetails, sampleLine } from '../../support/journal-lines.ts';
+import { view } from './fixtures.ts';
 
 /** A line as a store hands it to the reader: its detail decoded from JSON. */
 const stored = (step: string, detail: unknown, isStepMarker = false) => readJournalLine({ at: 1_000, step, detail, isStepMarker });
@@ -21,6 +23,20 @@ describe('a line this build wrote', () => {
     expect(stored('remediate:block', { reason: 'QUORUM_AT_RISK', message: 'no.' })).toEqual({ at: 1_000, step: 'remediate:block', detail: { reason: 'QUORUM_AT_RISK', message: 'no.' }, isStepMarker: false });
     const made = moveMadeLine(2);
     expect(stored(made.step, made.detail, true)).toEqual({ at: 1_000, ...made, isStepMarker: true });
+  });
+});
+
+describe('a line an earlier build wrote with fields, naming the relay `exec`', () => {
+  it('leader-moved reads with exec-relay', () => {
+    const line = { ...sampleDetails[journalSteps.leaderMoved], path: 'exec' };
+    expect(stored(journalSteps.leaderMoved, line)).toEqual({ at: 1_000, step: journalSteps.leaderMoved, detail: { ...line, path: 'exec-relay' }, isStepMarker: false });
+  });
+
+  it('the move marker: its move and its views read with exec-relay', () => {
+    const today = view(900, [{ i: 0, paths: { direct: 'refused', 'exec-relay': 'ok' } }, { i: 1, leader: 0 }, { i: 2, leader: 0 }]);
+    const made = { ...moveMadeLine(2).detail, views: [today], moved: { ...sampleDetails[journalSteps.leaderMoved], path: 'exec-relay' as const, attempt: 2, at: 900 } };
+    const entry = stored(moveMadeStep(2), JSON.parse(writtenByEarlierBuild(made)), true);
+    expect(isMoveMadeLine(entry) && entry.detail).toEqual(made);
   });
 });
 
@@ -52,7 +68,8 @@ describe('a line an earlier build wrote as text', () => {
     const entry = stored(moveMadeStep(2), JSON.stringify({ decision, leaderMoved }), true);
     expect(isMoveMadeLine(entry) && entry.detail).toEqual({
       decision,
-      moved: { from: 'a1', to: 'b2', path: 'exec', tookMs: 54, message: 'Leadership moved from etcd-0 to etcd-1.', attempt: 2, at: Date.parse('2025-06-01T12:00:00.900Z') },
+      // The relay's old name, `exec`, reads as exec-relay.
+      moved: { from: 'a1', to: 'b2', path: 'exec-relay', tookMs: 54, message: 'Leadership moved from etcd-0 to etcd-1.', attempt: 2, at: Date.parse('2025-06-01T12:00:00.900Z') },
     });
   });
 

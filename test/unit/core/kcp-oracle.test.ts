@@ -139,7 +139,7 @@ function draw(random: () => number): Membership {
   const leader: number | 'none' = voters.length === 0 || random() < 0.1 ? 'none' : pick(voters);
   const reachabilities: Partial<Record<PathName, Reachability>>[] = [
     { direct: 'ok' }, { direct: 'ok' }, { direct: 'ok' }, { direct: 'ok' }, { direct: 'ok' }, { direct: 'ok' },
-    { direct: 'refused' }, { direct: 'timeout' }, { direct: 'refused', exec: 'timeout' }, { direct: 'tls' }, { direct: 'refused', exec: 'ok' },
+    { direct: 'refused' }, { direct: 'timeout' }, { direct: 'refused', 'exec-relay': 'timeout' }, { direct: 'tls' }, { direct: 'refused', 'exec-relay': 'ok' },
   ];
   const members = learners.map((learner, i): Drawn => {
     const paths = pick(reachabilities);

@@ -10,7 +10,7 @@ import { cluster, endpointOf, failureOf, fixedRandom, id, policy } from './fixtu
 const NOW = 1_000_000;
 const ET = 1_000;
 const pol = policy({ electionTimeoutMs: ET, maxImmediateReprobes: 3 });
-const allPaths = { direct: 'ok', 'port-forward': 'ok', exec: 'ok' } as const;
+const allPaths = { direct: 'ok', 'port-forward': 'ok', 'exec-relay': 'ok' } as const;
 
 /** etcd-0 leads and answers on every path; etcd-1..3 are candidates in that order. */
 function moveDecision(): MoveLeaderDecision {
@@ -97,13 +97,13 @@ const rows: Row[] = [
   {
     name: 'timed out: the next path, same candidate',
     attempts: [tried('direct', 1, failureOf('refused')), tried('port-forward', 1, failureOf('timeout'))],
-    want: { kind: 'try', path: 'exec', candidateId: id(1) },
+    want: { kind: 'try', path: 'exec-relay', candidateId: id(1) },
   },
   {
     name: 'every path refused or timed out: re-probe for the evidence rule',
-    attempts: [tried('direct', 1, failureOf('refused')), tried('port-forward', 1, failureOf('timeout')), tried('exec', 1, failureOf('refused'))],
+    attempts: [tried('direct', 1, failureOf('refused')), tried('port-forward', 1, failureOf('timeout')), tried('exec-relay', 1, failureOf('refused'))],
     want: { kind: 'retry', reason: 'LEADER_UNREACHABLE', reprobeNow: true, at: NOW },
-    says: /Every path to the leader etcd-0 .* failed \(direct http:\/\/127\.0\.0\.1:4001 refused; port-forward port-forward:\/\/etcd-0 timed out: Deadline exceeded; exec exec:\/\/etcd-0 refused: connect ECONNREFUSED 127\.0\.0\.1:1\)/,
+    says: /Every path to the leader etcd-0 .* failed \(direct http:\/\/127\.0\.0\.1:4001 refused; port-forward port-forward:\/\/etcd-0 timed out: Deadline exceeded; exec-relay exec-relay:\/\/etcd-0 refused: connect ECONNREFUSED 127\.0\.0\.1:1\)/,
   },
   {
     name: 'a bad transferee: the next candidate over the path that reached the leader',
@@ -159,23 +159,23 @@ const rows: Row[] = [
   },
   {
     name: 'TLS on every path: block naming the certificate',
-    attempts: (['direct', 'port-forward', 'exec'] as const).map((p) => tried(p, 1, failureOf('tls'))),
+    attempts: (['direct', 'port-forward', 'exec-relay'] as const).map((p) => tried(p, 1, failureOf('tls'))),
     want: { kind: 'block', reason: 'TLS_FAILED' },
-    says: /fix the client certificate or CA used for http:\/\/127\.0\.0\.1:4001, port-forward:\/\/etcd-0 and exec:\/\/etcd-0\.$/,
+    says: /fix the client certificate or CA used for http:\/\/127\.0\.0\.1:4001, port-forward:\/\/etcd-0 and exec-relay:\/\/etcd-0\.$/,
   },
   {
     name: 'auth on every path, by kind or by message: block naming the user',
     attempts: [
       tried('direct', 1, failureOf('auth')),
       tried('port-forward', 1, etcd('etcdserver: permission denied')),
-      tried('exec', 1, { kind: 'other', grpcCode: 16, message: 'unauthenticated' }),
+      tried('exec-relay', 1, { kind: 'other', grpcCode: 16, message: 'unauthenticated' }),
     ],
     want: { kind: 'block', reason: 'AUTH_FAILED' },
     says: /port-forward port-forward:\/\/etcd-0 rejected our credentials: etcdserver: permission denied;.*fix the etcd user\.$/,
   },
   {
     name: 'TLS on one path, refused on the rest: let the evidence rule judge',
-    attempts: [tried('direct', 1, failureOf('refused')), tried('port-forward', 1, failureOf('tls')), tried('exec', 1, failureOf('timeout'))],
+    attempts: [tried('direct', 1, failureOf('refused')), tried('port-forward', 1, failureOf('tls')), tried('exec-relay', 1, failureOf('timeout'))],
     want: { kind: 'retry', reason: 'LEADER_UNREACHABLE', reprobeNow: true },
   },
 ];

@@ -282,8 +282,8 @@ const rows: Row[] = [
   {
     name: 'a leader seen down that answers on one path only has not recovered',
     samples: [
-      cluster(T0 - ET, 3, { leader: 0, override: { 0: { paths: { direct: 'refused', exec: 'refused' } } } }),
-      cluster(T0, 3, { leader: 0, override: { 0: { paths: { direct: 'refused', exec: 'ok' } } } }),
+      cluster(T0 - ET, 3, { leader: 0, override: { 0: { paths: { direct: 'refused', 'exec-relay': 'refused' } } } }),
+      cluster(T0, 3, { leader: 0, override: { 0: { paths: { direct: 'refused', 'exec-relay': 'ok' } } } }),
     ],
     kind: 'move-leader',
     reason: 'LEADER_MOVE_REQUIRED',
@@ -396,11 +396,11 @@ const rows: Row[] = [
   },
   {
     name: 'the leader fails TLS on every path',
-    samples: [cluster(T0, 3, { override: { 0: { paths: { direct: 'tls', exec: 'tls' } } } })],
+    samples: [cluster(T0, 3, { override: { 0: { paths: { direct: 'tls', 'exec-relay': 'tls' } } } })],
     kind: 'block',
     reason: 'TLS_FAILED',
     decidedBy: 'leadership',
-    says: /fix the client certificate or CA used for http:\/\/127\.0\.0\.1:4001 and exec:\/\/etcd-0\.$/,
+    says: /fix the client certificate or CA used for http:\/\/127\.0\.0\.1:4001 and exec-relay:\/\/etcd-0\.$/,
   },
   {
     name: 'the leader rejects our user on every path',
@@ -478,14 +478,14 @@ describe('plan', () => {
 
   it('hands move-leader the ranked candidates and the answering paths in policy order', () => {
     const v = view(T0, [
-      { i: 0, leader: 0, paths: { direct: 'ok', 'port-forward': 'refused', exec: 'ok' } },
+      { i: 0, leader: 0, paths: { direct: 'ok', 'port-forward': 'refused', 'exec-relay': 'ok' } },
       { i: 1, leader: 0, applied: 90 },
       { i: 2, leader: 0, applied: 110 },
       { i: 3, leader: 0, applied: 100 },
       { i: 4, leader: 0, applied: 120 },
     ]);
-    const d = plan(input({ samples: [v], policy: { pathOrder: ['exec', 'port-forward', 'direct'] }, incident: { excludeCandidates: [id(4)] } }));
-    expect(d).toMatchObject({ kind: 'move-leader', leaderId: id(0), candidates: [id(2), id(3), id(1)], paths: ['exec', 'direct'] });
+    const d = plan(input({ samples: [v], policy: { pathOrder: ['exec-relay', 'port-forward', 'direct'] }, incident: { excludeCandidates: [id(4)] } }));
+    expect(d).toMatchObject({ kind: 'move-leader', leaderId: id(0), candidates: [id(2), id(3), id(1)], paths: ['exec-relay', 'direct'] });
   });
 
   it('carries the gate figures, the judgement and the reports as evidence', () => {

@@ -39,7 +39,7 @@ function build(c: Case) {
     specs.push(k % 2 === 0 ? { i, learner: true, leader: 0 } : { i, learner: true, paths: 'refused' });
   }
   const targetIndex = c.target === 'learner' ? c.voting : 0;
-  if (c.target === 'voting-unreachable') specs[0] = { i: 0, paths: { direct: 'refused', exec: 'timeout' } };
+  if (c.target === 'voting-unreachable') specs[0] = { i: 0, paths: { direct: 'refused', 'exec-relay': 'timeout' } };
   const sickIndexes = specs.filter((s, idx) => idx < c.voting && idx >= c.voting - c.unhealthy).map((s) => s.i);
   return { v: view(1_000, specs), targetIndex, sickIndexes };
 }

@@ -1,7 +1,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import { detailTypes } from '../../../events/catalogue.ts';
 import { jsonSchemaDir, jsonSchemaFiles } from '../../../events/json-schema.ts';
+import { loadSample } from './samples.ts';
 
 describe('committed JSON Schema', () => {
   const generated = jsonSchemaFiles();
@@ -26,5 +29,17 @@ describe('committed JSON Schema', () => {
     expect(schema.required).not.toContain('incidentId');
     expect(schema.required).not.toContain('attempt');
     expect(schema.required).toEqual(expect.arrayContaining(['clusterId', 'target', 'reason', 'source', 'observedAt', 'at']));
+  });
+
+  // In-flight events of an earlier build say `exec`: the schema a producer validates against takes both.
+  it.each(['MembersProbed', 'LeaderMoved'] as const)('%s: a valid schema that takes exec-relay and its old name exec', (detailType) => {
+    const ajv = new Ajv2020({ allErrors: true, strict: true });
+    addFormatsModule.default(ajv);
+    const validate = ajv.compile(JSON.parse(generated.get(`${detailType}.json`) ?? '{}') as object);
+    const sample = JSON.stringify(loadSample(detailType));
+    const spelt = (name: string) => JSON.parse(sample.replaceAll(/"path":"(?:port-forward|exec-relay)"/g, `"path":"${name}"`)) as unknown;
+    expect(sample).toMatch(/"path":"(?:port-forward|exec-relay)"/);
+    for (const name of ['exec-relay', 'exec']) expect(validate(spelt(name)), JSON.stringify(validate.errors)).toBe(true);
+    expect(validate(spelt('ssh'))).toBe(false);
   });
 });

@@ -177,6 +177,25 @@ describe('parseEvent accepts', () => {
   it('accepts timestamps with an offset', () => {
     expect(parseEvent('RetryDue', { ...loadSample('RetryDue'), at: '2025-06-01T14:00:00+02:00' }).ok).toBe(true);
   });
+
+  it('a view from an earlier build, its relay path named `exec`: accepted, the path parsed as exec-relay', () => {
+    const relay = { path: 'exec', endpoint: 'https://10.0.0.11:2379 via kube-system/etcd-cp-2', reachability: 'ok', latencyMs: 40 };
+    const [first, ...rest] = probed.view.members;
+    const earlierView = { ...probed.view, members: [{ ...first!, paths: [...first!.paths, relay] }, ...rest], listFailures: [{ ...relay, reachability: 'timeout' }] };
+    const result = parseEvent('MembersProbed', { ...probed, view: earlierView, previousViews: [earlierView] });
+    if (!result.ok) throw new Error(result.error.summary);
+    if (result.event.detailType !== 'MembersProbed') throw new Error(`parsed as ${result.event.detailType}`);
+    const { view, previousViews } = result.event.detail;
+    for (const v of [view, ...(previousViews ?? [])]) {
+      expect(v.members[0]!.paths.at(-1)).toEqual({ ...relay, path: 'exec-relay' });
+      expect(v.listFailures.map((p) => p.path)).toEqual(['exec-relay']);
+    }
+  });
+
+  it('LeaderMoved from an earlier build, over `exec`: accepted as exec-relay', () => {
+    const result = parseEvent('LeaderMoved', { ...loadSample('LeaderMoved'), path: 'exec' });
+    expect(result.ok && result.event.detailType === 'LeaderMoved' && result.event.detail.path).toBe('exec-relay');
+  });
 });
 
 describe('parseEnvelope', () => {

@@ -33,17 +33,25 @@ describe('a run config cluster reached through Kubernetes', () => {
   it('kubeconfig alone is the workload cluster: no endpoints needed, the kube paths by default, no Machines', async () => {
     const cluster = await clusterOf({ kubeconfig: 'kc.yaml' });
     expect(cluster.endpoints).toEqual([]);
-    expect(cluster.policy.pathOrder).toEqual(['port-forward', 'exec']);
+    expect(cluster.policy.pathOrder).toEqual(['port-forward', 'exec-relay']);
     expect(cluster.kube).toEqual({ workloadKubeconfig: KUBECONFIG });
   });
 
-  it('with capiCluster it is the management cluster; workloadKubeconfig stands in for the Secret; paths in order, exec-relay as exec', async () => {
+  it('with capiCluster it is the management cluster; workloadKubeconfig stands in for the Secret; paths in order', async () => {
     const cluster = await clusterOf({ endpoints, kubeconfig: 'kc.yaml', capiCluster: 'wl', workloadKubeconfig: 'workload.yaml', paths: ['exec-relay', 'direct'] });
-    expect(cluster.policy.pathOrder).toEqual(['exec', 'direct']);
+    expect(cluster.policy.pathOrder).toEqual(['exec-relay', 'direct']);
     expect(cluster.kube).toEqual({
       workloadKubeconfig: fs.readFileSync(path.join(dir, 'workload.yaml'), 'utf8'),
       management: { kubeconfig: KUBECONFIG, namespace: 'default', clusterName: 'wl' },
     });
+  });
+
+  it.each([
+    { field: 'paths', cluster: { paths: ['exec', 'direct'] } },
+    { field: 'policy.pathOrder', cluster: { policy: { pathOrder: ['exec', 'direct'] } } },
+  ])('$field written by an earlier build, with exec: read as exec-relay', async ({ cluster: written }) => {
+    const cluster = await clusterOf({ endpoints, kubeconfig: 'kc.yaml', ...written });
+    expect(cluster.policy.pathOrder).toEqual(['exec-relay', 'direct']);
   });
 
   it('endpoints alone: the direct path only', async () => {
@@ -55,11 +63,14 @@ describe('a run config cluster reached through Kubernetes', () => {
   it.each([
     { rule: 'neither endpoints nor kubeconfig', cluster: {}, says: 'clusters[0].endpoints: is required, or kubeconfig to find the members through their etcd pods' },
     { rule: 'a kube path without kubeconfig', cluster: { endpoints, paths: ['direct', 'port-forward'] }, says: 'clusters[0].paths (cluster prod): port-forward needs kubeconfig' },
-    { rule: 'a kube path in policy.pathOrder without kubeconfig', cluster: { endpoints, policy: { pathOrder: ['exec'] } }, says: 'clusters[0].policy.pathOrder (cluster prod): exec needs kubeconfig' },
+    { rule: 'a kube path in policy.pathOrder without kubeconfig', cluster: { endpoints, policy: { pathOrder: ['exec-relay'] } }, says: 'clusters[0].policy.pathOrder (cluster prod): exec-relay needs kubeconfig' },
+    { rule: 'exec, as written, without kubeconfig', cluster: { endpoints, paths: ['exec'] }, says: 'clusters[0].paths (cluster prod): exec needs kubeconfig' },
     { rule: 'direct without endpoints', cluster: { kubeconfig: 'kc.yaml', paths: ['direct'] }, says: 'clusters[0].paths (cluster prod): direct needs endpoints' },
     { rule: 'an unknown path', cluster: { kubeconfig: 'kc.yaml', paths: ['ssh'] }, says: 'clusters[0].paths (cluster prod): "ssh" is not a path' },
     { rule: 'a path named as an Object method', cluster: { kubeconfig: 'kc.yaml', paths: ['toString'] }, says: 'clusters[0].paths (cluster prod): "toString" is not a path' },
-    { rule: 'a path twice', cluster: { kubeconfig: 'kc.yaml', paths: ['exec', 'exec-relay'] }, says: 'clusters[0].paths (cluster prod): exec-relay is exec, listed already' },
+    { rule: 'a path twice', cluster: { kubeconfig: 'kc.yaml', paths: ['exec-relay', 'port-forward', 'exec-relay'] }, says: 'clusters[0].paths (cluster prod): exec-relay is listed twice' },
+    { rule: 'a path twice, once by its old name', cluster: { kubeconfig: 'kc.yaml', paths: ['exec-relay', 'exec'] }, says: 'clusters[0].paths (cluster prod): exec is exec-relay, listed already' },
+    { rule: 'a path twice, first by its old name', cluster: { kubeconfig: 'kc.yaml', paths: ['exec', 'exec-relay'] }, says: 'clusters[0].paths (cluster prod): exec-relay is listed already, as exec' },
     { rule: 'paths and policy.pathOrder', cluster: { endpoints, paths: ['direct'], policy: { pathOrder: ['direct'] } }, says: 'clusters[0].paths: give it or policy.pathOrder, not both' },
     { rule: 'capiCluster without kubeconfig', cluster: { endpoints, capiCluster: 'wl' }, says: 'clusters[0].capiCluster (cluster prod): needs kubeconfig' },
     { rule: 'namespace without capiCluster', cluster: { kubeconfig: 'kc.yaml', namespace: 'capi' }, says: 'clusters[0].namespace (cluster prod): needs kubeconfig and capiCluster' },

@@ -6,7 +6,9 @@ import { targetKeyOf } from '../../../functions/core/target.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
 import { migrations } from '../../../functions/adapters/local/sqlite-migrations.ts';
 import { openSqliteStore, type SqliteIncidentStore } from '../../../functions/adapters/local/sqlite-store.ts';
+import { writtenByEarlierBuild } from '../../support/earlier-paths.ts';
 import { describeIncidentStoreContract, openFirstIncident } from '../../support/store-contract.ts';
+import { view as clusterView } from '../core/fixtures.ts';
 import { tempDir, type TempDir } from './helpers.ts';
 
 const HOUR = 3_600_000;
@@ -99,6 +101,26 @@ describe('sqlite incident store: the file', () => {
         `state file ${dir.file('store.db')}: was written by a newer etcd-remediator (schema ${migrations.length + 1}; this one knows up to ${migrations.length})`,
       );
       store = openSqliteStore({ path: ':memory:' });
+    });
+  });
+
+  describe('views an earlier build wrote', () => {
+    it('a view whose path is `exec` reads back as exec-relay', async () => {
+      const today = clusterView(2_000, [{ i: 0, paths: { direct: 'refused', 'port-forward': 'timeout', 'exec-relay': 'ok' } }, { i: 1, leader: 0 }, { i: 2, leader: 0 }]);
+      await store.updateIncident(incident.incidentId, { views: [today] }, { expectVersion: incident.version, now: 2_000 });
+      await store.close();
+      // The row as an earlier build left it: the same view, its relay path named `exec`.
+      const raw = new DatabaseSync(dir.file('store.db'));
+      try {
+        raw.prepare('UPDATE incidents SET views = ? WHERE incident_id = ?').run(writtenByEarlierBuild([today]), incident.incidentId);
+        expect(raw.prepare('SELECT views FROM incidents WHERE incident_id = ?').get(incident.incidentId)?.views).toContain('"path":"exec"');
+      } finally {
+        raw.close();
+      }
+
+      store = openSqliteStore({ path: dir.file('store.db') });
+      expect((await store.getIncident(incident.incidentId))?.views).toEqual([today]);
+      expect((await store.listIncidents({ clusterId: 'c1' })).map((i) => i.views)).toEqual([[today]]);
     });
   });
 });

@@ -19,7 +19,7 @@ describe('plainWords and describeIssues', () => {
     { schema: z.object({ n: z.number() }), value: { n: 'one' }, says: 'n: must be a number' },
     { schema: z.object({ s: z.string().min(1) }), value: { s: '' }, says: 's: must not be empty' },
     { schema: z.object({ a: z.array(z.string()).min(1) }), value: { a: [] }, says: 'a: must list at least one' },
-    { schema: z.object({ e: z.enum(['direct', 'exec']) }), value: { e: 'ssh' }, says: 'e: must be one of "direct", "exec"' },
+    { schema: z.object({ e: z.enum(['direct', 'exec-relay']) }), value: { e: 'ssh' }, says: 'e: must be one of "direct", "exec-relay"' },
     { schema: z.object({ x: z.string() }), value: {}, says: 'x: is required' },
     { schema: z.object({ list: z.array(z.object({ id: z.string().min(1, 'its own words') })) }), value: { list: [{ id: '' }] }, says: 'list[0].id: its own words' },
     { schema: z.strictObject({}), value: { extra: 1, more: 2 }, says: 'extra: is not a known field; more: is not a known field' },

@@ -5,7 +5,7 @@ import type { EtcdFailure, MemberId, MemberInfo, MemberList, MemberStatus } from
 import { EtcdCallError, type EndpointTarget, type EtcdMemberClient } from '../../../ports/etcd.ts';
 import { endpointStatusArgv, isEtcdFailure, moveLeaderArgv, parseEndpointStatus, parseMoveLeader, type EtcdctlTlsPaths, type RelayCall } from './exec-relay-etcdctl.ts';
 import { memberListArgv, memberRemoveArgv, parseMemberList, parseMemberRemove } from './exec-relay-members.ts';
-import { parseExecEndpoint } from '../kube-paths.ts';
+import { parseExecRelayEndpoint } from '../kube-paths.ts';
 import { PodStreamError, type PodStreams } from '../streams/pod-streams.ts';
 
 export interface ExecRelayOptions {
@@ -20,7 +20,7 @@ export interface ExecRelayOptions {
 type Parsed<T> = T | EtcdFailure;
 
 export function createExecRelayClient(target: EndpointTarget, streams: PodStreams, options: ExecRelayOptions = {}): EtcdMemberClient {
-  const { clientUrl, relay } = parseExecEndpoint(target.endpoint);
+  const { clientUrl, relay } = parseExecRelayEndpoint(target.endpoint);
   const through = `exec relay through ${relay.namespace}/${relay.name}`;
   const share = options.etcdctlShare ?? 0.75;
 

@@ -2,7 +2,7 @@
 // kube paths, all from one workload snapshot.
 import { describe, expect, it } from 'vitest';
 import {
-  execEndpoint, hostEvidence, kubeSeeds, parseExecEndpoint, parsePortForwardEndpoint, podOfMember, portForwardEndpoint, relayFor, resolveKubePath,
+  execRelayEndpoint, hostEvidence, kubeSeeds, parseExecRelayEndpoint, parsePortForwardEndpoint, podOfMember, portForwardEndpoint, relayFor, resolveKubePath,
 } from '../../../../functions/adapters/kube/kube-paths.ts';
 import type { MachineRef } from '../../../../functions/adapters/kube/cluster-api/machines.ts';
 import type { EtcdPod, WorkloadNode, WorkloadSnapshot } from '../../../../functions/adapters/kube/workload.ts';
@@ -54,8 +54,8 @@ describe('endpoints', () => {
   it('formats and parses an exec endpoint: the target’s client URL as seen from the relay pod', () => {
     for (const clientUrl of ['https://10.0.0.12:2379', 'http://127.0.0.1:40123', 'https://[fd00::12]:2379']) {
       const relay = { namespace: NS, name: 'etcd-cp-1' };
-      expect(execEndpoint(clientUrl, relay)).toBe(`${clientUrl} via kube-system/etcd-cp-1`);
-      expect(parseExecEndpoint(execEndpoint(clientUrl, relay))).toEqual({ clientUrl, relay });
+      expect(execRelayEndpoint(clientUrl, relay)).toBe(`${clientUrl} via kube-system/etcd-cp-1`);
+      expect(parseExecRelayEndpoint(execRelayEndpoint(clientUrl, relay))).toEqual({ clientUrl, relay });
     }
   });
 
@@ -66,8 +66,8 @@ describe('endpoints', () => {
       ['etcd-cp-2:2379', 'kube-system/etcd-cp-2', 'kube-system/etcd-cp-2:port', 'kube-system/Etcd-CP-2:2379', 'https://10.0.0.12:2379', 'kube-system/etcd-cp-2:2379 ', 'https://10.0.0.12:2379 via kube-system/etcd-cp-1'],
     ],
     [
-      'exec',
-      parseExecEndpoint,
+      'exec-relay',
+      parseExecRelayEndpoint,
       [
         'kube-system/etcd-cp-2:2379', 'https://10.0.0.12:2379', '10.0.0.12:2379 via kube-system/etcd-cp-1', 'https://10.0.0.12:2379 via etcd-cp-1',
         'https://10.0.0.12:2379 via kube-system/ETCD-CP-1', 'https://10.0.0.12:2379  via kube-system/etcd-cp-1', 'unix:///run/etcd.sock via kube-system/etcd-cp-1',
@@ -197,15 +197,15 @@ describe('resolveKubePath', () => {
     expect(resolveKubePath(member(9), 'port-forward', three)).toBeUndefined();
   });
 
-  it('exec: the member’s first client URL via a relay pod elsewhere', () => {
+  it('exec-relay: the member’s first client URL via a relay pod elsewhere', () => {
     const m = member(2, { clientUrls: ['https://10.0.0.12:2379', 'https://cp-2.example:2379'] });
-    expect(resolveKubePath(m, 'exec', three)).toBe('https://10.0.0.12:2379 via kube-system/etcd-cp-1');
-    expect(parseExecEndpoint(resolveKubePath(m, 'exec', three)!)).toEqual({ clientUrl: 'https://10.0.0.12:2379', relay: { namespace: NS, name: 'etcd-cp-1' } });
+    expect(resolveKubePath(m, 'exec-relay', three)).toBe('https://10.0.0.12:2379 via kube-system/etcd-cp-1');
+    expect(parseExecRelayEndpoint(resolveKubePath(m, 'exec-relay', three)!)).toEqual({ clientUrl: 'https://10.0.0.12:2379', relay: { namespace: NS, name: 'etcd-cp-1' } });
   });
 
-  it('exec: none for a member with no client URL, or no relay', () => {
-    expect(resolveKubePath(member(2, { name: '', clientUrls: [] }), 'exec', three)).toBeUndefined();
-    expect(resolveKubePath(member(2), 'exec', snapshot([pod(1), pod(2)], []))).toBeUndefined();
+  it('exec-relay: none for a member with no client URL, or no relay', () => {
+    expect(resolveKubePath(member(2, { name: '', clientUrls: [] }), 'exec-relay', three)).toBeUndefined();
+    expect(resolveKubePath(member(2), 'exec-relay', snapshot([pod(1), pod(2)], []))).toBeUndefined();
   });
 
   it('the direct path is not a kube path', () => {
@@ -214,19 +214,19 @@ describe('resolveKubePath', () => {
 });
 
 describe('kubeSeeds', () => {
-  it('every pod over port-forward; over exec only the pods with a client URL, each aimed at itself', () => {
+  it('every pod over port-forward; over exec-relay only the pods with a client URL, each aimed at itself', () => {
     const s = snapshot([pod(1), pod(2, { clientUrl: undefined }), pod(3)], [node(1), node(2), node(3)]);
-    expect(kubeSeeds(s, ['port-forward', 'exec'])).toEqual([
+    expect(kubeSeeds(s, ['port-forward', 'exec-relay'])).toEqual([
       { endpoint: 'kube-system/etcd-cp-1:2379', path: 'port-forward' },
       { endpoint: 'kube-system/etcd-cp-2:2379', path: 'port-forward' },
       { endpoint: 'kube-system/etcd-cp-3:2379', path: 'port-forward' },
-      { endpoint: 'https://10.0.0.11:2379 via kube-system/etcd-cp-1', path: 'exec' },
-      { endpoint: 'https://10.0.0.13:2379 via kube-system/etcd-cp-3', path: 'exec' },
+      { endpoint: 'https://10.0.0.11:2379 via kube-system/etcd-cp-1', path: 'exec-relay' },
+      { endpoint: 'https://10.0.0.13:2379 via kube-system/etcd-cp-3', path: 'exec-relay' },
     ]);
   });
 
   it('none for the direct path, none without pods', () => {
     expect(kubeSeeds(three, ['direct'])).toEqual([]);
-    expect(kubeSeeds(snapshot([], [node(1)]), ['port-forward', 'exec'])).toEqual([]);
+    expect(kubeSeeds(snapshot([], [node(1)]), ['port-forward', 'exec-relay'])).toEqual([]);
   });
 });
