@@ -4,16 +4,11 @@ import { waitFor } from '../../functions/lib/wait-for.ts';
 import { describe, expect, it } from 'vitest';
 import { startLab } from '../../infra/lab/lab.ts';
 import { judge, startQuorumChecker, type QuorumSample } from '../support/quorum-checker.ts';
-import { matrixCases } from './cases.ts';
-import { formatRow, runCase } from './harness.ts';
+import { expectAsPlanned, fastRows, isAwsCase } from './fast-rows.ts';
 
 describe.sequential('fault matrix (fast subset; all cases: npm run matrix)', () => {
-  it.each(matrixCases.filter((c) => c.fast).map((c) => [`${c.n} ${c.name}`, c] as const))('%s', async (_, c) => {
-    const row = await runCase(c);
-    expect(row.problems, formatRow(row)).toEqual([]);
-    expect(row.actual).toBe(c.expected);
-    expect(row.quorum).toBe('held');
-  }, 90_000);
+  // The AWS rows run in matrix-aws.test.ts, so that the two files share the test workers.
+  it.each(fastRows((c) => !isAwsCase(c)))('%s', async (_, c) => expectAsPlanned(c), 90_000);
 });
 
 describe('the quorum checker', () => {
