@@ -14,9 +14,12 @@ import type { CallLog } from '../e2e/pipeline.ts';
  * the member's own peer URL: the same rule answers it first, and once the rule holds etcd refuses
  * it as "Peer URLs already exists", so the membership never changes.
  */
-export async function settle(lab: Lab, timeoutMs = 20_000): Promise<void> {
+/** Resolves with how many looks it took: 1 when every member took reconfiguration at once. */
+export async function settle(lab: Lab, timeoutMs = 20_000): Promise<number> {
+  let looks = 0;
   await waitFor(
     async () => {
+      looks++;
       // One at a time: etcd takes one configuration change at a time, and a second stalls.
       for (const member of lab.members.filter((m) => !m.isLearner && lab.runState(m.name) === 'running')) {
         const answer = await gatewayAddLearner(member.directUrl, member.peerUrl, 2_000).then(
@@ -30,6 +33,7 @@ export async function settle(lab: Lab, timeoutMs = 20_000): Promise<void> {
     },
     { timeoutMs, intervalMs: 250, what: 'every member to take reconfiguration' },
   );
+  return looks;
 }
 
 /**
