@@ -48,3 +48,13 @@ export async function silentRuntime(clusterId: string): Promise<{ runtime: Local
     },
   };
 }
+
+/** A kubeconfig that names one cluster on a loopback port nothing serves: enough to be read, never dialled. */
+export const KUBECONFIG = JSON.stringify({
+  apiVersion: 'v1',
+  kind: 'Config',
+  clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:1' } }],
+  users: [{ name: 'u', user: { token: 't' } }],
+  contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+  'current-context': 'x',
+});

@@ -7,15 +7,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../../../infra/local/cli/args.ts';
 import { clusterAccessFromFlags } from '../../../infra/local/cli/cluster-flags.ts';
 import { pathsFlag } from '../../../infra/local/cli/watch.ts';
+import { KUBECONFIG } from './helpers.ts';
 
-const KUBECONFIG = JSON.stringify({
-  apiVersion: 'v1',
-  kind: 'Config',
-  clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:1' } }],
-  users: [{ name: 'u', user: { token: 't' } }],
-  contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
-  'current-context': 'x',
-});
 
 describe('--paths', () => {
   it.each([

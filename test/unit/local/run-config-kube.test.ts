@@ -5,16 +5,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, withKubeAccess } from '../../../infra/local/cli/config.ts';
+import { KUBECONFIG } from './helpers.ts';
 
 const endpoints = ['http://127.0.0.1:2379'];
-const KUBECONFIG = JSON.stringify({
-  apiVersion: 'v1',
-  kind: 'Config',
-  clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:1' } }],
-  users: [{ name: 'u', user: { token: 't' } }],
-  contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
-  'current-context': 'x',
-});
 
 describe('a run config cluster reached through Kubernetes', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'run-config-kube-'));
