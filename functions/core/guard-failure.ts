@@ -32,8 +32,12 @@ export interface GuardFailureContext {
 const NOTHING_REMOVED = 'no member is removed without the cluster lock and the removal record in etcd, so nothing was removed';
 
 /** The members whose status shows a NOSPACE alarm, as names. */
-const noSpaceMembers = (view: ClusterView | undefined): string[] =>
+export const noSpaceMembers = (view: ClusterView | undefined): string[] =>
   (view?.members ?? []).filter((m) => m.status?.alarms.includes('NOSPACE')).map((m) => m.name || m.id);
+
+/** What a person does about a NOSPACE alarm, then, as the end of a block's sentence. */
+export const freeSpaceThenReport = (who: string): string =>
+  `free space (etcdctl compact, then etcdctl defrag on each member, or a larger --quota-backend-bytes), then run \`etcdctl alarm disarm\`, and report ${who} again.`;
 
 /** The rule each action's failure is decided by, as evidence.decidedBy names it. */
 const ruleOf = (action: GuardAction): string => (action === 'take the cluster lock' ? 'cluster-lock' : 'removal-record');
@@ -62,8 +66,7 @@ function guardFailure(action: GuardAction, failure: EtcdFailure, ctx: GuardFailu
       reason: 'ETCD_NO_SPACE',
       message:
         `${ctx.who} is not removed: a NOSPACE alarm (${raisedBy}) stands, and etcd refuses every write while it does ("${failure.message}"), ` +
-        `so we could not ${action} (${ctx.where}); ${NOTHING_REMOVED}; blocked: free space (etcdctl compact, then etcdctl defrag on each member, or a larger --quota-backend-bytes), ` +
-        `then run \`etcdctl alarm disarm\`, and report ${ctx.who} again.`,
+        `so we could not ${action} (${ctx.where}); ${NOTHING_REMOVED}; blocked: ${freeSpaceThenReport(ctx.who)}`,
       evidence: { ...evidence, alarmed },
     };
   }
