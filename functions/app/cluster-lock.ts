@@ -8,14 +8,17 @@
 import { randomUUID } from 'node:crypto';
 import { rankMoveCandidates } from '../core/candidates.ts';
 import { describeDuration, describeTime } from '../core/explain.ts';
-import { NO_LEASE_PATH } from '../core/guard-failure.ts';
+import type { Decision } from '../core/decision.ts';
+import { guardFailureDecision, NO_LEASE_PATH, type GuardAction } from '../core/guard-failure.ts';
 import { guardDeadlineMs } from '../core/probe-deadline.ts';
 import type { EtcdFailure } from '../core/types.ts';
-import type { ClusterView } from '../core/view.ts';
+import type { ClusterView, MemberView } from '../core/view.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import type { ClusterGuard, LockHolder } from '../ports/cluster-guard.ts';
+import type { Incident } from '../ports/incident-store.ts';
 import { EtcdCallError, type EndpointTarget } from '../ports/etcd.ts';
 import type { Deps } from './deps.ts';
+import { nextTryAt } from './plan-incident.ts';
 import { storeGuard } from './store-guard.ts';
 
 export interface HeldLock {
@@ -44,9 +47,7 @@ const noGuard: EtcdFailure = { kind: 'other', message: NO_LEASE_PATH };
  * Where to ask etcd for the lock and the removal record: the healthy members other than the
  * target, likeliest first, over each path that answered them, then the configured client URLs.
  */
-export function guardTargets(cluster: ClusterEntry, view: ClusterView | undefined, targetId: string | undefined): EndpointTarget[] {
-  // With no target (a selector that matched no member), every healthy member will do.
-  const healthy = view ? rankMoveCandidates(view, targetId ?? '') : [];
+function guardTargets(cluster: ClusterEntry, healthy: readonly MemberView[]): EndpointTarget[] {
   const targets = [
     ...healthy.flatMap((m) => m.paths.filter((p) => p.reachability === 'ok').map(({ path, endpoint }) => ({ path, endpoint }))),
     ...healthy.flatMap((m) => m.clientUrls.map((endpoint) => ({ path: 'direct' as const, endpoint }))),
@@ -69,8 +70,10 @@ export function clusterGuard(
   targetId: string | undefined,
 ): ClusterGuard | undefined {
   if (cluster.policy.singleRemediator) return storeGuard(deps, cluster.clusterId);
-  const targets = guardTargets(cluster, view, targetId);
-  return targets.length > 0 ? deps.etcdFor(cluster).guard?.(targets, { deadlineMs: guardDeadlineMs(cluster.policy, view, targetId) }) : undefined;
+  // With no target (a selector that matched no member), every healthy member will do.
+  const asked = view ? rankMoveCandidates(view, targetId ?? '') : [];
+  const targets = guardTargets(cluster, asked);
+  return targets.length > 0 ? deps.etcdFor(cluster).guard?.(targets, { deadlineMs: guardDeadlineMs(cluster.policy, asked) }) : undefined;
 }
 
 export type Guarded<T> = { ok: true; value: T } | { ok: false; failure: EtcdFailure; where: string };
@@ -86,6 +89,27 @@ export async function guarded<T>(guard: ClusterGuard | undefined, call: (guard: 
   }
 }
 
+/**
+ * etcd did not answer for the lock or the record, or refused them: a retry after the incident's
+ * backoff, or a block (core/guard-failure.ts), never a removal. `who` names the target.
+ */
+export const guardFailed = (
+  deps: Pick<Deps, 'clock' | 'random'>,
+  cluster: ClusterEntry,
+  incident: Incident,
+  action: GuardAction,
+  failed: { failure: EtcdFailure; where: string },
+  who: string,
+): Decision =>
+  guardFailureDecision(action, failed.failure, {
+    who,
+    clusterId: incident.clusterId,
+    where: failed.where,
+    retryAt: nextTryAt(deps, cluster, incident),
+    ...(incident.views.at(-1) ? { view: incident.views.at(-1)! } : {}),
+    user: cluster.auth?.username,
+  });
+
 /** Asked through the healthy members of `view` other than `targetId` (see clusterGuard). */
 export async function takeClusterLock(
   deps: Pick<Deps, 'store' | 'clock' | 'log' | 'etcdFor'>,
@@ -99,12 +123,11 @@ export async function takeClusterLock(
   const sameIncident = `incident:${incidentId}:`;
   const owner = `${sameIncident}${randomUUID().slice(0, 8)}`;
   const leaseMs = cluster.policy.lockLeaseMs;
-  const guard = clusterGuard(deps, cluster, view, targetId);
-  const got = await guarded(guard, (g) => g.acquire(owner, leaseMs, { takeOverFrom: sameIncident }));
+  const got = await guarded(clusterGuard(deps, cluster, view, targetId), async (guard) => ({ guard, answer: await guard.acquire(owner, leaseMs, { takeOverFrom: sameIncident }) }));
   if (!got.ok) return { held: false, failure: got.failure, where: got.where };
-  const where = guard!.where;
-  if (!got.value.held) return { held: false, busy: `another remediation holds the lock (${where}${holderWords(got.value.holder, deps.clock.now())})` };
-  return { held: true, lock: hold(deps, owner, leaseMs, guard!) };
+  const { guard, answer } = got.value;
+  if (!answer.held) return { held: false, busy: `another remediation holds the lock (${guard.where}${holderWords(answer.holder, deps.clock.now())})` };
+  return { held: true, lock: hold(deps, owner, leaseMs, guard) };
 }
 
 function holderWords(holder: LockHolder | undefined, now: number): string {

@@ -3,7 +3,7 @@
 // no etcd call.
 import type { Decision } from '../core/decision.ts';
 import { asDryRun } from '../core/dry-run.ts';
-import { guardFailureDecision, NO_LEASE_PATH } from '../core/guard-failure.ts';
+import { NO_LEASE_PATH } from '../core/guard-failure.ts';
 import type { EtcdFailure } from '../core/types.ts';
 import { approveMemberlessMachine, memberlessMachine } from '../core/memberless-machine.ts';
 import { checkTargetFound } from '../core/plan-checks.ts';
@@ -14,9 +14,9 @@ import { describeSelector } from '../core/target.ts';
 import { describeMember, memberGone, type ClusterView } from '../core/view.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import type { Incident } from '../ports/incident-store.ts';
-import { clusterGuard, guarded, type Guarded } from './cluster-lock.ts';
+import { clusterGuard, guarded, guardFailed, type Guarded } from './cluster-lock.ts';
 import type { Deps } from './deps.ts';
-import { membersUnderRemediation, nextTryAt, planIncident } from './plan-incident.ts';
+import { membersUnderRemediation, planIncident } from './plan-incident.ts';
 
 /** `view` is the one the MembersProbed carried: the newest the incident holds. */
 export async function decideIncident(deps: Deps, cluster: ClusterEntry, incident: Incident, view: ClusterView): Promise<Decision> {
@@ -61,14 +61,7 @@ export async function decideIncident(deps: Deps, cluster: ClusterEntry, incident
 
 /** The removal record could not be read: a retry (or, when etcd refuses it for good, a block), never "no record". */
 const unreadRecord = (deps: Deps, cluster: ClusterEntry, incident: Incident, failed: { failure: EtcdFailure; where: string }): Decision =>
-  guardFailureDecision('read the removal record', failed.failure, {
-    who: incident.memberName ? describeMember({ id: incident.memberId ?? '', name: incident.memberName }) : describeSelector(incident.target),
-    clusterId: incident.clusterId,
-    where: failed.where,
-    retryAt: nextTryAt(deps, cluster, incident),
-    ...(incident.views.at(-1) ? { view: incident.views.at(-1)! } : {}),
-    user: cluster.auth?.username,
-  });
+  guardFailed(deps, cluster, incident, 'read the removal record', failed, incident.memberName ? describeMember({ id: incident.memberId ?? '', name: incident.memberName }) : describeSelector(incident.target));
 
 /**
  * The member is out: marked removed, or gone from the member list once remediate had begun (a

@@ -7,12 +7,10 @@ import { dryRunSinceApproval } from '../core/dry-run.ts';
 import { journalSteps, markerOf, type JournalLine, type MarkerStep } from '../core/journal.ts';
 import { timelineOf } from '../core/journal-words.ts';
 import { leaderMoveOf } from '../core/leader-move.ts';
-import { guardFailureDecision, type GuardAction } from '../core/guard-failure.ts';
 import { removalFailed } from '../core/member-removal.ts';
 import { probeDeadlineMs } from '../core/probe-deadline.ts';
 import { actuatorFailed, clusterLocked, gatesUnderLock, noLeaderAfterRemoval, snapshotFailed } from '../core/remediation-steps.ts';
 import { removalRecordFor, removedByAnother, replacementPending, withRecord } from '../core/replacement.ts';
-import type { EtcdFailure } from '../core/types.ts';
 import { withView } from '../core/view-history.ts';
 import { describeMember, memberGone, type ClusterView } from '../core/view.ts';
 import type { ReplaceRequest, ReplaceResult } from '../ports/actuator.ts';
@@ -20,7 +18,7 @@ import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import type { ClusterGuard } from '../ports/cluster-guard.ts';
 import type { Incident } from '../ports/incident-store.ts';
 import { withTimeout } from '../lib/with-timeout.ts';
-import { guarded, takeClusterLock, type HeldLock } from './cluster-lock.ts';
+import { guarded, guardFailed, takeClusterLock, type HeldLock } from './cluster-lock.ts';
 import { decisionEffects, failureEffects } from './decision-effects.ts';
 import type { Deps } from './deps.ts';
 import { envelopeOf, memberRef, publishing } from './incident-events.ts';
@@ -39,7 +37,7 @@ export const remediate = (deps: Deps, detail: DetailOf<'RemediationApproved'>): 
 async function underLock(deps: Deps, cluster: ClusterEntry, incident: Incident): Promise<StepOutcome<Remediated>> {
   const attempt = await takeClusterLock(deps, cluster, incident.incidentId, incident.views.at(-1), incident.memberId);
   if (!attempt.held) {
-    const decision = 'busy' in attempt ? lockBusy(deps, cluster, incident, attempt.busy) : guardFailed(deps, cluster, incident, 'take the cluster lock', attempt);
+    const decision = 'busy' in attempt ? lockBusy(deps, cluster, incident, attempt.busy) : guardFailed(deps, cluster, incident, 'take the cluster lock', attempt, nameOf(incident));
     return decided(deps, incident, decision);
   }
   const { lock } = attempt;
@@ -129,17 +127,6 @@ async function removedAt(deps: Deps, incidentId: string): Promise<number> {
 const lockBusy = (deps: Deps, cluster: ClusterEntry, incident: Incident, why: string): Decision =>
   clusterLocked(nameOf(incident), incident.clusterId, why, nextTryAt(deps, cluster, incident));
 
-/** etcd did not answer for the lock or the record, or refused them: a retry or a block, never a removal. */
-const guardFailed = (deps: Deps, cluster: ClusterEntry, incident: Incident, action: GuardAction, failed: { failure: EtcdFailure; where: string }): Decision =>
-  guardFailureDecision(action, failed.failure, {
-    who: nameOf(incident),
-    clusterId: incident.clusterId,
-    where: failed.where,
-    retryAt: nextTryAt(deps, cluster, incident),
-    ...(incident.views.at(-1) ? { view: incident.views.at(-1)! } : {}),
-    user: cluster.auth?.username,
-  });
-
 interface Checked {
   incident: Incident;
   fresh: ClusterView;
@@ -178,19 +165,19 @@ async function removeStep(deps: Deps, cluster: ClusterEntry, incident: Incident,
   // One member down at a time, for every remediator: the record in etcd says what is still owed.
   // A record that cannot be read is no answer: nothing is removed until it can.
   const read = await guarded(lock.guard, (g) => g.removals());
-  if (!read.ok) return { incident: checked.incident, decision: guardFailed(deps, cluster, checked.incident, 'read the removal record', read) };
+  if (!read.ok) return { incident: checked.incident, decision: guardFailed(deps, cluster, checked.incident, 'read the removal record', read, nameOf(checked.incident)) };
   const records = read.value;
   const context = { view: checked.fresh, targetId: incident.memberId!, incidentId: id, now: deps.clock.now() };
   const pending = replacementPending(records, { ...context, allowShrink: cluster.policy.allowShrink });
   if (pending) return { incident: checked.incident, decision: pending };
   // Ours since the probe, or nothing is removed: the lock may have lapsed under a long step.
   const ours = await guarded(lock.guard, () => lock.stillHeld());
-  if (!ours.ok) return { incident: checked.incident, decision: guardFailed(deps, cluster, checked.incident, 'take the cluster lock', ours) };
+  if (!ours.ok) return { incident: checked.incident, decision: guardFailed(deps, cluster, checked.incident, 'take the cluster lock', ours, nameOf(checked.incident)) };
   if (!ours.value) return { incident: checked.incident, decision: lockBusy(deps, cluster, checked.incident, 'our hold on the lock lapsed and another remediation took it') };
   // Recorded before the call: a removal that happens is never missing from the record.
   const record = removalRecordFor(records, { ...context, by: lock.owner, targetKey: incident.targetKey });
   const saved = await guarded(lock.guard, (g) => g.saveRemovals(withRecord(records, record)));
-  if (!saved.ok) return { incident: checked.incident, decision: guardFailed(deps, cluster, checked.incident, 'write the removal record', saved) };
+  if (!saved.ok) return { incident: checked.incident, decision: guardFailed(deps, cluster, checked.incident, 'write the removal record', saved, nameOf(checked.incident)) };
 
   const removed = await removeMember(deps, cluster, checked.fresh, incident.memberId!);
   if (removed.kind === 'removed') {
@@ -208,7 +195,7 @@ async function removeStep(deps: Deps, cluster: ClusterEntry, incident: Incident,
 async function removedBefore(deps: Deps, cluster: ClusterEntry, incident: Incident, name: string, lock: HeldLock): Promise<{ incident: Incident; decision?: Decision }> {
   // Whose removal it was decides whether this incident replaces the machine: unread is no answer.
   const read = await guarded(lock.guard, (g) => g.removals());
-  if (!read.ok) return { incident, decision: guardFailed(deps, cluster, incident, 'read the removal record', read) };
+  if (!read.ok) return { incident, decision: guardFailed(deps, cluster, incident, 'read the removal record', read, nameOf(incident)) };
   const byAnother = removedByAnother(read.value, { incidentId: incident.incidentId, memberId: incident.memberId!, name: nameOf(incident), memberGone: true });
   if (byAnother) return { incident, decision: byAnother };
   await mark(deps, incident.incidentId, { step: journalSteps.memberRemoved, detail: { absentFromList: name } });

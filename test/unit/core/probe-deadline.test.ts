@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { plan } from '../../../functions/core/plan.ts';
 import { parsePolicy } from '../../../functions/core/policy.ts';
+import { rankMoveCandidates } from '../../../functions/core/candidates.ts';
 import { guardDeadlineMs, probeDeadlineMs } from '../../../functions/core/probe-deadline.ts';
 import { buildClusterView, type ClusterView } from '../../../functions/core/view.ts';
 import { cluster, failureOf, sample } from './fixtures.ts';
@@ -47,7 +48,7 @@ describe('guardDeadlineMs', () => {
     ['answers slower than a sixth of the lease: a third of the lease, so a renewal fits it', slowView([9_000, 9_500]), 10_000],
   ] as const)('%s', (_, view, expected) => {
     // The target (etcd-0) is not asked: its own latency does not count.
-    expect(guardDeadlineMs(policy, view, view?.members[0]?.id)).toBe(expected);
+    expect(guardDeadlineMs(policy, view ? rankMoveCandidates(view, view.members[0]!.id) : [])).toBe(expected);
   });
 });
 
