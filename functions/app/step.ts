@@ -83,7 +83,6 @@ export async function runStep<R>(deps: Deps, step: StepName, delivered: Delivere
 /** Every message the step says (events, the decision kept, journal lines) carries the single-remediator note. */
 function singleRemediatorSaid<R>(outcome: StepOutcome<R>, clusterId: string): StepOutcome<R> {
   const noted = <T>(value: T): T => {
-    if (typeof value === 'string') return value;
     const said = value as { message?: unknown };
     return typeof said?.message === 'string' ? { ...value, message: withSingleRemediatorNote(said.message, clusterId) } : value;
   };
@@ -95,7 +94,12 @@ function singleRemediatorSaid<R>(outcome: StepOutcome<R>, clusterId: string): St
     }
     return entry;
   });
-  const patch = outcome.patch?.lastDecision ? { ...outcome.patch, lastDecision: noted(outcome.patch.lastDecision) } : outcome.patch;
+  // An ending keeps its decision twice: as the last decision and as the incident's result.
+  const patch = outcome.patch && {
+    ...outcome.patch,
+    ...(outcome.patch.lastDecision ? { lastDecision: noted(outcome.patch.lastDecision) } : {}),
+    ...(outcome.patch.result !== undefined ? { result: noted(outcome.patch.result) } : {}),
+  };
   return { ...outcome, effects, ...(patch ? { patch } : {}) };
 }
 

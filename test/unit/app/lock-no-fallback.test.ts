@@ -188,6 +188,10 @@ describe('a single-remediator cluster', () => {
     const said = h.events.flatMap((e) => ('message' in e.detail && typeof e.detail.message === 'string' ? [e.detail.message] : []));
     expect(said.length).toBeGreaterThanOrEqual(2);
     for (const message of said) expect(message.endsWith(note), message).toBe(true);
+    // The blocked incident's result, which status shows, says it too.
+    const blocked = (await h.deps.store.listIncidents({ state: 'blocked' }))[0]!;
+    expect((blocked.result as { message: string }).message.endsWith(note)).toBe(true);
+    expect(blocked.lastDecision?.message.endsWith(note)).toBe(true);
     const decisions = (await journalOf(first.incidentId)).filter((l) => /^(move-leader|remediate):/.test(l));
     for (const line of decisions) expect(line.endsWith(note), line).toBe(true);
   });
