@@ -3,9 +3,8 @@
 // running), and it hands the work a signal that aborts when the time is up. Each caller names its
 // own error, since the words (and for etcd the error type) are part of what callers promise.
 import { timeout, TimeoutStrategy } from 'cockatiel';
+import { MAX_TIMER_MS } from './timer-limit.ts';
 
-/** setTimeout fires at once past this; a longer bound means "as good as never", not "now". */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 type Bounded<T> = { inTime: true; value: T } | { inTime: false };
 

@@ -6,6 +6,7 @@
 import type { Clock } from '../../ports/clock.ts';
 import type { StoredTimer, TimerStore } from '../../ports/incident-store.ts';
 import type { ScheduledEvent, ScheduleRequest, Scheduler } from '../../ports/scheduler.ts';
+import { MAX_TIMER_MS } from '../../lib/timer-limit.ts';
 
 export interface TimerSchedulerOptions {
   store: TimerStore;
@@ -32,8 +33,6 @@ export interface TimerScheduler extends Scheduler {
 export const reportTimerError = (error: unknown, timer?: StoredTimer): void =>
   console.error(timer ? `timer ${timer.name} failed to fire` : 'timer scheduler: store failed', error);
 
-// setTimeout overflows above 2^31-1 ms and would fire at once; waking early just re-arms.
-const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
 export function createTimerScheduler(options: TimerSchedulerOptions): TimerScheduler {
   const { store, clock, fire } = options;
@@ -147,7 +146,8 @@ export function createTimerScheduler(options: TimerSchedulerOptions): TimerSched
     if (handle) clearTimeout(handle);
     handle = undefined;
     if (at === undefined || !started) return;
-    const delay = Math.min(Math.max(0, at - clock.now()), MAX_TIMEOUT_MS);
+    // A timer further out than one Node timer holds wakes early and re-arms.
+    const delay = Math.min(Math.max(0, at - clock.now()), MAX_TIMER_MS);
     handle = setTimeout(() => {
       if (started) runDue().catch((error: unknown) => onError(error));
     }, delay);

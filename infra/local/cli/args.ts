@@ -2,6 +2,7 @@
 // line that names the flag, and the usage exit code.
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 import { notADuration, parseDuration } from './duration.ts';
+import { MAX_TIMER_MS } from '../../../functions/lib/timer-limit.ts';
 
 export const PROGRAM = 'etcd-remediator';
 
@@ -74,7 +75,7 @@ function describeParseError(command: string, error: unknown, typed: Offending): 
  * once, so a `--timeout 1000h` would time every call out at 1 ms and a `--backoff 1000h` would
  * retry in a tight loop: refused instead.
  */
-export const MAX_FLAG_DURATION_MS = 2 ** 31 - 1;
+export const MAX_FLAG_DURATION_MS = MAX_TIMER_MS;
 
 /** A duration flag: undefined when absent, a usage error naming the flag when malformed or absurdly long. */
 export function durationFlag(name: string, value: string | undefined): number | undefined {

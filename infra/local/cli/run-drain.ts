@@ -7,11 +7,10 @@
 import { isTerminalEvent } from '../../../events/catalogue.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
 import type { LocalRuntime } from '../runtime.ts';
+import { MAX_TIMER_MS } from '../../../functions/lib/timer-limit.ts';
 
 /** Past the incident deadline, how long to wait for the step that ends the incident. */
 const DEADLINE_SLACK_MS = 60_000;
-/** setTimeout fires at once above this; a policy may set a longer deadline. */
-const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
 export type DrainEnd =
   /** Every incident ended; `neverOpened` were accepted, but the bus is done with them and none opened. */
@@ -73,7 +72,7 @@ export async function drainIncidents(runtime: Pick<LocalRuntime, 'store' | 'bus'
       Math.max(now(), ...progress.open.map((i) => i.openedAt + options.deadlineMs(i.clusterId))) + (progress.opening.length > 0 ? longest : 0) + slackMs;
     // A timer that holds the process: the runtime's own timers do not (they are persisted).
     const reachedBound = new Promise<'bound'>((resolve) => {
-      bound = setTimeout(() => resolve('bound'), Math.min(boundAt - now(), MAX_TIMEOUT_MS));
+      bound = setTimeout(() => resolve('bound'), Math.min(boundAt - now(), MAX_TIMER_MS));
     });
     const signalled = options.signal.then((signal) => ({ signal }));
     for (;;) {
