@@ -111,6 +111,65 @@ describe('kube API fake: REST through client-node', () => {
       what: 'the deleted Machine to go',
     });
   });
+
+  /** The Status of a call that must fail, parsed from the ApiException client-node throws. */
+  async function failureOf(call: Promise<unknown>): Promise<{ code: number; body: unknown }> {
+    const error = await call.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    if (!(error instanceof ApiException)) throw new Error(`expected an ApiException, got ${String(error)}`);
+    return { code: error.code, body: JSON.parse(String((error as ApiException<string>).body)) };
+  }
+
+  it('DELETE honours DeleteOptions preconditions: 409 Conflict as BeforeDelete words it, and the object stays', async () => {
+    const custom = fake.kubeConfig().makeApiClient(CustomObjectsApi);
+    const core = fake.kubeConfig().makeApiClient(CoreV1Api);
+    const machine = (await custom.getNamespacedCustomObject({ ...MACHINE, name: 'wl-cp-1' })) as { metadata: { uid: string; resourceVersion: string } };
+    const { uid, resourceVersion } = machine.metadata;
+    const conflict = (qualified: string, name: string, why: string, details: Record<string, string>) => ({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: `Operation cannot be fulfilled on ${qualified} "${name}": ${why}`,
+      reason: 'Conflict',
+      details,
+      code: 409,
+    });
+    // apiserver pkg/registry/rest/delete.go BeforeDelete: the GroupResource it names holds the Kind.
+    expect(await failureOf(custom.deleteNamespacedCustomObject({ ...MACHINE, name: 'wl-cp-1', body: { preconditions: { uid: 'a-replaced-uid' } } }))).toEqual({
+      code: 409,
+      body: conflict(
+        'Machine.cluster.x-k8s.io',
+        'wl-cp-1',
+        `the UID in the precondition (a-replaced-uid) does not match the UID in record (${uid}). The object might have been deleted and then recreated`,
+        { name: 'wl-cp-1', group: 'cluster.x-k8s.io', kind: 'Machine' },
+      ),
+    });
+    expect(await failureOf(custom.deleteNamespacedCustomObject({ ...MACHINE, name: 'wl-cp-1', body: { preconditions: { resourceVersion: '1' } } }))).toEqual({
+      code: 409,
+      body: conflict(
+        'Machine.cluster.x-k8s.io',
+        'wl-cp-1',
+        `the ResourceVersion in the precondition (1) does not match the ResourceVersion in record (${resourceVersion}). The object might have been modified`,
+        { name: 'wl-cp-1', group: 'cluster.x-k8s.io', kind: 'Machine' },
+      ),
+    });
+    const pod = await core.readNamespacedPod({ namespace: 'kube-system', name: 'etcd-cp-1' });
+    expect(await failureOf(core.deleteNamespacedPod({ namespace: 'kube-system', name: 'etcd-cp-1', body: { preconditions: { uid: 'x' } } }))).toEqual({
+      code: 409,
+      body: conflict('Pod', 'etcd-cp-1', `the UID in the precondition (x) does not match the UID in record (${pod.metadata?.uid}). The object might have been deleted and then recreated`, {
+        name: 'etcd-cp-1',
+        kind: 'Pod',
+      }),
+    });
+    const after = (await custom.getNamespacedCustomObject({ ...MACHINE, name: 'wl-cp-1' })) as MachineShape & { metadata: { resourceVersion: string } };
+    expect([after.metadata.deletionTimestamp, after.metadata.resourceVersion]).toEqual([undefined, resourceVersion]);
+    // The right uid and resourceVersion let the DELETE through.
+    const deleting = (await custom.deleteNamespacedCustomObject({ ...MACHINE, name: 'wl-cp-1', body: { preconditions: { uid, resourceVersion } } })) as MachineShape;
+    expect(deleting.metadata.deletionTimestamp).toBeDefined();
+  });
 });
 
 describe('kube API fake: port-forward through the pod streams', () => {

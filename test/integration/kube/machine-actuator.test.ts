@@ -153,7 +153,32 @@ describe('machine actuator', () => {
       `Machine wl-cp-2 in namespace ${NS} was annotated ${REMEDIATED_ANNOTATION} and went before it was deleted`,
     );
     // The one DELETE that was sent found nothing (404), which counted as done.
-    expect(deletes).toEqual([{ name: 'wl-cp-2', annotation: undefined }]);
+    expect(fake.requestCount('DELETE', `/namespaces/${NS}/machines/wl-cp-2`)).toBe(1);
+    expect(deletes).toEqual([]);
+  });
+
+  it('never deletes a replacement given the same name: the DELETE carries the uid it read, and the API server refuses it', async () => {
+    const original = fake.store.get(MACHINES, NS, 'wl-cp-2');
+    const patch = custom.patchNamespacedCustomObject.bind(custom);
+    vi.spyOn(custom, 'patchNamespacedCustomObject').mockImplementationOnce(async (...args) => {
+      const patched: unknown = await patch(...args);
+      // Replaced after the patch, before the delete: a new Machine, a new uid, the same name.
+      fake.store.remove(MACHINES, NS, 'wl-cp-2');
+      const { uid: _uid, resourceVersion: _rv, annotations: _annotations, ...metadata } = metadataOf(original);
+      fake.store.put(MACHINES, { ...original, metadata });
+      return patched;
+    });
+    const outcome = await actuator()
+      .replace(request({ machineName: 'wl-cp-2' }))
+      .then(
+        (result) => result.detail,
+        (error: unknown) => String(error),
+      );
+    const replacement = metadataOf(fake.store.get(MACHINES, NS, 'wl-cp-2'));
+    expect(replacement.uid).not.toBe(metadataOf(original).uid);
+    expect(replacement.deletionTimestamp).toBeUndefined();
+    expect(deletes).toEqual([]);
+    expect(outcome).toBe(`Machine wl-cp-2 in namespace ${NS} was annotated ${REMEDIATED_ANNOTATION} and went before it was deleted`);
   });
 
   it('hands the signal to client-node, so an aborted request fails with the reason', async () => {

@@ -1,12 +1,12 @@
 // Replaces a removed etcd member's machine the Cluster API way: record why on the Machine, then
 // delete it. KCP's pre-terminate hook then finds the member already gone and lets the deletion
 // through, and KCP scales a replacement up.
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { ApiException, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { Actuator, ReplaceRequest, ReplaceResult } from '../../../ports/actuator.ts';
 import type { KubeAccessConfig } from '../../../ports/kube-access.ts';
 import { kubeConfigFrom } from '../kube-config.ts';
 import { describeKubeError, isNotFound } from '../api-errors.ts';
-import { CAPI_GROUP, MACHINES_PLURAL, createMachineReader, type MachineApiVersion, type MachineRef } from './machines.ts';
+import { CAPI_GROUP, CONTROL_PLANE_LABEL, MACHINES_PLURAL, createMachineReader, type MachineApiVersion, type MachineRef } from './machines.ts';
 import { withSignal } from '../signal.ts';
 
 export const REMEDIATED_ANNOTATION = 'etcd-remediator.io/remediated';
@@ -51,7 +51,15 @@ export function createMachineActuator(options: MachineActuatorOptions): Actuator
     if (machineName) return { machine: await machines.machineByName(namespace, machineName, call), asked: where(machineName) };
     const nodeName = request.target.nodeName ?? memberLabel(request);
     const machine = await machines.machineOfNode(namespace, nodeName, call);
-    return { machine, asked: `the Machine of node ${nodeName} (cluster ${clusterName}, namespace ${namespace})` };
+    return { machine, asked: `the control-plane Machine of node ${nodeName} (cluster ${clusterName}, namespace ${namespace})` };
+  }
+
+  /** Only a control-plane Machine runs an etcd member: a worker named by mistake is never deleted. */
+  function refuseWorker(machine: MachineRef): void {
+    if (machine.controlPlane) return;
+    throw new MachineActuatorError(
+      `${where(machine.name)} is not a control-plane Machine (it has no ${CONTROL_PLANE_LABEL} label), so it runs no etcd member of cluster ${clusterName}; it is not deleted`,
+    );
   }
 
   /** false when the Machine went in the meantime. */
@@ -60,7 +68,7 @@ export function createMachineActuator(options: MachineActuatorOptions): Actuator
       await call();
       return true;
     } catch (error) {
-      if (isNotFound(error)) return false;
+      if (isNotFound(error) || (error instanceof ApiException && error.code === 409)) return false; // 409: its uid precondition failed, the Machine read is gone
       throw new MachineActuatorError(`${what} ${where(name)} failed: ${describeKubeError(error)}`, { cause: error });
     }
   }
@@ -72,6 +80,7 @@ export function createMachineActuator(options: MachineActuatorOptions): Actuator
       signal?.throwIfAborted();
       const { machine, asked } = await find(request);
       if (!machine) return { action: 'deleted', detail: `${asked} is already gone` };
+      refuseWorker(machine);
       const label = where(machine.name);
       // Deleting already: ours on a redelivery, or CAPI's own; either way the replacement is coming.
       if (machine.deleting) return { action: 'deleted', detail: `${label} is already being deleted` };

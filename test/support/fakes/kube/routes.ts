@@ -128,8 +128,38 @@ function patchOrPut(store: ObjectStore, route: Route, name: string, request: Res
   return update(store, route, name, route.subresource === 'status' ? statusOnly(next, current) : keepStatus(route.type, next, current));
 }
 
-function remove(store: ObjectStore, hooks: DeleteHooks, route: Route, name: string): RestResponse {
+/** The DeleteOptions body (apiserver handlers/delete.go reads the body; an empty one is no options). */
+function deleteOptions(body: string): JsonObject {
+  if (body.trim() === '') return {};
+  const options = parseBody(body);
+  if (!isObject(options)) throw badRequest('the body of the request was in an unknown format');
+  return options;
+}
+
+/**
+ * apiserver pkg/registry/rest/delete.go BeforeDelete, which checks DeleteOptions.preconditions
+ * before anything else, an object already being deleted included. The GroupResource it names
+ * carries the Kind, so the message says `Machine.cluster.x-k8s.io "x"`, not the plural.
+ */
+function checkPreconditions(route: Route, current: JsonObject, options: JsonObject): void {
+  const preconditions = isObject(options.preconditions) ? options.preconditions : {};
+  const metadata = metadataOf(current);
+  const name = text(metadata.name);
+  const { uid, resourceVersion } = preconditions;
+  if (typeof uid === 'string' && uid !== metadata.uid) {
+    const why = `the UID in the precondition (${uid}) does not match the UID in record (${text(metadata.uid)}). The object might have been deleted and then recreated`;
+    throw conflict(route.type.kind, route.type.group, name, why);
+  }
+  if (typeof resourceVersion === 'string' && resourceVersion !== metadata.resourceVersion) {
+    const why = `the ResourceVersion in the precondition (${resourceVersion}) does not match the ResourceVersion in record (${text(metadata.resourceVersion)}). The object might have been modified`;
+    throw conflict(route.type.kind, route.type.group, name, why);
+  }
+}
+
+function remove(store: ObjectStore, hooks: DeleteHooks, route: Route, name: string, body: string): RestResponse {
   const namespace = route.namespace ?? '';
+  const options = deleteOptions(body);
+  checkPreconditions(route, store.get(route.type, namespace, name), options);
   if (hooks.graceful(route.type, namespace, name)) return { code: 200, body: store.get(route.type, namespace, name) };
   const current = store.get(route.type, namespace, name);
   if (finalizersOf(current).length > 0) {
@@ -158,7 +188,7 @@ export function handleRest(store: ObjectStore, hooks: DeleteHooks, request: Rest
     if (route.subresource === 'status' && !route.type.status) return undefined;
     if (request.method === 'GET') return { code: 200, body: store.get(route.type, namespace, route.name) };
     if (request.method === 'PATCH' || request.method === 'PUT') return { code: 200, body: patchOrPut(store, route, route.name, request) };
-    if (request.method === 'DELETE' && route.subresource === undefined) return remove(store, hooks, route, route.name);
+    if (request.method === 'DELETE' && route.subresource === undefined) return remove(store, hooks, route, route.name, request.body);
     return undefined;
   } catch (error) {
     if (error instanceof KubeFakeError) return { code: error.status.code, body: { ...error.status } };
