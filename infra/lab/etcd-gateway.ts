@@ -1,6 +1,7 @@
 // The few etcd calls the lab needs, through etcd's grpc-gateway (JSON over HTTP/1.1, etcd 3.4 at
 // /v3/...). The gateway prints uint64 ids in decimal; etcdctl and the core carry lowercase hex.
-import { requestJson } from './http-json.ts';
+// A member serving TLS with --client-cert-auth answers only with `tls` (the lab's client certificate).
+import { requestJson, type ClientTls } from './http-json.ts';
 
 export function decimalIdToHex(decimal: string): string {
   return BigInt(decimal).toString(16);
@@ -59,8 +60,8 @@ function toMember(raw: RawMember): GatewayMember {
   };
 }
 
-export async function gatewayStatus(baseUrl: string, timeoutMs: number): Promise<GatewayStatus> {
-  const raw = await requestJson<RawStatus>({ baseUrl, path: '/v3/maintenance/status', body: {}, timeoutMs });
+export async function gatewayStatus(baseUrl: string, timeoutMs: number, tls?: ClientTls): Promise<GatewayStatus> {
+  const raw = await requestJson<RawStatus>({ baseUrl, path: '/v3/maintenance/status', body: {}, timeoutMs, ...(tls ? { tls } : {}) });
   return {
     memberId: decimalIdToHex(raw.header?.member_id ?? '0'),
     clusterId: decimalIdToHex(raw.header?.cluster_id ?? '0'),
@@ -70,8 +71,8 @@ export async function gatewayStatus(baseUrl: string, timeoutMs: number): Promise
   };
 }
 
-export async function gatewayMemberList(baseUrl: string, timeoutMs: number): Promise<GatewayMember[]> {
-  const raw = await requestJson<RawMemberList>({ baseUrl, path: '/v3/cluster/member/list', body: {}, timeoutMs });
+export async function gatewayMemberList(baseUrl: string, timeoutMs: number, tls?: ClientTls): Promise<GatewayMember[]> {
+  const raw = await requestJson<RawMemberList>({ baseUrl, path: '/v3/cluster/member/list', body: {}, timeoutMs, ...(tls ? { tls } : {}) });
   return (raw.members ?? []).map(toMember);
 }
 
@@ -79,12 +80,14 @@ export async function gatewayAddLearner(
   baseUrl: string,
   peerUrl: string,
   timeoutMs: number,
+  tls?: ClientTls,
 ): Promise<{ added: GatewayMember; members: GatewayMember[] }> {
   const raw = await requestJson<RawMemberAdd>({
     baseUrl,
     path: '/v3/cluster/member/add',
     body: { peerURLs: [peerUrl], isLearner: true },
     timeoutMs,
+    ...(tls ? { tls } : {}),
   });
   if (!raw.member) throw new Error(`member add through ${baseUrl} returned no member`);
   return { added: toMember(raw.member), members: (raw.members ?? []).map(toMember) };

@@ -43,13 +43,21 @@ export interface EtcdMemberSpec {
   logFile: string;
   /** Flags beyond the lab's own, appended last. */
   extraArgs?: readonly string[];
+  /**
+   * Client TLS as kubeadm runs etcd: an https client URL, the member's server certificate, and
+   * only clients with a certificate of this CA (--client-cert-auth). Peers stay plain http: they
+   * talk on loopback only, and no caller of the lab ever dials a peer URL.
+   */
+  tls?: { certFile: string; keyFile: string; trustedCaFile: string };
 }
+
+export const clientScheme = (spec: Pick<EtcdMemberSpec, 'tls'>): 'https' | 'http' => (spec.tls ? 'https' : 'http');
 
 export function etcdArgs(spec: EtcdMemberSpec): string[] {
   return [
     '--name', spec.name,
     '--data-dir', spec.dataDir,
-    '--listen-client-urls', `http://127.0.0.1:${spec.clientPort}`,
+    '--listen-client-urls', `${clientScheme(spec)}://127.0.0.1:${spec.clientPort}`,
     '--advertise-client-urls', spec.advertiseClientUrl,
     '--listen-peer-urls', spec.peerUrl,
     '--initial-advertise-peer-urls', spec.peerUrl,
@@ -62,6 +70,7 @@ export function etcdArgs(spec: EtcdMemberSpec): string[] {
     '--logger', 'zap',
     // zap logs to stderr, and stderr goes to the log file: Go panics land there too.
     '--log-outputs', 'stderr',
+    ...(spec.tls ? ['--cert-file', spec.tls.certFile, '--key-file', spec.tls.keyFile, '--trusted-ca-file', spec.tls.trustedCaFile, '--client-cert-auth'] : []),
     ...(spec.extraArgs ?? []),
   ];
 }

@@ -1,6 +1,8 @@
 // One JSON request over a fresh connection, under one deadline. No agent and no keep-alive: a
 // pooled socket to a stopped or faulted member would make the next call lie about reachability.
+// An https URL goes over TLS, with the client certificate a member with --client-cert-auth wants.
 import http from 'node:http';
+import https from 'node:https';
 import { withTimeout } from '../../functions/lib/with-timeout.ts';
 
 /** An error that keeps the socket-level code (ECONNREFUSED, ECONNRESET, ETIMEDOUT, ...). */
@@ -21,6 +23,14 @@ export interface JsonRequest {
   method?: 'GET' | 'POST';
   body?: unknown;
   timeoutMs: number;
+  /** For an https URL: the CA to trust and the client certificate to show (PEM). */
+  tls?: ClientTls;
+}
+
+export interface ClientTls {
+  ca: Buffer;
+  cert: Buffer;
+  key: Buffer;
 }
 
 export function requestJson<T>(request: JsonRequest): Promise<T> {
@@ -36,34 +46,33 @@ export function requestJson<T>(request: JsonRequest): Promise<T> {
       if (error) reject(error);
       else resolve(value as T);
     };
-    const req = http.request(
-      url,
-      {
-        method,
-        agent: false,
-        // Past the deadline the request and its socket are destroyed.
-        signal: deadline,
-        headers: payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('error', (error) => finish(toCallError(error, url)));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          const status = res.statusCode ?? 0;
-          if (status < 200 || status >= 300) {
-            finish(new HttpCallError(`${method} ${url.href}: HTTP ${status}: ${errorText(text)}`, 'EHTTP', status));
-            return;
-          }
-          try {
-            finish(undefined, (text === '' ? {} : JSON.parse(text)) as T);
-          } catch (error) {
-            finish(new HttpCallError(`${method} ${url.href}: bad JSON: ${text.slice(0, 200)}`, 'EBADJSON', status, { cause: error }));
-          }
-        });
-      },
-    );
+    const options: https.RequestOptions = {
+      method,
+      agent: false,
+      ...(request.tls ? { ca: request.tls.ca, cert: request.tls.cert, key: request.tls.key } : {}),
+      // Past the deadline the request and its socket are destroyed.
+      signal: deadline,
+      headers: payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+    };
+    const onResponse = (res: http.IncomingMessage) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('error', (error) => finish(toCallError(error, url)));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        const status = res.statusCode ?? 0;
+        if (status < 200 || status >= 300) {
+          finish(new HttpCallError(`${method} ${url.href}: HTTP ${status}: ${errorText(text)}`, 'EHTTP', status));
+          return;
+        }
+        try {
+          finish(undefined, (text === '' ? {} : JSON.parse(text)) as T);
+        } catch (error) {
+          finish(new HttpCallError(`${method} ${url.href}: bad JSON: ${text.slice(0, 200)}`, 'EBADJSON', status, { cause: error }));
+        }
+      });
+    };
+    const req = url.protocol === 'https:' ? https.request(url, options, onResponse) : http.request(url, options, onResponse);
     req.on('error', (error) => finish(toCallError(error, url)));
     req.end(payload);
   }), late);

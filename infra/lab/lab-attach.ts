@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { gatewayMemberList } from './etcd-gateway.ts';
 import { logTail } from './etcd-process.ts';
 import { requestJson } from './http-json.ts';
+import { readClientTls } from './lab-pki.ts';
 import type { LabSignal } from './lab-daemon.ts';
 import { isAlive, killOurs } from './pids.ts';
 import type { LabFault, LabMemberInfo, LabMemberState, LabOptions, LabState } from './lab-types.ts';
@@ -75,9 +76,11 @@ export class AttachedLab {
   /** Ground truth through the members' real ports; needs no daemon. */
   async memberList(timeoutMs = 1_000): Promise<LabMemberInfo[]> {
     const problems: string[] = [];
+    // A TLS lab answers only to its own client certificate, whose files the state names.
+    const tls = this.current.tls ? readClientTls(this.current.tls) : undefined;
     for (const member of this.current.members.filter((m) => !m.isLearner)) {
       try {
-        return await gatewayMemberList(member.directUrl, timeoutMs);
+        return await gatewayMemberList(member.directUrl, timeoutMs, tls);
       } catch (error) {
         problems.push(`${member.name}: ${(error as Error).message}`);
       }

@@ -15,6 +15,21 @@ export interface LabOptions {
   startTimeoutMs?: number;
   /** More etcd flags for chosen members, by name (e.g. a small --quota-backend-bytes for one). */
   memberArgs?: Record<string, string[]>;
+  /**
+   * Client TLS as kubeadm runs etcd (lab-pki.ts): a CA of the lab's own, https client URLs and
+   * --client-cert-auth; the lab asks its own questions with a client certificate of that CA.
+   * Peers stay plain http on loopback. Off by default.
+   */
+  tls?: boolean;
+}
+
+/** Where a TLS lab keeps its PKI: the CA (the key too) and the lab's own client certificate. */
+export interface LabTlsFiles {
+  caFile: string;
+  caKeyFile: string;
+  /** The lab's client certificate (clientAuth), which every member trusts. */
+  certFile: string;
+  keyFile: string;
 }
 
 /** 'heal' is the same as 'pass'. */
@@ -55,6 +70,8 @@ export interface LabState {
   controlUrl?: string;
   heartbeatMs: number;
   electionTimeoutMs: number;
+  /** Present when the members serve clients over TLS. */
+  tls?: LabTlsFiles;
   members: LabMemberState[];
 }
 

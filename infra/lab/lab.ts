@@ -17,6 +17,9 @@
 //    proxies, writes a JSON state file (toState()), and takes fault commands on a loopback HTTP
 //    control port. attachLab() (lab-attach.ts) reads the state file and drives it; signals go by
 //    pid, and down() falls back to killing by pid if the daemon is gone.
+//  - With `tls`, members serve clients as kubeadm's do (https, --client-cert-auth, a server
+//    certificate naming 127.0.0.1 and localhost; lab-pki.ts), and the lab asks with its own client
+//    certificate. The fault proxies work on TCP, so TLS passes through them untouched.
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -26,16 +29,18 @@ import { handleWhen, retry } from 'cockatiel';
 import { onProcessExit } from './cleanup.ts';
 import { gatewayAddLearner, gatewayMemberList, gatewayStatus } from './etcd-gateway.ts';
 import type { GatewayMember, GatewayStatus } from './etcd-gateway.ts';
-import { logTail, resolveEtcdBin, spawnEtcd } from './etcd-process.ts';
+import { clientScheme, logTail, resolveEtcdBin, spawnEtcd } from './etcd-process.ts';
+import type { ClientTls } from './http-json.ts';
+import { issueCert, makeLabPki, memberServerProfile, readClientTls } from './lab-pki.ts';
 import type { EtcdMemberSpec } from './etcd-process.ts';
 import { startFaultProxy } from './fault-proxy.ts';
 import type { FaultProxy } from './fault-proxy.ts';
 import { freePorts } from './free-port.ts';
-import type { LabFault, LabMemberRecord, LabMemberInfo, LabOptions, LabState, MemberRunState } from './lab-types.ts';
+import type { LabFault, LabMemberRecord, LabMemberInfo, LabOptions, LabState, LabTlsFiles, MemberRunState } from './lab-types.ts';
 import { WaitAborted, waitFor } from '../../functions/lib/wait-for.ts';
 import { withTimeout } from '../../functions/lib/with-timeout.ts';
 
-export type { LabFault, LabMemberRecord, LabMemberInfo, LabOptions, LabState } from './lab-types.ts';
+export type { LabFault, LabMemberRecord, LabMemberInfo, LabOptions, LabState, LabTlsFiles } from './lab-types.ts';
 
 /** A lab member as the in-process lab hands it out: the record plus its live fault proxy. */
 export interface LabMember extends LabMemberRecord {
@@ -60,6 +65,9 @@ export class Lab {
   readonly token: string;
   readonly heartbeatMs: number;
   readonly electionTimeoutMs: number;
+  /** The lab's PKI when its members serve TLS: the CA and the lab's own client certificate. */
+  readonly tls: LabTlsFiles | undefined;
+  private readonly clientTls: ClientTls | undefined;
   private readonly etcdBin: string;
   private readonly namePrefix: string;
   private readonly memberArgs: Record<string, string[]>;
@@ -67,8 +75,10 @@ export class Lab {
   private readonly unregisterExitHook: () => void;
   private downing: Promise<void> | undefined;
 
-  constructor(config: { root: string; token: string; etcdBin: string; heartbeatMs: number; electionTimeoutMs: number; namePrefix: string; memberArgs?: Record<string, string[]> }) {
+  constructor(config: { root: string; token: string; etcdBin: string; heartbeatMs: number; electionTimeoutMs: number; namePrefix: string; memberArgs?: Record<string, string[]>; tls?: LabTlsFiles }) {
     this.root = config.root;
+    this.tls = config.tls;
+    this.clientTls = config.tls ? readClientTls(config.tls) : undefined;
     this.token = config.token;
     this.etcdBin = config.etcdBin;
     this.heartbeatMs = config.heartbeatMs;
@@ -97,7 +107,7 @@ export class Lab {
 
   /** One member's own status, asked on its real port. */
   status(name: string, timeoutMs = STATUS_TIMEOUT_MS): Promise<GatewayStatus> {
-    return gatewayStatus(this.member(name).directUrl, timeoutMs);
+    return gatewayStatus(this.member(name).directUrl, timeoutMs, this.clientTls);
   }
 
   /** The leader that a quorum of voting members agrees on right now; throws if there is none. */
@@ -155,6 +165,7 @@ export class Lab {
     const peerUrl = `http://127.0.0.1:${peerPort!}`;
     const proxy = await startFaultProxy({ upstreamPort: clientPort! });
     try {
+      await this.issueServerCert(name);
       const members = await waitFor(() => this.ensureLearnerAdded(peerUrl), {
         timeoutMs: Math.max(0, deadline - Date.now()),
         intervalMs: 250,
@@ -167,7 +178,7 @@ export class Lab {
       await waitFor(
         async () => {
           this.assertAlive(runtime);
-          const status = await gatewayStatus(runtime.member.directUrl, STATUS_TIMEOUT_MS);
+          const status = await gatewayStatus(runtime.member.directUrl, STATUS_TIMEOUT_MS, this.clientTls);
           const listed = (await this.memberList(STATUS_TIMEOUT_MS)).find((m) => m.id === status.memberId);
           if (listed?.name !== name) return undefined;
           runtime.member.id = status.memberId;
@@ -224,7 +235,7 @@ export class Lab {
     for (const runtime of this.runtimes.values()) {
       if (runtime.runState !== 'running' || runtime.hasExited || runtime.member.isLearner) continue;
       try {
-        return await gatewayMemberList(runtime.member.directUrl, timeoutMs);
+        return await gatewayMemberList(runtime.member.directUrl, timeoutMs, this.clientTls);
       } catch (error) {
         problems.push(`${runtime.member.name}: ${(error as Error).message}`);
       }
@@ -241,6 +252,7 @@ export class Lab {
       ...(controlUrl === undefined ? {} : { controlUrl }),
       heartbeatMs: this.heartbeatMs,
       electionTimeoutMs: this.electionTimeoutMs,
+      ...(this.tls ? { tls: this.tls } : {}),
       members: [...this.runtimes.values()].map(({ member, runState }) => ({
         name: member.name,
         id: member.id,
@@ -270,6 +282,7 @@ export class Lab {
 
   /** Starts the initial members and waits until all answer and agree on a leader. */
   async boot(count: number, startTimeoutMs: number): Promise<void> {
+    await Promise.all(Array.from({ length: count }, (_, i) => this.issueServerCert(`${this.namePrefix}${i + 1}`)));
     const ports = await freePorts(count * 2);
     const proxies = await Promise.allSettled(Array.from({ length: count }, (_, i) => startFaultProxy({ upstreamPort: ports[2 * i]! })));
     const failed = proxies.find((p) => p.status === 'rejected');
@@ -291,7 +304,7 @@ export class Lab {
         // Every check before any request: a throw in between would orphan the requests already
         // sent, and their rejections (ECONNRESET once down() kills the members) would go unhandled.
         for (const runtime of runtimes) this.assertAlive(runtime);
-        const statuses = await Promise.all(runtimes.map((runtime) => gatewayStatus(runtime.member.directUrl, STATUS_TIMEOUT_MS)));
+        const statuses = await Promise.all(runtimes.map((runtime) => gatewayStatus(runtime.member.directUrl, STATUS_TIMEOUT_MS, this.clientTls)));
         const leaders = new Set(statuses.map((s) => s.leaderId));
         const [leaderId] = leaders;
         const ids = statuses.map((s) => s.memberId);
@@ -317,10 +330,11 @@ export class Lab {
     isLearner: boolean;
   }): MemberRuntime {
     const memberDir = path.join(this.root, plan.name);
+    const server = this.serverCertOf(plan.name);
     const spec: EtcdMemberSpec = {
       name: plan.etcdName ?? plan.name,
       clientPort: plan.clientPort,
-      advertiseClientUrl: plan.proxy.url,
+      advertiseClientUrl: this.withClientScheme(plan.proxy.url),
       peerUrl: plan.peerUrl,
       initialCluster: plan.initialCluster,
       clusterState: plan.clusterState,
@@ -330,14 +344,15 @@ export class Lab {
       dataDir: path.join(memberDir, 'data'),
       logFile: path.join(memberDir, 'etcd.log'),
       ...(this.memberArgs[plan.name] ? { extraArgs: this.memberArgs[plan.name] } : {}),
+      ...(this.tls ? { tls: { ...server, trustedCaFile: this.tls.caFile } } : {}),
     };
     const child = spawnEtcd(this.etcdBin, spec);
     const runtime: MemberRuntime = {
       member: {
         name: plan.name,
         id: '',
-        clientUrl: plan.proxy.url,
-        directUrl: `http://127.0.0.1:${plan.clientPort}`,
+        clientUrl: spec.advertiseClientUrl,
+        directUrl: `${clientScheme(spec)}://127.0.0.1:${plan.clientPort}`,
         peerUrl: plan.peerUrl,
         pid: child.pid ?? -1,
         dataDir: spec.dataDir,
@@ -366,15 +381,31 @@ export class Lab {
     return runtime;
   }
 
+  /** Where a member's server certificate lives: beside its data, as etcd/server.crt sits on a kubeadm node. */
+  private serverCertOf(name: string): { certFile: string; keyFile: string } {
+    const dir = path.join(this.root, name, 'pki');
+    return { certFile: path.join(dir, 'server.crt'), keyFile: path.join(dir, 'server.key') };
+  }
+
+  private async issueServerCert(name: string): Promise<void> {
+    if (!this.tls) return;
+    await issueCert({ certFile: this.tls.caFile, keyFile: this.tls.caKeyFile }, path.join(this.root, name, 'pki'), 'server', memberServerProfile(name));
+  }
+
+  /** The proxy's URL with the scheme the members serve. */
+  private withClientScheme(url: string): string {
+    return this.tls ? url.replace(/^http:/, 'https:') : url;
+  }
+
   /** Returns the member list once our learner is in it, adding it if it is not yet. */
   private async ensureLearnerAdded(peerUrl: string): Promise<GatewayMember[] | undefined> {
     const via = [...this.runtimes.values()].find((r) => r.runState === 'running' && !r.hasExited && !r.member.isLearner);
     if (!via) throw new WaitAborted('no running voting member to add a learner through');
     // List first: a member add whose answer was lost may still have been applied.
-    const listed = await gatewayMemberList(via.member.directUrl, 1_000);
+    const listed = await gatewayMemberList(via.member.directUrl, 1_000, this.clientTls);
     if (listed.some((m) => m.peerUrls.includes(peerUrl))) return listed;
     try {
-      return (await gatewayAddLearner(via.member.directUrl, peerUrl, 2_000)).members;
+      return (await gatewayAddLearner(via.member.directUrl, peerUrl, 2_000, this.clientTls)).members;
     } catch (error) {
       const message = (error as Error).message;
       // Right after start, etcd wants peers connected for a while before any reconfiguration.
@@ -406,7 +437,7 @@ export class Lab {
     const answers = await Promise.all(
       asked.map(async (r) => {
         try {
-          return { name: r.member.name, status: await gatewayStatus(r.member.directUrl, STATUS_TIMEOUT_MS) };
+          return { name: r.member.name, status: await gatewayStatus(r.member.directUrl, STATUS_TIMEOUT_MS, this.clientTls) };
         } catch {
           return { name: r.member.name, status: undefined };
         }
@@ -496,6 +527,13 @@ async function bootLab(count: number, etcdBin: string, options: LabOptions): Pro
   const parent = options.dataRoot ?? os.tmpdir();
   fs.mkdirSync(parent, { recursive: true });
   const root = await fs.promises.mkdtemp(path.join(parent, 'etcd-lab-'));
+  let tls: LabTlsFiles | undefined;
+  try {
+    tls = options.tls ? await makeLabPki(path.join(root, 'pki')) : undefined;
+  } catch (error) {
+    await fs.promises.rm(root, { recursive: true, force: true });
+    throw error;
+  }
   const lab = new Lab({
     root,
     token: `lab-${process.pid}-${randomBytes(6).toString('hex')}`,
@@ -504,6 +542,7 @@ async function bootLab(count: number, etcdBin: string, options: LabOptions): Pro
     electionTimeoutMs: options.electionTimeoutMs ?? 500,
     namePrefix: options.namePrefix ?? 'etcd',
     ...(options.memberArgs ? { memberArgs: options.memberArgs } : {}),
+    ...(tls ? { tls } : {}),
   });
   try {
     await lab.boot(count, options.startTimeoutMs ?? 30_000);
