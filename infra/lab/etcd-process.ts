@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { KUBEADM_FLAGS, etcdVersionOf, spellEtcdFlags, type EtcdVersion } from './etcd-flags.ts';
 
 export function resolveEtcdBin(explicit?: string): string {
   const candidate = explicit ?? process.env.ETCD_BIN;
@@ -53,8 +54,9 @@ export interface EtcdMemberSpec {
 
 export const clientScheme = (spec: Pick<EtcdMemberSpec, 'tls'>): 'https' | 'http' => (spec.tls ? 'https' : 'http');
 
-export function etcdArgs(spec: EtcdMemberSpec): string[] {
-  return [
+/** The member's command line, kubeadm's flags and the spec's extra ones spelled as `version` reads them. */
+export function etcdArgs(spec: EtcdMemberSpec, version: EtcdVersion): string[] {
+  return spellEtcdFlags([
     '--name', spec.name,
     '--data-dir', spec.dataDir,
     '--listen-client-urls', `${clientScheme(spec)}://127.0.0.1:${spec.clientPort}`,
@@ -71,8 +73,9 @@ export function etcdArgs(spec: EtcdMemberSpec): string[] {
     // zap logs to stderr, and stderr goes to the log file: Go panics land there too.
     '--log-outputs', 'stderr',
     ...(spec.tls ? ['--cert-file', spec.tls.certFile, '--key-file', spec.tls.keyFile, '--trusted-ca-file', spec.tls.trustedCaFile, '--client-cert-auth'] : []),
+    ...KUBEADM_FLAGS,
     ...(spec.extraArgs ?? []),
-  ];
+  ], version);
 }
 
 /** ETCD_* variables are read by etcd as flags; only the command line may configure a member. */
@@ -88,7 +91,7 @@ export function spawnEtcd(bin: string, spec: EtcdMemberSpec): ChildProcess {
   fs.mkdirSync(path.dirname(spec.logFile), { recursive: true });
   const logFd = fs.openSync(spec.logFile, 'a');
   try {
-    const child = spawn(bin, etcdArgs(spec), { stdio: ['ignore', logFd, logFd], env: memberEnvironment() });
+    const child = spawn(bin, etcdArgs(spec, etcdVersionOf(bin)), { stdio: ['ignore', logFd, logFd], env: memberEnvironment() });
     // A failed spawn (ENOENT, EACCES) is reported through 'exit' handling by the caller.
     child.on('error', () => undefined);
     return child;
