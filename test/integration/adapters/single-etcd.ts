@@ -34,11 +34,11 @@ async function openssl(dir: string, ...args: string[]): Promise<void> {
   await run('openssl', args, { cwd: dir });
 }
 
-/** A CA and one leaf certificate (server and client use) for 127.0.0.1, signed by it. */
-export async function makeCerts(dir: string, name: string): Promise<CertSet> {
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  await openssl(dir, 'req', '-x509', ...ec, '-subj', `/CN=${name}-ca`, '-days', '1', '-keyout', `${name}-ca.key`, '-out', `${name}-ca.crt`);
-  await openssl(dir, 'req', ...ec, '-subj', `/CN=${name}`, '-keyout', `${name}.key`, '-out', `${name}.csr`);
+/** A CA and one leaf certificate (server and client use) for 127.0.0.1, signed by it; keys ECDSA P-256, or RSA 2048 as kubeadm makes them. */
+export async function makeCerts(dir: string, name: string, keyType: 'ec' | 'rsa' = 'ec'): Promise<CertSet> {
+  const newKey = keyType === 'rsa' ? ['-newkey', 'rsa:2048', '-nodes'] : ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  await openssl(dir, 'req', '-x509', ...newKey, '-subj', `/CN=${name}-ca`, '-days', '1', '-keyout', `${name}-ca.key`, '-out', `${name}-ca.crt`);
+  await openssl(dir, 'req', ...newKey, '-subj', `/CN=${name}`, '-keyout', `${name}.key`, '-out', `${name}.csr`);
   await writeFile(join(dir, `${name}.ext`), 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n');
   await openssl(dir, 'x509', '-req', '-in', `${name}.csr`, '-CA', `${name}-ca.crt`, '-CAkey', `${name}-ca.key`,
     '-CAcreateserial', '-days', '1', '-extfile', `${name}.ext`, '-out', `${name}.crt`);
