@@ -45,8 +45,9 @@ async function openssl(dir: string, args: string[]): Promise<void> {
   }
 }
 
-function bareConfig(dir: string): string {
-  const file = path.join(dir, 'openssl-bare.cnf');
+/** Kept beside the CA, so a leaf's folder holds its certificate and key only. */
+function bareConfig(caDir: string): string {
+  const file = path.join(caDir, 'openssl-bare.cnf');
   if (!fs.existsSync(file)) fs.writeFileSync(file, BARE_CONFIG);
   return file;
 }
@@ -77,7 +78,7 @@ export async function issueCert(ca: PemPair, dir: string, name: string, profile:
   const pair = { certFile: path.join(dir, `${name}.crt`), keyFile: path.join(dir, `${name}.key`) };
   const sans = [...(profile.dnsNames ?? []).map((d) => `DNS:${d}`), ...(profile.ips ?? []).map((ip) => `IP:${ip}`)];
   await openssl(dir, [
-    'req', '-x509', '-config', bareConfig(dir), '-CA', ca.certFile, '-CAkey', ca.keyFile,
+    'req', '-x509', '-config', bareConfig(path.dirname(ca.certFile)), '-CA', ca.certFile, '-CAkey', ca.keyFile,
     '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
     '-subj', subject(profile), '-days', DAYS,
     '-addext', 'basicConstraints=critical,CA:FALSE',

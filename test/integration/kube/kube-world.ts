@@ -1,14 +1,45 @@
 // A control plane as Cluster API sees it, for the scenarios: a real etcd lab whose members are
 // named after their nodes (as kubeadm names them), behind the protocol-level FAKE API server that
 // serves the Nodes, the etcd static pods (port-forward and exec reach the lab) and the Machines.
+//
+// With `tls`, etcd serves clients as kubeadm runs it (https, --client-cert-auth), under a CA whose
+// certificate and key the product can get only from the Secret `<cluster>-etcd`, as Cluster API
+// keeps it. Each node's pod filesystem holds what kubeadm writes in pki/etcd for the relay's
+// etcdctl: ca.crt and the healthcheck client's certificate and key.
+import fs from 'node:fs';
+import path from 'node:path';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { startLab, type Lab, type LabMember } from '../../../infra/lab/lab.ts';
+import { issueCert } from '../../../infra/lab/lab-pki.ts';
+import type { TlsFiles } from '../../../functions/ports/etcd.ts';
 import type { KubeAccessConfig } from '../../../functions/ports/kube-access.ts';
 import { kubeconfigSecretName, KUBECONFIG_SECRET_KEY } from '../../../functions/adapters/kube/cluster-api/cluster-access.ts';
 import { startKubeApiFake, type KubeApiFake } from '../../support/fakes/kube/api-server.ts';
 
 export const CAPI_NAMESPACE = 'default';
 export const CAPI_CLUSTER = 'wl';
+/** Cluster API's Secret of a cluster's etcd CA (util/secret: `<cluster>-etcd`, keys tls.crt and tls.key). */
+export const ETCD_CA_SECRET = `${CAPI_CLUSTER}-etcd`;
+
+/** Files and PEM a test uses to ask the TLS world's etcd its own questions. */
+export interface WorldClientCert {
+  caFile: string;
+  certFile: string;
+  keyFile: string;
+  /** The same, read, for the project's etcd transport. */
+  files: TlsFiles;
+}
+
+export interface KubeWorldTls {
+  /** The etcd CA's certificate (PEM); its key is in the Secret only. */
+  caPem: string;
+  /** Where the CA is kept: the Secret `<cluster>-etcd` in CAPI_NAMESPACE. */
+  secretName: string;
+  /** A client certificate of the CA, for the test's own questions (not the product's). */
+  client: WorldClientCert;
+  /** A node's pod filesystem root (fake.setPodRoot): `<root>/etc/kubernetes/pki/etcd/...`. */
+  podRootOf(node: string): string;
+}
 
 export interface KubeWorld {
   lab: Lab;
@@ -19,6 +50,8 @@ export interface KubeWorld {
   access: KubeAccessConfig;
   /** The Machine as the API returns it; undefined once it is gone. */
   readMachine(name: string): Promise<{ annotations: Record<string, string>; deleting: boolean } | undefined>;
+  /** Present when etcd serves TLS. */
+  tls?: KubeWorldTls;
   down(): Promise<void>;
 }
 
@@ -30,15 +63,48 @@ export interface KubeWorldOptions {
   kubeconfigFile?: string;
   /** The kubeconfig's bearer token (default fake-token): a distinctive one for tests that look for it. */
   token?: string;
+  /** etcd serves clients over TLS as kubeadm runs it, its CA in the Secret `<cluster>-etcd` only. */
+  tls?: boolean;
+}
+
+/** kubeadm's pki/etcd files in each node's pod filesystem, and the CA Secret as Cluster API keeps it. */
+async function provisionTls(lab: Lab, fake: KubeApiFake): Promise<KubeWorldTls> {
+  const pki = lab.tls!;
+  const ca = { certFile: pki.caFile, keyFile: pki.caKeyFile };
+  const caPem = fs.readFileSync(pki.caFile, 'utf8');
+  fake.putSecret(CAPI_NAMESPACE, ETCD_CA_SECRET, { 'tls.crt': caPem, 'tls.key': fs.readFileSync(pki.caKeyFile, 'utf8') });
+  // Under the lab's root, so the lab's down() removes it.
+  const pods = fs.mkdtempSync(path.join(lab.root, 'pods-'));
+  const podRootOf = (node: string): string => path.join(pods, node);
+  await Promise.all(
+    lab.members.map(async (member) => {
+      const etcdPki = path.join(podRootOf(member.name), 'etc', 'kubernetes', 'pki', 'etcd');
+      // kubeadm's certlist.go: CN kube-etcd-healthcheck-client, O system:masters, client auth only.
+      await issueCert(ca, etcdPki, 'healthcheck-client', { commonName: 'kube-etcd-healthcheck-client', organization: 'system:masters', usage: 'client' });
+      fs.copyFileSync(pki.caFile, path.join(etcdPki, 'ca.crt'));
+      fake.setPodRoot(member.name, podRootOf(member.name));
+    }),
+  );
+  const client = { caFile: pki.caFile, certFile: pki.certFile, keyFile: pki.keyFile };
+  const files: TlsFiles = { ca: fs.readFileSync(client.caFile), cert: fs.readFileSync(client.certFile), key: fs.readFileSync(client.keyFile) };
+  return { caPem, secretName: ETCD_CA_SECRET, client: { ...client, files }, podRootOf };
 }
 
 export async function startKubeWorld(members = 3, options: KubeWorldOptions = {}): Promise<KubeWorld> {
-  const lab = await startLab({ members, namePrefix: 'cp-' });
+  const lab = await startLab({ members, namePrefix: 'cp-', ...(options.tls ? { tls: true } : {}) });
   let fake: KubeApiFake;
+  let tls: KubeWorldTls | undefined;
   try {
     // Deleted Machines keep their deletionTimestamp for the test: CAPI drains before they go.
     fake = await startKubeApiFake({ machineDeletionMs: 600_000, ...(options.token === undefined ? {} : { token: options.token }) });
   } catch (error) {
+    await lab.down();
+    throw error;
+  }
+  try {
+    if (options.tls) tls = await provisionTls(lab, fake);
+  } catch (error) {
+    await fake.stop();
     await lab.down();
     throw error;
   }
@@ -63,6 +129,7 @@ export async function startKubeWorld(members = 3, options: KubeWorldOptions = {}
     lab,
     fake,
     machineOf: (member) => `wl-${member.name}`,
+    ...(tls ? { tls } : {}),
     access: { workloadKubeconfig: kubeconfig, management: { kubeconfig, namespace: CAPI_NAMESPACE, clusterName: CAPI_CLUSTER } },
     async readMachine(name) {
       try {

@@ -45,6 +45,7 @@ export class KubeApiFake {
   readonly store: ObjectStore;
   private readonly faults = new Map<string, NodeFault>();
   private readonly upstreams = new Map<string, Upstream>();
+  private readonly podRoots = new Map<string, string>();
   private readonly timers = new Set<NodeJS.Timeout>();
   /**
    * Every REST request, method and path, in order: tests count the writes they expect once.
@@ -141,6 +142,15 @@ export class KubeApiFake {
 
   setUpstream(node: string, upstream: Upstream): void {
     this.upstreams.set(node, upstream);
+  }
+
+  /** The node's pod filesystem: an exec's argv paths under /etc/kubernetes/pki/ are read from `<dir>/etc/kubernetes/pki/`. */
+  setPodRoot(node: string, dir: string): void {
+    this.podRoots.set(node, dir);
+  }
+
+  podRootOf(node: string): string | undefined {
+    return this.podRoots.get(node);
   }
 
   /** Streams already open through the node go too, as they do when its kubelet or runtime dies. */
@@ -248,7 +258,7 @@ export async function startKubeApiFake(options: KubeApiFakeOptions = {}): Promis
     faultOf: (node) => fake.faultOf(node),
     upstreamOf: (node) => fake.upstreamOf(node),
   });
-  const exec = execServer({ store, faultOf: (node) => fake.faultOf(node) });
+  const exec = execServer({ store, faultOf: (node) => fake.faultOf(node), podRootOf: (node) => fake.podRootOf(node) });
   const graceful = (type: ResourceType, namespace: string, name: string): boolean => {
     if (type !== MACHINES) return false;
     fake.scheduleMachineDeletion(namespace, name, machineDeletionMs);

@@ -17,6 +17,8 @@ export interface ExecContext {
   faultOf(node: string): NodeFault | undefined;
   /** The etcdctl that stands in for the image's /usr/local/bin/etcdctl (default $ETCDCTL_BIN or PATH). */
   etcdctlBin?: string;
+  /** The node's pod filesystem (KubeApiFake.setPodRoot): where the pod's /etc/kubernetes/pki/ lives on this machine. */
+  podRootOf?(node: string): string | undefined;
 }
 
 export interface ExecServer {
@@ -152,6 +154,24 @@ function missingBinaryStatus(v5: boolean, request: ExecRequest): ChannelStatus {
   return v5 ? internalError(kubelet.message!) : kubelet;
 }
 
+/** Where kubeadm's etcd pod mounts its certificates from the host (§6). */
+const POD_PKI = '/etc/kubernetes/pki/';
+const PKI_ARG = /^(--[^=]+=)?(\/etc\/kubernetes\/pki\/.*)$/;
+
+/**
+ * The argv as the container's mount namespace would resolve it: a path under /etc/kubernetes/pki/
+ * (alone, or a flag's value as in `--cacert=/etc/...`) is read from `<root>/etc/kubernetes/pki/...`.
+ * etcdctl really opens each file, so a missing one fails as it would in the pod. Without a root
+ * the path is left as it is: this machine has no /etc/kubernetes, as a pod without the mount.
+ */
+export function inPodFilesystem(argv: readonly string[], root: string | undefined): string[] {
+  if (root === undefined) return [...argv];
+  return argv.map((arg) => arg.replace(PKI_ARG, (_, flag: string | undefined, file: string) => `${flag ?? ''}${root}${file}`));
+}
+
+/** etcdctl's words name the pod's paths, as they would inside the container. */
+const asPodPaths = (text: string, root: string | undefined): string => (root === undefined ? text : text.replaceAll(`${root}${POD_PKI}`, POD_PKI));
+
 const frame = (channel: number, data: Buffer): Buffer => Buffer.concat([Buffer.from([channel]), data]);
 
 function finish(ws: WebSocket, status: ChannelStatus): void {
@@ -180,13 +200,14 @@ export function execServer(context: ExecContext): ExecServer {
     const binary = request.command[0] ?? '';
     if (binary !== 'etcdctl' && binary !== '/usr/local/bin/etcdctl') return finish(ws, missingBinaryStatus(v5, request));
     // Async spawn: the lab's fault proxies share this process. An exec carries only the image's env.
-    const child = spawn(etcdctl, request.command.slice(1), {
+    const root = context.podRootOf?.(request.node);
+    const child = spawn(etcdctl, inPodFilesystem(request.command.slice(1), root), {
       env: { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin' },
       stdio: [request.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
     });
     children.add(child);
     child.stdout?.on('data', (chunk: Buffer) => request.stdout && ws.send(frame(STDOUT, chunk)));
-    child.stderr?.on('data', (chunk: Buffer) => request.stderr && ws.send(frame(STDERR, chunk)));
+    child.stderr?.on('data', (chunk: Buffer) => request.stderr && ws.send(frame(STDERR, Buffer.from(asPodPaths(chunk.toString('utf8'), root)))));
     ws.on('message', (data: Buffer, isBinary: boolean) => {
       if (!isBinary || data.length === 0) return;
       if (data[0] === 0) child.stdin?.write(data.subarray(1));
