@@ -6,6 +6,7 @@ import { asDryRun } from '../core/dry-run.ts';
 import { NO_LEASE_PATH } from '../core/guard-failure.ts';
 import type { EtcdFailure } from '../core/types.ts';
 import { approveMemberlessMachine, memberlessMachine } from '../core/memberless-machine.ts';
+import { notControlPlane } from '../core/not-control-plane.ts';
 import { checkTargetFound } from '../core/plan-checks.ts';
 import { remediationHistoryFrom, type RemediationHistory } from '../core/remediation-history.ts';
 import { removalTimesOf, removedByAnother, replacementPending, type RemovalRecord } from '../core/replacement.ts';
@@ -30,6 +31,9 @@ export async function decideIncident(deps: Deps, cluster: ClusterEntry, incident
     if (byAnother) return byAnother;
     const machine = found === 'pass' ? undefined : memberlessMachine(view, incident.target);
     if (machine) return cluster.policy.dryRun ? asDryRun(approveMemberlessMachine(view, machine)) : approveMemberlessMachine(view, machine);
+    // Not a control-plane Machine at all (a worker, say): said so, not taken for a missing member.
+    const elsewhere = found === 'pass' ? undefined : notControlPlane(view, incident.target, cluster.kube?.management?.clusterName);
+    if (elsewhere) return elsewhere;
     if (found !== 'pass') return found;
   }
   // Said before any leader is moved for a removal that could not happen; remediate checks it again under the lock.

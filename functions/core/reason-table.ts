@@ -67,6 +67,7 @@ export const reasonTable = {
   CLUSTER_MISMATCH: { outcomes: ['block'], description: 'The endpoints answered with more than one etcd cluster_id: they are not one cluster, so nothing is judged or removed.' },
   TARGET_NOT_FOUND: { outcomes: ['block'], description: 'The member list answered and no member is the target: it may already be removed.' },
   AMBIGUOUS_TARGET: { outcomes: ['block'], description: 'The selector names more than one member (a shared name, alias, Machine or Node): nothing is removed until it is given by id.' },
+  NOT_CONTROL_PLANE: { outcomes: ['block'], description: "The target names a Machine or Node that is none of the cluster's control-plane Machines (a worker, say): no etcd member runs there, and nothing is done to it." },
   AUTH_FAILED: { outcomes: ['block', 'retry'], spendsAttempt: true, description: 'Every path rejects our credentials: block and name the etcd user; a MemberRemove refused so by every member backs off.' },
   TLS_FAILED: { outcomes: ['block', 'retry'], spendsAttempt: true, description: 'Every path fails the TLS handshake: block and name the certificate; a MemberRemove failing so on every member backs off.' },
   NO_MOVE_CANDIDATE: { outcomes: ['block'], description: 'The target leads, but no other voting member is reachable, healthy and free to take over.' },

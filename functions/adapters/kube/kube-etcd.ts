@@ -83,7 +83,7 @@ export function createKubeEtcd(access: KubeAccessConfig, options: KubeEtcdOption
     async look(paths, deadlineMs): Promise<PathLook> {
       const signal = AbortSignal.timeout(Math.max(1, deadlineMs));
       const directOnly: PathLook = { resolve: (m, p) => (p === 'direct' ? m.clientUrls[0] : undefined), seeds: [] };
-      const machineList = machines && management ? machines.listMachines(management.namespace, { signal }).then((list): MachineRef[] | string => list, (error: unknown) => String(error instanceof Error ? error.message : error)) : undefined;
+      const machineList = machines && management ? machines.listControlPlaneMachines(management.namespace, { signal }).then((list): MachineRef[] | string => list, (error: unknown) => String(error instanceof Error ? error.message : error)) : undefined;
       let snapshot;
       try {
         snapshot = await readWorkload(core, etcdNamespace, signal);

@@ -37,6 +37,13 @@ beforeEach(async () => {
     metadata: { name: 'other-cp-1', namespace: NS, labels: { 'cluster.x-k8s.io/cluster-name': 'other' } },
     status: { nodeRef: { name: 'cp-9' } },
   });
+  // A worker of the same cluster: its Machine carries the cluster's name, not the control-plane label.
+  fake.store.put(MACHINES, {
+    apiVersion: 'cluster.x-k8s.io/v1beta1',
+    kind: 'Machine',
+    metadata: { name: 'wl-md-0-1', namespace: NS, labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER, 'cluster.x-k8s.io/deployment-name': 'wl-md-0' } },
+    status: { nodeRef: { name: 'worker-1' } },
+  });
   deletes = [];
   const schedule = fake.scheduleMachineDeletion.bind(fake);
   // The fake's DELETE handler goes through this hook: record what the Machine looked like then.
@@ -66,7 +73,7 @@ describe('machine reader', () => {
   it('resolves a Machine by name and by its node', async () => {
     const reader = createMachineReader({ customObjects: custom, clusterName: CLUSTER });
     const byName = await reader.machineByName(NS, 'wl-cp-2');
-    expect(byName).toEqual({ name: 'wl-cp-2', namespace: NS, nodeName: 'cp-2', deleting: false, uid: expect.any(String) });
+    expect(byName).toEqual({ name: 'wl-cp-2', namespace: NS, nodeName: 'cp-2', deleting: false, uid: expect.any(String), controlPlane: true });
     expect(byName!.uid).not.toBe('');
     expect(await reader.machineOfNode(NS, 'cp-3')).toMatchObject({ name: 'wl-cp-3', nodeName: 'cp-3' });
   });
@@ -79,11 +86,23 @@ describe('machine reader', () => {
     expect(await reader.machineOfNode('elsewhere', 'cp-1')).toBeUndefined();
   });
 
+  it('lists the control-plane Machines only, and the API server does the selecting', async () => {
+    const reader = createMachineReader({ customObjects: custom, clusterName: CLUSTER });
+    const list = vi.spyOn(custom, 'listNamespacedCustomObject');
+    const listed = await reader.listControlPlaneMachines(NS);
+    expect(listed.map((m) => m.name).sort()).toEqual(['wl-cp-1', 'wl-cp-2', 'wl-cp-3']);
+    expect(listed.every((m) => m.controlPlane)).toBe(true);
+    expect(await reader.machineOfNode(NS, 'worker-1')).toBeUndefined();
+    expect(list.mock.calls.map(([params]) => params.labelSelector)).toEqual(['cluster.x-k8s.io/cluster-name=wl,cluster.x-k8s.io/control-plane', 'cluster.x-k8s.io/cluster-name=wl,cluster.x-k8s.io/control-plane']);
+    // By name the worker is read, and said to be no control-plane Machine.
+    expect(await reader.machineByName(NS, 'wl-md-0-1')).toMatchObject({ name: 'wl-md-0-1', controlPlane: false });
+  });
+
   it('reads the v1beta2 shape (status.nodeRef.name only)', async () => {
     fake.store.put(MACHINES, {
       apiVersion: 'cluster.x-k8s.io/v1beta2',
       kind: 'Machine',
-      metadata: { name: 'wl-cp-4', namespace: NS, labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER }, deletionTimestamp: AT.toISOString() },
+      metadata: { name: 'wl-cp-4', namespace: NS, labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER, 'cluster.x-k8s.io/control-plane': '' }, deletionTimestamp: AT.toISOString() },
       status: { nodeRef: { name: 'cp-4' }, phase: 'Deleting' },
     });
     const reader = createMachineReader({ customObjects: custom, clusterName: CLUSTER, version: 'v1beta2' });
@@ -126,11 +145,19 @@ describe('machine actuator', () => {
     expect(annotationOf('wl-cp-3')).toBeUndefined();
   });
 
+  it('never deletes a worker Machine named by mistake, and says why', async () => {
+    await expect(actuator().replace(request({ machineName: 'wl-md-0-1' }))).rejects.toThrow(
+      `Machine wl-md-0-1 in namespace ${NS} is not a control-plane Machine (it has no cluster.x-k8s.io/control-plane label), so it runs no etcd member of cluster ${CLUSTER}; it is not deleted`,
+    );
+    expect(deletes).toEqual([]);
+    expect(annotationOf('wl-md-0-1')).toBeUndefined();
+  });
+
   it('counts a missing Machine as done', async () => {
     expect(await actuator().replace(request({ machineName: 'gone' }))).toEqual({ action: 'deleted', detail: `Machine gone in namespace ${NS} is already gone` });
     expect(await actuator().replace(request({ nodeName: 'cp-8' }))).toEqual({
       action: 'deleted',
-      detail: `the Machine of node cp-8 (cluster ${CLUSTER}, namespace ${NS}) is already gone`,
+      detail: `the control-plane Machine of node cp-8 (cluster ${CLUSTER}, namespace ${NS}) is already gone`,
     });
     expect(deletes).toEqual([]);
   });

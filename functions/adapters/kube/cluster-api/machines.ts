@@ -10,6 +10,11 @@ export const CAPI_GROUP = 'cluster.x-k8s.io';
 export const MACHINES_PLURAL = 'machines';
 /** CAPI labels every Machine with its Cluster's name. */
 export const CLUSTER_NAME_LABEL = 'cluster.x-k8s.io/cluster-name';
+/**
+ * CAPI's MachineControlPlaneLabel: the control plane provider (KCP) sets it, with an empty value,
+ * on every Machine of the control plane; worker Machines never carry it.
+ */
+export const CONTROL_PLANE_LABEL = 'cluster.x-k8s.io/control-plane';
 
 /** v1beta1 is served by every CAPI release so far; v1beta2 from CAPI 1.11 on. */
 export type { MachineApiVersion } from '../../../ports/kube-access.ts';
@@ -22,6 +27,8 @@ export interface MachineRef {
   /** A deletionTimestamp is set: CAPI is already draining and deleting it. */
   deleting: boolean;
   uid: string;
+  /** It carries the control-plane label: only such a Machine runs an etcd member. */
+  controlPlane: boolean;
 }
 
 export interface MachineCallOptions {
@@ -32,9 +39,12 @@ export interface MachineReader {
   readonly version: MachineApiVersion;
   /** undefined when the Machine does not exist. */
   machineByName(namespace: string, name: string, options?: MachineCallOptions): Promise<MachineRef | undefined>;
-  /** Every Machine of the cluster, by its cluster-name label. */
-  listMachines(namespace: string, options?: MachineCallOptions): Promise<MachineRef[]>;
-  /** The cluster's Machine whose nodeRef names the node; undefined when none does. */
+  /**
+   * The cluster's control-plane Machines, selected by the API server (cluster-name and
+   * control-plane labels): a cluster's hundreds of worker Machines are never read.
+   */
+  listControlPlaneMachines(namespace: string, options?: MachineCallOptions): Promise<MachineRef[]>;
+  /** The cluster's control-plane Machine whose nodeRef names the node; undefined when none does. */
   machineOfNode(namespace: string, nodeName: string, options?: MachineCallOptions): Promise<MachineRef | undefined>;
 }
 
@@ -55,6 +65,11 @@ function field(value: unknown, key: string): unknown {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>)[key] : undefined;
 }
 
+function hasLabel(object: unknown, label: string): boolean {
+  const labels = field(field(object, 'metadata'), 'labels');
+  return typeof labels === 'object' && labels !== null && Object.hasOwn(labels, label);
+}
+
 function stringAt(value: unknown, ...path: string[]): string | undefined {
   const found = path.reduce<unknown>((current, key) => field(current, key), value);
   return typeof found === 'string' && found !== '' ? found : undefined;
@@ -71,18 +86,20 @@ export function toMachineRef(object: unknown, fallbackNamespace: string): Machin
     ...(nodeName === undefined ? {} : { nodeName }),
     deleting: stringAt(object, 'metadata', 'deletionTimestamp') !== undefined,
     uid: stringAt(object, 'metadata', 'uid') ?? '',
+    controlPlane: hasLabel(object, CONTROL_PLANE_LABEL),
   };
 }
 
 export function createMachineReader({ customObjects, clusterName, version = 'v1beta1' }: MachineReaderOptions): MachineReader {
   const base = { group: CAPI_GROUP, version, plural: MACHINES_PLURAL };
-  async function listMachines(namespace: string, options: MachineCallOptions = {}): Promise<MachineRef[]> {
-    const labelSelector = `${CLUSTER_NAME_LABEL}=${clusterName}`;
+  async function listControlPlaneMachines(namespace: string, options: MachineCallOptions = {}): Promise<MachineRef[]> {
+    // `key` alone is the selector's existence test: the label's value is empty.
+    const labelSelector = `${CLUSTER_NAME_LABEL}=${clusterName},${CONTROL_PLANE_LABEL}`;
     let list: unknown;
     try {
       list = await customObjects.listNamespacedCustomObject({ ...base, namespace, labelSelector }, withSignal(options.signal));
     } catch (error) {
-      throw new MachineReadError(`listing Machines of cluster ${clusterName} in namespace ${namespace} failed: ${describeKubeError(error)}`, { cause: error });
+      throw new MachineReadError(`listing the control-plane Machines of cluster ${clusterName} in namespace ${namespace} failed: ${describeKubeError(error)}`, { cause: error });
     }
     const items = field(list, 'items');
     return (Array.isArray(items) ? items : []).flatMap((item) => toMachineRef(item, namespace) ?? []);
@@ -99,9 +116,9 @@ export function createMachineReader({ customObjects, clusterName, version = 'v1b
         throw new MachineReadError(`reading Machine ${name} in namespace ${namespace} failed: ${describeKubeError(error)}`, { cause: error });
       }
     },
-    listMachines,
+    listControlPlaneMachines,
     async machineOfNode(namespace, nodeName, options = {}) {
-      const machines = await listMachines(namespace, options).catch((error: unknown) => {
+      const machines = await listControlPlaneMachines(namespace, options).catch((error: unknown) => {
         throw error instanceof MachineReadError ? new MachineReadError(`${error.message} (looking for the Machine of node ${nodeName})`, { cause: error }) : error;
       });
       return machines.find((machine) => machine.nodeName === nodeName);

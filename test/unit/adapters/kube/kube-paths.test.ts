@@ -41,6 +41,7 @@ const machine = (name: string, nodeName: string | undefined, deleting = false): 
   ...(nodeName === undefined ? {} : { nodeName }),
   deleting,
   uid: `uid-${name}`,
+  controlPlane: true,
 });
 
 describe('endpoints', () => {
