@@ -14,12 +14,13 @@ import { issueCert } from '../../../infra/lab/lab-pki.ts';
 import type { TlsFiles } from '../../../functions/ports/etcd.ts';
 import type { KubeAccessConfig } from '../../../functions/ports/kube-access.ts';
 import { kubeconfigSecretName, KUBECONFIG_SECRET_KEY } from '../../../functions/adapters/kube/cluster-api/cluster-access.ts';
+import { ETCD_CA_CERT_KEY, ETCD_CA_KEY_KEY, etcdCaSecretName } from '../../../functions/adapters/kube/cluster-api/etcd-ca.ts';
 import { startKubeApiFake, type KubeApiFake } from '../../support/fakes/kube/api-server.ts';
 
 export const CAPI_NAMESPACE = 'default';
 export const CAPI_CLUSTER = 'wl';
-/** Cluster API's Secret of a cluster's etcd CA (util/secret: `<cluster>-etcd`, keys tls.crt and tls.key). */
-export const ETCD_CA_SECRET = `${CAPI_CLUSTER}-etcd`;
+/** Cluster API's Secret of the cluster's etcd CA. */
+export const ETCD_CA_SECRET = etcdCaSecretName(CAPI_CLUSTER);
 
 /** Files and PEM a test uses to ask the TLS world's etcd its own questions. */
 export interface WorldClientCert {
@@ -72,7 +73,7 @@ async function provisionTls(lab: Lab, fake: KubeApiFake): Promise<KubeWorldTls> 
   const pki = lab.tls!;
   const ca = { certFile: pki.caFile, keyFile: pki.caKeyFile };
   const caPem = fs.readFileSync(pki.caFile, 'utf8');
-  fake.putSecret(CAPI_NAMESPACE, ETCD_CA_SECRET, { 'tls.crt': caPem, 'tls.key': fs.readFileSync(pki.caKeyFile, 'utf8') });
+  fake.putSecret(CAPI_NAMESPACE, ETCD_CA_SECRET, { [ETCD_CA_CERT_KEY]: caPem, [ETCD_CA_KEY_KEY]: fs.readFileSync(pki.caKeyFile, 'utf8') });
   // Under the lab's root, so the lab's down() removes it.
   const pods = fs.mkdtempSync(path.join(lab.root, 'pods-'));
   const podRootOf = (node: string): string => path.join(pods, node);
