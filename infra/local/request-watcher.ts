@@ -23,6 +23,7 @@ import { doublingBackoff } from '../../functions/lib/doubling-backoff.ts';
 import { waitFor } from '../../functions/lib/wait-for.ts';
 import type { Incident } from '../../functions/ports/incident-store.ts';
 import type { InProcessBus } from '../../functions/adapters/local/in-process-bus.ts';
+import { describeKubeError } from '../../functions/adapters/kube/api-errors.ts';
 import { statusOfEvent, statusOfIncident } from './request-status.ts';
 
 /** Where requests are reported, and where their incidents are followed. */
@@ -64,6 +65,8 @@ export interface RequestWatcherOptions {
 export interface RequestWatcher {
   /** Resolves once the first list is in and every request in it is handled. */
   ready: Promise<void>;
+  /** Why requests are not being watched now (no list in yet, or a dropped watch not back yet); undefined while they are. */
+  notWatching(): string | undefined;
   stop(): Promise<void>;
 }
 
@@ -273,7 +276,11 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
   }, options.followIntervalMs ?? 2_000);
   followed.unref();
 
-  const informer: Informer<RequestObject> = makeInformer(options.management, REQUESTS_PATH, () => requests.list());
+  // The informer's start() resolves even when its list failed: a list that came back is the proof.
+  let listed = false;
+  let dropped: string | undefined;
+  const list = () => requests.list().then((objects) => ((listed = true), objects));
+  const informer: Informer<RequestObject> = makeInformer(options.management, REQUESTS_PATH, list);
   const handled = (promise: Promise<void>, what: string): void => {
     promise.catch((error: unknown) => log.error(`request ${what} not handled`, { error: String(error) }));
   };
@@ -282,6 +289,7 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
   informer.on('delete', (object) => handled(withdraw(object), 'delete'));
   let restartDelay = options.restartDelayMs ?? 1_000;
   informer.on('error', (error) => {
+    dropped = describeKubeError(error).split('\n')[0]!.slice(0, 300);
     if (stopped) return;
     log.warn('request watch dropped; starting it again', { error: String(error), inMs: restartDelay });
     const delay = restartDelay;
@@ -290,11 +298,16 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
       if (!stopped) informer.start().catch((startError: unknown) => log.warn('request watch did not start', { error: String(startError) }));
     }, delay).unref();
   });
-  informer.on('connect', () => (restartDelay = options.restartDelayMs ?? 1_000));
+  informer.on('connect', () => {
+    restartDelay = options.restartDelayMs ?? 1_000;
+    dropped = undefined;
+  });
 
   const ready = informer.start();
   return {
     ready,
+    notWatching: () =>
+      stopped ? 'stopped' : dropped !== undefined ? `the request watch dropped (${dropped}); starting it again` : !listed ? 'the first list of EtcdRemediationRequests is not in yet' : undefined,
     async stop() {
       stopped = true;
       clearInterval(followed);

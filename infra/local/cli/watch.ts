@@ -10,6 +10,7 @@ import { KUBE_PATHS } from '../../../functions/ports/kube-access.ts';
 import { capiClusterId, createCapiDirectory } from '../../../functions/adapters/local/capi-directory.ts';
 import { startRequestWatcher, type RequestWatcher } from '../request-watcher.ts';
 import type { Log } from '../../../functions/ports/log.ts';
+import type { IncidentStore } from '../../../functions/ports/incident-store.ts';
 import { remoteSink } from './watch-remote.ts';
 import { createLocalRuntime } from '../runtime.ts';
 import { parseFlags, requiredFlag, UsageError } from './args.ts';
@@ -17,6 +18,7 @@ import { pathNamesOf, serverCredentials } from './access-rules.ts';
 import { durationsFromFlags, policyFromFlags, tlsFromFlags } from './cluster-flags.ts';
 import { escapeControls } from './control-chars.ts';
 import { formatDuration } from './duration.ts';
+import { healthAddrFlag, startHealthServer, type HealthAddress, type HealthServer } from './health.ts';
 import { readInputText } from './input-file.ts';
 import { EXIT } from './output.ts';
 import { showProgress } from './progress.ts';
@@ -57,7 +59,10 @@ request deleted early withdraws the incident there. The stack's cluster policy a
   --cacert F --cert F --key F   etcd client TLS for the port-forward path (the exec relay uses the pod's own)
   --machine-api VERSION    Cluster API Machine version: v1beta1 (default) or v1beta2
   --bus NAME --table NAME  report to a deployed stack's bus and follow its incident table
-  --region R               the AWS region with --bus (default: AWS_REGION or the AWS config)`;
+  --region R               the AWS region with --bus (default: AWS_REGION or the AWS config)
+  --health-addr [HOST:]PORT   serve GET /healthz (alive, event loop turning) and /readyz (the
+                           request watch has listed and is watching; the state store answers) for
+                           the kubelet's probes; on 127.0.0.1 unless HOST is given (0.0.0.0 in a pod)`;
 
 const options = {
   kubeconfig: { type: 'string' },
@@ -74,6 +79,7 @@ const options = {
   bus: { type: 'string' },
   table: { type: 'string' },
   region: { type: 'string' },
+  'health-addr': { type: 'string' },
 } as const;
 
 const said = (prefix: string) => (message: string, ...extra: Record<string, unknown>[]) =>
@@ -115,7 +121,8 @@ export async function run(argv: string[]): Promise<number> {
     return EXIT.ok;
   }
   const management = managementFrom(values);
-  if (values.bus !== undefined || values.table !== undefined) return watchRemote(values, management.config);
+  const healthAt = healthAddrFlag(values['health-addr']);
+  if (values.bus !== undefined || values.table !== undefined) return watchRemote(values, management.config, healthAt);
   const statePath = requiredFlag('state', values.state, 'watch.sqlite');
   const machineApi = values['machine-api'] ?? 'v1beta1';
   if (machineApi !== 'v1beta1' && machineApi !== 'v1beta2') throw new UsageError(`--machine-api: ${JSON.stringify(machineApi)} is not v1beta1 or v1beta2`);
@@ -126,6 +133,7 @@ export async function run(argv: string[]): Promise<number> {
 
   const ownership = ownState(statePath);
   const signal = untilSignal();
+  const health = healthAt && (await startHealth(healthAt));
   try {
     const open = (await incidentsIn(statePath)).filter((i) => i.state === 'open');
     const runtime = await createLocalRuntime({
@@ -150,6 +158,7 @@ export async function run(argv: string[]): Promise<number> {
       clusterIdOf: (request) => capiClusterId(request.namespace, request.clusterName ?? ''),
       log: stderrLog,
     });
+    health?.setReadiness(async () => watcher.notWatching() ?? (await storeAnswers(runtime.store)));
     try {
       return await watchUntilSignal(watcher, signal, `state ${statePath}; paths ${policy.pathOrder.join(',')}`);
     } finally {
@@ -161,10 +170,24 @@ export async function run(argv: string[]): Promise<number> {
       await runtime.stop();
     }
   } finally {
+    await health?.close();
     signal.dispose();
     ownership.release();
   }
 }
+
+async function startHealth(at: HealthAddress): Promise<HealthServer> {
+  const health = await startHealthServer(at);
+  process.stderr.write(`health on ${health.url}: GET /healthz, /readyz\n`);
+  return health;
+}
+
+/** A point read: the store is open and answers. */
+const storeAnswers = (store: IncidentStore): Promise<string | undefined> =>
+  store.getIncident('readyz').then(
+    () => undefined,
+    (error: unknown) => `the state store did not answer: ${error instanceof Error ? error.message : String(error)}`,
+  );
 
 /** Says it is watching once the first list is in, then runs until SIGINT or SIGTERM. */
 async function watchUntilSignal(watcher: RequestWatcher, signal: ReturnType<typeof untilSignal>, where: string): Promise<number> {
@@ -178,18 +201,21 @@ async function watchUntilSignal(watcher: RequestWatcher, signal: ReturnType<type
 /** The local policy flags mean nothing to a deployed stack: its registered policy applies. */
 const LOCAL_ONLY = ['state', 'paths', 'grace', 'timeout', 'election-timeout', 'cacert', 'cert', 'key', 'machine-api'] as const;
 
-async function watchRemote(values: Partial<Record<keyof typeof options, string | boolean>>, management: KubeConfig): Promise<number> {
+async function watchRemote(values: Partial<Record<keyof typeof options, string | boolean>>, management: KubeConfig, healthAt: HealthAddress | undefined): Promise<number> {
   const busName = requiredFlag('bus', values.bus as string | undefined, 'etcd-remediator');
   const tableName = requiredFlag('table', values.table as string | undefined, 'etcd-remediator-incidents');
   const local = LOCAL_ONLY.find((flag) => values[flag] !== undefined);
   if (local) throw new UsageError(`--${local}: not with --bus; the stack's registered cluster policy applies (etcd-remediator register)`);
   const sink = remoteSink({ busName, tableName, ...(typeof values.region === 'string' ? { region: values.region } : {}) });
   const signal = untilSignal();
+  const health = healthAt && (await startHealth(healthAt));
   const watcher = startRequestWatcher({ management, runtime: sink, clusterIdOf: (request) => capiClusterId(request.namespace, request.clusterName ?? ''), log: stderrLog, followIntervalMs: 2_000 });
+  health?.setReadiness(async () => watcher.notWatching() ?? (await storeAnswers(sink.store)));
   try {
     return await watchUntilSignal(watcher, signal, `reporting to bus ${busName}, following table ${tableName}`);
   } finally {
     await watcher.stop();
+    await health?.close();
     sink.close();
     signal.dispose();
   }
