@@ -12,7 +12,7 @@ const REQUESTS = { group: GROUP, version: 'v1alpha1', namespace: NS, plural: 'et
 const PATH = `/apis/${GROUP}/v1alpha1/namespaces/${NS}/etcdremediationrequests`;
 
 interface RequestObject extends KubernetesObject {
-  spec?: { reason?: string; paths?: string[]; dryRun?: boolean };
+  spec?: { reason?: string };
   status?: { phase?: string; reasonCode?: string };
 }
 
@@ -32,7 +32,7 @@ const request = (name: string, extra: Partial<RequestObject> = {}): RequestObjec
   apiVersion: `${GROUP}/v1alpha1`,
   kind: 'EtcdRemediationRequest',
   metadata: { name, namespace: NS, labels: { 'cluster.x-k8s.io/cluster-name': 'wl' } },
-  spec: { reason: 'Node not Ready', paths: ['direct'] },
+  spec: { reason: 'Node not Ready' },
   ...extra,
 });
 
@@ -85,9 +85,9 @@ describe('kube API fake: custom resources and the status subresource', () => {
     expect(running.metadata?.generation).toBe(1);
     expect(rv(running)).toBeGreaterThan(rv(created));
 
-    const edited = await patch('wl-cp-1', { spec: { dryRun: true }, status: { phase: 'Failed' } });
+    const edited = await patch('wl-cp-1', { spec: { reason: 'Node not Ready for 5m' }, status: { phase: 'Failed' } });
     expect(edited.status).toEqual({ phase: 'Running' });
-    expect(edited.spec).toEqual({ reason: 'Node not Ready', paths: ['direct'], dryRun: true });
+    expect(edited.spec).toEqual({ reason: 'Node not Ready for 5m' });
     expect(edited.metadata?.generation).toBe(2);
 
     const relabelled = await patch('wl-cp-1', { metadata: { annotations: { a: '1' } } });
@@ -100,14 +100,14 @@ describe('kube API fake: custom resources and the status subresource', () => {
   it('a PUT with a stale resourceVersion is a 409 Conflict', async () => {
     const created = await create('wl-cp-1');
     await patchStatus('wl-cp-1', { phase: 'Running' });
-    const stale = await failure(custom.replaceNamespacedCustomObject({ ...REQUESTS, name: 'wl-cp-1', body: { ...created, spec: { dryRun: true } } }));
+    const stale = await failure(custom.replaceNamespacedCustomObject({ ...REQUESTS, name: 'wl-cp-1', body: { ...created, spec: { reason: 'replaced' } } }));
     expect(stale).toMatchObject({
       code: 409,
       body: { reason: 'Conflict', message: 'Operation cannot be fulfilled on etcdremediationrequests.etcd-remediator.io "wl-cp-1": the object has been modified; please apply your changes to the latest version and try again' },
     });
     const current = await get('wl-cp-1');
-    const replaced = (await custom.replaceNamespacedCustomObject({ ...REQUESTS, name: 'wl-cp-1', body: { ...current, spec: { dryRun: true } } })) as RequestObject;
-    expect(replaced.spec).toEqual({ dryRun: true });
+    const replaced = (await custom.replaceNamespacedCustomObject({ ...REQUESTS, name: 'wl-cp-1', body: { ...current, spec: { reason: 'replaced' } } })) as RequestObject;
+    expect(replaced.spec).toEqual({ reason: 'replaced' });
     expect(replaced.status).toEqual({ phase: 'Running' });
   });
 

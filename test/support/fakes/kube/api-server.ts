@@ -242,8 +242,12 @@ async function readBody(request: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function send(response: ServerResponse, code: number, body: unknown): void {
+/** apimachinery util/net NewWarningHeader: code 299, agent "-", the text quoted with `"` and `\` escaped. */
+const warningHeader = (text: string): string => `299 - "${text.replace(/["\\]/g, (c) => `\\${c}`)}"`;
+
+function send(response: ServerResponse, code: number, body: unknown, warnings: readonly string[] = []): void {
   const text = JSON.stringify(body);
+  if (warnings.length > 0) response.setHeader('Warning', warnings.map(warningHeader));
   response.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
   response.end(text);
 }
@@ -295,7 +299,7 @@ export async function startKubeApiFake(options: KubeApiFakeOptions = {}): Promis
       }
       if (request.method === 'GET' && watches.serve(url, response)) return;
       const answer = handleRest(store, { graceful }, { method: request.method ?? 'GET', url, contentType: request.headers['content-type'] ?? '', body });
-      if (answer) send(response, answer.code, answer.body);
+      if (answer) send(response, answer.code, answer.body, answer.warnings);
       else send(response, 404, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'the server could not find the requested resource', reason: 'NotFound', details: {}, code: 404 } satisfies JsonObject);
     })().catch((error: unknown) => {
       response.destroy(error instanceof Error ? error : new Error(String(error)));

@@ -1,5 +1,6 @@
 // REST routing for the kube fake: GET one, LIST, POST, PUT, PATCH and DELETE on the stored resource
 // types, and GET/PUT/PATCH on their /status subresource. Watches are in watch.ts.
+import { type Admitted, admitCustomResource } from './crd-admission.ts';
 import { type Json, type JsonObject, isObject, jsonPatch, mergePatch, text } from './patch.ts';
 import { KubeFakeError, alreadyExists, badRequest, conflict } from './status.ts';
 import { type ObjectStore, type ResourceType, metadataOf, resourceType } from './store.ts';
@@ -14,6 +15,8 @@ export interface RestRequest {
 export interface RestResponse {
   code: number;
   body: Json;
+  /** Warning header texts (apiserver warning.AddWarning), e.g. for pruned unknown fields. */
+  warnings?: string[];
 }
 
 export interface Route {
@@ -102,7 +105,13 @@ function update(store: ObjectStore, route: Route, name: string, next: JsonObject
   return gone ? store.remove(route.type, text(metadata.namespace), name) : stored;
 }
 
-function create(store: ObjectStore, route: Route, body: Json): RestResponse {
+/** A custom resource write as the API server would store it: pruned, and checked against its CRD. */
+function admitted(route: Route, request: RestRequest, object: JsonObject): Admitted {
+  return admitCustomResource(route.type.group, route.type.plural, route.version, object, request.url.searchParams.get('fieldValidation'));
+}
+
+function create(store: ObjectStore, route: Route, request: RestRequest): RestResponse {
+  const body = parseBody(request.body);
   if (!isObject(body) || !isObject(body.metadata)) throw badRequest('the body of the request was in an unknown format');
   const name = text(body.metadata.name);
   if (name === '') throw badRequest('name or generateName is required');
@@ -115,17 +124,19 @@ function create(store: ObjectStore, route: Route, body: Json): RestResponse {
   // strategy.PrepareForCreate) where there is a status subresource.
   const { resourceVersion: _rv, uid: _uid, creationTimestamp: _created, generation: _generation, ...metadata } = body.metadata;
   const { status: _status, ...withoutStatus } = body;
-  return { code: 201, body: store.put(route.type, { ...(route.type.status ? withoutStatus : body), metadata: { ...metadata, namespace } }) };
+  const { object, warnings } = admitted(route, request, { ...(route.type.status ? withoutStatus : body), metadata: { ...metadata, namespace } });
+  return { code: 201, body: store.put(route.type, object), warnings };
 }
 
-function patchOrPut(store: ObjectStore, route: Route, name: string, request: RestRequest): JsonObject {
+function patchOrPut(store: ObjectStore, route: Route, name: string, request: RestRequest): RestResponse {
   const namespace = route.namespace ?? '';
   const current = store.get(route.type, namespace, name);
   const body = parseBody(request.body);
   const next = request.method === 'PUT' ? body : request.contentType.startsWith('application/json-patch+json') ? jsonPatch(current, body) : mergePatch(current, body);
   if (!isObject(next) || !isObject(next.metadata)) throw badRequest(request.method === 'PUT' ? 'the body of the request was in an unknown format' : 'patch did not produce an object');
   checkVersion(route, name, next, current);
-  return update(store, route, name, route.subresource === 'status' ? statusOnly(next, current) : keepStatus(route.type, next, current));
+  const { object, warnings } = admitted(route, request, route.subresource === 'status' ? statusOnly(next, current) : keepStatus(route.type, next, current));
+  return { code: 200, body: update(store, route, name, object), warnings };
 }
 
 /** The DeleteOptions body (apiserver handlers/delete.go reads the body; an empty one is no options). */
@@ -182,12 +193,12 @@ export function handleRest(store: ObjectStore, hooks: DeleteHooks, request: Rest
         const items = store.list(route.type, route.namespace, request.url.searchParams.get('labelSelector'));
         return { code: 200, body: { kind: `${route.type.kind}List`, apiVersion: apiVersion(route), metadata: { resourceVersion: store.resourceVersion }, items } };
       }
-      if (request.method === 'POST') return create(store, route, parseBody(request.body));
+      if (request.method === 'POST') return create(store, route, request);
       return { code: 405, body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'the server does not allow this method on the requested resource', reason: 'MethodNotAllowed', code: 405 } };
     }
     if (route.subresource === 'status' && !route.type.status) return undefined;
     if (request.method === 'GET') return { code: 200, body: store.get(route.type, namespace, route.name) };
-    if (request.method === 'PATCH' || request.method === 'PUT') return { code: 200, body: patchOrPut(store, route, route.name, request) };
+    if (request.method === 'PATCH' || request.method === 'PUT') return patchOrPut(store, route, route.name, request);
     if (request.method === 'DELETE' && route.subresource === undefined) return remove(store, hooks, route, route.name, request.body);
     return undefined;
   } catch (error) {

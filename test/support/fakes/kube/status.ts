@@ -1,6 +1,9 @@
 // Kubernetes `Status` error bodies as the API server writes them (apiserver
 // pkg/endpoints/handlers/responsewriters/status.go, apimachinery pkg/api/errors/errors.go).
 
+/** metav1.StatusCause as it serialises (its Type is the `reason` field). */
+export type StatusCause = { reason: string; message: string; field: string };
+
 export interface KubeStatus {
   kind: 'Status';
   apiVersion: 'v1';
@@ -8,7 +11,7 @@ export interface KubeStatus {
   status: 'Failure';
   message: string;
   reason?: string;
-  details?: { name: string; group?: string; kind: string };
+  details?: { name: string; group?: string; kind: string; causes?: StatusCause[] };
   code: number;
 }
 

@@ -1,0 +1,173 @@
+// Writes of the project's custom resources as the API server admits them, from the CRDs in
+// infra/kubernetes/crds: unknown fields pruned first (structural-schema pruning, KEP-2332; each one
+// a `Warning` header under fieldValidation=Warn, the default for a client that sends none, as
+// apiserver handlers/rest.go fieldValidation() has it), then the object validated against the
+// version's openAPIV3Schema. A failure is 422 Invalid with one cause per field, worded as
+// apiextensions-apiserver pkg/apiserver/validation kubeOpenAPIResultToFieldErrors maps kube-openapi's
+// errors onto apimachinery's field errors (pkg/util/validation/field/errors.go), and
+// errors.NewInvalid builds the Status.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { ErrorObject } from 'ajv';
+import { load } from 'js-yaml';
+import { pruneUnknownFields, validatorFor, type Schema } from '../../../infra/crd-schema.ts';
+import { type Json, type JsonObject, isObject } from './patch.ts';
+import { KubeFakeError, badRequest, type StatusCause } from './status.ts';
+
+const CRD_DIR = path.resolve(import.meta.dirname, '../../../../infra/kubernetes/crds');
+
+interface CustomResourceVersion {
+  group: string;
+  kind: string;
+  schema: Schema;
+  validate: (object: unknown) => ErrorObject[];
+}
+
+interface CrdShape {
+  spec: { group: string; names: { kind: string; plural: string }; versions: { name: string; served: boolean; schema: { openAPIV3Schema: Schema } }[] };
+}
+
+function loadCrds(): Map<string, CustomResourceVersion> {
+  const versions = new Map<string, CustomResourceVersion>();
+  for (const file of fs.readdirSync(CRD_DIR).filter((name) => name.endsWith('.yaml'))) {
+    const crd = load(fs.readFileSync(path.join(CRD_DIR, file), 'utf8')) as CrdShape;
+    const { group, names } = crd.spec;
+    for (const version of crd.spec.versions.filter((v) => v.served)) {
+      const schema = version.schema.openAPIV3Schema;
+      versions.set(`${group}/${names.plural}/${version.name}`, { group, kind: names.kind, schema, validate: validatorFor(schema) });
+    }
+  }
+  return versions;
+}
+
+let crds: Map<string, CustomResourceVersion> | undefined;
+
+/** `status.conditions[0].reason`, as kube-openapi names a field (`%s[%d]` for items, `.` between properties). */
+function fieldPath(object: Json, pointer: string): string {
+  let value: Json | undefined = object;
+  let out = '';
+  for (const raw of pointer.split('/').slice(1)) {
+    const part = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (Array.isArray(value)) {
+      out += `[${part}]`;
+      value = value[Number(part)];
+    } else {
+      out += out === '' ? part : `.${part}`;
+      value = isObject(value) ? value[part] : undefined;
+    }
+  }
+  return out;
+}
+
+function valueAt(object: Json, pointer: string): Json | undefined {
+  let value: Json | undefined = object;
+  for (const raw of pointer.split('/').slice(1)) {
+    const part = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    value = Array.isArray(value) ? value[Number(part)] : isObject(value) ? value[part] : undefined;
+  }
+  return value;
+}
+
+/** The JSON type kube-openapi sees in decoded data (schemaInfoForType): an integral number is an integer. */
+function jsonType(value: Json | undefined): string {
+  if (value === null || value === undefined) return 'null';
+  if (Array.isArray(value)) return 'array';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number';
+  return typeof value;
+}
+
+/** field.Error ErrorBody's rendering of a bad value: %q for strings, %v for numbers and booleans, JSON otherwise. */
+function shown(value: Json | undefined): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return JSON.stringify(value ?? null);
+}
+
+const cause = (reason: string, field: string, message: string): StatusCause => ({ reason, message, field });
+
+/** One ajv error as the field error kubeOpenAPIResultToFieldErrors makes of kube-openapi's. */
+function causeOf(error: ErrorObject, object: JsonObject): StatusCause {
+  const field = fieldPath(object, error.instancePath);
+  const value = valueAt(object, error.instancePath);
+  const params = error.params as Record<string, unknown>;
+  const limit = String(params.limit);
+  // kube-openapi's own sentence, the detail of the Invalid and TypeInvalid errors.
+  const says = (what: string) => `${field} in body ${what}`;
+  switch (error.keyword) {
+    case 'required': {
+      const missing = String(params.missingProperty);
+      return cause('FieldValueRequired', field === '' ? missing : `${field}.${missing}`, 'Required value');
+    }
+    case 'enum': {
+      const supported = (params.allowedValues as Json[]).map((allowed) => JSON.stringify(typeof allowed === 'string' ? allowed : JSON.stringify(allowed))).join(', ');
+      return cause('FieldValueNotSupported', field, `Unsupported value: ${shown(value)}: supported values: ${supported}`);
+    }
+    case 'type': {
+      const seen = jsonType(value);
+      return cause('FieldValueTypeInvalid', field, `Invalid value: "${seen}": ${says(`must be of type ${String(params.type)}: "${seen}"`)}`);
+    }
+    case 'format':
+      return cause('FieldValueTypeInvalid', field, `Invalid value: ${shown(value)}: ${says(`must be of type ${String(params.format)}: ${shown(value)}`)}`);
+    case 'maxLength':
+      return cause('FieldValueTooLong', field, `Too long: may not be more than ${limit} ${limit === '1' ? 'byte' : 'bytes'}`);
+    case 'maxItems':
+      return cause('FieldValueTooMany', field, `Too many: ${Array.isArray(value) ? value.length : -1}: must have at most ${limit} ${limit === '1' ? 'item' : 'items'}`);
+    case 'minLength':
+      return cause('FieldValueInvalid', field, `Invalid value: ${shown(value)}: ${says(`should be at least ${limit} chars long`)}`);
+    case 'pattern':
+      return cause('FieldValueInvalid', field, `Invalid value: ${shown(value)}: ${says(`should match '${String(params.pattern)}'`)}`);
+    case 'minimum':
+    case 'exclusiveMinimum':
+    case 'maximum':
+    case 'exclusiveMaximum': {
+      const bound = { minimum: 'greater than or equal to', exclusiveMinimum: 'greater than', maximum: 'less than or equal to', exclusiveMaximum: 'less than' }[error.keyword];
+      return cause('FieldValueInvalid', field, `Invalid value: ${shown(value)}: ${says(`should be ${bound} ${limit}`)}`);
+    }
+    default:
+      return cause('FieldValueInvalid', field, `Invalid value: ${shown(value)}: ${says(error.message ?? 'is invalid')}`);
+  }
+}
+
+export interface Admitted {
+  object: JsonObject;
+  /** `unknown field "spec.paths"`, one per pruned field: the API server's Warning texts. */
+  warnings: string[];
+}
+
+/**
+ * The object the API server would store for a write of `group/plural` at `version`, or a
+ * KubeFakeError (422) when it breaks the schema. Resources without a CRD here pass unchanged.
+ */
+export function admitCustomResource(group: string, plural: string, version: string, object: JsonObject, fieldValidation: string | null): Admitted {
+  crds ??= loadCrds();
+  const crd = crds.get(`${group}/${plural}/${version}`);
+  if (!crd) return { object, warnings: [] };
+  const { pruned, unknown } = pruneUnknownFields(crd.schema, object);
+  const kept = pruned as JsonObject;
+  const unknownFields = unknown.map((field) => `unknown field "${field}"`);
+  if (fieldValidation === 'Strict' && unknownFields.length > 0) {
+    // Decoding fails before validation: handlers/rest.go transformDecodeError over runtime's
+    // strictDecodingError, as create and update word it (a patch's wording is not modelled apart).
+    throw badRequest(`${crd.kind} in version "${version}" cannot be handled as a ${crd.kind}: strict decoding error: ${unknownFields.join(', ')}`);
+  }
+  const errors = crd.validate(kept);
+  if (errors.length > 0) {
+    const name = isObject(kept.metadata) && typeof kept.metadata.name === 'string' ? kept.metadata.name : '';
+    const causes = errors.map((error) => causeOf(error, kept));
+    // field.ErrorList.ToAggregate: duplicates go, one error stands alone, several are bracketed.
+    const texts = [...new Set(causes.map((c) => `${c.field}: ${c.message}`))];
+    const qualified = `${crd.kind}.${crd.group}`;
+    throw new KubeFakeError({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: `${qualified} "${name}" is invalid: ${texts.length === 1 ? texts[0]! : `[${texts.join(', ')}]`}`,
+      reason: 'Invalid',
+      details: { name, group: crd.group, kind: crd.kind, causes },
+      code: 422,
+    });
+  }
+  // Ignore drops them silently; Warn (the default) says so.
+  return { object: kept, warnings: fieldValidation === 'Ignore' ? [] : unknownFields };
+}
