@@ -7,8 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { endpointStatusArgv, KUBEADM_ETCD_TLS } from '../../../functions/adapters/kube/exec-relay/exec-relay-etcdctl.ts';
-import { portForwardEndpoint } from '../../../functions/adapters/kube/kube-paths.ts';
-import { createPortForwardClient } from '../../../functions/adapters/kube/port-forward/port-forward-client.ts';
+import { createEtcd3Transport } from '../../../functions/adapters/etcd/index.ts';
 import { createPodStreams } from '../../../functions/adapters/kube/streams/pod-streams-client.ts';
 import type { PodStreams } from '../../../functions/adapters/kube/streams/pod-streams.ts';
 import { CAPI_NAMESPACE, ETCD_CA_SECRET, startKubeWorld, type KubeWorld, type KubeWorldTls } from './kube-world.ts';
@@ -104,15 +103,17 @@ describe('kube world with etcd over TLS', () => {
   });
 
   it('passes TLS through a port-forward, for a client with a certificate of the CA', async () => {
-    const target = { endpoint: portForwardEndpoint({ namespace: 'kube-system', name: 'etcd-cp-2' }), path: 'port-forward' as const };
-    const forward = createPortForwardClient(target, streams, { tls: tls.client.files, secure: true });
+    const forward = await streams.forward({ namespace: 'kube-system', name: 'etcd-cp-2' }, 2379);
+    const transport = createEtcd3Transport({ tls: tls.client.files });
     try {
-      const answer = await forward.client.status(5_000);
+      // kubeadm's server certificates name 127.0.0.1, where the local end of a port-forward listens.
+      const answer = await transport.client({ endpoint: `https://127.0.0.1:${forward.port}`, path: 'port-forward' }).status(5_000);
       const truth = await world.lab.status('cp-2');
       expect(answer.leaderId).toBe(truth.leaderId);
       expect(answer.clusterId).toBe(truth.clusterId);
     } finally {
-      forward.client.close();
+      await transport.close();
+      await forward.close();
     }
   });
 });
