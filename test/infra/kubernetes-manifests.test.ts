@@ -422,6 +422,57 @@ describe('infra/kubernetes/deployment.yaml', () => {
     expect(container.resources?.limits?.memory).toBeDefined();
   });
 
+  it('probes the watch service\'s health endpoints on the port --health-addr binds on every address', () => {
+    const args = container.args ?? [];
+    const addr = args[args.indexOf('--health-addr') + 1];
+    expect(args).toContain('--health-addr');
+    // Loopback is the flag's default; the kubelet probes the pod's IP.
+    expect(addr).toMatch(/^0\.0\.0\.0:\d+$/);
+    const port = one((container.ports ?? []).filter((p) => p.name === 'health'), 'the health port');
+    expect(port.containerPort).toBe(Number(addr!.split(':')[1]));
+    const probes = { startupProbe: '/healthz', livenessProbe: '/healthz', readinessProbe: '/readyz' } as const;
+    for (const [kind, path] of Object.entries(probes)) {
+      const probe = container[kind as keyof typeof probes];
+      expect(probe?.httpGet, kind).toMatchObject({ path, port: 'health' });
+      expect(probe?.exec, `${kind}: no exec probe (the image has no shell tools)`).toBeUndefined();
+    }
+    // The readiness check bounds its own wait at 5 s; the probe waits a little longer.
+    expect(container.readinessProbe?.timeoutSeconds).toBeGreaterThan(5);
+  });
+
+  it('mounts no etcd certificate and names none: each cluster\'s comes from its <cluster>-etcd Secret through the API', () => {
+    const args = container.args ?? [];
+    for (const flag of ['--cacert', '--cert', '--key']) expect(args, flag).not.toContain(flag);
+    for (const volume of pod.volumes ?? []) {
+      expect(volume.secret, `volume ${volume.name}`).toBeUndefined();
+      expect(volume.projected, `volume ${volume.name}`).toBeUndefined();
+      expect(volume.hostPath, `volume ${volume.name}`).toBeUndefined();
+      expect(volume.configMap, `volume ${volume.name}`).toBeUndefined();
+    }
+    expect(container.env ?? []).toEqual([]);
+    expect(container.envFrom ?? []).toEqual([]);
+  });
+
+  it('requests the memory it was measured to use, and limits it', () => {
+    const text = fs.readFileSync(path.join(ROOT, 'deployment.yaml'), 'utf8');
+    const measured = /(\d+) MiB at its peak/.exec(text);
+    expect(measured, 'the measured peak, in a comment').not.toBeNull();
+    const mebibytes = (quantity: string | undefined) => Number(/^(\d+)Mi$/.exec(quantity ?? '')?.[1]);
+    const request = mebibytes(container.resources?.requests?.memory);
+    const limit = mebibytes(container.resources?.limits?.memory);
+    expect(request).toBeGreaterThanOrEqual(Number(measured![1]));
+    expect(limit).toBeGreaterThanOrEqual(request);
+    expect(container.resources?.limits?.cpu, 'no CPU limit: throttling stalls the event loop').toBeUndefined();
+  });
+
+  it('meets the restricted Pod Security Standard\'s container rules', () => {
+    expect(pod.securityContext?.seccompProfile?.type).toBe('RuntimeDefault');
+    expect(pod.hostNetwork ?? false).toBe(false);
+    expect(container.securityContext?.privileged ?? false).toBe(false);
+    expect(container.securityContext?.capabilities?.add ?? []).toEqual([]);
+    for (const port of container.ports ?? []) expect(port.hostPort, port.name).toBeUndefined();
+  });
+
   it('the state file lives on a mounted volume', () => {
     const volumes = new Set((pod.volumes ?? []).map((v) => v.name));
     for (const mount of container.volumeMounts ?? []) expect(volumes).toContain(mount.name);
