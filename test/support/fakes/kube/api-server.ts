@@ -9,6 +9,7 @@ import type { JsonObject } from './patch.ts';
 import { execServer } from './exec.ts';
 import { type FaultCounter, FaultInjector, type FaultSpec } from './faults.ts';
 import { type NodeFault, type Upstream, portForwardServer } from './portforward.ts';
+import { DEFAULT_NODE_MONITOR_GRACE_MS, postedByKubelet, stoppedPosting } from './node-status.ts';
 import { handleRest } from './routes.ts';
 import { badRequest } from './status.ts';
 import { ObjectStore, type ResourceType, metadataOf, resourceType } from './store.ts';
@@ -24,6 +25,8 @@ export interface KubeApiFakeOptions {
   watchHistoryLimit?: number;
   /** The bearer token its kubeconfig carries (default fake-token); the fake counts the requests that send it. */
   token?: string;
+  /** How long a stopped kubelet's Node stays Ready before the node lifecycle controller marks it Unknown (default 40 s, as --node-monitor-grace-period). */
+  nodeMonitorGracePeriodMs?: number;
 }
 
 export interface ControlPlaneNode {
@@ -34,6 +37,9 @@ export interface ControlPlaneNode {
   /** kubeadm's `kubeadm.kubernetes.io/etcd.advertise-client-urls` annotation on the etcd pod. */
   clientUrl?: string;
 }
+
+/** metav1.Time's wire form: RFC 3339 in whole seconds. */
+const rfc3339Now = (): string => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 const NODES = resourceType('', 'nodes')!;
 const PODS = resourceType('', 'pods')!;
@@ -47,6 +53,9 @@ export class KubeApiFake {
   private readonly upstreams = new Map<string, Upstream>();
   private readonly podRoots = new Map<string, string>();
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** The node lifecycle controller's grace timer for each node whose kubelet is down. */
+  private readonly silentKubelets = new Map<string, NodeJS.Timeout>();
+  nodeMonitorGracePeriodMs = DEFAULT_NODE_MONITOR_GRACE_MS;
   /**
    * Every REST request, method and path, in order: tests count the writes they expect once.
    * `injected` is how a failNext() fault answered it instead (a status code, or 'reset').
@@ -107,6 +116,7 @@ export class KubeApiFake {
       metadata: { name: node.name, labels: { 'node-role.kubernetes.io/control-plane': '' } },
       status: { addresses: [{ type: 'InternalIP', address: node.internalIp }, { type: 'Hostname', address: node.name }] },
     });
+    this.kubeletPosts(node.name);
     this.store.put(PODS, {
       apiVersion: 'v1',
       kind: 'Pod',
@@ -153,10 +163,22 @@ export class KubeApiFake {
     return this.podRoots.get(node);
   }
 
-  /** Streams already open through the node go too, as they do when its kubelet or runtime dies. */
+  /**
+   * Streams already open through the node go too, as they do when its kubelet or runtime dies; the
+   * Node goes Ready Unknown, tainted unreachable, once the grace period has passed (node-status.ts).
+   */
   kubeletDown(node: string): void {
     this.faults.set(node, 'kubelet-down');
     this.cutStreams(node);
+    this.forgetGraceTimer(node);
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      this.silentKubelets.delete(node);
+      const current = this.store.find(NODES, '', node);
+      if (current && this.faultOf(node) === 'kubelet-down') this.store.put(NODES, stoppedPosting(current, rfc3339Now()));
+    }, this.nodeMonitorGracePeriodMs);
+    this.timers.add(timer);
+    this.silentKubelets.set(node, timer);
   }
 
   containerdDown(node: string): void {
@@ -167,8 +189,25 @@ export class KubeApiFake {
   /** Set once the stream servers exist. */
   cutStreams: (node: string) => void = () => undefined;
 
+  /** A kubelet that comes back posts its status at once: Ready True, and the unreachable taints go. */
   heal(node: string): void {
+    const wasSilent = this.faults.get(node) === 'kubelet-down';
     this.faults.delete(node);
+    this.forgetGraceTimer(node);
+    if (wasSilent) this.kubeletPosts(node);
+  }
+
+  private forgetGraceTimer(node: string): void {
+    const timer = this.silentKubelets.get(node);
+    if (timer === undefined) return;
+    clearTimeout(timer);
+    this.timers.delete(timer);
+    this.silentKubelets.delete(node);
+  }
+
+  private kubeletPosts(node: string): void {
+    const current = this.store.find(NODES, '', node);
+    if (current) this.store.put(NODES, postedByKubelet(current, rfc3339Now()));
   }
 
   faultOf(node: string): NodeFault | undefined {
@@ -324,5 +363,6 @@ export async function startKubeApiFake(options: KubeApiFakeOptions = {}): Promis
   }, watches);
   fake.cutStreams = (node) => forward.cut(node);
   if (options.token !== undefined) fake.token = options.token;
+  if (options.nodeMonitorGracePeriodMs !== undefined) fake.nodeMonitorGracePeriodMs = options.nodeMonitorGracePeriodMs;
   return fake;
 }
