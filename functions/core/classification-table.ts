@@ -133,6 +133,14 @@ export const classificationTable: readonly ClassificationRow[] = [
     next: 'try the next path; if every path fails TLS, stop and name the certificate',
   },
   {
+    reason: 'RELAY_BINARY_MISSING',
+    class: 'next-path',
+    category: 'fatal',
+    // The exec diagnosis says so when the runtime cannot start the relay's etcdctl in a pod.
+    match: { messages: ["is not in the container's image"] },
+    next: 'try the next path; the exec relay cannot run until relayBinary names the etcdctl the etcd image has',
+  },
+  {
     reason: 'PATH_TIMEOUT',
     class: 'next-path',
     category: 'transient',

@@ -54,6 +54,11 @@ export const reasonTable = {
   ETCD_TRANSIENT: { outcomes: ['retry'], spendsAttempt: true, description: 'etcd answered with a passing condition (no leader, unhealthy cluster, request timed out): back off.' },
   PATH_REFUSED: { outcomes: ['retry'], spendsAttempt: true, description: 'The connection was refused on every path tried: back off.' },
   PATH_TIMEOUT: { outcomes: ['retry'], spendsAttempt: true, description: 'The call timed out on every path tried: back off.' },
+  RELAY_BINARY_MISSING: {
+    outcomes: ['retry'],
+    spendsAttempt: true,
+    description: "The exec relay's etcdctl is not in the relay pod's image: the next path is tried, and the relay serves only once relayBinary names the etcdctl the image has.",
+  },
   REMEDIATION_RETRY_PERIOD: { outcomes: ['retry'], spendsAttempt: false, description: "The target was remediated less than the retry period ago (KCP retryPeriod): wait for the period's end." },
   UNKNOWN_ERROR: { outcomes: ['retry'], spendsAttempt: true, description: 'etcd failed in a way the classification table does not name: back off.' },
   NO_HEALTHY_MEMBER: { outcomes: ['retry'], spendsAttempt: true, description: 'No healthy member other than the target was left to send MemberRemove through: back off.' },

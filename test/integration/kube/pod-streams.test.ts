@@ -143,10 +143,14 @@ describe('exec through the API server', () => {
     expect(result.stderr).toContain('get command needs one argument');
   });
 
-  it('rejects when the runtime cannot start the command (no shell in the etcd image, §6)', async () => {
+  it('rejects when the runtime cannot start the command (no shell in the etcd image, §6): a missing binary, named', async () => {
     const error = await rejection(streams.exec(pod('etcd-cp-1'), ['sh', '-c', 'true'], 5_000));
-    expect(error).toMatchObject({ why: 'other', reachability: 'other' });
+    expect(error).toMatchObject({ why: 'binary-missing', reachability: 'other' });
     expect(error.message).toContain('exec: "sh": executable file not found in $PATH');
+    expect(error.message).toContain("(sh is not in the container's image)");
+    const byPath = await rejection(streams.exec(pod('etcd-cp-1'), ['/opt/bin/etcdctl', 'version'], 5_000));
+    expect(byPath).toMatchObject({ why: 'binary-missing', reachability: 'other' });
+    expect(byPath.message).toContain("(/opt/bin/etcdctl is not in the container's image)");
   });
 
   it.each(FAULTS)('$title: rejects with the cause and the API server’s text', async (fault) => {

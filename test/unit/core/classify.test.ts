@@ -30,6 +30,12 @@ const rows: Row[] = [
   { failure: etcd('etcdserver: member not found', 5), reason: 'MEMBER_NOT_FOUND', class: 'decide' },
   // With a NOSPACE alarm every member refuses puts, txns and lease grants so.
   { failure: etcd('etcdserver: mvcc: database space exceeded', 8), reason: 'ETCD_NO_SPACE', class: 'block' },
+  {
+    // The exec diagnosis of a relay pod whose image lacks the etcdctl it was told to run.
+    failure: { kind: 'other', message: 'exec in kube-system/etcd-cp-3 failed: Internal error occurred: OCI runtime exec failed: exec failed: unable to start container process: exec: "/usr/local/bin/etcdctl": stat /usr/local/bin/etcdctl: no such file or directory: unknown (/usr/local/bin/etcdctl is not in the container\'s image)' },
+    reason: 'RELAY_BINARY_MISSING',
+    class: 'next-path',
+  },
   { failure: { kind: 'refused', message: 'connect ECONNREFUSED 127.0.0.1:4001' }, reason: 'PATH_REFUSED', class: 'next-path' },
   { failure: { kind: 'other', grpcCode: 14, message: 'No connection established' }, reason: 'PATH_REFUSED', class: 'next-path' },
   { failure: { kind: 'timeout', message: 'call timed out after 2000 ms' }, reason: 'PATH_TIMEOUT', class: 'next-path' },

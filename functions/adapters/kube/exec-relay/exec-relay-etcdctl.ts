@@ -5,7 +5,7 @@
 // ETCDCTL_API: etcdctl 3.4 and later speak v3 by default (checked against 3.4.23: `endpoint
 // status` works with the variable unset), and kubeadm has shipped etcd >= 3.4 since Kubernetes
 // 1.17. An exec carries no environment, and the etcd images since 3.5.x-0 are distroless (no
-// sh, no env), so the default argv starts with etcdctl itself; `withApiV3Env` prefixes
+// sh, no env), so the default argv starts with etcdctl itself, by its path; `withApiV3Env` prefixes
 // `env ETCDCTL_API=3` for older images that have coreutils. `sh -c` is avoided: it needs a shell
 // and quoting.
 import type { IStatusResponse } from 'etcd3';
@@ -15,6 +15,12 @@ import { failureFromStderr } from './exec-relay-errors.ts';
 import { decimalField, headerOf, isObject, parseJsonNumbersAsText, stringField, type JsonObject } from './exec-relay-json.ts';
 
 export { failureFromStderr } from './exec-relay-errors.ts';
+
+/**
+ * Where kubeadm's etcd image keeps etcdctl, in both its lineages (Kubernetes-built and upstream
+ * etcd's, kube-paths.md §6); the exec runs it by path, as argv, since neither needs a shell or PATH.
+ */
+export const KUBEADM_ETCDCTL = '/usr/local/bin/etcdctl';
 
 /** The certificates in every kubeadm etcd pod; the healthcheck client is what kubeadm's own probe uses. */
 export const KUBEADM_ETCD_TLS = {
@@ -38,7 +44,7 @@ export interface RelayCall {
   dialTimeoutMs: number;
   /** Paths inside the pod; kubeadm's by default, null for a plain-http member (the lab). */
   tls?: EtcdctlTlsPaths | null;
-  /** etcdctl on the pod's PATH by default (/usr/local/bin in the etcd image). */
+  /** The etcdctl inside the pod; KUBEADM_ETCDCTL by default. */
   binary?: string;
 }
 
@@ -51,7 +57,7 @@ export function globalFlags(call: RelayCall): string[] {
   if (!/^https?:\/\/[^\s,]+$/.test(call.endpoint)) throw new RangeError(`not a single http(s) client URL: ${call.endpoint}`);
   const tls = call.tls === undefined ? KUBEADM_ETCD_TLS : call.tls;
   return [
-    call.binary ?? 'etcdctl',
+    call.binary ?? KUBEADM_ETCDCTL,
     `--endpoints=${call.endpoint}`,
     ...(tls === null ? [] : [`--cacert=${tls.cacert}`, `--cert=${tls.cert}`, `--key=${tls.key}`]),
     `--dial-timeout=${millis('dialTimeoutMs', call.dialTimeoutMs)}`,

@@ -28,6 +28,8 @@ export type StreamFailureCause =
   | 'api-unreachable'
   /** The stream opened, but nothing listens on the pod's port (port-forward error channel). */
   | 'not-listening'
+  /** The runtime could not start the command: no such binary in the container's image (exec Status, §4, §6). */
+  | 'binary-missing'
   | 'timeout'
   | 'other';
 

@@ -11,10 +11,19 @@ export type StreamPath = 'exec' | 'port-forward';
 
 type Reach = PodStreamError['reachability'];
 
+/** How a missing binary is said; the classification table reads it (RELAY_BINARY_MISSING). */
+export const BINARY_NOT_IN_IMAGE = "is not in the container's image";
+
 /** §1: the API server could not reach the kubelet (pre-upgrade 500, or the v5 translator's dial). */
 const KUBELET_DOWN = /error dialing backend|error sending request: .*:10250\b/;
 /** §2: the kubelet could not reach its runtime (a gRPC Unavailable on the CRI socket). */
 const RUNTIME_DOWN = /containerd|rpc error: code = (?:Unavailable|DeadlineExceeded)/;
+/**
+ * §4, §6: runc could not start the command, as the CRI reports it inside an InternalError: a bare
+ * name not on the image's PATH, or a path that is not there (runc: `exec: "<path>": stat <path>: no
+ * such file or directory`; older runc says "starting container process caused").
+ */
+const BINARY_MISSING = /(?:unable to start container process|starting container process caused): (?:exec: "([^"]+)": )?(?:executable file not found in \$PATH|stat (\S+?): no such file or directory)/;
 const TLS_CODE = /^ERR_TLS_|^ERR_SSL_|CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER/;
 /** Socket errors that mean no HTTP answer came from the API server (not, say, an auth plugin's spawn error). */
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN']);
@@ -96,6 +105,9 @@ export function exitCodeOf(status: V1Status): number | null | undefined {
 export function diagnoseExecStatus(pod: PodRef, status: V1Status): PodStreamError {
   const text = status.message ?? JSON.stringify(status);
   if (KUBELET_DOWN.test(text)) return kubeletDown('exec', pod, text);
+  const missing = BINARY_MISSING.exec(text);
+  // Before RUNTIME_DOWN: the runtime answered, and its text may name a socket path too.
+  if (missing) return failure('exec', pod, text, `${missing[1] ?? missing[2] ?? 'the command'} ${BINARY_NOT_IN_IMAGE}`, 'binary-missing', 'other');
   if (RUNTIME_DOWN.test(text)) return runtimeDown('exec', pod, text);
   return failure('exec', pod, text, `the exec did not run${status.reason ? `: ${status.reason}` : ''}`, 'other', 'other');
 }

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { memberListArgv, memberRemoveArgv } from '../../../../functions/adapters/kube/exec-relay/exec-relay-members.ts';
-import { endpointStatusArgv, KUBEADM_ETCD_TLS, moveLeaderArgv, withApiV3Env } from '../../../../functions/adapters/kube/exec-relay/exec-relay-etcdctl.ts';
+import { endpointStatusArgv, KUBEADM_ETCD_TLS, KUBEADM_ETCDCTL, moveLeaderArgv, withApiV3Env } from '../../../../functions/adapters/kube/exec-relay/exec-relay-etcdctl.ts';
 
 const call = { endpoint: 'https://10.0.0.12:2379', commandTimeoutMs: 1500, dialTimeoutMs: 800 };
 const kubeadmFlags = [
-  'etcdctl',
+  '/usr/local/bin/etcdctl',
   '--endpoints=https://10.0.0.12:2379',
   '--cacert=/etc/kubernetes/pki/etcd/ca.crt',
   '--cert=/etc/kubernetes/pki/etcd/healthcheck-client.crt',
@@ -16,8 +16,9 @@ const kubeadmFlags = [
 ];
 
 describe('etcdctl relay argv', () => {
-  it('probes the target with the pod’s kubeadm certificates', () => {
+  it('probes the target with the etcdctl and certificates of kubeadm’s etcd image, by path', () => {
     expect(endpointStatusArgv(call)).toEqual([...kubeadmFlags, 'endpoint', 'status']);
+    expect(KUBEADM_ETCDCTL).toBe('/usr/local/bin/etcdctl');
     expect(KUBEADM_ETCD_TLS.cacert).toBe('/etc/kubernetes/pki/etcd/ca.crt');
   });
 
