@@ -8,17 +8,19 @@ import { etcd3Options, type MemberClientOptions } from './member-client.ts';
 import { toEtcdCallError } from './normalize-error.ts';
 import type { ClusterGuard, LockHolder, RemovalRecord } from '../../ports/cluster-guard.ts';
 import { NO_LEASE_PATH } from '../../core/guard-failure.ts';
-import { EtcdCallError, type EndpointTarget } from '../../ports/etcd.ts';
+import { EtcdCallError, type EndpointTarget, type TlsFiles } from '../../ports/etcd.ts';
 
 export interface EtcdGuardOptions extends MemberClientOptions {
   /** e.g. "/etcd-remediator": the lock is `${prefix}/lock`, the record `${prefix}/removals`. */
   prefix: string;
   deadlineMs: number;
   /**
-   * The URL an etcd3 client dials for a path's endpoint; undefined skips it. By default only the
-   * direct path: a port-forward needs its local port, and the exec relay cannot hold a lease.
+   * The URL an etcd3 client dials for a path's endpoint, and the TLS files for it when they are
+   * not the options' own (a certificate minted for that connection); undefined skips it. By
+   * default only the direct path: a port-forward needs its local port, and the exec relay cannot
+   * hold a lease.
    */
-  dial?: (target: EndpointTarget) => Promise<string | undefined>;
+  dial?: (target: EndpointTarget) => Promise<string | { endpoint: string; tls?: TlsFiles } | undefined>;
 }
 
 export interface EtcdGuards {
@@ -41,13 +43,14 @@ const ttlSeconds = (leaseMs: number): number => Math.max(2, Math.ceil(leaseMs / 
 export function createEtcdGuards(options: EtcdGuardOptions): EtcdGuards {
   const lockKey = Buffer.from(`${options.prefix}/lock`);
   const recordKey = Buffer.from(`${options.prefix}/removals`);
-  const clients = new Map<string, Etcd3>();
-  const clientFor = (endpoint: string): Etcd3 => {
-    let client = clients.get(endpoint);
-    if (!client) {
-      client = new Etcd3(etcd3Options(endpoint, options));
-      clients.set(endpoint, client);
-    }
+  const clients = new Map<string, { client: Etcd3; tls: TlsFiles | undefined }>();
+  /** One client per endpoint; new TLS files (a renewed certificate) make a new one. */
+  const clientFor = (endpoint: string, tls = options.tls): Etcd3 => {
+    const known = clients.get(endpoint);
+    if (known && known.tls === tls) return known.client;
+    known?.client.close();
+    const client = new Etcd3(etcd3Options(endpoint, { ...options, ...(tls ? { tls } : {}) }));
+    clients.set(endpoint, { client, tls });
     return client;
   };
   const dial = options.dial ?? directOnly;
@@ -59,11 +62,12 @@ export function createEtcdGuards(options: EtcdGuardOptions): EtcdGuards {
   async function onAny<T>(targets: EndpointTarget[], callMs: number, run: (etcd: Etcd3, deadline: () => Date) => Promise<T>): Promise<T> {
     let last: EtcdCallError | undefined;
     for (const target of targets) {
-      const endpoint = await dial(target).catch(() => undefined);
-      if (endpoint === undefined) continue;
+      const dialed = await dial(target).catch(() => undefined);
+      if (dialed === undefined) continue;
+      const { endpoint, tls } = typeof dialed === 'string' ? { endpoint: dialed, tls: undefined } : dialed;
       try {
         const deadline = () => new Date(Date.now() + callMs);
-        return await withinDeadline(callMs * MAX_CALLS_PER_OPERATION, () => run(clientFor(endpoint), deadline));
+        return await withinDeadline(callMs * MAX_CALLS_PER_OPERATION, () => run(clientFor(endpoint, tls ?? options.tls), deadline));
       } catch (error) {
         last = toEtcdCallError(error);
         if (last.failure.kind !== 'refused' && last.failure.kind !== 'timeout') throw last;
@@ -169,7 +173,7 @@ export function createEtcdGuards(options: EtcdGuardOptions): EtcdGuards {
   return {
     at: guardAt,
     close() {
-      for (const client of clients.values()) client.close();
+      for (const { client } of clients.values()) client.close();
       clients.clear();
     },
   };

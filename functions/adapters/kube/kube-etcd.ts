@@ -1,5 +1,5 @@
 // etcd access for a cluster reached through Kubernetes: the direct path where configured, plus
-// port-forward to each member's etcd pod and the exec relay through a healthy one. One workload
+// port-forward to each member's etcd pod and the exec relay through any healthy one. One workload
 // snapshot per probe decides which pod serves which member, and where each member runs.
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { kubeConfigFrom } from './kube-config.ts';
@@ -9,18 +9,20 @@ import type { MachineSummary, PathName } from '../../core/types.ts';
 import type { ClusterEtcd } from '../../ports/cluster-etcd.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { KubeAccessConfig } from '../../ports/kube-access.ts';
-import type { EndpointTarget, EtcdMemberClient, EtcdTransport, EtcdUser, LookingPathResolver, PathLook, TlsFiles } from '../../ports/etcd.ts';
-import { createEtcd3Transport } from '../etcd/transport.ts';
+import type { EtcdMemberClient, EtcdTransport, EtcdUser, LookingPathResolver, PathLook, TlsFiles } from '../../ports/etcd.ts';
 import { createEtcdGuards } from '../etcd/etcd-guard.ts';
 import { createProber } from '../etcd/prober.ts';
 import { createExecRelayClient } from './exec-relay/exec-relay-client.ts';
+import { createRelayRoutes } from './exec-relay/exec-relay-routes.ts';
 import { hostEvidence, kubeSeeds, resolveKubePath } from './kube-paths.ts';
 import { createMachineReader, type MachineRef } from './cluster-api/machines.ts';
-import { createPortForwardClient, type PortForwardAccess } from './port-forward/port-forward-client.ts';
+import { createEtcdConnections } from './etcd-connections.ts';
+import { credentialsForCluster } from './etcd-credentials.ts';
 import { createPodStreams } from './streams/pod-streams-client.ts';
 import { readWorkload } from './workload.ts';
 
 export interface KubeEtcdOptions {
+  /** The operator's files; without them a Cluster API cluster's certificates are minted from its etcd CA (etcd-credentials.ts). */
   tls?: TlsFiles;
   /** The etcd user of the direct and port-forward clients and the guard's (the relay's etcdctl uses the pod's certificates). */
   auth?: EtcdUser;
@@ -38,44 +40,35 @@ export function createKubeEtcd(access: KubeAccessConfig, options: KubeEtcdOption
   const core = workload.makeApiClient(CoreV1Api);
   const etcdNamespace = access.etcdNamespace ?? 'kube-system';
   const streams = createPodStreams(workload);
-  const credentials = { ...(options.tls ? { tls: options.tls } : {}), ...(options.auth ? { auth: options.auth } : {}) };
-  const direct = createEtcd3Transport(credentials);
-  const forwards = new Map<string, PortForwardAccess>();
-  const relays = new Map<string, EtcdMemberClient>();
   const management = access.management;
-  const machines = management
+  const managementConfig = management ? kubeConfigFrom(management.kubeconfig) : undefined;
+  const connections = createEtcdConnections(streams, credentialsForCluster(options.tls, management && managementConfig ? { ...management, config: managementConfig } : undefined), options.auth);
+  const relays = new Map<string, EtcdMemberClient>();
+  // Which pods may relay for each member (from the last look), and which relayed last.
+  const relayRoutes = createRelayRoutes();
+  const relayOptions = { ...(access.relayTls ? { tls: access.relayTls } : {}), ...(access.relayBinary ? { binary: access.relayBinary } : {}), routes: relayRoutes };
+  const machines = management && managementConfig
     ? createMachineReader({
-        customObjects: kubeConfigFrom(management.kubeconfig).makeApiClient(CustomObjectsApi),
+        customObjects: managementConfig.makeApiClient(CustomObjectsApi),
         clusterName: management.clusterName,
         ...(management.machineApiVersion ? { version: management.machineApiVersion } : {}),
       })
     : undefined;
 
-  const forwardOf = (target: EndpointTarget): PortForwardAccess => {
-    let forward = forwards.get(target.endpoint);
-    if (!forward) {
-      forward = createPortForwardClient(target, streams, { ...credentials, secure: options.tls !== undefined });
-      forwards.set(target.endpoint, forward);
-    }
-    return forward;
-  };
-
   const transport: EtcdTransport = {
     client(target) {
-      if (target.path === 'direct') return direct.client(target);
-      if (target.path === 'port-forward') return forwardOf(target).client;
+      if (target.path !== 'exec-relay') return connections.client(target);
       let relay = relays.get(target.endpoint);
       if (!relay) {
-        relay = createExecRelayClient(target, streams, access.relayTls ? { tls: access.relayTls } : {});
+        relay = createExecRelayClient(target, streams, relayOptions);
         relays.set(target.endpoint, relay);
       }
       return relay;
     },
     async close() {
-      for (const forward of forwards.values()) forward.client.close();
-      forwards.clear();
+      connections.close();
       relays.clear();
-      await Promise.all([direct.close(), streams.close()]);
+      await streams.close();
     },
   };
 
@@ -96,7 +89,8 @@ export function createKubeEtcd(access: KubeAccessConfig, options: KubeEtcdOption
       const listed = await machineList;
       const known = Array.isArray(listed) ? listed : undefined;
       return {
-        resolve: (member, path) => (path === 'direct' ? member.clientUrls[0] : resolveKubePath(member, path, snapshot)),
+        resolve: (member, path) =>
+          path === 'direct' ? member.clientUrls[0] : path === 'exec-relay' ? relayRoutes.endpointFor(member, snapshot) : resolveKubePath(member, path, snapshot),
         seeds: kubeSeeds(snapshot, paths.filter(isKubePath)),
         host: (member) => hostEvidence(member, snapshot, known),
         ...(known ? { machines: known.map(toSummary) } : {}),
@@ -106,11 +100,11 @@ export function createKubeEtcd(access: KubeAccessConfig, options: KubeEtcdOption
   };
 
   const guards = createEtcdGuards({
-    ...credentials,
+    ...(options.auth ? { auth: options.auth } : {}),
     prefix: options.guardPrefix,
     deadlineMs: options.callTimeoutMs,
-    // A port-forward holds the lock through its local port; the relay cannot hold a lease.
-    dial: async (target) => (target.path === 'direct' ? target.endpoint : target.path === 'port-forward' ? forwardOf(target).localUrl() : undefined),
+    // A port-forward holds the lock through its local port, with its connection's material.
+    dial: (target) => connections.dial(target),
   });
 
   return {

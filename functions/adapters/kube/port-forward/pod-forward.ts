@@ -20,6 +20,8 @@ interface Connection {
   settled: Promise<void>;
   settle(): void;
   failure?: PodStreamError;
+  /** The pod's port closed it without a byte. */
+  hungUp?: boolean;
 }
 
 export interface ForwardOptions {
@@ -50,9 +52,11 @@ export async function openLocalForward(config: KubeConfig, pod: PodRef, port: nu
       connection.settle();
     };
     let stream: WebSocket | undefined;
+    let localClosed = false;
     sockets.add(socket);
     socket.on('error', () => undefined);
     socket.on('close', () => {
+      localClosed = true;
       sockets.delete(socket);
       // A stream still in its handshake finishes it (bounded by the handshake timeout), so its
       // failure is still diagnosed; it is closed once open (below).
@@ -75,16 +79,23 @@ export async function openLocalForward(config: KubeConfig, pod: PodRef, port: nu
         streams.add(ws);
         let opened = false;
         let prefixSeen = false;
+        let answered = false;
         ws.on('open', () => (opened = true));
         // Channel 0's first frame is the port prefix (§4); anything after it is the pod answering.
         ws.on('message', (data, isBinary) => {
           if (!isBinary || !Buffer.isBuffer(data) || data[0] !== 0) return;
-          if (prefixSeen) connection.settle();
+          if (prefixSeen) {
+            answered = true;
+            connection.settle();
+          }
           prefixSeen = true;
         });
         // client-node does not wire close (§4): the local side ends with the stream.
         ws.on('close', () => {
           streams.delete(ws);
+          // The pod's port took the connection and let it go without a byte: etcd always sends its
+          // HTTP/2 settings first, but a TLS port waits for a TLS hello and drops anything else.
+          if (opened && !answered && !localClosed && !connection.failure) connection.hungUp = true;
           // Before open, the rejection below settles it, with its diagnosis.
           if (opened) connection.settle();
           socket.end();
@@ -120,6 +131,7 @@ export async function openLocalForward(config: KubeConfig, pod: PodRef, port: nu
       await settlesWithin(waitMs, Promise.all(since().map((c) => c.settled)));
       return since().flatMap((c) => (c.failure ? [c.failure] : []));
     },
+    hangUpsSince: (sinceMs) => connections.filter((c) => c.acceptedAt >= sinceMs && c.hungUp).length,
     close() {
       closing ??= (async () => {
         options.onClose();

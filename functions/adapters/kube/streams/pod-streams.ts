@@ -66,6 +66,12 @@ export interface LocalForward {
    * its stream ended. Only the last 256 connections are remembered.
    */
   failuresSince(sinceMs: number, waitMs: number): Promise<PodStreamError[]>;
+  /**
+   * How many connections accepted at or after `sinceMs` the pod's port closed without a byte:
+   * etcd always speaks first on HTTP/2, so this is a TLS port spoken to in plain text. Read after
+   * failuresSince, once they have settled.
+   */
+  hangUpsSince(sinceMs: number): number;
   close(): Promise<void>;
 }
 
