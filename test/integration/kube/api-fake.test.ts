@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiException, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import WebSocket from 'ws';
 import { gatewayStatus } from '../../../infra/lab/etcd-gateway.ts';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
@@ -265,5 +266,15 @@ describe('kube API fake: port-forward through the pod streams', () => {
       /^port-forward to kube-system\/etcd-cp-3 failed: error forwarding port 2379 to pod [0-9a-f]{64}, uid : failed to execute portforward in network namespace "host": failed to connect to localhost:2379 inside namespace "[0-9a-f]{64}", IPv4: dial tcp4 127\.0\.0\.1:2379: connect: connection refused IPv6 dial tcp6 \[::1\]:2379: connect: connection refused \(nothing listens on port 2379 in the pod\)$/,
     );
     expect(await probeUpgrade(fake.kubeConfig(), portForwardPath('etcd-cp-3'))).toEqual({ upgraded: true, protocol: 'v4.channel.k8s.io' });
+    // The stream ends as wsstream's Close ends it: a normal closure, 1000, after the error channel's text.
+    const raw = new WebSocket(`${fake.server.replace(/^http/, 'ws')}${portForwardPath('etcd-cp-3')}`, ['v4.channel.k8s.io'], { headers: { Authorization: `Bearer ${fake.token}` } });
+    const frames: Buffer[] = [];
+    raw.on('message', (data: Buffer) => frames.push(data));
+    const code = await new Promise<number>((resolve, reject) => {
+      raw.on('close', (closeCode: number) => resolve(closeCode));
+      raw.on('error', reject);
+    });
+    expect(code).toBe(1000);
+    expect(frames.at(-1)?.subarray(1).toString()).toMatch(/^error forwarding port 2379 to pod /);
   });
 });

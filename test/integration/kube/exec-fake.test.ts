@@ -22,6 +22,8 @@ interface ExecRun {
   stderr: string;
   status: V1Status;
   protocol: string;
+  /** The WebSocket close code the server ended with (RFC 6455 §7.4; 1005 means it sent none). */
+  closeCode: number;
 }
 
 /** Runs argv in the pod through client-node's Exec; resolves with the channel-3 Status. */
@@ -31,9 +33,10 @@ async function execIn(fake: KubeApiFake, pod: string, argv: string[]): Promise<E
   const statusArrived = new Promise<V1Status>((resolve) => (onStatus = resolve));
   const ws = await new Exec(fake.kubeConfig()).exec('kube-system', pod, 'etcd', argv, stdout.stream, stderr.stream, null, false, (s) => onStatus(s));
   // client-node drops errors after open (§4): a close without a Status must fail the test, not hang it.
-  const closedEarly = new Promise<never>((_, reject) => ws.on('close', () => setImmediate(() => reject(new Error('socket closed without a Status')))));
+  const closed = new Promise<number>((resolve) => ws.on('close', (code: number) => resolve(code)));
+  const closedEarly = closed.then((): Promise<never> => new Promise((_, reject) => setImmediate(() => reject(new Error('socket closed without a Status')))));
   const status = await Promise.race([statusArrived, closedEarly]);
-  return { stdout: stdout.text(), stderr: stderr.text(), status, protocol: ws.protocol };
+  return { stdout: stdout.text(), stderr: stderr.text(), status, protocol: ws.protocol, closeCode: await closed };
 }
 
 const exitCodeOf = (status: V1Status): number => (status.status === 'Success' ? 0 : Number(status.details?.causes?.[0]?.message));
@@ -58,6 +61,8 @@ describe('kube fake: exec runs the real etcdctl', () => {
     const target = member('cp-2');
     const run = await execIn(fake, RELAY_POD, endpointStatusArgv(relayCall(target)));
     expect(run.status).toEqual({ metadata: {}, status: 'Success' });
+    // wsstream's Close: a normal closure, 1000, as client-go expects.
+    expect(run.closeCode).toBe(1000);
     // client-node offers v5 first, so the request went through the API server's translator (§0.3).
     expect(run.protocol).toBe('v5.channel.k8s.io');
     // The answering member is the target, by the member_id in etcd's response header.
@@ -120,6 +125,7 @@ describe('kube fake: exec runs the real etcdctl', () => {
         const run = await execIn(fake, RELAY_POD, ['etcdctl', 'version']);
         expect(run.stdout).toBe('');
         expect(run.status).toMatchObject({ status: 'Failure', reason: 'InternalError', code: 500 });
+        expect(run.closeCode).toBe(1000);
         expect(run.status.message).toMatch(
           /^Internal error occurred: error sending request: Post "https:\/\/10\.0\.0\.11:10250\/exec\/kube-system\/etcd-cp-1\/etcd\?command=etcdctl&command=version&error=1&output=1": dial tcp 10\.0\.0\.11:10250: connect: connection refused$/,
         );

@@ -8,7 +8,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { isObject, text, type JsonObject } from './patch.ts';
-import type { NodeFault } from './portforward.ts';
+import { NORMAL_CLOSURE, type NodeFault } from './portforward.ts';
 import { KubeFakeError, badRequest, internal, notFound } from './status.ts';
 import { metadataOf, resourceType, type ObjectStore } from './store.ts';
 
@@ -176,7 +176,7 @@ const frame = (channel: number, data: Buffer): Buffer => Buffer.concat([Buffer.f
 
 function finish(ws: WebSocket, status: ChannelStatus): void {
   ws.send(frame(STATUS, Buffer.from(JSON.stringify(status))));
-  ws.close();
+  ws.close(NORMAL_CLOSURE);
 }
 
 export function execServer(context: ExecContext): ExecServer {

@@ -25,6 +25,8 @@ export interface PortForwardContext {
 
 // The CRI port-forward server's list; wsstream picks the client's first one it knows (§4).
 const SUPPORTED_PROTOCOLS = ['v4.channel.k8s.io', 'v4.base64.channel.k8s.io'];
+/** wsstream's Close (x/net/websocket) sends 1000, normal closure; a bare close would leave the client 1005. */
+export const NORMAL_CLOSURE = 1000;
 
 const PODS = resourceType('', 'pods')!;
 const NODES = resourceType('', 'nodes')!;
@@ -99,15 +101,15 @@ function pipe(ws: WebSocket, upstream: Upstream | undefined, sandboxId: string, 
   ws.send(frame(1, prefix));
   const fail = () => {
     ws.send(frame(1, Buffer.from(notListeningText(sandboxId, port))));
-    ws.close();
+    ws.close(NORMAL_CLOSURE);
   };
   if (!upstream) return fail();
   const socket = net.connect(upstream.port, upstream.host);
   let connected = false;
   socket.on('connect', () => (connected = true));
-  socket.on('error', () => (connected ? ws.close() : fail()));
+  socket.on('error', () => (connected ? ws.close(NORMAL_CLOSURE) : fail()));
   socket.on('data', (chunk: Buffer) => ws.send(frame(0, chunk)));
-  socket.on('end', () => ws.close());
+  socket.on('end', () => ws.close(NORMAL_CLOSURE));
   ws.on('message', (data: Buffer, isBinary: boolean) => {
     if (isBinary && data.length > 1 && data[0] === 0) socket.write(data.subarray(1));
   });
