@@ -45,6 +45,12 @@ export interface EtcdMemberClient extends EndpointTarget {
   /** Streams a snapshot of this member's keyspace into `to`. */
   snapshot(to: NodeJS.WritableStream, deadlineMs: number): Promise<void>;
   /**
+   * The endpoint `answer` (a value this client resolved with) came through, when that may be
+   * another than `endpoint`: the exec relay tries each etcd pod until one relays. Undefined for
+   * an answer it did not give.
+   */
+  answeredThrough?(answer: object): string | undefined;
+  /**
    * Resolves when etcd would let us change its membership (MemberRemove needs admin permission);
    * rejects with etcd's refusal. Changes nothing. A client that cannot ask lacks it.
    */

@@ -19,6 +19,8 @@ export interface KubeAccessConfig {
   };
   /** Certificates inside the etcd pods for the exec relay; kubeadm's when unset. */
   relayTls?: { cacert: string; cert: string; key: string };
+  /** etcdctl inside the etcd pods, by absolute path, for the exec relay; kubeadm's image's (/usr/local/bin/etcdctl) when unset. */
+  relayBinary?: string;
 }
 
 /** Kube paths a config makes possible, for messages about a policy that asks for more. */

@@ -2,7 +2,7 @@
 import type { IdentityReport, MemberInfo, MemberList, MemberProbe, MemberStatus, PathName, PathProbe, ProbeSample } from '../../core/types.ts';
 import { type Clock } from '../../ports/clock.ts';
 import { systemClock } from '../local/system-clock.ts';
-import type { EndpointTarget, EtcdTransport, LookingPathResolver, PathLook, PathResolver, ProbeRequest, Prober } from '../../ports/etcd.ts';
+import type { EndpointTarget, EtcdMemberClient, EtcdTransport, LookingPathResolver, PathLook, PathResolver, ProbeRequest, Prober } from '../../ports/etcd.ts';
 import { normalizeEtcdError } from './normalize-error.ts';
 
 interface Answer<T> {
@@ -13,13 +13,17 @@ interface Answer<T> {
 const sameEndpoint = (endpoint: string): string => endpoint.replace(/\/+$/, '');
 const keyOf = (target: EndpointTarget): string => `${target.path} ${target.endpoint}`;
 
-/** Runs one call and folds its outcome into a PathProbe; never rejects. */
-async function attempt<T>(path: PathName, endpoint: string, run: () => Promise<T>): Promise<Answer<T>> {
+/**
+ * Runs one call and folds its outcome into a PathProbe; never rejects. An answer is said at the
+ * endpoint it came through (`client.answeredThrough`), a failure at the one asked.
+ */
+async function attempt<T extends object>(path: PathName, endpoint: string, clientOf: () => EtcdMemberClient, run: (client: EtcdMemberClient) => Promise<T>): Promise<Answer<T>> {
   const started = performance.now();
   const latency = (): number => Math.round(performance.now() - started);
   try {
-    const value = await run();
-    return { probe: { path, endpoint, reachability: 'ok', latencyMs: latency() }, value };
+    const client = clientOf();
+    const value = await run(client);
+    return { probe: { path, endpoint: client.answeredThrough?.(value) ?? endpoint, reachability: 'ok', latencyMs: latency() }, value };
   } catch (error) {
     const failure = normalizeEtcdError(error);
     return { probe: { path, endpoint, reachability: failure.kind, latencyMs: latency(), failure } };
@@ -83,8 +87,8 @@ export function createProber(transport: EtcdTransport, resolver: PathResolver | 
           const key = keyOf(target);
           if (calls.statuses.has(key)) return [];
           const client = transport.client(target);
-          calls.statuses.set(key, attempt(target.path, target.endpoint, () => client.status(remaining())));
-          const list = attempt(target.path, target.endpoint, () => client.memberList(remaining()));
+          calls.statuses.set(key, attempt(target.path, target.endpoint, () => client, (c) => c.status(remaining())));
+          const list = attempt(target.path, target.endpoint, () => client, (c) => c.memberList(remaining()));
           calls.lists.push(list);
           return [list];
         });
@@ -112,7 +116,7 @@ export function createProber(transport: EtcdTransport, resolver: PathResolver | 
         const resolved = look.resolve(member, path);
         if (resolved === undefined) return undefined;
         const target = { endpoint: sameEndpoint(resolved), path };
-        return calls.statuses.get(keyOf(target)) ?? attempt(path, target.endpoint, () => transport.client(target).status(remaining()));
+        return calls.statuses.get(keyOf(target)) ?? attempt(path, target.endpoint, () => transport.client(target), (c) => c.status(remaining()));
       };
 
       const probing = Promise.all(

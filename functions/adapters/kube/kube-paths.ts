@@ -2,7 +2,9 @@
 // An endpoint is a plain string the messages show as is:
 //   port-forward: `kube-system/etcd-cp-2:2379`, the pod whose port the API server forwards;
 //   exec-relay: `https://10.0.0.12:2379 via kube-system/etcd-cp-1`, the target's client URL as seen
-//   from the relay pod the etcdctl runs in.
+//   from the relay pod the etcdctl runs in. A probe's answer names the pod that relayed it (the
+//   client tries each candidate, exec-relay-client.ts); a failure names the first pod tried, and
+//   its message every pod tried.
 import type { HostEvidence, MemberInfo, PathName } from '../../core/types.ts';
 import type { EndpointTarget } from '../../ports/etcd.ts';
 import type { MachineRef } from './cluster-api/machines.ts';
@@ -69,27 +71,38 @@ export function hostEvidence(member: MemberInfo, snapshot: WorkloadSnapshot, mac
 const readiness = (node: WorkloadNode | undefined): number => (node?.ready === true ? 0 : node?.ready === undefined ? 1 : 2);
 
 /**
- * The pod to run the relay's etcdctl in: one on another Node that exists, Ready first (its
- * kubelet posts status), then by name; the target's own pod only when no other is left.
+ * Every pod the relay's etcdctl may run in for this member, in the order to try them: those on
+ * other Nodes that exist, Ready first (its kubelet posts status), then Ready unknown, then not
+ * Ready, by name within each; the target's own pod last. The pod named `answeredLast` (it
+ * relayed for this member before) goes first, wherever the order put it.
  */
-export function relayFor(member: MemberInfo, snapshot: WorkloadSnapshot): EtcdPod | undefined {
+export function relayCandidates(member: MemberInfo, snapshot: WorkloadSnapshot, answeredLast?: string): EtcdPod[] {
   const own = podOfMember(member, snapshot);
   const nodeOf = (pod: EtcdPod) => snapshot.nodes.find((n) => n.name === pod.nodeName);
   const others = snapshot.pods
     .filter((pod) => pod !== own && pod.nodeName !== own?.nodeName && nodeOf(pod) !== undefined)
     .sort((a, b) => readiness(nodeOf(a)) - readiness(nodeOf(b)) || a.name.localeCompare(b.name));
-  return others[0] ?? (own && nodeOf(own) ? own : undefined);
+  const ordered = own && nodeOf(own) ? [...others, own] : others;
+  const last = ordered.find((pod) => pod.name === answeredLast);
+  return last ? [last, ...ordered.filter((pod) => pod !== last)] : ordered;
 }
 
-/** The endpoint for a member over a kube path; undefined when the snapshot offers none. */
-export function resolveKubePath(member: MemberInfo, path: PathName, snapshot: WorkloadSnapshot): string | undefined {
+/** The first relay to try for a member: see relayCandidates. */
+export const relayFor = (member: MemberInfo, snapshot: WorkloadSnapshot, answeredLast?: string): EtcdPod | undefined =>
+  relayCandidates(member, snapshot, answeredLast)[0];
+
+/**
+ * The endpoint for a member over a kube path; undefined when the snapshot offers none. Over
+ * exec-relay it names the first relay to try (`answeredLast` first, see relayCandidates).
+ */
+export function resolveKubePath(member: MemberInfo, path: PathName, snapshot: WorkloadSnapshot, answeredLast?: string): string | undefined {
   if (path === 'port-forward') {
     const pod = podOfMember(member, snapshot);
     return pod ? portForwardEndpoint(pod) : undefined;
   }
   if (path === 'exec-relay') {
     const url = member.clientUrls[0];
-    const relay = relayFor(member, snapshot);
+    const relay = relayFor(member, snapshot, answeredLast);
     return url && relay ? execRelayEndpoint(url, relay) : undefined;
   }
   return undefined;

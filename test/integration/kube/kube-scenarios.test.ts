@@ -77,6 +77,27 @@ describe.sequential('Cluster API cases KCP blocks on, on real etcd behind the fa
     expect(message).not.toContain(`via kube-system/etcd-${leader.name}`);
   });
 
+  it('1c. kubelets of two of three nodes down, the leader among them: the third pod relays, leadership moves, then the removal', async () => {
+    const { world, pipeline } = await setUp();
+    const leader = await world.lab.leader();
+    // The other sick node comes first by name among the leader's relays, so the first relay tried fails.
+    const [sick, healthy] = world.lab.members.filter((m) => m.id !== leader.id) as [LabMember, LabMember];
+    for (const node of [leader.name, sick.name]) world.fake.kubeletDown(node);
+
+    const outcome = await pipeline.remediate({ machineName: world.machineOf(leader) });
+
+    await expectReplaced(world, pipeline, outcome, leader);
+    if (outcome.detailType !== 'RemediationCompleted') return;
+    expect(outcome.detail.leaderMove).toBe('moved');
+    expect(pipeline.calls.moveLeader).toHaveLength(1);
+    const types = pipeline.events.map((e) => e.detailType);
+    expect(types.indexOf('LeaderMoved')).toBeGreaterThanOrEqual(0);
+    expect(types.indexOf('LeaderMoved')).toBeLessThan(types.indexOf('RemediationApproved'));
+    const { reason, message } = approval(pipeline);
+    expect(reason).toBe('LEADER_MOVED');
+    expect(message).toContain(`over exec-relay ${leader.clientUrl} via kube-system/etcd-${healthy.name}`);
+  });
+
   it('1b. the same with the relay disabled by policy: grace, then removal without a move', async () => {
     const { world, pipeline } = await setUp({ pathOrder: ['port-forward'], graceMs: 2_000 });
     const leader = await world.lab.leader();

@@ -2,7 +2,7 @@
 // kube paths, all from one workload snapshot.
 import { describe, expect, it } from 'vitest';
 import {
-  execRelayEndpoint, hostEvidence, kubeSeeds, parseExecRelayEndpoint, parsePortForwardEndpoint, podOfMember, portForwardEndpoint, relayFor, resolveKubePath,
+  execRelayEndpoint, hostEvidence, kubeSeeds, parseExecRelayEndpoint, parsePortForwardEndpoint, podOfMember, portForwardEndpoint, relayCandidates, relayFor, resolveKubePath,
 } from '../../../../functions/adapters/kube/kube-paths.ts';
 import type { MachineRef } from '../../../../functions/adapters/kube/cluster-api/machines.ts';
 import type { EtcdPod, WorkloadNode, WorkloadSnapshot } from '../../../../functions/adapters/kube/workload.ts';
@@ -192,6 +192,31 @@ describe('relayFor', () => {
   });
 });
 
+describe('relayCandidates', () => {
+  const names = (pods: EtcdPod[]) => pods.map((p) => p.name);
+
+  it('every other pod, Ready first, then unknown, then NotReady, by name within each; the target’s own pod last', () => {
+    const s = snapshot([pod(1), pod(2), pod(3), pod(4), pod(5)], [node(1), node(2, false), node(3, 'unknown'), node(4, true), node(5, 'unknown')]);
+    expect(names(relayCandidates(member(3), s))).toEqual(['etcd-cp-1', 'etcd-cp-4', 'etcd-cp-5', 'etcd-cp-2', 'etcd-cp-3']);
+    // No Node says Ready (the kubelets post no conditions): by name, the own pod still last.
+    expect(names(relayCandidates(member(2), three))).toEqual(['etcd-cp-1', 'etcd-cp-3', 'etcd-cp-2']);
+  });
+
+  it('the pod that answered last goes first, the rest keep their order; an unknown name changes nothing', () => {
+    expect(names(relayCandidates(member(2), three, 'etcd-cp-3'))).toEqual(['etcd-cp-3', 'etcd-cp-1', 'etcd-cp-2']);
+    expect(names(relayCandidates(member(2), three, 'etcd-cp-2'))).toEqual(['etcd-cp-2', 'etcd-cp-1', 'etcd-cp-3']);
+    expect(names(relayCandidates(member(2), three, 'etcd-cp-9'))).toEqual(['etcd-cp-1', 'etcd-cp-3', 'etcd-cp-2']);
+  });
+
+  it('never a pod whose Node is gone, nor another pod on the target’s node before its own', () => {
+    const s = snapshot([pod(1), pod(2, { name: 'etcd-also-on-cp-1', nodeName: 'cp-1' }), pod(3), pod(4)], [node(1), node(3), node(4, false)]);
+    expect(names(relayCandidates(member(1), s))).toEqual(['etcd-cp-3', 'etcd-cp-4', 'etcd-cp-1']);
+    // The remembered relay is gone from the snapshot: it is not tried.
+    expect(names(relayCandidates(member(4), snapshot([pod(1), pod(4)], [node(1), node(4)]), 'etcd-cp-3'))).toEqual(['etcd-cp-1', 'etcd-cp-4']);
+    expect(relayCandidates(member(1), snapshot([pod(1), pod(2)], []))).toEqual([]);
+  });
+});
+
 describe('resolveKubePath', () => {
   it('port-forward: the member’s own pod', () => {
     expect(resolveKubePath(member(2), 'port-forward', three)).toBe('kube-system/etcd-cp-2:2379');
@@ -202,6 +227,11 @@ describe('resolveKubePath', () => {
     const m = member(2, { clientUrls: ['https://10.0.0.12:2379', 'https://cp-2.example:2379'] });
     expect(resolveKubePath(m, 'exec-relay', three)).toBe('https://10.0.0.12:2379 via kube-system/etcd-cp-1');
     expect(parseExecRelayEndpoint(resolveKubePath(m, 'exec-relay', three)!)).toEqual({ clientUrl: 'https://10.0.0.12:2379', relay: { namespace: NS, name: 'etcd-cp-1' } });
+  });
+
+  it('exec-relay: via the pod that answered last, when it is still a candidate', () => {
+    expect(resolveKubePath(member(2), 'exec-relay', three, 'etcd-cp-3')).toBe('https://10.0.0.12:2379 via kube-system/etcd-cp-3');
+    expect(resolveKubePath(member(2), 'exec-relay', snapshot([pod(1), pod(2)], [node(1), node(2)]), 'etcd-cp-3')).toBe('https://10.0.0.12:2379 via kube-system/etcd-cp-1');
   });
 
   it('exec-relay: none for a member with no client URL, or no relay', () => {
