@@ -163,6 +163,15 @@ describe('prober', () => {
     expect(sample.seeds.map((s) => s.clusterId)).toEqual([CLUSTER, 'b2']);
   });
 
+  it('says an answer at the endpoint its client says it came through (the exec relay picks a pod), a failure at the one asked', async () => {
+    const { transport } = fakeTransport([member('a', A), member('b', B)], { [A]: { answerAfterMs: 1 }, [B]: { failAfterMs: 1, failure: REFUSED } });
+    const relaying: EtcdTransport = { ...transport, client: (target) => ({ ...transport.client(target), answeredThrough: () => `${target.endpoint} via elsewhere` }) };
+    const sample = await createProber(relaying, directPaths).probe({ seeds: [A], deadlineMs: 200 });
+    expect(sample.members.map((m) => m.paths.map((p) => [p.endpoint, p.reachability]))).toEqual([[[`${A} via elsewhere`, 'ok']], [[B, 'refused']]]);
+    expect(sample.listedBy?.endpoint).toBe(`${A} via elsewhere`);
+    expect(sample.seeds).toEqual([{ endpoint: `${A} via elsewhere`, clusterId: CLUSTER }]);
+  });
+
   it('stamps each sample on the clock it is given, the one the grace window is measured on', async () => {
     const { transport } = fakeTransport([member('a', A)], { [A]: { answerAfterMs: 1 } });
     const clock = manualClock(Date.parse('2030-01-01T00:00:00Z'));
