@@ -68,6 +68,24 @@ function expectNone(secrets: string[], where: string, text: string): void {
   for (const secret of secrets) expect(text.includes(secret), `${where} holds ${secret}`).toBe(false);
 }
 
+/**
+ * A certificate or key minted in memory is known to no test, so its shapes are looked for: PEM
+ * (as text, hex and a Buffer's JSON byte list), and DER (a SEQUENCE of a key, 02 01 00, or of a
+ * certificate, 30 82 … a0 03 02 01 02) as base64, hex and a Buffer's JSON byte list.
+ */
+const KEY_SHAPES = [
+  /-----BEGIN [A-Z ]*(PRIVATE KEY|CERTIFICATE)-----/,
+  /2d2d2d2d2d424547494e/i,
+  /\[45,45,45,45,45,66,69,71,73,78/,
+  /MII[A-Za-z0-9+/]{60,}/,
+  /30820[0-9a-f]{3}(020100|30820[0-9a-f]{3}a003020102)/i,
+  /\[48,130,\d{1,3},\d{1,3},(2,1,0|48,130)/,
+];
+
+function expectNoKeyShapes(where: string, text: string): void {
+  for (const shape of KEY_SHAPES) expect(shape.exec(text)?.[0], `${where} holds key material`).toBeUndefined();
+}
+
 const outputOf = (run: CliRun | Service): string => ('child' in run ? run.stdout() + run.stderr() : run.stdout + run.stderr);
 
 describe('key material stays in its files', () => {
@@ -153,5 +171,36 @@ describe('key material stays in its files', () => {
 
     for (const [where, r] of Object.entries({ probe, remediate: run })) expectNone([KUBE_TOKEN], where, outputOf(r));
     expectNone([KUBE_TOKEN], 'the state file', await stateText(state));
+  }, 120_000);
+
+  it('through Kubernetes over TLS: certificates minted from the <cluster>-etcd Secret, neither the CA\'s key nor a minted key shown anywhere', async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'key-material-mint-'));
+    const kubeconfig = path.join(dir, 'kubeconfig');
+    const w = (world = await startKubeWorld(3, { kubeconfigFile: kubeconfig, tls: true }));
+    const pki = w.lab.tls!;
+    // The CA as the Secret holds it; the test's own client certificate is not given to the product.
+    const secrets = secretsOf([pki.caFile, pki.caKeyFile]);
+    const state = path.join(dir, 'state.sqlite');
+    const leader = await w.lab.leader();
+    const follower = w.lab.members.find((m) => m.name !== leader.name)!;
+    w.fake.kubeletDown(follower.name);
+    const kube = ['--kubeconfig', kubeconfig, '--cluster', CAPI_CLUSTER, '--paths', 'port-forward', '--timeout', '2s'];
+
+    // Over port-forward only: every member that answers was reached with a minted certificate.
+    const probe = await runCli(['probe', ...kube, '--json'], DEBUG);
+    expect(probe.code, probe.stderr).toBe(0);
+    const view = JSON.parse(probe.stdout) as { members: { name: string; paths: { reachability: string }[] }[] };
+    expect(view.members.filter((m) => m.paths.some((p) => p.reachability === 'ok')).map((m) => m.name).sort()).toEqual(w.lab.members.filter((m) => m !== follower).map((m) => m.name).sort());
+    const run = await runCli(['remediate', ...kube, ...LAB, '--machine', w.machineOf(follower), '--state', state, '--json'], DEBUG);
+    expect(run.code, run.stderr).toBe(0);
+    expect(w.fake.requestCount('GET', `/namespaces/default/secrets/${w.tls!.secretName}`)).toBeGreaterThan(0);
+
+    for (const [where, r] of Object.entries({ probe, remediate: run })) {
+      expectNone(secrets, where, outputOf(r));
+      expectNoKeyShapes(where, outputOf(r));
+    }
+    const stored = await stateText(state);
+    expectNone(secrets, 'the state file', stored);
+    expectNoKeyShapes('the state file', stored);
   }, 120_000);
 });
