@@ -13,6 +13,7 @@ export interface CapiDirectoryOptions {
   /** As the runtime's Machine actuator and Machine reader are to load it again. */
   managementSource: string | { inCluster: true };
   policy: Policy;
+  /** The operator's files for every cluster (watch --cacert …); without them each cluster's are minted from its `<cluster>-etcd` Secret. */
   tls?: TlsFiles;
   machineApiVersion?: 'v1beta1' | 'v1beta2';
 }

@@ -56,7 +56,10 @@ request deleted early withdraws the incident there. The stack's cluster policy a
   --grace DUR              how long an unreachable leader is waited for (default ${formatDuration(defaultPolicy.graceMs)})
   --timeout DUR            deadline of each etcd call (default ${formatDuration(defaultPolicy.callTimeoutMs)})
   --election-timeout DUR   the clusters' --election-timeout (default ${formatDuration(defaultPolicy.electionTimeoutMs)})
-  --cacert F --cert F --key F   etcd client TLS for the port-forward path (the exec relay uses the pod's own)
+  --cacert F --cert F --key F   etcd client TLS for the port-forward path of every cluster, instead of
+                           the certificate minted for each cluster from its etcd CA, the Secret
+                           <cluster>-etcd (keys tls.crt, tls.key) in the Cluster's namespace
+                           (the exec relay uses the pod's own)
   --machine-api VERSION    Cluster API Machine version: v1beta1 (default) or v1beta2
   --bus NAME --table NAME  report to a deployed stack's bus and follow its incident table
   --region R               the AWS region with --bus (default: AWS_REGION or the AWS config)
