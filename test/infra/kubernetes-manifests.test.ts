@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { dumpYaml, loadAllYaml, type KubernetesObject, type V1ClusterRole, type V1CustomResourceDefinition, type V1Deployment, type V1PolicyRule, type V1Role, type V1ServiceAccount } from '@kubernetes/client-node';
 import { loadAll } from 'js-yaml';
 import { pruneUnknownFields, type Schema, schemaAt, structuralProblems, validatorFor, walkSchema } from './crd-schema.ts';
+import { kubeCalls, unreadApiClasses, type Side } from './kube-calls.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../../infra/kubernetes');
 const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/capi');
@@ -340,16 +341,47 @@ const expectGrants = (rules: V1PolicyRule[] | undefined, group: string, resource
 describe('infra/kubernetes RBAC', () => {
   const roleIn = (file: string, name: string) => one(ofKind<V1ClusterRole>('ClusterRole', file).filter((role) => role.metadata?.name === name), `${file}: ClusterRole ${name}`);
 
-  it('the watcher may run requests, read templates, Clusters and kubeconfigs, and act on Machines', () => {
-    const rules = roleIn('rbac.yaml', 'etcd-remediator').rules;
-    expectGrants(rules, GROUP, 'etcdremediationrequests', ['get', 'list', 'watch', 'patch', 'update']);
-    expectGrants(rules, GROUP, 'etcdremediationrequests/status', ['get', 'patch', 'update']);
-    expectGrants(rules, GROUP, 'etcdremediationrequesttemplates', ['get', 'list', 'watch']);
-    expectGrants(rules, 'cluster.x-k8s.io', 'machines', ['get', 'list', 'watch', 'patch', 'delete']);
-    expectGrants(rules, 'cluster.x-k8s.io', 'clusters', ['get', 'list']);
-    expectGrants(rules, '', 'secrets', ['get']);
-    expect(allows(rules, '', 'secrets', 'list'), 'secrets are read by name only').toBe(false);
-    expect(allows(rules, GROUP, 'etcdremediationrequests', 'create'), 'only Cluster API creates requests').toBe(false);
+  /** `group/resource verb` for each grant; a rule with a wildcard is refused (exactly what the code calls). */
+  const triples = (rules: V1PolicyRule[] | undefined): string[] =>
+    (rules ?? []).flatMap((rule) => {
+      for (const list of [rule.apiGroups ?? [], rule.resources ?? [], rule.verbs]) expect(list, 'no wildcard in our rules').not.toContain('*');
+      expect(rule.resourceNames, 'resourceNames: names vary per cluster').toBeUndefined();
+      return (rule.apiGroups ?? []).flatMap((group) => (rule.resources ?? []).flatMap((resource) => rule.verbs.map((verb) => `${group}/${resource} ${verb}`)));
+    });
+  const calls = kubeCalls();
+  const calledOn = (side: Side) => [...new Set(calls.filter((c) => c.side === side).flatMap((c) => c.grants.map((g) => `${g.group}/${g.resource} ${g.verb}`)))].sort();
+  const whoCalls = (grant: string) => calls.filter((c) => c.grants.some((g) => `${g.group}/${g.resource} ${g.verb}` === grant)).map((c) => `${c.at} ${c.call}`);
+
+  it('the call finder sees the calls it must (it is not blind), and only client-node APIs it reads', () => {
+    const seen = calls.map((c) => `${c.at.replace(/:\d+$/, '')} ${c.call}`);
+    for (const expected of [
+      'functions/adapters/kube/cluster-api/cluster-access.ts readNamespacedSecret',
+      'functions/adapters/kube/workload.ts listNode',
+      'functions/adapters/kube/workload.ts listNamespacedPod',
+      'functions/adapters/kube/cluster-api/machine-actuator.ts deleteNamespacedCustomObject',
+      'infra/local/request-watcher.ts makeInformer',
+      'functions/adapters/kube/streams/pod-streams-client.ts new Exec',
+      'functions/adapters/kube/port-forward/pod-forward.ts new PortForward',
+    ]) expect(seen).toContain(expected);
+    expect(unreadApiClasses(), 'API classes the call finder does not read (test/infra/kube-calls.ts)').toEqual([]);
+  });
+
+  it.each([
+    ['management', 'rbac.yaml: ClusterRole etcd-remediator', () => triples(roleIn('rbac.yaml', 'etcd-remediator').rules)],
+    ['workload', 'workload-rbac.yaml: Role and ClusterRole etcd-remediator', () => triples([...ofKind<V1Role>('Role', 'workload-rbac.yaml'), ...ofKind<V1ClusterRole>('ClusterRole', 'workload-rbac.yaml')].flatMap((role) => role.rules ?? []))],
+  ] as const)('%s cluster: %s grant exactly what the code calls there, nothing missing and nothing more', (side, _where, granted) => {
+    const needed = calledOn(side);
+    const rules = [...new Set(granted())].sort();
+    const missing = needed.filter((grant) => !rules.includes(grant)).map((grant) => `${grant} (${whoCalls(grant).join(', ')})`);
+    const extra = rules.filter((grant) => !needed.includes(grant));
+    expect(missing, 'called, but not granted').toEqual([]);
+    expect(extra, 'granted, but no call needs it').toEqual([]);
+  });
+
+  it('secrets: get alone, and only in the management cluster (<cluster>-kubeconfig, <cluster>-etcd)', () => {
+    expect(calledOn('management').filter((grant) => grant.startsWith('/secrets '))).toEqual(['/secrets get']);
+    expect(calledOn('workload').filter((grant) => grant.startsWith('/secrets '))).toEqual([]);
+    expect(allows(roleIn('rbac.yaml', 'etcd-remediator').rules, GROUP, 'etcdremediationrequests', 'create'), 'only Cluster API creates requests').toBe(false);
   });
 
   it('Cluster API\'s manager gets what MHC needs on our types, through its aggregation label', () => {
@@ -369,15 +401,23 @@ describe('infra/kubernetes RBAC', () => {
     for (const rule of roles.flatMap((role) => role.rules ?? []).filter((r) => r.apiGroups?.includes(GROUP))) for (const resource of rule.resources ?? []) expect(served).toContain(resource);
   });
 
-  it('workload cluster: pods in kube-system, BOTH get and create on pods/exec and pods/portforward, and Nodes', () => {
+  it('workload cluster: the pods and their exec and port-forward in kube-system (a Role), the Nodes cluster-wide', () => {
     // A WebSocket exec/port-forward is authorised as `get`; since Kubernetes 1.35 also as `create`
     // (AuthorizePodWebsocketUpgradeCreatePermission; kube-paths.md §0.4).
     const role = one(ofKind<V1Role>('Role', 'workload-rbac.yaml'), 'the workload Role');
     expect(role.metadata?.namespace).toBe('kube-system');
-    expectGrants(role.rules, '', 'pods', ['get', 'list']);
     expectGrants(role.rules, '', 'pods/exec', ['get', 'create']);
     expectGrants(role.rules, '', 'pods/portforward', ['get', 'create']);
-    expectGrants(roleIn('workload-rbac.yaml', 'etcd-remediator').rules, '', 'nodes', ['get', 'list']);
+    expect(triples(role.rules).some((grant) => grant.startsWith('/nodes')), 'Nodes are cluster-scoped: not in a Role').toBe(false);
+    expectGrants(roleIn('workload-rbac.yaml', 'etcd-remediator').rules, '', 'nodes', ['list']);
+  });
+
+  it('workload cluster: a long-lived token of its ServiceAccount, for the kubeconfig --workload-kubeconfig-secret names', () => {
+    const secret = one(docs.filter((doc) => doc.file === 'workload-rbac.yaml' && doc.typed.kind === 'Secret'), 'the token Secret').raw as { type: string; metadata: { namespace: string; annotations: Record<string, string> } };
+    const account = one(ofKind<V1ServiceAccount>('ServiceAccount', 'workload-rbac.yaml'), 'the workload ServiceAccount');
+    expect(secret.type).toBe('kubernetes.io/service-account-token');
+    expect(secret.metadata.namespace).toBe(account.metadata?.namespace);
+    expect(secret.metadata.annotations['kubernetes.io/service-account.name']).toBe(account.metadata?.name);
   });
 
   it('every binding binds a role and a ServiceAccount of its own file', () => {

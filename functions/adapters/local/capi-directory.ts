@@ -1,6 +1,7 @@
 // The cluster directory of the watcher: every Cluster API cluster a request names, found in the
 // management cluster. Its id is `<namespace>/<cluster>`; its workload kubeconfig is the Secret
-// `<cluster>-kubeconfig` there, read once and kept; its policy is the watcher's.
+// `<cluster>-kubeconfig` there (or the one workloadKubeconfigSecret names), read once and kept;
+// its policy is the watcher's.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { workloadKubeconfigFromSecret } from '../kube/cluster-api/cluster-access.ts';
 import type { Policy } from '../../core/policy.ts';
@@ -16,6 +17,8 @@ export interface CapiDirectoryOptions {
   /** The operator's files for every cluster (watch --cacert …); without them each cluster's are minted from its `<cluster>-etcd` Secret. */
   tls?: TlsFiles;
   machineApiVersion?: 'v1beta1' | 'v1beta2';
+  /** The Secret of a cluster's workload kubeconfig, when not Cluster API's `<cluster>-kubeconfig` (same key). */
+  workloadKubeconfigSecret?: (clusterName: string) => string;
 }
 
 export const capiClusterId = (namespace: string, clusterName: string): string => `${namespace}/${clusterName}`;
@@ -26,7 +29,7 @@ export function createCapiDirectory(options: CapiDirectoryOptions): ClusterDirec
     const [namespace, clusterName, ...rest] = clusterId.split('/');
     if (!namespace || !clusterName || rest.length > 0) throw new UnknownClusterError(clusterId);
     const kube: KubeAccessConfig = {
-      workloadKubeconfig: await workloadKubeconfigFromSecret(options.management, namespace, clusterName),
+      workloadKubeconfig: await workloadKubeconfigFromSecret(options.management, namespace, clusterName, options.workloadKubeconfigSecret?.(clusterName)),
       management: {
         kubeconfig: options.managementSource,
         namespace,

@@ -61,6 +61,11 @@ request deleted early withdraws the incident there. The stack's cluster policy a
                            <cluster>-etcd (keys tls.crt, tls.key) in the Cluster's namespace
                            (the exec relay uses the pod's own)
   --machine-api VERSION    Cluster API Machine version: v1beta1 (default) or v1beta2
+  --workload-kubeconfig-secret NAME   read each workload cluster's kubeconfig from the Secret NAME
+                           ({cluster} stands for the cluster's name; key "value") in the Cluster's
+                           namespace instead of Cluster API's admin <cluster>-kubeconfig: e.g. a
+                           kubeconfig of the etcd-remediator ServiceAccount that
+                           infra/kubernetes/workload-rbac.yaml creates and binds
   --bus NAME --table NAME  report to a deployed stack's bus and follow its incident table
   --region R               the AWS region with --bus (default: AWS_REGION or the AWS config)
   --health-addr [HOST:]PORT   serve GET /healthz (alive, event loop turning) and /readyz (the
@@ -79,6 +84,7 @@ const options = {
   cert: { type: 'string' },
   key: { type: 'string' },
   'machine-api': { type: 'string' },
+  'workload-kubeconfig-secret': { type: 'string' },
   bus: { type: 'string' },
   table: { type: 'string' },
   region: { type: 'string' },
@@ -130,6 +136,7 @@ export async function run(argv: string[]): Promise<number> {
   const machineApi = values['machine-api'] ?? 'v1beta1';
   if (machineApi !== 'v1beta1' && machineApi !== 'v1beta2') throw new UsageError(`--machine-api: ${JSON.stringify(machineApi)} is not v1beta1 or v1beta2`);
   const tls = tlsFromFlags(values);
+  const workloadSecret = workloadSecretFlag(values['workload-kubeconfig-secret']);
   // A request names no client URLs: the kube paths only, unless --paths says otherwise.
   const policy = policyFromFlags({ pathOrder: pathsFlag(values.paths) ?? [...KUBE_PATHS], ...durationsFromFlags(values) });
   if (policy.pathOrder.includes('direct')) throw new UsageError('--paths: direct needs client URLs, which a MachineHealthCheck request does not give; use port-forward and exec-relay');
@@ -141,7 +148,14 @@ export async function run(argv: string[]): Promise<number> {
     const open = (await incidentsIn(statePath)).filter((i) => i.state === 'open');
     const runtime = await createLocalRuntime({
       statePath,
-      directory: createCapiDirectory({ management: management.config, managementSource: management.source, policy, machineApiVersion: machineApi, ...(tls ? { tls } : {}) }),
+      directory: createCapiDirectory({
+        management: management.config,
+        managementSource: management.source,
+        policy,
+        machineApiVersion: machineApi,
+        ...(tls ? { tls } : {}),
+        ...(workloadSecret ? { workloadKubeconfigSecret: workloadSecret } : {}),
+      }),
       logLevel: 'SILENT',
       onHandlerError: (fn, error) => process.stderr.write(`${escapeControls(`${fn} failed: ${error instanceof Error ? error.message : String(error)}`)}\n`),
       resume: { incidentIds: open.map((i) => i.incidentId) },
@@ -201,8 +215,21 @@ async function watchUntilSignal(watcher: RequestWatcher, signal: ReturnType<type
   return EXIT.ok;
 }
 
+/**
+ * `--workload-kubeconfig-secret NAME`: the Secret name of each cluster, `{cluster}` standing for
+ * the cluster's name; a name without it would give every cluster the same kubeconfig.
+ */
+export function workloadSecretFlag(value: string | undefined): ((clusterName: string) => string) | undefined {
+  if (value === undefined) return undefined;
+  const example = 'e.g. {cluster}-etcd-remediator-kubeconfig';
+  if (value.split('{cluster}').length !== 2) throw new UsageError(`--workload-kubeconfig-secret: ${JSON.stringify(value)} must name each cluster's own Secret with {cluster} once (${example})`);
+  // A Secret's name is a DNS subdomain: lower-case letters, digits, '-' and '.'.
+  if (!/^[a-z0-9.-]*$/.test(value.replace('{cluster}', ''))) throw new UsageError(`--workload-kubeconfig-secret: ${JSON.stringify(value)} is not a Secret name: lower-case letters, digits, '-' and '.' around {cluster} (${example})`);
+  return (clusterName) => value.replace('{cluster}', clusterName);
+}
+
 /** The local policy flags mean nothing to a deployed stack: its registered policy applies. */
-const LOCAL_ONLY = ['state', 'paths', 'grace', 'timeout', 'election-timeout', 'cacert', 'cert', 'key', 'machine-api'] as const;
+const LOCAL_ONLY = ['state', 'paths', 'grace', 'timeout', 'election-timeout', 'cacert', 'cert', 'key', 'machine-api', 'workload-kubeconfig-secret'] as const;
 
 async function watchRemote(values: Partial<Record<keyof typeof options, string | boolean>>, management: KubeConfig, healthAt: HealthAddress | undefined): Promise<number> {
   const busName = requiredFlag('bus', values.bus as string | undefined, 'etcd-remediator');
