@@ -1,9 +1,18 @@
-// The cluster view as it travels in MembersProbed; mirrors functions/core/view.ts exactly.
+// The cluster view as it travels in MembersProbed; mirrors functions/core/view.ts exactly, and
+// holds every text and list to the limits core's views are made within (view-limits.ts).
 import { z } from 'zod';
 import type { ClusterIdentity } from '../../functions/core/cluster-identity.ts';
 import type { ClusterView, LeaderView, MemberView, QuorumFigures } from '../../functions/core/view.ts';
 import type { EtcdFailure, HostEvidence, MachineSummary, IdentityReport, MemberStatus, PathProbe } from '../../functions/core/types.ts';
+import { jsonBytes, TEXT_LIMITS, VIEW_LIMITS } from '../../functions/core/view-limits.ts';
 import { endpointSchema, memberIdSchema, pathNameSchema } from './common.ts';
+
+/** A text of at most `max` bytes as JSON; maxLength (UTF-16 units) says the same to JSON Schema, loosely. */
+export const text = (max: number) => z.string().max(max).refine((t) => jsonBytes(t) <= max, `must be at most ${max} bytes as JSON text`);
+const endpointText = (max: number) => endpointSchema.max(max).refine((t) => jsonBytes(t) <= max, `must be at most ${max} bytes as JSON text`);
+const endpoint = endpointText(TEXT_LIMITS.endpoint);
+const url = endpointText(TEXT_LIMITS.url);
+const texts = (count: number, max: number) => z.array(text(max)).max(count);
 
 const count = z.number().int().nonnegative();
 /** A day: a latency or a wait longer than that is a producer's bug (seconds or µs for ms), not data. */
@@ -15,24 +24,24 @@ const etcdClusterIdSchema = z
   .string()
   .regex(/^[1-9a-f][0-9a-f]{0,15}$/, 'must be an etcd cluster id: lowercase hex without leading zeros, e.g. 4f2a9e0b12cd3e45');
 
-const identityReportSchema = z.object({ endpoint: endpointSchema, clusterId: etcdClusterIdSchema });
+const identityReportSchema = z.object({ endpoint, clusterId: etcdClusterIdSchema });
 
 const clusterIdentitySchema = z.object({
   id: etcdClusterIdSchema.optional().describe('The one cluster_id every answer carried; absent when none answered or they disagree.'),
-  ids: z.array(etcdClusterIdSchema).describe('Every distinct cluster_id seen, sorted; more than one is CLUSTER_MISMATCH.'),
-  reports: z.array(identityReportSchema).describe('Which endpoint answered with which cluster_id.'),
+  ids: z.array(etcdClusterIdSchema).max(VIEW_LIMITS.identityIds).describe('Every distinct cluster_id seen, sorted; more than one is CLUSTER_MISMATCH.'),
+  reports: z.array(identityReportSchema).max(VIEW_LIMITS.identityReports).describe('Which endpoint answered with which cluster_id.'),
   listedBy: identityReportSchema.optional().describe("The seed whose member list the view's members are."),
 });
 
 const etcdFailureSchema = z.object({
   kind: z.enum(['refused', 'timeout', 'tls', 'auth', 'other']),
   grpcCode: z.number().int().optional(),
-  message: z.string(),
+  message: text(TEXT_LIMITS.message),
 });
 
 const pathProbeSchema = z.object({
   path: pathNameSchema,
-  endpoint: endpointSchema,
+  endpoint,
   reachability: z.enum(['ok', 'refused', 'timeout', 'tls', 'auth', 'other']),
   latencyMs: millis,
   failure: etcdFailureSchema.optional(),
@@ -43,30 +52,30 @@ const memberStatusSchema = z.object({
   raftTerm: count,
   raftIndex: count,
   raftAppliedIndex: count,
-  alarms: z.array(z.string()),
-  errors: z.array(z.string()),
-  version: z.string(),
+  alarms: texts(VIEW_LIMITS.alarms, TEXT_LIMITS.alarm),
+  errors: texts(VIEW_LIMITS.errors, TEXT_LIMITS.statusError),
+  version: text(TEXT_LIMITS.version),
   dbSize: count,
   isLearner: z.boolean(),
   clusterId: etcdClusterIdSchema.optional().describe('The cluster_id this member answered with.'),
 });
 
 const hostEvidenceSchema = z.object({
-  node: z.string().optional().describe("The member's Node: from its etcd pod, or matched by name or InternalIP."),
+  node: text(TEXT_LIMITS.name).optional().describe("The member's Node: from its etcd pod, or matched by name or InternalIP."),
   nodeExists: z.boolean().describe('False when the Node list answered without it.'),
-  pod: z.string().optional().describe('Its etcd pod, namespace/name.'),
-  machine: z.object({ name: z.string(), deleting: z.boolean() }).optional().describe('Its Cluster API Machine, by status.nodeRef.'),
+  pod: text(TEXT_LIMITS.pod).optional().describe('Its etcd pod, namespace/name.'),
+  machine: z.object({ name: text(TEXT_LIMITS.name), deleting: z.boolean() }).optional().describe('Its Cluster API Machine, by status.nodeRef.'),
 });
 
-const machineSummarySchema = z.object({ name: z.string(), nodeName: z.string().optional(), deleting: z.boolean() });
+const machineSummarySchema = z.object({ name: text(TEXT_LIMITS.name), nodeName: text(TEXT_LIMITS.name).optional(), deleting: z.boolean() });
 
 const memberViewSchema = z.object({
   id: memberIdSchema,
-  name: z.string(),
-  clientUrls: z.array(endpointSchema),
-  peerUrls: z.array(endpointSchema),
+  name: text(TEXT_LIMITS.name),
+  clientUrls: z.array(url).max(VIEW_LIMITS.urls),
+  peerUrls: z.array(url).max(VIEW_LIMITS.urls),
   isLearner: z.boolean(),
-  paths: z.array(pathProbeSchema),
+  paths: z.array(pathProbeSchema).max(VIEW_LIMITS.paths),
   reachable: z.boolean(),
   started: z.boolean(),
   healthy: z.boolean(),
@@ -78,9 +87,9 @@ const memberViewSchema = z.object({
 const leaderViewSchema = z.object({
   consensus: z.enum(['agreed', 'split', 'none']),
   id: memberIdSchema.optional(),
-  name: z.string().optional(),
+  name: text(TEXT_LIMITS.name).optional(),
   term: count.optional(),
-  reports: z.array(z.object({ memberId: memberIdSchema, leaderId: memberIdSchema, term: count })),
+  reports: z.array(z.object({ memberId: memberIdSchema, leaderId: memberIdSchema, term: count })).max(VIEW_LIMITS.members),
 });
 
 const quorumFiguresSchema = z.object({
@@ -93,13 +102,13 @@ const quorumFiguresSchema = z.object({
 
 export const clusterViewSchema = z.object({
   at: z.number().int().nonnegative().describe('Epoch milliseconds of the probe.'),
-  members: z.array(memberViewSchema),
+  members: z.array(memberViewSchema).max(VIEW_LIMITS.members),
   leader: leaderViewSchema,
   quorum: quorumFiguresSchema,
-  listFailures: z.array(pathProbeSchema).describe('Why no seed gave a member list, when none did.'),
+  listFailures: z.array(pathProbeSchema).max(VIEW_LIMITS.listFailures).describe('Why no seed gave a member list, when none did.'),
   identity: clusterIdentitySchema.optional().describe('Which etcd cluster answered; absent in views kept before ids were recorded.'),
-  pathLookFailure: z.string().optional().describe('Why the kube paths were not resolved this time.'),
-  machines: z.array(machineSummarySchema).optional().describe('Every Machine of the cluster, when the management cluster was read.'),
+  pathLookFailure: text(TEXT_LIMITS.message).optional().describe('Why the kube paths were not resolved this time.'),
+  machines: z.array(machineSummarySchema).max(VIEW_LIMITS.machines).optional().describe("The cluster's control-plane Machines, when the management cluster was read."),
 });
 
 // Compile-time guard: the schema and the core types must not drift apart. `Equals` is strict

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { carriesCredentials, CREDENTIALS_IN_URL } from '../../functions/core/endpoint-url.ts';
 import { reasonCodes } from '../../functions/core/reason-table.ts';
 import { pathNameSchema } from '../../functions/core/path-name.ts';
+import { MAX_EVIDENCE_BYTES, MAX_MESSAGE_CHARS } from '../../functions/core/said-limits.ts';
 
 /** Most ids and names fit here; longer strings are a producer bug, not data. */
 const SHORT = 253;
@@ -35,10 +36,14 @@ export const reasonCodeSchema = z.enum(reasonCodes, {
     issue.input === undefined ? 'is required' : `${JSON.stringify(issue.input)} is not a known reason code (see functions/core/reason-table.ts)`,
 });
 
-/** JSON-safe facts behind a decision: which member, which path, what etcd said. */
-export const evidenceSchema = z.record(z.string(), z.unknown());
+const jsonBytes = (value: unknown): number => new TextEncoder().encode(JSON.stringify(value)).length;
 
-export const messageSchema = nonEmptyString(2_000).describe('One plain sentence: which member, what failed, what happens next.');
+/** JSON-safe facts behind a decision: which member, which path, what etcd said; bounded, as every step's commit keeps it. */
+export const evidenceSchema = z
+  .record(z.string(), z.unknown())
+  .refine((evidence) => jsonBytes(evidence) <= MAX_EVIDENCE_BYTES, `must be at most ${MAX_EVIDENCE_BYTES} bytes as JSON`);
+
+export const messageSchema = nonEmptyString(MAX_MESSAGE_CHARS).describe('One plain sentence: which member, what failed, what happens next.');
 
 /** Carried by every detail, so any event can be traced to its incident and attempt. */
 export const envelopeShape = {

@@ -1,17 +1,16 @@
 import { z } from 'zod';
 import { clusterViewSchema } from './cluster-view.ts';
 import { envelopeShape, resolvedTargetSchema } from './common.ts';
-import { MAX_INCIDENT_VIEWS } from '../../functions/core/view-history.ts';
 
+/**
+ * The new view only: move-leader reads the views before it from the incident, which kept this one
+ * too in the same write that published the event. An event of an earlier build that still carries
+ * `previousViews` parses; the field is dropped.
+ */
 export const membersProbedSchema = z
   .object({
     ...envelopeShape,
     target: resolvedTargetSchema,
-    view: clusterViewSchema.describe('The cluster as this probe saw it.'),
-    previousViews: z
-      .array(clusterViewSchema)
-      .max(MAX_INCIDENT_VIEWS)
-      .optional()
-      .describe('Earlier views of this incident, oldest first, for evidence that needs samples over time.'),
+    view: clusterViewSchema.describe('The cluster as this probe saw it: the newest view the incident holds.'),
   })
   .describe('Every member was probed; the view is ready for the leader decision.');

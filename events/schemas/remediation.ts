@@ -10,6 +10,9 @@ import {
   reasonCodeSchema,
   resolvedTargetSchema,
 } from './common.ts';
+import { text } from './cluster-view.ts';
+import { MAX_TIMELINE_DETAIL_BYTES, MAX_TIMELINE_ENTRIES } from '../../functions/core/said-limits.ts';
+import { TEXT_LIMITS } from '../../functions/core/view-limits.ts';
 
 const leaderMoveSchema = z
   .enum(['not-needed', 'moved', 'skipped'])
@@ -38,9 +41,10 @@ export const remediationCompletedSchema = z
     ...envelopeShape,
     target: memberRefSchema,
     leaderMove: leaderMoveSchema,
-    newLeader: z.object({ id: memberIdSchema, name: z.string() }).describe('The leader among the remaining members.'),
+    newLeader: z.object({ id: memberIdSchema, name: text(TEXT_LIMITS.name) }).describe('The leader among the remaining members.'),
     timeline: z
-      .array(z.object({ at: isoTimestampSchema, step: z.string().min(1), detail: z.string() }))
-      .describe('Each remediation step, in order.'),
+      .array(z.object({ at: isoTimestampSchema, step: z.string().min(1).max(64), detail: text(MAX_TIMELINE_DETAIL_BYTES) }))
+      .max(MAX_TIMELINE_ENTRIES)
+      .describe('Each remediation step, in order; a long one keeps its first and last lines, and says how many went between.'),
   })
   .describe('The target member was removed and the cluster has a leader.');

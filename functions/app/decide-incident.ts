@@ -9,7 +9,7 @@ import { approveMemberlessMachine, memberlessMachine } from '../core/memberless-
 import { notControlPlane } from '../core/not-control-plane.ts';
 import { checkTargetFound } from '../core/plan-checks.ts';
 import { remediationHistoryFrom, type RemediationHistory } from '../core/remediation-history.ts';
-import { removalTimesOf, removedByAnother, replacementPending, type RemovalRecord } from '../core/replacement.ts';
+import { removalTimesOf, replacementPending, type RemovalRecord } from '../core/replacement.ts';
 import { resumeAfterRemoval } from '../core/resume-after-removal.ts';
 import { describeSelector } from '../core/target.ts';
 import { describeMember, memberGone, type ClusterView } from '../core/view.ts';
@@ -18,6 +18,7 @@ import type { Incident } from '../ports/incident-store.ts';
 import { clusterGuard, guarded, guardFailed, type Guarded } from './cluster-lock.ts';
 import type { Deps } from './deps.ts';
 import { membersUnderRemediation, planIncident } from './plan-incident.ts';
+import { afterRemovalByAnother } from './removed-by-another.ts';
 
 /** `view` is the one the MembersProbed carried: the newest the incident holds. */
 export async function decideIncident(deps: Deps, cluster: ClusterEntry, incident: Incident, view: ClusterView): Promise<Decision> {
@@ -39,13 +40,16 @@ export async function decideIncident(deps: Deps, cluster: ClusterEntry, incident
   // Said before any leader is moved for a removal that could not happen; remediate checks it again under the lock.
   const read = incident.memberId ? await removalsSeen(deps, cluster, incident.memberId, view) : ({ ok: true, value: [] } as const);
   const records = read.ok ? read.value : [];
-  const byAnother = removedByAnother(records, {
+  const gone = !!incident.memberId && memberGone(view, incident.memberId);
+  // Gone from the list may be "removed a moment ago by another": a record we could not read tells neither.
+  if (!read.ok && gone) return unreadRecord(deps, cluster, incident, read);
+  const byAnother = await afterRemovalByAnother(deps, incident, records, {
     incidentId: incident.incidentId,
     memberId: incident.memberId!,
     name: incident.memberName || incident.memberId!,
-    memberGone: !!incident.memberId && memberGone(view, incident.memberId),
+    memberGone: gone,
   });
-  if (byAnother) return byAnother;
+  if (byAnother) return cluster.policy.dryRun ? asDryRun(byAnother) : byAnother;
   const pending = replacementPending(records, { view, targetId: incident.memberId ?? '', incidentId: incident.incidentId, allowShrink: cluster.policy.allowShrink, now: deps.clock.now() });
   if (pending) return pending;
   // KCP's retry limits count this target's remediations by any remediator: the record in etcd, or
@@ -94,7 +98,7 @@ async function removedByName(deps: Deps, cluster: ClusterEntry, incident: Incide
   // Not found may be "removed a moment ago by another": a record we could not read tells neither.
   if (!read.ok) return unreadRecord(deps, cluster, incident, read);
   // Called when no member matched: the named one is gone from the list.
-  return removedByAnother(read.value, { incidentId: incident.incidentId, memberName: cluster.aliases?.[name] ?? name, name, memberGone: true });
+  return afterRemovalByAnother(deps, incident, read.value, { incidentId: incident.incidentId, memberName: cluster.aliases?.[name] ?? name, name, memberGone: true });
 }
 
 function removalsSeen(deps: Deps, cluster: ClusterEntry, targetId: string | undefined, view: ClusterView): Promise<Guarded<RemovalRecord[]>> {

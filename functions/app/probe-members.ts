@@ -1,6 +1,7 @@
 // probe-members: open (or join) the incident, probe every member on its own, publish the view.
 import type { DetailOf } from '../../events/catalogue.ts';
 import { judgeLeader, streakOf } from '../core/evidence.ts';
+import { oversizedView } from '../core/bounded-view.ts';
 import { clusterIdOf, identityChanged } from '../core/cluster-identity.ts';
 import { probeDeadlineMs } from '../core/probe-deadline.ts';
 import { matchReport } from '../core/report-match.ts';
@@ -83,6 +84,9 @@ export async function probeMembers(deps: Deps, input: Input): Promise<ProbeOutco
 async function probe(deps: Deps, cluster: ClusterEntry, incident: Incident): Promise<StepOutcome<Incident>> {
   const view = await probeCluster(deps, cluster, incident.views.at(-1), probeDeadlineMs(cluster.policy, incident.views));
   const now = deps.clock.now();
+  // Said before anything is judged, and the view is not kept: no event or item could hold it.
+  const oversized = oversizedView(view);
+  if (oversized) return { incident, ...blockEffects(incident, oversized, 'probe-members', now), value: incident };
   const match = resolveTarget(view, incident.target, cluster.aliases, incident.memberId);
   const member = matchedMember(match);
   // Another etcd cluster under this cluster's name: refused before anything is resolved in it.
@@ -134,7 +138,8 @@ async function probe(deps: Deps, cluster: ClusterEntry, incident: Incident): Pro
     },
     effects: [
       journaling(now, { step: journalSteps.probed, detail: probed }),
-      publishing('MembersProbed', { ...envelopeOf(incident, now), target: resolvedTarget(resolved), view, previousViews: incident.views }),
+      // The new view only: move-leader reads the earlier ones from the incident this write keeps them in.
+      publishing('MembersProbed', { ...envelopeOf(incident, now), target: resolvedTarget(resolved), view }),
     ],
     value: resolved,
   };

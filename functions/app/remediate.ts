@@ -10,7 +10,7 @@ import { leaderMoveOf } from '../core/leader-move.ts';
 import { removalFailed } from '../core/member-removal.ts';
 import { probeDeadlineMs } from '../core/probe-deadline.ts';
 import { actuatorFailed, clusterLocked, gatesUnderLock, noLeaderAfterRemoval, snapshotFailed } from '../core/remediation-steps.ts';
-import { removalRecordFor, removedByAnother, replacementPending, withRecord } from '../core/replacement.ts';
+import { removalByAnother, removalRecordFor, replacementPending, withRecord } from '../core/replacement.ts';
 import { withView } from '../core/view-history.ts';
 import { describeMember, memberGone, type ClusterView } from '../core/view.ts';
 import type { ReplaceRequest, ReplaceResult } from '../ports/actuator.ts';
@@ -25,6 +25,7 @@ import { envelopeOf, memberRef, publishing } from './incident-events.ts';
 import { nextTryAt, planIncident } from './plan-incident.ts';
 import { probeCluster } from './probe-cluster.ts';
 import { removeMember } from './remove-member.ts';
+import { afterRemovalByAnother } from './removed-by-another.ts';
 import { runStep, type StepOutcome } from './step.ts';
 import { takeSnapshot } from './take-snapshot.ts';
 import { waitForNewLeader } from './wait-for-leader.ts';
@@ -189,16 +190,19 @@ async function removeStep(deps: Deps, cluster: ClusterEntry, incident: Incident,
 
 /**
  * Gone already: removed by an earlier run of ours that stopped before it could say so, or, when the
- * record names another incident, by that one (the same member reported under another name): then
- * this incident ends there, and its machine is not replaced a second time.
+ * record names another incident, by that one. An incident of this state replaces the machine: this
+ * one ends there, and the machine is not replaced a second time. One this state does not hold
+ * leaves a Machine the report named to this one: the rest of remediation runs, removing nothing.
  */
 async function removedBefore(deps: Deps, cluster: ClusterEntry, incident: Incident, name: string, lock: HeldLock): Promise<{ incident: Incident; decision?: Decision }> {
   // Whose removal it was decides whether this incident replaces the machine: unread is no answer.
   const read = await guarded(lock.guard, (g) => g.removals());
   if (!read.ok) return { incident, decision: guardFailed(deps, cluster, incident, 'read the removal record', read, nameOf(incident)) };
-  const byAnother = removedByAnother(read.value, { incidentId: incident.incidentId, memberId: incident.memberId!, name: nameOf(incident), memberGone: true });
-  if (byAnother) return { incident, decision: byAnother };
-  await mark(deps, incident.incidentId, { step: journalSteps.memberRemoved, detail: { absentFromList: name } });
+  const ctx = { incidentId: incident.incidentId, memberId: incident.memberId!, name: nameOf(incident), memberGone: true };
+  const byAnother = await afterRemovalByAnother(deps, incident, read.value, ctx);
+  if (byAnother && byAnother.kind !== 'approve') return { incident, decision: byAnother };
+  const by = byAnother && removalByAnother(read.value, ctx);
+  await mark(deps, incident.incidentId, { step: journalSteps.memberRemoved, detail: { absentFromList: name, ...(by ? { removedBy: `incident ${by.incidentId} (${by.by})` } : {}) } });
   return { incident };
 }
 

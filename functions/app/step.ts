@@ -11,6 +11,7 @@
 import type { DetailType } from '../../events/catalogue.ts';
 import { isDecisionLine, type JournalEntry, type JournalInput } from '../core/journal.ts';
 import { readJournalLine } from '../core/journal-earlier.ts';
+import { boundedSaid } from '../core/said-limits.ts';
 import { withSingleRemediatorNote } from '../core/single-remediator.ts';
 import { stepBudgetMs, type StepName } from '../core/step-budget.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
@@ -143,10 +144,21 @@ export async function commit(deps: Pick<Deps, 'store' | 'clock'>, incident: Inci
   const stepsDone = newAttempt ? [] : key ? [...incident.stepsDone, key] : incident.stepsDone;
   return deps.store.updateIncident(
     incident.incidentId,
-    { ...patch, stepsDone, outbox: [...incident.outbox, ...effects] },
+    { ...saidWithinLimits(patch), stepsDone, outbox: [...incident.outbox, ...effects.map(publishedWithinLimits)] },
     { expectVersion: incident.version, now: deps.clock.now() },
   );
 }
+
+/** Every event a step publishes says no more than its schema takes (core said-limits.ts). */
+const publishedWithinLimits = (entry: OutboxEntry): OutboxEntry =>
+  entry.kind === 'publish' ? { ...entry, event: { ...entry.event, detail: boundedSaid(entry.event.detail) } as typeof entry.event } : entry;
+
+/** The decision the incident keeps, and its result, as bounded as the events that said them. */
+const saidWithinLimits = (patch: IncidentPatch): IncidentPatch => ({
+  ...patch,
+  ...(patch.lastDecision ? { lastDecision: boundedSaid(patch.lastDecision) } : {}),
+  ...(patch.result !== undefined ? { result: boundedSaid(patch.result) } : {}),
+});
 
 /**
  * Carries out the outbox this process just committed, then clears it. Anyone may do this:

@@ -48,7 +48,7 @@ export interface IncidentOf<Event, Schedule> {
   /** The etcd cluster_id the incident's first answering probe reached: it is never judged against another. */
   etcdClusterId?: string;
   memberName?: string;
-  /** Recent cluster views, oldest first, at most MAX_INCIDENT_VIEWS. */
+  /** Recent cluster views, oldest first, as keptViews keeps them (view-history.ts). */
   views: ClusterView[];
   lastDecision?: Decision;
   /** When and at which term the target was first seen unreachable as leader, in the current streak. */

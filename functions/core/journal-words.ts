@@ -49,7 +49,8 @@ export function journalWords(entry: JournalInput | EarlierLine): string {
       return `${entry.detail.location} (through ${entry.detail.via})`;
     case 'member-removed': {
       const d = entry.detail;
-      return 'absentFromList' in d ? `${d.absentFromList} is no longer in the member list` : `${d.alreadyGone ? 'already gone, said' : 'removed through'} ${d.via}`;
+      if ('absentFromList' in d) return `${d.absentFromList} is no longer in the member list${d.removedBy ? `, removed by ${d.removedBy}` : ''}`;
+      return `${d.alreadyGone ? 'already gone, said' : 'removed through'} ${d.via}`;
     }
     case 'leader-elected': {
       const { id, name, term, afterRemovalMs } = entry.detail;

@@ -100,7 +100,7 @@ export interface JournalDetails {
   'lock-released': { owner: string; where: string };
   'snapshot-taken': { location: string; via: string };
   /** Removed (or found gone) by MemberRemove through `via`, or no longer in the member list at all. */
-  'member-removed': { via: string; alreadyGone: boolean } | { absentFromList: string };
+  'member-removed': { via: string; alreadyGone: boolean } | { absentFromList: string; removedBy?: string };
   'leader-elected': Election;
   'actuator-called': { actuator: string; said: string };
 }

@@ -70,6 +70,7 @@ export const reasonTable = {
   LAST_MEMBER: { outcomes: ['block'], description: 'The target is the last voting member: removing it would destroy the cluster.' },
   MEMBER_NOT_READY: { outcomes: ['block'], description: 'A learner other than the target, or a member that never started, is in the cluster: as KCP, no member is removed while the membership changes.' },
   CLUSTER_MISMATCH: { outcomes: ['block'], description: 'The endpoints answered with more than one etcd cluster_id: they are not one cluster, so nothing is judged or removed.' },
+  CLUSTER_TOO_LARGE: { outcomes: ['block'], description: 'The etcd cluster lists more members than a view holds (VIEW_LIMITS.members): nothing is judged or removed.' },
   TARGET_NOT_FOUND: { outcomes: ['block'], description: 'The member list answered and no member is the target: it may already be removed.' },
   AMBIGUOUS_TARGET: { outcomes: ['block'], description: 'The selector names more than one member (a shared name, alias, Machine or Node): nothing is removed until it is given by id.' },
   NOT_CONTROL_PLANE: { outcomes: ['block'], description: "The target names a Machine or Node that is none of the cluster's control-plane Machines (a worker, say): no etcd member runs there, and nothing is done to it." },

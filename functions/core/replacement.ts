@@ -45,24 +45,60 @@ export interface ReplacementContext {
   now: number;
 }
 
+export interface RemovedContext {
+  incidentId: string;
+  memberId?: string;
+  memberName?: string;
+  name: string;
+  memberGone: boolean;
+}
+
 /**
- * The target is already out, removed by another incident (the same member reported twice, or two
- * remediators at once): nothing is left to do here, and nobody needs to act. With the member gone
- * from the list, the other's intent counts too: it sent MemberRemove, and it replaces the machine
- * (on resume, if it died before confirming); this incident must not replace it a second time.
+ * The newest removal of the target by another incident (the same member reported twice, or two
+ * remediators at once). With the member gone from the list, the other's intent counts too: it sent
+ * MemberRemove, and it replaces the machine on resume if it died before confirming.
  */
-export function removedByAnother(
-  records: readonly RemovalRecord[],
-  ctx: { incidentId: string; memberId?: string; memberName?: string; name: string; memberGone: boolean },
-): Decision | undefined {
+export function removalByAnother(records: readonly RemovalRecord[], ctx: RemovedContext): RemovalRecord | undefined {
   const names = (r: RemovalRecord): boolean => (ctx.memberId !== undefined && r.memberId === ctx.memberId) || (!!ctx.memberName && r.memberName === ctx.memberName);
-  const by = records.filter((r) => (r.confirmed || ctx.memberGone) && r.incidentId !== ctx.incidentId && names(r)).at(-1);
+  return records.filter((r) => (r.confirmed || ctx.memberGone) && r.incidentId !== ctx.incidentId && names(r)).at(-1);
+}
+
+export interface AfterAnother {
+  /** The removing incident is this state's own and replaces the machine (it is open, or remediated). */
+  replacedByIt: boolean;
+  /** The Machine the report named: a replacement of it is owed to whoever asked. */
+  machineName?: string;
+}
+
+/**
+ * The target is already out, removed by another incident. When that incident is this state's own,
+ * it replaces the machine: this one ends there. When it is not (another remediator, with a state
+ * of its own: it may have no Machine actuator at all) and the report named a Machine, nothing else
+ * here replaces that Machine, so this incident does, removing nothing from etcd. Otherwise nothing
+ * is left for it to do.
+ */
+export function removedByAnother(records: readonly RemovalRecord[], ctx: RemovedContext & AfterAnother): Decision | undefined {
+  const by = removalByAnother(records, ctx);
   if (!by) return undefined;
+  const removed = `${ctx.name} was removed by incident ${by.incidentId} at ${describeTime(by.at)} (${by.by})`;
+  const evidence = { incidentId: by.incidentId, removedBy: by.by, removedAt: by.at };
+  if (ctx.replacedByIt) {
+    return { kind: 'close', reason: 'DUPLICATE_INCIDENT', message: `${removed}, which replaces its machine; nothing is left for this incident to do, and it ends.`, evidence };
+  }
+  if (ctx.machineName) {
+    return {
+      kind: 'approve',
+      reason: 'MEMBER_ALREADY_REMOVED',
+      leaderMove: 'not-needed',
+      message: `${removed}, which this state does not hold, so nothing here replaces Machine ${ctx.machineName}: this incident replaces it, removing nothing from etcd (the Machine is deleted only if it is the one read, by its UID).`,
+      evidence: { ...evidence, machine: ctx.machineName },
+    };
+  }
   return {
     kind: 'close',
     reason: 'DUPLICATE_INCIDENT',
-    message: `${ctx.name} was removed by incident ${by.incidentId} at ${describeTime(by.at)} (${by.by}), which replaces its machine; nothing is left for this incident to do, and it ends.`,
-    evidence: { incidentId: by.incidentId, removedBy: by.by, removedAt: by.at },
+    message: `${removed}, a remediator this state does not hold: its machine is that remediator's to replace; nothing is left for this incident to do, and it ends.`,
+    evidence,
   };
 }
 

@@ -73,7 +73,7 @@ export interface IdentityReport {
 }
 
 /** One member as one probe saw it. */
-/** A Cluster API Machine of the cluster, as the management cluster lists it. */
+/** A control-plane Machine of the cluster, as the management cluster lists it. */
 export interface MachineSummary {
   name: string;
   /** status.nodeRef.name: unset until its Node joined. */
@@ -116,7 +116,7 @@ export interface ProbeSample {
   listedBy?: IdentityReport;
   /** Why the kube paths could not be resolved (e.g. the workload API server did not answer). */
   pathLookFailure?: string;
-  /** Every Machine of the cluster, when the management cluster was read. */
+  /** The cluster's control-plane Machines, when the management cluster was read. */
   machines?: MachineSummary[];
 }
 

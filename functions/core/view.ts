@@ -1,4 +1,5 @@
 // The cluster view: one probe folded into what the decisions need.
+import { boundedView } from './bounded-view.ts';
 import { identityOf, isMismatched, type ClusterIdentity } from './cluster-identity.ts';
 import { NO_LEADER, type HostEvidence, type MachineSummary, type MemberId, type MemberInfo, type MemberStatus, type PathProbe, type ProbeSample } from './types.ts';
 
@@ -54,7 +55,7 @@ export interface ClusterView {
   identity?: ClusterIdentity;
   /** Why the kube paths were not resolved this time (the workload API server, say). */
   pathLookFailure?: string;
-  /** Every Machine of the cluster, when the management cluster was read. */
+  /** The cluster's control-plane Machines, when the management cluster was read (none past VIEW_LIMITS.machines). */
   machines?: MachineSummary[];
 }
 
@@ -115,10 +116,11 @@ export function quorumFigures(members: MemberView[], leader: LeaderView): Quorum
   return { voting: voting.length, healthyVoting, votingUp, size, ok: voting.length > 0 && votingUp >= size };
 }
 
+/** The view of one probe, within the view limits (bounded-view.ts). */
 export function buildClusterView(sample: ProbeSample): ClusterView {
   const members = sample.members.map(toMemberView);
   const leader = leaderView(members);
-  return {
+  return boundedView({
     at: sample.at,
     members,
     leader,
@@ -127,7 +129,7 @@ export function buildClusterView(sample: ProbeSample): ClusterView {
     identity: identityOf(sample, members),
     ...(sample.pathLookFailure ? { pathLookFailure: sample.pathLookFailure } : {}),
     ...(sample.machines ? { machines: sample.machines } : {}),
-  };
+  });
 }
 
 /**

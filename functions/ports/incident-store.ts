@@ -24,7 +24,7 @@ export interface OpenIncidentInput {
   incidentId?: string;
 }
 
-/** Fields a handler may change; `views` is replaced and trimmed to the newest MAX_INCIDENT_VIEWS. */
+/** Fields a handler may change; `views` is replaced, and trimmed to what core keptViews keeps (by count and bytes). */
 export type IncidentPatch = Partial<
   Pick<
     Incident,

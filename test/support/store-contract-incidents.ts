@@ -1,8 +1,9 @@
 // The store contract, part one: incidents, one open incident per target, step state on the incident.
 import { beforeEach, describe, expect, it } from 'vitest';
-import { MAX_INCIDENT_VIEWS, withView } from '../../functions/core/view-history.ts';
+import { keptViews, MAX_HISTORY_BYTES, MAX_INCIDENT_VIEWS, viewBytes, withView } from '../../functions/core/view-history.ts';
 import { IncidentNotFoundError, VersionConflictError, type Incident, type IncidentStore } from '../../functions/ports/incident-store.ts';
 import { moveMadeLine, sampleLine } from './journal-lines.ts';
+import { worstView } from './worst-case-view.ts';
 import { RACERS, view, type ContractContext } from './store-contract.ts';
 
 export function incidentCases(current: () => ContractContext): void {
@@ -91,9 +92,20 @@ export function incidentCases(current: () => ContractContext): void {
       expect(withView(updated.views, view(99)).map((v) => v.at)).toEqual([...many.slice(4).map((v) => v.at), 99]);
     });
 
+    it('keeps views within MAX_HISTORY_BYTES, the newest first: as large as the view limits let them grow, two or three', async () => {
+      const views = Array.from({ length: MAX_INCIDENT_VIEWS }, (_, i) => worstView(7, i));
+      const updated = await store.updateIncident(incident.incidentId, { views }, { expectVersion: 1, now: 2 });
+      const kept = updated.views.map((v) => v.at);
+      expect(kept).toEqual(keptViews(views).map((v) => v.at));
+      expect(kept.length).toBeGreaterThanOrEqual(2);
+      expect(kept.at(-1)).toBe(MAX_INCIDENT_VIEWS - 1);
+      expect(updated.views.reduce((sum, v) => sum + viewBytes(v), 0)).toBeLessThanOrEqual(MAX_HISTORY_BYTES);
+      expect(await store.getIncident(incident.incidentId)).toEqual(updated);
+    });
+
     it('keeps large views and outboxes exactly as written', async () => {
-      // About 30 KB a view: a large cluster's probe with long error messages, ten times over.
-      const views = Array.from({ length: MAX_INCIDENT_VIEWS }, (_, i) => view(i, `etcd-${i} ${'é✓ connection refused; '.repeat(1_300)}`));
+      // About 16 KB a view, ten times over: the whole history still fits MAX_HISTORY_BYTES.
+      const views = Array.from({ length: MAX_INCIDENT_VIEWS }, (_, i) => view(i, `etcd-${i} ${'é✓ connection refused; '.repeat(600)}`));
       const event = { source: 'etcd-remediator' as const, detailType: 'RetryDue' as const, detail: { incidentId: incident.incidentId, clusterId: 'c1', attempt: 1, at: '2025-01-01T00:00:00.000Z', reason: 'ELECTION_IN_PROGRESS' as const } };
       const made = moveMadeLine(1);
       const outbox = [{ kind: 'journal' as const, entry: { at: 1, step: made.step, detail: { ...made.detail, views } } }, { kind: 'publish' as const, event }];

@@ -3,7 +3,7 @@
 import type { Decision } from '../../core/decision.ts';
 import type { CarriedStreak } from '../../core/evidence.ts';
 import { currentView, type StoredView } from '../../core/path-name.ts';
-import { MAX_INCIDENT_VIEWS } from '../../core/view-history.ts';
+import { keptViews } from '../../core/view-history.ts';
 import type { InFlight, Incident, IncidentPatch, IncidentState, OutboxEntry } from '../../ports/incident-store.ts';
 import { decodeJson, encodeJson, num, optJson, optStr, str, type Item } from './dynamodb-codec.ts';
 import { byStatePk, incidentIndexKeys, incidentKey } from './dynamodb-keys.ts';
@@ -130,7 +130,7 @@ export function patchUpdate(patch: IncidentPatch, options: { expectVersion: numb
   for (const field of numbers) if (patch[field] !== undefined) b.set(field, patch[field]);
   const strings = ['memberId', 'memberName', 'etcdClusterId'] as const;
   for (const field of strings) if (patch[field] !== undefined) b.set(field, patch[field]);
-  if (patch.views !== undefined) b.set('views', encodeJson(patch.views.slice(-MAX_INCIDENT_VIEWS)));
+  if (patch.views !== undefined) b.set('views', encodeJson(keptViews(patch.views)));
   const json = ['lastDecision', 'result', 'outbox', 'stepsDone'] as const;
   for (const field of json) if (patch[field] !== undefined) b.set(field, encodeJson(patch[field]));
   // null clears: no streak, no step running.

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Decision } from '../../core/decision.ts';
 import type { CarriedStreak } from '../../core/evidence.ts';
 import { currentView, type StoredView } from '../../core/path-name.ts';
-import { MAX_INCIDENT_VIEWS } from '../../core/view-history.ts';
+import { keptViews } from '../../core/view-history.ts';
 import {
   IncidentNotFoundError,
   VersionConflictError,
@@ -102,7 +102,7 @@ export async function updateIncident(
       memberId: next.memberId ?? null,
       memberName: next.memberName ?? null,
       etcdClusterId: next.etcdClusterId ?? null,
-      views: JSON.stringify(next.views.slice(-MAX_INCIDENT_VIEWS)),
+      views: JSON.stringify(keptViews(next.views)),
       lastDecision: toJson(next.lastDecision),
       result: toJson(next.result),
       leaderUnreachable: toJson(next.leaderUnreachable ?? undefined),

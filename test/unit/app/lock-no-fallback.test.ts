@@ -148,6 +148,28 @@ describe('a failed read of the removal record is a retry, not an answer', () => 
     expect(await retry()).toMatchObject({ kind: 'close', reason: 'DUPLICATE_INCIDENT' });
   });
 
+  it('a resolved member gone from the list while the record cannot be read: a retry, not TARGET_NOT_FOUND; then, read, the remover is named', async () => {
+    h = harness({ backoff: { baseMs: 1_000, capMs: 1_000 } });
+    h.setSample((at) => sample(at, three(0)));
+    // Approved, but the lock does not answer: the incident holds etcd-1's id and waits.
+    h.guard.failing.acquire = timeout;
+    expect(await report('etcd-1')).toMatchObject({ kind: 'retry', reason: 'LOCK_UNAVAILABLE' });
+    delete h.guard.failing.acquire;
+
+    // Meanwhile another remediator (of another state) removed it, and etcd elects.
+    h.setSample((at) => sample(at, [{ i: 0, leader: 0 }, { i: 2, leader: 0 }]));
+    h.guard.records = [{ memberId: id(1), memberName: 'etcd-1', incidentId: 'elsewhere', targetKey: 'memberName=etcd-1', at: h.clock.now() - 1_000, sizeBefore: 3, by: 'incident:elsewhere:0001' }];
+    h.guard.failing.removals = leaderChanged;
+    expect(await retry()).toMatchObject({ kind: 'retry', reason: 'LOCK_UNAVAILABLE', evidence: { decidedBy: 'removal-record' } });
+
+    delete h.guard.failing.removals;
+    const closed = await retry();
+    expect(closed).toMatchObject({ kind: 'close', reason: 'DUPLICATE_INCIDENT', evidence: { incidentId: 'elsewhere', removedBy: 'incident:elsewhere:0001' } });
+    // Not of this state: nothing here says that one replaces its machine.
+    expect(h.lastOf('RemediationClosed').message).toMatch(/a remediator this state does not hold/);
+    expect(h.calls.memberRemove).toEqual([]);
+  });
+
   it('before a move: no leader is moved on a record that could not be read', async () => {
     h = harness();
     h.setSample((at) => sample(at, three(0)));

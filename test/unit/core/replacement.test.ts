@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { removalRecordFor, removalTimesOf, removedByAnother, replacementPending, withRecord, MAX_REMOVAL_RECORDS, type RemovalRecord } from '../../../functions/core/replacement.ts';
+import { removalByAnother, removalRecordFor, removalTimesOf, removedByAnother, replacementPending, withRecord, MAX_REMOVAL_RECORDS, type RemovalRecord } from '../../../functions/core/replacement.ts';
 import { id, view } from './fixtures.ts';
 
 const T = Date.parse('2026-01-01T00:00:00Z');
@@ -77,23 +77,37 @@ describe('the removal history', () => {
 });
 
 describe('removedByAnother', () => {
-  const mine = { incidentId: 'now', memberId: id(3), name: 'etcd-3', memberGone: false };
+  const mine = { incidentId: 'now', memberId: id(3), name: 'etcd-3', memberGone: false, replacedByIt: true };
   it.each([
     ['a confirmed removal by another incident', [record({ confirmed: true })], mine, true],
     ['an intent by another, the member still listed: it is mid-removal, the lock decides', [record()], mine, false],
     ['an intent by another, the member gone from the list: it sent MemberRemove', [record()], { ...mine, memberGone: true }, true],
     ['this incident own removal', [record({ incidentId: 'now', confirmed: true })], mine, false],
     ['another member removed', [record({ memberId: id(2), memberName: 'etcd-2', confirmed: true })], mine, false],
-    ['named by name only (the selector matched no member)', [record({ confirmed: true })], { incidentId: 'now', memberName: 'etcd-3', name: 'etcd-3', memberGone: true }, true],
+    ['named by name only (the selector matched no member)', [record({ confirmed: true })], { incidentId: 'now', memberName: 'etcd-3', name: 'etcd-3', memberGone: true, replacedByIt: true }, true],
   ] as const)('%s', (_, records, ctx, closes) => {
     expect(removedByAnother(records, ctx)?.reason).toBe(closes ? 'DUPLICATE_INCIDENT' : undefined);
+    expect(removalByAnother(records, ctx)?.incidentId).toBe(closes ? 'earlier' : undefined);
   });
 
-  it('closes naming who removed it, when, and that this incident ends', () => {
-    const decision = removedByAnother([record({ confirmed: true })], mine);
+  it('an incident of this state replaces the machine: closes, naming who removed it, when, and that this incident ends', () => {
+    const decision = removedByAnother([record({ confirmed: true })], { ...mine, machineName: 'wl-cp-3' });
     expect(decision).toMatchObject({ kind: 'close', reason: 'DUPLICATE_INCIDENT', evidence: { incidentId: 'earlier', removedBy: 'incident:earlier:0001' } });
     expect(decision!.message).toBe(
       'etcd-3 was removed by incident earlier at 2025-12-31T23:59:00.000Z (incident:earlier:0001), which replaces its machine; nothing is left for this incident to do, and it ends.',
     );
+  });
+
+  it('a remediator this state does not hold, and the report named a Machine: this incident replaces the Machine, removing nothing', () => {
+    const decision = removedByAnother([record({ confirmed: true })], { ...mine, replacedByIt: false, machineName: 'wl-cp-3' });
+    expect(decision).toMatchObject({ kind: 'approve', reason: 'MEMBER_ALREADY_REMOVED', leaderMove: 'not-needed', evidence: { incidentId: 'earlier', removedBy: 'incident:earlier:0001', machine: 'wl-cp-3' } });
+    expect(decision!.message).toMatch(/^etcd-3 was removed by incident earlier at 2025-12-31T23:59:00.000Z \(incident:earlier:0001\), which this state does not hold, so nothing here replaces Machine wl-cp-3: this incident replaces it/);
+  });
+
+  it('a remediator this state does not hold, and no Machine named: closes without claiming who replaces the machine', () => {
+    const decision = removedByAnother([record({ confirmed: true })], { ...mine, replacedByIt: false });
+    expect(decision).toMatchObject({ kind: 'close', reason: 'DUPLICATE_INCIDENT', evidence: { incidentId: 'earlier' } });
+    expect(decision!.message).not.toMatch(/which replaces/);
+    expect(decision!.message).toMatch(/that remediator's to replace/);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_INCIDENT_VIEWS, withView } from '../../../functions/core/view-history.ts';
+import { TEXT_LIMITS, VIEW_LIMITS } from '../../../functions/core/view-limits.ts';
 import { parseEnvelope, parseEvent } from '../../../events/validate.ts';
 import { EVENT_SOURCE } from '../../../events/catalogue.ts';
 import { loadSample } from './samples.ts';
@@ -115,11 +115,21 @@ const invalid: InvalidCase[] = [
     problem: /leading zeros/,
   },
   {
-    name: 'too many previous views',
+    name: 'more members than a view holds',
     detailType: 'MembersProbed',
-    detail: { ...probed, previousViews: Array.from({ length: MAX_INCIDENT_VIEWS + 1 }, () => probed.view) },
-    path: 'previousViews',
-    problem: new RegExp(String(MAX_INCIDENT_VIEWS)),
+    detail: { ...probed, view: { ...probed.view, members: Array.from({ length: VIEW_LIMITS.members + 1 }, () => probed.view.members[0]) } },
+    path: 'view.members',
+    problem: new RegExp(`<=${VIEW_LIMITS.members}`),
+  },
+  {
+    name: 'a failure message past its limit, in bytes: 200 three-byte characters',
+    detailType: 'MembersProbed',
+    detail: {
+      ...probed,
+      view: { ...probed.view, members: [{ ...probed.view.members[0], paths: [{ ...probed.view.members[0]!.paths[0], failure: { kind: 'timeout', message: '€'.repeat(200) } }] }] },
+    },
+    path: 'view.members[0].paths[0].failure.message',
+    problem: new RegExp(`at most ${TEXT_LIMITS.message} bytes`),
   },
   {
     name: 'unknown detail type',
@@ -130,12 +140,12 @@ const invalid: InvalidCase[] = [
   },
 ];
 
-describe('the view history', () => {
-  it('every history the store keeps travels on MembersProbed: one cap for both', () => {
-    let views = [probed.view];
-    for (let i = 0; i < 3 * MAX_INCIDENT_VIEWS; i++) views = withView(views, probed.view);
-    expect(views).toHaveLength(MAX_INCIDENT_VIEWS);
-    expect(parseEvent('MembersProbed', { ...probed, previousViews: views }).ok).toBe(true);
+describe('MembersProbed of an earlier build', () => {
+  it('still carrying previousViews: parsed, the field dropped (move-leader reads the incident’s views)', () => {
+    const result = parseEvent('MembersProbed', { ...probed, previousViews: [probed.view, probed.view] });
+    if (!result.ok) throw new Error(result.error.summary);
+    expect(result.event.detail).toEqual(probed);
+    expect(result.event.detail).not.toHaveProperty('previousViews');
   });
 });
 
@@ -182,14 +192,12 @@ describe('parseEvent accepts', () => {
     const relay = { path: 'exec', endpoint: 'https://10.0.0.11:2379 via kube-system/etcd-cp-2', reachability: 'ok', latencyMs: 40 };
     const [first, ...rest] = probed.view.members;
     const earlierView = { ...probed.view, members: [{ ...first!, paths: [...first!.paths, relay] }, ...rest], listFailures: [{ ...relay, reachability: 'timeout' }] };
-    const result = parseEvent('MembersProbed', { ...probed, view: earlierView, previousViews: [earlierView] });
+    const result = parseEvent('MembersProbed', { ...probed, view: earlierView });
     if (!result.ok) throw new Error(result.error.summary);
     if (result.event.detailType !== 'MembersProbed') throw new Error(`parsed as ${result.event.detailType}`);
-    const { view, previousViews } = result.event.detail;
-    for (const v of [view, ...(previousViews ?? [])]) {
-      expect(v.members[0]!.paths.at(-1)).toEqual({ ...relay, path: 'exec-relay' });
-      expect(v.listFailures.map((p) => p.path)).toEqual(['exec-relay']);
-    }
+    const { view } = result.event.detail;
+    expect(view.members[0]!.paths.at(-1)).toEqual({ ...relay, path: 'exec-relay' });
+    expect(view.listFailures.map((p) => p.path)).toEqual(['exec-relay']);
   });
 
   it('LeaderMoved from an earlier build, over `exec`: accepted as exec-relay', () => {
