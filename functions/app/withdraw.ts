@@ -1,6 +1,7 @@
 // A report withdrawn before any removal began (a MachineHealthCheck deletes its request once the
-// Machine is healthy again) stops its incident, saying so. Once removal is approved, remediate
-// owns the incident: it re-checks every gate under the lock, and a withdrawal is too late.
+// Machine is healthy again, or Cluster API stops acting on the Machine) stops its incident, saying
+// so. Once removal is approved, remediate owns the incident: it re-checks every gate under the
+// lock, and a withdrawal is too late.
 import type { Decision } from '../core/decision.ts';
 import { VersionConflictError, type Incident } from '../ports/incident-store.ts';
 import { closeEffects } from './decision-effects.ts';
@@ -22,7 +23,15 @@ function removalUnderWay(incident: Incident, now: number): string | undefined {
   return undefined;
 }
 
-export async function withdrawIncident(deps: OutboxDeps, incidentId: string, why: string): Promise<WithdrawOutcome> {
+/** Why a report is withdrawn, and what comes next, in the close's words. */
+export interface Withdrawal {
+  reason: Extract<Decision['reason'], 'REQUEST_WITHDRAWN' | 'CLUSTER_PAUSED' | 'REMEDIATION_NOT_ALLOWED'>;
+  next: string;
+}
+
+const requestDeleted: Withdrawal = { reason: 'REQUEST_WITHDRAWN', next: 'Report the member again if it is still sick.' };
+
+export async function withdrawIncident(deps: OutboxDeps, incidentId: string, why: string, withdrawal: Withdrawal = requestDeleted): Promise<WithdrawOutcome> {
   const incident = await deps.store.getIncident(incidentId);
   if (!incident) return { kind: 'unknown' };
   if (incident.state !== 'open') return { kind: 'closed', state: incident.state };
@@ -32,8 +41,8 @@ export async function withdrawIncident(deps: OutboxDeps, incidentId: string, why
   if (incident.inFlight && incident.inFlight.until > now) return { kind: 'busy' };
   const decision: Extract<Decision, { kind: 'close' }> = {
     kind: 'close',
-    reason: 'REQUEST_WITHDRAWN',
-    message: `${why}; the incident stops before any removal, and nothing was removed. Report the member again if it is still sick.`,
+    reason: withdrawal.reason,
+    message: `${why}; the incident stops before any removal, and nothing was removed. ${withdrawal.next}`,
     evidence: { withdrawnAt: new Date(now).toISOString(), why },
   };
   const { patch, effects } = closeEffects(incident, decision, 'withdraw', now);

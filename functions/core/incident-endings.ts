@@ -9,8 +9,17 @@ import type { reasonTable, ReasonCode } from './reason-table.ts';
 /** The events that end an incident; events/catalogue.ts checks each is one of its detail types. */
 export type EndingDetailType = 'RemediationCompleted' | 'RemediationBlocked' | 'RemediationClosed' | 'RemediationFailed';
 
-/** The phases an ending writes on an EtcdRemediationRequest. */
-export type EndingPhase = 'Completed' | 'Blocked' | 'Failed' | 'Cancelled' | 'Recovered';
+/**
+ * The phases an ending writes on an EtcdRemediationRequest: one that ends the request, or, where
+ * the request outlives the incident (see `requestGoesOn`), Running or Pending.
+ */
+export type EndingPhase = 'Completed' | 'Blocked' | 'Failed' | 'Cancelled' | 'Recovered' | 'Running' | 'Pending';
+
+/**
+ * How a request goes on after an incident that did not end it: in the incident that holds its
+ * member (named by the ending's evidence.incidentId), or reported again once Cluster API allows it.
+ */
+export type RequestGoesOn = 'in-holder' | 'when-allowed';
 
 /** What the CLI prints as `outcome` for an ending (it adds 'planned' for plan). */
 export type EndingOutcome = 'remediated' | 'blocked' | 'closed' | 'failed';
@@ -28,10 +37,12 @@ export interface IncidentEnding {
   meaning: string;
   /** What the request's status says in place of the decision's own words. */
   requestMessage?: string;
+  /** Set when the incident ends but its request does not. */
+  requestGoesOn?: RequestGoesOn;
 }
 
 /** How one reason ends its state differently. */
-type ByReason = Partial<Pick<IncidentEnding, 'exitCode' | 'phase' | 'meaning'>>;
+type ByReason = Partial<Pick<IncidentEnding, 'exitCode' | 'phase' | 'meaning' | 'requestGoesOn'>>;
 
 /** The codes a close carries: each must say the phase a request shows for it. */
 type CloseReason = { [K in ReasonCode]: 'close' extends (typeof reasonTable)[K]['outcomes'][number] ? K : never }[ReasonCode];
@@ -75,9 +86,20 @@ export const incidentEndings = {
     byReason: {
       TARGET_RECOVERED: { phase: 'Recovered', meaning: 'The leader answered again, healthy, inside the grace window: nothing was removed.' },
       REQUEST_WITHDRAWN: { phase: 'Cancelled', meaning: 'The request was withdrawn before any removal began: nothing was removed.' },
-      // Not Recovered: the member was sick, and another incident or remediator removes it and
-      // replaces its Machine. This request is done, by that one.
-      DUPLICATE_INCIDENT: { phase: 'Completed', meaning: 'Another incident or remediator removes the same member and replaces its Machine: this one ends, done by that one.' },
+      // Neither Recovered (the member was sick) nor Completed (nothing happened to the Machine yet):
+      // the request goes on in the incident that holds its member, and ends as that one ends.
+      DUPLICATE_INCIDENT: {
+        phase: 'Running',
+        requestGoesOn: 'in-holder',
+        meaning: 'Another incident holds the same member, or another remediator removed it: this one ends, recorded there, and a request goes on in the incident that holds the member.',
+      },
+      // Cluster API stopped acting on the Machine: the request waits, and is reported once allowed.
+      CLUSTER_PAUSED: { phase: 'Pending', requestGoesOn: 'when-allowed', meaning: 'Cluster API paused the Cluster, its MachineHealthCheck or the Machine before any removal began: nothing was removed.' },
+      REMEDIATION_NOT_ALLOWED: {
+        phase: 'Pending',
+        requestGoesOn: 'when-allowed',
+        meaning: 'The MachineHealthCheck short-circuited remediation (RemediationAllowed False) before any removal began: nothing was removed.',
+      },
     } satisfies Record<CloseReason, ByReason>,
   },
   failed: {
@@ -120,7 +142,12 @@ export const endingOfOutcome = (outcome: EndingOutcome, reason?: string): Incide
 
 export const isEndingDetailType = (value: string): value is EndingDetailType => (endingDetailTypes as readonly string[]).includes(value);
 
+/** Every ending, reasons included: a state's own row, then its reasons' variants. */
+const everyEnding = (): IncidentEnding[] =>
+  endingStates.flatMap((s) => [endingOf(s), ...Object.keys((incidentEndings[s] as Row).byReason ?? {}).map((reason) => endingOf(s, reason))]);
+
 /** Every phase an ending may write, reasons included. */
-export const endingPhases: readonly EndingPhase[] = [
-  ...new Set(endingStates.flatMap((s) => [incidentEndings[s].phase, ...Object.values<ByReason>((incidentEndings[s] as Row).byReason ?? {}).flatMap((v) => (v.phase ? [v.phase] : []))])),
-];
+export const endingPhases: readonly EndingPhase[] = [...new Set(everyEnding().map((e) => e.phase))];
+
+/** The phases that end a request: those of the endings a request does not go on after. */
+export const requestEndPhases: readonly EndingPhase[] = [...new Set(everyEnding().flatMap((e) => (e.requestGoesOn ? [] : [e.phase])))];

@@ -113,6 +113,16 @@ export const reasonTable = {
     outcomes: ['close'],
     description: 'The remediation request was withdrawn (its MachineHealthCheck request deleted) before any removal began: the incident stops, nothing was removed.',
   },
+  CLUSTER_PAUSED: {
+    outcomes: ['close'],
+    description:
+      "Cluster API paused the request's Cluster (spec.paused, or the cluster.x-k8s.io/paused annotation, as clusterctl move does), its MachineHealthCheck or its Machine: nothing is reported, an incident not yet removing stops with nothing removed, and the request is reported once unpaused.",
+  },
+  REMEDIATION_NOT_ALLOWED: {
+    outcomes: ['close'],
+    description:
+      "The request's MachineHealthCheck short-circuits remediation (RemediationAllowed False, e.g. TooManyUnhealthy): nothing is reported, an incident not yet removing stops with nothing removed, and the request is reported once remediation is allowed again.",
+  },
   STEP_FAILED: { outcomes: ['retry', 'block'], spendsAttempt: true, description: 'A step failed on every delivery of its event: resume after a back-off, or block once the budget is spent.' },
   // failed
   ACTUATOR_FAILED: { outcomes: ['fail'], description: 'The member is out of etcd, but the actuator could not replace its machine: a person must.' },

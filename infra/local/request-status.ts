@@ -1,6 +1,7 @@
 // What a remediation request's status says, from the incident's events and from the incident
 // itself (for a request picked up again after a restart). Pure. How an ending reads (its phase,
-// and whether the decision's own words stand) is the endings table's, so both ways agree.
+// whether the decision's own words stand, whether the request goes on after it) is the endings
+// table's, so both ways agree.
 import { isTerminalEvent, type EventEnvelope } from '../../events/catalogue.ts';
 import { endingOf, endingOfEvent, type IncidentEnding } from '../../functions/core/incident-endings.ts';
 import type { RequestStatus } from '../../functions/adapters/kube/cluster-api/remediation-requests.ts';
@@ -13,6 +14,7 @@ interface Detail {
   message?: string;
   leaderMove?: string;
   at?: string;
+  evidence?: Record<string, unknown>;
 }
 
 /** An ending's status: its phase, and its own message where the table gives one (the reason code then stays the approval's). */
@@ -50,4 +52,27 @@ export function statusOfIncident(incident: Incident): Said {
   // A completed incident keeps the approval's reason code beside the ending's own message.
   const ending = endingOf(incident.state, decision?.reason);
   return { ...base, ...words, ...endedAs(ending, words, iso(incident.updatedAt)) };
+}
+
+/**
+ * How a request goes on after an incident that ended without ending it: in the incident that holds
+ * its member (the ending's evidence names it), or reported again once Cluster API allows it.
+ */
+export type GoesOn = { kind: 'in-holder'; holderId?: string } | { kind: 'when-allowed' };
+
+function goesOn(ending: IncidentEnding, evidence: Record<string, unknown> | undefined): GoesOn | undefined {
+  if (ending.requestGoesOn === 'when-allowed') return { kind: 'when-allowed' };
+  if (ending.requestGoesOn !== 'in-holder') return undefined;
+  const holderId = evidence?.incidentId;
+  return typeof holderId === 'string' && holderId !== '' ? { kind: 'in-holder', holderId } : { kind: 'in-holder' };
+}
+
+/** Undefined while the incident is open, or when its ending ends the request too. */
+export const goesOnAfter = (incident: Incident): GoesOn | undefined =>
+  incident.state === 'open' ? undefined : goesOn(endingOf(incident.state, incident.lastDecision?.reason), incident.lastDecision?.evidence);
+
+export function goesOnAfterEvent(event: EventEnvelope): GoesOn | undefined {
+  if (!isTerminalEvent(event)) return undefined;
+  const d = event.detail as Detail;
+  return goesOn(endingOfEvent(event.detailType, d.reason), d.evidence);
 }

@@ -1,12 +1,16 @@
 // The MachineHealthCheck side: each new EtcdRemediationRequest becomes a MemberUnhealthy for its
 // Machine, reported to the embedded runtime or to a deployed stack's bus; the incident is followed
 // in its store (and, locally, on the bus as it moves) and written back to the request's status; a
-// request deleted before removal began withdraws its incident. The informer lists, then watches
-// from the list's resourceVersion, and relists on 410 Gone; after a dropped watch it is started
-// again from where it was.
+// request deleted before removal began withdraws its incident. A request whose member another
+// incident holds follows that one. Nothing is reported while Cluster API has stopped acting on the
+// Machine (its Cluster, MachineHealthCheck or Machine paused, or the MHC short-circuited): the
+// status says so, each follow round looks again, and an incident of the request that has not begun
+// removing stops then. The informer lists, then watches from the list's resourceVersion, and
+// relists on 410 Gone; after a dropped watch it is started again from where it was.
 import { CustomObjectsApi, makeInformer, type Informer, type KubeConfig } from '@kubernetes/client-node';
 import { handleWhenResult, retry } from 'cockatiel';
 import type { EventEnvelope } from '../../events/catalogue.ts';
+import { createRemediationGate, type Gate, type GateLook } from '../../functions/adapters/kube/cluster-api/remediation-gate.ts';
 import {
   REQUESTS_PATH,
   createRequestClient,
@@ -17,6 +21,7 @@ import {
   type RequestStatus,
 } from '../../functions/adapters/kube/cluster-api/remediation-requests.ts';
 import type { Log } from '../../functions/ports/log.ts';
+import type { MachineApiVersion } from '../../functions/ports/kube-access.ts';
 import type { OutboxDeps } from '../../functions/app/step.ts';
 import { withdrawIncident, type WithdrawOutcome } from '../../functions/app/withdraw.ts';
 import { doublingBackoff } from '../../functions/lib/doubling-backoff.ts';
@@ -24,7 +29,8 @@ import { waitFor } from '../../functions/lib/wait-for.ts';
 import type { Incident } from '../../functions/ports/incident-store.ts';
 import type { InProcessBus } from '../../functions/adapters/local/in-process-bus.ts';
 import { describeKubeError } from '../../functions/adapters/kube/api-errors.ts';
-import { statusOfEvent, statusOfIncident } from './request-status.ts';
+import { followedInHolder, incidentOfRequest, isOwnIncident } from './request-incident.ts';
+import { goesOnAfter, goesOnAfterEvent, statusOfEvent, statusOfIncident } from './request-status.ts';
 
 /** Where requests are reported, and where their incidents are followed. */
 export interface ReportSink extends OutboxDeps {
@@ -60,6 +66,8 @@ export interface RequestWatcherOptions {
    * still finds it unhealthy, so its word stands over our probes'.
    */
   recheckRecoveredMs?: number;
+  /** The Cluster API version the Clusters, MachineHealthChecks and Machines are read in (default v1beta1). */
+  clusterApiVersion?: MachineApiVersion;
 }
 
 export interface RequestWatcher {
@@ -74,12 +82,22 @@ interface Tracked {
   request: RemediationRequest;
   clusterId: string;
   incidentId?: string;
+  /** Set while the incident followed is another report's, holding this Machine's member. */
+  holder?: Pick<Incident, 'incidentId' | 'target'>;
   /** When the request was last reported, while no incident is known for it. */
   reportedAt?: number;
   /** Incidents opened before this belong to an earlier report of the request. */
   since?: number;
   /** When its incident closed as recovered; the request is looked at again later. */
   recoveredAt?: number;
+  /** Not reported: Cluster API holds it back, or could not be read; each follow round looks again. */
+  held?: boolean;
+  /** The last words a hold wrote, so a hold that goes on is not written again every round. */
+  heldSaid?: string;
+  /** The incident whose removal under way was said to finish despite a hold (said once). */
+  lateSaid?: string;
+  /** The version of the incident whose status was written last. */
+  seen?: { incidentId: string; version: number };
   /** Status writes, one after the other, so the last event's status is the one that stays. */
   writes: Promise<void>;
   terminal: boolean;
@@ -90,7 +108,14 @@ interface Tracked {
   unwritten?: boolean;
 }
 
+type Said = Omit<RequestStatus, 'updatedAt'>;
+
+/** What a new report of a request leaves behind of the status before it: nothing of its incident. */
+const BEFORE_REPORT: readonly (keyof RequestStatus)[] = ['reasonCode', 'incidentId', 'leaderMove', 'startedAt', 'completedAt'];
+
 const keyOf = (r: Pick<RemediationRequest, 'namespace' | 'machineName'>): string => `${r.namespace}/${r.machineName}`;
+
+const describeInterval = (ms: number): string => (ms % 1_000 === 0 ? `${ms / 1_000} s` : `${ms} ms`);
 
 /** A step may hold the incident for a moment: asked again after 100 ms, then twice as long, up to 2 s apart. */
 const withdrawAgain = retry(
@@ -100,19 +125,23 @@ const withdrawAgain = retry(
 
 export function startRequestWatcher(options: RequestWatcherOptions): RequestWatcher {
   const { runtime, log } = options;
-  const requests = createRequestClient(options.management.makeApiClient(CustomObjectsApi));
+  const customObjects = options.management.makeApiClient(CustomObjectsApi);
+  const requests = createRequestClient(customObjects);
+  const gates = createRemediationGate(customObjects, options.clusterApiVersion);
+  const followIntervalMs = options.followIntervalMs ?? 2_000;
   const tracked = new Map<string, Tracked>();
-  const byIncident = new Map<string, string>();
+  /** The requests following each incident, by key. */
+  const byIncident = new Map<string, Set<string>>();
   let stopped = false;
 
-  const write = (entry: Tracked, status: Omit<RequestStatus, 'updatedAt'>): Promise<void> => {
+  const write = (entry: Tracked, status: Said, clear: readonly (keyof RequestStatus)[] = []): Promise<void> => {
     entry.terminal ||= isTerminalPhase(status.phase);
     if (status.phase === 'Recovered') entry.recoveredAt ??= runtime.clock.now();
     entry.writes = entry.writes
       .then(async () => {
         if (stopped) return;
         const full: RequestStatus = { ...status, updatedAt: new Date(runtime.clock.now()).toISOString(), ...(entry.request.generation === undefined ? {} : { observedGeneration: entry.request.generation }) };
-        if (!(await requests.writeStatus(entry.request, full))) log.info('request gone before its status was written', { request: keyOf(entry.request) });
+        if (!(await requests.writeStatus(entry.request, full, clear))) log.info('request gone before its status was written', { request: keyOf(entry.request) });
       })
       .catch((error: unknown) => {
         entry.unwritten = true;
@@ -121,21 +150,55 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
     return entry.writes;
   };
 
-  const follow = (entry: Tracked, incident: Incident): Promise<void> => {
-    entry.incidentId = incident.incidentId;
-    byIncident.set(incident.incidentId, keyOf(entry.request));
-    // The incident's whole status: it makes up for any write that failed before.
-    entry.unwritten = false;
-    return write(entry, statusOfIncident(incident));
-  };
+  /** A status of the incident followed, saying whose it is when it is another report's. */
+  const said = (entry: Tracked, status: Said): Said => (entry.holder ? { ...status, message: followedInHolder(entry.holder, status.message) } : status);
 
-  /** The incident a report for this request opened, if one did at or after the request was made. */
-  async function incidentFor(entry: Tracked): Promise<Incident | undefined> {
+  function detach(entry: Tracked): void {
+    if (entry.incidentId) byIncident.get(entry.incidentId)?.delete(keyOf(entry.request));
+    delete entry.incidentId;
+    delete entry.holder;
+  }
+
+  function attach(entry: Tracked, incident: Incident): void {
+    if (entry.incidentId !== incident.incidentId) detach(entry);
+    entry.incidentId = incident.incidentId;
+    if (isOwnIncident(entry.request.machineName, incident)) delete entry.holder;
+    else entry.holder = { incidentId: incident.incidentId, target: incident.target };
+    const keys = byIncident.get(incident.incidentId) ?? new Set<string>();
+    byIncident.set(incident.incidentId, keys.add(keyOf(entry.request)));
+  }
+
+  /**
+   * Follows `incident`, writing its whole status (it makes up for any write that failed before),
+   * or, when it ended without ending the request, goes on: in the incident that holds the member,
+   * or held until Cluster API allows it again.
+   */
+  async function follow(entry: Tracked, incident: Incident, depth = 0): Promise<void> {
+    const after = goesOnAfter(incident);
+    entry.unwritten = false;
+    entry.seen = { incidentId: incident.incidentId, version: incident.version };
+    if (after?.kind === 'when-allowed') {
+      detach(entry);
+      Object.assign(entry, { held: true, since: runtime.clock.now(), heldSaid: incident.lastDecision?.message });
+      return write(entry, { ...statusOfIncident(incident), phase: 'Pending' }, ['completedAt']);
+    }
+    if (after?.kind === 'in-holder') {
+      const holder = after.holderId && depth < 3 ? await runtime.store.getIncident(after.holderId) : undefined;
+      if (holder) return follow(entry, holder, depth + 1);
+      // Not in this state: nothing here goes on with the request, so it is reported again later.
+      detach(entry);
+      Object.assign(entry, { reportedAt: runtime.clock.now(), since: runtime.clock.now() });
+      log.warn('request reported as a duplicate of an incident this state does not hold; reported again later', { request: keyOf(entry.request), holder: after.holderId });
+      return write(entry, { ...statusOfIncident(incident), phase: 'Pending' }, ['completedAt']);
+    }
+    attach(entry, incident);
+    return write(entry, said(entry, statusOfIncident(incident)));
+  }
+
+  /** The incident a report for this request opened at or after it was made, or (once reported) the one its report joined. */
+  async function incidentFor(entry: Tracked, holders = true): Promise<Incident | undefined> {
     const since = entry.since ?? (entry.request.createdAt ? Date.parse(entry.request.createdAt) - 1_000 : 0);
-    const incidents = await runtime.store.listIncidents({ clusterId: entry.clusterId });
-    return incidents
-      .filter((i) => i.targetKey === `machineName=${entry.request.machineName}` && i.openedAt >= since)
-      .sort((a, b) => b.openedAt - a.openedAt)[0];
+    return incidentOfRequest(await runtime.store.listIncidents({ clusterId: entry.clusterId }), entry.request.machineName, since, holders);
   }
 
   async function handle(object: RequestObject): Promise<void> {
@@ -159,20 +222,21 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
     if (request.status?.phase === 'Recovered') entry.recoveredAt = Date.parse(request.status.completedAt ?? request.status.updatedAt ?? '') || runtime.clock.now();
     tracked.set(key, entry);
     if (entry.terminal) return;
-    // Reported before (this watcher, or an earlier one that stopped before writing the status).
-    const existing = request.status?.incidentId ? await runtime.store.getIncident(request.status.incidentId) : await incidentFor(entry);
+    // Reported before (this watcher, or an earlier one that stopped before writing the status). An
+    // incident of another report holding the member is joined by reporting, so it records MHC's word.
+    const existing = request.status?.incidentId ? await runtime.store.getIncident(request.status.incidentId) : await incidentFor(entry, false);
     if (existing) return follow(entry, existing);
-    if (!(await report(entry, 'reported; waiting for the incident to open'))) return;
+    if (!(await reportIfAllowed(entry, gates.look(), 'reported; waiting for the incident to open'))) return;
     const opened = await waitFor(() => incidentFor(entry), { timeoutMs: 10_000, intervalMs: 50, what: `the incident of ${key}` }).catch(() => undefined);
-    if (opened) await follow(entry, opened);
-    else log.warn('no incident opened for the request yet; its events will find it', { request: key });
+    if (opened && !entry.incidentId) await follow(entry, opened);
+    else if (!opened) log.warn('no incident opened for the request yet; its events will find it', { request: key });
   }
 
   /** Reports the request; false when the report was refused (the request is then Failed). */
   async function report(entry: Tracked, said: string, observedNow = false): Promise<boolean> {
     const { request } = entry;
     entry.reportedAt = runtime.clock.now();
-    await write(entry, { phase: 'Pending', message: said });
+    await write(entry, { phase: 'Pending', message: said }, BEFORE_REPORT);
     const now = new Date(runtime.clock.now()).toISOString();
     const observedAt = observedNow ? now : (request.createdAt ?? now);
     const reason = request.reason ?? `MachineHealthCheck asked to remediate Machine ${request.machineName}`;
@@ -186,27 +250,75 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
     }
   }
 
-  /** No incident since the last report, for longer than reportAgainMs: report it again. */
-  function reportAgainIfStranded(entry: Tracked): void {
-    const again = options.reportAgainMs ?? 60_000;
-    if (entry.reportedAt === undefined || runtime.clock.now() - entry.reportedAt < again) return;
-    const said = `no incident opened within ${Math.round(again / 1_000)} s of the report (its every delivery failed: the runtime's log and dead letters say why); reported again`;
-    log.warn('no incident opened for the request; reporting it again', { request: keyOf(entry.request) });
-    void report(entry, said).catch((error: unknown) => log.warn('request not reported again; tried again on a later round', { request: keyOf(entry.request), error: String(error) }));
+  /** Reports the request when Cluster API lets its Machine be remediated now; otherwise holds it. */
+  async function reportIfAllowed(entry: Tracked, look: GateLook, words: string, observedNow = false): Promise<boolean> {
+    const gate = await look(entry.request);
+    if (gate.kind !== 'allowed') {
+      await hold(entry, gate);
+      return false;
+    }
+    entry.held = false;
+    delete entry.heldSaid;
+    return report(entry, words, observedNow);
   }
 
-  /** Still here a while after it recovered: its MachineHealthCheck still wants the Machine remediated. True when reported again. */
-  function recheckIfRecovered(entry: Tracked): boolean {
-    const wait = options.recheckRecoveredMs ?? 300_000;
+  /** Not reported now: the status says why, written again only when that changes. */
+  async function hold(entry: Tracked, gate: Exclude<Gate, { kind: 'allowed' }>): Promise<void> {
+    entry.held = true;
+    const status: Said =
+      gate.kind === 'held'
+        ? { phase: 'Pending', reasonCode: gate.hold.reason, message: `${gate.hold.message}. The request is not reported; it is reported once that changes (looked at every ${describeInterval(followIntervalMs)}).` }
+        : { phase: 'Pending', message: `${gate.message}, so whether Cluster API lets this Machine be remediated now is unknown: the request is not reported until that reads (looked at every ${describeInterval(followIntervalMs)}).` };
+    if (entry.heldSaid === status.message) return;
+    entry.heldSaid = status.message;
+    log.info('request held: Cluster API does not let its Machine be remediated now, or could not be read', { request: keyOf(entry.request), said: status.message });
+    await write(entry, status, gate.kind === 'held' ? ['completedAt', 'leaderMove'] : ['reasonCode', 'completedAt', 'leaderMove']);
+  }
+
+  /** No incident since the last report, for longer than reportAgainMs: report it again. */
+  async function reportAgainIfStranded(entry: Tracked, look: GateLook): Promise<void> {
+    const again = options.reportAgainMs ?? 60_000;
+    if (entry.reportedAt === undefined || runtime.clock.now() - entry.reportedAt < again) return;
+    const words = `no incident opened within ${Math.round(again / 1_000)} s of the report (its every delivery failed: the runtime's log and dead letters say why); reported again`;
+    log.warn('no incident opened for the request; reporting it again', { request: keyOf(entry.request) });
+    await reportIfAllowed(entry, look, words);
+  }
+
+  /** Still here a while after it recovered: its MachineHealthCheck still wants the Machine remediated. */
+  const recheckDue = (entry: Tracked): boolean => entry.recoveredAt !== undefined && runtime.clock.now() - entry.recoveredAt >= (options.recheckRecoveredMs ?? 300_000);
+
+  async function recheck(entry: Tracked, look: GateLook): Promise<void> {
     const now = runtime.clock.now();
-    if (entry.recoveredAt === undefined || now - entry.recoveredAt < wait) return false;
-    const said = `the member recovered ${Math.round((now - entry.recoveredAt) / 1_000)} s ago, but the request is still here: its MachineHealthCheck still finds the Machine unhealthy, so it is reported again`;
-    if (entry.incidentId) byIncident.delete(entry.incidentId);
+    const words = `the member recovered ${Math.round((now - entry.recoveredAt!) / 1_000)} s ago, but the request is still here: its MachineHealthCheck still finds the Machine unhealthy, so it is reported again`;
+    detach(entry);
     Object.assign(entry, { recoveredAt: undefined, terminal: false, unwritten: false, since: now - 1_000 });
-    delete entry.incidentId;
     log.info('recovered request still present; reporting it again', { request: keyOf(entry.request) });
-    void report(entry, said, true).catch((error: unknown) => log.warn('request not reported again; tried again on a later round', { request: keyOf(entry.request), error: String(error) }));
-    return true;
+    await reportIfAllowed(entry, look, words, true);
+  }
+
+  /** Held: reported once Cluster API lets its Machine be remediated again. */
+  async function lookAgain(entry: Tracked, look: GateLook): Promise<void> {
+    await reportIfAllowed(entry, look, 'Cluster API lets this Machine be remediated again: reported; waiting for the incident to open', true);
+  }
+
+  /**
+   * An incident of the request's own, while Cluster API holds the request back: stopped if no
+   * removal began (nothing new is done to etcd for a Machine Cluster API stopped acting on); a
+   * removal under way finishes, since stopping it half-way would leave the cluster short.
+   */
+  async function stopIfHeld(entry: Tracked, incident: Incident, look: GateLook): Promise<void> {
+    const gate = await look(entry.request);
+    if (gate.kind !== 'held') return;
+    const outcome = await withdrawIncident(runtime, incident.incidentId, gate.hold.message, {
+      reason: gate.hold.reason,
+      next: 'The request is reported again once Cluster API lets its Machine be remediated.',
+    });
+    if (outcome.kind === 'withdrawn') return follow(entry, outcome.incident);
+    if (outcome.kind === 'too-late' && entry.lateSaid !== incident.incidentId) {
+      entry.lateSaid = incident.incidentId;
+      const what = gate.hold.reason === 'CLUSTER_PAUSED' ? 'Cluster API paused remediation of the Machine' : 'its MachineHealthCheck does not allow remediation now';
+      log.warn(`${what}, but its removal is under way: it finishes`, { request: keyOf(entry.request), incidentId: incident.incidentId, why: outcome.why, said: gate.hold.message });
+    }
   }
 
   async function withdraw(object: RequestObject): Promise<void> {
@@ -215,7 +327,10 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
     const key = keyOf(request);
     const entry = tracked.get(key);
     tracked.delete(key);
+    if (entry) byIncident.get(entry.incidentId ?? '')?.delete(key);
     if (!entry?.incidentId || entry.terminal) return;
+    // Another report's incident: that report still stands.
+    if (entry.holder) return void log.info('request deleted; the incident it followed is another report\'s, and goes on', { request: key, incidentId: entry.incidentId });
     const { incidentId } = entry;
     const why = `EtcdRemediationRequest ${key} was deleted (its MachineHealthCheck withdrew it)`;
     const withinMs = options.withdrawWithinMs ?? 300_000;
@@ -231,49 +346,66 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
     else if (!stopped) log.warn('request deleted, but its incident was not withdrawn: a step held it all along; the incident goes on', { request: key, incidentId, withinMs, tries });
   }
 
+  /** Read again from the store: an ending the request goes on after is followed where it leads. */
+  const followAgain = (entry: Tracked, incidentId: string): void =>
+    void runtime.store.getIncident(incidentId).then(
+      (incident) => (incident && entry.incidentId === incidentId ? follow(entry, incident) : undefined),
+      (error: unknown) => log.warn('incident not read; read again on the next round', { incidentId, error: String(error) }),
+    );
+
   const onEvent = (event: EventEnvelope): void => {
     const incidentId = (event.detail as { incidentId?: string }).incidentId;
-    const key = incidentId ? byIncident.get(incidentId) : undefined;
-    const entry = key ? tracked.get(key) : undefined;
-    const status = statusOfEvent(event);
-    if (entry && status && !entry.terminal) void write(entry, { ...status, incidentId: incidentId! });
-  };
-  const unsubscribe = runtime.subscribe?.(onEvent) ?? (() => undefined);
-  // The store is the truth: read the incident of every open request again, and say what changed.
-  const seen = new Map<string, number>();
-  const followed = setInterval(() => {
-    for (const entry of tracked.values()) {
-      if (entry.clusterId === '' || recheckIfRecovered(entry)) continue;
-      if (entry.terminal && !entry.unwritten) continue;
-      // Reported, but its incident was not open yet when last looked for (a remote stack is slower).
-      if (!entry.incidentId) {
-        incidentFor(entry).then(
-          (incident) => {
-            if (incident && !entry.incidentId) void follow(entry, incident);
-            else if (!incident) reportAgainIfStranded(entry);
-          },
-          (error: unknown) => log.warn('incident not looked up; looked up again on the next round', { request: keyOf(entry.request), error: String(error) }),
-        );
+    if (!incidentId) return;
+    for (const key of byIncident.get(incidentId) ?? []) {
+      const entry = tracked.get(key);
+      if (!entry || entry.terminal || entry.incidentId !== incidentId) continue;
+      if (goesOnAfterEvent(event)) {
+        followAgain(entry, incidentId);
         continue;
       }
-      const incidentId = entry.incidentId;
-      runtime.store.getIncident(incidentId).then(
-        (incident) => {
-          if (!incident) return;
-          const status = statusOfIncident(incident);
-          if (entry.unwritten) {
-            // A read from before the incident ended must not undo its outcome; a later round reads it.
-            if (entry.terminal && !isTerminalPhase(status.phase)) return;
-          } else if (seen.get(incidentId) === incident.version || entry.terminal) return;
-          seen.set(incidentId, incident.version);
-          // Cleared as the write is queued, so rounds do not pile up writes; a failure sets it again.
-          entry.unwritten = false;
-          void write(entry, status);
-        },
-        (error: unknown) => log.warn('incident not read; read again on the next round', { incidentId, error: String(error) }),
-      );
+      const status = statusOfEvent(event);
+      if (status) void write(entry, said(entry, { ...status, incidentId }));
     }
-  }, options.followIntervalMs ?? 2_000);
+  };
+  const unsubscribe = runtime.subscribe?.(onEvent) ?? (() => undefined);
+
+  /** One request, once a round: the store is the truth, and Cluster API's word is read afresh. */
+  async function followRound(entry: Tracked, look: GateLook): Promise<void> {
+    if (entry.clusterId === '') return;
+    if (entry.held) return lookAgain(entry, look);
+    if (recheckDue(entry)) return recheck(entry, look);
+    if (entry.terminal && !entry.unwritten) return;
+    // Reported, but its incident was not open yet when last looked for (a remote stack is slower).
+    if (!entry.incidentId) {
+      const incident = await incidentFor(entry);
+      if (incident && !entry.incidentId) return follow(entry, incident);
+      if (!incident) return reportAgainIfStranded(entry, look);
+      return;
+    }
+    const incidentId = entry.incidentId;
+    const incident = await runtime.store.getIncident(incidentId);
+    if (!incident || entry.incidentId !== incidentId) return;
+    if (incident.state === 'open' && !entry.holder && !entry.terminal) await stopIfHeld(entry, incident, look);
+    if (entry.incidentId !== incidentId) return;
+    if (entry.unwritten) {
+      // A read from before the incident ended must not undo its outcome; a later round reads it.
+      if (entry.terminal && !isTerminalPhase(statusOfIncident(incident).phase)) return;
+    } else if ((entry.seen?.incidentId === incidentId && entry.seen.version === incident.version) || entry.terminal) return;
+    await follow(entry, incident);
+  }
+
+  let rounding = false;
+  const followed = setInterval(() => {
+    // One round at a time: a slow store or API server does not pile rounds up.
+    if (rounding || stopped) return;
+    rounding = true;
+    const look = gates.look();
+    void Promise.all(
+      [...tracked.values()].map((entry) =>
+        followRound(entry, look).catch((error: unknown) => log.warn('request not followed this round; followed again on the next', { request: keyOf(entry.request), error: String(error) })),
+      ),
+    ).finally(() => (rounding = false));
+  }, followIntervalMs);
   followed.unref();
 
   // The informer's start() resolves even when its list failed: a list that came back is the proof.

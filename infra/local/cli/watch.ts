@@ -40,7 +40,12 @@ EtcdRemediationRequest named after it, and this service:
 A report that opened no incident within 60 s (every delivery failed, e.g. the kubeconfig Secret
 unreadable: the runtime's log and dead letters say why) is reported again. A request whose member
 recovered (phase Recovered) and that its MachineHealthCheck has not deleted 5 min later is
-reported again: MHC still finds the Machine unhealthy, and its word stands.
+reported again: MHC still finds the Machine unhealthy, and its word stands. Nothing is reported
+while Cluster API has stopped acting on the Machine (its Cluster paused by spec.paused or the
+cluster.x-k8s.io/paused annotation, as during clusterctl move; its MachineHealthCheck or Machine
+paused; or the MHC short-circuited, RemediationAllowed False): the request shows Pending with
+reasonCode CLUSTER_PAUSED or REMEDIATION_NOT_ALLOWED, an incident of it not yet removing stops,
+and it is reported once allowed. A request whose member another incident holds follows that one.
 The watch lists, then follows from the list's resourceVersion, and relists on 410 Gone; open
 incidents in FILE resume on start. SIGINT or SIGTERM stops it. Outcomes print as JSON lines.
 
@@ -60,7 +65,8 @@ request deleted early withdraws the incident there. The stack's cluster policy a
                            the certificate minted for each cluster from its etcd CA, the Secret
                            <cluster>-etcd (keys tls.crt, tls.key) in the Cluster's namespace
                            (the exec relay uses the pod's own)
-  --machine-api VERSION    Cluster API Machine version: v1beta1 (default) or v1beta2
+  --machine-api VERSION    Cluster API version the Machines, Clusters and MachineHealthChecks are
+                           read in: v1beta1 (default) or v1beta2
   --workload-kubeconfig-secret NAME   read each workload cluster's kubeconfig from the Secret NAME
                            ({cluster} stands for the cluster's name; key "value") in the Cluster's
                            namespace instead of Cluster API's admin <cluster>-kubeconfig: e.g. a
@@ -174,6 +180,8 @@ export async function run(argv: string[]): Promise<number> {
       runtime: { ...runtime, clock: systemClock, submit: (detail, source) => runtime.submit(detail, source), subscribe: (observer) => runtime.bus.subscribe(observer) },
       clusterIdOf: (request) => capiClusterId(request.namespace, request.clusterName ?? ''),
       log: stderrLog,
+      // Clusters, MachineHealthChecks and Machines, read for whether Cluster API lets a Machine be remediated.
+      clusterApiVersion: machineApi,
     });
     health?.setReadiness(async () => watcher.notWatching() ?? (await storeAnswers(runtime.store)));
     try {

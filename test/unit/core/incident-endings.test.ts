@@ -6,7 +6,7 @@ import { loadAll } from 'js-yaml';
 import { describe, expect, it } from 'vitest';
 import { detailTypes, informationalDetailTypes, routes, terminalDetailTypes } from '../../../events/catalogue.ts';
 import { incidentStates } from '../../../functions/core/incident.ts';
-import { endingDetailTypes, endingOf, endingOfEvent, endingOfOutcome, endingPhases, endingStates, incidentEndings } from '../../../functions/core/incident-endings.ts';
+import { endingDetailTypes, endingOf, endingOfEvent, endingOfOutcome, endingPhases, endingStates, incidentEndings, requestEndPhases } from '../../../functions/core/incident-endings.ts';
 import { reasonCodes, reasonRow } from '../../../functions/core/reason-table.ts';
 import { EXIT, exitCodeOf } from '../../../infra/local/cli/output.ts';
 
@@ -42,10 +42,19 @@ describe('the endings table', () => {
     for (const reason of closeReasons) expect(Object.keys(incidentEndings.closed.byReason), reason).toContain(reason);
   });
 
-  it('never calls a member another remediator removes recovered', () => {
+  it('never calls a member another incident holds recovered, nor completed: the request goes on in that one', () => {
     expect(endingOf('closed', 'TARGET_RECOVERED').phase).toBe('Recovered');
     expect(endingOf('closed', 'REQUEST_WITHDRAWN').phase).toBe('Cancelled');
-    expect(endingOf('closed', 'DUPLICATE_INCIDENT').phase).toBe('Completed');
+    expect(endingOf('closed', 'DUPLICATE_INCIDENT')).toMatchObject({ phase: 'Running', requestGoesOn: 'in-holder' });
+  });
+
+  it('a close because Cluster API stopped acting on the Machine leaves its request Pending, reported once allowed', () => {
+    for (const reason of ['CLUSTER_PAUSED', 'REMEDIATION_NOT_ALLOWED'] as const) expect(endingOf('closed', reason)).toMatchObject({ phase: 'Pending', requestGoesOn: 'when-allowed', exitCode: 5 });
+  });
+
+  it('ends a request only on an ending it does not go on after', () => {
+    expect([...requestEndPhases].sort()).toEqual(['Blocked', 'Cancelled', 'Completed', 'Failed', 'Recovered']);
+    expect(endingPhases).toEqual(expect.arrayContaining([...requestEndPhases, 'Running', 'Pending']));
   });
 
   it('writes only phases the EtcdRemediationRequest CRD allows', () => {

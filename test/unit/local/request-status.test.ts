@@ -1,18 +1,20 @@
 // What an EtcdRemediationRequest's status says when its incident ends, from the event and from
-// the incident read again after a restart: the two must agree, and a close by another remediator
-// is no recovery.
+// the incident read again after a restart: the two must agree, a close by another remediator is
+// no recovery, and an ending the request outlives says where it goes on.
 import { describe, expect, it } from 'vitest';
 import { makeEvent, type EventEnvelope } from '../../../events/catalogue.ts';
 import type { Decision } from '../../../functions/core/decision.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
-import { statusOfEvent, statusOfIncident } from '../../../infra/local/request-status.ts';
+import { goesOnAfter, goesOnAfterEvent, statusOfEvent, statusOfIncident } from '../../../infra/local/request-status.ts';
 import { loadSample } from '../events/samples.ts';
 
-const closedBy = (reason: 'TARGET_RECOVERED' | 'REQUEST_WITHDRAWN' | 'DUPLICATE_INCIDENT'): EventEnvelope =>
-  makeEvent('RemediationClosed', { ...loadSample('RemediationClosed'), reason, message: `closed: ${reason}` });
+type CloseReason = 'TARGET_RECOVERED' | 'REQUEST_WITHDRAWN' | 'DUPLICATE_INCIDENT' | 'CLUSTER_PAUSED' | 'REMEDIATION_NOT_ALLOWED';
 
-const incidentClosedBy = (reason: 'TARGET_RECOVERED' | 'REQUEST_WITHDRAWN' | 'DUPLICATE_INCIDENT'): Incident => {
-  const decision: Decision = { kind: 'close', reason, message: `closed: ${reason}`, evidence: {} };
+const closedBy = (reason: CloseReason, evidence: Record<string, unknown> = {}): EventEnvelope =>
+  makeEvent('RemediationClosed', { ...loadSample('RemediationClosed'), reason, message: `closed: ${reason}`, evidence });
+
+const incidentClosedBy = (reason: CloseReason, evidence: Record<string, unknown> = {}): Incident => {
+  const decision: Decision = { kind: 'close', reason, message: `closed: ${reason}`, evidence };
   return {
     incidentId: 'i-1',
     clusterId: 'ns/wl',
@@ -38,12 +40,34 @@ describe('the status of a request whose incident closed', () => {
   it.each([
     ['TARGET_RECOVERED', 'Recovered'],
     ['REQUEST_WITHDRAWN', 'Cancelled'],
-    // Another incident or remediator removes the member and replaces its Machine: the request is
-    // done by that one. Recovered would say the member healed, and have it reported again later.
-    ['DUPLICATE_INCIDENT', 'Completed'],
+    // Another incident holds the member: the request goes on in that one. Recovered would say the
+    // member healed, Completed that its Machine was replaced; neither happened yet.
+    ['DUPLICATE_INCIDENT', 'Running'],
+    ['CLUSTER_PAUSED', 'Pending'],
+    ['REMEDIATION_NOT_ALLOWED', 'Pending'],
   ] as const)('%s: phase %s, from the event and from the incident alike', (reason, phase) => {
     expect(statusOfEvent(closedBy(reason))).toMatchObject({ phase, reasonCode: reason, message: `closed: ${reason}` });
     expect(statusOfIncident(incidentClosedBy(reason))).toMatchObject({ phase, reasonCode: reason, message: `closed: ${reason}`, completedAt: new Date(2_000).toISOString() });
+  });
+});
+
+describe('how a request goes on after an incident that did not end it', () => {
+  it('a duplicate: in the incident its evidence names, from the event and from the incident alike', () => {
+    expect(goesOnAfterEvent(closedBy('DUPLICATE_INCIDENT', { incidentId: 'holder' }))).toEqual({ kind: 'in-holder', holderId: 'holder' });
+    expect(goesOnAfter(incidentClosedBy('DUPLICATE_INCIDENT', { incidentId: 'holder' }))).toEqual({ kind: 'in-holder', holderId: 'holder' });
+    expect(goesOnAfter(incidentClosedBy('DUPLICATE_INCIDENT'))).toEqual({ kind: 'in-holder' });
+  });
+
+  it.each(['CLUSTER_PAUSED', 'REMEDIATION_NOT_ALLOWED'] as const)('%s: reported once Cluster API allows it', (reason) => {
+    expect(goesOnAfterEvent(closedBy(reason))).toEqual({ kind: 'when-allowed' });
+    expect(goesOnAfter(incidentClosedBy(reason))).toEqual({ kind: 'when-allowed' });
+  });
+
+  it('any other ending ends the request, and an open incident goes on as it is', () => {
+    expect(goesOnAfter(incidentClosedBy('TARGET_RECOVERED'))).toBeUndefined();
+    expect(goesOnAfterEvent(closedBy('REQUEST_WITHDRAWN'))).toBeUndefined();
+    expect(goesOnAfterEvent(makeEvent('RemediationCompleted', loadSample('RemediationCompleted')))).toBeUndefined();
+    expect(goesOnAfter({ ...incidentClosedBy('DUPLICATE_INCIDENT', { incidentId: 'holder' }), state: 'open' })).toBeUndefined();
   });
 });
 

@@ -2,7 +2,7 @@
 // unhealthy Machine, in its namespace, labelled with its Cluster) when it wants the Machine
 // remediated, and deletes once the Machine is healthy again. Read here, and its status written.
 import { PatchStrategy, setHeaderOptions, type CustomObjectsApi, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
-import { endingPhases, type EndingPhase } from '../../../core/incident-endings.ts';
+import { requestEndPhases, type EndingPhase } from '../../../core/incident-endings.ts';
 import { describeKubeError, isNotFound } from '../api-errors.ts';
 import { CLUSTER_NAME_LABEL } from './machines.ts';
 
@@ -11,7 +11,7 @@ export const REQUEST_VERSION = 'v1alpha1';
 export const REQUEST_PLURAL = 'etcdremediationrequests';
 export const REQUESTS_PATH = `/apis/${REQUEST_GROUP}/${REQUEST_VERSION}/${REQUEST_PLURAL}`;
 
-/** Pending, Running and Waiting while the incident is open; an ending's phase (the endings table's) once it ended. */
+/** Pending, Running and Waiting while the request goes on; an ending's phase (the endings table's) once it ended. */
 export type RequestPhase = 'Pending' | 'Running' | 'Waiting' | EndingPhase;
 
 export interface RequestStatus {
@@ -34,14 +34,20 @@ export interface RemediationRequest {
   /** The Cluster API Cluster the Machine belongs to (MHC copies its cluster-name label). */
   clusterName?: string;
   reason?: string;
+  /** The MachineHealthCheck template it was cloned from (GenerateTemplate's cloned-from-name annotation). */
+  templateName?: string;
   createdAt?: string;
   generation?: number;
   status?: Partial<RequestStatus>;
 }
 
+/** GenerateTemplate's annotation on every object cloned from a template (Cluster API TemplateClonedFromNameAnnotation). */
+export const CLONED_FROM_NAME_ANNOTATION = 'cluster.x-k8s.io/cloned-from-name';
+
 export type RequestObject = KubernetesObject & { spec?: { reason?: unknown }; status?: Record<string, unknown> };
 
-export const isTerminalPhase = (phase: string | undefined): boolean => phase !== undefined && (endingPhases as readonly string[]).includes(phase);
+/** A phase that ends the request (an incident may end while its request goes on: the endings table says which). */
+export const isTerminalPhase = (phase: string | undefined): boolean => phase !== undefined && (requestEndPhases as readonly string[]).includes(phase);
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 
@@ -54,6 +60,7 @@ export function toRemediationRequest(object: RequestObject): RemediationRequest 
   const status = object.status ?? {};
   const clusterName = metadata.labels?.[CLUSTER_NAME_LABEL];
   const reason = text(object.spec?.reason);
+  const templateName = text(metadata.annotations?.[CLONED_FROM_NAME_ANNOTATION]);
   const createdAt = metadata.creationTimestamp ? new Date(metadata.creationTimestamp).toISOString() : undefined;
   return {
     namespace,
@@ -61,6 +68,7 @@ export function toRemediationRequest(object: RequestObject): RemediationRequest 
     uid: metadata.uid ?? '',
     ...(clusterName ? { clusterName } : {}),
     ...(reason ? { reason } : {}),
+    ...(templateName ? { templateName } : {}),
     ...(createdAt ? { createdAt } : {}),
     ...(metadata.generation === undefined ? {} : { generation: metadata.generation }),
     status: {
@@ -79,18 +87,23 @@ export class RequestStatusError extends Error {
 
 export interface RequestClient {
   list(): Promise<KubernetesListObject<RequestObject>>;
-  /** Merge-patches the status subresource; false when the request is gone. */
-  writeStatus(request: Pick<RemediationRequest, 'namespace' | 'machineName'>, status: RequestStatus): Promise<boolean>;
+  /**
+   * Merge-patches the status subresource, `clear` naming the fields an earlier status set that no
+   * longer hold; false when the request is gone.
+   */
+  writeStatus(request: Pick<RemediationRequest, 'namespace' | 'machineName'>, status: RequestStatus, clear?: readonly (keyof RequestStatus)[]): Promise<boolean>;
 }
 
 export function createRequestClient(customObjects: CustomObjectsApi): RequestClient {
   const base = { group: REQUEST_GROUP, version: REQUEST_VERSION, plural: REQUEST_PLURAL };
   return {
     list: async () => (await customObjects.listClusterCustomObject(base)) as KubernetesListObject<RequestObject>,
-    async writeStatus({ namespace, machineName }, status) {
+    async writeStatus({ namespace, machineName }, status, clear = []) {
+      // A merge patch deletes what it sets to null (RFC 7386).
+      const cleared = Object.fromEntries(clear.filter((key) => status[key] === undefined).map((key) => [key, null]));
       try {
         await customObjects.patchNamespacedCustomObjectStatus(
-          { ...base, namespace, name: machineName, body: { status } },
+          { ...base, namespace, name: machineName, body: { status: { ...status, ...cleared } } },
           setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
         );
         return true;

@@ -1,0 +1,123 @@
+// Whether a request's MachineHealthCheck lets remediation happen now, read from the MHC as Cluster
+// API writes it (kubernetes-sigs/cluster-api core/reconcilers/machinehealthcheck): when more
+// Machines are unhealthy than spec.maxUnhealthy (v1beta1) / spec.remediation.triggerIf (v1beta2)
+// allow, it short-circuits: RemediationAllowed False, reason TooManyUnhealthy, and it neither
+// creates requests nor deletes those of Machines that became healthy. The condition is in
+// status.conditions (v1beta1's Condition with a severity; v1beta2's metav1.Condition) and mirrored
+// in status.v1beta2.conditions (v1beta1) / status.deprecated.v1beta1.conditions (v1beta2). The MHCs
+// of a Machine are those of its Cluster whose selector matches its labels (machineToMachineHealthCheck,
+// HasMatchingLabels: an empty selector matches nothing); the one that made a request is the one
+// whose template it was cloned from. Pure.
+import type { ReasonCode } from '../../../core/reason-table.ts';
+import { describePause, objectName, pauseOf, type Pause } from './cluster-paused.ts';
+
+export interface KubeObjectShape {
+  metadata?: { name?: unknown; namespace?: unknown; labels?: unknown; annotations?: unknown };
+  spec?: unknown;
+  status?: unknown;
+}
+
+type Fields = Record<string, unknown>;
+const isRecord = (value: unknown): value is Fields => typeof value === 'object' && value !== null && !Array.isArray(value);
+const fields = (value: unknown): Fields => (isRecord(value) ? value : {});
+const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
+const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+
+export const REMEDIATION_ALLOWED = 'RemediationAllowed';
+
+/** metav1.LabelSelector against a label set; an empty or malformed selector matches nothing, as HasMatchingLabels. */
+export function selectorMatches(selector: unknown, labels: Record<string, string>): boolean {
+  const matchLabels = fields(fields(selector).matchLabels);
+  const expressions = list(fields(selector).matchExpressions).map(fields);
+  if (Object.keys(matchLabels).length === 0 && expressions.length === 0) return false;
+  const labelsHold = Object.entries(matchLabels).every(([key, value]) => labels[key] === value);
+  return labelsHold && expressions.every((e) => expressionHolds(e, labels));
+}
+
+function expressionHolds(expression: Fields, labels: Record<string, string>): boolean {
+  const key = text(expression.key);
+  if (key === undefined) return false;
+  const values = list(expression.values).filter((v): v is string => typeof v === 'string');
+  const has = Object.hasOwn(labels, key);
+  switch (expression.operator) {
+    case 'In':
+      return has && values.includes(labels[key]!);
+    case 'NotIn':
+      return !has || !values.includes(labels[key]!);
+    case 'Exists':
+      return has;
+    case 'DoesNotExist':
+      return !has;
+    default:
+      return false;
+  }
+}
+
+/** The template an MHC clones requests from: v1beta2 spec.remediation.templateRef, v1beta1 spec.remediationTemplate. */
+const templateOf = (mhc: KubeObjectShape): string | undefined =>
+  text(fields(fields(fields(mhc.spec).remediation).templateRef).name) ?? text(fields(fields(mhc.spec).remediationTemplate).name);
+
+export interface WatchedMachine {
+  clusterName: string;
+  labels: Record<string, string>;
+  /** The template the request was cloned from, when it says. */
+  templateName?: string;
+}
+
+/**
+ * The MHCs that watch this Machine for its Cluster (the controller adds the cluster-name label to
+ * the selector) and, when the request names its template, clone that template.
+ */
+export function healthChecksOf(mhcs: readonly KubeObjectShape[], machine: WatchedMachine): KubeObjectShape[] {
+  const labels = { ...machine.labels, 'cluster.x-k8s.io/cluster-name': machine.clusterName };
+  return mhcs.filter(
+    (mhc) =>
+      fields(mhc.spec).clusterName === machine.clusterName &&
+      selectorMatches(fields(mhc.spec).selector, labels) &&
+      (machine.templateName === undefined || templateOf(mhc) === machine.templateName),
+  );
+}
+
+export interface NotAllowed {
+  reason: string;
+  message: string;
+}
+
+/** RemediationAllowed False in any of the MHC's condition lists, with MHC's own reason and words; undefined when allowed. */
+export function remediationNotAllowed(mhc: KubeObjectShape): NotAllowed | undefined {
+  const status = fields(mhc.status);
+  const lists = [status.conditions, fields(status.v1beta2).conditions, fields(fields(status.deprecated).v1beta1).conditions];
+  const denied = lists
+    .flatMap(list)
+    .map(fields)
+    .find((c) => c.type === REMEDIATION_ALLOWED && c.status === 'False');
+  return denied ? { reason: text(denied.reason) ?? 'unknown', message: text(denied.message) ?? '' } : undefined;
+}
+
+export interface Hold {
+  reason: Extract<ReasonCode, 'CLUSTER_PAUSED' | 'REMEDIATION_NOT_ALLOWED'>;
+  /** Who stopped what, and what a person does about it. */
+  message: string;
+  pause?: Pause;
+}
+
+/**
+ * What holds a request back, if anything: its Cluster paused, its Machine or MachineHealthCheck
+ * paused, or that MHC short-circuited. undefined when Cluster API lets remediation happen.
+ */
+export function holdOf(input: { cluster?: KubeObjectShape; machine?: KubeObjectShape; healthChecks: readonly KubeObjectShape[] }): Hold | undefined {
+  const pause = pauseOf('Cluster', input.cluster) ?? pauseOf('Machine', input.machine) ?? input.healthChecks.map((mhc) => pauseOf('MachineHealthCheck', mhc)).find(Boolean);
+  if (pause) return { reason: 'CLUSTER_PAUSED', message: describePause(pause), pause };
+  for (const mhc of input.healthChecks) {
+    const denied = remediationNotAllowed(mhc);
+    if (!denied) continue;
+    const said = denied.message ? `${denied.reason}: ${denied.message}` : denied.reason;
+    return {
+      reason: 'REMEDIATION_NOT_ALLOWED',
+      message:
+        `MachineHealthCheck ${objectName(mhc)} short-circuits remediation (${REMEDIATION_ALLOWED} False, ${said}): Cluster API remediates none of its Machines while so many are unhealthy, and neither does etcd-remediator. ` +
+        'It allows remediation again once fewer of its Machines are unhealthy (find out first why so many are), or once its maxUnhealthy (v1beta2: remediation.triggerIf) allows more',
+    };
+  }
+  return undefined;
+}

@@ -1,0 +1,149 @@
+// A request's phase says what happened to its Machine. A request for a member another incident
+// already holds joins that incident (no incident of its own, no phase flip) and follows it to its
+// end; a member another remediator (of another state) removed still gets its Machine replaced, by
+// the request's own incident. Real etcd behind the FAKE API server; the leader's client paths are
+// cut (peers still reach it, so the followers keep naming it leader), and the runtime waits out a
+// long grace window on it.
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import { afterEach, describe, expect, it } from 'vitest';
+import { REQUEST_GROUP, REQUEST_PLURAL, REQUEST_VERSION } from '../../../functions/adapters/kube/cluster-api/remediation-requests.ts';
+import { systemClock } from '../../../functions/adapters/local/system-clock.ts';
+import { waitFor } from '../../../functions/lib/wait-for.ts';
+import { startRequestWatcher, type RequestWatcher } from '../../../infra/local/request-watcher.ts';
+import { isObject } from '../../support/fakes/kube/patch.ts';
+import { startPipeline, type Pipeline } from '../e2e/pipeline.ts';
+import { CAPI_CLUSTER, CAPI_NAMESPACE, startKubeWorld, type KubeWorld } from './kube-world.ts';
+
+const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+const coordinates = { group: REQUEST_GROUP, version: REQUEST_VERSION, namespace: CAPI_NAMESPACE, plural: REQUEST_PLURAL };
+
+interface Status {
+  phase?: string;
+  reasonCode?: string;
+  message?: string;
+  incidentId?: string;
+}
+
+const teardown: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  const errors: unknown[] = [];
+  for (const step of teardown.splice(0).reverse()) await step().catch((error: unknown) => errors.push(error));
+  if (errors.length > 0) throw errors[0];
+});
+
+interface World {
+  world: KubeWorld;
+  pipeline: Pipeline;
+  leader: { id: string; name: string };
+  machine: string;
+  /** The request's phases as the API server stored them, in order, repeats dropped. */
+  phases: string[];
+  create(): Promise<void>;
+  statusWith(wanted: (s: Status) => boolean, what: string, timeoutMs?: number): Promise<Status>;
+}
+
+/** The leader's client paths cut and a grace window far longer than the test: its incidents wait. */
+async function setUp(): Promise<World> {
+  const world = await startKubeWorld();
+  teardown.push(() => world.down());
+  const pipeline = await startPipeline(world.lab, { kube: world.access, endpoints: [], policy: { pathOrder: ['port-forward'], graceMs: 600_000 }, clusterId: CAPI_CLUSTER });
+  teardown.push(() => pipeline.close());
+  const leader = await world.lab.leader();
+  await world.lab.fault(leader.name, 'cut');
+  const machine = world.machineOf(leader);
+  const phases: string[] = [];
+  const unsubscribe = world.fake.store.subscribe(({ object }) => {
+    const phase = isObject(object.status) ? object.status.phase : undefined;
+    if (isObject(object.metadata) && object.metadata.name === machine && typeof phase === 'string' && phases.at(-1) !== phase) phases.push(phase);
+  });
+  teardown.push(async () => void unsubscribe());
+  const runtime = pipeline.runtime;
+  const watcher: RequestWatcher = startRequestWatcher({
+    management: world.fake.kubeConfig(),
+    runtime: { ...runtime, clock: systemClock, submit: (detail, source) => runtime.submit(detail, source), subscribe: (observer) => runtime.bus.subscribe(observer) },
+    followIntervalMs: 200,
+    clusterIdOf: (request) => request.clusterName ?? '',
+    log: silent,
+    restartDelayMs: 50,
+  });
+  teardown.push(() => watcher.stop());
+  await watcher.ready;
+  const objects = world.fake.kubeConfig().makeApiClient(CustomObjectsApi);
+  return {
+    world,
+    pipeline,
+    leader,
+    machine,
+    phases,
+    create: async () =>
+      void (await objects.createNamespacedCustomObject({
+        ...coordinates,
+        body: {
+          apiVersion: `${REQUEST_GROUP}/${REQUEST_VERSION}`,
+          kind: 'EtcdRemediationRequest',
+          metadata: { name: machine, namespace: CAPI_NAMESPACE, labels: { 'cluster.x-k8s.io/cluster-name': CAPI_CLUSTER } },
+          spec: { reason: 'Machine unhealthy: Node not Ready for 5m' },
+        },
+      })),
+    statusWith: (wanted, what, timeoutMs = 30_000) =>
+      waitFor(async () => {
+        const { status } = (await objects.getNamespacedCustomObject({ ...coordinates, name: machine })) as { status?: Status };
+        return status && wanted(status) ? status : undefined;
+      }, { timeoutMs, what }),
+  };
+}
+
+describe.sequential('a request whose member another incident or remediator holds', () => {
+  it('joins the open incident that holds its member: no incident of its own, no phase flip; it follows that incident, named, to its end', async () => {
+    const t = await setUp();
+    // Another source reports the same member by its Node: that incident waits out the grace window.
+    const now = new Date().toISOString();
+    await t.pipeline.runtime.submit({ clusterId: CAPI_CLUSTER, target: { nodeName: t.leader.name }, reason: 'Node not Ready', source: 'ec2', observedAt: now, at: now });
+    const holder = await waitFor(async () => {
+      const [open] = await t.pipeline.runtime.store.listIncidents({ clusterId: CAPI_CLUSTER, state: 'open' });
+      return open?.lastDecision?.reason === 'LEADER_UNREACHABLE' ? open : undefined;
+    }, { timeoutMs: 30_000, what: 'the first incident to wait out the grace window' });
+
+    await t.create();
+    const following = await t.statusWith((s) => s.incidentId === holder.incidentId, 'the request to follow the incident that holds its member');
+    expect(following.phase).toBe('Waiting');
+    expect(following.reasonCode).toBe('LEADER_UNREACHABLE');
+    const journal = await t.pipeline.runtime.store.journal(holder.incidentId);
+    expect(journal.some((e) => e.step === 'duplicate-joined')).toBe(true);
+
+    await t.world.lab.fault(t.leader.name, 'heal');
+    const ended = await t.statusWith((s) => s.phase === 'Recovered', 'the request to end with the incident it follows', 45_000);
+    expect(ended.incidentId).toBe(holder.incidentId);
+    const incidents = await t.pipeline.runtime.store.listIncidents({ clusterId: CAPI_CLUSTER });
+    expect(incidents.map((i) => i.incidentId)).toEqual([holder.incidentId]);
+    // Never Completed (nothing happened to the Machine), and no phase before the end is an ending.
+    expect(t.phases).not.toContain('Completed');
+    expect(t.phases.filter((p) => ['Completed', 'Recovered', 'Cancelled', 'Blocked', 'Failed'].includes(p))).toEqual(['Recovered']);
+    expect(t.pipeline.calls.memberRemove).toEqual([]);
+  });
+
+  it('a member another remediator (of another state) removed: the request’s incident replaces the Machine itself, once, and ends Completed', async () => {
+    const t = await setUp();
+    await t.create();
+    const waiting = await t.statusWith((s) => s.reasonCode === 'LEADER_UNREACHABLE', 'the request’s incident to wait out the grace window');
+
+    // Another remediator with a state of its own removes the member (without a move: it is cut).
+    const other = await startPipeline(t.world.lab, { policy: { graceMs: 1_000 } });
+    teardown.push(() => other.close());
+    const removed = await other.remediate(t.leader.name, 60_000);
+    expect(removed.detailType).toBe('RemediationCompleted');
+
+    const done = await t.statusWith((s) => s.phase === 'Completed', 'the request to complete', 45_000);
+    expect(done.incidentId).toBe(waiting.incidentId);
+    expect(done.reasonCode).toBe('MEMBER_ALREADY_REMOVED');
+    expect((await t.world.readMachine(t.machine))?.deleting).toBe(true);
+    expect(t.world.fake.requestCount('DELETE', `/machines/${t.machine}`)).toBe(1);
+    // The approval says who removed the member, and when.
+    const approval = t.pipeline.events.find((e) => e.detailType === 'RemediationApproved');
+    expect((approval?.detail as { message?: string } | undefined)?.message).toContain(`incident ${removed.detail.incidentId}`);
+    expect(t.pipeline.calls.memberRemove).toEqual([]);
+    expect(other.calls.removed).toEqual([t.leader.id]);
+    expect(t.phases).not.toContain('Recovered');
+    expect(await t.pipeline.runtime.store.getIncident(waiting.incidentId!)).toMatchObject({ state: 'remediated' });
+  });
+});

@@ -1,0 +1,344 @@
+// What MachineHealthCheck means by a request, and only that: while Cluster API has stopped acting
+// on the Machine (its Cluster paused by spec.paused or the cluster.x-k8s.io/paused annotation, as
+// `clusterctl move` does, or its MachineHealthCheck short-circuited with RemediationAllowed False)
+// the watcher reports nothing, says so in the request's status, and reports once it is allowed
+// again. Objects are put in the FAKE API server as Cluster API writes them; the runtime is a stand-in
+// whose report opens an incident in a real store.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import { afterEach, describe, expect, it } from 'vitest';
+import { REQUEST_GROUP, REQUEST_PLURAL, REQUEST_VERSION } from '../../../functions/adapters/kube/cluster-api/remediation-requests.ts';
+import { createInProcessBus } from '../../../functions/adapters/local/in-process-bus.ts';
+import { openSqliteStore, type SqliteIncidentStore } from '../../../functions/adapters/local/sqlite-store.ts';
+import type { Decision } from '../../../functions/core/decision.ts';
+import { waitFor } from '../../../functions/lib/wait-for.ts';
+import type { Log } from '../../../functions/ports/log.ts';
+import type { Scheduler } from '../../../functions/ports/scheduler.ts';
+import { startRequestWatcher, type RequestWatcherOptions } from '../../../infra/local/request-watcher.ts';
+import { startKubeApiFake, type KubeApiFake } from '../../support/fakes/kube/api-server.ts';
+import type { JsonObject } from '../../support/fakes/kube/patch.ts';
+import { resourceType } from '../../support/fakes/kube/store.ts';
+
+const NS = 'default';
+const CLUSTER = 'wl';
+const MACHINE = 'wl-cp-1';
+const CLUSTERS = resourceType('cluster.x-k8s.io', 'clusters')!;
+const MACHINES = resourceType('cluster.x-k8s.io', 'machines')!;
+const coordinates = { group: REQUEST_GROUP, version: REQUEST_VERSION, namespace: NS, plural: REQUEST_PLURAL };
+const noScheduler: Scheduler = { schedule: () => Promise.resolve(), cancel: () => Promise.resolve() };
+
+interface Status {
+  phase?: string;
+  reasonCode?: string;
+  message?: string;
+  incidentId?: string;
+}
+
+interface World {
+  fake: KubeApiFake;
+  store: SqliteIncidentStore;
+  /** The Machines reported, in order. */
+  reported: string[];
+  said: { level: keyof Log; message: string }[];
+  /** Moves the watcher's clock on, for the re-report of a recovered request. */
+  advance(ms: number): void;
+  statusOf(): Promise<Status | undefined>;
+  /** GETs of the Cluster so far: one per look the watcher takes. */
+  clusterReads(): number;
+}
+
+const teardown: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const step of teardown.splice(0).reverse()) await step();
+});
+
+/** A v1beta1 Cluster as Cluster API stores it; `paused` is its spec.paused. */
+const clusterV1beta1 = (paused: boolean): JsonObject => ({
+  apiVersion: 'cluster.x-k8s.io/v1beta1',
+  kind: 'Cluster',
+  metadata: { name: CLUSTER, namespace: NS },
+  spec: {
+    paused,
+    controlPlaneRef: { apiVersion: 'controlplane.cluster.x-k8s.io/v1beta1', kind: 'KubeadmControlPlane', name: `${CLUSTER}-control-plane`, namespace: NS },
+    infrastructureRef: { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: 'DockerCluster', name: CLUSTER, namespace: NS },
+  },
+  status: { phase: 'Provisioned', controlPlaneReady: true, infrastructureReady: true },
+});
+
+/** A v1beta2 Cluster, paused (or not) by the cluster.x-k8s.io/paused annotation only. */
+const clusterV1beta2 = (annotated: boolean): JsonObject => ({
+  apiVersion: 'cluster.x-k8s.io/v1beta2',
+  kind: 'Cluster',
+  metadata: { name: CLUSTER, namespace: NS, ...(annotated ? { annotations: { 'cluster.x-k8s.io/paused': '' } } : {}) },
+  spec: {
+    controlPlaneRef: { apiGroup: 'controlplane.cluster.x-k8s.io', kind: 'KubeadmControlPlane', name: `${CLUSTER}-control-plane` },
+    infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'DockerCluster', name: CLUSTER },
+  },
+  status: { phase: 'Provisioned', conditions: [{ type: 'Paused', status: annotated ? 'True' : 'False', reason: annotated ? 'Paused' : 'NotPaused', lastTransitionTime: '2026-07-01T10:00:00Z' }] },
+});
+
+const SHORT_CIRCUITED = 'Remediation is not allowed, the number of not started or unhealthy machines exceeds maxUnhealthy (total: 3, unhealthy: 2, maxUnhealthy: 1)';
+
+/** A v1beta2 MachineHealthCheck of the control plane, its RemediationAllowed as MHC last set it. */
+function healthCheck(name: string, allowed: boolean, matchLabels: Record<string, string> = { 'cluster.x-k8s.io/control-plane': '' }): JsonObject {
+  const condition: JsonObject = allowed
+    ? { type: 'RemediationAllowed', status: 'True', reason: 'RemediationAllowed', observedGeneration: 1, lastTransitionTime: '2026-07-01T10:00:00Z' }
+    : { type: 'RemediationAllowed', status: 'False', reason: 'TooManyUnhealthy', message: SHORT_CIRCUITED, observedGeneration: 1, lastTransitionTime: '2026-07-01T10:05:00Z' };
+  return {
+    apiVersion: 'cluster.x-k8s.io/v1beta2',
+    kind: 'MachineHealthCheck',
+    metadata: { name, namespace: NS, labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER } },
+    spec: {
+      clusterName: CLUSTER,
+      selector: { matchLabels },
+      checks: { unhealthyNodeConditions: [{ type: 'Ready', status: 'Unknown', timeoutSeconds: 300 }] },
+      remediation: { triggerIf: { unhealthyLessThanOrEqualTo: 1 }, templateRef: { apiVersion: `${REQUEST_GROUP}/${REQUEST_VERSION}`, kind: 'EtcdRemediationRequestTemplate', name: 'etcd-remediator' } },
+    },
+    status: {
+      conditions: [condition, { type: 'Paused', status: 'False', reason: 'NotPaused', observedGeneration: 1, lastTransitionTime: '2026-07-01T10:00:00Z' }],
+      expectedMachines: 3,
+      currentHealthy: allowed ? 2 : 1,
+      remediationsAllowed: allowed ? 1 : 0,
+      observedGeneration: 1,
+      targets: ['wl-cp-1', 'wl-cp-2', 'wl-cp-3'],
+      // v1beta1's own Condition type: a severity, no observedGeneration.
+      deprecated: {
+        v1beta1: {
+          conditions: [
+            allowed
+              ? { type: 'RemediationAllowed', status: 'True', lastTransitionTime: '2026-07-01T10:00:00Z' }
+              : { type: 'RemediationAllowed', status: 'False', severity: 'Warning', reason: 'TooManyUnhealthy', message: SHORT_CIRCUITED, lastTransitionTime: '2026-07-01T10:05:00Z' },
+          ],
+        },
+      },
+    },
+  };
+}
+
+async function setUp(options: Partial<Pick<RequestWatcherOptions, 'recheckRecoveredMs' | 'clusterApiVersion'>> = {}): Promise<World> {
+  const fake = await startKubeApiFake();
+  teardown.push(() => fake.stop());
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'watcher-paused-'));
+  teardown.push(async () => fs.rmSync(dir, { recursive: true, force: true }));
+  const store = openSqliteStore({ path: path.join(dir, 'state.sqlite') });
+  teardown.push(() => store.close());
+  fake.store.put(MACHINES, {
+    apiVersion: 'cluster.x-k8s.io/v1beta1',
+    kind: 'Machine',
+    metadata: { name: MACHINE, namespace: NS, labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER, 'cluster.x-k8s.io/control-plane': '' } },
+    spec: { clusterName: CLUSTER, bootstrap: { dataSecretName: `${MACHINE}-bootstrap` } },
+    status: { nodeRef: { apiVersion: 'v1', kind: 'Node', name: 'cp-1' }, phase: 'Running' },
+  });
+  const reported: string[] = [];
+  const said: World['said'] = [];
+  const record = (level: keyof Log) => (message: string) => void said.push({ level, message });
+  let offset = 0;
+  const watcher = startRequestWatcher({
+    management: fake.kubeConfig(),
+    runtime: {
+      store,
+      bus: createInProcessBus({ handlers: {}, onDeadLetter: () => undefined, onError: () => undefined }),
+      scheduler: noScheduler,
+      clock: { now: () => Date.now() + offset },
+      // Stands in for the runtime's intake: the report opens an incident for its Machine.
+      async submit(detail) {
+        const { clusterId, target } = detail as { clusterId: string; target: { machineName: string } };
+        reported.push(target.machineName);
+        await store.openOrJoin({ clusterId, targetKey: `machineName=${target.machineName}`, target, reason: 'test', now: Date.now() + offset });
+      },
+    },
+    clusterIdOf: (request) => `${request.namespace}/${request.clusterName}`,
+    log: { debug: record('debug'), info: record('info'), warn: record('warn'), error: record('error') },
+    followIntervalMs: 100,
+    restartDelayMs: 20,
+    ...options,
+  });
+  teardown.push(() => watcher.stop());
+  await watcher.ready;
+  const objects = fake.kubeConfig().makeApiClient(CustomObjectsApi);
+  const clusterPath = `/apis/cluster.x-k8s.io/${options.clusterApiVersion ?? 'v1beta1'}/namespaces/${NS}/clusters/${CLUSTER}`;
+  return {
+    fake,
+    store,
+    reported,
+    said,
+    advance: (ms) => void (offset += ms),
+    statusOf: async () => ((await objects.getNamespacedCustomObject({ ...coordinates, name: MACHINE })) as { status?: Status }).status,
+    clusterReads: () => fake.requests.filter((r) => r.method === 'GET' && r.path === clusterPath).length,
+  };
+}
+
+/** As MachineHealthCheck creates it (GenerateTemplate): named after the Machine, owned by it, labelled with its Cluster. */
+async function createRequest(t: World): Promise<void> {
+  const machineUid = String((t.fake.store.get(MACHINES, NS, MACHINE).metadata as { uid: string }).uid);
+  await t.fake.kubeConfig().makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
+    ...coordinates,
+    body: {
+      apiVersion: `${REQUEST_GROUP}/${REQUEST_VERSION}`,
+      kind: 'EtcdRemediationRequest',
+      metadata: {
+        name: MACHINE,
+        namespace: NS,
+        labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER },
+        annotations: { 'cluster.x-k8s.io/cloned-from-name': 'etcd-remediator', 'cluster.x-k8s.io/cloned-from-groupkind': 'EtcdRemediationRequestTemplate.etcd-remediator.io' },
+        ownerReferences: [{ apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Machine', name: MACHINE, uid: machineUid }],
+      },
+      spec: { reason: 'Machine unhealthy: Node not Ready for 5m' },
+    },
+  });
+}
+
+const statusWith = (t: World, wanted: (s: Status) => boolean, what: string): Promise<Status> =>
+  waitFor(async () => {
+    const status = await t.statusOf();
+    return status && wanted(status) ? status : undefined;
+  }, { timeoutMs: 10_000, intervalMs: 25, what });
+
+/** The watcher looked at the Cluster `rounds` more times: that many follow rounds went by. */
+async function roundsPass(t: World, rounds: number): Promise<void> {
+  const from = t.clusterReads();
+  await waitFor(async () => (t.clusterReads() >= from + rounds ? true : undefined), { timeoutMs: 10_000, intervalMs: 20, what: `${rounds} more looks at the Cluster` });
+}
+
+const MHCS = (): NonNullable<ReturnType<typeof resourceType>> => {
+  const type = resourceType('cluster.x-k8s.io', 'machinehealthchecks');
+  if (!type) throw new Error('the fake API server serves no machinehealthchecks');
+  return type;
+};
+
+describe('a request Cluster API has stopped acting on is not reported', () => {
+  it('Cluster spec.paused: Pending CLUSTER_PAUSED, naming the Cluster and what to do; reported once unpaused, and only then', async () => {
+    const t = await setUp();
+    t.fake.store.put(CLUSTERS, clusterV1beta1(true));
+    await createRequest(t);
+
+    const held = await statusWith(t, (s) => s.reasonCode === 'CLUSTER_PAUSED', 'the request to be held');
+    expect(held.phase).toBe('Pending');
+    expect(held.message).toContain(`Cluster ${NS}/${CLUSTER}`);
+    expect(held.message).toContain('spec.paused');
+    expect(held.message).toMatch(/reported once/);
+    expect(held.incidentId).toBeUndefined();
+    await roundsPass(t, 3);
+    expect(t.reported).toEqual([]);
+
+    t.fake.store.put(CLUSTERS, clusterV1beta1(false));
+    const followed = await statusWith(t, (s) => s.incidentId !== undefined, 'the request to be reported and followed');
+    expect(t.reported).toEqual([MACHINE]);
+    expect(followed.reasonCode).not.toBe('CLUSTER_PAUSED');
+  });
+
+  it('the cluster.x-k8s.io/paused annotation on a v1beta2 Cluster (clusterctl move) holds it the same way', async () => {
+    const t = await setUp({ clusterApiVersion: 'v1beta2' });
+    t.fake.store.put(CLUSTERS, clusterV1beta2(true));
+    await createRequest(t);
+
+    const held = await statusWith(t, (s) => s.reasonCode === 'CLUSTER_PAUSED', 'the request to be held');
+    expect(held.phase).toBe('Pending');
+    expect(held.message).toContain('cluster.x-k8s.io/paused');
+    await roundsPass(t, 2);
+    expect(t.reported).toEqual([]);
+
+    t.fake.store.put(CLUSTERS, clusterV1beta2(false));
+    await statusWith(t, (s) => s.incidentId !== undefined, 'the request to be reported');
+    expect(t.reported).toEqual([MACHINE]);
+  });
+
+  it('its MachineHealthCheck short-circuits (RemediationAllowed False, TooManyUnhealthy): Pending REMEDIATION_NOT_ALLOWED in its words; another MHC, of other Machines, does not count', async () => {
+    const t = await setUp();
+    t.fake.store.put(CLUSTERS, clusterV1beta1(false));
+    t.fake.store.put(MHCS(), healthCheck('wl-control-plane', false));
+    t.fake.store.put(MHCS(), healthCheck('wl-workers', false, { 'cluster.x-k8s.io/deployment-name': 'wl-md-0' }));
+    await createRequest(t);
+
+    const held = await statusWith(t, (s) => s.reasonCode === 'REMEDIATION_NOT_ALLOWED', 'the request to be held');
+    expect(held.phase).toBe('Pending');
+    expect(held.message).toContain(`MachineHealthCheck ${NS}/wl-control-plane`);
+    expect(held.message).toContain(SHORT_CIRCUITED);
+    expect(held.message).not.toContain('wl-workers');
+    await roundsPass(t, 3);
+    expect(t.reported).toEqual([]);
+
+    t.fake.store.put(MHCS(), healthCheck('wl-control-plane', true));
+    await statusWith(t, (s) => s.incidentId !== undefined, 'the request to be reported');
+    expect(t.reported).toEqual([MACHINE]);
+  });
+
+  it('a recovered request is not reported again while its Cluster is paused; once unpaused, it is', async () => {
+    const t = await setUp({ recheckRecoveredMs: 60_000 });
+    t.fake.store.put(CLUSTERS, clusterV1beta1(false));
+    await createRequest(t);
+    const first = await statusWith(t, (s) => s.incidentId !== undefined, 'the request to be reported');
+    const recovered: Decision = { kind: 'close', reason: 'TARGET_RECOVERED', message: 'cp-1 answered again, healthy', evidence: {} };
+    const incident = (await t.store.getIncident(first.incidentId!))!;
+    await t.store.updateIncident(incident.incidentId, { state: 'closed', lastDecision: recovered, result: recovered }, { expectVersion: incident.version, now: Date.now() });
+    await statusWith(t, (s) => s.phase === 'Recovered', 'the request to show Recovered');
+
+    t.fake.store.put(CLUSTERS, clusterV1beta1(true));
+    // Past the recheck: MHC still has the request, but MHC itself does nothing while paused.
+    t.advance(120_000);
+    const held = await statusWith(t, (s) => s.reasonCode === 'CLUSTER_PAUSED', 'the re-report to be held');
+    expect(held.phase).toBe('Pending');
+    await roundsPass(t, 3);
+    expect(t.reported).toEqual([MACHINE]);
+
+    t.fake.store.put(CLUSTERS, clusterV1beta1(false));
+    await waitFor(async () => (t.reported.length === 2 ? true : undefined), { timeoutMs: 10_000, what: 'the request to be reported again' });
+    const again = await statusWith(t, (s) => s.incidentId !== undefined && s.incidentId !== first.incidentId, 'the new incident to be followed');
+    expect(again.phase).not.toBe('Recovered');
+  });
+
+  it('an incident under way when the Cluster is paused stops before any removal (closed CLUSTER_PAUSED); reported again once unpaused', async () => {
+    const t = await setUp();
+    t.fake.store.put(CLUSTERS, clusterV1beta1(false));
+    await createRequest(t);
+    const first = await statusWith(t, (s) => s.incidentId !== undefined, 'the request to be reported');
+
+    t.fake.store.put(CLUSTERS, clusterV1beta1(true));
+    const held = await statusWith(t, (s) => s.reasonCode === 'CLUSTER_PAUSED', 'the request to be held');
+    expect(held.phase).toBe('Pending');
+    const stopped = await t.store.getIncident(first.incidentId!);
+    expect(stopped).toMatchObject({ state: 'closed', lastDecision: { kind: 'close', reason: 'CLUSTER_PAUSED' } });
+    expect(stopped?.lastDecision?.message).toMatch(/nothing was removed/);
+    await roundsPass(t, 3);
+    expect(t.reported).toEqual([MACHINE]);
+
+    t.fake.store.put(CLUSTERS, clusterV1beta1(false));
+    await statusWith(t, (s) => s.incidentId !== undefined && s.incidentId !== first.incidentId && s.reasonCode !== 'CLUSTER_PAUSED', 'the request to be reported again');
+    expect(t.reported).toEqual([MACHINE, MACHINE]);
+  });
+
+  it('a removal already approved when the Cluster is paused finishes: its incident is not stopped, and the log says why', async () => {
+    const t = await setUp();
+    t.fake.store.put(CLUSTERS, clusterV1beta1(false));
+    await createRequest(t);
+    const first = await statusWith(t, (s) => s.incidentId !== undefined, 'the request to be reported');
+    const approved: Decision = { kind: 'approve', reason: 'TARGET_IS_FOLLOWER', leaderMove: 'not-needed', message: 'cp-1 is a follower', evidence: {} };
+    const incident = (await t.store.getIncident(first.incidentId!))!;
+    await t.store.updateIncident(incident.incidentId, { lastDecision: approved }, { expectVersion: incident.version, now: Date.now() });
+
+    t.fake.store.put(CLUSTERS, clusterV1beta1(true));
+    await waitFor(async () => (t.said.some((s) => s.level === 'warn' && /paused/.test(s.message) && /finishes/.test(s.message)) ? true : undefined), {
+      timeoutMs: 10_000,
+      what: 'the watcher to say the removal finishes',
+    });
+    await roundsPass(t, 3);
+    expect((await t.store.getIncident(first.incidentId!))?.state).toBe('open');
+    expect(t.reported).toEqual([MACHINE]);
+  });
+
+  it('what cannot be read is no answer: an unreadable MachineHealthCheck list holds the request, saying so; it is reported once it reads', async () => {
+    const t = await setUp();
+    t.fake.store.put(CLUSTERS, clusterV1beta1(false));
+    const refused = t.fake.failNext({ method: 'GET', path: /\/machinehealthchecks$/, status: 403, times: 3, message: 'machinehealthchecks.cluster.x-k8s.io is forbidden: User "system:serviceaccount:etcd-remediator-system:etcd-remediator" cannot list resource "machinehealthchecks"' });
+    await createRequest(t);
+
+    const held = await statusWith(t, (s) => s.phase === 'Pending' && /machinehealthchecks/.test(s.message ?? ''), 'the request to be held');
+    expect(held.message).toMatch(/forbidden/);
+    expect(t.reported).toEqual([]);
+    await statusWith(t, (s) => s.incidentId !== undefined, 'the request to be reported once the list reads');
+    expect(refused.fired).toBe(3);
+    expect(t.reported).toEqual([MACHINE]);
+  });
+});
