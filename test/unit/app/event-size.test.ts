@@ -11,7 +11,8 @@ import { MAX_EVIDENCE_BYTES, MAX_MESSAGE_CHARS } from '../../../functions/core/s
 import { MAX_HISTORY_BYTES, MAX_INCIDENT_VIEWS, viewBytes } from '../../../functions/core/view-history.ts';
 import { VIEW_LIMITS } from '../../../functions/core/view-limits.ts';
 import { worstSample } from '../../support/worst-case-view.ts';
-import { harness, type Harness } from './harness.ts';
+import { sample } from '../core/fixtures.ts';
+import { harness, unhealthy, type Harness } from './harness.ts';
 
 let h: Harness;
 afterEach(async () => h?.close());
@@ -103,5 +104,33 @@ describe('MembersProbed carries the new view only, and stays small', () => {
     const incident = (await h.deps.store.getIncident(incidentId))!;
     expect(incident.lastDecision?.message.length).toBeLessThanOrEqual(MAX_MESSAGE_CHARS);
     expect(Buffer.byteLength(JSON.stringify(incident.lastDecision?.evidence))).toBeLessThanOrEqual(MAX_EVIDENCE_BYTES);
+  });
+});
+
+describe('move-leader reads the earlier views from the incident', () => {
+  it('a leader cut on every path is removed without a move once two probes a grace window apart say so; a late MembersProbed decides nothing, a repeated one nothing more', async () => {
+    h = harness({ graceMs: 2_000 });
+    // etcd-0 leads, and no path reaches it; the followers keep naming it leader at one term.
+    h.setSample((at) => sample(at, [{ i: 0, paths: 'refused' }, { i: 1, leader: 0 }, { i: 2, leader: 0 }]));
+    const opened = await probeMembers(h.deps, { detailType: 'MemberUnhealthy', detail: unhealthy('etcd-0') });
+    if (opened.kind !== 'probed') throw new Error(`expected a probe, got ${opened.kind}`);
+    const first = h.lastOf('MembersProbed');
+    expect((await moveLeader(h.deps, first))?.reason).toBe('LEADER_UNREACHABLE_UNCONFIRMED');
+
+    h.clock.advance(3_000);
+    const { incidentId } = opened.incident;
+    const incident = (await h.deps.store.getIncident(incidentId))!;
+    await h.deps.store.updateIncident(incidentId, { attempt: 1 }, { expectVersion: incident.version, now: h.clock.now() });
+    await probeMembers(h.deps, { detailType: 'RetryDue', detail: { incidentId, clusterId: 'c1', attempt: 1, at: new Date(h.clock.now()).toISOString(), reason: 'LEADER_UNREACHABLE' } });
+    const second = h.lastOf('MembersProbed');
+    expect(second.view.at).toBe(h.clock.now());
+
+    // The first, delivered again after the incident moved on: stale, nothing decided.
+    expect(await moveLeader(h.deps, first)).toBeUndefined();
+    // The second carries one view; the sample three seconds before it is the incident's.
+    expect((await moveLeader(h.deps, second))?.reason).toBe('LEADER_UNREACHABLE_PAST_GRACE');
+    expect(await moveLeader(h.deps, second)).toBeUndefined();
+    expect(h.events.filter((e) => e.detailType === 'RemediationApproved')).toHaveLength(1);
+    expect(h.calls.moveLeader).toEqual([]);
   });
 });
