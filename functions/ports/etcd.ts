@@ -89,7 +89,7 @@ export interface PathLook extends PathResolver {
   host?(member: MemberInfo): HostEvidence | undefined;
   /** Why the look failed; the direct path still works without it. */
   failure?: string;
-  /** Every Machine of the cluster, when the look read them. */
+  /** The cluster's control-plane Machines, when the look read them. */
   machines?: MachineSummary[];
 }
 
