@@ -9,6 +9,7 @@ import type { JsonObject } from './patch.ts';
 import { execServer } from './exec.ts';
 import { type FaultCounter, FaultInjector, type FaultSpec } from './faults.ts';
 import { type NodeFault, type Upstream, portForwardServer } from './portforward.ts';
+import { discovery } from './discovery.ts';
 import { DEFAULT_NODE_MONITOR_GRACE_MS, postedByKubelet, stoppedPosting } from './node-status.ts';
 import { handleRest } from './routes.ts';
 import { badRequest } from './status.ts';
@@ -337,6 +338,8 @@ export async function startKubeApiFake(options: KubeApiFakeOptions = {}): Promis
         return;
       }
       if (request.method === 'GET' && watches.serve(url, response)) return;
+      const document = request.method === 'GET' ? discovery(url.pathname, request.headers.host ?? '') : undefined;
+      if (document !== undefined) return send(response, 200, document);
       const answer = handleRest(store, { graceful }, { method: request.method ?? 'GET', url, contentType: request.headers['content-type'] ?? '', body });
       if (answer) send(response, answer.code, answer.body, answer.warnings);
       else send(response, 404, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'the server could not find the requested resource', reason: 'NotFound', details: {}, code: 404 } satisfies JsonObject);

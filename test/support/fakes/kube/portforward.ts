@@ -7,6 +7,7 @@ import net from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { isObject, text, type JsonObject } from './patch.ts';
+import { spdyPortForward, type PortForwardTarget } from './portforward-spdy.ts';
 import { KubeFakeError, badRequest, internal, notFound } from './status.ts';
 import { metadataOf, resourceType, type ObjectStore } from './store.ts';
 
@@ -25,6 +26,17 @@ export interface PortForwardContext {
 
 // The CRI port-forward server's list; wsstream picks the client's first one it knows (§4).
 const SUPPORTED_PROTOCOLS = ['v4.channel.k8s.io', 'v4.base64.channel.k8s.io'];
+/**
+ * §0.3: SPDY tunnelled through a WebSocket (PortForwardWebsockets, beta in 1.31, what kubectl
+ * ≥1.31 offers). The API server's TunnelingHandler takes it when offered and speaks SPDY to the
+ * kubelet, so the ports travel in each stream's headers, not in the query.
+ */
+const TUNNEL_PROTOCOL = 'SPDY/3.1+portforward.k8s.io';
+/**
+ * `ws` refuses a subprotocol with a "/" (not an RFC 7230 token), which gorilla/websocket on the API
+ * server takes: the offer is renamed to this token before `ws` parses it, and answered by its name.
+ */
+const TUNNEL_TOKEN = 'SPDY-3.1+portforward.k8s.io';
 /** wsstream's Close (x/net/websocket) sends 1000, normal closure; a bare close would leave the client 1005. */
 export const NORMAL_CLOSURE = 1000;
 
@@ -42,9 +54,9 @@ function internalIp(node: JsonObject): string {
 }
 
 /** Runs the API server's checks in its order (§0.2); undefined means "upgrade". */
-function refusal(context: PortForwardContext, namespace: string, podName: string, ports: string | null): Refusal | undefined {
+function refusal(context: PortForwardContext, namespace: string, podName: string, ports: string | null, tunnel: boolean): Refusal | undefined {
   try {
-    if (ports === null || !/^\d+$/.test(ports)) throw badRequest('at least one port must be specified');
+    if (!tunnel && (ports === null || !/^\d+$/.test(ports))) throw badRequest('at least one port must be specified');
     const pod = context.store.get(PODS, namespace, podName); // §3 "Pod gone": 404 pods "etcd-cp-1"
     const spec = pod.spec;
     const nodeName = isObject(spec) && typeof spec.nodeName === 'string' ? spec.nodeName : '';
@@ -116,6 +128,50 @@ function pipe(ws: WebSocket, upstream: Upstream | undefined, sandboxId: string, 
   ws.on('close', () => socket.destroy());
 }
 
+const PORT_FORWARD_PROTOCOL = 'portforward.k8s.io';
+
+/** http.Error's answer, which UpgradeAwareHandler relays from the kubelet byte for byte. */
+function plainError(socket: Duplex, code: 400 | 403, reason: string, body: string, extra = ''): void {
+  const text = `${body}\n`;
+  socket.end(
+    `HTTP/1.1 ${code} ${reason}\r\nContent-Type: text/plain; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\n${extra}Content-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
+  );
+}
+
+/**
+ * The kubelet's answer to a plain SPDY upgrade: httpstream.Handshake on X-Stream-Protocol-Version,
+ * then the spdy response upgrader's 101, and the SPDY session on the raw connection. False when
+ * the handshake refused it.
+ */
+function upgradedToSpdy(request: IncomingMessage, socket: Duplex, head: Buffer, target: PortForwardTarget): boolean {
+  const header = request.headers['x-stream-protocol-version'];
+  if (header === undefined) {
+    plainError(socket, 400, 'Bad Request', `unable to upgrade: header X-Stream-Protocol-Version does not exist in request with ${Object.keys(request.headers).length} headers`);
+    return false;
+  }
+  const clientProtocols = [header].flat().flatMap((value) => value.split(',')).map((p) => p.trim()).filter((p) => p !== '');
+  if (!clientProtocols.includes(PORT_FORWARD_PROTOCOL)) {
+    const message = `unable to upgrade: unable to negotiate protocol: client supports [${clientProtocols.join(' ')}], server accepts [${PORT_FORWARD_PROTOCOL}]`;
+    plainError(socket, 403, 'Forbidden', message, `X-Accepted-Stream-Protocol-Versions: ${PORT_FORWARD_PROTOCOL}\r\n`);
+    return false;
+  }
+  socket.write(`HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: ${PORT_FORWARD_PROTOCOL}\r\n\r\n`);
+  const session = spdyPortForward({ write: (bytes) => socket.write(bytes) }, target);
+  socket.on('data', (chunk: Buffer) => session.receive(chunk));
+  socket.on('close', () => session.closed());
+  if (head.length > 0) session.receive(head);
+  return true;
+}
+
+/** The SPDY session rides the WebSocket's binary messages, both ways (client-go TunnelingConnection). */
+function tunnelled(ws: WebSocket, target: PortForwardTarget): void {
+  const session = spdyPortForward({ write: (bytes) => ws.send(bytes) }, target);
+  ws.on('message', (data: Buffer, isBinary: boolean) => {
+    if (isBinary) session.receive(data);
+  });
+  ws.on('close', () => session.closed());
+}
+
 export interface PortForwardServer {
   /** Handles an upgrade on `.../pods/<pod>/portforward`; false if the path is not one. */
   handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): boolean;
@@ -130,12 +186,19 @@ export function portForwardServer(context: PortForwardContext): PortForwardServe
   const wss = new WebSocketServer({
     noServer: true,
     handleProtocols: (offered) => {
+      if (offered.has(TUNNEL_TOKEN)) return TUNNEL_PROTOCOL;
       // wsstream handshake walks the client's list in order (§4); ws hands us a Set in that order.
       for (const protocol of offered) if (SUPPORTED_PROTOCOLS.includes(protocol)) return protocol;
       return false;
     },
   });
-  const open = new Map<string, Set<WebSocket>>();
+  /** Every open stream by node, to cut; a WebSocket or, for plain SPDY, the upgraded socket. */
+  const open = new Map<string, Set<{ terminate(): void }>>();
+  const track = (node: string, stream: { terminate(): void }, onClose: (listener: () => void) => void) => {
+    const streams = open.get(node) ?? new Set<{ terminate(): void }>();
+    open.set(node, streams.add(stream));
+    onClose(() => streams.delete(stream));
+  };
   return {
     handleUpgrade(request, socket, head) {
       const url = new URL(request.url ?? '/', 'http://fake');
@@ -144,7 +207,12 @@ export function portForwardServer(context: PortForwardContext): PortForwardServe
       const namespace = decodeURIComponent(match[1]!);
       const podName = decodeURIComponent(match[2]!);
       const ports = url.searchParams.get('ports');
-      const answer = refusal(context, namespace, podName, ports);
+      const offered = (request.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
+      const tunnel = offered.includes(TUNNEL_PROTOCOL);
+      if (tunnel) request.headers['sec-websocket-protocol'] = offered.map((p) => (p === TUNNEL_PROTOCOL ? TUNNEL_TOKEN : p)).join(', ');
+      // A plain SPDY upgrade (kubectl before 1.31, or its fallback): the ports ride the streams too.
+      const spdy = (request.headers.upgrade ?? '').split(',').some((p) => p.trim().toLowerCase() === 'spdy/3.1');
+      const answer = refusal(context, namespace, podName, ports, tunnel || spdy);
       if (answer) {
         writeRefusal(socket, answer);
         return true;
@@ -152,18 +220,23 @@ export function portForwardServer(context: PortForwardContext): PortForwardServe
       const pod = context.store.get(PODS, namespace, podName);
       const nodeName = isObject(pod.spec) ? text(pod.spec.nodeName) : '';
       const sandboxId = createHash('sha256').update(text(metadataOf(pod).uid)).digest('hex');
+      const target: PortForwardTarget = { upstream: context.upstreamOf(nodeName), notListening: (port) => notListeningText(sandboxId, port) };
+      if (spdy) {
+        if (upgradedToSpdy(request, socket, head, target)) track(nodeName, { terminate: () => socket.destroy() }, (listener) => socket.once('close', listener));
+        return true;
+      }
       wss.handleUpgrade(request, socket, head, (ws) => {
-        const streams = open.get(nodeName) ?? new Set<WebSocket>();
-        open.set(nodeName, streams.add(ws));
-        ws.on('close', () => streams.delete(ws));
-        pipe(ws, context.upstreamOf(nodeName), sandboxId, Number(ports));
+        track(nodeName, ws, (listener) => ws.once('close', listener));
+        if (ws.protocol === TUNNEL_PROTOCOL) tunnelled(ws, target);
+        else pipe(ws, target.upstream, sandboxId, Number(ports));
       });
       return true;
     },
     cut(node) {
-      for (const ws of open.get(node) ?? []) ws.terminate();
+      for (const stream of open.get(node) ?? []) stream.terminate();
     },
     close() {
+      for (const streams of open.values()) for (const stream of streams) stream.terminate();
       for (const client of wss.clients) client.terminate();
       wss.close();
     },

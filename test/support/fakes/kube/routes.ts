@@ -1,6 +1,7 @@
 // REST routing for the kube fake: GET one, LIST, POST, PUT, PATCH and DELETE on the stored resource
 // types, and GET/PUT/PATCH on their /status subresource. Watches are in watch.ts.
 import { type Admitted, admitCustomResource } from './crd-admission.ts';
+import { servesVersion } from './discovery.ts';
 import { type Json, type JsonObject, isObject, jsonPatch, mergePatch, text } from './patch.ts';
 import { KubeFakeError, alreadyExists, badRequest, conflict } from './status.ts';
 import { type ObjectStore, type ResourceType, metadataOf, resourceType } from './store.ts';
@@ -38,7 +39,8 @@ export function parsePath(pathname: string): Route | undefined {
   let namespace: string | undefined;
   if (rest[0] === 'namespaces' && rest.length >= 3) [namespace, rest] = [rest[1], rest.slice(2)];
   const type = resourceType(group, rest[0] ?? '');
-  if (!type) return undefined;
+  // A version the group does not serve is not found, as on an API server.
+  if (!type || !servesVersion(group, version)) return undefined;
   return { type, version, namespace, name: rest[1], subresource: rest[2] };
 }
 
