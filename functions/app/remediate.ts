@@ -6,6 +6,7 @@ import type { Decision } from '../core/decision.ts';
 import { dryRunSinceApproval } from '../core/dry-run.ts';
 import { journalSteps, markerOf, type JournalLine, type MarkerStep } from '../core/journal.ts';
 import { timelineOf } from '../core/journal-words.ts';
+import { boundedTimeline } from '../core/said-limits.ts';
 import { leaderMoveOf } from '../core/leader-move.ts';
 import { removalFailed } from '../core/member-removal.ts';
 import { probeDeadlineMs } from '../core/probe-deadline.ts';
@@ -229,7 +230,8 @@ async function leaderMarked(deps: Deps, incidentId: string): Promise<{ id: strin
 async function complete(deps: Deps, incident: Incident, leader: { id: string; name: string }): Promise<StepOutcome<Remediated>> {
   const now = deps.clock.now();
   const journal = await deps.store.journal(incident.incidentId);
-  const timeline = timelineOf(journal);
+  // The journal keeps every line; the event, its first and last within its limits.
+  const timeline = boundedTimeline(timelineOf(journal));
   const leaderMove = leaderMoveOf(journal, incident.lastDecision);
   // Keyed by the removal's time, so a retried completion records it once.
   await deps.store.recordRemediation(incident.clusterId, incident.targetKey, await removedAt(deps, incident.incidentId));
