@@ -231,6 +231,19 @@ describe('kube API fake: port-forward through the pod streams', () => {
     }
   });
 
+  it('a WebSocket port-forward without ports: the kubelet refuses it (NewV4Options), after the API server\'s own checks', async () => {
+    const withoutPorts = '/api/v1/namespaces/kube-system/pods/etcd-cp-1/portforward';
+    expect(await probeUpgrade(fake.kubeConfig(), withoutPorts)).toEqual({ upgraded: false, status: 400, contentType: 'text/plain; charset=utf-8', body: 'query parameter "port" is required' });
+    // The API server's checks come first: a missing pod is its 404, a dead kubelet its 500.
+    expect(await probeUpgrade(fake.kubeConfig(), '/api/v1/namespaces/kube-system/pods/etcd-cp-7/portforward')).toMatchObject({ upgraded: false, status: 404 });
+    fake.kubeletDown('cp-1');
+    try {
+      expect(await probeUpgrade(fake.kubeConfig(), withoutPorts)).toMatchObject({ upgraded: false, status: 500, contentType: 'application/json' });
+    } finally {
+      fake.heal('cp-1');
+    }
+  });
+
   it('node deleted: 404 naming pods "<node>"', async () => {
     const fake2 = await startKubeApiFake();
     try {

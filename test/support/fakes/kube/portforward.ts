@@ -56,7 +56,6 @@ function internalIp(node: JsonObject): string {
 /** Runs the API server's checks in its order (§0.2); undefined means "upgrade". */
 function refusal(context: PortForwardContext, namespace: string, podName: string, ports: string | null, tunnel: boolean): Refusal | undefined {
   try {
-    if (!tunnel && (ports === null || !/^\d+$/.test(ports))) throw badRequest('at least one port must be specified');
     const pod = context.store.get(PODS, namespace, podName); // §3 "Pod gone": 404 pods "etcd-cp-1"
     const spec = pod.spec;
     const nodeName = isObject(spec) && typeof spec.nodeName === 'string' ? spec.nodeName : '';
@@ -67,6 +66,11 @@ function refusal(context: PortForwardContext, namespace: string, podName: string
     const fault = context.faultOf(nodeName);
     // §1: UpgradeAwareHandler fails to dial the kubelet → ErrorToAPIStatus, 500, no reason, no upgrade.
     if (fault === 'kubelet-down') throw internal(`error dialing backend: dial tcp ${internalIp(node)}:10250: connect: connection refused`);
+    // The kubelet's getPortForward: a WebSocket request names its ports in the query (V4Options;
+    // SPDY carries them in stream headers), refused with err.Error() as a plain-text 400.
+    if (!tunnel && (ports === null || ports === '')) return { code: 400, text: 'query parameter "port" is required' };
+    // A port that is not a number fails the API server's option parse (its exact words not modelled).
+    if (!tunnel && !/^\d+(,\d+)*$/.test(ports ?? '')) throw badRequest(`unable to parse ${JSON.stringify(ports)} as a port`);
     // §2: kubelet GetPortForward → CRI ListPodSandbox fails → streaming.WriteError 500 plain text,
     // which UpgradeAwareHandler echoes raw to the client (CAPI #12711 quotes this text).
     if (fault === 'containerd-down') {
