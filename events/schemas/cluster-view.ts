@@ -67,7 +67,12 @@ const hostEvidenceSchema = z.object({
   machine: z.object({ name: text(TEXT_LIMITS.name), deleting: z.boolean() }).optional().describe('Its Cluster API Machine, by status.nodeRef.'),
 });
 
-const machineSummarySchema = z.object({ name: text(TEXT_LIMITS.name), nodeName: text(TEXT_LIMITS.name).optional(), deleting: z.boolean() });
+const machineSummarySchema = z.object({
+  name: text(TEXT_LIMITS.name),
+  nodeName: text(TEXT_LIMITS.name).optional(),
+  deleting: z.boolean(),
+  uid: text(TEXT_LIMITS.name).optional().describe('metadata.uid: only the Machine the incident saw is deleted, never a replacement by the same name.'),
+});
 
 const memberViewSchema = z.object({
   id: memberIdSchema,

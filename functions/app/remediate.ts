@@ -8,6 +8,7 @@ import { journalSteps, markerOf, type JournalLine, type MarkerStep } from '../co
 import { timelineOf } from '../core/journal-words.ts';
 import { boundedTimeline } from '../core/said-limits.ts';
 import { leaderMoveOf } from '../core/leader-move.ts';
+import { machineSeen } from '../core/machine-seen.ts';
 import { removalFailed } from '../core/member-removal.ts';
 import { probeDeadlineMs } from '../core/probe-deadline.ts';
 import { actuatorFailed, clusterLocked, gatesUnderLock, noLeaderAfterRemoval, snapshotFailed } from '../core/remediation-steps.ts';
@@ -91,7 +92,8 @@ async function replaceStep(deps: Deps, cluster: ClusterEntry, incident: Incident
   if (!(await deps.store.stepDone(id, journalSteps.actuatorCalled))) {
     let result: ReplaceResult;
     try {
-      result = await replaceWithin(deps, cluster, { clusterId: incident.clusterId, incidentId: id, member, target: incident.target });
+      const machine = machineSeen(incident.views, { target: incident.target, ...(incident.memberId ? { memberId: incident.memberId } : {}) });
+      result = await replaceWithin(deps, cluster, { clusterId: incident.clusterId, incidentId: id, member, target: incident.target, ...(machine ? { machine } : {}) });
     } catch (error) {
       // The member is already out of etcd: say so, and leave the machine to a person.
       const said = error instanceof Error ? error.message : String(error);

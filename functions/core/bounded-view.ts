@@ -65,7 +65,13 @@ export function boundedView(view: ClusterView): ClusterView {
   delete bounded.machines;
   // A list cut short would make a Machine left out look like a worker: more than the limit, none is kept.
   if (machines && machines.length <= V.machines) {
-    bounded.machines = machines.map((m) => ({ ...m, name: clipText(m.name, T.name), ...(m.nodeName === undefined ? {} : { nodeName: clipText(m.nodeName, T.name) }) }));
+    bounded.machines = machines.map((m) => ({
+      ...m,
+      name: clipText(m.name, T.name),
+      ...(m.nodeName === undefined ? {} : { nodeName: clipText(m.nodeName, T.name) }),
+      // A uid cut short would match no Machine, and so delete none: safe, and never seen (uids are 36).
+      ...(m.uid === undefined ? {} : { uid: clipText(m.uid, T.name) }),
+    }));
   }
   return bounded;
 }

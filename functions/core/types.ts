@@ -79,6 +79,8 @@ export interface MachineSummary {
   /** status.nodeRef.name: unset until its Node joined. */
   nodeName?: string;
   deleting: boolean;
+  /** metadata.uid: a replacement given the same name has another, so only this one is deleted. */
+  uid?: string;
 }
 
 /** Where a member runs, as the workload cluster (and Cluster API) says; only with kube access. */

@@ -7,6 +7,11 @@ export interface ReplaceRequest {
   member: Pick<MemberInfo, 'id' | 'name'>;
   /** The original selector from MemberUnhealthy: nodeName, machineName, instanceId … */
   target: Record<string, string>;
+  /**
+   * The Machine the incident's probes placed the member on, by uid, when they saw one: only that
+   * Machine is replaced, never another that took its name since.
+   */
+  machine?: { name: string; uid: string };
   /** Aborted when the policy's actuatorTimeoutMs runs out; the call is then taken as failed. */
   signal?: AbortSignal;
 }

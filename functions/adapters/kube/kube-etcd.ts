@@ -31,7 +31,7 @@ export interface KubeEtcdOptions {
   clock?: Clock;
 }
 
-const toSummary = ({ name, nodeName, deleting }: MachineRef): MachineSummary => ({ name, deleting, ...(nodeName ? { nodeName } : {}) });
+const toSummary = ({ name, nodeName, deleting, uid }: MachineRef): MachineSummary => ({ name, deleting, ...(nodeName ? { nodeName } : {}), ...(uid ? { uid } : {}) });
 
 const isKubePath = (path: PathName): boolean => path !== 'direct';
 

@@ -123,6 +123,28 @@ describe('kube API fake: REST through client-node', () => {
     return { code: error.code, body: JSON.parse(String((error as ApiException<string>).body)) };
   }
 
+  it('a patch naming another metadata.uid is refused as immutable (rest/update.go BeforeUpdate), and one naming the same uid goes through', async () => {
+    const custom = fake.kubeConfig().makeApiClient(CustomObjectsApi);
+    const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+    const machine = (await custom.getNamespacedCustomObject({ ...MACHINE, name: 'wl-cp-2' })) as { metadata: { uid: string } };
+    const refused = await failureOf(custom.patchNamespacedCustomObject({ ...MACHINE, name: 'wl-cp-2', body: { metadata: { uid: 'a-replaced-uid', annotations: { a: '1' } } } }, merge));
+    expect(refused).toEqual({
+      code: 422,
+      body: {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: 'Machine.cluster.x-k8s.io "wl-cp-2" is invalid: metadata.uid: Invalid value: "a-replaced-uid": field is immutable',
+        reason: 'Invalid',
+        details: { name: 'wl-cp-2', group: 'cluster.x-k8s.io', kind: 'Machine', causes: [{ reason: 'FieldValueInvalid', message: 'Invalid value: "a-replaced-uid": field is immutable', field: 'metadata.uid' }] },
+        code: 422,
+      },
+    });
+    const patched = (await custom.patchNamespacedCustomObject({ ...MACHINE, name: 'wl-cp-2', body: { metadata: { uid: machine.metadata.uid, annotations: { a: '2' } } } }, merge)) as MachineShape;
+    expect(patched.metadata.annotations).toEqual({ a: '2' });
+  });
+
   it('DELETE honours DeleteOptions preconditions: 409 Conflict as BeforeDelete words it, and the object stays', async () => {
     const custom = fake.kubeConfig().makeApiClient(CustomObjectsApi);
     const core = fake.kubeConfig().makeApiClient(CoreV1Api);

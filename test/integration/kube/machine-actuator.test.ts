@@ -5,6 +5,7 @@ import { createMachineActuator, REMEDIATED_ANNOTATION, type RemediationRecord } 
 import { createMachineReader } from '../../../functions/adapters/kube/cluster-api/machines.ts';
 import type { ReplaceRequest } from '../../../functions/ports/actuator.ts';
 import { startKubeApiFake, type KubeApiFake } from '../../support/fakes/kube/api-server.ts';
+import { text } from '../../support/fakes/kube/patch.ts';
 import { metadataOf, resourceType } from '../../support/fakes/kube/store.ts';
 
 const NS = 'capi';
@@ -206,6 +207,46 @@ describe('machine actuator', () => {
     expect(replacement.deletionTimestamp).toBeUndefined();
     expect(deletes).toEqual([]);
     expect(outcome).toBe(`Machine wl-cp-2 in namespace ${NS} was annotated ${REMEDIATED_ANNOTATION} and went before it was deleted`);
+  });
+
+  /** The Machine goes and a new one takes its name: a new uid, no annotation, not deleting. */
+  function replaceWithSameName(name: string): { oldUid: string; newUid: string } {
+    const original = fake.store.get(MACHINES, NS, name);
+    fake.store.remove(MACHINES, NS, name);
+    const { uid: _uid, resourceVersion: _rv, annotations: _annotations, ...metadata } = metadataOf(original);
+    fake.store.put(MACHINES, { ...original, metadata });
+    return { oldUid: text(metadataOf(original).uid), newUid: text(metadataOf(fake.store.get(MACHINES, NS, name)).uid) };
+  }
+
+  it('called again after the Machine it saw was replaced by one of the same name, leaves the replacement alone', async () => {
+    const seen = { name: 'wl-cp-2', uid: text(metadataOf(fake.store.get(MACHINES, NS, 'wl-cp-2')).uid) };
+    // The first call's delete went through, its journal line did not: the step runs again later.
+    const { newUid } = replaceWithSameName('wl-cp-2');
+    const result = await actuator().replace(request({ machineName: 'wl-cp-2' }, { machine: seen }));
+    expect(result.detail).toBe(`Machine wl-cp-2 in namespace ${NS} is uid ${newUid}, not wl-cp-2 uid ${seen.uid} that the incident saw: that Machine is already gone, and this one is left alone`);
+    expect(deletes).toEqual([]);
+    expect(annotationOf('wl-cp-2')).toBeUndefined();
+    expect(metadataOf(fake.store.get(MACHINES, NS, 'wl-cp-2')).deletionTimestamp).toBeUndefined();
+  });
+
+  it('never annotates a replacement that took the name between the read and the patch: the patch carries the uid read', async () => {
+    const read = custom.getNamespacedCustomObject.bind(custom);
+    vi.spyOn(custom, 'getNamespacedCustomObject').mockImplementationOnce(async (...args) => {
+      const machine: unknown = await read(...args);
+      replaceWithSameName('wl-cp-2');
+      return machine;
+    });
+    const result = await actuator().replace(request({ machineName: 'wl-cp-2' }));
+    expect(result.detail).toBe(`Machine wl-cp-2 in namespace ${NS} went before it was annotated`);
+    expect(annotationOf('wl-cp-2')).toBeUndefined();
+    expect(deletes).toEqual([]);
+  });
+
+  it('with the uid it saw still in place, replaces the Machine as before', async () => {
+    const seen = { name: 'wl-cp-2', uid: text(metadataOf(fake.store.get(MACHINES, NS, 'wl-cp-2')).uid) };
+    const result = await actuator().replace(request({ machineName: 'wl-cp-2' }, { machine: seen }));
+    expect(result.detail).toContain('and deleted');
+    expect(deletes.map((d) => d.name)).toEqual(['wl-cp-2']);
   });
 
   it('hands the signal to client-node, so an aborted request fails with the reason', async () => {

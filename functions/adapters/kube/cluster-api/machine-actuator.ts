@@ -38,6 +38,17 @@ function memberLabel({ member }: ReplaceRequest): string {
   return member.name || member.id;
 }
 
+/**
+ * The Machine read is gone and another has its name: a DELETE's uid precondition failed (409,
+ * rest/delete.go BeforeDelete), or a patch carrying the old uid met the new one (422 "metadata.uid:
+ * ... field is immutable", rest/update.go BeforeUpdate's common field validation).
+ */
+function uidRefused(error: unknown): boolean {
+  if (!(error instanceof ApiException)) return false;
+  if (error.code === 409) return true;
+  return error.code === 422 && describeKubeError(error).includes('metadata.uid');
+}
+
 export function createMachineActuator(options: MachineActuatorOptions): Actuator {
   const { customObjects, namespace, clusterName, version = 'v1beta1', now = () => new Date() } = options;
   const machines = createMachineReader({ customObjects, clusterName, version });
@@ -68,7 +79,7 @@ export function createMachineActuator(options: MachineActuatorOptions): Actuator
       await call();
       return true;
     } catch (error) {
-      if (isNotFound(error) || (error instanceof ApiException && error.code === 409)) return false; // 409: its uid precondition failed, the Machine read is gone
+      if (isNotFound(error) || uidRefused(error)) return false;
       throw new MachineActuatorError(`${what} ${where(name)} failed: ${describeKubeError(error)}`, { cause: error });
     }
   }
@@ -80,8 +91,13 @@ export function createMachineActuator(options: MachineActuatorOptions): Actuator
       signal?.throwIfAborted();
       const { machine, asked } = await find(request);
       if (!machine) return { action: 'deleted', detail: `${asked} is already gone` };
-      refuseWorker(machine);
       const label = where(machine.name);
+      const seen = request.machine;
+      // Another uid is a Machine made since the incident looked: its own is gone, so it is replaced.
+      if (seen && seen.uid !== machine.uid) {
+        return { action: 'deleted', detail: `${label} is uid ${machine.uid}, not ${seen.name} uid ${seen.uid} that the incident saw: that Machine is already gone, and this one is left alone` };
+      }
+      refuseWorker(machine);
       // Deleting already: ours on a redelivery, or CAPI's own; either way the replacement is coming.
       if (machine.deleting) return { action: 'deleted', detail: `${label} is already being deleted` };
       const record: RemediationRecord = {
@@ -90,7 +106,8 @@ export function createMachineActuator(options: MachineActuatorOptions): Actuator
         reason: `etcd member ${memberLabel(request)} was removed by incident ${request.incidentId}`,
         member: memberLabel(request),
       };
-      const body = { metadata: { annotations: { [REMEDIATED_ANNOTATION]: JSON.stringify(record) } } };
+      // The uid makes the patch refused (metadata.uid is immutable) by a Machine that took the name since the read.
+      const body = { metadata: { uid: machine.uid, annotations: { [REMEDIATED_ANNOTATION]: JSON.stringify(record) } } };
       signal?.throwIfAborted();
       const annotated = await step('annotating', machine.name, () =>
         customObjects.patchNamespacedCustomObject(

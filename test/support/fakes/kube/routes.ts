@@ -92,6 +92,30 @@ function checkVersion(route: Route, name: string, next: JsonObject, current: Jso
   }
 }
 
+/**
+ * rest/update.go BeforeUpdate: an update may leave metadata.uid out (the stored one is kept), but
+ * one that names another is refused by the common field validation (ValidateObjectMetaUpdate):
+ * 422 Invalid, "metadata.uid: Invalid value: ...: field is immutable".
+ */
+function checkUidUnchanged(route: Route, name: string, next: JsonObject, current: JsonObject): void {
+  const wanted = metadataOf(next).uid;
+  const stored = text(metadataOf(current).uid);
+  if (typeof wanted !== 'string' || wanted === '' || wanted === stored) return;
+  const field = 'metadata.uid';
+  const message = `Invalid value: "${wanted}": field is immutable`;
+  const group = route.type.group === '' ? '' : `.${route.type.group}`;
+  throw new KubeFakeError({
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: `${route.type.kind}${group} "${name}" is invalid: ${field}: ${message}`,
+    reason: 'Invalid',
+    details: { name, group: route.type.group, kind: route.type.kind, causes: [{ reason: 'FieldValueInvalid', message, field }] },
+    code: 422,
+  });
+}
+
 function finalizersOf(object: JsonObject): Json[] {
   const finalizers = metadataOf(object).finalizers;
   return Array.isArray(finalizers) ? finalizers : [];
@@ -137,6 +161,7 @@ function patchOrPut(store: ObjectStore, route: Route, name: string, request: Res
   const next = request.method === 'PUT' ? body : request.contentType.startsWith('application/json-patch+json') ? jsonPatch(current, body) : mergePatch(current, body);
   if (!isObject(next) || !isObject(next.metadata)) throw badRequest(request.method === 'PUT' ? 'the body of the request was in an unknown format' : 'patch did not produce an object');
   checkVersion(route, name, next, current);
+  checkUidUnchanged(route, name, next, current);
   const { object, warnings } = admitted(route, request, route.subresource === 'status' ? statusOnly(next, current) : keepStatus(route.type, next, current));
   return { code: 200, body: update(store, route, name, object), warnings };
 }
