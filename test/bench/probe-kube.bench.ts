@@ -6,7 +6,7 @@
 import { createKubeEtcd } from '../../functions/adapters/kube/kube-etcd.ts';
 import { createEtcd3Transport, createProber, directPaths } from '../../functions/adapters/etcd/index.ts';
 import { median, timeIt } from './measure.ts';
-import { startKubeWorld } from '../integration/kube/kube-world.ts';
+import { startKubeWorld, worldEtcdTls } from '../integration/kube/kube-world.ts';
 
 const MEMBERS = 5;
 const DEADLINE_MS = 1_000;
@@ -16,9 +16,10 @@ async function main(): Promise<void> {
   // Members named after their nodes, behind the fake API server (their Machines are not used here).
   const world = await startKubeWorld(MEMBERS);
   const { lab, access } = world;
-  const transport = createEtcd3Transport();
+  // kubeadm without Cluster API: the operator's etcd client certificate, on both sides.
+  const transport = createEtcd3Transport(worldEtcdTls(world));
   const direct = createProber(transport, directPaths);
-  const kube = createKubeEtcd({ workloadKubeconfig: access.workloadKubeconfig }, { guardPrefix: '/etcd-remediator', callTimeoutMs: DEADLINE_MS });
+  const kube = createKubeEtcd({ workloadKubeconfig: access.workloadKubeconfig }, { guardPrefix: '/etcd-remediator', callTimeoutMs: DEADLINE_MS, ...worldEtcdTls(world) });
   const bound = 1.2 * DEADLINE_MS;
   let allWithin = true;
   try {

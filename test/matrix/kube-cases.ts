@@ -1,14 +1,15 @@
 // Case 20: faults on the Kubernetes paths (kubelet down, containerd down, Node deleted, the workload
 // API server unreachable). Each row runs in the kube scenarios' world (kube-world.ts): a real lab
-// named cp-N behind the FAKE API server, which serves the etcd pods and the Cluster API Machines, so
-// the pipeline gets the Machine actuator and every removal ends with the Machine deleted, once.
+// named cp-N serving etcd over TLS as kubeadm does (its CA in the Secret wl-etcd only), behind the
+// FAKE API server, which serves the etcd pods and the Cluster API Machines, so the pipeline gets
+// the Machine actuator and every removal ends with the Machine deleted, once.
 import { createServer, type AddressInfo } from 'node:net';
 import { REMEDIATED_ANNOTATION } from '../../functions/adapters/kube/cluster-api/machine-actuator.ts';
 import type { PolicyInput } from '../../functions/core/policy.ts';
 import type { LabMember } from '../../infra/lab/lab.ts';
 import type { TerminalEvent } from '../../infra/local/runtime.ts';
 import type { Pipeline } from '../integration/e2e/pipeline.ts';
-import { startKubeWorld, type KubeWorld } from '../integration/kube/kube-world.ts';
+import { startKubeWorld, worldEtcdTls, type KubeWorld } from '../integration/kube/kube-world.ts';
 import { check, hostOf, says, type Checked, type MatrixCase, type StartedCluster } from './harness.ts';
 import { membershipIs, removedWithNewLeader } from './lab-checks.ts';
 
@@ -84,7 +85,9 @@ function onKubeWorld(row: KubeRow): MatrixCase {
         if (workloadUnreachable) unreachableApi = await refusedUrl();
         const workloadKubeconfig = unreachableApi ? started.access.workloadKubeconfig.replace(started.fake.server, unreachableApi) : started.access.workloadKubeconfig;
         const kube = { ...started.access, workloadKubeconfig };
-        return { lab: started.lab, pipelineOptions: workloadUnreachable ? { kube } : { kube, endpoints: [] }, down: () => started.down() };
+        // The quorum checker asks etcd itself, with the test's own client certificate.
+        const checkerTls = worldEtcdTls(started).tls;
+        return { lab: started.lab, pipelineOptions: workloadUnreachable ? { kube } : { kube, endpoints: [] }, ...(checkerTls ? { checkerTls } : {}), down: () => started.down() };
       } catch (error) {
         await started.down();
         throw error;

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CAPI_CLUSTER, startKubeWorld, type KubeWorld } from '../kube/kube-world.ts';
+import { CAPI_CLUSTER, startKubeWorld, worldTlsFlags, type KubeWorld } from '../kube/kube-world.ts';
 import type { CliResult } from '../../../infra/local/cli/output.ts';
 import { jsonOf, killService, runCli, startCli, type Service } from './support.ts';
 
@@ -41,6 +41,8 @@ describe('probe, plan and run through the fake Kubernetes API server', () => {
   // A probe's whole deadline is one call timeout; a loaded machine needs more than the default 2s.
   const SLOW = ['--timeout', '5s'];
   const capi = () => ['--kubeconfig', kubeconfig, '--cluster', CAPI_CLUSTER, ...SLOW];
+  /** A member's client URL as a pattern: the relay's endpoint starts with it. */
+  const clientUrlPattern = (name: string): string => world.lab.member(name).clientUrl.replaceAll('.', '\\.');
 
   describe('on a healthy cluster', () => {
     it('probe --kubeconfig F --cluster wl, no --endpoints: 3 members found through their pods, each with a port-forward and an exec-relay row and where it runs', async () => {
@@ -51,7 +53,7 @@ describe('probe, plan and run through the fake Kubernetes API server', () => {
       for (const m of probe.members) {
         expect(m.paths.map((p) => [p.path, p.ok])).toEqual([['port-forward', true], ['exec-relay', true]]);
         expect(m.paths[0]).toMatchObject({ endpoint: `kube-system/etcd-${m.name}:2379`, says: `port-forward kube-system/etcd-${m.name}:2379 answered` });
-        expect(m.paths[1]!.endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+ via kube-system\/etcd-cp-\d$/);
+        expect(m.paths[1]!.endpoint).toMatch(new RegExp(`^${clientUrlPattern(m.name)} via kube-system/etcd-cp-\\d$`));
         expect(m.host).toEqual({ node: m.name, nodeExists: true, pod: `kube-system/etcd-${m.name}`, machine: { name: world.machineOf(world.lab.members.find((l) => l.name === m.name)!), deleting: false } });
       }
       expect(probe.quorum.ok).toBe(true);
@@ -62,7 +64,8 @@ describe('probe, plan and run through the fake Kubernetes API server', () => {
 
 
     it('probe --kubeconfig F alone (the workload cluster) with --endpoints: direct, port-forward and exec-relay rows, Nodes and no Machines', async () => {
-      const run = await runCli(['probe', '--kubeconfig', kubeconfig, '--endpoints', world.lab.endpoints()[0]!, ...SLOW, '--json']);
+      // kubeadm without Cluster API: the operator gives etcd's client certificate.
+      const run = await runCli(['probe', '--kubeconfig', kubeconfig, '--endpoints', world.lab.endpoints()[0]!, ...worldTlsFlags(world), ...SLOW, '--json']);
       expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
       const probe = jsonOf<ProbeJson>(run);
       expect(probe.members).toHaveLength(3);
@@ -103,7 +106,7 @@ describe('probe, plan and run through the fake Kubernetes API server', () => {
         const at = lines.findIndex((l) => l.startsWith(`  ${leader.name} (${leader.id}): node ${leader.name}, pod kube-system/etcd-${leader.name}, machine ${world.machineOf(leader)}`));
         expect(at, run.stdout).toBeGreaterThan(0);
         expect(lines[at + 1]).toMatch(new RegExp(`^    port-forward kube-system/etcd-${leader.name}:2379 refused: .*error dialing backend.*kubelet`));
-        expect(lines[at + 2]).toMatch(new RegExp(`^    exec-relay http://127\\.0\\.0\\.1:\\d+ via kube-system/etcd-(?!${leader.name})cp-\\d answered \\(\\d+ms\\)$`));
+        expect(lines[at + 2]).toMatch(new RegExp(`^    exec-relay ${clientUrlPattern(leader.name)} via kube-system/etcd-(?!${leader.name})cp-\\d answered \\(\\d+ms\\)$`));
         expect(run.stdout).toContain(`leader: ${leader.name} (${leader.id}) agreed by all 3 members`);
       } finally {
         world.fake.heal(leader.name);

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it, type TestContext } from 'vitest';
 import type { LabMember } from '../../../infra/lab/lab.ts';
-import { CAPI_CLUSTER, startKubeWorld, type KubeWorld } from '../kube/kube-world.ts';
+import { CAPI_CLUSTER, startKubeWorld, worldTlsFlags, type KubeWorld } from '../kube/kube-world.ts';
 import type { CliResult } from '../../../infra/local/cli/output.ts';
 import { jsonOf, runCli } from './support.ts';
 
@@ -57,7 +57,8 @@ describe.concurrent('remediate through Kubernetes, without --endpoints', () => {
     const follower = w.lab.members.find((m) => m.id !== leader.id)!;
     w.fake.kubeletDown(follower.name);
 
-    const run = await runCli(['remediate', '--kubeconfig', kubeconfig, '--node', follower.name, ...LAB, '--state', state, '--json'], { timeoutMs: 60_000 });
+    // kubeadm without Cluster API: the operator gives etcd's client certificate.
+    const run = await runCli(['remediate', '--kubeconfig', kubeconfig, '--node', follower.name, ...worldTlsFlags(w), ...LAB, '--state', state, '--json'], { timeoutMs: 60_000 });
 
     expect(run.code, run.stderr).toBe(0);
     const result = jsonOf<CliResult>(run);

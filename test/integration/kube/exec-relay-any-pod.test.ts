@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKubeEtcd } from '../../../functions/adapters/kube/kube-etcd.ts';
 import { classifyFailure } from '../../../functions/core/classify.ts';
 import type { MemberProbe, PathName, PathProbe, ProbeSample } from '../../../functions/core/types.ts';
-import { startKubeWorld, type KubeWorld } from './kube-world.ts';
+import { startKubeWorld, worldEtcdTls, type KubeWorld } from './kube-world.ts';
 
 // Roomy: the etcdctl runs of one probe share two busy cores with other tests.
 const DEADLINE_MS = 4_000;
@@ -17,7 +17,8 @@ let kube: ReturnType<typeof createKubeEtcd>;
 
 beforeAll(async () => {
   world = await startKubeWorld(3);
-  kube = createKubeEtcd({ workloadKubeconfig: world.access.workloadKubeconfig }, { guardPrefix: '/etcd-remediator', callTimeoutMs: DEADLINE_MS });
+  // kubeadm without Cluster API: the operator's etcd client certificate, for the direct member list.
+  kube = createKubeEtcd({ workloadKubeconfig: world.access.workloadKubeconfig }, { guardPrefix: '/etcd-remediator', callTimeoutMs: DEADLINE_MS, ...worldEtcdTls(world) });
 });
 
 afterAll(async () => {
@@ -81,7 +82,7 @@ describe.sequential('the exec relay through any healthy etcd pod', () => {
 
   it('an etcdctl the image does not have: every pod tried, the path and what to do said, not a dead path', async () => {
     for (const node of ['cp-1', 'cp-2', 'cp-3']) world.fake.heal(node);
-    const missing = createKubeEtcd({ workloadKubeconfig: world.access.workloadKubeconfig, relayBinary: '/opt/etcd/bin/etcdctl' }, { guardPrefix: '/etcd-remediator', callTimeoutMs: DEADLINE_MS });
+    const missing = createKubeEtcd({ workloadKubeconfig: world.access.workloadKubeconfig, relayBinary: '/opt/etcd/bin/etcdctl' }, { guardPrefix: '/etcd-remediator', callTimeoutMs: DEADLINE_MS, ...worldEtcdTls(world) });
     try {
       const sample = await probeWith(missing, ['exec-relay']);
       for (const { name } of world.lab.members) {
@@ -100,7 +101,7 @@ describe.sequential('the exec relay through any healthy etcd pod', () => {
 
   it('relayBinary names the etcdctl the relay runs', async () => {
     // The fake's pods have etcdctl on their PATH too: a bare name reaches it.
-    const onPath = createKubeEtcd({ workloadKubeconfig: world.access.workloadKubeconfig, relayBinary: 'etcdctl' }, { guardPrefix: '/etcd-remediator', callTimeoutMs: DEADLINE_MS });
+    const onPath = createKubeEtcd({ workloadKubeconfig: world.access.workloadKubeconfig, relayBinary: 'etcdctl' }, { guardPrefix: '/etcd-remediator', callTimeoutMs: DEADLINE_MS, ...worldEtcdTls(world) });
     try {
       const sample = await probeWith(onPath, ['exec-relay']);
       for (const { name } of world.lab.members) expect(pathOf(memberOf(sample, name), 'exec-relay')).toMatchObject({ reachability: 'ok' });

@@ -10,7 +10,7 @@ import { waitFor } from '../../../functions/lib/wait-for.ts';
 import type { LabMember } from '../../../infra/lab/lab.ts';
 import type { TerminalEvent } from '../../../infra/local/runtime.ts';
 import { startPipeline, type Pipeline } from '../e2e/pipeline.ts';
-import { startKubeWorld, type KubeWorld } from './kube-world.ts';
+import { startKubeWorld, worldEtcdTls, type KubeWorld } from './kube-world.ts';
 
 const KUBE_ONLY = { pathOrder: ['port-forward', 'exec-relay'] } as const;
 
@@ -172,7 +172,7 @@ describe.sequential('Cluster API cases KCP blocks on, on real etcd behind the fa
     const leader = await world.lab.leader();
     const follower = world.lab.members.find((m) => m.id !== leader.id)!;
     // A person at a shell removed the member with etcdctl; its Machine is still there.
-    const transport = createEtcd3Transport();
+    const transport = createEtcd3Transport(worldEtcdTls(world));
     try {
       // etcd refuses reconfiguration for a few seconds after its members connect: ask until it accepts.
       const client = transport.client({ endpoint: leader.clientUrl, path: 'direct' });

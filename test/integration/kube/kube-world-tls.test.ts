@@ -117,3 +117,17 @@ describe('kube world with etcd over TLS', () => {
     }
   });
 });
+
+describe('kube world by default', () => {
+  it('serves etcd over TLS, as kubeadm runs it; tls: false keeps plain http', async () => {
+    const [tlsWorld, plainWorld] = await Promise.all([startKubeWorld(1), startKubeWorld(1, { tls: false })]);
+    try {
+      expect(tlsWorld.tls?.secretName).toBe(ETCD_CA_SECRET);
+      expect(tlsWorld.lab.members[0]!.clientUrl).toMatch(/^https:\/\//);
+      expect(plainWorld.tls).toBeUndefined();
+      expect(plainWorld.lab.members[0]!.clientUrl).toMatch(/^http:\/\//);
+    } finally {
+      await Promise.all([tlsWorld.down(), plainWorld.down()]);
+    }
+  });
+});

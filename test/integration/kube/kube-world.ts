@@ -2,10 +2,10 @@
 // named after their nodes (as kubeadm names them), behind the protocol-level FAKE API server that
 // serves the Nodes, the etcd static pods (port-forward and exec reach the lab) and the Machines.
 //
-// With `tls`, etcd serves clients as kubeadm runs it (https, --client-cert-auth), under a CA whose
-// certificate and key the product can get only from the Secret `<cluster>-etcd`, as Cluster API
-// keeps it. Each node's pod filesystem holds what kubeadm writes in pki/etcd for the relay's
-// etcdctl: ca.crt and the healthcheck client's certificate and key.
+// etcd serves clients as kubeadm runs it (https, --client-cert-auth), under a CA whose certificate
+// and key the product can get only from the Secret `<cluster>-etcd`, as Cluster API keeps it
+// (`tls: false` for a plain-http lab). Each node's pod filesystem holds what kubeadm writes in
+// pki/etcd for the relay's etcdctl: ca.crt and the healthcheck client's certificate and key.
 import fs from 'node:fs';
 import path from 'node:path';
 import { CustomObjectsApi } from '@kubernetes/client-node';
@@ -51,7 +51,7 @@ export interface KubeWorld {
   access: KubeAccessConfig;
   /** The Machine as the API returns it; undefined once it is gone. */
   readMachine(name: string): Promise<{ annotations: Record<string, string>; deleting: boolean } | undefined>;
-  /** Present when etcd serves TLS. */
+  /** Present unless the world was started with `tls: false`. */
   tls?: KubeWorldTls;
   down(): Promise<void>;
 }
@@ -64,9 +64,21 @@ export interface KubeWorldOptions {
   kubeconfigFile?: string;
   /** The kubeconfig's bearer token (default fake-token): a distinctive one for tests that look for it. */
   token?: string;
-  /** etcd serves clients over TLS as kubeadm runs it, its CA in the Secret `<cluster>-etcd` only. */
+  /** etcd serves clients over TLS as kubeadm runs it, its CA in the Secret `<cluster>-etcd` only (default true). */
   tls?: boolean;
 }
+
+/**
+ * The test's own etcd credentials in the world, for a client it makes itself (none when etcd
+ * serves plain http). The product finds its own from the Secret when it has management access.
+ */
+export const worldEtcdTls = (world: Pick<KubeWorld, 'tls'>): { tls?: TlsFiles } => (world.tls ? { tls: world.tls.client.files } : {});
+
+/** The same as the CLI takes them, for a kubeadm cluster reached without Cluster API. */
+export const worldTlsFlags = (world: Pick<KubeWorld, 'tls'>): string[] => {
+  const client = world.tls?.client;
+  return client ? ['--cacert', client.caFile, '--cert', client.certFile, '--key', client.keyFile] : [];
+};
 
 /** kubeadm's pki/etcd files in each node's pod filesystem, and the CA Secret as Cluster API keeps it. */
 async function provisionTls(lab: Lab, fake: KubeApiFake): Promise<KubeWorldTls> {
@@ -92,7 +104,8 @@ async function provisionTls(lab: Lab, fake: KubeApiFake): Promise<KubeWorldTls> 
 }
 
 export async function startKubeWorld(members = 3, options: KubeWorldOptions = {}): Promise<KubeWorld> {
-  const lab = await startLab({ members, namePrefix: 'cp-', ...(options.tls ? { tls: true } : {}) });
+  const withTls = options.tls ?? true;
+  const lab = await startLab({ members, namePrefix: 'cp-', tls: withTls });
   let fake: KubeApiFake;
   let tls: KubeWorldTls | undefined;
   try {
@@ -103,7 +116,7 @@ export async function startKubeWorld(members = 3, options: KubeWorldOptions = {}
     throw error;
   }
   try {
-    if (options.tls) tls = await provisionTls(lab, fake);
+    if (withTls) tls = await provisionTls(lab, fake);
   } catch (error) {
     await fake.stop();
     await lab.down();

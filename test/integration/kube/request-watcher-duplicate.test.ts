@@ -12,7 +12,7 @@ import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { startRequestWatcher, type RequestWatcher } from '../../../infra/local/request-watcher.ts';
 import { isObject } from '../../support/fakes/kube/patch.ts';
 import { startPipeline, type Pipeline } from '../e2e/pipeline.ts';
-import { CAPI_CLUSTER, CAPI_NAMESPACE, startKubeWorld, type KubeWorld } from './kube-world.ts';
+import { CAPI_CLUSTER, CAPI_NAMESPACE, startKubeWorld, worldEtcdTls, type KubeWorld } from './kube-world.ts';
 
 const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 const coordinates = { group: REQUEST_GROUP, version: REQUEST_VERSION, namespace: CAPI_NAMESPACE, plural: REQUEST_PLURAL };
@@ -128,7 +128,7 @@ describe.sequential('a request whose member another incident or remediator holds
     const waiting = await t.statusWith((s) => s.reasonCode === 'LEADER_UNREACHABLE', 'the request’s incident to wait out the grace window');
 
     // Another remediator with a state of its own removes the member (without a move: it is cut).
-    const other = await startPipeline(t.world.lab, { policy: { graceMs: 1_000 } });
+    const other = await startPipeline(t.world.lab, { policy: { graceMs: 1_000 }, ...worldEtcdTls(t.world) });
     teardown.push(() => other.close());
     const removed = await other.remediate(t.leader.name, 60_000);
     expect(removed.detailType).toBe('RemediationCompleted');
