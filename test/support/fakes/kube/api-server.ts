@@ -64,6 +64,8 @@ export class KubeApiFake {
   readonly requests: { method: string; path: string; watch: boolean; injected?: number | 'reset' }[] = [];
   /** Armed by failNext(); consulted before any request is served. */
   readonly injected = new FaultInjector();
+  /** Every stream upgrade (exec, port-forward), by path, in order: which pod each stream went to. */
+  readonly upgrades: { path: string; query: string }[] = [];
   /** The kubeconfig's bearer token, and how many requests (REST and upgrades) sent it. */
   token = 'fake-token';
   bearerRequests = 0;
@@ -353,6 +355,7 @@ export async function startKubeApiFake(options: KubeApiFakeOptions = {}): Promis
     // sees its side of it; the fake has nothing to do about it.
     socket.on('error', () => undefined);
     if (request.headers.authorization === `Bearer ${fake.token}`) fake.bearerRequests += 1;
+    fake.upgrades.push({ path: new URL(request.url ?? '/', 'http://fake').pathname, query: new URL(request.url ?? '/', 'http://fake').search });
     if (!forward.handleUpgrade(request, socket, head) && !exec.handleUpgrade(request, socket, head)) socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
