@@ -23,6 +23,8 @@ export interface MintedCertificate {
   /** PEM (PKCS#8). */
   key: Buffer;
   notAfter: Date;
+  /** The CA certificate's own end, for messages about an expired certificate. */
+  caNotAfter: Date;
 }
 
 /** The CA can sign nothing we trust it to: a mismatched pair, an unknown key type, a bad PEM. */
@@ -71,6 +73,9 @@ export async function mintClientCertificate(caCert: Buffer, caKey: Buffer, now: 
   }
   if (!ca.checkPrivateKey(signer)) throw new UnusableCaError('its private key does not belong to its certificate');
   if (!ca.ca) throw new UnusableCaError('its certificate is not a CA certificate (basicConstraints CA:FALSE)');
+  // No member would take a certificate under a CA out of its validity, and TLS would only say "certificate has expired".
+  if (ca.validToDate <= now) throw new UnusableCaError(`its certificate expired on ${ca.validToDate.toISOString()}; renew the etcd CA`);
+  if (ca.validFromDate > now) throw new UnusableCaError(`its certificate is not valid before ${ca.validFromDate.toISOString()}; check this machine's clock`);
   const { importAs, sign } = signingAlgorithm(signer);
   const signingKey = signer.toCryptoKey(importAs, false, ['sign']);
   const { publicKey, privateKey } = await generateRsa('rsa', { modulusLength: RSA_BITS });
@@ -96,5 +101,5 @@ export async function mintClientCertificate(caCert: Buffer, caKey: Buffer, now: 
     },
     webcrypto,
   );
-  return { cert: Buffer.from(cert.toString('pem')), key: Buffer.from(privateKey.export({ type: 'pkcs8', format: 'pem' })), notAfter };
+  return { cert: Buffer.from(cert.toString('pem')), key: Buffer.from(privateKey.export({ type: 'pkcs8', format: 'pem' })), notAfter, caNotAfter: ca.validToDate };
 }

@@ -46,9 +46,15 @@ const CA_READ_TIMEOUT_MS = 15_000;
 
 const NO_CREDENTIALS = 'no etcd client certificate is configured for this cluster: give --cacert, --cert and --key (or the cluster\'s tls files)';
 
-/** After a TLS failure with a certificate minted from the CA in `where`. */
-function mintedAdvice(where: string): (message: string) => string {
+/** Go's and Node's words for a certificate out of its validity; the minting refuses a CA out of its own, so it is the member's. */
+const OUT_OF_VALIDITY = /certificate has expired|certificate is not yet valid|CERT_HAS_EXPIRED|CERT_NOT_YET_VALID/i;
+
+/** After a TLS failure with a certificate minted from the CA in `where`, valid until `caNotAfter`. */
+function mintedAdvice(where: string, caNotAfter: Date): (message: string) => string {
   return (message) => {
+    if (OUT_OF_VALIDITY.test(message)) {
+      return `the member's server certificate has expired or is not yet valid, though the etcd CA in ${where} is valid until ${caNotAfter.toISOString()}: renew the member's server certificate (kubeadm certs renew etcd-server)`;
+    }
     const fault = tlsFaultOf(message);
     if (fault === 'server-unverified') return `the member's server certificate is not signed by the etcd CA in ${where} (${ETCD_CA_CERT_KEY}): the Secret must hold this cluster's etcd CA`;
     if (fault === 'client-refused') return `the member refused the client certificate minted from the etcd CA in ${where}: it trusts another CA; the Secret must hold this cluster's etcd CA`;
@@ -111,7 +117,7 @@ export function createEtcdCredentials(options: EtcdCredentialsOptions): EtcdClie
         if (!(error instanceof UnusableCaError)) throw error;
         throw new EtcdCallError({ kind: 'tls', message: `${ca.where} holds no etcd CA a client certificate can be minted from: ${error.message}` }, { cause: error });
       }
-      return { tls: { ca: ca.cert, cert: minted.cert, key: minted.key }, renewAt: now() + CLIENT_CERT_VALIDITY_MS / 2, advice: mintedAdvice(ca.where) };
+      return { tls: { ca: ca.cert, cert: minted.cert, key: minted.key }, renewAt: now() + CLIENT_CERT_VALIDITY_MS / 2, advice: mintedAdvice(ca.where, minted.caNotAfter) };
     },
     refresh() {
       cached = undefined;
