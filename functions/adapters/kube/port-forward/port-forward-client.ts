@@ -50,9 +50,11 @@ export function createPortForwardClient(target: EndpointTarget, streams: PodStre
     // Wait only for connections still being diagnosed, and never past the caller's deadline.
     const failure = (await forward.failuresSince(sinceMs, Math.max(50, remainingMs))).at(-1);
     if (failure) return new EtcdCallError({ kind: failure.reachability, message: failure.message }, { cause: error });
-    // Over TLS etcd's own words say more; spoken to in plain text, only a TLS port hangs up so.
-    if (secure || forward.hangUpsSince(sinceMs) === 0) return error;
-    return new EtcdCallError({ kind: 'tls', message: `port-forward to ${pod.namespace}/${pod.name}: port ${pod.port} in the pod closed the connection without answering plain http: the member serves TLS` }, { cause: error });
+    // etcd speaks first on plain http and answers a TLS hello over TLS: a port that hangs up unheard
+    // serves the other one. TLS, not refused: the member is alive, its scheme is not ours.
+    if (forward.hangUpsSince(sinceMs) === 0) return error;
+    const where = `port-forward to ${pod.namespace}/${pod.name}: port ${pod.port} in the pod closed the connection without answering`;
+    return new EtcdCallError({ kind: 'tls', message: secure ? `${where} the TLS hello: the member serves plain http` : `${where} plain http: the member serves TLS` }, { cause: error });
   };
 
   const client = createRenewingClient(target, { ...options, endpoint: localUrl, diagnose });
