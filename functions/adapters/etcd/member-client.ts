@@ -13,6 +13,7 @@ import { withinDeadline } from './deadline.ts';
 import { decimalMemberId } from './member-id.ts';
 import { toEtcdCallError } from './normalize-error.ts';
 import { endpointTlsCredentials } from './tls-credentials.ts';
+import { tlsHint } from './tls-hint.ts';
 
 export interface MemberClientOptions {
   /** Used for https endpoints only; plain http endpoints never get TLS. */
@@ -80,32 +81,6 @@ function authenticated(endpoint: string, options: MemberClientOptions): ClientOp
   return { interceptors: [tokenInterceptor(user, authenticate)] };
 }
 
-/** The server's certificate did not verify against our CA. */
-const SERVER_UNVERIFIED = /self[- ]signed|unable to (get|verify)|UNABLE_TO_|certificate verify failed|CERT_(UNTRUSTED|SIGNATURE_FAILURE|HAS_EXPIRED|NOT_YET_VALID)|certificate has expired/i;
-/** The server turned our client certificate away. */
-const CLIENT_REFUSED = /alert (bad certificate|unknown ca|certificate required|certificate unknown|certificate expired|unsupported certificate)|certificate required|bad certificate/i;
-const HOST_MISMATCH = /altnames|ERR_TLS_CERT_ALTNAME_INVALID|does not match certificate/i;
-
-/** Which side of a TLS handshake a failure's text blames: our CA, our client certificate, or the server certificate's names. */
-export function tlsFaultOf(message: string): 'server-unverified' | 'client-refused' | 'host-mismatch' | undefined {
-  if (SERVER_UNVERIFIED.test(message)) return 'server-unverified';
-  if (CLIENT_REFUSED.test(message)) return 'client-refused';
-  if (HOST_MISMATCH.test(message)) return 'host-mismatch';
-  return undefined;
-}
-
-/** Which of the user's files a TLS failure points at, said after etcd's own words. */
-export function tlsHint(message: string, sources: NonNullable<TlsFiles['sources']>): string {
-  const client = sources.cert !== undefined && sources.key !== undefined ? `${sources.cert} (with ${sources.key})` : undefined;
-  const fault = tlsFaultOf(message);
-  if (fault === 'server-unverified') return `the server's certificate is not signed by the CA in ${sources.ca}: fix ${sources.ca}`;
-  if (fault === 'client-refused') {
-    return client ? `the server refused the client certificate ${client}: it is not signed by a CA the server trusts; fix ${sources.cert}` : `the server requires a client certificate: give --cert and --key (or tls.cert and tls.key)`;
-  }
-  if (fault === 'host-mismatch') return `the server's certificate does not name this endpoint's host; the CA is ${sources.ca}`;
-  return `check ${[sources.ca, sources.cert, sources.key].filter(Boolean).join(', ')}`;
-}
-
 async function callNaming<T>(tls: TlsFiles | undefined, deadlineMs: number, run: (deadline: Date) => Promise<T>): Promise<T> {
   try {
     return await withinDeadline(deadlineMs, run);
@@ -113,7 +88,7 @@ async function callNaming<T>(tls: TlsFiles | undefined, deadlineMs: number, run:
     const wrapped = toEtcdCallError(error);
     const { failure } = wrapped;
     if (failure.kind !== 'tls' || !tls?.sources) throw wrapped;
-    return Promise.reject(new EtcdCallError({ ...failure, message: `${failure.message} (${tlsHint(failure.message, tls.sources)})` }, { cause: error }));
+    return Promise.reject(new EtcdCallError({ ...failure, message: `${failure.message} (${tlsHint(failure.message, tls.sources, tls.ca)})` }, { cause: error }));
   }
 }
 

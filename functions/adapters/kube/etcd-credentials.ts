@@ -9,7 +9,7 @@
 // connection gets a certificate of its own. Key material stays in memory and out of messages.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { EtcdCallError, type TlsFiles } from '../../ports/etcd.ts';
-import { tlsFaultOf } from '../etcd/member-client.ts';
+import { tlsFaultOf } from '../etcd/tls-hint.ts';
 import { ETCD_CA_CERT_KEY, EtcdCaError, readEtcdCa, type EtcdCa } from './cluster-api/etcd-ca.ts';
 import { CLIENT_CERT_VALIDITY_MS, mintClientCertificate, UnusableCaError } from './etcd-client-cert.ts';
 
@@ -46,16 +46,14 @@ const CA_READ_TIMEOUT_MS = 15_000;
 
 const NO_CREDENTIALS = 'no etcd client certificate is configured for this cluster: give --cacert, --cert and --key (or the cluster\'s tls files)';
 
-/** Go's and Node's words for a certificate out of its validity; the minting refuses a CA out of its own, so it is the member's. */
-const OUT_OF_VALIDITY = /certificate has expired|certificate is not yet valid|CERT_HAS_EXPIRED|CERT_NOT_YET_VALID/i;
-
 /** After a TLS failure with a certificate minted from the CA in `where`, valid until `caNotAfter`. */
 function mintedAdvice(where: string, caNotAfter: Date): (message: string) => string {
   return (message) => {
-    if (OUT_OF_VALIDITY.test(message)) {
+    const fault = tlsFaultOf(message);
+    // The minting refuses a CA out of its validity, so the expired certificate is the member's.
+    if (fault === 'out-of-validity') {
       return `the member's server certificate has expired or is not yet valid, though the etcd CA in ${where} is valid until ${caNotAfter.toISOString()}: renew the member's server certificate (kubeadm certs renew etcd-server)`;
     }
-    const fault = tlsFaultOf(message);
     if (fault === 'server-unverified') return `the member's server certificate is not signed by the etcd CA in ${where} (${ETCD_CA_CERT_KEY}): the Secret must hold this cluster's etcd CA`;
     if (fault === 'client-refused') return `the member refused the client certificate minted from the etcd CA in ${where}: it trusts another CA; the Secret must hold this cluster's etcd CA`;
     return `the client certificate was minted from the etcd CA in ${where}`;
