@@ -15,7 +15,8 @@ export type Outcome = EndingOutcome | 'planned';
 export interface CliResult {
   incidentId: string;
   clusterId: string;
-  target: { memberId: string; name: string };
+  /** memberId '0' while the report never resolved to a member; `reportedAs` then says what it named. */
+  target: { memberId: string; name: string; reportedAs?: string };
   outcome: Outcome;
   /** A reason code (functions/core/reason-table.ts), or REMEDIATED when no approval is on record. */
   reason: string;
@@ -100,7 +101,8 @@ export function renderTimeline(timeline: TimelineEntry[], start?: number, maxWid
 export function renderResult(raw: CliResult): string {
   // Names and messages carry the cluster's text: escaped, each line below stays one line.
   const result = escapeControlsIn(raw);
-  const who = result.target.name ? `${result.target.name} (${result.target.memberId})` : result.target.memberId;
+  const { name, memberId, reportedAs } = result.target;
+  const who = name ? `${name} (${memberId})` : reportedAs !== undefined ? `${reportedAs} (no member)` : memberId;
   return [
     `outcome:     ${result.outcome}`,
     `reason:      ${result.reason}`,

@@ -5,6 +5,7 @@ import { endingOfEvent } from '../../../functions/core/incident-endings.ts';
 import { isDecisionLine, journalSteps, markerOf, type Election } from '../../../functions/core/journal.ts';
 import { timelineOf } from '../../../functions/core/journal-words.ts';
 import { leaderMoveOf } from '../../../functions/core/leader-move.ts';
+import { describeSelector } from '../../../functions/core/target.ts';
 import type { Incident, IncidentStore, JournalEntry } from '../../../functions/ports/incident-store.ts';
 import { formatDuration } from './duration.ts';
 import type { CliResult } from './output.ts';
@@ -53,9 +54,12 @@ export async function resultOf(store: IncidentStore, event: OutcomeEvent): Promi
   const incident = await store.getIncident(incidentId);
   const journal = await store.journal(incidentId);
   const timeline = timelineOf(journal);
+  const memberId = incident?.memberId ?? ('memberId' in event.detail.target ? event.detail.target.memberId : undefined);
   const target = {
-    memberId: incident?.memberId ?? ('memberId' in event.detail.target ? (event.detail.target.memberId ?? '0') : '0'),
+    memberId: memberId ?? '0',
     name: incident?.memberName ?? ('name' in event.detail.target ? (event.detail.target.name ?? '') : ''),
+    // Never resolved to a member (no such member, a worker's Machine): what the report named.
+    ...(memberId === undefined && incident ? { reportedAs: describeSelector(incident.target) } : {}),
   };
   if (event.detailType === 'RemediationCompleted') {
     const election = electionOf(journal);

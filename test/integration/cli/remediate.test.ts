@@ -13,7 +13,7 @@ interface ResultJson {
   outcome: string;
   reason: string;
   leaderMove: string;
-  target: { memberId: string; name: string };
+  target: { memberId: string; name: string; reportedAs?: string };
   timeline: { at: string; step: string; detail: string }[];
   evidence: { newLeader?: { id: string; name: string; term?: number } };
 }
@@ -69,8 +69,11 @@ describe('remediate on a lab', () => {
     const state = path.join(dir, 'hex-name.sqlite');
     const run = await runCli(['remediate', '--endpoints', lab.endpoints().join(','), '--target', 'deadbeef', '--timeout', '1s', '--state', state, '--json'], { timeoutMs: 30_000 });
     expect(run.code, run.stderr).toBe(3);
-    expect(jsonOf<ResultJson>(run)).toMatchObject({ outcome: 'blocked', reason: 'TARGET_NOT_FOUND' });
+    expect(jsonOf<ResultJson>(run)).toMatchObject({ outcome: 'blocked', reason: 'TARGET_NOT_FOUND', target: { memberId: '0', name: '', reportedAs: 'memberName deadbeef' } });
     expect(run.stderr).toMatch(/MemberUnhealthy\s+memberName deadbeef:/);
+    // The text form names what was reported, not a member id of 0.
+    const text = await runCli(['remediate', '--endpoints', lab.endpoints().join(','), '--target', 'deadbeef', '--timeout', '1s', '--state', path.join(dir, 'hex-name-text.sqlite')], { timeoutMs: 30_000 });
+    expect(text.stdout).toContain('target:      memberName deadbeef (no member) in cluster');
 
     const status = await runCli(['status', '--state', state, '--json']);
     const { incidents } = jsonOf<{ incidents: { target: Record<string, string> }[] }>(status);
