@@ -44,7 +44,9 @@ export const CA_TTL_MS = 5 * 60_000;
 /** A management cluster that does not answer holds no connection up longer than this. */
 const CA_READ_TIMEOUT_MS = 15_000;
 
-const NO_CREDENTIALS = 'no etcd client certificate is configured for this cluster: give --cacert, --cert and --key (or the cluster\'s tls files)';
+const NO_CREDENTIALS =
+  "no etcd client certificate is configured for this cluster: give --cacert, --cert and --key (a run config's or registration's tls files), " +
+  'or reach it through Cluster API (--kubeconfig of the management cluster with --cluster) so one is minted from its Secret <cluster>-etcd';
 
 /** After a TLS failure with a certificate minted from the CA in `where`, valid until `caNotAfter`. */
 function mintedAdvice(where: string, caNotAfter: Date): (message: string) => string {

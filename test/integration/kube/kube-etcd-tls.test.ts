@@ -95,6 +95,14 @@ describe('etcd over TLS through port-forward', () => {
     expect(credentialProblem(sample.listFailures)?.reason).toBe('TLS_FAILED');
   });
 
+  it('a kubeadm cluster reached with its workload kubeconfig only, no files: TLS, saying both ways to give a certificate', async () => {
+    const sample = await probe(kubeEtcd({ workloadKubeconfig: fake.kubeconfigYaml() }));
+    expect(sample.listFailures.map((f) => f.reachability)).toEqual(['tls']);
+    const message = sample.listFailures[0]!.failure!.message;
+    expect(message).toContain('no etcd client certificate is configured for this cluster: give --cacert, --cert and --key');
+    expect(message).toContain('or reach it through Cluster API (--kubeconfig of the management cluster with --cluster) so one is minted from its Secret <cluster>-etcd');
+  });
+
   it('another CA in the Secret: TLS, naming the Secret; once the Secret is right, the next probe reads it again and answers', async () => {
     fake.putSecret('default', 'rotated-etcd', await caSecret(other, 'other'));
     const kube = kubeEtcd(accessOf(fake, 'rotated'));
