@@ -27,7 +27,7 @@ export function notControlPlane(view: ClusterView | undefined, target: Record<st
   return {
     kind: 'block',
     reason: 'NOT_CONTROL_PLANE',
-    message: `${what} (${names.length > 0 ? names.join(', ') : 'none'}: those labelled ${CONTROL_PLANE_LABEL}), so no etcd member runs there: it is a worker, or already gone; blocked, nothing is removed or deleted: point the MachineHealthCheck's external remediation at control-plane Machines only.`,
+    message: `${what} (${names.length > 0 ? names.join(', ') : 'none'}: those labelled ${CONTROL_PLANE_LABEL}), so no etcd member of this cluster runs there: it is a worker, another cluster's, or already gone; blocked, nothing is removed or deleted: point the MachineHealthCheck's external remediation at control-plane Machines only.`,
     evidence: { target, controlPlaneMachines: names },
   };
 }

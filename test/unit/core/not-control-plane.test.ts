@@ -21,7 +21,7 @@ describe('notControlPlane', () => {
       kind: 'block',
       reason: 'NOT_CONTROL_PLANE',
       message:
-        "Machine wl-md-0-7 is not one of cluster wl's control-plane Machines (wl-cp-0, wl-cp-1, wl-cp-2: those labelled cluster.x-k8s.io/control-plane), so no etcd member runs there: it is a worker, or already gone; blocked, nothing is removed or deleted: point the MachineHealthCheck's external remediation at control-plane Machines only.",
+        "Machine wl-md-0-7 is not one of cluster wl's control-plane Machines (wl-cp-0, wl-cp-1, wl-cp-2: those labelled cluster.x-k8s.io/control-plane), so no etcd member of this cluster runs there: it is a worker, another cluster's, or already gone; blocked, nothing is removed or deleted: point the MachineHealthCheck's external remediation at control-plane Machines only.",
       evidence: { target: { machineName: 'wl-md-0-7' }, controlPlaneMachines: ['wl-cp-0', 'wl-cp-1', 'wl-cp-2'] },
     });
   });
