@@ -5,9 +5,10 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import { carriesCredentials, CREDENTIALS_IN_URL } from '../../core/endpoint-url.ts';
+import { podPathProblem } from '../../core/pod-path.ts';
 import { firstPolicyProblem, pathNameSchema, policySchema, type Policy, type PolicyInput } from '../../core/policy.ts';
 import type { PathName } from '../../core/types.ts';
-import type { MachineApiVersion } from '../../ports/kube-access.ts';
+import type { KubeAccessConfig, MachineApiVersion } from '../../ports/kube-access.ts';
 import type { Item } from './dynamodb-codec.ts';
 import { conditionally } from './dynamodb-context.ts';
 import { clusterConfigKey, instanceKey, nodeKey, type Key } from './dynamodb-keys.ts';
@@ -40,6 +41,10 @@ export interface ClusterRegistration {
    * deleting Machine) and to replace the removed member's. Only with the workload kubeconfig.
    */
   management?: ManagementRegistration;
+  /** etcdctl inside the etcd pods, for the exec relay, when not kubeadm's /usr/local/bin/etcdctl. Only with the workload kubeconfig. */
+  relayBinary?: string;
+  /** The relay's certificates inside the etcd pods, when not kubeadm's /etc/kubernetes/pki/etcd/ ones. Only with the workload kubeconfig. */
+  relayTls?: NonNullable<KubeAccessConfig['relayTls']>;
 }
 
 export interface ManagementRegistration {
@@ -76,6 +81,12 @@ const managementSchema = z.object({
 
 const pathOrderSchema = z.array(pathNameSchema).min(1);
 
+/** A file inside the etcd pods, by the rule every edge applies (pod-path.ts). */
+const podPath = z.string({ error: (issue) => (issue.input === undefined ? 'is required: the relay takes the CA, the client certificate and its key together' : 'must be a path inside the etcd pods') }).superRefine((text, ctx) => {
+  const problem = podPathProblem(text);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
+
 const registrationSchema = z.object({
   clusterId: z.string().min(1),
   endpoints: z.array(z.url().refine((url) => !carriesCredentials(url), CREDENTIALS_IN_URL)).min(1),
@@ -89,6 +100,8 @@ const registrationSchema = z.object({
   workloadKubeconfigSecretArn: secretArn.optional(),
   etcdNamespace: namespace.optional(),
   management: managementSchema.optional(),
+  relayBinary: podPath.optional(),
+  relayTls: z.object({ cacert: podPath, cert: podPath, key: podPath }).optional(),
 });
 
 export class ClusterRegistrationError extends Error {
@@ -149,6 +162,11 @@ function checkKube(registration: ClusterRegistration): void {
   for (const field of ['etcdNamespace', 'management'] as const) {
     if (registration[field] !== undefined) {
       throw new ClusterRegistrationError(registration.clusterId, field, 'needs workloadKubeconfigSecretArn: members are matched to their pods, Nodes and Machines through the workload cluster');
+    }
+  }
+  for (const field of ['relayBinary', 'relayTls'] as const) {
+    if (registration[field] !== undefined) {
+      throw new ClusterRegistrationError(registration.clusterId, field, 'needs workloadKubeconfigSecretArn: the exec relay runs etcdctl in the etcd pods of the workload cluster');
     }
   }
 }

@@ -82,7 +82,7 @@ async function fromSecret<T>(clusterId: string, field: string, read: Promise<T>)
 
 /** The registration's kube settings with their kubeconfigs read; undefined without a workload kubeconfig. */
 async function kubeAccessOf(registration: ClusterRegistration, secrets: SecretSource): Promise<KubeAccessConfig | undefined> {
-  const { clusterId, workloadKubeconfigSecretArn, etcdNamespace, management } = registration;
+  const { clusterId, workloadKubeconfigSecretArn, etcdNamespace, management, relayBinary, relayTls } = registration;
   if (!workloadKubeconfigSecretArn) return undefined;
   const [workloadKubeconfig, managementKubeconfig] = await Promise.all([
     fromSecret(clusterId, 'workloadKubeconfigSecretArn', secrets.kubeconfig(workloadKubeconfigSecretArn)),
@@ -90,6 +90,8 @@ async function kubeAccessOf(registration: ClusterRegistration, secrets: SecretSo
   ]);
   const kube: KubeAccessConfig = { workloadKubeconfig };
   if (etcdNamespace) kube.etcdNamespace = etcdNamespace;
+  if (relayBinary) kube.relayBinary = relayBinary;
+  if (relayTls) kube.relayTls = relayTls;
   if (management && managementKubeconfig !== undefined) {
     const { namespace, clusterName, machineApiVersion } = management;
     kube.management = { kubeconfig: managementKubeconfig, namespace, clusterName, ...(machineApiVersion ? { machineApiVersion } : {}) };

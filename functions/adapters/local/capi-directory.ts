@@ -19,6 +19,8 @@ export interface CapiDirectoryOptions {
   machineApiVersion?: 'v1beta1' | 'v1beta2';
   /** The Secret of a cluster's workload kubeconfig, when not Cluster API's `<cluster>-kubeconfig` (same key). */
   workloadKubeconfigSecret?: (clusterName: string) => string;
+  /** Where every cluster's etcd pods keep etcdctl and the relay's certificates, when not where kubeadm does. */
+  relay?: Pick<KubeAccessConfig, 'relayBinary' | 'relayTls'>;
 }
 
 export const capiClusterId = (namespace: string, clusterName: string): string => `${namespace}/${clusterName}`;
@@ -36,6 +38,7 @@ export function createCapiDirectory(options: CapiDirectoryOptions): ClusterDirec
         clusterName,
         ...(options.machineApiVersion ? { machineApiVersion: options.machineApiVersion } : {}),
       },
+      ...options.relay,
     };
     return { clusterId, endpoints: [], policy: options.policy, kube, ...(options.tls ? { tls: options.tls } : {}) };
   }

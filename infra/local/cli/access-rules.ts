@@ -1,18 +1,23 @@
 // How a cluster is reached, from the command line and from the run config alike: client URLs, a
 // kubeconfig (the workload cluster itself, or Cluster API's management cluster, the workload's
-// kubeconfig then read from the `<cluster>-kubeconfig` Secret), and the order of the paths. One set
-// of rules; every problem names the flag or field as the user wrote it. The Kubernetes client is
+// kubeconfig then read from the `<cluster>-kubeconfig` Secret), the order of the paths, and where the
+// exec relay finds etcdctl and its certificates inside the etcd pods. One set of rules; every
+// problem names the flag or field as the user wrote it. The Kubernetes client is
 // loaded only for a cluster that has a kubeconfig: it costs a command that has none half a second.
 import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { carriesCredentials, CREDENTIALS_IN_URL, withoutCredentials } from '../../../functions/core/endpoint-url.ts';
 import { pathNameOf } from '../../../functions/core/path-name.ts';
+import { podPathProblem } from '../../../functions/core/pod-path.ts';
 import { PATH_NAMES, type PathName } from '../../../functions/core/types.ts';
 import { KUBE_PATHS, type KubeAccessConfig } from '../../../functions/ports/kube-access.ts';
 import { withTimeout } from '../../../functions/lib/with-timeout.ts';
 import { InputFileError, readInputText } from './input-file.ts';
 
-export type AccessField = 'endpoints' | 'kubeconfig' | 'workloadKubeconfig' | 'capiCluster' | 'namespace' | 'paths';
+export type AccessField = 'endpoints' | 'kubeconfig' | 'workloadKubeconfig' | 'capiCluster' | 'namespace' | 'paths' | RelayField;
+
+/** The exec relay's files inside the etcd pods: etcdctl, and the CA, certificate and key it is given. */
+export type RelayField = 'relayBinary' | 'relayCacert' | 'relayCert' | 'relayKey';
 
 /** How one edge names its fields in a sentence, and the error it throws. */
 export interface AccessWords {
@@ -33,8 +38,19 @@ export interface AccessInput {
   namespace?: string | undefined;
   /** Path names as written, in order. */
   paths?: readonly string[] | undefined;
+  relay?: RelayInput;
   baseDir?: string;
 }
+
+/** Paths inside the etcd pods, as written; kubeadm's stand for those left out. */
+export interface RelayInput {
+  binary?: string | undefined;
+  cacert?: string | undefined;
+  cert?: string | undefined;
+  key?: string | undefined;
+}
+
+export type RelaySettings = Pick<KubeAccessConfig, 'relayBinary' | 'relayTls'>;
 
 /** Checked access, its files read: the Secret, if one is needed, is still to be read. */
 export interface Access {
@@ -53,6 +69,7 @@ interface KubeFiles {
   kubeconfig: KubeconfigText;
   workloadKubeconfig?: KubeconfigText;
   capi?: { clusterName: string; namespace: string };
+  relay: RelaySettings;
 }
 
 export const DEFAULT_CAPI_NAMESPACE = 'default';
@@ -136,15 +153,53 @@ function notAKubeconfig(kube: KubeModules, text: string): string | undefined {
   }
 }
 
+const RELAY_FIELDS = { binary: 'relayBinary', cacert: 'relayCacert', cert: 'relayCert', key: 'relayKey' } as const satisfies Record<keyof RelayInput, RelayField>;
+const TLS_PARTS = ['cacert', 'cert', 'key'] as const;
+
+/**
+ * The exec relay's paths inside the etcd pods, checked: each absolute, with no whitespace or shell
+ * character; the CA, certificate and key together or not at all (a certificate beside kubeadm's
+ * key would never match it); and only with exec-relay in the path order, where something runs them
+ * (`pathOrder` undefined: not known here, as for a registration the stack's defaults complete).
+ */
+export function relaySettingsOf(input: RelayInput, pathOrder: readonly PathName[] | undefined, words: AccessWords): RelaySettings {
+  const given = (Object.keys(RELAY_FIELDS) as (keyof RelayInput)[]).filter((part) => input[part] !== undefined);
+  if (given.length === 0) return {};
+  for (const part of given) {
+    const problem = podPathProblem(input[part]!);
+    if (problem) throw words.fail(`${words.where(RELAY_FIELDS[part])}: ${problem}`);
+  }
+  const tlsGiven = TLS_PARTS.filter((part) => input[part] !== undefined);
+  const missing = TLS_PARTS.find((part) => input[part] === undefined);
+  if (tlsGiven.length > 0 && missing !== undefined) {
+    const others = tlsGiven.map((part) => words.ref(RELAY_FIELDS[part])).join(' and ');
+    throw words.fail(`${words.where(RELAY_FIELDS[missing])}: is required with ${others}: the relay's etcdctl takes the CA, the client certificate and its key together (kubeadm's three when none is given)`);
+  }
+  if (pathOrder !== undefined && !pathOrder.includes('exec-relay')) {
+    throw words.fail(`${words.where(RELAY_FIELDS[given[0]!])}: the path order (${pathOrder.join(',')}) has no exec-relay, so nothing would run it: add exec-relay to ${words.ref('paths')}`);
+  }
+  const { binary, cacert, cert, key } = input;
+  return { ...(binary === undefined ? {} : { relayBinary: binary }), ...(cacert !== undefined && cert !== undefined && key !== undefined ? { relayTls: { cacert, cert, key } } : {}) };
+}
+
+/** A relay setting without a kubeconfig would do nothing: there are no etcd pods to run it in. */
+function checkRelayNeedsKube(input: AccessInput, words: AccessWords): void {
+  if (input.kubeconfig !== undefined) return;
+  const part = (Object.keys(RELAY_FIELDS) as (keyof RelayInput)[]).find((p) => input.relay?.[p] !== undefined);
+  if (part !== undefined) throw words.fail(`${words.where(RELAY_FIELDS[part])}: needs ${words.ref('kubeconfig')}: the exec relay runs etcdctl in the cluster's etcd pods`);
+}
+
 /** The rules, and the kubeconfig files read; throws `words.fail(…)` naming the first problem. */
 export function checkAccess(input: AccessInput, words: AccessWords): Access {
   checkKubeFields(input, words);
+  checkRelayNeedsKube(input, words);
   const pathOrder = pathOrderOf(input, words);
   if (input.kubeconfig === undefined) return { pathOrder };
+  const relay = relaySettingsOf(input.relay ?? {}, pathOrder, words);
   const kubeconfig = readKubeconfig(input.kubeconfig, 'kubeconfig', input, words);
   const workload = input.workloadKubeconfig === undefined ? {} : { workloadKubeconfig: readKubeconfig(input.workloadKubeconfig, 'workloadKubeconfig', input, words) };
   const capi = input.capiCluster === undefined ? {} : { capi: { clusterName: input.capiCluster, namespace: input.namespace ?? DEFAULT_CAPI_NAMESPACE } };
-  return { pathOrder, kube: { kubeconfig, ...workload, ...capi } };
+  return { pathOrder, kube: { kubeconfig, ...workload, ...capi, relay } };
 }
 
 /** How long the management cluster has to hand over the workload kubeconfig. */
@@ -176,9 +231,9 @@ export async function kubeAccessOf(files: KubeFiles, words: AccessWords): Promis
   const kube = await kubeModules();
   const kubeconfig = kubeconfigOf(kube, files.kubeconfig, 'kubeconfig', words);
   const given = files.workloadKubeconfig && kubeconfigOf(kube, files.workloadKubeconfig, 'workloadKubeconfig', words);
-  if (!files.capi) return { workloadKubeconfig: kubeconfig };
+  if (!files.capi) return { workloadKubeconfig: kubeconfig, ...files.relay };
   const { clusterName, namespace } = files.capi;
-  return { workloadKubeconfig: given || (await fromSecret(kube, kubeconfig, files.capi, words)), management: { kubeconfig, namespace, clusterName } };
+  return { workloadKubeconfig: given || (await fromSecret(kube, kubeconfig, files.capi, words)), management: { kubeconfig, namespace, clusterName }, ...files.relay };
 }
 
 async function fromSecret(kube: KubeModules, management: string, { clusterName, namespace }: { clusterName: string; namespace: string }, words: AccessWords): Promise<string> {

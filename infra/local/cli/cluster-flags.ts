@@ -5,7 +5,7 @@ import { defaultPolicy, MIN_ELECTION_TIMEOUT_MS, type Policy, type PolicyInput }
 import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
 import type { PathName } from '../../../functions/core/types.ts';
 import type { EtcdUser, TlsFiles } from '../../../functions/ports/etcd.ts';
-import { checkAccess, kubeAccessOf, type AccessField, type AccessWords } from './access-rules.ts';
+import { checkAccess, kubeAccessOf, relaySettingsOf, type AccessField, type AccessWords, type RelayInput, type RelaySettings } from './access-rules.ts';
 import { durationFlag, requiredFlag, UsageError } from './args.ts';
 import { formatDuration } from './duration.ts';
 import { etcdUserFrom, passwordRefused, type UserWords } from './etcd-user.ts';
@@ -27,6 +27,14 @@ export const clusterOptions = {
   json: { type: 'boolean' },
 } as const;
 
+/** Where the exec relay finds etcdctl and its certificates inside the etcd pods, when not where kubeadm puts them. */
+export const relayOptions = {
+  'relay-binary': { type: 'string' },
+  'relay-cacert': { type: 'string' },
+  'relay-cert': { type: 'string' },
+  'relay-key': { type: 'string' },
+} as const;
+
 /** The flags that reach a cluster through Kubernetes, beside its client URLs. */
 export const accessOptions = {
   ...clusterOptions,
@@ -34,7 +42,17 @@ export const accessOptions = {
   'workload-kubeconfig': { type: 'string' },
   namespace: { type: 'string' },
   paths: { type: 'string' },
+  ...relayOptions,
 } as const;
+
+/** relayOptions' help, for every command that takes them. */
+export const relayHelp = `  --relay-binary PATH      etcdctl inside the etcd pods, for the exec relay (default: kubeadm's
+                           image's /usr/local/bin/etcdctl)
+  --relay-cacert PATH --relay-cert PATH --relay-key PATH
+                           the certificates the relay's etcdctl is given inside the etcd pods,
+                           all three or none (default: kubeadm's /etc/kubernetes/pki/etcd/ca.crt,
+                           healthcheck-client.crt and healthcheck-client.key); absolute paths in
+                           the container, not on this machine`;
 
 export const clusterHelp = `  --endpoints URL[,URL…]   client URLs to ask for the member list (required)
   --cluster ID             the cluster's name in state and events (default: default)
@@ -63,6 +81,7 @@ export const accessHelp = `  --endpoints URL[,URL…]   client URLs to ask for t
                            port-forward (to its etcd pod), exec-relay (etcdctl in another
                            member's etcd pod; exec, its old name, is still read). Default:
                            direct with --endpoints, then port-forward,exec-relay with --kubeconfig
+${relayHelp}
 ${clusterHelp.split('\n').slice(2).join('\n')}`;
 
 type FlagValues<O extends Record<string, { type: string }>> = { [K in keyof O]?: O[K]['type'] extends 'boolean' ? boolean : string };
@@ -116,9 +135,25 @@ const FLAGS: Readonly<Record<AccessField, string>> = {
   capiCluster: '--cluster',
   namespace: '--namespace',
   paths: '--paths',
+  relayBinary: '--relay-binary',
+  relayCacert: '--relay-cacert',
+  relayCert: '--relay-cert',
+  relayKey: '--relay-key',
 };
 
 export const flagWords: AccessWords = { where: (field) => FLAGS[field], ref: (field) => FLAGS[field], fail: (message) => new UsageError(message) };
+
+type RelayFlagValues = FlagValues<typeof relayOptions>;
+
+const relayInputOf = (values: RelayFlagValues): RelayInput => ({
+  binary: values['relay-binary'],
+  cacert: values['relay-cacert'],
+  cert: values['relay-cert'],
+  key: values['relay-key'],
+});
+
+/** The relay flags of a command whose clusters are all reached through Kubernetes (watch), by their path order. */
+export const relayFromFlags = (values: RelayFlagValues, pathOrder: readonly PathName[]): RelaySettings => relaySettingsOf(relayInputOf(values), pathOrder, flagWords);
 
 function clusterIdOf(values: ClusterFlagValues): string {
   const clusterId = values.cluster ?? 'default';
@@ -190,6 +225,7 @@ export async function clusterAccessFromFlags(values: AccessFlagValues & Duration
       capiCluster,
       namespace: values.namespace,
       paths: values.paths?.split(',').map((p) => p.trim()).filter(Boolean),
+      relay: relayInputOf(values),
     },
     flagWords,
   );

@@ -44,6 +44,9 @@ const clusterSchema = z
     capiCluster: z.string().trim().min(1, 'must not be empty').optional(),
     namespace: z.string().trim().min(1, 'must not be empty').optional(),
     paths: z.array(z.string()).optional(),
+    // Paths inside the etcd pods; checked with the flags' rules (access-rules.ts relaySettingsOf).
+    relayBinary: z.string().optional(),
+    relayTls: z.strictObject({ cacert: z.string().optional(), cert: z.string().optional(), key: z.string().optional() }).optional(),
   })
   // Also when another field is wrong, so one message names every problem.
   .superRefine(
@@ -159,6 +162,10 @@ const FIELDS: Readonly<Record<Exclude<AccessField, 'paths'>, string>> = {
   workloadKubeconfig: 'workloadKubeconfig',
   capiCluster: 'capiCluster',
   namespace: 'namespace',
+  relayBinary: 'relayBinary',
+  relayCacert: 'relayTls.cacert',
+  relayCert: 'relayTls.cert',
+  relayKey: 'relayTls.key',
 };
 
 /** A cluster's fields as its problems name them: `clusters[0].kubeconfig (cluster prod)`. */
@@ -202,6 +209,7 @@ export function loadConfig(file: string): RunConfig {
         capiCluster: c.capiCluster,
         namespace: c.namespace,
         paths: c.paths ?? c.policy?.pathOrder,
+        relay: { binary: c.relayBinary, ...c.relayTls },
         baseDir: dir,
       },
       words,

@@ -1,8 +1,11 @@
 // The flags of `register` that fold into parts of the registration: the repeatable NAME=VALUE
 // flags (--member NAME=INSTANCE_ID, --node NAME=NODE_NAME, --alias OTHER=NAME) into its members and
-// aliases, and the kube flags into its kubeconfig secrets and Cluster API management cluster.
+// aliases, and the kube flags into its kubeconfig secrets, Cluster API management cluster and the
+// exec relay's paths inside the etcd pods.
 import type { ClusterRegistration } from '../../../functions/adapters/aws/cluster-registration.ts';
 import { UsageError } from './args.ts';
+import { relaySettingsOf } from './access-rules.ts';
+import { flagWords } from './cluster-flags.ts';
 
 type Member = NonNullable<ClusterRegistration['members']>[number];
 
@@ -37,9 +40,13 @@ export interface KubeFlags {
   'capi-namespace'?: string;
   'capi-cluster'?: string;
   'machine-api-version'?: string;
+  'relay-binary'?: string;
+  'relay-cacert'?: string;
+  'relay-cert'?: string;
+  'relay-key'?: string;
 }
 
-type KubeRegistration = Pick<ClusterRegistration, 'workloadKubeconfigSecretArn' | 'etcdNamespace' | 'management'>;
+type KubeRegistration = Pick<ClusterRegistration, 'workloadKubeconfigSecretArn' | 'etcdNamespace' | 'management' | 'relayBinary' | 'relayTls'>;
 
 const MANAGEMENT_FLAGS = ['capi-namespace', 'capi-cluster', 'machine-api-version'] as const;
 
@@ -50,6 +57,8 @@ const MANAGEMENT_FLAGS = ['capi-namespace', 'capi-cluster', 'machine-api-version
  * found counts as already replaced.
  */
 export function kubeFromFlags(values: KubeFlags): KubeRegistration {
+  // The path order is the stack's to complete (its policy defaults), so it is not asked for here.
+  const relay = relaySettingsOf({ binary: values['relay-binary'], cacert: values['relay-cacert'], cert: values['relay-cert'], key: values['relay-key'] }, undefined, flagWords);
   const kube: KubeRegistration = {};
   if (values['workload-kubeconfig-secret'] !== undefined) kube.workloadKubeconfigSecretArn = values['workload-kubeconfig-secret'];
   if (values['etcd-namespace'] !== undefined) kube.etcdNamespace = values['etcd-namespace'];
@@ -57,7 +66,7 @@ export function kubeFromFlags(values: KubeFlags): KubeRegistration {
   if (kubeconfigSecretArn === undefined) {
     const stray = MANAGEMENT_FLAGS.find((flag) => values[flag] !== undefined);
     if (stray) throw new UsageError(`--${stray}: needs --management-kubeconfig-secret, the Cluster API management cluster's kubeconfig`);
-    return kube;
+    return { ...kube, ...relay };
   }
   const missing = (['capi-namespace', 'capi-cluster'] as const).filter((flag) => values[flag] === undefined);
   if (missing.length > 0) {
@@ -70,5 +79,5 @@ export function kubeFromFlags(values: KubeFlags): KubeRegistration {
     clusterName: values['capi-cluster']!,
     ...(version === undefined ? {} : { machineApiVersion: version as NonNullable<ClusterRegistration['management']>['machineApiVersion'] }),
   };
-  return kube;
+  return { ...kube, ...relay };
 }

@@ -6,7 +6,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { checkRegistration, ClusterRegistrationError, putCluster, type ClusterRegistration } from '../../../functions/adapters/aws/cluster-registration.ts';
 import { parseFlags, PROGRAM, requiredFlag, UsageError } from './args.ts';
-import { parseEndpoints } from './cluster-flags.ts';
+import { parseEndpoints, relayOptions } from './cluster-flags.ts';
 import { ConfigError, policyInputFromConfig } from './config.ts';
 import { InputFileError, readInputText } from './input-file.ts';
 import { EXIT, printJson } from './output.ts';
@@ -38,6 +38,13 @@ come from the usual AWS environment and config.
   --capi-namespace NS       the Cluster's namespace in the management cluster (required with it)
   --capi-cluster NAME       the Cluster's name (required with it)
   --machine-api-version V   v1beta1 (default, every CAPI release) or v1beta2 (CAPI 1.11 on)
+  --relay-binary PATH       etcdctl inside the etcd pods, for the exec relay (default: kubeadm's
+                            image's /usr/local/bin/etcdctl); with --workload-kubeconfig-secret
+  --relay-cacert PATH --relay-cert PATH --relay-key PATH
+                            the certificates the relay's etcdctl is given inside the etcd pods,
+                            all three or none (default: kubeadm's /etc/kubernetes/pki/etcd/ca.crt,
+                            healthcheck-client.crt and healthcheck-client.key); absolute paths in
+                            the container
   --member NAME=INSTANCE_ID an etcd member and its EC2 instance, as health events name it (repeat)
   --node NAME=NODE_NAME     an etcd member and its Kubernetes node (repeat)
   --alias OTHER=NAME        another name a report may use for member NAME, e.g. a Machine (repeat)
@@ -59,6 +66,7 @@ const options = {
   'capi-namespace': { type: 'string' },
   'capi-cluster': { type: 'string' },
   'machine-api-version': { type: 'string' },
+  ...relayOptions,
   member: { type: 'string', multiple: true },
   node: { type: 'string', multiple: true },
   alias: { type: 'string', multiple: true },
@@ -95,6 +103,10 @@ const FLAG_OF: [RegExp, string][] = [
   [/: management\.clusterName: /, ': --capi-cluster: '],
   [/: management\.machineApiVersion: /, ': --machine-api-version: '],
   [/: management: /, ': --management-kubeconfig-secret: '],
+  [/: relayBinary: /, ': --relay-binary: '],
+  [/: relayTls(\.cacert)?: /, ': --relay-cacert: '],
+  [/: relayTls\.cert: /, ': --relay-cert: '],
+  [/: relayTls\.key: /, ': --relay-key: '],
   [/needs workloadKubeconfigSecretArn/, 'needs --workload-kubeconfig-secret'],
   [/: members\.\d+\.instanceId: /, ': --member: '],
   [/: members\.\d+\.nodeName: /, ': --node: '],
@@ -143,6 +155,7 @@ const describe = (r: ClusterRegistration): string => {
     r.tlsSecretArn ? `TLS from ${r.tlsSecretArn}` : 'no TLS',
     ...(r.workloadKubeconfigSecretArn ? [`workload kubeconfig from ${r.workloadKubeconfigSecretArn}${r.etcdNamespace ? ` (etcd pods in ${r.etcdNamespace})` : ''}`] : []),
     ...(r.management ? [`Cluster API Cluster ${r.management.namespace}/${r.management.clusterName} through the management kubeconfig from ${r.management.kubeconfigSecretArn}`] : []),
+    ...(r.relayBinary || r.relayTls ? [`exec relay in the etcd pods: ${[r.relayBinary && `etcdctl ${r.relayBinary}`, r.relayTls && `certificates ${r.relayTls.cacert}, ${r.relayTls.cert}, ${r.relayTls.key}`].filter(Boolean).join(' and ')}`] : []),
     r.policy && Object.keys(r.policy).length > 0 ? `policy ${JSON.stringify(r.policy)}` : 'the stack’s default policy',
   ].join('; ');
 };

@@ -68,6 +68,13 @@ FILE (JSON; paths are relative to it):
   paths (or policy.pathOrder, not both): direct, port-forward, exec-relay (exec, its old name,
     is still read), in the order tried; default direct with endpoints, then port-forward and
     exec-relay with kubeconfig.
+  relayBinary and relayTls (as probe's --relay-binary, --relay-cacert, --relay-cert and
+    --relay-key; with kubeconfig, and exec-relay among the paths): absolute paths inside the etcd
+    pods, for an image or a cluster that keeps them elsewhere than kubeadm, e.g.
+      "relayBinary": "/opt/etcd/bin/etcdctl",
+      "relayTls": { "cacert": "/etc/etcd/pki/ca.crt", "cert": "/etc/etcd/pki/client.crt", "key": "/etc/etcd/pki/client.key" }
+    relayTls takes all three. Default: kubeadm's /usr/local/bin/etcdctl and
+    /etc/kubernetes/pki/etcd/ca.crt, healthcheck-client.crt and healthcheck-client.key.
   policy durations ("60s", "1h30m", or milliseconds as <name>Ms): grace, electionTimeout,
     callTimeout, incidentDeadline, retryPeriod, minHealthyPeriod, snapshotTimeout,
     actuatorTimeout, lockLease, backoff.base, backoff.cap; and allowRemoveWithoutLeaderMove,

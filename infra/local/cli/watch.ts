@@ -15,7 +15,7 @@ import { remoteSink } from './watch-remote.ts';
 import { createLocalRuntime } from '../runtime.ts';
 import { parseFlags, requiredFlag, UsageError } from './args.ts';
 import { pathNamesOf, serverCredentials } from './access-rules.ts';
-import { durationsFromFlags, policyFromFlags, tlsFromFlags } from './cluster-flags.ts';
+import { durationsFromFlags, policyFromFlags, relayFromFlags, relayHelp, relayOptions, tlsFromFlags } from './cluster-flags.ts';
 import { escapeControls } from './control-chars.ts';
 import { formatDuration } from './duration.ts';
 import { healthAddrFlag, startHealthServer, type HealthAddress, type HealthServer } from './health.ts';
@@ -64,7 +64,9 @@ request deleted early withdraws the incident there. The stack's cluster policy a
   --cacert F --cert F --key F   etcd client TLS for the port-forward path of every cluster, instead of
                            the certificate minted for each cluster from its etcd CA, the Secret
                            <cluster>-etcd (keys tls.crt, tls.key) in the Cluster's namespace
-                           (the exec relay uses the pod's own)
+                           (the exec relay uses the pod's own; the --relay flags, for every
+                           cluster, say where they are)
+${relayHelp}
   --machine-api VERSION    Cluster API version the Machines, Clusters and MachineHealthChecks are
                            read in: v1beta1 (default) or v1beta2
   --workload-kubeconfig-secret NAME   read each workload cluster's kubeconfig from the Secret NAME
@@ -95,6 +97,7 @@ const options = {
   table: { type: 'string' },
   region: { type: 'string' },
   'health-addr': { type: 'string' },
+  ...relayOptions,
 } as const;
 
 const said = (prefix: string) => (message: string, ...extra: Record<string, unknown>[]) =>
@@ -146,6 +149,7 @@ export async function run(argv: string[]): Promise<number> {
   // A request names no client URLs: the kube paths only, unless --paths says otherwise.
   const policy = policyFromFlags({ pathOrder: pathsFlag(values.paths) ?? [...KUBE_PATHS], ...durationsFromFlags(values) });
   if (policy.pathOrder.includes('direct')) throw new UsageError('--paths: direct needs client URLs, which a MachineHealthCheck request does not give; use port-forward and exec-relay');
+  const relay = relayFromFlags(values, policy.pathOrder);
 
   const ownership = ownState(statePath);
   const signal = untilSignal();
@@ -161,6 +165,7 @@ export async function run(argv: string[]): Promise<number> {
         machineApiVersion: machineApi,
         ...(tls ? { tls } : {}),
         ...(workloadSecret ? { workloadKubeconfigSecret: workloadSecret } : {}),
+        relay,
       }),
       logLevel: 'SILENT',
       onHandlerError: (fn, error) => process.stderr.write(`${escapeControls(`${fn} failed: ${error instanceof Error ? error.message : String(error)}`)}\n`),
@@ -237,7 +242,7 @@ export function workloadSecretFlag(value: string | undefined): ((clusterName: st
 }
 
 /** The local policy flags mean nothing to a deployed stack: its registered policy applies. */
-const LOCAL_ONLY = ['state', 'paths', 'grace', 'timeout', 'election-timeout', 'cacert', 'cert', 'key', 'machine-api', 'workload-kubeconfig-secret'] as const;
+const LOCAL_ONLY = ['state', 'paths', 'grace', 'timeout', 'election-timeout', 'cacert', 'cert', 'key', 'machine-api', 'workload-kubeconfig-secret', ...(Object.keys(relayOptions) as (keyof typeof relayOptions)[])] as const;
 
 async function watchRemote(values: Partial<Record<keyof typeof options, string | boolean>>, management: KubeConfig, healthAt: HealthAddress | undefined): Promise<number> {
   const busName = requiredFlag('bus', values.bus as string | undefined, 'etcd-remediator');

@@ -48,6 +48,9 @@ function kubeRefusals(): { args: string[]; says: string }[] {
     { args: [...base, ...workload, ...capi.slice(0, 2), '--capi-namespace', 'Capi_Prod', '--capi-cluster', 'prod'], says: 'cluster prod: --capi-namespace: must be a Kubernetes namespace name' },
     { args: [...base, ...workload, ...capi, '--machine-api-version', 'v1alpha4'], says: 'cluster prod: --machine-api-version: ' },
     { args: [...base, ...workload, ...capi.slice(0, 4), '--capi-cluster', 'Prod Cluster'], says: 'cluster prod: --capi-cluster: must be a Cluster API Cluster name' },
+    { args: [...base, ...workload, '--relay-binary', 'bin/etcdctl'], says: '--relay-binary: "bin/etcdctl" is not an absolute path' },
+    { args: [...base, ...workload, '--relay-cacert', '/etc/etcd/pki/ca.crt'], says: '--relay-cert: is required with --relay-cacert' },
+    { args: [...base, '--relay-binary', '/opt/etcd/bin/etcdctl'], says: 'cluster prod: --relay-binary: needs --workload-kubeconfig-secret' },
   ];
 }
 
@@ -126,6 +129,17 @@ describe('etcd-remediator register', () => {
       etcdNamespace: 'etcd',
       management: { kubeconfig: `clusters: [] # from ${MANAGEMENT}\n`, namespace: 'capi-prod', clusterName: 'prod', machineApiVersion: 'v1beta2' },
     });
+  });
+
+  it('registers where the exec relay finds etcdctl and its certificates in the etcd pods; the directory hands them to the relay', async () => {
+    const relayTls = { cacert: '/etc/etcd/pki/ca.crt', cert: '/etc/etcd/pki/client.crt', key: '/etc/etcd/pki/client.key' };
+    const run = await register(
+      '--cluster', 'prod', '--endpoints', 'https://10.0.0.1:2379', '--workload-kubeconfig-secret', WORKLOAD,
+      '--relay-binary', '/opt/etcd/bin/etcdctl', '--relay-cacert', relayTls.cacert, '--relay-cert', relayTls.cert, '--relay-key', relayTls.key,
+    );
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    expect(run.stdout).toContain(`; exec relay in the etcd pods: etcdctl /opt/etcd/bin/etcdctl and certificates ${relayTls.cacert}, ${relayTls.cert}, ${relayTls.key}; `);
+    expect((await directory().get('prod')).kube).toEqual({ workloadKubeconfig: `clusters: [] # from ${WORKLOAD}\n`, relayBinary: '/opt/etcd/bin/etcdctl', relayTls });
   });
 
   it('--json prints the kube fields as the registration holds them; a kubeconfig secret outside the prefix gets its note', async () => {

@@ -43,7 +43,8 @@ describe.concurrent('etcd-remediator usage errors', () => {
     { command: 'probe', says: ['--kubeconfig F', '--workload-kubeconfig F', '--namespace NS', '--paths P[,P…]', 'exec-relay', 'Secret NAME-kubeconfig'] },
     { command: 'plan', says: ['--kubeconfig F', '--paths P[,P…]', '--machine NAME', '--node NAME', 'give exactly one of --target, --machine and --node'] },
     { command: 'remediate', says: ['--kubeconfig F', '--paths P[,P…]', '--machine NAME', '--node NAME', '--resume INCIDENT'] },
-    { command: 'run', says: ['"kubeconfig"', 'capiCluster', 'workloadKubeconfig', 'namespace', 'paths (or policy.pathOrder, not both)'] },
+    { command: 'run', says: ['"kubeconfig"', 'capiCluster', 'workloadKubeconfig', 'namespace', 'paths (or policy.pathOrder, not both)', '"relayBinary": "/opt/etcd/bin/etcdctl"', '"relayTls": { "cacert"'] },
+    ...['probe', 'plan', 'remediate', 'watch', 'register'].map((command) => ({ command, says: ['--relay-binary PATH', '--relay-cacert PATH --relay-cert PATH --relay-key PATH', '/usr/local/bin/etcdctl', '/etc/kubernetes/pki/etcd/ca.crt'] })),
   ])('$command --help documents Kubernetes access', async ({ command, says }) => {
     const run = await runCli([command, '--help']);
     for (const text of says) expect(run.stdout).toContain(text);
@@ -79,6 +80,10 @@ describe.concurrent('Kubernetes access and target flags: one usage error per rul
     { rule: '--node without --kubeconfig', args: ['plan', ...endpoints, '--node', 'cp-1'], names: '--node needs --kubeconfig' },
     { rule: 'two targets', args: ['plan', ...capi, '--target', 'cp-1', '--machine', 'wl-cp-1'], names: '--target and --machine: give exactly one of --target, --machine and --node' },
     { rule: 'no target', args: ['remediate', ...capi], names: '--target is required (e.g. --target etcd-1), or --machine NAME or --node NAME' },
+    { rule: 'a relative --relay-binary', args: ['probe', ...kube, '--relay-binary', 'etcdctl'], names: '--relay-binary: "etcdctl" is not an absolute path: a relative one would resolve in the etcd container\'s working directory' },
+    { rule: 'a --relay-key with a space', args: ['plan', ...capi, '--machine', 'wl-cp-1', '--relay-cacert', '/a/ca.crt', '--relay-cert', '/a/c.crt', '--relay-key', '/a/c .key'], names: '--relay-key: "/a/c .key" holds a space: ' },
+    { rule: '--relay-cert alone', args: ['remediate', ...capi, '--machine', 'wl-cp-1', '--relay-cert', '/a/c.crt'], names: '--relay-cacert: is required with --relay-cert: ' },
+    { rule: '--relay-binary without --kubeconfig', args: ['probe', ...endpoints, '--relay-binary', '/opt/etcd/bin/etcdctl'], names: "--relay-binary: needs --kubeconfig: the exec relay runs etcdctl in the cluster's etcd pods" },
     { rule: '--resume with --machine', args: ['remediate', ...capi, '--resume', 'abc', '--machine', 'wl-cp-1', '--state', path.join(dir, 's.sqlite')], names: '--resume and --machine: give one' },
   ])('$rule', ({ args, names }) => expectUsageError(args, names));
 });

@@ -53,6 +53,7 @@ export class KubeApiFake {
   private readonly faults = new Map<string, NodeFault>();
   private readonly upstreams = new Map<string, Upstream>();
   private readonly podRoots = new Map<string, string>();
+  private readonly podPrefixes: string[] = [];
   private readonly timers = new Set<NodeJS.Timeout>();
   /** The node lifecycle controller's grace timer for each node whose kubelet is down. */
   private readonly silentKubelets = new Map<string, NodeJS.Timeout>();
@@ -164,6 +165,19 @@ export class KubeApiFake {
 
   podRootOf(node: string): string | undefined {
     return this.podRoots.get(node);
+  }
+
+  /**
+   * Another directory of every pod (e.g. `/etc/etcd/pki/`) read from the pod root as
+   * /etc/kubernetes/pki/ is: an exec's argv paths under it, and an executable there run as argv[0].
+   */
+  addPodPathPrefix(prefix: string): void {
+    if (!prefix.startsWith('/') || !prefix.endsWith('/')) throw new Error(`pod path prefix ${prefix}: must start and end with /`);
+    this.podPrefixes.push(prefix);
+  }
+
+  podPathPrefixes(): readonly string[] {
+    return this.podPrefixes;
   }
 
   /**
@@ -304,7 +318,7 @@ export async function startKubeApiFake(options: KubeApiFakeOptions = {}): Promis
     faultOf: (node) => fake.faultOf(node),
     upstreamOf: (node) => fake.upstreamOf(node),
   });
-  const exec = execServer({ store, faultOf: (node) => fake.faultOf(node), podRootOf: (node) => fake.podRootOf(node) });
+  const exec = execServer({ store, faultOf: (node) => fake.faultOf(node), podRootOf: (node) => fake.podRootOf(node), podPathPrefixes: () => fake.podPathPrefixes() });
   const graceful = (type: ResourceType, namespace: string, name: string): boolean => {
     if (type !== MACHINES) return false;
     fake.scheduleMachineDeletion(namespace, name, machineDeletionMs);

@@ -4,6 +4,7 @@
 // Ground truth: ../shared/notes/kube-paths.md (section numbers cited below).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import fs from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -19,6 +20,8 @@ export interface ExecContext {
   etcdctlBin?: string;
   /** The node's pod filesystem (KubeApiFake.setPodRoot): where the pod's /etc/kubernetes/pki/ lives on this machine. */
   podRootOf?(node: string): string | undefined;
+  /** Directories of the pod besides /etc/kubernetes/pki/ that its filesystem serves too (KubeApiFake.addPodPathPrefix). */
+  podPathPrefixes?(): readonly string[];
 }
 
 export interface ExecServer {
@@ -156,21 +159,23 @@ function missingBinaryStatus(v5: boolean, request: ExecRequest): ChannelStatus {
 
 /** Where kubeadm's etcd pod mounts its certificates from the host (§6). */
 const POD_PKI = '/etc/kubernetes/pki/';
-const PKI_ARG = /^(--[^=]+=)?(\/etc\/kubernetes\/pki\/.*)$/;
+const PATH_ARG = /^(--[^=]+=)?(\/.*)$/;
 
 /**
  * The argv as the container's mount namespace would resolve it: a path under /etc/kubernetes/pki/
- * (alone, or a flag's value as in `--cacert=/etc/...`) is read from `<root>/etc/kubernetes/pki/...`.
- * etcdctl really opens each file, so a missing one fails as it would in the pod. Without a root
- * the path is left as it is: this machine has no /etc/kubernetes, as a pod without the mount.
+ * or another of `prefixes` (alone, or a flag's value as in `--cacert=/etc/...`) is read from
+ * `<root>/etc/kubernetes/pki/...`. etcdctl really opens each file, so a missing one fails as it
+ * would in the pod. Without a root the path is left as it is: this machine has no
+ * /etc/kubernetes, as a pod without the mount.
  */
-export function inPodFilesystem(argv: readonly string[], root: string | undefined): string[] {
+export function inPodFilesystem(argv: readonly string[], root: string | undefined, prefixes: readonly string[] = [POD_PKI]): string[] {
   if (root === undefined) return [...argv];
-  return argv.map((arg) => arg.replace(PKI_ARG, (_, flag: string | undefined, file: string) => `${flag ?? ''}${root}${file}`));
+  return argv.map((arg) => arg.replace(PATH_ARG, (whole, flag: string | undefined, file: string) => (prefixes.some((p) => file.startsWith(p)) ? `${flag ?? ''}${root}${file}` : whole)));
 }
 
 /** etcdctl's words name the pod's paths, as they would inside the container. */
-const asPodPaths = (text: string, root: string | undefined): string => (root === undefined ? text : text.replaceAll(`${root}${POD_PKI}`, POD_PKI));
+const asPodPaths = (text: string, root: string | undefined, prefixes: readonly string[]): string =>
+  root === undefined ? text : prefixes.reduce((said, prefix) => said.replaceAll(`${root}${prefix}`, prefix), text);
 
 const frame = (channel: number, data: Buffer): Buffer => Buffer.concat([Buffer.from([channel]), data]);
 
@@ -198,16 +203,20 @@ export function execServer(context: ExecContext): ExecServer {
     const fault = context.faultOf(request.node);
     if (fault) return finish(ws, faultStatus(fault, request));
     const binary = request.command[0] ?? '';
-    if (binary !== 'etcdctl' && binary !== '/usr/local/bin/etcdctl') return finish(ws, missingBinaryStatus(v5, request));
-    // Async spawn: the lab's fault proxies share this process. An exec carries only the image's env.
     const root = context.podRootOf?.(request.node);
-    const child = spawn(etcdctl, inPodFilesystem(request.command.slice(1), root), {
+    const prefixes = [POD_PKI, ...(context.podPathPrefixes?.() ?? [])];
+    // The image's etcdctl, or an executable a test put in the pod's filesystem under a served prefix.
+    const [inPod] = inPodFilesystem([binary], root, prefixes.slice(1));
+    const program = binary === 'etcdctl' || binary === '/usr/local/bin/etcdctl' ? etcdctl : inPod !== binary && fs.existsSync(inPod!) ? inPod! : undefined;
+    if (program === undefined) return finish(ws, missingBinaryStatus(v5, request));
+    // Async spawn: the lab's fault proxies share this process. An exec carries only the image's env.
+    const child = spawn(program, inPodFilesystem(request.command.slice(1), root, prefixes), {
       env: { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin' },
       stdio: [request.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
     });
     children.add(child);
     child.stdout?.on('data', (chunk: Buffer) => request.stdout && ws.send(frame(STDOUT, chunk)));
-    child.stderr?.on('data', (chunk: Buffer) => request.stderr && ws.send(frame(STDERR, Buffer.from(asPodPaths(chunk.toString('utf8'), root)))));
+    child.stderr?.on('data', (chunk: Buffer) => request.stderr && ws.send(frame(STDERR, Buffer.from(asPodPaths(chunk.toString('utf8'), root, prefixes)))));
     ws.on('message', (data: Buffer, isBinary: boolean) => {
       if (!isBinary || data.length === 0) return;
       if (data[0] === 0) child.stdin?.write(data.subarray(1));
