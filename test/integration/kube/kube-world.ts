@@ -21,6 +21,11 @@ export const CAPI_NAMESPACE = 'default';
 export const CAPI_CLUSTER = 'wl';
 /** Cluster API's Secret of the cluster's etcd CA. */
 export const ETCD_CA_SECRET = etcdCaSecretName(CAPI_CLUSTER);
+/**
+ * How Cluster API writes a cluster's Secrets, the etcd CA (util/secret Certificate.AsSecret) and the
+ * admin kubeconfig (util/kubeconfig GenerateSecretWithOwner): of its own type, labelled with the cluster.
+ */
+export const CLUSTER_SECRET = { type: 'cluster.x-k8s.io/secret', labels: { 'cluster.x-k8s.io/cluster-name': CAPI_CLUSTER } };
 
 /** Files and PEM a test uses to ask the TLS world's etcd its own questions. */
 export interface WorldClientCert {
@@ -53,6 +58,8 @@ export interface KubeWorld {
   readMachine(name: string): Promise<{ annotations: Record<string, string>; deleting: boolean } | undefined>;
   /** Present unless the world was started with `tls: false`. */
   tls?: KubeWorldTls;
+  /** Puts the Secret `<cluster>-kubeconfig` as Cluster API keeps it, holding the fake's kubeconfig (it serves both sides). */
+  putKubeconfigSecret(): void;
   down(): Promise<void>;
 }
 
@@ -85,7 +92,7 @@ async function provisionTls(lab: Lab, fake: KubeApiFake): Promise<KubeWorldTls> 
   const pki = lab.tls!;
   const ca = { certFile: pki.caFile, keyFile: pki.caKeyFile };
   const caPem = fs.readFileSync(pki.caFile, 'utf8');
-  fake.putSecret(CAPI_NAMESPACE, ETCD_CA_SECRET, { [ETCD_CA_CERT_KEY]: caPem, [ETCD_CA_KEY_KEY]: fs.readFileSync(pki.caKeyFile, 'utf8') });
+  fake.putSecret(CAPI_NAMESPACE, ETCD_CA_SECRET, { [ETCD_CA_CERT_KEY]: caPem, [ETCD_CA_KEY_KEY]: fs.readFileSync(pki.caKeyFile, 'utf8') }, CLUSTER_SECRET);
   // Under the lab's root, so the lab's down() removes it.
   const pods = fs.mkdtempSync(path.join(lab.root, 'pods-'));
   const podRootOf = (node: string): string => path.join(pods, node);
@@ -134,9 +141,10 @@ export async function startKubeWorld(members = 3, options: KubeWorldOptions = {}
     fake.setUpstream(member.name, { host: proxy.hostname, port: Number(proxy.port) });
   });
   const kubeconfig = fake.kubeconfigYaml();
+  const putKubeconfigSecret = (): void => fake.putSecret(CAPI_NAMESPACE, kubeconfigSecretName(CAPI_CLUSTER), { [KUBECONFIG_SECRET_KEY]: kubeconfig }, CLUSTER_SECRET);
   if (options.kubeconfigFile !== undefined) {
     fake.writeKubeconfig(options.kubeconfigFile);
-    fake.putSecret(CAPI_NAMESPACE, kubeconfigSecretName(CAPI_CLUSTER), { [KUBECONFIG_SECRET_KEY]: kubeconfig });
+    putKubeconfigSecret();
   }
   const objects = fake.kubeConfig().makeApiClient(CustomObjectsApi);
   return {
@@ -144,6 +152,7 @@ export async function startKubeWorld(members = 3, options: KubeWorldOptions = {}
     fake,
     machineOf: (member) => `wl-${member.name}`,
     ...(tls ? { tls } : {}),
+    putKubeconfigSecret,
     access: { workloadKubeconfig: kubeconfig, management: { kubeconfig, namespace: CAPI_NAMESPACE, clusterName: CAPI_CLUSTER } },
     async readMachine(name) {
       try {

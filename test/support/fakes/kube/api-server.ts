@@ -144,9 +144,11 @@ export class KubeApiFake {
     }
   }
 
-  putSecret(namespace: string, name: string, data: Record<string, string>): void {
+  /** A Secret of `data` (plain text, stored base64), of type Opaque and without labels unless `as` says. */
+  putSecret(namespace: string, name: string, data: Record<string, string>, as: { type?: string; labels?: Record<string, string> } = {}): void {
     const encoded = Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
-    this.store.put(SECRETS, { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, type: 'Opaque', data: encoded });
+    const metadata = { name, namespace, ...(as.labels ? { labels: as.labels } : {}) };
+    this.store.put(SECRETS, { apiVersion: 'v1', kind: 'Secret', metadata, type: as.type ?? 'Opaque', data: encoded });
   }
 
   /** Test hook: the Node object goes, its pods stay (before PodGC, §3). */
