@@ -6,12 +6,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CustomObjectsApi, loadAllYaml, type KubernetesObject, type V1ClusterRole, type V1Role } from '@kubernetes/client-node';
+import { loadAllYaml, type KubernetesObject, type V1ClusterRole, type V1Role } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REQUEST_GROUP, REQUEST_PLURAL, REQUEST_VERSION } from '../../../functions/adapters/kube/cluster-api/remediation-requests.ts';
 import { startRbacProxy, type RbacProxy } from '../../support/rbac-proxy.ts';
 import { CAPI_CLUSTER, CAPI_NAMESPACE, startKubeWorld, type KubeWorld } from '../kube/kube-world.ts';
 import { killService, runCli, startCli, type Service } from './support.ts';
+import { requestServed } from './watch-support.ts';
 
 const MANIFESTS = path.resolve(import.meta.dirname, '../../../infra/kubernetes');
 const objectsIn = (file: string) => loadAllYaml(fs.readFileSync(path.join(MANIFESTS, file), 'utf8')) as KubernetesObject[];
@@ -87,19 +87,8 @@ describe.sequential('etcd-remediator watch under the shipped RBAC, the workload 
     const leader = await world.lab.leader();
     world.fake.kubeletDown(leader.name);
     service = startCli(['watch', '--kubeconfig', kubeconfig, '--state', path.join(dir, 'state.sqlite'), '--election-timeout', '500ms', '--timeout', '1s', '--workload-kubeconfig-secret', SECRET_TEMPLATE]);
-    await service.waitForStderr(/watching EtcdRemediationRequests/);
-
-    const objects = world.fake.kubeConfig().makeApiClient(CustomObjectsApi);
-    const coordinates = { group: REQUEST_GROUP, version: REQUEST_VERSION, namespace: CAPI_NAMESPACE, plural: REQUEST_PLURAL };
     const machine = world.machineOf(leader);
-    await objects.createNamespacedCustomObject({
-      ...coordinates,
-      body: { apiVersion: `${REQUEST_GROUP}/${REQUEST_VERSION}`, kind: 'EtcdRemediationRequest', metadata: { name: machine, labels: { 'cluster.x-k8s.io/cluster-name': CAPI_CLUSTER } }, spec: {} },
-    });
-    const status = await service.until(async () => {
-      const request = (await objects.getNamespacedCustomObject({ ...coordinates, name: machine })) as { status?: { phase?: string; leaderMove?: string; reasonCode?: string; message?: string } };
-      return request.status?.phase === 'Completed' || request.status?.phase === 'Failed' || request.status?.phase === 'Blocked' ? request.status : undefined;
-    }, 'the request to end', 40_000);
+    const status = await requestServed(service, world, machine, (s) => s.phase === 'Completed' || s.phase === 'Failed' || s.phase === 'Blocked', 'the request to end', 40_000);
     expect(status, status.message).toMatchObject({ phase: 'Completed', leaderMove: 'moved' });
     expect((await world.lab.memberList()).map((m) => m.id)).not.toContain(leader.id);
     expect((await world.readMachine(machine))?.deleting).toBe(true);

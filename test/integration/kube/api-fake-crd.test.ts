@@ -3,8 +3,9 @@
 // with 422 Invalid and one cause per field, and the status subresource keeping spec and status
 // apart. client-node, unmodified, is the client.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiException, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { startKubeApiFake, type KubeApiFake } from '../../support/fakes/kube/api-server.ts';
+import { failureOf } from './api-failure.ts';
 
 const NS = 'capi';
 const GROUP = 'etcd-remediator.io';
@@ -29,15 +30,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await fake?.stop();
 });
-
-async function failureOf(call: Promise<unknown>): Promise<{ code: number; body: unknown }> {
-  const error = await call.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(error instanceof ApiException)) throw new Error(`expected an ApiException, got ${String(error)}`);
-  return { code: error.code, body: JSON.parse(String((error as ApiException<string>).body)) };
-}
 
 async function createRequest(name: string, spec: Record<string, unknown> = { reason: 'MHC: NodeReady False' }): Promise<Stored> {
   return (await custom.createNamespacedCustomObject({ ...REQUESTS, body: { apiVersion: `${GROUP}/v1alpha1`, kind: 'EtcdRemediationRequest', metadata: { name }, spec } })) as Stored;

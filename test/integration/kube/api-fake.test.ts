@@ -13,6 +13,7 @@ import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { createPodStreams } from '../../../functions/adapters/kube/streams/pod-streams-client.ts';
 import type { PodRef, PodStreams } from '../../../functions/adapters/kube/streams/pod-streams.ts';
 import { startKubeApiFake, type KubeApiFake } from '../../support/fakes/kube/api-server.ts';
+import { failureOf } from './api-failure.ts';
 import { probeUpgrade } from './upgrade-probe.ts';
 
 const NS = 'default';
@@ -112,16 +113,6 @@ describe('kube API fake: REST through client-node', () => {
       what: 'the deleted Machine to go',
     });
   });
-
-  /** The Status of a call that must fail, parsed from the ApiException client-node throws. */
-  async function failureOf(call: Promise<unknown>): Promise<{ code: number; body: unknown }> {
-    const error = await call.then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    if (!(error instanceof ApiException)) throw new Error(`expected an ApiException, got ${String(error)}`);
-    return { code: error.code, body: JSON.parse(String((error as ApiException<string>).body)) };
-  }
 
   it('a patch naming another metadata.uid is refused as immutable (rest/update.go BeforeUpdate), and one naming the same uid goes through', async () => {
     const custom = fake.kubeConfig().makeApiClient(CustomObjectsApi);

@@ -9,6 +9,7 @@ import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { startRequestWatcher, type RequestWatcher } from '../../../infra/local/request-watcher.ts';
 import { startPipeline, type Pipeline } from '../e2e/pipeline.ts';
 import { CAPI_CLUSTER, CAPI_NAMESPACE, startKubeWorld, type KubeWorld } from './kube-world.ts';
+import { MHC_REASON, recordPhases, requestsIn } from './remediation-requests.ts';
 
 const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 const current: { world?: KubeWorld; pipeline?: Pipeline; watchers: RequestWatcher[] } = { watchers: [] };
@@ -35,6 +36,7 @@ async function setUp(policy: Record<string, unknown>) {
   const pipeline = (current.pipeline = await startPipeline(world.lab, { kube: world.access, endpoints: [], policy, clusterId: CAPI_CLUSTER }));
   const objects = world.fake.kubeConfig().makeApiClient(CustomObjectsApi);
   const coordinates = { group: REQUEST_GROUP, version: REQUEST_VERSION, namespace: CAPI_NAMESPACE, plural: REQUEST_PLURAL };
+  const requests = requestsIn(world.fake.kubeConfig(), CAPI_NAMESPACE);
   /** `events: false` follows the incident in the store alone, as a watcher reporting to a remote bus does. */
   const watch = async ({ events = true, recheckRecoveredMs }: { events?: boolean; recheckRecoveredMs?: number } = {}): Promise<RequestWatcher> => {
     const runtime = pipeline.runtime;
@@ -60,18 +62,8 @@ async function setUp(policy: Record<string, unknown>) {
     world,
     pipeline,
     watch,
-    /** As MHC creates it from the template (MHC's GenerateTemplate: name, namespace, cluster label). */
-    create: (machine: string) =>
-      objects.createNamespacedCustomObject({
-        ...coordinates,
-        body: {
-          apiVersion: `${REQUEST_GROUP}/${REQUEST_VERSION}`,
-          kind: 'EtcdRemediationRequest',
-          metadata: { name: machine, namespace: CAPI_NAMESPACE, labels: { 'cluster.x-k8s.io/cluster-name': CAPI_CLUSTER } },
-          spec: { reason: 'Machine unhealthy: Node not Ready for 5m' },
-        },
-      }),
-    remove: (machine: string) => objects.deleteNamespacedCustomObject({ ...coordinates, name: machine }),
+    create: (machine: string) => requests.create(machine, CAPI_CLUSTER, { reason: MHC_REASON }),
+    remove: (machine: string) => requests.remove(machine),
     read: async (machine: string) => (await objects.getNamespacedCustomObject({ ...coordinates, name: machine })) as RequestShape,
   };
 }
@@ -138,12 +130,7 @@ describe.sequential('MachineHealthCheck external remediation through the watcher
     const machine = t.world.machineOf(leader);
     t.world.fake.kubeletDown(leader.name);
     await t.watch({ recheckRecoveredMs: 1_000 });
-    const phases: string[] = [];
-    const unsubscribe = t.world.fake.store.subscribe(({ object }) => {
-      const status = object.status as { phase?: unknown } | undefined;
-      const name = (object.metadata as { name?: unknown } | undefined)?.name;
-      if (name === machine && typeof status?.phase === 'string' && phases.at(-1) !== status.phase) phases.push(status.phase);
-    });
+    const { phases, stop: unsubscribe } = recordPhases(t.world.fake.store, machine);
 
     await t.create(machine);
     await waitFor(async () => ((await t.read(machine)).status?.reasonCode === 'LEADER_UNREACHABLE' ? true : undefined), { timeoutMs: 30_000, what: 'the incident to wait out the grace window' });

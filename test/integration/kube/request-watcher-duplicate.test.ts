@@ -4,32 +4,18 @@
 // the request's own incident. Real etcd behind the FAKE API server; the leader's client paths are
 // cut (peers still reach it, so the followers keep naming it leader), and the runtime waits out a
 // long grace window on it.
-import { CustomObjectsApi } from '@kubernetes/client-node';
-import { afterEach, describe, expect, it } from 'vitest';
-import { REQUEST_GROUP, REQUEST_PLURAL, REQUEST_VERSION } from '../../../functions/adapters/kube/cluster-api/remediation-requests.ts';
+import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../../functions/adapters/local/system-clock.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { startRequestWatcher, type RequestWatcher } from '../../../infra/local/request-watcher.ts';
-import { isObject } from '../../support/fakes/kube/patch.ts';
 import { startPipeline, type Pipeline } from '../e2e/pipeline.ts';
 import { CAPI_CLUSTER, CAPI_NAMESPACE, startKubeWorld, worldEtcdTls, type KubeWorld } from './kube-world.ts';
+import { MHC_REASON, recordPhases, requestsIn, type StatusSeen } from './remediation-requests.ts';
+import { tearDownAfterEach } from './teardown.ts';
 
 const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
-const coordinates = { group: REQUEST_GROUP, version: REQUEST_VERSION, namespace: CAPI_NAMESPACE, plural: REQUEST_PLURAL };
 
-interface Status {
-  phase?: string;
-  reasonCode?: string;
-  message?: string;
-  incidentId?: string;
-}
-
-const teardown: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  const errors: unknown[] = [];
-  for (const step of teardown.splice(0).reverse()) await step().catch((error: unknown) => errors.push(error));
-  if (errors.length > 0) throw errors[0];
-});
+const teardown = tearDownAfterEach();
 
 interface World {
   world: KubeWorld;
@@ -39,7 +25,7 @@ interface World {
   /** The request's phases as the API server stored them, in order, repeats dropped. */
   phases: string[];
   create(): Promise<void>;
-  statusWith(wanted: (s: Status) => boolean, what: string, timeoutMs?: number): Promise<Status>;
+  statusWith(wanted: (s: StatusSeen) => boolean, what: string, timeoutMs?: number): Promise<StatusSeen>;
 }
 
 /** The leader's client paths cut and a grace window far longer than the test: its incidents wait. */
@@ -51,12 +37,8 @@ async function setUp(): Promise<World> {
   const leader = await world.lab.leader();
   await world.lab.fault(leader.name, 'cut');
   const machine = world.machineOf(leader);
-  const phases: string[] = [];
-  const unsubscribe = world.fake.store.subscribe(({ object }) => {
-    const phase = isObject(object.status) ? object.status.phase : undefined;
-    if (isObject(object.metadata) && object.metadata.name === machine && typeof phase === 'string' && phases.at(-1) !== phase) phases.push(phase);
-  });
-  teardown.push(async () => void unsubscribe());
+  const { phases, stop } = recordPhases(world.fake.store, machine);
+  teardown.push(async () => stop());
   const runtime = pipeline.runtime;
   const watcher: RequestWatcher = startRequestWatcher({
     management: world.fake.kubeConfig(),
@@ -68,28 +50,15 @@ async function setUp(): Promise<World> {
   });
   teardown.push(() => watcher.stop());
   await watcher.ready;
-  const objects = world.fake.kubeConfig().makeApiClient(CustomObjectsApi);
+  const requests = requestsIn(world.fake.kubeConfig(), CAPI_NAMESPACE);
   return {
     world,
     pipeline,
     leader,
     machine,
     phases,
-    create: async () =>
-      void (await objects.createNamespacedCustomObject({
-        ...coordinates,
-        body: {
-          apiVersion: `${REQUEST_GROUP}/${REQUEST_VERSION}`,
-          kind: 'EtcdRemediationRequest',
-          metadata: { name: machine, namespace: CAPI_NAMESPACE, labels: { 'cluster.x-k8s.io/cluster-name': CAPI_CLUSTER } },
-          spec: { reason: 'Machine unhealthy: Node not Ready for 5m' },
-        },
-      })),
-    statusWith: (wanted, what, timeoutMs = 30_000) =>
-      waitFor(async () => {
-        const { status } = (await objects.getNamespacedCustomObject({ ...coordinates, name: machine })) as { status?: Status };
-        return status && wanted(status) ? status : undefined;
-      }, { timeoutMs, what }),
+    create: () => requests.create(machine, CAPI_CLUSTER, { reason: MHC_REASON }),
+    statusWith: (wanted, what, timeoutMs = 30_000) => requests.statusWith(machine, wanted, what, { timeoutMs }),
   };
 }
 

@@ -6,8 +6,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ApiException, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import { afterEach, describe, expect, it } from 'vitest';
-import { KUBECONFIG_SECRET_KEY, kubeconfigSecretName } from '../../../functions/adapters/kube/cluster-api/cluster-access.ts';
+import { describe, expect, it } from 'vitest';
+import { kubeconfigSecretName } from '../../../functions/adapters/kube/cluster-api/cluster-access.ts';
 import { REQUEST_GROUP, REQUEST_PLURAL, REQUEST_VERSION } from '../../../functions/adapters/kube/cluster-api/remediation-requests.ts';
 import type { Log } from '../../../functions/ports/log.ts';
 import { parsePolicy } from '../../../functions/core/policy.ts';
@@ -17,10 +17,11 @@ import { capiClusterId, createCapiDirectory } from '../../../functions/adapters/
 import { createEtcdAccess } from '../../../functions/adapters/local/etcd-access.ts';
 import { startRequestWatcher, type RequestWatcher } from '../../../infra/local/request-watcher.ts';
 import { createLocalRuntime, type LocalRuntime } from '../../../infra/local/runtime.ts';
-import { isObject } from '../../support/fakes/kube/patch.ts';
 import { startKubeApiFake } from '../../support/fakes/kube/api-server.ts';
 import { labPolicy, recordCalls, type CallLog } from '../e2e/pipeline.ts';
 import { CAPI_CLUSTER, CAPI_NAMESPACE, startKubeWorld, type KubeWorld } from './kube-world.ts';
+import { MHC_REASON, recordPhases, requestsIn } from './remediation-requests.ts';
+import { tearDownAfterEach } from './teardown.ts';
 
 const CLUSTER_ID = capiClusterId(CAPI_NAMESPACE, CAPI_CLUSTER);
 const SECRET_PATH = `/api/v1/namespaces/${CAPI_NAMESPACE}/secrets/${kubeconfigSecretName(CAPI_CLUSTER)}`;
@@ -48,19 +49,13 @@ interface World {
   statusPath: string;
 }
 
-const teardown: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  // Last set up, first torn down; every step runs even when one before it fails.
-  const errors: unknown[] = [];
-  for (const step of teardown.splice(0).reverse()) await step().catch((error: unknown) => errors.push(error));
-  if (errors.length > 0) throw errors[0];
-});
+const teardown = tearDownAfterEach();
 
 /** The `watch` command's wiring on a kube world whose leader's kubelet is down (scenario 4). */
 async function setUp(options: { reportAgainMs?: number } = {}): Promise<World> {
   const world = await startKubeWorld();
   teardown.push(() => world.down());
-  world.fake.putSecret(CAPI_NAMESPACE, kubeconfigSecretName(CAPI_CLUSTER), { [KUBECONFIG_SECRET_KEY]: world.fake.kubeconfigYaml() });
+  world.putKubeconfigSecret();
   const leader = await world.lab.leader();
   world.fake.kubeletDown(leader.name);
   const machine = world.machineOf(leader);
@@ -106,12 +101,8 @@ async function setUp(options: { reportAgainMs?: number } = {}): Promise<World> {
   teardown.push(async () => void unsubscribeBus());
   await runtime.start();
 
-  const phases: string[] = [];
-  const unsubscribe = world.fake.store.subscribe(({ object }) => {
-    const phase = isObject(object.status) ? object.status.phase : undefined;
-    if (isObject(object.metadata) && object.metadata.name === machine && typeof phase === 'string' && phases.at(-1) !== phase) phases.push(phase);
-  });
-  teardown.push(async () => void unsubscribe());
+  const { phases, stop } = recordPhases(world.fake.store, machine);
+  teardown.push(async () => stop());
 
   const watcher: RequestWatcher = startRequestWatcher({
     management: world.fake.kubeConfig(),
@@ -133,16 +124,8 @@ interface RequestShape {
 
 /** As MachineHealthCheck creates the request; resolves with it once its status is Completed. */
 async function requestCompleted(t: World, timeoutMs = 15_000): Promise<RequestShape> {
+  await requestsIn(t.world.fake.kubeConfig(), CAPI_NAMESPACE).create(t.machine, CAPI_CLUSTER, { reason: MHC_REASON });
   const objects = t.world.fake.kubeConfig().makeApiClient(CustomObjectsApi);
-  await objects.createNamespacedCustomObject({
-    ...coordinates,
-    body: {
-      apiVersion: `${REQUEST_GROUP}/${REQUEST_VERSION}`,
-      kind: 'EtcdRemediationRequest',
-      metadata: { name: t.machine, labels: { 'cluster.x-k8s.io/cluster-name': CAPI_CLUSTER } },
-      spec: { reason: 'Machine unhealthy: Node not Ready for 5m' },
-    },
-  });
   const completed = waitFor(async () => {
     const request = (await objects.getNamespacedCustomObject({ ...coordinates, name: t.machine })) as RequestShape;
     return request.status?.phase === 'Completed' ? request : undefined;

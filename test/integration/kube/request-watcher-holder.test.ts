@@ -4,75 +4,40 @@
 // Machine is replaced; deleting the request leaves that incident, another report's, alone. The
 // runtime is a stand-in whose report opens an incident in a real store; the endings are written
 // into the store as the steps write them.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { CustomObjectsApi } from '@kubernetes/client-node';
-import { afterEach, describe, expect, it } from 'vitest';
-import { REQUEST_GROUP, REQUEST_PLURAL, REQUEST_VERSION } from '../../../functions/adapters/kube/cluster-api/remediation-requests.ts';
-import { createInProcessBus } from '../../../functions/adapters/local/in-process-bus.ts';
-import { openSqliteStore, type SqliteIncidentStore } from '../../../functions/adapters/local/sqlite-store.ts';
-import { systemClock } from '../../../functions/adapters/local/system-clock.ts';
+import { describe, expect, it } from 'vitest';
 import type { Decision } from '../../../functions/core/decision.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
-import type { Scheduler } from '../../../functions/ports/scheduler.ts';
 import { startRequestWatcher } from '../../../infra/local/request-watcher.ts';
 import { startKubeApiFake } from '../../support/fakes/kube/api-server.ts';
-import { isObject } from '../../support/fakes/kube/patch.ts';
+import { recordPhases, requestsIn, type StatusSeen } from './remediation-requests.ts';
+import { namespacedClusterId, reportsToStore, tempStore } from './store-reports.ts';
+import { tearDownAfterEach } from './teardown.ts';
 
-const noScheduler: Scheduler = { schedule: () => Promise.resolve(), cancel: () => Promise.resolve() };
-const coordinates = { group: REQUEST_GROUP, version: REQUEST_VERSION, namespace: 'default', plural: REQUEST_PLURAL };
 const CLUSTER_ID = 'default/wl';
 const MACHINE = 'wl-cp-1';
 
-interface Status {
-  phase?: string;
-  reasonCode?: string;
-  message?: string;
-  incidentId?: string;
-}
-
-const teardown: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const step of teardown.splice(0).reverse()) await step();
-});
+const teardown = tearDownAfterEach();
 
 async function setUp() {
   const fake = await startKubeApiFake();
   teardown.push(() => fake.stop());
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'watcher-holder-'));
-  teardown.push(async () => fs.rmSync(dir, { recursive: true, force: true }));
-  const store: SqliteIncidentStore = openSqliteStore({ path: path.join(dir, 'state.sqlite') });
-  teardown.push(() => store.close());
+  const store = tempStore('watcher-holder-', teardown);
   const said: string[] = [];
   const record = (message: string) => void said.push(message);
   const watcher = startRequestWatcher({
     management: fake.kubeConfig(),
-    runtime: {
-      store,
-      bus: createInProcessBus({ handlers: {}, onDeadLetter: () => undefined, onError: () => undefined }),
-      scheduler: noScheduler,
-      clock: systemClock,
-      async submit(detail) {
-        const { clusterId, target } = detail as { clusterId: string; target: { machineName: string } };
-        await store.openOrJoin({ clusterId, targetKey: `machineName=${target.machineName}`, target, reason: 'test', now: Date.now() });
-      },
-    },
-    clusterIdOf: (request) => `${request.namespace}/${request.clusterName}`,
+    runtime: reportsToStore(store).sink,
+    clusterIdOf: namespacedClusterId,
     log: { debug: record, info: record, warn: record, error: record },
     followIntervalMs: 100,
     restartDelayMs: 20,
   });
   teardown.push(() => watcher.stop());
   await watcher.ready;
-  const objects = fake.kubeConfig().makeApiClient(CustomObjectsApi);
-  const phases: string[] = [];
-  const unsubscribe = fake.store.subscribe(({ object }) => {
-    const phase = isObject(object.status) ? object.status.phase : undefined;
-    if (isObject(object.metadata) && object.metadata.name === MACHINE && typeof phase === 'string' && phases.at(-1) !== phase) phases.push(phase);
-  });
-  teardown.push(async () => void unsubscribe());
+  const requests = requestsIn(fake.kubeConfig(), 'default');
+  const { phases, stop } = recordPhases(fake.store, MACHINE);
+  teardown.push(async () => stop());
   /** Ends an incident as a step does: its state, its decision and result. */
   const end = async (incident: Incident, state: 'closed' | 'remediated', decision: Decision): Promise<void> => {
     const now = (await store.getIncident(incident.incidentId))!;
@@ -83,17 +48,9 @@ async function setUp() {
     said,
     phases,
     end,
-    create: () =>
-      objects.createNamespacedCustomObject({
-        ...coordinates,
-        body: { apiVersion: `${REQUEST_GROUP}/${REQUEST_VERSION}`, kind: 'EtcdRemediationRequest', metadata: { name: MACHINE, labels: { 'cluster.x-k8s.io/cluster-name': 'wl' } }, spec: {} },
-      }),
-    remove: () => objects.deleteNamespacedCustomObject({ ...coordinates, name: MACHINE }),
-    statusWith: (wanted: (s: Status) => boolean, what: string) =>
-      waitFor(async () => {
-        const { status } = (await objects.getNamespacedCustomObject({ ...coordinates, name: MACHINE })) as { status?: Status };
-        return status && wanted(status) ? status : undefined;
-      }, { timeoutMs: 10_000, intervalMs: 25, what }),
+    create: () => requests.create(MACHINE, 'wl'),
+    remove: () => requests.remove(MACHINE),
+    statusWith: (wanted: (s: StatusSeen) => boolean, what: string) => requests.statusWith(MACHINE, wanted, what, { intervalMs: 25 }),
   };
 }
 

@@ -4,37 +4,25 @@
 // the watcher reports nothing, says so in the request's status, and reports once it is allowed
 // again. Objects are put in the FAKE API server as Cluster API writes them; the runtime is a stand-in
 // whose report opens an incident in a real store.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { CustomObjectsApi } from '@kubernetes/client-node';
-import { afterEach, describe, expect, it } from 'vitest';
-import { REQUEST_GROUP, REQUEST_PLURAL, REQUEST_VERSION } from '../../../functions/adapters/kube/cluster-api/remediation-requests.ts';
-import { createInProcessBus } from '../../../functions/adapters/local/in-process-bus.ts';
-import { openSqliteStore, type SqliteIncidentStore } from '../../../functions/adapters/local/sqlite-store.ts';
+import { describe, expect, it } from 'vitest';
+import { REQUEST_GROUP, REQUEST_VERSION } from '../../../functions/adapters/kube/cluster-api/remediation-requests.ts';
+import type { SqliteIncidentStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import type { Decision } from '../../../functions/core/decision.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
 import type { Log } from '../../../functions/ports/log.ts';
-import type { Scheduler } from '../../../functions/ports/scheduler.ts';
 import { startRequestWatcher, type RequestWatcherOptions } from '../../../infra/local/request-watcher.ts';
 import { startKubeApiFake, type KubeApiFake } from '../../support/fakes/kube/api-server.ts';
 import type { JsonObject } from '../../support/fakes/kube/patch.ts';
 import { resourceType } from '../../support/fakes/kube/store.ts';
+import { MHC_REASON, requestsIn, type Requests, type StatusSeen } from './remediation-requests.ts';
+import { namespacedClusterId, reportsToStore, tempStore } from './store-reports.ts';
+import { tearDownAfterEach } from './teardown.ts';
 
 const NS = 'default';
 const CLUSTER = 'wl';
 const MACHINE = 'wl-cp-1';
 const CLUSTERS = resourceType('cluster.x-k8s.io', 'clusters')!;
 const MACHINES = resourceType('cluster.x-k8s.io', 'machines')!;
-const coordinates = { group: REQUEST_GROUP, version: REQUEST_VERSION, namespace: NS, plural: REQUEST_PLURAL };
-const noScheduler: Scheduler = { schedule: () => Promise.resolve(), cancel: () => Promise.resolve() };
-
-interface Status {
-  phase?: string;
-  reasonCode?: string;
-  message?: string;
-  incidentId?: string;
-}
 
 interface World {
   fake: KubeApiFake;
@@ -44,15 +32,12 @@ interface World {
   said: { level: keyof Log; message: string }[];
   /** Moves the watcher's clock on, for the re-report of a recovered request. */
   advance(ms: number): void;
-  statusOf(): Promise<Status | undefined>;
+  requests: Requests;
   /** GETs of the Cluster so far: one per look the watcher takes. */
   clusterReads(): number;
 }
 
-const teardown: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const step of teardown.splice(0).reverse()) await step();
-});
+const teardown = tearDownAfterEach();
 
 /** A v1beta1 Cluster as Cluster API stores it; `paused` is its spec.paused. */
 const clusterV1beta1 = (paused: boolean): JsonObject => ({
@@ -120,10 +105,7 @@ function healthCheck(name: string, allowed: boolean, matchLabels: Record<string,
 async function setUp(options: Partial<Pick<RequestWatcherOptions, 'recheckRecoveredMs' | 'clusterApiVersion'>> = {}): Promise<World> {
   const fake = await startKubeApiFake();
   teardown.push(() => fake.stop());
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'watcher-paused-'));
-  teardown.push(async () => fs.rmSync(dir, { recursive: true, force: true }));
-  const store = openSqliteStore({ path: path.join(dir, 'state.sqlite') });
-  teardown.push(() => store.close());
+  const store = tempStore('watcher-paused-', teardown);
   fake.store.put(MACHINES, {
     apiVersion: 'cluster.x-k8s.io/v1beta1',
     kind: 'Machine',
@@ -131,25 +113,14 @@ async function setUp(options: Partial<Pick<RequestWatcherOptions, 'recheckRecove
     spec: { clusterName: CLUSTER, bootstrap: { dataSecretName: `${MACHINE}-bootstrap` } },
     status: { nodeRef: { apiVersion: 'v1', kind: 'Node', name: 'cp-1' }, phase: 'Running' },
   });
-  const reported: string[] = [];
   const said: World['said'] = [];
   const record = (level: keyof Log) => (message: string) => void said.push({ level, message });
   let offset = 0;
+  const { sink, reported } = reportsToStore(store, { clock: { now: () => Date.now() + offset } });
   const watcher = startRequestWatcher({
     management: fake.kubeConfig(),
-    runtime: {
-      store,
-      bus: createInProcessBus({ handlers: {}, onDeadLetter: () => undefined, onError: () => undefined }),
-      scheduler: noScheduler,
-      clock: { now: () => Date.now() + offset },
-      // Stands in for the runtime's intake: the report opens an incident for its Machine.
-      async submit(detail) {
-        const { clusterId, target } = detail as { clusterId: string; target: { machineName: string } };
-        reported.push(target.machineName);
-        await store.openOrJoin({ clusterId, targetKey: `machineName=${target.machineName}`, target, reason: 'test', now: Date.now() + offset });
-      },
-    },
-    clusterIdOf: (request) => `${request.namespace}/${request.clusterName}`,
+    runtime: sink,
+    clusterIdOf: namespacedClusterId,
     log: { debug: record('debug'), info: record('info'), warn: record('warn'), error: record('error') },
     followIntervalMs: 100,
     restartDelayMs: 20,
@@ -157,7 +128,6 @@ async function setUp(options: Partial<Pick<RequestWatcherOptions, 'recheckRecove
   });
   teardown.push(() => watcher.stop());
   await watcher.ready;
-  const objects = fake.kubeConfig().makeApiClient(CustomObjectsApi);
   const clusterPath = `/apis/cluster.x-k8s.io/${options.clusterApiVersion ?? 'v1beta1'}/namespaces/${NS}/clusters/${CLUSTER}`;
   return {
     fake,
@@ -165,7 +135,7 @@ async function setUp(options: Partial<Pick<RequestWatcherOptions, 'recheckRecove
     reported,
     said,
     advance: (ms) => void (offset += ms),
-    statusOf: async () => ((await objects.getNamespacedCustomObject({ ...coordinates, name: MACHINE })) as { status?: Status }).status,
+    requests: requestsIn(fake.kubeConfig(), NS),
     clusterReads: () => fake.requests.filter((r) => r.method === 'GET' && r.path === clusterPath).length,
   };
 }
@@ -173,28 +143,14 @@ async function setUp(options: Partial<Pick<RequestWatcherOptions, 'recheckRecove
 /** As MachineHealthCheck creates it (GenerateTemplate): named after the Machine, owned by it, labelled with its Cluster. */
 async function createRequest(t: World): Promise<void> {
   const machineUid = String((t.fake.store.get(MACHINES, NS, MACHINE).metadata as { uid: string }).uid);
-  await t.fake.kubeConfig().makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
-    ...coordinates,
-    body: {
-      apiVersion: `${REQUEST_GROUP}/${REQUEST_VERSION}`,
-      kind: 'EtcdRemediationRequest',
-      metadata: {
-        name: MACHINE,
-        namespace: NS,
-        labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER },
-        annotations: { 'cluster.x-k8s.io/cloned-from-name': 'etcd-remediator', 'cluster.x-k8s.io/cloned-from-groupkind': 'EtcdRemediationRequestTemplate.etcd-remediator.io' },
-        ownerReferences: [{ apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Machine', name: MACHINE, uid: machineUid }],
-      },
-      spec: { reason: 'Machine unhealthy: Node not Ready for 5m' },
-    },
+  await t.requests.create(MACHINE, CLUSTER, {
+    reason: MHC_REASON,
+    annotations: { 'cluster.x-k8s.io/cloned-from-name': 'etcd-remediator', 'cluster.x-k8s.io/cloned-from-groupkind': 'EtcdRemediationRequestTemplate.etcd-remediator.io' },
+    ownerReferences: [{ apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Machine', name: MACHINE, uid: machineUid }],
   });
 }
 
-const statusWith = (t: World, wanted: (s: Status) => boolean, what: string): Promise<Status> =>
-  waitFor(async () => {
-    const status = await t.statusOf();
-    return status && wanted(status) ? status : undefined;
-  }, { timeoutMs: 10_000, intervalMs: 25, what });
+const statusWith = (t: World, wanted: (s: StatusSeen) => boolean, what: string): Promise<StatusSeen> => t.requests.statusWith(MACHINE, wanted, what, { intervalMs: 25 });
 
 /** The watcher looked at the Cluster `rounds` more times: that many follow rounds went by. */
 async function roundsPass(t: World, rounds: number): Promise<void> {

@@ -4,20 +4,16 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REQUEST_GROUP, REQUEST_PLURAL, REQUEST_VERSION } from '../../../functions/adapters/kube/cluster-api/remediation-requests.ts';
-import { systemClock } from '../../../functions/adapters/local/system-clock.ts';
-import type { Scheduler } from '../../../functions/ports/scheduler.ts';
+import { REQUEST_PLURAL } from '../../../functions/adapters/kube/cluster-api/remediation-requests.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
-import { createInProcessBus } from '../../../functions/adapters/local/in-process-bus.ts';
 import { startRequestWatcher, type RequestWatcher } from '../../../infra/local/request-watcher.ts';
 import { openSqliteStore, type SqliteIncidentStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import { startKubeApiFake, type KubeApiFake } from '../../support/fakes/kube/api-server.ts';
+import { requestsIn } from './remediation-requests.ts';
+import { namespacedClusterId, reportsToStore } from './store-reports.ts';
 
 const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
-const coordinates = { group: REQUEST_GROUP, version: REQUEST_VERSION, namespace: 'default', plural: REQUEST_PLURAL };
-const noScheduler: Scheduler = { schedule: () => Promise.resolve(), cancel: () => Promise.resolve() };
 
 describe('request watcher: dropped watches and 410 Gone', () => {
   let fake: KubeApiFake;
@@ -25,27 +21,18 @@ describe('request watcher: dropped watches and 410 Gone', () => {
   let dir: string;
   let watcher: RequestWatcher;
   /** Every report the watcher made, by Machine. */
-  const reported: string[] = [];
+  let reported: string[];
 
   beforeAll(async () => {
     fake = await startKubeApiFake({ watchHistoryLimit: 5 });
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'request-watcher-'));
     store = openSqliteStore({ path: path.join(dir, 'state.sqlite') });
+    const reports = reportsToStore(store);
+    reported = reports.reported;
     watcher = startRequestWatcher({
       management: fake.kubeConfig(),
-      runtime: {
-        store,
-        bus: createInProcessBus({ handlers: {}, onDeadLetter: () => undefined, onError: () => undefined }),
-        scheduler: noScheduler,
-        clock: systemClock,
-        // Stands in for the runtime's intake: the report opens an incident for its Machine.
-        async submit(detail) {
-          const { clusterId, target } = detail as { clusterId: string; target: { machineName: string } };
-          reported.push(target.machineName);
-          await store.openOrJoin({ clusterId, targetKey: `machineName=${target.machineName}`, target, reason: 'test', now: Date.now() });
-        },
-      },
-      clusterIdOf: (request) => `${request.namespace}/${request.clusterName}`,
+      runtime: reports.sink,
+      clusterIdOf: namespacedClusterId,
       log: silent,
       restartDelayMs: 20,
       followIntervalMs: 100,
@@ -59,16 +46,11 @@ describe('request watcher: dropped watches and 410 Gone', () => {
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  const objects = () => fake.kubeConfig().makeApiClient(CustomObjectsApi);
-  const create = (name: string) =>
-    objects().createNamespacedCustomObject({
-      ...coordinates,
-      body: { apiVersion: `${REQUEST_GROUP}/${REQUEST_VERSION}`, kind: 'EtcdRemediationRequest', metadata: { name, labels: { 'cluster.x-k8s.io/cluster-name': 'wl' } }, spec: {} },
-    });
-  const statusOf = async (name: string) => ((await objects().getNamespacedCustomObject({ ...coordinates, name })) as { status?: { phase?: string; incidentId?: string } }).status;
+  const requests = () => requestsIn(fake.kubeConfig(), 'default');
+  const create = (name: string) => requests().create(name, 'wl');
   /** LISTs of the requests (not watches): the informer lists once, then again only after 410 Gone. */
   const lists = () => fake.requests.filter((r) => r.method === 'GET' && !r.watch && r.path.endsWith(`/${REQUEST_PLURAL}`)).length;
-  const followed = (name: string) => waitFor(async () => ((await statusOf(name))?.incidentId ? true : undefined), { timeoutMs: 10_000, what: `the request ${name} to be followed` });
+  const followed = (name: string) => requests().statusWith(name, (s) => Boolean(s.incidentId), `the request ${name} to be followed`);
 
   it('reports a request, then, after the watch is dropped, the next one, each exactly once', async () => {
     await create('wl-cp-1');
