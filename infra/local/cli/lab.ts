@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { attachLab, spawnLabDaemon, type AttachedLab } from '../../lab/lab-attach.ts';
-import type { LabFault, LabMemberState } from '../../lab/lab-types.ts';
+import type { LabFault, LabMemberState, LabState } from '../../lab/lab-types.ts';
 import { integerFlag, parseFlags, UsageError } from './args.ts';
 import { parseDuration } from './duration.ts';
 import { EXIT, printJson, table } from './output.ts';
@@ -15,7 +15,11 @@ advertises the proxies as its client URLs, so cutting one makes that member unre
 callers (as a dead kubelet does to a port-forward) while raft between members is untouched.
 The lab runs in a background daemon; its state lives in a file so each command finds it.
 
-  lab up [--members N] [--state FILE]     start N members (default 3) and return; prints endpoints
+  lab up [--members N] [--tls] [--state FILE]
+                                          start N members (default 3) and return; prints endpoints
+      --tls      serve clients as kubeadm runs etcd: https, and only to a client certificate of
+                 the lab's own CA (--client-cert-auth); prints the CA, the client certificate and
+                 key to give as --cacert, --cert and --key. Peers stay plain http on loopback
   lab status [--state FILE] [--json]      members, their faults and who leads
   lab fault MEMBER cut|blackhole|delay MS|heal|stop|cont|kill [--state FILE]
       cut        refuse new connections and drop open ones (a dead port-forward)
@@ -51,23 +55,32 @@ async function leaderName(lab: AttachedLab): Promise<string | undefined> {
   }
 }
 
+/** What a client needs beside the endpoints to talk to a TLS lab; nothing for a plain one. The CA's key is the lab's alone. */
+const tlsLines = (state: LabState): string[] =>
+  state.tls ? [`CA:          ${state.tls.caFile}`, `client cert: ${state.tls.certFile}`, `client key:  ${state.tls.keyFile}`] : [];
+
+const tlsFlags = (state: LabState): string => (state.tls ? ` --cacert ${state.tls.caFile} --cert ${state.tls.certFile} --key ${state.tls.keyFile}` : '');
+
 async function up(argv: string[]): Promise<number> {
-  const { values } = parseFlags('lab up', argv, { members: { type: 'string' }, state: { type: 'string' } });
+  const { values } = parseFlags('lab up', argv, { members: { type: 'string' }, tls: { type: 'boolean' }, state: { type: 'string' } });
   if (values.help) return printHelp();
   const members = integerFlag('members', values.members, 1, 7) ?? 3;
   const stateFile = values.state ?? DEFAULT_STATE;
   fs.mkdirSync(path.dirname(path.resolve(stateFile)), { recursive: true });
-  const lab = await spawnLabDaemon(stateFile, { members });
+  const lab = await spawnLabDaemon(stateFile, { members, ...(values.tls ? { tls: true } : {}) });
   const { state } = lab;
   const endpoints = lab.endpoints().join(',');
+  const overTls = state.tls ? ' over TLS (clients need a certificate of the lab CA)' : '';
   process.stdout.write(
     [
-      `lab up: ${members} etcd members, election timeout ${state.electionTimeoutMs}ms, daemon pid ${state.ownerPid}, state ${stateFile}`,
+      `lab up: ${members} etcd members${overTls}, election timeout ${state.electionTimeoutMs}ms, daemon pid ${state.ownerPid}, state ${stateFile}`,
       membersTable(state.members, await leaderName(lab)),
       `endpoints: ${endpoints}`,
+      ...tlsLines(state),
       '',
       'try:',
-      `  etcd-remediator probe --endpoints ${endpoints} --election-timeout ${state.electionTimeoutMs}ms`,
+      `  etcd-remediator probe --endpoints ${endpoints} --election-timeout ${state.electionTimeoutMs}ms${tlsFlags(state)}`,
+      `  etcdctl --endpoints ${endpoints}${tlsFlags(state)} endpoint status -w table`,
       `  etcd-remediator lab fault ${state.members[0]?.name ?? 'etcd1'} cut${values.state ? ` --state ${stateFile}` : ''}`,
       `  etcd-remediator lab down${values.state ? ` --state ${stateFile}` : ''}`,
       '',
@@ -83,7 +96,7 @@ async function status(argv: string[]): Promise<number> {
   const state = await lab.refresh();
   const leader = await leaderName(lab);
   if (values.json) printJson({ ...state, leader: leader ?? null, endpoints: lab.endpoints() });
-  else process.stdout.write(`${membersTable(state.members, leader)}\nendpoints: ${lab.endpoints().join(',')}\n`);
+  else process.stdout.write([membersTable(state.members, leader), `endpoints: ${lab.endpoints().join(',')}`, ...tlsLines(state), ''].join('\n'));
   return EXIT.ok;
 }
 
