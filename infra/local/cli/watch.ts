@@ -1,6 +1,7 @@
 // `watch`: the MachineHealthCheck external remediation service. Watches EtcdRemediationRequests
 // in the management cluster and runs each through the embedded runtime, writing the outcome back
 // to the request's status; a request deleted before removal began withdraws its incident.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { KubeConfig } from '@kubernetes/client-node';
 import { isTerminalEvent } from '../../../events/catalogue.ts';
 import { defaultPolicy } from '../../../functions/core/policy.ts';
@@ -219,13 +220,30 @@ const storeAnswers = (store: IncidentStore): Promise<string | undefined> =>
     (error: unknown) => `the state store did not answer: ${error instanceof Error ? error.message : String(error)}`,
   );
 
-/** Says it is watching once the first list is in, then runs until SIGINT or SIGTERM. */
+/** How often a watch not listed yet is looked at again, to say so once it is. */
+const LISTED_POLL_MS = 250;
+
+/**
+ * Runs until SIGINT or SIGTERM. Says it is watching only once a list of requests came back (the
+ * informer's start resolves even when its list failed); until then, why not and that it keeps trying.
+ */
 async function watchUntilSignal(watcher: RequestWatcher, signal: ReturnType<typeof untilSignal>, where: string): Promise<number> {
-  await Promise.race([watcher.ready, signal.promise]);
-  process.stderr.write(`watching EtcdRemediationRequests; ${where}\n`);
-  const got = await signal.promise;
-  process.stderr.write(`${got}: stopping\n`);
-  return EXIT.ok;
+  // Between a refused list and the informer's next try only its unref'd timer is left: the service holds itself up.
+  const alive = setInterval(() => undefined, 60_000);
+  let signalled = false;
+  void signal.promise.then(() => (signalled = true));
+  try {
+    await Promise.race([watcher.ready, signal.promise]);
+    const why = signalled ? undefined : watcher.notWatching();
+    if (why !== undefined) process.stderr.write(`${escapeControls(`not watching EtcdRemediationRequests yet: ${why}; it keeps trying until a list comes back`)}\n`);
+    while (!signalled && watcher.notWatching() !== undefined) await Promise.race([sleep(LISTED_POLL_MS), signal.promise]);
+    if (!signalled) process.stderr.write(`watching EtcdRemediationRequests; ${where}\n`);
+    const got = await signal.promise;
+    process.stderr.write(`${got}: stopping\n`);
+    return EXIT.ok;
+  } finally {
+    clearInterval(alive);
+  }
 }
 
 /**
