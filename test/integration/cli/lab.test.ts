@@ -102,7 +102,8 @@ describe('a TLS lab across invocations', () => {
     // What it printed is enough to talk to the lab.
     const probeArgs = ['probe', '--endpoints', endpoints, ...flags.split(' '), '--json', '--timeout', '5s'];
     const healthy = jsonOf<{ members: { name: string; reachable: boolean }[]; quorum: { ok: boolean } }>(await runCli(probeArgs, { cwd: dir }));
-    expect(healthy.members.map((m) => [m.name, m.reachable])).toEqual([['etcd1', true], ['etcd2', true], ['etcd3', true]]);
+    // The probe lists members in etcd's order (by id), not by name.
+    expect(healthy.members.map((m) => [m.name, m.reachable]).sort()).toEqual([['etcd1', true], ['etcd2', true], ['etcd3', true]]);
     const etcdctl = await promisify(execFile)(process.env.ETCDCTL_BIN ?? 'etcdctl', ['--endpoints', endpoints, ...flags.split(' '), 'endpoint', 'status', '-w', 'json'], { env: { ...process.env, ETCDCTL_API: '3' } });
     expect((JSON.parse(etcdctl.stdout) as unknown[]).length, etcdctl.stderr).toBe(3);
     const plain = await runCli(['probe', '--endpoints', endpoints, '--json', '--timeout', '5s'], { cwd: dir });
