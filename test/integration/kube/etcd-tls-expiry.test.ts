@@ -13,10 +13,10 @@ import * as x509 from '@peculiar/x509';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKubeEtcd } from '../../../functions/adapters/kube/kube-etcd.ts';
 import type { ProbeSample } from '../../../functions/core/types.ts';
-import type { KubeAccessConfig } from '../../../functions/ports/kube-access.ts';
 import { WaitAborted, waitFor } from '../../../functions/lib/wait-for.ts';
 import { freePort } from '../adapters/single-etcd.ts';
-import { startKubeApiFake, type KubeApiFake } from '../../support/fakes/kube/api-server.ts';
+import type { KubeApiFake } from '../../support/fakes/kube/api-server.ts';
+import { accessOf, fakeFor } from './one-pod-fake.ts';
 
 const CALL_MS = 2_000;
 const DAY_MS = 86_400_000;
@@ -87,19 +87,6 @@ async function startExpiredEtcd(dir: string, files: { caFile: string; certFile: 
   }
   return { endpoint, stop };
 }
-
-async function fakeFor(etcd: { endpoint: string }): Promise<KubeApiFake> {
-  const fake = await startKubeApiFake();
-  fake.addControlPlaneNode({ name: 'cp-1', internalIp: '10.0.0.11', clientUrl: etcd.endpoint });
-  const url = new URL(etcd.endpoint);
-  fake.setUpstream('cp-1', { host: url.hostname, port: Number(url.port) });
-  return fake;
-}
-
-const accessOf = (fake: KubeApiFake, clusterName: string): KubeAccessConfig => ({
-  workloadKubeconfig: fake.kubeconfigYaml(),
-  management: { kubeconfig: fake.kubeconfigYaml(), namespace: 'default', clusterName },
-});
 
 describe('etcd certificates out of their validity, through port-forward', () => {
   let dir: string;

@@ -12,7 +12,8 @@ import { credentialProblem } from '../../../functions/core/credentials.ts';
 import type { ProbeSample } from '../../../functions/core/types.ts';
 import type { KubeAccessConfig } from '../../../functions/ports/kube-access.ts';
 import { makeCerts, startSingleEtcd, type CertSet, type SingleEtcd } from '../adapters/single-etcd.ts';
-import { startKubeApiFake, type KubeApiFake } from '../../support/fakes/kube/api-server.ts';
+import type { KubeApiFake } from '../../support/fakes/kube/api-server.ts';
+import { accessOf, fakeFor } from './one-pod-fake.ts';
 
 const POD = 'kube-system/etcd-cp-1:2379';
 const CALL_MS = 2_000;
@@ -22,20 +23,6 @@ async function caSecret(certs: CertSet, name: string): Promise<Record<string, st
   const key = createPrivateKey(await readFile(join(certs.dir, `${name}-ca.key`)));
   return { 'tls.crt': certs.files.ca.toString(), 'tls.key': key.export({ type: 'pkcs1', format: 'pem' }).toString() };
 }
-
-/** A fake serving one control-plane node whose etcd pod forwards to `etcd`. */
-async function fakeFor(etcd: SingleEtcd): Promise<KubeApiFake> {
-  const fake = await startKubeApiFake();
-  fake.addControlPlaneNode({ name: 'cp-1', internalIp: '10.0.0.11', clientUrl: etcd.endpoint });
-  const url = new URL(etcd.endpoint);
-  fake.setUpstream('cp-1', { host: url.hostname, port: Number(url.port) });
-  return fake;
-}
-
-const accessOf = (fake: KubeApiFake, clusterName: string): KubeAccessConfig => ({
-  workloadKubeconfig: fake.kubeconfigYaml(),
-  management: { kubeconfig: fake.kubeconfigYaml(), namespace: 'default', clusterName },
-});
 
 describe('etcd over TLS through port-forward', () => {
   let dir: string;
