@@ -235,7 +235,9 @@ async function watchUntilSignal(watcher: RequestWatcher, signal: ReturnType<type
   try {
     await Promise.race([watcher.ready, signal.promise]);
     const why = signalled ? undefined : watcher.notWatching();
-    if (why !== undefined) process.stderr.write(`${escapeControls(`not watching EtcdRemediationRequests yet: ${why}; it keeps trying until a list comes back`)}\n`);
+    // The watcher's reason may already say it starts again; the line says it once.
+    const reason = why?.replace(/; starting it again$/, '');
+    if (reason !== undefined) process.stderr.write(`${escapeControls(`not watching EtcdRemediationRequests yet: ${reason}; it keeps trying until a list comes back`)}\n`);
     while (!signalled && watcher.notWatching() !== undefined) await Promise.race([sleep(LISTED_POLL_MS), signal.promise]);
     if (!signalled) process.stderr.write(`watching EtcdRemediationRequests; ${where}\n`);
     const got = await signal.promise;

@@ -34,6 +34,7 @@ describe.sequential('etcd-remediator watch before its first list', () => {
       const why = NOT_WATCHING.exec(running.stderr())?.[1] ?? '';
       expect(why).toContain('is forbidden: User');
       expect(why).toMatch(/it keeps trying until a list comes back$/);
+      expect(why, 'it says once that it tries again').not.toContain('starting it again');
 
       refused.clear();
       await running.waitForStderr(WATCHING, 20_000);
