@@ -138,7 +138,7 @@ export const classificationTable: readonly ClassificationRow[] = [
     category: 'fatal',
     // The exec diagnosis says so when the runtime cannot start the relay's etcdctl in a pod.
     match: { messages: ["is not in the container's image"] },
-    next: 'try the next path; the exec relay cannot run until relayBinary names the etcdctl the etcd image has',
+    next: 'try the next path; the exec relay cannot run until --relay-binary (relayBinary) names the etcdctl the etcd image has',
   },
   {
     reason: 'PATH_TIMEOUT',

@@ -57,7 +57,7 @@ export const reasonTable = {
   RELAY_BINARY_MISSING: {
     outcomes: ['retry'],
     spendsAttempt: true,
-    description: "The exec relay's etcdctl is not in the relay pod's image: the next path is tried, and the relay serves only once relayBinary names the etcdctl the image has.",
+    description: "The exec relay's etcdctl is not in the relay pod's image: the next path is tried, and the relay serves only once --relay-binary (relayBinary) names the etcdctl the image has.",
   },
   REMEDIATION_RETRY_PERIOD: { outcomes: ['retry'], spendsAttempt: false, description: "The target was remediated less than the retry period ago (KCP retryPeriod): wait for the period's end." },
   UNKNOWN_ERROR: { outcomes: ['retry'], spendsAttempt: true, description: 'etcd failed in a way the classification table does not name: back off.' },

@@ -90,7 +90,7 @@ describe.sequential('the exec relay through any healthy etcd pod', () => {
         expect(relay, JSON.stringify(relay)).toMatchObject({ reachability: 'other' });
         const failure = relay.failure!;
         expect(failure.message).toContain("/opt/etcd/bin/etcdctl is not in the container's image");
-        expect(failure.message).toContain('set relayBinary to the etcdctl this image has');
+        expect(failure.message).toContain('set --relay-binary (relayBinary in a run config or registration) to the etcdctl this image has');
         for (const pod of ['etcd-cp-1', 'etcd-cp-2', 'etcd-cp-3']) expect(failure.message).toContain(`kube-system/${pod}`);
         expect(classifyFailure(failure).reason).toBe('RELAY_BINARY_MISSING');
       }

@@ -59,7 +59,7 @@ export function createExecRelayClient(target: EndpointTarget, streams: PodStream
   /** A relay's failure, said so a person knows what to change when it is the pod's image. */
   function relayFailed(relay: RelayCandidate, error: PodStreamError): RelayAttempt {
     const advice = error.why === 'binary-missing'
-      ? `; the exec relay runs ${binary}: set relayBinary to the etcdctl this image has, or run an etcd image that has it there (kubeadm's keeps it at ${KUBEADM_ETCDCTL})`
+      ? `; the exec relay runs ${binary}: set --relay-binary (relayBinary in a run config or registration) to the etcdctl this image has, or run an etcd image that has it there (kubeadm's keeps it at ${KUBEADM_ETCDCTL})`
       : '';
     return { relay, side: 'relay', why: error.why, failure: { kind: error.reachability, message: `${error.message}${advice}` } };
   }
