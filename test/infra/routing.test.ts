@@ -110,7 +110,8 @@ describe('the short-wait pipe', () => {
     expect(requireRef(pipe.Target)).toBe(busId);
     expect(pipe.SourceParameters.SqsQueueParameters.BatchSize).toBe(1);
     expect(pipe.TargetParameters).toEqual({
-      InputTemplate: '<$.body.detail>',
+      InputTemplate:
+        '{"incidentId": "<$.body.detail.incidentId>", "clusterId": "<$.body.detail.clusterId>", "attempt": <$.body.detail.attempt>, "at": "<$.body.detail.at>", "reason": "<$.body.detail.reason>"}',
       EventBridgeEventBusParameters: { DetailType: 'RetryDue', Source: EVENT_SOURCE },
     });
     // The adapter writes the body this template reads.

@@ -11,8 +11,11 @@
 // - TargetParameters.EventBridgeEventBusParameters: DetailType = "RetryDue" and Source =
 //   EVENT_SOURCE ("etcd-remediator"), both literal: whoever may send to the queue can only ever
 //   cause a RetryDue, never an approval. So only RetryDue may take this path (shortWaitMessage).
-// - TargetParameters.InputTemplate = "<$.body.detail>": Pipes parses a JSON body, so the event's
-//   detail is the body's detail object, as a Scheduler target's Input makes it.
+// - TargetParameters.InputTemplate: the RetryDue detail spelled out field by field from the body's
+//   detail (Pipes parses a JSON body), strings in quotes and the attempt number without. Not the
+//   bare "<$.body.detail>": a template of one path to a JSON object loses the object's inner quotes
+//   and fails delivery to an event bus (User Guide, "Amazon EventBridge Pipes input
+//   transformation", "Common issues with transforming input").
 // The body is `{"detailType": "RetryDue", "detail": {...}}` (shortWaitBody); its detailType is
 // for people reading the queue, the Pipe does not take it.
 //
@@ -22,11 +25,20 @@ import type { SendMessageCommandInput } from '@aws-sdk/client-sqs';
 import { EVENT_SOURCE, type DetailType } from '../../../events/catalogue.ts';
 import type { ScheduledEvent } from '../../ports/scheduler.ts';
 
+/** RetryDue's detail, field by field, with how the template must carry each (events/schemas/retry.ts). */
+export const RETRY_DUE_FIELDS = { incidentId: 'string', clusterId: 'string', attempt: 'number', at: 'string', reason: 'string' } as const;
+
+/** Strings in quotes, the number without: Pipes writes each as JSON needs it. */
+const retryDueTemplate = (): string =>
+  `{${Object.entries(RETRY_DUE_FIELDS)
+    .map(([field, type]) => (type === 'string' ? `"${field}": "<$.body.detail.${field}>"` : `"${field}": <$.body.detail.${field}>`))
+    .join(', ')}}`;
+
 /** What the Pipe must be told, as data, so the stack and the fake read the same values. */
 export const SHORT_WAIT_PIPE = {
   source: EVENT_SOURCE,
   detailType: 'RetryDue',
-  inputTemplate: '<$.body.detail>',
+  inputTemplate: retryDueTemplate(),
 } as const satisfies { source: string; detailType: DetailType; inputTemplate: string };
 
 export interface ShortWaitBody {

@@ -2,9 +2,12 @@
 // AWS::Pipes::Pipe; what it does not implement is refused when connected; on a running clock it
 // delivers by itself.
 import { SchedulerClient } from '@aws-sdk/client-scheduler';
-import { SQSClient } from '@aws-sdk/client-sqs';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createAwsScheduler } from '../../../functions/adapters/aws/scheduler.ts';
+import { RETRY_DUE_FIELDS } from '../../../functions/adapters/aws/short-wait-queue.ts';
+import { waitFor } from '../../../functions/lib/wait-for.ts';
+import { retryDueSchema } from '../../../events/schemas/retry.ts';
 import { systemClock } from '../../../functions/adapters/local/system-clock.ts';
 import type { EventBridgeEvent } from '../../../functions/lambda/eventbridge.ts';
 import { startEventBridgeFake, type EventBridgeFake } from '../../support/fakes/eventbridge-fake.ts';
@@ -38,12 +41,33 @@ describe('short-wait pipe fake', () => {
 
   it.each<[string, Partial<PipeTarget>, string]>([
     ['no InputTemplate', { inputTemplate: undefined }, 'without one the detail would be the whole SQS record'],
-    ['a templated InputTemplate', { inputTemplate: '{"d": <$.body.detail>}' }, 'InputTemplate must be "<$.body.<path>>"'],
     ['a dynamic Source', { source: '$.body.source' }, 'Source must be a static string'],
     ['a DetailType path outside the body', { detailType: '$.attributes.x' }, 'DetailType must be static or "$.body.<path>"'],
   ])('refuses a pipe with %s', async (_name, change, message) => {
     const { eventBridge, sqs } = await start();
     expect(() => connectPipe({ sqs, queue: 'q', eventBridge, target: { ...contractPipe(stack.busName), ...change } })).toThrow(message);
+  });
+
+  it('under the documented transformer rules, the bare "<$.body.detail>" template fails delivery (MalformedDetail) and the message stays queued', async () => {
+    const { eventBridge, sqs } = await start();
+    const pipe = connectPipe({ sqs, queue: 'q', eventBridge, target: { ...contractPipe(stack.busName), inputTemplate: '<$.body.detail>' } });
+    let reached = 0;
+    eventBridge.onTarget(stack.functionIds['probe-members'], () => void (reached += 1));
+    const sqsClient = new SQSClient(sdkConfig(sqs.endpoint));
+    const detail = loadSample('RetryDue');
+    await sqsClient.send(new SendMessageCommand({ QueueUrl: sqs.queueUrl('q'), MessageBody: JSON.stringify({ detailType: 'RetryDue', detail }) }));
+    await waitFor(async () => (pipe.deliveries.length > 0 ? true : undefined), { timeoutMs: 5_000, what: 'the pipe to try the message' });
+    expect(pipe.deliveries[0]!.result).toMatchObject({ ErrorCode: 'MalformedDetail' });
+    expect(reached).toBe(0);
+    // Back in the queue after the visibility timeout, toward the DLQ once maxReceiveCount is spent.
+    expect(sqs.pending('q').map((m) => m.receiveCount)).toEqual([1]);
+    sqsClient.destroy();
+  });
+
+  it('the contract template carries every field of RetryDue, each as its type', () => {
+    expect(Object.keys(RETRY_DUE_FIELDS).sort()).toEqual(Object.keys(retryDueSchema.shape).sort());
+    const detail = loadSample('RetryDue') as Record<string, unknown>;
+    for (const [field, type] of Object.entries(RETRY_DUE_FIELDS)) expect(typeof detail[field], field).toBe(type);
   });
 
   it('on a running clock, delivers a message whose delay is over without being told', async () => {

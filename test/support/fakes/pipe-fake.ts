@@ -1,10 +1,13 @@
 // The EventBridge Pipe that carries short waits from the SQS fake to the EventBridge fake, as
-// functions/adapters/aws/short-wait.ts asks of the real one. Its target parameters come either from
+// functions/adapters/aws/short-wait-queue.ts asks of the real one. Its target parameters come either from
 // that contract or from the AWS::Pipes::Pipe of a synthesized template, so the stack's Pipe is
 // checked too. Only what the contract uses is implemented: a static Source, a static DetailType or
-// a "$.body.<path>" one, and an InputTemplate of exactly "<$.body.<path>>"; anything else (no
-// InputTemplate, enrichment, filters, dynamic Source) is refused when the pipe is connected.
+// a "$.body.<path>" one, and an InputTemplate, transformed as Pipes documents it
+// (pipe-input-template.ts); anything else (no InputTemplate, enrichment, filters, dynamic Source)
+// is refused when the pipe is connected. A message whose input is no JSON object fails PutEvents
+// (MalformedDetail) and goes back to the queue, as with the real Pipe.
 import { SHORT_WAIT_PIPE } from '../../../functions/adapters/aws/short-wait-queue.ts';
+import { PipeTemplateError, renderInputTemplate, sqsPayload } from './pipe-input-template.ts';
 import { resolveBusName, resolveValue, resourcesOfType, type CfnRefs, type CfnTemplate } from './cfn-template.ts';
 import type { EventBridgeFake, PutResult } from './eventbridge-fake.ts';
 import type { QueuedMessage, SqsFake } from './sqs-fake.ts';
@@ -26,7 +29,6 @@ export interface ConnectedPipe {
 }
 
 const BODY_PATH = /^\$\.body((?:\.[A-Za-z0-9_-]+)+)$/;
-const TEMPLATE = /^<(\$\.body(?:\.[A-Za-z0-9_-]+)+)>$/;
 
 /** The target the contract in short-wait.ts describes. */
 export const contractPipe = (busName: string): PipeTarget => ({
@@ -74,13 +76,10 @@ function compile(target: PipeTarget) {
   if (typeof detailType !== 'string' || (detailType.startsWith('$') && !BODY_PATH.test(detailType))) {
     throw new Error(`${where}: EventBridgeEventBusParameters.DetailType must be static or "$.body.<path>", got ${JSON.stringify(detailType)}`);
   }
-  const template = typeof target.inputTemplate === 'string' ? TEMPLATE.exec(target.inputTemplate) : null;
-  if (!template?.[1]) {
-    throw new Error(
-      `${where}: InputTemplate must be "<$.body.<path>>" (without one the detail would be the whole SQS record), got ${JSON.stringify(target.inputTemplate)}`,
-    );
+  const template = target.inputTemplate;
+  if (typeof template !== 'string' || template.trim() === '') {
+    throw new Error(`${where}: an InputTemplate is needed (without one the detail would be the whole SQS record), got ${JSON.stringify(template)}`);
   }
-  const detailPath = template[1].slice('$.body'.length);
   const typePath = BODY_PATH.exec(detailType)?.[1];
   const source = target.source;
   return (message: QueuedMessage) => {
@@ -91,9 +90,15 @@ function compile(target: PipeTarget) {
       throw new Error(`${where}: message ${message.messageId} body is not JSON, so $.body paths do not resolve`);
     }
     const type = typePath === undefined ? detailType : at(body, typePath);
-    const detail = at(body, detailPath);
     if (typeof type !== 'string') throw new Error(`${where}: message ${message.messageId} has no string at ${detailType}`);
-    return { EventBusName: target.busName, Source: source, DetailType: type, Detail: JSON.stringify(detail ?? null) };
+    let detail: string;
+    try {
+      detail = renderInputTemplate(template, sqsPayload(message));
+    } catch (error) {
+      if (error instanceof PipeTemplateError) throw new Error(`${where}: message ${message.messageId}: ${error.message}`, { cause: error });
+      throw error;
+    }
+    return { EventBusName: target.busName, Source: source, DetailType: type, Detail: detail };
   };
 }
 
