@@ -12,7 +12,7 @@ import type { ErrorObject } from 'ajv';
 import { load } from 'js-yaml';
 import { pruneUnknownFields, validatorFor, type Schema } from '../../../infra/crd-schema.ts';
 import { type Json, type JsonObject, isObject } from './patch.ts';
-import { KubeFakeError, badRequest, type StatusCause } from './status.ts';
+import { badRequest, invalid, type StatusCause } from './status.ts';
 
 const CRD_DIR = path.resolve(import.meta.dirname, '../../../../infra/kubernetes/crds');
 
@@ -153,20 +153,7 @@ export function admitCustomResource(group: string, plural: string, version: stri
   const errors = crd.validate(kept);
   if (errors.length > 0) {
     const name = isObject(kept.metadata) && typeof kept.metadata.name === 'string' ? kept.metadata.name : '';
-    const causes = errors.map((error) => causeOf(error, kept));
-    // field.ErrorList.ToAggregate: duplicates go, one error stands alone, several are bracketed.
-    const texts = [...new Set(causes.map((c) => `${c.field}: ${c.message}`))];
-    const qualified = `${crd.kind}.${crd.group}`;
-    throw new KubeFakeError({
-      kind: 'Status',
-      apiVersion: 'v1',
-      metadata: {},
-      status: 'Failure',
-      message: `${qualified} "${name}" is invalid: ${texts.length === 1 ? texts[0]! : `[${texts.join(', ')}]`}`,
-      reason: 'Invalid',
-      details: { name, group: crd.group, kind: crd.kind, causes },
-      code: 422,
-    });
+    throw invalid(crd.kind, crd.group, name, errors.map((error) => causeOf(error, kept)));
   }
   // Ignore drops them silently; Warn (the default) says so.
   return { object: kept, warnings: fieldValidation === 'Ignore' ? [] : unknownFields };

@@ -3,7 +3,7 @@
 import { type Admitted, admitCustomResource } from './crd-admission.ts';
 import { servesVersion } from './discovery.ts';
 import { type Json, type JsonObject, isObject, jsonPatch, mergePatch, text } from './patch.ts';
-import { KubeFakeError, alreadyExists, badRequest, conflict } from './status.ts';
+import { KubeFakeError, alreadyExists, badRequest, conflict, invalid } from './status.ts';
 import { type ObjectStore, type ResourceType, metadataOf, resourceType } from './store.ts';
 
 export interface RestRequest {
@@ -101,19 +101,7 @@ function checkUidUnchanged(route: Route, name: string, next: JsonObject, current
   const wanted = metadataOf(next).uid;
   const stored = text(metadataOf(current).uid);
   if (typeof wanted !== 'string' || wanted === '' || wanted === stored) return;
-  const field = 'metadata.uid';
-  const message = `Invalid value: "${wanted}": field is immutable`;
-  const group = route.type.group === '' ? '' : `.${route.type.group}`;
-  throw new KubeFakeError({
-    kind: 'Status',
-    apiVersion: 'v1',
-    metadata: {},
-    status: 'Failure',
-    message: `${route.type.kind}${group} "${name}" is invalid: ${field}: ${message}`,
-    reason: 'Invalid',
-    details: { name, group: route.type.group, kind: route.type.kind, causes: [{ reason: 'FieldValueInvalid', message, field }] },
-    code: 422,
-  });
+  throw invalid(route.type.kind, route.type.group, name, [{ reason: 'FieldValueInvalid', message: `Invalid value: "${wanted}": field is immutable`, field: 'metadata.uid' }]);
 }
 
 function finalizersOf(object: JsonObject): Json[] {

@@ -55,6 +55,26 @@ export function conflict(resource: string, group: string, name: string, why: str
   return aboutObject(409, 'Conflict', resource, group, name, (object) => `Operation cannot be fulfilled on ${object}: ${why}`);
 }
 
+/**
+ * errors.NewInvalid: `<Kind>[.<group>] "<name>" is invalid: <causes>`, 422, reason Invalid. The
+ * causes' texts as field.ErrorList.ToAggregate joins them: duplicates go, one stands alone,
+ * several are bracketed.
+ */
+export function invalid(kind: string, group: string, name: string, causes: StatusCause[]): KubeFakeError {
+  const texts = [...new Set(causes.map((c) => `${c.field}: ${c.message}`))];
+  const qualified = group === '' ? kind : `${kind}.${group}`;
+  return new KubeFakeError({
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: `${qualified} "${name}" is invalid: ${texts.length === 1 ? texts[0]! : `[${texts.join(', ')}]`}`,
+    reason: 'Invalid',
+    details: { name, group, kind, causes },
+    code: 422,
+  });
+}
+
 export function badRequest(message: string): KubeFakeError {
   return new KubeFakeError({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason: 'BadRequest', code: 400 });
 }
