@@ -4,6 +4,7 @@ import { carriesCredentials, CREDENTIALS_IN_URL } from '../../functions/core/end
 import { reasonCodes } from '../../functions/core/reason-table.ts';
 import { pathNameSchema } from '../../functions/core/path-name.ts';
 import { MAX_EVIDENCE_BYTES, MAX_MESSAGE_CHARS } from '../../functions/core/said-limits.ts';
+import { jsonSize } from '../../functions/core/view-limits.ts';
 
 /** Most ids and names fit here; longer strings are a producer bug, not data. */
 const SHORT = 253;
@@ -36,12 +37,10 @@ export const reasonCodeSchema = z.enum(reasonCodes, {
     issue.input === undefined ? 'is required' : `${JSON.stringify(issue.input)} is not a known reason code (see functions/core/reason-table.ts)`,
 });
 
-const jsonBytes = (value: unknown): number => new TextEncoder().encode(JSON.stringify(value)).length;
-
 /** JSON-safe facts behind a decision: which member, which path, what etcd said; bounded, as every step's commit keeps it. */
 export const evidenceSchema = z
   .record(z.string(), z.unknown())
-  .refine((evidence) => jsonBytes(evidence) <= MAX_EVIDENCE_BYTES, `must be at most ${MAX_EVIDENCE_BYTES} bytes as JSON`);
+  .refine((evidence) => jsonSize(evidence) <= MAX_EVIDENCE_BYTES, `must be at most ${MAX_EVIDENCE_BYTES} bytes as JSON`);
 
 export const messageSchema = nonEmptyString(MAX_MESSAGE_CHARS).describe('One plain sentence: which member, what failed, what happens next.');
 

@@ -2,7 +2,7 @@
 // event schemas hold events to these limits, and every step's commit keeps what it says within them,
 // so an event (and the incident that keeps its decision) stays bounded whatever the cluster said:
 // a message naming every member and how each failed grew past the schema's 2,000 characters. Pure.
-import { clipText } from './view-limits.ts';
+import { clipText, jsonSize } from './view-limits.ts';
 
 /** A message, in characters (UTF-16 units), as the events' schema counts them. */
 export const MAX_MESSAGE_CHARS = 2_000;
@@ -14,8 +14,6 @@ export const MAX_TIMELINE_ENTRIES = 100;
 export const MAX_TIMELINE_DETAIL_BYTES = 512;
 
 const ELLIPSIS = '…';
-const encoder = new TextEncoder();
-const jsonSize = (value: unknown): number => encoder.encode(JSON.stringify(value)).length;
 
 /** At most MAX_MESSAGE_CHARS; a cut ends in an ellipsis, and never splits a surrogate pair. */
 export function clipMessage(message: string): string {

@@ -3,6 +3,7 @@
 // leader-unreachable streak is carried on the incident, so a shorter history never restarts the
 // grace window. MembersProbed carries the newest view only.
 import type { ClusterView } from './view.ts';
+import { jsonSize } from './view-limits.ts';
 
 export const MAX_INCIDENT_VIEWS = 10;
 
@@ -13,8 +14,7 @@ export const MAX_INCIDENT_VIEWS = 10;
  */
 export const MAX_HISTORY_BYTES = 160 * 1024;
 
-const encoder = new TextEncoder();
-export const viewBytes = (view: ClusterView): number => encoder.encode(JSON.stringify(view)).length;
+export const viewBytes = (view: ClusterView): number => jsonSize(view);
 
 /** The newest views, oldest first: at most MAX_INCIDENT_VIEWS, and as many as fit MAX_HISTORY_BYTES. */
 export function keptViews(views: readonly ClusterView[]): ClusterView[] {

@@ -42,8 +42,11 @@ export const TEXT_LIMITS = {
 
 const encoder = new TextEncoder();
 
+/** The bytes `value` takes as JSON text (UTF-8). */
+export const jsonSize = (value: unknown): number => encoder.encode(JSON.stringify(value)).length;
+
 /** The bytes `text` takes in a JSON document, quotes aside. */
-export const jsonBytes = (text: string): number => encoder.encode(JSON.stringify(text)).length - 2;
+export const jsonBytes = (text: string): number => jsonSize(text) - 2;
 
 /** The most a UTF-16 unit takes as JSON text: a control character or lone surrogate is `\uXXXX`. */
 const MAX_UNIT_BYTES = 6;
