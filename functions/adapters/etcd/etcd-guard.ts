@@ -20,7 +20,7 @@ export interface EtcdGuardOptions extends MemberClientOptions {
    * default only the direct path: a port-forward needs its local port, and the exec relay cannot
    * hold a lease.
    */
-  dial?: (target: EndpointTarget) => Promise<string | { endpoint: string; tls?: TlsFiles } | undefined>;
+  dial?: (target: EndpointTarget) => Promise<{ endpoint: string; tls?: TlsFiles } | undefined>;
 }
 
 export interface EtcdGuards {
@@ -29,7 +29,7 @@ export interface EtcdGuards {
   close: () => void;
 }
 
-const directOnly = (target: EndpointTarget): Promise<string | undefined> => Promise.resolve(target.path === 'direct' ? target.endpoint : undefined);
+const directOnly: NonNullable<EtcdGuardOptions['dial']> = (target) => Promise.resolve(target.path === 'direct' ? { endpoint: target.endpoint } : undefined);
 
 interface LockValue extends LockHolder {
   lease: string;
@@ -64,10 +64,9 @@ export function createEtcdGuards(options: EtcdGuardOptions): EtcdGuards {
     for (const target of targets) {
       const dialed = await dial(target).catch(() => undefined);
       if (dialed === undefined) continue;
-      const { endpoint, tls } = typeof dialed === 'string' ? { endpoint: dialed, tls: undefined } : dialed;
       try {
         const deadline = () => new Date(Date.now() + callMs);
-        return await withinDeadline(callMs * MAX_CALLS_PER_OPERATION, () => run(clientFor(endpoint, tls ?? options.tls), deadline));
+        return await withinDeadline(callMs * MAX_CALLS_PER_OPERATION, () => run(clientFor(dialed.endpoint, dialed.tls), deadline));
       } catch (error) {
         last = toEtcdCallError(error);
         if (last.failure.kind !== 'refused' && last.failure.kind !== 'timeout') throw last;
