@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { startLab, type Lab, type LabMember } from '../../../infra/lab/lab.ts';
-import { issueCert } from '../../../infra/lab/lab-pki.ts';
+import { issueCert, readClientTls } from '../../../infra/lab/lab-pki.ts';
 import type { TlsFiles } from '../../../functions/ports/etcd.ts';
 import type { KubeAccessConfig } from '../../../functions/ports/kube-access.ts';
 import { kubeconfigSecretName, KUBECONFIG_SECRET_KEY } from '../../../functions/adapters/kube/cluster-api/cluster-access.ts';
@@ -106,8 +106,7 @@ async function provisionTls(lab: Lab, fake: KubeApiFake): Promise<KubeWorldTls> 
     }),
   );
   const client = { caFile: pki.caFile, certFile: pki.certFile, keyFile: pki.keyFile };
-  const files: TlsFiles = { ca: fs.readFileSync(client.caFile), cert: fs.readFileSync(client.certFile), key: fs.readFileSync(client.keyFile) };
-  return { caPem, secretName: ETCD_CA_SECRET, client: { ...client, files }, podRootOf };
+  return { caPem, secretName: ETCD_CA_SECRET, client: { ...client, files: readClientTls(pki) }, podRootOf };
 }
 
 export async function startKubeWorld(members = 3, options: KubeWorldOptions = {}): Promise<KubeWorld> {
