@@ -38,13 +38,12 @@ export class EtcdCaError extends ClusterAccessError {
 const DENIED = new Set([401, 403]);
 
 /** The cluster's etcd CA; an EtcdCaError naming the Secret and what to do when it cannot be read. */
-export async function readEtcdCa(management: KubeConfig | CoreV1Api, namespace: string, clusterName: string, signal?: AbortSignal): Promise<EtcdCa> {
-  const core = management instanceof CoreV1Api ? management : management.makeApiClient(CoreV1Api);
+export async function readEtcdCa(management: KubeConfig, namespace: string, clusterName: string, signal?: AbortSignal): Promise<EtcdCa> {
   const name = etcdCaSecretName(clusterName);
   const where = `Secret ${namespace}/${name}`;
   let secret;
   try {
-    secret = await core.readNamespacedSecret({ namespace, name }, withSignal(signal));
+    secret = await management.makeApiClient(CoreV1Api).readNamespacedSecret({ namespace, name }, withSignal(signal));
   } catch (error) {
     if (isNotFound(error)) {
       throw new EtcdCaError('missing', `${where} does not exist (Cluster API keeps the etcd CA there): create it with keys ${ETCD_CA_CERT_KEY} and ${ETCD_CA_KEY_KEY}, or give --cacert, --cert and --key`, { cause: error });
