@@ -152,8 +152,8 @@ const relayInputOf = (values: RelayFlagValues): RelayInput => ({
   key: values['relay-key'],
 });
 
-/** The relay flags of a command whose clusters are all reached through Kubernetes (watch), by their path order. */
-export const relayFromFlags = (values: RelayFlagValues, pathOrder: readonly PathName[]): RelaySettings => relaySettingsOf(relayInputOf(values), pathOrder, flagWords);
+/** The relay flags, checked against the path order (undefined: not known here, as for register). */
+export const relayFromFlags = (values: RelayFlagValues, pathOrder: readonly PathName[] | undefined): RelaySettings => relaySettingsOf(relayInputOf(values), pathOrder, flagWords);
 
 function clusterIdOf(values: ClusterFlagValues): string {
   const clusterId = values.cluster ?? 'default';

@@ -4,8 +4,7 @@
 // exec relay's paths inside the etcd pods.
 import type { ClusterRegistration } from '../../../functions/adapters/aws/cluster-registration.ts';
 import { UsageError } from './args.ts';
-import { relaySettingsOf } from './access-rules.ts';
-import { flagWords } from './cluster-flags.ts';
+import { relayFromFlags } from './cluster-flags.ts';
 
 type Member = NonNullable<ClusterRegistration['members']>[number];
 
@@ -58,7 +57,7 @@ const MANAGEMENT_FLAGS = ['capi-namespace', 'capi-cluster', 'machine-api-version
  */
 export function kubeFromFlags(values: KubeFlags): KubeRegistration {
   // The path order is the stack's to complete (its policy defaults), so it is not asked for here.
-  const relay = relaySettingsOf({ binary: values['relay-binary'], cacert: values['relay-cacert'], cert: values['relay-cert'], key: values['relay-key'] }, undefined, flagWords);
+  const relay = relayFromFlags(values, undefined);
   const kube: KubeRegistration = {};
   if (values['workload-kubeconfig-secret'] !== undefined) kube.workloadKubeconfigSecretArn = values['workload-kubeconfig-secret'];
   if (values['etcd-namespace'] !== undefined) kube.etcdNamespace = values['etcd-namespace'];
