@@ -371,7 +371,8 @@ export async function startKubeApiFake(options: KubeApiFakeOptions = {}): Promis
     // sees its side of it; the fake has nothing to do about it.
     socket.on('error', () => undefined);
     if (request.headers.authorization === `Bearer ${fake.token}`) fake.bearerRequests += 1;
-    fake.upgrades.push({ path: new URL(request.url ?? '/', 'http://fake').pathname, query: new URL(request.url ?? '/', 'http://fake').search });
+    const { pathname, search } = new URL(request.url ?? '/', 'http://fake');
+    fake.upgrades.push({ path: pathname, query: search });
     if (!forward.handleUpgrade(request, socket, head) && !exec.handleUpgrade(request, socket, head)) socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
