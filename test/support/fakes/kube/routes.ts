@@ -185,9 +185,10 @@ function checkPreconditions(route: Route, current: JsonObject, options: JsonObje
 function remove(store: ObjectStore, hooks: DeleteHooks, route: Route, name: string, body: string): RestResponse {
   const namespace = route.namespace ?? '';
   const options = deleteOptions(body);
-  checkPreconditions(route, store.get(route.type, namespace, name), options);
-  if (hooks.graceful(route.type, namespace, name)) return { code: 200, body: store.get(route.type, namespace, name) };
   const current = store.get(route.type, namespace, name);
+  checkPreconditions(route, current, options);
+  // A graceful deletion stamps the object: answer with it as stamped.
+  if (hooks.graceful(route.type, namespace, name)) return { code: 200, body: store.get(route.type, namespace, name) };
   if (finalizersOf(current).length > 0) {
     // Finalizers hold it: stamped for deletion, gone when they are (see update()).
     const metadata = metadataOf(current);
