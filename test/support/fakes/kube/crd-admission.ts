@@ -42,30 +42,24 @@ function loadCrds(): Map<string, CustomResourceVersion> {
 
 let crds: Map<string, CustomResourceVersion> | undefined;
 
-/** `status.conditions[0].reason`, as kube-openapi names a field (`%s[%d]` for items, `.` between properties). */
-function fieldPath(object: Json, pointer: string): string {
+/**
+ * The value at a JSON pointer, and its field as kube-openapi names it: `status.conditions[0].reason`
+ * (`%s[%d]` for items, `.` between properties).
+ */
+function locate(object: Json, pointer: string): { field: string; value: Json | undefined } {
   let value: Json | undefined = object;
-  let out = '';
+  let field = '';
   for (const raw of pointer.split('/').slice(1)) {
     const part = raw.replace(/~1/g, '/').replace(/~0/g, '~');
     if (Array.isArray(value)) {
-      out += `[${part}]`;
+      field += `[${part}]`;
       value = value[Number(part)];
     } else {
-      out += out === '' ? part : `.${part}`;
+      field += field === '' ? part : `.${part}`;
       value = isObject(value) ? value[part] : undefined;
     }
   }
-  return out;
-}
-
-function valueAt(object: Json, pointer: string): Json | undefined {
-  let value: Json | undefined = object;
-  for (const raw of pointer.split('/').slice(1)) {
-    const part = raw.replace(/~1/g, '/').replace(/~0/g, '~');
-    value = Array.isArray(value) ? value[Number(part)] : isObject(value) ? value[part] : undefined;
-  }
-  return value;
+  return { field, value };
 }
 
 /** The JSON type kube-openapi sees in decoded data (schemaInfoForType): an integral number is an integer. */
@@ -87,8 +81,7 @@ const cause = (reason: string, field: string, message: string): StatusCause => (
 
 /** One ajv error as the field error kubeOpenAPIResultToFieldErrors makes of kube-openapi's. */
 function causeOf(error: ErrorObject, object: JsonObject): StatusCause {
-  const field = fieldPath(object, error.instancePath);
-  const value = valueAt(object, error.instancePath);
+  const { field, value } = locate(object, error.instancePath);
   const params = error.params as Record<string, unknown>;
   const limit = String(params.limit);
   // kube-openapi's own sentence, the detail of the Invalid and TypeInvalid errors.
