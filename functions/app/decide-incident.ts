@@ -27,15 +27,7 @@ export async function decideIncident(deps: Deps, cluster: ClusterEntry, incident
   // A selector that matched no member leaves no id to plan for: the core's target check says so now.
   if (!incident.memberId) {
     const found = checkTargetFound(view, { described: describeSelector(incident.target) }, { target: incident.target });
-    // Not found because another remediator removed it by that name a moment ago: that one owns it.
-    const byAnother = found === 'pass' ? undefined : await removedByName(deps, cluster, incident, view);
-    if (byAnother) return byAnother;
-    const machine = found === 'pass' ? undefined : memberlessMachine(view, incident.target);
-    if (machine) return cluster.policy.dryRun ? asDryRun(approveMemberlessMachine(view, machine)) : approveMemberlessMachine(view, machine);
-    // Not a control-plane Machine at all (a worker, say): said so, not taken for a missing member.
-    const elsewhere = found === 'pass' ? undefined : notControlPlane(view, incident.target, cluster.kube?.management?.clusterName);
-    if (elsewhere) return elsewhere;
-    if (found !== 'pass') return found;
+    if (found !== 'pass') return noMemberMatched(deps, cluster, incident, view, found);
   }
   // Said before any leader is moved for a removal that could not happen; remediate checks it again under the lock.
   const read = incident.memberId ? await removalsSeen(deps, cluster, incident.memberId, view) : ({ ok: true, value: [] } as const);
@@ -65,6 +57,17 @@ export async function decideIncident(deps: Deps, cluster: ClusterEntry, incident
   const acts = decision.kind === 'approve' || decision.kind === 'move-leader';
   if (!read.ok && acts) return unreadRecord(deps, cluster, incident, read);
   return cluster.policy.dryRun ? asDryRun(decision) : decision;
+}
+
+/** No member matched the selector: `notFound` stands unless the record, a memberless Machine or the Machine list says more. */
+async function noMemberMatched(deps: Deps, cluster: ClusterEntry, incident: Incident, view: ClusterView, notFound: Decision): Promise<Decision> {
+  // Not found because another remediator removed it by that name a moment ago: that one owns it.
+  const byAnother = await removedByName(deps, cluster, incident, view);
+  if (byAnother) return byAnother;
+  const machine = memberlessMachine(view, incident.target);
+  if (machine) return cluster.policy.dryRun ? asDryRun(approveMemberlessMachine(view, machine)) : approveMemberlessMachine(view, machine);
+  // Not a control-plane Machine at all (a worker, say): said so, not taken for a missing member.
+  return notControlPlane(view, incident.target, cluster.kube?.management?.clusterName) ?? notFound;
 }
 
 /** The removal record could not be read: a retry (or, when etcd refuses it for good, a block), never "no record". */
