@@ -58,10 +58,13 @@ function subject(profile: { commonName: string; organization?: string }): string
   return `${profile.organization ? `/O=${escape(profile.organization)}` : ''}/CN=${escape(profile.commonName)}`;
 }
 
+/** Where the certificate and key named `name` are kept in `dir`: `<name>.crt` and `<name>.key`. */
+export const pemPairIn = (dir: string, name: string): PemPair => ({ certFile: path.join(dir, `${name}.crt`), keyFile: path.join(dir, `${name}.key`) });
+
 /** A self-signed CA in `dir`: `<name>.crt` and `<name>.key` (mode 0600). */
 export async function makeCa(dir: string, name: string, commonName = 'etcd-ca'): Promise<PemPair> {
   fs.mkdirSync(dir, { recursive: true });
-  const pair = { certFile: path.join(dir, `${name}.crt`), keyFile: path.join(dir, `${name}.key`) };
+  const pair = pemPairIn(dir, name);
   await openssl(dir, ['genrsa', '-traditional', '-out', pair.keyFile, '2048']);
   await openssl(dir, [
     'req', '-x509', '-config', bareConfig(dir), '-key', pair.keyFile, '-subj', subject({ commonName }), '-days', '3650',
@@ -75,7 +78,7 @@ export async function makeCa(dir: string, name: string, commonName = 'etcd-ca'):
 /** A leaf signed by `ca`, in `dir`: `<name>.crt` and `<name>.key` (mode 0600). */
 export async function issueCert(ca: PemPair, dir: string, name: string, profile: LeafProfile): Promise<PemPair> {
   fs.mkdirSync(dir, { recursive: true });
-  const pair = { certFile: path.join(dir, `${name}.crt`), keyFile: path.join(dir, `${name}.key`) };
+  const pair = pemPairIn(dir, name);
   const sans = [...(profile.dnsNames ?? []).map((d) => `DNS:${d}`), ...(profile.ips ?? []).map((ip) => `IP:${ip}`)];
   await openssl(dir, [
     'req', '-x509', '-config', bareConfig(path.dirname(ca.certFile)), '-CA', ca.certFile, '-CAkey', ca.keyFile,

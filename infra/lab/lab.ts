@@ -31,7 +31,7 @@ import { gatewayAddLearner, gatewayMemberList, gatewayStatus } from './etcd-gate
 import type { GatewayMember, GatewayStatus } from './etcd-gateway.ts';
 import { clientScheme, logTail, resolveEtcdBin, spawnEtcd } from './etcd-process.ts';
 import type { ClientTls } from './http-json.ts';
-import { issueCert, makeLabPki, memberServerProfile, readClientTls } from './lab-pki.ts';
+import { issueCert, makeLabPki, memberServerProfile, pemPairIn, readClientTls, type PemPair } from './lab-pki.ts';
 import type { EtcdMemberSpec } from './etcd-process.ts';
 import { startFaultProxy } from './fault-proxy.ts';
 import type { FaultProxy } from './fault-proxy.ts';
@@ -382,14 +382,17 @@ export class Lab {
   }
 
   /** Where a member's server certificate lives: beside its data, as etcd/server.crt sits on a kubeadm node. */
-  private serverCertOf(name: string): { certFile: string; keyFile: string } {
-    const dir = path.join(this.root, name, 'pki');
-    return { certFile: path.join(dir, 'server.crt'), keyFile: path.join(dir, 'server.key') };
+  private serverCertOf(name: string): PemPair {
+    return pemPairIn(this.serverCertDir(name), 'server');
+  }
+
+  private serverCertDir(name: string): string {
+    return path.join(this.root, name, 'pki');
   }
 
   private async issueServerCert(name: string): Promise<void> {
     if (!this.tls) return;
-    await issueCert({ certFile: this.tls.caFile, keyFile: this.tls.caKeyFile }, path.join(this.root, name, 'pki'), 'server', memberServerProfile(name));
+    await issueCert({ certFile: this.tls.caFile, keyFile: this.tls.caKeyFile }, this.serverCertDir(name), 'server', memberServerProfile(name));
   }
 
   /** The proxy's URL with the scheme the members serve. */
