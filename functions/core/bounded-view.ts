@@ -5,7 +5,7 @@
 // never cut: a view of more than VIEW_LIMITS.members is refused where it is made. Pure.
 import type { ClusterIdentity } from './cluster-identity.ts';
 import type { Decision } from './decision.ts';
-import type { HostEvidence, IdentityReport, MemberStatus, PathProbe } from './types.ts';
+import type { HostEvidence, IdentityReport, MachineSummary, MemberStatus, PathProbe } from './types.ts';
 import { clipAll, clipText, TEXT_LIMITS as T, VIEW_LIMITS as V } from './view-limits.ts';
 import type { ClusterView, MemberView } from './view.ts';
 
@@ -52,28 +52,27 @@ const boundedIdentity = (identity: ClusterIdentity): ClusterIdentity => ({
   ...(identity.listedBy ? { listedBy: boundedReport(identity.listedBy) } : {}),
 });
 
+const boundedMachine = (machine: MachineSummary): MachineSummary => ({
+  ...machine,
+  name: clipText(machine.name, T.name),
+  ...(machine.nodeName === undefined ? {} : { nodeName: clipText(machine.nodeName, T.name) }),
+  // A uid cut short would match no Machine, and so delete none: safe, and never seen (uids are 36).
+  ...(machine.uid === undefined ? {} : { uid: clipText(machine.uid, T.name) }),
+});
+
 export function boundedView(view: ClusterView): ClusterView {
-  const { identity, pathLookFailure, machines } = view;
-  const bounded: ClusterView = {
-    ...view,
+  const { machines, ...rest } = view;
+  const { identity, pathLookFailure } = rest;
+  return {
+    ...rest,
     members: view.members.map(boundedMember),
     leader: { ...view.leader, ...(view.leader.name === undefined ? {} : { name: clipText(view.leader.name, T.name) }) },
     listFailures: view.listFailures.slice(0, V.listFailures).map(boundedProbe),
     ...(identity ? { identity: boundedIdentity(identity) } : {}),
     ...(pathLookFailure === undefined ? {} : { pathLookFailure: clipText(pathLookFailure, T.message) }),
+    // A list cut short would make a Machine left out look like a worker: more than the limit, none is kept.
+    ...(machines && machines.length <= V.machines ? { machines: machines.map(boundedMachine) } : {}),
   };
-  delete bounded.machines;
-  // A list cut short would make a Machine left out look like a worker: more than the limit, none is kept.
-  if (machines && machines.length <= V.machines) {
-    bounded.machines = machines.map((m) => ({
-      ...m,
-      name: clipText(m.name, T.name),
-      ...(m.nodeName === undefined ? {} : { nodeName: clipText(m.nodeName, T.name) }),
-      // A uid cut short would match no Machine, and so delete none: safe, and never seen (uids are 36).
-      ...(m.uid === undefined ? {} : { uid: clipText(m.uid, T.name) }),
-    }));
-  }
-  return bounded;
 }
 
 /**
