@@ -156,6 +156,9 @@ function notAKubeconfig(kube: KubeModules, text: string): string | undefined {
 const RELAY_FIELDS = { binary: 'relayBinary', cacert: 'relayCacert', cert: 'relayCert', key: 'relayKey' } as const satisfies Record<keyof RelayInput, RelayField>;
 const TLS_PARTS = ['cacert', 'cert', 'key'] as const;
 
+/** The relay settings given, in RELAY_FIELDS' order. */
+const givenRelayParts = (input: RelayInput): (keyof RelayInput)[] => (Object.keys(RELAY_FIELDS) as (keyof RelayInput)[]).filter((part) => input[part] !== undefined);
+
 /**
  * The exec relay's paths inside the etcd pods, checked: each absolute, with no whitespace or shell
  * character; the CA, certificate and key together or not at all (a certificate beside kubeadm's
@@ -163,7 +166,7 @@ const TLS_PARTS = ['cacert', 'cert', 'key'] as const;
  * (`pathOrder` undefined: not known here, as for a registration the stack's defaults complete).
  */
 export function relaySettingsOf(input: RelayInput, pathOrder: readonly PathName[] | undefined, words: AccessWords): RelaySettings {
-  const given = (Object.keys(RELAY_FIELDS) as (keyof RelayInput)[]).filter((part) => input[part] !== undefined);
+  const given = givenRelayParts(input);
   if (given.length === 0) return {};
   for (const part of given) {
     const problem = podPathProblem(input[part]!);
@@ -185,7 +188,7 @@ export function relaySettingsOf(input: RelayInput, pathOrder: readonly PathName[
 /** A relay setting without a kubeconfig would do nothing: there are no etcd pods to run it in. */
 function checkRelayNeedsKube(input: AccessInput, words: AccessWords): void {
   if (input.kubeconfig !== undefined) return;
-  const part = (Object.keys(RELAY_FIELDS) as (keyof RelayInput)[]).find((p) => input.relay?.[p] !== undefined);
+  const [part] = givenRelayParts(input.relay ?? {});
   if (part !== undefined) throw words.fail(`${words.where(RELAY_FIELDS[part])}: needs ${words.ref('kubeconfig')}: the exec relay runs etcdctl in the cluster's etcd pods`);
 }
 
