@@ -2,8 +2,8 @@
 // failures it names read as TLS failures, never as `refused`. etcdctl 3.4 (grpc-go 1.26) cannot
 // name a client certificate the member turns away after a TLS 1.3 handshake: it says "connection
 // closed" or "connection reset by peer", as for a member that dropped the connection, so those
-// cases run on etcdctl 3.5 and later (Kubernetes' etcd images), and the 3.5 texts are checked as
-// they are printed.
+// cases run on etcdctl 3.5 and later (Kubernetes' etcd images), which names the alert when it
+// wins a race with that reset, and the 3.5 texts are checked as they are printed.
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -66,10 +66,18 @@ describe('the relay\'s etcdctl against a member with --client-cert-auth', () => 
     expect(got.message).toMatch(text);
   });
 
-  it.runIf(etcdctlVersion() >= 3.5)('a client certificate from another CA: tls (etcdctl 3.5 and later name the alert)', async () => {
-    const got = await relayStatusFailure(etcd.endpoint, paths(certs, other));
-    expect(got.kind, got.message).toBe('tls');
-    expect(got.message).toMatch(/tls: (bad certificate|unknown certificate authority|certificate required)/);
+  // etcdctl 3.5 names the alert when it reads before it writes; when its write of the HTTP/2
+  // preface meets the reset first, it says only "connection reset by peer", as 3.4 always does.
+  // So it is asked a few times: the alert it names must read as tls, and a run that lost the race
+  // is the reset every version reads as refused, nothing else.
+  it.runIf(etcdctlVersion() >= 3.5)('a client certificate from another CA: tls whenever etcdctl names the alert (3.5 and later)', async () => {
+    const ALERT = /tls: (bad certificate|unknown certificate authority|certificate required)/;
+    const runs: EtcdFailure[] = [];
+    while (runs.length < 5 && !runs.some((r) => ALERT.test(r.message))) runs.push(await relayStatusFailure(etcd.endpoint, paths(certs, other)));
+    const named = runs.filter((r) => ALERT.test(r.message));
+    expect(named.length, JSON.stringify(runs)).toBeGreaterThan(0);
+    for (const run of named) expect(run.kind, run.message).toBe('tls');
+    for (const run of runs.filter((r) => !ALERT.test(r.message))) expect([run.kind, run.message]).toEqual(['refused', expect.stringMatching(/connection reset by peer|connection closed/)]);
   });
 
   it('a member that is not there is still refused', async () => {
