@@ -2,7 +2,8 @@
 // manual clock: a wait of a minute or more is a one-time schedule with exactly the fields the
 // design asks for and fires onto the bus; a shorter one is an SQS message with DelaySeconds that
 // the Pipe (read from the synthesized template) carries to the bus when its delay is over.
-import { CreateScheduleCommand, GetScheduleCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
+// Scheduler fires within its minute of precision (the fake's default: 30 s after the time).
+import { CreateScheduleCommand, GetScheduleCommand, SchedulerClient, type FlexibleTimeWindow } from '@aws-sdk/client-scheduler';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { EVENT_SOURCE } from '../../../events/catalogue.ts';
@@ -23,6 +24,8 @@ const GROUP = 'etcd-remediator';
 const QUEUE = 'short-waits';
 const ROLE = 'arn:aws:iam::000000000000:role/scheduler';
 const DLQ = 'arn:aws:sqs:us-east-1:000000000000:scheduler-dlq';
+/** Scheduler's precision: a schedule fires within this long after its time. */
+const PRECISION_MS = 60_000;
 
 const retryDue = (attempt: number): ScheduledEvent => ({ detailType: 'RetryDue', detail: { ...loadSample('RetryDue'), attempt } });
 
@@ -110,12 +113,15 @@ describe('AWS scheduler adapter', () => {
     expect(got.CreationDate).toEqual(new Date(T0));
   });
 
-  it('the schedule fires at its time, not before, onto the bus and to probe-members, and is then deleted', async () => {
+  it('the schedule fires within its minute after its time, not before, onto the bus and to probe-members, and is then deleted', async () => {
     const event = retryDue(3);
     await scheduler.schedule({ name: 'inc-1-retry-3', at: T0 + 90_000, event });
     await advance(89_999);
     expect(probed).toHaveLength(0);
     await advance(1);
+    // Due, but Scheduler's 60 s precision puts the firing later in the minute.
+    expect(probed).toHaveLength(0);
+    await advance(PRECISION_MS - 1);
     expect(probed.map((e) => [e['detail-type'], e.source, e.detail])).toEqual([['RetryDue', EVENT_SOURCE, event.detail]]);
     expect(schedulerFake.schedules()).toHaveLength(0);
     expect(schedulerFake.firings.map((f) => f.tries)).toEqual([[{ EventId: expect.any(String) }]]);
@@ -179,7 +185,7 @@ describe('AWS scheduler adapter', () => {
     await scheduler.schedule({ name: 'inc-1-retry-3', at: T0 + 90_000, event: retryDue(3) });
     expect(schedulerFake.requests.map((r) => r.operation)).toEqual(['CreateSchedule', 'CreateSchedule']);
     expect(schedulerFake.schedules()).toHaveLength(1);
-    await advance(90_000);
+    await advance(90_000 + PRECISION_MS);
     expect(probed).toHaveLength(1);
   });
 
@@ -194,7 +200,7 @@ describe('AWS scheduler adapter', () => {
       ['DeleteSchedule', 'inc-1-retry-3', GROUP],
       ['DeleteSchedule', 'never-scheduled', GROUP],
     ]);
-    await advance(120_000);
+    await advance(90_000 + PRECISION_MS);
     expect(probed).toHaveLength(0);
   });
 
@@ -213,21 +219,63 @@ describe('AWS scheduler adapter', () => {
     await expect(wrong.schedule({ name: 'x', at: T0 + 90_000, event: retryDue(1) })).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
   });
 
-  it('the Scheduler fake refuses a schedule under 60 s out, as the real one would fire it late', async () => {
-    const create = new CreateScheduleCommand({
-      Name: 'too-soon',
-      GroupName: GROUP,
-      ScheduleExpression: 'at(2030-01-01T00:00:59)',
-      FlexibleTimeWindow: { Mode: 'OFF' },
-      Target: { Arn: options.busArn, RoleArn: ROLE, Input: '{}', EventBridgeParameters: { DetailType: 'RetryDue', Source: EVENT_SOURCE } },
+  const createAt = (name: string, expression: string, window: FlexibleTimeWindow = { Mode: 'OFF' }) =>
+    clients.scheduler.send(
+      new CreateScheduleCommand({
+        Name: name,
+        GroupName: GROUP,
+        ScheduleExpression: expression,
+        FlexibleTimeWindow: window,
+        Target: { Arn: options.busArn, RoleArn: ROLE, Input: '{}', EventBridgeParameters: { DetailType: 'RetryDue', Source: EVENT_SOURCE } },
+      }),
+    );
+
+  it('accepts a schedule a few seconds out, as Scheduler does, and fires it within its minute: 30 s late by default', async () => {
+    await createAt('soon', 'at(2030-01-01T00:00:05)');
+    expect(schedulerFake.schedules().map((s) => s.firesAt - s.fireAt)).toEqual([PRECISION_MS / 2]);
+    await advance(5_000 + PRECISION_MS / 2 - 1);
+    expect(probed).toHaveLength(0);
+    await advance(1);
+    expect(probed).toHaveLength(1);
+  });
+
+  it('the firing delay is chosen per schedule, kept inside the window (60 s, or the flexible one), and compressible', async () => {
+    const fakes = [
+      await startSchedulerFake({ eventBridge, clock, groups: [GROUP], firingDelayMs: 90_000 }),
+      await startSchedulerFake({ eventBridge, clock, groups: [GROUP], firingDelayMs: (_s, window) => window - 1_000 }),
+      await startSchedulerFake({ eventBridge, clock, groups: [GROUP], compression: 1_000 }),
+    ];
+    try {
+      for (const fake of fakes) {
+        const client = new SchedulerClient(sdkConfig(fake.endpoint));
+        await client.send(
+          new CreateScheduleCommand({
+            Name: 'flex',
+            GroupName: GROUP,
+            ScheduleExpression: 'at(2030-01-01T00:10:00)',
+            FlexibleTimeWindow: fake === fakes[1] ? { Mode: 'FLEXIBLE', MaximumWindowInMinutes: 15 } : { Mode: 'OFF' },
+            Target: { Arn: options.busArn, RoleArn: ROLE, Input: '{}', EventBridgeParameters: { DetailType: 'RetryDue', Source: EVENT_SOURCE } },
+          }),
+        );
+        client.destroy();
+      }
+      expect(fakes.map((f) => f.schedules().map((s) => s.firesAt - s.fireAt))).toEqual([[PRECISION_MS - 1], [15 * 60_000 - 1_000], [30]]);
+    } finally {
+      await Promise.all(fakes.map((f) => f.close()));
+    }
+  });
+
+  it('refuses a FLEXIBLE window without its MaximumWindowInMinutes', async () => {
+    await expect(createAt('flex', 'at(2030-01-01T00:10:00)', { Mode: 'FLEXIBLE' })).rejects.toMatchObject({
+      name: 'ValidationException',
+      message: expect.stringContaining('MaximumWindowInMinutes must be an integer from 1 to 1440'),
     });
-    await expect(clients.scheduler.send(create)).rejects.toMatchObject({ name: 'ValidationException', message: expect.stringContaining('59000 ms from now') });
   });
 
   it('a schedule whose event cannot reach the bus goes to its DLQ after the retries of its policy', async () => {
     eventBridge.failEntries({ times: Infinity, errorCode: 'InternalFailure' });
     await scheduler.schedule({ name: 'inc-1-retry-3', at: T0 + 90_000, event: retryDue(3) });
-    await advance(90_000);
+    await advance(90_000 + PRECISION_MS);
     expect(schedulerFake.firings.map((f) => [f.tries.length, f.deadLetterArn])).toEqual([[11, DLQ]]);
     expect(probed).toHaveLength(0);
   });

@@ -1,12 +1,24 @@
 // A protocol-level fake of EventBridge Scheduler for the real @aws-sdk/client-scheduler, REST-JSON:
 // CreateSchedule (POST /schedules/{Name}, GroupName in the body), GetSchedule and DeleteSchedule
 // (GET / DELETE /schedules/{Name}?groupName=…). Only one-time at() schedules with an EventBridge
-// bus target are implemented. It refuses a schedule less than 60 s out: the real service would
-// fire it up to a minute late. On its clock's time it puts the target's Input on the EventBridge
-// fake as the templated target does, retrying per the RetryPolicy, then dead-letters or deletes.
+// bus target are implemented. On its clock's time, late by its precision, it puts the target's
+// Input on the EventBridge fake as the templated target does, retrying per the RetryPolicy, then
+// dead-letters or deletes.
+//
+// What it models, from the EventBridge Scheduler User Guide:
+// - "Schedule types in EventBridge Scheduler": every schedule invokes its target with 60 second
+//   precision: at(1:00) invokes between 1:00:00 and 1:00:59 when no flexible time window is set.
+//   So any lead is accepted, a few seconds as well as an hour, and the firing comes up to a minute
+//   after the time: `firingDelayMs`, within [0, 60 s), 30 s (the window's middle) unless a test
+//   says, and compressible (compression.ts).
+// - "Configuring flexible time windows in EventBridge Scheduler": with FLEXIBLE the target is
+//   invoked within MaximumWindowInMinutes after the time; the same delay, in that wider window.
+// - The Scheduler→bus hop itself takes `latencyMs` on top.
+// A time already past fires at the next chance (the guide does not say; a schedule is never early).
 import { type Clock } from '../../../functions/ports/clock.ts';
 import { systemClock } from '../../../functions/adapters/local/system-clock.ts';
 import { busNameOf } from './cfn-template.ts';
+import { compress } from './compression.ts';
 import { dueTimer } from './due-timer.ts';
 import type { EventBridgeFake, PutResult } from './eventbridge-fake.ts';
 import { AwsFakeError, jsonBody, startFakeServer, type FakeRequest, type FakeResponse } from './http.ts';
@@ -16,7 +28,7 @@ interface CreateBody {
   GroupName?: string;
   ScheduleExpression?: string;
   ScheduleExpressionTimezone?: string;
-  FlexibleTimeWindow?: { Mode?: string };
+  FlexibleTimeWindow?: { Mode?: string; MaximumWindowInMinutes?: number };
   ActionAfterCompletion?: string;
   State?: string;
   Target?: {
@@ -33,7 +45,10 @@ export interface StoredSchedule {
   name: string;
   groupName: string;
   arn: string;
+  /** The at() time. */
   fireAt: number;
+  /** When this fake fires it: the at() time, late by the precision window's delay and the hop. */
+  firesAt: number;
   createdAt: number;
   /** Fired already and kept (ActionAfterCompletion NONE). */
   spent: boolean;
@@ -56,6 +71,16 @@ export interface SchedulerFakeOptions {
   groups?: string[];
   /** Fire on a timer when due on the clock, rather than only on runDue(). */
   autoRun?: boolean;
+  /**
+   * How late after its at() time a schedule fires, given its window (60 s with FlexibleTimeWindow
+   * OFF, MaximumWindowInMinutes with FLEXIBLE): a number, or a choice per schedule; kept inside
+   * [0, window). Default: half the window.
+   */
+  firingDelayMs?: number | ((schedule: StoredSchedule, windowMs: number) => number);
+  /** Divides the firing delay (compression.ts); the at() time itself is the caller's. */
+  compression?: number;
+  /** The Scheduler→bus hop, in ms after the firing (default 0). */
+  latencyMs?: number;
 }
 
 export interface SchedulerFake {
@@ -69,7 +94,8 @@ export interface SchedulerFake {
   close(): Promise<void>;
 }
 
-const MIN_LEAD_MS = 60_000;
+/** 60 second precision, as "Schedule types in EventBridge Scheduler" states it. */
+export const PRECISION_WINDOW_MS = 60_000;
 const NAME = /^[0-9a-zA-Z\-_.]{1,64}$/;
 const AT = /^at\((\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})\)$/;
 
@@ -85,7 +111,15 @@ export async function startSchedulerFake(options: SchedulerFakeOptions): Promise
   const timer = dueTimer(clock, options.autoRun ?? false, () => void runDue());
   const key = (group: string, name: string) => `${group}/${name}`;
   const pending = () => [...schedules.values()].filter((s) => !s.spent && s.request.State !== 'DISABLED');
-  const arm = () => timer.arm(pending().reduce<number | undefined>((min, s) => Math.min(min ?? s.fireAt, s.fireAt), undefined));
+  const arm = () => timer.arm(pending().reduce<number | undefined>((min, s) => Math.min(min ?? s.firesAt, s.firesAt), undefined));
+
+  /** The precision window's delay for this schedule, compressed, inside [0, window). */
+  function lateBy(schedule: StoredSchedule): number {
+    const window = schedule.request.FlexibleTimeWindow?.Mode === 'FLEXIBLE' ? (schedule.request.FlexibleTimeWindow.MaximumWindowInMinutes ?? 1) * 60_000 : PRECISION_WINDOW_MS;
+    const chosen = options.firingDelayMs;
+    const delay = typeof chosen === 'function' ? chosen(schedule, window) : (chosen ?? window / 2);
+    return compress(Math.min(Math.max(0, delay), window - 1), options.compression);
+  }
 
   function find(group: string, name: string): StoredSchedule {
     if (!groups.has(group)) throw new AwsFakeError(404, 'ResourceNotFoundException', `Schedule group ${group} does not exist.`);
@@ -98,6 +132,10 @@ export async function startSchedulerFake(options: SchedulerFakeOptions): Promise
     if (!NAME.test(name)) throw invalid(`Name ${JSON.stringify(name)} must match [0-9a-zA-Z-_.]{1,64}`);
     const mode = body.FlexibleTimeWindow?.Mode;
     if (mode !== 'OFF' && mode !== 'FLEXIBLE') throw invalid('FlexibleTimeWindow.Mode must be OFF or FLEXIBLE');
+    const minutes = body.FlexibleTimeWindow?.MaximumWindowInMinutes;
+    if (mode === 'FLEXIBLE' && (typeof minutes !== 'number' || !Number.isInteger(minutes) || minutes < 1 || minutes > 1440)) {
+      throw invalid('FlexibleTimeWindow.MaximumWindowInMinutes must be an integer from 1 to 1440 when Mode is FLEXIBLE');
+    }
     const at = AT.exec(body.ScheduleExpression ?? '');
     if (!at?.[1]) throw invalid(`the Scheduler fake implements only one-time at(yyyy-mm-ddThh:mm:ss) schedules, not ${JSON.stringify(body.ScheduleExpression)}`);
     if ((body.ScheduleExpressionTimezone ?? 'UTC') !== 'UTC') throw invalid('the Scheduler fake implements only ScheduleExpressionTimezone UTC');
@@ -108,12 +146,7 @@ export async function startSchedulerFake(options: SchedulerFakeOptions): Promise
     }
     const { DetailType, Source } = target.EventBridgeParameters;
     if (!DetailType || !Source) throw invalid('EventBridgeParameters.DetailType and Source are required');
-    const fireAt = Date.parse(`${at[1]}Z`);
-    const lead = fireAt - clock.now();
-    if (lead < MIN_LEAD_MS) {
-      throw invalid(`${body.ScheduleExpression} is ${lead} ms from now; under 60 s Scheduler fires up to a minute late, use the short-wait path`);
-    }
-    return fireAt;
+    return Date.parse(`${at[1]}Z`);
   }
 
   function create(name: string, body: Record<string, unknown> & CreateBody): FakeResponse {
@@ -122,7 +155,9 @@ export async function startSchedulerFake(options: SchedulerFakeOptions): Promise
     const fireAt = validate(name, body);
     if (schedules.has(key(groupName, name))) throw new AwsFakeError(409, 'ConflictException', `Schedule ${name} already exists.`);
     const arn = `arn:aws:scheduler:${eventBridge.region}:${eventBridge.account}:schedule/${groupName}/${name}`;
-    schedules.set(key(groupName, name), { name, groupName, arn, fireAt, createdAt: clock.now(), spent: false, request: body });
+    const schedule: StoredSchedule = { name, groupName, arn, fireAt, firesAt: fireAt, createdAt: clock.now(), spent: false, request: body };
+    schedule.firesAt = fireAt + lateBy(schedule) + (options.latencyMs ?? 0);
+    schedules.set(key(groupName, name), schedule);
     arm();
     return { status: 200, body: { ScheduleArn: arn } };
   }
@@ -184,7 +219,7 @@ export async function startSchedulerFake(options: SchedulerFakeOptions): Promise
 
   async function runDue(): Promise<number> {
     const now = clock.now();
-    const due = pending().filter((s) => s.fireAt <= now).sort((a, b) => a.fireAt - b.fireAt);
+    const due = pending().filter((s) => s.firesAt <= now).sort((a, b) => a.firesAt - b.firesAt);
     for (const schedule of due) {
       firings.push(fire(schedule));
       // A one-time schedule fires once: DELETE removes it, NONE keeps it, spent.
