@@ -3,6 +3,7 @@
 // functions' on-failure destination, ending or resuming an incident whose step failed every try.
 import { Duration } from 'aws-cdk-lib';
 import { functionNames, type FunctionName } from '../../events/catalogue.ts';
+import { FUNCTION_TIMEOUTS_MS } from '../../functions/core/step-timeouts.ts';
 
 export type StackFunctionName = FunctionName | 'intake' | 'step-failed';
 
@@ -19,20 +20,16 @@ export interface FunctionSpec {
   readonly pipeline: boolean;
 }
 
+// The timeouts are core's table, the one the budget rule holds every cluster's policy to.
+const timeout = (name: StackFunctionName): Duration => Duration.millis(FUNCTION_TIMEOUTS_MS[name]);
+
 export const functionSpecs = {
-  // Probe deadlines double up to 30 s, and evidence needs two samples an election timeout apart.
-  'probe-members': { timeout: Duration.minutes(2), memorySize: 512, pipeline: true },
-  // A probe, then leader moves tried candidate by candidate.
-  'move-leader': { timeout: Duration.minutes(3), memorySize: 512, pipeline: true },
-  'schedule-retry': { timeout: Duration.seconds(30), memorySize: 256, pipeline: true },
-  // Probes, an optional snapshot (policy snapshotTimeout, 2 min), MemberRemove, a wait for a new
-  // leader and the actuator (actuatorTimeout, 5 min): the longest Lambda allows, so a step is never
-  // cut off between MemberRemove and its record.
-  remediate: { timeout: Duration.minutes(15), memorySize: 512, pipeline: true },
-  // Reads the directory (instance or node → cluster and member), writes dead letters, publishes.
-  intake: { timeout: Duration.seconds(30), memorySize: 256, pipeline: false },
-  // Carries out the incident's outbox, then resumes it (a schedule) or blocks it (an event).
-  'step-failed': { timeout: Duration.seconds(30), memorySize: 256, pipeline: true },
+  'probe-members': { timeout: timeout('probe-members'), memorySize: 512, pipeline: true },
+  'move-leader': { timeout: timeout('move-leader'), memorySize: 512, pipeline: true },
+  'schedule-retry': { timeout: timeout('schedule-retry'), memorySize: 256, pipeline: true },
+  remediate: { timeout: timeout('remediate'), memorySize: 512, pipeline: true },
+  intake: { timeout: timeout('intake'), memorySize: 256, pipeline: false },
+  'step-failed': { timeout: timeout('step-failed'), memorySize: 256, pipeline: true },
 } as const satisfies Record<StackFunctionName, FunctionSpec>;
 
 export const stackFunctionNames = [...functionNames, 'intake', 'step-failed'] as const satisfies readonly StackFunctionName[];

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { carriesCredentials, CREDENTIALS_IN_URL } from '../../core/endpoint-url.ts';
 import { podPathProblem } from '../../core/pod-path.ts';
 import { firstPolicyProblem, pathNameSchema, policySchema, type Policy, type PolicyInput } from '../../core/policy.ts';
+import { budgetProblem } from '../../core/step-budget-fit.ts';
 import type { PathName } from '../../core/types.ts';
 import type { KubeAccessConfig, MachineApiVersion } from '../../ports/kube-access.ts';
 import type { Item } from './dynamodb-codec.ts';
@@ -116,7 +117,8 @@ const fieldOf = (path: readonly PropertyKey[]): string => path.map(String).join(
 /**
  * Throws ClusterRegistrationError naming the cluster and the first field that is wrong. The policy
  * is checked as the cluster gives it, then parsed over `defaults` (already checked: see
- * policy-defaults.ts), the cluster's fields winning.
+ * policy-defaults.ts), the cluster's fields winning, and held to the budget rule
+ * (step-budget-fit.ts): every step fits its Lambda timeout.
  */
 export function checkRegistration(input: unknown, clusterIdHint = '', defaults?: PolicyInput): CheckedRegistration {
   const parsed = registrationSchema.safeParse(input);
@@ -140,7 +142,11 @@ export function checkRegistration(input: unknown, clusterIdHint = '', defaults?:
   if (wrong) throw new ClusterRegistrationError(clusterId, wrong.field ? `policy.${wrong.field}` : 'policy', wrong.problem);
   checkMembers(registration);
   checkKube(registration);
-  return { registration, policy: policySchema.parse(underDefaults(defaults, policyInput)) };
+  const policy = policySchema.parse(underDefaults(defaults, policyInput));
+  // Over the defaults too: a policy that fits alone may not under the stack's defaults.
+  const over = budgetProblem(policy);
+  if (over) throw new ClusterRegistrationError(clusterId, `policy.${over.field}`, over.problem);
+  return { registration, policy };
 }
 
 function checkMembers(registration: ClusterRegistration): void {

@@ -1,7 +1,8 @@
 // Policy defaults for every cluster of a directory (the construct's policyDefaults): checked once,
 // then laid under each cluster's own policy, whose fields win. Merged as input, before the schema
 // fills in the built-in defaults, so a field a cluster leaves out takes the default's value.
-import { firstPolicyProblem, type PolicyInput } from '../../core/policy.ts';
+import { firstPolicyProblem, parsePolicy, type PolicyInput } from '../../core/policy.ts';
+import { budgetProblem } from '../../core/step-budget-fit.ts';
 
 /** `field: problem`, for the caller to say where the defaults came from; field '' is the whole value. */
 export class PolicyDefaultsError extends Error {
@@ -21,11 +22,12 @@ const isFields = (value: unknown): value is Fields => typeof value === 'object' 
 
 /**
  * Throws PolicyDefaultsError naming the first field that is wrong, an unknown one at any depth
- * too (it would apply to no cluster); returns the defaults as given.
+ * too (it would apply to no cluster), or one that gives a step a budget beyond its Lambda timeout
+ * (step-budget-fit.ts) for every cluster that leaves it out; returns the defaults as given.
  */
 export function checkPolicyDefaults(input: unknown): PolicyInput {
   if (!isFields(input)) throw new PolicyDefaultsError('', 'must be a JSON object of policy fields, e.g. {"graceMs":120000}');
-  const wrong = firstPolicyProblem(input);
+  const wrong = firstPolicyProblem(input) ?? budgetProblem(parsePolicy(input));
   if (wrong) throw new PolicyDefaultsError(wrong.field, wrong.problem);
   // Checked whole above; kept unparsed so only what it names is a default.
   return input;

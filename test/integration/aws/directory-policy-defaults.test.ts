@@ -1,10 +1,14 @@
 // POLICY_DEFAULTS on dynalite: a cluster registered with its own policy is read back with the
-// defaults under it, both through the directory's option and through a Lambda's cold start.
+// defaults under it, both through the directory's option and through a Lambda's cold start; a
+// policy that gives a step a budget beyond its Lambda timeout, over the defaults or edited by hand,
+// is that cluster's entry refused.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDynamoDirectory, putCluster } from '../../../functions/adapters/aws/dynamodb-directory.ts';
 import type { SecretSource } from '../../../functions/adapters/aws/secrets.ts';
 import { awsIntakeDepsFromEnv } from '../../../functions/aws-wiring/intake-deps.ts';
 import { defaultPolicy } from '../../../functions/core/policy.ts';
+import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { clusterConfigKey } from '../../../functions/adapters/aws/dynamodb-keys.ts';
 import { startDynalite, type Dynalite } from '../../support/dynalite.ts';
 
 const noSecret = async (arn: string): Promise<never> => {
@@ -63,5 +67,30 @@ describe('policy defaults under each cluster’s policy', () => {
   it('what is stored is the cluster’s own policy: the defaults are never written into it', async () => {
     const plain = createDynamoDirectory({ client: dynamo.client(), tableName, secrets: noSecrets });
     expect((await plain.get('lab')).policy).toEqual(defaultPolicy);
+  });
+});
+
+describe('the budget rule when the directory is read', () => {
+  let tableName: string;
+  beforeEach(async () => {
+    tableName = await dynamo.createTable();
+  });
+
+  it('a policy that fits alone but not over the defaults is that cluster’s entry refused, naming the field and the numbers', async () => {
+    await putCluster(dynamo.client(), tableName, { clusterId: 'snap', endpoints: ['https://10.0.0.1:2379'], policy: { snapshotBeforeRemove: true } });
+    await putCluster(dynamo.client(), tableName, { clusterId: 'lab', endpoints: ['http://127.0.0.1:2379'] });
+    const directory = createDynamoDirectory({ client: dynamo.client(), tableName, secrets: noSecrets, policyDefaults: { actuatorTimeoutMs: 500_000 } });
+    await expect(directory.get('snap')).rejects.toThrow(
+      /^cluster snap: policy\.actuatorTimeoutMs: remediate needs 894 s at 9 members \(.*snapshotTimeoutMs 120 s.*actuatorTimeoutMs 500 s.*\), but its Lambda timeout is 900 s less a 60 s margin/,
+    );
+    expect((await directory.get('lab')).policy.actuatorTimeoutMs).toBe(500_000);
+  });
+
+  it('an entry edited by hand past the rule is refused on read', async () => {
+    const doc = DynamoDBDocumentClient.from(dynamo.client());
+    const policy = { callTimeoutMs: 10_000 };
+    await doc.send(new PutCommand({ TableName: tableName, Item: { ...clusterConfigKey('prod'), type: 'cluster', clusterId: 'prod', endpoints: ['https://10.0.0.1:2379'], policy } }));
+    const directory = createDynamoDirectory({ client: dynamo.client(), tableName, secrets: noSecrets });
+    await expect(directory.get('prod')).rejects.toThrow(/^cluster prod: policy\.callTimeoutMs: move-leader needs 690 s at 9 members/);
   });
 });

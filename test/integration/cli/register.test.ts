@@ -186,6 +186,17 @@ describe('etcd-remediator register', () => {
     );
   });
 
+  it('a policy whose remediate budget is beyond its Lambda timeout: exit 2, one line naming the field and the numbers, nothing written', async () => {
+    const policy = join(dir, 'oversize-policy.json');
+    writeFileSync(policy, JSON.stringify({ snapshotBeforeRemove: true, actuatorTimeout: '10m' }));
+    const run = await register('--cluster', 'prod', '--endpoints', 'http://127.0.0.1:2379', '--policy', policy);
+    expect(run.code).toBe(2);
+    expect(run.stderr.trimEnd().split('\n')).toEqual([
+      expect.stringMatching(/^etcd-remediator: cluster prod: --policy: actuatorTimeoutMs: remediate needs 994 s at 9 members \(.*actuatorTimeoutMs 600 s.*\), but its Lambda timeout is 900 s less a 60 s margin: lower actuatorTimeoutMs$/),
+    ]);
+    await expect(directory().get('prod')).rejects.toBeInstanceOf(UnknownClusterError);
+  });
+
   it('--help prints its usage and exits 0', async () => {
     const run = await runCli(['register', '--help']);
     expect(run.code).toBe(0);
