@@ -3,10 +3,13 @@
 // attempt after a back-off (spending an attempt), or, with the budget or deadline spent, or nothing
 // schedulable, block it saying which step failed and how. The rule is core's (step-failed.ts).
 import type { EventEnvelope, FunctionName } from '../../events/catalogue.ts';
+import type { Decision } from '../core/decision.ts';
 import { journalSteps } from '../core/journal.ts';
+import { defaultPolicy } from '../core/policy.ts';
 import { stepFailedBlock, stepFailedDecision, type StepFailedFacts } from '../core/step-failed.ts';
 import { describeSelector, selectorOf, targetKeyOf } from '../core/target.ts';
 import { describeMember } from '../core/view.ts';
+import { UnknownClusterError } from '../ports/cluster-directory.ts';
 import { VersionConflictError, type Incident } from '../ports/incident-store.ts';
 import { blockEffects } from './decision-effects.ts';
 import type { Deps } from './deps.ts';
@@ -32,18 +35,17 @@ export async function stepFailed(deps: Deps, functionName: FunctionName, event: 
   if (incident.state !== 'open' || (incident.attempt !== attempt && incident.outbox.length === 0)) return 'moved-on';
 
   const said = error instanceof Error ? error.message : String(error);
-  const cluster = await deps.directory.get(incident.clusterId);
-  const now = deps.clock.now();
   const failed = { functionName, detailType: event.detailType, attempt, error: said };
-  const facts: StepFailedFacts = {
-    ...targetOf(incident),
-    openedAt: incident.openedAt,
-    now,
-    attemptsSpent: attemptsSpent(incident),
-    incidentAttempt: incident.attempt,
-    resumeAt: nextTryAt(deps, cluster, incident),
-    resumable: true,
-  };
+  const known = { ...targetOf(incident), openedAt: incident.openedAt, attemptsSpent: attemptsSpent(incident), incidentAttempt: incident.attempt };
+  // An entry the directory refuses (say, a policy edited past a Lambda timeout) fails every step
+  // alike, and leaves no policy to resume under: the incident blocks, saying why.
+  const cluster = await deps.directory.get(incident.clusterId).catch((readError: unknown) => {
+    if (readError instanceof UnknownClusterError) throw readError;
+    return undefined;
+  });
+  const now = deps.clock.now();
+  if (!cluster) return block(deps, incident, stepFailedBlock(failed, { ...known, now, resumeAt: now, resumable: false, entryUnread: true }, defaultPolicy), functionName, now);
+  const facts: StepFailedFacts = { ...known, now, resumeAt: nextTryAt(deps, cluster, incident), resumable: true };
   const verdict = stepFailedDecision(failed, facts, cluster.policy);
   if (verdict.kind === 'retry') {
     const at = verdict.at;
@@ -60,7 +62,10 @@ export async function stepFailed(deps: Deps, functionName: FunctionName, event: 
       deps.log.error('cannot resume the incident; blocking it', { incidentId: incident.incidentId, error: String(resumeError) });
     }
   }
-  const decision = verdict.kind === 'block' ? verdict : stepFailedBlock(failed, { ...facts, resumable: false }, cluster.policy);
+  return block(deps, incident, verdict.kind === 'block' ? verdict : stepFailedBlock(failed, { ...facts, resumable: false }, cluster.policy), functionName, now);
+}
+
+async function block(deps: Deps, incident: Incident, decision: Extract<Decision, { kind: 'block' }>, functionName: FunctionName, now: number): Promise<StepFailedOutcome> {
   const { patch, effects } = blockEffects(incident, decision, functionName, now);
   try {
     const closed = await commit(deps, await latest(deps, incident), patch, effects);

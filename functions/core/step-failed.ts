@@ -33,6 +33,8 @@ export interface StepFailedFacts {
   resumeAt: number;
   /** False once a resume was tried and could not be written. */
   resumable: boolean;
+  /** The directory refused the cluster's entry (its error says why): there is no policy to resume under. */
+  entryUnread?: true;
 }
 
 export function stepFailedDecision(step: FailedStep, facts: StepFailedFacts, policy: Pick<Policy, 'maxAttempts' | 'incidentDeadlineMs'>): Extract<Decision, { kind: 'retry' | 'block' }> {
@@ -62,7 +64,9 @@ const evidenceOf = (step: FailedStep) => ({ functionName: step.functionName, det
 
 /** The block, saying why no resume: the deadline, the budget, or a resume that could not be written. */
 export function stepFailedBlock(step: FailedStep, facts: StepFailedFacts, policy: Pick<Policy, 'maxAttempts' | 'incidentDeadlineMs'>): Extract<Decision, { kind: 'block' }> {
-  const since = pastIncidentDeadline(facts.openedAt, facts.now, policy)
+  const since = facts.entryUnread
+    ? "the cluster's directory entry is refused"
+    : pastIncidentDeadline(facts.openedAt, facts.now, policy)
     ? `the incident deadline of ${describeDuration(policy.incidentDeadlineMs)} has passed`
     : budgetSpent(facts, policy)
       ? `the attempt budget of ${policy.maxAttempts} is spent`

@@ -219,6 +219,7 @@ export function loadConfig(file: string): RunConfig {
     return {
       clusterId: c.clusterId,
       endpoints: c.endpoints ?? [],
+      // Not held to the budget rule (step-budget-fit.ts): run's steps have no Lambda timeout to fit.
       policy: checkedPolicy({ ...c.policy, pathOrder: access.pathOrder }, (message) => new ConfigError(`clusters[${i}].${message}`)),
       ...(c.tls ? { tls: readTls(dir, i, c.tls) } : {}),
       ...(c.auth ? { auth: readAuth(dir, i, c.auth) } : {}),

@@ -3,6 +3,7 @@
 // does, or keeps a record it cannot act on as a dead letter.
 import { afterEach, describe, expect, it } from 'vitest';
 import { detailTypes, makeEvent, routes } from '../../../events/catalogue.ts';
+import { checkRegistration } from '../../../functions/adapters/aws/cluster-registration.ts';
 import { moveLeader } from '../../../functions/app/move-leader.ts';
 import { probeMembers } from '../../../functions/app/probe-members.ts';
 import { readInvocationRecord } from '../../../functions/aws-wiring/invocation-record.ts';
@@ -76,6 +77,28 @@ describe('the step-failed handler', () => {
     const handler = createStepFailedHandler(h.deps);
     expect(await handler(record(await approvedIncident(), 'InvalidEventError', 'RemediationApproved is invalid'), localContext('step-failed'))).toBe('not-resumable');
     expect((await h.deps.store.listIncidents())[0]?.state).toBe('open');
+  });
+
+  it('blocks, naming the field, an incident whose cluster entry the directory now refuses (a policy beyond a Lambda timeout)', async () => {
+    h = harness({ maxAttempts: 5 });
+    const event = await approvedIncident();
+    // The entry as the directory reads it on AWS: registration and policy through the one check.
+    const refusal = (() => {
+      try {
+        checkRegistration({ clusterId: 'c1', endpoints: h.cluster.endpoints, policy: { snapshotBeforeRemove: true, actuatorTimeoutMs: 600_000 } }, 'c1');
+      } catch (error) {
+        return error as Error;
+      }
+      throw new Error('the entry was expected to be refused');
+    })();
+    const { message } = refusal;
+    const deps = { ...h.deps, directory: { get: () => Promise.reject(refusal) } };
+    expect(message).toMatch(/^cluster c1: policy\.actuatorTimeoutMs: remediate needs 994 s/);
+    expect(await createStepFailedHandler(deps)(record(event, 'ClusterRegistrationError', message), localContext('step-failed'))).toBe('blocked');
+    const blocked = h.lastOf('RemediationBlocked');
+    expect(blocked).toMatchObject({ reason: 'STEP_FAILED', evidence: { functionName: 'remediate', error: message } });
+    expect(blocked.message).toContain(`failed on every delivery of RemediationApproved (attempt 0): ${message}; blocked, since the cluster's directory entry is refused.`);
+    expect((await h.deps.store.listIncidents())[0]?.state).toBe('blocked');
   });
 
   it('keeps a record it cannot read as a dead letter, naming why', async () => {
