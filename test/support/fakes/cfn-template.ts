@@ -56,3 +56,29 @@ export function resolveBusName(value: unknown, template: CfnTemplate, refs: CfnR
   if (bus?.Type === 'AWS::Events::EventBus' && typeof bus.Properties?.Name === 'string') return bus.Properties.Name;
   throw new Error(`${where}: cannot resolve the event bus ${JSON.stringify(value)}; pass refs: { "<logicalId>": "<bus name>" }`);
 }
+
+/** What an AWS::SQS::Queue of the template says about redelivery, as SQS reads it. */
+export interface QueueAttributes {
+  /** VisibilityTimeout, in seconds, when the template sets it. */
+  visibilityTimeoutSeconds?: number;
+  /** RedrivePolicy: the dead-letter queue's logical id and the receives before a message goes there. */
+  redrive?: { deadLetterQueue: string; maxReceiveCount: number };
+}
+
+export function queueAttributesOf(template: CfnTemplate, logicalId: string): QueueAttributes | undefined {
+  const queue = template.Resources?.[logicalId];
+  if (queue?.Type !== 'AWS::SQS::Queue') return undefined;
+  const props = queue.Properties ?? {};
+  const attributes: QueueAttributes = {};
+  if (typeof props.VisibilityTimeout === 'number') attributes.visibilityTimeoutSeconds = props.VisibilityTimeout;
+  const policy = isObject(props.RedrivePolicy) ? props.RedrivePolicy : undefined;
+  if (policy) {
+    const deadLetterQueue = resolveValue(policy.deadLetterTargetArn)?.logicalId;
+    const maxReceiveCount = Number(policy.maxReceiveCount);
+    if (!deadLetterQueue || !Number.isInteger(maxReceiveCount) || maxReceiveCount < 1) {
+      throw new Error(`queue ${logicalId}: RedrivePolicy ${JSON.stringify(policy)} needs a deadLetterTargetArn naming a queue of the template and a maxReceiveCount from 1`);
+    }
+    attributes.redrive = { deadLetterQueue, maxReceiveCount };
+  }
+  return attributes;
+}
