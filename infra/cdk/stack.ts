@@ -2,9 +2,12 @@
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { EtcdRemediation, type EtcdRemediationProps } from './etcd-remediation.ts';
+import { networkProps, type NetworkContext } from './network-context.ts';
 
 export interface EtcdRemediatorStackProps extends StackProps {
   readonly remediation?: EtcdRemediationProps;
+  /** The VPC, subnets and security group from the app's context; made into the construct's network props in this stack. */
+  readonly network?: NetworkContext;
 }
 
 export class EtcdRemediatorStack extends Stack {
@@ -12,7 +15,8 @@ export class EtcdRemediatorStack extends Stack {
 
   constructor(scope: Construct, id: string, props: EtcdRemediatorStackProps = {}) {
     super(scope, id, props);
-    this.remediation = new EtcdRemediation(this, 'Remediation', props.remediation);
+    const network = props.network ? networkProps(this, props.network) : {};
+    this.remediation = new EtcdRemediation(this, 'Remediation', { ...props.remediation, ...network });
     new CfnOutput(this, 'BusName', { value: this.remediation.bus.eventBusName, description: 'etcd-remediator send --bus NAME' });
     new CfnOutput(this, 'TableName', { value: this.remediation.table.tableName, description: 'Incidents and the cluster directory' });
     new CfnOutput(this, 'DashboardName', { value: this.remediation.monitoring.dashboard.dashboardName });
