@@ -9,7 +9,7 @@ import { detailTypes, EVENT_SOURCE, functionNames, makeEvent, subscriptionsOf, t
 import { createEventBridgeBus } from '../../../functions/adapters/aws/eventbridge-bus.ts';
 import { eventBridgeSchemaFor, type EventBridgeEvent } from '../../../functions/lambda/eventbridge.ts';
 import type { CfnTemplate } from '../../support/fakes/cfn-template.ts';
-import { startEventBridgeFake, type EventBridgeFake } from '../../support/fakes/eventbridge-fake.ts';
+import { DEFAULT_TARGET_RETRY, defaultRetryDelayMs, startEventBridgeFake, type EventBridgeFake, type EventBridgeFakeOptions } from '../../support/fakes/eventbridge-fake.ts';
 import { loadSample } from '../../unit/events/samples.ts';
 import { sdkConfig, synthesize, type SynthesizedStack } from './synth-stack.ts';
 
@@ -37,8 +37,8 @@ describe('EventBridge fake: routing by the synthesized rules', () => {
     fake = undefined;
   });
 
-  const start = async (template = stack.template) => {
-    fake = await startEventBridgeFake({ template });
+  const start = async (template = stack.template, options: Omit<EventBridgeFakeOptions, 'template'> = {}) => {
+    fake = await startEventBridgeFake({ template, ...options });
     client = new EventBridgeClient(sdkConfig(fake.endpoint));
     return { fake, client };
   };
@@ -80,16 +80,49 @@ describe('EventBridge fake: routing by the synthesized rules', () => {
     expect(eventBridgeSchemaFor(subscriptionsOf('probe-members')).safeParse(got[0]).success).toBe(true);
   });
 
-  it('routes nothing from another source, and a handler that throws is recorded as failed', async () => {
-    const { fake, client } = await start();
+  it('routes nothing from another source; a handler that throws is retried per the target\'s RetryPolicy, then its event goes to the DLQ', async () => {
+    const { fake, client } = await start(stack.template, { compression: 1_000 });
+    const tries: number[] = [];
     fake.onTarget(stack.functionIds['probe-members'], () => {
+      tries.push(performance.now());
       throw new Error('handler down');
     });
     const entry = (Source: string) => ({ Source, DetailType: 'RetryDue', Detail: JSON.stringify(loadSample('RetryDue')), EventBusName: stack.busName });
     const out = await client.send(new PutEventsCommand({ Entries: [entry('someone-else'), entry(EVENT_SOURCE)] }));
     expect(out.FailedEntryCount).toBe(0);
     await fake.idle();
-    expect(fake.deliveries.map((d) => [d.event.source, d.status, String(d.error)])).toEqual([[EVENT_SOURCE, 'failed', 'Error: handler down']]);
+    // The synthesized target: retryAttempts 2 and a dead-letter queue.
+    const dlq = Object.entries(stack.template.Resources ?? {}).find(([id, r]) => r.Type === 'AWS::SQS::Queue' && id.startsWith('RuleDlq'))?.[0];
+    expect(fake.deliveries.map((d) => [d.event.source, d.status, String(d.error), d.tries, d.deadLetter])).toEqual([[EVENT_SOURCE, 'failed', 'Error: handler down', 3, dlq]]);
+    // Backoff between the tries: 1 s, then 2 s, at a compression of 1000.
+    expect(tries[1]! - tries[0]!).toBeGreaterThanOrEqual(1 - 0.5);
+    expect(tries[2]! - tries[1]!).toBeGreaterThanOrEqual(2 - 0.5);
+  });
+
+  it('retries as documented without a RetryPolicy: up to 185 times over 24 hours, with a backoff that grows', () => {
+    expect(DEFAULT_TARGET_RETRY).toEqual({ maximumRetryAttempts: 185, maximumEventAgeInSeconds: 24 * 3600 });
+    expect([1, 2, 3, 20].map(defaultRetryDelayMs)).toEqual([1_000, 2_000, 4_000, 300_000]);
+  });
+
+  it('each delivery takes the hop latency after PutEvents answered', async () => {
+    const { fake, client } = await start(stack.template, { latencyMs: 150 });
+    let reachedAt = 0;
+    fake.onTarget(stack.functionIds['probe-members'], () => void (reachedAt = performance.now()));
+    const putAt = performance.now();
+    await client.send(new PutEventsCommand({ Entries: [{ Source: EVENT_SOURCE, DetailType: 'RetryDue', Detail: JSON.stringify(loadSample('RetryDue')), EventBusName: stack.busName }] }));
+    await fake.idle();
+    expect(reachedAt - putAt).toBeGreaterThanOrEqual(150 - 1);
+  });
+
+  it('at least once: an event picked for it reaches its target twice', async () => {
+    const { fake, client } = await start(stack.template, { duplicate: (event) => event['detail-type'] === 'RetryDue' });
+    const got: string[] = [];
+    fake.onTarget(stack.functionIds['probe-members'], (event) => void got.push(event.id));
+    const entry = (DetailType: string) => ({ Source: EVENT_SOURCE, DetailType, Detail: JSON.stringify(loadSample('RetryDue')), EventBusName: stack.busName });
+    await client.send(new PutEventsCommand({ Entries: [entry('RetryDue'), entry('MemberUnhealthy')] }));
+    await fake.idle();
+    const [retryDue, unhealthy] = fake.accepted.map((a) => a.event.id);
+    expect(got.sort()).toEqual([retryDue, retryDue, unhealthy].sort());
   });
 
   it('refuses 11 entries in one call, as EventBridge does', async () => {

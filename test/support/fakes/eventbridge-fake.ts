@@ -3,13 +3,27 @@
 // test chooses, and routes each accepted entry by the AWS::Events::Rule resources of a synthesized
 // template to handlers registered per target ARN or logical id, asynchronously, as EventBridge
 // delivers: an event object with version, id, detail-type, source, account, time, region,
-// resources and detail. A target's RetryPolicy and DeadLetterConfig are not applied here: a
-// handler that throws is recorded as failed, and retrying is the Lambda host's business.
+// resources and detail.
+//
+// What it models, from the EventBridge User Guide:
+// - "Amazon EventBridge PutEvents" / "Amazon EventBridge quotas": 1 to 10 entries a call and 256 KB
+//   a request (entry sizes as "Calculating Amazon EventBridge PutEvents event entry size" counts
+//   them); Detail must be a JSON object; a failed entry is reported in the answer, not thrown.
+// - "Event bus targets in Amazon EventBridge": PutEvents answers before any target runs; each
+//   delivery takes `latencyMs` (the bus-to-target hop) on top.
+// - "Retrying event delivery" / "Using dead-letter queues to process undelivered events": a
+//   delivery that fails (here: a handler that throws) is retried with exponential backoff, up to
+//   the target's RetryPolicy (default 185 retries and 24 hours), then goes to its DeadLetterConfig
+//   or is dropped. The guide gives no backoff schedule: `retryDelayMs` (default 1 s doubling to
+//   5 min), compressible (compression.ts).
+// - At-least-once delivery: `duplicate` picks events that are delivered twice.
+// Latency and retry waits run on timers; only the event's `time` is read from the fake's clock.
 import { randomUUID } from 'node:crypto';
 import { type Clock } from '../../../functions/ports/clock.ts';
 import { systemClock } from '../../../functions/adapters/local/system-clock.ts';
 import type { EventBridgeEvent } from '../../../functions/lambda/eventbridge.ts';
 import { busNameOf, busNamesOf, type CfnRefs, type CfnTemplate } from './cfn-template.ts';
+import { compress } from './compression.ts';
 import { AwsFakeError, jsonBody, startFakeServer, type FakeRequest, type FakeResponse } from './http.ts';
 import { rulesFromTemplate, type LoadedRule, type RuleTarget } from './template-rules.ts';
 
@@ -45,6 +59,10 @@ export interface Delivery {
   event: EventBridgeEvent;
   status: 'pending' | 'delivered' | 'failed' | 'no-handler';
   error?: unknown;
+  /** Tries so far, the first included. */
+  tries: number;
+  /** Set when every try failed and the target has a DeadLetterConfig: its ARN or logical id. */
+  deadLetter?: string;
 }
 
 export interface EntryFailure {
@@ -68,6 +86,14 @@ export interface EventBridgeFakeOptions {
   clock?: Clock;
   region?: string;
   account?: string;
+  /** The bus-to-target hop: each try of a delivery starts this long after its event was put (or its retry was due). */
+  latencyMs?: number;
+  /** The wait before retry n (1, 2, …), as documented delays before compression. */
+  retryDelayMs?: (retry: number) => number;
+  /** Divides the retry waits (compression.ts); the hop latency is not compressed. */
+  compression?: number;
+  /** At least once: an event this picks is delivered to the target twice, at once. */
+  duplicate?: (event: EventBridgeEvent, target: RuleTarget) => boolean;
 }
 
 export interface EventBridgeFake {
@@ -90,6 +116,11 @@ export interface EventBridgeFake {
   close(): Promise<void>;
 }
 
+/** A target without a RetryPolicy: "Retrying event delivery" says 24 hours and up to 185 times. */
+export const DEFAULT_TARGET_RETRY = { maximumRetryAttempts: 185, maximumEventAgeInSeconds: 86_400 } as const;
+/** Exponential, as the guide says; its numbers are this fake's: 1 s doubling, capped at 5 minutes. */
+export const defaultRetryDelayMs = (retry: number): number => Math.min(300_000, 1_000 * 2 ** (retry - 1));
+
 const MAX_ENTRIES = 10;
 const MAX_REQUEST_BYTES = 256 * 1024;
 
@@ -104,6 +135,8 @@ export async function startEventBridgeFake(options: EventBridgeFakeOptions = {})
   const template = options.template ?? {};
   const rules = rulesFromTemplate(template, options.refs);
   const clock = options.clock ?? systemClock;
+  const latency = options.latencyMs ?? 0;
+  compress(1, options.compression);
   const region = options.region ?? 'us-east-1';
   const account = options.account ?? '000000000000';
   const buses = new Set(['default', ...busNamesOf(template), ...rules.map((r) => r.busName), ...(options.buses ?? [])]);
@@ -122,31 +155,49 @@ export async function startEventBridgeFake(options: EventBridgeFakeOptions = {})
     for (const resolve of waiters) resolve();
   };
 
+  const later = (ms: number) => new Promise<void>((resolve) => (ms > 0 ? setTimeout(resolve, ms) : setImmediate(resolve)));
+
+  /** One delivery of an event to a target: tries until the handler returns, or the RetryPolicy is spent. */
+  async function attempt(delivery: Delivery): Promise<void> {
+    const { target, event } = delivery;
+    const handler = (target.arn && handlers.get(target.arn)) || (target.logicalId && handlers.get(target.logicalId)) || undefined;
+    const retries = target.retryPolicy?.maximumRetryAttempts ?? DEFAULT_TARGET_RETRY.maximumRetryAttempts;
+    const maxAgeMs = (target.retryPolicy?.maximumEventAgeInSeconds ?? DEFAULT_TARGET_RETRY.maximumEventAgeInSeconds) * 1000;
+    const putAt = performance.now();
+    for (let retry = 0; ; retry++) {
+      await later(latency);
+      if (!handler) {
+        delivery.status = 'no-handler';
+        return;
+      }
+      delivery.tries++;
+      try {
+        await handler(structuredClone(event));
+        delivery.status = 'delivered';
+        return;
+      } catch (error) {
+        delivery.error = error;
+      }
+      const wait = compress((options.retryDelayMs ?? defaultRetryDelayMs)(retry + 1), options.compression);
+      if (retry >= retries || performance.now() - putAt + wait > compress(maxAgeMs, options.compression)) break;
+      await later(wait);
+    }
+    delivery.status = 'failed';
+    if (target.deadLetter) delivery.deadLetter = target.deadLetter;
+  }
+
   function deliver(rule: LoadedRule, target: RuleTarget, event: EventBridgeEvent): void {
-    const delivery: Delivery = { rule: rule.logicalId, target, event, status: 'pending' };
-    deliveries.push(delivery);
-    inFlight++;
-    // Asynchronous, as EventBridge is: PutEvents has answered before any target runs.
-    setImmediate(() => {
-      const handler = (target.arn && handlers.get(target.arn)) || (target.logicalId && handlers.get(target.logicalId)) || undefined;
-      Promise.resolve()
-        .then(async () => {
-          if (!handler) {
-            delivery.status = 'no-handler';
-            return;
-          }
-          await handler(structuredClone(event));
-          delivery.status = 'delivered';
-        })
-        .catch((error: unknown) => {
-          delivery.status = 'failed';
-          delivery.error = error;
-        })
-        .finally(() => {
-          inFlight--;
-          settle();
-        });
-    });
+    const copies = options.duplicate?.(event, target) ? 2 : 1;
+    for (let copy = 0; copy < copies; copy++) {
+      const delivery: Delivery = { rule: rule.logicalId, target, event, status: 'pending', tries: 0 };
+      deliveries.push(delivery);
+      inFlight++;
+      // Asynchronous, as EventBridge is: PutEvents has answered before any target runs.
+      void attempt(delivery).finally(() => {
+        inFlight--;
+        settle();
+      });
+    }
   }
 
   function failureFor(entry: PutEntry): PutResult | undefined {

@@ -11,6 +11,10 @@ export interface RuleTarget {
   arn?: string;
   /** The resource its Arn refers to (Ref / Fn::GetAtt). */
   logicalId?: string;
+  /** The target's RetryPolicy, when it has one. */
+  retryPolicy?: { maximumRetryAttempts?: number; maximumEventAgeInSeconds?: number };
+  /** Where its DeadLetterConfig sends an event it could not deliver: an ARN or a logical id. */
+  deadLetter?: string;
 }
 
 export interface LoadedRule {
@@ -34,7 +38,18 @@ function loadTarget(raw: unknown, rule: string, refs: CfnRefs): RuleTarget {
   if (!resolved || (resolved.literal === undefined && resolved.logicalId === undefined)) {
     throw new Error(`${where}: cannot resolve its Arn ${JSON.stringify(target.Arn)}`);
   }
-  return { id, arn: resolved.literal, logicalId: resolved.logicalId };
+  const retry = (typeof target.RetryPolicy === 'object' && target.RetryPolicy !== null ? target.RetryPolicy : undefined) as
+    | { MaximumRetryAttempts?: unknown; MaximumEventAgeInSeconds?: unknown }
+    | undefined;
+  const number = (value: unknown) => (typeof value === 'number' ? value : undefined);
+  const deadLetter = resolveValue((target.DeadLetterConfig as { Arn?: unknown } | undefined)?.Arn, refs);
+  return {
+    id,
+    arn: resolved.literal,
+    logicalId: resolved.logicalId,
+    ...(retry ? { retryPolicy: { maximumRetryAttempts: number(retry.MaximumRetryAttempts), maximumEventAgeInSeconds: number(retry.MaximumEventAgeInSeconds) } } : {}),
+    ...(deadLetter ? { deadLetter: deadLetter.literal ?? deadLetter.logicalId } : {}),
+  };
 }
 
 /** The enabled event-pattern rules of a template; schedule-only and disabled rules route nothing. */
