@@ -6,6 +6,12 @@
 // (pipe-input-template.ts); anything else (no InputTemplate, enrichment, filters, dynamic Source)
 // is refused when the pipe is connected. A message whose input is no JSON object fails PutEvents
 // (MalformedDetail) and goes back to the queue, as with the real Pipe.
+//
+// What it models, from the EventBridge Pipes User Guide: "Amazon EventBridge Pipes input
+// transformation" (pipe-input-template.ts); "Amazon SQS as a source in EventBridge Pipes": the
+// pipe polls the queue, and a message whose delivery failed is not deleted, so it comes back after
+// the queue's visibility timeout and, past maxReceiveCount, goes to the queue's dead-letter queue
+// (sqs-fake.ts). The SQS-to-bus hop takes `latencyMs` (polling and the PutEvents).
 import { SHORT_WAIT_PIPE } from '../../../functions/adapters/aws/short-wait-queue.ts';
 import { PipeTemplateError, renderInputTemplate, sqsPayload } from './pipe-input-template.ts';
 import { resolveBusName, resolveValue, resourcesOfType, type CfnRefs, type CfnTemplate } from './cfn-template.ts';
@@ -103,10 +109,12 @@ function compile(target: PipeTarget) {
 }
 
 /** Consumes the queue into the bus; a message whose entry fails stays in the queue to come back. */
-export function connectPipe(options: { sqs: SqsFake; queue: string; eventBridge: EventBridgeFake; target: PipeTarget }): ConnectedPipe {
+export function connectPipe(options: { sqs: SqsFake; queue: string; eventBridge: EventBridgeFake; target: PipeTarget; latencyMs?: number }): ConnectedPipe {
   const toEntry = compile(options.target);
   const deliveries: PipeDelivery[] = [];
+  const latency = options.latencyMs ?? 0;
   options.sqs.consume(options.queue, async (message) => {
+    if (latency > 0) await new Promise((resolve) => setTimeout(resolve, latency));
     const [result = { ErrorCode: 'MissingResult' }] = options.eventBridge.putEvents([toEntry(message)]);
     deliveries.push({ messageId: message.messageId, result });
     if (result.ErrorCode) throw new Error(`pipe: PutEvents failed for message ${message.messageId}: ${result.ErrorCode}`);
