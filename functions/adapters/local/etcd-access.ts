@@ -1,53 +1,12 @@
-// One etcd access per cluster, created on first use and closed with the runtime: the direct path
-// only, or, for a cluster with kube access, the port-forward and exec relay paths beside it.
-import { createEtcd3Transport, createProber, credentialsOf, directPaths } from '../etcd/index.ts';
-import { createEtcdGuards } from '../etcd/etcd-guard.ts';
+// One etcd access per cluster for the local runtime: the direct path, or for a cluster with kube
+// access the port-forward and exec relay paths beside it, the Kubernetes client loaded with it.
+import { createPerClusterEtcd } from '../etcd/per-cluster-access.ts';
 import { createKubeEtcd } from '../kube/kube-etcd.ts';
 import type { ClusterEtcd } from '../../ports/cluster-etcd.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { ClusterEntry } from '../../ports/cluster-directory.ts';
 
-type ClosableEtcd = ClusterEtcd & { close(): Promise<void> };
-
-function directEtcd(cluster: ClusterEntry, clock: Clock | undefined): ClosableEtcd {
-  // TLS and the etcd user for every client: the probe's, the removal's, the snapshot's, the guard's.
-  const credentials = credentialsOf(cluster);
-  const transport = createEtcd3Transport(credentials);
-  const guards = createEtcdGuards({ ...credentials, prefix: cluster.policy.guardPrefix, deadlineMs: cluster.policy.callTimeoutMs });
-  return {
-    transport,
-    prober: createProber(transport, directPaths, clock),
-    guard: guards.at,
-    async close() {
-      guards.close();
-      await transport.close();
-    },
-  };
-}
-
 /** `clock` is the runtime's: probes are stamped on the clock every timing decision reads. */
 export function createEtcdAccess(clock?: Clock): { etcdFor: (cluster: ClusterEntry) => ClusterEtcd; close(): Promise<void> } {
-  const byCluster = new Map<string, ClosableEtcd>();
-  return {
-    etcdFor(cluster) {
-      let access = byCluster.get(cluster.clusterId);
-      if (!access) {
-        access = cluster.kube
-          ? createKubeEtcd(cluster.kube, {
-              ...credentialsOf(cluster),
-              guardPrefix: cluster.policy.guardPrefix,
-              callTimeoutMs: cluster.policy.callTimeoutMs,
-              ...(clock ? { clock } : {}),
-            })
-          : directEtcd(cluster, clock);
-        byCluster.set(cluster.clusterId, access);
-      }
-      return access;
-    },
-    async close() {
-      const all = [...byCluster.values()];
-      byCluster.clear();
-      await Promise.all(all.map((access) => access.close()));
-    },
-  };
+  return createPerClusterEtcd(createKubeEtcd, clock);
 }
