@@ -3,6 +3,7 @@ import type { Decision } from '../core/decision.ts';
 import { plan } from '../core/plan.ts';
 import { describeSelector } from '../core/target.ts';
 import type { RemediationHistory } from '../core/remediation-history.ts';
+import { waitsInARowAfter } from '../core/resample-wait.ts';
 import { backoffRetryAt } from '../core/retry-after-backoff.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import type { Incident } from '../ports/incident-store.ts';
@@ -38,6 +39,7 @@ export function planIncident(
       immediateReprobes: incident.immediateReprobes,
       ...(incident.leaderUnreachable ? { leaderUnreachable: incident.leaderUnreachable } : {}),
       ...(excludeCandidates.length > 0 ? { excludeCandidates } : {}),
+      waitsInARow: waitsInARowAfter(incident.lastDecision),
     },
     remediation,
     policy: cluster.policy,

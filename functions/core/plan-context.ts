@@ -22,6 +22,8 @@ export interface PlanInput {
     leaderUnreachable?: CarriedStreak;
     /** Members being remediated themselves: never move leadership to them. */
     excludeCandidates?: MemberId[];
+    /** Waits that only looked again, in a row, up to now (resample-wait.ts): each next one is longer. */
+    waitsInARow?: number;
   };
   /** KCP parity: the target's remediation history. */
   remediation: { lastRemediatedAt?: number; retryCount: number };

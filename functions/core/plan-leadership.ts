@@ -9,6 +9,7 @@ import { describeDuration, describePaths, describeTime, howReached, listWords } 
 import { downAsLeaderBefore, type LeaderJudgement } from './evidence.ts';
 import { approve, backoffOf, block, close, lookAgainAfterBackoff, retryAt, sentence, type PlanContext } from './plan-context.ts';
 import { plannedTarget, targetNotFound } from './plan-checks.ts';
+import { resampleAt, WAITS_IN_A_ROW } from './resample-wait.ts';
 
 const nameOf = (ctx: PlanContext, id: string | undefined): string => describeMemberIn(ctx.view, id);
 
@@ -106,9 +107,17 @@ function leaderGone(ctx: PlanContext, j: LeaderJudgement, gone: string): Decisio
   return approve(ctx, 'LEADER_GONE', 'skipped', sentence(finding, 'with quorum safe, removal is approved without a leader move'));
 }
 
+/** A wait that only looks again: one election timeout the first time, longer each time in a row (resample-wait.ts). */
+function lookAgain(ctx: PlanContext, j: LeaderJudgement, reason: 'ELECTION_IN_PROGRESS' | 'LEADER_UNREACHABLE_UNCONFIRMED', said: (after: string) => string): Decision {
+  const { policy, now, incident } = ctx.input;
+  const before = incident.waitsInARow ?? 0;
+  const at = resampleAt({ now, openedAt: incident.openedAt, before, graceFrom: j.since }, policy);
+  const after = before === 0 && at === now + policy.electionTimeoutMs ? 'one election timeout' : `${describeDuration(at - now)} (look ${before + 1} in a row)`;
+  return { ...retryAt(ctx, reason, at, said(`${after}, at ${describeTime(at)}`)), evidence: { ...ctx.evidence, [WAITS_IN_A_ROW]: before + 1 } };
+}
+
 export function decideLeadership(ctx: PlanContext): Decision {
   const { target, judgement: j } = ctx;
-  const { policy, now } = ctx.input;
   // The target-found check runs first; were it ever skipped, a missing target must not pass for a learner.
   if (!target) return targetNotFound(ctx.view, plannedTarget(ctx), ctx.evidence);
   if (target.isLearner) {
@@ -140,21 +149,15 @@ export function decideLeadership(ctx: PlanContext): Decision {
     );
   }
 
-  const shortRetry = now + policy.electionTimeoutMs;
   switch (j.verdict) {
     case 'LEADER_REACHABLE':
       return recovered(ctx, j) ?? moveLeader(ctx, j);
     case 'LEADER_UNREACHABLE':
       return unreachableLeader(ctx, j);
     case 'LEADER_UNREACHABLE_UNCONFIRMED':
-      return retryAt(ctx, 'LEADER_UNREACHABLE_UNCONFIRMED', shortRetry, sentence(j.message, `we look again after one election timeout, at ${describeTime(shortRetry)}`));
+      return lookAgain(ctx, j, 'LEADER_UNREACHABLE_UNCONFIRMED', (after) => sentence(j.message, `we look again after ${after}`));
     case 'ELECTION_IN_PROGRESS':
-      return retryAt(
-        ctx,
-        'ELECTION_IN_PROGRESS',
-        shortRetry,
-        sentence(j.message, `${ctx.name} cannot be judged until a leader stands, so we look again after one election timeout, at ${describeTime(shortRetry)}`),
-      );
+      return lookAgain(ctx, j, 'ELECTION_IN_PROGRESS', (after) => sentence(j.message, `${ctx.name} cannot be judged until a leader stands, so we look again after ${after}`));
     case 'CLUSTER_UNREACHABLE':
       return lookAgainAfterBackoff(ctx, 'CLUSTER_UNREACHABLE', j.message);
   }

@@ -14,7 +14,7 @@ interface RetryRow {
    * be tried again: those spend no attempt, and the incident deadline bounds them.
    */
   spendsAttempt: boolean;
-  /** Retried one election timeout later, when a fresh sample can settle it. */
+  /** Retried one election timeout later, when a fresh sample can settle it; longer each time in a row (resample-wait.ts). */
   settledByResample?: true;
   /** One line: what the code means. */
   description: string;
@@ -46,8 +46,18 @@ export const reasonTable = {
   LEADER_MOVE_REQUIRED: { outcomes: ['move-leader'], description: 'The target leads and answers: leadership must move off it before it is removed.' },
   // retry
   LEADER_UNREACHABLE: { outcomes: ['retry'], spendsAttempt: false, description: 'The leader is unreachable on every path: wait out the grace window, or let the evidence rule judge it.' },
-  LEADER_UNREACHABLE_UNCONFIRMED: { outcomes: ['retry'], spendsAttempt: false, settledByResample: true, description: 'The leader looks unreachable, but samples one election timeout apart have not confirmed it yet.' },
-  ELECTION_IN_PROGRESS: { outcomes: ['retry'], spendsAttempt: false, settledByResample: true, description: 'No leader is settled (none, disagreement or a moving term): look again after one election timeout.' },
+  LEADER_UNREACHABLE_UNCONFIRMED: {
+    outcomes: ['retry'],
+    spendsAttempt: false,
+    settledByResample: true,
+    description: 'The leader looks unreachable, but samples one election timeout apart have not confirmed it yet: look again after one election timeout, twice as long each look in a row, up to the backoff cap.',
+  },
+  ELECTION_IN_PROGRESS: {
+    outcomes: ['retry'],
+    spendsAttempt: false,
+    settledByResample: true,
+    description: 'No leader is settled (none, disagreement or a moving term): look again after one election timeout, twice as long each look in a row, up to the backoff cap.',
+  },
   LEADER_CHANGED: { outcomes: ['retry'], spendsAttempt: true, description: 'Another member leads now, or etcd said "not leader": re-probe now, a bounded number of times.' },
   TRANSFEREE_UNFIT: { outcomes: ['retry'], spendsAttempt: true, description: 'etcd refused the candidate as transferee ("bad leader transferee"): next candidate, then back off.' },
   LEADER_TRANSFER_TIMEOUT: { outcomes: ['retry'], spendsAttempt: true, description: 'The leader transfer took too long: next candidate, then back off.' },

@@ -1,0 +1,45 @@
+// The row of waits is carried on the incident: each look of an election that does not settle,
+// through probe-members, move-leader and schedule-retry as the functions run them, waits twice as
+// long as the one before.
+import { afterEach, describe, expect, it } from 'vitest';
+import type { DetailOf } from '../../../events/catalogue.ts';
+import { moveLeader } from '../../../functions/app/move-leader.ts';
+import { probeMembers } from '../../../functions/app/probe-members.ts';
+import { scheduleRetry } from '../../../functions/app/schedule-retry.ts';
+import { sample, type MemberSpec } from '../core/fixtures.ts';
+import { harness, unhealthy, type Harness } from './harness.ts';
+
+let h: Harness;
+afterEach(async () => h?.close());
+
+const three = (leader: number | 'none'): MemberSpec[] => [0, 1, 2].map((i) => ({ i, leader }));
+
+/** move-leader on the newest probe, then schedule-retry on what it asked for: the wait, in ms from now. */
+async function decideAndSchedule(): Promise<number> {
+  await moveLeader(h.deps, h.lastOf('MembersProbed'));
+  const now = h.clock.now();
+  await scheduleRetry(h.deps, h.lastOf('RetryRequested'));
+  return h.scheduled.at(-1)!.at - now;
+}
+
+/** The RetryDue the last schedule carries, delivered when it is due. */
+async function lookAgain(): Promise<void> {
+  const due = h.scheduled.at(-1)!;
+  h.clock.set(due.at);
+  await probeMembers(h.deps, { detailType: 'RetryDue', detail: due.event.detail as DetailOf<'RetryDue'> });
+}
+
+describe('waits in a row', () => {
+  it('an election that does not settle: 1 s, 2 s, 4 s, 8 s', async () => {
+    h = harness({ electionTimeoutMs: 1_000 });
+    h.setSample((at) => sample(at, three('none')));
+    await probeMembers(h.deps, { detailType: 'MemberUnhealthy', detail: unhealthy('etcd-1') });
+    const waits = [await decideAndSchedule()];
+    for (let i = 0; i < 3; i++) {
+      await lookAgain();
+      waits.push(await decideAndSchedule());
+    }
+    expect(waits).toEqual([1_000, 2_000, 4_000, 8_000]);
+    expect(h.lastOf('RetryRequested').reason).toBe('ELECTION_IN_PROGRESS');
+  });
+});
