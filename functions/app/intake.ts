@@ -8,14 +8,15 @@ import { inputIssues, parseEvent, payloadOf } from '../../events/validate.ts';
 import { describeIssues, readSignal, type SignalReading, type SignalReport } from '../core/intake-signals.ts';
 import type { Bus } from '../ports/bus.ts';
 import type { Clock } from '../ports/clock.ts';
-import { UnknownClusterError, type ClusterDirectory, type MemberLocation, type MemberLookup } from '../ports/cluster-directory.ts';
+import { UnknownClusterError, type ClusterRegistry, type MemberLocation, type MemberLookup } from '../ports/cluster-directory.ts';
 import type { DeadLetters } from '../ports/incident-store.ts';
 import type { Log } from '../ports/log.ts';
 
 export interface IntakeDeps {
   store: Pick<DeadLetters, 'putDeadLetter'>;
   bus: Bus;
-  directory: ClusterDirectory & MemberLookup;
+  /** Where a machine's member lives, and whether a cluster is registered: never an entry's credentials. */
+  directory: MemberLookup & ClusterRegistry;
   clock: Clock;
   log: Log;
 }
@@ -130,13 +131,7 @@ function lookup(deps: IntakeDeps, by: SignalReport['by'], value: string): Promis
 }
 
 async function unknownCluster(deps: IntakeDeps, clusterId: string): Promise<string | undefined> {
-  try {
-    await deps.directory.get(clusterId);
-    return undefined;
-  } catch (error) {
-    if (error instanceof UnknownClusterError) return error.message;
-    throw error;
-  }
+  return (await deps.directory.isRegistered(clusterId)) ? undefined : new UnknownClusterError(clusterId).message;
 }
 
 /** Checked against the catalogue, as the bus would: what the intake builds is what probe-members takes. */

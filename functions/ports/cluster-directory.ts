@@ -40,3 +40,20 @@ export interface MemberLookup {
   findByInstance(instanceId: string): Promise<MemberLocation | undefined>;
   findByNode(nodeName: string): Promise<MemberLocation | undefined>;
 }
+
+/** Whether a cluster is registered, asked without reading its entry and the secrets it names. */
+export interface ClusterRegistry {
+  isRegistered(clusterId: string): Promise<boolean>;
+}
+
+/** A directory answers the registry's question by reading the entry: for runtimes where that reads no secret. */
+export const registryOf = (directory: ClusterDirectory): ClusterRegistry => ({
+  isRegistered: (clusterId) =>
+    directory.get(clusterId).then(
+      () => true,
+      (error: unknown) => {
+        if (error instanceof UnknownClusterError) return false;
+        throw error;
+      },
+    ),
+});

@@ -11,6 +11,7 @@ import { detailTypes, EVENT_SOURCE, routesOf, type DetailType } from '../../even
 import { parseEnvelope, parseEvent } from '../../events/validate.ts';
 import { intake, type IntakeDeps } from '../../functions/app/intake.ts';
 import type { Deps } from '../../functions/app/deps.ts';
+import { registryOf } from '../../functions/ports/cluster-directory.ts';
 import { InvalidEventError, type LambdaHandler } from '../../functions/lambda/event-handler.ts';
 import { toEventBridgeEvent } from '../../functions/lambda/eventbridge.ts';
 import { createIntake } from '../../infra/local/cli/intake.ts';
@@ -228,7 +229,7 @@ describe('the Lambda intake and the handlers refuse, name the field, and keep a 
       bus: h.deps.bus,
       clock: h.clock,
       log: new Logger({ serviceName: 'intake', logLevel: 'SILENT' }),
-      directory: { get: (clusterId) => h.deps.directory.get(clusterId), findByInstance: async () => undefined, findByNode: async () => undefined },
+      directory: { ...registryOf(h.deps.directory), findByInstance: async () => undefined, findByNode: async () => undefined },
     };
     let kept = 0;
     await fc.assert(

@@ -1,23 +1,23 @@
 // The cluster directory in the store's table: each cluster's registration (cluster#<id> / config)
-// and, for the intake, which cluster and member an instance id or node name belongs to. Entries
-// are cached per container for cacheMs; the TLS credentials and the kubeconfigs come from the
-// SecretSource, read when the entry is.
+// and which cluster and member an instance id or node name belongs to (read as the intake reads
+// it, dynamodb-intake-lookup.ts). Entries are cached per container for cacheMs; the TLS
+// credentials and the kubeconfigs come from the SecretSource, read when the entry is.
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { PolicyInput } from '../../core/policy.ts';
-import { UnknownClusterError, type ClusterDirectory, type ClusterEntry, type MemberLocation, type MemberLookup } from '../../ports/cluster-directory.ts';
+import { UnknownClusterError, type ClusterDirectory, type ClusterEntry, type MemberLookup } from '../../ports/cluster-directory.ts';
 import type { KubeAccessConfig } from '../../ports/kube-access.ts';
 import { cached } from './cache.ts';
 import { checkRegistration, ClusterRegistrationError, type ClusterRegistration } from './cluster-registration.ts';
 import type { Item } from './dynamodb-codec.ts';
-import { clusterConfigKey, instanceKey, nodeKey, type Key } from './dynamodb-keys.ts';
+import { createIntakeLookup, DEFAULT_DIRECTORY_CACHE_MS } from './dynamodb-intake-lookup.ts';
+import { clusterConfigKey } from './dynamodb-keys.ts';
 import { documentClient } from './dynamodb-store.ts';
 import { redacted, type SecretSource } from './secrets.ts';
 
 export { putCluster, type ClusterRegistration } from './cluster-registration.ts';
 
-/** A policy change reaches every warm container within a minute. */
-export const DEFAULT_DIRECTORY_CACHE_MS = 60_000;
+export { DEFAULT_DIRECTORY_CACHE_MS } from './dynamodb-intake-lookup.ts';
 
 export interface DynamoDirectoryOptions {
   client: DynamoDBClient;
@@ -37,23 +37,13 @@ export function createDynamoDirectory(options: DynamoDirectoryOptions): ClusterD
   const doc = documentClient(options.client);
   const cacheMs = options.cacheMs ?? DEFAULT_DIRECTORY_CACHE_MS;
   const clock = options.clock ?? Date.now;
-  const read = async (key: Key): Promise<Item | undefined> => (await doc.send(new GetCommand({ TableName: options.tableName, Key: key, ConsistentRead: true }))).Item;
-
   const entries = cached<ClusterEntry>(cacheMs, clock, async (clusterId) => {
-    const item = await read(clusterConfigKey(clusterId));
+    const { Item: item } = await doc.send(new GetCommand({ TableName: options.tableName, Key: clusterConfigKey(clusterId), ConsistentRead: true }));
     if (!item) throw new UnknownClusterError(clusterId);
     return entryOf(item, clusterId, options.secrets, options.policyDefaults);
   });
-  // Only found members are cached: an instance registered a moment ago must be found at once.
-  const locations = cached<MemberLocation | undefined>(cacheMs, clock, async (pk) => {
-    const item = await read({ pk, sk: 'member' });
-    return item && typeof item.clusterId === 'string' && typeof item.memberName === 'string' ? { clusterId: item.clusterId, memberName: item.memberName } : undefined;
-  });
-  return {
-    get: (clusterId) => entries(clusterId),
-    findByInstance: (instanceId) => locations(instanceKey(instanceId).pk),
-    findByNode: (nodeName) => locations(nodeKey(nodeName).pk),
-  };
+  const members = createIntakeLookup({ client: options.client, tableName: options.tableName, cacheMs, clock });
+  return { get: (clusterId) => entries(clusterId), findByInstance: (id) => members.findByInstance(id), findByNode: (name) => members.findByNode(name) };
 }
 
 async function entryOf(item: Item, clusterId: string, secrets: SecretSource, policyDefaults: PolicyInput | undefined): Promise<ClusterEntry> {

@@ -5,7 +5,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DetailOf, EventEnvelope } from '../../../events/catalogue.ts';
 import type { IntakeDeps, IntakeResult } from '../../../functions/app/intake.ts';
-import type { MemberLocation } from '../../../functions/ports/cluster-directory.ts';
+import { registryOf, type MemberLocation } from '../../../functions/ports/cluster-directory.ts';
 import { createIntakeHandler } from '../../../functions/intake/handler.ts';
 import { createProbeMembersHandler } from '../../../functions/probe-members/handler.ts';
 import { toEventBridgeEvent } from '../../../functions/lambda/eventbridge.ts';
@@ -36,7 +36,7 @@ beforeEach(() => {
     clock: h.clock,
     log: new Logger({ serviceName: 'intake', logLevel: 'SILENT' }),
     directory: {
-      get: (clusterId) => h.deps.directory.get(clusterId),
+      ...registryOf(h.deps.directory),
       findByInstance: async (id) => instances.get(id),
       findByNode: async (name) => nodes.get(name),
     },
