@@ -86,7 +86,8 @@ export interface PolicyProblem {
   problem: string;
 }
 
-const UNKNOWN_FIELD = 'unknown field';
+/** The words every edge says a typo in (the cold start, synth, the directory, the CLI's zod-issues.ts). */
+export const UNKNOWN_FIELD = 'is not a known field';
 
 /** The first problem of a policy input, an unknown key named as a field of its own; undefined when it is a policy. */
 export function firstPolicyProblem(input: unknown): PolicyProblem | undefined {

@@ -9,8 +9,8 @@ import { functionSpecs, stackFunctionNames } from '../../infra/cdk/function-spec
 
 // Written as JSON or from JavaScript, a typo reaches the construct whatever its type says.
 const refused: { policyDefaults: object; says: string }[] = [
-  { policyDefaults: { graec: 120_000 }, says: 'EtcdRemediation: policyDefaults.graec: unknown field' },
-  { policyDefaults: { backoff: { bse: 1_000 } }, says: 'EtcdRemediation: policyDefaults.backoff.bse: unknown field' },
+  { policyDefaults: { graec: 120_000 }, says: 'EtcdRemediation: policyDefaults.graec: is not a known field' },
+  { policyDefaults: { backoff: { bse: 1_000 } }, says: 'EtcdRemediation: policyDefaults.backoff.bse: is not a known field' },
   { policyDefaults: { electionTimeoutMs: 5 }, says: 'EtcdRemediation: policyDefaults.electionTimeoutMs: must be at least 100ms' },
   // Each valid alone, together beyond remediate's Lambda timeout.
   {

@@ -2,7 +2,7 @@
 // policy the flags make): one `field: problem` per issue, joined by "; ", in plain words where zod
 // would say "Too small: expected number to be >0". A raw ZodError never reaches the user.
 import type { z } from 'zod';
-import { policySchema, type Policy, type PolicyInput } from '../../../functions/core/policy.ts';
+import { policySchema, UNKNOWN_FIELD, type Policy, type PolicyInput } from '../../../functions/core/policy.ts';
 
 const a = (type: string): string => (/^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`);
 
@@ -54,7 +54,7 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[], root: string
   return issues
     .flatMap((issue) =>
       issue.code === 'unrecognized_keys'
-        ? issue.keys.map((key) => `${formatPath([...issue.path, key])}: is not a known field`)
+        ? issue.keys.map((key) => `${formatPath([...issue.path, key])}: ${UNKNOWN_FIELD}`)
         : [`${formatPath(issue.path) || root}: ${issue.message}`],
     )
     .join('; ');

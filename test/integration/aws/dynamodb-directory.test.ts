@@ -143,7 +143,7 @@ describe('dynamodb cluster directory', () => {
       ['no endpoints', { ...prod, endpoints: [] }, 'cluster prod: endpoints: '],
       ['an endpoint that is no URL', { ...prod, endpoints: ['10.0.0.1:2379 x'] }, 'cluster prod: endpoints.0: '],
       ['a policy value out of range', { ...prod, policy: { electionTimeoutMs: 50 } }, 'cluster prod: policy.electionTimeoutMs: must be at least 100ms'],
-      ['a misspelt policy field', { ...prod, policy: { grace: '60s' } as ClusterRegistration['policy'] }, 'cluster prod: policy.grace: unknown field'],
+      ['a misspelt policy field', { ...prod, policy: { grace: '60s' } as ClusterRegistration['policy'] }, 'cluster prod: policy.grace: is not a known field'],
       ['two path orders that differ', { ...prod, policy: { pathOrder: ['exec-relay'] } }, 'cluster prod: pathOrder: differs from policy.pathOrder; give one'],
       ['a path that does not exist', { ...prod, pathOrder: ['ssh'] as unknown as ClusterRegistration['pathOrder'] }, 'cluster prod: pathOrder.0: '],
       ['a secret that is no ARN', { ...prod, tlsSecretArn: 'etcd-prod' }, 'cluster prod: tlsSecretArn: must be a Secrets Manager secret ARN'],

@@ -59,8 +59,8 @@ describe('a registration read with defaults', () => {
   });
 
   it.each([
-    { policy: { graec: 1 }, says: 'cluster prod: policy.graec: unknown field' },
-    { policy: { backoff: { bse: 1 } }, says: 'cluster prod: policy.backoff.bse: unknown field' },
+    { policy: { graec: 1 }, says: 'cluster prod: policy.graec: is not a known field' },
+    { policy: { backoff: { bse: 1 } }, says: 'cluster prod: policy.backoff.bse: is not a known field' },
   ])('refuses an unknown policy field at any depth, naming it: $says', ({ policy, says }) => {
     expect(() => checkRegistration({ ...registration, policy }, 'prod')).toThrow(says);
   });
@@ -72,8 +72,8 @@ describe('a registration read with defaults', () => {
 
 describe('checkPolicyDefaults', () => {
   it.each([
-    { value: { grace: '60s' }, says: 'grace: unknown field' },
-    { value: { backoff: { base: 5 } }, says: 'backoff.base: unknown field' },
+    { value: { grace: '60s' }, says: 'grace: is not a known field' },
+    { value: { backoff: { base: 5 } }, says: 'backoff.base: is not a known field' },
     { value: { electionTimeoutMs: 5 }, says: 'electionTimeoutMs: must be at least 100ms' },
     { value: { backoff: { capMs: -1 } }, says: 'backoff.capMs: ' },
     { value: { pathOrder: ['ssh'] }, says: 'pathOrder.0: ' },
@@ -99,7 +99,8 @@ describe('POLICY_DEFAULTS at a cold start', () => {
   it.each([
     { raw: '{"graceMs":', says: /^remediate: environment variable POLICY_DEFAULTS: is not JSON \(.+\); the stack sets it on the function \(see infra\/cdk\)$/ },
     { raw: '{"graceMs":-1}', says: /^remediate: environment variable POLICY_DEFAULTS: graceMs: .+; the stack sets it/ },
-    { raw: '{"grace":"60s"}', says: /^remediate: environment variable POLICY_DEFAULTS: grace: unknown field; / },
+    { raw: '{"grace":"60s"}', says: /^remediate: environment variable POLICY_DEFAULTS: grace: is not a known field; / },
+    { raw: '{"backoff":{"bse":"5s"}}', says: /^remediate: environment variable POLICY_DEFAULTS: backoff\.bse: is not a known field; / },
     { raw: '"60s"', says: /^remediate: environment variable POLICY_DEFAULTS: \(the value\): must be a JSON object/ },
   ])('$raw fails the cold start of a pipeline function, naming the variable', ({ raw, says }) => {
     const build = () => awsDepsFromEnv({ ...full, POLICY_DEFAULTS: raw }, 'remediate');

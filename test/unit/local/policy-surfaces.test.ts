@@ -7,6 +7,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkRegistration } from '../../../functions/adapters/aws/cluster-registration.ts';
 import { checkPolicyDefaults } from '../../../functions/adapters/aws/policy-defaults.ts';
+import { policyDefaultsFromEnv } from '../../../functions/aws-wiring/policy-defaults-env.ts';
 import { parsePolicy, policySchema, type Policy } from '../../../functions/core/policy.ts';
 import { UsageError } from '../../../infra/local/cli/args.ts';
 import { clusterFromFlags } from '../../../infra/local/cli/cluster-flags.ts';
@@ -114,6 +115,39 @@ describe('unknown policy fields, at any depth', () => {
   ])('register --policy refuses $field, naming it', ({ policy, field }) => {
     expect(() => policyInputFromConfig(policy)).toThrow(ConfigError);
     expect(() => policyInputFromConfig(policy)).toThrow(`${field}: is not a known field`);
+  });
+});
+
+describe('a typo, in the same words at every edge', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'policy-typo-'));
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const said = (edge: () => unknown): string => {
+    try {
+      edge();
+    } catch (error) {
+      return (error as Error).message;
+    }
+    throw new Error('expected the typo to be refused');
+  };
+  const typo = { backoff: { bse: '5s' } };
+
+  // The cold start's words (POLICY_DEFAULTS), the construct's at synth (the same check), a
+  // registration's as the directory reads it, and the CLI's for run --config and register --policy.
+  it.each([
+    { edge: 'the cold start', refuse: () => policyDefaultsFromEnv({ POLICY_DEFAULTS: JSON.stringify(typo) }, 'remediate'), named: 'POLICY_DEFAULTS: backoff.bse' },
+    { edge: 'a registration', refuse: () => checkRegistration({ clusterId: 'prod', endpoints, policy: typo }, 'prod'), named: 'cluster prod: policy.backoff.bse' },
+    { edge: 'register --policy', refuse: () => policyInputFromConfig(typo), named: 'backoff.bse' },
+    {
+      edge: 'run --config',
+      refuse: () => {
+        const file = path.join(dir, 'config.json');
+        fs.writeFileSync(file, JSON.stringify({ state: 's.sqlite', clusters: [{ clusterId: 'prod', endpoints, policy: typo }] }));
+        return loadConfig(file);
+      },
+      named: 'clusters[0].policy.backoff.bse',
+    },
+  ])('$edge: $named: is not a known field', ({ refuse, named }) => {
+    expect(said(refuse)).toContain(`${named}: is not a known field`);
   });
 });
 
