@@ -64,7 +64,8 @@ function watchRemovals(lab: Lab, calls: CallLog): { stop(): Promise<void> } {
 export async function startAwsWiring(ctx: CaseContext, options: DeployedStackOptions & { policy?: PolicyInput } = {}): Promise<AwsWiring> {
   const { template, assemblyDir } = synthOnce();
   const { policy, ...stackOptions } = options;
-  const stack = await startDeployedStack(template, assemblyDir, stackOptions);
+  // Lambda's retry waits of about 1 and 2 minutes compressed to 100 and 200 ms, hops instant: the matrix times its cases, not AWS.
+  const stack = await startDeployedStack(template, assemblyDir, { compression: 600, hopLatencyMs: 0, ...stackOptions });
   const calls: CallLog = { memberRemove: [], removed: [], removedAt: [], moveLeader: [] };
   const events: EventEnvelope[] = [];
   let read = 0;

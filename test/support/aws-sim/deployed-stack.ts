@@ -4,6 +4,13 @@
 // template's own rules), Scheduler, SQS and the Pipe, and to DynamoDB on dynalite. An invocation
 // that failed every try goes where the template's EventInvokeConfig sends it: a function of the
 // stack gets its invocation record, as Lambda's on-failure destination hands it over.
+//
+// The fakes follow AWS's documentation (each says which pages in its header): every hop, bus to
+// Lambda, Scheduler to bus, SQS through the Pipe to bus, takes `hopLatencyMs` (150 ms by default,
+// the published median of an EventBridge-to-Lambda delivery); Lambda retries after about 1 and 2
+// minutes within the template's EventInvokeConfig; Scheduler fires within its minute; SQS
+// redelivers after the visibility timeout and redrives per the queue's RedrivePolicy. A test
+// compresses the services' own delays with `compression`.
 import { join } from 'node:path';
 import type { CfnTemplate } from '../fakes/cfn-template.ts';
 import { startEventBridgeFake, type EventBridgeFake } from '../fakes/eventbridge-fake.ts';
@@ -12,7 +19,7 @@ import { startSchedulerFake, type SchedulerFake } from '../fakes/scheduler-fake.
 import { startSqsFake, type SqsFake } from '../fakes/sqs-fake.ts';
 import { startDynalite, type Dynalite, type DynaliteOptions } from '../dynalite.ts';
 import { failureRecord } from './invocation-record.ts';
-import { startContainer, type Invocation, type LambdaContainer } from './lambda-host.ts';
+import { startContainer, type EventInvokeConfig, type Invocation, type LambdaContainer } from './lambda-host.ts';
 
 export interface DeployedStack {
   dynalite: Dynalite;
@@ -45,17 +52,27 @@ const logicalIdOf = (value: unknown): string | undefined => {
   return Array.isArray(v['Fn::GetAtt']) && typeof v['Fn::GetAtt'][0] === 'string' ? v['Fn::GetAtt'][0] : undefined;
 };
 
-/** Where the template sends a function's invocations that failed every try: the destination's logical id. */
-function onFailureOf(template: CfnTemplate, functionId: string): string {
-  const config = resources(template, 'AWS::Lambda::EventInvokeConfig').find(([, r]) => logicalIdOf(r.Properties.FunctionName) === functionId);
-  const destination = logicalIdOf((config?.[1].Properties.DestinationConfig as { OnFailure?: { Destination?: unknown } } | undefined)?.OnFailure?.Destination);
+/** A function's EventInvokeConfig: its retries, its maximum event age, and where its failed invocations go (the destination's logical id). */
+function invokeConfigOf(template: CfnTemplate, functionId: string): EventInvokeConfig & { destination: string } {
+  const config = resources(template, 'AWS::Lambda::EventInvokeConfig').find(([, r]) => logicalIdOf(r.Properties.FunctionName) === functionId)?.[1].Properties;
+  const destination = logicalIdOf((config?.DestinationConfig as { OnFailure?: { Destination?: unknown } } | undefined)?.OnFailure?.Destination);
   if (!destination) throw new Error(`${functionId}: the template sends its failed invocations nowhere`);
-  return destination;
+  const number = (value: unknown) => (typeof value === 'number' ? value : undefined);
+  return { destination, maximumRetryAttempts: number(config?.MaximumRetryAttempts), maximumEventAgeInSeconds: number(config?.MaximumEventAgeInSeconds) };
 }
+
+/** The published median latency of an EventBridge-to-Lambda delivery, taken for every hop. */
+export const HOP_LATENCY_MS = 150;
 
 export interface DeployedStackOptions {
   /** Every event handed to its target twice at once (EventBridge delivers at least once). */
   deliverTwice?: boolean;
+  /** Every short wait delivered twice by SQS (at least once), the copy right after the first. */
+  shortWaitsTwice?: boolean;
+  /** Each hop's latency, in ms (default HOP_LATENCY_MS). */
+  hopLatencyMs?: number;
+  /** Divides the services' own delays: Lambda's retry waits and event age, Scheduler's precision, SQS's visibility timeout, EventBridge's retry backoff (compression.ts). */
+  compression?: number;
   /**
    * Warm containers per function (default 1), as Lambda scales out: deliveries go to them in
    * turn, so the two copies of a doubled delivery run at once in two processes.
@@ -69,14 +86,16 @@ export async function startDeployedStack(template: CfnTemplate, assemblyDir: str
   const tableName = await dynalite.createTable();
   const [bus] = resources(template, 'AWS::Events::EventBus');
   const busName = String(bus![1].Properties.Name);
-  const eventBridge = await startEventBridgeFake({ template });
+  const latencyMs = options.hopLatencyMs ?? HOP_LATENCY_MS;
+  const { compression } = options;
+  const eventBridge = await startEventBridgeFake({ template, latencyMs, compression, ...(options.deliverTwice ? { duplicate: () => true } : {}) });
   const [, group] = resources(template, 'AWS::Scheduler::ScheduleGroup')[0]!;
   const groupName = String(group.Properties.Name);
-  const scheduler = await startSchedulerFake({ eventBridge, groups: [groupName], autoRun: true });
+  const scheduler = await startSchedulerFake({ eventBridge, groups: [groupName], autoRun: true, latencyMs, compression });
   const pipe = pipeFromTemplate(template);
   const queueName = pipe.sourceLogicalId ?? 'short-waits';
-  const sqs = await startSqsFake({ queues: [queueName], autoRun: true });
-  connectPipe({ sqs, queue: queueName, eventBridge, target: pipe });
+  const sqs = await startSqsFake({ queues: [queueName], template, autoRun: true, compression, ...(options.shortWaitsTwice ? { duplicate: () => true } : {}) });
+  connectPipe({ sqs, queue: queueName, eventBridge, target: pipe, latencyMs });
 
   // Every value the template's Ref / GetAtt would resolve to when deployed, here.
   const refs: Record<string, string> = {
@@ -123,7 +142,7 @@ export async function startDeployedStack(template: CfnTemplate, assemblyDir: str
     };
     const name = String(env.POWERTOOLS_SERVICE_NAME);
     const bundle = join(assemblyDir, `asset.${String(code.S3Key).replace(/\.zip$/, '')}`, 'index.mjs');
-    const destination = onFailureOf(template, logicalId);
+    const { destination, ...eventInvokeConfig } = invokeConfigOf(template, logicalId);
     const pool: LambdaContainer[] = [];
     for (let i = 0; i < (options.containersPerFunction ?? 1); i++) {
       pool.push(
@@ -139,7 +158,8 @@ export async function startDeployedStack(template: CfnTemplate, assemblyDir: str
             handedOver.add(handing);
             void handing.finally(() => handedOver.delete(handing));
           },
-          retryDelayMs: 100,
+          eventInvokeConfig,
+          compression,
         }),
       );
     }
@@ -149,10 +169,8 @@ export async function startDeployedStack(template: CfnTemplate, assemblyDir: str
     const nextContainer = () => pool[next++ % pool.length]!;
     nextOf.set(logicalId, nextContainer);
     logicalIds.set(name, logicalId);
-    eventBridge.onTarget(logicalId, async (event) => {
-      // At least once: the bus may hand the same event over twice.
-      await Promise.all(options.deliverTwice ? [nextContainer().invokeAsync(event), nextContainer().invokeAsync(event)] : [nextContainer().invokeAsync(event)]);
-    });
+    // At least once: with deliverTwice the bus hands each event over twice, to two containers in turn.
+    eventBridge.onTarget(logicalId, (event) => nextContainer().invokeAsync(event));
   }
 
   return {

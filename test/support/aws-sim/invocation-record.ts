@@ -9,6 +9,8 @@ export interface FailedInvocation {
   /** The same for every try of the invocation. */
   requestId: string;
   tries: number;
+  /** Why Lambda gave up: every try failed (the default), or the event grew older than its maximum age. */
+  condition?: 'RetriesExhausted' | 'EventAgeExceeded';
   event: unknown;
   errorType: string;
   errorMessage: string;
@@ -17,7 +19,7 @@ export interface FailedInvocation {
 export interface InvocationRecord {
   version: '1.0';
   timestamp: string;
-  requestContext: { requestId: string; functionArn: string; condition: 'RetriesExhausted'; approximateInvokeCount: number };
+  requestContext: { requestId: string; functionArn: string; condition: NonNullable<FailedInvocation['condition']>; approximateInvokeCount: number };
   requestPayload: unknown;
   responseContext: { statusCode: 200; executedVersion: '$LATEST'; functionError: 'Unhandled' };
   responsePayload: { errorType: string; errorMessage: string; stackTrace: string[] };
@@ -26,7 +28,7 @@ export interface InvocationRecord {
 export const failureRecord = (failed: FailedInvocation, at = new Date()): InvocationRecord => ({
   version: '1.0',
   timestamp: at.toISOString(),
-  requestContext: { requestId: failed.requestId, functionArn: `${failed.functionArn}:$LATEST`, condition: 'RetriesExhausted', approximateInvokeCount: failed.tries },
+  requestContext: { requestId: failed.requestId, functionArn: `${failed.functionArn}:$LATEST`, condition: failed.condition ?? 'RetriesExhausted', approximateInvokeCount: failed.tries },
   requestPayload: failed.event,
   responseContext: { statusCode: 200, executedVersion: '$LATEST', functionError: 'Unhandled' },
   responsePayload: { errorType: failed.errorType, errorMessage: failed.errorMessage, stackTrace: [] },

@@ -1,9 +1,21 @@
 // Test support: each function of the synthesized stack as a warm Lambda container, one long-lived
-// Node process running its built bundle, invoked asynchronously as EventBridge invokes Lambda:
-// a failed invocation is retried twice, then handed to the on-failure destination.
+// Node process running its built bundle, invoked asynchronously as EventBridge invokes Lambda.
+//
+// What it models, from the Lambda Developer Guide:
+// - "Invoking a Lambda function asynchronously": a function that returns an error is tried again,
+//   by default two more times, about one minute after the first try and two minutes after the
+//   second; every try of one invocation has the same request id.
+// - "Configuring error handling for asynchronous invocation": the function's EventInvokeConfig
+//   sets the retries (MaximumRetryAttempts, 0 to 2) and the maximum event age
+//   (MaximumEventAgeInSeconds, 60 to 21600; 6 hours by default); an event whose next try would
+//   come past its age is discarded, and either way the record goes to the on-failure destination
+//   ("Capturing records of Lambda asynchronous invocations": RetriesExhausted or EventAgeExceeded).
+// The waits and the age are compressible together (compression.ts), so their ratio stays as
+// deployed.
 import { randomUUID } from 'node:crypto';
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { compress } from '../fakes/compression.ts';
 import type { FailedInvocation } from './invocation-record.ts';
 
 const CHILD = fileURLToPath(new URL('./lambda-child.ts', import.meta.url));
@@ -13,8 +25,10 @@ type Reply = { id: number; ok: true; result: unknown } | { id: number; ok: false
 export interface Invocation {
   functionName: string;
   event: unknown;
-  /** 1 for the first try, up to 3. */
+  /** 1 for the first try, up to 1 + the retries. */
   attempt: number;
+  /** When the try started, epoch ms. */
+  at: number;
   ok: boolean;
   error?: string;
 }
@@ -37,10 +51,36 @@ export interface HostOptions {
   functionArn: string;
   /** Where an invocation goes after its last failed try; awaited, as the destination takes the record. */
   onFailure: (failed: FailedInvocation & { functionName: string; error: string }) => void | Promise<void>;
-  retryDelayMs?: number;
+  /** The function's EventInvokeConfig (default: Lambda's own, 2 retries and 6 hours). */
+  eventInvokeConfig?: EventInvokeConfig;
+  /** The waits before the first and the second retry, before compression (default: Lambda's). */
+  retryDelaysMs?: readonly [number, number];
+  /** Divides the retry waits and the maximum event age alike (compression.ts). */
+  compression?: number;
+}
+
+export interface EventInvokeConfig {
+  maximumRetryAttempts?: number;
+  maximumEventAgeInSeconds?: number;
+}
+
+/** As documented: about one minute before the second try, two before the third. */
+export const LAMBDA_RETRY_DELAYS_MS = [60_000, 120_000] as const;
+/** Lambda's defaults for an asynchronous invocation without an EventInvokeConfig. */
+export const LAMBDA_ASYNC_DEFAULTS = { maximumRetryAttempts: 2, maximumEventAgeInSeconds: 21_600 } as const;
+
+/** The documented ranges: 0 to 2 retries, 60 s to 6 hours of age. */
+export function checkedInvokeConfig(config: EventInvokeConfig = {}): Required<EventInvokeConfig> {
+  const { maximumRetryAttempts: retries = LAMBDA_ASYNC_DEFAULTS.maximumRetryAttempts, maximumEventAgeInSeconds: age = LAMBDA_ASYNC_DEFAULTS.maximumEventAgeInSeconds } = config;
+  if (!Number.isInteger(retries) || retries < 0 || retries > 2) throw new RangeError(`MaximumRetryAttempts must be an integer from 0 to 2, got ${retries}`);
+  if (!Number.isInteger(age) || age < 60 || age > 21_600) throw new RangeError(`MaximumEventAgeInSeconds must be an integer from 60 to 21600, got ${age}`);
+  return { maximumRetryAttempts: retries, maximumEventAgeInSeconds: age };
 }
 
 export async function startContainer(functionName: string, bundle: string, options: HostOptions): Promise<LambdaContainer> {
+  const { maximumRetryAttempts, maximumEventAgeInSeconds } = checkedInvokeConfig(options.eventInvokeConfig);
+  const delays = (options.retryDelaysMs ?? LAMBDA_RETRY_DELAYS_MS).map((ms) => compress(ms, options.compression));
+  const maxAgeMs = compress(maximumEventAgeInSeconds * 1000, options.compression);
   let child: ChildProcess | undefined;
   let nextId = 1;
   const pending = new Map<number, { requestId: string; settle: (reply: Reply) => void }>();
@@ -84,15 +124,26 @@ export async function startContainer(functionName: string, bundle: string, optio
       let last: Extract<Reply, { ok: false }> | undefined;
       // Lambda retries an asynchronous invocation under the request id of its first try.
       const requestId = randomUUID();
-      for (let attempt = 1; attempt <= 3; attempt++) {
+      const queuedAt = performance.now();
+      let tries = 0;
+      let condition: NonNullable<FailedInvocation['condition']> = 'RetriesExhausted';
+      for (;;) {
+        const at = Date.now();
         const reply = await invokeOnce(event, requestId);
-        options.log.push({ functionName, event, attempt, ok: reply.ok, ...(reply.ok ? {} : { error: reply.error }) });
+        tries++;
+        options.log.push({ functionName, event, attempt: tries, at, ok: reply.ok, ...(reply.ok ? {} : { error: reply.error }) });
         if (reply.ok) return;
         last = reply;
-        await new Promise((resolve) => setTimeout(resolve, options.retryDelayMs ?? 200));
+        if (tries > maximumRetryAttempts) break;
+        const wait = delays[tries - 1] ?? delays[delays.length - 1] ?? 0;
+        if (performance.now() - queuedAt + wait > maxAgeMs) {
+          condition = 'EventAgeExceeded';
+          break;
+        }
+        await new Promise((resolve) => setTimeout(resolve, wait));
       }
-      const { error, errorType, errorMessage } = last!;
-      await options.onFailure({ functionName, functionArn: options.functionArn, requestId, tries: 3, event, error, errorType, errorMessage });
+      const { error, errorType, errorMessage } = last;
+      await options.onFailure({ functionName, functionArn: options.functionArn, requestId, tries, condition, event, error, errorType, errorMessage });
     },
     crash() {
       child?.kill('SIGKILL');
