@@ -1,54 +1,37 @@
-// How every function is bundled: the local esbuild (never Docker), one ESM file for Node 24, the
-// AWS SDK included, and etcd3's .proto files beside the bundle where etcd3 looks for them.
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+// How every function is bundled: the local esbuild (never Docker), ESM for Node 24, the AWS SDK
+// included, split into index.mjs and the chunks its dynamic imports load (infra/build).
+//
+// NodejsFunction always hands esbuild `--outfile`, and esbuild splits only into an `--outdir`, so
+// the bundle is built by the afterBundling hook (infra/build/bundle-function.ts), with esbuild's
+// JS API and its plugins. NodejsFunction's own esbuild run is kept to the entry file alone (every
+// import external, a few milliseconds), and the hook replaces what it wrote.
+import { join } from 'node:path';
 import { LogLevel, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { TARGET } from '../build/function-build.ts';
+import { repoRoot } from './repo-paths.ts';
 
-/** The folder, next to index.mjs, that holds etcd3's protos in every bundle. */
-export const PROTO_DIR = 'proto';
+export { ESM_BANNER } from '../build/function-build.ts';
 
-/**
- * Prepended to the ESM bundle. CommonJS dependencies call `require` and read `__dirname`, which
- * ESM lacks. etcd3 loads `${__dirname}/../proto/rpc.proto` when imported (lib/connection-pool.js),
- * and the path is read as written, so every folder in it must exist: `__dirname` names the
- * bundle's proto folder, and `../proto` leads back into it. The names are prefixed so they cannot
- * clash with a bundled module's own top-level names.
- */
-export const ESM_BANNER = [
-  "import { createRequire as __erCreateRequire } from 'node:module';",
-  "import { fileURLToPath as __erFileURLToPath } from 'node:url';",
-  "import { dirname as __erDirname, join as __erJoin } from 'node:path';",
-  'const require = __erCreateRequire(import.meta.url);',
-  'const __filename = __erFileURLToPath(import.meta.url);',
-  `const __dirname = __erJoin(__erDirname(__filename), '${PROTO_DIR}');`,
-].join(' ');
+const BUNDLE_SCRIPT = join(repoRoot, 'infra', 'build', 'bundle-function.ts');
 
-/** etcd3's proto folder as installed, resolved the way the bundler resolves etcd3. */
-export const etcd3ProtoSource = (): string =>
-  join(dirname(createRequire(import.meta.url).resolve('etcd3/package.json')), 'proto');
+/** The shell command that writes a function's bundle into its asset folder. */
+export const bundleCommand = (entry: string, outputDir: string): string =>
+  `rm -f "${join(outputDir, 'index.mjs')}" "${join(outputDir, 'index.mjs.map')}" && "${process.execPath}" "${BUNDLE_SCRIPT}" "${entry}" "${outputDir}"`;
 
-/** The shell command that puts the protos into a bundle's output folder. */
-export const copyProtosCommand = (outputDir: string): string =>
-  `mkdir -p "${join(outputDir, PROTO_DIR)}" && cp "${etcd3ProtoSource()}"/*.proto "${join(outputDir, PROTO_DIR)}/"`;
-
-export const bundlingOptions = (): BundlingOptions => ({
+/** `entry`: the function's functions/<name>/lambda.ts (repo-paths.ts lambdaEntry). */
+export const bundlingOptions = (entry: string): BundlingOptions => ({
   format: OutputFormat.ESM,
-  target: 'node24',
-  // ESM entry points first: the SDK's ESM builds tree-shake better.
-  mainFields: ['module', 'main'],
-  banner: ESM_BANNER,
+  target: TARGET,
   forceDockerBundling: false,
   // The SDK the code was tested with, not whichever the runtime carries.
   bundleAwsSDK: true,
-  minify: true,
-  // Error and class names stay readable in logs and in `instanceof`-free checks by name.
-  keepNames: true,
-  sourceMap: true,
-  sourcesContent: false,
+  // NodejsFunction's own run: the entry alone, replaced by the hook's build.
+  esbuildArgs: { '--external:*': true },
+  sourceMap: false,
   logLevel: LogLevel.WARNING,
   commandHooks: {
     beforeBundling: () => [],
     beforeInstall: () => [],
-    afterBundling: (_inputDir: string, outputDir: string) => [copyProtosCommand(outputDir)],
+    afterBundling: (_inputDir: string, outputDir: string) => [bundleCommand(entry, outputDir)],
   },
 });

@@ -62,7 +62,7 @@ export class RemediatorFunction extends Construct {
       depsLockFilePath: lockFile,
       runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
-      bundling: bundlingOptions(),
+      bundling: bundlingOptions(lambdaEntry(name)),
       role: this.role,
       logGroup: this.logGroup,
       timeout: spec.timeout,

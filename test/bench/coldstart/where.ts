@@ -1,34 +1,13 @@
-// Where a bundle's bytes and import time go. Bytes: esbuild's metafile of a build with the options
-// CDK hands esbuild for the stack (infra/cdk/bundling.ts, as aws-lambda-nodejs turns them into
-// flags), checked to come out the same size as the deployed asset, grouped by package. Time: small
-// bundles of one dependency each, built the same way, imported alone in fresh processes.
-import { execFileSync } from 'node:child_process';
+// Where a bundle's bytes and import time go. Bytes: esbuild's metafile of the stack's own build
+// (infra/build/function-build.ts), of the files a cold start loads, checked to come out the same
+// size as the deployed asset's, grouped by package. Time: small bundles of one dependency each,
+// built the same way, imported alone in fresh processes.
 import { mkdirSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { build, type BuildOptions, type Metafile } from 'esbuild';
-import { bundlingOptions, copyProtosCommand } from '../../../infra/cdk/bundling.ts';
+import { join } from 'node:path';
+import { build, type Metafile } from 'esbuild';
+import { loadedWith } from '../../../infra/build/bundle-graph.ts';
+import { buildFunction, functionBuildOptions } from '../../../infra/build/function-build.ts';
 import { lambdaEntry, repoRoot } from '../../../infra/cdk/repo-paths.ts';
-
-/** What aws-lambda-nodejs passes esbuild for our options (its buildEsbuildArgs), as the JS API takes them. */
-function stackEsbuildOptions(outfile: string): BuildOptions {
-  const o = bundlingOptions();
-  return {
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: o.target,
-    outfile,
-    minify: o.minify,
-    sourcemap: o.sourceMap,
-    sourcesContent: o.sourcesContent,
-    keepNames: o.keepNames,
-    mainFields: o.mainFields,
-    ...(o.banner ? { banner: { js: o.banner } } : {}),
-    absWorkingDir: repoRoot,
-    logLevel: 'warning',
-    metafile: true,
-  };
-}
 
 /** `node_modules/@smithy/core/dist/x.js` → `@smithy/core`; our own files by their top folder. */
 export function packageOf(input: string): string {
@@ -48,11 +27,9 @@ export interface InputBytes {
   bytes: number;
 }
 
-/** Each input of one output and the bytes it put there. The metafile's paths are relative to the repository. */
-export function inputsOf(metafile: Metafile, outfile: string): InputBytes[] {
-  const output = Object.entries(metafile.outputs).find(([path]) => resolve(repoRoot, path) === resolve(outfile))?.[1];
-  if (!output) throw new Error(`no output ${outfile} in the metafile`);
-  return Object.entries(output.inputs).map(([path, { bytesInOutput }]) => ({ path, bytes: bytesInOutput }));
+/** Each input of the files a cold start loads (index.mjs and its static chunks) and the bytes it put there. */
+export function inputsOf(metafile: Metafile, indexFile: string): InputBytes[] {
+  return loadedWith(metafile, indexFile).flatMap((output) => Object.entries(metafile.outputs[output]!.inputs).map(([path, { bytesInOutput }]) => ({ path, bytes: bytesInOutput })));
 }
 
 /** Sums bytes by a key of each input, largest first. */
@@ -72,12 +49,14 @@ export function foldersOf(inputs: readonly InputBytes[], pkg: string): PackageBy
   });
 }
 
-/** A function's entry built as the stack builds it: its size and what went into it. */
+/** A function's entry built as the stack builds it: the bytes a cold start loads and what went into them. */
 export async function analyseFunction(name: string, dir: string): Promise<{ bytes: number; inputs: InputBytes[] }> {
-  const outfile = join(dir, name, 'index.mjs');
-  const { metafile } = await build({ ...stackEsbuildOptions(outfile), entryPoints: [lambdaEntry(name)] });
+  const outdir = join(dir, name);
+  const metafile = await buildFunction(lambdaEntry(name), outdir, { metafile: true });
   if (!metafile) throw new Error(`esbuild wrote no metafile for ${name}`);
-  return { bytes: statSync(outfile).size, inputs: inputsOf(metafile, outfile) };
+  const index = join(outdir, 'index.mjs');
+  const bytes = loadedWith(metafile, index).reduce((sum, output) => sum + statSync(join(repoRoot, output)).size, 0);
+  return { bytes, inputs: inputsOf(metafile, index) };
 }
 
 /** One dependency alone, for a coarse split of import time; each keeps what its import runs. */
@@ -100,12 +79,11 @@ export const PARTS: Record<string, string> = {
   ].join('\n'),
 };
 
-/** Builds one part as the stack would bundle it, protos beside it; returns its index.mjs. */
+/** Builds one part as the stack would bundle it; returns its index.mjs. */
 export async function buildPart(part: string, dir: string): Promise<string> {
   const outDir = join(dir, `part-${part.replace(/[^a-z0-9]+/gi, '-')}`);
   mkdirSync(outDir, { recursive: true });
-  const outfile = join(outDir, 'index.mjs');
-  await build({ ...stackEsbuildOptions(outfile), metafile: false, stdin: { contents: PARTS[part]!, resolveDir: repoRoot, loader: 'ts' } });
-  execFileSync('bash', ['-c', copyProtosCommand(outDir)]);
-  return outfile;
+  const { entryPoints: _, ...options } = functionBuildOptions('', outDir);
+  await build({ ...options, entryNames: 'index', stdin: { contents: PARTS[part]!, resolveDir: repoRoot, loader: 'ts', sourcefile: 'index.ts' } });
+  return join(outDir, 'index.mjs');
 }
