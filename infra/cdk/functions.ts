@@ -2,9 +2,9 @@
 // (no managed policy: log writing is granted on its own log group), its own log group, and where
 // an invocation that failed every try goes: a dead-letter queue, or for a pipeline step the
 // step-failed function.
-import { Duration } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Names, Stack } from 'aws-cdk-lib';
 import type { ISecurityGroup, IVpc, SubnetSelection } from 'aws-cdk-lib/aws-ec2';
-import { ManagedPolicy, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { ManagedPolicy, Role } from 'aws-cdk-lib/aws-iam';
 import { Architecture, RecursiveLoop, Runtime, type IDestination } from 'aws-cdk-lib/aws-lambda';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -13,6 +13,7 @@ import { Construct } from 'constructs';
 import { bundlingOptions } from './bundling.ts';
 import { functionSpecs, pascal, type StackFunctionName } from './function-specs.ts';
 import { acknowledge } from './nag.ts';
+import { servicePrincipalFor } from './permissions.ts';
 import { lambdaEntry, lockFile, repoRoot } from './repo-paths.ts';
 import { deadLetterQueue, type DeadLetterQueue } from './queues.ts';
 
@@ -40,8 +41,16 @@ export class RemediatorFunction extends Construct {
     const spec = functionSpecs[name];
     this.name = name;
     this.logGroup = new LogGroup(this, 'Logs', { retention: props.logRetention });
+    // The role trusts Lambda only as this function. Its ARN is built from a name fixed at synth
+    // (unique to the stack and construct path), not read from the function: that attribute would
+    // make the role depend on the function, which depends on its role. A name pattern such as
+    // `<stack>-*` would rest on how CloudFormation shortens generated names, and cover the other
+    // functions too. A fixed name forbids only a replacement, which CloudFormation makes of a
+    // function only on a change of name or package type, and this construct changes neither.
+    const functionName = Names.uniqueResourceName(this, { maxLength: 64 });
+    const stack = Stack.of(this);
     this.role = new Role(this, 'Role', {
-      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      assumedBy: servicePrincipalFor('lambda.amazonaws.com', stack, stack.formatArn({ service: 'lambda', resource: 'function', resourceName: functionName, arnFormat: ArnFormat.COLON_RESOURCE_NAME })),
       description: `etcd-remediator ${name}`,
     });
     this.logGroup.grantWrite(this.role);
@@ -55,6 +64,7 @@ export class RemediatorFunction extends Construct {
     }
     const onFailure = props.onFailure ?? new SqsDestination(deadLetterQueue(this, 'FailedInvocations', `${name}: invocations that failed every try`, props.deadLetterQueues));
     this.function = new NodejsFunction(this, 'Function', {
+      functionName,
       description: `etcd-remediator ${name}`,
       entry: lambdaEntry(name),
       handler: 'handler',

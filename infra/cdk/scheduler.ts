@@ -2,10 +2,11 @@
 // put RetryDue on the bus through a role that can do nothing else.
 import { RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { IEventBus } from 'aws-cdk-lib/aws-events';
-import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement, Role } from 'aws-cdk-lib/aws-iam';
 import { ScheduleGroup } from 'aws-cdk-lib/aws-scheduler';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { putEventsOf, SCHEDULED_DETAIL_TYPES, servicePrincipalFor } from './permissions.ts';
 import { deadLetterQueue, type DeadLetterQueue } from './queues.ts';
 
 export interface LongWaitsProps {
@@ -28,17 +29,14 @@ export class LongWaits extends Construct {
     this.deadLetterQueue = deadLetterQueue(this, 'DeadLetters', 'scheduler: RetryDue events that could not be put on the bus', props.deadLetterQueues);
     this.role = new Role(this, 'Role', {
       description: 'EventBridge Scheduler: puts RetryDue on the etcd-remediator bus',
-      // Only Scheduler, acting for this account's schedule group (confused-deputy protection).
-      assumedBy: new ServicePrincipal('scheduler.amazonaws.com', {
-        conditions: {
-          StringEquals: {
-            'aws:SourceAccount': stack.account,
-            'aws:SourceArn': stack.formatArn({ service: 'scheduler', resource: 'schedule-group', resourceName: this.group.scheduleGroupName }),
-          },
-        },
-      }),
+      // Only Scheduler, acting for this account's schedule group.
+      assumedBy: servicePrincipalFor(
+        'scheduler.amazonaws.com',
+        stack,
+        stack.formatArn({ service: 'scheduler', resource: 'schedule-group', resourceName: this.group.scheduleGroupName }),
+      ),
     });
-    this.role.addToPolicy(new PolicyStatement({ actions: ['events:PutEvents'], resources: [props.bus.eventBusArn] }));
+    this.role.addToPolicy(putEventsOf(props.bus, SCHEDULED_DETAIL_TYPES));
     this.role.addToPolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.deadLetterQueue.queueArn] }));
   }
 }

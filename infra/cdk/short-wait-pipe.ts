@@ -2,13 +2,14 @@
 // per-message DelaySeconds on a standard queue, carried onto the bus by an EventBridge Pipe as
 // RetryDue. The message body is `{"detailType": "RetryDue", "detail": {...}}`
 // (functions/adapters/aws/short-wait-queue.ts); the event's detail is the body's detail.
-import { Stack } from 'aws-cdk-lib';
+import { ArnFormat, Names, Stack } from 'aws-cdk-lib';
 import type { IEventBus } from 'aws-cdk-lib/aws-events';
-import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement, Role } from 'aws-cdk-lib/aws-iam';
 import { CfnPipe } from 'aws-cdk-lib/aws-pipes';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { SHORT_WAIT_PIPE } from '../../functions/adapters/aws/short-wait-queue.ts';
+import { putEventsOf, SCHEDULED_DETAIL_TYPES, servicePrincipalFor } from './permissions.ts';
 import { deadLetterQueue, queueDefaults, type DeadLetterQueue } from './queues.ts';
 
 /**
@@ -39,15 +40,20 @@ export class ShortWaits extends Construct {
       // No queue-level delay: each message carries its own DelaySeconds.
       deadLetterQueue: { queue: dlq, maxReceiveCount: SHORT_WAIT_MAX_RECEIVES },
     });
+    // A name fixed at synth, so the role's trust can name the pipe: the pipe's own ARN attribute
+    // would make the role depend on the pipe, which depends on the role.
+    const pipeName = Names.uniqueResourceName(this, { maxLength: 64 });
     this.role = new Role(this, 'PipeRole', {
       description: 'EventBridge Pipe: short-wait queue to the etcd-remediator bus',
-      assumedBy: new ServicePrincipal('pipes.amazonaws.com', { conditions: { StringEquals: { 'aws:SourceAccount': stack.account } } }),
+      // Only Pipes, running this very pipe.
+      assumedBy: servicePrincipalFor('pipes.amazonaws.com', stack, stack.formatArn({ service: 'pipes', resource: 'pipe', resourceName: pipeName, arnFormat: ArnFormat.SLASH_RESOURCE_NAME })),
     });
     this.role.addToPolicy(
       new PolicyStatement({ actions: ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'], resources: [this.queue.queueArn] }),
     );
-    this.role.addToPolicy(new PolicyStatement({ actions: ['events:PutEvents'], resources: [props.bus.eventBusArn] }));
+    this.role.addToPolicy(putEventsOf(props.bus, SCHEDULED_DETAIL_TYPES));
     this.pipe = new CfnPipe(this, 'Pipe', {
+      name: pipeName,
       description: 'etcd-remediator short waits: delayed RetryDue back onto the bus',
       roleArn: this.role.roleArn,
       source: this.queue.queueArn,

@@ -11,7 +11,7 @@ import cdkNag from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { EtcdRemediation } from '../../infra/cdk/etcd-remediation.ts';
-import { stackFunctionNames } from '../../infra/cdk/function-specs.ts';
+import { pipelineFunctionNames } from '../../infra/cdk/function-specs.ts';
 import { flattenCfn } from '../../infra/cdk/nag.ts';
 import { EtcdRemediatorStack } from '../../infra/cdk/stack.ts';
 import { functionsByName, policyStatements, refOf, resourcesOf, resourcesOfStatement, requireRef, type CfnTemplate } from './synth.ts';
@@ -166,8 +166,8 @@ describe('props', () => {
 
   it('scopes secret reads to the given pattern', () => {
     const readers = policyStatements(placedJson).filter(({ statement }) => statement.Action === 'secretsmanager:GetSecretValue');
-    // Every function: each reads the directory.
-    expect(readers.length).toBe(stackFunctionNames.length);
+    // Every pipeline function: each step reads its cluster's entry; the intake reads none.
+    expect(readers.length).toBe(pipelineFunctionNames.length);
     for (const { statement } of readers) expect(statement.Resource).toBe(SECRETS);
     const env = functionsByName(placedJson).get('probe-members')?.props.Environment.Variables;
     expect(refOf(env?.TABLE_NAME)).toBe(requireRef(env?.TABLE_NAME));

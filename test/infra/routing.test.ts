@@ -124,13 +124,22 @@ describe('the short-wait pipe', () => {
     const roleId = requireRef(pipe.RoleArn);
     const trust = resource(s.json, roleId).Properties.AssumeRolePolicyDocument as { Statement: { Principal: unknown; Condition: unknown }[] };
     expect(trust.Statement).toEqual([
-      expect.objectContaining({ Principal: { Service: 'pipes.amazonaws.com' }, Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } } }),
+      expect.objectContaining({
+        Principal: { Service: 'pipes.amazonaws.com' },
+        Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' }, 'aws:SourceArn': expect.objectContaining({ 'Fn::Join': expect.anything() }) } },
+      }),
     ]);
+    expect(JSON.stringify(trust.Statement)).toContain(`:pipe/${String((pipe as unknown as { Name: unknown }).Name)}"`);
     const policies = resourcesOf(s.json, 'AWS::IAM::Policy').filter(([, p]) => (p.Properties.Roles as unknown[]).some((r) => requireRef(r) === roleId));
     const statements = policies.flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: unknown[] }).Statement);
     expect(statements).toEqual([
       { Effect: 'Allow', Action: ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'], Resource: { 'Fn::GetAtt': [requireRef(pipe.Source), 'Arn'] } },
-      { Effect: 'Allow', Action: 'events:PutEvents', Resource: { 'Fn::GetAtt': [busId, 'Arn'] } },
+      {
+        Effect: 'Allow',
+        Action: 'events:PutEvents',
+        Resource: { 'Fn::GetAtt': [busId, 'Arn'] },
+        Condition: { StringEquals: { 'events:source': SHORT_WAIT_PIPE.source, 'events:detail-type': SHORT_WAIT_PIPE.detailType } },
+      },
     ]);
   });
 

@@ -71,6 +71,7 @@ export const requireRef = (value: unknown): string => {
 };
 
 export interface FunctionProps {
+  FunctionName?: unknown;
   Runtime: string;
   Architectures: string[];
   Handler: string;
