@@ -1,18 +1,24 @@
-// The five bundles exactly as deployed: the stack synthesized into a scratch folder, so CDK's own
-// NodejsFunction bundling (infra/cdk/bundling.ts options, the local esbuild) writes each asset, and
-// the template says which asset and which environment each function gets.
+// The six bundles exactly as deployed: the stack synthesized into a scratch folder, so CDK's own
+// NodejsFunction bundling (infra/cdk/bundling.ts, its hook running the split build of
+// infra/build) writes each asset, and the template says which asset and which environment each
+// function gets. Beside them, the baseline, built by the same build.
 import { existsSync, mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
+import { filesLoadedWith } from '../../../infra/build/bundle-graph.ts';
+import { buildFunction } from '../../../infra/build/function-build.ts';
 import { EtcdRemediatorStack } from '../../../infra/cdk/stack.ts';
 
 export interface DeployedBundle {
   /** The function, as its POWERTOOLS_SERVICE_NAME says. */
   name: string;
-  /** index.mjs in the asset folder; its proto/ folder beside it. */
+  /** index.mjs in the asset folder; its chunks beside it. */
   file: string;
+  /** What a cold start loads: index.mjs and the chunks it imports statically, not those a dynamic import() loads later. */
   bytes: number;
+  /** How many files those bytes are. */
+  files: number;
   /** The function's environment from the template; references are left for the caller to fill. */
   environment: Record<string, unknown>;
 }
@@ -38,7 +44,21 @@ export function synthBundles(): { outdir: string; bundles: DeployedBundle[] } {
       if (r.Properties.Handler !== 'index.handler') throw new Error(`unexpected handler ${String(r.Properties.Handler)}`);
       const file = join(assembly.directory, `asset.${key.replace(/\.zip$/, '')}`, 'index.mjs');
       if (!existsSync(file)) throw new Error(`no bundle at ${file}`);
-      return { name: String(environment.POWERTOOLS_SERVICE_NAME), file, bytes: statSync(file).size, environment };
+      return { name: String(environment.POWERTOOLS_SERVICE_NAME), file, ...loadedBytes(file), environment };
     });
   return { outdir, bundles };
+}
+
+/** The bytes and files a cold start of `file` loads. */
+export function loadedBytes(file: string): { bytes: number; files: number } {
+  const files = filesLoadedWith(file);
+  return { bytes: files.reduce((sum, f) => sum + statSync(f).size, 0), files: files.length };
+}
+
+/** The baseline handler (baseline-handler.ts), built by the stack's own build into `dir`. */
+export async function buildBaseline(dir: string, environment: Record<string, unknown>): Promise<DeployedBundle> {
+  const outdir = join(dir, 'baseline');
+  await buildFunction(new URL('./baseline-handler.ts', import.meta.url).pathname, outdir);
+  const file = join(outdir, 'index.mjs');
+  return { name: 'baseline', file, ...loadedBytes(file), environment };
 }
