@@ -5,6 +5,7 @@
 // leader's path cut. One MemberRemove, the whole chain of events, inside the issue's bound of
 // grace + 2 × election timeout + 1 s; the local embedded runtime's figure printed beside it.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createDynamoIncidentStore } from '../../../functions/adapters/aws/dynamodb-store.ts';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';
 import { HOP_LATENCY_MS, startDeployedStack, type DeployedStack, type DeployedStackOptions } from '../../support/aws-sim/deployed-stack.ts';
 import { removalsRecorded as recordedOn } from '../../support/aws-sim/lab-on-stack.ts';
@@ -113,7 +114,14 @@ describe.sequential('the seed case on the AWS wiring', () => {
     const stack = deployed!;
     expect((await lab!.memberList()).map((m) => m.id).sort()).toEqual(lab!.members.filter((m) => m.id !== leader.id).map((m) => m.id).sort());
     expect(await removalsRecorded()).toEqual([expect.objectContaining({ memberId: leader.id, confirmed: true })]);
-    expect(typesOn(stack).filter((t) => t === 'RemediationCompleted').length).toBeGreaterThanOrEqual(1);
+    // The incident ends once: one incident, remediated; a completion published again says the same.
+    const incidents = await createDynamoIncidentStore({ client: stack.dynalite.client(), tableName: stack.tableName }).listIncidents({ clusterId: 'lab' });
+    expect(incidents.map((i) => [i.state, i.memberId])).toEqual([['remediated', leader.id]]);
+    const completions = stack.eventBridge.accepted.filter((e) => e.event['detail-type'] === 'RemediationCompleted').map((e) => e.event.detail as { incidentId: string; newLeader: { id: string } });
+    expect(completions.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(completions.map((c) => `${c.incidentId} ${c.newLeader.id}`)).size).toBe(1);
+    expect(completions[0]!.incidentId).toBe(incidents[0]!.incidentId);
+    expect(typesOn(stack)).not.toContain('RemediationBlocked');
     expect(stack.sqs.sent.length).toBeGreaterThan(0);
     // The crash failed one try; Lambda's retry did the step.
     expect(stack.invocations.some((i) => i.functionName === 'remediate' && !i.ok)).toBe(true);

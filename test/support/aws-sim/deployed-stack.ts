@@ -17,7 +17,7 @@ import { startEventBridgeFake, type EventBridgeFake } from '../fakes/eventbridge
 import { connectPipe, pipeFromTemplate } from '../fakes/pipe-fake.ts';
 import { startSchedulerFake, type SchedulerFake } from '../fakes/scheduler-fake.ts';
 import { startSqsFake, type SqsFake } from '../fakes/sqs-fake.ts';
-import { startDynalite, type Dynalite, type DynaliteOptions } from '../dynalite.ts';
+import { startDynalite, type Dynalite, type DynaliteOptions, type DynamoExchange } from '../dynalite.ts';
 import { failureRecord } from './invocation-record.ts';
 import { startContainer, type EventInvokeConfig, type Invocation, type LambdaContainer } from './lambda-host.ts';
 
@@ -35,6 +35,8 @@ export interface DeployedStack {
   /** Each function's logical id in the template, by the same name. */
   logicalIds: Map<string, string>;
   invocations: Invocation[];
+  /** Every DynamoDB call the functions made, as dynalite answered it, in order (cost-count.ts counts the writes). */
+  dynamo: DynamoExchange[];
   /** Invocations whose every try failed, and where their record went: a queue's or a function's logical id. */
   failed: { functionName: string; error: string; destination: string }[];
   close(): Promise<void>;
@@ -82,7 +84,15 @@ export interface DeployedStackOptions {
 }
 
 export async function startDeployedStack(template: CfnTemplate, assemblyDir: string, options: DeployedStackOptions = {}): Promise<DeployedStack> {
-  const dynalite = await startDynalite(options.dynalite);
+  const dynamo: DynamoExchange[] = [];
+  const onReply = options.dynalite?.onReply;
+  const dynalite = await startDynalite({
+    ...options.dynalite,
+    onReply: (exchange) => {
+      dynamo.push(exchange);
+      return onReply?.(exchange);
+    },
+  });
   const tableName = await dynalite.createTable();
   const [bus] = resources(template, 'AWS::Events::EventBus');
   const busName = String(bus![1].Properties.Name);
@@ -184,6 +194,7 @@ export async function startDeployedStack(template: CfnTemplate, assemblyDir: str
     pools,
     logicalIds,
     invocations,
+    dynamo,
     failed,
     async close() {
       await Promise.allSettled([...handedOver]);

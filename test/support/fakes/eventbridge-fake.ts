@@ -51,6 +51,8 @@ export interface PutEventsCall {
 export interface AcceptedEvent {
   busName: string;
   event: EventBridgeEvent;
+  /** When PutEvents took it, on the fake's clock, in ms (the event's `time` is to the second). */
+  acceptedAt: number;
 }
 
 export interface Delivery {
@@ -232,7 +234,7 @@ export async function startEventBridgeFake(options: EventBridgeFakeOptions = {})
       resources: entry.Resources ?? [],
       detail,
     };
-    accepted.push({ busName, event });
+    accepted.push({ busName, event, acceptedAt: clock.now() });
     for (const rule of rules) {
       if (rule.busName !== busName || !rule.matches(event)) continue;
       for (const target of rule.targets) deliver(rule, target, event);
