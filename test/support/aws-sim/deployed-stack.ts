@@ -36,7 +36,7 @@ export interface DeployedStack {
   logicalIds: Map<string, string>;
   invocations: Invocation[];
   /** Every DynamoDB call the functions made, as dynalite answered it, in order (cost-count.ts counts the writes). */
-  dynamo: DynamoExchange[];
+  dynamo: (DynamoExchange & { at: number })[];
   /** Invocations whose every try failed, and where their record went: a queue's or a function's logical id. */
   failed: { functionName: string; error: string; destination: string }[];
   close(): Promise<void>;
@@ -84,12 +84,12 @@ export interface DeployedStackOptions {
 }
 
 export async function startDeployedStack(template: CfnTemplate, assemblyDir: string, options: DeployedStackOptions = {}): Promise<DeployedStack> {
-  const dynamo: DynamoExchange[] = [];
+  const dynamo: DeployedStack['dynamo'] = [];
   const onReply = options.dynalite?.onReply;
   const dynalite = await startDynalite({
     ...options.dynalite,
     onReply: (exchange) => {
-      dynamo.push(exchange);
+      dynamo.push({ ...exchange, at: Date.now() });
       return onReply?.(exchange);
     },
   });
