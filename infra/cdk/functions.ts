@@ -41,7 +41,9 @@ export class RemediatorFunction extends Construct {
     const spec = functionSpecs[name];
     this.name = name;
     this.logGroup = new LogGroup(this, 'Logs', { retention: props.logRetention });
-    // The role trusts Lambda only as this function. Its ARN is built from a name fixed at synth
+    // The role trusts Lambda only as this function: Lambda's Developer Guide ("Working with AWS
+    // managed policies in the execution role") gives aws:SourceAccount and aws:SourceArn for an
+    // execution role's trust policy. The ARN is built from a name fixed at synth
     // (unique to the stack and construct path), not read from the function: that attribute would
     // make the role depend on the function, which depends on its role. A name pattern such as
     // `<stack>-*` would rest on how CloudFormation shortens generated names, and cover the other
