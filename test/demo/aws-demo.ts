@@ -8,7 +8,7 @@
 import { parseArgs } from 'node:util';
 import { startLab, type Lab } from '../../infra/lab/lab.ts';
 import { HOP_LATENCY_MS, startDeployedStack } from '../support/aws-sim/deployed-stack.ts';
-import { median, SEED_BOUND_MS, SEED_ELECTION_MS, seedCaseLocal, seedCaseOnStack } from '../support/aws-sim/seed-case-run.ts';
+import { leaderElectedAt, median, SEED_BOUND_MS, SEED_ELECTION_MS, seedCaseLocal, seedCaseOnStack } from '../support/aws-sim/seed-case-run.ts';
 import { synthStack } from '../infra/synth.ts';
 
 const out = (line: string) => process.stdout.write(`${line}\n`);
@@ -46,14 +46,15 @@ try {
     // The next run's labs start now, so they are past etcd's reconfiguration guard when their turn comes.
     if (run < runs) pair = startPair();
     const clusterId = `lab-${run}`;
-    const started = Date.now();
     const shown = stack.eventBridge.accepted.length;
     const awsRun = await seedCaseOnStack(stack, awsLab, clusterId);
+    const started = leaderElectedAt(awsRun.completed.event.detail) - awsRun.tookMs;
     out(`3. run ${run}: MemberUnhealthy for ${awsRun.leader.name} (the leader, its client path cut) on bus ${stack.busName}; events as the bus accepted them:`);
     for (const { event, acceptedAt } of stack.eventBridge.accepted.slice(shown)) {
-      const detail = event.detail as { reason?: string; clusterId?: string };
+      const detail = event.detail as { reason?: string; clusterId?: string; message?: string };
       if (detail.clusterId !== clusterId) continue;
       out(`   +${((acceptedAt - started) / 1000).toFixed(2)}s  ${event['detail-type'].padEnd(21)} ${detail.reason ?? ''}`);
+      if (event['detail-type'] === 'RetryRequested' && detail.reason === 'ETCD_TRANSIENT') out(`           ${String(detail.message)}`);
     }
     const invocations = stack.invocations.length - awsRun.invokedFrom;
     const events = stack.eventBridge.accepted.length - awsRun.acceptedFrom;

@@ -104,6 +104,8 @@ describe.sequential('the seed case on the AWS wiring', () => {
         `bound grace + 2 × election + 1 s = ${SEED_BOUND_MS} ms; ` +
         `${stack.invocations.length} invocations, ${stack.eventBridge.accepted.length} events, ${stack.sqs.sent.length} short waits, ${stack.scheduler.requests.length} schedules`,
     );
+    const from = stack.eventBridge.accepted[0]?.acceptedAt ?? 0;
+    console.log(stack.eventBridge.accepted.map((e) => `+${e.acceptedAt - from} ms ${e.event['detail-type']} ${(e.event.detail as { reason?: string }).reason ?? ''}`).join('\n'));
     // The issue's correctness bound (demo:aws --runs 5 gives the median).
     expect(tookMs).toBeLessThanOrEqual(SEED_BOUND_MS);
   }, 120_000);

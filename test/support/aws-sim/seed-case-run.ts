@@ -1,7 +1,9 @@
 // The seed case timed the same way on the deployed-stack sim and on the local embedded runtime:
 // a 3-member lab with its leader's client path cut, reported unhealthy, removed without a move;
-// the figure is from the report to the leader-elected step of remediate's journal (when it saw
-// the new leader stand, not when a caller polled). Shared by the AWS seed-case test and demo:aws.
+// the figure is from the report (on AWS: the bus accepting MemberUnhealthy, not the reporter's
+// SDK client getting ready; locally: the submit) to the leader-elected step of remediate's
+// journal (when it saw the new leader stand, not when a caller polled). Shared by the AWS
+// seed-case test and demo:aws.
 import { waitFor } from '../../../functions/lib/wait-for.ts';
 import type { PolicyInput } from '../../../functions/core/policy.ts';
 import type { TerminalEvent } from '../../../infra/local/runtime.ts';
@@ -40,9 +42,11 @@ export async function seedCaseOnStack(stack: DeployedStack, lab: Lab, clusterId 
   await registerLab(stack, lab, seedPolicy, clusterId);
   const acceptedFrom = stack.eventBridge.accepted.length;
   const invokedFrom = stack.invocations.length;
-  const started = Date.now();
   const failed = await reportUnhealthy(stack, leader.name, clusterId);
   if (failed !== 0) throw new Error(`MemberUnhealthy was not accepted (${failed} failed entries)`);
+  const reported = stack.eventBridge.accepted.slice(acceptedFrom).find((e) => e.event['detail-type'] === 'MemberUnhealthy' && (e.event.detail as { clusterId?: string }).clusterId === clusterId);
+  if (!reported) throw new Error('MemberUnhealthy is not among the events the bus accepted');
+  const started = reported.acceptedAt;
   const completed = await waitFor(
     async () => stack.eventBridge.accepted.slice(acceptedFrom).find((e) => e.event['detail-type'] === 'RemediationCompleted' && (e.event.detail as { clusterId?: string }).clusterId === clusterId),
     { timeoutMs, what: 'RemediationCompleted on the bus' },
