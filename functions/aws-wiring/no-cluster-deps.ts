@@ -1,5 +1,6 @@
-// The AWS edge of schedule-retry: it schedules retries and sweeps stalled incidents, and never
-// talks to a cluster, so its bundle carries no etcd or Kubernetes client. Its deps say so if asked.
+// The AWS edge of the functions that never talk to a cluster: schedule-retry (it schedules retries
+// and sweeps stalled incidents) and step-failed (it carries out an outbox and resumes or blocks an
+// incident), so their bundles carry no etcd or Kubernetes client. Their deps say so if asked.
 import type { Actuator } from '../ports/actuator.ts';
 import type { AwsDeps } from './pipeline-deps.ts';
 import type { Env } from './env.ts';

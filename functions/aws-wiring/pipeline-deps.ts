@@ -1,4 +1,4 @@
-// The AWS edge of probe-members, move-leader, remediate and step-failed: the adapters a Lambda
+// The AWS edge of probe-members, move-leader and remediate: the adapters a Lambda
 // container uses, chosen from its environment, once. The Kubernetes client is loaded only when a
 // cluster with kube access is first read (kube-on-demand.ts).
 import type { Deps } from '../app/deps.ts';

@@ -1,7 +1,7 @@
 // The bundles as Lambda runs them, built by the stack's own build (infra/build/function-build.ts):
 // what each carries, read from esbuild's metafile, and that they run in a fresh Node process. A
-// function carries only what it calls: schedule-retry and the intake no etcd or Kubernetes client
-// at all, the pipeline functions the Kubernetes client only in a chunk loaded on first need;
+// function carries only what it calls: schedule-retry, step-failed and the intake no etcd or
+// Kubernetes client at all, the pipeline functions the Kubernetes client only in a chunk loaded on first need;
 // etcd3's protos precompiled, zod in English only.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -23,6 +23,8 @@ const fixture = (name: string): string => new URL(`./fixtures/${name}`, import.m
 const packageIn = (input: string): string | undefined => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input)?.[1];
 const packagesIn = (inputs: readonly string[]): Set<string> => new Set(inputs.map(packageIn).filter((p): p is string => p !== undefined));
 const ETCD_OR_KUBE = ['etcd3', '@grpc/grpc-js', '@grpc/proto-loader', '@kubernetes/client-node'];
+/** The functions that never talk to a cluster: step-failed carries out an outbox and resumes or blocks. */
+const NO_CLUSTER: readonly string[] = ['schedule-retry', 'step-failed', 'intake'];
 
 const runIn = (file: string, call: string): string =>
   execFileSync(process.execPath, ['--input-type=module', '-e', `const m = await import(${JSON.stringify(pathToFileURL(file).href)}); process.stdout.write(${call});`], {
@@ -52,13 +54,13 @@ beforeAll(async () => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('what each function bundles', () => {
-  it.each(['schedule-retry', 'intake'])('%s carries no etcd, gRPC or Kubernetes code, in any file', (name) => {
+  it.each(NO_CLUSTER)('%s carries no etcd, gRPC or Kubernetes code, in any file', (name) => {
     const { metafile } = built.get(name)!;
     const all = packagesIn(inputsOf(metafile, Object.keys(metafile.outputs)));
     expect(ETCD_OR_KUBE.filter((p) => all.has(p))).toEqual([]);
   });
 
-  it.each(stackFunctionNames.filter((name) => functionSpecs[name].pipeline && name !== 'schedule-retry'))(
+  it.each(stackFunctionNames.filter((name) => functionSpecs[name].pipeline && !NO_CLUSTER.includes(name)))(
     '%s loads the Kubernetes client only in a chunk of its own, never with index.mjs',
     (name) => {
       const { metafile } = built.get(name)!;
