@@ -6,7 +6,7 @@
 // model of a round (one probe, one plan, one schedule-retry, three events) is checked against the
 // seed run's own counts first.
 import { defaultPolicy, type PolicyInput } from '../../functions/core/policy.ts';
-import { startLab } from '../../infra/lab/lab.ts';
+import { startLab, type Lab } from '../../infra/lab/lab.ts';
 import { costSince, describeCost, marksOf, type IncidentCost } from '../support/aws-sim/cost-count.ts';
 import { startDeployedStack, type DeployedStack } from '../support/aws-sim/deployed-stack.ts';
 import { registerLab, reportUnhealthy } from '../support/aws-sim/lab-on-stack.ts';
@@ -18,42 +18,41 @@ import { stuckSchedule } from './cost-stuck.ts';
 const out = (line: string) => process.stdout.write(`${line}\n`);
 const WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'TransactWriteItems', 'BatchWriteItem']);
 
-async function seedRun(stack: DeployedStack, policy: PolicyInput, clusterId: string, electionTimeoutMs: number): Promise<{ cost: IncidentCost; roundMs: number; rounds: number; writesPerRound: number }> {
-  const lab = await startLab({ members: 3, electionTimeoutMs });
-  try {
-    const leader = await lab.leader();
-    await lab.fault(leader.name, 'cut');
-    await registerLab(stack, lab, policy, clusterId);
-    const marks = marksOf(stack);
-    await reportUnhealthy(stack, leader.name, clusterId);
-    const mine = () => stack.eventBridge.accepted.slice(marks.accepted).filter((e) => (e.event.detail as { clusterId?: string }).clusterId === clusterId);
-    await waitFor(async () => mine().find((e) => /^Remediation(Completed|Blocked|Failed|Closed)$/.test(e.event['detail-type'])), { timeoutMs: 300_000, intervalMs: 200, what: `${clusterId}: the incident's end` });
-    await stack.eventBridge.idle();
-    const events = mine();
-    // A waiting round: RetryRequested to the MembersProbed of its RetryDue; what it adds to its wait.
-    const extra: number[] = [];
-    for (const requested of events.filter((e) => e.event['detail-type'] === 'RetryRequested')) {
-      const due = Date.parse((requested.event.detail as { retryAt: string }).retryAt);
-      const probed = events.find((e) => e.event['detail-type'] === 'MembersProbed' && e.acceptedAt > requested.acceptedAt);
-      if (probed) extra.push(probed.acceptedAt - due);
-    }
-    const roundMs = extra.length > 0 ? Math.round(extra.reduce((a, b) => a + b, 0) / extra.length) : 0;
-    // DynamoDB writes of the waiting rounds: from the first MembersProbed to the last one before the end.
-    const probes = events.filter((e) => e.event['detail-type'] === 'MembersProbed');
-    const [from, to] = [probes[0]?.acceptedAt ?? 0, probes.at(-1)?.acceptedAt ?? 0];
-    const written = stack.dynamo.slice(marks.dynamo).filter((x) => x.at > from && x.at <= to && WRITES.has(x.operation)).length;
-    return { cost: await costSince(stack, marks), roundMs, rounds: extra.length, writesPerRound: extra.length > 0 ? written / extra.length : 0 };
-  } finally {
-    await lab.down();
+async function seedRun(stack: DeployedStack, policy: PolicyInput, clusterId: string, lab: Lab): Promise<{ cost: IncidentCost; roundMs: number; rounds: number; writesPerRound: number }> {
+  const leader = await lab.leader();
+  await lab.fault(leader.name, 'cut');
+  await registerLab(stack, lab, policy, clusterId);
+  const marks = marksOf(stack);
+  await reportUnhealthy(stack, leader.name, clusterId);
+  const mine = () => stack.eventBridge.accepted.slice(marks.accepted).filter((e) => (e.event.detail as { clusterId?: string }).clusterId === clusterId);
+  await waitFor(async () => mine().find((e) => /^Remediation(Completed|Blocked|Failed|Closed)$/.test(e.event['detail-type'])), { timeoutMs: 300_000, intervalMs: 200, what: `${clusterId}: the incident's end` });
+  await stack.eventBridge.idle();
+  const events = mine();
+  // A waiting round: RetryRequested to the MembersProbed of its RetryDue; what it adds to its wait.
+  const extra: number[] = [];
+  for (const requested of events.filter((e) => e.event['detail-type'] === 'RetryRequested')) {
+    const due = Date.parse((requested.event.detail as { retryAt: string }).retryAt);
+    const probed = events.find((e) => e.event['detail-type'] === 'MembersProbed' && e.acceptedAt > requested.acceptedAt);
+    if (probed) extra.push(probed.acceptedAt - due);
   }
+  const roundMs = extra.length > 0 ? Math.round(extra.reduce((a, b) => a + b, 0) / extra.length) : 0;
+  // DynamoDB writes of the waiting rounds: from the first MembersProbed to the last one before the end.
+  const probes = events.filter((e) => e.event['detail-type'] === 'MembersProbed');
+  const [from, to] = [probes[0]?.acceptedAt ?? 0, probes.at(-1)?.acceptedAt ?? 0];
+  const written = stack.dynamo.slice(marks.dynamo).filter((x) => x.at > from && x.at <= to && WRITES.has(x.operation)).length;
+  return { cost: await costSince(stack, marks), roundMs, rounds: extra.length, writesPerRound: extra.length > 0 ? written / extra.length : 0 };
 }
 
+// The labs first: etcd 3.4 refuses reconfiguration for ~5 s after its members connect, and the
+// synth takes about that long, so no removal is refused for it (a refusal would cost a round).
+const labs = Promise.all([startLab({ members: 3, electionTimeoutMs: 500 }), startLab({ members: 3, electionTimeoutMs: 1_000 })]);
 out('synthesizing the stack and bundling its functions …');
 const synth = synthStack();
+const [seedLab, defaultLab] = await labs;
 const stack = await startDeployedStack(synth.json, synth.assemblyDir);
 try {
   out('\n1. the seed case, its lab policy (grace 3 s, election timeout 500 ms):');
-  const seed = await seedRun(stack, seedPolicy, 'seed', 500);
+  const seed = await seedRun(stack, seedPolicy, 'seed', seedLab);
   for (const line of describeCost(seed.cost)) out(`   ${line}`);
   // The round model, checked on the seed run: each waiting round is one probe, one plan and one schedule-retry.
   const n = seed.rounds;
@@ -64,7 +63,7 @@ try {
   const { writesPerRound } = seed;
 
   out('\n2. the seed case, the default policy (grace 60 s, election timeout 1 s, backoff 5 s to 5 min):');
-  const def = await seedRun(stack, {}, 'default', 1_000);
+  const def = await seedRun(stack, {}, 'default', defaultLab);
   for (const line of describeCost(def.cost)) out(`   ${line}`);
 
   out(`\n3. stuck: no leader settles (ELECTION_IN_PROGRESS on every look) until the ${defaultPolicy.incidentDeadlineMs / 60_000}-minute deadline, default policy:`);
@@ -77,4 +76,5 @@ try {
   out(`   DynamoDB writes about ${Math.round(writesPerRound * retries)} (${writesPerRound.toFixed(1)} a waiting round, as on the seed run), plus the opening and the block`);
 } finally {
   await stack.close();
+  await Promise.all([seedLab.down(), defaultLab.down()]);
 }

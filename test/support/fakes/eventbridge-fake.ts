@@ -138,6 +138,7 @@ export async function startEventBridgeFake(options: EventBridgeFakeOptions = {})
   const rules = rulesFromTemplate(template, options.refs);
   const clock = options.clock ?? systemClock;
   const latency = options.latencyMs ?? 0;
+  // A bad compression is refused at start, not at the first retry.
   compress(1, options.compression);
   const region = options.region ?? 'us-east-1';
   const account = options.account ?? '000000000000';
