@@ -1,7 +1,7 @@
 // The bundles as Lambda runs them, built by the stack's own build (infra/build/function-build.ts):
 // what each carries, read from esbuild's metafile, and that they run in a fresh Node process. A
 // function carries only what it calls: schedule-retry, step-failed and the intake no etcd or
-// Kubernetes client at all, the pipeline functions the Kubernetes client only in a chunk loaded on first need;
+// Kubernetes client at all, the pipeline functions each only in a chunk loaded on first need;
 // etcd3's protos precompiled, zod in English only.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -48,6 +48,7 @@ beforeAll(async () => {
   for (const name of stackFunctionNames) await buildInto(name, lambdaEntry(name));
   await buildInto('etcd3-fixture', fixture('etcd3-entry.ts'));
   await buildInto('kube-fixture', fixture('kube-chunk-entry.ts'));
+  await buildInto('etcd-fixture', fixture('etcd-chunk-entry.ts'));
   await buildInto('zod-fixture', fixture('zod-entry.ts'));
 }, 180_000);
 
@@ -61,14 +62,15 @@ describe('what each function bundles', () => {
   });
 
   it.each(stackFunctionNames.filter((name) => functionSpecs[name].pipeline && !NO_CLUSTER.includes(name)))(
-    '%s loads the Kubernetes client only in a chunk of its own, never with index.mjs',
+    '%s loads the etcd and Kubernetes clients only in chunks loaded later, never with index.mjs',
     (name) => {
       const { metafile } = built.get(name)!;
       const first = packagesIn(inputsOf(metafile, loadedWith(metafile, index(name))));
       const later = packagesIn(inputsOf(metafile, loadedLater(metafile, index(name))));
-      expect(first.has('@kubernetes/client-node')).toBe(false);
-      expect(first.has('etcd3')).toBe(true);
+      expect(ETCD_OR_KUBE.filter((p) => first.has(p))).toEqual([]);
       expect(later.has('@kubernetes/client-node')).toBe(true);
+      expect(later.has('etcd3')).toBe(true);
+      expect(later.has('@grpc/grpc-js')).toBe(true);
     },
   );
 
@@ -144,6 +146,26 @@ describe('the Kubernetes chunk', () => {
     for (const path of later) rmSync(join(repoRoot, path));
     expect(existsSync(join(outdir, 'index.mjs'))).toBe(true);
     expect(() => runIn(index('kube-fixture'), 'await m.handler()')).toThrow(/Cannot find module .*kube-chunk/);
+  });
+});
+
+describe('the etcd chunk', () => {
+  it('loads from the bundle folder once the directory returns an entry, not before, not for an entry it refused', () => {
+    const said = JSON.parse(runIn(index('etcd-fixture'), 'await m.handler()')) as Record<string, string>;
+    const rule = /the etcd client is loaded when the directory returns a cluster's entry/;
+    expect(said.before).toMatch(rule);
+    expect(said.refused).toBe('Error: refused');
+    expect(said.afterRefused).toMatch(rule);
+    expect(said.after).toBe('built');
+  });
+
+  it('is a file of its own, so the test above proves it is read from the bundle folder', () => {
+    const { metafile, outdir } = built.get('etcd-fixture')!;
+    const later = loadedLater(metafile, index('etcd-fixture')).filter((path) => Object.keys(metafile.outputs[path]!.inputs).some((input) => input.endsWith('etcd-chunk.ts')));
+    expect(later.length).toBe(1);
+    for (const path of later) rmSync(join(repoRoot, path));
+    expect(existsSync(join(outdir, 'index.mjs'))).toBe(true);
+    expect(() => runIn(index('etcd-fixture'), 'await m.handler()')).toThrow(/Cannot find module .*etcd-chunk/);
   });
 });
 

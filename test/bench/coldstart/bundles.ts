@@ -2,9 +2,9 @@
 // NodejsFunction bundling (infra/cdk/bundling.ts, its hook running the split build of
 // infra/build) writes each asset, and the template says which asset and which environment each
 // function gets. Beside them, the baseline, built by the same build.
-import { existsSync, mkdtempSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { filesLoadedWith } from '../../../infra/build/bundle-graph.ts';
 import { buildFunction } from '../../../infra/build/function-build.ts';
@@ -21,6 +21,8 @@ export interface DeployedBundle {
   files: number;
   /** The function's environment from the template; references are left for the caller to fill. */
   environment: Record<string, unknown>;
+  /** A pipeline function's etcd client: the chunk its first etcd access imports, and what that adds to `bytes`. */
+  etcdChunk?: { file: string; bytes: number; files: number };
 }
 
 interface FunctionResource {
@@ -44,7 +46,8 @@ export function synthBundles(): { outdir: string; bundles: DeployedBundle[] } {
       if (r.Properties.Handler !== 'index.handler') throw new Error(`unexpected handler ${String(r.Properties.Handler)}`);
       const file = join(assembly.directory, `asset.${key.replace(/\.zip$/, '')}`, 'index.mjs');
       if (!existsSync(file)) throw new Error(`no bundle at ${file}`);
-      return { name: String(environment.POWERTOOLS_SERVICE_NAME), file, ...loadedBytes(file), environment };
+      const etcdChunk = etcdChunkOf(file);
+      return { name: String(environment.POWERTOOLS_SERVICE_NAME), file, ...loadedBytes(file), environment, ...(etcdChunk ? { etcdChunk } : {}) };
     });
   return { outdir, bundles };
 }
@@ -53,6 +56,16 @@ export function synthBundles(): { outdir: string; bundles: DeployedBundle[] } {
 export function loadedBytes(file: string): { bytes: number; files: number } {
   const files = filesLoadedWith(file);
   return { bytes: files.reduce((sum, f) => sum + statSync(f).size, 0), files: files.length };
+}
+
+/** The etcd chunk beside `indexFile` (functions/aws-wiring/etcd-chunk.ts), with the files it loads beyond index.mjs's. */
+export function etcdChunkOf(indexFile: string): DeployedBundle['etcdChunk'] {
+  const name = readdirSync(dirname(indexFile)).find((f) => /^etcd-chunk-[^.]+\.mjs$/.test(f));
+  if (!name) return undefined;
+  const file = join(dirname(indexFile), name);
+  const already = new Set(filesLoadedWith(indexFile));
+  const added = filesLoadedWith(file).filter((f) => !already.has(f));
+  return { file, bytes: added.reduce((sum, f) => sum + statSync(f).size, 0), files: added.length };
 }
 
 /** The baseline handler (baseline-handler.ts), built by the stack's own build into `dir`. */

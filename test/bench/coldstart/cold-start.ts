@@ -55,11 +55,13 @@ export interface ColdStartRun {
   functionName: string;
   /** Omit for an import alone. */
   event?: unknown;
+  /** A chunk imported after the call, timed apart (ChildResult.laterMs). */
+  later?: string;
   env: Record<string, string>;
 }
 
 export function coldStart(run: ColdStartRun): Promise<ChildResult> {
-  const args = [CHILD, run.file, run.event === undefined ? '' : JSON.stringify(run.event), run.functionName];
+  const args = [CHILD, run.file, run.event === undefined ? '' : JSON.stringify(run.event), run.functionName, ...(run.later ? [run.later] : [])];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { env: run.env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';

@@ -1,0 +1,49 @@
+// The etcd side of a pipeline function, loaded on first need: once the directory has returned a
+// cluster's entry, before the caller can ask for that cluster's etcd. An invocation that ends
+// earlier (a stale or duplicate event, a closed incident, an entry the directory refuses) never
+// loads the etcd client. Loaded after the read, not beside it, so a refused entry costs nothing.
+import type { Clock } from '../ports/clock.ts';
+import type { ClusterDirectory, ClusterEntry, MemberLookup } from '../ports/cluster-directory.ts';
+import type { ClusterEtcd } from '../ports/cluster-etcd.ts';
+import type { KubeEtcdFactory } from '../adapters/etcd/per-cluster-access.ts';
+// Types only: erased from the build, so the chunk stays out of index.mjs.
+import type * as EtcdChunkModule from './etcd-chunk.ts';
+
+type Directory = ClusterDirectory & MemberLookup;
+type PerClusterEtcd = ReturnType<typeof EtcdChunkModule.createPerClusterEtcd>;
+
+export interface EtcdOnDemand {
+  /** The directory, loading the etcd chunk before it returns an entry. */
+  directory: Directory;
+  /** Only ever asked for a cluster the directory above returned. */
+  etcdFor: (cluster: ClusterEntry) => ClusterEtcd;
+}
+
+export function etcdOnDemand(inner: Directory, kubeEtcd: KubeEtcdFactory, clock: Clock): EtcdOnDemand {
+  let access: PerClusterEtcd | undefined;
+  let loading: Promise<void> | undefined;
+  const load = (): Promise<void> =>
+    (loading ??= import('./etcd-chunk.ts').then(
+      (chunk) => void (access = chunk.createPerClusterEtcd(kubeEtcd, clock)),
+      (error: unknown) => {
+        // The next invocation tries again, rather than failing on this one's error for the container's life.
+        loading = undefined;
+        throw error;
+      },
+    ));
+  return {
+    directory: {
+      findByInstance: (instanceId) => inner.findByInstance(instanceId),
+      findByNode: (nodeName) => inner.findByNode(nodeName),
+      async get(clusterId) {
+        const entry = await inner.get(clusterId);
+        await load();
+        return entry;
+      },
+    },
+    etcdFor: (cluster) => {
+      if (!access) throw new Error(`the etcd client is loaded when the directory returns a cluster's entry; ${cluster.clusterId}'s did not come from it`);
+      return access.etcdFor(cluster);
+    },
+  };
+}
