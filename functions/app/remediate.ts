@@ -13,6 +13,7 @@ import { removalFailed } from '../core/member-removal.ts';
 import { probeDeadlineMs } from '../core/probe-deadline.ts';
 import { actuatorFailed, clusterLocked, gatesUnderLock, noLeaderAfterRemoval, snapshotFailed } from '../core/remediation-steps.ts';
 import { removalByAnother, removalRecordFor, replacementPending, withRecord } from '../core/replacement.ts';
+import { waitsInARowAfter } from '../core/resample-wait.ts';
 import { withView } from '../core/view-history.ts';
 import { describeMember, memberGone, type ClusterView } from '../core/view.ts';
 import type { ReplaceRequest, ReplaceResult } from '../ports/actuator.ts';
@@ -67,12 +68,16 @@ async function runSteps(deps: Deps, cluster: ClusterEntry, incident: Incident, l
   // A Machine whose member is already out of etcd: nothing to remove, straight to the actuator.
   const memberId = incident.memberId;
   if (!memberId) return replaceStep(deps, cluster, incident, leaderNow(incident), { id: '0', name: incident.target.machineName ?? incident.target.nodeName ?? '' });
+  // A removal in this run starts a new row of looks for a leader; a resumed run goes on from the
+  // row its approval passed on.
+  let row = waitsInARowAfter(incident.lastDecision);
   if (!(await deps.store.stepDone(id, journalSteps.memberRemoved))) {
     const step = await removeStep(deps, cluster, incident, lock);
     incident = step.incident;
     if (step.decision) return decided(deps, incident, step.decision);
+    row = 0;
   }
-  const leader = (await leaderMarked(deps, id)) ?? (await electionStep(deps, cluster, incident));
+  const leader = (await leaderMarked(deps, id)) ?? (await electionStep(deps, cluster, incident, row));
   if ('kind' in leader) return decided(deps, incident, leader);
   // Confirmed once a leader stands (a write during the election would find none): then it counts
   // for KCP's retry limits of every remediator. The intent already holds the size still owed.
@@ -209,12 +214,12 @@ async function removedBefore(deps: Deps, cluster: ClusterEntry, incident: Incide
   return { incident };
 }
 
-/** Step 5: a leader among the rest, or a short retry while the election runs. */
-async function electionStep(deps: Deps, cluster: ClusterEntry, incident: Incident): Promise<{ id: string; name: string } | Decision> {
+/** Step 5: a leader among the rest, or a retry while the election runs, longer each look in a row (`before` of them). */
+async function electionStep(deps: Deps, cluster: ClusterEntry, incident: Incident, before: number): Promise<{ id: string; name: string } | Decision> {
   const id = incident.incidentId;
   const removed = await removedAt(deps, id);
   const elected = await waitForNewLeader(deps, cluster, incident.memberId!, incident.views.at(-1));
-  if (!elected) return noLeaderAfterRemoval(nameOf(incident), deps.clock.now(), cluster.policy);
+  if (!elected) return noLeaderAfterRemoval(nameOf(incident), { now: deps.clock.now(), openedAt: incident.openedAt, before }, cluster.policy);
   const leader = { id: elected.id, name: elected.name };
   await mark(deps, id, { step: journalSteps.leaderElected, detail: { ...leader, term: elected.term, afterRemovalMs: deps.clock.now() - removed } });
   return leader;

@@ -2,6 +2,7 @@
 // as the pure nextMoveStep says, until it reaches a decision.
 import type { Decision } from '../core/decision.ts';
 import { nextMoveStep, type MoveAttempt, type MoveLeaderDecision } from '../core/move-steps.ts';
+import { waitsInARowAfter } from '../core/resample-wait.ts';
 import type { ClusterView } from '../core/view.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import { EtcdCallError } from '../ports/etcd.ts';
@@ -40,6 +41,8 @@ export async function runMove(
       random: deps.random,
       attempt: attemptsSpent(incident),
       immediateReprobes: incident.immediateReprobes,
+      openedAt: incident.openedAt,
+      waitsInARow: waitsInARowAfter(incident.lastDecision),
       ...(verifiedLeaderId !== undefined ? { verifiedLeaderId } : {}),
     });
     if (step.kind === 'verify') {

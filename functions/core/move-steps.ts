@@ -10,6 +10,7 @@ import type { ClassificationRow } from './classification-table.ts';
 import { backoffRetryAt } from './retry-after-backoff.ts';
 import { credentialProblem } from './credentials.ts';
 import { describePath, describeTime } from './explain.ts';
+import { describeResampleWait, resampleAt, WAITS_IN_A_ROW } from './resample-wait.ts';
 
 export type MoveLeaderDecision = Extract<Decision, { kind: 'move-leader' }>;
 
@@ -31,6 +32,10 @@ export interface MoveContext {
   immediateReprobes: number;
   /** Who a fresh probe says leads, after a 'verify' step. */
   verifiedLeaderId?: MemberId;
+  /** When the incident opened: a look after the move never lands past its deadline. */
+  openedAt: number;
+  /** Resample waits in a row before the move (resample-wait.ts): a move that ends in an election goes on from them. */
+  waitsInARow?: number;
 }
 
 export type MoveStep =
@@ -113,11 +118,20 @@ function afterMoved(s: Step, last: MoveAttempt): MoveStep {
       evidence: evidenceOf(s),
     };
   }
-  if (v === NO_LEADER) {
-    const at = s.ctx.now + s.ctx.policy.electionTimeoutMs;
-    return retry(s, 'ELECTION_IN_PROGRESS', at, false, `${moved}, but a fresh probe finds no leader; we look again at ${describeTime(at)}.`);
-  }
+  if (v === NO_LEADER) return noLeaderAfterMove(s, moved);
   return reprobe(s, 'LEADER_CHANGED', `${moved}, but a fresh probe finds ${s.name(v)} leading instead`);
+}
+
+/**
+ * The move settled nothing: the row of looks it interrupted goes on, as the planner's resample
+ * waits, so moves that keep ending in an election back off rather than repeat every election timeout.
+ */
+function noLeaderAfterMove(s: Step, moved: string): Decision {
+  const { now, openedAt, policy } = s.ctx;
+  const before = s.ctx.waitsInARow ?? 0;
+  const at = resampleAt({ now, openedAt, before }, policy);
+  const decision = retry(s, 'ELECTION_IN_PROGRESS', at, false, `${moved}, but a fresh probe finds no leader; we look again after ${describeResampleWait(before, now, at, policy)}, at ${describeTime(at)}.`);
+  return { ...decision, evidence: { ...decision.evidence, [WAITS_IN_A_ROW]: before + 1 } };
 }
 
 /** Every path to the leader failed for this candidate: credentials block, anything else re-probes. */

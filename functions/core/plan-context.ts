@@ -7,6 +7,7 @@ import { quorumGate, type GateResult } from './quorum-gate.ts';
 import { judgeLeader, type CarriedStreak, type LeaderJudgement } from './evidence.ts';
 import { backoffRetryAt, retryAfterBackoff, type BackoffInput } from './retry-after-backoff.ts';
 import { hostGoneFinding } from './host-gone.ts';
+import { passingRowOn } from './resample-wait.ts';
 
 export interface PlanInput {
   /** Oldest first; the last is the current view. */
@@ -100,12 +101,13 @@ export const close = (ctx: PlanContext, reason: ReasonCode, message: string): De
   evidence: ctx.evidence,
 });
 
+/** An approval carries the row of waits it was given: remediate's look under the lock may go on from it. */
 export const approve = (ctx: PlanContext, reason: ReasonCode, leaderMove: LeaderMove, message: string): Decision => ({
   kind: 'approve',
   leaderMove,
   reason,
   message,
-  evidence: ctx.evidence,
+  evidence: passingRowOn(ctx.evidence, ctx.input.incident.waitsInARow ?? 0),
 });
 
 export const retryAt = (ctx: PlanContext, reason: ReasonCode, at: number, message: string, reprobeNow = false): Decision => ({

@@ -9,7 +9,7 @@ import { describeDuration, describePaths, describeTime, howReached, listWords } 
 import { downAsLeaderBefore, type LeaderJudgement } from './evidence.ts';
 import { approve, backoffOf, block, close, lookAgainAfterBackoff, retryAt, sentence, type PlanContext } from './plan-context.ts';
 import { plannedTarget, targetNotFound } from './plan-checks.ts';
-import { resampleAt, WAITS_IN_A_ROW } from './resample-wait.ts';
+import { describeResampleWait, resampleAt, WAITS_IN_A_ROW } from './resample-wait.ts';
 
 const nameOf = (ctx: PlanContext, id: string | undefined): string => describeMemberIn(ctx.view, id);
 
@@ -112,7 +112,7 @@ function lookAgain(ctx: PlanContext, j: LeaderJudgement, reason: 'ELECTION_IN_PR
   const { policy, now, incident } = ctx.input;
   const before = incident.waitsInARow ?? 0;
   const at = resampleAt({ now, openedAt: incident.openedAt, before, graceFrom: j.since }, policy);
-  const after = before === 0 && at === now + policy.electionTimeoutMs ? 'one election timeout' : `${describeDuration(at - now)} (look ${before + 1} in a row)`;
+  const after = describeResampleWait(before, now, at, policy);
   return { ...retryAt(ctx, reason, at, said(`${after}, at ${describeTime(at)}`)), evidence: { ...ctx.evidence, [WAITS_IN_A_ROW]: before + 1 } };
 }
 

@@ -4,7 +4,7 @@
 import type { Decision, Evidence } from './decision.ts';
 import { decidedBy } from './decided-by.ts';
 import { describeTime } from './explain.ts';
-import type { Policy } from './policy.ts';
+import { describeResampleWait, resampleAt, WAITS_IN_A_ROW, type ResampleFacts, type WaitPolicy } from './resample-wait.ts';
 import { retryAfterBackoff } from './retry-after-backoff.ts';
 import { describeMember } from './view.ts';
 
@@ -39,17 +39,22 @@ export function gatesUnderLock(verdict: Decision, now: number): Decision {
   );
 }
 
-/** ELECTION_IN_PROGRESS after the removal: no leader among the rest yet, so look again one election timeout later. */
-export const noLeaderAfterRemoval = (who: string, now: number, policy: Pick<Policy, 'electionTimeoutMs'>): Decision => {
-  const at = now + policy.electionTimeoutMs;
+/**
+ * ELECTION_IN_PROGRESS after the removal: no leader among the rest yet, so look again as the
+ * planner's resample waits do, longer each look in a row (the resume between two looks passes the
+ * row on), never past the incident deadline, where the resume blocks.
+ */
+export const noLeaderAfterRemoval = (who: string, facts: Omit<ResampleFacts, 'graceFrom'>, policy: WaitPolicy): Decision => {
+  const at = resampleAt(facts, policy);
+  const after = describeResampleWait(facts.before, facts.now, at, policy);
   return decidedBy(
     {
       kind: 'retry',
       at,
       reprobeNow: false,
       reason: 'ELECTION_IN_PROGRESS',
-      message: `${who} was removed, but the remaining members agree on no leader yet; we look again at ${describeTime(at)}.`,
-      evidence: {},
+      message: `${who} was removed, but the remaining members agree on no leader yet; we look again after ${after}, at ${describeTime(at)}.`,
+      evidence: { [WAITS_IN_A_ROW]: facts.before + 1 },
     },
     'leader-after-removal',
   );

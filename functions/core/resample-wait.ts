@@ -3,14 +3,15 @@
 // settle it; each one in a row after it doubles, up to the backoff cap, so an election that never
 // settles costs a dozen looks over the incident deadline rather than one per election timeout.
 // Pure.
-import type { Decision } from './decision.ts';
+import type { Decision, Evidence } from './decision.ts';
+import { describeDuration } from './explain.ts';
 import type { Policy } from './policy.ts';
 import { reasonRow } from './reason-table.ts';
 
 /** The evidence field in which a resample wait says its place in the row, for the next look to read. */
 export const WAITS_IN_A_ROW = 'waitsInARow';
 
-type WaitPolicy = Pick<Policy, 'electionTimeoutMs' | 'backoff' | 'graceMs' | 'incidentDeadlineMs'>;
+export type WaitPolicy = Pick<Policy, 'electionTimeoutMs' | 'backoff' | 'graceMs' | 'incidentDeadlineMs'>;
 
 /** How long the wait after `before` such waits in a row lasts: never under one election timeout, which the evidence rule needs between samples. */
 export function resampleWaitMs(before: number, policy: Pick<Policy, 'electionTimeoutMs' | 'backoff'>): number {
@@ -38,10 +39,25 @@ export function resampleAt({ now, openedAt, before, graceFrom }: ResampleFacts, 
   return Math.max(now + policy.electionTimeoutMs, Math.min(now + resampleWaitMs(before, policy), ...ends));
 }
 
-/** Resample waits in a row up to the incident's last decision: 0 when that was none. */
-export function waitsInARowAfter(last: Decision | undefined): number {
-  if (last?.kind !== 'retry' || !reasonRow(last.reason).settledByResample) return 0;
-  const said = last.evidence[WAITS_IN_A_ROW];
-  // One made where the row is not counted (after a leader move, say) is the first of its row.
-  return typeof said === 'number' && Number.isInteger(said) && said > 0 ? said : 1;
+/** How a sentence says the wait to `at`: "one election timeout" the first time, else its length and place in the row. */
+export function describeResampleWait(before: number, now: number, at: number, policy: Pick<Policy, 'electionTimeoutMs'>): string {
+  return before === 0 && at === now + policy.electionTimeoutMs ? 'one election timeout' : `${describeDuration(at - now)} (look ${before + 1} in a row)`;
 }
+
+/**
+ * Resample waits in a row up to the incident's last decision: 0 when that was none. An approval
+ * settles nothing until it acts: remediate's gates under the lock, or a resume after the removal
+ * finding no leader yet, go on from the row it was given, so the approval between two looks does
+ * not start the row again.
+ */
+export function waitsInARowAfter(last: Decision | undefined): number {
+  const said = last?.evidence[WAITS_IN_A_ROW];
+  const counted = typeof said === 'number' && Number.isInteger(said) && said > 0 ? said : 0;
+  if (last?.kind === 'approve') return counted;
+  if (last?.kind !== 'retry' || !reasonRow(last.reason).settledByResample) return 0;
+  // One made where the row is not counted (an older incident's, say) is the first of its row.
+  return Math.max(1, counted);
+}
+
+/** An approval's evidence, with the row it was given for the step that acts on it. */
+export const passingRowOn = (evidence: Evidence, row: number): Evidence => (row > 0 ? { ...evidence, [WAITS_IN_A_ROW]: row } : evidence);

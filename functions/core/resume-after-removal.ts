@@ -2,12 +2,13 @@
 // remediate had begun) skips the planner: the rest of remediation resumes, a leader among the rest
 // and the machine's replacement, unless the incident deadline has passed meanwhile (an election
 // that never ends must not loop).
-import type { Decision } from './decision.ts';
+import type { Decision, Evidence } from './decision.ts';
 import { decidedBy } from './decided-by.ts';
 import { describeDuration } from './explain.ts';
 import { pastIncidentDeadline } from './incident-deadline.ts';
 import { lastApprovalIn, leaderMoveOf } from './leader-move.ts';
 import type { Policy } from './policy.ts';
+import { passingRowOn, waitsInARowAfter } from './resample-wait.ts';
 
 export interface ResumeFacts {
   /** The target as the sentence names it. */
@@ -21,7 +22,7 @@ export interface ResumeFacts {
 
 export function resumeAfterRemoval(facts: ResumeFacts, policy: Pick<Policy, 'incidentDeadlineMs'>): Decision {
   const { who, lastDecision: last, journal } = facts;
-  const evidence = { resumed: true, ...(last ? { lastReason: last.reason } : {}) };
+  const evidence: Evidence = { resumed: true, ...(last ? { lastReason: last.reason } : {}) };
   if (pastIncidentDeadline(facts.openedAt, facts.now, policy)) {
     return decidedBy(
       {
@@ -40,7 +41,8 @@ export function resumeAfterRemoval(facts: ResumeFacts, policy: Pick<Policy, 'inc
       leaderMove: leaderMoveOf(journal, last),
       reason: lastApprovalIn(journal)?.reason ?? 'RUNTIME_RESUMED',
       message: `${who} is already out of the member list; remediation resumes where it stopped: wait for a leader among the rest, then replace the machine.`,
-      evidence,
+      // The look that found no leader yet is part of a row the next one goes on from.
+      evidence: passingRowOn(evidence, waitsInARowAfter(last)),
     },
     'resume-after-removal',
   );

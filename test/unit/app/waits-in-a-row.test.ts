@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { DetailOf } from '../../../events/catalogue.ts';
 import { moveLeader } from '../../../functions/app/move-leader.ts';
 import { probeMembers } from '../../../functions/app/probe-members.ts';
+import { remediate } from '../../../functions/app/remediate.ts';
 import { scheduleRetry } from '../../../functions/app/schedule-retry.ts';
 import { sample, type MemberSpec } from '../core/fixtures.ts';
 import { harness, unhealthy, type Harness } from './harness.ts';
@@ -42,4 +43,25 @@ describe('waits in a row', () => {
     expect(waits).toEqual([1_000, 2_000, 4_000, 8_000]);
     expect(h.lastOf('RetryRequested').reason).toBe('ELECTION_IN_PROGRESS');
   });
+
+  it('no leader among the rest after a removal: the resume between two looks passes the row on, one election timeout then two', async () => {
+    // 500 ms: remediate's wait for a leader is then its floor, 5 s a run.
+    h = harness({ electionTimeoutMs: 500 });
+    h.setSample((at) => sample(at, three(0)));
+    h.onMemberRemove = () => h.setSample((at) => sample(at, [{ i: 0, leader: 'none' }, { i: 2, leader: 'none' }]));
+    await probeMembers(h.deps, { detailType: 'MemberUnhealthy', detail: unhealthy('etcd-1') });
+    await moveLeader(h.deps, h.lastOf('MembersProbed'));
+    const waits: number[] = [];
+    for (let run = 0; run < 2; run++) {
+      // The first run removes the member; the second is the resume's approval.
+      expect(await remediate(h.deps, h.lastOf('RemediationApproved'))).toMatchObject({ kind: 'retry', reason: 'ELECTION_IN_PROGRESS' });
+      const now = h.clock.now();
+      await scheduleRetry(h.deps, h.lastOf('RetryRequested'));
+      waits.push(h.scheduled.at(-1)!.at - now);
+      await lookAgain();
+      expect(await moveLeader(h.deps, h.lastOf('MembersProbed'))).toMatchObject({ kind: 'approve', evidence: { resumed: true } });
+    }
+    expect(waits).toEqual([500, 1_000]);
+    expect(h.calls.memberRemove).toHaveLength(1);
+  }, 30_000);
 });

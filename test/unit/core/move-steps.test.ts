@@ -38,6 +38,7 @@ const ctx = (over: Partial<MoveContext> = {}): MoveContext => ({
   random: fixedRandom(0.5),
   attempt: 2,
   immediateReprobes: 0,
+  openedAt: NOW,
   ...over,
 });
 const backoffAt = NOW + backoffDelay(2, pol, fixedRandom(0.5));
@@ -87,7 +88,15 @@ const rows: Row[] = [
     name: 'nobody leads after the move',
     attempts: [tried('direct', 1, 'moved')],
     ctx: { verifiedLeaderId: NO_LEADER },
-    want: { kind: 'retry', reason: 'ELECTION_IN_PROGRESS', reprobeNow: false, at: NOW + ET },
+    want: { kind: 'retry', reason: 'ELECTION_IN_PROGRESS', reprobeNow: false, at: NOW + ET, evidence: { waitsInARow: 1 } },
+  },
+  {
+    // The move settled nothing: the row of looks it interrupted goes on, so moves that keep ending in an election back off.
+    name: 'nobody leads after the move, the fourth look in a row',
+    attempts: [tried('direct', 1, 'moved')],
+    ctx: { verifiedLeaderId: NO_LEADER, waitsInARow: 3 },
+    want: { kind: 'retry', reason: 'ELECTION_IN_PROGRESS', reprobeNow: false, at: NOW + 8 * ET, evidence: { waitsInARow: 4 } },
+    says: /we look again after 8 s \(look 4 in a row\), at /,
   },
   {
     name: 'refused: the next path, same candidate',

@@ -7,7 +7,7 @@ import { guardFailureDecision, type GuardAction } from '../../../functions/core/
 import { afterFailedRemove, everyMemberFailed, removalFailed, type FailedRemove } from '../../../functions/core/member-removal.ts';
 import { actuatorFailed, clusterLocked, gatesUnderLock, noLeaderAfterRemoval, snapshotFailed } from '../../../functions/core/remediation-steps.ts';
 import { backoffRetryAt } from '../../../functions/core/retry-after-backoff.ts';
-import { failureOf } from './fixtures.ts';
+import { failureOf, policy } from './fixtures.ts';
 
 const T = Date.parse('2026-01-01T00:00:00Z');
 const at = T + 1_500;
@@ -34,8 +34,14 @@ describe('the rules remediate applies, each with its name', () => {
     },
     {
       rule: 'leader-after-removal',
-      decision: noLeaderAfterRemoval('etcd-1 (a)', T, { electionTimeoutMs: 1_500 }),
-      want: { kind: 'retry', at, reason: 'ELECTION_IN_PROGRESS', message: `etcd-1 (a) was removed, but the remaining members agree on no leader yet; we look again at ${when}.` },
+      decision: noLeaderAfterRemoval('etcd-1 (a)', { now: T, openedAt: T, before: 0 }, policy({ electionTimeoutMs: 1_500 })),
+      want: {
+        kind: 'retry',
+        at,
+        reason: 'ELECTION_IN_PROGRESS',
+        message: `etcd-1 (a) was removed, but the remaining members agree on no leader yet; we look again after one election timeout, at ${when}.`,
+        evidence: { waitsInARow: 1 },
+      },
     },
     {
       rule: 'actuator',

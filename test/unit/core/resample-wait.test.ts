@@ -52,6 +52,12 @@ describe('waitsInARowAfter', () => {
     { what: 'a grace-window wait: another kind of wait', last: retry('LEADER_UNREACHABLE', { [WAITS_IN_A_ROW]: 4 }), n: 0 },
     { what: 'a back-off after a failure', last: retry('PATH_TIMEOUT'), n: 0 },
     { what: 'an approval', last: { kind: 'approve', leaderMove: 'not-needed', reason: 'TARGET_IS_FOLLOWER', message: 'm', evidence: {} } satisfies Decision, n: 0 },
+    {
+      what: 'an approval that passes on the row it was given (nothing removed yet, or a resume after the removal)',
+      last: { kind: 'approve', leaderMove: 'not-needed', reason: 'TARGET_IS_FOLLOWER', message: 'm', evidence: { [WAITS_IN_A_ROW]: 3 } } satisfies Decision,
+      n: 3,
+    },
+    { what: 'a block', last: { kind: 'block', reason: 'QUORUM_AT_RISK', message: 'm', evidence: { [WAITS_IN_A_ROW]: 3 } } satisfies Decision, n: 0 },
   ])('$what: $n', ({ last, n }) => expect(waitsInARowAfter(last)).toBe(n));
 });
 
@@ -82,6 +88,18 @@ describe('the planner’s waits grow in a row', () => {
     expect(decision).toMatchObject({ kind: 'retry', reason, at });
     expect(decision.message).toMatch(says);
     expect(decision.evidence[WAITS_IN_A_ROW]).toBe(before + 1);
+  });
+
+  it('an approval passes the row on: the gates under the lock finding the election again go on from it', () => {
+    const follower = cluster(T0, 3, { leader: 1 });
+    const approval = plan(input([follower], 3));
+    expect(approval).toMatchObject({ kind: 'approve', reason: 'TARGET_IS_FOLLOWER', evidence: { [WAITS_IN_A_ROW]: 3 } });
+    const again = plan(input([noLeader(T0)], waitsInARowAfter(approval)));
+    expect(again).toMatchObject({ kind: 'retry', reason: 'ELECTION_IN_PROGRESS', at: T0 + 8_000, evidence: { [WAITS_IN_A_ROW]: 4 } });
+  });
+
+  it('an approval given no row carries none', () => {
+    expect(plan(input([cluster(T0, 3, { leader: 1 })], 0)).evidence).not.toHaveProperty(WAITS_IN_A_ROW);
   });
 
   it('an unconfirmed dead leader still looks again one election timeout later, however long the row: the evidence rule confirms it there', () => {
