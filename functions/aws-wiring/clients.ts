@@ -2,7 +2,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { SchedulerClient } from '@aws-sdk/client-scheduler';
-import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { clientConfig, type Env } from './env.ts';
 
@@ -15,4 +14,3 @@ export const dynamoClient = (env: Env) => new DynamoDBClient(clientConfig(env, '
 export const eventBridgeClient = (env: Env) => new EventBridgeClient(clientConfig(env, 'EVENTBRIDGE'));
 export const schedulerClient = (env: Env) => new SchedulerClient(clientConfig(env, 'SCHEDULER'));
 export const sqsClient = (env: Env) => new SQSClient(clientConfig(env, 'SQS'));
-export const secretsClient = (env: Env) => new SecretsManagerClient(clientConfig(env, 'SECRETS_MANAGER'));

@@ -74,6 +74,17 @@ describe('what each function bundles', () => {
     },
   );
 
+  it('the intake carries no Secrets Manager client; the others load it only in a chunk, on the first secret read', () => {
+    const secrets = '@aws-sdk/client-secrets-manager';
+    const intake = built.get('intake')!.metafile;
+    expect(packagesIn(inputsOf(intake, Object.keys(intake.outputs))).has(secrets)).toBe(false);
+    for (const name of stackFunctionNames.filter((n) => n !== 'intake')) {
+      const { metafile } = built.get(name)!;
+      expect(packagesIn(inputsOf(metafile, loadedWith(metafile, index(name)))).has(secrets)).toBe(false);
+      expect(packagesIn(inputsOf(metafile, loadedLater(metafile, index(name)))).has(secrets)).toBe(true);
+    }
+  });
+
   it('the files a cold start loads, read from the bundle itself, are those the metafile names', () => {
     for (const name of stackFunctionNames) {
       const { metafile } = built.get(name)!;

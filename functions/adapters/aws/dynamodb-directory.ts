@@ -13,7 +13,8 @@ import type { Item } from './dynamodb-codec.ts';
 import { createIntakeLookup, DEFAULT_DIRECTORY_CACHE_MS } from './dynamodb-intake-lookup.ts';
 import { clusterConfigKey } from './dynamodb-keys.ts';
 import { documentClient } from './dynamodb-store.ts';
-import { redacted, type SecretSource } from './secrets.ts';
+import { redacted } from './redacted.ts';
+import type { SecretSource } from './secrets.ts';
 
 export { putCluster, type ClusterRegistration } from './cluster-registration.ts';
 

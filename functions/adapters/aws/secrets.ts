@@ -3,10 +3,12 @@
 // clusters', as the kubeconfig's own text). Each is read once and cached per container.
 // Nothing here logs, and no error carries the secret's text (not even a JSON parse message, which
 // quotes the input): errors name the secret's ARN and the problem only.
-import { inspect } from 'node:util';
 import { GetSecretValueCommand, type GetSecretValueCommandOutput } from '@aws-sdk/client-secrets-manager';
 import type { TlsFiles } from '../../ports/etcd.ts';
 import { cached } from './cache.ts';
+import { redacted } from './redacted.ts';
+
+export { redacted } from './redacted.ts';
 
 export interface SecretSource {
   tlsFiles(secretArn: string): Promise<TlsFiles>;
@@ -119,9 +121,3 @@ export function parseKubeconfigSecret(secretArn: string, text: string): string {
   throw new SecretError(secretArn, `is not a kubeconfig: no top-level clusters (${KUBECONFIG_SHAPE})`);
 }
 
-/** Should anyone log credentials (or a cluster entry holding them), they print as `shown`. */
-export function redacted<T extends object>(value: T, shown: string): T {
-  Object.defineProperty(value, 'toJSON', { value: () => shown, enumerable: false });
-  Object.defineProperty(value, inspect.custom, { value: () => shown, enumerable: false });
-  return value;
-}
