@@ -1,7 +1,7 @@
 // Where the deployed functions run, from CDK context (`-c vpcId=… -c subnetIds=…,… -c
 // securityGroupId=…`): checked as plain data first, so a typo is one line naming the key, then
 // turned into the construct's vpc, vpcSubnets and securityGroups.
-import { Fn, Token, type Stack } from 'aws-cdk-lib';
+import { Annotations, Fn, Token, type Stack } from 'aws-cdk-lib';
 import { SecurityGroup, Subnet, Vpc } from 'aws-cdk-lib/aws-ec2';
 import type { EtcdRemediationProps } from './props.ts';
 
@@ -85,7 +85,13 @@ export function networkProps(stack: Stack, network: NetworkContext): NetworkProp
     // The functions' placement is the subnets themselves: the VPC's own subnet lists stay empty,
     // and its zones are the region's as CloudFormation lists them (nothing here reads them).
     const vpc = Vpc.fromVpcAttributes(stack, 'Vpc', { vpcId: network.vpcId, availabilityZones: Fn.getAzs() });
-    const subnets = network.subnetIds.map((id) => Subnet.fromSubnetId(stack, `Subnet-${id}`, id));
+    Annotations.of(vpc).acknowledgeWarning('@aws-cdk/aws-ec2:vpcAttributeIsListTokenavailabilityZones', 'no construct here takes subnets from the VPC: the functions get the subnets given');
+    const subnets = network.subnetIds.map((id) => {
+      const subnet = Subnet.fromSubnetId(stack, `Subnet-${id}`, id);
+      // CDK warns that an imported subnet's route table is unknown; nothing here routes, so say so once, here.
+      Annotations.of(subnet).acknowledgeWarning('@aws-cdk/aws-ec2:noSubnetRouteTableId', 'the functions are only placed in the subnet; no route table is read');
+      return subnet;
+    });
     return { vpc, vpcSubnets: { subnets }, ...groups };
   }
   if (Token.isUnresolved(stack.account) || Token.isUnresolved(stack.region)) {
