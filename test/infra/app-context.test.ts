@@ -57,7 +57,7 @@ function synthApp(values: Record<string, unknown>, env: Environment = ENV) {
   const stack = appStack(app, env);
   const assembly = app.synth();
   const artifact = assembly.getStackArtifact(stack.artifactId);
-  const warnings = artifact.messages.filter((m) => m.level === 'warning').map((m) => `${m.id}: ${String(m.entry.data)}`);
+  const warnings = artifact.messages.filter((m) => String(m.level) === 'warning').map((m) => `${m.id}: ${JSON.stringify(m.entry.data)}`);
   return { json: artifact.template as CfnTemplate, missing: assembly.manifest.missing ?? [], warnings };
 }
 
