@@ -2,7 +2,7 @@
 // per-message DelaySeconds on a standard queue, carried onto the bus by an EventBridge Pipe as
 // RetryDue. The message body is `{"detailType": "RetryDue", "detail": {...}}`
 // (functions/adapters/aws/short-wait-queue.ts); the event's detail is the body's detail.
-import { ArnFormat, Names, Stack } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Names, Stack } from 'aws-cdk-lib';
 import type { IEventBus } from 'aws-cdk-lib/aws-events';
 import { PolicyStatement, Role } from 'aws-cdk-lib/aws-iam';
 import { CfnPipe } from 'aws-cdk-lib/aws-pipes';
@@ -18,8 +18,14 @@ import { deadLetterQueue, queueDefaults, type DeadLetterQueue } from './queues.t
  * JSON body as JSON, so the input template yields the body's detail object itself.
  */
 const { source, detailType, inputTemplate } = SHORT_WAIT_PIPE;
-/** Deliveries to the bus the Pipe may fail before the message goes to the DLQ. */
-export const SHORT_WAIT_MAX_RECEIVES = 5;
+/**
+ * How soon a message the Pipe failed to put on the bus is received again. Its only work is one
+ * PutEvents, done in milliseconds; SQS's default of 30 s would make a failed sub-second wait half
+ * a minute late.
+ */
+export const SHORT_WAIT_VISIBILITY_SECONDS = 5;
+/** Deliveries to the bus the Pipe may fail before the message goes to the DLQ: about a minute of tries. */
+export const SHORT_WAIT_MAX_RECEIVES = 12;
 
 export interface ShortWaitsProps {
   readonly bus: IEventBus;
@@ -38,6 +44,7 @@ export class ShortWaits extends Construct {
     this.queue = new Queue(this, 'Queue', {
       ...queueDefaults,
       // No queue-level delay: each message carries its own DelaySeconds.
+      visibilityTimeout: Duration.seconds(SHORT_WAIT_VISIBILITY_SECONDS),
       deadLetterQueue: { queue: dlq, maxReceiveCount: SHORT_WAIT_MAX_RECEIVES },
     });
     // A name fixed at synth, so the role's trust can name the pipe: the pipe's own ARN attribute

@@ -149,4 +149,12 @@ describe('the short-wait pipe', () => {
     expect(resource(s.json, requireRef(queue.RedrivePolicy?.deadLetterTargetArn)).Type).toBe('AWS::SQS::Queue');
     expect(queue.RedrivePolicy?.maxReceiveCount).toBeGreaterThan(1);
   });
+
+  it('a short wait the pipe failed to deliver comes back within seconds, and is tried for about a minute before the DLQ', () => {
+    const pipe = single(s.json, 'AWS::Pipes::Pipe')[1].Properties as unknown as PipeProps;
+    const queue = resource(s.json, requireRef(pipe.Source)).Properties as { VisibilityTimeout?: number; RedrivePolicy?: { maxReceiveCount: number } };
+    // Unset, SQS's 30 s would make a failed sub-second wait half a minute late.
+    expect(queue.VisibilityTimeout).toBeLessThanOrEqual(10);
+    expect(queue.VisibilityTimeout! * queue.RedrivePolicy!.maxReceiveCount).toBeGreaterThanOrEqual(60);
+  });
 });
