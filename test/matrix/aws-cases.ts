@@ -264,7 +264,10 @@ function killedEveryTry(): MatrixCase {
       const o = outcomes[0]!;
       const remediateTries = stack.invocations.filter((i) => i.functionName === 'remediate');
       const gaveUp = stack.failed.filter((f) => f.functionName === 'remediate');
-      const stepFailedRan = stack.invocations.filter((i) => i.functionName === 'step-failed' && i.ok);
+      // The outcome is on the bus before the step-failed invocation that put it has returned and been logged.
+      const ranOk = () => stack.invocations.filter((i) => i.functionName === 'step-failed' && i.ok);
+      await waitFor(async () => (ranOk().length >= 2 ? true : undefined), { timeoutMs: 10_000, what: 'both step-failed invocations to return' }).catch(() => undefined);
+      const stepFailedRan = ranOk();
       // The resume the first failure made: its RetryDue, for the second attempt.
       const resumed = stack.eventBridge.accepted.filter((e) => e.event['detail-type'] === 'RetryDue' && (e.event.detail as { reason?: string }).reason === 'STEP_FAILED');
       const incidents = await store.listIncidents({ clusterId: 'lab' });
