@@ -3,6 +3,7 @@
 import type { Decision } from '../core/decision.ts';
 import { nextMoveStep, type MoveAttempt, type MoveLeaderDecision } from '../core/move-steps.ts';
 import { waitsInARowAfter } from '../core/resample-wait.ts';
+import { unreachableBackoffsAfter } from '../core/unreachable-move-wait.ts';
 import type { ClusterView } from '../core/view.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import { EtcdCallError } from '../ports/etcd.ts';
@@ -43,6 +44,7 @@ export async function runMove(
       immediateReprobes: incident.immediateReprobes,
       openedAt: incident.openedAt,
       waitsInARow: waitsInARowAfter(incident.lastDecision),
+      unreachableBackoffs: unreachableBackoffsAfter(incident.lastDecision),
       ...(verifiedLeaderId !== undefined ? { verifiedLeaderId } : {}),
     });
     if (step.kind === 'verify') {

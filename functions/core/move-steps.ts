@@ -11,6 +11,7 @@ import { backoffRetryAt } from './retry-after-backoff.ts';
 import { credentialProblem } from './credentials.ts';
 import { describePath, describeTime } from './explain.ts';
 import { describeResampleWait, resampleAt, WAITS_IN_A_ROW } from './resample-wait.ts';
+import { unreachableBackoffAt, UNREACHABLE_BACKOFFS_IN_A_ROW } from './unreachable-move-wait.ts';
 
 export type MoveLeaderDecision = Extract<Decision, { kind: 'move-leader' }>;
 
@@ -36,6 +37,8 @@ export interface MoveContext {
   openedAt: number;
   /** Resample waits in a row before the move (resample-wait.ts): a move that ends in an election goes on from them. */
   waitsInARow?: number;
+  /** Back-offs in a row after moves that reached no leader (unreachable-move-wait.ts): each next one is longer. */
+  unreachableBackoffs?: number;
 }
 
 export type MoveStep =
@@ -91,6 +94,22 @@ function reprobe(s: Step, reason: ReasonCode, finding: string): Decision {
     return retry(s, reason, now, true, `${finding}; we re-probe now.`);
   }
   return backOff(s, reason, `${finding}, and the ${policy.maxImmediateReprobes} immediate re-probes are spent`);
+}
+
+/**
+ * No path reached the leader: re-probe at once a bounded number of times, then back off. The
+ * retry spends no attempt, so the row of such back-offs, said in the evidence and passed on by the
+ * re-probes, is what makes each back-off longer than the last.
+ */
+function leaderUnreachable(s: Step, finding: string): Decision {
+  const { immediateReprobes, policy, now, openedAt, attempt, random } = s.ctx;
+  const before = s.ctx.unreachableBackoffs ?? 0;
+  const withRow = (d: Decision, row: number): Decision => ({ ...d, evidence: { ...d.evidence, [UNREACHABLE_BACKOFFS_IN_A_ROW]: row } });
+  if (immediateReprobes < policy.maxImmediateReprobes) return withRow(retry(s, 'LEADER_UNREACHABLE', now, true, `${finding}; we re-probe now.`), before);
+  const at = unreachableBackoffAt({ now, openedAt, attempt, before, random }, policy);
+  const row = before > 0 ? ` (back-off ${before + 1} in a row)` : '';
+  const spent = `${finding}, and the ${policy.maxImmediateReprobes} immediate re-probes are spent`;
+  return withRow(retry(s, 'LEADER_UNREACHABLE', at, false, `${spent}; we back off and try again at ${describeTime(at)}${row}.`), before + 1);
 }
 
 function describeAttempt(s: Step, a: MoveAttempt, failure: EtcdFailure): string {
@@ -155,7 +174,7 @@ function pathsExhausted(s: Step, last: MoveAttempt): Decision {
       evidence: evidenceOf(s),
     };
   }
-  return reprobe(s, 'LEADER_UNREACHABLE', `Every path to the leader ${leader} failed (${tried.map(describePath).join('; ')}), so the evidence rule must judge it`);
+  return leaderUnreachable(s, `Every path to the leader ${leader} failed (${tried.map(describePath).join('; ')}), so the evidence rule must judge it`);
 }
 
 export function nextMoveStep(decision: MoveLeaderDecision, attempts: MoveAttempt[], ctx: MoveContext): MoveStep {
@@ -165,7 +184,7 @@ export function nextMoveStep(decision: MoveLeaderDecision, attempts: MoveAttempt
   if (candidates.length === 0) {
     return { kind: 'block', reason: 'NO_MOVE_CANDIDATE', message: `No member can take leadership from ${leader}; blocked until one is healthy.`, evidence: evidenceOf(s) };
   }
-  if (paths.length === 0) return reprobe(s, 'LEADER_UNREACHABLE', `No path to the leader ${leader} is known`);
+  if (paths.length === 0) return leaderUnreachable(s, `No path to the leader ${leader} is known`);
 
   const last = attempts.at(-1);
   if (!last) return { kind: 'try', path: paths[0]!, candidateId: candidates[0]! };
