@@ -76,6 +76,7 @@ function unreachableLeader(ctx: PlanContext, j: LeaderJudgement): Decision {
   const graceEnd = since + policy.graceMs;
   const down = `${ctx.name} is the leader and unreachable on every path (${describePaths(j.paths)}) for ${describeDuration(now - since)}, confirmed by the followers at term ${j.term}`;
   if (now < graceEnd) {
+    // Spends no attempt, so the backoff does not grow here: the grace window's end bounds the looks.
     const at = Math.min(graceEnd, backoffRetryAt(backoffOf(ctx)));
     return retryAt(
       ctx,

@@ -8,7 +8,11 @@ import { describeResampleWait, resampleAt, WAITS_IN_A_ROW, type ResampleFacts, t
 import { retryAfterBackoff } from './retry-after-backoff.ts';
 import { describeMember } from './view.ts';
 
-/** CLUSTER_LOCKED: another remediation holds the cluster lock (or took it when ours lapsed); a wait, nothing removed. */
+/**
+ * CLUSTER_LOCKED: another remediation holds the cluster lock (or took it when ours lapsed); a wait,
+ * nothing removed. It spends no attempt, so its backoff does not grow, and need not: the holder
+ * keeps the lock only while its remediate step runs, and one that dies loses it a lease later.
+ */
 export const clusterLocked = (who: string, clusterId: string, why: string, retryAt: number): Decision =>
   decidedBy(retryAfterBackoff('CLUSTER_LOCKED', retryAt, (when) => `${who} waits: in cluster ${clusterId}, ${why}; nothing was removed, we try again at ${when}.`, {}), 'cluster-lock');
 
