@@ -1,12 +1,13 @@
 // The row of waits is carried on the incident: each look of an election that does not settle,
 // through probe-members, move-leader and schedule-retry as the functions run them, waits twice as
-// long as the one before.
+// long as the one before; so does each back-off of a move that reaches the leader on no path.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DetailOf } from '../../../events/catalogue.ts';
 import { moveLeader } from '../../../functions/app/move-leader.ts';
 import { probeMembers } from '../../../functions/app/probe-members.ts';
 import { remediate } from '../../../functions/app/remediate.ts';
 import { scheduleRetry } from '../../../functions/app/schedule-retry.ts';
+import { EtcdCallError } from '../../../functions/ports/etcd.ts';
 import { sample, type MemberSpec } from '../core/fixtures.ts';
 import { harness, unhealthy, type Harness } from './harness.ts';
 
@@ -64,4 +65,22 @@ describe('waits in a row', () => {
     expect(waits).toEqual([500, 1_000]);
     expect(h.calls.memberRemove).toHaveLength(1);
   }, 30_000);
+
+  it('a leader every move fails to reach: the re-probe between two back-offs passes the row on, 2.5 s then 5 s then 10 s', async () => {
+    h = harness({ maxImmediateReprobes: 1, backoff: { baseMs: 5_000, capMs: 300_000 } });
+    h.setSample((at) => sample(at, three(0)));
+    h.onMoveLeader = () => {
+      throw new EtcdCallError({ kind: 'refused', message: 'connect ECONNREFUSED 127.0.0.1:4001' });
+    };
+    await probeMembers(h.deps, { detailType: 'MemberUnhealthy', detail: unhealthy('etcd-0') });
+    const waits = [await decideAndSchedule()];
+    for (let i = 0; i < 5; i++) {
+      await lookAgain();
+      waits.push(await decideAndSchedule());
+    }
+    // Full jitter at 0.5: half of 5 s, 10 s, 20 s; each back-off after one immediate re-probe.
+    expect(waits).toEqual([0, 2_500, 0, 5_000, 0, 10_000]);
+    expect(h.lastOf('RetryRequested').reason).toBe('LEADER_UNREACHABLE');
+    expect(h.calls.moveLeader.length).toBeGreaterThanOrEqual(6);
+  });
 });
