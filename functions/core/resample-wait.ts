@@ -44,6 +44,12 @@ export function describeResampleWait(before: number, now: number, at: number, po
   return before === 0 && at === now + policy.electionTimeoutMs ? 'one election timeout' : `${describeDuration(at - now)} (look ${before + 1} in a row)`;
 }
 
+/** The count of a row a decision's evidence says in `field`: a positive whole number, else 0. */
+export function rowSaidIn(evidence: Evidence | undefined, field: string): number {
+  const said = evidence?.[field];
+  return typeof said === 'number' && Number.isInteger(said) && said > 0 ? said : 0;
+}
+
 /**
  * Resample waits in a row up to the incident's last decision: 0 when that was none. An approval
  * settles nothing until it acts: remediate's gates under the lock, or a resume after the removal
@@ -51,8 +57,7 @@ export function describeResampleWait(before: number, now: number, at: number, po
  * not start the row again.
  */
 export function waitsInARowAfter(last: Decision | undefined): number {
-  const said = last?.evidence[WAITS_IN_A_ROW];
-  const counted = typeof said === 'number' && Number.isInteger(said) && said > 0 ? said : 0;
+  const counted = rowSaidIn(last?.evidence, WAITS_IN_A_ROW);
   if (last?.kind === 'approve') return counted;
   if (last?.kind !== 'retry' || !reasonRow(last.reason).settledByResample) return 0;
   // One made where the row is not counted (an older incident's, say) is the first of its row.

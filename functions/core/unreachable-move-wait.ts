@@ -6,6 +6,7 @@
 import { backoffDelay } from './backoff.ts';
 import type { Decision } from './decision.ts';
 import type { Policy } from './policy.ts';
+import { rowSaidIn } from './resample-wait.ts';
 
 /** The evidence field in which such a retry says how many back-offs of its row came before the next one. */
 export const UNREACHABLE_BACKOFFS_IN_A_ROW = 'unreachableBackoffsInARow';
@@ -17,8 +18,7 @@ export const UNREACHABLE_BACKOFFS_IN_A_ROW = 'unreachableBackoffsInARow';
  */
 export function unreachableBackoffsAfter(last: Decision | undefined): number {
   if (last?.kind !== 'retry' || last.reason !== 'LEADER_UNREACHABLE') return 0;
-  const said = last.evidence[UNREACHABLE_BACKOFFS_IN_A_ROW];
-  return typeof said === 'number' && Number.isInteger(said) && said > 0 ? said : 0;
+  return rowSaidIn(last.evidence, UNREACHABLE_BACKOFFS_IN_A_ROW);
 }
 
 export interface UnreachableBackoffFacts {
