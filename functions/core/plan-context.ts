@@ -1,5 +1,6 @@
 // What plan() is given, and the facts it derives once before any check runs.
 import type { Decision, Evidence, LeaderMove, ReasonCode } from './decision.ts';
+import type { FleetFacts } from './fleet-gate.ts';
 import type { Policy } from './policy.ts';
 import type { MemberId } from './types.ts';
 import { describeMember, type ClusterView, type MemberView } from './view.ts';
@@ -36,6 +37,8 @@ export interface PlanInput {
    * left to move leadership from. Derived from the current view's host evidence when unset.
    */
   targetGone?: string;
+  /** The fleet's pauses and storm facts (fleet-gate.ts): without them, no fleet gate is applied. */
+  fleet?: { clusterId: string; facts: FleetFacts; lastDecision?: Decision | undefined };
 }
 
 export interface PlanContext {

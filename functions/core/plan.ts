@@ -7,6 +7,7 @@ import type { Decision } from './decision.ts';
 import { buildPlanContext, type PlanInput } from './plan-context.ts';
 import { planChecks } from './plan-checks.ts';
 import { decideLeadership } from './plan-leadership.ts';
+import { fleetGate } from './fleet-gate.ts';
 
 export type { PlanInput } from './plan-context.ts';
 
@@ -14,12 +15,23 @@ export type { PlanInput } from './plan-context.ts';
 const checks = [clusterIdentityCheck, ...planChecks, noSpaceCheck];
 
 export function plan(input: PlanInput): Decision {
+  return withFleetGate(input, planCluster(input));
+}
+
+function planCluster(input: PlanInput): Decision {
   const ctx = buildPlanContext(input);
   for (const check of checks) {
     const result = check.run(ctx);
     if (result !== 'pass') return withCheck(result, check.name);
   }
   return withCheck(decideLeadership(ctx), 'leadership');
+}
+
+/** Last, on what the cluster alone would do: a pause holds a move or a removal, a storm a removal. */
+function withFleetGate(input: PlanInput, decision: Decision): Decision {
+  if (!input.fleet) return decision;
+  const { clusterId, facts, lastDecision } = input.fleet;
+  return fleetGate(decision, facts, { clusterId, openedAt: input.incident.openedAt, now: input.now, policy: input.policy, lastDecision });
 }
 
 /** Evidence names the check that decided, so an operator can find the rule. */

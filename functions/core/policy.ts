@@ -70,6 +70,21 @@ export const policySchema = z.strictObject({
    * etcd, and no member is removed while etcd cannot hold them.
    */
   singleRemediator: z.boolean().default(false),
+  /**
+   * Fleet safety (fleet-gate.ts): the storm guard defers new removals while more than stormShare
+   * of the registered clusters, and at least stormMinClusters, opened incidents within
+   * stormWindowMs, until the count has stayed at or under that for stormCooldownMs; and at most
+   * maxRemovalsInFlight removals run across the fleet at once.
+   */
+  fleet: z
+    .strictObject({
+      stormShare: z.number().min(0).max(1).default(0.2),
+      stormMinClusters: z.number().int().positive().default(2),
+      stormWindowMs: z.number().int().positive().default(600_000),
+      stormCooldownMs: ms.default(600_000),
+      maxRemovalsInFlight: z.number().int().positive().default(3),
+    })
+    .prefault({}),
 });
 
 export type Policy = z.infer<typeof policySchema>;

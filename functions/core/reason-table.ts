@@ -134,6 +134,35 @@ export const reasonTable = {
       "The request's MachineHealthCheck short-circuits remediation (RemediationAllowed False, e.g. TooManyUnhealthy): nothing is reported, an incident not yet removing stops with nothing removed, and the request is reported once remediation is allowed again.",
   },
   STEP_FAILED: { outcomes: ['retry', 'block'], spendsAttempt: true, description: 'A step failed on every delivery of its event: resume after a back-off, or block once the budget is spent.' },
+  // fleet safety (fleet-gate.ts)
+  PAUSED: {
+    outcomes: ['retry'],
+    spendsAttempt: false,
+    description: 'Remediation is paused, fleet-wide or for this cluster (etcd-remediator pause): probes and plans go on, nothing that changes a cluster runs until resume; the incident deadline bounds the wait.',
+  },
+  FLEET_STORM: {
+    outcomes: ['retry'],
+    spendsAttempt: false,
+    description:
+      'More than the storm share of the fleet opened incidents within the storm window: new removals are deferred (leader moves and removals already under way go on) until the count has stayed under the threshold for the cooldown, or a person runs resume --storm.',
+  },
+  REMOVALS_IN_FLIGHT: {
+    outcomes: ['retry'],
+    spendsAttempt: false,
+    description: 'The fleet already runs maxRemovalsInFlight removals: this one waits for a slot (a holder that died frees its slot when its lease ends).',
+  },
+  // after a removal: the replacement check and stuck learners (replacement-check.ts, stuck-learner.ts)
+  REPLACEMENT_AWAITED: { outcomes: ['replacement'], description: 'The member is out and its replacement has not joined, started and been promoted yet: the cluster is checked again.' },
+  REPLACEMENT_JOINED: { outcomes: ['replacement'], description: 'The cluster is back to the size it had before the removal, every member voting, started and answering: the incident is completed.' },
+  REPLACEMENT_OVERDUE: {
+    outcomes: ['replacement'],
+    description: 'No replacement joined within the policy window (replacement.windowMs) after the removal: said once, with an alarm; the incident stays awaiting-replacement and completes if one joins later.',
+  },
+  REPLACEMENT_CHECKS_ENDED: { outcomes: ['replacement'], description: 'No replacement joined within a day of the removal: the incident is no longer checked and stays awaiting-replacement.' },
+  STUCK_LEARNER_REMOVED: {
+    outcomes: ['replacement'],
+    description: 'A learner stayed unstarted or unpromoted past stuckLearnerAfterMs (a join that failed): it was removed, which costs no vote; not a remediation of its own.',
+  },
   // failed
   ACTUATOR_FAILED: { outcomes: ['fail'], description: 'The member is out of etcd, but the actuator could not replace its machine: a person must.' },
 } as const satisfies Record<string, ReasonRow>;

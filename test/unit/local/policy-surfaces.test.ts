@@ -39,6 +39,7 @@ const full = {
   guardPrefix: '/remediator-test',
   allowShrink: true,
   singleRemediator: true,
+  fleet: { stormShare: 0.5, stormMinClusters: 3, stormWindowMs: 300_000, stormCooldownMs: 120_000, maxRemovalsInFlight: 2 },
 } satisfies Required<Policy>;
 
 type Fields = Record<string, unknown>;
