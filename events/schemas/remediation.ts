@@ -36,6 +36,19 @@ export const remediationFailedSchema = z
   .object({ ...envelopeShape, target: resolvedTargetSchema, ...explained })
   .describe('Remediation was attempted and failed.');
 
+const snapshotSaidSchema = z
+  .union([
+    z.strictObject({
+      location: text(MAX_TIMELINE_DETAIL_BYTES).describe('A path, or an s3:// URL.'),
+      bytes: z.number().int().positive(),
+      sha256: z.string().regex(/^[0-9a-f]{64}$/).describe('Of every byte of the file, as sha256sum says it.'),
+      via: text(MAX_TIMELINE_DETAIL_BYTES).describe('The member and path it was streamed through.'),
+      tookMs: z.number().int().nonnegative(),
+    }),
+    z.strictObject({ failed: text(MAX_TIMELINE_DETAIL_BYTES).describe('Why none was taken; the policy did not require one, so the removal went on.') }),
+  ])
+  .describe('The snapshot taken before the removal, or why none was.');
+
 export const remediationCompletedSchema = z
   .object({
     ...envelopeShape,
@@ -46,5 +59,6 @@ export const remediationCompletedSchema = z
       .array(z.object({ at: isoTimestampSchema, step: z.string().min(1).max(64), detail: text(MAX_TIMELINE_DETAIL_BYTES) }))
       .max(MAX_TIMELINE_ENTRIES)
       .describe('Each remediation step, in order; a long one keeps its first and last lines, and says how many went between.'),
+    snapshot: snapshotSaidSchema.optional(),
   })
   .describe('The target member was removed and the cluster has a leader.');

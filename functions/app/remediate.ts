@@ -11,7 +11,7 @@ import { leaderMoveOf } from '../core/leader-move.ts';
 import { machineSeen } from '../core/machine-seen.ts';
 import { removalFailed } from '../core/member-removal.ts';
 import { probeDeadlineMs } from '../core/probe-deadline.ts';
-import { actuatorFailed, clusterLocked, gatesUnderLock, noLeaderAfterRemoval, snapshotFailed } from '../core/remediation-steps.ts';
+import { actuatorFailed, clusterLocked, gatesUnderLock, noLeaderAfterRemoval } from '../core/remediation-steps.ts';
 import { removalByAnother, removalRecordFor, replacementPending, withRecord } from '../core/replacement.ts';
 import { waitsInARowAfter } from '../core/resample-wait.ts';
 import { withView } from '../core/view-history.ts';
@@ -30,7 +30,7 @@ import { probeCluster } from './probe-cluster.ts';
 import { removeMember } from './remove-member.ts';
 import { afterRemovalByAnother } from './removed-by-another.ts';
 import { runStep, type StepOutcome } from './step.ts';
-import { takeSnapshot } from './take-snapshot.ts';
+import { snapshotBeforeRemoval, snapshotSaid } from './snapshot-step.ts';
 import { waitForNewLeader } from './wait-for-leader.ts';
 
 export type Remediated = Decision | 'completed' | 'failed';
@@ -161,12 +161,9 @@ async function removeStep(deps: Deps, cluster: ClusterEntry, incident: Incident,
   if (checked.verdict.kind !== 'approve') return { incident: checked.incident, decision: checked.verdict };
 
   if (cluster.policy.snapshotBeforeRemove && !(await deps.store.stepDone(id, journalSteps.snapshotTaken))) {
-    const snap = await takeSnapshot(deps, cluster, checked.fresh, incident.memberId!, `${id}-before-removing-${name}`);
-    if (!snap.ok) {
-      return { incident: checked.incident, decision: snapshotFailed(name, snap.problem, nextTryAt(deps, cluster, checked.incident)) };
-    }
-    await mark(deps, id, { step: journalSteps.snapshotTaken, detail: { location: snap.location, via: snap.via } });
-    // The snapshot took time: the cluster may have changed under it, so look and judge again.
+    const stopped = await snapshotBeforeRemoval(deps, cluster, checked.incident, checked.fresh, name);
+    if (stopped) return { incident: checked.incident, decision: stopped };
+    // The snapshot took time, taken or not: the cluster may have changed under it, so look and judge again.
     checked = await probeAndCheck(deps, cluster, checked.incident);
     if (checked.verdict === 'gone') return removedBefore(deps, cluster, checked.incident, name, lock);
     if (checked.verdict.kind !== 'approve') return { incident: checked.incident, decision: checked.verdict };
@@ -242,7 +239,8 @@ async function complete(deps: Deps, incident: Incident, leader: { id: string; na
   const leaderMove = leaderMoveOf(journal, incident.lastDecision);
   // Keyed by the removal's time, so a retried completion records it once.
   await deps.store.recordRemediation(incident.clusterId, incident.targetKey, await removedAt(deps, incident.incidentId));
-  const detail = { ...envelopeOf(incident, now), target: memberRef(incident), leaderMove, newLeader: leader, timeline };
+  const snapshot = snapshotSaid(journal);
+  const detail = { ...envelopeOf(incident, now), target: memberRef(incident), leaderMove, newLeader: leader, timeline, ...(snapshot ? { snapshot } : {}) };
   return {
     incident,
     patch: { state: 'remediated', result: detail },

@@ -1,36 +1,61 @@
 // Step 3 of remediation, when the policy asks for it: a snapshot of the keyspace through the
-// healthiest member other than the target, before anything is removed.
+// healthiest member other than the target, before anything is removed. Each healthy member is
+// tried over each path that answered, best first; the bytes are counted and hashed as they pass.
 import { rankMoveCandidates } from '../core/candidates.ts';
+import type { SnapshotTaken } from '../core/journal.ts';
+import type { SnapshotFailure, SnapshotTry } from '../core/snapshot-steps.ts';
 import { describeMember, type ClusterView } from '../core/view.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import { EtcdCallError } from '../ports/etcd.ts';
-import type { SnapshotStore } from '../ports/snapshots.ts';
+import type { SnapshotSubject, SnapshotTarget } from '../ports/snapshots.ts';
 import type { Deps } from './deps.ts';
+import { snapshotMeter } from './snapshot-meter.ts';
 
-export type SnapshotOutcome = { ok: true; location: string; via: string } | { ok: false; problem: string };
+export type SnapshotOutcome = ({ ok: true } & Required<SnapshotTaken>) | { ok: false; failure: SnapshotFailure };
 
-export async function takeSnapshot(deps: Deps, cluster: ClusterEntry, view: ClusterView, targetId: string, name: string): Promise<SnapshotOutcome> {
-  if (!deps.snapshots) return { ok: false, problem: 'the policy asks for a snapshot before removal, but no snapshot store is configured' };
+/** The member about to be removed, by id too, so it is never the one streamed through. */
+export type SnapshotOf = SnapshotSubject & { memberId: string };
+
+const said = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+export async function takeSnapshot(deps: Deps, cluster: ClusterEntry, view: ClusterView, subject: SnapshotOf): Promise<SnapshotOutcome> {
+  const store = deps.snapshots;
+  if (!store) return { ok: false, failure: { kind: 'no-store' } };
   const { transport } = deps.etcdFor(cluster);
-  const problems: string[] = [];
-  for (const via of rankMoveCandidates(view, targetId)) {
-    const p = via.paths.find((x) => x.reachability === 'ok');
-    if (!p) continue;
-    let target: Awaited<ReturnType<SnapshotStore['open']>>;
-    try {
-      target = await deps.snapshots.open(name);
-    } catch (error) {
-      // Where the snapshot goes is ours, not etcd's: no other member will fix it, so say it and stop.
-      return { ok: false, problem: `the snapshot store cannot take ${name}: ${error instanceof Error ? error.message : String(error)}` };
-    }
-    try {
-      await transport.client({ endpoint: p.endpoint, path: p.path }).snapshot(target.stream, cluster.policy.snapshotTimeoutMs);
-      return { ok: true, location: target.location, via: describeMember(via) };
-    } catch (error) {
-      await target.discard();
-      if (!(error instanceof EtcdCallError)) throw error;
-      problems.push(`${describeMember(via)} over ${p.path} ${p.endpoint}: ${error.failure.message}`);
+  const tries: SnapshotTry[] = [];
+  for (const via of rankMoveCandidates(view, subject.memberId)) {
+    for (const p of via.paths.filter((x) => x.reachability === 'ok')) {
+      let target: SnapshotTarget;
+      try {
+        target = await store.open({ clusterId: subject.clusterId, incidentId: subject.incidentId, member: subject.member });
+      } catch (error) {
+        // Where the snapshot goes is ours, not etcd's: no other member will fix it, so say it and stop.
+        return { ok: false, failure: { kind: 'store', store: store.describe, said: said(error), tries } };
+      }
+      const started = deps.clock.now();
+      const meter = snapshotMeter(target.stream);
+      try {
+        await transport.client({ endpoint: p.endpoint, path: p.path }).snapshot(meter.stream, cluster.policy.snapshotTimeoutMs);
+        await target.keep(meter.sha256());
+        return { ok: true, location: target.location, via: `${describeMember(via)} over ${p.path}`, bytes: meter.bytes(), sha256: meter.sha256(), tookMs: deps.clock.now() - started };
+      } catch (error) {
+        await discard(deps, target);
+        // The transport wraps every error it sees, the store's too: the meter knows whose it was.
+        const storeError = meter.storeError();
+        if (storeError) return { ok: false, failure: { kind: 'store', store: store.describe, said: storeError.message, tries } };
+        if (!(error instanceof EtcdCallError)) return { ok: false, failure: { kind: 'store', store: store.describe, said: said(error), tries } };
+        tries.push({ member: describeMember(via), path: p.path, endpoint: p.endpoint, failure: error.failure });
+      }
     }
   }
-  return { ok: false, problem: problems.length ? problems.join('; ') : 'no healthy member to take it through' };
+  return { ok: false, failure: { kind: 'members', tries } };
+}
+
+/** A discard that fails leaves a partial for a person to see; it is no reason to fail the step. */
+async function discard(deps: Deps, target: SnapshotTarget): Promise<void> {
+  try {
+    await target.discard();
+  } catch (error) {
+    deps.log.warn('partial snapshot not discarded', { location: target.location, error: said(error) });
+  }
 }

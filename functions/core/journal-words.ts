@@ -45,8 +45,15 @@ export function journalWords(entry: JournalInput | EarlierLine): string {
       return `held by ${entry.detail.owner} in ${entry.detail.where}`;
     case 'lock-released':
       return `${entry.detail.owner} let go of ${entry.detail.where}`;
-    case 'snapshot-taken':
-      return `${entry.detail.location} (through ${entry.detail.via})`;
+    case 'snapshot-taken': {
+      const { location, via, bytes, sha256, tookMs } = entry.detail;
+      const size = bytes === undefined ? '' : `, ${bytes} bytes, sha256 ${sha256 ?? '?'}`;
+      return `${location} (through ${via}${size}${tookMs === undefined ? '' : `, in ${describeDuration(tookMs)}`})`;
+    }
+    case 'snapshot-failed': {
+      const d = entry.detail;
+      return `${d.problem}${d.required ? '' : '; the policy does not require one, so the removal goes on without it'}`;
+    }
     case 'member-removed': {
       const d = entry.detail;
       if ('absentFromList' in d) return `${d.absentFromList} is no longer in the member list${d.removedBy ? `, removed by ${d.removedBy}` : ''}`;

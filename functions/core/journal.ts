@@ -18,6 +18,7 @@ export const journalSteps = {
   lockTaken: 'lock-taken',
   lockReleased: 'lock-released',
   snapshotTaken: 'snapshot-taken',
+  snapshotFailed: 'snapshot-failed',
   memberRemoved: 'member-removed',
   leaderElected: 'leader-elected',
   actuatorCalled: 'actuator-called',
@@ -70,6 +71,15 @@ export interface MoveMade {
   moved?: LeaderMovedFacts & { attempt: number; at: number };
 }
 
+/** A snapshot before the removal. Lines of earlier builds carry only location and via. */
+export interface SnapshotTaken {
+  location: string;
+  via: string;
+  bytes?: number;
+  sha256?: string;
+  tookMs?: number;
+}
+
 /** The leader among the rest after the removal. */
 export interface Election {
   id: MemberId;
@@ -98,7 +108,10 @@ export interface JournalDetails {
   'leader-moved': LeaderMovedFacts;
   'lock-taken': { owner: string; where: string };
   'lock-released': { owner: string; where: string };
-  'snapshot-taken': { location: string; via: string };
+  /** Where the snapshot is, its size and SHA-256 as streamed, the member and path it came through. */
+  'snapshot-taken': SnapshotTaken;
+  /** A snapshot that could not be taken: blocked or retried when required, else the removal went on. */
+  'snapshot-failed': { problem: string; required: boolean; transient: boolean };
   /** Removed (or found gone) by MemberRemove through `via`, or no longer in the member list at all. */
   'member-removed': { via: string; alreadyGone: boolean } | { absentFromList: string; removedBy?: string };
   'leader-elected': Election;

@@ -47,7 +47,13 @@ export const policySchema = z.strictObject({
   /** How many immediate re-probes a changing leader may cost before we back off. */
   maxImmediateReprobes: z.number().int().nonnegative().default(3),
   dryRun: z.boolean().default(false),
-  snapshotBeforeRemove: z.boolean().default(false),
+  /** A snapshot of the keyspace, through a healthy member, before every MemberRemove. */
+  snapshotBeforeRemove: z.boolean().default(true),
+  /**
+   * A snapshot that cannot be taken blocks the removal (SNAPSHOT_FAILED). Off: the failure is
+   * journaled and the member is removed without one, for a cluster whose data lives elsewhere.
+   */
+  snapshotRequired: z.boolean().default(true),
   /** A snapshot streams the whole keyspace; a call deadline sized for status calls is too short. */
   snapshotTimeoutMs: z.number().int().positive().default(120_000),
   /** How long the actuator may take to accept a machine replacement before the step fails. */

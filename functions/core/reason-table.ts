@@ -114,7 +114,12 @@ export const reasonTable = {
   },
   DRY_RUN: { outcomes: ['block'], description: 'The policy is a dry run: what would be done is said, and nothing is done.' },
   RUNTIME_RESUMED: { outcomes: ['retry', 'approve'], spendsAttempt: false, description: 'The runtime resumed an incident a crash or restart left without a next step.' },
-  SNAPSHOT_FAILED: { outcomes: ['retry'], spendsAttempt: true, description: 'The snapshot asked for before a removal could not be taken: nothing was removed, back off.' },
+  SNAPSHOT_FAILED: {
+    outcomes: ['block', 'retry'],
+    spendsAttempt: true,
+    description:
+      'The snapshot the policy requires before a removal could not be taken: nothing was removed. Blocked, but for a transient etcd failure (a timeout, no leader), which is tried again a bounded number of times first.',
+  },
   TARGET_RECOVERED: {
     outcomes: ['close'],
     description: 'The leader was seen unreachable on every path, then answered again, healthy, before the grace window ended: the incident closes as recovered, nothing removed.',

@@ -1,6 +1,6 @@
 // remediate's decisions between its calls, pure: the app gathers what the lock, the fresh probe,
-// the snapshot, the election and the actuator said, and these say what it means. The removal's own
-// are in member-removal.ts, the guard's in guard-failure.ts.
+// the election and the actuator said, and these say what it means. The removal's own are in
+// member-removal.ts, the guard's in guard-failure.ts, the snapshot's in snapshot-steps.ts.
 import type { Decision, Evidence } from './decision.ts';
 import { decidedBy } from './decided-by.ts';
 import { describeTime } from './explain.ts';
@@ -15,13 +15,6 @@ import { describeMember } from './view.ts';
  */
 export const clusterLocked = (who: string, clusterId: string, why: string, retryAt: number): Decision =>
   decidedBy(retryAfterBackoff('CLUSTER_LOCKED', retryAt, (when) => `${who} waits: in cluster ${clusterId}, ${why}; nothing was removed, we try again at ${when}.`, {}), 'cluster-lock');
-
-/** SNAPSHOT_FAILED: the policy asks for a snapshot before each removal, and none could be taken. */
-export const snapshotFailed = (name: string, problem: string, retryAt: number): Decision =>
-  decidedBy(
-    retryAfterBackoff('SNAPSHOT_FAILED', retryAt, (when) => `No snapshot could be taken before removing ${name} (${problem}); nothing was removed, we try again at ${when}.`, {}),
-    'snapshot-before-remove',
-  );
 
 /**
  * The gates again under the lock, on a fresh probe. The budget was checked at approval, so the

@@ -18,6 +18,7 @@ import { tempDir } from '../local/helpers.ts';
 import { atLeastOnceDriver, type DriverLog } from './at-least-once.ts';
 import { T0, unhealthy } from './harness.ts';
 import { etcdGuardFake } from '../../support/fakes/etcd-guard-fake.ts';
+import { memorySnapshots, streamEtcdSnapshot } from '../../support/etcd-snapshot-bytes.ts';
 
 type Part = 'store' | 'bus' | 'scheduler';
 
@@ -63,7 +64,7 @@ function fakeEtcd() {
     path: 'direct',
     status: () => Promise.reject(new Error('unused')),
     memberList: () => Promise.reject(new Error('unused')),
-    snapshot: () => Promise.reject(new Error('unused')),
+    snapshot: (to) => streamEtcdSnapshot(to),
     moveLeader: async (to) => {
       if (state.leader === 'none' || endpoint !== endpointOf(state.leader)) {
         throw new EtcdCallError({ kind: 'other', grpcCode: 2, message: 'etcdserver: not leader' });
@@ -133,6 +134,8 @@ async function runPipeline(fault?: Fault): Promise<Run> {
     clock,
     random: () => 0.5,
     log: { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined },
+    // The default policy snapshots before the removal: its journal writes are injection points too.
+    snapshots: memorySnapshots(),
   };
   try {
     await driver.bus.publish({ source: 'etcd-remediator', detailType: 'MemberUnhealthy', detail: unhealthy('etcd-0') });

@@ -1,6 +1,5 @@
 // The application steps on fakes: a real SQLite store, a recording bus, and an etcd whose probe
 // answers whatever sample the test sets.
-import { PassThrough } from 'node:stream';
 import type { DetailOf, DetailType, EventEnvelope } from '../../../events/catalogue.ts';
 import type { Deps } from '../../../functions/app/deps.ts';
 import { parsePolicy, type PolicyInput } from '../../../functions/core/policy.ts';
@@ -13,6 +12,7 @@ import type { ScheduleRequest } from '../../../functions/ports/scheduler.ts';
 import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import { etcdGuardFake, type EtcdGuardFake } from '../../support/fakes/etcd-guard-fake.ts';
 import { tempDir } from '../local/helpers.ts';
+import { memorySnapshots, streamEtcdSnapshot } from '../../support/etcd-snapshot-bytes.ts';
 
 export const T0 = Date.parse('2025-06-01T12:00:00Z');
 
@@ -31,7 +31,7 @@ export interface Harness {
   onMoveLeader: (to: string) => void;
   /** Called for each MemberRemove; the default accepts it. */
   onMemberRemove: (memberId: string) => void;
-  /** Called for each Snapshot; the default writes a few bytes. */
+  /** Called for each Snapshot; then a small whole snapshot is streamed. */
   onSnapshot: () => void;
   lastOf<T extends DetailType>(type: T): DetailOf<T>;
   close(): Promise<void>;
@@ -84,7 +84,7 @@ export function harness(policy: PolicyInput = {}): Harness {
             memberList: unused,
             snapshot: async (to) => {
               h.onSnapshot();
-              to.write('snapshot');
+              await streamEtcdSnapshot(to);
             },
             moveLeader: async (to) => {
               calls.moveLeader.push({ endpoint, to });
@@ -103,9 +103,7 @@ export function harness(policy: PolicyInput = {}): Harness {
       clock,
       random: () => 0.5,
       log: { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined },
-      snapshots: {
-        open: async (name) => ({ stream: new PassThrough(), location: `memory:${name}`, discard: async () => undefined }),
-      },
+      snapshots: memorySnapshots(),
     },
     close: async () => {
       await store.close();

@@ -5,7 +5,8 @@ import type { Decision } from '../../../functions/core/decision.ts';
 import { asDryRun, dryRunSinceApproval } from '../../../functions/core/dry-run.ts';
 import { guardFailureDecision, type GuardAction } from '../../../functions/core/guard-failure.ts';
 import { afterFailedRemove, everyMemberFailed, removalFailed, type FailedRemove } from '../../../functions/core/member-removal.ts';
-import { actuatorFailed, clusterLocked, gatesUnderLock, noLeaderAfterRemoval, snapshotFailed } from '../../../functions/core/remediation-steps.ts';
+import { actuatorFailed, clusterLocked, gatesUnderLock, noLeaderAfterRemoval } from '../../../functions/core/remediation-steps.ts';
+import { snapshotFailed } from '../../../functions/core/snapshot-steps.ts';
 import { backoffRetryAt } from '../../../functions/core/retry-after-backoff.ts';
 import { failureOf, policy } from './fixtures.ts';
 
@@ -24,8 +25,8 @@ describe('the rules remediate applies, each with its name', () => {
     },
     {
       rule: 'snapshot-before-remove',
-      decision: snapshotFailed('etcd-1', 'no snapshot store', at),
-      want: { kind: 'retry', at, reason: 'SNAPSHOT_FAILED', message: `No snapshot could be taken before removing etcd-1 (no snapshot store); nothing was removed, we try again at ${when}.` },
+      decision: snapshotFailed('etcd-1', { kind: 'no-store' }, { earlierTransient: 0, retryAt: at }),
+      want: { kind: 'block', reason: 'SNAPSHOT_FAILED', message: expect.stringMatching(/^No snapshot could be taken before removing etcd-1: no snapshot store is configured; nothing was removed; blocked\./) },
     },
     {
       rule: 'leads-again',

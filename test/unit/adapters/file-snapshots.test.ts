@@ -1,0 +1,71 @@
+// Snapshots as files: 0700 directories and 0600 files, a partial never named as a snapshot, and
+// each cluster keeping only its newest few, never losing the one just taken.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { fileSnapshots, SNAPSHOTS_KEPT_PER_CLUSTER } from '../../../functions/adapters/local/file-snapshots.ts';
+import { etcdSnapshotBytes, streamEtcdSnapshot } from '../../support/etcd-snapshot-bytes.ts';
+import { tempDir, type TempDir } from '../local/helpers.ts';
+
+let dir: TempDir;
+afterEach(() => dir?.remove());
+
+const modeOf = (file: string): number => fs.statSync(file).mode & 0o777;
+
+describe('file snapshots', () => {
+  it('writes a partial 0600 under a 0700 directory, and names it a snapshot only once kept', async () => {
+    dir = tempDir();
+    const store = fileSnapshots(dir.file('snapshots'));
+    expect(store.describe).toBe(`directory ${dir.file('snapshots')}`);
+    const target = await store.open({ clusterId: 'prod/eu 1', incidentId: 'i-1', member: 'etcd-1' });
+    const clusterDir = path.join(dir.file('snapshots'), 'prod_eu_1');
+    expect(target.location).toBe(path.join(clusterDir, 'i-1-etcd-1.db'));
+    expect(fs.readdirSync(clusterDir)).toEqual(['i-1-etcd-1.db.partial']);
+    await streamEtcdSnapshot(target.stream, 'keys');
+    expect(fs.existsSync(target.location)).toBe(false);
+    await target.keep('unused');
+    expect(fs.readdirSync(clusterDir)).toEqual(['i-1-etcd-1.db']);
+    expect(fs.readFileSync(target.location).equals(etcdSnapshotBytes('keys'))).toBe(true);
+    expect(modeOf(dir.file('snapshots'))).toBe(0o700);
+    expect(modeOf(clusterDir)).toBe(0o700);
+    expect(modeOf(target.location)).toBe(0o600);
+  });
+
+  it('a discarded snapshot leaves nothing; a partial a crash left is replaced', async () => {
+    dir = tempDir();
+    const store = fileSnapshots(dir.path);
+    const subject = { clusterId: 'c1', incidentId: 'i-1', member: 'etcd-1' };
+    const first = await store.open(subject);
+    first.stream.write('half');
+    // A crash here: the next run of the same incident starts the file afresh.
+    const second = await store.open(subject);
+    await streamEtcdSnapshot(second.stream, 'whole');
+    await second.keep('unused');
+    expect(fs.readFileSync(second.location).equals(etcdSnapshotBytes('whole'))).toBe(true);
+    const third = await store.open({ ...subject, incidentId: 'i-2' });
+    third.stream.write('half');
+    await third.discard();
+    expect(fs.readdirSync(path.join(dir.path, 'c1'))).toEqual(['i-1-etcd-1.db']);
+  });
+
+  it(`keeps the newest ${SNAPSHOTS_KEPT_PER_CLUSTER} of a cluster, the one just taken among them, and leaves other clusters alone`, async () => {
+    dir = tempDir();
+    const store = fileSnapshots(dir.path);
+    const take = async (clusterId: string, incidentId: string, mtime: Date) => {
+      const target = await store.open({ clusterId, incidentId, member: 'm' });
+      await streamEtcdSnapshot(target.stream);
+      // Its time set before it is kept, so the pruning sees it as this old.
+      fs.utimesSync(`${target.location}.partial`, mtime, mtime);
+      await target.keep('unused');
+    };
+    const minute = (i: number) => new Date(Date.parse('2025-01-01T00:00:00Z') + i * 60_000);
+    await take('other', 'o-1', minute(-100));
+    for (let i = 1; i <= 7; i++) await take('c1', `i-${i}`, minute(i));
+    const c1 = () => fs.readdirSync(path.join(dir.path, 'c1')).sort();
+    expect(c1()).toEqual(['i-3-m.db', 'i-4-m.db', 'i-5-m.db', 'i-6-m.db', 'i-7-m.db']);
+    // The one just taken stays even when its clock makes it the oldest: the oldest other goes.
+    await take('c1', 'i-0', minute(0));
+    expect(c1()).toEqual(['i-0-m.db', 'i-4-m.db', 'i-5-m.db', 'i-6-m.db', 'i-7-m.db']);
+    expect(fs.readdirSync(path.join(dir.path, 'other'))).toEqual(['o-1-m.db']);
+  });
+});
