@@ -17,6 +17,7 @@ import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import type { Incident } from '../ports/incident-store.ts';
 import { clusterGuard, guarded, guardFailed, type Guarded } from './cluster-lock.ts';
 import type { Deps } from './deps.ts';
+import { loadFleetFacts } from './fleet-facts.ts';
 import { membersUnderRemediation, planIncident } from './plan-incident.ts';
 import { afterRemovalByAnother } from './removed-by-another.ts';
 
@@ -51,7 +52,7 @@ export async function decideIncident(deps: Deps, cluster: ClusterEntry, incident
     await deps.store.remediationHistory(incident.clusterId, incident.targetKey, options),
     remediationHistoryFrom(removalTimesOf(records, incident.targetKey), options),
   );
-  const decision = planIncident(deps, cluster, incident, remediation, await membersUnderRemediation(deps, incident));
+  const decision = planIncident(deps, cluster, incident, remediation, await membersUnderRemediation(deps, incident), await loadFleetFacts(deps, cluster));
   // An unread record is no answer: nothing is moved or approved on it. A block, a close or a wait
   // stands on its own (the record is read again on the next look).
   const acts = decision.kind === 'approve' || decision.kind === 'move-leader';

@@ -1,5 +1,6 @@
 // The planner's input, as an incident and its cluster give it.
 import type { Decision } from '../core/decision.ts';
+import type { FleetFacts } from '../core/fleet-gate.ts';
 import { plan } from '../core/plan.ts';
 import { describeSelector } from '../core/target.ts';
 import type { RemediationHistory } from '../core/remediation-history.ts';
@@ -28,8 +29,10 @@ export function planIncident(
   incident: Incident,
   remediation: RemediationHistory,
   excludeCandidates: string[] = [],
+  fleet?: FleetFacts,
 ): Decision {
   return plan({
+    ...(fleet ? { fleet: { clusterId: incident.clusterId, facts: fleet, lastDecision: incident.lastDecision } } : {}),
     samples: incident.views,
     // Unresolved only when no member list answered: the planner then judges the cluster unreachable.
     targetId: incident.memberId ?? describeSelector(incident.target),

@@ -58,6 +58,8 @@ export async function probeMembers(deps: Deps, input: Input): Promise<ProbeOutco
           ...(detail.incidentId ? { incidentId: detail.incidentId } : {}),
         });
   const { incident } = opened;
+  // The storm guard reads each cluster's newest opening; a join writes the same time again, harmless.
+  await deps.store.noteOpened(incident.clusterId, incident.openedAt);
   await deps.store.appendJournal(
     incident.incidentId,
     opened.joined

@@ -32,6 +32,9 @@ import { afterRemovalByAnother } from './removed-by-another.ts';
 import { runStep, type StepOutcome } from './step.ts';
 import { snapshotBeforeRemoval, snapshotSaid } from './snapshot-step.ts';
 import { waitForNewLeader } from './wait-for-leader.ts';
+import { loadFleetFacts } from './fleet-facts.ts';
+import { pausedRemediation, releaseRemovalSlot, takeSlotForRemoval } from './fleet-steps.ts';
+import type { FleetFacts } from '../core/fleet-gate.ts';
 
 export type Remediated = Decision | 'completed' | 'failed';
 
@@ -49,6 +52,7 @@ async function underLock(deps: Deps, cluster: ClusterEntry, incident: Incident):
     await mark(deps, incident.incidentId, { step: journalSteps.lockTaken, detail: { owner: lock.owner, where: lock.where } });
     return await runSteps(deps, cluster, incident, lock);
   } finally {
+    await releaseRemovalSlot(deps, incident.incidentId);
     await lock.release();
     await lockReleased(deps, incident.incidentId, lock);
   }
@@ -65,6 +69,9 @@ async function lockReleased(deps: Deps, incidentId: string, lock: HeldLock): Pro
 
 async function runSteps(deps: Deps, cluster: ClusterEntry, incident: Incident, lock: HeldLock): Promise<StepOutcome<Remediated>> {
   const id = incident.incidentId;
+  // Nothing that changes the cluster runs while it is paused: no removal, no actuator call.
+  const paused = await pausedRemediation(deps, cluster, incident, incident.memberId ? nameOf(incident) : incident.targetKey);
+  if (paused) return decided(deps, incident, paused);
   // A Machine whose member is already out of etcd: nothing to remove, straight to the actuator.
   const memberId = incident.memberId;
   if (!memberId) return replaceStep(deps, cluster, incident, leaderNow(incident), { id: '0', name: incident.target.machineName ?? incident.target.nodeName ?? '' });
@@ -147,7 +154,7 @@ interface Checked {
 async function probeAndCheck(deps: Deps, cluster: ClusterEntry, incident: Incident): Promise<Checked> {
   const fresh = await probeCluster(deps, cluster, incident.views.at(-1), probeDeadlineMs(cluster.policy, incident.views));
   const updated = await deps.store.updateIncident(incident.incidentId, { views: withView(incident.views, fresh) }, { expectVersion: incident.version, now: deps.clock.now() });
-  return { incident: updated, fresh, verdict: memberGone(fresh, incident.memberId!) ? 'gone' : recheckGates(deps, cluster, updated) };
+  return { incident: updated, fresh, verdict: memberGone(fresh, incident.memberId!) ? 'gone' : recheckGates(deps, cluster, updated, await loadFleetFacts(deps, cluster)) };
 }
 
 /** Steps 2–4: a fresh probe, the gates again, the snapshot if asked for, and MemberRemove. */
@@ -180,6 +187,9 @@ async function removeStep(deps: Deps, cluster: ClusterEntry, incident: Incident,
   const ours = await guarded(lock.guard, () => lock.stillHeld());
   if (!ours.ok) return { incident: checked.incident, decision: guardFailed(deps, cluster, checked.incident, 'take the cluster lock', ours, nameOf(checked.incident)) };
   if (!ours.value) return { incident: checked.incident, decision: lockBusy(deps, cluster, checked.incident, 'our hold on the lock lapsed and another remediation took it') };
+  // One of the fleet's removals in flight, taken last: a slot is held only by a removal about to happen.
+  const slotted = await takeSlotForRemoval(deps, cluster, checked.incident, nameOf(checked.incident), checked.verdict);
+  if (slotted) return { incident: checked.incident, decision: slotted };
   // Recorded before the call: a removal that happens is never missing from the record.
   const record = removalRecordFor(records, { ...context, by: lock.owner, targetKey: incident.targetKey });
   const saved = await guarded(lock.guard, (g) => g.saveRemovals(withRecord(records, record)));
@@ -223,8 +233,8 @@ async function electionStep(deps: Deps, cluster: ClusterEntry, incident: Inciden
 }
 
 /** The budget was checked when the removal was approved; this run is that remediation. */
-const recheckGates = (deps: Deps, cluster: ClusterEntry, incident: Incident): Decision =>
-  gatesUnderLock(planIncident(deps, cluster, incident, { retryCount: 0 }), deps.clock.now());
+const recheckGates = (deps: Deps, cluster: ClusterEntry, incident: Incident, fleet: FleetFacts): Decision =>
+  gatesUnderLock(planIncident(deps, cluster, incident, { retryCount: 0 }, [], fleet), deps.clock.now());
 
 async function leaderMarked(deps: Deps, incidentId: string): Promise<{ id: string; name: string } | undefined> {
   const entry = markerOf(await deps.store.journal(incidentId), journalSteps.leaderElected);
@@ -243,7 +253,7 @@ async function complete(deps: Deps, incident: Incident, leader: { id: string; na
   const detail = { ...envelopeOf(incident, now), target: memberRef(incident), leaderMove, newLeader: leader, timeline, ...(snapshot ? { snapshot } : {}) };
   return {
     incident,
-    patch: { state: 'remediated', result: detail },
+    patch: { state: 'awaiting-replacement', result: detail },
     effects: [publishing('RemediationCompleted', detail)],
     value: 'completed',
   };

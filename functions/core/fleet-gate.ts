@@ -5,7 +5,7 @@
 import type { Decision, Evidence } from './decision.ts';
 import { decidedBy } from './decided-by.ts';
 import { stormOf, type ClusterOpened, type FleetPolicy, type Storm } from './fleet-storm.ts';
-import { pausedMessage, stormMessage } from './fleet-words.ts';
+import { pausedMessage, removalsInFlightMessage, stormMessage } from './fleet-words.ts';
 import type { Policy } from './policy.ts';
 import { rowSaidIn } from './resample-wait.ts';
 
@@ -74,7 +74,7 @@ export const stormNow = (facts: FleetFacts, policy: FleetPolicy, now: number): S
     policy,
   );
 
-const fleetWait = (held: Decision, reason: 'PAUSED' | 'FLEET_STORM', at: number, message: string, evidence: Evidence, ctx: GateContext): Decision =>
+const fleetWait = (held: Pick<Decision, 'kind' | 'reason' | 'message' | 'evidence'>, reason: 'PAUSED' | 'FLEET_STORM', at: number, message: string, evidence: Evidence, ctx: GateContext): Decision =>
   decidedBy(
     {
       kind: 'retry',
@@ -89,10 +89,33 @@ const fleetWait = (held: Decision, reason: 'PAUSED' | 'FLEET_STORM', at: number,
 
 /** A decision that would change the cluster, held while paused: PAUSED, saying who, when, why and what is held. */
 export function checkPause(decision: Decision, pauses: FleetPauses, ctx: GateContext): Decision {
+  if (decision.kind !== 'approve' && decision.kind !== 'move-leader') return decision;
+  return pausedStep(pauses, ctx, decision) ?? decision;
+}
+
+/** PAUSED for a step about to change the cluster (`held` says what it would do), or undefined when nothing pauses it. */
+export function pausedStep(pauses: FleetPauses, ctx: GateContext, held: Pick<Decision, 'kind' | 'reason' | 'message' | 'evidence'>): Decision | undefined {
   const pause = pauseOf(pauses, ctx.clusterId);
-  if (!pause || (decision.kind !== 'approve' && decision.kind !== 'move-leader')) return decision;
+  if (!pause) return undefined;
   const at = fleetWaitUntil(ctx);
-  return fleetWait(decision, 'PAUSED', at, pausedMessage(pause, ctx.clusterId, decision.message, at), { pause: { ...pause.mark, fleetWide: pause.fleetWide } }, ctx);
+  return fleetWait(held, 'PAUSED', at, pausedMessage(pause, ctx.clusterId, held.message, at), { pause: { ...pause.mark, fleetWide: pause.fleetWide } }, ctx);
+}
+
+/** REMOVALS_IN_FLIGHT: every slot of the cap is held; looked at again when the first lease ends, or sooner. */
+export function removalsInFlight(holders: readonly { owner: string; clusterId: string; until: number }[], name: string, ctx: GateContext): Decision {
+  const max = ctx.policy.fleet.maxRemovalsInFlight;
+  const at = fleetWaitUntil(ctx, Math.min(...holders.map((h) => h.until)));
+  return decidedBy(
+    {
+      kind: 'retry',
+      at,
+      reprobeNow: false,
+      reason: 'REMOVALS_IN_FLIGHT',
+      message: removalsInFlightMessage(holders, max, name, at),
+      evidence: { holders: holders.slice(0, 20), maxRemovalsInFlight: max, [FLEET_WAITS_IN_A_ROW]: fleetWaitsBefore(ctx.lastDecision) + 1 },
+    },
+    'fleet-removal-cap',
+  );
 }
 
 /** An approved removal, deferred while the fleet is in a storm: FLEET_STORM, with the figures. */

@@ -35,3 +35,9 @@ export function stormMessage(storm: Storm, policy: FleetPolicy, planned: string,
     `Check the management plane's reachability to the zones of these clusters; if the failures are real, \`etcd-remediator resume --storm\` lets removals go on; \`etcd-remediator pause --why …\` holds everything. We look again at ${describeTime(at)}.`
   );
 }
+
+export function removalsInFlightMessage(holders: readonly { owner: string; clusterId: string }[], max: number, name: string, at: number): string {
+  const named = holders.slice(0, NAMED_CLUSTERS).map((h) => `cluster ${h.clusterId} (incident ${h.owner})`);
+  const more = holders.length > named.length ? ` and ${holders.length - named.length} more` : '';
+  return `${holders.length} removal${holders.length === 1 ? ' is' : 's are'} in flight across the fleet (${named.join(', ')}${more}), the most maxRemovalsInFlight allows (${max}); ${name} is not removed yet, we look again at ${describeTime(at)}.`;
+}

@@ -20,6 +20,12 @@ export interface ClusterEntry {
 export interface ClusterDirectory {
   /** Throws UnknownClusterError when the cluster is not configured. */
   get(clusterId: string): Promise<ClusterEntry>;
+  /**
+   * How many clusters are registered, for the storm guard's share; cheap (cached where it is read
+   * from a table). A directory that cannot tell leaves it out, and the guard counts the clusters
+   * that ever opened an incident instead.
+   */
+  registeredCount?(): Promise<number>;
 }
 
 export class UnknownClusterError extends Error {

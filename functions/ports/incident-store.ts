@@ -6,6 +6,7 @@ import type { IncidentOf, IncidentOutcome, IncidentState, InFlight, OutboxEntryO
 import type { JournalEntry, JournalInput, MarkerStep } from '../core/journal.ts';
 import type { RemediationHistory } from '../core/remediation-history.ts';
 import type { RemovalRecord } from '../core/replacement.ts';
+import type { FleetRecords } from './fleet.ts';
 import type { ScheduleRequest } from './scheduler.ts';
 
 // The entity is core's (core/incident.ts); the outbox carries the edge's events and schedules.
@@ -156,7 +157,7 @@ export interface TimerStore {
 }
 
 /** What the functions need, on any backend (SQLite locally, DynamoDB on AWS). Timers are the local scheduler's own. */
-export interface IncidentStore extends IncidentRecords, IncidentJournal, ClusterIdentities, ClusterLocks, DeadLetters, RemediationLedger {
+export interface IncidentStore extends IncidentRecords, IncidentJournal, ClusterIdentities, ClusterLocks, DeadLetters, RemediationLedger, FleetRecords {
   close(): Promise<void>;
 }
 

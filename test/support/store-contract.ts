@@ -5,6 +5,7 @@ import { targetKeyOf } from '../../functions/core/target.ts';
 import type { ClusterView } from '../../functions/core/view.ts';
 import type { Incident, IncidentStore } from '../../functions/ports/incident-store.ts';
 import { incidentCases } from './store-contract-incidents.ts';
+import { fleetCases } from './store-contract-fleet.ts';
 import { recordCases } from './store-contract-records.ts';
 
 export interface StoreFixture {
@@ -69,5 +70,6 @@ export function describeIncidentStoreContract(name: string, open: () => Promise<
     const current = (): ContractContext => ({ store, incident, another, handles });
     incidentCases(current);
     recordCases(current);
+    fleetCases(current);
   });
 }

@@ -12,6 +12,10 @@
 //   deadletters                <seq>                a refused input, in the order received
 //   counter#deadletters        counter              the dead letters' sequence
 //   remediations#<c>#<target>  <at>                 the remediation ledger (KCP's retry budget)
+//   fleet#pauses               fleet | storm-ended  the fleet-wide pause; the last storm a person ended
+//   fleet#pauses               cluster#<clusterId>  one cluster's pause
+//   fleet#openings             <clusterId>          the cluster's newest incident opening (storm guard)
+//   fleet#slots                slot#<n>             a removal in flight: owner incident and lease
 import type { table } from './dynamodb-table.ts';
 
 /** The table's key attributes by name: the builders below stop compiling if the table's names change. */
@@ -43,6 +47,14 @@ export const remediationKey = (clusterId: string, targetKey: string, at: number)
   pk: remediationsPk(clusterId, targetKey),
   sk: pad(at, 15),
 });
+
+export const FLEET_PAUSES_PK = 'fleet#pauses';
+export const FLEET_OPENINGS_PK = 'fleet#openings';
+export const FLEET_SLOTS_PK = 'fleet#slots';
+export const fleetPauseKey = (clusterId: string | undefined): Key => ({ pk: FLEET_PAUSES_PK, sk: clusterId === undefined ? 'fleet' : `cluster#${clusterId}` });
+export const stormEndedKey: Key = { pk: FLEET_PAUSES_PK, sk: 'storm-ended' };
+export const fleetOpeningKey = (clusterId: string): Key => ({ pk: FLEET_OPENINGS_PK, sk: clusterId });
+export const removalSlotKey = (slot: number): Key => ({ pk: FLEET_SLOTS_PK, sk: `slot#${pad(slot, 4)}` });
 
 /** The index keys an incident carries: its state's partition, its cluster's, both ordered by opening. */
 export const incidentIndexKeys = (incident: { incidentId: string; clusterId: string; state: string; openedAt: number }) => ({

@@ -5,6 +5,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { IncidentStore } from '../../ports/incident-store.ts';
 import type { StoreContext } from './dynamodb-context.ts';
 import { closeIncident, getIncident, listIncidents, updateIncident } from './dynamodb-incidents.ts';
+import { endStorm, fleetPauses, noteOpened, openedSince, releaseRemovalSlot, removalSlots, setPause, takeRemovalSlot } from './dynamodb-fleet.ts';
 import { appendJournal, journal, markStep, stepDone } from './dynamodb-journal.ts';
 import { openOrJoin } from './dynamodb-open.ts';
 import {
@@ -58,6 +59,14 @@ export function createDynamoIncidentStore(options: DynamoStoreOptions): Incident
     listDeadLetters: () => listDeadLetters(ctx),
     recordRemediation: (clusterId, targetKey, at) => recordRemediation(ctx, clusterId, targetKey, at),
     remediationHistory: (clusterId, targetKey, opts) => remediationHistory(ctx, clusterId, targetKey, opts),
+    fleetPauses: () => fleetPauses(ctx),
+    setPause: (clusterId, mark) => setPause(ctx, clusterId, mark),
+    endStorm: (mark) => endStorm(ctx, mark),
+    noteOpened: (clusterId, openedAt) => noteOpened(ctx, clusterId, openedAt),
+    openedSince: (since) => openedSince(ctx, since),
+    takeRemovalSlot: (request) => takeRemovalSlot(ctx, request),
+    releaseRemovalSlot: (owner) => releaseRemovalSlot(ctx, owner),
+    removalSlots: (now) => removalSlots(ctx, now),
     // The client belongs to the caller (one per container, shared with the directory).
     close: async () => {},
   };

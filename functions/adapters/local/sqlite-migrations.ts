@@ -144,6 +144,25 @@ export const migrations: readonly string[] = [
      cluster_id TEXT PRIMARY KEY,
      records    TEXT NOT NULL
    ) STRICT;`,
+  // Fleet safety: pauses, each cluster's newest incident opening (the storm guard reads one row a
+  // cluster, never the incidents) and the slots of the removals in flight across the fleet.
+  `CREATE TABLE fleet_pauses (
+     scope   TEXT PRIMARY KEY,
+     by_whom TEXT NOT NULL,
+     at      INTEGER NOT NULL,
+     why     TEXT NOT NULL
+   ) STRICT;
+   CREATE TABLE fleet_openings (
+     cluster_id TEXT PRIMARY KEY,
+     opened_at  INTEGER NOT NULL
+   ) STRICT;
+   CREATE INDEX fleet_openings_by_time ON fleet_openings (opened_at);
+   CREATE TABLE removal_slots (
+     slot       INTEGER PRIMARY KEY,
+     owner      TEXT NOT NULL,
+     cluster_id TEXT NOT NULL,
+     until      INTEGER NOT NULL
+   ) STRICT;`,
 ];
 
 /** The schema version a file holds, without changing it; undefined when it holds no schema of ours. */

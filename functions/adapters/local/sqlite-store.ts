@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import type { DatabaseSync } from 'node:sqlite';
 import type { RemediationHistory } from '../../core/remediation-history.ts';
 import type { RemovalRecord } from '../../core/replacement.ts';
+import type { ClusterOpened, FleetMark, FleetPauses, RemovalSlot, SlotRequest, SlotTaken } from '../../ports/fleet.ts';
 import type {
   CloseIncidentInput,
   DeadLetter,
@@ -22,6 +23,7 @@ import type {
 } from '../../ports/incident-store.ts';
 import { SqliteContext, type StateOutage, type StateOutageListener } from './sqlite-context.ts';
 import { closeIncident, getIncident, listIncidents, openOrJoin, updateIncident } from './sqlite-incidents.ts';
+import { endStorm, fleetPauses, noteOpened, openedSince, releaseRemovalSlot, removalSlots, setPause, takeRemovalSlot } from './sqlite-fleet.ts';
 import { appendJournal, journal, markStep, stepDone } from './sqlite-journal.ts';
 import { migrate, migrations, schemaVersion, SchemaTooNewError } from './sqlite-migrations.ts';
 import {
@@ -160,6 +162,38 @@ export class SqliteIncidentStore implements IncidentStore, TimerStore {
 
   remediationHistory(clusterId: string, targetKey: string, options: { minHealthyPeriodMs: number; now: number }): Promise<RemediationHistory> {
     return remediationHistory(this.#ctx, clusterId, targetKey, options);
+  }
+
+  fleetPauses(): Promise<FleetPauses> {
+    return fleetPauses(this.#ctx);
+  }
+
+  setPause(clusterId: string | undefined, mark: FleetMark | null): Promise<boolean> {
+    return setPause(this.#ctx, clusterId, mark);
+  }
+
+  endStorm(mark: FleetMark): Promise<void> {
+    return endStorm(this.#ctx, mark);
+  }
+
+  noteOpened(clusterId: string, openedAt: number): Promise<void> {
+    return noteOpened(this.#ctx, clusterId, openedAt);
+  }
+
+  openedSince(since: number): Promise<ClusterOpened[]> {
+    return openedSince(this.#ctx, since);
+  }
+
+  takeRemovalSlot(request: SlotRequest): Promise<SlotTaken> {
+    return takeRemovalSlot(this.#ctx, request);
+  }
+
+  releaseRemovalSlot(owner: string): Promise<boolean> {
+    return releaseRemovalSlot(this.#ctx, owner);
+  }
+
+  removalSlots(now: number): Promise<RemovalSlot[]> {
+    return removalSlots(this.#ctx, now);
   }
 
   putTimer(input: TimerInput): Promise<StoredTimer> {

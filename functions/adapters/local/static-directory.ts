@@ -2,7 +2,7 @@
 import type { ClusterDirectory, ClusterEntry } from '../../ports/cluster-directory.ts';
 import { UnknownClusterError } from '../../ports/cluster-directory.ts';
 
-export function createStaticDirectory(entries: ClusterEntry[]): ClusterDirectory & { list(): ClusterEntry[] } {
+export function createStaticDirectory(entries: ClusterEntry[]): ClusterDirectory & { list(): ClusterEntry[]; registeredCount(): Promise<number> } {
   const byId = new Map(entries.map((e) => [e.clusterId, e]));
   return {
     get: async (clusterId) => {
@@ -10,6 +10,7 @@ export function createStaticDirectory(entries: ClusterEntry[]): ClusterDirectory
       if (!entry) throw new UnknownClusterError(clusterId);
       return entry;
     },
+    registeredCount: async () => byId.size,
     list: () => [...byId.values()],
   };
 }

@@ -1,0 +1,44 @@
+// remediate's fleet steps: nothing that changes a cluster runs while it is paused, and a removal
+// holds one of the fleet's slots (maxRemovalsInFlight) from just before its record is written to
+// the end of the step, whichever way it ends.
+import type { Decision } from '../core/decision.ts';
+import { pausedStep, removalsInFlight } from '../core/fleet-gate.ts';
+import { FUNCTION_TIMEOUTS_MS } from '../core/step-timeouts.ts';
+import type { ClusterEntry } from '../ports/cluster-directory.ts';
+import type { Incident } from '../ports/incident-store.ts';
+import type { Deps } from './deps.ts';
+import { gateContextOf } from './fleet-facts.ts';
+
+/** PAUSED before any step of a remediation runs (a removal, the wait for a leader, the actuator), or undefined. */
+export async function pausedRemediation(deps: Deps, cluster: ClusterEntry, incident: Incident, name: string): Promise<Decision | undefined> {
+  const held = { kind: 'approve' as const, reason: incident.lastDecision?.reason ?? 'RUNTIME_RESUMED', message: `the remediation of ${name} (its removal, the wait for a leader, the machine's replacement)`, evidence: {} };
+  return pausedStep(await deps.store.fleetPauses(), gateContextOf(deps, cluster, incident), held);
+}
+
+/**
+ * A slot for this removal, or the decision to wait: REMOVALS_IN_FLIGHT when every slot is held,
+ * PAUSED when a pause was written while the gates ran (read again once the slot is ours, so no
+ * removal starts after a pause is written; the slot goes back when the step ends).
+ * The lease is remediate's function timeout: a holder that died frees its slot then.
+ */
+export async function takeSlotForRemoval(deps: Deps, cluster: ClusterEntry, incident: Incident, name: string, approved: Decision): Promise<Decision | undefined> {
+  const slot = await deps.store.takeRemovalSlot({
+    owner: incident.incidentId,
+    clusterId: incident.clusterId,
+    max: cluster.policy.fleet.maxRemovalsInFlight,
+    leaseMs: FUNCTION_TIMEOUTS_MS.remediate,
+    now: deps.clock.now(),
+  });
+  const ctx = gateContextOf(deps, cluster, incident);
+  if (!slot.taken) return removalsInFlight(slot.holders, name, ctx);
+  return pausedStep(await deps.store.fleetPauses(), ctx, approved);
+}
+
+/** Best effort: a slot not given back is freed when its lease ends. */
+export async function releaseRemovalSlot(deps: Deps, incidentId: string): Promise<void> {
+  try {
+    await deps.store.releaseRemovalSlot(incidentId);
+  } catch (error) {
+    deps.log.warn('removal slot not released; its lease frees it', { incidentId, error: String(error) });
+  }
+}
