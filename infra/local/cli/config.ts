@@ -14,6 +14,7 @@ import { InputFileError, readInputFile, readInputText, type InputFile } from './
 import { readTlsFiles } from './tls-files.ts';
 import { writtenPolicySchema } from './written-policy.ts';
 import { checkedPolicy, describeIssues, plainWords } from './zod-issues.ts';
+import { snapshotDirFrom } from './snapshot-dir.ts';
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -86,6 +87,7 @@ export const MIN_TOKEN_LENGTH = 16;
 const configSchema = z
   .strictObject({
     state: z.string().min(1, 'must name a file'),
+    snapshotDir: z.string().optional(),
     listen: listen.default({ kind: 'tcp', host: '127.0.0.1', port: 8787 }),
     token: z.string().optional(),
     tokenFile: file.optional(),
@@ -110,6 +112,8 @@ export type Listen = { kind: 'tcp'; host: string; port: number } | { kind: 'unix
 
 export interface RunConfig {
   statePath: string;
+  /** Where snapshots before a removal go; undefined: snapshots/ beside the state file. */
+  snapshotDir?: string;
   listen: Listen;
   /** The bearer token every HTTP request must carry; undefined when none is configured. */
   token?: string;
@@ -228,7 +232,8 @@ export function loadConfig(file: string): RunConfig {
   });
   const token = config.tokenFile === undefined ? config.token?.trim() : readTokenFile(path.resolve(dir, config.tokenFile), config.tokenFile);
   const where: Listen = config.listen.kind === 'unix' ? { kind: 'unix', path: path.resolve(dir, config.listen.path) } : config.listen;
-  return { statePath: path.resolve(dir, config.state), listen: where, ...(token === undefined ? {} : { token }), insecureNoAuth: config.insecureNoAuth ?? false, clusters, kubeAccess };
+  const snapshotDir = config.snapshotDir === undefined ? undefined : snapshotDirFrom(config.snapshotDir, dir, (problem) => new ConfigError(`snapshotDir: ${problem}`));
+  return { statePath: path.resolve(dir, config.state), ...(snapshotDir ? { snapshotDir } : {}), listen: where, ...(token === undefined ? {} : { token }), insecureNoAuth: config.insecureNoAuth ?? false, clusters, kubeAccess };
 }
 
 /** The token in a file (surrounding whitespace dropped); a file others may read is refused. */

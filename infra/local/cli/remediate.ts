@@ -15,13 +15,14 @@ import { escapeControls } from './control-chars.ts';
 import { EXIT, printResult } from './output.ts';
 import { help as planHelp, planInputsFromFlags, planNow, planOptions } from './plan.ts';
 import { showProgress } from './progress.ts';
+import { snapshotDirFrom } from './snapshot-dir.ts';
 import { chooseForResume, chooseForTarget, resumeCommand, type Chosen, type Selector } from './remediate-incident.ts';
 import { resultOf } from './result.ts';
 import { untilSignal } from './signals.ts';
 import { incidentsIn, ownState } from './state.ts';
 import { describeTargetFlag, hostSelector, type TargetFlag } from './target-flags.ts';
 
-const options = { ...planOptions, 'dry-run': { type: 'boolean' }, state: { type: 'string' }, resume: { type: 'string' } } as const;
+const options = { ...planOptions, 'dry-run': { type: 'boolean' }, state: { type: 'string' }, resume: { type: 'string' }, 'snapshot-dir': { type: 'string' } } as const;
 
 export const help = `usage: etcd-remediator remediate --endpoints URL[,URL…] --target NAME|ID [options]
        etcd-remediator remediate --kubeconfig F [--cluster NAME] --machine NAME|--node NAME|--target NAME|ID [options]
@@ -40,6 +41,8 @@ to stderr as it happens; the result goes to stdout. Exit 0 remediated, 3 blocked
   --resume INCIDENT        resume exactly this open incident of FILE (an id or a unique prefix),
                            instead of --target, --machine or --node; other open incidents stay
                            as they are
+  --snapshot-dir DIR       where the snapshot taken before each removal goes (default: snapshots/
+                           beside the state file), as DIR/<cluster>/<incident>-<member>.db
   --dry-run                do not remediate: behave like \`etcd-remediator plan\`
 ${planHelp.split('\n').slice(planHelp.split('\n').findIndex((l) => l.trim().startsWith('--target')))
   .join('\n')}`;
@@ -106,6 +109,7 @@ export async function run(argv: string[]): Promise<number> {
   const json = values.json ?? false;
   if (values['dry-run']) return printResult(await planNow(cluster, target), json);
 
+  const snapshotDir = values['snapshot-dir'] === undefined ? undefined : snapshotDirFrom(values['snapshot-dir'], process.cwd(), (problem) => new UsageError(`--snapshot-dir: ${problem}`));
   const statePath = values.state ?? defaultStatePath();
   // Owned before anything is read or probed: a second process is refused at once, not after a probe.
   const ownership = ownState(statePath);
@@ -117,7 +121,7 @@ export async function run(argv: string[]): Promise<number> {
       values.resume === undefined
         ? chooseForTarget(incidents, await selectorFor(cluster, target), describeTargetFlag(target), ctx)
         : chooseForResume(incidents, values.resume, ctx);
-    return await remediate(cluster, target, chosen, { statePath, json, access: ctx.access });
+    return await remediate(cluster, target, chosen, { statePath, json, access: ctx.access, ...(snapshotDir ? { snapshotDir } : {}) });
   } finally {
     ownership.release();
   }
@@ -134,14 +138,16 @@ interface RunOptions {
   json: boolean;
   /** The flags that reach the cluster, for the command that resumes the incident. */
   access: string;
+  snapshotDir?: string;
 }
 
-async function remediate(cluster: Parameters<typeof selectorFor>[0], target: TargetFlag, chosen: Chosen, { statePath, json, access }: RunOptions): Promise<number> {
+async function remediate(cluster: Parameters<typeof selectorFor>[0], target: TargetFlag, chosen: Chosen, { statePath, json, access, snapshotDir }: RunOptions): Promise<number> {
   const { incidentId, resumed: open } = chosen;
   const start = Date.now();
   let progress: ReturnType<typeof showProgress> | undefined;
   const runtime: LocalRuntime = await createLocalRuntime({
     statePath,
+    ...(snapshotDir ? { snapshotDir } : {}),
     directory: createStaticDirectory([cluster]),
     logLevel: cliLogLevel(),
     onHandlerError: (fn, error) => progress?.note(`${fn} failed: ${error instanceof Error ? error.message : String(error)} on every delivery; the incident resumes later, or blocks saying why`),

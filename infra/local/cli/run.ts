@@ -44,6 +44,8 @@ FILE (JSON; paths are relative to it):
                    "policy": { "grace": "60s", "electionTimeout": "1s", "callTimeout": "2s",
                                "backoff": { "base": "5s", "cap": "5m" },
                                "allowRemoveWithoutLeaderMove": true, "maxAttempts": 10 } }] }
+  snapshotDir: where the snapshot taken before each removal goes, as
+    <snapshotDir>/<cluster>/<incident>-<member>.db (default: snapshots/ beside the state file).
   listen: a loopback host:port (port 0 picks a free port, printed on stderr), or unix:PATH for a
     Unix socket only this user can open (mode 0600; refused if PATH exists and is not a stale
     socket of ours). Default 127.0.0.1:8787.
@@ -78,7 +80,9 @@ FILE (JSON; paths are relative to it):
   policy durations ("60s", "1h30m", or milliseconds as <name>Ms): grace, electionTimeout,
     callTimeout, incidentDeadline, retryPeriod, minHealthyPeriod, snapshotTimeout,
     actuatorTimeout, lockLease, backoff.base, backoff.cap; and allowRemoveWithoutLeaderMove,
-    closeWhenRecovered, maxAttempts, maxRetry, pathOrder, maxImmediateReprobes, dryRun, snapshotBeforeRemove,
+    closeWhenRecovered, maxAttempts, maxRetry, pathOrder, maxImmediateReprobes, dryRun,
+    snapshotBeforeRemove (default true), snapshotRequired (default true: a snapshot that fails
+    blocks the removal; false: the removal goes on without one),
     allowShrink, guardPrefix (where in etcd the lock and the removal record live), singleRemediator
     (true only when this state is the cluster's one remediator: the lock and record then stay in it).
 
@@ -274,6 +278,7 @@ async function serveConfig(config: RunConfig): Promise<number> {
   const resumed = await toResume(config);
   const runtime = await createLocalRuntime({
     statePath: config.statePath,
+    ...(config.snapshotDir ? { snapshotDir: config.snapshotDir } : {}),
     directory: createStaticDirectory(config.clusters),
     logLevel: cliLogLevel(),
     onHandlerError: (fn, error) => logLine(`${fn} failed: ${error instanceof Error ? error.message : String(error)}`),
