@@ -5,14 +5,15 @@ import { timelineOf } from '../../../functions/core/journal-words.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
 import { openSqliteStore, type SqliteIncidentStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import { describeStateError } from '../../../functions/adapters/local/state-file.ts';
-import { parseFlags, requiredFlag, UsageError } from './args.ts';
-import { escapeControlsIn } from './control-chars.ts';
+import type { FleetPauses } from '../../../functions/ports/fleet.ts';
+import { parseFlags, PROGRAM, requiredFlag, UsageError } from './args.ts';
+import { escapeControls, escapeControlsIn } from './control-chars.ts';
 import { EXIT, printJson, renderTimeline, table } from './output.ts';
 
 export const help = `usage: etcd-remediator status [INCIDENT] --state FILE [--json] [--dead-letters]
 
 Without INCIDENT: every incident in the state file, oldest first: state, target, attempt and the
-last decision's reason. With INCIDENT (an id, or a unique prefix of one): that incident and its
+last decision's reason, and any pause (who, since when, why). With INCIDENT (an id, or a unique prefix of one): that incident and its
 journal as a timeline. status only reads: it works on a read-only file and while another process
 owns the file, and never writes to it.
 
@@ -75,10 +76,12 @@ async function showIncident(store: SqliteIncidentStore, ref: string, json: boole
 
 async function listIncidents(store: SqliteIncidentStore, json: boolean): Promise<void> {
   const incidents = await store.listIncidents();
+  const pauses = await pausesIn(store);
   if (json) {
-    printJson({ incidents: incidents.map(summary) });
+    printJson({ incidents: incidents.map(summary), ...(pauseLines(pauses).length > 0 ? { pauses } : {}) });
     return;
   }
+  for (const line of pauseLines(pauses)) process.stdout.write(`${escapeControls(line)}\n`);
   if (incidents.length === 0) {
     process.stdout.write('no incidents\n');
     return;
@@ -86,6 +89,21 @@ async function listIncidents(store: SqliteIncidentStore, json: boolean): Promise
   const rows = escapeControlsIn(incidents).map((i) => [i.incidentId, i.clusterId, i.state, targetOf(i), String(i.attempt), i.lastDecision?.reason ?? '', iso(i.updatedAt)]);
   process.stdout.write(`${table(['INCIDENT', 'CLUSTER', 'STATE', 'TARGET', 'ATTEMPT', 'LAST REASON', 'UPDATED'], rows)}\n`);
 }
+
+/** A file of a build before pauses has none: status only reads, it never adds the tables. */
+async function pausesIn(store: SqliteIncidentStore): Promise<FleetPauses> {
+  try {
+    return await store.fleetPauses();
+  } catch (error) {
+    if (error instanceof Error && /no such table: fleet_pauses/.test(error.message)) return {};
+    throw error;
+  }
+}
+
+const pauseLines = (pauses: FleetPauses): string[] => [
+  ...(pauses.fleet ? [`paused fleet-wide by ${pauses.fleet.by} since ${iso(pauses.fleet.at)}: ${pauses.fleet.why} (${PROGRAM} resume)`] : []),
+  ...Object.entries(pauses.clusters ?? {}).map(([id, p]) => `cluster ${id} paused by ${p.by} since ${iso(p.at)}: ${p.why} (${PROGRAM} resume --cluster ${id})`),
+];
 
 async function listDeadLetters(store: SqliteIncidentStore, json: boolean): Promise<void> {
   const dead = (await store.listDeadLetters()).map((d) => ({ ...d, receivedAt: iso(d.receivedAt) }));

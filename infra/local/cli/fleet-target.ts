@@ -1,0 +1,49 @@
+// Where pause and resume write: a local state file (--state) or a deployed stack's table (--table),
+// exactly one; and who a person is when --by does not say ($USER@hostname).
+import os from 'node:os';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { createDynamoIncidentStore } from '../../../functions/adapters/aws/dynamodb-store.ts';
+import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
+import type { FleetRecords } from '../../../functions/ports/fleet.ts';
+import { UsageError } from './args.ts';
+import { escapeControls } from './control-chars.ts';
+
+export const fleetTargetFlags = {
+  state: { type: 'string' },
+  table: { type: 'string' },
+  region: { type: 'string' },
+} as const;
+
+export interface FleetTarget {
+  records: FleetRecords;
+  /** "state file F" or "table T". */
+  where: string;
+  close(): Promise<void>;
+}
+
+export function openFleetTarget(values: { state?: string | undefined; table?: string | undefined; region?: string | undefined }): FleetTarget {
+  if (values.state !== undefined && values.table !== undefined) throw new UsageError('--state and --table: give one, the local state file or the deployed stack’s table');
+  if (values.region !== undefined && values.table === undefined) throw new UsageError('--region goes with --table (a deployed stack’s table)');
+  if (values.table !== undefined) {
+    if (values.table.trim() === '') throw new UsageError('--table: a table name is required (e.g. --table etcd-remediator-incidents)');
+    // Without --region the SDK takes AWS_REGION, then the AWS config, as the aws CLI does.
+    const client = new DynamoDBClient(values.region ? { region: values.region } : {});
+    const records = createDynamoIncidentStore({ client, tableName: values.table });
+    return { records, where: `table ${values.table}`, close: async () => client.destroy() };
+  }
+  if (values.state === undefined || values.state.trim() === '') throw new UsageError('--state FILE or --table NAME is required (e.g. --state state.sqlite)');
+  const store = openSqliteStore({ path: values.state });
+  return { records: store, where: `state file ${values.state}`, close: () => store.close() };
+}
+
+/** Who a person is by default: $USER@hostname. */
+export const defaultWho = (): string => `${process.env.USER || os.userInfo().username}@${os.hostname()}`;
+
+/** --by or --why given empty, or with control characters, is refused naming the flag. */
+export function textFlag(name: string, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (value.trim() === '') throw new UsageError(`--${name}: must not be empty`);
+  if (escapeControls(value) !== value) throw new UsageError(`--${name}: must be one line of text, without control characters`);
+  if (value.length > 500) throw new UsageError(`--${name}: at most 500 characters, got ${value.length}`);
+  return value;
+}

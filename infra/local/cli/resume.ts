@@ -1,0 +1,60 @@
+// `resume`: lifts a pause of the fleet or of one cluster, or ends a storm now (--storm, recorded
+// with who, when and why: openings before it no longer count toward the storm guard).
+import { parseFlags, PROGRAM, UsageError } from './args.ts';
+import { defaultWho, fleetTargetFlags, openFleetTarget, textFlag } from './fleet-target.ts';
+import { EXIT, printJson } from './output.ts';
+
+export const help = `usage: ${PROGRAM} resume [--cluster ID | --storm] [--why TEXT] [--by NAME] (--state FILE | --table NAME [--region R]) [--json]
+
+Lifts the fleet-wide pause, or with --cluster the pause of one cluster. With --storm, ends a fleet
+storm now: the removals it deferred go on at their next look, and only clusters that fail from
+now on count toward a new storm. Use it when the failures are real (not the management plane
+losing its path to a zone).
+
+  --cluster ID    lift the pause of this cluster
+  --storm         end the storm guard's deferral now
+  --why TEXT      why, recorded with a storm's end (default: ended by hand)
+  --by NAME       who (default: $USER@hostname)
+  --state FILE    the local state file of run or remediate
+  --table NAME    a deployed stack's DynamoDB table
+  --region R      the table's AWS region (default: AWS_REGION or the AWS config)
+  --json          print what was done as JSON`;
+
+const options = {
+  cluster: { type: 'string' },
+  storm: { type: 'boolean' },
+  why: { type: 'string' },
+  by: { type: 'string' },
+  json: { type: 'boolean' },
+  ...fleetTargetFlags,
+} as const;
+
+export async function run(argv: string[]): Promise<number> {
+  const { values } = parseFlags('resume', argv, options);
+  if (values.help) {
+    process.stdout.write(`${help}\n`);
+    return EXIT.ok;
+  }
+  if (values.storm && values.cluster !== undefined) throw new UsageError('--storm and --cluster: a storm is the fleet’s; give one');
+  const clusterId = textFlag('cluster', values.cluster);
+  const by = textFlag('by', values.by) ?? defaultWho();
+  const why = textFlag('why', values.why);
+  const target = openFleetTarget(values);
+  try {
+    const now = Date.now();
+    if (values.storm) {
+      const mark = { by, at: now, why: why ?? 'ended by hand' };
+      await target.records.endStorm(mark);
+      if (values.json) printJson({ stormEnded: mark, where: target.where });
+      else process.stdout.write(`storm ended in ${target.where} by ${by} at ${new Date(now).toISOString()}: deferred removals go on at their next look\n`);
+      return EXIT.ok;
+    }
+    const lifted = await target.records.setPause(clusterId, null);
+    const scope = clusterId === undefined ? 'the fleet' : `cluster ${clusterId}`;
+    if (values.json) printJson({ resumed: clusterId ?? 'fleet', wasPaused: lifted, by, at: now, where: target.where });
+    else process.stdout.write(lifted ? `resumed ${scope} in ${target.where}: paused steps go on at their next look\n` : `${scope} was not paused in ${target.where}; nothing to resume\n`);
+    return EXIT.ok;
+  } finally {
+    await target.close();
+  }
+}
