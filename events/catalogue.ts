@@ -12,6 +12,7 @@ import {
   remediationCompletedSchema,
   remediationFailedSchema,
 } from './schemas/remediation.ts';
+import { learnerRemovedSchema, remediationReplacedSchema, replacementOverdueSchema } from './schemas/replacement.ts';
 import { retryDueSchema, retryRequestedSchema } from './schemas/retry.ts';
 
 export const EVENT_SOURCE = 'etcd-remediator';
@@ -27,6 +28,9 @@ export const detailTypes = [
   'RemediationClosed',
   'RemediationFailed',
   'RemediationCompleted',
+  'RemediationReplaced',
+  'ReplacementOverdue',
+  'LearnerRemoved',
 ] as const;
 
 export type DetailType = (typeof detailTypes)[number];
@@ -42,6 +46,9 @@ export const detailSchemas = {
   RemediationClosed: remediationClosedSchema,
   RemediationFailed: remediationFailedSchema,
   RemediationCompleted: remediationCompletedSchema,
+  RemediationReplaced: remediationReplacedSchema,
+  ReplacementOverdue: replacementOverdueSchema,
+  LearnerRemoved: learnerRemovedSchema,
 } as const satisfies Record<DetailType, z.ZodType>;
 
 /** A detail after parsing (defaults applied). */
@@ -75,6 +82,9 @@ export const routes = {
   RemediationClosed: [],
   RemediationFailed: [],
   RemediationCompleted: [],
+  RemediationReplaced: [],
+  ReplacementOverdue: [],
+  LearnerRemoved: [],
 } as const satisfies Record<DetailType, readonly FunctionName[]>;
 
 /**
@@ -87,7 +97,7 @@ export const terminalDetailTypes: readonly TerminalDetailType[] = endingDetailTy
 export type { TerminalDetailType } from '../functions/core/incident-endings.ts';
 
 /** Said for the record (progress, timelines): routes nowhere and ends nothing. */
-export const informationalDetailTypes = ['LeaderMoved'] as const satisfies readonly DetailType[];
+export const informationalDetailTypes = ['LeaderMoved', 'ReplacementOverdue', 'LearnerRemoved'] as const satisfies readonly DetailType[];
 
 export const isTerminalEvent = (event: EventEnvelope): event is EventEnvelope<TerminalDetailType> =>
   (terminalDetailTypes as readonly DetailType[]).includes(event.detailType);
@@ -97,7 +107,8 @@ export const isTerminalEvent = (event: EventEnvelope): event is EventEnvelope<Te
  * the scheduler; MemberUnhealthy comes from outside (adapters, CLI).
  */
 export const emits = {
-  'probe-members': ['MembersProbed', 'RemediationBlocked', 'RemediationClosed'],
+  // The replacement check runs in probe-members, on the RetryDue an awaiting-replacement incident is owed.
+  'probe-members': ['MembersProbed', 'RemediationBlocked', 'RemediationClosed', 'RemediationReplaced', 'ReplacementOverdue', 'LearnerRemoved'],
   'move-leader': ['RemediationApproved', 'RetryRequested', 'RemediationBlocked', 'RemediationClosed', 'LeaderMoved'],
   'schedule-retry': ['RetryDue'],
   remediate: ['RemediationCompleted', 'RemediationFailed', 'RetryRequested', 'RemediationBlocked', 'RemediationClosed'],

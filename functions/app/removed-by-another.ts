@@ -1,6 +1,7 @@
 // The target is already out of etcd, removed by another incident: whether that incident replaces
 // the machine is a question for this state (is it ours?), then the rule is core's (replacement.ts).
 import type { Decision } from '../core/decision.ts';
+import { askedForMachine } from '../core/incident-endings.ts';
 import { removalByAnother, removedByAnother, type RemovalRecord, type RemovedContext } from '../core/replacement.ts';
 import type { Incident } from '../ports/incident-store.ts';
 import type { Deps } from './deps.ts';
@@ -11,7 +12,7 @@ export async function afterRemovalByAnother(deps: Pick<Deps, 'store'>, incident:
   // An incident of this state replaces the machine as it completes (or did); one this state does
   // not hold may be a remediator with no Machine actuator at all.
   const other = await deps.store.getIncident(by.incidentId);
-  const replacedByIt = other?.clusterId === incident.clusterId && (other.state === 'open' || other.state === 'remediated');
+  const replacedByIt = other?.clusterId === incident.clusterId && (other.state === 'open' || askedForMachine(other.state));
   const { machineName } = incident.target;
   return removedByAnother(records, { ...ctx, replacedByIt, ...(machineName ? { machineName } : {}) });
 }

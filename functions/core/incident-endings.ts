@@ -3,26 +3,27 @@
 // (its CRD's enum), the metric counted, and what it means. Where one state ends differently by
 // reason (a close: recovered, withdrawn, done by another), the reason's row says how. The catalogue,
 // the stores, the CLI, the request status, the metrics and the matrix all read it; none keeps a list.
-import type { IncidentOutcome } from './incident.ts';
+import type { IncidentOutcome, IncidentState } from './incident.ts';
 import type { reasonTable, ReasonCode } from './reason-table.ts';
 
 /** The events that end an incident; events/catalogue.ts checks each is one of its detail types. */
-export type EndingDetailType = 'RemediationCompleted' | 'RemediationBlocked' | 'RemediationClosed' | 'RemediationFailed';
+export type EndingDetailType = 'RemediationCompleted' | 'RemediationReplaced' | 'RemediationBlocked' | 'RemediationClosed' | 'RemediationFailed';
 
 /**
  * The phases an ending writes on an EtcdRemediationRequest: one that ends the request, or, where
  * the request outlives the incident (see `requestGoesOn`), Running or Pending.
  */
-export type EndingPhase = 'Completed' | 'Blocked' | 'Failed' | 'Cancelled' | 'Recovered' | 'Running' | 'Pending';
+export type EndingPhase = 'AwaitingReplacement' | 'Completed' | 'Blocked' | 'Failed' | 'Cancelled' | 'Recovered' | 'Running' | 'Pending';
 
 /**
  * How a request goes on after an incident that did not end it: in the incident that holds its
- * member (named by the ending's evidence.incidentId), or reported again once Cluster API allows it.
+ * member (named by the ending's evidence.incidentId), reported again once Cluster API allows it, or
+ * in the same incident, which is checked until its replacement joins.
  */
-export type RequestGoesOn = 'in-holder' | 'when-allowed';
+export type RequestGoesOn = 'in-holder' | 'when-allowed' | 'until-replaced';
 
 /** What the CLI prints as `outcome` for an ending (it adds 'planned' for plan). */
-export type EndingOutcome = 'remediated' | 'blocked' | 'closed' | 'failed';
+export type EndingOutcome = 'awaiting-replacement' | 'completed' | 'blocked' | 'closed' | 'failed';
 
 export interface IncidentEnding {
   state: IncidentOutcome;
@@ -39,6 +40,8 @@ export interface IncidentEnding {
   requestMessage?: string;
   /** Set when the incident ends but its request does not. */
   requestGoesOn?: RequestGoesOn;
+  /** Set when the incident removed its member and asked for its machine: a later report of it comes late. */
+  machineAskedFor?: true;
 }
 
 /** How one reason ends its state differently. */
@@ -52,15 +55,29 @@ interface Row extends Omit<IncidentEnding, 'state'> {
 }
 
 export const incidentEndings = {
-  remediated: {
+  // The pipeline's work is done, the incident's watch is not: the replacement check moves it on.
+  'awaiting-replacement': {
     detailType: 'RemediationCompleted',
-    outcome: 'remediated',
-    exitCode: 0,
-    phase: 'Completed',
+    outcome: 'awaiting-replacement',
+    exitCode: 6,
+    phase: 'AwaitingReplacement',
     metric: 'RemediationCompleted',
     metricByReason: false,
-    meaning: 'The member was removed, a new leader stands among the rest, and its machine is being replaced.',
-    requestMessage: 'the member was removed and a new leader stands; the Machine is being replaced',
+    meaning: 'The member was removed, a new leader stands among the rest, and its machine was asked for: the cluster is short until the replacement joins.',
+    requestMessage: 'the member was removed and a new leader stands; waiting for the replacement Machine to join etcd',
+    requestGoesOn: 'until-replaced',
+    machineAskedFor: true,
+  },
+  completed: {
+    detailType: 'RemediationReplaced',
+    outcome: 'completed',
+    exitCode: 0,
+    phase: 'Completed',
+    metric: 'RemediationReplaced',
+    metricByReason: false,
+    meaning: 'The member was removed and the cluster is back to its size, every member voting, started and answering.',
+    requestMessage: 'the member was removed and its replacement joined: the cluster is whole again',
+    machineAskedFor: true,
   },
   blocked: {
     detailType: 'RemediationBlocked',
@@ -139,6 +156,9 @@ export const endingOfEvent = (detailType: EndingDetailType, reason?: string): In
 /** The ending a CLI outcome word stands for. */
 export const endingOfOutcome = (outcome: EndingOutcome, reason?: string): IncidentEnding =>
   endingOf(stateOf((row) => row.outcome === outcome), reason);
+
+/** The incident removed its member and asked for its machine (awaiting its replacement, or replaced). */
+export const askedForMachine = (state: IncidentState): boolean => state !== 'open' && (incidentEndings[state] as Row).machineAskedFor === true;
 
 export const isEndingDetailType = (value: string): value is EndingDetailType => (endingDetailTypes as readonly string[]).includes(value);
 

@@ -6,11 +6,23 @@ import type { CarriedStreak } from './evidence.ts';
 import type { JournalInput } from './journal.ts';
 import type { ClusterView } from './view.ts';
 
-/** Every state an incident is in; each but 'open' is an ending, with its row in incident-endings.ts. */
-export const incidentStates = ['open', 'remediated', 'blocked', 'closed', 'failed'] as const;
+/**
+ * Every state an incident is in; each but 'open' is an ending, with its row in incident-endings.ts.
+ * 'awaiting-replacement' ends the pipeline's work (the member is out, a leader stands, the machine
+ * was asked for) but not the incident's watch: it is checked until the cluster is whole again
+ * ('completed'), the one ending that follows another.
+ */
+export const incidentStates = ['open', 'awaiting-replacement', 'completed', 'blocked', 'closed', 'failed'] as const;
 
 export type IncidentState = (typeof incidentStates)[number];
 export type IncidentOutcome = Exclude<IncidentState, 'open'>;
+
+/**
+ * A state as an earlier build stored it, read as today's: 'remediated' (the member removed, the
+ * machine asked for, its replacement never checked) is 'awaiting-replacement', which the check
+ * then moves on to 'completed' once it finds the cluster whole.
+ */
+export const storedState = (stored: string): IncidentState => (stored === 'remediated' ? 'awaiting-replacement' : (stored as IncidentState));
 
 /** What a committed step still has to say or schedule; `Event` and `Schedule` are the edge's types. */
 export type OutboxEntryOf<Event, Schedule> =

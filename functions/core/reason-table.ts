@@ -3,8 +3,12 @@
 // and waitingReasons are derived from it, so a code used anywhere must be written here first.
 import type { DecisionKind } from './decision.ts';
 
-/** A decision's kind ('close' ends an incident with nothing to do), 'fail' (the incident ends failed) or 'gate' (a quorum-gate verdict only, never an outcome). */
-export type ReasonOutcome = DecisionKind | 'fail' | 'gate';
+/**
+ * A decision's kind ('close' ends an incident with nothing to do), 'fail' (the incident ends
+ * failed), 'gate' (a quorum-gate verdict only, never an outcome) or 'replacement' (said by the
+ * check of a removal's replacement, and by the cleanup of a stuck learner: replacement-check.ts).
+ */
+export type ReasonOutcome = DecisionKind | 'fail' | 'gate' | 'replacement';
 
 interface RetryRow {
   /** The outcomes that carry this code, the usual one first; one of them is 'retry'. */

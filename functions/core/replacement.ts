@@ -64,7 +64,7 @@ export function removalByAnother(records: readonly RemovalRecord[], ctx: Removed
 }
 
 export interface AfterAnother {
-  /** The removing incident is this state's own and replaces the machine (it is open, or remediated). */
+  /** The removing incident is this state's own and replaces the machine (it is open, or removed the member and asked for the machine). */
   replacedByIt: boolean;
   /** The Machine the report named: a replacement of it is owed to whoever asked. */
   machineName?: string;

@@ -5,6 +5,7 @@
 // what that remediation fixed: a late duplicate.
 import type { HostEvidence } from './types.ts';
 import type { IncidentState } from './incident.ts';
+import { askedForMachine } from './incident-endings.ts';
 import { targetKeyOf } from './target.ts';
 
 export interface IncidentSummary {
@@ -56,7 +57,7 @@ export function matchReport(
   const open = same.find((i) => i.state === 'open');
   if (open) return { kind: 'open', incidentId: open.incidentId };
   const late = same
-    .filter((i) => i.state === 'remediated' && options.now - i.updatedAt <= options.windowMs && report.observedAt <= i.updatedAt)
+    .filter((i) => askedForMachine(i.state) && options.now - i.updatedAt <= options.windowMs && report.observedAt <= i.updatedAt)
     .sort((a, b) => b.updatedAt - a.updatedAt)[0];
   return late ? { kind: 'late', incidentId: late.incidentId } : undefined;
 }

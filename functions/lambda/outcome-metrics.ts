@@ -11,6 +11,11 @@ export interface MetricPoint {
 }
 
 export const TIME_TO_REMEDIATE = 'TimeToRemediate';
+/** From the removal to the check that found the cluster whole again. */
+export const TIME_TO_REPLACEMENT = 'TimeToReplacement';
+/** A replacement that did not come within its window: CloudWatch alarms on it (infra/cdk/alarms.ts). */
+export const REPLACEMENT_OVERDUE = 'ReplacementOverdue';
+export const LEARNER_REMOVED = 'LearnerRemoved';
 
 /** `openedAt` (epoch ms) is the incident's, needed for the time to remediate only. */
 export function outcomeMetrics(event: EventEnvelope, openedAt?: number): MetricPoint[] {
@@ -21,6 +26,7 @@ export function outcomeMetrics(event: EventEnvelope, openedAt?: number): MetricP
     const reason = 'reason' in event.detail ? event.detail.reason : undefined;
     const ending = endingOfEvent(event.detailType, reason);
     const points = [count(ending.metric), ...(ending.metricByReason && reason !== undefined ? [count(ending.metric, { reason })] : [])];
+    if (event.detailType === 'RemediationReplaced') return [...points, { name: TIME_TO_REPLACEMENT, unit: 'Milliseconds', value: event.detail.replacedAfterMs }];
     if (event.detailType !== 'RemediationCompleted') return points;
     const took = openedAt === undefined ? undefined : Date.parse(event.detail.at) - openedAt;
     return [...points, ...(took !== undefined && took >= 0 ? [{ name: TIME_TO_REMEDIATE, unit: 'Milliseconds' as const, value: took }] : [])];
@@ -30,6 +36,10 @@ export function outcomeMetrics(event: EventEnvelope, openedAt?: number): MetricP
       return [count('RetryRequested')];
     case 'LeaderMoved':
       return [count('LeaderMoved')];
+    case 'ReplacementOverdue':
+      return [count(REPLACEMENT_OVERDUE)];
+    case 'LearnerRemoved':
+      return [count(LEARNER_REMOVED)];
     default:
       return [];
   }

@@ -1,6 +1,7 @@
 // Which incident a remediation request follows: the one its report opened, or the one that holds
 // its Machine's etcd member (a report of the same member by another name joins that one, and a
 // remediation of it that ended after the request was made replaced its Machine). Pure.
+import { askedForMachine } from '../../functions/core/incident-endings.ts';
 import { namesSameMember } from '../../functions/core/report-match.ts';
 import { describeSelector, targetKeyOf } from '../../functions/core/target.ts';
 import type { Incident } from '../../functions/ports/incident-store.ts';
@@ -15,7 +16,7 @@ export function incidentOfRequest(incidents: readonly Incident[], machineName: s
   const own = incidents.filter((i) => isOwnIncident(machineName, i) && i.openedAt >= since);
   if (!holders) return own.sort((a, b) => b.openedAt - a.openedAt)[0];
   const holding = incidents.filter(
-    (i) => !isOwnIncident(machineName, i) && (i.state === 'open' || (i.state === 'remediated' && i.updatedAt >= since)) && namesSameMember({ machineName }, i),
+    (i) => !isOwnIncident(machineName, i) && (i.state === 'open' || (askedForMachine(i.state) && i.updatedAt >= since)) && namesSameMember({ machineName }, i),
   );
   return [...own, ...holding].sort((a, b) => b.openedAt - a.openedAt)[0];
 }

@@ -32,7 +32,7 @@ async function replacedOnce(ctx: CaseContext, { outcomes, deciding }: Checked): 
     ...(await membershipIs(ctx.lab, [target])),
     // The record each remediator writes into etcd before its MemberRemove: one, ours, confirmed.
     ...check(records.length === 1 && records[0]?.memberId === target.id && records[0].confirmed === true, `removal records ${JSON.stringify(records)}`),
-    ...check(incidents.length === 1 && incidents[0]?.state === 'remediated', `incidents in DynamoDB: ${incidents.map((i) => i.state).join(',') || 'none'}`),
+    ...check(incidents.length === 1 && incidents[0]?.state === 'awaiting-replacement', `incidents in DynamoDB: ${incidents.map((i) => i.state).join(',') || 'none'}`),
     ...check(journal.filter((e) => e.isStepMarker && e.step === 'member-removed').length === 1, `journal: ${journal.map((e) => e.step).join(',')}`),
     ...check(wiring.stack.failed.length === 0, `invocations given up (on-failure queue): ${JSON.stringify(wiring.stack.failed)}`),
     // The idle embedded pipeline had no part in it.
@@ -206,7 +206,7 @@ const atCommit: KillPoint = {
   name: 'aws-function-killed-mid-step',
   // The incident marked remediated, RemediationCompleted in its outbox.
   said: 'at its commit',
-  at: (x) => x.operation === 'UpdateItem' && x.request.includes('{"S":"remediated"}'),
+  at: (x) => x.operation === 'UpdateItem' && x.request.includes('{"S":"awaiting-replacement"}'),
 };
 
 const afterMemberRemove: KillPoint = {

@@ -105,7 +105,7 @@ export interface CaseRow {
 /** The endings table's word for the event, as the matrix says it: removed, and recovered for a close that healed by itself. */
 export function outcomeOf(e: TerminalEvent): string {
   const ending = endingOfEvent(e.detailType, 'reason' in e.detail ? e.detail.reason : undefined);
-  return ending.state === 'remediated' ? 'removed' : ending.phase === 'Recovered' ? 'recovered' : ending.outcome;
+  return ending.state === 'awaiting-replacement' ? 'removed' : ending.phase === 'Recovered' ? 'recovered' : ending.outcome;
 }
 
 const detailOf = (e: EventEnvelope): { reason?: string; message?: string; evidence?: Record<string, unknown>; incidentId?: string } =>

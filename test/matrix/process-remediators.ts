@@ -95,7 +95,7 @@ export async function settle(r: ProcessRemediator, result: CliResult): Promise<T
 
   const envelope = { incidentId: result.incidentId, clusterId: result.clusterId, attempt, at: result.timeline.at(-1)?.at ?? new Date().toISOString() };
   r.events.push(...retriesIn(journal, envelope));
-  if (result.outcome === 'remediated') {
+  if (result.outcome === 'awaiting-replacement') {
     // The approval the removal went ahead on: the last journaled, whose reason and evidence the
     // printed result carries (result.ts).
     const approval = journal.flatMap((e) => (isDecisionLine(e) && e.step.endsWith(':approve') && e.detail.reason !== 'RUNTIME_RESUMED' ? [e.detail] : [])).at(-1);

@@ -123,15 +123,15 @@ export function incidentCases(current: () => ContractContext): void {
     });
 
     it('closes once: the first outcome wins', async () => {
-      const closed = await store.closeIncident(incident.incidentId, { outcome: 'remediated', result: { removed: 'etcd-0' }, now: 5_000 });
-      expect(closed).toMatchObject({ state: 'remediated', result: { removed: 'etcd-0' }, updatedAt: 5_000, version: 2 });
+      const closed = await store.closeIncident(incident.incidentId, { outcome: 'awaiting-replacement', result: { removed: 'etcd-0' }, now: 5_000 });
+      expect(closed).toMatchObject({ state: 'awaiting-replacement', result: { removed: 'etcd-0' }, updatedAt: 5_000, version: 2 });
       const again = await store.closeIncident(incident.incidentId, { outcome: 'failed', result: 'late', now: 6_000 });
       expect(again).toEqual(closed);
     });
 
     it(`${RACERS} closes at once: one outcome wins and every caller gets it`, async () => {
       const racers = await handles();
-      const outcomes = ['remediated', 'blocked', 'failed'] as const;
+      const outcomes = ['awaiting-replacement', 'blocked', 'failed'] as const;
       const results = await Promise.all(
         racers.map((s, i) => s.closeIncident(incident.incidentId, { outcome: outcomes[i % 3]!, result: { by: i }, now: 10 + i })),
       );
@@ -222,7 +222,7 @@ export function incidentCases(current: () => ContractContext): void {
     });
 
     it('once closed, the next report for that target opens a new incident', async () => {
-      await store.closeIncident(incident.incidentId, { outcome: 'remediated', result: null, now: 5 });
+      await store.closeIncident(incident.incidentId, { outcome: 'awaiting-replacement', result: null, now: 5 });
       const next = await store.openOrJoin({ clusterId: 'c1', targetKey: 'memberName=etcd-0', target: { memberName: 'etcd-0' }, reason: 'again', now: 6 });
       expect(next.joined).toBe(false);
       expect(next.incident).toMatchObject({ state: 'open', reason: 'again', openedAt: 6, version: 1 });
@@ -247,7 +247,7 @@ export function incidentCases(current: () => ContractContext): void {
       expect(joined).toEqual({ incident: first.incident, joined: true });
       expect(await store.getIncident('other')).toBeUndefined();
       // A closed incident is still found by its id: the redelivery sees what became of it.
-      const closed = await store.closeIncident('chosen', { outcome: 'remediated', result: null, now: 5 });
+      const closed = await store.closeIncident('chosen', { outcome: 'awaiting-replacement', result: null, now: 5 });
       expect(await store.openOrJoin({ clusterId: 'c2', targetKey: 'memberName=etcd-5', target: {}, reason: 'r', now: 6, incidentId: 'chosen' })).toEqual({ incident: closed, joined: true });
     });
 
@@ -302,18 +302,18 @@ export function incidentCases(current: () => ContractContext): void {
     it('closes through a patch once: a closed incident is never closed again, whatever the version', async () => {
       const closed = await store.updateIncident(incident.incidentId, { state: 'blocked', result: { reason: 'NO_QUORUM' } }, { expectVersion: incident.version, now: 2 });
       expect(closed.state).toBe('blocked');
-      await expect(store.updateIncident(incident.incidentId, { state: 'remediated' }, { expectVersion: closed.version, now: 3 })).rejects.toBeInstanceOf(VersionConflictError);
+      await expect(store.updateIncident(incident.incidentId, { state: 'awaiting-replacement' }, { expectVersion: closed.version, now: 3 })).rejects.toBeInstanceOf(VersionConflictError);
       // Clearing the outbox of a closed incident is still allowed: its last event may be owed.
       expect((await store.updateIncident(incident.incidentId, { outbox: [] }, { expectVersion: closed.version, now: 3 })).state).toBe('blocked');
     });
 
     it('closing is one way, by either path: closeIncident after a closing patch changes nothing, a closing patch after closeIncident conflicts', async () => {
       const blocked = await store.updateIncident(incident.incidentId, { state: 'blocked', result: 'first' }, { expectVersion: 1, now: 2 });
-      expect(await store.closeIncident(incident.incidentId, { outcome: 'remediated', result: 'second', now: 3 })).toEqual(blocked);
-      expect(await store.closeIncident(incident.incidentId, { outcome: 'remediated', result: 'second', now: 3, expectVersion: blocked.version })).toEqual(blocked);
+      expect(await store.closeIncident(incident.incidentId, { outcome: 'awaiting-replacement', result: 'second', now: 3 })).toEqual(blocked);
+      expect(await store.closeIncident(incident.incidentId, { outcome: 'awaiting-replacement', result: 'second', now: 3, expectVersion: blocked.version })).toEqual(blocked);
       const other = (await store.openOrJoin({ clusterId: 'c1', targetKey: 'memberName=etcd-1', target: {}, reason: 'r', now: 4 })).incident;
       const failed = await store.closeIncident(other.incidentId, { outcome: 'failed', result: null, now: 5 });
-      const reopen = store.updateIncident(other.incidentId, { state: 'remediated' }, { expectVersion: failed.version, now: 6 });
+      const reopen = store.updateIncident(other.incidentId, { state: 'awaiting-replacement' }, { expectVersion: failed.version, now: 6 });
       await expect(reopen).rejects.toBeInstanceOf(VersionConflictError);
       await expect(reopen).rejects.toMatchObject({ expectedVersion: failed.version, actualVersion: failed.version });
       expect(await store.getIncident(other.incidentId)).toEqual(failed);

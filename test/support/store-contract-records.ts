@@ -64,7 +64,7 @@ export function recordCases(current: () => ContractContext): void {
     });
 
     it('a closed incident takes journal lines and markers still (late duplicates, owed journal lines)', async () => {
-      await store.closeIncident(incident.incidentId, { outcome: 'remediated', result: null, now: 5 });
+      await store.closeIncident(incident.incidentId, { outcome: 'awaiting-replacement', result: null, now: 5 });
       await store.appendJournal(incident.incidentId, { at: 6, ...sampleLine('late-duplicate') });
       expect(await store.markStep(incident.incidentId, { at: 7, ...sampleLine('actuator-called') })).toBe(true);
       expect((await store.journal(incident.incidentId)).map((e) => e.step)).toEqual(['late-duplicate', 'actuator-called']);

@@ -1,6 +1,7 @@
 // An incident as one item, and a patch as one conditional UpdateItem: the DynamoDB form of the
 // sqlite store's `UPDATE incidents SET ... WHERE version = $expectVersion`.
 import type { Decision } from '../../core/decision.ts';
+import { storedState } from '../../core/incident.ts';
 import type { CarriedStreak } from '../../core/evidence.ts';
 import { currentView, type StoredView } from '../../core/path-name.ts';
 import { keptViews } from '../../core/view-history.ts';
@@ -51,7 +52,8 @@ export function toIncident(item: Item): Incident {
     targetKey: str(item, 'targetKey'),
     target: decodeJson(item, 'target') as Record<string, string>,
     reason: str(item, 'reason'),
-    state: str(item, 'state') as IncidentState,
+    // An item an earlier build closed as 'remediated' reads as today's state for it.
+    state: storedState(str(item, 'state')),
     openedAt: num(item, 'openedAt'),
     updatedAt: num(item, 'updatedAt'),
     attempt: num(item, 'attempt'),

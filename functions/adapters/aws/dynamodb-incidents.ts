@@ -14,7 +14,7 @@ import {
 import type { Item } from './dynamodb-codec.ts';
 import { batchGet, conditionally, expiresIn, isConditionFailed, queryAll, type StoreContext } from './dynamodb-context.ts';
 import { closeUpdate, patchUpdate, toIncident, type UpdateParts } from './dynamodb-incident-item.ts';
-import { byClusterPk, byStatePk, incidentKey, openPointerKey, openPointerPk } from './dynamodb-keys.ts';
+import { byClusterPk, byStatePks, incidentKey, openPointerKey, openPointerPk } from './dynamodb-keys.ts';
 import { stampJournalTtl } from './dynamodb-journal.ts';
 
 export async function getIncidentItem(ctx: StoreContext, incidentId: string): Promise<Item | undefined> {
@@ -112,7 +112,7 @@ export async function listIncidents(ctx: StoreContext, filter: { clusterId?: str
     const indexed =
       clusterId !== undefined
         ? await queryIndex(ctx, 'byCluster', 'gsi2pk', byClusterPk(clusterId))
-        : (await Promise.all((state ? [state] : incidentStates).map((s) => queryIndex(ctx, 'byState', 'gsi1pk', byStatePk(s))))).flat();
+        : (await Promise.all((state ? [state] : incidentStates).flatMap((s) => byStatePks(s).map((pk) => queryIndex(ctx, 'byState', 'gsi1pk', pk))))).flat();
     incidents = await freshen(ctx, indexed.map(toIncident), clusterId);
   }
   return incidents

@@ -17,6 +17,7 @@
 //   fleet#openings             <clusterId>          the cluster's newest incident opening (storm guard)
 //   fleet#slots                slot#<n>             a removal in flight: owner incident and lease
 import type { table } from './dynamodb-table.ts';
+import type { IncidentState } from '../../core/incident.ts';
 
 /** The table's key attributes by name: the builders below stop compiling if the table's names change. */
 export type Key = Record<typeof table.partitionKey.name | typeof table.sortKey.name, string>;
@@ -64,4 +65,7 @@ export const incidentIndexKeys = (incident: { incidentId: string; clusterId: str
   gsi2sk: `${pad(incident.openedAt, 15)}#${incident.incidentId}`,
 });
 export const byStatePk = (state: string): string => `incidents#${state}`;
+
+/** The index partitions that hold a state: an item an earlier build closed as 'remediated' stays under that name. */
+export const byStatePks = (state: IncidentState): string[] => (state === 'awaiting-replacement' ? [byStatePk(state), byStatePk('remediated')] : [byStatePk(state)]);
 export const byClusterPk = (clusterId: string): string => `incidents-of#${clusterId}`;

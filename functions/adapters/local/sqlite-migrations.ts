@@ -8,6 +8,12 @@ const INCIDENT_COLUMNS = [
   'in_flight', 'etcd_cluster_id',
 ].join(', ');
 
+/** The incident columns as a SELECT list, the state read through `stateExpression`. */
+const selectingState = (stateExpression: string): string =>
+  INCIDENT_COLUMNS.split(', ')
+    .map((column) => (column === 'state' ? stateExpression : column))
+    .join(', ');
+
 export const migrations: readonly string[] = [
   `
   CREATE TABLE incidents (
@@ -163,6 +169,40 @@ export const migrations: readonly string[] = [
      cluster_id TEXT NOT NULL,
      until      INTEGER NOT NULL
    ) STRICT;`,
+  // Done means replaced: 'remediated' becomes 'awaiting-replacement' (the member out, the machine
+  // asked for) and 'completed' (the cluster whole again). An incident an earlier build ended as
+  // remediated had its replacement never checked, so it is awaiting-replacement, which the check
+  // moves on. The CHECK changes, so the table is rebuilt as above.
+  `CREATE TABLE incidents_next (
+     incident_id        TEXT PRIMARY KEY,
+     cluster_id         TEXT NOT NULL,
+     target_key         TEXT NOT NULL,
+     target             TEXT NOT NULL,
+     reason             TEXT NOT NULL,
+     state              TEXT NOT NULL CHECK (state IN ('open', 'awaiting-replacement', 'completed', 'blocked', 'closed', 'failed')),
+     opened_at          INTEGER NOT NULL,
+     updated_at         INTEGER NOT NULL,
+     attempt            INTEGER NOT NULL DEFAULT 0,
+     immediate_reprobes INTEGER NOT NULL DEFAULT 0,
+     member_id          TEXT,
+     member_name        TEXT,
+     views              TEXT NOT NULL DEFAULT '[]',
+     last_decision      TEXT,
+     result             TEXT,
+     version            INTEGER NOT NULL DEFAULT 1,
+     leader_unreachable TEXT,
+     waits              INTEGER NOT NULL DEFAULT 0,
+     outbox             TEXT NOT NULL DEFAULT '[]',
+     steps_done         TEXT NOT NULL DEFAULT '[]',
+     in_flight          TEXT,
+     etcd_cluster_id    TEXT
+   ) STRICT;
+   INSERT INTO incidents_next (${INCIDENT_COLUMNS})
+     SELECT ${selectingState("CASE state WHEN 'remediated' THEN 'awaiting-replacement' ELSE state END")} FROM incidents;
+   DROP TABLE incidents;
+   ALTER TABLE incidents_next RENAME TO incidents;
+   CREATE UNIQUE INDEX incidents_one_open_per_target ON incidents (cluster_id, target_key) WHERE state = 'open';
+   CREATE INDEX incidents_by_cluster ON incidents (cluster_id, opened_at);`,
 ];
 
 /** The schema version a file holds, without changing it; undefined when it holds no schema of ours. */

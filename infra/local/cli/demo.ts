@@ -91,7 +91,7 @@ try {
     const removedAt = journal.find((e) => e.step === 'member-removed')?.at;
     const elected = journal.find((e) => e.step === 'leader-elected');
     const election = electionOf(journal);
-    if (result.outcome !== 'remediated' || removedAt === undefined || !elected || !election) {
+    if (result.outcome !== 'awaiting-replacement' || removedAt === undefined || !elected || !election) {
       exitCode = 1;
     } else {
       const truth = await lab.waitForLeader({ excluding: [leader.name] });

@@ -35,8 +35,9 @@ ${Object.entries(commands)
   .map(([name, c]) => `  ${name.padEnd(10)} ${c.summary}`)
   .join('\n')}
 
-exit codes: 0 remediated or planned, 1 error, 2 usage or invalid input (a flag, a field, the state
-file: in use by another process, unreadable, or holding another open incident), 3 blocked, 4 failed`;
+exit codes: 0 completed (removed and replaced) or planned, 1 error, 2 usage or invalid input (a flag,
+a field, the state file: in use by another process, unreadable, or holding another open incident),
+3 blocked, 4 failed, 5 closed with nothing removed, 6 removed and awaiting its replacement`;
 
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;

@@ -44,6 +44,9 @@ export function describeEvent(event: EventEnvelope, now = Date.now()): string {
     case 'RemediationBlocked':
     case 'RemediationClosed':
     case 'RemediationFailed':
+    case 'RemediationReplaced':
+    case 'ReplacementOverdue':
+    case 'LearnerRemoved':
       return `${event.detail.reason}: ${event.detail.message}`;
   }
 }

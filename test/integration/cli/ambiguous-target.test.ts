@@ -82,8 +82,8 @@ describe('a member name two members share', () => {
   it('remediate --target ID then removes exactly the frozen member, the healthy twin kept', async () => {
     const { code, stderr, result } = await remediate(frozen.id, 'by-id.sqlite');
 
-    expect(code, stderr).toBe(0);
-    expect(result).toMatchObject({ outcome: 'remediated', target: { memberId: frozen.id, name: shared } });
+    expect(code, stderr).toBe(6);
+    expect(result).toMatchObject({ outcome: 'awaiting-replacement', target: { memberId: frozen.id, name: shared } });
     const after = (await lab.memberList()).map((m) => m.id).sort();
     expect(after).toEqual(before.filter((id) => id !== frozen.id));
     expect(after).toContain(twin.id);

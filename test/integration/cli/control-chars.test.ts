@@ -61,7 +61,7 @@ describe('member names with control characters', () => {
     const state = path.join(dir, 'state.sqlite');
     const lab500 = ['--election-timeout', '500ms', '--timeout', '1s', '--backoff', '300ms'];
     const run = await runCli(['remediate', '--endpoints', lab.endpoints().join(','), '--target', leader.name, ...lab500, '--state', state], { timeoutMs: 45_000 });
-    expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
+    expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(6);
     expectHarmless(run.stdout, 'remediate stdout');
     expectHarmless(run.stderr, 'remediate stderr');
     expect(run.stdout).toContain(`target:      ${shown(leader.name)} (${leader.id}) in cluster default`);

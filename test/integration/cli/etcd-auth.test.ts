@@ -204,8 +204,8 @@ describe('etcd with authentication enabled', () => {
     const before = await lab.leader();
     const state = path.join(dir, 'root.sqlite');
     const r = await runCli(['remediate', ...endpoints(), '--target', before.name, '--user', 'root', '--password-file', rootFile, ...lab500, '--state', state, '--json'], { timeoutMs: 45_000 });
-    expect(r.code, r.stderr).toBe(0);
-    expect(jsonOf<Result>(r)).toMatchObject({ outcome: 'remediated', leaderMove: 'moved', target: { memberId: before.id } });
+    expect(r.code, r.stderr).toBe(6);
+    expect(jsonOf<Result>(r)).toMatchObject({ outcome: 'awaiting-replacement', leaderMove: 'moved', target: { memberId: before.id } });
     expect((await lab.memberList()).map((m) => m.id)).not.toContain(before.id);
     await lab.waitForLeader({ excluding: [before.name] });
     expect(r.stdout + r.stderr).not.toContain(ROOT_PASSWORD);

@@ -61,9 +61,9 @@ describe('remediate --grace 0s on a lab', () => {
     await lab.fault(leader.name, 'cut');
     const args = ['--endpoints', lab.endpoints().join(','), '--target', leader.name, '--grace', '0s', '--election-timeout', '500ms', '--timeout', '1s', '--backoff', '300ms'];
     const run = await runCli(['remediate', ...args, '--state', path.join(dir, 'state.sqlite'), '--json'], { timeoutMs: 45_000 });
-    expect(run.code, run.stderr).toBe(0);
+    expect(run.code, run.stderr).toBe(6);
     const result = jsonOf<ResultJson>(run);
-    expect(result).toMatchObject({ outcome: 'remediated', reason: 'LEADER_UNREACHABLE_PAST_GRACE', leaderMove: 'skipped' });
+    expect(result).toMatchObject({ outcome: 'awaiting-replacement', reason: 'LEADER_UNREACHABLE_PAST_GRACE', leaderMove: 'skipped' });
     expect(result.evidence.judgement?.verdict).toBe('LEADER_UNREACHABLE');
     // The first probe that saw it down was not enough: a retry one election timeout later came first.
     expect(run.stderr).toMatch(/RetryRequested\s+LEADER_UNREACHABLE_UNCONFIRMED[\s\S]*RemediationApproved\s+LEADER_UNREACHABLE_PAST_GRACE/);

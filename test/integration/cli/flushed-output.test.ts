@@ -109,8 +109,8 @@ describe('remediate --json through a slowly read pipe, after a real removal', ()
     const follower = (await lab.memberList()).find((m) => m.id !== leader.id)!;
     const args = ['remediate', '--endpoints', lab.endpoints().join(','), '--target', follower.name, '--election-timeout', '500ms', '--timeout', '1s', '--backoff', '300ms'];
     const run = await runReadSlowly(process.execPath, [BIN, ...args, '--state', path.join(dir, 'state.sqlite'), '--json']);
-    expect(run.code, run.stderr).toBe(0);
-    expect(JSON.parse(run.stdout)).toMatchObject({ outcome: 'remediated', target: { memberId: follower.id } });
+    expect(run.code, run.stderr).toBe(6);
+    expect(JSON.parse(run.stdout)).toMatchObject({ outcome: 'awaiting-replacement', target: { memberId: follower.id } });
     expect(run.stderr).toMatch(/RemediationCompleted\s/);
     expect((await lab.memberList()).map((m) => m.id)).not.toContain(follower.id);
   });

@@ -119,8 +119,8 @@ describe.sequential('the exec relay with etcdctl and its certificates where the 
     world.fake.kubeletDown(leader.name);
     const lab = ['--election-timeout', '500ms', '--timeout', '3s', '--backoff', '300ms'];
     const run = await runCli(['remediate', '--kubeconfig', kubeconfig, '--cluster', CAPI_CLUSTER, '--machine', world.machineOf(leader), ...RELAY, ...lab, '--state', path.join(dir, 'state.sqlite'), '--json'], { timeoutMs: 60_000 });
-    expect(run.code, run.stderr).toBe(0);
-    expect(jsonOf<CliResult>(run)).toMatchObject({ outcome: 'remediated', leaderMove: 'moved', target: { memberId: leader.id } });
+    expect(run.code, run.stderr).toBe(6);
+    expect(jsonOf<CliResult>(run)).toMatchObject({ outcome: 'awaiting-replacement', leaderMove: 'moved', target: { memberId: leader.id } });
     expect(run.stderr).toMatch(new RegExp(`LeaderMoved\\s+leadership moved from ${leader.id} to \\S+ over exec-relay`));
     expect((await world.lab.memberList()).map((m) => m.id)).not.toContain(leader.id);
   });

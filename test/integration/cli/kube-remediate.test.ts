@@ -39,9 +39,9 @@ describe.concurrent('remediate through Kubernetes, without --endpoints', () => {
 
     const run = await runCli(['remediate', '--kubeconfig', kubeconfig, '--cluster', CAPI_CLUSTER, '--machine', w.machineOf(leader), ...LAB, '--state', state, '--json'], { timeoutMs: 60_000 });
 
-    expect(run.code, run.stderr).toBe(0);
+    expect(run.code, run.stderr).toBe(6);
     const result = jsonOf<CliResult>(run);
-    expect(result).toMatchObject({ outcome: 'remediated', leaderMove: 'moved', clusterId: CAPI_CLUSTER });
+    expect(result).toMatchObject({ outcome: 'awaiting-replacement', leaderMove: 'moved', clusterId: CAPI_CLUSTER });
     await expectRemoved(w, leader, result);
     expect((await w.readMachine(w.machineOf(leader)))?.deleting).toBe(true);
     expect(w.fake.requestCount('DELETE', `/machines/${w.machineOf(leader)}`)).toBe(1);
@@ -60,9 +60,9 @@ describe.concurrent('remediate through Kubernetes, without --endpoints', () => {
     // kubeadm without Cluster API: the operator gives etcd's client certificate.
     const run = await runCli(['remediate', '--kubeconfig', kubeconfig, '--node', follower.name, ...worldTlsFlags(w), ...LAB, '--state', state, '--json'], { timeoutMs: 60_000 });
 
-    expect(run.code, run.stderr).toBe(0);
+    expect(run.code, run.stderr).toBe(6);
     const result = jsonOf<CliResult>(run);
-    expect(result).toMatchObject({ outcome: 'remediated', reason: 'TARGET_IS_FOLLOWER', leaderMove: 'not-needed', clusterId: 'default' });
+    expect(result).toMatchObject({ outcome: 'awaiting-replacement', reason: 'TARGET_IS_FOLLOWER', leaderMove: 'not-needed', clusterId: 'default' });
     await expectRemoved(w, follower, result);
     // Without --cluster there is no management cluster: the Machine is Cluster API's to replace.
     expect((await w.readMachine(w.machineOf(follower)))?.deleting).toBe(false);

@@ -39,9 +39,9 @@ describe('remediate on a lab', () => {
     // etcd refuses reconfiguration for ~5 s after start ("unhealthy cluster"): a short backoff retries it promptly.
     const lab500 = ['--election-timeout', '500ms', '--timeout', '1s', '--backoff', '300ms'];
     const run = await runCli(['remediate', ...args, ...lab500, '--state', state, '--json'], { timeoutMs: 45_000 });
-    expect(run.code, run.stderr).toBe(0);
+    expect(run.code, run.stderr).toBe(6);
     const result = jsonOf<ResultJson>(run);
-    expect(result).toMatchObject({ outcome: 'remediated', leaderMove: 'skipped', reason: 'LEADER_UNREACHABLE_PAST_GRACE', clusterId: 'default' });
+    expect(result).toMatchObject({ outcome: 'awaiting-replacement', leaderMove: 'skipped', reason: 'LEADER_UNREACHABLE_PAST_GRACE', clusterId: 'default' });
     expect(result.target).toEqual({ memberId: leader.id, name: leader.name });
     expect(result.timeline.map((e) => e.step)).toEqual(expect.arrayContaining(['incident-opened', 'member-removed', 'leader-elected']));
 
@@ -58,7 +58,7 @@ describe('remediate on a lab', () => {
     const status = await runCli(['status', '--state', state, '--json']);
     expect(status.code, status.stderr).toBe(0);
     const { incidents } = jsonOf<{ incidents: { incidentId: string; state: string; member: { id: string } }[] }>(status);
-    expect(incidents).toEqual([expect.objectContaining({ incidentId: result.incidentId, state: 'remediated', member: expect.objectContaining({ id: leader.id }) })]);
+    expect(incidents).toEqual([expect.objectContaining({ incidentId: result.incidentId, state: 'awaiting-replacement', member: expect.objectContaining({ id: leader.id }) })]);
 
     const timeline = await runCli(['status', result.incidentId.slice(0, 8), '--state', state]);
     expect(timeline.code, timeline.stderr).toBe(0);

@@ -84,7 +84,7 @@ describe.skipIf(fullDiskUnavailable !== undefined)(title, () => {
 
     disk.free();
     const line = await running.until(() => running.stdout().split('\n').find((l) => l.includes(incidentId!)), `the outcome of incident ${incidentId} once space is back`, 60_000);
-    expect(JSON.parse(line)).toMatchObject({ incidentId, outcome: 'remediated', target: { name: leader.name } });
+    expect(JSON.parse(line)).toMatchObject({ incidentId, outcome: 'awaiting-replacement', target: { name: leader.name } });
     expect(count(running.stderr(), /state file takes writes again after \d+s; open incidents go on\n/)).toBe(1);
     expect((await lab.memberList()).map((m) => m.name)).not.toContain(leader.name);
 

@@ -96,9 +96,9 @@ describe('run fed by stdin, at the end of its input', () => {
     expect(service.stderr()).not.toMatch(/unsettled top-level await/);
     const [, incidentId] = /stdin line 1: accepted, incident (\S+)/.exec(service.stderr()) ?? [];
     const outcome = service.stdout().split('\n').find((l) => l.includes(incidentId!));
-    expect(JSON.parse(outcome!)).toMatchObject({ incidentId, outcome: 'remediated', reason: 'TARGET_IS_FOLLOWER', target: { name: follower.name } });
+    expect(JSON.parse(outcome!)).toMatchObject({ incidentId, outcome: 'awaiting-replacement', reason: 'TARGET_IS_FOLLOWER', target: { name: follower.name } });
     expect(service.stderr()).toMatch(/stdin ended: 1 incident finished; exiting\n/);
     expect((await lab.memberList()).map((m) => m.name)).not.toContain(follower.name);
-    expect(await statusOf(state)).toEqual([expect.objectContaining({ incidentId, state: 'remediated' })]);
+    expect(await statusOf(state)).toEqual([expect.objectContaining({ incidentId, state: 'awaiting-replacement' })]);
   });
 });

@@ -50,7 +50,7 @@ describe('run fed by stdin on a lab', () => {
 
     const line = await running.until(() => running.stdout().split('\n').find((l) => l.includes(incidentId!)), `run to print the outcome of incident ${incidentId}`, 45_000);
     const outcome = JSON.parse(line) as OutcomeLine;
-    expect(outcome).toMatchObject({ incidentId, clusterId: 'lab', outcome: 'remediated', reason: 'TARGET_IS_FOLLOWER', target: { memberId: follower.id, name: follower.name } });
+    expect(outcome).toMatchObject({ incidentId, clusterId: 'lab', outcome: 'awaiting-replacement', reason: 'TARGET_IS_FOLLOWER', target: { memberId: follower.id, name: follower.name } });
     expect((await lab.memberList()).map((m) => m.name)).not.toContain(follower.name);
 
     running.child.kill('SIGTERM');
@@ -58,6 +58,6 @@ describe('run fed by stdin on a lab', () => {
     const status = await runCli(['status', '--state', path.join(dir, 'state.sqlite'), '--json']);
     expect(status.code, status.stderr).toBe(0);
     const { incidents } = jsonOf<{ incidents: { incidentId: string; state: string }[] }>(status);
-    expect(incidents).toEqual([expect.objectContaining({ incidentId, state: 'remediated' })]);
+    expect(incidents).toEqual([expect.objectContaining({ incidentId, state: 'awaiting-replacement' })]);
   });
 });

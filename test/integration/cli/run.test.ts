@@ -140,7 +140,7 @@ describe('run', () => {
       const ids: string[] = [];
       for (const { clusterId = 'lab', member, closed } of incidents) {
         const { incident } = await store.openOrJoin({ clusterId, targetKey: `memberName=${member}`, target: { memberName: member }, reason: 'earlier', now: Date.now() });
-        if (closed) await store.closeIncident(incident.incidentId, { outcome: 'remediated', result: null, now: Date.now() });
+        if (closed) await store.closeIncident(incident.incidentId, { outcome: 'awaiting-replacement', result: null, now: Date.now() });
         ids.push(incident.incidentId);
       }
       return ids;
@@ -169,7 +169,7 @@ describe('run', () => {
     expect(late.status).toBe(409);
     const lateBody = (await late.json()) as Refused;
     expect(lateBody).toMatchObject({ accepted: false, field: 'incidentId' });
-    expect(lateBody.error).toContain(`incidentId: incident ${closed} is remediated already`);
+    expect(lateBody.error).toContain(`incidentId: incident ${closed} is awaiting-replacement already`);
 
     const elsewhere = await report(open!, 'etcd3');
     expect(elsewhere.status).toBe(409);

@@ -17,7 +17,7 @@ async function stateFile(file: string, write: (incidentId: string) => Promise<vo
   try {
     const { incident } = await store.openOrJoin({ clusterId: 'default', targetKey: 'memberName=etcd-1', target: { memberName: 'etcd-1' }, reason: 'test', now: T0 });
     await write(incident.incidentId);
-    await store.closeIncident(incident.incidentId, { outcome: 'remediated', result: null, now: T0 + 5_000 });
+    await store.closeIncident(incident.incidentId, { outcome: 'awaiting-replacement', result: null, now: T0 + 5_000 });
     return incident.incidentId;
   } finally {
     await store.close();

@@ -28,7 +28,7 @@ describe('two operators, two state files', () => {
     );
 
     const results = runs.map((r) => ({ code: r.code, ...jsonOf<{ outcome: string; reason: string; message: string }>(r) }));
-    expect(results.map((r) => r.outcome).sort(), JSON.stringify(results)).toEqual(['blocked', 'remediated']);
+    expect(results.map((r) => r.outcome).sort(), JSON.stringify(results)).toEqual(['awaiting-replacement', 'blocked']);
     const refused = results.find((r) => r.outcome === 'blocked')!;
     expect(refused.code).toBe(3);
     expect(['REPLACEMENT_PENDING', 'QUORUM_AT_RISK']).toContain(refused.reason);

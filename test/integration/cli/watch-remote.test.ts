@@ -73,7 +73,7 @@ describe.sequential('etcd-remediator watch --bus', () => {
     const { incident } = await store.openOrJoin({ clusterId: 'default/wl', targetKey: 'machineName=wl-cp-2', target: { machineName: 'wl-cp-2' }, reason: 'Node NotReady', now: Date.now() });
     const read = async () => ((await objects.getNamespacedCustomObject({ ...coordinates, name: 'wl-cp-2' })) as { status?: { phase?: string; incidentId?: string } }).status;
     await waitFor(async () => ((await read())?.incidentId === incident.incidentId ? true : undefined), { timeoutMs: 20_000, what: 'the incident id on the request' });
-    await store.closeIncident(incident.incidentId, { outcome: 'remediated', result: {}, now: Date.now() });
+    await store.closeIncident(incident.incidentId, { outcome: 'awaiting-replacement', result: {}, now: Date.now() });
     const done = await waitFor(async () => {
       const status = await read();
       return status?.phase === 'Completed' ? status : undefined;

@@ -45,7 +45,7 @@ describe.sequential('etcd-remediator watch', () => {
     expect((await world.lab.memberList()).map((m) => m.id)).not.toContain(leader.id);
     // The outcome as a JSON line on stdout, for the cluster `<namespace>/<cluster>`.
     const line = await service.until(() => service!.stdout().split('\n').find((l) => l.includes(status.incidentId!)), 'the outcome line', 5_000);
-    expect(JSON.parse(line)).toMatchObject({ outcome: 'remediated', clusterId: `${CAPI_NAMESPACE}/${CAPI_CLUSTER}` });
+    expect(JSON.parse(line)).toMatchObject({ outcome: 'awaiting-replacement', clusterId: `${CAPI_NAMESPACE}/${CAPI_CLUSTER}` });
 
     service.child.kill('SIGTERM');
     expect(await service.exited).toBe(0);

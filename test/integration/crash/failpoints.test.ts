@@ -179,16 +179,16 @@ describe('crash at every step boundary', () => {
         services.push(resumed);
         await resumed.waitForStderr(new RegExp(`resuming incident ${dead.incidentId}`), 10_000);
         const code = await within(resumed.exited, 40_000, () => `the resume to end; stderr:\n${resumed.stderr()}`);
-        expect(code, resumed.stderr()).toBe(0);
+        expect(code, resumed.stderr()).toBe(6);
         const result = jsonOf<{ outcome: string; incidentId: string; leaderMove: string }>({ code, stdout: resumed.stdout(), stderr: resumed.stderr() });
         // A move the dead process made is reported, though the resumed probe found a follower.
-        expect(result).toMatchObject({ outcome: 'remediated', incidentId: dead.incidentId, leaderMove: c.target === 'leader' ? 'moved' : 'not-needed' });
+        expect(result).toMatchObject({ outcome: 'awaiting-replacement', incidentId: dead.incidentId, leaderMove: c.target === 'leader' ? 'moved' : 'not-needed' });
 
         // 3. Exactly one removal: etcd's member list, the journal and the removal record agree.
         const after = (await lab.memberList()).map((m) => m.id).sort();
         expect(after).toEqual(before.filter((id) => id !== target.id));
         const done = await journalOf(state);
-        expect(done.state).toBe('remediated');
+        expect(done.state).toBe('awaiting-replacement');
         expect(count(done.journal, 'member-removed'), 'member-removed').toBe(1);
         expect(count(done.journal, 'leader-elected'), 'leader-elected').toBe(1);
         expect(count(done.journal, 'actuator-called'), 'actuator-called').toBe(1);

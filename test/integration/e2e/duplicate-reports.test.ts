@@ -34,10 +34,10 @@ describe.sequential('duplicate reports of one member', () => {
     // Reports by name and by id that arrive together open at most one incident each before either
     // knows the member; the second to resolve it ends as a duplicate of the first, removing nothing.
     const incidents = await pipeline.runtime.store.listIncidents({ clusterId: 'lab' });
-    const remediated = incidents.filter((i) => i.state === 'remediated');
+    const remediated = incidents.filter((i) => i.state === 'awaiting-replacement');
     expect(remediated).toHaveLength(1);
     expect(incidents.length).toBeLessThanOrEqual(2);
-    for (const other of incidents.filter((i) => i.state !== 'remediated')) {
+    for (const other of incidents.filter((i) => i.state !== 'awaiting-replacement')) {
       expect(other).toMatchObject({ state: 'closed', result: { reason: 'DUPLICATE_INCIDENT' } });
     }
     expect(pipeline.calls.removed).toEqual([follower.id]);

@@ -113,7 +113,7 @@ describe('key material stays in its files', () => {
     const probe = await runCli(['probe', '--endpoints', c.endpoints().join(','), ...tls, '--json'], DEBUG);
     const plan = await runCli(['plan', '--endpoints', c.endpoints().join(','), ...tls, '--target', leader.name, '--grace', '3s'], DEBUG);
     const run = await runCli(['remediate', '--endpoints', c.endpoints().join(','), ...tls, ...LAB, '--target', leader.name, '--grace', '3s', '--state', state, '--json'], DEBUG);
-    expect(run.code, run.stderr).toBe(0);
+    expect(run.code, run.stderr).toBe(6);
     expect(run.stderr).toContain('LEADER_UNREACHABLE_PAST_GRACE');
     // A wrong client certificate: the message names the file, not its contents.
     const refused = await runCli(['probe', '--endpoints', c.endpoints()[1]!, '--cacert', c.certs.caFile, '--cert', c.certs.caFile, '--key', c.certs.keyFile], DEBUG);
@@ -146,7 +146,7 @@ describe('key material stays in its files', () => {
     expect(accepted.status, await accepted.clone().text()).toBe(202);
     expect((await post({ clusterId: 'prod', target: { memberName: leader.name }, reason: 'kubelet down', source: 'test', observedAt: 'yesterday' })).status).toBe(400);
     expect((await post({}, `${RUN_TOKEN.slice(0, -1)}0`)).status).toBe(401);
-    await s.until(() => (/"outcome":"remediated"/.test(s.stdout()) ? true : undefined), 'run to report the remediation', 60_000);
+    await s.until(() => (/"outcome":"awaiting-replacement"/.test(s.stdout()) ? true : undefined), 'run to report the remediation', 60_000);
     s.child.kill('SIGTERM');
     expect(await s.exited).toBe(0);
 
@@ -165,7 +165,7 @@ describe('key material stays in its files', () => {
 
     const probe = await runCli(['probe', '--kubeconfig', kubeconfig, '--cluster', CAPI_CLUSTER, ...LAB, '--json'], DEBUG);
     const run = await runCli(['remediate', '--kubeconfig', kubeconfig, '--cluster', CAPI_CLUSTER, '--machine', w.machineOf(leader), ...LAB, '--state', state, '--json'], DEBUG);
-    expect(run.code, run.stderr).toBe(0);
+    expect(run.code, run.stderr).toBe(6);
     // The token was used: the fake saw it on its requests.
     expect(w.fake.bearerRequests).toBeGreaterThan(0);
 
@@ -192,7 +192,7 @@ describe('key material stays in its files', () => {
     const view = JSON.parse(probe.stdout) as { members: { name: string; paths: { reachability: string }[] }[] };
     expect(view.members.filter((m) => m.paths.some((p) => p.reachability === 'ok')).map((m) => m.name).sort()).toEqual(w.lab.members.filter((m) => m !== follower).map((m) => m.name).sort());
     const run = await runCli(['remediate', ...kube, ...LAB, '--machine', w.machineOf(follower), '--state', state, '--json'], DEBUG);
-    expect(run.code, run.stderr).toBe(0);
+    expect(run.code, run.stderr).toBe(6);
     expect(w.fake.requestCount('GET', `/namespaces/default/secrets/${w.tls!.secretName}`)).toBeGreaterThan(0);
 
     for (const [where, r] of Object.entries({ probe, remediate: run })) {

@@ -112,7 +112,7 @@ describe.sequential('two incidents in one cluster', () => {
       expect(outcome.detail.newLeader.id).toBe(leader.id);
     }
     const incidents = await pipeline.runtime.store.listIncidents({ clusterId: 'lab' });
-    expect(incidents.map((i) => i.state).sort()).toEqual(['remediated', 'remediated']);
+    expect(incidents.map((i) => i.state).sort()).toEqual(['awaiting-replacement', 'awaiting-replacement']);
 
     // One at a time: when the first incident completed (the member gone, a leader confirmed and the
     // actuator called, all under the lock), only its own member had been removed.

@@ -92,7 +92,7 @@ describe.sequential('MachineHealthCheck external remediation through the watcher
     expect((await t.world.readMachine(t.world.machineOf(leader)))?.deleting).toBe(true);
     expect(t.world.fake.requestCount('DELETE', `/machines/${t.world.machineOf(leader)}`)).toBe(1);
     const incident = await t.pipeline.runtime.store.getIncident(done.status!.incidentId!);
-    expect(incident).toMatchObject({ state: 'remediated', target: { machineName: t.world.machineOf(leader) } });
+    expect(incident).toMatchObject({ state: 'awaiting-replacement', target: { machineName: t.world.machineOf(leader) } });
 
     // A watcher started again (a restart) finds the request done: nothing is reported twice.
     await t.watch();
@@ -147,7 +147,7 @@ describe.sequential('MachineHealthCheck external remediation through the watcher
     const incidents = await t.pipeline.runtime.store.listIncidents({ clusterId: CAPI_CLUSTER });
     expect(incidents.map((i) => [i.state, i.lastDecision?.reason ?? ''])).toEqual([
       ['closed', 'TARGET_RECOVERED'],
-      ['remediated', expect.any(String)],
+      ['awaiting-replacement', expect.any(String)],
     ]);
     expect(done.status?.incidentId).toBe(incidents[1]!.incidentId);
     expect(done.status?.leaderMove).toBe('moved');

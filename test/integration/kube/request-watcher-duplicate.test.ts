@@ -115,6 +115,6 @@ describe.sequential('a request whose member another incident or remediator holds
     expect(t.pipeline.calls.memberRemove).toEqual([]);
     expect(other.calls.removed).toEqual([t.leader.id]);
     expect(t.phases).not.toContain('Recovered');
-    expect(await t.pipeline.runtime.store.getIncident(waiting.incidentId!)).toMatchObject({ state: 'remediated' });
+    expect(await t.pipeline.runtime.store.getIncident(waiting.incidentId!)).toMatchObject({ state: 'awaiting-replacement' });
   });
 });

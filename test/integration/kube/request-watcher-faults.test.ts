@@ -141,7 +141,7 @@ async function requestCompleted(t: World, timeoutMs = 15_000): Promise<RequestSh
 async function expectRemediatedOnce(t: World, request: RequestShape): Promise<void> {
   const incidents = await t.runtime.store.listIncidents({ clusterId: CLUSTER_ID });
   expect(incidents).toHaveLength(1);
-  expect(incidents[0]).toMatchObject({ incidentId: request.status?.incidentId, state: 'remediated' });
+  expect(incidents[0]).toMatchObject({ incidentId: request.status?.incidentId, state: 'awaiting-replacement' });
   // The reason is the last approval's, the one the member was removed under (scenario 4).
   expect(t.approvals[0]).toBe('LEADER_MOVED');
   expect(request.status?.reasonCode).toBe(t.approvals.at(-1));

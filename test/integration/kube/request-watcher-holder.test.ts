@@ -39,7 +39,7 @@ async function setUp() {
   const { phases, stop } = recordPhases(fake.store, MACHINE);
   teardown.push(async () => stop());
   /** Ends an incident as a step does: its state, its decision and result. */
-  const end = async (incident: Incident, state: 'closed' | 'remediated', decision: Decision): Promise<void> => {
+  const end = async (incident: Incident, state: 'closed' | 'awaiting-replacement', decision: Decision): Promise<void> => {
     const now = (await store.getIncident(incident.incidentId))!;
     await store.updateIncident(incident.incidentId, { state, lastDecision: decision, result: decision }, { expectVersion: now.version, now: Date.now() });
   };
@@ -74,7 +74,7 @@ describe('a request whose incident ended as a duplicate of another', () => {
     expect(following.message).toContain(`Incident ${holder.incidentId} (reported as nodeName cp-1) holds this Machine's etcd member`);
 
     const approved: Decision = { kind: 'approve', reason: 'TARGET_IS_FOLLOWER', leaderMove: 'not-needed', message: 'cp-1 is a follower', evidence: {} };
-    await t.end(holder, 'remediated', approved);
+    await t.end(holder, 'awaiting-replacement', approved);
     const done = await t.statusWith((s) => s.phase === 'Completed', 'the request to complete with the incident it follows');
     expect(done.incidentId).toBe(holder.incidentId);
     expect(done.message).toContain('the Machine is being replaced');

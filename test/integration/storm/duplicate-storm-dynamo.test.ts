@@ -176,7 +176,7 @@ describe.sequential('duplicate storm on the DynamoDB store (dynalite)', () => {
       await p.bus.drain({ timeoutMs: 15_000 });
 
       const incidents = await p.store.listIncidents({ clusterId: 'lab' });
-      expect(incidents.map((i) => i.state)).toEqual(['remediated']);
+      expect(incidents.map((i) => i.state)).toEqual(['awaiting-replacement']);
       const [incident] = incidents;
       expectOneRemoval(p.calls, p.events, follower.id);
       expect(p.actuatorCalls).toEqual([incident!.incidentId]);

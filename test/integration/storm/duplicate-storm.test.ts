@@ -52,7 +52,7 @@ describe.sequential('duplicate storm on the embedded runtime', () => {
       await pipeline.runtime.bus.drain({ timeoutMs: 15_000 });
 
       const incidents = await pipeline.runtime.store.listIncidents({ clusterId: 'lab' });
-      expect(incidents.map((i) => i.state)).toEqual(['remediated']);
+      expect(incidents.map((i) => i.state)).toEqual(['awaiting-replacement']);
       const [incident] = incidents;
       expectOneRemoval(pipeline.calls, pipeline.events, follower.id);
       expect(actuator.calls).toEqual([incident!.incidentId]);

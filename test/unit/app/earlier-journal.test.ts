@@ -83,7 +83,7 @@ describe('a state file from an earlier build', () => {
     expect(completed.timeline.find((e) => e.step === 'member-removed')?.detail).toBe(`removed through etcd-0 (${id(0)}) over direct http://127.0.0.1:4001`);
     expect(completed.timeline.find((e) => e.step === 'leader-elected')?.detail).toBe(`etcd-2 (${id(2)}) leads at term 7, 930 ms after the removal`);
     const result = await resultOf(store!, { source: 'etcd-remediator', detailType: 'RemediationCompleted', detail: completed });
-    expect(result).toMatchObject({ outcome: 'remediated', reason: 'TARGET_IS_FOLLOWER', leaderMove: 'not-needed' });
+    expect(result).toMatchObject({ outcome: 'awaiting-replacement', reason: 'TARGET_IS_FOLLOWER', leaderMove: 'not-needed' });
     expect(result.message).toMatch(/; etcd-2 \(\w+\) leads now at term 7, 930ms after the removal\.$/);
   });
 

@@ -177,7 +177,7 @@ function expectSafeEnd(run: Run, label: string): void {
   const said = run.log.published.filter((e) => terminal.includes(e.detailType) && e.detail.incidentId === incidentId);
   const owed = run.incident.outbox.filter((o) => o.kind === 'publish' && terminal.includes(o.event.detailType));
   expect(said.length + owed.length, `${label}: no terminal event`).toBeGreaterThan(0);
-  if (run.incident.state === 'remediated') {
+  if (run.incident.state === 'awaiting-replacement') {
     expect(run.etcd.removals, label).toEqual([id(0)]);
     // One request per incident: asked twice only when the write recording the first was lost,
     // and then with the same incident id, which the actuator's contract makes idempotent.
@@ -202,7 +202,7 @@ afterAll(() => {
 
 describe('the pipeline under injected failures (no recovery sweep)', () => {
   it('the clean run moves leadership off etcd-0, removes it once and asks the actuator once', () => {
-    expect(baseline.incident?.state).toBe('remediated');
+    expect(baseline.incident?.state).toBe('awaiting-replacement');
     expect(baseline.etcd.moves).toBe(1);
     expect(baseline.etcd.removals).toEqual([id(0)]);
     expect(baseline.actuator).toHaveLength(1);
@@ -221,7 +221,7 @@ describe('the pipeline under injected failures (no recovery sweep)', () => {
       const run = await runPipeline({ ...point, mode: 'once' });
       expectSafeEnd(run, label);
       const state = run.incident?.state ?? 'none';
-      if (state !== 'remediated') wrong.push(`${label}: ${state} ${JSON.stringify(run.incident?.result)}`);
+      if (state !== 'awaiting-replacement') wrong.push(`${label}: ${state} ${JSON.stringify(run.incident?.result)}`);
       summary[`once:${state}`] = (summary[`once:${state}`] ?? 0) + 1;
     }
     expect(wrong).toEqual([]);

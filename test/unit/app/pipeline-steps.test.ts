@@ -101,7 +101,7 @@ describe('a step lease left by an invocation that died', () => {
   it("is taken over by Lambda's retry of that invocation (the same request id): the remediation finishes now", async () => {
     const { approved, incidentId } = await diedAfterRemove('req-1');
     expect(await asInvocation('req-1', () => remediate(h.deps, approved))).toBe('completed');
-    expect((await h.deps.store.getIncident(incidentId))?.state).toBe('remediated');
+    expect((await h.deps.store.getIncident(incidentId))?.state).toBe('awaiting-replacement');
   });
 
   it('is respected by any other invocation (a duplicate delivery), and by the local runtime, until it lapses', async () => {
@@ -264,7 +264,7 @@ describe('a step whose publish, schedule or write failed is done by the redelive
 
     expect(h.events.filter((e) => e.detailType === 'RemediationCompleted')).toHaveLength(1);
     expect(h.calls.memberRemove).toEqual([id(1)]);
-    expect((await h.deps.store.getIncident(approved.incidentId))!.state).toBe('remediated');
+    expect((await h.deps.store.getIncident(approved.incidentId))!.state).toBe('awaiting-replacement');
   });
 
   it('move-leader: a decision whose write failed after the move publishes LeaderMoved and the approval once each', async () => {

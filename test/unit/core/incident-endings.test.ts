@@ -5,8 +5,8 @@ import path from 'node:path';
 import { loadAll } from 'js-yaml';
 import { describe, expect, it } from 'vitest';
 import { detailTypes, informationalDetailTypes, routes, terminalDetailTypes } from '../../../events/catalogue.ts';
-import { incidentStates } from '../../../functions/core/incident.ts';
-import { endingDetailTypes, endingOf, endingOfEvent, endingOfOutcome, endingPhases, endingStates, incidentEndings, requestEndPhases } from '../../../functions/core/incident-endings.ts';
+import { incidentStates, storedState } from '../../../functions/core/incident.ts';
+import { askedForMachine, endingDetailTypes, endingOf, endingOfEvent, endingOfOutcome, endingPhases, endingStates, incidentEndings, requestEndPhases } from '../../../functions/core/incident-endings.ts';
 import { reasonCodes, reasonRow } from '../../../functions/core/reason-table.ts';
 import { EXIT, exitCodeOf } from '../../../infra/local/cli/output.ts';
 
@@ -71,15 +71,25 @@ describe('the endings table', () => {
     }
   });
 
-  it('keeps the README exit codes: 0 remediated, 3 blocked, 4 failed, 5 closed, 2 for a block on input', () => {
+  it('keeps the README exit codes: 6 awaiting replacement, 0 completed, 3 blocked, 4 failed, 5 closed, 2 for a block on input', () => {
     expect(endingStates.map((s) => [s, endingOf(s).exitCode])).toEqual([
-      ['remediated', EXIT.ok],
+      ['awaiting-replacement', 6],
+      ['completed', EXIT.ok],
       ['blocked', 3],
       ['closed', 5],
       ['failed', 4],
     ]);
     expect(exitCodeOf('blocked', 'CLUSTER_MISMATCH')).toBe(EXIT.usage);
     expect(exitCodeOf('closed', 'DUPLICATE_INCIDENT')).toBe(5);
+  });
+
+  it('a removal awaits its replacement, with its request followed on until the replacement joins; then it is completed', () => {
+    expect(endingOf('awaiting-replacement')).toMatchObject({ detailType: 'RemediationCompleted', phase: 'AwaitingReplacement', requestGoesOn: 'until-replaced', exitCode: 6 });
+    expect(endingOf('completed')).toMatchObject({ detailType: 'RemediationReplaced', phase: 'Completed', exitCode: 0 });
+    expect(requestEndPhases).not.toContain('AwaitingReplacement');
+    expect(incidentStates.filter(askedForMachine)).toEqual(['awaiting-replacement', 'completed']);
+    expect(storedState('remediated')).toBe('awaiting-replacement');
+    expect(storedState('blocked')).toBe('blocked');
   });
 
   it('says in one line what each ending means', () => {

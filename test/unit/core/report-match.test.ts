@@ -60,7 +60,7 @@ describe('matchReport', () => {
   });
 
   it('a report observed before the remediation ended is a late duplicate of it, within the window', () => {
-    const done = incident({ state: 'remediated', updatedAt: T });
+    const done = incident({ state: 'awaiting-replacement', updatedAt: T });
     expect(matchReport({ target: { memberName: 'etcd-1' }, observedAt: T - 1 }, [done], options)).toEqual({ kind: 'late', incidentId: 'i1' });
     // Observed after it ended: a new problem, a new incident (KCP's retry limits then apply).
     expect(matchReport({ target: { memberName: 'etcd-1' }, observedAt: T + 1 }, [done], options)).toBeUndefined();

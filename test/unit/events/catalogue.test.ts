@@ -68,9 +68,9 @@ describe('routing table', () => {
     expect(isTerminal(detailType) && isInformational(detailType)).toBe(false);
   });
 
-  it('the terminal detail types are the four outcomes, and LeaderMoved ends nothing', () => {
-    expect([...terminalDetailTypes].sort()).toEqual(['RemediationBlocked', 'RemediationClosed', 'RemediationCompleted', 'RemediationFailed']);
-    expect(informationalDetailTypes).toEqual(['LeaderMoved']);
+  it('the terminal detail types are the five outcomes, and LeaderMoved, ReplacementOverdue and LearnerRemoved end nothing', () => {
+    expect([...terminalDetailTypes].sort()).toEqual(['RemediationBlocked', 'RemediationClosed', 'RemediationCompleted', 'RemediationFailed', 'RemediationReplaced']);
+    expect(informationalDetailTypes).toEqual(['LeaderMoved', 'ReplacementOverdue', 'LearnerRemoved']);
   });
 
   it.each(detailTypes)('isTerminalEvent reads the one list for %s', (detailType) => {

@@ -99,7 +99,7 @@ describe('openOrJoin under races', () => {
           .run();
       expect(insert).toThrow(/UNIQUE constraint failed/);
       // Closed incidents do not count: once this one is closed, another may open.
-      await s.closeIncident(incident.incidentId, { outcome: 'remediated', result: {}, now: 2_000 });
+      await s.closeIncident(incident.incidentId, { outcome: 'awaiting-replacement', result: {}, now: 2_000 });
       expect(insert().changes).toBe(1);
     } finally {
       raw.close();
@@ -131,9 +131,9 @@ describe('openOrJoin under races', () => {
     const s = store();
     const input = { clusterId: 'c1', targetKey: 'memberName=etcd-0', target, reason: 'r', now: 1, incidentId: 'inc-1' };
     expect((await s.openOrJoin(input)).joined).toBe(false);
-    await s.closeIncident('inc-1', { outcome: 'remediated', result: null, now: 2 });
+    await s.closeIncident('inc-1', { outcome: 'awaiting-replacement', result: null, now: 2 });
     const again = await s.openOrJoin(input);
-    expect(again).toMatchObject({ joined: true, incident: { incidentId: 'inc-1', state: 'remediated' } });
+    expect(again).toMatchObject({ joined: true, incident: { incidentId: 'inc-1', state: 'awaiting-replacement' } });
     await expect(s.openOrJoin({ ...input, targetKey: 'memberName=etcd-9' })).rejects.toThrow(/belongs to c1\/memberName=etcd-0/);
   });
 });

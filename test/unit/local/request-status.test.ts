@@ -81,9 +81,21 @@ describe('the status of a request whose incident ended otherwise', () => {
     expect(statusOfEvent(event)).toMatchObject({ phase, reasonCode: reason, message });
   });
 
-  it('RemediationCompleted: Completed, saying the Machine is being replaced; the approval keeps its reason code', () => {
+  it('RemediationCompleted: AwaitingReplacement, saying the replacement has not joined yet; the approval keeps its reason code', () => {
     const status = statusOfEvent(makeEvent('RemediationCompleted', loadSample('RemediationCompleted')));
-    expect(status).toMatchObject({ phase: 'Completed', message: 'the member was removed and a new leader stands; the Machine is being replaced' });
+    expect(status).toMatchObject({ phase: 'AwaitingReplacement', message: 'the member was removed and a new leader stands; waiting for the replacement Machine to join etcd' });
     expect(status).not.toHaveProperty('reasonCode');
+  });
+
+  it('RemediationReplaced: Completed, from the event and from the incident alike', () => {
+    expect(statusOfEvent(makeEvent('RemediationReplaced', loadSample('RemediationReplaced')))).toMatchObject({
+      phase: 'Completed',
+      message: 'the member was removed and its replacement joined: the cluster is whole again',
+    });
+    const approved: Decision = { kind: 'approve', reason: 'TARGET_IS_FOLLOWER', leaderMove: 'not-needed', message: 'approved', evidence: {} };
+    const awaiting = { ...incidentClosedBy('TARGET_RECOVERED'), state: 'awaiting-replacement' as const, lastDecision: approved };
+    expect(statusOfIncident(awaiting)).toMatchObject({ phase: 'AwaitingReplacement', reasonCode: 'TARGET_IS_FOLLOWER' });
+    expect(goesOnAfter(awaiting)).toBeUndefined();
+    expect(statusOfIncident({ ...awaiting, state: 'completed' })).toMatchObject({ phase: 'Completed', reasonCode: 'TARGET_IS_FOLLOWER' });
   });
 });

@@ -51,7 +51,7 @@ describe('the result of a completed incident', () => {
       ],
       retry,
     );
-    expect(result).toMatchObject({ outcome: 'remediated', reason: 'LEADER_UNREACHABLE_PAST_GRACE' });
+    expect(result).toMatchObject({ outcome: 'awaiting-replacement', reason: 'LEADER_UNREACHABLE_PAST_GRACE' });
   });
 
   it('reports the first approval, not the resume that carried the incident past a restart', async () => {

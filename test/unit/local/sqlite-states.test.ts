@@ -5,6 +5,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { incidentStates } from '../../../functions/core/incident.ts';
 import { endingStates } from '../../../functions/core/incident-endings.ts';
+import { migrations } from '../../../functions/adapters/local/sqlite-migrations.ts';
 import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import { tempDir, type TempDir } from './helpers.ts';
 
@@ -42,6 +43,29 @@ describe('the state file and the incident states', () => {
         const { incident } = await store.openOrJoin({ clusterId: 'c1', targetKey: `memberName=etcd-${i}`, target: { memberName: `etcd-${i}` }, reason: 'r', now: i });
         expect((await store.closeIncident(incident.incidentId, { outcome: state, result: null, now: i + 1 })).state).toBe(state);
       }
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("reads an incident an earlier build ended as 'remediated' as awaiting-replacement: its replacement was never checked", async () => {
+    dir = tempDir();
+    const file = dir.file('state.sqlite');
+    // A file as the build before done-means-replaced left it: every migration but the last.
+    const db = new DatabaseSync(file);
+    db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL) STRICT');
+    for (const [i, sql] of migrations.slice(0, -1).entries()) {
+      db.exec(sql);
+      db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)').run(i + 1);
+    }
+    db.prepare(
+      `INSERT INTO incidents (incident_id, cluster_id, target_key, target, reason, state, opened_at, updated_at) VALUES ('old', 'c1', 'memberName=etcd-0', '{"memberName":"etcd-0"}', 'r', 'remediated', 1, 2)`,
+    ).run();
+    db.close();
+    const store = openSqliteStore({ path: file });
+    try {
+      expect(await store.getIncident('old')).toMatchObject({ state: 'awaiting-replacement', updatedAt: 2 });
+      expect((await store.listIncidents({ state: 'awaiting-replacement' })).map((i) => i.incidentId)).toEqual(['old']);
     } finally {
       await store.close();
     }
