@@ -33,11 +33,13 @@ export async function probeMembers(deps: Deps, input: Input): Promise<ProbeOutco
   // later report for the same target would join and nothing would ever probe.
   const cluster = await deps.directory.get(detail.clusterId);
   const target = selectorOf(detail.target);
+  // Only what a match can name (open, or ended within the window): never the cluster's whole history.
+  const windowMs = cluster.policy.minHealthyPeriodMs;
   const match = detail.incidentId
     ? undefined
-    : matchReport({ target, observedAt: Date.parse(detail.observedAt) }, await deps.store.listIncidents({ clusterId: detail.clusterId }), {
+    : matchReport({ target, observedAt: Date.parse(detail.observedAt) }, await deps.store.listIncidents({ clusterId: detail.clusterId, openOrChangedSince: now - windowMs }), {
         now,
-        windowMs: cluster.policy.minHealthyPeriodMs,
+        windowMs,
         ...(cluster.aliases ? { aliases: cluster.aliases } : {}),
       });
   if (match?.kind === 'late') {

@@ -50,6 +50,13 @@ export type IncidentPatch = Partial<
   state?: IncidentOutcome;
 };
 
+/**
+ * Which incidents to list. `openOrChangedSince` bounds what one report reads, however long the
+ * cluster's history: its open incidents, and those written at or after that time (epoch ms), read
+ * through an index on both backends. A store may return more (every caller filters again), never fewer.
+ */
+export type IncidentFilter = { clusterId?: string; state?: IncidentState } | { clusterId: string; state?: IncidentState; openOrChangedSince: number };
+
 export interface CloseIncidentInput {
   outcome: IncidentOutcome;
   result: unknown;
@@ -89,7 +96,7 @@ export interface IncidentRecords {
   openOrJoin(input: OpenIncidentInput): Promise<{ incident: Incident; joined: boolean }>;
   getIncident(incidentId: string): Promise<Incident | undefined>;
   /** Oldest first. */
-  listIncidents(filter?: { clusterId?: string; state?: IncidentState }): Promise<Incident[]>;
+  listIncidents(filter?: IncidentFilter): Promise<Incident[]>;
   /** Throws VersionConflictError unless the stored version is `expectVersion`; closing a closed incident is a conflict too. */
   updateIncident(
     incidentId: string,

@@ -30,6 +30,7 @@ import type { Incident } from '../../functions/ports/incident-store.ts';
 import type { InProcessBus } from '../../functions/adapters/local/in-process-bus.ts';
 import { describeKubeError } from '../../functions/adapters/kube/api-errors.ts';
 import { followedInHolder, incidentOfRequest, isOwnIncident } from './request-incident.ts';
+import { incidentsSince } from './request-history.ts';
 import { goesOnAfter, goesOnAfterEvent, statusOfEvent, statusOfIncident } from './request-status.ts';
 
 /** Where requests are reported, and where their incidents are followed. */
@@ -198,7 +199,7 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
   /** The incident a report for this request opened at or after it was made, or (once reported) the one its report joined. */
   async function incidentFor(entry: Tracked, holders = true): Promise<Incident | undefined> {
     const since = entry.since ?? (entry.request.createdAt ? Date.parse(entry.request.createdAt) - 1_000 : 0);
-    return incidentOfRequest(await runtime.store.listIncidents({ clusterId: entry.clusterId }), entry.request.machineName, since, holders);
+    return incidentOfRequest(await incidentsSince(runtime.store, entry.clusterId, since), entry.request.machineName, since, holders);
   }
 
   async function handle(object: RequestObject): Promise<void> {

@@ -7,6 +7,7 @@ import type { Incident, IncidentStore } from '../../functions/ports/incident-sto
 import { incidentCases } from './store-contract-incidents.ts';
 import { fleetCases } from './store-contract-fleet.ts';
 import { recordCases } from './store-contract-records.ts';
+import { recentCases } from './store-contract-recent.ts';
 
 export interface StoreFixture {
   store: IncidentStore;
@@ -70,6 +71,7 @@ export function describeIncidentStoreContract(name: string, open: () => Promise<
     const current = (): ContractContext => ({ store, incident, another, handles });
     incidentCases(current);
     recordCases(current);
+    recentCases(current);
     fleetCases(current);
   });
 }

@@ -7,7 +7,7 @@ import { currentView, type StoredView } from '../../core/path-name.ts';
 import { keptViews } from '../../core/view-history.ts';
 import type { InFlight, Incident, IncidentPatch, IncidentState, OutboxEntry } from '../../ports/incident-store.ts';
 import { decodeJson, encodeJson, num, optJson, optStr, str, type Item } from './dynamodb-codec.ts';
-import { byStatePk, incidentIndexKeys, incidentKey } from './dynamodb-keys.ts';
+import { byClusterSk, byStatePk, incidentIndexKeys, incidentKey } from './dynamodb-keys.ts';
 import { table } from './dynamodb-table.ts';
 
 /** What opening an incident needs to know; the open-pointer item carries the same. */
@@ -126,7 +126,7 @@ class UpdateBuilder {
  * The patch's defined fields, updatedAt and version + 1, on condition that the item exists at
  * `expectVersion` (and, when the patch closes it, is still open). `expiresAt` is the TTL a close sets.
  */
-export function patchUpdate(patch: IncidentPatch, options: { expectVersion: number; now: number; expiresAt: number }): UpdateParts {
+export function patchUpdate(patch: IncidentPatch, options: { incidentId: string; expectVersion: number; now: number; expiresAt: number }): UpdateParts {
   const b = new UpdateBuilder();
   const numbers = ['attempt', 'waits', 'immediateReprobes'] as const;
   for (const field of numbers) if (patch[field] !== undefined) b.set(field, patch[field]);
@@ -146,23 +146,29 @@ export function patchUpdate(patch: IncidentPatch, options: { expectVersion: numb
     closing(b, patch.state, options.expiresAt);
     conditions.push(`${b.name('state')} = ${b.value('open', 'open')}`);
   }
-  b.set('updatedAt', options.now);
+  written(b, options.incidentId, options.now);
   b.sets.push(`${b.name('version')} = ${b.name('version')} + ${b.value('one', 1)}`);
   return { UpdateExpression: b.expression(), ConditionExpression: conditions.join(' AND '), ExpressionAttributeNames: b.names, ExpressionAttributeValues: b.values };
 }
 
 /** closeIncident's write: outcome and result, on condition that it is open (and at `expectVersion`, if given). */
-export function closeUpdate(input: { outcome: IncidentState; result: unknown; now: number; expectVersion?: number; expiresAt: number }): UpdateParts {
+export function closeUpdate(input: { incidentId: string; outcome: IncidentState; result: unknown; now: number; expectVersion?: number; expiresAt: number }): UpdateParts {
   const b = new UpdateBuilder();
   closing(b, input.outcome, input.expiresAt);
   // As sqlite stores JSON null for an undefined result: nothing.
   if (input.result === undefined) b.remove('result');
   else b.set('result', encodeJson(input.result));
-  b.set('updatedAt', input.now);
+  written(b, input.incidentId, input.now);
   b.sets.push(`${b.name('version')} = ${b.name('version')} + ${b.value('one', 1)}`);
   const conditions = [`attribute_exists(${table.partitionKey.name})`, `${b.name('state')} = ${b.value('open', 'open')}`];
   if (input.expectVersion !== undefined) conditions.push(`${b.name('version')} = ${b.value('expectVersion', input.expectVersion)}`);
   return { UpdateExpression: b.expression(), ConditionExpression: conditions.join(' AND '), ExpressionAttributeNames: b.names, ExpressionAttributeValues: b.values };
+}
+
+/** Every write moves the incident to the end of its cluster's index partition (byClusterSk). */
+function written(b: UpdateBuilder, incidentId: string, now: number): void {
+  b.set('updatedAt', now);
+  b.set('gsi2sk', byClusterSk(now, incidentId));
 }
 
 /** A state change moves the incident to its state's index partition; a finished one expires. */

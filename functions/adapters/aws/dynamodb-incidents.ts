@@ -8,13 +8,13 @@ import {
   VersionConflictError,
   type CloseIncidentInput,
   type Incident,
+  type IncidentFilter,
   type IncidentPatch,
-  type IncidentState,
 } from '../../ports/incident-store.ts';
 import type { Item } from './dynamodb-codec.ts';
 import { batchGet, conditionally, expiresIn, isConditionFailed, queryAll, type StoreContext } from './dynamodb-context.ts';
 import { closeUpdate, patchUpdate, toIncident, type UpdateParts } from './dynamodb-incident-item.ts';
-import { byClusterPk, byStatePks, incidentKey, openPointerKey, openPointerPk } from './dynamodb-keys.ts';
+import { byClusterPk, byClusterSk, byStatePks, incidentKey, openPointerKey, openPointerPk } from './dynamodb-keys.ts';
 import { stampJournalTtl } from './dynamodb-journal.ts';
 
 export async function getIncidentItem(ctx: StoreContext, incidentId: string): Promise<Item | undefined> {
@@ -33,7 +33,7 @@ export async function updateIncident(
   patch: IncidentPatch,
   options: { expectVersion: number; now: number },
 ): Promise<Incident> {
-  const parts = patchUpdate(patch, { ...options, expiresAt: expiresIn(ctx, ctx.finishedTtlMs) });
+  const parts = patchUpdate(patch, { ...options, incidentId, expiresAt: expiresIn(ctx, ctx.finishedTtlMs) });
   const updated = await conditionalUpdate(ctx, incidentId, parts);
   if (!updated) {
     const current = await getIncident(ctx, incidentId);
@@ -47,7 +47,7 @@ export async function updateIncident(
 
 /** First close wins: a closed incident comes back unchanged. */
 export async function closeIncident(ctx: StoreContext, incidentId: string, input: CloseIncidentInput): Promise<Incident> {
-  const parts = closeUpdate({ ...input, expiresAt: expiresIn(ctx, ctx.finishedTtlMs) });
+  const parts = closeUpdate({ ...input, incidentId, expiresAt: expiresIn(ctx, ctx.finishedTtlMs) });
   const closed = await conditionalUpdate(ctx, incidentId, parts);
   if (closed) {
     await finish(ctx, closed);
@@ -103,25 +103,33 @@ export async function clearPointer(ctx: StoreContext, clusterId: string, targetK
  * functions ask this on every step); other lists come from an index, with the open incidents in
  * them read again from the table, since an index lags its table by a moment.
  */
-export async function listIncidents(ctx: StoreContext, filter: { clusterId?: string; state?: IncidentState } = {}): Promise<Incident[]> {
+export async function listIncidents(ctx: StoreContext, filter: IncidentFilter = {}): Promise<Incident[]> {
   const { clusterId, state } = filter;
+  // The recent ones are one key range of the cluster's partition (byClusterSk: ordered by last write).
+  const since = 'openOrChangedSince' in filter ? filter.openOrChangedSince : undefined;
   let incidents: Incident[];
   if (clusterId !== undefined && state === 'open') {
     incidents = await openOf(ctx, clusterId);
   } else {
     const indexed =
       clusterId !== undefined
-        ? await queryIndex(ctx, 'byCluster', 'gsi2pk', byClusterPk(clusterId))
-        : (await Promise.all((state ? [state] : incidentStates).flatMap((s) => byStatePks(s).map((pk) => queryIndex(ctx, 'byState', 'gsi1pk', pk))))).flat();
+        ? await queryIndex(ctx, 'byCluster', { attribute: 'gsi2pk', value: byClusterPk(clusterId) }, since === undefined ? undefined : { attribute: 'gsi2sk', from: byClusterSk(since, '') })
+        : (await Promise.all((state ? [state] : incidentStates).flatMap((s) => byStatePks(s).map((pk) => queryIndex(ctx, 'byState', { attribute: 'gsi1pk', value: pk }))))).flat();
     incidents = await freshen(ctx, indexed.map(toIncident), clusterId);
   }
   return incidents
     .filter((i) => (state === undefined || i.state === state) && (clusterId === undefined || i.clusterId === clusterId))
+    .filter((i) => since === undefined || i.state === 'open' || i.updatedAt >= since)
     .sort((a, b) => a.openedAt - b.openedAt || (a.incidentId < b.incidentId ? -1 : a.incidentId > b.incidentId ? 1 : 0));
 }
 
-const queryIndex = (ctx: StoreContext, indexName: string, attribute: string, value: string): Promise<Item[]> =>
-  queryAll(ctx, { IndexName: indexName, KeyConditionExpression: '#pk = :pk', ExpressionAttributeNames: { '#pk': attribute }, ExpressionAttributeValues: { ':pk': value } });
+const queryIndex = (ctx: StoreContext, indexName: string, partition: { attribute: string; value: string }, range?: { attribute: string; from: string }): Promise<Item[]> =>
+  queryAll(ctx, {
+    IndexName: indexName,
+    KeyConditionExpression: range ? '#pk = :pk AND #sk >= :from' : '#pk = :pk',
+    ExpressionAttributeNames: { '#pk': partition.attribute, ...(range ? { '#sk': range.attribute } : {}) },
+    ExpressionAttributeValues: { ':pk': partition.value, ...(range ? { ':from': range.from } : {}) },
+  });
 
 /** The incidents a cluster's open pointers name, as the table holds them now. */
 async function openOf(ctx: StoreContext, clusterId: string): Promise<Incident[]> {

@@ -57,13 +57,19 @@ export const stormEndedKey: Key = { pk: FLEET_PAUSES_PK, sk: 'storm-ended' };
 export const fleetOpeningKey = (clusterId: string): Key => ({ pk: FLEET_OPENINGS_PK, sk: clusterId });
 export const removalSlotKey = (slot: number): Key => ({ pk: FLEET_SLOTS_PK, sk: `slot#${pad(slot, 4)}` });
 
-/** The index keys an incident carries: its state's partition, its cluster's, both ordered by opening. */
+/**
+ * The index keys an incident carries: its state's partition ordered by opening, and its cluster's
+ * ordered by its last write (byClusterSk, set again by every write), so a report reads the
+ * cluster's recent incidents as one key range.
+ */
 export const incidentIndexKeys = (incident: { incidentId: string; clusterId: string; state: string; openedAt: number }) => ({
   gsi1pk: byStatePk(incident.state),
   gsi1sk: `${pad(incident.openedAt, 15)}#${incident.incidentId}`,
   gsi2pk: byClusterPk(incident.clusterId),
-  gsi2sk: `${pad(incident.openedAt, 15)}#${incident.incidentId}`,
+  gsi2sk: byClusterSk(incident.openedAt, incident.incidentId),
 });
+/** An incident's place in its cluster's partition: when it was last written. */
+export const byClusterSk = (writtenAt: number, incidentId: string): string => `${pad(writtenAt, 15)}#${incidentId}`;
 export const byStatePk = (state: string): string => `incidents#${state}`;
 
 /** The index partitions that hold a state: an item an earlier build closed as 'remediated' stays under that name. */

@@ -24,7 +24,7 @@ export const table = {
   globalSecondaryIndexes: [
     /** Incidents by state (`incidents#<state>`), oldest first: every open incident, for the sweep. */
     { indexName: 'byState', partitionKey: { name: 'gsi1pk', type: 'S' }, sortKey: { name: 'gsi1sk', type: 'S' }, projection: 'ALL' },
-    /** A cluster's incidents (`incidents-of#<clusterId>`), oldest first, whatever their state. */
+    /** A cluster's incidents (`incidents-of#<clusterId>`), whatever their state, in the order last written. */
     { indexName: 'byCluster', partitionKey: { name: 'gsi2pk', type: 'S' }, sortKey: { name: 'gsi2sk', type: 'S' }, projection: 'ALL' },
   ],
 } as const satisfies {

@@ -11,6 +11,7 @@ import {
   type CloseIncidentInput,
   type InFlight,
   type Incident,
+  type IncidentFilter,
   type IncidentPatch,
   type IncidentState,
   type OpenIncidentInput,
@@ -57,13 +58,27 @@ export async function getIncident(ctx: SqliteContext, incidentId: string): Promi
   return readIncident(ctx, incidentId);
 }
 
-export async function listIncidents(ctx: SqliteContext, filter: { clusterId?: string; state?: IncidentState }): Promise<Incident[]> {
+export async function listIncidents(ctx: SqliteContext, filter: IncidentFilter): Promise<Incident[]> {
+  if ('openOrChangedSince' in filter) return recentIncidents(ctx, filter);
   return ctx.rows(
     `SELECT * FROM incidents
      WHERE ($clusterId IS NULL OR cluster_id = $clusterId) AND ($state IS NULL OR state = $state)
      ORDER BY opened_at, incident_id`,
     { clusterId: filter.clusterId ?? null, state: filter.state ?? null },
   ).map(toIncident);
+}
+
+/**
+ * A cluster's open incidents (the one-open-per-target index) and those written since (the
+ * incidents_by_cluster_changed index): two index ranges, never the cluster's whole history.
+ */
+export const RECENT_INCIDENTS_SQL = `SELECT * FROM incidents WHERE cluster_id = $clusterId AND state = 'open' AND ($state IS NULL OR state = $state)
+  UNION ALL
+  SELECT * FROM incidents WHERE cluster_id = $clusterId AND updated_at >= $since AND state != 'open' AND ($state IS NULL OR state = $state)
+  ORDER BY opened_at, incident_id`;
+
+function recentIncidents(ctx: SqliteContext, filter: Extract<IncidentFilter, { openOrChangedSince: number }>): Incident[] {
+  return ctx.rows(RECENT_INCIDENTS_SQL, { clusterId: filter.clusterId, since: filter.openOrChangedSince, state: filter.state ?? null }).map(toIncident);
 }
 
 export async function updateIncident(

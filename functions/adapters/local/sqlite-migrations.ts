@@ -203,6 +203,9 @@ export const migrations: readonly string[] = [
    ALTER TABLE incidents_next RENAME TO incidents;
    CREATE UNIQUE INDEX incidents_one_open_per_target ON incidents (cluster_id, target_key) WHERE state = 'open';
    CREATE INDEX incidents_by_cluster ON incidents (cluster_id, opened_at);`,
+  // A report reads its cluster's open incidents and those written lately, not its whole history
+  // (listIncidents' openOrChangedSince). A later rebuild of the table must create it again.
+  `CREATE INDEX incidents_by_cluster_changed ON incidents (cluster_id, updated_at);`,
 ];
 
 /** The schema version a file holds, without changing it; undefined when it holds no schema of ours. */

@@ -11,7 +11,7 @@ import type {
   DeadLetterInput,
   Incident,
   IncidentPatch,
-  IncidentState,
+  IncidentFilter,
   IncidentStore,
   JournalEntry,
   JournalInput,
@@ -96,7 +96,7 @@ export class SqliteIncidentStore implements IncidentStore, TimerStore {
     return getIncident(this.#ctx, incidentId);
   }
 
-  listIncidents(filter: { clusterId?: string; state?: IncidentState } = {}): Promise<Incident[]> {
+  listIncidents(filter: IncidentFilter = {}): Promise<Incident[]> {
     return listIncidents(this.#ctx, filter);
   }
 
