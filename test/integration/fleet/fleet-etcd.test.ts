@@ -127,6 +127,28 @@ describe.sequential('fleet gates on real etcd', () => {
     for (const lab of f.labs) expect(await lab.memberList()).toHaveLength(2);
   });
 
+  it('a storm: three of three clusters fail at once, each removal is deferred with FLEET_STORM and nothing is removed; resume --storm lets all finish', async () => {
+    // Threshold max(2 − 1, floor(0.2 × 3)) = 1: a second failing cluster makes a storm.
+    const f = (fleet = await startFleet(3, { ...labPolicy, snapshotBeforeRemove: false, fleet: { stormMinClusters: 2, stormWindowMs: 60_000, stormCooldownMs: 60_000 } }));
+    const followers = await Promise.all(
+      f.labs.map(async (lab) => {
+        const leader = await lab.leader();
+        return lab.members.find((m) => m.name !== leader.name)!.name;
+      }),
+    );
+    await Promise.all(followers.map((name, i) => report(f, `c${i}`, name)));
+    const deferred = () => new Set(f.events.filter((e) => e.detailType === 'RetryRequested' && (e.detail as { reason: string }).reason === 'FLEET_STORM').map((e) => e.detail.clusterId));
+    await waitFor(async () => (deferred().size === 3 ? true : undefined), { timeoutMs: 30_000, what: 'all three removals deferred by the storm' });
+    const said = f.events.find((e) => e.detailType === 'RetryRequested' && (e.detail as { reason: string }).reason === 'FLEET_STORM')!.detail as { message: string };
+    expect(said.message).toMatch(/3 of 3 registered clusters opened incidents within the last 60 s \(c\d, c\d and c\d\), more than the storm threshold of 1/);
+    expect(f.calls.memberRemove).toEqual([]);
+
+    const ended = await runCli(['resume', '--state', f.statePath, '--storm', '--why', 'the machines really died']);
+    expect(ended.code, ended.stderr).toBe(0);
+    const done = await waitFor(async () => (endings(f).length >= 3 ? endings(f) : undefined), { timeoutMs: 90_000, what: 'an ending for each cluster after resume --storm' });
+    expect(done.map((e) => e.detailType)).toEqual(['RemediationCompleted', 'RemediationCompleted', 'RemediationCompleted']);
+  });
+
   it('a paused cluster: the plan says PAUSED, its leader is neither moved nor removed; resume lets it finish', async () => {
     const f = (fleet = await startFleet(1, fleetPolicy()));
     const paused = await runCli(['pause', '--state', f.statePath, '--cluster', 'c0', '--why', 'upgrading the control plane', '--by', 'ops']);
