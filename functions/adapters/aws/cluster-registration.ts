@@ -12,7 +12,7 @@ import type { PathName } from '../../core/types.ts';
 import type { KubeAccessConfig, MachineApiVersion } from '../../ports/kube-access.ts';
 import type { Item } from './dynamodb-codec.ts';
 import { conditionally } from './dynamodb-context.ts';
-import { clusterConfigKey, instanceKey, nodeKey, type Key } from './dynamodb-keys.ts';
+import { clusterConfigKey, fleetClusterKey, instanceKey, nodeKey, type Key } from './dynamodb-keys.ts';
 import { documentClient } from './dynamodb-store.ts';
 import { underDefaults } from './policy-defaults.ts';
 
@@ -205,6 +205,8 @@ export async function putCluster(client: DynamoDBClient, tableName: string, regi
     }
   }
   await doc.send(new PutCommand({ TableName: tableName, Item: { ...clusterConfigKey(clusterId), type: 'cluster', ...checked, registeredAt: now() } }));
+  // One small item a cluster in one partition: the storm guard counts the fleet without a scan.
+  await doc.send(new PutCommand({ TableName: tableName, Item: { ...fleetClusterKey(clusterId), type: 'fleet-cluster', clusterId } }));
   const kept = new Set(wanted.map((l) => `${l.key.pk}`));
   const stale = previous ? lookupsOf(previousRegistration(previous)).filter((l) => !kept.has(l.key.pk)) : [];
   for (const lookup of stale) {

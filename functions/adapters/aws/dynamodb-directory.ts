@@ -3,7 +3,7 @@
 // it, dynamodb-intake-lookup.ts). Entries are cached per container for cacheMs; the TLS
 // credentials and the kubeconfigs come from the SecretSource, read when the entry is.
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { PolicyInput } from '../../core/policy.ts';
 import { UnknownClusterError, type ClusterDirectory, type ClusterEntry, type MemberLookup } from '../../ports/cluster-directory.ts';
 import type { KubeAccessConfig } from '../../ports/kube-access.ts';
@@ -11,7 +11,7 @@ import { cached } from './cache.ts';
 import { checkRegistration, ClusterRegistrationError, type ClusterRegistration } from './cluster-registration.ts';
 import type { Item } from './dynamodb-codec.ts';
 import { createIntakeLookup, DEFAULT_DIRECTORY_CACHE_MS } from './dynamodb-intake-lookup.ts';
-import { clusterConfigKey } from './dynamodb-keys.ts';
+import { clusterConfigKey, FLEET_CLUSTERS_PK } from './dynamodb-keys.ts';
 import { documentClient } from './dynamodb-store.ts';
 import { redacted } from './redacted.ts';
 import type { SecretSource } from './secrets.ts';
@@ -34,7 +34,7 @@ export interface DynamoDirectoryOptions {
   clock?: () => number;
 }
 
-export function createDynamoDirectory(options: DynamoDirectoryOptions): ClusterDirectory & MemberLookup {
+export function createDynamoDirectory(options: DynamoDirectoryOptions): ClusterDirectory & MemberLookup & { registeredCount(): Promise<number> } {
   const doc = documentClient(options.client);
   const cacheMs = options.cacheMs ?? DEFAULT_DIRECTORY_CACHE_MS;
   const clock = options.clock ?? Date.now;
@@ -44,7 +44,27 @@ export function createDynamoDirectory(options: DynamoDirectoryOptions): ClusterD
     return entryOf(item, clusterId, options.secrets, options.policyDefaults);
   });
   const members = createIntakeLookup({ client: options.client, tableName: options.tableName, cacheMs, clock });
-  return { get: (clusterId) => entries(clusterId), findByInstance: (id) => members.findByInstance(id), findByNode: (name) => members.findByNode(name) };
+  // Counted from the registrations' index items, cached as the entries are (a Query, COUNT only).
+  const counted = cached<number>(cacheMs, clock, () => countRegistered(doc, options.tableName));
+  return {
+    get: (clusterId) => entries(clusterId),
+    registeredCount: () => counted('count'),
+    findByInstance: (id) => members.findByInstance(id),
+    findByNode: (name) => members.findByNode(name),
+  };
+}
+
+async function countRegistered(doc: DynamoDBDocumentClient, tableName: string): Promise<number> {
+  let count = 0;
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await doc.send(
+      new QueryCommand({ TableName: tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': FLEET_CLUSTERS_PK }, Select: 'COUNT', ...(start ? { ExclusiveStartKey: start } : {}) }),
+    );
+    count += page.Count ?? 0;
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return count;
 }
 
 async function entryOf(item: Item, clusterId: string, secrets: SecretSource, policyDefaults: PolicyInput | undefined): Promise<ClusterEntry> {

@@ -16,6 +16,7 @@
 //   fleet#pauses               cluster#<clusterId>  one cluster's pause
 //   fleet#openings             <clusterId>          the cluster's newest incident opening (storm guard)
 //   fleet#slots                slot#<n>             a removal in flight: owner incident and lease
+//   fleet#clusters             <clusterId>          the registered clusters, for the storm guard's count
 import type { table } from './dynamodb-table.ts';
 import type { IncidentState } from '../../core/incident.ts';
 
@@ -56,6 +57,8 @@ export const fleetPauseKey = (clusterId: string | undefined): Key => ({ pk: FLEE
 export const stormEndedKey: Key = { pk: FLEET_PAUSES_PK, sk: 'storm-ended' };
 export const fleetOpeningKey = (clusterId: string): Key => ({ pk: FLEET_OPENINGS_PK, sk: clusterId });
 export const removalSlotKey = (slot: number): Key => ({ pk: FLEET_SLOTS_PK, sk: `slot#${pad(slot, 4)}` });
+export const FLEET_CLUSTERS_PK = 'fleet#clusters';
+export const fleetClusterKey = (clusterId: string): Key => ({ pk: FLEET_CLUSTERS_PK, sk: clusterId });
 
 /**
  * The index keys an incident carries: its state's partition ordered by opening, and its cluster's
