@@ -10,7 +10,7 @@ import { PolicyStatement, ServicePrincipal, type IRole, type Role } from 'aws-cd
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { emits, EVENT_SOURCE, functionNames, type DetailType } from '../../events/catalogue.ts';
 import { INTAKE_READS } from '../../functions/adapters/aws/dynamodb-intake-lookup.ts';
-import { DEAD_LETTERS_PK, deadLetterCounterKey, lockKey, openPointerPk } from '../../functions/adapters/aws/dynamodb-keys.ts';
+import { DEAD_LETTERS_PK, deadLetterCounterKey, FLEET_SLOTS_PK, lockKey, openPointerPk } from '../../functions/adapters/aws/dynamodb-keys.ts';
 import { SHORT_WAIT_PIPE } from '../../functions/adapters/aws/short-wait-queue.ts';
 import { functionSpecs, type StackFunctionName } from './function-specs.ts';
 import { acknowledgeWildcardResource } from './nag.ts';
@@ -40,10 +40,12 @@ export const PIPELINE_PUBLISHES: readonly DetailType[] = [...new Set(functionNam
 export const INTAKE_PUBLISHES: readonly DetailType[] = ['MemberUnhealthy'];
 
 /**
- * The items a step deletes: an ended incident's open pointer (dynamodb-incidents.ts clearPointer)
- * and a cluster lock it released (dynamodb-records.ts releaseLock). Nothing else is ever deleted.
+ * The items a step deletes: an ended incident's open pointer (dynamodb-incidents.ts clearPointer),
+ * a cluster lock it released (dynamodb-records.ts releaseLock) and the removal slot it held
+ * (dynamodb-fleet.ts releaseRemovalSlot). Nothing else is ever deleted: a pause is lifted by a
+ * person (resume), never by a function.
  */
-export const PIPELINE_DELETES = [openPointerPk(''), lockKey('').pk].map((prefix) => `${prefix}*`);
+export const PIPELINE_DELETES = [openPointerPk(''), lockKey('').pk, FLEET_SLOTS_PK].map((prefix) => `${prefix}*`);
 
 /** A refused signal's dead letter and the counter that orders them: all the intake writes. */
 const INTAKE_WRITES = [DEAD_LETTERS_PK, deadLetterCounterKey.pk];

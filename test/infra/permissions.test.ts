@@ -103,8 +103,8 @@ const PIPELINE = (): Grant[] => [
   LOGS,
   { actions: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'], resources: TABLE_AND_INDEXES },
   { actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'], resources: ['table'] },
-  // Deletes only what a step ends: an incident's open pointer, a cluster lock it held.
-  { actions: ['dynamodb:DeleteItem'], resources: ['table'], condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['open#*', 'lock#*'] } } },
+  // Deletes only what a step ends: an incident's open pointer, a cluster lock or a removal slot it held; never a pause.
+  { actions: ['dynamodb:DeleteItem'], resources: ['table'], condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['open#*', 'lock#*', 'fleet#slots*'] } } },
   putEvents(PIPELINE_PUBLISHES),
   { actions: ['scheduler:CreateSchedule', 'scheduler:DeleteSchedule'], resources: [`arn:aws:scheduler:REGION:ACCOUNT:schedule/${groupName()}/*`] },
   { actions: ['iam:PassRole'], resources: ['scheduler role'], condition: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } } },
