@@ -35,7 +35,7 @@ export function requireEnv<const N extends string>(env: Env, functionName: strin
  * The SDK reads AWS_ENDPOINT_URL_<SERVICE> from process.env by itself; said explicitly here so an
  * `env` other than process.env (a test's) is honoured too. `service` is the SDK's suffix.
  */
-export function clientConfig(env: Env, service: 'DYNAMODB' | 'EVENTBRIDGE' | 'SCHEDULER' | 'SQS' | 'SECRETS_MANAGER'): ClientConfig {
+export function clientConfig(env: Env, service: 'DYNAMODB' | 'EVENTBRIDGE' | 'SCHEDULER' | 'SQS' | 'SECRETS_MANAGER' | 'S3'): ClientConfig {
   const endpoint = env[`AWS_ENDPOINT_URL_${service}`] ?? env.AWS_ENDPOINT_URL;
   const region = env.AWS_REGION ?? env.AWS_DEFAULT_REGION;
   return { ...(endpoint ? { endpoint } : {}), ...(region ? { region } : {}) };

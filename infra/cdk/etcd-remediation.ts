@@ -4,6 +4,7 @@
 import { ArnFormat, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { EventBus } from 'aws-cdk-lib/aws-events';
+import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { IDestination, IFunction } from 'aws-cdk-lib/aws-lambda';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -12,13 +13,14 @@ import type { PolicyInput } from '../../functions/core/policy.ts';
 import { Monitoring } from './alarms.ts';
 import { isStep, METRICS_NAMESPACE, pascal, stackFunctionNames, type StackFunctionName } from './function-specs.ts';
 import { RemediatorFunction } from './functions.ts';
-import { grantFunction } from './permissions.ts';
+import { grantFunction, grantSnapshots } from './permissions.ts';
 import type { EtcdRemediationProps } from './props.ts';
 import type { DeadLetterQueue } from './queues.ts';
 import { Routing } from './rules.ts';
 import { StepFailedDestination } from './step-failed.ts';
 import { LongWaits } from './scheduler.ts';
 import { ShortWaits } from './short-wait-pipe.ts';
+import { snapshotBucket } from './snapshot-bucket.ts';
 import { indexNames, remediationTable } from './table.ts';
 
 export type { EtcdRemediationProps } from './props.ts';
@@ -31,6 +33,8 @@ export class EtcdRemediation extends Construct {
   readonly shortWaits: ShortWaits;
   readonly routing: Routing;
   readonly monitoring: Monitoring;
+  /** Where remediate puts the snapshot it takes before each removal. */
+  readonly snapshots: Bucket;
   /** Every dead-letter queue, each with what lands in it. */
   readonly deadLetterQueues: DeadLetterQueue[] = [];
 
@@ -46,6 +50,7 @@ export class EtcdRemediation extends Construct {
     this.table = remediationTable(this, 'Table', props.tableRemovalPolicy ?? RemovalPolicy.RETAIN);
     this.longWaits = new LongWaits(this, 'LongWaits', { bus: this.bus, deadLetterQueues: this.deadLetterQueues });
     this.shortWaits = new ShortWaits(this, 'ShortWaits', { bus: this.bus, deadLetterQueues: this.deadLetterQueues });
+    this.snapshots = snapshotBucket(this, 'Snapshots', props.snapshotRetentionDays);
 
     const sharedEnvironment = {
       TABLE_NAME: this.table.tableName,
@@ -76,7 +81,7 @@ export class EtcdRemediation extends Construct {
     const build = (name: StackFunctionName, onFailure?: IDestination): RemediatorFunction => {
       const fn = new RemediatorFunction(this, pascal(name), {
         name,
-        environment: { ...sharedEnvironment, POWERTOOLS_SERVICE_NAME: name },
+        environment: { ...sharedEnvironment, POWERTOOLS_SERVICE_NAME: name, ...(name === 'remediate' ? { SNAPSHOT_BUCKET: this.snapshots.bucketName } : {}) },
         logRetention: props.logRetention ?? RetentionDays.ONE_MONTH,
         vpc: props.vpc,
         vpcSubnets: props.vpcSubnets,
@@ -85,6 +90,7 @@ export class EtcdRemediation extends Construct {
         ...(onFailure ? { onFailure } : {}),
       });
       grantFunction(name, fn.role, grantees);
+      if (name === 'remediate') grantSnapshots(fn.role, this.snapshots);
       functions[name] = fn;
       lambdas[name] = fn.function;
       return fn;

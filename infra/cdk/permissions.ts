@@ -7,11 +7,13 @@ import { Stack } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IEventBus } from 'aws-cdk-lib/aws-events';
 import { PolicyStatement, ServicePrincipal, type IRole, type Role } from 'aws-cdk-lib/aws-iam';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { emits, EVENT_SOURCE, functionNames, type DetailType } from '../../events/catalogue.ts';
 import { INTAKE_READS } from '../../functions/adapters/aws/dynamodb-intake-lookup.ts';
 import { DEAD_LETTERS_PK, deadLetterCounterKey, FLEET_SLOTS_PK, lockKey, openPointerPk } from '../../functions/adapters/aws/dynamodb-keys.ts';
 import { SHORT_WAIT_PIPE } from '../../functions/adapters/aws/short-wait-queue.ts';
+import { SNAPSHOT_PREFIX } from '../../functions/aws-wiring/lazy-snapshots.ts';
 import { functionSpecs, type StackFunctionName } from './function-specs.ts';
 import { acknowledgeWildcardResource } from './nag.ts';
 
@@ -146,4 +148,16 @@ function grantPipeline(role: Role, on: Grantees): void {
       'Each registered cluster names its own secret (etcd client certificate, kubeconfig) under this prefix, and Secrets Manager adds a random suffix to every secret ARN; read-only, GetSecretValue only.',
     );
   }
+}
+
+/**
+ * remediate writes the snapshot it takes before a removal, under the bucket's snapshot prefix, and
+ * nothing else: s3:PutObject covers CreateMultipartUpload, UploadPart and CompleteMultipartUpload
+ * (S3 User Guide, "Multipart upload API and permissions"); AbortMultipartUpload drops the parts of
+ * a stream etcd cut short. No read, no list, no delete: a remediator cannot lose a snapshot.
+ */
+export function grantSnapshots(role: Role, bucket: IBucket): void {
+  const objects = bucket.arnForObjects(`${SNAPSHOT_PREFIX}*`);
+  role.addToPolicy(new PolicyStatement({ actions: ['s3:PutObject', 's3:AbortMultipartUpload'], resources: [objects] }));
+  acknowledgeWildcardResource(role, objects, 'Object keys are made at run time, one per cluster, incident and member; the wildcard covers only the snapshot prefix of this construct\'s own bucket, for writes.');
 }

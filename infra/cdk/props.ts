@@ -34,4 +34,6 @@ export interface EtcdRemediationProps {
    * secrets named `etcd-remediator/*` in this account and region.
    */
   readonly secretArnPattern?: string;
+  /** How many days a snapshot taken before a removal is kept in the construct's bucket. Default: 30. */
+  readonly snapshotRetentionDays?: number;
 }

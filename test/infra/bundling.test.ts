@@ -85,6 +85,19 @@ describe('what each function bundles', () => {
     }
   });
 
+  it('no function loads the S3 client at its cold start; remediate loads it in a chunk of its own, when it takes a snapshot', () => {
+    const s3 = '@aws-sdk/client-s3';
+    for (const name of stackFunctionNames) {
+      const { metafile } = built.get(name)!;
+      expect(packagesIn(inputsOf(metafile, loadedWith(metafile, index(name)))).has(s3), name).toBe(false);
+    }
+    const { metafile } = built.get('remediate')!;
+    const chunks = loadedLater(metafile, index('remediate')).filter((path) => packagesIn(Object.keys(metafile.outputs[path]!.inputs)).has(s3));
+    expect(chunks.length).toBeGreaterThan(0);
+    for (const chunk of chunks) expect(Object.keys(metafile.outputs[chunk]!.inputs).some((input) => input.endsWith('etcd-chunk.ts') || input.includes('node_modules/etcd3/')), chunk).toBe(false);
+    expect(Object.values(metafile.outputs).some((o) => Object.keys(o.inputs).some((input) => input.endsWith('aws-wiring/snapshots-chunk.ts')))).toBe(true);
+  });
+
   it('the files a cold start loads, read from the bundle itself, are those the metafile names', () => {
     for (const name of stackFunctionNames) {
       const { metafile } = built.get(name)!;

@@ -41,6 +41,7 @@ function namesOfIds(): Map<string, string> {
     [requireRef(env('schedule-retry').SCHEDULER_DLQ_ARN), 'scheduler DLQ'],
     [schedulerRole(), 'scheduler role'],
     [fn('step-failed').id, 'step-failed'],
+    [requireRef(env('remediate').SNAPSHOT_BUCKET), 'snapshot bucket'],
   ]);
   const pipeDlq = (resource(json, requireRef(env('schedule-retry').SHORT_WAIT_QUEUE_URL)).Properties.RedrivePolicy as { deadLetterTargetArn: unknown }).deadLetterTargetArn;
   names.set(requireRef(pipeDlq), 'short-wait DLQ');
@@ -112,12 +113,14 @@ const PIPELINE = (): Grant[] => [
   SECRETS,
 ];
 const STEP_FAILED_INVOKE: Grant = { actions: ['lambda:InvokeFunction'], resources: ['step-failed'] };
+/** The snapshot before a removal: written under its prefix (a multipart upload, or its abort), never read, listed or deleted. */
+const SNAPSHOT_WRITES: Grant = { actions: ['s3:AbortMultipartUpload', 's3:PutObject'], resources: ['snapshot bucket/snapshots/*'] };
 
 const expected = (): Record<string, { role: () => string; grants: () => Grant[] }> => ({
   'probe-members': { role: () => roleOfFunction('probe-members'), grants: () => [...PIPELINE(), STEP_FAILED_INVOKE] },
   'move-leader': { role: () => roleOfFunction('move-leader'), grants: () => [...PIPELINE(), STEP_FAILED_INVOKE] },
   'schedule-retry': { role: () => roleOfFunction('schedule-retry'), grants: () => [...PIPELINE(), STEP_FAILED_INVOKE] },
-  remediate: { role: () => roleOfFunction('remediate'), grants: () => [...PIPELINE(), STEP_FAILED_INVOKE] },
+  remediate: { role: () => roleOfFunction('remediate'), grants: () => [...PIPELINE(), STEP_FAILED_INVOKE, SNAPSHOT_WRITES] },
   'step-failed': { role: () => roleOfFunction('step-failed'), grants: () => [...PIPELINE(), OWN_QUEUE] },
   intake: {
     role: () => roleOfFunction('intake'),
@@ -162,6 +165,12 @@ describe('every role may do exactly what the table says', () => {
   it('the table holds every role the stack makes', () => {
     const inTable = new Set(Object.values(expected()).map((row) => row.role()));
     expect(resourcesOf(json, 'AWS::IAM::Role').map(([id]) => id).filter((id) => !inTable.has(id))).toEqual([]);
+  });
+
+  it('only remediate is told the snapshot bucket, and only remediate may write to it', () => {
+    expect(stackFunctionNames.filter((name) => env(name).SNAPSHOT_BUCKET !== undefined)).toEqual(['remediate']);
+    const writers = stackFunctionNames.filter((name) => grantsOf(roleOfFunction(name)).some((g) => g.actions.some((a) => a.startsWith('s3:'))));
+    expect(writers).toEqual(['remediate']);
   });
 
   it('the intake reads no secret and deletes nothing', () => {
