@@ -60,12 +60,18 @@ export async function getIncident(ctx: SqliteContext, incidentId: string): Promi
 
 export async function listIncidents(ctx: SqliteContext, filter: IncidentFilter): Promise<Incident[]> {
   if ('openOrChangedSince' in filter) return recentIncidents(ctx, filter);
-  return ctx.rows(
-    `SELECT * FROM incidents
-     WHERE ($clusterId IS NULL OR cluster_id = $clusterId) AND ($state IS NULL OR state = $state)
-     ORDER BY opened_at, incident_id`,
-    { clusterId: filter.clusterId ?? null, state: filter.state ?? null },
-  ).map(toIncident);
+  const { sql, params } = listIncidentsQuery(filter);
+  return ctx.rows(sql, params).map(toIncident);
+}
+
+/**
+ * Only the conditions asked for: `$x IS NULL OR column = $x` would read the whole table whatever
+ * was asked, where these read one index range (a cluster's open incidents, the fleet's open ones).
+ */
+export function listIncidentsQuery(filter: { clusterId?: string; state?: IncidentState }): { sql: string; params: Record<string, string> } {
+  const conditions = [filter.clusterId === undefined ? '' : 'cluster_id = $clusterId', filter.state === undefined ? '' : 'state = $state'].filter(Boolean);
+  const params = { ...(filter.clusterId === undefined ? {} : { clusterId: filter.clusterId }), ...(filter.state === undefined ? {} : { state: filter.state }) };
+  return { sql: `SELECT * FROM incidents${conditions.length ? ` WHERE ${conditions.join(' AND ')}` : ''} ORDER BY opened_at, incident_id`, params };
 }
 
 /**

@@ -206,6 +206,8 @@ export const migrations: readonly string[] = [
   // A report reads its cluster's open incidents and those written lately, not its whole history
   // (listIncidents' openOrChangedSince). A later rebuild of the table must create it again.
   `CREATE INDEX incidents_by_cluster_changed ON incidents (cluster_id, updated_at);`,
+  // Every step reads its cluster's open incidents: one range of this, not the cluster's history.
+  `CREATE INDEX incidents_by_cluster_state ON incidents (cluster_id, state, opened_at);`,
 ];
 
 /** The schema version a file holds, without changing it; undefined when it holds no schema of ours. */
