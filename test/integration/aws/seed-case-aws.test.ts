@@ -5,6 +5,7 @@
 // leader's path cut. One MemberRemove, the whole chain of events, the figure printed beside the
 // local embedded runtime's and the bound of grace + 2 × election timeout + 1 s, which demo:aws
 // --runs 5 holds the median to.
+import { createHash } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createDynamoIncidentStore } from '../../../functions/adapters/aws/dynamodb-store.ts';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';
@@ -100,6 +101,14 @@ describe.sequential('the seed case on the AWS wiring', () => {
     expect((await lab!.memberList()).map((m) => m.id).sort()).toEqual(lab!.members.filter((m) => m.id !== leader.id).map((m) => m.id).sort());
     expect(await removalsRecorded()).toEqual([expect.objectContaining({ memberId: leader.id, confirmed: true })]);
     expect(stack.failed).toEqual([]);
+    // The snapshot taken before the removal is in the bucket, its bytes those the completion records.
+    const snapshot = (completed.event.detail as { snapshot?: { location: string; bytes: number; sha256: string } }).snapshot;
+    expect(snapshot?.location).toMatch(new RegExp(`^s3://${stack.snapshotBucket}/snapshots/lab/`));
+    const object = stack.s3.objects.get(snapshot!.location.slice('s3://'.length))!;
+    expect(object.body.length).toBe(snapshot!.bytes);
+    expect(createHash('sha256').update(object.body).digest('hex')).toBe(snapshot!.sha256);
+    expect(stack.s3.objects.get(`${snapshot!.location.slice('s3://'.length)}.sha256`)?.body.toString()).toMatch(new RegExp(`^${snapshot!.sha256}  `));
+    expect(stack.s3.openUploads()).toEqual([]);
     console.log(
       `aws wiring, ${HOP_LATENCY_MS} ms a hop: event → new leader ${tookMs} ms; local runtime ${localMs ?? '?'} ms; ` +
         `bound grace + 2 × election + 1 s = ${SEED_BOUND_MS} ms; ` +

@@ -1,7 +1,8 @@
 // Test support: the synthesized stack run on this machine as it would run deployed. Each function
 // is its built bundle (the esbuild output the stack deploys) in a warm container process; the
 // real AWS SDK clients inside talk to protocol-level fakes of EventBridge (routing by the
-// template's own rules), Scheduler, SQS and the Pipe, and to DynamoDB on dynalite. An invocation
+// template's own rules), Scheduler, SQS, the Pipe and S3 (the snapshot bucket), and to DynamoDB on
+// dynalite. An invocation
 // that failed every try goes where the template's EventInvokeConfig sends it: a function of the
 // stack gets its invocation record, as Lambda's on-failure destination hands it over.
 //
@@ -15,6 +16,7 @@ import { join } from 'node:path';
 import type { CfnTemplate } from '../fakes/cfn-template.ts';
 import { startEventBridgeFake, type EventBridgeFake } from '../fakes/eventbridge-fake.ts';
 import { connectPipe, pipeFromTemplate } from '../fakes/pipe-fake.ts';
+import { startS3Fake, type S3Fake } from '../fakes/s3-fake.ts';
 import { startSchedulerFake, type SchedulerFake } from '../fakes/scheduler-fake.ts';
 import { startSqsFake, type SqsFake } from '../fakes/sqs-fake.ts';
 import { startDynalite, type Dynalite, type DynaliteOptions, type DynamoExchange } from '../dynalite.ts';
@@ -28,6 +30,9 @@ export interface DeployedStack {
   eventBridge: EventBridgeFake;
   scheduler: SchedulerFake;
   sqs: SqsFake;
+  /** The snapshot bucket (the template's one AWS::S3::Bucket), by its name in `snapshotBucket`. */
+  s3: S3Fake;
+  snapshotBucket: string;
   /** By the function's POWERTOOLS_SERVICE_NAME: probe-members, move-leader, … (the first of each pool). */
   containers: Map<string, LambdaContainer>;
   /** Every warm container of each function, by the same name. */
@@ -106,11 +111,16 @@ export async function startDeployedStack(template: CfnTemplate, assemblyDir: str
   const queueName = pipe.sourceLogicalId ?? 'short-waits';
   const sqs = await startSqsFake({ queues: [queueName], template, autoRun: true, compression, ...(options.shortWaitsTwice ? { duplicate: () => true } : {}) });
   connectPipe({ sqs, queue: queueName, eventBridge, target: pipe, latencyMs });
+  // A bucket's Ref is its name; CloudFormation makes one from the stack and logical id.
+  const [bucket] = resources(template, 'AWS::S3::Bucket');
+  const snapshotBucket = `etcdremediator-${(bucket?.[0] ?? 'snapshots').toLowerCase()}`;
+  const s3 = await startS3Fake({ buckets: [snapshotBucket] });
 
   // Every value the template's Ref / GetAtt would resolve to when deployed, here.
   const refs: Record<string, string> = {
     [bus![0]]: busName,
     [queueName]: sqs.queueUrl(queueName),
+    ...(bucket ? { [bucket[0]]: snapshotBucket } : {}),
   };
   const resolve = (key: string, value: unknown, logicalId: string): string => {
     if (typeof value === 'string') return value;
@@ -146,6 +156,7 @@ export async function startDeployedStack(template: CfnTemplate, assemblyDir: str
       AWS_ENDPOINT_URL_EVENTBRIDGE: eventBridge.endpoint,
       AWS_ENDPOINT_URL_SCHEDULER: scheduler.endpoint,
       AWS_ENDPOINT_URL_SQS: sqs.endpoint,
+      AWS_ENDPOINT_URL_S3: s3.endpoint,
       POWERTOOLS_LOG_LEVEL: 'ERROR',
       POWERTOOLS_METRICS_DISABLED: 'true',
       ...Object.fromEntries(Object.entries(variables).map(([key, value]) => [key, resolve(key, value, logicalId)])),
@@ -190,6 +201,8 @@ export async function startDeployedStack(template: CfnTemplate, assemblyDir: str
     eventBridge,
     scheduler,
     sqs,
+    s3,
+    snapshotBucket,
     containers,
     pools,
     logicalIds,
@@ -199,7 +212,7 @@ export async function startDeployedStack(template: CfnTemplate, assemblyDir: str
     async close() {
       await Promise.allSettled([...handedOver]);
       await Promise.all([...pools.values()].flat().map((c) => c.close()));
-      await Promise.all([eventBridge.close(), scheduler.close(), sqs.close()]);
+      await Promise.all([eventBridge.close(), scheduler.close(), sqs.close(), s3.close()]);
       await dynalite.close();
     },
   };
