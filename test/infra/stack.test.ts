@@ -109,6 +109,8 @@ describe('functions', () => {
         'POWERTOOLS_METRICS_NAMESPACE',
         'POLICY_DEFAULTS',
         'NODE_OPTIONS',
+        // Where its snapshots go: only remediate takes one.
+        ...(name === 'remediate' ? ['SNAPSHOT_BUCKET'] : []),
       ].sort(),
     );
     const [busId] = single(s.json, 'AWS::Events::EventBus');
@@ -190,6 +192,8 @@ describe('IAM', () => {
   const allowedWildcards: { actions: string[]; tail: RegExp }[] = [
     { actions: ['scheduler:CreateSchedule', 'scheduler:DeleteSchedule'], tail: /:schedule\/[\w.-]+\/\*$/ },
     { actions: ['secretsmanager:GetSecretValue'], tail: /:secret:etcd-remediator\/\*$/ },
+    // Snapshot keys, one per cluster, incident and member, under the bucket's snapshot prefix.
+    { actions: ['s3:PutObject', 's3:AbortMultipartUpload'], tail: /\[RemediationSnapshots\w+,Arn,\/snapshots\/\*$/ },
   ];
 
   it('no statement has a wildcard action, and a wildcard resource only where names are made at run time', () => {
