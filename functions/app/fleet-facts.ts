@@ -14,15 +14,15 @@ const REACH = 3;
 export async function loadFleetFacts(deps: Deps, cluster: ClusterEntry): Promise<FleetFacts> {
   const { stormWindowMs, stormCooldownMs } = cluster.policy.fleet;
   const since = deps.clock.now() - REACH * (stormWindowMs + stormCooldownMs);
-  const [pauses, opened, registeredClusters] = await Promise.all([deps.store.fleetPauses(), deps.store.openedSince(since), registeredCount(deps)]);
-  return { pauses, opened, registeredClusters };
+  const [pauses, opened, registered] = await Promise.all([deps.store.fleetPauses(), deps.store.openedSince(since), registeredIds(deps)]);
+  if (!registered) return { pauses, opened, registeredClusters: (await deps.store.openedSince(Number.MIN_SAFE_INTEGER)).length };
+  // A state file may remember clusters no longer configured: only the registered ones count.
+  const ids = new Set(registered);
+  return { pauses, opened: opened.filter((o) => ids.has(o.clusterId)), registeredClusters: ids.size };
 }
 
-/** The directory's count; without one, every cluster that ever opened an incident in this store. */
-async function registeredCount(deps: Deps): Promise<number> {
-  if (deps.directory.registeredCount) return deps.directory.registeredCount();
-  return (await deps.store.openedSince(Number.MIN_SAFE_INTEGER)).length;
-}
+/** The directory's registered clusters; undefined when it cannot tell (then every cluster that ever opened an incident in this store counts). */
+const registeredIds = (deps: Deps): Promise<readonly string[]> | undefined => deps.directory.registeredClusterIds?.();
 
 export const gateContextOf = (deps: Pick<Deps, 'clock'>, cluster: ClusterEntry, incident: Incident): GateContext => ({
   clusterId: incident.clusterId,

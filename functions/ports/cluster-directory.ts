@@ -21,11 +21,12 @@ export interface ClusterDirectory {
   /** Throws UnknownClusterError when the cluster is not configured. */
   get(clusterId: string): Promise<ClusterEntry>;
   /**
-   * How many clusters are registered, for the storm guard's share; cheap (cached where it is read
-   * from a table). A directory that cannot tell leaves it out, and the guard counts the clusters
-   * that ever opened an incident instead.
+   * The registered clusters' ids, for the storm guard: its share is of these, and only their
+   * openings count (a state file may hold clusters no longer configured). Cheap: cached where it
+   * is read from a table. A directory that cannot tell leaves it out, and the guard counts the
+   * clusters that ever opened an incident instead.
    */
-  registeredCount?(): Promise<number>;
+  registeredClusterIds?(): Promise<readonly string[]>;
 }
 
 export class UnknownClusterError extends Error {

@@ -34,7 +34,7 @@ export interface DynamoDirectoryOptions {
   clock?: () => number;
 }
 
-export function createDynamoDirectory(options: DynamoDirectoryOptions): ClusterDirectory & MemberLookup & { registeredCount(): Promise<number> } {
+export function createDynamoDirectory(options: DynamoDirectoryOptions): ClusterDirectory & MemberLookup & { registeredClusterIds(): Promise<readonly string[]> } {
   const doc = documentClient(options.client);
   const cacheMs = options.cacheMs ?? DEFAULT_DIRECTORY_CACHE_MS;
   const clock = options.clock ?? Date.now;
@@ -44,27 +44,33 @@ export function createDynamoDirectory(options: DynamoDirectoryOptions): ClusterD
     return entryOf(item, clusterId, options.secrets, options.policyDefaults);
   });
   const members = createIntakeLookup({ client: options.client, tableName: options.tableName, cacheMs, clock });
-  // Counted from the registrations' index items, cached as the entries are (a Query, COUNT only).
-  const counted = cached<number>(cacheMs, clock, () => countRegistered(doc, options.tableName));
+  // Read from the registrations' index items (one Query, their keys only), cached as the entries are.
+  const registered = cached<readonly string[]>(cacheMs, clock, () => registeredIds(doc, options.tableName));
   return {
     get: (clusterId) => entries(clusterId),
-    registeredCount: () => counted('count'),
+    registeredClusterIds: () => registered('ids'),
     findByInstance: (id) => members.findByInstance(id),
     findByNode: (name) => members.findByNode(name),
   };
 }
 
-async function countRegistered(doc: DynamoDBDocumentClient, tableName: string): Promise<number> {
-  let count = 0;
+async function registeredIds(doc: DynamoDBDocumentClient, tableName: string): Promise<readonly string[]> {
+  const ids: string[] = [];
   let start: Record<string, unknown> | undefined;
   do {
     const page = await doc.send(
-      new QueryCommand({ TableName: tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': FLEET_CLUSTERS_PK }, Select: 'COUNT', ...(start ? { ExclusiveStartKey: start } : {}) }),
+      new QueryCommand({
+        TableName: tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': FLEET_CLUSTERS_PK },
+        ProjectionExpression: 'sk',
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      }),
     );
-    count += page.Count ?? 0;
+    ids.push(...(page.Items ?? []).map((item) => String(item.sk)));
     start = page.LastEvaluatedKey;
   } while (start);
-  return count;
+  return ids;
 }
 
 async function entryOf(item: Item, clusterId: string, secrets: SecretSource, policyDefaults: PolicyInput | undefined): Promise<ClusterEntry> {

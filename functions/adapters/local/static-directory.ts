@@ -2,7 +2,7 @@
 import type { ClusterDirectory, ClusterEntry } from '../../ports/cluster-directory.ts';
 import { UnknownClusterError } from '../../ports/cluster-directory.ts';
 
-export function createStaticDirectory(entries: ClusterEntry[]): ClusterDirectory & { list(): ClusterEntry[]; registeredCount(): Promise<number> } {
+export function createStaticDirectory(entries: ClusterEntry[]): ClusterDirectory & { list(): ClusterEntry[]; registeredClusterIds(): Promise<readonly string[]> } {
   const byId = new Map(entries.map((e) => [e.clusterId, e]));
   return {
     get: async (clusterId) => {
@@ -10,7 +10,7 @@ export function createStaticDirectory(entries: ClusterEntry[]): ClusterDirectory
       if (!entry) throw new UnknownClusterError(clusterId);
       return entry;
     },
-    registeredCount: async () => byId.size,
+    registeredClusterIds: async () => [...byId.keys()],
     list: () => [...byId.values()],
   };
 }

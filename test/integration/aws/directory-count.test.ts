@@ -1,5 +1,5 @@
-// The directory's count of registered clusters, for the storm guard's share: one index item a
-// registration, counted by a Query (no scan), cached per container as the entries are.
+// The directory's registered clusters, for the storm guard: one index item a registration, read
+// by a Query of their keys (no scan), cached per container as the entries are.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createDynamoDirectory, putCluster } from '../../../functions/adapters/aws/dynamodb-directory.ts';
 import type { SecretSource } from '../../../functions/adapters/aws/secrets.ts';
@@ -12,13 +12,13 @@ beforeAll(async () => {
 });
 afterAll(async () => dynamo?.close());
 
-it('counts each registered cluster once, and a cached count until cacheMs passes', async () => {
+it('lists each registered cluster once, and a cached list until cacheMs passes', async () => {
   const tableName = await dynamo.createTable();
   let now = 1_000;
   const directory = createDynamoDirectory({ client: dynamo.client(), tableName, secrets, cacheMs: 60_000, clock: () => now });
-  expect(await directory.registeredCount()).toBe(0);
+  expect(await directory.registeredClusterIds()).toEqual([]);
   for (const clusterId of ['prod-a', 'prod-b', 'prod-a']) await putCluster(dynamo.client(), tableName, { clusterId, endpoints: ['http://127.0.0.1:2379'] });
-  expect(await directory.registeredCount()).toBe(0);
+  expect(await directory.registeredClusterIds()).toEqual([]);
   now += 60_000;
-  expect(await directory.registeredCount()).toBe(2);
+  expect(await directory.registeredClusterIds()).toEqual(['prod-a', 'prod-b']);
 });

@@ -7,6 +7,7 @@ import { probeMembers } from '../../../functions/app/probe-members.ts';
 import { remediate } from '../../../functions/app/remediate.ts';
 import { scheduleRetry } from '../../../functions/app/schedule-retry.ts';
 import { EtcdCallError } from '../../../functions/ports/etcd.ts';
+import { createStaticDirectory } from '../../../functions/adapters/local/static-directory.ts';
 import { id, sample, type MemberSpec } from '../core/fixtures.ts';
 import { harness, unhealthy, type Harness } from './harness.ts';
 
@@ -71,6 +72,14 @@ describe('fleet gates in the pipeline', () => {
     await h.deps.store.endStorm({ by: 'ops', at: h.clock.now(), why: 'the failures are real' });
     h.clock.advance(1);
     expect(await retryToRemediate()).toBe('completed');
+  });
+
+  it('only the directory’s clusters count toward a storm: a state file’s cluster no longer configured does not', async () => {
+    setUp();
+    h.deps.directory = createStaticDirectory([h.cluster]);
+    // Another cluster remediated with the same state file a moment ago, not in this directory.
+    await h.deps.store.noteOpened('elsewhere', h.clock.now());
+    expect(await report('etcd-1')).toMatchObject({ kind: 'approve' });
   });
 
   it('waits for a slot when every slot is held, and takes it once one is released', async () => {

@@ -17,7 +17,7 @@ const paused = pausedStep(
 
 describe('a request held by a pause', () => {
   it('the RetryRequested shows Waiting, PAUSED and who, when, why', () => {
-    const event = makeEvent('RetryRequested', { ...loadSample('RetryRequested'), reason: 'PAUSED', message: paused.message, evidence: paused.evidence });
+    const event = makeEvent('RetryRequested', { ...loadSample('RetryRequested'), reason: 'PAUSED', message: paused.message });
     expect(statusOfEvent(event)).toMatchObject({ phase: 'Waiting', reasonCode: 'PAUSED', message: expect.stringMatching(/paused by ops@box since .*control plane upgrade.*resume --cluster ns\/wl/) });
   });
 
