@@ -3,7 +3,7 @@
 // tried over each path that answered, best first; the bytes are counted and hashed as they pass.
 import { rankMoveCandidates } from '../core/candidates.ts';
 import type { SnapshotTaken } from '../core/journal.ts';
-import type { SnapshotFailure, SnapshotTry } from '../core/snapshot-steps.ts';
+import { SNAPSHOT_NOT_OVER_RELAY, type SnapshotFailure, type SnapshotTry } from '../core/snapshot-steps.ts';
 import { describeMember, type ClusterView } from '../core/view.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import { EtcdCallError } from '../ports/etcd.ts';
@@ -25,6 +25,11 @@ export async function takeSnapshot(deps: Deps, cluster: ClusterEntry, view: Clus
   const tries: SnapshotTry[] = [];
   for (const via of rankMoveCandidates(view, subject.memberId)) {
     for (const p of via.paths.filter((x) => x.reachability === 'ok')) {
+      // The relay runs etcdctl in a pod and hands back its output: it has no stream to give.
+      if (p.path === 'exec-relay') {
+        tries.push({ member: describeMember(via), path: p.path, endpoint: p.endpoint, failure: { kind: 'other', message: SNAPSHOT_NOT_OVER_RELAY } });
+        continue;
+      }
       let target: SnapshotTarget;
       try {
         target = await store.open({ clusterId: subject.clusterId, incidentId: subject.incidentId, member: subject.member });

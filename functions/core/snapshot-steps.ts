@@ -31,9 +31,15 @@ export type SnapshotFailure =
   /** Every healthy member failed to stream it (none tried: no healthy member). */
   | { kind: 'members'; tries: SnapshotTry[] };
 
-/** Transient: etcd itself failed on every try, each failure of a kind that passes by itself. */
+/** What a try over the exec relay says: it runs etcdctl in a pod, and has no stream to hand back. */
+export const SNAPSHOT_NOT_OVER_RELAY = 'the exec relay streams no snapshot; give the cluster a direct or port-forward path';
+
+/**
+ * Transient: etcd itself failed on every try, each failure of a kind that passes by itself. A
+ * member reached only over the exec relay never passes: no retry gives it a stream.
+ */
 export const isTransient = (failure: SnapshotFailure): boolean =>
-  failure.kind === 'members' && failure.tries.length > 0 && failure.tries.every((t) => classifyFailure(t.failure).category === 'transient');
+  failure.kind === 'members' && failure.tries.length > 0 && failure.tries.every((t) => t.path !== 'exec-relay' && classifyFailure(t.failure).category === 'transient');
 
 const describeTries = (tries: readonly SnapshotTry[]): string =>
   tries.map((t) => `${t.member} over ${t.path} ${t.endpoint} said "${t.failure.message}"`).join('; ');

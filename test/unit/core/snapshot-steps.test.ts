@@ -2,7 +2,7 @@
 // member tried, the path, etcd's words and what to do; a transient etcd failure is retried a
 // bounded number of times first; a store's failure never is.
 import { describe, expect, it } from 'vitest';
-import { describeSnapshotFailure, isTransient, SNAPSHOT_TRANSIENT_RETRIES, snapshotFailed, type SnapshotFailure, type SnapshotTry } from '../../../functions/core/snapshot-steps.ts';
+import { describeSnapshotFailure, isTransient, SNAPSHOT_NOT_OVER_RELAY, SNAPSHOT_TRANSIENT_RETRIES, snapshotFailed, type SnapshotFailure, type SnapshotTry } from '../../../functions/core/snapshot-steps.ts';
 
 const at = Date.parse('2026-01-01T00:00:01.500Z');
 const timedOut: SnapshotTry = { member: 'etcd-2 (b)', path: 'direct', endpoint: 'http://127.0.0.1:2', failure: { kind: 'other', message: 'etcdserver: request timed out' } };
@@ -35,6 +35,10 @@ describe('snapshot before removal: the decisions', () => {
     expect(isTransient({ kind: 'members', tries: [denied] })).toBe(false);
     expect(isTransient({ kind: 'members', tries: [] })).toBe(false);
     expect(isTransient(full)).toBe(false);
+    // The relay has no stream to give, however often it is asked.
+    const relayed: SnapshotTry = { ...timedOut, path: 'exec-relay', failure: { kind: 'other', message: SNAPSHOT_NOT_OVER_RELAY } };
+    expect(isTransient({ kind: 'members', tries: [timedOut, relayed] })).toBe(false);
+    expect(snapshotFailed('etcd-1', { kind: 'members', tries: [relayed] }, { earlierTransient: 0, retryAt: at }).message).toMatch(/over exec-relay .* said "the exec relay streams no snapshot; give the cluster a direct or port-forward path"; nothing was removed; blocked/);
     expect(describeSnapshotFailure({ ...full, tries: [timedOut] })).toContain('(after etcd-2 (b) over direct');
   });
 });
