@@ -8,10 +8,11 @@
 import { createHash } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createDynamoIncidentStore } from '../../../functions/adapters/aws/dynamodb-store.ts';
+import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';
 import { HOP_LATENCY_MS, startDeployedStack, type DeployedStack, type DeployedStackOptions } from '../../support/aws-sim/deployed-stack.ts';
-import { removalsRecorded as recordedOn } from '../../support/aws-sim/lab-on-stack.ts';
-import { SEED_BOUND_MS, SEED_ELECTION_MS, seedCaseLocal, seedCaseOnStack } from '../../support/aws-sim/seed-case-run.ts';
+import { registerLab, removalsRecorded as recordedOn, reportUnhealthy } from '../../support/aws-sim/lab-on-stack.ts';
+import { SEED_BOUND_MS, SEED_ELECTION_MS, seedCaseLocal, seedCaseOnStack, seedPolicy } from '../../support/aws-sim/seed-case-run.ts';
 import type { CfnTemplate } from '../../support/fakes/cfn-template.ts';
 import { synthStack } from '../../infra/synth.ts';
 
@@ -26,7 +27,7 @@ describe.sequential('the seed case on the AWS wiring', () => {
   const labs: Lab[] = [];
 
   beforeAll(async () => {
-    const started = await Promise.allSettled([1, 2, 3].map(() => startLab({ members: 3, electionTimeoutMs: SEED_ELECTION_MS })));
+    const started = await Promise.allSettled([1, 2, 3, 4].map(() => startLab({ members: 3, electionTimeoutMs: SEED_ELECTION_MS })));
     // Every lab that started is torn down in afterAll, even when another failed to.
     for (const result of started) if (result.status === 'fulfilled') labs.push(result.value);
     const failed = started.find((r) => r.status === 'rejected');
@@ -140,5 +141,30 @@ describe.sequential('the seed case on the AWS wiring', () => {
     // The crash failed one try; Lambda's retry did the step.
     expect(stack.invocations.some((i) => i.functionName === 'remediate' && !i.ok)).toBe(true);
     expect(stack.failed).toEqual([]);
+  }, 120_000);
+
+  it('the bucket answering every part 503 SlowDown: blocked with SNAPSHOT_FAILED naming the bucket, nothing removed, no upload left open', async () => {
+    const theLab = nextLab();
+    deployed = await startDeployedStack(template, assemblyDir);
+    const stack = deployed;
+    stack.s3.slowDownParts(Number.MAX_SAFE_INTEGER);
+    const leader = await theLab.leader();
+    const before = (await theLab.memberList()).map((m) => m.id).sort();
+    await theLab.fault(leader.name, 'cut');
+    await registerLab(stack, theLab, seedPolicy);
+    expect(await reportUnhealthy(stack, leader.name)).toBe(0);
+    const blocked = await waitFor(async () => stack.eventBridge.accepted.find((e) => e.event['detail-type'] === 'RemediationBlocked' || e.event['detail-type'] === 'RemediationCompleted'), {
+      timeoutMs: 60_000,
+      what: 'the incident to end',
+    });
+    const detail = blocked.event.detail as { reason?: string; message?: string };
+    expect(blocked.event['detail-type'], JSON.stringify(detail).slice(0, 800)).toBe('RemediationBlocked');
+    expect(detail.reason).toBe('SNAPSHOT_FAILED');
+    expect(detail.message).toContain(`the snapshot store bucket ${stack.snapshotBucket} refused it: `);
+    expect(detail.message).toMatch(/reduce your request rate.*nothing was removed; blocked\. Fix the store/);
+    expect((await theLab.memberList()).map((m) => m.id).sort()).toEqual(before);
+    expect(stack.s3.openUploads()).toEqual([]);
+    expect([...stack.s3.objects.keys()]).toEqual([]);
+    expect(stack.s3.calls.filter((c) => c.operation === 'UploadPart').every((c) => c.status === 503)).toBe(true);
   }, 120_000);
 });
