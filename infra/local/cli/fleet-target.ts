@@ -1,10 +1,11 @@
 // Where pause and resume write: a local state file (--state) or a deployed stack's table (--table),
 // exactly one; and who a person is when --by does not say ($USER@hostname).
+import fs from 'node:fs';
 import os from 'node:os';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createDynamoIncidentStore } from '../../../functions/adapters/aws/dynamodb-store.ts';
 import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
-import type { FleetRecords } from '../../../functions/ports/fleet.ts';
+import type { FleetPauses, FleetRecords } from '../../../functions/ports/fleet.ts';
 import { UsageError } from './args.ts';
 import { escapeControls } from './control-chars.ts';
 
@@ -34,6 +35,27 @@ export function openFleetTarget(values: { state?: string | undefined; table?: st
   if (values.state === undefined || values.state.trim() === '') throw new UsageError('--state FILE or --table NAME is required (e.g. --state state.sqlite)');
   const store = openSqliteStore({ path: values.state });
   return { records: store, where: `state file ${values.state}`, close: () => store.close() };
+}
+
+/** The pauses a state file holds; one of a build before pauses has none (a read never adds the tables). */
+export async function pausesIn(store: Pick<FleetRecords, 'fleetPauses'>): Promise<FleetPauses> {
+  try {
+    return await store.fleetPauses();
+  } catch (error) {
+    if (error instanceof Error && /no such table: fleet_pauses/.test(error.message)) return {};
+    throw error;
+  }
+}
+
+/** The pauses of a state file, read only; a file that is not there holds none. */
+export async function pausesInStateFile(file: string): Promise<FleetPauses> {
+  if (!fs.existsSync(file)) throw new UsageError(`--state: no state file at ${file}`);
+  const store = openSqliteStore({ path: file, readOnly: true });
+  try {
+    return await pausesIn(store);
+  } finally {
+    await store.close();
+  }
 }
 
 /** Who a person is by default: $USER@hostname. */

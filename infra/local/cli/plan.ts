@@ -15,7 +15,9 @@ import { defaultPolicy, type Policy } from '../../../functions/core/policy.ts';
 import { describeMember, type ClusterView } from '../../../functions/core/view.ts';
 import { askRemovalPermission } from '../../../functions/app/removal-permission.ts';
 import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
+import type { FleetPauses } from '../../../functions/ports/fleet.ts';
 import { durationFlag, parseFlags } from './args.ts';
+import { pausesInStateFile } from './fleet-target.ts';
 import { accessHelp, accessOptions, clusterAccessFromFlags, type AccessFlagValues } from './cluster-flags.ts';
 import { openClusterProbe } from './cluster-probe.ts';
 import { formatDuration } from './duration.ts';
@@ -50,6 +52,8 @@ Outcome 'planned' (exit 0) when remediation would go ahead, move leadership or w
 'blocked' (exit 3) when it would stop; 'blocked' with CLUSTER_MISMATCH (exit 2) when the
 endpoints answer with more than one etcd cluster id.
 
+  --state FILE             a state file whose pauses the plan reads (only reads it): a paused
+                           cluster's plan says PAUSED, as the pipeline's would
 ${targetHelp}
   --grace DUR              how long an unreachable leader must stay so before it is removed
                            without a move (default: ${formatDuration(defaultPolicy.graceMs)})
@@ -104,7 +108,8 @@ function nextStep(d: Decision): Record<string, unknown> {
   }
 }
 
-export async function planNow(cluster: ClusterEntry & { policy: Policy }, wanted: TargetFlag): Promise<CliResult> {
+/** `pauses`: those of a state file (--state), so a plan says PAUSED where the pipeline would wait. */
+export async function planNow(cluster: ClusterEntry & { policy: Policy }, wanted: TargetFlag, pauses?: FleetPauses): Promise<CliResult> {
   const ref = wanted.value;
   const timeline: TimelineEntry[] = [];
   const prober = openClusterProbe(cluster);
@@ -173,6 +178,8 @@ export async function planNow(cluster: ClusterEntry & { policy: Policy }, wanted
         policy: cluster.policy,
         now: Date.now(),
         random: Math.random,
+        // One cluster and no incident history: a pause can hold it, a storm cannot be judged here.
+        ...(pauses ? { fleet: { clusterId: cluster.clusterId, facts: { pauses, opened: [], registeredClusters: 1 } } } : {}),
       });
     let decision = decide();
     if (wantsSecondSample(decision)) {
@@ -206,11 +213,12 @@ export async function planNow(cluster: ClusterEntry & { policy: Policy }, wanted
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseFlags('plan', argv, planOptions);
+  const { values } = parseFlags('plan', argv, { ...planOptions, state: { type: 'string' } });
   if (values.help) {
     process.stdout.write(`${help}\n`);
     return EXIT.ok;
   }
   const { cluster, target } = await planInputsFromFlags(values);
-  return printResult(await planNow(cluster, target), values.json ?? false);
+  const pauses = values.state === undefined ? undefined : await pausesInStateFile(values.state);
+  return printResult(await planNow(cluster, target, pauses), values.json ?? false);
 }

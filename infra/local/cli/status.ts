@@ -8,6 +8,7 @@ import { describeStateError } from '../../../functions/adapters/local/state-file
 import type { FleetPauses } from '../../../functions/ports/fleet.ts';
 import { parseFlags, PROGRAM, requiredFlag, UsageError } from './args.ts';
 import { escapeControls, escapeControlsIn } from './control-chars.ts';
+import { pausesIn } from './fleet-target.ts';
 import { EXIT, printJson, renderTimeline, table } from './output.ts';
 
 export const help = `usage: etcd-remediator status [INCIDENT] --state FILE [--json] [--dead-letters]
@@ -88,16 +89,6 @@ async function listIncidents(store: SqliteIncidentStore, json: boolean): Promise
   }
   const rows = escapeControlsIn(incidents).map((i) => [i.incidentId, i.clusterId, i.state, targetOf(i), String(i.attempt), i.lastDecision?.reason ?? '', iso(i.updatedAt)]);
   process.stdout.write(`${table(['INCIDENT', 'CLUSTER', 'STATE', 'TARGET', 'ATTEMPT', 'LAST REASON', 'UPDATED'], rows)}\n`);
-}
-
-/** A file of a build before pauses has none: status only reads, it never adds the tables. */
-async function pausesIn(store: SqliteIncidentStore): Promise<FleetPauses> {
-  try {
-    return await store.fleetPauses();
-  } catch (error) {
-    if (error instanceof Error && /no such table: fleet_pauses/.test(error.message)) return {};
-    throw error;
-  }
 }
 
 const pauseLines = (pauses: FleetPauses): string[] => [

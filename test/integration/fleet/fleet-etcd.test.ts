@@ -161,6 +161,10 @@ describe.sequential('fleet gates on real etcd', () => {
     expect(f.calls.moveLeader).toEqual([]);
     expect(f.calls.memberRemove).toEqual([]);
     expect(await f.labs[0]!.memberList()).toHaveLength(3);
+    // The CLI's plan, given the state file, says the same: it only reads the file.
+    const planned = await runCli(['plan', '--endpoints', f.labs[0]!.endpoints().join(','), '--cluster', 'c0', '--target', leader.name, '--state', f.statePath, '--json']);
+    expect(planned.code, planned.stderr).toBe(0);
+    expect(JSON.parse(planned.stdout)).toMatchObject({ outcome: 'planned', reason: 'PAUSED', message: expect.stringMatching(/cluster .* is paused by ops/) });
 
     const resumed = await runCli(['resume', '--state', f.statePath, '--cluster', 'c0']);
     expect(resumed.code, resumed.stderr).toBe(0);
