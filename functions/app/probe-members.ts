@@ -12,6 +12,7 @@ import { describeMember, type ClusterView } from '../core/view.ts';
 import { withView } from '../core/view-history.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import type { Incident } from '../ports/incident-store.ts';
+import { checkReplacementDue, isReplacementCheck } from './check-replacement.ts';
 import { blockEffects, closeEffects } from './decision-effects.ts';
 import type { Deps } from './deps.ts';
 import { envelopeOf, iso, journaling, publishing, resolvedTarget } from './incident-events.ts';
@@ -20,10 +21,14 @@ import { flushLeftOutbox, runStep, type StepOutcome } from './step.ts';
 
 type Input = { detailType: 'MemberUnhealthy'; detail: DetailOf<'MemberUnhealthy'> } | { detailType: 'RetryDue'; detail: DetailOf<'RetryDue'> };
 
-export type ProbeOutcome = { kind: 'probed'; incident: Incident } | { kind: 'joined' | 'stale' | 'late-duplicate'; incidentId: string };
+export type ProbeOutcome = { kind: 'probed'; incident: Incident } | { kind: 'joined' | 'stale' | 'late-duplicate' | 'checked'; incidentId: string };
 
 export async function probeMembers(deps: Deps, input: Input): Promise<ProbeOutcome> {
   if (input.detailType === 'RetryDue') {
+    if (isReplacementCheck(input.detail)) {
+      await checkReplacementDue(deps, input.detail);
+      return { kind: 'checked', incidentId: input.detail.incidentId };
+    }
     const probed = await runStep(deps, 'probe-members', input, (incident, cluster) => probe(deps, cluster, incident));
     return probed ? { kind: 'probed', incident: probed } : { kind: 'stale', incidentId: input.detail.incidentId };
   }

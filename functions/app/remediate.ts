@@ -21,6 +21,7 @@ import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import type { ClusterGuard } from '../ports/cluster-guard.ts';
 import type { Incident } from '../ports/incident-store.ts';
 import { withTimeout } from '../lib/with-timeout.ts';
+import { firstCheck } from './check-replacement.ts';
 import { guarded, guardFailed, takeClusterLock, type HeldLock } from './cluster-lock.ts';
 import { decisionEffects, failureEffects } from './decision-effects.ts';
 import type { Deps } from './deps.ts';
@@ -116,7 +117,7 @@ async function replaceStep(deps: Deps, cluster: ClusterEntry, incident: Incident
     // retried, and asks again with the same incident id, which the actuator takes as one request.
     await mark(deps, id, { step: journalSteps.actuatorCalled, detail: { actuator: deps.actuator.name, said: result.detail } });
   }
-  return complete(deps, incident, leader);
+  return complete(deps, cluster, incident, leader);
 }
 
 const decided = (deps: Deps, incident: Incident, decision: Decision): StepOutcome<Remediated> => ({
@@ -241,7 +242,7 @@ async function leaderMarked(deps: Deps, incidentId: string): Promise<{ id: strin
   return entry && { id: entry.detail.id, name: entry.detail.name };
 }
 
-async function complete(deps: Deps, incident: Incident, leader: { id: string; name: string }): Promise<StepOutcome<Remediated>> {
+async function complete(deps: Deps, cluster: ClusterEntry, incident: Incident, leader: { id: string; name: string }): Promise<StepOutcome<Remediated>> {
   const now = deps.clock.now();
   const journal = await deps.store.journal(incident.incidentId);
   // The journal keeps every line; the event, its first and last within its limits.
@@ -251,10 +252,12 @@ async function complete(deps: Deps, incident: Incident, leader: { id: string; na
   await deps.store.recordRemediation(incident.clusterId, incident.targetKey, await removedAt(deps, incident.incidentId));
   const snapshot = snapshotSaid(journal);
   const detail = { ...envelopeOf(incident, now), target: memberRef(incident), leaderMove, newLeader: leader, timeline, ...(snapshot ? { snapshot } : {}) };
+  // Done is replaced: the incident awaits its replacement, checked from one checkEveryMs on.
+  const check = firstCheck(incident, cluster, now);
   return {
     incident,
-    patch: { state: 'awaiting-replacement', result: detail },
-    effects: [publishing('RemediationCompleted', detail)],
+    patch: { state: 'awaiting-replacement', result: detail, ...check.patch },
+    effects: [publishing('RemediationCompleted', detail), ...check.effects],
     value: 'completed',
   };
 }

@@ -15,7 +15,7 @@ import { boundedSaid } from '../core/said-limits.ts';
 import { withSingleRemediatorNote } from '../core/single-remediator.ts';
 import { stepBudgetMs, type StepName } from '../core/step-budget.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
-import { VersionConflictError, type Incident, type IncidentPatch, type OutboxEntry } from '../ports/incident-store.ts';
+import { VersionConflictError, type Incident, type IncidentPatch, type IncidentState, type OutboxEntry } from '../ports/incident-store.ts';
 import { currentInvocation } from '../lib/invocation.ts';
 import type { Deps } from './deps.ts';
 
@@ -41,8 +41,12 @@ export interface Delivered {
   detail: { incidentId: string; attempt: number; at: string };
 }
 
-/** Runs `work` once for this incident, attempt and step; undefined when the event had nothing to do. */
-export async function runStep<R>(deps: Deps, step: StepName, delivered: Delivered, work: StepWork<R>): Promise<R | undefined> {
+/**
+ * Runs `work` once for this incident, attempt and step; undefined when the event had nothing to do.
+ * A step runs on an open incident, unless `runsIn` names the one state it runs in instead (the
+ * replacement check, on an incident awaiting its replacement).
+ */
+export async function runStep<R>(deps: Deps, step: StepName, delivered: Delivered, work: StepWork<R>, options: { runsIn?: IncidentState } = {}): Promise<R | undefined> {
   const ref = delivered.detail;
   const found = await deps.store.getIncident(ref.incidentId);
   if (!found) {
@@ -52,7 +56,7 @@ export async function runStep<R>(deps: Deps, step: StepName, delivered: Delivere
   const incident = await flushLeftOutbox(deps, found, delivered);
   const key = stepKey(step, ref.attempt);
   const holder = currentInvocation();
-  const skip = whySkip(incident, ref.attempt, key, deps.clock.now(), holder);
+  const skip = whySkip(incident, options.runsIn ?? 'open', ref.attempt, key, deps.clock.now(), holder);
   if (skip) {
     deps.log.info(`${step}: ${skip}; event ignored`, { incidentId: incident.incidentId, attempt: ref.attempt, incidentAttempt: incident.attempt });
     return undefined;
@@ -104,8 +108,8 @@ function singleRemediatorSaid<R>(outcome: StepOutcome<R>, clusterId: string): St
   return { ...outcome, effects, ...(patch ? { patch } : {}) };
 }
 
-function whySkip(incident: Incident, attempt: number, key: string, now: number, holder: string | undefined): string | undefined {
-  if (incident.state !== 'open') return `the incident is ${incident.state}`;
+function whySkip(incident: Incident, runsIn: IncidentState, attempt: number, key: string, now: number, holder: string | undefined): string | undefined {
+  if (incident.state !== runsIn) return `the incident is ${incident.state}`;
   if (incident.attempt !== attempt) return `stale: the incident is at attempt ${incident.attempt}`;
   if (incident.stepsDone.includes(key)) return 'duplicate: this step is done at this attempt';
   // A lease held under this very request id was held by the try Lambda is now retrying: it ended.

@@ -17,6 +17,9 @@ export const incidentStates = ['open', 'awaiting-replacement', 'completed', 'blo
 export type IncidentState = (typeof incidentStates)[number];
 export type IncidentOutcome = Exclude<IncidentState, 'open'>;
 
+/** The states an ending is reached from: each from 'open'; 'completed' also once the removal awaits its replacement. */
+export const endsFrom = (to: IncidentOutcome): readonly IncidentState[] => (to === 'completed' ? ['open', 'awaiting-replacement'] : ['open']);
+
 /**
  * A state as an earlier build stored it, read as today's: 'remediated' (the member removed, the
  * machine asked for, its replacement never checked) is 'awaiting-replacement', which the check

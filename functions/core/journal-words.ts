@@ -66,6 +66,12 @@ export function journalWords(entry: JournalInput | EarlierLine): string {
     }
     case 'actuator-called':
       return `${entry.detail.actuator}: ${entry.detail.said}`;
+    case 'replacement-checked':
+      return `${entry.detail.reason}: ${entry.detail.message}`;
+    case 'learner-seen':
+      return `learner ${entry.detail.memberId} first seen${entry.detail.peerURLs.length > 0 ? ` (peer ${entry.detail.peerURLs.join(', ')})` : ''}`;
+    case 'learner-removed':
+      return `${entry.detail.message} Removed through ${entry.detail.via}.`;
   }
 }
 

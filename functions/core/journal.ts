@@ -22,6 +22,10 @@ export const journalSteps = {
   memberRemoved: 'member-removed',
   leaderElected: 'leader-elected',
   actuatorCalled: 'actuator-called',
+  // After the removal: the replacement check, and learners it saw and cleaned up.
+  replacementChecked: 'replacement-checked',
+  learnerSeen: 'learner-seen',
+  learnerRemoved: 'learner-removed',
 } as const;
 
 /** A step with one fixed name. Decision lines and the move marker are named by the two below. */
@@ -116,6 +120,12 @@ export interface JournalDetails {
   'member-removed': { via: string; alreadyGone: boolean } | { absentFromList: string; removedBy?: string };
   'leader-elected': Election;
   'actuator-called': { actuator: string; said: string };
+  /** What a check of the replacement found, when it says something: joined, overdue, or checks ended. */
+  'replacement-checked': DecisionNote;
+  /** A learner first seen: etcd does not say when a member was added, so its line says since when it is known. */
+  'learner-seen': { memberId: MemberId; peerURLs: string[] };
+  /** A stuck learner removed (it had no vote), through `via`. */
+  'learner-removed': { memberId: MemberId; via: string; message: string };
 }
 
 type NamedLine = { [S in NamedStep]: { step: S; detail: JournalDetails[S] } }[NamedStep];

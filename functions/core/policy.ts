@@ -91,6 +91,19 @@ export const policySchema = z.strictObject({
       maxRemovalsInFlight: z.number().int().positive().default(3),
     })
     .prefault({}),
+  /**
+   * After a removal the incident awaits its replacement, checked every checkEveryMs until the
+   * cluster is back to its size with every member voting, started and answering (replacement-check.ts);
+   * one that has not come windowMs after the removal is said overdue (REPLACEMENT_OVERDUE).
+   */
+  replacement: z
+    .strictObject({
+      windowMs: z.number().int().positive().default(1_800_000),
+      checkEveryMs: z.number().int().positive().default(15_000),
+    })
+    .prefault({}),
+  /** A learner unstarted or unpromoted this long is removed (stuck-learner.ts); 0: never. */
+  stuckLearnerAfterMs: ms.default(900_000),
 });
 
 export type Policy = z.infer<typeof policySchema>;

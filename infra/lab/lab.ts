@@ -27,7 +27,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { handleWhen, retry } from 'cockatiel';
 import { onProcessExit } from './cleanup.ts';
-import { gatewayAddLearner, gatewayMemberList, gatewayStatus } from './etcd-gateway.ts';
+import { gatewayAddLearner, gatewayMemberList, gatewayPromote, gatewayStatus } from './etcd-gateway.ts';
 import type { GatewayMember, GatewayStatus } from './etcd-gateway.ts';
 import { clientScheme, logTail, resolveEtcdBin, spawnEtcd } from './etcd-process.ts';
 import type { ClientTls } from './http-json.ts';
@@ -191,6 +191,49 @@ export class Lab {
       if (!this.runtimes.has(name)) await proxy.close();
       throw error;
     }
+  }
+
+  /**
+   * Plays a machine's replacement as kubeadm join does: a learner added and started with
+   * --initial-cluster-state existing (addLearner), then promoted once it has caught up (etcd
+   * refuses before that, which is retried within the deadline). Resolves a voting member.
+   */
+  async joinReplacement(options: { timeoutMs?: number } = {}): Promise<LabMember> {
+    const deadline = Date.now() + (options.timeoutMs ?? 20_000);
+    const learner = await this.addLearner({ timeoutMs: Math.max(0, deadline - Date.now()) });
+    const runtime = this.runtime(learner.name);
+    await waitFor(
+      async () => {
+        const via = [...this.runtimes.values()].find((r) => r.runState === 'running' && !r.hasExited && !r.member.isLearner);
+        if (!via) throw new WaitAborted('no running voting member to promote the learner through');
+        try {
+          await gatewayPromote(via.member.directUrl, learner.id, 2_000, this.clientTls);
+        } catch (error) {
+          // A promote whose answer was lost may have been applied: the list says.
+          const listed = (await this.memberList(STATUS_TIMEOUT_MS)).find((m) => m.id === learner.id);
+          if (listed && !listed.isLearner) return true;
+          if (/not ready|unhealthy cluster|timed out|no answer|ECONN/i.test((error as Error).message)) return undefined;
+          throw new WaitAborted(`member promote ${learner.id} refused: ${(error as Error).message}`, { cause: error });
+        }
+        return true;
+      },
+      { timeoutMs: Math.max(0, deadline - Date.now()), intervalMs: 200, what: `learner ${learner.name} (${learner.id}) to be promoted` },
+    );
+    runtime.member.isLearner = false;
+    return runtime.member;
+  }
+
+  /**
+   * member add --learner of a peer URL nothing will ever listen on, as a kubeadm join that failed
+   * right after adding its member: a learner that never starts. Returns its id.
+   */
+  async addUnstartedLearner(options: { timeoutMs?: number } = {}): Promise<string> {
+    const [peerPort] = await freePorts(1);
+    const peerUrl = `http://127.0.0.1:${peerPort!}`;
+    const members = await waitFor(() => this.ensureLearnerAdded(peerUrl), { timeoutMs: options.timeoutMs ?? 20_000, intervalMs: 250, what: `member add --learner ${peerUrl}` });
+    const added = members.find((m) => m.peerUrls.includes(peerUrl));
+    if (!added) throw new Error(`member add --learner ${peerUrl}: not in the member list after`);
+    return added.id;
   }
 
   /**

@@ -24,6 +24,9 @@ export const sampleDetails: { [S in NamedStep]: JournalDetails[S] } = {
   [journalSteps.memberRemoved]: { via: 'etcd-1 (91bc3c398fb3c146) over direct http://127.0.0.1:4001', alreadyGone: false },
   [journalSteps.leaderElected]: { id: '91bc3c398fb3c146', name: 'etcd-1', term: 3, afterRemovalMs: 930 },
   [journalSteps.actuatorCalled]: { actuator: 'etcd-only', said: 'nothing to replace' },
+  [journalSteps.replacementChecked]: { reason: 'REPLACEMENT_OVERDUE', message: 'etcd-0 (8e9e05c52164694d) was removed 30m ago and no replacement has joined.' },
+  [journalSteps.learnerSeen]: { memberId: '2b9f1d3c4e5a6f70', peerURLs: ['http://127.0.0.1:2480'] },
+  [journalSteps.learnerRemoved]: { memberId: '2b9f1d3c4e5a6f70', via: 'etcd-1 (91bc3c398fb3c146) over direct', message: 'Learner 2b9f1d3c4e5a6f70 was added and never started.' },
 };
 
 /** A line of `step`, with sample fields. */

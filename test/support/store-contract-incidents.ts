@@ -307,6 +307,16 @@ export function incidentCases(current: () => ContractContext): void {
       expect((await store.updateIncident(incident.incidentId, { outbox: [] }, { expectVersion: closed.version, now: 3 })).state).toBe('blocked');
     });
 
+    it('an incident awaiting its replacement completes through a patch, once; it ends no other way, and a completed one is final', async () => {
+      const awaiting = await store.updateIncident(incident.incidentId, { state: 'awaiting-replacement', result: 'removed' }, { expectVersion: incident.version, now: 2 });
+      await expect(store.updateIncident(incident.incidentId, { state: 'blocked' }, { expectVersion: awaiting.version, now: 3 })).rejects.toBeInstanceOf(VersionConflictError);
+      const completed = await store.updateIncident(incident.incidentId, { state: 'completed', result: 'replaced' }, { expectVersion: awaiting.version, now: 4 });
+      expect(completed).toMatchObject({ state: 'completed', result: 'replaced', updatedAt: 4 });
+      await expect(store.updateIncident(incident.incidentId, { state: 'completed' }, { expectVersion: completed.version, now: 5 })).rejects.toBeInstanceOf(VersionConflictError);
+      expect((await store.listIncidents({ state: 'completed' })).map((i) => i.incidentId)).toEqual([incident.incidentId]);
+      expect(await store.listIncidents({ state: 'awaiting-replacement' })).toEqual([]);
+    });
+
     it('closing is one way, by either path: closeIncident after a closing patch changes nothing, a closing patch after closeIncident conflicts', async () => {
       const blocked = await store.updateIncident(incident.incidentId, { state: 'blocked', result: 'first' }, { expectVersion: 1, now: 2 });
       expect(await store.closeIncident(incident.incidentId, { outcome: 'awaiting-replacement', result: 'second', now: 3 })).toEqual(blocked);

@@ -1,7 +1,7 @@
 // An incident as one item, and a patch as one conditional UpdateItem: the DynamoDB form of the
 // sqlite store's `UPDATE incidents SET ... WHERE version = $expectVersion`.
 import type { Decision } from '../../core/decision.ts';
-import { storedState } from '../../core/incident.ts';
+import { endsFrom, storedState } from '../../core/incident.ts';
 import type { CarriedStreak } from '../../core/evidence.ts';
 import { currentView, type StoredView } from '../../core/path-name.ts';
 import { keptViews } from '../../core/view-history.ts';
@@ -144,7 +144,8 @@ export function patchUpdate(patch: IncidentPatch, options: { incidentId: string;
   const conditions = [`attribute_exists(${table.partitionKey.name})`, `${b.name('version')} = ${b.value('expectVersion', options.expectVersion)}`];
   if (patch.state !== undefined) {
     closing(b, patch.state, options.expiresAt);
-    conditions.push(`${b.name('state')} = ${b.value('open', 'open')}`);
+    // Open, or awaiting the replacement a completion says joined (core endsFrom).
+    conditions.push(`${b.name('state')} IN (${endsFrom(patch.state).map((s, i) => b.value(`from${i}`, s)).join(', ')})`);
   }
   written(b, options.incidentId, options.now);
   b.sets.push(`${b.name('version')} = ${b.name('version')} + ${b.value('one', 1)}`);

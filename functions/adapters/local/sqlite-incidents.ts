@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Decision } from '../../core/decision.ts';
 import type { CarriedStreak } from '../../core/evidence.ts';
+import { endsFrom } from '../../core/incident.ts';
 import { currentView, type StoredView } from '../../core/path-name.ts';
 import { keptViews } from '../../core/view-history.ts';
 import {
@@ -98,8 +99,9 @@ export async function updateIncident(
   if (current.version !== options.expectVersion) {
     throw new VersionConflictError(incidentId, options.expectVersion, current.version);
   }
-  // Closing is one way: a closed incident is never closed again, whatever its version.
-  if (patch.state !== undefined && current.state !== 'open') {
+  // Closing is one way: a closed incident is never closed again, whatever its version (but for
+  // an incident awaiting its replacement, which completes: core endsFrom).
+  if (patch.state !== undefined && !endsFrom(patch.state).includes(current.state)) {
     throw new VersionConflictError(incidentId, options.expectVersion, current.version);
   }
   const next = { ...current, ...definedOnly(patch) };

@@ -4,6 +4,7 @@
 // named timers that fire, earliest first, whenever nothing else is queued. All on a manual clock.
 import { routes, type EventEnvelope, type FunctionName } from '../../../events/catalogue.ts';
 import type { Deps } from '../../../functions/app/deps.ts';
+import { isReplacementCheck } from '../../../functions/app/check-replacement.ts';
 import { moveLeader } from '../../../functions/app/move-leader.ts';
 import { probeMembers } from '../../../functions/app/probe-members.ts';
 import { remediate } from '../../../functions/app/remediate.ts';
@@ -48,7 +49,11 @@ export interface Driver {
   bus: Deps['bus'];
   scheduler: Deps['scheduler'];
   log: DriverLog;
-  /** Runs until nothing is queued and no timer is left, or `maxSteps` deliveries were made. */
+  /**
+   * Runs until nothing is queued and no timer is left but the checks of removals awaiting their
+   * replacement (which go on for a day after: nothing here replaces a machine), or `maxSteps`
+   * deliveries were made.
+   */
   run(deps: Deps, maxSteps?: number): Promise<{ idle: boolean }>;
   timers(): ScheduleRequest[];
 }
@@ -86,7 +91,7 @@ export function atLeastOnceDriver(clock: ManualClock): Driver {
       for (let steps = 0; steps < maxSteps; steps++) {
         let delivery = queue.shift();
         if (!delivery) {
-          const next = [...timers.values()].sort((a, b) => a.at - b.at)[0];
+          const next = [...timers.values()].filter((t) => !isReplacementCheck((t.event as EventEnvelope<'RetryDue'>).detail)).sort((a, b) => a.at - b.at)[0];
           if (!next) return { idle: true };
           timers.delete(next.name);
           if (next.at > clock.now()) clock.set(next.at);

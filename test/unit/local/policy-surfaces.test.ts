@@ -41,6 +41,8 @@ const full = {
   allowShrink: true,
   singleRemediator: true,
   fleet: { stormShare: 0.5, stormMinClusters: 3, stormWindowMs: 300_000, stormCooldownMs: 120_000, maxRemovalsInFlight: 2 },
+  replacement: { windowMs: 600_000, checkEveryMs: 5_000 },
+  stuckLearnerAfterMs: 300_000,
 } satisfies Required<Policy>;
 
 type Fields = Record<string, unknown>;

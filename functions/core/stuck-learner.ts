@@ -1,0 +1,53 @@
+// A learner that was added and never started, or started and never promoted, for longer than the
+// policy allows (kubeadm's join failed half-way): removing it costs no vote, so it is removed on its
+// own. etcd does not say when a member was added, so the edge keeps when each learner was first
+// seen. Pure. A cleanup is no remediation: it writes no removal record (the one-member-down rule
+// reads those), takes no fleet slot and opens no incident (the storm guard counts incidents).
+import { describeDuration, describeTime } from './explain.ts';
+import type { Policy } from './policy.ts';
+import type { MemberId } from './types.ts';
+import { describeMember, type ClusterView, type MemberView } from './view.ts';
+
+export interface StuckLearner {
+  member: MemberView;
+  firstSeen: number;
+  /** Never started: no name, no client URL, no answer on any path. */
+  started: boolean;
+  message: string;
+  evidence: Record<string, unknown>;
+}
+
+/** The learners in the view, whose first-seen times the edge keeps. */
+export const learnersIn = (view: ClusterView): MemberId[] => view.members.filter((m) => m.isLearner).map((m) => m.id);
+
+/**
+ * The learners past stuckLearnerAfterMs since first seen (0: none ever is). `owed` names the removed
+ * member whose replacement is still owed, when the cleanup runs for an incident awaiting one.
+ */
+export function stuckLearners(
+  view: ClusterView,
+  firstSeen: Readonly<Record<MemberId, number>>,
+  ctx: { now: number; policy: Pick<Policy, 'stuckLearnerAfterMs'>; owed?: string },
+): StuckLearner[] {
+  const afterMs = ctx.policy.stuckLearnerAfterMs;
+  if (afterMs === 0) return [];
+  return view.members.flatMap((member) => {
+    const seen = firstSeen[member.id];
+    if (!member.isLearner || seen === undefined || ctx.now - seen < afterMs) return [];
+    const started = member.started && member.reachable;
+    const what = started ? `was started but never promoted` : `was added and never started (no name, no answer on any path)`;
+    const peer = member.peerUrls.length > 0 ? ` (peer ${member.peerUrls.join(', ')})` : '';
+    const owed = ctx.owed ? ` The replacement for ${ctx.owed} is still owed: the incident stays awaiting-replacement.` : '';
+    return [
+      {
+        member,
+        firstSeen: seen,
+        started,
+        message:
+          `Learner ${describeMember(member)}${peer} ${what}; it was first seen ${describeDuration(ctx.now - seen)} ago (${describeTime(seen)}), ` +
+          `past the ${describeDuration(afterMs)} the policy allows (stuckLearnerAfterMs), so it is removed, which costs no vote.${owed}`,
+        evidence: { started, firstSeen: seen, peerURLs: member.peerUrls },
+      },
+    ];
+  });
+}
