@@ -111,6 +111,19 @@ async function lastReasons(state: string): Promise<Map<string, string | undefine
   }
 }
 
+/** The outcome line run printed for a cluster's incident, shortened. */
+function outcomeOf(stdout: string, clusterId: string): string {
+  for (const line of stdout.split('\n')) {
+    try {
+      const outcome = JSON.parse(line) as { clusterId?: string; outcome?: string; reason?: string; message?: string };
+      if (outcome.clusterId === clusterId) return `${outcome.outcome} ${outcome.reason}: ${(outcome.message ?? '').slice(0, 300)}`;
+    } catch {
+      // Not an outcome line.
+    }
+  }
+  return 'no outcome line';
+}
+
 export async function runReal(options: RealOptions): Promise<RealResult> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fleet-real-'));
   const labs: Lab[] = [];
@@ -181,7 +194,11 @@ export async function runReal(options: RealOptions): Promise<RealResult> {
       if (!voting.includes(w.leader)) removed += 1;
       const ok = verdict.quorum === 'held' && w.fewestVoting >= 2 && voting.length === 2 && !voting.includes(w.leader) && leader !== undefined && after === true;
       if (ok) held += 1;
-      else problems.push(`${w.clusterId}: quorum ${verdict.quorum} (${verdict.failed}/${verdict.samples} failed), fewest voting ${w.fewestVoting}, voting after ${voting.join(',')}, leader ${leader?.name ?? 'none'}, write after ${after === true ? 'ok' : 'none'}`);
+      else
+        problems.push(
+          `${w.clusterId}: quorum ${verdict.quorum} (${verdict.failed}/${verdict.samples} failed), fewest voting ${w.fewestVoting}, voting after ${voting.join(',')}, ` +
+            `leader ${leader?.name ?? 'none'}, write after ${after === true ? 'ok' : 'none'}; run said: ${outcomeOf(service.stdout(), w.clusterId)}`,
+        );
     }
     return {
       clusters: watched.length,
