@@ -22,7 +22,7 @@ export async function loadFleetFacts(deps: Deps, cluster: ClusterEntry): Promise
 }
 
 /** The directory's registered clusters; undefined when it cannot tell (then every cluster that ever opened an incident in this store counts). */
-const registeredIds = (deps: Deps): Promise<readonly string[]> | undefined => deps.directory.registeredClusterIds?.();
+const registeredIds = async (deps: Deps): Promise<readonly string[] | undefined> => deps.directory.registeredClusterIds?.();
 
 export const gateContextOf = (deps: Pick<Deps, 'clock'>, cluster: ClusterEntry, incident: Incident): GateContext => ({
   clusterId: incident.clusterId,

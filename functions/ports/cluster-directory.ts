@@ -23,10 +23,10 @@ export interface ClusterDirectory {
   /**
    * The registered clusters' ids, for the storm guard: its share is of these, and only their
    * openings count (a state file may hold clusters no longer configured). Cheap: cached where it
-   * is read from a table. A directory that cannot tell leaves it out, and the guard counts the
-   * clusters that ever opened an incident instead.
+   * is read from a table. A directory that cannot tell leaves it out, or answers undefined (a list
+   * refused, say), and the guard counts the clusters that ever opened an incident instead.
    */
-  registeredClusterIds?(): Promise<readonly string[]>;
+  registeredClusterIds?(): Promise<readonly string[] | undefined>;
 }
 
 export class UnknownClusterError extends Error {

@@ -3,6 +3,7 @@
 // `<cluster>-kubeconfig` there (or the one workloadKubeconfigSecret names), read once and kept;
 // its policy is the watcher's.
 import type { KubeConfig } from '@kubernetes/client-node';
+import { listClusterIds } from '../kube/cluster-api/cluster-list.ts';
 import { workloadKubeconfigFromSecret } from '../kube/cluster-api/cluster-access.ts';
 import type { Policy } from '../../core/policy.ts';
 import { UnknownClusterError, type ClusterDirectory, type ClusterEntry } from '../../ports/cluster-directory.ts';
@@ -25,6 +26,9 @@ export interface CapiDirectoryOptions {
 
 export const capiClusterId = (namespace: string, clusterName: string): string => `${namespace}/${clusterName}`;
 
+const CLUSTER_LIST_CACHE_MS = 60_000;
+
+
 export function createCapiDirectory(options: CapiDirectoryOptions): ClusterDirectory {
   const entries = new Map<string, Promise<ClusterEntry>>();
   async function load(clusterId: string): Promise<ClusterEntry> {
@@ -42,7 +46,15 @@ export function createCapiDirectory(options: CapiDirectoryOptions): ClusterDirec
     };
     return { clusterId, endpoints: [], policy: options.policy, kube, ...(options.tls ? { tls: options.tls } : {}) };
   }
+  let listed: { at: number; ids: Promise<readonly string[] | undefined> } | undefined;
   return {
+    // The storm guard's share is of every Cluster the management cluster holds, listed at most once
+    // a minute; a list refused leaves it to count the clusters that failed, more eager, never less.
+    registeredClusterIds() {
+      const now = Date.now();
+      if (!listed || now - listed.at >= CLUSTER_LIST_CACHE_MS) listed = { at: now, ids: listClusterIds(options.management, options.machineApiVersion) };
+      return listed.ids;
+    },
     get(clusterId) {
       let entry = entries.get(clusterId);
       if (!entry) {
