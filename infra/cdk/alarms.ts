@@ -1,5 +1,5 @@
 // Alarms and a dashboard. An alarm on every dead-letter queue (anything in one is work that did not
-// happen) and on blocked remediations (a person must act); the dashboard shows outcomes, functions
+// happen), on blocked remediations and on replacements overdue (a person must act); the dashboard shows outcomes, functions
 // and queues on one page.
 import { Duration } from 'aws-cdk-lib';
 import {
@@ -20,6 +20,7 @@ import { Topic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { METRICS_NAMESPACE, pipelineFunctionNames, type StackFunctionName } from './function-specs.ts';
 import type { DeadLetterQueue } from './queues.ts';
+import { REPLACEMENT_OVERDUE } from '../../functions/lambda/outcome-metrics.ts';
 
 export interface MonitoringProps {
   readonly deadLetterQueues: readonly DeadLetterQueue[];
@@ -68,11 +69,17 @@ export class Monitoring extends Construct {
       'etcd-remediator blocked a remediation: a person must act. The incident says which member, why and what to do (etcd-remediator status, or the RemediationBlocked event).',
       actions,
     );
+    this.alarm(
+      REPLACEMENT_OVERDUE,
+      summed(REPLACEMENT_OVERDUE),
+      "etcd-remediator removed a member and no replacement joined within the policy's replacement.windowMs: the cluster is short. Check the replacement Machine and its kubeadm join; the ReplacementOverdue event names the member, when it was removed and what the cluster has now.",
+      actions,
+    );
 
     this.dashboard = new Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(3) });
     this.dashboard.addWidgets(new AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 24, height: 4 }));
     this.dashboard.addWidgets(
-      graph('Outcomes', ['RemediationCompleted', 'RemediationBlocked', 'RemediationClosed', 'RemediationFailed', 'LeaderMoved', 'RetryRequested'].map(summed)),
+      graph('Outcomes', ['RemediationCompleted', 'RemediationReplaced', REPLACEMENT_OVERDUE, 'RemediationBlocked', 'RemediationClosed', 'RemediationFailed', 'LeaderMoved', 'RetryRequested'].map(summed)),
       graph('Time to remediate (ms)', ['p50', 'max'].map((statistic) => summedTime(statistic))),
     );
     const fns = Object.entries(props.functions) as [StackFunctionName, IFunction][];

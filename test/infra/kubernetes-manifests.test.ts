@@ -160,7 +160,7 @@ describe('infra/kubernetes/crds', () => {
     expect(Object.keys(status.properties as Schema).sort()).toEqual(
       ['completedAt', 'conditions', 'incidentId', 'leaderMove', 'message', 'observedGeneration', 'phase', 'reasonCode', 'startedAt', 'updatedAt'].sort(),
     );
-    expect(schemaAt(schemaOf(REQUEST), '.status.phase')!.enum).toEqual(['Pending', 'Running', 'Waiting', 'Completed', 'Blocked', 'Failed', 'Cancelled', 'Recovered']);
+    expect(schemaAt(schemaOf(REQUEST), '.status.phase')!.enum).toEqual(['Pending', 'Running', 'Waiting', 'AwaitingReplacement', 'Completed', 'Blocked', 'Failed', 'Cancelled', 'Recovered']);
     const conditions = schemaAt(schemaOf(REQUEST), '.status.conditions')!;
     expect(conditions).toMatchObject({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] });
     // The list-map key must be required (apiextensions validation), as in metav1.Condition.

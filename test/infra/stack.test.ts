@@ -65,8 +65,8 @@ describe('resources', () => {
       scheduleGroup: 1,
       pipe: 1,
       queues: 5 + 2 + 1 + 2,
-      // A depth alarm on every queue but the short-wait one, and blocked remediations.
-      alarms: 5 + 2 + 1 + 1 + 1,
+      // A depth alarm on every queue but the short-wait one, blocked remediations, and replacements overdue.
+      alarms: 5 + 2 + 1 + 1 + 1 + 1,
       dashboard: 1,
       roles: 6 + 2,
     });

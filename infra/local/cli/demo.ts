@@ -7,10 +7,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { incidentEndings } from '../../../functions/core/incident-endings.ts';
 import { isDecisionLine } from '../../../functions/core/journal.ts';
 import { parsePolicy } from '../../../functions/core/policy.ts';
 import { startLab } from '../../lab/lab.ts';
-import { createLocalRuntime, newIncidentId } from '../runtime.ts';
+import { createLocalRuntime, newIncidentId, type LocalRuntime } from '../runtime.ts';
 import { createStaticDirectory } from '../../../functions/adapters/local/static-directory.ts';
 import { formatDuration } from './duration.ts';
 import { renderTimeline } from './output.ts';
@@ -36,12 +37,32 @@ const alive = (pid: number) => {
   }
 };
 
+/**
+ * The lab plays the machine's replacement, as kubeadm join does (a learner, started, promoted);
+ * the incident, awaiting it, completes once a check finds the cluster whole. 0 when it did.
+ */
+async function replaced(runtime: LocalRuntime, clusterId: string, incidentId: string): Promise<number> {
+  out(`5. the incident awaits its replacement (${incidentEndings['awaiting-replacement'].meaning.replace(/\.$/, '')}).`);
+  const done = runtime.waitForOutcome({ clusterId, incidentId }, 30_000);
+  const joined = await lab.joinReplacement({ timeoutMs: 20_000 });
+  pids.push(joined.pid);
+  out(`   the lab plays the new machine's kubeadm join: ${joined.name} added as a learner, started, promoted.`);
+  const ended = await done;
+  if (ended.detailType !== 'RemediationReplaced') {
+    out(`   the incident ended ${ended.detailType} instead: ${JSON.stringify(ended.detail).slice(0, 300)}`);
+    return 1;
+  }
+  out(`6. outcome: ${incidentEndings.completed.outcome} (${ended.detail.reason}), time to replacement ${formatDuration(ended.detail.replacedAfterMs)}`);
+  out(`   ${compact(ended.detail.message)}`);
+  return 0;
+}
+
 const demoStart = Date.now();
 out('etcd-remediator demo: the etcd leader loses its kubelet\n');
 const lab = await startLab({ members: 3, electionTimeoutMs: ELECTION_TIMEOUT_MS });
 const pids = lab.members.map((m) => m.pid);
 const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'etcd-remediator-demo-'));
-let exitCode = 0;
+let exitCode: number;
 try {
   const leader = await lab.leader();
   const term = (await lab.status(leader.name)).raftTerm;
@@ -62,6 +83,8 @@ try {
       callTimeoutMs: 1_000,
       pathOrder: ['direct'],
       backoff: { baseMs: 300, capMs: 1_500 },
+      // The demo's replacement joins within seconds: look often, and call it overdue after a minute.
+      replacement: { windowMs: 60_000, checkEveryMs: 250 },
     }),
   };
   const runtime = await createLocalRuntime({ statePath: path.join(stateDir, 'state.sqlite'), directory: createStaticDirectory([cluster]), logLevel: 'SILENT' });
@@ -108,6 +131,7 @@ try {
         out('    reconfiguration until its members have been connected for ~5 s, and this lab had just started;');
         out('    the pipeline backed off and retried, as it would in production)');
       }
+      exitCode = await replaced(runtime, cluster.clusterId, incidentId);
     }
   } finally {
     await runtime.stop();
@@ -117,7 +141,7 @@ try {
   fs.rmSync(stateDir, { recursive: true, force: true });
 }
 const left = pids.filter(alive);
-out(`5. lab down: etcd pids ${pids.join(', ')} ${left.length === 0 ? 'are gone' : `STILL RUNNING: ${left.join(', ')}`}; demo took ${formatDuration(Date.now() - demoStart)}.`);
+out(`7. lab down: etcd pids ${pids.join(', ')} ${left.length === 0 ? 'are gone' : `STILL RUNNING: ${left.join(', ')}`}; demo took ${formatDuration(Date.now() - demoStart)}.`);
 if (exitCode !== 0) {
   out(`
 The demo did not end as expected: the outcome above says why, and the timeline shows each step.`);

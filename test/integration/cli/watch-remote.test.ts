@@ -76,7 +76,7 @@ describe.sequential('etcd-remediator watch --bus', () => {
     await store.closeIncident(incident.incidentId, { outcome: 'awaiting-replacement', result: {}, now: Date.now() });
     const done = await waitFor(async () => {
       const status = await read();
-      return status?.phase === 'Completed' ? status : undefined;
+      return status?.phase === 'AwaitingReplacement' ? status : undefined;
     }, { timeoutMs: 20_000, what: 'the request to complete' });
     expect(done.incidentId).toBe(incident.incidentId);
     expect(events.calls.flatMap((c) => c.entries).filter((e) => e.DetailType === 'MemberUnhealthy')).toHaveLength(1);

@@ -88,8 +88,8 @@ describe.sequential('etcd-remediator watch under the shipped RBAC, the workload 
     world.fake.kubeletDown(leader.name);
     service = startCli(['watch', '--kubeconfig', kubeconfig, '--state', path.join(dir, 'state.sqlite'), '--election-timeout', '500ms', '--timeout', '1s', '--workload-kubeconfig-secret', SECRET_TEMPLATE]);
     const machine = world.machineOf(leader);
-    const status = await requestServed(service, world, machine, (s) => s.phase === 'Completed' || s.phase === 'Failed' || s.phase === 'Blocked', 'the request to end', 40_000);
-    expect(status, status.message).toMatchObject({ phase: 'Completed', leaderMove: 'moved' });
+    const status = await requestServed(service, world, machine, (s) => s.phase === 'AwaitingReplacement' || s.phase === 'Failed' || s.phase === 'Blocked', 'the request to end', 40_000);
+    expect(status, status.message).toMatchObject({ phase: 'AwaitingReplacement', leaderMove: 'moved' });
     expect((await world.lab.memberList()).map((m) => m.id)).not.toContain(leader.id);
     expect((await world.readMachine(machine))?.deleting).toBe(true);
 

@@ -39,7 +39,7 @@ describe.sequential('etcd-remediator watch', () => {
     world.fake.kubeletDown(leader.name);
     service = startCli(['watch', '--kubeconfig', kubeconfig, '--state', path.join(dir, 'state.sqlite'), '--election-timeout', '500ms', '--timeout', '1s']);
     const machine = world.machineOf(leader);
-    const status = await requestServed(service, world, machine, (s) => s.phase === 'Completed', 'the request to complete', 60_000);
+    const status = await requestServed(service, world, machine, (s) => s.phase === 'AwaitingReplacement', 'the request to await its replacement', 60_000);
     expect(status.leaderMove).toBe('moved');
     expect((await world.readMachine(machine))?.deleting).toBe(true);
     expect((await world.lab.memberList()).map((m) => m.id)).not.toContain(leader.id);

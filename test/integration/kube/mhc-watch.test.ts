@@ -79,7 +79,7 @@ describe.sequential('MachineHealthCheck external remediation through the watcher
 
     const done = await waitFor(async () => {
       const request = await t.read(t.world.machineOf(leader));
-      return request.status?.phase === 'Completed' ? request : undefined;
+      return request.status?.phase === 'AwaitingReplacement' ? request : undefined;
     }, { timeoutMs: 45_000, what: 'the request to complete' });
     // The reason is the last approval's: once leadership moved, a retried removal finds a follower.
     const approvals = t.pipeline.events.filter((e) => e.detailType === 'RemediationApproved').map((e) => (e.detail as { reason: string }).reason);
@@ -138,12 +138,12 @@ describe.sequential('MachineHealthCheck external remediation through the watcher
 
     const done = await waitFor(async () => {
       const request = await t.read(machine);
-      return request.status?.phase === 'Completed' ? request : undefined;
+      return request.status?.phase === 'AwaitingReplacement' ? request : undefined;
     }, { timeoutMs: 45_000, what: 'the request to complete after it was reported again' });
     unsubscribe();
 
     expect(phases).toContain('Recovered');
-    expect(phases.indexOf('Recovered')).toBeLessThan(phases.lastIndexOf('Completed'));
+    expect(phases.indexOf('Recovered')).toBeLessThan(phases.lastIndexOf('AwaitingReplacement'));
     const incidents = await t.pipeline.runtime.store.listIncidents({ clusterId: CAPI_CLUSTER });
     expect(incidents.map((i) => [i.state, i.lastDecision?.reason ?? ''])).toEqual([
       ['closed', 'TARGET_RECOVERED'],

@@ -104,7 +104,7 @@ describe.sequential('a request whose member another incident or remediator holds
     const removed = await other.remediate(t.leader.name, 60_000);
     expect(removed.detailType).toBe('RemediationCompleted');
 
-    const done = await t.statusWith((s) => s.phase === 'Completed', 'the request to complete', 45_000);
+    const done = await t.statusWith((s) => s.phase === 'AwaitingReplacement', 'the request to await its replacement', 45_000);
     expect(done.incidentId).toBe(waiting.incidentId);
     expect(done.reasonCode).toBe('MEMBER_ALREADY_REMOVED');
     expect((await t.world.readMachine(t.machine))?.deleting).toBe(true);

@@ -128,7 +128,7 @@ async function requestCompleted(t: World, timeoutMs = 15_000): Promise<RequestSh
   const objects = t.world.fake.kubeConfig().makeApiClient(CustomObjectsApi);
   const completed = waitFor(async () => {
     const request = (await objects.getNamespacedCustomObject({ ...coordinates, name: t.machine })) as RequestShape;
-    return request.status?.phase === 'Completed' ? request : undefined;
+    return request.status?.phase === 'AwaitingReplacement' ? request : undefined;
   }, { timeoutMs, what: 'the request to complete' });
   // Said as it stands at the timeout, not as it stood when the wait began.
   return completed.catch((error: unknown) => {
@@ -196,7 +196,7 @@ describe.sequential('request watcher: the management API server fails once', () 
     expect(warnings[0]!.fields.error).toContain('fetch failed (other side closed)');
     expect(warnings[1]!.fields.error).toContain(`EtcdRemediationRequest ${CAPI_NAMESPACE}/${t.machine}`);
     expect(warnings[1]!.fields.error).toContain('HTTP 500: etcdserver: request timed out');
-    expect(t.phases.at(-1)).toBe('Completed');
+    expect(t.phases.at(-1)).toBe('AwaitingReplacement');
     await expectRemediatedOnce(t, request);
   });
 

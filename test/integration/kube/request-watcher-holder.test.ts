@@ -75,12 +75,12 @@ describe('a request whose incident ended as a duplicate of another', () => {
 
     const approved: Decision = { kind: 'approve', reason: 'TARGET_IS_FOLLOWER', leaderMove: 'not-needed', message: 'cp-1 is a follower', evidence: {} };
     await t.end(holder, 'awaiting-replacement', approved);
-    const done = await t.statusWith((s) => s.phase === 'Completed', 'the request to complete with the incident it follows');
+    const done = await t.statusWith((s) => s.phase === 'AwaitingReplacement', 'the request to await the replacement with the incident it follows');
     expect(done.incidentId).toBe(holder.incidentId);
-    expect(done.message).toContain('the Machine is being replaced');
-    // Completed only once, at the end; never Recovered.
-    expect(t.phases.filter((p) => p === 'Completed' || p === 'Recovered')).toEqual(['Completed']);
-    expect(t.phases.at(-1)).toBe('Completed');
+    expect(done.message).toContain('waiting for the replacement Machine to join etcd');
+    // Awaiting its replacement once, at the end (nothing here joins one); never Recovered.
+    expect(t.phases.filter((p) => p === 'AwaitingReplacement' || p === 'Completed' || p === 'Recovered')).toEqual(['AwaitingReplacement']);
+    expect(t.phases.at(-1)).toBe('AwaitingReplacement');
   });
 
   it('deleting the request leaves the incident it follows alone: that one is another report’s', async () => {
