@@ -33,6 +33,8 @@ export function openFleetTarget(values: { state?: string | undefined; table?: st
     return { records, where: `table ${values.table}`, close: async () => client.destroy() };
   }
   if (values.state === undefined || values.state.trim() === '') throw new UsageError('--state FILE or --table NAME is required (e.g. --state state.sqlite)');
+  // A mistyped path must not make a new file that nothing reads: the pause would hold nothing.
+  if (!fs.existsSync(values.state)) throw new UsageError(`--state: no state file at ${values.state} (give the state file of run or remediate)`);
   const store = openSqliteStore({ path: values.state });
   return { records: store, where: `state file ${values.state}`, close: () => store.close() };
 }

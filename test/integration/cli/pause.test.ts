@@ -28,6 +28,8 @@ const pausesIn = async (file: string) => {
 describe('pause and resume on a state file', () => {
   it('pauses the fleet and a cluster, status shows both, resume lifts each', async () => {
     const state = join(dir, 'a.sqlite');
+    // The state file of a run: pause writes into it, never makes one.
+    await openSqliteStore({ path: state }).close();
     const fleet = await runCli(['pause', '--state', state, '--why', 'zone b unreachable', '--by', 'ops@box']);
     expect(fleet.code, fleet.stderr).toBe(0);
     expect(fleet.stdout).toMatch(/^paused the fleet in state file .* by ops@box at .*: zone b unreachable\n$/);
@@ -53,6 +55,7 @@ describe('pause and resume on a state file', () => {
     [['pause', '--state', 'x.sqlite'], /^etcd-remediator: --why is required/],
     [['pause', '--state', 'x.sqlite', '--why', ' '], /--why is required/],
     [['pause', '--why', 'w'], /--state FILE or --table NAME is required/],
+    [['pause', '--state', 'typo.sqlite', '--why', 'w'], /^etcd-remediator: --state: no state file at typo.sqlite \(give the state file of run or remediate\)$/m],
     [['pause', '--state', 'x.sqlite', '--table', 't', '--why', 'w'], /--state and --table: give one/],
     [['pause', '--state', 'x.sqlite', '--why', 'a\u001bb'], /--why: must be one line of text/],
     [['resume', '--state', 'x.sqlite', '--storm', '--cluster', 'c'], /--storm and --cluster/],
