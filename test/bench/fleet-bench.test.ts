@@ -23,7 +23,8 @@ describe('bench:fleet part A, tiny', () => {
     expect(a, stdout).toMatchObject({ incidents: '20', clusters: '5', ended: '20', leader_cut: '16', follower_sick: '4' });
     for (const key of ['per_min', 'p50_ms', 'p99_ms', 'elapsed_ms']) expect(Number(a![key]), key).toBeGreaterThan(0);
     expect(Number(a!.p99_ms)).toBeGreaterThanOrEqual(Number(a!.p50_ms));
-    expect(lines.find((l) => l?.endings !== undefined)?.endings).toBe('RemediationCompleted:20');
+    // Done means replaced: each ends completed once its replacement is seen.
+    expect(lines.find((l) => l?.endings !== undefined)?.endings).toBe('RemediationReplaced:20');
     const history = lines.find((l) => l?.part === 'A-history');
     expect(history, stdout).toMatchObject({ reports: '20', history: '50' });
     expect(Number(history!.ratio)).toBeGreaterThan(0);

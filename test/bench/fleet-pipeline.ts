@@ -4,12 +4,14 @@
 // Each cluster runs its incidents one after another (one member down at a time), the clusters all
 // at once. The mix: every fifth report names a sick follower, the others a leader whose path is
 // cut (followers agree on it, so the evidence is confirmed one election timeout later and, with no
-// grace, it is removed without a move). The actuator stands for a replacement machine joining.
+// grace, it is removed without a move). The actuator stands for a replacement machine joining; an
+// incident is done when the replacement check sees it (completed), and only then is the next cut.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { isTerminalEvent, type EventEnvelope } from '../../events/catalogue.ts';
+import { endingOfEvent } from '../../functions/core/incident-endings.ts';
 import { parsePolicy, type PolicyInput } from '../../functions/core/policy.ts';
 import { systemClock } from '../../functions/adapters/local/system-clock.ts';
 import { settlesWithin } from '../../functions/lib/with-timeout.ts';
@@ -50,6 +52,8 @@ export const PIPELINE_POLICY: PolicyInput = {
   callTimeoutMs: 1_000,
   backoff: { baseMs: 100, capMs: 1_000 },
   fleet: { stormShare: 1, stormMinClusters: 100_000, maxRemovalsInFlight: 1_000 },
+  // The replacement joins at once: looked for every 100 ms, so an incident completes right after.
+  replacement: { checkEveryMs: 100 },
 };
 
 /** One incident past this is stuck, not slow (on a machine other work also loads): the run stops and says why. */
@@ -107,7 +111,8 @@ async function benchRuntime(dir: string, names: readonly string[]): Promise<Benc
     if (!entry) return;
     if (event.detailType === 'MembersProbed') entry.times.probedAt ??= performance.now();
     if (event.detailType === 'RemediationApproved') entry.times.decidedAt ??= performance.now();
-    if (!isTerminalEvent(event)) return;
+    // Done means replaced: an ending the incident goes on from (awaiting its replacement) is not the end.
+    if (!isTerminalEvent(event) || endingOfEvent(event.detailType).requestGoesOn === 'until-replaced') return;
     waiting.delete(event.detail.clusterId);
     entry.ended(event);
   });
