@@ -109,7 +109,7 @@ export const isTerminalEvent = (event: EventEnvelope): event is EventEnvelope<Te
 export const emits = {
   // The replacement check runs in probe-members, on the RetryDue an awaiting-replacement incident is owed.
   'probe-members': ['MembersProbed', 'RemediationBlocked', 'RemediationClosed', 'RemediationReplaced', 'ReplacementOverdue', 'LearnerRemoved'],
-  'move-leader': ['RemediationApproved', 'RetryRequested', 'RemediationBlocked', 'RemediationClosed', 'LeaderMoved'],
+  'move-leader': ['RemediationApproved', 'RetryRequested', 'RemediationBlocked', 'RemediationClosed', 'LeaderMoved', 'LearnerRemoved'],
   'schedule-retry': ['RetryDue'],
   remediate: ['RemediationCompleted', 'RemediationFailed', 'RetryRequested', 'RemediationBlocked', 'RemediationClosed'],
 } as const satisfies Record<FunctionName, readonly DetailType[]>;

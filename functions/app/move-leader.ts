@@ -14,17 +14,21 @@ import { iso, journaling, publishing } from './incident-events.ts';
 import { checkRemovalPermission } from './removal-permission.ts';
 import { runMove, type MoveRun } from './run-move.ts';
 import { runStep } from './step.ts';
+import { learnersBeforeRemoval } from './stuck-learners.ts';
 
 export const moveLeader = (deps: Deps, detail: DetailOf<'MembersProbed'>): Promise<Decision | undefined> =>
   runStep(deps, 'move-leader', { detailType: 'MembersProbed', detail }, async (incident, cluster) => {
-    const { decision, views, leaderMoved } = await decideAndMove(deps, cluster, detail, incident);
+    const decided = await decideAndMove(deps, cluster, detail, incident);
+    const { views, leaderMoved } = decided;
+    // Learners alone holding the removal up: a stuck one is cleaned up first, others waited for.
+    const { decision, effects: cleanup } = await learnersBeforeRemoval(deps, cluster, incident, detail.view, decided.decision);
     const now = deps.clock.now();
     const { patch, effects } = decisionEffects(incident, decision, 'move-leader', now);
     return {
       incident,
       patch: { ...patch, ...(views ? { views } : {}) },
       // A move made is said before the decision that follows from it.
-      effects: [...(leaderMoved ?? []), ...effects],
+      effects: [...(leaderMoved ?? []), ...cleanup, ...effects],
       value: decision,
     };
   });

@@ -4,9 +4,10 @@
 // costs no quorum). Which ones is core's (stuck-learner.ts). The cleanup writes no removal record
 // and takes no fleet slot: it is not a remediation, and the one-member-down rule and the storm
 // guard never count it. A pause holds it, as it holds every step that changes a cluster.
+import type { Decision } from '../core/decision.ts';
 import { pauseOf } from '../core/fleet-gate.ts';
 import { isLine, journalSteps, type JournalEntry } from '../core/journal.ts';
-import { learnersIn, stuckLearners } from '../core/stuck-learner.ts';
+import { learnerGate, learnersIn, stuckLearners } from '../core/stuck-learner.ts';
 import type { MemberId } from '../core/types.ts';
 import type { ClusterView } from '../core/view.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
@@ -14,6 +15,7 @@ import type { Incident, OutboxEntry } from '../ports/incident-store.ts';
 import { takeClusterLock } from './cluster-lock.ts';
 import type { Deps } from './deps.ts';
 import { envelopeOf, iso, journaling, publishing } from './incident-events.ts';
+import { nextTryAt } from './plan-incident.ts';
 import { probeCluster } from './probe-cluster.ts';
 import { removeMember } from './remove-member.ts';
 
@@ -87,4 +89,32 @@ export async function cleanUpStuckLearners(deps: Deps, cluster: ClusterEntry, in
   }
   const after = removed.length > 0 ? await probeCluster(deps, cluster, view) : view;
   return { view: after, effects, removed };
+}
+
+/**
+ * The quorum gate refused the removal for learners alone (core learnerGate): one past its window
+ * is removed and the incident looks again at once; one not yet past it is waited for. Any other
+ * decision stands as it is, and so does this one when the cleanup could not run (paused, the lock
+ * another's): looked at again after the incident's backoff.
+ */
+export async function learnersBeforeRemoval(deps: Deps, cluster: ClusterEntry, incident: Incident, view: ClusterView, decision: Decision): Promise<{ decision: Decision; effects: OutboxEntry[] }> {
+  if (decision.kind !== 'block' || decision.reason !== 'MEMBER_NOT_READY') return { decision, effects: [] };
+  const journal = await deps.store.journal(incident.incidentId);
+  const now = deps.clock.now();
+  const seen = sightings(journal, view, now);
+  const gate = learnerGate(decision, view, seen.firstSeen, { now, targetId: incident.memberId, policy: cluster.policy });
+  if (!gate) return { decision, effects: [] };
+  if (gate.kind === 'wait') return { decision: gate.decision, effects: seen.effects };
+  const cleanup = await cleanUpStuckLearners(deps, cluster, incident, view, journal);
+  const removed = gate.stuck.filter((s) => cleanup.removed.includes(s.member.id));
+  if (removed.length === 0) {
+    const at = nextTryAt(deps, cluster, incident);
+    const message = `${decision.message} A learner is past stuckLearnerAfterMs, but it could not be removed now (paused, or the cluster lock is another's); we look again at ${iso(at)}.`;
+    return { decision: { kind: 'retry', reason: 'LEARNER_PENDING', at, reprobeNow: false, message, evidence: decision.evidence }, effects: cleanup.effects };
+  }
+  const message = `${removed.map((s) => s.message).join(' ')} The removal it held up goes on: the cluster is probed again now.`;
+  return {
+    decision: { kind: 'retry', reason: 'STUCK_LEARNER_REMOVED', at: now, reprobeNow: true, message, evidence: { removed: removed.map((s) => s.member.id) } },
+    effects: cleanup.effects,
+  };
 }

@@ -169,8 +169,16 @@ export const reasonTable = {
   },
   REPLACEMENT_CHECKS_ENDED: { outcomes: ['replacement'], description: 'No replacement joined within a day of the removal: the incident is no longer checked and stays awaiting-replacement.' },
   STUCK_LEARNER_REMOVED: {
-    outcomes: ['replacement'],
-    description: 'A learner stayed unstarted or unpromoted past stuckLearnerAfterMs (a join that failed): it was removed, which costs no vote; not a remediation of its own.',
+    outcomes: ['replacement', 'retry'],
+    spendsAttempt: false,
+    description:
+      'A learner stayed unstarted or unpromoted past stuckLearnerAfterMs (a join that failed): it was removed, which costs no vote; not a remediation of its own. A removal it held up is looked at again at once.',
+  },
+  LEARNER_PENDING: {
+    outcomes: ['retry'],
+    spendsAttempt: false,
+    description:
+      'Only learners hold the removal up (MEMBER_NOT_READY): it waits for them to be promoted, or until stuckLearnerAfterMs since each was first seen, when a learner still not promoted is removed as stuck.',
   },
   // failed
   ACTUATOR_FAILED: { outcomes: ['fail'], description: 'The member is out of etcd, but the actuator could not replace its machine: a person must.' },

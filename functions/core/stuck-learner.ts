@@ -3,6 +3,7 @@
 // own. etcd does not say when a member was added, so the edge keeps when each learner was first
 // seen. Pure. A cleanup is no remediation: it writes no removal record (the one-member-down rule
 // reads those), takes no fleet slot and opens no incident (the storm guard counts incidents).
+import type { Decision } from './decision.ts';
 import { describeDuration, describeTime } from './explain.ts';
 import type { Policy } from './policy.ts';
 import type { MemberId } from './types.ts';
@@ -50,4 +51,39 @@ export function stuckLearners(
       },
     ];
   });
+}
+
+export type LearnerGate = { kind: 'clean'; stuck: StuckLearner[] } | { kind: 'wait'; decision: Decision };
+
+/**
+ * Where the quorum gate refuses a removal because of learners alone (MEMBER_NOT_READY, no member
+ * that never started as a voter): a learner past its window is cleaned up first, then the incident
+ * goes on; one not yet past it is waited for, until then or until it is promoted, instead of a
+ * block a person would have to lift. Undefined when the refusal stands as it is.
+ */
+export function learnerGate(
+  refused: Decision,
+  view: ClusterView,
+  firstSeen: Readonly<Record<MemberId, number>>,
+  ctx: { now: number; targetId: MemberId | undefined; policy: Pick<Policy, 'stuckLearnerAfterMs'> },
+): LearnerGate | undefined {
+  const afterMs = ctx.policy.stuckLearnerAfterMs;
+  if (refused.kind !== 'block' || refused.reason !== 'MEMBER_NOT_READY' || afterMs === 0) return undefined;
+  const holding = view.members.filter((m) => m.id !== ctx.targetId && (m.isLearner || !m.started));
+  const target = view.members.find((m) => m.id === ctx.targetId);
+  if (holding.length === 0 || holding.some((m) => !m.isLearner) || (target && !target.started)) return undefined;
+  const stuck = stuckLearners(view, firstSeen, { now: ctx.now, policy: ctx.policy });
+  if (stuck.length > 0) return { kind: 'clean', stuck };
+  const at = Math.min(...holding.map((m) => (firstSeen[m.id] ?? ctx.now) + afterMs));
+  return {
+    kind: 'wait',
+    decision: {
+      kind: 'retry',
+      reason: 'LEARNER_PENDING',
+      at,
+      reprobeNow: false,
+      message: `${refused.message} Only learners hold it up: it waits for them to be promoted, and a learner still not promoted at ${describeTime(at)} (stuckLearnerAfterMs ${describeDuration(afterMs)} after it was first seen) is removed as stuck, which costs no vote.`,
+      evidence: { ...refused.evidence, learners: holding.map((m) => m.id), stuckAt: at },
+    },
+  };
 }

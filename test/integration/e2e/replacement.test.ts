@@ -76,4 +76,21 @@ describe.sequential('done means replaced', () => {
     await lab.joinReplacement({ timeoutMs: 30_000 });
     expect((await eventOf(pipeline, 'RemediationReplaced')).detail.incidentId).toBe(removed.detail.incidentId);
   });
+
+  it('a learner that never started holds a removal up (MEMBER_NOT_READY): it is waited for, removed past stuckLearnerAfterMs, and the removal goes on', async () => {
+    const lab = (t.lab = await startLab({ members: 3 }));
+    const leader = await lab.leader();
+    const follower = lab.members.find((m) => m.id !== leader.id)!;
+    const stuck = await lab.addUnstartedLearner({ timeoutMs: 20_000 });
+    const pipeline = (t.pipeline = await startPipeline(lab, { policy: { stuckLearnerAfterMs: 1_500 } }));
+
+    const removed = await pipeline.remediate(follower.name);
+    expect(removed.detailType, JSON.stringify(removed.detail).slice(0, 1500)).toBe('RemediationCompleted');
+    expect(pipeline.events.filter((e) => e.detailType === 'RetryRequested').map((e) => (e.detail as { reason: string }).reason)).toContain('LEARNER_PENDING');
+    const cleaned = pipeline.events.find((e) => e.detailType === 'LearnerRemoved');
+    expect(cleaned?.detail).toMatchObject({ incidentId: removed.detail.incidentId, reason: 'STUCK_LEARNER_REMOVED', learner: { memberId: stuck } });
+    // The learner first, which cost no vote; then the member reported.
+    expect(pipeline.calls.removed).toEqual([stuck, follower.id]);
+    expect((await lab.memberList()).map((m) => m.id).sort()).toEqual(lab.members.filter((m) => m.id !== follower.id).map((m) => m.id).sort());
+  });
 });

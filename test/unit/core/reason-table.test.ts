@@ -52,7 +52,7 @@ describe('the reason table', () => {
     expect(waitingReasons).toEqual(reasonCodes.filter((c) => reasonRow(c).spendsAttempt === false));
     // As the list stood before the table: a change here changes the attempt budget.
     expect([...waitingReasons].sort()).toEqual(
-      ['CLUSTER_LOCKED', 'ELECTION_IN_PROGRESS', 'FLEET_STORM', 'LEADER_UNREACHABLE', 'LEADER_UNREACHABLE_UNCONFIRMED', 'PAUSED', 'REMEDIATION_RETRY_PERIOD', 'REMOVALS_IN_FLIGHT', 'RUNTIME_RESUMED'].sort(),
+      ['CLUSTER_LOCKED', 'ELECTION_IN_PROGRESS', 'FLEET_STORM', 'LEADER_UNREACHABLE', 'LEADER_UNREACHABLE_UNCONFIRMED', 'LEARNER_PENDING', 'PAUSED', 'REMEDIATION_RETRY_PERIOD', 'REMOVALS_IN_FLIGHT', 'RUNTIME_RESUMED', 'STUCK_LEARNER_REMOVED'].sort(),
     );
   });
 

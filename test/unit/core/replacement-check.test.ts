@@ -2,7 +2,8 @@
 // overdue (once, then slower), or no longer checked; and a learner past its window is stuck.
 import { describe, expect, it } from 'vitest';
 import { CHECKS_END_AFTER_OVERDUE_MS, checkReplacement, OVERDUE_CHECK_EVERY_MS, type ReplacementCheckInput } from '../../../functions/core/replacement-check.ts';
-import { stuckLearners } from '../../../functions/core/stuck-learner.ts';
+import { learnerGate, stuckLearners } from '../../../functions/core/stuck-learner.ts';
+import type { Decision } from '../../../functions/core/decision.ts';
 import { id, policy, view, type MemberSpec } from './fixtures.ts';
 
 const REMOVED_AT = 1_000_000;
@@ -82,5 +83,27 @@ describe('stuck learners', () => {
   it('are never cleaned up with stuckLearnerAfterMs 0, nor before a learner was seen', () => {
     expect(stuckLearners(v, { [id(3)]: 0 }, { now: 1e12, policy: policy({ stuckLearnerAfterMs: 0 }) })).toEqual([]);
     expect(stuckLearners(v, {}, { now: 1e12, policy: lab })).toEqual([]);
+  });
+});
+
+describe('the quorum gate refusing a removal for learners alone', () => {
+  const refused: Decision = { kind: 'block', reason: 'MEMBER_NOT_READY', message: 'etcd-1 is not removed while learner x is in the cluster.', evidence: {} };
+  const withLearner = view(0, [healthy(0), healthy(1), healthy(2), { i: 3, learner: true, unstarted: true }]);
+  const ctx = (now: number) => ({ now, targetId: id(1), policy: lab });
+
+  it('waits for the learner until stuckLearnerAfterMs since it was first seen, then cleans it up', () => {
+    expect(learnerGate(refused, withLearner, { [id(3)]: 1_000 }, ctx(2_000))).toMatchObject({
+      kind: 'wait',
+      decision: { kind: 'retry', reason: 'LEARNER_PENDING', at: 11_000, reprobeNow: false, evidence: { learners: [id(3)] } },
+    });
+    const clean = learnerGate(refused, withLearner, { [id(3)]: 1_000 }, ctx(11_000));
+    expect(clean?.kind === 'clean' && clean.stuck.map((s) => s.member.id)).toEqual([id(3)]);
+  });
+
+  it('leaves the refusal as it is for a voting member that never started, for any other block, and with stuckLearnerAfterMs 0', () => {
+    const unstartedVoter = view(0, [healthy(0), healthy(1), healthy(2), { i: 3, unstarted: true }]);
+    expect(learnerGate(refused, unstartedVoter, {}, ctx(1e9))).toBeUndefined();
+    expect(learnerGate({ ...refused, reason: 'QUORUM_AT_RISK' }, withLearner, { [id(3)]: 0 }, ctx(1e9))).toBeUndefined();
+    expect(learnerGate(refused, withLearner, { [id(3)]: 0 }, { ...ctx(1e9), policy: policy({ stuckLearnerAfterMs: 0 }) })).toBeUndefined();
   });
 });
