@@ -10,7 +10,7 @@ import {
   reasonCodeSchema,
   resolvedTargetSchema,
 } from './common.ts';
-import { text } from './cluster-view.ts';
+import { MAX_MILLIS, text } from './cluster-view.ts';
 import { MAX_TIMELINE_DETAIL_BYTES, MAX_TIMELINE_ENTRIES } from '../../functions/core/said-limits.ts';
 import { TEXT_LIMITS } from '../../functions/core/view-limits.ts';
 
@@ -36,18 +36,29 @@ export const remediationFailedSchema = z
   .object({ ...envelopeShape, target: resolvedTargetSchema, ...explained })
   .describe('Remediation was attempted and failed.');
 
+const snapshotTakenShape = {
+  location: text(MAX_TIMELINE_DETAIL_BYTES).describe('A path, or an s3:// URL.'),
+  bytes: z.number().int().positive(),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/).describe('Of every byte of the file, as sha256sum says it.'),
+  via: text(MAX_TIMELINE_DETAIL_BYTES).describe('The member and path it was streamed through.'),
+  tookMs: z.number().int().nonnegative('must be ≥ 0').max(MAX_MILLIS, `must be at most ${MAX_MILLIS} ms (a day)`),
+};
+const takenKeys = Object.keys(snapshotTakenShape) as (keyof typeof snapshotTakenShape)[];
+
+// One object rather than a union of two, so a bad field is named at its own path (a union's
+// failure names only the union).
 const snapshotSaidSchema = z
-  .union([
-    z.strictObject({
-      location: text(MAX_TIMELINE_DETAIL_BYTES).describe('A path, or an s3:// URL.'),
-      bytes: z.number().int().positive(),
-      sha256: z.string().regex(/^[0-9a-f]{64}$/).describe('Of every byte of the file, as sha256sum says it.'),
-      via: text(MAX_TIMELINE_DETAIL_BYTES).describe('The member and path it was streamed through.'),
-      tookMs: z.number().int().nonnegative(),
-    }),
-    z.strictObject({ failed: text(MAX_TIMELINE_DETAIL_BYTES).describe('Why none was taken; the policy did not require one, so the removal went on.') }),
-  ])
-  .describe('The snapshot taken before the removal, or why none was.');
+  .strictObject({
+    ...Object.fromEntries(takenKeys.map((k) => [k, snapshotTakenShape[k].optional()])) as { [K in keyof typeof snapshotTakenShape]: z.ZodOptional<(typeof snapshotTakenShape)[K]> },
+    failed: text(MAX_TIMELINE_DETAIL_BYTES).optional().describe('Why none was taken; the policy did not require one, so the removal went on.'),
+  })
+  .superRefine((said, ctx) => {
+    for (const key of takenKeys) {
+      if (said.failed !== undefined && said[key] !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: 'must be absent when failed says why no snapshot was taken' });
+      if (said.failed === undefined && said[key] === undefined) ctx.addIssue({ code: 'custom', path: [key], message: 'is required for a snapshot taken (or say why none was, in failed)' });
+    }
+  })
+  .describe('The snapshot taken before the removal (location, bytes, sha256, via, tookMs), or why none was (failed).');
 
 export const remediationCompletedSchema = z
   .object({

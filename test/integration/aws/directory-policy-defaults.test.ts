@@ -82,7 +82,8 @@ describe('the budget rule when the directory is read', () => {
 
   it('a policy that fits alone but not over the defaults is that cluster’s entry refused, naming the field and the numbers', async () => {
     await putCluster(dynamo.client(), tableName, { clusterId: 'snap', endpoints: ['https://10.0.0.1:2379'], policy: { snapshotBeforeRemove: true } });
-    await putCluster(dynamo.client(), tableName, { clusterId: 'lab', endpoints: ['http://127.0.0.1:2379'] });
+    // Without the snapshot (on by default), the same defaults fit.
+    await putCluster(dynamo.client(), tableName, { clusterId: 'lab', endpoints: ['http://127.0.0.1:2379'], policy: { snapshotBeforeRemove: false } });
     const directory = createDynamoDirectory({ client: dynamo.client(), tableName, secrets: noSecrets, policyDefaults: { actuatorTimeoutMs: 500_000 } });
     await expect(directory.get('snap')).rejects.toThrow(
       /^cluster snap: policy\.actuatorTimeoutMs: remediate needs 894 s at 9 members \(.*snapshotTimeoutMs 120 s.*actuatorTimeoutMs 500 s.*\), but its Lambda timeout is 900 s less a 60 s margin/,

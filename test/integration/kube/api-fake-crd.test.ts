@@ -55,7 +55,7 @@ describe('kube API fake: custom resources against their CRD schema', () => {
   it('refuses an unsupported status.phase with 422 Invalid, FieldValueNotSupported, and keeps the stored status', async () => {
     await createRequest('wl-cp-2');
     await custom.patchNamespacedCustomObjectStatus({ ...REQUESTS, name: 'wl-cp-2', body: { status: { phase: 'Running' } } }, mergePatch);
-    const phases = '"Pending", "Running", "Waiting", "Completed", "Blocked", "Failed", "Cancelled", "Recovered"';
+    const phases = '"Pending", "Running", "Waiting", "AwaitingReplacement", "Completed", "Blocked", "Failed", "Cancelled", "Recovered"';
     expect(await failureOf(custom.patchNamespacedCustomObjectStatus({ ...REQUESTS, name: 'wl-cp-2', body: { status: { phase: 'NotAPhase' } } }, mergePatch))).toEqual(
       invalid('EtcdRemediationRequest', 'wl-cp-2', `status.phase: Unsupported value: "NotAPhase": supported values: ${phases}`, [
         { reason: 'FieldValueNotSupported', message: `Unsupported value: "NotAPhase": supported values: ${phases}`, field: 'status.phase' },

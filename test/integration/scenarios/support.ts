@@ -10,6 +10,7 @@ import { afterEach } from 'vitest';
 import { isTerminalEvent, makeEvent, routesOf, type DetailOf, type DetailTypesFor, type EventEnvelope, type FunctionName, type TerminalDetailType } from '../../../events/catalogue.ts';
 import { parseEnvelope, parseEvent } from '../../../events/validate.ts';
 import { createEtcd3Transport, createProber, directPaths } from '../../../functions/adapters/etcd/index.ts';
+import { fileSnapshots } from '../../../functions/adapters/local/file-snapshots.ts';
 import type { Deps } from '../../../functions/app/deps.ts';
 import type { Log } from '../../../functions/ports/log.ts';
 import { moveLeader } from '../../../functions/app/move-leader.ts';
@@ -165,6 +166,8 @@ function openApp(options: { endpoints: string[]; policy: Policy; clock: Clock; p
     // The lock and removal record in the lab's own etcd, as every real access keeps them.
     etcdFor: () => ({ transport, prober, guard: guards.at }),
     actuator: etcdOnlyActuator,
+    // Real snapshots of the lab, as every runtime takes them before a removal by default.
+    snapshots: fileSnapshots(path.join(dir, 'snapshots')),
     clock: options.clock,
     random: () => 0.5,
     log: silent,

@@ -3,6 +3,9 @@
 // dead letter in DynamoDB. Four "containers" (each with its own DynamoDB client and store, as four
 // Lambda containers have) take the deliveries in turn, so the 100 reports race on DynamoDB's
 // conditional writes, not on one process's memory.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { makeEvent, type EventEnvelope, type FunctionName } from '../../../events/catalogue.ts';
@@ -22,6 +25,7 @@ import { busHandlers, type HandlerFactory } from '../../../infra/local/function-
 import { createInProcessBus, type BusFailure, type InProcessBus } from '../../../functions/adapters/local/in-process-bus.ts';
 import { localContext } from '../../../infra/local/lambda-context.ts';
 import { createStaticDirectory } from '../../../functions/adapters/local/static-directory.ts';
+import { fileSnapshots } from '../../../functions/adapters/local/file-snapshots.ts';
 import { startDynalite, type Dynalite } from '../../support/dynalite.ts';
 import { labPolicy, recordingEtcd, type CallLog } from '../e2e/pipeline.ts';
 import { expectOneRemoval, expectStormJournal, settle } from './support.ts';
@@ -78,6 +82,8 @@ async function startDynamoPipeline(lab: Lab, dynamo: Dynalite): Promise<DynamoPi
   };
   const failures: BusFailure[] = [];
   const deadLetters: unknown[] = [];
+  // The snapshot a removal takes by default, into one directory (as into one bucket).
+  const snapshots = fileSnapshots(fs.mkdtempSync(path.join(os.tmpdir(), 'storm-snapshots-')));
   // Each container: its own client and store, its handlers built on first use.
   const containers = Array.from({ length: CONTAINERS }, () => {
     const deps: Deps = {
@@ -87,6 +93,7 @@ async function startDynamoPipeline(lab: Lab, dynamo: Dynalite): Promise<DynamoPi
       directory,
       etcdFor: etcd.etcdFor,
       actuator,
+      snapshots,
       clock: systemClock,
       random: Math.random,
       // A Powertools logger, so the handlers log through it, and quietly.
