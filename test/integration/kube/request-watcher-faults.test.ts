@@ -175,11 +175,12 @@ describe('kube fake: failNext', () => {
 });
 
 describe.sequential('request watcher: the management API server fails once', () => {
-  it('a status write that fails (a dropped connection, then a 500 on the Completed write) is written again: the request ends Completed', async () => {
+  it('a status write that fails (a dropped connection, then a 500 on the AwaitingReplacement write) is written again: the request ends AwaitingReplacement', async () => {
     const t = await setUp();
-    // The first status write loses its connection; the terminal one gets a 500.
+    // The first status write loses its connection; the one saying the member is out (nothing in
+    // this world joins a replacement) gets a 500.
     const firstWrite = t.world.fake.failNext({ method: 'PATCH', path: /\/status$/, status: 'reset' });
-    const completedWrite = t.world.fake.failNext({ method: 'PATCH', path: /\/status$/, body: /"phase":"Completed"/, status: 500, message: 'etcdserver: request timed out' });
+    const completedWrite = t.world.fake.failNext({ method: 'PATCH', path: /\/status$/, body: /"phase":"AwaitingReplacement"/, status: 500, message: 'etcdserver: request timed out' });
 
     const request = await requestCompleted(t);
 
