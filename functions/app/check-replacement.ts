@@ -30,6 +30,16 @@ export function firstCheck(incident: Incident, cluster: ClusterEntry, now: numbe
   return scheduleCheck(incident, now + cluster.policy.replacement.checkEveryMs, 'REPLACEMENT_AWAITED');
 }
 
+/**
+ * A check whose chain was cut (its RetryDue lost, or its step failed for good): checked again now,
+ * as overdue when it already said so. None once the checks ended: a person was told to act.
+ */
+export function resumedCheck(incident: Incident, journal: readonly JournalEntry[], now: number): ReturnType<typeof scheduleCheck> | undefined {
+  const said = journal.filter((e) => isLine(e, journalSteps.replacementChecked)).map((e) => (e.detail as { reason: string }).reason);
+  if (said.includes('REPLACEMENT_CHECKS_ENDED')) return undefined;
+  return scheduleCheck(incident, now, said.includes('REPLACEMENT_OVERDUE') ? 'REPLACEMENT_OVERDUE' : 'REPLACEMENT_AWAITED');
+}
+
 /** The next check, as a new attempt that only waits: it spends nothing of the attempt budget. */
 function scheduleCheck(incident: Incident, at: number, reason: ReasonCode): { patch: Pick<IncidentPatch, 'attempt' | 'waits'>; effects: OutboxEntry[] } {
   const next = incident.attempt + 1;

@@ -4,6 +4,7 @@
 import { pastIncidentDeadline, stalledPastDeadline } from '../core/incident-deadline.ts';
 import { stallWindowMs } from '../core/step-budget.ts';
 import { VersionConflictError, type Incident } from '../ports/incident-store.ts';
+import { resumedCheck } from './check-replacement.ts';
 import { blockEffects } from './decision-effects.ts';
 import type { Deps } from './deps.ts';
 import { advanceAttempt } from './schedule-retry.ts';
@@ -52,6 +53,30 @@ export async function sweepStalled(deps: Deps, { isArmed, quietMs, ignoreLeases 
     // A chain that keeps stalling must not be resumed for ever: past its deadline, it ends here.
     if (endPastDeadline && (await endedPastDeadline(deps, incident, now))) continue;
     if (await resumeIncident(deps, incident, now)) resumed++;
+  }
+  return resumed + (await sweepReplacementChecks(deps, { isArmed, quietMs, ignoreLeases }));
+}
+
+/**
+ * An incident awaiting its replacement is checked on a chain of RetryDue of its own: one cut off
+ * (lost, or its step failed for good) would leave it awaiting for ever, so it is checked again.
+ */
+async function sweepReplacementChecks(deps: Deps, { isArmed, quietMs, ignoreLeases }: Pick<Required<SweepOptions>, 'isArmed' | 'quietMs' | 'ignoreLeases'>): Promise<number> {
+  let resumed = 0;
+  for (const found of await deps.store.listIncidents({ state: 'awaiting-replacement' })) {
+    const now = deps.clock.now();
+    const incident = await flushLeftOutbox(deps, found);
+    if (incident.state !== 'awaiting-replacement' || isArmed(incident)) continue;
+    if (!ignoreLeases && incident.inFlight && incident.inFlight.until > now) continue;
+    if (now - incident.updatedAt < (typeof quietMs === 'number' ? quietMs : await quietMs(incident))) continue;
+    const check = resumedCheck(incident, await deps.store.journal(incident.incidentId), now);
+    if (!check) continue;
+    try {
+      await flushOutbox(deps, await commit(deps, incident, check.patch, check.effects));
+      resumed++;
+    } catch (error) {
+      if (!(error instanceof VersionConflictError)) throw error;
+    }
   }
   return resumed;
 }

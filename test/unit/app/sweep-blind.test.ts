@@ -50,4 +50,29 @@ describe('sweepBlind', () => {
     expect(h.events.map((e) => e.detailType)).toEqual(['RemediationBlocked']);
     expect(h.scheduled).toEqual([]);
   });
+
+  it('checks again an incident awaiting its replacement whose check was lost, as overdue once it said so, and not once the checks ended', async () => {
+    h = harness();
+    const awaiting = async (name: string, said: string[]) => {
+      const opened = await open('c1', name);
+      for (const reason of said) await h.deps.store.appendJournal(opened.incidentId, { at: h.clock.now(), step: 'replacement-checked', detail: { reason, message: reason } });
+      return h.deps.store.updateIncident(opened.incidentId, { state: 'awaiting-replacement' }, { expectVersion: opened.version, now: h.clock.now() });
+    };
+    const lost = await awaiting('etcd-0', ['REPLACEMENT_AWAITED']);
+    const overdue = await awaiting('etcd-1', ['REPLACEMENT_AWAITED', 'REPLACEMENT_OVERDUE']);
+    const ended = await awaiting('etcd-2', ['REPLACEMENT_OVERDUE', 'REPLACEMENT_CHECKS_ENDED']);
+    expect(await sweepBlind(h.deps)).toBe(0);
+    h.clock.advance(stallWindowMs(h.cluster.policy) + 1);
+
+    expect(await sweepBlind(h.deps)).toBe(2);
+
+    const checks = h.scheduled.map((r) => ({ incidentId: (r.event.detail as { incidentId: string }).incidentId, reason: (r.event.detail as { reason: string }).reason, type: r.event.detailType }));
+    expect(checks).toHaveLength(2);
+    expect(checks).toEqual(expect.arrayContaining([
+      { incidentId: lost.incidentId, reason: 'REPLACEMENT_AWAITED', type: 'RetryDue' },
+      { incidentId: overdue.incidentId, reason: 'REPLACEMENT_OVERDUE', type: 'RetryDue' },
+    ]));
+    expect((await h.deps.store.getIncident(lost.incidentId))).toMatchObject({ state: 'awaiting-replacement', attempt: lost.attempt + 1 });
+    expect((await h.deps.store.getIncident(ended.incidentId))?.attempt).toBe(ended.attempt);
+  });
 });
