@@ -35,7 +35,7 @@ export function firstCheck(incident: Incident, cluster: ClusterEntry, now: numbe
  * as overdue when it already said so. None once the checks ended: a person was told to act.
  */
 export function resumedCheck(incident: Incident, journal: readonly JournalEntry[], now: number): ReturnType<typeof scheduleCheck> | undefined {
-  const said = journal.filter((e) => isLine(e, journalSteps.replacementChecked)).map((e) => (e.detail as { reason: string }).reason);
+  const said = journal.flatMap((e) => (isLine(e, journalSteps.replacementChecked) ? [e.detail.reason] : []));
   if (said.includes('REPLACEMENT_CHECKS_ENDED')) return undefined;
   return scheduleCheck(incident, now, said.includes('REPLACEMENT_OVERDUE') ? 'REPLACEMENT_OVERDUE' : 'REPLACEMENT_AWAITED');
 }

@@ -131,9 +131,10 @@ async function requestCompleted(t: World, timeoutMs = 15_000): Promise<RequestSh
     return request.status?.phase === 'AwaitingReplacement' ? request : undefined;
   }, { timeoutMs, what: 'the request to complete' });
   // Said as it stands at the timeout, not as it stood when the wait began.
-  return completed.catch((error: unknown) => {
+  return completed.catch(async (error: unknown) => {
+    const stood = (await objects.getNamespacedCustomObject({ ...coordinates, name: t.machine }).catch(() => undefined)) as RequestShape | undefined;
     const requests = t.world.fake.requests.filter((r) => !r.path.includes('/machines') && !r.path.includes('/pods'));
-    throw new Error(`${String(error)}; phases ${t.phases.join(' → ')}; said ${JSON.stringify(t.said)}; API requests ${JSON.stringify(requests)}`);
+    throw new Error(`${String(error)}; phases ${t.phases.join(' → ')}; status ${JSON.stringify(stood?.status)}; said ${JSON.stringify(t.said)}; API requests ${JSON.stringify(requests)}`);
   });
 }
 

@@ -2,6 +2,7 @@
 // or step of its policy is resumed; a younger one is left to its timer; an unknown cluster is left.
 import { afterEach, describe, expect, it } from 'vitest';
 import { sweepBlind } from '../../../functions/app/sweep.ts';
+import type { ReasonCode } from '../../../functions/core/reason-table.ts';
 import { stallWindowMs } from '../../../functions/core/step-budget.ts';
 import { isScheduledSweep } from '../../../functions/schedule-retry/sweep-handler.ts';
 import { harness, T0, type Harness } from './harness.ts';
@@ -53,7 +54,7 @@ describe('sweepBlind', () => {
 
   it('checks again an incident awaiting its replacement whose check was lost, as overdue once it said so, and not once the checks ended', async () => {
     h = harness();
-    const awaiting = async (name: string, said: string[]) => {
+    const awaiting = async (name: string, said: ReasonCode[]) => {
       const opened = await open('c1', name);
       for (const reason of said) await h.deps.store.appendJournal(opened.incidentId, { at: h.clock.now(), step: 'replacement-checked', detail: { reason, message: reason } });
       return h.deps.store.updateIncident(opened.incidentId, { state: 'awaiting-replacement' }, { expectVersion: opened.version, now: h.clock.now() });
