@@ -71,7 +71,9 @@ async function setUp(options: { reportAgainMs?: number } = {}): Promise<World> {
   const capi = createCapiDirectory({
     management: world.fake.kubeConfig(),
     managementSource: world.fake.kubeconfigYaml(),
-    policy: parsePolicy({ ...labPolicy, pathOrder: ['port-forward', 'exec-relay'] }),
+    // The faults here are the management API server's; etcd's calls get the default deadline, so
+    // a machine loaded by the rest of the suite does not turn a slow relay into a quorum block.
+    policy: parsePolicy({ ...labPolicy, callTimeoutMs: 2_000, pathOrder: ['port-forward', 'exec-relay'] }),
   });
   const directoryErrors: string[] = [];
   const runtime = await createLocalRuntime({
