@@ -12,7 +12,10 @@ import type { TerminalEvent } from '../../../infra/local/runtime.ts';
 import { startPipeline, type Pipeline } from '../e2e/pipeline.ts';
 import { startKubeWorld, worldEtcdTls, type KubeWorld } from './kube-world.ts';
 
-const KUBE_ONLY = { pathOrder: ['port-forward', 'exec-relay'] } as const;
+// etcd's calls get the default 2 s deadline: every look (the plan's, and remediate's before and
+// after its snapshot) goes through the relays, an etcdctl started in a pod, which on a machine
+// loaded by the rest of the suite can take longer than the lab's 1 s.
+const KUBE_ONLY = { pathOrder: ['port-forward', 'exec-relay'], callTimeoutMs: 2_000 } as const;
 
 const current: { world?: KubeWorld; pipeline?: Pipeline } = {};
 afterEach(async () => {
