@@ -1,7 +1,7 @@
 // The HTTP side every protocol-level fake shares: a server on a free loopback port that reads the
 // whole request, insists on a SigV4-signed one (as AWS does, so a client that forgot its
 // credentials fails here too), and turns a thrown AwsFakeError into the protocol's error shape.
-import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface FakeRequest {
@@ -69,6 +69,11 @@ export async function startFakeServer(
         );
     });
   });
+  return serveOnLoopback(server);
+}
+
+/** Listens on a free loopback port; `close` drops kept-alive connections, which would hold it open. */
+export async function serveOnLoopback(server: Server): Promise<FakeServer> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', resolve);

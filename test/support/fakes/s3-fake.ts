@@ -16,8 +16,7 @@
 //   x-amz-content-sha256 must be the body's (XAmzContentSHA256Mismatch).
 import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { AwsFakeError } from './http.ts';
+import { AwsFakeError, serveOnLoopback } from './http.ts';
 
 export const MIN_PART_BYTES = 5 * 1024 * 1024;
 const MAX_PART_NUMBER = 10_000;
@@ -211,21 +210,12 @@ export async function startS3Fake(options: { buckets: string[] }): Promise<S3Fak
       }
     }, () => res.destroy());
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const { port } = server.address() as AddressInfo;
+  const served = await serveOnLoopback(server);
   return {
-    endpoint: `http://127.0.0.1:${port}`,
+    ...served,
     objects,
     calls,
     openUploads: () => [...uploads.values()].map((u) => ({ bucket: u.bucket, key: u.key, parts: u.parts.size })),
     slowDownParts: (count) => void (slowDowns = count),
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.closeAllConnections();
-        server.close((error) => (error ? reject(error) : resolve()));
-      }),
   };
 }
