@@ -5,11 +5,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { moveLeader } from '../../../functions/app/move-leader.ts';
 import { probeMembers } from '../../../functions/app/probe-members.ts';
 import { remediate } from '../../../functions/app/remediate.ts';
-import { scheduleRetry } from '../../../functions/app/schedule-retry.ts';
 import { EtcdCallError } from '../../../functions/ports/etcd.ts';
 import { createStaticDirectory } from '../../../functions/adapters/local/static-directory.ts';
 import { id, sample, type MemberSpec } from '../core/fixtures.ts';
-import { harness, unhealthy, type Harness } from './harness.ts';
+import { harness, unhealthy, type Harness, retryToRemediate } from './harness.ts';
 
 let h: Harness;
 afterEach(async () => h?.close());
@@ -20,15 +19,6 @@ const pause = { by: 'ops@box', at: 0, why: 'zone b is flapping' };
 async function report(memberName: string) {
   await probeMembers(h.deps, { detailType: 'MemberUnhealthy', detail: unhealthy(memberName) });
   return moveLeader(h.deps, h.lastOf('MembersProbed'));
-}
-
-async function retryToRemediate() {
-  await scheduleRetry(h.deps, h.lastOf('RetryRequested'));
-  const due = h.scheduled.at(-1)!;
-  h.clock.set(Math.max(h.clock.now(), due.at));
-  await probeMembers(h.deps, { detailType: 'RetryDue', detail: due.event.detail as never });
-  await moveLeader(h.deps, h.lastOf('MembersProbed'));
-  return remediate(h.deps, h.lastOf('RemediationApproved'));
 }
 
 function setUp() {
@@ -46,7 +36,7 @@ describe('fleet gates in the pipeline', () => {
     expect(h.calls.memberRemove).toEqual([]);
     expect(h.lastOf('RetryRequested').message).toMatch(/paused fleet-wide by ops@box .*zone b is flapping.*etcd-remediator resume/);
     await h.deps.store.setPause(undefined, null);
-    expect(await retryToRemediate()).toBe('completed');
+    expect(await retryToRemediate(h)).toBe('completed');
     expect(h.calls.memberRemove).toEqual([id(1)]);
     expect(await h.deps.store.removalSlots(h.clock.now())).toEqual([]);
   });
@@ -71,7 +61,7 @@ describe('fleet gates in the pipeline', () => {
     expect(h.lastOf('RetryRequested').message).toMatch(/3 of 3 registered clusters/);
     await h.deps.store.endStorm({ by: 'ops', at: h.clock.now(), why: 'the failures are real' });
     h.clock.advance(1);
-    expect(await retryToRemediate()).toBe('completed');
+    expect(await retryToRemediate(h)).toBe('completed');
   });
 
   it('only the directory’s clusters count toward a storm: a state file’s cluster no longer configured does not', async () => {
@@ -92,7 +82,7 @@ describe('fleet gates in the pipeline', () => {
     expect(h.lastOf('RetryRequested').message).toMatch(/2 removals are in flight across the fleet \(cluster c9 \(incident other-1\), cluster c9 \(incident other-2\)\), the most maxRemovalsInFlight allows \(2\)/);
     expect(h.calls.memberRemove).toEqual([]);
     await h.deps.store.releaseRemovalSlot('other-2');
-    expect(await retryToRemediate()).toBe('completed');
+    expect(await retryToRemediate(h)).toBe('completed');
     expect((await h.deps.store.removalSlots(h.clock.now())).map((s) => s.owner)).toEqual(['other-1']);
   });
 

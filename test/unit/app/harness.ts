@@ -2,6 +2,10 @@
 // answers whatever sample the test sets.
 import type { DetailOf, DetailType, EventEnvelope } from '../../../events/catalogue.ts';
 import type { Deps } from '../../../functions/app/deps.ts';
+import { moveLeader } from '../../../functions/app/move-leader.ts';
+import { probeMembers } from '../../../functions/app/probe-members.ts';
+import { remediate } from '../../../functions/app/remediate.ts';
+import { scheduleRetry } from '../../../functions/app/schedule-retry.ts';
 import { parsePolicy, type PolicyInput } from '../../../functions/core/policy.ts';
 import type { ProbeSample } from '../../../functions/core/types.ts';
 import { etcdOnlyActuator } from '../../../functions/adapters/etcd/etcd-only-actuator.ts';
@@ -123,3 +127,13 @@ export const unhealthy = (memberName: string, clusterId = 'c1'): DetailOf<'Membe
   source: 'test',
   observedAt: new Date(T0).toISOString(),
 });
+
+/** Drives an incident from its last RetryRequested to the next remediate outcome. */
+export async function retryToRemediate(h: Harness) {
+  await scheduleRetry(h.deps, h.lastOf('RetryRequested'));
+  const due = h.scheduled.at(-1)!;
+  h.clock.set(Math.max(h.clock.now(), due.at));
+  await probeMembers(h.deps, { detailType: 'RetryDue', detail: due.event.detail as never });
+  await moveLeader(h.deps, h.lastOf('MembersProbed'));
+  return remediate(h.deps, h.lastOf('RemediationApproved'));
+}

@@ -5,11 +5,10 @@ import { takeClusterLock } from '../../../functions/app/cluster-lock.ts';
 import { moveLeader } from '../../../functions/app/move-leader.ts';
 import { probeMembers } from '../../../functions/app/probe-members.ts';
 import { remediate } from '../../../functions/app/remediate.ts';
-import { scheduleRetry } from '../../../functions/app/schedule-retry.ts';
 import type { ClusterGuard } from '../../../functions/ports/cluster-guard.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { id, sample, type MemberSpec } from '../core/fixtures.ts';
-import { harness, unhealthy, type Harness } from './harness.ts';
+import { harness, unhealthy, type Harness, retryToRemediate } from './harness.ts';
 
 let h: Harness;
 afterEach(async () => h?.close());
@@ -22,16 +21,6 @@ const three = (leader: number, override: Record<number, Partial<MemberSpec>> = {
 function useGuard(over: Partial<ClusterGuard>): ClusterGuard {
   Object.assign(h.guard, over);
   return h.guard;
-}
-
-/** Drives the incident from its last RetryRequested to the next remediate outcome. */
-async function retryToRemediate() {
-  await scheduleRetry(h.deps, h.lastOf('RetryRequested'));
-  const due = h.scheduled.at(-1)!;
-  h.clock.set(Math.max(h.clock.now(), due.at));
-  await probeMembers(h.deps, { detailType: 'RetryDue', detail: due.event.detail as never });
-  await moveLeader(h.deps, h.lastOf('MembersProbed'));
-  return remediate(h.deps, h.lastOf('RemediationApproved'));
 }
 
 async function approve(memberName: string) {
@@ -53,9 +42,9 @@ describe('the cluster lock under remediate', () => {
     expect(h.lastOf('RetryRequested').message).toMatch(/waits: in cluster c1, another remediation holds the lock \(etcd key \/etcd-remediator\/lock: incident:dead:0000, for 0 ms since .*\); nothing was removed/);
 
     h.clock.advance(LEASE - 2_000);
-    expect(await retryToRemediate()).toMatchObject({ kind: 'retry', reason: 'CLUSTER_LOCKED' });
+    expect(await retryToRemediate(h)).toMatchObject({ kind: 'retry', reason: 'CLUSTER_LOCKED' });
     h.clock.advance(2_000);
-    expect(await retryToRemediate()).toBe('completed');
+    expect(await retryToRemediate(h)).toBe('completed');
     expect(h.calls.memberRemove).toEqual([id(1)]);
   });
 

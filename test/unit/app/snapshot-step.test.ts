@@ -5,11 +5,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { moveLeader } from '../../../functions/app/move-leader.ts';
 import { probeMembers } from '../../../functions/app/probe-members.ts';
 import { remediate } from '../../../functions/app/remediate.ts';
-import { scheduleRetry } from '../../../functions/app/schedule-retry.ts';
 import { isEarlier, markerOf } from '../../../functions/core/journal.ts';
 import { EtcdCallError } from '../../../functions/ports/etcd.ts';
 import { id, sample } from '../core/fixtures.ts';
-import { harness, unhealthy, type Harness } from './harness.ts';
+import { harness, unhealthy, type Harness, retryToRemediate } from './harness.ts';
 
 let h: Harness;
 afterEach(async () => h?.close());
@@ -22,15 +21,6 @@ async function approveFollower() {
   await probeMembers(h.deps, { detailType: 'MemberUnhealthy', detail: unhealthy('etcd-1') });
   await moveLeader(h.deps, h.lastOf('MembersProbed'));
   return h.lastOf('RemediationApproved');
-}
-
-async function retryToRemediate() {
-  await scheduleRetry(h.deps, h.lastOf('RetryRequested'));
-  const due = h.scheduled.at(-1)!;
-  h.clock.set(Math.max(h.clock.now(), due.at));
-  await probeMembers(h.deps, { detailType: 'RetryDue', detail: due.event.detail as never });
-  await moveLeader(h.deps, h.lastOf('MembersProbed'));
-  return remediate(h.deps, h.lastOf('RemediationApproved'));
 }
 
 const journalOf = async () => (await h.deps.store.journal((await h.deps.store.listIncidents())[0]!.incidentId)).filter((e) => !isEarlier(e));
@@ -48,7 +38,7 @@ describe('remediate: the snapshot step', () => {
     expect(h.lastOf('RetryRequested').message).toMatch(/etcd-0 \(.*\) over direct .* said "deadline exceeded"; etcd-2 .* said "deadline exceeded"; nothing was removed, and etcd's failure passes by itself, so we try again at .* \(retry 1 of 2\)\./);
     expect(h.calls.memberRemove).toEqual([]);
 
-    expect(await retryToRemediate()).toBe('completed');
+    expect(await retryToRemediate(h)).toBe('completed');
     expect(h.calls.memberRemove).toEqual([id(1)]);
     const journal = await journalOf();
     expect(journal.flatMap((e) => (!isEarlier(e) && e.step === 'snapshot-failed' ? [e.detail] : []))).toEqual([{ problem: expect.stringContaining('deadline exceeded'), required: true, transient: true }]);
