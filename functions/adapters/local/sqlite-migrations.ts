@@ -208,6 +208,9 @@ export const migrations: readonly string[] = [
   `CREATE INDEX incidents_by_cluster_changed ON incidents (cluster_id, updated_at);`,
   // Every step reads its cluster's open incidents: one range of this, not the cluster's history.
   `CREATE INDEX incidents_by_cluster_state ON incidents (cluster_id, state, opened_at);`,
+  // The sweep reads the fleet's incidents awaiting a replacement on every round: one range of
+  // this, not a scan of every incident ever kept (the open ones have their partial index).
+  `CREATE INDEX incidents_by_state ON incidents (state, opened_at);`,
 ];
 
 /** The schema version a file holds, without changing it; undefined when it holds no schema of ours. */

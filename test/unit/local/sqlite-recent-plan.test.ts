@@ -44,4 +44,10 @@ describe('sqlite: recent incidents of a cluster', () => {
     const plan = await planOf(sql, params);
     expect(plan.filter((step) => /\bincidents\b/.test(step))).toEqual([expect.stringMatching(/ USING (COVERING )?INDEX /)]);
   });
+
+  it("the fleet's awaiting ones (the sweep's replacement checks): one index range on state, not a scan of every incident", async () => {
+    const { sql, params } = listIncidentsQuery({ state: 'awaiting-replacement' });
+    const plan = await planOf(sql, params);
+    expect(plan.filter((step) => /\bincidents\b/.test(step))).toEqual([expect.stringMatching(/^SEARCH incidents USING (COVERING )?INDEX \S+ \(state=\?\)/)]);
+  });
 });
