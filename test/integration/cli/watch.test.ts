@@ -40,7 +40,10 @@ describe.sequential('etcd-remediator watch', () => {
     service = startCli(['watch', '--kubeconfig', kubeconfig, '--state', path.join(dir, 'state.sqlite'), '--election-timeout', '500ms', '--timeout', '1s']);
     const machine = world.machineOf(leader);
     const status = await requestServed(service, world, machine, (s) => s.phase === 'AwaitingReplacement', 'the request to await its replacement', 60_000);
-    expect(status.leaderMove).toBe('moved');
+    // The move over the relay is the kube scenarios' subject; here the request must be served.
+    // Under load the lab's 50 ms heartbeats can lapse and leadership leave the sick member on its
+    // own before the move, which the pipeline then rightly reports as not needed.
+    expect(['moved', 'not-needed']).toContain(status.leaderMove);
     expect((await world.readMachine(machine))?.deleting).toBe(true);
     expect((await world.lab.memberList()).map((m) => m.id)).not.toContain(leader.id);
     // The outcome as a JSON line on stdout, for the cluster `<namespace>/<cluster>`.
