@@ -137,6 +137,22 @@ export interface ClusterLocks {
   saveRemovalRecords(clusterId: string, records: RemovalRecord[]): Promise<void>;
 }
 
+/**
+ * When each learner of a cluster was first seen (etcd does not say when a member was added): one
+ * record per cluster, read and written by the periodic learner check and by every incident of the
+ * cluster, so each learner has one clock.
+ */
+export interface LearnerSightings {
+  /** Member id → first seen (epoch ms); empty when nothing is recorded. */
+  learnerSightings(clusterId: string): Promise<Record<string, number>>;
+  /**
+   * Replaces the record with `seen` (the learners one look saw, and when each was first seen): a
+   * member absent from it drops out. For a member already recorded the earlier time is kept, so a
+   * writer racing with a later sighting never resets its clock. Returns the record as now stored.
+   */
+  saveLearnerSightings(clusterId: string, seen: Readonly<Record<string, number>>): Promise<Record<string, number>>;
+}
+
 export interface DeadLetters {
   putDeadLetter(input: DeadLetterInput): Promise<DeadLetter>;
   /** Oldest first. */
@@ -164,7 +180,7 @@ export interface TimerStore {
 }
 
 /** What the functions need, on any backend (SQLite locally, DynamoDB on AWS). Timers are the local scheduler's own. */
-export interface IncidentStore extends IncidentRecords, IncidentJournal, ClusterIdentities, ClusterLocks, DeadLetters, RemediationLedger, FleetRecords {
+export interface IncidentStore extends IncidentRecords, IncidentJournal, ClusterIdentities, ClusterLocks, LearnerSightings, DeadLetters, RemediationLedger, FleetRecords {
   close(): Promise<void>;
 }
 

@@ -134,6 +134,34 @@ export function recordCases(current: () => ContractContext): void {
     });
   });
 
+  describe('learner sightings of a cluster', () => {
+    it('are empty until written; a write replaces the record, a learner gone from it drops out; clusters are apart', async () => {
+      expect(await store.learnerSightings('c1')).toEqual({});
+      expect(await store.saveLearnerSightings('c1', { a: 10, b: 20 })).toEqual({ a: 10, b: 20 });
+      expect(await store.saveLearnerSightings('c1', { b: 20, c: 30 })).toEqual({ b: 20, c: 30 });
+      await store.saveLearnerSightings('c2', { z: 5 });
+      expect(await store.learnerSightings('c1')).toEqual({ b: 20, c: 30 });
+      expect(await store.learnerSightings('c2')).toEqual({ z: 5 });
+      expect(await store.saveLearnerSightings('c1', {})).toEqual({});
+      expect(await store.learnerSightings('c1')).toEqual({});
+    });
+
+    it('keep the earlier first sighting of a member: a later one never resets its clock; writing twice changes nothing', async () => {
+      await store.saveLearnerSightings('c1', { a: 10 });
+      expect(await store.saveLearnerSightings('c1', { a: 50, b: 60 })).toEqual({ a: 10, b: 60 });
+      expect(await store.saveLearnerSightings('c1', { a: 50, b: 60 })).toEqual({ a: 10, b: 60 });
+      expect(await store.saveLearnerSightings('c1', { a: 5, b: 60 })).toEqual({ a: 5, b: 60 });
+      expect(await (await handles()).at(-1)!.learnerSightings('c1')).toEqual({ a: 5, b: 60 });
+    });
+
+    it(`${RACERS} writers at once, on two handles, each with its own first sighting of one learner: the earliest is kept`, async () => {
+      const racers = await handles();
+      await Promise.all(racers.map((s, i) => s.saveLearnerSightings('c1', { a: 100 + i, [`only-${i}`]: i })));
+      const stored = await store.learnerSightings('c1');
+      expect(stored.a).toBe(100);
+    });
+  });
+
   describe('cluster identities', () => {
     it('the first identity remembered wins; clusters are apart', async () => {
       expect(await store.knownIdentity('c1')).toBeUndefined();

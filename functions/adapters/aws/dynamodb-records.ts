@@ -5,13 +5,14 @@ import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/l
 import { remediationHistoryFrom, type RemediationHistory } from '../../core/remediation-history.ts';
 import type { RemovalRecord } from '../../core/replacement.ts';
 import type { DeadLetter, DeadLetterInput } from '../../ports/incident-store.ts';
-import { decodeText, encodeText, num, str } from './dynamodb-codec.ts';
+import { decodeText, encodeText, num, str, type Item } from './dynamodb-codec.ts';
 import { conditionally, expiresIn, queryAll, type StoreContext } from './dynamodb-context.ts';
 import {
   DEAD_LETTERS_PK,
   deadLetterCounterKey,
   deadLetterKey,
   identityKey,
+  learnerSightingsKey,
   lockKey,
   remediationKey,
   removalsKey,
@@ -62,6 +63,52 @@ export async function removalRecords(ctx: StoreContext, clusterId: string): Prom
 export async function saveRemovalRecords(ctx: StoreContext, clusterId: string, records: RemovalRecord[]): Promise<void> {
   await ctx.doc.send(new PutCommand({ TableName: ctx.tableName, Item: { ...removalsKey(clusterId), type: 'removals', clusterId, records: JSON.stringify(records) } }));
 }
+
+/** Writers that race on one cluster's sightings: each round one wins, so this many always do. */
+const SIGHTINGS_WRITES = 20;
+
+async function readSightings(ctx: StoreContext, clusterId: string): Promise<{ seen: Record<string, number>; version: number } | undefined> {
+  const { Item: item } = await ctx.doc.send(new GetCommand({ TableName: ctx.tableName, Key: learnerSightingsKey(clusterId), ConsistentRead: true }));
+  return item && { seen: sightingsOf(item), version: num(item, 'version') };
+}
+
+function sightingsOf(item: Item): Record<string, number> {
+  const seen = item.seen;
+  if (typeof seen !== 'object' || seen === null) throw new Error(`item ${String(item.pk)}: seen is not a map`);
+  return Object.fromEntries(Object.entries(seen).map(([id, at]) => [id, Number(at)]));
+}
+
+export async function learnerSightings(ctx: StoreContext, clusterId: string): Promise<Record<string, number>> {
+  return (await readSightings(ctx, clusterId))?.seen ?? {};
+}
+
+/**
+ * One item per cluster, written whole under its version: a writer that lost the race reads the
+ * record again and keeps each member's earlier time, so no sighting resets a clock.
+ */
+export async function saveLearnerSightings(ctx: StoreContext, clusterId: string, seen: Readonly<Record<string, number>>): Promise<Record<string, number>> {
+  for (let write = 0; write < SIGHTINGS_WRITES; write++) {
+    const stored = await readSightings(ctx, clusterId);
+    const merged = Object.fromEntries(Object.entries(seen).map(([id, at]) => [id, Math.min(at, stored?.seen[id] ?? at)]));
+    if (stored && sameSightings(stored.seen, merged)) return merged;
+    const version = (stored?.version ?? 0) + 1;
+    const wrote = await conditionally(() =>
+      ctx.doc.send(
+        new PutCommand({
+          TableName: ctx.tableName,
+          Item: { ...learnerSightingsKey(clusterId), type: 'learner-sightings', clusterId, seen: merged, version },
+          ConditionExpression: stored ? 'version = :version' : notExists,
+          ...(stored ? { ExpressionAttributeValues: { ':version': stored.version } } : {}),
+        }),
+      ),
+    );
+    if (wrote) return merged;
+  }
+  throw new Error(`cluster ${clusterId}: learner sightings not written, ${SIGHTINGS_WRITES} other writers came first`);
+}
+
+const sameSightings = (a: Readonly<Record<string, number>>, b: Readonly<Record<string, number>>): boolean =>
+  Object.keys(a).length === Object.keys(b).length && Object.entries(b).every(([id, at]) => a[id] === at);
 
 export async function knownIdentity(ctx: StoreContext, clusterId: string): Promise<{ etcdClusterId: string; since: number } | undefined> {
   const { Item: item } = await ctx.doc.send(new GetCommand({ TableName: ctx.tableName, Key: identityKey(clusterId), ConsistentRead: true }));

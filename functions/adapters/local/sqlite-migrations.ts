@@ -211,6 +211,14 @@ export const migrations: readonly string[] = [
   // The sweep reads the fleet's incidents awaiting a replacement on every round: one range of
   // this, not a scan of every incident ever kept (the open ones have their partial index).
   `CREATE INDEX incidents_by_state ON incidents (state, opened_at);`,
+  // When each learner of a cluster was first seen, one clock per learner for the periodic learner
+  // check and every incident of the cluster (etcd does not say when a member was added).
+  `CREATE TABLE learner_sightings (
+     cluster_id TEXT NOT NULL,
+     member_id  TEXT NOT NULL,
+     first_seen INTEGER NOT NULL,
+     PRIMARY KEY (cluster_id, member_id)
+   ) STRICT;`,
 ];
 
 /** The schema version a file holds, without changing it; undefined when it holds no schema of ours. */

@@ -53,6 +53,29 @@ export async function saveRemovalRecords(ctx: SqliteContext, clusterId: string, 
   });
 }
 
+export async function learnerSightings(ctx: SqliteContext, clusterId: string): Promise<Record<string, number>> {
+  const rows = ctx.rows('SELECT member_id, first_seen FROM learner_sightings WHERE cluster_id = $clusterId', { clusterId });
+  return Object.fromEntries(rows.map((row) => [text(row, 'member_id'), int(row, 'first_seen')]));
+}
+
+/** One IMMEDIATE transaction: the members not seen drop out, and each one seen keeps its earliest time. */
+export async function saveLearnerSightings(ctx: SqliteContext, clusterId: string, seen: Readonly<Record<string, number>>): Promise<Record<string, number>> {
+  ctx.transaction(() => {
+    ctx.run('DELETE FROM learner_sightings WHERE cluster_id = $clusterId AND member_id NOT IN (SELECT value FROM json_each($members))', {
+      clusterId,
+      members: JSON.stringify(Object.keys(seen)),
+    });
+    for (const [memberId, firstSeen] of Object.entries(seen)) {
+      ctx.run(
+        `INSERT INTO learner_sightings (cluster_id, member_id, first_seen) VALUES ($clusterId, $memberId, $firstSeen)
+         ON CONFLICT (cluster_id, member_id) DO UPDATE SET first_seen = MIN(first_seen, excluded.first_seen)`,
+        { clusterId, memberId, firstSeen },
+      );
+    }
+  });
+  return learnerSightings(ctx, clusterId);
+}
+
 export async function putDeadLetter(ctx: SqliteContext, input: DeadLetterInput): Promise<DeadLetter> {
   const letter: DeadLetter = { id: randomUUID(), ...input };
   ctx.run(

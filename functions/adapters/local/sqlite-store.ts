@@ -29,11 +29,13 @@ import { migrate, migrations, schemaVersion, SchemaTooNewError } from './sqlite-
 import {
   acquireLock,
   knownIdentity,
+  learnerSightings,
   listDeadLetters,
   putDeadLetter,
   recordRemediation,
   releaseLock,
   removalRecords,
+  saveLearnerSightings,
   saveRemovalRecords,
   rememberIdentity,
   remediationHistory,
@@ -146,6 +148,14 @@ export class SqliteIncidentStore implements IncidentStore, TimerStore {
 
   saveRemovalRecords(clusterId: string, records: RemovalRecord[]): Promise<void> {
     return saveRemovalRecords(this.#ctx, clusterId, records);
+  }
+
+  learnerSightings(clusterId: string): Promise<Record<string, number>> {
+    return learnerSightings(this.#ctx, clusterId);
+  }
+
+  saveLearnerSightings(clusterId: string, seen: Readonly<Record<string, number>>): Promise<Record<string, number>> {
+    return saveLearnerSightings(this.#ctx, clusterId, seen);
   }
 
   putDeadLetter(input: DeadLetterInput): Promise<DeadLetter> {

@@ -92,6 +92,32 @@ describe('sqlite incident store: the file', () => {
       }
     });
 
+    it('upgrades a file from before learner sightings were kept per cluster: its incidents stay, the record starts empty and is kept', async () => {
+      const file = dir.file('before-sightings.db');
+      const old = new DatabaseSync(file);
+      old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL) STRICT');
+      migrations.slice(0, migrations.findIndex((sql) => sql.includes('CREATE TABLE learner_sightings'))).forEach((sql, i) => {
+        old.exec(sql);
+        old.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)').run(i + 1);
+      });
+      old.exec(`INSERT INTO incidents (incident_id, cluster_id, target_key, target, reason, state, opened_at, updated_at) VALUES ('old-1', 'c', 'memberName=a', '{"memberName":"a"}', 'r', 'open', 1, 1)`);
+      old.close();
+      const upgraded = openSqliteStore({ path: file });
+      try {
+        expect((await upgraded.getIncident('old-1'))?.state).toBe('open');
+        expect(await upgraded.learnerSightings('c')).toEqual({});
+        await upgraded.saveLearnerSightings('c', { abc: 7 });
+      } finally {
+        await upgraded.close();
+      }
+      const reopened = openSqliteStore({ path: file });
+      try {
+        expect(await reopened.learnerSightings('c')).toEqual({ abc: 7 });
+      } finally {
+        await reopened.close();
+      }
+    });
+
     it('refuses a file from a newer build', async () => {
       await store.close();
       const raw = new DatabaseSync(dir.file('store.db'));
