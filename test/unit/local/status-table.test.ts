@@ -1,0 +1,156 @@
+// The status table as a person reads it: what needs a person first, ages and next steps in short
+// words, columns aligned, and cut with … to the terminal's width rather than wrapped.
+import { describe, expect, it } from 'vitest';
+import type { Decision } from '../../../functions/core/decision.ts';
+import { formatAge, formatDue, renderStatusTable, statusChangeKey, type StatusEntry, type StatusIncident } from '../../../infra/local/cli/status-table.ts';
+
+const NOW = Date.parse('2026-12-04T02:00:00Z');
+const SEC = 1_000;
+const MIN = 60 * SEC;
+const HOUR = 60 * MIN;
+
+const retry = (reason: Decision['reason'], at: number, evidence: Record<string, unknown> = {}): Decision => ({ kind: 'retry', reason, at, reprobeNow: false, message: 'waits', evidence });
+const block = (reason: Decision['reason']): Decision => ({ kind: 'block', reason, message: 'blocked', evidence: {} });
+
+let serial = 0;
+function entry(over: Partial<StatusIncident> & { nextDueAt?: number; replacementSaid?: StatusEntry['replacementSaid'] } = {}): StatusEntry {
+  const { nextDueAt, replacementSaid, ...incident } = over;
+  serial += 1;
+  return {
+    incident: {
+      incidentId: `${String(serial).padStart(8, '0')}-aaaa-bbbb-cccc-dddddddddddd`,
+      clusterId: 'prod',
+      target: { memberName: `etcd-${serial}` },
+      state: 'open',
+      openedAt: NOW - MIN,
+      updatedAt: NOW - MIN,
+      attempt: 1,
+      ...incident,
+    },
+    ...(nextDueAt === undefined ? {} : { nextDueAt }),
+    ...(replacementSaid === undefined ? {} : { replacementSaid }),
+  };
+}
+
+/** The table's rows as cells, split on the column gaps. */
+const cells = (lines: string[]) => lines.map((l) => l.trim().split(/ {2,}/));
+
+describe('formatAge', () => {
+  it.each([
+    [0, '0s'],
+    [42 * SEC, '42s'],
+    [59_999, '59s'],
+    [3 * MIN + 10 * SEC, '3m10s'],
+    [2 * HOUR + 5 * MIN + 59 * SEC, '2h5m'],
+    [50 * HOUR, '2d2h'],
+    [-5 * SEC, '0s'],
+  ])('%d ms reads %s', (ms, text) => expect(formatAge(ms)).toBe(text));
+});
+
+describe('formatDue', () => {
+  it('says when, relative to now: in the future, now, late, or nothing due', () => {
+    expect(formatDue(NOW + 42 * SEC, NOW)).toBe('in 42s');
+    expect(formatDue(NOW + 500, NOW)).toBe('now');
+    expect(formatDue(NOW - 3 * MIN - 10 * SEC, NOW)).toBe('3m10s late');
+    expect(formatDue(undefined, NOW)).toBe('-');
+  });
+});
+
+describe('renderStatusTable', () => {
+  it('puts what needs a person first (blocked, failed, an overdue replacement), then open, awaiting a replacement, ended; oldest first within each', () => {
+    const entries = [
+      entry({ state: 'completed', target: { memberName: 'done' }, openedAt: NOW - 2 * HOUR, updatedAt: NOW - HOUR }),
+      entry({ state: 'awaiting-replacement', target: { memberName: 'waiting' }, openedAt: NOW - 20 * MIN }),
+      entry({ state: 'open', target: { memberName: 'young' }, openedAt: NOW - 10 * SEC }),
+      entry({ state: 'awaiting-replacement', target: { memberName: 'overdue' }, openedAt: NOW - 40 * MIN, replacementSaid: 'REPLACEMENT_OVERDUE' }),
+      entry({ state: 'open', target: { memberName: 'old' }, openedAt: NOW - 5 * MIN }),
+      entry({ state: 'blocked', target: { memberName: 'stuck' }, openedAt: NOW - 3 * MIN, lastDecision: block('QUORUM_AT_RISK') }),
+      entry({ state: 'failed', target: { memberName: 'broke' }, openedAt: NOW - 30 * MIN }),
+    ];
+    const lines = renderStatusTable({ entries, pauses: {}, now: NOW });
+    expect(lines[0]).toMatch(/^ID +CLUSTER +TARGET +STATE +REASON +AGE +NEXT +ATTEMPT$/);
+    expect(cells(lines.slice(1)).map((c) => c[2])).toEqual(['overdue', 'broke', 'stuck', 'old', 'young', 'waiting', 'done']);
+    // Blocked and an overdue replacement say why in the reason column.
+    expect(cells(lines.slice(1))[0]).toEqual([expect.any(String), 'prod', 'overdue', 'awaiting-replacement', 'REPLACEMENT_OVERDUE', '40m0s', '-', '1']);
+    expect(cells(lines.slice(1))[2]![4]).toBe('QUORUM_AT_RISK');
+  });
+
+  it('shows the columns aligned: the id prefix, the member name once resolved, the last reason, age, next step and attempt', () => {
+    const entries = [
+      entry({ incidentId: '0123456789abcdef', clusterId: 'c1', target: { memberName: 'etcd-0' }, memberName: 'etcd-0', memberId: 'abc', openedAt: NOW - 42 * SEC, attempt: 3, lastDecision: retry('ELECTION_IN_PROGRESS', NOW + 10 * SEC) }),
+      entry({ clusterId: 'a-much-longer-cluster', target: { nodeName: 'node-7' }, openedAt: NOW - 2 * HOUR - 5 * MIN, nextDueAt: NOW + 3 * MIN }),
+    ];
+    const lines = renderStatusTable({ entries, pauses: {}, now: NOW });
+    expect(lines).toHaveLength(3);
+    // Both open: the older first.
+    expect(cells(lines)[2]).toEqual(['01234567', 'c1', 'etcd-0', 'open', 'ELECTION_IN_PROGRESS', '42s', 'in 10s', '3']);
+    // Unresolved, the target is what the report named; with no decision yet, the reason is '-'.
+    expect(cells(lines)[1]).toEqual([expect.any(String), 'a-much-longer-cluster', 'nodeName=node-7', 'open', '-', '2h5m', 'in 3m0s', '1']);
+    // Every column starts at the same place on every line.
+    for (const header of ['CLUSTER', 'TARGET', 'STATE', 'REASON', 'AGE', 'NEXT']) {
+      const at = lines[0]!.indexOf(header);
+      expect(lines.slice(1).every((l) => l[at - 1] === ' ' && l[at] !== ' ')).toBe(true);
+    }
+  });
+
+  it('a timer of the scheduler says the next step before the last retry does', () => {
+    const lines = renderStatusTable({ entries: [entry({ lastDecision: retry('PAUSED', NOW + 10 * MIN), nextDueAt: NOW + 5 * SEC })], pauses: {}, now: NOW });
+    expect(cells(lines)[1]![6]).toBe('in 5s');
+  });
+
+  it('cuts the reason and then the target with … to fit the width, never a line longer than it', () => {
+    const entries = [entry({ target: { memberName: 'a-member-with-a-very-long-name-indeed' }, lastDecision: retry('LEADER_UNREACHABLE_UNCONFIRMED', NOW + 10 * SEC) })];
+    const wide = renderStatusTable({ entries, pauses: {}, now: NOW });
+    const natural = Math.max(...wide.map((l) => l.length));
+    const narrower = renderStatusTable({ entries, pauses: {}, now: NOW, width: natural - 10 });
+    expect(Math.max(...narrower.map((l) => l.length))).toBeLessThanOrEqual(natural - 10);
+    expect(cells(narrower)[1]![2]).toBe('a-member-with-a-very-long-name-indeed');
+    expect(cells(narrower)[1]![4]).toMatch(/^LEADER_UNREACHABLE.*…$/);
+    const narrow = renderStatusTable({ entries, pauses: {}, now: NOW, width: 80 });
+    expect(Math.max(...narrow.map((l) => l.length))).toBeLessThanOrEqual(80);
+    expect(cells(narrow)[1]![2]).toMatch(/^a-member.*…$/);
+    expect(cells(narrow)[1]![3]).toBe('open');
+    // Narrower than any column can shrink to: each line is cut at the width.
+    const tiny = renderStatusTable({ entries, pauses: {}, now: NOW, width: 30 });
+    expect(tiny.every((l) => l.length <= 30)).toBe(true);
+    expect(tiny[1]).toMatch(/…$/);
+  });
+
+  it('leaves out incidents that ended before the recent window, and says how many', () => {
+    const entries = [entry({ state: 'completed', updatedAt: NOW - 25 * HOUR, openedAt: NOW - 26 * HOUR }), entry({ state: 'awaiting-replacement', openedAt: NOW - 48 * HOUR, updatedAt: NOW - 47 * HOUR }), entry({ state: 'closed', updatedAt: NOW - HOUR })];
+    const lines = renderStatusTable({ entries, pauses: {}, now: NOW, recentMs: 24 * HOUR });
+    expect(cells(lines.slice(1, 3)).map((c) => c[3])).toEqual(['awaiting-replacement', 'closed']);
+    expect(lines.at(-1)).toBe('1 incident ended before the last 24h is not shown (--all shows it)');
+    expect(renderStatusTable({ entries, pauses: {}, now: NOW })).toHaveLength(4);
+  });
+
+  it('says there are none, and the pauses and the storm hold above the table', () => {
+    expect(renderStatusTable({ entries: [], pauses: {}, now: NOW })).toEqual(['no incidents']);
+    const storm = { count: 4, threshold: 2, registered: 10, clusters: ['a', 'b', 'c', 'd'], since: NOW - MIN, underFrom: NOW + 4 * MIN, liftsAt: NOW + 9 * MIN };
+    const entries = [entry({ lastDecision: retry('FLEET_STORM', NOW + 30 * SEC, { storm }) }), entry({ lastDecision: retry('FLEET_STORM', NOW + 20 * SEC, { storm }) })];
+    const pauses = { fleet: { by: 'ops@box', at: NOW - MIN, why: 'zone b' }, clusters: { prod: { by: 'sre', at: NOW - HOUR, why: 'upgrade\x1b[2J' } } };
+    const lines = renderStatusTable({ entries, pauses, now: NOW });
+    expect(lines.slice(0, 3)).toEqual([
+      'paused fleet-wide by ops@box since 2026-12-04T01:59:00.000Z: zone b (etcd-remediator resume)',
+      'cluster prod paused by sre since 2026-12-04T01:00:00.000Z: upgrade\\x1b[2J (etcd-remediator resume --cluster prod)',
+      'storm: 2 incidents deferred (FLEET_STORM), 4 clusters failed within the window, over 2 of 10 registered; lifts in 9m0s if no other cluster fails (etcd-remediator resume --storm)',
+    ]);
+    expect(lines[3]).toMatch(/^ID +CLUSTER/);
+  });
+
+  it('escapes what came from outside: a member name cannot forge a line or drive the terminal', () => {
+    const lines = renderStatusTable({ entries: [entry({ target: { memberName: 'a\nb\x1b[2J' } })], pauses: {}, now: NOW });
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toContain('a\\nb\\x1b[2J');
+  });
+});
+
+describe('statusChangeKey', () => {
+  it('changes when a row moves on, not as time passes', () => {
+    const a = [entry({ lastDecision: retry('PAUSED', NOW + MIN) })];
+    const key = statusChangeKey({ entries: a, pauses: {}, now: NOW });
+    expect(statusChangeKey({ entries: a, pauses: {}, now: NOW + 30 * SEC })).toBe(key);
+    expect(statusChangeKey({ entries: [{ ...a[0]!, incident: { ...a[0]!.incident, attempt: 2 } }], pauses: {}, now: NOW })).not.toBe(key);
+    expect(statusChangeKey({ entries: a, pauses: { fleet: { by: 'x', at: NOW, why: 'y' } }, now: NOW })).not.toBe(key);
+  });
+});
