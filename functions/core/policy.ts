@@ -104,6 +104,11 @@ export const policySchema = z.strictObject({
     .prefault({}),
   /** A learner unstarted or unpromoted this long is removed (stuck-learner.ts); 0: never. */
   stuckLearnerAfterMs: ms.default(900_000),
+  /**
+   * How often each cluster's learners are looked at outside any incident (app/learner-check.ts), so
+   * one a join left half-way is removed past stuckLearnerAfterMs with no incident open; 0: never.
+   */
+  learnerCheckEveryMs: ms.default(300_000),
 });
 
 export type Policy = z.infer<typeof policySchema>;

@@ -27,6 +27,19 @@ describe('policy validation', () => {
   });
 });
 
+describe('learner check', () => {
+  it('looks every 5 minutes by default; 0 turns it off', () => {
+    expect(parsePolicy().learnerCheckEveryMs).toBe(300_000);
+    expect(parsePolicy({ learnerCheckEveryMs: 0 }).learnerCheckEveryMs).toBe(0);
+  });
+
+  it.each([-1, 1.5, Number.NaN])('refuses learnerCheckEveryMs %s, naming it', (learnerCheckEveryMs) => {
+    const parsed = policySchema.safeParse({ learnerCheckEveryMs });
+    expect(parsed.error?.issues[0]?.path).toEqual(['learnerCheckEveryMs']);
+    expect(() => parsePolicy({ learnerCheckEveryMs })).toThrow(/learnerCheckEveryMs/);
+  });
+});
+
 describe('unknown fields', () => {
   // A misspelt field would otherwise be dropped, and the default it meant to change would apply.
   it.each([

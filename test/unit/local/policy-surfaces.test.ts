@@ -43,6 +43,7 @@ const full = {
   fleet: { stormShare: 0.5, stormMinClusters: 3, stormWindowMs: 300_000, stormCooldownMs: 120_000, maxRemovalsInFlight: 2 },
   replacement: { windowMs: 600_000, checkEveryMs: 5_000 },
   stuckLearnerAfterMs: 300_000,
+  learnerCheckEveryMs: 60_000,
 } satisfies Required<Policy>;
 
 type Fields = Record<string, unknown>;
