@@ -27,8 +27,12 @@ export const replacementOverdueSchema = z
 export const learnerRemovedSchema = z
   .object({
     ...envelopeShape,
+    incidentId: envelopeShape.incidentId
+      .optional()
+      .describe('The incident that met the learner; absent when the periodic learner check (learnerCheckEveryMs) removed it, outside any incident.'),
+    attempt: envelopeShape.attempt.optional().describe("The incident's attempt; absent with incidentId."),
     learner: memberRefSchema.describe('The learner removed; its name is empty when it never started.'),
     learnerSince: isoTimestampSchema.describe('When the learner was first seen.'),
     ...explained,
   })
-  .describe('A learner that never started or was never promoted within stuckLearnerAfterMs was removed (it had no vote).');
+  .describe('A learner that never started or was never promoted within stuckLearnerAfterMs was removed (it had no vote), by an incident that met it or by the periodic learner check.');

@@ -111,16 +111,25 @@ export const guardFailed = (
   });
 
 /** Asked through the healthy members of `view` other than `targetId` (see clusterGuard). */
-export async function takeClusterLock(
+export const takeClusterLock = (
   deps: Pick<Deps, 'store' | 'clock' | 'log' | 'etcdFor'>,
   cluster: ClusterEntry,
   incidentId: string,
   view: ClusterView | undefined,
   targetId: string | undefined,
+): Promise<LockAttempt> => takeClusterLockAs(deps, cluster, `incident:${incidentId}`, view, targetId);
+
+/** The lock for `holder` (`incident:<id>`, or `learner-check:<clusterId>` outside any incident). */
+export async function takeClusterLockAs(
+  deps: Pick<Deps, 'store' | 'clock' | 'log' | 'etcdFor'>,
+  cluster: ClusterEntry,
+  holder: string,
+  view: ClusterView | undefined,
+  targetId: string | undefined,
 ): Promise<LockAttempt> {
-  // One owner per run, so a holder is named exactly; an earlier run of the same incident that a
+  // One owner per run, so a holder is named exactly; an earlier run of the same holder that a
   // crash left holding it is taken over (the incident's step lease keeps runs from overlapping).
-  const sameIncident = `incident:${incidentId}:`;
+  const sameIncident = `${holder}:`;
   const owner = `${sameIncident}${randomUUID().slice(0, 8)}`;
   const leaseMs = cluster.policy.lockLeaseMs;
   const got = await guarded(clusterGuard(deps, cluster, view, targetId), async (guard) => ({ guard, answer: await guard.acquire(owner, leaseMs, { takeOverFrom: sameIncident }) }));

@@ -23,7 +23,8 @@ export type StepFailedOutcome = 'resumed' | 'blocked' | 'moved-on' | 'unknown-in
 export async function stepFailed(deps: Deps, functionName: FunctionName, event: EventEnvelope, error: unknown): Promise<StepFailedOutcome> {
   const found = await incidentOf(deps, event);
   if (!found) return 'unknown-incident';
-  const attempt = event.detail.attempt;
+  // Only a LearnerRemoved of the periodic learner check goes without an attempt, and it has no incident.
+  const attempt = event.detail.attempt ?? found.attempt;
   let incident = found;
   try {
     // Not the failed event itself: published again, it would fail again, for as long as the outage lasts.

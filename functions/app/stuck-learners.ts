@@ -1,20 +1,23 @@
-// Stuck learners, cleaned up for an incident that meets them: each learner's first sighting is kept
-// in the incident's journal (etcd does not say when a member was added), and one past
-// stuckLearnerAfterMs is removed under the cluster lock (it has no vote: MemberRemove of a learner
-// costs no quorum). Which ones is core's (stuck-learner.ts). The cleanup writes no removal record
-// and takes no fleet slot: it is not a remediation, and the one-member-down rule and the storm
-// guard never count it. A pause holds it, as it holds every step that changes a cluster.
+// Stuck learners, cleaned up for an incident that meets them and by the periodic learner check
+// (learner-check.ts). When each learner was first seen is kept once per cluster in the store
+// (etcd does not say when a member was added), so every look shares one clock per learner; an
+// incident journals its own sightings besides. A learner past stuckLearnerAfterMs is removed
+// under the cluster lock (it has no vote: MemberRemove of a learner costs no quorum). Which ones
+// is core's (stuck-learner.ts). The cleanup writes no removal record and takes no fleet slot: it
+// is not a remediation, and the one-member-down rule and the storm guard never count it. A pause
+// holds it, as it holds every step that changes a cluster.
+import { makeEvent, type EventEnvelope } from '../../events/catalogue.ts';
 import type { Decision } from '../core/decision.ts';
 import { pauseOf } from '../core/fleet-gate.ts';
 import { isLine, journalSteps, type JournalEntry } from '../core/journal.ts';
-import { learnerGate, learnersIn, stuckLearners } from '../core/stuck-learner.ts';
+import { learnerGate, learnersIn, stuckLearners, type StuckLearner } from '../core/stuck-learner.ts';
 import type { MemberId } from '../core/types.ts';
 import type { ClusterView } from '../core/view.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import type { Incident, OutboxEntry } from '../ports/incident-store.ts';
-import { takeClusterLock } from './cluster-lock.ts';
+import { takeClusterLockAs } from './cluster-lock.ts';
 import type { Deps } from './deps.ts';
-import { envelopeOf, iso, journaling, publishing } from './incident-events.ts';
+import { envelopeOf, iso, journaling } from './incident-events.ts';
 import { nextTryAt } from './plan-incident.ts';
 import { probeCluster } from './probe-cluster.ts';
 import { removeMember } from './remove-member.ts';
@@ -27,66 +30,111 @@ export interface Cleanup {
   removed: MemberId[];
 }
 
-/** When each learner was first seen by this incident, and the lines that record the ones seen now for the first time. */
-function sightings(journal: readonly JournalEntry[], view: ClusterView, now: number): { firstSeen: Record<MemberId, number>; effects: OutboxEntry[] } {
-  const firstSeen: Record<MemberId, number> = {};
-  for (const e of journal) if (isLine(e, journalSteps.learnerSeen)) firstSeen[e.detail.memberId] ??= e.at;
-  const effects: OutboxEntry[] = [];
-  for (const id of learnersIn(view)) {
-    if (firstSeen[id] !== undefined) continue;
-    firstSeen[id] = now;
-    const peerURLs = view.members.find((m) => m.id === id)?.peerUrls ?? [];
-    effects.push(journaling(now, { step: journalSteps.learnerSeen, detail: { memberId: id, peerURLs } }));
-  }
+/**
+ * When each learner of `view` was first seen: the cluster's record, or `earlier` (an incident's
+ * journal) when that is older, or now. Written back, so a learner gone from the view drops out; a
+ * view with no member list (etcd not answering) changes nothing.
+ */
+export async function sightLearners(deps: Pick<Deps, 'store' | 'clock'>, clusterId: string, view: ClusterView, earlier: Readonly<Record<MemberId, number>> = {}): Promise<Record<MemberId, number>> {
+  const stored = await deps.store.learnerSightings(clusterId);
+  if (view.members.length === 0) return stored;
+  const now = deps.clock.now();
+  const seen = Object.fromEntries(learnersIn(view).map((id) => [id, Math.min(stored[id] ?? now, earlier[id] ?? now)]));
+  return deps.store.saveLearnerSightings(clusterId, seen);
+}
+
+/** The cluster's sightings, the incident's own older ones kept, and the journal lines of the learners this incident sees for the first time. */
+async function sightings(deps: Deps, clusterId: string, journal: readonly JournalEntry[], view: ClusterView): Promise<{ firstSeen: Record<MemberId, number>; effects: OutboxEntry[] }> {
+  const journaled: Record<MemberId, number> = {};
+  for (const e of journal) if (isLine(e, journalSteps.learnerSeen)) journaled[e.detail.memberId] ??= e.at;
+  const firstSeen = await sightLearners(deps, clusterId, view, journaled);
+  const now = deps.clock.now();
+  const effects = learnersIn(view)
+    .filter((id) => journaled[id] === undefined)
+    .map((id) => journaling(now, { step: journalSteps.learnerSeen, detail: { memberId: id, peerURLs: view.members.find((m) => m.id === id)?.peerUrls ?? [] } }));
   return { firstSeen, effects };
 }
 
+/** A learner removed: through which member, and when. */
+export interface LearnerRemoval {
+  learner: StuckLearner;
+  via: string;
+  at: number;
+}
+
+/** Who removes: the lock's holder (`incident:<id>`, `learner-check:<clusterId>`) and what its log lines carry. */
+export interface Remover {
+  holder: string;
+  logKeys: Record<string, unknown>;
+}
+
 /**
- * Removes the learners of `view` stuck past the policy's window, for `incident`. `owed` names the
- * member whose replacement the incident still awaits, to say so. Nothing is removed while the
- * cluster or the fleet is paused, or while another remediation holds the lock: the next look tries again.
+ * Removes the `stuck` learners of `view` under the cluster lock. Nothing is removed while the
+ * cluster or the fleet is paused, or while another remediation holds the lock: the next look
+ * tries again, and the log says why.
  */
-export async function cleanUpStuckLearners(deps: Deps, cluster: ClusterEntry, incident: Incident, view: ClusterView, journal: readonly JournalEntry[], owed?: string): Promise<Cleanup> {
-  const now = deps.clock.now();
-  const seen = sightings(journal, view, now);
-  const stuck = stuckLearners(view, seen.firstSeen, { now, policy: cluster.policy, ...(owed ? { owed } : {}) });
-  const nothing: Cleanup = { view, effects: seen.effects, removed: [] };
-  if (stuck.length === 0) return nothing;
-  if (pauseOf(await deps.store.fleetPauses(), cluster.clusterId)) {
-    deps.log.info('stuck learner left while paused', { incidentId: incident.incidentId, learners: stuck.map((s) => s.member.id) });
-    return nothing;
+export async function removeStuckLearners(deps: Deps, cluster: ClusterEntry, view: ClusterView, stuck: readonly StuckLearner[], remover: Remover): Promise<LearnerRemoval[]> {
+  if (stuck.length === 0) return [];
+  const learners = stuck.map((s) => s.member.id);
+  const pause = pauseOf(await deps.store.fleetPauses(), cluster.clusterId);
+  if (pause) {
+    const scope = pause.fleetWide ? 'the fleet' : `cluster ${cluster.clusterId}`;
+    deps.log.info('stuck learner left while paused', { ...remover.logKeys, learners, why: `${scope} is paused by ${pause.mark.by} since ${iso(pause.mark.at)} ("${pause.mark.why}")` });
+    return [];
   }
-  const attempt = await takeClusterLock(deps, cluster, incident.incidentId, view, stuck[0]!.member.id);
+  const attempt = await takeClusterLockAs(deps, cluster, remover.holder, view, stuck[0]!.member.id);
   if (!attempt.held) {
-    deps.log.info('stuck learner left for the next look: the cluster lock was not ours', { incidentId: incident.incidentId, why: 'busy' in attempt ? attempt.busy : attempt.failure.message });
-    return nothing;
+    deps.log.info('stuck learner left for the next look: the cluster lock was not ours', { ...remover.logKeys, learners, why: 'busy' in attempt ? attempt.busy : attempt.failure.message });
+    return [];
   }
-  const effects = [...seen.effects];
-  const removed: MemberId[] = [];
+  const removed: LearnerRemoval[] = [];
   try {
     for (const learner of stuck) {
       const outcome = await removeMember(deps, cluster, view, learner.member.id);
       if (outcome.kind !== 'removed') {
-        deps.log.warn('stuck learner not removed; tried again on the next look', { incidentId: incident.incidentId, learner: learner.member.id, said: outcome.message });
+        deps.log.warn('stuck learner not removed; tried again on the next look', { ...remover.logKeys, learner: learner.member.id, said: outcome.message });
         continue;
       }
-      removed.push(learner.member.id);
-      const at = deps.clock.now();
-      effects.push(
-        journaling(at, { step: journalSteps.learnerRemoved, detail: { memberId: learner.member.id, via: outcome.via, message: learner.message } }),
-        publishing('LearnerRemoved', {
-          ...envelopeOf(incident, at),
-          learner: { memberId: learner.member.id, name: learner.member.name },
-          learnerSince: iso(learner.firstSeen),
-          reason: 'STUCK_LEARNER_REMOVED',
-          message: learner.message,
-          evidence: { ...learner.evidence, via: outcome.via },
-        }),
-      );
+      removed.push({ learner, via: outcome.via, at: deps.clock.now() });
     }
   } finally {
     await attempt.lock.release();
   }
+  return removed;
+}
+
+/** LearnerRemoved, for an incident's envelope or, from the periodic check, the cluster's alone. */
+export const learnerRemovedEvent = (envelope: { clusterId: string; at: string; incidentId?: string; attempt?: number }, removal: LearnerRemoval): EventEnvelope<'LearnerRemoved'> =>
+  makeEvent('LearnerRemoved', {
+    ...envelope,
+    learner: { memberId: removal.learner.member.id, name: removal.learner.member.name },
+    learnerSince: iso(removal.learner.firstSeen),
+    reason: 'STUCK_LEARNER_REMOVED',
+    message: removal.learner.message,
+    evidence: { ...removal.learner.evidence, via: removal.via },
+  });
+
+/**
+ * Removes the learners of `view` stuck past the policy's window, for `incident`. `owed` names the
+ * member whose replacement the incident still awaits, to say so.
+ */
+export async function cleanUpStuckLearners(deps: Deps, cluster: ClusterEntry, incident: Incident, view: ClusterView, journal: readonly JournalEntry[], owed?: string): Promise<Cleanup> {
+  const seen = await sightings(deps, cluster.clusterId, journal, view);
+  return cleanUp(deps, cluster, incident, view, seen, owed);
+}
+
+async function cleanUp(deps: Deps, cluster: ClusterEntry, incident: Incident, view: ClusterView, seen: { firstSeen: Record<MemberId, number>; effects: OutboxEntry[] }, owed?: string): Promise<Cleanup> {
+  const stuck = stuckLearners(view, seen.firstSeen, { now: deps.clock.now(), policy: cluster.policy, ...(owed ? { owed } : {}) });
+  const removals = await removeStuckLearners(deps, cluster, view, stuck, { holder: `incident:${incident.incidentId}`, logKeys: { incidentId: incident.incidentId } });
+  const effects = [...seen.effects];
+  for (const removal of removals) {
+    const { learner, via, at } = removal;
+    effects.push(
+      journaling(at, { step: journalSteps.learnerRemoved, detail: { memberId: learner.member.id, via, message: learner.message } }),
+      { kind: 'publish', event: learnerRemovedEvent(envelopeOf(incident, at), removal) },
+    );
+  }
+  const removed = removals.map((r) => r.learner.member.id);
   const after = removed.length > 0 ? await probeCluster(deps, cluster, view) : view;
   return { view: after, effects, removed };
 }
@@ -100,12 +148,12 @@ export async function cleanUpStuckLearners(deps: Deps, cluster: ClusterEntry, in
 export async function learnersBeforeRemoval(deps: Deps, cluster: ClusterEntry, incident: Incident, view: ClusterView, decision: Decision): Promise<{ decision: Decision; effects: OutboxEntry[] }> {
   if (decision.kind !== 'block' || decision.reason !== 'MEMBER_NOT_READY') return { decision, effects: [] };
   const journal = await deps.store.journal(incident.incidentId);
+  const seen = await sightings(deps, cluster.clusterId, journal, view);
   const now = deps.clock.now();
-  const seen = sightings(journal, view, now);
   const gate = learnerGate(decision, view, seen.firstSeen, { now, targetId: incident.memberId, policy: cluster.policy });
   if (!gate) return { decision, effects: [] };
   if (gate.kind === 'wait') return { decision: gate.decision, effects: seen.effects };
-  const cleanup = await cleanUpStuckLearners(deps, cluster, incident, view, journal);
+  const cleanup = await cleanUp(deps, cluster, incident, view, seen);
   const removed = gate.stuck.filter((s) => cleanup.removed.includes(s.member.id));
   if (removed.length === 0) {
     const at = nextTryAt(deps, cluster, incident);
