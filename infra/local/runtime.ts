@@ -21,6 +21,7 @@ import { createEtcdAccess } from '../../functions/adapters/local/etcd-access.ts'
 import { createClusterActuator } from '../../functions/adapters/kube/cluster-api/cluster-actuator.ts';
 import { fileSnapshots } from '../../functions/adapters/local/file-snapshots.ts';
 import { busHandlers, type HandlerFactory } from './function-handlers.ts';
+import { learnerChecks } from './learner-checks.ts';
 import { failpointFrom, withFailpoint } from './failpoint.ts';
 import { createInProcessBus, type InProcessBus } from '../../functions/adapters/local/in-process-bus.ts';
 import { localContext } from './lambda-context.ts';
@@ -57,6 +58,8 @@ export interface LocalRuntimeOptions {
   onStateNotice?: (line: string) => void;
   /** How often a state file that refuses writes is tried again (default 5 s). */
   storeRetryDelayMs?: number;
+  /** Checks each cluster of the directory for stuck learners every learnerCheckEveryMs, outside any incident (as `run` and `watch` do). */
+  learnerChecks?: boolean;
 }
 
 export type TerminalEvent = EventEnvelope<TerminalDetailType>;
@@ -226,6 +229,7 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
     return sweepStalled({ ...deps, store: scope.incidents(deps.store) }, { isArmed: (i) => armed.has(`${i.incidentId}/${i.attempt}`), quietMs, ignoreLeases });
   };
   let sweeper: NodeJS.Timeout | undefined;
+  const checks = options.learnerChecks ? learnerChecks(deps) : undefined;
   let outageSweeper: NodeJS.Timeout | undefined;
   /**
    * A step the full disk cut off cannot record its failure either: its incident is left owing its
@@ -277,6 +281,7 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
         sweep(2 * sweepIntervalMs).catch((error: unknown) => log.error('sweep failed', { error: String(error) }));
       }, sweepIntervalMs);
       sweeper.unref();
+      checks?.start();
       notices.running(store.outage?.error);
     },
     sweep: () => sweep(0),
@@ -323,6 +328,7 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
     async stop({ drainTimeoutMs = 30_000 } = {}) {
       clearInterval(sweeper);
       clearInterval(outageSweeper);
+      await checks?.stop();
       await scheduler.stop();
       await bus.drain({ timeoutMs: drainTimeoutMs }).catch(() => undefined);
       bus.close();

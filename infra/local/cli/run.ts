@@ -283,6 +283,8 @@ async function serveConfig(config: RunConfig): Promise<number> {
     logLevel: cliLogLevel(),
     onHandlerError: (fn, error) => logLine(`${fn} failed: ${error instanceof Error ? error.message : String(error)}`),
     // Every incident it can run; one of a cluster it has no endpoints for would only fail.
+    // Stuck learners are looked for outside incidents too: a join that failed with none open.
+    learnerChecks: true,
     resume: { incidentIds: resumed },
   });
   const pending = new Set<Promise<void>>();

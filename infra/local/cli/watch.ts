@@ -170,6 +170,8 @@ export async function run(argv: string[]): Promise<number> {
       }),
       logLevel: 'SILENT',
       onHandlerError: (fn, error) => process.stderr.write(`${escapeControls(`${fn} failed: ${error instanceof Error ? error.message : String(error)}`)}\n`),
+      // Stuck learners are looked for outside incidents too: a join that failed with none open.
+      learnerChecks: true,
       resume: { incidentIds: open.map((i) => i.incidentId) },
     });
     const unsubscribe = runtime.bus.subscribe((event) => {

@@ -118,6 +118,8 @@ export async function startPipeline(
     kube?: KubeAccessConfig;
     /** The configured client URLs; the lab's by default. */
     endpoints?: string[];
+    /** The periodic learner check, as `run` and `watch` have it. */
+    learnerChecks?: boolean;
   } = {},
 ): Promise<Pipeline> {
   const clusterId = options.clusterId ?? 'lab';
@@ -140,6 +142,7 @@ export async function startPipeline(
     logLevel: 'SILENT',
     ...(options.actuator ? { actuator: options.actuator } : {}),
     ...(options.snapshotDir ? { snapshotDir: options.snapshotDir } : {}),
+    ...(options.learnerChecks ? { learnerChecks: true } : {}),
   });
   const events: EventEnvelope[] = [];
   runtime.bus.subscribe((e) => events.push(e));

@@ -1,0 +1,34 @@
+// The periodic learner check: a kubeadm join that failed half-way with no incident open leaves its
+// learner for ever, so every learnerCheckEveryMs each cluster is probed, its learners' first
+// sightings kept (the one record per cluster every incident reads too), and a learner stuck past
+// stuckLearnerAfterMs removed (stuck-learners.ts). It opens no incident, writes no removal record
+// and takes no fleet slot: the storm guard and the one-member-down rule never count it. A pause
+// holds it, and a remediation holding the cluster lock leaves it to the next check.
+import { learnersIn, stuckLearners } from '../core/stuck-learner.ts';
+import type { MemberId } from '../core/types.ts';
+import type { ClusterEntry } from '../ports/cluster-directory.ts';
+import type { Deps } from './deps.ts';
+import { iso } from './incident-events.ts';
+import { probeCluster } from './probe-cluster.ts';
+import { learnerRemovedEvent, removeStuckLearners, sightLearners } from './stuck-learners.ts';
+
+export type LearnerCheck =
+  /** learnerCheckEveryMs or stuckLearnerAfterMs is 0. */
+  | { kind: 'off' }
+  | { kind: 'checked'; learners: MemberId[]; stuck: MemberId[]; removed: MemberId[] };
+
+export async function checkClusterLearners(deps: Deps, cluster: ClusterEntry): Promise<LearnerCheck> {
+  const { policy, clusterId } = cluster;
+  if (policy.learnerCheckEveryMs === 0 || policy.stuckLearnerAfterMs === 0) return { kind: 'off' };
+  const view = await probeCluster(deps, cluster);
+  const firstSeen = await sightLearners(deps, clusterId, view);
+  const stuck = stuckLearners(view, firstSeen, { now: deps.clock.now(), policy });
+  const removals = await removeStuckLearners(deps, cluster, view, stuck, { holder: `learner-check:${clusterId}`, logKeys: { clusterId, by: 'learner check' } });
+  const removed = removals.map((r) => r.learner.member.id);
+  if (removed.length > 0) {
+    // Gone from etcd: their sightings go too, not only at the next look.
+    await deps.store.saveLearnerSightings(clusterId, Object.fromEntries(Object.entries(firstSeen).filter(([id]) => !removed.includes(id))));
+  }
+  if (removals.length > 0) await deps.bus.publish(...removals.map((r) => learnerRemovedEvent({ clusterId, at: iso(r.at) }, r)));
+  return { kind: 'checked', learners: learnersIn(view), stuck: stuck.map((s) => s.member.id), removed };
+}

@@ -1,0 +1,80 @@
+// The periodic learner check on the embedded runtime: each cluster of the directory is checked
+// every learnerCheckEveryMs (app/learner-check.ts), the first time one period after it is first
+// seen. One round at a time, its due clusters at once, the next round armed once it ends, so a
+// check never overlaps itself; the directory is read again each round (watch's clusters come and
+// go). A failure is logged and the cluster checked again a period later: never fatal.
+import { checkClusterLearners } from '../../functions/app/learner-check.ts';
+import type { Deps } from '../../functions/app/deps.ts';
+
+/** How long a round may wait at most, so a cluster added to the directory is found. */
+const MAX_WAIT_MS = 30_000;
+
+export interface LearnerChecks {
+  start(): void;
+  /** Stops arming rounds and waits for the one under way, if any. */
+  stop(): Promise<void>;
+}
+
+export function learnerChecks(deps: Deps): LearnerChecks {
+  const nextAt = new Map<string, number>();
+  let timer: NodeJS.Timeout | undefined;
+  let round: Promise<void> | undefined;
+  let stopped = false;
+
+  const checkOne = async (clusterId: string, now: number): Promise<void> => {
+    try {
+      const cluster = await deps.directory.get(clusterId);
+      const every = cluster.policy.learnerCheckEveryMs;
+      if (every === 0) return void nextAt.delete(clusterId);
+      const due = nextAt.get(clusterId);
+      if (due === undefined) return void nextAt.set(clusterId, now + every);
+      if (due > now) return;
+      try {
+        await checkClusterLearners(deps, cluster);
+      } finally {
+        nextAt.set(clusterId, deps.clock.now() + every);
+      }
+    } catch (error) {
+      deps.log.error('learner check failed; tried again a period later', { clusterId, error: String(error) });
+    }
+  };
+
+  const runRound = async (): Promise<void> => {
+    try {
+      const ids = (await deps.directory.registeredClusterIds?.()) ?? [];
+      for (const gone of [...nextAt.keys()].filter((id) => !ids.includes(id))) nextAt.delete(gone);
+      const now = deps.clock.now();
+      await Promise.all(ids.map((id) => checkOne(id, now)));
+    } catch (error) {
+      deps.log.error('learner check round failed; tried again later', { error: String(error) });
+    }
+  };
+
+  const arm = (): void => {
+    if (stopped) return;
+    const soonest = Math.min(MAX_WAIT_MS, ...[...nextAt.values()].map((at) => at - deps.clock.now()));
+    timer = setTimeout(() => {
+      round = runRound().finally(() => {
+        round = undefined;
+        arm();
+      });
+    }, Math.max(0, soonest));
+    timer.unref();
+  };
+
+  return {
+    start() {
+      stopped = false;
+      // The first round only notes the clusters: each is checked one period later.
+      round = runRound().finally(() => {
+        round = undefined;
+        arm();
+      });
+    },
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await round;
+    },
+  };
+}
