@@ -81,7 +81,8 @@ function targetOf(i: StatusIncident): string {
   return named || i.memberId || '-';
 }
 
-function nextDue(e: StatusEntry): number | undefined {
+/** When the entry's next step is due; none once it ended. */
+export function nextDue(e: StatusEntry): number | undefined {
   if (ended(e)) return undefined;
   const last: Decision | undefined = e.incident.lastDecision;
   return e.nextDueAt ?? (e.incident.state === 'open' && last?.kind === 'retry' ? last.at : undefined);
@@ -90,17 +91,16 @@ function nextDue(e: StatusEntry): number | undefined {
 interface Column {
   header: string;
   cell(e: StatusEntry, now: number): string;
-  /** Columns that give way to a narrow terminal, in order, down to `min`. */
-  shrinkOrder?: number;
+  /** Set on the columns that give way to a narrow terminal: the narrowest they are cut to. */
   min?: number;
 }
 
 const columns: Column[] = [
   { header: 'ID', cell: (e) => e.incident.incidentId.slice(0, 8) },
   { header: 'CLUSTER', cell: (e) => e.incident.clusterId },
-  { header: 'TARGET', cell: (e) => targetOf(e.incident), shrinkOrder: 2, min: 8 },
+  { header: 'TARGET', cell: (e) => targetOf(e.incident), min: 8 },
   { header: 'STATE', cell: (e) => e.incident.state },
-  { header: 'REASON', cell: (e) => e.replacementSaid ?? e.incident.lastDecision?.reason ?? '-', shrinkOrder: 1, min: 10 },
+  { header: 'REASON', cell: (e) => e.replacementSaid ?? e.incident.lastDecision?.reason ?? '-', min: 10 },
   { header: 'AGE', cell: (e, now) => formatAge(now - e.incident.openedAt) },
   { header: 'NEXT', cell: (e, now) => formatDue(nextDue(e), now) },
   { header: 'ATTEMPT', cell: (e) => String(e.incident.attempt) },
@@ -108,16 +108,16 @@ const columns: Column[] = [
 
 const GAP = '  ';
 
-/** Natural widths, then the shrinking columns cut (reason first, then target) until the line fits. */
+/** Natural widths, then the wider of reason and target cut a character at a time until the line fits. */
 function widthsFor(rows: string[][], width: number): number[] {
   const widths = columns.map((c, i) => Math.max(c.header.length, ...rows.map((r) => r[i]!.length)));
   let excess = widths.reduce((sum, w) => sum + w, 0) + GAP.length * (columns.length - 1) - width;
-  const shrinking = columns.flatMap((c, i) => (c.shrinkOrder === undefined ? [] : [{ i, order: c.shrinkOrder, min: c.min ?? 1 }])).sort((a, b) => a.order - b.order);
-  for (const { i, min } of shrinking) {
-    if (excess <= 0) break;
-    const cut = Math.min(excess, Math.max(0, widths[i]! - min));
-    widths[i]! -= cut;
-    excess -= cut;
+  const shrinking = columns.flatMap((c, i) => (c.min === undefined ? [] : [{ i, min: c.min }]));
+  while (excess > 0) {
+    const widest = shrinking.filter((s) => widths[s.i]! > s.min).sort((a, b) => widths[b.i]! - widths[a.i]!)[0];
+    if (!widest) break;
+    widths[widest.i]! -= 1;
+    excess -= 1;
   }
   return widths;
 }

@@ -1,31 +1,48 @@
-// `status`: what a state file holds: incidents, one incident's journal as a timeline, or the
-// dead letters (inputs refused at the edge, with why).
-import fs from 'node:fs';
+// `status`: what a state file or a deployed stack's table holds: the incidents as a table for
+// people (once, or redrawn with --watch), one incident's journal as a timeline, or the dead letters
+// (inputs refused at the edge, with why).
 import { timelineOf } from '../../../functions/core/journal-words.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
-import { openSqliteStore, type SqliteIncidentStore } from '../../../functions/adapters/local/sqlite-store.ts';
-import { describeStateError } from '../../../functions/adapters/local/state-file.ts';
-import type { FleetPauses } from '../../../functions/ports/fleet.ts';
-import { parseFlags, PROGRAM, requiredFlag, UsageError } from './args.ts';
-import { escapeControls, escapeControlsIn } from './control-chars.ts';
-import { pausesIn } from './fleet-target.ts';
-import { EXIT, printJson, renderTimeline, table } from './output.ts';
+import { durationFlag, parseFlags, PROGRAM, UsageError } from './args.ts';
+import { escapeControlsIn } from './control-chars.ts';
+import { formatDuration } from './duration.ts';
+import { EXIT, printJson, renderTimeline } from './output.ts';
+import { openStatusSource, type StatusSnapshot, type StatusStore } from './status-source.ts';
+import { nextDue, pauseLines, renderStatusTable, statusChangeKey, type StatusEntry } from './status-table.ts';
+import { watchStatus } from './status-watch.ts';
 
-export const help = `usage: etcd-remediator status [INCIDENT] --state FILE [--json] [--dead-letters]
+export const help = `usage: ${PROGRAM} status [INCIDENT] (--state FILE | --table NAME [--region R]) [--all] [--watch [--interval DUR]] [--json] [--dead-letters]
 
-Without INCIDENT: every incident in the state file, oldest first: state, target, attempt and the
-last decision's reason, and any pause (who, since when, why). With INCIDENT (an id, or a unique prefix of one): that incident and its
-journal as a timeline. status only reads: it works on a read-only file and while another process
-owns the file, and never writes to it.
+Without INCIDENT: a table of the incidents that are open, awaiting their replacement, or ended in
+the last 24 h (--all: every one), what needs a person first (blocked, failed, a replacement
+overdue), then open, awaiting a replacement, ended; oldest first within each. Columns: the id's
+first 8 characters, cluster, target (the member's name), state, reason (the last decision's code),
+age (since it opened), next (when its next step is due) and attempt. Pauses and a storm hold are
+listed above it. With INCIDENT (an id, or a unique prefix of one): that incident and its journal
+as a timeline. status only reads: it works on a read-only file and while another process owns the
+file, and never writes to it.
 
-  --state FILE      the SQLite state file of remediate or run (required)
+  --state FILE      the SQLite state file of remediate or run
+  --table NAME      a deployed stack's DynamoDB table, instead of --state
+  --region R        the table's AWS region (default: AWS_REGION or the AWS config)
+  --all             every incident, not only those open or ended in the last 24 h
+  --watch           read again every --interval: on a terminal the table is redrawn in place,
+                    elsewhere a block (a line with the time, then the table) is printed each time
+                    the table says something new; ctrl-c (SIGINT) or SIGTERM ends it, exit 0
+  --interval DUR    how often --watch reads (default 2s, at least 100ms)
   --dead-letters    list the inputs that were refused as invalid, with the field and problem
-  --json            print JSON instead of text`;
+  --json            print JSON instead of text: every incident, whatever its age`;
+
+/** Ended incidents older than this are left out of the table unless --all. */
+export const RECENT_MS = 24 * 3_600_000;
+const DEFAULT_INTERVAL_MS = 2_000;
+const MIN_INTERVAL_MS = 100;
 
 const iso = (at: number) => new Date(at).toISOString();
 const targetOf = (i: Incident) => Object.entries(i.target).map(([k, v]) => `${k}=${v}`).join(',');
 
-function summary(i: Incident) {
+function summary(i: Incident, entry?: StatusEntry) {
+  const due = entry && nextDue(entry);
   return {
     incidentId: i.incidentId,
     clusterId: i.clusterId,
@@ -37,19 +54,20 @@ function summary(i: Incident) {
     lastMessage: i.lastDecision?.message ?? null,
     openedAt: iso(i.openedAt),
     updatedAt: iso(i.updatedAt),
+    ...(entry ? { nextDueAt: due === undefined ? null : iso(due), replacementSaid: entry.replacementSaid ?? null } : {}),
   };
 }
 
-async function findIncident(store: SqliteIncidentStore, ref: string): Promise<Incident> {
+async function findIncident(store: StatusStore, where: string, ref: string): Promise<Incident> {
   const exact = await store.getIncident(ref);
   if (exact) return exact;
   const matches = (await store.listIncidents()).filter((i) => i.incidentId.startsWith(ref));
   if (matches.length === 1) return matches[0]!;
-  throw new UsageError(matches.length === 0 ? `no incident ${JSON.stringify(ref)} in this state file` : `${JSON.stringify(ref)} matches ${matches.length} incidents; give more of the id`);
+  throw new UsageError(matches.length === 0 ? `no incident ${JSON.stringify(ref)} in ${where}` : `${JSON.stringify(ref)} matches ${matches.length} incidents; give more of the id`);
 }
 
-async function showIncident(store: SqliteIncidentStore, ref: string, json: boolean): Promise<void> {
-  const found = await findIncident(store, ref);
+async function showIncident(store: StatusStore, where: string, ref: string, json: boolean): Promise<void> {
+  const found = await findIncident(store, where, ref);
   const journaled = timelineOf(await store.journal(found.incidentId));
   if (json) {
     printJson({ incident: summary(found), timeline: journaled, result: found.result ?? null });
@@ -75,28 +93,18 @@ async function showIncident(store: SqliteIncidentStore, ref: string, json: boole
   );
 }
 
-async function listIncidents(store: SqliteIncidentStore, json: boolean): Promise<void> {
-  const incidents = await store.listIncidents();
-  const pauses = await pausesIn(store);
+function printIncidents(snapshot: StatusSnapshot, json: boolean, recentMs: number | undefined): void {
   if (json) {
-    printJson({ incidents: incidents.map(summary), ...(pauseLines(pauses).length > 0 ? { pauses } : {}) });
+    const entries = new Map(snapshot.entries.map((e) => [e.incident.incidentId, e]));
+    const { incidents, pauses } = snapshot;
+    printJson({ incidents: incidents.map((i) => summary(i, entries.get(i.incidentId))), ...(pauseLines(pauses).length > 0 ? { pauses } : {}) });
     return;
   }
-  for (const line of pauseLines(pauses)) process.stdout.write(`${escapeControls(line)}\n`);
-  if (incidents.length === 0) {
-    process.stdout.write('no incidents\n');
-    return;
-  }
-  const rows = escapeControlsIn(incidents).map((i) => [i.incidentId, i.clusterId, i.state, targetOf(i), String(i.attempt), i.lastDecision?.reason ?? '', iso(i.updatedAt)]);
-  process.stdout.write(`${table(['INCIDENT', 'CLUSTER', 'STATE', 'TARGET', 'ATTEMPT', 'LAST REASON', 'UPDATED'], rows)}\n`);
+  const width = process.stdout.isTTY ? process.stdout.columns : undefined;
+  process.stdout.write(`${renderStatusTable({ entries: snapshot.entries, pauses: snapshot.pauses, now: Date.now(), width, recentMs }).join('\n')}\n`);
 }
 
-const pauseLines = (pauses: FleetPauses): string[] => [
-  ...(pauses.fleet ? [`paused fleet-wide by ${pauses.fleet.by} since ${iso(pauses.fleet.at)}: ${pauses.fleet.why} (${PROGRAM} resume)`] : []),
-  ...Object.entries(pauses.clusters ?? {}).map(([id, p]) => `cluster ${id} paused by ${p.by} since ${iso(p.at)}: ${p.why} (${PROGRAM} resume --cluster ${id})`),
-];
-
-async function listDeadLetters(store: SqliteIncidentStore, json: boolean): Promise<void> {
+async function listDeadLetters(store: StatusStore, json: boolean): Promise<void> {
   const dead = (await store.listDeadLetters()).map((d) => ({ ...d, receivedAt: iso(d.receivedAt) }));
   if (json) {
     printJson({ deadLetters: dead });
@@ -109,26 +117,51 @@ async function listDeadLetters(store: SqliteIncidentStore, json: boolean): Promi
   process.stdout.write(`${escapeControlsIn(dead).map((d) => `${d.receivedAt}  ${d.id}  from ${d.source}  ${d.error}\n    payload: ${d.payload}`).join('\n')}\n`);
 }
 
+const options = {
+  state: { type: 'string' },
+  table: { type: 'string' },
+  region: { type: 'string' },
+  all: { type: 'boolean' },
+  watch: { type: 'boolean' },
+  interval: { type: 'string' },
+  json: { type: 'boolean' },
+  'dead-letters': { type: 'boolean' },
+} as const;
+
 export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parseFlags('status', argv, { state: { type: 'string' }, json: { type: 'boolean' }, 'dead-letters': { type: 'boolean' } }, true);
+  const { values, positionals } = parseFlags('status', argv, options, true);
   if (values.help) {
     process.stdout.write(`${help}\n`);
     return EXIT.ok;
   }
   if (positionals.length > 1) throw new UsageError(`status takes at most one incident id, got ${positionals.length} arguments`);
-  const statePath = requiredFlag('state', values.state, 'state.sqlite');
-  if (!fs.existsSync(statePath)) throw new UsageError(`--state: no state file at ${statePath}`);
-  const store = openSqliteStore({ path: statePath, readOnly: true });
+  const ref = positionals[0];
+  const json = values.json ?? false;
+  const deadLetters = values['dead-letters'] ?? false;
+  const table = ref === undefined && !deadLetters;
+  const other = ref === undefined ? '--dead-letters' : 'INCIDENT';
+  if (values.watch && !table) throw new UsageError(`--watch redraws the table of incidents: give no ${other}`);
+  if (values.watch && json) throw new UsageError('--watch draws the table for people: --json prints once, without --watch');
+  if (values.all && !table) throw new UsageError(`--all goes with the table of incidents, not with ${other}`);
+  if (values.interval !== undefined && !values.watch) throw new UsageError('--interval goes with --watch');
+  const intervalMs = durationFlag('interval', values.interval) ?? DEFAULT_INTERVAL_MS;
+  if (intervalMs < MIN_INTERVAL_MS) throw new UsageError(`--interval: at least ${formatDuration(MIN_INTERVAL_MS)}, got ${values.interval}`);
+  const recentMs = values.all ? undefined : RECENT_MS;
+  const source = openStatusSource(values);
   try {
-    const json = values.json ?? false;
-    if (values['dead-letters']) await listDeadLetters(store, json);
-    else if (positionals[0] !== undefined) await showIncident(store, positionals[0], json);
-    else await listIncidents(store, json);
+    if (values.watch) {
+      const frame = (snapshot: StatusSnapshot, now: number, width: number | undefined) => {
+        const input = { entries: snapshot.entries, pauses: snapshot.pauses, now, width, recentMs };
+        return { lines: renderStatusTable(input), key: statusChangeKey(input) };
+      };
+      await watchStatus({ source, intervalMs, frame });
+    } else if (deadLetters) await listDeadLetters(source.store, json);
+    else if (ref !== undefined) await showIncident(source.store, source.where, ref, json);
+    else printIncidents(await source.read(), json, recentMs);
     return EXIT.ok;
   } catch (error) {
-    // A file damaged past its first page fails only here: still the path and the problem in one line.
-    throw describeStateError(statePath, error);
+    throw source.described(error);
   } finally {
-    await store.close();
+    await source.close();
   }
 }

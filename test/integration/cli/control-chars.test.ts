@@ -73,7 +73,7 @@ describe('member names with control characters', () => {
     const list = await runCli(['status', '--state', state]);
     expect(list.code, list.stderr).toBe(0);
     expectHarmless(list.stdout, 'status');
-    expect(list.stdout).toContain(`memberName=${shown(leader.name)}`);
+    expect(list.stdout).toContain(` ${shown(leader.name)} `);
 
     const { incidents } = jsonOf<{ incidents: { incidentId: string; target: { memberName?: string } }[] }>(await runCli(['status', '--state', state, '--json']));
     expect(incidents.map((i) => i.target.memberName)).toEqual([leader.name]);

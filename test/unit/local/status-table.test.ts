@@ -98,19 +98,25 @@ describe('renderStatusTable', () => {
     expect(cells(lines)[1]![6]).toBe('in 5s');
   });
 
-  it('cuts the reason and then the target with … to fit the width, never a line longer than it', () => {
+  it('cuts the wider of target and reason first, then both, with …, never a line longer than the width', () => {
     const entries = [entry({ target: { memberName: 'a-member-with-a-very-long-name-indeed' }, lastDecision: retry('LEADER_UNREACHABLE_UNCONFIRMED', NOW + 10 * SEC) })];
     const wide = renderStatusTable({ entries, pauses: {}, now: NOW });
     const natural = Math.max(...wide.map((l) => l.length));
-    const narrower = renderStatusTable({ entries, pauses: {}, now: NOW, width: natural - 10 });
-    expect(Math.max(...narrower.map((l) => l.length))).toBeLessThanOrEqual(natural - 10);
-    expect(cells(narrower)[1]![2]).toBe('a-member-with-a-very-long-name-indeed');
-    expect(cells(narrower)[1]![4]).toMatch(/^LEADER_UNREACHABLE.*…$/);
+    expect(cells(wide)[1]![2]).toBe('a-member-with-a-very-long-name-indeed');
+    // 37 characters of target against 30 of reason: 5 fewer columns cut the target alone.
+    const lessWide = renderStatusTable({ entries, pauses: {}, now: NOW, width: natural - 5 });
+    expect(Math.max(...lessWide.map((l) => l.length))).toBe(natural - 5);
+    expect(cells(lessWide)[1]![2]).toBe('a-member-with-a-very-long-name-…');
+    expect(cells(lessWide)[1]![4]).toBe('LEADER_UNREACHABLE_UNCONFIRMED');
+    // 80 columns cut both, to about the same width; the other columns stay whole.
     const narrow = renderStatusTable({ entries, pauses: {}, now: NOW, width: 80 });
     expect(Math.max(...narrow.map((l) => l.length))).toBeLessThanOrEqual(80);
-    expect(cells(narrow)[1]![2]).toMatch(/^a-member.*…$/);
-    expect(cells(narrow)[1]![3]).toBe('open');
-    // Narrower than any column can shrink to: each line is cut at the width.
+    const [, , target, state, reason, age, next, attempt] = cells(narrow)[1]!;
+    expect(target).toMatch(/^a-member.*…$/);
+    expect(reason).toMatch(/^LEADER_.*…$/);
+    expect(Math.abs(target!.length - reason!.length)).toBeLessThanOrEqual(1);
+    expect([state, age, next, attempt]).toEqual(['open', '1m0s', 'in 10s', '1']);
+    // Narrower than the columns can shrink to: each line is cut at the width.
     const tiny = renderStatusTable({ entries, pauses: {}, now: NOW, width: 30 });
     expect(tiny.every((l) => l.length <= 30)).toBe(true);
     expect(tiny[1]).toMatch(/…$/);
