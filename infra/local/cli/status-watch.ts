@@ -3,7 +3,11 @@
 // cursor hidden meanwhile and shown again on exit), cut to the terminal's width and height so
 // nothing wraps or scrolls. Off a terminal (a pipe, a file, a log) it prints a block, a line with
 // the time and then the table, only when what the table says changed, not as ages tick.
-// SIGINT and SIGTERM end it cleanly. It only reads.
+// SIGINT and SIGTERM end it cleanly. It only reads. A read that fails once the first has not
+// (a network blip to the table) is said, and tried again each interval: a person watching through
+// an incident keeps the view; a first read that fails is the command's error, as without --watch.
+import { PROGRAM } from './args.ts';
+import { escapeControls } from './control-chars.ts';
 import { formatDuration } from './duration.ts';
 import { clip } from './output.ts';
 import { untilSignal } from './signals.ts';
@@ -16,10 +20,12 @@ export interface Frame {
 }
 
 export interface WatchOptions {
-  source: Pick<StatusSource, 'read' | 'where'>;
+  source: Pick<StatusSource, 'read' | 'where' | 'described'>;
   intervalMs: number;
   frame(snapshot: StatusSnapshot, now: number, width: number | undefined): Frame;
   out?: NodeJS.WriteStream;
+  /** Where a failed read is said off a terminal. */
+  err?: NodeJS.WritableStream;
   now?: () => number;
 }
 
@@ -40,6 +46,7 @@ export function fitHeight(lines: string[], rows: number | undefined): string[] {
 
 export async function watchStatus(options: WatchOptions): Promise<void> {
   const out = options.out ?? process.stdout;
+  const err = options.err ?? process.stderr;
   const now = options.now ?? Date.now;
   const tty = out.isTTY === true;
   const stop = untilSignal();
@@ -61,21 +68,36 @@ export async function watchStatus(options: WatchOptions): Promise<void> {
     out.write(`${HIDE_CURSOR}${CSI}2J${HOME}`);
   }
   let lastKey: string | undefined;
+  let last: { snapshot: StatusSnapshot; at: number } | undefined;
+  let failing: string | undefined;
+  const every = formatDuration(options.intervalMs);
+  const iso = (at: number) => new Date(at).toISOString();
   try {
     while (!stopped) {
-      const snapshot = await options.source.read();
+      let problem: string | undefined;
+      try {
+        last = { snapshot: await options.source.read(), at: now() };
+      } catch (error) {
+        if (!last) throw error;
+        const described = options.source.described(error);
+        problem = escapeControls(described instanceof Error ? described.message : String(described)).split('\n')[0];
+      }
       if (stopped) break;
       const at = now();
       const width = tty ? out.columns : undefined;
-      const frame = options.frame(snapshot, at, width);
+      const frame = options.frame(last.snapshot, at, width);
       if (tty) {
-        const title = clip(`every ${formatDuration(options.intervalMs)}: ${options.source.where} at ${new Date(at).toISOString()} (ctrl-c quits)`, width);
-        const lines = fitHeight([title, '', ...frame.lines], out.rows);
+        const title = `every ${every}: ${options.source.where} at ${iso(at)} (ctrl-c quits)`;
+        const stale = problem === undefined ? [] : [`could not read at ${iso(at)}: ${problem}; below, what was read at ${iso(last.at)}`];
+        const lines = fitHeight([title, ...stale, '', ...frame.lines].map((l) => clip(l, width)), out.rows);
         out.write(`${HOME}${lines.map((l) => `${l}${CLEAR_LINE_END}`).join('\n')}${CLEAR_SCREEN_END}`);
-      } else if (frame.key !== lastKey) {
-        out.write(`--- ${new Date(at).toISOString()}\n${frame.lines.join('\n')}\n`);
+      } else {
+        if (problem !== undefined && problem !== failing) err.write(`${PROGRAM}: status could not read ${options.source.where} at ${iso(at)}: ${problem} (trying again every ${every})\n`);
+        if (problem === undefined && failing !== undefined) err.write(`${PROGRAM}: status read ${options.source.where} again at ${iso(at)}\n`);
+        if (problem === undefined && frame.key !== lastKey) out.write(`--- ${iso(at)}\n${frame.lines.join('\n')}\n`);
       }
-      lastKey = frame.key;
+      failing = problem;
+      if (problem === undefined) lastKey = frame.key;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, options.intervalMs);
         wake = () => {

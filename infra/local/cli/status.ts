@@ -28,7 +28,9 @@ file, and never writes to it.
   --all             every incident, not only those open or ended in the last 24 h
   --watch           read again every --interval: on a terminal the table is redrawn in place,
                     elsewhere a block (a line with the time, then the table) is printed each time
-                    the table says something new; ctrl-c (SIGINT) or SIGTERM ends it, exit 0
+                    the table says something new; ctrl-c (SIGINT) or SIGTERM ends it, exit 0. A
+                    read that fails after the first is said (on stderr off a terminal) and tried
+                    again each interval
   --interval DUR    how often --watch reads (default 2s, at least 100ms)
   --dead-letters    list the inputs that were refused as invalid, with the field and problem
   --json            print JSON instead of text: every incident, whatever its age`;

@@ -10,7 +10,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Decision } from '../../../functions/core/decision.ts';
+import { CreateTableCommand, DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { createDynamoIncidentStore } from '../../../functions/adapters/aws/dynamodb-store.ts';
+import { createTableInput } from '../../../functions/adapters/aws/dynamodb-table.ts';
 import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
 import type { IncidentStore } from '../../../functions/ports/incident-store.ts';
@@ -189,6 +191,41 @@ describe('status --table on a deployed stack’s table (dynalite)', () => {
     const missing = await runCli(['status', '--table', 'no-such-table', '--region', 'us-east-1'], { env });
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/^etcd-remediator: --table: no table no-such-table in this account and region/);
+  });
+});
+
+describe('status --watch --table when a read fails', () => {
+  let dynamo: Dynalite;
+  let service: Service | undefined;
+  beforeAll(async () => {
+    dynamo = await startDynalite();
+  });
+  afterAll(async () => {
+    await killService(service);
+    await dynamo?.close();
+  });
+
+  it('says so on stderr, keeps watching, and shows the table again once it reads', async () => {
+    const table = await dynamo.createTable();
+    const env = { AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint, AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' };
+    const admin = dynamo.client();
+    await openIncident(createDynamoIncidentStore({ client: admin, tableName: table }), 'prod', 'etcd-1', retry('ELECTION_IN_PROGRESS', 30_000));
+    service = startCli(['status', '--watch', '--interval', '100ms', '--table', table, '--region', 'us-east-1'], { env });
+    const blocks = () => service!.stdout().split(/^--- /m).slice(1);
+    await service.until(() => (blocks().length === 1 && blocks()[0]!.includes('etcd-1') ? true : undefined), 'the first block');
+
+    await admin.send(new DeleteTableCommand({ TableName: table }));
+    await service.waitForStderr(/^etcd-remediator: status could not read table \S+ at \S+Z: .*no table .* \(trying again every 100ms\)$/m);
+    // Said once for the whole outage, not once a read.
+    expect(service.stderr().match(/could not read/g)).toHaveLength(1);
+
+    await admin.send(new CreateTableCommand(createTableInput(table)));
+    await openIncident(createDynamoIncidentStore({ client: admin, tableName: table }), 'prod', 'etcd-2', retry('ELECTION_IN_PROGRESS', 30_000));
+    await service.until(() => (blocks().length === 2 ? true : undefined), 'a block once the table reads again');
+    expect(blocks()[1]).toMatch(/ etcd-2 +open /);
+    expect(service.stderr()).toMatch(/^etcd-remediator: status read table \S+ again at \S+Z$/m);
+    service.child.kill('SIGINT');
+    expect(await service.exited).toBe(0);
   });
 });
 

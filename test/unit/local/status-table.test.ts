@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Decision } from '../../../functions/core/decision.ts';
 import { formatAge, formatDue, renderStatusTable, statusChangeKey, type StatusEntry, type StatusIncident } from '../../../infra/local/cli/status-table.ts';
+import { fitHeight } from '../../../infra/local/cli/status-watch.ts';
 
 const NOW = Date.parse('2026-12-04T02:00:00Z');
 const SEC = 1_000;
@@ -158,5 +159,17 @@ describe('statusChangeKey', () => {
     expect(statusChangeKey({ entries: a, pauses: {}, now: NOW + 30 * SEC })).toBe(key);
     expect(statusChangeKey({ entries: [{ ...a[0]!, incident: { ...a[0]!.incident, attempt: 2 } }], pauses: {}, now: NOW })).not.toBe(key);
     expect(statusChangeKey({ entries: a, pauses: { fleet: { by: 'x', at: NOW, why: 'y' } }, now: NOW })).not.toBe(key);
+  });
+});
+
+describe('fitHeight', () => {
+  it('keeps the last line of the terminal free, so a redraw never scrolls, and says what it left out', () => {
+    const lines = Array.from({ length: 12 }, (_, i) => `line ${i}`);
+    expect(fitHeight(lines, 13)).toEqual(lines);
+    expect(fitHeight(lines, undefined)).toEqual(lines);
+    const cut = fitHeight(lines, 10);
+    expect(cut).toHaveLength(9);
+    expect(cut.slice(0, 8)).toEqual(lines.slice(0, 8));
+    expect(cut[8]).toBe('… 4 more lines (a taller terminal shows them)');
   });
 });
