@@ -31,7 +31,8 @@ file, and never writes to it.
                     the table says something new; ctrl-c (SIGINT) or SIGTERM ends it, exit 0. A
                     read that fails after the first is said (on stderr off a terminal) and tried
                     again each interval
-  --interval DUR    how often --watch reads (default 2s, at least 100ms)
+  --interval DUR    how often --watch reads (default 2s, at least 100ms); with --table each read
+                    queries every incident the table keeps: on a large table, give a longer one
   --dead-letters    list the inputs that were refused as invalid, with the field and problem
   --json            print JSON instead of text: every incident, whatever its age`;
 
