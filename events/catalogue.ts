@@ -12,6 +12,7 @@ import {
   remediationCompletedSchema,
   remediationFailedSchema,
 } from './schemas/remediation.ts';
+import { learnerCheckDueSchema } from './schemas/learner-check.ts';
 import { learnerRemovedSchema, remediationReplacedSchema, replacementOverdueSchema } from './schemas/replacement.ts';
 import { retryDueSchema, retryRequestedSchema } from './schemas/retry.ts';
 
@@ -31,6 +32,7 @@ export const detailTypes = [
   'RemediationReplaced',
   'ReplacementOverdue',
   'LearnerRemoved',
+  'LearnerCheckDue',
 ] as const;
 
 export type DetailType = (typeof detailTypes)[number];
@@ -49,6 +51,7 @@ export const detailSchemas = {
   RemediationReplaced: remediationReplacedSchema,
   ReplacementOverdue: replacementOverdueSchema,
   LearnerRemoved: learnerRemovedSchema,
+  LearnerCheckDue: learnerCheckDueSchema,
 } as const satisfies Record<DetailType, z.ZodType>;
 
 /** A detail after parsing (defaults applied). */
@@ -63,6 +66,9 @@ export type EventEnvelope<T extends DetailType = DetailType> = {
 
 export const makeEvent = <T extends DetailType>(detailType: T, detail: DetailOf<T>): EventEnvelope<T> =>
   ({ source: EVENT_SOURCE, detailType, detail });
+
+/** The incident an event speaks of: none for a report not yet joined, nor for the periodic learner check's events. */
+export const incidentIdOf = (event: EventEnvelope): string | undefined => ('incidentId' in event.detail ? event.detail.incidentId : undefined);
 
 export const isDetailType = (value: unknown): value is DetailType =>
   typeof value === 'string' && (detailTypes as readonly string[]).includes(value);
@@ -85,6 +91,8 @@ export const routes = {
   RemediationReplaced: [],
   ReplacementOverdue: [],
   LearnerRemoved: [],
+  // The periodic learner check of one cluster, asked for by probe-members' scheduled round.
+  LearnerCheckDue: ['probe-members'],
 } as const satisfies Record<DetailType, readonly FunctionName[]>;
 
 /**
@@ -108,7 +116,8 @@ export const isTerminalEvent = (event: EventEnvelope): event is EventEnvelope<Te
  */
 export const emits = {
   // The replacement check runs in probe-members, on the RetryDue an awaiting-replacement incident is owed.
-  'probe-members': ['MembersProbed', 'RemediationBlocked', 'RemediationClosed', 'RemediationReplaced', 'ReplacementOverdue', 'LearnerRemoved'],
+  // Its scheduled round of the learner check asks for each registered cluster's (LearnerCheckDue).
+  'probe-members': ['MembersProbed', 'RemediationBlocked', 'RemediationClosed', 'RemediationReplaced', 'ReplacementOverdue', 'LearnerRemoved', 'LearnerCheckDue'],
   'move-leader': ['RemediationApproved', 'RetryRequested', 'RemediationBlocked', 'RemediationClosed', 'LeaderMoved', 'LearnerRemoved'],
   'schedule-retry': ['RetryDue'],
   remediate: ['RemediationCompleted', 'RemediationFailed', 'RetryRequested', 'RemediationBlocked', 'RemediationClosed'],

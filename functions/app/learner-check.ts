@@ -4,9 +4,11 @@
 // stuckLearnerAfterMs removed (stuck-learners.ts). It opens no incident, writes no removal record
 // and takes no fleet slot: the storm guard and the one-member-down rule never count it. A pause
 // holds it, and a remediation holding the cluster lock leaves it to the next check.
+import type { DetailOf } from '../../events/catalogue.ts';
+import { learnerCheckDue } from '../core/learner-check.ts';
 import { learnersIn, stuckLearners } from '../core/stuck-learner.ts';
 import type { MemberId } from '../core/types.ts';
-import type { ClusterEntry } from '../ports/cluster-directory.ts';
+import { UnknownClusterError, type ClusterEntry } from '../ports/cluster-directory.ts';
 import type { Deps } from './deps.ts';
 import { iso } from './incident-events.ts';
 import { probeCluster } from './probe-cluster.ts';
@@ -15,6 +17,8 @@ import { learnerRemovedEvent, removeStuckLearners, sightLearners } from './stuck
 export type LearnerCheck =
   /** learnerCheckEveryMs or stuckLearnerAfterMs is 0. */
   | { kind: 'off' }
+  /** AWS: this round is not one the cluster's learnerCheckEveryMs falls in; or the cluster left the directory. */
+  | { kind: 'not-due' | 'unknown-cluster' }
   | { kind: 'checked'; learners: MemberId[]; stuck: MemberId[]; removed: MemberId[] };
 
 export async function checkClusterLearners(deps: Deps, cluster: ClusterEntry): Promise<LearnerCheck> {
@@ -31,4 +35,21 @@ export async function checkClusterLearners(deps: Deps, cluster: ClusterEntry): P
   }
   if (removals.length > 0) await deps.bus.publish(...removals.map((r) => learnerRemovedEvent({ clusterId, at: iso(r.at) }, r)));
   return { kind: 'checked', learners: learnersIn(view), stuck: stuck.map((s) => s.member.id), removed };
+}
+
+/**
+ * One cluster's check as a round of the AWS schedule asked for it (LearnerCheckDue): run when the
+ * round is one its learnerCheckEveryMs falls in. A cluster deregistered since the round is skipped.
+ */
+export async function learnerCheckAsked(deps: Deps, detail: DetailOf<'LearnerCheckDue'>): Promise<LearnerCheck> {
+  const cluster = await deps.directory.get(detail.clusterId).catch((error: unknown) => {
+    if (error instanceof UnknownClusterError) return undefined;
+    throw error;
+  });
+  if (!cluster) {
+    deps.log.info('learner check skipped: the cluster is no longer registered', { clusterId: detail.clusterId });
+    return { kind: 'unknown-cluster' };
+  }
+  if (!learnerCheckDue(Date.parse(detail.at), cluster.policy.learnerCheckEveryMs)) return { kind: cluster.policy.learnerCheckEveryMs === 0 ? 'off' : 'not-due' };
+  return checkClusterLearners(deps, cluster);
 }

@@ -16,14 +16,17 @@ import { checkReplacementDue, isReplacementCheck } from './check-replacement.ts'
 import { blockEffects, closeEffects } from './decision-effects.ts';
 import type { Deps } from './deps.ts';
 import { envelopeOf, iso, journaling, publishing, resolvedTarget } from './incident-events.ts';
+import { learnerCheckAsked, type LearnerCheck } from './learner-check.ts';
 import { probeCluster } from './probe-cluster.ts';
 import { flushLeftOutbox, runStep, type StepOutcome } from './step.ts';
 
-type Input = { detailType: 'MemberUnhealthy'; detail: DetailOf<'MemberUnhealthy'> } | { detailType: 'RetryDue'; detail: DetailOf<'RetryDue'> };
+type Input = { detailType: 'MemberUnhealthy'; detail: DetailOf<'MemberUnhealthy'> } | { detailType: 'RetryDue'; detail: DetailOf<'RetryDue'> } | { detailType: 'LearnerCheckDue'; detail: DetailOf<'LearnerCheckDue'> };
 
-export type ProbeOutcome = { kind: 'probed'; incident: Incident } | { kind: 'joined' | 'stale' | 'late-duplicate' | 'checked'; incidentId: string };
+export type ProbeOutcome = { kind: 'probed'; incident: Incident } | { kind: 'joined' | 'stale' | 'late-duplicate' | 'checked'; incidentId: string } | { kind: 'learners-checked'; check: LearnerCheck };
 
 export async function probeMembers(deps: Deps, input: Input): Promise<ProbeOutcome> {
+  // probe-members reaches etcd already: the periodic learner check costs no function of its own.
+  if (input.detailType === 'LearnerCheckDue') return { kind: 'learners-checked', check: await learnerCheckAsked(deps, input.detail) };
   if (input.detailType === 'RetryDue') {
     if (isReplacementCheck(input.detail)) {
       await checkReplacementDue(deps, input.detail);

@@ -2,7 +2,7 @@
 // not wait for an event that will never come: carry out what is owed, then resume it at its next
 // attempt after a back-off (spending an attempt), or, with the budget or deadline spent, or nothing
 // schedulable, block it saying which step failed and how. The rule is core's (step-failed.ts).
-import type { EventEnvelope, FunctionName } from '../../events/catalogue.ts';
+import { incidentIdOf, type EventEnvelope, type FunctionName } from '../../events/catalogue.ts';
 import type { Decision } from '../core/decision.ts';
 import { journalSteps } from '../core/journal.ts';
 import { defaultPolicy } from '../core/policy.ts';
@@ -23,8 +23,8 @@ export type StepFailedOutcome = 'resumed' | 'blocked' | 'moved-on' | 'unknown-in
 export async function stepFailed(deps: Deps, functionName: FunctionName, event: EventEnvelope, error: unknown): Promise<StepFailedOutcome> {
   const found = await incidentOf(deps, event);
   if (!found) return 'unknown-incident';
-  // Only a LearnerRemoved of the periodic learner check goes without an attempt, and it has no incident.
-  const attempt = event.detail.attempt ?? found.attempt;
+  // Only the periodic learner check's events go without an attempt, and they have no incident.
+  const attempt = ('attempt' in event.detail ? event.detail.attempt : undefined) ?? found.attempt;
   let incident = found;
   try {
     // Not the failed event itself: published again, it would fail again, for as long as the outage lasts.
@@ -91,7 +91,8 @@ const latest = async (deps: Deps, incident: Incident): Promise<Incident> => (awa
 
 /** The incident an event speaks of; a MemberUnhealthy without an id, by its cluster and target. */
 async function incidentOf(deps: Deps, event: EventEnvelope): Promise<Incident | undefined> {
-  if (event.detail.incidentId !== undefined) return deps.store.getIncident(event.detail.incidentId);
+  const incidentId = incidentIdOf(event);
+  if (incidentId !== undefined) return deps.store.getIncident(incidentId);
   if (event.detailType !== 'MemberUnhealthy') return undefined;
   const key = targetKeyOf(selectorOf(event.detail.target));
   return (await deps.store.listIncidents({ clusterId: event.detail.clusterId, state: 'open' })).find((i) => i.targetKey === key);

@@ -3,13 +3,14 @@
 // health signals on the default bus, outside reports on ours). Patterns are exact values only, so
 // the test fakes can route by them.
 import { Duration } from 'aws-cdk-lib';
-import { EventBus, Rule, Schedule, type EventPattern, type IEventBus } from 'aws-cdk-lib/aws-events';
+import { EventBus, Rule, RuleTargetInput, Schedule, type EventPattern, type IEventBus } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { detailTypes, EVENT_SOURCE, routes, type DetailType, type FunctionName } from '../../events/catalogue.ts';
 import { intakePatterns } from '../../events/intake-routing.ts';
+import { LEARNER_CHECK_ROUND_INPUT, LEARNER_CHECK_ROUND_MS } from '../../functions/core/learner-check.ts';
 import { pascal, type StackFunctionName } from './function-specs.ts';
 import { deadLetterQueue, type DeadLetterQueue } from './queues.ts';
 
@@ -74,6 +75,20 @@ export class Routing extends Construct {
     const sweep = new Rule(this, 'StalledIncidentSweep', { schedule: Schedule.rate(Duration.minutes(1)), description: 'etcd-remediator: resume stalled incidents → schedule-retry' });
     sweep.addTarget(new LambdaFunction(props.functions['schedule-retry'], { deadLetterQueue: this.deliveryDlq('schedule-retry', props.deadLetterQueues), ...TARGET_RETRY }));
     this.rules.push(sweep);
+    // Every round probe-members asks for one learner check of each registered cluster
+    // (LearnerCheckDue, routed back to it above): stuck learners are cleaned up outside incidents too.
+    const learners = new Rule(this, 'LearnerCheckRound', {
+      schedule: Schedule.rate(Duration.minutes(LEARNER_CHECK_ROUND_MS / 60_000)),
+      description: 'etcd-remediator: a round of the periodic learner check → probe-members',
+    });
+    learners.addTarget(
+      new LambdaFunction(props.functions['probe-members'], {
+        event: RuleTargetInput.fromObject(LEARNER_CHECK_ROUND_INPUT),
+        deadLetterQueue: this.deliveryDlq('probe-members', props.deadLetterQueues),
+        ...TARGET_RETRY,
+      }),
+    );
+    this.rules.push(learners);
     // AWS delivers its own events (EC2, CloudWatch, Health) to the account's default bus.
     const defaultBus = EventBus.fromEventBusName(this, 'DefaultBus', 'default');
     for (const { bus, pattern } of intakePatterns) {

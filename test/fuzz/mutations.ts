@@ -118,8 +118,11 @@ export const absurdNumbers: fc.Arbitrary<Mutation> = fc
   .chain((t) => fc.constantFrom(...numericPaths(t)).chain((at) => fc.record({ t: fc.constant(t), at: fc.constant(at), value: at.path.at(-1) === 'attempt' ? absurdAttempt : absurdDuration })))
   .map(({ t, at, value }) => ({ kind: 'absurd number', detailType: t, detail: setAt(samples[t], at.path, value), path: pathText(at.path), expect: 'exact' }));
 
+/** The detail types that carry an attempt (the learner check's LearnerCheckDue does not). */
+const withAttempt = fc.constantFrom(...detailTypes.filter((t) => 'attempt' in detailSchemas[t].shape));
+
 export const negativeAttempt: fc.Arbitrary<Mutation> = fc
-  .record({ t: typeArb, value: fc.integer({ min: -2_147_483_648, max: -1 }) })
+  .record({ t: withAttempt, value: fc.integer({ min: -2_147_483_648, max: -1 }) })
   .map(({ t, value }) => ({ kind: 'negative attempt', detailType: t, detail: setAt(samples[t], ['attempt'], value), path: 'attempt', expect: 'exact', problem: /≥ 0/ }));
 
 const topStringFields = (t: DetailType) => Object.keys(samples[t]).filter((k) => typeof samples[t][k] === 'string');

@@ -94,7 +94,7 @@ const LOGS: Grant = { actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], re
 const OWN_QUEUE: Grant = { actions: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'], resources: ['own failed-invocations queue'] };
 const SECRETS: Grant = { actions: ['secretsmanager:GetSecretValue'], resources: ['arn:aws:secretsmanager:REGION:ACCOUNT:secret:etcd-remediator/*'] };
 /** A pipeline function carries out any step's outbox, so it may publish every outcome a step says: never a report, never a RetryDue. */
-const PIPELINE_PUBLISHES = ['MembersProbed', 'RemediationBlocked', 'RemediationClosed', 'RemediationReplaced', 'ReplacementOverdue', 'LearnerRemoved', 'RemediationApproved', 'RetryRequested', 'LeaderMoved', 'RemediationCompleted', 'RemediationFailed'];
+const PIPELINE_PUBLISHES = ['MembersProbed', 'RemediationBlocked', 'RemediationClosed', 'RemediationReplaced', 'ReplacementOverdue', 'LearnerRemoved', 'LearnerCheckDue', 'RemediationApproved', 'RetryRequested', 'LeaderMoved', 'RemediationCompleted', 'RemediationFailed'];
 const putEvents = (detailTypes: string[]): Grant => ({
   actions: ['events:PutEvents'],
   resources: ['bus'],

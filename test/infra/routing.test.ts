@@ -4,6 +4,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { detailTypes, EVENT_SOURCE, routes, type FunctionName } from '../../events/catalogue.ts';
 import { intakePatterns } from '../../events/intake-routing.ts';
 import { SHORT_WAIT_PIPE } from '../../functions/adapters/aws/short-wait-queue.ts';
+import { LEARNER_CHECK_ROUND_INPUT, LEARNER_CHECK_ROUND_MS } from '../../functions/core/learner-check.ts';
+import { isLearnerCheckRound } from '../../functions/probe-members/learner-round.ts';
 import { functionsByName, refOf, requireRef, resource, resourcesOf, single, type CfnTemplate, type Synthesized, synthStack } from './synth.ts';
 
 interface RuleTarget {
@@ -79,9 +81,23 @@ describe('intake rules, generated from events/intake-routing.ts', () => {
   it('once a minute, a schedule rule asks schedule-retry to sweep for stalled incidents, with a DLQ', () => {
     const functions = functionsByName(s.json);
     const schedules = allRulesOf(s.json).filter((r) => r.props.ScheduleExpression !== undefined);
-    expect(schedules.map((r) => r.props.ScheduleExpression)).toEqual(['rate(1 minute)']);
+    expect(schedules.map((r) => r.props.ScheduleExpression)).toEqual(['rate(1 minute)', 'rate(5 minutes)']);
     expect(schedules[0]!.props.Targets.map((t) => requireRef(t.Arn))).toEqual([functions.get('schedule-retry')?.id]);
     expect(schedules[0]!.props.Targets[0]).toHaveProperty('DeadLetterConfig');
+  });
+
+  it('every 5 minutes, a schedule rule hands probe-members the learner check round\'s fixed input, which it alone recognises, with a DLQ', () => {
+    const functions = functionsByName(s.json);
+    const round = allRulesOf(s.json).find((r) => r.props.ScheduleExpression === 'rate(5 minutes)')!;
+    expect(round.props.Targets).toHaveLength(1);
+    const [target] = round.props.Targets as [RuleTarget & { Input?: string }];
+    expect(requireRef(target.Arn)).toBe(functions.get('probe-members')?.id);
+    expect(JSON.parse(target.Input ?? 'null')).toEqual(LEARNER_CHECK_ROUND_INPUT);
+    expect(isLearnerCheckRound(JSON.parse(target.Input!))).toBe(true);
+    expect(isLearnerCheckRound({ source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} })).toBe(false);
+    expect(isLearnerCheckRound({ source: 'etcd-remediator', 'detail-type': 'LearnerCheckDue', detail: { clusterId: 'c', at: '2025-06-01T12:00:00.000Z' } })).toBe(false);
+    expect(resource(s.json, requireRef(target.DeadLetterConfig?.Arn)).Type).toBe('AWS::SQS::Queue');
+    expect(LEARNER_CHECK_ROUND_MS).toBe(300_000);
   });
 
   it('our bus has exactly the catalogue\'s rules and the intake\'s, nothing else', () => {

@@ -57,7 +57,7 @@ describe('resources', () => {
       roles: count('AWS::IAM::Role'),
     }).toEqual({
       bus: 1,
-      rules: ROUTING_ENTRIES + INTAKE_RULES + 1, // and the minute sweep
+      rules: ROUTING_ENTRIES + INTAKE_RULES + 2, // and the minute sweep and the learner check round, on schedules
       functions: 6,
       asyncConfigs: 6,
       logGroups: 6,

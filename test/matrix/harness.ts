@@ -109,7 +109,7 @@ export function outcomeOf(e: TerminalEvent): string {
 }
 
 const detailOf = (e: EventEnvelope): { reason?: string; message?: string; evidence?: Record<string, unknown>; incidentId?: string } =>
-  e.detail;
+  e.detail as { reason?: string; incidentId?: string };
 
 /** The first approval (for a removal) or the final event's own explanation. */
 export function decidingOf(pipeline: Remediator, outcome: TerminalEvent): Checked['deciding'] {

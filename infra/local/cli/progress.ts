@@ -33,6 +33,8 @@ export function describeEvent(event: EventEnvelope, now = Date.now()): string {
     }
     case 'RetryDue':
       return `attempt ${event.detail.attempt}: ${event.detail.reason}`;
+    case 'LearnerCheckDue':
+      return `learner check of ${event.detail.clusterId}`;
     case 'LeaderMoved':
       return `leadership moved from ${event.detail.from} to ${event.detail.to} over ${event.detail.path} in ${event.detail.tookMs}ms`;
     case 'RemediationApproved':

@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { DetailInputOf } from '../../../events/catalogue.ts';
+import { incidentIdOf, type DetailInputOf } from '../../../events/catalogue.ts';
 import { isMismatched } from '../../../functions/core/cluster-identity.ts';
 import { createLocalRuntime, type LocalRuntime } from '../runtime.ts';
 import { createStaticDirectory } from '../../../functions/adapters/local/static-directory.ts';
@@ -157,7 +157,7 @@ async function remediate(cluster: Parameters<typeof selectorFor>[0], target: Tar
   });
   const signal = untilSignal();
   try {
-    progress = showProgress(runtime.bus.subscribe, { start, filter: (e) => e.detail.incidentId === incidentId || (e.detail.incidentId === undefined && e.detail.clusterId === cluster.clusterId) });
+    progress = showProgress(runtime.bus.subscribe, { start, filter: (e) => incidentIdOf(e) === incidentId || (incidentIdOf(e) === undefined && e.detail.clusterId === cluster.clusterId) });
     const outcome = runtime.waitForOutcome({ clusterId: cluster.clusterId, incidentId }, cluster.policy.incidentDeadlineMs + 60_000);
     if (open) progress.note(`resuming incident ${incidentId} (attempt ${open.attempt}, opened ${new Date(open.openedAt).toISOString()})`);
     if (chosen.others.length > 0) {

@@ -2,7 +2,7 @@
 // as JSON lines on stdin, runs each through the pipeline, and prints one JSON line per outcome.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { isTerminalEvent } from '../../../events/catalogue.ts';
+import { incidentIdOf, isTerminalEvent } from '../../../events/catalogue.ts';
 import { createLocalRuntime, type LocalRuntime } from '../runtime.ts';
 import { createStaticDirectory } from '../../../functions/adapters/local/static-directory.ts';
 import { parseFlags, PROGRAM, requiredFlag, UsageError } from './args.ts';
@@ -299,7 +299,7 @@ async function serveConfig(config: RunConfig): Promise<number> {
   const progress = showProgress(runtime.bus.subscribe, {
     start,
     spinner: false,
-    prefix: (e) => `${e.detail.clusterId}/${(e.detail.incidentId ?? 'new').slice(0, 8)} `,
+    prefix: (e) => `${e.detail.clusterId}/${(incidentIdOf(e) ?? 'new').slice(0, 8)} `,
   });
   let server: http.Server | undefined;
   let stdin: ReturnType<typeof readStdin>;

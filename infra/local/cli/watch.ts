@@ -3,7 +3,7 @@
 // to the request's status; a request deleted before removal began withdraws its incident.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { KubeConfig } from '@kubernetes/client-node';
-import { isTerminalEvent } from '../../../events/catalogue.ts';
+import { incidentIdOf, isTerminalEvent } from '../../../events/catalogue.ts';
 import { defaultPolicy } from '../../../functions/core/policy.ts';
 import type { PathName } from '../../../functions/core/types.ts';
 import { systemClock } from '../../../functions/adapters/local/system-clock.ts';
@@ -181,7 +181,7 @@ export async function run(argv: string[]): Promise<number> {
         (error: unknown) => void process.stderr.write(`${escapeControls(`cannot report incident ${event.detail.incidentId}: ${String(error)}`)}\n`),
       );
     });
-    const progress = showProgress(runtime.bus.subscribe, { start: Date.now(), spinner: false, prefix: (e) => `${e.detail.clusterId}/${(e.detail.incidentId ?? 'new').slice(0, 8)} ` });
+    const progress = showProgress(runtime.bus.subscribe, { start: Date.now(), spinner: false, prefix: (e) => `${e.detail.clusterId}/${(incidentIdOf(e) ?? 'new').slice(0, 8)} ` });
     await runtime.start();
     const watcher = startRequestWatcher({
       management: management.config,

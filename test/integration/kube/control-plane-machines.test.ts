@@ -3,6 +3,7 @@
 // worker Machines beside the three control-plane ones; the whole pipeline runs twice (a request
 // for a worker Machine, then a follower's remediation) and nothing it writes names a worker.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { incidentIdOf } from '../../../events/catalogue.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
 import { resourceType } from '../../support/fakes/kube/store.ts';
 import { startPipeline, type Pipeline } from '../e2e/pipeline.ts';
@@ -82,7 +83,7 @@ describe.sequential('1,000 worker Machines beside the control plane', () => {
       // The item, its journal and its events name no worker but the one a request asked for.
       expect(workersIn(incident)).toEqual(asked);
       expect(workersIn(await pipeline.runtime.store.journal(incident.incidentId))).toEqual(asked);
-      expect(workersIn(pipeline.events.filter((e) => e.detail.incidentId === incident.incidentId))).toEqual(asked);
+      expect(workersIn(pipeline.events.filter((e) => incidentIdOf(e) === incident.incidentId))).toEqual(asked);
     }
   });
 });

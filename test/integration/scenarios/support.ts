@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach } from 'vitest';
-import { isTerminalEvent, makeEvent, routesOf, type DetailOf, type DetailTypesFor, type EventEnvelope, type FunctionName, type TerminalDetailType } from '../../../events/catalogue.ts';
+import { incidentIdOf, isTerminalEvent, makeEvent, routesOf, type DetailOf, type DetailTypesFor, type EventEnvelope, type FunctionName, type TerminalDetailType } from '../../../events/catalogue.ts';
 import { parseEnvelope, parseEvent } from '../../../events/validate.ts';
 import { createEtcd3Transport, createProber, directPaths } from '../../../functions/adapters/etcd/index.ts';
 import { fileSnapshots } from '../../../functions/adapters/local/file-snapshots.ts';
@@ -390,7 +390,7 @@ export class IncidentRun {
     const { events } = this.#app;
     for (; this.#seen < events.length; this.#seen += 1) {
       const event = events[this.#seen]!;
-      if (event.detail.incidentId === this.#incidentId) this.#queue.push(event);
+      if (incidentIdOf(event) === this.#incidentId) this.#queue.push(event);
     }
     return this.#queue.shift();
   }
@@ -398,7 +398,7 @@ export class IncidentRun {
   /** Nothing left to deliver: the incident's earliest timer, once it is due. */
   async #dueTimer(deadline: number): Promise<EventEnvelope> {
     const { timers, clock } = this.#app;
-    const [timer] = [...timers.values()].filter((t) => t.event.detail.incidentId === this.#incidentId).sort((a, b) => a.at - b.at);
+    const [timer] = [...timers.values()].filter((t) => incidentIdOf(t.event) === this.#incidentId).sort((a, b) => a.at - b.at);
     const last = describeDecision(this.observations.at(-1)?.decision);
     if (!timer) throw new Error(`${this.memberName}: nothing to deliver and no timer pending (last decision ${last})`);
     if (timer.at > deadline) throw new Error(`${this.memberName}: the next retry is due after the deadline (last decision ${last})`);

@@ -4,6 +4,7 @@
 // fails, the incident reaches its terminal state with one removal and one actuator request, or
 // blocks with a reason; none is left open with nothing scheduled and nothing in flight.
 import { afterAll, describe, expect, it } from 'vitest';
+import { incidentIdOf } from '../../../events/catalogue.ts';
 import type { Deps } from '../../../functions/app/deps.ts';
 import { sweepStalled } from '../../../functions/app/sweep.ts';
 import { parsePolicy } from '../../../functions/core/policy.ts';
@@ -174,7 +175,7 @@ function expectSafeEnd(run: Run, label: string): void {
   expect(run.etcd.moves, label).toBeLessThanOrEqual(1);
   // The final word was said, or is still owed in the outbox for the next reader to say.
   const { incidentId } = run.incident;
-  const said = run.log.published.filter((e) => terminal.includes(e.detailType) && e.detail.incidentId === incidentId);
+  const said = run.log.published.filter((e) => terminal.includes(e.detailType) && incidentIdOf(e) === incidentId);
   const owed = run.incident.outbox.filter((o) => o.kind === 'publish' && terminal.includes(o.event.detailType));
   expect(said.length + owed.length, `${label}: no terminal event`).toBeGreaterThan(0);
   if (run.incident.state === 'awaiting-replacement') {

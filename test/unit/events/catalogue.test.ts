@@ -103,7 +103,7 @@ describe('routing table', () => {
   });
 
   it('subscriptionsOf inverts the table', () => {
-    expect(subscriptionsOf('probe-members')).toEqual(['MemberUnhealthy', 'RetryDue']);
+    expect(subscriptionsOf('probe-members')).toEqual(['MemberUnhealthy', 'RetryDue', 'LearnerCheckDue']);
     expect(subscriptionsOf('remediate')).toEqual(['RemediationApproved']);
   });
 });

@@ -121,7 +121,7 @@ describe('in-process bus', () => {
     const { bus } = harness({ 'probe-members': async (event) => void received.push(event) });
     await bus.publish({ ...unhealthy, detail: withoutAttempt } as EventEnvelope);
     await bus.drain(DRAIN);
-    expect(received.map((e) => e.detail.attempt)).toEqual([0]);
+    expect(received.map((e) => (e.detail as { attempt?: number }).attempt)).toEqual([0]);
   });
 
   it('runs handlers after publish returns, never inside it', async () => {
@@ -167,7 +167,7 @@ describe('in-process bus', () => {
     const { bus, seen } = harness({
       'probe-members': async (event) => {
         await new Promise((resolve) => setTimeout(resolve, 20));
-        await bus.publish(makeEvent('MembersProbed', { ...loadSample('MembersProbed'), attempt: event.detail.attempt }));
+        await bus.publish(makeEvent('MembersProbed', { ...loadSample('MembersProbed'), attempt: 'attempt' in event.detail ? event.detail.attempt : 0 }));
       },
       'move-leader': async () => {
         await new Promise((resolve) => setTimeout(resolve, 20));

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { TEXT_LIMITS, VIEW_LIMITS } from '../../../functions/core/view-limits.ts';
 import { parseEnvelope, parseEvent } from '../../../events/validate.ts';
-import { EVENT_SOURCE } from '../../../events/catalogue.ts';
+import { incidentIdOf, EVENT_SOURCE } from '../../../events/catalogue.ts';
 import { loadSample } from './samples.ts';
 
 const unhealthy = loadSample('MemberUnhealthy');
@@ -174,7 +174,7 @@ describe('parseEvent accepts', () => {
     if (!result.ok) throw new Error(result.error.summary);
     expect(result.event).toMatchObject({ source: EVENT_SOURCE, detailType: 'MemberUnhealthy' });
     expect(result.event.detail).toMatchObject({ attempt: 0, clusterId: unhealthy.clusterId });
-    expect(result.event.detail.incidentId).toBeUndefined();
+    expect(incidentIdOf(result.event)).toBeUndefined();
   });
 
   it('normalizes a member id selector to lowercase', () => {

@@ -5,7 +5,7 @@
 // within a back-off of space coming back, not a sweep interval later.
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { EventEnvelope } from '../../../events/catalogue.ts';
+import { incidentIdOf, type EventEnvelope } from '../../../events/catalogue.ts';
 import type { ClusterEtcd } from '../../../functions/ports/cluster-etcd.ts';
 import { parsePolicy } from '../../../functions/core/policy.ts';
 import { createLocalRuntime, type LocalRuntime } from '../../../infra/local/runtime.ts';
@@ -76,7 +76,7 @@ describe.skipIf(fullDiskUnavailable !== undefined)(title, () => {
     const freedAt = Date.now();
     const after = (type: string) => events.find((e) => e.detailType !== 'MembersProbed' && e.detailType !== type && Date.parse(e.detail.at) >= freedAt);
     const next = await until(async () => after('MemberUnhealthy'), { timeoutMs: 10 * BACKOFF_MS + 3_000, what: 'the incident to go on past MembersProbed once space is back' });
-    expect(next.detail.incidentId).toBe(events.find((e) => e.detailType === 'MembersProbed')?.detail.incidentId);
+    expect(incidentIdOf(next)).toBe(incidentIdOf(events.find((e) => e.detailType === 'MembersProbed')!));
     expect(next.detailType).not.toBe('RetryDue');
     expect(notices).toEqual([notices[0], expect.stringMatching(/^state file takes writes again after \d+s; open incidents go on$/)]);
   });

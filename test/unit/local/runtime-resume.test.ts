@@ -2,7 +2,7 @@
 // incident open in the state file is left as it was (no sweep, no timer of its fires), while
 // incidents opened after start run as usual.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { EventEnvelope } from '../../../events/catalogue.ts';
+import { incidentIdOf, type EventEnvelope } from '../../../events/catalogue.ts';
 import { parsePolicy } from '../../../functions/core/policy.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
 import { createLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '../../../infra/local/runtime.ts';
@@ -46,7 +46,7 @@ describe('local runtime resume option', () => {
     }
   };
 
-  const touched = (incidentId: string) => events.filter((e) => e.detail.incidentId === incidentId).map((e) => e.detailType);
+  const touched = (incidentId: string) => events.filter((e) => incidentIdOf(e) === incidentId).map((e) => e.detailType);
 
   beforeEach(() => {
     dir = tempDir();
