@@ -1,6 +1,7 @@
 // The periodic learner check on real etcd, with no incident at all: a learner a join left unstarted
-// is removed once past stuckLearnerAfterMs by a running runtime's check, a pause holds it until
-// resumed, and a learner promoted in time is never touched. Nothing of it counts as a remediation.
+// is removed once past stuckLearnerAfterMs by a running runtime's check, a pause or a remediation's
+// cluster lock holds it until lifted, and a learner promoted in time is never touched. Nothing of it
+// counts as a remediation.
 import { describe, expect, it } from 'vitest';
 import type { EventEnvelope } from '../../../events/catalogue.ts';
 import { createEtcdGuards } from '../../../functions/adapters/etcd/etcd-guard.ts';
@@ -60,7 +61,7 @@ describe.sequential('periodic learner check', () => {
     const stuck = await lab.addUnstartedLearner({ timeoutMs: 5_000 });
 
     // Checked past the window several times over, paused each time.
-    await seenFor(pipeline, stuck, policy.stuckLearnerAfterMs + 4 * policy.learnerCheckEveryMs);
+    await seenFor(pipeline, stuck, policy.stuckLearnerAfterMs + 3 * policy.learnerCheckEveryMs);
     expect((await lab.memberList()).map((m) => m.id)).toContain(stuck);
     expect(learnerRemoved(pipeline)).toEqual([]);
 
@@ -71,6 +72,29 @@ describe.sequential('periodic learner check', () => {
     expect(await pipeline.runtime.store.listIncidents()).toEqual([]);
   });
 
+  it('a remediation holding the cluster lock leaves it to the next check; once released, the learner is removed', async () => {
+    const lab = (t.lab = await startLab({ members: 1 }));
+    const pipeline = (t.pipeline = await startPipeline(lab, { policy, learnerChecks: true }));
+    const guards = createEtcdGuards({ prefix: '/etcd-remediator', deadlineMs: 1_000 });
+    try {
+      const guard = guards.at([{ path: 'direct', endpoint: lab.endpoints()[0]! }]);
+      expect((await guard.acquire('incident:another:0001', 30_000)).held).toBe(true);
+      const stuck = await lab.addUnstartedLearner({ timeoutMs: 5_000 });
+
+      await seenFor(pipeline, stuck, policy.stuckLearnerAfterMs + 3 * policy.learnerCheckEveryMs);
+      expect((await lab.memberList()).map((m) => m.id)).toContain(stuck);
+      expect(learnerRemoved(pipeline)).toEqual([]);
+
+      await guard.release('incident:another:0001');
+      const [removed] = await waitFor(async () => (learnerRemoved(pipeline).length > 0 ? learnerRemoved(pipeline) : undefined), { timeoutMs: 5_000, what: 'LearnerRemoved once the lock is free' });
+      expect(removed!.detail.learner.memberId).toBe(stuck);
+      expect(await guard.acquire('incident:another:0002', 30_000)).toEqual({ held: true });
+      await guard.release('incident:another:0002');
+    } finally {
+      guards.close();
+    }
+  });
+
   it('never removes a learner promoted in time', async () => {
     const lab = (t.lab = await startLab({ members: 1 }));
     // The window outlasts the join; the checks see the learner while it catches up.
@@ -79,7 +103,15 @@ describe.sequential('periodic learner check', () => {
     await waitFor(async () => (await pipeline.runtime.store.learnerSightings('lab'))[joined.id], { timeoutMs: 3_000, intervalMs: 50, what: 'the check to see the started learner' });
     // Caught up, it is promoted as kubeadm join does (etcd refuses until then).
     await waitFor(
-      () => gatewayPromote(lab.members[0]!.directUrl, joined.id, 2_000).then(() => true, (error: unknown) => (/not ready|unhealthy|timed out/i.test(String(error)) ? undefined : Promise.reject(error))),
+      async () => {
+        try {
+          await gatewayPromote(lab.members[0]!.directUrl, joined.id, 2_000);
+          return true;
+        } catch (error) {
+          if (/not ready|unhealthy|timed out/i.test(String(error))) return undefined;
+          throw error;
+        }
+      },
       { timeoutMs: 5_000, intervalMs: 100, what: `learner ${joined.id} to be promoted` },
     );
 
