@@ -17,6 +17,8 @@ export interface LearnerChecks {
 
 export function learnerChecks(deps: Deps): LearnerChecks {
   const nextAt = new Map<string, number>();
+  /** Each cluster's period as last read: a cluster whose entry cannot be read now waits as long. */
+  const periods = new Map<string, number>();
   let timer: NodeJS.Timeout | undefined;
   let round: Promise<void> | undefined;
   let stopped = false;
@@ -25,6 +27,7 @@ export function learnerChecks(deps: Deps): LearnerChecks {
     try {
       const cluster = await deps.directory.get(clusterId);
       const every = cluster.policy.learnerCheckEveryMs;
+      periods.set(clusterId, every);
       if (every === 0) return void nextAt.delete(clusterId);
       const due = nextAt.get(clusterId);
       if (due === undefined) return void nextAt.set(clusterId, now + every);
@@ -36,13 +39,17 @@ export function learnerChecks(deps: Deps): LearnerChecks {
       }
     } catch (error) {
       deps.log.error('learner check failed; tried again a period later', { clusterId, error: String(error) });
+      nextAt.set(clusterId, deps.clock.now() + (periods.get(clusterId) || MAX_WAIT_MS));
     }
   };
 
   const runRound = async (): Promise<void> => {
     try {
       const ids = (await deps.directory.registeredClusterIds?.()) ?? [];
-      for (const gone of [...nextAt.keys()].filter((id) => !ids.includes(id))) nextAt.delete(gone);
+      for (const gone of [...nextAt.keys()].filter((id) => !ids.includes(id))) {
+        nextAt.delete(gone);
+        periods.delete(gone);
+      }
       const now = deps.clock.now();
       await Promise.all(ids.map((id) => checkOne(id, now)));
     } catch (error) {
