@@ -37,7 +37,7 @@ describe('learner checks on the embedded runtime', () => {
 
     const checks = learnerChecks(deps);
     checks.start();
-    await waitFor(() => (errors.length >= 2 ? true : undefined), { timeoutMs: 3_000, what: 'two failed checks logged' });
+    await waitFor(async () => (errors.length >= 2 ? true : undefined), { timeoutMs: 3_000, what: 'two failed checks logged' });
     await checks.stop();
     const seenAtStop = { gets: gets.length, listed };
     expect(errors[0]).toEqual({ message: 'learner check failed; tried again a period later', keys: { clusterId: 'broken', error: 'Error: secret etcd-remediator/broken: AccessDenied' } });
