@@ -1,0 +1,46 @@
+// Each decision event of an incident as a Kubernetes Event on its Machine, pure: the reason code as
+// the Event's reason, the sentence as its note, Warning for blocks, failures, deferrals and an
+// overdue replacement (Normal otherwise), and an action naming the step.
+import type { EventEnvelope } from '../../events/catalogue.ts';
+import { truncateNote, type EventType, type ObjectEventSaid } from '../../functions/core/object-events.ts';
+
+interface Said {
+  reason?: string;
+  message?: string;
+}
+
+/** The closes that hold a request back rather than end it: deferrals, so Warnings. */
+const DEFERRING_CLOSES: readonly string[] = ['CLUSTER_PAUSED', 'REMEDIATION_NOT_ALLOWED'];
+
+/** What each decision event says on its object, by detail type; events without a decision say nothing. */
+export function kubeEventOf(event: EventEnvelope): ObjectEventSaid | undefined {
+  if (event.detailType === 'LeaderMoved') {
+    const { from, to, path, tookMs } = event.detail;
+    return { reason: 'LEADER_MOVED', note: `etcd leadership moved from member ${from} to ${to} over ${path} in ${tookMs} ms`, type: 'Normal', action: 'MoveLeader' };
+  }
+  const { reason, message } = event.detail as Said;
+  if (!reason || !message) return undefined;
+  const said = (type: EventType, action: string): ObjectEventSaid => ({ reason, note: truncateNote(message), type, action });
+  switch (event.detailType) {
+    case 'RemediationApproved':
+      return said('Normal', 'Approve');
+    case 'RetryRequested':
+      return said('Warning', 'Defer');
+    case 'RemediationBlocked':
+      return said('Warning', 'Block');
+    case 'RemediationFailed':
+      return said('Warning', 'Fail');
+    case 'RemediationClosed':
+      return said(DEFERRING_CLOSES.includes(reason) ? 'Warning' : 'Normal', 'Close');
+    case 'RemediationCompleted':
+      return said('Normal', 'RemoveMember');
+    case 'RemediationReplaced':
+      return said('Normal', 'CheckReplacement');
+    case 'ReplacementOverdue':
+      return said('Warning', 'CheckReplacement');
+    case 'LearnerRemoved':
+      return said('Normal', 'RemoveLearner');
+    default:
+      return undefined;
+  }
+}
