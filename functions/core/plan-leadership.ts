@@ -61,7 +61,7 @@ function recovered(ctx: PlanContext, j: LeaderJudgement): Decision | undefined {
   // Remediate judges again under the lock: a leader back after an approval past the window is kept too.
   const when = ctx.input.now - down.from < policy.graceMs ? `before the grace window of ${describeDuration(policy.graceMs)} ran out` : 'before it was removed';
   return close(
-    ctx,
+    withGrace(ctx, down.from),
     'TARGET_RECOVERED',
     sentence(
       `${j.message.replace(/[.\s]+$/, '')}, healthy, after it was unreachable on every path ${stretch}`,
@@ -70,10 +70,17 @@ function recovered(ctx: PlanContext, j: LeaderJudgement): Decision | undefined {
   );
 }
 
-function unreachableLeader(ctx: PlanContext, j: LeaderJudgement): Decision {
-  const { policy, now } = ctx.input;
+/**
+ * The grace window as facts, for whoever reads the decision later (the incident report draws it):
+ * from the first sample of the streak that saw the leader down, to when it runs out.
+ */
+const withGrace = (ctx: PlanContext, since: number): PlanContext => ({ ...ctx, evidence: { ...ctx.evidence, grace: { since, endsAt: since + ctx.input.policy.graceMs } } });
+
+function unreachableLeader(plain: PlanContext, j: LeaderJudgement): Decision {
+  const { policy, now } = plain.input;
   const since = j.since ?? now;
   const graceEnd = since + policy.graceMs;
+  const ctx = withGrace(plain, since);
   const down = `${ctx.name} is the leader and unreachable on every path (${describePaths(j.paths)}) for ${describeDuration(now - since)}, confirmed by the followers at term ${j.term}`;
   if (now < graceEnd) {
     // Spends no attempt, so the backoff does not grow here: the grace window's end bounds the looks.

@@ -501,6 +501,15 @@ describe('plan', () => {
     });
   });
 
+  it('says the grace window in the evidence of each decision on an unreachable leader, and of a recovery', () => {
+    // The grace is 60 s by the fixtures' policy; the streak starts at the first sample seen down.
+    const grace = (samples: ClusterView[]) => plan(input({ samples })).evidence.grace;
+    expect(grace([deadLeader(T0 - 2_000), deadLeader(T0)])).toEqual({ since: T0 - 2_000, endsAt: T0 + 58_000 });
+    expect(grace([deadLeader(T0 - 60_000), deadLeader(T0)])).toEqual({ since: T0 - 60_000, endsAt: T0 });
+    expect(grace([deadLeader(T0 - 2 * ET), deadLeader(T0 - ET), healthy])).toEqual({ since: T0 - 2 * ET, endsAt: T0 - 2 * ET + 60_000 });
+    expect(plan(input({ samples: [healthy] })).evidence.grace).toBeUndefined();
+  });
+
   it('checks the deadline before anything else, even with no probe', () => {
     const d = plan(input({ samples: [], now: 31 * MIN, incident: { openedAt: 0 } }));
     expect(d.reason).toBe('INCIDENT_DEADLINE_EXCEEDED');
