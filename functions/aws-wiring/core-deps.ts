@@ -1,7 +1,8 @@
-// What every function of the stack needs, on AWS: the table's incident store, the bus with its
-// outcome metrics, the system clock and a Powertools logger; POLICY_DEFAULTS checked at the cold
-// start. The intake needs no more (it maps machines through its own lookup), so this file builds
-// no directory, and its bundle carries no Secrets Manager client; base-deps.ts adds the directory.
+// What every function of the stack needs, on AWS: the table's incident store (its dead letters
+// counted), the bus with its outcome metrics, the system clock and a Powertools logger;
+// POLICY_DEFAULTS checked at the cold start. The intake needs no more (it maps machines through its
+// own lookup), so this file builds no directory, and its bundle carries no Secrets Manager client;
+// base-deps.ts adds the directory.
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -9,7 +10,7 @@ import { createDynamoIncidentStore } from '../adapters/aws/dynamodb-store.ts';
 import { createEventBridgeBus } from '../adapters/aws/eventbridge-bus.ts';
 import { systemClock } from '../adapters/local/system-clock.ts';
 import type { PolicyInput } from '../core/policy.ts';
-import { meteredBus, powertoolsSink } from '../lambda/metered-bus.ts';
+import { meteredBus, meteredDeadLetters, powertoolsSink } from '../lambda/metered-bus.ts';
 import type { Bus } from '../ports/bus.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { IncidentStore } from '../ports/incident-store.ts';
@@ -39,10 +40,11 @@ export function coreDepsFromEnv(env: Env, functionName: string): CoreDeps {
   const serviceName = env.POWERTOOLS_SERVICE_NAME?.trim() || functionName;
   const log = new Logger({ serviceName });
   const dynamo = dynamoClient(env);
-  const store = createDynamoIncidentStore({ client: dynamo, tableName });
   const metrics = new Metrics({ namespace: env.POWERTOOLS_METRICS_NAMESPACE?.trim() || METRICS_NAMESPACE, serviceName });
+  const sink = powertoolsSink(metrics);
+  const store = meteredDeadLetters(createDynamoIncidentStore({ client: dynamo, tableName }), sink, log);
   const bus = meteredBus(createEventBridgeBus({ client: eventBridgeClient(env), busName }), {
-    sink: powertoolsSink(metrics),
+    sink,
     openedAt: async (incidentId) => (await store.getIncident(incidentId))?.openedAt,
     log,
   });

@@ -8,7 +8,9 @@ import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import type { EventEnvelope } from '../../events/catalogue.ts';
 import type { Log } from '../ports/log.ts';
 import type { Bus } from '../ports/bus.ts';
-import { outcomeMetrics, type MetricPoint } from './outcome-metrics.ts';
+import type { DeadLetters } from '../ports/incident-store.ts';
+import { metricRow } from '../core/metric-names.ts';
+import { deadLetterMetrics, outcomeMetrics, type MetricPoint } from './outcome-metrics.ts';
 
 /** Where a point goes; `incidentId` rides along as metadata, never as a dimension. */
 export type MetricSink = (point: MetricPoint, incidentId: string) => void;
@@ -40,11 +42,42 @@ async function record(options: MeteredBusOptions, event: EventEnvelope): Promise
   }
 }
 
-/** EMF through Powertools: one JSON line a point, written at once (no flush to forget). */
+/**
+ * Counts each dead letter the store keeps, once it is kept. The store keeps private state: every
+ * other method runs on the store itself. Never throws for the count: the letter is kept.
+ */
+export function meteredDeadLetters<S extends DeadLetters>(store: S, sink: MetricSink, log: Log): S {
+  const putDeadLetter: DeadLetters['putDeadLetter'] = async (input) => {
+    const dead = await store.putDeadLetter(input);
+    try {
+      for (const point of deadLetterMetrics(input)) sink(point, '');
+    } catch (error) {
+      log.warn('metric not recorded', { deadLetterId: dead.id, error: String(error) });
+    }
+    return dead;
+  };
+  return new Proxy(store, {
+    get(target, property) {
+      if (property === 'putDeadLetter') return putDeadLetter;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+/**
+ * EMF through Powertools: one JSON line a point, written at once (no flush to forget). Only the
+ * table's dimensions of the metric are dimensions (each combination is a metric CloudWatch bills);
+ * its other labels, and the incident id, are metadata, searchable in the logs.
+ */
 export function powertoolsSink(metrics: Metrics): MetricSink {
   return (point, incidentId) => {
     const single = metrics.singleMetric();
-    for (const [name, value] of Object.entries(point.dimensions ?? {})) single.addDimension(name, value);
+    const dimensions = metricRow(point.name)?.dimensions ?? [];
+    for (const [name, value] of Object.entries(point.dimensions ?? {})) {
+      if (dimensions.includes(name)) single.addDimension(name, value);
+      else single.addMetadata(name, value);
+    }
     if (incidentId) single.addMetadata('incidentId', incidentId);
     single.addMetric(point.name, MetricUnit[point.unit], point.value);
   };

@@ -1,25 +1,52 @@
-// Which metrics an event we publish stands for. Counted where an outcome is published (after the
-// step committed it), so a step that fails before its commit counts nothing.
+// Which metrics an event we publish stands for, named by the metric table (core/metric-names.ts).
+// Counted where an outcome is published (after the step committed it), so a step that fails before
+// its commit counts nothing. AWS writes them as EMF, `run` and `watch` serve them on /metrics.
 import { isTerminalEvent, type EventEnvelope } from '../../events/catalogue.ts';
 import { endingOfEvent } from '../core/incident-endings.ts';
+import {
+  DEAD_LETTER,
+  DEFERRAL_REASONS,
+  LEADER_MOVED,
+  LEARNER_REMOVED,
+  PROBE_LATENCY,
+  REMEDIATION_DEFERRED,
+  REPLACEMENT_OVERDUE,
+  RETRY_REQUESTED,
+  TIME_TO_REMEDIATE,
+  TIME_TO_REPLACEMENT,
+  type MetricUnitName,
+} from '../core/metric-names.ts';
+import type { DeadLetterInput } from '../ports/incident-store.ts';
+
+export { LEARNER_REMOVED, REPLACEMENT_OVERDUE, TIME_TO_REMEDIATE, TIME_TO_REPLACEMENT } from '../core/metric-names.ts';
 
 export interface MetricPoint {
   name: string;
-  unit: 'Count' | 'Milliseconds';
+  unit: MetricUnitName;
   value: number;
+  /** The point's labels: CloudWatch keeps its row's dimensions of them, Prometheus all. */
   dimensions?: Record<string, string>;
 }
 
-export const TIME_TO_REMEDIATE = 'TimeToRemediate';
-/** From the removal to the check that found the cluster whole again. */
-export const TIME_TO_REPLACEMENT = 'TimeToReplacement';
-/** A replacement that did not come within its window: CloudWatch alarms on it (infra/cdk/alarms.ts). */
-export const REPLACEMENT_OVERDUE = 'ReplacementOverdue';
-export const LEARNER_REMOVED = 'LearnerRemoved';
+const count = (name: string, dimensions?: Record<string, string>): MetricPoint => ({ name, unit: 'Count', value: 1, ...(dimensions ? { dimensions } : {}) });
+
+const isDeferral = (reason: string): boolean => (DEFERRAL_REASONS as readonly string[]).includes(reason);
+
+/** Each member's status call over each path, as the probe the event carries timed it. */
+function probeLatencies(event: EventEnvelope<'MembersProbed'>): MetricPoint[] {
+  const cluster = event.detail.clusterId;
+  return event.detail.view.members.flatMap((member) =>
+    member.paths.map((p) => ({
+      name: PROBE_LATENCY,
+      unit: 'Milliseconds' as const,
+      value: p.latencyMs,
+      dimensions: { cluster, member: member.name || member.id, path: p.path, reachability: p.reachability },
+    })),
+  );
+}
 
 /** `openedAt` (epoch ms) is the incident's, needed for the time to remediate only. */
 export function outcomeMetrics(event: EventEnvelope, openedAt?: number): MetricPoint[] {
-  const count = (name: string, dimensions?: Record<string, string>): MetricPoint => ({ name, unit: 'Count', value: 1, ...(dimensions ? { dimensions } : {}) });
   if (isTerminalEvent(event)) {
     // The endings table names each ending's metric; blocks and closes are counted once more by
     // reason, to see which (a block raises an alarm, a close is nobody's to act on).
@@ -32,10 +59,14 @@ export function outcomeMetrics(event: EventEnvelope, openedAt?: number): MetricP
     return [...points, ...(took !== undefined && took >= 0 ? [{ name: TIME_TO_REMEDIATE, unit: 'Milliseconds' as const, value: took }] : [])];
   }
   switch (event.detailType) {
-    case 'RetryRequested':
-      return [count('RetryRequested')];
+    case 'RetryRequested': {
+      const { reason } = event.detail;
+      return [count(RETRY_REQUESTED, { reason }), ...(isDeferral(reason) ? [count(REMEDIATION_DEFERRED, { reason })] : [])];
+    }
+    case 'MembersProbed':
+      return probeLatencies(event);
     case 'LeaderMoved':
-      return [count('LeaderMoved')];
+      return [count(LEADER_MOVED)];
     case 'ReplacementOverdue':
       return [count(REPLACEMENT_OVERDUE)];
     case 'LearnerRemoved':
@@ -44,3 +75,6 @@ export function outcomeMetrics(event: EventEnvelope, openedAt?: number): MetricP
       return [];
   }
 }
+
+/** A dead letter kept, by where it was refused. */
+export const deadLetterMetrics = (letter: Pick<DeadLetterInput, 'source'>): MetricPoint[] => [count(DEAD_LETTER, { source: letter.source })];

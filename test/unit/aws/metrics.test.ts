@@ -5,7 +5,7 @@ import { makeEvent, type DetailType, type EventEnvelope } from '../../../events/
 import { commit, flushLeftOutbox, flushOutbox } from '../../../functions/app/step.ts';
 import type { Bus } from '../../../functions/ports/bus.ts';
 import type { IncidentStore } from '../../../functions/ports/incident-store.ts';
-import { meteredBus, powertoolsSink, type MetricSink } from '../../../functions/lambda/metered-bus.ts';
+import { meteredBus, meteredDeadLetters, powertoolsSink, type MetricSink } from '../../../functions/lambda/metered-bus.ts';
 import { outcomeMetrics, type MetricPoint } from '../../../functions/lambda/outcome-metrics.ts';
 import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import { loadSample } from '../events/samples.ts';
@@ -21,13 +21,32 @@ describe('outcomeMetrics', () => {
   it.each<{ type: DetailType; points: MetricPoint[] }>([
     { type: 'RemediationBlocked', points: [{ name: 'RemediationBlocked', unit: 'Count', value: 1 }, { name: 'RemediationBlocked', unit: 'Count', value: 1, dimensions: { reason: 'QUORUM_AT_RISK' } }] },
     { type: 'RemediationFailed', points: [{ name: 'RemediationFailed', unit: 'Count', value: 1 }] },
-    { type: 'RetryRequested', points: [{ name: 'RetryRequested', unit: 'Count', value: 1 }] },
+    { type: 'RetryRequested', points: [{ name: 'RetryRequested', unit: 'Count', value: 1, dimensions: { reason: 'LEADER_UNREACHABLE' } }] },
     { type: 'LeaderMoved', points: [{ name: 'LeaderMoved', unit: 'Count', value: 1 }] },
     { type: 'MemberUnhealthy', points: [] },
-    { type: 'MembersProbed', points: [] },
     { type: 'RemediationApproved', points: [] },
     { type: 'RetryDue', points: [] },
   ])('$type', ({ type, points }) => expect(outcomeMetrics(event(type))).toEqual(points));
+
+  it('MembersProbed: one probe latency for each member and path the view holds, answered or not', () => {
+    const points = outcomeMetrics(event('MembersProbed'));
+    const view = loadSample('MembersProbed').view;
+    expect(points).toHaveLength(view.members.reduce((n, m) => n + m.paths.length, 0));
+    expect(points[0]).toEqual({
+      name: 'ProbeLatency',
+      unit: 'Milliseconds',
+      value: view.members[0]!.paths[0]!.latencyMs,
+      dimensions: { cluster: 'prod-eu-1', member: view.members[0]!.name, path: view.members[0]!.paths[0]!.path, reachability: view.members[0]!.paths[0]!.reachability },
+    });
+  });
+
+  it.each(['FLEET_STORM', 'PAUSED', 'REMOVALS_IN_FLIGHT'])('RetryRequested %s: a retry, and a remediation deferred by fleet safety', (reason) => {
+    const deferred = makeEvent('RetryRequested', { ...loadSample('RetryRequested'), reason: reason as 'PAUSED' });
+    expect(outcomeMetrics(deferred)).toEqual([
+      { name: 'RetryRequested', unit: 'Count', value: 1, dimensions: { reason } },
+      { name: 'RemediationDeferred', unit: 'Count', value: 1, dimensions: { reason } },
+    ]);
+  });
 
   it('RemediationCompleted: counted, and the time from the incident opening to the completion', () => {
     const openedAt = Date.parse(completed.at) - 65_300;
@@ -96,9 +115,10 @@ describe('powertoolsSink', () => {
     const sink = powertoolsSink(new Metrics({ namespace: 'EtcdRemediator', serviceName: 'remediate' }));
     sink({ name: 'RemediationBlocked', unit: 'Count', value: 1, dimensions: { reason: 'NO_QUORUM' } }, 'inc-1');
     sink({ name: 'TimeToRemediate', unit: 'Milliseconds', value: 1234 }, 'inc-1');
+    sink({ name: 'ProbeLatency', unit: 'Milliseconds', value: 7, dimensions: { cluster: 'prod', member: 'cp-a', path: 'direct', reachability: 'ok' } }, 'inc-1');
     vi.restoreAllMocks();
     const emf = lines.flatMap((l) => l.split('\n')).filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown> & { _aws: { CloudWatchMetrics: unknown[] } });
-    expect(emf).toHaveLength(2);
+    expect(emf).toHaveLength(3);
     expect(emf[0]).toMatchObject({
       _aws: { CloudWatchMetrics: [{ Namespace: 'EtcdRemediator', Dimensions: [['service', 'reason']], Metrics: [{ Name: 'RemediationBlocked', Unit: 'Count' }] }] },
       service: 'remediate',
@@ -110,6 +130,31 @@ describe('powertoolsSink', () => {
       _aws: { CloudWatchMetrics: [{ Dimensions: [['service']], Metrics: [{ Name: 'TimeToRemediate', Unit: 'Milliseconds' }] }] },
       TimeToRemediate: 1234,
     });
+    // Only the table's dimensions are CloudWatch's (each combination a metric billed); the member is metadata.
+    expect(emf[2]).toMatchObject({
+      _aws: { CloudWatchMetrics: [{ Dimensions: [['service', 'path']], Metrics: [{ Name: 'ProbeLatency', Unit: 'Milliseconds' }] }] },
+      path: 'direct',
+      member: 'cp-a',
+      cluster: 'prod',
+      ProbeLatency: 7,
+    });
+  });
+});
+
+describe('meteredDeadLetters', () => {
+  it('counts a dead letter once it is kept, by its source; the store answers as before', async () => {
+    const dir = tempDir();
+    const store = openSqliteStore({ path: dir.file('state.sqlite') });
+    try {
+      const points: MetricPoint[] = [];
+      const metered = meteredDeadLetters(store, (point) => void points.push(point), silent);
+      const dead = await metered.putDeadLetter({ receivedAt: 1, source: 'http', detailType: 'MemberUnhealthy', payload: '{}', error: 'clusterId: required' });
+      expect(points).toEqual([{ name: 'DeadLetter', unit: 'Count', value: 1, dimensions: { source: 'http' } }]);
+      expect((await metered.listDeadLetters()).map((d) => d.id)).toEqual([dead.id]);
+    } finally {
+      await store.close();
+      dir.remove();
+    }
   });
 });
 

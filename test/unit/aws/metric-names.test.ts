@@ -1,0 +1,91 @@
+// The one table of metric names: every name the functions write as EMF is a row of it, every row is
+// served by /metrics under its Prometheus name, and the two sides count the same points.
+import parsePrometheusTextFormat from 'parse-prometheus-text-format';
+import { describe, expect, it } from 'vitest';
+import { detailTypes, makeEvent, type EventEnvelope } from '../../../events/catalogue.ts';
+import { endingStates, incidentEndings } from '../../../functions/core/incident-endings.ts';
+import { metricRow, metricTable, prometheusName } from '../../../functions/core/metric-names.ts';
+import { deadLetterMetrics, outcomeMetrics, type MetricPoint } from '../../../functions/lambda/outcome-metrics.ts';
+import { prometheusMetrics } from '../../../infra/local/prometheus-metrics.ts';
+import { loadSample } from '../events/samples.ts';
+
+const sample = (type: (typeof detailTypes)[number], detail: Record<string, unknown> = {}): EventEnvelope =>
+  makeEvent(type, { ...(loadSample(type) as object), ...detail } as never);
+
+/** Every event of the catalogue as its sample, each ending with each reason its row names, and each deferral. */
+function everyEvent(): EventEnvelope[] {
+  const endings = endingStates.flatMap((state) => {
+    const row = incidentEndings[state];
+    const reasons = 'byReason' in row ? Object.keys(row.byReason) : [];
+    return reasons.map((reason) => sample(row.detailType, { reason }));
+  });
+  const deferrals = ['FLEET_STORM', 'PAUSED', 'REMOVALS_IN_FLIGHT'].map((reason) => sample('RetryRequested', { reason }));
+  return [...detailTypes.map((type) => sample(type)), ...endings, ...deferrals];
+}
+
+const pointsOfEveryEvent = (): MetricPoint[] => everyEvent().flatMap((event) => outcomeMetrics(event, 0));
+
+describe('the metric table', () => {
+  it('holds every name the functions write, with its unit; none of them is served locally only', () => {
+    const points = [...pointsOfEveryEvent(), ...deadLetterMetrics({ source: 'http' })];
+    const names = new Set(points.map((p) => p.name));
+    for (const point of points) {
+      const row = metricRow(point.name);
+      expect(row, point.name).toBeDefined();
+      expect(row?.unit, point.name).toBe(point.unit);
+      expect(row?.localOnly, point.name).toBeUndefined();
+      // A point names only the row's labels; a CloudWatch dimension is always one of them.
+      for (const label of Object.keys(point.dimensions ?? {})) expect(row?.labels, `${point.name} ${label}`).toContain(label);
+    }
+    // Every row the events stand for is written by some event: the table has no name nobody writes.
+    const written = metricTable.filter((row) => !row.localOnly).map((row) => row.name);
+    expect([...names].sort()).toEqual([...written].sort());
+  });
+
+  it('names each row for Prometheus in snake_case with its unit suffix', () => {
+    const name = (n: string) => prometheusName(metricRow(n)!);
+    expect(name('TimeToRemediate')).toBe('etcd_remediator_time_to_remediate_seconds');
+    expect(name('RemediationBlocked')).toBe('etcd_remediator_remediation_blocked_total');
+    expect(name('Incidents')).toBe('etcd_remediator_incidents');
+    for (const row of metricTable) {
+      expect(prometheusName(row)).toMatch(/^etcd_remediator_[a-z_]+$/);
+      for (const d of row.dimensions) expect(row.labels).toContain(d);
+      expect(row.bucketsSeconds !== undefined, row.name).toBe(row.unit === 'Milliseconds');
+    }
+  });
+});
+
+describe('/metrics from the table', () => {
+  it('serves every row, and counts the points as Prometheus keeps them', async () => {
+    const metrics = prometheusMetrics({ liveIncidents: async () => [] });
+    for (const point of pointsOfEveryEvent()) metrics.sink(point, 'inc-1');
+    const families = parsePrometheusTextFormat(await metrics.text());
+    const byName = new Map(families.map((f) => [f.name, f]));
+    for (const row of metricTable) expect(byName.has(prometheusName(row)), prometheusName(row)).toBe(true);
+
+    const blocked = byName.get('etcd_remediator_remediation_blocked_total')!;
+    expect(blocked.type).toBe('COUNTER');
+    // The sample's reason and each byReason reason once; CloudWatch's total point is not a series of its own.
+    const blockedReasons = ['QUORUM_AT_RISK', ...Object.keys(incidentEndings.blocked.byReason)];
+    expect(blocked.metrics.map((m) => [m.labels?.reason, Number(m.value)]).sort()).toEqual(
+      [...new Set(blockedReasons)].map((r) => [r, blockedReasons.filter((x) => x === r).length]).sort(),
+    );
+    const remediate = byName.get('etcd_remediator_time_to_remediate_seconds')!;
+    expect(remediate.type).toBe('HISTOGRAM');
+    expect(remediate.metrics[0]).toMatchObject({ count: '1' });
+    const deferred = byName.get('etcd_remediator_remediation_deferred_total')!;
+    expect(deferred.metrics.map((m) => m.labels?.reason).sort()).toEqual(['FLEET_STORM', 'PAUSED', 'REMOVALS_IN_FLIGHT']);
+  });
+
+  it('counts live incidents by state and the reason of their last decision, read at each scrape', async () => {
+    let live = [{ state: 'open' as const, lastDecision: { reason: 'LEADER_UNREACHABLE' } }, { state: 'open' as const }];
+    const metrics = prometheusMetrics({ liveIncidents: async () => live });
+    const gauge = async () => parsePrometheusTextFormat(await metrics.text()).find((f) => f.name === 'etcd_remediator_incidents')!;
+    expect((await gauge()).metrics.map((m) => [m.labels?.state, m.labels?.reason, m.value]).sort()).toEqual([
+      ['open', '', '1'],
+      ['open', 'LEADER_UNREACHABLE', '1'],
+    ]);
+    live = [{ state: 'awaiting-replacement' as never, lastDecision: { reason: 'LEADER_UNREACHABLE' } }];
+    expect((await gauge()).metrics.map((m) => [m.labels?.state, m.value])).toEqual([['awaiting-replacement', '1']]);
+  });
+});
