@@ -25,6 +25,7 @@ const GROUP_VERSIONS: Record<string, readonly string[]> = {
 const NAMES: Record<string, { shortNames?: string[]; categories?: string[] }> = {
   nodes: { shortNames: ['no'] },
   pods: { shortNames: ['po'], categories: ['all'] },
+  events: { shortNames: ['ev'] },
   machines: { shortNames: ['ma'], categories: ['cluster-api'] },
   clusters: { shortNames: ['cl'], categories: ['cluster-api'] },
   etcdremediationrequests: { shortNames: ['erreq'], categories: ['cluster-api', 'etcd-remediator'] },

@@ -1,7 +1,10 @@
-// REST routing for the kube fake: GET one, LIST, POST, PUT, PATCH and DELETE on the stored resource
-// types, and GET/PUT/PATCH on their /status subresource. Watches are in watch.ts.
+// REST routing for the kube fake: GET one, LIST (label and field selectors), POST, PUT, PATCH and
+// DELETE on the stored resource types, and GET/PUT/PATCH on their /status subresource. Watches are
+// in watch.ts.
 import { type Admitted, admitCustomResource } from './crd-admission.ts';
 import { servesVersion } from './discovery.ts';
+import { admitEvent } from './event-admission.ts';
+import { fieldFilter } from './field-selectors.ts';
 import { type Json, type JsonObject, isObject, jsonPatch, mergePatch, text } from './patch.ts';
 import { KubeFakeError, alreadyExists, badRequest, conflict, invalid } from './status.ts';
 import { type ObjectStore, type ResourceType, metadataOf, resourceType } from './store.ts';
@@ -119,8 +122,9 @@ function update(store: ObjectStore, route: Route, name: string, next: JsonObject
   return gone ? store.remove(route.type, text(metadata.namespace), name) : stored;
 }
 
-/** A custom resource write as the API server would store it: pruned, and checked against its CRD. */
+/** A write as the API server would store it: a custom resource pruned and checked against its CRD, an Event validated. */
 function admitted(route: Route, request: RestRequest, object: JsonObject): Admitted {
+  if (route.type.group === '' && route.type.plural === 'events') return { object: admitEvent(object), warnings: [] };
   return admitCustomResource(route.type.group, route.type.plural, route.version, object, request.url.searchParams.get('fieldValidation'));
 }
 
@@ -206,7 +210,8 @@ export function handleRest(store: ObjectStore, hooks: DeleteHooks, request: Rest
   try {
     if (route.name === undefined) {
       if (request.method === 'GET') {
-        const items = store.list(route.type, route.namespace, request.url.searchParams.get('labelSelector'));
+        const fields = fieldFilter(route.type, request.url.searchParams.get('fieldSelector'));
+        const items = store.list(route.type, route.namespace, request.url.searchParams.get('labelSelector')).filter(fields);
         return { code: 200, body: { kind: `${route.type.kind}List`, apiVersion: apiVersion(route), metadata: { resourceVersion: store.resourceVersion }, items } };
       }
       if (request.method === 'POST') return create(store, route, request);

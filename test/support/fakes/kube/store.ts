@@ -20,6 +20,7 @@ export const RESOURCES: readonly ResourceType[] = [
   { group: '', plural: 'nodes', kind: 'Node', namespaced: false, status: true },
   { group: '', plural: 'pods', kind: 'Pod', namespaced: true, status: true },
   { group: '', plural: 'secrets', kind: 'Secret', namespaced: true },
+  { group: '', plural: 'events', kind: 'Event', namespaced: true },
   { group: 'cluster.x-k8s.io', plural: 'machines', kind: 'Machine', namespaced: true, status: true },
   { group: 'cluster.x-k8s.io', plural: 'clusters', kind: 'Cluster', namespaced: true, status: true },
   { group: 'cluster.x-k8s.io', plural: 'machinehealthchecks', kind: 'MachineHealthCheck', namespaced: true, status: true },

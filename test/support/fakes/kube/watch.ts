@@ -9,9 +9,10 @@
 // pkg/storage/cacher cacher.go newErrWatcher, watch_cache.go; apimachinery errors.NewResourceExpired).
 // Without a resourceVersion (or "0") the watch starts with a synthetic ADDED for every object.
 import type { ServerResponse } from 'node:http';
-import { type Json, type JsonObject, text } from './patch.ts';
+import type { Json, JsonObject } from './patch.ts';
 import { apiVersion, parsePath, type Route } from './routes.ts';
-import { KubeFakeError, badRequest } from './status.ts';
+import { type Filter, fieldFilter } from './field-selectors.ts';
+import { KubeFakeError } from './status.ts';
 import { type Change, type ObjectStore, matchesSelector, metadataOf } from './store.ts';
 
 /** How a dropped watch ends: `reset` kills the connection (a network blip), `end` closes the stream cleanly (the server's watch timeout). */
@@ -32,19 +33,6 @@ export interface WatchHub {
 export function isWatch(url: URL): boolean {
   const value = url.searchParams.get('watch');
   return value !== null && value !== '' && !['false', '0'].includes(value.toLowerCase());
-}
-
-type Filter = (object: JsonObject) => boolean;
-
-/** `metadata.name=x,metadata.namespace=y`: the field selectors every resource supports. */
-function fieldFilter(selector: string | null): Filter {
-  const terms = (selector ?? '').split(',').filter((term) => term !== '').map((term) => {
-    const match = /^([^!=]+)(==?|!=)(.*)$/.exec(term);
-    const field = match?.[1]?.trim();
-    if (!match || (field !== 'metadata.name' && field !== 'metadata.namespace')) throw badRequest(`field label not supported: ${field ?? term}`);
-    return { field: field === 'metadata.name' ? 'name' : 'namespace', equal: match[2] !== '!=', value: match[3]!.trim() };
-  });
-  return (object) => terms.every((term) => (text(metadataOf(object)[term.field]) === term.value) === term.equal);
 }
 
 function expired(message: string): JsonObject {
@@ -73,7 +61,7 @@ export function watchServer(store: ObjectStore): WatchHub {
   function start(route: Route, url: URL, response: ServerResponse): void {
     const params = url.searchParams;
     const labels = params.get('labelSelector');
-    const fields = fieldFilter(params.get('fieldSelector'));
+    const fields = fieldFilter(route.type, params.get('fieldSelector'));
     const matches: Filter = (object) =>
       (route.namespace === undefined || !route.type.namespaced || metadataOf(object).namespace === route.namespace) && matchesSelector(metadataOf(object).labels, labels) && fields(object);
     const write = (type: string, object: Json) => response.write(`${JSON.stringify({ type, object })}\n`);
