@@ -15,6 +15,8 @@ import { type Clock } from '../../functions/ports/clock.ts';
 import { systemClock } from '../../functions/adapters/local/system-clock.ts';
 import { UnknownClusterError, type ClusterDirectory } from '../../functions/ports/cluster-directory.ts';
 import { toEventBridgeEvent } from '../../functions/lambda/eventbridge.ts';
+import { meteredBus, meteredDeadLetters } from '../../functions/lambda/metered-bus.ts';
+import type { PrometheusMetrics } from './prometheus-metrics.ts';
 import { InvalidEventError, type LambdaHandler } from '../../functions/lambda/event-handler.ts';
 import { settlesWithin } from '../../functions/lib/with-timeout.ts';
 import { createEtcdAccess } from '../../functions/adapters/local/etcd-access.ts';
@@ -60,6 +62,8 @@ export interface LocalRuntimeOptions {
   storeRetryDelayMs?: number;
   /** Checks each cluster of the directory for stuck learners every learnerCheckEveryMs, outside any incident (as `run` and `watch` do). */
   learnerChecks?: boolean;
+  /** Counts the outcome metrics and the dead letters as AWS does, for `run` and `watch`'s /metrics. */
+  metrics?: boolean;
 }
 
 export type TerminalEvent = EventEnvelope<TerminalDetailType>;
@@ -68,6 +72,8 @@ export interface LocalRuntime {
   readonly store: SqliteIncidentStore;
   readonly bus: InProcessBus;
   readonly scheduler: TimerScheduler;
+  /** The metric table's series, with `metrics` set. */
+  readonly metrics?: PrometheusMetrics;
   /** Fires overdue timers and re-arms open incidents left without one by a crash (those `resume` names). */
   start(): Promise<void>;
   /** Resumes every open incident in scope with nothing owed, running or scheduled; returns how many. */
@@ -122,11 +128,14 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
   const clock = options.clock ?? systemClock;
   const storeRetryDelayMs = options.storeRetryDelayMs ?? DEFAULT_STORE_RETRY_DELAY_MS;
   const notices = stateNotices(options.onStateNotice ?? ((line) => void process.stderr.write(`${line}\n`)), storeRetryDelayMs, () => sweepThroughOutage());
-  const store = openSqliteStore({ path: options.statePath, onOutage: notices });
-  const etcd = createEtcdAccess(clock);
   const logLevel = options.logLevel ?? 'WARN';
-  const sweepIntervalMs = options.sweepIntervalMs ?? 60_000;
   const log = new Logger({ serviceName: 'etcd-remediator', logLevel });
+  const opened = openSqliteStore({ path: options.statePath, onOutage: notices });
+  // prom-client is loaded by the services that serve it only.
+  const metrics = options.metrics ? (await import('./prometheus-metrics.ts')).prometheusMetrics({ liveIncidents: () => liveIncidentsIn(opened) }) : undefined;
+  const store = metrics ? meteredDeadLetters(opened, metrics.sink, log) : opened;
+  const etcd = createEtcdAccess(clock);
+  const sweepIntervalMs = options.sweepIntervalMs ?? 60_000;
   const scope = resumeScope(options.resume);
 
   // The bus and scheduler refer to each other through deps; both exist before any event flows.
@@ -197,7 +206,8 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
   Object.assign(deps, {
     // The functions' journal writes crash the process at ETCD_REMEDIATOR_FAILPOINT's step, if set.
     store: withFailpoint(store, failpointFrom()),
-    bus,
+    // Counted as on AWS: each outcome once its outbox is cleared (metered-bus.ts).
+    bus: metrics ? meteredBus(bus, { sink: metrics.sink, openedAt: async (id) => (await store.getIncident(id))?.openedAt, log }) : bus,
     scheduler,
     directory: options.directory,
     etcdFor: options.etcdFor ?? etcd.etcdFor,
@@ -268,6 +278,7 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
     store,
     bus,
     scheduler,
+    ...(metrics ? { metrics } : {}),
     async start() {
       await scope.fix(store);
       // At start-up nothing of this process runs yet: an open incident with no timer for its
@@ -341,3 +352,6 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
 }
 
 export const newIncidentId = (): string => randomUUID();
+
+/** The incidents the gauge counts: those open or awaiting their replacement (prometheus-metrics.ts says why only those). */
+const liveIncidentsIn = async (store: SqliteIncidentStore) => [...(await store.listIncidents({ state: 'open' })), ...(await store.listIncidents({ state: 'awaiting-replacement' }))];

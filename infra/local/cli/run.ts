@@ -16,6 +16,8 @@ import { EXIT } from './output.ts';
 import { showProgress } from './progress.ts';
 import { resultOf } from './result.ts';
 import { drainIncidents } from './run-drain.ts';
+import { replyHealth, replyMetrics, storeHealth } from './service-routes.ts';
+import type { PrometheusMetrics } from '../prometheus-metrics.ts';
 import { untilSignal } from './signals.ts';
 import { incidentLabel, incidentsIn, ownState } from './state.ts';
 
@@ -36,6 +38,9 @@ gets exit 2.
 When stdin is its only input (no HTTP), the end of stdin is the end of the input: run finishes
 the incidents it accepted and resumed, then exits 0, or 2 if a line was refused (at once when it
 took nothing); it stops waiting at their deadline (plus a minute) and names those still open.
+The same listener serves GET /metrics (Prometheus text format; the token or the socket's owner, as
+/events; README "Metrics" lists the series) and GET /healthz (no token: 200 ok while the state
+file takes writes and answers a read, 503 with the reason otherwise).
 
 FILE (JSON; paths are relative to it):
   { "state": "state.sqlite", "listen": "127.0.0.1:8787", "tokenFile": "run.token",
@@ -117,7 +122,13 @@ type TooLarge = (source: string, field: '(body)' | '(line)', sizeBytes: number) 
 const peerOf = (req: http.IncomingMessage): string =>
   req.socket.remoteAddress === undefined ? 'the socket' : `${req.socket.remoteAddress}:${req.socket.remotePort ?? '?'}`;
 
-async function serve(config: RunConfig, intake: Intake, tooLarge: TooLarge): Promise<http.Server> {
+/** What the listener serves beside /events. */
+interface Served {
+  metrics: PrometheusMetrics;
+  health: () => Promise<string | undefined>;
+}
+
+async function serve(config: RunConfig, intake: Intake, tooLarge: TooLarge, served: Served): Promise<http.Server> {
   const authorized = config.token === undefined ? undefined : bearerCheck(config.token);
   const server = http.createServer((req, res) => {
     const reply = (status: number, body: unknown, headers: Record<string, string> = {}) => {
@@ -125,13 +136,16 @@ async function serve(config: RunConfig, intake: Intake, tooLarge: TooLarge): Pro
       res.end(`${JSON.stringify(body)}\n`);
     };
     const url = new URL(req.url ?? '/', 'http://localhost');
+    // Before the token: a probe cannot send one, and ok or why not is all it says.
+    if (url.pathname === '/healthz') return void replyHealth(req, res, served.health);
     const auth = authorized?.(req) ?? 'ok';
     if (auth !== 'ok') {
       // Said without the token, and not kept as a dead letter: who is not allowed in cannot fill the state file.
       logLine(`refused ${req.method ?? '?'} ${url.pathname} from ${peerOf(req)}: ${auth === 'missing' ? 'no bearer token' : 'wrong bearer token'}`);
       return reply(401, { error: `${auth === 'missing' ? 'no bearer token' : 'wrong bearer token'}: send Authorization: Bearer <the token of the run config>` }, { 'www-authenticate': 'Bearer' });
     }
-    if (url.pathname !== '/events') return reply(404, { error: `no such path ${url.pathname}; POST MemberUnhealthy details to /events` });
+    if (url.pathname === '/metrics') return req.method === 'GET' || req.method === 'HEAD' ? void replyMetrics(res, served.metrics) : reply(405, { error: 'use GET' });
+    if (url.pathname !== '/events') return reply(404, { error: `no such path ${url.pathname}; POST MemberUnhealthy details to /events, GET /metrics or /healthz` });
     if (req.method !== 'POST') return reply(405, { error: 'use POST' });
     readBody(req)
       .then(async (body) => {
@@ -286,6 +300,7 @@ async function serveConfig(config: RunConfig): Promise<number> {
     // Stuck learners are looked for outside incidents too: a join that failed with none open.
     learnerChecks: true,
     resume: { incidentIds: resumed },
+    metrics: true,
   });
   const pending = new Set<Promise<void>>();
   const unsubscribe = runtime.bus.subscribe((event) => {
@@ -310,7 +325,7 @@ async function serveConfig(config: RunConfig): Promise<number> {
     const where = `state ${config.statePath}; clusters ${config.clusters.map((c) => c.clusterId).join(', ')}`;
     const closed = unauthenticatedPort(config);
     if (closed === undefined) {
-      server = await serve(config, intake, tooLarge);
+      server = await serve(config, intake, tooLarge, { metrics: runtime.metrics!, health: () => storeHealth(runtime.store) });
       const auth = config.token === undefined ? (config.listen.kind === 'unix' ? 'owner only' : 'no auth (insecureNoAuth)') : 'bearer token';
       process.stderr.write(`listening on ${listenUrl(server)}; ${where}; ${auth}\n`);
     } else {

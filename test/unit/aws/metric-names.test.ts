@@ -1,6 +1,5 @@
 // The one table of metric names: every name the functions write as EMF is a row of it, every row is
 // served by /metrics under its Prometheus name, and the two sides count the same points.
-import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { describe, expect, it } from 'vitest';
 import { detailTypes, makeEvent, type EventEnvelope } from '../../../events/catalogue.ts';
 import { endingStates, incidentEndings } from '../../../functions/core/incident-endings.ts';
@@ -8,6 +7,7 @@ import { metricRow, metricTable, prometheusName } from '../../../functions/core/
 import { deadLetterMetrics, outcomeMetrics, type MetricPoint } from '../../../functions/lambda/outcome-metrics.ts';
 import { prometheusMetrics } from '../../../infra/local/prometheus-metrics.ts';
 import { loadSample } from '../events/samples.ts';
+import { parseExposition, samplesOf } from '../../support/prometheus-text.ts';
 
 const sample = (type: (typeof detailTypes)[number], detail: Record<string, unknown> = {}): EventEnvelope =>
   makeEvent(type, { ...(loadSample(type) as object), ...detail } as never);
@@ -56,36 +56,43 @@ describe('the metric table', () => {
 });
 
 describe('/metrics from the table', () => {
+  /** A family's name as the parser gives it: a counter's without _total. */
+  const familyName = (row: (typeof metricTable)[number]) => prometheusName(row).replace(/_total$/, '');
+
   it('serves every row, and counts the points as Prometheus keeps them', async () => {
     const metrics = prometheusMetrics({ liveIncidents: async () => [] });
     for (const point of pointsOfEveryEvent()) metrics.sink(point, 'inc-1');
-    const families = parsePrometheusTextFormat(await metrics.text());
-    const byName = new Map(families.map((f) => [f.name, f]));
-    for (const row of metricTable) expect(byName.has(prometheusName(row)), prometheusName(row)).toBe(true);
+    const families = parseExposition(await metrics.text());
+    const types = new Map(families.map((f) => [f.name, f.type]));
+    for (const row of metricTable) {
+      expect(types.get(familyName(row)), prometheusName(row)).toBe(row.unit === 'Milliseconds' ? 'histogram' : row.localOnly ? 'gauge' : 'counter');
+    }
 
-    const blocked = byName.get('etcd_remediator_remediation_blocked_total')!;
-    expect(blocked.type).toBe('COUNTER');
     // The sample's reason and each byReason reason once; CloudWatch's total point is not a series of its own.
     const blockedReasons = ['QUORUM_AT_RISK', ...Object.keys(incidentEndings.blocked.byReason)];
-    expect(blocked.metrics.map((m) => [m.labels?.reason, Number(m.value)]).sort()).toEqual(
-      [...new Set(blockedReasons)].map((r) => [r, blockedReasons.filter((x) => x === r).length]).sort(),
-    );
-    const remediate = byName.get('etcd_remediator_time_to_remediate_seconds')!;
-    expect(remediate.type).toBe('HISTOGRAM');
-    expect(remediate.metrics[0]).toMatchObject({ count: '1' });
-    const deferred = byName.get('etcd_remediator_remediation_deferred_total')!;
-    expect(deferred.metrics.map((m) => m.labels?.reason).sort()).toEqual(['FLEET_STORM', 'PAUSED', 'REMOVALS_IN_FLIGHT']);
+    const blocked = samplesOf(families, 'etcd_remediator_remediation_blocked_total');
+    expect(blocked.map((s) => [s.labels.reason, s.value]).sort()).toEqual([...new Set(blockedReasons)].map((r) => [r, blockedReasons.filter((x) => x === r).length]).sort());
+    expect(samplesOf(families, 'etcd_remediator_time_to_remediate_seconds_count').map((s) => s.value)).toEqual([1]);
+    expect(samplesOf(families, 'etcd_remediator_remediation_deferred_total').map((s) => s.labels.reason).sort()).toEqual(['FLEET_STORM', 'PAUSED', 'REMOVALS_IN_FLIGHT']);
+    // Milliseconds in, seconds out: the sample's 2000 ms timeout is 2 s.
+    const timedOut = samplesOf(families, 'etcd_remediator_probe_latency_seconds_sum', { member: 'prod-eu-1-cp-a', path: 'direct', reachability: 'timeout' });
+    expect(timedOut.map((s) => s.value)).toEqual([2]);
   });
 
   it('counts live incidents by state and the reason of their last decision, read at each scrape', async () => {
     let live = [{ state: 'open' as const, lastDecision: { reason: 'LEADER_UNREACHABLE' } }, { state: 'open' as const }];
     const metrics = prometheusMetrics({ liveIncidents: async () => live });
-    const gauge = async () => parsePrometheusTextFormat(await metrics.text()).find((f) => f.name === 'etcd_remediator_incidents')!;
-    expect((await gauge()).metrics.map((m) => [m.labels?.state, m.labels?.reason, m.value]).sort()).toEqual([
-      ['open', '', '1'],
-      ['open', 'LEADER_UNREACHABLE', '1'],
+    const gauge = async () => samplesOf(parseExposition(await metrics.text()), 'etcd_remediator_incidents').map((s) => [s.labels.state, s.labels.reason, s.value]);
+    expect((await gauge()).sort()).toEqual([
+      ['open', '', 1],
+      ['open', 'LEADER_UNREACHABLE', 1],
     ]);
     live = [{ state: 'awaiting-replacement' as never, lastDecision: { reason: 'LEADER_UNREACHABLE' } }];
-    expect((await gauge()).metrics.map((m) => [m.labels?.state, m.value])).toEqual([['awaiting-replacement', '1']]);
+    expect(await gauge()).toEqual([['awaiting-replacement', 'LEADER_UNREACHABLE', 1]]);
+  });
+
+  it('a scrape whose store read fails rejects, for the route to say 503', async () => {
+    const metrics = prometheusMetrics({ liveIncidents: async () => Promise.reject(new Error('database is locked')) });
+    await expect(metrics.text()).rejects.toThrow('database is locked');
   });
 });
