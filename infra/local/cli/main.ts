@@ -16,6 +16,7 @@ const commands: Record<string, { summary: string; load: () => Promise<CommandMod
   plan: { summary: 'dry run: what remediating a member would do now, and why', load: () => import('./plan.ts') },
   remediate: { summary: 'remediate a member end to end on the embedded runtime', load: () => import('./remediate.ts') },
   status: { summary: 'incidents as a table (--watch to follow), a timeline, dead letters', load: () => import('./status.ts') },
+  report: { summary: 'one incident as a self-contained HTML page: timeline, member lanes, figures', load: () => import('./report.ts') },
   run: { summary: 'the long-running local service for the clusters in a config file', load: () => import('./run.ts') },
   lab: { summary: 'a real etcd lab with fault proxies, for trying all of the above', load: () => import('./lab.ts') },
   watch: { summary: 'Cluster API: serve MachineHealthCheck EtcdRemediationRequests', load: () => import('./watch.ts') },

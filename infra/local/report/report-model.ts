@@ -1,0 +1,271 @@
+// The incident report's page as data: an incident, its journal and its kept views folded into what
+// the page draws (the header, the steps as bars, the marks, one lane per member, the figures). Pure:
+// it reads no file and no clock, so the same incident always makes the same page.
+import { isDecisionLine, isEarlier, isLine, journalSteps, type JournalEntry } from '../../../functions/core/journal.ts';
+import { journalWords } from '../../../functions/core/journal-words.ts';
+import { isReasonCode, waitingReasons } from '../../../functions/core/reason-table.ts';
+import { NO_LEADER, type PathName, type Reachability } from '../../../functions/core/types.ts';
+import type { ClusterView } from '../../../functions/core/view.ts';
+import type { Incident } from '../../../functions/ports/incident-store.ts';
+
+/** A row of the timeline a bar is drawn on. */
+export type BarRow = 'probe' | 'wait' | 'action';
+export type BarKind = 'probe' | 'wait' | 'retry' | 'move-leader' | 'snapshot' | 'removal' | 'election' | 'replacement';
+
+export interface Bar {
+  kind: BarKind;
+  row: BarRow;
+  /** What the bar is, in a few words (a reason code for a wait). */
+  label: string;
+  from: number;
+  to: number;
+}
+
+export type MarkKind = 'decision' | 'leader-move' | 'snapshot' | 'removal' | 'new-leader' | 'replacement-joined';
+
+export interface Mark {
+  kind: MarkKind;
+  at: number;
+  /** Short, drawn beside the mark. */
+  label: string;
+  /** The whole line, for a tooltip. */
+  detail: string;
+  /** For decisions: whether it ended the looking (approve, block, close, failed) rather than retried. */
+  final?: boolean;
+}
+
+/** What one probe saw of one member. */
+export interface LaneProbe {
+  at: number;
+  reachable: boolean;
+  /** The path that answered, when one did. */
+  path?: PathName;
+  /** How each path that did not answer failed. */
+  failed: { path: PathName; reachability: Reachability }[];
+  /** Whom the member named leader, when it answered with a status ("none" when it saw no leader). */
+  leader?: string;
+  term?: number;
+}
+
+export interface Lane {
+  memberId: string;
+  name: string;
+  isTarget: boolean;
+  probes: LaneProbe[];
+}
+
+export interface Figure {
+  label: string;
+  /** Undefined when it did not happen. */
+  ms?: number;
+}
+
+export interface EvidenceItem {
+  term: string;
+  /** Plain text, or JSON for a nested value (indented when long). */
+  value: string;
+  nested: boolean;
+}
+
+export interface ReportModel {
+  incidentId: string;
+  clusterId: string;
+  target: { key: string; name?: string; memberId?: string };
+  /** The incident's state, with a close said as what it was (recovered, withdrawn). */
+  state: string;
+  storedState: Incident['state'];
+  reason?: string;
+  message?: string;
+  evidence: EvidenceItem[];
+  reportedBy: { source: string; reason: string; observedAt?: string };
+  attempt: number;
+  /** The time axis: the event (the incident opened) to the last thing known of it. */
+  start: number;
+  end: number;
+  bars: Bar[];
+  grace?: { from: number; to: number };
+  /** In time order. */
+  marks: Mark[];
+  lanes: Lane[];
+  /** How many views the incident kept (its last ones), and how many probes the journal says were made. */
+  viewsKept: number;
+  probes: number;
+  figures: Figure[];
+  /** The journal, each line in words. */
+  lines: { at: number; step: string; words: string }[];
+}
+
+export interface ReportInput {
+  incident: Incident;
+  journal: readonly JournalEntry[];
+}
+
+const CLOSE_WORDS: Record<string, string> = { TARGET_RECOVERED: 'recovered', REQUEST_WITHDRAWN: 'withdrawn' };
+const finalKinds = new Set(['approve', 'block', 'close', 'failed']);
+const kindOf = (step: string): string => step.slice(step.indexOf(':') + 1);
+const isWaiting = (reason: string): boolean => isReasonCode(reason) && waitingReasons.includes(reason);
+const record = (value: unknown): Record<string, unknown> | undefined =>
+  value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+
+/** The outcome's reason, sentence and evidence: an ending's own, else the approval behind a removal, else the last decision. */
+function outcomeOf(incident: Incident, journal: readonly JournalEntry[]): { reason?: string; message?: string; evidence: Record<string, unknown> } {
+  const result = record(incident.result);
+  if (result && typeof result.reason === 'string' && incident.state !== 'awaiting-replacement' && incident.state !== 'completed') {
+    return { reason: result.reason, ...(typeof result.message === 'string' ? { message: result.message } : {}), evidence: record(result.evidence) ?? {} };
+  }
+  const last = incident.lastDecision;
+  const removed = incident.state === 'awaiting-replacement' || incident.state === 'completed';
+  if (removed) {
+    // A resume approves as RUNTIME_RESUMED, which says nothing about why: the approval before it does.
+    const approval = journal.filter(isDecisionLine).filter((e) => kindOf(e.step) === 'approve' && e.detail.reason !== 'RUNTIME_RESUMED').at(-1);
+    if (approval) {
+      const evidence = last?.reason === approval.detail.reason ? last.evidence : {};
+      return { reason: approval.detail.reason, message: approval.detail.message, evidence };
+    }
+  }
+  return last ? { reason: last.reason, message: last.message, evidence: last.evidence } : { evidence: {} };
+}
+
+function evidenceItems(evidence: Record<string, unknown>): EvidenceItem[] {
+  return Object.entries(evidence).map(([term, value]) => {
+    if (value === null || typeof value !== 'object') return { term, value: typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value)), nested: false };
+    // Short values stay on one line; longer ones are indented to be read.
+    const json = JSON.stringify(value);
+    return { term, value: json.length > 100 ? JSON.stringify(value, null, 2) : json, nested: true };
+  });
+}
+
+function graceOf(incident: Incident, evidence: Record<string, unknown>): { from: number; to: number } | undefined {
+  const grace = record(evidence.grace) ?? record(record(incident.lastDecision?.evidence)?.grace);
+  return grace && typeof grace.since === 'number' && typeof grace.endsAt === 'number' ? { from: grace.since, to: grace.endsAt } : undefined;
+}
+
+/** Probes, waits and actions as bars, read from the journal in order. */
+function barsOf(journal: readonly JournalEntry[], start: number, end: number): Bar[] {
+  const bars: Bar[] = [];
+  let previous = start;
+  let due: number | undefined;
+  let approvedAt: number | undefined;
+  let removedAt: number | undefined;
+  let askedAt: number | undefined;
+  for (const e of journal) {
+    if (isEarlier(e)) {
+      previous = e.at;
+      continue;
+    }
+    if (isLine(e, journalSteps.probed)) bars.push({ kind: 'probe', row: 'probe', label: 'probe', from: Math.min(e.at, Math.max(previous, due ?? previous)), to: e.at });
+    else if (isLine(e, journalSteps.retryScheduled)) {
+      const at = Date.parse(e.detail.at);
+      if (Number.isFinite(at) && at > e.at) bars.push({ kind: isWaiting(e.detail.reason) ? 'wait' : 'retry', row: 'wait', label: e.detail.reason, from: e.at, to: at });
+      due = at;
+    } else if (isLine(e, journalSteps.leaderMoved)) bars.push({ kind: 'move-leader', row: 'action', label: 'move leader', from: e.at - e.detail.tookMs, to: e.at });
+    else if (isLine(e, journalSteps.snapshotTaken) && e.detail.tookMs !== undefined) bars.push({ kind: 'snapshot', row: 'action', label: 'snapshot', from: e.at - e.detail.tookMs, to: e.at });
+    else if (isDecisionLine(e) && kindOf(e.step) === 'approve') approvedAt = e.at;
+    else if (isLine(e, journalSteps.memberRemoved) && removedAt === undefined) {
+      removedAt = e.at;
+      if (approvedAt !== undefined) bars.push({ kind: 'removal', row: 'action', label: 'remove', from: approvedAt, to: e.at });
+    } else if (isLine(e, journalSteps.leaderElected) && removedAt !== undefined) bars.push({ kind: 'election', row: 'action', label: 'election', from: removedAt, to: e.at });
+    else if (isLine(e, journalSteps.actuatorCalled)) askedAt = e.at;
+    else if (isLine(e, journalSteps.replacementChecked) && e.detail.reason === 'REPLACEMENT_JOINED' && askedAt !== undefined) {
+      bars.push({ kind: 'replacement', row: 'action', label: 'replacement', from: askedAt, to: e.at });
+      askedAt = undefined;
+    }
+    previous = e.at;
+  }
+  // Still awaited at the end of what is known.
+  if (askedAt !== undefined && end > askedAt) bars.push({ kind: 'replacement', row: 'action', label: 'awaiting replacement', from: askedAt, to: end });
+  return bars;
+}
+
+function marksOf(journal: readonly JournalEntry[]): Mark[] {
+  const marks: Mark[] = [];
+  const firstOf = new Set<MarkKind>();
+  const once = (mark: Mark) => {
+    if (firstOf.has(mark.kind)) return;
+    firstOf.add(mark.kind);
+    marks.push(mark);
+  };
+  for (const e of journal) {
+    if (isEarlier(e)) continue;
+    if (isDecisionLine(e)) {
+      const kind = kindOf(e.step);
+      marks.push({ kind: 'decision', at: e.at, label: e.detail.reason, detail: `${e.step} ${e.detail.reason}: ${e.detail.message}`, final: finalKinds.has(kind) });
+    } else if (isLine(e, journalSteps.leaderMoved)) once({ kind: 'leader-move', at: e.at, label: 'leader moved', detail: e.detail.message });
+    else if (isLine(e, journalSteps.snapshotTaken)) once({ kind: 'snapshot', at: e.at, label: 'snapshot', detail: `${e.detail.location} through ${e.detail.via}` });
+    else if (isLine(e, journalSteps.memberRemoved)) once({ kind: 'removal', at: e.at, label: 'removed', detail: 'via' in e.detail ? `removed through ${e.detail.via}` : `${e.detail.absentFromList} left the member list` });
+    else if (isLine(e, journalSteps.leaderElected)) {
+      const { name, id, term } = e.detail;
+      once({ kind: 'new-leader', at: e.at, label: `${name || id} leads`, detail: `${name || id} (${id}) leads${term === undefined ? '' : ` at term ${term}`}` });
+    } else if (isLine(e, journalSteps.replacementChecked) && e.detail.reason === 'REPLACEMENT_JOINED') once({ kind: 'replacement-joined', at: e.at, label: 'replacement joined', detail: e.detail.message });
+  }
+  // Stable: lines written at the same millisecond keep the journal's order.
+  return marks.map((m, i) => ({ m, i })).sort((a, b) => a.m.at - b.m.at || a.i - b.i).map(({ m }) => m);
+}
+
+/** One lane per member any kept view listed, the target's first, then in the order first listed. */
+function lanesOf(views: readonly ClusterView[], targetId: string | undefined): Lane[] {
+  const lanes = new Map<string, Lane>();
+  for (const view of views) {
+    const names = new Map(view.members.map((m) => [m.id, m.name || m.id]));
+    for (const m of view.members) {
+      const lane = lanes.get(m.id) ?? { memberId: m.id, name: m.name || m.id, isTarget: m.id === targetId, probes: [] };
+      if (m.name) lane.name = m.name;
+      const answered = m.paths.filter((p) => p.reachability === 'ok').sort((a, b) => a.latencyMs - b.latencyMs)[0];
+      const probe: LaneProbe = { at: view.at, reachable: m.reachable, failed: m.paths.filter((p) => p.reachability !== 'ok').map((p) => ({ path: p.path, reachability: p.reachability })) };
+      if (answered) probe.path = answered.path;
+      if (m.status) {
+        probe.leader = m.status.leaderId === NO_LEADER ? 'none' : (names.get(m.status.leaderId) ?? m.status.leaderId);
+        probe.term = m.status.raftTerm;
+      }
+      lane.probes.push(probe);
+      lanes.set(m.id, lane);
+    }
+  }
+  return [...lanes.values()].sort((a, b) => Number(b.isTarget) - Number(a.isTarget));
+}
+
+function figuresOf(start: number, marks: readonly Mark[]): Figure[] {
+  const after = (mark: Mark | undefined): Pick<Figure, 'ms'> => (mark ? { ms: Math.max(0, mark.at - start) } : {});
+  return [
+    { label: 'event → decision', ...after(marks.find((m) => m.kind === 'decision' && m.final)) },
+    { label: 'event → removal', ...after(marks.find((m) => m.kind === 'removal')) },
+    { label: 'event → new leader', ...after(marks.find((m) => m.kind === 'new-leader')) },
+    { label: 'event → replacement joined', ...after(marks.find((m) => m.kind === 'replacement-joined')) },
+  ];
+}
+
+export function reportModel({ incident, journal }: ReportInput): ReportModel {
+  const opened = journal.find((e) => isLine(e, journalSteps.incidentOpened));
+  const start = incident.openedAt;
+  const times = [start, ...journal.map((e) => e.at), ...incident.views.map((v) => v.at), ...(incident.state === 'open' ? [] : [incident.updatedAt])];
+  const end = Math.max(...times);
+  const outcome = outcomeOf(incident, journal);
+  const marks = marksOf(journal);
+  const grace = graceOf(incident, outcome.evidence);
+  const state = incident.state === 'closed' && outcome.reason && CLOSE_WORDS[outcome.reason] ? CLOSE_WORDS[outcome.reason]! : incident.state;
+  return {
+    incidentId: incident.incidentId,
+    clusterId: incident.clusterId,
+    target: { key: incident.targetKey, ...(incident.memberName ? { name: incident.memberName } : {}), ...(incident.memberId ? { memberId: incident.memberId } : {}) },
+    state,
+    storedState: incident.state,
+    ...(outcome.reason ? { reason: outcome.reason } : {}),
+    ...(outcome.message ? { message: outcome.message } : {}),
+    evidence: evidenceItems(outcome.evidence),
+    reportedBy:
+      opened && isLine(opened, journalSteps.incidentOpened)
+        ? { source: opened.detail.source, reason: opened.detail.reason, observedAt: opened.detail.observedAt }
+        : { source: 'unknown', reason: incident.reason },
+    attempt: incident.attempt,
+    start,
+    end: Math.max(end, start + 1),
+    bars: barsOf(journal, start, end),
+    ...(grace ? { grace } : {}),
+    marks,
+    lanes: lanesOf(incident.views, incident.memberId),
+    viewsKept: incident.views.length,
+    probes: journal.filter((e) => e.step === journalSteps.probed).length,
+    figures: figuresOf(start, marks),
+    lines: journal.map((e) => ({ at: e.at, step: e.step, words: journalWords(e) })),
+  };
+}

@@ -1,0 +1,183 @@
+// The incident report's model, pure: a lane per member with what each probe saw, the marks in time
+// order, the grace window, the figures, and every outside string escaped once the page is drawn.
+import { describe, expect, it } from 'vitest';
+import type { Decision } from '../../../functions/core/decision.ts';
+import type { JournalEntry, JournalLine } from '../../../functions/core/journal.ts';
+import type { Incident } from '../../../functions/ports/incident-store.ts';
+import { reportModel } from '../../../infra/local/report/report-model.ts';
+import { renderReport } from '../../../infra/local/report/report-page.ts';
+import { cluster, id, view } from '../core/fixtures.ts';
+
+const T0 = Date.parse('2026-12-04T02:00:00Z');
+const line = (at: number, rest: JournalLine): JournalEntry => ({ ...rest, at: T0 + at, isStepMarker: false });
+const down = { paths: 'refused' as const };
+
+const approval: Decision = {
+  kind: 'approve',
+  leaderMove: 'skipped',
+  reason: 'LEADER_UNREACHABLE_PAST_GRACE',
+  message: 'etcd-0 is the leader and unreachable; removal is approved without a leader move.',
+  evidence: { targetId: id(0), attempt: 4, grace: { since: T0 + 20, endsAt: T0 + 3_020 }, gate: { reason: 'QUORUM_SAFE', needed: 2 } },
+};
+
+function incident(over: Partial<Incident> = {}): Incident {
+  return {
+    incidentId: 'ee10d6de-4128-4195-b43d-c03b507dab35',
+    clusterId: 'prod',
+    targetKey: 'memberName=etcd-0',
+    target: { memberName: 'etcd-0' },
+    reason: 'kubelet not ready',
+    state: 'awaiting-replacement',
+    openedAt: T0,
+    updatedAt: T0 + 4_000,
+    attempt: 3,
+    waits: 2,
+    immediateReprobes: 0,
+    memberId: id(0),
+    memberName: 'etcd-0',
+    // The leader etcd-0 down, the followers naming it at term 2; after the removal etcd-2 leads at term 3.
+    views: [
+      cluster(T0 + 20, 3, { leader: 0, override: { 0: down } }),
+      cluster(T0 + 1_500, 3, { leader: 0, override: { 0: down, 2: { paths: { direct: 'refused', 'exec-relay': 'ok' } } } }),
+      view(T0 + 3_600, [
+        { i: 1, leader: 2, term: 3 },
+        { i: 2, leader: 2, term: 3 },
+      ]),
+    ],
+    lastDecision: approval,
+    outbox: [],
+    stepsDone: [],
+    version: 9,
+    ...over,
+  };
+}
+
+const seedJournal: JournalEntry[] = [
+  line(0, { step: 'incident-opened', detail: { source: 'mhc', targetKey: 'memberName=etcd-0', reason: 'kubelet not ready', observedAt: new Date(T0).toISOString() } }),
+  line(20, { step: 'probed', detail: { answered: 2, members: 3, leader: 'agreed', leaderName: 'etcd-0', listFailures: [] } }),
+  line(25, { step: 'move-leader:retry', detail: { reason: 'LEADER_UNREACHABLE', message: 'the grace window ends later' } }),
+  line(26, { step: 'retry-scheduled', detail: { attempt: 1, at: new Date(T0 + 1_480).toISOString(), reason: 'LEADER_UNREACHABLE' } }),
+  line(1_500, { step: 'probed', detail: { answered: 2, members: 3, leader: 'agreed', leaderName: 'etcd-0', listFailures: [] } }),
+  line(1_510, { step: 'move-leader:retry', detail: { reason: 'ETCD_TRANSIENT', message: 'etcd said unhealthy cluster' } }),
+  line(1_511, { step: 'retry-scheduled', detail: { attempt: 2, at: new Date(T0 + 3_000).toISOString(), reason: 'ETCD_TRANSIENT' } }),
+  line(3_030, { step: 'probed', detail: { answered: 2, members: 3, leader: 'agreed', leaderName: 'etcd-0', listFailures: [] } }),
+  line(3_040, { step: 'move-leader:approve', detail: { reason: 'LEADER_UNREACHABLE_PAST_GRACE', message: approval.message } }),
+  line(3_100, { step: 'snapshot-taken', detail: { location: '/snap/etcd-0.db', via: 'etcd-1 over direct', bytes: 20_000, tookMs: 40 } }),
+  line(3_300, { step: 'member-removed', detail: { via: 'etcd-1 over direct', alreadyGone: false } }),
+  line(3_900, { step: 'leader-elected', detail: { id: id(2), name: 'etcd-2', term: 3, afterRemovalMs: 600 } }),
+  line(3_950, { step: 'actuator-called', detail: { actuator: 'etcd-only', said: 'machine left as it is' } }),
+];
+
+describe('reportModel', () => {
+  it('gives one lane per member the views listed, the target first and marked, with what each probe saw', () => {
+    const model = reportModel({ incident: incident(), journal: seedJournal });
+    expect(model.lanes.map((l) => [l.name, l.isTarget])).toEqual([
+      ['etcd-0', true],
+      ['etcd-1', false],
+      ['etcd-2', false],
+    ]);
+    const [target, one, two] = model.lanes;
+    // The removed target is in the first two views only; unreachable, it named no leader.
+    expect(target!.probes).toEqual([
+      { at: T0 + 20, reachable: false, failed: [{ path: 'direct', reachability: 'refused' }] },
+      { at: T0 + 1_500, reachable: false, failed: [{ path: 'direct', reachability: 'refused' }] },
+    ]);
+    expect(one!.probes.map((p) => [p.path, p.leader, p.term])).toEqual([
+      ['direct', 'etcd-0', 2],
+      ['direct', 'etcd-0', 2],
+      ['direct', 'etcd-2', 3],
+    ]);
+    // Its direct path refused, etcd-2 answered through the exec relay.
+    expect(two!.probes[1]).toMatchObject({ reachable: true, path: 'exec-relay', failed: [{ path: 'direct', reachability: 'refused' }] });
+    expect(model.viewsKept).toBe(3);
+    expect(model.probes).toBe(3);
+  });
+
+  it('places the marks in time order, with the removal, the snapshot and the new leader once each', () => {
+    const model = reportModel({ incident: incident(), journal: seedJournal });
+    const times = model.marks.map((m) => m.at);
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+    expect(model.marks.filter((m) => m.kind !== 'decision').map((m) => [m.kind, m.at - T0])).toEqual([
+      ['snapshot', 3_100],
+      ['removal', 3_300],
+      ['new-leader', 3_900],
+    ]);
+    expect(model.marks.filter((m) => m.kind === 'decision').map((m) => [m.label, m.final])).toEqual([
+      ['LEADER_UNREACHABLE', false],
+      ['ETCD_TRANSIENT', false],
+      ['LEADER_UNREACHABLE_PAST_GRACE', true],
+    ]);
+  });
+
+  it('draws probes, waits (a waiting reason) and retries (a backoff), the snapshot, the removal and the election as bars', () => {
+    const model = reportModel({ incident: incident(), journal: seedJournal });
+    expect(model.bars.map((b) => [b.kind, b.label, b.from - T0, b.to - T0])).toEqual([
+      ['probe', 'probe', 0, 20],
+      ['wait', 'LEADER_UNREACHABLE', 26, 1_480],
+      ['probe', 'probe', 1_480, 1_500],
+      ['retry', 'ETCD_TRANSIENT', 1_511, 3_000],
+      ['probe', 'probe', 3_000, 3_030],
+      ['snapshot', 'snapshot', 3_060, 3_100],
+      ['removal', 'remove', 3_040, 3_300],
+      ['election', 'election', 3_300, 3_900],
+      ['replacement', 'awaiting replacement', 3_950, 4_000],
+    ]);
+    expect(model.grace).toEqual({ from: T0 + 20, to: T0 + 3_020 });
+    expect([model.start, model.end]).toEqual([T0, T0 + 4_000]);
+  });
+
+  it('says the figures from the event, and none for what did not happen', () => {
+    const model = reportModel({ incident: incident(), journal: seedJournal });
+    expect(model.figures).toEqual([
+      { label: 'event → decision', ms: 3_040 },
+      { label: 'event → removal', ms: 3_300 },
+      { label: 'event → new leader', ms: 3_900 },
+      { label: 'event → replacement joined' },
+    ]);
+  });
+
+  it('heads a removal with its approval, and a recovery as recovered with the close’s own reason', () => {
+    const removed = reportModel({ incident: incident(), journal: seedJournal });
+    expect([removed.state, removed.reason, removed.message]).toEqual(['awaiting-replacement', 'LEADER_UNREACHABLE_PAST_GRACE', approval.message]);
+    expect(removed.evidence).toContainEqual({ term: 'attempt', value: '4', nested: false });
+    expect(removed.evidence.find((e) => e.term === 'gate')).toEqual({ term: 'gate', value: JSON.stringify(approval.evidence.gate), nested: true });
+
+    const close: Decision = { kind: 'close', reason: 'TARGET_RECOVERED', message: 'etcd-0 answers again, healthy.', evidence: { grace: { since: T0 + 20, endsAt: T0 + 60_020 } } };
+    const recovered = reportModel({
+      incident: incident({ state: 'closed', lastDecision: close, result: { reason: 'TARGET_RECOVERED', message: close.message, evidence: close.evidence } }),
+      journal: seedJournal.slice(0, 5),
+    });
+    expect([recovered.state, recovered.storedState, recovered.reason]).toEqual(['recovered', 'closed', 'TARGET_RECOVERED']);
+    expect(recovered.figures.every((f) => f.ms === undefined)).toBe(true);
+    expect(recovered.grace).toEqual({ from: T0 + 20, to: T0 + 60_020 });
+  });
+});
+
+describe('renderReport', () => {
+  it('escapes every string that came from outside: a member named <script>, a message with markup', () => {
+    const evil = '<script>alert(1)</script>';
+    const views = [view(T0 + 20, [{ i: 0, paths: 'refused' }, { i: 1, leader: 0 }, { i: 2, leader: 0 }])].map((v) => ({
+      ...v,
+      members: v.members.map((m) => (m.id === id(1) ? { ...m, name: evil } : m)),
+    }));
+    const html = renderReport(
+      reportModel({
+        incident: incident({ views, clusterId: '"><img src=x onerror=alert(1)>', lastDecision: { ...approval, evidence: { note: evil } } }),
+        journal: seedJournal.map((e) => (e.step === 'move-leader:approve' ? line(e.at - T0, { step: 'move-leader:approve', detail: { reason: 'LEADER_UNREACHABLE_PAST_GRACE', message: `said ${evil} & more` } }) : e)),
+      }),
+    );
+    expect(html).not.toContain('<script');
+    expect(html).not.toContain('<img');
+    expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+    expect(html).toContain('said &lt;script&gt;');
+    expect(html).toContain('&amp; more');
+  });
+
+  it('is one page that asks for nothing outside it', () => {
+    const html = renderReport(reportModel({ incident: incident(), journal: seedJournal }));
+    expect(html.startsWith('<!doctype html>')).toBe(true);
+    expect(html).not.toMatch(/<script|<link|\ssrc=|url\(|@import|https?:\/\/(?!www\.w3\.org\/2000\/svg)/);
+    expect(html).toContain('data-marker="removal"');
+    expect((html.match(/data-lane=/g) ?? []).length).toBe(3);
+  });
+});
