@@ -236,17 +236,20 @@ export function loadConfig(file: string): RunConfig {
   return { statePath: path.resolve(dir, config.state), ...(snapshotDir ? { snapshotDir } : {}), listen: where, ...(token === undefined ? {} : { token }), insecureNoAuth: config.insecureNoAuth ?? false, clusters, kubeAccess };
 }
 
-/** The token in a file (surrounding whitespace dropped); a file others may read is refused. */
-function readTokenFile(file: string, asWritten: string): string {
+/**
+ * The token in a file (surrounding whitespace dropped); a file others may read is refused. `where`
+ * names it as its edge does (`tokenFile`, a flag), and `fail` is that edge's error.
+ */
+export function readTokenFile(file: string, asWritten: string, where = 'tokenFile', fail: (message: string) => Error = (message) => new ConfigError(message)): string {
   let read: InputFile;
   try {
     read = readInputFile(file);
   } catch (error) {
-    throw new ConfigError(`tokenFile ${asWritten}: ${error instanceof InputFileError ? error.message : `cannot read: ${(error as Error).message}`}`);
+    throw fail(`${where} ${asWritten}: ${error instanceof InputFileError ? error.message : `cannot read: ${(error as Error).message}`}`);
   }
   const { mode } = read.stat;
-  if ((mode & 0o077) !== 0) throw new ConfigError(`tokenFile ${asWritten}: is readable or writable by others (mode ${(mode & 0o777).toString(8)}); chmod 600 it`);
+  if ((mode & 0o077) !== 0) throw fail(`${where} ${asWritten}: is readable or writable by others (mode ${(mode & 0o777).toString(8)}); chmod 600 it`);
   const text = read.data.toString('utf8').trim();
-  if (text.length < MIN_TOKEN_LENGTH) throw new ConfigError(`tokenFile ${asWritten}: the token must be at least ${MIN_TOKEN_LENGTH} characters (e.g. openssl rand -hex 32 > ${asWritten})`);
+  if (text.length < MIN_TOKEN_LENGTH) throw fail(`${where} ${asWritten}: the token must be at least ${MIN_TOKEN_LENGTH} characters (e.g. openssl rand -hex 32 > ${asWritten})`);
   return text;
 }

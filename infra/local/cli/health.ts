@@ -2,11 +2,16 @@
 //   GET /healthz  200 while the process runs and its event loop turns (a timer has fired lately);
 //   GET /readyz   200 once the request watch has listed and is watching and the state store
 //                 answers; 503 with the reason otherwise.
+//   GET /metrics  with --metrics-token-file, the metric table's series, for that bearer token only
+//                 (the probes need none; a scrape names clusters, members and reasons).
 // Loopback unless a host is named: the kubelet probes the pod's IP, so the Deployment names 0.0.0.0.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { PrometheusMetrics } from '../prometheus-metrics.ts';
 import { UsageError } from './args.ts';
 import { escapeControls } from './control-chars.ts';
+import { bearerCheck } from './run-listen.ts';
+import { replyMetrics } from './service-routes.ts';
 
 export interface HealthAddress {
   host: string;
@@ -21,6 +26,8 @@ export interface HealthServer {
   url: string;
   /** Set once the service has something to be ready for; until then /readyz says it is starting. */
   setReadiness(check: ReadinessCheck): void;
+  /** Serves /metrics to a request that carries `token` as its bearer token; until then /metrics is not found. */
+  serveMetrics(metrics: PrometheusMetrics, token: string): void;
   close(): Promise<void>;
 }
 
@@ -57,14 +64,27 @@ async function readiness(check: ReadinessCheck | undefined): Promise<string | un
   }
 }
 
+/** /metrics as `run` refuses a post without its token: 401 saying which, and nothing of the series. */
+function metricsFor(request: http.IncomingMessage, response: http.ServerResponse, scrape: { metrics: PrometheusMetrics; authorized: ReturnType<typeof bearerCheck> }): void {
+  const auth = scrape.authorized(request);
+  if (auth !== 'ok') {
+    response.setHeader('WWW-Authenticate', 'Bearer');
+    return reply(response, 401, `${auth === 'missing' ? 'no bearer token' : 'wrong bearer token'}: send Authorization: Bearer <the token of --metrics-token-file>`);
+  }
+  if (request.method !== 'GET' && request.method !== 'HEAD') return reply(response, 405, `${request.method ?? ''} not allowed (GET /metrics)`);
+  void replyMetrics(response, scrape.metrics);
+}
+
 export async function startHealthServer(address: HealthAddress): Promise<HealthServer> {
   let lastTick = Date.now();
   const ticker = setInterval(() => (lastTick = Date.now()), TICK_MS);
   ticker.unref();
   let check: ReadinessCheck | undefined;
+  let scrape: { metrics: PrometheusMetrics; authorized: ReturnType<typeof bearerCheck> } | undefined;
   const server = http.createServer((request, response) => {
     const path = new URL(request.url ?? '/', 'http://health').pathname;
-    if (path !== '/healthz' && path !== '/readyz') return reply(response, 404, `not found: ${path} (GET /healthz or /readyz)`);
+    if (path === '/metrics' && scrape) return metricsFor(request, response, scrape);
+    if (path !== '/healthz' && path !== '/readyz') return reply(response, 404, `not found: ${path} (GET /healthz or /readyz${path === '/metrics' ? '; /metrics with --metrics-token-file' : ''})`);
     if (request.method !== 'GET' && request.method !== 'HEAD') return reply(response, 405, `${request.method ?? ''} not allowed (GET ${path})`);
     if (path === '/healthz') {
       const stalled = Date.now() - lastTick;
@@ -89,6 +109,9 @@ export async function startHealthServer(address: HealthAddress): Promise<HealthS
     url: `http://${ip.includes(':') ? `[${ip}]` : ip}:${port}`,
     setReadiness(next) {
       check = next;
+    },
+    serveMetrics(metrics, token) {
+      scrape = { metrics, authorized: bearerCheck(token) };
     },
     async close() {
       clearInterval(ticker);

@@ -21,6 +21,7 @@ import { escapeControls } from './control-chars.ts';
 import { formatDuration } from './duration.ts';
 import { healthAddrFlag, startHealthServer, type HealthAddress, type HealthServer } from './health.ts';
 import { readInputText } from './input-file.ts';
+import { readTokenFile } from './config.ts';
 import { EXIT } from './output.ts';
 import { showProgress } from './progress.ts';
 import { resultOf } from './result.ts';
@@ -79,7 +80,10 @@ ${relayHelp}
   --region R               the AWS region with --bus (default: AWS_REGION or the AWS config)
   --health-addr [HOST:]PORT   serve GET /healthz (alive, event loop turning) and /readyz (the
                            request watch has listed and is watching; the state store answers) for
-                           the kubelet's probes; on 127.0.0.1 unless HOST is given (0.0.0.0 in a pod)`;
+                           the kubelet's probes; on 127.0.0.1 unless HOST is given (0.0.0.0 in a pod)
+  --metrics-token-file F   also serve GET /metrics there (Prometheus text format; README "Metrics"),
+                           to a scrape that sends Authorization: Bearer <the token in F> (a file
+                           only its owner can read, at least 16 characters); the probes need none`;
 
 const options = {
   kubeconfig: { type: 'string' },
@@ -98,6 +102,7 @@ const options = {
   table: { type: 'string' },
   region: { type: 'string' },
   'health-addr': { type: 'string' },
+  'metrics-token-file': { type: 'string' },
   ...relayOptions,
 } as const;
 
@@ -142,6 +147,7 @@ export async function run(argv: string[]): Promise<number> {
   const management = managementFrom(values);
   const healthAt = healthAddrFlag(values['health-addr']);
   if (values.bus !== undefined || values.table !== undefined) return watchRemote(values, management.config, healthAt);
+  const metricsToken = metricsTokenFlag(values['metrics-token-file'], healthAt);
   const statePath = requiredFlag('state', values.state, 'watch.sqlite');
   const machineApi = values['machine-api'] ?? 'v1beta1';
   if (machineApi !== 'v1beta1' && machineApi !== 'v1beta2') throw new UsageError(`--machine-api: ${JSON.stringify(machineApi)} is not v1beta1 or v1beta2`);
@@ -173,7 +179,9 @@ export async function run(argv: string[]): Promise<number> {
       // Stuck learners are looked for outside incidents too: a join that failed with none open.
       learnerChecks: true,
       resume: { incidentIds: open.map((i) => i.incidentId) },
+      metrics: metricsToken !== undefined,
     });
+    if (health && runtime.metrics && metricsToken !== undefined) health.serveMetrics(runtime.metrics, metricsToken);
     const unsubscribe = runtime.bus.subscribe((event) => {
       if (!isTerminalEvent(event)) return;
       resultOf(runtime.store, event).then(
@@ -207,6 +215,13 @@ export async function run(argv: string[]): Promise<number> {
     signal.dispose();
     ownership.release();
   }
+}
+
+/** `--metrics-token-file F`: the token /metrics asks for, on the --health-addr listener. */
+function metricsTokenFlag(file: string | undefined, healthAt: HealthAddress | undefined): string | undefined {
+  if (file === undefined) return undefined;
+  if (!healthAt) throw new UsageError('--metrics-token-file: needs --health-addr, the listener /metrics is served on');
+  return readTokenFile(file, file, '--metrics-token-file', (message) => new UsageError(message));
 }
 
 async function startHealth(at: HealthAddress): Promise<HealthServer> {
@@ -269,6 +284,7 @@ const LOCAL_ONLY = ['state', 'paths', 'grace', 'timeout', 'election-timeout', 'c
 async function watchRemote(values: Partial<Record<keyof typeof options, string | boolean>>, management: KubeConfig, healthAt: HealthAddress | undefined): Promise<number> {
   const busName = requiredFlag('bus', values.bus as string | undefined, 'etcd-remediator');
   const tableName = requiredFlag('table', values.table as string | undefined, 'etcd-remediator-incidents');
+  if (values['metrics-token-file'] !== undefined) throw new UsageError("--metrics-token-file: not with --bus; a deployed stack's metrics are its CloudWatch metrics (namespace EtcdRemediator)");
   const local = LOCAL_ONLY.find((flag) => values[flag] !== undefined);
   if (local) throw new UsageError(`--${local}: not with --bus; the stack's registered cluster policy applies (etcd-remediator register)`);
   const sink = remoteSink({ busName, tableName, ...(typeof values.region === 'string' ? { region: values.region } : {}) });
