@@ -121,8 +121,9 @@ function timeline(m: ReportModel): string {
     const tx = x(m.start + t);
     ticks.push(`<line class="grid" x1="${tx}" y1="${axisY + 4}" x2="${tx}" y2="${height}"/><text class="tick" x="${tx}" y="${axisY}">+${formatDuration(t)}</text>`);
   }
+  const graceWords = m.grace ? `grace window ${duration(m.grace.to - m.grace.from)}${m.grace.to > m.end ? ', running past the last step' : ''}` : '';
   const grace = m.grace
-    ? `<g data-grace="true"><title>grace window ${esc(duration(m.grace.to - m.grace.from))}</title><rect class="grace" x="${x(m.grace.from)}" y="${rowsY}" width="${Math.max(2, x(m.grace.to) - x(m.grace.from))}" height="${height - rowsY}"/><text class="grace-text" x="${x(m.grace.from) + 4}" y="${height - 6}">grace window ${esc(duration(m.grace.to - m.grace.from))}</text></g>`
+    ? `<g data-grace="true"><title>${esc(graceWords)}</title><rect class="grace" x="${x(m.grace.from)}" y="${rowsY}" width="${Math.max(2, x(m.grace.to) - x(m.grace.from))}" height="${height - rowsY}"/><text class="grace-text" x="${x(m.grace.from) + 4}" y="${height - 6}">${esc(graceWords)}</text></g>`
     : '';
   const rowLabels = ROWS.map((r, i) => `<text class="row-name" x="10" y="${rowsY + i * ROW + 21}">${r.label}</text>`).join('');
   const bars = m.bars.map((b) => bar(b, rowsY + ROWS.findIndex((r) => r.row === b.row) * ROW, x)).join('');
