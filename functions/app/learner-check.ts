@@ -33,7 +33,12 @@ export async function checkClusterLearners(deps: Deps, cluster: ClusterEntry): P
     // Gone from etcd: their sightings go too, not only at the next look.
     await deps.store.saveLearnerSightings(clusterId, Object.fromEntries(Object.entries(firstSeen).filter(([id]) => !removed.includes(id))));
   }
-  if (removals.length > 0) await deps.bus.publish(...removals.map((r) => learnerRemovedEvent({ clusterId, at: iso(r.at) }, r)));
+  if (removals.length > 0) {
+    const events = removals.map((r) => learnerRemovedEvent({ clusterId, at: iso(r.at) }, r));
+    await deps.bus.publish(...events);
+    // No outbox carries them, so nothing publishes them again: out for good, and counted (LearnerRemoved).
+    await deps.bus.settled?.(events);
+  }
   return { kind: 'checked', learners: learnersIn(view), stuck: stuck.map((s) => s.member.id), removed };
 }
 

@@ -8,6 +8,7 @@ import { createEtcdGuards } from '../../../functions/adapters/etcd/etcd-guard.ts
 import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { gatewayPromote } from '../../../infra/lab/etcd-gateway.ts';
 import { startLab } from '../../../infra/lab/lab.ts';
+import { parseExposition, valueOf } from '../../support/prometheus-text.ts';
 import { labPerTest, startPipeline, type Pipeline } from './pipeline.ts';
 
 const policy = { stuckLearnerAfterMs: 1_000, learnerCheckEveryMs: 300 };
@@ -29,7 +30,7 @@ describe.sequential('periodic learner check', () => {
 
   it('removes a learner that never started once past stuckLearnerAfterMs, with no incident open, and counts as no remediation', async () => {
     const lab = (t.lab = await startLab({ members: 1 }));
-    const pipeline = (t.pipeline = await startPipeline(lab, { policy, learnerChecks: true }));
+    const pipeline = (t.pipeline = await startPipeline(lab, { policy, learnerChecks: true, metrics: true }));
     const stuck = await lab.addUnstartedLearner({ timeoutMs: 5_000 });
 
     const [removed] = await waitFor(async () => (learnerRemoved(pipeline).length > 0 ? learnerRemoved(pipeline) : undefined), { timeoutMs: 8_000, what: 'LearnerRemoved' });
@@ -52,6 +53,10 @@ describe.sequential('periodic learner check', () => {
       guards.close();
     }
     expect(await store.learnerSightings('lab')).toEqual({});
+    // Counted once, as an incident's removal of a learner is; no remediation is.
+    const scrape = parseExposition(await pipeline.runtime.metrics!.text());
+    expect(valueOf(scrape, 'etcd_remediator_learner_removed_total')).toBe(1);
+    expect(valueOf(scrape, 'etcd_remediator_remediation_completed_total')).toBe(0);
   });
 
   it('a pause holds it: the learner stays past its window, and is removed once resumed', async () => {

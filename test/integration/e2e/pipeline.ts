@@ -120,6 +120,8 @@ export async function startPipeline(
     endpoints?: string[];
     /** The periodic learner check, as `run` and `watch` have it. */
     learnerChecks?: boolean;
+    /** The metric table's series, as `run` and `watch` serve them (runtime.metrics). */
+    metrics?: boolean;
   } = {},
 ): Promise<Pipeline> {
   const clusterId = options.clusterId ?? 'lab';
@@ -146,6 +148,7 @@ export async function startPipeline(
     ...(options.actuator ? { actuator: options.actuator } : {}),
     ...(options.snapshotDir ? { snapshotDir: options.snapshotDir } : {}),
     ...(options.learnerChecks ? { learnerChecks: true } : {}),
+    ...(options.metrics ? { metrics: true } : {}),
   });
   const events: EventEnvelope[] = [];
   runtime.bus.subscribe((e) => events.push(e));
