@@ -1,5 +1,6 @@
 // The one table of metric names: every name the functions write as EMF is a row of it, every row is
 // served by /metrics under its Prometheus name, and the two sides count the same points.
+import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { detailTypes, makeEvent, type EventEnvelope } from '../../../events/catalogue.ts';
 import { endingStates, incidentEndings } from '../../../functions/core/incident-endings.ts';
@@ -40,6 +41,18 @@ describe('the metric table', () => {
     // Every row the events stand for is written by some event: the table has no name nobody writes.
     const written = metricTable.filter((row) => !row.localOnly).map((row) => row.name);
     expect([...names].sort()).toEqual([...written].sort());
+  });
+
+  it("is the README's Metrics table, row for row", () => {
+    const readme = fs.readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(readme.indexOf('### Metrics'), readme.indexOf('**Scraping.**'));
+    const rows = section.split('\n').filter((line) => line.startsWith('| `') || line.startsWith('| (none)'));
+    expect(rows.map((line) => /`(etcd_remediator_[a-z_]+)`/.exec(line)?.[1])).toEqual(metricTable.map(prometheusName));
+    for (const [i, row] of metricTable.entries()) {
+      expect(rows[i]!.startsWith(row.localOnly ? '| (none) |' : `| \`${row.name}\` |`), rows[i]).toBe(true);
+      const labels = row.labels.map((l) => `\`${l}\`${row.dimensions.includes(l) ? '' : '*'}`).join(', ');
+      expect(rows[i]!.split('|').map((cell) => cell.trim())[5], rows[i]).toBe(labels);
+    }
   });
 
   it('names each row for Prometheus in snake_case with its unit suffix', () => {
