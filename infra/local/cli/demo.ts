@@ -16,6 +16,7 @@ import { createStaticDirectory } from '../../../functions/adapters/local/static-
 import { formatDuration } from './duration.ts';
 import { renderTimeline } from './output.ts';
 import { showProgress } from './progress.ts';
+import { writeReport } from './report.ts';
 import { electionOf, resultOf } from './result.ts';
 
 const GRACE_MS = 3_000;
@@ -54,6 +55,20 @@ async function replaced(runtime: LocalRuntime, clusterId: string, incidentId: st
   }
   out(`6. outcome: ${incidentEndings.completed.outcome} (${ended.detail.reason}), time to replacement ${formatDuration(ended.detail.replacedAfterMs)}`);
   out(`   ${compact(ended.detail.message)}`);
+  return 0;
+}
+
+/**
+ * The incident's report page, where it outlives the demo's state (removed at the end): the
+ * directory in ETCD_REMEDIATOR_DEMO_REPORT_DIR, else a temporary one kept for it. 0 when written.
+ */
+async function reported(runtime: LocalRuntime, incidentId: string): Promise<number> {
+  const incident = await runtime.store.getIncident(incidentId);
+  if (!incident) return 1;
+  const dir = process.env.ETCD_REMEDIATOR_DEMO_REPORT_DIR || fs.mkdtempSync(path.join(os.tmpdir(), 'etcd-remediator-demo-report-'));
+  const file = path.join(dir, `${incidentId}.html`);
+  writeReport(file, incident, await runtime.store.journal(incidentId));
+  out(`   report: ${file} (open it in a browser; etcd-remediator report ID --state FILE writes one for any incident)`);
   return 0;
 }
 
@@ -133,6 +148,7 @@ try {
       }
       exitCode = await replaced(runtime, cluster.clusterId, incidentId);
     }
+    exitCode = (await reported(runtime, incidentId)) || exitCode;
   } finally {
     await runtime.stop();
   }

@@ -203,7 +203,7 @@ svg.timeline { width: 100%; height: auto; display: block; font-family: system-ui
 .ok { fill: #1a7f37; }
 .down { fill: #fff; stroke: #b42318; stroke-width: 2; }
 .letter { font: 700 11px ui-monospace, "DejaVu Sans Mono", monospace; text-anchor: middle; fill: #fff; }
-.down + .letter { fill: #b42318; }
+.down + .letter { fill: #b42318; font-size: 13px; }
 .said { font-size: 11px; fill: #1b1f24; }
 .legend { display: flex; flex-wrap: wrap; gap: 6px 18px; font-size: 13px; color: #57606a; margin-top: 8px; }
 .key { display: inline-block; min-width: 16px; height: 14px; vertical-align: -2px; border: 1px solid #1b1f24; margin-right: 4px; font: 700 10px/12px monospace; text-align: center; color: #fff; }

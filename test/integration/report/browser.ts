@@ -10,7 +10,7 @@ export const CHROMIUM = process.env.CHROMIUM_BIN ?? '/usr/bin/chromium';
 
 /** Fails with how to install it, never skips: a report never checked in a browser must not pass. */
 export async function launchChromium(): Promise<Browser> {
-  if (!fs.existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: the report's browser tests need it (apt-get install -y chromium)`);
+  if (!fs.statSync(CHROMIUM, { throwIfNoEntry: false })?.isFile()) throw new Error(`no Chromium at ${CHROMIUM}: the report's browser tests need it (apt-get install -y chromium)`);
   return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
 }
 

@@ -58,7 +58,9 @@ describe.sequential('the incident report in headless Chromium', () => {
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'report-browser-'));
-    [lab, browser] = await Promise.all([startLab({ members: 3, electionTimeoutMs: 500 }), launchChromium()]);
+    // Chromium first: without it the file fails at once, before any lab is started.
+    browser = await launchChromium();
+    lab = await startLab({ members: 3, electionTimeoutMs: 500 });
     view = await reportPage(browser);
     leader = await lab.leader();
     await lab.fault(leader.name, 'cut');

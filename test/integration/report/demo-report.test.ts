@@ -1,0 +1,75 @@
+// npm run demo writes the report of its incident and says where; that page, opened in headless
+// Chromium, shows the whole seed case to its end (the replacement joined), and its screenshot is
+// kept as test-artifacts/demo-report.png for a person to look at.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { artifact, launchChromium, reportPage, screenshotTop } from './browser.ts';
+
+const DEMO = fileURLToPath(new URL('../../../infra/local/cli/demo.ts', import.meta.url));
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+function runDemo(reportDir: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [DEMO], { env: { ...process.env, ETCD_REMEDIATOR_DEMO_REPORT_DIR: reportDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`the demo did not finish within 60 s:\n${stdout}\n${stderr}`));
+    }, 60_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+describe('the demo’s report', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'demo-report-'));
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('is written where the demo says, reads in Chromium with nothing fetched, and its screenshot is kept', async () => {
+    // Chromium first: without it the test fails at once, before the demo starts its lab.
+    const browser = await launchChromium();
+    try {
+      const demo = await runDemo(dir);
+      expect(demo.code, `${demo.stdout}\n${demo.stderr}`).toBe(0);
+      const [, file] = /^ {3}report: (\S+\.html) /m.exec(demo.stdout) ?? [];
+      expect(file, demo.stdout).toBeDefined();
+      expect(path.dirname(file!)).toBe(dir);
+
+      const view = await reportPage(browser);
+      await view.open(file!);
+      const { page } = view;
+      expect(await page.locator('[data-state]').textContent()).toBe('completed');
+      expect(await page.locator('.reason').textContent()).toBe('LEADER_UNREACHABLE_PAST_GRACE');
+      expect(await page.locator('[data-lane]').count()).toBe(3);
+      expect(await page.locator('[data-target="true"]').count()).toBe(1);
+      for (const kind of ['removal', 'new-leader', 'replacement-joined']) expect(await page.locator(`[data-marker="${kind}"]`).isVisible()).toBe(true);
+      expect(await page.locator('[data-grace]').count()).toBe(1);
+      // Every figure happened, the replacement's too.
+      const figures = await page.locator('[data-figure] .value').allTextContents();
+      expect(figures).toHaveLength(4);
+      for (const figure of figures) expect(figure).toMatch(/^\d[\d.]*(ms|s)$/);
+      expect(view.outside).toEqual([]);
+
+      const png = await screenshotTop(page, artifact('demo-report.png'));
+      const kept = fs.readFileSync(artifact('demo-report.png'));
+      expect(kept.equals(png)).toBe(true);
+      expect(kept.subarray(0, 8).equals(PNG_SIGNATURE)).toBe(true);
+      // IHDR: the width and height, big-endian, after the signature and the chunk's length and type.
+      expect(kept.readUInt32BE(16)).toBe(1280);
+      expect(kept.readUInt32BE(20)).toBeGreaterThan(800);
+      expect(kept.length).toBeGreaterThan(50_000);
+    } finally {
+      await browser.close();
+    }
+  });
+});
