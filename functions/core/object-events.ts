@@ -47,8 +47,11 @@ export function truncateNote(note: string): string {
 export const eventKey = (object: InvolvedObject, said: Pick<ObjectEventSaid, 'type' | 'reason' | 'note'>): string =>
   JSON.stringify([object.kind, object.apiVersion, object.namespace, object.name, object.uid ?? '', said.type, said.reason, said.note]);
 
+/** Unix nanoseconds of a clock's milliseconds. */
+export const nanosOf = (nowMs: number): bigint => BigInt(Math.floor(nowMs)) * 1_000_000n;
+
 /** client-go's makeEvent: `<object>.<unix nanoseconds in hex>`. */
-export const eventName = (objectName: string, nowMs: number): string => `${objectName}.${(BigInt(Math.floor(nowMs)) * 1_000_000n).toString(16)}`;
+export const eventName = (objectName: string, nanos: bigint): string => `${objectName}.${nanos.toString(16)}`;
 
 export interface SpamFilterOptions {
   /** Events an object may get at once (client-go: 25). */

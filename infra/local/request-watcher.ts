@@ -7,10 +7,15 @@
 // status says so, each follow round looks again, and an incident of the request that has not begun
 // removing stops then. The informer lists, then watches from the list's resourceVersion, and
 // relists on 410 Gone; after a dropped watch it is started again from where it was.
-import { CustomObjectsApi, makeInformer, type Informer, type KubeConfig } from '@kubernetes/client-node';
+import os from 'node:os';
+import { CoreV1Api, CustomObjectsApi, makeInformer, type Informer, type KubeConfig } from '@kubernetes/client-node';
 import { handleWhenResult, retry } from 'cockatiel';
 import type { EventEnvelope } from '../../events/catalogue.ts';
 import { createRemediationGate, type Gate, type GateLook } from '../../functions/adapters/kube/cluster-api/remediation-gate.ts';
+import { createEventRecorder, machineReference } from '../../functions/adapters/kube/cluster-api/object-events.ts';
+import { conditionsOf, type Condition } from '../../functions/core/request-conditions.ts';
+import { truncateNote, type InvolvedObject, type ObjectEventSaid } from '../../functions/core/object-events.ts';
+import { kubeEventOf, kubeEventOfIncident } from './decision-events.ts';
 import {
   REQUESTS_PATH,
   createRequestClient,
@@ -69,6 +74,8 @@ export interface RequestWatcherOptions {
   recheckRecoveredMs?: number;
   /** The Cluster API version the Clusters, MachineHealthChecks and Machines are read in (default v1beta1). */
   clusterApiVersion?: MachineApiVersion;
+  /** Who writes the Kubernetes Events (their reportingInstance; default the host's name, a pod's own). */
+  eventInstance?: string;
 }
 
 export interface RequestWatcher {
@@ -97,6 +104,12 @@ interface Tracked {
   heldSaid?: string;
   /** The incident whose removal under way was said to finish despite a hold (said once). */
   lateSaid?: string;
+  /** The request's conditions as last written (or read), for their transition times. */
+  conditions: Condition[];
+  /** The Machine the Events of its decisions go on, once looked up. */
+  machine?: Promise<InvolvedObject>;
+  /** The last decision of a store-read incident said as an Event (only without the bus's events). */
+  saidDecision?: string;
   /** The version of the incident whose status was written last. */
   seen?: { incidentId: string; version: number };
   /** Status writes, one after the other, so the last event's status is the one that stays. */
@@ -129,6 +142,7 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
   const customObjects = options.management.makeApiClient(CustomObjectsApi);
   const requests = createRequestClient(customObjects);
   const gates = createRemediationGate(customObjects, options.clusterApiVersion);
+  const recorder = createEventRecorder({ core: options.management.makeApiClient(CoreV1Api), log, clock: runtime.clock, instance: (options.eventInstance ?? os.hostname()).slice(0, 128) });
   const followIntervalMs = options.followIntervalMs ?? 2_000;
   const tracked = new Map<string, Tracked>();
   /** The requests following each incident, by key. */
@@ -141,8 +155,11 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
     entry.writes = entry.writes
       .then(async () => {
         if (stopped) return;
-        const full: RequestStatus = { ...status, updatedAt: new Date(runtime.clock.now()).toISOString(), ...(entry.request.generation === undefined ? {} : { observedGeneration: entry.request.generation }) };
+        const now = new Date(runtime.clock.now()).toISOString();
+        const conditions = conditionsOf(status, entry.conditions, { now: now.replace(/\.\d{3}Z$/, 'Z'), generation: entry.request.generation });
+        const full: RequestStatus = { ...status, updatedAt: now, ...(entry.request.generation === undefined ? {} : { observedGeneration: entry.request.generation }), conditions };
         if (!(await requests.writeStatus(entry.request, full, clear))) log.info('request gone before its status was written', { request: keyOf(entry.request) });
+        entry.conditions = conditions;
       })
       .catch((error: unknown) => {
         entry.unwritten = true;
@@ -153,6 +170,12 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
 
   /** A status of the incident followed, saying whose it is when it is another report's. */
   const said = (entry: Tracked, status: Said): Said => (entry.holder ? { ...status, message: followedInHolder(entry.holder, status.message) } : status);
+
+  /** A decision as a Kubernetes Event on the request's Machine; in the background, never failing the request. */
+  function tell(entry: Tracked, said: ObjectEventSaid): void {
+    entry.machine ??= machineReference(customObjects, entry.request, options.clusterApiVersion ?? 'v1beta1');
+    void entry.machine.then((machine) => recorder.record(machine, said));
+  }
 
   function detach(entry: Tracked): void {
     if (entry.incidentId) byIncident.get(entry.incidentId)?.delete(keyOf(entry.request));
@@ -193,7 +216,17 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
       return write(entry, { ...statusOfIncident(incident), phase: 'Pending' }, ['completedAt']);
     }
     attach(entry, incident);
+    if (!runtime.subscribe) tellDecision(entry, incident);
     return write(entry, said(entry, statusOfIncident(incident)));
+  }
+
+  /** Without the bus's events (a deployed stack), each new last decision read from the store is told once. */
+  function tellDecision(entry: Tracked, incident: Incident): void {
+    const told = kubeEventOfIncident(incident);
+    const key = told && JSON.stringify([incident.incidentId, incident.state, told.reason, told.note]);
+    if (!told || key === entry.saidDecision) return;
+    entry.saidDecision = key;
+    tell(entry, told);
   }
 
   /** The incident a report for this request opened at or after it was made, or (once reported) the one its report joined. */
@@ -213,12 +246,12 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
     }
     if (!request.clusterName) {
       log.warn('request without a cluster-name label; left alone', { request: key });
-      const orphan: Tracked = { request, clusterId: '', writes: Promise.resolve(), terminal: true };
+      const orphan: Tracked = { request, clusterId: '', writes: Promise.resolve(), terminal: true, conditions: request.status?.conditions ?? [] };
       tracked.set(key, orphan);
       await write(orphan, { phase: 'Failed', reasonCode: 'INVALID_REQUEST', message: 'the request has no cluster.x-k8s.io/cluster-name label, so its cluster is unknown; MachineHealthCheck sets it' });
       return;
     }
-    const entry: Tracked = { request, clusterId: options.clusterIdOf(request), writes: Promise.resolve(), terminal: isTerminalPhase(request.status?.phase) };
+    const entry: Tracked = { request, clusterId: options.clusterIdOf(request), writes: Promise.resolve(), terminal: isTerminalPhase(request.status?.phase), conditions: request.status?.conditions ?? [] };
     // Recovered before a restart: looked at again from when it recovered.
     if (request.status?.phase === 'Recovered') entry.recoveredAt = Date.parse(request.status.completedAt ?? request.status.updatedAt ?? '') || runtime.clock.now();
     tracked.set(key, entry);
@@ -272,6 +305,7 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
         : { phase: 'Pending', message: `${gate.message}, so whether Cluster API lets this Machine be remediated now is unknown: the request is not reported until that reads (looked at every ${describeInterval(followIntervalMs)}).` };
     if (entry.heldSaid === status.message) return;
     entry.heldSaid = status.message;
+    if (gate.kind === 'held') tell(entry, { reason: gate.hold.reason, note: truncateNote(status.message!), type: 'Warning', action: 'Hold' });
     log.info('request held: Cluster API does not let its Machine be remediated now, or could not be read', { request: keyOf(entry.request), said: status.message });
     await write(entry, status, gate.kind === 'held' ? ['completedAt', 'leaderMove'] : ['reasonCode', 'completedAt', 'leaderMove']);
   }
@@ -282,7 +316,7 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
     if (entry.reportedAt === undefined || runtime.clock.now() - entry.reportedAt < again) return;
     const words = `no incident opened within ${Math.round(again / 1_000)} s of the report (its every delivery failed: the runtime's log and dead letters say why); reported again`;
     log.warn('no incident opened for the request; reporting it again', { request: keyOf(entry.request) });
-    await reportIfAllowed(entry, look, words);
+    if (await reportIfAllowed(entry, look, words)) followSoon(entry);
   }
 
   /** Still here a while after it recovered: its MachineHealthCheck still wants the Machine remediated. */
@@ -294,12 +328,24 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
     detach(entry);
     Object.assign(entry, { recoveredAt: undefined, terminal: false, unwritten: false, since: now - 1_000 });
     log.info('recovered request still present; reporting it again', { request: keyOf(entry.request) });
-    await reportIfAllowed(entry, look, words, true);
+    if (await reportIfAllowed(entry, look, words, true)) followSoon(entry);
   }
 
   /** Held: reported once Cluster API lets its Machine be remediated again. */
   async function lookAgain(entry: Tracked, look: GateLook): Promise<void> {
-    await reportIfAllowed(entry, look, 'Cluster API lets this Machine be remediated again: reported; waiting for the incident to open', true);
+    if (await reportIfAllowed(entry, look, 'Cluster API lets this Machine be remediated again: reported; waiting for the incident to open', true)) followSoon(entry);
+  }
+
+  /**
+   * Reported again from a follow round: its incident is followed as soon as it opens, not a round
+   * later, so its decisions reach the request (and its Machine's Events) as they happen. In the
+   * background: a round does not wait on one request.
+   */
+  function followSoon(entry: Tracked): void {
+    void waitFor(() => incidentFor(entry), { timeoutMs: 10_000, intervalMs: 50, what: `the incident of ${keyOf(entry.request)}` }).then(
+      (opened) => (entry.incidentId || stopped ? undefined : follow(entry, opened)),
+      () => undefined,
+    );
   }
 
   /**
@@ -360,6 +406,8 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
     for (const key of byIncident.get(incidentId) ?? []) {
       const entry = tracked.get(key);
       if (!entry || entry.terminal || entry.incidentId !== incidentId) continue;
+      const told = kubeEventOf(event);
+      if (told) tell(entry, told);
       if (goesOnAfterEvent(event)) {
         followAgain(entry, incidentId);
         continue;
@@ -447,6 +495,7 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
       unsubscribe();
       await informer.stop();
       await Promise.all([...tracked.values()].map((entry) => entry.writes));
+      await recorder.flush();
     },
   };
 }

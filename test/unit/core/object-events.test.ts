@@ -1,7 +1,7 @@
 // What Kubernetes Events are held to, pure: the 1 kB note limit, the key the same Event is counted
 // again under, its name, and the spam filter's bucket per object.
 import { describe, expect, it } from 'vitest';
-import { eventKey, eventName, NOTE_LIMIT_BYTES, spamFilter, truncateNote } from '../../../functions/core/object-events.ts';
+import { eventKey, eventName, nanosOf, NOTE_LIMIT_BYTES, spamFilter, truncateNote } from '../../../functions/core/object-events.ts';
 
 describe('truncateNote', () => {
   it('keeps a note within 1024 bytes, ending an overlong one with an ellipsis, never splitting a character', () => {
@@ -26,7 +26,7 @@ describe('dedup and spam filter', () => {
   });
 
   it('names an Event as client-go does, <object>.<nanoseconds in hex>', () => {
-    expect(eventName('m0', 1_700_000_000_123)).toBe(`m0.${(1_700_000_000_123n * 1_000_000n).toString(16)}`);
+    expect(eventName('m0', nanosOf(1_700_000_000_123))).toBe(`m0.${(1_700_000_000_123n * 1_000_000n).toString(16)}`);
   });
 
   it('lets a burst through per object, then one per refill interval', () => {

@@ -27,6 +27,16 @@ describe('kubeEventOf', () => {
     expect(kubeEventOf(event)).toEqual({ reason: 'LEADER_MOVED', note: 'etcd leadership moved from member a1 to b2 over port-forward in 12 ms', type: 'Normal', action: 'MoveLeader' });
   });
 
+  it('a removal says which member went and who leads, the replacement awaited', () => {
+    const event = makeEvent('RemediationCompleted', { ...envelope, target, leaderMove: 'moved', newLeader: { id: 'b2', name: 'cp-1' }, timeline: [] });
+    expect(kubeEventOf(event)).toEqual({
+      reason: 'REPLACEMENT_AWAITED',
+      note: 'etcd member cp-0 (a1) was removed and cp-1 (b2) leads; waiting for the replacement Machine to join etcd',
+      type: 'Normal',
+      action: 'RemoveMember',
+    });
+  });
+
   it('says nothing for events that carry no decision', () => {
     expect(kubeEventOf(makeEvent('RetryDue', { ...envelope, reason: 'LEADER_UNREACHABLE' } as never))).toBeUndefined();
   });

@@ -3,6 +3,7 @@
 // remediated, and deletes once the Machine is healthy again. Read here, and its status written.
 import { PatchStrategy, setHeaderOptions, type CustomObjectsApi, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import { requestEndPhases, type EndingPhase } from '../../../core/incident-endings.ts';
+import type { Condition } from '../../../core/request-conditions.ts';
 import { describeKubeError, isNotFound } from '../api-errors.ts';
 import { CLUSTER_NAME_LABEL } from './machines.ts';
 
@@ -24,6 +25,8 @@ export interface RequestStatus {
   updatedAt: string;
   completedAt?: string;
   observedGeneration?: number;
+  /** metav1.Condition, one per type (request-conditions.ts). */
+  conditions?: Condition[];
 }
 
 export interface RemediationRequest {
@@ -38,6 +41,8 @@ export interface RemediationRequest {
   templateName?: string;
   createdAt?: string;
   generation?: number;
+  /** The Machine's uid and apiVersion, from the owner reference MHC gives the request. */
+  machineOwner?: { uid: string; apiVersion: string };
   status?: Partial<RequestStatus>;
 }
 
@@ -51,6 +56,11 @@ export const isTerminalPhase = (phase: string | undefined): boolean => phase !==
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 
+const isCondition = (value: unknown): value is Condition => {
+  const c = value as Partial<Record<keyof Condition, unknown>> | null;
+  return typeof c === 'object' && c !== null && typeof c.type === 'string' && typeof c.status === 'string' && typeof c.lastTransitionTime === 'string';
+};
+
 /** undefined for an object without a name or namespace (not one MHC made). */
 export function toRemediationRequest(object: RequestObject): RemediationRequest | undefined {
   const { metadata } = object;
@@ -62,6 +72,8 @@ export function toRemediationRequest(object: RequestObject): RemediationRequest 
   const reason = text(object.spec?.reason);
   const templateName = text(metadata.annotations?.[CLONED_FROM_NAME_ANNOTATION]);
   const createdAt = metadata.creationTimestamp ? new Date(metadata.creationTimestamp).toISOString() : undefined;
+  const owner = metadata.ownerReferences?.find((ref) => ref.kind === 'Machine' && ref.name === name && ref.uid);
+  const conditions = Array.isArray(status.conditions) ? (status.conditions as unknown[]).filter(isCondition) : [];
   return {
     namespace,
     machineName: name,
@@ -71,9 +83,11 @@ export function toRemediationRequest(object: RequestObject): RemediationRequest 
     ...(templateName ? { templateName } : {}),
     ...(createdAt ? { createdAt } : {}),
     ...(metadata.generation === undefined ? {} : { generation: metadata.generation }),
+    ...(owner ? { machineOwner: { uid: owner.uid, apiVersion: owner.apiVersion } } : {}),
     status: {
       ...(text(status.phase) ? { phase: status.phase as RequestPhase } : {}),
       ...(text(status.incidentId) ? { incidentId: status.incidentId as string } : {}),
+      ...(conditions.length > 0 ? { conditions } : {}),
     },
   };
 }
