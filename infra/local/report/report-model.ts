@@ -100,6 +100,13 @@ export interface ReportInput {
   journal: readonly JournalEntry[];
 }
 
+/** The marks an earlier build's text lines still make, by their step. */
+const EARLIER_MARKS: Partial<Record<string, MarkKind>> = {
+  [journalSteps.leaderMoved]: 'leader-move',
+  [journalSteps.snapshotTaken]: 'snapshot',
+  [journalSteps.memberRemoved]: 'removal',
+  [journalSteps.leaderElected]: 'new-leader',
+};
 const CLOSE_WORDS: Record<string, string> = { TARGET_RECOVERED: 'recovered', REQUEST_WITHDRAWN: 'withdrawn' };
 const finalKinds = new Set(['approve', 'block', 'close', 'failed']);
 const kindOf = (step: string): string => step.slice(step.indexOf(':') + 1);
@@ -186,7 +193,12 @@ function marksOf(journal: readonly JournalEntry[]): Mark[] {
     marks.push(mark);
   };
   for (const e of journal) {
-    if (isEarlier(e)) continue;
+    if (isEarlier(e)) {
+      // An earlier build's line has only its step and words: marked by its step all the same.
+      const kind = EARLIER_MARKS[e.step];
+      if (kind) once({ kind, at: e.at, label: e.step.replace('-', ' '), detail: e.said });
+      continue;
+    }
     if (isDecisionLine(e)) {
       const kind = kindOf(e.step);
       marks.push({ kind: 'decision', at: e.at, label: e.detail.reason, detail: `${e.step} ${e.detail.reason}: ${e.detail.message}`, final: finalKinds.has(kind) });

@@ -126,6 +126,19 @@ describe('reportModel', () => {
     expect([model.start, model.end]).toEqual([T0, T0 + 4_000]);
   });
 
+  it('marks an earlier build’s text lines by their step', () => {
+    const earlier = [
+      { at: T0 + 2_000, step: 'member-removed', said: 'removed through etcd-1 over direct', isStepMarker: true },
+      { at: T0 + 2_500, step: 'leader-elected', said: 'etcd-2 leads at term 3', isStepMarker: true },
+    ];
+    const model = reportModel({ incident: incident(), journal: earlier });
+    expect(model.marks.map((m) => [m.kind, m.at - T0, m.detail])).toEqual([
+      ['removal', 2_000, 'removed through etcd-1 over direct'],
+      ['new-leader', 2_500, 'etcd-2 leads at term 3'],
+    ]);
+    expect(model.figures[1]).toEqual({ label: 'event → removal', ms: 2_000 });
+  });
+
   it('says the figures from the event, and none for what did not happen', () => {
     const model = reportModel({ incident: incident(), journal: seedJournal });
     expect(model.figures).toEqual([
