@@ -37,7 +37,10 @@ EtcdRemediationRequest named after it, and this service:
   - reports it (target: the Machine) to the embedded runtime, for the cluster <namespace>/<cluster>
     its cluster-name label names, reached through the Secret <cluster>-kubeconfig there;
   - writes the incident's progress and outcome to the request's status (phase, reasonCode,
-    message, incidentId, leaderMove, startedAt, updatedAt, completedAt) as it moves;
+    message, incidentId, leaderMove, startedAt, updatedAt, completedAt) as it moves, with the
+    conditions Ready, Remediated, Blocked and Paused (kubectl wait --for=condition=Remediated);
+  - says each decision as a Kubernetes Event on the Machine (reason: the reason code; message:
+    the sentence; kubectl describe machine NAME, kubectl get events);
   - withdraws the incident (REQUEST_WITHDRAWN) when the request is deleted before removal began.
 A report that opened no incident within 60 s (every delivery failed, e.g. the kubeconfig Secret
 unreadable: the runtime's log and dead letters say why) is reported again. A request whose member
