@@ -9,6 +9,7 @@ import { filesLoadedWith } from '../../infra/build/bundle-graph.ts';
 import { intakePatterns } from '../../events/intake-routing.ts';
 import { table as tableDefinition } from '../../functions/adapters/aws/dynamodb-table.ts';
 import { SECRET_PREFIX } from '../../infra/local/cli/register.ts';
+import { metricTable } from '../../functions/core/metric-names.ts';
 import {
   actionsOf,
   assetDirOf,
@@ -314,5 +315,18 @@ describe('dead-letter queues and alarms', () => {
     expect(metrics.map((m) => m.Namespace)).toEqual(pipelineFunctionNames.map(() => 'EtcdRemediator'));
     expect(metrics.map((m) => m.Dimensions)).toEqual(pipelineFunctionNames.map((service) => [{ Name: 'service', Value: service }]));
     expect(blocked[0]).toMatchObject({ ComparisonOperator: 'GreaterThanThreshold', Threshold: 0 });
+  });
+
+  it('alarms and the dashboard read only metrics of the metric table, under the names the functions write', () => {
+    const alarmed = alarms().flatMap((a) =>
+      ((a.Metrics ?? []) as { MetricStat?: { Metric: { Namespace: string; MetricName: string } } }[]).flatMap((m) => (m.MetricStat?.Metric.Namespace === 'EtcdRemediator' ? [m.MetricStat.Metric.MetricName] : [])),
+    );
+    // The dashboard's body is one JSON string, joined around the region: its metrics are ["EtcdRemediator", name, …].
+    const body = JSON.stringify(resourcesOf(s.json, 'AWS::CloudWatch::Dashboard').map(([, d]) => d.Properties.DashboardBody));
+    const graphed = [...body.matchAll(/\\"EtcdRemediator\\",\\"(\w+)\\"/g)].map((m) => m[1]!);
+    expect(alarmed).toEqual(expect.arrayContaining(['RemediationBlocked', 'ReplacementOverdue']));
+    expect(graphed).toEqual(expect.arrayContaining(['RemediationCompleted', 'LeaderMoved', 'TimeToRemediate']));
+    const written = new Set(metricTable.filter((row) => !row.localOnly).map((row) => row.name));
+    for (const name of [...alarmed, ...graphed]) expect(written, name).toContain(name);
   });
 });
