@@ -195,7 +195,7 @@ function marksOf(journal: readonly JournalEntry[]): Mark[] {
   for (const e of journal) {
     if (isEarlier(e)) {
       // An earlier build's line has only its step and words: marked by its step all the same.
-      const kind = EARLIER_MARKS[e.step];
+      const kind = Object.hasOwn(EARLIER_MARKS, e.step) ? EARLIER_MARKS[e.step] : undefined;
       if (kind) once({ kind, at: e.at, label: e.step.replace('-', ' '), detail: e.said });
       continue;
     }
@@ -254,7 +254,7 @@ export function reportModel({ incident, journal }: ReportInput): ReportModel {
   const outcome = outcomeOf(incident, journal);
   const marks = marksOf(journal);
   const grace = graceOf(incident, outcome.evidence);
-  const state = incident.state === 'closed' && outcome.reason && CLOSE_WORDS[outcome.reason] ? CLOSE_WORDS[outcome.reason]! : incident.state;
+  const state = incident.state === 'closed' && outcome.reason && Object.hasOwn(CLOSE_WORDS, outcome.reason) ? CLOSE_WORDS[outcome.reason]! : incident.state;
   return {
     incidentId: incident.incidentId,
     clusterId: incident.clusterId,

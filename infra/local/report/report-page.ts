@@ -67,11 +67,11 @@ function laneProbe(p: LaneProbe, previous: LaneProbe | undefined, x: number, roo
   const failed = p.failed.map((f) => `${f.path} ${f.reachability}`).join(', ');
   const title = `${p.reachable ? `reachable on ${p.path}` : 'unreachable'}${failed ? ` (${failed})` : ''}${said ? `; names ${said === 'none' ? 'no leader' : `${said} leader`}` : ''}`;
   const w = Math.max(3, Math.min(14, room - 2));
-  const letter = w >= 11 ? `<text class="letter" x="${x}" y="${y + 4}">${p.reachable ? (PATH_LETTER[p.path ?? ''] ?? '?') : '✕'}</text>` : '';
+  const letter = w >= 11 ? `<text class="letter" x="${x}" y="${y + 4}">${p.reachable ? (p.path !== undefined && Object.hasOwn(PATH_LETTER, p.path) ? PATH_LETTER[p.path] : '?') : '✕'}</text>` : '';
   const mark = `<rect class="${p.reachable ? 'ok' : 'down'}" x="${x - w / 2}" y="${y - 8}" width="${w}" height="16"${p.reachable ? ' rx="2"' : ''}/>${letter}`;
   // Whom it names leader, said when it changes along the lane, so dense probes stay legible.
   const label = said && said !== before ? `<text class="said" x="${x - w / 2}" y="${y - 11}">→ ${esc(said)}</text>` : '';
-  return `<g class="probe" data-reachable="${p.reachable}" data-path="${p.path ?? 'none'}"><title>${esc(title)}</title>${mark}${label}</g>`;
+  return `<g class="probe" data-reachable="${p.reachable ? 'true' : 'false'}" data-path="${esc(p.path ?? 'none')}"><title>${esc(title)}</title>${mark}${label}</g>`;
 }
 
 function lane(l: Lane, y: number, x: (at: number) => number): string {
@@ -254,7 +254,7 @@ export function renderReport(m: ReportModel): string {
 <h1>Incident report: ${esc(target)} in cluster ${esc(m.clusterId)}</h1>
 <p class="sub">etcd-remediator, incident ${esc(m.incidentId)}</p>
 <section>
-<div class="outcome"><span class="state ${STATE_CLASS[m.state] ?? 'neutral'}" data-state="${esc(m.state)}">${esc(m.state)}</span><span class="reason" data-reason="${esc(m.reason ?? '')}">${esc(m.reason ?? 'no decision yet')}</span></div>
+<div class="outcome"><span class="state ${Object.hasOwn(STATE_CLASS, m.state) ? STATE_CLASS[m.state] : 'neutral'}" data-state="${esc(m.state)}">${esc(m.state)}</span><span class="reason" data-reason="${esc(m.reason ?? '')}">${esc(m.reason ?? 'no decision yet')}</span></div>
 ${m.message ? `<p class="sentence">${esc(m.message)}</p>` : ''}
 ${dl(facts.map(([term, value]) => ({ term, value })))}
 </section>

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Decision } from '../../../functions/core/decision.ts';
 import type { JournalEntry, JournalLine } from '../../../functions/core/journal.ts';
+import type { PathName } from '../../../functions/core/types.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
 import { reportModel } from '../../../infra/local/report/report-model.ts';
 import { renderReport } from '../../../infra/local/report/report-page.ts';
@@ -171,11 +172,12 @@ describe('renderReport', () => {
     const evil = '<script>alert(1)</script>';
     const views = [view(T0 + 20, [{ i: 0, paths: 'refused' }, { i: 1, leader: 0 }, { i: 2, leader: 0 }])].map((v) => ({
       ...v,
-      members: v.members.map((m) => (m.id === id(1) ? { ...m, name: evil } : m)),
+      // A state file is outside input too: even a path's name is escaped where the page uses it.
+      members: v.members.map((m) => (m.id === id(1) ? { ...m, name: evil } : m.id === id(2) ? { ...m, paths: m.paths.map((p) => ({ ...p, path: evil as PathName })) } : m)),
     }));
     const html = renderReport(
       reportModel({
-        incident: incident({ views, clusterId: '"><img src=x onerror=alert(1)>', lastDecision: { ...approval, evidence: { note: evil } } }),
+        incident: incident({ views, state: '__proto__' as Incident['state'], clusterId: '"><img src=x onerror=alert(1)>', lastDecision: { ...approval, evidence: { note: evil } } }),
         journal: seedJournal.map((e) => (e.step === 'move-leader:approve' ? line(e.at - T0, { step: 'move-leader:approve', detail: { reason: 'LEADER_UNREACHABLE_PAST_GRACE', message: `said ${evil} & more` } }) : e)),
       }),
     );
@@ -184,6 +186,8 @@ describe('renderReport', () => {
     expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
     expect(html).toContain('said &lt;script&gt;');
     expect(html).toContain('&amp; more');
+    expect(html).toContain('data-path="&lt;script&gt;');
+    expect(html).toContain('class="state neutral"');
   });
 
   it('is one page that asks for nothing outside it', () => {
