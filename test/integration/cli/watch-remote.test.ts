@@ -14,8 +14,10 @@ import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { startDynalite, type Dynalite } from '../../support/dynalite.ts';
 import { startEventBridgeFake, type EventBridgeFake } from '../../support/fakes/eventbridge-fake.ts';
 import { startKubeApiFake, type KubeApiFake } from '../../support/fakes/kube/api-server.ts';
+import { resourceType } from '../../support/fakes/kube/store.ts';
 import { killService, runCli, startCli, type Service } from './support.ts';
 
+const EVENTS = resourceType('', 'events')!;
 const coordinates = { group: REQUEST_GROUP, version: REQUEST_VERSION, namespace: 'default', plural: REQUEST_PLURAL };
 
 describe.sequential('etcd-remediator watch --bus', () => {
@@ -73,7 +75,12 @@ describe.sequential('etcd-remediator watch --bus', () => {
     const { incident } = await store.openOrJoin({ clusterId: 'default/wl', targetKey: 'machineName=wl-cp-2', target: { machineName: 'wl-cp-2' }, reason: 'Node NotReady', now: Date.now() });
     const read = async () => ((await objects.getNamespacedCustomObject({ ...coordinates, name: 'wl-cp-2' })) as { status?: { phase?: string; incidentId?: string } }).status;
     await waitFor(async () => ((await read())?.incidentId === incident.incidentId ? true : undefined), { timeoutMs: 20_000, what: 'the incident id on the request' });
-    await store.closeIncident(incident.incidentId, { outcome: 'awaiting-replacement', result: {}, now: Date.now() });
+    // The stack decides; the watcher, reading the table, says the decision as an Event on the Machine.
+    const approval = { kind: 'approve' as const, reason: 'LEADER_UNREACHABLE_PAST_GRACE' as const, message: 'wl-cp-2 stayed unreachable past the grace window: removal approved', evidence: {}, leaderMove: 'skipped' as const };
+    const decided = await store.updateIncident(incident.incidentId, { lastDecision: approval }, { expectVersion: (await store.getIncident(incident.incidentId))!.version, now: Date.now() });
+    const said = await waitFor(async () => kube.store.list(EVENTS, 'default', null).find((e) => e.reason === approval.reason), { timeoutMs: 20_000, what: 'the approval as an Event' });
+    expect(said).toMatchObject({ message: approval.message, type: 'Normal', action: 'Approve', involvedObject: { kind: 'Machine', name: 'wl-cp-2', namespace: 'default' } });
+    await store.closeIncident(incident.incidentId, { outcome: 'awaiting-replacement', result: {}, now: Date.now(), expectVersion: decided.version });
     const done = await waitFor(async () => {
       const status = await read();
       return status?.phase === 'AwaitingReplacement' ? status : undefined;
