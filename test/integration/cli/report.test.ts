@@ -4,7 +4,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDynamoIncidentStore } from '../../../functions/adapters/aws/dynamodb-store.ts';
 import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
+import { startDynalite, type Dynalite } from '../../support/dynalite.ts';
 import { runCli } from './support.ts';
 
 const T0 = Date.parse('2026-06-01T12:00:00Z');
@@ -72,5 +74,36 @@ describe('report', () => {
     const run = await runCli(['report', '--help']);
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^usage: etcd-remediator report INCIDENT \(--state FILE \| --table NAME \[--region R\]\) \[--out FILE\.html\]/);
+  });
+});
+
+describe('report --table on a deployed stack’s table (dynalite)', () => {
+  let dynamo: Dynalite | undefined;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cli-report-table-'));
+  beforeAll(async () => {
+    dynamo = await startDynalite();
+  });
+  afterAll(async () => {
+    await dynamo?.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('writes the page of an incident the table keeps, and names a table that is not there', async () => {
+    const table = await dynamo!.createTable();
+    const env = { AWS_ENDPOINT_URL_DYNAMODB: dynamo!.endpoint, AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' };
+    const store = createDynamoIncidentStore({ client: dynamo!.client(), tableName: table });
+    const { incident } = await store.openOrJoin({ clusterId: 'prod', targetKey: 'memberName=etcd-3', target: { memberName: 'etcd-3' }, reason: 'kubelet not ready', now: T0 });
+    await store.appendJournal(incident.incidentId, { at: T0 + 500, step: 'move-leader:retry', detail: { reason: 'ELECTION_IN_PROGRESS', message: 'no leader yet.' } });
+    const out = path.join(dir, 'page.html');
+    const run = await runCli(['report', incident.incidentId.slice(0, 8), '--table', table, '--region', 'us-east-1', '--out', out], { env });
+    expect(run.code, run.stderr).toBe(0);
+    const html = fs.readFileSync(out, 'utf8');
+    expect(html).toContain('Incident report: memberName=etcd-3 in cluster prod');
+    expect(html).toContain('data-state="open"');
+    expect(html).toContain('ELECTION_IN_PROGRESS: no leader yet.');
+
+    const missing = await runCli(['report', 'abc', '--table', 'no-such-table', '--region', 'us-east-1'], { env });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/^etcd-remediator: --table: no table no-such-table in this account and region/);
   });
 });
