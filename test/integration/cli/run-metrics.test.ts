@@ -77,7 +77,9 @@ describe('run: /metrics and /healthz', () => {
     const latency = samplesOf(scrape, 'etcd_remediator_probe_latency_seconds_count', { cluster: 'lab', path: 'direct' });
     for (const member of lab.members) expect(valueOf(scrape, 'etcd_remediator_probe_latency_seconds_count', { member: member.name, path: 'direct' }), member.name).toBeGreaterThan(0);
     expect(latency.filter((s) => s.labels.member === leader.name).map((s) => s.labels.reachability)).toEqual(['refused']);
-    expect(latency.filter((s) => s.labels.member !== leader.name).map((s) => s.labels.reachability)).toEqual(['ok', 'ok']);
+    for (const member of lab.members.filter((m) => m.name !== leader.name)) {
+      expect(latency.filter((s) => s.labels.member === member.name).map((s) => s.labels.reachability), member.name).toContain('ok');
+    }
 
     // The incident awaits its replacement, as the state file says at each scrape.
     expect(valueOf(scrape, 'etcd_remediator_incidents', { state: 'awaiting-replacement' })).toBe(1);
