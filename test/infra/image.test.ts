@@ -166,7 +166,7 @@ describe('the image\'s tree: the copies and the production dependencies alone', 
     if (app) fs.rmSync(app, { recursive: true, force: true });
   });
 
-  const commands = ['probe', 'plan', 'remediate', 'status', 'run', 'lab', 'watch', 'send', 'register'];
+  const commands = ['probe', 'plan', 'remediate', 'status', 'report', 'run', 'lab', 'watch', 'send', 'register'];
 
   it('no dev-only package is in it', () => {
     for (const name of ['vitest', 'typescript', 'aws-cdk-lib', 'esbuild', 'node']) expect(fs.existsSync(path.join(app, 'node_modules', name)), name).toBe(false);
