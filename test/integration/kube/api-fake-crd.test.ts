@@ -92,6 +92,18 @@ describe('kube API fake: custom resources against their CRD schema', () => {
     expect(body.message).toBe(`EtcdRemediationRequest.${GROUP} "wl-cp-3" is invalid: [${body.details.causes.map((c) => `${c.field}: ${c.message}`).join(', ')}]`);
   });
 
+  it('refuses two conditions of one type: the conditions are a map keyed by type', async () => {
+    await createRequest('wl-cp-6');
+    const ready = { type: 'Ready', status: 'False', reason: 'Running', message: 'm', lastTransitionTime: '2026-12-01T00:00:00Z' };
+    const twice = { status: { conditions: [ready, { ...ready, type: 'Paused' }, { ...ready, status: 'True' }] } };
+    expect(await failureOf(custom.patchNamespacedCustomObjectStatus({ ...REQUESTS, name: 'wl-cp-6', body: twice }, mergePatch))).toEqual(
+      invalid('EtcdRemediationRequest', 'wl-cp-6', 'status.conditions[2]: Duplicate value: map[string]interface {}{"type":"Ready"}', [
+        { reason: 'FieldValueDuplicate', message: 'Duplicate value: map[string]interface {}{"type":"Ready"}', field: 'status.conditions[2]' },
+      ]),
+    );
+    await custom.patchNamespacedCustomObjectStatus({ ...REQUESTS, name: 'wl-cp-6', body: { status: { conditions: twice.status.conditions.slice(0, 2) } } }, mergePatch);
+  });
+
   it('keeps spec and status apart through the status subresource', async () => {
     await createRequest('wl-cp-4');
     // A /status write changes status only (apiextensions statusStrategy.PrepareForUpdate)...

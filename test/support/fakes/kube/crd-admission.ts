@@ -2,7 +2,7 @@
 // infra/kubernetes/crds: unknown fields pruned first (structural-schema pruning, KEP-2332; each one
 // a `Warning` header under fieldValidation=Warn, the default for a client that sends none, as
 // apiserver handlers/rest.go fieldValidation() has it), then the object validated against the
-// version's openAPIV3Schema. A failure is 422 Invalid with one cause per field, worded as
+// version's openAPIV3Schema, a list of x-kubernetes-list-type map holding each key once. A failure is 422 Invalid with one cause per field, worded as
 // apiextensions-apiserver pkg/apiserver/validation kubeOpenAPIResultToFieldErrors maps kube-openapi's
 // errors onto apimachinery's field errors (pkg/util/validation/field/errors.go), and
 // errors.NewInvalid builds the Status.
@@ -121,6 +121,33 @@ function causeOf(error: ErrorObject, object: JsonObject): StatusCause {
   }
 }
 
+/** Go's %#v of a list-map item's keys, as field.Duplicate renders them: map[string]interface {}{"type":"Ready"}. */
+const goMap = (keys: JsonObject): string => `map[string]interface {}{${Object.entries(keys).map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(', ')}}`;
+
+/**
+ * x-kubernetes-list-type: map: no two items with the same keys (apiextensions-apiserver
+ * pkg/apiserver/schema/listtype validateListSetsAndMaps: field.Duplicate at the later item).
+ */
+function duplicateKeys(schema: Schema, value: Json | undefined, field: string): StatusCause[] {
+  const properties = isObject(schema.properties as Json) ? (schema.properties as Record<string, Schema>) : {};
+  if (Array.isArray(value)) {
+    const items = isObject(schema.items as Json) ? (schema.items as Schema) : undefined;
+    const nested = items ? value.flatMap((item, i) => duplicateKeys(items, item, `${field}[${i}]`)) : [];
+    const keys = schema['x-kubernetes-list-type'] === 'map' && Array.isArray(schema['x-kubernetes-list-map-keys']) ? (schema['x-kubernetes-list-map-keys'] as string[]) : undefined;
+    if (!keys) return nested;
+    const seen = new Set<string>();
+    const duplicates = value.flatMap((item, i) => {
+      const picked: JsonObject = Object.fromEntries(keys.flatMap((key) => (isObject(item) && item[key] !== undefined ? [[key, item[key]!]] : [])));
+      const id = JSON.stringify(picked);
+      if (!seen.has(id)) return (seen.add(id), []);
+      return [cause('FieldValueDuplicate', `${field}[${i}]`, `Duplicate value: ${goMap(picked)}`)];
+    });
+    return [...nested, ...duplicates];
+  }
+  if (!isObject(value)) return [];
+  return Object.entries(properties).flatMap(([name, child]) => duplicateKeys(child, value[name], field === '' ? name : `${field}.${name}`));
+}
+
 export interface Admitted {
   object: JsonObject;
   /** `unknown field "spec.paths"`, one per pruned field: the API server's Warning texts. */
@@ -143,10 +170,10 @@ export function admitCustomResource(group: string, plural: string, version: stri
     // strictDecodingError, as create and update word it (a patch's wording is not modelled apart).
     throw badRequest(`${crd.kind} in version "${version}" cannot be handled as a ${crd.kind}: strict decoding error: ${unknownFields.join(', ')}`);
   }
-  const errors = crd.validate(kept);
-  if (errors.length > 0) {
+  const causes = [...crd.validate(kept).map((error) => causeOf(error, kept)), ...duplicateKeys(crd.schema, kept, '')];
+  if (causes.length > 0) {
     const name = isObject(kept.metadata) && typeof kept.metadata.name === 'string' ? kept.metadata.name : '';
-    throw invalid(crd.kind, crd.group, name, errors.map((error) => causeOf(error, kept)));
+    throw invalid(crd.kind, crd.group, name, causes);
   }
   // Ignore drops them silently; Warn (the default) says so.
   return { object: kept, warnings: fieldValidation === 'Ignore' ? [] : unknownFields };
