@@ -1,6 +1,6 @@
 // The Event recorder against the kube fake: a repeat counted on the one Event by a patch, an Event
 // gone written anew with its count, the API server's trouble tried again a few times, a refusal
-// given up at once and logged, and an object's flood cut by its token bucket; never a throw.
+// given up at once and logged, an object's flood cut by its token bucket, a Node's in default; never a throw.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { createEventRecorder, type EventRecorder } from '../../../functions/adapters/kube/cluster-api/object-events.ts';
@@ -60,6 +60,16 @@ describe('Event recorder', () => {
     events.record(machine, { ...approved, note: 'another' });
     await events.flush();
     expect(stored()).toHaveLength(2);
+  });
+
+  it('puts a Node\'s Events in default, the Node being cluster-scoped, as the API server wants them', async () => {
+    const events = recorder();
+    events.record({ kind: 'Node', apiVersion: 'v1', namespace: '', name: 'cp-0', uid: 'n-0' }, approved);
+    await events.flush();
+    expect(warnings).toEqual([]);
+    const [event] = fake.store.list(EVENTS, 'default', null);
+    expect(event).toMatchObject({ metadata: { namespace: 'default' }, involvedObject: { kind: 'Node', name: 'cp-0', uid: 'n-0' } });
+    expect((event!.involvedObject as Record<string, unknown>).namespace).toBeUndefined();
   });
 
   it('writes an Event that is gone anew, its count kept', async () => {
