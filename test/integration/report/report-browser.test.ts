@@ -128,6 +128,15 @@ describe.sequential('the incident report in headless Chromium', () => {
     expect(s.figures['event → removal']).toMatch(/^\d[\d.]*(ms|s)$/);
     expect(s.figures['event → new leader']).toMatch(/^\d[\d.]*(ms|s)$/);
     expect(s.figures['event → replacement joined']).toBe('—');
+    // Drawn on one time axis: the removal after the target's last probe, the new leader after the removal.
+    const xOf = async (selector: string) => {
+      const box = await s.page.locator(selector).last().boundingBox();
+      expect(box, selector).not.toBeNull();
+      return box!.x + box!.width / 2;
+    };
+    const removedAt = await xOf('[data-marker="removal"] line');
+    expect(removedAt).toBeGreaterThan(await xOf('[data-target="true"] [data-reachable]'));
+    expect(await xOf('[data-marker="new-leader"] line')).toBeGreaterThan(removedAt);
     // The target was unreachable at every probe kept, the others answered on the direct path.
     expect(await s.page.locator('[data-target="true"] [data-reachable="true"]').count()).toBe(0);
     expect(await s.page.locator('[data-lane]:not([data-target]) [data-path="direct"]').count()).toBeGreaterThan(0);

@@ -140,6 +140,13 @@ describe('reportModel', () => {
     expect(model.figures[1]).toEqual({ label: 'event → removal', ms: 2_000 });
   });
 
+  it('draws a leader move as a bar of the time it took, and marks it', () => {
+    const moved = line(900, { step: 'leader-moved', detail: { from: id(0), to: id(1), path: 'direct', tookMs: 120, message: 'leadership moved from etcd-0 to etcd-1' } });
+    const model = reportModel({ incident: incident(), journal: [...seedJournal.slice(0, 2), moved] });
+    expect(model.bars.filter((b) => b.kind === 'move-leader').map((b) => [b.from - T0, b.to - T0, b.row])).toEqual([[780, 900, 'action']]);
+    expect(model.marks.filter((m) => m.kind === 'leader-move').map((m) => [m.at - T0, m.detail])).toEqual([[900, 'leadership moved from etcd-0 to etcd-1']]);
+  });
+
   it('says the figures from the event, and none for what did not happen', () => {
     const model = reportModel({ incident: incident(), journal: seedJournal });
     expect(model.figures).toEqual([
