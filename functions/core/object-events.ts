@@ -13,6 +13,13 @@ export interface ObjectEventSaid {
   action: string;
 }
 
+/**
+ * The actions that can come round after round while an incident waits (a retry scheduled, a hold by
+ * Cluster API): only their Events are held to the spam filter, so the decisions that move an
+ * incident on (approve, move, remove, block, fail, close) always reach the object.
+ */
+export const WAITING_ACTIONS: readonly string[] = ['Defer', 'Hold'];
+
 /** The object an Event is about (core/v1 ObjectReference). */
 export interface InvolvedObject {
   kind: string;

@@ -495,7 +495,8 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
       unsubscribe();
       await informer.stop();
       await Promise.all([...tracked.values()].map((entry) => entry.writes));
-      await recorder.flush();
+      // The last decisions' Events, a few seconds at most: stopping is not held up by an API server gone.
+      await recorder.flush(5_000);
     },
   };
 }

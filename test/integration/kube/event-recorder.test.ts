@@ -1,6 +1,7 @@
 // The Event recorder against the kube fake: a repeat counted on the one Event by a patch, an Event
 // gone written anew with its count, the API server's trouble tried again a few times, a refusal
-// given up at once and logged, an object's flood cut by its token bucket, a Node's in default; never a throw.
+// given up at once and logged, an object's flood of waiting cut by its token bucket, a Node's in
+// default; never a throw.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { createEventRecorder, type EventRecorder } from '../../../functions/adapters/kube/cluster-api/object-events.ts';
@@ -106,11 +107,13 @@ describe('Event recorder', () => {
     expect(warnings).toHaveLength(2);
   });
 
-  it('drops an object\'s Events past its burst, other objects\' still written', async () => {
+  it('drops an object\'s waiting Events past its burst; other objects\', and the decisions that move an incident on, still written', async () => {
     const events = recorder(2);
-    for (const note of ['a', 'b', 'c']) events.record(machine, { ...approved, note });
-    events.record({ ...machine, name: 'cp-1', uid: 'u-1' }, approved);
+    const deferred = { reason: 'LEADER_UNREACHABLE', note: '', type: 'Warning' as const, action: 'Defer' };
+    for (const note of ['a', 'b', 'c']) events.record(machine, { ...deferred, note });
+    events.record({ ...machine, name: 'cp-1', uid: 'u-1' }, { ...deferred, note: 'd' });
+    events.record(machine, approved);
     await events.flush();
-    expect(stored().map((e) => `${(e.involvedObject as { name: string }).name} ${e.message as string}`).sort()).toEqual(['cp-0 a', 'cp-0 b', `cp-1 ${approved.note}`]);
+    expect(stored().map((e) => `${(e.involvedObject as { name: string }).name} ${e.message as string}`).sort()).toEqual(['cp-0 a', 'cp-0 b', `cp-0 ${approved.note}`, 'cp-1 d']);
   });
 });

@@ -5,10 +5,11 @@
 // along (eventTime, reportingComponent, reportingInstance, action, series once it repeats), so the
 // API server holds the note to its 1 kB limit. Writing an Event never holds up nor fails a
 // remediation: one writer in the background, a few tries on errors worth trying again, a token
-// bucket per object against a flood (EventSourceObjectSpamFilter), and failures only logged.
+// bucket per object against a flood of waiting's Events (EventSourceObjectSpamFilter's idea; the
+// decisions that move an incident on always pass), and failures only logged.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PatchStrategy, setHeaderOptions, V1MicroTime, type CoreV1Api, type CoreV1Event, type CustomObjectsApi } from '@kubernetes/client-node';
-import { eventKey, eventName, nanosOf, spamFilter, type InvolvedObject, type ObjectEventSaid, type SpamFilterOptions } from '../../../core/object-events.ts';
+import { eventKey, eventName, nanosOf, spamFilter, WAITING_ACTIONS, type InvolvedObject, type ObjectEventSaid, type SpamFilterOptions } from '../../../core/object-events.ts';
 import type { Log } from '../../../ports/log.ts';
 import { describeKubeError, isNotFound } from '../api-errors.ts';
 import type { RemediationRequest } from './remediation-requests.ts';
@@ -35,8 +36,8 @@ export interface EventRecorderOptions {
 export interface EventRecorder {
   /** Queues the Event; never throws. */
   record(object: InvolvedObject, said: ObjectEventSaid): void;
-  /** Resolves once every Event queued so far is written or given up. */
-  flush(): Promise<void>;
+  /** Resolves once every Event queued so far is written or given up, or after `withinMs` at most. */
+  flush(withinMs?: number): Promise<void>;
 }
 
 interface Seen {
@@ -136,13 +137,13 @@ export function createEventRecorder(options: EventRecorderOptions): EventRecorde
 
   return {
     record(object, said) {
-      if (!filter.allow(JSON.stringify([object.kind, object.namespace, object.name, object.uid ?? '']), clock.now())) {
+      if (WAITING_ACTIONS.includes(said.action) && !filter.allow(JSON.stringify([object.kind, object.namespace, object.name, object.uid ?? '']), clock.now())) {
         log.debug('Kubernetes Event dropped: too many for this object (spam filter)', { object: `${object.kind} ${object.namespace}/${object.name}`, reason: said.reason });
         return;
       }
       queue = queue.then(() => write(object, said)).catch(() => undefined);
     },
-    flush: () => queue,
+    flush: (withinMs = Infinity) => (withinMs === Infinity ? queue : Promise.race([queue, sleep(withinMs, undefined, { ref: false })])),
   };
 }
 
