@@ -169,6 +169,15 @@ describe.sequential('the incident report in headless Chromium', () => {
     expect(view.outside).toEqual([]);
   });
 
+  it('the guard itself: a page that reaches outside is caught, so the counts above mean something', async () => {
+    const file = path.join(dir, 'reaching.html');
+    fs.writeFileSync(file, '<!doctype html><link rel="stylesheet" href="http://127.0.0.1:9/font.css"><img src="https://example.invalid/x.png">');
+    const before = view.outside.length;
+    await view.open(file);
+    await expect.poll(() => view.outside.length - before, { timeout: 5_000 }).toBe(2);
+    view.outside.splice(before);
+  });
+
   it('a member named <script> is shown as its name and never run', async () => {
     const evil = '<script>window.ran = true</script>';
     const views = [cluster(Date.now(), 3, { leader: 0 })].map((v) => ({ ...v, members: v.members.map((m) => (m.id === id(1) ? { ...m, name: evil } : m)) }));
