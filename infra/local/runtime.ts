@@ -244,13 +244,23 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
   /**
    * A step the full disk cut off cannot record its failure either: its incident is left owing its
    * outbox, or with no timer and no event under way. Every store back-off, when no step of ours
-   * runs or waits for a redelivery, the sweep carries such incidents on (their last write is at
-   * least a back-off old); once one sweep went through with the file writable again, it stops.
+   * runs or waits for a redelivery, a write probe tries the file and the sweep carries such
+   * incidents on (their last write is at least a back-off old); once one sweep went through with
+   * the file writable again, it stops.
    */
   function sweepThroughOutage(): void {
     if (outageSweeper) return;
     outageSweeper = setInterval(() => {
       if (bus.inFlight > 0) return;
+      // With no incident to carry on nothing would write, and the outage (and /healthz's 503) would
+      // outlast the full disk: one small write finds out, and ends it once it lands.
+      if (store.outage !== undefined) {
+        try {
+          store.probeWrite();
+        } catch {
+          // Still refused: said once already, and tried again at the next back-off.
+        }
+      }
       const writable = store.outage === undefined;
       sweep(storeRetryDelayMs).then(
         () => {

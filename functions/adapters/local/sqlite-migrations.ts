@@ -219,6 +219,12 @@ export const migrations: readonly string[] = [
      first_seen INTEGER NOT NULL,
      PRIMARY KEY (cluster_id, member_id)
    ) STRICT;`,
+  // One row a write probe rewrites: with nothing else to write (no incident open), it is how a
+  // service learns that a state file which refused writes (a full disk) takes them again.
+  `CREATE TABLE write_probe (
+     id INTEGER PRIMARY KEY CHECK (id = 1),
+     at INTEGER NOT NULL
+   ) STRICT;`,
 ];
 
 /** The schema version a file holds, without changing it; undefined when it holds no schema of ours. */

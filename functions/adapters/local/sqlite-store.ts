@@ -90,6 +90,14 @@ export class SqliteIncidentStore implements IncidentStore, TimerStore {
     return this.#ctx.outage;
   }
 
+  /**
+   * Writes one row and commits: throws while the file refuses writes, and once it takes them again
+   * ends the outage (its listener says so), when nothing else would write to find out.
+   */
+  probeWrite(): void {
+    this.#ctx.transaction(() => this.#ctx.run('INSERT INTO write_probe (id, at) VALUES (1, $at) ON CONFLICT (id) DO UPDATE SET at = excluded.at', { at: Date.now() }));
+  }
+
   openOrJoin(input: OpenIncidentInput): Promise<{ incident: Incident; joined: boolean }> {
     return openOrJoin(this.#ctx, input);
   }

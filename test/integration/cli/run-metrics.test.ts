@@ -97,7 +97,7 @@ describe('run: /metrics and /healthz', () => {
     });
     afterAll(() => disk?.remove());
 
-    it('/healthz says 503 and why once the state file refuses writes', async () => {
+    it('/healthz says 503 and why once the state file refuses writes, and 200 again once it takes them, with no incident open', async () => {
       const config = path.join(dir, 'full.json');
       fs.writeFileSync(config, JSON.stringify({ state: path.join(disk.dir, 'state.sqlite'), listen: '127.0.0.1:0', token: TOKEN, clusters: [{ clusterId: 'lab', endpoints: lab.endpoints() }] }));
       const service = startCli(['run', '--config', config]);
@@ -110,6 +110,10 @@ describe('run: /metrics and /healthz', () => {
       const sick = await fetch(`${base!}/healthz`);
       expect(sick.status).toBe(503);
       expect(await sick.text()).toMatch(/^the state file refuses writes since \S+: state file \S+: cannot write: disk full \(SQLITE_FULL\)\n$/);
+      // Space again, and no incident open to write: the service finds out by itself, and says so.
+      disk.free();
+      await service.waitForStderr(/state file takes writes again after/, 20_000);
+      expect((await fetch(`${base!}/healthz`)).status).toBe(200);
       service.child.kill('SIGTERM');
       expect(await service.exited).toBe(0);
     });
