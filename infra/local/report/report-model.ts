@@ -249,8 +249,9 @@ function figuresOf(start: number, marks: readonly Mark[]): Figure[] {
 export function reportModel({ incident, journal }: ReportInput): ReportModel {
   const opened = journal.find((e) => isLine(e, journalSteps.incidentOpened));
   const start = incident.openedAt;
-  const times = [start, ...journal.map((e) => e.at), ...incident.views.map((v) => v.at), ...(incident.state === 'open' ? [] : [incident.updatedAt])];
-  const end = Math.max(...times);
+  // A reduce, not Math.max(...): a long journal would pass more arguments than a call takes.
+  const last = (a: number, b: number) => Math.max(a, b);
+  const end = [journal.map((e) => e.at), incident.views.map((v) => v.at), incident.state === 'open' ? [] : [incident.updatedAt]].flat().reduce(last, start);
   const outcome = outcomeOf(incident, journal);
   const marks = marksOf(journal);
   const grace = graceOf(incident, outcome.evidence);
