@@ -89,6 +89,11 @@ describe.skipIf(KUBECTL === undefined).sequential('watch: Kubernetes Events and 
     expect(held.filter((e) => e.reason === 'CLUSTER_PAUSED')).toHaveLength(1);
     expect(held[0]).toMatchObject({ type: 'Warning', count: 2, action: 'Hold', reportingComponent: 'etcd-remediator', involvedObject: { kind: 'Machine', name: machine, namespace: CAPI_NAMESPACE } });
     expect(held[0]!.message).toContain('spec.paused');
+    // As a person reads them: the server's table, the repeat in its COUNT column.
+    const table = await kubectl('get', 'events', '-n', CAPI_NAMESPACE, '--field-selector', `involvedObject.name=${machine}`, '-o', 'wide');
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout).toMatch(/^LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+SUBOBJECT\s+SOURCE\s+MESSAGE\s+FIRST SEEN\s+COUNT\s+NAME\n/);
+    expect(table.stdout).toMatch(new RegExp(`Warning\\s+CLUSTER_PAUSED\\s+machine/${machine}\\s+etcd-remediator, \\S+\\s+Cluster default/wl is paused .*\\s+2\\s+${machine}\\.[0-9a-f]+\\n`));
     // kubectl describe finds a Machine's Events by its uid too: they are on this Machine.
     const described = await kubectl('describe', 'machine', machine, '-n', CAPI_NAMESPACE);
     expect(described.code, described.stderr).toBe(0);

@@ -1,8 +1,8 @@
 // core/v1 Events in the kube fake, through client-node as a controller writes them: created,
 // listed by the field selectors kubectl describe uses (involvedObject.*), counted again by a merge
-// patch, watched; and refused as the API server refuses them (an Event outside its object's
-// namespace or without one, an eventTime'd Event without its reporting fields or with a message
-// over 1024 bytes, a field label Events do not have).
+// patch, watched, printed as the server's Table for kubectl get; and refused as the API server
+// refuses them (an Event outside its object's namespace or without one, an eventTime'd Event
+// without its reporting fields or with a message over 1024 bytes, a field label Events lack).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiException, CoreV1Api, PatchStrategy, Watch, setHeaderOptions, type CoreV1Event } from '@kubernetes/client-node';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
@@ -87,6 +87,19 @@ describe('kube API fake: Events', () => {
     expect(await refusal(core.createNamespacedEvent({ namespace: 'capi', body: eventOn('bare.1', machine, { eventTime: new Date() }) }))).toBe(
       '422 Event "bare.1" is invalid: [reportingComponent: Required value, reportingComponent: Invalid value: "": name part must be non-empty, reportingComponent: Invalid value: "": name part must consist of alphanumeric characters, \'-\', \'_\' or \'.\', and must start and end with an alphanumeric character (e.g. \'MyName\',  or \'my.name\',  or \'123-abc\', regex used for validation is \'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\'), reportingInstance: Required value, action: Required value]',
     );
+  });
+
+  it('answers kubectl get\'s Accept for a Table with the API server\'s event columns and cells', async () => {
+    await core.createNamespacedEvent({ namespace: 'capi', body: eventOn('cp-0.1', machine, { count: 3, lastTimestamp: new Date(Date.now() - 90_000), firstTimestamp: new Date(Date.now() - 600_000) }) });
+    const answer = await fetch(`${fake.server}/api/v1/namespaces/capi/events`, { headers: { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json' } });
+    const table = (await answer.json()) as { kind: string; columnDefinitions: { name: string }[]; rows: { cells: unknown[]; object: { kind: string; metadata: { name: string } } }[] };
+    expect(table.kind).toBe('Table');
+    expect(table.columnDefinitions.map((c) => c.name)).toEqual(['Last Seen', 'Type', 'Reason', 'Object', 'Subobject', 'Source', 'Message', 'First Seen', 'Count', 'Name']);
+    expect(table.rows[0]!.cells).toEqual(['90s', 'Normal', 'LEADER_MOVED', 'machine/cp-0', '', 'etcd-remediator', 'leadership moved', '10m', 3, 'cp-0.1']);
+    expect(table.rows[0]!.object).toMatchObject({ kind: 'PartialObjectMetadata', metadata: { name: 'cp-0.1' } });
+    // -o json asks for JSON: the list.
+    const list = (await (await fetch(`${fake.server}/api/v1/namespaces/capi/events`, { headers: { accept: 'application/json' } })).json()) as { kind: string };
+    expect(list.kind).toBe('EventList');
   });
 
   it('refuses a field label Events do not have, as the API server does', async () => {

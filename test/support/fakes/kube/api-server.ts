@@ -358,7 +358,7 @@ export async function startKubeApiFake(options: KubeApiFakeOptions = {}): Promis
       if (request.method === 'GET' && watches.serve(url, response)) return;
       const document = request.method === 'GET' ? discovery(url.pathname, request.headers.host ?? '') : undefined;
       if (document !== undefined) return send(response, 200, document);
-      const answer = handleRest(store, { graceful }, { method: request.method ?? 'GET', url, contentType: request.headers['content-type'] ?? '', body });
+      const answer = handleRest(store, { graceful }, { method: request.method ?? 'GET', url, contentType: request.headers['content-type'] ?? '', body, accept: request.headers.accept ?? '' });
       if (answer) send(response, answer.code, answer.body, answer.warnings);
       else send(response, 404, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'the server could not find the requested resource', reason: 'NotFound', details: {}, code: 404 } satisfies JsonObject);
     })().catch((error: unknown) => {

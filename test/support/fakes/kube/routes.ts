@@ -5,6 +5,7 @@ import { type Admitted, admitCustomResource } from './crd-admission.ts';
 import { servesVersion } from './discovery.ts';
 import { admitEvent } from './event-admission.ts';
 import { fieldFilter } from './field-selectors.ts';
+import { eventTable, wantsTable } from './tables.ts';
 import { type Json, type JsonObject, isObject, jsonPatch, mergePatch, text } from './patch.ts';
 import { KubeFakeError, alreadyExists, badRequest, conflict, invalid } from './status.ts';
 import { type ObjectStore, type ResourceType, metadataOf, resourceType } from './store.ts';
@@ -14,6 +15,8 @@ export interface RestRequest {
   url: URL;
   contentType: string;
   body: string;
+  /** The Accept header: kubectl get asks for a Table first. */
+  accept?: string;
 }
 
 export interface RestResponse {
@@ -212,6 +215,7 @@ export function handleRest(store: ObjectStore, hooks: DeleteHooks, request: Rest
       if (request.method === 'GET') {
         const fields = fieldFilter(route.type, request.url.searchParams.get('fieldSelector'));
         const items = store.list(route.type, route.namespace, request.url.searchParams.get('labelSelector')).filter(fields);
+        if (route.type.group === '' && route.type.plural === 'events' && wantsTable(request.accept ?? '')) return { code: 200, body: eventTable(items, store.resourceVersion) };
         return { code: 200, body: { kind: `${route.type.kind}List`, apiVersion: apiVersion(route), metadata: { resourceVersion: store.resourceVersion }, items } };
       }
       if (request.method === 'POST') return create(store, route, request);
