@@ -8,7 +8,7 @@ import { renderReport } from '../report/report-page.ts';
 import { parseFlags, PROGRAM, UsageError } from './args.ts';
 import { escapeControls } from './control-chars.ts';
 import { EXIT } from './output.ts';
-import { openStatusSource, type StatusStore } from './status-source.ts';
+import { findIncident, openStatusSource } from './status-source.ts';
 
 export const help = `usage: ${PROGRAM} report INCIDENT (--state FILE | --table NAME [--region R]) [--out FILE.html]
 
@@ -31,15 +31,6 @@ const options = {
   region: { type: 'string' },
   out: { type: 'string' },
 } as const;
-
-/** The incident an id, or a unique prefix of one, names. */
-async function findIncident(store: StatusStore, where: string, ref: string): Promise<Incident> {
-  const exact = await store.getIncident(ref);
-  if (exact) return exact;
-  const matches = (await store.listIncidents()).filter((i) => i.incidentId.startsWith(ref));
-  if (matches.length === 1) return matches[0]!;
-  throw new UsageError(matches.length === 0 ? `no incident ${JSON.stringify(ref)} in ${where}` : `${JSON.stringify(ref)} matches ${matches.length} incidents; give more of the id`);
-}
 
 /** Where the page goes; its folder must be there, checked before anything is read. */
 function outPath(out: string): string {

@@ -14,6 +14,15 @@ import type { ReplacementSaid, StatusEntry } from './status-table.ts';
 
 export type StatusStore = Pick<IncidentStore, 'getIncident' | 'listIncidents' | 'journal' | 'listDeadLetters' | 'fleetPauses'>;
 
+/** The incident an id, or a unique prefix of one, names; `where` names the store in the refusal. */
+export async function findIncident(store: StatusStore, where: string, ref: string): Promise<Incident> {
+  const exact = await store.getIncident(ref);
+  if (exact) return exact;
+  const matches = (await store.listIncidents()).filter((i) => i.incidentId.startsWith(ref));
+  if (matches.length === 1) return matches[0]!;
+  throw new UsageError(matches.length === 0 ? `no incident ${JSON.stringify(ref)} in ${where}` : `${JSON.stringify(ref)} matches ${matches.length} incidents; give more of the id`);
+}
+
 export interface StatusSource {
   store: StatusStore;
   /** "state file F" or "table T". */

@@ -7,7 +7,7 @@ import { durationFlag, parseFlags, PROGRAM, UsageError } from './args.ts';
 import { escapeControlsIn } from './control-chars.ts';
 import { formatDuration } from './duration.ts';
 import { EXIT, printJson, renderTimeline } from './output.ts';
-import { openStatusSource, type StatusSnapshot, type StatusStore } from './status-source.ts';
+import { findIncident, openStatusSource, type StatusSnapshot, type StatusStore } from './status-source.ts';
 import { nextDue, pauseLines, renderStatusTable, statusChangeKey, type StatusEntry } from './status-table.ts';
 import { watchStatus } from './status-watch.ts';
 
@@ -59,14 +59,6 @@ function summary(i: Incident, entry?: StatusEntry) {
     updatedAt: iso(i.updatedAt),
     ...(entry ? { nextDueAt: due === undefined ? null : iso(due), replacementSaid: entry.replacementSaid ?? null } : {}),
   };
-}
-
-async function findIncident(store: StatusStore, where: string, ref: string): Promise<Incident> {
-  const exact = await store.getIncident(ref);
-  if (exact) return exact;
-  const matches = (await store.listIncidents()).filter((i) => i.incidentId.startsWith(ref));
-  if (matches.length === 1) return matches[0]!;
-  throw new UsageError(matches.length === 0 ? `no incident ${JSON.stringify(ref)} in ${where}` : `${JSON.stringify(ref)} matches ${matches.length} incidents; give more of the id`);
 }
 
 async function showIncident(store: StatusStore, where: string, ref: string, json: boolean): Promise<void> {

@@ -22,6 +22,8 @@ export interface SpawnAs {
   wrapper?: string[];
   node?: string;
   env?: Record<string, string>;
+  /** Another entry point than the binary, e.g. the demo's script. */
+  script?: string;
 }
 
 const spawnOptions = (options: SpawnAs) => ({
@@ -33,7 +35,8 @@ const spawnOptions = (options: SpawnAs) => ({
 function command(args: string[], options: SpawnAs): [string, string[]] {
   const [wrapper, ...wrapperArgs] = options.wrapper ?? [];
   const node = options.node ?? process.execPath;
-  return wrapper ? [wrapper, [...wrapperArgs, node, BIN, ...args]] : [node, [BIN, ...args]];
+  const script = options.script ?? BIN;
+  return wrapper ? [wrapper, [...wrapperArgs, node, script, ...args]] : [node, [script, ...args]];
 }
 
 export function runCli(args: string[], options: SpawnAs & { timeoutMs?: number } = {}): Promise<CliRun> {

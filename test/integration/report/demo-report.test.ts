@@ -1,35 +1,19 @@
 // npm run demo writes the report of its incident and says where; that page, opened in headless
 // Chromium, shows the whole seed case to its end (the replacement joined), and its screenshot is
 // kept as test-artifacts/demo-report.png for a person to look at.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runCli, type CliRun } from '../cli/support.ts';
 import { artifact, launchChromium, reportPage, screenshotTop } from './browser.ts';
 
 const DEMO = fileURLToPath(new URL('../../../infra/local/cli/demo.ts', import.meta.url));
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
-function runDemo(reportDir: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [DEMO], { env: { ...process.env, ETCD_REMEDIATOR_DEMO_REPORT_DIR: reportDir }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`the demo did not finish within 60 s:\n${stdout}\n${stderr}`));
-    }, 60_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+/** The demo as `npm run demo` runs it, its report written into `reportDir`. */
+const runDemo = (reportDir: string): Promise<CliRun> => runCli([], { script: DEMO, env: { ETCD_REMEDIATOR_DEMO_REPORT_DIR: reportDir }, timeoutMs: 60_000 });
 
 describe('the demo’s report', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'demo-report-'));
