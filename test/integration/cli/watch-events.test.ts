@@ -76,7 +76,7 @@ describe.skipIf(KUBECTL === undefined).sequential('watch: Kubernetes Events and 
     const machine = world.machineOf(leader);
     // Held first: Cluster API paused the Cluster, so the request waits, and says so on its Machine.
     world.fake.store.put(CLUSTERS, cluster(true));
-    service = startCli(['watch', '--kubeconfig', kubeconfig, '--state', path.join(dir, 'state.sqlite'), '--election-timeout', '500ms', '--timeout', '1s']);
+    service = startCli(['watch', '--kubeconfig', kubeconfig, '--state', path.join(dir, 'state.sqlite'), '--election-timeout', '500ms', '--timeout', '2s']);
     await service.waitForStderr(WATCHING);
     const requests = requestsIn(world.fake.kubeConfig(), CAPI_NAMESPACE);
     await requests.create(machine, CAPI_CLUSTER);

