@@ -1,7 +1,8 @@
 // Field selectors as the API server reads them: `a=b`, `a==b`, `a!=b`, comma-separated, over the
 // fields each resource supports (metadata.name and metadata.namespace for every one; for Events
 // also those of pkg/apis/core/v1 conversion.go's field label conversion: involvedObject.*, reason,
-// reportingComponent, source, type). Any other field is refused, 400 "field label not supported".
+// reportingComponent, source, type; for Pods spec.nodeName, status.phase and the others it lists, as
+// `kubectl describe node` asks for a Node's pods). Any other field is refused, 400 "field label not supported".
 import { type Json, type JsonObject, isObject, text } from './patch.ts';
 import { badRequest } from './status.ts';
 import { type ResourceType, metadataOf } from './store.ts';
@@ -30,7 +31,18 @@ const EVENT_FIELDS: Record<string, (object: JsonObject) => string> = {
   type: path('type'),
 };
 
-const fieldsOf = (type: ResourceType | undefined) => (type?.group === '' && type.plural === 'events' ? EVENT_FIELDS : COMMON);
+const POD_FIELDS: Record<string, (object: JsonObject) => string> = {
+  ...COMMON,
+  'spec.nodeName': path('spec', 'nodeName'),
+  'spec.restartPolicy': path('spec', 'restartPolicy'),
+  'spec.schedulerName': path('spec', 'schedulerName'),
+  'spec.serviceAccountName': path('spec', 'serviceAccountName'),
+  'status.phase': path('status', 'phase'),
+  'status.podIP': path('status', 'podIP'),
+  'status.nominatedNodeName': path('status', 'nominatedNodeName'),
+};
+
+const fieldsOf = (type: ResourceType | undefined) => (type?.group !== '' ? COMMON : type.plural === 'events' ? EVENT_FIELDS : type.plural === 'pods' ? POD_FIELDS : COMMON);
 
 /** The filter a field selector makes for objects of `type`; a KubeFakeError (400) for a field it does not support. */
 export function fieldFilter(type: ResourceType | undefined, selector: string | null): Filter {
