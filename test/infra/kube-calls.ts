@@ -24,13 +24,16 @@ export interface KubeCall {
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
-/** Which cluster a file's calls go to: the clients it calls through are made from that cluster's kubeconfig. */
-const SIDES: [RegExp, Side][] = [
+/** Which clusters a file's calls go to: the clients it calls through are made from those clusters' kubeconfigs. */
+const SIDES: [RegExp, Side[]][] = [
+  // The Event recorder: on a Machine through the management cluster (watch, and run or remediate
+  // with Cluster API), on a Node through the workload cluster (run or remediate without it).
+  [/^functions\/adapters\/kube\/cluster-api\/object-events\.ts$/, ['management', 'workload']],
   // The Cluster API objects, the kubeconfig and etcd CA Secrets, the requests: the management cluster.
-  [/^functions\/adapters\/kube\/cluster-api\//, 'management'],
-  [/^infra\/local\/request-watcher\.ts$/, 'management'],
-  // The etcd pods, their Nodes, exec and port-forward: the workload cluster.
-  [/^functions\/adapters\/kube\/(workload\.ts$|streams\/|port-forward\/|exec-relay\/)/, 'workload'],
+  [/^functions\/adapters\/kube\/cluster-api\//, ['management']],
+  [/^infra\/local\/request-watcher\.ts$/, ['management']],
+  // The etcd pods, their Nodes (and a Node's uid for its Events), exec and port-forward: the workload cluster.
+  [/^functions\/adapters\/kube\/(workload\.ts$|node-reference\.ts$|streams\/|port-forward\/|exec-relay\/)/, ['workload']],
 ];
 
 const methodsOf = (api: { prototype: object }): Set<string> => new Set(Object.getOwnPropertyNames(api.prototype).filter((name) => name !== 'constructor' && !name.endsWith('WithHttpInfo')));
@@ -221,9 +224,9 @@ export function kubeCalls(): KubeCall[] {
     }
     for (const { index, call, grants } of found) {
       const at = `${file}:${lineOf(index)}`;
-      const side = SIDES.find(([pattern]) => pattern.test(file))?.[1];
-      if (!side) throw new Error(`${at}: ${call} runs against which cluster? Add ${file} to SIDES in test/infra/kube-calls.ts`);
-      calls.push({ at, call, side, grants: grants(at) });
+      const sides = SIDES.find(([pattern]) => pattern.test(file))?.[1];
+      if (!sides) throw new Error(`${at}: ${call} runs against which cluster? Add ${file} to SIDES in test/infra/kube-calls.ts`);
+      for (const side of sides) calls.push({ at, call, side, grants: grants(at) });
     }
   }
   return calls;

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { dumpYaml, loadAllYaml, type KubernetesObject, type V1ClusterRole, type V1CustomResourceDefinition, type V1Deployment, type V1PolicyRule, type V1Role, type V1ServiceAccount } from '@kubernetes/client-node';
+import { dumpYaml, loadAllYaml, type KubernetesObject, type V1ClusterRole, type V1CustomResourceDefinition, type V1Deployment, type V1PolicyRule, type V1Role, type V1RoleBinding, type V1ServiceAccount } from '@kubernetes/client-node';
 import { loadAll } from 'js-yaml';
 import { pruneUnknownFields, type Schema, schemaAt, structuralProblems, validatorFor, walkSchema } from './crd-schema.ts';
 import { kubeCalls, unreadApiClasses, type Side } from './kube-calls.ts';
@@ -404,12 +404,19 @@ describe('infra/kubernetes RBAC', () => {
   it('workload cluster: the pods and their exec and port-forward in kube-system (a Role), the Nodes cluster-wide', () => {
     // A WebSocket exec/port-forward is authorised as `get`; since Kubernetes 1.35 also as `create`
     // (AuthorizePodWebsocketUpgradeCreatePermission; kube-paths.md §0.4).
-    const role = one(ofKind<V1Role>('Role', 'workload-rbac.yaml'), 'the workload Role');
+    const role = one(ofKind<V1Role>('Role', 'workload-rbac.yaml').filter((r) => r.metadata?.name === 'etcd-remediator'), 'the workload Role');
     expect(role.metadata?.namespace).toBe('kube-system');
     expectGrants(role.rules, '', 'pods/exec', ['get', 'create']);
     expectGrants(role.rules, '', 'pods/portforward', ['get', 'create']);
     expect(triples(role.rules).some((grant) => grant.startsWith('/nodes')), 'Nodes are cluster-scoped: not in a Role').toBe(false);
     expectGrants(roleIn('workload-rbac.yaml', 'etcd-remediator').rules, '', 'nodes', ['list']);
+  });
+
+  it('workload cluster: the Events of run and remediate on a Node, created and counted again (patch) in default only, where a cluster-scoped object\'s Events go', () => {
+    const role = one(ofKind<V1Role>('Role', 'workload-rbac.yaml').filter((r) => r.metadata?.name === 'etcd-remediator-events'), 'the workload events Role');
+    expect(role.metadata?.namespace).toBe('default');
+    expect(triples(role.rules)).toEqual(['/events create', '/events patch']);
+    expect(ofKind<V1RoleBinding>('RoleBinding', 'workload-rbac.yaml').some((b) => b.roleRef.name === 'etcd-remediator-events' && b.metadata?.namespace === 'default')).toBe(true);
   });
 
   it('workload cluster: a long-lived token of its ServiceAccount, for the kubeconfig --workload-kubeconfig-secret names', () => {
@@ -422,7 +429,7 @@ describe('infra/kubernetes RBAC', () => {
 
   it('every binding binds a role and a ServiceAccount of its own file', () => {
     const bindings = docs.filter((doc) => doc.typed.kind === 'ClusterRoleBinding' || doc.typed.kind === 'RoleBinding');
-    expect(bindings.length).toBe(3);
+    expect(bindings.length).toBe(4);
     for (const doc of bindings) {
       const binding = doc.raw as { roleRef: { kind: string; name: string }; subjects: { kind: string; name: string; namespace: string }[] };
       expect(inFile(doc.file).some((d) => d.typed.kind === binding.roleRef.kind && d.typed.metadata?.name === binding.roleRef.name), `${doc.file}: roleRef ${binding.roleRef.name}`).toBe(true);

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { incidentIdOf, type DetailInputOf } from '../../../events/catalogue.ts';
 import { isMismatched } from '../../../functions/core/cluster-identity.ts';
 import { createLocalRuntime, type LocalRuntime } from '../runtime.ts';
+import { startIncidentObjectEvents } from '../incident-object-events.ts';
 import { createStaticDirectory } from '../../../functions/adapters/local/static-directory.ts';
 import { parseFlags, UsageError } from './args.ts';
 import { cliLogLevel } from './log-level.ts';
@@ -155,6 +156,8 @@ async function remediate(cluster: Parameters<typeof selectorFor>[0], target: Tar
     // Only the incident chosen: another open one is never run on the side.
     resume: { incidentIds: open ? [incidentId] : [] },
   });
+  // Through Kubernetes, each decision is also an Event on the target's Node (or Machine).
+  const objectEvents = startIncidentObjectEvents({ subscribe: runtime.bus.subscribe, store: runtime.store, clusters: [cluster], say: (line) => progress?.note(line) });
   const signal = untilSignal();
   try {
     progress = showProgress(runtime.bus.subscribe, { start, filter: (e) => incidentIdOf(e) === incidentId || (incidentIdOf(e) === undefined && e.detail.clusterId === cluster.clusterId) });
@@ -190,6 +193,7 @@ async function remediate(cluster: Parameters<typeof selectorFor>[0], target: Tar
     return printResult(await resultOf(runtime.store, ended), json);
   } finally {
     progress?.stop();
+    await objectEvents?.stop();
     await runtime.stop();
     signal.dispose();
   }

@@ -4,6 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { incidentIdOf, isTerminalEvent } from '../../../events/catalogue.ts';
 import { createLocalRuntime, type LocalRuntime } from '../runtime.ts';
+import { startIncidentObjectEvents } from '../incident-object-events.ts';
 import { createStaticDirectory } from '../../../functions/adapters/local/static-directory.ts';
 import { parseFlags, PROGRAM, requiredFlag, UsageError } from './args.ts';
 import { cliLogLevel } from './log-level.ts';
@@ -302,6 +303,8 @@ async function serveConfig(config: RunConfig): Promise<number> {
     resume: { incidentIds: resumed },
     metrics: true,
   });
+  // Through Kubernetes, each decision is also an Event on the target's Node (or Machine).
+  const objectEvents = startIncidentObjectEvents({ subscribe: runtime.bus.subscribe, store: runtime.store, clusters: config.clusters, say: logLine });
   const pending = new Set<Promise<void>>();
   const unsubscribe = runtime.bus.subscribe((event) => {
     if (!isTerminalEvent(event)) return;
@@ -356,6 +359,7 @@ async function serveConfig(config: RunConfig): Promise<number> {
     await Promise.allSettled([...pending]);
     progress.stop();
     unsubscribe();
+    await objectEvents?.stop();
     await sayStillOpen(runtime, config);
     await runtime.stop();
     signal.dispose();

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadAllYaml, type KubernetesObject, type V1ClusterRole, type V1Role } from '@kubernetes/client-node';
+import { loadAllYaml, type KubernetesObject, type V1ClusterRole, type V1PolicyRule, type V1Role } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRbacProxy, type RbacProxy } from '../../support/rbac-proxy.ts';
 import { CAPI_CLUSTER, CAPI_NAMESPACE, startKubeWorld, type KubeWorld } from '../kube/kube-world.ts';
@@ -32,7 +32,9 @@ describe.sequential('etcd-remediator watch under the shipped RBAC, the workload 
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'watch-rbac-'));
     const rbac = objectsIn('rbac.yaml');
     const workloadRbac = objectsIn('workload-rbac.yaml');
-    const role = workloadRbac.find((o) => o.kind === 'Role') as V1Role;
+    // Each Role holds in its own namespace (the pods' in kube-system, the Node Events' in default).
+    const namespaced: Record<string, V1PolicyRule[]> = {};
+    for (const role of workloadRbac.filter((o): o is V1Role => o.kind === 'Role')) namespaced[role.metadata!.namespace!] = [...(namespaced[role.metadata!.namespace!] ?? []), ...(role.rules ?? [])];
     management = await startRbacProxy({
       upstream: world.fake.server,
       rules: { cluster: named<V1ClusterRole>(rbac, 'ClusterRole', 'etcd-remediator').rules ?? [] },
@@ -41,7 +43,7 @@ describe.sequential('etcd-remediator watch under the shipped RBAC, the workload 
     });
     workload = await startRbacProxy({
       upstream: world.fake.server,
-      rules: { cluster: named<V1ClusterRole>(workloadRbac, 'ClusterRole', 'etcd-remediator').rules ?? [], namespaced: { [role.metadata!.namespace!]: role.rules ?? [] } },
+      rules: { cluster: named<V1ClusterRole>(workloadRbac, 'ClusterRole', 'etcd-remediator').rules ?? [], namespaced },
       token: 'workload-sa-token',
       user: 'system:serviceaccount:kube-system:etcd-remediator',
     });
