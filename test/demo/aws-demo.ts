@@ -8,7 +8,7 @@
 import { parseArgs } from 'node:util';
 import { startLab, type Lab } from '../../infra/lab/lab.ts';
 import { HOP_LATENCY_MS, startDeployedStack } from '../support/aws-sim/deployed-stack.ts';
-import { leaderElectedAt, median, SEED_BOUND_MS, SEED_ELECTION_MS, seedCaseLocal, seedCaseOnStack } from '../support/aws-sim/seed-case-run.ts';
+import { leaderElectedAt, median, SEED_BOUND_MS, SEED_ELECTION_MS, seedCaseLocal, seedCaseOnStack, seedPolicy } from '../support/aws-sim/seed-case-run.ts';
 import { synthStack } from '../infra/synth.ts';
 
 const out = (line: string) => process.stdout.write(`${line}\n`);
@@ -47,7 +47,10 @@ try {
     if (run < runs) pair = startPair();
     const clusterId = `lab-${run}`;
     const shown = stack.eventBridge.accepted.length;
-    const awsRun = await seedCaseOnStack(stack, awsLab, clusterId);
+    // Each run is a fresh cluster on the one stack: by the second, every registered cluster has had
+    // an incident within the storm window, and the storm guard would rightly defer its removal
+    // (FLEET_STORM). The runs time one incident each, so the guard counts no fewer than all of them.
+    const awsRun = await seedCaseOnStack(stack, awsLab, clusterId, 60_000, { ...seedPolicy, fleet: { stormMinClusters: runs + 1 } });
     const started = leaderElectedAt(awsRun.completed.event.detail) - awsRun.tookMs;
     out(`3. run ${run}: MemberUnhealthy for ${awsRun.leader.name} (the leader, its client path cut) on bus ${stack.busName}; events as the bus accepted them:`);
     for (const { event, acceptedAt } of stack.eventBridge.accepted.slice(shown)) {

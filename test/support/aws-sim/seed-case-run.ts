@@ -36,10 +36,10 @@ export interface StackRun {
 }
 
 /** The leader of a fresh lab cut, the lab registered as `clusterId`, the leader reported: until RemediationCompleted. */
-export async function seedCaseOnStack(stack: DeployedStack, lab: Lab, clusterId = 'lab', timeoutMs = 60_000): Promise<StackRun> {
+export async function seedCaseOnStack(stack: DeployedStack, lab: Lab, clusterId = 'lab', timeoutMs = 60_000, policy: PolicyInput = seedPolicy): Promise<StackRun> {
   const leader = await lab.leader();
   await lab.fault(leader.name, 'cut');
-  await registerLab(stack, lab, seedPolicy, clusterId);
+  await registerLab(stack, lab, policy, clusterId);
   const acceptedFrom = stack.eventBridge.accepted.length;
   const invokedFrom = stack.invocations.length;
   const failed = await reportUnhealthy(stack, leader.name, clusterId);
