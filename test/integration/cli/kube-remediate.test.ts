@@ -6,9 +6,19 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it, type TestContext } from 'vitest';
 import type { LabMember } from '../../../infra/lab/lab.ts';
-import { CAPI_CLUSTER, startKubeWorld, worldTlsFlags, type KubeWorld } from '../kube/kube-world.ts';
+import { resourceType } from '../../support/fakes/kube/store.ts';
+import { CAPI_CLUSTER, CAPI_NAMESPACE, startKubeWorld, worldTlsFlags, type KubeWorld } from '../kube/kube-world.ts';
 import type { CliResult } from '../../../infra/local/cli/output.ts';
 import { jsonOf, runCli } from './support.ts';
+
+const EVENTS = resourceType('', 'events')!;
+
+/** The reasons of the Events the fake holds on `kind` `name`, in `namespace`. */
+const eventReasons = (w: KubeWorld, namespace: string, kind: string, name: string): string[] =>
+  w.fake.store
+    .list(EVENTS, namespace, null)
+    .filter((e) => (e.involvedObject as { kind?: string; name?: string }).kind === kind && (e.involvedObject as { name?: string }).name === name)
+    .map((e) => e.reason as string);
 
 // etcd refuses reconfiguration for ~5 s after start ("unhealthy cluster"): a short backoff retries it promptly.
 const LAB = ['--election-timeout', '500ms', '--timeout', '3s', '--backoff', '300ms'];
@@ -49,6 +59,9 @@ describe.concurrent('remediate through Kubernetes, without --endpoints', () => {
     // (The result's reason is the last approval's: once moved, the target is a follower.)
     expect(run.stderr).toMatch(new RegExp(`LeaderMoved\\s+leadership moved from ${leader.id} to \\S+ over exec-relay`));
     expect(run.stderr).toMatch(new RegExp(`RemediationApproved\\s+LEADER_MOVED .*port-forward kube-system/etcd-${leader.name}:2379 refused: .*error dialing backend`));
+    // With Cluster API the decisions go on the Machine, as watch writes them, and none on the Node.
+    expect(eventReasons(w, CAPI_NAMESPACE, 'Machine', w.machineOf(leader))).toEqual(expect.arrayContaining(['LEADER_MOVED', 'REPLACEMENT_AWAITED']));
+    expect(eventReasons(w, 'default', 'Node', leader.name)).toEqual([]);
   });
 
   it('--node on a follower whose kubelet is down, the workload kubeconfig alone: removed with no move, no Machine touched', async (test) => {
@@ -67,5 +80,8 @@ describe.concurrent('remediate through Kubernetes, without --endpoints', () => {
     // Without --cluster there is no management cluster: the Machine is Cluster API's to replace.
     expect((await w.readMachine(w.machineOf(follower)))?.deleting).toBe(false);
     expect(w.fake.requestCount('DELETE', `/machines/${w.machineOf(follower)}`)).toBe(0);
+    // Without it, on the follower's Node (node-events.test.ts reads them with kubectl).
+    expect(eventReasons(w, 'default', 'Node', follower.name)).toEqual(expect.arrayContaining(['TARGET_IS_FOLLOWER', 'REPLACEMENT_AWAITED']));
+    expect(eventReasons(w, CAPI_NAMESPACE, 'Machine', w.machineOf(follower))).toEqual([]);
   });
 });
