@@ -33,7 +33,15 @@ export interface Family {
 
 /** Throws what the parser said when the text is not the exposition format. */
 export function parseExposition(text: string): Family[] {
-  return JSON.parse(execFileSync(PYTHON, ['-c', SCRIPT], { input: text, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] })) as Family[];
+  try {
+    return JSON.parse(execFileSync(PYTHON, ['-c', SCRIPT], { input: text, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] })) as Family[];
+  } catch (error) {
+    const { stderr } = error as { stderr?: string | Buffer };
+    if (/No module named 'prometheus_client'|ENOENT/.test(`${stderr?.toString() ?? ''} ${String(error)}`)) {
+      throw new Error(`the Prometheus client's parser is not installed (${PYTHON} has no prometheus_client): apt-get install -y python3-prometheus-client`, { cause: error });
+    }
+    throw error;
+  }
 }
 
 /** The samples named `name` whose labels include `labels`, from every family. */
