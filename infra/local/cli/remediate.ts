@@ -33,7 +33,9 @@ Remediates one member end to end on the embedded runtime: probe, decide, move le
 when it leads and answers (or, when it leads and is unreachable past the grace window with quorum
 safe, go on without a move), remove it, and wait for a leader among the rest. Each step is printed
 to stderr as it happens; the result goes to stdout. Exit 6 removed, awaiting its replacement (0 once
-the replacement joined), 3 blocked, 4 failed, 5 closed with nothing removed.
+the replacement joined), 3 blocked, 4 failed, 5 closed with nothing removed. Through Kubernetes,
+each decision is also a Kubernetes Event: on the target's Machine with --cluster, else on its Node
+(the Event in namespace default; kubectl describe node lists it).
 
   --state FILE             SQLite state file (default: a new temporary file, printed on stderr).
                            A run cut short resumes its open incident when given the same file.

@@ -72,7 +72,8 @@ FILE (JSON; paths are relative to it):
     (key value) in namespace (default: default), or given as workloadKubeconfig; the cluster's
     Machines there are read and replaced. Without capiCluster, the workload cluster's own (etcd
     pods and Nodes, no Machines). With kubeconfig, endpoints is optional: the members are found
-    through their etcd pods.
+    through their etcd pods. Each decision is also a Kubernetes Event: on the target's Machine with
+    capiCluster, else on its Node (the Event in namespace default).
   paths (or policy.pathOrder, not both): direct, port-forward, exec-relay (exec, its old name,
     is still read), in the order tried; default direct with endpoints, then port-forward and
     exec-relay with kubeconfig.

@@ -42,8 +42,8 @@ describe.concurrent('etcd-remediator usage errors', () => {
   it.each([
     { command: 'probe', says: ['--kubeconfig F', '--workload-kubeconfig F', '--namespace NS', '--paths P[,P…]', 'exec-relay', 'Secret NAME-kubeconfig'] },
     { command: 'plan', says: ['--kubeconfig F', '--paths P[,P…]', '--machine NAME', '--node NAME', 'give exactly one of --target, --machine and --node'] },
-    { command: 'remediate', says: ['--kubeconfig F', '--paths P[,P…]', '--machine NAME', '--node NAME', '--resume INCIDENT'] },
-    { command: 'run', says: ['"kubeconfig"', 'capiCluster', 'workloadKubeconfig', 'namespace', 'paths (or policy.pathOrder, not both)', '"relayBinary": "/opt/etcd/bin/etcdctl"', '"relayTls": { "cacert"'] },
+    { command: 'remediate', says: ['--kubeconfig F', '--paths P[,P…]', '--machine NAME', '--node NAME', '--resume INCIDENT', 'on the target\'s Machine with --cluster, else on its Node\n(the Event in namespace default'] },
+    { command: 'run', says: ['"kubeconfig"', 'capiCluster', 'workloadKubeconfig', 'namespace', 'paths (or policy.pathOrder, not both)', '"relayBinary": "/opt/etcd/bin/etcdctl"', '"relayTls": { "cacert"', 'on the target\'s Machine with\n    capiCluster, else on its Node (the Event in namespace default)'] },
     ...['probe', 'plan', 'remediate', 'watch', 'register'].map((command) => ({ command, says: ['--relay-binary PATH', '--relay-cacert PATH --relay-cert PATH --relay-key PATH', '/usr/local/bin/etcdctl', '/etc/kubernetes/pki/etcd/ca.crt'] })),
   ])('$command --help documents Kubernetes access', async ({ command, says }) => {
     const run = await runCli([command, '--help']);
