@@ -69,14 +69,12 @@ function clusterEvents(kube: NonNullable<ClusterEntry['kube']>, log: Log, instan
       },
     };
   }
-  const nodes = new Map<string, Promise<InvolvedObject>>();
   return {
     recorder,
+    // Read once per incident (the caller keeps it): a Node made again under the name has another uid.
     objectOf: async (incident) => {
       const node = nodeSeen(incident.views, { target: incident.target, ...(incident.memberId ? { memberId: incident.memberId } : {}) });
-      if (node === undefined) return undefined;
-      if (!nodes.has(node)) nodes.set(node, readNodeReference(core, node));
-      return nodes.get(node);
+      return node === undefined ? undefined : readNodeReference(core, node);
     },
   };
 }
