@@ -22,7 +22,7 @@ export function kubeEventOf(event: EventEnvelope): ObjectEventSaid | undefined {
   }
   if (event.detailType === 'RemediationCompleted') {
     const { target, newLeader } = event.detail;
-    const note = `etcd member ${target.name} (${target.memberId}) was removed and ${newLeader.name} (${newLeader.id}) leads; waiting for the replacement Machine to join etcd`;
+    const note = `etcd member ${target.name} (${target.memberId}) was removed and ${newLeader.name} (${newLeader.id}) leads; waiting for its replacement to join etcd`;
     return { reason: 'REPLACEMENT_AWAITED', note: truncateNote(note), type: 'Normal', action: 'RemoveMember' };
   }
   const { reason, message } = event.detail as Said;

@@ -131,7 +131,7 @@ describe.skipIf(KUBECTL === undefined).concurrent('remediate without Cluster API
     expect(new Set(refused.map(shown))).toEqual(new Set(['create /events in default']));
     const said = run.stderr.split('\n').filter((line) => line.includes('Kubernetes Event not written'));
     expect(said, run.stderr).toHaveLength(1);
-    expect(said[0]).toContain(`Node /${follower.name}`);
+    expect(said[0]).toContain(`Node ${follower.name}`);
     expect(said[0]).toContain('HTTP 403');
   }, 60_000);
 });

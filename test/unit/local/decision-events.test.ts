@@ -31,7 +31,7 @@ describe('kubeEventOf', () => {
     const event = makeEvent('RemediationCompleted', { ...envelope, target, leaderMove: 'moved', newLeader: { id: 'b2', name: 'cp-1' }, timeline: [] });
     expect(kubeEventOf(event)).toEqual({
       reason: 'REPLACEMENT_AWAITED',
-      note: 'etcd member cp-0 (a1) was removed and cp-1 (b2) leads; waiting for the replacement Machine to join etcd',
+      note: 'etcd member cp-0 (a1) was removed and cp-1 (b2) leads; waiting for its replacement to join etcd',
       type: 'Normal',
       action: 'RemoveMember',
     });

@@ -61,6 +61,8 @@ function retryable(error: unknown): boolean {
 
 /** The Event's namespace: the object's, or default for a cluster-scoped one (a Node), as client-go puts it. */
 const namespaceOf = (object: InvolvedObject): string => object.namespace || 'default';
+/** The object as a log line names it: `Machine ns/name`, or `Node name` for a cluster-scoped one. */
+const shownObject = (object: InvolvedObject): string => `${object.kind} ${object.namespace ? `${object.namespace}/` : ''}${object.name}`;
 
 export function createEventRecorder(options: EventRecorderOptions): EventRecorder {
   const { core, log, clock, instance } = options;
@@ -127,7 +129,7 @@ export function createEventRecorder(options: EventRecorderOptions): EventRecorde
         return;
       } catch (error) {
         if (attempt >= tries || !retryable(error)) {
-          log.warn('Kubernetes Event not written; the remediation goes on', { object: `${object.kind} ${object.namespace}/${object.name}`, reason: said.reason, tries: attempt, error: describeKubeError(error).split('\n')[0] });
+          log.warn('Kubernetes Event not written; the remediation goes on', { object: shownObject(object), reason: said.reason, tries: attempt, error: describeKubeError(error).split('\n')[0] });
           return;
         }
         await sleep(firstDelayMs * 2 ** (attempt - 1));
@@ -138,7 +140,7 @@ export function createEventRecorder(options: EventRecorderOptions): EventRecorde
   return {
     record(object, said) {
       if (WAITING_ACTIONS.includes(said.action) && !filter.allow(JSON.stringify([object.kind, object.namespace, object.name, object.uid ?? '']), clock.now())) {
-        log.debug('Kubernetes Event dropped: too many for this object (spam filter)', { object: `${object.kind} ${object.namespace}/${object.name}`, reason: said.reason });
+        log.debug('Kubernetes Event dropped: too many for this object (spam filter)', { object: shownObject(object), reason: said.reason });
         return;
       }
       queue = queue.then(() => write(object, said)).catch(() => undefined);
