@@ -1,0 +1,67 @@
+// What leader hygiene reads of one member, once: the figures its /metrics and its maintenance
+// Status gave at one scrape (member-metrics adapter), and what two scrapes an interval apart make
+// of them (the rates, means and p99s of that interval). Pure data; the policy is leader-hygiene.ts.
+import type { MemberId } from './types.ts';
+
+/** A Prometheus histogram as scraped: cumulative bucket counts by upper bound (seconds), its sum and count. */
+export interface HistogramScrape {
+  /** [upper bound in seconds, cumulative count], ascending, ending with +Inf. */
+  buckets: readonly (readonly [number, number])[];
+  sum: number;
+  count: number;
+}
+
+/** One member's figures at one scrape, raw (counters since the member started). */
+export interface MemberScrape {
+  memberId: MemberId;
+  /** Epoch ms of the scrape. */
+  at: number;
+  isLeader: boolean;
+  hasLeader: boolean;
+  walFsync: HistogramScrape;
+  backendCommit: HistogramScrape;
+  /** etcd_server_heartbeat_send_failures_total (leader only moves it). */
+  heartbeatSendFailures: number;
+  /** etcd_server_slow_apply_total. */
+  slowApplies: number;
+  /** etcd_server_leader_changes_seen_total. */
+  leaderChangesSeen: number;
+  /** etcd_server_proposals_committed_total and _applied_total: a lasting gap means overload. */
+  proposalsCommitted: number;
+  proposalsApplied: number;
+  /** etcd_network_peer_round_trip_time_seconds by peer (the label `To`). */
+  peerRoundTrip: Readonly<Record<MemberId, HistogramScrape>>;
+  /** Alarms the member reports (NOSPACE, CORRUPT), from its Status. */
+  alarms: readonly string[];
+  /** From the maintenance Status: the raft term, committed and applied index. */
+  raftTerm: number;
+  raftIndex: number;
+  raftAppliedIndex: number;
+}
+
+/** What one member's two scrapes an interval apart say of that interval (deltas; a counter reset reads as a restart). */
+export interface MemberSignals {
+  memberId: MemberId;
+  /** The later scrape's time, and the interval's length. */
+  at: number;
+  intervalMs: number;
+  isLeader: boolean;
+  /** p99 and mean (Δsum/Δcount) of the interval, in seconds; undefined when no observation fell in it. */
+  walFsyncP99?: number;
+  walFsyncMean?: number;
+  backendCommitP99?: number;
+  backendCommitMean?: number;
+  heartbeatSendFailures: number;
+  slowApplies: number;
+  leaderChanges: number;
+  /** Committed minus applied at the later scrape. */
+  applyLag: number;
+  /** The worst p99 peer round trip of the interval, in seconds, over the peers seen. */
+  peerRoundTripP99?: number;
+  alarms: readonly string[];
+  raftTerm: number;
+  raftIndex: number;
+  raftAppliedIndex: number;
+  /** A counter went down between the scrapes: the member restarted, and the deltas count from zero. */
+  restarted: boolean;
+}
