@@ -6,7 +6,7 @@ import { clusterIdOf, identityChanged } from '../core/cluster-identity.ts';
 import { probeDeadlineMs } from '../core/probe-deadline.ts';
 import { matchReport } from '../core/report-match.ts';
 import { ambiguousTarget } from '../core/plan-checks.ts';
-import { journalSteps } from '../core/journal.ts';
+import { journalSteps, membersSeen } from '../core/journal.ts';
 import { describeSelector, matchedMember, resolveTarget, selectorOf, targetKeyOf } from '../core/target.ts';
 import { describeMember, type ClusterView } from '../core/view.ts';
 import { withView } from '../core/view-history.ts';
@@ -138,6 +138,7 @@ async function probe(deps: Deps, cluster: ClusterEntry, incident: Incident): Pro
     leader: view.leader.consensus,
     ...(view.leader.name ? { leaderName: view.leader.name } : {}),
     listFailures: view.members.length > 0 ? [] : view.listFailures.map(({ endpoint, reachability, latencyMs }) => ({ endpoint, reachability, latencyMs })),
+    seen: membersSeen(view),
   };
   const etcdClusterId = clusterIdOf(view);
   return {

@@ -98,6 +98,37 @@ export interface ListFailure {
   latencyMs: number;
 }
 
+/**
+ * One member as a probe saw it, kept on the probe's journal line: the incident keeps only its last
+ * views, and the report draws every probe's lane from these (a long grace window is most of them).
+ */
+export interface MemberSeen {
+  memberId: MemberId;
+  name?: string;
+  /** The path that answered fastest; absent when none did. */
+  path?: PathName;
+  /** How each path that did not answer failed; absent when every path answered. */
+  failed?: { path: PathName; reachability: Reachability }[];
+  /** Whom it named leader ("0" for none) and at which term, when it answered with a status. */
+  leaderId?: MemberId;
+  term?: number;
+}
+
+/** The members of a view as a probe line keeps them. */
+export function membersSeen(view: ClusterView): MemberSeen[] {
+  return view.members.map((m) => {
+    const answered = m.paths.filter((p) => p.reachability === 'ok').sort((a, b) => a.latencyMs - b.latencyMs)[0];
+    const failed = m.paths.filter((p) => p.reachability !== 'ok').map((p) => ({ path: p.path, reachability: p.reachability }));
+    return {
+      memberId: m.id,
+      ...(m.name ? { name: m.name } : {}),
+      ...(answered ? { path: answered.path } : {}),
+      ...(failed.length > 0 ? { failed } : {}),
+      ...(m.status ? { leaderId: m.status.leaderId, term: m.status.raftTerm } : {}),
+    };
+  });
+}
+
 /** Each named step's fields. */
 export interface JournalDetails {
   'incident-opened': { source: string; targetKey: string; reason: string; observedAt: string };
@@ -105,7 +136,8 @@ export interface JournalDetails {
   'duplicate-joined': { source: string; reason: string } | { incidentId: string; reportedAs: string };
   /** A report observed before a remediation of its member ended: kept there, nothing reopened. */
   'late-duplicate': { source: string; reason: string; observedAt: string };
-  probed: { answered: number; members: number; leader: LeaderConsensus; leaderName?: string; listFailures: ListFailure[] };
+  /** `seen` since the report drew lanes from it; older lines have none. */
+  probed: { answered: number; members: number; leader: LeaderConsensus; leaderName?: string; listFailures: ListFailure[]; seen?: MemberSeen[] };
   'retry-scheduled': { attempt: number; at: string; reason: ReasonCode };
   resumed: { attempt: number; at: string; reason: ReasonCode };
   'step-failed': { functionName: string; detailType: string; attempt: number; error: string; resumedAttempt: number; at: string };

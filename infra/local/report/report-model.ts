@@ -1,7 +1,7 @@
 // The incident report's page as data: an incident, its journal and its kept views folded into what
 // the page draws (the header, the steps as bars, the marks, one lane per member, the figures). Pure:
 // it reads no file and no clock, so the same incident always makes the same page.
-import { isDecisionLine, isEarlier, isLine, journalSteps, type JournalEntry } from '../../../functions/core/journal.ts';
+import { isDecisionLine, isEarlier, isLine, journalSteps, membersSeen, type JournalEntry, type MemberSeen } from '../../../functions/core/journal.ts';
 import { journalWords } from '../../../functions/core/journal-words.ts';
 import { isReasonCode, waitingReasons } from '../../../functions/core/reason-table.ts';
 import { NO_LEADER, type PathName, type Reachability } from '../../../functions/core/types.ts';
@@ -87,7 +87,7 @@ export interface ReportModel {
   /** In time order. */
   marks: Mark[];
   lanes: Lane[];
-  /** How many views the incident kept (its last ones), and how many probes the journal says were made. */
+  /** How many probes the lanes show (every one, or the views an older incident kept), and how many the journal says were made. */
   viewsKept: number;
   probes: number;
   figures: Figure[];
@@ -214,23 +214,34 @@ function marksOf(journal: readonly JournalEntry[]): Mark[] {
   return marks.map((m, i) => ({ m, i })).sort((a, b) => a.m.at - b.m.at || a.i - b.i).map(({ m }) => m);
 }
 
-/** One lane per member any kept view listed, the target's first, then in the order first listed. */
-function lanesOf(views: readonly ClusterView[], targetId: string | undefined): Lane[] {
+/** A lane probe from what a probe saw of one member; `names` names the members it could name leader. */
+function laneProbe(at: number, seen: MemberSeen, names: ReadonlyMap<string, string>): LaneProbe {
+  const probe: LaneProbe = { at, reachable: seen.path !== undefined, failed: seen.failed ?? [] };
+  if (seen.path) probe.path = seen.path;
+  if (seen.leaderId !== undefined) probe.leader = seen.leaderId === NO_LEADER ? 'none' : (names.get(seen.leaderId) ?? seen.leaderId);
+  if (seen.term !== undefined) probe.term = seen.term;
+  return probe;
+}
+
+/**
+ * What each probe saw, in order: from the probe lines of the journal, which keep every member of
+ * every probe; for a journal written before they did, from the views the incident kept (its last ones).
+ */
+function probesSeen(journal: readonly JournalEntry[], views: readonly ClusterView[]): { at: number; seen: MemberSeen[] }[] {
+  const lines = journal.flatMap((e) => (isLine(e, journalSteps.probed) && e.detail.seen ? [{ at: e.at, seen: e.detail.seen }] : []));
+  return lines.length > 0 ? lines : views.map((view) => ({ at: view.at, seen: membersSeen(view) }));
+}
+
+/** One lane per member any probe saw, the target's first, then in the order first seen. */
+function lanesOf(probes: readonly { at: number; seen: readonly MemberSeen[] }[], targetId: string | undefined): Lane[] {
   const lanes = new Map<string, Lane>();
-  for (const view of views) {
-    const names = new Map(view.members.map((m) => [m.id, m.name || m.id]));
-    for (const m of view.members) {
-      const lane = lanes.get(m.id) ?? { memberId: m.id, name: m.name || m.id, isTarget: m.id === targetId, probes: [] };
+  for (const { at, seen } of probes) {
+    const names = new Map(seen.map((m) => [m.memberId, m.name || m.memberId]));
+    for (const m of seen) {
+      const lane = lanes.get(m.memberId) ?? { memberId: m.memberId, name: m.name || m.memberId, isTarget: m.memberId === targetId, probes: [] };
       if (m.name) lane.name = m.name;
-      const answered = m.paths.filter((p) => p.reachability === 'ok').sort((a, b) => a.latencyMs - b.latencyMs)[0];
-      const probe: LaneProbe = { at: view.at, reachable: m.reachable, failed: m.paths.filter((p) => p.reachability !== 'ok').map((p) => ({ path: p.path, reachability: p.reachability })) };
-      if (answered) probe.path = answered.path;
-      if (m.status) {
-        probe.leader = m.status.leaderId === NO_LEADER ? 'none' : (names.get(m.status.leaderId) ?? m.status.leaderId);
-        probe.term = m.status.raftTerm;
-      }
-      lane.probes.push(probe);
-      lanes.set(m.id, lane);
+      lane.probes.push(laneProbe(at, m, names));
+      lanes.set(m.memberId, lane);
     }
   }
   return [...lanes.values()].sort((a, b) => Number(b.isTarget) - Number(a.isTarget));
@@ -255,6 +266,7 @@ export function reportModel({ incident, journal }: ReportInput): ReportModel {
   const outcome = outcomeOf(incident, journal);
   const marks = marksOf(journal);
   const grace = graceOf(incident, outcome.evidence);
+  const seenByProbe = probesSeen(journal, incident.views);
   const state = incident.state === 'closed' && outcome.reason && Object.hasOwn(CLOSE_WORDS, outcome.reason) ? CLOSE_WORDS[outcome.reason]! : incident.state;
   return {
     incidentId: incident.incidentId,
@@ -275,8 +287,8 @@ export function reportModel({ incident, journal }: ReportInput): ReportModel {
     bars: barsOf(journal, start, end),
     ...(grace ? { grace } : {}),
     marks,
-    lanes: lanesOf(incident.views, incident.memberId),
-    viewsKept: incident.views.length,
+    lanes: lanesOf(seenByProbe, incident.memberId),
+    viewsKept: seenByProbe.length,
     probes: journal.filter((e) => e.step === journalSteps.probed).length,
     figures: figuresOf(start, marks),
     lines: journal.map((e) => ({ at: e.at, step: e.step, words: journalWords(e) })),

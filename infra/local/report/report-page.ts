@@ -242,7 +242,7 @@ export function renderReport(m: ReportModel): string {
     ['opened', new Date(m.start).toISOString()],
     ['last known', `${new Date(m.end).toISOString()} (+${formatDuration(m.end - m.start)})`],
     ['attempt', String(m.attempt)],
-    ['probes', `${m.probes} in the journal; the lanes show the last ${m.viewsKept} the incident kept`],
+    ['probes', m.viewsKept >= m.probes ? `${m.probes}, every one drawn in the lanes` : `${m.probes} in the journal; the lanes show the last ${m.viewsKept} the incident kept`],
   ];
   const dl = (items: { term: string; value: string; nested?: boolean }[]) =>
     `<dl class="facts">${items.map((i) => `<dt>${esc(i.term)}</dt><dd>${i.nested ? `<pre>${esc(i.value)}</pre>` : esc(i.value)}</dd>`).join('')}</dl>`;

@@ -94,6 +94,38 @@ describe('reportModel', () => {
     expect(model.probes).toBe(3);
   });
 
+  it('draws every probe from the journal when its probe lines say what each member showed, past the views the incident kept', () => {
+    // Twelve probes of the grace window, each line with every member as the probe saw it; the incident kept none of them.
+    const probes = Array.from({ length: 12 }, (_, k) =>
+      line(100 + k * 250, {
+        step: 'probed',
+        detail: {
+          answered: 2,
+          members: 3,
+          leader: 'agreed',
+          leaderName: 'etcd-0',
+          listFailures: [],
+          seen: [
+            { memberId: id(0), name: 'etcd-0', failed: [{ path: 'direct', reachability: 'refused' }] },
+            { memberId: id(1), name: 'etcd-1', path: 'direct', leaderId: id(0), term: 2 },
+            { memberId: id(2), name: 'etcd-2', path: 'exec-relay', failed: [{ path: 'direct', reachability: 'timeout' }], leaderId: id(0), term: 2 },
+          ],
+        },
+      }),
+    );
+    const model = reportModel({ incident: incident({ views: [] }), journal: [seedJournal[0]!, ...probes] });
+    expect(model.lanes.map((l) => [l.name, l.isTarget, l.probes.length])).toEqual([
+      ['etcd-0', true, 12],
+      ['etcd-1', false, 12],
+      ['etcd-2', false, 12],
+    ]);
+    const [target, one, two] = model.lanes;
+    expect(target!.probes[0]).toEqual({ at: T0 + 100, reachable: false, failed: [{ path: 'direct', reachability: 'refused' }] });
+    expect(one!.probes[11]).toEqual({ at: T0 + 100 + 11 * 250, reachable: true, path: 'direct', failed: [], leader: 'etcd-0', term: 2 });
+    expect(two!.probes[5]).toMatchObject({ reachable: true, path: 'exec-relay', failed: [{ path: 'direct', reachability: 'timeout' }], leader: 'etcd-0' });
+    expect([model.viewsKept, model.probes]).toEqual([12, 12]);
+  });
+
   it('places the marks in time order, with the removal, the snapshot and the new leader once each', () => {
     const model = reportModel({ incident: incident(), journal: seedJournal });
     const times = model.marks.map((m) => m.at);
