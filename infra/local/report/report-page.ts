@@ -50,7 +50,8 @@ function stagger(marks: readonly Mark[], x: (at: number) => number, start: numbe
   return marks.map((mark) => {
     const text = `${mark.label} +${formatDuration(mark.at - start)}`;
     const at = x(mark.at);
-    const width = text.length * 7.4 + 8;
+    // Wide enough for the bold capitals of a reason code (about 8.4 px a character at this size).
+    const width = text.length * 8.4 + 8;
     const anchorEnd = at + width > WIDTH - 4;
     const from = anchorEnd ? at - width : at;
     let row = ends.findIndex((end) => end < from);
