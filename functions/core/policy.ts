@@ -109,6 +109,49 @@ export const policySchema = z.strictObject({
    * one a join left half-way is removed past stuckLearnerAfterMs with no incident open; 0: never.
    */
   learnerCheckEveryMs: ms.default(300_000),
+  /**
+   * Leader hygiene (leader-hygiene.ts): move leadership off a leader that stays degraded for
+   * windowMs while the cluster is stable, to a follower better on every signal. Off by default; with
+   * dryRun (or the policy's own) it only says what it would move.
+   */
+  hygiene: z
+    .strictObject({
+      enabled: z.boolean().default(false),
+      dryRun: z.boolean().default(false),
+      /** How long the leader must stay degraded (the etcd mixin's `for: 10m`), and stay clear to be clear again. */
+      windowMs: z.number().int().positive().default(600_000),
+      /** Least time between two moves of one cluster: a transfer drops proposals for up to an election timeout. */
+      cooldownMs: ms.default(1_800_000),
+      /** How long the member a move (or an election) took leadership from may not be a target. */
+      returnBlockMs: ms.default(7_200_000),
+      /** Moves per cluster per 24 h; past them a person is asked to look. */
+      maxMovesPerDay: z.number().int().positive().default(3),
+      /** No move while leadership changed this recently: the cluster is already paying for elections. */
+      recentElectionsMs: ms.default(900_000),
+      /** Entries a target's applied index may trail the leader's committed index. */
+      maxApplyLag: z.number().int().nonnegative().default(1_000),
+      thresholds: z
+        .strictObject({
+          /** The mixin's warning levels; a breach clears below half of them. */
+          fsyncP99Ms: z.number().int().positive().default(500),
+          commitP99Ms: z.number().int().positive().default(250),
+          /** Heartbeat send failures rising in this many of the last heartbeatSamples samples. */
+          heartbeatFailureSamples: z.number().int().positive().default(3),
+          heartbeatSamples: z.number().int().positive().default(10),
+          /** The leader's p99 this many times the best follower's (16: four buckets), above the floors below. */
+          outlierFactor: z.number().min(1).default(16),
+          outlierFsyncP99Ms: z.number().int().positive().default(100),
+          outlierCommitP99Ms: z.number().int().positive().default(125),
+          /** The means must agree: the leader's at least this many times the best follower's. */
+          outlierMeanFactor: z.number().min(1).default(4),
+        })
+        .refine((t) => t.heartbeatFailureSamples <= t.heartbeatSamples, {
+          path: ['heartbeatFailureSamples'],
+          message: 'must be at most heartbeatSamples',
+        })
+        .prefault({}),
+    })
+    .prefault({}),
 });
 
 export type Policy = z.infer<typeof policySchema>;

@@ -51,3 +51,53 @@ describe('unknown fields', () => {
     expect(parsed.error?.issues).toEqual([expect.objectContaining({ code: 'unrecognized_keys', path, keys: [key] })]);
   });
 });
+
+describe('leader hygiene', () => {
+  it('is off by default, with the windows and levels of the etcd mixin', () => {
+    expect(parsePolicy().hygiene).toEqual({
+      enabled: false,
+      dryRun: false,
+      windowMs: 600_000,
+      cooldownMs: 1_800_000,
+      returnBlockMs: 7_200_000,
+      maxMovesPerDay: 3,
+      recentElectionsMs: 900_000,
+      maxApplyLag: 1_000,
+      thresholds: {
+        fsyncP99Ms: 500,
+        commitP99Ms: 250,
+        heartbeatFailureSamples: 3,
+        heartbeatSamples: 10,
+        outlierFactor: 16,
+        outlierFsyncP99Ms: 100,
+        outlierCommitP99Ms: 125,
+        outlierMeanFactor: 4,
+      },
+    });
+  });
+
+  it('keeps the defaults of the fields left out', () => {
+    const hygiene = parsePolicy({ hygiene: { enabled: true, thresholds: { fsyncP99Ms: 200 } } }).hygiene;
+    expect(hygiene.enabled).toBe(true);
+    expect(hygiene.cooldownMs).toBe(1_800_000);
+    expect(hygiene.thresholds).toMatchObject({ fsyncP99Ms: 200, commitP99Ms: 250 });
+  });
+
+  it.each([
+    { input: { hygiene: { windowMs: 0 } }, path: ['hygiene', 'windowMs'] },
+    { input: { hygiene: { maxMovesPerDay: 0 } }, path: ['hygiene', 'maxMovesPerDay'] },
+    { input: { hygiene: { maxApplyLag: -1 } }, path: ['hygiene', 'maxApplyLag'] },
+    { input: { hygiene: { thresholds: { fsyncP99Ms: 0 } } }, path: ['hygiene', 'thresholds', 'fsyncP99Ms'] },
+    { input: { hygiene: { thresholds: { outlierFactor: 0.5 } } }, path: ['hygiene', 'thresholds', 'outlierFactor'] },
+    { input: { hygiene: { thresholds: { heartbeatFailureSamples: 11 } } }, path: ['hygiene', 'thresholds', 'heartbeatFailureSamples'] },
+  ] satisfies { input: PolicyInput; path: string[] }[])('refuses $input, naming $path', ({ input, path }) => {
+    const parsed = policySchema.safeParse(input);
+    expect(parsed.success).toBe(false);
+    expect(parsed.error?.issues[0]?.path).toEqual(path);
+  });
+
+  it('refuses an unknown field inside it', () => {
+    const parsed = policySchema.safeParse({ hygiene: { enable: true } });
+    expect(parsed.error?.issues).toEqual([expect.objectContaining({ code: 'unrecognized_keys', path: ['hygiene'], keys: ['enable'] })]);
+  });
+});

@@ -44,6 +44,26 @@ const full = {
   replacement: { windowMs: 600_000, checkEveryMs: 5_000 },
   stuckLearnerAfterMs: 300_000,
   learnerCheckEveryMs: 60_000,
+  hygiene: {
+    enabled: true,
+    dryRun: true,
+    windowMs: 300_000,
+    cooldownMs: 900_000,
+    returnBlockMs: 3_600_000,
+    maxMovesPerDay: 2,
+    recentElectionsMs: 600_000,
+    maxApplyLag: 500,
+    thresholds: {
+      fsyncP99Ms: 400,
+      commitP99Ms: 200,
+      heartbeatFailureSamples: 4,
+      heartbeatSamples: 8,
+      outlierFactor: 8,
+      outlierFsyncP99Ms: 50,
+      outlierCommitP99Ms: 100,
+      outlierMeanFactor: 2,
+    },
+  },
 } satisfies Required<Policy>;
 
 type Fields = Record<string, unknown>;
