@@ -37,6 +37,13 @@ export interface MemberScrape {
   raftTerm: number;
   raftIndex: number;
   raftAppliedIndex: number;
+  /** The leader its Status named ('0' for none); absent where the scrape could not ask. */
+  leaderId?: MemberId;
+  /**
+   * process_start_time_seconds (epoch seconds): a later start is a restart even when every
+   * counter has since passed its old value, which counters alone cannot tell.
+   */
+  processStartTime?: number;
 }
 
 /** What one member's two scrapes an interval apart say of that interval (deltas; a counter reset reads as a restart). */
@@ -46,6 +53,8 @@ export interface MemberSignals {
   at: number;
   intervalMs: number;
   isLeader: boolean;
+  /** etcd_server_has_leader at the later scrape; left out, read as true (one leader and one term everywhere are still required). */
+  hasLeader?: boolean;
   /** p99 and mean (Δsum/Δcount) of the interval, in seconds; undefined when no observation fell in it. */
   walFsyncP99?: number;
   walFsyncMean?: number;
@@ -62,6 +71,8 @@ export interface MemberSignals {
   raftTerm: number;
   raftIndex: number;
   raftAppliedIndex: number;
-  /** A counter went down between the scrapes: the member restarted, and the deltas count from zero. */
+  /** The leader the later scrape's Status named, when it had one. */
+  leaderId?: MemberId;
+  /** A counter went down between the scrapes (or the process started later): the member restarted, and the deltas count from zero. */
   restarted: boolean;
 }
