@@ -6,9 +6,10 @@ import type { DecisionKind } from './decision.ts';
 /**
  * A decision's kind ('close' ends an incident with nothing to do), 'fail' (the incident ends
  * failed), 'gate' (a quorum-gate verdict only, never an outcome) or 'replacement' (said by the
- * check of a removal's replacement, and by the cleanup of a stuck learner: replacement-check.ts).
+ * check of a removal's replacement, and by the cleanup of a stuck learner: replacement-check.ts)
+ * or 'hygiene' (a verdict of leader hygiene on a healthy-enough cluster, no incident: leader-hygiene.ts).
  */
-export type ReasonOutcome = DecisionKind | 'fail' | 'gate' | 'replacement';
+export type ReasonOutcome = DecisionKind | 'fail' | 'gate' | 'replacement' | 'hygiene';
 
 interface RetryRow {
   /** The outcomes that carry this code, the usual one first; one of them is 'retry'. */
@@ -179,6 +180,34 @@ export const reasonTable = {
     spendsAttempt: false,
     description:
       'Only learners hold the removal up (MEMBER_NOT_READY): it waits for them to be promoted, or until stuckLearnerAfterMs since each was first seen, when a learner still not promoted is removed as stuck.',
+  },
+  // leader hygiene, outside any incident (leader-hygiene.ts)
+  HYGIENE_DISABLED: { outcomes: ['hygiene'], description: 'Leader hygiene is off for the cluster (hygiene.enabled false, the default): the leader is not judged.' },
+  HYGIENE_UNSTABLE: {
+    outcomes: ['hygiene'],
+    description: 'The cluster is not settled (no one leader in the last two samples, a moving term, a member without a leader, samples too few or too close): the leader is not judged.',
+  },
+  HYGIENE_ALARM: { outcomes: ['hygiene'], description: 'A member raises an alarm (NOSPACE, CORRUPT): a person must clear it; leadership is not moved.' },
+  HYGIENE_RECENT_ELECTIONS: {
+    outcomes: ['hygiene'],
+    description: 'Leadership changed within hygiene.recentElectionsMs: the cluster is already paying for elections, so no move adds one.',
+  },
+  HYGIENE_LEADER_HEALTHY: { outcomes: ['hygiene'], description: 'The leader breaches no degradation rule for the window: nothing to move.' },
+  HYGIENE_DEGRADING: { outcomes: ['hygiene'], description: 'The leader breaches a degradation rule, but for less than the window: it is watched, not moved yet.' },
+  HYGIENE_RECOVERED: { outcomes: ['hygiene'], description: 'The leader breached a degradation rule inside the window and is back under its exit level: it is left alone.' },
+  HYGIENE_SHARED_DEGRADATION: {
+    outcomes: ['hygiene'],
+    description: 'Half or more of the members breach the same signal: the cause is shared (storage, host, network), a move would not help, and a person is alerted.',
+  },
+  HYGIENE_MOVE_LIMIT: { outcomes: ['hygiene'], description: 'The cluster had hygiene.maxMovesPerDay leader moves in 24 h: no more moves, a person must look at why its leaders degrade.' },
+  HYGIENE_COOLDOWN: { outcomes: ['hygiene'], description: 'The last hygiene move was less than hygiene.cooldownMs ago: no second move until the cooldown ends.' },
+  HYGIENE_NO_TARGET: {
+    outcomes: ['hygiene'],
+    description: 'The leader is degraded, but no follower is caught up, free of alarms, better on every signal and allowed to lead again: nothing is moved.',
+  },
+  LEADER_DEGRADED: {
+    outcomes: ['hygiene'],
+    description: 'The leader stayed degraded for the window on a stable cluster: leadership moves to the best follower (or, in a dry run, is said to).',
   },
   // failed
   ACTUATOR_FAILED: { outcomes: ['fail'], description: 'The member is out of etcd, but the actuator could not replace its machine: a person must.' },

@@ -1,0 +1,211 @@
+// Leader hygiene's policy, one row per rule and per edge: a three-member cluster sampled once a
+// minute, etcd-2 leading, every member healthy unless a row tweaks its samples.
+import { describe, expect, it } from 'vitest';
+import type { MemberSignals } from '../../../functions/core/hygiene-signals.ts';
+import { judgeLeaderHygiene, type HygieneDecision, type HygieneInput, type HygieneMove } from '../../../functions/core/leader-hygiene.ts';
+import { parsePolicy, type PolicyInput } from '../../../functions/core/policy.ts';
+
+const MIN = 60_000;
+const NOW = Date.parse('2026-12-04T12:00:00Z');
+const COUNT = 16;
+const IDS = ['etcd-1', 'etcd-2', 'etcd-3'] as const;
+type Id = (typeof IDS)[number];
+
+/** i counts samples from the oldest (0) to the newest (COUNT - 1); back is how many before the newest. */
+type Tweak = (i: number, back: number) => Partial<MemberSignals>;
+
+const healthy = (id: Id, i: number): MemberSignals => ({
+  memberId: id,
+  at: NOW - (COUNT - 1 - i) * MIN,
+  intervalMs: MIN,
+  isLeader: id === 'etcd-2',
+  hasLeader: true,
+  walFsyncP99: 0.004,
+  walFsyncMean: 0.002,
+  backendCommitP99: 0.008,
+  backendCommitMean: 0.004,
+  heartbeatSendFailures: 0,
+  slowApplies: 0,
+  leaderChanges: 0,
+  applyLag: 0,
+  peerRoundTripP99: 0.002,
+  alarms: [],
+  raftTerm: 5,
+  raftIndex: 10_000,
+  raftAppliedIndex: 10_000,
+  restarted: false,
+});
+
+/** From `from` samples back to the newest (back 0), the tweak applies. */
+const lastSamples = (from: number, tweak: Partial<MemberSignals>): Tweak => (_i, back) => (back < from ? tweak : {});
+
+interface Row {
+  tweaks?: Partial<Record<Id, Tweak>>;
+  moves?: HygieneMove[];
+  policy?: PolicyInput;
+}
+
+function judge({ tweaks = {}, moves = [], policy = {} }: Row = {}): HygieneDecision {
+  const members: HygieneInput['members'] = IDS.map((id) => ({
+    id,
+    samples: Array.from({ length: COUNT }, (_, i) => ({ ...healthy(id, i), ...tweaks[id]?.(i, COUNT - 1 - i) })),
+  }));
+  const parsed = parsePolicy({ ...policy, hygiene: { enabled: true, ...policy.hygiene } });
+  return judgeLeaderHygiene({ members, moves, now: NOW, policy: parsed });
+}
+
+const slowFsync = (from: number, p99 = 0.512) => lastSamples(from, { walFsyncP99: p99, walFsyncMean: p99 / 2 });
+
+describe('judgeLeaderHygiene: when it judges at all', () => {
+  it.each([
+    { row: 'hygiene off (the default)', input: { policy: { hygiene: { enabled: false } } }, reason: 'HYGIENE_DISABLED', says: /off/ },
+    { row: 'a moving term', input: { tweaks: { 'etcd-3': lastSamples(1, { raftTerm: 6 }) } }, reason: 'HYGIENE_UNSTABLE', says: /terms 5, 6/ },
+    {
+      row: 'a leader change between the last two samples',
+      input: { tweaks: { 'etcd-1': lastSamples(1, { isLeader: true }), 'etcd-2': lastSamples(1, { isLeader: false }) } },
+      reason: 'HYGIENE_UNSTABLE',
+      says: /etcd-2 then etcd-1 leading/,
+    },
+    { row: 'a member without a leader', input: { tweaks: { 'etcd-3': lastSamples(1, { hasLeader: false }) } }, reason: 'HYGIENE_UNSTABLE', says: /etcd-3 sees no leader/ },
+    { row: 'an alarm', input: { tweaks: { 'etcd-1': lastSamples(1, { alarms: ['NOSPACE'] }) } }, reason: 'HYGIENE_ALARM', says: /etcd-1 NOSPACE/ },
+    {
+      row: 'an election 5 min ago',
+      input: { tweaks: { 'etcd-1': (_i: number, back: number) => (back === 5 ? { leaderChanges: 1 } : {}) } },
+      reason: 'HYGIENE_RECENT_ELECTIONS',
+      says: /changed 5 min ago, within 15 min/,
+    },
+  ] satisfies { row: string; input: Row; reason: string; says: RegExp }[])('$row: not evaluated, $reason', ({ input, reason, says }) => {
+    const decision = judge({ ...input, tweaks: { 'etcd-2': slowFsync(12), ...input.tweaks } });
+    expect(decision).toMatchObject({ kind: 'not-evaluated', reason });
+    expect(decision.message).toMatch(says);
+  });
+
+  it('an election older than recentElectionsMs does not hold it', () => {
+    expect(judge({ tweaks: { 'etcd-1': (_i, back) => (back === 15 ? { leaderChanges: 1 } : {}) } }).reason).toBe('HYGIENE_LEADER_HEALTHY');
+  });
+});
+
+describe('judgeLeaderHygiene: is the leader degraded', () => {
+  it('a healthy leader is left alone', () => {
+    const decision = judge();
+    expect(decision).toMatchObject({ kind: 'leave', reason: 'HYGIENE_LEADER_HEALTHY' });
+    expect(decision.message).toMatch(/WAL fsync p99 4 ms/);
+  });
+
+  it('by WAL fsync p99 above 500 ms for the whole window: moved to the best follower, said with the figures', () => {
+    const decision = judge({ tweaks: { 'etcd-2': slowFsync(10), 'etcd-3': lastSamples(COUNT, { walFsyncP99: 0.006 }) } });
+    expect(decision).toMatchObject({ kind: 'move', from: 'etcd-2', to: 'etcd-1', reason: 'LEADER_DEGRADED' });
+    expect(decision.message).toBe("move leadership from etcd-2 to etcd-1: etcd-2's WAL fsync p99 was 512 ms for 10 min while etcd-1's WAL fsync p99 was 4 ms");
+    expect(decision.evidence).toMatchObject({ leader: { member: 'etcd-2', walFsyncP99: 0.512 }, target: { member: 'etcd-1', walFsyncP99: 0.004 }, ranked: ['etcd-1', 'etcd-3'] });
+  });
+
+  it('by backend commit p99 above 250 ms', () => {
+    const decision = judge({ tweaks: { 'etcd-2': lastSamples(10, { backendCommitP99: 0.3, backendCommitMean: 0.2 }) } });
+    expect(decision).toMatchObject({ kind: 'move', from: 'etcd-2', reason: 'LEADER_DEGRADED' });
+    expect(decision.message).toMatch(/backend commit p99 was 300 ms for 10 min while etcd-\d's backend commit p99 was 8 ms/);
+  });
+
+  it('by heartbeat send failures rising in 3 of the last 10 samples', () => {
+    const decision = judge({ tweaks: { 'etcd-2': (i) => (i % 3 === 0 ? { heartbeatSendFailures: 2 } : {}) } });
+    expect(decision).toMatchObject({ kind: 'move', from: 'etcd-2', reason: 'LEADER_DEGRADED' });
+    expect(decision.message).toMatch(/heartbeat send failures was rising in \d of the last 10 samples for 10 min/);
+  });
+
+  it('heartbeat send failures in 2 of 10 samples are not a breach', () => {
+    expect(judge({ tweaks: { 'etcd-2': (i) => (i % 5 === 0 ? { heartbeatSendFailures: 1 } : {}) } }).reason).toBe('HYGIENE_LEADER_HEALTHY');
+  });
+
+  it('by outlier: p99 16× the best follower’s and above 100 ms, the means agreeing', () => {
+    const decision = judge({ tweaks: { 'etcd-2': lastSamples(COUNT, { walFsyncP99: 0.128, walFsyncMean: 0.06 }) } });
+    expect(decision).toMatchObject({ kind: 'move', from: 'etcd-2', reason: 'LEADER_DEGRADED' });
+    expect(decision.message).toMatch(/WAL fsync p99 against the best follower was 32× the best follower's/);
+  });
+
+  it('an outlier p99 whose mean disagrees (coarse buckets) moves nothing', () => {
+    const decision = judge({ tweaks: { 'etcd-2': lastSamples(COUNT, { walFsyncP99: 0.128, walFsyncMean: 0.003 }) } });
+    expect(decision).toMatchObject({ kind: 'leave', reason: 'HYGIENE_LEADER_HEALTHY' });
+  });
+
+  it('degraded for less than the window: watched, not moved', () => {
+    const decision = judge({ tweaks: { 'etcd-2': slowFsync(5) } });
+    expect(decision).toMatchObject({ kind: 'leave', reason: 'HYGIENE_DEGRADING' });
+    expect(decision.message).toMatch(/for 5 min of the window of 10 min/);
+  });
+
+  it('recovered inside the window: left alone', () => {
+    const decision = judge({ tweaks: { 'etcd-2': (_i, back) => (back >= 2 && back < 9 ? { walFsyncP99: 0.6, walFsyncMean: 0.3 } : {}) } });
+    expect(decision).toMatchObject({ kind: 'leave', reason: 'HYGIENE_RECOVERED' });
+    expect(decision.message).toMatch(/was as bad as 600 ms within the window and is 4 ms now/);
+  });
+
+  it('hysteresis: a dip below the enter level but above the exit level keeps the breach', () => {
+    const dip: Tweak = (_i, back) => (back < 11 ? { walFsyncP99: back < 5 ? 0.3 : 0.6, walFsyncMean: 0.2 } : {});
+    expect(judge({ tweaks: { 'etcd-2': dip } })).toMatchObject({ kind: 'move', from: 'etcd-2', reason: 'LEADER_DEGRADED' });
+    // The same 300 ms never above the enter level is no breach (its mean too close to the followers' for an outlier).
+    expect(judge({ tweaks: { 'etcd-2': lastSamples(11, { walFsyncP99: 0.3, walFsyncMean: 0.005 }) } }).reason).toBe('HYGIENE_LEADER_HEALTHY');
+  });
+
+  it('hysteresis: under the exit level for less than a window does not end the breach', () => {
+    const flap: Tweak = (_i, back) => (back < 12 && back !== 4 ? { walFsyncP99: 0.6, walFsyncMean: 0.3 } : {});
+    expect(judge({ tweaks: { 'etcd-2': flap } })).toMatchObject({ kind: 'move', from: 'etcd-2' });
+  });
+});
+
+describe('judgeLeaderHygiene: a shared cause, the limits, the target', () => {
+  const degraded = { 'etcd-2': slowFsync(12) };
+
+  it('half the members breaching the same signal: no move, an alert naming the signal, members, figures and what to check', () => {
+    const decision = judge({ tweaks: { ...degraded, 'etcd-1': slowFsync(12, 0.7) } });
+    expect(decision).toMatchObject({ kind: 'hold', alert: true, reason: 'HYGIENE_SHARED_DEGRADATION', evidence: { signal: 'walFsyncP99' } });
+    expect(decision.message).toMatch(/2 of 3 members breach the WAL fsync p99 level of 500 ms \(etcd-1 700 ms, etcd-2 512 ms\)/);
+    expect(decision.message).toMatch(/storage.*hosts.*network/);
+  });
+
+  it('3 moves in 24 h: no more, a person is asked to look', () => {
+    const moves = [23, 12, 1].map((h) => ({ at: NOW - h * 3_600_000, from: 'etcd-3', to: 'etcd-2' }));
+    const decision = judge({ tweaks: degraded, moves });
+    expect(decision).toMatchObject({ kind: 'hold', alert: true, reason: 'HYGIENE_MOVE_LIMIT' });
+    expect(decision.message).toMatch(/3 leader moves in 24 h, its limit of 3/);
+  });
+
+  it('a move within the cooldown: no second move', () => {
+    const decision = judge({ tweaks: degraded, moves: [{ at: NOW - 20 * MIN, from: 'etcd-3', to: 'etcd-2' }] });
+    expect(decision).toMatchObject({ kind: 'hold', alert: false, reason: 'HYGIENE_COOLDOWN' });
+    expect(decision.message).toMatch(/moved 20 min ago, within the cooldown of 30 min/);
+  });
+
+  it('no caught-up follower: nothing moved, and why for each', () => {
+    const behind = lastSamples(COUNT, { raftAppliedIndex: 8_000 });
+    const decision = judge({ tweaks: { ...degraded, 'etcd-1': behind, 'etcd-3': behind } });
+    expect(decision).toMatchObject({ kind: 'hold', alert: true, reason: 'HYGIENE_NO_TARGET' });
+    expect(decision.message).toMatch(/etcd-1 has applied 2000 entries fewer than the leader has committed \(at most 1000\); etcd-3 has applied 2000/);
+  });
+
+  it('a follower worse than the leader on one signal is refused: the other takes over', () => {
+    const decision = judge({ tweaks: { ...degraded, 'etcd-1': lastSamples(COUNT, { walFsyncP99: 0.002, backendCommitP99: 0.02 }) } });
+    expect(decision).toMatchObject({ kind: 'move', to: 'etcd-3', evidence: { refused: [{ member: 'etcd-1', why: expect.stringMatching(/backend commit p99 of 20 ms, worse than the leader's 8 ms/) }] } });
+  });
+
+  it('on the latency the leader breaches a target must be strictly better; no worse on the other', () => {
+    // etcd-2 an fsync outlier against etcd-3; etcd-1's p99 the same bucket as the leader's.
+    const decision = judge({ tweaks: { 'etcd-2': lastSamples(COUNT, { walFsyncP99: 0.128, walFsyncMean: 0.06 }), 'etcd-1': lastSamples(COUNT, { walFsyncP99: 0.128 }) } });
+    expect(decision).toMatchObject({ kind: 'move', to: 'etcd-3', evidence: { refused: [{ member: 'etcd-1', why: expect.stringMatching(/WAL fsync p99 of 128 ms, not better than the leader's 128 ms/) }] } });
+  });
+
+  it('the member that lost leadership within the return block is refused', () => {
+    const decision = judge({ tweaks: degraded, moves: [{ at: NOW - 40 * MIN, from: 'etcd-1', to: 'etcd-2' }] });
+    expect(decision).toMatchObject({ kind: 'move', to: 'etcd-3', evidence: { refused: [{ member: 'etcd-1', why: expect.stringMatching(/led 40 min ago, within the return block of 120 min/) }] } });
+  });
+
+  it('dry run: the same decision, said as what it would do', () => {
+    const decision = judge({ tweaks: degraded, policy: { hygiene: { dryRun: true } } });
+    expect(decision).toMatchObject({ kind: 'would-move', from: 'etcd-2', to: 'etcd-1', reason: 'LEADER_DEGRADED' });
+    expect(decision.message).toMatch(/^would move leadership from etcd-2 to etcd-1 \(dry run: nothing is moved\)/);
+    expect(judge({ tweaks: degraded, policy: { dryRun: true } }).kind).toBe('would-move');
+  });
+
+  it('ranking between two good targets: the lower fsync p99, then its mean', () => {
+    expect(judge({ tweaks: { ...degraded, 'etcd-3': lastSamples(COUNT, { walFsyncP99: 0.002 }) } })).toMatchObject({ kind: 'move', to: 'etcd-3', evidence: { ranked: ['etcd-3', 'etcd-1'] } });
+    expect(judge({ tweaks: { ...degraded, 'etcd-3': lastSamples(COUNT, { walFsyncMean: 0.001 }) } })).toMatchObject({ kind: 'move', to: 'etcd-3' });
+  });
+});
