@@ -85,6 +85,10 @@ function unsettled(members: readonly Member[], electionTimeoutMs: number): strin
   if (now.length !== 1 || before.length !== 1 || now[0] !== before[0]) {
     return `the last two samples show ${before.length === 0 ? 'no leader' : names(before)} then ${now.length === 0 ? 'no leader' : names(now)} leading`;
   }
+  // Where the Status named a leader, every member's last two must name this one (etcd says '0' for none).
+  const leaderId = now[0]!.id;
+  const elsewhere = members.filter((m) => m.samples.slice(-2).some((s) => s.leaderId !== undefined && s.leaderId !== leaderId));
+  if (elsewhere.length > 0) return `${names(elsewhere)} ${elsewhere.length === 1 ? 'names' : 'name'} another leader than ${now[0]!.name}`;
   const leaderless = members.filter((m) => m.last.hasLeader === false);
   if (leaderless.length > 0) return `${names(leaderless)} ${leaderless.length === 1 ? 'sees' : 'see'} no leader`;
   return undefined;

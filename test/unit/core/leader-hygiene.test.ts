@@ -20,6 +20,7 @@ const healthy = (id: Id, i: number): MemberSignals => ({
   intervalMs: MIN,
   isLeader: id === 'etcd-2',
   hasLeader: true,
+  leaderId: 'etcd-2',
   walFsyncP99: 0.004,
   walFsyncMean: 0.002,
   backendCommitP99: 0.008,
@@ -66,6 +67,7 @@ describe('judgeLeaderHygiene: when it judges at all', () => {
       reason: 'HYGIENE_UNSTABLE',
       says: /etcd-2 then etcd-1 leading/,
     },
+    { row: 'a Status naming another leader', input: { tweaks: { 'etcd-3': lastSamples(1, { leaderId: 'etcd-3' }) } }, reason: 'HYGIENE_UNSTABLE', says: /etcd-3 names another leader than etcd-2/ },
     { row: 'a member without a leader', input: { tweaks: { 'etcd-3': lastSamples(1, { hasLeader: false }) } }, reason: 'HYGIENE_UNSTABLE', says: /etcd-3 sees no leader/ },
     { row: 'an alarm', input: { tweaks: { 'etcd-1': lastSamples(1, { alarms: ['NOSPACE'] }) } }, reason: 'HYGIENE_ALARM', says: /etcd-1 NOSPACE/ },
     {
