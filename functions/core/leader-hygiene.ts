@@ -88,7 +88,7 @@ function unsettled(members: readonly Member[], electionTimeoutMs: number): strin
   // Where the Status named a leader, every member's last two must name this one (etcd says '0' for none).
   const leaderId = now[0]!.id;
   const elsewhere = members.filter((m) => m.samples.slice(-2).some((s) => s.leaderId !== undefined && s.leaderId !== leaderId));
-  if (elsewhere.length > 0) return `${names(elsewhere)} ${elsewhere.length === 1 ? 'names' : 'name'} another leader than ${now[0]!.name}`;
+  if (elsewhere.length > 0) return `${names(elsewhere)} ${elsewhere.length === 1 ? 'names' : 'name'} another leader (or none) than ${now[0]!.name}`;
   const leaderless = members.filter((m) => m.last.hasLeader === false);
   if (leaderless.length > 0) return `${names(leaderless)} ${leaderless.length === 1 ? 'sees' : 'see'} no leader`;
   return undefined;
@@ -313,6 +313,12 @@ export function judgeLeaderHygiene(input: HygieneInput): HygieneDecision {
     return notEvaluated('HYGIENE_ALARM', `An alarm stands (${said}): a person must clear it; leadership is not moved.`, { alarms: alarmed.map((m) => ({ member: m.id, alarms: m.last.alarms })) });
   }
   const since = input.now - hygiene.recentElectionsMs;
+  // An election before the first sample would go unseen: the samples must reach back that far.
+  const short = members.filter((m) => m.samples[0]!.at - m.samples[0]!.intervalMs > since);
+  if (short.length > 0) {
+    const covered = Math.min(...short.map((m) => input.now - (m.samples[0]!.at - m.samples[0]!.intervalMs)));
+    return notEvaluated('HYGIENE_UNSTABLE', `The samples of ${names(short)} cover ${describeDuration(covered)}, less than the ${describeDuration(hygiene.recentElectionsMs)} in which no election may have happened: the leader is not judged yet.`);
+  }
   const elections = members.flatMap((m) => m.samples.filter((s) => s.at > since && s.leaderChanges > 0).map((s) => ({ member: m.id, at: s.at, changes: s.leaderChanges })));
   const terms = new Set(members.flatMap((m) => m.samples.filter((s) => s.at > since).map((s) => s.raftTerm)));
   if (elections.length > 0 || terms.size > 1) {
