@@ -147,14 +147,15 @@ describe('judgeLeaderHygiene: is the leader degraded', () => {
   });
 
   it('hysteresis: a dip below the enter level but above the exit level keeps the breach', () => {
-    const dip: Tweak = (_i, back) => (back < 11 ? { walFsyncP99: back < 5 ? 0.3 : 0.6, walFsyncMean: 0.2 } : {});
+    // Means close to the followers' throughout, so only the level rule can speak (no outlier).
+    const dip: Tweak = (_i, back) => (back < 11 ? { walFsyncP99: back < 5 ? 0.3 : 0.6, walFsyncMean: 0.005 } : {});
     expect(judge({ tweaks: { 'etcd-2': dip } })).toMatchObject({ kind: 'move', from: 'etcd-2', reason: 'LEADER_DEGRADED' });
     // The same 300 ms never above the enter level is no breach (its mean too close to the followers' for an outlier).
     expect(judge({ tweaks: { 'etcd-2': lastSamples(11, { walFsyncP99: 0.3, walFsyncMean: 0.005 }) } }).reason).toBe('HYGIENE_LEADER_HEALTHY');
   });
 
   it('hysteresis: under the exit level for less than a window does not end the breach', () => {
-    const flap: Tweak = (_i, back) => (back < 12 && back !== 4 ? { walFsyncP99: 0.6, walFsyncMean: 0.3 } : {});
+    const flap: Tweak = (_i, back) => (back < 12 && back !== 4 ? { walFsyncP99: 0.6, walFsyncMean: 0.005 } : {});
     expect(judge({ tweaks: { 'etcd-2': flap } })).toMatchObject({ kind: 'move', from: 'etcd-2' });
   });
 });
