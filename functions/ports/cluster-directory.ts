@@ -15,6 +15,11 @@ export interface ClusterEntry {
   aliases?: Record<string, string>;
   /** The port-forward and exec relay paths, Node and Machine evidence, and the Machine actuator. */
   kube?: KubeAccessConfig;
+  /**
+   * Where each member serves /metrics, by member name or id, when not on its client URL (e.g.
+   * etcd's --listen-metrics-urls); read by leader hygiene's scrape. A base URL gets /metrics.
+   */
+  metricsUrls?: Readonly<Record<string, string>>;
 }
 
 export interface ClusterDirectory {

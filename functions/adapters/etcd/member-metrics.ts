@@ -9,6 +9,7 @@ import type { MemberInfo, MemberStatus } from '../../core/types.ts';
 import { parsePrometheusText } from '../../lib/prometheus-text.ts';
 import { withTimeout } from '../../lib/with-timeout.ts';
 import type { Clock } from '../../ports/clock.ts';
+import type { ClusterEntry } from '../../ports/cluster-directory.ts';
 import type { EtcdTransport, TlsFiles } from '../../ports/etcd.ts';
 import { MemberScrapeError, type MemberMetrics } from '../../ports/member-metrics.ts';
 import { systemClock } from '../local/system-clock.ts';
@@ -77,6 +78,10 @@ function getFailure(url: string, error: unknown, tls: TlsFiles | undefined): str
   if (!url.startsWith('https:') || !tls?.sources || tlsFaultOf(message) === undefined) return message;
   return `${message} (${tlsHint(message, tls.sources, tls.ca)})`;
 }
+
+/** A cluster's scrape over the direct path: its TLS files and metrics URLs, Status through `transport`. */
+export const memberMetricsOf = (cluster: Pick<ClusterEntry, 'tls' | 'metricsUrls'>, transport: EtcdTransport, clock?: Clock): MemberMetrics =>
+  createDirectMemberMetrics({ transport, ...(cluster.tls ? { tls: cluster.tls } : {}), ...(cluster.metricsUrls ? { metricsUrls: cluster.metricsUrls } : {}), ...(clock ? { clock } : {}) });
 
 export function createDirectMemberMetrics(options: DirectMemberMetricsOptions): MemberMetrics {
   const clock = options.clock ?? systemClock;

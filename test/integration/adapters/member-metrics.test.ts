@@ -6,13 +6,14 @@ import { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEtcd3Transport } from '../../../functions/adapters/etcd/index.ts';
 import { etcd3Options } from '../../../functions/adapters/etcd/member-client.ts';
-import { createDirectMemberMetrics } from '../../../functions/adapters/etcd/member-metrics.ts';
+import { createDirectMemberMetrics, memberMetricsOf } from '../../../functions/adapters/etcd/member-metrics.ts';
 import { signalsBetween } from '../../../functions/core/hygiene-signals-from.ts';
 import type { MemberInfo } from '../../../functions/core/types.ts';
 import { parsePrometheusText } from '../../../functions/lib/prometheus-text.ts';
 import type { EtcdTransport, TlsFiles } from '../../../functions/ports/etcd.ts';
 import { scrapeEvery, type ScrapeOutcome } from '../../../functions/ports/member-metrics.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
+import { freePort } from '../../../infra/lab/free-port.ts';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';
 import { parseExposition } from '../../support/prometheus-text.ts';
 
@@ -104,8 +105,11 @@ async function expectSaneSignals(lab: Lab, transport: EtcdTransport, tls?: TlsFi
 // Both labs boot at once: each waits seconds for its first peer probes, and those waits overlap.
 let plainLab: Promise<Lab>;
 let tlsLab: Promise<Lab>;
-beforeAll(() => {
-  plainLab = startLab({ members: 3 });
+/** etcd1 of the plain lab also serves /metrics where kubeadm has it, on a plain-http loopback listener of its own. */
+let metricsListener: string;
+beforeAll(async () => {
+  metricsListener = `http://127.0.0.1:${await freePort()}`;
+  plainLab = startLab({ members: 3, memberArgs: { etcd1: [`--listen-metrics-urls=${metricsListener}`] } });
   tlsLab = startLab({ members: 3, tls: true });
   // Either may fail; the describe that needs it says so.
   plainLab.catch(() => undefined);
@@ -173,14 +177,15 @@ describe('member metrics over plain http', () => {
     }
   });
 
-  it('reads metrics at a member\'s own metrics URL when the cluster names one', async () => {
+  it('reads metrics at the metrics URL the cluster names for a member (--listen-metrics-urls), by name or id', async () => {
     const member = lab.members[0]!;
-    const metrics = createDirectMemberMetrics({ transport, metricsUrls: { [member.name]: 'http://127.0.0.1:1/' } });
-    const [outcome] = await scrapeEvery(metrics, [infoOf(lab)[0]!], 1_000);
-    expect(outcome && 'error' in outcome && outcome.error.message).toMatch(/GET http:\/\/127\.0\.0\.1:1\/metrics: .*ECONNREFUSED/);
-    const direct = createDirectMemberMetrics({ transport, metricsUrls: { [member.id]: member.directUrl } });
-    const [answered] = await scrapeEvery(direct, [infoOf(lab)[0]!], DEADLINE_MS);
-    expect(answered && 'scrape' in answered && answered.scrape.memberId).toBe(member.id);
+    const [wrong] = await scrapeEvery(memberMetricsOf({ metricsUrls: { [member.name]: 'http://127.0.0.1:1/' } }, transport), [infoOf(lab)[0]!], 1_000);
+    expect(wrong && 'error' in wrong && wrong.error.message).toMatch(/GET http:\/\/127\.0\.0\.1:1\/metrics: .*ECONNREFUSED/);
+    for (const key of [member.name, member.id]) {
+      const [answered] = await scrapeEvery(memberMetricsOf({ metricsUrls: { [key]: metricsListener } }, transport), [infoOf(lab)[0]!], DEADLINE_MS);
+      if (answered && 'error' in answered) throw answered.error;
+      expect(answered && 'scrape' in answered && answered.scrape.memberId).toBe(member.id);
+    }
   });
 });
 
