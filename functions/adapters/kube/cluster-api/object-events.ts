@@ -8,7 +8,9 @@
 // bucket per object against a flood of waiting's Events (EventSourceObjectSpamFilter's idea; the
 // decisions that move an incident on always pass), and failures only logged.
 import { setTimeout as sleep } from 'node:timers/promises';
+import { handleWhen, retry } from 'cockatiel';
 import { PatchStrategy, setHeaderOptions, V1MicroTime, type CoreV1Api, type CoreV1Event, type CustomObjectsApi } from '@kubernetes/client-node';
+import { doublingBackoff } from '../../../lib/doubling-backoff.ts';
 import { eventKey, eventName, nanosOf, spamFilter, WAITING_ACTIONS, type InvolvedObject, type ObjectEventSaid, type SpamFilterOptions } from '../../../core/object-events.ts';
 import type { Log } from '../../../ports/log.ts';
 import { describeKubeError, isNotFound } from '../api-errors.ts';
@@ -111,12 +113,17 @@ export function createEventRecorder(options: EventRecorderOptions): EventRecorde
     return { ...previous, count };
   }
 
+  // A few tries on the server's own trouble, the first delay doubling between them (cockatiel, as elsewhere).
+  const tried = retry(handleWhen(retryable), { maxAttempts: tries - 1, backoff: doublingBackoff(firstDelayMs, Infinity) });
+
   async function write(object: InvolvedObject, said: ObjectEventSaid): Promise<void> {
     const key = eventKey(object, said);
-    for (let attempt = 1; ; attempt++) {
-      const now = clock.now();
-      const previous = seen.get(key);
-      try {
+    let attempts = 0;
+    try {
+      await tried.execute(async () => {
+        attempts++;
+        const now = clock.now();
+        const previous = seen.get(key);
         let written: Seen;
         try {
           written = previous ? await countAgain(previous, now) : await create(object, said, now, 1, wireTime(now));
@@ -126,14 +133,9 @@ export function createEventRecorder(options: EventRecorderOptions): EventRecorde
           written = await create(object, said, now, previous.count + 1, previous.firstTimestamp);
         }
         remember(key, written);
-        return;
-      } catch (error) {
-        if (attempt >= tries || !retryable(error)) {
-          log.warn('Kubernetes Event not written; the remediation goes on', { object: shownObject(object), reason: said.reason, tries: attempt, error: describeKubeError(error).split('\n')[0] });
-          return;
-        }
-        await sleep(firstDelayMs * 2 ** (attempt - 1));
-      }
+      });
+    } catch (error) {
+      log.warn('Kubernetes Event not written; the remediation goes on', { object: shownObject(object), reason: said.reason, tries: attempts, error: describeKubeError(error).split('\n')[0] });
     }
   }
 
