@@ -9,8 +9,8 @@ export interface MachineSeen {
   uid: string;
 }
 
-interface Seeking {
-  /** The report's selector: machineName or nodeName name the Machine directly. */
+/** Whose host is sought: the report's selector (machineName or nodeName name it directly) and the member it resolved to. */
+export interface Seeking {
   target: Record<string, string>;
   memberId?: string;
 }

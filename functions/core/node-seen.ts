@@ -1,13 +1,9 @@
 // The Node a decision's Event goes on in Kubernetes without Cluster API, pure: the report's node
 // (--node, a nodeName), else the Node the newest view that still lists the member saw it on (a view
 // after its removal no longer places it). And the reference to it: Nodes are cluster-scoped.
+import type { Seeking } from './machine-seen.ts';
 import type { InvolvedObject } from './object-events.ts';
 import type { ClusterView } from './view.ts';
-
-interface Seeking {
-  target: Record<string, string>;
-  memberId?: string;
-}
 
 export function nodeSeen(views: readonly ClusterView[], { target, memberId }: Seeking): string | undefined {
   if (target.nodeName) return target.nodeName;

@@ -3,6 +3,7 @@
 // and cut with … to the terminal's width instead of wrapping. The I/O is status-source.ts's.
 import type { Decision, ReasonCode } from '../../../functions/core/decision.ts';
 import type { FleetPauses } from '../../../functions/core/fleet-gate.ts';
+import { targetKeyOf } from '../../../functions/core/target.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
 import { PROGRAM } from './args.ts';
 import { escapeControls } from './control-chars.ts';
@@ -77,8 +78,7 @@ const byAttention = (a: StatusEntry, b: StatusEntry) => attentionRank(a) - atten
 function targetOf(i: StatusIncident): string {
   const name = i.memberName || i.target.memberName;
   if (name) return name;
-  const named = Object.entries(i.target).map(([k, v]) => `${k}=${v}`).join(',');
-  return named || i.memberId || '-';
+  return targetKeyOf(i.target) || i.memberId || '-';
 }
 
 /** When the entry's next step is due; none once it ended. */

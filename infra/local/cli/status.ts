@@ -2,6 +2,7 @@
 // people (once, or redrawn with --watch), one incident's journal as a timeline, or the dead letters
 // (inputs refused at the edge, with why).
 import { timelineOf } from '../../../functions/core/journal-words.ts';
+import { targetKeyOf } from '../../../functions/core/target.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
 import { durationFlag, parseFlags, PROGRAM, UsageError } from './args.ts';
 import { escapeControlsIn } from './control-chars.ts';
@@ -42,7 +43,6 @@ const DEFAULT_INTERVAL_MS = 2_000;
 const MIN_INTERVAL_MS = 100;
 
 const iso = (at: number) => new Date(at).toISOString();
-const targetOf = (i: Incident) => Object.entries(i.target).map(([k, v]) => `${k}=${v}`).join(',');
 
 function summary(i: Incident, entry?: StatusEntry) {
   const due = entry && nextDue(entry);
@@ -77,7 +77,7 @@ async function showIncident(store: StatusStore, where: string, ref: string, json
       `incident:    ${s.incidentId}`,
       `cluster:     ${s.clusterId}`,
       `state:       ${s.state}`,
-      `target:      ${targetOf(incident)}${s.member ? ` → ${s.member.name || s.member.id} (${s.member.id})` : ''}`,
+      `target:      ${targetKeyOf(incident.target)}${s.member ? ` → ${s.member.name || s.member.id} (${s.member.id})` : ''}`,
       `attempt:     ${s.attempt}`,
       `last:        ${s.lastReason ? `${s.lastReason}: ${s.lastMessage}` : 'no decision yet'}`,
       `opened:      ${s.openedAt}`,
