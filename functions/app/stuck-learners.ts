@@ -10,7 +10,7 @@ import { makeEvent, type EventEnvelope } from '../../events/catalogue.ts';
 import type { Decision } from '../core/decision.ts';
 import { pauseOf } from '../core/fleet-gate.ts';
 import { isLine, journalSteps, type JournalEntry } from '../core/journal.ts';
-import { learnerGate, learnersIn, stuckLearners, type StuckLearner } from '../core/stuck-learner.ts';
+import { learnerGate, learnersIn, sameSightings, stuckLearners, type StuckLearner } from '../core/stuck-learner.ts';
 import type { MemberId } from '../core/types.ts';
 import type { ClusterView } from '../core/view.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
@@ -40,7 +40,8 @@ export async function sightLearners(deps: Pick<Deps, 'store' | 'clock'>, cluster
   if (view.members.length === 0) return stored;
   const now = deps.clock.now();
   const seen = Object.fromEntries(learnersIn(view).map((id) => [id, Math.min(stored[id] ?? now, earlier[id] ?? now)]));
-  return deps.store.saveLearnerSightings(clusterId, seen);
+  // Every look of every incident comes here (a replacement check each 15 s): a write only when the record changes.
+  return sameSightings(stored, seen) ? stored : deps.store.saveLearnerSightings(clusterId, seen);
 }
 
 /** The cluster's sightings, the incident's own older ones kept, and the journal lines of the learners this incident sees for the first time. */

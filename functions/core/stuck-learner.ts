@@ -21,6 +21,10 @@ export interface StuckLearner {
 /** The learners in the view, whose first-seen times the edge keeps. */
 export const learnersIn = (view: ClusterView): MemberId[] => view.members.filter((m) => m.isLearner).map((m) => m.id);
 
+/** Two records of first sightings that say the same: the same learners, each first seen at the same time. */
+export const sameSightings = (a: Readonly<Record<MemberId, number>>, b: Readonly<Record<MemberId, number>>): boolean =>
+  Object.keys(a).length === Object.keys(b).length && Object.entries(b).every(([id, at]) => a[id] === at);
+
 /**
  * The learners past stuckLearnerAfterMs since first seen (0: none ever is). `owed` names the removed
  * member whose replacement is still owed, when the cleanup runs for an incident awaiting one.

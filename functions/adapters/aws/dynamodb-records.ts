@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { remediationHistoryFrom, type RemediationHistory } from '../../core/remediation-history.ts';
 import type { RemovalRecord } from '../../core/replacement.ts';
+import { sameSightings } from '../../core/stuck-learner.ts';
 import type { DeadLetter, DeadLetterInput } from '../../ports/incident-store.ts';
 import { decodeText, encodeText, num, str, type Item } from './dynamodb-codec.ts';
 import { conditionally, expiresIn, queryAll, type StoreContext } from './dynamodb-context.ts';
@@ -106,9 +107,6 @@ export async function saveLearnerSightings(ctx: StoreContext, clusterId: string,
   }
   throw new Error(`cluster ${clusterId}: learner sightings not written, ${SIGHTINGS_WRITES} other writers came first`);
 }
-
-const sameSightings = (a: Readonly<Record<string, number>>, b: Readonly<Record<string, number>>): boolean =>
-  Object.keys(a).length === Object.keys(b).length && Object.entries(b).every(([id, at]) => a[id] === at);
 
 export async function knownIdentity(ctx: StoreContext, clusterId: string): Promise<{ etcdClusterId: string; since: number } | undefined> {
   const { Item: item } = await ctx.doc.send(new GetCommand({ TableName: ctx.tableName, Key: identityKey(clusterId), ConsistentRead: true }));
