@@ -2,6 +2,8 @@
 // what one says, and what the Events API and client-go's recorder hold Events to: the note's 1 kB limit (events.k8s.io NoteLengthLimit), the key the same Event is counted again
 // under (tools/record EventCorrelator: object, type, reason and message), the Event's name, and the
 // spam filter's token bucket per object (tools/record EventSourceObjectSpamFilter).
+import { setNewest } from './newest-first.ts';
+
 export type EventType = 'Normal' | 'Warning';
 
 /** What one decision says on its object. */
@@ -81,9 +83,7 @@ export function spamFilter({ burst, refillEveryMs }: SpamFilterOptions, maxObjec
       const refilled = Math.floor((nowMs - bucket.at) / refillEveryMs);
       if (refilled > 0) Object.assign(bucket, { tokens: Math.min(burst, bucket.tokens + refilled), at: bucket.at + refilled * refillEveryMs });
       if (bucket.tokens >= burst) bucket.at = nowMs;
-      buckets.delete(objectKey);
-      buckets.set(objectKey, bucket);
-      if (buckets.size > maxObjects) buckets.delete(buckets.keys().next().value!);
+      setNewest(buckets, objectKey, bucket, maxObjects);
       if (bucket.tokens < 1) return false;
       bucket.tokens -= 1;
       return true;

@@ -10,6 +10,7 @@ import { createEventRecorder, type EventRecorder } from '../../functions/adapter
 import { CAPI_GROUP } from '../../functions/adapters/kube/cluster-api/machines.ts';
 import { kubeConfigFrom } from '../../functions/adapters/kube/kube-config.ts';
 import { readNodeReference } from '../../functions/adapters/kube/node-reference.ts';
+import { setNewest } from '../../functions/core/newest-first.ts';
 import { machineSeen } from '../../functions/core/machine-seen.ts';
 import { nodeSeen } from '../../functions/core/node-seen.ts';
 import type { InvolvedObject } from '../../functions/core/object-events.ts';
@@ -98,9 +99,8 @@ export function startIncidentObjectEvents(options: IncidentObjectEventsOptions):
       const incident = await options.store.getIncident(incidentId);
       object = incident && (await events.objectOf(incident));
       if (!object) return;
-      objects.set(incidentId, object);
       // A long-running `run` keeps those of the latest incidents only.
-      if (objects.size > 1_024) objects.delete(objects.keys().next().value!);
+      setNewest(objects, incidentId, object, 1_024);
     }
     events.recorder.record(object, said);
   }

@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { handleWhen, retry } from 'cockatiel';
 import { PatchStrategy, setHeaderOptions, V1MicroTime, type CoreV1Api, type CoreV1Event, type CustomObjectsApi } from '@kubernetes/client-node';
 import { doublingBackoff } from '../../../lib/doubling-backoff.ts';
+import { setNewest } from '../../../core/newest-first.ts';
 import { eventKey, eventName, nanosOf, spamFilter, WAITING_ACTIONS, type InvolvedObject, type ObjectEventSaid, type SpamFilterOptions } from '../../../core/object-events.ts';
 import type { Log } from '../../../ports/log.ts';
 import { describeKubeError, isNotFound } from '../api-errors.ts';
@@ -76,11 +77,6 @@ export function createEventRecorder(options: EventRecorderOptions): EventRecorde
   let lastNanos = 0n;
   let queue: Promise<void> = Promise.resolve();
 
-  const remember = (key: string, value: Seen): void => {
-    seen.delete(key);
-    seen.set(key, value);
-    if (seen.size > remembered) seen.delete(seen.keys().next().value!);
-  };
 
   async function create(object: InvolvedObject, said: ObjectEventSaid, now: number, count: number, firstTimestamp: string): Promise<Seen> {
     const nanos = nanosOf(now) > lastNanos ? nanosOf(now) : lastNanos + 1n;
@@ -132,7 +128,7 @@ export function createEventRecorder(options: EventRecorderOptions): EventRecorde
           if (!previous || !isNotFound(error)) throw error;
           written = await create(object, said, now, previous.count + 1, previous.firstTimestamp);
         }
-        remember(key, written);
+        setNewest(seen, key, written, remembered);
       });
     } catch (error) {
       log.warn('Kubernetes Event not written; the remediation goes on', { object: shownObject(object), reason: said.reason, tries: attempts, error: describeKubeError(error).split('\n')[0] });
