@@ -4,7 +4,7 @@
 // do): settled cluster, a leader degraded for the whole window, no shared cause, the move limits,
 // a target better on every signal. Pure: the samples come from the metrics adapter.
 import type { ReasonCode } from './decision.ts';
-import { describeDuration } from './explain.ts';
+import { describeDuration, describeTime } from './explain.ts';
 import type { MemberSignals } from './hygiene-signals.ts';
 import {
   describeFigure,
@@ -192,7 +192,7 @@ const checks: readonly HygieneCheck[] = [
         const at = now.since + windowMs;
         return leave(
           'HYGIENE_DEGRADING',
-          `${leader.name}'s ${signalWords[now.signal]} is ${describeFigure(now.signal, now.latest, t)}, for ${describeDuration(input.now - now.since)} of the window of ${describeDuration(windowMs)}: watched, and moved from ${new Date(at).toISOString()} if it lasts.`,
+          `${leader.name}'s ${signalWords[now.signal]} is ${describeFigure(now.signal, now.latest, t)}, for ${describeDuration(input.now - now.since)} of the window of ${describeDuration(windowMs)}: watched, and moved from ${describeTime(at)} if it lasts.`,
           evidence,
         );
       }
@@ -251,7 +251,7 @@ const checks: readonly HygieneCheck[] = [
       if (input.now - last >= cooldownMs) return 'pass';
       return hold(
         'HYGIENE_COOLDOWN',
-        `${leader.name} is degraded, but leadership moved ${describeDuration(input.now - last)} ago, within the cooldown of ${describeDuration(cooldownMs)}: no move before ${new Date(last + cooldownMs).toISOString()}.`,
+        `${leader.name} is degraded, but leadership moved ${describeDuration(input.now - last)} ago, within the cooldown of ${describeDuration(cooldownMs)}: no move before ${describeTime(last + cooldownMs)}.`,
         { lastMoveAt: last, cooldownMs },
       );
     },
