@@ -12,6 +12,7 @@ import {
   remediationCompletedSchema,
   remediationFailedSchema,
 } from './schemas/remediation.ts';
+import { hygieneCheckDueSchema, hygieneMoveEndedSchema, leaderDegradedSchema, leaderHygieneAlertSchema } from './schemas/hygiene.ts';
 import { learnerCheckDueSchema } from './schemas/learner-check.ts';
 import { learnerRemovedSchema, remediationReplacedSchema, replacementOverdueSchema } from './schemas/replacement.ts';
 import { retryDueSchema, retryRequestedSchema } from './schemas/retry.ts';
@@ -33,6 +34,10 @@ export const detailTypes = [
   'ReplacementOverdue',
   'LearnerRemoved',
   'LearnerCheckDue',
+  'HygieneCheckDue',
+  'LeaderDegraded',
+  'HygieneMoveEnded',
+  'LeaderHygieneAlert',
 ] as const;
 
 export type DetailType = (typeof detailTypes)[number];
@@ -52,6 +57,10 @@ export const detailSchemas = {
   ReplacementOverdue: replacementOverdueSchema,
   LearnerRemoved: learnerRemovedSchema,
   LearnerCheckDue: learnerCheckDueSchema,
+  HygieneCheckDue: hygieneCheckDueSchema,
+  LeaderDegraded: leaderDegradedSchema,
+  HygieneMoveEnded: hygieneMoveEndedSchema,
+  LeaderHygieneAlert: leaderHygieneAlertSchema,
 } as const satisfies Record<DetailType, z.ZodType>;
 
 /** A detail after parsing (defaults applied). */
@@ -67,7 +76,7 @@ export type EventEnvelope<T extends DetailType = DetailType> = {
 export const makeEvent = <T extends DetailType>(detailType: T, detail: DetailOf<T>): EventEnvelope<T> =>
   ({ source: EVENT_SOURCE, detailType, detail });
 
-/** The incident an event speaks of: none for a report not yet joined, nor for the periodic learner check's events. */
+/** The incident an event speaks of: none for a report not yet joined, nor for the periodic checks' events (learners, leader hygiene). */
 export const incidentIdOf = (event: EventEnvelope): string | undefined => ('incidentId' in event.detail ? event.detail.incidentId : undefined);
 
 export const isDetailType = (value: unknown): value is DetailType =>
@@ -93,6 +102,11 @@ export const routes = {
   LearnerRemoved: [],
   // The periodic learner check of one cluster, asked for by probe-members' scheduled round.
   LearnerCheckDue: ['probe-members'],
+  // Leader hygiene: a round asks for each cluster's check; a degraded leader goes to the move path.
+  HygieneCheckDue: ['probe-members'],
+  LeaderDegraded: ['move-leader'],
+  HygieneMoveEnded: [],
+  LeaderHygieneAlert: [],
 } as const satisfies Record<DetailType, readonly FunctionName[]>;
 
 /**
@@ -105,7 +119,7 @@ export const terminalDetailTypes: readonly TerminalDetailType[] = endingDetailTy
 export type { TerminalDetailType } from '../functions/core/incident-endings.ts';
 
 /** Said for the record (progress, timelines): routes nowhere and ends nothing. */
-export const informationalDetailTypes = ['LeaderMoved', 'ReplacementOverdue', 'LearnerRemoved'] as const satisfies readonly DetailType[];
+export const informationalDetailTypes = ['LeaderMoved', 'ReplacementOverdue', 'LearnerRemoved', 'HygieneMoveEnded', 'LeaderHygieneAlert'] as const satisfies readonly DetailType[];
 
 export const isTerminalEvent = (event: EventEnvelope): event is EventEnvelope<TerminalDetailType> =>
   (terminalDetailTypes as readonly DetailType[]).includes(event.detailType);
@@ -117,8 +131,20 @@ export const isTerminalEvent = (event: EventEnvelope): event is EventEnvelope<Te
 export const emits = {
   // The replacement check runs in probe-members, on the RetryDue an awaiting-replacement incident is owed.
   // Its scheduled round of the learner check asks for each registered cluster's (LearnerCheckDue).
-  'probe-members': ['MembersProbed', 'RemediationBlocked', 'RemediationClosed', 'RemediationReplaced', 'ReplacementOverdue', 'LearnerRemoved', 'LearnerCheckDue'],
-  'move-leader': ['RemediationApproved', 'RetryRequested', 'RemediationBlocked', 'RemediationClosed', 'LeaderMoved', 'LearnerRemoved'],
+  // Its leader-hygiene check asks for a move (LeaderDegraded) or alerts, and its round asks for each cluster's check.
+  'probe-members': [
+    'MembersProbed',
+    'RemediationBlocked',
+    'RemediationClosed',
+    'RemediationReplaced',
+    'ReplacementOverdue',
+    'LearnerRemoved',
+    'LearnerCheckDue',
+    'HygieneCheckDue',
+    'LeaderDegraded',
+    'LeaderHygieneAlert',
+  ],
+  'move-leader': ['RemediationApproved', 'RetryRequested', 'RemediationBlocked', 'RemediationClosed', 'LeaderMoved', 'LearnerRemoved', 'HygieneMoveEnded'],
   'schedule-retry': ['RetryDue'],
   remediate: ['RemediationCompleted', 'RemediationFailed', 'RetryRequested', 'RemediationBlocked', 'RemediationClosed'],
 } as const satisfies Record<FunctionName, readonly DetailType[]>;

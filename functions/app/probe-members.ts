@@ -16,17 +16,24 @@ import { checkReplacementDue, isReplacementCheck } from './check-replacement.ts'
 import { blockEffects, closeEffects } from './decision-effects.ts';
 import type { Deps } from './deps.ts';
 import { envelopeOf, iso, journaling, publishing, resolvedTarget } from './incident-events.ts';
+import { hygieneCheckAsked, type HygieneCheck } from './leader-hygiene-check.ts';
 import { learnerCheckAsked, type LearnerCheck } from './learner-check.ts';
 import { probeCluster } from './probe-cluster.ts';
 import { flushLeftOutbox, runStep, type StepOutcome } from './step.ts';
 
-type Input = { detailType: 'MemberUnhealthy'; detail: DetailOf<'MemberUnhealthy'> } | { detailType: 'RetryDue'; detail: DetailOf<'RetryDue'> } | { detailType: 'LearnerCheckDue'; detail: DetailOf<'LearnerCheckDue'> };
+type Input =
+  | { detailType: 'MemberUnhealthy'; detail: DetailOf<'MemberUnhealthy'> }
+  | { detailType: 'RetryDue'; detail: DetailOf<'RetryDue'> }
+  | { detailType: 'LearnerCheckDue'; detail: DetailOf<'LearnerCheckDue'> }
+  | { detailType: 'HygieneCheckDue'; detail: DetailOf<'HygieneCheckDue'> };
 
-export type ProbeOutcome = { kind: 'probed'; incident: Incident } | { kind: 'joined' | 'stale' | 'late-duplicate' | 'checked'; incidentId: string } | { kind: 'learners-checked'; check: LearnerCheck };
+export type ProbeOutcome = { kind: 'probed'; incident: Incident } | { kind: 'joined' | 'stale' | 'late-duplicate' | 'checked'; incidentId: string } | { kind: 'learners-checked'; check: LearnerCheck } | { kind: 'hygiene-checked'; check: HygieneCheck };
 
 export async function probeMembers(deps: Deps, input: Input): Promise<ProbeOutcome> {
   // probe-members reaches etcd already: the periodic learner check costs no function of its own.
   if (input.detailType === 'LearnerCheckDue') return { kind: 'learners-checked', check: await learnerCheckAsked(deps, input.detail) };
+  // So is leader hygiene's periodic check: its scrapes and its judgement.
+  if (input.detailType === 'HygieneCheckDue') return { kind: 'hygiene-checked', check: await hygieneCheckAsked(deps, input.detail) };
   if (input.detailType === 'RetryDue') {
     if (isReplacementCheck(input.detail)) {
       await checkReplacementDue(deps, input.detail);

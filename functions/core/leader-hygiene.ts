@@ -135,12 +135,13 @@ function unfit(f: Facts, m: Member, strict: 'walFsyncP99' | 'backendCommitP99' |
   );
   if (input.now - leftAt < hygiene.returnBlockMs) return `led ${describeDuration(input.now - leftAt)} ago, within the return block of ${describeDuration(hygiene.returnBlockMs)}`;
   const levels = { walFsyncP99: f.t.fsyncP99Ms / 1_000, backendCommitP99: f.t.commitP99Ms / 1_000 } as const;
+  const healthy = { walFsyncP99: f.t.healthyFsyncP99Ms / 1_000, backendCommitP99: f.t.healthyCommitP99Ms / 1_000 } as const;
   for (const key of ['walFsyncP99', 'backendCommitP99'] as const) {
     const word = signalWords[key];
     const mine = m.last[key];
     const theirs = leader.last[key];
     if (mine === undefined) return `observed no ${word.replace(' p99', '')} in its last sample`;
-    if (theirs !== undefined && (key === strict ? mine >= theirs : mine > theirs)) {
+    if (theirs !== undefined && (key === strict ? mine >= theirs : mine > theirs && mine > healthy[key])) {
       return `has a ${word} of ${describeLatency(mine)}, ${key === strict ? 'not better than' : 'worse than'} the leader's ${describeLatency(theirs)}`;
     }
     const worst = worstInWindow(m, key, since)!;

@@ -130,6 +130,10 @@ export const policySchema = z.strictObject({
       recentElectionsMs: ms.default(900_000),
       /** Entries a target's applied index may trail the leader's committed index. */
       maxApplyLag: z.number().int().nonnegative().default(1_000),
+      /** How often the periodic check scrapes every member and judges the leader (a sample a check). */
+      checkEveryMs: z.number().int().min(1_000, 'must be at least 1000 ms').default(60_000),
+      /** A move delivered later than this after its judgement is not made: its figures are stale. */
+      moveExpiryMs: z.number().int().min(1_000, 'must be at least 1000 ms').default(120_000),
       thresholds: z
         .strictObject({
           /** The mixin's warning levels; a breach clears below half of them. */
@@ -144,6 +148,12 @@ export const policySchema = z.strictObject({
           outlierCommitP99Ms: z.number().int().positive().default(125),
           /** The means must agree: the leader's at least this many times the best follower's. */
           outlierMeanFactor: z.number().min(1).default(4),
+          /**
+           * The docs' healthy levels (WAL fsync p99 under 10 ms, backend commit under 25 ms): a target
+           * under them is never "worse" than the leader on that latency, so bucket noise refuses nobody.
+           */
+          healthyFsyncP99Ms: z.number().int().positive().default(10),
+          healthyCommitP99Ms: z.number().int().positive().default(25),
         })
         .refine((t) => t.heartbeatFailureSamples <= t.heartbeatSamples, {
           path: ['heartbeatFailureSamples'],

@@ -209,6 +209,22 @@ export const reasonTable = {
     outcomes: ['hygiene'],
     description: 'The leader stayed degraded for the window on a stable cluster: leadership moves to the best follower (or, in a dry run, is said to).',
   },
+  HYGIENE_SCRAPE_FAILED: {
+    outcomes: ['hygiene'],
+    description: "A member's /metrics or Status could not be read in this check: the leader is not judged on part of the cluster (a leader that does not answer at all is remediation's, not hygiene's).",
+  },
+  HYGIENE_NO_METRICS: { outcomes: ['hygiene'], description: "The cluster's etcd access has no way to read the members' /metrics: the leader is not judged." },
+  HYGIENE_PAUSED: { outcomes: ['hygiene'], description: 'The fleet or the cluster is paused: leadership is judged but not moved until a person resumes.' },
+  HYGIENE_INCIDENT_OPEN: { outcomes: ['hygiene'], description: "An incident is open on the cluster: remediation owns its leadership, so hygiene moves nothing until it ends." },
+  HYGIENE_MOVE_PENDING: { outcomes: ['hygiene'], description: 'A hygiene move asked for is not over yet: it is asked again while fresh, and nothing new is judged.' },
+  HYGIENE_MOVED: { outcomes: ['hygiene'], description: 'Leadership moved off the degraded leader to the chosen follower, and a fresh look confirmed the new leader and its term.' },
+  HYGIENE_WOULD_MOVE: { outcomes: ['hygiene'], description: 'Dry run: the leader would have been moved to the chosen follower; nothing was moved.' },
+  HYGIENE_MOVE_FAILED: { outcomes: ['hygiene'], description: "The move was tried and did not take (etcd's answer, or no new leader confirmed): it counts against the cooldown, and the next check judges again." },
+  HYGIENE_MOVE_EXPIRED: { outcomes: ['hygiene'], description: 'The move was delivered later than hygiene.moveExpiryMs after its judgement: the figures are stale, nothing was moved.' },
+  HYGIENE_SUPERSEDED: {
+    outcomes: ['hygiene'],
+    description: 'By the time of the move the leader, the term or the target had changed, or an incident opened: the judgement no longer holds, nothing was moved.',
+  },
   // failed
   ACTUATOR_FAILED: { outcomes: ['fail'], description: 'The member is out of etcd, but the actuator could not replace its machine: a person must.' },
 } as const satisfies Record<string, ReasonRow>;

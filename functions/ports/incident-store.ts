@@ -6,6 +6,7 @@ import type { IncidentOf, IncidentOutcome, IncidentState, InFlight, OutboxEntryO
 import type { JournalEntry, JournalInput, MarkerStep } from '../core/journal.ts';
 import type { RemediationHistory } from '../core/remediation-history.ts';
 import type { RemovalRecord } from '../core/replacement.ts';
+import type { HygieneRecord } from '../core/hygiene-record.ts';
 import type { FleetRecords } from './fleet.ts';
 import type { ScheduleRequest } from './scheduler.ts';
 
@@ -153,6 +154,39 @@ export interface LearnerSightings {
   saveLearnerSightings(clusterId: string, seen: Readonly<Record<string, number>>): Promise<Record<string, number>>;
 }
 
+/** A cluster's leader-hygiene record as stored, and its version (1 for the first write). */
+export interface StoredHygiene {
+  record: HygieneRecord;
+  version: number;
+}
+
+/**
+ * Leader hygiene's one record per cluster (core/hygiene-record.ts), written whole under a version:
+ * a periodic check and each delivery of a move read it, decide, and write it only if nobody wrote
+ * it since, so a move is claimed once.
+ */
+export interface HygieneRecords {
+  /** undefined when the cluster has none yet. */
+  hygieneRecord(clusterId: string): Promise<StoredHygiene | undefined>;
+  /**
+   * Writes the record when the stored version is `expectVersion` (0: none is stored yet) and
+   * returns the new version; throws HygieneConflictError otherwise.
+   */
+  saveHygieneRecord(clusterId: string, record: HygieneRecord, expectVersion: number): Promise<number>;
+}
+
+/** Someone wrote the cluster's hygiene record since it was read: read it again and decide again. */
+export class HygieneConflictError extends Error {
+  readonly clusterId: string;
+  readonly expectedVersion: number;
+  constructor(clusterId: string, expectedVersion: number) {
+    super(`the leader-hygiene record of ${clusterId} is no longer at version ${expectedVersion}: another check or delivery wrote it`);
+    this.name = 'HygieneConflictError';
+    this.clusterId = clusterId;
+    this.expectedVersion = expectedVersion;
+  }
+}
+
 export interface DeadLetters {
   putDeadLetter(input: DeadLetterInput): Promise<DeadLetter>;
   /** Oldest first. */
@@ -180,7 +214,7 @@ export interface TimerStore {
 }
 
 /** What the functions need, on any backend (SQLite locally, DynamoDB on AWS). Timers are the local scheduler's own. */
-export interface IncidentStore extends IncidentRecords, IncidentJournal, ClusterIdentities, ClusterLocks, LearnerSightings, DeadLetters, RemediationLedger, FleetRecords {
+export interface IncidentStore extends IncidentRecords, IncidentJournal, ClusterIdentities, ClusterLocks, LearnerSightings, HygieneRecords, DeadLetters, RemediationLedger, FleetRecords {
   close(): Promise<void>;
 }
 

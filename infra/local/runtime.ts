@@ -23,7 +23,7 @@ import { createEtcdAccess } from '../../functions/adapters/local/etcd-access.ts'
 import { createClusterActuator } from '../../functions/adapters/kube/cluster-api/cluster-actuator.ts';
 import { fileSnapshots } from '../../functions/adapters/local/file-snapshots.ts';
 import { busHandlers, type HandlerFactory } from './function-handlers.ts';
-import { learnerChecks } from './learner-checks.ts';
+import { clusterRounds, hygieneCheck, learnerCheck } from './cluster-rounds.ts';
 import { failpointFrom, withFailpoint } from './failpoint.ts';
 import { createInProcessBus, type InProcessBus } from '../../functions/adapters/local/in-process-bus.ts';
 import { localContext } from './lambda-context.ts';
@@ -62,6 +62,8 @@ export interface LocalRuntimeOptions {
   storeRetryDelayMs?: number;
   /** Checks each cluster of the directory for stuck learners every learnerCheckEveryMs, outside any incident (as `run` and `watch` do). */
   learnerChecks?: boolean;
+  /** Checks each cluster whose policy enables leader hygiene every hygiene.checkEveryMs (as `run` and `watch` do). */
+  hygieneChecks?: boolean;
   /** Counts the outcome metrics and the dead letters as AWS does, for `run` and `watch`'s /metrics. */
   metrics?: boolean;
 }
@@ -239,7 +241,7 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
     return sweepStalled({ ...deps, store: scope.incidents(deps.store) }, { isArmed: (i) => armed.has(`${i.incidentId}/${i.attempt}`), quietMs, ignoreLeases });
   };
   let sweeper: NodeJS.Timeout | undefined;
-  const checks = options.learnerChecks ? learnerChecks(deps) : undefined;
+  const checks = [...(options.learnerChecks ? [clusterRounds(deps, learnerCheck)] : []), ...(options.hygieneChecks ? [clusterRounds(deps, hygieneCheck)] : [])];
   let outageSweeper: NodeJS.Timeout | undefined;
   /**
    * A step the full disk cut off cannot record its failure either: its incident is left owing its
@@ -302,7 +304,7 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
         sweep(2 * sweepIntervalMs).catch((error: unknown) => log.error('sweep failed', { error: String(error) }));
       }, sweepIntervalMs);
       sweeper.unref();
-      checks?.start();
+      for (const c of checks) c.start();
       notices.running(store.outage?.error);
     },
     sweep: () => sweep(0),
@@ -349,7 +351,7 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
     async stop({ drainTimeoutMs = 30_000 } = {}) {
       clearInterval(sweeper);
       clearInterval(outageSweeper);
-      await checks?.stop();
+      await Promise.all(checks.map((c) => c.stop()));
       await scheduler.stop();
       await bus.drain({ timeoutMs: drainTimeoutMs }).catch(() => undefined);
       bus.close();

@@ -4,6 +4,7 @@
 // Kubernetes client only when a cluster needs it (the Lambda bundles) can use this as it is.
 import { createEtcd3Transport, createProber, credentialsOf, directPaths } from './index.ts';
 import { createEtcdGuards } from './etcd-guard.ts';
+import { memberMetricsOf } from './member-metrics.ts';
 import type { ClusterEtcd } from '../../ports/cluster-etcd.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { ClusterEntry } from '../../ports/cluster-directory.ts';
@@ -24,6 +25,8 @@ function directEtcd(cluster: ClusterEntry, clock: Clock | undefined): ClosableEt
   return {
     transport,
     prober: createProber(transport, directPaths, clock),
+    // Leader hygiene's scrape: the client URL's /metrics (or the cluster's metricsUrls) and Status over this transport.
+    metrics: memberMetricsOf(cluster, transport, clock),
     guard: guards.at,
     async close() {
       guards.close();

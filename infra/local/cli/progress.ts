@@ -35,6 +35,12 @@ export function describeEvent(event: EventEnvelope, now = Date.now()): string {
       return `attempt ${event.detail.attempt}: ${event.detail.reason}`;
     case 'LearnerCheckDue':
       return `learner check of ${event.detail.clusterId}`;
+    case 'HygieneCheckDue':
+      return `leader hygiene check of ${event.detail.clusterId}`;
+    case 'LeaderDegraded':
+    case 'HygieneMoveEnded':
+    case 'LeaderHygieneAlert':
+      return `${event.detail.reason}: ${event.detail.message}`;
     case 'LeaderMoved':
       return `leadership moved from ${event.detail.from} to ${event.detail.to} over ${event.detail.path} in ${event.detail.tookMs}ms`;
     case 'RemediationApproved':

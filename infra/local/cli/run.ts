@@ -62,6 +62,10 @@ FILE (JSON; paths are relative to it):
   A cluster's auth, for etcd with authentication enabled: { "user": "root", "passwordFile": "etcd.password" },
     the password file holding the one line (mode 600), or ETCDCTL_PASSWORD holding it; never
     the password itself. Removing a member needs a user with etcd's root role.
+  metricsUrls: where each member serves /metrics for leader hygiene when not on its client URL
+    (etcd's --listen-metrics-urls; kubeadm's is http://127.0.0.1:2381), by member name or id:
+    "metricsUrls": { "etcd-1": "http://10.0.0.1:2381", "8e9e05c52164694d": "http://10.0.0.2:2381" };
+    absolute http or https URLs, /metrics added unless one names a path; https with the cluster's tls.
   A cluster reached through Kubernetes (as probe's --kubeconfig, --cluster, --namespace,
   --workload-kubeconfig and --paths):
     { "clusterId": "prod", "kubeconfig": "management.kubeconfig", "capiCluster": "prod",
@@ -301,6 +305,7 @@ async function serveConfig(config: RunConfig): Promise<number> {
     // Every incident it can run; one of a cluster it has no endpoints for would only fail.
     // Stuck learners are looked for outside incidents too: a join that failed with none open.
     learnerChecks: true,
+    hygieneChecks: true,
     resume: { incidentIds: resumed },
     metrics: true,
   });

@@ -181,6 +181,7 @@ export async function run(argv: string[]): Promise<number> {
       onHandlerError: (fn, error) => process.stderr.write(`${escapeControls(`${fn} failed: ${error instanceof Error ? error.message : String(error)}`)}\n`),
       // Stuck learners are looked for outside incidents too: a join that failed with none open.
       learnerChecks: true,
+      hygieneChecks: true,
       resume: { incidentIds: open.map((i) => i.incidentId) },
       metrics: metricsToken !== undefined,
     });

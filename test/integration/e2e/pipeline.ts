@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { EventEnvelope } from '../../../events/catalogue.ts';
 import { createEtcdGuards, type EtcdGuards } from '../../../functions/adapters/etcd/etcd-guard.ts';
 import { createEtcd3Transport, createProber, directPaths } from '../../../functions/adapters/etcd/index.ts';
+import { memberMetricsOf } from '../../../functions/adapters/etcd/member-metrics.ts';
 import type { ClusterEtcd } from '../../../functions/ports/cluster-etcd.ts';
 import { parsePolicy, type PolicyInput } from '../../../functions/core/policy.ts';
 import type { Actuator } from '../../../functions/ports/actuator.ts';
@@ -72,7 +73,8 @@ export function recordingEtcd(calls: CallLog, options: { tls?: TlsFiles } = {}):
   return {
     etcdFor: (cluster?: ClusterEntry): ClusterEtcd => {
       guards ??= createEtcdGuards({ ...(options.tls ? { tls: options.tls } : {}), prefix: cluster?.policy.guardPrefix ?? '/etcd-remediator', deadlineMs: cluster?.policy.callTimeoutMs ?? 1_000 });
-      return { ...access, guard: guards.at };
+      // Leader hygiene's scrape, as the runtime's own direct access makes it.
+      return { ...access, guard: guards.at, metrics: memberMetricsOf(cluster ?? {}, inner) };
     },
     close: async () => {
       guards?.close();
@@ -120,6 +122,8 @@ export async function startPipeline(
     endpoints?: string[];
     /** The periodic learner check, as `run` and `watch` have it. */
     learnerChecks?: boolean;
+    /** The periodic leader-hygiene check, as `run` and `watch` have it. */
+    hygieneChecks?: boolean;
     /** The metric table's series, as `run` and `watch` serve them (runtime.metrics). */
     metrics?: boolean;
   } = {},
@@ -148,6 +152,7 @@ export async function startPipeline(
     ...(options.actuator ? { actuator: options.actuator } : {}),
     ...(options.snapshotDir ? { snapshotDir: options.snapshotDir } : {}),
     ...(options.learnerChecks ? { learnerChecks: true } : {}),
+    ...(options.hygieneChecks ? { hygieneChecks: true } : {}),
     ...(options.metrics ? { metrics: true } : {}),
   });
   const events: EventEnvelope[] = [];

@@ -348,7 +348,7 @@ export class IncidentRun {
     const { deps } = this.#app;
     const steps: Steps<Observation | EventEnvelope<'RemediationApproved'>> = {
       'probe-members': async (event) => void (await probeMembers(deps, event)),
-      'move-leader': (event) => this.#decide(event.detail),
+      'move-leader': (event) => (event.detailType === 'MembersProbed' ? this.#decide(event.detail) : Promise.reject(new Error(`the scenarios deliver no ${event.detailType}`))),
       'schedule-retry': async (event) => void (await scheduleRetry(deps, event.detail)),
       remediate: async (event) => {
         if (!carryOn) {
@@ -439,6 +439,7 @@ export async function replayIncident(options: { memberName: string; endpoints: s
   const steps: Steps<Decision> = {
     'probe-members': async (event) => void (await probeMembers(app.deps, event)),
     'move-leader': async (event) => {
+      if (event.detailType !== 'MembersProbed') throw new Error(`the scenarios deliver no ${event.detailType}`);
       clock.set(decideAt);
       const decision = await moveLeader(app.deps, event.detail);
       if (!decision) throw new Error('move-leader did nothing');

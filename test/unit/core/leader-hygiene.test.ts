@@ -191,8 +191,14 @@ describe('judgeLeaderHygiene: a shared cause, the limits, the target', () => {
   });
 
   it('a follower worse than the leader on one signal is refused: the other takes over', () => {
-    const decision = judge({ tweaks: { ...degraded, 'etcd-1': lastSamples(COUNT, { walFsyncP99: 0.002, backendCommitP99: 0.02 }) } });
-    expect(decision).toMatchObject({ kind: 'move', to: 'etcd-3', evidence: { refused: [{ member: 'etcd-1', why: expect.stringMatching(/backend commit p99 of 20 ms, worse than the leader's 8 ms/) }] } });
+    const decision = judge({ tweaks: { ...degraded, 'etcd-1': lastSamples(COUNT, { walFsyncP99: 0.002, backendCommitP99: 0.04 }) } });
+    expect(decision).toMatchObject({ kind: 'move', to: 'etcd-3', evidence: { refused: [{ member: 'etcd-1', why: expect.stringMatching(/backend commit p99 of 40 ms, worse than the leader's 8 ms/) }] } });
+  });
+
+  it("a follower a little above the leader but under the docs' healthy level is not worse: bucket noise refuses nobody", () => {
+    // The leader breaches fsync; commit is held to "no worse", and 20 ms against its 8 ms is still healthy (< 25 ms).
+    const decision = judge({ tweaks: { ...degraded, 'etcd-1': lastSamples(COUNT, { walFsyncP99: 0.002, backendCommitP99: 0.02 }), 'etcd-3': lastSamples(COUNT, { walFsyncP99: 0.003, backendCommitP99: 0.02 }) } });
+    expect(decision).toMatchObject({ kind: 'move', to: 'etcd-1', evidence: { refused: [] } });
   });
 
   it('on the latency the leader breaches a target must be strictly better; no worse on the other', () => {

@@ -53,6 +53,8 @@ const full = {
     maxMovesPerDay: 2,
     recentElectionsMs: 600_000,
     maxApplyLag: 500,
+    checkEveryMs: 30_000,
+    moveExpiryMs: 90_000,
     thresholds: {
       fsyncP99Ms: 400,
       commitP99Ms: 200,
@@ -62,6 +64,8 @@ const full = {
       outlierFsyncP99Ms: 50,
       outlierCommitP99Ms: 100,
       outlierMeanFactor: 2,
+      healthyFsyncP99Ms: 8,
+      healthyCommitP99Ms: 20,
     },
   },
 } satisfies Required<Policy>;

@@ -1,21 +1,31 @@
-// The periodic learner check on the embedded runtime: each cluster of the directory is checked
-// every learnerCheckEveryMs (app/learner-check.ts), the first time one period after it is first
-// seen. One round at a time, its due clusters at once, the next round armed once it ends, so a
-// check never overlaps itself; the directory is read again each round (watch's clusters come and
-// go). A failure is logged and the cluster checked again a period later: never fatal.
-import { checkClusterLearners } from '../../functions/app/learner-check.ts';
+// The periodic checks of the embedded runtime (the learner check, leader hygiene's check): each
+// cluster of the directory is checked every period its policy gives, the first time one period
+// after it is first seen. One round at a time, its due clusters at once, the next round armed once
+// it ends, so a check never overlaps itself; the directory is read again each round (watch's
+// clusters come and go). A failure is logged and the cluster checked again a period later: never fatal.
 import type { Deps } from '../../functions/app/deps.ts';
+import { checkLeaderHygiene } from '../../functions/app/leader-hygiene-check.ts';
+import { checkClusterLearners } from '../../functions/app/learner-check.ts';
+import type { ClusterEntry } from '../../functions/ports/cluster-directory.ts';
 
 /** How long a round may wait at most, so a cluster added to the directory is found. */
 const MAX_WAIT_MS = 30_000;
 
-export interface LearnerChecks {
+export interface ClusterRounds {
   start(): void;
   /** Stops arming rounds and waits for the one under way, if any. */
   stop(): Promise<void>;
 }
 
-export function learnerChecks(deps: Deps): LearnerChecks {
+export interface PeriodicCheck {
+  /** As logs name it: "learner check". */
+  what: string;
+  /** The cluster's period; 0 turns its check off. */
+  periodOf: (cluster: ClusterEntry) => number;
+  check: (deps: Deps, cluster: ClusterEntry) => Promise<unknown>;
+}
+
+export function clusterRounds(deps: Deps, periodic: PeriodicCheck): ClusterRounds {
   const nextAt = new Map<string, number>();
   /** Each cluster's period as last read: a cluster whose entry cannot be read now waits as long. */
   const periods = new Map<string, number>();
@@ -26,19 +36,19 @@ export function learnerChecks(deps: Deps): LearnerChecks {
   const checkOne = async (clusterId: string, now: number): Promise<void> => {
     try {
       const cluster = await deps.directory.get(clusterId);
-      const every = cluster.policy.learnerCheckEveryMs;
+      const every = periodic.periodOf(cluster);
       periods.set(clusterId, every);
       if (every === 0) return void nextAt.delete(clusterId);
       const due = nextAt.get(clusterId);
       if (due === undefined) return void nextAt.set(clusterId, now + every);
       if (due > now) return;
       try {
-        await checkClusterLearners(deps, cluster);
+        await periodic.check(deps, cluster);
       } finally {
         nextAt.set(clusterId, deps.clock.now() + every);
       }
     } catch (error) {
-      deps.log.error('learner check failed; tried again a period later', { clusterId, error: String(error) });
+      deps.log.error(`${periodic.what} failed; tried again a period later`, { clusterId, error: String(error) });
       nextAt.set(clusterId, deps.clock.now() + (periods.get(clusterId) || MAX_WAIT_MS));
     }
   };
@@ -53,7 +63,7 @@ export function learnerChecks(deps: Deps): LearnerChecks {
       const now = deps.clock.now();
       await Promise.all(ids.map((id) => checkOne(id, now)));
     } catch (error) {
-      deps.log.error('learner check round failed; tried again later', { error: String(error) });
+      deps.log.error(`${periodic.what} round failed; tried again later`, { error: String(error) });
     }
   };
 
@@ -85,3 +95,13 @@ export function learnerChecks(deps: Deps): LearnerChecks {
     },
   };
 }
+
+/** Stuck learners outside any incident, every learnerCheckEveryMs (app/learner-check.ts). */
+export const learnerCheck: PeriodicCheck = { what: 'learner check', periodOf: (c) => c.policy.learnerCheckEveryMs, check: checkClusterLearners };
+
+/** Leader hygiene, every hygiene.checkEveryMs of a cluster it is enabled for (app/leader-hygiene-check.ts). */
+export const hygieneCheck: PeriodicCheck = {
+  what: 'leader hygiene check',
+  periodOf: (c) => (c.policy.hygiene.enabled ? c.policy.hygiene.checkEveryMs : 0),
+  check: checkLeaderHygiene,
+};

@@ -1,11 +1,11 @@
-// The embedded runtime's periodic learner check when a cluster's entry cannot be read (its secrets
+// The embedded runtime's periodic checks (here the learner check) when a cluster's entry cannot be read (its secrets
 // refused, say): the failure is logged, never thrown, the rounds go on, and stop() ends them.
 import { describe, expect, it } from 'vitest';
 import type { Deps } from '../../../functions/app/deps.ts';
 import { parsePolicy } from '../../../functions/core/policy.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { systemClock } from '../../../functions/adapters/local/system-clock.ts';
-import { learnerChecks } from '../../../infra/local/learner-checks.ts';
+import { clusterRounds, learnerCheck } from '../../../infra/local/cluster-rounds.ts';
 
 describe('learner checks on the embedded runtime', () => {
   it('log a failed check and go on checking, a period apart (never at once again), until stopped', async () => {
@@ -35,7 +35,7 @@ describe('learner checks on the embedded runtime', () => {
       },
     } as unknown as Deps;
 
-    const checks = learnerChecks(deps);
+    const checks = clusterRounds(deps, learnerCheck);
     checks.start();
     await waitFor(async () => (errors.length >= 2 ? true : undefined), { timeoutMs: 3_000, what: 'two failed checks logged' });
     await checks.stop();

@@ -1,0 +1,155 @@
+// The periodic leader-hygiene check of one cluster: probe it for its voting members, scrape each
+// one's /metrics and Status, add the interval's samples to the cluster's hygiene record, and judge
+// the leader (core/leader-hygiene.ts). A judgement to move is recorded as an asked move before
+// LeaderDegraded goes out, so only that delivery can make it (hygiene-move.ts); a hold that needs a
+// person is said once when it starts (LeaderHygieneAlert). A pause, or an incident open on the
+// cluster, turns a move into a hold: remediation owns the leadership then.
+import { makeEvent, type DetailOf, type EventEnvelope } from '../../events/catalogue.ts';
+import { withScrapes } from '../core/hygiene-history.ts';
+import { hygieneCheckDue } from '../core/hygiene-round.ts';
+import { openMoveOf, staleMovesEnded } from '../core/hygiene-moves.ts';
+import { emptyHygieneRecord, type HygieneMoveRecord, type HygieneRecord } from '../core/hygiene-record.ts';
+import type { MemberScrape } from '../core/hygiene-signals.ts';
+import { judgeLeaderHygiene, type HygieneDecision } from '../core/leader-hygiene.ts';
+import { pauseOf } from '../core/fleet-gate.ts';
+import { boundedSaid } from '../core/said-limits.ts';
+import type { MemberInfo } from '../core/types.ts';
+import { UnknownClusterError, type ClusterEntry } from '../ports/cluster-directory.ts';
+import { HygieneConflictError } from '../ports/incident-store.ts';
+import { scrapeEvery } from '../ports/member-metrics.ts';
+import type { Deps } from './deps.ts';
+import { iso } from './incident-events.ts';
+import { probeCluster } from './probe-cluster.ts';
+
+/** A decision of the check: the policy's, or one of the check's own holds (pause, incident, pending move). */
+export type HygieneVerdict = HygieneDecision | { kind: 'hold'; alert: boolean; reason: 'HYGIENE_PAUSED' | 'HYGIENE_INCIDENT_OPEN' | 'HYGIENE_MOVE_PENDING'; message: string; evidence: Record<string, unknown> };
+
+export type HygieneCheck =
+  | { kind: 'off' | 'not-due' | 'unknown-cluster' }
+  /** Another check or a move's delivery wrote the record meanwhile: this check's samples are dropped, the next one's count. */
+  | { kind: 'conflict' }
+  | { kind: 'judged'; verdict: HygieneVerdict; moveId?: string; published: EventEnvelope[] };
+
+/** Moves that cost (or, in a dry run, would have cost) a transfer: those the cooldown and the day's limit count. */
+const countedMoves = (moves: readonly HygieneMoveRecord[]) => moves.filter((m) => m.state !== 'expired' && m.state !== 'superseded');
+
+const moveIdOf = (clusterId: string, now: number, random: () => number): string =>
+  `hygiene-${clusterId}-${now.toString(36)}-${Math.floor(random() * 36 ** 4).toString(36).padStart(4, '0')}`.slice(0, 128);
+
+export async function checkLeaderHygiene(deps: Deps, cluster: ClusterEntry): Promise<HygieneCheck> {
+  const { policy, clusterId } = cluster;
+  if (!policy.hygiene.enabled) return { kind: 'off' };
+  const view = await probeCluster(deps, cluster);
+  const voters: MemberInfo[] = view.members.filter((m) => !m.isLearner && m.started);
+  const metrics = deps.etcdFor(cluster).metrics;
+  const stored = await deps.store.hygieneRecord(clusterId);
+  const before = stored?.record ?? emptyHygieneRecord();
+  const now = deps.clock.now();
+  // A move never delivered past its expiry, or whose delivery died mid-move, ends here: it must not hold every later check.
+  let record = staleMovesEnded(before, now, policy);
+  let verdict: HygieneVerdict;
+  if (!metrics) {
+    verdict = { kind: 'not-evaluated', reason: 'HYGIENE_NO_METRICS', message: `${clusterId}'s etcd access cannot read the members' /metrics: the leader is not judged.`, evidence: {} };
+  } else {
+    const outcomes = await scrapeEvery(metrics, voters, policy.callTimeoutMs);
+    const scrapes: MemberScrape[] = outcomes.flatMap((o) => ('scrape' in o ? [o.scrape] : []));
+    record = withScrapes(record, scrapes, voters.map((m) => m.id), now, policy.hygiene);
+    const failed = outcomes.flatMap((o) => ('error' in o ? [o.error] : []));
+    verdict =
+      failed.length > 0
+        ? {
+            kind: 'not-evaluated',
+            reason: 'HYGIENE_SCRAPE_FAILED',
+            message: `Could not read ${failed.map((e) => e.message).join('; ')}: the leader is not judged on part of the cluster.`,
+            evidence: { failed: failed.map((e) => ({ member: e.memberId, url: e.url, error: e.message })) },
+          }
+        : judgeLeaderHygiene({
+            members: voters.map((m) => ({ id: m.id, name: m.name, samples: record.samples[m.id] ?? [] })),
+            moves: countedMoves(record.moves),
+            now,
+            policy,
+          });
+  }
+  verdict = await heldBack(deps, cluster, record, verdict);
+  const published: EventEnvelope[] = [];
+  let moveId: string | undefined;
+  const pending = openMoveOf(record);
+  if (verdict.reason === 'HYGIENE_MOVE_PENDING' && pending?.state === 'asked') {
+    // Asked, and maybe never delivered (the publish after the write failed): asked again, the record claims it once.
+    published.push(makeEvent('LeaderDegraded', degradedDetail(clusterId, pending, policy.dryRun || policy.hygiene.dryRun)));
+  }
+  if (verdict.kind === 'move' || verdict.kind === 'would-move') {
+    moveId = moveIdOf(clusterId, now, deps.random);
+    const leaderTerm = record.samples[verdict.from]?.at(-1)?.raftTerm ?? view.leader.term ?? 1;
+    const move: HygieneMoveRecord = { moveId, at: now, from: verdict.from, to: verdict.to, state: 'asked', term: leaderTerm, message: verdict.message };
+    record = { ...record, moves: [...record.moves, move] };
+    published.push(makeEvent('LeaderDegraded', degradedDetail(clusterId, move, verdict.kind === 'would-move', verdict.evidence)));
+  }
+  const alert = verdict.kind === 'hold' && verdict.alert && before.lastJudged?.reason !== verdict.reason;
+  if (alert) published.push(makeEvent('LeaderHygieneAlert', boundedSaid({ clusterId, at: iso(now), reason: verdict.reason, message: verdict.message, evidence: verdict.evidence })));
+  record = { ...record, lastJudged: { at: now, kind: verdict.kind, reason: verdict.reason, message: verdict.message } };
+  try {
+    await deps.store.saveHygieneRecord(clusterId, record, stored?.version ?? 0);
+  } catch (error) {
+    if (!(error instanceof HygieneConflictError)) throw error;
+    deps.log.info('leader hygiene: the record was written meanwhile; this check is dropped', { clusterId });
+    return { kind: 'conflict' };
+  }
+  // The decision and the figures behind it, every check: what a person reads to trust a move.
+  deps.log.info(`leader hygiene: ${verdict.reason}`, { clusterId, kind: verdict.kind, message: verdict.message, evidence: verdict.evidence });
+  if (published.length > 0) await deps.bus.publish(...published);
+  return { kind: 'judged', verdict, ...(moveId ? { moveId } : {}), published };
+}
+
+function degradedDetail(clusterId: string, move: HygieneMoveRecord, dryRun: boolean, evidence: Record<string, unknown> = {}): DetailOf<'LeaderDegraded'> {
+  return boundedSaid({
+    clusterId,
+    moveId: move.moveId,
+    at: iso(move.at),
+    from: move.from,
+    to: move.to,
+    term: move.term,
+    dryRun,
+    reason: 'LEADER_DEGRADED' as const,
+    message: move.message ?? `move leadership from ${move.from} to ${move.to}`,
+    evidence,
+  });
+}
+
+/** What holds a move back whatever the figures: a move under way, a pause, an incident open on the cluster. */
+async function heldBack(deps: Deps, cluster: ClusterEntry, record: HygieneRecord, verdict: HygieneDecision): Promise<HygieneVerdict> {
+  const { clusterId } = cluster;
+  const pending = openMoveOf(record);
+  if (pending) {
+    return { kind: 'hold', alert: false, reason: 'HYGIENE_MOVE_PENDING', message: `The move of leadership from ${pending.from} to ${pending.to} asked for at ${iso(pending.at)} is not over (${pending.state}): nothing new is judged until it is.`, evidence: { moveId: pending.moveId, state: pending.state } };
+  }
+  if (verdict.kind !== 'move' && verdict.kind !== 'would-move') return verdict;
+  const paused = pauseOf(await deps.store.fleetPauses(), clusterId);
+  if (paused) {
+    const { mark, fleetWide } = paused;
+    return { kind: 'hold', alert: false, reason: 'HYGIENE_PAUSED', message: `${verdict.message}; but ${fleetWide ? 'the fleet' : clusterId} is paused since ${iso(mark.at)} by ${mark.by} (${mark.why}): nothing is moved until a person resumes.`, evidence: verdict.evidence };
+  }
+  const open = await deps.store.listIncidents({ clusterId, state: 'open' });
+  if (open.length > 0) {
+    return { kind: 'hold', alert: false, reason: 'HYGIENE_INCIDENT_OPEN', message: `${verdict.message}; but incident ${open[0]!.incidentId} is open on ${clusterId}: remediation owns its leadership, so nothing is moved.`, evidence: { ...verdict.evidence, incidents: open.map((i) => i.incidentId) } };
+  }
+  return verdict;
+}
+
+/**
+ * One cluster's check as a round of the AWS schedule asked for it (HygieneCheckDue): run when the
+ * round is one its hygiene.checkEveryMs falls in; a cluster deregistered since is skipped.
+ */
+export async function hygieneCheckAsked(deps: Deps, detail: DetailOf<'HygieneCheckDue'>): Promise<HygieneCheck> {
+  const cluster = await deps.directory.get(detail.clusterId).catch((error: unknown) => {
+    if (error instanceof UnknownClusterError) return undefined;
+    throw error;
+  });
+  if (!cluster) {
+    deps.log.info('leader hygiene check skipped: the cluster is no longer registered', { clusterId: detail.clusterId });
+    return { kind: 'unknown-cluster' };
+  }
+  if (!cluster.policy.hygiene.enabled) return { kind: 'off' };
+  if (!hygieneCheckDue(Date.parse(detail.at), cluster.policy.hygiene.checkEveryMs)) return { kind: 'not-due' };
+  return checkLeaderHygiene(deps, cluster);
+}
