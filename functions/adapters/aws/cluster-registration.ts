@@ -5,6 +5,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import { carriesCredentials, CREDENTIALS_IN_URL } from '../../core/endpoint-url.ts';
+import { metricsUrlsSchema } from '../../core/metrics-urls.ts';
 import { podPathProblem } from '../../core/pod-path.ts';
 import { firstPolicyProblem, pathNameSchema, policySchema, type Policy, type PolicyInput } from '../../core/policy.ts';
 import { budgetProblem } from '../../core/step-budget-fit.ts';
@@ -26,6 +27,8 @@ export interface ClusterRegistration {
   policy?: PolicyInput;
   /** Node, machine or instance names to etcd member names, where they differ. */
   aliases?: Record<string, string>;
+  /** Where each member serves /metrics, by member name or id, when not on its client URL (etcd's --listen-metrics-urls). */
+  metricsUrls?: Record<string, string>;
   /** A Secrets Manager secret holding {"ca","cert","key"} as PEM; none for plain-HTTP etcd. */
   tlsSecretArn?: string;
   /** Each member's machine, as health signals name it: how the intake finds cluster and member. */
@@ -94,6 +97,7 @@ const registrationSchema = z.object({
   pathOrder: pathOrderSchema.optional(),
   policy: z.record(z.string(), z.unknown()).optional(),
   aliases: z.record(z.string(), z.string()).optional(),
+  metricsUrls: metricsUrlsSchema.optional(),
   tlsSecretArn: secretArn.optional(),
   members: z
     .array(z.object({ memberName: z.string().min(1), instanceId: z.string().min(1).optional(), nodeName: z.string().min(1).optional() }))

@@ -78,6 +78,7 @@ async function entryOf(item: Item, clusterId: string, secrets: SecretSource, pol
   const { registration, policy } = checkRegistration(stored, clusterId, policyDefaults);
   const entry: ClusterEntry = { clusterId: registration.clusterId, endpoints: registration.endpoints, policy };
   if (registration.aliases) entry.aliases = registration.aliases;
+  if (registration.metricsUrls) entry.metricsUrls = registration.metricsUrls;
   const { tlsSecretArn } = registration;
   const [tls, kube] = await Promise.all([
     tlsSecretArn ? fromSecret(clusterId, 'tlsSecretArn', secrets.tlsFiles(tlsSecretArn)) : undefined,

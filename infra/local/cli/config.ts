@@ -3,6 +3,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { carriesCredentials, CREDENTIALS_IN_URL } from '../../../functions/core/endpoint-url.ts';
+import { metricsUrlsSchema } from '../../../functions/core/metrics-urls.ts';
 import type { Policy, PolicyInput } from '../../../functions/core/policy.ts';
 import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
 import type { EtcdUser, TlsFiles } from '../../../functions/ports/etcd.ts';
@@ -40,6 +41,8 @@ const clusterSchema = z
     auth: z.strictObject({ user: z.string(), passwordFile: file.optional(), password: z.unknown().optional() }).optional(),
     policy: writtenPolicySchema.optional(),
     aliases: z.record(z.string(), z.string()).optional(),
+    // Where each member serves /metrics when not on its client URL, by member name or id.
+    metricsUrls: metricsUrlsSchema.optional(),
     kubeconfig: file.optional(),
     workloadKubeconfig: file.optional(),
     capiCluster: z.string().trim().min(1, 'must not be empty').optional(),
@@ -228,6 +231,7 @@ export function loadConfig(file: string): RunConfig {
       ...(c.tls ? { tls: readTls(dir, i, c.tls) } : {}),
       ...(c.auth ? { auth: readAuth(dir, i, c.auth) } : {}),
       ...(c.aliases ? { aliases: c.aliases } : {}),
+      ...(c.metricsUrls ? { metricsUrls: c.metricsUrls } : {}),
     };
   });
   const token = config.tokenFile === undefined ? config.token?.trim() : readTokenFile(path.resolve(dir, config.tokenFile), config.tokenFile);

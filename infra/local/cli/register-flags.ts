@@ -1,7 +1,7 @@
 // The flags of `register` that fold into parts of the registration: the repeatable NAME=VALUE
-// flags (--member NAME=INSTANCE_ID, --node NAME=NODE_NAME, --alias OTHER=NAME) into its members and
-// aliases, and the kube flags into its kubeconfig secrets, Cluster API management cluster and the
-// exec relay's paths inside the etcd pods.
+// flags (--member NAME=INSTANCE_ID, --node NAME=NODE_NAME, --alias OTHER=NAME, --metrics-url
+// NAME=URL) into its members, aliases and metrics URLs, and the kube flags into its kubeconfig
+// secrets, Cluster API management cluster and the exec relay's paths inside the etcd pods.
 import type { ClusterRegistration } from '../../../functions/adapters/aws/cluster-registration.ts';
 import { UsageError } from './args.ts';
 import { relayFromFlags } from './cluster-flags.ts';
@@ -30,6 +30,18 @@ export function membersFromFlags(memberFlags: readonly string[], nodeFlags: read
   for (const pair of pairsFromFlag('member', 'NAME=INSTANCE_ID', memberFlags)) add('member', 'instanceId', pair);
   for (const pair of pairsFromFlag('node', 'NAME=NODE_NAME', nodeFlags)) add('node', 'nodeName', pair);
   return [...byName.values()];
+}
+
+/** --metrics-url NAME=URL pairs as the registration's map (the URL checked with it); a member given twice is refused. */
+export function metricsUrlsFromFlags(flags: readonly string[]): Record<string, string> | undefined {
+  if (flags.length === 0) return undefined;
+  const byMember = new Map<string, string>();
+  for (const [member, url] of pairsFromFlag('metrics-url', 'NAME=URL', flags)) {
+    // The URLs are not quoted: one may carry credentials, refused once the map is checked.
+    if (byMember.has(member)) throw new UsageError(`--metrics-url: member ${member} is given twice`);
+    byMember.set(member, url);
+  }
+  return Object.fromEntries(byMember);
 }
 
 export interface KubeFlags {

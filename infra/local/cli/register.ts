@@ -10,7 +10,7 @@ import { parseEndpoints, relayOptions } from './cluster-flags.ts';
 import { ConfigError, policyInputFromConfig } from './config.ts';
 import { InputFileError, readInputText } from './input-file.ts';
 import { EXIT, printJson } from './output.ts';
-import { kubeFromFlags, membersFromFlags, pairsFromFlag, type KubeFlags } from './register-flags.ts';
+import { kubeFromFlags, membersFromFlags, metricsUrlsFromFlags, pairsFromFlag, type KubeFlags } from './register-flags.ts';
 
 /** The stack's functions may read these secrets unless its secretArnPattern says otherwise. */
 export const SECRET_PREFIX = 'etcd-remediator/';
@@ -48,6 +48,9 @@ come from the usual AWS environment and config.
   --member NAME=INSTANCE_ID an etcd member and its EC2 instance, as health events name it (repeat)
   --node NAME=NODE_NAME     an etcd member and its Kubernetes node (repeat)
   --alias OTHER=NAME        another name a report may use for member NAME, e.g. a Machine (repeat)
+  --metrics-url NAME=URL    where member NAME (its name or id) serves /metrics, when not on its
+                            client URL: etcd's --listen-metrics-urls, e.g. etcd-a=http://10.0.1.10:2381
+                            (repeat); an http or https URL, /metrics added unless it names a path
   --policy FILE             the cluster's policy as JSON, as in run's config:
                             {"grace":"60s","electionTimeout":"1s","backoff":{"base":"5s","cap":"5m"}};
                             fields left out take the stack's policy defaults, then the built-in ones
@@ -70,6 +73,7 @@ const options = {
   member: { type: 'string', multiple: true },
   node: { type: 'string', multiple: true },
   alias: { type: 'string', multiple: true },
+  'metrics-url': { type: 'string', multiple: true },
   policy: { type: 'string' },
   region: { type: 'string' },
   'dry-run': { type: 'boolean' },
@@ -111,6 +115,8 @@ const FLAG_OF: [RegExp, string][] = [
   [/: members\.\d+\.instanceId: /, ': --member: '],
   [/: members\.\d+\.nodeName: /, ': --node: '],
   [/: aliases(\.[^:]*)?: /, ': --alias: '],
+  [/: metricsUrls\.([^:]*): /, ': --metrics-url $1: '],
+  [/: metricsUrls: /, ': --metrics-url: '],
   [/: policy\./, ': --policy: '],
 ];
 const flagNamed = (message: string): string => FLAG_OF.reduce((text, [field, flag]) => text.replace(field, flag), message);
@@ -125,6 +131,7 @@ export interface RegisterFlags extends KubeFlags {
   member?: string[];
   node?: string[];
   alias?: string[];
+  'metrics-url'?: string[];
   policy?: string;
 }
 
@@ -137,6 +144,8 @@ export function registrationFromFlags(values: RegisterFlags): ClusterRegistratio
   if (members.length > 0) registration.members = members;
   const aliases = pairsFromFlag('alias', 'OTHER=NAME', values.alias ?? []);
   if (aliases.length > 0) registration.aliases = Object.fromEntries(aliases);
+  const metricsUrls = metricsUrlsFromFlags(values['metrics-url'] ?? []);
+  if (metricsUrls) registration.metricsUrls = metricsUrls;
   if (values.policy !== undefined) registration.policy = policyFromFile(values.policy);
   try {
     checkRegistration(registration, clusterId);
@@ -156,6 +165,7 @@ const describe = (r: ClusterRegistration): string => {
     ...(r.workloadKubeconfigSecretArn ? [`workload kubeconfig from ${r.workloadKubeconfigSecretArn}${r.etcdNamespace ? ` (etcd pods in ${r.etcdNamespace})` : ''}`] : []),
     ...(r.management ? [`Cluster API Cluster ${r.management.namespace}/${r.management.clusterName} through the management kubeconfig from ${r.management.kubeconfigSecretArn}`] : []),
     ...(r.relayBinary || r.relayTls ? [`exec relay in the etcd pods: ${[r.relayBinary && `etcdctl ${r.relayBinary}`, r.relayTls && `certificates ${r.relayTls.cacert}, ${r.relayTls.cert}, ${r.relayTls.key}`].filter(Boolean).join(' and ')}`] : []),
+    ...(r.metricsUrls ? [`metrics of ${Object.entries(r.metricsUrls).map(([member, url]) => `${member} at ${url}`).join(', ')}`] : []),
     r.policy && Object.keys(r.policy).length > 0 ? `policy ${JSON.stringify(r.policy)}` : 'the stack’s default policy',
   ].join('; ');
 };

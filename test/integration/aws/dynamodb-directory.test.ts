@@ -92,6 +92,14 @@ describe('dynamodb cluster directory', () => {
     expect(secrets.reads).toEqual([ARN]);
   });
 
+  it('keeps where each member serves /metrics, by member name or id, through the round trip', async () => {
+    const metricsUrls = { 'etcd-a': 'http://127.0.0.1:2381', '8e9e05c52164694d': 'https://10.0.0.2:2381/metrics' };
+    await register({ ...prod, metricsUrls });
+    expect((await directory().get('prod')).metricsUrls).toEqual(metricsUrls);
+    await register(prod);
+    expect((await directory(0).get('prod')).metricsUrls).toBeUndefined();
+  });
+
   it('a cluster without a secret has no TLS; an unknown cluster is an UnknownClusterError', async () => {
     await register({ clusterId: 'lab', endpoints: ['http://127.0.0.1:2379'] });
     const entry = await directory().get('lab');
@@ -149,6 +157,8 @@ describe('dynamodb cluster directory', () => {
       ['a secret that is no ARN', { ...prod, tlsSecretArn: 'etcd-prod' }, 'cluster prod: tlsSecretArn: must be a Secrets Manager secret ARN'],
       ['one instance twice', { ...prod, members: [{ memberName: 'a', instanceId: 'i-1' }, { memberName: 'b', instanceId: 'i-1' }] }, "cluster prod: members.1.instanceId: i-1 is also members.0's"],
       ['no cluster id', { ...prod, clusterId: '' }, 'cluster (no id): clusterId: '],
+      ['a metrics URL that is no http or https URL', { ...prod, metricsUrls: { 'etcd-a': '127.0.0.1:2381' } }, 'cluster prod: metricsUrls.etcd-a: must be an http or https URL'],
+      ['a metrics URL with credentials', { ...prod, metricsUrls: { 'etcd-b': 'http://u:p@127.0.0.1:2381' } }, 'cluster prod: metricsUrls.etcd-b: carries credentials'],
     ];
     for (const [what, registration, message] of cases) {
       it(what, async () => {
@@ -156,6 +166,12 @@ describe('dynamodb cluster directory', () => {
         await expect(directory().get(registration.clusterId || 'prod')).rejects.toBeInstanceOf(UnknownClusterError);
       });
     }
+  });
+
+  it('an entry edited by hand into a bad metrics URL fails on read, naming the cluster, the field and the member', async () => {
+    const doc = DynamoDBDocumentClient.from(dynamo.client());
+    await doc.send(new PutCommand({ TableName: tableName, Item: { ...clusterConfigKey('prod'), type: 'cluster', clusterId: 'prod', endpoints: ['https://10.0.0.1:2379'], metricsUrls: { 'etcd-a': 'ftp://10.0.0.1' } } }));
+    await expect(directory().get('prod')).rejects.toThrow('cluster prod: metricsUrls.etcd-a: must be an http or https URL');
   });
 
   it('an entry edited by hand into a bad policy fails on read, naming the cluster and the field', async () => {

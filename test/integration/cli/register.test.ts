@@ -150,6 +150,13 @@ describe('etcd-remediator register', () => {
     expect(run.stderr).toBe("note: the stack's functions may read only secrets named etcd-remediator/* unless its secretArnPattern allows this one (--workload-kubeconfig-secret)\n");
   });
 
+  it('registers where each member serves /metrics (--metrics-url, by member name or id); the directory reads them back', async () => {
+    const run = await register('--cluster', 'prod', '--endpoints', 'https://10.0.0.1:2379', '--metrics-url', 'etcd-a=http://127.0.0.1:2381', '--metrics-url', '8e9e05c52164694d=https://10.0.0.2:2381');
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    expect(run.stdout).toContain('; metrics of etcd-a at http://127.0.0.1:2381, 8e9e05c52164694d at https://10.0.0.2:2381; ');
+    expect((await directory().get('prod')).metricsUrls).toEqual({ 'etcd-a': 'http://127.0.0.1:2381', '8e9e05c52164694d': 'https://10.0.0.2:2381' });
+  });
+
   it('a table that does not exist: exit 1, one line naming it', async () => {
     const run = await runCli(['register', '--table', 'nope', '--cluster', 'prod', '--endpoints', 'http://127.0.0.1:2379'], { env });
     expect(run.code).toBe(1);
@@ -166,6 +173,9 @@ describe('etcd-remediator register', () => {
     { args: ['--cluster', 'prod', '--endpoints', 'http://127.0.0.1:2379', '--member', 'a=i-1', '--member', 'b=i-1'], says: "cluster prod: --member: i-1 is also members.0's" },
     { args: ['--cluster', 'prod', '--endpoints', 'http://127.0.0.1:2379', '--tls-secret', 'prod'], says: 'cluster prod: --tls-secret: must be a Secrets Manager secret ARN' },
     { args: ['--cluster', 'prod', '--endpoints', 'http://127.0.0.1:2379', '--policy', '/nonexistent.json'], says: '--policy /nonexistent.json: cannot read: ENOENT' },
+    { args: ['--cluster', 'prod', '--endpoints', 'http://127.0.0.1:2379', '--metrics-url', 'etcd-a'], says: '--metrics-url: "etcd-a" is not NAME=URL' },
+    { args: ['--cluster', 'prod', '--endpoints', 'http://127.0.0.1:2379', '--metrics-url', 'etcd-a=127.0.0.1:2381'], says: 'cluster prod: --metrics-url etcd-a: must be an http or https URL' },
+    { args: ['--cluster', 'prod', '--endpoints', 'http://127.0.0.1:2379', '--metrics-url', 'etcd-a=http://127.0.0.1:2381', '--metrics-url', 'etcd-a=http://127.0.0.1:2382'], says: '--metrics-url: member etcd-a is given twice' },
     ...kubeRefusals(),
   ])('$says: exit 2, one line, nothing written', async ({ args, says }) => {
     const run = await register(...args);
