@@ -6,6 +6,7 @@ import type { ClusterView } from '../../functions/core/view.ts';
 import type { Incident, IncidentStore } from '../../functions/ports/incident-store.ts';
 import { incidentCases } from './store-contract-incidents.ts';
 import { fleetCases } from './store-contract-fleet.ts';
+import { hygieneCases } from './store-contract-hygiene.ts';
 import { recordCases } from './store-contract-records.ts';
 import { recentCases } from './store-contract-recent.ts';
 
@@ -73,5 +74,6 @@ export function describeIncidentStoreContract(name: string, open: () => Promise<
     recordCases(current);
     recentCases(current);
     fleetCases(current);
+    hygieneCases(current);
   });
 }

@@ -6,6 +6,7 @@
 //   lock#<clusterId>           lock                 the cluster lock: owner and lease
 //   lock#<clusterId>           removals             a single-remediator cluster's removal record
 //   learners#<clusterId>       sightings            when each learner of the cluster was first seen, and a version
+//   hygiene#<clusterId>        record               leader hygiene's record of the cluster (JSON text), and a version
 //   cluster#<clusterId>        identity             the etcd cluster_id it first answered with
 //   cluster#<clusterId>        config               the directory's registration
 //   instance#<instanceId>      member               intake lookup: instance to cluster and member
@@ -39,6 +40,7 @@ export const openPointerPk = (clusterId: string): string => `open#${clusterId}`;
 export const lockKey = (clusterId: string): Key => ({ pk: `lock#${clusterId}`, sk: 'lock' });
 export const removalsKey = (clusterId: string): Key => ({ pk: `lock#${clusterId}`, sk: 'removals' });
 export const learnerSightingsKey = (clusterId: string): Key => ({ pk: `learners#${clusterId}`, sk: 'sightings' });
+export const hygieneRecordKey = (clusterId: string): Key => ({ pk: `hygiene#${clusterId}`, sk: 'record' });
 export const identityKey = (clusterId: string): Key => ({ pk: `cluster#${clusterId}`, sk: 'identity' });
 export const clusterConfigKey = (clusterId: string): Key => ({ pk: `cluster#${clusterId}`, sk: 'config' });
 export const instanceKey = (instanceId: string): Key => ({ pk: `instance#${instanceId}`, sk: 'member' });

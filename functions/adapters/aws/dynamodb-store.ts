@@ -6,6 +6,7 @@ import type { IncidentStore } from '../../ports/incident-store.ts';
 import type { StoreContext } from './dynamodb-context.ts';
 import { closeIncident, getIncident, listIncidents, updateIncident } from './dynamodb-incidents.ts';
 import { endStorm, fleetPauses, noteOpened, openedSince, releaseRemovalSlot, removalSlots, setPause, takeRemovalSlot } from './dynamodb-fleet.ts';
+import { hygieneRecord, saveHygieneRecord } from './dynamodb-hygiene.ts';
 import { appendJournal, journal, markStep, stepDone } from './dynamodb-journal.ts';
 import { openOrJoin } from './dynamodb-open.ts';
 import {
@@ -59,6 +60,8 @@ export function createDynamoIncidentStore(options: DynamoStoreOptions): Incident
     saveRemovalRecords: (clusterId, records) => saveRemovalRecords(ctx, clusterId, records),
     learnerSightings: (clusterId) => learnerSightings(ctx, clusterId),
     saveLearnerSightings: (clusterId, seen) => saveLearnerSightings(ctx, clusterId, seen),
+    hygieneRecord: (clusterId) => hygieneRecord(ctx, clusterId),
+    saveHygieneRecord: (clusterId, record, expectVersion) => saveHygieneRecord(ctx, clusterId, record, expectVersion),
     putDeadLetter: (input) => putDeadLetter(ctx, input),
     listDeadLetters: () => listDeadLetters(ctx),
     recordRemediation: (clusterId, targetKey, at) => recordRemediation(ctx, clusterId, targetKey, at),

@@ -225,6 +225,14 @@ export const migrations: readonly string[] = [
      id INTEGER PRIMARY KEY CHECK (id = 1),
      at INTEGER NOT NULL
    ) STRICT;`,
+  // Leader hygiene's record of each cluster (its last scrapes, samples and moves), JSON written
+  // whole under a version: of a check and a move's deliveries that read one version, one writes.
+  `CREATE TABLE hygiene_records (
+     cluster_id TEXT PRIMARY KEY,
+     version    INTEGER NOT NULL,
+     record     TEXT NOT NULL,
+     updated_at INTEGER NOT NULL
+   ) STRICT;`,
 ];
 
 /** The schema version a file holds, without changing it; undefined when it holds no schema of ours. */

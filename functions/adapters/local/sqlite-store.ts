@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import type { DatabaseSync } from 'node:sqlite';
 import type { RemediationHistory } from '../../core/remediation-history.ts';
+import type { HygieneRecord } from '../../core/hygiene-record.ts';
 import type { RemovalRecord } from '../../core/replacement.ts';
 import type { ClusterOpened, FleetMark, FleetPauses, RemovalSlot, SlotRequest, SlotTaken } from '../../ports/fleet.ts';
 import type {
@@ -17,6 +18,7 @@ import type {
   JournalInput,
   MarkerStep,
   OpenIncidentInput,
+  StoredHygiene,
   StoredTimer,
   TimerStore,
   TimerInput,
@@ -24,6 +26,7 @@ import type {
 import { SqliteContext, type StateOutage, type StateOutageListener } from './sqlite-context.ts';
 import { closeIncident, getIncident, listIncidents, openOrJoin, updateIncident } from './sqlite-incidents.ts';
 import { endStorm, fleetPauses, noteOpened, openedSince, releaseRemovalSlot, removalSlots, setPause, takeRemovalSlot } from './sqlite-fleet.ts';
+import { hygieneRecord, saveHygieneRecord } from './sqlite-hygiene.ts';
 import { appendJournal, journal, markStep, stepDone } from './sqlite-journal.ts';
 import { migrate, migrations, schemaVersion, SchemaTooNewError } from './sqlite-migrations.ts';
 import {
@@ -164,6 +167,14 @@ export class SqliteIncidentStore implements IncidentStore, TimerStore {
 
   saveLearnerSightings(clusterId: string, seen: Readonly<Record<string, number>>): Promise<Record<string, number>> {
     return saveLearnerSightings(this.#ctx, clusterId, seen);
+  }
+
+  hygieneRecord(clusterId: string): Promise<StoredHygiene | undefined> {
+    return hygieneRecord(this.#ctx, clusterId);
+  }
+
+  saveHygieneRecord(clusterId: string, record: HygieneRecord, expectVersion: number): Promise<number> {
+    return saveHygieneRecord(this.#ctx, clusterId, record, expectVersion);
   }
 
   putDeadLetter(input: DeadLetterInput): Promise<DeadLetter> {

@@ -5,10 +5,12 @@ import { randomBytes } from 'node:crypto';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { incidentKey, lockKey, openPointerKey } from '../../../functions/adapters/aws/dynamodb-keys.ts';
+import { hygieneRecordKey, incidentKey, lockKey, openPointerKey } from '../../../functions/adapters/aws/dynamodb-keys.ts';
 import { createDynamoIncidentStore } from '../../../functions/adapters/aws/dynamodb-store.ts';
 import { table } from '../../../functions/adapters/aws/dynamodb-table.ts';
+import { hygieneRecordText } from '../../../functions/core/hygiene-record-stored.ts';
 import type { IncidentStore } from '../../../functions/ports/incident-store.ts';
+import { realisticHygieneRecord, tinyHygieneRecord } from '../../support/hygiene-record-sample.ts';
 import { sampleLine } from '../../support/journal-lines.ts';
 import { startDynalite, type Dynalite } from '../../support/dynalite.ts';
 import { view } from '../../support/store-contract.ts';
@@ -106,6 +108,24 @@ describe('dynamodb store: items in the table', () => {
     expect(item?.views).toBeInstanceOf(Uint8Array);
     expect(typeof item?.outbox).toBe('string');
     expect((item?.views as Uint8Array).byteLength).toBeLessThan(8 * 1024);
+  });
+
+  it("a cluster's hygiene record is one item of JSON text under its version, gzipped when large, far under the 400 KB limit", async () => {
+    await store.saveHygieneRecord('c1', tinyHygieneRecord(), 0);
+    const small = await get(hygieneRecordKey('c1'));
+    expect(small).toMatchObject({ pk: 'hygiene#c1', sk: 'record', type: 'hygiene-record', clusterId: 'c1', version: 1, updatedAt: CLOCK_MS });
+    expect(small?.record).toBe(hygieneRecordText(tinyHygieneRecord()));
+    await store.saveHygieneRecord('c1', realisticHygieneRecord(), 1);
+    const large = await get(hygieneRecordKey('c1'));
+    expect(large?.version).toBe(2);
+    expect(large?.record).toBeInstanceOf(Uint8Array);
+    // Five members' 25 samples and last scrapes: about 66 KB of JSON, were nothing compressed.
+    const jsonBytes = Buffer.byteLength(hygieneRecordText(realisticHygieneRecord()));
+    const storedBytes = (large?.record as Uint8Array).byteLength;
+    if (process.env.SHOW_SIZES) console.log('hygiene record JSON bytes', jsonBytes, 'stored', storedBytes);
+    expect(jsonBytes).toBeGreaterThan(8 * 1024);
+    expect(jsonBytes).toBeLessThan(100 * 1024);
+    expect(storedBytes).toBeLessThan(jsonBytes / 4);
   });
 
   it('an update too large even compressed is refused naming the incident, and changes nothing', async () => {
