@@ -17,6 +17,7 @@ import { createRelayRoutes } from './exec-relay/exec-relay-routes.ts';
 import { hostEvidence, kubeSeeds, resolveKubePath } from './kube-paths.ts';
 import { createMachineReader, type MachineRef } from './cluster-api/machines.ts';
 import { createEtcdConnections } from './etcd-connections.ts';
+import { createKubeMemberMetrics } from './kube-member-metrics.ts';
 import { credentialsForCluster } from './etcd-credentials.ts';
 import { createPodStreams } from './streams/pod-streams-client.ts';
 import { readWorkload } from './workload.ts';
@@ -110,6 +111,8 @@ export function createKubeEtcd(access: KubeAccessConfig, options: KubeEtcdOption
   return {
     transport,
     prober: createProber(transport, resolver, options.clock),
+    // Leader hygiene's scrape: a port-forward to each member's pod's metrics port, Status over its port-forward client.
+    metrics: createKubeMemberMetrics({ look: (signal) => readWorkload(core, etcdNamespace, signal), streams, transport, connections, ...(options.clock ? { clock: options.clock } : {}) }),
     guard: guards.at,
     async close() {
       guards.close();

@@ -4,6 +4,7 @@
 import type { CoreV1Api, V1Node, V1Pod } from '@kubernetes/client-node';
 import { describeKubeError } from './api-errors.ts';
 import { internalIpsOf } from './node-match.ts';
+import { plainMetricsPortOf } from './pod-flags.ts';
 import { withSignal } from './signal.ts';
 
 /** kubeadm labels its static etcd pod so, and records the member's client URL on it. */
@@ -18,6 +19,8 @@ export interface EtcdPod {
   clientUrl?: string;
   /** hostNetwork: the node's IP. */
   podIp?: string;
+  /** Where the pod serves plain-http /metrics, from its --listen-metrics-urls (kubeadm: 2381). */
+  metricsPort?: number;
 }
 
 export interface WorkloadNode {
@@ -44,12 +47,14 @@ function toEtcdPod(pod: V1Pod, namespace: string): EtcdPod | undefined {
   const nodeName = pod.spec?.nodeName;
   if (!name || !nodeName) return undefined;
   const clientUrl = pod.metadata?.annotations?.[ADVERTISE_CLIENT_URLS]?.split(',')[0]?.trim();
+  const metricsPort = plainMetricsPortOf(pod.spec?.containers);
   return {
     namespace: pod.metadata?.namespace ?? namespace,
     name,
     nodeName,
     ...(clientUrl ? { clientUrl } : {}),
     ...(pod.status?.podIP ? { podIp: pod.status.podIP } : {}),
+    ...(metricsPort === undefined ? {} : { metricsPort }),
   };
 }
 

@@ -9,6 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { CustomObjectsApi } from '@kubernetes/client-node';
+import { freePort } from '../../../infra/lab/free-port.ts';
 import { startLab, type Lab, type LabMember } from '../../../infra/lab/lab.ts';
 import { issueCert, readClientTls } from '../../../infra/lab/lab-pki.ts';
 import type { TlsFiles } from '../../../functions/ports/etcd.ts';
@@ -73,6 +74,11 @@ export interface KubeWorldOptions {
   token?: string;
   /** etcd serves clients over TLS as kubeadm runs it, its CA in the Secret `<cluster>-etcd` only (default true). */
   tls?: boolean;
+  /**
+   * Each member serves plain-http /metrics on a port of its own (--listen-metrics-urls), as
+   * kubeadm's 127.0.0.1:2381, and its pod says so in its command: the port-forward reaches it.
+   */
+  metricsListeners?: boolean;
 }
 
 /**
@@ -111,7 +117,12 @@ async function provisionTls(lab: Lab, fake: KubeApiFake): Promise<KubeWorldTls> 
 
 export async function startKubeWorld(members = 3, options: KubeWorldOptions = {}): Promise<KubeWorld> {
   const withTls = options.tls ?? true;
-  const lab = await startLab({ members, namePrefix: 'cp-', tls: withTls });
+  // The lab names its members <prefix>1…<prefix>N; each listener's port is picked before it starts.
+  const metricsPorts = new Map<string, number>();
+  if (options.metricsListeners) for (let i = 1; i <= members; i += 1) metricsPorts.set(`cp-${i}`, await freePort());
+  const metricsFlag = (port: number) => `--listen-metrics-urls=http://127.0.0.1:${port}`;
+  const memberArgs = Object.fromEntries([...metricsPorts].map(([name, port]) => [name, [metricsFlag(port)]]));
+  const lab = await startLab({ members, namePrefix: 'cp-', tls: withTls, ...(metricsPorts.size > 0 ? { memberArgs } : {}) });
   let fake: KubeApiFake;
   let tls: KubeWorldTls | undefined;
   try {
@@ -129,12 +140,16 @@ export async function startKubeWorld(members = 3, options: KubeWorldOptions = {}
     throw error;
   }
   lab.members.forEach((member, index) => {
+    const metricsPort = metricsPorts.get(member.name);
     fake.addControlPlaneNode({
       name: member.name,
       internalIp: `10.0.0.${11 + index}`,
       machine: { name: `wl-${member.name}`, namespace: CAPI_NAMESPACE, clusterName: CAPI_CLUSTER },
       clientUrl: member.clientUrl,
+      ...(metricsPort === undefined ? {} : { etcdFlags: [metricsFlag(metricsPort)] }),
     });
+    // On the host network the pod's metrics port is the member's own listener, not its fault proxy.
+    if (metricsPort !== undefined) fake.setPortUpstream(member.name, metricsPort, { host: '127.0.0.1', port: metricsPort });
     // Through the member's fault proxy, as its client URL is: a cut member is cut on every path.
     const proxy = new URL(member.clientUrl);
     fake.setUpstream(member.name, { host: proxy.hostname, port: Number(proxy.port) });

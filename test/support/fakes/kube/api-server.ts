@@ -37,6 +37,8 @@ export interface ControlPlaneNode {
   machine?: { name: string; namespace: string; clusterName: string };
   /** kubeadm's `kubeadm.kubernetes.io/etcd.advertise-client-urls` annotation on the etcd pod. */
   clientUrl?: string;
+  /** The etcd container's flags after `etcd`, as kubeadm writes them (e.g. --listen-metrics-urls=http://127.0.0.1:2381). */
+  etcdFlags?: string[];
 }
 
 /** metav1.Time's wire form: RFC 3339 in whole seconds. */
@@ -52,6 +54,8 @@ export class KubeApiFake {
   readonly store: ObjectStore;
   private readonly faults = new Map<string, NodeFault>();
   private readonly upstreams = new Map<string, Upstream>();
+  /** `<node>:<pod port>`: a listener of its own beside the node's etcd, as the metrics port is. */
+  private readonly portUpstreams = new Map<string, Upstream>();
   private readonly podRoots = new Map<string, string>();
   private readonly podPrefixes: string[] = [];
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -130,7 +134,7 @@ export class KubeApiFake {
         labels: { component: 'etcd', tier: 'control-plane' },
         ...(node.clientUrl ? { annotations: { 'kubeadm.kubernetes.io/etcd.advertise-client-urls': node.clientUrl } } : {}),
       },
-      spec: { nodeName: node.name, hostNetwork: true, containers: [{ name: 'etcd', image: 'registry.k8s.io/etcd:3.5.21-0' }] },
+      spec: { nodeName: node.name, hostNetwork: true, containers: [{ name: 'etcd', image: 'registry.k8s.io/etcd:3.5.21-0', ...(node.etcdFlags ? { command: ['etcd', ...node.etcdFlags] } : {}) }] },
       status: { phase: 'Running', podIP: node.internalIp },
     });
     if (node.machine) {
@@ -156,8 +160,14 @@ export class KubeApiFake {
     this.store.remove(NODES, '', name);
   }
 
+  /** Where the node's etcd pod is reached, on every port that has no upstream of its own. */
   setUpstream(node: string, upstream: Upstream): void {
     this.upstreams.set(node, upstream);
+  }
+
+  /** Where one port of the node's etcd pod is reached (hostNetwork: another listener of the node, e.g. /metrics). */
+  setPortUpstream(node: string, podPort: number, upstream: Upstream): void {
+    this.portUpstreams.set(`${node}:${podPort}`, upstream);
   }
 
   /** The node's pod filesystem: an exec's argv paths under /etc/kubernetes/pki/ are read from `<dir>/etc/kubernetes/pki/`. */
@@ -233,8 +243,8 @@ export class KubeApiFake {
     return this.faults.get(node);
   }
 
-  upstreamOf(node: string): Upstream | undefined {
-    return this.upstreams.get(node);
+  upstreamOf(node: string, port?: number): Upstream | undefined {
+    return (port === undefined ? undefined : this.portUpstreams.get(`${node}:${port}`)) ?? this.upstreams.get(node);
   }
 
   /** Machines get a deletionTimestamp, then go; a finalizer holds them until it is patched away. */
@@ -318,7 +328,7 @@ export async function startKubeApiFake(options: KubeApiFakeOptions = {}): Promis
   const forward = portForwardServer({
     store,
     faultOf: (node) => fake.faultOf(node),
-    upstreamOf: (node) => fake.upstreamOf(node),
+    upstreamOf: (node, port) => fake.upstreamOf(node, port),
   });
   const exec = execServer({ store, faultOf: (node) => fake.faultOf(node), podRootOf: (node) => fake.podRootOf(node), podPathPrefixes: () => fake.podPathPrefixes() });
   const graceful = (type: ResourceType, namespace: string, name: string): boolean => {

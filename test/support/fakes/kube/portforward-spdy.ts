@@ -16,7 +16,7 @@ export interface SpdyConnection {
 
 export interface PortForwardTarget {
   /** Where the pod's port is reached; undefined: nothing listens there. */
-  upstream: { host: string; port: number } | undefined;
+  upstreamAt(port: number): { host: string; port: number } | undefined;
   /** The kubelet's error text for a port nothing listens on. */
   notListening(port: number): string;
 }
@@ -90,7 +90,7 @@ export function spdyPortForward(connection: SpdyConnection, target: PortForwardT
   }
 
   function forward(pair: StreamPair): void {
-    const { upstream } = target;
+    const upstream = target.upstreamAt(pair.port);
     if (!upstream) return fail(pair);
     const socket = net.connect(upstream.port, upstream.host);
     pair.socket = socket;

@@ -21,7 +21,8 @@ export interface Upstream {
 export interface PortForwardContext {
   store: ObjectStore;
   faultOf(node: string): NodeFault | undefined;
-  upstreamOf(node: string): Upstream | undefined;
+  /** Where `port` of the node's etcd pod is reached (hostNetwork: the node's own listeners). */
+  upstreamOf(node: string, port: number): Upstream | undefined;
 }
 
 // The CRI port-forward server's list; wsstream picks the client's first one it knows (§4).
@@ -224,7 +225,7 @@ export function portForwardServer(context: PortForwardContext): PortForwardServe
       const pod = context.store.get(PODS, namespace, podName);
       const nodeName = isObject(pod.spec) ? text(pod.spec.nodeName) : '';
       const sandboxId = createHash('sha256').update(text(metadataOf(pod).uid)).digest('hex');
-      const target: PortForwardTarget = { upstream: context.upstreamOf(nodeName), notListening: (port) => notListeningText(sandboxId, port) };
+      const target: PortForwardTarget = { upstreamAt: (port) => context.upstreamOf(nodeName, port), notListening: (port) => notListeningText(sandboxId, port) };
       if (spdy) {
         if (upgradedToSpdy(request, socket, head, target)) track(nodeName, { terminate: () => socket.destroy() }, (listener) => socket.once('close', listener));
         return true;
@@ -232,7 +233,7 @@ export function portForwardServer(context: PortForwardContext): PortForwardServe
       wss.handleUpgrade(request, socket, head, (ws) => {
         track(nodeName, ws, (listener) => ws.once('close', listener));
         if (ws.protocol === TUNNEL_PROTOCOL) tunnelled(ws, target);
-        else pipe(ws, target.upstream, sandboxId, Number(ports));
+        else pipe(ws, target.upstreamAt(Number(ports)), sandboxId, Number(ports));
       });
       return true;
     },
