@@ -35,6 +35,8 @@ export function etcdOnDemand(inner: Directory, kubeEtcd: KubeEtcdFactory, clock:
     directory: {
       findByInstance: (instanceId) => inner.findByInstance(instanceId),
       findByNode: (nodeName) => inner.findByNode(nodeName),
+      // Passed through: the scheduled rounds and the storm guard list the registered clusters.
+      registeredClusterIds: async () => inner.registeredClusterIds?.(),
       async get(clusterId) {
         const entry = await inner.get(clusterId);
         await load();

@@ -31,6 +31,8 @@ export function kubeOnDemand(inner: Directory): KubeOnDemand {
   const directory: Directory = {
     findByInstance: (instanceId) => inner.findByInstance(instanceId),
     findByNode: (nodeName) => inner.findByNode(nodeName),
+    // Passed through: the scheduled rounds and the storm guard list the registered clusters.
+    registeredClusterIds: async () => inner.registeredClusterIds?.(),
     async get(clusterId) {
       const entry = await inner.get(clusterId);
       if (entry.kube) await load();

@@ -10,6 +10,7 @@ import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { detailTypes, EVENT_SOURCE, routes, type DetailType, type FunctionName } from '../../events/catalogue.ts';
 import { intakePatterns } from '../../events/intake-routing.ts';
+import { HYGIENE_ROUND_INPUT, HYGIENE_ROUND_MS } from '../../functions/core/hygiene-round.ts';
 import { LEARNER_CHECK_ROUND_INPUT, LEARNER_CHECK_ROUND_MS } from '../../functions/core/learner-check.ts';
 import { pascal, type StackFunctionName } from './function-specs.ts';
 import { deadLetterQueue, type DeadLetterQueue } from './queues.ts';
@@ -77,18 +78,10 @@ export class Routing extends Construct {
     this.rules.push(sweep);
     // Every round probe-members asks for one learner check of each registered cluster
     // (LearnerCheckDue, routed back to it above): stuck learners are cleaned up outside incidents too.
-    const learners = new Rule(this, 'LearnerCheckRound', {
-      schedule: Schedule.rate(Duration.minutes(LEARNER_CHECK_ROUND_MS / 60_000)),
-      description: 'etcd-remediator: a round of the periodic learner check → probe-members',
-    });
-    learners.addTarget(
-      new LambdaFunction(props.functions['probe-members'], {
-        event: RuleTargetInput.fromObject(LEARNER_CHECK_ROUND_INPUT),
-        deadLetterQueue: this.deliveryDlq('probe-members', props.deadLetterQueues),
-        ...TARGET_RETRY,
-      }),
-    );
-    this.rules.push(learners);
+    this.round('LearnerCheckRound', LEARNER_CHECK_ROUND_MS, LEARNER_CHECK_ROUND_INPUT, 'the periodic learner check', props);
+    // Every minute one leader-hygiene check of each registered cluster (HygieneCheckDue, routed
+    // back to it above), run in the rounds each cluster's hygiene.checkEveryMs falls in.
+    this.round('HygieneRound', HYGIENE_ROUND_MS, HYGIENE_ROUND_INPUT, 'the periodic leader-hygiene check', props);
     // AWS delivers its own events (EC2, CloudWatch, Health) to the account's default bus.
     const defaultBus = EventBus.fromEventBusName(this, 'DefaultBus', 'default');
     for (const { bus, pattern } of intakePatterns) {
@@ -102,6 +95,20 @@ export class Routing extends Construct {
     const deadLetterQueue = this.deliveryDlq(name, props.deadLetterQueues);
     const rule = new Rule(this, id, { eventBus: bus, eventPattern, description: `etcd-remediator: ${what}` });
     rule.addTarget(new LambdaFunction(props.functions[name], { deadLetterQueue, ...TARGET_RETRY }));
+    this.rules.push(rule);
+  }
+
+  /** A schedule rule handing probe-members a round's fixed input every `everyMs` (whole minutes). */
+  private round(id: string, everyMs: number, input: { readonly etcdRemediator: string }, what: string, props: RoutingProps): void {
+    if (everyMs % 60_000 !== 0) throw new Error(`${id}: a schedule rule's rate is whole minutes, not ${everyMs} ms`);
+    const rule = new Rule(this, id, { schedule: Schedule.rate(Duration.minutes(everyMs / 60_000)), description: `etcd-remediator: a round of ${what} → probe-members` });
+    rule.addTarget(
+      new LambdaFunction(props.functions['probe-members'], {
+        event: RuleTargetInput.fromObject(input),
+        deadLetterQueue: this.deliveryDlq('probe-members', props.deadLetterQueues),
+        ...TARGET_RETRY,
+      }),
+    );
     this.rules.push(rule);
   }
 

@@ -118,7 +118,7 @@ export const absurdNumbers: fc.Arbitrary<Mutation> = fc
   .chain((t) => fc.constantFrom(...numericPaths(t)).chain((at) => fc.record({ t: fc.constant(t), at: fc.constant(at), value: at.path.at(-1) === 'attempt' ? absurdAttempt : absurdDuration })))
   .map(({ t, at, value }) => ({ kind: 'absurd number', detailType: t, detail: setAt(samples[t], at.path, value), path: pathText(at.path), expect: 'exact' }));
 
-/** The detail types that carry an attempt (the learner check's LearnerCheckDue does not). */
+/** The detail types that carry an attempt (the periodic checks' requests, LearnerCheckDue and HygieneCheckDue, and leader hygiene's events do not). */
 const withAttempt = fc.constantFrom(...detailTypes.filter((t) => 'attempt' in detailSchemas[t].shape));
 
 export const negativeAttempt: fc.Arbitrary<Mutation> = fc

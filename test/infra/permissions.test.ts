@@ -4,6 +4,7 @@
 // every role's trust: its service only, for this account and this very function, group or pipe.
 import { App } from 'aws-cdk-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { hygieneRecordKey } from '../../functions/adapters/aws/dynamodb-keys.ts';
 import { stackFunctionNames } from '../../infra/cdk/function-specs.ts';
 import { EtcdRemediatorStack } from '../../infra/cdk/stack.ts';
 import { functionsByName, policyStatements, refOf, requireRef, resource, resourcesOf, single, type CfnTemplate, type Statement } from './synth.ts';
@@ -94,7 +95,12 @@ const LOGS: Grant = { actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], re
 const OWN_QUEUE: Grant = { actions: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'], resources: ['own failed-invocations queue'] };
 const SECRETS: Grant = { actions: ['secretsmanager:GetSecretValue'], resources: ['arn:aws:secretsmanager:REGION:ACCOUNT:secret:etcd-remediator/*'] };
 /** A pipeline function carries out any step's outbox, so it may publish every outcome a step says: never a report, never a RetryDue. */
-const PIPELINE_PUBLISHES = ['MembersProbed', 'RemediationBlocked', 'RemediationClosed', 'RemediationReplaced', 'ReplacementOverdue', 'LearnerRemoved', 'LearnerCheckDue', 'RemediationApproved', 'RetryRequested', 'LeaderMoved', 'RemediationCompleted', 'RemediationFailed'];
+const PIPELINE_PUBLISHES = [
+  'MembersProbed', 'RemediationBlocked', 'RemediationClosed', 'RemediationReplaced', 'ReplacementOverdue', 'LearnerRemoved', 'LearnerCheckDue',
+  // Leader hygiene: probe-members' round and check (each cluster's check, a move asked for, an alert), move-leader's end of a move.
+  'HygieneCheckDue', 'LeaderDegraded', 'LeaderHygieneAlert',
+  'RemediationApproved', 'RetryRequested', 'LeaderMoved', 'HygieneMoveEnded', 'RemediationCompleted', 'RemediationFailed',
+];
 const putEvents = (detailTypes: string[]): Grant => ({
   actions: ['events:PutEvents'],
   resources: ['bus'],
@@ -171,6 +177,16 @@ describe('every role may do exactly what the table says', () => {
     expect(stackFunctionNames.filter((name) => env(name).SNAPSHOT_BUCKET !== undefined)).toEqual(['remediate']);
     const writers = stackFunctionNames.filter((name) => grantsOf(roleOfFunction(name)).some((g) => g.actions.some((a) => a.startsWith('s3:'))));
     expect(writers).toEqual(['remediate']);
+  });
+
+  it.each(['probe-members', 'move-leader'])("%s may read and put a cluster's hygiene record (hygiene#<clusterId>), and never delete it", (name) => {
+    const grants = grantsOf(roleOfFunction(name));
+    const unconditioned = (action: string) => grants.some((g) => g.actions.includes(action) && g.resources.includes('table') && g.condition === undefined);
+    expect(unconditioned('dynamodb:GetItem')).toBe(true);
+    expect(unconditioned('dynamodb:PutItem')).toBe(true);
+    const deletable = grants.filter((g) => g.actions.includes('dynamodb:DeleteItem')).flatMap((g) => (g.condition as { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': string[] } })['ForAllValues:StringLike']['dynamodb:LeadingKeys']);
+    expect(deletable.length).toBeGreaterThan(0);
+    expect(deletable.filter((prefix) => hygieneRecordKey('c1').pk.startsWith(prefix.replace(/\*$/, '')))).toEqual([]);
   });
 
   it('the intake reads no secret and deletes nothing', () => {

@@ -4,7 +4,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { detailTypes, EVENT_SOURCE, routes, type FunctionName } from '../../events/catalogue.ts';
 import { intakePatterns } from '../../events/intake-routing.ts';
 import { SHORT_WAIT_PIPE } from '../../functions/adapters/aws/short-wait-queue.ts';
+import { HYGIENE_ROUND_INPUT, HYGIENE_ROUND_MS } from '../../functions/core/hygiene-round.ts';
 import { LEARNER_CHECK_ROUND_INPUT, LEARNER_CHECK_ROUND_MS } from '../../functions/core/learner-check.ts';
+import { isHygieneRound } from '../../functions/probe-members/hygiene-round.ts';
 import { isLearnerCheckRound } from '../../functions/probe-members/learner-round.ts';
 import { functionsByName, refOf, requireRef, resource, resourcesOf, single, type CfnTemplate, type Synthesized, synthStack } from './synth.ts';
 
@@ -40,6 +42,10 @@ beforeAll(() => {
 
 describe('rules on our bus, generated from the catalogue', () => {
   const expected = detailTypes.flatMap((detailType) => (routes[detailType] as readonly FunctionName[]).map((fn) => ({ detailType, fn })));
+
+  it('routes leader hygiene: each cluster\'s check to probe-members, a degraded leader to move-leader', () => {
+    expect(expected).toEqual(expect.arrayContaining([{ detailType: 'HygieneCheckDue', fn: 'probe-members' }, { detailType: 'LeaderDegraded', fn: 'move-leader' }]));
+  });
 
   it('has one rule per routing entry, each with our source', () => {
     const ours = rulesOf(s.json).filter((r) => refOf(r.props.EventBusName) === busId && (r.props.EventPattern.source as string[])[0] === EVENT_SOURCE);
@@ -81,9 +87,12 @@ describe('intake rules, generated from events/intake-routing.ts', () => {
   it('once a minute, a schedule rule asks schedule-retry to sweep for stalled incidents, with a DLQ', () => {
     const functions = functionsByName(s.json);
     const schedules = allRulesOf(s.json).filter((r) => r.props.ScheduleExpression !== undefined);
-    expect(schedules.map((r) => r.props.ScheduleExpression)).toEqual(['rate(1 minute)', 'rate(5 minutes)']);
-    expect(schedules[0]!.props.Targets.map((t) => requireRef(t.Arn))).toEqual([functions.get('schedule-retry')?.id]);
-    expect(schedules[0]!.props.Targets[0]).toHaveProperty('DeadLetterConfig');
+    expect(schedules.map((r) => r.props.ScheduleExpression).sort()).toEqual(['rate(1 minute)', 'rate(1 minute)', 'rate(5 minutes)']);
+    const sweeps = schedules.filter((r) => r.props.Targets.some((t) => requireRef(t.Arn) === functions.get('schedule-retry')?.id));
+    expect(sweeps).toHaveLength(1);
+    expect(sweeps[0]!.props.ScheduleExpression).toBe('rate(1 minute)');
+    expect(sweeps[0]!.props.Targets).toHaveLength(1);
+    expect(sweeps[0]!.props.Targets[0]).toHaveProperty('DeadLetterConfig');
   });
 
   it('every 5 minutes, a schedule rule hands probe-members the learner check round\'s fixed input, which it alone recognises, with a DLQ', () => {
@@ -98,6 +107,29 @@ describe('intake rules, generated from events/intake-routing.ts', () => {
     expect(isLearnerCheckRound({ source: 'etcd-remediator', 'detail-type': 'LearnerCheckDue', detail: { clusterId: 'c', at: '2025-06-01T12:00:00.000Z' } })).toBe(false);
     expect(resource(s.json, requireRef(target.DeadLetterConfig?.Arn)).Type).toBe('AWS::SQS::Queue');
     expect(LEARNER_CHECK_ROUND_MS).toBe(300_000);
+  });
+
+  it('every minute, a schedule rule hands probe-members the hygiene round\'s fixed input, which it alone recognises, with a DLQ', () => {
+    const functions = functionsByName(s.json);
+    const rounds = allRulesOf(s.json).filter((r) => r.props.Targets.some((t) => (t as { Input?: string }).Input === JSON.stringify(HYGIENE_ROUND_INPUT)));
+    expect(rounds).toHaveLength(1);
+    const [round] = rounds as [(typeof rounds)[number]];
+    expect(HYGIENE_ROUND_MS).toBe(60_000);
+    expect(round.props.ScheduleExpression).toBe('rate(1 minute)');
+    expect(round.props.State ?? 'ENABLED').toBe('ENABLED');
+    expect(round.props.Targets).toHaveLength(1);
+    const [target] = round.props.Targets as [RuleTarget & { Input?: string }];
+    expect(requireRef(target.Arn)).toBe(functions.get('probe-members')?.id);
+    const input: unknown = JSON.parse(target.Input!);
+    expect(input).toEqual(HYGIENE_ROUND_INPUT);
+    // Each round is told by its own input only: neither is taken for the other, nor for an event.
+    expect(isHygieneRound(input)).toBe(true);
+    expect(isLearnerCheckRound(input)).toBe(false);
+    expect(isHygieneRound(LEARNER_CHECK_ROUND_INPUT)).toBe(false);
+    expect(isHygieneRound({ source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} })).toBe(false);
+    expect(isHygieneRound({ source: 'etcd-remediator', 'detail-type': 'HygieneCheckDue', detail: { clusterId: 'c', at: '2025-06-01T12:00:00.000Z' } })).toBe(false);
+    expect(resource(s.json, requireRef(target.DeadLetterConfig?.Arn)).Type).toBe('AWS::SQS::Queue');
+    expect(target.RetryPolicy).toEqual({ MaximumRetryAttempts: expect.any(Number), MaximumEventAgeInSeconds: expect.any(Number) });
   });
 
   it('our bus has exactly the catalogue\'s rules and the intake\'s, nothing else', () => {

@@ -58,7 +58,7 @@ describe('resources', () => {
       roles: count('AWS::IAM::Role'),
     }).toEqual({
       bus: 1,
-      rules: ROUTING_ENTRIES + INTAKE_RULES + 2, // and the minute sweep and the learner check round, on schedules
+      rules: ROUTING_ENTRIES + INTAKE_RULES + 3, // and the minute sweep, the learner check round and the hygiene round, on schedules
       functions: 6,
       asyncConfigs: 6,
       logGroups: 6,

@@ -46,6 +46,11 @@ describe('routing table', () => {
     ['RemediationBlocked', []],
     ['RemediationFailed', []],
     ['RemediationCompleted', []],
+    // Leader hygiene: a round asks each cluster's check of probe-members, which asks move-leader to move a degraded leader.
+    ['HygieneCheckDue', ['probe-members']],
+    ['LeaderDegraded', ['move-leader']],
+    ['HygieneMoveEnded', []],
+    ['LeaderHygieneAlert', []],
   ];
 
   it.each(flow)('%s routes to %j', (detailType, functions) => {
@@ -68,9 +73,9 @@ describe('routing table', () => {
     expect(isTerminal(detailType) && isInformational(detailType)).toBe(false);
   });
 
-  it('the terminal detail types are the five outcomes, and LeaderMoved, ReplacementOverdue and LearnerRemoved end nothing', () => {
+  it('the terminal detail types are the five outcomes, and LeaderMoved, ReplacementOverdue, LearnerRemoved and leader hygiene\'s sayings end nothing', () => {
     expect([...terminalDetailTypes].sort()).toEqual(['RemediationBlocked', 'RemediationClosed', 'RemediationCompleted', 'RemediationFailed', 'RemediationReplaced']);
-    expect(informationalDetailTypes).toEqual(['LeaderMoved', 'ReplacementOverdue', 'LearnerRemoved']);
+    expect(informationalDetailTypes).toEqual(['LeaderMoved', 'ReplacementOverdue', 'LearnerRemoved', 'HygieneMoveEnded', 'LeaderHygieneAlert']);
   });
 
   it.each(detailTypes)('isTerminalEvent reads the one list for %s', (detailType) => {
@@ -103,7 +108,8 @@ describe('routing table', () => {
   });
 
   it('subscriptionsOf inverts the table', () => {
-    expect(subscriptionsOf('probe-members')).toEqual(['MemberUnhealthy', 'RetryDue', 'LearnerCheckDue']);
+    expect(subscriptionsOf('probe-members')).toEqual(['MemberUnhealthy', 'RetryDue', 'LearnerCheckDue', 'HygieneCheckDue']);
+    expect(subscriptionsOf('move-leader')).toEqual(['MembersProbed', 'LeaderDegraded']);
     expect(subscriptionsOf('remediate')).toEqual(['RemediationApproved']);
   });
 });
