@@ -86,7 +86,7 @@ export async function moveDegradedLeader(deps: Deps, detail: DetailOf<'LeaderDeg
 }
 
 async function makeMove(deps: Deps, cluster: ClusterEntry, move: HygieneMoveRecord): Promise<HygieneMoveOutcome> {
-  const { clusterId, policy } = cluster;
+  const { policy } = cluster;
   const view = await probeCluster(deps, cluster);
   const from = nameIn(view, move.from);
   const to = nameIn(view, move.to);

@@ -85,9 +85,9 @@ export async function checkLeaderHygiene(deps: Deps, cluster: ClusterEntry): Pro
     record = { ...record, moves: [...record.moves, move] };
     published.push(makeEvent('LeaderDegraded', degradedDetail(clusterId, move, verdict.kind === 'would-move', verdict.evidence)));
   }
-  const alert = verdict.kind === 'hold' && verdict.alert && before.lastJudged?.reason !== verdict.reason;
+  const alert = alertToSay(record, verdict, now, policy.hygiene.cooldownMs);
   if (alert) published.push(makeEvent('LeaderHygieneAlert', boundedSaid({ clusterId, at: iso(now), reason: verdict.reason, message: verdict.message, evidence: verdict.evidence })));
-  record = { ...record, lastJudged: { at: now, kind: verdict.kind, reason: verdict.reason, message: verdict.message } };
+  record = { ...record, lastJudged: { at: now, kind: verdict.kind, reason: verdict.reason, message: verdict.message }, ...alertKept(record, verdict, alert, now) };
   try {
     await deps.store.saveHygieneRecord(clusterId, record, stored?.version ?? 0);
   } catch (error) {
@@ -99,6 +99,22 @@ export async function checkLeaderHygiene(deps: Deps, cluster: ClusterEntry): Pro
   deps.log.info(`leader hygiene: ${verdict.reason}`, { clusterId, kind: verdict.kind, message: verdict.message, evidence: verdict.evidence });
   if (published.length > 0) await deps.bus.publish(...published);
   return { kind: 'judged', verdict, ...(moveId ? { moveId } : {}), published };
+}
+
+/**
+ * An alert is said when its hold starts, not each check it lasts: again only for another reason,
+ * once a cooldown has passed, or after the leader was judged healthy (or recovered) in between.
+ */
+function alertToSay(record: HygieneRecord, verdict: HygieneVerdict, now: number, cooldownMs: number): boolean {
+  if (verdict.kind !== 'hold' || !verdict.alert) return false;
+  const last = record.lastAlert;
+  return !last || last.reason !== verdict.reason || now - last.at >= cooldownMs;
+}
+
+function alertKept(record: HygieneRecord, verdict: HygieneVerdict, said: boolean, now: number): Pick<HygieneRecord, 'lastAlert'> {
+  if (said) return { lastAlert: { at: now, reason: verdict.reason } };
+  const cleared = verdict.reason === 'HYGIENE_LEADER_HEALTHY' || verdict.reason === 'HYGIENE_RECOVERED';
+  return cleared || !record.lastAlert ? {} : { lastAlert: record.lastAlert };
 }
 
 function degradedDetail(clusterId: string, move: HygieneMoveRecord, dryRun: boolean, evidence: Record<string, unknown> = {}): DetailOf<'LeaderDegraded'> {

@@ -45,6 +45,8 @@ export interface HygieneRecord {
   /** Oldest first, trimmed to the last day (and always the last one). */
   moves: HygieneMoveRecord[];
   lastJudged?: HygieneJudged;
+  /** The alert last said, until the leader is judged healthy again: a hold that flickers is not said again. */
+  lastAlert?: { at: number; reason: string };
 }
 
 export const emptyHygieneRecord = (): HygieneRecord => ({ lastScrapes: {}, samples: {}, moves: [] });

@@ -87,6 +87,7 @@ export function signalsBetween(earlier: MemberScrape, later: MemberScrape): Memb
     raftIndex: later.raftIndex,
     raftAppliedIndex: later.raftAppliedIndex,
     ...(later.leaderId === undefined ? {} : { leaderId: later.leaderId }),
+    ...optional('answerMs', later.answerMs),
     restarted,
   };
 }

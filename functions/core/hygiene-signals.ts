@@ -44,6 +44,12 @@ export interface MemberScrape {
    * counter has since passed its old value, which counters alone cannot tell.
    */
   processStartTime?: number;
+  /**
+   * How long the member took to answer the whole scrape (/metrics and Status), in ms: a process
+   * starved of CPU answers late whatever its counters say, which compares across members where
+   * leader-only counters (heartbeat send failures) cannot.
+   */
+  answerMs?: number;
 }
 
 /** What one member's two scrapes an interval apart say of that interval (deltas; a counter reset reads as a restart). */
@@ -73,6 +79,8 @@ export interface MemberSignals {
   raftAppliedIndex: number;
   /** The leader the later scrape's Status named, when it had one. */
   leaderId?: MemberId;
+  /** How long the later scrape took to be answered, in ms (MemberScrape.answerMs). */
+  answerMs?: number;
   /** A counter went down between the scrapes (or the process started later): the member restarted, and the deltas count from zero. */
   restarted: boolean;
 }

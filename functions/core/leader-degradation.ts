@@ -41,13 +41,17 @@ function levelReadings(samples: readonly MemberSignals[], latency: Latency, t: H
   return samples.map((s) => ({ at: s.at, start: s.at - s.intervalMs, value: p99Of(s, latency), level: level(p99Of(s, latency), enter) }));
 }
 
-/** (b): heartbeat send failures rose in at least heartbeatFailureSamples of the last heartbeatSamples samples. */
+/**
+ * (b): heartbeat send failures rose in at least heartbeatFailureSamples of the last heartbeatSamples
+ * samples, this one among them. A sample without failures is under the exit level whatever the
+ * count behind it: the count would keep a recovered leader "degraded" for heartbeatSamples more
+ * samples, long enough to move a leader that is well again.
+ */
 function heartbeatReadings(samples: readonly MemberSignals[], t: HygieneThresholds): Reading[] {
   return samples.map((s, i) => {
     const rises = samples.slice(Math.max(0, i - t.heartbeatSamples + 1), i + 1).filter((x) => x.heartbeatSendFailures > 0).length;
-    const value = rises;
-    const lvl: Level = rises >= t.heartbeatFailureSamples ? 'enter' : rises < t.heartbeatFailureSamples / 2 ? 'exit' : 'between';
-    return { at: s.at, start: s.at - s.intervalMs, value, level: lvl };
+    const lvl: Level = s.heartbeatSendFailures === 0 ? 'exit' : rises >= t.heartbeatFailureSamples ? 'enter' : 'between';
+    return { at: s.at, start: s.at - s.intervalMs, value: rises, level: lvl };
   });
 }
 

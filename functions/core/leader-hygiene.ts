@@ -111,6 +111,14 @@ function worstInWindow(m: Member, key: 'walFsyncP99' | 'backendCommitP99', since
   return values.length === 0 ? undefined : Math.max(...values);
 }
 
+/** The mean time a member took to answer its scrapes within the window, when they were timed. */
+function meanAnswerMs(m: Member, since: number): number | undefined {
+  const timed = m.samples.filter((s) => s.at > since && s.answerMs !== undefined).map((s) => s.answerMs!);
+  return timed.length === 0 ? undefined : timed.reduce((a, b) => a + b, 0) / timed.length;
+}
+
+const describeMs = (ms: number): string => `${Math.round(ms)} ms`;
+
 const sum = (samples: readonly MemberSignals[], since: number, key: 'slowApplies'): number =>
   samples.filter((s) => s.at > since).reduce((total, s) => total + s[key], 0);
 
@@ -147,6 +155,8 @@ function unfit(f: Facts, m: Member, strict: 'walFsyncP99' | 'backendCommitP99' |
     const worst = worstInWindow(m, key, since)!;
     if (worst > levels[key]) return `had a ${word} of ${describeLatency(worst)} in the window, above the warning level of ${describeLatency(levels[key])}`;
   }
+  const answer = meanAnswerMs(m, since);
+  if (answer !== undefined && answer > f.t.stallAnswerMs) return `answered its scrapes in ${describeMs(answer)} on average in the window, above the stall level of ${describeMs(f.t.stallAnswerMs)}: it is stalled itself`;
   const rtt = m.last.peerRoundTripP99;
   const leaderRtt = leader.last.peerRoundTripP99;
   if (leaderRtt !== undefined && (rtt === undefined || rtt > leaderRtt)) return `has a peer round trip p99 of ${describeLatency(rtt)}, above the leader's ${describeLatency(leaderRtt)}`;
@@ -193,7 +203,7 @@ const checks: readonly HygieneCheck[] = [
         const at = now.since + windowMs;
         return leave(
           'HYGIENE_DEGRADING',
-          `${leader.name}'s ${signalWords[now.signal]} is ${describeFigure(now.signal, now.latest, t)}, for ${describeDuration(input.now - now.since)} of the window of ${describeDuration(windowMs)}: watched, and moved from ${describeTime(at)} if it lasts.`,
+          `${leader.name}'s ${signalWords[now.signal]} ${now.signal === 'heartbeatFailures' ? 'are' : 'is'} ${describeFigure(now.signal, now.latest, t)}, for ${describeDuration(input.now - now.since)} of the window of ${describeDuration(windowMs)}: watched, and moved from ${describeTime(at)} if it lasts.`,
           evidence,
         );
       }
@@ -201,7 +211,9 @@ const checks: readonly HygieneCheck[] = [
       if (past) {
         return leave(
           'HYGIENE_RECOVERED',
-          `${leader.name}'s ${signalWords[past.signal]} was as bad as ${describeFigure(past.signal, past.worst, t)} within the window and is ${describeFigure(past.signal, past.latest, t)} now, under its exit level: left alone.`,
+          past.signal === 'heartbeatFailures'
+            ? `${leader.name}'s heartbeat send failures were rising in as many as ${past.worst} of the last ${t.heartbeatSamples} samples within the window, and its newest sample has none: left alone.`
+            : `${leader.name}'s ${signalWords[past.signal]} was as bad as ${describeFigure(past.signal, past.worst, t)} within the window and is ${describeFigure(past.signal, past.latest, t)} now, under its exit level: left alone.`,
           evidence,
         );
       }
@@ -224,6 +236,18 @@ const checks: readonly HygieneCheck[] = [
           'HYGIENE_SHARED_DEGRADATION',
           `${breaching.length} of ${members.length} members breach the ${signalWords[signal]} level of ${level} (${figures}): the cause is shared, so leadership is not moved; check the storage they share, their hosts (CPU, I/O from other processes) and the network between them.`,
           { signal, level: level, members: breaching.map(({ m, b }) => ({ member: m.id, latest: b!.latest, since: b!.since })) },
+          true,
+        );
+      }
+      // A process starved of CPU answers late on every member alike, where heartbeat failures show on the leader alone.
+      const since = input.now - windowMs;
+      const stalled = members.map((m) => ({ m, ms: meanAnswerMs(m, since) })).filter((x) => x.ms !== undefined && x.ms > t.stallAnswerMs);
+      if (stalled.length * 2 >= members.length) {
+        const figures = stalled.map(({ m, ms }) => `${m.name} ${describeMs(ms!)}`).join(', ');
+        return hold(
+          'HYGIENE_SHARED_DEGRADATION',
+          `${stalled.length} of ${members.length} members answered their scrapes in more than the stall level of ${describeMs(t.stallAnswerMs)} on average over the window (${figures}): the cause is shared, so leadership is not moved; check their hosts (CPU starvation, other processes) and what else they share.`,
+          { signal: 'stall', level: t.stallAnswerMs, members: stalled.map(({ m, ms }) => ({ member: m.id, meanAnswerMs: ms })) },
           true,
         );
       }
@@ -265,7 +289,7 @@ function moveDecision(f: Facts): HygieneDecision {
   const strict = latencyOf(cause.signal);
   const verdicts = followers.map((m) => ({ m, why: unfit(f, m, strict) }));
   const fit = verdicts.filter((v) => v.why === undefined).map((v) => v.m).sort(rank);
-  const said = `${leader.name}'s ${signalWords[cause.signal]} was ${describeFigure(cause.signal, cause.latest, t)} for ${describeDuration(input.now - cause.since)}`;
+  const said = `${leader.name}'s ${signalWords[cause.signal]} ${cause.signal === 'heartbeatFailures' ? 'were' : 'was'} ${describeFigure(cause.signal, cause.latest, t)} for ${describeDuration(input.now - cause.since)}`;
   const target = fit[0];
   if (!target) {
     const why = verdicts.map((v) => `${v.m.name} ${v.why}`).join('; ');

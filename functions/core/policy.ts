@@ -154,6 +154,12 @@ export const policySchema = z.strictObject({
            */
           healthyFsyncP99Ms: z.number().int().positive().default(10),
           healthyCommitP99Ms: z.number().int().positive().default(25),
+          /**
+           * A member whose scrapes took longer than this on average over the window is stalled (CPU
+           * starvation shows here on every member, where heartbeat failures show on the leader
+           * alone): half or more stalled is a shared cause, and a stalled follower is no target.
+           */
+          stallAnswerMs: z.number().int().positive().default(250),
         })
         .refine((t) => t.heartbeatFailureSamples <= t.heartbeatSamples, {
           path: ['heartbeatFailureSamples'],

@@ -34,6 +34,7 @@ import type { ClientTls } from './http-json.ts';
 import { issueCert, makeLabPki, memberServerProfile, pemPairIn, readClientTls, type PemPair } from './lab-pki.ts';
 import type { EtcdMemberSpec } from './etcd-process.ts';
 import { startFaultProxy } from './fault-proxy.ts';
+import { starveProcess, type StarveCycle, type Starving } from './starve.ts';
 import type { FaultProxy } from './fault-proxy.ts';
 import { freePorts } from './free-port.ts';
 import type { LabFault, LabMemberRecord, LabMemberInfo, LabOptions, LabState, LabTlsFiles, MemberRunState } from './lab-types.ts';
@@ -74,6 +75,8 @@ export class Lab {
   private readonly runtimes = new Map<string, MemberRuntime>();
   private readonly unregisterExitHook: () => void;
   private downing: Promise<void> | undefined;
+  /** CPU starvation under way (starve()), ended before the members are killed. */
+  private readonly starving = new Set<Starving>();
 
   constructor(config: { root: string; token: string; etcdBin: string; heartbeatMs: number; electionTimeoutMs: number; namePrefix: string; memberArgs?: Record<string, string[]>; tls?: LabTlsFiles }) {
     this.root = config.root;
@@ -143,6 +146,29 @@ export class Lab {
   cont(name: string): void {
     this.signal(name, 'SIGCONT');
     this.runtime(name).runState = 'running';
+  }
+
+  /**
+   * Starves a member of CPU (starve.ts): stopped `stopMs` out of every `stopMs + runMs` until
+   * end(), or until down(). A member killed meanwhile ends it quietly.
+   */
+  starve(name: string, cycle: StarveCycle): Starving {
+    const runtime = this.runtime(name);
+    const starving = starveProcess(runtime.member.pid, cycle, (pid, sig) => {
+      if (runtime.hasExited) return;
+      try {
+        process.kill(pid, sig);
+      } catch {
+        // exited between the check and the signal
+      }
+    });
+    this.starving.add(starving);
+    return {
+      end: async () => {
+        this.starving.delete(starving);
+        await starving.end();
+      },
+    };
   }
 
   /** SIGKILL; the member stays in the cluster's member list, unreachable. */
@@ -522,6 +548,7 @@ export class Lab {
 
   private async shutdown(): Promise<void> {
     this.unregisterExitHook();
+    await Promise.all([...this.starving].map((s) => s.end()));
     const runtimes = [...this.runtimes.values()];
     for (const runtime of runtimes) killQuietly(runtime);
     // Proxies and data go whatever happens to the processes; a survivor is still reported.

@@ -116,7 +116,13 @@ describe('judgeLeaderHygiene: is the leader degraded', () => {
   it('by heartbeat send failures rising in 3 of the last 10 samples', () => {
     const decision = judge({ tweaks: { 'etcd-2': (i) => (i % 3 === 0 ? { heartbeatSendFailures: 2 } : {}) } });
     expect(decision).toMatchObject({ kind: 'move', from: 'etcd-2', reason: 'LEADER_DEGRADED' });
-    expect(decision.message).toMatch(/heartbeat send failures was rising in \d of the last 10 samples for 10 min/);
+    expect(decision.message).toMatch(/heartbeat send failures were rising in \d of the last 10 samples for 10 min/);
+  });
+
+  it('heartbeat send failures that stopped in the newest sample: recovered, though the last 10 still count 9', () => {
+    const decision = judge({ tweaks: { 'etcd-2': (_i, back) => (back >= 1 && back <= 9 ? { heartbeatSendFailures: 4 } : {}) } });
+    expect(decision).toMatchObject({ kind: 'leave', reason: 'HYGIENE_RECOVERED' });
+    expect(decision.message).toBe("etcd-2's heartbeat send failures were rising in as many as 9 of the last 10 samples within the window, and its newest sample has none: left alone.");
   });
 
   it('heartbeat send failures in 2 of 10 samples are not a breach', () => {
@@ -188,6 +194,27 @@ describe('judgeLeaderHygiene: a shared cause, the limits, the target', () => {
     const decision = judge({ tweaks: { ...degraded, 'etcd-1': behind, 'etcd-3': behind } });
     expect(decision).toMatchObject({ kind: 'hold', alert: true, reason: 'HYGIENE_NO_TARGET' });
     expect(decision.message).toMatch(/etcd-1 has applied 2000 entries fewer than the leader has committed \(at most 1000\); etcd-3 has applied 2000/);
+  });
+
+  describe('stalls: how long each member takes to answer its scrapes', () => {
+    const starvedLeader = { 'etcd-2': (i: number) => ({ heartbeatSendFailures: 3, answerMs: 180 + (i % 2) * 40 }) };
+    const stalled = (ms: number): Tweak => () => ({ answerMs: ms });
+
+    it('the leader alone stalled, its heartbeats failing: moved to a prompt follower', () => {
+      const decision = judge({ tweaks: { ...starvedLeader, 'etcd-1': stalled(4), 'etcd-3': stalled(3) } });
+      expect(decision).toMatchObject({ kind: 'move', from: 'etcd-2', to: 'etcd-1' });
+    });
+
+    it('half or more of the members stalled: a shared cause, nothing moved, an alert with each figure', () => {
+      const decision = judge({ tweaks: { ...starvedLeader, 'etcd-1': stalled(300), 'etcd-3': stalled(3) }, policy: { hygiene: { thresholds: { stallAnswerMs: 150 } } } });
+      expect(decision).toMatchObject({ kind: 'hold', alert: true, reason: 'HYGIENE_SHARED_DEGRADATION', evidence: { signal: 'stall', level: 150 } });
+      expect(decision.message).toMatch(/^2 of 3 members answered their scrapes in more than the stall level of 150 ms on average over the window \(etcd-1 300 ms, etcd-2 200 ms\)/);
+    });
+
+    it('a stalled follower is no target, even with the better disk', () => {
+      const decision = judge({ tweaks: { ...starvedLeader, 'etcd-1': () => ({ answerMs: 260, walFsyncP99: 0.001 }), 'etcd-3': stalled(3) }, policy: { hygiene: { thresholds: { stallAnswerMs: 250 } } } });
+      expect(decision).toMatchObject({ kind: 'move', to: 'etcd-3', evidence: { refused: [{ member: 'etcd-1', why: expect.stringMatching(/answered its scrapes in 260 ms on average in the window, above the stall level of 250 ms/) }] } });
+    });
   });
 
   it('a follower worse than the leader on one signal is refused: the other takes over', () => {

@@ -63,6 +63,8 @@ describe('leader hygiene', () => {
       maxMovesPerDay: 3,
       recentElectionsMs: 900_000,
       maxApplyLag: 1_000,
+      checkEveryMs: 60_000,
+      moveExpiryMs: 120_000,
       thresholds: {
         fsyncP99Ms: 500,
         commitP99Ms: 250,
@@ -72,6 +74,9 @@ describe('leader hygiene', () => {
         outlierFsyncP99Ms: 100,
         outlierCommitP99Ms: 125,
         outlierMeanFactor: 4,
+        healthyFsyncP99Ms: 10,
+        healthyCommitP99Ms: 25,
+        stallAnswerMs: 250,
       },
     });
   });

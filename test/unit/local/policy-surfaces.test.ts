@@ -66,6 +66,7 @@ const full = {
       outlierMeanFactor: 2,
       healthyFsyncP99Ms: 8,
       healthyCommitP99Ms: 20,
+      stallAnswerMs: 150,
     },
   },
 } satisfies Required<Policy>;

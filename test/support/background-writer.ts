@@ -1,0 +1,58 @@
+// A client writing to a lab without pause, each put's latency kept, so a test can say what the
+// cluster's write latency was before, during and after a fault: p50 and p99 of a span.
+import { Etcd3 } from 'etcd3';
+import { etcd3Options } from '../../functions/adapters/etcd/member-client.ts';
+import type { TlsFiles } from '../../functions/ports/etcd.ts';
+
+export interface WriteLatency {
+  writes: number;
+  failed: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+export interface BackgroundWriter {
+  /** Starts a new span: the latencies from now on. */
+  mark(): void;
+  /** The latencies since the last mark (or the start). */
+  span(): WriteLatency;
+  stop(): Promise<void>;
+}
+
+const quantile = (sorted: readonly number[], q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
+
+/** Puts through every endpoint (the client picks and fails over), `concurrency` at a time. */
+export function startBackgroundWriter(endpoints: readonly string[], options: { tls?: TlsFiles; concurrency?: number } = {}): BackgroundWriter {
+  const client = new Etcd3({ ...etcd3Options(endpoints[0]!, options.tls ? { tls: options.tls } : {}), hosts: [...endpoints] });
+  let running = true;
+  let latencies: number[] = [];
+  let failed = 0;
+  let seq = 0;
+  const worker = async (): Promise<void> => {
+    while (running) {
+      const started = performance.now();
+      try {
+        await client.put(`writer/${seq++ % 100}`).value(String(seq));
+      } catch {
+        failed += 1;
+      }
+      latencies.push(performance.now() - started);
+    }
+  };
+  const workers = Array.from({ length: options.concurrency ?? 2 }, worker);
+  return {
+    mark() {
+      latencies = [];
+      failed = 0;
+    },
+    span() {
+      const sorted = [...latencies].sort((a, b) => a - b);
+      return { writes: sorted.length, failed, p50Ms: quantile(sorted, 0.5), p99Ms: quantile(sorted, 0.99) };
+    },
+    async stop() {
+      running = false;
+      await Promise.all(workers);
+      client.close();
+    },
+  };
+}
