@@ -171,7 +171,10 @@ async function finish(deps: Deps, outcome: HygieneMoveOutcome): Promise<HygieneM
   if (outcome.kind !== 'ended') return outcome;
   deps.log.info(`leader hygiene: ${outcome.detail.reason}`, { clusterId: outcome.detail.clusterId, moveId: outcome.detail.moveId, message: outcome.detail.message, again: outcome.again });
   // Said again on a redelivery: the end is informational, and at least once is what the bus promises.
-  await deps.bus.publish(makeEvent('HygieneMoveEnded', outcome.detail));
+  const ended = makeEvent('HygieneMoveEnded', outcome.detail);
+  await deps.bus.publish(ended);
+  // Counted once, when the move ended: a redelivery's end is the same move said again.
+  if (!outcome.again) await deps.bus.settled?.([ended]);
   return outcome;
 }
 

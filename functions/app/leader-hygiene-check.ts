@@ -98,6 +98,10 @@ export async function checkLeaderHygiene(deps: Deps, cluster: ClusterEntry): Pro
   // The decision and the figures behind it, every check: what a person reads to trust a move.
   deps.log.info(`leader hygiene: ${verdict.reason}`, { clusterId, kind: verdict.kind, message: verdict.message, evidence: verdict.evidence });
   if (published.length > 0) await deps.bus.publish(...published);
+  // The alert is said once (the record keeps it, written above), so counted once; a move asked is
+  // counted by its end (HygieneMoveEnded), not here, where it may be asked again.
+  const said = published.filter((e) => e.detailType === 'LeaderHygieneAlert');
+  if (said.length > 0) await deps.bus.settled?.(said);
   return { kind: 'judged', verdict, ...(moveId ? { moveId } : {}), published };
 }
 

@@ -44,6 +44,9 @@ export const REMEDIATION_DEFERRED = 'RemediationDeferred';
 export const PROBE_LATENCY = 'ProbeLatency';
 export const DEAD_LETTER = 'DeadLetter';
 export const INCIDENTS = 'Incidents';
+export const HYGIENE_MOVES = 'HygieneMoves';
+export const HYGIENE_MOVE_DURATION = 'HygieneMoveDuration';
+export const HYGIENE_ALERTS = 'HygieneAlerts';
 
 /** The reasons a retry stands for fleet safety holding a remediation back (fleet-gate.ts). */
 export const DEFERRAL_REASONS = ['FLEET_STORM', 'PAUSED', 'REMOVALS_IN_FLIGHT'] as const;
@@ -93,6 +96,22 @@ export const metricTable: readonly MetricRow[] = [
     labels: ['cluster', 'member', 'path', 'reachability'],
     bucketsSeconds: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
   },
+  {
+    name: HYGIENE_MOVES,
+    unit: 'Count',
+    meaning: 'A leader-hygiene move ended (HygieneMoveEnded), by its outcome: moved, failed, expired, superseded, would-move. A redelivery that says the end again is not counted.',
+    dimensions: ['outcome'],
+    labels: ['outcome'],
+  },
+  {
+    name: HYGIENE_MOVE_DURATION,
+    unit: 'Milliseconds',
+    meaning: 'How long MoveLeader took in a leader-hygiene move that moved (HygieneMoveEnded moved, its tookMs).',
+    dimensions: [],
+    labels: [],
+    bucketsSeconds: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  },
+  { name: HYGIENE_ALERTS, unit: 'Count', meaning: 'Leader hygiene said a degradation no move may cure (LeaderHygieneAlert), once when it starts, by its reason code.', dimensions: [], labels: ['reason'] },
   { name: DEAD_LETTER, unit: 'Count', meaning: 'An input or event was kept as a dead letter, by where it was refused (its source: http, stdin, timer, local bus, a handler).', dimensions: ['source'], labels: ['source'] },
   {
     name: INCIDENTS,

@@ -6,6 +6,9 @@ import { endingOfEvent } from '../core/incident-endings.ts';
 import {
   DEAD_LETTER,
   DEFERRAL_REASONS,
+  HYGIENE_ALERTS,
+  HYGIENE_MOVE_DURATION,
+  HYGIENE_MOVES,
   LEADER_MOVED,
   LEARNER_REMOVED,
   PROBE_LATENCY,
@@ -71,6 +74,14 @@ export function outcomeMetrics(event: EventEnvelope, openedAt?: number): MetricP
       return [count(REPLACEMENT_OVERDUE)];
     case 'LearnerRemoved':
       return [count(LEARNER_REMOVED)];
+    case 'HygieneMoveEnded': {
+      const { outcome, tookMs } = event.detail;
+      // Only a move that moved timed a leadership change; a failed MoveLeader's time is not one.
+      const took = outcome === 'moved' && tookMs !== undefined ? [{ name: HYGIENE_MOVE_DURATION, unit: 'Milliseconds' as const, value: tookMs }] : [];
+      return [count(HYGIENE_MOVES, { outcome }), ...took];
+    }
+    case 'LeaderHygieneAlert':
+      return [count(HYGIENE_ALERTS, { reason: event.detail.reason })];
     default:
       return [];
   }

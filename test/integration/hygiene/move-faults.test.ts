@@ -31,6 +31,8 @@ let store: SqliteIncidentStore;
 let calls: CallLog;
 let etcd: ReturnType<typeof recordingEtcd>;
 let published: EventEnvelope[];
+/** The events a step handed the bus as said for good: what the metrics count. */
+let settled: EventEnvelope[];
 /** What the next MoveLeader does instead of moving, when set. */
 let moveFault: (() => never) | undefined;
 
@@ -57,7 +59,7 @@ function depsFor(cluster: ClusterEntry, clock = systemClock): Deps {
   };
   return {
     store,
-    bus: { publish: async (...events: EventEnvelope[]) => void published.push(...events) },
+    bus: { publish: async (...events: EventEnvelope[]) => void published.push(...events), settled: async (events: EventEnvelope[]) => void settled.push(...events) },
     directory: createStaticDirectory([cluster]),
     etcdFor,
     clock,
@@ -114,6 +116,7 @@ afterAll(async () => {
 
 beforeEach(() => {
   published = [];
+  settled = [];
   moveFault = undefined;
   calls.moveLeader.length = 0;
 });
@@ -130,6 +133,8 @@ describe('a LeaderDegraded delivered as AWS delivers it', () => {
     const ended = published.filter((e) => e.detailType === 'HygieneMoveEnded');
     expect(ended).toHaveLength(2);
     expect(ended[0]!.detail).toEqual(ended[1]!.detail);
+    // Said twice, counted once: the redelivery's end is not a second move.
+    expect(settled.map((e) => e.detailType)).toEqual(['HygieneMoveEnded']);
     expect(ended[0]!.detail).toMatchObject({ outcome: 'moved', reason: 'HYGIENE_MOVED', newLeader: move.to, newTerm: move.term + 1 });
     expect((ended[0]!.detail as { message: string }).message).toMatch(/^Moved leadership from etcd\d to etcd\d in \d+ ms; etcd\d leads in term \d+: a's WAL fsync p99 was 512 ms for 10 min while b's WAL fsync p99 was 4 ms\.$/);
   });

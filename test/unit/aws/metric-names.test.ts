@@ -90,6 +90,10 @@ describe('/metrics from the table', () => {
     // Milliseconds in, seconds out: the sample's 2000 ms timeout is 2 s.
     const timedOut = samplesOf(families, 'etcd_remediator_probe_latency_seconds_sum', { member: 'prod-eu-1-cp-a', path: 'direct', reachability: 'timeout' });
     expect(timedOut.map((s) => s.value)).toEqual([2]);
+    // Leader hygiene: the sample's move counted by its outcome, its 180 ms as 0.18 s; the alert by its reason.
+    expect(samplesOf(families, 'etcd_remediator_hygiene_moves_total').map((s) => [s.labels.outcome, s.value])).toEqual([['moved', 1]]);
+    expect(samplesOf(families, 'etcd_remediator_hygiene_move_duration_seconds_sum').map((s) => s.value)).toEqual([0.18]);
+    expect(samplesOf(families, 'etcd_remediator_hygiene_alerts_total').map((s) => [s.labels.reason, s.value])).toEqual([['HYGIENE_SHARED_DEGRADATION', 1]]);
   });
 
   it('counts live incidents by state and the reason of their last decision, read at each scrape', async () => {

@@ -26,7 +26,21 @@ describe('outcomeMetrics', () => {
     { type: 'MemberUnhealthy', points: [] },
     { type: 'RemediationApproved', points: [] },
     { type: 'RetryDue', points: [] },
+    { type: 'HygieneMoveEnded', points: [{ name: 'HygieneMoves', unit: 'Count', value: 1, dimensions: { outcome: 'moved' } }, { name: 'HygieneMoveDuration', unit: 'Milliseconds', value: 180 }] },
+    { type: 'LeaderHygieneAlert', points: [{ name: 'HygieneAlerts', unit: 'Count', value: 1, dimensions: { reason: 'HYGIENE_SHARED_DEGRADATION' } }] },
+    { type: 'LeaderDegraded', points: [] },
+    { type: 'HygieneCheckDue', points: [] },
   ])('$type', ({ type, points }) => expect(outcomeMetrics(event(type))).toEqual(points));
+
+  it.each(['failed', 'expired', 'superseded', 'would-move'] as const)('HygieneMoveEnded %s: a move counted by its outcome, with no duration even when MoveLeader was timed', (outcome) => {
+    const ended = makeEvent('HygieneMoveEnded', { ...loadSample('HygieneMoveEnded'), outcome, tookMs: 2_000 });
+    expect(outcomeMetrics(ended)).toEqual([{ name: 'HygieneMoves', unit: 'Count', value: 1, dimensions: { outcome } }]);
+  });
+
+  it('HygieneMoveEnded moved without tookMs: counted, no duration', () => {
+    const { tookMs: _tookMs, ...untimed } = loadSample('HygieneMoveEnded');
+    expect(outcomeMetrics(makeEvent('HygieneMoveEnded', untimed))).toEqual([{ name: 'HygieneMoves', unit: 'Count', value: 1, dimensions: { outcome: 'moved' } }]);
+  });
 
   it('MembersProbed: one probe latency for each member and path the view holds, answered or not', () => {
     const points = outcomeMetrics(event('MembersProbed'));
