@@ -64,7 +64,7 @@ export function signalsBetween(earlier: MemberScrape, later: MemberScrape): Memb
   const peerP99s = Object.entries(later.peerRoundTrip).flatMap(([peer, now]) => {
     const then = restarted ? undefined : earlier.peerRoundTrip[peer];
     const p99 = p99Of(histogramDelta(then === undefined || histogramFell(then, now) ? ZERO : then, now));
-    return p99 === undefined ? [] : [p99];
+    return p99 === undefined ? [] : [[peer, p99] as const];
   });
   const optional = <K extends string>(key: K, value: number | undefined) => (value === undefined ? {} : ({ [key]: value } as Record<K, number>));
   return {
@@ -81,7 +81,8 @@ export function signalsBetween(earlier: MemberScrape, later: MemberScrape): Memb
     leaderChanges: from((s) => s.leaderChangesSeen),
     // Gauges of the commit and apply index, read at one instant each: never below zero.
     applyLag: Math.max(0, later.proposalsCommitted - later.proposalsApplied),
-    ...optional('peerRoundTripP99', peerP99s.length === 0 ? undefined : Math.max(...peerP99s)),
+    ...optional('peerRoundTripP99', peerP99s.length === 0 ? undefined : Math.max(...peerP99s.map(([, p99]) => p99))),
+    ...(peerP99s.length === 0 ? {} : { peerRoundTripP99By: Object.fromEntries(peerP99s) }),
     alarms: later.alarms,
     raftTerm: later.raftTerm,
     raftIndex: later.raftIndex,

@@ -73,6 +73,8 @@ export interface MemberSignals {
   applyLag: number;
   /** The worst p99 peer round trip of the interval, in seconds, over the peers seen. */
   peerRoundTripP99?: number;
+  /** The p99 round trip of the interval to each peer it was observed to (etcd probes each every few seconds), in seconds. */
+  peerRoundTripP99By?: Readonly<Record<MemberId, number>>;
   alarms: readonly string[];
   raftTerm: number;
   raftIndex: number;

@@ -7,7 +7,7 @@ import type { Policy } from './policy.ts';
 
 export type HygieneThresholds = Policy['hygiene']['thresholds'];
 
-export type DegradationSignal = 'walFsyncP99' | 'backendCommitP99' | 'heartbeatFailures' | 'walFsyncOutlier' | 'backendCommitOutlier';
+export type DegradationSignal = 'walFsyncP99' | 'backendCommitP99' | 'heartbeatFailures' | 'walFsyncOutlier' | 'backendCommitOutlier' | 'leaderRoundTrip';
 
 /** A sample's standing on one rule: above the enter level, under the exit level, or between (or unknown: no observation). */
 export type Level = 'enter' | 'between' | 'exit';
@@ -36,9 +36,22 @@ const meanOf = (s: MemberSignals | undefined, latency: Latency): number | undefi
 /** Each sample's figure and level on one rule, oldest first. */
 type Reading = { at: number; start: number; value: number | undefined; level: Level };
 
+/**
+ * A sample that observed nothing (no fsync in the interval, no peer probe) is no news: it carries
+ * the level of the last one that did, so a breach neither opens nor ends on it, and a quiet spell
+ * cannot pass for a recovery.
+ */
+function carried(readings: Reading[]): Reading[] {
+  let last: Reading | undefined;
+  return readings.map((r) => {
+    if (r.value !== undefined) return (last = r);
+    return last ? { ...r, value: last.value, level: last.level } : { ...r, level: 'exit' };
+  });
+}
+
 function levelReadings(samples: readonly MemberSignals[], latency: Latency, t: HygieneThresholds): Reading[] {
   const enter = (latency === 'walFsync' ? t.fsyncP99Ms : t.commitP99Ms) / 1_000;
-  return samples.map((s) => ({ at: s.at, start: s.at - s.intervalMs, value: p99Of(s, latency), level: level(p99Of(s, latency), enter) }));
+  return carried(samples.map((s) => ({ at: s.at, start: s.at - s.intervalMs, value: p99Of(s, latency), level: level(p99Of(s, latency), enter) })));
 }
 
 /**
@@ -63,7 +76,7 @@ function heartbeatReadings(samples: readonly MemberSignals[], t: HygieneThreshol
  */
 function outlierReadings(leader: readonly MemberSignals[], followers: readonly (readonly MemberSignals[])[], latency: Latency, t: HygieneThresholds): Reading[] {
   const floor = (latency === 'walFsync' ? t.outlierFsyncP99Ms : t.outlierCommitP99Ms) / 1_000;
-  return leader.map((s, i) => {
+  return carried(leader.map((s, i): Reading => {
     const back = leader.length - 1 - i;
     const peers = followers.map((f) => f[f.length - 1 - back]).filter((f) => p99Of(f, latency) !== undefined);
     const best = peers.sort((a, b) => p99Of(a, latency)! - p99Of(b, latency)!)[0];
@@ -77,7 +90,41 @@ function outlierReadings(leader: readonly MemberSignals[], followers: readonly (
     const meansAgree = myMean !== undefined && theirMean !== undefined && myMean >= t.outlierMeanFactor * theirMean;
     if (ratio >= t.outlierFactor && mine > floor && meansAgree) return { ...base, value: ratio, level: 'enter' };
     return { ...base, value: ratio, level: ratio < t.outlierFactor / 2 || mine < floor / 2 ? 'exit' : 'between' };
-  });
+  }));
+}
+
+const median = (values: readonly number[]): number | undefined => {
+  if (values.length === 0) return undefined;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+/** The followers' round trips of one poll: to the leader, and to each other (the leader left out). */
+function followerRoundTrips(leaderId: string, peers: readonly (MemberSignals | undefined)[]): { toLeader?: number; between?: number } {
+  const toLeader = median(peers.flatMap((f) => (f?.peerRoundTripP99By?.[leaderId] === undefined ? [] : [f.peerRoundTripP99By[leaderId]])));
+  const between = median(peers.flatMap((f) => Object.entries(f?.peerRoundTripP99By ?? {}).filter(([id]) => id !== leaderId).map(([, rtt]) => rtt)));
+  return { ...(toLeader === undefined ? {} : { toLeader }), ...(between === undefined ? {} : { between }) };
+}
+
+/**
+ * (d): the leader slow to reach: the followers' median p99 round trip to the leader above
+ * peerRoundTripMs (the etcd mixin's etcdMemberCommunicationSlow) and at least peerOutlierFactor
+ * times their round trip to each other, so a network every member shares is not the leader's.
+ * Read from the followers' side: it is the leader's appends to them that wait. The value is the
+ * round trip to the leader; it exits below half the level or half the factor.
+ */
+function leaderRoundTripReadings(leaderId: string, leader: readonly MemberSignals[], followers: readonly (readonly MemberSignals[])[], t: HygieneThresholds): Reading[] {
+  const enter = t.peerRoundTripMs / 1_000;
+  return carried(leader.map((s, i): Reading => {
+    const back = leader.length - 1 - i;
+    const { toLeader, between } = followerRoundTrips(leaderId, followers.map((f) => f[f.length - 1 - back]));
+    const base = { at: s.at, start: s.at - s.intervalMs };
+    if (toLeader === undefined || between === undefined) return { ...base, value: undefined, level: 'between' };
+    const ratio = toLeader / Math.max(between, Number.EPSILON);
+    if (toLeader > enter && ratio >= t.peerOutlierFactor) return { ...base, value: toLeader, level: 'enter' };
+    return { ...base, value: toLeader, level: toLeader < enter / 2 || ratio < t.peerOutlierFactor / 2 ? 'exit' : 'between' };
+  }));
 }
 
 /** The open breach of a rule: entered, and not yet under the exit level for a whole window since. */
@@ -113,12 +160,33 @@ export function levelBreaches(samples: readonly MemberSignals[], t: HygieneThres
 
 /** The leader's open breaches of every rule, the level ones first. */
 export function leaderBreaches(leader: readonly MemberSignals[], followers: readonly (readonly MemberSignals[])[], t: HygieneThresholds, windowMs: number): Breach[] {
+  const leaderId = leader.at(-1)?.memberId ?? '';
   return [
     ...levelBreaches(leader, t, windowMs),
     openBreach('heartbeatFailures', heartbeatReadings(leader, t), windowMs),
     openBreach('walFsyncOutlier', outlierReadings(leader, followers, 'walFsync', t), windowMs),
     openBreach('backendCommitOutlier', outlierReadings(leader, followers, 'backendCommit', t), windowMs),
+    openBreach('leaderRoundTrip', leaderRoundTripReadings(leaderId, leader, followers, t), windowMs),
   ].filter((b) => b !== undefined);
+}
+
+/**
+ * Each member's median p99 round trip as its peers saw it, over the window's samples (their
+ * latest observation of it): a member the others all reach slowly. Half or more slow to reach
+ * is a network they share, not the leader's.
+ */
+export function slowToReach(members: readonly { id: string; samples: readonly MemberSignals[] }[], since: number, t: HygieneThresholds): { id: string; roundTrip: number }[] {
+  const level = t.peerRoundTripMs / 1_000;
+  return members.flatMap((m) => {
+    const seen = members
+      .filter((o) => o !== m)
+      .flatMap((o) => {
+        const observed = o.samples.filter((s) => s.at > since && s.peerRoundTripP99By?.[m.id] !== undefined).at(-1);
+        return observed ? [observed.peerRoundTripP99By![m.id]!] : [];
+      });
+    const roundTrip = median(seen);
+    return roundTrip !== undefined && roundTrip > level ? [{ id: m.id, roundTrip }] : [];
+  });
 }
 
 export const signalWords: Record<DegradationSignal, string> = {
@@ -127,6 +195,7 @@ export const signalWords: Record<DegradationSignal, string> = {
   heartbeatFailures: 'heartbeat send failures',
   walFsyncOutlier: 'WAL fsync p99 against the best follower',
   backendCommitOutlier: 'backend commit p99 against the best follower',
+  leaderRoundTrip: "followers' peer round trip p99 to it",
 };
 
 /** "512 ms", "0.4 ms": a latency in seconds as a person reads it. */

@@ -11,6 +11,7 @@ import {
   describeLatency,
   leaderBreaches,
   levelBreaches,
+  slowToReach,
   signalWords,
   type Breach,
   type DegradationSignal,
@@ -103,7 +104,14 @@ const lasted = (b: Breach, now: number, windowMs: number) => now - b.since >= wi
 
 /** The latency a signal is about, which a target must beat; heartbeat failures are about none (CPU, disk or network). */
 const latencyOf = (signal: DegradationSignal): 'walFsyncP99' | 'backendCommitP99' | undefined =>
-  signal === 'heartbeatFailures' ? undefined : signal === 'backendCommitP99' || signal === 'backendCommitOutlier' ? 'backendCommitP99' : 'walFsyncP99';
+  signal === 'heartbeatFailures' || signal === 'leaderRoundTrip' ? undefined : signal === 'backendCommitP99' || signal === 'backendCommitOutlier' ? 'backendCommitP99' : 'walFsyncP99';
+
+/** A member's last observed worst round trip within the window, to anyone but `except`. */
+function roundTripInWindow(m: Member, since: number, except: string): number | undefined {
+  const observed = m.samples.filter((s) => s.at > since && s.peerRoundTripP99By !== undefined).at(-1);
+  const trips = Object.entries(observed?.peerRoundTripP99By ?? {}).filter(([id]) => id !== except).map(([, rtt]) => rtt);
+  return trips.length === 0 ? undefined : Math.max(...trips);
+}
 
 /** The worst of a member's window samples on one latency; undefined when none was observed. */
 function worstInWindow(m: Member, key: 'walFsyncP99' | 'backendCommitP99', since: number): number | undefined {
@@ -157,9 +165,12 @@ function unfit(f: Facts, m: Member, strict: 'walFsyncP99' | 'backendCommitP99' |
   }
   const answer = meanAnswerMs(m, since);
   if (answer !== undefined && answer > f.t.stallAnswerMs) return `answered its scrapes in ${describeMs(answer)} on average in the window, above the stall level of ${describeMs(f.t.stallAnswerMs)}: it is stalled itself`;
-  const rtt = m.last.peerRoundTripP99;
-  const leaderRtt = leader.last.peerRoundTripP99;
-  if (leaderRtt !== undefined && (rtt === undefined || rtt > leaderRtt)) return `has a peer round trip p99 of ${describeLatency(rtt)}, above the leader's ${describeLatency(leaderRtt)}`;
+  // Its round trips to the others but the leader (the leader's own slowness is not the target's), against the leader's own.
+  const rtt = roundTripInWindow(m, since, leader.id);
+  const leaderRtt = roundTripInWindow(leader, since, '');
+  if (rtt !== undefined && rtt > f.t.healthyPeerRoundTripMs / 1_000 && (leaderRtt === undefined || rtt > leaderRtt)) {
+    return `has a peer round trip p99 of ${describeLatency(rtt)}, above ${leaderRtt === undefined ? 'the healthy level' : `the leader's ${describeLatency(leaderRtt)}`}`;
+  }
   const slow = sum(m.samples, since, 'slowApplies');
   const leaderSlow = sum(leader.samples, since, 'slowApplies');
   if (slow > leaderSlow) return `had ${slow} slow applies in the window, more than the leader's ${leaderSlow}`;
@@ -239,8 +250,19 @@ const checks: readonly HygieneCheck[] = [
           true,
         );
       }
-      // A process starved of CPU answers late on every member alike, where heartbeat failures show on the leader alone.
       const since = input.now - windowMs;
+      // A network every member is slow to reach over: the leader's round trip rule would move for nothing.
+      const far = slowToReach(members, since, t);
+      if (far.length * 2 >= members.length) {
+        const figures = far.map((x) => `${members.find((m) => m.id === x.id)!.name} ${describeLatency(x.roundTrip)}`).join(', ');
+        return hold(
+          'HYGIENE_SHARED_DEGRADATION',
+          `${far.length} of ${members.length} members are reached by their peers in more than the round trip level of ${describeLatency(t.peerRoundTripMs / 1_000)} (${figures}): the network is slow for all of them, so leadership is not moved; check the network they share.`,
+          { signal: 'peerRoundTrip', level: t.peerRoundTripMs, members: far.map((x) => ({ member: x.id, roundTrip: x.roundTrip })) },
+          true,
+        );
+      }
+      // A process starved of CPU answers late on every member alike, where heartbeat failures show on the leader alone.
       const stalled = members.map((m) => ({ m, ms: meanAnswerMs(m, since) })).filter((x) => x.ms !== undefined && x.ms > t.stallAnswerMs);
       if (stalled.length * 2 >= members.length) {
         const figures = stalled.map(({ m, ms }) => `${m.name} ${describeMs(ms!)}`).join(', ');

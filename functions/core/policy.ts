@@ -160,6 +160,12 @@ export const policySchema = z.strictObject({
            * alone): half or more stalled is a shared cause, and a stalled follower is no target.
            */
           stallAnswerMs: z.number().int().positive().default(250),
+          /** (d) the followers' round trip to the leader above this (the mixin's etcdMemberCommunicationSlow, 150 ms)... */
+          peerRoundTripMs: z.number().int().positive().default(150),
+          /** ...and this many times their round trip to each other: a slow network they all share is no reason to move. */
+          peerOutlierFactor: z.number().min(1).default(4),
+          /** A target's round trip under this is never "worse" than the leader's (loopback and LAN noise). */
+          healthyPeerRoundTripMs: z.number().int().positive().default(10),
         })
         .refine((t) => t.heartbeatFailureSamples <= t.heartbeatSamples, {
           path: ['heartbeatFailureSamples'],

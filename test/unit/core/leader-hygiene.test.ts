@@ -125,6 +125,56 @@ describe('judgeLeaderHygiene: is the leader degraded', () => {
     expect(decision.message).toBe("etcd-2's heartbeat send failures were rising in as many as 9 of the last 10 samples within the window, and its newest sample has none: left alone.");
   });
 
+  describe("(d) the leader slow to reach: the followers' round trip to it", () => {
+    /** Each follower's round trips: to the leader, and to the other follower. */
+    const trips = (toLeader: number, between: number, other: Id): Partial<MemberSignals> => ({ peerRoundTripP99By: { 'etcd-2': toLeader, [other]: between }, peerRoundTripP99: Math.max(toLeader, between) });
+    const slowLeaderNet = (from: number, toLeader = 0.3, between = 0.0005, leaders = 0.0004): Partial<Record<Id, Tweak>> => ({
+      'etcd-1': lastSamples(from, trips(toLeader, between, 'etcd-3')),
+      'etcd-3': lastSamples(from, trips(toLeader, between * 2, 'etcd-1')),
+      // The leader's own probes go out fine (unless a row says otherwise): only the way to it is slow.
+      'etcd-2': () => ({ peerRoundTripP99By: { 'etcd-1': leaders, 'etcd-3': leaders }, peerRoundTripP99: leaders }),
+    });
+
+    it('above 150 ms and 4× their round trip to each other for the window: moved, said with the figure', () => {
+      const decision = judge({ tweaks: slowLeaderNet(12) });
+      expect(decision).toMatchObject({ kind: 'move', from: 'etcd-2', to: 'etcd-1', reason: 'LEADER_DEGRADED' });
+      expect(decision.message).toMatch(/^move leadership from etcd-2 to etcd-1: etcd-2's followers' peer round trip p99 to it was 300 ms for 1[12] min/);
+    });
+
+    it('observed in one sample of three (etcd probes every few seconds): no news carries the last level, still moved', () => {
+      const sparse = slowLeaderNet(12);
+      const every3 = (tweak: Tweak): Tweak => (i, back) => (i % 3 === 0 ? tweak(i, back) : { peerRoundTripP99By: undefined, peerRoundTripP99: undefined });
+      const decision = judge({ tweaks: { ...sparse, 'etcd-1': every3(sparse['etcd-1']!), 'etcd-3': every3(sparse['etcd-3']!) } });
+      expect(decision).toMatchObject({ kind: 'move', from: 'etcd-2' });
+    });
+
+    it('the followers not four times faster to each other: no breach, nothing moved', () => {
+      expect(judge({ tweaks: slowLeaderNet(12, 0.3, 0.25) })).toMatchObject({ kind: 'leave', reason: 'HYGIENE_LEADER_HEALTHY' });
+    });
+
+    it('every member slow to reach, the leader most: a network they share, nothing moved, an alert', () => {
+      const decision = judge({ tweaks: slowLeaderNet(12, 0.8, 0.1, 0.2) });
+      expect(decision).toMatchObject({ kind: 'hold', alert: true, reason: 'HYGIENE_SHARED_DEGRADATION', evidence: { signal: 'peerRoundTrip' } });
+      expect(decision.message).toMatch(/^3 of 3 members are reached by their peers in more than the round trip level of 150 ms \(etcd-1 200 ms, etcd-2 800 ms, etcd-3 150 ms\): the network is slow for all of them/);
+    });
+
+    it('slow to reach for less than the window: watched', () => {
+      expect(judge({ tweaks: slowLeaderNet(5) })).toMatchObject({ kind: 'leave', reason: 'HYGIENE_DEGRADING' });
+    });
+
+    it('a follower slow to the other follower is no target', () => {
+      const tweaks = slowLeaderNet(12);
+      const decision = judge({ tweaks: { ...tweaks, 'etcd-1': lastSamples(12, trips(0.3, 0.05, 'etcd-3')) } });
+      expect(decision).toMatchObject({ kind: 'move', to: 'etcd-3', evidence: { refused: [{ member: 'etcd-1', why: 'has a peer round trip p99 of 50 ms, above the leader\'s 0.4 ms' }] } });
+    });
+  });
+
+  it('a quiet spell after a slow fsync is no recovery: the breach stands on the last observation', () => {
+    const decision = judge({ tweaks: { 'etcd-2': (_i, back) => (back >= 12 ? {} : back >= 4 ? { walFsyncP99: 0.6, walFsyncMean: 0.3 } : { walFsyncP99: undefined, walFsyncMean: undefined }) } });
+    expect(decision).toMatchObject({ kind: 'move', from: 'etcd-2' });
+    expect(decision.message).toMatch(/etcd-2's WAL fsync p99 was 600 ms for 12 min/);
+  });
+
   it('heartbeat send failures in 2 of 10 samples are not a breach', () => {
     expect(judge({ tweaks: { 'etcd-2': (i) => (i % 5 === 0 ? { heartbeatSendFailures: 1 } : {}) } }).reason).toBe('HYGIENE_LEADER_HEALTHY');
   });

@@ -77,6 +77,9 @@ describe('leader hygiene', () => {
         healthyFsyncP99Ms: 10,
         healthyCommitP99Ms: 25,
         stallAnswerMs: 250,
+        peerRoundTripMs: 150,
+        peerOutlierFactor: 4,
+        healthyPeerRoundTripMs: 10,
       },
     });
   });

@@ -67,6 +67,9 @@ const full = {
       healthyFsyncP99Ms: 8,
       healthyCommitP99Ms: 20,
       stallAnswerMs: 150,
+      peerRoundTripMs: 120,
+      peerOutlierFactor: 3,
+      healthyPeerRoundTripMs: 8,
     },
   },
 } satisfies Required<Policy>;
