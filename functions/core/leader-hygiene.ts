@@ -305,6 +305,20 @@ const checks: readonly HygieneCheck[] = [
   },
 ];
 
+/** The target's figure on what the leader breaches: its latency; for heartbeats, how promptly it answers; for the way to the leader, its round trips. */
+function comparedWith(f: Facts, signal: DegradationSignal, target: Member): string {
+  const since = f.input.now - f.input.policy.hygiene.windowMs;
+  const strict = latencyOf(signal);
+  if (strict) return `while ${target.name}'s ${signalWords[strict]} was ${describeLatency(target.last[strict])}`;
+  if (signal === 'leaderRoundTrip') {
+    const rtt = roundTripInWindow(target, since, f.leader.id);
+    if (rtt !== undefined) return `while ${target.name}'s round trip to the others was ${describeLatency(rtt)}`;
+  }
+  const [mine, theirs] = [meanAnswerMs(target, since), meanAnswerMs(f.leader, since)];
+  if (signal === 'heartbeatFailures' && mine !== undefined && theirs !== undefined) return `while ${target.name} answered its scrapes in ${describeMs(mine)} on average and ${f.leader.name} in ${describeMs(theirs)}`;
+  return `while ${target.name}'s WAL fsync p99 was ${describeLatency(target.last.walFsyncP99)}`;
+}
+
 function moveDecision(f: Facts): HygieneDecision {
   const { input, leader, followers, breaches, t } = f;
   const cause = breaches.find((b) => degrading(b) && lasted(b, input.now, input.policy.hygiene.windowMs))!;
@@ -317,8 +331,7 @@ function moveDecision(f: Facts): HygieneDecision {
     const why = verdicts.map((v) => `${v.m.name} ${v.why}`).join('; ');
     return hold('HYGIENE_NO_TARGET', `${said}, but no follower may take over: ${why || 'there is none'}.`, { leader: leader.id, refused: verdicts.map((v) => ({ member: v.m.id, why: v.why })) }, true);
   }
-  const key = strict ?? 'walFsyncP99';
-  const compared = `while ${target.name}'s ${signalWords[key]} was ${describeLatency(target.last[key])}`;
+  const compared = comparedWith(f, cause.signal, target);
   const dryRun = input.policy.dryRun || input.policy.hygiene.dryRun;
   const message = dryRun
     ? `would move leadership from ${leader.name} to ${target.name} (dry run: nothing is moved): ${said} ${compared}`

@@ -39,7 +39,8 @@ describe('leader hygiene on a leader starved of CPU, for real', () => {
 
     expect(ended.detail).toMatchObject({ outcome: 'moved', reason: 'HYGIENE_MOVED', from: leader.id });
     expect(ended.detail.to).not.toBe(leader.id);
-    expect(ended.detail.message).toMatch(new RegExp(`^Moved leadership from ${leader.name} to etcd\\d in \\d+ ms; etcd\\d leads in term ${term + 1}: ${leader.name}'s heartbeat send failures were rising`));
+    // What starvation breaches first: heartbeats sent late, or commits caught by a stop; either way said with the target's figure.
+    expect(ended.detail.message).toMatch(new RegExp(`^Moved leadership from ${leader.name} to etcd\\d in \\d+ ms; etcd\\d leads in term ${term + 1}: ${leader.name}'s (heartbeat send failures were rising|backend commit p99 was|WAL fsync p99 was) .+ while etcd\\d.+\\.$`));
     expect(ended.detail.newTerm).toBe(term + 1);
     // Not before the window: the degradation had to last 6 s of samples.
     expect(movedAt - starvedAt).toBeGreaterThanOrEqual(6_000);
