@@ -54,6 +54,9 @@ export function createDynamoDirectory(options: DynamoDirectoryOptions): ClusterD
   };
 }
 
+/** The registered clusters' ids, uncached: for a reader of the table that needs no cluster's entry (status). */
+export const registeredClusterIdsIn = (client: DynamoDBClient, tableName: string): Promise<readonly string[]> => registeredIds(documentClient(client), tableName);
+
 async function registeredIds(doc: DynamoDBDocumentClient, tableName: string): Promise<readonly string[]> {
   const ids: string[] = [];
   let start: Record<string, unknown> | undefined;

@@ -10,6 +10,14 @@ export async function hygieneRecord(ctx: SqliteContext, clusterId: string): Prom
   return row && { record: hygieneRecordFromText(text(row, 'record'), `hygiene record of ${clusterId}`), version: int(row, 'version') };
 }
 
+/** Every cluster's record, by cluster id: what status shows of leader hygiene. */
+export async function hygieneRecords(ctx: SqliteContext): Promise<(StoredHygiene & { clusterId: string })[]> {
+  return ctx.rows('SELECT cluster_id, version, record FROM hygiene_records ORDER BY cluster_id', {}).map((row) => {
+    const clusterId = text(row, 'cluster_id');
+    return { clusterId, record: hygieneRecordFromText(text(row, 'record'), `hygiene record of ${clusterId}`), version: int(row, 'version') };
+  });
+}
+
 export async function saveHygieneRecord(ctx: SqliteContext, clusterId: string, record: HygieneRecord, expectVersion: number): Promise<number> {
   const version = nextHygieneVersion(expectVersion);
   const row = { clusterId, version, record: hygieneRecordText(record), now: Date.now() };

@@ -26,7 +26,7 @@ import type {
 import { SqliteContext, type StateOutage, type StateOutageListener } from './sqlite-context.ts';
 import { closeIncident, getIncident, listIncidents, openOrJoin, updateIncident } from './sqlite-incidents.ts';
 import { endStorm, fleetPauses, noteOpened, openedSince, releaseRemovalSlot, removalSlots, setPause, takeRemovalSlot } from './sqlite-fleet.ts';
-import { hygieneRecord, saveHygieneRecord } from './sqlite-hygiene.ts';
+import { hygieneRecord, hygieneRecords, saveHygieneRecord } from './sqlite-hygiene.ts';
 import { appendJournal, journal, markStep, stepDone } from './sqlite-journal.ts';
 import { migrate, migrations, schemaVersion, SchemaTooNewError } from './sqlite-migrations.ts';
 import {
@@ -175,6 +175,11 @@ export class SqliteIncidentStore implements IncidentStore, TimerStore {
 
   saveHygieneRecord(clusterId: string, record: HygieneRecord, expectVersion: number): Promise<number> {
     return saveHygieneRecord(this.#ctx, clusterId, record, expectVersion);
+  }
+
+  /** Every cluster's leader-hygiene record (the state file's own list: a local run has no registry of clusters). */
+  hygieneRecords(): Promise<(StoredHygiene & { clusterId: string })[]> {
+    return hygieneRecords(this.#ctx);
   }
 
   putDeadLetter(input: DeadLetterInput): Promise<DeadLetter> {

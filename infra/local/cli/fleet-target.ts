@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { registeredClusterIdsIn } from '../../../functions/adapters/aws/dynamodb-directory.ts';
 import { createDynamoIncidentStore } from '../../../functions/adapters/aws/dynamodb-store.ts';
 import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import type { FleetPauses, FleetRecords } from '../../../functions/ports/fleet.ts';
@@ -44,11 +45,11 @@ export function checkOneTarget(values: { state?: string | undefined; table?: str
 }
 
 /** A deployed stack's table as the functions' own store reads and writes it. */
-export function openDeployedTable(table: string, region: string | undefined): { records: IncidentStore; where: string; close(): Promise<void> } {
+export function openDeployedTable(table: string, region: string | undefined): { records: IncidentStore; where: string; registeredClusterIds(): Promise<readonly string[]>; close(): Promise<void> } {
   // Without --region the SDK takes AWS_REGION, then the AWS config, as the aws CLI does.
   const client = new DynamoDBClient(region ? { region } : {});
   const records = createDynamoIncidentStore({ client, tableName: table });
-  return { records, where: `table ${table}`, close: async () => client.destroy() };
+  return { records, where: `table ${table}`, registeredClusterIds: () => registeredClusterIdsIn(client, table), close: async () => client.destroy() };
 }
 
 /** The pauses a state file holds; one of a build before pauses has none (a read never adds the tables). */

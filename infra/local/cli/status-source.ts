@@ -10,7 +10,7 @@ import type { FleetPauses } from '../../../functions/ports/fleet.ts';
 import type { Incident, IncidentStore, StoredTimer } from '../../../functions/ports/incident-store.ts';
 import { requiredFlag, UsageError } from './args.ts';
 import { checkOneTarget, openDeployedTable, pausesIn } from './fleet-target.ts';
-import type { ReplacementSaid, StatusEntry } from './status-table.ts';
+import type { ClusterHygiene, ReplacementSaid, StatusEntry } from './status-table.ts';
 
 export type StatusStore = Pick<IncidentStore, 'getIncident' | 'listIncidents' | 'journal' | 'listDeadLetters' | 'fleetPauses'>;
 
@@ -38,6 +38,18 @@ export interface StatusSnapshot {
   incidents: Incident[];
   entries: StatusEntry[];
   pauses: FleetPauses;
+  /** The clusters with a leader-hygiene record, by id. */
+  hygiene: ClusterHygiene[];
+}
+
+/** A file of a build before leader hygiene has no table for it, and so no records (a read never adds the tables). */
+async function unlessNoHygieneTable(read: () => Promise<ClusterHygiene[]>): Promise<ClusterHygiene[]> {
+  try {
+    return await read();
+  } catch (error) {
+    if (error instanceof Error && /no such table: hygiene_records/.test(error.message)) return [];
+    throw error;
+  }
 }
 
 /** --state FILE (read-only) or --table NAME [--region R]. */
@@ -48,17 +60,32 @@ export function openStatusSource(values: { state?: string | undefined; table?: s
     // The functions schedule with EventBridge Scheduler, which this table does not hold: the next step is the last retry's.
     const missing = (error: unknown) =>
       error instanceof Error && error.name === 'ResourceNotFoundException' ? new UsageError(`--table: no table ${values.table} in this account and region (${error.message})`) : error;
-    return source(table.records, table.where, async () => [], () => table.close(), missing);
+    // The table's records are read for its registered clusters: a record is keyed by cluster, with no list of its own.
+    const hygiene = async () => {
+      const stored = await Promise.all((await table.registeredClusterIds()).map(async (clusterId) => ({ clusterId, stored: await table.records.hygieneRecord(clusterId) })));
+      return stored.flatMap(({ clusterId, stored: s }) => (s ? [{ clusterId, record: s.record }] : []));
+    };
+    return source(table.records, table.where, { timers: async () => [], hygiene }, () => table.close(), missing);
   }
   const statePath = values.state!;
   if (!fs.existsSync(statePath)) throw new UsageError(`--state: no state file at ${statePath}`);
   const store = openSqliteStore({ path: statePath, readOnly: true });
   // A file damaged past its first page fails only when read: still the path and the problem in one line.
-  return source(store, `state file ${statePath}`, () => store.dueTimers(Number.MAX_SAFE_INTEGER), () => store.close(), (error) => describeStateError(statePath, error));
+  const reads: SnapshotReads = {
+    timers: () => store.dueTimers(Number.MAX_SAFE_INTEGER),
+    hygiene: () => unlessNoHygieneTable(async () => (await store.hygieneRecords()).map(({ clusterId, record }) => ({ clusterId, record }))),
+  };
+  return source(store, `state file ${statePath}`, reads, () => store.close(), (error) => describeStateError(statePath, error));
 }
 
-function source(store: StatusStore, where: string, timers: () => Promise<StoredTimer[]>, close: () => Promise<void>, described: (error: unknown) => unknown): StatusSource {
-  return { store, where, close, described, read: () => readSnapshot(store, timers) };
+/** What a snapshot reads besides the store's incidents and pauses, as each backend keeps it. */
+interface SnapshotReads {
+  timers(): Promise<StoredTimer[]>;
+  hygiene(): Promise<ClusterHygiene[]>;
+}
+
+function source(store: StatusStore, where: string, reads: SnapshotReads, close: () => Promise<void>, described: (error: unknown) => unknown): StatusSource {
+  return { store, where, close, described, read: () => readSnapshot(store, reads) };
 }
 
 /** The incident a timer's event is for: the local scheduler keeps the event it will put on the bus. */
@@ -67,8 +94,8 @@ const incidentOfTimer = (timer: StoredTimer): string | undefined => {
   return typeof detail?.incidentId === 'string' ? detail.incidentId : undefined;
 };
 
-async function readSnapshot(store: StatusStore, timers: () => Promise<StoredTimer[]>): Promise<StatusSnapshot> {
-  const [incidents, pauses, pending] = await Promise.all([store.listIncidents(), pausesIn(store), timers()]);
+async function readSnapshot(store: StatusStore, reads: SnapshotReads): Promise<StatusSnapshot> {
+  const [incidents, pauses, pending, hygiene] = await Promise.all([store.listIncidents(), pausesIn(store), reads.timers(), reads.hygiene()]);
   const dueAt = new Map<string, number>();
   for (const timer of pending) {
     const id = incidentOfTimer(timer);
@@ -81,7 +108,7 @@ async function readSnapshot(store: StatusStore, timers: () => Promise<StoredTime
       return { incident, ...(next === undefined ? {} : { nextDueAt: next }), ...(said ? { replacementSaid: said } : {}) };
     }),
   );
-  return { incidents, entries, pauses };
+  return { incidents, entries, pauses, hygiene };
 }
 
 /** The replacement check's last word that a person must act on: overdue, or its checks ended. */

@@ -3,6 +3,7 @@
 // and cut with … to the terminal's width instead of wrapping. The I/O is status-source.ts's.
 import type { Decision, ReasonCode } from '../../../functions/core/decision.ts';
 import type { FleetPauses } from '../../../functions/core/fleet-gate.ts';
+import type { HygieneRecord } from '../../../functions/core/hygiene-record.ts';
 import { targetKeyOf } from '../../../functions/core/target.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
 import { PROGRAM } from './args.ts';
@@ -24,9 +25,17 @@ export interface StatusEntry {
   replacementSaid?: ReplacementSaid;
 }
 
+/** A cluster's leader-hygiene record, as far as status shows it. */
+export interface ClusterHygiene {
+  clusterId: string;
+  record: Pick<HygieneRecord, 'lastJudged' | 'moves' | 'lastAlert'>;
+}
+
 export interface StatusTableInput {
   entries: readonly StatusEntry[];
   pauses: FleetPauses;
+  /** The clusters with a leader-hygiene record; none, no lines. */
+  hygiene?: readonly ClusterHygiene[];
   now: number;
   /** Terminal columns; absent (not a terminal) cuts nothing. */
   width?: number;
@@ -158,6 +167,36 @@ export function stormLine(entries: readonly StatusEntry[], now: number): string 
   return `${held}, ${storm.count} clusters failed within the window, over ${storm.threshold} of ${storm.registered} registered; ${lifts} if no other cluster fails (${PROGRAM} resume --storm)`;
 }
 
+/** The newest move and when it last changed: its end, else its claim, else its asking. */
+function lastMoveOf(record: ClusterHygiene['record']) {
+  const move = record.moves.at(-1);
+  return move && { ...move, changedAt: move.endedAt ?? move.claimedAt ?? move.at };
+}
+
+const byClusterId = (hygiene: readonly ClusterHygiene[]) => [...hygiene].sort((a, b) => (a.clusterId < b.clusterId ? -1 : a.clusterId > b.clusterId ? 1 : 0));
+
+/**
+ * One line a cluster, its cells aligned: the last judgement's reason and how long ago, the last
+ * move (members by id, as the record keeps them) with its state and how long ago.
+ */
+export function hygieneLines(hygiene: readonly ClusterHygiene[], now: number): string[] {
+  const rows = byClusterId(hygiene).map(({ clusterId, record }) => {
+    const judged = record.lastJudged ? `${record.lastJudged.reason} ${formatAge(now - record.lastJudged.at)} ago` : 'not judged yet';
+    const move = lastMoveOf(record);
+    const moved = move ? `last move ${move.from} → ${move.to} ${move.state} ${formatAge(now - move.changedAt)} ago` : '';
+    return [clusterId, judged, moved].map(escapeControls);
+  });
+  const widths = [0, 1].map((i) => Math.max(0, ...rows.map((r) => r[i]!.length)));
+  return rows.map((r) => `leader hygiene${GAP}${r.map((cell, i) => (i < 2 ? cell.padEnd(widths[i]!) : cell)).join(GAP)}`.trimEnd());
+}
+
+/** What the hygiene lines say, without the ages: for the watch key. */
+const hygieneSaid = (hygiene: readonly ClusterHygiene[]) =>
+  byClusterId(hygiene).map(({ clusterId, record }) => {
+    const move = lastMoveOf(record);
+    return [clusterId, record.lastJudged?.reason ?? null, record.lastJudged?.at ?? null, move ? [move.moveId, move.state] : null];
+  });
+
 const shown = (input: StatusTableInput) => input.entries.filter((e) => !ended(e) || input.recentMs === undefined || input.now - e.incident.updatedAt <= input.recentMs);
 
 /** The lines to print: the fleet's holds, the table (or that there is none), what the window left out. */
@@ -167,7 +206,7 @@ export function renderStatusTable(input: StatusTableInput): string[] {
   const hidden = input.entries.length - visible.length;
   const storm = stormLine(input.entries, input.now);
   const above = [...pauseLines(input.pauses), ...(storm ? [storm] : [])];
-  const lines: string[] = above.map(escapeControls);
+  const lines: string[] = [...above.map(escapeControls), ...hygieneLines(input.hygiene ?? [], input.now)];
   if (visible.length === 0) {
     lines.push(hidden === 0 ? 'no incidents' : `no incidents open or ended in the last ${windowText(input.recentMs ?? 0)}`);
   } else {
@@ -188,5 +227,5 @@ export function statusChangeKey(input: StatusTableInput): string {
   const rows = shown(input)
     .sort(byAttention)
     .map((e) => [e.incident.incidentId, e.incident.state, e.replacementSaid ?? e.incident.lastDecision?.reason ?? null, e.incident.attempt, nextDue(e) ?? null, targetOf(e.incident)]);
-  return JSON.stringify({ rows, pauses: pauseLines(input.pauses), storm: stormLine(input.entries, 0) !== undefined });
+  return JSON.stringify({ rows, pauses: pauseLines(input.pauses), storm: stormLine(input.entries, 0) !== undefined, hygiene: hygieneSaid(input.hygiene ?? []) });
 }

@@ -9,7 +9,7 @@ import { escapeControlsIn } from './control-chars.ts';
 import { formatDuration } from './duration.ts';
 import { EXIT, printJson, renderTimeline } from './output.ts';
 import { findIncident, openStatusSource, type StatusSnapshot, type StatusStore } from './status-source.ts';
-import { nextDue, pauseLines, renderStatusTable, statusChangeKey, type StatusEntry } from './status-table.ts';
+import { nextDue, pauseLines, renderStatusTable, statusChangeKey, type ClusterHygiene, type StatusEntry } from './status-table.ts';
 import { watchStatus } from './status-watch.ts';
 
 export const help = `usage: ${PROGRAM} status [INCIDENT] (--state FILE | --table NAME [--region R]) [--all] [--watch [--interval DUR]] [--json] [--dead-letters]
@@ -19,7 +19,8 @@ the last 24 h (--all: every one), what needs a person first (blocked, failed, a 
 overdue), then open, awaiting a replacement, ended; oldest first within each. Columns: the id's
 first 8 characters, cluster, target (the member's name), state, reason (the last decision's code),
 age (since it opened), next (when its next step is due) and attempt. Pauses and a storm hold are
-listed above it. With INCIDENT (an id, or a unique prefix of one): that incident and its journal
+listed above it, then a line for each cluster with a leader-hygiene record: its last judgement
+and the last move. With INCIDENT (an id, or a unique prefix of one): that incident and its journal
 as a timeline. status only reads: it works on a read-only file and while another process owns the
 file, and never writes to it.
 
@@ -61,6 +62,19 @@ function summary(i: Incident, entry?: StatusEntry) {
   };
 }
 
+/** A cluster's hygiene record as --json says it: the last judgement, the last alert and the last move. */
+function hygieneSummary({ clusterId, record }: ClusterHygiene) {
+  const move = record.moves.at(-1);
+  return {
+    clusterId,
+    lastJudged: record.lastJudged ? { ...record.lastJudged, at: iso(record.lastJudged.at) } : null,
+    lastAlert: record.lastAlert ? { ...record.lastAlert, at: iso(record.lastAlert.at) } : null,
+    lastMove: move
+      ? { moveId: move.moveId, from: move.from, to: move.to, state: move.state, at: iso(move.at), endedAt: move.endedAt === undefined ? null : iso(move.endedAt), message: move.message ?? null }
+      : null,
+  };
+}
+
 async function showIncident(store: StatusStore, where: string, ref: string, json: boolean): Promise<void> {
   const found = await findIncident(store, where, ref);
   const journaled = timelineOf(await store.journal(found.incidentId));
@@ -91,12 +105,16 @@ async function showIncident(store: StatusStore, where: string, ref: string, json
 function printIncidents(snapshot: StatusSnapshot, json: boolean, recentMs: number | undefined): void {
   if (json) {
     const entries = new Map(snapshot.entries.map((e) => [e.incident.incidentId, e]));
-    const { incidents, pauses } = snapshot;
-    printJson({ incidents: incidents.map((i) => summary(i, entries.get(i.incidentId))), ...(pauseLines(pauses).length > 0 ? { pauses } : {}) });
+    const { incidents, pauses, hygiene } = snapshot;
+    printJson({
+      incidents: incidents.map((i) => summary(i, entries.get(i.incidentId))),
+      ...(pauseLines(pauses).length > 0 ? { pauses } : {}),
+      ...(hygiene.length > 0 ? { hygiene: hygiene.map(hygieneSummary) } : {}),
+    });
     return;
   }
   const width = process.stdout.isTTY ? process.stdout.columns : undefined;
-  process.stdout.write(`${renderStatusTable({ entries: snapshot.entries, pauses: snapshot.pauses, now: Date.now(), width, recentMs }).join('\n')}\n`);
+  process.stdout.write(`${renderStatusTable({ entries: snapshot.entries, pauses: snapshot.pauses, hygiene: snapshot.hygiene, now: Date.now(), width, recentMs }).join('\n')}\n`);
 }
 
 async function listDeadLetters(store: StatusStore, json: boolean): Promise<void> {
@@ -146,7 +164,7 @@ export async function run(argv: string[]): Promise<number> {
   try {
     if (values.watch) {
       const frame = (snapshot: StatusSnapshot, now: number, width: number | undefined) => {
-        const input = { entries: snapshot.entries, pauses: snapshot.pauses, now, width, recentMs };
+        const input = { entries: snapshot.entries, pauses: snapshot.pauses, hygiene: snapshot.hygiene, now, width, recentMs };
         return { lines: renderStatusTable(input), key: statusChangeKey(input) };
       };
       await watchStatus({ source, intervalMs, frame });

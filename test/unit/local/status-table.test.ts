@@ -2,7 +2,8 @@
 // words, columns aligned, and cut with … to the terminal's width rather than wrapped.
 import { describe, expect, it } from 'vitest';
 import type { Decision } from '../../../functions/core/decision.ts';
-import { formatAge, formatDue, renderStatusTable, statusChangeKey, type StatusEntry, type StatusIncident } from '../../../infra/local/cli/status-table.ts';
+import type { HygieneMoveRecord } from '../../../functions/core/hygiene-record.ts';
+import { formatAge, formatDue, renderStatusTable, statusChangeKey, type ClusterHygiene, type StatusEntry, type StatusIncident } from '../../../infra/local/cli/status-table.ts';
 import { fitHeight } from '../../../infra/local/cli/status-watch.ts';
 
 const NOW = Date.parse('2026-12-04T02:00:00Z');
@@ -149,6 +150,49 @@ describe('renderStatusTable', () => {
     const lines = renderStatusTable({ entries: [entry({ target: { memberName: 'a\nb\x1b[2J' } })], pauses: {}, now: NOW });
     expect(lines).toHaveLength(2);
     expect(lines[1]).toContain('a\\nb\\x1b[2J');
+  });
+});
+
+describe('leader hygiene above the table', () => {
+  const judged = (reason: string, at: number) => ({ at, kind: 'hold', reason, message: 'said' });
+  const move = (over: Partial<HygieneMoveRecord> = {}): HygieneMoveRecord => ({ moveId: 'm-1', at: NOW - 4 * MIN, from: '8e9e05c52164694d', to: '91bc3c398fb3c146', term: 7, state: 'moved', endedAt: NOW - 3 * MIN, ...over });
+  const hygiene: ClusterHygiene[] = [
+    { clusterId: 'prod-eu-1', record: { lastJudged: judged('HYGIENE_LEADER_HEALTHY', NOW - 40 * SEC), moves: [] } },
+    { clusterId: 'lab', record: { lastJudged: judged('HYGIENE_COOLDOWN', NOW - 12 * SEC), moves: [move({ moveId: 'm-0', state: 'failed', endedAt: NOW - HOUR }), move()] } },
+  ];
+
+  it('one line a cluster, by id, after the pauses: the last judgement and how long ago, the last move when there is one', () => {
+    const lines = renderStatusTable({ entries: [entry()], pauses: { fleet: { by: 'ops', at: NOW, why: 'zone b' } }, hygiene, now: NOW });
+    expect(lines[0]).toMatch(/^paused fleet-wide by ops/);
+    expect(lines.slice(1, 3)).toEqual([
+      'leader hygiene  lab        HYGIENE_COOLDOWN 12s ago        last move 8e9e05c52164694d → 91bc3c398fb3c146 moved 3m0s ago',
+      'leader hygiene  prod-eu-1  HYGIENE_LEADER_HEALTHY 40s ago',
+    ]);
+    expect(lines[3]).toMatch(/^ID +CLUSTER +TARGET/);
+  });
+
+  it('a move not over says when it was asked; a record not judged yet says so', () => {
+    const lines = renderStatusTable({ entries: [], pauses: {}, hygiene: [{ clusterId: 'lab', record: { moves: [move({ state: 'asked', at: NOW - 5 * SEC, endedAt: undefined })] } }], now: NOW });
+    expect(lines).toEqual(['leader hygiene  lab  not judged yet  last move 8e9e05c52164694d → 91bc3c398fb3c146 asked 5s ago', 'no incidents']);
+  });
+
+  it('keeps to the width, and escapes what came from outside', () => {
+    const lines = renderStatusTable({ entries: [], pauses: {}, hygiene: [{ clusterId: 'lab\x1b[2J', record: { lastJudged: judged('HYGIENE_COOLDOWN', NOW), moves: [move()] } }], now: NOW, width: 60 });
+    expect(lines[0]).toHaveLength(60);
+    expect(lines[0]).toMatch(/^leader hygiene {2}lab\\x1b\[2J {2}HYGIENE_COOLDOWN 0s ago {2}last m…$/);
+  });
+
+  it('says nothing when no cluster has a record', () => {
+    expect(renderStatusTable({ entries: [], pauses: {}, hygiene: [], now: NOW })).toEqual(['no incidents']);
+  });
+
+  it('changes the watch key when a judgement or a move changes, not as time passes', () => {
+    const key = statusChangeKey({ entries: [], pauses: {}, hygiene, now: NOW });
+    expect(statusChangeKey({ entries: [], pauses: {}, hygiene, now: NOW + MIN })).toBe(key);
+    const judgedAgain: ClusterHygiene[] = [hygiene[0]!, { clusterId: 'lab', record: { ...hygiene[1]!.record, lastJudged: judged('HYGIENE_LEADER_HEALTHY', NOW) } }];
+    expect(statusChangeKey({ entries: [], pauses: {}, hygiene: judgedAgain, now: NOW })).not.toBe(key);
+    const moving: ClusterHygiene[] = [hygiene[0]!, { clusterId: 'lab', record: { ...hygiene[1]!.record, moves: [move({ state: 'moving' })] } }];
+    expect(statusChangeKey({ entries: [], pauses: {}, hygiene: moving, now: NOW })).not.toBe(key);
   });
 });
 
