@@ -83,7 +83,8 @@ export async function startContainer(functionName: string, bundle: string, optio
   const maxAgeMs = compress(maximumEventAgeInSeconds * 1000, options.compression);
   let child: ChildProcess | undefined;
   let nextId = 1;
-  const pending = new Map<number, { requestId: string; settle: (reply: Reply) => void }>();
+  // Each invocation in flight, with the container it went to: a crash fails only its own.
+  const pending = new Map<number, { requestId: string; container: ChildProcess; settle: (reply: Reply) => void }>();
 
   const start = () =>
     new Promise<ChildProcess>((resolve, reject) => {
@@ -97,20 +98,31 @@ export async function startContainer(functionName: string, bundle: string, optio
       c.once('exit', (code, signal) => {
         // A crash fails every invocation in flight, as Lambda reports a runtime exit.
         const how = signal === 'SIGKILL' ? 'signal: killed' : signal ? `signal: ${signal}` : `exit status ${code}`;
-        for (const [id, { requestId, settle }] of pending) {
+        for (const [id, { requestId, container, settle }] of pending) {
+          if (container !== c) continue;
+          pending.delete(id);
           const errorMessage = `RequestId: ${requestId} Error: Runtime exited with error: ${how}`;
           settle({ id, ok: false, error: `Runtime.ExitError: ${errorMessage}`, errorType: 'Runtime.ExitError', errorMessage });
         }
-        pending.clear();
         if (child === c) child = undefined;
       });
     });
 
   const invokeOnce = async (event: unknown, requestId: string): Promise<Reply> => {
-    child ??= await start();
+    // A container killed a moment ago has lost its channel before its exit is reported: start afresh.
+    if (child && !child.connected) child = undefined;
+    const container = (child ??= await start());
     const id = nextId++;
-    const reply = new Promise<Reply>((resolve) => pending.set(id, { requestId, settle: resolve }));
-    child.send({ id, event, requestId });
+    const reply = new Promise<Reply>((resolve) => pending.set(id, { requestId, container, settle: resolve }));
+    // The channel can still close between the check and the send (a crash mid-flight): that try
+    // fails as Lambda reports a runtime that exited, never as an error thrown into the caller.
+    container.send({ id, event, requestId }, (error) => {
+      if (!error) return;
+      const entry = pending.get(id);
+      pending.delete(id);
+      const errorMessage = `RequestId: ${requestId} Error: Runtime exited with error: ${error.message}`;
+      entry?.settle({ id, ok: false, error: `Runtime.ExitError: ${errorMessage}`, errorType: 'Runtime.ExitError', errorMessage });
+    });
     return reply;
   };
 

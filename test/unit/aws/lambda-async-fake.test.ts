@@ -10,8 +10,8 @@ import { checkedInvokeConfig, LAMBDA_ASYNC_DEFAULTS, LAMBDA_RETRY_DELAYS_MS, sta
 
 const dir = mkdtempSync(join(tmpdir(), 'lambda-async-'));
 const bundle = join(dir, 'index.mjs');
-// Fails when the event asks it to.
-writeFileSync(bundle, 'export const handler = async (event) => { if (event.fail) throw new Error("down"); return "ok"; };\n');
+// Fails when the event asks it to, and takes as long as it asks.
+writeFileSync(bundle, 'export const handler = async (event) => { await new Promise((r) => setTimeout(r, event.slowMs ?? 0)); if (event.fail) throw new Error("down"); return "ok"; };\n');
 
 describe('Lambda asynchronous invocation (simulation)', () => {
   const open: LambdaContainer[] = [];
@@ -69,6 +69,27 @@ describe('Lambda asynchronous invocation (simulation)', () => {
     await container.invokeAsync({ fail: false });
     expect(log.map((i) => i.ok)).toEqual([true]);
     expect(failed).toEqual([]);
+  });
+
+  it('a crash fails only the invocations in flight on that container; those sent as it dies are retried on a fresh one', async () => {
+    const { container, log, failed } = await start({ compression: 1_000 });
+    const firstPid = container.pid;
+    const inFlight = container.invokeAsync({ slowMs: 200, n: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    container.crash();
+    // Sent while the killed container's exit is not yet reported, and again right after.
+    const sentAsItDies = container.invokeAsync({ n: 2 });
+    await Promise.all([inFlight, sentAsItDies, container.invokeAsync({ n: 3 })]);
+    const tries = (n: number) => log.filter((i) => (i.event as { n: number }).n === n).map((i) => [i.attempt, i.ok, i.error?.replace(/RequestId: \S+ /, '')]);
+    expect(tries(1)).toEqual([[1, false, 'Runtime.ExitError: Error: Runtime exited with error: signal: killed'], [2, true, undefined]]);
+    // Each sent to the dying container fails as a runtime exit (its pipe broken, or its exit
+    // seen), never as an error thrown at the caller, and its retry runs on the fresh one.
+    for (const n of [2, 3]) {
+      expect(tries(n).at(-1)).toEqual([tries(n).length, true, undefined]);
+      for (const [, , error] of tries(n).slice(0, -1)) expect(error).toMatch(/^Runtime\.ExitError: Error: Runtime exited with error: /);
+    }
+    expect(failed).toEqual([]);
+    expect(container.pid).not.toBe(firstPid);
   });
 
   it.each([
