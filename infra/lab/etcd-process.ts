@@ -33,7 +33,10 @@ export interface EtcdMemberSpec {
   clientPort: number;
   /** What the cluster tells clients to use: the member's fault proxy, not its real port. */
   advertiseClientUrl: string;
+  /** The peer URL the member advertises: its peer fault proxy's, when it has one. */
   peerUrl: string;
+  /** Where the member listens for peers when that is not peerUrl (behind a peer fault proxy). */
+  listenPeerUrl?: string;
   /** name=peerUrl,... as etcd's --initial-cluster expects. */
   initialCluster: string;
   clusterState: 'new' | 'existing';
@@ -61,7 +64,7 @@ export function etcdArgs(spec: EtcdMemberSpec, version: EtcdVersion): string[] {
     '--data-dir', spec.dataDir,
     '--listen-client-urls', `${clientScheme(spec)}://127.0.0.1:${spec.clientPort}`,
     '--advertise-client-urls', spec.advertiseClientUrl,
-    '--listen-peer-urls', spec.peerUrl,
+    '--listen-peer-urls', spec.listenPeerUrl ?? spec.peerUrl,
     '--initial-advertise-peer-urls', spec.peerUrl,
     '--initial-cluster', spec.initialCluster,
     '--initial-cluster-state', spec.clusterState,

@@ -21,6 +21,12 @@ export interface LabOptions {
    * Peers stay plain http on loopback. Off by default.
    */
   tls?: boolean;
+  /**
+   * A second fault proxy in front of every member's peer (raft) port, which the member advertises
+   * as its peer URL, so every connection to a member's raft port goes through it and faultPeer()
+   * can cut, blackhole or slow it. Off by default: peers then talk directly.
+   */
+  peerProxies?: boolean;
 }
 
 /** Where a TLS lab keeps its PKI: the CA (the key too) and the lab's own client certificate. */
@@ -45,7 +51,10 @@ export interface LabMemberRecord {
   readonly clientUrl: string;
   /** The member's real client port, bypassing the proxy: ground truth for the lab itself. */
   readonly directUrl: string;
+  /** The peer URL the cluster knows: the member's peer fault proxy when the lab has peer proxies. */
   readonly peerUrl: string;
+  /** The member's real peer port, bypassing any peer proxy (the same as peerUrl without one). */
+  readonly directPeerUrl: string;
   readonly pid: number;
   readonly dataDir: string;
   readonly logFile: string;
@@ -55,6 +64,9 @@ export interface LabMemberRecord {
 export interface LabMemberState extends LabMemberRecord {
   proxyPort: number;
   mode: FaultMode;
+  /** Present when the lab has peer proxies. */
+  peerProxyPort?: number;
+  peerMode?: FaultMode;
   runState: MemberRunState;
 }
 

@@ -6,6 +6,15 @@
 //    client URL. So the cluster itself tells callers to go through the proxy, and cutting the
 //    proxy makes a healthy member unreachable to callers alone (a dead kubelet on the leader),
 //    while raft traffic on the direct peer URLs is untouched.
+//  - With `peerProxies`, each member also has a fault proxy in front of its peer (raft) port: it
+//    listens on the real port and advertises the proxy (--initial-advertise-peer-urls, and every
+//    --initial-cluster and member add names proxies), so every connection *to* a member's raft
+//    port, the streams others dial to it and their pipeline posts alike, goes through its peer
+//    proxy, and faultPeer() cuts, blackholes or slows them. A connection is faulted at the member
+//    it was dialed to, whichever way its bytes flow: rafthttp sends a member's messages to a peer
+//    on the stream that peer dialed to it. So a delay there slows the member's appends and
+//    heartbeats to every follower, and a cut is no partition: with those streams down, etcd sends
+//    the member's messages over its pipeline, POSTs to the others' own raft ports. Off by default.
 //  - The lab's own questions (who leads, member list) go to the real ports: the lab must see the
 //    truth whatever faults it has put in front of callers.
 //  - Process faults (SIGSTOP, SIGCONT, SIGKILL) go by pid; a killed member stays in the cluster.
@@ -46,7 +55,19 @@ export type { LabFault, LabMemberRecord, LabMemberInfo, LabOptions, LabState, La
 /** A lab member as the in-process lab hands it out: the record plus its live fault proxy. */
 export interface LabMember extends LabMemberRecord {
   readonly proxy: FaultProxy;
+  /** In front of the member's peer port, when the lab has peer proxies. */
+  readonly peerProxy?: FaultProxy;
 }
+
+/** A member's fault proxies: the client one always, the peer one with peerProxies. */
+interface MemberProxies {
+  proxy: FaultProxy;
+  peerProxy?: FaultProxy;
+}
+
+const closeProxies = async ({ proxy, peerProxy }: MemberProxies): Promise<void> => {
+  await Promise.all([proxy.close(), peerProxy?.close()]);
+};
 
 interface MemberRuntime {
   member: { -readonly [K in keyof LabMember]: LabMember[K] };
@@ -72,13 +93,14 @@ export class Lab {
   private readonly etcdBin: string;
   private readonly namePrefix: string;
   private readonly memberArgs: Record<string, string[]>;
+  private readonly peerProxies: boolean;
   private readonly runtimes = new Map<string, MemberRuntime>();
   private readonly unregisterExitHook: () => void;
   private downing: Promise<void> | undefined;
   /** CPU starvation under way (starve()), ended before the members are killed. */
   private readonly starving = new Set<Starving>();
 
-  constructor(config: { root: string; token: string; etcdBin: string; heartbeatMs: number; electionTimeoutMs: number; namePrefix: string; memberArgs?: Record<string, string[]>; tls?: LabTlsFiles }) {
+  constructor(config: { root: string; token: string; etcdBin: string; heartbeatMs: number; electionTimeoutMs: number; namePrefix: string; memberArgs?: Record<string, string[]>; tls?: LabTlsFiles; peerProxies?: boolean }) {
     this.root = config.root;
     this.tls = config.tls;
     this.clientTls = config.tls ? readClientTls(config.tls) : undefined;
@@ -88,6 +110,7 @@ export class Lab {
     this.electionTimeoutMs = config.electionTimeoutMs;
     this.namePrefix = config.namePrefix;
     this.memberArgs = config.memberArgs ?? {};
+    this.peerProxies = config.peerProxies ?? false;
     this.unregisterExitHook = onProcessExit(() => this.downNow());
   }
 
@@ -136,6 +159,13 @@ export class Lab {
 
   async fault(name: string, fault: LabFault): Promise<void> {
     await this.member(name).proxy.setMode(fault === 'heal' ? 'pass' : fault);
+  }
+
+  /** Faults the member's peer proxy: every connection other members dialed to its raft port. */
+  async faultPeer(name: string, fault: LabFault): Promise<void> {
+    const { peerProxy } = this.member(name);
+    if (!peerProxy) throw new Error(`faultPeer ${name}: this lab has no peer proxies (start it with peerProxies: true)`);
+    await peerProxy.setMode(fault === 'heal' ? 'pass' : fault);
   }
 
   stop(name: string): void {
@@ -188,8 +218,9 @@ export class Lab {
     const deadline = Date.now() + (options.timeoutMs ?? 20_000);
     const name = this.nextName();
     const [clientPort, peerPort] = await freePorts(2);
-    const peerUrl = `http://127.0.0.1:${peerPort!}`;
-    const proxy = await startFaultProxy({ upstreamPort: clientPort! });
+    const proxies = await this.startProxies(clientPort!, peerPort!);
+    // The URL the cluster is told, so the member add names the peer proxy when there is one.
+    const peerUrl = advertisedPeerUrl(peerPort!, proxies);
     try {
       await this.issueServerCert(name);
       const members = await waitFor(() => this.ensureLearnerAdded(peerUrl), {
@@ -200,7 +231,7 @@ export class Lab {
       const initialCluster = members
         .map((m) => `${m.peerUrls[0] === peerUrl ? name : this.nameForPeer(m)}=${m.peerUrls[0] ?? ''}`)
         .join(',');
-      const runtime = this.spawnMember({ name, clientPort: clientPort!, peerUrl, proxy, initialCluster, clusterState: 'existing', isLearner: true });
+      const runtime = this.spawnMember({ name, clientPort: clientPort!, peerPort: peerPort!, ...proxies, initialCluster, clusterState: 'existing', isLearner: true });
       await waitFor(
         async () => {
           this.assertAlive(runtime);
@@ -214,7 +245,7 @@ export class Lab {
       );
       return runtime.member;
     } catch (error) {
-      if (!this.runtimes.has(name)) await proxy.close();
+      if (!this.runtimes.has(name)) await closeProxies(proxies);
       throw error;
     }
   }
@@ -275,8 +306,9 @@ export class Lab {
       name,
       etcdName,
       clientPort: Number(new URL(member.directUrl).port),
-      peerUrl: member.peerUrl,
+      peerPort: Number(new URL(member.directPeerUrl).port),
       proxy: member.proxy,
+      ...(member.peerProxy ? { peerProxy: member.peerProxy } : {}),
       // etcd reads it only on an empty data dir; here it has its own.
       initialCluster: `${etcdName}=${member.peerUrl}`,
       clusterState: 'existing',
@@ -328,12 +360,14 @@ export class Lab {
         clientUrl: member.clientUrl,
         directUrl: member.directUrl,
         peerUrl: member.peerUrl,
+        directPeerUrl: member.directPeerUrl,
         pid: member.pid,
         dataDir: member.dataDir,
         logFile: member.logFile,
         isLearner: member.isLearner,
         proxyPort: member.proxy.port,
         mode: member.proxy.mode,
+        ...(member.peerProxy ? { peerProxyPort: member.peerProxy.port, peerMode: member.peerProxy.mode } : {}),
         runState,
       })),
     };
@@ -353,20 +387,20 @@ export class Lab {
   async boot(count: number, startTimeoutMs: number): Promise<void> {
     await Promise.all(Array.from({ length: count }, (_, i) => this.issueServerCert(`${this.namePrefix}${i + 1}`)));
     const ports = await freePorts(count * 2);
-    const proxies = await Promise.allSettled(Array.from({ length: count }, (_, i) => startFaultProxy({ upstreamPort: ports[2 * i]! })));
+    const proxies = await Promise.allSettled(Array.from({ length: count }, (_, i) => this.startProxies(ports[2 * i]!, ports[2 * i + 1]!)));
     const failed = proxies.find((p) => p.status === 'rejected');
     if (failed) {
       // No member owns these proxies yet, so down() would not close them.
-      await Promise.all(proxies.flatMap((p) => (p.status === 'fulfilled' ? [p.value.close()] : [])));
+      await Promise.all(proxies.flatMap((p) => (p.status === 'fulfilled' ? [closeProxies(p.value)] : [])));
       throw failed.reason;
     }
     const planned = proxies.map((p, i) => ({
       name: `${this.namePrefix}${i + 1}`,
       clientPort: ports[2 * i]!,
-      peerUrl: `http://127.0.0.1:${ports[2 * i + 1]!}`,
-      proxy: (p as PromiseFulfilledResult<FaultProxy>).value,
+      peerPort: ports[2 * i + 1]!,
+      ...(p as PromiseFulfilledResult<MemberProxies>).value,
     }));
-    const initialCluster = planned.map((p) => `${p.name}=${p.peerUrl}`).join(',');
+    const initialCluster = planned.map((p) => `${p.name}=${advertisedPeerUrl(p.peerPort, p)}`).join(',');
     const runtimes = planned.map((p) => this.spawnMember({ ...p, initialCluster, clusterState: 'new', isLearner: false }));
     await waitFor(
       async () => {
@@ -392,19 +426,23 @@ export class Lab {
     /** The name etcd publishes, when it is not the lab's own name for the member. */
     etcdName?: string;
     clientPort: number;
-    peerUrl: string;
+    /** The real peer port the member listens on. */
+    peerPort: number;
     proxy: FaultProxy;
+    peerProxy?: FaultProxy;
     initialCluster: string;
     clusterState: 'new' | 'existing';
     isLearner: boolean;
   }): MemberRuntime {
     const memberDir = path.join(this.root, plan.name);
     const server = this.serverCertOf(plan.name);
+    const directPeerUrl = `http://127.0.0.1:${plan.peerPort}`;
     const spec: EtcdMemberSpec = {
       name: plan.etcdName ?? plan.name,
       clientPort: plan.clientPort,
       advertiseClientUrl: this.withClientScheme(plan.proxy.url),
-      peerUrl: plan.peerUrl,
+      peerUrl: advertisedPeerUrl(plan.peerPort, plan),
+      ...(plan.peerProxy ? { listenPeerUrl: directPeerUrl } : {}),
       initialCluster: plan.initialCluster,
       clusterState: plan.clusterState,
       token: this.token,
@@ -422,12 +460,14 @@ export class Lab {
         id: '',
         clientUrl: spec.advertiseClientUrl,
         directUrl: `${clientScheme(spec)}://127.0.0.1:${plan.clientPort}`,
-        peerUrl: plan.peerUrl,
+        peerUrl: spec.peerUrl,
+        directPeerUrl,
         pid: child.pid ?? -1,
         dataDir: spec.dataDir,
         logFile: spec.logFile,
         isLearner: plan.isLearner,
         proxy: plan.proxy,
+        ...(plan.peerProxy ? { peerProxy: plan.peerProxy } : {}),
       },
       child,
       exited: Promise.resolve(),
@@ -448,6 +488,18 @@ export class Lab {
     }
     this.runtimes.set(plan.name, runtime);
     return runtime;
+  }
+
+  /** A member's client proxy, and its peer proxy when the lab has them; none left open on failure. */
+  private async startProxies(clientPort: number, peerPort: number): Promise<MemberProxies> {
+    const proxy = await startFaultProxy({ upstreamPort: clientPort });
+    if (!this.peerProxies) return { proxy };
+    try {
+      return { proxy, peerProxy: await startFaultProxy({ upstreamPort: peerPort }) };
+    } catch (error) {
+      await proxy.close();
+      throw error;
+    }
   }
 
   /** Where a member's server certificate lives: beside its data, as etcd/server.crt sits on a kubeadm node. */
@@ -555,7 +607,7 @@ export class Lab {
     const exits = await Promise.allSettled(
       runtimes.map((r) => withDeadline(r.exited, 10_000, `${r.member.name} (pid ${r.member.pid}) to exit`)),
     );
-    await Promise.all(runtimes.map((r) => r.member.proxy.close()));
+    await Promise.all(runtimes.map((r) => closeProxies(r.member)));
     await fs.promises.rm(this.root, { recursive: true, force: true });
     const stuck = exits.flatMap((e) => (e.status === 'rejected' ? [(e.reason as Error).message] : []));
     if (stuck.length > 0) throw new Error(`lab down: ${stuck.join('; ')}`);
@@ -577,6 +629,9 @@ function killQuietly(runtime: MemberRuntime): void {
     // already gone
   }
 }
+
+/** The peer URL a member advertises: its peer proxy's, or its real peer port's without one. */
+const advertisedPeerUrl = (peerPort: number, { peerProxy }: { peerProxy?: FaultProxy }): string => peerProxy?.url ?? `http://127.0.0.1:${peerPort}`;
 
 /** A wait the lab bounds, said as waitFor says it. */
 const withDeadline = (promise: Promise<void>, timeoutMs: number, what: string): Promise<void> =>
@@ -616,6 +671,7 @@ async function bootLab(count: number, etcdBin: string, options: LabOptions): Pro
     namePrefix: options.namePrefix ?? 'etcd',
     ...(options.memberArgs ? { memberArgs: options.memberArgs } : {}),
     ...(tls ? { tls } : {}),
+    ...(options.peerProxies ? { peerProxies: true } : {}),
   });
   try {
     await lab.boot(count, options.startTimeoutMs ?? 30_000);

@@ -23,6 +23,7 @@ const asLabMember = (m: TlsMember): LabMember => ({
   clientUrl: m.clientUrl,
   directUrl: m.directUrl,
   peerUrl: m.peerUrl,
+  directPeerUrl: m.peerUrl,
   pid: m.child.pid ?? -1,
   dataDir: m.dataDir,
   logFile: m.logFile,

@@ -41,8 +41,8 @@ export interface HygieneWorld {
   writer: BackgroundWriter;
 }
 
-export async function startHygieneWorld(policy: PolicyInput): Promise<HygieneWorld> {
-  const lab = await startLab({ members: 3, ...LAB_TIMING });
+export async function startHygieneWorld(policy: PolicyInput, labOptions: { peerProxies?: boolean } = {}): Promise<HygieneWorld> {
+  const lab = await startLab({ members: 3, ...LAB_TIMING, ...labOptions });
   try {
     const writer = startBackgroundWriter(lab.members.map((m) => m.directUrl));
     const pipeline = await startPipeline(lab, { policy, hygieneChecks: true });

@@ -93,4 +93,12 @@ describe('the lab member command line', () => {
     expect(args.slice(0, 4)).toEqual(['--name', 'etcd1', '--data-dir', '/tmp/d']);
     expect(etcdArgs(spec(['--feature-gates=InitialCorruptCheck=true']), V34).at(-1)).toBe('--experimental-initial-corrupt-check=true');
   });
+
+  it('listens for peers on the real port and advertises the peer fault proxy, when the member has one', () => {
+    const args = etcdArgs({ ...spec(), peerUrl: 'http://127.0.0.1:3380', listenPeerUrl: 'http://127.0.0.1:2380' }, V35);
+    expect(args[args.indexOf('--listen-peer-urls') + 1]).toBe('http://127.0.0.1:2380');
+    expect(args[args.indexOf('--initial-advertise-peer-urls') + 1]).toBe('http://127.0.0.1:3380');
+    const plain = etcdArgs(spec(), V35);
+    expect(plain[plain.indexOf('--listen-peer-urls') + 1]).toBe('http://127.0.0.1:2380');
+  });
 });
