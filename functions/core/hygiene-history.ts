@@ -2,6 +2,7 @@
 // a sample of the interval since its last one (hygiene-signals-from.ts), samples older than the
 // policy reads are dropped, members gone from the cluster forgotten, and the moves kept to a day.
 import { signalsBetween } from './hygiene-signals-from.ts';
+import { PEER_ROUND_TRIP_OBSERVED_EVERY_MS } from './leader-degradation.ts';
 import type { MemberScrape } from './hygiene-signals.ts';
 import type { HygieneRecord } from './hygiene-record.ts';
 import type { Policy } from './policy.ts';
@@ -10,11 +11,12 @@ import type { MemberId } from './types.ts';
 const DAY_MS = 86_400_000;
 
 /**
- * How far back the policy reads: the no-election span, or a breach's window and its exit window,
- * and two checks more so the oldest kept sample still reaches back past the span.
+ * How far back the policy reads: the no-election span, a breach's window and its exit window, or
+ * back to etcd's last round-trip observation, and two checks more so the oldest kept sample still
+ * reaches back past the span.
  */
 export const samplesKeptMs = (hygiene: Policy['hygiene']): number =>
-  Math.max(hygiene.recentElectionsMs, 2 * hygiene.windowMs) + 2 * hygiene.checkEveryMs;
+  Math.max(hygiene.recentElectionsMs, 2 * hygiene.windowMs, PEER_ROUND_TRIP_OBSERVED_EVERY_MS + hygiene.checkEveryMs) + 2 * hygiene.checkEveryMs;
 
 export function withScrapes(record: HygieneRecord, scrapes: readonly MemberScrape[], members: readonly MemberId[], now: number, hygiene: Policy['hygiene']): HygieneRecord {
   const keptSince = now - samplesKeptMs(hygiene);

@@ -7,6 +7,20 @@ import type { Policy } from './policy.ts';
 
 export type HygieneThresholds = Policy['hygiene']['thresholds'];
 
+/**
+ * etcd observes each peer's round trip (its prober's smoothed RTT, a probe every 4 s) once in 30 s
+ * (rafthttp's statusMonitoringInterval), so most samples of a check a minute or less hold none.
+ */
+export const PEER_ROUND_TRIP_OBSERVED_EVERY_MS = 30_000;
+
+/**
+ * Where a member's latest round trips are looked for: the window, or back far enough to hold one
+ * of etcd's observations when the window is shorter. A round trip is a level carried between
+ * observations, as the rules carry it; looking only inside a short window would read it as unknown.
+ */
+export const roundTripsSince = (now: number, hygiene: Pick<Policy['hygiene'], 'windowMs' | 'checkEveryMs'>): number =>
+  now - Math.max(hygiene.windowMs, PEER_ROUND_TRIP_OBSERVED_EVERY_MS + hygiene.checkEveryMs);
+
 export type DegradationSignal = 'walFsyncP99' | 'backendCommitP99' | 'heartbeatFailures' | 'walFsyncOutlier' | 'backendCommitOutlier' | 'leaderRoundTrip';
 
 /** A sample's standing on one rule: above the enter level, under the exit level, or between (or unknown: no observation). */
@@ -171,9 +185,9 @@ export function leaderBreaches(leader: readonly MemberSignals[], followers: read
 }
 
 /**
- * Each member's median p99 round trip as its peers saw it, over the window's samples (their
- * latest observation of it): a member the others all reach slowly. Half or more slow to reach
- * is a network they share, not the leader's.
+ * Each member's median p99 round trip as its peers saw it, their latest observation of it since
+ * `since` (roundTripsSince): a member the others all reach slowly. Half or more slow to reach is
+ * a network they share, not the leader's.
  */
 export function slowToReach(members: readonly { id: string; samples: readonly MemberSignals[] }[], since: number, t: HygieneThresholds): { id: string; roundTrip: number }[] {
   const level = t.peerRoundTripMs / 1_000;

@@ -11,6 +11,7 @@ import {
   describeLatency,
   leaderBreaches,
   levelBreaches,
+  roundTripsSince,
   slowToReach,
   signalWords,
   type Breach,
@@ -107,7 +108,7 @@ const latencyOf = (signal: DegradationSignal): 'walFsyncP99' | 'backendCommitP99
   signal === 'heartbeatFailures' || signal === 'leaderRoundTrip' ? undefined : signal === 'backendCommitP99' || signal === 'backendCommitOutlier' ? 'backendCommitP99' : 'walFsyncP99';
 
 /** A member's last observed worst round trip within the window, to anyone but `except`. */
-function roundTripInWindow(m: Member, since: number, except: string): number | undefined {
+function latestRoundTrip(m: Member, since: number, except: string): number | undefined {
   const observed = m.samples.filter((s) => s.at > since && s.peerRoundTripP99By !== undefined).at(-1);
   const trips = Object.entries(observed?.peerRoundTripP99By ?? {}).filter(([id]) => id !== except).map(([, rtt]) => rtt);
   return trips.length === 0 ? undefined : Math.max(...trips);
@@ -166,8 +167,9 @@ function unfit(f: Facts, m: Member, strict: 'walFsyncP99' | 'backendCommitP99' |
   const answer = meanAnswerMs(m, since);
   if (answer !== undefined && answer > f.t.stallAnswerMs) return `answered its scrapes in ${describeMs(answer)} on average in the window, above the stall level of ${describeMs(f.t.stallAnswerMs)}: it is stalled itself`;
   // Its round trips to the others but the leader (the leader's own slowness is not the target's), against the leader's own.
-  const rtt = roundTripInWindow(m, since, leader.id);
-  const leaderRtt = roundTripInWindow(leader, since, '');
+  const rttSince = roundTripsSince(input.now, hygiene);
+  const rtt = latestRoundTrip(m, rttSince, leader.id);
+  const leaderRtt = latestRoundTrip(leader, rttSince, '');
   if (rtt !== undefined && rtt > f.t.healthyPeerRoundTripMs / 1_000 && (leaderRtt === undefined || rtt > leaderRtt)) {
     return `has a peer round trip p99 of ${describeLatency(rtt)}, above ${leaderRtt === undefined ? 'the healthy level' : `the leader's ${describeLatency(leaderRtt)}`}`;
   }
@@ -250,9 +252,8 @@ const checks: readonly HygieneCheck[] = [
           true,
         );
       }
-      const since = input.now - windowMs;
       // A network every member is slow to reach over: the leader's round trip rule would move for nothing.
-      const far = slowToReach(members, since, t);
+      const far = slowToReach(members, roundTripsSince(input.now, input.policy.hygiene), t);
       if (far.length * 2 >= members.length) {
         const figures = far.map((x) => `${members.find((m) => m.id === x.id)!.name} ${describeLatency(x.roundTrip)}`).join(', ');
         return hold(
@@ -263,6 +264,7 @@ const checks: readonly HygieneCheck[] = [
         );
       }
       // A process starved of CPU answers late on every member alike, where heartbeat failures show on the leader alone.
+      const since = input.now - windowMs;
       const stalled = members.map((m) => ({ m, ms: meanAnswerMs(m, since) })).filter((x) => x.ms !== undefined && x.ms > t.stallAnswerMs);
       if (stalled.length * 2 >= members.length) {
         const figures = stalled.map(({ m, ms }) => `${m.name} ${describeMs(ms!)}`).join(', ');
@@ -311,7 +313,7 @@ function comparedWith(f: Facts, signal: DegradationSignal, target: Member): stri
   const strict = latencyOf(signal);
   if (strict) return `while ${target.name}'s ${signalWords[strict]} was ${describeLatency(target.last[strict])}`;
   if (signal === 'leaderRoundTrip') {
-    const rtt = roundTripInWindow(target, since, f.leader.id);
+    const rtt = latestRoundTrip(target, roundTripsSince(f.input.now, f.input.policy.hygiene), f.leader.id);
     if (rtt !== undefined) return `while ${target.name}'s round trip to the others was ${describeLatency(rtt)}`;
   }
   const [mine, theirs] = [meanAnswerMs(target, since), meanAnswerMs(f.leader, since)];

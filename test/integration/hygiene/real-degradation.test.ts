@@ -94,8 +94,11 @@ describe('leader hygiene on a leader starved of CPU, for real', () => {
     try {
       const alert = await untilEvent(w, 'LeaderHygieneAlert');
       expect(alert.detail.reason).toBe('HYGIENE_SHARED_DEGRADATION');
-      // Heartbeat failures show on the leader alone; how late each member answers shows the starvation on all.
-      expect(alert.detail.message).toMatch(/^[23] of 3 members answered their scrapes in more than the stall level of 60 ms on average over the window \(etcd\d \d+ ms, etcd\d \d+ ms/);
+      // Heartbeat failures show on the leader alone; how late each member answers shows the starvation
+      // on all, and on a loaded host their commits caught by a stop may show it first.
+      expect(alert.detail.message).toMatch(
+        /^[23] of 3 members (answered their scrapes in more than the stall level of 60 ms on average over the window|breach the (backend commit|WAL fsync) p99 level of \d+ ms) \(etcd\d \d+ ms, etcd\d \d+ ms.*: the cause is shared, so leadership is not moved/,
+      );
       // Held for as long as it lasts, said once.
       await untilJudged(w, ['HYGIENE_SHARED_DEGRADATION'], { since: Date.now() + 1 });
     } catch (error) {

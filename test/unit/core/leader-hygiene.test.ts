@@ -141,11 +141,24 @@ describe('judgeLeaderHygiene: is the leader degraded', () => {
       expect(decision.message).toMatch(/^move leadership from etcd-2 to etcd-1: etcd-2's followers' peer round trip p99 to it was 300 ms for 1[12] min while etcd-1's round trip to the others was 0\.5 ms$/);
     });
 
-    it('observed in one sample of three (etcd probes every few seconds): no news carries the last level, still moved', () => {
+    it('observed in one sample of three (etcd observes it once in 30 s): no news carries the last level, still moved', () => {
       const sparse = slowLeaderNet(12);
       const every3 = (tweak: Tweak): Tweak => (i, back) => (i % 3 === 0 ? tweak(i, back) : { peerRoundTripP99By: undefined, peerRoundTripP99: undefined });
       const decision = judge({ tweaks: { ...sparse, 'etcd-1': every3(sparse['etcd-1']!), 'etcd-3': every3(sparse['etcd-3']!) } });
       expect(decision).toMatchObject({ kind: 'move', from: 'etcd-2' });
+    });
+
+    it("a window shorter than etcd's 30 s between round-trip observations: the latest one still counts, for the target's figure and the shared check", () => {
+      const sparse = slowLeaderNet(12);
+      // Observed a minute back and not since: outside a window of 1 min, within 30 s and a check of it.
+      const once = (tweak: Tweak): Tweak => (i, back) => (back === 1 || back >= 3 ? tweak(i, back) : { peerRoundTripP99By: undefined, peerRoundTripP99: undefined });
+      const policy = { hygiene: { windowMs: MIN } };
+      const decision = judge({ tweaks: { ...sparse, 'etcd-1': once(sparse['etcd-1']!), 'etcd-3': once(sparse['etcd-3']!) }, policy });
+      expect(decision).toMatchObject({ kind: 'move', from: 'etcd-2', to: 'etcd-1' });
+      expect(decision.message).toMatch(/while etcd-1's round trip to the others was 0\.5 ms$/);
+      const everyone = slowLeaderNet(12, 0.8, 0.1, 0.2);
+      const shared = judge({ tweaks: { 'etcd-1': once(everyone['etcd-1']!), 'etcd-2': once(everyone['etcd-2']!), 'etcd-3': once(everyone['etcd-3']!) }, policy });
+      expect(shared).toMatchObject({ kind: 'hold', reason: 'HYGIENE_SHARED_DEGRADATION', evidence: { signal: 'peerRoundTrip' } });
     });
 
     it('the followers not four times faster to each other: no breach, nothing moved', () => {
