@@ -44,7 +44,8 @@ export interface HygieneWorld {
 export async function startHygieneWorld(policy: PolicyInput, labOptions: { peerProxies?: boolean } = {}): Promise<HygieneWorld> {
   const lab = await startLab({ members: 3, ...LAB_TIMING, ...labOptions });
   try {
-    const writer = startBackgroundWriter(lab.members.map((m) => m.directUrl));
+    // The load whose fsyncs and commits the members' histograms observe: about 100 puts a second.
+    const writer = startBackgroundWriter(lab.members.map((m) => m.directUrl), { paceMs: 20 });
     const pipeline = await startPipeline(lab, { policy, hygieneChecks: true });
     return { lab, pipeline, writer };
   } catch (error) {
