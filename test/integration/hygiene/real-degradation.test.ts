@@ -30,10 +30,13 @@ describe('leader hygiene on a leader starved of CPU, for real', () => {
 
     const starvedAt = Date.now();
     measured.mark();
+    const log = judgementLog(w);
     const starving = w.lab.starve(leader.name, STARVED);
     // Watched first: degrading for less than the window is not enough.
-    await untilJudged(w, ['HYGIENE_DEGRADING'], { since: starvedAt });
-    const ended = await untilEvent(w, 'HygieneMoveEnded');
+    const ended = await untilJudged(w, ['HYGIENE_DEGRADING'], { since: starvedAt })
+      .then(() => untilEvent(w, 'HygieneMoveEnded'))
+      .catch((error: unknown) => log.failWith(error))
+      .finally(() => log.stop());
     const movedAt = Date.now();
     const during = measured.span();
 
@@ -135,13 +138,15 @@ describe('leader hygiene on a leader starved of CPU, for real', () => {
     const w = (world = await startHygieneWorld(hygienePolicy({ dryRun: true })));
     await settled(w);
     const leader = await w.lab.leader();
+    const log = judgementLog(w);
     const starving = w.lab.starve(leader.name, STARVED);
     try {
-      const ended = await untilEvent(w, 'HygieneMoveEnded');
+      const ended = await untilEvent(w, 'HygieneMoveEnded').catch((error: unknown) => log.failWith(error));
       expect(ended.detail).toMatchObject({ outcome: 'would-move', reason: 'HYGIENE_WOULD_MOVE', from: leader.id });
       expect(ended.detail.message).toMatch(new RegExp(`^Dry run: would move leadership from ${leader.name} to etcd\\d \\(dry run: nothing is moved\\)`));
       await waitFor(async () => ((await hygieneRecord(w))?.moves.at(-1)?.state === 'would-move' ? true : undefined), { timeoutMs: 5_000, what: 'the dry-run move recorded' });
     } finally {
+      log.stop();
       await starving.end();
     }
     expect(w.pipeline.calls.moveLeader).toEqual([]);
