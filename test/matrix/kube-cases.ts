@@ -8,18 +8,16 @@ import { REMEDIATED_ANNOTATION } from '../../functions/adapters/kube/cluster-api
 import type { PolicyInput } from '../../functions/core/policy.ts';
 import type { LabMember } from '../../infra/lab/lab.ts';
 import type { TerminalEvent } from '../../infra/local/runtime.ts';
-import type { Pipeline } from '../integration/e2e/pipeline.ts';
+import { KUBE_CALL_TIMEOUT_MS, type Pipeline } from '../integration/e2e/pipeline.ts';
 import { startKubeWorld, worldEtcdTls, type KubeWorld } from '../integration/kube/kube-world.ts';
 import { check, hostOf, says, type Checked, type MatrixCase, type StartedCluster } from './harness.ts';
 import { membershipIs, removedWithNewLeader } from './lab-checks.ts';
 
 /**
  * Only the ways Cluster API reaches etcd: no client URL configured, the members found through their
- * pods. etcd's calls get the default 2 s deadline, as in the kube scenarios: with the leader's
- * kubelet down every look goes through a relay (an etcdctl started in a pod), and on a machine
- * loaded by the full suite the lab's 1 s deadline read a slow relay as a second member down.
+ * pods. With the kube scenarios' call deadline (KUBE_CALL_TIMEOUT_MS says why).
  */
-const KUBE_ONLY: PolicyInput = { pathOrder: ['port-forward', 'exec-relay'], callTimeoutMs: 2_000 };
+const KUBE_ONLY: PolicyInput = { pathOrder: ['port-forward', 'exec-relay'], callTimeoutMs: KUBE_CALL_TIMEOUT_MS };
 
 const podOf = (m: LabMember): string => `kube-system/etcd-${m.name}`;
 

@@ -13,6 +13,7 @@ import { resourceType } from '../../support/fakes/kube/store.ts';
 import type { JsonObject } from '../../support/fakes/kube/patch.ts';
 import { CAPI_CLUSTER, CAPI_NAMESPACE, startKubeWorld, type KubeWorld } from '../kube/kube-world.ts';
 import { requestsIn } from '../kube/remediation-requests.ts';
+import { KUBE_CALL_TIMEOUT_MS } from '../e2e/pipeline.ts';
 import { killService, startCli, type Service } from './support.ts';
 import { WATCHING } from './watch-support.ts';
 
@@ -76,7 +77,7 @@ describe.skipIf(KUBECTL === undefined).sequential('watch: Kubernetes Events and 
     const machine = world.machineOf(leader);
     // Held first: Cluster API paused the Cluster, so the request waits, and says so on its Machine.
     world.fake.store.put(CLUSTERS, cluster(true));
-    service = startCli(['watch', '--kubeconfig', kubeconfig, '--state', path.join(dir, 'state.sqlite'), '--election-timeout', '500ms', '--timeout', '2s']);
+    service = startCli(['watch', '--kubeconfig', kubeconfig, '--state', path.join(dir, 'state.sqlite'), '--election-timeout', '500ms', '--timeout', `${KUBE_CALL_TIMEOUT_MS}ms`]);
     await service.waitForStderr(WATCHING);
     const requests = requestsIn(world.fake.kubeConfig(), CAPI_NAMESPACE);
     await requests.create(machine, CAPI_CLUSTER);

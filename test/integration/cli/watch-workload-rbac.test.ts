@@ -10,6 +10,7 @@ import { loadAllYaml, type KubernetesObject, type V1ClusterRole, type V1PolicyRu
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRbacProxy, type RbacProxy } from '../../support/rbac-proxy.ts';
 import { CAPI_CLUSTER, CAPI_NAMESPACE, startKubeWorld, type KubeWorld } from '../kube/kube-world.ts';
+import { KUBE_CALL_TIMEOUT_MS } from '../e2e/pipeline.ts';
 import { killService, runCli, startCli, type Service } from './support.ts';
 import { requestServed } from './watch-support.ts';
 
@@ -88,7 +89,7 @@ describe.sequential('etcd-remediator watch under the shipped RBAC, the workload 
     workload.decisions.length = 0;
     const leader = await world.lab.leader();
     world.fake.kubeletDown(leader.name);
-    service = startCli(['watch', '--kubeconfig', kubeconfig, '--state', path.join(dir, 'state.sqlite'), '--election-timeout', '500ms', '--timeout', '2s', '--workload-kubeconfig-secret', SECRET_TEMPLATE]);
+    service = startCli(['watch', '--kubeconfig', kubeconfig, '--state', path.join(dir, 'state.sqlite'), '--election-timeout', '500ms', '--timeout', `${KUBE_CALL_TIMEOUT_MS}ms`, '--workload-kubeconfig-secret', SECRET_TEMPLATE]);
     const machine = world.machineOf(leader);
     const status = await requestServed(service, world, machine, (s) => s.phase === 'AwaitingReplacement' || s.phase === 'Failed' || s.phase === 'Blocked', 'the request to end', 40_000);
     // Under load the lab's heartbeats can lapse and leadership leave the sick member on its own

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CAPI_CLUSTER, CAPI_NAMESPACE, startKubeWorld, type KubeWorld } from '../kube/kube-world.ts';
+import { KUBE_CALL_TIMEOUT_MS } from '../e2e/pipeline.ts';
 import { killService, runCli, startCli, type Service } from './support.ts';
 import { requestServed } from './watch-support.ts';
 
@@ -37,7 +38,7 @@ describe.sequential('etcd-remediator watch', () => {
   it('serves a request for a kubelet-down leader to completion and stops cleanly on SIGTERM', async () => {
     const leader = await world.lab.leader();
     world.fake.kubeletDown(leader.name);
-    service = startCli(['watch', '--kubeconfig', kubeconfig, '--state', path.join(dir, 'state.sqlite'), '--election-timeout', '500ms', '--timeout', '2s']);
+    service = startCli(['watch', '--kubeconfig', kubeconfig, '--state', path.join(dir, 'state.sqlite'), '--election-timeout', '500ms', '--timeout', `${KUBE_CALL_TIMEOUT_MS}ms`]);
     const machine = world.machineOf(leader);
     const status = await requestServed(service, world, machine, (s) => s.phase === 'AwaitingReplacement', 'the request to await its replacement', 60_000);
     // The move over the relay is the kube scenarios' subject; here the request must be served.

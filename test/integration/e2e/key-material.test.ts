@@ -10,6 +10,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LOG_LEVEL_ENV } from '../../../infra/local/cli/log-level.ts';
 import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
+import { KUBE_CALL_TIMEOUT_MS } from './pipeline.ts';
 import { CAPI_CLUSTER, startKubeWorld, type KubeWorld } from '../kube/kube-world.ts';
 import { killService, runCli, startCli, type CliRun, type Service } from '../cli/support.ts';
 import { startTlsCluster, type TlsCluster } from './tls-cluster.ts';
@@ -184,7 +185,7 @@ describe('key material stays in its files', () => {
     const leader = await w.lab.leader();
     const follower = w.lab.members.find((m) => m.name !== leader.name)!;
     w.fake.kubeletDown(follower.name);
-    const kube = ['--kubeconfig', kubeconfig, '--cluster', CAPI_CLUSTER, '--paths', 'port-forward', '--timeout', '2s'];
+    const kube = ['--kubeconfig', kubeconfig, '--cluster', CAPI_CLUSTER, '--paths', 'port-forward', '--timeout', `${KUBE_CALL_TIMEOUT_MS}ms`];
 
     // Over port-forward only: every member that answers was reached with a minted certificate.
     const probe = await runCli(['probe', ...kube, '--json'], DEBUG);

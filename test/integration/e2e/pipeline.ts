@@ -104,6 +104,15 @@ export interface Pipeline {
   close(): Promise<void>;
 }
 
+/**
+ * The call deadline of a pipeline that reaches etcd through Kubernetes. A look there may go through
+ * a relay (an etcdctl started in a pod, behind the fake API server in the test's own process): on
+ * a 2-core machine loaded by the full suite, the lab's 1 s and then etcd's default 2 s read a
+ * healthy follower's slow port-forward and the relay as members down (QUORUM_AT_RISK). Only the
+ * time a path may take changes; a refused path still fails at once.
+ */
+export const KUBE_CALL_TIMEOUT_MS = 3_000;
+
 export async function startPipeline(
   // Only the endpoints are read: a cluster started some other way (say with TLS on) serves too.
   lab: Pick<Lab, 'endpoints'>,
@@ -133,10 +142,7 @@ export async function startPipeline(
   const statePath = options.statePath ?? path.join(dir!, 'state.sqlite');
   const calls: CallLog = { memberRemove: [], removed: [], removedAt: [], moveLeader: [] };
   const etcd = options.kube ? recordingAccess(createEtcdAccess(), calls) : recordingEtcd(calls, options.tls ? { tls: options.tls } : {});
-  // Through Kubernetes a look may go through a relay (an etcdctl started in a pod): on a machine
-  // loaded by the full suite the lab's 1 s deadline read a slow relay as a member down
-  // (QUORUM_AT_RISK), so a kube pipeline gets etcd's default 2 s unless the test says otherwise.
-  const policy = parsePolicy({ ...labPolicy, ...(options.kube ? { callTimeoutMs: 2_000 } : {}), ...options.policy });
+  const policy = parsePolicy({ ...labPolicy, ...(options.kube ? { callTimeoutMs: KUBE_CALL_TIMEOUT_MS } : {}), ...options.policy });
   const entry: ClusterEntry = {
     clusterId,
     endpoints: options.endpoints ?? lab.endpoints(),

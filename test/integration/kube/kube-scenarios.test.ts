@@ -9,13 +9,12 @@ import { REMEDIATED_ANNOTATION } from '../../../functions/adapters/kube/cluster-
 import { waitFor } from '../../../functions/lib/wait-for.ts';
 import type { LabMember } from '../../../infra/lab/lab.ts';
 import type { TerminalEvent } from '../../../infra/local/runtime.ts';
-import { startPipeline, type Pipeline } from '../e2e/pipeline.ts';
+import { KUBE_CALL_TIMEOUT_MS, startPipeline, type Pipeline } from '../e2e/pipeline.ts';
 import { startKubeWorld, worldEtcdTls, type KubeWorld } from './kube-world.ts';
 
-// etcd's calls get the default 2 s deadline: every look (the plan's, and remediate's before and
-// after its snapshot) goes through the relays, an etcdctl started in a pod, which on a machine
-// loaded by the rest of the suite can take longer than the lab's 1 s.
-const KUBE_ONLY = { pathOrder: ['port-forward', 'exec-relay'], callTimeoutMs: 2_000 } as const;
+// Every look (the plan's, and remediate's before and after its snapshot) goes through the relays,
+// an etcdctl started in a pod: the kube pipelines' call deadline (KUBE_CALL_TIMEOUT_MS says why).
+const KUBE_ONLY = { pathOrder: ['port-forward', 'exec-relay'], callTimeoutMs: KUBE_CALL_TIMEOUT_MS } as const;
 
 const current: { world?: KubeWorld; pipeline?: Pipeline } = {};
 afterEach(async () => {

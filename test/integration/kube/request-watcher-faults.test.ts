@@ -18,7 +18,7 @@ import { createEtcdAccess } from '../../../functions/adapters/local/etcd-access.
 import { startRequestWatcher, type RequestWatcher } from '../../../infra/local/request-watcher.ts';
 import { createLocalRuntime, type LocalRuntime } from '../../../infra/local/runtime.ts';
 import { startKubeApiFake } from '../../support/fakes/kube/api-server.ts';
-import { labPolicy, recordCalls, type CallLog } from '../e2e/pipeline.ts';
+import { KUBE_CALL_TIMEOUT_MS, labPolicy, recordCalls, type CallLog } from '../e2e/pipeline.ts';
 import { CAPI_CLUSTER, CAPI_NAMESPACE, startKubeWorld, type KubeWorld } from './kube-world.ts';
 import { MHC_REASON, recordPhases, requestsIn } from './remediation-requests.ts';
 import { tearDownAfterEach } from './teardown.ts';
@@ -71,9 +71,9 @@ async function setUp(options: { reportAgainMs?: number } = {}): Promise<World> {
   const capi = createCapiDirectory({
     management: world.fake.kubeConfig(),
     managementSource: world.fake.kubeconfigYaml(),
-    // The faults here are the management API server's; etcd's calls get the default deadline, so
-    // a machine loaded by the rest of the suite does not turn a slow relay into a quorum block.
-    policy: parsePolicy({ ...labPolicy, callTimeoutMs: 2_000, pathOrder: ['port-forward', 'exec-relay'] }),
+    // The faults here are the management API server's; etcd's calls get the kube pipelines'
+    // deadline, so a machine loaded by the rest of the suite does not turn a slow relay into a quorum block.
+    policy: parsePolicy({ ...labPolicy, callTimeoutMs: KUBE_CALL_TIMEOUT_MS, pathOrder: ['port-forward', 'exec-relay'] }),
   });
   const directoryErrors: string[] = [];
   const runtime = await createLocalRuntime({
