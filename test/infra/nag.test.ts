@@ -75,7 +75,8 @@ beforeAll(() => {
   plainJson = assembly.getStackArtifact(plain.artifactId).template as CfnTemplate;
   placedJson = assembly.getStackArtifact(placed.artifactId).template as CfnTemplate;
   console.info(`synth two stacks: ${Math.round(performance.now() - started)} ms`);
-});
+  // Two stacks with their bundles: 18 s alone on 2 cores, over 60 s while the suite's labs run beside it.
+}, 180_000);
 
 describe('cdk-nag AwsSolutions', () => {
   it.each(['Plain', 'Placed'])('%s: no unacknowledged finding', (name) => {
