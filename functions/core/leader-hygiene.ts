@@ -65,6 +65,8 @@ interface Facts {
   leader: Member;
   followers: Member[];
   breaches: Breach[];
+  /** Where round trips are read from (roundTripsSince): the window, or back to etcd's last observation. */
+  roundTripsSince: number;
 }
 
 const hold = (reason: ReasonCode, message: string, evidence: Record<string, unknown>, alert = false): HygieneDecision => ({ kind: 'hold', alert, reason, message, evidence });
@@ -107,7 +109,7 @@ const lasted = (b: Breach, now: number, windowMs: number) => now - b.since >= wi
 const latencyOf = (signal: DegradationSignal): 'walFsyncP99' | 'backendCommitP99' | undefined =>
   signal === 'heartbeatFailures' || signal === 'leaderRoundTrip' ? undefined : signal === 'backendCommitP99' || signal === 'backendCommitOutlier' ? 'backendCommitP99' : 'walFsyncP99';
 
-/** A member's last observed worst round trip within the window, to anyone but `except`. */
+/** A member's last observed worst round trip since `since`, to anyone but `except`. */
 function latestRoundTrip(m: Member, since: number, except: string): number | undefined {
   const observed = m.samples.filter((s) => s.at > since && s.peerRoundTripP99By !== undefined).at(-1);
   const trips = Object.entries(observed?.peerRoundTripP99By ?? {}).filter(([id]) => id !== except).map(([, rtt]) => rtt);
@@ -167,9 +169,8 @@ function unfit(f: Facts, m: Member, strict: 'walFsyncP99' | 'backendCommitP99' |
   const answer = meanAnswerMs(m, since);
   if (answer !== undefined && answer > f.t.stallAnswerMs) return `answered its scrapes in ${describeMs(answer)} on average in the window, above the stall level of ${describeMs(f.t.stallAnswerMs)}: it is stalled itself`;
   // Its round trips to the others but the leader (the leader's own slowness is not the target's), against the leader's own.
-  const rttSince = roundTripsSince(input.now, hygiene);
-  const rtt = latestRoundTrip(m, rttSince, leader.id);
-  const leaderRtt = latestRoundTrip(leader, rttSince, '');
+  const rtt = latestRoundTrip(m, f.roundTripsSince, leader.id);
+  const leaderRtt = latestRoundTrip(leader, f.roundTripsSince, '');
   if (rtt !== undefined && rtt > f.t.healthyPeerRoundTripMs / 1_000 && (leaderRtt === undefined || rtt > leaderRtt)) {
     return `has a peer round trip p99 of ${describeLatency(rtt)}, above ${leaderRtt === undefined ? 'the healthy level' : `the leader's ${describeLatency(leaderRtt)}`}`;
   }
@@ -236,7 +237,7 @@ const checks: readonly HygieneCheck[] = [
   {
     // Half or more of the members breaching one level rule: storage, a host or the network they share.
     name: 'shared-cause',
-    run: ({ input, members, t }) => {
+    run: ({ input, members, t, roundTripsSince: rttSince }) => {
       const { windowMs } = input.policy.hygiene;
       for (const signal of ['walFsyncP99', 'backendCommitP99'] as const) {
         const breaching = members
@@ -253,7 +254,7 @@ const checks: readonly HygieneCheck[] = [
         );
       }
       // A network every member is slow to reach over: the leader's round trip rule would move for nothing.
-      const far = slowToReach(members, roundTripsSince(input.now, input.policy.hygiene), t);
+      const far = slowToReach(members, rttSince, t);
       if (far.length * 2 >= members.length) {
         const figures = far.map((x) => `${members.find((m) => m.id === x.id)!.name} ${describeLatency(x.roundTrip)}`).join(', ');
         return hold(
@@ -313,7 +314,7 @@ function comparedWith(f: Facts, signal: DegradationSignal, target: Member): stri
   const strict = latencyOf(signal);
   if (strict) return `while ${target.name}'s ${signalWords[strict]} was ${describeLatency(target.last[strict])}`;
   if (signal === 'leaderRoundTrip') {
-    const rtt = latestRoundTrip(target, roundTripsSince(f.input.now, f.input.policy.hygiene), f.leader.id);
+    const rtt = latestRoundTrip(target, f.roundTripsSince, f.leader.id);
     if (rtt !== undefined) return `while ${target.name}'s round trip to the others was ${describeLatency(rtt)}`;
   }
   const [mine, theirs] = [meanAnswerMs(target, since), meanAnswerMs(f.leader, since)];
@@ -392,7 +393,7 @@ export function judgeLeaderHygiene(input: HygieneInput): HygieneDecision {
   const followers = members.filter((m) => m !== leader);
   const t = hygiene.thresholds;
   const breaches = leaderBreaches(leader.samples, followers.map((m) => m.samples), t, hygiene.windowMs);
-  const facts: Facts = { input, t, members, leader, followers, breaches };
+  const facts: Facts = { input, t, members, leader, followers, breaches, roundTripsSince: roundTripsSince(input.now, hygiene) };
   for (const check of checks) {
     const decided = check.run(facts);
     if (decided !== 'pass') return decided;

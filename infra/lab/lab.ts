@@ -44,7 +44,7 @@ import { issueCert, makeLabPki, memberServerProfile, pemPairIn, readClientTls, t
 import type { EtcdMemberSpec } from './etcd-process.ts';
 import { startFaultProxy } from './fault-proxy.ts';
 import { starveProcess, type StarveCycle, type Starving } from './starve.ts';
-import type { FaultProxy } from './fault-proxy.ts';
+import type { FaultMode, FaultProxy } from './fault-proxy.ts';
 import { freePorts } from './free-port.ts';
 import type { LabFault, LabMemberRecord, LabMemberInfo, LabOptions, LabState, LabTlsFiles, MemberRunState } from './lab-types.ts';
 import { WaitAborted, waitFor } from '../../functions/lib/wait-for.ts';
@@ -64,6 +64,9 @@ interface MemberProxies {
   proxy: FaultProxy;
   peerProxy?: FaultProxy;
 }
+
+/** The proxy mode a lab fault sets: healing passes traffic again. */
+const modeFor = (fault: LabFault): FaultMode => (fault === 'heal' ? 'pass' : fault);
 
 const closeProxies = async ({ proxy, peerProxy }: MemberProxies): Promise<void> => {
   await Promise.all([proxy.close(), peerProxy?.close()]);
@@ -158,14 +161,14 @@ export class Lab {
   }
 
   async fault(name: string, fault: LabFault): Promise<void> {
-    await this.member(name).proxy.setMode(fault === 'heal' ? 'pass' : fault);
+    await this.member(name).proxy.setMode(modeFor(fault));
   }
 
   /** Faults the member's peer proxy: every connection other members dialed to its raft port. */
   async faultPeer(name: string, fault: LabFault): Promise<void> {
     const { peerProxy } = this.member(name);
     if (!peerProxy) throw new Error(`faultPeer ${name}: this lab has no peer proxies (start it with peerProxies: true)`);
-    await peerProxy.setMode(fault === 'heal' ? 'pass' : fault);
+    await peerProxy.setMode(modeFor(fault));
   }
 
   stop(name: string): void {

@@ -86,6 +86,15 @@ export async function startContainer(functionName: string, bundle: string, optio
   // Each invocation in flight, with the container it went to: a crash fails only its own.
   const pending = new Map<number, { requestId: string; container: ChildProcess; settle: (reply: Reply) => void }>();
 
+  /** Ends an invocation in flight as Lambda reports a runtime that exited under it. */
+  const failAsExited = (id: number, how: string): void => {
+    const entry = pending.get(id);
+    if (!entry) return;
+    pending.delete(id);
+    const errorMessage = `RequestId: ${entry.requestId} Error: Runtime exited with error: ${how}`;
+    entry.settle({ id, ok: false, error: `Runtime.ExitError: ${errorMessage}`, errorType: 'Runtime.ExitError', errorMessage });
+  };
+
   const start = () =>
     new Promise<ChildProcess>((resolve, reject) => {
       const c = fork(CHILD, [bundle, functionName], { env: options.env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -96,14 +105,9 @@ export async function startContainer(functionName: string, bundle: string, optio
         pending.delete(message.id);
       });
       c.once('exit', (code, signal) => {
-        // A crash fails every invocation in flight, as Lambda reports a runtime exit.
+        // A crash fails every invocation in flight on it, as Lambda reports a runtime exit.
         const how = signal === 'SIGKILL' ? 'signal: killed' : signal ? `signal: ${signal}` : `exit status ${code}`;
-        for (const [id, { requestId, container, settle }] of pending) {
-          if (container !== c) continue;
-          pending.delete(id);
-          const errorMessage = `RequestId: ${requestId} Error: Runtime exited with error: ${how}`;
-          settle({ id, ok: false, error: `Runtime.ExitError: ${errorMessage}`, errorType: 'Runtime.ExitError', errorMessage });
-        }
+        for (const [id, { container }] of pending) if (container === c) failAsExited(id, how);
         if (child === c) child = undefined;
       });
     });
@@ -116,13 +120,7 @@ export async function startContainer(functionName: string, bundle: string, optio
     const reply = new Promise<Reply>((resolve) => pending.set(id, { requestId, container, settle: resolve }));
     // The channel can still close between the check and the send (a crash mid-flight): that try
     // fails as Lambda reports a runtime that exited, never as an error thrown into the caller.
-    container.send({ id, event, requestId }, (error) => {
-      if (!error) return;
-      const entry = pending.get(id);
-      pending.delete(id);
-      const errorMessage = `RequestId: ${requestId} Error: Runtime exited with error: ${error.message}`;
-      entry?.settle({ id, ok: false, error: `Runtime.ExitError: ${errorMessage}`, errorType: 'Runtime.ExitError', errorMessage });
-    });
+    container.send({ id, event, requestId }, (error) => error && failAsExited(id, error.message));
     return reply;
   };
 
