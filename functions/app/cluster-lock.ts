@@ -70,10 +70,15 @@ export function clusterGuard(
   targetId: string | undefined,
 ): ClusterGuard | undefined {
   if (cluster.policy.singleRemediator) return storeGuard(deps, cluster.clusterId);
+  return etcdClusterGuard(deps.etcdFor, cluster, view, targetId);
+}
+
+/** The guard in the cluster's etcd, whatever its policy says of single remediators (see clusterGuard). */
+export function etcdClusterGuard(etcdFor: Deps['etcdFor'], cluster: ClusterEntry, view: ClusterView | undefined, targetId: string | undefined): ClusterGuard | undefined {
   // With no target (a selector that matched no member), every healthy member will do.
   const asked = view ? rankMoveCandidates(view, targetId ?? '') : [];
   const targets = guardTargets(cluster, asked);
-  return targets.length > 0 ? deps.etcdFor(cluster).guard?.(targets, { deadlineMs: guardDeadlineMs(cluster.policy, asked) }) : undefined;
+  return targets.length > 0 ? etcdFor(cluster).guard?.(targets, { deadlineMs: guardDeadlineMs(cluster.policy, asked) }) : undefined;
 }
 
 export type Guarded<T> = { ok: true; value: T } | { ok: false; failure: EtcdFailure; where: string };

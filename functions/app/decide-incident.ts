@@ -17,7 +17,7 @@ import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import type { Incident } from '../ports/incident-store.ts';
 import { clusterGuard, guarded, guardFailed, type Guarded } from './cluster-lock.ts';
 import type { Deps } from './deps.ts';
-import { loadFleetFacts } from './fleet-facts.ts';
+import { fleetFactsWithHolds, loadFleetFacts } from './fleet-facts.ts';
 import { membersUnderRemediation, planIncident } from './plan-incident.ts';
 import { afterRemovalByAnother } from './removed-by-another.ts';
 
@@ -52,11 +52,14 @@ export async function decideIncident(deps: Deps, cluster: ClusterEntry, incident
     await deps.store.remediationHistory(incident.clusterId, incident.targetKey, options),
     remediationHistoryFrom(removalTimesOf(records, incident.targetKey), options),
   );
-  const decision = planIncident(deps, cluster, incident, remediation, await membersUnderRemediation(deps, incident), await loadFleetFacts(deps, cluster));
-  // An unread record is no answer: nothing is moved or approved on it. A block, a close or a wait
-  // stands on its own (the record is read again on the next look).
+  // The pauses and the storm hold in the cluster's etcd join the store's: a person who paused from another state file holds this one too.
+  const fleet = await fleetFactsWithHolds(deps, cluster, clusterGuard(deps, cluster, view, incident.memberId));
+  const decision = planIncident(deps, cluster, incident, remediation, await membersUnderRemediation(deps, incident), fleet.ok ? fleet.value : await loadFleetFacts(deps, cluster));
+  // An unread record or unread holds are no answer: nothing is moved or approved on them. A block,
+  // a close or a wait stands on its own (both are read again on the next look).
   const acts = decision.kind === 'approve' || decision.kind === 'move-leader';
   if (!read.ok && acts) return unreadRecord(deps, cluster, incident, read);
+  if (!fleet.ok && acts) return guardFailed(deps, cluster, incident, 'read the pauses and holds', fleet, whoOf(incident));
   return cluster.policy.dryRun ? asDryRun(decision) : decision;
 }
 
@@ -73,7 +76,9 @@ async function noMemberMatched(deps: Deps, cluster: ClusterEntry, incident: Inci
 
 /** The removal record could not be read: a retry (or, when etcd refuses it for good, a block), never "no record". */
 const unreadRecord = (deps: Deps, cluster: ClusterEntry, incident: Incident, failed: { failure: EtcdFailure; where: string }): Decision =>
-  guardFailed(deps, cluster, incident, 'read the removal record', failed, incident.memberName ? describeMember({ id: incident.memberId ?? '', name: incident.memberName }) : describeSelector(incident.target));
+  guardFailed(deps, cluster, incident, 'read the removal record', failed, whoOf(incident));
+
+const whoOf = (incident: Incident): string => (incident.memberName ? describeMember({ id: incident.memberId ?? '', name: incident.memberName }) : describeSelector(incident.target));
 
 /**
  * The member is out: marked removed, or gone from the member list once remediate had begun (a

@@ -8,7 +8,7 @@ import { makeEvent, type DetailOf } from '../../events/catalogue.ts';
 import type { ReasonCode } from '../core/decision.ts';
 import { classifyFailure } from '../core/classify.ts';
 import { describeDuration } from '../core/explain.ts';
-import { pauseOf } from '../core/fleet-gate.ts';
+import { pauseHolding } from './fleet-facts.ts';
 import { claimOf, endMove, withMove, type EndedState } from '../core/hygiene-moves.ts';
 import type { HygieneMoveRecord, HygieneRecord } from '../core/hygiene-record.ts';
 import { boundedSaid } from '../core/said-limits.ts';
@@ -133,7 +133,7 @@ async function supersededBecause(deps: Deps, cluster: ClusterEntry, view: Cluste
   const target = view.members.find((m) => m.id === move.to);
   if (!target || !target.healthy || target.isLearner) return `${nameIn(view, move.to)} is not a healthy voting member now`;
   if (!view.quorum.ok || view.quorum.healthyVoting < view.quorum.voting) return `not every voting member is healthy now (${view.quorum.healthyVoting} of ${view.quorum.voting})`;
-  const paused = pauseOf(await deps.store.fleetPauses(), cluster.clusterId);
+  const paused = await pauseHolding(deps, cluster, view);
   if (paused) return `${paused.fleetWide ? 'the fleet' : cluster.clusterId} was paused by ${paused.mark.by} (${paused.mark.why})`;
   const open = await deps.store.listIncidents({ clusterId: cluster.clusterId, state: 'open' });
   if (open.length > 0) return `incident ${open[0]!.incidentId} opened on the cluster, and remediation owns its leadership`;

@@ -33,7 +33,7 @@ import { afterRemovalByAnother } from './removed-by-another.ts';
 import { runStep, type StepOutcome } from './step.ts';
 import { snapshotBeforeRemoval, snapshotSaid } from './snapshot-step.ts';
 import { waitForNewLeader } from './wait-for-leader.ts';
-import { loadFleetFacts } from './fleet-facts.ts';
+import { fleetFactsWithHolds } from './fleet-facts.ts';
 import { pausedRemediation, releaseRemovalSlot, takeSlotForRemoval } from './fleet-steps.ts';
 import type { FleetFacts } from '../core/fleet-gate.ts';
 
@@ -71,7 +71,7 @@ async function lockReleased(deps: Deps, incidentId: string, lock: HeldLock): Pro
 async function runSteps(deps: Deps, cluster: ClusterEntry, incident: Incident, lock: HeldLock): Promise<StepOutcome<Remediated>> {
   const id = incident.incidentId;
   // Nothing that changes the cluster runs while it is paused: no removal, no actuator call.
-  const paused = await pausedRemediation(deps, cluster, incident, incident.memberId ? nameOf(incident) : incident.targetKey);
+  const paused = await pausedRemediation(deps, cluster, incident, incident.memberId ? nameOf(incident) : incident.targetKey, lock.guard);
   if (paused) return decided(deps, incident, paused);
   // A Machine whose member is already out of etcd: nothing to remove, straight to the actuator.
   const memberId = incident.memberId;
@@ -152,10 +152,14 @@ interface Checked {
 }
 
 /** A fresh probe, kept on the incident, and the gates checked on it again. */
-async function probeAndCheck(deps: Deps, cluster: ClusterEntry, incident: Incident): Promise<Checked> {
+async function probeAndCheck(deps: Deps, cluster: ClusterEntry, incident: Incident, guard: ClusterGuard): Promise<Checked> {
   const fresh = await probeCluster(deps, cluster, incident.views.at(-1), probeDeadlineMs(cluster.policy, incident.views));
   const updated = await deps.store.updateIncident(incident.incidentId, { views: withView(incident.views, fresh) }, { expectVersion: incident.version, now: deps.clock.now() });
-  return { incident: updated, fresh, verdict: memberGone(fresh, incident.memberId!) ? 'gone' : recheckGates(deps, cluster, updated, await loadFleetFacts(deps, cluster)) };
+  if (memberGone(fresh, incident.memberId!)) return { incident: updated, fresh, verdict: 'gone' };
+  // The holds in etcd are read under the lock, right before the removal: a pause written a moment ago holds it.
+  const fleet = await fleetFactsWithHolds(deps, cluster, guard);
+  const verdict = fleet.ok ? recheckGates(deps, cluster, updated, fleet.value) : guardFailed(deps, cluster, updated, 'read the pauses and holds', fleet, nameOf(updated));
+  return { incident: updated, fresh, verdict };
 }
 
 /** Steps 2–4: a fresh probe, the gates again, the snapshot if asked for, and MemberRemove. */
@@ -164,7 +168,7 @@ async function removeStep(deps: Deps, cluster: ClusterEntry, incident: Incident,
   // The policy is read afresh on every run: a cluster switched to dry run since approval is not touched.
   if (cluster.policy.dryRun) return { incident, decision: dryRunSinceApproval(nameOf(incident), incident.clusterId) };
   const name = incident.memberName || incident.memberId!;
-  let checked = await probeAndCheck(deps, cluster, incident);
+  let checked = await probeAndCheck(deps, cluster, incident, lock.guard);
   if (checked.verdict === 'gone') return removedBefore(deps, cluster, checked.incident, name, lock);
   if (checked.verdict.kind !== 'approve') return { incident: checked.incident, decision: checked.verdict };
 
@@ -172,7 +176,7 @@ async function removeStep(deps: Deps, cluster: ClusterEntry, incident: Incident,
     const stopped = await snapshotBeforeRemoval(deps, cluster, checked.incident, checked.fresh, name);
     if (stopped) return { incident: checked.incident, decision: stopped };
     // The snapshot took time, taken or not: the cluster may have changed under it, so look and judge again.
-    checked = await probeAndCheck(deps, cluster, checked.incident);
+    checked = await probeAndCheck(deps, cluster, checked.incident, lock.guard);
     if (checked.verdict === 'gone') return removedBefore(deps, cluster, checked.incident, name, lock);
     if (checked.verdict.kind !== 'approve') return { incident: checked.incident, decision: checked.verdict };
   }
@@ -189,7 +193,7 @@ async function removeStep(deps: Deps, cluster: ClusterEntry, incident: Incident,
   if (!ours.ok) return { incident: checked.incident, decision: guardFailed(deps, cluster, checked.incident, 'take the cluster lock', ours, nameOf(checked.incident)) };
   if (!ours.value) return { incident: checked.incident, decision: lockBusy(deps, cluster, checked.incident, 'our hold on the lock lapsed and another remediation took it') };
   // One of the fleet's removals in flight, taken last: a slot is held only by a removal about to happen.
-  const slotted = await takeSlotForRemoval(deps, cluster, checked.incident, nameOf(checked.incident), checked.verdict);
+  const slotted = await takeSlotForRemoval(deps, cluster, checked.incident, nameOf(checked.incident), checked.verdict, lock.guard);
   if (slotted) return { incident: checked.incident, decision: slotted };
   // Recorded before the call: a removal that happens is never missing from the record.
   const record = removalRecordFor(records, { ...context, by: lock.owner, targetKey: incident.targetKey });

@@ -16,5 +16,8 @@ export function storeGuard(deps: Pick<Deps, 'store' | 'clock'>, clusterId: strin
     release: async (owner) => void (await deps.store.releaseLock(clusterId, incidentOwner(owner))),
     removals: () => deps.store.removalRecords(clusterId),
     saveRemovals: (records) => deps.store.saveRemovalRecords(clusterId, records),
+    // The store's own pauses are the holds: the fleet facts read them already, and nothing else reads these.
+    holds: async () => ({}),
+    setHold: async () => false,
   };
 }

@@ -8,7 +8,7 @@
 // holds it, as it holds every step that changes a cluster.
 import { makeEvent, type EventEnvelope } from '../../events/catalogue.ts';
 import type { Decision } from '../core/decision.ts';
-import { pauseOf } from '../core/fleet-gate.ts';
+import { pauseHolding } from './fleet-facts.ts';
 import { isLine, journalSteps, type JournalEntry } from '../core/journal.ts';
 import { learnerGate, learnersIn, sameSightings, stuckLearners, type StuckLearner } from '../core/stuck-learner.ts';
 import type { MemberId } from '../core/types.ts';
@@ -77,7 +77,7 @@ export interface Remover {
 export async function removeStuckLearners(deps: Deps, cluster: ClusterEntry, view: ClusterView, stuck: readonly StuckLearner[], remover: Remover): Promise<LearnerRemoval[]> {
   if (stuck.length === 0) return [];
   const learners = stuck.map((s) => s.member.id);
-  const pause = pauseOf(await deps.store.fleetPauses(), cluster.clusterId);
+  const pause = await pauseHolding(deps, cluster, view);
   if (pause) {
     const scope = pause.fleetWide ? 'the fleet' : `cluster ${cluster.clusterId}`;
     deps.log.info('stuck learner left while paused', { ...remover.logKeys, learners, why: `${scope} is paused by ${pause.mark.by} since ${iso(pause.mark.at)} ("${pause.mark.why}")` });

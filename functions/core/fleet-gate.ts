@@ -8,12 +8,17 @@ import { stormOf, type ClusterOpened, type FleetPolicy, type Storm } from './fle
 import { pausedMessage, removalsInFlightMessage, stormMessage } from './fleet-words.ts';
 import type { Policy } from './policy.ts';
 import { rowSaidIn } from './resample-wait.ts';
+import { liveStormHold, type StormHold } from './cluster-holds.ts';
 
 /** Who paused, when and why; also who ended a storm by hand. */
 export interface FleetMark {
   by: string;
   at: number;
   why: string;
+  /** The store a person or a remediator wrote it from, when it was written into etcd: "state file F on host H", "table T". */
+  where?: string;
+  /** The etcd key it was read from, for a hold kept in the cluster's etcd. */
+  key?: string;
 }
 
 export interface FleetPauses {
@@ -29,6 +34,8 @@ export interface FleetFacts {
   pauses: FleetPauses;
   opened: readonly ClusterOpened[];
   registeredClusters: number;
+  /** A storm hold a fleet's remediator wrote into this cluster's etcd (cluster-holds.ts). */
+  stormHold?: StormHold;
 }
 
 export interface GateContext {
@@ -67,12 +74,16 @@ export function pauseOf(pauses: FleetPauses, clusterId: string): { mark: FleetMa
   return pauses.fleet ? { mark: pauses.fleet, fleetWide: true } : undefined;
 }
 
-/** The storm the facts show now, or undefined. */
+/** The storm the store's facts show now, or undefined. */
 export const stormNow = (facts: FleetFacts, policy: FleetPolicy, now: number): Storm | undefined =>
   stormOf(
     { opened: facts.opened, registeredClusters: facts.registeredClusters, now, ...(facts.pauses.stormEnded ? { endedByHandAt: facts.pauses.stormEnded.at } : {}) },
     policy,
   );
+
+/** The storm that holds this cluster: the one its own store sees, else one a fleet's remediator wrote into its etcd. */
+export const stormHolding = (facts: FleetFacts, policy: FleetPolicy, now: number): (Storm & { where?: string; key?: string }) | undefined =>
+  stormNow(facts, policy, now) ?? liveStormHold(facts, now);
 
 const fleetWait = (held: Pick<Decision, 'kind' | 'reason' | 'message' | 'evidence'>, reason: 'PAUSED' | 'FLEET_STORM', at: number, message: string, evidence: Evidence, ctx: GateContext): Decision =>
   decidedBy(
@@ -121,7 +132,7 @@ export function removalsInFlight(holders: readonly { owner: string; clusterId: s
 /** An approved removal, deferred while the fleet is in a storm: FLEET_STORM, with the figures. */
 export function checkStorm(decision: Decision, facts: FleetFacts, ctx: GateContext): Decision {
   if (decision.kind !== 'approve') return decision;
-  const storm = stormNow(facts, ctx.policy.fleet, ctx.now);
+  const storm = stormHolding(facts, ctx.policy.fleet, ctx.now);
   if (!storm) return decision;
   const at = fleetWaitUntil(ctx, storm.liftsAt);
   return fleetWait(decision, 'FLEET_STORM', at, stormMessage(storm, ctx.policy.fleet, decision.message, at), { storm: { ...storm, clusters: storm.clusters.slice(0, 20) } }, ctx);

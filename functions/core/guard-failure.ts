@@ -10,7 +10,7 @@ import type { EtcdFailure } from './types.ts';
 import type { ClusterView } from './view.ts';
 
 /** What the guard was asked to do, as the sentence says it. */
-export type GuardAction = 'take the cluster lock' | 'read the removal record' | 'write the removal record';
+export type GuardAction = 'take the cluster lock' | 'read the removal record' | 'write the removal record' | 'read the pauses and holds';
 
 /** Said by the etcd guard when no target could be dialled over a path that can hold a lease. */
 export const NO_LEASE_PATH = 'no member is reachable over a path that can hold a lease (direct or port-forward)';
@@ -40,7 +40,7 @@ export const freeSpaceThenReport = (who: string): string =>
   `free space (etcdctl compact, then etcdctl defrag on each member, or a larger --quota-backend-bytes), then run \`etcdctl alarm disarm\`, and report ${who} again.`;
 
 /** The rule each action's failure is decided by, as evidence.decidedBy names it. */
-const ruleOf = (action: GuardAction): string => (action === 'take the cluster lock' ? 'cluster-lock' : 'removal-record');
+const ruleOf = (action: GuardAction): string => (action === 'take the cluster lock' ? 'cluster-lock' : action === 'read the pauses and holds' ? 'fleet-holds' : 'removal-record');
 
 export const guardFailureDecision = (action: GuardAction, failure: EtcdFailure, ctx: GuardFailureContext): Decision =>
   decidedBy(guardFailure(action, failure, ctx), ruleOf(action));

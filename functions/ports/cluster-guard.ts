@@ -1,9 +1,10 @@
-// What every remediator of one cluster must see, whatever its state file: the cluster lock and
-// the record of the last removal. The one place they all reach is etcd itself, so both live
+// What every remediator of one cluster must see, whatever its state file: the cluster lock, the
+// record of the last removal, and the holds (a pause, a fleet pause, a storm hold). The one place they all reach is etcd itself, so both live
 // there, under a configurable key prefix.
+import type { ClusterHolds, HoldKind, HoldValue } from '../core/cluster-holds.ts';
 import type { RemovalRecord } from '../core/replacement.ts';
 
-export type { RemovalRecord };
+export type { ClusterHolds, HoldKind, HoldValue, RemovalRecord };
 
 /** Who holds a lock someone else asked for. */
 export interface LockHolder {
@@ -30,4 +31,8 @@ export interface ClusterGuard {
   removals(): Promise<RemovalRecord[]>;
   /** Writes the whole list; only the lock holder writes it, so no other writer races it. */
   saveRemovals(records: RemovalRecord[]): Promise<void>;
+  /** The pauses and the storm hold kept beside the lock (core/cluster-holds.ts). */
+  holds(): Promise<ClusterHolds>;
+  /** Writes one hold, or lifts it with null; true when that changed what is kept. */
+  setHold<K extends HoldKind>(kind: K, value: HoldValue<K> | null): Promise<boolean>;
 }

@@ -29,6 +29,16 @@ export interface SlotRequest {
 }
 
 export interface FleetRecords {
+  /** Where these records live, as a sentence names them: "state file /var/lib/x.sqlite", "table T". */
+  readonly where: string;
+  /**
+   * The fleet this store serves: every cluster a remediator of it was given. `replace` sets it to
+   * exactly these (run's configuration); otherwise they join it. A store whose directory is itself
+   * the roster (a deployed table's registered clusters) keeps nothing here.
+   */
+  noteFleet(clusterIds: readonly string[], options: { replace: boolean }): Promise<void>;
+  /** The clusters of the roster. */
+  fleetRoster(): Promise<string[]>;
   /** Every pause, and the last storm a person ended. */
   fleetPauses(): Promise<FleetPauses>;
   /** Pauses one cluster, or the fleet when clusterId is undefined; null lifts it. True when it changed anything. */

@@ -3,7 +3,7 @@
 // it, dynamodb-intake-lookup.ts). Entries are cached per container for cacheMs; the TLS
 // credentials and the kubeconfigs come from the SecretSource, read when the entry is.
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { GetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { PolicyInput } from '../../core/policy.ts';
 import { UnknownClusterError, type ClusterDirectory, type ClusterEntry, type MemberLookup } from '../../ports/cluster-directory.ts';
 import type { KubeAccessConfig } from '../../ports/kube-access.ts';
@@ -11,7 +11,8 @@ import { cached } from './cache.ts';
 import { checkRegistration, ClusterRegistrationError, type ClusterRegistration } from './cluster-registration.ts';
 import type { Item } from './dynamodb-codec.ts';
 import { createIntakeLookup, DEFAULT_DIRECTORY_CACHE_MS } from './dynamodb-intake-lookup.ts';
-import { clusterConfigKey, FLEET_CLUSTERS_PK } from './dynamodb-keys.ts';
+import { clusterConfigKey } from './dynamodb-keys.ts';
+import { registeredClusterIds } from './dynamodb-fleet.ts';
 import { documentClient } from './dynamodb-store.ts';
 import { redacted } from './redacted.ts';
 import type { SecretSource } from './secrets.ts';
@@ -57,24 +58,7 @@ export function createDynamoDirectory(options: DynamoDirectoryOptions): ClusterD
 /** The registered clusters' ids, uncached: for a reader of the table that needs no cluster's entry (status). */
 export const registeredClusterIdsIn = (client: DynamoDBClient, tableName: string): Promise<readonly string[]> => registeredIds(documentClient(client), tableName);
 
-async function registeredIds(doc: DynamoDBDocumentClient, tableName: string): Promise<readonly string[]> {
-  const ids: string[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await doc.send(
-      new QueryCommand({
-        TableName: tableName,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': FLEET_CLUSTERS_PK },
-        ProjectionExpression: 'sk',
-        ...(start ? { ExclusiveStartKey: start } : {}),
-      }),
-    );
-    ids.push(...(page.Items ?? []).map((item) => String(item.sk)));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return ids;
-}
+const registeredIds = (doc: DynamoDBDocumentClient, tableName: string): Promise<readonly string[]> => registeredClusterIds({ doc, tableName });
 
 async function entryOf(item: Item, clusterId: string, secrets: SecretSource, policyDefaults: PolicyInput | undefined): Promise<ClusterEntry> {
   const { type: _type, pk: _pk, sk: _sk, registeredAt: _at, ...stored } = item;

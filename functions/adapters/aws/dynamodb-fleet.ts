@@ -6,7 +6,7 @@ import type { FleetMark, FleetPauses } from '../../core/fleet-gate.ts';
 import type { ClusterOpened, RemovalSlot, SlotRequest, SlotTaken } from '../../ports/fleet.ts';
 import { num, str, type Item } from './dynamodb-codec.ts';
 import { conditionally, expiresIn, queryAll, type StoreContext } from './dynamodb-context.ts';
-import { FLEET_OPENINGS_PK, FLEET_PAUSES_PK, FLEET_SLOTS_PK, fleetOpeningKey, fleetPauseKey, removalSlotKey, stormEndedKey } from './dynamodb-keys.ts';
+import { FLEET_CLUSTERS_PK, FLEET_OPENINGS_PK, FLEET_PAUSES_PK, FLEET_SLOTS_PK, fleetOpeningKey, fleetPauseKey, removalSlotKey, stormEndedKey } from './dynamodb-keys.ts';
 import { table } from './dynamodb-table.ts';
 
 const DAY_MS = 86_400_000;
@@ -120,4 +120,13 @@ export async function releaseRemovalSlot(ctx: StoreContext, owner: string): Prom
 
 export async function removalSlots(ctx: StoreContext, now: number): Promise<RemovalSlot[]> {
   return (await allSlots(ctx)).filter((s) => s.until > now);
+}
+
+/**
+ * The registered clusters' ids: on a deployed table the directory is the fleet's roster, written by
+ * `register`, so a remediator's own list adds nothing here.
+ */
+export async function registeredClusterIds(ctx: Pick<StoreContext, 'doc' | 'tableName'>): Promise<string[]> {
+  const items = await queryAll(ctx, { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': FLEET_CLUSTERS_PK }, ProjectionExpression: 'sk' });
+  return items.map((item) => String(item.sk));
 }

@@ -5,7 +5,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { IncidentStore } from '../../ports/incident-store.ts';
 import type { StoreContext } from './dynamodb-context.ts';
 import { closeIncident, getIncident, listIncidents, updateIncident } from './dynamodb-incidents.ts';
-import { endStorm, fleetPauses, noteOpened, openedSince, releaseRemovalSlot, removalSlots, setPause, takeRemovalSlot } from './dynamodb-fleet.ts';
+import { endStorm, fleetPauses, noteOpened, registeredClusterIds, openedSince, releaseRemovalSlot, removalSlots, setPause, takeRemovalSlot } from './dynamodb-fleet.ts';
 import { hygieneRecord, saveHygieneRecord } from './dynamodb-hygiene.ts';
 import { appendJournal, journal, markStep, stepDone } from './dynamodb-journal.ts';
 import { openOrJoin } from './dynamodb-open.ts';
@@ -43,6 +43,7 @@ export function createDynamoIncidentStore(options: DynamoStoreOptions): Incident
     finishedTtlMs: days * 86_400_000,
   };
   return {
+    where: `table ${options.tableName}`,
     openOrJoin: (input) => openOrJoin(ctx, input),
     getIncident: (id) => getIncident(ctx, id),
     listIncidents: (filter) => listIncidents(ctx, filter),
@@ -69,6 +70,8 @@ export function createDynamoIncidentStore(options: DynamoStoreOptions): Incident
     fleetPauses: () => fleetPauses(ctx),
     setPause: (clusterId, mark) => setPause(ctx, clusterId, mark),
     endStorm: (mark) => endStorm(ctx, mark),
+    noteFleet: async () => {},
+    fleetRoster: () => registeredClusterIds(ctx),
     noteOpened: (clusterId, openedAt) => noteOpened(ctx, clusterId, openedAt),
     openedSince: (since) => openedSince(ctx, since),
     takeRemovalSlot: (request) => takeRemovalSlot(ctx, request),

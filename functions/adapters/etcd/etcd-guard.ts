@@ -6,12 +6,13 @@ import { Etcd3 } from 'etcd3';
 import { withinDeadline } from './deadline.ts';
 import { etcd3Options, type MemberClientOptions } from './member-client.ts';
 import { toEtcdCallError } from './normalize-error.ts';
-import type { ClusterGuard, LockHolder, RemovalRecord } from '../../ports/cluster-guard.ts';
+import type { ClusterGuard, ClusterHolds, LockHolder, RemovalRecord } from '../../ports/cluster-guard.ts';
+import { holdField, holdKindOf, holdOf } from '../../core/cluster-holds.ts';
 import { NO_LEASE_PATH } from '../../core/guard-failure.ts';
 import { EtcdCallError, type EndpointTarget, type TlsFiles } from '../../ports/etcd.ts';
 
 export interface EtcdGuardOptions extends MemberClientOptions {
-  /** e.g. "/etcd-remediator": the lock is `${prefix}/lock`, the record `${prefix}/removals`. */
+  /** e.g. "/etcd-remediator": the lock is `${prefix}/lock`, the record `${prefix}/removals`, the holds `${prefix}/holds/<kind>`. */
   prefix: string;
   deadlineMs: number;
   /**
@@ -43,6 +44,8 @@ const ttlSeconds = (leaseMs: number): number => Math.max(2, Math.ceil(leaseMs / 
 export function createEtcdGuards(options: EtcdGuardOptions): EtcdGuards {
   const lockKey = Buffer.from(`${options.prefix}/lock`);
   const recordKey = Buffer.from(`${options.prefix}/removals`);
+  const holdsPrefix = `${options.prefix}/holds/`;
+  const holdKey = (kind: string): Buffer => Buffer.from(`${holdsPrefix}${kind}`);
   const clients = new Map<string, { client: Etcd3; tls: TlsFiles | undefined }>();
   /** One client per endpoint; new TLS files (a renewed certificate) make a new one. */
   const clientFor = (endpoint: string, tls = options.tls): Etcd3 => {
@@ -166,6 +169,28 @@ export function createEtcdGuards(options: EtcdGuardOptions): EtcdGuards {
     saveRemovals: (records) =>
       onAny(targets, deadlineMs, async (etcd, deadline) => {
         await etcd.kv.put({ key: recordKey, value: Buffer.from(JSON.stringify(records)) }, { deadline: deadline() });
+      }),
+
+    holds: () =>
+      onAny(targets, deadlineMs, async (etcd, deadline) => {
+        // Every key under the holds' prefix: range_end is the prefix with its last byte plus one ('/' + 1 is '0').
+        const { kvs } = await etcd.kv.range({ key: Buffer.from(holdsPrefix), range_end: Buffer.from(`${options.prefix}/holds0`) }, { deadline: deadline() });
+        const holds: ClusterHolds = {};
+        for (const kv of kvs) {
+          const key = kv.key.toString();
+          const kind = holdKindOf(options.prefix, key);
+          if (kind === undefined) continue;
+          Object.assign(holds, { [holdField(kind)]: holdOf(kind, key, kv.value.toString()) });
+        }
+        return holds;
+      }),
+
+    setHold: (kind, value) =>
+      onAny(targets, deadlineMs, async (etcd, deadline) => {
+        const key = holdKey(kind);
+        if (value === null) return Number((await etcd.kv.deleteRange({ key }, { deadline: deadline() })).deleted) > 0;
+        const put = await etcd.kv.put({ key, value: Buffer.from(JSON.stringify(value)), prev_kv: true }, { deadline: deadline() });
+        return put.prev_kv?.value.toString() !== JSON.stringify(value);
       }),
   });
 

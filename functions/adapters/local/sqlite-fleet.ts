@@ -82,3 +82,14 @@ export async function releaseRemovalSlot(ctx: SqliteContext, owner: string): Pro
 export async function removalSlots(ctx: SqliteContext, now: number): Promise<RemovalSlot[]> {
   return ctx.rows('SELECT slot, owner, cluster_id, until FROM removal_slots WHERE until > $now ORDER BY slot', { now }).map(slotOf);
 }
+
+export async function noteFleet(ctx: SqliteContext, clusterIds: readonly string[], options: { replace: boolean }, now: number): Promise<void> {
+  ctx.transaction(() => {
+    if (options.replace) ctx.run('DELETE FROM fleet_roster', {});
+    for (const clusterId of clusterIds) ctx.run('INSERT INTO fleet_roster (cluster_id, noted_at) VALUES ($clusterId, $now) ON CONFLICT (cluster_id) DO NOTHING', { clusterId, now });
+  });
+}
+
+export async function fleetRoster(ctx: SqliteContext): Promise<string[]> {
+  return ctx.rows('SELECT cluster_id FROM fleet_roster ORDER BY cluster_id', {}).map((row) => text(row, 'cluster_id'));
+}

@@ -233,6 +233,11 @@ export const migrations: readonly string[] = [
      record     TEXT NOT NULL,
      updated_at INTEGER NOT NULL
    ) STRICT;`,
+  // The fleet this state file serves: the storm guard counts it, whichever command asks.
+  `CREATE TABLE fleet_roster (
+     cluster_id TEXT PRIMARY KEY,
+     noted_at   INTEGER NOT NULL
+   ) STRICT;`,
 ];
 
 /** The schema version a file holds, without changing it; undefined when it holds no schema of ours. */

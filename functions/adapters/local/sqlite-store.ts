@@ -1,6 +1,8 @@
 // The incident store on one local SQLite file (node:sqlite, no native addon). Every operation is a
 // single statement or one IMMEDIATE transaction, mirroring the conditional writes of DynamoDB.
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { DatabaseSync } from 'node:sqlite';
 import type { RemediationHistory } from '../../core/remediation-history.ts';
 import type { HygieneRecord } from '../../core/hygiene-record.ts';
@@ -25,7 +27,7 @@ import type {
 } from '../../ports/incident-store.ts';
 import { SqliteContext, type StateOutage, type StateOutageListener } from './sqlite-context.ts';
 import { closeIncident, getIncident, listIncidents, openOrJoin, updateIncident } from './sqlite-incidents.ts';
-import { endStorm, fleetPauses, noteOpened, openedSince, releaseRemovalSlot, removalSlots, setPause, takeRemovalSlot } from './sqlite-fleet.ts';
+import { endStorm, fleetPauses, fleetRoster, noteFleet, noteOpened, openedSince, releaseRemovalSlot, removalSlots, setPause, takeRemovalSlot } from './sqlite-fleet.ts';
 import { hygieneRecord, hygieneRecords, saveHygieneRecord } from './sqlite-hygiene.ts';
 import { appendJournal, journal, markStep, stepDone } from './sqlite-journal.ts';
 import { migrate, migrations, schemaVersion, SchemaTooNewError } from './sqlite-migrations.ts';
@@ -83,9 +85,12 @@ function checkReadableSchema(db: DatabaseSync, file: string): void {
 
 export class SqliteIncidentStore implements IncidentStore, TimerStore {
   readonly #ctx: SqliteContext;
+  /** The file as another host's remediator reads it in a hold: its full path and this host's name. */
+  readonly where: string;
 
   constructor(db: DatabaseSync, options: { file: string; onOutage?: StateOutageListener | undefined }) {
     this.#ctx = new SqliteContext(db, options);
+    this.where = options.file === ':memory:' ? 'an in-memory state store' : `state file ${path.resolve(options.file)} on ${os.hostname()}`;
   }
 
   /** Set while the file refuses writes: since the first refusal, until a write lands again. */
@@ -208,6 +213,14 @@ export class SqliteIncidentStore implements IncidentStore, TimerStore {
 
   endStorm(mark: FleetMark): Promise<void> {
     return endStorm(this.#ctx, mark);
+  }
+
+  noteFleet(clusterIds: readonly string[], options: { replace: boolean }): Promise<void> {
+    return noteFleet(this.#ctx, clusterIds, options, Date.now());
+  }
+
+  fleetRoster(): Promise<string[]> {
+    return fleetRoster(this.#ctx);
   }
 
   noteOpened(clusterId: string, openedAt: number): Promise<void> {

@@ -1,5 +1,6 @@
 // The cluster guard on a real etcd: a lock bound to a lease and taken in a transaction, renewed
 // onto fresh leases, lapsing when its holder stops renewing, and the removal record beside it.
+import { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEtcdGuards, type EtcdGuards } from '../../../functions/adapters/etcd/etcd-guard.ts';
 import { EtcdCallError, type EndpointTarget } from '../../../functions/ports/etcd.ts';
@@ -74,6 +75,43 @@ describe('the cluster guard in etcd', () => {
     const record = { memberId: 'abc', memberName: 'etcd-1', incidentId: 'i-1', targetKey: 'memberName=etcd-1', at: 1_700_000_000_000, sizeBefore: 3, by: 'incident:i-1:0001', confirmed: true };
     await guard.saveRemovals([record]);
     expect(await guards.at(direct(refused, etcd.endpoint)).removals()).toEqual([record]);
+  });
+
+  it('keeps the holds beside the lock: a pause, a fleet pause and a storm hold, each lifted on its own', async () => {
+    const guard = guards.at(direct(etcd.endpoint));
+    const other = guards.at(direct(refused, etcd.endpoint));
+    expect(await other.holds()).toEqual({});
+    const pause = { by: 'ops@box', at: 1_700_000_000_000, why: 'upgrade', where: 'state file /x/a.sqlite on box' };
+    expect(await guard.setHold('pause', pause)).toBe(true);
+    // The same hold again changes nothing, and says so.
+    expect(await guard.setHold('pause', pause)).toBe(false);
+    const storm = { ...pause, by: 'the storm guard', count: 3, threshold: 2, registered: 5, clusters: ['a', 'b', 'c'], since: 1, underFrom: 2, liftsAt: 3 };
+    await guard.setHold('storm', storm);
+    await guard.setHold('fleet-pause', { ...pause, why: 'zone b' });
+    const keyed = <T>(value: T, kind: string) => ({ ...value, key: `/test-guard/holds/${kind}` });
+    expect(await other.holds()).toEqual({ pause: keyed(pause, 'pause'), storm: keyed(storm, 'storm'), fleetPause: keyed({ ...pause, why: 'zone b' }, 'fleet-pause') });
+    expect(await guard.setHold('pause', null)).toBe(true);
+    expect(await guard.setHold('pause', null)).toBe(false);
+    expect(await other.holds()).toEqual({ storm: keyed(storm, 'storm'), fleetPause: keyed({ ...pause, why: 'zone b' }, 'fleet-pause') });
+    await guard.setHold('storm', null);
+    await guard.setHold('fleet-pause', null);
+    expect(await other.holds()).toEqual({});
+  });
+
+  it('a value under the holds that is not one of ours still holds, said as unreadable; keys beside it are not holds', async () => {
+    const guard = guards.at(direct(etcd.endpoint));
+    const client = new Etcd3({ hosts: etcd.endpoint });
+    try {
+      await client.put('/test-guard/holds/pause').value('{"by": 1}');
+      await client.put('/test-guard/holds/other').value('x');
+      await client.put('/test-guard/holdsX').value('x');
+      const holds = await guard.holds();
+      expect(Object.keys(holds)).toEqual(['pause']);
+      expect(holds.pause?.why).toMatch(/^the hold at etcd key \/test-guard\/holds\/pause cannot be read/);
+    } finally {
+      await client.delete().prefix('/test-guard/holds');
+      client.close();
+    }
   });
 
   it('with no member answering, the call fails as refused, so the caller can fall back', async () => {

@@ -3,8 +3,9 @@
 // lease that lapses on the given clock, taken only if absent, and the removal record beside it. A
 // test may make any call fail, as etcd fails (a timeout, an alarm, credentials).
 import type { Clock } from '../../../functions/ports/clock.ts';
-import type { ClusterGuard, LockHolder, RemovalRecord } from '../../../functions/ports/cluster-guard.ts';
+import type { ClusterGuard, ClusterHolds, LockHolder, RemovalRecord } from '../../../functions/ports/cluster-guard.ts';
 import { EtcdCallError } from '../../../functions/ports/etcd.ts';
+import { holdField } from '../../../functions/core/cluster-holds.ts';
 import type { EtcdFailure } from '../../../functions/core/types.ts';
 
 type Call = Exclude<keyof ClusterGuard, 'where'>;
@@ -13,6 +14,8 @@ export interface EtcdGuardFake extends ClusterGuard {
   /** The lock as etcd holds it now; undefined when free or lapsed. */
   holder(): (LockHolder & { until: number }) | undefined;
   records: RemovalRecord[];
+  /** The holds kept beside the lock. */
+  kept: ClusterHolds;
   /** Every call made, in order. */
   calls: Call[];
   /** Makes every later call of these kinds fail so, until cleared. */
@@ -25,6 +28,7 @@ export function etcdGuardFake(clock: Clock, where = 'etcd key /etcd-remediator/l
   const fake: EtcdGuardFake = {
     where,
     records: [],
+    kept: {},
     calls: [],
     failing: {},
     holder: current,
@@ -53,6 +57,18 @@ export function etcdGuardFake(clock: Clock, where = 'etcd key /etcd-remediator/l
     async saveRemovals(records) {
       call('saveRemovals');
       fake.records = records.map((r) => ({ ...r }));
+    },
+    async holds() {
+      call('holds');
+      return structuredClone(fake.kept);
+    },
+    async setHold(kind, value) {
+      call('setHold');
+      const field = holdField(kind);
+      const before = JSON.stringify(fake.kept[field]);
+      if (value === null) delete fake.kept[field];
+      else Object.assign(fake.kept, { [field]: structuredClone(value) });
+      return before !== JSON.stringify(fake.kept[field]);
     },
   };
   function call(name: Call): void {

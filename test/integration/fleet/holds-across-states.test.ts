@@ -1,0 +1,108 @@
+// The fleet's holds seen by every remediator of a cluster, through the real binary on a real etcd
+// lab: a pause written from one state file (and into the cluster's etcd) holds `remediate` on
+// another state file, holds its `--resume`, and holds `run` on a third; after `resume` each goes
+// on. A storm in run's state holds `remediate --resume` on the same file, which once counted only
+// the one cluster it was given; `resume --storm` lets it go on.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
+import { startLab, type Lab } from '../../../infra/lab/lab.ts';
+import { jsonOf, killService, runCli, startCli, type Service } from '../cli/support.ts';
+
+const TOKEN = 'holds-test-token-5d1c9e7a3b2f4086';
+
+let dir: string;
+let lab: Lab;
+const services: Service[] = [];
+beforeAll(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'holds-'));
+  lab = await startLab({ members: 3, electionTimeoutMs: 500 });
+});
+afterEach(async () => {
+  for (const service of services.splice(0)) await killService(service);
+});
+afterAll(async () => {
+  await lab?.down();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const names = async () => (await lab.memberList()).map((m) => m.name).sort();
+const emptyState = async (name: string) => {
+  const file = path.join(dir, name);
+  await openSqliteStore({ path: file }).close();
+  return file;
+};
+/** A follower in the member list now (a removed member's name is never reused): its removal needs no move, so what holds it is the pause alone. */
+const aFollower = async () => {
+  const leader = await lab.leader();
+  return (await lab.memberList()).find((m) => m.name !== leader.name && !m.isLearner)!;
+};
+
+describe('a pause written from one state file', () => {
+  it('holds remediate on another state file, holds its --resume, and after resume it goes on', async () => {
+    const before = await names();
+    const follower = await aFollower();
+    const paused = await emptyState('person.sqlite');
+    const access = ['--endpoints', lab.endpoints().join(','), '--cluster', 'prod'];
+    const pause = await runCli(['pause', '--state', paused, ...access, '--why', 'zone b maintenance', '--by', 'ops@box']);
+    expect(pause.code, pause.stderr).toBe(0);
+    expect(pause.stdout).toMatch(/^paused cluster prod in state file .*person\.sqlite and in the etcd of cluster prod \(\/etcd-remediator\/holds\/pause\) by ops@box/);
+
+    const other = path.join(dir, 'other.sqlite');
+    // etcd refuses reconfiguration for ~5 s after start: a short backoff retries it promptly.
+    const common = [...access, '--election-timeout', '500ms', '--timeout', '1s', '--backoff', '300ms', '--state', other];
+    const first = startCli(['remediate', ...common, '--target', follower.name]);
+    services.push(first);
+    await first.waitForStderr(/RetryRequested\s+PAUSED/, 30_000);
+    expect(first.stderr()).toMatch(/is paused \(kept in etcd key \/etcd-remediator\/holds\/pause, written from state file \S*person\.sqlite/);
+    first.child.kill('SIGINT');
+    expect(await first.exited).toBe(130);
+    const [, incidentId] = /incident (\S+) stays open/.exec(first.stderr()) ?? [];
+    expect(incidentId, first.stderr()).toBeDefined();
+    expect(await names()).toEqual(before);
+
+    // The command the tool suggests holds too.
+    const resumed = startCli(['remediate', ...common, '--resume', incidentId!, '--json']);
+    services.push(resumed);
+    await resumed.until(() => ((resumed.stderr().match(/RetryRequested\s+PAUSED/g) ?? []).length >= 2 ? true : undefined), 'two PAUSED looks of the resumed incident', 30_000);
+    expect(await names()).toEqual(before);
+
+    const lift = await runCli(['resume', '--state', paused, ...access]);
+    expect(lift.code, lift.stderr).toBe(0);
+    expect(lift.stdout).toMatch(/^resumed cluster prod in state file .* and in the etcd of cluster prod/);
+    expect(await resumed.exited).toBe(6);
+    expect(jsonOf<{ incidentId: string; outcome: string }>({ code: 6, stdout: resumed.stdout(), stderr: resumed.stderr() })).toMatchObject({ incidentId });
+    expect(await names()).toEqual(before.filter((n) => n !== follower.name));
+    await lab.joinReplacement();
+  }, 120_000);
+
+  it('holds run on a third state file, and after resume run goes on', async () => {
+    const before = await names();
+    const follower = await aFollower();
+    const person = await emptyState('person2.sqlite');
+    const access = ['--endpoints', lab.endpoints().join(','), '--cluster', 'prod'];
+    expect((await runCli(['pause', '--state', person, ...access, '--why', 'upgrade'])).code).toBe(0);
+
+    const config = path.join(dir, 'run.json');
+    const policy = { electionTimeout: '500ms', callTimeout: '1s', backoff: { base: '300ms' } };
+    fs.writeFileSync(config, JSON.stringify({ state: 'run.sqlite', listen: '127.0.0.1:0', token: TOKEN, clusters: [{ clusterId: 'prod', endpoints: lab.endpoints(), policy }] }));
+    const run = startCli(['run', '--config', config]);
+    services.push(run);
+    const [, url] = await run.waitForStderr(/listening on (http:\/\/127\.0\.0\.1:\d+\/events)/);
+    const event = { clusterId: 'prod', target: { memberName: follower.name }, reason: 'kubelet down', source: 'test', observedAt: new Date().toISOString() };
+    const posted = await fetch(url!, { method: 'POST', body: JSON.stringify(event), headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(posted.status).toBeLessThan(300);
+    await run.waitForStderr(/PAUSED/, 30_000);
+    expect(await names()).toEqual(before);
+
+    // Lifted in etcd only, from yet another state file: run's own store never held this pause.
+    const lift = await runCli(['resume', '--state', await emptyState('third.sqlite'), ...access]);
+    expect(lift.code, lift.stderr).toBe(0);
+    await run.until(async () => ((await names()).includes(follower.name) ? undefined : true), `${follower.name} to be removed once resumed`, 30_000);
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+    await lab.joinReplacement();
+  }, 120_000);
+});
