@@ -1,7 +1,7 @@
 // Leader hygiene's events: a round of the periodic check asks for one cluster's check
 // (HygieneCheckDue, AWS only: run and watch keep their own timer); a check that finds the leader
 // degraded asks move-leader to move it (LeaderDegraded); the move's end is said (HygieneMoveEnded);
-// a degradation no move may cure is said once when it starts (LeaderHygieneAlert).
+// a degradation no move may cure is said once when it starts and once when it ends (LeaderHygieneAlert).
 import { z } from 'zod';
 import { MAX_MILLIS } from './cluster-view.ts';
 import { evidenceSchema, isoTimestampSchema, memberIdSchema, messageSchema, nonEmptyString, reasonCodeSchema } from './common.ts';
@@ -49,12 +49,18 @@ export const hygieneMoveEndedSchema = z
   })
   .describe('A leader-hygiene move ended: moved and verified, failed, not made (expired, superseded), or said only (dry run).');
 
+export const hygieneAlertPhases = ['started', 'ended'] as const;
+
 export const leaderHygieneAlertSchema = z
   .object({
     clusterId: clusterIdSchema,
     at: isoTimestampSchema,
+    phase: z
+      .enum(hygieneAlertPhases)
+      .default('started')
+      .describe('started: the hold begins (its reason, and for no target the followers refused, tell one hold from the next). ended: the hold said at its start is over (the leader well again, a target found, or another hold); its reason is the hold\'s.'),
     reason: reasonCodeSchema,
     message: messageSchema,
     evidence: evidenceSchema,
   })
-  .describe('The leader is degraded and no move may cure it (a cause the members share, the move limit, no fit target): a person should look. Said when it starts, not each check.');
+  .describe('The leader is degraded and no move may cure it (a cause the members share, the move limit, no fit target): a person should look. Said once when it starts and once when it ends, not each check.');

@@ -2,16 +2,20 @@
 // one's /metrics and Status, add the interval's samples to the cluster's hygiene record, and judge
 // the leader (core/leader-hygiene.ts). A judgement to move is recorded as an asked move before
 // LeaderDegraded goes out, so only that delivery can make it (hygiene-move.ts); a hold that needs a
-// person is said once when it starts (LeaderHygieneAlert). A pause, or an incident open on the
-// cluster, turns a move into a hold: remediation owns the leadership then.
+// person is said once when it starts and once when it ends (LeaderHygieneAlert, core
+// hygiene-alert.ts decides). A member that cannot be read is unknown to the judgement, not a
+// reason to judge nothing. A pause, or an incident open on the cluster, turns a move into a hold:
+// remediation owns the leadership then.
 import { makeEvent, type DetailOf, type EventEnvelope } from '../../events/catalogue.ts';
+import { alertSayings } from '../core/hygiene-alert.ts';
 import { withScrapes } from '../core/hygiene-history.ts';
 import { hygieneCheckDue } from '../core/hygiene-round.ts';
 import { openMoveOf, staleMovesEnded } from '../core/hygiene-moves.ts';
 import { emptyHygieneRecord, type HygieneMoveRecord, type HygieneRecord } from '../core/hygiene-record.ts';
 import type { MemberScrape } from '../core/hygiene-signals.ts';
 import { judgeLeaderHygiene, type HygieneDecision } from '../core/leader-hygiene.ts';
-import { pauseOf } from '../core/fleet-gate.ts';
+import { pauseHolding } from './fleet-facts.ts';
+import type { ClusterView } from '../core/view.ts';
 import { boundedSaid } from '../core/said-limits.ts';
 import type { MemberInfo } from '../core/types.ts';
 import { UnknownClusterError, type ClusterEntry } from '../ports/cluster-directory.ts';
@@ -54,23 +58,16 @@ export async function checkLeaderHygiene(deps: Deps, cluster: ClusterEntry): Pro
     const outcomes = await scrapeEvery(metrics, voters, policy.callTimeoutMs);
     const scrapes: MemberScrape[] = outcomes.flatMap((o) => ('scrape' in o ? [o.scrape] : []));
     record = withScrapes(record, scrapes, voters.map((m) => m.id), now, policy.hygiene);
-    const failed = outcomes.flatMap((o) => ('error' in o ? [o.error] : []));
-    verdict =
-      failed.length > 0
-        ? {
-            kind: 'not-evaluated',
-            reason: 'HYGIENE_SCRAPE_FAILED',
-            message: `Could not read ${failed.map((e) => e.message).join('; ')}: the leader is not judged on part of the cluster.`,
-            evidence: { failed: failed.map((e) => ({ member: e.memberId, url: e.url, error: e.message })) },
-          }
-        : judgeLeaderHygiene({
-            members: voters.map((m) => ({ id: m.id, name: m.name, samples: record.samples[m.id] ?? [] })),
-            moves: countedMoves(record.moves),
-            now,
-            policy,
-          });
+    // A member that could not be read (or whose text was refused) is unknown to the judgement: no target, never a figure.
+    const failed = new Map(outcomes.flatMap((o) => ('error' in o ? [[o.member.id, o.error.message] as const] : [])));
+    verdict = judgeLeaderHygiene({
+      members: voters.map((m) => ({ id: m.id, name: m.name, samples: record.samples[m.id] ?? [], ...(failed.has(m.id) ? { scrapeFailed: failed.get(m.id)! } : {}) })),
+      moves: countedMoves(record.moves),
+      now,
+      policy,
+    });
   }
-  verdict = await heldBack(deps, cluster, record, verdict);
+  verdict = await heldBack(deps, cluster, view, record, verdict);
   const published: EventEnvelope[] = [];
   let moveId: string | undefined;
   const pending = openMoveOf(record);
@@ -85,9 +82,9 @@ export async function checkLeaderHygiene(deps: Deps, cluster: ClusterEntry): Pro
     record = { ...record, moves: [...record.moves, move] };
     published.push(makeEvent('LeaderDegraded', degradedDetail(clusterId, move, verdict.kind === 'would-move', verdict.evidence)));
   }
-  const alert = alertToSay(record, verdict, now, policy.hygiene.cooldownMs);
-  if (alert) published.push(makeEvent('LeaderHygieneAlert', boundedSaid({ clusterId, at: iso(now), reason: verdict.reason, message: verdict.message, evidence: verdict.evidence })));
-  record = { ...record, lastJudged: { at: now, kind: verdict.kind, reason: verdict.reason, message: verdict.message }, ...alertKept(record, verdict, alert, now) };
+  const { say, held } = alertSayings(record.lastAlert, verdict, now);
+  for (const saying of say) published.push(makeEvent('LeaderHygieneAlert', boundedSaid({ clusterId, at: iso(now), ...saying })));
+  record = { ...record, lastJudged: { at: now, kind: verdict.kind, reason: verdict.reason, message: verdict.message }, lastAlert: held };
   try {
     await deps.store.saveHygieneRecord(clusterId, record, stored?.version ?? 0);
   } catch (error) {
@@ -95,30 +92,23 @@ export async function checkLeaderHygiene(deps: Deps, cluster: ClusterEntry): Pro
     deps.log.info('leader hygiene: the record was written meanwhile; this check is dropped', { clusterId });
     return { kind: 'conflict' };
   }
-  // The decision and the figures behind it, every check: what a person reads to trust a move.
-  deps.log.info(`leader hygiene: ${verdict.reason}`, { clusterId, kind: verdict.kind, message: verdict.message, evidence: verdict.evidence });
+  // The decision and the figures behind it, every check: what a person reads to trust a move. A
+  // hold already said is news to no one: its checks go to debug, its start and end are said.
+  const judged = [`leader hygiene: ${verdict.reason}`, { clusterId, kind: verdict.kind, message: verdict.message, evidence: verdict.evidence }] as const;
+  if (verdict.kind === 'hold' && verdict.alert && say.length === 0) deps.log.debug(...judged);
+  else deps.log.info(...judged);
+  for (const saying of say) {
+    const fields = { clusterId, message: saying.message, evidence: saying.evidence };
+    if (saying.phase === 'started') deps.log.warn(`leader hygiene alert: ${saying.reason}`, fields);
+    else deps.log.info(`leader hygiene alert ended: ${saying.reason}`, fields);
+  }
   if (published.length > 0) await deps.bus.publish(...published);
-  // The alert is said once (the record keeps it, written above), so counted once; a move asked is
-  // counted by its end (HygieneMoveEnded), not here, where it may be asked again.
+  // An alert's start and end are each said once (the record keeps the hold, written above), so
+  // counted once; a move asked is counted by its end (HygieneMoveEnded), not here, where it may be
+  // asked again.
   const said = published.filter((e) => e.detailType === 'LeaderHygieneAlert');
   if (said.length > 0) await deps.bus.settled?.(said);
   return { kind: 'judged', verdict, ...(moveId ? { moveId } : {}), published };
-}
-
-/**
- * An alert is said when its hold starts, not each check it lasts: again only for another reason,
- * once a cooldown has passed, or after the leader was judged healthy (or recovered) in between.
- */
-function alertToSay(record: HygieneRecord, verdict: HygieneVerdict, now: number, cooldownMs: number): boolean {
-  if (verdict.kind !== 'hold' || !verdict.alert) return false;
-  const last = record.lastAlert;
-  return !last || last.reason !== verdict.reason || now - last.at >= cooldownMs;
-}
-
-function alertKept(record: HygieneRecord, verdict: HygieneVerdict, said: boolean, now: number): Pick<HygieneRecord, 'lastAlert'> {
-  if (said) return { lastAlert: { at: now, reason: verdict.reason } };
-  const cleared = verdict.reason === 'HYGIENE_LEADER_HEALTHY' || verdict.reason === 'HYGIENE_RECOVERED';
-  return cleared || !record.lastAlert ? {} : { lastAlert: record.lastAlert };
 }
 
 function degradedDetail(clusterId: string, move: HygieneMoveRecord, dryRun: boolean, evidence: Record<string, unknown> = {}): DetailOf<'LeaderDegraded'> {
@@ -137,14 +127,14 @@ function degradedDetail(clusterId: string, move: HygieneMoveRecord, dryRun: bool
 }
 
 /** What holds a move back whatever the figures: a move under way, a pause, an incident open on the cluster. */
-async function heldBack(deps: Deps, cluster: ClusterEntry, record: HygieneRecord, verdict: HygieneDecision): Promise<HygieneVerdict> {
+async function heldBack(deps: Deps, cluster: ClusterEntry, view: ClusterView, record: HygieneRecord, verdict: HygieneDecision): Promise<HygieneVerdict> {
   const { clusterId } = cluster;
   const pending = openMoveOf(record);
   if (pending) {
     return { kind: 'hold', alert: false, reason: 'HYGIENE_MOVE_PENDING', message: `The move of leadership from ${pending.from} to ${pending.to} asked for at ${iso(pending.at)} is not over (${pending.state}): nothing new is judged until it is.`, evidence: { moveId: pending.moveId, state: pending.state } };
   }
   if (verdict.kind !== 'move' && verdict.kind !== 'would-move') return verdict;
-  const paused = pauseOf(await deps.store.fleetPauses(), clusterId);
+  const paused = await pauseHolding(deps, cluster, view);
   if (paused) {
     const { mark, fleetWide } = paused;
     return { kind: 'hold', alert: false, reason: 'HYGIENE_PAUSED', message: `${verdict.message}; but ${fleetWide ? 'the fleet' : clusterId} is paused since ${iso(mark.at)} by ${mark.by} (${mark.why}): nothing is moved until a person resumes.`, evidence: verdict.evidence };

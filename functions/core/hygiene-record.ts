@@ -2,7 +2,8 @@
 // each member (the next interval's deltas are taken from it), each member's interval samples the
 // policy reads, and the moves asked for with what became of each. One record per cluster, written
 // under a version, so two checks or two deliveries of one move never both act. Pure data.
-import type { HygieneMove } from './leader-hygiene.ts';
+import type { ReasonCode } from './decision.ts';
+import type { HygieneMove } from './hygiene-facts.ts';
 import type { MemberScrape, MemberSignals } from './hygiene-signals.ts';
 import type { MemberId } from './types.ts';
 
@@ -45,8 +46,16 @@ export interface HygieneRecord {
   /** Oldest first, trimmed to the last day (and always the last one). */
   moves: HygieneMoveRecord[];
   lastJudged?: HygieneJudged;
-  /** The alert last said, until the leader is judged healthy again: a hold that flickers is not said again. */
-  lastAlert?: { at: number; reason: string };
+  /** The hold an alert was said for, while it lasts (hygiene-alert.ts): said once when it starts, once when it ends. */
+  lastAlert?: HygieneAlertHeld;
+}
+
+/** A hold said as an alert: its reason, the members it is about (no target: the followers refused), and when it started. */
+export interface HygieneAlertHeld {
+  at: number;
+  reason: ReasonCode;
+  /** Absent in a record written before holds were told apart by their members: any set matches it. */
+  members?: string[];
 }
 
 export const emptyHygieneRecord = (): HygieneRecord => ({ lastScrapes: {}, samples: {}, moves: [] });

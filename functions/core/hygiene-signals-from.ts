@@ -10,9 +10,12 @@ type Buckets = HistogramScrape['buckets'];
 /**
  * The q-quantile of cumulative buckets as Prometheus' histogram_quantile computes it: the bucket
  * the rank falls in, interpolated linearly between its bounds (the first bucket starting at 0);
- * a rank in the +Inf bucket gives the highest finite bound. Undefined when nothing was observed.
+ * a rank in the +Inf bucket gives the highest finite bound. Undefined when nothing was observed;
+ * NaN, unknown, when a count is not a finite number or the counts fall as the bound rises: such
+ * counts compare false with every rank, and would read as the highest bound.
  */
 export function quantileOf(q: number, buckets: Buckets): number | undefined {
+  if (buckets.some(([, count], i) => !Number.isFinite(count) || count < (buckets[i - 1]?.[1] ?? 0))) return NaN;
   const total = buckets.at(-1)?.[1] ?? 0;
   if (total <= 0 || buckets.length < 2) return undefined;
   const rank = q * total;
@@ -44,7 +47,8 @@ function histogramDelta(earlier: HistogramScrape, later: HistogramScrape): Histo
 }
 
 const p99Of = (h: HistogramScrape): number | undefined => quantileOf(0.99, h.buckets);
-const meanOf = (h: HistogramScrape): number | undefined => (h.count > 0 ? h.sum / h.count : undefined);
+/** NaN (unknown) when the sum or count is not a finite number: a NaN count is not "nothing observed". */
+const meanOf = (h: HistogramScrape): number | undefined => (!Number.isFinite(h.count) || !Number.isFinite(h.sum) ? NaN : h.count > 0 ? h.sum / h.count : undefined);
 
 function memberRestarted(earlier: MemberScrape, later: MemberScrape): boolean {
   if (earlier.processStartTime !== undefined && later.processStartTime !== undefined && later.processStartTime > earlier.processStartTime) return true;

@@ -61,7 +61,10 @@ export interface MemberSignals {
   isLeader: boolean;
   /** etcd_server_has_leader at the later scrape; left out, read as true (one leader and one term everywhere are still required). */
   hasLeader?: boolean;
-  /** p99 and mean (Δsum/Δcount) of the interval, in seconds; undefined when no observation fell in it. */
+  /**
+   * p99 and mean (Δsum/Δcount) of the interval, in seconds; undefined when no observation fell in
+   * it; NaN when the scrape's counts or sum were no finite numbers: unknown, never a figure.
+   */
   walFsyncP99?: number;
   walFsyncMean?: number;
   backendCommitP99?: number;

@@ -1,79 +1,19 @@
 // Leader hygiene: move leadership off a leader that stays degraded, before it fails, and never to
 // a member that is worse. The checks run in order, each passing or deciding with its reason code
 // and a sentence giving the figures (as plan-checks.ts and Cluster API's remediation preconditions
-// do): settled cluster, a leader degraded for the whole window, no shared cause, the move limits,
-// a target better on every signal. Pure: the samples come from the metrics adapter.
-import type { ReasonCode } from './decision.ts';
+// do): figures known, settled cluster, a leader degraded for the whole window, no shared cause,
+// the move limits, a target better on every signal (hygiene-target.ts). Pure: the samples come
+// from the metrics adapter.
 import { describeDuration, describeTime } from './explain.ts';
-import type { MemberSignals } from './hygiene-signals.ts';
-import {
-  describeFigure,
-  describeLatency,
-  leaderBreaches,
-  levelBreaches,
-  roundTripsSince,
-  slowToReach,
-  signalWords,
-  type Breach,
-  type DegradationSignal,
-  type HygieneThresholds,
-} from './leader-degradation.ts';
-import type { Policy } from './policy.ts';
-import type { MemberId } from './types.ts';
+import { hold, leave, names, notEvaluated, type Facts, type HygieneDecision, type HygieneInput, type Member, type UnknownMember } from './hygiene-facts.ts';
+import { breachEvidence, degrading, lasted, moveDecision } from './hygiene-target.ts';
+import { sharedCause } from './hygiene-shared-cause.ts';
+import { describeUnknown, unknownWhy } from './hygiene-unknown.ts';
+import { describeFigure, describeLatency, leaderBreaches, roundTripsSince, signalWords } from './leader-degradation.ts';
 
-/** A hygiene move this cluster had: when, and from which member to which. */
-export interface HygieneMove {
-  at: number;
-  from: MemberId;
-  to: MemberId;
-}
-
-export interface HygieneInput {
-  /** Every voting member's samples, oldest first (one a minute, say), the newest of each from the same poll. */
-  members: readonly { id: MemberId; name?: string; samples: readonly MemberSignals[] }[];
-  /** This cluster's past hygiene moves, any order. */
-  moves: readonly HygieneMove[];
-  now: number;
-  policy: Pick<Policy, 'hygiene' | 'electionTimeoutMs' | 'dryRun'>;
-}
-
-type Verdict = { reason: ReasonCode; message: string; evidence: Record<string, unknown> };
-
-export type HygieneDecision =
-  /** Not judged: off, or the cluster is not settled. */
-  | ({ kind: 'not-evaluated' } & Verdict)
-  /** Judged, nothing to do: healthy, degrading for less than the window, recovered. */
-  | ({ kind: 'leave' } & Verdict)
-  /** Degraded, but no move: a shared cause, the limits, no target. alert: a person should look. */
-  | ({ kind: 'hold'; alert: boolean } & Verdict)
-  /** Move leadership (or, in a dry run, say so and do nothing). */
-  | ({ kind: 'move' | 'would-move'; from: MemberId; to: MemberId; reason: 'LEADER_DEGRADED' } & Omit<Verdict, 'reason'>);
+export type { HygieneDecision, HygieneInput, HygieneMove } from './hygiene-facts.ts';
 
 const DAY_MS = 86_400_000;
-
-interface Member {
-  id: MemberId;
-  name: string;
-  samples: readonly MemberSignals[];
-  last: MemberSignals;
-}
-
-interface Facts {
-  input: HygieneInput;
-  t: HygieneThresholds;
-  members: Member[];
-  leader: Member;
-  followers: Member[];
-  breaches: Breach[];
-  /** Where round trips are read from (roundTripsSince): the window, or back to etcd's last observation. */
-  roundTripsSince: number;
-}
-
-const hold = (reason: ReasonCode, message: string, evidence: Record<string, unknown>, alert = false): HygieneDecision => ({ kind: 'hold', alert, reason, message, evidence });
-const leave = (reason: ReasonCode, message: string, evidence: Record<string, unknown>): HygieneDecision => ({ kind: 'leave', reason, message, evidence });
-const notEvaluated = (reason: ReasonCode, message: string, evidence: Record<string, unknown> = {}): HygieneDecision => ({ kind: 'not-evaluated', reason, message, evidence });
-
-const names = (members: readonly Member[]): string => members.map((m) => m.name).join(', ');
 
 /** Settled: every member has two samples one election timeout apart, one leader in both, one term, a leader seen everywhere. */
 function unsettled(members: readonly Member[], electionTimeoutMs: number): string | undefined {
@@ -96,108 +36,6 @@ function unsettled(members: readonly Member[], electionTimeoutMs: number): strin
   const leaderless = members.filter((m) => m.last.hasLeader === false);
   if (leaderless.length > 0) return `${names(leaderless)} ${leaderless.length === 1 ? 'sees' : 'see'} no leader`;
   return undefined;
-}
-
-/** The figures a breach is said with. */
-const breachEvidence = (b: Breach, t: HygieneThresholds) => ({ signal: b.signal, since: b.since, latest: b.latest, worst: b.worst, said: describeFigure(b.signal, b.latest, t) });
-
-/** A leader degraded now: a breach open for the whole window, its latest sample not under the exit level. */
-const degrading = (b: Breach) => b.now !== 'exit';
-const lasted = (b: Breach, now: number, windowMs: number) => now - b.since >= windowMs;
-
-/** The latency a signal is about, which a target must beat; heartbeat failures are about none (CPU, disk or network). */
-const latencyOf = (signal: DegradationSignal): 'walFsyncP99' | 'backendCommitP99' | undefined =>
-  signal === 'heartbeatFailures' || signal === 'leaderRoundTrip' ? undefined : signal === 'backendCommitP99' || signal === 'backendCommitOutlier' ? 'backendCommitP99' : 'walFsyncP99';
-
-/** A member's last observed worst round trip since `since`, to anyone but `except`. */
-function latestRoundTrip(m: Member, since: number, except: string): number | undefined {
-  const observed = m.samples.filter((s) => s.at > since && s.peerRoundTripP99By !== undefined).at(-1);
-  const trips = Object.entries(observed?.peerRoundTripP99By ?? {}).filter(([id]) => id !== except).map(([, rtt]) => rtt);
-  return trips.length === 0 ? undefined : Math.max(...trips);
-}
-
-/** The worst of a member's window samples on one latency; undefined when none was observed. */
-function worstInWindow(m: Member, key: 'walFsyncP99' | 'backendCommitP99', since: number): number | undefined {
-  const values = m.samples.filter((s) => s.at > since).map((s) => s[key]).filter((v) => v !== undefined);
-  return values.length === 0 ? undefined : Math.max(...values);
-}
-
-/** The mean time a member took to answer its scrapes within the window, when they were timed. */
-function meanAnswerMs(m: Member, since: number): number | undefined {
-  const timed = m.samples.filter((s) => s.at > since && s.answerMs !== undefined).map((s) => s.answerMs!);
-  return timed.length === 0 ? undefined : timed.reduce((a, b) => a + b, 0) / timed.length;
-}
-
-const describeMs = (ms: number): string => `${Math.round(ms)} ms`;
-
-const sum = (samples: readonly MemberSignals[], since: number, key: 'slowApplies'): number =>
-  samples.filter((s) => s.at > since).reduce((total, s) => total + s[key], 0);
-
-/**
- * Why a follower may not take leadership, or undefined when it may: each rule in turn. Strictly
- * better than the leader on the latency the leader breaches, and no worse on the other: the 1 ms ×
- * 2^k buckets give healthy disks the same p99, so "strictly better on each" would refuse every
- * follower of a cluster with one bad disk.
- */
-function unfit(f: Facts, m: Member, strict: 'walFsyncP99' | 'backendCommitP99' | undefined): string | undefined {
-  const { input, leader } = f;
-  const { hygiene } = input.policy;
-  const since = input.now - hygiene.windowMs;
-  if (m.last.alarms.length > 0) return `raises ${m.last.alarms.join(', ')}`;
-  if (m.last.hasLeader === false) return 'sees no leader';
-  const lag = leader.last.raftIndex - m.last.raftAppliedIndex;
-  if (lag > hygiene.maxApplyLag) return `has applied ${lag} entries fewer than the leader has committed (at most ${hygiene.maxApplyLag})`;
-  const leftAt = Math.max(
-    ...input.moves.filter((mv) => mv.from === m.id).map((mv) => mv.at),
-    ...m.samples.filter((s) => s.isLeader).map((s) => s.at),
-    Number.NEGATIVE_INFINITY,
-  );
-  if (input.now - leftAt < hygiene.returnBlockMs) return `led ${describeDuration(input.now - leftAt)} ago, within the return block of ${describeDuration(hygiene.returnBlockMs)}`;
-  const levels = { walFsyncP99: f.t.fsyncP99Ms / 1_000, backendCommitP99: f.t.commitP99Ms / 1_000 } as const;
-  const healthy = { walFsyncP99: f.t.healthyFsyncP99Ms / 1_000, backendCommitP99: f.t.healthyCommitP99Ms / 1_000 } as const;
-  for (const key of ['walFsyncP99', 'backendCommitP99'] as const) {
-    const word = signalWords[key];
-    const mine = m.last[key];
-    const theirs = leader.last[key];
-    if (mine === undefined) return `observed no ${word.replace(' p99', '')} in its last sample`;
-    if (theirs !== undefined && (key === strict ? mine >= theirs : mine > theirs && mine > healthy[key])) {
-      return `has a ${word} of ${describeLatency(mine)}, ${key === strict ? 'not better than' : 'worse than'} the leader's ${describeLatency(theirs)}`;
-    }
-    const worst = worstInWindow(m, key, since)!;
-    if (worst > levels[key]) return `had a ${word} of ${describeLatency(worst)} in the window, above the warning level of ${describeLatency(levels[key])}`;
-  }
-  const answer = meanAnswerMs(m, since);
-  if (answer !== undefined && answer > f.t.stallAnswerMs) return `answered its scrapes in ${describeMs(answer)} on average in the window, above the stall level of ${describeMs(f.t.stallAnswerMs)}: it is stalled itself`;
-  // Its round trips to the others but the leader (the leader's own slowness is not the target's), against the leader's own.
-  const rtt = latestRoundTrip(m, f.roundTripsSince, leader.id);
-  const leaderRtt = latestRoundTrip(leader, f.roundTripsSince, '');
-  if (rtt !== undefined && rtt > f.t.healthyPeerRoundTripMs / 1_000 && (leaderRtt === undefined || rtt > leaderRtt)) {
-    return `has a peer round trip p99 of ${describeLatency(rtt)}, above ${leaderRtt === undefined ? 'the healthy level' : `the leader's ${describeLatency(leaderRtt)}`}`;
-  }
-  const slow = sum(m.samples, since, 'slowApplies');
-  const leaderSlow = sum(leader.samples, since, 'slowApplies');
-  if (slow > leaderSlow) return `had ${slow} slow applies in the window, more than the leader's ${leaderSlow}`;
-  return undefined;
-}
-
-/**
- * The ranking of fit targets, best first: the lowest WAL fsync p99 (the disk the leader waits on
- * before each heartbeat), then its mean (coarse buckets tie p99s), then the lowest commit p99, the
- * least apply lag, the lowest peer round trip, and the id, so the pick is the same every time.
- */
-function rank(a: Member, b: Member): number {
-  const keys = [
-    (m: Member) => m.last.walFsyncP99 ?? Infinity,
-    (m: Member) => m.last.walFsyncMean ?? Infinity,
-    (m: Member) => m.last.backendCommitP99 ?? Infinity,
-    (m: Member) => m.last.raftIndex - m.last.raftAppliedIndex,
-    (m: Member) => m.last.peerRoundTripP99 ?? Infinity,
-  ];
-  for (const key of keys) {
-    const d = key(a) - key(b);
-    if (d !== 0) return d;
-  }
-  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
 interface HygieneCheck {
@@ -234,51 +72,7 @@ const checks: readonly HygieneCheck[] = [
       return leave('HYGIENE_LEADER_HEALTHY', `${leader.name} leads and breaches no degradation rule: WAL fsync p99 ${describeLatency(leader.last.walFsyncP99)}, backend commit p99 ${describeLatency(leader.last.backendCommitP99)}.`, evidence);
     },
   },
-  {
-    // Half or more of the members breaching one level rule: storage, a host or the network they share.
-    name: 'shared-cause',
-    run: ({ input, members, t, roundTripsSince: rttSince }) => {
-      const { windowMs } = input.policy.hygiene;
-      for (const signal of ['walFsyncP99', 'backendCommitP99'] as const) {
-        const breaching = members
-          .map((m) => ({ m, b: levelBreaches(m.samples, t, windowMs).find((b) => b.signal === signal && degrading(b)) }))
-          .filter((x) => x.b !== undefined);
-        if (breaching.length * 2 < members.length) continue;
-        const figures = breaching.map(({ m, b }) => `${m.name} ${describeLatency(b!.latest)}`).join(', ');
-        const level = describeLatency((signal === 'walFsyncP99' ? t.fsyncP99Ms : t.commitP99Ms) / 1_000);
-        return hold(
-          'HYGIENE_SHARED_DEGRADATION',
-          `${breaching.length} of ${members.length} members breach the ${signalWords[signal]} level of ${level} (${figures}): the cause is shared, so leadership is not moved; check the storage they share, their hosts (CPU, I/O from other processes) and the network between them.`,
-          { signal, level: level, members: breaching.map(({ m, b }) => ({ member: m.id, latest: b!.latest, since: b!.since })) },
-          true,
-        );
-      }
-      // A network every member is slow to reach over: the leader's round trip rule would move for nothing.
-      const far = slowToReach(members, rttSince, t);
-      if (far.length * 2 >= members.length) {
-        const figures = far.map((x) => `${members.find((m) => m.id === x.id)!.name} ${describeLatency(x.roundTrip)}`).join(', ');
-        return hold(
-          'HYGIENE_SHARED_DEGRADATION',
-          `${far.length} of ${members.length} members are reached by their peers in more than the round trip level of ${describeLatency(t.peerRoundTripMs / 1_000)} (${figures}): the network is slow for all of them, so leadership is not moved; check the network they share.`,
-          { signal: 'peerRoundTrip', level: t.peerRoundTripMs, members: far.map((x) => ({ member: x.id, roundTrip: x.roundTrip })) },
-          true,
-        );
-      }
-      // A process starved of CPU answers late on every member alike, where heartbeat failures show on the leader alone.
-      const since = input.now - windowMs;
-      const stalled = members.map((m) => ({ m, ms: meanAnswerMs(m, since) })).filter((x) => x.ms !== undefined && x.ms > t.stallAnswerMs);
-      if (stalled.length * 2 >= members.length) {
-        const figures = stalled.map(({ m, ms }) => `${m.name} ${describeMs(ms!)}`).join(', ');
-        return hold(
-          'HYGIENE_SHARED_DEGRADATION',
-          `${stalled.length} of ${members.length} members answered their scrapes in more than the stall level of ${describeMs(t.stallAnswerMs)} on average over the window (${figures}): the cause is shared, so leadership is not moved; check their hosts (CPU starvation, other processes) and what else they share.`,
-          { signal: 'stall', level: t.stallAnswerMs, members: stalled.map(({ m, ms }) => ({ member: m.id, meanAnswerMs: ms })) },
-          true,
-        );
-      }
-      return 'pass';
-    },
-  },
+  { name: 'shared-cause', run: sharedCause },
   {
     name: 'moves-per-day',
     run: ({ input, leader }) => {
@@ -308,66 +102,65 @@ const checks: readonly HygieneCheck[] = [
   },
 ];
 
-/** The target's figure on what the leader breaches: its latency; for heartbeats, how promptly it answers; for the way to the leader, its round trips. */
-function comparedWith(f: Facts, signal: DegradationSignal, target: Member): string {
-  const since = f.input.now - f.input.policy.hygiene.windowMs;
-  const strict = latencyOf(signal);
-  if (strict) return `while ${target.name}'s ${signalWords[strict]} was ${describeLatency(target.last[strict])}`;
-  if (signal === 'leaderRoundTrip') {
-    const rtt = latestRoundTrip(target, f.roundTripsSince, f.leader.id);
-    if (rtt !== undefined) return `while ${target.name}'s round trip to the others was ${describeLatency(rtt)}`;
-  }
-  const [mine, theirs] = [meanAnswerMs(target, since), meanAnswerMs(f.leader, since)];
-  if (signal === 'heartbeatFailures' && mine !== undefined && theirs !== undefined) return `while ${target.name} answered its scrapes in ${describeMs(mine)} on average and ${f.leader.name} in ${describeMs(theirs)}`;
-  return `while ${target.name}'s WAL fsync p99 was ${describeLatency(target.last.walFsyncP99)}`;
+/** A scrape failure said as before the judgement: who could not be read, and that the leader is not judged. */
+const couldNotRead = (failed: readonly { id: string; scrapeFailed?: string }[], why: string): HygieneDecision =>
+  notEvaluated('HYGIENE_SCRAPE_FAILED', `Could not read ${failed.map((m) => m.scrapeFailed).join('; ')}: ${why}`, { failed: failed.map((m) => ({ member: m.id, error: m.scrapeFailed })) });
+
+/** The member leading whose figures are unknown: named leader by a known member's Status, or, with no known member leading, leading in its own last sample. */
+function unknownLeader(unknown: readonly UnknownMember[], known: readonly Member[]): UnknownMember | undefined {
+  const named = new Set(known.map((m) => m.last.leaderId));
+  const knownLeads = known.some((m) => m.last.isLeader);
+  return unknown.find((u) => named.has(u.member.id) || (!knownLeads && u.member.last?.isLeader === true));
 }
 
-function moveDecision(f: Facts): HygieneDecision {
-  const { input, leader, followers, breaches, t } = f;
-  const cause = breaches.find((b) => degrading(b) && lasted(b, input.now, input.policy.hygiene.windowMs))!;
-  const strict = latencyOf(cause.signal);
-  const verdicts = followers.map((m) => ({ m, why: unfit(f, m, strict) }));
-  const fit = verdicts.filter((v) => v.why === undefined).map((v) => v.m).sort(rank);
-  const said = `${leader.name}'s ${signalWords[cause.signal]} ${cause.signal === 'heartbeatFailures' ? 'were' : 'was'} ${describeFigure(cause.signal, cause.latest, t)} for ${describeDuration(input.now - cause.since)}`;
-  const target = fit[0];
-  if (!target) {
-    const why = verdicts.map((v) => `${v.m.name} ${v.why}`).join('; ');
-    return hold('HYGIENE_NO_TARGET', `${said}, but no follower may take over: ${why || 'there is none'}.`, { leader: leader.id, refused: verdicts.map((v) => ({ member: v.m.id, why: v.why })) }, true);
-  }
-  const compared = comparedWith(f, cause.signal, target);
-  const dryRun = input.policy.dryRun || input.policy.hygiene.dryRun;
-  const message = dryRun
-    ? `would move leadership from ${leader.name} to ${target.name} (dry run: nothing is moved): ${said} ${compared}`
-    : `move leadership from ${leader.name} to ${target.name}: ${said} ${compared}`;
-  const figures = (m: Member) => ({
-    member: m.id,
-    walFsyncP99: m.last.walFsyncP99,
-    walFsyncMean: m.last.walFsyncMean,
-    backendCommitP99: m.last.backendCommitP99,
-    backendCommitMean: m.last.backendCommitMean,
-    peerRoundTripP99: m.last.peerRoundTripP99,
-    applyLag: leader.last.raftIndex - m.last.raftAppliedIndex,
-  });
-  return {
-    kind: dryRun ? 'would-move' : 'move',
-    from: leader.id,
-    to: target.id,
-    reason: 'LEADER_DEGRADED',
-    message,
-    evidence: { breaches: breaches.map((b) => breachEvidence(b, t)), leader: figures(leader), target: figures(target), ranked: fit.map((m) => m.id), refused: verdicts.filter((v) => v.why).map((v) => ({ member: v.m.id, why: v.why })) },
-  };
+/** A judgement of the known members, with the unknown followers named: no news of theirs is read as good news. */
+function noting(decision: HygieneDecision, unknown: readonly UnknownMember[]): HygieneDecision {
+  // A move or no target names them among the refused already.
+  if (unknown.length === 0 || decision.kind === 'move' || decision.kind === 'would-move' || decision.reason === 'HYGIENE_NO_TARGET') return decision;
+  return { ...decision, message: `${decision.message} (${describeUnknown(unknown)}.)`, evidence: { ...decision.evidence, unknown: unknown.map((u) => ({ member: u.member.id, why: u.why })) } };
 }
 
 export function judgeLeaderHygiene(input: HygieneInput): HygieneDecision {
-  const { hygiene, electionTimeoutMs } = input.policy;
+  const { hygiene } = input.policy;
   if (!hygiene.enabled) return notEvaluated('HYGIENE_DISABLED', 'Leader hygiene is off for this cluster (hygiene.enabled is false).');
-  const members: Member[] = input.members
-    .filter((m) => m.samples.length > 0)
-    .map((m) => ({ id: m.id, name: m.name ?? m.id, samples: m.samples, last: m.samples[m.samples.length - 1]! }));
-  const missing = input.members.filter((m) => m.samples.length === 0);
-  if (missing.length > 0 || members.length === 0) {
+  const failed = input.members.filter((m) => m.scrapeFailed !== undefined);
+  // A member not sampled yet that was read: the cluster is just starting to be watched.
+  const missing = input.members.filter((m) => m.samples.length === 0 && m.scrapeFailed === undefined);
+  if (missing.length > 0 || input.members.every((m) => m.samples.length === 0)) {
+    if (failed.length > 0) return couldNotRead(failed, 'the leader is not judged on part of the cluster.');
     return notEvaluated('HYGIENE_UNSTABLE', `No samples of ${missing.map((m) => m.name ?? m.id).join(', ') || 'any member'}: the cluster is not judged.`);
   }
+  const readSince = roundTripsSince(input.now, hygiene);
+  const members: Member[] = [];
+  const unknown: UnknownMember[] = [];
+  for (const m of input.members) {
+    const said = { id: m.id, name: m.name ?? m.id, ...(m.scrapeFailed === undefined ? {} : { scrapeFailed: m.scrapeFailed }) };
+    // Failing for longer than the samples are kept: no sample left, still unknown, never a figure.
+    if (m.samples.length === 0) {
+      unknown.push({ member: said, why: `this check could not read it (${m.scrapeFailed})` });
+      continue;
+    }
+    const member: Member = { ...said, samples: m.samples, last: m.samples[m.samples.length - 1]! };
+    const why = unknownWhy(member, input.now, hygiene.windowMs, readSince);
+    if (why === undefined) members.push(member);
+    else unknown.push({ member, why });
+  }
+  // Unknown is neither a breach nor health: a leader whose figures are unknown is not judged, and nothing is moved on it.
+  const lead = unknownLeader(unknown, members);
+  if (lead?.member.scrapeFailed !== undefined) return couldNotRead(failed, `${lead.member.name} leads and its figures are unknown, so the leader is not judged.`);
+  if (lead) {
+    return notEvaluated('HYGIENE_FIGURES_UNKNOWN', `${lead.member.name} leads, but its figures are unknown: ${lead.why}; unknown is neither a breach nor health, so the leader is not judged and nothing is moved.`, {
+      leader: lead.member.id,
+      unknown: unknown.map((u) => ({ member: u.member.id, why: u.why })),
+    });
+  }
+  if (members.length === 0) return notEvaluated('HYGIENE_FIGURES_UNKNOWN', `Every member's figures are unknown (${describeUnknown(unknown)}): the leader is not judged.`, { unknown: unknown.map((u) => ({ member: u.member.id, why: u.why })) });
+  return noting(judgeKnown(input, members, unknown, readSince), unknown);
+}
+
+/** The judgement on the members whose figures are known, the unknown followers no target. */
+function judgeKnown(input: HygieneInput, members: Member[], unknown: UnknownMember[], readSince: number): HygieneDecision {
+  const { hygiene, electionTimeoutMs } = input.policy;
   const why = unsettled(members, electionTimeoutMs);
   if (why) return notEvaluated('HYGIENE_UNSTABLE', `The cluster is not settled: ${why}; the leader is not judged.`, { members: members.map((m) => ({ member: m.id, term: m.last.raftTerm, isLeader: m.last.isLeader, hasLeader: m.last.hasLeader })) });
   const alarmed = members.filter((m) => m.last.alarms.length > 0);
@@ -393,7 +186,7 @@ export function judgeLeaderHygiene(input: HygieneInput): HygieneDecision {
   const followers = members.filter((m) => m !== leader);
   const t = hygiene.thresholds;
   const breaches = leaderBreaches(leader.samples, followers.map((m) => m.samples), t, hygiene.windowMs);
-  const facts: Facts = { input, t, members, leader, followers, breaches, roundTripsSince: roundTripsSince(input.now, hygiene) };
+  const facts: Facts = { input, t, members, leader, followers, unknown, breaches, roundTripsSince: readSince };
   for (const check of checks) {
     const decided = check.run(facts);
     if (decided !== 'pass') return decided;

@@ -47,6 +47,7 @@ export const INCIDENTS = 'Incidents';
 export const HYGIENE_MOVES = 'HygieneMoves';
 export const HYGIENE_MOVE_DURATION = 'HygieneMoveDuration';
 export const HYGIENE_ALERTS = 'HygieneAlerts';
+export const HYGIENE_ALERTS_ENDED = 'HygieneAlertsEnded';
 
 /** The reasons a retry stands for fleet safety holding a remediation back (fleet-gate.ts). */
 export const DEFERRAL_REASONS = ['FLEET_STORM', 'PAUSED', 'REMOVALS_IN_FLIGHT'] as const;
@@ -112,6 +113,7 @@ export const metricTable: readonly MetricRow[] = [
     bucketsSeconds: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
   },
   { name: HYGIENE_ALERTS, unit: 'Count', meaning: 'Leader hygiene said a degradation no move may cure (LeaderHygieneAlert), once when it starts, by its reason code.', dimensions: [], labels: ['reason'] },
+  { name: HYGIENE_ALERTS_ENDED, unit: 'Count', meaning: 'A leader-hygiene alert\'s hold ended (LeaderHygieneAlert phase ended), once, by the hold\'s reason code.', dimensions: [], labels: ['reason'] },
   { name: DEAD_LETTER, unit: 'Count', meaning: 'An input or event was kept as a dead letter, by where it was refused (its source: http, stdin, timer, local bus, a handler).', dimensions: ['source'], labels: ['source'] },
   {
     name: INCIDENTS,

@@ -203,7 +203,7 @@ export const reasonTable = {
   HYGIENE_COOLDOWN: { outcomes: ['hygiene'], description: 'The last hygiene move was less than hygiene.cooldownMs ago: no second move until the cooldown ends.' },
   HYGIENE_NO_TARGET: {
     outcomes: ['hygiene'],
-    description: 'The leader is degraded, but no follower is caught up, free of alarms, better on every signal and allowed to lead again: nothing is moved.',
+    description: 'The leader is degraded, but no follower is caught up, free of alarms, known and better on every signal and allowed to lead again (one whose figures are unknown is none): nothing is moved.',
   },
   LEADER_DEGRADED: {
     outcomes: ['hygiene'],
@@ -211,7 +211,12 @@ export const reasonTable = {
   },
   HYGIENE_SCRAPE_FAILED: {
     outcomes: ['hygiene'],
-    description: "A member's /metrics or Status could not be read in this check: the leader is not judged on part of the cluster (a leader that does not answer at all is remediation's, not hygiene's).",
+    description:
+      "The leader's /metrics or Status (or those of a member never read yet) could not be read, or were refused as no numbers, in this check: the leader is not judged (a follower that cannot be read is only no target; a leader that does not answer at all is remediation's, not hygiene's).",
+  },
+  HYGIENE_FIGURES_UNKNOWN: {
+    outcomes: ['hygiene'],
+    description: "The leader's figures are unknown (one is NaN or infinite, or its last sample is older than the window): unknown is neither a breach nor health, so the leader is not judged and nothing is moved.",
   },
   HYGIENE_NO_METRICS: { outcomes: ['hygiene'], description: "The cluster's etcd access has no way to read the members' /metrics: the leader is not judged." },
   HYGIENE_PAUSED: { outcomes: ['hygiene'], description: 'The fleet or the cluster is paused: leadership is judged but not moved until a person resumes.' },

@@ -7,6 +7,7 @@ import {
   DEAD_LETTER,
   DEFERRAL_REASONS,
   HYGIENE_ALERTS,
+  HYGIENE_ALERTS_ENDED,
   HYGIENE_MOVE_DURATION,
   HYGIENE_MOVES,
   LEADER_MOVED,
@@ -81,7 +82,7 @@ export function outcomeMetrics(event: EventEnvelope, openedAt?: number): MetricP
       return [count(HYGIENE_MOVES, { outcome }), ...took];
     }
     case 'LeaderHygieneAlert':
-      return [count(HYGIENE_ALERTS, { reason: event.detail.reason })];
+      return [count(event.detail.phase === 'ended' ? HYGIENE_ALERTS_ENDED : HYGIENE_ALERTS, { reason: event.detail.reason })];
     default:
       return [];
   }

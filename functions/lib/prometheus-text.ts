@@ -11,6 +11,8 @@ export interface Sample {
   labels: Readonly<Record<string, string>>;
   value: number;
   timestampMs?: number;
+  /** Where it was read (from 1), so a check of its family can name the line. */
+  line?: number;
 }
 
 export interface Family {
@@ -153,7 +155,7 @@ export function parsePrometheusText(text: string): Family[] {
     try {
       if (!trimmed.startsWith('#')) {
         const read = sample(trimmed);
-        familyOf(familyNameOf(read.name, types)).samples.push(read);
+        familyOf(familyNameOf(read.name, types)).samples.push({ ...read, line: index + 1 });
         return;
       }
       const [, keyword, name, ...rest] = trimmed.split(/[ \t]+/);
@@ -191,35 +193,55 @@ export interface HistogramSeries {
 
 const seriesKey = (labels: Readonly<Record<string, string>>): string => JSON.stringify(Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : 1)));
 
-/** The series of a histogram family, checked: +Inf present and equal to _count, buckets never falling. */
+/** A bucket as read: its bound, its cumulative count, and the line it was on. */
+type BucketRead = { bound: number; le: string; count: number; line: number | undefined };
+
+const at = (line: number | undefined): string => (line === undefined ? '' : `line ${line}: `);
+
+/** A sample's name and labels as the exposition writes them: h_bucket{To="a",le="0.1"}. */
+const written = (name: string, labels: Readonly<Record<string, string>>): string => {
+  const pairs = Object.entries(labels).map(([k, v]) => `${k}=${JSON.stringify(v)}`);
+  return pairs.length === 0 ? name : `${name}{${pairs.join(',')}}`;
+};
+
+/**
+ * The series of a histogram family, checked: every bucket count a finite number ≥ 0 (le="+Inf" is
+ * a bound, never a count), the counts never falling as the bound rises, +Inf present and equal to
+ * _count. A refusal names the line and the series: a NaN count compares false with everything, so
+ * let through it would read as no observation, or as the highest bound.
+ */
 export function histogramsOf(family: Family): HistogramSeries[] {
-  const bySeries = new Map<string, { labels: Record<string, string>; buckets: [number, number][]; sum?: number; count?: number }>();
+  const bySeries = new Map<string, { labels: Record<string, string>; buckets: BucketRead[]; sum?: number; count?: number; countLine?: number }>();
   const seriesOf = (labels: Record<string, string>) => {
     const key = seriesKey(labels);
     let series = bySeries.get(key);
     if (!series) bySeries.set(key, (series = { labels, buckets: [] }));
     return series;
   };
-  for (const { name, labels, value } of family.samples) {
+  for (const { name, labels, value, line } of family.samples) {
     if (name === `${family.name}_bucket`) {
       const { le, ...rest } = labels;
       const bound = le === undefined ? undefined : parseValue(le);
-      if (bound === undefined || Number.isNaN(bound)) throw new PrometheusTextError(`${family.name}: le="${le ?? ''}" is not a number`);
-      seriesOf(rest).buckets.push([bound, value]);
+      if (bound === undefined || Number.isNaN(bound)) throw new PrometheusTextError(`${at(line)}${family.name}: le="${le ?? ''}" is not a number`);
+      if (!Number.isFinite(value) || value < 0) throw new PrometheusTextError(`${at(line)}${written(name, labels)} counts ${value}, not a finite number ≥ 0`);
+      seriesOf(rest).buckets.push({ bound, le: le!, count: value, line });
     } else if (name === `${family.name}_sum`) seriesOf({ ...labels }).sum = value;
-    else if (name === `${family.name}_count`) seriesOf({ ...labels }).count = value;
+    else if (name === `${family.name}_count`) Object.assign(seriesOf({ ...labels }), { count: value, countLine: line });
   }
-  return [...bySeries.values()].map(({ labels, buckets, sum, count }) => {
-    const where = `${family.name}${Object.keys(labels).length ? seriesKey(labels) : ''}`;
-    buckets.sort(([a], [b]) => a - b);
+  return [...bySeries.values()].map(({ labels, buckets, sum, count, countLine }) => {
+    const where = written(family.name, labels);
+    buckets.sort((a, b) => a.bound - b.bound);
     const last = buckets.at(-1);
-    if (last?.[0] !== Infinity) throw new PrometheusTextError(`${where}: no le="+Inf" bucket`);
-    buckets.forEach(([bound, n], i) => {
+    if (last?.bound !== Infinity) throw new PrometheusTextError(`${where}: no le="+Inf" bucket`);
+    buckets.forEach(({ le, count: n, line }, i) => {
       const before = buckets[i - 1];
-      if (before && n < before[1]) throw new PrometheusTextError(`${where}: bucket le="${bound}" counts ${n}, fewer than le="${before[0]}"`);
+      if (before && n < before.count) {
+        const then = `${before.count}${before.line === undefined ? '' : ` on line ${before.line}`}`;
+        throw new PrometheusTextError(`${at(line)}${where}: bucket le="${le}" counts ${n}, fewer than le="${before.le}" (${then}): cumulative counts never fall`);
+      }
     });
     if (sum === undefined || count === undefined) throw new PrometheusTextError(`${where}: no _sum or _count`);
-    if (count !== last[1]) throw new PrometheusTextError(`${where}: _count ${count} is not the +Inf bucket's ${last[1]}`);
-    return { labels, buckets, sum, count };
+    if (count !== last.count) throw new PrometheusTextError(`${at(countLine)}${where}: _count ${count} is not the +Inf bucket's ${last.count}`);
+    return { labels, buckets: buckets.map(({ bound, count: n }): [number, number] => [bound, n]), sum, count };
   });
 }

@@ -110,7 +110,8 @@ describe('leader hygiene on a leader starved of CPU, for real', () => {
       await Promise.all(starving.map((s) => s.end()));
       log.stop();
     }
-    expect(eventsOf(w, 'LeaderHygieneAlert')).toHaveLength(1);
+    // Said once when it started; its end (a check may judge the recovery as the starvation ends) is the one other saying.
+    expect(eventsOf(w, 'LeaderHygieneAlert').filter((e) => e.detail.phase === 'started')).toHaveLength(1);
     expect(eventsOf(w, 'LeaderDegraded')).toEqual([]);
     expect(w.pipeline.calls.moveLeader).toEqual([]);
     expect(Date.now() - since).toBeLessThan(60_000);

@@ -21,7 +21,9 @@ function everyEvent(): EventEnvelope[] {
     return reasons.map((reason) => sample(row.detailType, { reason }));
   });
   const deferrals = ['FLEET_STORM', 'PAUSED', 'REMOVALS_IN_FLIGHT'].map((reason) => sample('RetryRequested', { reason }));
-  return [...detailTypes.map((type) => sample(type)), ...endings, ...deferrals];
+  // A hygiene alert is said when its hold starts and when it ends, each counted by its own name.
+  const alertEnded = sample('LeaderHygieneAlert', { phase: 'ended' });
+  return [...detailTypes.map((type) => sample(type)), ...endings, ...deferrals, alertEnded];
 }
 
 const pointsOfEveryEvent = (): MetricPoint[] => everyEvent().flatMap((event) => outcomeMetrics(event, 0));
@@ -94,6 +96,7 @@ describe('/metrics from the table', () => {
     expect(samplesOf(families, 'etcd_remediator_hygiene_moves_total').map((s) => [s.labels.outcome, s.value])).toEqual([['moved', 1]]);
     expect(samplesOf(families, 'etcd_remediator_hygiene_move_duration_seconds_sum').map((s) => s.value)).toEqual([0.18]);
     expect(samplesOf(families, 'etcd_remediator_hygiene_alerts_total').map((s) => [s.labels.reason, s.value])).toEqual([['HYGIENE_SHARED_DEGRADATION', 1]]);
+    expect(samplesOf(families, 'etcd_remediator_hygiene_alerts_ended_total').map((s) => [s.labels.reason, s.value])).toEqual([['HYGIENE_SHARED_DEGRADATION', 1]]);
   });
 
   it('counts live incidents by state and the reason of their last decision, read at each scrape', async () => {

@@ -32,6 +32,14 @@ describe('outcomeMetrics', () => {
     { type: 'HygieneCheckDue', points: [] },
   ])('$type', ({ type, points }) => expect(outcomeMetrics(event(type))).toEqual(points));
 
+  it.each([
+    { phase: 'started' as const, name: 'HygieneAlerts' },
+    { phase: 'ended' as const, name: 'HygieneAlertsEnded' },
+  ])('LeaderHygieneAlert $phase: counted as $name, by the hold\'s reason', ({ phase, name }) => {
+    const said = makeEvent('LeaderHygieneAlert', { ...loadSample('LeaderHygieneAlert'), phase, reason: 'HYGIENE_NO_TARGET' });
+    expect(outcomeMetrics(said)).toEqual([{ name, unit: 'Count', value: 1, dimensions: { reason: 'HYGIENE_NO_TARGET' } }]);
+  });
+
   it.each(['failed', 'expired', 'superseded', 'would-move'] as const)('HygieneMoveEnded %s: a move counted by its outcome, with no duration even when MoveLeader was timed', (outcome) => {
     const ended = makeEvent('HygieneMoveEnded', { ...loadSample('HygieneMoveEnded'), outcome, tookMs: 2_000 });
     expect(outcomeMetrics(ended)).toEqual([{ name: 'HygieneMoves', unit: 'Count', value: 1, dimensions: { outcome } }]);

@@ -44,12 +44,15 @@ interface Row {
   tweaks?: Partial<Record<Id, Tweak>>;
   moves?: HygieneMove[];
   policy?: PolicyInput;
+  /** What this check could not read, by member: the scrape's error. */
+  failed?: Partial<Record<Id, string>>;
 }
 
-function judge({ tweaks = {}, moves = [], policy = {} }: Row = {}): HygieneDecision {
+function judge({ tweaks = {}, moves = [], policy = {}, failed = {} }: Row = {}): HygieneDecision {
   const members: HygieneInput['members'] = IDS.map((id) => ({
     id,
     samples: Array.from({ length: COUNT }, (_, i) => ({ ...healthy(id, i), ...tweaks[id]?.(i, COUNT - 1 - i) })),
+    ...(failed[id] === undefined ? {} : { scrapeFailed: failed[id] }),
   }));
   const parsed = parsePolicy({ ...policy, hygiene: { enabled: true, ...policy.hygiene } });
   return judgeLeaderHygiene({ members, moves, now: NOW, policy: parsed });
@@ -313,5 +316,98 @@ describe('judgeLeaderHygiene: a shared cause, the limits, the target', () => {
   it('ranking between two good targets: the lower fsync p99, then its mean', () => {
     expect(judge({ tweaks: { ...degraded, 'etcd-3': lastSamples(COUNT, { walFsyncP99: 0.002 }) } })).toMatchObject({ kind: 'move', to: 'etcd-3', evidence: { ranked: ['etcd-3', 'etcd-1'] } });
     expect(judge({ tweaks: { ...degraded, 'etcd-3': lastSamples(COUNT, { walFsyncMean: 0.001 }) } })).toMatchObject({ kind: 'move', to: 'etcd-3' });
+  });
+});
+
+describe('judgeLeaderHygiene: unknown is never better', () => {
+  const degraded = { 'etcd-2': slowFsync(12) };
+  /** Every sample of a member an interval older: its newest is `minutes` old. */
+  const olderBy = (minutes: number): Tweak => (i) => ({ at: NOW - (COUNT - 1 - i) * MIN - minutes * MIN });
+  const refused = 'member etcd-3 (etcd-3): GET http://10.0.0.3:2379/metrics: line 12: etcd_disk_wal_fsync_duration_seconds_bucket{le="0.001"} counts NaN, not a finite number ≥ 0';
+
+  it.each([
+    { row: 'a NaN WAL fsync p99', tweak: lastSamples(1, { walFsyncP99: NaN }), says: /^has figures that are unknown: its WAL fsync p99 in its last sample is not a number \(NaN\)$/ },
+    { row: 'an infinite backend commit p99', tweak: lastSamples(1, { backendCommitP99: Infinity }), says: /^has figures that are unknown: its backend commit p99 in its last sample is infinite$/ },
+    { row: 'a NaN mean (a NaN observed: its _sum)', tweak: lastSamples(1, { walFsyncMean: NaN }), says: /its WAL fsync mean in its last sample is not a number \(NaN\)$/ },
+    { row: 'a NaN earlier in the window', tweak: (_i: number, back: number) => (back === 3 ? { walFsyncP99: NaN } : {}), says: /its WAL fsync p99 in its sample of 3 min ago is not a number \(NaN\)$/ },
+    { row: 'a NaN round trip to a peer', tweak: lastSamples(1, { peerRoundTripP99By: { 'etcd-1': NaN } }), says: /its peer round trip p99 to etcd-1 in its last sample is not a number \(NaN\)$/ },
+    { row: 'a NaN slow-apply count', tweak: lastSamples(1, { slowApplies: NaN }), says: /its slow applies in its last sample is not a number \(NaN\)$/ },
+    { row: 'no fsync observed in its last sample', tweak: lastSamples(1, { walFsyncP99: undefined }), says: /^has a WAL fsync p99 that is unknown: its last sample observed no WAL fsync$/ },
+    { row: 'a last sample older than the window', tweak: olderBy(11), says: /^has figures that are unknown: its last sample is 11 min old, older than the window of 10 min$/ },
+  ] satisfies { row: string; tweak: Tweak; says: RegExp }[])('a follower with $row is no target, said as unknown', ({ tweak, says }) => {
+    // etcd-3 would rank first on every other figure: only its unknown one refuses it.
+    const decision = judge({ tweaks: { ...degraded, 'etcd-3': (i, back) => ({ walFsyncP99: 0.001, walFsyncMean: 0.0005, ...tweak(i, back) }) } });
+    expect(decision).toMatchObject({ kind: 'move', from: 'etcd-2', to: 'etcd-1', evidence: { refused: [{ member: 'etcd-3', why: expect.stringMatching(says) }] } });
+    expect(decision.message).not.toMatch(/NaN|Infinity/);
+  });
+
+  it('a follower this check could not read is no target, with the scrape error; the other takes over', () => {
+    const decision = judge({ tweaks: { ...degraded, 'etcd-3': lastSamples(COUNT, { walFsyncP99: 0.001 }) }, failed: { 'etcd-3': refused } });
+    expect(decision).toMatchObject({ kind: 'move', to: 'etcd-1', evidence: { refused: [{ member: 'etcd-3', why: `has figures that are unknown: this check could not read it (${refused})` }] } });
+  });
+
+  it('no follower known: nothing moved, a hold that says why for each and names them', () => {
+    const decision = judge({ tweaks: { ...degraded, 'etcd-1': lastSamples(1, { walFsyncP99: NaN }) }, failed: { 'etcd-3': refused } });
+    expect(decision).toMatchObject({ kind: 'hold', alert: true, reason: 'HYGIENE_NO_TARGET', members: ['etcd-1', 'etcd-3'] });
+    expect(decision.message).toBe(
+      `etcd-2's WAL fsync p99 was 512 ms for 12 min, but no follower may take over: etcd-1 has figures that are unknown: its WAL fsync p99 in its last sample is not a number (NaN); etcd-3 has figures that are unknown: this check could not read it (${refused}).`,
+    );
+  });
+
+  it('unknown followers count for no shared cause: one known follower as slow as the leader is 2 of 3, not half of the known', () => {
+    const decision = judge({ tweaks: { ...degraded, 'etcd-1': slowFsync(12, 0.7) }, failed: { 'etcd-3': refused } });
+    expect(decision).toMatchObject({ kind: 'hold', reason: 'HYGIENE_SHARED_DEGRADATION' });
+    expect(decision.message).toMatch(/^2 of 3 members breach/);
+    // Alone, the leader is 1 of 3: no shared cause, and no target either.
+    expect(judge({ tweaks: degraded, failed: { 'etcd-1': 'x', 'etcd-3': refused } })).toMatchObject({ reason: 'HYGIENE_NO_TARGET' });
+  });
+
+  it.each([
+    { row: 'a NaN WAL fsync p99, degraded before', tweaks: { 'etcd-2': (i: number, back: number) => (back === 0 ? { walFsyncP99: NaN } : slowFsync(12)(i, back)) }, says: /its WAL fsync p99 in its last sample is not a number \(NaN\)/ },
+    { row: 'a NaN WAL fsync p99, healthy before', tweaks: { 'etcd-2': lastSamples(1, { walFsyncP99: NaN }) }, says: /its WAL fsync p99 in its last sample is not a number \(NaN\)/ },
+    { row: 'a NaN in the window, degraded since', tweaks: { 'etcd-2': (i: number, back: number) => (back === 4 ? { walFsyncP99: NaN } : slowFsync(12)(i, back)) }, says: /in its sample of 4 min ago is not a number/ },
+    { row: 'an infinite heartbeat failure count', tweaks: { 'etcd-2': lastSamples(1, { heartbeatSendFailures: Infinity }) }, says: /its heartbeat send failures in its last sample is infinite/ },
+    { row: 'a last sample older than the window', tweaks: { 'etcd-2': olderBy(11) }, says: /its last sample is 11 min old, older than the window of 10 min/ },
+  ] satisfies { row: string; tweaks: Partial<Record<Id, Tweak>>; says: RegExp }[])('the leader with $row: not judged, neither a breach nor healthy', ({ tweaks, says }) => {
+    const decision = judge({ tweaks });
+    expect(decision).toMatchObject({ kind: 'not-evaluated', reason: 'HYGIENE_FIGURES_UNKNOWN', evidence: { leader: 'etcd-2' } });
+    expect(decision.message).toMatch(/^etcd-2 leads, but its figures are unknown: /);
+    expect(decision.message).toMatch(says);
+    expect(decision.message).toMatch(/unknown is neither a breach nor health, so the leader is not judged and nothing is moved\.$/);
+  });
+
+  it('the leader this check could not read: not judged, the scrape error said', () => {
+    const decision = judge({ tweaks: degraded, failed: { 'etcd-2': 'member etcd-2 (etcd-2): GET http://10.0.0.2:2379/metrics: line 7: x' } });
+    expect(decision).toMatchObject({ kind: 'not-evaluated', reason: 'HYGIENE_SCRAPE_FAILED', evidence: { failed: [{ member: 'etcd-2' }] } });
+    expect(decision.message).toBe('Could not read member etcd-2 (etcd-2): GET http://10.0.0.2:2379/metrics: line 7: x: etcd-2 leads and its figures are unknown, so the leader is not judged.');
+  });
+
+  it.each([
+    {
+      row: 'a follower never read (or failing longer than samples are kept)',
+      failing: 'etcd-3' as Id,
+      decision: { kind: 'move', to: 'etcd-1', evidence: { refused: [{ member: 'etcd-3', why: `has figures that are unknown: this check could not read it (${refused})` }] } },
+    },
+    { row: 'the leader never read, as the others name it', failing: 'etcd-2' as Id, decision: { kind: 'not-evaluated', reason: 'HYGIENE_SCRAPE_FAILED' } },
+  ])('$row, its scrape failing: unknown, never a figure', ({ failing, decision }) => {
+    const members: HygieneInput['members'] = IDS.map((id) => ({
+      id,
+      samples: id === failing ? [] : Array.from({ length: COUNT }, (_, i) => ({ ...healthy(id, i), ...(id === 'etcd-2' ? slowFsync(12)(i, COUNT - 1 - i) : {}) })),
+      ...(id === failing ? { scrapeFailed: refused } : {}),
+    }));
+    expect(judgeLeaderHygiene({ members, moves: [], now: NOW, policy: parsePolicy({ hygiene: { enabled: true } }) })).toMatchObject(decision);
+  });
+
+  it('no member sampled yet, one failing: not judged, the failure said', () => {
+    const members: HygieneInput['members'] = IDS.map((id) => ({ id, samples: [], ...(id === 'etcd-3' ? { scrapeFailed: refused } : {}) }));
+    const decision = judgeLeaderHygiene({ members, moves: [], now: NOW, policy: parsePolicy({ hygiene: { enabled: true } }) });
+    expect(decision).toMatchObject({ kind: 'not-evaluated', reason: 'HYGIENE_SCRAPE_FAILED' });
+    expect(decision.message).toBe(`Could not read ${refused}: the leader is not judged on part of the cluster.`);
+  });
+
+  it('a healthy leader with a follower unknown: judged healthy, the follower named, not read as fine', () => {
+    const decision = judge({ failed: { 'etcd-3': refused } });
+    expect(decision).toMatchObject({ kind: 'leave', reason: 'HYGIENE_LEADER_HEALTHY', evidence: { unknown: [{ member: 'etcd-3' }] } });
+    expect(decision.message).toMatch(/\(etcd-3's figures are unknown: this check could not read it \(member etcd-3/);
   });
 });

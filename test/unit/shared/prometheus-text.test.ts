@@ -25,8 +25,8 @@ describe('parsePrometheusText', () => {
       ['temp', 'gauge', undefined],
     ]);
     expect(families[0]!.samples).toEqual([
-      { name: 'http_requests_total', labels: { method: 'post', code: '200' }, value: 1027, timestampMs: 1395066363000 },
-      { name: 'http_requests_total', labels: { method: 'post', code: '400' }, value: 3, timestampMs: 1395066363000 },
+      { name: 'http_requests_total', labels: { method: 'post', code: '200' }, value: 1027, timestampMs: 1395066363000, line: 3 },
+      { name: 'http_requests_total', labels: { method: 'post', code: '400' }, value: 3, timestampMs: 1395066363000, line: 4 },
     ]);
     expect(families[2]!.samples[0]!.value).toBe(-0.035);
   });
@@ -70,12 +70,37 @@ describe('parsePrometheusText', () => {
     ]);
   });
 
-  it('refuses a histogram without +Inf, with buckets that fall, or whose +Inf is not its count', () => {
+  it('refuses a histogram without +Inf, or whose +Inf is not its count', () => {
     const histogram = (...lines: string[]) => histogramsOf(parsePrometheusText(['# TYPE h histogram', ...lines].join('\n'))[0]!);
     expect(() => histogram('h_bucket{le="1"} 1', 'h_sum 1', 'h_count 1')).toThrow(/h: no le="\+Inf" bucket/);
-    expect(() => histogram('h_bucket{le="1"} 2', 'h_bucket{le="2"} 1', 'h_bucket{le="+Inf"} 2', 'h_sum 1', 'h_count 2')).toThrow(/h: bucket le="2" counts 1, fewer than le="1"/);
-    expect(() => histogram('h_bucket{le="+Inf"} 2', 'h_sum 1', 'h_count 3')).toThrow(/h: _count 3 is not the \+Inf bucket's 2/);
-    expect(() => histogram('h_bucket{le="x"} 2', 'h_sum 1', 'h_count 2')).toThrow(/h: le="x" is not a number/);
+    expect(() => histogram('h_bucket{le="+Inf"} 2', 'h_sum 1', 'h_count 3')).toThrow(/^line 4: h: _count 3 is not the \+Inf bucket's 2$/);
+    expect(() => histogram('h_bucket{le="x"} 2', 'h_sum 1', 'h_count 2')).toThrow(/^line 2: h: le="x" is not a number$/);
+  });
+
+  // A NaN count compares false with everything: let through, it read as no observation or as the highest bound.
+  it.each([
+    { row: 'a NaN count', lines: ['h_bucket{le="0.001"} 1', 'h_bucket{le="0.002"} NaN', 'h_bucket{le="+Inf"} 2', 'h_sum 1', 'h_count 2'], says: /^line 3: h_bucket\{le="0\.002"\} counts NaN, not a finite number ≥ 0$/ },
+    { row: 'a NaN +Inf count', lines: ['h_bucket{le="0.001"} 1', 'h_bucket{le="+Inf"} NaN', 'h_sum 1', 'h_count NaN'], says: /^line 3: h_bucket\{le="\+Inf"\} counts NaN, not a finite number ≥ 0$/ },
+    { row: 'an infinite count', lines: ['h_bucket{le="0.001"} +Inf', 'h_bucket{le="+Inf"} +Inf', 'h_sum 1', 'h_count +Inf'], says: /^line 2: h_bucket\{le="0\.001"\} counts Infinity, not a finite number ≥ 0$/ },
+    { row: 'a negative count', lines: ['h_bucket{le="0.001"} -1', 'h_bucket{le="+Inf"} 0', 'h_sum 0', 'h_count 0'], says: /^line 2: h_bucket\{le="0\.001"\} counts -1, not a finite number ≥ 0$/ },
+    { row: 'a labelled series, NaN', lines: ['h_bucket{To="b2",le="0.001"} NaN', 'h_bucket{To="b2",le="+Inf"} 1', 'h_sum{To="b2"} 1', 'h_count{To="b2"} 1'], says: /^line 2: h_bucket\{To="b2",le="0\.001"\} counts NaN/ },
+    {
+      row: 'counts that fall as the bound rises, written out of order',
+      lines: ['h_bucket{le="+Inf"} 2', 'h_bucket{le="2"} 1', 'h_bucket{le="1"} 2', 'h_sum 1', 'h_count 2'],
+      says: /^line 3: h: bucket le="2" counts 1, fewer than le="1" \(2 on line 4\): cumulative counts never fall$/,
+    },
+    { row: 'a labelled series that falls', lines: ['h_bucket{To="b2",le="1"} 5', 'h_bucket{To="b2",le="+Inf"} 4', 'h_sum{To="b2"} 1', 'h_count{To="b2"} 4'], says: /^line 3: h\{To="b2"\}: bucket le="\+Inf" counts 4, fewer than le="1" \(5 on line 2\)/ },
+  ])('refuses $row, naming the line and the series', ({ lines, says }) => {
+    const family = parsePrometheusText(['# TYPE h histogram', ...lines].join('\n'))[0]!;
+    expect(() => histogramsOf(family)).toThrow(PrometheusTextError);
+    expect(() => histogramsOf(family)).toThrow(says);
+  });
+
+  it('takes le="+Inf" as a bound, and a NaN or infinite _sum (a NaN observed) as read: the mean says it, not the parser', () => {
+    const [family] = parsePrometheusText(['# TYPE h histogram', 'h_bucket{le="0.5"} 1', 'h_bucket{le="+Inf"} 2', 'h_sum NaN', 'h_count 2'].join('\n'));
+    const [series] = histogramsOf(family!);
+    expect(series!.buckets).toEqual([[0.5, 1], [Infinity, 2]]);
+    expect(series!.sum).toBeNaN();
   });
 
   it('refuses malformed lines, naming the line', () => {
