@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { carriesCredentials, CREDENTIALS_IN_URL } from '../../functions/core/endpoint-url.ts';
 import { reasonCodes } from '../../functions/core/reason-table.ts';
+import { incidentIdSchema } from '../../functions/core/incident-id.ts';
 import { pathNameSchema } from '../../functions/core/path-name.ts';
 import { MAX_EVIDENCE_BYTES, MAX_MESSAGE_CHARS } from '../../functions/core/said-limits.ts';
 import { jsonSize } from '../../functions/core/view-limits.ts';
@@ -46,7 +47,7 @@ export const messageSchema = nonEmptyString(MAX_MESSAGE_CHARS).describe('One pla
 
 /** Carried by every detail, so any event can be traced to its incident and attempt. */
 export const envelopeShape = {
-  incidentId: nonEmptyString(128).describe('The incident this event belongs to.'),
+  incidentId: incidentIdSchema.describe('The incident this event belongs to: a lowercase UUID, as the remediator makes one.'),
   clusterId: nonEmptyString().describe('The etcd cluster, as named in the cluster directory.'),
   attempt: attemptSchema.describe('Which attempt of the incident this is, counting from 0.'),
   at: isoTimestampSchema.describe('When this event was produced.'),

@@ -29,7 +29,13 @@ export const policySchema = z.strictObject({
    */
   closeWhenRecovered: z.boolean().default(true),
   // Left out, it is {} filled in by its own fields' defaults.
-  backoff: z.strictObject({ baseMs: ms.default(5_000), capMs: ms.default(300_000) }).prefault({}),
+  backoff: z
+    .strictObject({ baseMs: ms.default(5_000), capMs: ms.default(300_000) })
+    // A base over the cap would make the first wait longer than every later one is allowed to be.
+    .superRefine((b, ctx) => {
+      if (b.baseMs > b.capMs) ctx.addIssue({ code: 'custom', path: ['baseMs'], message: `is ${b.baseMs} ms, over backoff.capMs (${b.capMs} ms): the first wait may not be longer than the longest` });
+    })
+    .prefault({}),
   maxAttempts: z.number().int().positive().default(10),
   incidentDeadlineMs: ms.default(30 * 60_000),
   /** KCP parity: how many remediations of the same target within minHealthyPeriod before we stop. */

@@ -10,6 +10,7 @@ import { dumpYaml, loadAllYaml, type KubernetesObject, type V1ClusterRole, type 
 import { loadAll } from 'js-yaml';
 import { pruneUnknownFields, type Schema, schemaAt, structuralProblems, validatorFor, walkSchema } from './crd-schema.ts';
 import { kubeCalls, unreadApiClasses, type Side } from './kube-calls.ts';
+import { testIncidentId } from '../support/incident-ids.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../../infra/kubernetes');
 const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/capi');
@@ -188,7 +189,7 @@ const validRequest = {
     phase: 'Completed',
     reasonCode: 'LEADER_UNREACHABLE_PAST_GRACE',
     message: 'leader removed without a move',
-    incidentId: 'inc-1',
+    incidentId: testIncidentId(1),
     leaderMove: 'skipped',
     startedAt: NOW,
     updatedAt: NOW,
@@ -228,6 +229,7 @@ describe('objects against the CRD schemas (ajv)', () => {
     ['paths, which a request no longer carries', withSpec({ reason: 'x', paths: ['direct'] }), '/spec additionalProperties'],
     ['dryRun, which a request no longer carries', withSpec({ reason: 'x', dryRun: true }), '/spec additionalProperties'],
     ['an unknown phase', withStatus({ phase: 'Done' }), '/status/phase enum'],
+    ['an incident id that is not a UUID', withStatus({ incidentId: '../x' }), '/status/incidentId pattern'],
     ['a time that is not RFC 3339', withStatus({ startedAt: 'yesterday' }), '/status/startedAt format'],
     ['a fractional observedGeneration', withStatus({ observedGeneration: 1.5 }), '/status/observedGeneration type'],
     ['a condition status outside True/False/Unknown', withStatus({ conditions: [{ ...validRequest.status.conditions[0], status: 'Maybe' }] }), '/status/conditions/0/status enum'],

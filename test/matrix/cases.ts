@@ -1,6 +1,7 @@
 // THE fault matrix (issue 10 §1), as one table: each row a fault on a real lab, what the pipeline
 // must do about it, and what it must say. run-matrix.ts runs every row; matrix.test.ts runs the
 // rows marked fast. Setups are the existing scenario tests' (test/integration/e2e, scenarios).
+import { randomUUID } from 'node:crypto';
 import { Etcd3 } from 'etcd3';
 import { createEtcd3Transport } from '../../functions/adapters/etcd/index.ts';
 import { etcd3Options } from '../../functions/adapters/etcd/member-client.ts';
@@ -53,7 +54,7 @@ async function reportTogether(ctx: CaseContext, timeoutMs: number): Promise<Term
   const now = new Date().toISOString();
   return Promise.all(
     ctx.arranged.targets.map(async (m) => {
-      const incidentId = `${m.name}-${now}`;
+      const incidentId = randomUUID();
       const ended = ctx.pipeline.runtime.waitForOutcome({ clusterId: 'lab', incidentId }, timeoutMs);
       await ctx.pipeline.runtime.submit({ incidentId, clusterId: 'lab', target: { memberName: m.name }, reason: 'matrix', source: 'matrix', observedAt: now, at: now });
       return ended;

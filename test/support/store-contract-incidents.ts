@@ -1,5 +1,6 @@
 // The store contract, part one: incidents, one open incident per target, step state on the incident.
 import { beforeEach, describe, expect, it } from 'vitest';
+import { INCIDENT_ID_PATTERN } from '../../functions/core/incident-id.ts';
 import { keptViews, MAX_HISTORY_BYTES, MAX_INCIDENT_VIEWS, viewBytes, withView } from '../../functions/core/view-history.ts';
 import { IncidentNotFoundError, VersionConflictError, type Incident, type IncidentStore } from '../../functions/ports/incident-store.ts';
 import { moveMadeLine, sampleLine } from './journal-lines.ts';
@@ -31,6 +32,8 @@ export function incidentCases(current: () => ContractContext): void {
         version: 1,
       });
       expect(incident.memberId).toBeUndefined();
+      // Minted in the one shape every edge takes an id in.
+      expect(incident.incidentId).toMatch(INCIDENT_ID_PATTERN);
       expect(await store.getIncident(incident.incidentId)).toEqual(incident);
       expect(await store.getIncident('missing')).toBeUndefined();
     });

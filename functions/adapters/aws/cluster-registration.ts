@@ -146,8 +146,12 @@ export function checkRegistration(input: unknown, clusterIdHint = '', defaults?:
   if (wrong) throw new ClusterRegistrationError(clusterId, wrong.field ? `policy.${wrong.field}` : 'policy', wrong.problem);
   checkMembers(registration);
   checkKube(registration);
-  const policy = policySchema.parse(underDefaults(defaults, policyInput));
-  // Over the defaults too: a policy that fits alone may not under the stack's defaults.
+  // Over the defaults too: a policy that fits alone may not under the stack's defaults (its backoff
+  // base over their cap, a step past its budget), and is refused naming the field, not thrown raw.
+  const merged = underDefaults(defaults, policyInput);
+  const clash = firstPolicyProblem(merged);
+  if (clash) throw new ClusterRegistrationError(clusterId, `policy.${clash.field}`, `${clash.problem} (with the stack's policy defaults)`);
+  const policy = policySchema.parse(merged);
   const over = budgetProblem(policy);
   if (over) throw new ClusterRegistrationError(clusterId, `policy.${over.field}`, over.problem);
   return { registration, policy };

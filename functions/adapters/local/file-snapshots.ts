@@ -20,13 +20,16 @@ export function fileSnapshots(directory: string, kept = SNAPSHOTS_KEPT_PER_CLUST
     describe: `directory ${directory}`,
     async open({ clusterId, incidentId, member }) {
       const clusterDir = path.join(directory, safe(clusterId));
-      await fs.promises.mkdir(clusterDir, { recursive: true, mode: 0o700 });
+      await makeDirectory(clusterDir);
       const location = path.join(clusterDir, `${safe(incidentId)}-${safe(member)}${SNAPSHOT_SUFFIX}`);
       const partial = `${location}${PARTIAL_SUFFIX}`;
       // A partial left by a run that crashed is ours (the name holds the incident): start afresh.
       await fs.promises.rm(partial, { force: true });
       // Opened here, so a directory we cannot write is said before etcd is asked for anything.
-      const handle = await fs.promises.open(partial, 'wx', 0o600);
+      const handle = await fs.promises.open(partial, 'wx', 0o600).catch((error: unknown) => {
+        const cause = unwritableDirectory(clusterDir);
+        throw cause === undefined ? error : new Error(`cannot write the snapshot ${partial}: ${cause}`, { cause: error });
+      });
       return {
         stream: fs.createWriteStream('', { fd: handle, flush: true }),
         location,
@@ -38,6 +41,45 @@ export function fileSnapshots(directory: string, kept = SNAPSHOTS_KEPT_PER_CLUST
       };
     },
   };
+}
+
+/** What an errno says of a directory that cannot be written. */
+const UNWRITABLE: Readonly<Record<string, string>> = {
+  EROFS: 'is on a read-only file system',
+  EACCES: 'is not writable: permission denied',
+  EPERM: 'is not writable: operation not permitted',
+};
+
+/**
+ * Why `directory` cannot hold snapshots, or undefined when it can: it, or the nearest folder above
+ * it that exists (where it would be made), is not a directory or cannot be written. Each names the
+ * folder at fault.
+ */
+export function unwritableDirectory(directory: string): string | undefined {
+  let at = path.resolve(directory);
+  while (!fs.existsSync(at) && path.dirname(at) !== at) at = path.dirname(at);
+  if (!fs.statSync(at).isDirectory()) return `${at} is not a directory`;
+  try {
+    fs.accessSync(at, fs.constants.W_OK | fs.constants.X_OK);
+    return undefined;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? '';
+    return `${at} ${UNWRITABLE[code] ?? `cannot be written (${code || String(error)})`}`;
+  }
+}
+
+/**
+ * mkdir -p, 0700, failing with the real cause: Node's recursive mkdir says ENOENT when a folder on
+ * the way cannot be written (read-only, no permission), which reads as a path that is not there.
+ */
+async function makeDirectory(directory: string): Promise<void> {
+  try {
+    await fs.promises.mkdir(directory, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    const cause = unwritableDirectory(directory);
+    if (cause === undefined) throw error;
+    throw new Error(`cannot make the snapshot directory ${directory}: ${cause}`, { cause: error });
+  }
 }
 
 /** Leaves the newest `keep` snapshots of a cluster, never deleting the one just taken. */

@@ -7,6 +7,7 @@ import type { PathName } from '../../../functions/core/types.ts';
 import type { EtcdUser, TlsFiles } from '../../../functions/ports/etcd.ts';
 import { checkAccess, kubeAccessOf, relaySettingsOf, type AccessField, type AccessWords, type RelayInput, type RelaySettings } from './access-rules.ts';
 import { durationFlag, requiredFlag, UsageError } from './args.ts';
+import { hasControls } from './control-chars.ts';
 import { formatDuration } from './duration.ts';
 import { etcdUserFrom, passwordRefused, type UserWords } from './etcd-user.ts';
 import { readTlsFiles } from './tls-files.ts';
@@ -155,9 +156,13 @@ const relayInputOf = (values: RelayFlagValues): RelayInput => ({
 /** The relay flags, checked against the path order (undefined: not known here, as for register). */
 export const relayFromFlags = (values: RelayFlagValues, pathOrder: readonly PathName[] | undefined): RelaySettings => relaySettingsOf(relayInputOf(values), pathOrder, flagWords);
 
+/** A cluster id is printed on every line about its cluster: a newline in it would forge one. */
+export const CONTROLS_IN_CLUSTER_ID = 'must not hold control characters (a newline, a tab, an escape…): it starts every line said about the cluster';
+
 function clusterIdOf(values: ClusterFlagValues): string {
   const clusterId = values.cluster ?? 'default';
   if (clusterId.trim() === '') throw new UsageError('--cluster: must not be empty');
+  if (hasControls(clusterId)) throw new UsageError(`--cluster: ${CONTROLS_IN_CLUSTER_ID}`);
   return clusterId;
 }
 

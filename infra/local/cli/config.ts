@@ -9,7 +9,8 @@ import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts
 import type { EtcdUser, TlsFiles } from '../../../functions/ports/etcd.ts';
 import type { KubeAccessConfig } from '../../../functions/ports/kube-access.ts';
 import { checkAccess, kubeAccessOf, type AccessField, type AccessWords } from './access-rules.ts';
-import { isClientUrl } from './cluster-flags.ts';
+import { CONTROLS_IN_CLUSTER_ID, isClientUrl } from './cluster-flags.ts';
+import { hasControls } from './control-chars.ts';
 import { etcdUserFrom, passwordNotTaken, type UserWords } from './etcd-user.ts';
 import { InputFileError, readInputFile, readInputText, type InputFile } from './input-file.ts';
 import { readTlsFiles } from './tls-files.ts';
@@ -34,7 +35,7 @@ const file = z.string().min(1, 'must name a file');
 
 const clusterSchema = z
   .strictObject({
-    clusterId: z.string().trim().min(1, 'must not be empty'),
+    clusterId: z.string().trim().min(1, 'must not be empty').refine((id) => !hasControls(id), CONTROLS_IN_CLUSTER_ID),
     endpoints: z.array(endpoint).min(1, 'must list at least one client URL').optional(),
     tls: z.strictObject({ cacert: z.string().min(1), cert: z.string().min(1).optional(), key: z.string().min(1).optional() }).optional(),
     // The password from passwordFile or ETCDCTL_PASSWORD; `password` is named only to refuse it.

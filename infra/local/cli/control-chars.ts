@@ -24,6 +24,9 @@ function visible(char: string): string {
 /** One line's worth of text with every control character escaped; a second pass changes nothing. */
 export const escapeControls = (text: string): string => text.replace(CONTROLS, visible);
 
+/** Whether `text` holds any character escapeControls would escape: for an edge that refuses them outright. */
+export const hasControls = (text: string): boolean => text.search(CONTROLS) !== -1;
+
 const isPlainObject = (value: object): boolean => {
   const proto: unknown = Object.getPrototypeOf(value);
   return proto === Object.prototype || proto === null;

@@ -16,7 +16,7 @@ import { createStaticDirectory } from '../../../functions/adapters/local/static-
 import { formatDuration } from './duration.ts';
 import { renderTimeline } from './output.ts';
 import { showProgress } from './progress.ts';
-import { writeReport } from './report.ts';
+import { reportFileName, writeReport } from './report.ts';
 import { electionOf, resultOf } from './result.ts';
 
 const GRACE_MS = 3_000;
@@ -66,7 +66,7 @@ async function reported(runtime: LocalRuntime, incidentId: string): Promise<numb
   const incident = await runtime.store.getIncident(incidentId);
   if (!incident) return 1;
   const dir = process.env.ETCD_REMEDIATOR_DEMO_REPORT_DIR || fs.mkdtempSync(path.join(os.tmpdir(), 'etcd-remediator-demo-report-'));
-  const file = path.join(dir, `${incidentId}.html`);
+  const file = path.join(dir, reportFileName(incident));
   writeReport(file, incident, await runtime.store.journal(incidentId));
   out(`   report: ${file} (open it in a browser; etcd-remediator report ID --state FILE writes one for any incident)`);
   return 0;

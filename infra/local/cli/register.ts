@@ -6,7 +6,8 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { checkRegistration, ClusterRegistrationError, putCluster, type ClusterRegistration } from '../../../functions/adapters/aws/cluster-registration.ts';
 import { parseFlags, PROGRAM, requiredFlag, UsageError } from './args.ts';
-import { parseEndpoints, relayOptions } from './cluster-flags.ts';
+import { CONTROLS_IN_CLUSTER_ID, parseEndpoints, relayOptions } from './cluster-flags.ts';
+import { hasControls } from './control-chars.ts';
 import { ConfigError, policyInputFromConfig } from './config.ts';
 import { InputFileError, readInputText } from './input-file.ts';
 import { EXIT, printJson } from './output.ts';
@@ -137,6 +138,7 @@ export interface RegisterFlags extends KubeFlags {
 
 export function registrationFromFlags(values: RegisterFlags): ClusterRegistration {
   const clusterId = requiredFlag('cluster', values.cluster, 'prod-eu-1');
+  if (hasControls(clusterId)) throw new UsageError(`--cluster: ${CONTROLS_IN_CLUSTER_ID}`);
   const registration: ClusterRegistration = { clusterId, endpoints: parseEndpoints(values.endpoints, REGISTER_CREDENTIALS) };
   if (values['tls-secret'] !== undefined) registration.tlsSecretArn = values['tls-secret'];
   Object.assign(registration, kubeFromFlags(values));

@@ -22,6 +22,7 @@ import { resultOf } from './result.ts';
 import { untilSignal } from './signals.ts';
 import { incidentsIn, ownState } from './state.ts';
 import { describeTargetFlag, hostSelector, type TargetFlag } from './target-flags.ts';
+import { incidentRefFrom } from './incident-ref.ts';
 
 const options = { ...planOptions, 'dry-run': { type: 'boolean' }, state: { type: 'string' }, resume: { type: 'string' }, 'snapshot-dir': { type: 'string' } } as const;
 
@@ -99,6 +100,7 @@ function checkResumeFlags(values: { resume?: string | undefined; target?: string
   if (flag) throw new UsageError(`--resume and --${flag}: give one (--resume INCIDENT continues an incident of --state FILE; --${flag} remediates a member)`);
   if (values['dry-run']) throw new UsageError('--dry-run: cannot resume an incident; etcd-remediator plan --target NAME|ID shows what would happen now');
   if (values.state === undefined) throw new UsageError('--resume needs --state FILE, the state file that holds the incident');
+  incidentRefFrom(values.resume, '--resume');
 }
 
 export async function run(argv: string[]): Promise<number> {

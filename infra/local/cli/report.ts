@@ -2,11 +2,13 @@
 // draws it), read from a state file or a deployed stack's table, as status reads them.
 import fs from 'node:fs';
 import path from 'node:path';
+import { isIncidentId } from '../../../functions/core/incident-id.ts';
 import type { Incident, JournalEntry } from '../../../functions/ports/incident-store.ts';
 import { reportModel } from '../report/report-model.ts';
 import { renderReport } from '../report/report-page.ts';
 import { parseFlags, PROGRAM, UsageError } from './args.ts';
 import { escapeControls } from './control-chars.ts';
+import { incidentRefFrom } from './incident-ref.ts';
 import { EXIT } from './output.ts';
 import { findIncident, openStatusSource } from './status-source.ts';
 
@@ -23,7 +25,7 @@ only reads the state file or table.
   --state FILE      the SQLite state file of remediate or run
   --table NAME      a deployed stack's DynamoDB table, instead of --state
   --region R        the table's AWS region (default: AWS_REGION or the AWS config)
-  --out FILE.html   where to write the page (default: <incident id>.html in the current directory)`;
+  --out FILE.html   where to write the page (default: incident-<id>.html in the current directory)`;
 
 const options = {
   state: { type: 'string' },
@@ -31,6 +33,17 @@ const options = {
   region: { type: 'string' },
   out: { type: 'string' },
 } as const;
+
+/**
+ * The page's own name, made from the incident's id only once it is in the shape ids are made in:
+ * a state file from before that shape could hold any string there, a path included.
+ */
+export function reportFileName(incident: Pick<Incident, 'incidentId'>): string {
+  if (!isIncidentId(incident.incidentId)) {
+    throw new UsageError(`incident ${JSON.stringify(incident.incidentId)} has an id of an earlier build, not a file name report makes; give --out FILE.html`);
+  }
+  return `incident-${incident.incidentId}.html`;
+}
 
 /** Where the page goes; its folder must be there, checked before anything is read. */
 function outPath(out: string): string {
@@ -48,15 +61,15 @@ export async function run(argv: string[]): Promise<number> {
     return EXIT.ok;
   }
   if (positionals.length !== 1) throw new UsageError(`report takes one incident id (or a unique prefix of one), got ${positionals.length === 0 ? 'none' : `${positionals.length} arguments`}`);
-  const ref = positionals[0]!;
+  const ref = incidentRefFrom(positionals[0]!, 'INCIDENT');
   const given = values.out === undefined ? undefined : outPath(values.out);
   const source = openStatusSource(values);
   try {
     const incident = await findIncident(source.store, source.where, ref);
     const journal = await source.store.journal(incident.incidentId);
-    const file = given ?? path.resolve(`${incident.incidentId}.html`);
+    const file = given ?? path.resolve(reportFileName(incident));
     writeReport(file, incident, journal);
-    process.stdout.write(`report of incident ${incident.incidentId} written to ${escapeControls(file)}\n`);
+    process.stdout.write(`${escapeControls(`report of incident ${incident.incidentId} written to ${file}`)}\n`);
     return EXIT.ok;
   } catch (error) {
     throw source.described(error);

@@ -309,6 +309,8 @@ async function serveConfig(config: RunConfig): Promise<number> {
     resume: { incidentIds: resumed },
     metrics: true,
   });
+  // This state file's fleet is run's configuration: the storm guard counts it, whichever command asks.
+  await runtime.store.noteFleet(config.clusters.map((c) => c.clusterId), { replace: true });
   // Through Kubernetes, each decision is also an Event on the target's Node (or Machine).
   const objectEvents = startIncidentObjectEvents({ subscribe: runtime.bus.subscribe, store: runtime.store, clusters: config.clusters, say: logLine });
   const pending = new Set<Promise<void>>();
@@ -331,7 +333,7 @@ async function serveConfig(config: RunConfig): Promise<number> {
     await runtime.start();
     const intake = createIntake(runtime, config.clusters.map((c) => c.clusterId));
     const tooLarge: TooLarge = (source, field, sizeBytes) => refuseTooLarge(runtime, source, field, sizeBytes, MAX_INPUT_BYTES);
-    const where = `state ${config.statePath}; clusters ${config.clusters.map((c) => c.clusterId).join(', ')}`;
+    const where = escapeControls(`state ${config.statePath}; clusters ${config.clusters.map((c) => c.clusterId).join(', ')}`);
     const closed = unauthenticatedPort(config);
     if (closed === undefined) {
       server = await serve(config, intake, tooLarge, { metrics: runtime.metrics!, health: () => storeHealth(runtime.store) });

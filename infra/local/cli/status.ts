@@ -11,6 +11,7 @@ import { EXIT, printJson, renderTimeline } from './output.ts';
 import { findIncident, openStatusSource, type StatusSnapshot, type StatusStore } from './status-source.ts';
 import { nextDue, pauseLines, renderStatusTable, statusChangeKey, type ClusterHygiene, type StatusEntry } from './status-table.ts';
 import { watchStatus } from './status-watch.ts';
+import { incidentRefFrom } from './incident-ref.ts';
 
 export const help = `usage: ${PROGRAM} status [INCIDENT] (--state FILE | --table NAME [--region R]) [--all] [--watch [--interval DUR]] [--json] [--dead-letters]
 
@@ -148,7 +149,7 @@ export async function run(argv: string[]): Promise<number> {
     return EXIT.ok;
   }
   if (positionals.length > 1) throw new UsageError(`status takes at most one incident id, got ${positionals.length} arguments`);
-  const ref = positionals[0];
+  const ref = positionals[0] === undefined ? undefined : incidentRefFrom(positionals[0], 'INCIDENT');
   const json = values.json ?? false;
   const deadLetters = values['dead-letters'] ?? false;
   const table = ref === undefined && !deadLetters;

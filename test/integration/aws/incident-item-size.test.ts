@@ -18,6 +18,7 @@ import { keptViews, MAX_HISTORY_BYTES, MAX_INCIDENT_VIEWS, viewBytes } from '../
 import { clipText, VIEW_LIMITS } from '../../../functions/core/view-limits.ts';
 import type { IncidentPatch, IncidentStore } from '../../../functions/ports/incident-store.ts';
 import { startDynalite, type Dynalite } from '../../support/dynalite.ts';
+import { testIncidentId } from '../../support/incident-ids.ts';
 import { overlong, worstView } from '../../support/worst-case-view.ts';
 import { tempDir } from '../../unit/local/helpers.ts';
 
@@ -33,7 +34,8 @@ const at = new Date('2026-01-01T00:00:00.000Z').toISOString();
 /** The selector (a report gives one) and reason at the schema's longest, in their dearest characters. */
 const target = { machineName: dearest(253) };
 const reason = dearest(1_000);
-const incidentId = 'i'.repeat(128);
+/** Every incident id is a UUID: 36 characters, whatever the incident. */
+const incidentId = testIncidentId(1);
 const clusterId = 'c'.repeat(253);
 
 /** Evidence filling MAX_EVIDENCE_BYTES, as a step's commit leaves it. */

@@ -1,5 +1,6 @@
-// `report` as a person runs it: the page written where --out says, or as <incident id>.html in the
+// `report` as a person runs it: the page written where --out says, or as incident-<id>.html in the
 // current directory, said on stdout; bad input is one line naming the flag, exit 2, and no page.
+// The page's name is made from an id in the shape ids are made in, never from what was typed.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,6 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDynamoIncidentStore } from '../../../functions/adapters/aws/dynamodb-store.ts';
 import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import { startDynalite, type Dynalite } from '../../support/dynalite.ts';
+import { INCIDENT_ID_EXAMPLE } from '../../../functions/core/incident-id.ts';
+import { testIncidentId } from '../../support/incident-ids.ts';
 import { runCli } from './support.ts';
 
 const T0 = Date.parse('2026-06-01T12:00:00Z');
@@ -33,11 +36,11 @@ describe('report', () => {
   });
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  it('writes <incident id>.html in the current directory by default, found by a prefix of the id, and says where', async () => {
+  it('writes incident-<id>.html in the current directory by default, found by a prefix of the id, and says where', async () => {
     const cwd = fs.mkdtempSync(path.join(dir, 'cwd-'));
     const run = await runCli(['report', ids[0]!.slice(0, 13), '--state', state], { cwd });
     expect(run.code, run.stderr).toBe(0);
-    const file = path.join(fs.realpathSync(cwd), `${ids[0]}.html`);
+    const file = path.join(fs.realpathSync(cwd), `incident-${ids[0]}.html`);
     expect(run.stdout).toBe(`report of incident ${ids[0]} written to ${file}\n`);
     const html = fs.readFileSync(file, 'utf8');
     expect(html).toContain('data-reason="QUORUM_AT_RISK"');
@@ -54,8 +57,10 @@ describe('report', () => {
   it.each([
     { args: () => ['report', '--state', state], says: 'report takes one incident id (or a unique prefix of one), got none' },
     { args: () => ['report', 'a', 'b', '--state', state], says: 'report takes one incident id (or a unique prefix of one), got 2 arguments' },
-    { args: () => ['report', 'zzzz', '--state', state], says: `no incident "zzzz" in state file ${state}` },
-    { args: () => ['report', '', '--state', state], says: 'matches 2 incidents; give more of the id' },
+    { args: () => ['report', testIncidentId(404), '--state', state], says: `no incident "${testIncidentId(404)}" in state file ${state}` },
+    { args: () => ['report', 'zzzz', '--state', state], says: `INCIDENT: "zzzz" is not an incident id nor the start of one (ids are lowercase UUIDs, e.g. ${INCIDENT_ID_EXAMPLE})` },
+    { args: () => ['report', '', '--state', state], says: 'INCIDENT: "" is not an incident id nor the start of one' },
+    { args: () => ['report', 'a/b', '--state', state], says: 'INCIDENT: "a/b" is not an incident id nor the start of one' },
     { args: () => ['report', ids[0]!], says: '--state is required (e.g. --state state.sqlite)' },
     { args: () => ['report', ids[0]!, '--state', path.join(dir, 'none.sqlite')], says: `--state: no state file at ${path.join(dir, 'none.sqlite')}` },
     { args: () => ['report', ids[0]!, '--state', state, '--table', 't'], says: '--state and --table: give one' },
@@ -68,6 +73,39 @@ describe('report', () => {
     expect(run.stdout).toBe('');
     expect(run.stderr.split('\n').filter(Boolean)).toHaveLength(1);
     expect(run.stderr).toContain(says);
+  });
+
+  it('report ../../../x: exit 2 naming the argument, before the state file is read, and no page anywhere', async () => {
+    const cwd = fs.mkdtempSync(path.join(dir, 'deep-'));
+    const inner = path.join(cwd, 'a', 'b', 'c');
+    fs.mkdirSync(inner, { recursive: true });
+    const run = await runCli(['report', '../../../x', '--state', path.join(dir, 'none.sqlite')], { cwd: inner });
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toBe('etcd-remediator: INCIDENT: "../../../x" is not an incident id nor the start of one (ids are lowercase UUIDs, e.g. ' + INCIDENT_ID_EXAMPLE + ')\n');
+    expect(fs.readdirSync(cwd, { recursive: true }).map(String).filter((f) => f.endsWith('.html'))).toEqual([]);
+  });
+
+  it('an id an earlier build let in is never made a file name: refused without --out, written where --out says', async () => {
+    // Any string reached the store as an id before ids had their shape; a prefix in the shape can still find it.
+    const earlier = 'abcdef01-../../x';
+    const store = openSqliteStore({ path: state });
+    try {
+      await store.openOrJoin({ clusterId: 'prod', targetKey: 'memberName=etcd-9', target: { memberName: 'etcd-9' }, reason: 'r', now: T0, incidentId: earlier });
+    } finally {
+      await store.close();
+    }
+    const cwd = fs.mkdtempSync(path.join(dir, 'earlier-'));
+    const refused = await runCli(['report', 'abcdef01-', '--state', state], { cwd });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toBe(`etcd-remediator: incident "${earlier}" has an id of an earlier build, not a file name report makes; give --out FILE.html\n`);
+    expect(fs.readdirSync(cwd)).toEqual([]);
+    expect(fs.existsSync(path.join(dir, 'x.html'))).toBe(false);
+
+    const out = path.join(cwd, 'page.html');
+    const written = await runCli(['report', 'abcdef01-', '--state', state, '--out', out], { cwd });
+    expect(written.code, written.stderr).toBe(0);
+    expect(fs.readdirSync(cwd)).toEqual(['page.html']);
   });
 
   it('--help says what the page shows', async () => {

@@ -72,3 +72,51 @@ describe('run quotes what it is sent with control characters escaped', () => {
     expect(dead.stdout).toContain('payload: \\x1b[2J\\u202enot JSON');
   });
 });
+
+describe('run: control characters in what names a cluster or its state', () => {
+  let dir: string;
+  const services: Service[] = [];
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cli-run-control-names-'));
+  });
+  afterAll(async () => {
+    for (const service of services) await killService(service);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  const configWith = (name: string, config: Record<string, unknown>): string => {
+    const file = path.join(dir, `${name}.json`);
+    fs.writeFileSync(file, JSON.stringify(config));
+    return file;
+  };
+
+  it('a clusterId holding a newline is refused, exit 2, in one line naming the field; nothing starts', async () => {
+    const config = configWith('odd-cluster', { state: 'odd.sqlite', clusters: [{ clusterId: ODD, endpoints: ['http://127.0.0.1:1'] }] });
+    const run = await runCli(['run', '--config', config]);
+    expect(run.code, run.stderr).toBe(2);
+    expectHarmless(run.stderr, 'run stderr');
+    expect(run.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(run.stderr).toContain('clusters[0].clusterId: must not hold control characters (a newline, a tab, an escape…)');
+    expect(fs.existsSync(path.join(dir, 'odd.sqlite'))).toBe(false);
+  });
+
+  it.each([
+    ['probe', ['probe', '--endpoints', 'http://127.0.0.1:1', '--cluster', ODD]],
+    ['register', ['register', '--cluster', ODD, '--endpoints', 'http://127.0.0.1:1', '--table', 'no-table', '--region', 'us-east-1']],
+  ])('%s --cluster holding a newline is refused the same way, before anything is asked', async (_command, args) => {
+    const run = await runCli(args);
+    expect(run.code, run.stderr).toBe(2);
+    expectHarmless(run.stderr, 'stderr');
+    expect(run.stderr).toBe('etcd-remediator: --cluster: must not hold control characters (a newline, a tab, an escape…): it starts every line said about the cluster\n');
+  });
+
+  it('the start line shows the state file it names with its control characters escaped', async () => {
+    const config = configWith('odd-state', { state: `${ODD}.sqlite`, clusters: [{ clusterId: 'lab', endpoints: ['http://127.0.0.1:1'] }] });
+    const service = startCli(['run', '--config', config]);
+    services.push(service);
+    await service.waitForStderr(/listening on stdin only/);
+    service.child.kill('SIGTERM');
+    expect(await service.exited).toBe(0);
+    expectHarmless(service.stderr(), 'run stderr');
+    expect(service.stderr()).toContain(`listening on stdin only; state ${path.join(dir, SHOWN)}.sqlite; clusters lab\n`);
+  });
+});

@@ -1,12 +1,14 @@
 // Where snapshots go, chosen at the edge: remediate --snapshot-dir and a run config's snapshotDir.
 // The snapshot lands there, named by cluster and incident, with the SHA-256 the timeline says; a
-// path that cannot be a directory is refused at start, exit 2, in one line naming the flag.
+// path that cannot be a directory, or cannot be written, is refused at start, exit 2, in one line
+// naming the flag and the real cause.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';
+import { readOnlyDir, readOnlyDirUnavailable } from '../../support/read-only-dir.ts';
 import { jsonOf, runCli } from './support.ts';
 
 describe('the snapshot directory on the command line', () => {
@@ -54,5 +56,28 @@ describe('the snapshot directory on the command line', () => {
     expect(run.code, run.stderr).toBe(2);
     expect(run.stderr.trimEnd().split('\n')).toHaveLength(1);
     expect(run.stderr).toMatch(new RegExp(`snapshotDir: ${path.join(dir, 'a-file')} is not a directory\\n$`));
+  });
+
+  // Not `ENOENT … mkdir`, as Node's recursive mkdir would have it: the folder that cannot be written, and why.
+  it.skipIf(readOnlyDirUnavailable !== undefined)('--snapshot-dir under a read-only directory, and a run config\'s snapshotDir naming one: exit 2, one line naming the folder and the cause', async () => {
+    const readOnly = readOnlyDir();
+    try {
+      const before = (await lab.memberList()).map((m) => m.id).sort();
+      const under = path.join(readOnly.dir, 'snapshots');
+      const run = await runCli(['remediate', '--endpoints', lab.endpoints().join(','), '--target', lab.members[0]!.name, '--snapshot-dir', under]);
+      expect(run.code, run.stderr).toBe(2);
+      expect(run.stderr.trimEnd().split('\n')).toEqual([`etcd-remediator: --snapshot-dir: ${under} cannot be made: ${readOnly.dir} ${readOnly.says}`]);
+      expect((await lab.memberList()).map((m) => m.id).sort()).toEqual(before);
+
+      const config = path.join(dir, 'read-only.json');
+      fs.writeFileSync(config, JSON.stringify({ state: 'run-ro.sqlite', snapshotDir: readOnly.dir, clusters: [{ clusterId: 'lab', endpoints: lab.endpoints() }] }));
+      const service = await runCli(['run', '--config', config]);
+      expect(service.code, service.stderr).toBe(2);
+      expect(service.stderr.trimEnd().split('\n')).toHaveLength(1);
+      expect(service.stderr).toMatch(new RegExp(`snapshotDir: ${readOnly.dir} ${readOnly.says}\\n$`));
+      expect(fs.existsSync(path.join(dir, 'run-ro.sqlite'))).toBe(false);
+    } finally {
+      readOnly.remove();
+    }
   });
 });

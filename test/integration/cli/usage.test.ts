@@ -26,6 +26,9 @@ describe.concurrent('etcd-remediator usage errors', () => {
     { args: ['probe', '--endpoints', 'etcd1:2379'], names: '--endpoints: "etcd1:2379"' },
     { args: ['frobnicate'], names: 'unknown command "frobnicate"' },
     { args: ['status'], names: '--state is required' },
+    // An incident is named by an id in the shape ids are made in, or its start: refused before any file is read.
+    { args: ['status', '../x', '--state', path.join(os.tmpdir(), 'no-such-state.sqlite')], names: 'INCIDENT: "../x" is not an incident id nor the start of one (ids are lowercase UUIDs' },
+    { args: ['remediate', ...endpoints, '--resume', 'inc/1', '--state', path.join(os.tmpdir(), 'no-such-state.sqlite')], names: '--resume: "inc/1" is not an incident id nor the start of one' },
   ])('$args.0 $names', ({ args, names }) => expectUsageError(args, names));
 
   it('the bad-duration message reads as documented', async () => {

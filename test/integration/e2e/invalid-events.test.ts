@@ -4,6 +4,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { NOT_AN_INCIDENT_ID } from '../../../functions/core/incident-id.ts';
 import { parsePolicy } from '../../../functions/core/policy.ts';
 import { createProbeMembersHandler } from '../../../functions/probe-members/handler.ts';
 import { toEventBridgeEvent } from '../../../functions/lambda/eventbridge.ts';
@@ -12,6 +13,7 @@ import { localContext } from '../../../infra/local/lambda-context.ts';
 import { createLocalRuntime, type LocalRuntime } from '../../../infra/local/runtime.ts';
 import { createStaticDirectory } from '../../../functions/adapters/local/static-directory.ts';
 import type { Deps } from '../../../functions/app/deps.ts';
+import { testIncidentId } from '../../support/incident-ids.ts';
 
 const at = '2026-01-01T00:00:00Z';
 
@@ -43,6 +45,9 @@ describe('invalid events', () => {
     ['missing clusterId', { ...valid, clusterId: undefined }, 'clusterId'],
     ['bad time', { ...valid, observedAt: 'yesterday' }, 'observedAt'],
     ['negative attempt', { ...valid, attempt: -1 }, 'attempt'],
+    // Ids are ours: one that climbs out of a directory is no id, whatever joins it to a path later.
+    ['an incident id that is a path', { ...valid, incidentId: '../x' }, `incidentId: ${NOT_AN_INCIDENT_ID}`],
+    ['an incident id in capitals', { ...valid, incidentId: testIncidentId(0xabc).toUpperCase() }, `incidentId: ${NOT_AN_INCIDENT_ID}`],
   ])('%s: rejected naming the field, kept as a dead letter', async (_name, detail, field) => {
     const error = await runtime.submit(detail).then(
       () => undefined,
@@ -60,13 +65,25 @@ describe('invalid events', () => {
   it('a handler given an invalid EventBridge event throws naming the field and dead-letters it', async () => {
     const deps = quietDeps(runtime);
     const handler = createProbeMembersHandler(deps);
-    const event = toEventBridgeEvent({ detailType: 'RetryDue', detail: { incidentId: 'i', clusterId: 'c1', attempt: 'x', at, reason: 'ETCD_TRANSIENT' } });
+    const event = toEventBridgeEvent({ detailType: 'RetryDue', detail: { incidentId: testIncidentId(1), clusterId: 'c1', attempt: 'x', at, reason: 'ETCD_TRANSIENT' } });
 
     await expect(handler(event, localContext('probe-members'))).rejects.toThrow(/attempt/);
     const dead = await runtime.store.listDeadLetters();
     expect(dead).toHaveLength(1);
     expect(dead[0]!.detailType).toBe('RetryDue');
     expect(dead[0]!.error).toMatch(/attempt/);
+  });
+
+  it('a handler given an event whose incident id is a path throws naming the field and dead-letters it, touching no incident', async () => {
+    const handler = createProbeMembersHandler(quietDeps(runtime));
+    const event = toEventBridgeEvent({ detailType: 'RetryDue', detail: { incidentId: '../x', clusterId: 'c1', attempt: 1, at, reason: 'ETCD_TRANSIENT' } });
+
+    await expect(handler(event, localContext('probe-members'))).rejects.toThrow(`incidentId: ${NOT_AN_INCIDENT_ID}`);
+    const dead = await runtime.store.listDeadLetters();
+    expect(dead).toHaveLength(1);
+    expect(dead[0]).toMatchObject({ detailType: 'RetryDue', error: expect.stringContaining('incidentId') });
+    expect(JSON.parse(dead[0]!.payload)).toMatchObject({ detail: { incidentId: '../x' } });
+    expect(await runtime.store.listIncidents()).toEqual([]);
   });
 
   it('a handler refuses a detail type it does not take', async () => {

@@ -1,6 +1,7 @@
 // One member down at a time, for every remediator at once: separate state files, one runtime with
 // reports for every member, and stale views all meet the lock and the removal record that live in
 // the cluster's own etcd. No healthy 3-member cluster is ever shrunk to 1.
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';
 import type { TerminalEvent } from '../../../infra/local/runtime.ts';
@@ -12,8 +13,9 @@ const reasonOf = (e: TerminalEvent): string => (e.detail as { reason?: string })
 async function reportAll(pipeline: Pipeline, names: string[]): Promise<TerminalEvent[]> {
   const now = new Date().toISOString();
   const outcomes = names.map(async (memberName) => {
-    const ended = pipeline.runtime.waitForOutcome({ clusterId: 'lab', incidentId: `${memberName}-${now}` }, 90_000);
-    await pipeline.runtime.submit({ incidentId: `${memberName}-${now}`, clusterId: 'lab', target: { memberName }, reason: 'test', source: 'test', observedAt: now, at: now });
+    const incidentId = randomUUID();
+    const ended = pipeline.runtime.waitForOutcome({ clusterId: 'lab', incidentId }, 90_000);
+    await pipeline.runtime.submit({ incidentId, clusterId: 'lab', target: { memberName }, reason: 'test', source: 'test', observedAt: now, at: now });
     return ended;
   });
   return Promise.all(outcomes);

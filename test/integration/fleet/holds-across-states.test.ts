@@ -106,3 +106,49 @@ describe('a pause written from one state file', () => {
     await lab.joinReplacement();
   }, 120_000);
 });
+
+describe('a storm in run’s state', () => {
+  it('holds remediate --resume on the same file and remediate on another; resume --storm lets it go on', async () => {
+    const before = await names();
+    const follower = await aFollower();
+    // Four clusters, one of them real: two failing within the window are a storm (more than 20% of 4, at least 2).
+    const nowhere = ['http://127.0.0.1:1'];
+    const policy = { electionTimeout: '500ms', callTimeout: '1s', backoff: { base: '300ms' } };
+    const config = path.join(dir, 'storm.json');
+    const clusters = [{ clusterId: 'a', endpoints: nowhere, policy }, { clusterId: 'b', endpoints: lab.endpoints(), policy }, { clusterId: 'c', endpoints: nowhere, policy }, { clusterId: 'd', endpoints: nowhere, policy }];
+    fs.writeFileSync(config, JSON.stringify({ state: 'storm.sqlite', listen: '127.0.0.1:0', token: TOKEN, clusters }));
+    const state = path.join(dir, 'storm.sqlite');
+    const run = startCli(['run', '--config', config]);
+    services.push(run);
+    const [, url] = await run.waitForStderr(/listening on (http:\/\/127\.0\.0\.1:\d+\/events)/);
+    const send = (clusterId: string, memberName: string) =>
+      fetch(url!, { method: 'POST', body: JSON.stringify({ clusterId, target: { memberName }, reason: 'kubelet down', source: 'test', observedAt: new Date().toISOString() }), headers: { authorization: `Bearer ${TOKEN}` } });
+    expect((await send('a', 'etcd-a1')).status).toBeLessThan(300);
+    expect((await send('b', follower.name)).status).toBeLessThan(300);
+    const [, shortId] = await run.waitForStderr(/b\/([0-9a-f]{8}) FLEET_STORM/, 30_000);
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+    expect(await names()).toEqual(before);
+
+    const access = ['--endpoints', lab.endpoints().join(','), '--cluster', 'b', '--election-timeout', '500ms', '--timeout', '1s', '--backoff', '300ms'];
+    // Another state file knows no fleet: the hold run wrote into b's etcd holds it.
+    const elsewhere = startCli(['remediate', ...access, '--target', follower.name, '--state', path.join(dir, 'elsewhere.sqlite')]);
+    services.push(elsewhere);
+    await elsewhere.waitForStderr(/RetryRequested\s+FLEET_STORM .*kept in etcd key \/etcd-remediator\/holds\/storm, written from state file \S*storm\.sqlite/, 30_000);
+    elsewhere.child.kill('SIGINT');
+    expect(await elsewhere.exited).toBe(130);
+
+    // The command the tool suggests, on run's own file: the storm its store sees holds it (of 4 registered, not 1).
+    const resumed = startCli(['remediate', ...access, '--resume', shortId!, '--state', state]);
+    services.push(resumed);
+    await resumed.waitForStderr(/RetryRequested\s+FLEET_STORM \(next look in [^)]*\): Fleet storm since [^(]*: 2 of 4 registered clusters/, 30_000);
+    expect(await names()).toEqual(before);
+
+    const ended = await runCli(['resume', '--storm', '--state', state, '--endpoints', lab.endpoints().join(','), '--why', 'the failures are real']);
+    expect(ended.code, ended.stderr).toBe(0);
+    expect(ended.stdout).toMatch(/^storm ended in state file \S*storm\.sqlite and in the etcd of cluster default \(\/etcd-remediator\/holds\/storm\)/);
+    expect(await resumed.exited).toBe(6);
+    expect(await names()).toEqual(before.filter((n) => n !== follower.name));
+    await lab.joinReplacement();
+  }, 120_000);
+});

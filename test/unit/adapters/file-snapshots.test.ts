@@ -3,8 +3,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fileSnapshots, SNAPSHOTS_KEPT_PER_CLUSTER } from '../../../functions/adapters/local/file-snapshots.ts';
+import { fileSnapshots, SNAPSHOTS_KEPT_PER_CLUSTER, unwritableDirectory } from '../../../functions/adapters/local/file-snapshots.ts';
+import { testIncidentId } from '../../support/incident-ids.ts';
 import { etcdSnapshotBytes, streamEtcdSnapshot } from '../../support/etcd-snapshot-bytes.ts';
+import { readOnlyDir, readOnlyDirUnavailable, type ReadOnlyDir } from '../../support/read-only-dir.ts';
 import { tempDir, type TempDir } from '../local/helpers.ts';
 
 let dir: TempDir;
@@ -67,5 +69,39 @@ describe('file snapshots', () => {
     await take('c1', 'i-0', minute(0));
     expect(c1()).toEqual(['i-0-m.db', 'i-4-m.db', 'i-5-m.db', 'i-6-m.db', 'i-7-m.db']);
     expect(fs.readdirSync(path.join(dir.path, 'other'))).toEqual(['o-1-m.db']);
+  });
+});
+
+describe('where snapshots can go', () => {
+  it('a writable directory, or one a writable folder can hold, has nothing to say; a file on the way is named', () => {
+    dir = tempDir();
+    expect(unwritableDirectory(dir.path)).toBeUndefined();
+    expect(unwritableDirectory(path.join(dir.path, 'not', 'yet'))).toBeUndefined();
+    fs.writeFileSync(dir.file('a-file'), '');
+    expect(unwritableDirectory(path.join(dir.file('a-file'), 'below'))).toBe(`${dir.file('a-file')} is not a directory`);
+  });
+});
+
+const readOnlyTitle = readOnlyDirUnavailable ? `file snapshots in a read-only directory (skipped: ${readOnlyDirUnavailable})` : 'file snapshots in a read-only directory';
+
+describe.skipIf(readOnlyDirUnavailable !== undefined)(readOnlyTitle, () => {
+  let readOnly: ReadOnlyDir | undefined;
+  afterEach(() => {
+    readOnly?.remove();
+    readOnly = undefined;
+  });
+
+  // Node's recursive mkdir says `ENOENT … mkdir` here, as if a folder were missing: the store says why.
+  it.each([
+    { where: 'the directory itself', under: [] as string[] },
+    { where: 'a folder above it that is not there yet', under: ['snapshots'] },
+  ])('in $where: refused naming the read-only folder, not a missing one', async ({ under }) => {
+    readOnly = readOnlyDir();
+    const directory = path.join(readOnly.dir, ...under);
+    const store = fileSnapshots(directory);
+    const opened = store.open({ clusterId: 'c1', incidentId: testIncidentId(1), member: 'etcd-1' });
+    await expect(opened).rejects.toThrow(`cannot make the snapshot directory ${path.join(directory, 'c1')}: ${readOnly.dir} ${readOnly.says}`);
+    await expect(opened).rejects.not.toThrow(/ENOENT/);
+    expect(unwritableDirectory(directory)).toBe(`${readOnly.dir} ${readOnly.says}`);
   });
 });

@@ -4,7 +4,11 @@ import { afterEach, expect, it, vi } from 'vitest';
 import { createProbeMembersHandler } from '../../../functions/probe-members/handler.ts';
 import { toEventBridgeEvent } from '../../../functions/lambda/eventbridge.ts';
 import { localContext } from '../../../infra/local/lambda-context.ts';
+import { testIncidentId } from '../../support/incident-ids.ts';
 import { harness, T0, type Harness } from './harness.ts';
+
+/** An id in the shape of ours that no store holds. */
+const NO_SUCH_INCIDENT = testIncidentId(404);
 
 let h: Harness;
 afterEach(async () => {
@@ -29,13 +33,13 @@ it("the app's log lines carry the Lambda context and the incident id, and the id
 
   // A stale attempt: the app logs that it ignored the event, through the handler's logger.
   await handler(retryDue(incident.incidentId), localContext('probe-members'));
-  await handler(retryDue('not-an-incident'), localContext('probe-members'));
+  await handler(retryDue(NO_SUCH_INCIDENT), localContext('probe-members'));
   vi.restoreAllMocks();
 
   const logged = lines.flatMap((l) => l.split('\n')).filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
   const stale = logged.find((l) => String(l.message).includes('stale'));
   expect(stale).toMatchObject({ incidentId: incident.incidentId, attempt: 7, function_name: 'probe-members', service: 'probe-members' });
   const notFound = logged.find((l) => String(l.message).includes('not found'));
-  expect(notFound).toMatchObject({ incidentId: 'not-an-incident', function_name: 'probe-members' });
+  expect(notFound).toMatchObject({ incidentId: NO_SUCH_INCIDENT, function_name: 'probe-members' });
   expect(logged.filter((l) => l.incidentId === incident.incidentId)).toHaveLength(1);
 });

@@ -26,7 +26,7 @@ describe('resampleWaitMs', () => {
   ])('after $before in a row: $ms ms', ({ before, ms }) => expect(resampleWaitMs(before, p)).toBe(ms));
 
   it('never shorter than one election timeout, even with a cap below it', () => {
-    expect(resampleWaitMs(3, policy({ electionTimeoutMs: 2_000, backoff: { capMs: 500 } }))).toBe(2_000);
+    expect(resampleWaitMs(3, policy({ electionTimeoutMs: 2_000, backoff: { baseMs: 100, capMs: 500 } }))).toBe(2_000);
   });
 });
 

@@ -1,5 +1,6 @@
 // The edge of `run`: concurrent duplicates are told the one incident they all joined.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { NOT_AN_INCIDENT_ID } from '../../../functions/core/incident-id.ts';
 import { createIntake, type IntakeReply } from '../../../infra/local/cli/intake.ts';
 import type { LocalRuntime } from '../../../infra/local/runtime.ts';
 import { silentRuntime, waitFor } from './helpers.ts';
@@ -54,5 +55,18 @@ describe('run intake', () => {
 
     // The same incident by its own target, or by the member id it resolved to, joins it.
     expect(await report(other.incidentId, { memberName: 'etcd2' })).toEqual({ accepted: true, incidentId: other.incidentId, joined: true });
+  });
+
+  it('refuses an incidentId that is not one of ours, naming the field, with the report kept as a dead letter and nothing opened', async () => {
+    const intake = createIntake(runtime, ['c1']);
+    const line = JSON.stringify({ incidentId: '../x', clusterId: 'c1', target: { memberName: 'etcd1' }, reason: 'r', source: 'stdin', observedAt: new Date().toISOString() });
+
+    const reply = await intake(line, 'stdin');
+
+    expect(reply).toMatchObject({ accepted: false, field: 'incidentId', error: `MemberUnhealthy is invalid: incidentId: ${NOT_AN_INCIDENT_ID}` });
+    const dead = await runtime.store.listDeadLetters();
+    expect(dead.map((d) => [d.id, d.error])).toEqual([[reply.accepted ? '' : reply.deadLetterId, `MemberUnhealthy is invalid: incidentId: ${NOT_AN_INCIDENT_ID}`]]);
+    expect(JSON.parse(dead[0]!.payload)).toMatchObject({ incidentId: '../x' });
+    expect(await runtime.store.listIncidents()).toEqual([]);
   });
 });

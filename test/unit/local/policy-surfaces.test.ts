@@ -223,3 +223,45 @@ describe('the flags', () => {
     expect(make).toThrow(says);
   });
 });
+
+describe('a backoff base over its cap', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'policy-backoff-'));
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const over = (baseMs: number, capMs: number) => `is ${baseMs} ms, over backoff.capMs (${capMs} ms): the first wait may not be longer than the longest`;
+  const said = (edge: () => unknown): string => {
+    try {
+      edge();
+    } catch (error) {
+      return (error as Error).message;
+    }
+    throw new Error('expected the backoff to be refused');
+  };
+  let files = 0;
+  const runConfig = (policy: unknown) => () => {
+    const file = path.join(dir, `config-${++files}.json`);
+    fs.writeFileSync(file, JSON.stringify({ state: 's.sqlite', clusters: [{ clusterId: 'prod', endpoints, policy }] }));
+    return loadConfig(file);
+  };
+
+  it('is refused by the schema, naming the base and the cap; a base equal to the cap is taken', () => {
+    expect(() => parsePolicy({ backoff: { baseMs: 10_000, capMs: 5_000 } })).toThrow(over(10_000, 5_000));
+    expect(parsePolicy({ backoff: { baseMs: 5_000, capMs: 5_000 } }).backoff).toEqual({ baseMs: 5_000, capMs: 5_000 });
+  });
+
+  // The cap left out is its default, 5 min: a base of 10 min is over it too.
+  it.each([
+    { edge: 'run --config, as durations', refuse: runConfig({ backoff: { base: '10m', cap: '5m' } }), named: `clusters[0].policy.backoff.base: ${over(600_000, 300_000)}` },
+    { edge: 'run --config, the cap left out', refuse: runConfig({ backoff: { baseMs: 600_000 } }), named: `clusters[0].policy.backoff.baseMs: ${over(600_000, 300_000)}` },
+    { edge: 'register --policy', refuse: () => policyInputFromConfig({ backoff: { base: '10m', cap: '5m' } }), named: `backoff.base: ${over(600_000, 300_000)}` },
+    { edge: 'a registration', refuse: () => checkRegistration({ clusterId: 'prod', endpoints, policy: { backoff: { baseMs: 600_000 } } }, 'prod'), named: `cluster prod: policy.backoff.baseMs: ${over(600_000, 300_000)}` },
+    {
+      edge: 'a registration over the stack’s defaults',
+      refuse: () => checkRegistration({ clusterId: 'prod', endpoints, policy: { backoff: { baseMs: 120_000 } } }, 'prod', checkPolicyDefaults({ backoff: { capMs: 60_000 } })),
+      named: `cluster prod: policy.backoff.baseMs: ${over(120_000, 60_000)} (with the stack's policy defaults)`,
+    },
+    { edge: 'the construct’s defaults', refuse: () => checkPolicyDefaults({ backoff: { baseMs: 600_000 } }), named: `backoff.baseMs: ${over(600_000, 300_000)}` },
+    { edge: 'the cold start', refuse: () => policyDefaultsFromEnv({ POLICY_DEFAULTS: JSON.stringify({ backoff: { baseMs: 600_000 } }) }, 'remediate'), named: `POLICY_DEFAULTS: backoff.baseMs: ${over(600_000, 300_000)}` },
+  ])('$edge: refused naming the field', ({ refuse, named }) => {
+    expect(said(refuse)).toContain(named);
+  });
+});

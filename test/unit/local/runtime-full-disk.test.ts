@@ -11,6 +11,7 @@ import { parsePolicy } from '../../../functions/core/policy.ts';
 import { createLocalRuntime, type LocalRuntime } from '../../../infra/local/runtime.ts';
 import { createStaticDirectory } from '../../../functions/adapters/local/static-directory.ts';
 import { fullDiskUnavailable, smallDisk, type SmallDisk } from '../../support/full-disk.ts';
+import { testIncidentId } from '../../support/incident-ids.ts';
 import { waitFor as until } from '../../../functions/lib/wait-for.ts';
 import { silentEtcd, waitFor } from './helpers.ts';
 
@@ -93,18 +94,19 @@ describe.skipIf(fullDiskUnavailable !== undefined)(title, () => {
       onStateNotice: () => undefined,
     });
     await runtime.start();
-    const report = (memberName: string) => {
+    const idOf = { m1: testIncidentId(1), m2: testIncidentId(2) };
+    const report = (memberName: keyof typeof idOf) => {
       const now = new Date().toISOString();
-      return runtime!.submit({ incidentId: `inc-${memberName}`, clusterId: 'c1', attempt: 0, at: now, target: { memberName }, reason: 'test', source: 'test', observedAt: now });
+      return runtime!.submit({ incidentId: idOf[memberName], clusterId: 'c1', attempt: 0, at: now, target: { memberName }, reason: 'test', source: 'test', observedAt: now });
     };
     await report('m1');
-    await waitFor(async () => (await runtime!.store.getIncident('inc-m1'))?.state === 'open', 'the first incident to open');
+    await waitFor(async () => (await runtime!.store.getIncident(idOf.m1))?.state === 'open', 'the first incident to open');
     disk.fill();
     // A second report cannot open its incident: the store refuses the write.
     await report('m2');
     await waitFor(() => runtime!.store.outage !== undefined, 'the store to refuse a write');
-    await expect(runtime.waitForOutcome({ clusterId: 'c1', incidentId: 'inc-m1' }, 300)).rejects.toThrow(
-      new RegExp(`^no outcome for cluster c1 within 300 ms: state file ${statePath}: cannot write: disk full \\(SQLITE_FULL\\) since \\S+; incident inc-m1 stays open in ${statePath}, and the next start resumes it$`),
+    await expect(runtime.waitForOutcome({ clusterId: 'c1', incidentId: idOf.m1 }, 300)).rejects.toThrow(
+      new RegExp(`^no outcome for cluster c1 within 300 ms: state file ${statePath}: cannot write: disk full \\(SQLITE_FULL\\) since \\S+; incident ${idOf.m1} stays open in ${statePath}, and the next start resumes it$`),
     );
   });
 });

@@ -3,6 +3,7 @@
 // remediated, and deletes once the Machine is healthy again. Read here, and its status written.
 import { PatchStrategy, setHeaderOptions, type CustomObjectsApi, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import { requestEndPhases, type EndingPhase } from '../../../core/incident-endings.ts';
+import { isIncidentId } from '../../../core/incident-id.ts';
 import type { Condition } from '../../../core/request-conditions.ts';
 import { describeKubeError, isNotFound } from '../api-errors.ts';
 import { CLUSTER_NAME_LABEL } from './machines.ts';
@@ -86,7 +87,8 @@ export function toRemediationRequest(object: RequestObject): RemediationRequest 
     ...(owner ? { machineOwner: { uid: owner.uid, apiVersion: owner.apiVersion } } : {}),
     status: {
       ...(text(status.phase) ? { phase: status.phase as RequestPhase } : {}),
-      ...(text(status.incidentId) ? { incidentId: status.incidentId as string } : {}),
+      // Only an id we could have written: anyone with access to the status may put any string there.
+      ...(typeof status.incidentId === 'string' && isIncidentId(status.incidentId) ? { incidentId: status.incidentId } : {}),
       ...(conditions.length > 0 ? { conditions } : {}),
     },
   };
