@@ -33,6 +33,8 @@ export interface DynamoPipelineOptions {
   clusterId?: string;
   /** Over labPolicy. */
   policy?: PolicyInput;
+  /** More clusters of the fleet, which nothing answers for. */
+  otherClusters?: string[];
 }
 
 export interface DynamoPipeline {
@@ -54,7 +56,9 @@ export async function startDynamoPipeline(lab: Lab, dynamo: Dynalite, options: D
   const openStore = () => createDynamoIncidentStore({ client: dynamo.client(), tableName });
   const calls: CallLog = { memberRemove: [], removed: [], removedAt: [], moveLeader: [] };
   const etcd = recordingEtcd(calls);
-  const directory = createStaticDirectory([{ clusterId: options.clusterId ?? 'lab', endpoints: lab.endpoints(), policy: parsePolicy({ ...labPolicy, ...options.policy }) }]);
+  const policy = parsePolicy({ ...labPolicy, ...options.policy });
+  const others = (options.otherClusters ?? []).map((clusterId) => ({ clusterId, endpoints: ['http://127.0.0.1:1'], policy }));
+  const directory = createStaticDirectory([{ clusterId: options.clusterId ?? 'lab', endpoints: lab.endpoints(), policy }, ...others]);
   const actuatorCalls: string[] = [];
   const actuator: Actuator = {
     name: 'counting',
