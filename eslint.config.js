@@ -63,15 +63,24 @@ export default tseslint.config(
   ...layers({
     'functions/core/**': { climbs: 'core', only: ['zod'], why: 'core is pure: it imports only core and zod' },
     'functions/ports/**': { into: ['core', 'events'], why: 'ports hold interfaces over core and the event catalogue only' },
-    'functions/app/**': { into: ['core', 'ports', 'lib', 'events'], why: "the application works over core and the ports (and lib's utilities), never an adapter or an edge" },
+    'functions/app/**': {
+      into: ['core', 'ports', 'lib', 'events'],
+      why: "the application works over core and the ports (and lib's utilities), never an adapter or an edge",
+    },
     'functions/adapters/**': {
       forbid: ['app', 'lambda', 'aws-wiring', 'infra', ...handlerFolders],
       why: 'adapters implement ports over core; they never import the application or an edge',
     },
     'functions/lib/**': { climbs: 'lib', why: 'lib holds utilities that import nothing of ours' },
-    'functions/lambda/**': { forbid: ['adapters', 'aws-wiring', 'infra'], why: "the handlers' commons sit over the application; adapters are chosen in aws-wiring" },
+    'functions/lambda/**': {
+      forbid: ['adapters', 'aws-wiring', 'infra'],
+      why: "the handlers' commons sit over the application; adapters are chosen in aws-wiring",
+    },
     'functions/**': { forbid: ['infra'], why: 'nothing under functions/ imports infra/: infra composes functions, not the other way' },
-    'events/**': { forbid: ['functions/app', 'functions/ports', 'functions/adapters', 'functions/lambda', 'functions/aws-wiring', 'infra'], why: 'the event catalogue reads core only' },
+    'events/**': {
+      forbid: ['functions/app', 'functions/ports', 'functions/adapters', 'functions/lambda', 'functions/aws-wiring', 'infra'],
+      why: 'the event catalogue reads core only',
+    },
   }),
   {
     // vitest's asymmetric matchers (expect.any, expect.stringMatching) are typed `any`.

@@ -4,7 +4,13 @@ import { defineConfig } from 'vitest/config';
 // Kubernetes client and zod's schemas anew, 238 s of the suite's time (now about 30). Kept apart:
 // the AWS handlers' tests (unit and integration), whose modules read their environment once, at import, as a Lambda
 // cold start does; the CDK tests (CDK keeps asset caches in statics); the fault matrix's AWS wiring.
-const isolated = ['test/integration/aws/**/*.test.ts', 'test/unit/aws/**/*.test.ts', 'test/infra/**/*.test.ts', 'test/matrix/**/*.test.ts', 'test/bench/**/*.test.ts'];
+const isolated = [
+  'test/integration/aws/**/*.test.ts',
+  'test/unit/aws/**/*.test.ts',
+  'test/infra/**/*.test.ts',
+  'test/matrix/**/*.test.ts',
+  'test/bench/**/*.test.ts',
+];
 
 export default defineConfig({
   test: {

@@ -73,14 +73,12 @@ export type EventEnvelope<T extends DetailType = DetailType> = {
   [K in T]: { source: typeof EVENT_SOURCE; detailType: K; detail: DetailOf<K> };
 }[T];
 
-export const makeEvent = <T extends DetailType>(detailType: T, detail: DetailOf<T>): EventEnvelope<T> =>
-  ({ source: EVENT_SOURCE, detailType, detail });
+export const makeEvent = <T extends DetailType>(detailType: T, detail: DetailOf<T>): EventEnvelope<T> => ({ source: EVENT_SOURCE, detailType, detail });
 
 /** The incident an event speaks of: none for a report not yet joined, nor for the periodic checks' events (learners, leader hygiene). */
 export const incidentIdOf = (event: EventEnvelope): string | undefined => ('incidentId' in event.detail ? event.detail.incidentId : undefined);
 
-export const isDetailType = (value: unknown): value is DetailType =>
-  typeof value === 'string' && (detailTypes as readonly string[]).includes(value);
+export const isDetailType = (value: unknown): value is DetailType => typeof value === 'string' && (detailTypes as readonly string[]).includes(value);
 
 export const functionNames = ['probe-members', 'move-leader', 'schedule-retry', 'remediate'] as const;
 export type FunctionName = (typeof functionNames)[number];
@@ -119,7 +117,13 @@ export const terminalDetailTypes: readonly TerminalDetailType[] = endingDetailTy
 export type { TerminalDetailType } from '../functions/core/incident-endings.ts';
 
 /** Said for the record (progress, timelines): routes nowhere and ends nothing. */
-export const informationalDetailTypes = ['LeaderMoved', 'ReplacementOverdue', 'LearnerRemoved', 'HygieneMoveEnded', 'LeaderHygieneAlert'] as const satisfies readonly DetailType[];
+export const informationalDetailTypes = [
+  'LeaderMoved',
+  'ReplacementOverdue',
+  'LearnerRemoved',
+  'HygieneMoveEnded',
+  'LeaderHygieneAlert',
+] as const satisfies readonly DetailType[];
 
 export const isTerminalEvent = (event: EventEnvelope): event is EventEnvelope<TerminalDetailType> =>
   (terminalDetailTypes as readonly DetailType[]).includes(event.detailType);

@@ -21,7 +21,10 @@ export const intakePatterns: readonly IntakePattern[] = [
       source: ['aws.cloudwatch'],
       'detail-type': [ALARM_STATE_CHANGE],
       // Matches when any of the alarm's metrics is a status check of AWS/EC2.
-      detail: { state: { value: ['ALARM'] }, configuration: { metrics: { metricStat: { metric: { namespace: ['AWS/EC2'], name: [...STATUS_CHECK_METRICS] } } } } },
+      detail: {
+        state: { value: ['ALARM'] },
+        configuration: { metrics: { metricStat: { metric: { namespace: ['AWS/EC2'], name: [...STATUS_CHECK_METRICS] } } } },
+      },
     },
   },
   { bus: 'default', pattern: { source: ['aws.health'], 'detail-type': [HEALTH_EVENT] } },

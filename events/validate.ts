@@ -101,7 +101,9 @@ function sizeIssue(detail: unknown): EventIssue | undefined {
   const fields = typeof detail === 'object' && detail !== null && !Array.isArray(detail) ? Object.entries(detail) : [];
   const largest = fields.map(([key, v]) => ({ key, bytes: bytesOf(v) })).sort((a, b) => b.bytes - a.bytes)[0];
   const problem = `makes the detail ${total} bytes, over the limit of ${MAX_DETAIL_BYTES} bytes`;
-  return largest ? { path: largest.key, problem: `is ${largest.bytes} bytes and ${problem}` } : { path: '(detail)', problem: `is ${total} bytes, over the limit of ${MAX_DETAIL_BYTES} bytes` };
+  return largest
+    ? { path: largest.key, problem: `is ${largest.bytes} bytes and ${problem}` }
+    : { path: '(detail)', problem: `is ${total} bytes, over the limit of ${MAX_DETAIL_BYTES} bytes` };
 }
 
 /**
@@ -133,7 +135,10 @@ export function payloadOf(input: unknown): string {
 export function parseEvent(detailType: string, detail: unknown): ParseResult {
   if (!isDetailType(detailType)) {
     return failure(String(detailType), [
-      { path: 'detailType', problem: `${JSON.stringify(detailType) ?? String(detailType)} is not a known detail type; expected one of ${detailTypes.join(', ')}` },
+      {
+        path: 'detailType',
+        problem: `${JSON.stringify(detailType) ?? String(detailType)} is not a known detail type; expected one of ${detailTypes.join(', ')}`,
+      },
     ]);
   }
   const unfit = inputIssues(detail);
@@ -145,10 +150,7 @@ export function parseEvent(detailType: string, detail: unknown): ParseResult {
 
 /** Validate a whole envelope as it arrives at a bus: source, detail type and detail. */
 export function parseEnvelope(envelope: unknown): ParseResult {
-  const { source, detailType, detail } = (typeof envelope === 'object' && envelope !== null ? envelope : {}) as Record<
-    string,
-    unknown
-  >;
+  const { source, detailType, detail } = (typeof envelope === 'object' && envelope !== null ? envelope : {}) as Record<string, unknown>;
   const name = typeof detailType === 'string' ? detailType : '';
   if (source !== EVENT_SOURCE) {
     return failure(name, [{ path: 'source', problem: `must be "${EVENT_SOURCE}", got ${JSON.stringify(source) ?? 'nothing'}` }]);

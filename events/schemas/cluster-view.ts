@@ -8,7 +8,11 @@ import { jsonBytes, TEXT_LIMITS, VIEW_LIMITS } from '../../functions/core/view-l
 import { endpointSchema, memberIdSchema, pathNameSchema } from './common.ts';
 
 /** A text of at most `max` bytes as JSON; maxLength (UTF-16 units) says the same to JSON Schema, loosely. */
-export const text = (max: number) => z.string().max(max).refine((t) => jsonBytes(t) <= max, `must be at most ${max} bytes as JSON text`);
+export const text = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .refine((t) => jsonBytes(t) <= max, `must be at most ${max} bytes as JSON text`);
 const endpointText = (max: number) => endpointSchema.max(max).refine((t) => jsonBytes(t) <= max, `must be at most ${max} bytes as JSON text`);
 const endpoint = endpointText(TEXT_LIMITS.endpoint);
 const url = endpointText(TEXT_LIMITS.url);
@@ -64,7 +68,10 @@ const hostEvidenceSchema = z.object({
   node: text(TEXT_LIMITS.name).optional().describe("The member's Node: from its etcd pod, or matched by name or InternalIP."),
   nodeExists: z.boolean().describe('False when the Node list answered without it.'),
   pod: text(TEXT_LIMITS.pod).optional().describe('Its etcd pod, namespace/name.'),
-  machine: z.object({ name: text(TEXT_LIMITS.name), deleting: z.boolean() }).optional().describe('Its Cluster API Machine, by status.nodeRef.'),
+  machine: z
+    .object({ name: text(TEXT_LIMITS.name), deleting: z.boolean() })
+    .optional()
+    .describe('Its Cluster API Machine, by status.nodeRef.'),
 });
 
 const machineSummarySchema = z.object({
@@ -113,7 +120,11 @@ export const clusterViewSchema = z.object({
   listFailures: z.array(pathProbeSchema).max(VIEW_LIMITS.listFailures).describe('Why no seed gave a member list, when none did.'),
   identity: clusterIdentitySchema.optional().describe('Which etcd cluster answered; absent in views kept before ids were recorded.'),
   pathLookFailure: text(TEXT_LIMITS.message).optional().describe('Why the kube paths were not resolved this time.'),
-  machines: z.array(machineSummarySchema).max(VIEW_LIMITS.machines).optional().describe("The cluster's control-plane Machines, when the management cluster was read."),
+  machines: z
+    .array(machineSummarySchema)
+    .max(VIEW_LIMITS.machines)
+    .optional()
+    .describe("The cluster's control-plane Machines, when the management cluster was read."),
 });
 
 // Compile-time guard: the schema and the core types must not drift apart. `Equals` is strict

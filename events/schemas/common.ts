@@ -13,8 +13,7 @@ const SHORT = 253;
 export const isoTimestampSchema = z.iso.datetime({
   offset: true,
   // A schema-level message wins over the parse-level one, so "missing" is said here too.
-  error: (issue) =>
-    issue.input === undefined ? 'is required' : 'must be an ISO-8601 timestamp with a time zone, e.g. 2025-06-01T12:00:00Z',
+  error: (issue) => (issue.input === undefined ? 'is required' : 'must be an ISO-8601 timestamp with a time zone, e.g. 2025-06-01T12:00:00Z'),
 });
 
 /** uint64 as lowercase hex without leading zeros, as etcdctl prints it; '0' means "no member". */

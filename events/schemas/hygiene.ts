@@ -29,7 +29,9 @@ export const leaderDegradedSchema = z
     message: messageSchema,
     evidence: evidenceSchema.describe('The breaches, the leader and target figures, the ranking and the refusals behind the judgement.'),
   })
-  .describe("The periodic check found the leader degraded for the whole window, alone, with a better follower to take over: move-leader moves leadership to it, or in a dry run says it would.");
+  .describe(
+    'The periodic check found the leader degraded for the whole window, alone, with a better follower to take over: move-leader moves leadership to it, or in a dry run says it would.',
+  );
 
 export const hygieneMoveOutcomes = ['moved', 'failed', 'expired', 'superseded', 'would-move'] as const;
 
@@ -58,9 +60,13 @@ export const leaderHygieneAlertSchema = z
     phase: z
       .enum(hygieneAlertPhases)
       .default('started')
-      .describe('started: the hold begins (its reason, and for no target the followers refused, tell one hold from the next). ended: the hold said at its start is over (the leader well again, a target found, or another hold); its reason is the hold\'s.'),
+      .describe(
+        "started: the hold begins (its reason, and for no target the followers refused, tell one hold from the next). ended: the hold said at its start is over (the leader well again, a target found, or another hold); its reason is the hold's.",
+      ),
     reason: reasonCodeSchema,
     message: messageSchema,
     evidence: evidenceSchema,
   })
-  .describe('The leader is degraded and no move may cure it (a cause the members share, the move limit, no fit target): a person should look. Said once when it starts and once when it ends, not each check.');
+  .describe(
+    'The leader is degraded and no move may cure it (a cause the members share, the move limit, no fit target): a person should look. Said once when it starts and once when it ends, not each check.',
+  );

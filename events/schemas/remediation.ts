@@ -14,9 +14,7 @@ import { MAX_MILLIS, text } from './cluster-view.ts';
 import { MAX_TIMELINE_DETAIL_BYTES, MAX_TIMELINE_ENTRIES } from '../../functions/core/said-limits.ts';
 import { TEXT_LIMITS } from '../../functions/core/view-limits.ts';
 
-const leaderMoveSchema = z
-  .enum(['not-needed', 'moved', 'skipped'])
-  .describe("'skipped' means removal goes ahead without a move, e.g. the leader is gone.");
+const leaderMoveSchema = z.enum(['not-needed', 'moved', 'skipped']).describe("'skipped' means removal goes ahead without a move, e.g. the leader is gone.");
 
 const explained = { reason: reasonCodeSchema, message: messageSchema, evidence: evidenceSchema };
 
@@ -39,7 +37,10 @@ export const remediationFailedSchema = z
 const snapshotTakenShape = {
   location: text(MAX_TIMELINE_DETAIL_BYTES).describe('A path, or an s3:// URL.'),
   bytes: z.number().int().positive(),
-  sha256: z.string().regex(/^[0-9a-f]{64}$/).describe('Of every byte of the file, as sha256sum says it.'),
+  sha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .describe('Of every byte of the file, as sha256sum says it.'),
   via: text(MAX_TIMELINE_DETAIL_BYTES).describe('The member and path it was streamed through.'),
   tookMs: z.number().int().nonnegative('must be ≥ 0').max(MAX_MILLIS, `must be at most ${MAX_MILLIS} ms (a day)`),
 };
@@ -49,13 +50,17 @@ const takenKeys = Object.keys(snapshotTakenShape) as (keyof typeof snapshotTaken
 // failure names only the union).
 const snapshotSaidSchema = z
   .strictObject({
-    ...Object.fromEntries(takenKeys.map((k) => [k, snapshotTakenShape[k].optional()])) as { [K in keyof typeof snapshotTakenShape]: z.ZodOptional<(typeof snapshotTakenShape)[K]> },
+    ...(Object.fromEntries(takenKeys.map((k) => [k, snapshotTakenShape[k].optional()])) as {
+      [K in keyof typeof snapshotTakenShape]: z.ZodOptional<(typeof snapshotTakenShape)[K]>;
+    }),
     failed: text(MAX_TIMELINE_DETAIL_BYTES).optional().describe('Why none was taken; the policy did not require one, so the removal went on.'),
   })
   .superRefine((said, ctx) => {
     for (const key of takenKeys) {
-      if (said.failed !== undefined && said[key] !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: 'must be absent when failed says why no snapshot was taken' });
-      if (said.failed === undefined && said[key] === undefined) ctx.addIssue({ code: 'custom', path: [key], message: 'is required for a snapshot taken (or say why none was, in failed)' });
+      if (said.failed !== undefined && said[key] !== undefined)
+        ctx.addIssue({ code: 'custom', path: [key], message: 'must be absent when failed says why no snapshot was taken' });
+      if (said.failed === undefined && said[key] === undefined)
+        ctx.addIssue({ code: 'custom', path: [key], message: 'is required for a snapshot taken (or say why none was, in failed)' });
     }
   })
   .describe('The snapshot taken before the removal (location, bytes, sha256, via, tookMs), or why none was (failed).');

@@ -35,4 +35,6 @@ export const learnerRemovedSchema = z
     learnerSince: isoTimestampSchema.describe('When the learner was first seen.'),
     ...explained,
   })
-  .describe('A learner that never started or was never promoted within stuckLearnerAfterMs was removed (it had no vote), by an incident that met it or by the periodic learner check.');
+  .describe(
+    'A learner that never started or was never promoted within stuckLearnerAfterMs was removed (it had no vote), by an incident that met it or by the periodic learner check.',
+  );

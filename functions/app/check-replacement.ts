@@ -26,7 +26,11 @@ export const checkReplacementDue = (deps: Deps, detail: DetailOf<'RetryDue'>): P
   runStep(deps, 'probe-members', { detailType: 'RetryDue', detail }, (incident, cluster) => check(deps, cluster, incident), { runsIn: 'awaiting-replacement' });
 
 /** The first check, scheduled as the removal completes: one checkEveryMs later. */
-export function firstCheck(incident: Incident, cluster: ClusterEntry, now: number): { patch: Pick<IncidentPatch, 'attempt' | 'waits'>; effects: OutboxEntry[] } {
+export function firstCheck(
+  incident: Incident,
+  cluster: ClusterEntry,
+  now: number,
+): { patch: Pick<IncidentPatch, 'attempt' | 'waits'>; effects: OutboxEntry[] } {
   return scheduleCheck(incident, now + cluster.policy.replacement.checkEveryMs, 'REPLACEMENT_AWAITED');
 }
 
@@ -44,7 +48,10 @@ export function resumedCheck(incident: Incident, journal: readonly JournalEntry[
 function scheduleCheck(incident: Incident, at: number, reason: ReasonCode): { patch: Pick<IncidentPatch, 'attempt' | 'waits'>; effects: OutboxEntry[] } {
   const next = incident.attempt + 1;
   const detail = { incidentId: incident.incidentId, clusterId: incident.clusterId, attempt: next, at: iso(at), reason };
-  return { patch: { attempt: next, waits: incident.waits + 1 }, effects: [{ kind: 'schedule', request: { name: `${incident.incidentId}-check-${next}`, at, event: { detailType: 'RetryDue', detail } } }] };
+  return {
+    patch: { attempt: next, waits: incident.waits + 1 },
+    effects: [{ kind: 'schedule', request: { name: `${incident.incidentId}-check-${next}`, at, event: { detailType: 'RetryDue', detail } } }],
+  };
 }
 
 async function check(deps: Deps, cluster: ClusterEntry, incident: Incident): Promise<StepOutcome<ReplacementVerdict['kind']>> {
@@ -70,8 +77,19 @@ async function check(deps: Deps, cluster: ClusterEntry, incident: Incident): Pro
   const effects = cleanup.effects;
   switch (verdict.kind) {
     case 'replaced': {
-      const detail = { ...envelopeOf(incident, now), target: memberRef(incident), removedAt: iso(removed.at), replacedAfterMs: verdict.replacedAfterMs, ...said };
-      return { incident, patch: { ...base, state: 'completed', result: detail }, effects: [...effects, noted, publishing('RemediationReplaced', detail)], value: verdict.kind };
+      const detail = {
+        ...envelopeOf(incident, now),
+        target: memberRef(incident),
+        removedAt: iso(removed.at),
+        replacedAfterMs: verdict.replacedAfterMs,
+        ...said,
+      };
+      return {
+        incident,
+        patch: { ...base, state: 'completed', result: detail },
+        effects: [...effects, noted, publishing('RemediationReplaced', detail)],
+        value: verdict.kind,
+      };
     }
     case 'awaited': {
       const next = scheduleCheck(incident, verdict.checkAt, verdict.reason);
@@ -80,7 +98,9 @@ async function check(deps: Deps, cluster: ClusterEntry, incident: Incident): Pro
     case 'overdue': {
       const next = scheduleCheck(incident, verdict.checkAt, verdict.reason);
       const firstTime = !(verdict.evidence.overdueSaid === true);
-      const overdue = firstTime ? [noted, publishing('ReplacementOverdue', { ...envelopeOf(incident, now), ...overdueFacts(incident, removed, cluster), ...said })] : [];
+      const overdue = firstTime
+        ? [noted, publishing('ReplacementOverdue', { ...envelopeOf(incident, now), ...overdueFacts(incident, removed, cluster), ...said })]
+        : [];
       return { incident, patch: { ...base, ...next.patch }, effects: [...effects, ...overdue, ...next.effects], value: verdict.kind };
     }
     case 'ended':

@@ -74,7 +74,12 @@ export function clusterGuard(
 }
 
 /** The guard in the cluster's etcd, whatever its policy says of single remediators (see clusterGuard). */
-export function etcdClusterGuard(etcdFor: Deps['etcdFor'], cluster: ClusterEntry, view: ClusterView | undefined, targetId: string | undefined): ClusterGuard | undefined {
+export function etcdClusterGuard(
+  etcdFor: Deps['etcdFor'],
+  cluster: ClusterEntry,
+  view: ClusterView | undefined,
+  targetId: string | undefined,
+): ClusterGuard | undefined {
   // With no target (a selector that matched no member), every healthy member will do.
   const asked = view ? rankMoveCandidates(view, targetId ?? '') : [];
   const targets = guardTargets(cluster, asked);
@@ -137,7 +142,10 @@ export async function takeClusterLockAs(
   const sameIncident = `${holder}:`;
   const owner = `${sameIncident}${randomUUID().slice(0, 8)}`;
   const leaseMs = cluster.policy.lockLeaseMs;
-  const got = await guarded(clusterGuard(deps, cluster, view, targetId), async (guard) => ({ guard, answer: await guard.acquire(owner, leaseMs, { takeOverFrom: sameIncident }) }));
+  const got = await guarded(clusterGuard(deps, cluster, view, targetId), async (guard) => ({
+    guard,
+    answer: await guard.acquire(owner, leaseMs, { takeOverFrom: sameIncident }),
+  }));
   if (!got.ok) return { held: false, failure: got.failure, where: got.where };
   const { guard, answer } = got.value;
   if (!answer.held) return { held: false, busy: `another remediation holds the lock (${guard.where}${holderWords(answer.holder, deps.clock.now())})` };
@@ -151,15 +159,18 @@ function holderWords(holder: LockHolder | undefined, now: number): string {
 
 function hold(deps: Pick<Deps, 'log'>, owner: string, leaseMs: number, guard: ClusterGuard): HeldLock {
   let lost = false;
-  const beat = setInterval(() => {
-    guard.renew(owner, leaseMs).then(
-      (held) => {
-        lost ||= !held;
-      },
-      // A failed renewal is tried again at the next beat; the lease outlasts two of them.
-      (error: unknown) => deps.log.warn('cluster lock not renewed', { owner, where: guard.where, error: String(error) }),
-    );
-  }, Math.max(10, Math.floor(leaseMs / 3)));
+  const beat = setInterval(
+    () => {
+      guard.renew(owner, leaseMs).then(
+        (held) => {
+          lost ||= !held;
+        },
+        // A failed renewal is tried again at the next beat; the lease outlasts two of them.
+        (error: unknown) => deps.log.warn('cluster lock not renewed', { owner, where: guard.where, error: String(error) }),
+      );
+    },
+    Math.max(10, Math.floor(leaseMs / 3)),
+  );
   beat.unref();
   return {
     owner,

@@ -43,7 +43,13 @@ export async function decideIncident(deps: Deps, cluster: ClusterEntry, incident
     memberGone: gone,
   });
   if (byAnother) return cluster.policy.dryRun ? asDryRun(byAnother) : byAnother;
-  const pending = replacementPending(records, { view, targetId: incident.memberId ?? '', incidentId: incident.incidentId, allowShrink: cluster.policy.allowShrink, now: deps.clock.now() });
+  const pending = replacementPending(records, {
+    view,
+    targetId: incident.memberId ?? '',
+    incidentId: incident.incidentId,
+    allowShrink: cluster.policy.allowShrink,
+    now: deps.clock.now(),
+  });
   if (pending) return pending;
   // KCP's retry limits count this target's remediations by any remediator: the record in etcd, or
   // this state's own ledger, whichever knows more.
@@ -54,7 +60,14 @@ export async function decideIncident(deps: Deps, cluster: ClusterEntry, incident
   );
   // The pauses and the storm hold in the cluster's etcd join the store's: a person who paused from another state file holds this one too.
   const fleet = await fleetFactsWithHolds(deps, cluster, clusterGuard(deps, cluster, view, incident.memberId));
-  const decision = planIncident(deps, cluster, incident, remediation, await membersUnderRemediation(deps, incident), fleet.ok ? fleet.value : await loadFleetFacts(deps, cluster));
+  const decision = planIncident(
+    deps,
+    cluster,
+    incident,
+    remediation,
+    await membersUnderRemediation(deps, incident),
+    fleet.ok ? fleet.value : await loadFleetFacts(deps, cluster),
+  );
   // An unread record or unread holds are no answer: nothing is moved or approved on them. A block,
   // a close or a wait stands on its own (both are read again on the next look).
   const acts = decision.kind === 'approve' || decision.kind === 'move-leader';
@@ -78,7 +91,8 @@ async function noMemberMatched(deps: Deps, cluster: ClusterEntry, incident: Inci
 const unreadRecord = (deps: Deps, cluster: ClusterEntry, incident: Incident, failed: { failure: EtcdFailure; where: string }): Decision =>
   guardFailed(deps, cluster, incident, 'read the removal record', failed, whoOf(incident));
 
-const whoOf = (incident: Incident): string => (incident.memberName ? describeMember({ id: incident.memberId ?? '', name: incident.memberName }) : describeSelector(incident.target));
+const whoOf = (incident: Incident): string =>
+  incident.memberName ? describeMember({ id: incident.memberId ?? '', name: incident.memberName }) : describeSelector(incident.target);
 
 /**
  * The member is out: marked removed, or gone from the member list once remediate had begun (a
@@ -107,7 +121,12 @@ async function removedByName(deps: Deps, cluster: ClusterEntry, incident: Incide
   // Not found may be "removed a moment ago by another": a record we could not read tells neither.
   if (!read.ok) return unreadRecord(deps, cluster, incident, read);
   // Called when no member matched: the named one is gone from the list.
-  return afterRemovalByAnother(deps, incident, read.value, { incidentId: incident.incidentId, memberName: cluster.aliases?.[name] ?? name, name, memberGone: true });
+  return afterRemovalByAnother(deps, incident, read.value, {
+    incidentId: incident.incidentId,
+    memberName: cluster.aliases?.[name] ?? name,
+    name,
+    memberGone: true,
+  });
 }
 
 function removalsSeen(deps: Deps, cluster: ClusterEntry, targetId: string | undefined, view: ClusterView): Promise<Guarded<RemovalRecord[]>> {

@@ -21,7 +21,10 @@ export function decisionEffects(incident: Incident, decision: Decision, from: 'm
     case 'approve':
       return {
         patch: { lastDecision: decision },
-        effects: [journal, publishing('RemediationApproved', { ...envelope, target: memberRef(incident), leaderMove: decision.leaderMove, reason, message, evidence })],
+        effects: [
+          journal,
+          publishing('RemediationApproved', { ...envelope, target: memberRef(incident), leaderMove: decision.leaderMove, reason, message, evidence }),
+        ],
       };
     case 'retry':
       return {

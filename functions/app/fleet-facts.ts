@@ -88,7 +88,11 @@ async function keepStormHeld(deps: Deps, cluster: ClusterEntry, facts: FleetFact
  * learner's removal), asked through the healthy members of `view`; a pause we cannot read holds
  * too, said as one: `{ mark, fleetWide, unread }`.
  */
-export async function pauseHolding(deps: Deps, cluster: ClusterEntry, view: ClusterView | undefined): Promise<(NonNullable<ReturnType<typeof pauseOf>> & { unread?: true }) | undefined> {
+export async function pauseHolding(
+  deps: Deps,
+  cluster: ClusterEntry,
+  view: ClusterView | undefined,
+): Promise<(NonNullable<ReturnType<typeof pauseOf>> & { unread?: true }) | undefined> {
   const seen = await pauseSeen(deps, cluster, clusterGuard(deps, cluster, view, undefined));
   if (seen.ok) return seen.value;
   const why = `the pauses kept in etcd could not be read (${seen.where}: ${seen.failure.message}), and a pause we cannot read may be there`;

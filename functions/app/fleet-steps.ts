@@ -16,8 +16,19 @@ import type { ClusterGuard } from '../ports/cluster-guard.ts';
  * by a pause in the store or in the cluster's etcd (read through the lock's guard); a wait when
  * the holds cannot be read; undefined when nothing holds it.
  */
-export async function pausedRemediation(deps: Deps, cluster: ClusterEntry, incident: Incident, name: string, guard: ClusterGuard): Promise<Decision | undefined> {
-  const held = { kind: 'approve' as const, reason: incident.lastDecision?.reason ?? 'RUNTIME_RESUMED', message: `the remediation of ${name} (its removal, the wait for a leader, the machine's replacement)`, evidence: {} };
+export async function pausedRemediation(
+  deps: Deps,
+  cluster: ClusterEntry,
+  incident: Incident,
+  name: string,
+  guard: ClusterGuard,
+): Promise<Decision | undefined> {
+  const held = {
+    kind: 'approve' as const,
+    reason: incident.lastDecision?.reason ?? 'RUNTIME_RESUMED',
+    message: `the remediation of ${name} (its removal, the wait for a leader, the machine's replacement)`,
+    evidence: {},
+  };
   const seen = await pauseSeen(deps, cluster, guard);
   if (!seen.ok) return guardFailed(deps, cluster, incident, 'read the pauses and holds', seen, name);
   return seen.value && pausedStep(pausesOf(seen.value, cluster.clusterId), gateContextOf(deps, cluster, incident), held);
@@ -29,7 +40,14 @@ export async function pausedRemediation(deps: Deps, cluster: ClusterEntry, incid
  * removal starts after a pause is written; the slot goes back when the step ends).
  * The lease is remediate's function timeout: a holder that died frees its slot then.
  */
-export async function takeSlotForRemoval(deps: Deps, cluster: ClusterEntry, incident: Incident, name: string, approved: Decision, guard: ClusterGuard): Promise<Decision | undefined> {
+export async function takeSlotForRemoval(
+  deps: Deps,
+  cluster: ClusterEntry,
+  incident: Incident,
+  name: string,
+  approved: Decision,
+  guard: ClusterGuard,
+): Promise<Decision | undefined> {
   const slot = await deps.store.takeRemovalSlot({
     owner: incident.incidentId,
     clusterId: incident.clusterId,

@@ -66,8 +66,12 @@ export async function moveDegradedLeader(deps: Deps, detail: DetailOf<'LeaderDeg
     claimed = undefined;
     if (claim.kind === 'unknown') outcome = { kind: 'unknown-move' };
     else if (claim.kind === 'claimed-elsewhere') outcome = { kind: 'claimed-elsewhere' };
-    else if (claim.kind === 'ended') outcome = { kind: 'ended', state: claim.move.state as EndedState, detail: endedDetail(clusterId, claim.move, now), again: true };
-    else if (claim.kind === 'expired') return endMove(record, moveId, 'expired', now, { message: `The move of leadership from ${claim.move.from} to ${claim.move.to} judged at ${iso(claim.move.at)} was delivered ${describeDuration(now - claim.move.at)} later, past hygiene.moveExpiryMs: its figures are stale, nothing was moved.` });
+    else if (claim.kind === 'ended')
+      outcome = { kind: 'ended', state: claim.move.state as EndedState, detail: endedDetail(clusterId, claim.move, now), again: true };
+    else if (claim.kind === 'expired')
+      return endMove(record, moveId, 'expired', now, {
+        message: `The move of leadership from ${claim.move.from} to ${claim.move.to} judged at ${iso(claim.move.at)} was delivered ${describeDuration(now - claim.move.at)} later, past hygiene.moveExpiryMs: its figures are stale, nothing was moved.`,
+      });
     else {
       outcome = undefined;
       claimed = claim.move;
@@ -76,12 +80,16 @@ export async function moveDegradedLeader(deps: Deps, detail: DetailOf<'LeaderDeg
     return undefined;
   });
   if (!claimed) {
-    if (outcome?.kind === 'unknown-move') deps.log.warn('leader hygiene: LeaderDegraded names a move the cluster record does not keep as asked; nothing is moved', { clusterId, moveId });
+    if (outcome?.kind === 'unknown-move')
+      deps.log.warn('leader hygiene: LeaderDegraded names a move the cluster record does not keep as asked; nothing is moved', { clusterId, moveId });
     if (outcome) return finish(deps, outcome);
     // Ended as expired just now.
     return end(deps, cluster, moveId, 'expired', {});
   }
-  if (detail.dryRun) return end(deps, cluster, moveId, 'would-move', { message: `Dry run: ${claimed.message ?? `would move leadership from ${claimed.from} to ${claimed.to}`}. Nothing was moved.` });
+  if (detail.dryRun)
+    return end(deps, cluster, moveId, 'would-move', {
+      message: `Dry run: ${claimed.message ?? `would move leadership from ${claimed.from} to ${claimed.to}`}. Nothing was moved.`,
+    });
   return makeMove(deps, cluster, claimed);
 }
 
@@ -118,7 +126,10 @@ async function makeMove(deps: Deps, cluster: ClusterEntry, move: HygieneMoveReco
       });
     }
     const seen = after ? `${nameIn(view, after.id)} leads in term ${after.term}` : 'no one leader was agreed on';
-    return end(deps, cluster, move.moveId, 'failed', { message: `MoveLeader to ${to} returned after ${tookMs} ms, but ${seen}: not verified, the next check judges again.`, tookMs });
+    return end(deps, cluster, move.moveId, 'failed', {
+      message: `MoveLeader to ${to} returned after ${tookMs} ms, but ${seen}: not verified, the next check judges again.`,
+      tookMs,
+    });
   }
   const said = leaderPaths.length === 0 ? `no path reached ${from}` : failures.join('; ');
   return end(deps, cluster, move.moveId, 'failed', { message: `Moving leadership from ${from} to ${to} failed (${said}): the next check judges again.` });
@@ -132,7 +143,8 @@ async function supersededBecause(deps: Deps, cluster: ClusterEntry, view: Cluste
   if (leader.term !== undefined && leader.term !== move.term) return `the term is ${leader.term} now, not ${move.term} as judged`;
   const target = view.members.find((m) => m.id === move.to);
   if (!target || !target.healthy || target.isLearner) return `${nameIn(view, move.to)} is not a healthy voting member now`;
-  if (!view.quorum.ok || view.quorum.healthyVoting < view.quorum.voting) return `not every voting member is healthy now (${view.quorum.healthyVoting} of ${view.quorum.voting})`;
+  if (!view.quorum.ok || view.quorum.healthyVoting < view.quorum.voting)
+    return `not every voting member is healthy now (${view.quorum.healthyVoting} of ${view.quorum.voting})`;
   const paused = await pauseHolding(deps, cluster, view);
   if (paused) return `${paused.fleetWide ? 'the fleet' : cluster.clusterId} was paused by ${paused.mark.by} (${paused.mark.why})`;
   const open = await deps.store.listIncidents({ clusterId: cluster.clusterId, state: 'open' });
@@ -149,7 +161,11 @@ async function verifiedLeader(deps: Deps, cluster: ClusterEntry, move: HygieneMo
         const { leader } = await probeCluster(deps, cluster);
         return leader.consensus === 'agreed' && leader.term !== undefined && leader.term > move.term ? { id: leader.id!, term: leader.term } : undefined;
       },
-      { timeoutMs: 2 * electionTimeoutMs + cluster.policy.callTimeoutMs, intervalMs: Math.max(50, Math.round(electionTimeoutMs / 10)), what: 'the members to agree on a leader after the move' },
+      {
+        timeoutMs: 2 * electionTimeoutMs + cluster.policy.callTimeoutMs,
+        intervalMs: Math.max(50, Math.round(electionTimeoutMs / 10)),
+        what: 'the members to agree on a leader after the move',
+      },
     );
   } catch {
     return undefined;
@@ -159,7 +175,13 @@ async function verifiedLeader(deps: Deps, cluster: ClusterEntry, move: HygieneMo
 /** The judgement's reasons: its sentence after "move leadership from A to B: ". */
 const judgementOf = (move: HygieneMoveRecord): string => (move.message ?? '').replace(/^.*?leadership from \S+ to \S+(?: \([^)]*\))?: /, '');
 
-async function end(deps: Deps, cluster: ClusterEntry, moveId: string, state: EndedState, facts: Partial<Pick<HygieneMoveRecord, 'message' | 'newTerm' | 'tookMs'>>): Promise<HygieneMoveOutcome> {
+async function end(
+  deps: Deps,
+  cluster: ClusterEntry,
+  moveId: string,
+  state: EndedState,
+  facts: Partial<Pick<HygieneMoveRecord, 'message' | 'newTerm' | 'tookMs'>>,
+): Promise<HygieneMoveOutcome> {
   const now = deps.clock.now();
   const record = await updateRecord(deps, cluster.clusterId, (r) => endMove(r, moveId, state, now, facts));
   const move = record?.moves.find((m) => m.moveId === moveId);
@@ -169,7 +191,12 @@ async function end(deps: Deps, cluster: ClusterEntry, moveId: string, state: End
 
 async function finish(deps: Deps, outcome: HygieneMoveOutcome): Promise<HygieneMoveOutcome> {
   if (outcome.kind !== 'ended') return outcome;
-  deps.log.info(`leader hygiene: ${outcome.detail.reason}`, { clusterId: outcome.detail.clusterId, moveId: outcome.detail.moveId, message: outcome.detail.message, again: outcome.again });
+  deps.log.info(`leader hygiene: ${outcome.detail.reason}`, {
+    clusterId: outcome.detail.clusterId,
+    moveId: outcome.detail.moveId,
+    message: outcome.detail.message,
+    again: outcome.again,
+  });
   // Said again on a redelivery: the end is informational, and at least once is what the bus promises.
   const ended = makeEvent('HygieneMoveEnded', outcome.detail);
   await deps.bus.publish(ended);

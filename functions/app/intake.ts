@@ -57,7 +57,8 @@ export async function intake(deps: IntakeDeps, raw: unknown): Promise<IntakeResu
   // again, which joins the open incident, rather than keeping a dead letter twice.
   if (details.length > 0) {
     await deps.bus.publish(...details.map((d): EventEnvelope => makeEvent('MemberUnhealthy', d)));
-    for (const d of details) deps.log.info('intake: member reported unhealthy', { signal: reading.signal, clusterId: d.clusterId, target: d.target, reason: d.reason });
+    for (const d of details)
+      deps.log.info('intake: member reported unhealthy', { signal: reading.signal, clusterId: d.clusterId, target: d.target, reason: d.reason });
   }
   for (const m of mapped) {
     if ('refused' in m) result.deadLetters.push(await deadLetter(deps, raw, reading.signal, m.refused, now));
@@ -111,7 +112,9 @@ async function mapDirect(deps: IntakeDeps, detail: unknown, now: number): Promis
   const at = report.at ?? new Date(now).toISOString();
   if (machine && location) {
     if (report.clusterId !== undefined && report.clusterId !== location.clusterId) {
-      return { refused: `MemberUnhealthy conflicts: ${machine} ${report.target[machine]} runs member ${location.memberName} of cluster ${location.clusterId}, not of ${report.clusterId}` };
+      return {
+        refused: `MemberUnhealthy conflicts: ${machine} ${report.target[machine]} runs member ${location.memberName} of cluster ${location.clusterId}, not of ${report.clusterId}`,
+      };
     }
     return validated({ ...report, at, clusterId: location.clusterId, target: { memberName: location.memberName } });
   }

@@ -6,7 +6,12 @@ import type { EventEnvelope, FunctionName } from '../../events/catalogue.ts';
 import type { Deps } from './deps.ts';
 import { stepFailed, type StepFailedOutcome } from './step-failed.ts';
 
-export async function lastDeliveryFailed(deps: Deps, functionName: FunctionName, event: EventEnvelope, error: unknown): Promise<StepFailedOutcome | 'dead-lettered'> {
+export async function lastDeliveryFailed(
+  deps: Deps,
+  functionName: FunctionName,
+  event: EventEnvelope,
+  error: unknown,
+): Promise<StepFailedOutcome | 'dead-lettered'> {
   const outcome = await stepFailed(deps, functionName, event, error);
   if (outcome !== 'unknown-incident' || event.detailType !== 'MemberUnhealthy') return outcome;
   await deps.store.putDeadLetter({

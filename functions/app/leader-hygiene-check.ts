@@ -26,7 +26,15 @@ import { iso } from './incident-events.ts';
 import { probeCluster } from './probe-cluster.ts';
 
 /** A decision of the check: the policy's, or one of the check's own holds (pause, incident, pending move). */
-export type HygieneVerdict = HygieneDecision | { kind: 'hold'; alert: boolean; reason: 'HYGIENE_PAUSED' | 'HYGIENE_INCIDENT_OPEN' | 'HYGIENE_MOVE_PENDING'; message: string; evidence: Record<string, unknown> };
+export type HygieneVerdict =
+  | HygieneDecision
+  | {
+      kind: 'hold';
+      alert: boolean;
+      reason: 'HYGIENE_PAUSED' | 'HYGIENE_INCIDENT_OPEN' | 'HYGIENE_MOVE_PENDING';
+      message: string;
+      evidence: Record<string, unknown>;
+    };
 
 export type HygieneCheck =
   | { kind: 'off' | 'not-due' | 'unknown-cluster' }
@@ -38,7 +46,9 @@ export type HygieneCheck =
 const countedMoves = (moves: readonly HygieneMoveRecord[]) => moves.filter((m) => m.state !== 'expired' && m.state !== 'superseded');
 
 const moveIdOf = (clusterId: string, now: number, random: () => number): string =>
-  `hygiene-${clusterId}-${now.toString(36)}-${Math.floor(random() * 36 ** 4).toString(36).padStart(4, '0')}`.slice(0, 128);
+  `hygiene-${clusterId}-${now.toString(36)}-${Math.floor(random() * 36 ** 4)
+    .toString(36)
+    .padStart(4, '0')}`.slice(0, 128);
 
 export async function checkLeaderHygiene(deps: Deps, cluster: ClusterEntry): Promise<HygieneCheck> {
   const { policy, clusterId } = cluster;
@@ -53,15 +63,31 @@ export async function checkLeaderHygiene(deps: Deps, cluster: ClusterEntry): Pro
   let record = staleMovesEnded(before, now, policy);
   let verdict: HygieneVerdict;
   if (!metrics) {
-    verdict = { kind: 'not-evaluated', reason: 'HYGIENE_NO_METRICS', message: `${clusterId}'s etcd access cannot read the members' /metrics: the leader is not judged.`, evidence: {} };
+    verdict = {
+      kind: 'not-evaluated',
+      reason: 'HYGIENE_NO_METRICS',
+      message: `${clusterId}'s etcd access cannot read the members' /metrics: the leader is not judged.`,
+      evidence: {},
+    };
   } else {
     const outcomes = await scrapeEvery(metrics, voters, policy.callTimeoutMs);
     const scrapes: MemberScrape[] = outcomes.flatMap((o) => ('scrape' in o ? [o.scrape] : []));
-    record = withScrapes(record, scrapes, voters.map((m) => m.id), now, policy.hygiene);
+    record = withScrapes(
+      record,
+      scrapes,
+      voters.map((m) => m.id),
+      now,
+      policy.hygiene,
+    );
     // A member that could not be read (or whose text was refused) is unknown to the judgement: no target, never a figure.
     const failed = new Map(outcomes.flatMap((o) => ('error' in o ? [[o.member.id, o.error.message] as const] : [])));
     verdict = judgeLeaderHygiene({
-      members: voters.map((m) => ({ id: m.id, name: m.name, samples: record.samples[m.id] ?? [], ...(failed.has(m.id) ? { scrapeFailed: failed.get(m.id)! } : {}) })),
+      members: voters.map((m) => ({
+        id: m.id,
+        name: m.name,
+        samples: record.samples[m.id] ?? [],
+        ...(failed.has(m.id) ? { scrapeFailed: failed.get(m.id)! } : {}),
+      })),
       moves: countedMoves(record.moves),
       now,
       policy,
@@ -131,17 +157,35 @@ async function heldBack(deps: Deps, cluster: ClusterEntry, view: ClusterView, re
   const { clusterId } = cluster;
   const pending = openMoveOf(record);
   if (pending) {
-    return { kind: 'hold', alert: false, reason: 'HYGIENE_MOVE_PENDING', message: `The move of leadership from ${pending.from} to ${pending.to} asked for at ${iso(pending.at)} is not over (${pending.state}): nothing new is judged until it is.`, evidence: { moveId: pending.moveId, state: pending.state } };
+    return {
+      kind: 'hold',
+      alert: false,
+      reason: 'HYGIENE_MOVE_PENDING',
+      message: `The move of leadership from ${pending.from} to ${pending.to} asked for at ${iso(pending.at)} is not over (${pending.state}): nothing new is judged until it is.`,
+      evidence: { moveId: pending.moveId, state: pending.state },
+    };
   }
   if (verdict.kind !== 'move' && verdict.kind !== 'would-move') return verdict;
   const paused = await pauseHolding(deps, cluster, view);
   if (paused) {
     const { mark, fleetWide } = paused;
-    return { kind: 'hold', alert: false, reason: 'HYGIENE_PAUSED', message: `${verdict.message}; but ${fleetWide ? 'the fleet' : clusterId} is paused since ${iso(mark.at)} by ${mark.by} (${mark.why}): nothing is moved until a person resumes.`, evidence: verdict.evidence };
+    return {
+      kind: 'hold',
+      alert: false,
+      reason: 'HYGIENE_PAUSED',
+      message: `${verdict.message}; but ${fleetWide ? 'the fleet' : clusterId} is paused since ${iso(mark.at)} by ${mark.by} (${mark.why}): nothing is moved until a person resumes.`,
+      evidence: verdict.evidence,
+    };
   }
   const open = await deps.store.listIncidents({ clusterId, state: 'open' });
   if (open.length > 0) {
-    return { kind: 'hold', alert: false, reason: 'HYGIENE_INCIDENT_OPEN', message: `${verdict.message}; but incident ${open[0]!.incidentId} is open on ${clusterId}: remediation owns its leadership, so nothing is moved.`, evidence: { ...verdict.evidence, incidents: open.map((i) => i.incidentId) } };
+    return {
+      kind: 'hold',
+      alert: false,
+      reason: 'HYGIENE_INCIDENT_OPEN',
+      message: `${verdict.message}; but incident ${open[0]!.incidentId} is open on ${clusterId}: remediation owns its leadership, so nothing is moved.`,
+      evidence: { ...verdict.evidence, incidents: open.map((i) => i.incidentId) },
+    };
   }
   return verdict;
 }

@@ -55,6 +55,7 @@ export async function learnerCheckAsked(deps: Deps, detail: DetailOf<'LearnerChe
     deps.log.info('learner check skipped: the cluster is no longer registered', { clusterId: detail.clusterId });
     return { kind: 'unknown-cluster' };
   }
-  if (!learnerCheckDue(Date.parse(detail.at), cluster.policy.learnerCheckEveryMs)) return { kind: cluster.policy.learnerCheckEveryMs === 0 ? 'off' : 'not-due' };
+  if (!learnerCheckDue(Date.parse(detail.at), cluster.policy.learnerCheckEveryMs))
+    return { kind: cluster.policy.learnerCheckEveryMs === 0 ? 'off' : 'not-due' };
   return checkClusterLearners(deps, cluster);
 }

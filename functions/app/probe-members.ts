@@ -27,7 +27,11 @@ type Input =
   | { detailType: 'LearnerCheckDue'; detail: DetailOf<'LearnerCheckDue'> }
   | { detailType: 'HygieneCheckDue'; detail: DetailOf<'HygieneCheckDue'> };
 
-export type ProbeOutcome = { kind: 'probed'; incident: Incident } | { kind: 'joined' | 'stale' | 'late-duplicate' | 'checked'; incidentId: string } | { kind: 'learners-checked'; check: LearnerCheck } | { kind: 'hygiene-checked'; check: HygieneCheck };
+export type ProbeOutcome =
+  | { kind: 'probed'; incident: Incident }
+  | { kind: 'joined' | 'stale' | 'late-duplicate' | 'checked'; incidentId: string }
+  | { kind: 'learners-checked'; check: LearnerCheck }
+  | { kind: 'hygiene-checked'; check: HygieneCheck };
 
 export async function probeMembers(deps: Deps, input: Input): Promise<ProbeOutcome> {
   // probe-members reaches etcd already: the periodic learner check costs no function of its own.
@@ -52,14 +56,22 @@ export async function probeMembers(deps: Deps, input: Input): Promise<ProbeOutco
   const windowMs = cluster.policy.minHealthyPeriodMs;
   const match = detail.incidentId
     ? undefined
-    : matchReport({ target, observedAt: Date.parse(detail.observedAt) }, await deps.store.listIncidents({ clusterId: detail.clusterId, openOrChangedSince: now - windowMs }), {
-        now,
-        windowMs,
-        ...(cluster.aliases ? { aliases: cluster.aliases } : {}),
-      });
+    : matchReport(
+        { target, observedAt: Date.parse(detail.observedAt) },
+        await deps.store.listIncidents({ clusterId: detail.clusterId, openOrChangedSince: now - windowMs }),
+        {
+          now,
+          windowMs,
+          ...(cluster.aliases ? { aliases: cluster.aliases } : {}),
+        },
+      );
   if (match?.kind === 'late') {
     // Observed before that remediation ended: it describes what was fixed. Kept there, not reopened.
-    await deps.store.appendJournal(match.incidentId, { at: now, step: journalSteps.lateDuplicate, detail: { source: detail.source, reason: detail.reason, observedAt: detail.observedAt } });
+    await deps.store.appendJournal(match.incidentId, {
+      at: now,
+      step: journalSteps.lateDuplicate,
+      detail: { source: detail.source, reason: detail.reason, observedAt: detail.observedAt },
+    });
     return { kind: 'late-duplicate', incidentId: match.incidentId };
   }
   const joinedByMember = match?.kind === 'open' ? await deps.store.getIncident(match.incidentId) : undefined;
@@ -81,7 +93,11 @@ export async function probeMembers(deps: Deps, input: Input): Promise<ProbeOutco
     incident.incidentId,
     opened.joined
       ? { at: now, step: journalSteps.duplicateJoined, detail: { source: detail.source, reason: detail.reason } }
-      : { at: now, step: journalSteps.incidentOpened, detail: { source: detail.source, targetKey: targetKeyOf(target), reason: detail.reason, observedAt: detail.observedAt } },
+      : {
+          at: now,
+          step: journalSteps.incidentOpened,
+          detail: { source: detail.source, targetKey: targetKeyOf(target), reason: detail.reason, observedAt: detail.observedAt },
+        },
   );
   if (opened.joined && incident.attempt > 0) {
     // The chain is under way and its next attempt is scheduled: a duplicate report must not speed
@@ -124,7 +140,11 @@ async function probe(deps: Deps, cluster: ClusterEntry, incident: Incident): Pro
   const twin = member && !incident.memberId ? await incidentHolding(deps, incident, member.id) : undefined;
   if (twin) {
     const resolved = { ...incident, memberId: member!.id, memberName: member!.name };
-    await deps.store.appendJournal(twin.incidentId, { at: now, step: journalSteps.duplicateJoined, detail: { incidentId: incident.incidentId, reportedAs: describeSelector(incident.target) } });
+    await deps.store.appendJournal(twin.incidentId, {
+      at: now,
+      step: journalSteps.duplicateJoined,
+      detail: { incidentId: incident.incidentId, reportedAs: describeSelector(incident.target) },
+    });
     const decision = {
       kind: 'close' as const,
       reason: 'DUPLICATE_INCIDENT' as const,
@@ -135,9 +155,7 @@ async function probe(deps: Deps, cluster: ClusterEntry, incident: Incident): Pro
     return { incident, patch: { ...patch, views: withView(incident.views, view), memberId: member!.id, memberName: member!.name }, effects, value: resolved };
   }
   const views = withView(incident.views, view);
-  const streak = member
-    ? streakOf(judgeLeader(views, member.id, cluster.policy.electionTimeoutMs, incident.leaderUnreachable))
-    : undefined;
+  const streak = member ? streakOf(judgeLeader(views, member.id, cluster.policy.electionTimeoutMs, incident.leaderUnreachable)) : undefined;
   const resolved = { ...incident, ...(member ? { memberId: member.id, memberName: member.name } : {}) };
   const probed = {
     answered: view.members.filter((m) => m.reachable).length,
@@ -175,10 +193,20 @@ async function incidentHolding(deps: Deps, incident: Incident, memberId: string)
  * The incident is bound to the etcd cluster it first reached, and the cluster's entry remembers
  * the identity it first answered with (first write wins), so neither is ever acted on elsewhere.
  */
-async function identityCheck(deps: Deps, cluster: ClusterEntry, incident: Incident, view: ClusterView, now: number): Promise<{ reason: 'CLUSTER_MISMATCH'; message: string } | undefined> {
+async function identityCheck(
+  deps: Deps,
+  cluster: ClusterEntry,
+  incident: Incident,
+  view: ClusterView,
+  now: number,
+): Promise<{ reason: 'CLUSTER_MISMATCH'; message: string } | undefined> {
   const seen = clusterIdOf(view);
   if (incident.etcdClusterId) {
-    return identityChanged({ etcdClusterId: incident.etcdClusterId, what: `incident ${incident.incidentId} was bound to it when first probed` }, view, cluster.clusterId);
+    return identityChanged(
+      { etcdClusterId: incident.etcdClusterId, what: `incident ${incident.incidentId} was bound to it when first probed` },
+      view,
+      cluster.clusterId,
+    );
   }
   if (!seen) return undefined;
   const known = await deps.store.rememberIdentity(cluster.clusterId, seen, now);

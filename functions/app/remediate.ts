@@ -45,7 +45,10 @@ export const remediate = (deps: Deps, detail: DetailOf<'RemediationApproved'>): 
 async function underLock(deps: Deps, cluster: ClusterEntry, incident: Incident): Promise<StepOutcome<Remediated>> {
   const attempt = await takeClusterLock(deps, cluster, incident.incidentId, incident.views.at(-1), incident.memberId);
   if (!attempt.held) {
-    const decision = 'busy' in attempt ? lockBusy(deps, cluster, incident, attempt.busy) : guardFailed(deps, cluster, incident, 'take the cluster lock', attempt, nameOf(incident));
+    const decision =
+      'busy' in attempt
+        ? lockBusy(deps, cluster, incident, attempt.busy)
+        : guardFailed(deps, cluster, incident, 'take the cluster lock', attempt, nameOf(incident));
     return decided(deps, incident, decision);
   }
   const { lock } = attempt;
@@ -75,7 +78,8 @@ async function runSteps(deps: Deps, cluster: ClusterEntry, incident: Incident, l
   if (paused) return decided(deps, incident, paused);
   // A Machine whose member is already out of etcd: nothing to remove, straight to the actuator.
   const memberId = incident.memberId;
-  if (!memberId) return replaceStep(deps, cluster, incident, leaderNow(incident), { id: '0', name: incident.target.machineName ?? incident.target.nodeName ?? '' });
+  if (!memberId)
+    return replaceStep(deps, cluster, incident, leaderNow(incident), { id: '0', name: incident.target.machineName ?? incident.target.nodeName ?? '' });
   // A removal in this run starts a new row of looks for a leader; a resumed run goes on from the
   // row its approval passed on.
   let row = waitsInARowAfter(incident.lastDecision);
@@ -100,13 +104,25 @@ function leaderNow(incident: Incident): { id: string; name: string } {
 }
 
 /** Step 6: the actuator, once; then the incident completes. */
-async function replaceStep(deps: Deps, cluster: ClusterEntry, incident: Incident, leader: { id: string; name: string }, member: { id: string; name: string }): Promise<StepOutcome<Remediated>> {
+async function replaceStep(
+  deps: Deps,
+  cluster: ClusterEntry,
+  incident: Incident,
+  leader: { id: string; name: string },
+  member: { id: string; name: string },
+): Promise<StepOutcome<Remediated>> {
   const id = incident.incidentId;
   if (!(await deps.store.stepDone(id, journalSteps.actuatorCalled))) {
     let result: ReplaceResult;
     try {
       const machine = machineSeen(incident.views, { target: incident.target, ...(incident.memberId ? { memberId: incident.memberId } : {}) });
-      result = await replaceWithin(deps, cluster, { clusterId: incident.clusterId, incidentId: id, member, target: incident.target, ...(machine ? { machine } : {}) });
+      result = await replaceWithin(deps, cluster, {
+        clusterId: incident.clusterId,
+        incidentId: id,
+        member,
+        target: incident.target,
+        ...(machine ? { machine } : {}),
+      });
     } catch (error) {
       // The member is already out of etcd: say so, and leave the machine to a person.
       const said = error instanceof Error ? error.message : String(error);
@@ -129,12 +145,17 @@ const decided = (deps: Deps, incident: Incident, decision: Decision): StepOutcom
 /** The actuator, bounded by the policy: a call that never returns must not hold the lock for ever. */
 function replaceWithin(deps: Deps, cluster: ClusterEntry, request: ReplaceRequest): Promise<ReplaceResult> {
   const timeoutMs = cluster.policy.actuatorTimeoutMs;
-  return withTimeout(timeoutMs, (signal) => deps.actuator.replace({ ...request, signal }), () => new Error(`no answer within ${timeoutMs} ms`));
+  return withTimeout(
+    timeoutMs,
+    (signal) => deps.actuator.replace({ ...request, signal }),
+    () => new Error(`no answer within ${timeoutMs} ms`),
+  );
 }
 
 const nameOf = (incident: Incident): string => describeMember({ id: incident.memberId!, name: incident.memberName ?? '' });
 
-const mark = (deps: Deps, incidentId: string, line: Extract<JournalLine, { step: MarkerStep }>) => deps.store.markStep(incidentId, { at: deps.clock.now(), ...line });
+const mark = (deps: Deps, incidentId: string, line: Extract<JournalLine, { step: MarkerStep }>) =>
+  deps.store.markStep(incidentId, { at: deps.clock.now(), ...line });
 
 /** When the member-removed marker was written: the remediation's time, the same on every retry. */
 async function removedAt(deps: Deps, incidentId: string): Promise<number> {
@@ -154,11 +175,17 @@ interface Checked {
 /** A fresh probe, kept on the incident, and the gates checked on it again. */
 async function probeAndCheck(deps: Deps, cluster: ClusterEntry, incident: Incident, guard: ClusterGuard): Promise<Checked> {
   const fresh = await probeCluster(deps, cluster, incident.views.at(-1), probeDeadlineMs(cluster.policy, incident.views));
-  const updated = await deps.store.updateIncident(incident.incidentId, { views: withView(incident.views, fresh) }, { expectVersion: incident.version, now: deps.clock.now() });
+  const updated = await deps.store.updateIncident(
+    incident.incidentId,
+    { views: withView(incident.views, fresh) },
+    { expectVersion: incident.version, now: deps.clock.now() },
+  );
   if (memberGone(fresh, incident.memberId!)) return { incident: updated, fresh, verdict: 'gone' };
   // The holds in etcd are read under the lock, right before the removal: a pause written a moment ago holds it.
   const fleet = await fleetFactsWithHolds(deps, cluster, guard);
-  const verdict = fleet.ok ? recheckGates(deps, cluster, updated, fleet.value) : guardFailed(deps, cluster, updated, 'read the pauses and holds', fleet, nameOf(updated));
+  const verdict = fleet.ok
+    ? recheckGates(deps, cluster, updated, fleet.value)
+    : guardFailed(deps, cluster, updated, 'read the pauses and holds', fleet, nameOf(updated));
   return { incident: updated, fresh, verdict };
 }
 
@@ -183,22 +210,26 @@ async function removeStep(deps: Deps, cluster: ClusterEntry, incident: Incident,
   // One member down at a time, for every remediator: the record in etcd says what is still owed.
   // A record that cannot be read is no answer: nothing is removed until it can.
   const read = await guarded(lock.guard, (g) => g.removals());
-  if (!read.ok) return { incident: checked.incident, decision: guardFailed(deps, cluster, checked.incident, 'read the removal record', read, nameOf(checked.incident)) };
+  if (!read.ok)
+    return { incident: checked.incident, decision: guardFailed(deps, cluster, checked.incident, 'read the removal record', read, nameOf(checked.incident)) };
   const records = read.value;
   const context = { view: checked.fresh, targetId: incident.memberId!, incidentId: id, now: deps.clock.now() };
   const pending = replacementPending(records, { ...context, allowShrink: cluster.policy.allowShrink });
   if (pending) return { incident: checked.incident, decision: pending };
   // Ours since the probe, or nothing is removed: the lock may have lapsed under a long step.
   const ours = await guarded(lock.guard, () => lock.stillHeld());
-  if (!ours.ok) return { incident: checked.incident, decision: guardFailed(deps, cluster, checked.incident, 'take the cluster lock', ours, nameOf(checked.incident)) };
-  if (!ours.value) return { incident: checked.incident, decision: lockBusy(deps, cluster, checked.incident, 'our hold on the lock lapsed and another remediation took it') };
+  if (!ours.ok)
+    return { incident: checked.incident, decision: guardFailed(deps, cluster, checked.incident, 'take the cluster lock', ours, nameOf(checked.incident)) };
+  if (!ours.value)
+    return { incident: checked.incident, decision: lockBusy(deps, cluster, checked.incident, 'our hold on the lock lapsed and another remediation took it') };
   // One of the fleet's removals in flight, taken last: a slot is held only by a removal about to happen.
   const slotted = await takeSlotForRemoval(deps, cluster, checked.incident, nameOf(checked.incident), checked.verdict, lock.guard);
   if (slotted) return { incident: checked.incident, decision: slotted };
   // Recorded before the call: a removal that happens is never missing from the record.
   const record = removalRecordFor(records, { ...context, by: lock.owner, targetKey: incident.targetKey });
   const saved = await guarded(lock.guard, (g) => g.saveRemovals(withRecord(records, record)));
-  if (!saved.ok) return { incident: checked.incident, decision: guardFailed(deps, cluster, checked.incident, 'write the removal record', saved, nameOf(checked.incident)) };
+  if (!saved.ok)
+    return { incident: checked.incident, decision: guardFailed(deps, cluster, checked.incident, 'write the removal record', saved, nameOf(checked.incident)) };
 
   const removed = await removeMember(deps, cluster, checked.fresh, incident.memberId!);
   if (removed.kind === 'removed') {
@@ -214,7 +245,13 @@ async function removeStep(deps: Deps, cluster: ClusterEntry, incident: Incident,
  * one ends there, and the machine is not replaced a second time. One this state does not hold
  * leaves a Machine the report named to this one: the rest of remediation runs, removing nothing.
  */
-async function removedBefore(deps: Deps, cluster: ClusterEntry, incident: Incident, name: string, lock: HeldLock): Promise<{ incident: Incident; decision?: Decision }> {
+async function removedBefore(
+  deps: Deps,
+  cluster: ClusterEntry,
+  incident: Incident,
+  name: string,
+  lock: HeldLock,
+): Promise<{ incident: Incident; decision?: Decision }> {
   // Whose removal it was decides whether this incident replaces the machine: unread is no answer.
   const read = await guarded(lock.guard, (g) => g.removals());
   if (!read.ok) return { incident, decision: guardFailed(deps, cluster, incident, 'read the removal record', read, nameOf(incident)) };
@@ -222,7 +259,10 @@ async function removedBefore(deps: Deps, cluster: ClusterEntry, incident: Incide
   const byAnother = await afterRemovalByAnother(deps, incident, read.value, ctx);
   if (byAnother && byAnother.kind !== 'approve') return { incident, decision: byAnother };
   const by = byAnother && removalByAnother(read.value, ctx);
-  await mark(deps, incident.incidentId, { step: journalSteps.memberRemoved, detail: { absentFromList: name, ...(by ? { removedBy: `incident ${by.incidentId} (${by.by})` } : {}) } });
+  await mark(deps, incident.incidentId, {
+    step: journalSteps.memberRemoved,
+    detail: { absentFromList: name, ...(by ? { removedBy: `incident ${by.incidentId} (${by.by})` } : {}) },
+  });
   return { incident };
 }
 

@@ -31,7 +31,13 @@ export async function askRemovalPermission(transport: EtcdTransport, view: Clust
 }
 
 /** `decision`, or a block when etcd would refuse the removal it leads to. */
-export async function checkRemovalPermission(deps: Deps, cluster: ClusterEntry, view: ClusterView, targetId: string | undefined, decision: Decision): Promise<Decision> {
+export async function checkRemovalPermission(
+  deps: Deps,
+  cluster: ClusterEntry,
+  view: ClusterView,
+  targetId: string | undefined,
+  decision: Decision,
+): Promise<Decision> {
   // A member already out of the list needs no removal.
   if (targetId === undefined || !needsRemovalPermission(decision) || memberGone(view, targetId)) return decision;
   const target = view.members.find((m) => m.id === targetId);

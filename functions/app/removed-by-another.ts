@@ -6,7 +6,12 @@ import { removalByAnother, removedByAnother, type RemovalRecord, type RemovedCon
 import type { Incident } from '../ports/incident-store.ts';
 import type { Deps } from './deps.ts';
 
-export async function afterRemovalByAnother(deps: Pick<Deps, 'store'>, incident: Incident, records: readonly RemovalRecord[], ctx: RemovedContext): Promise<Decision | undefined> {
+export async function afterRemovalByAnother(
+  deps: Pick<Deps, 'store'>,
+  incident: Incident,
+  records: readonly RemovalRecord[],
+  ctx: RemovedContext,
+): Promise<Decision | undefined> {
   const by = removalByAnother(records, ctx);
   if (!by) return undefined;
   // An incident of this state replaces the machine as it completes (or did); one this state does

@@ -21,13 +21,7 @@ export interface MoveRun {
   tookMs?: number;
 }
 
-export async function runMove(
-  deps: Deps,
-  cluster: ClusterEntry,
-  incident: Incident,
-  view: ClusterView,
-  decision: MoveLeaderDecision,
-): Promise<MoveRun> {
+export async function runMove(deps: Deps, cluster: ClusterEntry, incident: Incident, view: ClusterView, decision: MoveLeaderDecision): Promise<MoveRun> {
   const { policy } = cluster;
   const { transport } = deps.etcdFor(cluster);
   const leaderPaths = view.members.find((m) => m.id === decision.leaderId)?.paths ?? [];

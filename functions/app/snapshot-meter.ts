@@ -45,7 +45,8 @@ export function snapshotMeter(to: NodeJS.WritableStream): SnapshotMeter {
     },
     final(callback) {
       if (bytes <= ETCD_CHECKSUM_BYTES) return callback(new Error(`the snapshot stream ended after ${bytes} bytes, before any data and etcd's checksum`));
-      if (!content.digest().equals(tail)) return callback(new Error(`the snapshot stream ended after ${bytes} bytes without etcd's checksum of them: cut short`));
+      if (!content.digest().equals(tail))
+        return callback(new Error(`the snapshot stream ended after ${bytes} bytes without etcd's checksum of them: cut short`));
       to.end();
       finished(to).then(
         () => callback(),

@@ -17,7 +17,13 @@ import { takeSnapshot } from './take-snapshot.ts';
 export type SnapshotSaid = NonNullable<DetailOf<'RemediationCompleted'>['snapshot']>;
 
 /** Undefined when the removal may go on: the snapshot was taken, or failed and is not required. */
-export async function snapshotBeforeRemoval(deps: Deps, cluster: ClusterEntry, incident: Incident, fresh: ClusterView, name: string): Promise<Decision | undefined> {
+export async function snapshotBeforeRemoval(
+  deps: Deps,
+  cluster: ClusterEntry,
+  incident: Incident,
+  fresh: ClusterView,
+  name: string,
+): Promise<Decision | undefined> {
   const id = incident.incidentId;
   const snap = await takeSnapshot(deps, cluster, fresh, { clusterId: incident.clusterId, incidentId: id, member: name, memberId: incident.memberId! });
   if (snap.ok) {
@@ -29,7 +35,11 @@ export async function snapshotBeforeRemoval(deps: Deps, cluster: ClusterEntry, i
   const transient = isTransient(snap.failure);
   // Counted before this one is written: the retries a transient failure has had already.
   const earlierTransient = (await deps.store.journal(id)).filter((e) => !isEarlier(e) && e.step === journalSteps.snapshotFailed && e.detail.transient).length;
-  await deps.store.appendJournal(id, { at: deps.clock.now(), step: journalSteps.snapshotFailed, detail: { problem: describeSnapshotFailure(snap.failure), required, transient } });
+  await deps.store.appendJournal(id, {
+    at: deps.clock.now(),
+    step: journalSteps.snapshotFailed,
+    detail: { problem: describeSnapshotFailure(snap.failure), required, transient },
+  });
   if (!required) return undefined;
   return snapshotFailed(name, snap.failure, { earlierTransient, retryAt: nextTryAt(deps, cluster, incident) });
 }
@@ -46,5 +56,7 @@ export function snapshotSaid(journal: readonly JournalEntry[]): SnapshotSaid | u
     return { location: clipText(location, MAX_TIMELINE_DETAIL_BYTES), via: clipText(via, MAX_TIMELINE_DETAIL_BYTES), bytes, sha256, tookMs };
   }
   const failed = journal.findLast((e) => !isEarlier(e) && e.step === journalSteps.snapshotFailed);
-  return failed && !isEarlier(failed) && failed.step === journalSteps.snapshotFailed ? { failed: clipText(failed.detail.problem, MAX_TIMELINE_DETAIL_BYTES) } : undefined;
+  return failed && !isEarlier(failed) && failed.step === journalSteps.snapshotFailed
+    ? { failed: clipText(failed.detail.problem, MAX_TIMELINE_DETAIL_BYTES) }
+    : undefined;
 }

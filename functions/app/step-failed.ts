@@ -45,7 +45,14 @@ export async function stepFailed(deps: Deps, functionName: FunctionName, event: 
     return undefined;
   });
   const now = deps.clock.now();
-  if (!cluster) return block(deps, incident, stepFailedBlock(failed, { ...known, now, resumeAt: now, resumable: false, entryUnread: true }, defaultPolicy), functionName, now);
+  if (!cluster)
+    return block(
+      deps,
+      incident,
+      stepFailedBlock(failed, { ...known, now, resumeAt: now, resumable: false, entryUnread: true }, defaultPolicy),
+      functionName,
+      now,
+    );
   const facts: StepFailedFacts = { ...known, now, resumeAt: nextTryAt(deps, cluster, incident), resumable: true };
   const verdict = stepFailedDecision(failed, facts, cluster.policy);
   if (verdict.kind === 'retry') {
@@ -66,7 +73,13 @@ export async function stepFailed(deps: Deps, functionName: FunctionName, event: 
   return block(deps, incident, verdict.kind === 'block' ? verdict : stepFailedBlock(failed, { ...facts, resumable: false }, cluster.policy), functionName, now);
 }
 
-async function block(deps: Deps, incident: Incident, decision: Extract<Decision, { kind: 'block' }>, functionName: FunctionName, now: number): Promise<StepFailedOutcome> {
+async function block(
+  deps: Deps,
+  incident: Incident,
+  decision: Extract<Decision, { kind: 'block' }>,
+  functionName: FunctionName,
+  now: number,
+): Promise<StepFailedOutcome> {
   const { patch, effects } = blockEffects(incident, decision, functionName, now);
   try {
     const closed = await commit(deps, await latest(deps, incident), patch, effects);

@@ -46,7 +46,13 @@ export interface Delivered {
  * A step runs on an open incident, unless `runsIn` names the one state it runs in instead (the
  * replacement check, on an incident awaiting its replacement).
  */
-export async function runStep<R>(deps: Deps, step: StepName, delivered: Delivered, work: StepWork<R>, options: { runsIn?: IncidentState } = {}): Promise<R | undefined> {
+export async function runStep<R>(
+  deps: Deps,
+  step: StepName,
+  delivered: Delivered,
+  work: StepWork<R>,
+  options: { runsIn?: IncidentState } = {},
+): Promise<R | undefined> {
   const ref = delivered.detail;
   const found = await deps.store.getIncident(ref.incidentId);
   if (!found) {
@@ -64,7 +70,10 @@ export async function runStep<R>(deps: Deps, step: StepName, delivered: Delivere
   // Unknown clusters fail the event before any write: nothing holds a lease that would never end.
   const cluster = await deps.directory.get(incident.clusterId);
   if (holder && incident.inFlight?.holder === holder && incident.inFlight.until > deps.clock.now()) {
-    deps.log.warn(`${step}: Lambda retried the invocation that held this step (request ${holder}): it ended without a word, so its lease is taken over`, { incidentId: incident.incidentId, key: incident.inFlight.key });
+    deps.log.warn(`${step}: Lambda retried the invocation that held this step (request ${holder}): it ended without a word, so its lease is taken over`, {
+      incidentId: incident.incidentId,
+      key: incident.inFlight.key,
+    });
   }
   const held = await takeLease(deps, incident, key, stepBudgetMs(step, cluster.policy, incident.views.at(-1)?.members.length ?? 0), holder);
   if (!held) {
@@ -121,7 +130,11 @@ function whySkip(incident: Incident, runsIn: IncidentState, attempt: number, key
 async function takeLease(deps: Deps, incident: Incident, key: string, leaseMs: number, holder: string | undefined): Promise<Incident | undefined> {
   const now = deps.clock.now();
   try {
-    return await deps.store.updateIncident(incident.incidentId, { inFlight: { key, until: now + leaseMs, ...(holder ? { holder } : {}) } }, { expectVersion: incident.version, now });
+    return await deps.store.updateIncident(
+      incident.incidentId,
+      { inFlight: { key, until: now + leaseMs, ...(holder ? { holder } : {}) } },
+      { expectVersion: incident.version, now },
+    );
   } catch (error) {
     if (error instanceof VersionConflictError) return undefined;
     throw error;
@@ -143,7 +156,13 @@ async function releaseLease(deps: Deps, incidentId: string, key: string): Promis
  * One conditional write: the patch, the outbox, and the step marked done at this attempt (a patch
  * that moves the incident to a new attempt starts that attempt's list afresh).
  */
-export async function commit(deps: Pick<Deps, 'store' | 'clock'>, incident: Incident, patch: IncidentPatch, effects: OutboxEntry[], key?: string): Promise<Incident> {
+export async function commit(
+  deps: Pick<Deps, 'store' | 'clock'>,
+  incident: Incident,
+  patch: IncidentPatch,
+  effects: OutboxEntry[],
+  key?: string,
+): Promise<Incident> {
   const newAttempt = patch.attempt !== undefined && patch.attempt !== incident.attempt;
   const stepsDone = newAttempt ? [] : key ? [...incident.stepsDone, key] : incident.stepsDone;
   return deps.store.updateIncident(

@@ -35,7 +35,12 @@ export interface Cleanup {
  * journal) when that is older, or now. Written back, so a learner gone from the view drops out; a
  * view with no member list (etcd not answering) changes nothing.
  */
-export async function sightLearners(deps: Pick<Deps, 'store' | 'clock'>, clusterId: string, view: ClusterView, earlier: Readonly<Record<MemberId, number>> = {}): Promise<Record<MemberId, number>> {
+export async function sightLearners(
+  deps: Pick<Deps, 'store' | 'clock'>,
+  clusterId: string,
+  view: ClusterView,
+  earlier: Readonly<Record<MemberId, number>> = {},
+): Promise<Record<MemberId, number>> {
   const stored = await deps.store.learnerSightings(clusterId);
   if (view.members.length === 0) return stored;
   const now = deps.clock.now();
@@ -45,14 +50,21 @@ export async function sightLearners(deps: Pick<Deps, 'store' | 'clock'>, cluster
 }
 
 /** The cluster's sightings, the incident's own older ones kept, and the journal lines of the learners this incident sees for the first time. */
-async function sightings(deps: Deps, clusterId: string, journal: readonly JournalEntry[], view: ClusterView): Promise<{ firstSeen: Record<MemberId, number>; effects: OutboxEntry[] }> {
+async function sightings(
+  deps: Deps,
+  clusterId: string,
+  journal: readonly JournalEntry[],
+  view: ClusterView,
+): Promise<{ firstSeen: Record<MemberId, number>; effects: OutboxEntry[] }> {
   const journaled: Record<MemberId, number> = {};
   for (const e of journal) if (isLine(e, journalSteps.learnerSeen)) journaled[e.detail.memberId] ??= e.at;
   const firstSeen = await sightLearners(deps, clusterId, view, journaled);
   const now = deps.clock.now();
   const effects = learnersIn(view)
     .filter((id) => journaled[id] === undefined)
-    .map((id) => journaling(now, { step: journalSteps.learnerSeen, detail: { memberId: id, peerURLs: view.members.find((m) => m.id === id)?.peerUrls ?? [] } }));
+    .map((id) =>
+      journaling(now, { step: journalSteps.learnerSeen, detail: { memberId: id, peerURLs: view.members.find((m) => m.id === id)?.peerUrls ?? [] } }),
+    );
   return { firstSeen, effects };
 }
 
@@ -74,18 +86,32 @@ export interface Remover {
  * cluster or the fleet is paused, or while another remediation holds the lock: the next look
  * tries again, and the log says why.
  */
-export async function removeStuckLearners(deps: Deps, cluster: ClusterEntry, view: ClusterView, stuck: readonly StuckLearner[], remover: Remover): Promise<LearnerRemoval[]> {
+export async function removeStuckLearners(
+  deps: Deps,
+  cluster: ClusterEntry,
+  view: ClusterView,
+  stuck: readonly StuckLearner[],
+  remover: Remover,
+): Promise<LearnerRemoval[]> {
   if (stuck.length === 0) return [];
   const learners = stuck.map((s) => s.member.id);
   const pause = await pauseHolding(deps, cluster, view);
   if (pause) {
     const scope = pause.fleetWide ? 'the fleet' : `cluster ${cluster.clusterId}`;
-    deps.log.info('stuck learner left while paused', { ...remover.logKeys, learners, why: `${scope} is paused by ${pause.mark.by} since ${iso(pause.mark.at)} ("${pause.mark.why}")` });
+    deps.log.info('stuck learner left while paused', {
+      ...remover.logKeys,
+      learners,
+      why: `${scope} is paused by ${pause.mark.by} since ${iso(pause.mark.at)} ("${pause.mark.why}")`,
+    });
     return [];
   }
   const attempt = await takeClusterLockAs(deps, cluster, remover.holder, view, stuck[0]!.member.id);
   if (!attempt.held) {
-    deps.log.info('stuck learner left for the next look: the cluster lock was not ours', { ...remover.logKeys, learners, why: 'busy' in attempt ? attempt.busy : attempt.failure.message });
+    deps.log.info('stuck learner left for the next look: the cluster lock was not ours', {
+      ...remover.logKeys,
+      learners,
+      why: 'busy' in attempt ? attempt.busy : attempt.failure.message,
+    });
     return [];
   }
   const removed: LearnerRemoval[] = [];
@@ -105,7 +131,10 @@ export async function removeStuckLearners(deps: Deps, cluster: ClusterEntry, vie
 }
 
 /** LearnerRemoved, for an incident's envelope or, from the periodic check, the cluster's alone. */
-export const learnerRemovedEvent = (envelope: { clusterId: string; at: string; incidentId?: string; attempt?: number }, removal: LearnerRemoval): EventEnvelope<'LearnerRemoved'> =>
+export const learnerRemovedEvent = (
+  envelope: { clusterId: string; at: string; incidentId?: string; attempt?: number },
+  removal: LearnerRemoval,
+): EventEnvelope<'LearnerRemoved'> =>
   makeEvent('LearnerRemoved', {
     ...envelope,
     learner: { memberId: removal.learner.member.id, name: removal.learner.member.name },
@@ -119,21 +148,38 @@ export const learnerRemovedEvent = (envelope: { clusterId: string; at: string; i
  * Removes the learners of `view` stuck past the policy's window, for `incident`. `owed` names the
  * member whose replacement the incident still awaits, to say so.
  */
-export async function cleanUpStuckLearners(deps: Deps, cluster: ClusterEntry, incident: Incident, view: ClusterView, journal: readonly JournalEntry[], owed?: string): Promise<Cleanup> {
+export async function cleanUpStuckLearners(
+  deps: Deps,
+  cluster: ClusterEntry,
+  incident: Incident,
+  view: ClusterView,
+  journal: readonly JournalEntry[],
+  owed?: string,
+): Promise<Cleanup> {
   const seen = await sightings(deps, cluster.clusterId, journal, view);
   return cleanUp(deps, cluster, incident, view, seen, owed);
 }
 
-async function cleanUp(deps: Deps, cluster: ClusterEntry, incident: Incident, view: ClusterView, seen: { firstSeen: Record<MemberId, number>; effects: OutboxEntry[] }, owed?: string): Promise<Cleanup> {
+async function cleanUp(
+  deps: Deps,
+  cluster: ClusterEntry,
+  incident: Incident,
+  view: ClusterView,
+  seen: { firstSeen: Record<MemberId, number>; effects: OutboxEntry[] },
+  owed?: string,
+): Promise<Cleanup> {
   const stuck = stuckLearners(view, seen.firstSeen, { now: deps.clock.now(), policy: cluster.policy, ...(owed ? { owed } : {}) });
-  const removals = await removeStuckLearners(deps, cluster, view, stuck, { holder: `incident:${incident.incidentId}`, logKeys: { incidentId: incident.incidentId } });
+  const removals = await removeStuckLearners(deps, cluster, view, stuck, {
+    holder: `incident:${incident.incidentId}`,
+    logKeys: { incidentId: incident.incidentId },
+  });
   const effects = [...seen.effects];
   for (const removal of removals) {
     const { learner, via, at } = removal;
-    effects.push(
-      journaling(at, { step: journalSteps.learnerRemoved, detail: { memberId: learner.member.id, via, message: learner.message } }),
-      { kind: 'publish', event: learnerRemovedEvent(envelopeOf(incident, at), removal) },
-    );
+    effects.push(journaling(at, { step: journalSteps.learnerRemoved, detail: { memberId: learner.member.id, via, message: learner.message } }), {
+      kind: 'publish',
+      event: learnerRemovedEvent(envelopeOf(incident, at), removal),
+    });
   }
   const removed = removals.map((r) => r.learner.member.id);
   const after = removed.length > 0 ? await probeCluster(deps, cluster, view) : view;
@@ -146,7 +192,13 @@ async function cleanUp(deps: Deps, cluster: ClusterEntry, incident: Incident, vi
  * decision stands as it is, and so does this one when the cleanup could not run (paused, the lock
  * another's): looked at again after the incident's backoff.
  */
-export async function learnersBeforeRemoval(deps: Deps, cluster: ClusterEntry, incident: Incident, view: ClusterView, decision: Decision): Promise<{ decision: Decision; effects: OutboxEntry[] }> {
+export async function learnersBeforeRemoval(
+  deps: Deps,
+  cluster: ClusterEntry,
+  incident: Incident,
+  view: ClusterView,
+  decision: Decision,
+): Promise<{ decision: Decision; effects: OutboxEntry[] }> {
   if (decision.kind !== 'block' || decision.reason !== 'MEMBER_NOT_READY') return { decision, effects: [] };
   const journal = await deps.store.journal(incident.incidentId);
   const seen = await sightings(deps, cluster.clusterId, journal, view);

@@ -61,7 +61,10 @@ export async function sweepStalled(deps: Deps, { isArmed, quietMs, ignoreLeases 
  * An incident awaiting its replacement is checked on a chain of RetryDue of its own: one cut off
  * (lost, or its step failed for good) would leave it awaiting for ever, so it is checked again.
  */
-async function sweepReplacementChecks(deps: Deps, { isArmed, quietMs, ignoreLeases }: Pick<Required<SweepOptions>, 'isArmed' | 'quietMs' | 'ignoreLeases'>): Promise<number> {
+async function sweepReplacementChecks(
+  deps: Deps,
+  { isArmed, quietMs, ignoreLeases }: Pick<Required<SweepOptions>, 'isArmed' | 'quietMs' | 'ignoreLeases'>,
+): Promise<number> {
   let resumed = 0;
   for (const found of await deps.store.listIncidents({ state: 'awaiting-replacement' })) {
     const now = deps.clock.now();
@@ -84,7 +87,12 @@ async function sweepReplacementChecks(deps: Deps, { isArmed, quietMs, ignoreLeas
 async function endedPastDeadline(deps: Deps, incident: Incident, now: number): Promise<boolean> {
   const cluster = await deps.directory.get(incident.clusterId).catch(() => undefined);
   if (!cluster || !pastIncidentDeadline(incident.openedAt, now, cluster.policy)) return false;
-  const stalled = { incidentId: incident.incidentId, name: incident.memberName || incident.targetKey, updatedAt: incident.updatedAt, attempt: incident.attempt };
+  const stalled = {
+    incidentId: incident.incidentId,
+    name: incident.memberName || incident.targetKey,
+    updatedAt: incident.updatedAt,
+    attempt: incident.attempt,
+  };
   const decision = stalledPastDeadline(stalled, cluster.policy);
   const { patch, effects } = blockEffects(incident, decision, 'sweep', now);
   try {
@@ -106,6 +114,10 @@ export async function sweepBlind(deps: Deps): Promise<number> {
     isArmed: () => false,
     endPastDeadline: true,
     // A cluster no longer in the directory is not this sweep's to resume.
-    quietMs: async (incident) => deps.directory.get(incident.clusterId).then((c) => stallWindowMs(c.policy), () => Number.POSITIVE_INFINITY),
+    quietMs: async (incident) =>
+      deps.directory.get(incident.clusterId).then(
+        (c) => stallWindowMs(c.policy),
+        () => Number.POSITIVE_INFINITY,
+      ),
   });
 }

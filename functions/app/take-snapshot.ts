@@ -42,7 +42,14 @@ export async function takeSnapshot(deps: Deps, cluster: ClusterEntry, view: Clus
       try {
         await transport.client({ endpoint: p.endpoint, path: p.path }).snapshot(meter.stream, cluster.policy.snapshotTimeoutMs);
         await target.keep(meter.sha256());
-        return { ok: true, location: target.location, via: `${describeMember(via)} over ${p.path}`, bytes: meter.bytes(), sha256: meter.sha256(), tookMs: deps.clock.now() - started };
+        return {
+          ok: true,
+          location: target.location,
+          via: `${describeMember(via)} over ${p.path}`,
+          bytes: meter.bytes(),
+          sha256: meter.sha256(),
+          tookMs: deps.clock.now() - started,
+        };
       } catch (error) {
         await discard(deps, target);
         // The transport wraps every error it sees, the store's too: the meter knows whose it was.

@@ -14,12 +14,7 @@ export interface ElectedLeader {
 }
 
 /** Undefined when no leader stood within the wait; the caller retries rather than guess. */
-export async function waitForNewLeader(
-  deps: Deps,
-  cluster: ClusterEntry,
-  removedId: string,
-  previous?: ClusterView,
-): Promise<ElectedLeader | undefined> {
+export async function waitForNewLeader(deps: Deps, cluster: ClusterEntry, removedId: string, previous?: ClusterView): Promise<ElectedLeader | undefined> {
   const timeoutMs = electionWaitMs(cluster.policy);
   // The removed member is no seed any more: a dead one would cost every probe its whole deadline.
   const seedsWithout = previous && { ...previous, members: previous.members.filter((m) => m.id !== removedId) };

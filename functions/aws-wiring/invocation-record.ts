@@ -36,14 +36,19 @@ export type ReadRecord = { ok: true; delivery: FailedDelivery } | { ok: false; p
 /** What a failure record says, or why it says nothing this stack can act on. */
 export function readInvocationRecord(input: unknown): ReadRecord {
   const record = recordSchema.safeParse(input);
-  if (!record.success) return { ok: false, problem: `not a Lambda invocation record (${record.error.issues.map((i) => `${i.path.join('.') || '(record)'}: ${i.message}`).join('; ')})` };
+  if (!record.success)
+    return {
+      ok: false,
+      problem: `not a Lambda invocation record (${record.error.issues.map((i) => `${i.path.join('.') || '(record)'}: ${i.message}`).join('; ')})`,
+    };
   const { requestContext: context, requestPayload: payload } = record.data;
   const raw = (typeof payload === 'object' && payload !== null ? payload : {}) as { source?: unknown; 'detail-type'?: unknown; detail?: unknown };
   const parsed = parseEnvelope({ source: raw.source, detailType: raw['detail-type'], detail: raw.detail });
   if (!parsed.ok) return { ok: false, problem: `the failed event of ${context.functionArn} is not one of ours: ${parsed.error.summary}` };
   // The event's route names the step: physical function names are CloudFormation's, not ours.
   const steps = routesOf(parsed.event.detailType);
-  if (steps.length !== 1) return { ok: false, problem: `${parsed.event.detailType} is routed to ${steps.length} functions, so its failure record names no one step` };
+  if (steps.length !== 1)
+    return { ok: false, problem: `${parsed.event.detailType} is routed to ${steps.length} functions, so its failure record names no one step` };
   const said = errorSchema.safeParse(record.data.responsePayload);
   const { errorMessage, errorType } = said.success ? said.data : {};
   const gaveUp = `${context.condition} after ${context.approximateInvokeCount} ${context.approximateInvokeCount === 1 ? 'try' : 'tries'}`;

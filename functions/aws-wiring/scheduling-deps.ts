@@ -12,7 +12,15 @@ export type SchedulingDeps = BaseDeps & { scheduler: Scheduler };
 
 export function schedulingDepsFromEnv(env: Env, functionName: string): SchedulingDeps {
   // All checked at once, so one error names every variable missing.
-  const vars = requireEnv(env, functionName, ['TABLE_NAME', 'BUS_NAME', 'BUS_ARN', 'SCHEDULE_GROUP', 'SCHEDULER_ROLE_ARN', 'SCHEDULER_DLQ_ARN', 'SHORT_WAIT_QUEUE_URL']);
+  const vars = requireEnv(env, functionName, [
+    'TABLE_NAME',
+    'BUS_NAME',
+    'BUS_ARN',
+    'SCHEDULE_GROUP',
+    'SCHEDULER_ROLE_ARN',
+    'SCHEDULER_DLQ_ARN',
+    'SHORT_WAIT_QUEUE_URL',
+  ]);
   const base = baseDepsFromEnv(env, functionName);
   const scheduler = createAwsScheduler({
     scheduler: schedulerClient(env),

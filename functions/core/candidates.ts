@@ -11,11 +11,5 @@ export function rankMoveCandidates(view: ClusterView, targetId: MemberId, exclud
   const excluded = new Set([targetId, ...exclude]);
   return view.members
     .filter((m) => !m.isLearner && m.reachable && m.healthy && !excluded.has(m.id))
-    .sort(
-      (a, b) =>
-        applied(b) - applied(a) ||
-        latency(a) - latency(b) ||
-        compareText(a.name, b.name) ||
-        compareText(a.id, b.id),
-    );
+    .sort((a, b) => applied(b) - applied(a) || latency(a) - latency(b) || compareText(a.name, b.name) || compareText(a.id, b.id));
 }

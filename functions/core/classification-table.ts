@@ -113,13 +113,7 @@ export const classificationTable: readonly ClassificationRow[] = [
     class: 'next-path',
     category: 'fatal',
     match: {
-      messages: [
-        'permission denied',
-        'invalid auth token',
-        'authentication failed',
-        'user name is empty',
-        'user name not found',
-      ],
+      messages: ['permission denied', 'invalid auth token', 'authentication failed', 'user name is empty', 'user name not found'],
       grpcCodes: [grpcCode.UNAUTHENTICATED, grpcCode.PERMISSION_DENIED],
       kinds: ['auth'],
     },

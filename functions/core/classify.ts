@@ -13,8 +13,7 @@ const byMessage: Matcher = (row, f) => {
 };
 const byGrpcCode: Matcher = (row, f) => f.grpcCode !== undefined && (row.match.grpcCodes ?? []).includes(f.grpcCode);
 const byKind: Matcher = (row, f) => (row.match.kinds ?? []).includes(f.kind);
-const catchAll: Matcher = (row) =>
-  !row.match.messages?.length && !row.match.grpcCodes?.length && !row.match.kinds?.length;
+const catchAll: Matcher = (row) => !row.match.messages?.length && !row.match.grpcCodes?.length && !row.match.kinds?.length;
 
 export function classifyFailure(f: EtcdFailure, table: readonly ClassificationRow[] = classificationTable): ClassificationRow {
   for (const matches of [byMessage, byKind, byGrpcCode, catchAll]) {

@@ -50,8 +50,15 @@ export function holdOf(kind: HoldKind, key: string, raw: string): FleetMark | St
   }
   const read = (kind === 'storm' ? storm : mark).safeParse(parsed);
   if (read.success) return { ...read.data, key };
-  const unreadable: FleetMark = { by: 'unknown', at: 0, why: `the hold at etcd key ${key} cannot be read (${raw.length} bytes, not a hold this version writes)`, key };
-  return kind === 'storm' ? { ...unreadable, count: 0, threshold: 0, registered: 0, clusters: [], since: 0, underFrom: Number.MAX_SAFE_INTEGER, liftsAt: Number.MAX_SAFE_INTEGER } : unreadable;
+  const unreadable: FleetMark = {
+    by: 'unknown',
+    at: 0,
+    why: `the hold at etcd key ${key} cannot be read (${raw.length} bytes, not a hold this version writes)`,
+    key,
+  };
+  return kind === 'storm'
+    ? { ...unreadable, count: 0, threshold: 0, registered: 0, clusters: [], since: 0, underFrom: Number.MAX_SAFE_INTEGER, liftsAt: Number.MAX_SAFE_INTEGER }
+    : unreadable;
 }
 
 /** The hold of `kind` a stored key names, or undefined for a key that is none of ours. */

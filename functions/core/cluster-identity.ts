@@ -49,8 +49,7 @@ export interface ClusterMismatch {
 export function clusterMismatch(view: ClusterView | undefined): ClusterMismatch | undefined {
   const identity = view?.identity;
   if (!view || !identity || identity.ids.length <= 1) return undefined;
-  const nameAt = (endpoint: string) =>
-    view.members.find((m) => m.clientUrls.includes(endpoint) || m.paths.some((p) => p.endpoint === endpoint))?.name;
+  const nameAt = (endpoint: string) => view.members.find((m) => m.clientUrls.includes(endpoint) || m.paths.some((p) => p.endpoint === endpoint))?.name;
   const named = (endpoint: string) => {
     const name = nameAt(endpoint);
     return name ? `${endpoint} (${name})` : endpoint;

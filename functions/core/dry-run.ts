@@ -6,7 +6,10 @@ import { decidedBy } from './decided-by.ts';
 /** An approval or a move becomes a DRY_RUN block saying it; any other decision stands. */
 export function asDryRun(decision: Decision): Decision {
   if (decision.kind !== 'approve' && decision.kind !== 'move-leader') return decision;
-  return decidedBy({ kind: 'block', reason: 'DRY_RUN', message: `Dry run, nothing done: ${decision.message}`, evidence: { ...decision.evidence, wouldDo: decision.kind } }, 'dry-run');
+  return decidedBy(
+    { kind: 'block', reason: 'DRY_RUN', message: `Dry run, nothing done: ${decision.message}`, evidence: { ...decision.evidence, wouldDo: decision.kind } },
+    'dry-run',
+  );
 }
 
 /** remediate's look at the policy under the lock: approved, but a dry run now. */

@@ -10,12 +10,7 @@ import { describeMember, describeMemberIn as nameOf, type ClusterView, type Lead
 import { describeDuration, describePaths, listWords } from './explain.ts';
 
 export type LeaderVerdict =
-  | 'TARGET_NOT_LEADER'
-  | 'LEADER_REACHABLE'
-  | 'LEADER_UNREACHABLE'
-  | 'LEADER_UNREACHABLE_UNCONFIRMED'
-  | 'ELECTION_IN_PROGRESS'
-  | 'CLUSTER_UNREACHABLE';
+  'TARGET_NOT_LEADER' | 'LEADER_REACHABLE' | 'LEADER_UNREACHABLE' | 'LEADER_UNREACHABLE_UNCONFIRMED' | 'ELECTION_IN_PROGRESS' | 'CLUSTER_UNREACHABLE';
 
 export interface LeaderJudgement {
   verdict: LeaderVerdict;
@@ -40,14 +35,7 @@ export const everyPathDead = (paths: PathProbe[]): boolean => paths.length > 0 &
 function unreachableAsLeader(view: ClusterView, targetId: MemberId, term: number): boolean {
   const target = view.members.find((m) => m.id === targetId);
   const { leader } = view;
-  return (
-    !!target &&
-    !target.reachable &&
-    everyPathDead(target.paths) &&
-    leader.consensus === 'agreed' &&
-    leader.id === targetId &&
-    leader.term === term
-  );
+  return !!target && !target.reachable && everyPathDead(target.paths) && leader.consensus === 'agreed' && leader.id === targetId && leader.term === term;
 }
 
 /**
@@ -94,12 +82,7 @@ function failedPaths(paths: PathProbe[]): string {
   return failed.length === 0 ? '' : ` (${describePaths(failed)})`;
 }
 
-export function judgeLeader(
-  samples: ClusterView[],
-  targetId: MemberId,
-  electionTimeoutMs: number,
-  carried?: CarriedStreak,
-): LeaderJudgement {
+export function judgeLeader(samples: ClusterView[], targetId: MemberId, electionTimeoutMs: number, carried?: CarriedStreak): LeaderJudgement {
   const ordered = [...samples].sort((a, b) => a.at - b.at);
   const now = ordered.at(-1);
   if (!now) return { verdict: 'CLUSTER_UNREACHABLE', paths: [], message: 'No probe of the cluster has been made yet.' };

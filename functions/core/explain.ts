@@ -26,8 +26,7 @@ export function describePath(p: Pick<PathProbe, 'path' | 'endpoint' | 'reachabil
   return `${where} ${p.failure ? describeFailure(p.failure, p.path) : howItFailed[p.reachability]}`;
 }
 
-export const describePaths = (paths: PathProbe[]): string =>
-  paths.length === 0 ? 'no path was probed' : paths.map(describePath).join(', ');
+export const describePaths = (paths: PathProbe[]): string => (paths.length === 0 ? 'no path was probed' : paths.map(describePath).join(', '));
 
 /** Why a member does not count as healthy, in a few words; undefined when it is healthy. */
 export function whyUnhealthy(m: MemberView): string | undefined {

@@ -77,7 +77,12 @@ export function pauseOf(pauses: FleetPauses, clusterId: string): { mark: FleetMa
 /** The storm the store's facts show now, or undefined. */
 export const stormNow = (facts: FleetFacts, policy: FleetPolicy, now: number): Storm | undefined =>
   stormOf(
-    { opened: facts.opened, registeredClusters: facts.registeredClusters, now, ...(facts.pauses.stormEnded ? { endedByHandAt: facts.pauses.stormEnded.at } : {}) },
+    {
+      opened: facts.opened,
+      registeredClusters: facts.registeredClusters,
+      now,
+      ...(facts.pauses.stormEnded ? { endedByHandAt: facts.pauses.stormEnded.at } : {}),
+    },
     policy,
   );
 
@@ -85,7 +90,14 @@ export const stormNow = (facts: FleetFacts, policy: FleetPolicy, now: number): S
 export const stormHolding = (facts: FleetFacts, policy: FleetPolicy, now: number): (Storm & { where?: string; key?: string }) | undefined =>
   stormNow(facts, policy, now) ?? liveStormHold(facts, now);
 
-const fleetWait = (held: Pick<Decision, 'kind' | 'reason' | 'message' | 'evidence'>, reason: 'PAUSED' | 'FLEET_STORM', at: number, message: string, evidence: Evidence, ctx: GateContext): Decision =>
+const fleetWait = (
+  held: Pick<Decision, 'kind' | 'reason' | 'message' | 'evidence'>,
+  reason: 'PAUSED' | 'FLEET_STORM',
+  at: number,
+  message: string,
+  evidence: Evidence,
+  ctx: GateContext,
+): Decision =>
   decidedBy(
     {
       kind: 'retry',
@@ -93,7 +105,12 @@ const fleetWait = (held: Pick<Decision, 'kind' | 'reason' | 'message' | 'evidenc
       reprobeNow: false,
       reason,
       message,
-      evidence: { ...held.evidence, ...evidence, held: { kind: held.kind, reason: held.reason }, [FLEET_WAITS_IN_A_ROW]: fleetWaitsBefore(ctx.lastDecision) + 1 },
+      evidence: {
+        ...held.evidence,
+        ...evidence,
+        held: { kind: held.kind, reason: held.reason },
+        [FLEET_WAITS_IN_A_ROW]: fleetWaitsBefore(ctx.lastDecision) + 1,
+      },
     },
     reason === 'PAUSED' ? 'fleet-pause' : 'fleet-storm',
   );
@@ -135,7 +152,14 @@ export function checkStorm(decision: Decision, facts: FleetFacts, ctx: GateConte
   const storm = stormHolding(facts, ctx.policy.fleet, ctx.now);
   if (!storm) return decision;
   const at = fleetWaitUntil(ctx, storm.liftsAt);
-  return fleetWait(decision, 'FLEET_STORM', at, stormMessage(storm, ctx.policy.fleet, decision.message, at), { storm: { ...storm, clusters: storm.clusters.slice(0, 20) } }, ctx);
+  return fleetWait(
+    decision,
+    'FLEET_STORM',
+    at,
+    stormMessage(storm, ctx.policy.fleet, decision.message, at),
+    { storm: { ...storm, clusters: storm.clusters.slice(0, 20) } },
+    ctx,
+  );
 }
 
 /** Both gates: a pause first (it holds more), then the storm. */

@@ -40,7 +40,8 @@ export const freeSpaceThenReport = (who: string): string =>
   `free space (etcdctl compact, then etcdctl defrag on each member, or a larger --quota-backend-bytes), then run \`etcdctl alarm disarm\`, and report ${who} again.`;
 
 /** The rule each action's failure is decided by, as evidence.decidedBy names it. */
-const ruleOf = (action: GuardAction): string => (action === 'take the cluster lock' ? 'cluster-lock' : action === 'read the pauses and holds' ? 'fleet-holds' : 'removal-record');
+const ruleOf = (action: GuardAction): string =>
+  action === 'take the cluster lock' ? 'cluster-lock' : action === 'read the pauses and holds' ? 'fleet-holds' : 'removal-record';
 
 export const guardFailureDecision = (action: GuardAction, failure: EtcdFailure, ctx: GuardFailureContext): Decision =>
   decidedBy(guardFailure(action, failure, ctx), ruleOf(action));
@@ -72,7 +73,9 @@ function guardFailure(action: GuardAction, failure: EtcdFailure, ctx: GuardFailu
   }
   if (row.reason === 'AUTH_FAILED' || row.reason === 'TLS_FAILED') {
     const auth = row.reason === 'AUTH_FAILED';
-    const fix = auth ? 'the etcd user and password (--user with --password-file or ETCDCTL_PASSWORD; in run\'s config auth.user and auth.passwordFile)' : 'the client certificate and CA';
+    const fix = auth
+      ? "the etcd user and password (--user with --password-file or ETCDCTL_PASSWORD; in run's config auth.user and auth.passwordFile)"
+      : 'the client certificate and CA';
     const as = auth ? ` as ${ctx.user === undefined ? 'no user' : `user ${ctx.user}`}` : '';
     return {
       kind: 'block',

@@ -68,7 +68,13 @@ export interface Facts {
   roundTripsSince: number;
 }
 
-export const hold = (reason: ReasonCode, message: string, evidence: Record<string, unknown>, alert = false, members?: readonly MemberId[]): HygieneDecision => ({
+export const hold = (
+  reason: ReasonCode,
+  message: string,
+  evidence: Record<string, unknown>,
+  alert = false,
+  members?: readonly MemberId[],
+): HygieneDecision => ({
   kind: 'hold',
   alert,
   reason,
@@ -76,21 +82,36 @@ export const hold = (reason: ReasonCode, message: string, evidence: Record<strin
   evidence,
   ...(members ? { members } : {}),
 });
-export const leave = (reason: ReasonCode, message: string, evidence: Record<string, unknown>): HygieneDecision => ({ kind: 'leave', reason, message, evidence });
-export const notEvaluated = (reason: ReasonCode, message: string, evidence: Record<string, unknown> = {}): HygieneDecision => ({ kind: 'not-evaluated', reason, message, evidence });
+export const leave = (reason: ReasonCode, message: string, evidence: Record<string, unknown>): HygieneDecision => ({
+  kind: 'leave',
+  reason,
+  message,
+  evidence,
+});
+export const notEvaluated = (reason: ReasonCode, message: string, evidence: Record<string, unknown> = {}): HygieneDecision => ({
+  kind: 'not-evaluated',
+  reason,
+  message,
+  evidence,
+});
 
 export const names = (members: readonly Pick<Member, 'name'>[]): string => members.map((m) => m.name).join(', ');
 
 /** A member's last observed worst round trip since `since`, to anyone but `except`. */
 export function latestRoundTrip(m: Member, since: number, except: string): number | undefined {
   const observed = m.samples.filter((s) => s.at > since && s.peerRoundTripP99By !== undefined).at(-1);
-  const trips = Object.entries(observed?.peerRoundTripP99By ?? {}).filter(([id]) => id !== except).map(([, rtt]) => rtt);
+  const trips = Object.entries(observed?.peerRoundTripP99By ?? {})
+    .filter(([id]) => id !== except)
+    .map(([, rtt]) => rtt);
   return trips.length === 0 ? undefined : Math.max(...trips);
 }
 
 /** The worst of a member's window samples on one latency; undefined when none was observed. */
 export function worstInWindow(m: Member, key: 'walFsyncP99' | 'backendCommitP99', since: number): number | undefined {
-  const values = m.samples.filter((s) => s.at > since).map((s) => s[key]).filter((v) => v !== undefined);
+  const values = m.samples
+    .filter((s) => s.at > since)
+    .map((s) => s[key])
+    .filter((v) => v !== undefined);
   return values.length === 0 ? undefined : Math.max(...values);
 }
 

@@ -18,7 +18,13 @@ const DAY_MS = 86_400_000;
 export const samplesKeptMs = (hygiene: Policy['hygiene']): number =>
   Math.max(hygiene.recentElectionsMs, 2 * hygiene.windowMs, PEER_ROUND_TRIP_OBSERVED_EVERY_MS + hygiene.checkEveryMs) + 2 * hygiene.checkEveryMs;
 
-export function withScrapes(record: HygieneRecord, scrapes: readonly MemberScrape[], members: readonly MemberId[], now: number, hygiene: Policy['hygiene']): HygieneRecord {
+export function withScrapes(
+  record: HygieneRecord,
+  scrapes: readonly MemberScrape[],
+  members: readonly MemberId[],
+  now: number,
+  hygiene: Policy['hygiene'],
+): HygieneRecord {
   const keptSince = now - samplesKeptMs(hygiene);
   const lastScrapes: HygieneRecord['lastScrapes'] = {};
   const samples: HygieneRecord['samples'] = {};

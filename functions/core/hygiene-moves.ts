@@ -42,8 +42,13 @@ export const withMove = (record: HygieneRecord, moveId: string, patch: Partial<H
 
 export type EndedState = Exclude<HygieneMoveState, 'asked' | 'moving'>;
 
-export const endMove = (record: HygieneRecord, moveId: string, state: EndedState, now: number, facts: Partial<Pick<HygieneMoveRecord, 'message' | 'newTerm' | 'tookMs'>>): HygieneRecord =>
-  withMove(record, moveId, { state, endedAt: now, ...facts });
+export const endMove = (
+  record: HygieneRecord,
+  moveId: string,
+  state: EndedState,
+  now: number,
+  facts: Partial<Pick<HygieneMoveRecord, 'message' | 'newTerm' | 'tookMs'>>,
+): HygieneRecord => withMove(record, moveId, { state, endedAt: now, ...facts });
 
 /**
  * The record with its stale open moves ended: one asked and never delivered past its expiry
@@ -54,9 +59,13 @@ export function staleMovesEnded(record: HygieneRecord, now: number, policy: Pick
   let ended = record;
   for (const m of record.moves) {
     if (m.state === 'asked' && now - m.at > policy.hygiene.moveExpiryMs) {
-      ended = endMove(ended, m.moveId, 'expired', now, { message: `The move from ${m.from} to ${m.to} was never delivered within ${policy.hygiene.moveExpiryMs} ms of its judgement: not made.` });
+      ended = endMove(ended, m.moveId, 'expired', now, {
+        message: `The move from ${m.from} to ${m.to} was never delivered within ${policy.hygiene.moveExpiryMs} ms of its judgement: not made.`,
+      });
     } else if (m.state === 'moving' && now - (m.claimedAt ?? 0) >= claimLeaseMs(policy)) {
-      ended = endMove(ended, m.moveId, 'failed', now, { message: `The delivery moving leadership from ${m.from} to ${m.to} stopped mid-move: whether it moved is what the next look says.` });
+      ended = endMove(ended, m.moveId, 'failed', now, {
+        message: `The delivery moving leadership from ${m.from} to ${m.to} stopped mid-move: whether it moved is what the next look says.`,
+      });
     }
   }
   return ended;

@@ -17,7 +17,8 @@ export function hygieneRecordFromText(text: string, where: string): HygieneRecor
   if (typeof record !== 'object' || record === null) throw new TypeError(`${where}: the stored record is not an object`);
   const fields = record as Record<string, unknown>;
   for (const name of ['lastScrapes', 'samples'] as const) {
-    if (typeof fields[name] !== 'object' || fields[name] === null || Array.isArray(fields[name])) throw new TypeError(`${where}: the stored record's ${name} is not a map`);
+    if (typeof fields[name] !== 'object' || fields[name] === null || Array.isArray(fields[name]))
+      throw new TypeError(`${where}: the stored record's ${name} is not a map`);
   }
   if (!Array.isArray(fields.moves)) throw new TypeError(`${where}: the stored record's moves is not a list`);
   return record as HygieneRecord;
@@ -34,6 +35,7 @@ function isNonFinite(value: unknown): value is { [NON_FINITE]: string } {
  * naming expectVersion when it is not a whole number ≥ 0, so a bad caller is not told "conflict".
  */
 export function nextHygieneVersion(expectVersion: number): number {
-  if (!Number.isSafeInteger(expectVersion) || expectVersion < 0) throw new RangeError(`expectVersion must be a whole number ≥ 0 (0: no record stored yet), got ${expectVersion}`);
+  if (!Number.isSafeInteger(expectVersion) || expectVersion < 0)
+    throw new RangeError(`expectVersion must be a whole number ≥ 0 (0: no record stored yet), got ${expectVersion}`);
   return expectVersion + 1;
 }

@@ -48,13 +48,18 @@ function histogramDelta(earlier: HistogramScrape, later: HistogramScrape): Histo
 
 const p99Of = (h: HistogramScrape): number | undefined => quantileOf(0.99, h.buckets);
 /** NaN (unknown) when the sum or count is not a finite number: a NaN count is not "nothing observed". */
-const meanOf = (h: HistogramScrape): number | undefined => (!Number.isFinite(h.count) || !Number.isFinite(h.sum) ? NaN : h.count > 0 ? h.sum / h.count : undefined);
+const meanOf = (h: HistogramScrape): number | undefined =>
+  !Number.isFinite(h.count) || !Number.isFinite(h.sum) ? NaN : h.count > 0 ? h.sum / h.count : undefined;
 
 function memberRestarted(earlier: MemberScrape, later: MemberScrape): boolean {
   if (earlier.processStartTime !== undefined && later.processStartTime !== undefined && later.processStartTime > earlier.processStartTime) return true;
   const counters = (s: MemberScrape) => [s.heartbeatSendFailures, s.slowApplies, s.leaderChangesSeen];
   const before = counters(earlier);
-  return counters(later).some((value, i) => value < before[i]!) || histogramFell(earlier.walFsync, later.walFsync) || histogramFell(earlier.backendCommit, later.backendCommit);
+  return (
+    counters(later).some((value, i) => value < before[i]!) ||
+    histogramFell(earlier.walFsync, later.walFsync) ||
+    histogramFell(earlier.backendCommit, later.backendCommit)
+  );
 }
 
 export function signalsBetween(earlier: MemberScrape, later: MemberScrape): MemberSignals {

@@ -2,25 +2,25 @@
 // turn (a follower whose figures are unknown to none: it is refused, with why), the fit ones
 // ranked, and the move said with the figures on both sides; no fit follower is a hold. Pure.
 import { describeDuration } from './explain.ts';
-import {
-  describeMs,
-  hold,
-  latestRoundTrip,
-  meanAnswerMs,
-  sumSince,
-  worstInWindow,
-  type Facts,
-  type HygieneDecision,
-  type Member,
-} from './hygiene-facts.ts';
+import { describeMs, hold, latestRoundTrip, meanAnswerMs, sumSince, worstInWindow, type Facts, type HygieneDecision, type Member } from './hygiene-facts.ts';
 import { describeFigure, describeLatency, signalWords, type Breach, type DegradationSignal, type HygieneThresholds } from './leader-degradation.ts';
 
 /** The latency a signal is about, which a target must beat; heartbeat failures are about none (CPU, disk or network). */
 const latencyOf = (signal: DegradationSignal): 'walFsyncP99' | 'backendCommitP99' | undefined =>
-  signal === 'heartbeatFailures' || signal === 'leaderRoundTrip' ? undefined : signal === 'backendCommitP99' || signal === 'backendCommitOutlier' ? 'backendCommitP99' : 'walFsyncP99';
+  signal === 'heartbeatFailures' || signal === 'leaderRoundTrip'
+    ? undefined
+    : signal === 'backendCommitP99' || signal === 'backendCommitOutlier'
+      ? 'backendCommitP99'
+      : 'walFsyncP99';
 
 /** The figures a breach is said with. */
-export const breachEvidence = (b: Breach, t: HygieneThresholds) => ({ signal: b.signal, since: b.since, latest: b.latest, worst: b.worst, said: describeFigure(b.signal, b.latest, t) });
+export const breachEvidence = (b: Breach, t: HygieneThresholds) => ({
+  signal: b.signal,
+  since: b.since,
+  latest: b.latest,
+  worst: b.worst,
+  said: describeFigure(b.signal, b.latest, t),
+});
 
 /** A leader degraded now: a breach open for the whole window, its latest sample not under the exit level. */
 export const degrading = (b: Breach) => b.now !== 'exit';
@@ -45,7 +45,8 @@ function unfit(f: Facts, m: Member, strict: 'walFsyncP99' | 'backendCommitP99' |
     ...m.samples.filter((s) => s.isLeader).map((s) => s.at),
     Number.NEGATIVE_INFINITY,
   );
-  if (input.now - leftAt < hygiene.returnBlockMs) return `led ${describeDuration(input.now - leftAt)} ago, within the return block of ${describeDuration(hygiene.returnBlockMs)}`;
+  if (input.now - leftAt < hygiene.returnBlockMs)
+    return `led ${describeDuration(input.now - leftAt)} ago, within the return block of ${describeDuration(hygiene.returnBlockMs)}`;
   const levels = { walFsyncP99: f.t.fsyncP99Ms / 1_000, backendCommitP99: f.t.commitP99Ms / 1_000 } as const;
   const healthy = { walFsyncP99: f.t.healthyFsyncP99Ms / 1_000, backendCommitP99: f.t.healthyCommitP99Ms / 1_000 } as const;
   for (const key of ['walFsyncP99', 'backendCommitP99'] as const) {
@@ -60,7 +61,8 @@ function unfit(f: Facts, m: Member, strict: 'walFsyncP99' | 'backendCommitP99' |
     if (worst > levels[key]) return `had a ${word} of ${describeLatency(worst)} in the window, above the warning level of ${describeLatency(levels[key])}`;
   }
   const answer = meanAnswerMs(m, since);
-  if (answer !== undefined && answer > f.t.stallAnswerMs) return `answered its scrapes in ${describeMs(answer)} on average in the window, above the stall level of ${describeMs(f.t.stallAnswerMs)}: it is stalled itself`;
+  if (answer !== undefined && answer > f.t.stallAnswerMs)
+    return `answered its scrapes in ${describeMs(answer)} on average in the window, above the stall level of ${describeMs(f.t.stallAnswerMs)}: it is stalled itself`;
   // Its round trips to the others but the leader (the leader's own slowness is not the target's), against the leader's own.
   const rtt = latestRoundTrip(m, f.roundTripsSince, leader.id);
   const leaderRtt = latestRoundTrip(leader, f.roundTripsSince, '');
@@ -103,7 +105,8 @@ function comparedWith(f: Facts, signal: DegradationSignal, target: Member): stri
     if (rtt !== undefined) return `while ${target.name}'s round trip to the others was ${describeLatency(rtt)}`;
   }
   const [mine, theirs] = [meanAnswerMs(target, since), meanAnswerMs(f.leader, since)];
-  if (signal === 'heartbeatFailures' && mine !== undefined && theirs !== undefined) return `while ${target.name} answered its scrapes in ${describeMs(mine)} on average and ${f.leader.name} in ${describeMs(theirs)}`;
+  if (signal === 'heartbeatFailures' && mine !== undefined && theirs !== undefined)
+    return `while ${target.name} answered its scrapes in ${describeMs(mine)} on average and ${f.leader.name} in ${describeMs(theirs)}`;
   return `while ${target.name}'s WAL fsync p99 was ${describeLatency(target.last.walFsyncP99)}`;
 }
 
@@ -113,17 +116,29 @@ export function moveDecision(f: Facts): HygieneDecision {
   const cause = breaches.find((b) => degrading(b) && lasted(b, input.now, input.policy.hygiene.windowMs))!;
   const strict = latencyOf(cause.signal);
   const known = followers.map((m) => ({ m, why: unfit(f, m, strict) }));
-  const fit = known.filter((v) => v.why === undefined).map((v) => v.m).sort(rank);
+  const fit = known
+    .filter((v) => v.why === undefined)
+    .map((v) => v.m)
+    .sort(rank);
   // In the members' order, the unknown ones among them: no rule can read their figures.
   const order = input.members.map((m) => m.id);
-  const verdicts: { m: Pick<Member, 'id' | 'name'>; why: string | undefined }[] = [...known, ...f.unknown.map((u) => ({ m: u.member, why: `has figures that are unknown: ${u.why}` }))];
+  const verdicts: { m: Pick<Member, 'id' | 'name'>; why: string | undefined }[] = [
+    ...known,
+    ...f.unknown.map((u) => ({ m: u.member, why: `has figures that are unknown: ${u.why}` })),
+  ];
   verdicts.sort((a, b) => order.indexOf(a.m.id) - order.indexOf(b.m.id));
   const said = `${leader.name}'s ${signalWords[cause.signal]} ${cause.signal === 'heartbeatFailures' ? 'were' : 'was'} ${describeFigure(cause.signal, cause.latest, t)} for ${describeDuration(input.now - cause.since)}`;
   const refused = verdicts.filter((v) => v.why).map((v) => ({ member: v.m.id, why: v.why }));
   const target = fit[0];
   if (!target) {
     const why = verdicts.map((v) => `${v.m.name} ${v.why}`).join('; ');
-    return hold('HYGIENE_NO_TARGET', `${said}, but no follower may take over: ${why || 'there is none'}.`, { leader: leader.id, refused }, true, verdicts.map((v) => v.m.id));
+    return hold(
+      'HYGIENE_NO_TARGET',
+      `${said}, but no follower may take over: ${why || 'there is none'}.`,
+      { leader: leader.id, refused },
+      true,
+      verdicts.map((v) => v.m.id),
+    );
   }
   const compared = comparedWith(f, cause.signal, target);
   const dryRun = input.policy.dryRun || input.policy.hygiene.dryRun;

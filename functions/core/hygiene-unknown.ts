@@ -7,7 +7,20 @@ import { describeDuration } from './explain.ts';
 import type { Member } from './hygiene-facts.ts';
 import type { MemberSignals } from './hygiene-signals.ts';
 
-type Figure = 'walFsyncP99' | 'walFsyncMean' | 'backendCommitP99' | 'backendCommitMean' | 'peerRoundTripP99' | 'answerMs' | 'heartbeatSendFailures' | 'slowApplies' | 'leaderChanges' | 'applyLag' | 'raftTerm' | 'raftIndex' | 'raftAppliedIndex';
+type Figure =
+  | 'walFsyncP99'
+  | 'walFsyncMean'
+  | 'backendCommitP99'
+  | 'backendCommitMean'
+  | 'peerRoundTripP99'
+  | 'answerMs'
+  | 'heartbeatSendFailures'
+  | 'slowApplies'
+  | 'leaderChanges'
+  | 'applyLag'
+  | 'raftTerm'
+  | 'raftIndex'
+  | 'raftAppliedIndex';
 
 const FIGURE_WORDS: Record<Figure, string> = {
   walFsyncP99: 'WAL fsync p99',

@@ -5,7 +5,8 @@ import { decidedBy } from './decided-by.ts';
 import { describeDuration, describeTime } from './explain.ts';
 import type { Policy } from './policy.ts';
 
-export const pastIncidentDeadline = (openedAt: number, now: number, policy: Pick<Policy, 'incidentDeadlineMs'>): boolean => now - openedAt >= policy.incidentDeadlineMs;
+export const pastIncidentDeadline = (openedAt: number, now: number, policy: Pick<Policy, 'incidentDeadlineMs'>): boolean =>
+  now - openedAt >= policy.incidentDeadlineMs;
 
 export interface StalledIncident {
   incidentId: string;

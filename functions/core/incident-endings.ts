@@ -108,10 +108,15 @@ export const incidentEndings = {
       DUPLICATE_INCIDENT: {
         phase: 'Running',
         requestGoesOn: 'in-holder',
-        meaning: 'Another incident holds the same member, or another remediator removed it: this one ends, recorded there, and a request goes on in the incident that holds the member.',
+        meaning:
+          'Another incident holds the same member, or another remediator removed it: this one ends, recorded there, and a request goes on in the incident that holds the member.',
       },
       // Cluster API stopped acting on the Machine: the request waits, and is reported once allowed.
-      CLUSTER_PAUSED: { phase: 'Pending', requestGoesOn: 'when-allowed', meaning: 'Cluster API paused the Cluster, its MachineHealthCheck or the Machine before any removal began: nothing was removed.' },
+      CLUSTER_PAUSED: {
+        phase: 'Pending',
+        requestGoesOn: 'when-allowed',
+        meaning: 'Cluster API paused the Cluster, its MachineHealthCheck or the Machine before any removal began: nothing was removed.',
+      },
       REMEDIATION_NOT_ALLOWED: {
         phase: 'Pending',
         requestGoesOn: 'when-allowed',
@@ -151,11 +156,17 @@ const stateOf = (find: (row: Row) => boolean): IncidentOutcome => {
 
 /** The ending an event says. */
 export const endingOfEvent = (detailType: EndingDetailType, reason?: string): IncidentEnding =>
-  endingOf(stateOf((row) => row.detailType === detailType), reason);
+  endingOf(
+    stateOf((row) => row.detailType === detailType),
+    reason,
+  );
 
 /** The ending a CLI outcome word stands for. */
 export const endingOfOutcome = (outcome: EndingOutcome, reason?: string): IncidentEnding =>
-  endingOf(stateOf((row) => row.outcome === outcome), reason);
+  endingOf(
+    stateOf((row) => row.outcome === outcome),
+    reason,
+  );
 
 /** The incident removed its member and asked for its machine (awaiting its replacement, or replaced). */
 export const askedForMachine = (state: IncidentState): boolean => state !== 'open' && (incidentEndings[state] as Row).machineAskedFor === true;

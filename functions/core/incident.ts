@@ -29,9 +29,7 @@ export const storedState = (stored: string): IncidentState => (stored === 'remed
 
 /** What a committed step still has to say or schedule; `Event` and `Schedule` are the edge's types. */
 export type OutboxEntryOf<Event, Schedule> =
-  | { kind: 'journal'; entry: JournalInput }
-  | { kind: 'schedule'; request: Schedule }
-  | { kind: 'publish'; event: Event };
+  { kind: 'journal'; entry: JournalInput } | { kind: 'schedule'; request: Schedule } | { kind: 'publish'; event: Event };
 
 export interface InFlight {
   /** "step@attempt". */

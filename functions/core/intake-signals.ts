@@ -114,7 +114,11 @@ export function readAlarmStateChange(event: AlarmStateChange): SignalReading {
   }
   const instances = unique(statusChecks.flatMap((m) => (m.dimensions.InstanceId ? [m.dimensions.InstanceId] : [])));
   if (instances.length === 0) {
-    return { kind: 'refused', signal: ALARM_STATE_CHANGE, problem: `alarm ${alarmName} is on ${STATUS_CHECK_METRIC_PREFIX} but names no instance (no InstanceId dimension)` };
+    return {
+      kind: 'refused',
+      signal: ALARM_STATE_CHANGE,
+      problem: `alarm ${alarmName} is on ${STATUS_CHECK_METRIC_PREFIX} but names no instance (no InstanceId dimension)`,
+    };
   }
   // When the state changed, not when EventBridge carried it; CloudWatch writes "+0000" offsets.
   const observedAt = state.timestamp && !Number.isNaN(Date.parse(state.timestamp)) ? isoOf(state.timestamp) : isoOf(event.time);

@@ -27,11 +27,7 @@ const envelope = <S extends string, D extends string, T extends z.ZodType>(sourc
     detail,
   });
 
-export const ec2StateChangeSchema = envelope(
-  'aws.ec2',
-  EC2_STATE_CHANGE,
-  z.looseObject({ 'instance-id': text, state: text }),
-);
+export const ec2StateChangeSchema = envelope('aws.ec2', EC2_STATE_CHANGE, z.looseObject({ 'instance-id': text, state: text }));
 
 const alarmState = z.looseObject({ value: text, reason: z.string().optional(), timestamp: z.string().optional() });
 

@@ -113,10 +113,16 @@ function earlierMoveMade(text: string): MoveMade | undefined {
 }
 
 function earlierMove(entries: unknown[]): MoveMade['moved'] {
-  const event = entries.filter(isFields).map((e) => e.event).find((e): e is Fields => isFields(e) && e.detailType === 'LeaderMoved');
+  const event = entries
+    .filter(isFields)
+    .map((e) => e.event)
+    .find((e): e is Fields => isFields(e) && e.detailType === 'LeaderMoved');
   const d = isFields(event?.detail) ? event.detail : undefined;
   if (!d || typeof d.from !== 'string' || typeof d.to !== 'string' || typeof d.path !== 'string') return undefined;
-  const line = entries.filter(isFields).map((e) => e.entry).find((e): e is Fields => isFields(e) && e.step === journalSteps.leaderMoved);
+  const line = entries
+    .filter(isFields)
+    .map((e) => e.entry)
+    .find((e): e is Fields => isFields(e) && e.step === journalSteps.leaderMoved);
   return {
     from: d.from,
     to: d.to,

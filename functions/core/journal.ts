@@ -184,7 +184,13 @@ interface Stored {
 export type JournalEntry = (JournalInput | EarlierLine) & Stored;
 
 /** The steps a line may be marked with (`markStep`), and asked after (`stepDone`). */
-export type MarkerStep = typeof journalSteps.lockTaken | typeof journalSteps.snapshotTaken | typeof journalSteps.memberRemoved | typeof journalSteps.leaderElected | typeof journalSteps.actuatorCalled | MoveMadeStep;
+export type MarkerStep =
+  | typeof journalSteps.lockTaken
+  | typeof journalSteps.snapshotTaken
+  | typeof journalSteps.memberRemoved
+  | typeof journalSteps.leaderElected
+  | typeof journalSteps.actuatorCalled
+  | MoveMadeStep;
 
 export const isEarlier = (entry: JournalInput | EarlierLine): entry is EarlierLine => 'said' in entry;
 

@@ -42,10 +42,8 @@ const level = (value: number | undefined, enter: number): Level =>
 
 /** The members' p99 of one latency, for the outlier rule: the best follower at the same sample. */
 type Latency = 'walFsync' | 'backendCommit';
-const p99Of = (s: MemberSignals | undefined, latency: Latency): number | undefined =>
-  latency === 'walFsync' ? s?.walFsyncP99 : s?.backendCommitP99;
-const meanOf = (s: MemberSignals | undefined, latency: Latency): number | undefined =>
-  latency === 'walFsync' ? s?.walFsyncMean : s?.backendCommitMean;
+const p99Of = (s: MemberSignals | undefined, latency: Latency): number | undefined => (latency === 'walFsync' ? s?.walFsyncP99 : s?.backendCommitP99);
+const meanOf = (s: MemberSignals | undefined, latency: Latency): number | undefined => (latency === 'walFsync' ? s?.walFsyncMean : s?.backendCommitMean);
 
 /** Each sample's figure and level on one rule, oldest first. */
 type Reading = { at: number; start: number; value: number | undefined; level: Level };
@@ -88,23 +86,30 @@ function heartbeatReadings(samples: readonly MemberSignals[], t: HygieneThreshol
  * outlierMeanFactor times that follower's): coarse buckets can give two disks one p99. The value
  * is the ratio; it exits below half the factor or half the floor.
  */
-function outlierReadings(leader: readonly MemberSignals[], followers: readonly (readonly MemberSignals[])[], latency: Latency, t: HygieneThresholds): Reading[] {
+function outlierReadings(
+  leader: readonly MemberSignals[],
+  followers: readonly (readonly MemberSignals[])[],
+  latency: Latency,
+  t: HygieneThresholds,
+): Reading[] {
   const floor = (latency === 'walFsync' ? t.outlierFsyncP99Ms : t.outlierCommitP99Ms) / 1_000;
-  return carried(leader.map((s, i): Reading => {
-    const back = leader.length - 1 - i;
-    const peers = followers.map((f) => f[f.length - 1 - back]).filter((f) => p99Of(f, latency) !== undefined);
-    const best = peers.sort((a, b) => p99Of(a, latency)! - p99Of(b, latency)!)[0];
-    const mine = p99Of(s, latency);
-    const theirs = p99Of(best, latency);
-    const base = { at: s.at, start: s.at - s.intervalMs };
-    if (mine === undefined || theirs === undefined || theirs <= 0) return { ...base, value: undefined, level: 'between' };
-    const ratio = mine / theirs;
-    const myMean = meanOf(s, latency);
-    const theirMean = meanOf(best, latency);
-    const meansAgree = myMean !== undefined && theirMean !== undefined && myMean >= t.outlierMeanFactor * theirMean;
-    if (ratio >= t.outlierFactor && mine > floor && meansAgree) return { ...base, value: ratio, level: 'enter' };
-    return { ...base, value: ratio, level: ratio < t.outlierFactor / 2 || mine < floor / 2 ? 'exit' : 'between' };
-  }));
+  return carried(
+    leader.map((s, i): Reading => {
+      const back = leader.length - 1 - i;
+      const peers = followers.map((f) => f[f.length - 1 - back]).filter((f) => p99Of(f, latency) !== undefined);
+      const best = peers.sort((a, b) => p99Of(a, latency)! - p99Of(b, latency)!)[0];
+      const mine = p99Of(s, latency);
+      const theirs = p99Of(best, latency);
+      const base = { at: s.at, start: s.at - s.intervalMs };
+      if (mine === undefined || theirs === undefined || theirs <= 0) return { ...base, value: undefined, level: 'between' };
+      const ratio = mine / theirs;
+      const myMean = meanOf(s, latency);
+      const theirMean = meanOf(best, latency);
+      const meansAgree = myMean !== undefined && theirMean !== undefined && myMean >= t.outlierMeanFactor * theirMean;
+      if (ratio >= t.outlierFactor && mine > floor && meansAgree) return { ...base, value: ratio, level: 'enter' };
+      return { ...base, value: ratio, level: ratio < t.outlierFactor / 2 || mine < floor / 2 ? 'exit' : 'between' };
+    }),
+  );
 }
 
 const median = (values: readonly number[]): number | undefined => {
@@ -117,7 +122,13 @@ const median = (values: readonly number[]): number | undefined => {
 /** The followers' round trips of one poll: to the leader, and to each other (the leader left out). */
 function followerRoundTrips(leaderId: string, peers: readonly (MemberSignals | undefined)[]): { toLeader?: number; between?: number } {
   const toLeader = median(peers.flatMap((f) => (f?.peerRoundTripP99By?.[leaderId] === undefined ? [] : [f.peerRoundTripP99By[leaderId]])));
-  const between = median(peers.flatMap((f) => Object.entries(f?.peerRoundTripP99By ?? {}).filter(([id]) => id !== leaderId).map(([, rtt]) => rtt)));
+  const between = median(
+    peers.flatMap((f) =>
+      Object.entries(f?.peerRoundTripP99By ?? {})
+        .filter(([id]) => id !== leaderId)
+        .map(([, rtt]) => rtt),
+    ),
+  );
   return { ...(toLeader === undefined ? {} : { toLeader }), ...(between === undefined ? {} : { between }) };
 }
 
@@ -128,17 +139,27 @@ function followerRoundTrips(leaderId: string, peers: readonly (MemberSignals | u
  * Read from the followers' side: it is the leader's appends to them that wait. The value is the
  * round trip to the leader; it exits below half the level or half the factor.
  */
-function leaderRoundTripReadings(leaderId: string, leader: readonly MemberSignals[], followers: readonly (readonly MemberSignals[])[], t: HygieneThresholds): Reading[] {
+function leaderRoundTripReadings(
+  leaderId: string,
+  leader: readonly MemberSignals[],
+  followers: readonly (readonly MemberSignals[])[],
+  t: HygieneThresholds,
+): Reading[] {
   const enter = t.peerRoundTripMs / 1_000;
-  return carried(leader.map((s, i): Reading => {
-    const back = leader.length - 1 - i;
-    const { toLeader, between } = followerRoundTrips(leaderId, followers.map((f) => f[f.length - 1 - back]));
-    const base = { at: s.at, start: s.at - s.intervalMs };
-    if (toLeader === undefined || between === undefined) return { ...base, value: undefined, level: 'between' };
-    const ratio = toLeader / Math.max(between, Number.EPSILON);
-    if (toLeader > enter && ratio >= t.peerOutlierFactor) return { ...base, value: toLeader, level: 'enter' };
-    return { ...base, value: toLeader, level: toLeader < enter / 2 || ratio < t.peerOutlierFactor / 2 ? 'exit' : 'between' };
-  }));
+  return carried(
+    leader.map((s, i): Reading => {
+      const back = leader.length - 1 - i;
+      const { toLeader, between } = followerRoundTrips(
+        leaderId,
+        followers.map((f) => f[f.length - 1 - back]),
+      );
+      const base = { at: s.at, start: s.at - s.intervalMs };
+      if (toLeader === undefined || between === undefined) return { ...base, value: undefined, level: 'between' };
+      const ratio = toLeader / Math.max(between, Number.EPSILON);
+      if (toLeader > enter && ratio >= t.peerOutlierFactor) return { ...base, value: toLeader, level: 'enter' };
+      return { ...base, value: toLeader, level: toLeader < enter / 2 || ratio < t.peerOutlierFactor / 2 ? 'exit' : 'between' };
+    }),
+  );
 }
 
 /** The open breach of a rule: entered, and not yet under the exit level for a whole window since. */
@@ -173,7 +194,12 @@ export function levelBreaches(samples: readonly MemberSignals[], t: HygieneThres
 }
 
 /** The leader's open breaches of every rule, the level ones first. */
-export function leaderBreaches(leader: readonly MemberSignals[], followers: readonly (readonly MemberSignals[])[], t: HygieneThresholds, windowMs: number): Breach[] {
+export function leaderBreaches(
+  leader: readonly MemberSignals[],
+  followers: readonly (readonly MemberSignals[])[],
+  t: HygieneThresholds,
+  windowMs: number,
+): Breach[] {
   const leaderId = leader.at(-1)?.memberId ?? '';
   return [
     ...levelBreaches(leader, t, windowMs),
@@ -189,7 +215,11 @@ export function leaderBreaches(leader: readonly MemberSignals[], followers: read
  * `since` (roundTripsSince): a member the others all reach slowly. Half or more slow to reach is
  * a network they share, not the leader's.
  */
-export function slowToReach(members: readonly { id: string; samples: readonly MemberSignals[] }[], since: number, t: HygieneThresholds): { id: string; roundTrip: number }[] {
+export function slowToReach(
+  members: readonly { id: string; samples: readonly MemberSignals[] }[],
+  since: number,
+  t: HygieneThresholds,
+): { id: string; roundTrip: number }[] {
   const level = t.peerRoundTripMs / 1_000;
   return members.flatMap((m) => {
     const seen = members

@@ -69,7 +69,11 @@ const checks: readonly HygieneCheck[] = [
           evidence,
         );
       }
-      return leave('HYGIENE_LEADER_HEALTHY', `${leader.name} leads and breaches no degradation rule: WAL fsync p99 ${describeLatency(leader.last.walFsyncP99)}, backend commit p99 ${describeLatency(leader.last.backendCommitP99)}.`, evidence);
+      return leave(
+        'HYGIENE_LEADER_HEALTHY',
+        `${leader.name} leads and breaches no degradation rule: WAL fsync p99 ${describeLatency(leader.last.walFsyncP99)}, backend commit p99 ${describeLatency(leader.last.backendCommitP99)}.`,
+        evidence,
+      );
     },
   },
   { name: 'shared-cause', run: sharedCause },
@@ -104,7 +108,9 @@ const checks: readonly HygieneCheck[] = [
 
 /** A scrape failure said as before the judgement: who could not be read, and that the leader is not judged. */
 const couldNotRead = (failed: readonly { id: string; scrapeFailed?: string }[], why: string): HygieneDecision =>
-  notEvaluated('HYGIENE_SCRAPE_FAILED', `Could not read ${failed.map((m) => m.scrapeFailed).join('; ')}: ${why}`, { failed: failed.map((m) => ({ member: m.id, error: m.scrapeFailed })) });
+  notEvaluated('HYGIENE_SCRAPE_FAILED', `Could not read ${failed.map((m) => m.scrapeFailed).join('; ')}: ${why}`, {
+    failed: failed.map((m) => ({ member: m.id, error: m.scrapeFailed })),
+  });
 
 /** The member leading whose figures are unknown: named leader by a known member's Status, or, with no known member leading, leading in its own last sample. */
 function unknownLeader(unknown: readonly UnknownMember[], known: readonly Member[]): UnknownMember | undefined {
@@ -117,7 +123,11 @@ function unknownLeader(unknown: readonly UnknownMember[], known: readonly Member
 function noting(decision: HygieneDecision, unknown: readonly UnknownMember[]): HygieneDecision {
   // A move or no target names them among the refused already.
   if (unknown.length === 0 || decision.kind === 'move' || decision.kind === 'would-move' || decision.reason === 'HYGIENE_NO_TARGET') return decision;
-  return { ...decision, message: `${decision.message} (${describeUnknown(unknown)}.)`, evidence: { ...decision.evidence, unknown: unknown.map((u) => ({ member: u.member.id, why: u.why })) } };
+  return {
+    ...decision,
+    message: `${decision.message} (${describeUnknown(unknown)}.)`,
+    evidence: { ...decision.evidence, unknown: unknown.map((u) => ({ member: u.member.id, why: u.why })) },
+  };
 }
 
 export function judgeLeaderHygiene(input: HygieneInput): HygieneDecision {
@@ -147,14 +157,22 @@ export function judgeLeaderHygiene(input: HygieneInput): HygieneDecision {
   }
   // Unknown is neither a breach nor health: a leader whose figures are unknown is not judged, and nothing is moved on it.
   const lead = unknownLeader(unknown, members);
-  if (lead?.member.scrapeFailed !== undefined) return couldNotRead(failed, `${lead.member.name} leads and its figures are unknown, so the leader is not judged.`);
+  if (lead?.member.scrapeFailed !== undefined)
+    return couldNotRead(failed, `${lead.member.name} leads and its figures are unknown, so the leader is not judged.`);
   if (lead) {
-    return notEvaluated('HYGIENE_FIGURES_UNKNOWN', `${lead.member.name} leads, but its figures are unknown: ${lead.why}; unknown is neither a breach nor health, so the leader is not judged and nothing is moved.`, {
-      leader: lead.member.id,
+    return notEvaluated(
+      'HYGIENE_FIGURES_UNKNOWN',
+      `${lead.member.name} leads, but its figures are unknown: ${lead.why}; unknown is neither a breach nor health, so the leader is not judged and nothing is moved.`,
+      {
+        leader: lead.member.id,
+        unknown: unknown.map((u) => ({ member: u.member.id, why: u.why })),
+      },
+    );
+  }
+  if (members.length === 0)
+    return notEvaluated('HYGIENE_FIGURES_UNKNOWN', `Every member's figures are unknown (${describeUnknown(unknown)}): the leader is not judged.`, {
       unknown: unknown.map((u) => ({ member: u.member.id, why: u.why })),
     });
-  }
-  if (members.length === 0) return notEvaluated('HYGIENE_FIGURES_UNKNOWN', `Every member's figures are unknown (${describeUnknown(unknown)}): the leader is not judged.`, { unknown: unknown.map((u) => ({ member: u.member.id, why: u.why })) });
   return noting(judgeKnown(input, members, unknown, readSince), unknown);
 }
 
@@ -162,30 +180,49 @@ export function judgeLeaderHygiene(input: HygieneInput): HygieneDecision {
 function judgeKnown(input: HygieneInput, members: Member[], unknown: UnknownMember[], readSince: number): HygieneDecision {
   const { hygiene, electionTimeoutMs } = input.policy;
   const why = unsettled(members, electionTimeoutMs);
-  if (why) return notEvaluated('HYGIENE_UNSTABLE', `The cluster is not settled: ${why}; the leader is not judged.`, { members: members.map((m) => ({ member: m.id, term: m.last.raftTerm, isLeader: m.last.isLeader, hasLeader: m.last.hasLeader })) });
+  if (why)
+    return notEvaluated('HYGIENE_UNSTABLE', `The cluster is not settled: ${why}; the leader is not judged.`, {
+      members: members.map((m) => ({ member: m.id, term: m.last.raftTerm, isLeader: m.last.isLeader, hasLeader: m.last.hasLeader })),
+    });
   const alarmed = members.filter((m) => m.last.alarms.length > 0);
   if (alarmed.length > 0) {
     const said = alarmed.map((m) => `${m.name} ${m.last.alarms.join(', ')}`).join('; ');
-    return notEvaluated('HYGIENE_ALARM', `An alarm stands (${said}): a person must clear it; leadership is not moved.`, { alarms: alarmed.map((m) => ({ member: m.id, alarms: m.last.alarms })) });
+    return notEvaluated('HYGIENE_ALARM', `An alarm stands (${said}): a person must clear it; leadership is not moved.`, {
+      alarms: alarmed.map((m) => ({ member: m.id, alarms: m.last.alarms })),
+    });
   }
   const since = input.now - hygiene.recentElectionsMs;
   // An election before the first sample would go unseen: the samples must reach back that far.
   const short = members.filter((m) => m.samples[0]!.at - m.samples[0]!.intervalMs > since);
   if (short.length > 0) {
     const covered = Math.min(...short.map((m) => input.now - (m.samples[0]!.at - m.samples[0]!.intervalMs)));
-    return notEvaluated('HYGIENE_UNSTABLE', `The samples of ${names(short)} cover ${describeDuration(covered)}, less than the ${describeDuration(hygiene.recentElectionsMs)} in which no election may have happened: the leader is not judged yet.`);
+    return notEvaluated(
+      'HYGIENE_UNSTABLE',
+      `The samples of ${names(short)} cover ${describeDuration(covered)}, less than the ${describeDuration(hygiene.recentElectionsMs)} in which no election may have happened: the leader is not judged yet.`,
+    );
   }
-  const elections = members.flatMap((m) => m.samples.filter((s) => s.at > since && s.leaderChanges > 0).map((s) => ({ member: m.id, at: s.at, changes: s.leaderChanges })));
+  const elections = members.flatMap((m) =>
+    m.samples.filter((s) => s.at > since && s.leaderChanges > 0).map((s) => ({ member: m.id, at: s.at, changes: s.leaderChanges })),
+  );
   const terms = new Set(members.flatMap((m) => m.samples.filter((s) => s.at > since).map((s) => s.raftTerm)));
   if (elections.length > 0 || terms.size > 1) {
     const last = Math.max(...elections.map((e) => e.at), Number.NEGATIVE_INFINITY);
     const when = Number.isFinite(last) ? `${describeDuration(input.now - last)} ago` : `(terms ${[...terms].join(', ')})`;
-    return notEvaluated('HYGIENE_RECENT_ELECTIONS', `Leadership changed ${when}, within ${describeDuration(hygiene.recentElectionsMs)}: the cluster is already paying for elections, so none is added.`, { elections, terms: [...terms] });
+    return notEvaluated(
+      'HYGIENE_RECENT_ELECTIONS',
+      `Leadership changed ${when}, within ${describeDuration(hygiene.recentElectionsMs)}: the cluster is already paying for elections, so none is added.`,
+      { elections, terms: [...terms] },
+    );
   }
   const leader = members.find((m) => m.last.isLeader)!;
   const followers = members.filter((m) => m !== leader);
   const t = hygiene.thresholds;
-  const breaches = leaderBreaches(leader.samples, followers.map((m) => m.samples), t, hygiene.windowMs);
+  const breaches = leaderBreaches(
+    leader.samples,
+    followers.map((m) => m.samples),
+    t,
+    hygiene.windowMs,
+  );
   const facts: Facts = { input, t, members, leader, followers, unknown, breaches, roundTripsSince: readSince };
   for (const check of checks) {
     const decided = check.run(facts);

@@ -35,10 +35,12 @@ export function afterFailedRemove(name: string, calls: readonly FailedRemove[]):
   const row = classifyFailure(last.failure);
   // Not in the list: removed already (by an earlier try of ours whose answer was lost, or a person).
   if (row.reason === 'MEMBER_NOT_FOUND') return { kind: 'removed', via: said(last), alreadyGone: true };
-  if (row.class === 'block') return { kind: 'block', reason: row.reason, message: `Removing ${name} was refused by ${said(last)}; blocked, ${row.next}.`, failures: [said(last)] };
+  if (row.class === 'block')
+    return { kind: 'block', reason: row.reason, message: `Removing ${name} was refused by ${said(last)}; blocked, ${row.next}.`, failures: [said(last)] };
   // etcd itself answered that the cluster cannot change now ("unhealthy cluster", "request timed
   // out"): every other member would say the same, so back off instead of asking them all.
-  if (row.class === 'back-off') return { kind: 'retry', reason: row.reason, message: `etcd refused removing ${name} through ${said(last)}`, failures: calls.map(said) };
+  if (row.class === 'back-off')
+    return { kind: 'retry', reason: row.reason, message: `etcd refused removing ${name} through ${said(last)}`, failures: calls.map(said) };
   return row.class === 'next-path' ? 'next-path' : 'next-member';
 }
 
@@ -54,7 +56,12 @@ export function everyMemberFailed(name: string, calls: readonly FailedRemove[]):
   // Every member refused our credentials: waiting will not help, as the planner and the move say too.
   const problem = credentialProblem(calls.map((c) => ({ path: c.path, endpoint: c.endpoint, reachability: reachabilityOf(c.failure), failure: c.failure })));
   if (problem) {
-    return { kind: 'block', reason: problem.reason, message: `Removing ${name} failed on credentials on every healthy member (${problem.failures}); blocked, fix ${problem.credential}.`, failures };
+    return {
+      kind: 'block',
+      reason: problem.reason,
+      message: `Removing ${name} failed on credentials on every healthy member (${problem.failures}); blocked, fix ${problem.credential}.`,
+      failures,
+    };
   }
   const last = calls.at(-1);
   return {

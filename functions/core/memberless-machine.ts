@@ -10,7 +10,9 @@ export function memberlessMachine(view: ClusterView | undefined, target: Record<
   const { machineName, nodeName } = target;
   const machine = machineName ? view.machines.find((m) => m.name === machineName) : nodeName ? view.machines.find((m) => m.nodeName === nodeName) : undefined;
   if (!machine) return undefined;
-  const runsOn = view.members.some((m) => m.host?.machine?.name === machine.name || (machine.nodeName !== undefined && (m.host?.node === machine.nodeName || m.name === machine.nodeName)));
+  const runsOn = view.members.some(
+    (m) => m.host?.machine?.name === machine.name || (machine.nodeName !== undefined && (m.host?.node === machine.nodeName || m.name === machine.nodeName)),
+  );
   return runsOn ? undefined : machine;
 }
 

@@ -41,10 +41,7 @@ export interface MoveContext {
   unreachableBackoffs?: number;
 }
 
-export type MoveStep =
-  | { kind: 'try'; path: PathName; candidateId: MemberId }
-  | { kind: 'verify'; candidateId: MemberId }
-  | Decision;
+export type MoveStep = { kind: 'try'; path: PathName; candidateId: MemberId } | { kind: 'verify'; candidateId: MemberId } | Decision;
 
 interface Step {
   decision: MoveLeaderDecision;
@@ -119,7 +116,8 @@ function describeAttempt(s: Step, a: MoveAttempt, failure: EtcdFailure): string 
 /** The leader's paths that failed in the probe behind the decision: why a later path carried the move. */
 function failedBefore(evidence: Evidence): string {
   const judgement = evidence.judgement;
-  const paths = typeof judgement === 'object' && judgement !== null && 'paths' in judgement && Array.isArray(judgement.paths) ? (judgement.paths as PathProbe[]) : [];
+  const paths =
+    typeof judgement === 'object' && judgement !== null && 'paths' in judgement && Array.isArray(judgement.paths) ? (judgement.paths as PathProbe[]) : [];
   const failed = paths.filter((p) => p.reachability !== 'ok');
   return failed.length === 0 ? '' : `, after ${failed.map(describePath).join('; ')}`;
 }
@@ -149,7 +147,13 @@ function noLeaderAfterMove(s: Step, moved: string): Decision {
   const { now, openedAt, policy } = s.ctx;
   const before = s.ctx.waitsInARow ?? 0;
   const at = resampleAt({ now, openedAt, before }, policy);
-  const decision = retry(s, 'ELECTION_IN_PROGRESS', at, false, `${moved}, but a fresh probe finds no leader; we look again after ${describeResampleWait(before, now, at, policy)}, at ${describeTime(at)}.`);
+  const decision = retry(
+    s,
+    'ELECTION_IN_PROGRESS',
+    at,
+    false,
+    `${moved}, but a fresh probe finds no leader; we look again after ${describeResampleWait(before, now, at, policy)}, at ${describeTime(at)}.`,
+  );
   return { ...decision, evidence: { ...decision.evidence, [WAITS_IN_A_ROW]: before + 1 } };
 }
 
@@ -182,7 +186,12 @@ export function nextMoveStep(decision: MoveLeaderDecision, attempts: MoveAttempt
   const { candidates, paths } = decision;
   const leader = s.name(decision.leaderId);
   if (candidates.length === 0) {
-    return { kind: 'block', reason: 'NO_MOVE_CANDIDATE', message: `No member can take leadership from ${leader}; blocked until one is healthy.`, evidence: evidenceOf(s) };
+    return {
+      kind: 'block',
+      reason: 'NO_MOVE_CANDIDATE',
+      message: `No member can take leadership from ${leader}; blocked until one is healthy.`,
+      evidence: evidenceOf(s),
+    };
   }
   if (paths.length === 0) return leaderUnreachable(s, `No path to the leader ${leader} is known`);
 

@@ -12,18 +12,25 @@ const CONTROL_PLANE_LABEL = 'cluster.x-k8s.io/control-plane';
  * NOT_CONTROL_PLANE when the view lists the control-plane Machines and the target's Machine (or
  * Node) is not among them, nor where a member runs; undefined when it is, or when no Machines were read.
  */
-export function notControlPlane(view: ClusterView | undefined, target: Record<string, string>, capiCluster: string | undefined): Extract<Decision, { kind: 'block' }> | undefined {
+export function notControlPlane(
+  view: ClusterView | undefined,
+  target: Record<string, string>,
+  capiCluster: string | undefined,
+): Extract<Decision, { kind: 'block' }> | undefined {
   const machines = view?.machines;
   if (!view || !machines || view.members.length === 0) return undefined;
   const { machineName, nodeName } = target;
   const named = machineName !== undefined ? `Machine ${machineName}` : nodeName !== undefined ? `Node ${nodeName}` : undefined;
   if (named === undefined) return undefined;
   const listed = machineName !== undefined ? machines.some((m) => m.name === machineName) : machines.some((m) => m.nodeName === nodeName);
-  const hostsMember = view.members.some((m) => (machineName !== undefined ? m.host?.machine?.name === machineName : m.host?.node === nodeName || m.name === nodeName));
+  const hostsMember = view.members.some((m) =>
+    machineName !== undefined ? m.host?.machine?.name === machineName : m.host?.node === nodeName || m.name === nodeName,
+  );
   if (listed || hostsMember) return undefined;
   const whose = capiCluster === undefined ? "the cluster's" : `cluster ${capiCluster}'s`;
   const names = machines.map((m) => m.name).sort();
-  const what = machineName !== undefined ? `${named} is not one of ${whose} control-plane Machines` : `${named} is the node of none of ${whose} control-plane Machines`;
+  const what =
+    machineName !== undefined ? `${named} is not one of ${whose} control-plane Machines` : `${named} is the node of none of ${whose} control-plane Machines`;
   return {
     kind: 'block',
     reason: 'NOT_CONTROL_PLANE',

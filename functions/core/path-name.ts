@@ -32,7 +32,9 @@ export function pathNameOf(name: string): PathName | undefined {
  * the enum of every spelling. A refusal offers the current names only.
  */
 export const pathNameSchema = z
-  .enum(PATH_SPELLINGS, { error: (issue) => (issue.input === undefined ? undefined : `must be one of ${PATH_NAMES.map((name) => JSON.stringify(name)).join(', ')}`) })
+  .enum(PATH_SPELLINGS, {
+    error: (issue) => (issue.input === undefined ? undefined : `must be one of ${PATH_NAMES.map((name) => JSON.stringify(name)).join(', ')}`),
+  })
   .transform(currentPathName);
 
 /** A probe as a store may hold it: written by an earlier build, its path under an old name. */

@@ -59,7 +59,7 @@ const maxRetry: PlanCheck = {
     return block(
       ctx,
       'MAX_RETRY_EXCEEDED',
-      `${ctx.name} was remediated ${remediation.retryCount} time${remediation.retryCount === 1 ? "" : "s"}, the last ${describeDuration(now - last)} ago, within the healthy period of ${describeDuration(policy.minHealthyPeriodMs)}; blocked, maxRetry is ${policy.maxRetry}.`,
+      `${ctx.name} was remediated ${remediation.retryCount} time${remediation.retryCount === 1 ? '' : 's'}, the last ${describeDuration(now - last)} ago, within the healthy period of ${describeDuration(policy.minHealthyPeriodMs)}; blocked, maxRetry is ${policy.maxRetry}.`,
     );
   },
 };
@@ -138,7 +138,11 @@ export function targetNotFound(view: ClusterView | undefined, wanted: WantedTarg
  * AMBIGUOUS_TARGET: the selector names several members, so nothing says which to remove. Each
  * candidate is named by id with how it was reached, so a person can tell the sick one and give its id.
  */
-export function ambiguousTarget(match: Extract<TargetMatch, { kind: 'ambiguous' }>, described: string, evidence: Evidence): Extract<Decision, { kind: 'block' }> {
+export function ambiguousTarget(
+  match: Extract<TargetMatch, { kind: 'ambiguous' }>,
+  described: string,
+  evidence: Evidence,
+): Extract<Decision, { kind: 'block' }> {
   const candidates = match.members.map((m) => `${describeMember(m)}, which ${howReached(m)}`);
   const byId = match.members.map((m) => `--target ${m.id}`);
   return {
@@ -180,12 +184,4 @@ const quorum: PlanCheck = {
   },
 };
 
-export const planChecks: readonly PlanCheck[] = [
-  incidentDeadline,
-  attemptBudget,
-  maxRetry,
-  retryPeriod,
-  clusterReachable,
-  targetFound,
-  quorum,
-];
+export const planChecks: readonly PlanCheck[] = [incidentDeadline, attemptBudget, maxRetry, retryPeriod, clusterReachable, targetFound, quorum];

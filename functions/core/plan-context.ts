@@ -123,7 +123,12 @@ export const retryAt = (ctx: PlanContext, reason: ReasonCode, at: number, messag
 });
 
 /** The planner's backoff input: the incident's attempts of the budget spent, now. */
-export const backoffOf = (ctx: PlanContext): BackoffInput => ({ now: ctx.input.now, attempt: ctx.input.incident.attempt, policy: ctx.input.policy, random: ctx.input.random });
+export const backoffOf = (ctx: PlanContext): BackoffInput => ({
+  now: ctx.input.now,
+  attempt: ctx.input.incident.attempt,
+  policy: ctx.input.policy,
+  random: ctx.input.random,
+});
 
 /** Retry after the incident's backoff, saying when. */
 export const lookAgainAfterBackoff = (ctx: PlanContext, reason: ReasonCode, finding: string): Decision =>

@@ -74,7 +74,10 @@ function recovered(ctx: PlanContext, j: LeaderJudgement): Decision | undefined {
  * The grace window as facts, for whoever reads the decision later (the incident report draws it):
  * from the first sample of the streak that saw the leader down, to when it runs out.
  */
-const withGrace = (ctx: PlanContext, since: number): PlanContext => ({ ...ctx, evidence: { ...ctx.evidence, grace: { since, endsAt: since + ctx.input.policy.graceMs } } });
+const withGrace = (ctx: PlanContext, since: number): PlanContext => ({
+  ...ctx,
+  evidence: { ...ctx.evidence, grace: { since, endsAt: since + ctx.input.policy.graceMs } },
+});
 
 function unreachableLeader(plain: PlanContext, j: LeaderJudgement): Decision {
   const { policy, now } = plain.input;
@@ -85,25 +88,26 @@ function unreachableLeader(plain: PlanContext, j: LeaderJudgement): Decision {
   if (now < graceEnd) {
     // Spends no attempt, so the backoff does not grow here: the grace window's end bounds the looks.
     const at = Math.min(graceEnd, backoffRetryAt(backoffOf(ctx)));
-    return retryAt(
-      ctx,
-      'LEADER_UNREACHABLE',
-      at,
-      sentence(down, `the grace window ends at ${describeTime(graceEnd)}, we look again at ${describeTime(at)}`),
-    );
+    return retryAt(ctx, 'LEADER_UNREACHABLE', at, sentence(down, `the grace window ends at ${describeTime(graceEnd)}, we look again at ${describeTime(at)}`));
   }
   if (!policy.allowRemoveWithoutLeaderMove) {
     return block(
       ctx,
       'REMOVE_WITHOUT_MOVE_DISABLED',
-      sentence(down, `past the grace window of ${describeDuration(policy.graceMs)}, but removing a leader without a move is disabled by policy: blocked, bring it back or move leadership by hand`),
+      sentence(
+        down,
+        `past the grace window of ${describeDuration(policy.graceMs)}, but removing a leader without a move is disabled by policy: blocked, bring it back or move leadership by hand`,
+      ),
     );
   }
   return approve(
     ctx,
     'LEADER_UNREACHABLE_PAST_GRACE',
     'skipped',
-    sentence(down, `past the grace window of ${describeDuration(policy.graceMs)} with quorum safe, so removal is approved without a leader move, at the cost of one election`),
+    sentence(
+      down,
+      `past the grace window of ${describeDuration(policy.graceMs)} with quorum safe, so removal is approved without a leader move, at the cost of one election`,
+    ),
   );
 }
 
@@ -116,7 +120,12 @@ function leaderGone(ctx: PlanContext, j: LeaderJudgement, gone: string): Decisio
 }
 
 /** A wait that only looks again: one election timeout the first time, longer each time in a row (resample-wait.ts). */
-function lookAgain(ctx: PlanContext, j: LeaderJudgement, reason: 'ELECTION_IN_PROGRESS' | 'LEADER_UNREACHABLE_UNCONFIRMED', said: (after: string) => string): Decision {
+function lookAgain(
+  ctx: PlanContext,
+  j: LeaderJudgement,
+  reason: 'ELECTION_IN_PROGRESS' | 'LEADER_UNREACHABLE_UNCONFIRMED',
+  said: (after: string) => string,
+): Decision {
   const { policy, now, incident } = ctx.input;
   const before = incident.waitsInARow ?? 0;
   const at = resampleAt({ now, openedAt: incident.openedAt, before, graceFrom: j.since }, policy);
@@ -165,7 +174,9 @@ export function decideLeadership(ctx: PlanContext): Decision {
     case 'LEADER_UNREACHABLE_UNCONFIRMED':
       return lookAgain(ctx, j, 'LEADER_UNREACHABLE_UNCONFIRMED', (after) => sentence(j.message, `we look again after ${after}`));
     case 'ELECTION_IN_PROGRESS':
-      return lookAgain(ctx, j, 'ELECTION_IN_PROGRESS', (after) => sentence(j.message, `${ctx.name} cannot be judged until a leader stands, so we look again after ${after}`));
+      return lookAgain(ctx, j, 'ELECTION_IN_PROGRESS', (after) =>
+        sentence(j.message, `${ctx.name} cannot be judged until a leader stands, so we look again after ${after}`),
+      );
     case 'CLUSTER_UNREACHABLE':
       return lookAgainAfterBackoff(ctx, 'CLUSTER_UNREACHABLE', j.message);
   }

@@ -18,7 +18,8 @@ export function podPathProblem(text: string): string | undefined {
   if (text.length > MAX_LENGTH) return `is longer than ${MAX_LENGTH} characters`;
   if (!text.startsWith('/')) return `${JSON.stringify(text)} is not an absolute path: a relative one would resolve in the etcd container's working directory`;
   const odd = [...text].find((char) => !TAKEN.test(char));
-  if (odd !== undefined) return `${JSON.stringify(text)} holds ${shown(odd)}: a path inside the etcd pod takes letters, digits and . _ + @ % , : = - / only (no whitespace or shell characters)`;
+  if (odd !== undefined)
+    return `${JSON.stringify(text)} holds ${shown(odd)}: a path inside the etcd pod takes letters, digits and . _ + @ % , : = - / only (no whitespace or shell characters)`;
   if (text.endsWith('/')) return `${JSON.stringify(text)} ends in /: name the file, not its directory`;
   return undefined;
 }

@@ -33,7 +33,12 @@ export const policySchema = z.strictObject({
     .strictObject({ baseMs: ms.default(5_000), capMs: ms.default(300_000) })
     // A base over the cap would make the first wait longer than every later one is allowed to be.
     .superRefine((b, ctx) => {
-      if (b.baseMs > b.capMs) ctx.addIssue({ code: 'custom', path: ['baseMs'], message: `is ${b.baseMs} ms, over backoff.capMs (${b.capMs} ms): the first wait may not be longer than the longest` });
+      if (b.baseMs > b.capMs)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['baseMs'],
+          message: `is ${b.baseMs} ms, over backoff.capMs (${b.capMs} ms): the first wait may not be longer than the longest`,
+        });
     })
     .prefault({}),
   maxAttempts: z.number().int().positive().default(10),
@@ -45,7 +50,10 @@ export const policySchema = z.strictObject({
   /** KCP parity: a target healthy this long since its last remediation starts a fresh count. */
   minHealthyPeriodMs: ms.default(3_600_000),
   /** Every path by default, in the order PATH_NAMES lists them: the client URL first. */
-  pathOrder: z.array(pathNameSchema).min(1).default(() => [...PATH_NAMES]),
+  pathOrder: z
+    .array(pathNameSchema)
+    .min(1)
+    .default(() => [...PATH_NAMES]),
   /** The cluster's --election-timeout; evidence samples must be at least this far apart. */
   electionTimeoutMs: z.number().int().min(MIN_ELECTION_TIMEOUT_MS, electionTimeoutTooShort).default(1_000),
   /** Deadline of every single etcd call: at 0 every call would time out before it is sent. */

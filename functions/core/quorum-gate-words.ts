@@ -95,8 +95,7 @@ function memberNotReady(f: GateFacts): string {
 export const gateWords = {
   targetNotFound: (view: ClusterView, targetId: MemberId): string =>
     `Member ${targetId} is not in the member list of ${plural(view.members.length, 'member')}; blocked, there is nothing to remove (it may already be gone).`,
-  lastMember: ({ target }: GateFacts): string =>
-    `${describeMember(target)} is the last voting member; blocked, removing it would destroy the cluster.`,
+  lastMember: ({ target }: GateFacts): string => `${describeMember(target)} is the last voting member; blocked, removing it would destroy the cluster.`,
   noQuorum,
   quorumAtRisk,
   memberNotReady,

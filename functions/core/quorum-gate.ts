@@ -79,7 +79,5 @@ export function quorumGate(view: ClusterView, targetId: MemberId): GateResult {
   const facts: GateFacts = { view, target, figures, sick, notReady };
   const refusal = rules.find((rule) => rule.refuses(facts));
   if (refusal) return result(false, refusal.reason, refusal.says(facts));
-  return target.isLearner
-    ? result(true, 'TARGET_IS_LEARNER', gateWords.learnerSafe(facts))
-    : result(true, 'QUORUM_SAFE', gateWords.quorumSafe(facts));
+  return target.isLearner ? result(true, 'TARGET_IS_LEARNER', gateWords.learnerSafe(facts)) : result(true, 'QUORUM_SAFE', gateWords.quorumSafe(facts));
 }

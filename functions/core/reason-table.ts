@@ -38,9 +38,15 @@ export type ReasonRow = RetryRow | OutcomeRow;
 export const reasonTable = {
   // approve
   TARGET_IS_FOLLOWER: { outcomes: ['approve'], description: 'The target is a follower: removal is approved without a leader move.' },
-  TARGET_IS_LEARNER: { outcomes: ['approve'], description: 'The target is a learner, which neither leads nor votes: removal is approved without a leader move.' },
+  TARGET_IS_LEARNER: {
+    outcomes: ['approve'],
+    description: 'The target is a learner, which neither leads nor votes: removal is approved without a leader move.',
+  },
   LEADER_MOVED: { outcomes: ['approve'], description: 'Leadership was moved off the target and the new leader confirmed it: removal is approved.' },
-  LEADER_UNREACHABLE_PAST_GRACE: { outcomes: ['approve'], description: 'The leader stayed unreachable on every path past the grace window with quorum safe: removal is approved without a move.' },
+  LEADER_UNREACHABLE_PAST_GRACE: {
+    outcomes: ['approve'],
+    description: 'The leader stayed unreachable on every path past the grace window with quorum safe: removal is approved without a move.',
+  },
   MEMBER_ALREADY_REMOVED: {
     outcomes: ['approve'],
     description: 'The target Machine exists but no etcd member runs on it any more: it goes straight to replacement, as KCP does.',
@@ -50,47 +56,103 @@ export const reasonTable = {
   // move first
   LEADER_MOVE_REQUIRED: { outcomes: ['move-leader'], description: 'The target leads and answers: leadership must move off it before it is removed.' },
   // retry
-  LEADER_UNREACHABLE: { outcomes: ['retry'], spendsAttempt: false, description: 'The leader is unreachable on every path: wait out the grace window, or let the evidence rule judge it.' },
+  LEADER_UNREACHABLE: {
+    outcomes: ['retry'],
+    spendsAttempt: false,
+    description: 'The leader is unreachable on every path: wait out the grace window, or let the evidence rule judge it.',
+  },
   LEADER_UNREACHABLE_UNCONFIRMED: {
     outcomes: ['retry'],
     spendsAttempt: false,
     settledByResample: true,
-    description: 'The leader looks unreachable, but samples one election timeout apart have not confirmed it yet: look again after one election timeout, twice as long each look in a row, up to the backoff cap.',
+    description:
+      'The leader looks unreachable, but samples one election timeout apart have not confirmed it yet: look again after one election timeout, twice as long each look in a row, up to the backoff cap.',
   },
   ELECTION_IN_PROGRESS: {
     outcomes: ['retry'],
     spendsAttempt: false,
     settledByResample: true,
-    description: 'No leader is settled (none, disagreement or a moving term): look again after one election timeout, twice as long each look in a row, up to the backoff cap.',
+    description:
+      'No leader is settled (none, disagreement or a moving term): look again after one election timeout, twice as long each look in a row, up to the backoff cap.',
   },
-  LEADER_CHANGED: { outcomes: ['retry'], spendsAttempt: true, description: 'Another member leads now, or etcd said "not leader": re-probe now, a bounded number of times.' },
-  TRANSFEREE_UNFIT: { outcomes: ['retry'], spendsAttempt: true, description: 'etcd refused the candidate as transferee ("bad leader transferee"): next candidate, then back off.' },
+  LEADER_CHANGED: {
+    outcomes: ['retry'],
+    spendsAttempt: true,
+    description: 'Another member leads now, or etcd said "not leader": re-probe now, a bounded number of times.',
+  },
+  TRANSFEREE_UNFIT: {
+    outcomes: ['retry'],
+    spendsAttempt: true,
+    description: 'etcd refused the candidate as transferee ("bad leader transferee"): next candidate, then back off.',
+  },
   LEADER_TRANSFER_TIMEOUT: { outcomes: ['retry'], spendsAttempt: true, description: 'The leader transfer took too long: next candidate, then back off.' },
-  ETCD_TRANSIENT: { outcomes: ['retry'], spendsAttempt: true, description: 'etcd answered with a passing condition (no leader, unhealthy cluster, request timed out): back off.' },
+  ETCD_TRANSIENT: {
+    outcomes: ['retry'],
+    spendsAttempt: true,
+    description: 'etcd answered with a passing condition (no leader, unhealthy cluster, request timed out): back off.',
+  },
   PATH_REFUSED: { outcomes: ['retry'], spendsAttempt: true, description: 'The connection was refused on every path tried: back off.' },
   PATH_TIMEOUT: { outcomes: ['retry'], spendsAttempt: true, description: 'The call timed out on every path tried: back off.' },
   RELAY_BINARY_MISSING: {
     outcomes: ['retry'],
     spendsAttempt: true,
-    description: "The exec relay's etcdctl is not in the relay pod's image: the next path is tried, and the relay serves only once --relay-binary (relayBinary) names the etcdctl the image has.",
+    description:
+      "The exec relay's etcdctl is not in the relay pod's image: the next path is tried, and the relay serves only once --relay-binary (relayBinary) names the etcdctl the image has.",
   },
-  REMEDIATION_RETRY_PERIOD: { outcomes: ['retry'], spendsAttempt: false, description: "The target was remediated less than the retry period ago (KCP retryPeriod): wait for the period's end." },
+  REMEDIATION_RETRY_PERIOD: {
+    outcomes: ['retry'],
+    spendsAttempt: false,
+    description: "The target was remediated less than the retry period ago (KCP retryPeriod): wait for the period's end.",
+  },
   UNKNOWN_ERROR: { outcomes: ['retry'], spendsAttempt: true, description: 'etcd failed in a way the classification table does not name: back off.' },
-  NO_HEALTHY_MEMBER: { outcomes: ['retry'], spendsAttempt: true, description: 'No healthy member other than the target was left to send MemberRemove through: back off.' },
+  NO_HEALTHY_MEMBER: {
+    outcomes: ['retry'],
+    spendsAttempt: true,
+    description: 'No healthy member other than the target was left to send MemberRemove through: back off.',
+  },
   CLUSTER_UNREACHABLE: { outcomes: ['retry'], spendsAttempt: true, description: 'No member of the cluster answered, so nothing can be judged: back off.' },
-  MEMBER_NOT_FOUND: { outcomes: ['retry'], spendsAttempt: true, description: 'etcd said "member not found" during a move: the membership changed, so decide again from a fresh probe.' },
+  MEMBER_NOT_FOUND: {
+    outcomes: ['retry'],
+    spendsAttempt: true,
+    description: 'etcd said "member not found" during a move: the membership changed, so decide again from a fresh probe.',
+  },
   // block
   QUORUM_AT_RISK: { outcomes: ['block'], description: 'Removing the target would leave too few healthy voting members for a quorum.' },
   NO_QUORUM: { outcomes: ['block'], description: 'The cluster has no quorum now: removing a member cannot help.' },
   LAST_MEMBER: { outcomes: ['block'], description: 'The target is the last voting member: removing it would destroy the cluster.' },
-  MEMBER_NOT_READY: { outcomes: ['block'], description: 'A learner other than the target, or a member that never started, is in the cluster: as KCP, no member is removed while the membership changes.' },
-  CLUSTER_MISMATCH: { outcomes: ['block'], description: 'The endpoints answered with more than one etcd cluster_id: they are not one cluster, so nothing is judged or removed.' },
-  CLUSTER_TOO_LARGE: { outcomes: ['block'], description: 'The etcd cluster lists more members than a view holds (VIEW_LIMITS.members): nothing is judged or removed.' },
+  MEMBER_NOT_READY: {
+    outcomes: ['block'],
+    description:
+      'A learner other than the target, or a member that never started, is in the cluster: as KCP, no member is removed while the membership changes.',
+  },
+  CLUSTER_MISMATCH: {
+    outcomes: ['block'],
+    description: 'The endpoints answered with more than one etcd cluster_id: they are not one cluster, so nothing is judged or removed.',
+  },
+  CLUSTER_TOO_LARGE: {
+    outcomes: ['block'],
+    description: 'The etcd cluster lists more members than a view holds (VIEW_LIMITS.members): nothing is judged or removed.',
+  },
   TARGET_NOT_FOUND: { outcomes: ['block'], description: 'The member list answered and no member is the target: it may already be removed.' },
-  AMBIGUOUS_TARGET: { outcomes: ['block'], description: 'The selector names more than one member (a shared name, alias, Machine or Node): nothing is removed until it is given by id.' },
-  NOT_CONTROL_PLANE: { outcomes: ['block'], description: "The target names a Machine or Node that is none of the cluster's control-plane Machines (a worker, say): no etcd member runs there, and nothing is done to it." },
-  AUTH_FAILED: { outcomes: ['block', 'retry'], spendsAttempt: true, description: 'Every path rejects our credentials: block and name the etcd user; a MemberRemove refused so by every member backs off.' },
-  TLS_FAILED: { outcomes: ['block', 'retry'], spendsAttempt: true, description: 'Every path fails the TLS handshake: block and name the certificate; a MemberRemove failing so on every member backs off.' },
+  AMBIGUOUS_TARGET: {
+    outcomes: ['block'],
+    description: 'The selector names more than one member (a shared name, alias, Machine or Node): nothing is removed until it is given by id.',
+  },
+  NOT_CONTROL_PLANE: {
+    outcomes: ['block'],
+    description:
+      "The target names a Machine or Node that is none of the cluster's control-plane Machines (a worker, say): no etcd member runs there, and nothing is done to it.",
+  },
+  AUTH_FAILED: {
+    outcomes: ['block', 'retry'],
+    spendsAttempt: true,
+    description: 'Every path rejects our credentials: block and name the etcd user; a MemberRemove refused so by every member backs off.',
+  },
+  TLS_FAILED: {
+    outcomes: ['block', 'retry'],
+    spendsAttempt: true,
+    description: 'Every path fails the TLS handshake: block and name the certificate; a MemberRemove failing so on every member backs off.',
+  },
   NO_MOVE_CANDIDATE: { outcomes: ['block'], description: 'The target leads, but no other voting member is reachable, healthy and free to take over.' },
   REMOVE_WITHOUT_MOVE_DISABLED: { outcomes: ['block'], description: 'The leader cannot hand over, and policy forbids removing a leader without a move.' },
   NOT_ENOUGH_STARTED_MEMBERS: { outcomes: ['block'], description: 'etcd refuses the membership change until more members are started.' },
@@ -99,26 +161,38 @@ export const reasonTable = {
   MAX_RETRY_EXCEEDED: { outcomes: ['block'], description: 'The target was remediated more than maxRetry times within the healthy period (KCP maxRetry).' },
   DUPLICATE_INCIDENT: {
     outcomes: ['close'],
-    description: 'Another incident is remediating the same member, or has removed it (reported by another name or id, or by another remediator): this one ends, recorded there.',
+    description:
+      'Another incident is remediating the same member, or has removed it (reported by another name or id, or by another remediator): this one ends, recorded there.',
   },
-  REPLACEMENT_PENDING: { outcomes: ['block'], description: 'The cluster is still below the size it had before the last removal: no other member is removed until its replacement joins, unless policy allows shrinking.' },
+  REPLACEMENT_PENDING: {
+    outcomes: ['block'],
+    description:
+      'The cluster is still below the size it had before the last removal: no other member is removed until its replacement joins, unless policy allows shrinking.',
+  },
   // operational
   CLUSTER_LOCKED: { outcomes: ['retry'], spendsAttempt: false, description: 'Another remediation holds the cluster lock: wait for it.' },
   LOCK_UNAVAILABLE: {
     outcomes: ['retry'],
     spendsAttempt: true,
-    description: 'etcd did not answer for the cluster lock or the removal record (a timeout, an unavailable member, an election): no member is removed without both, so back off and try again.',
+    description:
+      'etcd did not answer for the cluster lock or the removal record (a timeout, an unavailable member, an election): no member is removed without both, so back off and try again.',
   },
   ETCD_NO_SPACE: {
     outcomes: ['block'],
-    description: 'A NOSPACE alarm stands: etcd refuses every write, so the cluster lock and the removal record cannot be written, and nothing is removed until a person frees space and disarms the alarm.',
+    description:
+      'A NOSPACE alarm stands: etcd refuses every write, so the cluster lock and the removal record cannot be written, and nothing is removed until a person frees space and disarms the alarm.',
   },
   NO_SHARED_LOCK: {
     outcomes: ['block'],
-    description: 'No member is reachable over a path that can hold the cluster lock (direct or port-forward), and the policy names no single-remediator cluster: nothing is removed.',
+    description:
+      'No member is reachable over a path that can hold the cluster lock (direct or port-forward), and the policy names no single-remediator cluster: nothing is removed.',
   },
   DRY_RUN: { outcomes: ['block'], description: 'The policy is a dry run: what would be done is said, and nothing is done.' },
-  RUNTIME_RESUMED: { outcomes: ['retry', 'approve'], spendsAttempt: false, description: 'The runtime resumed an incident a crash or restart left without a next step.' },
+  RUNTIME_RESUMED: {
+    outcomes: ['retry', 'approve'],
+    spendsAttempt: false,
+    description: 'The runtime resumed an incident a crash or restart left without a next step.',
+  },
   SNAPSHOT_FAILED: {
     outcomes: ['block', 'retry'],
     spendsAttempt: true,
@@ -127,11 +201,13 @@ export const reasonTable = {
   },
   TARGET_RECOVERED: {
     outcomes: ['close'],
-    description: 'The leader was seen unreachable on every path, then answered again, healthy, before the grace window ended: the incident closes as recovered, nothing removed.',
+    description:
+      'The leader was seen unreachable on every path, then answered again, healthy, before the grace window ended: the incident closes as recovered, nothing removed.',
   },
   REQUEST_WITHDRAWN: {
     outcomes: ['close'],
-    description: 'The remediation request was withdrawn (its MachineHealthCheck request deleted) before any removal began: the incident stops, nothing was removed.',
+    description:
+      'The remediation request was withdrawn (its MachineHealthCheck request deleted) before any removal began: the incident stops, nothing was removed.',
   },
   CLUSTER_PAUSED: {
     outcomes: ['close'],
@@ -143,12 +219,17 @@ export const reasonTable = {
     description:
       "The request's MachineHealthCheck short-circuits remediation (RemediationAllowed False, e.g. TooManyUnhealthy): nothing is reported, an incident not yet removing stops with nothing removed, and the request is reported once remediation is allowed again.",
   },
-  STEP_FAILED: { outcomes: ['retry', 'block'], spendsAttempt: true, description: 'A step failed on every delivery of its event: resume after a back-off, or block once the budget is spent.' },
+  STEP_FAILED: {
+    outcomes: ['retry', 'block'],
+    spendsAttempt: true,
+    description: 'A step failed on every delivery of its event: resume after a back-off, or block once the budget is spent.',
+  },
   // fleet safety (fleet-gate.ts)
   PAUSED: {
     outcomes: ['retry'],
     spendsAttempt: false,
-    description: 'Remediation is paused, fleet-wide or for this cluster (etcd-remediator pause): probes and plans go on, nothing that changes a cluster runs until resume; the incident deadline bounds the wait.',
+    description:
+      'Remediation is paused, fleet-wide or for this cluster (etcd-remediator pause): probes and plans go on, nothing that changes a cluster runs until resume; the incident deadline bounds the wait.',
   },
   FLEET_STORM: {
     outcomes: ['retry'],
@@ -162,13 +243,23 @@ export const reasonTable = {
     description: 'The fleet already runs maxRemovalsInFlight removals: this one waits for a slot (a holder that died frees its slot when its lease ends).',
   },
   // after a removal: the replacement check and stuck learners (replacement-check.ts, stuck-learner.ts)
-  REPLACEMENT_AWAITED: { outcomes: ['replacement'], description: 'The member is out and its replacement has not joined, started and been promoted yet: the cluster is checked again.' },
-  REPLACEMENT_JOINED: { outcomes: ['replacement'], description: 'The cluster is back to the size it had before the removal, every member voting, started and answering: the incident is completed.' },
+  REPLACEMENT_AWAITED: {
+    outcomes: ['replacement'],
+    description: 'The member is out and its replacement has not joined, started and been promoted yet: the cluster is checked again.',
+  },
+  REPLACEMENT_JOINED: {
+    outcomes: ['replacement'],
+    description: 'The cluster is back to the size it had before the removal, every member voting, started and answering: the incident is completed.',
+  },
   REPLACEMENT_OVERDUE: {
     outcomes: ['replacement'],
-    description: 'No replacement joined within the policy window (replacement.windowMs) after the removal: said once, with an alarm; the incident stays awaiting-replacement and completes if one joins later.',
+    description:
+      'No replacement joined within the policy window (replacement.windowMs) after the removal: said once, with an alarm; the incident stays awaiting-replacement and completes if one joins later.',
   },
-  REPLACEMENT_CHECKS_ENDED: { outcomes: ['replacement'], description: 'No replacement joined within a day of the removal: the incident is no longer checked and stays awaiting-replacement.' },
+  REPLACEMENT_CHECKS_ENDED: {
+    outcomes: ['replacement'],
+    description: 'No replacement joined within a day of the removal: the incident is no longer checked and stays awaiting-replacement.',
+  },
   STUCK_LEARNER_REMOVED: {
     outcomes: ['replacement', 'retry'],
     spendsAttempt: false,
@@ -182,10 +273,14 @@ export const reasonTable = {
       'Only learners hold the removal up (MEMBER_NOT_READY): it waits for them to be promoted, or until stuckLearnerAfterMs since each was first seen, when a learner still not promoted is removed as stuck.',
   },
   // leader hygiene, outside any incident (leader-hygiene.ts)
-  HYGIENE_DISABLED: { outcomes: ['hygiene'], description: 'Leader hygiene is off for the cluster (hygiene.enabled false, the default): the leader is not judged.' },
+  HYGIENE_DISABLED: {
+    outcomes: ['hygiene'],
+    description: 'Leader hygiene is off for the cluster (hygiene.enabled false, the default): the leader is not judged.',
+  },
   HYGIENE_UNSTABLE: {
     outcomes: ['hygiene'],
-    description: 'The cluster is not settled (no one leader in the last two samples, a moving term, a member without a leader, samples too few or too close): the leader is not judged.',
+    description:
+      'The cluster is not settled (no one leader in the last two samples, a moving term, a member without a leader, samples too few or too close): the leader is not judged.',
   },
   HYGIENE_ALARM: { outcomes: ['hygiene'], description: 'A member raises an alarm (NOSPACE, CORRUPT): a person must clear it; leadership is not moved.' },
   HYGIENE_RECENT_ELECTIONS: {
@@ -193,17 +288,31 @@ export const reasonTable = {
     description: 'Leadership changed within hygiene.recentElectionsMs: the cluster is already paying for elections, so no move adds one.',
   },
   HYGIENE_LEADER_HEALTHY: { outcomes: ['hygiene'], description: 'The leader breaches no degradation rule for the window: nothing to move.' },
-  HYGIENE_DEGRADING: { outcomes: ['hygiene'], description: 'The leader breaches a degradation rule, but for less than the window: it is watched, not moved yet.' },
-  HYGIENE_RECOVERED: { outcomes: ['hygiene'], description: 'The leader breached a degradation rule inside the window and is back under its exit level: it is left alone.' },
+  HYGIENE_DEGRADING: {
+    outcomes: ['hygiene'],
+    description: 'The leader breaches a degradation rule, but for less than the window: it is watched, not moved yet.',
+  },
+  HYGIENE_RECOVERED: {
+    outcomes: ['hygiene'],
+    description: 'The leader breached a degradation rule inside the window and is back under its exit level: it is left alone.',
+  },
   HYGIENE_SHARED_DEGRADATION: {
     outcomes: ['hygiene'],
-    description: 'Half or more of the members breach the same signal: the cause is shared (storage, host, network), a move would not help, and a person is alerted.',
+    description:
+      'Half or more of the members breach the same signal: the cause is shared (storage, host, network), a move would not help, and a person is alerted.',
   },
-  HYGIENE_MOVE_LIMIT: { outcomes: ['hygiene'], description: 'The cluster had hygiene.maxMovesPerDay leader moves in 24 h: no more moves, a person must look at why its leaders degrade.' },
-  HYGIENE_COOLDOWN: { outcomes: ['hygiene'], description: 'The last hygiene move was less than hygiene.cooldownMs ago: no second move until the cooldown ends.' },
+  HYGIENE_MOVE_LIMIT: {
+    outcomes: ['hygiene'],
+    description: 'The cluster had hygiene.maxMovesPerDay leader moves in 24 h: no more moves, a person must look at why its leaders degrade.',
+  },
+  HYGIENE_COOLDOWN: {
+    outcomes: ['hygiene'],
+    description: 'The last hygiene move was less than hygiene.cooldownMs ago: no second move until the cooldown ends.',
+  },
   HYGIENE_NO_TARGET: {
     outcomes: ['hygiene'],
-    description: 'The leader is degraded, but no follower is caught up, free of alarms, known and better on every signal and allowed to lead again (one whose figures are unknown is none): nothing is moved.',
+    description:
+      'The leader is degraded, but no follower is caught up, free of alarms, known and better on every signal and allowed to lead again (one whose figures are unknown is none): nothing is moved.',
   },
   LEADER_DEGRADED: {
     outcomes: ['hygiene'],
@@ -216,19 +325,37 @@ export const reasonTable = {
   },
   HYGIENE_FIGURES_UNKNOWN: {
     outcomes: ['hygiene'],
-    description: "The leader's figures are unknown (one is NaN or infinite, or its last sample is older than the window): unknown is neither a breach nor health, so the leader is not judged and nothing is moved.",
+    description:
+      "The leader's figures are unknown (one is NaN or infinite, or its last sample is older than the window): unknown is neither a breach nor health, so the leader is not judged and nothing is moved.",
   },
   HYGIENE_NO_METRICS: { outcomes: ['hygiene'], description: "The cluster's etcd access has no way to read the members' /metrics: the leader is not judged." },
   HYGIENE_PAUSED: { outcomes: ['hygiene'], description: 'The fleet or the cluster is paused: leadership is judged but not moved until a person resumes.' },
-  HYGIENE_INCIDENT_OPEN: { outcomes: ['hygiene'], description: "An incident is open on the cluster: remediation owns its leadership, so hygiene moves nothing until it ends." },
-  HYGIENE_MOVE_PENDING: { outcomes: ['hygiene'], description: 'A hygiene move asked for is not over yet: it is asked again while fresh, and nothing new is judged.' },
-  HYGIENE_MOVED: { outcomes: ['hygiene'], description: 'Leadership moved off the degraded leader to the chosen follower, and a fresh look confirmed the new leader and its term.' },
+  HYGIENE_INCIDENT_OPEN: {
+    outcomes: ['hygiene'],
+    description: 'An incident is open on the cluster: remediation owns its leadership, so hygiene moves nothing until it ends.',
+  },
+  HYGIENE_MOVE_PENDING: {
+    outcomes: ['hygiene'],
+    description: 'A hygiene move asked for is not over yet: it is asked again while fresh, and nothing new is judged.',
+  },
+  HYGIENE_MOVED: {
+    outcomes: ['hygiene'],
+    description: 'Leadership moved off the degraded leader to the chosen follower, and a fresh look confirmed the new leader and its term.',
+  },
   HYGIENE_WOULD_MOVE: { outcomes: ['hygiene'], description: 'Dry run: the leader would have been moved to the chosen follower; nothing was moved.' },
-  HYGIENE_MOVE_FAILED: { outcomes: ['hygiene'], description: "The move was tried and did not take (etcd's answer, or no new leader confirmed): it counts against the cooldown, and the next check judges again." },
-  HYGIENE_MOVE_EXPIRED: { outcomes: ['hygiene'], description: 'The move was delivered later than hygiene.moveExpiryMs after its judgement: the figures are stale, nothing was moved.' },
+  HYGIENE_MOVE_FAILED: {
+    outcomes: ['hygiene'],
+    description:
+      "The move was tried and did not take (etcd's answer, or no new leader confirmed): it counts against the cooldown, and the next check judges again.",
+  },
+  HYGIENE_MOVE_EXPIRED: {
+    outcomes: ['hygiene'],
+    description: 'The move was delivered later than hygiene.moveExpiryMs after its judgement: the figures are stale, nothing was moved.',
+  },
   HYGIENE_SUPERSEDED: {
     outcomes: ['hygiene'],
-    description: 'By the time of the move the leader, the term or the target had changed, or an incident opened: the judgement no longer holds, nothing was moved.',
+    description:
+      'By the time of the move the leader, the term or the target had changed, or an incident opened: the judgement no longer holds, nothing was moved.',
   },
   // failed
   ACTUATOR_FAILED: { outcomes: ['fail'], description: 'The member is out of etcd, but the actuator could not replace its machine: a person must.' },

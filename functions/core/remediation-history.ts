@@ -14,10 +14,7 @@ export interface RemediationHistory {
  * KCP's retry count from remediation times (any order). Remediations chain while each follows the
  * one before within minHealthyPeriod; a gap longer than that, up to now, starts a fresh count.
  */
-export function remediationHistoryFrom(
-  times: readonly number[],
-  options: { minHealthyPeriodMs: number; now: number },
-): RemediationHistory {
+export function remediationHistoryFrom(times: readonly number[], options: { minHealthyPeriodMs: number; now: number }): RemediationHistory {
   const newestFirst = [...times].sort((a, b) => b - a);
   const last = newestFirst[0];
   if (last === undefined) return { retryCount: 0 };

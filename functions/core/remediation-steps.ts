@@ -14,7 +14,10 @@ import { describeMember } from './view.ts';
  * keeps the lock only while its remediate step runs, and one that dies loses it a lease later.
  */
 export const clusterLocked = (who: string, clusterId: string, why: string, retryAt: number): Decision =>
-  decidedBy(retryAfterBackoff('CLUSTER_LOCKED', retryAt, (when) => `${who} waits: in cluster ${clusterId}, ${why}; nothing was removed, we try again at ${when}.`, {}), 'cluster-lock');
+  decidedBy(
+    retryAfterBackoff('CLUSTER_LOCKED', retryAt, (when) => `${who} waits: in cluster ${clusterId}, ${why}; nothing was removed, we try again at ${when}.`, {}),
+    'cluster-lock',
+  );
 
 /**
  * The gates again under the lock, on a fresh probe. The budget was checked at approval, so the

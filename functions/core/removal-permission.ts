@@ -20,7 +20,7 @@ export interface PermissionContext {
 /** Only a decision that leads to a removal needs etcd's consent first. */
 export const needsRemovalPermission = (decision: Decision): boolean => decision.kind === 'approve' || decision.kind === 'move-leader';
 
-const HOW_TO_GIVE = '--user NAME with --password-file F or ETCDCTL_PASSWORD (in run\'s config: auth.user and auth.passwordFile)';
+const HOW_TO_GIVE = "--user NAME with --password-file F or ETCDCTL_PASSWORD (in run's config: auth.user and auth.passwordFile)";
 
 /**
  * The decision as it stands, unless etcd refused the permission on credentials: then a block

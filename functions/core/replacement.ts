@@ -59,7 +59,8 @@ export interface RemovedContext {
  * MemberRemove, and it replaces the machine on resume if it died before confirming.
  */
 export function removalByAnother(records: readonly RemovalRecord[], ctx: RemovedContext): RemovalRecord | undefined {
-  const names = (r: RemovalRecord): boolean => (ctx.memberId !== undefined && r.memberId === ctx.memberId) || (!!ctx.memberName && r.memberName === ctx.memberName);
+  const names = (r: RemovalRecord): boolean =>
+    (ctx.memberId !== undefined && r.memberId === ctx.memberId) || (!!ctx.memberName && r.memberName === ctx.memberName);
   return records.filter((r) => (r.confirmed || ctx.memberGone) && r.incidentId !== ctx.incidentId && names(r)).at(-1);
 }
 
@@ -83,7 +84,12 @@ export function removedByAnother(records: readonly RemovalRecord[], ctx: Removed
   const removed = `${ctx.name} was removed by incident ${by.incidentId} at ${describeTime(by.at)} (${by.by})`;
   const evidence = { incidentId: by.incidentId, removedBy: by.by, removedAt: by.at };
   if (ctx.replacedByIt) {
-    return { kind: 'close', reason: 'DUPLICATE_INCIDENT', message: `${removed}, which replaces its machine; nothing is left for this incident to do, and it ends.`, evidence };
+    return {
+      kind: 'close',
+      reason: 'DUPLICATE_INCIDENT',
+      message: `${removed}, which replaces its machine; nothing is left for this incident to do, and it ends.`,
+      evidence,
+    };
   }
   if (ctx.machineName) {
     return {
@@ -135,5 +141,13 @@ export function removalRecordFor(
   const voting = ctx.view.quorum.voting;
   const owed = last && last.sizeBefore > voting ? last.sizeBefore : voting;
   const target = ctx.view.members.find((m) => m.id === ctx.targetId);
-  return { memberId: ctx.targetId, memberName: target?.name ?? '', incidentId: ctx.incidentId, targetKey: ctx.targetKey, at: ctx.now, sizeBefore: owed, by: ctx.by };
+  return {
+    memberId: ctx.targetId,
+    memberName: target?.name ?? '',
+    incidentId: ctx.incidentId,
+    targetKey: ctx.targetKey,
+    at: ctx.now,
+    sizeBefore: owed,
+    by: ctx.by,
+  };
 }

@@ -18,7 +18,12 @@ export interface BackoffInput {
 export const backoffRetryAt = ({ now, attempt, policy, random }: BackoffInput): number => now + backoffDelay(attempt, policy, random);
 
 /** A retry at `at`; `said` gets the time as sentences write it, e.g. "…; we try again at 2026-01-01T00:00:01.000Z.". */
-export const retryAfterBackoff = (reason: ReasonCode, at: number, said: (when: string) => string, evidence: Evidence): Extract<Decision, { kind: 'retry' }> => ({
+export const retryAfterBackoff = (
+  reason: ReasonCode,
+  at: number,
+  said: (when: string) => string,
+  evidence: Evidence,
+): Extract<Decision, { kind: 'retry' }> => ({
   kind: 'retry',
   at,
   reprobeNow: false,

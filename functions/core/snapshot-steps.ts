@@ -39,7 +39,9 @@ export const SNAPSHOT_NOT_OVER_RELAY = 'the exec relay streams no snapshot; give
  * member reached only over the exec relay never passes: no retry gives it a stream.
  */
 export const isTransient = (failure: SnapshotFailure): boolean =>
-  failure.kind === 'members' && failure.tries.length > 0 && failure.tries.every((t) => t.path !== 'exec-relay' && classifyFailure(t.failure).category === 'transient');
+  failure.kind === 'members' &&
+  failure.tries.length > 0 &&
+  failure.tries.every((t) => t.path !== 'exec-relay' && classifyFailure(t.failure).category === 'transient');
 
 const describeTries = (tries: readonly SnapshotTry[]): string =>
   tries.map((t) => `${t.member} over ${t.path} ${t.endpoint} said "${t.failure.message}"`).join('; ');
@@ -60,7 +62,7 @@ export function describeSnapshotFailure(failure: SnapshotFailure): string {
 
 /** What a person should do about it. */
 function advice(failure: SnapshotFailure): string {
-  const orSkip = 'or set the policy\'s snapshotRequired to false to remove without one';
+  const orSkip = "or set the policy's snapshotRequired to false to remove without one";
   switch (failure.kind) {
     case 'no-store':
       return `Configure where snapshots go (--snapshot-dir locally, the construct's bucket on AWS), ${orSkip}`;
@@ -87,13 +89,21 @@ export function snapshotFailed(name: string, failure: SnapshotFailure, facts: Sn
   if (isTransient(failure) && facts.earlierTransient < SNAPSHOT_TRANSIENT_RETRIES) {
     const tryNo = facts.earlierTransient + 1;
     return decidedBy(
-      retryAfterBackoff('SNAPSHOT_FAILED', facts.retryAt, (when) => `${what}, and etcd's failure passes by itself, so we try again at ${when} (retry ${tryNo} of ${SNAPSHOT_TRANSIENT_RETRIES}).`, {
-        ...evidence,
-        transientRetry: tryNo,
-      }),
+      retryAfterBackoff(
+        'SNAPSHOT_FAILED',
+        facts.retryAt,
+        (when) => `${what}, and etcd's failure passes by itself, so we try again at ${when} (retry ${tryNo} of ${SNAPSHOT_TRANSIENT_RETRIES}).`,
+        {
+          ...evidence,
+          transientRetry: tryNo,
+        },
+      ),
       'snapshot-before-remove',
     );
   }
   const tried = isTransient(failure) ? ` after ${SNAPSHOT_TRANSIENT_RETRIES + 1} tries` : '';
-  return decidedBy({ kind: 'block', reason: 'SNAPSHOT_FAILED', message: `${what}${tried}; blocked. ${advice(failure)}, then report the member again.`, evidence }, 'snapshot-before-remove');
+  return decidedBy(
+    { kind: 'block', reason: 'SNAPSHOT_FAILED', message: `${what}${tried}; blocked. ${advice(failure)}, then report the member again.`, evidence },
+    'snapshot-before-remove',
+  );
 }

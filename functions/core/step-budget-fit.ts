@@ -26,7 +26,10 @@ export function budgetProblem(policy: Policy): PolicyProblem | undefined {
     const field = [...parts].sort((a, b) => b.ms - a.ms).find((part) => part.fields.length > 0)?.fields[0] ?? '';
     const terms = parts.map((part) => `${part.what} ${seconds(part.ms)}`).join(' + ');
     const timeoutSaid = `its Lambda timeout is ${seconds(timeout)} less a ${seconds(TIMEOUT_MARGIN_MS)} margin`;
-    return { field, problem: `${step} needs ${seconds(needs)} at ${VIEW_LIMITS.members} members (${terms}), but ${timeoutSaid}${field ? `: lower ${field}` : ''}` };
+    return {
+      field,
+      problem: `${step} needs ${seconds(needs)} at ${VIEW_LIMITS.members} members (${terms}), but ${timeoutSaid}${field ? `: lower ${field}` : ''}`,
+    };
   }
   return undefined;
 }

@@ -26,7 +26,11 @@ export function stepBudgetParts(step: StepName, policy: Policy, members: number)
   const probeMs = 2 * maxProbeDeadlineMs(policy);
   // The longest probe deadline is 30 s unless the call deadline is longer: only then is it the policy's.
   const probeFields: BudgetPart['fields'] = policy.callTimeoutMs >= maxProbeDeadlineMs(policy) ? ['callTimeoutMs'] : [];
-  const probes = (n: number): BudgetPart => ({ what: `${n} probe${n === 1 ? '' : 's'} of 2 × the longest probe deadline`, fields: probeFields, ms: n * probeMs });
+  const probes = (n: number): BudgetPart => ({
+    what: `${n} probe${n === 1 ? '' : 's'} of 2 × the longest probe deadline`,
+    fields: probeFields,
+    ms: n * probeMs,
+  });
   const size = Math.max(1, members);
   const everyPath = (n: number): BudgetPart => ({
     what: `${n === 1 ? '' : `${n} × `}${size} members × ${policy.pathOrder.length} paths × callTimeoutMs`,
@@ -45,7 +49,9 @@ export function stepBudgetParts(step: StepName, policy: Policy, members: number)
     case 'remediate':
       return [
         probes(3),
-        ...(policy.snapshotBeforeRemove ? [{ what: 'snapshotTimeoutMs', fields: ['snapshotTimeoutMs', 'snapshotBeforeRemove'], ms: policy.snapshotTimeoutMs } satisfies BudgetPart] : []),
+        ...(policy.snapshotBeforeRemove
+          ? [{ what: 'snapshotTimeoutMs', fields: ['snapshotTimeoutMs', 'snapshotBeforeRemove'], ms: policy.snapshotTimeoutMs } satisfies BudgetPart]
+          : []),
         everyPath(1),
         { what: 'the wait for a new leader, 10 × electionTimeoutMs', fields: ['electionTimeoutMs'], ms: electionWaitMs(policy) },
         { what: 'actuatorTimeoutMs', fields: ['actuatorTimeoutMs'], ms: policy.actuatorTimeoutMs },

@@ -37,7 +37,11 @@ export interface StepFailedFacts {
   entryUnread?: true;
 }
 
-export function stepFailedDecision(step: FailedStep, facts: StepFailedFacts, policy: Pick<Policy, 'maxAttempts' | 'incidentDeadlineMs'>): Extract<Decision, { kind: 'retry' | 'block' }> {
+export function stepFailedDecision(
+  step: FailedStep,
+  facts: StepFailedFacts,
+  policy: Pick<Policy, 'maxAttempts' | 'incidentDeadlineMs'>,
+): Extract<Decision, { kind: 'retry' | 'block' }> {
   if (!resumable(facts, policy)) return stepFailedBlock(step, facts, policy);
   return decidedBy(
     {
@@ -63,14 +67,18 @@ const failedOn = (step: FailedStep): string => `failed on every delivery of ${st
 const evidenceOf = (step: FailedStep) => ({ functionName: step.functionName, detailType: step.detailType, attempt: step.attempt, error: step.error });
 
 /** The block, saying why no resume: the deadline, the budget, or a resume that could not be written. */
-export function stepFailedBlock(step: FailedStep, facts: StepFailedFacts, policy: Pick<Policy, 'maxAttempts' | 'incidentDeadlineMs'>): Extract<Decision, { kind: 'block' }> {
+export function stepFailedBlock(
+  step: FailedStep,
+  facts: StepFailedFacts,
+  policy: Pick<Policy, 'maxAttempts' | 'incidentDeadlineMs'>,
+): Extract<Decision, { kind: 'block' }> {
   const since = facts.entryUnread
     ? "the cluster's directory entry is refused"
     : pastIncidentDeadline(facts.openedAt, facts.now, policy)
-    ? `the incident deadline of ${describeDuration(policy.incidentDeadlineMs)} has passed`
-    : budgetSpent(facts, policy)
-      ? `the attempt budget of ${policy.maxAttempts} is spent`
-      : 'it could not be scheduled again';
+      ? `the incident deadline of ${describeDuration(policy.incidentDeadlineMs)} has passed`
+      : budgetSpent(facts, policy)
+        ? `the attempt budget of ${policy.maxAttempts} is spent`
+        : 'it could not be scheduled again';
   // Which member, and how it was last reached: every outcome names both.
   const about = facts.lastSeen ? `${facts.target}, which ${howReached(facts.lastSeen)},` : facts.target;
   return decidedBy(

@@ -10,17 +10,9 @@ export type TargetSelector = Partial<Record<'memberName' | 'memberId' | 'nodeNam
  * members share a name, and kube access may put two members on one Machine or Node: such a
  * selector is ambiguous, never settled by list order (that once removed the healthy twin).
  */
-export type TargetMatch =
-  | { kind: 'member'; member: MemberView }
-  | { kind: 'none' }
-  | { kind: 'ambiguous'; members: MemberView[]; sharedBy: string };
+export type TargetMatch = { kind: 'member'; member: MemberView } | { kind: 'none' } | { kind: 'ambiguous'; members: MemberView[]; sharedBy: string };
 
-export function resolveTarget(
-  view: ClusterView,
-  selector: TargetSelector,
-  aliases: Record<string, string> = {},
-  knownMemberId?: string,
-): TargetMatch {
+export function resolveTarget(view: ClusterView, selector: TargetSelector, aliases: Record<string, string> = {}, knownMemberId?: string): TargetMatch {
   // Once resolved, an incident sticks to its member id: names can be reused by a replacement.
   if (knownMemberId) return matching(view, (m) => m.id === knownMemberId, `the id ${knownMemberId}`);
   if (selector.memberId) {

@@ -32,7 +32,10 @@ export interface UnreachableBackoffFacts {
 }
 
 /** When to try again: the backoff (full jitter, up to backoff.capMs) of the attempts and the row, never past the incident deadline. */
-export function unreachableBackoffAt({ now, openedAt, attempt, before, random }: UnreachableBackoffFacts, policy: Pick<Policy, 'backoff' | 'incidentDeadlineMs'>): number {
+export function unreachableBackoffAt(
+  { now, openedAt, attempt, before, random }: UnreachableBackoffFacts,
+  policy: Pick<Policy, 'backoff' | 'incidentDeadlineMs'>,
+): number {
   const at = now + backoffDelay(attempt + before, policy, random);
   return Math.max(now, Math.min(at, openedAt + policy.incidentDeadlineMs));
 }

@@ -1,7 +1,16 @@
 // The cluster view: one probe folded into what the decisions need.
 import { boundedView } from './bounded-view.ts';
 import { identityOf, isMismatched, type ClusterIdentity } from './cluster-identity.ts';
-import { NO_LEADER, type HostEvidence, type MachineSummary, type MemberId, type MemberInfo, type MemberStatus, type PathProbe, type ProbeSample } from './types.ts';
+import {
+  NO_LEADER,
+  type HostEvidence,
+  type MachineSummary,
+  type MemberId,
+  type MemberInfo,
+  type MemberStatus,
+  type PathProbe,
+  type ProbeSample,
+} from './types.ts';
 
 export interface MemberView extends MemberInfo {
   paths: PathProbe[];
@@ -84,9 +93,7 @@ export function toMemberView(probe: ProbeSample['members'][number]): MemberView 
 }
 
 export function leaderView(members: MemberView[]): LeaderView {
-  const reports = members
-    .filter((m) => m.status)
-    .map((m) => ({ memberId: m.id, leaderId: m.status!.leaderId, term: m.status!.raftTerm }));
+  const reports = members.filter((m) => m.status).map((m) => ({ memberId: m.id, leaderId: m.status!.leaderId, term: m.status!.raftTerm }));
   const claimed = new Set(reports.map((r) => r.leaderId).filter((id) => id !== NO_LEADER));
   if (claimed.size === 0) return { consensus: 'none', reports };
   const everyoneSeesOne = claimed.size === 1 && reports.every((r) => r.leaderId !== NO_LEADER);
@@ -105,8 +112,7 @@ export function leaderView(members: MemberView[]): LeaderView {
  * members agree on while we cannot reach it. Only when we cannot reach it: a leader we reach is
  * judged by what it says itself.
  */
-export const countsAsUp = (m: MemberView, leader: LeaderView): boolean =>
-  m.healthy || (leader.consensus === 'agreed' && m.id === leader.id && !m.reachable);
+export const countsAsUp = (m: MemberView, leader: LeaderView): boolean => m.healthy || (leader.consensus === 'agreed' && m.id === leader.id && !m.reachable);
 
 export function quorumFigures(members: MemberView[], leader: LeaderView): QuorumFigures {
   const voting = members.filter((m) => !m.isLearner);

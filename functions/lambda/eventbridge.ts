@@ -8,9 +8,7 @@ import { inputIssues } from '../../events/validate.ts';
 
 /** A schema accepting EventBridge events of exactly these detail types, each with its own detail. */
 export function eventBridgeSchemaFor<T extends DetailType>(types: readonly T[]) {
-  const variants = types.map((t) =>
-    EventBridgeSchema.extend({ source: z.literal(EVENT_SOURCE), 'detail-type': z.literal(t), detail: detailSchemas[t] }),
-  );
+  const variants = types.map((t) => EventBridgeSchema.extend({ source: z.literal(EVENT_SOURCE), 'detail-type': z.literal(t), detail: detailSchemas[t] }));
   // A one-variant union is fine for zod; keeping one shape makes the handler code uniform.
   const union = z.discriminatedUnion('detail-type', variants as unknown as [(typeof variants)[number], ...(typeof variants)[number][]]);
   // The detail as it arrived, before the schema strips what it does not know: a reserved key, a

@@ -57,7 +57,8 @@ export function outcomeMetrics(event: EventEnvelope, openedAt?: number): MetricP
     const reason = 'reason' in event.detail ? event.detail.reason : undefined;
     const ending = endingOfEvent(event.detailType, reason);
     const points = [count(ending.metric), ...(ending.metricByReason && reason !== undefined ? [count(ending.metric, { reason })] : [])];
-    if (event.detailType === 'RemediationReplaced') return [...points, { name: TIME_TO_REPLACEMENT, unit: 'Milliseconds', value: event.detail.replacedAfterMs }];
+    if (event.detailType === 'RemediationReplaced')
+      return [...points, { name: TIME_TO_REPLACEMENT, unit: 'Milliseconds', value: event.detail.replacedAfterMs }];
     if (event.detailType !== 'RemediationCompleted') return points;
     const took = openedAt === undefined ? undefined : Date.parse(event.detail.at) - openedAt;
     return [...points, ...(took !== undefined && took >= 0 ? [{ name: TIME_TO_REMEDIATE, unit: 'Milliseconds' as const, value: took }] : [])];

@@ -125,7 +125,11 @@ function sample(text: string): Sample {
   if (name === undefined) throw new PrometheusTextError(`"${text}" does not start with a metric name`);
   line.skipBlanks();
   const read = line.text[line.pos] === '{' ? labels(line) : {};
-  const [valueText, timestampText, extra] = line.rest().trim().split(/[ \t]+/).filter((t) => t !== '');
+  const [valueText, timestampText, extra] = line
+    .rest()
+    .trim()
+    .split(/[ \t]+/)
+    .filter((t) => t !== '');
   if (valueText === undefined) throw new PrometheusTextError(`${name}: no value`);
   const value = parseValue(valueText);
   if (value === undefined) throw new PrometheusTextError(`${name}: value "${valueText}" is not a number`);
@@ -237,7 +241,9 @@ export function histogramsOf(family: Family): HistogramSeries[] {
       const before = buckets[i - 1];
       if (before && n < before.count) {
         const then = `${before.count}${before.line === undefined ? '' : ` on line ${before.line}`}`;
-        throw new PrometheusTextError(`${at(line)}${where}: bucket le="${le}" counts ${n}, fewer than le="${before.le}" (${then}): cumulative counts never fall`);
+        throw new PrometheusTextError(
+          `${at(line)}${where}: bucket le="${le}" counts ${n}, fewer than le="${before.le}" (${then}): cumulative counts never fall`,
+        );
       }
     });
     if (sum === undefined || count === undefined) throw new PrometheusTextError(`${where}: no _sum or _count`);

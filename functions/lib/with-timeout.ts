@@ -5,7 +5,6 @@
 import { timeout, TimeoutStrategy } from 'cockatiel';
 import { MAX_TIMER_MS } from './timer-limit.ts';
 
-
 type Bounded<T> = { inTime: true; value: T } | { inTime: false };
 
 async function within<T>(timeoutMs: number, work: (signal: AbortSignal) => Promise<T>): Promise<Bounded<T>> {

@@ -6,4 +6,8 @@ import type { Deps } from '../app/deps.ts';
 import { eventHandler } from '../lambda/event-handler.ts';
 
 export const createMoveLeaderHandler = (deps: Deps) =>
-  eventHandler('move-leader', deps, (d, event) => (event.detailType === 'LeaderDegraded' ? moveDegradedLeader(d, event.detail) : moveLeader(d, event.detail)) as Promise<unknown>);
+  eventHandler(
+    'move-leader',
+    deps,
+    (d, event) => (event.detailType === 'LeaderDegraded' ? moveDegradedLeader(d, event.detail) : moveLeader(d, event.detail)) as Promise<unknown>,
+  );

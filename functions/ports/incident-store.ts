@@ -30,17 +30,7 @@ export interface OpenIncidentInput {
 export type IncidentPatch = Partial<
   Pick<
     Incident,
-    | 'attempt'
-    | 'waits'
-    | 'immediateReprobes'
-    | 'memberId'
-    | 'memberName'
-    | 'etcdClusterId'
-    | 'views'
-    | 'lastDecision'
-    | 'result'
-    | 'outbox'
-    | 'stepsDone'
+    'attempt' | 'waits' | 'immediateReprobes' | 'memberId' | 'memberName' | 'etcdClusterId' | 'views' | 'lastDecision' | 'result' | 'outbox' | 'stepsDone'
   >
 > & {
   /** null ends the streak. */
@@ -99,11 +89,7 @@ export interface IncidentRecords {
   /** Oldest first. */
   listIncidents(filter?: IncidentFilter): Promise<Incident[]>;
   /** Throws VersionConflictError unless the stored version is `expectVersion`; closing a closed incident is a conflict too. */
-  updateIncident(
-    incidentId: string,
-    patch: IncidentPatch,
-    options: { expectVersion: number; now: number },
-  ): Promise<Incident>;
+  updateIncident(incidentId: string, patch: IncidentPatch, options: { expectVersion: number; now: number }): Promise<Incident>;
   /** First close wins: closing a closed incident returns it unchanged. */
   closeIncident(incidentId: string, input: CloseIncidentInput): Promise<Incident>;
 }
@@ -196,11 +182,7 @@ export interface DeadLetters {
 export interface RemediationLedger {
   /** Idempotent for the same (clusterId, targetKey, at). */
   recordRemediation(clusterId: string, targetKey: string, at: number): Promise<void>;
-  remediationHistory(
-    clusterId: string,
-    targetKey: string,
-    options: { minHealthyPeriodMs: number; now: number },
-  ): Promise<RemediationHistory>;
+  remediationHistory(clusterId: string, targetKey: string, options: { minHealthyPeriodMs: number; now: number }): Promise<RemediationHistory>;
 }
 
 export interface TimerStore {
@@ -214,7 +196,8 @@ export interface TimerStore {
 }
 
 /** What the functions need, on any backend (SQLite locally, DynamoDB on AWS). Timers are the local scheduler's own. */
-export interface IncidentStore extends IncidentRecords, IncidentJournal, ClusterIdentities, ClusterLocks, LearnerSightings, HygieneRecords, DeadLetters, RemediationLedger, FleetRecords {
+export interface IncidentStore
+  extends IncidentRecords, IncidentJournal, ClusterIdentities, ClusterLocks, LearnerSightings, HygieneRecords, DeadLetters, RemediationLedger, FleetRecords {
   close(): Promise<void>;
 }
 

@@ -27,12 +27,22 @@ export function createStepFailedHandler(deps: Deps): LambdaHandler<StepFailedRes
     .handler(async (record: unknown): Promise<StepFailedResult> => {
       const read = readInvocationRecord(record);
       if (!read.ok) {
-        const dead = await deps.store.putDeadLetter({ receivedAt: deps.clock.now(), source: 'step-failed handler', detailType: 'unknown', payload: payloadOf(record), error: read.problem });
+        const dead = await deps.store.putDeadLetter({
+          receivedAt: deps.clock.now(),
+          source: 'step-failed handler',
+          detailType: 'unknown',
+          payload: payloadOf(record),
+          error: read.problem,
+        });
         logger.error('failure record not read', { problem: read.problem, deadLetterId: dead.id });
         return 'unreadable';
       }
       const { functionName, event, error, errorType } = read.delivery;
-      logger.appendKeys({ functionName, detailType: event.detailType, ...('incidentId' in event.detail && event.detail.incidentId ? { incidentId: event.detail.incidentId } : {}) });
+      logger.appendKeys({
+        functionName,
+        detailType: event.detailType,
+        ...('incidentId' in event.detail && event.detail.incidentId ? { incidentId: event.detail.incidentId } : {}),
+      });
       if (errorType && BEYOND_RESUME.has(errorType)) {
         logger.warn('failed for good; nothing to resume', { error });
         return 'not-resumable';

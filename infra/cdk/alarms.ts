@@ -79,16 +79,46 @@ export class Monitoring extends Construct {
     this.dashboard = new Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(3) });
     this.dashboard.addWidgets(new AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 24, height: 4 }));
     this.dashboard.addWidgets(
-      graph('Outcomes', ['RemediationCompleted', 'RemediationReplaced', REPLACEMENT_OVERDUE, 'RemediationBlocked', 'RemediationClosed', 'RemediationFailed', 'LeaderMoved', 'RetryRequested'].map(summed)),
-      graph('Time to remediate (ms)', ['p50', 'max'].map((statistic) => summedTime(statistic))),
+      graph(
+        'Outcomes',
+        [
+          'RemediationCompleted',
+          'RemediationReplaced',
+          REPLACEMENT_OVERDUE,
+          'RemediationBlocked',
+          'RemediationClosed',
+          'RemediationFailed',
+          'LeaderMoved',
+          'RetryRequested',
+        ].map(summed),
+      ),
+      graph(
+        'Time to remediate (ms)',
+        ['p50', 'max'].map((statistic) => summedTime(statistic)),
+      ),
     );
     const fns = Object.entries(props.functions) as [StackFunctionName, IFunction][];
     this.dashboard.addWidgets(
-      graph('Invocations', fns.map(([name, fn]) => fn.metricInvocations({ label: name, period: Duration.minutes(5) }))),
-      graph('Errors', fns.map(([name, fn]) => fn.metricErrors({ label: name, period: Duration.minutes(5) }))),
-      graph('Duration p99 (ms)', fns.map(([name, fn]) => fn.metricDuration({ label: name, statistic: 'p99', period: Duration.minutes(5) }))),
+      graph(
+        'Invocations',
+        fns.map(([name, fn]) => fn.metricInvocations({ label: name, period: Duration.minutes(5) })),
+      ),
+      graph(
+        'Errors',
+        fns.map(([name, fn]) => fn.metricErrors({ label: name, period: Duration.minutes(5) })),
+      ),
+      graph(
+        'Duration p99 (ms)',
+        fns.map(([name, fn]) => fn.metricDuration({ label: name, statistic: 'p99', period: Duration.minutes(5) })),
+      ),
     );
-    this.dashboard.addWidgets(graph('Dead-letter queue depth', depths.map(({ label, metric }) => metric.with({ label })), 24));
+    this.dashboard.addWidgets(
+      graph(
+        'Dead-letter queue depth',
+        depths.map(({ label, metric }) => metric.with({ label })),
+        24,
+      ),
+    );
   }
 
   private alarm(id: string, metric: IMetric, description: string, actions: IAlarmAction[]): void {

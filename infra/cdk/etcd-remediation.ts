@@ -118,7 +118,8 @@ function checkedDefaults(defaults: unknown): PolicyInput {
   try {
     return checkPolicyDefaults(defaults);
   } catch (error) {
-    if (error instanceof PolicyDefaultsError) throw new Error(`EtcdRemediation: policyDefaults${error.field ? `.${error.field}` : ''}: ${error.problem}`, { cause: error });
+    if (error instanceof PolicyDefaultsError)
+      throw new Error(`EtcdRemediation: policyDefaults${error.field ? `.${error.field}` : ''}: ${error.problem}`, { cause: error });
     throw error;
   }
 }

@@ -45,4 +45,7 @@ export const METRICS_NAMESPACE = 'EtcdRemediator';
 
 /** `probe-members` → `ProbeMembers`, for construct ids. */
 export const pascal = (name: string): string =>
-  name.split('-').map((part) => part.charAt(0).toUpperCase() + part.slice(1)).join('');
+  name
+    .split('-')
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join('');

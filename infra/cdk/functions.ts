@@ -52,7 +52,11 @@ export class RemediatorFunction extends Construct {
     const functionName = Names.uniqueResourceName(this, { maxLength: 64 });
     const stack = Stack.of(this);
     this.role = new Role(this, 'Role', {
-      assumedBy: servicePrincipalFor('lambda.amazonaws.com', stack, stack.formatArn({ service: 'lambda', resource: 'function', resourceName: functionName, arnFormat: ArnFormat.COLON_RESOURCE_NAME })),
+      assumedBy: servicePrincipalFor(
+        'lambda.amazonaws.com',
+        stack,
+        stack.formatArn({ service: 'lambda', resource: 'function', resourceName: functionName, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
+      ),
       description: `etcd-remediator ${name}`,
     });
     this.logGroup.grantWrite(this.role);
@@ -64,7 +68,8 @@ export class RemediatorFunction extends Construct {
         "AWS's policy for attaching a function to a VPC: the network-interface actions Lambda calls when it places the function in the subnets; ec2:Describe* cannot be scoped to a resource.",
       );
     }
-    const onFailure = props.onFailure ?? new SqsDestination(deadLetterQueue(this, 'FailedInvocations', `${name}: invocations that failed every try`, props.deadLetterQueues));
+    const onFailure =
+      props.onFailure ?? new SqsDestination(deadLetterQueue(this, 'FailedInvocations', `${name}: invocations that failed every try`, props.deadLetterQueues));
     this.function = new NodejsFunction(this, 'Function', {
       functionName,
       description: `etcd-remediator ${name}`,

@@ -39,7 +39,11 @@ const examples = { vpcId: 'vpc-0a1b2c3d4e5f60718', subnetIds: 'subnet-0a1b2c3d4e
 function checkedId(key: NetworkContextKey, value: unknown): string {
   if (typeof value !== 'string') throw new ContextError(key, `expected a string like ${examples[key]}, got ${JSON.stringify(value)}`);
   const id = value.trim();
-  if (!shapes[key].test(id)) throw new ContextError(key, `${JSON.stringify(value)} is not ${key === 'subnetIds' ? 'a subnet' : key === 'vpcId' ? 'a VPC' : 'a security group'} id (like ${examples[key]})`);
+  if (!shapes[key].test(id))
+    throw new ContextError(
+      key,
+      `${JSON.stringify(value)} is not ${key === 'subnetIds' ? 'a subnet' : key === 'vpcId' ? 'a VPC' : 'a security group'} id (like ${examples[key]})`,
+    );
   return id;
 }
 
@@ -85,7 +89,10 @@ export function networkProps(stack: Stack, network: NetworkContext): NetworkProp
     // The functions' placement is the subnets themselves: the VPC's own subnet lists stay empty,
     // and its zones are the region's as CloudFormation lists them (nothing here reads them).
     const vpc = Vpc.fromVpcAttributes(stack, 'Vpc', { vpcId: network.vpcId, availabilityZones: Fn.getAzs() });
-    Annotations.of(vpc).acknowledgeWarning('@aws-cdk/aws-ec2:vpcAttributeIsListTokenavailabilityZones', 'no construct here takes subnets from the VPC: the functions get the subnets given');
+    Annotations.of(vpc).acknowledgeWarning(
+      '@aws-cdk/aws-ec2:vpcAttributeIsListTokenavailabilityZones',
+      'no construct here takes subnets from the VPC: the functions get the subnets given',
+    );
     const subnets = network.subnetIds.map((id) => {
       const subnet = Subnet.fromSubnetId(stack, `Subnet-${id}`, id);
       // CDK warns that an imported subnet's route table is unknown; nothing here routes, so say so once, here.

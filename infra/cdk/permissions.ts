@@ -108,17 +108,27 @@ function grantIntake(role: Role, on: Grantees): void {
     }),
   );
   role.addToPolicy(
-    new PolicyStatement({ actions: WRITE_ACTIONS, resources: [on.table.tableArn], conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': INTAKE_WRITES } } }),
+    new PolicyStatement({
+      actions: WRITE_ACTIONS,
+      resources: [on.table.tableArn],
+      conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': INTAKE_WRITES } },
+    }),
   );
   role.addToPolicy(putEventsOf(on.bus, INTAKE_PUBLISHES));
 }
 
 function grantPipeline(role: Role, on: Grantees): void {
   const stack = Stack.of(role);
-  role.addToPolicy(new PolicyStatement({ actions: READ_ACTIONS, resources: [on.table.tableArn, ...on.indexNames.map((index) => `${on.table.tableArn}/index/${index}`)] }));
+  role.addToPolicy(
+    new PolicyStatement({ actions: READ_ACTIONS, resources: [on.table.tableArn, ...on.indexNames.map((index) => `${on.table.tableArn}/index/${index}`)] }),
+  );
   role.addToPolicy(new PolicyStatement({ actions: WRITE_ACTIONS, resources: [on.table.tableArn] }));
   role.addToPolicy(
-    new PolicyStatement({ actions: ['dynamodb:DeleteItem'], resources: [on.table.tableArn], conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': PIPELINE_DELETES } } }),
+    new PolicyStatement({
+      actions: ['dynamodb:DeleteItem'],
+      resources: [on.table.tableArn],
+      conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': PIPELINE_DELETES } },
+    }),
   );
   role.addToPolicy(putEventsOf(on.bus, PIPELINE_PUBLISHES));
 
@@ -127,7 +137,7 @@ function grantPipeline(role: Role, on: Grantees): void {
   acknowledgeWildcardResource(
     role,
     schedules,
-    'Schedule names are made at run time, one per incident and attempt; the wildcard covers only the schedules of this construct\'s own group.',
+    "Schedule names are made at run time, one per incident and attempt; the wildcard covers only the schedules of this construct's own group.",
   );
   role.addToPolicy(
     new PolicyStatement({
@@ -159,5 +169,9 @@ function grantPipeline(role: Role, on: Grantees): void {
 export function grantSnapshots(role: Role, bucket: IBucket): void {
   const objects = bucket.arnForObjects(`${SNAPSHOT_PREFIX}*`);
   role.addToPolicy(new PolicyStatement({ actions: ['s3:PutObject', 's3:AbortMultipartUpload'], resources: [objects] }));
-  acknowledgeWildcardResource(role, objects, 'Object keys are made at run time, one per cluster, incident and member; the wildcard covers only the snapshot prefix of this construct\'s own bucket, for writes.');
+  acknowledgeWildcardResource(
+    role,
+    objects,
+    "Object keys are made at run time, one per cluster, incident and member; the wildcard covers only the snapshot prefix of this construct's own bucket, for writes.",
+  );
 }

@@ -73,8 +73,13 @@ export class Routing extends Construct {
     }
     // Once a minute schedule-retry resumes incidents a crash left with nothing owed, running or
     // scheduled: on AWS nothing else would (app/sweep.ts, sweepBlind).
-    const sweep = new Rule(this, 'StalledIncidentSweep', { schedule: Schedule.rate(Duration.minutes(1)), description: 'etcd-remediator: resume stalled incidents → schedule-retry' });
-    sweep.addTarget(new LambdaFunction(props.functions['schedule-retry'], { deadLetterQueue: this.deliveryDlq('schedule-retry', props.deadLetterQueues), ...TARGET_RETRY }));
+    const sweep = new Rule(this, 'StalledIncidentSweep', {
+      schedule: Schedule.rate(Duration.minutes(1)),
+      description: 'etcd-remediator: resume stalled incidents → schedule-retry',
+    });
+    sweep.addTarget(
+      new LambdaFunction(props.functions['schedule-retry'], { deadLetterQueue: this.deliveryDlq('schedule-retry', props.deadLetterQueues), ...TARGET_RETRY }),
+    );
     this.rules.push(sweep);
     // Every round probe-members asks for one learner check of each registered cluster
     // (LearnerCheckDue, routed back to it above): stuck learners are cleaned up outside incidents too.
@@ -101,7 +106,10 @@ export class Routing extends Construct {
   /** A schedule rule handing probe-members a round's fixed input every `everyMs` (whole minutes). */
   private round(id: string, everyMs: number, input: { readonly etcdRemediator: string }, what: string, props: RoutingProps): void {
     if (everyMs % 60_000 !== 0) throw new Error(`${id}: a schedule rule's rate is whole minutes, not ${everyMs} ms`);
-    const rule = new Rule(this, id, { schedule: Schedule.rate(Duration.minutes(everyMs / 60_000)), description: `etcd-remediator: a round of ${what} → probe-members` });
+    const rule = new Rule(this, id, {
+      schedule: Schedule.rate(Duration.minutes(everyMs / 60_000)),
+      description: `etcd-remediator: a round of ${what} → probe-members`,
+    });
     rule.addTarget(
       new LambdaFunction(props.functions['probe-members'], {
         event: RuleTargetInput.fromObject(input),

@@ -53,7 +53,11 @@ export class ShortWaits extends Construct {
     this.role = new Role(this, 'PipeRole', {
       description: 'EventBridge Pipe: short-wait queue to the etcd-remediator bus',
       // Only Pipes, running this very pipe.
-      assumedBy: servicePrincipalFor('pipes.amazonaws.com', stack, stack.formatArn({ service: 'pipes', resource: 'pipe', resourceName: pipeName, arnFormat: ArnFormat.SLASH_RESOURCE_NAME })),
+      assumedBy: servicePrincipalFor(
+        'pipes.amazonaws.com',
+        stack,
+        stack.formatArn({ service: 'pipes', resource: 'pipe', resourceName: pipeName, arnFormat: ArnFormat.SLASH_RESOURCE_NAME }),
+      ),
     });
     this.role.addToPolicy(
       new PolicyStatement({ actions: ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'], resources: [this.queue.queueArn] }),

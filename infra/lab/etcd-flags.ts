@@ -94,7 +94,8 @@ function readGates(value: string | undefined, flag: string): [string, string][] 
     .filter(Boolean)
     .map((pair) => {
       const [gate, setting, ...rest] = pair.split('=');
-      if (!gate || (setting !== 'true' && setting !== 'false') || rest.length > 0) throw new Error(`--${flag}: ${JSON.stringify(pair)} is not Gate=true or Gate=false`);
+      if (!gate || (setting !== 'true' && setting !== 'false') || rest.length > 0)
+        throw new Error(`--${flag}: ${JSON.stringify(pair)} is not Gate=true or Gate=false`);
       return [gate, setting];
     });
 }

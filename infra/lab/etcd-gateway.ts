@@ -78,7 +78,13 @@ export async function gatewayMemberList(baseUrl: string, timeoutMs: number, tls?
 
 /** member promote: etcd refuses a learner that has not caught up with the leader yet ("learner member which is not ready"). */
 export async function gatewayPromote(baseUrl: string, memberId: string, timeoutMs: number, tls?: ClientTls): Promise<void> {
-  await requestJson<unknown>({ baseUrl, path: '/v3/cluster/member/promote', body: { ID: BigInt(`0x${memberId}`).toString() }, timeoutMs, ...(tls ? { tls } : {}) });
+  await requestJson<unknown>({
+    baseUrl,
+    path: '/v3/cluster/member/promote',
+    body: { ID: BigInt(`0x${memberId}`).toString() },
+    timeoutMs,
+    ...(tls ? { tls } : {}),
+  });
 }
 
 export async function gatewayAddLearner(

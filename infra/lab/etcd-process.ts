@@ -59,26 +59,44 @@ export const clientScheme = (spec: Pick<EtcdMemberSpec, 'tls'>): 'https' | 'http
 
 /** The member's command line, kubeadm's flags and the spec's extra ones spelled as `version` reads them. */
 export function etcdArgs(spec: EtcdMemberSpec, version: EtcdVersion): string[] {
-  return spellEtcdFlags([
-    '--name', spec.name,
-    '--data-dir', spec.dataDir,
-    '--listen-client-urls', `${clientScheme(spec)}://127.0.0.1:${spec.clientPort}`,
-    '--advertise-client-urls', spec.advertiseClientUrl,
-    '--listen-peer-urls', spec.listenPeerUrl ?? spec.peerUrl,
-    '--initial-advertise-peer-urls', spec.peerUrl,
-    '--initial-cluster', spec.initialCluster,
-    '--initial-cluster-state', spec.clusterState,
-    '--initial-cluster-token', spec.token,
-    '--heartbeat-interval', String(spec.heartbeatMs),
-    '--election-timeout', String(spec.electionTimeoutMs),
-    '--strict-reconfig-check',
-    '--logger', 'zap',
-    // zap logs to stderr, and stderr goes to the log file: Go panics land there too.
-    '--log-outputs', 'stderr',
-    ...(spec.tls ? ['--cert-file', spec.tls.certFile, '--key-file', spec.tls.keyFile, '--trusted-ca-file', spec.tls.trustedCaFile, '--client-cert-auth'] : []),
-    ...KUBEADM_FLAGS,
-    ...(spec.extraArgs ?? []),
-  ], version);
+  return spellEtcdFlags(
+    [
+      '--name',
+      spec.name,
+      '--data-dir',
+      spec.dataDir,
+      '--listen-client-urls',
+      `${clientScheme(spec)}://127.0.0.1:${spec.clientPort}`,
+      '--advertise-client-urls',
+      spec.advertiseClientUrl,
+      '--listen-peer-urls',
+      spec.listenPeerUrl ?? spec.peerUrl,
+      '--initial-advertise-peer-urls',
+      spec.peerUrl,
+      '--initial-cluster',
+      spec.initialCluster,
+      '--initial-cluster-state',
+      spec.clusterState,
+      '--initial-cluster-token',
+      spec.token,
+      '--heartbeat-interval',
+      String(spec.heartbeatMs),
+      '--election-timeout',
+      String(spec.electionTimeoutMs),
+      '--strict-reconfig-check',
+      '--logger',
+      'zap',
+      // zap logs to stderr, and stderr goes to the log file: Go panics land there too.
+      '--log-outputs',
+      'stderr',
+      ...(spec.tls
+        ? ['--cert-file', spec.tls.certFile, '--key-file', spec.tls.keyFile, '--trusted-ca-file', spec.tls.trustedCaFile, '--client-cert-auth']
+        : []),
+      ...KUBEADM_FLAGS,
+      ...(spec.extraArgs ?? []),
+    ],
+    version,
+  );
 }
 
 /** ETCD_* variables are read by etcd as flags; only the command line may configure a member. */

@@ -37,7 +37,9 @@ let cursor = slice ? process.pid % slice.size : 0;
 function listenOn(port: number, host: string): Promise<net.Server | undefined> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
-    server.once('error', (error: NodeJS.ErrnoException) => (port !== 0 && (error.code === 'EADDRINUSE' || error.code === 'EACCES') ? resolve(undefined) : reject(error)));
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      port !== 0 && (error.code === 'EADDRINUSE' || error.code === 'EACCES') ? resolve(undefined) : reject(error),
+    );
     server.listen({ port, host, exclusive: true }, () => {
       server.removeAllListeners('error');
       resolve(server);

@@ -38,44 +38,49 @@ export function requestJson<T>(request: JsonRequest): Promise<T> {
   const payload = request.body === undefined ? undefined : JSON.stringify(request.body);
   const method = request.method ?? (payload === undefined ? 'GET' : 'POST');
   const late = () => new HttpCallError(`${method} ${url.href}: no answer within ${request.timeoutMs}ms`, 'ETIMEDOUT');
-  return withTimeout(request.timeoutMs, (deadline) => new Promise<T>((resolve, reject) => {
-    let settled = false;
-    const finish = (error: Error | undefined, value?: T) => {
-      if (settled) return;
-      settled = true;
-      if (error) reject(error);
-      else resolve(value as T);
-    };
-    const options: https.RequestOptions = {
-      method,
-      agent: false,
-      ...(request.tls ? { ca: request.tls.ca, cert: request.tls.cert, key: request.tls.key } : {}),
-      // Past the deadline the request and its socket are destroyed.
-      signal: deadline,
-      headers: payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
-    };
-    const onResponse = (res: http.IncomingMessage) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('error', (error) => finish(toCallError(error, url)));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        const status = res.statusCode ?? 0;
-        if (status < 200 || status >= 300) {
-          finish(new HttpCallError(`${method} ${url.href}: HTTP ${status}: ${errorText(text)}`, 'EHTTP', status));
-          return;
-        }
-        try {
-          finish(undefined, (text === '' ? {} : JSON.parse(text)) as T);
-        } catch (error) {
-          finish(new HttpCallError(`${method} ${url.href}: bad JSON: ${text.slice(0, 200)}`, 'EBADJSON', status, { cause: error }));
-        }
-      });
-    };
-    const req = url.protocol === 'https:' ? https.request(url, options, onResponse) : http.request(url, options, onResponse);
-    req.on('error', (error) => finish(toCallError(error, url)));
-    req.end(payload);
-  }), late);
+  return withTimeout(
+    request.timeoutMs,
+    (deadline) =>
+      new Promise<T>((resolve, reject) => {
+        let settled = false;
+        const finish = (error: Error | undefined, value?: T) => {
+          if (settled) return;
+          settled = true;
+          if (error) reject(error);
+          else resolve(value as T);
+        };
+        const options: https.RequestOptions = {
+          method,
+          agent: false,
+          ...(request.tls ? { ca: request.tls.ca, cert: request.tls.cert, key: request.tls.key } : {}),
+          // Past the deadline the request and its socket are destroyed.
+          signal: deadline,
+          headers: payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+        };
+        const onResponse = (res: http.IncomingMessage) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('error', (error) => finish(toCallError(error, url)));
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            const status = res.statusCode ?? 0;
+            if (status < 200 || status >= 300) {
+              finish(new HttpCallError(`${method} ${url.href}: HTTP ${status}: ${errorText(text)}`, 'EHTTP', status));
+              return;
+            }
+            try {
+              finish(undefined, (text === '' ? {} : JSON.parse(text)) as T);
+            } catch (error) {
+              finish(new HttpCallError(`${method} ${url.href}: bad JSON: ${text.slice(0, 200)}`, 'EBADJSON', status, { cause: error }));
+            }
+          });
+        };
+        const req = url.protocol === 'https:' ? https.request(url, options, onResponse) : http.request(url, options, onResponse);
+        req.on('error', (error) => finish(toCallError(error, url)));
+        req.end(payload);
+      }),
+    late,
+  );
 }
 
 function toCallError(error: Error, url: URL): HttpCallError {

@@ -100,7 +100,10 @@ export class AttachedLab {
     } catch {
       // Only what the state file names and still runs as this lab: etcd carries the lab's token on
       // its command line, the daemon its state file. A reused pid belongs to someone else.
-      killOurs(members.map((m) => m.pid), this.current.token);
+      killOurs(
+        members.map((m) => m.pid),
+        this.current.token,
+      );
       killOurs([ownerPid], path.resolve(this.stateFile));
       fs.rmSync(root, { recursive: true, force: true });
     }
@@ -140,10 +143,14 @@ export async function spawnLabDaemon(stateFile: string, options: LabOptions, tim
   const logFd = fs.openSync(logFile, 'w');
   let child;
   try {
-    child = spawn(process.execPath, ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', DAEMON_MAIN, path.resolve(stateFile), JSON.stringify(options)], {
-      detached: true,
-      stdio: ['ignore', logFd, logFd],
-    });
+    child = spawn(
+      process.execPath,
+      ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', DAEMON_MAIN, path.resolve(stateFile), JSON.stringify(options)],
+      {
+        detached: true,
+        stdio: ['ignore', logFd, logFd],
+      },
+    );
   } finally {
     fs.closeSync(logFd);
   }

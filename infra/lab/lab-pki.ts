@@ -67,10 +67,22 @@ export async function makeCa(dir: string, name: string, commonName = 'etcd-ca'):
   const pair = pemPairIn(dir, name);
   await openssl(dir, ['genrsa', '-traditional', '-out', pair.keyFile, '2048']);
   await openssl(dir, [
-    'req', '-x509', '-config', bareConfig(dir), '-key', pair.keyFile, '-subj', subject({ commonName }), '-days', '3650',
-    '-addext', 'basicConstraints=critical,CA:TRUE,pathlen:0',
-    '-addext', 'keyUsage=critical,digitalSignature,keyEncipherment,keyCertSign',
-    '-out', pair.certFile,
+    'req',
+    '-x509',
+    '-config',
+    bareConfig(dir),
+    '-key',
+    pair.keyFile,
+    '-subj',
+    subject({ commonName }),
+    '-days',
+    '3650',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE,pathlen:0',
+    '-addext',
+    'keyUsage=critical,digitalSignature,keyEncipherment,keyCertSign',
+    '-out',
+    pair.certFile,
   ]);
   return pair;
 }
@@ -81,14 +93,34 @@ export async function issueCert(ca: PemPair, dir: string, name: string, profile:
   const pair = pemPairIn(dir, name);
   const sans = [...(profile.dnsNames ?? []).map((d) => `DNS:${d}`), ...(profile.ips ?? []).map((ip) => `IP:${ip}`)];
   await openssl(dir, [
-    'req', '-x509', '-config', bareConfig(path.dirname(ca.certFile)), '-CA', ca.certFile, '-CAkey', ca.keyFile,
-    '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-    '-subj', subject(profile), '-days', DAYS,
-    '-addext', 'basicConstraints=critical,CA:FALSE',
-    '-addext', 'keyUsage=critical,digitalSignature,keyEncipherment',
-    '-addext', `extendedKeyUsage=${profile.usage === 'server' ? 'serverAuth,clientAuth' : 'clientAuth'}`,
+    'req',
+    '-x509',
+    '-config',
+    bareConfig(path.dirname(ca.certFile)),
+    '-CA',
+    ca.certFile,
+    '-CAkey',
+    ca.keyFile,
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-subj',
+    subject(profile),
+    '-days',
+    DAYS,
+    '-addext',
+    'basicConstraints=critical,CA:FALSE',
+    '-addext',
+    'keyUsage=critical,digitalSignature,keyEncipherment',
+    '-addext',
+    `extendedKeyUsage=${profile.usage === 'server' ? 'serverAuth,clientAuth' : 'clientAuth'}`,
     ...(sans.length > 0 ? ['-addext', `subjectAltName=${sans.join(',')}`] : []),
-    '-keyout', pair.keyFile, '-out', pair.certFile,
+    '-keyout',
+    pair.keyFile,
+    '-out',
+    pair.certFile,
   ]);
   return pair;
 }

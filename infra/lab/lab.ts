@@ -103,7 +103,17 @@ export class Lab {
   /** CPU starvation under way (starve()), ended before the members are killed. */
   private readonly starving = new Set<Starving>();
 
-  constructor(config: { root: string; token: string; etcdBin: string; heartbeatMs: number; electionTimeoutMs: number; namePrefix: string; memberArgs?: Record<string, string[]>; tls?: LabTlsFiles; peerProxies?: boolean }) {
+  constructor(config: {
+    root: string;
+    token: string;
+    etcdBin: string;
+    heartbeatMs: number;
+    electionTimeoutMs: number;
+    namePrefix: string;
+    memberArgs?: Record<string, string[]>;
+    tls?: LabTlsFiles;
+    peerProxies?: boolean;
+  }) {
     this.root = config.root;
     this.tls = config.tls;
     this.clientTls = config.tls ? readClientTls(config.tls) : undefined;
@@ -231,10 +241,16 @@ export class Lab {
         intervalMs: 250,
         what: `member add --learner ${peerUrl}`,
       });
-      const initialCluster = members
-        .map((m) => `${m.peerUrls[0] === peerUrl ? name : this.nameForPeer(m)}=${m.peerUrls[0] ?? ''}`)
-        .join(',');
-      const runtime = this.spawnMember({ name, clientPort: clientPort!, peerPort: peerPort!, ...proxies, initialCluster, clusterState: 'existing', isLearner: true });
+      const initialCluster = members.map((m) => `${m.peerUrls[0] === peerUrl ? name : this.nameForPeer(m)}=${m.peerUrls[0] ?? ''}`).join(',');
+      const runtime = this.spawnMember({
+        name,
+        clientPort: clientPort!,
+        peerPort: peerPort!,
+        ...proxies,
+        initialCluster,
+        clusterState: 'existing',
+        isLearner: true,
+      });
       await waitFor(
         async () => {
           this.assertAlive(runtime);
@@ -290,7 +306,11 @@ export class Lab {
   async addUnstartedLearner(options: { timeoutMs?: number } = {}): Promise<string> {
     const [peerPort] = await freePorts(1);
     const peerUrl = `http://127.0.0.1:${peerPort!}`;
-    const members = await waitFor(() => this.ensureLearnerAdded(peerUrl), { timeoutMs: options.timeoutMs ?? 20_000, intervalMs: 250, what: `member add --learner ${peerUrl}` });
+    const members = await waitFor(() => this.ensureLearnerAdded(peerUrl), {
+      timeoutMs: options.timeoutMs ?? 20_000,
+      intervalMs: 250,
+      what: `member add --learner ${peerUrl}`,
+    });
     const added = members.find((m) => m.peerUrls.includes(peerUrl));
     if (!added) throw new Error(`member add --learner ${peerUrl}: not in the member list after`);
     return added.id;
@@ -607,9 +627,7 @@ export class Lab {
     const runtimes = [...this.runtimes.values()];
     for (const runtime of runtimes) killQuietly(runtime);
     // Proxies and data go whatever happens to the processes; a survivor is still reported.
-    const exits = await Promise.allSettled(
-      runtimes.map((r) => withDeadline(r.exited, 10_000, `${r.member.name} (pid ${r.member.pid}) to exit`)),
-    );
+    const exits = await Promise.allSettled(runtimes.map((r) => withDeadline(r.exited, 10_000, `${r.member.name} (pid ${r.member.pid}) to exit`)));
     await Promise.all(runtimes.map((r) => closeProxies(r.member)));
     await fs.promises.rm(this.root, { recursive: true, force: true });
     const stuck = exits.flatMap((e) => (e.status === 'rejected' ? [(e.reason as Error).message] : []));
@@ -638,7 +656,11 @@ const advertisedPeerUrl = (peerPort: number, { peerProxy }: { peerProxy?: FaultP
 
 /** A wait the lab bounds, said as waitFor says it. */
 const withDeadline = (promise: Promise<void>, timeoutMs: number, what: string): Promise<void> =>
-  withTimeout(timeoutMs, () => promise, () => new Error(`timed out after ${timeoutMs}ms waiting for ${what}`));
+  withTimeout(
+    timeoutMs,
+    () => promise,
+    () => new Error(`timed out after ${timeoutMs}ms waiting for ${what}`),
+  );
 
 export async function startLab(options: LabOptions): Promise<Lab> {
   const count = options.members;

@@ -70,12 +70,15 @@ export function clusterRounds(deps: Deps, periodic: PeriodicCheck): ClusterRound
   const arm = (): void => {
     if (stopped) return;
     const soonest = Math.min(MAX_WAIT_MS, ...[...nextAt.values()].map((at) => at - deps.clock.now()));
-    timer = setTimeout(() => {
-      round = runRound().finally(() => {
-        round = undefined;
-        arm();
-      });
-    }, Math.max(0, soonest));
+    timer = setTimeout(
+      () => {
+        round = runRound().finally(() => {
+          round = undefined;
+          arm();
+        });
+      },
+      Math.max(0, soonest),
+    );
     timer.unref();
   };
 

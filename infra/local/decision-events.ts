@@ -18,7 +18,12 @@ const DEFERRING_CLOSES: readonly string[] = ['CLUSTER_PAUSED', 'REMEDIATION_NOT_
 export function kubeEventOf(event: EventEnvelope): ObjectEventSaid | undefined {
   if (event.detailType === 'LeaderMoved') {
     const { from, to, path, tookMs } = event.detail;
-    return { reason: 'LEADER_MOVED', note: `etcd leadership moved from member ${from} to ${to} over ${path} in ${tookMs} ms`, type: 'Normal', action: 'MoveLeader' };
+    return {
+      reason: 'LEADER_MOVED',
+      note: `etcd leadership moved from member ${from} to ${to} over ${path} in ${tookMs} ms`,
+      type: 'Normal',
+      action: 'MoveLeader',
+    };
   }
   if (event.detailType === 'RemediationCompleted') {
     const { target, newLeader } = event.detail;

@@ -142,7 +142,12 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
   const customObjects = options.management.makeApiClient(CustomObjectsApi);
   const requests = createRequestClient(customObjects);
   const gates = createRemediationGate(customObjects, options.clusterApiVersion);
-  const recorder = createEventRecorder({ core: options.management.makeApiClient(CoreV1Api), log, clock: runtime.clock, instance: (options.eventInstance ?? os.hostname()).slice(0, 128) });
+  const recorder = createEventRecorder({
+    core: options.management.makeApiClient(CoreV1Api),
+    log,
+    clock: runtime.clock,
+    instance: (options.eventInstance ?? os.hostname()).slice(0, 128),
+  });
   const followIntervalMs = options.followIntervalMs ?? 2_000;
   const tracked = new Map<string, Tracked>();
   /** The requests following each incident, by key. */
@@ -157,13 +162,22 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
         if (stopped) return;
         const now = new Date(runtime.clock.now()).toISOString();
         const conditions = conditionsOf(status, entry.conditions, { now: now.replace(/\.\d{3}Z$/, 'Z'), generation: entry.request.generation });
-        const full: RequestStatus = { ...status, updatedAt: now, ...(entry.request.generation === undefined ? {} : { observedGeneration: entry.request.generation }), conditions };
-        if (!(await requests.writeStatus(entry.request, full, clear))) log.info('request gone before its status was written', { request: keyOf(entry.request) });
+        const full: RequestStatus = {
+          ...status,
+          updatedAt: now,
+          ...(entry.request.generation === undefined ? {} : { observedGeneration: entry.request.generation }),
+          conditions,
+        };
+        if (!(await requests.writeStatus(entry.request, full, clear)))
+          log.info('request gone before its status was written', { request: keyOf(entry.request) });
         entry.conditions = conditions;
       })
       .catch((error: unknown) => {
         entry.unwritten = true;
-        log.warn('request status not written; written again from the incident on the next follow round', { request: keyOf(entry.request), error: String(error) });
+        log.warn('request status not written; written again from the incident on the next follow round', {
+          request: keyOf(entry.request),
+          error: String(error),
+        });
       });
     return entry.writes;
   };
@@ -212,7 +226,10 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
       // Not in this state: nothing here goes on with the request, so it is reported again later.
       detach(entry);
       Object.assign(entry, { reportedAt: runtime.clock.now(), since: runtime.clock.now() });
-      log.warn('request reported as a duplicate of an incident this state does not hold; reported again later', { request: keyOf(entry.request), holder: after.holderId });
+      log.warn('request reported as a duplicate of an incident this state does not hold; reported again later', {
+        request: keyOf(entry.request),
+        holder: after.holderId,
+      });
       return write(entry, { ...statusOfIncident(incident), phase: 'Pending' }, ['completedAt']);
     }
     attach(entry, incident);
@@ -248,12 +265,23 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
       log.warn('request without a cluster-name label; left alone', { request: key });
       const orphan: Tracked = { request, clusterId: '', writes: Promise.resolve(), terminal: true, conditions: request.status?.conditions ?? [] };
       tracked.set(key, orphan);
-      await write(orphan, { phase: 'Failed', reasonCode: 'INVALID_REQUEST', message: 'the request has no cluster.x-k8s.io/cluster-name label, so its cluster is unknown; MachineHealthCheck sets it' });
+      await write(orphan, {
+        phase: 'Failed',
+        reasonCode: 'INVALID_REQUEST',
+        message: 'the request has no cluster.x-k8s.io/cluster-name label, so its cluster is unknown; MachineHealthCheck sets it',
+      });
       return;
     }
-    const entry: Tracked = { request, clusterId: options.clusterIdOf(request), writes: Promise.resolve(), terminal: isTerminalPhase(request.status?.phase), conditions: request.status?.conditions ?? [] };
+    const entry: Tracked = {
+      request,
+      clusterId: options.clusterIdOf(request),
+      writes: Promise.resolve(),
+      terminal: isTerminalPhase(request.status?.phase),
+      conditions: request.status?.conditions ?? [],
+    };
     // Recovered before a restart: looked at again from when it recovered.
-    if (request.status?.phase === 'Recovered') entry.recoveredAt = Date.parse(request.status.completedAt ?? request.status.updatedAt ?? '') || runtime.clock.now();
+    if (request.status?.phase === 'Recovered')
+      entry.recoveredAt = Date.parse(request.status.completedAt ?? request.status.updatedAt ?? '') || runtime.clock.now();
     tracked.set(key, entry);
     if (entry.terminal) return;
     // Reported before (this watcher, or an earlier one that stopped before writing the status). An
@@ -275,11 +303,25 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
     const observedAt = observedNow ? now : (request.createdAt ?? now);
     const reason = request.reason ?? `MachineHealthCheck asked to remediate Machine ${request.machineName}`;
     try {
-      await runtime.submit({ clusterId: entry.clusterId, target: { machineName: request.machineName }, reason, source: 'mhc', observedAt, at: new Date(runtime.clock.now()).toISOString() }, 'mhc');
+      await runtime.submit(
+        {
+          clusterId: entry.clusterId,
+          target: { machineName: request.machineName },
+          reason,
+          source: 'mhc',
+          observedAt,
+          at: new Date(runtime.clock.now()).toISOString(),
+        },
+        'mhc',
+      );
       return true;
     } catch (error) {
       entry.reportedAt = undefined;
-      await write(entry, { phase: 'Failed', reasonCode: 'INVALID_REQUEST', message: `the report was refused: ${error instanceof Error ? error.message : String(error)}` });
+      await write(entry, {
+        phase: 'Failed',
+        reasonCode: 'INVALID_REQUEST',
+        message: `the report was refused: ${error instanceof Error ? error.message : String(error)}`,
+      });
       return false;
     }
   }
@@ -301,12 +343,22 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
     entry.held = true;
     const status: Said =
       gate.kind === 'held'
-        ? { phase: 'Pending', reasonCode: gate.hold.reason, message: `${gate.hold.message}. The request is not reported; it is reported once that changes (looked at every ${describeInterval(followIntervalMs)}).` }
-        : { phase: 'Pending', message: `${gate.message}, so whether Cluster API lets this Machine be remediated now is unknown: the request is not reported until that reads (looked at every ${describeInterval(followIntervalMs)}).` };
+        ? {
+            phase: 'Pending',
+            reasonCode: gate.hold.reason,
+            message: `${gate.hold.message}. The request is not reported; it is reported once that changes (looked at every ${describeInterval(followIntervalMs)}).`,
+          }
+        : {
+            phase: 'Pending',
+            message: `${gate.message}, so whether Cluster API lets this Machine be remediated now is unknown: the request is not reported until that reads (looked at every ${describeInterval(followIntervalMs)}).`,
+          };
     if (entry.heldSaid === status.message) return;
     entry.heldSaid = status.message;
     if (gate.kind === 'held') tell(entry, { reason: gate.hold.reason, note: truncateNote(status.message!), type: 'Warning', action: 'Hold' });
-    log.info('request held: Cluster API does not let its Machine be remediated now, or could not be read', { request: keyOf(entry.request), said: status.message });
+    log.info('request held: Cluster API does not let its Machine be remediated now, or could not be read', {
+      request: keyOf(entry.request),
+      said: status.message,
+    });
     await write(entry, status, gate.kind === 'held' ? ['completedAt', 'leaderMove'] : ['reasonCode', 'completedAt', 'leaderMove']);
   }
 
@@ -320,7 +372,8 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
   }
 
   /** Still here a while after it recovered: its MachineHealthCheck still wants the Machine remediated. */
-  const recheckDue = (entry: Tracked): boolean => entry.recoveredAt !== undefined && runtime.clock.now() - entry.recoveredAt >= (options.recheckRecoveredMs ?? 300_000);
+  const recheckDue = (entry: Tracked): boolean =>
+    entry.recoveredAt !== undefined && runtime.clock.now() - entry.recoveredAt >= (options.recheckRecoveredMs ?? 300_000);
 
   async function recheck(entry: Tracked, look: GateLook): Promise<void> {
     const now = runtime.clock.now();
@@ -333,7 +386,8 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
 
   /** Held: reported once Cluster API lets its Machine be remediated again. */
   async function lookAgain(entry: Tracked, look: GateLook): Promise<void> {
-    if (await reportIfAllowed(entry, look, 'Cluster API lets this Machine be remediated again: reported; waiting for the incident to open', true)) followSoon(entry);
+    if (await reportIfAllowed(entry, look, 'Cluster API lets this Machine be remediated again: reported; waiting for the incident to open', true))
+      followSoon(entry);
   }
 
   /**
@@ -363,8 +417,14 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
     if (outcome.kind === 'withdrawn') return follow(entry, outcome.incident);
     if (outcome.kind === 'too-late' && entry.lateSaid !== incident.incidentId) {
       entry.lateSaid = incident.incidentId;
-      const what = gate.hold.reason === 'CLUSTER_PAUSED' ? 'Cluster API paused remediation of the Machine' : 'its MachineHealthCheck does not allow remediation now';
-      log.warn(`${what}, but its removal is under way: it finishes`, { request: keyOf(entry.request), incidentId: incident.incidentId, why: outcome.why, said: gate.hold.message });
+      const what =
+        gate.hold.reason === 'CLUSTER_PAUSED' ? 'Cluster API paused remediation of the Machine' : 'its MachineHealthCheck does not allow remediation now';
+      log.warn(`${what}, but its removal is under way: it finishes`, {
+        request: keyOf(entry.request),
+        incidentId: incident.incidentId,
+        why: outcome.why,
+        said: gate.hold.message,
+      });
     }
   }
 
@@ -377,7 +437,8 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
     if (entry) byIncident.get(entry.incidentId ?? '')?.delete(key);
     if (!entry?.incidentId || entry.terminal) return;
     // Another report's incident: that report still stands.
-    if (entry.holder) return void log.info('request deleted; the incident it followed is another report\'s, and goes on', { request: key, incidentId: entry.incidentId });
+    if (entry.holder)
+      return void log.info("request deleted; the incident it followed is another report's, and goes on", { request: key, incidentId: entry.incidentId });
     const { incidentId } = entry;
     const why = `EtcdRemediationRequest ${key} was deleted (its MachineHealthCheck withdrew it)`;
     const withinMs = options.withdrawWithinMs ?? 300_000;
@@ -390,7 +451,13 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
       return withdrawIncident(runtime, incidentId, why);
     });
     if (outcome) log.info('request deleted', { request: key, incidentId, outcome: outcome.kind, ...(outcome.kind === 'too-late' ? { why: outcome.why } : {}) });
-    else if (!stopped) log.warn('request deleted, but its incident was not withdrawn: a step held it all along; the incident goes on', { request: key, incidentId, withinMs, tries });
+    else if (!stopped)
+      log.warn('request deleted, but its incident was not withdrawn: a step held it all along; the incident goes on', {
+        request: key,
+        incidentId,
+        withinMs,
+        tries,
+      });
   }
 
   /** Read again from the store: an ending the request goes on after is followed where it leads. */
@@ -451,7 +518,9 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
     const look = gates.look();
     void Promise.all(
       [...tracked.values()].map((entry) =>
-        followRound(entry, look).catch((error: unknown) => log.warn('request not followed this round; followed again on the next', { request: keyOf(entry.request), error: String(error) })),
+        followRound(entry, look).catch((error: unknown) =>
+          log.warn('request not followed this round; followed again on the next', { request: keyOf(entry.request), error: String(error) }),
+        ),
       ),
     ).finally(() => (rounding = false));
   }, followIntervalMs);
@@ -488,7 +557,13 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
   return {
     ready,
     notWatching: () =>
-      stopped ? 'stopped' : dropped !== undefined ? `the request watch dropped (${dropped}); starting it again` : !listed ? 'the first list of EtcdRemediationRequests is not in yet' : undefined,
+      stopped
+        ? 'stopped'
+        : dropped !== undefined
+          ? `the request watch dropped (${dropped}); starting it again`
+          : !listed
+            ? 'the first list of EtcdRemediationRequests is not in yet'
+            : undefined,
     async stop() {
       stopped = true;
       clearInterval(followed);

@@ -16,8 +16,7 @@ export interface ResumeScope {
   incidents(store: IncidentStore): IncidentStore;
 }
 
-const incidentOf = (timer: StoredTimer): unknown =>
-  (timer.payload as { detail?: { incidentId?: unknown } } | null)?.detail?.incidentId;
+const incidentOf = (timer: StoredTimer): unknown => (timer.payload as { detail?: { incidentId?: unknown } } | null)?.detail?.incidentId;
 
 export function resumeScope(option: ResumeOption = 'all'): ResumeScope {
   const leftAlone = new Set<string>();

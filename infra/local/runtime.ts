@@ -88,7 +88,6 @@ export interface LocalRuntime {
   stop(options?: { drainTimeoutMs?: number }): Promise<void>;
 }
 
-
 /** Lambda waits about a minute, then two, between its retries; a local run need not wait as long. */
 const DEFAULT_REDELIVERY_DELAYS_MS = [1_000, 5_000];
 
@@ -366,4 +365,7 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
 export const newIncidentId = (): string => randomUUID();
 
 /** The incidents the gauge counts: those open or awaiting their replacement (prometheus-metrics.ts says why only those). */
-const liveIncidentsIn = async (store: SqliteIncidentStore) => [...(await store.listIncidents({ state: 'open' })), ...(await store.listIncidents({ state: 'awaiting-replacement' }))];
+const liveIncidentsIn = async (store: SqliteIncidentStore) => [
+  ...(await store.listIncidents({ state: 'open' })),
+  ...(await store.listIncidents({ state: 'awaiting-replacement' })),
+];

@@ -50,7 +50,13 @@ interface Measured {
 async function measure(bundles: DeployedBundle[], baseline: ColdStartRun, endpoint: string): Promise<Measured[]> {
   const runs = bundles.map((bundle) => {
     const { event, what } = firstEvent(bundle.name);
-    const run: ColdStartRun = { file: bundle.file, functionName: bundle.name, event, env: benchEnv(bundle.name, bundle.environment, endpoint), ...(bundle.etcdChunk ? { later: bundle.etcdChunk.file } : {}) };
+    const run: ColdStartRun = {
+      file: bundle.file,
+      functionName: bundle.name,
+      event,
+      env: benchEnv(bundle.name, bundle.environment, endpoint),
+      ...(bundle.etcdChunk ? { later: bundle.etcdChunk.file } : {}),
+    };
     return { bundle, what, run, own: [] as ChildResult[], base: [] as ChildResult[] };
   });
   for (let round = 0; round < RUNS; round++) {
@@ -76,7 +82,12 @@ async function measure(bundles: DeployedBundle[], baseline: ColdStartRun, endpoi
     let line = `bundle ${bundle.name} bytes=${bundle.bytes} import_ms=${ms(totalMs)} baseline_ms=${ms(baselineMs)} ratio=${m.ratio.toFixed(2)}`;
     if (bundle.etcdChunk) {
       const withEtcdMs = median(own.map((x) => total(x) + (x.laterMs ?? Number.NaN)));
-      m.withEtcd = { bytes: bundle.bytes + bundle.etcdChunk.bytes, totalMs: withEtcdMs, chunkMs: median(own.map((x) => x.laterMs ?? Number.NaN)), ratio: withEtcdMs / baselineMs };
+      m.withEtcd = {
+        bytes: bundle.bytes + bundle.etcdChunk.bytes,
+        totalMs: withEtcdMs,
+        chunkMs: median(own.map((x) => x.laterMs ?? Number.NaN)),
+        ratio: withEtcdMs / baselineMs,
+      };
       line += ` with_etcd_bytes=${m.withEtcd.bytes} with_etcd_ms=${ms(withEtcdMs)} ratio_with_etcd=${m.withEtcd.ratio.toFixed(2)}`;
     }
     console.log(line);
@@ -123,17 +134,29 @@ async function main(): Promise<void> {
     const baseline = await buildBaseline(scratch, { NODE_OPTIONS: nodeOptions, BUS_NAME: 'etcd-remediator-bench-bus' });
     const endpoint = `http://127.0.0.1:${await refusedPort()}`;
     const baselineRun: ColdStartRun = { file: baseline.file, functionName: 'baseline', event: {}, env: benchEnv('baseline', baseline.environment, endpoint) };
-    console.log(`cold start on Node ${process.version}: the ${bundles.length} bundles CDK wrote at synth (NodejsFunction, infra/cdk/bundling.ts), median of ${RUNS} fresh processes each`);
-    console.log(`import_ms = import of index.mjs + one handler call (the function's first event; its first AWS call is refused at ${endpoint}, one SDK attempt)`);
-    console.log('bytes = what a cold start loads: index.mjs and the chunks it imports statically (a chunk only a dynamic import() reaches, the etcd or Kubernetes client, is not counted; source maps are not)');
-    console.log("with_etcd = the same, and the etcd chunk (its files beyond index.mjs's) imported after the call, as a pipeline function's first etcd access loads it; the Kubernetes chunk is left out of both");
-    console.log(`baseline: the EventBridge client and the Powertools logger alone, one PutEvents (${baseline.bytes} bytes in ${baseline.files} files); its cold starts alternate with each bundle's`);
+    console.log(
+      `cold start on Node ${process.version}: the ${bundles.length} bundles CDK wrote at synth (NodejsFunction, infra/cdk/bundling.ts), median of ${RUNS} fresh processes each`,
+    );
+    console.log(
+      `import_ms = import of index.mjs + one handler call (the function's first event; its first AWS call is refused at ${endpoint}, one SDK attempt)`,
+    );
+    console.log(
+      'bytes = what a cold start loads: index.mjs and the chunks it imports statically (a chunk only a dynamic import() reaches, the etcd or Kubernetes client, is not counted; source maps are not)',
+    );
+    console.log(
+      "with_etcd = the same, and the etcd chunk (its files beyond index.mjs's) imported after the call, as a pipeline function's first etcd access loads it; the Kubernetes chunk is left out of both",
+    );
+    console.log(
+      `baseline: the EventBridge client and the Powertools logger alone, one PutEvents (${baseline.bytes} bytes in ${baseline.files} files); its cold starts alternate with each bundle's`,
+    );
     // Other work on the machine slows every figure; say how busy it was.
     console.log(`load average before: ${loadavg()[0]!.toFixed(2)} on ${availableParallelism()} cores`);
     console.log(`environment: each function's own from the template (NODE_OPTIONS=${JSON.stringify(nodeOptions)}), references filled with dummies`);
     const measured = await measure(bundles, baselineRun, endpoint);
 
-    console.log(`goals: bytes <= ${GOAL_BYTES} (1.0 MB), import_ms <= ${GOAL_RATIO} x the baseline's (schedule-retry and intake ${GOAL_RATIO_NO_CLUSTER.intake} x)`);
+    console.log(
+      `goals: bytes <= ${GOAL_BYTES} (1.0 MB), import_ms <= ${GOAL_RATIO} x the baseline's (schedule-retry and intake ${GOAL_RATIO_NO_CLUSTER.intake} x)`,
+    );
     const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
     for (const m of measured) {
       const etcd = m.withEtcd

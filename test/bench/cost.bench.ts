@@ -18,14 +18,23 @@ import { stuckSchedule } from './cost-stuck.ts';
 const out = (line: string) => process.stdout.write(`${line}\n`);
 const WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'TransactWriteItems', 'BatchWriteItem']);
 
-async function seedRun(stack: DeployedStack, policy: PolicyInput, clusterId: string, lab: Lab): Promise<{ cost: IncidentCost; roundMs: number; rounds: number; writesPerRound: number }> {
+async function seedRun(
+  stack: DeployedStack,
+  policy: PolicyInput,
+  clusterId: string,
+  lab: Lab,
+): Promise<{ cost: IncidentCost; roundMs: number; rounds: number; writesPerRound: number }> {
   const leader = await lab.leader();
   await lab.fault(leader.name, 'cut');
   await registerLab(stack, lab, policy, clusterId);
   const marks = marksOf(stack);
   await reportUnhealthy(stack, leader.name, clusterId);
   const mine = () => stack.eventBridge.accepted.slice(marks.accepted).filter((e) => (e.event.detail as { clusterId?: string }).clusterId === clusterId);
-  await waitFor(async () => mine().find((e) => /^Remediation(Completed|Blocked|Failed|Closed)$/.test(e.event['detail-type'])), { timeoutMs: 300_000, intervalMs: 200, what: `${clusterId}: the incident's end` });
+  await waitFor(async () => mine().find((e) => /^Remediation(Completed|Blocked|Failed|Closed)$/.test(e.event['detail-type'])), {
+    timeoutMs: 300_000,
+    intervalMs: 200,
+    what: `${clusterId}: the incident's end`,
+  });
   await stack.eventBridge.idle();
   const events = mine();
   // A waiting round: RetryRequested to the MembersProbed of its RetryDue; what it adds to its wait.
@@ -59,21 +68,29 @@ try {
   const inv = seed.cost.invocations;
   const model = { 'probe-members': n + 1, 'move-leader': n + 1, 'schedule-retry': n };
   const holds = Object.entries(model).every(([fn, count]) => inv[fn] === count);
-  out(`   ${n} waiting rounds, each adding ${seed.roundMs} ms of hops and work to its wait; round model (probe ${n + 1}, plan ${n + 1}, schedule-retry ${n}): ${holds ? 'holds' : `DOES NOT HOLD (${JSON.stringify(inv)})`}`);
+  out(
+    `   ${n} waiting rounds, each adding ${seed.roundMs} ms of hops and work to its wait; round model (probe ${n + 1}, plan ${n + 1}, schedule-retry ${n}): ${holds ? 'holds' : `DOES NOT HOLD (${JSON.stringify(inv)})`}`,
+  );
   const { writesPerRound } = seed;
 
   out('\n2. the seed case, the default policy (grace 60 s, election timeout 1 s, backoff 5 s to 5 min):');
   const def = await seedRun(stack, {}, 'default', defaultLab);
   for (const line of describeCost(def.cost)) out(`   ${line}`);
 
-  out(`\n3. stuck: no leader settles (ELECTION_IN_PROGRESS on every look) until the ${defaultPolicy.incidentDeadlineMs / 60_000}-minute deadline, default policy:`);
+  out(
+    `\n3. stuck: no leader settles (ELECTION_IN_PROGRESS on every look) until the ${defaultPolicy.incidentDeadlineMs / 60_000}-minute deadline, default policy:`,
+  );
   const stuck = stuckSchedule(defaultPolicy, seed.roundMs);
   const retries = stuck.looks - 1;
   out(`   ${stuck.looks} looks over ${(stuck.elapsedMs / 60_000).toFixed(1)} min, ending ${stuck.ending.kind} ${stuck.ending.reason}`);
   out(`   invocations ${2 * stuck.looks + retries}: probe-members ${stuck.looks}, move-leader ${stuck.looks}, schedule-retry ${retries}`);
-  out(`   events ${1 + stuck.looks + 2 * retries + 1}: MemberUnhealthy 1, MembersProbed ${stuck.looks}, RetryRequested ${retries}, RetryDue ${retries}, RemediationBlocked 1`);
+  out(
+    `   events ${1 + stuck.looks + 2 * retries + 1}: MemberUnhealthy 1, MembersProbed ${stuck.looks}, RetryRequested ${retries}, RetryDue ${retries}, RemediationBlocked 1`,
+  );
   out(`   short waits (SQS sends) ${stuck.shortWaits}; schedules created ${stuck.schedules}`);
-  out(`   DynamoDB writes about ${Math.round(writesPerRound * retries)} (${writesPerRound.toFixed(1)} a waiting round, as on the seed run), plus the opening and the block`);
+  out(
+    `   DynamoDB writes about ${Math.round(writesPerRound * retries)} (${writesPerRound.toFixed(1)} a waiting round, as on the seed run), plus the opening and the block`,
+  );
 } finally {
   await stack.close();
   await Promise.all([seedLab.down(), defaultLab.down()]);

@@ -12,12 +12,12 @@ const BENCH = fileURLToPath(new URL('./fleet.bench.ts', import.meta.url));
 describe('bench:fleet part A, tiny', () => {
   it('ends every incident of 20 over 5 clusters and prints lines a script can read', async () => {
     // Exit 1 is the goal missed: at this size the rate is bound by the waits, not by the pipeline.
-    const { stdout } = await run(process.execPath, [BENCH, '--part', 'A', '--clusters', '5', '--incidents', '20', '--history', '50'], { timeout: 50_000 }).catch(
-      (error: { stdout?: string; code?: number }) => {
-        if (error.code !== 1 || !error.stdout) throw error;
-        return { stdout: error.stdout };
-      },
-    );
+    const { stdout } = await run(process.execPath, [BENCH, '--part', 'A', '--clusters', '5', '--incidents', '20', '--history', '50'], {
+      timeout: 50_000,
+    }).catch((error: { stdout?: string; code?: number }) => {
+      if (error.code !== 1 || !error.stdout) throw error;
+      return { stdout: error.stdout };
+    });
     const lines = stdout.trim().split('\n').map(parseFleetLine);
     const a = lines.find((l) => l?.part === 'A' && l.incidents !== undefined);
     expect(a, stdout).toMatchObject({ incidents: '20', clusters: '5', ended: '20', leader_cut: '16', follower_sick: '4' });

@@ -69,7 +69,12 @@ export const pipelineLine = (r: PipelineResult): string =>
 
 export function parseFleetLine(line: string): Record<string, string> | undefined {
   if (!line.startsWith('fleet ')) return undefined;
-  return Object.fromEntries(line.slice('fleet '.length).split(' ').map((pair) => pair.split('=', 2) as [string, string]));
+  return Object.fromEntries(
+    line
+      .slice('fleet '.length)
+      .split(' ')
+      .map((pair) => pair.split('=', 2) as [string, string]),
+  );
 }
 
 interface BenchRuntime {
@@ -104,7 +109,14 @@ async function benchRuntime(dir: string, names: readonly string[]): Promise<Benc
     name: 'instant-replacement',
     replace: async ({ clusterId }) => ({ action: 'replaced', detail: `member ${fleet.get(clusterId).join().name} joined` }),
   };
-  const runtime = await createLocalRuntime({ statePath: join(dir, 'state.sqlite'), directory, actuator, etcdFor: fleet.etcdFor, logLevel: 'SILENT', clock: systemClock });
+  const runtime = await createLocalRuntime({
+    statePath: join(dir, 'state.sqlite'),
+    directory,
+    actuator,
+    etcdFor: fleet.etcdFor,
+    logLevel: 'SILENT',
+    clock: systemClock,
+  });
   const waiting = new Map<string, { times: Times; ended: (event: EventEnvelope) => void }>();
   const unsubscribe = runtime.bus.subscribe((event) => {
     const entry = waiting.get(event.detail.clusterId);
@@ -140,7 +152,9 @@ async function reportAndWait(bench: BenchRuntime, clusterId: string, sick: Membe
   if (!(await settlesWithin(INCIDENT_TIMEOUT_MS, ended))) {
     const [open] = await bench.runtime.store.listIncidents({ clusterId, state: 'open' });
     const last = open?.lastDecision;
-    throw new Error(`${clusterId}: no ending within ${INCIDENT_TIMEOUT_MS} ms for its report of ${sick.name}; ${last ? `its last decision: ${last.reason}: ${last.message}` : 'no decision yet'}`);
+    throw new Error(
+      `${clusterId}: no ending within ${INCIDENT_TIMEOUT_MS} ms for its report of ${sick.name}; ${last ? `its last decision: ${last.reason}: ${last.message}` : 'no decision yet'}`,
+    );
   }
   return { event: await ended, times };
 }
@@ -188,7 +202,17 @@ export async function runPipeline(options: PipelineOptions): Promise<PipelineRes
   const elapsedMs = performance.now() - started;
   const sorted = [...decisions].sort((a, b) => a - b);
   const incidents = options.clusters * options.incidentsPerCluster;
-  return { incidents, clusters: options.clusters, endings, leaderCut, followerSick, elapsedMs, perMin: (incidents / elapsedMs) * 60_000, p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99) };
+  return {
+    incidents,
+    clusters: options.clusters,
+    endings,
+    leaderCut,
+    followerSick,
+    elapsedMs,
+    perMin: (incidents / elapsedMs) * 60_000,
+    p50Ms: percentile(sorted, 50),
+    p99Ms: percentile(sorted, 99),
+  };
 }
 
 export interface HistoryCost {
@@ -214,7 +238,13 @@ export async function runHistoryCost(options: { history: number; reports: number
     const longAgo = Date.now() - 48 * 3_600_000;
     for (let i = 0; i < options.history; i += 1) {
       const target = { memberName: `retired-${i}` };
-      const { incident } = await bench.runtime.store.openOrJoin({ clusterId: old, targetKey: targetKeyOf(target), target, reason: 'history', now: longAgo + i });
+      const { incident } = await bench.runtime.store.openOrJoin({
+        clusterId: old,
+        targetKey: targetKeyOf(target),
+        target,
+        reason: 'history',
+        now: longAgo + i,
+      });
       await bench.runtime.store.closeIncident(incident.incidentId, { outcome: 'blocked', result: null, now: longAgo + i + 1 });
     }
     await bench.runtime.start();
@@ -230,7 +260,11 @@ export async function runHistoryCost(options: { history: number; reports: number
     await bench.close();
     if (!options.dir) rmSync(dir, { recursive: true, force: true });
   }
-  const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);
+  const median = (xs: number[]) =>
+    percentile(
+      [...xs].sort((a, b) => a - b),
+      50,
+    );
   return { history: options.history, reports: options.reports, withoutMs: median(costs[fresh]!), withMs: median(costs[old]!) };
 }
 

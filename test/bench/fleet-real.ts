@@ -138,18 +138,35 @@ export async function runReal(options: RealOptions): Promise<RealResult> {
       const leader = (await lab.leader()).name;
       await lab.fault(leader, 'cut');
       const w: Watched = { clusterId: `lab${i + 1}`, lab, leader, fewestVoting: 3, gone: new Set(), checker: undefined as unknown as QuorumChecker };
-      w.checker = startQuorumChecker({ members: () => lab.members, skip: (name) => w.gone.has(name) || lab.runState(name) !== 'running', electionTimeoutMs: lab.electionTimeoutMs });
+      w.checker = startQuorumChecker({
+        members: () => lab.members,
+        skip: (name) => w.gone.has(name) || lab.runState(name) !== 'running',
+        electionTimeoutMs: lab.electionTimeoutMs,
+      });
       watched.push(w);
     }
     sampler = sampleMembers(watched);
     const state = path.join(dir, 'state.sqlite');
     const config = path.join(dir, 'run.json');
-    fs.writeFileSync(config, JSON.stringify({ state, listen: '127.0.0.1:0', clusters: watched.map((w) => ({ clusterId: w.clusterId, endpoints: w.lab.endpoints(), policy: policyOf(w.lab, options.storm) })) }));
+    fs.writeFileSync(
+      config,
+      JSON.stringify({
+        state,
+        listen: '127.0.0.1:0',
+        clusters: watched.map((w) => ({ clusterId: w.clusterId, endpoints: w.lab.endpoints(), policy: policyOf(w.lab, options.storm) })),
+      }),
+    );
     service = startCli(['run', '--config', config]);
     await service.waitForStderr(/listening on stdin only/, 30_000);
-    await waitFor(async () => (performance.now() - booted >= RECONFIG_GUARD_MS ? true : undefined), { timeoutMs: RECONFIG_GUARD_MS + 1_000, intervalMs: 100, what: "etcd's reconfiguration guard to pass" });
+    await waitFor(async () => (performance.now() - booted >= RECONFIG_GUARD_MS ? true : undefined), {
+      timeoutMs: RECONFIG_GUARD_MS + 1_000,
+      intervalMs: 100,
+      what: "etcd's reconfiguration guard to pass",
+    });
     const now = new Date().toISOString();
-    const reports = watched.map((w) => JSON.stringify({ clusterId: w.clusterId, target: { memberName: w.leader }, reason: 'kubelet not ready', source: 'bench', observedAt: now }));
+    const reports = watched.map((w) =>
+      JSON.stringify({ clusterId: w.clusterId, target: { memberName: w.leader }, reason: 'kubelet not ready', source: 'bench', observedAt: now }),
+    );
     const started = performance.now();
     service.child.stdin!.end(`${reports.join('\n')}\n`);
 
@@ -189,10 +206,15 @@ export async function runReal(options: RealOptions): Promise<RealResult> {
       const voting = list.filter((m) => !m.isLearner).map((m) => m.name);
       const leader = await w.lab.waitForLeader({ excluding: [w.leader], timeoutMs: 10_000 }).catch(() => undefined);
       // A write and a read after: the checker's samples once the cluster settled.
-      const after = await waitFor(async () => (w.checker.samples.some((s) => s.at > Date.now() - 1_000 && s.ok) ? true : undefined), { timeoutMs: 5_000, intervalMs: 100, what: `a write in ${w.clusterId}` }).catch(() => false);
+      const after = await waitFor(async () => (w.checker.samples.some((s) => s.at > Date.now() - 1_000 && s.ok) ? true : undefined), {
+        timeoutMs: 5_000,
+        intervalMs: 100,
+        what: `a write in ${w.clusterId}`,
+      }).catch(() => false);
       const verdict = await w.checker.stop();
       if (!voting.includes(w.leader)) removed += 1;
-      const ok = verdict.quorum === 'held' && w.fewestVoting >= 2 && voting.length === 2 && !voting.includes(w.leader) && leader !== undefined && after === true;
+      const ok =
+        verdict.quorum === 'held' && w.fewestVoting >= 2 && voting.length === 2 && !voting.includes(w.leader) && leader !== undefined && after === true;
       if (ok) held += 1;
       else
         problems.push(

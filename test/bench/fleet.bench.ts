@@ -52,7 +52,17 @@ const parts = part ? [part] : ['A', 'B', 'C'];
 /** Part A again, in a child under --cpu-prof; prints its lines, then where its time went. */
 async function profiled(): Promise<boolean> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fleet-profile-'));
-  const args = [`--cpu-prof`, `--cpu-prof-dir=${dir}`, process.argv[1]!, '--part', 'A', '--history', String(history), ...(clusters ? ['--clusters', String(clusters)] : []), ...(incidents ? ['--incidents', String(incidents)] : [])];
+  const args = [
+    `--cpu-prof`,
+    `--cpu-prof-dir=${dir}`,
+    process.argv[1]!,
+    '--part',
+    'A',
+    '--history',
+    String(history),
+    ...(clusters ? ['--clusters', String(clusters)] : []),
+    ...(incidents ? ['--incidents', String(incidents)] : []),
+  ];
   const code = await new Promise<number | null>((resolve) => spawn(process.execPath, args, { stdio: 'inherit' }).on('close', resolve));
   const file = fs.readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
   if (file) for (const line of profileLines(readProfile(path.join(dir, file)), 15)) console.log(line);
@@ -71,7 +81,11 @@ for (const p of parts) {
     const result = await runPipeline({ clusters: n, incidentsPerCluster: Math.max(1, Math.round((incidents ?? 5_000) / n)) });
     const ended = Object.values(result.endings).reduce((a, b) => a + b, 0);
     console.log(pipelineLine(result));
-    console.log(`fleet part=A endings=${Object.entries(result.endings).map(([type, count]) => `${type}:${count}`).join(',')} goal_per_min=${GOAL_PER_MIN} goal=${result.perMin >= GOAL_PER_MIN ? 'met' : 'MISSED'}`);
+    console.log(
+      `fleet part=A endings=${Object.entries(result.endings)
+        .map(([type, count]) => `${type}:${count}`)
+        .join(',')} goal_per_min=${GOAL_PER_MIN} goal=${result.perMin >= GOAL_PER_MIN ? 'met' : 'MISSED'}`,
+    );
     ok &&= ended === result.incidents && result.perMin >= GOAL_PER_MIN;
     const cost = await runHistoryCost({ history, reports: 20 });
     console.log(historyLine(cost));

@@ -19,7 +19,10 @@ async function main(): Promise<void> {
   // kubeadm without Cluster API: the operator's etcd client certificate, on both sides.
   const transport = createEtcd3Transport(worldEtcdTls(world));
   const direct = createProber(transport, directPaths);
-  const kube = createKubeEtcd({ workloadKubeconfig: access.workloadKubeconfig }, { guardPrefix: '/etcd-remediator', callTimeoutMs: DEADLINE_MS, ...worldEtcdTls(world) });
+  const kube = createKubeEtcd(
+    { workloadKubeconfig: access.workloadKubeconfig },
+    { guardPrefix: '/etcd-remediator', callTimeoutMs: DEADLINE_MS, ...worldEtcdTls(world) },
+  );
   const bound = 1.2 * DEADLINE_MS;
   let allWithin = true;
   try {

@@ -28,7 +28,8 @@ async function probeTwice(world: KubeWorld, access: Access): Promise<{ cold: num
   try {
     const probe = async () => {
       const sample = await kube.prober.probe({ seeds: [], deadlineMs: DEADLINE_MS, paths: ['port-forward'] });
-      if (sample.members.filter((m) => m.paths.some((p) => p.reachability === 'ok')).length !== MEMBERS) throw new Error(`${access}: not every member answered: ${JSON.stringify(sample.listFailures)}`);
+      if (sample.members.filter((m) => m.paths.some((p) => p.reachability === 'ok')).length !== MEMBERS)
+        throw new Error(`${access}: not every member answered: ${JSON.stringify(sample.listFailures)}`);
     };
     return { cold: await timeIt(probe), warm: await timeIt(probe) };
   } finally {
@@ -61,7 +62,9 @@ async function main(): Promise<void> {
       const within = added <= (phase === 'cold' ? DEFAULT_CALL_MS / 10 : 10);
       const goal = `added<=${phase === 'cold' ? DEFAULT_CALL_MS / 10 : 10}ms`;
       met &&= within;
-      console.log(`probe ${phase} files_ms=${files.toFixed(0)} minted_ms=${minted.toFixed(0)} ratio=${ratio.toFixed(2)} added_ms=${added.toFixed(0)} goal ${goal} ${within ? 'met' : 'MISSED'}`);
+      console.log(
+        `probe ${phase} files_ms=${files.toFixed(0)} minted_ms=${minted.toFixed(0)} ratio=${ratio.toFixed(2)} added_ms=${added.toFixed(0)} goal ${goal} ${within ? 'met' : 'MISSED'}`,
+      );
     }
   } finally {
     await world.down();

@@ -20,7 +20,8 @@ if (!Number.isInteger(runs) || runs < 1 || runs > 20) {
   process.exit(2);
 }
 
-const startPair = () => Promise.all([startLab({ members: 3, electionTimeoutMs: SEED_ELECTION_MS }), startLab({ members: 3, electionTimeoutMs: SEED_ELECTION_MS })]);
+const startPair = () =>
+  Promise.all([startLab({ members: 3, electionTimeoutMs: SEED_ELECTION_MS }), startLab({ members: 3, electionTimeoutMs: SEED_ELECTION_MS })]);
 const labs: Lab[] = [];
 // The labs first: etcd 3.4 refuses reconfiguration for ~5 s after its members connect, and the
 // synth takes about that long, so the timing below is the wiring's, not a fresh lab's.
@@ -64,7 +65,9 @@ try {
     const { tookMs: localMs } = await seedCaseLocal(localLab);
     aws.push(awsRun.tookMs);
     local.push(localMs);
-    out(`   run ${run}: event → new leader ${awsRun.tookMs} ms on the AWS wiring (${HOP_LATENCY_MS} ms a hop), ${localMs} ms on the local runtime; ${invocations} invocations, ${events} events`);
+    out(
+      `   run ${run}: event → new leader ${awsRun.tookMs} ms on the AWS wiring (${HOP_LATENCY_MS} ms a hop), ${localMs} ms on the local runtime; ${invocations} invocations, ${events} events`,
+    );
     await Promise.all([awsLab.down(), localLab.down()]);
   }
   const m = median(aws);

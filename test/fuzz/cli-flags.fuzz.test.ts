@@ -47,7 +47,11 @@ const durationText = fc.oneof(
   fc
     .array(
       fc.tuple(
-        fc.oneof(fc.nat({ max: 1_000 }).map(String), fc.double({ min: 0, max: 1e6, noNaN: true }).map(String), fc.constantFrom('99999999999999999', '1e3', '.5', '-1', '0x10', '1_000')),
+        fc.oneof(
+          fc.nat({ max: 1_000 }).map(String),
+          fc.double({ min: 0, max: 1e6, noNaN: true }).map(String),
+          fc.constantFrom('99999999999999999', '1e3', '.5', '-1', '0x10', '1_000'),
+        ),
         fc.constantFrom('h', 'm', 's', 'ms', 'us', 'µs', 'ns', 'd', 'H', '', ' s', 'sec'),
       ),
       { minLength: 1, maxLength: 4 },
@@ -76,7 +80,10 @@ describe('CLI flags, in process', () => {
         expect(flag, message).toBeDefined();
         const typed = flag!.startsWith('"') ? (JSON.parse(flag!) as string) : flag!;
         expect(typed.startsWith('-'), message).toBe(true);
-        expect(argv.some((a) => a === typed || a.startsWith(`${typed}=`) || (a.startsWith('-') && !a.startsWith('--') && a.includes(typed.slice(1)))), `${message} (argv ${JSON.stringify(argv)})`).toBe(true);
+        expect(
+          argv.some((a) => a === typed || a.startsWith(`${typed}=`) || (a.startsWith('-') && !a.startsWith('--') && a.includes(typed.slice(1)))),
+          `${message} (argv ${JSON.stringify(argv)})`,
+        ).toBe(true);
       }),
       params(3_000),
     );
@@ -103,21 +110,31 @@ describe('CLI flags, in process', () => {
 
   it('integerFlag: a whole number within bounds, or refused naming the flag', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.oneof(fc.integer().map(String), fc.string({ maxLength: 8 }), fc.constantFrom('1e3', '3.0', '0x5', ' 3', '99999999999999999999')), async (text) => {
-        let n: number | undefined;
-        const message = await usageErrorOf(() => (n = integerFlag('members', text, 1, 9)));
-        if (message === undefined) expect(Number.isInteger(n) && n! >= 1 && n! <= 9).toBe(true);
-        else expect(message.startsWith('--members: ')).toBe(true);
-      }),
+      fc.asyncProperty(
+        fc.oneof(fc.integer().map(String), fc.string({ maxLength: 8 }), fc.constantFrom('1e3', '3.0', '0x5', ' 3', '99999999999999999999')),
+        async (text) => {
+          let n: number | undefined;
+          const message = await usageErrorOf(() => (n = integerFlag('members', text, 1, 9)));
+          if (message === undefined) expect(Number.isInteger(n) && n! >= 1 && n! <= 9).toBe(true);
+          else expect(message.startsWith('--members: ')).toBe(true);
+        },
+      ),
       params(1_000),
     );
   });
 
   const maybe = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined });
-  const url = fc.oneof(fc.webUrl(), fc.constantFrom('http://127.0.0.1:2379', 'https://[::1]:2379', 'unix:///x', 'ftp://x', 'http://', '127.0.0.1:2379'), fc.string({ maxLength: 20 }));
+  const url = fc.oneof(
+    fc.webUrl(),
+    fc.constantFrom('http://127.0.0.1:2379', 'https://[::1]:2379', 'unix:///x', 'ftp://x', 'http://', '127.0.0.1:2379'),
+    fc.string({ maxLength: 20 }),
+  );
   const endpoints = fc.array(url, { maxLength: 3 }).map((list) => list.join(','));
   /** Names of files that do not exist, or exist and are not what is wanted. */
-  const file = fc.oneof(fc.constantFrom('/nonexistent/ca.pem', '.', '/', '/dev/null', 'package.json', ''), fc.string({ maxLength: 10 }).map((s) => `/nonexistent/${s}`));
+  const file = fc.oneof(
+    fc.constantFrom('/nonexistent/ca.pem', '.', '/', '/dev/null', 'package.json', ''),
+    fc.string({ maxLength: 10 }).map((s) => `/nonexistent/${s}`),
+  );
 
   const planValues = fc.record(
     {
@@ -131,7 +148,12 @@ describe('CLI flags, in process', () => {
       kubeconfig: maybe(file),
       'workload-kubeconfig': maybe(file),
       namespace: maybe(fc.string({ maxLength: 10 })),
-      paths: maybe(fc.oneof(fc.array(fc.constantFrom('direct', 'port-forward', 'exec-relay', 'exec', 'ssh', '', ' '), { maxLength: 4 }).map((p) => p.join(',')), fc.string({ maxLength: 10 }))),
+      paths: maybe(
+        fc.oneof(
+          fc.array(fc.constantFrom('direct', 'port-forward', 'exec-relay', 'exec', 'ssh', '', ' '), { maxLength: 4 }).map((p) => p.join(',')),
+          fc.string({ maxLength: 10 }),
+        ),
+      ),
       target: maybe(fc.string({ maxLength: 10 })),
       machine: maybe(fc.string({ maxLength: 10 })),
       node: maybe(fc.string({ maxLength: 10 })),
@@ -159,9 +181,18 @@ describe('CLI flags, in process', () => {
   it('cluster flags, endpoints and access rules on their own', async () => {
     await fc.assert(
       fc.asyncProperty(planValues, async (values) => {
-        for (const fn of [() => clusterFromFlags(values), () => clusterAccessFromFlags(values), () => parseEndpoints(values.endpoints), () => targetFromFlags(values)]) {
+        for (const fn of [
+          () => clusterFromFlags(values),
+          () => clusterAccessFromFlags(values),
+          () => parseEndpoints(values.endpoints),
+          () => targetFromFlags(values),
+        ]) {
           const message = await usageErrorOf(fn);
-          if (message !== undefined) expect(flagsIn(message).some((f) => knownFlags.has(f)), message).toBe(true);
+          if (message !== undefined)
+            expect(
+              flagsIn(message).some((f) => knownFlags.has(f)),
+              message,
+            ).toBe(true);
         }
         const input: AccessInput = {
           hasEndpoints: values.endpoints !== undefined,
@@ -172,7 +203,11 @@ describe('CLI flags, in process', () => {
           paths: values.paths?.split(','),
         };
         const message = await usageErrorOf(() => checkAccess(input, flagWords));
-        if (message !== undefined) expect(flagsIn(message).some((f) => f in accessOptions || knownFlags.has(f)), message).toBe(true);
+        if (message !== undefined)
+          expect(
+            flagsIn(message).some((f) => f in accessOptions || knownFlags.has(f)),
+            message,
+          ).toBe(true);
       }),
       params(500),
     );
@@ -195,11 +230,15 @@ describe('regressions: inputs the fuzzer found mis-named or accepted before the 
   });
 
   it('a stray argument holding a quote is named whole (it was cut at the quote)', () => {
-    expect(messageOf(() => parseFlags('plan', ['--', "--endpoints='"], planOptions))).toBe('unexpected argument "--endpoints=\'" (see etcd-remediator plan --help)');
+    expect(messageOf(() => parseFlags('plan', ['--', "--endpoints='"], planOptions))).toBe(
+      'unexpected argument "--endpoints=\'" (see etcd-remediator plan --help)',
+    );
   });
 
   it('a duration past what a timer can wait is refused, named (--timeout 1000h was taken)', () => {
-    expect(messageOf(() => durationFlag('timeout', '1000h'))).toBe('--timeout: "1000h" is too long: at most 596h31m23s (about 24.8 days, the longest a timer can wait)');
+    expect(messageOf(() => durationFlag('timeout', '1000h'))).toBe(
+      '--timeout: "1000h" is too long: at most 596h31m23s (about 24.8 days, the longest a timer can wait)',
+    );
     expect(durationFlag('timeout', '596h31m23s')).toBe(2_147_483_000);
   });
 });
@@ -208,8 +247,16 @@ describe('the real CLI, a handful of generated cases', () => {
   it('absurd durations and unknown flags: exit 2, one line on stderr naming the flag', async () => {
     const cases = fc.sample(
       fc.oneof(
-        fc.tuple(fc.constantFrom('grace', 'backoff', 'timeout'), fc.integer({ min: 597, max: 1e9 }).map((h) => `${h}h`)).map(([flag, value]) => ({ argv: [`--${flag}`, value], flag: `--${flag}` })),
-        fc.stringMatching(/^[a-z][a-z-]{2,10}$/).filter((f) => !(f in planOptions)).map((f) => ({ argv: [`--${f}`, 'x'], flag: `--${f}` })),
+        fc
+          .tuple(
+            fc.constantFrom('grace', 'backoff', 'timeout'),
+            fc.integer({ min: 597, max: 1e9 }).map((h) => `${h}h`),
+          )
+          .map(([flag, value]) => ({ argv: [`--${flag}`, value], flag: `--${flag}` })),
+        fc
+          .stringMatching(/^[a-z][a-z-]{2,10}$/)
+          .filter((f) => !(f in planOptions))
+          .map((f) => ({ argv: [`--${f}`, 'x'], flag: `--${f}` })),
       ),
       { numRuns: 5, seed },
     );

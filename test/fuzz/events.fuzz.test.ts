@@ -69,30 +69,41 @@ describe('validation: every detail type, mutated', () => {
 
   it('unknown detail types, and envelopes of any shape', () => {
     fc.assert(
-      fc.property(fc.string({ maxLength: 30 }).filter((t) => !(detailTypes as readonly string[]).includes(t)), fc.constantFrom(...detailTypes), (name, t) => {
-        fuzz.generated();
-        const result = parseEvent(name, samples[t]);
-        expect(result.ok).toBe(false);
-        if (!result.ok) expect(result.error.issues).toEqual([expect.objectContaining({ path: 'detailType' })]);
-      }),
+      fc.property(
+        fc.string({ maxLength: 30 }).filter((t) => !(detailTypes as readonly string[]).includes(t)),
+        fc.constantFrom(...detailTypes),
+        (name, t) => {
+          fuzz.generated();
+          const result = parseEvent(name, samples[t]);
+          expect(result.ok).toBe(false);
+          if (!result.ok) expect(result.error.issues).toEqual([expect.objectContaining({ path: 'detailType' })]);
+        },
+      ),
       params(1_000),
     );
     fc.assert(
-      fc.property(fc.anything({ maxDepth: 2, withBigInt: true, withNullPrototype: true, withObjectString: true }), fc.oneof(fc.constant(EVENT_SOURCE), fc.anything({ maxDepth: 0 })), (detailType, source) => {
-        fuzz.generated();
-        const result = parseEnvelope({ source, detailType, detail: samples.RetryDue });
-        if (detailType === 'RetryDue' && source === EVENT_SOURCE) return;
-        expect(result.ok).toBe(false);
-        if (!result.ok) expect(result.error.issues[0]!.path).toBe(source === EVENT_SOURCE ? 'detailType' : 'source');
-      }),
+      fc.property(
+        fc.anything({ maxDepth: 2, withBigInt: true, withNullPrototype: true, withObjectString: true }),
+        fc.oneof(fc.constant(EVENT_SOURCE), fc.anything({ maxDepth: 0 })),
+        (detailType, source) => {
+          fuzz.generated();
+          const result = parseEnvelope({ source, detailType, detail: samples.RetryDue });
+          if (detailType === 'RetryDue' && source === EVENT_SOURCE) return;
+          expect(result.ok).toBe(false);
+          if (!result.ok) expect(result.error.issues[0]!.path).toBe(source === EVENT_SOURCE ? 'detailType' : 'source');
+        },
+      ),
       params(1_000),
     );
     fc.assert(
-      fc.property(fc.anything({ maxDepth: 3, withBigInt: true, withNullPrototype: true, withMap: true, withSet: true, withTypedArray: true, withSparseArray: true }), (envelope) => {
-        fuzz.generated();
-        const result = parseEnvelope(envelope);
-        if (!result.ok) expect(result.error.issues.length).toBeGreaterThan(0);
-      }),
+      fc.property(
+        fc.anything({ maxDepth: 3, withBigInt: true, withNullPrototype: true, withMap: true, withSet: true, withTypedArray: true, withSparseArray: true }),
+        (envelope) => {
+          fuzz.generated();
+          const result = parseEnvelope(envelope);
+          if (!result.ok) expect(result.error.issues.length).toBeGreaterThan(0);
+        },
+      ),
       params(1_000),
     );
   });
@@ -133,10 +144,13 @@ describe('regressions: inputs the fuzzer found accepted or mis-kept before the f
     if (!result.ok) expect(result.error.issues.map((i) => i.path)).toEqual(['evidence.__proto__']);
   });
 
-  it('a 300 KB unknown field (stripped and accepted before, past EventBridge\'s 256 KiB) is refused, named', () => {
+  it("a 300 KB unknown field (stripped and accepted before, past EventBridge's 256 KiB) is refused, named", () => {
     const result = parseEvent('MemberUnhealthy', { ...samples.MemberUnhealthy, 'x-extra': 'x'.repeat(300_000) });
     expect(result.ok).toBe(false);
-    if (!result.ok) expect(result.error.summary).toMatch(/^MemberUnhealthy is invalid: x-extra: is 300002 bytes and makes the detail \d+ bytes, over the limit of 262144 bytes$/);
+    if (!result.ok)
+      expect(result.error.summary).toMatch(
+        /^MemberUnhealthy is invalid: x-extra: is 300002 bytes and makes the detail \d+ bytes, over the limit of 262144 bytes$/,
+      );
   });
 
   it('absurd durations (a tookMs of 1e308, accepted before) are refused, named', () => {
@@ -195,7 +209,12 @@ describe('the local runtime and the run service refuse, name the field, and keep
     const ids = new Set<string>();
     const text = fc.oneof(
       // The intake stamps `at` when absent, so that one is not a refusal there.
-      { arbitrary: mustFail(['MemberUnhealthy']).filter((m) => !(m.kind === 'missing field' && m.path === 'at')).map((m) => ({ m, text: JSON.stringify(m.detail) })), weight: 4 },
+      {
+        arbitrary: mustFail(['MemberUnhealthy'])
+          .filter((m) => !(m.kind === 'missing field' && m.path === 'at'))
+          .map((m) => ({ m, text: JSON.stringify(m.detail) })),
+        weight: 4,
+      },
       { arbitrary: fc.string({ unit: 'binary', maxLength: 200 }).map((s) => ({ m: undefined, text: s })), weight: 1 },
     );
     await fc.assert(
@@ -234,16 +253,19 @@ describe('the Lambda intake and the handlers refuse, name the field, and keep a 
     let kept = 0;
     await fc.assert(
       // The intake fills in clusterId and at when it can, so their absence is not always a refusal.
-      fc.asyncProperty(mustFail(['MemberUnhealthy']).filter((m) => !(m.kind === 'missing field' && ['at', 'clusterId'].includes(m.path))), async (m) => {
-        fuzz.generated();
-        const result = await intake(deps, m.detail);
-        expect(result.published).toEqual([]);
-        expect(result.deadLetters).toHaveLength(1);
-        // Lambda's own formatting of a nested path joins with dots: compare the top-level field.
-        const field = m.path.split(/[.[]/)[0]!;
-        expect(result.deadLetters[0]!.error).toMatch(new RegExp(`(^|[ ;:])${field.replace(/[$()*+.?[\\\]^{|}]/g, '\\$&')}[.:\\[ ]`));
-        kept++;
-      }),
+      fc.asyncProperty(
+        mustFail(['MemberUnhealthy']).filter((m) => !(m.kind === 'missing field' && ['at', 'clusterId'].includes(m.path))),
+        async (m) => {
+          fuzz.generated();
+          const result = await intake(deps, m.detail);
+          expect(result.published).toEqual([]);
+          expect(result.deadLetters).toHaveLength(1);
+          // Lambda's own formatting of a nested path joins with dots: compare the top-level field.
+          const field = m.path.split(/[.[]/)[0]!;
+          expect(result.deadLetters[0]!.error).toMatch(new RegExp(`(^|[ ;:])${field.replace(/[$()*+.?[\\\]^{|}]/g, '\\$&')}[.:\\[ ]`));
+          kept++;
+        },
+      ),
       params(EDGE_RUNS),
     );
     expect(h.events).toEqual([]);

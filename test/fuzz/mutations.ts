@@ -68,7 +68,14 @@ function wrongTypeFor(sample: unknown): fc.Arbitrary<unknown> {
     ['boolean', fc.boolean()],
     ['null', fc.constant(null)],
     ['array', fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 3 })],
-    ['object', fc.dictionary(fc.string({ maxLength: 8 }).filter((k) => !['__proto__', 'constructor', 'prototype'].includes(k)), fc.jsonValue({ maxDepth: 1 }), { maxKeys: 3 })],
+    [
+      'object',
+      fc.dictionary(
+        fc.string({ maxLength: 8 }).filter((k) => !['__proto__', 'constructor', 'prototype'].includes(k)),
+        fc.jsonValue({ maxDepth: 1 }),
+        { maxKeys: 3 },
+      ),
+    ],
   ];
   const kind = sample === null ? 'null' : Array.isArray(sample) ? 'array' : typeof sample;
   return fc.oneof(...all.filter(([k]) => k !== kind).map(([, a]) => a));
@@ -76,10 +83,19 @@ function wrongTypeFor(sample: unknown): fc.Arbitrary<unknown> {
 
 export const missingField: fc.Arbitrary<Mutation> = typeArb
   .chain((t) => fc.record({ t: fc.constant(t), key: fc.constantFrom(...requiredFields[t]) }))
-  .map(({ t, key }) => ({ kind: 'missing field', detailType: t, detail: setAt(samples[t], [key], undefined, true), path: key, expect: 'exact', problem: /is required/ }));
+  .map(({ t, key }) => ({
+    kind: 'missing field',
+    detailType: t,
+    detail: setAt(samples[t], [key], undefined, true),
+    path: key,
+    expect: 'exact',
+    problem: /is required/,
+  }));
 
 export const wrongType: fc.Arbitrary<Mutation> = typeArb
-  .chain((t) => fc.constantFrom(...Object.keys(samples[t])).chain((key) => fc.record({ t: fc.constant(t), key: fc.constant(key), value: wrongTypeFor(samples[t][key]) })))
+  .chain((t) =>
+    fc.constantFrom(...Object.keys(samples[t])).chain((key) => fc.record({ t: fc.constant(t), key: fc.constant(key), value: wrongTypeFor(samples[t][key]) })),
+  )
   .map(({ t, key, value }) => ({ kind: 'wrong type', detailType: t, detail: setAt(samples[t], [key], value), path: key, expect: 'within' }));
 
 /** Any path at any depth set to any JSON value: may happen to be valid. */
@@ -93,7 +109,12 @@ const reservedKeys = ['__proto__', 'constructor', 'prototype'] as const;
 export const pollution: fc.Arbitrary<Mutation> = typeArb
   .chain((t) => {
     const objects = [[] as Path, ...leafPaths[t].filter((p) => typeof p.value === 'object' && p.value !== null && !Array.isArray(p.value)).map((p) => p.path)];
-    return fc.record({ t: fc.constant(t), at: fc.constantFrom(...objects), key: fc.constantFrom(...reservedKeys), value: fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.constant({ polluted: true, isAdmin: true })) });
+    return fc.record({
+      t: fc.constant(t),
+      at: fc.constantFrom(...objects),
+      key: fc.constantFrom(...reservedKeys),
+      value: fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.constant({ polluted: true, isAdmin: true })),
+    });
   })
   .map(({ t, at, key, value }) => ({
     kind: 'prototype pollution',
@@ -110,12 +131,20 @@ const absurdAttempt = fc.oneof(
   fc.constantFrom(-0.5, 0.5, -1e308, 1e308, Number.MAX_VALUE, -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER * 4, NaN, Infinity, -Infinity),
 );
 /** A duration in ms: also anything over a day (seconds or µs written as ms). */
-const absurdDuration = fc.oneof(absurdAttempt.filter((n) => !(n > 0 && n < 86_400_000)), fc.double({ min: 86_400_001, max: 1e300, noNaN: true }));
-const numericPaths = (t: DetailType) => leafPaths[t].filter((p) => p.path[0] !== 'evidence' && typeof p.value === 'number' && /^(attempt|.*Ms)$/.test(String(p.path.at(-1))));
+const absurdDuration = fc.oneof(
+  absurdAttempt.filter((n) => !(n > 0 && n < 86_400_000)),
+  fc.double({ min: 86_400_001, max: 1e300, noNaN: true }),
+);
+const numericPaths = (t: DetailType) =>
+  leafPaths[t].filter((p) => p.path[0] !== 'evidence' && typeof p.value === 'number' && /^(attempt|.*Ms)$/.test(String(p.path.at(-1))));
 
 export const absurdNumbers: fc.Arbitrary<Mutation> = fc
   .constantFrom(...detailTypes.filter((t) => numericPaths(t).length > 0))
-  .chain((t) => fc.constantFrom(...numericPaths(t)).chain((at) => fc.record({ t: fc.constant(t), at: fc.constant(at), value: at.path.at(-1) === 'attempt' ? absurdAttempt : absurdDuration })))
+  .chain((t) =>
+    fc
+      .constantFrom(...numericPaths(t))
+      .chain((at) => fc.record({ t: fc.constant(t), at: fc.constant(at), value: at.path.at(-1) === 'attempt' ? absurdAttempt : absurdDuration })),
+  )
   .map(({ t, at, value }) => ({ kind: 'absurd number', detailType: t, detail: setAt(samples[t], at.path, value), path: pathText(at.path), expect: 'exact' }));
 
 /** The detail types that carry an attempt (the periodic checks' requests, LearnerCheckDue and HygieneCheckDue, and leader hygiene's events do not). */
@@ -123,7 +152,14 @@ const withAttempt = fc.constantFrom(...detailTypes.filter((t) => 'attempt' in de
 
 export const negativeAttempt: fc.Arbitrary<Mutation> = fc
   .record({ t: withAttempt, value: fc.integer({ min: -2_147_483_648, max: -1 }) })
-  .map(({ t, value }) => ({ kind: 'negative attempt', detailType: t, detail: setAt(samples[t], ['attempt'], value), path: 'attempt', expect: 'exact', problem: /≥ 0/ }));
+  .map(({ t, value }) => ({
+    kind: 'negative attempt',
+    detailType: t,
+    detail: setAt(samples[t], ['attempt'], value),
+    path: 'attempt',
+    expect: 'exact',
+    problem: /≥ 0/,
+  }));
 
 const topStringFields = (t: DetailType) => Object.keys(samples[t]).filter((k) => typeof samples[t][k] === 'string');
 
@@ -162,7 +198,10 @@ export const mustFail = (types: readonly DetailType[] = detailTypes): fc.Arbitra
   fc.oneof(missingField, wrongType, pollution, absurdNumbers, negativeAttempt, oversized).filter((m) => (types as readonly string[]).includes(m.detailType));
 
 const related = (issue: string, path: string): boolean =>
-  issue === path || issue.startsWith(`${path}.`) || issue.startsWith(`${path}[`) || (issue !== '(detail)' && (path.startsWith(`${issue}.`) || path.startsWith(`${issue}[`)));
+  issue === path ||
+  issue.startsWith(`${path}.`) ||
+  issue.startsWith(`${path}[`) ||
+  (issue !== '(detail)' && (path.startsWith(`${issue}.`) || path.startsWith(`${issue}[`)));
 
 /** Why the issues do not name the mutation as expected, or undefined when they do. */
 export function misnamed(m: Mutation, issues: readonly EventIssue[]): string | undefined {

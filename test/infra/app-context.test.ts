@@ -29,7 +29,11 @@ describe('networkContextOf', () => {
   });
 
   it('takes the ids as the CLI gives them (one string, commas) or as cdk.json may (a list)', () => {
-    expect(networkContextOf(context({ vpcId: VPC, subnetIds: SUBNETS.join(','), securityGroupId: GROUP }))).toEqual({ vpcId: VPC, subnetIds: SUBNETS, securityGroupId: GROUP });
+    expect(networkContextOf(context({ vpcId: VPC, subnetIds: SUBNETS.join(','), securityGroupId: GROUP }))).toEqual({
+      vpcId: VPC,
+      subnetIds: SUBNETS,
+      securityGroupId: GROUP,
+    });
     expect(networkContextOf(context({ vpcId: VPC, subnetIds: [...SUBNETS] }))).toEqual({ vpcId: VPC, subnetIds: SUBNETS });
     expect(networkContextOf(context({ vpcId: ` ${VPC}`, subnetIds: SUBNETS.join(' , ') }))).toEqual({ vpcId: VPC, subnetIds: SUBNETS });
     expect(networkContextOf(context({ vpcId: VPC }))).toEqual({ vpcId: VPC });
@@ -83,7 +87,7 @@ describe('appStack', () => {
     }
   });
 
-  it('with only vpcId: the VPC is looked up in the stack\'s account and region', () => {
+  it("with only vpcId: the VPC is looked up in the stack's account and region", () => {
     const { json, missing } = synthApp({ vpcId: VPC, securityGroupId: GROUP });
     expect(missing.map((m) => [m.provider, m.props])).toEqual([
       ['vpc-provider', expect.objectContaining({ account: ENV.account, region: ENV.region, filter: { 'vpc-id': VPC } })],
@@ -116,7 +120,9 @@ describe('infra/app.ts, run as the CDK CLI runs it (context in CDK_CONTEXT_JSON)
       // No caller account or region, as on a machine without credentials.
       const { CDK_DEFAULT_ACCOUNT: _account, CDK_DEFAULT_REGION: _region, ...inherited } = process.env;
       const env = { ...inherited, CDK_OUTDIR: outdir, CDK_CONTEXT_JSON: JSON.stringify({ ...NO_BUNDLING, ...values }) };
-      execFile(process.execPath, [APP], { env, timeout: 120_000 }, (error, _stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stderr }));
+      execFile(process.execPath, [APP], { env, timeout: 120_000 }, (error, _stdout, stderr) =>
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stderr }),
+      );
     });
 
   it('places every function in the VPC the context names', async () => {

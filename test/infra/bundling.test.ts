@@ -27,10 +27,14 @@ const ETCD_OR_KUBE = ['etcd3', '@grpc/grpc-js', '@grpc/proto-loader', '@kubernet
 const NO_CLUSTER: readonly string[] = ['schedule-retry', 'step-failed', 'intake'];
 
 const runIn = (file: string, call: string): string =>
-  execFileSync(process.execPath, ['--input-type=module', '-e', `const m = await import(${JSON.stringify(pathToFileURL(file).href)}); process.stdout.write(${call});`], {
-    encoding: 'utf8',
-    stdio: 'pipe',
-  });
+  execFileSync(
+    process.execPath,
+    ['--input-type=module', '-e', `const m = await import(${JSON.stringify(pathToFileURL(file).href)}); process.stdout.write(${call});`],
+    {
+      encoding: 'utf8',
+      stdio: 'pipe',
+    },
+  );
 
 let dir: string;
 const built = new Map<string, { outdir: string; metafile: Metafile }>();
@@ -94,7 +98,11 @@ describe('what each function bundles', () => {
     const { metafile } = built.get('remediate')!;
     const chunks = loadedLater(metafile, index('remediate')).filter((path) => packagesIn(Object.keys(metafile.outputs[path]!.inputs)).has(s3));
     expect(chunks.length).toBeGreaterThan(0);
-    for (const chunk of chunks) expect(Object.keys(metafile.outputs[chunk]!.inputs).some((input) => input.endsWith('etcd-chunk.ts') || input.includes('node_modules/etcd3/')), chunk).toBe(false);
+    for (const chunk of chunks)
+      expect(
+        Object.keys(metafile.outputs[chunk]!.inputs).some((input) => input.endsWith('etcd-chunk.ts') || input.includes('node_modules/etcd3/')),
+        chunk,
+      ).toBe(false);
     expect(Object.values(metafile.outputs).some((o) => Object.keys(o.inputs).some((input) => input.endsWith('aws-wiring/snapshots-chunk.ts')))).toBe(true);
   });
 
@@ -165,7 +173,9 @@ describe('the Kubernetes chunk', () => {
 
   it('is a file of its own, so the test above proves it is read from the bundle folder', () => {
     const { metafile, outdir } = built.get('kube-fixture')!;
-    const later = loadedLater(metafile, index('kube-fixture')).filter((path) => packagesIn(Object.keys(metafile.outputs[path]!.inputs)).has('@kubernetes/client-node'));
+    const later = loadedLater(metafile, index('kube-fixture')).filter((path) =>
+      packagesIn(Object.keys(metafile.outputs[path]!.inputs)).has('@kubernetes/client-node'),
+    );
     expect(later.length).toBeGreaterThan(0);
     for (const path of later) rmSync(join(repoRoot, path));
     expect(existsSync(join(outdir, 'index.mjs'))).toBe(true);
@@ -185,7 +195,9 @@ describe('the etcd chunk', () => {
 
   it('is a file of its own, so the test above proves it is read from the bundle folder', () => {
     const { metafile, outdir } = built.get('etcd-fixture')!;
-    const later = loadedLater(metafile, index('etcd-fixture')).filter((path) => Object.keys(metafile.outputs[path]!.inputs).some((input) => input.endsWith('etcd-chunk.ts')));
+    const later = loadedLater(metafile, index('etcd-fixture')).filter((path) =>
+      Object.keys(metafile.outputs[path]!.inputs).some((input) => input.endsWith('etcd-chunk.ts')),
+    );
     expect(later.length).toBe(1);
     for (const path of later) rmSync(join(repoRoot, path));
     expect(existsSync(join(outdir, 'index.mjs'))).toBe(true);

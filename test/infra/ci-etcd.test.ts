@@ -23,8 +23,10 @@ async function closedPort(): Promise<number> {
 }
 
 describe('.ci/run and etcd 3.5', () => {
-  it('runs `npm test` (the README\'s test command), then the 3.5 subset, and stops at the first failure', () => {
-    const commands = read('.ci/run').split('\n').filter((line) => /^npm /.test(line));
+  it("runs `npm test` (the README's test command), then the 3.5 subset, and stops at the first failure", () => {
+    const commands = read('.ci/run')
+      .split('\n')
+      .filter((line) => /^npm /.test(line));
     expect(commands).toEqual(['npm ci', 'npm test', 'npm run test:etcd-3.5']);
     expect(read('.ci/run')).toMatch(/^set -euo pipefail$/m);
     expect(read('README.md')).toContain('npm ci && npm test ');
@@ -43,7 +45,11 @@ describe('.ci/run and etcd 3.5', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'etcd-35-'));
     try {
       const mirror = `http://127.0.0.1:${await closedPort()}/debian`;
-      const run = spawnSync(path.join(ROOT, '.ci/etcd-3.5'), { encoding: 'utf8', timeout: 60_000, env: { ...process.env, ETCD_35_DIR: dir, ETCD_35_MIRROR: mirror } });
+      const run = spawnSync(path.join(ROOT, '.ci/etcd-3.5'), {
+        encoding: 'utf8',
+        timeout: 60_000,
+        env: { ...process.env, ETCD_35_DIR: dir, ETCD_35_MIRROR: mirror },
+      });
       expect(run.status, run.stderr).toBe(1);
       expect(run.stdout).toBe('');
       expect(run.stderr).toContain(`etcd 3.5: apt-get download etcd-server etcd-client from Debian trixie failed (is ${mirror} reachable?)`);

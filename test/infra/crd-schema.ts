@@ -12,7 +12,8 @@ const isSchema = (value: unknown): value is Schema => typeof value === 'object' 
 /** Every sub-schema of `node` with its path, `node` first. */
 export function* walkSchema(node: Schema, path = ''): Generator<[string, Schema]> {
   yield [path || '.', node];
-  for (const [name, child] of Object.entries(isSchema(node.properties) ? node.properties : {})) if (isSchema(child)) yield* walkSchema(child, `${path}.${name}`);
+  for (const [name, child] of Object.entries(isSchema(node.properties) ? node.properties : {}))
+    if (isSchema(child)) yield* walkSchema(child, `${path}.${name}`);
   if (isSchema(node.items)) yield* walkSchema(node.items, `${path}[]`);
   if (isSchema(node.additionalProperties)) yield* walkSchema(node.additionalProperties, `${path}{}`);
   for (const key of ['anyOf', 'allOf', 'oneOf'] as const) {
@@ -33,7 +34,8 @@ export function structuralProblems(root: Schema): string[] {
   const problems: string[] = [];
   const branches = new Set<Schema>();
   for (const [path, node] of walkSchema(root)) {
-    for (const key of ['anyOf', 'allOf', 'oneOf'] as const) if (Array.isArray(node[key])) for (const child of node[key] as unknown[]) if (isSchema(child)) branches.add(child);
+    for (const key of ['anyOf', 'allOf', 'oneOf'] as const)
+      if (Array.isArray(node[key])) for (const child of node[key] as unknown[]) if (isSchema(child)) branches.add(child);
     const typeless = node['x-kubernetes-int-or-string'] === true || node['x-kubernetes-preserve-unknown-fields'] === true;
     if (!branches.has(node) && node.type === undefined && !typeless) problems.push(`${path}: no type`);
     if (node.properties !== undefined && node.additionalProperties !== undefined) problems.push(`${path}: properties and additionalProperties together`);
@@ -67,15 +69,18 @@ export function toJsonSchema(node: Schema): Schema {
   const out: Schema = {};
   for (const [key, value] of Object.entries(node)) {
     if (key.startsWith('x-kubernetes-') || key === 'nullable') continue;
-    if (key === 'properties' && isSchema(value)) out.properties = Object.fromEntries(Object.entries(value).map(([name, child]) => [name, isSchema(child) ? toJsonSchema(child) : child]));
+    if (key === 'properties' && isSchema(value))
+      out.properties = Object.fromEntries(Object.entries(value).map(([name, child]) => [name, isSchema(child) ? toJsonSchema(child) : child]));
     else if ((key === 'items' || key === 'additionalProperties' || key === 'not') && isSchema(value)) out[key] = toJsonSchema(value);
-    else if ((key === 'anyOf' || key === 'allOf' || key === 'oneOf') && Array.isArray(value)) out[key] = (value as unknown[]).map((child) => (isSchema(child) ? toJsonSchema(child) : child));
+    else if ((key === 'anyOf' || key === 'allOf' || key === 'oneOf') && Array.isArray(value))
+      out[key] = (value as unknown[]).map((child) => (isSchema(child) ? toJsonSchema(child) : child));
     else out[key] = value;
   }
   if (node['x-kubernetes-int-or-string'] === true && out.anyOf === undefined) out.anyOf = [{ type: 'integer' }, { type: 'string' }];
   if (node['x-kubernetes-list-type'] === 'set') out.uniqueItems = true;
   if (node.nullable === true && typeof out.type === 'string') out.type = [out.type, 'null'];
-  if (out.properties !== undefined && out.additionalProperties === undefined && node['x-kubernetes-preserve-unknown-fields'] !== true) out.additionalProperties = false;
+  if (out.properties !== undefined && out.additionalProperties === undefined && node['x-kubernetes-preserve-unknown-fields'] !== true)
+    out.additionalProperties = false;
   return out;
 }
 
@@ -98,7 +103,8 @@ export function pruneUnknownFields(root: Schema, object: unknown): { pruned: unk
     if (!isSchema(value)) return value;
     const field = (name: string) => (at ? `${at}.${name}` : name);
     const { additionalProperties } = node;
-    if (isSchema(additionalProperties)) return Object.fromEntries(Object.entries(value).map(([name, child]) => [name, prune(additionalProperties, child, field(name))]));
+    if (isSchema(additionalProperties))
+      return Object.fromEntries(Object.entries(value).map(([name, child]) => [name, prune(additionalProperties, child, field(name))]));
     const properties = isSchema(node.properties) ? node.properties : {};
     const kept: Schema = {};
     for (const [name, child] of Object.entries(value)) {

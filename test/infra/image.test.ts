@@ -24,7 +24,11 @@ interface Instruction {
 
 /** The Dockerfile's instructions, continuation lines joined and comments dropped. */
 function instructions(text: string): Instruction[] {
-  const lines = text.replace(/\\\n/g, ' ').split('\n').map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('#'));
+  const lines = text
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('#'));
   let stage = -1;
   return lines.map((line) => {
     const [keyword = '', ...rest] = line.split(/\s+/);
@@ -60,7 +64,7 @@ function sourceOf(imagePath: string, workdir: string): string | undefined {
     const target = path.posix.resolve(workdir, destination);
     const isDirectory = fs.statSync(path.join(ROOT, source)).isDirectory();
     if (isDirectory && (absolute === target || absolute.startsWith(`${target}/`))) return path.join(source, path.posix.relative(target, absolute));
-    if (!isDirectory && (absolute === (destination.endsWith('/') ? path.posix.join(target, path.basename(source)) : target))) return source;
+    if (!isDirectory && absolute === (destination.endsWith('/') ? path.posix.join(target, path.basename(source)) : target)) return source;
   }
   return undefined;
 }
@@ -90,13 +94,16 @@ const packageOf = (specifier: string): string => (specifier.startsWith('@') ? sp
 const isBuiltin = (specifier: string): boolean => specifier.startsWith('node:') || builtinModules.includes(specifier);
 
 describe('Dockerfile', () => {
-  it('exists, with a .dockerignore that keeps the checkout\'s own modules, tests and state out of the context', () => {
+  it("exists, with a .dockerignore that keeps the checkout's own modules, tests and state out of the context", () => {
     expect(DOCKERFILE, 'Dockerfile').not.toBe('');
-    const ignored = read('.dockerignore').split('\n').map((line) => line.trim()).filter((line) => line && !line.startsWith('#'));
+    const ignored = read('.dockerignore')
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line && !line.startsWith('#'));
     for (const entry of ['node_modules', '.git', 'test', 'cdk.out', '.lab', '*.sqlite']) expect(ignored, entry).toContain(entry);
   });
 
-  it('builds on Node 24 and runs as the Deployment\'s non-root user', () => {
+  it("builds on Node 24 and runs as the Deployment's non-root user", () => {
     for (const from of steps.filter((s) => s.keyword === 'FROM')) expect(from.args).toMatch(/^node:24(-[a-z]+)?( AS \w+)?$|^gcr\.io\/distroless\/nodejs24/i);
     expect(lastOf('USER')).toBe(`${pod.securityContext?.runAsUser}:${pod.securityContext?.runAsGroup}`);
     expect(pod.securityContext?.runAsUser).toBe(65532);
@@ -111,7 +118,10 @@ describe('Dockerfile', () => {
     const installs = steps.filter((s) => s.keyword === 'RUN' && /\bnpm\b/.test(s.args));
     expect(installs.length).toBeGreaterThan(0);
     for (const run of installs) expect(run.args).toMatch(/npm ci --omit=dev/);
-    expect(final.some((s) => s.keyword === 'COPY' && /--from=\w+ \S*node_modules/.test(s.args)), 'node_modules from the install stage').toBe(true);
+    expect(
+      final.some((s) => s.keyword === 'COPY' && /--from=\w+ \S*node_modules/.test(s.args)),
+      'node_modules from the install stage',
+    ).toBe(true);
   });
 
   it('copies only what exists in the repository', () => {
@@ -119,7 +129,7 @@ describe('Dockerfile', () => {
     for (const [source] of contextCopies) expect(fs.existsSync(path.join(ROOT, source)), source).toBe(true);
   });
 
-  it('ENTRYPOINT is node and the package\'s bin, which the copies bring; the Deployment keeps it and passes the command as args', () => {
+  it("ENTRYPOINT is node and the package's bin, which the copies bring; the Deployment keeps it and passes the command as args", () => {
     const entrypoint = execForm(lastOf('ENTRYPOINT'));
     const workdir = lastOf('WORKDIR') ?? '/';
     expect(entrypoint[0]).toBe('node');
@@ -144,7 +154,7 @@ describe('Dockerfile', () => {
   });
 });
 
-describe('the image\'s tree: the copies and the production dependencies alone', () => {
+describe("the image's tree: the copies and the production dependencies alone", () => {
   let app: string;
   beforeAll(() => {
     app = fs.mkdtempSync(path.join(os.tmpdir(), 'image-tree-'));
@@ -169,13 +179,19 @@ describe('the image\'s tree: the copies and the production dependencies alone', 
   const commands = ['probe', 'plan', 'remediate', 'status', 'report', 'run', 'lab', 'watch', 'send', 'register'];
 
   it('no dev-only package is in it', () => {
-    for (const name of ['vitest', 'typescript', 'aws-cdk-lib', 'esbuild', 'node']) expect(fs.existsSync(path.join(app, 'node_modules', name)), name).toBe(false);
+    for (const name of ['vitest', 'typescript', 'aws-cdk-lib', 'esbuild', 'node'])
+      expect(fs.existsSync(path.join(app, 'node_modules', name)), name).toBe(false);
   });
 
   it.each([[[] as string[]], ...commands.map((command) => [[command]])])('node <ENTRYPOINT> %j --help answers', (command) => {
     const entrypoint = execForm(lastOf('ENTRYPOINT'));
     // The Node 24 the image has: this one (the project's own), not the system's.
-    const out = execFileSync(process.execPath, [...entrypoint.slice(1), ...command, '--help'], { cwd: app, encoding: 'utf8', timeout: 30_000, env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production' } });
+    const out = execFileSync(process.execPath, [...entrypoint.slice(1), ...command, '--help'], {
+      cwd: app,
+      encoding: 'utf8',
+      timeout: 30_000,
+      env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production' },
+    });
     expect(out).toMatch(command.length === 0 ? /^usage: etcd-remediator <command>/ : new RegExp(`^usage: etcd-remediator ${command[0]}`));
   });
 });

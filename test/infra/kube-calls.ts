@@ -36,7 +36,8 @@ const SIDES: [RegExp, Side[]][] = [
   [/^functions\/adapters\/kube\/(workload\.ts$|node-reference\.ts$|streams\/|port-forward\/|exec-relay\/)/, ['workload']],
 ];
 
-const methodsOf = (api: { prototype: object }): Set<string> => new Set(Object.getOwnPropertyNames(api.prototype).filter((name) => name !== 'constructor' && !name.endsWith('WithHttpInfo')));
+const methodsOf = (api: { prototype: object }): Set<string> =>
+  new Set(Object.getOwnPropertyNames(api.prototype).filter((name) => name !== 'constructor' && !name.endsWith('WithHttpInfo')));
 const CORE = methodsOf(CoreV1Api);
 const CUSTOM = methodsOf(CustomObjectsApi);
 /** Discovery, which every authenticated user may read (system:discovery), needs no rule. */
@@ -63,7 +64,10 @@ const PLURALS: Record<string, string> = { Endpoints: 'endpoints', Ingress: 'ingr
 
 /** readNamespacedSecret → secrets; listNode → nodes; readNamespacedPodStatus → pods/status. */
 function coreResource(method: string): string {
-  const match = /^(?:deleteCollection|read|list|create|patch|replace|delete)(?:Namespaced)?([A-Z][A-Za-z]*?)(Status|Log|Ephemeralcontainers|Resize)?(?:ForAllNamespaces)?$/.exec(method);
+  const match =
+    /^(?:deleteCollection|read|list|create|patch|replace|delete)(?:Namespaced)?([A-Z][A-Za-z]*?)(Status|Log|Ephemeralcontainers|Resize)?(?:ForAllNamespaces)?$/.exec(
+      method,
+    );
   if (!match) throw new Error(`${method}: cannot tell its resource; add it to coreResource in test/infra/kube-calls.ts`);
   const kind = match[1]!;
   const plural = PLURALS[kind] ?? `${kind.toLowerCase()}s`;
@@ -72,7 +76,10 @@ function coreResource(method: string): string {
 
 /** The source with comments blanked out (lengths and lines kept), so a comment naming a call is no call. */
 const withoutComments = (text: string): string =>
-  text.replace(/\/\*[\s\S]*?\*\/|(^|[^:'"`\\])\/\/[^\n]*/g, (comment, lead: string | undefined) => (lead ?? '') + comment.slice((lead ?? '').length).replace(/[^\n]/g, ' '));
+  text.replace(
+    /\/\*[\s\S]*?\*\/|(^|[^:'"`\\])\/\/[^\n]*/g,
+    (comment, lead: string | undefined) => (lead ?? '') + comment.slice((lead ?? '').length).replace(/[^\n]/g, ' '),
+  );
 
 function sourceFiles(dir: string): string[] {
   return fs
@@ -142,7 +149,8 @@ function valueOf(expression: string, resolver: Resolver): string {
   const literal = /^'([^']*)'$/.exec(expression.trim());
   if (literal) return literal[1]!;
   const value = resolver.constants.get(expression.trim());
-  if (value === undefined) throw new Error(`${resolver.where}: cannot tell the value of ${expression.trim()}; use a string constant (const NAME = '…') for a group, plural or path`);
+  if (value === undefined)
+    throw new Error(`${resolver.where}: cannot tell the value of ${expression.trim()}; use a string constant (const NAME = '…') for a group, plural or path`);
   return value;
 }
 
@@ -160,17 +168,23 @@ function customCoordinates(argument: string, fileText: string, resolver: Resolve
     const args = (spread[2] ?? spread[4]) ? argumentsOf(balanced(argument, spread.index + spread[0].length - 1)) : [];
     const definition = new RegExp(`const ${name}\\s*=\\s*(?:\\(([^)]*)\\)\\s*(?::[^=]+)?=>\\s*\\(?)?\\{([^{}]*)\\}`).exec(fileText);
     if (!definition) continue;
-    const params = (definition[1] ?? '').split(',').map((p) => p.split(':')[0]!.trim()).filter(Boolean);
+    const params = (definition[1] ?? '')
+      .split(',')
+      .map((p) => p.split(':')[0]!.trim())
+      .filter(Boolean);
     const body = definition[2]!;
     for (const key of ['group', 'plural'] as const) {
       if (found[key] !== undefined) continue;
       const expression = direct(key, body) ?? (new RegExp(`(^|[,{\\s])${key}\\s*(,|$)`).test(body) ? key : undefined);
       if (!expression) continue;
       const param = params.indexOf(expression);
-      found[key] = valueOf(param >= 0 ? args[param] ?? '' : expression, resolver);
+      found[key] = valueOf(param >= 0 ? (args[param] ?? '') : expression, resolver);
     }
   }
-  if (found.group === undefined || found.plural === undefined) throw new Error(`${resolver.where}: cannot tell which resource this CustomObjectsApi call names; give group and plural in its argument or in a const object it spreads`);
+  if (found.group === undefined || found.plural === undefined)
+    throw new Error(
+      `${resolver.where}: cannot tell which resource this CustomObjectsApi call names; give group and plural in its argument or in a const object it spreads`,
+    );
   return { group: found.group, plural: found.plural };
 }
 

@@ -6,7 +6,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { dumpYaml, loadAllYaml, type KubernetesObject, type V1ClusterRole, type V1CustomResourceDefinition, type V1Deployment, type V1PolicyRule, type V1Role, type V1RoleBinding, type V1ServiceAccount } from '@kubernetes/client-node';
+import {
+  dumpYaml,
+  loadAllYaml,
+  type KubernetesObject,
+  type V1ClusterRole,
+  type V1CustomResourceDefinition,
+  type V1Deployment,
+  type V1PolicyRule,
+  type V1Role,
+  type V1RoleBinding,
+  type V1ServiceAccount,
+} from '@kubernetes/client-node';
 import { loadAll } from 'js-yaml';
 import { pruneUnknownFields, type Schema, schemaAt, structuralProblems, validatorFor, walkSchema } from './crd-schema.ts';
 import { kubeCalls, unreadApiClasses, type Side } from './kube-calls.ts';
@@ -39,14 +50,19 @@ const docs: Doc[] = yamlFiles(ROOT).flatMap((file) => {
 });
 
 const inFile = (file: string) => docs.filter((doc) => doc.file === file);
-const ofKind = <T extends KubernetesObject>(kind: string, file?: string) => docs.filter((doc) => doc.typed.kind === kind && (file === undefined || doc.file === file)).map((doc) => doc.typed as T);
+const ofKind = <T extends KubernetesObject>(kind: string, file?: string) =>
+  docs.filter((doc) => doc.typed.kind === kind && (file === undefined || doc.file === file)).map((doc) => doc.typed as T);
 const one = <T>(list: T[], what: string): T => {
   expect(list, what).toHaveLength(1);
   return list[0]!;
 };
 
 const crds = docs.filter((doc) => doc.typed.kind === 'CustomResourceDefinition');
-const crdNamed = (kind: string) => one(crds.filter((doc) => (doc.typed as V1CustomResourceDefinition).spec.names.kind === kind), `the ${kind} CRD`);
+const crdNamed = (kind: string) =>
+  one(
+    crds.filter((doc) => (doc.typed as V1CustomResourceDefinition).spec.names.kind === kind),
+    `the ${kind} CRD`,
+  );
 const REQUEST = crdNamed('EtcdRemediationRequest');
 const TEMPLATE = crdNamed('EtcdRemediationRequestTemplate');
 
@@ -144,7 +160,9 @@ describe('infra/kubernetes/crds', () => {
       }
       const field = schemaAt(schema, column.jsonPath);
       expect(field, `${column.name}: ${column.jsonPath}`).toBeDefined();
-      expect(column.type === 'date' ? `${String(field!.type)}/${String(field!.format)}` : field!.type, column.name).toBe(column.type === 'date' ? 'string/date-time' : column.type);
+      expect(column.type === 'date' ? `${String(field!.type)}/${String(field!.format)}` : field!.type, column.name).toBe(
+        column.type === 'date' ? 'string/date-time' : column.type,
+      );
     }
   });
 
@@ -161,7 +179,17 @@ describe('infra/kubernetes/crds', () => {
     expect(Object.keys(status.properties as Schema).sort()).toEqual(
       ['completedAt', 'conditions', 'incidentId', 'leaderMove', 'message', 'observedGeneration', 'phase', 'reasonCode', 'startedAt', 'updatedAt'].sort(),
     );
-    expect(schemaAt(schemaOf(REQUEST), '.status.phase')!.enum).toEqual(['Pending', 'Running', 'Waiting', 'AwaitingReplacement', 'Completed', 'Blocked', 'Failed', 'Cancelled', 'Recovered']);
+    expect(schemaAt(schemaOf(REQUEST), '.status.phase')!.enum).toEqual([
+      'Pending',
+      'Running',
+      'Waiting',
+      'AwaitingReplacement',
+      'Completed',
+      'Blocked',
+      'Failed',
+      'Cancelled',
+      'Recovered',
+    ]);
     const conditions = schemaAt(schemaOf(REQUEST), '.status.conditions')!;
     expect(conditions).toMatchObject({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] });
     // The list-map key must be required (apiextensions validation), as in metav1.Condition.
@@ -183,7 +211,11 @@ const NOW = '2026-11-30T12:00:00Z';
 const validRequest = {
   apiVersion: `${GROUP}/v1alpha1`,
   kind: 'EtcdRemediationRequest',
-  metadata: { name: 'wl-cp-2', namespace: 'default', ownerReferences: [{ apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Machine', name: 'wl-cp-2', uid: 'u-1' }] },
+  metadata: {
+    name: 'wl-cp-2',
+    namespace: 'default',
+    ownerReferences: [{ apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Machine', name: 'wl-cp-2', uid: 'u-1' }],
+  },
   spec: { reason: 'Node not Ready for 5m' },
   status: {
     phase: 'Completed',
@@ -232,8 +264,16 @@ describe('objects against the CRD schemas (ajv)', () => {
     ['an incident id that is not a UUID', withStatus({ incidentId: '../x' }), '/status/incidentId pattern'],
     ['a time that is not RFC 3339', withStatus({ startedAt: 'yesterday' }), '/status/startedAt format'],
     ['a fractional observedGeneration', withStatus({ observedGeneration: 1.5 }), '/status/observedGeneration type'],
-    ['a condition status outside True/False/Unknown', withStatus({ conditions: [{ ...validRequest.status.conditions[0], status: 'Maybe' }] }), '/status/conditions/0/status enum'],
-    ['a condition without a reason', withStatus({ conditions: [{ type: 'Ready', status: 'True', message: '', lastTransitionTime: NOW }] }), '/status/conditions/0 required'],
+    [
+      'a condition status outside True/False/Unknown',
+      withStatus({ conditions: [{ ...validRequest.status.conditions[0], status: 'Maybe' }] }),
+      '/status/conditions/0/status enum',
+    ],
+    [
+      'a condition without a reason',
+      withStatus({ conditions: [{ type: 'Ready', status: 'True', message: '', lastTransitionTime: NOW }] }),
+      '/status/conditions/0 required',
+    ],
   ])('rejects %s, naming the field', (_what, object, expected) => {
     expect(errorsOf(validateRequest(object))).toContain(expected);
   });
@@ -243,10 +283,19 @@ describe('objects against the CRD schemas (ajv)', () => {
   });
 
   it('rejects a template whose spec.template.spec is wrong, naming the field', () => {
-    const template = { apiVersion: `${GROUP}/v1alpha1`, kind: 'EtcdRemediationRequestTemplate', metadata: { name: 't' }, spec: { template: { spec: { reason: 7 } } } };
+    const template = {
+      apiVersion: `${GROUP}/v1alpha1`,
+      kind: 'EtcdRemediationRequestTemplate',
+      metadata: { name: 't' },
+      spec: { template: { spec: { reason: 7 } } },
+    };
     expect(errorsOf(validateTemplate(template))).toEqual(['/spec/template/spec/reason type']);
-    expect(errorsOf(validateTemplate({ ...template, spec: { template: { spec: { reason: 'x'.repeat(1025) } } } }))).toEqual(['/spec/template/spec/reason maxLength']);
-    expect(unknownFieldsOf(validateTemplate({ ...template, spec: { template: { spec: { reason: 'x', dryRun: true } } } }))).toEqual(['spec.template.spec.dryRun']);
+    expect(errorsOf(validateTemplate({ ...template, spec: { template: { spec: { reason: 'x'.repeat(1025) } } } }))).toEqual([
+      '/spec/template/spec/reason maxLength',
+    ]);
+    expect(unknownFieldsOf(validateTemplate({ ...template, spec: { template: { spec: { reason: 'x', dryRun: true } } } }))).toEqual([
+      'spec.template.spec.dryRun',
+    ]);
     expect(errorsOf(validateTemplate({ ...template, spec: {} }))).toEqual(['/spec required']);
   });
 
@@ -261,7 +310,12 @@ describe('objects against the CRD schemas (ajv)', () => {
 
     const legacySpec = { reason: 'Node not Ready for 5m', paths: ['direct', 'exec-relay'], dryRun: true };
     const request = withSpec(legacySpec);
-    const template = { apiVersion: `${GROUP}/v1alpha1`, kind: 'EtcdRemediationRequestTemplate', metadata: { name: 't', namespace: 'default' }, spec: { template: { spec: legacySpec } } };
+    const template = {
+      apiVersion: `${GROUP}/v1alpha1`,
+      kind: 'EtcdRemediationRequestTemplate',
+      metadata: { name: 't', namespace: 'default' },
+      spec: { template: { spec: legacySpec } },
+    };
 
     // Strict field validation (kubectl apply's default, --validate=strict): refused, naming each field.
     expect(unknownFieldsOf(validateRequest(request))).toEqual(['spec.paths', 'spec.dryRun']);
@@ -286,16 +340,23 @@ describe('objects against the CRD schemas (ajv)', () => {
   });
 });
 
-describe('infra/kubernetes/example: MachineHealthChecks against Cluster API\'s own schema', () => {
+describe("infra/kubernetes/example: MachineHealthChecks against Cluster API's own schema", () => {
   const cases = [
     ['v1beta1', 'example/machinehealthcheck.yaml'],
     ['v1beta2', 'example/machinehealthcheck-v1beta2.yaml'],
   ] as const;
   const validators = Object.fromEntries(cases.map(([version]) => [version, validatorFor(readFixture(version))]));
-  const mhcIn = (file: string) => one(inFile(file).filter((doc) => doc.typed.kind === 'MachineHealthCheck'), `${file}: the MHC`);
+  const mhcIn = (file: string) =>
+    one(
+      inFile(file).filter((doc) => doc.typed.kind === 'MachineHealthCheck'),
+      `${file}: the MHC`,
+    );
 
   it('the vendored schemas name their source', () => {
-    for (const [version] of cases) expect(readFixture(version).$comment).toMatch(/kubernetes-sigs\/cluster-api .*commit [0-9a-f]{40}.*config\/crd\/bases\/cluster\.x-k8s\.io_machinehealthchecks\.yaml/);
+    for (const [version] of cases)
+      expect(readFixture(version).$comment).toMatch(
+        /kubernetes-sigs\/cluster-api .*commit [0-9a-f]{40}.*config\/crd\/bases\/cluster\.x-k8s\.io_machinehealthchecks\.yaml/,
+      );
   });
 
   it.each(cases)('%s: %s validates', (version, file) => {
@@ -304,7 +365,7 @@ describe('infra/kubernetes/example: MachineHealthChecks against Cluster API\'s o
     expect(validators[version]!(mhc.raw)).toEqual([]);
   });
 
-  it('the schemas are not vacuous: each version refuses the other\'s layout and a misspelled field', () => {
+  it("the schemas are not vacuous: each version refuses the other's layout and a misspelled field", () => {
     const v1beta1 = mhcIn('example/machinehealthcheck.yaml').raw;
     const v1beta2 = mhcIn('example/machinehealthcheck-v1beta2.yaml').raw;
     expect(errorsOf(validators.v1beta1!(v1beta2))).toEqual(expect.arrayContaining(['/spec additionalProperties']));
@@ -315,7 +376,10 @@ describe('infra/kubernetes/example: MachineHealthChecks against Cluster API\'s o
   });
 
   it.each(cases)('%s: %s selects control-plane Machines and names the template shipped beside it', (version, file) => {
-    const mhc = mhcIn(file).raw as { metadata: { namespace: string }; spec: { selector: { matchLabels: Record<string, string> }; remediationTemplate?: Schema; remediation?: { templateRef: Schema } } };
+    const mhc = mhcIn(file).raw as {
+      metadata: { namespace: string };
+      spec: { selector: { matchLabels: Record<string, string> }; remediationTemplate?: Schema; remediation?: { templateRef: Schema } };
+    };
     expect(mhc.spec.selector.matchLabels).toEqual({ 'cluster.x-k8s.io/control-plane': '' });
     const ref = version === 'v1beta1' ? mhc.spec.remediationTemplate : mhc.spec.remediation?.templateRef;
     const crd = TEMPLATE.typed as V1CustomResourceDefinition;
@@ -341,7 +405,11 @@ const expectGrants = (rules: V1PolicyRule[] | undefined, group: string, resource
 };
 
 describe('infra/kubernetes RBAC', () => {
-  const roleIn = (file: string, name: string) => one(ofKind<V1ClusterRole>('ClusterRole', file).filter((role) => role.metadata?.name === name), `${file}: ClusterRole ${name}`);
+  const roleIn = (file: string, name: string) =>
+    one(
+      ofKind<V1ClusterRole>('ClusterRole', file).filter((role) => role.metadata?.name === name),
+      `${file}: ClusterRole ${name}`,
+    );
 
   /** `group/resource verb` for each grant; a rule with a wildcard is refused (exactly what the code calls). */
   const triples = (rules: V1PolicyRule[] | undefined): string[] =>
@@ -351,7 +419,8 @@ describe('infra/kubernetes RBAC', () => {
       return (rule.apiGroups ?? []).flatMap((group) => (rule.resources ?? []).flatMap((resource) => rule.verbs.map((verb) => `${group}/${resource} ${verb}`)));
     });
   const calls = kubeCalls();
-  const calledOn = (side: Side) => [...new Set(calls.filter((c) => c.side === side).flatMap((c) => c.grants.map((g) => `${g.group}/${g.resource} ${g.verb}`)))].sort();
+  const calledOn = (side: Side) =>
+    [...new Set(calls.filter((c) => c.side === side).flatMap((c) => c.grants.map((g) => `${g.group}/${g.resource} ${g.verb}`)))].sort();
   const whoCalls = (grant: string) => calls.filter((c) => c.grants.some((g) => `${g.group}/${g.resource} ${g.verb}` === grant)).map((c) => `${c.at} ${c.call}`);
 
   it('the call finder sees the calls it must (it is not blind), and only client-node APIs it reads', () => {
@@ -364,13 +433,21 @@ describe('infra/kubernetes RBAC', () => {
       'infra/local/request-watcher.ts makeInformer',
       'functions/adapters/kube/streams/pod-streams-client.ts new Exec',
       'functions/adapters/kube/port-forward/pod-forward.ts new PortForward',
-    ]) expect(seen).toContain(expected);
+    ])
+      expect(seen).toContain(expected);
     expect(unreadApiClasses(), 'API classes the call finder does not read (test/infra/kube-calls.ts)').toEqual([]);
   });
 
   it.each([
     ['management', 'rbac.yaml: ClusterRole etcd-remediator', () => triples(roleIn('rbac.yaml', 'etcd-remediator').rules)],
-    ['workload', 'workload-rbac.yaml: Role and ClusterRole etcd-remediator', () => triples([...ofKind<V1Role>('Role', 'workload-rbac.yaml'), ...ofKind<V1ClusterRole>('ClusterRole', 'workload-rbac.yaml')].flatMap((role) => role.rules ?? []))],
+    [
+      'workload',
+      'workload-rbac.yaml: Role and ClusterRole etcd-remediator',
+      () =>
+        triples(
+          [...ofKind<V1Role>('Role', 'workload-rbac.yaml'), ...ofKind<V1ClusterRole>('ClusterRole', 'workload-rbac.yaml')].flatMap((role) => role.rules ?? []),
+        ),
+    ],
   ] as const)('%s cluster: %s grant exactly what the code calls there, nothing missing and nothing more', (side, _where, granted) => {
     const needed = calledOn(side);
     const rules = [...new Set(granted())].sort();
@@ -386,7 +463,7 @@ describe('infra/kubernetes RBAC', () => {
     expect(allows(roleIn('rbac.yaml', 'etcd-remediator').rules, GROUP, 'etcdremediationrequests', 'create'), 'only Cluster API creates requests').toBe(false);
   });
 
-  it('Cluster API\'s manager gets what MHC needs on our types, through its aggregation label', () => {
+  it("Cluster API's manager gets what MHC needs on our types, through its aggregation label", () => {
     const role = roleIn('rbac.yaml', 'capi-etcd-remediator');
     expect(role.metadata?.labels?.['cluster.x-k8s.io/aggregate-to-manager']).toBe('true');
     expectGrants(role.rules, GROUP, 'etcdremediationrequests', ['create', 'get', 'list', 'watch', 'delete']);
@@ -394,35 +471,54 @@ describe('infra/kubernetes RBAC', () => {
   });
 
   it('every rule on our group names a resource the CRDs serve', () => {
-    const served = new Set(crds.flatMap((doc) => {
-      const crd = doc.typed as V1CustomResourceDefinition;
-      const plural = crd.spec.names.plural;
-      return crd.spec.versions.some((v) => v.subresources?.status) ? [plural, `${plural}/status`] : [plural];
-    }));
+    const served = new Set(
+      crds.flatMap((doc) => {
+        const crd = doc.typed as V1CustomResourceDefinition;
+        const plural = crd.spec.names.plural;
+        return crd.spec.versions.some((v) => v.subresources?.status) ? [plural, `${plural}/status`] : [plural];
+      }),
+    );
     const roles = [...ofKind<V1ClusterRole>('ClusterRole'), ...ofKind<V1Role>('Role')];
-    for (const rule of roles.flatMap((role) => role.rules ?? []).filter((r) => r.apiGroups?.includes(GROUP))) for (const resource of rule.resources ?? []) expect(served).toContain(resource);
+    for (const rule of roles.flatMap((role) => role.rules ?? []).filter((r) => r.apiGroups?.includes(GROUP)))
+      for (const resource of rule.resources ?? []) expect(served).toContain(resource);
   });
 
   it('workload cluster: the pods and their exec and port-forward in kube-system (a Role), the Nodes cluster-wide', () => {
     // A WebSocket exec/port-forward is authorised as `get`; since Kubernetes 1.35 also as `create`
     // (AuthorizePodWebsocketUpgradeCreatePermission; kube-paths.md §0.4).
-    const role = one(ofKind<V1Role>('Role', 'workload-rbac.yaml').filter((r) => r.metadata?.name === 'etcd-remediator'), 'the workload Role');
+    const role = one(
+      ofKind<V1Role>('Role', 'workload-rbac.yaml').filter((r) => r.metadata?.name === 'etcd-remediator'),
+      'the workload Role',
+    );
     expect(role.metadata?.namespace).toBe('kube-system');
     expectGrants(role.rules, '', 'pods/exec', ['get', 'create']);
     expectGrants(role.rules, '', 'pods/portforward', ['get', 'create']);
-    expect(triples(role.rules).some((grant) => grant.startsWith('/nodes')), 'Nodes are cluster-scoped: not in a Role').toBe(false);
+    expect(
+      triples(role.rules).some((grant) => grant.startsWith('/nodes')),
+      'Nodes are cluster-scoped: not in a Role',
+    ).toBe(false);
     expectGrants(roleIn('workload-rbac.yaml', 'etcd-remediator').rules, '', 'nodes', ['list']);
   });
 
-  it('workload cluster: the Events of run and remediate on a Node, created and counted again (patch) in default only, where a cluster-scoped object\'s Events go', () => {
-    const role = one(ofKind<V1Role>('Role', 'workload-rbac.yaml').filter((r) => r.metadata?.name === 'etcd-remediator-events'), 'the workload events Role');
+  it("workload cluster: the Events of run and remediate on a Node, created and counted again (patch) in default only, where a cluster-scoped object's Events go", () => {
+    const role = one(
+      ofKind<V1Role>('Role', 'workload-rbac.yaml').filter((r) => r.metadata?.name === 'etcd-remediator-events'),
+      'the workload events Role',
+    );
     expect(role.metadata?.namespace).toBe('default');
     expect(triples(role.rules)).toEqual(['/events create', '/events patch']);
-    expect(ofKind<V1RoleBinding>('RoleBinding', 'workload-rbac.yaml').some((b) => b.roleRef.name === 'etcd-remediator-events' && b.metadata?.namespace === 'default')).toBe(true);
+    expect(
+      ofKind<V1RoleBinding>('RoleBinding', 'workload-rbac.yaml').some(
+        (b) => b.roleRef.name === 'etcd-remediator-events' && b.metadata?.namespace === 'default',
+      ),
+    ).toBe(true);
   });
 
   it('workload cluster: a long-lived token of its ServiceAccount, for the kubeconfig --workload-kubeconfig-secret names', () => {
-    const secret = one(docs.filter((doc) => doc.file === 'workload-rbac.yaml' && doc.typed.kind === 'Secret'), 'the token Secret').raw as { type: string; metadata: { namespace: string; annotations: Record<string, string> } };
+    const secret = one(
+      docs.filter((doc) => doc.file === 'workload-rbac.yaml' && doc.typed.kind === 'Secret'),
+      'the token Secret',
+    ).raw as { type: string; metadata: { namespace: string; annotations: Record<string, string> } };
     const account = one(ofKind<V1ServiceAccount>('ServiceAccount', 'workload-rbac.yaml'), 'the workload ServiceAccount');
     expect(secret.type).toBe('kubernetes.io/service-account-token');
     expect(secret.metadata.namespace).toBe(account.metadata?.namespace);
@@ -434,10 +530,16 @@ describe('infra/kubernetes RBAC', () => {
     expect(bindings.length).toBe(4);
     for (const doc of bindings) {
       const binding = doc.raw as { roleRef: { kind: string; name: string }; subjects: { kind: string; name: string; namespace: string }[] };
-      expect(inFile(doc.file).some((d) => d.typed.kind === binding.roleRef.kind && d.typed.metadata?.name === binding.roleRef.name), `${doc.file}: roleRef ${binding.roleRef.name}`).toBe(true);
+      expect(
+        inFile(doc.file).some((d) => d.typed.kind === binding.roleRef.kind && d.typed.metadata?.name === binding.roleRef.name),
+        `${doc.file}: roleRef ${binding.roleRef.name}`,
+      ).toBe(true);
       for (const subject of binding.subjects) {
         expect(subject.kind).toBe('ServiceAccount');
-        expect(ofKind<V1ServiceAccount>('ServiceAccount', doc.file).some((sa) => sa.metadata?.name === subject.name && sa.metadata.namespace === subject.namespace), `${doc.file}: ${subject.namespace}/${subject.name}`).toBe(true);
+        expect(
+          ofKind<V1ServiceAccount>('ServiceAccount', doc.file).some((sa) => sa.metadata?.name === subject.name && sa.metadata.namespace === subject.namespace),
+          `${doc.file}: ${subject.namespace}/${subject.name}`,
+        ).toBe(true);
       }
     }
   });
@@ -471,13 +573,16 @@ describe('infra/kubernetes/deployment.yaml', () => {
     expect(container.resources?.limits?.memory).toBeDefined();
   });
 
-  it('probes the watch service\'s health endpoints on the port --health-addr binds on every address', () => {
+  it("probes the watch service's health endpoints on the port --health-addr binds on every address", () => {
     const args = container.args ?? [];
     const addr = args[args.indexOf('--health-addr') + 1];
     expect(args).toContain('--health-addr');
     // Loopback is the flag's default; the kubelet probes the pod's IP.
     expect(addr).toMatch(/^0\.0\.0\.0:\d+$/);
-    const port = one((container.ports ?? []).filter((p) => p.name === 'health'), 'the health port');
+    const port = one(
+      (container.ports ?? []).filter((p) => p.name === 'health'),
+      'the health port',
+    );
     expect(port.containerPort).toBe(Number(addr!.split(':')[1]));
     const probes = { startupProbe: '/healthz', livenessProbe: '/healthz', readinessProbe: '/readyz' } as const;
     for (const [kind, path] of Object.entries(probes)) {
@@ -489,7 +594,7 @@ describe('infra/kubernetes/deployment.yaml', () => {
     expect(container.readinessProbe?.timeoutSeconds).toBeGreaterThan(5);
   });
 
-  it('mounts no etcd certificate and names none: each cluster\'s comes from its <cluster>-etcd Secret through the API', () => {
+  it("mounts no etcd certificate and names none: each cluster's comes from its <cluster>-etcd Secret through the API", () => {
     const args = container.args ?? [];
     for (const flag of ['--cacert', '--cert', '--key']) expect(args, flag).not.toContain(flag);
     for (const volume of pod.volumes ?? []) {
@@ -514,7 +619,7 @@ describe('infra/kubernetes/deployment.yaml', () => {
     expect(container.resources?.limits?.cpu, 'no CPU limit: throttling stalls the event loop').toBeUndefined();
   });
 
-  it('meets the restricted Pod Security Standard\'s container rules', () => {
+  it("meets the restricted Pod Security Standard's container rules", () => {
     expect(pod.securityContext?.seccompProfile?.type).toBe('RuntimeDefault');
     expect(pod.hostNetwork ?? false).toBe(false);
     expect(container.securityContext?.privileged ?? false).toBe(false);

@@ -99,7 +99,9 @@ describe('cdk-nag AwsSolutions', () => {
         // A queue that is some other thing's dead-letter queue, and has none itself.
         const logicalId = logicalIdOf(ack.construct);
         expect(json.Resources[logicalId]?.Properties.RedrivePolicy).toBeUndefined();
-        expect(JSON.stringify(json.Resources)).toMatch(new RegExp(`"(DeadLetterConfig|OnFailure|RedrivePolicy)":\\{[^}]*"${logicalId}"|"SCHEDULER_DLQ_ARN":\\{"Fn::GetAtt":\\["${logicalId}"`));
+        expect(JSON.stringify(json.Resources)).toMatch(
+          new RegExp(`"(DeadLetterConfig|OnFailure|RedrivePolicy)":\\{[^}]*"${logicalId}"|"SCHEDULER_DLQ_ARN":\\{"Fn::GetAtt":\\["${logicalId}"`),
+        );
         continue;
       }
       if (ack.id === 'AwsSolutions-S1') {
@@ -114,7 +116,9 @@ describe('cdk-nag AwsSolutions', () => {
       expect(iam5 ?? iam4, `unexpected acknowledgement ${ack.id}`).not.toBeNull();
       const roleId = logicalIdOf(ack.construct);
       if (iam5) {
-        const resources = policyStatements(json).filter(({ roles }) => roles.includes(roleId)).flatMap(({ statement }) => resourcesOfStatement(statement));
+        const resources = policyStatements(json)
+          .filter(({ roles }) => roles.includes(roleId))
+          .flatMap(({ statement }) => resourcesOfStatement(statement));
         expect(resources.map(resolved), ack.id).toContain(iam5[1]);
       } else {
         const managed = (json.Resources[roleId]?.Properties.ManagedPolicyArns ?? []) as unknown[];
@@ -127,7 +131,7 @@ describe('cdk-nag AwsSolutions', () => {
 });
 
 describe('CloudFormation validation built into CDK', () => {
-  it('finds nothing in either template (resource schemas and CDK\'s default rules)', () => {
+  it("finds nothing in either template (resource schemas and CDK's default rules)", () => {
     const report = JSON.parse(readFileSync(join(assemblyDir, 'validation-report.json'), 'utf8')) as {
       pluginReports: { pluginName: string; violations: { ruleName: string; description: string }[] }[];
     };

@@ -44,7 +44,8 @@ function namesOfIds(): Map<string, string> {
     [fn('step-failed').id, 'step-failed'],
     [requireRef(env('remediate').SNAPSHOT_BUCKET), 'snapshot bucket'],
   ]);
-  const pipeDlq = (resource(json, requireRef(env('schedule-retry').SHORT_WAIT_QUEUE_URL)).Properties.RedrivePolicy as { deadLetterTargetArn: unknown }).deadLetterTargetArn;
+  const pipeDlq = (resource(json, requireRef(env('schedule-retry').SHORT_WAIT_QUEUE_URL)).Properties.RedrivePolicy as { deadLetterTargetArn: unknown })
+    .deadLetterTargetArn;
   names.set(requireRef(pipeDlq), 'short-wait DLQ');
   for (const name of stackFunctionNames) {
     names.set(requireRef(fn(name).props.LoggingConfig?.LogGroup), 'own log group');
@@ -96,10 +97,23 @@ const OWN_QUEUE: Grant = { actions: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl'
 const SECRETS: Grant = { actions: ['secretsmanager:GetSecretValue'], resources: ['arn:aws:secretsmanager:REGION:ACCOUNT:secret:etcd-remediator/*'] };
 /** A pipeline function carries out any step's outbox, so it may publish every outcome a step says: never a report, never a RetryDue. */
 const PIPELINE_PUBLISHES = [
-  'MembersProbed', 'RemediationBlocked', 'RemediationClosed', 'RemediationReplaced', 'ReplacementOverdue', 'LearnerRemoved', 'LearnerCheckDue',
+  'MembersProbed',
+  'RemediationBlocked',
+  'RemediationClosed',
+  'RemediationReplaced',
+  'ReplacementOverdue',
+  'LearnerRemoved',
+  'LearnerCheckDue',
   // Leader hygiene: probe-members' round and check (each cluster's check, a move asked for, an alert), move-leader's end of a move.
-  'HygieneCheckDue', 'LeaderDegraded', 'LeaderHygieneAlert',
-  'RemediationApproved', 'RetryRequested', 'LeaderMoved', 'HygieneMoveEnded', 'RemediationCompleted', 'RemediationFailed',
+  'HygieneCheckDue',
+  'LeaderDegraded',
+  'LeaderHygieneAlert',
+  'RemediationApproved',
+  'RetryRequested',
+  'LeaderMoved',
+  'HygieneMoveEnded',
+  'RemediationCompleted',
+  'RemediationFailed',
 ];
 const putEvents = (detailTypes: string[]): Grant => ({
   actions: ['events:PutEvents'],
@@ -111,7 +125,11 @@ const PIPELINE = (): Grant[] => [
   { actions: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'], resources: TABLE_AND_INDEXES },
   { actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'], resources: ['table'] },
   // Deletes only what a step ends: an incident's open pointer, a cluster lock or a removal slot it held; never a pause.
-  { actions: ['dynamodb:DeleteItem'], resources: ['table'], condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['open#*', 'lock#*', 'fleet#slots*'] } } },
+  {
+    actions: ['dynamodb:DeleteItem'],
+    resources: ['table'],
+    condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['open#*', 'lock#*', 'fleet#slots*'] } },
+  },
   putEvents(PIPELINE_PUBLISHES),
   { actions: ['scheduler:CreateSchedule', 'scheduler:DeleteSchedule'], resources: [`arn:aws:scheduler:REGION:ACCOUNT:schedule/${groupName()}/*`] },
   { actions: ['iam:PassRole'], resources: ['scheduler role'], condition: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } } },
@@ -144,7 +162,11 @@ const expected = (): Record<string, { role: () => string; grants: () => Grant[] 
         },
       },
       // A refused signal's dead letter and the counter that orders them.
-      { actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'], resources: ['table'], condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['deadletters', 'counter#deadletters'] } } },
+      {
+        actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
+        resources: ['table'],
+        condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['deadletters', 'counter#deadletters'] } },
+      },
       putEvents(['MemberUnhealthy']),
     ],
   },
@@ -170,7 +192,11 @@ describe('every role may do exactly what the table says', () => {
 
   it('the table holds every role the stack makes', () => {
     const inTable = new Set(Object.values(expected()).map((row) => row.role()));
-    expect(resourcesOf(json, 'AWS::IAM::Role').map(([id]) => id).filter((id) => !inTable.has(id))).toEqual([]);
+    expect(
+      resourcesOf(json, 'AWS::IAM::Role')
+        .map(([id]) => id)
+        .filter((id) => !inTable.has(id)),
+    ).toEqual([]);
   });
 
   it('only remediate is told the snapshot bucket, and only remediate may write to it', () => {
@@ -184,7 +210,9 @@ describe('every role may do exactly what the table says', () => {
     const unconditioned = (action: string) => grants.some((g) => g.actions.includes(action) && g.resources.includes('table') && g.condition === undefined);
     expect(unconditioned('dynamodb:GetItem')).toBe(true);
     expect(unconditioned('dynamodb:PutItem')).toBe(true);
-    const deletable = grants.filter((g) => g.actions.includes('dynamodb:DeleteItem')).flatMap((g) => (g.condition as { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': string[] } })['ForAllValues:StringLike']['dynamodb:LeadingKeys']);
+    const deletable = grants
+      .filter((g) => g.actions.includes('dynamodb:DeleteItem'))
+      .flatMap((g) => (g.condition as { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': string[] } })['ForAllValues:StringLike']['dynamodb:LeadingKeys']);
     expect(deletable.length).toBeGreaterThan(0);
     expect(deletable.filter((prefix) => hygieneRecordKey('c1').pk.startsWith(prefix.replace(/\*$/, '')))).toEqual([]);
   });
@@ -232,7 +260,7 @@ describe('every role trusts one service, for this account and this one resource'
     });
   });
 
-  it('function and pipe names are unique to the stack and within their services\' limits', () => {
+  it("function and pipe names are unique to the stack and within their services' limits", () => {
     const names = stackFunctionNames.map((name) => String(fn(name).props.FunctionName));
     expect(new Set(names).size).toBe(names.length);
     for (const name of names) expect(name).toMatch(/^EtcdRemediator[A-Za-z0-9-_]{1,50}$/);

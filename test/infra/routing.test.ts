@@ -22,7 +22,8 @@ interface RuleProps {
   Targets: RuleTarget[];
 }
 
-const allRulesOf = (json: CfnTemplate) => resourcesOf(json, 'AWS::Events::Rule').map(([id, r]) => ({ id, props: r.Properties as unknown as RuleProps & { ScheduleExpression?: string } }));
+const allRulesOf = (json: CfnTemplate) =>
+  resourcesOf(json, 'AWS::Events::Rule').map(([id, r]) => ({ id, props: r.Properties as unknown as RuleProps & { ScheduleExpression?: string } }));
 /** The rules that route events (the sweep's schedule rule matches no event). */
 const rulesOf = (json: CfnTemplate) => allRulesOf(json).filter((r) => r.props.ScheduleExpression === undefined);
 
@@ -43,8 +44,13 @@ beforeAll(() => {
 describe('rules on our bus, generated from the catalogue', () => {
   const expected = detailTypes.flatMap((detailType) => (routes[detailType] as readonly FunctionName[]).map((fn) => ({ detailType, fn })));
 
-  it('routes leader hygiene: each cluster\'s check to probe-members, a degraded leader to move-leader', () => {
-    expect(expected).toEqual(expect.arrayContaining([{ detailType: 'HygieneCheckDue', fn: 'probe-members' }, { detailType: 'LeaderDegraded', fn: 'move-leader' }]));
+  it("routes leader hygiene: each cluster's check to probe-members, a degraded leader to move-leader", () => {
+    expect(expected).toEqual(
+      expect.arrayContaining([
+        { detailType: 'HygieneCheckDue', fn: 'probe-members' },
+        { detailType: 'LeaderDegraded', fn: 'move-leader' },
+      ]),
+    );
   });
 
   it('has one rule per routing entry, each with our source', () => {
@@ -54,7 +60,12 @@ describe('rules on our bus, generated from the catalogue', () => {
 
   it.each(expected)('$detailType → $fn: exact pattern, its function, a DLQ and a retry policy', ({ detailType, fn }) => {
     const functions = functionsByName(s.json);
-    const rule = rulesOf(s.json).find((r) => refOf(r.props.EventBusName) === busId && (r.props.EventPattern.source as string[])[0] === EVENT_SOURCE && (r.props.EventPattern['detail-type'] as string[])[0] === detailType);
+    const rule = rulesOf(s.json).find(
+      (r) =>
+        refOf(r.props.EventBusName) === busId &&
+        (r.props.EventPattern.source as string[])[0] === EVENT_SOURCE &&
+        (r.props.EventPattern['detail-type'] as string[])[0] === detailType,
+    );
     expect(rule?.props.EventPattern).toEqual({ source: [EVENT_SOURCE], 'detail-type': [detailType] });
     expect(rule?.props.State ?? 'ENABLED').toBe('ENABLED');
     const targets = rule?.props.Targets ?? [];
@@ -74,8 +85,12 @@ describe('intake rules, generated from events/intake-routing.ts', () => {
   it('has one rule per intake pattern, on the bus it names, with exactly its pattern, into the intake with a DLQ', () => {
     const functions = functionsByName(s.json);
     const intakeRules = rulesOf(s.json).filter((r) => r.props.Targets.some((t) => requireRef(t.Arn) === functions.get('intake')?.id));
-    expect(intakeRules.map((r) => ({ bus: r.props.EventBusName === 'default' ? 'default' : refOf(r.props.EventBusName) === busId ? 'remediation' : '?', pattern: r.props.EventPattern })))
-      .toEqual(intakePatterns.map(({ bus, pattern }) => ({ bus, pattern })));
+    expect(
+      intakeRules.map((r) => ({
+        bus: r.props.EventBusName === 'default' ? 'default' : refOf(r.props.EventBusName) === busId ? 'remediation' : '?',
+        pattern: r.props.EventPattern,
+      })),
+    ).toEqual(intakePatterns.map(({ bus, pattern }) => ({ bus, pattern })));
     for (const rule of intakeRules) {
       expect(rule.props.Targets).toHaveLength(1);
       const [target] = rule.props.Targets as [RuleTarget];
@@ -95,7 +110,7 @@ describe('intake rules, generated from events/intake-routing.ts', () => {
     expect(sweeps[0]!.props.Targets[0]).toHaveProperty('DeadLetterConfig');
   });
 
-  it('every 5 minutes, a schedule rule hands probe-members the learner check round\'s fixed input, which it alone recognises, with a DLQ', () => {
+  it("every 5 minutes, a schedule rule hands probe-members the learner check round's fixed input, which it alone recognises, with a DLQ", () => {
     const functions = functionsByName(s.json);
     const round = allRulesOf(s.json).find((r) => r.props.ScheduleExpression === 'rate(5 minutes)')!;
     expect(round.props.Targets).toHaveLength(1);
@@ -104,12 +119,14 @@ describe('intake rules, generated from events/intake-routing.ts', () => {
     expect(JSON.parse(target.Input ?? 'null')).toEqual(LEARNER_CHECK_ROUND_INPUT);
     expect(isLearnerCheckRound(JSON.parse(target.Input!))).toBe(true);
     expect(isLearnerCheckRound({ source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} })).toBe(false);
-    expect(isLearnerCheckRound({ source: 'etcd-remediator', 'detail-type': 'LearnerCheckDue', detail: { clusterId: 'c', at: '2025-06-01T12:00:00.000Z' } })).toBe(false);
+    expect(
+      isLearnerCheckRound({ source: 'etcd-remediator', 'detail-type': 'LearnerCheckDue', detail: { clusterId: 'c', at: '2025-06-01T12:00:00.000Z' } }),
+    ).toBe(false);
     expect(resource(s.json, requireRef(target.DeadLetterConfig?.Arn)).Type).toBe('AWS::SQS::Queue');
     expect(LEARNER_CHECK_ROUND_MS).toBe(300_000);
   });
 
-  it('every minute, a schedule rule hands probe-members the hygiene round\'s fixed input, which it alone recognises, with a DLQ', () => {
+  it("every minute, a schedule rule hands probe-members the hygiene round's fixed input, which it alone recognises, with a DLQ", () => {
     const functions = functionsByName(s.json);
     const rounds = allRulesOf(s.json).filter((r) => r.props.Targets.some((t) => (t as { Input?: string }).Input === JSON.stringify(HYGIENE_ROUND_INPUT)));
     expect(rounds).toHaveLength(1);
@@ -127,12 +144,14 @@ describe('intake rules, generated from events/intake-routing.ts', () => {
     expect(isLearnerCheckRound(input)).toBe(false);
     expect(isHygieneRound(LEARNER_CHECK_ROUND_INPUT)).toBe(false);
     expect(isHygieneRound({ source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} })).toBe(false);
-    expect(isHygieneRound({ source: 'etcd-remediator', 'detail-type': 'HygieneCheckDue', detail: { clusterId: 'c', at: '2025-06-01T12:00:00.000Z' } })).toBe(false);
+    expect(isHygieneRound({ source: 'etcd-remediator', 'detail-type': 'HygieneCheckDue', detail: { clusterId: 'c', at: '2025-06-01T12:00:00.000Z' } })).toBe(
+      false,
+    );
     expect(resource(s.json, requireRef(target.DeadLetterConfig?.Arn)).Type).toBe('AWS::SQS::Queue');
     expect(target.RetryPolicy).toEqual({ MaximumRetryAttempts: expect.any(Number), MaximumEventAgeInSeconds: expect.any(Number) });
   });
 
-  it('our bus has exactly the catalogue\'s rules and the intake\'s, nothing else', () => {
+  it("our bus has exactly the catalogue's rules and the intake's, nothing else", () => {
     const onOurs = rulesOf(s.json).filter((r) => refOf(r.props.EventBusName) === busId);
     const expected = detailTypes.reduce((n, t) => n + routes[t].length, 0) + intakePatterns.filter((p) => p.bus === 'remediation').length;
     expect(onOurs).toHaveLength(expected);
@@ -149,7 +168,7 @@ describe('the short-wait pipe', () => {
     TargetParameters: { InputTemplate: string; EventBridgeEventBusParameters: { DetailType: string; Source: string } };
   }
 
-  it('carries the short-wait queue onto our bus as RetryDue, the detail being the body\'s detail', () => {
+  it("carries the short-wait queue onto our bus as RetryDue, the detail being the body's detail", () => {
     const pipes = resourcesOf(s.json, 'AWS::Pipes::Pipe');
     expect(pipes).toHaveLength(1);
     const pipe = single(s.json, 'AWS::Pipes::Pipe')[1].Properties as unknown as PipeProps;
@@ -174,14 +193,20 @@ describe('the short-wait pipe', () => {
     expect(trust.Statement).toEqual([
       expect.objectContaining({
         Principal: { Service: 'pipes.amazonaws.com' },
-        Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' }, 'aws:SourceArn': expect.objectContaining({ 'Fn::Join': expect.anything() }) } },
+        Condition: {
+          StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' }, 'aws:SourceArn': expect.objectContaining({ 'Fn::Join': expect.anything() }) },
+        },
       }),
     ]);
     expect(JSON.stringify(trust.Statement)).toContain(`:pipe/${String((pipe as unknown as { Name: unknown }).Name)}"`);
     const policies = resourcesOf(s.json, 'AWS::IAM::Policy').filter(([, p]) => (p.Properties.Roles as unknown[]).some((r) => requireRef(r) === roleId));
     const statements = policies.flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: unknown[] }).Statement);
     expect(statements).toEqual([
-      { Effect: 'Allow', Action: ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'], Resource: { 'Fn::GetAtt': [requireRef(pipe.Source), 'Arn'] } },
+      {
+        Effect: 'Allow',
+        Action: ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'],
+        Resource: { 'Fn::GetAtt': [requireRef(pipe.Source), 'Arn'] },
+      },
       {
         Effect: 'Allow',
         Action: 'events:PutEvents',

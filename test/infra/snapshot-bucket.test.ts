@@ -29,7 +29,13 @@ describe('the snapshot bucket', () => {
         VersioningConfiguration: { Status: 'Enabled' },
         LifecycleConfiguration: {
           Rules: [
-            { Id: 'expire-snapshots', Status: 'Enabled', ExpirationInDays: 30, NoncurrentVersionExpiration: { NoncurrentDays: 30 }, AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } },
+            {
+              Id: 'expire-snapshots',
+              Status: 'Enabled',
+              ExpirationInDays: 30,
+              NoncurrentVersionExpiration: { NoncurrentDays: 30 },
+              AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
+            },
             { Id: 'expired-markers', Status: 'Enabled', ExpiredObjectDeleteMarker: true },
           ],
         },
@@ -40,7 +46,9 @@ describe('the snapshot bucket', () => {
   it('refuses every request that is not over TLS', () => {
     template.hasResourceProperties('AWS::S3::BucketPolicy', {
       PolicyDocument: {
-        Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Principal: { AWS: '*' }, Action: 's3:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]),
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Principal: { AWS: '*' }, Action: 's3:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        ]),
       },
     });
   });

@@ -150,7 +150,7 @@ describe('functions', () => {
 });
 
 describe('the table', () => {
-  it('is on demand, with point-in-time recovery, TTL, encryption and the definition\'s keys', () => {
+  it("is on demand, with point-in-time recovery, TTL, encryption and the definition's keys", () => {
     s.template.hasResourceProperties('AWS::DynamoDB::Table', {
       BillingMode: 'PAY_PER_REQUEST',
       PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
@@ -208,7 +208,10 @@ describe('IAM', () => {
         const literal = typeof r === 'string' ? r : JSON.stringify(r).replace(/"|\]|\}/g, '');
         const allowed = allowedWildcards.find(({ tail }) => tail.test(literal));
         expect(allowed, `wildcard resource ${text}`).toBeDefined();
-        expect(actionsOf(statement).every((a) => allowed!.actions.includes(a)), text).toBe(true);
+        expect(
+          actionsOf(statement).every((a) => allowed!.actions.includes(a)),
+          text,
+        ).toBe(true);
       }
     }
   });
@@ -240,7 +243,8 @@ describe('IAM', () => {
       expect(actionsOf(statement)).toEqual(['secretsmanager:GetSecretValue']);
       const [pattern, ...more] = resourcesOfStatement(statement).map(arnIn);
       expect(more).toEqual([]);
-      for (const secret of ['prod-tls-AbCdEf', 'prod-workload-kubeconfig-GhIjKl', 'mgmt-kubeconfig-MnOpQr']) expect(matches(pattern!, named(secret)), `${name} ${secret}`).toBe(true);
+      for (const secret of ['prod-tls-AbCdEf', 'prod-workload-kubeconfig-GhIjKl', 'mgmt-kubeconfig-MnOpQr'])
+        expect(matches(pattern!, named(secret)), `${name} ${secret}`).toBe(true);
       expect(matches(pattern!, 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:kube/prod-kubeconfig-AbC')).toBe(false);
       expect(matches(pattern!, 'arn:aws:secretsmanager:eu-west-1:999999999999:secret:etcd-remediator/prod-kubeconfig-AbC')).toBe(false);
     }
@@ -308,8 +312,9 @@ describe('dead-letter queues and alarms', () => {
   it('alarms on blocked remediations: RemediationBlocked of every pipeline function, by its service dimension', () => {
     const blocked = alarms().filter((a) => JSON.stringify(a.Metrics ?? []).includes('"MetricName":"RemediationBlocked"'));
     expect(blocked).toHaveLength(1);
-    const metrics = (blocked[0]!.Metrics as { MetricStat?: { Metric: { Namespace: string; Dimensions: { Name: string; Value: string }[] } } }[])
-      .flatMap((m) => (m.MetricStat ? [m.MetricStat.Metric] : []));
+    const metrics = (blocked[0]!.Metrics as { MetricStat?: { Metric: { Namespace: string; Dimensions: { Name: string; Value: string }[] } } }[]).flatMap((m) =>
+      m.MetricStat ? [m.MetricStat.Metric] : [],
+    );
     // step-failed blocks too, and the sweep's schedule-retry.
     expect(pipelineFunctionNames).toEqual([...functionNames, 'step-failed']);
     expect(metrics.map((m) => m.Namespace)).toEqual(pipelineFunctionNames.map(() => 'EtcdRemediator'));
@@ -319,7 +324,9 @@ describe('dead-letter queues and alarms', () => {
 
   it('alarms and the dashboard read only metrics of the metric table, under the names the functions write', () => {
     const alarmed = alarms().flatMap((a) =>
-      ((a.Metrics ?? []) as { MetricStat?: { Metric: { Namespace: string; MetricName: string } } }[]).flatMap((m) => (m.MetricStat?.Metric.Namespace === 'EtcdRemediator' ? [m.MetricStat.Metric.MetricName] : [])),
+      ((a.Metrics ?? []) as { MetricStat?: { Metric: { Namespace: string; MetricName: string } } }[]).flatMap((m) =>
+        m.MetricStat?.Metric.Namespace === 'EtcdRemediator' ? [m.MetricStat.Metric.MetricName] : [],
+      ),
     );
     // The dashboard's body is one JSON string, joined around the region: its metrics are ["EtcdRemediator", name, …].
     const body = JSON.stringify(resourcesOf(s.json, 'AWS::CloudWatch::Dashboard').map(([, d]) => d.Properties.DashboardBody));

@@ -39,8 +39,7 @@ export function synthStack(props: EtcdRemediatorStackProps = {}, id = 'EtcdRemed
 }
 
 /** [logicalId, resource] of every resource of a type. */
-export const resourcesOf = (json: CfnTemplate, type: string): [string, CfnResource][] =>
-  Object.entries(json.Resources).filter(([, r]) => r.Type === type);
+export const resourcesOf = (json: CfnTemplate, type: string): [string, CfnResource][] => Object.entries(json.Resources).filter(([, r]) => r.Type === type);
 
 /** The one resource of a type, or an error. */
 export function single(json: CfnTemplate, type: string): [string, CfnResource] {

@@ -23,7 +23,9 @@ interface Ctl {
 /** etcdctl against one endpoint; its exit code and output, never a throw. */
 async function etcdctl(endpoint: string, tlsFlags: string[], ...args: string[]): Promise<Ctl> {
   try {
-    const { stdout, stderr } = await run(ETCDCTL, [`--endpoints=${endpoint}`, '--dial-timeout=2s', '--command-timeout=2s', ...tlsFlags, ...args], { env: { ...process.env, ETCDCTL_API: '3' } });
+    const { stdout, stderr } = await run(ETCDCTL, [`--endpoints=${endpoint}`, '--dial-timeout=2s', '--command-timeout=2s', ...tlsFlags, ...args], {
+      env: { ...process.env, ETCDCTL_API: '3' },
+    });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code?: number; stdout?: string; stderr?: string };

@@ -32,7 +32,10 @@ async function replacedOnce(ctx: CaseContext, { outcomes, deciding }: Checked): 
     ...(await membershipIs(ctx.lab, [target])),
     // The record each remediator writes into etcd before its MemberRemove: one, ours, confirmed.
     ...check(records.length === 1 && records[0]?.memberId === target.id && records[0].confirmed === true, `removal records ${JSON.stringify(records)}`),
-    ...check(incidents.length === 1 && incidents[0]?.state === 'awaiting-replacement', `incidents in DynamoDB: ${incidents.map((i) => i.state).join(',') || 'none'}`),
+    ...check(
+      incidents.length === 1 && incidents[0]?.state === 'awaiting-replacement',
+      `incidents in DynamoDB: ${incidents.map((i) => i.state).join(',') || 'none'}`,
+    ),
     ...check(journal.filter((e) => e.isStepMarker && e.step === 'member-removed').length === 1, `journal: ${journal.map((e) => e.step).join(',')}`),
     ...check(wiring.stack.failed.length === 0, `invocations given up (on-failure queue): ${JSON.stringify(wiring.stack.failed)}`),
     // The idle embedded pipeline had no part in it.
@@ -83,7 +86,9 @@ const putEventsPartialFailure: MatrixCase = {
     // The invocation the four failures failed, and its retry that got through.
     const gaveUp = stack.invocations.filter((i) => !i.ok && /RemediationApproved \(InternalFailure/.test(i.error ?? ''));
     const retried = gaveUp.some((g) => stack.invocations.some((i) => i.ok && i.event === g.event && i.attempt > g.attempt));
-    console.info(`  fault: ${failed.length} PutEvents entries failed (${failed.join(',')}); ${gaveUp.length} invocation gave up on PutEvents, retried: ${retried}`);
+    console.info(
+      `  fault: ${failed.length} PutEvents entries failed (${failed.join(',')}); ${gaveUp.length} invocation gave up on PutEvents, retried: ${retried}`,
+    );
     return [
       ...check(
         Object.entries(putEventsFailures).every(([t, n]) => count(t) === n),
@@ -121,7 +126,10 @@ function dynamoConflicts(): MatrixCase {
         if (x.status === 400 && x.reply.includes('ConditionalCheckFailed')) conflicts.push(x.operation);
         if (x.operation !== 'GetItem' || !x.request.includes('"sk":{"S":"incident"}')) return;
         const mine = ++reads.count;
-        if (mine % 2 === 1) await waitFor(async () => (reads.count > mine ? true : undefined), { timeoutMs: 300, intervalMs: 5, what: 'the other copy to read' }).catch(() => undefined);
+        if (mine % 2 === 1)
+          await waitFor(async () => (reads.count > mine ? true : undefined), { timeoutMs: 300, intervalMs: 5, what: 'the other copy to read' }).catch(
+            () => undefined,
+          );
       };
       const wiring = await startAwsWiring(ctx, { deliverTwice: true, containersPerFunction: 2, dynalite: { onReply } });
       return [await wiring.remediate(ctx.arranged.targets[0]!.name, TIMEOUT_MS)];
@@ -189,7 +197,9 @@ function killedMidStep(point: KillPoint): MatrixCase {
       const finished = died && remediate.find((i) => i.ok && i.event === died.event && i.attempt > died.attempt);
       const fresh = stack.containers.get('remediate')!.pid;
       const completedBefore = stack.eventBridge.accepted.slice(0, killed?.acceptedBefore ?? 0).some((e) => e.event['detail-type'] === 'RemediationCompleted');
-      console.info(`  fault: remediate pid ${killed?.pid} killed ${point.said}; ${died?.error ?? 'no death'}; finished by pid ${fresh} on try ${finished?.attempt}`);
+      console.info(
+        `  fault: remediate pid ${killed?.pid} killed ${point.said}; ${died?.error ?? 'no death'}; finished by pid ${fresh} on try ${finished?.attempt}`,
+      );
       return [
         ...check(killed !== undefined, `the remediate container was never killed: no write ${point.said}`),
         ...check(died !== undefined, 'no remediate invocation died with the container'),
@@ -220,7 +230,8 @@ const afterMemberRemove: KillPoint = {
  * remediate's step lease, written by each try of it before any etcd call, so the kill lands before
  * anything is removed. The store keeps inFlight as JSON text: its quotes come escaped.
  */
-const remediateLease = (x: DynamoExchange): boolean => x.operation === 'UpdateItem' && x.request.includes('\\"key\\":\\"remediate@') && x.request.includes('\\"holder\\"');
+const remediateLease = (x: DynamoExchange): boolean =>
+  x.operation === 'UpdateItem' && x.request.includes('\\"key\\":\\"remediate@') && x.request.includes('\\"holder\\"');
 
 /**
  * The remediate container killed on every try of every attempt (a crash loop: OOM, a bad
@@ -266,25 +277,41 @@ function killedEveryTry(): MatrixCase {
       const gaveUp = stack.failed.filter((f) => f.functionName === 'remediate');
       // The outcome is on the bus before the step-failed invocation that put it has returned and been logged.
       const ranOk = () => stack.invocations.filter((i) => i.functionName === 'step-failed' && i.ok);
-      await waitFor(async () => (ranOk().length >= 2 ? true : undefined), { timeoutMs: 10_000, what: 'both step-failed invocations to return' }).catch(() => undefined);
+      await waitFor(async () => (ranOk().length >= 2 ? true : undefined), { timeoutMs: 10_000, what: 'both step-failed invocations to return' }).catch(
+        () => undefined,
+      );
       const stepFailedRan = ranOk();
       // The resume the first failure made: its RetryDue, for the second attempt.
-      const resumed = stack.eventBridge.accepted.filter((e) => e.event['detail-type'] === 'RetryDue' && (e.event.detail as { reason?: string }).reason === 'STEP_FAILED');
+      const resumed = stack.eventBridge.accepted.filter(
+        (e) => e.event['detail-type'] === 'RetryDue' && (e.event.detail as { reason?: string }).reason === 'STEP_FAILED',
+      );
       const incidents = await store.listIncidents({ clusterId: 'lab' });
-      console.info(`  fault: remediate killed ${kills.length} times (${remediateTries.length} tries, ${gaveUp.length} given up); step-failed ran ${stepFailedRan.length} times; resumed ${resumed.length}`);
+      console.info(
+        `  fault: remediate killed ${kills.length} times (${remediateTries.length} tries, ${gaveUp.length} given up); step-failed ran ${stepFailedRan.length} times; resumed ${resumed.length}`,
+      );
       return [
-        ...check(kills.length === 6 && remediateTries.every((i) => !i.ok && /Runtime\.ExitError/.test(i.error ?? '')), `remediate tries ${JSON.stringify(remediateTries.map((i) => i.error))}, kills ${kills.length}`),
+        ...check(
+          kills.length === 6 && remediateTries.every((i) => !i.ok && /Runtime\.ExitError/.test(i.error ?? '')),
+          `remediate tries ${JSON.stringify(remediateTries.map((i) => i.error))}, kills ${kills.length}`,
+        ),
         ...check(gaveUp.length === 2 && gaveUp.every((f) => f.destination === stack.logicalIds.get('step-failed')), `given up ${JSON.stringify(stack.failed)}`),
-        ...check(stepFailedRan.length === 2 && stack.failed.every((f) => f.functionName === 'remediate'), `step-failed ran ${stepFailedRan.length} times; given up ${JSON.stringify(stack.failed)}`),
+        ...check(
+          stepFailedRan.length === 2 && stack.failed.every((f) => f.functionName === 'remediate'),
+          `step-failed ran ${stepFailedRan.length} times; given up ${JSON.stringify(stack.failed)}`,
+        ),
         ...check(resumed.length === 1, `RetryDue with STEP_FAILED: ${resumed.length}`),
         ...check(o.detailType === 'RemediationBlocked' && o.detail.attempt === 1, `outcome ${JSON.stringify(o.detail).slice(0, 300)}`),
         // The same words as the local runtime: core's STEP_FAILED rule, with Lambda's last error.
         ...check(
-          deciding.message.startsWith(`The remediate step for ${target.name} (${target.id}), which answers on direct ${target.clientUrl}, failed on every delivery of RemediationApproved (attempt 1): RequestId: `) &&
-            deciding.message.includes(' Error: Runtime exited with error: signal: killed; blocked, since the attempt budget of 2 is spent. '),
+          deciding.message.startsWith(
+            `The remediate step for ${target.name} (${target.id}), which answers on direct ${target.clientUrl}, failed on every delivery of RemediationApproved (attempt 1): RequestId: `,
+          ) && deciding.message.includes(' Error: Runtime exited with error: signal: killed; blocked, since the attempt budget of 2 is spent. '),
           `message ${JSON.stringify(deciding.message)}`,
         ),
-        ...check(deciding.evidence.decidedBy === 'step-failed' && deciding.evidence.functionName === 'remediate', `evidence ${JSON.stringify(deciding.evidence)}`),
+        ...check(
+          deciding.evidence.decidedBy === 'step-failed' && deciding.evidence.functionName === 'remediate',
+          `evidence ${JSON.stringify(deciding.evidence)}`,
+        ),
         ...check(incidents.length === 1 && incidents[0]?.state === 'blocked', `incidents in DynamoDB: ${incidents.map((i) => i.state).join(',') || 'none'}`),
         ...(await membershipIs(ctx.lab, [])),
         ...check((await removalsRecorded(ctx.lab)).length === 0, 'a removal was recorded'),

@@ -89,7 +89,10 @@ export async function startAwsWiring(ctx: CaseContext, options: DeployedStackOpt
     async remediate(memberName, timeoutMs) {
       const failed = await reportUnhealthy(stack, memberName);
       if (failed > 0) throw new Error(`the report of ${memberName} was refused by PutEvents`);
-      return waitFor(async () => sync().find((e): e is TerminalEvent => isTerminalEvent(e)), { timeoutMs, what: `the incident of ${memberName} to end on the bus` });
+      return waitFor(async () => sync().find((e): e is TerminalEvent => isTerminalEvent(e)), {
+        timeoutMs,
+        what: `the incident of ${memberName} to end on the bus`,
+      });
     },
     async close() {
       await watch.stop();

@@ -56,7 +56,15 @@ async function reportTogether(ctx: CaseContext, timeoutMs: number): Promise<Term
     ctx.arranged.targets.map(async (m) => {
       const incidentId = randomUUID();
       const ended = ctx.pipeline.runtime.waitForOutcome({ clusterId: 'lab', incidentId }, timeoutMs);
-      await ctx.pipeline.runtime.submit({ incidentId, clusterId: 'lab', target: { memberName: m.name }, reason: 'matrix', source: 'matrix', observedAt: now, at: now });
+      await ctx.pipeline.runtime.submit({
+        incidentId,
+        clusterId: 'lab',
+        target: { memberName: m.name },
+        reason: 'matrix',
+        source: 'matrix',
+        observedAt: now,
+        at: now,
+      });
       return ended;
     }),
   );
@@ -157,7 +165,10 @@ export const matrixCases: MatrixCase[] = [
       const o = outcomes[0]!;
       return [
         ...says('approval', deciding.message, [leader.name]),
-        ...check(!pipeline.events.some((e) => e.detailType === 'RemediationApproved' && (e.detail as { reason: string }).reason === 'LEADER_UNREACHABLE_PAST_GRACE'), 'a frozen leader was removed as an unreachable leader'),
+        ...check(
+          !pipeline.events.some((e) => e.detailType === 'RemediationApproved' && (e.detail as { reason: string }).reason === 'LEADER_UNREACHABLE_PAST_GRACE'),
+          'a frozen leader was removed as an unreachable leader',
+        ),
         ...removedWithNewLeader(o, leader, 'not-needed'),
         ...(await membershipIs(lab, [leader])),
       ];
@@ -235,7 +246,9 @@ export const matrixCases: MatrixCase[] = [
         // another leader), or the election went to the very candidate the move named, which the
         // pipeline then verified leads.
         ...check(
-          retried.some((r) => ['LEADER_TRANSFER_TIMEOUT', 'LEADER_CHANGED', 'ELECTION_IN_PROGRESS', 'LEADER_UNREACHABLE', 'LEADER_UNREACHABLE_UNCONFIRMED'].includes(r)) ||
+          retried.some((r) =>
+            ['LEADER_TRANSFER_TIMEOUT', 'LEADER_CHANGED', 'ELECTION_IN_PROGRESS', 'LEADER_UNREACHABLE', 'LEADER_UNREACHABLE_UNCONFIRMED'].includes(r),
+          ) ||
             (o.detailType === 'RemediationCompleted' && pipeline.calls.moveLeader.at(-1) === o.detail.newLeader.id && deciding.reason === 'LEADER_MOVED'),
           `retries ${[...new Set(retried)].join(',') || 'none'}, MoveLeader ${pipeline.calls.moveLeader.join(',')}, approved ${deciding.reason}`,
         ),
@@ -374,7 +387,10 @@ export const matrixCases: MatrixCase[] = [
       const learner = arranged.roles!.learner!;
       return [
         ...says('block', deciding.message, [target.name, learner.name]),
-        ...check(JSON.stringify(deciding.evidence).includes(learner.id), `evidence does not name the learner ${learner.id}: ${JSON.stringify(deciding.evidence).slice(0, 300)}`),
+        ...check(
+          JSON.stringify(deciding.evidence).includes(learner.id),
+          `evidence does not name the learner ${learner.id}: ${JSON.stringify(deciding.evidence).slice(0, 300)}`,
+        ),
         ...check(pipeline.calls.memberRemove.length === 0, `MemberRemove sent: ${pipeline.calls.memberRemove.join(',')}`),
         ...check((await lab.memberList()).length === 4, 'membership changed'),
       ];
@@ -400,7 +416,10 @@ export const matrixCases: MatrixCase[] = [
       return [
         ...says('block', deciding.message, [target.name]),
         // The evidence is the member list etcd answered (by name), without the target.
-        ...check(lab.members.every((m) => listed.includes(m.name) === (m.id !== target.id)), `evidence.members ${listed.slice(0, 300)}`),
+        ...check(
+          lab.members.every((m) => listed.includes(m.name) === (m.id !== target.id)),
+          `evidence.members ${listed.slice(0, 300)}`,
+        ),
         ...check(pipeline.calls.memberRemove.length === 0, `MemberRemove sent: ${pipeline.calls.memberRemove.join(',')}`),
         ...(await membershipIs(lab, [target])),
       ];
@@ -494,7 +513,10 @@ export const matrixCases: MatrixCase[] = [
         // It answers again on the very path that had been cut, and says it recovered.
         ...says('close', deciding.message, [leader.name, `direct ${leader.clientUrl}`, 'recovered', 'nothing removed']),
         ...check(judgement.verdict === 'LEADER_REACHABLE' && judgement.leaderId === leader.id, `evidence.judgement ${JSON.stringify(judgement)}`),
-        ...check(pipeline.calls.moveLeader.length === 0 && pipeline.calls.memberRemove.length === 0, `touched the recovered leader: MoveLeader ${pipeline.calls.moveLeader.length}, MemberRemove ${pipeline.calls.memberRemove.length}`),
+        ...check(
+          pipeline.calls.moveLeader.length === 0 && pipeline.calls.memberRemove.length === 0,
+          `touched the recovered leader: MoveLeader ${pipeline.calls.moveLeader.length}, MemberRemove ${pipeline.calls.memberRemove.length}`,
+        ),
         ...check((await lab.leader()).id === leader.id, 'the recovered member no longer leads: something moved it'),
         ...(await membershipIs(lab, [])),
       ];
@@ -523,7 +545,11 @@ export const matrixCases: MatrixCase[] = [
       const o = outcomes[0]!;
       return [
         ...says('block', deciding.message, [target.name]),
-        ...says('block', deciding.message, lab.members.map((m) => hostOf(m.clientUrl))),
+        ...says(
+          'block',
+          deciding.message,
+          lab.members.map((m) => hostOf(m.clientUrl)),
+        ),
         // No retry storm: credentials that fail now fail next time too.
         ...check(retries === 0, `${retries} retries before the block`),
         ...check(o.detailType === 'RemediationBlocked', 'not blocked'),

@@ -151,7 +151,17 @@ async function defaultAct(ctx: CaseContext, timeoutMs: number): Promise<Terminal
 const PATH_WORDS = /\b(direct|port-forward|exec)\b|https?:\/\/|\b127\.0\.0\.1:\d+/;
 
 export async function runCase(c: MatrixCase, options: { log?: (line: string) => void } = {}): Promise<CaseRow> {
-  const row: CaseRow = { name: c.name, members: c.members, expected: c.expected, actual: 'error', reason: '-', ms: 0, quorum: 'held', removals: 0, problems: [] };
+  const row: CaseRow = {
+    name: c.name,
+    members: c.members,
+    expected: c.expected,
+    actual: 'error',
+    reason: '-',
+    ms: 0,
+    quorum: 'held',
+    removals: 0,
+    problems: [],
+  };
   const cluster = c.start ? await c.start() : { lab: await startLab({ members: c.members }) };
   const { lab } = cluster;
   let pipeline: Pipeline | undefined;
@@ -193,7 +203,9 @@ export async function runCase(c: MatrixCase, options: { log?: (line: string) => 
     // Each outcome explained by the remediator whose events carry it.
     const explained = outcomes.map((o) => decidingOf(all.find((p) => p.events.includes(o)) ?? pipeline!, o));
     row.reason = explained.map((d) => d.reason).join('+');
-    row.messages = explained.map((d) => `${d.message} [evidence: ${Object.keys(d.evidence).join(',')}; gate ${JSON.stringify(d.evidence.gate ?? null).slice(0, 200)}]`);
+    row.messages = explained.map(
+      (d) => `${d.message} [evidence: ${Object.keys(d.evidence).join(',')}; gate ${JSON.stringify(d.evidence.gate ?? null).slice(0, 200)}]`,
+    );
     // Every case: at most one MemberRemove per target that etcd accepted, and none ever sent for a
     // member no incident named. (Sends etcd refused, e.g. "unhealthy cluster" in the seconds after
     // a member connects, are retried: they changed nothing, and are counted in row.sent.)
@@ -202,10 +214,12 @@ export async function runCase(c: MatrixCase, options: { log?: (line: string) => 
     for (const id of removed) perId.set(id, (perId.get(id) ?? 0) + 1);
     for (const [id, count] of perId) if (count > 1) row.problems.push(`etcd accepted MemberRemove ${count} times for ${id}`);
     const targetIds = new Set(arranged.targets.map((t) => t.id));
-    for (const id of new Set(calls.flatMap((c) => c.memberRemove))) if (!targetIds.has(id)) row.problems.push(`MemberRemove sent for ${id}, which no incident named`);
+    for (const id of new Set(calls.flatMap((c) => c.memberRemove)))
+      if (!targetIds.has(id)) row.problems.push(`MemberRemove sent for ${id}, which no incident named`);
     row.sent = calls.reduce((n, c) => n + c.memberRemove.length, 0);
     const retried = new Map<string, number>();
-    for (const e of all.flatMap((p) => p.events)) if (e.detailType === 'RetryRequested') retried.set(String(detailOf(e).reason), (retried.get(String(detailOf(e).reason)) ?? 0) + 1);
+    for (const e of all.flatMap((p) => p.events))
+      if (e.detailType === 'RetryRequested') retried.set(String(detailOf(e).reason), (retried.get(String(detailOf(e).reason)) ?? 0) + 1);
     row.retries = [...retried].map(([r, n]) => `${r}×${n}`).join(',') || 'none';
     row.removals = removed.length;
     const reasons = [c.reason, ...(c.alsoReasons ?? [])];
@@ -215,8 +229,10 @@ export async function runCase(c: MatrixCase, options: { log?: (line: string) => 
       const d = explained[i]!;
       const gate = d.evidence.gate as { reason?: string } | undefined;
       row.problems.push(...check(Object.keys(d.evidence).length > 0, `${d.reason} carries no evidence`));
-      if (o.detailType === 'RemediationCompleted') row.problems.push(...check(gate?.reason === 'QUORUM_SAFE', `removal approved with evidence.gate ${JSON.stringify(gate)}`));
-      if (['QUORUM_AT_RISK', 'NO_QUORUM', 'MEMBER_NOT_READY'].includes(d.reason)) row.problems.push(...check(gate?.reason === d.reason, `${d.reason} with evidence.gate ${JSON.stringify(gate)}`));
+      if (o.detailType === 'RemediationCompleted')
+        row.problems.push(...check(gate?.reason === 'QUORUM_SAFE', `removal approved with evidence.gate ${JSON.stringify(gate)}`));
+      if (['QUORUM_AT_RISK', 'NO_QUORUM', 'MEMBER_NOT_READY'].includes(d.reason))
+        row.problems.push(...check(gate?.reason === d.reason, `${d.reason} with evidence.gate ${JSON.stringify(gate)}`));
     });
     // Every outcome names its member and how it was (or was not) reached: the issue's "a message
     // that names the member and the path", for every row, beside each row's own checks.

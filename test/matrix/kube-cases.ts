@@ -86,11 +86,18 @@ function onKubeWorld(row: KubeRow): MatrixCase {
       try {
         // The management side (the Machines) stays on the fake: only the workload cluster's API is gone.
         if (workloadUnreachable) unreachableApi = await refusedUrl();
-        const workloadKubeconfig = unreachableApi ? started.access.workloadKubeconfig.replace(started.fake.server, unreachableApi) : started.access.workloadKubeconfig;
+        const workloadKubeconfig = unreachableApi
+          ? started.access.workloadKubeconfig.replace(started.fake.server, unreachableApi)
+          : started.access.workloadKubeconfig;
         const kube = { ...started.access, workloadKubeconfig };
         // The quorum checker asks etcd itself, with the test's own client certificate.
         const checkerTls = worldEtcdTls(started).tls;
-        return { lab: started.lab, pipelineOptions: workloadUnreachable ? { kube } : { kube, endpoints: [] }, ...(checkerTls ? { checkerTls } : {}), down: () => started.down() };
+        return {
+          lab: started.lab,
+          pipelineOptions: workloadUnreachable ? { kube } : { kube, endpoints: [] },
+          ...(checkerTls ? { checkerTls } : {}),
+          down: () => started.down(),
+        };
       } catch (error) {
         await started.down();
         throw error;
@@ -99,7 +106,8 @@ function onKubeWorld(row: KubeRow): MatrixCase {
     async arrange() {
       return { targets: [await arrange(world!)] };
     },
-    verify: ({ pipeline, arranged }, { outcomes, deciding }) => verify({ world: world!, pipeline, target: arranged.targets[0]!, outcome: outcomes[0]!, deciding, ...(unreachableApi ? { unreachableApi } : {}) }),
+    verify: ({ pipeline, arranged }, { outcomes, deciding }) =>
+      verify({ world: world!, pipeline, target: arranged.targets[0]!, outcome: outcomes[0]!, deciding, ...(unreachableApi ? { unreachableApi } : {}) }),
   };
 }
 
@@ -123,7 +131,12 @@ function movedOverRelay(name: string, breakNode: (world: KubeWorld, node: string
       const { world, pipeline, target: leader, outcome, deciding } = seen;
       const moved = leaderMoved(pipeline);
       return [
-        ...says('approval', deciding.message, [leader.name, `port-forward ${podOf(leader)}:2379`, why, `over exec-relay ${leader.clientUrl} via kube-system/etcd-cp-`]),
+        ...says('approval', deciding.message, [
+          leader.name,
+          `port-forward ${podOf(leader)}:2379`,
+          why,
+          `over exec-relay ${leader.clientUrl} via kube-system/etcd-cp-`,
+        ]),
         // The relay's etcdctl runs in a pod whose node is up: never the sick leader's own.
         ...check(!deciding.message.includes(`via ${podOf(leader)}`), `the relay ran in the sick leader's own pod ${podOf(leader)}`),
         ...check(moved?.from === leader.id && moved.path === 'exec-relay', `LeaderMoved ${JSON.stringify(moved)}`),
@@ -137,7 +150,7 @@ function movedOverRelay(name: string, breakNode: (world: KubeWorld, node: string
 }
 
 export const kubeCases: MatrixCase[] = [
-  movedOverRelay('kube-kubelet-down', (world, node) => world.fake.kubeletDown(node), 'the kubelet on the pod\'s node is not responding', true),
+  movedOverRelay('kube-kubelet-down', (world, node) => world.fake.kubeletDown(node), "the kubelet on the pod's node is not responding", true),
   movedOverRelay('kube-containerd-down', (world, node) => world.fake.containerdDown(node), 'containerd.sock'),
   onKubeWorld({
     name: 'kube-node-deleted',
@@ -155,8 +168,16 @@ export const kubeCases: MatrixCase[] = [
     async verify(seen) {
       const { world, pipeline, target: leader, outcome, deciding } = seen;
       return [
-        ...says('approval', deciding.message, [leader.name, `its Node ${leader.name} no longer exists`, `port-forward ${podOf(leader)}:2379`, `pods "${leader.name}" not found`]),
-        ...check(typeof deciding.evidence.targetGone === 'string' && deciding.evidence.targetGone.includes(leader.name), `evidence.targetGone ${JSON.stringify(deciding.evidence.targetGone)}`),
+        ...says('approval', deciding.message, [
+          leader.name,
+          `its Node ${leader.name} no longer exists`,
+          `port-forward ${podOf(leader)}:2379`,
+          `pods "${leader.name}" not found`,
+        ]),
+        ...check(
+          typeof deciding.evidence.targetGone === 'string' && deciding.evidence.targetGone.includes(leader.name),
+          `evidence.targetGone ${JSON.stringify(deciding.evidence.targetGone)}`,
+        ),
         ...check(pipeline.calls.moveLeader.length === 0, `MoveLeader sent to a leader no path reaches: ${pipeline.calls.moveLeader.join(',')}`),
         ...removedWithNewLeader(outcome, leader, 'skipped'),
         ...(await membershipIs(world.lab, [leader])),
@@ -180,10 +201,19 @@ export const kubeCases: MatrixCase[] = [
         ...says('approval', deciding.message, [leader.name, `over direct ${leader.clientUrl}`]),
         // Every probe says why the kube paths were left out, naming the API server it could not reach, and tried none of them.
         ...check(views.length > 0, 'no MembersProbed'),
-        ...says('view.pathLookFailure', views[0]?.pathLookFailure ?? '', ['the workload cluster did not answer, so only the direct path is probed', `ECONNREFUSED ${hostOf(unreachableApi)}`]),
-        ...check(views.every((v) => v.pathLookFailure === views[0]?.pathLookFailure), `a later probe said otherwise: ${JSON.stringify(views.map((v) => v.pathLookFailure ?? null))}`),
+        ...says('view.pathLookFailure', views[0]?.pathLookFailure ?? '', [
+          'the workload cluster did not answer, so only the direct path is probed',
+          `ECONNREFUSED ${hostOf(unreachableApi)}`,
+        ]),
+        ...check(
+          views.every((v) => v.pathLookFailure === views[0]?.pathLookFailure),
+          `a later probe said otherwise: ${JSON.stringify(views.map((v) => v.pathLookFailure ?? null))}`,
+        ),
         // The decision itself says so too, not only the probes.
-        ...check(deciding.evidence.pathLookFailure === views[0]?.pathLookFailure, `approval evidence.pathLookFailure ${JSON.stringify(deciding.evidence.pathLookFailure)}`),
+        ...check(
+          deciding.evidence.pathLookFailure === views[0]?.pathLookFailure,
+          `approval evidence.pathLookFailure ${JSON.stringify(deciding.evidence.pathLookFailure)}`,
+        ),
         ...check(kubePaths.length === 0, `kube paths probed with the workload API server down: ${kubePaths.join(', ')}`),
         ...check(moved?.from === leader.id && moved.path === 'direct', `LeaderMoved ${JSON.stringify(moved)}`),
         ...removedWithNewLeader(outcome, leader, 'moved'),

@@ -10,12 +10,19 @@ export const followersOf = async (lab: Lab): Promise<{ leader: LabMember; follow
 };
 
 export const memberIds = async (lab: Lab): Promise<string[]> => (await lab.memberList()).map((m) => m.id).sort();
-export const idsWithout = (lab: Lab, gone: string[]): string[] => lab.members.filter((m) => !gone.includes(m.id)).map((m) => m.id).sort();
+export const idsWithout = (lab: Lab, gone: string[]): string[] =>
+  lab.members
+    .filter((m) => !gone.includes(m.id))
+    .map((m) => m.id)
+    .sort();
 
 /** etcd's own member list has lost exactly `gone`. */
 export async function membershipIs(lab: Lab, gone: LabMember[]): Promise<string[]> {
   const now = await memberIds(lab);
-  const want = idsWithout(lab, gone.map((m) => m.id));
+  const want = idsWithout(
+    lab,
+    gone.map((m) => m.id),
+  );
   return check(JSON.stringify(now) === JSON.stringify(want), `member list ${now.join(',')}, expected ${want.join(',')}`);
 }
 
@@ -25,5 +32,8 @@ export const gateOf = (evidence: Record<string, unknown>): Record<string, unknow
 /** The outcome removed `member` (with `leaderMove`, when given) and names a new leader other than it. */
 export function removedWithNewLeader(o: TerminalEvent, member: LabMember, leaderMove?: LeaderMove): string[] {
   const ok = o.detailType === 'RemediationCompleted' && (leaderMove === undefined || o.detail.leaderMove === leaderMove) && o.detail.newLeader.id !== member.id;
-  return check(ok, `${member.name} not removed${leaderMove ? ` with leaderMove ${leaderMove}` : ''} with another member leading: ${JSON.stringify(o.detail).slice(0, 300)}`);
+  return check(
+    ok,
+    `${member.name} not removed${leaderMove ? ` with leaderMove ${leaderMove}` : ''} with another member leading: ${JSON.stringify(o.detail).slice(0, 300)}`,
+  );
 }

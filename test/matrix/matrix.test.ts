@@ -37,7 +37,11 @@ describe('the quorum checker', () => {
   it('says LOST on a real cluster that loses its quorum with nothing declared', async () => {
     await using lab = await startLab({ members: 3 });
     const leader = await lab.leader();
-    const checker = startQuorumChecker({ members: () => lab.members, skip: (name) => lab.runState(name) !== 'running', electionTimeoutMs: lab.electionTimeoutMs });
+    const checker = startQuorumChecker({
+      members: () => lab.members,
+      skip: (name) => lab.runState(name) !== 'running',
+      electionTimeoutMs: lab.electionTimeoutMs,
+    });
     await waitFor(async () => (checker.samples.filter((x) => x.ok).length >= 5 ? true : undefined), { timeoutMs: 10_000, what: 'five good samples' });
     for (const m of lab.members.filter((x) => x.id !== leader.id)) await lab.kill(m.name);
     // Failing, with nothing declared, for longer than one election's allowance (3 x election timeout).

@@ -75,7 +75,8 @@ export async function settle(r: ProcessRemediator, result: CliResult): Promise<T
   try {
     const incidents = await store.listIncidents();
     const ids = incidents.map((i) => i.incidentId);
-    if (ids.length !== 1 || ids[0] !== result.incidentId) throw new Error(`${r.label} reported incident ${result.incidentId}, but its state file holds ${ids.join(', ') || 'none'}`);
+    if (ids.length !== 1 || ids[0] !== result.incidentId)
+      throw new Error(`${r.label} reported incident ${result.incidentId}, but its state file holds ${ids.join(', ') || 'none'}`);
     journal = await store.journal(result.incidentId);
     attempt = incidents[0]!.attempt;
     selector = incidents[0]!.target;
@@ -98,9 +99,12 @@ export async function settle(r: ProcessRemediator, result: CliResult): Promise<T
   if (result.outcome === 'awaiting-replacement') {
     // The approval the removal went ahead on: the last journaled, whose reason and evidence the
     // printed result carries (result.ts).
-    const approval = journal.flatMap((e) => (isDecisionLine(e) && e.step.endsWith(':approve') && e.detail.reason !== 'RUNTIME_RESUMED' ? [e.detail] : [])).at(-1);
+    const approval = journal
+      .flatMap((e) => (isDecisionLine(e) && e.step.endsWith(':approve') && e.detail.reason !== 'RUNTIME_RESUMED' ? [e.detail] : []))
+      .at(-1);
     const { reason, message } = approval ?? {};
-    if (!reason || !message || reason !== result.reason) throw new Error(`${r.label} removed ${result.target.name} for ${result.reason}, but its journal's last approval says ${reason ?? 'nothing'}`);
+    if (!reason || !message || reason !== result.reason)
+      throw new Error(`${r.label} removed ${result.target.name} for ${result.reason}, but its journal's last approval says ${reason ?? 'nothing'}`);
     const { newLeader, ...evidence } = result.evidence as { newLeader?: { id?: string; name?: string } };
     r.events.push(eventOf('RemediationApproved', { ...envelope, target: result.target, leaderMove: result.leaderMove, reason, message, evidence }));
     r.events.push(
@@ -113,8 +117,14 @@ export async function settle(r: ProcessRemediator, result: CliResult): Promise<T
       }),
     );
   } else if (result.outcome !== 'planned') {
-    const target = { ...selector, ...(result.target.memberId === '0' ? {} : { memberId: result.target.memberId }), ...(result.target.name ? { name: result.target.name } : {}) };
-    r.events.push(eventOf(endingOfOutcome(result.outcome).detailType, { ...envelope, target, reason: result.reason, message: result.message, evidence: result.evidence }));
+    const target = {
+      ...selector,
+      ...(result.target.memberId === '0' ? {} : { memberId: result.target.memberId }),
+      ...(result.target.name ? { name: result.target.name } : {}),
+    };
+    r.events.push(
+      eventOf(endingOfOutcome(result.outcome).detailType, { ...envelope, target, reason: result.reason, message: result.message, evidence: result.evidence }),
+    );
   }
   const last = r.events.at(-1);
   if (!last || !isTerminalEvent(last)) throw new Error(`${r.label} printed no outcome: ${JSON.stringify(result).slice(0, 300)}`);
@@ -134,7 +144,16 @@ function retriesIn(journal: JournalEntry[], base: { incidentId: string; clusterI
     const schedule = scheduled && isLine(scheduled, journalSteps.retryScheduled) ? scheduled.detail : undefined;
     const at = new Date(e.at).toISOString();
     const due = schedule?.at ?? at;
-    const detail = { ...base, attempt: Math.max(0, (schedule?.attempt ?? 1) - 1), at, retryAt: due, reason, message, reprobeNow: Date.parse(due) <= (scheduled?.at ?? e.at), from };
+    const detail = {
+      ...base,
+      attempt: Math.max(0, (schedule?.attempt ?? 1) - 1),
+      at,
+      retryAt: due,
+      reason,
+      message,
+      reprobeNow: Date.parse(due) <= (scheduled?.at ?? e.at),
+      from,
+    };
     return [eventOf('RetryRequested', detail)];
   });
 }
@@ -171,7 +190,11 @@ const saying = <T>(wait: Promise<T>, process: Service): Promise<T> =>
 export async function startRunService(lab: Lab, dir: string, clusterId: string): Promise<RunService> {
   const token = randomBytes(16).toString('hex');
   const config = path.join(dir, 'run.json');
-  fs.writeFileSync(config, JSON.stringify({ state: 'run.sqlite', listen: '127.0.0.1:0', token, clusters: [{ clusterId, endpoints: lab.endpoints(), policy: LAB_POLICY }] }), { mode: 0o600 });
+  fs.writeFileSync(
+    config,
+    JSON.stringify({ state: 'run.sqlite', listen: '127.0.0.1:0', token, clusters: [{ clusterId, endpoints: lab.endpoints(), policy: LAB_POLICY }] }),
+    { mode: 0o600 },
+  );
   const service = startCli(['run', '--config', config]);
   const base = remediatorAt('run service', path.join(dir, 'run.sqlite'), () => killService(service));
   base.pid = service.child.pid;
@@ -198,7 +221,10 @@ export async function startRunService(lab: Lab, dir: string, clusterId: string):
         .filter((line) => line.startsWith('{'))
         .map((line) => JSON.parse(line) as CliResult)
         .find((r) => r.incidentId === answer.incidentId);
-    return saying(waitFor(async () => printed(), { timeoutMs: OUTCOME_MS, intervalMs: 100, what: `${base.label} to print the outcome of ${answer.incidentId}` }), service);
+    return saying(
+      waitFor(async () => printed(), { timeoutMs: OUTCOME_MS, intervalMs: 100, what: `${base.label} to print the outcome of ${answer.incidentId}` }),
+      service,
+    );
   };
   const stop = async () => {
     service.child.kill('SIGTERM');
@@ -223,7 +249,19 @@ export function cliRemediate(lab: Lab, dir: string, clusterId: string): CliRemed
     return cli;
   };
   const start = async (memberName: string): Promise<void> => {
-    const args = ['remediate', '--endpoints', lab.endpoints().join(','), '--cluster', clusterId, ...LAB_FLAGS, '--target', memberName, '--state', base.statePath, '--json'];
+    const args = [
+      'remediate',
+      '--endpoints',
+      lab.endpoints().join(','),
+      '--cluster',
+      clusterId,
+      ...LAB_FLAGS,
+      '--target',
+      memberName,
+      '--state',
+      base.statePath,
+      '--json',
+    ];
     const child = (cli = startCli(args));
     base.pid = child.child.pid;
     // Said once it owns the file, before it looks up the member and reports it to its runtime.

@@ -16,7 +16,10 @@ for (const c of cases) {
   const row = await runCase(c);
   rows.push(row);
   console.log(formatRow(row));
-  if (process.env.MATRIX_VERBOSE) console.log(`  sent MemberRemove ${row.sent ?? 0}, retries ${row.retries}, quorum ${row.verdict?.summary}\n  said: ${(row.messages ?? []).join("\n  said: ")}`);
+  if (process.env.MATRIX_VERBOSE)
+    console.log(
+      `  sent MemberRemove ${row.sent ?? 0}, retries ${row.retries}, quorum ${row.verdict?.summary}\n  said: ${(row.messages ?? []).join('\n  said: ')}`,
+    );
   for (const p of row.problems) console.log(`  ! ${p}`);
 }
 const passed = rows.filter(asExpected).length;

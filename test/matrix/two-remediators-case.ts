@@ -24,7 +24,12 @@ export const twoRemediatorsAtOnce: MatrixCase = {
   reason: 'TARGET_IS_FOLLOWER+DUPLICATE_INCIDENT',
   async arrange(lab) {
     const { followers } = await followersOf(lab);
-    Object.assign(current, { dir: fs.mkdtempSync(path.join(os.tmpdir(), 'matrix-two-remediators-')), remediators: [], serviceExit: undefined, cliExit: undefined });
+    Object.assign(current, {
+      dir: fs.mkdtempSync(path.join(os.tmpdir(), 'matrix-two-remediators-')),
+      remediators: [],
+      serviceExit: undefined,
+      cliExit: undefined,
+    });
     return {
       targets: [followers[0]!],
       cleanup: async () => {
@@ -66,7 +71,10 @@ export const twoRemediatorsAtOnce: MatrixCase = {
     const cliRemoved = cli?.events.some((e) => e.detailType === 'RemediationCompleted');
     return [
       // Two processes of their own, each with its own state file, and the harness's runtime idle.
-      ...check(pids.length === 2 && new Set(pids).size === 2 && pids.every((p) => p !== undefined && p !== process.pid), `not two separate processes: pids ${pids.join(', ')}`),
+      ...check(
+        pids.length === 2 && new Set(pids).size === 2 && pids.every((p) => p !== undefined && p !== process.pid),
+        `not two separate processes: pids ${pids.join(', ')}`,
+      ),
       ...check(new Set([pipeline.statePath, service?.statePath, cli?.statePath]).size === 3, 'the remediators share a state file'),
       ...check(pipeline.events.length === 0 && pipeline.calls.memberRemove.length === 0, 'the in-process runtime took part'),
       ...check(current.serviceExit === 0, `${service?.label} exited ${current.serviceExit} on SIGTERM`),

@@ -40,7 +40,10 @@ function observe(onReply: NonNullable<DynaliteOptions['onReply']>) {
     const end = res.end.bind(res) as (chunk?: unknown) => ServerResponse;
     res.end = ((chunk?: unknown) => {
       const exchange: DynamoExchange = {
-        operation: String(req.headers['x-amz-target'] ?? '').split('.').at(-1) ?? '',
+        operation:
+          String(req.headers['x-amz-target'] ?? '')
+            .split('.')
+            .at(-1) ?? '',
         request: Buffer.concat(body).toString('utf8'),
         status: res.statusCode,
         reply: typeof chunk === 'string' || Buffer.isBuffer(chunk) ? chunk.toString() : '',

@@ -97,6 +97,11 @@ export function realisticHygieneRecord(): HygieneRecord {
     lastScrapes: Object.fromEntries(memberIds.map((id, i) => [id, scrape(id, i)])),
     samples: Object.fromEntries(memberIds.map((id, i) => [id, Array.from({ length: 25 }, (_, minute) => signals(id, i, minute))])),
     moves: [move(1, 'moved'), move(2, 'superseded'), move(3, 'failed'), move(4, 'moving')],
-    lastJudged: { at: 1_767_225_600_000, kind: 'holding', reason: 'LEADER_DEGRADED', message: 'the leader 8e9e05c52164694d has been slow for 3 of the 5 minutes the policy asks' },
+    lastJudged: {
+      at: 1_767_225_600_000,
+      kind: 'holding',
+      reason: 'LEADER_DEGRADED',
+      message: 'the leader 8e9e05c52164694d has been slow for 3 of the 5 minutes the policy asks',
+    },
   };
 }

@@ -38,7 +38,9 @@ export function parseExposition(text: string): Family[] {
   } catch (error) {
     const { stderr } = error as { stderr?: string | Buffer };
     if (/No module named 'prometheus_client'|ENOENT/.test(`${stderr?.toString() ?? ''} ${String(error)}`)) {
-      throw new Error(`the Prometheus client's parser is not installed (${PYTHON} has no prometheus_client): apt-get install -y python3-prometheus-client`, { cause: error });
+      throw new Error(`the Prometheus client's parser is not installed (${PYTHON} has no prometheus_client): apt-get install -y python3-prometheus-client`, {
+        cause: error,
+      });
     }
     throw error;
   }

@@ -115,8 +115,15 @@ export function startQuorumChecker(options: QuorumCheckerOptions): QuorumChecker
     const value = String(at);
     try {
       const etcd = clientFor(m);
-      await etcd.put(key).value(value).options({ deadline: new Date(Date.now() + callMs) });
-      const read = await etcd.get(key).serializable(false).options({ deadline: new Date(Date.now() + callMs) }).string();
+      await etcd
+        .put(key)
+        .value(value)
+        .options({ deadline: new Date(Date.now() + callMs) });
+      const read = await etcd
+        .get(key)
+        .serializable(false)
+        .options({ deadline: new Date(Date.now() + callMs) })
+        .string();
       // Another sample may have written since; a value no older than ours proves the read saw our write.
       if (read === null || Number(read) < at) throw new Error(`read ${String(read)} after writing ${value}`);
       samples.push({ at, end: Date.now(), member: m.name, ok: true });

@@ -57,12 +57,25 @@ export function attributesOf(method: string, url: URL): Attributes | undefined {
   const watch = ['true', '1'].includes(url.searchParams.get('watch') ?? '');
   const verbs: Record<string, string> = { POST: 'create', PUT: 'update', PATCH: 'patch' };
   const verb =
-    method === 'GET' || method === 'HEAD' ? (name === undefined ? (watch ? 'watch' : 'list') : 'get') : method === 'DELETE' ? (name === undefined ? 'deletecollection' : 'delete') : (verbs[method] ?? method.toLowerCase());
+    method === 'GET' || method === 'HEAD'
+      ? name === undefined
+        ? watch
+          ? 'watch'
+          : 'list'
+        : 'get'
+      : method === 'DELETE'
+        ? name === undefined
+          ? 'deletecollection'
+          : 'delete'
+        : (verbs[method] ?? method.toLowerCase());
   return { verb, group, resource: subresource ? `${resource}/${subresource}` : resource, ...(namespace ? { namespace } : {}), ...(name ? { name } : {}) };
 }
 
 const ruleAllows = (rule: V1PolicyRule, a: Attributes): boolean =>
-  (rule.apiGroups ?? []).some((g) => g === '*' || g === a.group) && (rule.resources ?? []).some((r) => r === '*' || r === a.resource) && rule.verbs.some((v) => v === '*' || v === a.verb) && (rule.resourceNames === undefined || (a.name !== undefined && rule.resourceNames.includes(a.name)));
+  (rule.apiGroups ?? []).some((g) => g === '*' || g === a.group) &&
+  (rule.resources ?? []).some((r) => r === '*' || r === a.resource) &&
+  rule.verbs.some((v) => v === '*' || v === a.verb) &&
+  (rule.resourceNames === undefined || (a.name !== undefined && rule.resourceNames.includes(a.name)));
 
 export function allows(rules: RbacRules, a: Attributes): boolean {
   const scoped = a.namespace === undefined ? [] : (rules.namespaced?.[a.namespace] ?? []);
@@ -97,7 +110,11 @@ export async function startRbacProxy(options: { upstream: string; rules: RbacRul
   const streams = new Set<net.Socket>();
   /** undefined when allowed; otherwise the code and Status body of the refusal. */
   const authorize = (request: http.IncomingMessage, upgrade: boolean): { code: number; body: object } | undefined => {
-    if (request.headers.authorization !== `Bearer ${options.token}`) return { code: 401, body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Unauthorized', reason: 'Unauthorized', code: 401 } };
+    if (request.headers.authorization !== `Bearer ${options.token}`)
+      return {
+        code: 401,
+        body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Unauthorized', reason: 'Unauthorized', code: 401 },
+      };
     const attributes = attributesOf(request.method ?? 'GET', new URL(request.url ?? '/', 'http://proxy'));
     if (!attributes) return undefined;
     // A WebSocket exec or port-forward must also be allowed to create it (1.35, on by default).
@@ -115,12 +132,15 @@ export async function startRbacProxy(options: { upstream: string; rules: RbacRul
       response.end(text);
       return;
     }
-    const forward = http.request({ host: upstream.hostname, port: upstream.port, method: request.method, path: request.url, headers: request.headers }, (answer) => {
-      response.writeHead(answer.statusCode ?? 502, answer.headers);
-      // A watch answers its head long before its first event: pass the head on at once.
-      response.flushHeaders();
-      answer.pipe(response);
-    });
+    const forward = http.request(
+      { host: upstream.hostname, port: upstream.port, method: request.method, path: request.url, headers: request.headers },
+      (answer) => {
+        response.writeHead(answer.statusCode ?? 502, answer.headers);
+        // A watch answers its head long before its first event: pass the head on at once.
+        response.flushHeaders();
+        answer.pipe(response);
+      },
+    );
     forward.on('error', () => response.destroy());
     request.pipe(forward);
   });

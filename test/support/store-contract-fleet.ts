@@ -48,17 +48,21 @@ export function fleetCases(current: () => ContractContext): void {
   });
 
   describe('removal slots', () => {
-    const take = (s: IncidentStore, owner: string, now = 1_000, max = 2) => s.takeRemovalSlot({ owner, clusterId: `cluster-of-${owner}`, max, leaseMs: 500, now });
+    const take = (s: IncidentStore, owner: string, now = 1_000, max = 2) =>
+      s.takeRemovalSlot({ owner, clusterId: `cluster-of-${owner}`, max, leaseMs: 500, now });
 
     it('gives at most max slots, renews an owner’s own, frees a released or expired one', async () => {
       expect(await take(store, 'i1')).toEqual({ taken: true, slot: 0 });
       expect(await take(store, 'i2')).toEqual({ taken: true, slot: 1 });
       expect(await take(store, 'i1', 1_100)).toEqual({ taken: true, slot: 0 });
       const refused = await take(store, 'i3', 1_200);
-      expect(refused).toEqual({ taken: false, holders: [
-        { slot: 0, owner: 'i1', clusterId: 'cluster-of-i1', until: 1_600 },
-        { slot: 1, owner: 'i2', clusterId: 'cluster-of-i2', until: 1_500 },
-      ] });
+      expect(refused).toEqual({
+        taken: false,
+        holders: [
+          { slot: 0, owner: 'i1', clusterId: 'cluster-of-i1', until: 1_600 },
+          { slot: 1, owner: 'i2', clusterId: 'cluster-of-i2', until: 1_500 },
+        ],
+      });
       // i2's lease ends at 1 500: a holder that died frees its slot.
       expect(await take(store, 'i3', 1_500)).toEqual({ taken: true, slot: 1 });
       expect(await store.releaseRemovalSlot('i1')).toBe(true);

@@ -78,9 +78,7 @@ export function incidentCases(current: () => ContractContext): void {
 
     it(`${RACERS} writers of one version at once: exactly one wins, the rest get a typed conflict`, async () => {
       const racers = await handles();
-      const results = await Promise.allSettled(
-        racers.map((s, i) => s.updateIncident(incident.incidentId, { attempt: i + 1 }, { expectVersion: 1, now: 2 })),
-      );
+      const results = await Promise.allSettled(racers.map((s, i) => s.updateIncident(incident.incidentId, { attempt: i + 1 }, { expectVersion: 1, now: 2 })));
       const won = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
       expect(won).toHaveLength(1);
       for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(VersionConflictError);
@@ -109,9 +107,16 @@ export function incidentCases(current: () => ContractContext): void {
     it('keeps large views and outboxes exactly as written', async () => {
       // About 16 KB a view, ten times over: the whole history still fits MAX_HISTORY_BYTES.
       const views = Array.from({ length: MAX_INCIDENT_VIEWS }, (_, i) => view(i, `etcd-${i} ${'é✓ connection refused; '.repeat(600)}`));
-      const event = { source: 'etcd-remediator' as const, detailType: 'RetryDue' as const, detail: { incidentId: incident.incidentId, clusterId: 'c1', attempt: 1, at: '2025-01-01T00:00:00.000Z', reason: 'ELECTION_IN_PROGRESS' as const } };
+      const event = {
+        source: 'etcd-remediator' as const,
+        detailType: 'RetryDue' as const,
+        detail: { incidentId: incident.incidentId, clusterId: 'c1', attempt: 1, at: '2025-01-01T00:00:00.000Z', reason: 'ELECTION_IN_PROGRESS' as const },
+      };
       const made = moveMadeLine(1);
-      const outbox = [{ kind: 'journal' as const, entry: { at: 1, step: made.step, detail: { ...made.detail, views } } }, { kind: 'publish' as const, event }];
+      const outbox = [
+        { kind: 'journal' as const, entry: { at: 1, step: made.step, detail: { ...made.detail, views } } },
+        { kind: 'publish' as const, event },
+      ];
       const updated = await store.updateIncident(incident.incidentId, { views, outbox, result: { views } }, { expectVersion: 1, now: 2 });
       expect(updated.views).toEqual(views);
       expect(updated.outbox).toEqual(outbox);
@@ -152,9 +157,16 @@ export function incidentCases(current: () => ContractContext): void {
 
     it('close without expectVersion closes at whatever version; with the right one it closes too', async () => {
       await store.updateIncident(incident.incidentId, { attempt: 1 }, { expectVersion: 1, now: 2 });
-      expect(await store.closeIncident(incident.incidentId, { outcome: 'failed', result: null, now: 3 })).toMatchObject({ state: 'failed', result: null, version: 3 });
+      expect(await store.closeIncident(incident.incidentId, { outcome: 'failed', result: null, now: 3 })).toMatchObject({
+        state: 'failed',
+        result: null,
+        version: 3,
+      });
       const other = (await store.openOrJoin({ clusterId: 'c1', targetKey: 'memberName=etcd-1', target: {}, reason: 'r', now: 4 })).incident;
-      expect(await store.closeIncident(other.incidentId, { outcome: 'blocked', result: 'why', now: 5, expectVersion: 1 })).toMatchObject({ state: 'blocked', version: 2 });
+      expect(await store.closeIncident(other.incidentId, { outcome: 'blocked', result: 'why', now: 5, expectVersion: 1 })).toMatchObject({
+        state: 'blocked',
+        version: 2,
+      });
     });
 
     it('lists by cluster and state, oldest first', async () => {
@@ -187,7 +199,8 @@ export function incidentCases(current: () => ContractContext): void {
 
     it('ties in opening time are ordered by incident id', async () => {
       const ids = ['c', 'a', 'b'];
-      for (const id of ids) await store.openOrJoin({ clusterId: 'c3', targetKey: `memberName=${id}`, target: {}, reason: 'r', now: 5, incidentId: `same-${id}` });
+      for (const id of ids)
+        await store.openOrJoin({ clusterId: 'c3', targetKey: `memberName=${id}`, target: {}, reason: 'r', now: 5, incidentId: `same-${id}` });
       expect((await store.listIncidents({ clusterId: 'c3' })).map((i) => i.incidentId)).toEqual(['same-a', 'same-b', 'same-c']);
     });
 
@@ -241,17 +254,23 @@ export function incidentCases(current: () => ContractContext): void {
       const first = await store.openOrJoin({ clusterId: 'c2', targetKey: 'memberName=etcd-5', target: {}, reason: 'r', now: 1, incidentId: 'chosen' });
       expect(first.joined).toBe(false);
       expect(first.incident.incidentId).toBe('chosen');
-      expect(await store.openOrJoin({ clusterId: 'c2', targetKey: 'memberName=etcd-5', target: {}, reason: 'r', now: 2, incidentId: 'chosen' })).toEqual({ incident: first.incident, joined: true });
-      await expect(store.openOrJoin({ clusterId: 'c2', targetKey: 'memberName=etcd-6', target: {}, reason: 'r', now: 3, incidentId: 'chosen' })).rejects.toThrow(
-        'incident chosen belongs to c2/memberName=etcd-5',
-      );
+      expect(await store.openOrJoin({ clusterId: 'c2', targetKey: 'memberName=etcd-5', target: {}, reason: 'r', now: 2, incidentId: 'chosen' })).toEqual({
+        incident: first.incident,
+        joined: true,
+      });
+      await expect(
+        store.openOrJoin({ clusterId: 'c2', targetKey: 'memberName=etcd-6', target: {}, reason: 'r', now: 3, incidentId: 'chosen' }),
+      ).rejects.toThrow('incident chosen belongs to c2/memberName=etcd-5');
       // Another id for a target with an open incident joins that incident.
       const joined = await store.openOrJoin({ clusterId: 'c2', targetKey: 'memberName=etcd-5', target: {}, reason: 'r', now: 4, incidentId: 'other' });
       expect(joined).toEqual({ incident: first.incident, joined: true });
       expect(await store.getIncident('other')).toBeUndefined();
       // A closed incident is still found by its id: the redelivery sees what became of it.
       const closed = await store.closeIncident('chosen', { outcome: 'awaiting-replacement', result: null, now: 5 });
-      expect(await store.openOrJoin({ clusterId: 'c2', targetKey: 'memberName=etcd-5', target: {}, reason: 'r', now: 6, incidentId: 'chosen' })).toEqual({ incident: closed, joined: true });
+      expect(await store.openOrJoin({ clusterId: 'c2', targetKey: 'memberName=etcd-5', target: {}, reason: 'r', now: 6, incidentId: 'chosen' })).toEqual({
+        incident: closed,
+        joined: true,
+      });
     });
 
     it('one caller-chosen id for two targets at once: one target gets it, the other caller is told whose it is', async () => {
@@ -275,7 +294,9 @@ export function incidentCases(current: () => ContractContext): void {
     it(`${RACERS} reports at once, on two handles, make one incident; the rest join it`, async () => {
       const racers = await handles();
       const results = await Promise.all(
-        racers.map((s, i) => s.openOrJoin({ clusterId: 'c9', targetKey: 'memberName=etcd-2', target: { memberName: 'etcd-2' }, reason: `r${i}`, now: 100 + i })),
+        racers.map((s, i) =>
+          s.openOrJoin({ clusterId: 'c9', targetKey: 'memberName=etcd-2', target: { memberName: 'etcd-2' }, reason: `r${i}`, now: 100 + i }),
+        ),
       );
       expect(results.filter((r) => !r.joined)).toHaveLength(1);
       expect(new Set(results.map((r) => r.incident.incidentId)).size).toBe(1);
@@ -285,15 +306,29 @@ export function incidentCases(current: () => ContractContext): void {
 
   describe('step state on the incident', () => {
     it('keeps the outbox, the steps done and the lease, across handles, and clears them', async () => {
-      const event = { source: 'etcd-remediator' as const, detailType: 'RetryDue' as const, detail: { incidentId: incident.incidentId, clusterId: 'c1', attempt: 1, at: '2025-01-01T00:00:00.000Z', reason: 'ELECTION_IN_PROGRESS' as const } };
+      const event = {
+        source: 'etcd-remediator' as const,
+        detailType: 'RetryDue' as const,
+        detail: { incidentId: incident.incidentId, clusterId: 'c1', attempt: 1, at: '2025-01-01T00:00:00.000Z', reason: 'ELECTION_IN_PROGRESS' as const },
+      };
       const written = await store.updateIncident(
         incident.incidentId,
-        { outbox: [{ kind: 'publish', event }, { kind: 'journal', entry: { at: 2, ...sampleLine('probed') } }], stepsDone: ['probe-members@0'], inFlight: { key: 'move-leader@0', until: 99 } },
+        {
+          outbox: [
+            { kind: 'publish', event },
+            { kind: 'journal', entry: { at: 2, ...sampleLine('probed') } },
+          ],
+          stepsDone: ['probe-members@0'],
+          inFlight: { key: 'move-leader@0', until: 99 },
+        },
         { expectVersion: incident.version, now: 2 },
       );
       const other = await another();
       const read = (await other.getIncident(incident.incidentId))!;
-      expect(read.outbox).toEqual([{ kind: 'publish', event }, { kind: 'journal', entry: { at: 2, ...sampleLine('probed') } }]);
+      expect(read.outbox).toEqual([
+        { kind: 'publish', event },
+        { kind: 'journal', entry: { at: 2, ...sampleLine('probed') } },
+      ]);
       expect(read.stepsDone).toEqual(['probe-members@0']);
       expect(read.inFlight).toEqual({ key: 'move-leader@0', until: 99 });
       const cleared = await store.updateIncident(incident.incidentId, { outbox: [], inFlight: null }, { expectVersion: written.version, now: 3 });
@@ -303,19 +338,37 @@ export function incidentCases(current: () => ContractContext): void {
     });
 
     it('closes through a patch once: a closed incident is never closed again, whatever the version', async () => {
-      const closed = await store.updateIncident(incident.incidentId, { state: 'blocked', result: { reason: 'NO_QUORUM' } }, { expectVersion: incident.version, now: 2 });
+      const closed = await store.updateIncident(
+        incident.incidentId,
+        { state: 'blocked', result: { reason: 'NO_QUORUM' } },
+        { expectVersion: incident.version, now: 2 },
+      );
       expect(closed.state).toBe('blocked');
-      await expect(store.updateIncident(incident.incidentId, { state: 'awaiting-replacement' }, { expectVersion: closed.version, now: 3 })).rejects.toBeInstanceOf(VersionConflictError);
+      await expect(
+        store.updateIncident(incident.incidentId, { state: 'awaiting-replacement' }, { expectVersion: closed.version, now: 3 }),
+      ).rejects.toBeInstanceOf(VersionConflictError);
       // Clearing the outbox of a closed incident is still allowed: its last event may be owed.
       expect((await store.updateIncident(incident.incidentId, { outbox: [] }, { expectVersion: closed.version, now: 3 })).state).toBe('blocked');
     });
 
     it('an incident awaiting its replacement completes through a patch, once; it ends no other way, and a completed one is final', async () => {
-      const awaiting = await store.updateIncident(incident.incidentId, { state: 'awaiting-replacement', result: 'removed' }, { expectVersion: incident.version, now: 2 });
-      await expect(store.updateIncident(incident.incidentId, { state: 'blocked' }, { expectVersion: awaiting.version, now: 3 })).rejects.toBeInstanceOf(VersionConflictError);
-      const completed = await store.updateIncident(incident.incidentId, { state: 'completed', result: 'replaced' }, { expectVersion: awaiting.version, now: 4 });
+      const awaiting = await store.updateIncident(
+        incident.incidentId,
+        { state: 'awaiting-replacement', result: 'removed' },
+        { expectVersion: incident.version, now: 2 },
+      );
+      await expect(store.updateIncident(incident.incidentId, { state: 'blocked' }, { expectVersion: awaiting.version, now: 3 })).rejects.toBeInstanceOf(
+        VersionConflictError,
+      );
+      const completed = await store.updateIncident(
+        incident.incidentId,
+        { state: 'completed', result: 'replaced' },
+        { expectVersion: awaiting.version, now: 4 },
+      );
       expect(completed).toMatchObject({ state: 'completed', result: 'replaced', updatedAt: 4 });
-      await expect(store.updateIncident(incident.incidentId, { state: 'completed' }, { expectVersion: completed.version, now: 5 })).rejects.toBeInstanceOf(VersionConflictError);
+      await expect(store.updateIncident(incident.incidentId, { state: 'completed' }, { expectVersion: completed.version, now: 5 })).rejects.toBeInstanceOf(
+        VersionConflictError,
+      );
       expect((await store.listIncidents({ state: 'completed' })).map((i) => i.incidentId)).toEqual([incident.incidentId]);
       expect(await store.listIncidents({ state: 'awaiting-replacement' })).toEqual([]);
     });
@@ -323,7 +376,9 @@ export function incidentCases(current: () => ContractContext): void {
     it('closing is one way, by either path: closeIncident after a closing patch changes nothing, a closing patch after closeIncident conflicts', async () => {
       const blocked = await store.updateIncident(incident.incidentId, { state: 'blocked', result: 'first' }, { expectVersion: 1, now: 2 });
       expect(await store.closeIncident(incident.incidentId, { outcome: 'awaiting-replacement', result: 'second', now: 3 })).toEqual(blocked);
-      expect(await store.closeIncident(incident.incidentId, { outcome: 'awaiting-replacement', result: 'second', now: 3, expectVersion: blocked.version })).toEqual(blocked);
+      expect(
+        await store.closeIncident(incident.incidentId, { outcome: 'awaiting-replacement', result: 'second', now: 3, expectVersion: blocked.version }),
+      ).toEqual(blocked);
       const other = (await store.openOrJoin({ clusterId: 'c1', targetKey: 'memberName=etcd-1', target: {}, reason: 'r', now: 4 })).incident;
       const failed = await store.closeIncident(other.incidentId, { outcome: 'failed', result: null, now: 5 });
       const reopen = store.updateIncident(other.incidentId, { state: 'awaiting-replacement' }, { expectVersion: failed.version, now: 6 });

@@ -48,7 +48,9 @@ export function recordCases(current: () => ContractContext): void {
 
     it(`${RACERS} marks of one step at once, on two handles: exactly one wins and its detail is kept`, async () => {
       const racers = await handles();
-      const results = await Promise.all(racers.map((s, i) => s.markStep(incident.incidentId, { at: i, step: 'member-removed', detail: { via: `racer ${i}`, alreadyGone: false } })));
+      const results = await Promise.all(
+        racers.map((s, i) => s.markStep(incident.incidentId, { at: i, step: 'member-removed', detail: { via: `racer ${i}`, alreadyGone: false } })),
+      );
       expect(results.filter(Boolean)).toHaveLength(1);
       const winner = results.indexOf(true);
       expect((await store.journal(incident.incidentId)).filter((e) => e.step === 'member-removed')).toEqual([
@@ -58,7 +60,9 @@ export function recordCases(current: () => ContractContext): void {
 
     it(`${RACERS} appends at once all land, once each`, async () => {
       const racers = await handles();
-      await Promise.all(racers.map((s, i) => s.appendJournal(incident.incidentId, { at: i, step: 'duplicate-joined', detail: { source: `racer ${i}`, reason: 'r' } })));
+      await Promise.all(
+        racers.map((s, i) => s.appendJournal(incident.incidentId, { at: i, step: 'duplicate-joined', detail: { source: `racer ${i}`, reason: 'r' } })),
+      );
       const lines = await store.journal(incident.incidentId);
       expect(lines.map((l) => ('detail' in l && 'source' in l.detail ? l.detail.source : '')).sort()).toEqual(racers.map((_, i) => `racer ${i}`).sort());
     });
@@ -120,7 +124,15 @@ export function recordCases(current: () => ContractContext): void {
   });
 
   describe('removal record of a single-remediator cluster', () => {
-    const record = (memberId: string, at: number) => ({ memberId, memberName: `etcd-${memberId}`, incidentId: `i-${memberId}`, targetKey: `memberId=${memberId}`, at, sizeBefore: 3, by: `incident:i-${memberId}:r1` });
+    const record = (memberId: string, at: number) => ({
+      memberId,
+      memberName: `etcd-${memberId}`,
+      incidentId: `i-${memberId}`,
+      targetKey: `memberId=${memberId}`,
+      at,
+      sizeBefore: 3,
+      by: `incident:i-${memberId}:r1`,
+    });
 
     it('is empty until written, is replaced whole, and is kept per cluster', async () => {
       expect(await store.removalRecords('c1')).toEqual([]);

@@ -32,7 +32,9 @@ export const RACERS = 10;
 
 export const view = (at: number, note = ''): ClusterView => ({
   at,
-  members: note ? [{ id: `m${at}`, name: note, peerUrls: [], clientUrls: [], isLearner: false, paths: [], reachable: false, started: true, healthy: false }] : [],
+  members: note
+    ? [{ id: `m${at}`, name: note, peerUrls: [], clientUrls: [], isLearner: false, paths: [], reachable: false, started: true, healthy: false }]
+    : [],
   leader: { consensus: 'none', reports: [] },
   quorum: { voting: 3, healthyVoting: 2, votingUp: 2, size: 2, ok: true },
   listFailures: [],
@@ -40,7 +42,15 @@ export const view = (at: number, note = ''): ClusterView => ({
 
 /** The incident every store test starts with: etcd-0 of c1, opened at 1 000. */
 export const openFirstIncident = async (store: IncidentStore): Promise<Incident> =>
-  (await store.openOrJoin({ clusterId: 'c1', targetKey: targetKeyOf({ memberName: 'etcd-0' }), target: { memberName: 'etcd-0' }, reason: 'kubelet gone', now: 1_000 })).incident;
+  (
+    await store.openOrJoin({
+      clusterId: 'c1',
+      targetKey: targetKeyOf({ memberName: 'etcd-0' }),
+      target: { memberName: 'etcd-0' },
+      reason: 'kubelet gone',
+      now: 1_000,
+    })
+  ).incident;
 
 export function describeIncidentStoreContract(name: string, open: () => Promise<StoreFixture>): void {
   describe(`incident store contract: ${name}`, () => {

@@ -42,7 +42,12 @@ function member(i: number, size: number): MemberProbe {
       isLearner: false,
       clusterId: hex(7),
     },
-    host: { node: overlong(`node-${i}`, T.name), nodeExists: true, pod: overlong(`kube-system/etcd-${i}`, T.pod), machine: { name: overlong(`machine-${i}`, T.name), deleting: true } },
+    host: {
+      node: overlong(`node-${i}`, T.name),
+      nodeExists: true,
+      pod: overlong(`kube-system/etcd-${i}`, T.pod),
+      machine: { name: overlong(`machine-${i}`, T.name), deleting: true },
+    },
   };
 }
 
@@ -58,7 +63,12 @@ export function worstSample(size: number, at = 1_750_000_000_000): ProbeSample {
     seeds: Array.from({ length: V.identityReports + 4 }, (_, i) => ({ endpoint: overlong(`seed-${i}`, T.endpoint), clusterId: hex(7) })),
     listedBy: { endpoint: overlong('seed-0', T.endpoint), clusterId: hex(7) },
     pathLookFailure: overlong('the workload cluster did not answer', T.message),
-    machines: Array.from({ length: V.machines }, (_, i) => ({ name: overlong(`machine-${i}`, T.name), nodeName: overlong(`node-${i}`, T.name), deleting: true, uid: overlong(`uid-${i}`, T.name) })),
+    machines: Array.from({ length: V.machines }, (_, i) => ({
+      name: overlong(`machine-${i}`, T.name),
+      nodeName: overlong(`node-${i}`, T.name),
+      deleting: true,
+      uid: overlong(`uid-${i}`, T.name),
+    })),
   };
 }
 

@@ -75,7 +75,10 @@ const namespace = z.string().regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'must
 const managementSchema = z.object({
   // First, so a registration copied from a pod's config is told why before anything else.
   inCluster: z
-    .never({ error: 'the functions run on Lambda, in no cluster, so there is no service account to use: give kubeconfigSecretArn, a secret holding the management cluster’s kubeconfig' })
+    .never({
+      error:
+        'the functions run on Lambda, in no cluster, so there is no service account to use: give kubeconfigSecretArn, a secret holding the management cluster’s kubeconfig',
+    })
     .optional(),
   kubeconfigSecretArn: secretArn,
   namespace,
@@ -86,10 +89,15 @@ const managementSchema = z.object({
 const pathOrderSchema = z.array(pathNameSchema).min(1);
 
 /** A file inside the etcd pods, by the rule every edge applies (pod-path.ts). */
-const podPath = z.string({ error: (issue) => (issue.input === undefined ? 'is required: the relay takes the CA, the client certificate and its key together' : 'must be a path inside the etcd pods') }).superRefine((text, ctx) => {
-  const problem = podPathProblem(text);
-  if (problem) ctx.addIssue({ code: 'custom', message: problem });
-});
+const podPath = z
+  .string({
+    error: (issue) =>
+      issue.input === undefined ? 'is required: the relay takes the CA, the client certificate and its key together' : 'must be a path inside the etcd pods',
+  })
+  .superRefine((text, ctx) => {
+    const problem = podPathProblem(text);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
 
 const registrationSchema = z.object({
   clusterId: z.string().min(1),
@@ -99,9 +107,7 @@ const registrationSchema = z.object({
   aliases: z.record(z.string(), z.string()).optional(),
   metricsUrls: metricsUrlsSchema.optional(),
   tlsSecretArn: secretArn.optional(),
-  members: z
-    .array(z.object({ memberName: z.string().min(1), instanceId: z.string().min(1).optional(), nodeName: z.string().min(1).optional() }))
-    .optional(),
+  members: z.array(z.object({ memberName: z.string().min(1), instanceId: z.string().min(1).optional(), nodeName: z.string().min(1).optional() })).optional(),
   workloadKubeconfigSecretArn: secretArn.optional(),
   etcdNamespace: namespace.optional(),
   management: managementSchema.optional(),
@@ -175,12 +181,20 @@ function checkKube(registration: ClusterRegistration): void {
   if (registration.workloadKubeconfigSecretArn !== undefined) return;
   for (const field of ['etcdNamespace', 'management'] as const) {
     if (registration[field] !== undefined) {
-      throw new ClusterRegistrationError(registration.clusterId, field, 'needs workloadKubeconfigSecretArn: members are matched to their pods, Nodes and Machines through the workload cluster');
+      throw new ClusterRegistrationError(
+        registration.clusterId,
+        field,
+        'needs workloadKubeconfigSecretArn: members are matched to their pods, Nodes and Machines through the workload cluster',
+      );
     }
   }
   for (const field of ['relayBinary', 'relayTls'] as const) {
     if (registration[field] !== undefined) {
-      throw new ClusterRegistrationError(registration.clusterId, field, 'needs workloadKubeconfigSecretArn: the exec relay runs etcdctl in the etcd pods of the workload cluster');
+      throw new ClusterRegistrationError(
+        registration.clusterId,
+        field,
+        'needs workloadKubeconfigSecretArn: the exec relay runs etcdctl in the etcd pods of the workload cluster',
+      );
     }
   }
 }
@@ -219,7 +233,9 @@ export async function putCluster(client: DynamoDBClient, tableName: string, regi
   const stale = previous ? lookupsOf(previousRegistration(previous)).filter((l) => !kept.has(l.key.pk)) : [];
   for (const lookup of stale) {
     await conditionally(() =>
-      doc.send(new DeleteCommand({ TableName: tableName, Key: lookup.key, ConditionExpression: 'clusterId = :c', ExpressionAttributeValues: { ':c': clusterId } })),
+      doc.send(
+        new DeleteCommand({ TableName: tableName, Key: lookup.key, ConditionExpression: 'clusterId = :c', ExpressionAttributeValues: { ':c': clusterId } }),
+      ),
     );
   }
 }
@@ -233,7 +249,9 @@ interface Lookup {
 
 function lookupsOf(registration: ClusterRegistration): Lookup[] {
   return (registration.members ?? []).flatMap((member, i) => [
-    ...(member.instanceId ? [{ key: instanceKey(member.instanceId), field: `members.${i}.instanceId`, value: member.instanceId, memberName: member.memberName }] : []),
+    ...(member.instanceId
+      ? [{ key: instanceKey(member.instanceId), field: `members.${i}.instanceId`, value: member.instanceId, memberName: member.memberName }]
+      : []),
     ...(member.nodeName ? [{ key: nodeKey(member.nodeName), field: `members.${i}.nodeName`, value: member.nodeName, memberName: member.memberName }] : []),
   ]);
 }

@@ -34,7 +34,10 @@ export async function conditionally(write: () => Promise<unknown>): Promise<bool
 }
 
 /** Every page of a query. */
-export async function queryAll(ctx: Pick<StoreContext, 'doc' | 'tableName'>, input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>): Promise<Item[]> {
+export async function queryAll(
+  ctx: Pick<StoreContext, 'doc' | 'tableName'>,
+  input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>,
+): Promise<Item[]> {
   const items: Item[] = [];
   let start: Record<string, unknown> | undefined;
   do {

@@ -35,7 +35,9 @@ export interface DynamoDirectoryOptions {
   clock?: () => number;
 }
 
-export function createDynamoDirectory(options: DynamoDirectoryOptions): ClusterDirectory & MemberLookup & { registeredClusterIds(): Promise<readonly string[]> } {
+export function createDynamoDirectory(
+  options: DynamoDirectoryOptions,
+): ClusterDirectory & MemberLookup & { registeredClusterIds(): Promise<readonly string[]> } {
   const doc = documentClient(options.client);
   const cacheMs = options.cacheMs ?? DEFAULT_DIRECTORY_CACHE_MS;
   const clock = options.clock ?? Date.now;
@@ -56,7 +58,8 @@ export function createDynamoDirectory(options: DynamoDirectoryOptions): ClusterD
 }
 
 /** The registered clusters' ids, uncached: for a reader of the table that needs no cluster's entry (status). */
-export const registeredClusterIdsIn = (client: DynamoDBClient, tableName: string): Promise<readonly string[]> => registeredIds(documentClient(client), tableName);
+export const registeredClusterIdsIn = (client: DynamoDBClient, tableName: string): Promise<readonly string[]> =>
+  registeredIds(documentClient(client), tableName);
 
 const registeredIds = (doc: DynamoDBDocumentClient, tableName: string): Promise<readonly string[]> => registeredClusterIds({ doc, tableName });
 

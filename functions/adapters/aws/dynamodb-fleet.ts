@@ -6,7 +6,16 @@ import type { FleetMark, FleetPauses } from '../../core/fleet-gate.ts';
 import type { ClusterOpened, RemovalSlot, SlotRequest, SlotTaken } from '../../ports/fleet.ts';
 import { num, str, type Item } from './dynamodb-codec.ts';
 import { conditionally, expiresIn, queryAll, type StoreContext } from './dynamodb-context.ts';
-import { FLEET_CLUSTERS_PK, FLEET_OPENINGS_PK, FLEET_PAUSES_PK, FLEET_SLOTS_PK, fleetOpeningKey, fleetPauseKey, removalSlotKey, stormEndedKey } from './dynamodb-keys.ts';
+import {
+  FLEET_CLUSTERS_PK,
+  FLEET_OPENINGS_PK,
+  FLEET_PAUSES_PK,
+  FLEET_SLOTS_PK,
+  fleetOpeningKey,
+  fleetPauseKey,
+  removalSlotKey,
+  stormEndedKey,
+} from './dynamodb-keys.ts';
 import { table } from './dynamodb-table.ts';
 
 const DAY_MS = 86_400_000;
@@ -29,9 +38,13 @@ export async function fleetPauses(ctx: StoreContext): Promise<FleetPauses> {
 export async function setPause(ctx: StoreContext, clusterId: string | undefined, mark: FleetMark | null): Promise<boolean> {
   const key = fleetPauseKey(clusterId);
   if (mark === null) {
-    return conditionally(() => ctx.doc.send(new DeleteCommand({ TableName: ctx.tableName, Key: key, ConditionExpression: `attribute_exists(${table.partitionKey.name})` })));
+    return conditionally(() =>
+      ctx.doc.send(new DeleteCommand({ TableName: ctx.tableName, Key: key, ConditionExpression: `attribute_exists(${table.partitionKey.name})` })),
+    );
   }
-  await ctx.doc.send(new PutCommand({ TableName: ctx.tableName, Item: { ...key, type: 'fleet-pause', ...(clusterId === undefined ? {} : { clusterId }), ...mark } }));
+  await ctx.doc.send(
+    new PutCommand({ TableName: ctx.tableName, Item: { ...key, type: 'fleet-pause', ...(clusterId === undefined ? {} : { clusterId }), ...mark } }),
+  );
   return true;
 }
 
@@ -66,7 +79,12 @@ export async function openedSince(ctx: StoreContext, since: number): Promise<Clu
   return items.map((item) => ({ clusterId: str(item, 'clusterId'), openedAt: num(item, 'openedAt') })).sort((a, b) => b.openedAt - a.openedAt);
 }
 
-const slotOf = (item: Item): RemovalSlot => ({ slot: num(item, 'slot'), owner: str(item, 'owner'), clusterId: str(item, 'clusterId'), until: num(item, 'until') });
+const slotOf = (item: Item): RemovalSlot => ({
+  slot: num(item, 'slot'),
+  owner: str(item, 'owner'),
+  clusterId: str(item, 'clusterId'),
+  until: num(item, 'until'),
+});
 
 async function allSlots(ctx: StoreContext): Promise<RemovalSlot[]> {
   const items = await queryAll(ctx, { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': FLEET_SLOTS_PK }, ConsistentRead: true });
@@ -87,7 +105,15 @@ export async function takeRemovalSlot(ctx: StoreContext, request: SlotRequest): 
         new PutCommand({
           TableName: ctx.tableName,
           // The TTL only tidies a slot nobody released; the lease is `until`, in the caller's time.
-          Item: { ...removalSlotKey(slot), type: 'removal-slot', slot, owner, clusterId, until: now + leaseMs, [table.ttlAttribute]: expiresIn(ctx, leaseMs + DAY_MS) },
+          Item: {
+            ...removalSlotKey(slot),
+            type: 'removal-slot',
+            slot,
+            owner,
+            clusterId,
+            until: now + leaseMs,
+            [table.ttlAttribute]: expiresIn(ctx, leaseMs + DAY_MS),
+          },
           ConditionExpression: `attribute_not_exists(${table.partitionKey.name}) OR #owner = :owner OR #until <= :now`,
           ExpressionAttributeNames: { '#owner': 'owner', '#until': 'until' },
           ExpressionAttributeValues: { ':owner': owner, ':now': now },
@@ -127,6 +153,10 @@ export async function removalSlots(ctx: StoreContext, now: number): Promise<Remo
  * `register`, so a remediator's own list adds nothing here.
  */
 export async function registeredClusterIds(ctx: Pick<StoreContext, 'doc' | 'tableName'>): Promise<string[]> {
-  const items = await queryAll(ctx, { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': FLEET_CLUSTERS_PK }, ProjectionExpression: 'sk' });
+  const items = await queryAll(ctx, {
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': FLEET_CLUSTERS_PK },
+    ProjectionExpression: 'sk',
+  });
   return items.map((item) => String(item.sk));
 }

@@ -116,9 +116,7 @@ class UpdateBuilder {
   }
 
   expression(): string {
-    return [this.sets.length ? `SET ${this.sets.join(', ')}` : '', this.removes.length ? `REMOVE ${this.removes.join(', ')}` : '']
-      .filter(Boolean)
-      .join(' ');
+    return [this.sets.length ? `SET ${this.sets.join(', ')}` : '', this.removes.length ? `REMOVE ${this.removes.join(', ')}` : ''].filter(Boolean).join(' ');
   }
 }
 
@@ -145,15 +143,31 @@ export function patchUpdate(patch: IncidentPatch, options: { incidentId: string;
   if (patch.state !== undefined) {
     closing(b, patch.state, options.expiresAt);
     // Open, or awaiting the replacement a completion says joined (core endsFrom).
-    conditions.push(`${b.name('state')} IN (${endsFrom(patch.state).map((s, i) => b.value(`from${i}`, s)).join(', ')})`);
+    conditions.push(
+      `${b.name('state')} IN (${endsFrom(patch.state)
+        .map((s, i) => b.value(`from${i}`, s))
+        .join(', ')})`,
+    );
   }
   written(b, options.incidentId, options.now);
   b.sets.push(`${b.name('version')} = ${b.name('version')} + ${b.value('one', 1)}`);
-  return { UpdateExpression: b.expression(), ConditionExpression: conditions.join(' AND '), ExpressionAttributeNames: b.names, ExpressionAttributeValues: b.values };
+  return {
+    UpdateExpression: b.expression(),
+    ConditionExpression: conditions.join(' AND '),
+    ExpressionAttributeNames: b.names,
+    ExpressionAttributeValues: b.values,
+  };
 }
 
 /** closeIncident's write: outcome and result, on condition that it is open (and at `expectVersion`, if given). */
-export function closeUpdate(input: { incidentId: string; outcome: IncidentState; result: unknown; now: number; expectVersion?: number; expiresAt: number }): UpdateParts {
+export function closeUpdate(input: {
+  incidentId: string;
+  outcome: IncidentState;
+  result: unknown;
+  now: number;
+  expectVersion?: number;
+  expiresAt: number;
+}): UpdateParts {
   const b = new UpdateBuilder();
   closing(b, input.outcome, input.expiresAt);
   // As sqlite stores JSON null for an undefined result: nothing.
@@ -163,7 +177,12 @@ export function closeUpdate(input: { incidentId: string; outcome: IncidentState;
   b.sets.push(`${b.name('version')} = ${b.name('version')} + ${b.value('one', 1)}`);
   const conditions = [`attribute_exists(${table.partitionKey.name})`, `${b.name('state')} = ${b.value('open', 'open')}`];
   if (input.expectVersion !== undefined) conditions.push(`${b.name('version')} = ${b.value('expectVersion', input.expectVersion)}`);
-  return { UpdateExpression: b.expression(), ConditionExpression: conditions.join(' AND '), ExpressionAttributeNames: b.names, ExpressionAttributeValues: b.values };
+  return {
+    UpdateExpression: b.expression(),
+    ConditionExpression: conditions.join(' AND '),
+    ExpressionAttributeNames: b.names,
+    ExpressionAttributeValues: b.values,
+  };
 }
 
 /** Every write moves the incident to the end of its cluster's index partition (byClusterSk). */

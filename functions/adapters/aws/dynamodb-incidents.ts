@@ -70,7 +70,9 @@ async function conditionalUpdate(ctx: StoreContext, incidentId: string, parts: U
   } catch (error) {
     if (isConditionFailed(error)) return undefined;
     if (error instanceof Error && error.name === 'ValidationException' && /size/i.test(error.message)) {
-      throw new Error(`incident ${incidentId}: the update would pass DynamoDB's 400 KB item limit, large fields compressed as they are (${error.message})`, { cause: error });
+      throw new Error(`incident ${incidentId}: the update would pass DynamoDB's 400 KB item limit, large fields compressed as they are (${error.message})`, {
+        cause: error,
+      });
     }
     throw error;
   }
@@ -113,8 +115,17 @@ export async function listIncidents(ctx: StoreContext, filter: IncidentFilter = 
   } else {
     const indexed =
       clusterId !== undefined
-        ? await queryIndex(ctx, 'byCluster', { attribute: 'gsi2pk', value: byClusterPk(clusterId) }, since === undefined ? undefined : { attribute: 'gsi2sk', from: byClusterSk(since, '') })
-        : (await Promise.all((state ? [state] : incidentStates).flatMap((s) => byStatePks(s).map((pk) => queryIndex(ctx, 'byState', { attribute: 'gsi1pk', value: pk }))))).flat();
+        ? await queryIndex(
+            ctx,
+            'byCluster',
+            { attribute: 'gsi2pk', value: byClusterPk(clusterId) },
+            since === undefined ? undefined : { attribute: 'gsi2sk', from: byClusterSk(since, '') },
+          )
+        : (
+            await Promise.all(
+              (state ? [state] : incidentStates).flatMap((s) => byStatePks(s).map((pk) => queryIndex(ctx, 'byState', { attribute: 'gsi1pk', value: pk }))),
+            )
+          ).flat();
     incidents = await freshen(ctx, indexed.map(toIncident), clusterId);
   }
   return incidents
@@ -123,7 +134,12 @@ export async function listIncidents(ctx: StoreContext, filter: IncidentFilter = 
     .sort((a, b) => a.openedAt - b.openedAt || (a.incidentId < b.incidentId ? -1 : a.incidentId > b.incidentId ? 1 : 0));
 }
 
-const queryIndex = (ctx: StoreContext, indexName: string, partition: { attribute: string; value: string }, range?: { attribute: string; from: string }): Promise<Item[]> =>
+const queryIndex = (
+  ctx: StoreContext,
+  indexName: string,
+  partition: { attribute: string; value: string },
+  range?: { attribute: string; from: string },
+): Promise<Item[]> =>
   queryAll(ctx, {
     IndexName: indexName,
     KeyConditionExpression: range ? '#pk = :pk AND #sk >= :from' : '#pk = :pk',
@@ -133,7 +149,11 @@ const queryIndex = (ctx: StoreContext, indexName: string, partition: { attribute
 
 /** The incidents a cluster's open pointers name, as the table holds them now. */
 async function openOf(ctx: StoreContext, clusterId: string): Promise<Incident[]> {
-  const pointers = await queryAll(ctx, { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': openPointerPk(clusterId) }, ConsistentRead: true });
+  const pointers = await queryAll(ctx, {
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': openPointerPk(clusterId) },
+    ConsistentRead: true,
+  });
   const ids = pointers.map((p) => p.incidentId).filter((id): id is string => typeof id === 'string');
   return (await batchGet(ctx, ids.map(incidentKey))).map(toIncident);
 }

@@ -38,17 +38,27 @@ export function createIntakeLookup(options: IntakeLookupOptions): MemberLookup &
   const read = async (key: Key, attributes: readonly string[]): Promise<Item | undefined> => {
     const names = Object.fromEntries(attributes.map((attribute, i) => [`#a${i}`, attribute]));
     const projection = Object.keys(names).join(', ');
-    const command = new GetCommand({ TableName: options.tableName, Key: key, ConsistentRead: true, ProjectionExpression: projection, ExpressionAttributeNames: names });
+    const command = new GetCommand({
+      TableName: options.tableName,
+      Key: key,
+      ConsistentRead: true,
+      ProjectionExpression: projection,
+      ExpressionAttributeNames: names,
+    });
     return (await doc.send(command)).Item;
   };
   const location = async (key: Key): Promise<MemberLocation | undefined> => {
     const item = await read(key, LOCATION_ATTRIBUTES);
-    return item && typeof item.clusterId === 'string' && typeof item.memberName === 'string' ? { clusterId: item.clusterId, memberName: item.memberName } : undefined;
+    return item && typeof item.clusterId === 'string' && typeof item.memberName === 'string'
+      ? { clusterId: item.clusterId, memberName: item.memberName }
+      : undefined;
   };
   // Only what is found is cached: an instance or cluster registered a moment ago is found at once.
   const byInstance = cached(cacheMs, clock, (instanceId) => location(instanceKey(instanceId)));
   const byNode = cached(cacheMs, clock, (nodeName) => location(nodeKey(nodeName)));
-  const registered = cached<true | undefined>(cacheMs, clock, async (clusterId) => ((await read(clusterConfigKey(clusterId), [table.partitionKey.name])) ? true : undefined));
+  const registered = cached<true | undefined>(cacheMs, clock, async (clusterId) =>
+    (await read(clusterConfigKey(clusterId), [table.partitionKey.name])) ? true : undefined,
+  );
   return {
     findByInstance: byInstance,
     findByNode: byNode,

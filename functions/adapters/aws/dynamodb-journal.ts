@@ -43,10 +43,14 @@ export async function stepDone(ctx: StoreContext, incidentId: string, step: Mark
 /** Lines and markers, in the order their sequence numbers were taken. */
 export async function journal(ctx: StoreContext, incidentId: string): Promise<JournalEntry[]> {
   const items = await lineItems(ctx, incidentId);
-  return items
-    .sort((a, b) => num(a, 'seq') - num(b, 'seq'))
-    // Lines earlier builds wrote as text read through the same reader as today's.
-    .map((item) => readJournalLine({ at: num(item, 'at'), step: str(item, 'step'), detail: optJson(item, 'detail'), isStepMarker: item.isStepMarker === true }));
+  return (
+    items
+      .sort((a, b) => num(a, 'seq') - num(b, 'seq'))
+      // Lines earlier builds wrote as text read through the same reader as today's.
+      .map((item) =>
+        readJournalLine({ at: num(item, 'at'), step: str(item, 'step'), detail: optJson(item, 'detail'), isStepMarker: item.isStepMarker === true }),
+      )
+  );
 }
 
 /** Every line of a finished incident expires with it. Lines added later get the same TTL as they are written. */

@@ -80,5 +80,6 @@ export const byClusterSk = (writtenAt: number, incidentId: string): string => `$
 export const byStatePk = (state: string): string => `incidents#${state}`;
 
 /** The index partitions that hold a state: an item an earlier build closed as 'remediated' stays under that name. */
-export const byStatePks = (state: IncidentState): string[] => (state === 'awaiting-replacement' ? [byStatePk(state), byStatePk('remediated')] : [byStatePk(state)]);
+export const byStatePks = (state: IncidentState): string[] =>
+  state === 'awaiting-replacement' ? [byStatePk(state), byStatePk('remediated')] : [byStatePk(state)];
 export const byClusterPk = (clusterId: string): string => `incidents-of#${clusterId}`;

@@ -41,7 +41,9 @@ export async function openOrJoin(ctx: StoreContext, input: OpenIncidentInput): P
         createdAt: ctx.clock(),
       };
       const claimed = await conditionally(() =>
-        ctx.doc.send(new PutCommand({ TableName: ctx.tableName, Item: pointerItem(pointer), ConditionExpression: `attribute_not_exists(${table.partitionKey.name})` })),
+        ctx.doc.send(
+          new PutCommand({ TableName: ctx.tableName, Item: pointerItem(pointer), ConditionExpression: `attribute_not_exists(${table.partitionKey.name})` }),
+        ),
       );
       if (!claimed) continue;
       const incident = await materialize(ctx, pointer);

@@ -62,7 +62,9 @@ export async function removalRecords(ctx: StoreContext, clusterId: string): Prom
 }
 
 export async function saveRemovalRecords(ctx: StoreContext, clusterId: string, records: RemovalRecord[]): Promise<void> {
-  await ctx.doc.send(new PutCommand({ TableName: ctx.tableName, Item: { ...removalsKey(clusterId), type: 'removals', clusterId, records: JSON.stringify(records) } }));
+  await ctx.doc.send(
+    new PutCommand({ TableName: ctx.tableName, Item: { ...removalsKey(clusterId), type: 'removals', clusterId, records: JSON.stringify(records) } }),
+  );
 }
 
 /** Writers that race on one cluster's sightings: each round one wins, so this many always do. */
@@ -114,10 +116,19 @@ export async function knownIdentity(ctx: StoreContext, clusterId: string): Promi
 }
 
 /** First write wins; returns what is remembered now. */
-export async function rememberIdentity(ctx: StoreContext, clusterId: string, etcdClusterId: string, at: number): Promise<{ etcdClusterId: string; since: number }> {
+export async function rememberIdentity(
+  ctx: StoreContext,
+  clusterId: string,
+  etcdClusterId: string,
+  at: number,
+): Promise<{ etcdClusterId: string; since: number }> {
   const wrote = await conditionally(() =>
     ctx.doc.send(
-      new PutCommand({ TableName: ctx.tableName, Item: { ...identityKey(clusterId), type: 'identity', clusterId, etcdClusterId, since: at }, ConditionExpression: notExists }),
+      new PutCommand({
+        TableName: ctx.tableName,
+        Item: { ...identityKey(clusterId), type: 'identity', clusterId, etcdClusterId, since: at },
+        ConditionExpression: notExists,
+      }),
     ),
   );
   if (wrote) return { etcdClusterId, since: at };
@@ -130,7 +141,13 @@ export async function rememberIdentity(ctx: StoreContext, clusterId: string, etc
 export async function putDeadLetter(ctx: StoreContext, input: DeadLetterInput): Promise<DeadLetter> {
   const letter: DeadLetter = { id: randomUUID(), ...input };
   const { Attributes: counter } = await ctx.doc.send(
-    new UpdateCommand({ TableName: ctx.tableName, Key: deadLetterCounterKey, UpdateExpression: 'ADD seq :one', ExpressionAttributeValues: { ':one': 1 }, ReturnValues: 'UPDATED_NEW' }),
+    new UpdateCommand({
+      TableName: ctx.tableName,
+      Key: deadLetterCounterKey,
+      UpdateExpression: 'ADD seq :one',
+      ExpressionAttributeValues: { ':one': 1 },
+      ReturnValues: 'UPDATED_NEW',
+    }),
   );
   const seq = num(counter!, 'seq');
   await ctx.doc.send(
@@ -162,7 +179,9 @@ export async function listDeadLetters(ctx: StoreContext): Promise<DeadLetter[]> 
 
 /** Idempotent: the same (cluster, target, at) is the same item. */
 export async function recordRemediation(ctx: StoreContext, clusterId: string, targetKey: string, at: number): Promise<void> {
-  await ctx.doc.send(new PutCommand({ TableName: ctx.tableName, Item: { ...remediationKey(clusterId, targetKey, at), type: 'remediation', clusterId, targetKey, at } }));
+  await ctx.doc.send(
+    new PutCommand({ TableName: ctx.tableName, Item: { ...remediationKey(clusterId, targetKey, at), type: 'remediation', clusterId, targetKey, at } }),
+  );
 }
 
 export async function remediationHistory(
@@ -171,6 +190,13 @@ export async function remediationHistory(
   targetKey: string,
   options: { minHealthyPeriodMs: number; now: number },
 ): Promise<RemediationHistory> {
-  const items = await queryAll(ctx, { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': remediationsPk(clusterId, targetKey) }, ConsistentRead: true });
-  return remediationHistoryFrom(items.map((item) => num(item, 'at')).sort((a, b) => a - b), options);
+  const items = await queryAll(ctx, {
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': remediationsPk(clusterId, targetKey) },
+    ConsistentRead: true,
+  });
+  return remediationHistoryFrom(
+    items.map((item) => num(item, 'at')).sort((a, b) => a - b),
+    options,
+  );
 }

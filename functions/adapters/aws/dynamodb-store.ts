@@ -5,7 +5,17 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { IncidentStore } from '../../ports/incident-store.ts';
 import type { StoreContext } from './dynamodb-context.ts';
 import { closeIncident, getIncident, listIncidents, updateIncident } from './dynamodb-incidents.ts';
-import { endStorm, fleetPauses, noteOpened, registeredClusterIds, openedSince, releaseRemovalSlot, removalSlots, setPause, takeRemovalSlot } from './dynamodb-fleet.ts';
+import {
+  endStorm,
+  fleetPauses,
+  noteOpened,
+  registeredClusterIds,
+  openedSince,
+  releaseRemovalSlot,
+  removalSlots,
+  setPause,
+  takeRemovalSlot,
+} from './dynamodb-fleet.ts';
 import { hygieneRecord, saveHygieneRecord } from './dynamodb-hygiene.ts';
 import { appendJournal, journal, markStep, stepDone } from './dynamodb-journal.ts';
 import { openOrJoin } from './dynamodb-open.ts';

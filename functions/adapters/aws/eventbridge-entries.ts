@@ -19,20 +19,14 @@ const utf8 = (text: string | undefined): number => (text === undefined ? 0 : Buf
 
 /** Time counts 14 bytes; Source, DetailType, Detail and each resource their UTF-8 bytes. */
 export const entrySize = (entry: PutEventsRequestEntry): number =>
-  (entry.Time ? 14 : 0) +
-  utf8(entry.Source) +
-  utf8(entry.DetailType) +
-  utf8(entry.Detail) +
-  (entry.Resources ?? []).reduce((sum, r) => sum + utf8(r), 0);
+  (entry.Time ? 14 : 0) + utf8(entry.Source) + utf8(entry.DetailType) + utf8(entry.Detail) + (entry.Resources ?? []).reduce((sum, r) => sum + utf8(r), 0);
 
 /** Refuses the whole publish before anything is sent: EventBridge would refuse the entry anyway. */
 export function assertEntrySizes(entries: readonly BusEntry[]): void {
   for (const entry of entries) {
     const size = entrySize(entry);
     if (size > MAX_ENTRY_BYTES) {
-      throw new RangeError(
-        `EventBridge entry ${entry.DetailType} is ${size} bytes, over the ${MAX_ENTRY_BYTES}-byte PutEvents entry limit; nothing was sent`,
-      );
+      throw new RangeError(`EventBridge entry ${entry.DetailType} is ${size} bytes, over the ${MAX_ENTRY_BYTES}-byte PutEvents entry limit; nothing was sent`);
     }
   }
 }

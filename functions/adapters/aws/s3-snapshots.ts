@@ -34,7 +34,8 @@ const safe = (name: string): string => name.replace(/[^\w.-]/g, '_').replace(/^\
 /** S3 user metadata travels as HTTP headers: ASCII only. */
 const metaValue = (text: string): string => encodeURIComponent(text);
 
-export const snapshotKey = (prefix: string, subject: SnapshotSubject): string => `${prefix}${safe(subject.clusterId)}/${safe(subject.incidentId)}-${safe(subject.member)}.db`;
+export const snapshotKey = (prefix: string, subject: SnapshotSubject): string =>
+  `${prefix}${safe(subject.clusterId)}/${safe(subject.incidentId)}-${safe(subject.member)}.db`;
 
 export function s3Snapshots(client: S3Client, options: S3SnapshotsOptions): SnapshotStore {
   const { bucket, prefix } = options;
@@ -64,7 +65,9 @@ export function s3Snapshots(client: S3Client, options: S3SnapshotsOptions): Snap
         pending = [];
         pendingBytes = 0;
         const PartNumber = parts.length + 1;
-        const sent = await client.send(new UploadPartCommand({ Bucket: bucket, Key: key, UploadId: uploadId, PartNumber, Body: body, ContentLength: body.length }));
+        const sent = await client.send(
+          new UploadPartCommand({ Bucket: bucket, Key: key, UploadId: uploadId, PartNumber, Body: body, ContentLength: body.length }),
+        );
         if (!sent.ETag) throw new Error(`UploadPart ${PartNumber} of s3://${bucket}/${key} returned no ETag`);
         parts.push({ PartNumber, ETag: sent.ETag });
       };

@@ -78,7 +78,8 @@ export function parseTlsSecret(secretArn: string, text: string): TlsFiles {
   const pem = (field: string, pattern: RegExp, what: string): string | undefined => {
     const value = fields[field];
     if (value === undefined || value === null || value === '') return undefined;
-    if (typeof value !== 'string') throw new SecretError(secretArn, `field ${field}: expected a string, got ${Array.isArray(value) ? 'an array' : typeof value}`);
+    if (typeof value !== 'string')
+      throw new SecretError(secretArn, `field ${field}: expected a string, got ${Array.isArray(value) ? 'an array' : typeof value}`);
     if (!pattern.test(value)) throw new SecretError(secretArn, `field ${field}: is not ${what} in PEM`);
     return value;
   };
@@ -86,8 +87,12 @@ export function parseTlsSecret(secretArn: string, text: string): TlsFiles {
   if (ca === undefined) throw new SecretError(secretArn, `field ca: missing (${SHAPE})`);
   const cert = pem('cert', CERTIFICATE, 'a certificate');
   const key = pem('key', PRIVATE_KEY, 'a private key');
-  if ((cert === undefined) !== (key === undefined)) throw new SecretError(secretArn, `fields cert and key: give both or neither (${cert ? 'key' : 'cert'} is missing)`);
-  return redacted({ ca: Buffer.from(ca), ...(cert && key ? { cert: Buffer.from(cert), key: Buffer.from(key) } : {}) }, `[TlsFiles: ca${cert ? ', cert, key' : ''}; redacted]`);
+  if ((cert === undefined) !== (key === undefined))
+    throw new SecretError(secretArn, `fields cert and key: give both or neither (${cert ? 'key' : 'cert'} is missing)`);
+  return redacted(
+    { ca: Buffer.from(ca), ...(cert && key ? { cert: Buffer.from(cert), key: Buffer.from(key) } : {}) },
+    `[TlsFiles: ca${cert ? ', cert, key' : ''}; redacted]`,
+  );
 }
 
 const KUBECONFIG_SHAPE = 'expected a kubeconfig as its YAML or JSON text, with clusters, users and contexts';
@@ -116,8 +121,10 @@ export function parseKubeconfigSecret(secretArn: string, text: string): string {
   }
   if (YAML_CLUSTERS.test(text)) return text;
   if (BASE64.test(trimmed.replace(/\s+/g, '')) && YAML_CLUSTERS.test(Buffer.from(trimmed, 'base64').toString('utf8'))) {
-    throw new SecretError(secretArn, 'holds a base64-encoded kubeconfig: store the decoded text (a Kubernetes Secret’s data.value is encoded; `kubectl get secret … -o jsonpath={.data.value} | base64 -d`)');
+    throw new SecretError(
+      secretArn,
+      'holds a base64-encoded kubeconfig: store the decoded text (a Kubernetes Secret’s data.value is encoded; `kubectl get secret … -o jsonpath={.data.value} | base64 -d`)',
+    );
   }
   throw new SecretError(secretArn, `is not a kubeconfig: no top-level clusters (${KUBECONFIG_SHAPE})`);
 }
-

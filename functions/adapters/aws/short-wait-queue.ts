@@ -46,8 +46,7 @@ export interface ShortWaitBody {
   detail: unknown;
 }
 
-export const shortWaitBody = (event: ScheduledEvent): string =>
-  JSON.stringify({ detailType: event.detailType, detail: event.detail } satisfies ShortWaitBody);
+export const shortWaitBody = (event: ScheduledEvent): string => JSON.stringify({ detailType: event.detailType, detail: event.detail } satisfies ShortWaitBody);
 
 /**
  * Whole seconds, rounded up so a retry never fires early: 0 for a wait already due, at most 60

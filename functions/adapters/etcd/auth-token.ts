@@ -15,7 +15,12 @@ const STALE_TOKEN = /invalid auth token|auth: revision in header is old/;
 /** Only for a call without a deadline, which this project never makes. */
 const FALLBACK_DEADLINE_MS = 30_000;
 
-const CODES: Record<string, number> = { auth: grpcStatus.UNAUTHENTICATED, timeout: grpcStatus.DEADLINE_EXCEEDED, refused: grpcStatus.UNAVAILABLE, tls: grpcStatus.UNAVAILABLE };
+const CODES: Record<string, number> = {
+  auth: grpcStatus.UNAUTHENTICATED,
+  timeout: grpcStatus.DEADLINE_EXCEEDED,
+  refused: grpcStatus.UNAVAILABLE,
+  tls: grpcStatus.UNAVAILABLE,
+};
 
 /** A failed token call as the status of the call that needed it, keeping etcd's words and code. */
 function statusOf(error: unknown, user: EtcdUser): { code: number; details: string } {

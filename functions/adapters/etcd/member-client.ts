@@ -53,10 +53,13 @@ export function etcd3Options(endpoint: string, options: MemberClientOptions = {}
     hosts: [host],
     // etcd3 defaults to three global retries and a per-host circuit breaker; both would hide failures.
     faultHandling: { global: noop, host: () => noop },
-    grpcOptions: { ...DEFAULT_GRPC_OPTIONS, ...options.grpcOptions, ...(secure ? tlsChannel(host, options.tls) : {}), ...(options.auth ? authenticated(host, options) : {}) },
-    ...(secure && options.tls
-      ? { credentials: { rootCertificate: options.tls.ca, certChain: options.tls.cert, privateKey: options.tls.key } }
-      : {}),
+    grpcOptions: {
+      ...DEFAULT_GRPC_OPTIONS,
+      ...options.grpcOptions,
+      ...(secure ? tlsChannel(host, options.tls) : {}),
+      ...(options.auth ? authenticated(host, options) : {}),
+    },
+    ...(secure && options.tls ? { credentials: { rootCertificate: options.tls.ca, certChain: options.tls.cert, privateKey: options.tls.key } } : {}),
   };
 }
 
@@ -88,7 +91,9 @@ async function callNaming<T>(tls: TlsFiles | undefined, deadlineMs: number, run:
     const wrapped = toEtcdCallError(error);
     const { failure } = wrapped;
     if (failure.kind !== 'tls' || !tls?.sources) throw wrapped;
-    return Promise.reject(new EtcdCallError({ ...failure, message: `${failure.message} (${tlsHint(failure.message, tls.sources, tls.ca)})` }, { cause: error }));
+    return Promise.reject(
+      new EtcdCallError({ ...failure, message: `${failure.message} (${tlsHint(failure.message, tls.sources, tls.ca)})` }, { cause: error }),
+    );
   }
 }
 
@@ -100,8 +105,7 @@ export function createMemberClient(target: EndpointTarget, options: MemberClient
     endpoint: target.endpoint,
     path: target.path,
 
-    status: (deadlineMs): Promise<MemberStatus> =>
-      call(deadlineMs, async (deadline) => toMemberStatus(await etcd.maintenance.status({ deadline }))),
+    status: (deadlineMs): Promise<MemberStatus> => call(deadlineMs, async (deadline) => toMemberStatus(await etcd.maintenance.status({ deadline }))),
 
     memberList: (deadlineMs): Promise<MemberList> =>
       call(deadlineMs, async (deadline) =>

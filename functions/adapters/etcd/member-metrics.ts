@@ -25,7 +25,12 @@ export interface DirectMemberMetricsOptions {
 
 /** A cluster's scrape over the direct path: its TLS files and metrics URLs, Status through `transport`. */
 export const memberMetricsOf = (cluster: Pick<ClusterEntry, 'tls' | 'metricsUrls'>, transport: EtcdTransport, clock?: Clock): MemberMetrics =>
-  createDirectMemberMetrics({ transport, ...(cluster.tls ? { tls: cluster.tls } : {}), ...(cluster.metricsUrls ? { metricsUrls: cluster.metricsUrls } : {}), ...(clock ? { clock } : {}) });
+  createDirectMemberMetrics({
+    transport,
+    ...(cluster.tls ? { tls: cluster.tls } : {}),
+    ...(cluster.metricsUrls ? { metricsUrls: cluster.metricsUrls } : {}),
+    ...(clock ? { clock } : {}),
+  });
 
 export function createDirectMemberMetrics(options: DirectMemberMetricsOptions): MemberMetrics {
   const clock = options.clock ?? systemClock;

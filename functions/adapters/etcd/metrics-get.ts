@@ -95,7 +95,8 @@ export async function scrapeMember(request: ScrapeRequest): Promise<MemberScrape
     const why = request.explain ? await request.explain(text.reason) : getFailure(url, text.reason, request.tls);
     throw new MemberScrapeError(member, shownAs, `GET ${shownAs}: ${why}`, { cause: text.reason });
   }
-  if (status.status === 'rejected') throw new MemberScrapeError(member, request.statusAt, `Status at ${request.statusAt}: ${messageOf(status.reason)}`, { cause: status.reason });
+  if (status.status === 'rejected')
+    throw new MemberScrapeError(member, request.statusAt, `Status at ${request.statusAt}: ${messageOf(status.reason)}`, { cause: status.reason });
   try {
     return scrapeOf(member.id, at, parsePrometheusText(text.value), status.value);
   } catch (error) {

@@ -17,7 +17,12 @@ const keyOf = (target: EndpointTarget): string => `${target.path} ${target.endpo
  * Runs one call and folds its outcome into a PathProbe; never rejects. An answer is said at the
  * endpoint it came through (`client.answeredThrough`), a failure at the one asked.
  */
-async function attempt<T extends object>(path: PathName, endpoint: string, clientOf: () => EtcdMemberClient, run: (client: EtcdMemberClient) => Promise<T>): Promise<Answer<T>> {
+async function attempt<T extends object>(
+  path: PathName,
+  endpoint: string,
+  clientOf: () => EtcdMemberClient,
+  run: (client: EtcdMemberClient) => Promise<T>,
+): Promise<Answer<T>> {
   const started = performance.now();
   const latency = (): number => Math.round(performance.now() - started);
   try {
@@ -87,8 +92,21 @@ export function createProber(transport: EtcdTransport, resolver: PathResolver | 
           const key = keyOf(target);
           if (calls.statuses.has(key)) return [];
           const client = transport.client(target);
-          calls.statuses.set(key, attempt(target.path, target.endpoint, () => client, (c) => c.status(remaining())));
-          const list = attempt(target.path, target.endpoint, () => client, (c) => c.memberList(remaining()));
+          calls.statuses.set(
+            key,
+            attempt(
+              target.path,
+              target.endpoint,
+              () => client,
+              (c) => c.status(remaining()),
+            ),
+          );
+          const list = attempt(
+            target.path,
+            target.endpoint,
+            () => client,
+            (c) => c.memberList(remaining()),
+          );
           calls.lists.push(list);
           return [list];
         });
@@ -116,7 +134,15 @@ export function createProber(transport: EtcdTransport, resolver: PathResolver | 
         const resolved = look.resolve(member, path);
         if (resolved === undefined) return undefined;
         const target = { endpoint: sameEndpoint(resolved), path };
-        return calls.statuses.get(keyOf(target)) ?? attempt(path, target.endpoint, () => transport.client(target), (c) => c.status(remaining()));
+        return (
+          calls.statuses.get(keyOf(target)) ??
+          attempt(
+            path,
+            target.endpoint,
+            () => transport.client(target),
+            (c) => c.status(remaining()),
+          )
+        );
       };
 
       const probing = Promise.all(

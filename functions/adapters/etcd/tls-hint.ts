@@ -8,7 +8,8 @@ const OUT_OF_VALIDITY = /certificate has expired|certificate is not yet valid|CE
 /** The server's certificate did not verify against our CA. */
 const SERVER_UNVERIFIED = /self[- ]signed|unable to (get|verify)|UNABLE_TO_|certificate verify failed|CERT_(UNTRUSTED|SIGNATURE_FAILURE)/i;
 /** The server turned our client certificate away. */
-const CLIENT_REFUSED = /alert (bad certificate|unknown ca|certificate required|certificate unknown|certificate expired|unsupported certificate)|certificate required|bad certificate/i;
+const CLIENT_REFUSED =
+  /alert (bad certificate|unknown ca|certificate required|certificate unknown|certificate expired|unsupported certificate)|certificate required|bad certificate/i;
 const HOST_MISMATCH = /altnames|ERR_TLS_CERT_ALTNAME_INVALID|does not match certificate/i;
 
 /** Which side of a TLS handshake a failure's text blames: our CA, our client certificate, or the server certificate's names. */
@@ -47,7 +48,9 @@ export function tlsHint(message: string, sources: NonNullable<TlsFiles['sources'
   if (fault === 'out-of-validity') return outOfValidityHint(sources.ca, caPem, now);
   if (fault === 'server-unverified') return `the server's certificate is not signed by the CA in ${sources.ca}: fix ${sources.ca}`;
   if (fault === 'client-refused') {
-    return client ? `the server refused the client certificate ${client}: it is not signed by a CA the server trusts; fix ${sources.cert}` : `the server requires a client certificate: give --cert and --key (or tls.cert and tls.key)`;
+    return client
+      ? `the server refused the client certificate ${client}: it is not signed by a CA the server trusts; fix ${sources.cert}`
+      : `the server requires a client certificate: give --cert and --key (or tls.cert and tls.key)`;
   }
   if (fault === 'host-mismatch') return `the server's certificate does not name this endpoint's host; the CA is ${sources.ca}`;
   return `check ${[sources.ca, sources.cert, sources.key].filter(Boolean).join(', ')}`;

@@ -101,5 +101,10 @@ export async function mintClientCertificate(caCert: Buffer, caKey: Buffer, now: 
     },
     webcrypto,
   );
-  return { cert: Buffer.from(cert.toString('pem')), key: Buffer.from(privateKey.export({ type: 'pkcs8', format: 'pem' })), notAfter, caNotAfter: ca.validToDate };
+  return {
+    cert: Buffer.from(cert.toString('pem')),
+    key: Buffer.from(privateKey.export({ type: 'pkcs8', format: 'pem' })),
+    notAfter,
+    caNotAfter: ca.validToDate,
+  };
 }

@@ -56,8 +56,10 @@ function mintedAdvice(where: string, caNotAfter: Date): (message: string) => str
     if (fault === 'out-of-validity') {
       return `the member's server certificate has expired or is not yet valid, though the etcd CA in ${where} is valid until ${caNotAfter.toISOString()}: renew the member's server certificate (kubeadm certs renew etcd-server)`;
     }
-    if (fault === 'server-unverified') return `the member's server certificate is not signed by the etcd CA in ${where} (${ETCD_CA_CERT_KEY}): the Secret must hold this cluster's etcd CA`;
-    if (fault === 'client-refused') return `the member refused the client certificate minted from the etcd CA in ${where}: it trusts another CA; the Secret must hold this cluster's etcd CA`;
+    if (fault === 'server-unverified')
+      return `the member's server certificate is not signed by the etcd CA in ${where} (${ETCD_CA_CERT_KEY}): the Secret must hold this cluster's etcd CA`;
+    if (fault === 'client-refused')
+      return `the member refused the client certificate minted from the etcd CA in ${where}: it trusts another CA; the Secret must hold this cluster's etcd CA`;
     return `the client certificate was minted from the etcd CA in ${where}`;
   };
 }
@@ -65,7 +67,8 @@ function mintedAdvice(where: string, caNotAfter: Date): (message: string) => str
 type CaRead = { ca: EtcdCa } | { missing: EtcdCaError };
 
 /** A Secret's problem as the probe sees it: waiting helps only when the management cluster did not answer. */
-const asCallError = (error: EtcdCaError): EtcdCallError => new EtcdCallError({ kind: error.problem === 'unreachable' ? 'other' : 'tls', message: error.message }, { cause: error });
+const asCallError = (error: EtcdCaError): EtcdCallError =>
+  new EtcdCallError({ kind: error.problem === 'unreachable' ? 'other' : 'tls', message: error.message }, { cause: error });
 
 export function createEtcdCredentials(options: EtcdCredentialsOptions): EtcdClientCredentials {
   const now = options.now ?? Date.now;
@@ -115,9 +118,16 @@ export function createEtcdCredentials(options: EtcdCredentialsOptions): EtcdClie
         minted = await mintClientCertificate(ca.cert, ca.key, new Date(now()));
       } catch (error) {
         if (!(error instanceof UnusableCaError)) throw error;
-        throw new EtcdCallError({ kind: 'tls', message: `${ca.where} holds no etcd CA a client certificate can be minted from: ${error.message}` }, { cause: error });
+        throw new EtcdCallError(
+          { kind: 'tls', message: `${ca.where} holds no etcd CA a client certificate can be minted from: ${error.message}` },
+          { cause: error },
+        );
       }
-      return { tls: { ca: ca.cert, cert: minted.cert, key: minted.key }, renewAt: now() + CLIENT_CERT_VALIDITY_MS / 2, advice: mintedAdvice(ca.where, minted.caNotAfter) };
+      return {
+        tls: { ca: ca.cert, cert: minted.cert, key: minted.key },
+        renewAt: now() + CLIENT_CERT_VALIDITY_MS / 2,
+        advice: mintedAdvice(ca.where, minted.caNotAfter),
+      };
     },
     refresh() {
       cached = undefined;
@@ -126,9 +136,14 @@ export function createEtcdCredentials(options: EtcdCredentialsOptions): EtcdClie
 }
 
 /** A cluster's source: its files, else (Cluster API) its etcd CA in the management cluster, else none. */
-export function credentialsForCluster(explicit: TlsFiles | undefined, management?: { config: KubeConfig; namespace: string; clusterName: string }): EtcdClientCredentials {
+export function credentialsForCluster(
+  explicit: TlsFiles | undefined,
+  management?: { config: KubeConfig; namespace: string; clusterName: string },
+): EtcdClientCredentials {
   return createEtcdCredentials({
     ...(explicit ? { explicit } : {}),
-    ...(management ? { readCa: () => readEtcdCa(management.config, management.namespace, management.clusterName, AbortSignal.timeout(CA_READ_TIMEOUT_MS)) } : {}),
+    ...(management
+      ? { readCa: () => readEtcdCa(management.config, management.namespace, management.clusterName, AbortSignal.timeout(CA_READ_TIMEOUT_MS)) }
+      : {}),
   });
 }

@@ -32,7 +32,12 @@ export interface KubeEtcdOptions {
   clock?: Clock;
 }
 
-const toSummary = ({ name, nodeName, deleting, uid }: MachineRef): MachineSummary => ({ name, deleting, ...(nodeName ? { nodeName } : {}), ...(uid ? { uid } : {}) });
+const toSummary = ({ name, nodeName, deleting, uid }: MachineRef): MachineSummary => ({
+  name,
+  deleting,
+  ...(nodeName ? { nodeName } : {}),
+  ...(uid ? { uid } : {}),
+});
 
 const isKubePath = (path: PathName): boolean => path !== 'direct';
 
@@ -43,18 +48,27 @@ export function createKubeEtcd(access: KubeAccessConfig, options: KubeEtcdOption
   const streams = createPodStreams(workload);
   const management = access.management;
   const managementConfig = management ? kubeConfigFrom(management.kubeconfig) : undefined;
-  const connections = createEtcdConnections(streams, credentialsForCluster(options.tls, management && managementConfig ? { ...management, config: managementConfig } : undefined), options.auth);
+  const connections = createEtcdConnections(
+    streams,
+    credentialsForCluster(options.tls, management && managementConfig ? { ...management, config: managementConfig } : undefined),
+    options.auth,
+  );
   const relays = new Map<string, EtcdMemberClient>();
   // Which pods may relay for each member (from the last look), and which relayed last.
   const relayRoutes = createRelayRoutes();
-  const relayOptions = { ...(access.relayTls ? { tls: access.relayTls } : {}), ...(access.relayBinary ? { binary: access.relayBinary } : {}), routes: relayRoutes };
-  const machines = management && managementConfig
-    ? createMachineReader({
-        customObjects: managementConfig.makeApiClient(CustomObjectsApi),
-        clusterName: management.clusterName,
-        ...(management.machineApiVersion ? { version: management.machineApiVersion } : {}),
-      })
-    : undefined;
+  const relayOptions = {
+    ...(access.relayTls ? { tls: access.relayTls } : {}),
+    ...(access.relayBinary ? { binary: access.relayBinary } : {}),
+    routes: relayRoutes,
+  };
+  const machines =
+    management && managementConfig
+      ? createMachineReader({
+          customObjects: managementConfig.makeApiClient(CustomObjectsApi),
+          clusterName: management.clusterName,
+          ...(management.machineApiVersion ? { version: management.machineApiVersion } : {}),
+        })
+      : undefined;
 
   const transport: EtcdTransport = {
     client(target) {
@@ -77,7 +91,13 @@ export function createKubeEtcd(access: KubeAccessConfig, options: KubeEtcdOption
     async look(paths, deadlineMs): Promise<PathLook> {
       const signal = AbortSignal.timeout(Math.max(1, deadlineMs));
       const directOnly: PathLook = { resolve: (m, p) => (p === 'direct' ? m.clientUrls[0] : undefined), seeds: [] };
-      const machineList = machines && management ? machines.listControlPlaneMachines(management.namespace, { signal }).then((list): MachineRef[] | string => list, (error: unknown) => String(error instanceof Error ? error.message : error)) : undefined;
+      const machineList =
+        machines && management
+          ? machines.listControlPlaneMachines(management.namespace, { signal }).then(
+              (list): MachineRef[] | string => list,
+              (error: unknown) => String(error instanceof Error ? error.message : error),
+            )
+          : undefined;
       let snapshot;
       try {
         snapshot = await readWorkload(core, etcdNamespace, signal);
@@ -91,7 +111,11 @@ export function createKubeEtcd(access: KubeAccessConfig, options: KubeEtcdOption
       const known = Array.isArray(listed) ? listed : undefined;
       return {
         resolve: (member, path) =>
-          path === 'direct' ? member.clientUrls[0] : path === 'exec-relay' ? relayRoutes.endpointFor(member, snapshot) : resolveKubePath(member, path, snapshot),
+          path === 'direct'
+            ? member.clientUrls[0]
+            : path === 'exec-relay'
+              ? relayRoutes.endpointFor(member, snapshot)
+              : resolveKubePath(member, path, snapshot),
         seeds: kubeSeeds(snapshot, paths.filter(isKubePath)),
         host: (member) => hostEvidence(member, snapshot, known),
         ...(known ? { machines: known.map(toSummary) } : {}),
@@ -112,7 +136,13 @@ export function createKubeEtcd(access: KubeAccessConfig, options: KubeEtcdOption
     transport,
     prober: createProber(transport, resolver, options.clock),
     // Leader hygiene's scrape: a port-forward to each member's pod's metrics port, Status over its port-forward client.
-    metrics: createKubeMemberMetrics({ look: (signal) => readWorkload(core, etcdNamespace, signal), streams, transport, connections, ...(options.clock ? { clock: options.clock } : {}) }),
+    metrics: createKubeMemberMetrics({
+      look: (signal) => readWorkload(core, etcdNamespace, signal),
+      streams,
+      transport,
+      connections,
+      ...(options.clock ? { clock: options.clock } : {}),
+    }),
     guard: guards.at,
     async close() {
       guards.close();

@@ -29,7 +29,8 @@ export interface KubeMemberMetricsOptions {
 /** A round scrapes every member at once: they share one read of the pods, and the next round reads again. */
 const SNAPSHOT_REUSE_MS = 5_000;
 
-export const RELAY_CANNOT_SCRAPE = 'it has no etcd pod of its own, so only the exec relay reaches it, and the relay cannot read /metrics (the etcd image has no shell or HTTP client)';
+export const RELAY_CANNOT_SCRAPE =
+  'it has no etcd pod of its own, so only the exec relay reaches it, and the relay cannot read /metrics (the etcd image has no shell or HTTP client)';
 
 interface Reach {
   url: string;
@@ -44,7 +45,11 @@ export function createKubeMemberMetrics(options: KubeMemberMetricsOptions): Memb
   const snapshot = (deadlineMs: number): Promise<WorkloadSnapshot> => {
     const now = performance.now();
     if (shared && now - shared.at < SNAPSHOT_REUSE_MS) return shared.snapshot;
-    const read = withTimeout(deadlineMs, (signal) => options.look(signal), () => new Error(`no answer within the ${deadlineMs} ms deadline`));
+    const read = withTimeout(
+      deadlineMs,
+      (signal) => options.look(signal),
+      () => new Error(`no answer within the ${deadlineMs} ms deadline`),
+    );
     const entry = { at: now, snapshot: read };
     shared = entry;
     // A failed read is not kept: the next scrape asks again.

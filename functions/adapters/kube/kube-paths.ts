@@ -119,5 +119,3 @@ export function kubeSeeds(snapshot: WorkloadSnapshot, paths: readonly PathName[]
     }),
   );
 }
-
-

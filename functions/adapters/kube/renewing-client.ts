@@ -86,7 +86,15 @@ export function createRenewingClient(target: EndpointTarget, options: RenewingCl
     const claiming = claim();
     let used: Connection;
     try {
-      used = await withTimeout(deadlineMs, () => claiming, () => new EtcdCallError({ kind: 'timeout', message: `${target.endpoint}: no connection within the ${deadlineMs} ms deadline (the cluster's etcd CA was not read in time)` }));
+      used = await withTimeout(
+        deadlineMs,
+        () => claiming,
+        () =>
+          new EtcdCallError({
+            kind: 'timeout',
+            message: `${target.endpoint}: no connection within the ${deadlineMs} ms deadline (the cluster's etcd CA was not read in time)`,
+          }),
+      );
     } catch (error) {
       // A connection that comes after the deadline is not this call's.
       claiming.then(release, () => undefined);

@@ -28,7 +28,6 @@ export const capiClusterId = (namespace: string, clusterName: string): string =>
 
 const CLUSTER_LIST_CACHE_MS = 60_000;
 
-
 export function createCapiDirectory(options: CapiDirectoryOptions): ClusterDirectory {
   const entries = new Map<string, Promise<ClusterEntry>>();
   async function load(clusterId: string): Promise<ClusterEntry> {

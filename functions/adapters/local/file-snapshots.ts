@@ -85,7 +85,9 @@ async function makeDirectory(directory: string): Promise<void> {
 /** Leaves the newest `keep` snapshots of a cluster, never deleting the one just taken. */
 async function pruneOlder(clusterDir: string, taken: string, keep: number): Promise<void> {
   const names = (await fs.promises.readdir(clusterDir)).filter((n) => n.endsWith(SNAPSHOT_SUFFIX));
-  const files = await Promise.all(names.map(async (n) => ({ file: path.join(clusterDir, n), mtimeMs: (await fs.promises.stat(path.join(clusterDir, n))).mtimeMs })));
+  const files = await Promise.all(
+    names.map(async (n) => ({ file: path.join(clusterDir, n), mtimeMs: (await fs.promises.stat(path.join(clusterDir, n))).mtimeMs })),
+  );
   const older = files.filter((f) => f.file !== taken).sort((a, b) => b.mtimeMs - a.mtimeMs || b.file.localeCompare(a.file));
   for (const { file } of older.slice(Math.max(0, keep - 1))) await fs.promises.rm(file, { force: true });
 }

@@ -86,7 +86,8 @@ export async function removalSlots(ctx: SqliteContext, now: number): Promise<Rem
 export async function noteFleet(ctx: SqliteContext, clusterIds: readonly string[], options: { replace: boolean }, now: number): Promise<void> {
   ctx.transaction(() => {
     if (options.replace) ctx.run('DELETE FROM fleet_roster', {});
-    for (const clusterId of clusterIds) ctx.run('INSERT INTO fleet_roster (cluster_id, noted_at) VALUES ($clusterId, $now) ON CONFLICT (cluster_id) DO NOTHING', { clusterId, now });
+    for (const clusterId of clusterIds)
+      ctx.run('INSERT INTO fleet_roster (cluster_id, noted_at) VALUES ($clusterId, $now) ON CONFLICT (cluster_id) DO NOTHING', { clusterId, now });
   });
 }
 

@@ -23,8 +23,14 @@ export async function saveHygieneRecord(ctx: SqliteContext, clusterId: string, r
   const row = { clusterId, version, record: hygieneRecordText(record), now: Date.now() };
   const { changes } =
     expectVersion === 0
-      ? ctx.run('INSERT INTO hygiene_records (cluster_id, version, record, updated_at) VALUES ($clusterId, $version, $record, $now) ON CONFLICT (cluster_id) DO NOTHING', row)
-      : ctx.run('UPDATE hygiene_records SET version = $version, record = $record, updated_at = $now WHERE cluster_id = $clusterId AND version = $expectVersion', { ...row, expectVersion });
+      ? ctx.run(
+          'INSERT INTO hygiene_records (cluster_id, version, record, updated_at) VALUES ($clusterId, $version, $record, $now) ON CONFLICT (cluster_id) DO NOTHING',
+          row,
+        )
+      : ctx.run(
+          'UPDATE hygiene_records SET version = $version, record = $record, updated_at = $now WHERE cluster_id = $clusterId AND version = $expectVersion',
+          { ...row, expectVersion },
+        );
   if (Number(changes) !== 1) throw new HygieneConflictError(clusterId, expectVersion);
   return version;
 }

@@ -33,10 +33,10 @@ export async function openOrJoin(ctx: SqliteContext, input: OpenIncidentInput): 
         return { incident: same, joined: true };
       }
     }
-    const open = ctx.row(
-      `SELECT * FROM incidents WHERE cluster_id = $clusterId AND target_key = $targetKey AND state = 'open'`,
-      { clusterId: input.clusterId, targetKey: input.targetKey },
-    );
+    const open = ctx.row(`SELECT * FROM incidents WHERE cluster_id = $clusterId AND target_key = $targetKey AND state = 'open'`, {
+      clusterId: input.clusterId,
+      targetKey: input.targetKey,
+    });
     if (open) return { incident: toIncident(open), joined: true };
     const incidentId = input.incidentId ?? randomUUID();
     ctx.run(

@@ -10,13 +10,15 @@ export async function appendJournal(ctx: SqliteContext, incidentId: string, entr
 }
 
 export async function journal(ctx: SqliteContext, incidentId: string): Promise<JournalEntry[]> {
-  return ctx.rows(
-    'SELECT at, step, detail, is_step_marker FROM journal WHERE incident_id = $incidentId ORDER BY seq',
-    { incidentId },
-  ).map((row) => {
+  return ctx.rows('SELECT at, step, detail, is_step_marker FROM journal WHERE incident_id = $incidentId ORDER BY seq', { incidentId }).map((row) => {
     const detail = optText(row, 'detail');
     // Lines earlier builds wrote as text read through the same reader as today's.
-    return readJournalLine({ at: int(row, 'at'), step: text(row, 'step'), detail: detail === undefined ? undefined : JSON.parse(detail), isStepMarker: int(row, 'is_step_marker') === 1 });
+    return readJournalLine({
+      at: int(row, 'at'),
+      step: text(row, 'step'),
+      detail: detail === undefined ? undefined : JSON.parse(detail),
+      isStepMarker: int(row, 'is_step_marker') === 1,
+    });
   });
 }
 
@@ -26,10 +28,7 @@ export async function markStep(ctx: SqliteContext, incidentId: string, entry: Jo
 }
 
 export async function stepDone(ctx: SqliteContext, incidentId: string, step: MarkerStep): Promise<boolean> {
-  return !!ctx.row(
-    'SELECT 1 AS done FROM journal WHERE incident_id = $incidentId AND step = $step AND is_step_marker = 1',
-    { incidentId, step },
-  );
+  return !!ctx.row('SELECT 1 AS done FROM journal WHERE incident_id = $incidentId AND step = $step AND is_step_marker = 1', { incidentId, step });
 }
 
 /** Writes one line or marker; IncidentNotFoundError when there is no incident to write to. */

@@ -3,9 +3,28 @@
 import type { DatabaseSync } from 'node:sqlite';
 
 const INCIDENT_COLUMNS = [
-  'incident_id', 'cluster_id', 'target_key', 'target', 'reason', 'state', 'opened_at', 'updated_at', 'attempt', 'immediate_reprobes',
-  'member_id', 'member_name', 'views', 'last_decision', 'result', 'version', 'leader_unreachable', 'waits', 'outbox', 'steps_done',
-  'in_flight', 'etcd_cluster_id',
+  'incident_id',
+  'cluster_id',
+  'target_key',
+  'target',
+  'reason',
+  'state',
+  'opened_at',
+  'updated_at',
+  'attempt',
+  'immediate_reprobes',
+  'member_id',
+  'member_name',
+  'views',
+  'last_decision',
+  'result',
+  'version',
+  'leader_unreachable',
+  'waits',
+  'outbox',
+  'steps_done',
+  'in_flight',
+  'etcd_cluster_id',
 ].join(', ');
 
 /** The incident columns as a SELECT list, the state read through `stateExpression`. */

@@ -12,7 +12,12 @@ export async function knownIdentity(ctx: SqliteContext, clusterId: string): Prom
 }
 
 /** The first identity remembered for a cluster stays; the one stored is returned. */
-export async function rememberIdentity(ctx: SqliteContext, clusterId: string, etcdClusterId: string, at: number): Promise<{ etcdClusterId: string; since: number }> {
+export async function rememberIdentity(
+  ctx: SqliteContext,
+  clusterId: string,
+  etcdClusterId: string,
+  at: number,
+): Promise<{ etcdClusterId: string; since: number }> {
   ctx.run('INSERT INTO cluster_identities (cluster_id, etcd_cluster_id, since) VALUES ($clusterId, $etcdClusterId, $at) ON CONFLICT DO NOTHING', {
     clusterId,
     etcdClusterId,
@@ -47,10 +52,13 @@ export async function removalRecords(ctx: SqliteContext, clusterId: string): Pro
 }
 
 export async function saveRemovalRecords(ctx: SqliteContext, clusterId: string, records: RemovalRecord[]): Promise<void> {
-  ctx.run('INSERT INTO cluster_removals (cluster_id, records) VALUES ($clusterId, $records) ON CONFLICT (cluster_id) DO UPDATE SET records = excluded.records', {
-    clusterId,
-    records: JSON.stringify(records),
-  });
+  ctx.run(
+    'INSERT INTO cluster_removals (cluster_id, records) VALUES ($clusterId, $records) ON CONFLICT (cluster_id) DO UPDATE SET records = excluded.records',
+    {
+      clusterId,
+      records: JSON.stringify(records),
+    },
+  );
 }
 
 export async function learnerSightings(ctx: SqliteContext, clusterId: string): Promise<Record<string, number>> {
@@ -111,9 +119,8 @@ export async function remediationHistory(
   targetKey: string,
   options: { minHealthyPeriodMs: number; now: number },
 ): Promise<RemediationHistory> {
-  const times = ctx.rows(
-    'SELECT at FROM remediations WHERE cluster_id = $clusterId AND target_key = $targetKey ORDER BY at',
-    { clusterId, targetKey },
-  ).map((row) => int(row, 'at'));
+  const times = ctx
+    .rows('SELECT at FROM remediations WHERE cluster_id = $clusterId AND target_key = $targetKey ORDER BY at', { clusterId, targetKey })
+    .map((row) => int(row, 'at'));
   return remediationHistoryFrom(times, options);
 }

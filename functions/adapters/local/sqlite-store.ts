@@ -27,7 +27,18 @@ import type {
 } from '../../ports/incident-store.ts';
 import { SqliteContext, type StateOutage, type StateOutageListener } from './sqlite-context.ts';
 import { closeIncident, getIncident, listIncidents, openOrJoin, updateIncident } from './sqlite-incidents.ts';
-import { endStorm, fleetPauses, fleetRoster, noteFleet, noteOpened, openedSince, releaseRemovalSlot, removalSlots, setPause, takeRemovalSlot } from './sqlite-fleet.ts';
+import {
+  endStorm,
+  fleetPauses,
+  fleetRoster,
+  noteFleet,
+  noteOpened,
+  openedSince,
+  releaseRemovalSlot,
+  removalSlots,
+  setPause,
+  takeRemovalSlot,
+} from './sqlite-fleet.ts';
 import { hygieneRecord, hygieneRecords, saveHygieneRecord } from './sqlite-hygiene.ts';
 import { appendJournal, journal, markStep, stepDone } from './sqlite-journal.ts';
 import { migrate, migrations, schemaVersion, SchemaTooNewError } from './sqlite-migrations.ts';
@@ -103,7 +114,9 @@ export class SqliteIncidentStore implements IncidentStore, TimerStore {
    * ends the outage (its listener says so), when nothing else would write to find out.
    */
   probeWrite(): void {
-    this.#ctx.transaction(() => this.#ctx.run('INSERT INTO write_probe (id, at) VALUES (1, $at) ON CONFLICT (id) DO UPDATE SET at = excluded.at', { at: Date.now() }));
+    this.#ctx.transaction(() =>
+      this.#ctx.run('INSERT INTO write_probe (id, at) VALUES (1, $at) ON CONFLICT (id) DO UPDATE SET at = excluded.at', { at: Date.now() }),
+    );
   }
 
   openOrJoin(input: OpenIncidentInput): Promise<{ incident: Incident; joined: boolean }> {

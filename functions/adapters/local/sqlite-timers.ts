@@ -23,10 +23,7 @@ export async function dueTimers(ctx: SqliteContext, now: number): Promise<Stored
 }
 
 export async function deleteTimer(ctx: SqliteContext, name: string, revision?: number): Promise<boolean> {
-  const { changes } = ctx.run(
-    'DELETE FROM timers WHERE name = $name AND ($revision IS NULL OR revision = $revision)',
-    { name, revision: revision ?? null },
-  );
+  const { changes } = ctx.run('DELETE FROM timers WHERE name = $name AND ($revision IS NULL OR revision = $revision)', { name, revision: revision ?? null });
   return changes === 1;
 }
 

@@ -91,7 +91,14 @@ function checkPath(file: string, readOnly: boolean): void {
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') return undefined;
-      throw problem(file, code === 'EACCES' ? `${what} cannot be reached: permission denied` : code === 'ENOTDIR' ? `${what}: a part of the path is not a directory` : `${what}: ${code ?? String(error)}`);
+      throw problem(
+        file,
+        code === 'EACCES'
+          ? `${what} cannot be reached: permission denied`
+          : code === 'ENOTDIR'
+            ? `${what}: a part of the path is not a directory`
+            : `${what}: ${code ?? String(error)}`,
+      );
     }
   };
   const dir = statOf(parent, `directory ${parent}`);

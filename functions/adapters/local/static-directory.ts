@@ -2,7 +2,9 @@
 import type { ClusterDirectory, ClusterEntry } from '../../ports/cluster-directory.ts';
 import { UnknownClusterError } from '../../ports/cluster-directory.ts';
 
-export function createStaticDirectory(entries: ClusterEntry[]): ClusterDirectory & { list(): ClusterEntry[]; registeredClusterIds(): Promise<readonly string[]> } {
+export function createStaticDirectory(
+  entries: ClusterEntry[],
+): ClusterDirectory & { list(): ClusterEntry[]; registeredClusterIds(): Promise<readonly string[]> } {
   const byId = new Map(entries.map((e) => [e.clusterId, e]));
   return {
     get: async (clusterId) => {

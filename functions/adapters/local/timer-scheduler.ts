@@ -33,7 +33,6 @@ export interface TimerScheduler extends Scheduler {
 export const reportTimerError = (error: unknown, timer?: StoredTimer): void =>
   console.error(timer ? `timer ${timer.name} failed to fire` : 'timer scheduler: store failed', error);
 
-
 export function createTimerScheduler(options: TimerSchedulerOptions): TimerScheduler {
   const { store, clock, fire } = options;
   const retryDelayMs = options.retryDelayMs ?? 1_000;

@@ -105,7 +105,8 @@ function pathOrderOf(input: AccessInput, words: AccessWords): PathName[] {
   const order = pathNamesOf(input.paths, where, words.fail);
   input.paths.forEach((name, i) => {
     const path = order[i]!;
-    if (path !== 'direct' && !kube) throw words.fail(`${where}: ${name} needs ${words.ref('kubeconfig')}: the kube paths reach each member through the workload cluster's API server`);
+    if (path !== 'direct' && !kube)
+      throw words.fail(`${where}: ${name} needs ${words.ref('kubeconfig')}: the kube paths reach each member through the workload cluster's API server`);
     if (path === 'direct' && !input.hasEndpoints) throw words.fail(`${where}: direct needs ${words.ref('endpoints')}, the client URLs it dials`);
   });
   return order;
@@ -114,7 +115,9 @@ function pathOrderOf(input: AccessInput, words: AccessWords): PathName[] {
 function checkKubeFields(input: AccessInput, words: AccessWords): void {
   const { ref } = words;
   if (!input.hasEndpoints && input.kubeconfig === undefined) {
-    throw words.fail(`${ref('endpoints')} or ${ref('kubeconfig')} is required: give one (client URLs to dial, or a kubeconfig to find the members through their etcd pods)`);
+    throw words.fail(
+      `${ref('endpoints')} or ${ref('kubeconfig')} is required: give one (client URLs to dial, or a kubeconfig to find the members through their etcd pods)`,
+    );
   }
   const capi = input.kubeconfig !== undefined && input.capiCluster !== undefined;
   if (input.capiCluster !== undefined && input.kubeconfig === undefined) {
@@ -126,7 +129,9 @@ function checkKubeFields(input: AccessInput, words: AccessWords): void {
     );
   }
   if (input.namespace !== undefined && !capi) {
-    throw words.fail(`${words.where('namespace')}: needs ${ref('kubeconfig')} and ${ref('capiCluster')}: it is the Cluster API cluster's namespace in the management cluster`);
+    throw words.fail(
+      `${words.where('namespace')}: needs ${ref('kubeconfig')} and ${ref('capiCluster')}: it is the Cluster API cluster's namespace in the management cluster`,
+    );
   }
   if (input.namespace !== undefined && input.namespace.trim() === '') throw words.fail(`${words.where('namespace')}: must not be empty`);
 }
@@ -136,12 +141,18 @@ function readKubeconfig(file: string, field: 'kubeconfig' | 'workloadKubeconfig'
   try {
     return { file, text: readInputText(path.resolve(input.baseDir ?? '.', file)) };
   } catch (error) {
-    const problem = error instanceof InputFileError && error.code === undefined ? `${file}: ${error.message}` : `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`;
+    const problem =
+      error instanceof InputFileError && error.code === undefined
+        ? `${file}: ${error.message}`
+        : `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`;
     throw words.fail(`${words.where(field)}: ${problem}`);
   }
 }
 
-const kubeModules = async () => ({ ...(await import('../../../functions/adapters/kube/kube-config.ts')), ...(await import('../../../functions/adapters/kube/cluster-api/cluster-access.ts')) });
+const kubeModules = async () => ({
+  ...(await import('../../../functions/adapters/kube/kube-config.ts')),
+  ...(await import('../../../functions/adapters/kube/cluster-api/cluster-access.ts')),
+});
 type KubeModules = Awaited<ReturnType<typeof kubeModules>>;
 
 function notAKubeconfig(kube: KubeModules, text: string): string | undefined {
@@ -153,11 +164,15 @@ function notAKubeconfig(kube: KubeModules, text: string): string | undefined {
   }
 }
 
-const RELAY_FIELDS = { binary: 'relayBinary', cacert: 'relayCacert', cert: 'relayCert', key: 'relayKey' } as const satisfies Record<keyof RelayInput, RelayField>;
+const RELAY_FIELDS = { binary: 'relayBinary', cacert: 'relayCacert', cert: 'relayCert', key: 'relayKey' } as const satisfies Record<
+  keyof RelayInput,
+  RelayField
+>;
 const TLS_PARTS = ['cacert', 'cert', 'key'] as const;
 
 /** The relay settings given, in RELAY_FIELDS' order. */
-const givenRelayParts = (input: RelayInput): (keyof RelayInput)[] => (Object.keys(RELAY_FIELDS) as (keyof RelayInput)[]).filter((part) => input[part] !== undefined);
+const givenRelayParts = (input: RelayInput): (keyof RelayInput)[] =>
+  (Object.keys(RELAY_FIELDS) as (keyof RelayInput)[]).filter((part) => input[part] !== undefined);
 
 /**
  * The exec relay's paths inside the etcd pods, checked: each absolute, with no whitespace or shell
@@ -176,20 +191,28 @@ export function relaySettingsOf(input: RelayInput, pathOrder: readonly PathName[
   const missing = TLS_PARTS.find((part) => input[part] === undefined);
   if (tlsGiven.length > 0 && missing !== undefined) {
     const others = tlsGiven.map((part) => words.ref(RELAY_FIELDS[part])).join(' and ');
-    throw words.fail(`${words.where(RELAY_FIELDS[missing])}: is required with ${others}: the relay's etcdctl takes the CA, the client certificate and its key together (kubeadm's three when none is given)`);
+    throw words.fail(
+      `${words.where(RELAY_FIELDS[missing])}: is required with ${others}: the relay's etcdctl takes the CA, the client certificate and its key together (kubeadm's three when none is given)`,
+    );
   }
   if (pathOrder !== undefined && !pathOrder.includes('exec-relay')) {
-    throw words.fail(`${words.where(RELAY_FIELDS[given[0]!])}: the path order (${pathOrder.join(',')}) has no exec-relay, so nothing would run it: add exec-relay to ${words.ref('paths')}`);
+    throw words.fail(
+      `${words.where(RELAY_FIELDS[given[0]!])}: the path order (${pathOrder.join(',')}) has no exec-relay, so nothing would run it: add exec-relay to ${words.ref('paths')}`,
+    );
   }
   const { binary, cacert, cert, key } = input;
-  return { ...(binary === undefined ? {} : { relayBinary: binary }), ...(cacert !== undefined && cert !== undefined && key !== undefined ? { relayTls: { cacert, cert, key } } : {}) };
+  return {
+    ...(binary === undefined ? {} : { relayBinary: binary }),
+    ...(cacert !== undefined && cert !== undefined && key !== undefined ? { relayTls: { cacert, cert, key } } : {}),
+  };
 }
 
 /** A relay setting without a kubeconfig would do nothing: there are no etcd pods to run it in. */
 function checkRelayNeedsKube(input: AccessInput, words: AccessWords): void {
   if (input.kubeconfig !== undefined) return;
   const [part] = givenRelayParts(input.relay ?? {});
-  if (part !== undefined) throw words.fail(`${words.where(RELAY_FIELDS[part])}: needs ${words.ref('kubeconfig')}: the exec relay runs etcdctl in the cluster's etcd pods`);
+  if (part !== undefined)
+    throw words.fail(`${words.where(RELAY_FIELDS[part])}: needs ${words.ref('kubeconfig')}: the exec relay runs etcdctl in the cluster's etcd pods`);
 }
 
 /** The rules, and the kubeconfig files read; throws `words.fail(…)` naming the first problem. */
@@ -200,7 +223,8 @@ export function checkAccess(input: AccessInput, words: AccessWords): Access {
   if (input.kubeconfig === undefined) return { pathOrder };
   const relay = relaySettingsOf(input.relay ?? {}, pathOrder, words);
   const kubeconfig = readKubeconfig(input.kubeconfig, 'kubeconfig', input, words);
-  const workload = input.workloadKubeconfig === undefined ? {} : { workloadKubeconfig: readKubeconfig(input.workloadKubeconfig, 'workloadKubeconfig', input, words) };
+  const workload =
+    input.workloadKubeconfig === undefined ? {} : { workloadKubeconfig: readKubeconfig(input.workloadKubeconfig, 'workloadKubeconfig', input, words) };
   const capi = input.capiCluster === undefined ? {} : { capi: { clusterName: input.capiCluster, namespace: input.namespace ?? DEFAULT_CAPI_NAMESPACE } };
   return { pathOrder, kube: { kubeconfig, ...workload, ...capi, relay } };
 }
@@ -209,12 +233,19 @@ export function checkAccess(input: AccessInput, words: AccessWords): Access {
 const SECRET_DEADLINE_MS = 10_000;
 
 const secretWithin = <T>(read: Promise<T>, what: string): Promise<T> =>
-  withTimeout(SECRET_DEADLINE_MS, () => read, () => new Error(`reading ${what} failed: the management cluster did not answer within ${SECRET_DEADLINE_MS / 1_000}s`));
+  withTimeout(
+    SECRET_DEADLINE_MS,
+    () => read,
+    () => new Error(`reading ${what} failed: the management cluster did not answer within ${SECRET_DEADLINE_MS / 1_000}s`),
+  );
 
 /** The first cluster of a kubeconfig whose server URL carries credentials, said without them. */
 export function serverCredentials(config: Pick<KubeConfig, 'clusters'>): string | undefined {
   const leaky = config.clusters.find((cluster) => carriesCredentials(cluster.server));
-  return leaky && `cluster ${leaky.name}'s server ${withoutCredentials(leaky.server)} ${CREDENTIALS_IN_URL}; give them as the kubeconfig's user entry (a token or a client certificate)`;
+  return (
+    leaky &&
+    `cluster ${leaky.name}'s server ${withoutCredentials(leaky.server)} ${CREDENTIALS_IN_URL}; give them as the kubeconfig's user entry (a token or a client certificate)`
+  );
 }
 
 /** A kubeconfig's text, once checked that it is one. */
@@ -236,17 +267,28 @@ export async function kubeAccessOf(files: KubeFiles, words: AccessWords): Promis
   const given = files.workloadKubeconfig && kubeconfigOf(kube, files.workloadKubeconfig, 'workloadKubeconfig', words);
   if (!files.capi) return { workloadKubeconfig: kubeconfig, ...files.relay };
   const { clusterName, namespace } = files.capi;
-  return { workloadKubeconfig: given || (await fromSecret(kube, kubeconfig, files.capi, words)), management: { kubeconfig, namespace, clusterName }, ...files.relay };
+  return {
+    workloadKubeconfig: given || (await fromSecret(kube, kubeconfig, files.capi, words)),
+    management: { kubeconfig, namespace, clusterName },
+    ...files.relay,
+  };
 }
 
-async function fromSecret(kube: KubeModules, management: string, { clusterName, namespace }: { clusterName: string; namespace: string }, words: AccessWords): Promise<string> {
+async function fromSecret(
+  kube: KubeModules,
+  management: string,
+  { clusterName, namespace }: { clusterName: string; namespace: string },
+  words: AccessWords,
+): Promise<string> {
   const secret = `Secret ${namespace}/${kube.kubeconfigSecretName(clusterName)}`;
   let workloadKubeconfig: string;
   try {
     workloadKubeconfig = await secretWithin(kube.workloadKubeconfigFromSecret(kube.kubeConfigFrom(management), namespace, clusterName), secret);
   } catch (error) {
     // The adapter's hint names the flags; the config's fields are named otherwise.
-    const said = (error instanceof Error ? error.message : String(error)).replace('--namespace', words.ref('namespace')).replace('--workload-kubeconfig', words.ref('workloadKubeconfig'));
+    const said = (error instanceof Error ? error.message : String(error))
+      .replace('--namespace', words.ref('namespace'))
+      .replace('--workload-kubeconfig', words.ref('workloadKubeconfig'));
     throw words.fail(`${words.where('capiCluster')}: ${said}`);
   }
   const problem = notAKubeconfig(kube, workloadKubeconfig);

@@ -104,7 +104,10 @@ export const CREDENTIALS_INSTEAD = 'use --user with --password-file (or ETCDCTL_
 
 /** The --endpoints list; one with credentials in it is refused first, shown without them (no other message may quote it). */
 export function parseEndpoints(value: string | undefined, credentialsInstead = CREDENTIALS_INSTEAD): string[] {
-  const list = requiredFlag('endpoints', value, 'http://127.0.0.1:2379').split(',').map((e) => e.trim()).filter(Boolean);
+  const list = requiredFlag('endpoints', value, 'http://127.0.0.1:2379')
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
   if (list.length === 0) throw new UsageError('--endpoints: give at least one URL, e.g. http://127.0.0.1:2379');
   const leaky = list.find(carriesCredentials);
   if (leaky !== undefined) throw new UsageError(`--endpoints: ${withoutCredentials(leaky)} ${CREDENTIALS_IN_URL}; ${credentialsInstead}`);
@@ -117,14 +120,19 @@ export function tlsFromFlags(values: { cacert?: string | undefined; cert?: strin
   const { cacert, cert, key } = values;
   if (cacert === undefined && cert === undefined && key === undefined) return undefined;
   if (cacert === undefined) throw new UsageError('--cacert is required with --cert and --key');
-  if ((cert === undefined) !== (key === undefined)) throw new UsageError(cert === undefined ? '--cert is required with --key' : '--key is required with --cert');
+  if ((cert === undefined) !== (key === undefined))
+    throw new UsageError(cert === undefined ? '--cert is required with --key' : '--key is required with --cert');
   return readTlsFiles({ cacert, cert, key }, { name: (field, file) => `--${field} ${file}`, fail: (message) => new UsageError(message) });
 }
 
 const userWords: UserWords = { user: '--user', passwordFile: '--password-file', fail: (message) => new UsageError(message) };
 
 /** The etcd user the flags give, its password read; undefined for none. */
-export function etcdUserFromFlags(values: { user?: string | undefined; 'password-file'?: string | undefined; password?: string | undefined }): EtcdUser | undefined {
+export function etcdUserFromFlags(values: {
+  user?: string | undefined;
+  'password-file'?: string | undefined;
+  password?: string | undefined;
+}): EtcdUser | undefined {
   if (values.password !== undefined) throw new UsageError(passwordRefused('--password', userWords));
   return etcdUserFrom({ user: values.user, passwordFile: values['password-file'] }, userWords);
 }
@@ -154,7 +162,8 @@ const relayInputOf = (values: RelayFlagValues): RelayInput => ({
 });
 
 /** The relay flags, checked against the path order (undefined: not known here, as for register). */
-export const relayFromFlags = (values: RelayFlagValues, pathOrder: readonly PathName[] | undefined): RelaySettings => relaySettingsOf(relayInputOf(values), pathOrder, flagWords);
+export const relayFromFlags = (values: RelayFlagValues, pathOrder: readonly PathName[] | undefined): RelaySettings =>
+  relaySettingsOf(relayInputOf(values), pathOrder, flagWords);
 
 /** A cluster id is printed on every line about its cluster: a newline in it would forge one. */
 export const CONTROLS_IN_CLUSTER_ID = 'must not hold control characters (a newline, a tab, an escape…): it starts every line said about the cluster';
@@ -167,7 +176,10 @@ function clusterIdOf(values: ClusterFlagValues): string {
 }
 
 /** The flags that set a policy duration, and the field each sets: one table to read them and to name them in a refusal. */
-const DURATION_FLAGS = { timeout: 'callTimeoutMs', 'election-timeout': 'electionTimeoutMs', grace: 'graceMs' } as const satisfies Record<string, keyof PolicyInput>;
+const DURATION_FLAGS = { timeout: 'callTimeoutMs', 'election-timeout': 'electionTimeoutMs', grace: 'graceMs' } as const satisfies Record<
+  string,
+  keyof PolicyInput
+>;
 type DurationFlag = keyof typeof DURATION_FLAGS;
 export type DurationFlagValues = { [F in DurationFlag]?: string | undefined };
 
@@ -196,7 +208,12 @@ const flagOf = (path: readonly PropertyKey[]): PropertyKey[] => {
 /** The policy the flags make, by the policy's own rules: a refusal names the flag (`--election-timeout: must be at least 100ms …`). */
 export const policyFromFlags = (input: PolicyInput): Policy => checkedPolicy(input, (message) => new UsageError(message), flagOf);
 
-function entryFromFlags(values: ClusterFlagValues & DurationFlagValues, endpoints: string[], pathOrder: PathName[], extra: PolicyInput): ClusterEntry & { policy: Policy } {
+function entryFromFlags(
+  values: ClusterFlagValues & DurationFlagValues,
+  endpoints: string[],
+  pathOrder: PathName[],
+  extra: PolicyInput,
+): ClusterEntry & { policy: Policy } {
   const policy = policyFromFlags({ ...durationsFromFlags(values), pathOrder, ...extra });
   const clusterId = clusterIdOf(values);
   const tls = tlsFromFlags(values);
@@ -219,7 +236,10 @@ export const kubeGiven = (values: AccessFlagValues): { kubeconfig: boolean; capi
  * The cluster entry the flags describe, Kubernetes access included: every flag is checked before
  * the management cluster is asked for the workload kubeconfig.
  */
-export async function clusterAccessFromFlags(values: AccessFlagValues & DurationFlagValues, extra: PolicyInput = {}): Promise<ClusterEntry & { policy: Policy }> {
+export async function clusterAccessFromFlags(
+  values: AccessFlagValues & DurationFlagValues,
+  extra: PolicyInput = {},
+): Promise<ClusterEntry & { policy: Policy }> {
   const endpoints = values.endpoints === undefined ? [] : parseEndpoints(values.endpoints);
   const capiCluster = kubeGiven(values).capi ? clusterIdOf(values) : undefined;
   const access = checkAccess(
@@ -229,7 +249,10 @@ export async function clusterAccessFromFlags(values: AccessFlagValues & Duration
       workloadKubeconfig: values['workload-kubeconfig'],
       capiCluster,
       namespace: values.namespace,
-      paths: values.paths?.split(',').map((p) => p.trim()).filter(Boolean),
+      paths: values.paths
+        ?.split(',')
+        .map((p) => p.trim())
+        .filter(Boolean),
       relay: relayInputOf(values),
     },
     flagWords,

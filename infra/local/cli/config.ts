@@ -35,7 +35,11 @@ const file = z.string().min(1, 'must name a file');
 
 const clusterSchema = z
   .strictObject({
-    clusterId: z.string().trim().min(1, 'must not be empty').refine((id) => !hasControls(id), CONTROLS_IN_CLUSTER_ID),
+    clusterId: z
+      .string()
+      .trim()
+      .min(1, 'must not be empty')
+      .refine((id) => !hasControls(id), CONTROLS_IN_CLUSTER_ID),
     endpoints: z.array(endpoint).min(1, 'must list at least one client URL').optional(),
     tls: z.strictObject({ cacert: z.string().min(1), cert: z.string().min(1).optional(), key: z.string().min(1).optional() }).optional(),
     // The password from passwordFile or ETCDCTL_PASSWORD; `password` is named only to refuse it.
@@ -59,7 +63,8 @@ const clusterSchema = z
       if (cluster.endpoints === undefined && cluster.kubeconfig === undefined) {
         ctx.addIssue({ code: 'custom', path: ['endpoints'], message: 'is required, or kubeconfig to find the members through their etcd pods' });
       }
-      if (cluster.paths !== undefined && cluster.policy?.pathOrder !== undefined) ctx.addIssue({ code: 'custom', path: ['paths'], message: 'give it or policy.pathOrder, not both' });
+      if (cluster.paths !== undefined && cluster.policy?.pathOrder !== undefined)
+        ctx.addIssue({ code: 'custom', path: ['paths'], message: 'give it or policy.pathOrder, not both' });
       if (cluster.auth?.password !== undefined) ctx.addIssue({ code: 'custom', path: ['auth', 'password'], message: passwordNotTaken(authWords('auth')) });
     },
     { when: (payload) => typeof payload.value === 'object' && payload.value !== null },
@@ -99,15 +104,18 @@ const configSchema = z
     clusters: z.array(clusterSchema).min(1, 'must list at least one cluster'),
   })
   .superRefine((config, ctx) => {
-    if (config.token !== undefined && config.tokenFile !== undefined) ctx.addIssue({ code: 'custom', path: ['tokenFile'], message: 'give it or token, not both' });
+    if (config.token !== undefined && config.tokenFile !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['tokenFile'], message: 'give it or token, not both' });
     if (config.insecureNoAuth === true && (config.token !== undefined || config.tokenFile !== undefined)) {
       ctx.addIssue({ code: 'custom', path: ['insecureNoAuth'], message: 'give it or a token, not both' });
     }
     // The value itself is never quoted back: it may be the real token, mistyped.
-    if (config.token !== undefined && config.token.trim().length < MIN_TOKEN_LENGTH) ctx.addIssue({ code: 'custom', path: ['token'], message: `must be at least ${MIN_TOKEN_LENGTH} characters (e.g. openssl rand -hex 32)` });
+    if (config.token !== undefined && config.token.trim().length < MIN_TOKEN_LENGTH)
+      ctx.addIssue({ code: 'custom', path: ['token'], message: `must be at least ${MIN_TOKEN_LENGTH} characters (e.g. openssl rand -hex 32)` });
     const seen = new Set<string>();
     config.clusters.forEach((c, i) => {
-      if (seen.has(c.clusterId)) ctx.addIssue({ code: 'custom', path: ['clusters', i, 'clusterId'], message: `${JSON.stringify(c.clusterId)} is listed twice` });
+      if (seen.has(c.clusterId))
+        ctx.addIssue({ code: 'custom', path: ['clusters', i, 'clusterId'], message: `${JSON.stringify(c.clusterId)} is listed twice` });
       seen.add(c.clusterId);
     });
   });
@@ -148,13 +156,17 @@ const authWords = (prefix: string, resolve?: (file: string) => string): UserWord
 });
 
 function readAuth(dir: string, index: number, auth: { user: string; passwordFile?: string | undefined }): EtcdUser {
-  const user = etcdUserFrom(auth, authWords(`clusters[${index}].auth`, (file) => path.resolve(dir, file)));
+  const user = etcdUserFrom(
+    auth,
+    authWords(`clusters[${index}].auth`, (file) => path.resolve(dir, file)),
+  );
   // A user is always given here, so etcdUserFrom returns one or throws.
   return user!;
 }
 
 function readTls(dir: string, index: number, tls: { cacert: string; cert?: string | undefined; key?: string | undefined }): TlsFiles {
-  if ((tls.cert === undefined) !== (tls.key === undefined)) throw new ConfigError(`clusters[${index}].tls.${tls.cert === undefined ? 'cert' : 'key'}: is required with ${tls.cert === undefined ? 'key' : 'cert'}`);
+  if ((tls.cert === undefined) !== (tls.key === undefined))
+    throw new ConfigError(`clusters[${index}].tls.${tls.cert === undefined ? 'cert' : 'key'}: is required with ${tls.cert === undefined ? 'key' : 'cert'}`);
   return readTlsFiles(tls, {
     resolve: (file) => path.resolve(dir, file),
     name: (field, file) => `clusters[${index}].tls.${field} ${file}`,
@@ -188,10 +200,12 @@ function configWords(index: number, cluster: ClusterConfig): AccessWords {
 
 /** The config's clusters with their kube access, the workload kubeconfig Secrets read. */
 export async function withKubeAccess(config: RunConfig): Promise<RunConfig['clusters']> {
-  return Promise.all(config.clusters.map(async (c) => {
-    const kube = config.kubeAccess.get(c.clusterId);
-    return kube ? { ...c, kube: await kube() } : c;
-  }));
+  return Promise.all(
+    config.clusters.map(async (c) => {
+      const kube = config.kubeAccess.get(c.clusterId);
+      return kube ? { ...c, kube: await kube() } : c;
+    }),
+  );
 }
 
 /** Reads and validates the config; paths inside it are relative to the file's directory. */
@@ -237,15 +251,29 @@ export function loadConfig(file: string): RunConfig {
   });
   const token = config.tokenFile === undefined ? config.token?.trim() : readTokenFile(path.resolve(dir, config.tokenFile), config.tokenFile);
   const where: Listen = config.listen.kind === 'unix' ? { kind: 'unix', path: path.resolve(dir, config.listen.path) } : config.listen;
-  const snapshotDir = config.snapshotDir === undefined ? undefined : snapshotDirFrom(config.snapshotDir, dir, (problem) => new ConfigError(`snapshotDir: ${problem}`));
-  return { statePath: path.resolve(dir, config.state), ...(snapshotDir ? { snapshotDir } : {}), listen: where, ...(token === undefined ? {} : { token }), insecureNoAuth: config.insecureNoAuth ?? false, clusters, kubeAccess };
+  const snapshotDir =
+    config.snapshotDir === undefined ? undefined : snapshotDirFrom(config.snapshotDir, dir, (problem) => new ConfigError(`snapshotDir: ${problem}`));
+  return {
+    statePath: path.resolve(dir, config.state),
+    ...(snapshotDir ? { snapshotDir } : {}),
+    listen: where,
+    ...(token === undefined ? {} : { token }),
+    insecureNoAuth: config.insecureNoAuth ?? false,
+    clusters,
+    kubeAccess,
+  };
 }
 
 /**
  * The token in a file (surrounding whitespace dropped); a file others may read is refused. `where`
  * names it as its edge does (`tokenFile`, a flag), and `fail` is that edge's error.
  */
-export function readTokenFile(file: string, asWritten: string, where = 'tokenFile', fail: (message: string) => Error = (message) => new ConfigError(message)): string {
+export function readTokenFile(
+  file: string,
+  asWritten: string,
+  where = 'tokenFile',
+  fail: (message: string) => Error = (message) => new ConfigError(message),
+): string {
   let read: InputFile;
   try {
     read = readInputFile(file);
@@ -255,6 +283,7 @@ export function readTokenFile(file: string, asWritten: string, where = 'tokenFil
   const { mode } = read.stat;
   if ((mode & 0o077) !== 0) throw fail(`${where} ${asWritten}: is readable or writable by others (mode ${(mode & 0o777).toString(8)}); chmod 600 it`);
   const text = read.data.toString('utf8').trim();
-  if (text.length < MIN_TOKEN_LENGTH) throw fail(`${where} ${asWritten}: the token must be at least ${MIN_TOKEN_LENGTH} characters (e.g. openssl rand -hex 32 > ${asWritten})`);
+  if (text.length < MIN_TOKEN_LENGTH)
+    throw fail(`${where} ${asWritten}: the token must be at least ${MIN_TOKEN_LENGTH} characters (e.g. openssl rand -hex 32 > ${asWritten})`);
   return text;
 }

@@ -112,7 +112,16 @@ try {
     const outcome = runtime.waitForOutcome({ clusterId: cluster.clusterId, incidentId }, 45_000);
     const now = new Date(eventAt).toISOString();
     await runtime.submit(
-      { incidentId, clusterId: cluster.clusterId, attempt: 0, at: now, target: { memberName: leader.name }, reason: 'kubelet not ready; port-forward refused', source: 'demo', observedAt: now },
+      {
+        incidentId,
+        clusterId: cluster.clusterId,
+        attempt: 0,
+        at: now,
+        target: { memberName: leader.name },
+        reason: 'kubelet not ready; port-forward refused',
+        source: 'demo',
+        observedAt: now,
+      },
       'demo',
     );
     const ended = await outcome;
@@ -139,7 +148,9 @@ try {
       out('   figures:');
       out(`     event → member removed:  ${formatDuration(removedAt - eventAt)}   (includes the ${formatDuration(GRACE_MS)} grace window)`);
       out(`     event → new leader:      ${formatDuration(elected.at - eventAt)}`);
-      out(`     removal → new leader:    ${formatDuration(election.afterRemovalMs ?? elected.at - removedAt)}   (${election.name} at term ${election.term}, was term ${term})`);
+      out(
+        `     removal → new leader:    ${formatDuration(election.afterRemovalMs ?? elected.at - removedAt)}   (${election.name} at term ${election.term}, was term ${term})`,
+      );
       out(`   the lab agrees: members ${members}; leader ${truth.name} at term ${truthTerm}`);
       if (journal.some((e) => isDecisionLine(e) && e.detail.message.includes('unhealthy cluster'))) {
         out('   (the first removals were refused with "etcdserver: unhealthy cluster": etcd 3.4 refuses any');
@@ -157,11 +168,14 @@ try {
   fs.rmSync(stateDir, { recursive: true, force: true });
 }
 const left = pids.filter(alive);
-out(`7. lab down: etcd pids ${pids.join(', ')} ${left.length === 0 ? 'are gone' : `STILL RUNNING: ${left.join(', ')}`}; demo took ${formatDuration(Date.now() - demoStart)}.`);
+out(
+  `7. lab down: etcd pids ${pids.join(', ')} ${left.length === 0 ? 'are gone' : `STILL RUNNING: ${left.join(', ')}`}; demo took ${formatDuration(Date.now() - demoStart)}.`,
+);
 if (exitCode !== 0) {
   out(`
 The demo did not end as expected: the outcome above says why, and the timeline shows each step.`);
-} else out(`
+} else
+  out(`
 What happened: the leader's own node lost its kubelet, so nothing could reach its etcd to move
 leadership off it. The two followers kept naming it leader at the same term across samples an
 election timeout apart, which proves the leader itself is the one that is unreachable, not the

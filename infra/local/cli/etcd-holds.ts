@@ -35,7 +35,8 @@ type StoreFlags = { state?: string | undefined; table?: string | undefined; regi
 /** The store flags with run's config read for its state file, when --config is given. */
 export function storeOf(values: StoreFlags): Omit<StoreFlags, 'config'> {
   if (values.config === undefined) return values;
-  if (values.state !== undefined || values.table !== undefined) throw new UsageError('--config and --state or --table: run’s config names its state file; give one');
+  if (values.state !== undefined || values.table !== undefined)
+    throw new UsageError('--config and --state or --table: run’s config names its state file; give one');
   return { state: configFrom(values.config).statePath };
 }
 
@@ -52,12 +53,16 @@ function configFrom(file: string): RunConfig {
 /** The clusters whose etcd the flags name: none when no access flag is given. */
 export async function holdClusters(values: AccessFlagValues & { config?: string | undefined }, clusterId: string | undefined): Promise<ClusterEntry[]> {
   if (values.config !== undefined) {
-    if (values.endpoints !== undefined || values.kubeconfig !== undefined) throw new UsageError('--config and --endpoints or --kubeconfig: give run’s config, or one cluster’s flags');
+    if (values.endpoints !== undefined || values.kubeconfig !== undefined)
+      throw new UsageError('--config and --endpoints or --kubeconfig: give run’s config, or one cluster’s flags');
     const config = configFrom(values.config);
     const all = await withKubeAccess(config);
     if (clusterId === undefined) return all;
     const one = all.filter((c) => c.clusterId === clusterId);
-    if (one.length === 0) throw new UsageError(escapeControls(`--cluster: ${clusterId} is not a cluster of ${values.config} (it has ${all.map((c) => c.clusterId).join(', ') || 'none'})`));
+    if (one.length === 0)
+      throw new UsageError(
+        escapeControls(`--cluster: ${clusterId} is not a cluster of ${values.config} (it has ${all.map((c) => c.clusterId).join(', ') || 'none'})`),
+      );
     return one;
   }
   if (values.endpoints === undefined && values.kubeconfig === undefined) return [];
@@ -78,13 +83,20 @@ export async function writeHolds<K extends HoldKind>(clusters: readonly ClusterE
   }
 }
 
-async function writeOne<K extends HoldKind>(etcdFor: ReturnType<typeof createEtcdAccess>['etcdFor'], cluster: ClusterEntry, kind: K, value: HoldValue<K> | null): Promise<HoldWritten> {
+async function writeOne<K extends HoldKind>(
+  etcdFor: ReturnType<typeof createEtcdAccess>['etcdFor'],
+  cluster: ClusterEntry,
+  kind: K,
+  value: HoldValue<K> | null,
+): Promise<HoldWritten> {
   const sample = await etcdFor(cluster).prober.probe({ seeds: cluster.endpoints, deadlineMs: cluster.policy.callTimeoutMs, paths: cluster.policy.pathOrder });
   const view = buildClusterView(sample);
   const guard = etcdClusterGuard(etcdFor, cluster, view, undefined);
   const where = `etcd of cluster ${cluster.clusterId} (${cluster.policy.guardPrefix}/holds/${kind})`;
   const done = await guarded(guard, (g) => g.setHold(kind, value));
-  return done.ok ? { clusterId: cluster.clusterId, where, ok: true, changed: done.value } : { clusterId: cluster.clusterId, where, ok: false, failure: `${done.failure.kind}: ${done.failure.message}` };
+  return done.ok
+    ? { clusterId: cluster.clusterId, where, ok: true, changed: done.value }
+    : { clusterId: cluster.clusterId, where, ok: false, failure: `${done.failure.kind}: ${done.failure.message}` };
 }
 
 /** One line for each cluster whose etcd could not be written, for stderr. */

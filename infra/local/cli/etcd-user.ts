@@ -23,7 +23,8 @@ export interface UserWords {
 const whereInstead = (words: UserWords): string => `put it in a file (${words.passwordFile} F, mode 600) or in ${PASSWORD_ENV}`;
 
 /** Why a password given where it would be kept in the clear is refused, and what to do instead. */
-export const passwordNotTaken = (words: UserWords): string => `a password is not taken here (shell history, ps and copies of the file keep it); ${whereInstead(words)}`;
+export const passwordNotTaken = (words: UserWords): string =>
+  `a password is not taken here (shell history, ps and copies of the file keep it); ${whereInstead(words)}`;
 
 export const passwordRefused = (field: string, words: UserWords): string => `${field}: ${passwordNotTaken(words)}`;
 
@@ -56,14 +57,19 @@ function readPasswordFile(file: string, words: UserWords): string {
 }
 
 /** undefined when no user is given: calls go without authentication. */
-export function etcdUserFrom(given: { user?: string | undefined; passwordFile?: string | undefined }, words: UserWords, env: NodeJS.ProcessEnv = process.env): EtcdUser | undefined {
+export function etcdUserFrom(
+  given: { user?: string | undefined; passwordFile?: string | undefined },
+  words: UserWords,
+  env: NodeJS.ProcessEnv = process.env,
+): EtcdUser | undefined {
   const { user, passwordFile } = given;
   if (user === undefined) {
     if (passwordFile !== undefined) throw words.fail(`${words.passwordFile}: needs ${words.user} NAME, the etcd user whose password it holds`);
     return undefined;
   }
   // etcdctl takes "name:password"; the value is never echoed, since the part after the colon is a password.
-  if (user.includes(':')) throw words.fail(`${words.user}: give the user name alone; a password after a colon is not taken (shell history and ps keep it); ${whereInstead(words)}`);
+  if (user.includes(':'))
+    throw words.fail(`${words.user}: give the user name alone; a password after a colon is not taken (shell history and ps keep it); ${whereInstead(words)}`);
   if (user.trim() === '') throw words.fail(`${words.user}: must not be empty`);
   const password = passwordFile !== undefined ? readPasswordFile(passwordFile, words) : env[PASSWORD_ENV];
   if (password === undefined || password === '') {

@@ -34,7 +34,8 @@ export function openFleetTarget(values: { state?: string | undefined; table?: st
 
 /** Which of --state and --table was given, exactly one; each refusal names the flag. */
 export function checkOneTarget(values: { state?: string | undefined; table?: string | undefined; region?: string | undefined }): 'state' | 'table' {
-  if (values.state !== undefined && values.table !== undefined) throw new UsageError('--state and --table: give one, the local state file or the deployed stack’s table');
+  if (values.state !== undefined && values.table !== undefined)
+    throw new UsageError('--state and --table: give one, the local state file or the deployed stack’s table');
   if (values.region !== undefined && values.table === undefined) throw new UsageError('--region goes with --table (a deployed stack’s table)');
   if (values.table !== undefined) {
     if (values.table.trim() === '') throw new UsageError('--table: a table name is required (e.g. --table etcd-remediator-incidents)');
@@ -45,7 +46,10 @@ export function checkOneTarget(values: { state?: string | undefined; table?: str
 }
 
 /** A deployed stack's table as the functions' own store reads and writes it. */
-export function openDeployedTable(table: string, region: string | undefined): { records: IncidentStore; where: string; registeredClusterIds(): Promise<readonly string[]>; close(): Promise<void> } {
+export function openDeployedTable(
+  table: string,
+  region: string | undefined,
+): { records: IncidentStore; where: string; registeredClusterIds(): Promise<readonly string[]>; close(): Promise<void> } {
   // Without --region the SDK takes AWS_REGION, then the AWS config, as the aws CLI does.
   const client = new DynamoDBClient(region ? { region } : {});
   const records = createDynamoIncidentStore({ client, tableName: table });

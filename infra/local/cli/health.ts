@@ -42,7 +42,8 @@ export function healthAddrFlag(value: string | undefined): HealthAddress | undef
   if (value === undefined) return undefined;
   const match = /^(?:(\[[0-9a-fA-F:.]+\]|[0-9A-Za-z.-]*):)?(\d{1,5})$/.exec(value.trim());
   const port = match ? Number(match[2]) : NaN;
-  if (!match || port > 65_535) throw new UsageError(`--health-addr: ${JSON.stringify(value)} is not [HOST:]PORT (e.g. 8080 for 127.0.0.1:8080, or 0.0.0.0:8080 for the kubelet's probes)`);
+  if (!match || port > 65_535)
+    throw new UsageError(`--health-addr: ${JSON.stringify(value)} is not [HOST:]PORT (e.g. 8080 for 127.0.0.1:8080, or 0.0.0.0:8080 for the kubelet's probes)`);
   const host = (match[1] ?? '').replace(/^\[(.*)\]$/, '$1');
   return { host: host === '' ? '127.0.0.1' : host, port };
 }
@@ -56,20 +57,33 @@ function reply(response: http.ServerResponse, code: number, text: string): void 
 async function readiness(check: ReadinessCheck | undefined): Promise<string | undefined> {
   if (!check) return 'starting: the request watch is not set up yet';
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<string>((resolve) => (timer = setTimeout(() => resolve(`the readiness check took longer than ${READY_CHECK_MS / 1_000} s`), READY_CHECK_MS)));
+  const late = new Promise<string>(
+    (resolve) => (timer = setTimeout(() => resolve(`the readiness check took longer than ${READY_CHECK_MS / 1_000} s`), READY_CHECK_MS)),
+  );
   try {
-    return await Promise.race([check().catch((error: unknown) => `the readiness check failed: ${error instanceof Error ? error.message : String(error)}`), late]);
+    return await Promise.race([
+      check().catch((error: unknown) => `the readiness check failed: ${error instanceof Error ? error.message : String(error)}`),
+      late,
+    ]);
   } finally {
     clearTimeout(timer);
   }
 }
 
 /** /metrics as `run` refuses a post without its token: 401 saying which, and nothing of the series. */
-function metricsFor(request: http.IncomingMessage, response: http.ServerResponse, scrape: { metrics: PrometheusMetrics; authorized: ReturnType<typeof bearerCheck> }): void {
+function metricsFor(
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+  scrape: { metrics: PrometheusMetrics; authorized: ReturnType<typeof bearerCheck> },
+): void {
   const auth = scrape.authorized(request);
   if (auth !== 'ok') {
     response.setHeader('WWW-Authenticate', 'Bearer');
-    return reply(response, 401, `${auth === 'missing' ? 'no bearer token' : 'wrong bearer token'}: send Authorization: Bearer <the token of --metrics-token-file>`);
+    return reply(
+      response,
+      401,
+      `${auth === 'missing' ? 'no bearer token' : 'wrong bearer token'}: send Authorization: Bearer <the token of --metrics-token-file>`,
+    );
   }
   if (request.method !== 'GET' && request.method !== 'HEAD') return reply(response, 405, `${request.method ?? ''} not allowed (GET /metrics)`);
   void replyMetrics(response, scrape.metrics);
@@ -84,7 +98,8 @@ export async function startHealthServer(address: HealthAddress): Promise<HealthS
   const server = http.createServer((request, response) => {
     const path = new URL(request.url ?? '/', 'http://health').pathname;
     if (path === '/metrics' && scrape) return metricsFor(request, response, scrape);
-    if (path !== '/healthz' && path !== '/readyz') return reply(response, 404, `not found: ${path} (GET /healthz or /readyz${path === '/metrics' ? '; /metrics with --metrics-token-file' : ''})`);
+    if (path !== '/healthz' && path !== '/readyz')
+      return reply(response, 404, `not found: ${path} (GET /healthz or /readyz${path === '/metrics' ? '; /metrics with --metrics-token-file' : ''})`);
     if (request.method !== 'GET' && request.method !== 'HEAD') return reply(response, 405, `${request.method ?? ''} not allowed (GET ${path})`);
     if (path === '/healthz') {
       const stalled = Date.now() - lastTick;

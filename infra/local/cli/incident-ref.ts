@@ -7,7 +7,9 @@ import { UsageError } from './args.ts';
 /** `given` when it can name an incident; a usage error naming `argument` (`INCIDENT`, `--resume`) otherwise. */
 export function incidentRefFrom(given: string, argument: string): string {
   if (!isIncidentIdPrefix(given)) {
-    throw new UsageError(`${argument}: ${JSON.stringify(given)} is not an incident id nor the start of one (ids are lowercase UUIDs, e.g. ${INCIDENT_ID_EXAMPLE})`);
+    throw new UsageError(
+      `${argument}: ${JSON.stringify(given)} is not an incident id nor the start of one (ids are lowercase UUIDs, e.g. ${INCIDENT_ID_EXAMPLE})`,
+    );
   }
   return given;
 }

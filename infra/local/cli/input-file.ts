@@ -27,7 +27,17 @@ export interface InputFile {
 }
 
 const kindOf = (stat: fs.Stats): string =>
-  stat.isDirectory() ? 'a directory' : stat.isFIFO() ? 'a FIFO' : stat.isCharacterDevice() ? 'a character device' : stat.isBlockDevice() ? 'a block device' : stat.isSocket() ? 'a socket' : 'not a file';
+  stat.isDirectory()
+    ? 'a directory'
+    : stat.isFIFO()
+      ? 'a FIFO'
+      : stat.isCharacterDevice()
+        ? 'a character device'
+        : stat.isBlockDevice()
+          ? 'a block device'
+          : stat.isSocket()
+            ? 'a socket'
+            : 'not a file';
 
 const sizeText = (bytes: number): string => (bytes % (1 << 20) === 0 ? `${bytes / (1 << 20)} MiB` : `${bytes} bytes`);
 

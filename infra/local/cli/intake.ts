@@ -18,7 +18,13 @@ export type Refusal = Extract<IntakeReply, { accepted: false }>;
  * An input over the size limit (an HTTP body, a stdin line): dead-lettered by its size, since
  * keeping it is what the limit is there to prevent.
  */
-export async function refuseTooLarge(runtime: LocalRuntime, source: string, field: '(body)' | '(line)', sizeBytes: number, limitBytes: number): Promise<Refusal> {
+export async function refuseTooLarge(
+  runtime: LocalRuntime,
+  source: string,
+  field: '(body)' | '(line)',
+  sizeBytes: number,
+  limitBytes: number,
+): Promise<Refusal> {
   const error = `MemberUnhealthy is invalid: ${field}: is ${sizeBytes} bytes, over the limit of ${limitBytes} bytes`;
   const payload = `(not kept: ${sizeBytes} bytes, over the limit of ${limitBytes} bytes)`;
   const dead = await runtime.store.putDeadLetter({ receivedAt: Date.now(), source, detailType: 'MemberUnhealthy', payload, error });

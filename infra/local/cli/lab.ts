@@ -34,7 +34,8 @@ The lab runs in a background daemon; its state lives in a file so each command f
 const DEFAULT_STATE = path.join('.lab', 'state.json');
 
 function attach(stateFile: string): AttachedLab {
-  if (!fs.existsSync(stateFile)) throw new UsageError(`no lab at ${stateFile} (start one with etcd-remediator lab up${stateFile === DEFAULT_STATE ? '' : ` --state ${stateFile}`})`);
+  if (!fs.existsSync(stateFile))
+    throw new UsageError(`no lab at ${stateFile} (start one with etcd-remediator lab up${stateFile === DEFAULT_STATE ? '' : ` --state ${stateFile}`})`);
   return attachLab(stateFile);
 }
 
@@ -108,7 +109,8 @@ async function fault(argv: string[]): Promise<number> {
   const [name, mode, amount, ...extra] = positionals;
   if (!name || !mode) throw new UsageError(`lab fault needs MEMBER and one of ${FAULTS.join(', ')}, e.g. lab fault etcd1 cut`);
   if (!(FAULTS as readonly string[]).includes(mode)) throw new UsageError(`lab fault: ${JSON.stringify(mode)} is not a fault (use ${FAULTS.join(', ')})`);
-  if (mode === 'delay' ? extra.length > 0 : amount !== undefined) throw new UsageError(`lab fault: unexpected argument ${JSON.stringify(mode === 'delay' ? extra[0] : amount)}`);
+  if (mode === 'delay' ? extra.length > 0 : amount !== undefined)
+    throw new UsageError(`lab fault: unexpected argument ${JSON.stringify(mode === 'delay' ? extra[0] : amount)}`);
   const lab = attach(values.state ?? DEFAULT_STATE);
   lab.member(name);
   if (mode === 'stop' || mode === 'cont' || mode === 'kill') {

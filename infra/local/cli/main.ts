@@ -20,8 +20,8 @@ const commands: Record<string, { summary: string; load: () => Promise<CommandMod
   run: { summary: 'the long-running local service for the clusters in a config file', load: () => import('./run.ts') },
   lab: { summary: 'a real etcd lab with fault proxies, for trying all of the above', load: () => import('./lab.ts') },
   watch: { summary: 'Cluster API: serve MachineHealthCheck EtcdRemediationRequests', load: () => import('./watch.ts') },
-  send: { summary: 'put one MemberUnhealthy on a deployed stack\'s EventBridge bus', load: () => import('./send.ts') },
-  register: { summary: 'register a cluster in a deployed stack\'s cluster directory', load: () => import('./register.ts') },
+  send: { summary: "put one MemberUnhealthy on a deployed stack's EventBridge bus", load: () => import('./send.ts') },
+  register: { summary: "register a cluster in a deployed stack's cluster directory", load: () => import('./register.ts') },
   pause: { summary: 'hold every step that changes a cluster, fleet-wide or for one cluster', load: () => import('./pause.ts') },
   resume: { summary: 'lift a pause, or end a fleet storm now (--storm)', load: () => import('./resume.ts') },
 };

@@ -56,12 +56,18 @@ export async function run(argv: string[]): Promise<number> {
     const alsoIn = etcd.filter((w) => w.ok).map((w) => w.where);
     if (values.json) printJson({ paused: clusterId ?? 'fleet', ...mark, where: target.where, etcd, removalsInFlight: inFlight });
     else {
-      const finishing = inFlight.length > 0 ? `; ${inFlight.length} removal${inFlight.length === 1 ? '' : 's'} already under way finish${inFlight.length === 1 ? 'es' : ''} (${inFlight.map((s) => `cluster ${s.clusterId}, incident ${s.owner}`).join('; ')})` : '';
+      const finishing =
+        inFlight.length > 0
+          ? `; ${inFlight.length} removal${inFlight.length === 1 ? '' : 's'} already under way finish${inFlight.length === 1 ? 'es' : ''} (${inFlight.map((s) => `cluster ${s.clusterId}, incident ${s.owner}`).join('; ')})`
+          : '';
       const etcdToo = alsoIn.length > 0 ? ` and in the ${alsoIn.join(', the ')}` : '';
       process.stdout.write(`paused ${scope} in ${target.where}${etcdToo} by ${by} at ${new Date(now).toISOString()}: ${why}${finishing}\n`);
     }
     for (const line of failedLines(etcd, false)) process.stderr.write(`${PROGRAM}: ${line}\n`);
-    if (clusters.length === 0) process.stderr.write(`${PROGRAM}: note: only remediators of ${target.where} see this pause; with --config, --endpoints or --kubeconfig it is also written into the cluster's etcd, where every remediator sees it\n`);
+    if (clusters.length === 0)
+      process.stderr.write(
+        `${PROGRAM}: note: only remediators of ${target.where} see this pause; with --config, --endpoints or --kubeconfig it is also written into the cluster's etcd, where every remediator sees it\n`,
+      );
     return etcd.every((w) => w.ok) ? EXIT.ok : EXIT.error;
   } finally {
     await target.close();

@@ -65,7 +65,9 @@ ${targetHelp}
                            by default one member is down at a time, for every remediator
 ${accessHelp}`;
 
-type PlanFlagValues = AccessFlagValues & { [K in 'target' | 'machine' | 'node' | 'grace' | 'backoff']?: string | undefined } & { [K in 'no-skip-leader-move' | 'allow-shrink']?: boolean | undefined };
+type PlanFlagValues = AccessFlagValues & { [K in 'target' | 'machine' | 'node' | 'grace' | 'backoff']?: string | undefined } & {
+  [K in 'no-skip-leader-move' | 'allow-shrink']?: boolean | undefined;
+};
 
 /** Flags plan and remediate share, turned into a cluster entry and the target as its flag named it. */
 export async function planInputsFromFlags(values: PlanFlagValues): Promise<{ cluster: ClusterEntry & { policy: Policy }; target: TargetFlag }> {
@@ -183,7 +185,11 @@ export async function planNow(cluster: ClusterEntry & { policy: Policy }, wanted
       });
     let decision = decide();
     if (wantsSecondSample(decision)) {
-      timeline.push({ at: iso(Date.now()), step: 'second-sample', detail: `${decision.reason}: sampling again one election timeout (${cluster.policy.electionTimeoutMs}ms) after the first` });
+      timeline.push({
+        at: iso(Date.now()),
+        step: 'second-sample',
+        detail: `${decision.reason}: sampling again one election timeout (${cluster.policy.electionTimeoutMs}ms) after the first`,
+      });
       await sleep(Math.max(0, first.view.at + cluster.policy.electionTimeoutMs - Date.now()));
       const second = await prober.probe(first.view);
       samples.push(second.view);

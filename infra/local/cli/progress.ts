@@ -9,10 +9,14 @@ import { clip, relative } from './output.ts';
 /** "2 of 3 members answered; leader etcd-1 agreed at term 2". */
 export function describeView(view: ClusterView): string {
   const ids = view.identity?.ids ?? [];
-  if (ids.length > 1) return `endpoints of ${ids.length} etcd clusters answered (cluster ids ${ids.join(', ')})${view.members.length === 0 ? '; no member list taken' : ''}`;
+  if (ids.length > 1)
+    return `endpoints of ${ids.length} etcd clusters answered (cluster ids ${ids.join(', ')})${view.members.length === 0 ? '; no member list taken' : ''}`;
   const answered = view.members.filter((m) => m.reachable).length;
   const { leader } = view;
-  const who = leader.consensus === 'agreed' ? `leader ${leader.name || leader.id} agreed${leader.term === undefined ? '' : ` at term ${leader.term}`}` : `leader ${leader.consensus}`;
+  const who =
+    leader.consensus === 'agreed'
+      ? `leader ${leader.name || leader.id} agreed${leader.term === undefined ? '' : ` at term ${leader.term}`}`
+      : `leader ${leader.consensus}`;
   const unreachable = view.members.filter((m) => !m.reachable).map((m) => m.name || m.id);
   return `${answered} of ${view.members.length} members answered${unreachable.length > 0 ? ` (not ${unreachable.join(', ')})` : ''}; ${who}`;
 }

@@ -81,7 +81,9 @@ export function kubeFromFlags(values: KubeFlags): KubeRegistration {
   }
   const missing = (['capi-namespace', 'capi-cluster'] as const).filter((flag) => values[flag] === undefined);
   if (missing.length > 0) {
-    throw new UsageError(`--management-kubeconfig-secret: needs ${missing.map((flag) => `--${flag}`).join(' and ')}: where the cluster's Machines are in the management cluster`);
+    throw new UsageError(
+      `--management-kubeconfig-secret: needs ${missing.map((flag) => `--${flag}`).join(' and ')}: where the cluster's Machines are in the management cluster`,
+    );
   }
   const version = values['machine-api-version'];
   kube.management = {

@@ -164,10 +164,24 @@ const describe = (r: ClusterRegistration): string => {
     `${r.endpoints.length} endpoint${r.endpoints.length === 1 ? '' : 's'}`,
     members.length > 0 ? `members ${members.join(', ')}` : 'no members (health signals cannot name an instance or node of it)',
     r.tlsSecretArn ? `TLS from ${r.tlsSecretArn}` : 'no TLS',
-    ...(r.workloadKubeconfigSecretArn ? [`workload kubeconfig from ${r.workloadKubeconfigSecretArn}${r.etcdNamespace ? ` (etcd pods in ${r.etcdNamespace})` : ''}`] : []),
-    ...(r.management ? [`Cluster API Cluster ${r.management.namespace}/${r.management.clusterName} through the management kubeconfig from ${r.management.kubeconfigSecretArn}`] : []),
-    ...(r.relayBinary || r.relayTls ? [`exec relay in the etcd pods: ${[r.relayBinary && `etcdctl ${r.relayBinary}`, r.relayTls && `certificates ${r.relayTls.cacert}, ${r.relayTls.cert}, ${r.relayTls.key}`].filter(Boolean).join(' and ')}`] : []),
-    ...(r.metricsUrls ? [`metrics of ${Object.entries(r.metricsUrls).map(([member, url]) => `${member} at ${url}`).join(', ')}`] : []),
+    ...(r.workloadKubeconfigSecretArn
+      ? [`workload kubeconfig from ${r.workloadKubeconfigSecretArn}${r.etcdNamespace ? ` (etcd pods in ${r.etcdNamespace})` : ''}`]
+      : []),
+    ...(r.management
+      ? [`Cluster API Cluster ${r.management.namespace}/${r.management.clusterName} through the management kubeconfig from ${r.management.kubeconfigSecretArn}`]
+      : []),
+    ...(r.relayBinary || r.relayTls
+      ? [
+          `exec relay in the etcd pods: ${[r.relayBinary && `etcdctl ${r.relayBinary}`, r.relayTls && `certificates ${r.relayTls.cacert}, ${r.relayTls.cert}, ${r.relayTls.key}`].filter(Boolean).join(' and ')}`,
+        ]
+      : []),
+    ...(r.metricsUrls
+      ? [
+          `metrics of ${Object.entries(r.metricsUrls)
+            .map(([member, url]) => `${member} at ${url}`)
+            .join(', ')}`,
+        ]
+      : []),
     r.policy && Object.keys(r.policy).length > 0 ? `policy ${JSON.stringify(r.policy)}` : 'the stack’s default policy',
   ].join('; ');
 };
@@ -192,7 +206,9 @@ export async function register(argv: string[], clientFor: (region?: string) => D
   const registration = registrationFromFlags(values);
   for (const [flag, arn] of secretsOf(registration)) {
     if (!arn.includes(`:secret:${SECRET_PREFIX}`)) {
-      process.stderr.write(`note: the stack's functions may read only secrets named ${SECRET_PREFIX}* unless its secretArnPattern allows this one (--${flag})\n`);
+      process.stderr.write(
+        `note: the stack's functions may read only secrets named ${SECRET_PREFIX}* unless its secretArnPattern allows this one (--${flag})\n`,
+      );
     }
   }
   if (!values['dry-run']) {
@@ -207,7 +223,10 @@ export async function register(argv: string[], clientFor: (region?: string) => D
     }
   }
   if (values.json) printJson(registration);
-  else process.stdout.write(`${values['dry-run'] ? 'would register' : 'registered'} cluster ${registration.clusterId} in table ${table}: ${describe(registration)}\n`);
+  else
+    process.stdout.write(
+      `${values['dry-run'] ? 'would register' : 'registered'} cluster ${registration.clusterId} in table ${table}: ${describe(registration)}\n`,
+    );
   return EXIT.ok;
 }
 

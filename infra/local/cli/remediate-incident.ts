@@ -62,11 +62,14 @@ export function chooseForResume(incidents: readonly Incident[], ref: string, ctx
   const found = findIncident(incidents, ref);
   if (typeof found === 'string') throw new UsageError(`--resume ${ref}: ${found.replace('this state file', ctx.statePath)}`);
   if (found.state !== 'open') {
-    throw new UsageError(`--resume ${found.incidentId}: the incident is ${found.state} already; nothing to resume (${PROGRAM} status ${found.incidentId} --state ${ctx.statePath} shows why)`);
+    throw new UsageError(
+      `--resume ${found.incidentId}: the incident is ${found.state} already; nothing to resume (${PROGRAM} status ${found.incidentId} --state ${ctx.statePath} shows why)`,
+    );
   }
   if (found.clusterId !== ctx.clusterId) {
-    throw new UsageError(`--resume ${found.incidentId}: the incident is cluster ${found.clusterId}'s, not ${ctx.clusterId}'s; give --cluster ${found.clusterId} and that cluster's --endpoints`);
+    throw new UsageError(
+      `--resume ${found.incidentId}: the incident is cluster ${found.clusterId}'s, not ${ctx.clusterId}'s; give --cluster ${found.clusterId} and that cluster's --endpoints`,
+    );
   }
   return { incidentId: found.incidentId, resumed: found, others: incidents.filter((i) => i.state === 'open' && i !== found) };
 }
-

@@ -24,7 +24,13 @@ import { incidentsIn, ownState } from './state.ts';
 import { describeTargetFlag, hostSelector, type TargetFlag } from './target-flags.ts';
 import { incidentRefFrom } from './incident-ref.ts';
 
-const options = { ...planOptions, 'dry-run': { type: 'boolean' }, state: { type: 'string' }, resume: { type: 'string' }, 'snapshot-dir': { type: 'string' } } as const;
+const options = {
+  ...planOptions,
+  'dry-run': { type: 'boolean' },
+  state: { type: 'string' },
+  resume: { type: 'string' },
+  'snapshot-dir': { type: 'string' },
+} as const;
 
 export const help = `usage: etcd-remediator remediate --endpoints URL[,URL…] --target NAME|ID [options]
        etcd-remediator remediate --kubeconfig F [--cluster NAME] --machine NAME|--node NAME|--target NAME|ID [options]
@@ -49,7 +55,9 @@ each decision is also a Kubernetes Event: on the target's Machine with --cluster
   --snapshot-dir DIR       where the snapshot taken before each removal goes (default: snapshots/
                            beside the state file), as DIR/<cluster>/<incident>-<member>.db
   --dry-run                do not remediate: behave like \`etcd-remediator plan\`
-${planHelp.split('\n').slice(planHelp.split('\n').findIndex((l) => l.trim().startsWith('--target')))
+${planHelp
+  .split('\n')
+  .slice(planHelp.split('\n').findIndex((l) => l.trim().startsWith('--target')))
   .join('\n')}`;
 
 function defaultStatePath(): string {
@@ -67,12 +75,19 @@ export function targetSelector(members: readonly { id: string; name: string }[],
   if (byName && byId && byName !== byId) {
     const other = byId.name ? `${byId.name} (${byId.id})` : byId.id;
     // Member names are the cluster's text: escaped, the error stays one line.
-    throw new UsageError(escapeControls(`--target: ${ref} is the name of the member with id ${byName.id} and the id of ${other}; give ${byName.id}${byId.name ? ` or ${byId.name}` : ''} instead`));
+    throw new UsageError(
+      escapeControls(
+        `--target: ${ref} is the name of the member with id ${byName.id} and the id of ${other}; give ${byName.id}${byId.name ? ` or ${byId.name}` : ''} instead`,
+      ),
+    );
   }
   if (byName) return { selector: { memberName: ref } };
   if (byId) return { selector: { memberId: byId.id } };
   if (members.length === 0 && /^[0-9a-f]{1,16}$/i.test(ref)) {
-    return { selector: { memberName: ref }, note: `no endpoint answered a member list: --target ${ref} is taken as a member name; if it is a member id, run again once the cluster answers` };
+    return {
+      selector: { memberName: ref },
+      note: `no endpoint answered a member list: --target ${ref} is taken as a member name; if it is a member id, run again once the cluster answers`,
+    };
   }
   // Not in the member list (already removed?): let the pipeline say so, as it would for an event.
   return { selector: { memberName: ref } };
@@ -94,7 +109,14 @@ async function selectorFor(cluster: Parameters<typeof openClusterProbe>[0], targ
   }
 }
 
-function checkResumeFlags(values: { resume?: string | undefined; target?: string | undefined; machine?: string | undefined; node?: string | undefined; state?: string | undefined; 'dry-run'?: boolean | undefined }): void {
+function checkResumeFlags(values: {
+  resume?: string | undefined;
+  target?: string | undefined;
+  machine?: string | undefined;
+  node?: string | undefined;
+  state?: string | undefined;
+  'dry-run'?: boolean | undefined;
+}): void {
   if (values.resume === undefined) return;
   const flag = (['target', 'machine', 'node'] as const).find((f) => values[f] !== undefined);
   if (flag) throw new UsageError(`--resume and --${flag}: give one (--resume INCIDENT continues an incident of --state FILE; --${flag} remediates a member)`);
@@ -115,7 +137,10 @@ export async function run(argv: string[]): Promise<number> {
   const json = values.json ?? false;
   if (values['dry-run']) return printResult(await planNow(cluster, target), json);
 
-  const snapshotDir = values['snapshot-dir'] === undefined ? undefined : snapshotDirFrom(values['snapshot-dir'], process.cwd(), (problem) => new UsageError(`--snapshot-dir: ${problem}`));
+  const snapshotDir =
+    values['snapshot-dir'] === undefined
+      ? undefined
+      : snapshotDirFrom(values['snapshot-dir'], process.cwd(), (problem) => new UsageError(`--snapshot-dir: ${problem}`));
   const statePath = values.state ?? defaultStatePath();
   // Owned before anything is read or probed: a second process is refused at once, not after a probe.
   const ownership = ownState(statePath);
@@ -147,7 +172,12 @@ interface RunOptions {
   snapshotDir?: string;
 }
 
-async function remediate(cluster: Parameters<typeof selectorFor>[0], target: TargetFlag, chosen: Chosen, { statePath, json, access, snapshotDir }: RunOptions): Promise<number> {
+async function remediate(
+  cluster: Parameters<typeof selectorFor>[0],
+  target: TargetFlag,
+  chosen: Chosen,
+  { statePath, json, access, snapshotDir }: RunOptions,
+): Promise<number> {
   const { incidentId, resumed: open } = chosen;
   const start = Date.now();
   let progress: ReturnType<typeof showProgress> | undefined;
@@ -156,20 +186,33 @@ async function remediate(cluster: Parameters<typeof selectorFor>[0], target: Tar
     ...(snapshotDir ? { snapshotDir } : {}),
     directory: createStaticDirectory([cluster]),
     logLevel: cliLogLevel(),
-    onHandlerError: (fn, error) => progress?.note(`${fn} failed: ${error instanceof Error ? error.message : String(error)} on every delivery; the incident resumes later, or blocks saying why`),
+    onHandlerError: (fn, error) =>
+      progress?.note(
+        `${fn} failed: ${error instanceof Error ? error.message : String(error)} on every delivery; the incident resumes later, or blocks saying why`,
+      ),
     // Only the incident chosen: another open one is never run on the side.
     resume: { incidentIds: open ? [incidentId] : [] },
   });
   // Through Kubernetes, each decision is also an Event on the target's Node (or Machine).
-  const objectEvents = startIncidentObjectEvents({ subscribe: runtime.bus.subscribe, store: runtime.store, clusters: [cluster], say: (line) => progress?.note(line) });
+  const objectEvents = startIncidentObjectEvents({
+    subscribe: runtime.bus.subscribe,
+    store: runtime.store,
+    clusters: [cluster],
+    say: (line) => progress?.note(line),
+  });
   const signal = untilSignal();
   try {
-    progress = showProgress(runtime.bus.subscribe, { start, filter: (e) => incidentIdOf(e) === incidentId || (incidentIdOf(e) === undefined && e.detail.clusterId === cluster.clusterId) });
+    progress = showProgress(runtime.bus.subscribe, {
+      start,
+      filter: (e) => incidentIdOf(e) === incidentId || (incidentIdOf(e) === undefined && e.detail.clusterId === cluster.clusterId),
+    });
     const outcome = runtime.waitForOutcome({ clusterId: cluster.clusterId, incidentId }, cluster.policy.incidentDeadlineMs + 60_000);
     if (open) progress.note(`resuming incident ${incidentId} (attempt ${open.attempt}, opened ${new Date(open.openedAt).toISOString()})`);
     if (chosen.others.length > 0) {
       const n = chosen.others.length;
-      progress.note(`${n} other open incident${n === 1 ? '' : 's'} stay${n === 1 ? 's' : ''} as ${n === 1 ? 'it is' : 'they are'}: ${chosen.others.map((i) => i.incidentId).join(', ')}`);
+      progress.note(
+        `${n} other open incident${n === 1 ? '' : 's'} stay${n === 1 ? 's' : ''} as ${n === 1 ? 'it is' : 'they are'}: ${chosen.others.map((i) => i.incidentId).join(', ')}`,
+      );
     }
     // The runtime re-arms the chosen open incident on start: that is the resume.
     await runtime.start();
@@ -191,7 +234,9 @@ async function remediate(cluster: Parameters<typeof selectorFor>[0], target: Tar
     progress.stop();
     if (typeof ended === 'string') {
       const again = open ?? { incidentId, clusterId: cluster.clusterId };
-      process.stderr.write(`${escapeControls(`interrupted (${ended}): incident ${incidentId} stays open in ${statePath}; resume it with ${resumeCommand(again, { statePath, clusterId: cluster.clusterId, access })}`)}\n`);
+      process.stderr.write(
+        `${escapeControls(`interrupted (${ended}): incident ${incidentId} stays open in ${statePath}; resume it with ${resumeCommand(again, { statePath, clusterId: cluster.clusterId, access })}`)}\n`,
+      );
       return 130;
     }
     return printResult(await resultOf(runtime.store, ended), json);

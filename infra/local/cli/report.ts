@@ -60,7 +60,10 @@ export async function run(argv: string[]): Promise<number> {
     process.stdout.write(`${help}\n`);
     return EXIT.ok;
   }
-  if (positionals.length !== 1) throw new UsageError(`report takes one incident id (or a unique prefix of one), got ${positionals.length === 0 ? 'none' : `${positionals.length} arguments`}`);
+  if (positionals.length !== 1)
+    throw new UsageError(
+      `report takes one incident id (or a unique prefix of one), got ${positionals.length === 0 ? 'none' : `${positionals.length} arguments`}`,
+    );
   const ref = incidentRefFrom(positionals[0]!, 'INCIDENT');
   const given = values.out === undefined ? undefined : outPath(values.out);
   const source = openStatusSource(values);

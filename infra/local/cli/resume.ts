@@ -50,7 +50,10 @@ export async function run(argv: string[]): Promise<number> {
       await target.records.endStorm(mark);
       const etcd = await writeHolds(clusters, 'storm', null);
       if (values.json) printJson({ stormEnded: mark, where: target.where, etcd });
-      else process.stdout.write(`storm ended in ${target.where}${liftedIn(etcd)} by ${by} at ${new Date(now).toISOString()}: deferred removals go on at their next look\n`);
+      else
+        process.stdout.write(
+          `storm ended in ${target.where}${liftedIn(etcd)} by ${by} at ${new Date(now).toISOString()}: deferred removals go on at their next look\n`,
+        );
       return said(etcd);
     }
     const lifted = await target.records.setPause(clusterId, null);
@@ -58,7 +61,12 @@ export async function run(argv: string[]): Promise<number> {
     const scope = clusterId === undefined ? 'the fleet' : `cluster ${clusterId}`;
     const anyLifted = lifted || etcd.some((w) => w.changed);
     if (values.json) printJson({ resumed: clusterId ?? 'fleet', wasPaused: anyLifted, by, at: now, where: target.where, etcd });
-    else process.stdout.write(anyLifted ? `resumed ${scope} in ${target.where}${liftedIn(etcd)}: paused steps go on at their next look\n` : `${scope} was not paused in ${target.where}${clusters.length > 0 ? ' nor in its etcd' : ''}; nothing to resume\n`);
+    else
+      process.stdout.write(
+        anyLifted
+          ? `resumed ${scope} in ${target.where}${liftedIn(etcd)}: paused steps go on at their next look\n`
+          : `${scope} was not paused in ${target.where}${clusters.length > 0 ? ' nor in its etcd' : ''}; nothing to resume\n`,
+      );
     return said(etcd);
   } finally {
     await target.close();

@@ -76,7 +76,8 @@ export async function drainIncidents(runtime: Pick<LocalRuntime, 'store' | 'bus'
     });
     const signalled = options.signal.then((signal) => ({ signal }));
     for (;;) {
-      if (progress.open.length === 0 && progress.opening.length === 0) return { kind: 'drained', finished: progress.finished, neverOpened: progress.neverOpened };
+      if (progress.open.length === 0 && progress.opening.length === 0)
+        return { kind: 'drained', finished: progress.finished, neverOpened: progress.neverOpened };
       if (endings === seen) {
         const woken = new Promise<'woken'>((resolve) => {
           wake = () => resolve('woken');

@@ -48,15 +48,20 @@ export async function prepareSocket(socketPath: string): Promise<void> {
   const dir = fs.statSync(socketPath.replace(/\/[^/]*$/, '') || '/', { throwIfNoEntry: false });
   if (!dir?.isDirectory()) throw new UsageError(`${where}: its directory does not exist`);
   if (uid !== undefined && dir.uid !== uid && dir.uid !== 0) {
-    throw new UsageError(`${where}: its directory is owned by uid ${dir.uid}, who could remove or replace the socket; use a directory of your own that only you can write (install -d -m 700 DIR)`);
+    throw new UsageError(
+      `${where}: its directory is owned by uid ${dir.uid}, who could remove or replace the socket; use a directory of your own that only you can write (install -d -m 700 DIR)`,
+    );
   }
   if ((dir.mode & 0o022) !== 0 && (dir.mode & 0o1000) === 0) {
-    throw new UsageError(`${where}: its directory is writable by others (mode ${(dir.mode & 0o777).toString(8)}) and not sticky; use a directory only you can write (install -d -m 700 DIR)`);
+    throw new UsageError(
+      `${where}: its directory is writable by others (mode ${(dir.mode & 0o777).toString(8)}) and not sticky; use a directory only you can write (install -d -m 700 DIR)`,
+    );
   }
   const existing = fs.lstatSync(socketPath, { throwIfNoEntry: false });
   if (!existing) return;
   if (!existing.isSocket()) throw new UsageError(`${where}: exists and is not a socket; remove it or choose another path`);
-  if (uid !== undefined && existing.uid !== uid) throw new UsageError(`${where}: is a socket owned by uid ${existing.uid}, not by us (uid ${uid}); refusing to replace it`);
+  if (uid !== undefined && existing.uid !== uid)
+    throw new UsageError(`${where}: is a socket owned by uid ${existing.uid}, not by us (uid ${uid}); refusing to replace it`);
   if (await answers(socketPath)) throw new UsageError(`${where}: another process is listening on it`);
   fs.unlinkSync(socketPath);
 }

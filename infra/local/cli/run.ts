@@ -148,10 +148,16 @@ async function serve(config: RunConfig, intake: Intake, tooLarge: TooLarge, serv
     if (auth !== 'ok') {
       // Said without the token, and not kept as a dead letter: who is not allowed in cannot fill the state file.
       logLine(`refused ${req.method ?? '?'} ${url.pathname} from ${peerOf(req)}: ${auth === 'missing' ? 'no bearer token' : 'wrong bearer token'}`);
-      return reply(401, { error: `${auth === 'missing' ? 'no bearer token' : 'wrong bearer token'}: send Authorization: Bearer <the token of the run config>` }, { 'www-authenticate': 'Bearer' });
+      return reply(
+        401,
+        { error: `${auth === 'missing' ? 'no bearer token' : 'wrong bearer token'}: send Authorization: Bearer <the token of the run config>` },
+        { 'www-authenticate': 'Bearer' },
+      );
     }
-    if (url.pathname === '/metrics') return req.method === 'GET' || req.method === 'HEAD' ? void replyMetrics(res, served.metrics) : reply(405, { error: 'use GET' });
-    if (url.pathname !== '/events') return reply(404, { error: `no such path ${url.pathname}; POST MemberUnhealthy details to /events, GET /metrics or /healthz` });
+    if (url.pathname === '/metrics')
+      return req.method === 'GET' || req.method === 'HEAD' ? void replyMetrics(res, served.metrics) : reply(405, { error: 'use GET' });
+    if (url.pathname !== '/events')
+      return reply(404, { error: `no such path ${url.pathname}; POST MemberUnhealthy details to /events, GET /metrics or /healthz` });
     if (req.method !== 'POST') return reply(405, { error: 'use POST' });
     readBody(req)
       .then(async (body) => {
@@ -247,7 +253,8 @@ const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' 
 
 /** "; 1 line refused (…)": what a refused or failed line means for the exit, or nothing. */
 function linesNotTaken(end: StdinEnd, statePath: string): string {
-  const refused = end.refused > 0 ? `; ${plural(end.refused, 'line')} refused (kept as dead letters: ${PROGRAM} status --state ${statePath} --dead-letters)` : '';
+  const refused =
+    end.refused > 0 ? `; ${plural(end.refused, 'line')} refused (kept as dead letters: ${PROGRAM} status --state ${statePath} --dead-letters)` : '';
   return `${refused}${end.failed > 0 ? `; ${plural(end.failed, 'line')} not taken (see above)` : ''}`;
 }
 
@@ -310,7 +317,10 @@ async function serveConfig(config: RunConfig): Promise<number> {
     metrics: true,
   });
   // This state file's fleet is run's configuration: the storm guard counts it, whichever command asks.
-  await runtime.store.noteFleet(config.clusters.map((c) => c.clusterId), { replace: true });
+  await runtime.store.noteFleet(
+    config.clusters.map((c) => c.clusterId),
+    { replace: true },
+  );
   // Through Kubernetes, each decision is also an Event on the target's Node (or Machine).
   const objectEvents = startIncidentObjectEvents({ subscribe: runtime.bus.subscribe, store: runtime.store, clusters: config.clusters, say: logLine });
   const pending = new Set<Promise<void>>();
@@ -331,7 +341,10 @@ async function serveConfig(config: RunConfig): Promise<number> {
   let stdin: ReturnType<typeof readStdin>;
   try {
     await runtime.start();
-    const intake = createIntake(runtime, config.clusters.map((c) => c.clusterId));
+    const intake = createIntake(
+      runtime,
+      config.clusters.map((c) => c.clusterId),
+    );
     const tooLarge: TooLarge = (source, field, sizeBytes) => refuseTooLarge(runtime, source, field, sizeBytes, MAX_INPUT_BYTES);
     const where = escapeControls(`state ${config.statePath}; clusters ${config.clusters.map((c) => c.clusterId).join(', ')}`);
     const closed = unauthenticatedPort(config);
@@ -389,10 +402,13 @@ async function finishInput(runtime: LocalRuntime, config: RunConfig, incidentIds
     return EXIT.ok;
   }
   if (drained.kind === 'bound') {
-    logLine(`stdin ended: stopped waiting, ${plural(drained.open.length, 'incident')} still open past ${drained.open.length === 1 ? 'its' : 'their'} deadline${notTaken}; exiting`);
+    logLine(
+      `stdin ended: stopped waiting, ${plural(drained.open.length, 'incident')} still open past ${drained.open.length === 1 ? 'its' : 'their'} deadline${notTaken}; exiting`,
+    );
     return exitOf(end);
   }
-  for (const id of drained.neverOpened) logLine(`incident ${id} was accepted but never opened (${PROGRAM} status --state ${config.statePath} --dead-letters says why)`);
+  for (const id of drained.neverOpened)
+    logLine(`incident ${id} was accepted but never opened (${PROGRAM} status --state ${config.statePath} --dead-letters says why)`);
   logLine(`stdin ended: ${plural(drained.finished, 'incident')} finished${notTaken}; exiting`);
   return drained.neverOpened.length > 0 ? EXIT.error : exitOf(end);
 }
@@ -401,5 +417,6 @@ async function finishInput(runtime: LocalRuntime, config: RunConfig, incidentIds
 async function sayStillOpen(runtime: LocalRuntime, config: RunConfig): Promise<void> {
   const known = new Set(config.clusters.map((c) => c.clusterId));
   const open = await runtime.store.listIncidents({ state: 'open' }).catch(() => []);
-  for (const i of open.filter((o) => known.has(o.clusterId))) logLine(`incident ${incidentLabel(i)} stays open in ${config.statePath}; the next start resumes it`);
+  for (const i of open.filter((o) => known.has(o.clusterId)))
+    logLine(`incident ${incidentLabel(i)} stays open in ${config.statePath}; the next start resumes it`);
 }

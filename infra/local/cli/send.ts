@@ -39,7 +39,9 @@ export function targetFromFlag(value: string): { target: Partial<Record<Selector
   if (eq > 0) {
     const key = value.slice(0, eq);
     if (!(selectorKeys as readonly string[]).includes(key)) {
-      throw new UsageError(`--target: ${JSON.stringify(key)} is not a way to name a member (use NAME, or one of ${selectorKeys.map((k) => `${k}=`).join(', ')})`);
+      throw new UsageError(
+        `--target: ${JSON.stringify(key)} is not a way to name a member (use NAME, or one of ${selectorKeys.map((k) => `${k}=`).join(', ')})`,
+      );
     }
     return { target: { [key]: value.slice(eq + 1) } };
   }
@@ -48,11 +50,22 @@ export function targetFromFlag(value: string): { target: Partial<Record<Selector
 }
 
 /** The event `send` puts on the bus; a usage error names the field when it is invalid. */
-export function memberUnhealthyFromFlags(values: { cluster?: string; target?: string; reason?: string }, now: number): { detail: DetailOf<'MemberUnhealthy'>; note?: string } {
+export function memberUnhealthyFromFlags(
+  values: { cluster?: string; target?: string; reason?: string },
+  now: number,
+): { detail: DetailOf<'MemberUnhealthy'>; note?: string } {
   const clusterId = requiredFlag('cluster', values.cluster, 'prod-eu-1');
   const { target, note } = targetFromFlag(requiredFlag('target', values.target, 'etcd-1'));
   const at = new Date(now).toISOString();
-  const parsed = parseEvent('MemberUnhealthy', { clusterId, attempt: 0, at, target, reason: values.reason ?? 'reported by hand', source: 'cli', observedAt: at });
+  const parsed = parseEvent('MemberUnhealthy', {
+    clusterId,
+    attempt: 0,
+    at,
+    target,
+    reason: values.reason ?? 'reported by hand',
+    source: 'cli',
+    observedAt: at,
+  });
   if (!parsed.ok) throw new UsageError(flagNamed(parsed.error.summary));
   return { detail: parsed.event.detail as DetailOf<'MemberUnhealthy'>, ...(note ? { note } : {}) };
 }
@@ -84,7 +97,12 @@ export async function send(argv: string[], busFor: (busName: string, region?: st
     throw new Error(`PutEvents on bus ${busName} failed: ${message}`, { cause: error });
   }
   if (values.json) printJson(detail);
-  else process.stdout.write(`sent MemberUnhealthy for ${Object.entries(detail.target).map(([k, v]) => `${k} ${v}`).join('')} of cluster ${detail.clusterId} to bus ${busName}\n`);
+  else
+    process.stdout.write(
+      `sent MemberUnhealthy for ${Object.entries(detail.target)
+        .map(([k, v]) => `${k} ${v}`)
+        .join('')} of cluster ${detail.clusterId} to bus ${busName}\n`,
+    );
   return EXIT.ok;
 }
 

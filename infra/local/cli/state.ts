@@ -28,7 +28,10 @@ export async function incidentsIn(file: string): Promise<Incident[]> {
   }
 }
 
-const targetText = (i: Incident) => Object.entries(i.target).map(([k, v]) => `${k}=${v}`).join(',');
+const targetText = (i: Incident) =>
+  Object.entries(i.target)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
 
 /** "ID (cluster, target, attempt n)". */
 // The id and target are what a report said: escaped, so each incident stays one line wherever it is listed.

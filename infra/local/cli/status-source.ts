@@ -20,7 +20,9 @@ export async function findIncident(store: StatusStore, where: string, ref: strin
   if (exact) return exact;
   const matches = (await store.listIncidents()).filter((i) => i.incidentId.startsWith(ref));
   if (matches.length === 1) return matches[0]!;
-  throw new UsageError(matches.length === 0 ? `no incident ${JSON.stringify(ref)} in ${where}` : `${JSON.stringify(ref)} matches ${matches.length} incidents; give more of the id`);
+  throw new UsageError(
+    matches.length === 0 ? `no incident ${JSON.stringify(ref)} in ${where}` : `${JSON.stringify(ref)} matches ${matches.length} incidents; give more of the id`,
+  );
 }
 
 export interface StatusSource {
@@ -59,10 +61,14 @@ export function openStatusSource(values: { state?: string | undefined; table?: s
     const table = openDeployedTable(values.table!, values.region);
     // The functions schedule with EventBridge Scheduler, which this table does not hold: the next step is the last retry's.
     const missing = (error: unknown) =>
-      error instanceof Error && error.name === 'ResourceNotFoundException' ? new UsageError(`--table: no table ${values.table} in this account and region (${error.message})`) : error;
+      error instanceof Error && error.name === 'ResourceNotFoundException'
+        ? new UsageError(`--table: no table ${values.table} in this account and region (${error.message})`)
+        : error;
     // The table's records are read for its registered clusters: a record is keyed by cluster, with no list of its own.
     const hygiene = async () => {
-      const stored = await Promise.all((await table.registeredClusterIds()).map(async (clusterId) => ({ clusterId, stored: await table.records.hygieneRecord(clusterId) })));
+      const stored = await Promise.all(
+        (await table.registeredClusterIds()).map(async (clusterId) => ({ clusterId, stored: await table.records.hygieneRecord(clusterId) })),
+      );
       return stored.flatMap(({ clusterId, stored: s }) => (s ? [{ clusterId, record: s.record }] : []));
     };
     return source(table.records, table.where, { timers: async () => [], hygiene }, () => table.close(), missing);
@@ -75,7 +81,13 @@ export function openStatusSource(values: { state?: string | undefined; table?: s
     timers: () => store.dueTimers(Number.MAX_SAFE_INTEGER),
     hygiene: () => unlessNoHygieneTable(async () => (await store.hygieneRecords()).map(({ clusterId, record }) => ({ clusterId, record }))),
   };
-  return source(store, `state file ${statePath}`, reads, () => store.close(), (error) => describeStateError(statePath, error));
+  return source(
+    store,
+    `state file ${statePath}`,
+    reads,
+    () => store.close(),
+    (error) => describeStateError(statePath, error),
+  );
 }
 
 /** What a snapshot reads besides the store's incidents and pauses, as each backend keeps it. */

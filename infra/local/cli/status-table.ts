@@ -81,7 +81,8 @@ export function attentionRank(e: StatusEntry): number {
   return state === 'awaiting-replacement' ? 2 : 3;
 }
 
-const byAttention = (a: StatusEntry, b: StatusEntry) => attentionRank(a) - attentionRank(b) || a.incident.openedAt - b.incident.openedAt || (a.incident.incidentId < b.incident.incidentId ? -1 : 1);
+const byAttention = (a: StatusEntry, b: StatusEntry) =>
+  attentionRank(a) - attentionRank(b) || a.incident.openedAt - b.incident.openedAt || (a.incident.incidentId < b.incident.incidentId ? -1 : 1);
 
 /** The member's name once resolved; before, what the report named. */
 function targetOf(i: StatusIncident): string {
@@ -131,14 +132,20 @@ function widthsFor(rows: string[][], width: number): number[] {
   return widths;
 }
 
-const formatRow = (cells: string[], widths: number[]) => cells.map((cell, i) => clip(cell, widths[i]).padEnd(widths[i]!)).join(GAP).trimEnd();
+const formatRow = (cells: string[], widths: number[]) =>
+  cells
+    .map((cell, i) => clip(cell, widths[i]).padEnd(widths[i]!))
+    .join(GAP)
+    .trimEnd();
 
 /** The pauses, as pause wrote them: who, since when, why, and how to lift each. */
 export function pauseLines(pauses: FleetPauses): string[] {
   const iso = (at: number) => new Date(at).toISOString();
   return [
     ...(pauses.fleet ? [`paused fleet-wide by ${pauses.fleet.by} since ${iso(pauses.fleet.at)}: ${pauses.fleet.why} (${PROGRAM} resume)`] : []),
-    ...Object.entries(pauses.clusters ?? {}).map(([id, p]) => `cluster ${id} paused by ${p.by} since ${iso(p.at)}: ${p.why} (${PROGRAM} resume --cluster ${id})`),
+    ...Object.entries(pauses.clusters ?? {}).map(
+      ([id, p]) => `cluster ${id} paused by ${p.by} since ${iso(p.at)}: ${p.why} (${PROGRAM} resume --cluster ${id})`,
+    ),
   ];
 }
 
@@ -150,14 +157,18 @@ interface StormSaid {
 }
 
 const isStormSaid = (value: unknown): value is StormSaid =>
-  typeof value === 'object' && value !== null && ['count', 'threshold', 'registered', 'liftsAt'].every((k) => typeof (value as Record<string, unknown>)[k] === 'number');
+  typeof value === 'object' &&
+  value !== null &&
+  ['count', 'threshold', 'registered', 'liftsAt'].every((k) => typeof (value as Record<string, unknown>)[k] === 'number');
 
 /**
  * The storm hold, as the deferred incidents' last decisions say it: the store keeps the openings,
  * not the policy that judges them, so the figures are those of the newest FLEET_STORM decision.
  */
 export function stormLine(entries: readonly StatusEntry[], now: number): string | undefined {
-  const deferred = entries.filter((e) => e.incident.state === 'open' && e.incident.lastDecision?.kind === 'retry' && e.incident.lastDecision.reason === 'FLEET_STORM');
+  const deferred = entries.filter(
+    (e) => e.incident.state === 'open' && e.incident.lastDecision?.kind === 'retry' && e.incident.lastDecision.reason === 'FLEET_STORM',
+  );
   if (deferred.length === 0) return undefined;
   const storms = deferred.map((e) => e.incident.lastDecision?.evidence.storm).filter(isStormSaid);
   const storm = storms.sort((a, b) => b.liftsAt - a.liftsAt)[0];
@@ -197,7 +208,8 @@ const hygieneSaid = (hygiene: readonly ClusterHygiene[]) =>
     return [clusterId, record.lastJudged?.reason ?? null, record.lastJudged?.at ?? null, move ? [move.moveId, move.state] : null];
   });
 
-const shown = (input: StatusTableInput) => input.entries.filter((e) => !ended(e) || input.recentMs === undefined || input.now - e.incident.updatedAt <= input.recentMs);
+const shown = (input: StatusTableInput) =>
+  input.entries.filter((e) => !ended(e) || input.recentMs === undefined || input.now - e.incident.updatedAt <= input.recentMs);
 
 /** The lines to print: the fleet's holds, the table (or that there is none), what the window left out. */
 export function renderStatusTable(input: StatusTableInput): string[] {
@@ -213,11 +225,19 @@ export function renderStatusTable(input: StatusTableInput): string[] {
     // What the store holds came from outside (reports, member names): escaped, so each row stays one line.
     const rows = visible.map((e) => columns.map((c) => escapeControls(c.cell(e, input.now))));
     const widths = widthsFor(rows, width);
-    lines.push(formatRow(columns.map((c) => c.header), widths), ...rows.map((r) => formatRow(r, widths)));
+    lines.push(
+      formatRow(
+        columns.map((c) => c.header),
+        widths,
+      ),
+      ...rows.map((r) => formatRow(r, widths)),
+    );
   }
   if (hidden > 0) {
     const one = hidden === 1;
-    lines.push(`${hidden} incident${one ? '' : 's'} ended before the last ${windowText(input.recentMs ?? 0)} ${one ? 'is' : 'are'} not shown (--all shows ${one ? 'it' : 'them'})`);
+    lines.push(
+      `${hidden} incident${one ? '' : 's'} ended before the last ${windowText(input.recentMs ?? 0)} ${one ? 'is' : 'are'} not shown (--all shows ${one ? 'it' : 'them'})`,
+    );
   }
   return lines.map((l) => clip(l, width));
 }
@@ -226,6 +246,18 @@ export function renderStatusTable(input: StatusTableInput): string[] {
 export function statusChangeKey(input: StatusTableInput): string {
   const rows = shown(input)
     .sort(byAttention)
-    .map((e) => [e.incident.incidentId, e.incident.state, e.replacementSaid ?? e.incident.lastDecision?.reason ?? null, e.incident.attempt, nextDue(e) ?? null, targetOf(e.incident)]);
-  return JSON.stringify({ rows, pauses: pauseLines(input.pauses), storm: stormLine(input.entries, 0) !== undefined, hygiene: hygieneSaid(input.hygiene ?? []) });
+    .map((e) => [
+      e.incident.incidentId,
+      e.incident.state,
+      e.replacementSaid ?? e.incident.lastDecision?.reason ?? null,
+      e.incident.attempt,
+      nextDue(e) ?? null,
+      targetOf(e.incident),
+    ]);
+  return JSON.stringify({
+    rows,
+    pauses: pauseLines(input.pauses),
+    storm: stormLine(input.entries, 0) !== undefined,
+    hygiene: hygieneSaid(input.hygiene ?? []),
+  });
 }

@@ -89,10 +89,14 @@ export async function watchStatus(options: WatchOptions): Promise<void> {
       if (tty) {
         const title = `every ${every}: ${options.source.where} at ${iso(at)} (ctrl-c quits)`;
         const stale = problem === undefined ? [] : [`could not read at ${iso(at)}: ${problem}; below, what was read at ${iso(last.at)}`];
-        const lines = fitHeight([title, ...stale, '', ...frame.lines].map((l) => clip(l, width)), out.rows);
+        const lines = fitHeight(
+          [title, ...stale, '', ...frame.lines].map((l) => clip(l, width)),
+          out.rows,
+        );
         out.write(`${HOME}${lines.map((l) => `${l}${CLEAR_LINE_END}`).join('\n')}${CLEAR_SCREEN_END}`);
       } else {
-        if (problem !== undefined && problem !== failing) err.write(`${PROGRAM}: status could not read ${options.source.where} at ${iso(at)}: ${problem} (trying again every ${every})\n`);
+        if (problem !== undefined && problem !== failing)
+          err.write(`${PROGRAM}: status could not read ${options.source.where} at ${iso(at)}: ${problem} (trying again every ${every})\n`);
         if (problem === undefined && failing !== undefined) err.write(`${PROGRAM}: status read ${options.source.where} again at ${iso(at)}\n`);
         if (problem === undefined && frame.key !== lastKey) out.write(`--- ${iso(at)}\n${frame.lines.join('\n')}\n`);
       }

@@ -71,7 +71,15 @@ function hygieneSummary({ clusterId, record }: ClusterHygiene) {
     lastJudged: record.lastJudged ? { ...record.lastJudged, at: iso(record.lastJudged.at) } : null,
     lastAlert: record.lastAlert ? { ...record.lastAlert, at: iso(record.lastAlert.at) } : null,
     lastMove: move
-      ? { moveId: move.moveId, from: move.from, to: move.to, state: move.state, at: iso(move.at), endedAt: move.endedAt === undefined ? null : iso(move.endedAt), message: move.message ?? null }
+      ? {
+          moveId: move.moveId,
+          from: move.from,
+          to: move.to,
+          state: move.state,
+          at: iso(move.at),
+          endedAt: move.endedAt === undefined ? null : iso(move.endedAt),
+          message: move.message ?? null,
+        }
       : null,
   };
 }
@@ -115,7 +123,9 @@ function printIncidents(snapshot: StatusSnapshot, json: boolean, recentMs: numbe
     return;
   }
   const width = process.stdout.isTTY ? process.stdout.columns : undefined;
-  process.stdout.write(`${renderStatusTable({ entries: snapshot.entries, pauses: snapshot.pauses, hygiene: snapshot.hygiene, now: Date.now(), width, recentMs }).join('\n')}\n`);
+  process.stdout.write(
+    `${renderStatusTable({ entries: snapshot.entries, pauses: snapshot.pauses, hygiene: snapshot.hygiene, now: Date.now(), width, recentMs }).join('\n')}\n`,
+  );
 }
 
 async function listDeadLetters(store: StatusStore, json: boolean): Promise<void> {
@@ -128,7 +138,11 @@ async function listDeadLetters(store: StatusStore, json: boolean): Promise<void>
     process.stdout.write('no dead letters\n');
     return;
   }
-  process.stdout.write(`${escapeControlsIn(dead).map((d) => `${d.receivedAt}  ${d.id}  from ${d.source}  ${d.error}\n    payload: ${d.payload}`).join('\n')}\n`);
+  process.stdout.write(
+    `${escapeControlsIn(dead)
+      .map((d) => `${d.receivedAt}  ${d.id}  from ${d.source}  ${d.error}\n    payload: ${d.payload}`)
+      .join('\n')}\n`,
+  );
 }
 
 const options = {

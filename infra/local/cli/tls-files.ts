@@ -22,13 +22,18 @@ const PEM_CERT = /-----BEGIN CERTIFICATE-----/;
  * Reads and checks the files; `resolve` turns a path as written into one to read, `name` says how
  * a message names a field and its path, and `fail` makes the error to throw.
  */
-export function readTlsFiles(paths: TlsPaths, words: { resolve?: (file: string) => string; name: (field: TlsField, file: string) => string; fail: (message: string) => Error }): TlsFiles {
+export function readTlsFiles(
+  paths: TlsPaths,
+  words: { resolve?: (file: string) => string; name: (field: TlsField, file: string) => string; fail: (message: string) => Error },
+): TlsFiles {
   const resolve = words.resolve ?? ((f: string) => f);
   // PEM pasted where a path belongs: saying "cannot read <path>" would print the key itself.
   for (const field of ['cacert', 'cert', 'key'] as const) {
     const given = paths[field];
     if (given !== undefined && (/-----BEGIN|[\r\n]/.test(given) || given.length > 1024)) {
-      throw words.fail(`${words.name(field, '(not shown)')}: is PEM text or a very long value, not a file path; save it to a file (mode 600) and give the file's path`);
+      throw words.fail(
+        `${words.name(field, '(not shown)')}: is PEM text or a very long value, not a file path; save it to a file (mode 600) and give the file's path`,
+      );
     }
   }
   const read = (field: TlsField, file: string): Buffer => {
@@ -64,11 +69,15 @@ export function readTlsFiles(paths: TlsPaths, words: { resolve?: (file: string) 
   try {
     privateKey = crypto.createPrivateKey(key);
   } catch (error) {
-    const why = /BEGIN [A-Z ]*PRIVATE KEY/.test(key.toString('utf8')) ? `cannot be parsed (${firstLine(error)}; an encrypted key is not supported)` : 'is not a PEM private key (no "-----BEGIN … PRIVATE KEY-----" block)';
+    const why = /BEGIN [A-Z ]*PRIVATE KEY/.test(key.toString('utf8'))
+      ? `cannot be parsed (${firstLine(error)}; an encrypted key is not supported)`
+      : 'is not a PEM private key (no "-----BEGIN … PRIVATE KEY-----" block)';
     throw words.fail(`${words.name('key', paths.key)}: ${why}`);
   }
   if (!leaf!.checkPrivateKey(privateKey)) {
-    throw words.fail(`${words.name('key', paths.key)}: does not match the certificate in ${words.name('cert', paths.cert)} (subject ${leaf!.subject.replace(/\n/g, ', ')}); give the key that certificate was issued for`);
+    throw words.fail(
+      `${words.name('key', paths.key)}: does not match the certificate in ${words.name('cert', paths.cert)} (subject ${leaf!.subject.replace(/\n/g, ', ')}); give the key that certificate was issued for`,
+    );
   }
   const now = Date.now();
   if (Date.parse(leaf!.validTo) < now) throw words.fail(`${words.name('cert', paths.cert)}: expired on ${new Date(leaf!.validTo).toISOString()}`);

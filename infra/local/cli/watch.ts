@@ -109,16 +109,30 @@ const options = {
   ...relayOptions,
 } as const;
 
-const said = (prefix: string) => (message: string, ...extra: Record<string, unknown>[]) =>
-  // JSON escapes C0 but not DEL, C1 or bidi marks; escaped as \u…, the line's JSON stays JSON.
-  void process.stderr.write(`${escapeControls(`${prefix}${message} ${JSON.stringify(Object.assign({}, ...extra))}`)}\n`);
+const said =
+  (prefix: string) =>
+  (message: string, ...extra: Record<string, unknown>[]) =>
+    // JSON escapes C0 but not DEL, C1 or bidi marks; escaped as \u…, the line's JSON stays JSON.
+    void process.stderr.write(`${escapeControls(`${prefix}${message} ${JSON.stringify(Object.assign({}, ...extra))}`)}\n`);
 const stderrLog: Log = { debug: () => undefined, info: said(''), warn: said('warning: '), error: said('error: ') };
 
 /** `--paths a,b`: the same names and rules as every command's. */
 export const pathsFlag = (value: string | undefined): PathName[] | undefined =>
-  value === undefined ? undefined : pathNamesOf(value.split(',').map((p) => p.trim()).filter(Boolean), '--paths', (message) => new UsageError(message));
+  value === undefined
+    ? undefined
+    : pathNamesOf(
+        value
+          .split(',')
+          .map((p) => p.trim())
+          .filter(Boolean),
+        '--paths',
+        (message) => new UsageError(message),
+      );
 
-function managementFrom(values: { kubeconfig?: string | undefined; 'in-cluster'?: boolean | undefined }): { config: KubeConfig; source: string | { inCluster: true } } {
+function managementFrom(values: { kubeconfig?: string | undefined; 'in-cluster'?: boolean | undefined }): {
+  config: KubeConfig;
+  source: string | { inCluster: true };
+} {
   if ((values.kubeconfig === undefined) === !values['in-cluster']) throw new UsageError('give one of --kubeconfig F (the management cluster) and --in-cluster');
   const config = new KubeConfig();
   if (values['in-cluster']) {
@@ -158,7 +172,8 @@ export async function run(argv: string[]): Promise<number> {
   const workloadSecret = workloadSecretFlag(values['workload-kubeconfig-secret']);
   // A request names no client URLs: the kube paths only, unless --paths says otherwise.
   const policy = policyFromFlags({ pathOrder: pathsFlag(values.paths) ?? [...KUBE_PATHS], ...durationsFromFlags(values) });
-  if (policy.pathOrder.includes('direct')) throw new UsageError('--paths: direct needs client URLs, which a MachineHealthCheck request does not give; use port-forward and exec-relay');
+  if (policy.pathOrder.includes('direct'))
+    throw new UsageError('--paths: direct needs client URLs, which a MachineHealthCheck request does not give; use port-forward and exec-relay');
   const relay = relayFromFlags(values, policy.pathOrder);
 
   const ownership = ownState(statePath);
@@ -193,11 +208,20 @@ export async function run(argv: string[]): Promise<number> {
         (error: unknown) => void process.stderr.write(`${escapeControls(`cannot report incident ${event.detail.incidentId}: ${String(error)}`)}\n`),
       );
     });
-    const progress = showProgress(runtime.bus.subscribe, { start: Date.now(), spinner: false, prefix: (e) => `${e.detail.clusterId}/${(incidentIdOf(e) ?? 'new').slice(0, 8)} ` });
+    const progress = showProgress(runtime.bus.subscribe, {
+      start: Date.now(),
+      spinner: false,
+      prefix: (e) => `${e.detail.clusterId}/${(incidentIdOf(e) ?? 'new').slice(0, 8)} `,
+    });
     await runtime.start();
     const watcher = startRequestWatcher({
       management: management.config,
-      runtime: { ...runtime, clock: systemClock, submit: (detail, source) => runtime.submit(detail, source), subscribe: (observer) => runtime.bus.subscribe(observer) },
+      runtime: {
+        ...runtime,
+        clock: systemClock,
+        submit: (detail, source) => runtime.submit(detail, source),
+        subscribe: (observer) => runtime.bus.subscribe(observer),
+      },
       clusterIdOf: (request) => capiClusterId(request.namespace, request.clusterName ?? ''),
       log: stderrLog,
       // Clusters, MachineHealthChecks and Machines, read for whether Cluster API lets a Machine be remediated.
@@ -258,7 +282,8 @@ async function watchUntilSignal(watcher: RequestWatcher, signal: ReturnType<type
     const why = signalled ? undefined : watcher.notWatching();
     // The watcher's reason may already say it starts again; the line says it once.
     const reason = why?.replace(/; starting it again$/, '');
-    if (reason !== undefined) process.stderr.write(`${escapeControls(`not watching EtcdRemediationRequests yet: ${reason}; it keeps trying until a list comes back`)}\n`);
+    if (reason !== undefined)
+      process.stderr.write(`${escapeControls(`not watching EtcdRemediationRequests yet: ${reason}; it keeps trying until a list comes back`)}\n`);
     while (!signalled && watcher.notWatching() !== undefined) await Promise.race([sleep(LISTED_POLL_MS), signal.promise]);
     if (!signalled) process.stderr.write(`watching EtcdRemediationRequests; ${where}\n`);
     const got = await signal.promise;
@@ -276,25 +301,52 @@ async function watchUntilSignal(watcher: RequestWatcher, signal: ReturnType<type
 export function workloadSecretFlag(value: string | undefined): ((clusterName: string) => string) | undefined {
   if (value === undefined) return undefined;
   const example = 'e.g. {cluster}-etcd-remediator-kubeconfig';
-  if (value.split('{cluster}').length !== 2) throw new UsageError(`--workload-kubeconfig-secret: ${JSON.stringify(value)} must name each cluster's own Secret with {cluster} once (${example})`);
+  if (value.split('{cluster}').length !== 2)
+    throw new UsageError(`--workload-kubeconfig-secret: ${JSON.stringify(value)} must name each cluster's own Secret with {cluster} once (${example})`);
   // A Secret's name is a DNS subdomain: lower-case letters, digits, '-' and '.'.
-  if (!/^[a-z0-9.-]*$/.test(value.replace('{cluster}', ''))) throw new UsageError(`--workload-kubeconfig-secret: ${JSON.stringify(value)} is not a Secret name: lower-case letters, digits, '-' and '.' around {cluster} (${example})`);
+  if (!/^[a-z0-9.-]*$/.test(value.replace('{cluster}', '')))
+    throw new UsageError(
+      `--workload-kubeconfig-secret: ${JSON.stringify(value)} is not a Secret name: lower-case letters, digits, '-' and '.' around {cluster} (${example})`,
+    );
   return (clusterName) => value.replace('{cluster}', clusterName);
 }
 
 /** The local policy flags mean nothing to a deployed stack: its registered policy applies. */
-const LOCAL_ONLY = ['state', 'paths', 'grace', 'timeout', 'election-timeout', 'cacert', 'cert', 'key', 'machine-api', 'workload-kubeconfig-secret', ...(Object.keys(relayOptions) as (keyof typeof relayOptions)[])] as const;
+const LOCAL_ONLY = [
+  'state',
+  'paths',
+  'grace',
+  'timeout',
+  'election-timeout',
+  'cacert',
+  'cert',
+  'key',
+  'machine-api',
+  'workload-kubeconfig-secret',
+  ...(Object.keys(relayOptions) as (keyof typeof relayOptions)[]),
+] as const;
 
-async function watchRemote(values: Partial<Record<keyof typeof options, string | boolean>>, management: KubeConfig, healthAt: HealthAddress | undefined): Promise<number> {
+async function watchRemote(
+  values: Partial<Record<keyof typeof options, string | boolean>>,
+  management: KubeConfig,
+  healthAt: HealthAddress | undefined,
+): Promise<number> {
   const busName = requiredFlag('bus', values.bus as string | undefined, 'etcd-remediator');
   const tableName = requiredFlag('table', values.table as string | undefined, 'etcd-remediator-incidents');
-  if (values['metrics-token-file'] !== undefined) throw new UsageError("--metrics-token-file: not with --bus; a deployed stack's metrics are its CloudWatch metrics (namespace EtcdRemediator)");
+  if (values['metrics-token-file'] !== undefined)
+    throw new UsageError("--metrics-token-file: not with --bus; a deployed stack's metrics are its CloudWatch metrics (namespace EtcdRemediator)");
   const local = LOCAL_ONLY.find((flag) => values[flag] !== undefined);
   if (local) throw new UsageError(`--${local}: not with --bus; the stack's registered cluster policy applies (etcd-remediator register)`);
   const sink = remoteSink({ busName, tableName, ...(typeof values.region === 'string' ? { region: values.region } : {}) });
   const signal = untilSignal();
   const health = healthAt && (await startHealth(healthAt));
-  const watcher = startRequestWatcher({ management, runtime: sink, clusterIdOf: (request) => capiClusterId(request.namespace, request.clusterName ?? ''), log: stderrLog, followIntervalMs: 2_000 });
+  const watcher = startRequestWatcher({
+    management,
+    runtime: sink,
+    clusterIdOf: (request) => capiClusterId(request.namespace, request.clusterName ?? ''),
+    log: stderrLog,
+    followIntervalMs: 2_000,
+  });
   health?.setReadiness(async () => watcher.notWatching() ?? (await storeAnswers(sink.store)));
   try {
     return await watchUntilSignal(watcher, signal, `reporting to bus ${busName}, following table ${tableName}`);

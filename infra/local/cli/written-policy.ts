@@ -48,7 +48,12 @@ function writtenFields(shape: Shape): z.ZodType<Fields> {
     const nested = nestedShape(schema);
     if (nested) return [[key, writtenFields(nested).optional()]];
     const plain = plainName(key, schema);
-    return plain === undefined ? [[key, z.unknown().optional()]] : [[key, duration.optional()], [plain, duration.optional()]];
+    return plain === undefined
+      ? [[key, z.unknown().optional()]]
+      : [
+          [key, duration.optional()],
+          [plain, duration.optional()],
+        ];
   });
   return z.strictObject(Object.fromEntries(fields));
 }

@@ -73,8 +73,18 @@ const underPolicy = (path: readonly PropertyKey[]): PropertyKey[] => ['policy', 
  * The policy, or `fail(…)` naming each field that is wrong (`policy.lockLeaseMs: must be
  * positive`); `named` gives a field's path as the edge's user wrote it (a flag, say).
  */
-export function checkedPolicy(input: PolicyInput, fail: (message: string) => Error, named: (path: readonly PropertyKey[]) => PropertyKey[] = underPolicy): Policy {
+export function checkedPolicy(
+  input: PolicyInput,
+  fail: (message: string) => Error,
+  named: (path: readonly PropertyKey[]) => PropertyKey[] = underPolicy,
+): Policy {
   const parsed = policySchema.safeParse(input, { error: plainWords });
-  if (!parsed.success) throw fail(describeIssues(parsed.error.issues.map((issue) => ({ ...issue, path: named(issue.path) })), 'policy'));
+  if (!parsed.success)
+    throw fail(
+      describeIssues(
+        parsed.error.issues.map((issue) => ({ ...issue, path: named(issue.path) })),
+        'policy',
+      ),
+    );
   return parsed.data;
 }

@@ -124,7 +124,10 @@ function outcomeOf(incident: Incident, journal: readonly JournalEntry[]): { reas
   const removed = incident.state === 'awaiting-replacement' || incident.state === 'completed';
   if (removed) {
     // A resume approves as RUNTIME_RESUMED, which says nothing about why: the approval before it does.
-    const approval = journal.filter(isDecisionLine).filter((e) => kindOf(e.step) === 'approve' && e.detail.reason !== 'RUNTIME_RESUMED').at(-1);
+    const approval = journal
+      .filter(isDecisionLine)
+      .filter((e) => kindOf(e.step) === 'approve' && e.detail.reason !== 'RUNTIME_RESUMED')
+      .at(-1);
     if (approval) {
       const evidence = last?.reason === approval.detail.reason ? last.evidence : {};
       return { reason: approval.detail.reason, message: approval.detail.message, evidence };
@@ -135,7 +138,8 @@ function outcomeOf(incident: Incident, journal: readonly JournalEntry[]): { reas
 
 function evidenceItems(evidence: Record<string, unknown>): EvidenceItem[] {
   return Object.entries(evidence).map(([term, value]) => {
-    if (value === null || typeof value !== 'object') return { term, value: typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value)), nested: false };
+    if (value === null || typeof value !== 'object')
+      return { term, value: typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value)), nested: false };
     // Short values stay on one line; longer ones are indented to be read.
     const json = JSON.stringify(value);
     return { term, value: json.length > 100 ? JSON.stringify(value, null, 2) : json, nested: true };
@@ -160,18 +164,23 @@ function barsOf(journal: readonly JournalEntry[], start: number, end: number): B
       previous = e.at;
       continue;
     }
-    if (isLine(e, journalSteps.probed)) bars.push({ kind: 'probe', row: 'probe', label: 'probe', from: Math.min(e.at, Math.max(previous, due ?? previous)), to: e.at });
+    if (isLine(e, journalSteps.probed))
+      bars.push({ kind: 'probe', row: 'probe', label: 'probe', from: Math.min(e.at, Math.max(previous, due ?? previous)), to: e.at });
     else if (isLine(e, journalSteps.retryScheduled)) {
       const at = Date.parse(e.detail.at);
-      if (Number.isFinite(at) && at > e.at) bars.push({ kind: isWaiting(e.detail.reason) ? 'wait' : 'retry', row: 'wait', label: e.detail.reason, from: e.at, to: at });
+      if (Number.isFinite(at) && at > e.at)
+        bars.push({ kind: isWaiting(e.detail.reason) ? 'wait' : 'retry', row: 'wait', label: e.detail.reason, from: e.at, to: at });
       due = at;
-    } else if (isLine(e, journalSteps.leaderMoved)) bars.push({ kind: 'move-leader', row: 'action', label: 'move leader', from: e.at - e.detail.tookMs, to: e.at });
-    else if (isLine(e, journalSteps.snapshotTaken) && e.detail.tookMs !== undefined) bars.push({ kind: 'snapshot', row: 'action', label: 'snapshot', from: e.at - e.detail.tookMs, to: e.at });
+    } else if (isLine(e, journalSteps.leaderMoved))
+      bars.push({ kind: 'move-leader', row: 'action', label: 'move leader', from: e.at - e.detail.tookMs, to: e.at });
+    else if (isLine(e, journalSteps.snapshotTaken) && e.detail.tookMs !== undefined)
+      bars.push({ kind: 'snapshot', row: 'action', label: 'snapshot', from: e.at - e.detail.tookMs, to: e.at });
     else if (isDecisionLine(e) && kindOf(e.step) === 'approve') approvedAt = e.at;
     else if (isLine(e, journalSteps.memberRemoved) && removedAt === undefined) {
       removedAt = e.at;
       if (approvedAt !== undefined) bars.push({ kind: 'removal', row: 'action', label: 'remove', from: approvedAt, to: e.at });
-    } else if (isLine(e, journalSteps.leaderElected) && removedAt !== undefined) bars.push({ kind: 'election', row: 'action', label: 'election', from: removedAt, to: e.at });
+    } else if (isLine(e, journalSteps.leaderElected) && removedAt !== undefined)
+      bars.push({ kind: 'election', row: 'action', label: 'election', from: removedAt, to: e.at });
     else if (isLine(e, journalSteps.actuatorCalled)) askedAt = e.at;
     else if (isLine(e, journalSteps.replacementChecked) && e.detail.reason === 'REPLACEMENT_JOINED' && askedAt !== undefined) {
       bars.push({ kind: 'replacement', row: 'action', label: 'replacement', from: askedAt, to: e.at });
@@ -201,17 +210,39 @@ function marksOf(journal: readonly JournalEntry[]): Mark[] {
     }
     if (isDecisionLine(e)) {
       const kind = kindOf(e.step);
-      marks.push({ kind: 'decision', at: e.at, label: e.detail.reason, detail: `${e.step} ${e.detail.reason}: ${e.detail.message}`, final: finalKinds.has(kind) });
+      marks.push({
+        kind: 'decision',
+        at: e.at,
+        label: e.detail.reason,
+        detail: `${e.step} ${e.detail.reason}: ${e.detail.message}`,
+        final: finalKinds.has(kind),
+      });
     } else if (isLine(e, journalSteps.leaderMoved)) once({ kind: 'leader-move', at: e.at, label: 'leader moved', detail: e.detail.message });
-    else if (isLine(e, journalSteps.snapshotTaken)) once({ kind: 'snapshot', at: e.at, label: 'snapshot', detail: `${e.detail.location} through ${e.detail.via}` });
-    else if (isLine(e, journalSteps.memberRemoved)) once({ kind: 'removal', at: e.at, label: 'removed', detail: 'via' in e.detail ? `removed through ${e.detail.via}` : `${e.detail.absentFromList} left the member list` });
+    else if (isLine(e, journalSteps.snapshotTaken))
+      once({ kind: 'snapshot', at: e.at, label: 'snapshot', detail: `${e.detail.location} through ${e.detail.via}` });
+    else if (isLine(e, journalSteps.memberRemoved))
+      once({
+        kind: 'removal',
+        at: e.at,
+        label: 'removed',
+        detail: 'via' in e.detail ? `removed through ${e.detail.via}` : `${e.detail.absentFromList} left the member list`,
+      });
     else if (isLine(e, journalSteps.leaderElected)) {
       const { name, id, term } = e.detail;
-      once({ kind: 'new-leader', at: e.at, label: `${name || id} leads`, detail: `${name || id} (${id}) leads${term === undefined ? '' : ` at term ${term}`}` });
-    } else if (isLine(e, journalSteps.replacementChecked) && e.detail.reason === 'REPLACEMENT_JOINED') once({ kind: 'replacement-joined', at: e.at, label: 'replacement joined', detail: e.detail.message });
+      once({
+        kind: 'new-leader',
+        at: e.at,
+        label: `${name || id} leads`,
+        detail: `${name || id} (${id}) leads${term === undefined ? '' : ` at term ${term}`}`,
+      });
+    } else if (isLine(e, journalSteps.replacementChecked) && e.detail.reason === 'REPLACEMENT_JOINED')
+      once({ kind: 'replacement-joined', at: e.at, label: 'replacement joined', detail: e.detail.message });
   }
   // Stable: lines written at the same millisecond keep the journal's order.
-  return marks.map((m, i) => ({ m, i })).sort((a, b) => a.m.at - b.m.at || a.i - b.i).map(({ m }) => m);
+  return marks
+    .map((m, i) => ({ m, i }))
+    .sort((a, b) => a.m.at - b.m.at || a.i - b.i)
+    .map(({ m }) => m);
 }
 
 /** A lane probe from what a probe saw of one member; `names` names the members it could name leader. */
@@ -271,7 +302,11 @@ export function reportModel({ incident, journal }: ReportInput): ReportModel {
   return {
     incidentId: incident.incidentId,
     clusterId: incident.clusterId,
-    target: { key: incident.targetKey, ...(incident.memberName ? { name: incident.memberName } : {}), ...(incident.memberId ? { memberId: incident.memberId } : {}) },
+    target: {
+      key: incident.targetKey,
+      ...(incident.memberName ? { name: incident.memberName } : {}),
+      ...(incident.memberId ? { memberId: incident.memberId } : {}),
+    },
     state,
     storedState: incident.state,
     ...(outcome.reason ? { reason: outcome.reason } : {}),

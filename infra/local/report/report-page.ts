@@ -68,7 +68,10 @@ function laneProbe(p: LaneProbe, previous: LaneProbe | undefined, x: number, roo
   const failed = p.failed.map((f) => `${f.path} ${f.reachability}`).join(', ');
   const title = `${p.reachable ? `reachable on ${p.path}` : 'unreachable'}${failed ? ` (${failed})` : ''}${said ? `; names ${said === 'none' ? 'no leader' : `${said} leader`}` : ''}`;
   const w = Math.max(3, Math.min(14, room - 2));
-  const letter = w >= 11 ? `<text class="letter" x="${x}" y="${y + 4}">${p.reachable ? (p.path !== undefined && Object.hasOwn(PATH_LETTER, p.path) ? PATH_LETTER[p.path] : '?') : '✕'}</text>` : '';
+  const letter =
+    w >= 11
+      ? `<text class="letter" x="${x}" y="${y + 4}">${p.reachable ? (p.path !== undefined && Object.hasOwn(PATH_LETTER, p.path) ? PATH_LETTER[p.path] : '?') : '✕'}</text>`
+      : '';
   const mark = `<rect class="${p.reachable ? 'ok' : 'down'}" x="${x - w / 2}" y="${y - 8}" width="${w}" height="16"${p.reachable ? ' rx="2"' : ''}/>${letter}`;
   // Whom it names leader, said when it changes along the lane, so dense probes stay legible.
   const label = said && said !== before ? `<text class="said" x="${x - w / 2}" y="${y - 11}">→ ${esc(said)}</text>` : '';
@@ -120,7 +123,9 @@ function timeline(m: ReportModel): string {
   const ticks: string[] = [];
   for (let t = 0; t <= span; t += step) {
     const tx = x(m.start + t);
-    ticks.push(`<line class="grid" x1="${tx}" y1="${axisY + 4}" x2="${tx}" y2="${height}"/><text class="tick" x="${tx}" y="${axisY}">+${formatDuration(t)}</text>`);
+    ticks.push(
+      `<line class="grid" x1="${tx}" y1="${axisY + 4}" x2="${tx}" y2="${height}"/><text class="tick" x="${tx}" y="${axisY}">+${formatDuration(t)}</text>`,
+    );
   }
   const graceWords = m.grace ? `grace window ${duration(m.grace.to - m.grace.from)}${m.grace.to > m.end ? ', running past the last step' : ''}` : '';
   const grace = m.grace
@@ -243,12 +248,21 @@ export function renderReport(m: ReportModel): string {
     ['opened', new Date(m.start).toISOString()],
     ['last known', `${new Date(m.end).toISOString()} (+${formatDuration(m.end - m.start)})`],
     ['attempt', String(m.attempt)],
-    ['probes', m.viewsKept >= m.probes ? `${m.probes}, every one drawn in the lanes` : `${m.probes} in the journal; the lanes show the last ${m.viewsKept} the incident kept`],
+    [
+      'probes',
+      m.viewsKept >= m.probes
+        ? `${m.probes}, every one drawn in the lanes`
+        : `${m.probes} in the journal; the lanes show the last ${m.viewsKept} the incident kept`,
+    ],
   ];
   const dl = (items: { term: string; value: string; nested?: boolean }[]) =>
     `<dl class="facts">${items.map((i) => `<dt>${esc(i.term)}</dt><dd>${i.nested ? `<pre>${esc(i.value)}</pre>` : esc(i.value)}</dd>`).join('')}</dl>`;
-  const figures = m.figures.map((f) => `<div class="figure" data-figure="${esc(f.label)}"><div class="label">${esc(f.label)}</div><div class="value">${duration(f.ms)}</div></div>`).join('');
-  const journal = m.lines.map((l) => `<tr><td class="at">+${formatDuration(l.at - m.start)}</td><td class="step">${esc(l.step)}</td><td>${esc(l.words)}</td></tr>`).join('');
+  const figures = m.figures
+    .map((f) => `<div class="figure" data-figure="${esc(f.label)}"><div class="label">${esc(f.label)}</div><div class="value">${duration(f.ms)}</div></div>`)
+    .join('');
+  const journal = m.lines
+    .map((l) => `<tr><td class="at">+${formatDuration(l.at - m.start)}</td><td class="step">${esc(l.step)}</td><td>${esc(l.words)}</td></tr>`)
+    .join('');
   return `<!doctype html>
 <html lang="en">
 <head>

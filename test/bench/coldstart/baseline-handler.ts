@@ -9,5 +9,7 @@ const client = new EventBridgeClient({});
 
 export const handler = async (): Promise<void> => {
   log.debug('publishing');
-  await client.send(new PutEventsCommand({ Entries: [{ Source: 'etcd-remediator', DetailType: 'Baseline', Detail: '{}', EventBusName: process.env.BUS_NAME ?? 'baseline' }] }));
+  await client.send(
+    new PutEventsCommand({ Entries: [{ Source: 'etcd-remediator', DetailType: 'Baseline', Detail: '{}', EventBusName: process.env.BUS_NAME ?? 'baseline' }] }),
+  );
 };

@@ -17,7 +17,10 @@ export function firstEvent(name: string): { event: unknown; what: string } {
   if (name === 'step-failed') {
     const failed = firstEvent('remediate').event;
     const functionArn = 'arn:aws:lambda:us-east-1:000000000000:function:remediate';
-    return { event: failureRecord({ functionArn, requestId: 'bench', tries: 3, event: failed, errorType: 'Error', errorMessage: 'bench' }), what: 'a failure record of remediate' };
+    return {
+      event: failureRecord({ functionArn, requestId: 'bench', tries: 3, event: failed, errorType: 'Error', errorMessage: 'bench' }),
+      what: 'a failure record of remediate',
+    };
   }
   if (!isPipeline(name)) throw new Error(`no first event for ${name}`);
   const detailType = subscriptionsOf(name)[0]!;

@@ -29,7 +29,9 @@ export interface InputBytes {
 
 /** Each input of the files a cold start loads (index.mjs and its static chunks) and the bytes it put there. */
 export function inputsOf(metafile: Metafile, indexFile: string): InputBytes[] {
-  return loadedWith(metafile, indexFile).flatMap((output) => Object.entries(metafile.outputs[output]!.inputs).map(([path, { bytesInOutput }]) => ({ path, bytes: bytesInOutput })));
+  return loadedWith(metafile, indexFile).flatMap((output) =>
+    Object.entries(metafile.outputs[output]!.inputs).map(([path, { bytesInOutput }]) => ({ path, bytes: bytesInOutput })),
+  );
 }
 
 /** Sums bytes by a key of each input, largest first. */

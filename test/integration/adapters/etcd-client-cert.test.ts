@@ -88,7 +88,9 @@ describe.each(['rsa', 'ec'] as const)('a certificate minted from an %s etcd CA',
   });
 
   it('a CA whose key is not its own, or a certificate that is no CA, signs nothing', async () => {
-    await expect(mintClientCertificate(certs.files.ca, await capiKeyOf(other, 'other'))).rejects.toThrow(new UnusableCaError('its private key does not belong to its certificate'));
+    await expect(mintClientCertificate(certs.files.ca, await capiKeyOf(other, 'other'))).rejects.toThrow(
+      new UnusableCaError('its private key does not belong to its certificate'),
+    );
     await expect(mintClientCertificate(certs.files.cert!, certs.files.key!)).rejects.toThrow(/its certificate is not a CA certificate/);
     await expect(mintClientCertificate(Buffer.from('not a pem'), certs.files.key!)).rejects.toThrow(/its certificate or key is not PEM that parses/);
   });

@@ -42,7 +42,10 @@ describe('the cluster guard in etcd', () => {
   it('an earlier run of the same incident, left holding the lock by a crash, is taken over; nobody else is', async () => {
     const guard = guards.at(direct(etcd.endpoint));
     expect(await guard.acquire('incident:x:run1', 30_000)).toEqual({ held: true });
-    expect(await guard.acquire('incident:y:run1', 30_000, { takeOverFrom: 'incident:y:' })).toMatchObject({ held: false, holder: { owner: 'incident:x:run1' } });
+    expect(await guard.acquire('incident:y:run1', 30_000, { takeOverFrom: 'incident:y:' })).toMatchObject({
+      held: false,
+      holder: { owner: 'incident:x:run1' },
+    });
     expect(await guard.acquire('incident:x:run2', 30_000, { takeOverFrom: 'incident:x:' })).toEqual({ held: true });
     expect(await guard.renew('incident:x:run1', 30_000)).toBe(false);
     await guard.release('incident:x:run2');
@@ -64,7 +67,11 @@ describe('the cluster guard in etcd', () => {
       { timeoutMs: 8_000, intervalMs: 100, what: 'renewals to outlast two leases' },
     );
     // Now the holder dies: no more renewals, and the lease lapses within its TTL.
-    await waitFor(async () => ((await guard.acquire('thief', 2_000)).held ? true : undefined), { timeoutMs: 8_000, intervalMs: 100, what: 'the dead holder to lose the lock' });
+    await waitFor(async () => ((await guard.acquire('thief', 2_000)).held ? true : undefined), {
+      timeoutMs: 8_000,
+      intervalMs: 100,
+      what: 'the dead holder to lose the lock',
+    });
     expect(await guard.renew('renewer', 2_000)).toBe(false);
     await guard.release('thief');
   }, 20_000);
@@ -72,7 +79,16 @@ describe('the cluster guard in etcd', () => {
   it('keeps the removals for every remediator to read', async () => {
     const guard = guards.at(direct(etcd.endpoint));
     expect(await guard.removals()).toEqual([]);
-    const record = { memberId: 'abc', memberName: 'etcd-1', incidentId: 'i-1', targetKey: 'memberName=etcd-1', at: 1_700_000_000_000, sizeBefore: 3, by: 'incident:i-1:0001', confirmed: true };
+    const record = {
+      memberId: 'abc',
+      memberName: 'etcd-1',
+      incidentId: 'i-1',
+      targetKey: 'memberName=etcd-1',
+      at: 1_700_000_000_000,
+      sizeBefore: 3,
+      by: 'incident:i-1:0001',
+      confirmed: true,
+    };
     await guard.saveRemovals([record]);
     expect(await guards.at(direct(refused, etcd.endpoint)).removals()).toEqual([record]);
   });
@@ -89,7 +105,11 @@ describe('the cluster guard in etcd', () => {
     await guard.setHold('storm', storm);
     await guard.setHold('fleet-pause', { ...pause, why: 'zone b' });
     const keyed = <T>(value: T, kind: string) => ({ ...value, key: `/test-guard/holds/${kind}` });
-    expect(await other.holds()).toEqual({ pause: keyed(pause, 'pause'), storm: keyed(storm, 'storm'), fleetPause: keyed({ ...pause, why: 'zone b' }, 'fleet-pause') });
+    expect(await other.holds()).toEqual({
+      pause: keyed(pause, 'pause'),
+      storm: keyed(storm, 'storm'),
+      fleetPause: keyed({ ...pause, why: 'zone b' }, 'fleet-pause'),
+    });
     expect(await guard.setHold('pause', null)).toBe(true);
     expect(await guard.setHold('pause', null)).toBe(false);
     expect(await other.holds()).toEqual({ storm: keyed(storm, 'storm'), fleetPause: keyed({ ...pause, why: 'zone b' }, 'fleet-pause') });

@@ -6,9 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createEtcd3Transport, createProber, directPaths } from '../../../functions/adapters/etcd/index.ts';
 import { BACKSTOP_GRACE_MS } from '../../../functions/adapters/etcd/deadline.ts';
 import type { EtcdTransport } from '../../../functions/ports/etcd.ts';
-import {
-  failureOf, freePort, refusedEndpoint, startBlackhole, startForwarder, startSingleEtcd, type SingleEtcd,
-} from './single-etcd.ts';
+import { failureOf, freePort, refusedEndpoint, startBlackhole, startForwarder, startSingleEtcd, type SingleEtcd } from './single-etcd.ts';
 
 const DEADLINE_MS = 600;
 /** Timer and scheduling slack on a busy two-core machine. */
@@ -151,16 +149,12 @@ describe('etcd3 transport against a real etcd', () => {
     it('probes [good, refused, blackholed] seeds within one deadline', async () => {
       const prober = createProber(fresh(), directPaths);
       const refused = await refusedEndpoint();
-      const { value: sample, ms } = await timed(() =>
-        prober.probe({ seeds: [etcd.endpoint, refused, blackhole.endpoint], deadlineMs: DEADLINE_MS }),
-      );
+      const { value: sample, ms } = await timed(() => prober.probe({ seeds: [etcd.endpoint, refused, blackhole.endpoint], deadlineMs: DEADLINE_MS }));
       expect(ms).toBeLessThan(DEADLINE_MS * 1.2);
       expect(sample.listFailures).toEqual([]);
       expect(sample.members).toHaveLength(1);
       const [only] = sample.members;
-      expect(only?.paths).toEqual([
-        expect.objectContaining({ path: 'direct', endpoint: etcd.endpoint, reachability: 'ok' }),
-      ]);
+      expect(only?.paths).toEqual([expect.objectContaining({ path: 'direct', endpoint: etcd.endpoint, reachability: 'ok' })]);
       expect(only?.status?.leaderId).toBe(only?.member.id);
       // Only the good seed answered: one cluster, and the list is its.
       const clusterId = only?.status?.clusterId;
@@ -171,9 +165,7 @@ describe('etcd3 transport against a real etcd', () => {
     it('says why per seed when no seed answers the member list', async () => {
       const prober = createProber(fresh(), directPaths);
       const refused = await refusedEndpoint();
-      const { value: sample, ms } = await timed(() =>
-        prober.probe({ seeds: [refused, blackhole.endpoint], deadlineMs: DEADLINE_MS }),
-      );
+      const { value: sample, ms } = await timed(() => prober.probe({ seeds: [refused, blackhole.endpoint], deadlineMs: DEADLINE_MS }));
       expect(ms).toBeLessThan(DEADLINE_MS * 1.2 + BACKSTOP_GRACE_MS);
       expect(sample.members).toEqual([]);
       expect(sample.listFailures.map((p) => [p.endpoint, p.reachability])).toEqual([

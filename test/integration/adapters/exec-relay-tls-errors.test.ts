@@ -40,7 +40,7 @@ function etcdctlVersion(): number {
 
 const paths = (certs: CertSet, client: CertSet = certs): EtcdctlTlsPaths => ({ cacert: certs.caFile, cert: client.certFile, key: client.keyFile });
 
-describe('the relay\'s etcdctl against a member with --client-cert-auth', () => {
+describe("the relay's etcdctl against a member with --client-cert-auth", () => {
   let dir: string;
   let certs: CertSet;
   let other: CertSet;
@@ -58,7 +58,11 @@ describe('the relay\'s etcdctl against a member with --client-cert-auth', () => 
   });
 
   it.each([
-    ['the member\'s certificate is not signed by the given CA', () => relayStatusFailure(etcd.endpoint, paths(other, certs)), /x509: certificate signed by unknown authority/],
+    [
+      "the member's certificate is not signed by the given CA",
+      () => relayStatusFailure(etcd.endpoint, paths(other, certs)),
+      /x509: certificate signed by unknown authority/,
+    ],
     ['TLS to a plain port', () => relayStatusFailure(plain.endpoint.replace('http://', 'https://'), paths(certs)), /authentication handshake failed/],
   ])('%s: tls', async (_case, failure, text) => {
     const got = await failure();
@@ -77,7 +81,8 @@ describe('the relay\'s etcdctl against a member with --client-cert-auth', () => 
     const named = runs.filter((r) => ALERT.test(r.message));
     expect(named.length, JSON.stringify(runs)).toBeGreaterThan(0);
     for (const run of named) expect(run.kind, run.message).toBe('tls');
-    for (const run of runs.filter((r) => !ALERT.test(r.message))) expect([run.kind, run.message]).toEqual(['refused', expect.stringMatching(/connection reset by peer|connection closed/)]);
+    for (const run of runs.filter((r) => !ALERT.test(r.message)))
+      expect([run.kind, run.message]).toEqual(['refused', expect.stringMatching(/connection reset by peer|connection closed/)]);
   });
 
   it('a member that is not there is still refused', async () => {

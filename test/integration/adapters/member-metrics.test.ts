@@ -19,7 +19,8 @@ import { parseExposition } from '../../support/prometheus-text.ts';
 
 const DEADLINE_MS = 2_000;
 
-const infoOf = (lab: Lab): MemberInfo[] => lab.members.map((m) => ({ id: m.id, name: m.name, clientUrls: [m.clientUrl], peerUrls: [m.peerUrl], isLearner: m.isLearner }));
+const infoOf = (lab: Lab): MemberInfo[] =>
+  lab.members.map((m) => ({ id: m.id, name: m.name, clientUrls: [m.clientUrl], peerUrls: [m.peerUrl], isLearner: m.isLearner }));
 
 const scraped = (outcomes: ScrapeOutcome[]) =>
   outcomes.map((o) => {
@@ -49,7 +50,11 @@ function backgroundWriter(lab: Lab): { stop(): Promise<number> } {
   };
 }
 
-const tlsOf = (lab: Lab): TlsFiles => ({ ca: fs.readFileSync(lab.tls!.caFile), cert: fs.readFileSync(lab.tls!.certFile), key: fs.readFileSync(lab.tls!.keyFile) });
+const tlsOf = (lab: Lab): TlsFiles => ({
+  ca: fs.readFileSync(lab.tls!.caFile),
+  cert: fs.readFileSync(lab.tls!.certFile),
+  key: fs.readFileSync(lab.tls!.keyFile),
+});
 
 /** Two scrapes of every member about a second apart, under a writer; both kept. */
 async function twoScrapes(lab: Lab, transport: EtcdTransport, tls?: TlsFiles) {
@@ -70,8 +75,11 @@ async function twoScrapes(lab: Lab, transport: EtcdTransport, tls?: TlsFiles) {
 async function untilPeerRoundTripsSeen(lab: Lab, transport: EtcdTransport, tls?: TlsFiles): Promise<void> {
   const metrics = createDirectMemberMetrics({ transport, ...(tls ? { tls } : {}) });
   await waitFor(
-    async () => (scraped(await scrapeEvery(metrics, infoOf(lab), DEADLINE_MS)).every((s) => Object.keys(s.peerRoundTrip).length === lab.members.length - 1) ? true : undefined),
-    { timeoutMs: 10_000, intervalMs: 250, what: 'every member to report its peers\' round trips' },
+    async () =>
+      scraped(await scrapeEvery(metrics, infoOf(lab), DEADLINE_MS)).every((s) => Object.keys(s.peerRoundTrip).length === lab.members.length - 1)
+        ? true
+        : undefined,
+    { timeoutMs: 10_000, intervalMs: 250, what: "every member to report its peers' round trips" },
   );
 }
 
@@ -89,7 +97,12 @@ async function expectSaneSignals(lab: Lab, transport: EtcdTransport, tls?: TlsFi
     expect(l.walFsync.count, member.name).toBeGreaterThan(e.walFsync.count);
     expect(l.raftAppliedIndex).toBeLessThanOrEqual(l.raftIndex);
     expect(l.alarms).toEqual([]);
-    expect(Object.keys(l.peerRoundTrip).sort()).toEqual(members.filter((m) => m.id !== member.id).map((m) => m.id).sort());
+    expect(Object.keys(l.peerRoundTrip).sort()).toEqual(
+      members
+        .filter((m) => m.id !== member.id)
+        .map((m) => m.id)
+        .sort(),
+    );
     expect(s.restarted).toBe(false);
     expect(s.intervalMs).toBeGreaterThanOrEqual(1_000);
     for (const figure of [s.walFsyncMean, s.walFsyncP99, s.backendCommitMean, s.backendCommitP99]) {
@@ -171,7 +184,9 @@ describe('member metrics over plain http', () => {
       expect(performance.now() - started).toBeLessThan(1_000);
       const failed = outcomes.filter((o) => 'error' in o);
       expect(failed.map((o) => o.member.name)).toEqual([silent.name]);
-      expect((failed[0] as { error: Error }).error.message).toBe(`member ${silent.name} (${silent.id}): GET ${silent.clientUrl}/metrics: no answer within the 500 ms deadline`);
+      expect((failed[0] as { error: Error }).error.message).toBe(
+        `member ${silent.name} (${silent.id}): GET ${silent.clientUrl}/metrics: no answer within the 500 ms deadline`,
+      );
     } finally {
       await lab.fault(silent.name, 'heal');
     }
@@ -209,7 +224,9 @@ describe('member metrics over client TLS, as kubeadm serves the client port', ()
     const tls = { ca, sources: { ca: lab.tls!.caFile } };
     const [outcome] = await scrapeEvery(createDirectMemberMetrics({ transport, tls }), infoOf(lab).slice(0, 1), DEADLINE_MS);
     expect(outcome && 'error' in outcome && outcome.error.message).toMatch(
-      new RegExp(`^member ${lab.members[0]!.name} \\(${lab.members[0]!.id}\\): GET ${lab.members[0]!.clientUrl}/metrics: .*bad certificate.* \\(the server requires a client certificate: give --cert and --key`),
+      new RegExp(
+        `^member ${lab.members[0]!.name} \\(${lab.members[0]!.id}\\): GET ${lab.members[0]!.clientUrl}/metrics: .*bad certificate.* \\(the server requires a client certificate: give --cert and --key`,
+      ),
     );
   });
 });

@@ -11,7 +11,9 @@ it('an etcd that exits at start fails the start at once, with what it said', asy
   try {
     const missing = join(dir, 'missing.pem');
     const started = Date.now();
-    const failure = await startSingleEtcd({ certs: { dir, files: { ca: Buffer.alloc(0), cert: Buffer.alloc(0), key: Buffer.alloc(0) }, caFile: missing, certFile: missing, keyFile: missing } }).then(
+    const failure = await startSingleEtcd({
+      certs: { dir, files: { ca: Buffer.alloc(0), cert: Buffer.alloc(0), key: Buffer.alloc(0) }, caFile: missing, certFile: missing, keyFile: missing },
+    }).then(
       () => undefined,
       (error: Error) => error.message,
     );

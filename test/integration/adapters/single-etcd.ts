@@ -40,8 +40,24 @@ export async function makeCerts(dir: string, name: string, keyType: 'ec' | 'rsa'
   await openssl(dir, 'req', '-x509', ...newKey, '-subj', `/CN=${name}-ca`, '-days', '1', '-keyout', `${name}-ca.key`, '-out', `${name}-ca.crt`);
   await openssl(dir, 'req', ...newKey, '-subj', `/CN=${name}`, '-keyout', `${name}.key`, '-out', `${name}.csr`);
   await writeFile(join(dir, `${name}.ext`), 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n');
-  await openssl(dir, 'x509', '-req', '-in', `${name}.csr`, '-CA', `${name}-ca.crt`, '-CAkey', `${name}-ca.key`,
-    '-CAcreateserial', '-days', '1', '-extfile', `${name}.ext`, '-out', `${name}.crt`);
+  await openssl(
+    dir,
+    'x509',
+    '-req',
+    '-in',
+    `${name}.csr`,
+    '-CA',
+    `${name}-ca.crt`,
+    '-CAkey',
+    `${name}-ca.key`,
+    '-CAcreateserial',
+    '-days',
+    '1',
+    '-extfile',
+    `${name}.ext`,
+    '-out',
+    `${name}.crt`,
+  );
   const caFile = join(dir, `${name}-ca.crt`);
   const certFile = join(dir, `${name}.crt`);
   const keyFile = join(dir, `${name}.key`);
@@ -70,30 +86,49 @@ export async function startSingleEtcd(options: { certs?: CertSet } = {}): Promis
   const endpoint = `${scheme}://127.0.0.1:${clientPort}`;
   const peer = `http://127.0.0.1:${peerPort}`;
   const tlsArgs = options.certs
-    ? ['--cert-file', options.certs.certFile, '--key-file', options.certs.keyFile,
-       '--trusted-ca-file', options.certs.caFile, '--client-cert-auth']
+    ? ['--cert-file', options.certs.certFile, '--key-file', options.certs.keyFile, '--trusted-ca-file', options.certs.caFile, '--client-cert-auth']
     : [];
-  const child: ChildProcess = spawn(ETCD, [
-    '--name', name, '--data-dir', join(dir, 'data'),
-    '--listen-client-urls', endpoint, '--advertise-client-urls', endpoint,
-    '--listen-peer-urls', peer, '--initial-advertise-peer-urls', peer,
-    '--initial-cluster', `${name}=${peer}`, '--initial-cluster-state', 'new',
-    '--heartbeat-interval', '50', '--election-timeout', '500', '--log-level', 'error',
-    ...tlsArgs,
-  ], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child: ChildProcess = spawn(
+    ETCD,
+    [
+      '--name',
+      name,
+      '--data-dir',
+      join(dir, 'data'),
+      '--listen-client-urls',
+      endpoint,
+      '--advertise-client-urls',
+      endpoint,
+      '--listen-peer-urls',
+      peer,
+      '--initial-advertise-peer-urls',
+      peer,
+      '--initial-cluster',
+      `${name}=${peer}`,
+      '--initial-cluster-state',
+      'new',
+      '--heartbeat-interval',
+      '50',
+      '--election-timeout',
+      '500',
+      '--log-level',
+      'error',
+      ...tlsArgs,
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => { stderr = (stderr + chunk.toString()).slice(-4000); });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-4000);
+  });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   // 'close' comes once stderr is read to its end: what etcd said before it exited is all there.
   let closed = false;
   child.once('close', () => (closed = true));
 
-  const ctlTls = options.certs
-    ? ['--cacert', options.certs.caFile, '--cert', options.certs.certFile, '--key', options.certs.keyFile]
-    : [];
+  const ctlTls = options.certs ? ['--cacert', options.certs.caFile, '--cert', options.certs.certFile, '--key', options.certs.keyFile] : [];
   const etcdctl = async (...args: string[]): Promise<string> =>
-    (await run(ETCDCTL, ['--endpoints', endpoint, '--command-timeout', '2s', ...ctlTls, ...args],
-      { env: { ...process.env, ETCDCTL_API: '3' } })).stdout;
+    (await run(ETCDCTL, ['--endpoints', endpoint, '--command-timeout', '2s', ...ctlTls, ...args], { env: { ...process.env, ETCDCTL_API: '3' } })).stdout;
 
   const stop = async (): Promise<void> => {
     if (child.exitCode === null && child.signalCode === null) {

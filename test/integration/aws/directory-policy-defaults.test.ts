@@ -33,12 +33,21 @@ describe('policy defaults under each cluster’s policy', () => {
   let tableName: string;
   beforeEach(async () => {
     tableName = await dynamo.createTable();
-    await putCluster(dynamo.client(), tableName, { clusterId: 'prod', endpoints: ['https://10.0.0.1:2379'], policy: { graceMs: 30_000, backoff: { baseMs: 2_000 } } });
+    await putCluster(dynamo.client(), tableName, {
+      clusterId: 'prod',
+      endpoints: ['https://10.0.0.1:2379'],
+      policy: { graceMs: 30_000, backoff: { baseMs: 2_000 } },
+    });
     await putCluster(dynamo.client(), tableName, { clusterId: 'lab', endpoints: ['http://127.0.0.1:2379'] });
   });
 
   it('the directory option: the cluster’s fields win, the defaults fill the rest, the built-in ones after', async () => {
-    const directory = createDynamoDirectory({ client: dynamo.client(), tableName, secrets: noSecrets, policyDefaults: { graceMs: 120_000, dryRun: true, backoff: { capMs: 60_000 } } });
+    const directory = createDynamoDirectory({
+      client: dynamo.client(),
+      tableName,
+      secrets: noSecrets,
+      policyDefaults: { graceMs: 120_000, dryRun: true, backoff: { capMs: 60_000 } },
+    });
     expect((await directory.get('prod')).policy).toEqual({ ...defaultPolicy, graceMs: 30_000, dryRun: true, backoff: { baseMs: 2_000, capMs: 60_000 } });
     expect((await directory.get('lab')).policy).toEqual({ ...defaultPolicy, graceMs: 120_000, dryRun: true, backoff: { baseMs: 5_000, capMs: 60_000 } });
   });
@@ -94,7 +103,12 @@ describe('the budget rule when the directory is read', () => {
   it('an entry edited by hand past the rule is refused on read', async () => {
     const doc = DynamoDBDocumentClient.from(dynamo.client());
     const policy = { callTimeoutMs: 10_000 };
-    await doc.send(new PutCommand({ TableName: tableName, Item: { ...clusterConfigKey('prod'), type: 'cluster', clusterId: 'prod', endpoints: ['https://10.0.0.1:2379'], policy } }));
+    await doc.send(
+      new PutCommand({
+        TableName: tableName,
+        Item: { ...clusterConfigKey('prod'), type: 'cluster', clusterId: 'prod', endpoints: ['https://10.0.0.1:2379'], policy },
+      }),
+    );
     const directory = createDynamoDirectory({ client: dynamo.client(), tableName, secrets: noSecrets });
     await expect(directory.get('prod')).rejects.toThrow(/^cluster prod: policy\.callTimeoutMs: move-leader needs 690 s at 9 members/);
   });

@@ -31,7 +31,7 @@ afterAll(async () => {
   await dynamo.close();
 });
 
-const notFound = (arn: string) => new SecretError(arn, 'GetSecretValue failed: ResourceNotFoundException: Secrets Manager can\'t find the specified secret.');
+const notFound = (arn: string) => new SecretError(arn, "GetSecretValue failed: ResourceNotFoundException: Secrets Manager can't find the specified secret.");
 
 /** Counts its reads; knows ARN (TLS) and the two kubeconfigs, refuses any other as Secrets Manager would. */
 function fakeSecrets(): SecretSource & { reads: string[] } {
@@ -130,7 +130,13 @@ describe('dynamodb cluster directory', () => {
 
   it('re-registering drops the lookups of members no longer there', async () => {
     await register(prod);
-    await register({ ...prod, members: [{ memberName: 'etcd-a', instanceId: 'i-0a' }, { memberName: 'etcd-c', instanceId: 'i-0c' }] });
+    await register({
+      ...prod,
+      members: [
+        { memberName: 'etcd-a', instanceId: 'i-0a' },
+        { memberName: 'etcd-c', instanceId: 'i-0c' },
+      ],
+    });
     const dir = directory(0);
     expect(await dir.findByInstance('i-0b')).toBeUndefined();
     expect(await dir.findByNode('ip-10-0-0-1')).toBeUndefined();
@@ -155,10 +161,28 @@ describe('dynamodb cluster directory', () => {
       ['two path orders that differ', { ...prod, policy: { pathOrder: ['exec-relay'] } }, 'cluster prod: pathOrder: differs from policy.pathOrder; give one'],
       ['a path that does not exist', { ...prod, pathOrder: ['ssh'] as unknown as ClusterRegistration['pathOrder'] }, 'cluster prod: pathOrder.0: '],
       ['a secret that is no ARN', { ...prod, tlsSecretArn: 'etcd-prod' }, 'cluster prod: tlsSecretArn: must be a Secrets Manager secret ARN'],
-      ['one instance twice', { ...prod, members: [{ memberName: 'a', instanceId: 'i-1' }, { memberName: 'b', instanceId: 'i-1' }] }, "cluster prod: members.1.instanceId: i-1 is also members.0's"],
+      [
+        'one instance twice',
+        {
+          ...prod,
+          members: [
+            { memberName: 'a', instanceId: 'i-1' },
+            { memberName: 'b', instanceId: 'i-1' },
+          ],
+        },
+        "cluster prod: members.1.instanceId: i-1 is also members.0's",
+      ],
       ['no cluster id', { ...prod, clusterId: '' }, 'cluster (no id): clusterId: '],
-      ['a metrics URL that is no http or https URL', { ...prod, metricsUrls: { 'etcd-a': '127.0.0.1:2381' } }, 'cluster prod: metricsUrls.etcd-a: must be an http or https URL'],
-      ['a metrics URL with credentials', { ...prod, metricsUrls: { 'etcd-b': 'http://u:p@127.0.0.1:2381' } }, 'cluster prod: metricsUrls.etcd-b: carries credentials'],
+      [
+        'a metrics URL that is no http or https URL',
+        { ...prod, metricsUrls: { 'etcd-a': '127.0.0.1:2381' } },
+        'cluster prod: metricsUrls.etcd-a: must be an http or https URL',
+      ],
+      [
+        'a metrics URL with credentials',
+        { ...prod, metricsUrls: { 'etcd-b': 'http://u:p@127.0.0.1:2381' } },
+        'cluster prod: metricsUrls.etcd-b: carries credentials',
+      ],
     ];
     for (const [what, registration, message] of cases) {
       it(what, async () => {
@@ -170,13 +194,29 @@ describe('dynamodb cluster directory', () => {
 
   it('an entry edited by hand into a bad metrics URL fails on read, naming the cluster, the field and the member', async () => {
     const doc = DynamoDBDocumentClient.from(dynamo.client());
-    await doc.send(new PutCommand({ TableName: tableName, Item: { ...clusterConfigKey('prod'), type: 'cluster', clusterId: 'prod', endpoints: ['https://10.0.0.1:2379'], metricsUrls: { 'etcd-a': 'ftp://10.0.0.1' } } }));
+    await doc.send(
+      new PutCommand({
+        TableName: tableName,
+        Item: {
+          ...clusterConfigKey('prod'),
+          type: 'cluster',
+          clusterId: 'prod',
+          endpoints: ['https://10.0.0.1:2379'],
+          metricsUrls: { 'etcd-a': 'ftp://10.0.0.1' },
+        },
+      }),
+    );
     await expect(directory().get('prod')).rejects.toThrow('cluster prod: metricsUrls.etcd-a: must be an http or https URL');
   });
 
   it('an entry edited by hand into a bad policy fails on read, naming the cluster and the field', async () => {
     const doc = DynamoDBDocumentClient.from(dynamo.client());
-    await doc.send(new PutCommand({ TableName: tableName, Item: { ...clusterConfigKey('prod'), type: 'cluster', clusterId: 'prod', endpoints: ['https://10.0.0.1:2379'], policy: { graceMs: -1 } } }));
+    await doc.send(
+      new PutCommand({
+        TableName: tableName,
+        Item: { ...clusterConfigKey('prod'), type: 'cluster', clusterId: 'prod', endpoints: ['https://10.0.0.1:2379'], policy: { graceMs: -1 } },
+      }),
+    );
     await expect(directory().get('prod')).rejects.toThrow(/^cluster prod: policy\.graceMs: /);
   });
 
@@ -232,7 +272,11 @@ describe('dynamodb cluster directory', () => {
       await register(registration);
       const dir = directory();
       const error = await dir.get('prod').catch((e: unknown) => e);
-      expect(String(error)).toMatch(new RegExp(`^ClusterRegistrationError: cluster prod: ${field.replace('.', '\\.')}: secret arn:aws:secretsmanager:.*:secret:etcd-remediator/gone.*: GetSecretValue failed: ResourceNotFoundException`));
+      expect(String(error)).toMatch(
+        new RegExp(
+          `^ClusterRegistrationError: cluster prod: ${field.replace('.', '\\.')}: secret arn:aws:secretsmanager:.*:secret:etcd-remediator/gone.*: GetSecretValue failed: ResourceNotFoundException`,
+        ),
+      );
       await register(kubeProd);
       await expect(dir.get('prod')).resolves.toMatchObject({ kube: { workloadKubeconfig: KUBECONFIGS[WORKLOAD_ARN] } });
     });
@@ -240,19 +284,51 @@ describe('dynamodb cluster directory', () => {
     describe('a bad kube registration is refused, naming the field', () => {
       const management = kubeProd.management!;
       const cases: [string, unknown, string][] = [
-        ['a workload secret that is no ARN', { ...kubeProd, workloadKubeconfigSecretArn: 'prod-kubeconfig' }, 'cluster prod: workloadKubeconfigSecretArn: must be a Secrets Manager secret ARN'],
-        ['a management secret that is no ARN', { ...kubeProd, management: { ...management, kubeconfigSecretArn: 'mgmt' } }, 'cluster prod: management.kubeconfigSecretArn: must be a Secrets Manager secret ARN'],
-        ['no management secret', { ...kubeProd, management: { namespace: 'capi-prod', clusterName: 'prod' } }, 'cluster prod: management.kubeconfigSecretArn: '],
+        [
+          'a workload secret that is no ARN',
+          { ...kubeProd, workloadKubeconfigSecretArn: 'prod-kubeconfig' },
+          'cluster prod: workloadKubeconfigSecretArn: must be a Secrets Manager secret ARN',
+        ],
+        [
+          'a management secret that is no ARN',
+          { ...kubeProd, management: { ...management, kubeconfigSecretArn: 'mgmt' } },
+          'cluster prod: management.kubeconfigSecretArn: must be a Secrets Manager secret ARN',
+        ],
+        [
+          'no management secret',
+          { ...kubeProd, management: { namespace: 'capi-prod', clusterName: 'prod' } },
+          'cluster prod: management.kubeconfigSecretArn: ',
+        ],
         [
           'the pod’s own service account, which a Lambda has not',
           { ...kubeProd, management: { inCluster: true, namespace: 'capi-prod', clusterName: 'prod' } },
           'cluster prod: management.inCluster: the functions run on Lambda, in no cluster, so there is no service account to use: give kubeconfigSecretArn',
         ],
-        ['a namespace that is no name', { ...kubeProd, management: { ...management, namespace: 'CAPI Prod' } }, 'cluster prod: management.namespace: must be a Kubernetes namespace name'],
-        ['no Cluster name', { ...kubeProd, management: { ...management, clusterName: '' } }, 'cluster prod: management.clusterName: must be a Cluster API Cluster name'],
-        ['a Machine API version CAPI does not serve', { ...kubeProd, management: { ...management, machineApiVersion: 'v1alpha4' } }, 'cluster prod: management.machineApiVersion: '],
-        ['an etcd namespace that is no name', { ...kubeProd, etcdNamespace: 'kube_system' }, 'cluster prod: etcdNamespace: must be a Kubernetes namespace name'],
-        ['an etcd namespace without a workload kubeconfig', { ...prod, etcdNamespace: 'kube-system' }, 'cluster prod: etcdNamespace: needs workloadKubeconfigSecretArn'],
+        [
+          'a namespace that is no name',
+          { ...kubeProd, management: { ...management, namespace: 'CAPI Prod' } },
+          'cluster prod: management.namespace: must be a Kubernetes namespace name',
+        ],
+        [
+          'no Cluster name',
+          { ...kubeProd, management: { ...management, clusterName: '' } },
+          'cluster prod: management.clusterName: must be a Cluster API Cluster name',
+        ],
+        [
+          'a Machine API version CAPI does not serve',
+          { ...kubeProd, management: { ...management, machineApiVersion: 'v1alpha4' } },
+          'cluster prod: management.machineApiVersion: ',
+        ],
+        [
+          'an etcd namespace that is no name',
+          { ...kubeProd, etcdNamespace: 'kube_system' },
+          'cluster prod: etcdNamespace: must be a Kubernetes namespace name',
+        ],
+        [
+          'an etcd namespace without a workload kubeconfig',
+          { ...prod, etcdNamespace: 'kube-system' },
+          'cluster prod: etcdNamespace: needs workloadKubeconfigSecretArn',
+        ],
         ['a management cluster without a workload kubeconfig', { ...prod, management }, 'cluster prod: management: needs workloadKubeconfigSecretArn'],
       ];
       it.each(cases)('%s', async (_, registration, message) => {
@@ -263,7 +339,13 @@ describe('dynamodb cluster directory', () => {
 
     it('an entry edited by hand to use the service account fails on read, naming the field', async () => {
       const doc = DynamoDBDocumentClient.from(dynamo.client());
-      const item = { ...clusterConfigKey('prod'), type: 'cluster', clusterId: 'prod', endpoints: ['https://10.0.0.1:2379'], workloadKubeconfigSecretArn: WORKLOAD_ARN };
+      const item = {
+        ...clusterConfigKey('prod'),
+        type: 'cluster',
+        clusterId: 'prod',
+        endpoints: ['https://10.0.0.1:2379'],
+        workloadKubeconfigSecretArn: WORKLOAD_ARN,
+      };
       await doc.send(new PutCommand({ TableName: tableName, Item: { ...item, management: { inCluster: true, namespace: 'capi-prod', clusterName: 'prod' } } }));
       await expect(directory().get('prod')).rejects.toThrow(/^cluster prod: management\.inCluster: the functions run on Lambda/);
       expect(secrets.reads).toEqual([]);

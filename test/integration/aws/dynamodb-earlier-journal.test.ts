@@ -25,8 +25,14 @@ describe('dynamodb journal lines of an earlier build', () => {
       const { incident } = await store.openOrJoin({ clusterId: 'c1', targetKey: 'memberName=etcd-1', target: { memberName: 'etcd-1' }, reason: 'r', now: 1 });
       const id = incident.incidentId;
       await store.appendJournal(id, earlier(2, 'move-leader:approve', 'LEADER_GONE: the Node of etcd-1 is gone.'));
-      await store.markStep(id, earlier(3, 'member-removed', 'removed through etcd-0 over direct http://10.0.0.1:2379') as JournalInput & { step: 'member-removed' });
-      await store.markStep(id, earlier(4, 'leader-elected', JSON.stringify({ id: 'b2', name: 'etcd-2', term: 9 })) as JournalInput & { step: 'leader-elected' });
+      await store.markStep(
+        id,
+        earlier(3, 'member-removed', 'removed through etcd-0 over direct http://10.0.0.1:2379') as JournalInput & { step: 'member-removed' },
+      );
+      await store.markStep(
+        id,
+        earlier(4, 'leader-elected', JSON.stringify({ id: 'b2', name: 'etcd-2', term: 9 })) as JournalInput & { step: 'leader-elected' },
+      );
 
       const journal = await store.journal(id);
       expect(lastApprovalIn(journal)).toEqual({ reason: 'LEADER_GONE', leaderMove: 'skipped' });

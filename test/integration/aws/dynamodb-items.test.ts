@@ -34,11 +34,16 @@ afterAll(async () => {
 describe('dynamodb store: items in the table', () => {
   let tableName: string;
   let store: IncidentStore;
-  const open = (targetKey = 'memberName=etcd-0', now = 1_000) => store.openOrJoin({ clusterId: 'c1', targetKey, target: { memberName: 'etcd-0' }, reason: 'r', now });
+  const open = (targetKey = 'memberName=etcd-0', now = 1_000) =>
+    store.openOrJoin({ clusterId: 'c1', targetKey, target: { memberName: 'etcd-0' }, reason: 'r', now });
   const get = async (key: { pk: string; sk: string }): Promise<Item | undefined> =>
     (await doc.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }))).Item;
   const partition = async (pk: string): Promise<Item[]> =>
-    (await doc.send(new QueryCommand({ TableName: tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ConsistentRead: true }))).Items ?? [];
+    (
+      await doc.send(
+        new QueryCommand({ TableName: tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ConsistentRead: true }),
+      )
+    ).Items ?? [];
 
   beforeEach(async () => {
     tableName = await dynamo.createTable();
@@ -89,7 +94,11 @@ describe('dynamodb store: items in the table', () => {
     store = createDynamoIncidentStore({ client: dynamo.client(), tableName, clock: () => CLOCK_MS, finishedTtlDays: 7 });
     const { incident } = await open();
     await store.updateIncident(incident.incidentId, { state: 'blocked' }, { expectVersion: 1, now: 2 });
-    expect(await get(incidentKey(incident.incidentId))).toMatchObject({ state: 'blocked', gsi1pk: 'incidents#blocked', [table.ttlAttribute]: clockS + 7 * DAY_S });
+    expect(await get(incidentKey(incident.incidentId))).toMatchObject({
+      state: 'blocked',
+      gsi1pk: 'incidents#blocked',
+      [table.ttlAttribute]: clockS + 7 * DAY_S,
+    });
     expect(() => createDynamoIncidentStore({ client: dynamo.client(), tableName, finishedTtlDays: 0 })).toThrow(RangeError);
   });
 
@@ -140,13 +149,30 @@ describe('dynamodb store: items in the table', () => {
   });
 
   it('a pointer whose creator died before writing the incident: the next report creates that incident and joins it', async () => {
-    const pointer = { ...openPointerKey('c1', 'memberName=etcd-0'), type: 'open-pointer', incidentId: 'orphan', clusterId: 'c1', targetKey: 'memberName=etcd-0', target: '{"memberName":"etcd-0"}', reason: 'first', openedAt: 500, createdAt: CLOCK_MS - 1_000 };
+    const pointer = {
+      ...openPointerKey('c1', 'memberName=etcd-0'),
+      type: 'open-pointer',
+      incidentId: 'orphan',
+      clusterId: 'c1',
+      targetKey: 'memberName=etcd-0',
+      target: '{"memberName":"etcd-0"}',
+      reason: 'first',
+      openedAt: 500,
+      createdAt: CLOCK_MS - 1_000,
+    };
     await doc.send(new PutCommand({ TableName: tableName, Item: pointer }));
     // Not yet an incident anywhere: no list shows it.
     expect(await store.listIncidents({ clusterId: 'c1', state: 'open' })).toEqual([]);
     const joined = await open('memberName=etcd-0', 2_000);
     expect(joined.joined).toBe(true);
-    expect(joined.incident).toMatchObject({ incidentId: 'orphan', reason: 'first', openedAt: 500, state: 'open', version: 1, target: { memberName: 'etcd-0' } });
+    expect(joined.incident).toMatchObject({
+      incidentId: 'orphan',
+      reason: 'first',
+      openedAt: 500,
+      state: 'open',
+      version: 1,
+      target: { memberName: 'etcd-0' },
+    });
     expect(await store.listIncidents({ clusterId: 'c1', state: 'open' })).toEqual([joined.incident]);
   });
 
@@ -154,7 +180,17 @@ describe('dynamodb store: items in the table', () => {
     const { incident } = await open();
     await store.closeIncident(incident.incidentId, { outcome: 'failed', result: null, now: 2 });
     // Put the pointer back, as if the close had not got to deleting it.
-    const pointer = { ...openPointerKey('c1', 'memberName=etcd-0'), type: 'open-pointer', incidentId: incident.incidentId, clusterId: 'c1', targetKey: 'memberName=etcd-0', target: '{}', reason: 'r', openedAt: 1_000, createdAt: CLOCK_MS };
+    const pointer = {
+      ...openPointerKey('c1', 'memberName=etcd-0'),
+      type: 'open-pointer',
+      incidentId: incident.incidentId,
+      clusterId: 'c1',
+      targetKey: 'memberName=etcd-0',
+      target: '{}',
+      reason: 'r',
+      openedAt: 1_000,
+      createdAt: CLOCK_MS,
+    };
     await doc.send(new PutCommand({ TableName: tableName, Item: pointer }));
     expect(await store.listIncidents({ clusterId: 'c1', state: 'open' })).toEqual([]);
     const next = await open('memberName=etcd-0', 3);
@@ -166,7 +202,17 @@ describe('dynamodb store: items in the table', () => {
   it('a pointer older than the retention whose incident TTL removed is cleared, never revived', async () => {
     const { incident } = await open();
     await store.closeIncident(incident.incidentId, { outcome: 'awaiting-replacement', result: null, now: 2 });
-    const stale = { ...openPointerKey('c1', 'memberName=etcd-0'), type: 'open-pointer', incidentId: incident.incidentId, clusterId: 'c1', targetKey: 'memberName=etcd-0', target: '{}', reason: 'r', openedAt: 1_000, createdAt: CLOCK_MS - 91 * DAY_S * 1000 };
+    const stale = {
+      ...openPointerKey('c1', 'memberName=etcd-0'),
+      type: 'open-pointer',
+      incidentId: incident.incidentId,
+      clusterId: 'c1',
+      targetKey: 'memberName=etcd-0',
+      target: '{}',
+      reason: 'r',
+      openedAt: 1_000,
+      createdAt: CLOCK_MS - 91 * DAY_S * 1000,
+    };
     await doc.send(new PutCommand({ TableName: tableName, Item: stale }));
     await doc.send(new DeleteCommand({ TableName: tableName, Key: incidentKey(incident.incidentId) }));
     const next = await open('memberName=etcd-0', 3);
@@ -188,7 +234,17 @@ describe('dynamodb store: items in the table', () => {
   it('closing again finishes what a dead closer left: the pointer goes', async () => {
     const { incident } = await open();
     await store.closeIncident(incident.incidentId, { outcome: 'failed', result: null, now: 2 });
-    const pointer = { ...openPointerKey('c1', 'memberName=etcd-0'), type: 'open-pointer', incidentId: incident.incidentId, clusterId: 'c1', targetKey: 'memberName=etcd-0', target: '{}', reason: 'r', openedAt: 1_000, createdAt: CLOCK_MS };
+    const pointer = {
+      ...openPointerKey('c1', 'memberName=etcd-0'),
+      type: 'open-pointer',
+      incidentId: incident.incidentId,
+      clusterId: 'c1',
+      targetKey: 'memberName=etcd-0',
+      target: '{}',
+      reason: 'r',
+      openedAt: 1_000,
+      createdAt: CLOCK_MS,
+    };
     await doc.send(new PutCommand({ TableName: tableName, Item: pointer }));
     await store.closeIncident(incident.incidentId, { outcome: 'awaiting-replacement', result: null, now: 3 });
     expect(await get(openPointerKey('c1', 'memberName=etcd-0'))).toBeUndefined();

@@ -25,8 +25,7 @@ describe('EventBridge bus adapter', () => {
   let fake: EventBridgeFake;
   let client: EventBridgeClient;
   let sleeps: number[];
-  const bus = (maxResends?: number) =>
-    createEventBridgeBus({ client, busName: BUS, maxResends, backoffMs: 50, sleep: async (ms) => void sleeps.push(ms) });
+  const bus = (maxResends?: number) => createEventBridgeBus({ client, busName: BUS, maxResends, backoffMs: 50, sleep: async (ms) => void sleeps.push(ms) });
 
   beforeEach(async () => {
     fake = await startEventBridgeFake({ buses: [BUS] });

@@ -9,7 +9,13 @@ import { detailTypes, EVENT_SOURCE, functionNames, makeEvent, subscriptionsOf, t
 import { createEventBridgeBus } from '../../../functions/adapters/aws/eventbridge-bus.ts';
 import { eventBridgeSchemaFor, type EventBridgeEvent } from '../../../functions/lambda/eventbridge.ts';
 import type { CfnTemplate } from '../../support/fakes/cfn-template.ts';
-import { DEFAULT_TARGET_RETRY, defaultRetryDelayMs, startEventBridgeFake, type EventBridgeFake, type EventBridgeFakeOptions } from '../../support/fakes/eventbridge-fake.ts';
+import {
+  DEFAULT_TARGET_RETRY,
+  defaultRetryDelayMs,
+  startEventBridgeFake,
+  type EventBridgeFake,
+  type EventBridgeFakeOptions,
+} from '../../support/fakes/eventbridge-fake.ts';
 import { loadSample } from '../../unit/events/samples.ts';
 import { sdkConfig, synthesize, type SynthesizedStack } from './synth-stack.ts';
 
@@ -80,7 +86,7 @@ describe('EventBridge fake: routing by the synthesized rules', () => {
     expect(eventBridgeSchemaFor(subscriptionsOf('probe-members')).safeParse(got[0]).success).toBe(true);
   });
 
-  it('routes nothing from another source; a handler that throws is retried per the target\'s RetryPolicy, then its event goes to the DLQ', async () => {
+  it("routes nothing from another source; a handler that throws is retried per the target's RetryPolicy, then its event goes to the DLQ", async () => {
     const { fake, client } = await start(stack.template, { compression: 1_000 });
     const tries: number[] = [];
     fake.onTarget(stack.functionIds['probe-members'], () => {
@@ -93,7 +99,9 @@ describe('EventBridge fake: routing by the synthesized rules', () => {
     await fake.idle();
     // The synthesized target: retryAttempts 2 and a dead-letter queue.
     const dlq = Object.entries(stack.template.Resources ?? {}).find(([id, r]) => r.Type === 'AWS::SQS::Queue' && id.startsWith('RuleDlq'))?.[0];
-    expect(fake.deliveries.map((d) => [d.event.source, d.status, String(d.error), d.tries, d.deadLetter])).toEqual([[EVENT_SOURCE, 'failed', 'Error: handler down', 3, dlq]]);
+    expect(fake.deliveries.map((d) => [d.event.source, d.status, String(d.error), d.tries, d.deadLetter])).toEqual([
+      [EVENT_SOURCE, 'failed', 'Error: handler down', 3, dlq],
+    ]);
     // Backoff between the tries: 1 s, then 2 s, at a compression of 1000.
     expect(tries[1]! - tries[0]!).toBeGreaterThanOrEqual(1 - 0.5);
     expect(tries[2]! - tries[1]!).toBeGreaterThanOrEqual(2 - 0.5);
@@ -109,7 +117,11 @@ describe('EventBridge fake: routing by the synthesized rules', () => {
     let reachedAt = 0;
     fake.onTarget(stack.functionIds['probe-members'], () => void (reachedAt = performance.now()));
     const putAt = performance.now();
-    await client.send(new PutEventsCommand({ Entries: [{ Source: EVENT_SOURCE, DetailType: 'RetryDue', Detail: JSON.stringify(loadSample('RetryDue')), EventBusName: stack.busName }] }));
+    await client.send(
+      new PutEventsCommand({
+        Entries: [{ Source: EVENT_SOURCE, DetailType: 'RetryDue', Detail: JSON.stringify(loadSample('RetryDue')), EventBusName: stack.busName }],
+      }),
+    );
     await fake.idle();
     expect(reachedAt - putAt).toBeGreaterThanOrEqual(150 - 1);
   });
@@ -176,7 +188,9 @@ describe('EventBridge fake: routing by the synthesized rules', () => {
         targets: [new targets.LambdaFunction(fn)],
       });
     });
-    await expect(startEventBridgeFake({ template: withPrefix.template })).rejects.toThrow(/rule PrefixRule[0-9A-F]{8}: event pattern at detail-type: operator "prefix"/);
+    await expect(startEventBridgeFake({ template: withPrefix.template })).rejects.toThrow(
+      /rule PrefixRule[0-9A-F]{8}: event pattern at detail-type: operator "prefix"/,
+    );
   });
 
   it('refuses a target with an input transformation: its handler would not get the event', async () => {

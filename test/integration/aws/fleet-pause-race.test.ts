@@ -55,10 +55,20 @@ describe('a pause racing a removal on two DynamoDB clients', () => {
       });
       let armed = false;
       try {
-        h.setSample((at) => sample(at, [0, 1, 2].map((i) => ({ i, leader: 0 }))));
+        h.setSample((at) =>
+          sample(
+            at,
+            [0, 1, 2].map((i) => ({ i, leader: 0 })),
+          ),
+        );
         h.onMemberRemove = () => {
           if (pauseWritten && slotBeganAfterPause) violations.push(`round ${round}: removed by a step that took its slot once the pause was written`);
-          h.setSample((at) => sample(at, [{ i: 0, leader: 0 }, { i: 2, leader: 0 }]));
+          h.setSample((at) =>
+            sample(at, [
+              { i: 0, leader: 0 },
+              { i: 2, leader: 0 },
+            ]),
+          );
         };
         await probeMembers(h.deps, { detailType: 'MemberUnhealthy', detail: unhealthy('etcd-1') });
         await moveLeader(h.deps, h.lastOf('MembersProbed'));
@@ -86,7 +96,12 @@ describe('a pause racing a removal on two DynamoDB clients', () => {
     h.deps.store = createDynamoIncidentStore({ client: dynamo.client(), tableName });
     const operator = createDynamoIncidentStore({ client: dynamo.client(), tableName });
     try {
-      h.setSample((at) => sample(at, [0, 1, 2].map((i) => ({ i, leader: 0 }))));
+      h.setSample((at) =>
+        sample(
+          at,
+          [0, 1, 2].map((i) => ({ i, leader: 0 })),
+        ),
+      );
       await probeMembers(h.deps, { detailType: 'MemberUnhealthy', detail: unhealthy('etcd-1') });
       await moveLeader(h.deps, h.lastOf('MembersProbed'));
       // The removal record is read after the gates and before the slot: the pause lands there.

@@ -31,7 +31,11 @@ const before = { ...process.env };
 beforeAll(async () => {
   [lab, dynamo, bus] = await Promise.all([startLab({ members: 3 }), startDynalite(), startEventBridgeFake({ buses: [BUS] })]);
   const tableName = await dynamo.createTable();
-  await putCluster(dynamo.client(), tableName, { clusterId: CLUSTER, endpoints: lab.endpoints(), policy: { electionTimeoutMs: 500, callTimeoutMs: 2_000, hygiene: { enabled: true } } });
+  await putCluster(dynamo.client(), tableName, {
+    clusterId: CLUSTER,
+    endpoints: lab.endpoints(),
+    policy: { electionTimeoutMs: 500, callTimeoutMs: 2_000, hygiene: { enabled: true } },
+  });
   store = createDynamoIncidentStore({ client: dynamo.client(), tableName });
   Object.assign(lambdaEnv, {
     ...fullEnv,
@@ -63,14 +67,20 @@ describe('leader hygiene through the Lambda entries', () => {
   it("probe-members' check scrapes every member and keeps the scrapes in the cluster's DynamoDB record", async () => {
     const event = toEventBridgeEvent({ detailType: 'HygieneCheckDue', detail: { clusterId: CLUSTER, at: new Date().toISOString() } });
     // The first check has one scrape of each member and no interval yet: the samples are too few to judge.
-    expect(await probeMembers(event, localContext('probe-members'))).toMatchObject({ kind: 'hygiene-checked', check: { kind: 'judged', verdict: { reason: 'HYGIENE_UNSTABLE' } } });
+    expect(await probeMembers(event, localContext('probe-members'))).toMatchObject({
+      kind: 'hygiene-checked',
+      check: { kind: 'judged', verdict: { reason: 'HYGIENE_UNSTABLE' } },
+    });
     const stored = (await store.hygieneRecord(CLUSTER))!;
     expect(Object.keys(stored.record.lastScrapes).sort()).toEqual(lab.members.map((m) => m.id).sort());
     const leader = await lab.leader();
     expect(stored.record.lastScrapes[leader.id]).toMatchObject({ isLeader: true, hasLeader: true });
     // Histogram bounds end in +Inf: kept through DynamoDB, or the next interval would read as a restart.
     expect(stored.record.lastScrapes[leader.id]!.walFsync.buckets.at(-1)![0]).toBe(Number.POSITIVE_INFINITY);
-    await probeMembers(toEventBridgeEvent({ detailType: 'HygieneCheckDue', detail: { clusterId: CLUSTER, at: new Date().toISOString() } }), localContext('probe-members'));
+    await probeMembers(
+      toEventBridgeEvent({ detailType: 'HygieneCheckDue', detail: { clusterId: CLUSTER, at: new Date().toISOString() } }),
+      localContext('probe-members'),
+    );
     const samples = (await store.hygieneRecord(CLUSTER))!.record.samples[leader.id]!;
     expect(samples).toHaveLength(1);
     expect(samples[0]).toMatchObject({ isLeader: true, restarted: false });
@@ -80,12 +90,31 @@ describe('leader hygiene through the Lambda entries', () => {
     const leader = await lab.leader();
     const target = lab.members.find((m) => m.id !== leader.id)!;
     const term = (await lab.status(leader.name)).raftTerm;
-    const move: HygieneMoveRecord = { moveId: 'hygiene-lab-aws-1', at: Date.now(), state: 'asked', from: leader.id, to: target.id, term, message: `move leadership from ${leader.name} to ${target.name}: a test judged it` };
+    const move: HygieneMoveRecord = {
+      moveId: 'hygiene-lab-aws-1',
+      at: Date.now(),
+      state: 'asked',
+      from: leader.id,
+      to: target.id,
+      term,
+      message: `move leadership from ${leader.name} to ${target.name}: a test judged it`,
+    };
     const stored = await store.hygieneRecord(CLUSTER);
     await store.saveHygieneRecord(CLUSTER, { ...(stored?.record ?? emptyHygieneRecord()), moves: [move] }, stored?.version ?? 0);
     const delivered = toEventBridgeEvent({
       detailType: 'LeaderDegraded',
-      detail: { clusterId: CLUSTER, moveId: move.moveId, at: new Date(move.at).toISOString(), from: move.from, to: move.to, term, dryRun: false, reason: 'LEADER_DEGRADED', message: move.message!, evidence: {} },
+      detail: {
+        clusterId: CLUSTER,
+        moveId: move.moveId,
+        at: new Date(move.at).toISOString(),
+        from: move.from,
+        to: move.to,
+        term,
+        dryRun: false,
+        reason: 'LEADER_DEGRADED',
+        message: move.message!,
+        evidence: {},
+      },
     });
     expect(await moveLeader(delivered, localContext('move-leader'))).toMatchObject({ kind: 'ended', state: 'moved', again: false });
     expect((await lab.leader()).id).toBe(target.id);
@@ -95,7 +124,10 @@ describe('leader hygiene through the Lambda entries', () => {
     expect(ended).toHaveLength(2);
     expect(ended[0]).toMatchObject({ outcome: 'moved', from: leader.id, to: target.id, newTerm: term + 1 });
 
-    const forged = toEventBridgeEvent({ detailType: 'LeaderDegraded', detail: { ...(delivered.detail as object), moveId: 'hygiene-lab-forged', from: target.id, to: leader.id } });
+    const forged = toEventBridgeEvent({
+      detailType: 'LeaderDegraded',
+      detail: { ...(delivered.detail as object), moveId: 'hygiene-lab-forged', from: target.id, to: leader.id },
+    });
     expect(await moveLeader(forged, localContext('move-leader'))).toEqual({ kind: 'unknown-move' });
     expect((await lab.leader()).id).toBe(target.id);
     expect(endedOnBus()).toHaveLength(2);

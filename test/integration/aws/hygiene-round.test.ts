@@ -43,7 +43,8 @@ beforeAll(async () => {
   const endpoints = [`http://127.0.0.1:${(etcdStandIn.address() as AddressInfo).port}`];
   tableName = await dynamo.createTable();
   // Hygiene is off unless a cluster's policy turns it on.
-  for (const clusterId of ['quiet-b', 'quiet-a']) await putCluster(dynamo.client(), tableName, { clusterId, endpoints, policy: { callTimeoutMs: CALL_TIMEOUT_MS } });
+  for (const clusterId of ['quiet-b', 'quiet-a'])
+    await putCluster(dynamo.client(), tableName, { clusterId, endpoints, policy: { callTimeoutMs: CALL_TIMEOUT_MS } });
   // As the stack sets them on the function, with the endpoints pointed at the fakes.
   Object.assign(lambdaEnv, {
     ...fullEnv,
@@ -149,7 +150,7 @@ describe('the hygiene round', () => {
     expect(warnings).toEqual([expect.stringMatching(/^leader hygiene round: the registered clusters could not be listed/)]);
   });
 
-  it('publishes nothing for no registered cluster, and one check per cluster, at the round\'s time', async () => {
+  it("publishes nothing for no registered cluster, and one check per cluster, at the round's time", async () => {
     const none = roundDeps(async () => []);
     expect(await hygieneRound(none.deps)).toEqual({ asked: 0 });
     expect(none.published).toEqual([]);

@@ -13,7 +13,14 @@ import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.
 import type { Decision } from '../../../functions/core/decision.ts';
 import { journalSteps } from '../../../functions/core/journal.ts';
 import { targetKeyOf } from '../../../functions/core/target.ts';
-import { boundedEvidence, boundedTimeline, MAX_EVIDENCE_BYTES, MAX_MESSAGE_CHARS, MAX_TIMELINE_DETAIL_BYTES, MAX_TIMELINE_ENTRIES } from '../../../functions/core/said-limits.ts';
+import {
+  boundedEvidence,
+  boundedTimeline,
+  MAX_EVIDENCE_BYTES,
+  MAX_MESSAGE_CHARS,
+  MAX_TIMELINE_DETAIL_BYTES,
+  MAX_TIMELINE_ENTRIES,
+} from '../../../functions/core/said-limits.ts';
 import { keptViews, MAX_HISTORY_BYTES, MAX_INCIDENT_VIEWS, viewBytes } from '../../../functions/core/view-history.ts';
 import { clipText, VIEW_LIMITS } from '../../../functions/core/view-limits.ts';
 import type { IncidentPatch, IncidentStore } from '../../../functions/ports/incident-store.ts';
@@ -55,10 +62,21 @@ function largestPatch(): IncidentPatch {
   const views = Array.from({ length: MAX_INCIDENT_VIEWS }, (_, i) => worstView(VIEW_LIMITS.members, i));
   const decision: Decision = { kind: 'block', reason: 'QUORUM_AT_RISK', message: dearest(MAX_MESSAGE_CHARS), evidence: fullEvidence() };
   const timeline = boundedTimeline(
-    Array.from({ length: 3 * MAX_TIMELINE_ENTRIES }, (_, i) => ({ at, step: `s${i}`.padEnd(64, 's'), detail: overlong(`line ${i}`, MAX_TIMELINE_DETAIL_BYTES) })),
+    Array.from({ length: 3 * MAX_TIMELINE_ENTRIES }, (_, i) => ({
+      at,
+      step: `s${i}`.padEnd(64, 's'),
+      detail: overlong(`line ${i}`, MAX_TIMELINE_DETAIL_BYTES),
+    })),
   );
   const newest = views.at(-1)!;
-  const probed = makeEvent('MembersProbed', { incidentId, clusterId, attempt: 59, at, target: { ...target, memberId: 'f000000000000001', name: clipText(dearest(300), 253) }, view: newest });
+  const probed = makeEvent('MembersProbed', {
+    incidentId,
+    clusterId,
+    attempt: 59,
+    at,
+    target: { ...target, memberId: 'f000000000000001', name: clipText(dearest(300), 253) },
+    view: newest,
+  });
   return {
     attempt: 59,
     waits: 1_000,
@@ -70,7 +88,14 @@ function largestPatch(): IncidentPatch {
     result: { ...decision, timeline },
     leaderUnreachable: { since: Date.parse(at), term: Number.MAX_SAFE_INTEGER },
     outbox: [
-      { kind: 'journal', entry: { at: Date.parse(at), step: journalSteps.probed, detail: { answered: 0, members: VIEW_LIMITS.members, leader: 'agreed', leaderName: clipText(dearest(300), 253), listFailures: [] } } },
+      {
+        kind: 'journal',
+        entry: {
+          at: Date.parse(at),
+          step: journalSteps.probed,
+          detail: { answered: 0, members: VIEW_LIMITS.members, leader: 'agreed', leaderName: clipText(dearest(300), 253), listFailures: [] },
+        },
+      },
       { kind: 'publish', event: probed },
     ],
     stepsDone: ['probe-members@59', 'move-leader@59', 'schedule-retry@59', 'remediate@59'],
@@ -121,9 +146,12 @@ describe('an incident item at its largest', () => {
     const client = dynamo.client();
     const store = createDynamoIncidentStore({ client, tableName });
     await writeLargest(store);
-    const { Item } = await client.send(new GetItemCommand({ TableName: tableName, Key: { pk: { S: incidentKey(incidentId).pk }, sk: { S: incidentKey(incidentId).sk } } }));
+    const { Item } = await client.send(
+      new GetItemCommand({ TableName: tableName, Key: { pk: { S: incidentKey(incidentId).pk }, sk: { S: incidentKey(incidentId).sk } } }),
+    );
     const [stored, uncompressed] = [dynamoItemBytes(Item!), dynamoItemBytes(Item!, true)];
-    if (process.env.SHOW_SIZES) console.log('dynamodb item bytes', stored, 'as if nothing compressed', uncompressed, 'with a full history', withFullHistory(uncompressed));
+    if (process.env.SHOW_SIZES)
+      console.log('dynamodb item bytes', stored, 'as if nothing compressed', uncompressed, 'with a full history', withFullHistory(uncompressed));
     expect(stored).toBeLessThanOrEqual(uncompressed);
     expect(withFullHistory(uncompressed)).toBeLessThan(ITEM_BOUND_BYTES);
     expect(ITEM_BOUND_BYTES).toBeLessThan(DYNAMODB_ITEM_BYTES);

@@ -85,7 +85,7 @@ it('a machine nobody registered: a dead letter in the table, nothing on the bus'
   expect(dead!.error).toBe('instanceId i-0fedcba9876543210 is not registered in the cluster directory: no etcd member is known to run on it');
 });
 
-it('a MemberUnhealthy naming a registered cluster: published, the cluster known from its entry\'s key alone, its secrets never read', async () => {
+it("a MemberUnhealthy naming a registered cluster: published, the cluster known from its entry's key alone, its secrets never read", async () => {
   const before = bus.calls.length;
   const report = sample('member-unhealthy');
   const event = { ...report, detail: { ...report.detail, clusterId: 'prod-eu-1', target: { memberName: 'prod-eu-1-cp-a' } } };

@@ -36,7 +36,11 @@ interface Asked {
 }
 
 function asked(exchange: DynamoExchange): Asked {
-  const request = JSON.parse(exchange.request) as { Key?: { pk?: { S?: string } }; ProjectionExpression?: string; ExpressionAttributeNames?: Record<string, string> };
+  const request = JSON.parse(exchange.request) as {
+    Key?: { pk?: { S?: string } };
+    ProjectionExpression?: string;
+    ExpressionAttributeNames?: Record<string, string>;
+  };
   const names = request.ExpressionAttributeNames ?? {};
   const attributes = request.ProjectionExpression ? request.ProjectionExpression.split(',').map((part) => names[part.trim()] ?? part.trim()) : 'all';
   return { operation: exchange.operation, partitionKey: request.Key?.pk?.S, attributes };
@@ -72,7 +76,11 @@ describe('intake lookup', () => {
     const intake = lookup();
     expect(await intake.isRegistered('prod')).toBe(true);
     expect(await intake.isRegistered('staging')).toBe(false);
-    await putCluster(dynamo.client(), tableName, { clusterId: 'staging', endpoints: ['https://10.1.0.1:2379'], members: [{ memberName: 'etcd-s', instanceId: 'i-0c1d2e3f405162738' }] });
+    await putCluster(dynamo.client(), tableName, {
+      clusterId: 'staging',
+      endpoints: ['https://10.1.0.1:2379'],
+      members: [{ memberName: 'etcd-s', instanceId: 'i-0c1d2e3f405162738' }],
+    });
     expect(await intake.isRegistered('staging')).toBe(true);
     expect(await intake.findByInstance('i-0c1d2e3f405162738')).toEqual({ clusterId: 'staging', memberName: 'etcd-s' });
   });

@@ -90,7 +90,10 @@ describe('the learner check round on AWS', () => {
     };
 
     const first = await round();
-    expect(first.map((e) => [e.detailType, e.detail.clusterId]).sort()).toEqual([['LearnerCheckDue', 'gone'], ['LearnerCheckDue', 'lab']]);
+    expect(first.map((e) => [e.detailType, e.detail.clusterId]).sort()).toEqual([
+      ['LearnerCheckDue', 'gone'],
+      ['LearnerCheckDue', 'lab'],
+    ]);
     const seen = (await deps.store.learnerSightings('lab'))[stuck];
     expect(seen).toBeDefined();
     expect(published.filter((e) => e.detailType === 'LearnerRemoved')).toEqual([]);

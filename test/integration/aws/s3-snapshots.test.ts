@@ -69,7 +69,13 @@ describe('S3 snapshots', () => {
     const sidecar = fake.objects.get(`${BUCKET}/${KEY}.sha256`)!;
     expect(sidecar.body.toString()).toBe(`${sha256}  inc-1-etcd-1.db\n`);
     expect(sidecar).toMatchObject({ serverSideEncryption: 'AES256', metadata: { sha256 } });
-    expect(fake.calls.map((c) => `${c.operation} ${c.status}`)).toEqual(['CreateMultipartUpload 200', 'UploadPart 200', 'UploadPart 200', 'CompleteMultipartUpload 200', 'PutObject 200']);
+    expect(fake.calls.map((c) => `${c.operation} ${c.status}`)).toEqual([
+      'CreateMultipartUpload 200',
+      'UploadPart 200',
+      'UploadPart 200',
+      'CompleteMultipartUpload 200',
+      'PutObject 200',
+    ]);
     expect(fake.openUploads()).toEqual([]);
   });
 
@@ -116,7 +122,12 @@ describe('the S3 fake refuses what S3 refuses', () => {
   it('a Complete naming a part never uploaded, or with the wrong ETag: InvalidPart', async () => {
     const id = await upload('k1');
     const etag = await part('k1', id, 1, 10);
-    await expect(complete('k1', id, [{ PartNumber: 1, ETag: etag }, { PartNumber: 2, ETag: etag }])).rejects.toMatchObject({ name: 'InvalidPart' });
+    await expect(
+      complete('k1', id, [
+        { PartNumber: 1, ETag: etag },
+        { PartNumber: 2, ETag: etag },
+      ]),
+    ).rejects.toMatchObject({ name: 'InvalidPart' });
     await expect(complete('k1', id, [{ PartNumber: 1, ETag: '"0000"' }])).rejects.toMatchObject({ name: 'InvalidPart' });
   });
 
@@ -124,10 +135,23 @@ describe('the S3 fake refuses what S3 refuses', () => {
     const id = await upload('k2');
     const small = await part('k2', id, 1, 1024);
     const last = await part('k2', id, 2, 10);
-    await expect(complete('k2', id, [{ PartNumber: 1, ETag: small }, { PartNumber: 2, ETag: last }])).rejects.toMatchObject({ name: 'EntityTooSmall' });
-    await expect(complete('k2', id, [{ PartNumber: 2, ETag: last }, { PartNumber: 1, ETag: small }])).rejects.toMatchObject({ name: 'InvalidPartOrder' });
+    await expect(
+      complete('k2', id, [
+        { PartNumber: 1, ETag: small },
+        { PartNumber: 2, ETag: last },
+      ]),
+    ).rejects.toMatchObject({ name: 'EntityTooSmall' });
+    await expect(
+      complete('k2', id, [
+        { PartNumber: 2, ETag: last },
+        { PartNumber: 1, ETag: small },
+      ]),
+    ).rejects.toMatchObject({ name: 'InvalidPartOrder' });
     const big = await part('k2', id, 1, MIN_PART_BYTES);
-    await complete('k2', id, [{ PartNumber: 1, ETag: big }, { PartNumber: 2, ETag: last }]);
+    await complete('k2', id, [
+      { PartNumber: 1, ETag: big },
+      { PartNumber: 2, ETag: last },
+    ]);
     expect(fake.objects.get(`${BUCKET}/k2`)!.body.length).toBe(MIN_PART_BYTES + 10);
     await expect(complete('k2', id, [{ PartNumber: 1, ETag: big }])).rejects.toMatchObject({ name: 'NoSuchUpload' });
     await expect(part('k2', 'not-an-upload', 1, 10)).rejects.toMatchObject({ name: 'NoSuchUpload' });

@@ -93,13 +93,19 @@ describe.sequential('the seed case on the AWS wiring', () => {
     expect(detail.newLeader.id).toBe(newLeader.id);
     // The chain, as the bus saw it.
     const types = typesOn(stack);
-    for (const t of ['MemberUnhealthy', 'MembersProbed', 'RetryRequested', 'RetryDue', 'RemediationApproved', 'RemediationCompleted']) expect(types).toContain(t);
+    for (const t of ['MemberUnhealthy', 'MembersProbed', 'RetryRequested', 'RetryDue', 'RemediationApproved', 'RemediationCompleted'])
+      expect(types).toContain(t);
     expect(types).not.toContain('RemediationBlocked');
     // Short waits went through SQS and the Pipe; nothing waited on Scheduler's minute.
     expect(stack.sqs.sent.length).toBeGreaterThan(0);
     expect(stack.scheduler.requests).toEqual([]);
     // Exactly one removal: etcd's own member list, and the record written before each MemberRemove.
-    expect((await lab!.memberList()).map((m) => m.id).sort()).toEqual(lab!.members.filter((m) => m.id !== leader.id).map((m) => m.id).sort());
+    expect((await lab!.memberList()).map((m) => m.id).sort()).toEqual(
+      lab!.members
+        .filter((m) => m.id !== leader.id)
+        .map((m) => m.id)
+        .sort(),
+    );
     expect(await removalsRecorded()).toEqual([expect.objectContaining({ memberId: leader.id, confirmed: true })]);
     expect(stack.failed).toEqual([]);
     // The snapshot taken before the removal is in the bucket, its bytes those the completion records.
@@ -116,7 +122,11 @@ describe.sequential('the seed case on the AWS wiring', () => {
         `${stack.invocations.length} invocations, ${stack.eventBridge.accepted.length} events, ${stack.sqs.sent.length} short waits, ${stack.scheduler.requests.length} schedules`,
     );
     const from = stack.eventBridge.accepted[0]?.acceptedAt ?? 0;
-    console.log(stack.eventBridge.accepted.map((e) => `+${e.acceptedAt - from} ms ${e.event['detail-type']} ${(e.event.detail as { reason?: string }).reason ?? ''}`).join('\n'));
+    console.log(
+      stack.eventBridge.accepted
+        .map((e) => `+${e.acceptedAt - from} ms ${e.event['detail-type']} ${(e.event.detail as { reason?: string }).reason ?? ''}`)
+        .join('\n'),
+    );
     // The bound itself is a goal of the median of 5 runs (`npm run demo:aws -- --runs 5`), not of one
     // run on a busy machine. Held here: no wait took a slow path (a Scheduler minute, a Lambda
     // retry a minute later), each of which would add far more than the bound again.
@@ -127,12 +137,19 @@ describe.sequential('the seed case on the AWS wiring', () => {
     // Lambda's retry after about a minute, compressed to 600 ms.
     const { leader } = await run({ deliverTwice: true, shortWaitsTwice: true, crash: 'remediate', compression: 100 });
     const stack = deployed!;
-    expect((await lab!.memberList()).map((m) => m.id).sort()).toEqual(lab!.members.filter((m) => m.id !== leader.id).map((m) => m.id).sort());
+    expect((await lab!.memberList()).map((m) => m.id).sort()).toEqual(
+      lab!.members
+        .filter((m) => m.id !== leader.id)
+        .map((m) => m.id)
+        .sort(),
+    );
     expect(await removalsRecorded()).toEqual([expect.objectContaining({ memberId: leader.id, confirmed: true })]);
     // The incident ends once: one incident, remediated; a completion published again says the same.
     const incidents = await createDynamoIncidentStore({ client: stack.dynalite.client(), tableName: stack.tableName }).listIncidents({ clusterId: 'lab' });
     expect(incidents.map((i) => [i.state, i.memberId])).toEqual([['awaiting-replacement', leader.id]]);
-    const completions = stack.eventBridge.accepted.filter((e) => e.event['detail-type'] === 'RemediationCompleted').map((e) => e.event.detail as { incidentId: string; newLeader: { id: string } });
+    const completions = stack.eventBridge.accepted
+      .filter((e) => e.event['detail-type'] === 'RemediationCompleted')
+      .map((e) => e.event.detail as { incidentId: string; newLeader: { id: string } });
     expect(completions.length).toBeGreaterThanOrEqual(1);
     expect(new Set(completions.map((c) => `${c.incidentId} ${c.newLeader.id}`)).size).toBe(1);
     expect(completions[0]!.incidentId).toBe(incidents[0]!.incidentId);
@@ -153,10 +170,13 @@ describe.sequential('the seed case on the AWS wiring', () => {
     await theLab.fault(leader.name, 'cut');
     await registerLab(stack, theLab, seedPolicy);
     expect(await reportUnhealthy(stack, leader.name)).toBe(0);
-    const blocked = await waitFor(async () => stack.eventBridge.accepted.find((e) => e.event['detail-type'] === 'RemediationBlocked' || e.event['detail-type'] === 'RemediationCompleted'), {
-      timeoutMs: 60_000,
-      what: 'the incident to end',
-    });
+    const blocked = await waitFor(
+      async () => stack.eventBridge.accepted.find((e) => e.event['detail-type'] === 'RemediationBlocked' || e.event['detail-type'] === 'RemediationCompleted'),
+      {
+        timeoutMs: 60_000,
+        what: 'the incident to end',
+      },
+    );
     const detail = blocked.event.detail as { reason?: string; message?: string };
     expect(blocked.event['detail-type'], JSON.stringify(detail).slice(0, 800)).toBe('RemediationBlocked');
     expect(detail.reason).toBe('SNAPSHOT_FAILED');

@@ -64,12 +64,14 @@ describe('short-wait pipe fake', () => {
     sqsClient.destroy();
   });
 
-  it('the SQS-to-bus hop takes the pipe\'s latency', async () => {
+  it("the SQS-to-bus hop takes the pipe's latency", async () => {
     const { eventBridge, sqs } = await start();
     connectPipe({ sqs, queue: 'q', eventBridge, target: contractPipe(stack.busName), latencyMs: 150 });
     const sqsClient = new SQSClient(sdkConfig(sqs.endpoint));
     const sentAt = performance.now();
-    await sqsClient.send(new SendMessageCommand({ QueueUrl: sqs.queueUrl('q'), MessageBody: JSON.stringify({ detailType: 'RetryDue', detail: loadSample('RetryDue') }) }));
+    await sqsClient.send(
+      new SendMessageCommand({ QueueUrl: sqs.queueUrl('q'), MessageBody: JSON.stringify({ detailType: 'RetryDue', detail: loadSample('RetryDue') }) }),
+    );
     await waitFor(async () => (eventBridge.accepted.length > 0 ? true : undefined), { timeoutMs: 5_000, what: 'the RetryDue on the bus' });
     expect(performance.now() - sentAt).toBeGreaterThanOrEqual(150 - 1);
     sqsClient.destroy();

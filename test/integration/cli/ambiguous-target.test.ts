@@ -46,12 +46,18 @@ describe('a member name two members share', () => {
   });
 
   const remediate = async (target: string, state: string) => {
-    const run = await runCli(['remediate', '--endpoints', lab.endpoints().join(','), '--target', target, ...lab500, '--state', path.join(dir, state), '--json'], { timeoutMs: 45_000 });
+    const run = await runCli(
+      ['remediate', '--endpoints', lab.endpoints().join(','), '--target', target, ...lab500, '--state', path.join(dir, state), '--json'],
+      { timeoutMs: 45_000 },
+    );
     return { code: run.code, stderr: run.stderr, result: jsonOf<ResultJson>(run) };
   };
 
   it('the member list holds both under the name', async () => {
-    const named = (await lab.memberList()).filter((m) => m.name === shared).map((m) => m.id).sort();
+    const named = (await lab.memberList())
+      .filter((m) => m.name === shared)
+      .map((m) => m.id)
+      .sort();
     expect(named).toEqual([frozen.id, twin.id].sort());
   });
 

@@ -62,7 +62,24 @@ describe('endpoints of two etcd clusters', () => {
     const beforeB = await memberIds(b);
     const state = path.join(dir, 'remediate.sqlite');
     const run = await runCli(
-      ['remediate', '--endpoints', mixed, '--target', 'a1', '--grace', '0s', '--election-timeout', '500ms', '--timeout', '1s', '--backoff', '300ms', '--state', state, '--json'],
+      [
+        'remediate',
+        '--endpoints',
+        mixed,
+        '--target',
+        'a1',
+        '--grace',
+        '0s',
+        '--election-timeout',
+        '500ms',
+        '--timeout',
+        '1s',
+        '--backoff',
+        '300ms',
+        '--state',
+        state,
+        '--json',
+      ],
       { timeoutMs: 45_000 },
     );
     expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(2);

@@ -20,7 +20,10 @@ const shown = (name: string) => name.replaceAll('\n', '\\n').replaceAll('\x1b', 
 
 function expectHarmless(text: string, what: string): void {
   expect(RAW_CONTROL.exec(text)?.[0], `${what} holds a raw control character:\n${JSON.stringify(text)}`).toBeUndefined();
-  expect(text.split('\n').filter((line) => line.startsWith('reason: FORGED')), `${what} has a forged line`).toEqual([]);
+  expect(
+    text.split('\n').filter((line) => line.startsWith('reason: FORGED')),
+    `${what} has a forged line`,
+  ).toEqual([]);
 }
 
 describe('member names with control characters', () => {
@@ -60,7 +63,9 @@ describe('member names with control characters', () => {
     const leader = await lab.leader();
     const state = path.join(dir, 'state.sqlite');
     const lab500 = ['--election-timeout', '500ms', '--timeout', '1s', '--backoff', '300ms'];
-    const run = await runCli(['remediate', '--endpoints', lab.endpoints().join(','), '--target', leader.name, ...lab500, '--state', state], { timeoutMs: 45_000 });
+    const run = await runCli(['remediate', '--endpoints', lab.endpoints().join(','), '--target', leader.name, ...lab500, '--state', state], {
+      timeoutMs: 45_000,
+    });
     expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(6);
     expectHarmless(run.stdout, 'remediate stdout');
     expectHarmless(run.stderr, 'remediate stderr');
@@ -68,14 +73,18 @@ describe('member names with control characters', () => {
     expect(run.stdout.split('\n').filter((line) => line.startsWith('reason:'))).toHaveLength(1);
     expect(run.stderr).toMatch(/\+\S+\s+MemberUnhealthy\s/);
     expect(run.stderr).toContain(`memberName ${shown(leader.name)}: remediation requested`);
-    expect(run.stderr.split('\n').filter((line) => line.includes('RemediationCompleted'))).toEqual([expect.stringContaining(`${shown(leader.name)} removed; `)]);
+    expect(run.stderr.split('\n').filter((line) => line.includes('RemediationCompleted'))).toEqual([
+      expect.stringContaining(`${shown(leader.name)} removed; `),
+    ]);
 
     const list = await runCli(['status', '--state', state]);
     expect(list.code, list.stderr).toBe(0);
     expectHarmless(list.stdout, 'status');
     expect(list.stdout).toContain(` ${shown(leader.name)} `);
 
-    const { incidents } = jsonOf<{ incidents: { incidentId: string; target: { memberName?: string } }[] }>(await runCli(['status', '--state', state, '--json']));
+    const { incidents } = jsonOf<{ incidents: { incidentId: string; target: { memberName?: string } }[] }>(
+      await runCli(['status', '--state', state, '--json']),
+    );
     expect(incidents.map((i) => i.target.memberName)).toEqual([leader.name]);
 
     const timeline = await runCli(['status', incidents[0]!.incidentId, '--state', state]);

@@ -43,13 +43,26 @@ describe('credentials in endpoint URLs are refused, never echoed', () => {
 
   const runConfig = (name: string, endpoints: string[]) => {
     const file = path.join(dir, `${name}.json`);
-    fs.writeFileSync(file, JSON.stringify({ state: `${name}.sqlite`, listen: '127.0.0.1:0', insecureNoAuth: true, clusters: [{ clusterId: 'lab', endpoints }] }));
+    fs.writeFileSync(
+      file,
+      JSON.stringify({ state: `${name}.sqlite`, listen: '127.0.0.1:0', insecureNoAuth: true, clusters: [{ clusterId: 'lab', endpoints }] }),
+    );
     return file;
   };
 
   it.each([
-    { name: 'probe --endpoints', args: () => ['probe', '--endpoints', LEAKY], says: () => '--endpoints: http://***@127.0.0.1:1 carries credentials', instead: INSTEAD },
-    { name: 'a user name alone', args: () => ['probe', '--endpoints', 'http://root@127.0.0.1:1'], says: () => '--endpoints: http://***@127.0.0.1:1 carries credentials', instead: INSTEAD },
+    {
+      name: 'probe --endpoints',
+      args: () => ['probe', '--endpoints', LEAKY],
+      says: () => '--endpoints: http://***@127.0.0.1:1 carries credentials',
+      instead: INSTEAD,
+    },
+    {
+      name: 'a user name alone',
+      args: () => ['probe', '--endpoints', 'http://root@127.0.0.1:1'],
+      says: () => '--endpoints: http://***@127.0.0.1:1 carries credentials',
+      instead: INSTEAD,
+    },
     {
       name: 'the second of two, and not a client URL either',
       args: () => ['plan', '--endpoints', `http://127.0.0.1:1,root:${PASSWORD}@127.0.0.1`, '--target', 'etcd1'],

@@ -30,7 +30,8 @@ interface Result {
  * removal record but has not the root role; then authentication on.
  */
 async function enableAuth(lab: Lab): Promise<void> {
-  const ctl = (...args: string[]) => run(ETCDCTL, ['--endpoints', lab.members[0]!.directUrl, '--command-timeout', '5s', ...args], { env: { ...process.env, ETCDCTL_API: '3' } });
+  const ctl = (...args: string[]) =>
+    run(ETCDCTL, ['--endpoints', lab.members[0]!.directUrl, '--command-timeout', '5s', ...args], { env: { ...process.env, ETCDCTL_API: '3' } });
   await ctl('role', 'add', 'root');
   await ctl('user', 'add', `root:${ROOT_PASSWORD}`);
   await ctl('user', 'grant-role', 'root', 'root');
@@ -101,7 +102,10 @@ describe('etcd with authentication enabled', () => {
   it('remediate of the leader as a user who may write our lock but lacks the root role blocks AUTH_FAILED naming the user, before any move', async () => {
     const before = await leaderAndTerm();
     const state = path.join(dir, 'operator.sqlite');
-    const r = await runCli(['remediate', ...endpoints(), '--target', before.name, '--user', 'operator', '--password-file', operatorFile, ...lab500, '--state', state, '--json'], { timeoutMs: 45_000 });
+    const r = await runCli(
+      ['remediate', ...endpoints(), '--target', before.name, '--user', 'operator', '--password-file', operatorFile, ...lab500, '--state', state, '--json'],
+      { timeoutMs: 45_000 },
+    );
     expect(r.code, r.stderr).toBe(3);
     const result = jsonOf<Result>(r);
     expect(result).toMatchObject({ outcome: 'blocked', reason: 'AUTH_FAILED', target: { memberId: before.id } });
@@ -151,7 +155,10 @@ describe('etcd with authentication enabled', () => {
       { args: ['--user', `root:${ROOT_PASSWORD}`], says: /^--user: give the user name alone.*--password-file F.*ETCDCTL_PASSWORD/ },
       { args: ['--user', 'root'], says: /^--user root: no password: give --password-file F .*or set ETCDCTL_PASSWORD/ },
       { args: ['--password-file', rootFile], says: /^--password-file: needs --user NAME/ },
-      { args: ['--user', 'root', '--password-file', loose], says: new RegExp(`^--password-file ${loose}: is readable or writable by others \\(mode 644\\); chmod 600 it`) },
+      {
+        args: ['--user', 'root', '--password-file', loose],
+        says: new RegExp(`^--password-file ${loose}: is readable or writable by others \\(mode 644\\); chmod 600 it`),
+      },
       { args: ['--user', 'root', '--password-file', path.join(dir, 'missing')], says: /^--password-file \S+missing: cannot read: ENOENT/ },
     ];
     for (const { args, says } of cases) {
@@ -165,7 +172,9 @@ describe('etcd with authentication enabled', () => {
 
   it('with --user root and ETCDCTL_PASSWORD, plan of the leader says the move it would make', async () => {
     const leader = await lab.leader();
-    const r = await runCli(['plan', ...endpoints(), '--target', leader.name, '--user', 'root', ...lab500, '--json'], { env: { ETCDCTL_PASSWORD: ROOT_PASSWORD } });
+    const r = await runCli(['plan', ...endpoints(), '--target', leader.name, '--user', 'root', ...lab500, '--json'], {
+      env: { ETCDCTL_PASSWORD: ROOT_PASSWORD },
+    });
     expect(r.code, r.stderr).toBe(0);
     expect(jsonOf<Result>(r)).toMatchObject({ outcome: 'planned', reason: 'LEADER_MOVE_REQUIRED', leaderMove: 'moved' });
   });
@@ -173,7 +182,10 @@ describe('etcd with authentication enabled', () => {
   it("run's config takes auth.user and auth.passwordFile, and refuses a password in the config (exit 2, naming the field)", async () => {
     const write = (name: string, auth: object, policy: object = {}) => {
       const file = path.join(dir, `${name}.json`);
-      fs.writeFileSync(file, JSON.stringify({ state: `${name}.sqlite`, listen: '127.0.0.1:0', clusters: [{ clusterId: 'lab', endpoints: lab.endpoints(), auth, policy }] }));
+      fs.writeFileSync(
+        file,
+        JSON.stringify({ state: `${name}.sqlite`, listen: '127.0.0.1:0', clusters: [{ clusterId: 'lab', endpoints: lab.endpoints(), auth, policy }] }),
+      );
       return file;
     };
     const inline = await runCli(['run', '--config', write('inline', { user: 'root', password: ROOT_PASSWORD })]);
@@ -194,7 +206,15 @@ describe('etcd with authentication enabled', () => {
     const event = { clusterId: 'lab', target: { memberName: leader.name }, reason: 'disk failing', source: 'test', observedAt: new Date().toISOString() };
     running.child.stdin!.write(`${JSON.stringify(event)}\n`);
     const [, incidentId] = await running.waitForStderr(/stdin line 1: accepted, incident (\S+)/);
-    const line = await running.until(() => running.stdout().split('\n').find((l) => l.includes(incidentId!)), `run to print the outcome of incident ${incidentId}`, 30_000);
+    const line = await running.until(
+      () =>
+        running
+          .stdout()
+          .split('\n')
+          .find((l) => l.includes(incidentId!)),
+      `run to print the outcome of incident ${incidentId}`,
+      30_000,
+    );
     expect(JSON.parse(line)).toMatchObject({ incidentId, outcome: 'blocked', reason: 'DRY_RUN' });
     expect(running.stdout() + running.stderr()).not.toContain(ROOT_PASSWORD);
     await killService(running);
@@ -203,7 +223,10 @@ describe('etcd with authentication enabled', () => {
   it('with --user root and --password-file, remediate of the leader moves leadership and removes it', async () => {
     const before = await lab.leader();
     const state = path.join(dir, 'root.sqlite');
-    const r = await runCli(['remediate', ...endpoints(), '--target', before.name, '--user', 'root', '--password-file', rootFile, ...lab500, '--state', state, '--json'], { timeoutMs: 45_000 });
+    const r = await runCli(
+      ['remediate', ...endpoints(), '--target', before.name, '--user', 'root', '--password-file', rootFile, ...lab500, '--state', state, '--json'],
+      { timeoutMs: 45_000 },
+    );
     expect(r.code, r.stderr).toBe(6);
     expect(jsonOf<Result>(r)).toMatchObject({ outcome: 'awaiting-replacement', leaderMove: 'moved', target: { memberId: before.id } });
     expect((await lab.memberList()).map((m) => m.id)).not.toContain(before.id);

@@ -19,14 +19,19 @@ describe.concurrent('an election timeout below 100 ms', () => {
     const run = await runCli(args);
     expect(run.code).toBe(2);
     expect(run.stdout).toBe('');
-    expect(run.stderr).toBe("etcd-remediator: --election-timeout: must be at least 100ms (etcd's default is 1s): evidence samples must be one election timeout apart\n");
+    expect(run.stderr).toBe(
+      "etcd-remediator: --election-timeout: must be at least 100ms (etcd's default is 1s): evidence samples must be one election timeout apart\n",
+    );
   });
 
   it('in the run config is refused naming the field', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cli-election-timeout-'));
     try {
       const file = path.join(dir, 'config.json');
-      fs.writeFileSync(file, JSON.stringify({ state: 's.sqlite', clusters: [{ clusterId: 'a', endpoints: ['http://127.0.0.1:2379'], policy: { electionTimeout: '10ms' } }] }));
+      fs.writeFileSync(
+        file,
+        JSON.stringify({ state: 's.sqlite', clusters: [{ clusterId: 'a', endpoints: ['http://127.0.0.1:2379'], policy: { electionTimeout: '10ms' } }] }),
+      );
       const run = await runCli(['run', '--config', file]);
       expect(run.code).toBe(2);
       expect(run.stderr.trimEnd().split('\n')).toHaveLength(1);
@@ -59,7 +64,20 @@ describe('remediate --grace 0s on a lab', () => {
   it('removes a cut leader only after a second sample one election timeout after the first', async () => {
     const leader = await lab.leader();
     await lab.fault(leader.name, 'cut');
-    const args = ['--endpoints', lab.endpoints().join(','), '--target', leader.name, '--grace', '0s', '--election-timeout', '500ms', '--timeout', '1s', '--backoff', '300ms'];
+    const args = [
+      '--endpoints',
+      lab.endpoints().join(','),
+      '--target',
+      leader.name,
+      '--grace',
+      '0s',
+      '--election-timeout',
+      '500ms',
+      '--timeout',
+      '1s',
+      '--backoff',
+      '300ms',
+    ];
     const run = await runCli(['remediate', ...args, '--state', path.join(dir, 'state.sqlite'), '--json'], { timeoutMs: 45_000 });
     expect(run.code, run.stderr).toBe(6);
     const result = jsonOf<ResultJson>(run);
@@ -67,7 +85,10 @@ describe('remediate --grace 0s on a lab', () => {
     expect(result.evidence.judgement?.verdict).toBe('LEADER_UNREACHABLE');
     // The first probe that saw it down was not enough: a retry one election timeout later came first.
     expect(run.stderr).toMatch(/RetryRequested\s+LEADER_UNREACHABLE_UNCONFIRMED[\s\S]*RemediationApproved\s+LEADER_UNREACHABLE_PAST_GRACE/);
-    const approved = /RemediationApproved\s+LEADER_UNREACHABLE_PAST_GRACE.* for (\d+) ms|RemediationApproved\s+LEADER_UNREACHABLE_PAST_GRACE.* for ([\d.]+) s/.exec(run.stderr);
+    const approved =
+      /RemediationApproved\s+LEADER_UNREACHABLE_PAST_GRACE.* for (\d+) ms|RemediationApproved\s+LEADER_UNREACHABLE_PAST_GRACE.* for ([\d.]+) s/.exec(
+        run.stderr,
+      );
     const downFor = approved?.[1] !== undefined ? Number(approved[1]) : Number(approved?.[2]) * 1_000;
     expect(downFor, run.stderr).toBeGreaterThanOrEqual(500);
   });

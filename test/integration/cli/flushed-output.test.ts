@@ -16,7 +16,6 @@ const REPO = path.resolve(path.dirname(BIN), '..');
 const PAUSE_MS = 5;
 const DEAD_LETTERS = 300;
 
-
 /** Runs a command with stdout and stderr on pipes that are read slowly. */
 function runReadSlowly(command: string, args: string[], timeoutMs = 60_000): Promise<CliRun> {
   return new Promise((resolve, reject) => {
@@ -62,7 +61,13 @@ describe('output through a slowly read pipe is complete', () => {
     const store = openSqliteStore({ path: state });
     try {
       for (let i = 0; i < DEAD_LETTERS; i++) {
-        await store.putDeadLetter({ receivedAt: Date.now(), source: 'test', detailType: 'MemberUnhealthy', payload: 'x'.repeat(2_000), error: `dead letter ${i}` });
+        await store.putDeadLetter({
+          receivedAt: Date.now(),
+          source: 'test',
+          detailType: 'MemberUnhealthy',
+          payload: 'x'.repeat(2_000),
+          error: `dead letter ${i}`,
+        });
       }
     } finally {
       await store.close();
@@ -107,7 +112,19 @@ describe('remediate --json through a slowly read pipe, after a real removal', ()
   it('prints the whole result and every progress line, and still exits', async () => {
     const leader = await lab.leader();
     const follower = (await lab.memberList()).find((m) => m.id !== leader.id)!;
-    const args = ['remediate', '--endpoints', lab.endpoints().join(','), '--target', follower.name, '--election-timeout', '500ms', '--timeout', '1s', '--backoff', '300ms'];
+    const args = [
+      'remediate',
+      '--endpoints',
+      lab.endpoints().join(','),
+      '--target',
+      follower.name,
+      '--election-timeout',
+      '500ms',
+      '--timeout',
+      '1s',
+      '--backoff',
+      '300ms',
+    ];
     const run = await runReadSlowly(process.execPath, [BIN, ...args, '--state', path.join(dir, 'state.sqlite'), '--json']);
     expect(run.code, run.stderr).toBe(6);
     expect(JSON.parse(run.stdout)).toMatchObject({ outcome: 'awaiting-replacement', target: { memberId: follower.id } });

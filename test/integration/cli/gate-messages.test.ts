@@ -12,7 +12,9 @@ interface Planned {
 }
 
 const plan = async (lab: Lab, target: string): Promise<Planned & { code: number | null }> => {
-  const run = await runCli(['plan', '--endpoints', lab.endpoints().join(','), '--target', target, '--timeout', '1s', '--election-timeout', '500ms', '--json'], { timeoutMs: 30_000 });
+  const run = await runCli(['plan', '--endpoints', lab.endpoints().join(','), '--target', target, '--timeout', '1s', '--election-timeout', '500ms', '--json'], {
+    timeoutMs: 30_000,
+  });
   return { code: run.code, ...jsonOf<Planned>(run) };
 };
 

@@ -52,7 +52,11 @@ describe('input files: regular files of bounded size only', () => {
   const cases: Case[] = [
     { name: 'a FIFO as --cacert', args: () => ['probe', ...ENDPOINT, ...tls(fifo)], says: () => `--cacert ${fifo}: not a regular file (a FIFO)` },
     { name: 'a FIFO as --cert', args: () => ['probe', ...ENDPOINT, ...tls(certs.caFile, fifo)], says: () => `--cert ${fifo}: not a regular file (a FIFO)` },
-    { name: 'a FIFO as --key', args: () => ['probe', ...ENDPOINT, ...tls(certs.caFile, certs.certFile, fifo)], says: () => `--key ${fifo}: not a regular file (a FIFO)` },
+    {
+      name: 'a FIFO as --key',
+      args: () => ['probe', ...ENDPOINT, ...tls(certs.caFile, certs.certFile, fifo)],
+      says: () => `--key ${fifo}: not a regular file (a FIFO)`,
+    },
     { name: 'a FIFO as --kubeconfig', args: () => ['probe', '--kubeconfig', fifo], says: () => `--kubeconfig: ${fifo}: not a regular file (a FIFO)` },
     {
       name: 'a FIFO as --workload-kubeconfig',
@@ -60,29 +64,73 @@ describe('input files: regular files of bounded size only', () => {
       says: () => `--workload-kubeconfig: ${fifo}: not a regular file (a FIFO)`,
     },
     { name: 'a FIFO as run --config', args: () => ['run', '--config', fifo], says: () => `${fifo}: not a regular file (a FIFO)` },
-    { name: 'a FIFO as tls.cacert in run\'s config', args: () => ['run', '--config', config('tls-fifo', cluster({ tls: { cacert: fifo } }))], says: () => `clusters[0].tls.cacert ${fifo}: not a regular file (a FIFO)` },
     {
-      name: 'a FIFO as kubeconfig in run\'s config',
+      name: "a FIFO as tls.cacert in run's config",
+      args: () => ['run', '--config', config('tls-fifo', cluster({ tls: { cacert: fifo } }))],
+      says: () => `clusters[0].tls.cacert ${fifo}: not a regular file (a FIFO)`,
+    },
+    {
+      name: "a FIFO as kubeconfig in run's config",
       args: () => ['run', '--config', config('kube-fifo', { clusters: [{ clusterId: 'lab', kubeconfig: fifo }] })],
       says: () => `clusters[0].kubeconfig (cluster lab): ${fifo}: not a regular file (a FIFO)`,
     },
     {
-      name: 'a FIFO as tokenFile in run\'s config',
+      name: "a FIFO as tokenFile in run's config",
       args: () => ['run', '--config', config('token-fifo', { ...cluster({}), insecureNoAuth: undefined, tokenFile: fifo })],
       says: () => `tokenFile ${fifo}: not a regular file (a FIFO)`,
     },
-    { name: 'a FIFO as register --policy', args: () => ['register', '--table', 't', '--cluster', 'prod', ...ENDPOINT.slice(0, 2), '--policy', fifo, '--dry-run'], says: () => `--policy ${fifo}: not a regular file (a FIFO)` },
-    { name: 'a FIFO as watch --kubeconfig', args: () => ['watch', '--kubeconfig', fifo, '--state', path.join(dir, 'watch.sqlite')], says: () => `--kubeconfig: cannot use ${fifo}: not a regular file (a FIFO)` },
-    { name: 'a large file as --cacert', args: () => ['probe', ...ENDPOINT, ...tls(large)], says: () => `--cacert ${large}: is 1048577 bytes, over the limit of 1 MiB` },
-    { name: 'a large file as --kubeconfig', args: () => ['probe', '--kubeconfig', large], says: () => `--kubeconfig: ${large}: is 1048577 bytes, over the limit of 1 MiB` },
+    {
+      name: 'a FIFO as register --policy',
+      args: () => ['register', '--table', 't', '--cluster', 'prod', ...ENDPOINT.slice(0, 2), '--policy', fifo, '--dry-run'],
+      says: () => `--policy ${fifo}: not a regular file (a FIFO)`,
+    },
+    {
+      name: 'a FIFO as watch --kubeconfig',
+      args: () => ['watch', '--kubeconfig', fifo, '--state', path.join(dir, 'watch.sqlite')],
+      says: () => `--kubeconfig: cannot use ${fifo}: not a regular file (a FIFO)`,
+    },
+    {
+      name: 'a large file as --cacert',
+      args: () => ['probe', ...ENDPOINT, ...tls(large)],
+      says: () => `--cacert ${large}: is 1048577 bytes, over the limit of 1 MiB`,
+    },
+    {
+      name: 'a large file as --kubeconfig',
+      args: () => ['probe', '--kubeconfig', large],
+      says: () => `--kubeconfig: ${large}: is 1048577 bytes, over the limit of 1 MiB`,
+    },
     { name: 'a large file as run --config', args: () => ['run', '--config', large], says: () => `${large}: is 1048577 bytes, over the limit of 1 MiB` },
     { name: 'a directory as --cacert', args: () => ['probe', ...ENDPOINT, ...tls(dir)], says: () => `--cacert ${dir}: not a regular file (a directory)` },
-    { name: 'a directory as register --policy', args: () => ['register', '--table', 't', '--cluster', 'prod', ...ENDPOINT.slice(0, 2), '--policy', dir, '--dry-run'], says: () => `--policy ${dir}: not a regular file (a directory)` },
-    { name: 'the device /dev/zero as --cacert', args: () => ['probe', ...ENDPOINT, ...tls('/dev/zero')], says: () => '--cacert /dev/zero: not a regular file (a character device)' },
-    { name: 'the device /dev/zero as --key', args: () => ['probe', ...ENDPOINT, ...tls(certs.caFile, certs.certFile, '/dev/zero')], says: () => '--key /dev/zero: not a regular file (a character device)' },
-    { name: 'the device /dev/zero as --kubeconfig', args: () => ['probe', '--kubeconfig', '/dev/zero'], says: () => '--kubeconfig: /dev/zero: not a regular file (a character device)' },
-    { name: 'the device /dev/zero as run --config', args: () => ['run', '--config', '/dev/zero'], says: () => '/dev/zero: not a regular file (a character device)' },
-    { name: 'the device /dev/zero as register --policy', args: () => ['register', '--table', 't', '--cluster', 'prod', ...ENDPOINT.slice(0, 2), '--policy', '/dev/zero', '--dry-run'], says: () => '--policy /dev/zero: not a regular file (a character device)' },
+    {
+      name: 'a directory as register --policy',
+      args: () => ['register', '--table', 't', '--cluster', 'prod', ...ENDPOINT.slice(0, 2), '--policy', dir, '--dry-run'],
+      says: () => `--policy ${dir}: not a regular file (a directory)`,
+    },
+    {
+      name: 'the device /dev/zero as --cacert',
+      args: () => ['probe', ...ENDPOINT, ...tls('/dev/zero')],
+      says: () => '--cacert /dev/zero: not a regular file (a character device)',
+    },
+    {
+      name: 'the device /dev/zero as --key',
+      args: () => ['probe', ...ENDPOINT, ...tls(certs.caFile, certs.certFile, '/dev/zero')],
+      says: () => '--key /dev/zero: not a regular file (a character device)',
+    },
+    {
+      name: 'the device /dev/zero as --kubeconfig',
+      args: () => ['probe', '--kubeconfig', '/dev/zero'],
+      says: () => '--kubeconfig: /dev/zero: not a regular file (a character device)',
+    },
+    {
+      name: 'the device /dev/zero as run --config',
+      args: () => ['run', '--config', '/dev/zero'],
+      says: () => '/dev/zero: not a regular file (a character device)',
+    },
+    {
+      name: 'the device /dev/zero as register --policy',
+      args: () => ['register', '--table', 't', '--cluster', 'prod', ...ENDPOINT.slice(0, 2), '--policy', '/dev/zero', '--dry-run'],
+      says: () => '--policy /dev/zero: not a regular file (a character device)',
+    },
   ];
 
   it.each(cases)('$name: exit 2, one line naming it', async ({ args, says }) => {

@@ -19,7 +19,12 @@ interface PathJson {
 }
 
 interface ProbeJson {
-  members: { name: string; reachable: boolean; paths: PathJson[]; host: { node?: string; nodeExists: boolean; pod?: string; machine?: { name: string; deleting: boolean } } | null }[];
+  members: {
+    name: string;
+    reachable: boolean;
+    paths: PathJson[];
+    host: { node?: string; nodeExists: boolean; pod?: string; machine?: { name: string; deleting: boolean } } | null;
+  }[];
   leader: { name: string | null; consensus: string };
   quorum: { ok: boolean };
   pathLookFailure: string | null;
@@ -51,17 +56,24 @@ describe('probe, plan and run through the fake Kubernetes API server', () => {
       const probe = jsonOf<ProbeJson>(run);
       expect(probe.members.map((m) => m.name).sort()).toEqual(['cp-1', 'cp-2', 'cp-3']);
       for (const m of probe.members) {
-        expect(m.paths.map((p) => [p.path, p.ok])).toEqual([['port-forward', true], ['exec-relay', true]]);
+        expect(m.paths.map((p) => [p.path, p.ok])).toEqual([
+          ['port-forward', true],
+          ['exec-relay', true],
+        ]);
         expect(m.paths[0]).toMatchObject({ endpoint: `kube-system/etcd-${m.name}:2379`, says: `port-forward kube-system/etcd-${m.name}:2379 answered` });
         expect(m.paths[1]!.endpoint).toMatch(new RegExp(`^${clientUrlPattern(m.name)} via kube-system/etcd-cp-\\d$`));
-        expect(m.host).toEqual({ node: m.name, nodeExists: true, pod: `kube-system/etcd-${m.name}`, machine: { name: world.machineOf(world.lab.members.find((l) => l.name === m.name)!), deleting: false } });
+        expect(m.host).toEqual({
+          node: m.name,
+          nodeExists: true,
+          pod: `kube-system/etcd-${m.name}`,
+          machine: { name: world.machineOf(world.lab.members.find((l) => l.name === m.name)!), deleting: false },
+        });
       }
       expect(probe.quorum.ok).toBe(true);
       expect(probe.pathLookFailure).toBeNull();
       // The workload kubeconfig came from the Secret, read once.
       expect(world.fake.requestCount('GET', `/namespaces/default/secrets/${CAPI_CLUSTER}-kubeconfig`)).toBe(1);
     });
-
 
     it('probe --kubeconfig F alone (the workload cluster) with --endpoints: direct, port-forward and exec-relay rows, Nodes and no Machines', async () => {
       // kubeadm without Cluster API: the operator gives etcd's client certificate.
@@ -70,14 +82,30 @@ describe('probe, plan and run through the fake Kubernetes API server', () => {
       const probe = jsonOf<ProbeJson>(run);
       expect(probe.members).toHaveLength(3);
       for (const m of probe.members) {
-        expect(m.paths.map((p) => [p.path, p.ok])).toEqual([['direct', true], ['port-forward', true], ['exec-relay', true]]);
+        expect(m.paths.map((p) => [p.path, p.ok])).toEqual([
+          ['direct', true],
+          ['port-forward', true],
+          ['exec-relay', true],
+        ]);
         expect(m.host).toEqual({ node: m.name, nodeExists: true, pod: `kube-system/etcd-${m.name}` });
       }
     });
 
     it('--workload-kubeconfig is used as given, and the Secret is not read', async () => {
       const before = world.fake.requestCount('GET', '/secrets/other-kubeconfig');
-      const run = await runCli(['probe', '--kubeconfig', kubeconfig, '--cluster', 'other', '--workload-kubeconfig', kubeconfig, '--paths', 'exec-relay', ...SLOW, '--json']);
+      const run = await runCli([
+        'probe',
+        '--kubeconfig',
+        kubeconfig,
+        '--cluster',
+        'other',
+        '--workload-kubeconfig',
+        kubeconfig,
+        '--paths',
+        'exec-relay',
+        ...SLOW,
+        '--json',
+      ]);
       expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
       const probe = jsonOf<ProbeJson>(run);
       expect(probe.members.map((m) => m.paths.map((p) => p.path))).toEqual([['exec-relay'], ['exec-relay'], ['exec-relay']]);
@@ -103,10 +131,14 @@ describe('probe, plan and run through the fake Kubernetes API server', () => {
         const run = await runCli(['probe', ...capi()]);
         expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
         const lines = run.stdout.split('\n');
-        const at = lines.findIndex((l) => l.startsWith(`  ${leader.name} (${leader.id}): node ${leader.name}, pod kube-system/etcd-${leader.name}, machine ${world.machineOf(leader)}`));
+        const at = lines.findIndex((l) =>
+          l.startsWith(`  ${leader.name} (${leader.id}): node ${leader.name}, pod kube-system/etcd-${leader.name}, machine ${world.machineOf(leader)}`),
+        );
         expect(at, run.stdout).toBeGreaterThan(0);
         expect(lines[at + 1]).toMatch(new RegExp(`^    port-forward kube-system/etcd-${leader.name}:2379 refused: .*error dialing backend.*kubelet`));
-        expect(lines[at + 2]).toMatch(new RegExp(`^    exec-relay ${clientUrlPattern(leader.name)} via kube-system/etcd-(?!${leader.name})cp-\\d answered \\(\\d+ms\\)$`));
+        expect(lines[at + 2]).toMatch(
+          new RegExp(`^    exec-relay ${clientUrlPattern(leader.name)} via kube-system/etcd-(?!${leader.name})cp-\\d answered \\(\\d+ms\\)$`),
+        );
         expect(run.stdout).toContain(`leader: ${leader.name} (${leader.id}) agreed by all 3 members`);
       } finally {
         world.fake.heal(leader.name);
@@ -135,13 +167,25 @@ describe('probe, plan and run through the fake Kubernetes API server', () => {
     afterAll(() => killService(service));
     const configWith = (name: string, cluster: Record<string, unknown>): string => {
       const file = path.join(dir, `${name}.json`);
-      fs.writeFileSync(file, JSON.stringify({ state: `${name}.sqlite`, listen: '127.0.0.1:0', token: 'kube-probe-test-token-0123456789', clusters: [{ clusterId: 'prod', ...cluster }] }));
+      fs.writeFileSync(
+        file,
+        JSON.stringify({
+          state: `${name}.sqlite`,
+          listen: '127.0.0.1:0',
+          token: 'kube-probe-test-token-0123456789',
+          clusters: [{ clusterId: 'prod', ...cluster }],
+        }),
+      );
       return file;
     };
 
     it('reads the workload kubeconfig from the Secret as it starts', async () => {
       const before = world.fake.requestCount('GET', `/secrets/${CAPI_CLUSTER}-kubeconfig`);
-      service = startCli(['run', '--config', configWith('kube', { kubeconfig: path.basename(kubeconfig), capiCluster: CAPI_CLUSTER, paths: ['port-forward', 'exec-relay'] })]);
+      service = startCli([
+        'run',
+        '--config',
+        configWith('kube', { kubeconfig: path.basename(kubeconfig), capiCluster: CAPI_CLUSTER, paths: ['port-forward', 'exec-relay'] }),
+      ]);
       await service.waitForStderr(/listening on http:\/\/127\.0\.0\.1:\d+\/events; state .*; clusters prod/);
       expect(world.fake.requestCount('GET', `/secrets/${CAPI_CLUSTER}-kubeconfig`)).toBe(before + 1);
       service.child.kill('SIGTERM');

@@ -24,7 +24,10 @@ const SLOW = ['--timeout', '5s'];
 function realEtcdctl(): string {
   const named = process.env.ETCDCTL_BIN ?? 'etcdctl';
   if (named.includes('/')) return path.resolve(named);
-  const found = (process.env.PATH ?? '').split(':').map((dir) => path.join(dir, named)).find((file) => fs.existsSync(file));
+  const found = (process.env.PATH ?? '')
+    .split(':')
+    .map((dir) => path.join(dir, named))
+    .find((file) => fs.existsSync(file));
   if (!found) throw new Error(`no ${named} on PATH`);
   return found;
 }
@@ -55,7 +58,10 @@ interface ProbeJson {
 
 /** The argv of every exec the fake was asked for since `from`. */
 const execCommands = (world: KubeWorld, from: number): string[][] =>
-  world.fake.upgrades.slice(from).filter((u) => u.path.endsWith('/exec')).map((u) => new URLSearchParams(u.query).getAll('command'));
+  world.fake.upgrades
+    .slice(from)
+    .filter((u) => u.path.endsWith('/exec'))
+    .map((u) => new URLSearchParams(u.query).getAll('command'));
 
 describe.sequential('the exec relay with etcdctl and its certificates where the flags say', () => {
   let world: KubeWorld;
@@ -77,7 +83,9 @@ describe.sequential('the exec relay with etcdctl and its certificates where the 
     const run = await probe();
     expect(run.code, run.stderr).toBe(1);
     for (const m of world.lab.members) {
-      expect(run.stdout).toContain(`via kube-system/etcd-${m.name} failed the TLS handshake: open /etc/kubernetes/pki/etcd/healthcheck-client.crt: no such file or directory`);
+      expect(run.stdout).toContain(
+        `via kube-system/etcd-${m.name} failed the TLS handshake: open /etc/kubernetes/pki/etcd/healthcheck-client.crt: no such file or directory`,
+      );
     }
   });
 
@@ -86,7 +94,9 @@ describe.sequential('the exec relay with etcdctl and its certificates where the 
     const run = await probe(...RELAY, '--json');
     expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
     const seen = jsonOf<ProbeJson>(run);
-    expect(seen.members.map((m) => [m.name, m.paths.map((p) => [p.path, p.ok])]).sort()).toEqual(world.lab.members.map((m) => [m.name, [['exec-relay', true]]]));
+    expect(seen.members.map((m) => [m.name, m.paths.map((p) => [p.path, p.ok])]).sort()).toEqual(
+      world.lab.members.map((m) => [m.name, [['exec-relay', true]]]),
+    );
     expect(seen.quorum.ok).toBe(true);
     const commands = execCommands(world, from);
     expect(commands.length).toBeGreaterThan(0);
@@ -100,14 +110,21 @@ describe.sequential('the exec relay with etcdctl and its certificates where the 
     const management = new KubeConfig();
     management.loadFromString(fs.readFileSync(kubeconfig, 'utf8'));
     const relayTls = { cacert: `${PKI}ca.crt`, cert: `${PKI}client.crt`, key: `${PKI}client.key` };
-    const directory = createCapiDirectory({ management, managementSource: fs.readFileSync(kubeconfig, 'utf8'), policy: defaultPolicy, relay: { relayBinary: BINARY, relayTls } });
+    const directory = createCapiDirectory({
+      management,
+      managementSource: fs.readFileSync(kubeconfig, 'utf8'),
+      policy: defaultPolicy,
+      relay: { relayBinary: BINARY, relayTls },
+    });
     expect((await directory.get(`${CAPI_NAMESPACE}/${CAPI_CLUSTER}`)).kube).toMatchObject({ relayBinary: BINARY, relayTls });
   });
 
   it('watch refuses a relative --relay-binary at once, and any --relay flag with --bus', async () => {
     const relative = await runCli(['watch', '--kubeconfig', kubeconfig, '--state', path.join(dir, 'watch.sqlite'), '--relay-binary', 'etcdctl']);
     expect(relative.code).toBe(2);
-    expect(relative.stderr).toBe('etcd-remediator: --relay-binary: "etcdctl" is not an absolute path: a relative one would resolve in the etcd container\'s working directory\n');
+    expect(relative.stderr).toBe(
+      'etcd-remediator: --relay-binary: "etcdctl" is not an absolute path: a relative one would resolve in the etcd container\'s working directory\n',
+    );
     const remote = await runCli(['watch', '--kubeconfig', kubeconfig, '--bus', 'b', '--table', 't', '--relay-cacert', `${PKI}ca.crt`]);
     expect(remote.code).toBe(2);
     expect(remote.stderr).toBe("etcd-remediator: --relay-cacert: not with --bus; the stack's registered cluster policy applies (etcd-remediator register)\n");
@@ -118,7 +135,23 @@ describe.sequential('the exec relay with etcdctl and its certificates where the 
     const leader = await world.lab.leader();
     world.fake.kubeletDown(leader.name);
     const lab = ['--election-timeout', '500ms', '--timeout', '3s', '--backoff', '300ms'];
-    const run = await runCli(['remediate', '--kubeconfig', kubeconfig, '--cluster', CAPI_CLUSTER, '--machine', world.machineOf(leader), ...RELAY, ...lab, '--state', path.join(dir, 'state.sqlite'), '--json'], { timeoutMs: 60_000 });
+    const run = await runCli(
+      [
+        'remediate',
+        '--kubeconfig',
+        kubeconfig,
+        '--cluster',
+        CAPI_CLUSTER,
+        '--machine',
+        world.machineOf(leader),
+        ...RELAY,
+        ...lab,
+        '--state',
+        path.join(dir, 'state.sqlite'),
+        '--json',
+      ],
+      { timeoutMs: 60_000 },
+    );
     expect(run.code, run.stderr).toBe(6);
     expect(jsonOf<CliResult>(run)).toMatchObject({ outcome: 'awaiting-replacement', leaderMove: 'moved', target: { memberId: leader.id } });
     expect(run.stderr).toMatch(new RegExp(`LeaderMoved\\s+leadership moved from ${leader.id} to \\S+ over exec-relay`));

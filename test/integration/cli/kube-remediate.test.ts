@@ -36,7 +36,12 @@ async function world(test: TestContext): Promise<{ world: KubeWorld; kubeconfig:
 /** Exactly the target went, and the others elect a leader. */
 async function expectRemoved(w: KubeWorld, target: LabMember, result: CliResult): Promise<void> {
   expect(result.target).toEqual({ memberId: target.id, name: target.name });
-  expect((await w.lab.memberList()).map((m) => m.id).sort()).toEqual(w.lab.members.filter((m) => m.id !== target.id).map((m) => m.id).sort());
+  expect((await w.lab.memberList()).map((m) => m.id).sort()).toEqual(
+    w.lab.members
+      .filter((m) => m.id !== target.id)
+      .map((m) => m.id)
+      .sort(),
+  );
   const leader = await w.lab.waitForLeader({ excluding: [target.name], timeoutMs: 10_000 });
   expect(result.evidence.newLeader).toMatchObject({ id: leader.id });
 }
@@ -47,7 +52,10 @@ describe.concurrent('remediate through Kubernetes, without --endpoints', () => {
     const leader = await w.lab.leader();
     w.fake.kubeletDown(leader.name);
 
-    const run = await runCli(['remediate', '--kubeconfig', kubeconfig, '--cluster', CAPI_CLUSTER, '--machine', w.machineOf(leader), ...LAB, '--state', state, '--json'], { timeoutMs: 60_000 });
+    const run = await runCli(
+      ['remediate', '--kubeconfig', kubeconfig, '--cluster', CAPI_CLUSTER, '--machine', w.machineOf(leader), ...LAB, '--state', state, '--json'],
+      { timeoutMs: 60_000 },
+    );
 
     expect(run.code, run.stderr).toBe(6);
     const result = jsonOf<CliResult>(run);
@@ -58,7 +66,9 @@ describe.concurrent('remediate through Kubernetes, without --endpoints', () => {
     // Moved over the relay, the first approval saying why port-forward could not serve: the kubelet.
     // (The result's reason is the last approval's: once moved, the target is a follower.)
     expect(run.stderr).toMatch(new RegExp(`LeaderMoved\\s+leadership moved from ${leader.id} to \\S+ over exec-relay`));
-    expect(run.stderr).toMatch(new RegExp(`RemediationApproved\\s+LEADER_MOVED .*port-forward kube-system/etcd-${leader.name}:2379 refused: .*error dialing backend`));
+    expect(run.stderr).toMatch(
+      new RegExp(`RemediationApproved\\s+LEADER_MOVED .*port-forward kube-system/etcd-${leader.name}:2379 refused: .*error dialing backend`),
+    );
     // With Cluster API the decisions go on the Machine, as watch writes them, and none on the Node.
     expect(eventReasons(w, CAPI_NAMESPACE, 'Machine', w.machineOf(leader))).toEqual(expect.arrayContaining(['LEADER_MOVED', 'REPLACEMENT_AWAITED']));
     expect(eventReasons(w, 'default', 'Node', leader.name)).toEqual([]);
@@ -71,7 +81,9 @@ describe.concurrent('remediate through Kubernetes, without --endpoints', () => {
     w.fake.kubeletDown(follower.name);
 
     // kubeadm without Cluster API: the operator gives etcd's client certificate.
-    const run = await runCli(['remediate', '--kubeconfig', kubeconfig, '--node', follower.name, ...worldTlsFlags(w), ...LAB, '--state', state, '--json'], { timeoutMs: 60_000 });
+    const run = await runCli(['remediate', '--kubeconfig', kubeconfig, '--node', follower.name, ...worldTlsFlags(w), ...LAB, '--state', state, '--json'], {
+      timeoutMs: 60_000,
+    });
 
     expect(run.code, run.stderr).toBe(6);
     const result = jsonOf<CliResult>(run);

@@ -40,7 +40,12 @@ describe('lab across invocations', () => {
     const probe = await runCli(['probe', '--endpoints', endpoints, '--json', '--timeout', '5s'], { cwd: dir });
     const seen = jsonOf<{ members: { name: string; reachable: boolean }[]; quorum: { ok: boolean } }>(probe);
     expect(seen.members.find((m) => m.name === 'etcd2')?.reachable, probe.stdout).toBe(false);
-    expect(seen.members.filter((m) => m.reachable).map((m) => m.name).sort()).toEqual(['etcd1', 'etcd3']);
+    expect(
+      seen.members
+        .filter((m) => m.reachable)
+        .map((m) => m.name)
+        .sort(),
+    ).toEqual(['etcd1', 'etcd3']);
     expect(seen.quorum.ok).toBe(true);
 
     const delay = await runCli(['lab', 'fault', 'etcd2', 'delay', '20'], { cwd: dir });
@@ -55,7 +60,10 @@ describe('lab across invocations', () => {
       const response = await fetch(`${state.controlUrl!}/fault`, { method: 'POST', body: JSON.stringify(body) });
       return { status: response.status, error: ((await response.json()) as { error?: string }).error ?? '' };
     };
-    expect(await post({ name: 'etcd2', fault: 'melt' })).toEqual({ status: 400, error: expect.stringMatching(/^fault: "melt" is not a fault: use .*cut.*blackhole.*heal.*delayMs/) });
+    expect(await post({ name: 'etcd2', fault: 'melt' })).toEqual({
+      status: 400,
+      error: expect.stringMatching(/^fault: "melt" is not a fault: use .*cut.*blackhole.*heal.*delayMs/),
+    });
     expect(await post({ name: 'etcd2', fault: { delayMs: -5 } })).toEqual({ status: 400, error: expect.stringMatching(/^fault\.delayMs: must be ≥ 0/) });
     expect(await post({ name: 'etcd2' })).toEqual({ status: 400, error: expect.stringMatching(/^fault: is required/) });
     expect(await post({ name: 7, fault: 'cut' })).toEqual({ status: 400, error: expect.stringMatching(/^name: must be a member name/) });
@@ -103,8 +111,16 @@ describe('a TLS lab across invocations', () => {
     const probeArgs = ['probe', '--endpoints', endpoints, ...flags.split(' '), '--json', '--timeout', '5s'];
     const healthy = jsonOf<{ members: { name: string; reachable: boolean }[]; quorum: { ok: boolean } }>(await runCli(probeArgs, { cwd: dir }));
     // The probe lists members in etcd's order (by id), not by name.
-    expect(healthy.members.map((m) => [m.name, m.reachable]).sort()).toEqual([['etcd1', true], ['etcd2', true], ['etcd3', true]]);
-    const etcdctl = await promisify(execFile)(process.env.ETCDCTL_BIN ?? 'etcdctl', ['--endpoints', endpoints, ...flags.split(' '), 'endpoint', 'status', '-w', 'json'], { env: { ...process.env, ETCDCTL_API: '3' } });
+    expect(healthy.members.map((m) => [m.name, m.reachable]).sort()).toEqual([
+      ['etcd1', true],
+      ['etcd2', true],
+      ['etcd3', true],
+    ]);
+    const etcdctl = await promisify(execFile)(
+      process.env.ETCDCTL_BIN ?? 'etcdctl',
+      ['--endpoints', endpoints, ...flags.split(' '), 'endpoint', 'status', '-w', 'json'],
+      { env: { ...process.env, ETCDCTL_API: '3' } },
+    );
     expect((JSON.parse(etcdctl.stdout) as unknown[]).length, etcdctl.stderr).toBe(3);
     const plain = await runCli(['probe', '--endpoints', endpoints, '--json', '--timeout', '5s'], { cwd: dir });
     expect(jsonOf<{ members: unknown[] }>(plain).members, 'without the files the lab answers nobody').toEqual([]);
@@ -120,7 +136,12 @@ describe('a TLS lab across invocations', () => {
     const cut = await runCli(['lab', 'fault', 'etcd2', 'cut'], { cwd: dir });
     expect(cut.code, cut.stderr).toBe(0);
     const seen = jsonOf<{ members: { name: string; reachable: boolean }[]; quorum: { ok: boolean } }>(await runCli(probeArgs, { cwd: dir }));
-    expect(seen.members.filter((m) => m.reachable).map((m) => m.name).sort()).toEqual(['etcd1', 'etcd3']);
+    expect(
+      seen.members
+        .filter((m) => m.reachable)
+        .map((m) => m.name)
+        .sort(),
+    ).toEqual(['etcd1', 'etcd3']);
     expect(seen.quorum.ok).toBe(true);
 
     const pids = [...state.members.map((m) => m.pid), state.ownerPid];

@@ -19,13 +19,19 @@ import { jsonOf, killService, runCli, startCli } from './support.ts';
 
 const exec = promisify(execFile);
 const NODES = resourceType('', 'nodes')!;
-const WORKLOAD_RBAC = loadAllYaml(fs.readFileSync(path.resolve(import.meta.dirname, '../../../infra/kubernetes/workload-rbac.yaml'), 'utf8')) as KubernetesObject[];
+const WORKLOAD_RBAC = loadAllYaml(
+  fs.readFileSync(path.resolve(import.meta.dirname, '../../../infra/kubernetes/workload-rbac.yaml'), 'utf8'),
+) as KubernetesObject[];
 // etcd refuses reconfiguration for ~5 s after start ("unhealthy cluster"): a short backoff retries it promptly.
 const LAB = ['--election-timeout', '500ms', '--timeout', '3s', '--backoff', '300ms'];
 
 /** KUBECTL_BIN, or the Cloud SDK's kubectl, or the one on PATH. */
 function findKubectl(): string | undefined {
-  const candidates = [process.env.KUBECTL_BIN, '/usr/lib/google-cloud-sdk/bin/kubectl', ...(process.env.PATH ?? '').split(path.delimiter).map((dir) => path.join(dir, 'kubectl'))];
+  const candidates = [
+    process.env.KUBECTL_BIN,
+    '/usr/lib/google-cloud-sdk/bin/kubectl',
+    ...(process.env.PATH ?? '').split(path.delimiter).map((dir) => path.join(dir, 'kubectl')),
+  ];
   return candidates.find((bin): bin is string => bin !== undefined && fs.existsSync(bin));
 }
 const KUBECTL = findKubectl();
@@ -34,7 +40,8 @@ const KUBECTL = findKubectl();
 function workloadRules(withoutEvents = false): { cluster: V1PolicyRule[]; namespaced: Record<string, V1PolicyRule[]> } {
   const keep = (rules: V1PolicyRule[] | undefined) => (rules ?? []).filter((rule) => !(withoutEvents && rule.resources?.includes('events')));
   const namespaced: Record<string, V1PolicyRule[]> = {};
-  for (const role of WORKLOAD_RBAC.filter((o): o is V1Role => o.kind === 'Role')) namespaced[role.metadata!.namespace!] = [...(namespaced[role.metadata!.namespace!] ?? []), ...keep(role.rules)];
+  for (const role of WORKLOAD_RBAC.filter((o): o is V1Role => o.kind === 'Role'))
+    namespaced[role.metadata!.namespace!] = [...(namespaced[role.metadata!.namespace!] ?? []), ...keep(role.rules)];
   return { cluster: WORKLOAD_RBAC.filter((o): o is V1ClusterRole => o.kind === 'ClusterRole').flatMap((role) => keep(role.rules)), namespaced };
 }
 
@@ -54,7 +61,12 @@ async function lab(test: TestContext, withoutEvents = false): Promise<Lab> {
   const admin = path.join(dir, 'admin.kubeconfig');
   const world = await startKubeWorld(3, { kubeconfigFile: admin });
   test.onTestFinished(() => world.down());
-  const proxy = await startRbacProxy({ upstream: world.fake.server, rules: workloadRules(withoutEvents), token: 'workload-sa-token', user: 'system:serviceaccount:kube-system:etcd-remediator' });
+  const proxy = await startRbacProxy({
+    upstream: world.fake.server,
+    rules: workloadRules(withoutEvents),
+    token: 'workload-sa-token',
+    user: 'system:serviceaccount:kube-system:etcd-remediator',
+  });
   test.onTestFinished(() => proxy.stop());
   const kubeconfig = path.join(dir, 'workload.kubeconfig');
   fs.writeFileSync(kubeconfig, proxy.kubeconfigYaml(), { mode: 0o600 });
@@ -66,7 +78,8 @@ async function kubectl(admin: string, ...args: string[]): Promise<string> {
   return stdout;
 }
 
-const shown = (d: { verb: string; group: string; resource: string; namespace?: string }) => `${d.verb} ${d.group}/${d.resource}${d.namespace ? ` in ${d.namespace}` : ''}`;
+const shown = (d: { verb: string; group: string; resource: string; namespace?: string }) =>
+  `${d.verb} ${d.group}/${d.resource}${d.namespace ? ` in ${d.namespace}` : ''}`;
 
 describe.skipIf(KUBECTL === undefined).concurrent('remediate without Cluster API: the decisions as Events on the Node, read with the real kubectl', () => {
   it('a kubelet-down leader by --node: each decision on its Node in default, kubectl get events and describe node list them, every call allowed by the shipped RBAC', async (test) => {
@@ -75,14 +88,18 @@ describe.skipIf(KUBECTL === undefined).concurrent('remediate without Cluster API
     const node = leader.name;
     world.fake.kubeletDown(node);
 
-    const run = await runCli(['remediate', '--kubeconfig', kubeconfig, '--node', node, ...worldTlsFlags(world), ...LAB, '--state', state, '--json'], { timeoutMs: 40_000 });
+    const run = await runCli(['remediate', '--kubeconfig', kubeconfig, '--node', node, ...worldTlsFlags(world), ...LAB, '--state', state, '--json'], {
+      timeoutMs: 40_000,
+    });
 
     expect(run.code, run.stderr).toBe(6);
     expect(jsonOf<CliResult>(run)).toMatchObject({ outcome: 'awaiting-replacement', target: { memberId: leader.id } });
     expect(proxy.decisions.filter((d) => !d.allowed).map(shown), 'refused in the workload cluster').toEqual([]);
     expect(proxy.decisions.filter((d) => d.resource === 'events').map(shown)).toContain('create /events in default');
 
-    const listed = JSON.parse(await kubectl(admin, 'get', 'events', '-n', 'default', '--field-selector', `involvedObject.kind=Node,involvedObject.name=${node}`, '-o', 'json')) as { items: CoreV1Event[] };
+    const listed = JSON.parse(
+      await kubectl(admin, 'get', 'events', '-n', 'default', '--field-selector', `involvedObject.kind=Node,involvedObject.name=${node}`, '-o', 'json'),
+    ) as { items: CoreV1Event[] };
     const events = listed.items.sort((a, b) => String(a.eventTime).localeCompare(String(b.eventTime)));
     const uid = metadataOf(world.fake.store.get(NODES, '', node)).uid;
     for (const event of events) {
@@ -91,7 +108,9 @@ describe.skipIf(KUBECTL === undefined).concurrent('remediate without Cluster API
       expect(event.message, event.reason).toMatch(/\S{3,}.* /);
     }
     // The same decisions the run printed, each once: a repeat of one (same reason and sentence) counted on its Event.
-    const printed = [...run.stderr.matchAll(/(RemediationApproved|RetryRequested|RemediationCompleted|LeaderMoved)\s+(\S+)/g)].map((m) => (m[1] === 'RemediationCompleted' ? 'REPLACEMENT_AWAITED' : m[1] === 'LeaderMoved' ? 'LEADER_MOVED' : m[2]!));
+    const printed = [...run.stderr.matchAll(/(RemediationApproved|RetryRequested|RemediationCompleted|LeaderMoved)\s+(\S+)/g)].map((m) =>
+      m[1] === 'RemediationCompleted' ? 'REPLACEMENT_AWAITED' : m[1] === 'LeaderMoved' ? 'LEADER_MOVED' : m[2]!,
+    );
     expect(events.flatMap((e) => Array.from({ length: e.count ?? 1 }, () => e.reason)).sort()).toEqual([...printed].sort());
     expect([...new Set(events.map((e) => e.reason))]).toEqual([...new Set(printed)]);
     expect(events.at(-1)).toMatchObject({ reason: 'REPLACEMENT_AWAITED', type: 'Normal', action: 'RemoveMember' });

@@ -40,7 +40,9 @@ describe('pause and resume on a state file', () => {
     expect(await pausesIn(state)).toMatchObject({ fleet: { by: 'ops@box', why: 'zone b unreachable' }, clusters: { prod: { why: 'upgrade' } } });
 
     const status = await runCli(['status', '--state', state]);
-    expect(status.stdout).toMatch(/^paused fleet-wide by ops@box since .*: zone b unreachable \(etcd-remediator resume\)\ncluster prod paused by .* since .*: upgrade \(etcd-remediator resume --cluster prod\)\nno incidents\n$/);
+    expect(status.stdout).toMatch(
+      /^paused fleet-wide by ops@box since .*: zone b unreachable \(etcd-remediator resume\)\ncluster prod paused by .* since .*: upgrade \(etcd-remediator resume --cluster prod\)\nno incidents\n$/,
+    );
 
     expect((await runCli(['resume', '--state', state])).stdout).toMatch(/^resumed the fleet in state file/);
     expect((await runCli(['resume', '--state', state])).stdout).toMatch(/^the fleet was not paused/);
@@ -55,7 +57,10 @@ describe('pause and resume on a state file', () => {
     [['pause', '--state', 'x.sqlite'], /^etcd-remediator: --why is required/],
     [['pause', '--state', 'x.sqlite', '--why', ' '], /--why is required/],
     [['pause', '--why', 'w'], /--state FILE or --table NAME is required/],
-    [['pause', '--state', 'typo.sqlite', '--why', 'w'], /^etcd-remediator: --state: no state file at typo.sqlite \(give the state file of run or remediate\)$/m],
+    [
+      ['pause', '--state', 'typo.sqlite', '--why', 'w'],
+      /^etcd-remediator: --state: no state file at typo.sqlite \(give the state file of run or remediate\)$/m,
+    ],
     [['pause', '--state', 'x.sqlite', '--table', 't', '--why', 'w'], /--state and --table: give one/],
     [['pause', '--state', 'x.sqlite', '--why', 'a\u001bb'], /--why: must be one line of text/],
     [['resume', '--state', 'x.sqlite', '--storm', '--cluster', 'c'], /--storm and --cluster/],

@@ -21,7 +21,12 @@ describe('bad policy values name the field', () => {
     return file;
   };
   const runConfig = (name: string, policy: object) =>
-    write(name, { state: `${name}.sqlite`, listen: '127.0.0.1:0', insecureNoAuth: true, clusters: [{ clusterId: 'lab', endpoints: ['http://127.0.0.1:1'], policy }] });
+    write(name, {
+      state: `${name}.sqlite`,
+      listen: '127.0.0.1:0',
+      insecureNoAuth: true,
+      clusters: [{ clusterId: 'lab', endpoints: ['http://127.0.0.1:1'], policy }],
+    });
 
   const expectOneLine = async (args: string[], says: string) => {
     const run = await runCli(args, { timeoutMs: 15_000 });
@@ -45,7 +50,10 @@ describe('bad policy values name the field', () => {
   ])('run --config: $says', ({ name, policy, says }) => expectOneLine(['run', '--config', runConfig(name, policy)], says));
 
   it('run --config: every wrong field in one line', () =>
-    expectOneLine(['run', '--config', runConfig('two', { lockLease: '0s', guardPrefix: '' })], `clusters[0].policy.lockLease: must be positive; clusters[0].policy.guardPrefix: ${GUARD_PREFIX}`));
+    expectOneLine(
+      ['run', '--config', runConfig('two', { lockLease: '0s', guardPrefix: '' })],
+      `clusters[0].policy.lockLease: must be positive; clusters[0].policy.guardPrefix: ${GUARD_PREFIX}`,
+    ));
 
   it.each([
     { name: 'p-lock-lease', policy: { lockLease: '0s' }, says: 'lockLease: must be positive' },
@@ -55,6 +63,9 @@ describe('bad policy values name the field', () => {
     { name: 'p-backoff-typo', policy: { backoff: { bse: '5s' } }, says: 'backoff.bse: is not a known field' },
   ])('register --policy: $says', ({ name, policy, says }) => {
     const file = write(name, policy);
-    return expectOneLine(['register', '--table', 't', '--cluster', 'prod', '--endpoints', 'http://127.0.0.1:2379', '--policy', file, '--dry-run'], `--policy ${file}: ${says}`);
+    return expectOneLine(
+      ['register', '--table', 't', '--cluster', 'prod', '--endpoints', 'http://127.0.0.1:2379', '--policy', file, '--dry-run'],
+      `--policy ${file}: ${says}`,
+    );
   });
 });

@@ -73,7 +73,20 @@ describe('probe and plan on a lab', () => {
   it('plan by member id past a zero grace would remove the cut leader without a move', async () => {
     const leader = await lab.leader();
     await lab.fault(leader.name, 'cut');
-    const run = await runCli(['plan', '--endpoints', endpoints, '--target', leader.id, '--grace', '0s', '--election-timeout', '500ms', '--timeout', '1s', '--json']);
+    const run = await runCli([
+      'plan',
+      '--endpoints',
+      endpoints,
+      '--target',
+      leader.id,
+      '--grace',
+      '0s',
+      '--election-timeout',
+      '500ms',
+      '--timeout',
+      '1s',
+      '--json',
+    ]);
     await lab.fault(leader.name, 'heal');
     expect(run.code, run.stderr).toBe(0);
     const result = jsonOf<ResultJson>(run);
@@ -85,7 +98,21 @@ describe('probe and plan on a lab', () => {
   it('plan with --no-skip-leader-move past grace is blocked, exit 3', async () => {
     const leader = await lab.leader();
     await lab.fault(leader.name, 'cut');
-    const run = await runCli(['plan', '--endpoints', endpoints, '--target', leader.name, '--grace', '0s', '--no-skip-leader-move', '--election-timeout', '500ms', '--timeout', '1s', '--json']);
+    const run = await runCli([
+      'plan',
+      '--endpoints',
+      endpoints,
+      '--target',
+      leader.name,
+      '--grace',
+      '0s',
+      '--no-skip-leader-move',
+      '--election-timeout',
+      '500ms',
+      '--timeout',
+      '1s',
+      '--json',
+    ]);
     await lab.fault(leader.name, 'heal');
     expect(run.code, run.stderr).toBe(3);
     expect(jsonOf<ResultJson>(run)).toMatchObject({ outcome: 'blocked', reason: 'REMOVE_WITHOUT_MOVE_DISABLED' });

@@ -34,7 +34,20 @@ describe('remediate with other open incidents in its state file, on a lab', () =
     const follower = lab.members.find((m) => m.name !== leader.name)!;
     const state = path.join(dir, 'state.sqlite');
     // etcd refuses reconfiguration for ~5 s after start ("unhealthy cluster"): a short backoff retries it promptly.
-    const common = ['--endpoints', lab.endpoints().join(','), '--election-timeout', '500ms', '--timeout', '1s', '--backoff', '300ms', '--grace', '60s', '--state', state];
+    const common = [
+      '--endpoints',
+      lab.endpoints().join(','),
+      '--election-timeout',
+      '500ms',
+      '--timeout',
+      '1s',
+      '--backoff',
+      '300ms',
+      '--grace',
+      '60s',
+      '--state',
+      state,
+    ];
 
     // L's remediation is interrupted inside its grace window, then L's path heals.
     await lab.fault(leader.name, 'cut');
@@ -61,7 +74,12 @@ describe('remediate with other open incidents in its state file, on a lab', () =
     const resumed = await runCli(['remediate', ...common, '--resume', incidentId, '--json'], { timeoutMs: 60_000 });
     expect(resumed.code, resumed.stderr).toBe(5);
     expect(resumed.stderr).toContain(`resuming incident ${incidentId}`);
-    expect(jsonOf<ResultJson & { reason: string }>(resumed)).toMatchObject({ incidentId, outcome: 'closed', reason: 'TARGET_RECOVERED', target: { memberId: leader.id, name: leader.name } });
+    expect(jsonOf<ResultJson & { reason: string }>(resumed)).toMatchObject({
+      incidentId,
+      outcome: 'closed',
+      reason: 'TARGET_RECOVERED',
+      target: { memberId: leader.id, name: leader.name },
+    });
     expect((await lab.memberList()).map((m) => m.name).sort()).toEqual(lab.members.map((m) => m.name).sort());
 
     const again = await runCli(['remediate', ...common, '--resume', incidentId]);
@@ -85,7 +103,8 @@ describe('remediate --resume with more than one open incident', () => {
     const state = path.join(dir, 'state.sqlite');
     const store = openSqliteStore({ path: state });
     const open = async (name: string) =>
-      (await store.openOrJoin({ clusterId: 'default', targetKey: `memberName=${name}`, target: { memberName: name }, reason: 'test', now: Date.now() })).incident;
+      (await store.openOrJoin({ clusterId: 'default', targetKey: `memberName=${name}`, target: { memberName: name }, reason: 'test', now: Date.now() }))
+        .incident;
     const named = await open('etcd1');
     const left = await open('etcd2');
     await store.close();

@@ -58,7 +58,9 @@ describe('remediate on a lab', () => {
     const status = await runCli(['status', '--state', state, '--json']);
     expect(status.code, status.stderr).toBe(0);
     const { incidents } = jsonOf<{ incidents: { incidentId: string; state: string; member: { id: string } }[] }>(status);
-    expect(incidents).toEqual([expect.objectContaining({ incidentId: result.incidentId, state: 'awaiting-replacement', member: expect.objectContaining({ id: leader.id }) })]);
+    expect(incidents).toEqual([
+      expect.objectContaining({ incidentId: result.incidentId, state: 'awaiting-replacement', member: expect.objectContaining({ id: leader.id }) }),
+    ]);
 
     const timeline = await runCli(['status', result.incidentId.slice(0, 8), '--state', state]);
     expect(timeline.code, timeline.stderr).toBe(0);
@@ -67,12 +69,21 @@ describe('remediate on a lab', () => {
 
   it('takes a hex-looking --target that no member has as a name, not as a member id', async () => {
     const state = path.join(dir, 'hex-name.sqlite');
-    const run = await runCli(['remediate', '--endpoints', lab.endpoints().join(','), '--target', 'deadbeef', '--timeout', '1s', '--state', state, '--json'], { timeoutMs: 30_000 });
+    const run = await runCli(['remediate', '--endpoints', lab.endpoints().join(','), '--target', 'deadbeef', '--timeout', '1s', '--state', state, '--json'], {
+      timeoutMs: 30_000,
+    });
     expect(run.code, run.stderr).toBe(3);
-    expect(jsonOf<ResultJson>(run)).toMatchObject({ outcome: 'blocked', reason: 'TARGET_NOT_FOUND', target: { memberId: '0', name: '', reportedAs: 'memberName deadbeef' } });
+    expect(jsonOf<ResultJson>(run)).toMatchObject({
+      outcome: 'blocked',
+      reason: 'TARGET_NOT_FOUND',
+      target: { memberId: '0', name: '', reportedAs: 'memberName deadbeef' },
+    });
     expect(run.stderr).toMatch(/MemberUnhealthy\s+memberName deadbeef:/);
     // The text form names what was reported, not a member id of 0.
-    const text = await runCli(['remediate', '--endpoints', lab.endpoints().join(','), '--target', 'deadbeef', '--timeout', '1s', '--state', path.join(dir, 'hex-name-text.sqlite')], { timeoutMs: 30_000 });
+    const text = await runCli(
+      ['remediate', '--endpoints', lab.endpoints().join(','), '--target', 'deadbeef', '--timeout', '1s', '--state', path.join(dir, 'hex-name-text.sqlite')],
+      { timeoutMs: 30_000 },
+    );
     expect(text.stdout).toContain('target:      memberName deadbeef (no member) in cluster');
 
     const status = await runCli(['status', '--state', state, '--json']);

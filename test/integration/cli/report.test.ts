@@ -25,9 +25,23 @@ describe('report', () => {
       // Two incidents whose ids share a first character half of the time: the prefix test uses a longer one.
       ids = [];
       for (const name of ['etcd-1', 'etcd-2']) {
-        const { incident } = await store.openOrJoin({ clusterId: 'prod', targetKey: `memberName=${name}`, target: { memberName: name }, reason: 'kubelet not ready', now: T0 });
-        await store.appendJournal(incident.incidentId, { at: T0 + 1_000, step: 'move-leader:block', detail: { reason: 'QUORUM_AT_RISK', message: `removing ${name} would cost quorum.` } });
-        await store.closeIncident(incident.incidentId, { outcome: 'blocked', result: { reason: 'QUORUM_AT_RISK', message: `removing ${name} would cost quorum.`, evidence: { needed: 2 } }, now: T0 + 1_000 });
+        const { incident } = await store.openOrJoin({
+          clusterId: 'prod',
+          targetKey: `memberName=${name}`,
+          target: { memberName: name },
+          reason: 'kubelet not ready',
+          now: T0,
+        });
+        await store.appendJournal(incident.incidentId, {
+          at: T0 + 1_000,
+          step: 'move-leader:block',
+          detail: { reason: 'QUORUM_AT_RISK', message: `removing ${name} would cost quorum.` },
+        });
+        await store.closeIncident(incident.incidentId, {
+          outcome: 'blocked',
+          result: { reason: 'QUORUM_AT_RISK', message: `removing ${name} would cost quorum.`, evidence: { needed: 2 } },
+          now: T0 + 1_000,
+        });
         ids.push(incident.incidentId);
       }
     } finally {
@@ -58,13 +72,19 @@ describe('report', () => {
     { args: () => ['report', '--state', state], says: 'report takes one incident id (or a unique prefix of one), got none' },
     { args: () => ['report', 'a', 'b', '--state', state], says: 'report takes one incident id (or a unique prefix of one), got 2 arguments' },
     { args: () => ['report', testIncidentId(404), '--state', state], says: `no incident "${testIncidentId(404)}" in state file ${state}` },
-    { args: () => ['report', 'zzzz', '--state', state], says: `INCIDENT: "zzzz" is not an incident id nor the start of one (ids are lowercase UUIDs, e.g. ${INCIDENT_ID_EXAMPLE})` },
+    {
+      args: () => ['report', 'zzzz', '--state', state],
+      says: `INCIDENT: "zzzz" is not an incident id nor the start of one (ids are lowercase UUIDs, e.g. ${INCIDENT_ID_EXAMPLE})`,
+    },
     { args: () => ['report', '', '--state', state], says: 'INCIDENT: "" is not an incident id nor the start of one' },
     { args: () => ['report', 'a/b', '--state', state], says: 'INCIDENT: "a/b" is not an incident id nor the start of one' },
     { args: () => ['report', ids[0]!], says: '--state is required (e.g. --state state.sqlite)' },
     { args: () => ['report', ids[0]!, '--state', path.join(dir, 'none.sqlite')], says: `--state: no state file at ${path.join(dir, 'none.sqlite')}` },
     { args: () => ['report', ids[0]!, '--state', state, '--table', 't'], says: '--state and --table: give one' },
-    { args: () => ['report', ids[0]!, '--state', state, '--out', path.join(dir, 'no', 'such', 'x.html')], says: `--out: no directory ${path.join(dir, 'no', 'such')}` },
+    {
+      args: () => ['report', ids[0]!, '--state', state, '--out', path.join(dir, 'no', 'such', 'x.html')],
+      says: `--out: no directory ${path.join(dir, 'no', 'such')}`,
+    },
     { args: () => ['report', ids[0]!, '--state', state, '--out', dir], says: `--out: ${dir} is a directory; give a file name` },
     { args: () => ['report', ids[0]!, '--state', state, '--out', ' '], says: '--out: a file name is required' },
   ])('refuses $says, exit 2, in one line', async ({ args, says }) => {
@@ -82,8 +102,15 @@ describe('report', () => {
     const run = await runCli(['report', '../../../x', '--state', path.join(dir, 'none.sqlite')], { cwd: inner });
     expect(run.code).toBe(2);
     expect(run.stdout).toBe('');
-    expect(run.stderr).toBe('etcd-remediator: INCIDENT: "../../../x" is not an incident id nor the start of one (ids are lowercase UUIDs, e.g. ' + INCIDENT_ID_EXAMPLE + ')\n');
-    expect(fs.readdirSync(cwd, { recursive: true }).map(String).filter((f) => f.endsWith('.html'))).toEqual([]);
+    expect(run.stderr).toBe(
+      'etcd-remediator: INCIDENT: "../../../x" is not an incident id nor the start of one (ids are lowercase UUIDs, e.g. ' + INCIDENT_ID_EXAMPLE + ')\n',
+    );
+    expect(
+      fs
+        .readdirSync(cwd, { recursive: true })
+        .map(String)
+        .filter((f) => f.endsWith('.html')),
+    ).toEqual([]);
   });
 
   it('an id an earlier build let in is never made a file name: refused without --out, written where --out says', async () => {
@@ -91,7 +118,14 @@ describe('report', () => {
     const earlier = 'abcdef01-../../x';
     const store = openSqliteStore({ path: state });
     try {
-      await store.openOrJoin({ clusterId: 'prod', targetKey: 'memberName=etcd-9', target: { memberName: 'etcd-9' }, reason: 'r', now: T0, incidentId: earlier });
+      await store.openOrJoin({
+        clusterId: 'prod',
+        targetKey: 'memberName=etcd-9',
+        target: { memberName: 'etcd-9' },
+        reason: 'r',
+        now: T0,
+        incidentId: earlier,
+      });
     } finally {
       await store.close();
     }
@@ -130,8 +164,18 @@ describe('report --table on a deployed stack’s table (dynalite)', () => {
     const table = await dynamo!.createTable();
     const env = { AWS_ENDPOINT_URL_DYNAMODB: dynamo!.endpoint, AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' };
     const store = createDynamoIncidentStore({ client: dynamo!.client(), tableName: table });
-    const { incident } = await store.openOrJoin({ clusterId: 'prod', targetKey: 'memberName=etcd-3', target: { memberName: 'etcd-3' }, reason: 'kubelet not ready', now: T0 });
-    await store.appendJournal(incident.incidentId, { at: T0 + 500, step: 'move-leader:retry', detail: { reason: 'ELECTION_IN_PROGRESS', message: 'no leader yet.' } });
+    const { incident } = await store.openOrJoin({
+      clusterId: 'prod',
+      targetKey: 'memberName=etcd-3',
+      target: { memberName: 'etcd-3' },
+      reason: 'kubelet not ready',
+      now: T0,
+    });
+    await store.appendJournal(incident.incidentId, {
+      at: T0 + 500,
+      step: 'move-leader:retry',
+      detail: { reason: 'ELECTION_IN_PROGRESS', message: 'no leader yet.' },
+    });
     const out = path.join(dir, 'page.html');
     const run = await runCli(['report', incident.incidentId.slice(0, 8), '--table', table, '--region', 'us-east-1', '--out', out], { env });
     expect(run.code, run.stderr).toBe(0);

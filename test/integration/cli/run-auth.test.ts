@@ -26,7 +26,10 @@ describe('run: who may post', () => {
   const configFile = (name: string, extra: Record<string, unknown>) => {
     const file = path.join(dir, `${name}.json`);
     // Nothing listens on port 1: only invalid events are sent, so no etcd is needed.
-    fs.writeFileSync(file, JSON.stringify({ state: `${name}.sqlite`, listen: '127.0.0.1:0', ...extra, clusters: [{ clusterId: 'lab', endpoints: ['http://127.0.0.1:1'] }] }));
+    fs.writeFileSync(
+      file,
+      JSON.stringify({ state: `${name}.sqlite`, listen: '127.0.0.1:0', ...extra, clusters: [{ clusterId: 'lab', endpoints: ['http://127.0.0.1:1'] }] }),
+    );
     return file;
   };
   const start = (name: string, extra: Record<string, unknown>) => {
@@ -48,11 +51,18 @@ describe('run: who may post', () => {
     const service = start('token', { token: TOKEN });
     const [, url] = await service.waitForStderr(/listening on (http:\/\/127\.0\.0\.1:\d+\/events); .*; bearer token/);
     const wrongToken = 'not-the-token-but-long-enough-1234';
-    for (const headers of [{}, { authorization: `Bearer ${wrongToken}` }, { authorization: `Basic ${Buffer.from(`u:${TOKEN}`).toString('base64')}` }, { authorization: `Bearer ${TOKEN}x` }]) {
+    for (const headers of [
+      {},
+      { authorization: `Bearer ${wrongToken}` },
+      { authorization: `Basic ${Buffer.from(`u:${TOKEN}`).toString('base64')}` },
+      { authorization: `Bearer ${TOKEN}x` },
+    ]) {
       const response = await fetch(url!, { method: 'POST', body: INVALID, headers });
       expect(response.status).toBe(401);
       expect(response.headers.get('www-authenticate')).toBe('Bearer');
-      expect((await response.json()) as { error: string }).toMatchObject({ error: expect.stringMatching(/^(no|wrong) bearer token: send Authorization: Bearer/) as unknown });
+      expect((await response.json()) as { error: string }).toMatchObject({
+        error: expect.stringMatching(/^(no|wrong) bearer token: send Authorization: Bearer/) as unknown,
+      });
     }
     await service.waitForStderr(/refused POST \/events from 127\.0\.0\.1:\d+: no bearer token/);
     await service.waitForStderr(/refused POST \/events from 127\.0\.0\.1:\d+: wrong bearer token/);
@@ -69,7 +79,9 @@ describe('run: who may post', () => {
   it('on TCP without a token: no port, stdin only, and it says why; insecureNoAuth opens it', async () => {
     const closed = start('no-auth', {});
     await closed.waitForStderr(/listening on stdin only; /);
-    expect(closed.stderr()).toContain('not listening on 127.0.0.1:0: without a token any local user could post to it and trigger removals; set "token" or "tokenFile"');
+    expect(closed.stderr()).toContain(
+      'not listening on 127.0.0.1:0: without a token any local user could post to it and trigger removals; set "token" or "tokenFile"',
+    );
     expect(closed.stderr()).not.toMatch(/http:\/\//);
     closed.child.stdin!.write(`${INVALID}\n`);
     await closed.waitForStderr(/stdin line 1: refused: .*observedAt/);
@@ -105,7 +117,6 @@ describe('run: who may post', () => {
     expect((await fetch(url!, { method: 'POST', body: INVALID, headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(400);
     await stop(service);
   });
-
 
   it('on a Unix socket: mode 0600, serves its owner, replaces only a stale socket of ours, refuses anything else at the path', async () => {
     const sockDir = path.join(dir, 'sock');

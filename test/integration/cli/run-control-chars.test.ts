@@ -17,7 +17,10 @@ const RAW_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\
 
 function expectHarmless(text: string, what: string): void {
   expect(RAW_CONTROL.exec(text)?.[0], `${what} holds a raw control character:\n${JSON.stringify(text)}`).toBeUndefined();
-  expect(text.split('\n').filter((line) => line.startsWith('reason: FORGED')), `${what} has a forged line`).toEqual([]);
+  expect(
+    text.split('\n').filter((line) => line.startsWith('reason: FORGED')),
+    `${what} has a forged line`,
+  ).toEqual([]);
 }
 
 const report = (memberName: string, extra: Record<string, string> = {}) =>
@@ -36,7 +39,13 @@ describe('run quotes what it is sent with control characters escaped', () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cli-run-control-chars-'));
     config = path.join(dir, 'config.json');
     // No token: run takes stdin only. Port 1 answers "connection refused" at once, so the incident stays open, retrying.
-    fs.writeFileSync(config, JSON.stringify({ state: 'state.sqlite', clusters: [{ clusterId: 'lab', endpoints: ['http://127.0.0.1:1'], policy: { backoff: { base: '5s', cap: '5s' } } }] }));
+    fs.writeFileSync(
+      config,
+      JSON.stringify({
+        state: 'state.sqlite',
+        clusters: [{ clusterId: 'lab', endpoints: ['http://127.0.0.1:1'], policy: { backoff: { base: '5s', cap: '5s' } } }],
+      }),
+    );
   });
   afterAll(async () => {
     for (const service of services) await killService(service);
@@ -106,7 +115,9 @@ describe('run: control characters in what names a cluster or its state', () => {
     const run = await runCli(args);
     expect(run.code, run.stderr).toBe(2);
     expectHarmless(run.stderr, 'stderr');
-    expect(run.stderr).toBe('etcd-remediator: --cluster: must not hold control characters (a newline, a tab, an escape…): it starts every line said about the cluster\n');
+    expect(run.stderr).toBe(
+      'etcd-remediator: --cluster: must not hold control characters (a newline, a tab, an escape…): it starts every line said about the cluster\n',
+    );
   });
 
   it('the start line shows the state file it names with its control characters escaped', async () => {

@@ -13,7 +13,9 @@ import { startLab, type Lab } from '../../../infra/lab/lab.ts';
 import { fullDiskUnavailable, smallDisk, type SmallDisk } from '../../support/full-disk.ts';
 import { killService, startCli, type Service } from './support.ts';
 
-const title = fullDiskUnavailable ? `run with its state file on a disk that fills up (skipped: ${fullDiskUnavailable})` : 'run with its state file on a disk that fills up';
+const title = fullDiskUnavailable
+  ? `run with its state file on a disk that fills up (skipped: ${fullDiskUnavailable})`
+  : 'run with its state file on a disk that fills up';
 /** How often the runtime tries a state file that refuses writes again. */
 const STORE_RETRY_MS = 5_000;
 const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
@@ -83,7 +85,15 @@ describe.skipIf(fullDiskUnavailable !== undefined)(title, () => {
     expect(running.stdout()).toBe('');
 
     disk.free();
-    const line = await running.until(() => running.stdout().split('\n').find((l) => l.includes(incidentId!)), `the outcome of incident ${incidentId} once space is back`, 60_000);
+    const line = await running.until(
+      () =>
+        running
+          .stdout()
+          .split('\n')
+          .find((l) => l.includes(incidentId!)),
+      `the outcome of incident ${incidentId} once space is back`,
+      60_000,
+    );
     expect(JSON.parse(line)).toMatchObject({ incidentId, outcome: 'awaiting-replacement', target: { name: leader.name } });
     expect(count(running.stderr(), /state file takes writes again after \d+s; open incidents go on\n/)).toBe(1);
     expect((await lab.memberList()).map((m) => m.name)).not.toContain(leader.name);

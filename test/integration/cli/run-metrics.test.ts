@@ -34,7 +34,10 @@ describe('run: /metrics and /healthz', () => {
     await lab.fault(leader.name, 'cut');
     const config = path.join(dir, 'config.json');
     const policy = { electionTimeout: '500ms', callTimeout: '1s', grace: '2s', backoff: { base: '300ms', cap: '1s' } };
-    fs.writeFileSync(config, JSON.stringify({ state: 'state.sqlite', listen: '127.0.0.1:0', token: TOKEN, clusters: [{ clusterId: 'lab', endpoints: lab.endpoints(), policy }] }));
+    fs.writeFileSync(
+      config,
+      JSON.stringify({ state: 'state.sqlite', listen: '127.0.0.1:0', token: TOKEN, clusters: [{ clusterId: 'lab', endpoints: lab.endpoints(), policy }] }),
+    );
     const service = startCli(['run', '--config', config]);
     services.push(service);
     const [, events] = await service.waitForStderr(/listening on (http:\/\/127\.0\.0\.1:\d+)\/events; .*; bearer token/);
@@ -56,7 +59,15 @@ describe('run: /metrics and /healthz', () => {
     const posted = await fetch(url('/events'), { method: 'POST', body: JSON.stringify(report), headers: bearer });
     expect(posted.status).toBe(202);
     const { incidentId } = (await posted.json()) as { incidentId: string };
-    const line = await service.until(() => service.stdout().split('\n').find((l) => l.includes(incidentId)), `the outcome of incident ${incidentId}`, 30_000);
+    const line = await service.until(
+      () =>
+        service
+          .stdout()
+          .split('\n')
+          .find((l) => l.includes(incidentId)),
+      `the outcome of incident ${incidentId}`,
+      30_000,
+    );
     expect(JSON.parse(line)).toMatchObject({ incidentId, outcome: 'awaiting-replacement', target: { name: leader.name } });
 
     const scraped = await fetch(url('/metrics'), { headers: bearer });
@@ -75,10 +86,14 @@ describe('run: /metrics and /healthz', () => {
 
     // Every member over the one path, each probe of the incident; the cut leader refused, the others answered.
     const latency = samplesOf(scrape, 'etcd_remediator_probe_latency_seconds_count', { cluster: 'lab', path: 'direct' });
-    for (const member of lab.members) expect(valueOf(scrape, 'etcd_remediator_probe_latency_seconds_count', { member: member.name, path: 'direct' }), member.name).toBeGreaterThan(0);
+    for (const member of lab.members)
+      expect(valueOf(scrape, 'etcd_remediator_probe_latency_seconds_count', { member: member.name, path: 'direct' }), member.name).toBeGreaterThan(0);
     expect(latency.filter((s) => s.labels.member === leader.name).map((s) => s.labels.reachability)).toEqual(['refused']);
     for (const member of lab.members.filter((m) => m.name !== leader.name)) {
-      expect(latency.filter((s) => s.labels.member === member.name).map((s) => s.labels.reachability), member.name).toContain('ok');
+      expect(
+        latency.filter((s) => s.labels.member === member.name).map((s) => s.labels.reachability),
+        member.name,
+      ).toContain('ok');
     }
 
     // The incident awaits its replacement, as the state file says at each scrape.
@@ -99,7 +114,15 @@ describe('run: /metrics and /healthz', () => {
 
     it('/healthz says 503 and why once the state file refuses writes, and 200 again once it takes them, with no incident open', async () => {
       const config = path.join(dir, 'full.json');
-      fs.writeFileSync(config, JSON.stringify({ state: path.join(disk.dir, 'state.sqlite'), listen: '127.0.0.1:0', token: TOKEN, clusters: [{ clusterId: 'lab', endpoints: lab.endpoints() }] }));
+      fs.writeFileSync(
+        config,
+        JSON.stringify({
+          state: path.join(disk.dir, 'state.sqlite'),
+          listen: '127.0.0.1:0',
+          token: TOKEN,
+          clusters: [{ clusterId: 'lab', endpoints: lab.endpoints() }],
+        }),
+      );
       const service = startCli(['run', '--config', config]);
       services.push(service);
       const [, base] = await service.waitForStderr(/listening on (http:\/\/127\.0\.0\.1:\d+)\/events/);

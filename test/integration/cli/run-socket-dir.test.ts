@@ -15,8 +15,8 @@ const NOBODY = 65534;
 const isRoot = process.getuid?.() === 0;
 
 /** Runs a command as user nobody: what another local user could do to the directory. */
-const asNobody = (command: string[]) => spawnSync('setpriv', ['--reuid', String(NOBODY), '--regid', String(NOBODY), '--clear-groups', '--', ...command], { encoding: 'utf8' });
-
+const asNobody = (command: string[]) =>
+  spawnSync('setpriv', ['--reuid', String(NOBODY), '--regid', String(NOBODY), '--clear-groups', '--', ...command], { encoding: 'utf8' });
 
 describe('run: the directory of its Unix socket', () => {
   let dir: string;
@@ -34,7 +34,10 @@ describe('run: the directory of its Unix socket', () => {
   const configFile = (name: string, socketPath: string) => {
     const file = path.join(dir, `${name}.json`);
     // Nothing listens on port 1: only invalid events are sent, so no etcd is needed.
-    fs.writeFileSync(file, JSON.stringify({ state: `${name}.sqlite`, listen: `unix:${socketPath}`, clusters: [{ clusterId: 'lab', endpoints: ['http://127.0.0.1:1'] }] }));
+    fs.writeFileSync(
+      file,
+      JSON.stringify({ state: `${name}.sqlite`, listen: `unix:${socketPath}`, clusters: [{ clusterId: 'lab', endpoints: ['http://127.0.0.1:1'] }] }),
+    );
     return file;
   };
   const socketDir = (name: string, mode: number, owner?: number) => {
@@ -80,7 +83,9 @@ describe('run: the directory of its Unix socket', () => {
     const run = await runCli(['run', '--config', configFile(`owned-${mode.toString(8)}`, socketPath)], { timeoutMs: 15_000 });
 
     expect(run.code).toBe(2);
-    expect(run.stderr.trim().split('\n').at(-1)).toBe(`etcd-remediator: listen unix:${socketPath}: its directory is owned by uid ${NOBODY}, who could remove or replace the socket; use a directory of your own that only you can write (install -d -m 700 DIR)`);
+    expect(run.stderr.trim().split('\n').at(-1)).toBe(
+      `etcd-remediator: listen unix:${socketPath}: its directory is owned by uid ${NOBODY}, who could remove or replace the socket; use a directory of your own that only you can write (install -d -m 700 DIR)`,
+    );
     expect(fs.existsSync(socketPath)).toBe(false);
   });
 });

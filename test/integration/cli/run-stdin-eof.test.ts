@@ -53,10 +53,14 @@ describe('run fed by stdin, at the end of its input', () => {
 
   it('exits 2 when a line of its input was refused, naming the field', async () => {
     const { service } = start('refused', ['http://127.0.0.1:1']);
-    service.child.stdin!.end(`${JSON.stringify({ clusterId: 'lab', target: { memberName: 'etcd1' }, reason: 'r', source: 'test', observedAt: 'yesterday' })}\n`);
+    service.child.stdin!.end(
+      `${JSON.stringify({ clusterId: 'lab', target: { memberName: 'etcd1' }, reason: 'r', source: 'test', observedAt: 'yesterday' })}\n`,
+    );
     expect(await service.exited, service.stderr()).toBe(2);
     expect(service.stderr()).toMatch(/stdin line 1: refused: .*observedAt/);
-    expect(service.stderr()).toMatch(/stdin ended with nothing accepted; 1 line refused \(kept as dead letters: etcd-remediator status --state \S+ --dead-letters\); exiting\n/);
+    expect(service.stderr()).toMatch(
+      /stdin ended with nothing accepted; 1 line refused \(kept as dead letters: etcd-remediator status --state \S+ --dead-letters\); exiting\n/,
+    );
   });
 
   it('SIGTERM while it finishes stops it promptly and names the incident that stays open', async () => {
@@ -95,7 +99,10 @@ describe('run fed by stdin, at the end of its input', () => {
     expect(await service.exited, service.stderr()).toBe(0);
     expect(service.stderr()).not.toMatch(/unsettled top-level await/);
     const [, incidentId] = /stdin line 1: accepted, incident (\S+)/.exec(service.stderr()) ?? [];
-    const outcome = service.stdout().split('\n').find((l) => l.includes(incidentId!));
+    const outcome = service
+      .stdout()
+      .split('\n')
+      .find((l) => l.includes(incidentId!));
     expect(JSON.parse(outcome!)).toMatchObject({ incidentId, outcome: 'awaiting-replacement', reason: 'TARGET_IS_FOLLOWER', target: { name: follower.name } });
     expect(service.stderr()).toMatch(/stdin ended: 1 incident finished; exiting\n/);
     expect((await lab.memberList()).map((m) => m.name)).not.toContain(follower.name);

@@ -39,18 +39,41 @@ describe('run fed by stdin on a lab', () => {
     const config = path.join(dir, 'config.json');
     // etcd refuses reconfiguration for ~5 s after start ("unhealthy cluster"): a short backoff retries it promptly.
     const policy = { electionTimeout: '500ms', callTimeout: '1s', grace: '2s', backoff: { base: '300ms', cap: '2s' } };
-    fs.writeFileSync(config, JSON.stringify({ state: 'state.sqlite', listen: '127.0.0.1:0', clusters: [{ clusterId: 'lab', endpoints: lab.endpoints(), policy }] }));
+    fs.writeFileSync(
+      config,
+      JSON.stringify({ state: 'state.sqlite', listen: '127.0.0.1:0', clusters: [{ clusterId: 'lab', endpoints: lab.endpoints(), policy }] }),
+    );
     service = startCli(['run', '--config', config]);
     const running = service;
     await running.waitForStderr(/listening on /);
 
-    const event = { clusterId: 'lab', target: { memberName: follower.name }, reason: 'kubelet not ready', source: 'test', observedAt: new Date().toISOString() };
+    const event = {
+      clusterId: 'lab',
+      target: { memberName: follower.name },
+      reason: 'kubelet not ready',
+      source: 'test',
+      observedAt: new Date().toISOString(),
+    };
     running.child.stdin!.write(`${JSON.stringify(event)}\n`);
     const [, incidentId] = await running.waitForStderr(/stdin line 1: accepted, incident (\S+)/);
 
-    const line = await running.until(() => running.stdout().split('\n').find((l) => l.includes(incidentId!)), `run to print the outcome of incident ${incidentId}`, 45_000);
+    const line = await running.until(
+      () =>
+        running
+          .stdout()
+          .split('\n')
+          .find((l) => l.includes(incidentId!)),
+      `run to print the outcome of incident ${incidentId}`,
+      45_000,
+    );
     const outcome = JSON.parse(line) as OutcomeLine;
-    expect(outcome).toMatchObject({ incidentId, clusterId: 'lab', outcome: 'awaiting-replacement', reason: 'TARGET_IS_FOLLOWER', target: { memberId: follower.id, name: follower.name } });
+    expect(outcome).toMatchObject({
+      incidentId,
+      clusterId: 'lab',
+      outcome: 'awaiting-replacement',
+      reason: 'TARGET_IS_FOLLOWER',
+      target: { memberId: follower.id, name: follower.name },
+    });
     expect((await lab.memberList()).map((m) => m.name)).not.toContain(follower.name);
 
     running.child.kill('SIGTERM');

@@ -40,7 +40,10 @@ describe('run', () => {
   it('answers 400 naming the field for an invalid event, dead-letters it, and stops on SIGTERM', async () => {
     const config = path.join(dir, 'config.json');
     // Nothing listens on port 1: only invalid events are sent, so no etcd is needed.
-    fs.writeFileSync(config, JSON.stringify({ state: 'state.sqlite', listen: '127.0.0.1:0', token: TOKEN, clusters: [{ clusterId: 'lab', endpoints: ['http://127.0.0.1:1'] }] }));
+    fs.writeFileSync(
+      config,
+      JSON.stringify({ state: 'state.sqlite', listen: '127.0.0.1:0', token: TOKEN, clusters: [{ clusterId: 'lab', endpoints: ['http://127.0.0.1:1'] }] }),
+    );
     const service = startCli(['run', '--config', config]);
     services.push(service);
     const [, url] = await service.waitForStderr(/listening on (http:\/\/127\.0\.0\.1:\d+\/events)/);
@@ -75,7 +78,10 @@ describe('run', () => {
   const startService = async (name: string) => {
     const config = path.join(dir, `${name}.json`);
     // Port 1 would answer "connection refused" at once; an incident the tests leave open then retries quietly.
-    fs.writeFileSync(config, JSON.stringify({ state: `${name}.sqlite`, listen: '127.0.0.1:0', token: TOKEN, clusters: [{ clusterId: 'lab', endpoints: ['http://127.0.0.1:1'] }] }));
+    fs.writeFileSync(
+      config,
+      JSON.stringify({ state: `${name}.sqlite`, listen: '127.0.0.1:0', token: TOKEN, clusters: [{ clusterId: 'lab', endpoints: ['http://127.0.0.1:1'] }] }),
+    );
     const started = startCli(['run', '--config', config]);
     services.push(started);
     const [, url] = await started.waitForStderr(/listening on (http:\/\/127\.0\.0\.1:\d+\/events)/);
@@ -139,7 +145,13 @@ describe('run', () => {
     try {
       const ids: string[] = [];
       for (const { clusterId = 'lab', member, closed } of incidents) {
-        const { incident } = await store.openOrJoin({ clusterId, targetKey: `memberName=${member}`, target: { memberName: member }, reason: 'earlier', now: Date.now() });
+        const { incident } = await store.openOrJoin({
+          clusterId,
+          targetKey: `memberName=${member}`,
+          target: { memberName: member },
+          reason: 'earlier',
+          now: Date.now(),
+        });
         if (closed) await store.closeIncident(incident.incidentId, { outcome: 'awaiting-replacement', result: null, now: Date.now() });
         ids.push(incident.incidentId);
       }
@@ -162,7 +174,10 @@ describe('run', () => {
     const [closed, open] = await leaveIncidents('conflicts', [{ member: 'etcd1', closed: true }, { member: 'etcd2' }]);
     const { service: s, url, state } = await startService('conflicts');
     const report = (incidentId: string, member: string) =>
-      post(url, JSON.stringify({ incidentId, clusterId: 'lab', target: { memberName: member }, reason: 'again', source: 'test', observedAt: new Date().toISOString() }));
+      post(
+        url,
+        JSON.stringify({ incidentId, clusterId: 'lab', target: { memberName: member }, reason: 'again', source: 'test', observedAt: new Date().toISOString() }),
+      );
     type Refused = { accepted: boolean; error: string; field: string; deadLetterId: string };
 
     const late = await report(closed!, 'etcd1');

@@ -69,7 +69,9 @@ describe('etcd-remediator send', () => {
 
   it('no region anywhere: exit 2 naming --region', async () => {
     const { AWS_REGION: _, ...noRegion } = env;
-    const run = await runCli(['send', '--bus', 'remediation', '--cluster', 'c', '--target', 'etcd-1'], { env: { ...noRegion, AWS_REGION: '', AWS_DEFAULT_REGION: '', AWS_CONFIG_FILE: '/nonexistent', AWS_PROFILE: '' } });
+    const run = await runCli(['send', '--bus', 'remediation', '--cluster', 'c', '--target', 'etcd-1'], {
+      env: { ...noRegion, AWS_REGION: '', AWS_DEFAULT_REGION: '', AWS_CONFIG_FILE: '/nonexistent', AWS_PROFILE: '' },
+    });
     expect(run.code).toBe(2);
     expect(run.stderr).toBe('etcd-remediator: --region is required: no region in AWS_REGION or the AWS config\n');
   });

@@ -10,13 +10,14 @@ import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';
 import { olderNode, running, type Service, startCli, SYSTEM_NODE } from './support.ts';
 
-
-
 const node = olderNode();
 
 /** The one child the shim spawned. */
 const childOf = (pid: number): number | undefined => {
-  const pids = execFileSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' }).split('\n').map((l) => Number(l.trim())).filter((n) => n > 0);
+  const pids = execFileSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' })
+    .split('\n')
+    .map((l) => Number(l.trim()))
+    .filter((n) => n > 0);
   return pids.length === 1 ? pids[0] : undefined;
 };
 
@@ -46,7 +47,20 @@ describe.skipIf(node === undefined)(`the bin shim on an older Node (${SYSTEM_NOD
     const leader = await lab.leader();
     await lab.fault(leader.name, 'cut');
     const state = path.join(dir, `${name}.sqlite`);
-    const args = ['--endpoints', lab.endpoints().join(','), '--target', leader.name, '--grace', '60s', '--election-timeout', '500ms', '--timeout', '1s', '--state', state];
+    const args = [
+      '--endpoints',
+      lab.endpoints().join(','),
+      '--target',
+      leader.name,
+      '--grace',
+      '60s',
+      '--election-timeout',
+      '500ms',
+      '--timeout',
+      '1s',
+      '--state',
+      state,
+    ];
     const shim = startCli(['remediate', ...args], { node: node! });
     await shim.waitForStderr(/RetryRequested\s+LEADER_UNREACHABLE/, 30_000);
     const child = childOf(shim.child.pid!);

@@ -29,7 +29,22 @@ describe('the snapshot directory on the command line', () => {
     const follower = lab.members.find((m) => m.id !== leader.id)!;
     const snapshots = path.join(dir, 'chosen');
     const lab500 = ['--election-timeout', '500ms', '--timeout', '1s', '--backoff', '300ms'];
-    const run = await runCli(['remediate', '--endpoints', lab.endpoints().join(','), '--target', follower.name, ...lab500, '--state', path.join(dir, 'state.sqlite'), '--snapshot-dir', snapshots, '--json'], { timeoutMs: 45_000 });
+    const run = await runCli(
+      [
+        'remediate',
+        '--endpoints',
+        lab.endpoints().join(','),
+        '--target',
+        follower.name,
+        ...lab500,
+        '--state',
+        path.join(dir, 'state.sqlite'),
+        '--snapshot-dir',
+        snapshots,
+        '--json',
+      ],
+      { timeoutMs: 45_000 },
+    );
     const result = jsonOf<{ incidentId: string; timeline: { step: string; detail: string }[] }>(run);
     const file = path.join(snapshots, 'default', `${result.incidentId}-${follower.name}.db`);
     expect(fs.existsSync(file), run.stderr).toBe(true);
@@ -59,25 +74,31 @@ describe('the snapshot directory on the command line', () => {
   });
 
   // Not `ENOENT … mkdir`, as Node's recursive mkdir would have it: the folder that cannot be written, and why.
-  it.skipIf(readOnlyDirUnavailable !== undefined)('--snapshot-dir under a read-only directory, and a run config\'s snapshotDir naming one: exit 2, one line naming the folder and the cause', async () => {
-    const readOnly = readOnlyDir();
-    try {
-      const before = (await lab.memberList()).map((m) => m.id).sort();
-      const under = path.join(readOnly.dir, 'snapshots');
-      const run = await runCli(['remediate', '--endpoints', lab.endpoints().join(','), '--target', lab.members[0]!.name, '--snapshot-dir', under]);
-      expect(run.code, run.stderr).toBe(2);
-      expect(run.stderr.trimEnd().split('\n')).toEqual([`etcd-remediator: --snapshot-dir: ${under} cannot be made: ${readOnly.dir} ${readOnly.says}`]);
-      expect((await lab.memberList()).map((m) => m.id).sort()).toEqual(before);
+  it.skipIf(readOnlyDirUnavailable !== undefined)(
+    "--snapshot-dir under a read-only directory, and a run config's snapshotDir naming one: exit 2, one line naming the folder and the cause",
+    async () => {
+      const readOnly = readOnlyDir();
+      try {
+        const before = (await lab.memberList()).map((m) => m.id).sort();
+        const under = path.join(readOnly.dir, 'snapshots');
+        const run = await runCli(['remediate', '--endpoints', lab.endpoints().join(','), '--target', lab.members[0]!.name, '--snapshot-dir', under]);
+        expect(run.code, run.stderr).toBe(2);
+        expect(run.stderr.trimEnd().split('\n')).toEqual([`etcd-remediator: --snapshot-dir: ${under} cannot be made: ${readOnly.dir} ${readOnly.says}`]);
+        expect((await lab.memberList()).map((m) => m.id).sort()).toEqual(before);
 
-      const config = path.join(dir, 'read-only.json');
-      fs.writeFileSync(config, JSON.stringify({ state: 'run-ro.sqlite', snapshotDir: readOnly.dir, clusters: [{ clusterId: 'lab', endpoints: lab.endpoints() }] }));
-      const service = await runCli(['run', '--config', config]);
-      expect(service.code, service.stderr).toBe(2);
-      expect(service.stderr.trimEnd().split('\n')).toHaveLength(1);
-      expect(service.stderr).toMatch(new RegExp(`snapshotDir: ${readOnly.dir} ${readOnly.says}\\n$`));
-      expect(fs.existsSync(path.join(dir, 'run-ro.sqlite'))).toBe(false);
-    } finally {
-      readOnly.remove();
-    }
-  });
+        const config = path.join(dir, 'read-only.json');
+        fs.writeFileSync(
+          config,
+          JSON.stringify({ state: 'run-ro.sqlite', snapshotDir: readOnly.dir, clusters: [{ clusterId: 'lab', endpoints: lab.endpoints() }] }),
+        );
+        const service = await runCli(['run', '--config', config]);
+        expect(service.code, service.stderr).toBe(2);
+        expect(service.stderr.trimEnd().split('\n')).toHaveLength(1);
+        expect(service.stderr).toMatch(new RegExp(`snapshotDir: ${readOnly.dir} ${readOnly.says}\\n$`));
+        expect(fs.existsSync(path.join(dir, 'run-ro.sqlite'))).toBe(false);
+      } finally {
+        readOnly.remove();
+      }
+    },
+  );
 });

@@ -20,7 +20,13 @@ async function realStateFile(file: string): Promise<void> {
   try {
     await store.openOrJoin({ clusterId: 'default', targetKey: 'memberName=etcd1', target: { memberName: 'etcd1' }, reason: 'test', now: Date.now() });
     for (let i = 0; i < 20; i++) {
-      await store.putDeadLetter({ receivedAt: Date.now(), source: 'test', detailType: 'MemberUnhealthy', payload: 'x'.repeat(2_000), error: `dead letter ${i}` });
+      await store.putDeadLetter({
+        receivedAt: Date.now(),
+        source: 'test',
+        detailType: 'MemberUnhealthy',
+        payload: 'x'.repeat(2_000),
+        error: `dead letter ${i}`,
+      });
     }
   } finally {
     await store.close();
@@ -54,7 +60,10 @@ describe('state-file ownership', () => {
     }
 
     const config = path.join(dir, 'owned.json');
-    fs.writeFileSync(config, JSON.stringify({ state: 'owned.sqlite', listen: '127.0.0.1:0', clusters: [{ clusterId: 'default', endpoints: ['http://127.0.0.1:1'] }] }));
+    fs.writeFileSync(
+      config,
+      JSON.stringify({ state: 'owned.sqlite', listen: '127.0.0.1:0', clusters: [{ clusterId: 'default', endpoints: ['http://127.0.0.1:1'] }] }),
+    );
     const run = await runCli(['run', '--config', config], { timeoutMs: 10_000 });
     expect(run.code, run.stderr).toBe(2);
     expect(lastLine(run.stderr)).toMatch(inUse);
@@ -105,7 +114,11 @@ describe.concurrent('state-file errors', () => {
         return file;
       },
     },
-    { name: 'a missing parent directory', problem: /directory .*no-such-dir does not exist/, make: async (root) => path.join(root, 'no-such-dir', 'state.sqlite') },
+    {
+      name: 'a missing parent directory',
+      problem: /directory .*no-such-dir does not exist/,
+      make: async (root) => path.join(root, 'no-such-dir', 'state.sqlite'),
+    },
     {
       name: 'a corrupt file',
       problem: /is not a SQLite database/,

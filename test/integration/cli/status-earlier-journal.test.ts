@@ -15,7 +15,13 @@ const ELECTED = { id: '91bc3c398fb3c146', name: 'etcd-2', term: 7, afterRemovalM
 async function stateFile(file: string, write: (incidentId: string) => Promise<void>): Promise<string> {
   const store = openSqliteStore({ path: file });
   try {
-    const { incident } = await store.openOrJoin({ clusterId: 'default', targetKey: 'memberName=etcd-1', target: { memberName: 'etcd-1' }, reason: 'test', now: T0 });
+    const { incident } = await store.openOrJoin({
+      clusterId: 'default',
+      targetKey: 'memberName=etcd-1',
+      target: { memberName: 'etcd-1' },
+      reason: 'test',
+      now: T0,
+    });
     await write(incident.incidentId);
     await store.closeIncident(incident.incidentId, { outcome: 'awaiting-replacement', result: null, now: T0 + 5_000 });
     return incident.incidentId;
@@ -48,8 +54,16 @@ describe('status of an earlier build’s state file', () => {
     const currentId = await stateFile(current, async (incidentId) => {
       const store = openSqliteStore({ path: current });
       try {
-        await store.appendJournal(incidentId, { at: T0 + 1_000, step: 'move-leader:approve', detail: { reason: 'TARGET_IS_FOLLOWER', message: 'etcd-1 is a follower.' } });
-        await store.markStep(incidentId, { at: T0 + 2_000, step: 'member-removed', detail: { via: 'etcd-0 over direct http://127.0.0.1:4001', alreadyGone: false } });
+        await store.appendJournal(incidentId, {
+          at: T0 + 1_000,
+          step: 'move-leader:approve',
+          detail: { reason: 'TARGET_IS_FOLLOWER', message: 'etcd-1 is a follower.' },
+        });
+        await store.markStep(incidentId, {
+          at: T0 + 2_000,
+          step: 'member-removed',
+          detail: { via: 'etcd-0 over direct http://127.0.0.1:4001', alreadyGone: false },
+        });
         await store.markStep(incidentId, { at: T0 + 3_000, step: 'leader-elected', detail: ELECTED });
       } finally {
         await store.close();
@@ -63,7 +77,10 @@ describe('status of an earlier build’s state file', () => {
       expect(run.stdout).toMatch(/member-removed {7}removed through etcd-0 over direct http:\/\/127\.0\.0\.1:4001\n/);
       expect(run.stdout).toMatch(/leader-elected {7}etcd-2 \(91bc3c398fb3c146\) leads at term 7, 930 ms after the removal\n/);
     }
-    const [earlierJson, currentJson] = await Promise.all([runCli(['status', earlierId, '--state', earlier, '--json']), runCli(['status', currentId, '--state', current, '--json'])]);
+    const [earlierJson, currentJson] = await Promise.all([
+      runCli(['status', earlierId, '--state', earlier, '--json']),
+      runCli(['status', currentId, '--state', current, '--json']),
+    ]);
     type Shown = { timeline: { at: string; step: string; detail: string }[] };
     expect(jsonOf<Shown>(earlierJson).timeline).toEqual(jsonOf<Shown>(currentJson).timeline);
     expect(jsonOf<Shown>(earlierJson).timeline.map((e) => e.step)).toEqual(['move-leader:approve', 'member-removed', 'leader-elected']);

@@ -27,7 +27,23 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 /** A record as a check leaves it after a move that ended `state`, judged `judgedAgoMs` ago. */
 function recordOf(reason: string, judgedAgoMs: number, move?: Partial<HygieneMoveRecord>): HygieneRecord {
   const now = Date.now();
-  const moves: HygieneMoveRecord[] = move ? [{ moveId: 'hygiene-lab-1', at: now - 240_000, from: FROM, to: TO, term: 7, state: 'moved', endedAt: now - 180_000, newTerm: 8, tookMs: 180, message: 'Moved leadership.', ...move }] : [];
+  const moves: HygieneMoveRecord[] = move
+    ? [
+        {
+          moveId: 'hygiene-lab-1',
+          at: now - 240_000,
+          from: FROM,
+          to: TO,
+          term: 7,
+          state: 'moved',
+          endedAt: now - 180_000,
+          newTerm: 8,
+          tookMs: 180,
+          message: 'Moved leadership.',
+          ...move,
+        },
+      ]
+    : [];
   return { ...emptyHygieneRecord(), moves, lastJudged: { at: now - judgedAgoMs, kind: 'hold', reason, message: `${reason} said` } };
 }
 
@@ -60,7 +76,15 @@ describe('status on a state file with hygiene records', () => {
         clusterId: 'lab',
         lastJudged: { at: expect.any(String), kind: 'hold', reason: 'HYGIENE_COOLDOWN', message: 'HYGIENE_COOLDOWN said' },
         lastAlert: null,
-        lastMove: { moveId: 'hygiene-lab-1', from: FROM, to: TO, state: 'moved', at: expect.any(String), endedAt: expect.any(String), message: 'Moved leadership.' },
+        lastMove: {
+          moveId: 'hygiene-lab-1',
+          from: FROM,
+          to: TO,
+          state: 'moved',
+          at: expect.any(String),
+          endedAt: expect.any(String),
+          message: 'Moved leadership.',
+        },
       },
       { clusterId: 'prod-eu-1', lastJudged: expect.objectContaining({ reason: 'HYGIENE_LEADER_HEALTHY' }), lastAlert: null, lastMove: null },
     ]);
@@ -105,6 +129,9 @@ describe('status --table with hygiene records (dynalite)', () => {
 
     const run = await runCli(['status', '--table', table, '--region', 'us-east-1'], { env });
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout.trimEnd().split('\n')).toEqual([expect.stringMatching(new RegExp(`^leader hygiene  prod-eu-1  HYGIENE_MOVE_PENDING \\ds ago  last move ${FROM} → ${TO} asked \\ds ago$`)), 'no incidents']);
+    expect(run.stdout.trimEnd().split('\n')).toEqual([
+      expect.stringMatching(new RegExp(`^leader hygiene  prod-eu-1  HYGIENE_MOVE_PENDING \\ds ago  last move ${FROM} → ${TO} asked \\ds ago$`)),
+      'no incidents',
+    ]);
   });
 });

@@ -26,7 +26,9 @@ describe('status table on a real removal', () => {
     const state = path.join(dir, 'state.sqlite');
     // etcd refuses reconfiguration for a few seconds after start: a short backoff retries it promptly.
     const lab500 = ['--election-timeout', '500ms', '--timeout', '1s', '--backoff', '300ms'];
-    const removed = await runCli(['remediate', '--endpoints', lab.endpoints().join(','), '--target', follower.name, ...lab500, '--state', state, '--json'], { timeoutMs: 30_000 });
+    const removed = await runCli(['remediate', '--endpoints', lab.endpoints().join(','), '--target', follower.name, ...lab500, '--state', state, '--json'], {
+      timeoutMs: 30_000,
+    });
     expect(removed.code, removed.stderr).toBe(6);
     const { incidentId, reason } = jsonOf<{ incidentId: string; reason: string }>(removed);
 
@@ -37,11 +39,22 @@ describe('status table on a real removal', () => {
     expect(lines[0]).toMatch(/^ID {8}CLUSTER {2}TARGET +STATE +REASON +AGE +NEXT +ATTEMPT$/);
     const cells = lines[1]!.split(/ {2,}/);
     // The first check of the replacement is the scheduler's timer in the file: due within its 15 s.
-    expect(cells).toEqual([incidentId.slice(0, 8), 'default', follower.name, 'awaiting-replacement', reason, expect.stringMatching(/^\d+s$/), expect.stringMatching(/^in \d+s$/), expect.stringMatching(/^\d+$/)]);
+    expect(cells).toEqual([
+      incidentId.slice(0, 8),
+      'default',
+      follower.name,
+      'awaiting-replacement',
+      reason,
+      expect.stringMatching(/^\d+s$/),
+      expect.stringMatching(/^in \d+s$/),
+      expect.stringMatching(/^\d+$/),
+    ]);
     // Off a terminal nothing is cut.
     expect(status.stdout).not.toContain('…');
 
-    const json = jsonOf<{ incidents: { incidentId: string; state: string; nextDueAt: string | null; replacementSaid: string | null }[] }>(await runCli(['status', '--state', state, '--json']));
+    const json = jsonOf<{ incidents: { incidentId: string; state: string; nextDueAt: string | null; replacementSaid: string | null }[] }>(
+      await runCli(['status', '--state', state, '--json']),
+    );
     expect(json.incidents).toEqual([expect.objectContaining({ incidentId, state: 'awaiting-replacement', replacementSaid: null })]);
     const dueIn = Date.parse(json.incidents[0]!.nextDueAt ?? '') - Date.now();
     expect(dueIn).toBeGreaterThan(0);

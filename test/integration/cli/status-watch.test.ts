@@ -25,11 +25,24 @@ beforeAll(() => {
 });
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-const retry = (reason: Decision['reason'], inMs: number): Decision => ({ kind: 'retry', reason, at: Date.now() + inMs, reprobeNow: false, message: 'waits', evidence: {} });
+const retry = (reason: Decision['reason'], inMs: number): Decision => ({
+  kind: 'retry',
+  reason,
+  at: Date.now() + inMs,
+  reprobeNow: false,
+  message: 'waits',
+  evidence: {},
+});
 
 /** An open incident of `memberName`, its last decision a retry, written as the pipeline writes it. */
 async function openIncident(store: IncidentStore, clusterId: string, memberName: string, decision: Decision) {
-  const { incident } = await store.openOrJoin({ clusterId, targetKey: `memberName=${memberName}`, target: { memberName }, reason: 'unhealthy', now: Date.now() - 90_000 });
+  const { incident } = await store.openOrJoin({
+    clusterId,
+    targetKey: `memberName=${memberName}`,
+    target: { memberName },
+    reason: 'unhealthy',
+    now: Date.now() - 90_000,
+  });
   return store.updateIncident(incident.incidentId, { attempt: 1, lastDecision: decision }, { expectVersion: incident.version, now: Date.now() });
 }
 
@@ -86,7 +99,26 @@ describe('status --watch in a terminal (tmux)', () => {
     // Under a shell that says how it exited and stays, so the terminal's cursor can be read after
     // (its trap runs a command, so ctrl-c reaches status with SIGINT as it would from a prompt).
     const shell = ['sh', '-c', 'trap : INT; "$@"; echo "status exited $?"; exec sleep 60', 'sh'];
-    tmux('new-session', '-d', '-s', session, '-x', '120', '-y', '30', '--', ...shell, process.execPath, BIN, 'status', '--watch', '--interval', '300ms', '--state', file);
+    tmux(
+      'new-session',
+      '-d',
+      '-s',
+      session,
+      '-x',
+      '120',
+      '-y',
+      '30',
+      '--',
+      ...shell,
+      process.execPath,
+      BIN,
+      'status',
+      '--watch',
+      '--interval',
+      '300ms',
+      '--state',
+      file,
+    );
 
     const first = await until('the table', (s) => /^ID +CLUSTER +TARGET +STATE +REASON +AGE +NEXT +ATTEMPT$/m.test(s) && s.includes('PAUSED'));
     const lines = first.split('\n');
@@ -99,15 +131,26 @@ describe('status --watch in a terminal (tmux)', () => {
     const writer = openSqliteStore({ path: file });
     try {
       const open = (await writer.getIncident(incidentId))!;
-      await writer.updateIncident(incidentId, { attempt: 2, lastDecision: { kind: 'block', reason: 'QUORUM_AT_RISK', message: 'no', evidence: {} } }, { expectVersion: open.version, now: Date.now() });
+      await writer.updateIncident(
+        incidentId,
+        { attempt: 2, lastDecision: { kind: 'block', reason: 'QUORUM_AT_RISK', message: 'no', evidence: {} } },
+        { expectVersion: open.version, now: Date.now() },
+      );
       await writer.closeIncident(incidentId, { outcome: 'blocked', result: {}, now: Date.now() });
       const other = await openIncident(writer, 'staging', 'a-member-whose-name-is-long-enough-to-be-cut', retry('LEADER_UNREACHABLE_UNCONFIRMED', 5_000));
       await writer.closeIncident(other.incidentId, { outcome: 'awaiting-replacement', result: {}, now: Date.now() });
-      await writer.appendJournal(other.incidentId, { at: Date.now(), step: 'replacement-checked', detail: { reason: 'REPLACEMENT_OVERDUE', message: 'overdue' } });
+      await writer.appendJournal(other.incidentId, {
+        at: Date.now(),
+        step: 'replacement-checked',
+        detail: { reason: 'REPLACEMENT_OVERDUE', message: 'overdue' },
+      });
     } finally {
       await writer.close();
     }
-    const moved = await until('the incident blocked and the overdue one listed', (s) => /\bblocked +QUORUM_AT_RISK\b/.test(s) && s.includes('REPLACEMENT_OVERDUE'));
+    const moved = await until(
+      'the incident blocked and the overdue one listed',
+      (s) => /\bblocked +QUORUM_AT_RISK\b/.test(s) && s.includes('REPLACEMENT_OVERDUE'),
+    );
     // Redrawn in place: one title, one header, nothing scrolled off into the history.
     expect(moved.split('\n')[0]).toMatch(/^every 300ms: /);
     expect(moved.match(/^ID +CLUSTER/gm)).toHaveLength(1);
@@ -121,7 +164,10 @@ describe('status --watch in a terminal (tmux)', () => {
     expect(moved).toMatch(/ a-member-whose-name-is-long-en\S*… +awaiting-replacement +REPLACEMENT_OVERDUE +\d+m\d+s +- +1$/m);
     expect(moved.split('\n').every((l) => l.length <= 120)).toBe(true);
     tmux('resize-window', '-t', session, '-x', '100', '-y', '30');
-    const narrow = await until('the table redrawn for 100 columns', (s) => /^ID +CLUSTER +TARGET +STATE +REASON +AGE +NEXT +ATTEMPT$/m.test(s) && / a-member-\S{1,14}… /.test(s));
+    const narrow = await until(
+      'the table redrawn for 100 columns',
+      (s) => /^ID +CLUSTER +TARGET +STATE +REASON +AGE +NEXT +ATTEMPT$/m.test(s) && / a-member-\S{1,14}… /.test(s),
+    );
     expect(narrow.split('\n').every((l) => l.length <= 100)).toBe(true);
     expect(narrow.match(/^ID +CLUSTER/gm)).toHaveLength(1);
 
@@ -175,7 +221,11 @@ describe('status --table on a deployed stack’s table (dynalite)', () => {
     const waiting = await openIncident(store, 'prod', 'etcd-1', retry('ELECTION_IN_PROGRESS', 30_000));
     const overdue = await openIncident(store, 'prod', 'etcd-2', retry('LEADER_UNREACHABLE_UNCONFIRMED', 1_000));
     await store.closeIncident(overdue.incidentId, { outcome: 'awaiting-replacement', result: {}, now: Date.now() });
-    await store.appendJournal(overdue.incidentId, { at: Date.now(), step: 'replacement-checked', detail: { reason: 'REPLACEMENT_OVERDUE', message: 'overdue' } });
+    await store.appendJournal(overdue.incidentId, {
+      at: Date.now(),
+      step: 'replacement-checked',
+      detail: { reason: 'REPLACEMENT_OVERDUE', message: 'overdue' },
+    });
     await store.setPause(undefined, { by: 'ops@box', at: Date.now(), why: 'zone b' });
 
     const run = await runCli(['status', '--table', table, '--region', 'us-east-1'], { env });
@@ -243,7 +293,9 @@ describe('status flags that do not go together', () => {
       [['--all', '--dead-letters'], /--all goes with the table/],
       [['--table', 't', '--state', state], /--state and --table: give one/],
     ] as const;
-    const runs = await Promise.all(cases.map(([args]) => runCli(['status', ...((args as readonly string[]).includes('--state') ? [] : ['--state', state]), ...args])));
+    const runs = await Promise.all(
+      cases.map(([args]) => runCli(['status', ...((args as readonly string[]).includes('--state') ? [] : ['--state', state]), ...args])),
+    );
     for (const [i, [args, says]] of cases.entries()) {
       const run = runs[i]!;
       expect(run.code, `${args.join(' ')}: ${run.stderr}`).toBe(2);

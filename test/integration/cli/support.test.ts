@@ -17,6 +17,8 @@ describe('a service wait that times out', () => {
 
   it('until names what it waited for, and the stderr printed before the deadline', async () => {
     service = startCli(['probe']);
-    await expect(service.until(() => undefined, 'a line that never comes', 3_000)).rejects.toThrow(/a line that never comes.*--endpoints or --kubeconfig is required/s);
+    await expect(service.until(() => undefined, 'a line that never comes', 3_000)).rejects.toThrow(
+      /a line that never comes.*--endpoints or --kubeconfig is required/s,
+    );
   });
 });

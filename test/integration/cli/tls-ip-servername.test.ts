@@ -42,7 +42,9 @@ describe('TLS to IP endpoints prints no DEP0123', () => {
   it('with authentication on too: the token exchange sends no server name either', async () => {
     const password = 'tls-root-secret-7Hq';
     const ctl = (...args: string[]) =>
-      run(process.env.ETCDCTL_BIN ?? 'etcdctl', ['--endpoints', cluster.members[0]!.directUrl, ...tlsFlags(), '--command-timeout', '5s', ...args], { env: { ...process.env, ETCDCTL_API: '3' } });
+      run(process.env.ETCDCTL_BIN ?? 'etcdctl', ['--endpoints', cluster.members[0]!.directUrl, ...tlsFlags(), '--command-timeout', '5s', ...args], {
+        env: { ...process.env, ETCDCTL_API: '3' },
+      });
     await ctl('role', 'add', 'root');
     await ctl('user', 'add', `root:${password}`);
     await ctl('user', 'grant-role', 'root', 'root');
@@ -51,7 +53,19 @@ describe('TLS to IP endpoints prints no DEP0123', () => {
     fs.writeFileSync(passwordFile, password, { mode: 0o600 });
     const leader = await cluster.leader();
     const follower = cluster.members.find((m) => m.name !== leader.name)!;
-    const r = await runCli(['plan', '--endpoints', cluster.endpoints().join(','), ...tlsFlags(), '--user', 'root', '--password-file', passwordFile, '--target', follower.name, '--json']);
+    const r = await runCli([
+      'plan',
+      '--endpoints',
+      cluster.endpoints().join(','),
+      ...tlsFlags(),
+      '--user',
+      'root',
+      '--password-file',
+      passwordFile,
+      '--target',
+      follower.name,
+      '--json',
+    ]);
     expect(r.code, r.stderr).toBe(0);
     expect(jsonOf<{ outcome: string }>(r).outcome).toBe('planned');
     expect(r.stderr).not.toMatch(DEP0123);

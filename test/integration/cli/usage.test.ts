@@ -27,8 +27,14 @@ describe.concurrent('etcd-remediator usage errors', () => {
     { args: ['frobnicate'], names: 'unknown command "frobnicate"' },
     { args: ['status'], names: '--state is required' },
     // An incident is named by an id in the shape ids are made in, or its start: refused before any file is read.
-    { args: ['status', '../x', '--state', path.join(os.tmpdir(), 'no-such-state.sqlite')], names: 'INCIDENT: "../x" is not an incident id nor the start of one (ids are lowercase UUIDs' },
-    { args: ['remediate', ...endpoints, '--resume', 'inc/1', '--state', path.join(os.tmpdir(), 'no-such-state.sqlite')], names: '--resume: "inc/1" is not an incident id nor the start of one' },
+    {
+      args: ['status', '../x', '--state', path.join(os.tmpdir(), 'no-such-state.sqlite')],
+      names: 'INCIDENT: "../x" is not an incident id nor the start of one (ids are lowercase UUIDs',
+    },
+    {
+      args: ['remediate', ...endpoints, '--resume', 'inc/1', '--state', path.join(os.tmpdir(), 'no-such-state.sqlite')],
+      names: '--resume: "inc/1" is not an incident id nor the start of one',
+    },
   ])('$args.0 $names', ({ args, names }) => expectUsageError(args, names));
 
   it('the bad-duration message reads as documented', async () => {
@@ -45,9 +51,34 @@ describe.concurrent('etcd-remediator usage errors', () => {
   it.each([
     { command: 'probe', says: ['--kubeconfig F', '--workload-kubeconfig F', '--namespace NS', '--paths P[,P…]', 'exec-relay', 'Secret NAME-kubeconfig'] },
     { command: 'plan', says: ['--kubeconfig F', '--paths P[,P…]', '--machine NAME', '--node NAME', 'give exactly one of --target, --machine and --node'] },
-    { command: 'remediate', says: ['--kubeconfig F', '--paths P[,P…]', '--machine NAME', '--node NAME', '--resume INCIDENT', 'on the target\'s Machine with --cluster, else on its Node\n(the Event in namespace default'] },
-    { command: 'run', says: ['"kubeconfig"', 'capiCluster', 'workloadKubeconfig', 'namespace', 'paths (or policy.pathOrder, not both)', '"relayBinary": "/opt/etcd/bin/etcdctl"', '"relayTls": { "cacert"', 'on the target\'s Machine with\n    capiCluster, else on its Node (the Event in namespace default)'] },
-    ...['probe', 'plan', 'remediate', 'watch', 'register'].map((command) => ({ command, says: ['--relay-binary PATH', '--relay-cacert PATH --relay-cert PATH --relay-key PATH', '/usr/local/bin/etcdctl', '/etc/kubernetes/pki/etcd/ca.crt'] })),
+    {
+      command: 'remediate',
+      says: [
+        '--kubeconfig F',
+        '--paths P[,P…]',
+        '--machine NAME',
+        '--node NAME',
+        '--resume INCIDENT',
+        "on the target's Machine with --cluster, else on its Node\n(the Event in namespace default",
+      ],
+    },
+    {
+      command: 'run',
+      says: [
+        '"kubeconfig"',
+        'capiCluster',
+        'workloadKubeconfig',
+        'namespace',
+        'paths (or policy.pathOrder, not both)',
+        '"relayBinary": "/opt/etcd/bin/etcdctl"',
+        '"relayTls": { "cacert"',
+        "on the target's Machine with\n    capiCluster, else on its Node (the Event in namespace default)",
+      ],
+    },
+    ...['probe', 'plan', 'remediate', 'watch', 'register'].map((command) => ({
+      command,
+      says: ['--relay-binary PATH', '--relay-cacert PATH --relay-cert PATH --relay-key PATH', '/usr/local/bin/etcdctl', '/etc/kubernetes/pki/etcd/ca.crt'],
+    })),
   ])('$command --help documents Kubernetes access', async ({ command, says }) => {
     const run = await runCli([command, '--help']);
     for (const text of says) expect(run.stdout).toContain(text);
@@ -67,26 +98,82 @@ describe.concurrent('Kubernetes access and target flags: one usage error per rul
 
   it.each([
     { rule: 'neither --endpoints nor --kubeconfig', args: ['remediate', '--target', 'etcd1'], names: '--endpoints or --kubeconfig is required: give one' },
-    { rule: 'an unreadable --kubeconfig', args: ['probe', '--kubeconfig', path.join(dir, 'missing')], names: `--kubeconfig: cannot read ${path.join(dir, 'missing')}: ENOENT` },
+    {
+      rule: 'an unreadable --kubeconfig',
+      args: ['probe', '--kubeconfig', path.join(dir, 'missing')],
+      names: `--kubeconfig: cannot read ${path.join(dir, 'missing')}: ENOENT`,
+    },
     { rule: 'a --kubeconfig that is not one', args: ['probe', '--kubeconfig', notKubeconfig], names: `--kubeconfig: ${notKubeconfig} is not a kubeconfig` },
-    { rule: 'an unreadable --workload-kubeconfig', args: ['probe', ...capi, '--workload-kubeconfig', path.join(dir, 'gone')], names: `--workload-kubeconfig: cannot read ${path.join(dir, 'gone')}: ENOENT` },
-    { rule: '--workload-kubeconfig without --cluster', args: ['probe', ...kube, '--workload-kubeconfig', kubeconfig], names: '--workload-kubeconfig: needs --kubeconfig (the management cluster) and --cluster' },
-    { rule: '--namespace without --kubeconfig', args: ['probe', ...endpoints, '--cluster', 'wl', '--namespace', 'ns'], names: '--namespace: needs --kubeconfig and --cluster' },
-    { rule: 'a kube path without --kubeconfig', args: ['probe', ...endpoints, '--paths', 'direct,port-forward'], names: '--paths: port-forward needs --kubeconfig' },
+    {
+      rule: 'an unreadable --workload-kubeconfig',
+      args: ['probe', ...capi, '--workload-kubeconfig', path.join(dir, 'gone')],
+      names: `--workload-kubeconfig: cannot read ${path.join(dir, 'gone')}: ENOENT`,
+    },
+    {
+      rule: '--workload-kubeconfig without --cluster',
+      args: ['probe', ...kube, '--workload-kubeconfig', kubeconfig],
+      names: '--workload-kubeconfig: needs --kubeconfig (the management cluster) and --cluster',
+    },
+    {
+      rule: '--namespace without --kubeconfig',
+      args: ['probe', ...endpoints, '--cluster', 'wl', '--namespace', 'ns'],
+      names: '--namespace: needs --kubeconfig and --cluster',
+    },
+    {
+      rule: 'a kube path without --kubeconfig',
+      args: ['probe', ...endpoints, '--paths', 'direct,port-forward'],
+      names: '--paths: port-forward needs --kubeconfig',
+    },
     { rule: 'direct without --endpoints', args: ['probe', ...kube, '--paths', 'port-forward,direct'], names: '--paths: direct needs --endpoints' },
-    { rule: 'an unknown path', args: ['probe', ...kube, '--paths', 'port-forward,ssh'], names: '--paths: "ssh" is not a path (use direct, port-forward, exec-relay)' },
+    {
+      rule: 'an unknown path',
+      args: ['probe', ...kube, '--paths', 'port-forward,ssh'],
+      names: '--paths: "ssh" is not a path (use direct, port-forward, exec-relay)',
+    },
     { rule: 'a path twice', args: ['probe', ...kube, '--paths', 'exec-relay,port-forward,exec-relay'], names: '--paths: exec-relay is listed twice' },
-    { rule: 'a path twice, once by its old name', args: ['probe', ...kube, '--paths', 'exec,port-forward,exec-relay'], names: '--paths: exec-relay is listed already, as exec' },
+    {
+      rule: 'a path twice, once by its old name',
+      args: ['probe', ...kube, '--paths', 'exec,port-forward,exec-relay'],
+      names: '--paths: exec-relay is listed already, as exec',
+    },
     { rule: 'no path', args: ['probe', ...kube, '--paths', ','], names: '--paths: give at least one of direct' },
-    { rule: '--machine without --kubeconfig', args: ['plan', ...endpoints, '--cluster', 'wl', '--machine', 'wl-cp-1'], names: '--machine needs --kubeconfig and --cluster NAME' },
+    {
+      rule: '--machine without --kubeconfig',
+      args: ['plan', ...endpoints, '--cluster', 'wl', '--machine', 'wl-cp-1'],
+      names: '--machine needs --kubeconfig and --cluster NAME',
+    },
     { rule: '--machine without --cluster', args: ['remediate', ...kube, '--machine', 'wl-cp-1'], names: '--machine needs --kubeconfig and --cluster NAME' },
     { rule: '--node without --kubeconfig', args: ['plan', ...endpoints, '--node', 'cp-1'], names: '--node needs --kubeconfig' },
-    { rule: 'two targets', args: ['plan', ...capi, '--target', 'cp-1', '--machine', 'wl-cp-1'], names: '--target and --machine: give exactly one of --target, --machine and --node' },
+    {
+      rule: 'two targets',
+      args: ['plan', ...capi, '--target', 'cp-1', '--machine', 'wl-cp-1'],
+      names: '--target and --machine: give exactly one of --target, --machine and --node',
+    },
     { rule: 'no target', args: ['remediate', ...capi], names: '--target is required (e.g. --target etcd-1), or --machine NAME or --node NAME' },
-    { rule: 'a relative --relay-binary', args: ['probe', ...kube, '--relay-binary', 'etcdctl'], names: '--relay-binary: "etcdctl" is not an absolute path: a relative one would resolve in the etcd container\'s working directory' },
-    { rule: 'a --relay-key with a space', args: ['plan', ...capi, '--machine', 'wl-cp-1', '--relay-cacert', '/a/ca.crt', '--relay-cert', '/a/c.crt', '--relay-key', '/a/c .key'], names: '--relay-key: "/a/c .key" holds a space: ' },
-    { rule: '--relay-cert alone', args: ['remediate', ...capi, '--machine', 'wl-cp-1', '--relay-cert', '/a/c.crt'], names: '--relay-cacert: is required with --relay-cert: ' },
-    { rule: '--relay-binary without --kubeconfig', args: ['probe', ...endpoints, '--relay-binary', '/opt/etcd/bin/etcdctl'], names: "--relay-binary: needs --kubeconfig: the exec relay runs etcdctl in the cluster's etcd pods" },
-    { rule: '--resume with --machine', args: ['remediate', ...capi, '--resume', 'abc', '--machine', 'wl-cp-1', '--state', path.join(dir, 's.sqlite')], names: '--resume and --machine: give one' },
+    {
+      rule: 'a relative --relay-binary',
+      args: ['probe', ...kube, '--relay-binary', 'etcdctl'],
+      names: '--relay-binary: "etcdctl" is not an absolute path: a relative one would resolve in the etcd container\'s working directory',
+    },
+    {
+      rule: 'a --relay-key with a space',
+      args: ['plan', ...capi, '--machine', 'wl-cp-1', '--relay-cacert', '/a/ca.crt', '--relay-cert', '/a/c.crt', '--relay-key', '/a/c .key'],
+      names: '--relay-key: "/a/c .key" holds a space: ',
+    },
+    {
+      rule: '--relay-cert alone',
+      args: ['remediate', ...capi, '--machine', 'wl-cp-1', '--relay-cert', '/a/c.crt'],
+      names: '--relay-cacert: is required with --relay-cert: ',
+    },
+    {
+      rule: '--relay-binary without --kubeconfig',
+      args: ['probe', ...endpoints, '--relay-binary', '/opt/etcd/bin/etcdctl'],
+      names: "--relay-binary: needs --kubeconfig: the exec relay runs etcdctl in the cluster's etcd pods",
+    },
+    {
+      rule: '--resume with --machine',
+      args: ['remediate', ...capi, '--resume', 'abc', '--machine', 'wl-cp-1', '--state', path.join(dir, 's.sqlite')],
+      names: '--resume and --machine: give one',
+    },
   ])('$rule', ({ args, names }) => expectUsageError(args, names));
 });

@@ -23,7 +23,11 @@ const EVENTS = resourceType('', 'events')!;
 
 /** KUBECTL_BIN, or the Cloud SDK's kubectl, or the one on PATH. */
 function findKubectl(): string | undefined {
-  const candidates = [process.env.KUBECTL_BIN, '/usr/lib/google-cloud-sdk/bin/kubectl', ...(process.env.PATH ?? '').split(path.delimiter).map((dir) => path.join(dir, 'kubectl'))];
+  const candidates = [
+    process.env.KUBECTL_BIN,
+    '/usr/lib/google-cloud-sdk/bin/kubectl',
+    ...(process.env.PATH ?? '').split(path.delimiter).map((dir) => path.join(dir, 'kubectl')),
+  ];
   return candidates.find((bin): bin is string => bin !== undefined && fs.existsSync(bin));
 }
 
@@ -72,12 +76,22 @@ describe.skipIf(KUBECTL === undefined).sequential('watch: Kubernetes Events and 
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('says each decision on the Machine, a repeat counted on one Event, and the request\'s conditions', async () => {
+  it("says each decision on the Machine, a repeat counted on one Event, and the request's conditions", async () => {
     const leader = await world.lab.leader();
     const machine = world.machineOf(leader);
     // Held first: Cluster API paused the Cluster, so the request waits, and says so on its Machine.
     world.fake.store.put(CLUSTERS, cluster(true));
-    service = startCli(['watch', '--kubeconfig', kubeconfig, '--state', path.join(dir, 'state.sqlite'), '--election-timeout', '500ms', '--timeout', `${KUBE_CALL_TIMEOUT_MS}ms`]);
+    service = startCli([
+      'watch',
+      '--kubeconfig',
+      kubeconfig,
+      '--state',
+      path.join(dir, 'state.sqlite'),
+      '--election-timeout',
+      '500ms',
+      '--timeout',
+      `${KUBE_CALL_TIMEOUT_MS}ms`,
+    ]);
     await service.waitForStderr(WATCHING);
     const requests = requestsIn(world.fake.kubeConfig(), CAPI_NAMESPACE);
     await requests.create(machine, CAPI_CLUSTER);
@@ -85,16 +99,30 @@ describe.skipIf(KUBECTL === undefined).sequential('watch: Kubernetes Events and 
 
     // One round cannot read the Cluster; the next finds it paused again and says the same once more.
     const unreadable = world.fake.failNext({ method: 'GET', path: new RegExp(`/clusters/${CAPI_CLUSTER}$`) });
-    await service.until(() => (unreadable.fired === 1 && stored(machine, 'CLUSTER_PAUSED')[0]?.count === 2 ? true : undefined), 'the hold counted twice', 15_000);
+    await service.until(
+      () => (unreadable.fired === 1 && stored(machine, 'CLUSTER_PAUSED')[0]?.count === 2 ? true : undefined),
+      'the hold counted twice',
+      15_000,
+    );
     const held = await eventsOf(machine);
     expect(held.filter((e) => e.reason === 'CLUSTER_PAUSED')).toHaveLength(1);
-    expect(held[0]).toMatchObject({ type: 'Warning', count: 2, action: 'Hold', reportingComponent: 'etcd-remediator', involvedObject: { kind: 'Machine', name: machine, namespace: CAPI_NAMESPACE } });
+    expect(held[0]).toMatchObject({
+      type: 'Warning',
+      count: 2,
+      action: 'Hold',
+      reportingComponent: 'etcd-remediator',
+      involvedObject: { kind: 'Machine', name: machine, namespace: CAPI_NAMESPACE },
+    });
     expect(held[0]!.message).toContain('spec.paused');
     // As a person reads them: the server's table, the repeat in its COUNT column.
     const table = await kubectl('get', 'events', '-n', CAPI_NAMESPACE, '--field-selector', `involvedObject.name=${machine}`, '-o', 'wide');
     expect(table.code, table.stderr).toBe(0);
     expect(table.stdout).toMatch(/^LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+SUBOBJECT\s+SOURCE\s+MESSAGE\s+FIRST SEEN\s+COUNT\s+NAME\n/);
-    expect(table.stdout).toMatch(new RegExp(`Warning\\s+CLUSTER_PAUSED\\s+machine/${machine}\\s+etcd-remediator, \\S+\\s+Cluster default/wl is paused .*\\s+2\\s+${machine}\\.[0-9a-f]+\\n`));
+    expect(table.stdout).toMatch(
+      new RegExp(
+        `Warning\\s+CLUSTER_PAUSED\\s+machine/${machine}\\s+etcd-remediator, \\S+\\s+Cluster default/wl is paused .*\\s+2\\s+${machine}\\.[0-9a-f]+\\n`,
+      ),
+    );
     // kubectl describe finds a Machine's Events by its uid too: they are on this Machine.
     const described = await kubectl('describe', 'machine', machine, '-n', CAPI_NAMESPACE);
     expect(described.code, described.stderr).toBe(0);
@@ -112,10 +140,14 @@ describe.skipIf(KUBECTL === undefined).sequential('watch: Kubernetes Events and 
     const ready = await kubectl('wait', '--for=condition=Ready', `etcdremediationrequest/${machine}`, '-n', CAPI_NAMESPACE, '--timeout=1s');
     expect(ready.code).not.toBe(0);
 
-    const said = await service.until(async () => {
-      const events = await eventsOf(machine);
-      return events.some((e) => e.action === 'RemoveMember') ? events : undefined;
-    }, 'the removal said as an Event', 10_000);
+    const said = await service.until(
+      async () => {
+        const events = await eventsOf(machine);
+        return events.some((e) => e.action === 'RemoveMember') ? events : undefined;
+      },
+      'the removal said as an Event',
+      10_000,
+    );
     for (const event of said) {
       expect(event.reason).toMatch(/^[A-Z][A-Z_]+$/);
       expect(event.message!.length).toBeGreaterThan(0);

@@ -9,7 +9,8 @@ import { killService, startCli, type Service } from './support.ts';
 import { WATCHING } from './watch-support.ts';
 
 const NOT_WATCHING = /^not watching EtcdRemediationRequests yet: (.+)$/m;
-const FORBIDDEN = 'etcdremediationrequests.etcd-remediator.io is forbidden: User "system:serviceaccount:etcd-remediator-system:etcd-remediator" cannot list resource "etcdremediationrequests"';
+const FORBIDDEN =
+  'etcdremediationrequests.etcd-remediator.io is forbidden: User "system:serviceaccount:etcd-remediator-system:etcd-remediator" cannot list resource "etcdremediationrequests"';
 
 describe.sequential('etcd-remediator watch before its first list', () => {
   let fake: KubeApiFake;

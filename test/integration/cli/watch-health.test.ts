@@ -59,7 +59,9 @@ describe.sequential('etcd-remediator watch --health-addr', () => {
     for (const bad of ['nonsense', '127.0.0.1:99999', 'http://127.0.0.1:8080']) {
       const run = await runCli(['watch', '--kubeconfig', kubeconfig, '--state', path.join(dir, 'x.sqlite'), '--health-addr', bad]);
       expect(run.code, run.stderr).toBe(2);
-      expect(run.stderr.trim().split('\n')).toEqual([`etcd-remediator: --health-addr: ${JSON.stringify(bad)} is not [HOST:]PORT (e.g. 8080 for 127.0.0.1:8080, or 0.0.0.0:8080 for the kubelet's probes)`]);
+      expect(run.stderr.trim().split('\n')).toEqual([
+        `etcd-remediator: --health-addr: ${JSON.stringify(bad)} is not [HOST:]PORT (e.g. 8080 for 127.0.0.1:8080, or 0.0.0.0:8080 for the kubelet's probes)`,
+      ]);
     }
   });
 
@@ -90,7 +92,11 @@ describe.sequential('etcd-remediator watch --health-addr', () => {
     expect(await probe(new URL('/healthz', url).href)).toEqual({ code: 200, body: 'ok' });
 
     fake.watchesRefused = false;
-    await service.until(async () => ((await probe(new URL('/readyz', url).href)).code === 200 ? true : undefined), 'readyz to answer 200 once the watch is back', 20_000);
+    await service.until(
+      async () => ((await probe(new URL('/readyz', url).href)).code === 200 ? true : undefined),
+      'readyz to answer 200 once the watch is back',
+      20_000,
+    );
 
     // Only the two paths, and GET alone.
     expect((await probe(new URL('/metrics', url).href)).code).toBe(404);
@@ -110,7 +116,10 @@ describe.sequential('etcd-remediator watch --health-addr', () => {
     const url = await healthUrl(service);
     expect(url.hostname).toBe('0.0.0.0');
     const outside = outsideAddress() ?? '127.0.0.1';
-    await service.until(async () => ((await probe(`http://${outside}:${url.port}/readyz`)).code === 200 ? true : undefined), 'readyz on another address to answer 200');
+    await service.until(
+      async () => ((await probe(`http://${outside}:${url.port}/readyz`)).code === 200 ? true : undefined),
+      'readyz on another address to answer 200',
+    );
     service.child.kill('SIGTERM');
     expect(await service.exited).toBe(0);
   });

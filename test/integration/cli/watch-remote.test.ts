@@ -64,27 +64,71 @@ describe.sequential('etcd-remediator watch --bus', () => {
     const objects = kube.kubeConfig().makeApiClient(CustomObjectsApi);
     await objects.createNamespacedCustomObject({
       ...coordinates,
-      body: { apiVersion: `${REQUEST_GROUP}/${REQUEST_VERSION}`, kind: 'EtcdRemediationRequest', metadata: { name: 'wl-cp-2', labels: { 'cluster.x-k8s.io/cluster-name': 'wl' } }, spec: { reason: 'Node NotReady' } },
+      body: {
+        apiVersion: `${REQUEST_GROUP}/${REQUEST_VERSION}`,
+        kind: 'EtcdRemediationRequest',
+        metadata: { name: 'wl-cp-2', labels: { 'cluster.x-k8s.io/cluster-name': 'wl' } },
+        spec: { reason: 'Node NotReady' },
+      },
     });
 
-    const entry = await waitFor(async () => events.calls.flatMap((c) => c.entries).find((e) => e.DetailType === 'MemberUnhealthy'), { timeoutMs: 15_000, what: 'the MemberUnhealthy on the bus' });
+    const entry = await waitFor(async () => events.calls.flatMap((c) => c.entries).find((e) => e.DetailType === 'MemberUnhealthy'), {
+      timeoutMs: 15_000,
+      what: 'the MemberUnhealthy on the bus',
+    });
     expect(entry.EventBusName).toBe('remediation');
-    expect(detailSchemas.MemberUnhealthy.parse(JSON.parse(entry.Detail!))).toMatchObject({ clusterId: 'default/wl', target: { machineName: 'wl-cp-2' }, reason: 'Node NotReady', source: 'mhc' });
+    expect(detailSchemas.MemberUnhealthy.parse(JSON.parse(entry.Detail!))).toMatchObject({
+      clusterId: 'default/wl',
+      target: { machineName: 'wl-cp-2' },
+      reason: 'Node NotReady',
+      source: 'mhc',
+    });
 
     // The stack's intake opens the incident; the watcher finds it in the table.
-    const { incident } = await store.openOrJoin({ clusterId: 'default/wl', targetKey: 'machineName=wl-cp-2', target: { machineName: 'wl-cp-2' }, reason: 'Node NotReady', now: Date.now() });
-    const read = async () => ((await objects.getNamespacedCustomObject({ ...coordinates, name: 'wl-cp-2' })) as { status?: { phase?: string; incidentId?: string } }).status;
-    await waitFor(async () => ((await read())?.incidentId === incident.incidentId ? true : undefined), { timeoutMs: 20_000, what: 'the incident id on the request' });
+    const { incident } = await store.openOrJoin({
+      clusterId: 'default/wl',
+      targetKey: 'machineName=wl-cp-2',
+      target: { machineName: 'wl-cp-2' },
+      reason: 'Node NotReady',
+      now: Date.now(),
+    });
+    const read = async () =>
+      ((await objects.getNamespacedCustomObject({ ...coordinates, name: 'wl-cp-2' })) as { status?: { phase?: string; incidentId?: string } }).status;
+    await waitFor(async () => ((await read())?.incidentId === incident.incidentId ? true : undefined), {
+      timeoutMs: 20_000,
+      what: 'the incident id on the request',
+    });
     // The stack decides; the watcher, reading the table, says the decision as an Event on the Machine.
-    const approval = { kind: 'approve' as const, reason: 'LEADER_UNREACHABLE_PAST_GRACE' as const, message: 'wl-cp-2 stayed unreachable past the grace window: removal approved', evidence: {}, leaderMove: 'skipped' as const };
-    const decided = await store.updateIncident(incident.incidentId, { lastDecision: approval }, { expectVersion: (await store.getIncident(incident.incidentId))!.version, now: Date.now() });
-    const said = await waitFor(async () => kube.store.list(EVENTS, 'default', null).find((e) => e.reason === approval.reason), { timeoutMs: 20_000, what: 'the approval as an Event' });
-    expect(said).toMatchObject({ message: approval.message, type: 'Normal', action: 'Approve', involvedObject: { kind: 'Machine', name: 'wl-cp-2', namespace: 'default' } });
+    const approval = {
+      kind: 'approve' as const,
+      reason: 'LEADER_UNREACHABLE_PAST_GRACE' as const,
+      message: 'wl-cp-2 stayed unreachable past the grace window: removal approved',
+      evidence: {},
+      leaderMove: 'skipped' as const,
+    };
+    const decided = await store.updateIncident(
+      incident.incidentId,
+      { lastDecision: approval },
+      { expectVersion: (await store.getIncident(incident.incidentId))!.version, now: Date.now() },
+    );
+    const said = await waitFor(async () => kube.store.list(EVENTS, 'default', null).find((e) => e.reason === approval.reason), {
+      timeoutMs: 20_000,
+      what: 'the approval as an Event',
+    });
+    expect(said).toMatchObject({
+      message: approval.message,
+      type: 'Normal',
+      action: 'Approve',
+      involvedObject: { kind: 'Machine', name: 'wl-cp-2', namespace: 'default' },
+    });
     await store.closeIncident(incident.incidentId, { outcome: 'awaiting-replacement', result: {}, now: Date.now(), expectVersion: decided.version });
-    const done = await waitFor(async () => {
-      const status = await read();
-      return status?.phase === 'AwaitingReplacement' ? status : undefined;
-    }, { timeoutMs: 20_000, what: 'the request to complete' });
+    const done = await waitFor(
+      async () => {
+        const status = await read();
+        return status?.phase === 'AwaitingReplacement' ? status : undefined;
+      },
+      { timeoutMs: 20_000, what: 'the request to complete' },
+    );
     expect(done.incidentId).toBe(incident.incidentId);
     expect(events.calls.flatMap((c) => c.entries).filter((e) => e.DetailType === 'MemberUnhealthy')).toHaveLength(1);
 

@@ -10,12 +10,23 @@ export const WATCHING = /^watching EtcdRemediationRequests;/m;
  * Once `service` is watching, creates the request for `machine` in the world's cluster as MHC does;
  * resolves with the request's status once `ended` accepts it.
  */
-export async function requestServed(service: Service, world: KubeWorld, machine: string, ended: (status: StatusSeen) => boolean, what: string, timeoutMs: number): Promise<StatusSeen> {
+export async function requestServed(
+  service: Service,
+  world: KubeWorld,
+  machine: string,
+  ended: (status: StatusSeen) => boolean,
+  what: string,
+  timeoutMs: number,
+): Promise<StatusSeen> {
   await service.waitForStderr(WATCHING);
   const requests = requestsIn(world.fake.kubeConfig(), CAPI_NAMESPACE);
   await requests.create(machine, CAPI_CLUSTER);
-  return service.until(async () => {
-    const seen = await requests.statusOf(machine);
-    return seen && ended(seen) ? seen : undefined;
-  }, what, timeoutMs);
+  return service.until(
+    async () => {
+      const seen = await requests.statusOf(machine);
+      return seen && ended(seen) ? seen : undefined;
+    },
+    what,
+    timeoutMs,
+  );
 }

@@ -16,7 +16,8 @@ import { requestServed } from './watch-support.ts';
 
 const MANIFESTS = path.resolve(import.meta.dirname, '../../../infra/kubernetes');
 const objectsIn = (file: string) => loadAllYaml(fs.readFileSync(path.join(MANIFESTS, file), 'utf8')) as KubernetesObject[];
-const named = <T extends KubernetesObject>(objects: KubernetesObject[], kind: string, name: string): T => objects.find((o) => o.kind === kind && o.metadata?.name === name) as T;
+const named = <T extends KubernetesObject>(objects: KubernetesObject[], kind: string, name: string): T =>
+  objects.find((o) => o.kind === kind && o.metadata?.name === name) as T;
 
 const SECRET_TEMPLATE = '{cluster}-etcd-remediator-kubeconfig';
 
@@ -35,7 +36,8 @@ describe.sequential('etcd-remediator watch under the shipped RBAC, the workload 
     const workloadRbac = objectsIn('workload-rbac.yaml');
     // Each Role holds in its own namespace (the pods' in kube-system, the Node Events' in default).
     const namespaced: Record<string, V1PolicyRule[]> = {};
-    for (const role of workloadRbac.filter((o): o is V1Role => o.kind === 'Role')) namespaced[role.metadata!.namespace!] = [...(namespaced[role.metadata!.namespace!] ?? []), ...(role.rules ?? [])];
+    for (const role of workloadRbac.filter((o): o is V1Role => o.kind === 'Role'))
+      namespaced[role.metadata!.namespace!] = [...(namespaced[role.metadata!.namespace!] ?? []), ...(role.rules ?? [])];
     management = await startRbacProxy({
       upstream: world.fake.server,
       rules: { cluster: named<V1ClusterRole>(rbac, 'ClusterRole', 'etcd-remediator').rules ?? [] },
@@ -62,8 +64,8 @@ describe.sequential('etcd-remediator watch under the shipped RBAC, the workload 
 
   it('refuses a Secret name without {cluster} or with characters a Secret name cannot have (exit 2, naming the flag)', async () => {
     for (const [value, says] of [
-      ['etcd-remediator-kubeconfig', 'must name each cluster\'s own Secret with {cluster} once'],
-      ['{cluster}-{cluster}', 'must name each cluster\'s own Secret with {cluster} once'],
+      ['etcd-remediator-kubeconfig', "must name each cluster's own Secret with {cluster} once"],
+      ['{cluster}-{cluster}', "must name each cluster's own Secret with {cluster} once"],
       ['{cluster}_Kubeconfig', 'is not a Secret name'],
     ] as const) {
       const run = await runCli(['watch', '--kubeconfig', kubeconfig, '--state', path.join(dir, 'x.sqlite'), '--workload-kubeconfig-secret', value]);
@@ -74,7 +76,9 @@ describe.sequential('etcd-remediator watch under the shipped RBAC, the workload 
   });
 
   it('the RBAC proxy is no pass-through: what the ServiceAccount is not granted is refused as the API server refuses it', async () => {
-    const secrets = await fetch(`${workload.url}/api/v1/namespaces/kube-system/secrets/etcd-remediator-token`, { headers: { authorization: 'Bearer workload-sa-token' } });
+    const secrets = await fetch(`${workload.url}/api/v1/namespaces/kube-system/secrets/etcd-remediator-token`, {
+      headers: { authorization: 'Bearer workload-sa-token' },
+    });
     expect(secrets.status).toBe(403);
     expect(((await secrets.json()) as { message: string }).message).toBe(
       'secrets "etcd-remediator-token" is forbidden: User "system:serviceaccount:kube-system:etcd-remediator" cannot get resource "secrets" in API group "" in the namespace "kube-system"',
@@ -89,9 +93,28 @@ describe.sequential('etcd-remediator watch under the shipped RBAC, the workload 
     workload.decisions.length = 0;
     const leader = await world.lab.leader();
     world.fake.kubeletDown(leader.name);
-    service = startCli(['watch', '--kubeconfig', kubeconfig, '--state', path.join(dir, 'state.sqlite'), '--election-timeout', '500ms', '--timeout', `${KUBE_CALL_TIMEOUT_MS}ms`, '--workload-kubeconfig-secret', SECRET_TEMPLATE]);
+    service = startCli([
+      'watch',
+      '--kubeconfig',
+      kubeconfig,
+      '--state',
+      path.join(dir, 'state.sqlite'),
+      '--election-timeout',
+      '500ms',
+      '--timeout',
+      `${KUBE_CALL_TIMEOUT_MS}ms`,
+      '--workload-kubeconfig-secret',
+      SECRET_TEMPLATE,
+    ]);
     const machine = world.machineOf(leader);
-    const status = await requestServed(service, world, machine, (s) => s.phase === 'AwaitingReplacement' || s.phase === 'Failed' || s.phase === 'Blocked', 'the request to end', 40_000);
+    const status = await requestServed(
+      service,
+      world,
+      machine,
+      (s) => s.phase === 'AwaitingReplacement' || s.phase === 'Failed' || s.phase === 'Blocked',
+      'the request to end',
+      40_000,
+    );
     // Under load the lab's heartbeats can lapse and leadership leave the sick member on its own
     // before the move (not-needed); the calls allowed are this test's subject.
     expect(status, status.message).toMatchObject({ phase: 'AwaitingReplacement' });

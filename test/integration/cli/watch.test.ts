@@ -38,7 +38,17 @@ describe.sequential('etcd-remediator watch', () => {
   it('serves a request for a kubelet-down leader to completion and stops cleanly on SIGTERM', async () => {
     const leader = await world.lab.leader();
     world.fake.kubeletDown(leader.name);
-    service = startCli(['watch', '--kubeconfig', kubeconfig, '--state', path.join(dir, 'state.sqlite'), '--election-timeout', '500ms', '--timeout', `${KUBE_CALL_TIMEOUT_MS}ms`]);
+    service = startCli([
+      'watch',
+      '--kubeconfig',
+      kubeconfig,
+      '--state',
+      path.join(dir, 'state.sqlite'),
+      '--election-timeout',
+      '500ms',
+      '--timeout',
+      `${KUBE_CALL_TIMEOUT_MS}ms`,
+    ]);
     const machine = world.machineOf(leader);
     const status = await requestServed(service, world, machine, (s) => s.phase === 'AwaitingReplacement', 'the request to await its replacement', 60_000);
     // The move over the relay is the kube scenarios' subject; here the request must be served.
@@ -48,7 +58,15 @@ describe.sequential('etcd-remediator watch', () => {
     expect((await world.readMachine(machine))?.deleting).toBe(true);
     expect((await world.lab.memberList()).map((m) => m.id)).not.toContain(leader.id);
     // The outcome as a JSON line on stdout, for the cluster `<namespace>/<cluster>`.
-    const line = await service.until(() => service!.stdout().split('\n').find((l) => l.includes(status.incidentId!)), 'the outcome line', 5_000);
+    const line = await service.until(
+      () =>
+        service!
+          .stdout()
+          .split('\n')
+          .find((l) => l.includes(status.incidentId!)),
+      'the outcome line',
+      5_000,
+    );
     expect(JSON.parse(line)).toMatchObject({ outcome: 'awaiting-replacement', clusterId: `${CAPI_NAMESPACE}/${CAPI_CLUSTER}` });
 
     service.child.kill('SIGTERM');

@@ -85,7 +85,11 @@ async function journalOf(state: string): Promise<{ incidentId: string; state: st
 
 /** The promise's value, or a failure saying what did not happen in time. */
 const within = <T>(promise: Promise<T>, timeoutMs: number, what: () => string): Promise<T> =>
-  withTimeout(timeoutMs, () => promise, () => new Error(`${what()}: not within ${timeoutMs} ms`));
+  withTimeout(
+    timeoutMs,
+    () => promise,
+    () => new Error(`${what()}: not within ${timeoutMs} ms`),
+  );
 
 /** Whether the crash came where the case wants it. */
 const landed = (c: Case, journal: JournalEntry[]): boolean => c.failpoint !== 'lock-released' || journal.some((e) => e.step === 'actuator-called');
@@ -112,7 +116,9 @@ describe('crash at every step boundary', () => {
   it('refuses an unknown failpoint at start-up, exit 2, naming the variable and the choices', async () => {
     const run = await runCli(['probe', '--endpoints', 'http://127.0.0.1:1', '--timeout', '200ms'], { env: { [FAILPOINT_ENV]: 'member-remove' } });
     expect(run.code, run.stderr).toBe(2);
-    expect(run.stderr.trimEnd().split('\n')).toEqual([`etcd-remediator: ${FAILPOINT_ENV}=member-remove: no such failpoint (one of ${FAILPOINTS.join(', ')}; unset it to run normally)`]);
+    expect(run.stderr.trimEnd().split('\n')).toEqual([
+      `etcd-remediator: ${FAILPOINT_ENV}=member-remove: no such failpoint (one of ${FAILPOINTS.join(', ')}; unset it to run normally)`,
+    ]);
   });
 
   async function crashIn(c: Case, lab: Lab, target: LabMember, dir: string, state: string): Promise<Service> {
@@ -167,7 +173,11 @@ describe('crash at every step boundary', () => {
           expect((await lockNow())?.owner).toMatch(new RegExp(`^incident:${dead.incidentId}:`));
           if (c.crashIn === 'run') {
             // Its 2 s lease lapses by itself, with nobody left to release it.
-            await waitFor(async () => ((await lockNow()) === undefined ? true : undefined), { timeoutMs: 10_000, intervalMs: 200, what: `${LOCK} to lapse with the dead holder's lease` });
+            await waitFor(async () => ((await lockNow()) === undefined ? true : undefined), {
+              timeoutMs: 10_000,
+              intervalMs: 200,
+              what: `${LOCK} to lapse with the dead holder's lease`,
+            });
           }
         } else if (c.failpoint === 'lock-released') {
           // Journaled after the release, not before it.
@@ -182,7 +192,11 @@ describe('crash at every step boundary', () => {
         expect(code, resumed.stderr()).toBe(6);
         const result = jsonOf<{ outcome: string; incidentId: string; leaderMove: string }>({ code, stdout: resumed.stdout(), stderr: resumed.stderr() });
         // A move the dead process made is reported, though the resumed probe found a follower.
-        expect(result).toMatchObject({ outcome: 'awaiting-replacement', incidentId: dead.incidentId, leaderMove: c.target === 'leader' ? 'moved' : 'not-needed' });
+        expect(result).toMatchObject({
+          outcome: 'awaiting-replacement',
+          incidentId: dead.incidentId,
+          leaderMove: c.target === 'leader' ? 'moved' : 'not-needed',
+        });
 
         // 3. Exactly one removal: etcd's member list, the journal and the removal record agree.
         const after = (await lab.memberList()).map((m) => m.id).sort();

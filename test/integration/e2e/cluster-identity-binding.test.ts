@@ -30,14 +30,20 @@ describe('cluster identity across runs of one state file', () => {
     pipelines.push(first);
     const now = new Date().toISOString();
     await first.runtime.submit({ clusterId: 'lab', target: { memberName: leaderA.name }, reason: 'test', source: 'test', observedAt: now, at: now });
-    const bound = await waitFor(async () => (await first.runtime.store.listIncidents())[0]?.etcdClusterId, { timeoutMs: 10_000, what: 'the incident to be bound' });
+    const bound = await waitFor(async () => (await first.runtime.store.listIncidents())[0]?.etcdClusterId, {
+      timeoutMs: 10_000,
+      what: 'the incident to be bound',
+    });
     await first.close();
     pipelines.splice(0);
 
     // Same state file, same cluster name, the other lab's endpoints: the resume must not act on B.
     const second = await startPipeline(b, { statePath, policy: { graceMs: 600_000 } });
     pipelines.push(second);
-    const blocked = await waitFor(async () => second.events.find((e) => e.detailType === 'RemediationBlocked'), { timeoutMs: 20_000, what: 'the resumed incident to be refused' });
+    const blocked = await waitFor(async () => second.events.find((e) => e.detailType === 'RemediationBlocked'), {
+      timeoutMs: 20_000,
+      what: 'the resumed incident to be refused',
+    });
 
     expect(blocked.detail).toMatchObject({ reason: 'CLUSTER_MISMATCH' });
     // Its seeds still hold A's members, so the probe itself sees both clusters; either way A's id is named.
@@ -52,7 +58,9 @@ describe('cluster identity across runs of one state file', () => {
       async () => second.events.filter((e) => e.detailType === 'RemediationBlocked' && e.detail.incidentId !== blocked.detail.incidentId)[0],
       { timeoutMs: 20_000, what: 'the new report to be refused' },
     );
-    expect((refused.detail as { message: string }).message).toMatch(/^Cluster lab is etcd cluster [0-9a-f]+ \(remembered since .*\), but its endpoints now answer as/);
+    expect((refused.detail as { message: string }).message).toMatch(
+      /^Cluster lab is etcd cluster [0-9a-f]+ \(remembered since .*\), but its endpoints now answer as/,
+    );
     expect(second.calls.memberRemove).toEqual([]);
   }, 60_000);
 });

@@ -72,10 +72,10 @@ describe.sequential('idempotency and resume', () => {
     const counting: Actuator = { name: 'counting', replace: async (r) => (replaced.push(r.member.id), { action: 'replaced', detail: 'ok' }) };
     const second = await startPipeline(lab, { statePath, actuator: counting });
     pipelines.push(second);
-    const done = await waitFor(
-      async () => second.events.find((e) => e.detailType === 'RemediationCompleted' || e.detailType === 'RemediationBlocked'),
-      { timeoutMs: 30_000, what: 'the resumed incident to finish' },
-    );
+    const done = await waitFor(async () => second.events.find((e) => e.detailType === 'RemediationCompleted' || e.detailType === 'RemediationBlocked'), {
+      timeoutMs: 30_000,
+      what: 'the resumed incident to finish',
+    });
 
     expect(done.detailType).toBe('RemediationCompleted');
     expect(replaced).toEqual([follower.id]);

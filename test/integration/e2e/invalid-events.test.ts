@@ -65,7 +65,10 @@ describe('invalid events', () => {
   it('a handler given an invalid EventBridge event throws naming the field and dead-letters it', async () => {
     const deps = quietDeps(runtime);
     const handler = createProbeMembersHandler(deps);
-    const event = toEventBridgeEvent({ detailType: 'RetryDue', detail: { incidentId: testIncidentId(1), clusterId: 'c1', attempt: 'x', at, reason: 'ETCD_TRANSIENT' } });
+    const event = toEventBridgeEvent({
+      detailType: 'RetryDue',
+      detail: { incidentId: testIncidentId(1), clusterId: 'c1', attempt: 'x', at, reason: 'ETCD_TRANSIENT' },
+    });
 
     await expect(handler(event, localContext('probe-members'))).rejects.toThrow(/attempt/);
     const dead = await runtime.store.listDeadLetters();

@@ -27,12 +27,23 @@ const RUN_TOKEN = 'rt-SECRET-0a1b2c3d4e5f60718293a4b5c6d7e8f9';
 function secretsOf(files: string[]): string[] {
   return files.flatMap((file) => {
     const data = fs.readFileSync(file);
-    const lines = data.toString('utf8').split('\n').map((l) => l.trim()).filter((l) => l.length >= 16 && !l.startsWith('-----'));
+    const lines = data
+      .toString('utf8')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l.length >= 16 && !l.startsWith('-----'));
     expect(lines.length, `${file} has a PEM body`).toBeGreaterThan(0);
     // The search would find them: each line is in the file it came from.
     for (const line of lines) expect(data.toString('utf8')).toContain(line);
     const body = Buffer.from(lines.join(''), 'base64');
-    return [...lines, data.toString('base64').slice(0, 40), data.subarray(0, 24).toString('hex'), `[${[...data.subarray(0, 16)].join(',')}`, body.subarray(0, 24).toString('hex'), `[${[...body.subarray(0, 16)].join(',')}`];
+    return [
+      ...lines,
+      data.toString('base64').slice(0, 40),
+      data.subarray(0, 24).toString('hex'),
+      `[${[...data.subarray(0, 16)].join(',')}`,
+      body.subarray(0, 24).toString('hex'),
+      `[${[...body.subarray(0, 16)].join(',')}`,
+    ];
   });
 }
 
@@ -113,11 +124,17 @@ describe('key material stays in its files', () => {
 
     const probe = await runCli(['probe', '--endpoints', c.endpoints().join(','), ...tls, '--json'], DEBUG);
     const plan = await runCli(['plan', '--endpoints', c.endpoints().join(','), ...tls, '--target', leader.name, '--grace', '3s'], DEBUG);
-    const run = await runCli(['remediate', '--endpoints', c.endpoints().join(','), ...tls, ...LAB, '--target', leader.name, '--grace', '3s', '--state', state, '--json'], DEBUG);
+    const run = await runCli(
+      ['remediate', '--endpoints', c.endpoints().join(','), ...tls, ...LAB, '--target', leader.name, '--grace', '3s', '--state', state, '--json'],
+      DEBUG,
+    );
     expect(run.code, run.stderr).toBe(6);
     expect(run.stderr).toContain('LEADER_UNREACHABLE_PAST_GRACE');
     // A wrong client certificate: the message names the file, not its contents.
-    const refused = await runCli(['probe', '--endpoints', c.endpoints()[1]!, '--cacert', c.certs.caFile, '--cert', c.certs.caFile, '--key', c.certs.keyFile], DEBUG);
+    const refused = await runCli(
+      ['probe', '--endpoints', c.endpoints()[1]!, '--cacert', c.certs.caFile, '--cert', c.certs.caFile, '--key', c.certs.keyFile],
+      DEBUG,
+    );
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain(`--key ${c.certs.keyFile}: does not match the certificate in --cert ${c.certs.caFile}`);
 
@@ -129,23 +146,48 @@ describe('key material stays in its files', () => {
     const c = (cluster = await startTlsCluster());
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'key-material-run-'));
     const secrets = [...secretsOf([c.certs.caFile, c.certs.certFile, c.certs.keyFile]), RUN_TOKEN];
-    for (const [name, from] of [['ca.pem', c.certs.caFile], ['client.pem', c.certs.certFile], ['client-key.pem', c.certs.keyFile]] as const) fs.copyFileSync(from, path.join(dir, name));
+    for (const [name, from] of [
+      ['ca.pem', c.certs.caFile],
+      ['client.pem', c.certs.certFile],
+      ['client-key.pem', c.certs.keyFile],
+    ] as const)
+      fs.copyFileSync(from, path.join(dir, name));
     fs.writeFileSync(path.join(dir, 'run.token'), `${RUN_TOKEN}\n`, { mode: 0o600 });
     const config = path.join(dir, 'config.json');
-    fs.writeFileSync(config, JSON.stringify({
-      state: 'state.sqlite', listen: '127.0.0.1:0', tokenFile: 'run.token',
-      clusters: [{ clusterId: 'prod', endpoints: c.endpoints(), tls: { cacert: 'ca.pem', cert: 'client.pem', key: 'client-key.pem' },
-                   policy: { grace: '3s', electionTimeout: '500ms', callTimeout: '2s', backoff: { base: '300ms' } } }],
-    }));
+    fs.writeFileSync(
+      config,
+      JSON.stringify({
+        state: 'state.sqlite',
+        listen: '127.0.0.1:0',
+        tokenFile: 'run.token',
+        clusters: [
+          {
+            clusterId: 'prod',
+            endpoints: c.endpoints(),
+            tls: { cacert: 'ca.pem', cert: 'client.pem', key: 'client-key.pem' },
+            policy: { grace: '3s', electionTimeout: '500ms', callTimeout: '2s', backoff: { base: '300ms' } },
+          },
+        ],
+      }),
+    );
     const s = (service = startCli(['run', '--config', config], { env: DEBUG.env }));
     const [, url] = await s.waitForStderr(/listening on (http:\/\/127\.0\.0\.1:\d+\/events)/, 30_000);
     const leader = await c.leader();
     await leader.proxy.setMode('cut');
-    const post = (body: unknown, token = RUN_TOKEN) => fetch(url!, { method: 'POST', body: JSON.stringify(body), headers: { authorization: `Bearer ${token}` } });
+    const post = (body: unknown, token = RUN_TOKEN) =>
+      fetch(url!, { method: 'POST', body: JSON.stringify(body), headers: { authorization: `Bearer ${token}` } });
 
-    const accepted = await post({ clusterId: 'prod', target: { memberName: leader.name }, reason: 'kubelet down', source: 'test', observedAt: new Date().toISOString() });
+    const accepted = await post({
+      clusterId: 'prod',
+      target: { memberName: leader.name },
+      reason: 'kubelet down',
+      source: 'test',
+      observedAt: new Date().toISOString(),
+    });
     expect(accepted.status, await accepted.clone().text()).toBe(202);
-    expect((await post({ clusterId: 'prod', target: { memberName: leader.name }, reason: 'kubelet down', source: 'test', observedAt: 'yesterday' })).status).toBe(400);
+    expect(
+      (await post({ clusterId: 'prod', target: { memberName: leader.name }, reason: 'kubelet down', source: 'test', observedAt: 'yesterday' })).status,
+    ).toBe(400);
     expect((await post({}, `${RUN_TOKEN.slice(0, -1)}0`)).status).toBe(401);
     await s.until(() => (/"outcome":"awaiting-replacement"/.test(s.stdout()) ? true : undefined), 'run to report the remediation', 60_000);
     s.child.kill('SIGTERM');
@@ -155,7 +197,7 @@ describe('key material stays in its files', () => {
     expectNone(secrets, 'the state file', await stateText(path.join(dir, 'state.sqlite')));
   }, 120_000);
 
-  it('through Kubernetes: the kubeconfig\'s token is sent to the API server and appears nowhere else', async () => {
+  it("through Kubernetes: the kubeconfig's token is sent to the API server and appears nowhere else", async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'key-material-kube-'));
     const kubeconfig = path.join(dir, 'kubeconfig');
     const w = (world = await startKubeWorld(3, { kubeconfigFile: kubeconfig, token: KUBE_TOKEN }));
@@ -165,7 +207,10 @@ describe('key material stays in its files', () => {
     w.fake.kubeletDown(leader.name);
 
     const probe = await runCli(['probe', '--kubeconfig', kubeconfig, '--cluster', CAPI_CLUSTER, ...LAB, '--json'], DEBUG);
-    const run = await runCli(['remediate', '--kubeconfig', kubeconfig, '--cluster', CAPI_CLUSTER, '--machine', w.machineOf(leader), ...LAB, '--state', state, '--json'], DEBUG);
+    const run = await runCli(
+      ['remediate', '--kubeconfig', kubeconfig, '--cluster', CAPI_CLUSTER, '--machine', w.machineOf(leader), ...LAB, '--state', state, '--json'],
+      DEBUG,
+    );
     expect(run.code, run.stderr).toBe(6);
     // The token was used: the fake saw it on its requests.
     expect(w.fake.bearerRequests).toBeGreaterThan(0);
@@ -174,7 +219,7 @@ describe('key material stays in its files', () => {
     expectNone([KUBE_TOKEN], 'the state file', await stateText(state));
   }, 120_000);
 
-  it('through Kubernetes over TLS: certificates minted from the <cluster>-etcd Secret, neither the CA\'s key nor a minted key shown anywhere', async () => {
+  it("through Kubernetes over TLS: certificates minted from the <cluster>-etcd Secret, neither the CA's key nor a minted key shown anywhere", async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'key-material-mint-'));
     const kubeconfig = path.join(dir, 'kubeconfig');
     const w = (world = await startKubeWorld(3, { kubeconfigFile: kubeconfig, tls: true }));
@@ -191,7 +236,17 @@ describe('key material stays in its files', () => {
     const probe = await runCli(['probe', ...kube, '--json'], DEBUG);
     expect(probe.code, probe.stderr).toBe(0);
     const view = JSON.parse(probe.stdout) as { members: { name: string; paths: { reachability: string }[] }[] };
-    expect(view.members.filter((m) => m.paths.some((p) => p.reachability === 'ok')).map((m) => m.name).sort()).toEqual(w.lab.members.filter((m) => m !== follower).map((m) => m.name).sort());
+    expect(
+      view.members
+        .filter((m) => m.paths.some((p) => p.reachability === 'ok'))
+        .map((m) => m.name)
+        .sort(),
+    ).toEqual(
+      w.lab.members
+        .filter((m) => m !== follower)
+        .map((m) => m.name)
+        .sort(),
+    );
     const run = await runCli(['remediate', ...kube, ...LAB, '--machine', w.machineOf(follower), '--state', state, '--json'], DEBUG);
     expect(run.code, run.stderr).toBe(6);
     expect(w.fake.requestCount('GET', `/namespaces/default/secrets/${w.tls!.secretName}`)).toBeGreaterThan(0);

@@ -13,7 +13,8 @@ import { labPerTest, startPipeline, type Pipeline } from './pipeline.ts';
 
 const policy = { stuckLearnerAfterMs: 1_000, learnerCheckEveryMs: 300 };
 
-const learnerRemoved = (pipeline: Pipeline): EventEnvelope<'LearnerRemoved'>[] => pipeline.events.filter((e): e is EventEnvelope<'LearnerRemoved'> => e.detailType === 'LearnerRemoved');
+const learnerRemoved = (pipeline: Pipeline): EventEnvelope<'LearnerRemoved'>[] =>
+  pipeline.events.filter((e): e is EventEnvelope<'LearnerRemoved'> => e.detailType === 'LearnerRemoved');
 
 /** The learner's sighting, once the check has recorded it for longer than `ms`. */
 const seenFor = (pipeline: Pipeline, id: string, ms: number) =>
@@ -33,10 +34,20 @@ describe.sequential('periodic learner check', () => {
     const pipeline = (t.pipeline = await startPipeline(lab, { policy, learnerChecks: true, metrics: true }));
     const stuck = await lab.addUnstartedLearner({ timeoutMs: 5_000 });
 
-    const [removed] = await waitFor(async () => (learnerRemoved(pipeline).length > 0 ? learnerRemoved(pipeline) : undefined), { timeoutMs: 8_000, what: 'LearnerRemoved' });
-    expect(removed!.detail).toMatchObject({ clusterId: 'lab', reason: 'STUCK_LEARNER_REMOVED', learner: { memberId: stuck, name: '' }, evidence: { started: false } });
+    const [removed] = await waitFor(async () => (learnerRemoved(pipeline).length > 0 ? learnerRemoved(pipeline) : undefined), {
+      timeoutMs: 8_000,
+      what: 'LearnerRemoved',
+    });
+    expect(removed!.detail).toMatchObject({
+      clusterId: 'lab',
+      reason: 'STUCK_LEARNER_REMOVED',
+      learner: { memberId: stuck, name: '' },
+      evidence: { started: false },
+    });
     expect(removed!.detail.incidentId).toBeUndefined();
-    expect(removed!.detail.message).toMatch(/was added and never started .+ past the 1 s the policy allows \(stuckLearnerAfterMs\), so it is removed, which costs no vote\.$/);
+    expect(removed!.detail.message).toMatch(
+      /was added and never started .+ past the 1 s the policy allows \(stuckLearnerAfterMs\), so it is removed, which costs no vote\.$/,
+    );
     expect(Date.parse(removed!.detail.at) - Date.parse(removed!.detail.learnerSince)).toBeGreaterThanOrEqual(1_000);
     expect(pipeline.calls.removed).toEqual([stuck]);
     expect((await lab.memberList()).map((m) => m.id)).toEqual(lab.members.map((m) => m.id));
@@ -71,7 +82,10 @@ describe.sequential('periodic learner check', () => {
     expect(learnerRemoved(pipeline)).toEqual([]);
 
     await pipeline.runtime.store.setPause('lab', null);
-    const [removed] = await waitFor(async () => (learnerRemoved(pipeline).length > 0 ? learnerRemoved(pipeline) : undefined), { timeoutMs: 5_000, what: 'LearnerRemoved after resume' });
+    const [removed] = await waitFor(async () => (learnerRemoved(pipeline).length > 0 ? learnerRemoved(pipeline) : undefined), {
+      timeoutMs: 5_000,
+      what: 'LearnerRemoved after resume',
+    });
     expect(removed!.detail.learner.memberId).toBe(stuck);
     expect((await lab.memberList()).map((m) => m.id)).not.toContain(stuck);
     expect(await pipeline.runtime.store.listIncidents()).toEqual([]);
@@ -91,7 +105,10 @@ describe.sequential('periodic learner check', () => {
       expect(learnerRemoved(pipeline)).toEqual([]);
 
       await guard.release('incident:another:0001');
-      const [removed] = await waitFor(async () => (learnerRemoved(pipeline).length > 0 ? learnerRemoved(pipeline) : undefined), { timeoutMs: 5_000, what: 'LearnerRemoved once the lock is free' });
+      const [removed] = await waitFor(async () => (learnerRemoved(pipeline).length > 0 ? learnerRemoved(pipeline) : undefined), {
+        timeoutMs: 5_000,
+        what: 'LearnerRemoved once the lock is free',
+      });
       expect(removed!.detail.learner.memberId).toBe(stuck);
       expect(await guard.acquire('incident:another:0002', 30_000)).toEqual({ held: true });
       await guard.release('incident:another:0002');
@@ -105,7 +122,11 @@ describe.sequential('periodic learner check', () => {
     // The window outlasts the join; the checks see the learner while it catches up.
     const pipeline = (t.pipeline = await startPipeline(lab, { policy: { stuckLearnerAfterMs: 8_000, learnerCheckEveryMs: 300 }, learnerChecks: true }));
     const joined = await lab.addLearner({ timeoutMs: 8_000 });
-    await waitFor(async () => (await pipeline.runtime.store.learnerSightings('lab'))[joined.id], { timeoutMs: 3_000, intervalMs: 50, what: 'the check to see the started learner' });
+    await waitFor(async () => (await pipeline.runtime.store.learnerSightings('lab'))[joined.id], {
+      timeoutMs: 3_000,
+      intervalMs: 50,
+      what: 'the check to see the started learner',
+    });
     // Caught up, it is promoted as kubeadm join does (etcd refuses until then).
     await waitFor(
       async () => {
@@ -121,7 +142,10 @@ describe.sequential('periodic learner check', () => {
     );
 
     // Promoted: it is no learner any more, and drops out of the record at the next check.
-    await waitFor(async () => ((await pipeline.runtime.store.learnerSightings('lab'))[joined.id] === undefined ? true : undefined), { timeoutMs: 3_000, what: 'the promoted member to drop out of the sightings' });
+    await waitFor(async () => ((await pipeline.runtime.store.learnerSightings('lab'))[joined.id] === undefined ? true : undefined), {
+      timeoutMs: 3_000,
+      what: 'the promoted member to drop out of the sightings',
+    });
     const after = await lab.memberList();
     expect(after.find((m) => m.id === joined.id)).toMatchObject({ isLearner: false });
     expect(learnerRemoved(pipeline)).toEqual([]);

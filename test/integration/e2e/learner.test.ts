@@ -15,7 +15,10 @@ describe('learner target end to end', () => {
     expect(before).toHaveLength(4);
     const leader = await lab.leader();
     const termBefore = (await lab.status(leader.name)).raftTerm;
-    const voting = lab.members.filter((m) => !m.isLearner).map((m) => m.id).sort();
+    const voting = lab.members
+      .filter((m) => !m.isLearner)
+      .map((m) => m.id)
+      .sort();
     const pipeline = (t.pipeline = await startPipeline(lab));
 
     const outcome = await pipeline.remediate(learner.name);

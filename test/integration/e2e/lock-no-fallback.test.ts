@@ -44,9 +44,13 @@ describe.sequential('no lock fallback', () => {
       const outcomes = await Promise.all([a.remediate(f1!.name, 170_000), b.remediate(f2!.name, 170_000)]);
 
       // The network is said to be slow in those words and figures, and the next probe waits longer.
-      const slow = [...a.events, ...b.events].flatMap((e) => (e.detailType === 'RetryRequested' && e.detail.reason === 'CLUSTER_UNREACHABLE' ? [e.detail.message] : []));
+      const slow = [...a.events, ...b.events].flatMap((e) =>
+        e.detailType === 'RetryRequested' && e.detail.reason === 'CLUSTER_UNREACHABLE' ? [e.detail.message] : [],
+      );
       expect(slow.length).toBeGreaterThan(0);
-      expect(slow[0]).toMatch(/^No member answered within the deadline of 2(\.\d)? s: all \d+ endpoints timed out .*; the network may be slow: the next probe waits 4 s; raise the call deadline \(--timeout, policy callTimeout\) if it stays so; we look again at /);
+      expect(slow[0]).toMatch(
+        /^No member answered within the deadline of 2(\.\d)? s: all \d+ endpoints timed out .*; the network may be slow: the next probe waits 4 s; raise the call deadline \(--timeout, policy callTimeout\) if it stays so; we look again at /,
+      );
       const removed = [...a.calls.removed, ...b.calls.removed];
       expect(removed, outcomes.map(said).join('\n')).toHaveLength(1);
       expect(outcomes.filter((o) => o.detailType === 'RemediationCompleted')).toHaveLength(1);

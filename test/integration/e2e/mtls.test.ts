@@ -33,7 +33,10 @@ describe('the pipeline over mTLS', () => {
       const refused = await anonymous
         .client({ endpoint: tlsCluster.members[0]!.clientUrl, path: 'direct' })
         .status(CALL_MS)
-        .then(() => undefined, (error: unknown) => error);
+        .then(
+          () => undefined,
+          (error: unknown) => error,
+        );
       expect(refused).toBeInstanceOf(EtcdCallError);
       expect((refused as EtcdCallError).failure.kind).toBe('tls');
     } finally {

@@ -59,7 +59,10 @@ describe.sequential('one member down at a time, across remediators', () => {
     const lab = (t.lab = await startLab({ members: 3 }));
     const pipeline = (t.pipeline = await startPipeline(lab));
 
-    const outcomes = await reportAll(pipeline, lab.members.map((m) => m.name));
+    const outcomes = await reportAll(
+      pipeline,
+      lab.members.map((m) => m.name),
+    );
 
     expect(outcomes.filter((o) => o.detailType === 'RemediationCompleted')).toHaveLength(1);
     expect(pipeline.calls.removed).toHaveLength(1);

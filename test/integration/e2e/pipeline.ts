@@ -72,7 +72,11 @@ export function recordingEtcd(calls: CallLog, options: { tls?: TlsFiles } = {}):
   const access = { transport, prober: createProber(inner, directPaths) };
   return {
     etcdFor: (cluster?: ClusterEntry): ClusterEtcd => {
-      guards ??= createEtcdGuards({ ...(options.tls ? { tls: options.tls } : {}), prefix: cluster?.policy.guardPrefix ?? '/etcd-remediator', deadlineMs: cluster?.policy.callTimeoutMs ?? 1_000 });
+      guards ??= createEtcdGuards({
+        ...(options.tls ? { tls: options.tls } : {}),
+        prefix: cluster?.policy.guardPrefix ?? '/etcd-remediator',
+        deadlineMs: cluster?.policy.callTimeoutMs ?? 1_000,
+      });
       // Leader hygiene's scrape, as the runtime's own direct access makes it.
       return { ...access, guard: guards.at, metrics: memberMetricsOf(cluster ?? {}, inner) };
     },
@@ -84,7 +88,10 @@ export function recordingEtcd(calls: CallLog, options: { tls?: TlsFiles } = {}):
 }
 
 /** The runtime's own access per cluster, its calls recorded (the prober's status and list calls aside). */
-function recordingAccess(access: ReturnType<typeof createEtcdAccess>, calls: CallLog): { etcdFor: (cluster: ClusterEntry) => ClusterEtcd; close(): Promise<void> } {
+function recordingAccess(
+  access: ReturnType<typeof createEtcdAccess>,
+  calls: CallLog,
+): { etcdFor: (cluster: ClusterEntry) => ClusterEtcd; close(): Promise<void> } {
   return {
     etcdFor: (cluster) => {
       const real = access.etcdFor(cluster);
@@ -173,10 +180,12 @@ export async function startPipeline(
       const outcome = runtime.waitForOutcome({ clusterId }, timeoutMs);
       const now = new Date().toISOString();
       // If submit throws, its error is the one to report; the wait must not reject unobserved later.
-      await runtime.submit({ clusterId, target: typeof target === 'string' ? { memberName: target } : target, reason: 'test', source: 'test', observedAt: now, at: now }).catch((error: unknown) => {
-        outcome.catch(() => undefined);
-        throw error;
-      });
+      await runtime
+        .submit({ clusterId, target: typeof target === 'string' ? { memberName: target } : target, reason: 'test', source: 'test', observedAt: now, at: now })
+        .catch((error: unknown) => {
+          outcome.catch(() => undefined);
+          throw error;
+        });
       return outcome;
     },
     async close() {
@@ -215,7 +224,12 @@ export function labPerTest(): { lab?: Lab; pipeline?: Pipeline } {
  * The seed case's end: the leader removed without a move, a new leader standing, and the retries
  * inside the grace window naming the leader's endpoint and how it failed (`said`).
  */
-export function expectRemovedWithoutMove(pipeline: Pipeline, outcome: TerminalEvent, leader: { id: string; name: string; clientUrl: string }, said: string): void {
+export function expectRemovedWithoutMove(
+  pipeline: Pipeline,
+  outcome: TerminalEvent,
+  leader: { id: string; name: string; clientUrl: string },
+  said: string,
+): void {
   expect(outcome.detailType, JSON.stringify(outcome.detail).slice(0, 1500)).toBe('RemediationCompleted');
   if (outcome.detailType !== 'RemediationCompleted') return;
   expect(outcome.detail.leaderMove).toBe('skipped');

@@ -8,8 +8,15 @@ import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { startLab } from '../../../infra/lab/lab.ts';
 import { labPerTest, startPipeline, type Pipeline } from './pipeline.ts';
 
-const eventOf = async <T extends EventEnvelope['detailType']>(pipeline: Pipeline, type: T, timeoutMs = 30_000): Promise<Extract<EventEnvelope, { detailType: T }>> =>
-  waitFor(async () => pipeline.events.find((e): e is Extract<EventEnvelope, { detailType: T }> => e.detailType === type), { timeoutMs, what: `a ${type} event` });
+const eventOf = async <T extends EventEnvelope['detailType']>(
+  pipeline: Pipeline,
+  type: T,
+  timeoutMs = 30_000,
+): Promise<Extract<EventEnvelope, { detailType: T }>> =>
+  waitFor(async () => pipeline.events.find((e): e is Extract<EventEnvelope, { detailType: T }> => e.detailType === type), {
+    timeoutMs,
+    what: `a ${type} event`,
+  });
 
 describe.sequential('done means replaced', () => {
   const t = labPerTest();
@@ -27,10 +34,17 @@ describe.sequential('done means replaced', () => {
 
     const replacement = await lab.joinReplacement({ timeoutMs: 30_000 });
     const replaced = await eventOf(pipeline, 'RemediationReplaced');
-    expect(replaced.detail).toMatchObject({ incidentId: removed.detail.incidentId, reason: 'REPLACEMENT_JOINED', target: { memberId: follower.id, name: follower.name } });
+    expect(replaced.detail).toMatchObject({
+      incidentId: removed.detail.incidentId,
+      reason: 'REPLACEMENT_JOINED',
+      target: { memberId: follower.id, name: follower.name },
+    });
     expect(replaced.detail.replacedAfterMs).toBeGreaterThan(0);
     expect(replaced.detail.message).toContain(`${replacement.name} (${replacement.id}) joined in its place`);
-    expect(await pipeline.runtime.store.getIncident(removed.detail.incidentId)).toMatchObject({ state: 'completed', result: { replacedAfterMs: replaced.detail.replacedAfterMs } });
+    expect(await pipeline.runtime.store.getIncident(removed.detail.incidentId)).toMatchObject({
+      state: 'completed',
+      result: { replacedAfterMs: replaced.detail.replacedAfterMs },
+    });
     expect(pipeline.events.filter((e) => e.detailType === 'ReplacementOverdue')).toEqual([]);
     const members = await lab.memberList();
     expect(members.map((m) => m.id).sort()).toEqual([...lab.members.filter((m) => m.id !== follower.id).map((m) => m.id)].sort());
@@ -46,8 +60,17 @@ describe.sequential('done means replaced', () => {
     const removed = await pipeline.remediate(follower.name);
     expect(removed.detailType).toBe('RemediationCompleted');
     const overdue = await eventOf(pipeline, 'ReplacementOverdue');
-    expect(overdue.detail).toMatchObject({ incidentId: removed.detail.incidentId, reason: 'REPLACEMENT_OVERDUE', windowMs: 1_500, target: { memberId: follower.id } });
-    expect(overdue.detail.message).toMatch(new RegExp(`^${follower.name} \\(${follower.id}\\) was removed at .+ the cluster has 2 of its 3 voting members\\. Check the replacement Machine and its kubeadm join`));
+    expect(overdue.detail).toMatchObject({
+      incidentId: removed.detail.incidentId,
+      reason: 'REPLACEMENT_OVERDUE',
+      windowMs: 1_500,
+      target: { memberId: follower.id },
+    });
+    expect(overdue.detail.message).toMatch(
+      new RegExp(
+        `^${follower.name} \\(${follower.id}\\) was removed at .+ the cluster has 2 of its 3 voting members\\. Check the replacement Machine and its kubeadm join`,
+      ),
+    );
     expect(await pipeline.runtime.store.getIncident(removed.detail.incidentId)).toMatchObject({ state: 'awaiting-replacement' });
     expect(pipeline.events.filter((e) => e.detailType === 'ReplacementOverdue' || e.detailType === 'RemediationReplaced')).toHaveLength(1);
   });
@@ -65,7 +88,12 @@ describe.sequential('done means replaced', () => {
     const stuck = await lab.addUnstartedLearner({ timeoutMs: 20_000 });
 
     const cleaned = await eventOf(pipeline, 'LearnerRemoved');
-    expect(cleaned.detail).toMatchObject({ incidentId: removed.detail.incidentId, reason: 'STUCK_LEARNER_REMOVED', learner: { memberId: stuck, name: '' }, evidence: { started: false } });
+    expect(cleaned.detail).toMatchObject({
+      incidentId: removed.detail.incidentId,
+      reason: 'STUCK_LEARNER_REMOVED',
+      learner: { memberId: stuck, name: '' },
+      evidence: { started: false },
+    });
     expect(cleaned.detail.message).toContain(`The replacement for ${follower.name} (${follower.id}) is still owed: the incident stays awaiting-replacement.`);
     expect(pipeline.calls.removed).toEqual([follower.id, stuck]);
     const after = await lab.memberList();
@@ -91,6 +119,11 @@ describe.sequential('done means replaced', () => {
     expect(cleaned?.detail).toMatchObject({ incidentId: removed.detail.incidentId, reason: 'STUCK_LEARNER_REMOVED', learner: { memberId: stuck } });
     // The learner first, which cost no vote; then the member reported.
     expect(pipeline.calls.removed).toEqual([stuck, follower.id]);
-    expect((await lab.memberList()).map((m) => m.id).sort()).toEqual(lab.members.filter((m) => m.id !== follower.id).map((m) => m.id).sort());
+    expect((await lab.memberList()).map((m) => m.id).sort()).toEqual(
+      lab.members
+        .filter((m) => m.id !== follower.id)
+        .map((m) => m.id)
+        .sort(),
+    );
   });
 });

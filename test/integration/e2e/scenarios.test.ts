@@ -6,7 +6,11 @@ import { labPerTest, reasonsOf, startPipeline } from './pipeline.ts';
 describe.sequential('lab scenarios end to end', () => {
   const t = labPerTest();
 
-  const otherIds = (l: Lab, id: string) => l.members.filter((m) => m.id !== id).map((m) => m.id).sort();
+  const otherIds = (l: Lab, id: string) =>
+    l.members
+      .filter((m) => m.id !== id)
+      .map((m) => m.id)
+      .sort();
   const memberIds = async (l: Lab) => (await l.memberList()).map((m) => m.id).sort();
 
   it('a follower target is removed with no move', async () => {

@@ -27,7 +27,12 @@ describe.sequential('seed case end to end', () => {
     expect(pipeline.calls.moveLeader).toEqual([]);
     expect(new Set(pipeline.calls.memberRemove)).toEqual(new Set([leader.id]));
     const members = await lab.memberList();
-    expect(members.map((m) => m.id).sort()).toEqual(lab.members.filter((m) => m.id !== leader.id).map((m) => m.id).sort());
+    expect(members.map((m) => m.id).sort()).toEqual(
+      lab.members
+        .filter((m) => m.id !== leader.id)
+        .map((m) => m.id)
+        .sort(),
+    );
     const newLeader = await lab.waitForLeader({ excluding: [leader.name], timeoutMs: 10_000 });
     expect(newLeader.id).toBe(outcome.detail.newLeader.id);
     expect(outcome.detail.timeline.map((t) => t.step)).toEqual(

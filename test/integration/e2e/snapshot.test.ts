@@ -90,7 +90,14 @@ describe('snapshot before removal', () => {
     expect(markerOf(journal, 'snapshot-taken')).toBeUndefined();
     const failed = journal.filter((e) => !isEarlier(e) && e.step === 'snapshot-failed');
     expect(failed.length).toBeGreaterThan(0);
-    expect(failed[0]).toMatchObject({ isStepMarker: false, detail: { required: false, transient: false, problem: expect.stringMatching(/the snapshot store directory .* refused it: cannot make the snapshot directory .* is not a directory/) } });
+    expect(failed[0]).toMatchObject({
+      isStepMarker: false,
+      detail: {
+        required: false,
+        transient: false,
+        problem: expect.stringMatching(/the snapshot store directory .* refused it: cannot make the snapshot directory .* is not a directory/),
+      },
+    });
     expect(failed[0]!.at).toBeLessThan(markerOf(journal, 'member-removed')!.at);
     const detail = outcome.detail as DetailOf<'RemediationCompleted'>;
     expect(detail.snapshot).toEqual({ failed: expect.stringMatching(/is not a directory/) });

@@ -23,7 +23,12 @@ function watchQuorum(members: LabMember[]): { samples: QuorumSample[]; stop(): P
   const samples: QuorumSample[] = [];
   let stopped = false;
   const read = (m: LabMember) =>
-    requestJson<{ header?: unknown }>({ baseUrl: m.directUrl, path: '/v3/kv/range', body: { key: Buffer.from('quorum-watch').toString('base64') }, timeoutMs: 1_000 });
+    requestJson<{ header?: unknown }>({
+      baseUrl: m.directUrl,
+      path: '/v3/kv/range',
+      body: { key: Buffer.from('quorum-watch').toString('base64') },
+      timeoutMs: 1_000,
+    });
   const watching = waitFor(
     async () => {
       const answers = await Promise.allSettled(members.map(read));
@@ -75,70 +80,73 @@ describe.sequential('two incidents in one cluster', () => {
   it.each([
     ['dead (killed)', true],
     ['running (reported, still answering)', false],
-  ] as const)('shrinking allowed, two %s followers of 5 reported together: removed one at a time, both incidents end, quorum kept throughout', async (_, kill) => {
-    const lab = (t.lab = await startLab({ members: 5 }));
-    const leader = await lab.leader();
-    const followers = lab.members.filter((m) => m.id !== leader.id);
-    const [a, b] = [followers[0]!, followers[1]!];
-    const survivors = lab.members.filter((m) => m.id !== a.id && m.id !== b.id);
-    if (kill) {
-      // Three of five up: exactly a quorum, so removing any healthy member would lose it.
-      await lab.kill(a.name);
-      await lab.kill(b.name);
-    }
-    // Two removals in a row leave the cluster at 3 of 5: only a policy that allows shrinking does that.
-    const pipeline = (t.pipeline = await startPipeline(lab, { policy: { allowShrink: true } }));
-    // At each final event: how many removals etcd had accepted, and which.
-    const removedAtOutcome = new Map<string, string[]>();
-    pipeline.runtime.bus.subscribe((e: EventEnvelope) => {
-      if (e.detailType !== 'RemediationCompleted') return;
-      removedAtOutcome.set(e.detail.target.name, [...pipeline.calls.removed]);
-    });
-    const quorum = watchQuorum(survivors);
+  ] as const)(
+    'shrinking allowed, two %s followers of 5 reported together: removed one at a time, both incidents end, quorum kept throughout',
+    async (_, kill) => {
+      const lab = (t.lab = await startLab({ members: 5 }));
+      const leader = await lab.leader();
+      const followers = lab.members.filter((m) => m.id !== leader.id);
+      const [a, b] = [followers[0]!, followers[1]!];
+      const survivors = lab.members.filter((m) => m.id !== a.id && m.id !== b.id);
+      if (kill) {
+        // Three of five up: exactly a quorum, so removing any healthy member would lose it.
+        await lab.kill(a.name);
+        await lab.kill(b.name);
+      }
+      // Two removals in a row leave the cluster at 3 of 5: only a policy that allows shrinking does that.
+      const pipeline = (t.pipeline = await startPipeline(lab, { policy: { allowShrink: true } }));
+      // At each final event: how many removals etcd had accepted, and which.
+      const removedAtOutcome = new Map<string, string[]>();
+      pipeline.runtime.bus.subscribe((e: EventEnvelope) => {
+        if (e.detailType !== 'RemediationCompleted') return;
+        removedAtOutcome.set(e.detail.target.name, [...pipeline.calls.removed]);
+      });
+      const quorum = watchQuorum(survivors);
 
-    let outcomes: Map<string, TerminalEvent>;
-    try {
-      outcomes = await remediateTogether(pipeline, [a.name, b.name], 60_000);
-    } finally {
-      await quorum.stop();
-    }
+      let outcomes: Map<string, TerminalEvent>;
+      try {
+        outcomes = await remediateTogether(pipeline, [a.name, b.name], 60_000);
+      } finally {
+        await quorum.stop();
+      }
 
-    // Both end, both remediated.
-    for (const m of [a, b]) {
-      const outcome = outcomes.get(m.name)!;
-      expect(outcome.detailType, `${m.name}: ${JSON.stringify(outcome.detail).slice(0, 1500)}`).toBe('RemediationCompleted');
-      if (outcome.detailType !== 'RemediationCompleted') continue;
-      expect(outcome.detail.leaderMove).toBe('not-needed');
-      expect(outcome.detail.newLeader.id).toBe(leader.id);
-    }
-    const incidents = await pipeline.runtime.store.listIncidents({ clusterId: 'lab' });
-    expect(incidents.map((i) => i.state).sort()).toEqual(['awaiting-replacement', 'awaiting-replacement']);
+      // Both end, both remediated.
+      for (const m of [a, b]) {
+        const outcome = outcomes.get(m.name)!;
+        expect(outcome.detailType, `${m.name}: ${JSON.stringify(outcome.detail).slice(0, 1500)}`).toBe('RemediationCompleted');
+        if (outcome.detailType !== 'RemediationCompleted') continue;
+        expect(outcome.detail.leaderMove).toBe('not-needed');
+        expect(outcome.detail.newLeader.id).toBe(leader.id);
+      }
+      const incidents = await pipeline.runtime.store.listIncidents({ clusterId: 'lab' });
+      expect(incidents.map((i) => i.state).sort()).toEqual(['awaiting-replacement', 'awaiting-replacement']);
 
-    // One at a time: when the first incident completed (the member gone, a leader confirmed and the
-    // actuator called, all under the lock), only its own member had been removed.
-    expect(pipeline.calls.removed).toHaveLength(2);
-    expect(new Set(pipeline.calls.removed)).toEqual(new Set([a.id, b.id]));
-    const first = pipeline.calls.removed[0] === a.id ? a : b;
-    const second = first === a ? b : a;
-    expect(removedAtOutcome.get(first.name)).toEqual([first.id]);
-    expect(removedAtOutcome.get(second.name)).toEqual([first.id, second.id]);
-    expect(new Set(pipeline.calls.memberRemove)).toEqual(new Set([a.id, b.id]));
-    expect(pipeline.calls.moveLeader).toEqual([]);
-    // Both were approved at once; one found the lock held and waited. Which one is a race: the
-    // first to hold the lock may be refused by etcd ("unhealthy cluster"), back off, and be removed second.
-    const incidentOf = new Map(incidents.map((i) => [i.incidentId, i.memberName]));
-    const locked = pipeline.events.flatMap((e) => (e.detailType === 'RetryRequested' && e.detail.reason === 'CLUSTER_LOCKED' ? [e.detail] : []));
-    expect(locked.length).toBeGreaterThan(0);
-    for (const d of locked) expect([a.name, b.name]).toContain(incidentOf.get(d.incidentId));
-    for (const d of locked) expect(d.message).toContain('another remediation holds the lock');
+      // One at a time: when the first incident completed (the member gone, a leader confirmed and the
+      // actuator called, all under the lock), only its own member had been removed.
+      expect(pipeline.calls.removed).toHaveLength(2);
+      expect(new Set(pipeline.calls.removed)).toEqual(new Set([a.id, b.id]));
+      const first = pipeline.calls.removed[0] === a.id ? a : b;
+      const second = first === a ? b : a;
+      expect(removedAtOutcome.get(first.name)).toEqual([first.id]);
+      expect(removedAtOutcome.get(second.name)).toEqual([first.id, second.id]);
+      expect(new Set(pipeline.calls.memberRemove)).toEqual(new Set([a.id, b.id]));
+      expect(pipeline.calls.moveLeader).toEqual([]);
+      // Both were approved at once; one found the lock held and waited. Which one is a race: the
+      // first to hold the lock may be refused by etcd ("unhealthy cluster"), back off, and be removed second.
+      const incidentOf = new Map(incidents.map((i) => [i.incidentId, i.memberName]));
+      const locked = pipeline.events.flatMap((e) => (e.detailType === 'RetryRequested' && e.detail.reason === 'CLUSTER_LOCKED' ? [e.detail] : []));
+      expect(locked.length).toBeGreaterThan(0);
+      for (const d of locked) expect([a.name, b.name]).toContain(incidentOf.get(d.incidentId));
+      for (const d of locked) expect(d.message).toContain('another remediation holds the lock');
 
-    // The cluster never lost quorum: every sample of the watch read through the leader and a quorum.
-    expect(quorum.samples.length).toBeGreaterThan(0);
-    const lost = quorum.samples.filter((s) => !s.ok);
-    expect(lost, lost.map((s) => s.said).join('\n')).toEqual([]);
+      // The cluster never lost quorum: every sample of the watch read through the leader and a quorum.
+      expect(quorum.samples.length).toBeGreaterThan(0);
+      const lost = quorum.samples.filter((s) => !s.ok);
+      expect(lost, lost.map((s) => s.said).join('\n')).toEqual([]);
 
-    // etcd's own word: the three survivors are left, under the leader they had.
-    expect(await memberIds(lab)).toEqual(survivors.map((m) => m.id).sort());
-    expect((await lab.leader()).id).toBe(leader.id);
-  });
+      // etcd's own word: the three survivors are left, under the leader they had.
+      expect(await memberIds(lab)).toEqual(survivors.map((m) => m.id).sort());
+      expect((await lab.leader()).id).toBe(leader.id);
+    },
+  );
 });

@@ -105,7 +105,8 @@ async function report(f: Fleet, clusterId: string, memberName: string): Promise<
   await f.runtime.submit({ clusterId, target: { memberName }, reason: 'test', source: 'test', observedAt: now, at: now });
 }
 
-const endings = (f: Fleet): TerminalEvent[] => f.events.filter((e): e is TerminalEvent => ['RemediationCompleted', 'RemediationBlocked', 'RemediationFailed', 'RemediationClosed'].includes(e.detailType));
+const endings = (f: Fleet): TerminalEvent[] =>
+  f.events.filter((e): e is TerminalEvent => ['RemediationCompleted', 'RemediationBlocked', 'RemediationFailed', 'RemediationClosed'].includes(e.detailType));
 
 describe.sequential('fleet gates on real etcd', () => {
   it('three clusters at once, maxRemovalsInFlight 1: one removal in flight at a time, and all finish', async () => {
@@ -118,7 +119,10 @@ describe.sequential('fleet gates on real etcd', () => {
       }),
     );
     await Promise.all(followers.map((name, i) => report(f, `c${i}`, name)));
-    const done = await waitFor(async () => (endings(f).length >= 3 ? endings(f) : undefined), { timeoutMs: 90_000, what: 'an ending for each of the three clusters' });
+    const done = await waitFor(async () => (endings(f).length >= 3 ? endings(f) : undefined), {
+      timeoutMs: 90_000,
+      what: 'an ending for each of the three clusters',
+    });
     expect(done.map((e) => e.detailType)).toEqual(['RemediationCompleted', 'RemediationCompleted', 'RemediationCompleted']);
     expect(f.calls.removed).toHaveLength(3);
     expect(f.mostInFlight).toBe(1);
@@ -129,7 +133,11 @@ describe.sequential('fleet gates on real etcd', () => {
 
   it('a storm: three of three clusters fail at once, each removal is deferred with FLEET_STORM and nothing is removed; resume --storm lets all finish', async () => {
     // Threshold max(2 − 1, floor(0.2 × 3)) = 1: a second failing cluster makes a storm.
-    const f = (fleet = await startFleet(3, { ...labPolicy, snapshotBeforeRemove: false, fleet: { stormMinClusters: 2, stormWindowMs: 60_000, stormCooldownMs: 60_000 } }));
+    const f = (fleet = await startFleet(3, {
+      ...labPolicy,
+      snapshotBeforeRemove: false,
+      fleet: { stormMinClusters: 2, stormWindowMs: 60_000, stormCooldownMs: 60_000 },
+    }));
     const followers = await Promise.all(
       f.labs.map(async (lab) => {
         const leader = await lab.leader();
@@ -137,15 +145,23 @@ describe.sequential('fleet gates on real etcd', () => {
       }),
     );
     await Promise.all(followers.map((name, i) => report(f, `c${i}`, name)));
-    const deferred = () => new Set(f.events.filter((e) => e.detailType === 'RetryRequested' && (e.detail as { reason: string }).reason === 'FLEET_STORM').map((e) => e.detail.clusterId));
+    const deferred = () =>
+      new Set(
+        f.events.filter((e) => e.detailType === 'RetryRequested' && (e.detail as { reason: string }).reason === 'FLEET_STORM').map((e) => e.detail.clusterId),
+      );
     await waitFor(async () => (deferred().size === 3 ? true : undefined), { timeoutMs: 30_000, what: 'all three removals deferred by the storm' });
-    const said = f.events.find((e) => e.detailType === 'RetryRequested' && (e.detail as { reason: string }).reason === 'FLEET_STORM')!.detail as { message: string };
+    const said = f.events.find((e) => e.detailType === 'RetryRequested' && (e.detail as { reason: string }).reason === 'FLEET_STORM')!.detail as {
+      message: string;
+    };
     expect(said.message).toMatch(/3 of 3 registered clusters opened incidents within the last 60 s \(c\d, c\d and c\d\), more than the storm threshold of 1/);
     expect(f.calls.memberRemove).toEqual([]);
 
     const ended = await runCli(['resume', '--state', f.statePath, '--storm', '--why', 'the machines really died']);
     expect(ended.code, ended.stderr).toBe(0);
-    const done = await waitFor(async () => (endings(f).length >= 3 ? endings(f) : undefined), { timeoutMs: 90_000, what: 'an ending for each cluster after resume --storm' });
+    const done = await waitFor(async () => (endings(f).length >= 3 ? endings(f) : undefined), {
+      timeoutMs: 90_000,
+      what: 'an ending for each cluster after resume --storm',
+    });
     expect(done.map((e) => e.detailType)).toEqual(['RemediationCompleted', 'RemediationCompleted', 'RemediationCompleted']);
   });
 
@@ -157,12 +173,25 @@ describe.sequential('fleet gates on real etcd', () => {
     await report(f, 'c0', leader.name);
     const waits = () => f.events.filter((e) => e.detailType === 'RetryRequested' && (e.detail as { reason: string }).reason === 'PAUSED');
     await waitFor(async () => (waits().length >= 2 ? true : undefined), { timeoutMs: 30_000, what: 'two PAUSED looks' });
-    expect((waits()[0]!.detail as { message: string }).message).toMatch(/cluster c0 is paused by ops since .*upgrading the control plane.*held: .*move leadership/);
+    expect((waits()[0]!.detail as { message: string }).message).toMatch(
+      /cluster c0 is paused by ops since .*upgrading the control plane.*held: .*move leadership/,
+    );
     expect(f.calls.moveLeader).toEqual([]);
     expect(f.calls.memberRemove).toEqual([]);
     expect(await f.labs[0]!.memberList()).toHaveLength(3);
     // The CLI's plan, given the state file, says the same: it only reads the file.
-    const planned = await runCli(['plan', '--endpoints', f.labs[0]!.endpoints().join(','), '--cluster', 'c0', '--target', leader.name, '--state', f.statePath, '--json']);
+    const planned = await runCli([
+      'plan',
+      '--endpoints',
+      f.labs[0]!.endpoints().join(','),
+      '--cluster',
+      'c0',
+      '--target',
+      leader.name,
+      '--state',
+      f.statePath,
+      '--json',
+    ]);
     expect(planned.code, planned.stderr).toBe(0);
     expect(JSON.parse(planned.stdout)).toMatchObject({ outcome: 'planned', reason: 'PAUSED', message: expect.stringMatching(/cluster .* is paused by ops/) });
 

@@ -48,7 +48,9 @@ describe('a pause written from one state file', () => {
     const access = ['--endpoints', lab.endpoints().join(','), '--cluster', 'prod'];
     const pause = await runCli(['pause', '--state', paused, ...access, '--why', 'zone b maintenance', '--by', 'ops@box']);
     expect(pause.code, pause.stderr).toBe(0);
-    expect(pause.stdout).toMatch(/^paused cluster prod in state file .*person\.sqlite and in the etcd of cluster prod \(\/etcd-remediator\/holds\/pause\) by ops@box/);
+    expect(pause.stdout).toMatch(
+      /^paused cluster prod in state file .*person\.sqlite and in the etcd of cluster prod \(\/etcd-remediator\/holds\/pause\) by ops@box/,
+    );
 
     const other = path.join(dir, 'other.sqlite');
     // etcd refuses reconfiguration for ~5 s after start: a short backoff retries it promptly.
@@ -66,7 +68,11 @@ describe('a pause written from one state file', () => {
     // The command the tool suggests holds too.
     const resumed = startCli(['remediate', ...common, '--resume', incidentId!, '--json']);
     services.push(resumed);
-    await resumed.until(() => ((resumed.stderr().match(/RetryRequested\s+PAUSED/g) ?? []).length >= 2 ? true : undefined), 'two PAUSED looks of the resumed incident', 30_000);
+    await resumed.until(
+      () => ((resumed.stderr().match(/RetryRequested\s+PAUSED/g) ?? []).length >= 2 ? true : undefined),
+      'two PAUSED looks of the resumed incident',
+      30_000,
+    );
     expect(await names()).toEqual(before);
 
     const lift = await runCli(['resume', '--state', paused, ...access]);
@@ -87,7 +93,10 @@ describe('a pause written from one state file', () => {
 
     const config = path.join(dir, 'run.json');
     const policy = { electionTimeout: '500ms', callTimeout: '1s', backoff: { base: '300ms' } };
-    fs.writeFileSync(config, JSON.stringify({ state: 'run.sqlite', listen: '127.0.0.1:0', token: TOKEN, clusters: [{ clusterId: 'prod', endpoints: lab.endpoints(), policy }] }));
+    fs.writeFileSync(
+      config,
+      JSON.stringify({ state: 'run.sqlite', listen: '127.0.0.1:0', token: TOKEN, clusters: [{ clusterId: 'prod', endpoints: lab.endpoints(), policy }] }),
+    );
     const run = startCli(['run', '--config', config]);
     services.push(run);
     const [, url] = await run.waitForStderr(/listening on (http:\/\/127\.0\.0\.1:\d+\/events)/);
@@ -115,14 +124,23 @@ describe('a storm in run’s state', () => {
     const nowhere = ['http://127.0.0.1:1'];
     const policy = { electionTimeout: '500ms', callTimeout: '1s', backoff: { base: '300ms' } };
     const config = path.join(dir, 'storm.json');
-    const clusters = [{ clusterId: 'a', endpoints: nowhere, policy }, { clusterId: 'b', endpoints: lab.endpoints(), policy }, { clusterId: 'c', endpoints: nowhere, policy }, { clusterId: 'd', endpoints: nowhere, policy }];
+    const clusters = [
+      { clusterId: 'a', endpoints: nowhere, policy },
+      { clusterId: 'b', endpoints: lab.endpoints(), policy },
+      { clusterId: 'c', endpoints: nowhere, policy },
+      { clusterId: 'd', endpoints: nowhere, policy },
+    ];
     fs.writeFileSync(config, JSON.stringify({ state: 'storm.sqlite', listen: '127.0.0.1:0', token: TOKEN, clusters }));
     const state = path.join(dir, 'storm.sqlite');
     const run = startCli(['run', '--config', config]);
     services.push(run);
     const [, url] = await run.waitForStderr(/listening on (http:\/\/127\.0\.0\.1:\d+\/events)/);
     const send = (clusterId: string, memberName: string) =>
-      fetch(url!, { method: 'POST', body: JSON.stringify({ clusterId, target: { memberName }, reason: 'kubelet down', source: 'test', observedAt: new Date().toISOString() }), headers: { authorization: `Bearer ${TOKEN}` } });
+      fetch(url!, {
+        method: 'POST',
+        body: JSON.stringify({ clusterId, target: { memberName }, reason: 'kubelet down', source: 'test', observedAt: new Date().toISOString() }),
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
     expect((await send('a', 'etcd-a1')).status).toBeLessThan(300);
     expect((await send('b', follower.name)).status).toBeLessThan(300);
     const [, shortId] = await run.waitForStderr(/b\/([0-9a-f]{8}) FLEET_STORM/, 30_000);
@@ -134,7 +152,10 @@ describe('a storm in run’s state', () => {
     // Another state file knows no fleet: the hold run wrote into b's etcd holds it.
     const elsewhere = startCli(['remediate', ...access, '--target', follower.name, '--state', path.join(dir, 'elsewhere.sqlite')]);
     services.push(elsewhere);
-    await elsewhere.waitForStderr(/RetryRequested\s+FLEET_STORM .*kept in etcd key \/etcd-remediator\/holds\/storm, written from state file \S*storm\.sqlite/, 30_000);
+    await elsewhere.waitForStderr(
+      /RetryRequested\s+FLEET_STORM .*kept in etcd key \/etcd-remediator\/holds\/storm, written from state file \S*storm\.sqlite/,
+      30_000,
+    );
     elsewhere.child.kill('SIGINT');
     expect(await elsewhere.exited).toBe(130);
 

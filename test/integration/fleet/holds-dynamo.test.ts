@@ -31,8 +31,17 @@ afterAll(async () => dynamo?.close());
 
 const env = () => ({ AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint, AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', AWS_REGION: 'us-east-1' });
 const report = (memberName: string) =>
-  makeEvent('MemberUnhealthy', { clusterId: 'lab', attempt: 0, target: { memberName }, reason: 'kubelet down', source: 'test', observedAt: new Date().toISOString(), at: new Date().toISOString() });
-const said = (p: DynamoPipeline, reason: string) => p.events.some((e) => e.detailType === 'RetryRequested' && (e.detail as { reason?: string }).reason === reason);
+  makeEvent('MemberUnhealthy', {
+    clusterId: 'lab',
+    attempt: 0,
+    target: { memberName },
+    reason: 'kubelet down',
+    source: 'test',
+    observedAt: new Date().toISOString(),
+    at: new Date().toISOString(),
+  });
+const said = (p: DynamoPipeline, reason: string) =>
+  p.events.some((e) => e.detailType === 'RetryRequested' && (e.detail as { reason?: string }).reason === reason);
 
 describe.sequential('fleet holds on DynamoDB, two handles', () => {
   it('a pause written through one handle (and into etcd) holds the containers; resume lets them remove', async () => {
@@ -52,7 +61,10 @@ describe.sequential('fleet holds on DynamoDB, two handles', () => {
 
     const resumed = await runCli(['resume', ...access], { env: env() });
     expect(resumed.code, resumed.stderr).toBe(0);
-    await waitFor(async () => p.events.find((e) => e.detailType === 'RemediationCompleted'), { timeoutMs: 30_000, what: 'the remediation to complete once resumed' });
+    await waitFor(async () => p.events.find((e) => e.detailType === 'RemediationCompleted'), {
+      timeoutMs: 30_000,
+      what: 'the remediation to complete once resumed',
+    });
     expect(p.calls.memberRemove).toHaveLength(1);
   }, 90_000);
 
@@ -72,7 +84,10 @@ describe.sequential('fleet holds on DynamoDB, two handles', () => {
 
     const ended = await runCli(['resume', '--storm', '--table', p.tableName, '--endpoints', lab.endpoints().join(','), '--why', 'real'], { env: env() });
     expect(ended.code, ended.stderr).toBe(0);
-    await waitFor(async () => p.events.find((e) => e.detailType === 'RemediationCompleted'), { timeoutMs: 30_000, what: 'the remediation to complete once the storm ended' });
+    await waitFor(async () => p.events.find((e) => e.detailType === 'RemediationCompleted'), {
+      timeoutMs: 30_000,
+      what: 'the remediation to complete once the storm ended',
+    });
     expect(p.calls.memberRemove).toHaveLength(1);
   }, 90_000);
 });

@@ -36,7 +36,6 @@ let settled: EventEnvelope[];
 /** What the next MoveLeader does instead of moving, when set. */
 let moveFault: (() => never) | undefined;
 
-
 const entry = (hygiene: Record<string, unknown> = {}): ClusterEntry => ({
   clusterId: CLUSTER,
   endpoints: lab.endpoints(),
@@ -59,7 +58,10 @@ function depsFor(cluster: ClusterEntry, clock = systemClock): Deps {
   };
   return {
     store,
-    bus: { publish: async (...events: EventEnvelope[]) => void published.push(...events), settled: async (events: EventEnvelope[]) => void settled.push(...events) },
+    bus: {
+      publish: async (...events: EventEnvelope[]) => void published.push(...events),
+      settled: async (events: EventEnvelope[]) => void settled.push(...events),
+    },
     directory: createStaticDirectory([cluster]),
     etcdFor,
     clock,
@@ -78,7 +80,16 @@ async function judged(): Promise<{ from: string; to: string; term: number; toNam
 /** Writes the record with one asked move, as a check that judged a move leaves it. */
 async function asked(move: Partial<HygieneMoveRecord> = {}): Promise<HygieneMoveRecord> {
   const facts = await judged();
-  const record: HygieneMoveRecord = { moveId: `m-${Date.now()}-${Math.random().toString(36).slice(2, 6)}`, at: Date.now(), state: 'asked', from: facts.from, to: facts.to, term: facts.term, message: `move leadership from a to b: a's WAL fsync p99 was 512 ms for 10 min while b's WAL fsync p99 was 4 ms`, ...move };
+  const record: HygieneMoveRecord = {
+    moveId: `m-${Date.now()}-${Math.random().toString(36).slice(2, 6)}`,
+    at: Date.now(),
+    state: 'asked',
+    from: facts.from,
+    to: facts.to,
+    term: facts.term,
+    message: `move leadership from a to b: a's WAL fsync p99 was 512 ms for 10 min while b's WAL fsync p99 was 4 ms`,
+    ...move,
+  };
   const stored = await store.hygieneRecord(CLUSTER);
   await store.saveHygieneRecord(CLUSTER, { ...emptyHygieneRecord(), moves: [record] }, stored?.version ?? 0);
   return record;
@@ -136,7 +147,9 @@ describe('a LeaderDegraded delivered as AWS delivers it', () => {
     // Said twice, counted once: the redelivery's end is not a second move.
     expect(settled.map((e) => e.detailType)).toEqual(['HygieneMoveEnded']);
     expect(ended[0]!.detail).toMatchObject({ outcome: 'moved', reason: 'HYGIENE_MOVED', newLeader: move.to, newTerm: move.term + 1 });
-    expect((ended[0]!.detail as { message: string }).message).toMatch(/^Moved leadership from etcd\d to etcd\d in \d+ ms; etcd\d leads in term \d+: a's WAL fsync p99 was 512 ms for 10 min while b's WAL fsync p99 was 4 ms\.$/);
+    expect((ended[0]!.detail as { message: string }).message).toMatch(
+      /^Moved leadership from etcd\d to etcd\d in \d+ ms; etcd\d leads in term \d+: a's WAL fsync p99 was 512 ms for 10 min while b's WAL fsync p99 was 4 ms\.$/,
+    );
   });
 
   it('naming a move the record does not keep: nothing moved, nothing said', async () => {
@@ -162,10 +175,18 @@ describe('a LeaderDegraded delivered as AWS delivers it', () => {
     expect((await stateOf(stale.moveId))?.message).toMatch(/^Leadership was not moved from etcd\d to etcd\d: the term is \d+ now, not \d+ as judged\.$/);
 
     const move = await asked();
-    const { incident } = await store.openOrJoin({ clusterId: CLUSTER, targetKey: 'memberName=etcd9', target: { memberName: 'etcd9' }, reason: 'test', now: Date.now() });
+    const { incident } = await store.openOrJoin({
+      clusterId: CLUSTER,
+      targetKey: 'memberName=etcd9',
+      target: { memberName: 'etcd9' },
+      reason: 'test',
+      now: Date.now(),
+    });
     try {
       expect(await moveDegradedLeader(depsFor(entry()), delivery(move))).toMatchObject({ kind: 'ended', state: 'superseded' });
-      expect((await stateOf(move.moveId))?.message).toMatch(new RegExp(`incident ${incident.incidentId} opened on the cluster, and remediation owns its leadership`));
+      expect((await stateOf(move.moveId))?.message).toMatch(
+        new RegExp(`incident ${incident.incidentId} opened on the cluster, and remediation owns its leadership`),
+      );
     } finally {
       await store.closeIncident(incident.incidentId, { outcome: 'closed', result: {}, now: Date.now() });
     }
@@ -185,7 +206,9 @@ describe('a LeaderDegraded delivered as AWS delivers it', () => {
       throw new EtcdCallError({ kind: 'other', grpcCode: 9, message: 'etcdserver: bad leader transferee' });
     };
     expect(await moveDegradedLeader(depsFor(entry()), delivery(move))).toMatchObject({ kind: 'ended', state: 'failed' });
-    expect((await stateOf(move.moveId))?.message).toMatch(/^Moving leadership from etcd\d to etcd\d failed \(over direct http:\/\/127\.0\.0\.1:\d+: etcdserver: bad leader transferee\): the next check judges again\.$/);
+    expect((await stateOf(move.moveId))?.message).toMatch(
+      /^Moving leadership from etcd\d to etcd\d failed \(over direct http:\/\/127\.0\.0\.1:\d+: etcdserver: bad leader transferee\): the next check judges again\.$/,
+    );
     expect((await lab.leader()).id).toBe(move.from);
   });
 
@@ -220,7 +243,10 @@ describe('the periodic check and the moves it asked for', () => {
     const next = await checkLeaderHygiene(depsFor(cluster), cluster);
     expect(next.kind).toBe('judged');
     expect(published.filter((e) => e.detailType === 'LeaderDegraded')).toEqual([]);
-    expect(await stateOf(lost.moveId)).toMatchObject({ state: 'expired', message: expect.stringMatching(/was never delivered within 10000 ms of its judgement: not made/) });
+    expect(await stateOf(lost.moveId)).toMatchObject({
+      state: 'expired',
+      message: expect.stringMatching(/was never delivered within 10000 ms of its judgement: not made/),
+    });
     expect(calls.moveLeader).toEqual([]);
   });
 
@@ -231,9 +257,16 @@ describe('the periodic check and the moves it asked for', () => {
     const check = await checkLeaderHygiene(depsFor(cluster), cluster);
     expect(check).toMatchObject({ kind: 'judged', verdict: { kind: 'not-evaluated', reason: 'HYGIENE_SCRAPE_FAILED' } });
     if (check.kind !== 'judged') throw new Error('not judged');
-    expect(check.verdict.message).toMatch(new RegExp(`^Could not read member ${victim.name} \\(${victim.id}\\): GET http://127\\.0\\.0\\.1:1/metrics: .*ECONNREFUSED`));
+    expect(check.verdict.message).toMatch(
+      new RegExp(`^Could not read member ${victim.name} \\(${victim.id}\\): GET http://127\\.0\\.0\\.1:1/metrics: .*ECONNREFUSED`),
+    );
     const record = (await store.hygieneRecord(CLUSTER))!.record;
-    expect(Object.keys(record.lastScrapes).sort()).toEqual(lab.members.filter((m) => m !== victim).map((m) => m.id).sort());
+    expect(Object.keys(record.lastScrapes).sort()).toEqual(
+      lab.members
+        .filter((m) => m !== victim)
+        .map((m) => m.id)
+        .sort(),
+    );
   });
 
   it('two checks at once: one writes, the other is dropped, and no move is asked twice', async () => {
@@ -246,6 +279,5 @@ describe('the periodic check and the moves it asked for', () => {
     expect(after - before).toBe(kinds.filter((k) => k === 'judged').length);
     expect(kinds).toContain('judged');
     expect(published.filter((e) => e.detailType === 'LeaderDegraded')).toEqual([]);
-
   });
 });

@@ -23,7 +23,10 @@ describe('leader hygiene on a leader whose peer traffic is slowed, for real', ()
     await untilJudged(w, ['HYGIENE_LEADER_HEALTHY'], { timeoutMs: 30_000 });
     const leader = await w.lab.leader();
     const term = (await w.lab.status(leader.name)).raftTerm;
-    const measured = startBackgroundWriter(w.lab.members.filter((m) => m.name !== leader.name).map((m) => m.directUrl), { concurrency: 1 });
+    const measured = startBackgroundWriter(
+      w.lab.members.filter((m) => m.name !== leader.name).map((m) => m.directUrl),
+      { concurrency: 1 },
+    );
     const log = judgementLog(w);
     try {
       await new Promise((resolve) => setTimeout(resolve, 2_000));
@@ -35,7 +38,11 @@ describe('leader hygiene on a leader whose peer traffic is slowed, for real', ()
       const movedAt = Date.now();
       const during = measured.span();
       expect(ended.detail).toMatchObject({ outcome: 'moved', from: leader.id, newTerm: term + 1 });
-      expect(ended.detail.message).toMatch(new RegExp(`^Moved leadership from ${leader.name} to etcd\\d in \\d+ ms; etcd\\d leads in term ${term + 1}: ${leader.name}'s followers' peer round trip p99 to it was \\d+ ms for [\\d.]+ s while etcd\\d's round trip to the others was [\\d.]+ ms\\.$`));
+      expect(ended.detail.message).toMatch(
+        new RegExp(
+          `^Moved leadership from ${leader.name} to etcd\\d in \\d+ ms; etcd\\d leads in term ${term + 1}: ${leader.name}'s followers' peer round trip p99 to it was \\d+ ms for [\\d.]+ s while etcd\\d's round trip to the others was [\\d.]+ ms\\.$`,
+        ),
+      );
       expect(movedAt - slowedAt).toBeGreaterThanOrEqual(10_000);
       expect((await w.lab.leader()).id).toBe(ended.detail.to);
       expect(w.pipeline.calls.moveLeader).toEqual([ended.detail.to]);

@@ -6,7 +6,18 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { startBackgroundWriter } from '../../support/background-writer.ts';
-import { eventsOf, hygienePolicy, judgementLog, hygieneRecord, STARVED, startHygieneWorld, stopHygieneWorld, untilEvent, untilJudged, type HygieneWorld } from './support.ts';
+import {
+  eventsOf,
+  hygienePolicy,
+  judgementLog,
+  hygieneRecord,
+  STARVED,
+  startHygieneWorld,
+  stopHygieneWorld,
+  untilEvent,
+  untilJudged,
+  type HygieneWorld,
+} from './support.ts';
 
 /** Stable and judged healthy: samples reach back past the no-election span and the leader breaches nothing. */
 const settled = (world: HygieneWorld) => untilJudged(world, ['HYGIENE_LEADER_HEALTHY'], { timeoutMs: 30_000 });
@@ -24,7 +35,10 @@ describe('leader hygiene on a leader starved of CPU, for real', () => {
     const leader = await w.lab.leader();
     const term = (await w.lab.status(leader.name)).raftTerm;
     // The latency a client of the two healthy members sees: what the move can change.
-    const measured = startBackgroundWriter(w.lab.members.filter((m) => m.name !== leader.name).map((m) => m.directUrl), { concurrency: 1 });
+    const measured = startBackgroundWriter(
+      w.lab.members.filter((m) => m.name !== leader.name).map((m) => m.directUrl),
+      { concurrency: 1 },
+    );
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     const before = measured.span();
 
@@ -43,7 +57,11 @@ describe('leader hygiene on a leader starved of CPU, for real', () => {
     expect(ended.detail).toMatchObject({ outcome: 'moved', reason: 'HYGIENE_MOVED', from: leader.id });
     expect(ended.detail.to).not.toBe(leader.id);
     // What starvation breaches first: heartbeats sent late, or commits caught by a stop; either way said with the target's figure.
-    expect(ended.detail.message).toMatch(new RegExp(`^Moved leadership from ${leader.name} to etcd\\d in \\d+ ms; etcd\\d leads in term ${term + 1}: ${leader.name}'s (heartbeat send failures were rising|backend commit p99 was|WAL fsync p99 was) .+ while etcd\\d.+\\.$`));
+    expect(ended.detail.message).toMatch(
+      new RegExp(
+        `^Moved leadership from ${leader.name} to etcd\\d in \\d+ ms; etcd\\d leads in term ${term + 1}: ${leader.name}'s (heartbeat send failures were rising|backend commit p99 was|WAL fsync p99 was) .+ while etcd\\d.+\\.$`,
+      ),
+    );
     expect(ended.detail.newTerm).toBe(term + 1);
     // Not before the window: the degradation had to last 6 s of samples.
     expect(movedAt - starvedAt).toBeGreaterThanOrEqual(6_000);
@@ -90,10 +108,12 @@ describe('leader hygiene on a leader starved of CPU, for real', () => {
     const since = Date.now();
     const log = judgementLog(w);
     // Each on its own phase, as processes starved by one host are.
-    const starving = await Promise.all(w.lab.members.map(async (m, i) => {
-      await new Promise((resolve) => setTimeout(resolve, i * 170));
-      return w.lab.starve(m.name, STARVED);
-    }));
+    const starving = await Promise.all(
+      w.lab.members.map(async (m, i) => {
+        await new Promise((resolve) => setTimeout(resolve, i * 170));
+        return w.lab.starve(m.name, STARVED);
+      }),
+    );
     try {
       const alert = await untilEvent(w, 'LeaderHygieneAlert');
       expect(alert.detail.reason).toBe('HYGIENE_SHARED_DEGRADATION');
@@ -127,7 +147,9 @@ describe('leader hygiene on a leader starved of CPU, for real', () => {
     await untilJudged(w, ['HYGIENE_DEGRADING'], { since });
     await starving.end();
     const recoveredAt = Date.now();
-    await untilJudged(w, ['HYGIENE_RECOVERED'], { since: recoveredAt }).catch((error: unknown) => log.failWith(error)).finally(() => log.stop());
+    await untilJudged(w, ['HYGIENE_RECOVERED'], { since: recoveredAt })
+      .catch((error: unknown) => log.failWith(error))
+      .finally(() => log.stop());
     // Past the window since it began, and then some checks: still nothing moved, and it ends healthy.
     await untilJudged(w, ['HYGIENE_LEADER_HEALTHY'], { since: since + 8_000, timeoutMs: 40_000 });
     expect(w.pipeline.calls.moveLeader).toEqual([]);
@@ -145,7 +167,10 @@ describe('leader hygiene on a leader starved of CPU, for real', () => {
       const ended = await untilEvent(w, 'HygieneMoveEnded').catch((error: unknown) => log.failWith(error));
       expect(ended.detail).toMatchObject({ outcome: 'would-move', reason: 'HYGIENE_WOULD_MOVE', from: leader.id });
       expect(ended.detail.message).toMatch(new RegExp(`^Dry run: would move leadership from ${leader.name} to etcd\\d \\(dry run: nothing is moved\\)`));
-      await waitFor(async () => ((await hygieneRecord(w))?.moves.at(-1)?.state === 'would-move' ? true : undefined), { timeoutMs: 5_000, what: 'the dry-run move recorded' });
+      await waitFor(async () => ((await hygieneRecord(w))?.moves.at(-1)?.state === 'would-move' ? true : undefined), {
+        timeoutMs: 5_000,
+        what: 'the dry-run move recorded',
+      });
     } finally {
       log.stop();
       await starving.end();

@@ -45,7 +45,10 @@ export async function startHygieneWorld(policy: PolicyInput, labOptions: { peerP
   const lab = await startLab({ members: 3, ...LAB_TIMING, ...labOptions });
   try {
     // The load whose fsyncs and commits the members' histograms observe: about 100 puts a second.
-    const writer = startBackgroundWriter(lab.members.map((m) => m.directUrl), { paceMs: 20 });
+    const writer = startBackgroundWriter(
+      lab.members.map((m) => m.directUrl),
+      { paceMs: 20 },
+    );
     const pipeline = await startPipeline(lab, { policy, hygieneChecks: true });
     return { lab, pipeline, writer };
   } catch (error) {
@@ -61,7 +64,8 @@ export async function stopHygieneWorld(world: HygieneWorld | undefined): Promise
   await world.lab.down();
 }
 
-export const hygieneRecord = async (world: HygieneWorld): Promise<HygieneRecord | undefined> => (await world.pipeline.runtime.store.hygieneRecord(CLUSTER))?.record;
+export const hygieneRecord = async (world: HygieneWorld): Promise<HygieneRecord | undefined> =>
+  (await world.pipeline.runtime.store.hygieneRecord(CLUSTER))?.record;
 
 /** Until a check judges with `reason` at or after `since`; the record's last judgement. */
 /** Every judgement the checks made, as the record's last judgement changed (polled), for a failure to say. */
@@ -69,13 +73,16 @@ export function judgementLog(world: HygieneWorld): { lines: string[]; stop(): vo
   const lines: string[] = [];
   let lastAt = 0;
   const timer = setInterval(() => {
-    void hygieneRecord(world).then((r) => {
-      const j = r?.lastJudged;
-      if (j && j.at !== lastAt) {
-        lastAt = j.at;
-        lines.push(`${new Date(j.at).toISOString().slice(17, 23)} ${j.reason}: ${j.message}`);
-      }
-    }, () => undefined);
+    void hygieneRecord(world).then(
+      (r) => {
+        const j = r?.lastJudged;
+        if (j && j.at !== lastAt) {
+          lastAt = j.at;
+          lines.push(`${new Date(j.at).toISOString().slice(17, 23)} ${j.reason}: ${j.message}`);
+        }
+      },
+      () => undefined,
+    );
   }, 100);
   return {
     lines,
@@ -86,7 +93,11 @@ export function judgementLog(world: HygieneWorld): { lines: string[]; stop(): vo
   };
 }
 
-export async function untilJudged(world: HygieneWorld, reasons: readonly string[], options: { since?: number; timeoutMs?: number } = {}): Promise<NonNullable<HygieneRecord['lastJudged']>> {
+export async function untilJudged(
+  world: HygieneWorld,
+  reasons: readonly string[],
+  options: { since?: number; timeoutMs?: number } = {},
+): Promise<NonNullable<HygieneRecord['lastJudged']>> {
   const since = options.since ?? 0;
   let last = 'none';
   return waitFor(

@@ -52,7 +52,10 @@ const entry = (): ClusterEntry => ({
 function deps(cluster: ClusterEntry): Deps {
   const log = (level: string) => (message: string) => void logged.push({ level, message });
   const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
-  const bus = meteredBus({ publish: async (...events) => void published.push(...events) }, { sink: metrics.sink, openedAt: async () => undefined, log: silent });
+  const bus = meteredBus(
+    { publish: async (...events) => void published.push(...events) },
+    { sink: metrics.sink, openedAt: async () => undefined, log: silent },
+  );
   return {
     store,
     bus,
@@ -108,7 +111,10 @@ async function holdWithUnknownFollowers(): Promise<{ leader: { id: string; name:
 beforeAll(async () => {
   lab = await startLab({ members: 3, ...LAB_TIMING });
   // The writes whose fsyncs and commits the members' histograms observe.
-  writer = startBackgroundWriter(lab.members.map((m) => m.directUrl), { paceMs: 20 });
+  writer = startBackgroundWriter(
+    lab.members.map((m) => m.directUrl),
+    { paceMs: 20 },
+  );
   served = new Map(await Promise.all(lab.members.map(async (m) => [m.name, await forgedMetrics(m.directUrl)] as const)));
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hygiene-unknown-'));
   store = openSqliteStore({ path: path.join(dir, 'state.sqlite') });
@@ -175,7 +181,9 @@ describe('leader hygiene with followers whose /metrics carry NaN buckets', () =>
       ['started', 'HYGIENE_NO_TARGET'],
       ['ended', 'HYGIENE_NO_TARGET'],
     ]);
-    expect(alerts()[1]!.detail.message).toMatch(new RegExp(`^The HYGIENE_NO_TARGET hold said at \\S+ is over after \\d+(\\.\\d)? (s|min): ${ended.message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`));
+    expect(alerts()[1]!.detail.message).toMatch(
+      new RegExp(`^The HYGIENE_NO_TARGET hold said at \\S+ is over after \\d+(\\.\\d)? (s|min): ${ended.message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`),
+    );
     expect(await counted('etcd_remediator_hygiene_alerts_total', 'HYGIENE_NO_TARGET')).toBe(1);
     expect(await counted('etcd_remediator_hygiene_alerts_ended_total', 'HYGIENE_NO_TARGET')).toBe(1);
     expect(logged.filter((l) => l.message === 'leader hygiene alert ended: HYGIENE_NO_TARGET')).toHaveLength(1);

@@ -32,19 +32,36 @@ afterAll(async () => {
 });
 
 async function createRequest(name: string, spec: Record<string, unknown> = { reason: 'MHC: NodeReady False' }): Promise<Stored> {
-  return (await custom.createNamespacedCustomObject({ ...REQUESTS, body: { apiVersion: `${GROUP}/v1alpha1`, kind: 'EtcdRemediationRequest', metadata: { name }, spec } })) as Stored;
+  return (await custom.createNamespacedCustomObject({
+    ...REQUESTS,
+    body: { apiVersion: `${GROUP}/v1alpha1`, kind: 'EtcdRemediationRequest', metadata: { name }, spec },
+  })) as Stored;
 }
 
 const invalid = (kind: string, name: string, message: string, causes: { reason: string; message: string; field: string }[]) => ({
   code: 422,
-  body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `${kind}.${GROUP} "${name}" is invalid: ${message}`, reason: 'Invalid', details: { name, group: GROUP, kind, causes }, code: 422 },
+  body: {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: `${kind}.${GROUP} "${name}" is invalid: ${message}`,
+    reason: 'Invalid',
+    details: { name, group: GROUP, kind, causes },
+    code: 422,
+  },
 });
 
 describe('kube API fake: custom resources against their CRD schema', () => {
   it('prunes unknown fields on create and says so in a Warning header, as fieldValidation=Warn does', async () => {
     const created = await custom.createNamespacedCustomObjectWithHttpInfo({
       ...REQUESTS,
-      body: { apiVersion: `${GROUP}/v1alpha1`, kind: 'EtcdRemediationRequest', metadata: { name: 'wl-cp-1' }, spec: { reason: 'MHC', paths: ['direct'], dryRun: true } },
+      body: {
+        apiVersion: `${GROUP}/v1alpha1`,
+        kind: 'EtcdRemediationRequest',
+        metadata: { name: 'wl-cp-1' },
+        spec: { reason: 'MHC', paths: ['direct'], dryRun: true },
+      },
     });
     expect(created.httpStatusCode).toBe(201);
     expect(created.headers.warning).toBe('299 - "unknown field \\"spec.paths\\"", 299 - "unknown field \\"spec.dryRun\\""');
@@ -56,7 +73,9 @@ describe('kube API fake: custom resources against their CRD schema', () => {
     await createRequest('wl-cp-2');
     await custom.patchNamespacedCustomObjectStatus({ ...REQUESTS, name: 'wl-cp-2', body: { status: { phase: 'Running' } } }, mergePatch);
     const phases = '"Pending", "Running", "Waiting", "AwaitingReplacement", "Completed", "Blocked", "Failed", "Cancelled", "Recovered"';
-    expect(await failureOf(custom.patchNamespacedCustomObjectStatus({ ...REQUESTS, name: 'wl-cp-2', body: { status: { phase: 'NotAPhase' } } }, mergePatch))).toEqual(
+    expect(
+      await failureOf(custom.patchNamespacedCustomObjectStatus({ ...REQUESTS, name: 'wl-cp-2', body: { status: { phase: 'NotAPhase' } } }, mergePatch)),
+    ).toEqual(
       invalid('EtcdRemediationRequest', 'wl-cp-2', `status.phase: Unsupported value: "NotAPhase": supported values: ${phases}`, [
         { reason: 'FieldValueNotSupported', message: `Unsupported value: "NotAPhase": supported values: ${phases}`, field: 'status.phase' },
       ]),
@@ -75,21 +94,35 @@ describe('kube API fake: custom resources against their CRD schema', () => {
     const seen = await failureOf(custom.patchNamespacedCustomObjectStatus({ ...REQUESTS, name: 'wl-cp-3', body: { status } }, mergePatch));
     const causes = [
       { reason: 'FieldValueTooLong', message: 'Too long: may not be more than 256 bytes', field: 'status.reasonCode' },
-      { reason: 'FieldValueTypeInvalid', message: 'Invalid value: "yesterday": status.startedAt in body must be of type date-time: "yesterday"', field: 'status.startedAt' },
-      { reason: 'FieldValueTypeInvalid', message: 'Invalid value: "string": status.observedGeneration in body must be of type integer: "string"', field: 'status.observedGeneration' },
+      {
+        reason: 'FieldValueTypeInvalid',
+        message: 'Invalid value: "yesterday": status.startedAt in body must be of type date-time: "yesterday"',
+        field: 'status.startedAt',
+      },
+      {
+        reason: 'FieldValueTypeInvalid',
+        message: 'Invalid value: "string": status.observedGeneration in body must be of type integer: "string"',
+        field: 'status.observedGeneration',
+      },
       { reason: 'FieldValueRequired', message: 'Required value', field: 'status.conditions[0].message' },
       {
         reason: 'FieldValueInvalid',
-        message: "Invalid value: \"not a reason\": status.conditions[0].reason in body should match '^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$'",
+        message: 'Invalid value: "not a reason": status.conditions[0].reason in body should match \'^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$\'',
         field: 'status.conditions[0].reason',
       },
-      { reason: 'FieldValueNotSupported', message: 'Unsupported value: "Maybe": supported values: "True", "False", "Unknown"', field: 'status.conditions[0].status' },
+      {
+        reason: 'FieldValueNotSupported',
+        message: 'Unsupported value: "Maybe": supported values: "True", "False", "Unknown"',
+        field: 'status.conditions[0].status',
+      },
     ];
     expect(seen.code).toBe(422);
     const body = seen.body as { message: string; details: { causes: typeof causes } };
     expect(body.details.causes).toEqual(expect.arrayContaining(causes));
     expect(body.details.causes).toHaveLength(causes.length);
-    expect(body.message).toBe(`EtcdRemediationRequest.${GROUP} "wl-cp-3" is invalid: [${body.details.causes.map((c) => `${c.field}: ${c.message}`).join(', ')}]`);
+    expect(body.message).toBe(
+      `EtcdRemediationRequest.${GROUP} "wl-cp-3" is invalid: [${body.details.causes.map((c) => `${c.field}: ${c.message}`).join(', ')}]`,
+    );
   });
 
   it('refuses two conditions of one type: the conditions are a map keyed by type', async () => {
@@ -101,7 +134,10 @@ describe('kube API fake: custom resources against their CRD schema', () => {
         { reason: 'FieldValueDuplicate', message: 'Duplicate value: map[string]interface {}{"type":"Ready"}', field: 'status.conditions[2]' },
       ]),
     );
-    await custom.patchNamespacedCustomObjectStatus({ ...REQUESTS, name: 'wl-cp-6', body: { status: { conditions: twice.status.conditions.slice(0, 2) } } }, mergePatch);
+    await custom.patchNamespacedCustomObjectStatus(
+      { ...REQUESTS, name: 'wl-cp-6', body: { status: { conditions: twice.status.conditions.slice(0, 2) } } },
+      mergePatch,
+    );
   });
 
   it('keeps spec and status apart through the status subresource', async () => {
@@ -113,13 +149,25 @@ describe('kube API fake: custom resources against their CRD schema', () => {
     )) as Stored;
     expect([viaStatus.spec, viaStatus.status, viaStatus.metadata.generation]).toEqual([{ reason: 'MHC: NodeReady False' }, { phase: 'Pending' }, 1]);
     // ...and a write to the main resource changes everything but status.
-    const viaMain = (await custom.patchNamespacedCustomObject({ ...REQUESTS, name: 'wl-cp-4', body: { spec: { reason: 'changed' }, status: { phase: 'NotAPhase' } } }, mergePatch)) as Stored;
+    const viaMain = (await custom.patchNamespacedCustomObject(
+      { ...REQUESTS, name: 'wl-cp-4', body: { spec: { reason: 'changed' }, status: { phase: 'NotAPhase' } } },
+      mergePatch,
+    )) as Stored;
     expect([viaMain.spec, viaMain.status, viaMain.metadata.generation]).toEqual([{ reason: 'changed' }, { phase: 'Pending' }, 2]);
   });
 
   it('refuses a template without spec.template (required), and with fieldValidation=Strict refuses unknown fields', async () => {
-    expect(await failureOf(custom.createNamespacedCustomObject({ ...TEMPLATES, body: { apiVersion: `${GROUP}/v1alpha1`, kind: 'EtcdRemediationRequestTemplate', metadata: { name: 't' }, spec: {} } }))).toEqual(
-      invalid('EtcdRemediationRequestTemplate', 't', 'spec.template: Required value', [{ reason: 'FieldValueRequired', message: 'Required value', field: 'spec.template' }]),
+    expect(
+      await failureOf(
+        custom.createNamespacedCustomObject({
+          ...TEMPLATES,
+          body: { apiVersion: `${GROUP}/v1alpha1`, kind: 'EtcdRemediationRequestTemplate', metadata: { name: 't' }, spec: {} },
+        }),
+      ),
+    ).toEqual(
+      invalid('EtcdRemediationRequestTemplate', 't', 'spec.template: Required value', [
+        { reason: 'FieldValueRequired', message: 'Required value', field: 'spec.template' },
+      ]),
     );
     const strict = await failureOf(
       custom.createNamespacedCustomObject({
@@ -135,7 +183,8 @@ describe('kube API fake: custom resources against their CRD schema', () => {
         apiVersion: 'v1',
         metadata: {},
         status: 'Failure',
-        message: 'EtcdRemediationRequest in version "v1alpha1" cannot be handled as a EtcdRemediationRequest: strict decoding error: unknown field "spec.paths"',
+        message:
+          'EtcdRemediationRequest in version "v1alpha1" cannot be handled as a EtcdRemediationRequest: strict decoding error: unknown field "spec.paths"',
         reason: 'BadRequest',
         code: 400,
       },
@@ -143,7 +192,12 @@ describe('kube API fake: custom resources against their CRD schema', () => {
     // The template's labels are a map of strings (additionalProperties): kept whole, not pruned.
     const template = (await custom.createNamespacedCustomObject({
       ...TEMPLATES,
-      body: { apiVersion: `${GROUP}/v1alpha1`, kind: 'EtcdRemediationRequestTemplate', metadata: { name: 't' }, spec: { template: { metadata: { labels: { a: 'b' } }, spec: {}, extra: 1 } } },
+      body: {
+        apiVersion: `${GROUP}/v1alpha1`,
+        kind: 'EtcdRemediationRequestTemplate',
+        metadata: { name: 't' },
+        spec: { template: { metadata: { labels: { a: 'b' } }, spec: {}, extra: 1 } },
+      },
     })) as Stored;
     expect(template.spec).toEqual({ template: { metadata: { labels: { a: 'b' } }, spec: {} } });
   });

@@ -6,7 +6,8 @@ import { ApisApi, CoreApi, CoreV1Api, CustomObjectsApi, VersionApi } from '@kube
 import { startKubeApiFake, type KubeApiFake } from '../../support/fakes/kube/api-server.ts';
 
 // What kubectl 1.33 sends for /api and /apis (client-go discovery_client.go acceptDiscoveryFormats).
-const KUBECTL_ACCEPT = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json';
+const KUBECTL_ACCEPT =
+  'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json';
 
 let fake: KubeApiFake;
 
@@ -21,7 +22,12 @@ afterAll(async () => {
 describe('kube API fake: discovery', () => {
   it('serves /version', async () => {
     const version = await fake.kubeConfig().makeApiClient(VersionApi).getCode();
-    expect(version).toMatchObject({ major: '1', minor: expect.stringMatching(/^\d+$/), gitVersion: expect.stringMatching(/^v1\.\d+\.\d+$/), platform: 'linux/amd64' });
+    expect(version).toMatchObject({
+      major: '1',
+      minor: expect.stringMatching(/^\d+$/),
+      gitVersion: expect.stringMatching(/^v1\.\d+\.\d+$/),
+      platform: 'linux/amd64',
+    });
   });
 
   it('answers /api and /apis in the legacy form, with Content-Type application/json, whatever the Accept', async () => {
@@ -51,7 +57,10 @@ describe('kube API fake: discovery', () => {
     expect(byName['pods/status']).toMatchObject({ kind: 'Pod', verbs: ['get', 'patch', 'update'] });
 
     const custom = fake.kubeConfig().makeApiClient(CustomObjectsApi);
-    const requests = (await custom.getAPIResources({ group: 'etcd-remediator.io', version: 'v1alpha1' })) as { groupVersion: string; resources: { name: string; kind: string; namespaced: boolean }[] };
+    const requests = (await custom.getAPIResources({ group: 'etcd-remediator.io', version: 'v1alpha1' })) as {
+      groupVersion: string;
+      resources: { name: string; kind: string; namespaced: boolean }[];
+    };
     expect(requests.groupVersion).toBe('etcd-remediator.io/v1alpha1');
     expect(requests.resources.map((r) => [r.name, r.kind, r.namespaced])).toEqual([
       ['etcdremediationrequests', 'EtcdRemediationRequest', true],

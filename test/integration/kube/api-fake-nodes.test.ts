@@ -32,7 +32,11 @@ describe('kube API fake: node conditions', () => {
     const conditions = conditionsOf(node);
     expect(Object.keys(conditions).sort()).toEqual(['DiskPressure', 'MemoryPressure', 'PIDPressure', 'Ready']);
     expect(conditions.Ready).toMatchObject({ status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status' });
-    expect(conditions.MemoryPressure).toMatchObject({ status: 'False', reason: 'KubeletHasSufficientMemory', message: 'kubelet has sufficient memory available' });
+    expect(conditions.MemoryPressure).toMatchObject({
+      status: 'False',
+      reason: 'KubeletHasSufficientMemory',
+      message: 'kubelet has sufficient memory available',
+    });
     expect(conditions.DiskPressure).toMatchObject({ status: 'False', reason: 'KubeletHasNoDiskPressure', message: 'kubelet has no disk pressure' });
     expect(conditions.PIDPressure).toMatchObject({ status: 'False', reason: 'KubeletHasSufficientPID', message: 'kubelet has sufficient PID available' });
     for (const condition of Object.values(conditions)) {

@@ -2,7 +2,17 @@
 // CustomObjectsApi, Watch, ListWatch and makeInformer, unmodified.
 import http from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ApiException, CustomObjectsApi, type KubernetesListObject, type KubernetesObject, ListWatch, PatchStrategy, Watch, makeInformer, setHeaderOptions } from '@kubernetes/client-node';
+import {
+  ApiException,
+  CustomObjectsApi,
+  type KubernetesListObject,
+  type KubernetesObject,
+  ListWatch,
+  PatchStrategy,
+  Watch,
+  makeInformer,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { startKubeApiFake, type KubeApiFake } from '../../support/fakes/kube/api-server.ts';
 
@@ -36,13 +46,15 @@ const request = (name: string, extra: Partial<RequestObject> = {}): RequestObjec
   ...extra,
 });
 
-const create = async (name: string, extra: Partial<RequestObject> = {}) => (await custom.createNamespacedCustomObject({ ...REQUESTS, body: request(name, extra) })) as RequestObject;
+const create = async (name: string, extra: Partial<RequestObject> = {}) =>
+  (await custom.createNamespacedCustomObject({ ...REQUESTS, body: request(name, extra) })) as RequestObject;
 const get = async (name: string) => (await custom.getNamespacedCustomObject({ ...REQUESTS, name })) as RequestObject;
 const list = async () => (await custom.listNamespacedCustomObject(REQUESTS)) as KubernetesListObject<RequestObject>;
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const patchStatus = async (name: string, status: RequestObject['status'], metadata: Record<string, unknown> = {}) =>
   (await custom.patchNamespacedCustomObjectStatus({ ...REQUESTS, name, body: { metadata, status } }, mergePatch)) as RequestObject;
-const patch = async (name: string, body: Partial<RequestObject>) => (await custom.patchNamespacedCustomObject({ ...REQUESTS, name, body }, mergePatch)) as RequestObject;
+const patch = async (name: string, body: Partial<RequestObject>) =>
+  (await custom.patchNamespacedCustomObject({ ...REQUESTS, name, body }, mergePatch)) as RequestObject;
 const remove = (name: string) => custom.deleteNamespacedCustomObject({ ...REQUESTS, name });
 const rv = (object: KubernetesObject | undefined) => Number(object?.metadata?.resourceVersion);
 
@@ -57,7 +69,7 @@ async function failure(call: Promise<unknown>): Promise<{ code: number; body: un
 }
 
 describe('kube API fake: custom resources and the status subresource', () => {
-  it('creates with the server\'s bookkeeping, drops status on create, and answers a second create 409 AlreadyExists', async () => {
+  it("creates with the server's bookkeeping, drops status on create, and answers a second create 409 AlreadyExists", async () => {
     const created = await create('wl-cp-1', { status: { phase: 'Completed' } });
     expect(created.metadata).toMatchObject({ name: 'wl-cp-1', namespace: NS, generation: 1, uid: expect.any(String), creationTimestamp: expect.any(String) });
     expect(rv(created)).toBeGreaterThan(0);
@@ -103,17 +115,29 @@ describe('kube API fake: custom resources and the status subresource', () => {
     const stale = await failure(custom.replaceNamespacedCustomObject({ ...REQUESTS, name: 'wl-cp-1', body: { ...created, spec: { reason: 'replaced' } } }));
     expect(stale).toMatchObject({
       code: 409,
-      body: { reason: 'Conflict', message: 'Operation cannot be fulfilled on etcdremediationrequests.etcd-remediator.io "wl-cp-1": the object has been modified; please apply your changes to the latest version and try again' },
+      body: {
+        reason: 'Conflict',
+        message:
+          'Operation cannot be fulfilled on etcdremediationrequests.etcd-remediator.io "wl-cp-1": the object has been modified; please apply your changes to the latest version and try again',
+      },
     });
     const current = await get('wl-cp-1');
-    const replaced = (await custom.replaceNamespacedCustomObject({ ...REQUESTS, name: 'wl-cp-1', body: { ...current, spec: { reason: 'replaced' } } })) as RequestObject;
+    const replaced = (await custom.replaceNamespacedCustomObject({
+      ...REQUESTS,
+      name: 'wl-cp-1',
+      body: { ...current, spec: { reason: 'replaced' } },
+    })) as RequestObject;
     expect(replaced.spec).toEqual({ reason: 'replaced' });
     expect(replaced.status).toEqual({ phase: 'Running' });
   });
 
   it('DELETE: gone at once, or held by a finalizer until the last one is patched away', async () => {
     await create('plain');
-    expect(await remove('plain')).toMatchObject({ kind: 'Status', status: 'Success', details: { name: 'plain', group: GROUP, kind: 'etcdremediationrequests', uid: expect.stringMatching(/.+/) } });
+    expect(await remove('plain')).toMatchObject({
+      kind: 'Status',
+      status: 'Success',
+      details: { name: 'plain', group: GROUP, kind: 'etcdremediationrequests', uid: expect.stringMatching(/.+/) },
+    });
     expect((await failure(get('plain'))).code).toBe(404);
 
     await create('held', { metadata: { name: 'held', namespace: NS, finalizers: ['etcd-remediator.io/incident'] } });
@@ -124,7 +148,7 @@ describe('kube API fake: custom resources and the status subresource', () => {
     expect((await failure(get('held'))).code).toBe(404);
   });
 
-  it('LIST carries the list\'s resourceVersion; templates and Clusters are served', async () => {
+  it("LIST carries the list's resourceVersion; templates and Clusters are served", async () => {
     await create('a');
     const last = await patchStatus('a', { phase: 'Pending' });
     expect((await list()).metadata?.resourceVersion).toBe(last.metadata?.resourceVersion);
@@ -133,9 +157,25 @@ describe('kube API fake: custom resources and the status subresource', () => {
       plural: 'etcdremediationrequesttemplates',
       body: { apiVersion: `${GROUP}/v1alpha1`, kind: 'EtcdRemediationRequestTemplate', metadata: { name: 't' }, spec: { template: { spec: {} } } },
     });
-    expect(((await custom.listNamespacedCustomObject({ ...REQUESTS, plural: 'etcdremediationrequesttemplates' })) as KubernetesListObject<KubernetesObject>).items).toHaveLength(1);
-    await custom.createNamespacedCustomObject({ group: 'cluster.x-k8s.io', version: 'v1beta2', namespace: NS, plural: 'clusters', body: { apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Cluster', metadata: { name: 'wl' } } });
-    expect((await custom.getNamespacedCustomObject({ group: 'cluster.x-k8s.io', version: 'v1beta2', namespace: NS, plural: 'clusters', name: 'wl' })) as KubernetesObject).toMatchObject({ metadata: { name: 'wl' } });
+    expect(
+      ((await custom.listNamespacedCustomObject({ ...REQUESTS, plural: 'etcdremediationrequesttemplates' })) as KubernetesListObject<KubernetesObject>).items,
+    ).toHaveLength(1);
+    await custom.createNamespacedCustomObject({
+      group: 'cluster.x-k8s.io',
+      version: 'v1beta2',
+      namespace: NS,
+      plural: 'clusters',
+      body: { apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Cluster', metadata: { name: 'wl' } },
+    });
+    expect(
+      (await custom.getNamespacedCustomObject({
+        group: 'cluster.x-k8s.io',
+        version: 'v1beta2',
+        namespace: NS,
+        plural: 'clusters',
+        name: 'wl',
+      })) as KubernetesObject,
+    ).toMatchObject({ metadata: { name: 'wl' } });
   });
 });
 
@@ -219,7 +259,15 @@ describe('kube API fake: watch through client-node Watch', () => {
       expect(events).toEqual([
         {
           type: 'ERROR',
-          object: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `too old resource version: ${from} (${from + 2})`, reason: 'Expired', code: 410 },
+          object: {
+            kind: 'Status',
+            apiVersion: 'v1',
+            metadata: {},
+            status: 'Failure',
+            message: `too old resource version: ${from} (${from + 2})`,
+            reason: 'Expired',
+            code: 410,
+          },
         },
       ]);
     } finally {
@@ -305,7 +353,12 @@ describe('kube API fake: ListWatch and makeInformer resume and relist', () => {
     await informer.stop();
     expect(log).toEqual(['add a', 'add b', 'update a Running', 'delete b', 'add c']);
     expect(lists).toBe(1);
-    expect(informer.list(NS).map((o) => o.metadata?.name).sort()).toEqual(['a', 'c']);
+    expect(
+      informer
+        .list(NS)
+        .map((o) => o.metadata?.name)
+        .sort(),
+    ).toEqual(['a', 'c']);
   });
 
   it('a watch the server ends: ListWatch reconnects by itself from its resourceVersion', async () => {
@@ -348,7 +401,12 @@ describe('kube API fake: ListWatch and makeInformer resume and relist', () => {
     await until('c Completed', () => log.includes('update c Completed'));
     await informer.stop();
     expect(log).toEqual(['add a', 'add b', 'delete a', 'add c', 'update c Completed']);
-    expect(informer.list(NS).map((o) => o.metadata?.name).sort()).toEqual(['b', 'c']);
+    expect(
+      informer
+        .list(NS)
+        .map((o) => o.metadata?.name)
+        .sort(),
+    ).toEqual(['b', 'c']);
     expect(errors).toBe(1);
   });
 });

@@ -118,7 +118,9 @@ describe('kube API fake: REST through client-node', () => {
     const custom = fake.kubeConfig().makeApiClient(CustomObjectsApi);
     const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
     const machine = (await custom.getNamespacedCustomObject({ ...MACHINE, name: 'wl-cp-2' })) as { metadata: { uid: string } };
-    const refused = await failureOf(custom.patchNamespacedCustomObject({ ...MACHINE, name: 'wl-cp-2', body: { metadata: { uid: 'a-replaced-uid', annotations: { a: '1' } } } }, merge));
+    const refused = await failureOf(
+      custom.patchNamespacedCustomObject({ ...MACHINE, name: 'wl-cp-2', body: { metadata: { uid: 'a-replaced-uid', annotations: { a: '1' } } } }, merge),
+    );
     expect(refused).toEqual({
       code: 422,
       body: {
@@ -128,11 +130,19 @@ describe('kube API fake: REST through client-node', () => {
         status: 'Failure',
         message: 'Machine.cluster.x-k8s.io "wl-cp-2" is invalid: metadata.uid: Invalid value: "a-replaced-uid": field is immutable',
         reason: 'Invalid',
-        details: { name: 'wl-cp-2', group: 'cluster.x-k8s.io', kind: 'Machine', causes: [{ reason: 'FieldValueInvalid', message: 'Invalid value: "a-replaced-uid": field is immutable', field: 'metadata.uid' }] },
+        details: {
+          name: 'wl-cp-2',
+          group: 'cluster.x-k8s.io',
+          kind: 'Machine',
+          causes: [{ reason: 'FieldValueInvalid', message: 'Invalid value: "a-replaced-uid": field is immutable', field: 'metadata.uid' }],
+        },
         code: 422,
       },
     });
-    const patched = (await custom.patchNamespacedCustomObject({ ...MACHINE, name: 'wl-cp-2', body: { metadata: { uid: machine.metadata.uid, annotations: { a: '2' } } } }, merge)) as MachineShape;
+    const patched = (await custom.patchNamespacedCustomObject(
+      { ...MACHINE, name: 'wl-cp-2', body: { metadata: { uid: machine.metadata.uid, annotations: { a: '2' } } } },
+      merge,
+    )) as MachineShape;
     expect(patched.metadata.annotations).toEqual({ a: '2' });
   });
 
@@ -173,15 +183,24 @@ describe('kube API fake: REST through client-node', () => {
     const pod = await core.readNamespacedPod({ namespace: 'kube-system', name: 'etcd-cp-1' });
     expect(await failureOf(core.deleteNamespacedPod({ namespace: 'kube-system', name: 'etcd-cp-1', body: { preconditions: { uid: 'x' } } }))).toEqual({
       code: 409,
-      body: conflict('Pod', 'etcd-cp-1', `the UID in the precondition (x) does not match the UID in record (${pod.metadata?.uid}). The object might have been deleted and then recreated`, {
-        name: 'etcd-cp-1',
-        kind: 'Pod',
-      }),
+      body: conflict(
+        'Pod',
+        'etcd-cp-1',
+        `the UID in the precondition (x) does not match the UID in record (${pod.metadata?.uid}). The object might have been deleted and then recreated`,
+        {
+          name: 'etcd-cp-1',
+          kind: 'Pod',
+        },
+      ),
     });
     const after = (await custom.getNamespacedCustomObject({ ...MACHINE, name: 'wl-cp-1' })) as MachineShape & { metadata: { resourceVersion: string } };
     expect([after.metadata.deletionTimestamp, after.metadata.resourceVersion]).toEqual([undefined, resourceVersion]);
     // The right uid and resourceVersion let the DELETE through.
-    const deleting = (await custom.deleteNamespacedCustomObject({ ...MACHINE, name: 'wl-cp-1', body: { preconditions: { uid, resourceVersion } } })) as MachineShape;
+    const deleting = (await custom.deleteNamespacedCustomObject({
+      ...MACHINE,
+      name: 'wl-cp-1',
+      body: { preconditions: { uid, resourceVersion } },
+    })) as MachineShape;
     expect(deleting.metadata.deletionTimestamp).toBeDefined();
   });
 });
@@ -244,9 +263,14 @@ describe('kube API fake: port-forward through the pod streams', () => {
     }
   });
 
-  it('a WebSocket port-forward without ports: the kubelet refuses it (NewV4Options), after the API server\'s own checks', async () => {
+  it("a WebSocket port-forward without ports: the kubelet refuses it (NewV4Options), after the API server's own checks", async () => {
     const withoutPorts = '/api/v1/namespaces/kube-system/pods/etcd-cp-1/portforward';
-    expect(await probeUpgrade(fake.kubeConfig(), withoutPorts)).toEqual({ upgraded: false, status: 400, contentType: 'text/plain; charset=utf-8', body: 'query parameter "port" is required' });
+    expect(await probeUpgrade(fake.kubeConfig(), withoutPorts)).toEqual({
+      upgraded: false,
+      status: 400,
+      contentType: 'text/plain; charset=utf-8',
+      body: 'query parameter "port" is required',
+    });
     // The API server's checks come first: a missing pod is its 404, a dead kubelet its 500.
     expect(await probeUpgrade(fake.kubeConfig(), '/api/v1/namespaces/kube-system/pods/etcd-cp-7/portforward')).toMatchObject({ upgraded: false, status: 404 });
     fake.kubeletDown('cp-1');
@@ -278,7 +302,7 @@ describe('kube API fake: port-forward through the pod streams', () => {
     }
   });
 
-  it('etcd not listening: the upgrade succeeds and the error channel carries containerd\'s text', async () => {
+  it("etcd not listening: the upgrade succeeds and the error channel carries containerd's text", async () => {
     const victim = lab.members[2]!;
     await lab.kill(victim.name);
     const forward = await streams.forward(etcdPod('etcd-cp-3'), 2379);
@@ -293,7 +317,9 @@ describe('kube API fake: port-forward through the pod streams', () => {
     );
     expect(await probeUpgrade(fake.kubeConfig(), portForwardPath('etcd-cp-3'))).toEqual({ upgraded: true, protocol: 'v4.channel.k8s.io' });
     // The stream ends as wsstream's Close ends it: a normal closure, 1000, after the error channel's text.
-    const raw = new WebSocket(`${fake.server.replace(/^http/, 'ws')}${portForwardPath('etcd-cp-3')}`, ['v4.channel.k8s.io'], { headers: { Authorization: `Bearer ${fake.token}` } });
+    const raw = new WebSocket(`${fake.server.replace(/^http/, 'ws')}${portForwardPath('etcd-cp-3')}`, ['v4.channel.k8s.io'], {
+      headers: { Authorization: `Bearer ${fake.token}` },
+    });
     const frames: Buffer[] = [];
     raw.on('message', (data: Buffer) => frames.push(data));
     const code = await new Promise<number>((resolve, reject) => {

@@ -15,14 +15,24 @@ afterEach(async () => fake?.stop());
 
 it('lists every Cluster in every namespace as namespace/name', async () => {
   fake = await startKubeApiFake();
-  for (const [ns, name] of [['team-a', 'wl-1'], ['team-a', 'wl-2'], ['team-b', 'wl-1']] as const) fake.store.put(CLUSTERS, cluster(ns, name));
+  for (const [ns, name] of [
+    ['team-a', 'wl-1'],
+    ['team-a', 'wl-2'],
+    ['team-b', 'wl-1'],
+  ] as const)
+    fake.store.put(CLUSTERS, cluster(ns, name));
   const directory = createCapiDirectory({ management: fake.kubeConfig(), managementSource: 'unused', policy: parsePolicy() });
   expect([...((await directory.registeredClusterIds?.()) ?? [])].sort()).toEqual(['team-a/wl-1', 'team-a/wl-2', 'team-b/wl-1']);
 });
 
 it('cannot tell when the list fails: undefined, not an error', async () => {
   const unreachable = new KubeConfig();
-  unreachable.loadFromOptions({ clusters: [{ name: 'x', server: 'http://127.0.0.1:9' }], users: [{ name: 'u' }], contexts: [{ name: 'c', cluster: 'x', user: 'u' }], currentContext: 'c' });
+  unreachable.loadFromOptions({
+    clusters: [{ name: 'x', server: 'http://127.0.0.1:9' }],
+    users: [{ name: 'u' }],
+    contexts: [{ name: 'c', cluster: 'x', user: 'u' }],
+    currentContext: 'c',
+  });
   const directory = createCapiDirectory({ management: unreachable, managementSource: 'unused', policy: parsePolicy() });
   expect(await directory.registeredClusterIds?.()).toBeUndefined();
 });

@@ -8,7 +8,10 @@ const CA_PEM = '-----BEGIN CERTIFICATE-----\nMIIBca\n-----END CERTIFICATE-----\n
 const KEY_PEM = '-----BEGIN EC PRIVATE KEY-----\nMHcCAQEE\n-----END EC PRIVATE KEY-----\n';
 
 async function problemOf(read: Promise<unknown>): Promise<EtcdCaError> {
-  const error: unknown = await read.then(() => undefined, (e: unknown) => e);
+  const error: unknown = await read.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   if (!(error instanceof EtcdCaError)) throw new Error(`expected an EtcdCaError, got ${String(error)}`);
   return error;
 }
@@ -34,7 +37,9 @@ describe('readEtcdCa', () => {
   it('a missing Secret says to create it or give the files', async () => {
     const error = await problemOf(readEtcdCa(fake.kubeConfig(), 'team-b', 'wl'));
     expect(error.problem).toBe('missing');
-    expect(error.message).toBe('Secret team-b/wl-etcd does not exist (Cluster API keeps the etcd CA there): create it with keys tls.crt and tls.key, or give --cacert, --cert and --key');
+    expect(error.message).toBe(
+      'Secret team-b/wl-etcd does not exist (Cluster API keeps the etcd CA there): create it with keys tls.crt and tls.key, or give --cacert, --cert and --key',
+    );
   });
 
   it('a Secret without the key names the key', async () => {
@@ -44,11 +49,18 @@ describe('readEtcdCa', () => {
   });
 
   it('a refused read names the RBAC rule it needs', async () => {
-    const forbidden = fake.failNext({ method: 'GET', path: /\/namespaces\/team-a\/secrets\/wl-etcd$/, status: 403, message: 'secrets "wl-etcd" is forbidden: User "system:serviceaccount:x:y" cannot get resource "secrets" in API group "" in the namespace "team-a"' });
+    const forbidden = fake.failNext({
+      method: 'GET',
+      path: /\/namespaces\/team-a\/secrets\/wl-etcd$/,
+      status: 403,
+      message: 'secrets "wl-etcd" is forbidden: User "system:serviceaccount:x:y" cannot get resource "secrets" in API group "" in the namespace "team-a"',
+    });
     const error = await problemOf(readEtcdCa(fake.kubeConfig(), 'team-a', 'wl'));
     expect(forbidden.fired).toBe(1);
     expect(error.problem).toBe('forbidden');
-    expect(error.message).toMatch(/^reading Secret team-a\/wl-etcd was refused: HTTP 403: secrets "wl-etcd" is forbidden: .* \(RBAC: the identity needs get on secrets in namespace team-a\)$/);
+    expect(error.message).toMatch(
+      /^reading Secret team-a\/wl-etcd was refused: HTTP 403: secrets "wl-etcd" is forbidden: .* \(RBAC: the identity needs get on secrets in namespace team-a\)$/,
+    );
   });
 
   it('a server error is worth waiting for, and says what the server said', async () => {

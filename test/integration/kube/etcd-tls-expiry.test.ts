@@ -29,7 +29,9 @@ interface Issued {
 
 const pemKey = async (keys: webcrypto.CryptoKeyPair): Promise<string> =>
   // PKCS#1, as Cluster API keeps a CA key.
-  createPrivateKey({ key: Buffer.from(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey)), format: 'der', type: 'pkcs8' }).export({ type: 'pkcs1', format: 'pem' }).toString();
+  createPrivateKey({ key: Buffer.from(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey)), format: 'der', type: 'pkcs8' })
+    .export({ type: 'pkcs1', format: 'pem' })
+    .toString();
 
 async function issue(subject: string, from: Date, to: Date, issuer?: Issued, keys?: webcrypto.CryptoKeyPair): Promise<Issued> {
   const own = keys ?? (await webcrypto.subtle.generateKey(RSA, true, ['sign', 'verify']));
@@ -44,8 +46,14 @@ async function issue(subject: string, from: Date, to: Date, issuer?: Issued, key
       publicKey: own.publicKey,
       signingKey: (issuer ?? { keys: own }).keys.privateKey,
       extensions: issuer
-        ? [new x509.SubjectAlternativeNameExtension([{ type: 'ip', value: '127.0.0.1' }]), new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth])]
-        : [new x509.BasicConstraintsExtension(true, undefined, true), new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.digitalSignature, true)],
+        ? [
+            new x509.SubjectAlternativeNameExtension([{ type: 'ip', value: '127.0.0.1' }]),
+            new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth]),
+          ]
+        : [
+            new x509.BasicConstraintsExtension(true, undefined, true),
+            new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.digitalSignature, true),
+          ],
     },
     webcrypto,
   );
@@ -53,17 +61,44 @@ async function issue(subject: string, from: Date, to: Date, issuer?: Issued, key
 }
 
 /** A single etcd serving clients over TLS with the given files, ready once its port hands over a certificate. */
-async function startExpiredEtcd(dir: string, files: { caFile: string; certFile: string; keyFile: string }): Promise<{ endpoint: string; stop(): Promise<void> }> {
+async function startExpiredEtcd(
+  dir: string,
+  files: { caFile: string; certFile: string; keyFile: string },
+): Promise<{ endpoint: string; stop(): Promise<void> }> {
   const [clientPort, peerPort] = [await freePort(), await freePort()];
   const endpoint = `https://127.0.0.1:${clientPort}`;
   const peer = `http://127.0.0.1:${peerPort}`;
-  const child = spawn(process.env.ETCD_BIN ?? 'etcd', [
-    '--name', 'solo', '--data-dir', join(dir, 'data'),
-    '--listen-client-urls', endpoint, '--advertise-client-urls', endpoint,
-    '--listen-peer-urls', peer, '--initial-advertise-peer-urls', peer,
-    '--initial-cluster', `solo=${peer}`, '--initial-cluster-state', 'new', '--log-level', 'error',
-    '--cert-file', files.certFile, '--key-file', files.keyFile, '--trusted-ca-file', files.caFile, '--client-cert-auth',
-  ], { stdio: 'ignore' });
+  const child = spawn(
+    process.env.ETCD_BIN ?? 'etcd',
+    [
+      '--name',
+      'solo',
+      '--data-dir',
+      join(dir, 'data'),
+      '--listen-client-urls',
+      endpoint,
+      '--advertise-client-urls',
+      endpoint,
+      '--listen-peer-urls',
+      peer,
+      '--initial-advertise-peer-urls',
+      peer,
+      '--initial-cluster',
+      `solo=${peer}`,
+      '--initial-cluster-state',
+      'new',
+      '--log-level',
+      'error',
+      '--cert-file',
+      files.certFile,
+      '--key-file',
+      files.keyFile,
+      '--trusted-ca-file',
+      files.caFile,
+      '--client-cert-auth',
+    ],
+    { stdio: 'ignore' },
+  );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const stop = async (): Promise<void> => {
     if (child.exitCode === null && child.signalCode === null) {
@@ -80,7 +115,11 @@ async function startExpiredEtcd(dir: string, files: { caFile: string; certFile: 
       socket.on('error', () => resolve(undefined));
     });
   try {
-    await waitFor(() => (child.exitCode !== null ? Promise.reject(new WaitAborted(`etcd exited ${child.exitCode}`)) : handsOverCertificate()), { timeoutMs: 15_000, intervalMs: 100, what: 'etcd to serve TLS' });
+    await waitFor(() => (child.exitCode !== null ? Promise.reject(new WaitAborted(`etcd exited ${child.exitCode}`)) : handsOverCertificate()), {
+      timeoutMs: 15_000,
+      intervalMs: 100,
+      what: 'etcd to serve TLS',
+    });
   } catch (error) {
     await stop();
     throw error;
@@ -130,12 +169,16 @@ describe('etcd certificates out of their validity, through port-forward', () => 
     const sample = await probe('lapsed');
     expect(sample.listFailures.map((f) => f.reachability)).toEqual(['tls']);
     const message = sample.listFailures[0]!.failure!.message;
-    expect(message).toBe('Secret default/lapsed-etcd holds no etcd CA a client certificate can be minted from: its certificate expired on 2021-01-01T00:00:00.000Z; renew the etcd CA');
+    expect(message).toBe(
+      'Secret default/lapsed-etcd holds no etcd CA a client certificate can be minted from: its certificate expired on 2021-01-01T00:00:00.000Z; renew the etcd CA',
+    );
   });
 
   it('an etcd CA not valid yet: nothing is minted from it, and the message says from when', async () => {
     const sample = await probe('early');
-    expect(sample.listFailures[0]!.failure!.message).toBe("Secret default/early-etcd holds no etcd CA a client certificate can be minted from: its certificate is not valid before 2099-01-01T00:00:00.000Z; check this machine's clock");
+    expect(sample.listFailures[0]!.failure!.message).toBe(
+      "Secret default/early-etcd holds no etcd CA a client certificate can be minted from: its certificate is not valid before 2099-01-01T00:00:00.000Z; check this machine's clock",
+    );
   });
 
   it('a member whose server certificate has expired: the message says that, not that the Secret holds another CA', async () => {
@@ -145,6 +188,6 @@ describe('etcd certificates out of their validity, through port-forward', () => 
     expect(message).toContain('certificate has expired');
     expect(message).not.toContain('not signed by');
     expect(message).toContain("(the member's server certificate has expired or is not yet valid, though the etcd CA in Secret default/wl-etcd is valid until ");
-    expect(message).toContain('renew the member\'s server certificate (kubeadm certs renew etcd-server)');
+    expect(message).toContain("renew the member's server certificate (kubeadm certs renew etcd-server)");
   });
 });

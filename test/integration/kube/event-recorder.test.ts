@@ -17,9 +17,21 @@ let fake: KubeApiFake;
 let warnings: string[];
 let now: number;
 
-const log: Log = { debug: () => undefined, info: () => undefined, warn: (message) => void warnings.push(message), error: (message) => void warnings.push(message) };
+const log: Log = {
+  debug: () => undefined,
+  info: () => undefined,
+  warn: (message) => void warnings.push(message),
+  error: (message) => void warnings.push(message),
+};
 const recorder = (burst = 25): EventRecorder =>
-  createEventRecorder({ core: fake.kubeConfig().makeApiClient(CoreV1Api), log, clock: { now: () => now }, instance: 'watch-0', firstDelayMs: 5, spam: { burst, refillEveryMs: 60_000 } });
+  createEventRecorder({
+    core: fake.kubeConfig().makeApiClient(CoreV1Api),
+    log,
+    clock: { now: () => now },
+    instance: 'watch-0',
+    firstDelayMs: 5,
+    spam: { burst, refillEveryMs: 60_000 },
+  });
 const stored = () => fake.store.list(EVENTS, 'capi', null);
 
 beforeEach(async () => {
@@ -63,7 +75,7 @@ describe('Event recorder', () => {
     expect(stored()).toHaveLength(2);
   });
 
-  it('puts a Node\'s Events in default, the Node being cluster-scoped, as the API server wants them', async () => {
+  it("puts a Node's Events in default, the Node being cluster-scoped, as the API server wants them", async () => {
     const events = recorder();
     events.record({ kind: 'Node', apiVersion: 'v1', namespace: '', name: 'cp-0', uid: 'n-0' }, approved);
     await events.flush();
@@ -85,7 +97,7 @@ describe('Event recorder', () => {
     expect(warnings).toEqual([]);
   });
 
-  it('tries again on the server\'s trouble, a few times, and gives a refusal up at once; never throws', async () => {
+  it("tries again on the server's trouble, a few times, and gives a refusal up at once; never throws", async () => {
     const events = recorder();
     const trouble = fake.failNext({ method: 'POST', path: /\/events$/, status: 500, times: 2 });
     events.record(machine, approved);
@@ -107,13 +119,17 @@ describe('Event recorder', () => {
     expect(warnings).toHaveLength(2);
   });
 
-  it('drops an object\'s waiting Events past its burst; other objects\', and the decisions that move an incident on, still written', async () => {
+  it("drops an object's waiting Events past its burst; other objects', and the decisions that move an incident on, still written", async () => {
     const events = recorder(2);
     const deferred = { reason: 'LEADER_UNREACHABLE', note: '', type: 'Warning' as const, action: 'Defer' };
     for (const note of ['a', 'b', 'c']) events.record(machine, { ...deferred, note });
     events.record({ ...machine, name: 'cp-1', uid: 'u-1' }, { ...deferred, note: 'd' });
     events.record(machine, approved);
     await events.flush();
-    expect(stored().map((e) => `${(e.involvedObject as { name: string }).name} ${e.message as string}`).sort()).toEqual(['cp-0 a', 'cp-0 b', `cp-0 ${approved.note}`, 'cp-1 d']);
+    expect(
+      stored()
+        .map((e) => `${(e.involvedObject as { name: string }).name} ${e.message as string}`)
+        .sort(),
+    ).toEqual(['cp-0 a', 'cp-0 b', `cp-0 ${approved.note}`, 'cp-1 d']);
   });
 });

@@ -78,7 +78,15 @@ describe('kube fake: exec runs the real etcdctl', () => {
     } finally {
       await transport.close();
     }
-    const stable = ({ leaderId, raftTerm, alarms, errors, version, isLearner, clusterId }: MemberStatus) => ({ leaderId, raftTerm, alarms, errors, version, isLearner, clusterId });
+    const stable = ({ leaderId, raftTerm, alarms, errors, version, isLearner, clusterId }: MemberStatus) => ({
+      leaderId,
+      raftTerm,
+      alarms,
+      errors,
+      version,
+      isLearner,
+      clusterId,
+    });
     expect(stable(relayed)).toEqual(stable(direct));
     expect(relayed.leaderId).toBe((await lab.leader()).id);
   });
@@ -111,7 +119,9 @@ describe('kube fake: exec runs the real etcdctl', () => {
   });
 
   it('refuses an exec without an Upgrade header, as upgradeaware.go does (§3)', async () => {
-    const response = await fetch(`${fake.server}/api/v1/namespaces/kube-system/pods/${RELAY_POD}/exec?command=etcdctl&container=etcd&stdout=1`, { method: 'POST' });
+    const response = await fetch(`${fake.server}/api/v1/namespaces/kube-system/pods/${RELAY_POD}/exec?command=etcdctl&container=etcd&stdout=1`, {
+      method: 'POST',
+    });
     expect(response.status).toBe(400);
     expect(await response.json()).toMatchObject({ kind: 'Status', message: 'Upgrade request required', reason: 'BadRequest' });
   });
@@ -133,7 +143,14 @@ describe('kube fake: exec runs the real etcdctl', () => {
           upgraded: false,
           status: 500,
           contentType: 'application/json',
-          body: JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `error dialing backend: dial tcp ${RELAY_NODE_IP}:10250: connect: connection refused`, code: 500 }),
+          body: JSON.stringify({
+            kind: 'Status',
+            apiVersion: 'v1',
+            metadata: {},
+            status: 'Failure',
+            message: `error dialing backend: dial tcp ${RELAY_NODE_IP}:10250: connect: connection refused`,
+            code: 500,
+          }),
         });
         // Only that node: a pod elsewhere still relays.
         expect((await execIn(fake, 'etcd-cp-2', ['etcdctl', 'version'])).status.status).toBe('Success');

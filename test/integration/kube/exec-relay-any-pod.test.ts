@@ -18,7 +18,10 @@ let kube: ReturnType<typeof createKubeEtcd>;
 beforeAll(async () => {
   world = await startKubeWorld(3);
   // kubeadm without Cluster API: the operator's etcd client certificate, for the direct member list.
-  kube = createKubeEtcd({ workloadKubeconfig: world.access.workloadKubeconfig }, { guardPrefix: '/etcd-remediator', callTimeoutMs: DEADLINE_MS, ...worldEtcdTls(world) });
+  kube = createKubeEtcd(
+    { workloadKubeconfig: world.access.workloadKubeconfig },
+    { guardPrefix: '/etcd-remediator', callTimeoutMs: DEADLINE_MS, ...worldEtcdTls(world) },
+  );
 });
 
 afterAll(async () => {
@@ -59,7 +62,10 @@ describe.sequential('the exec relay through any healthy etcd pod', () => {
       const sick = memberOf(sample, name);
       expect(pathOf(sick, 'port-forward')).toMatchObject({ reachability: 'refused' });
       // The endpoint names the relay that answered, not the first one tried.
-      expect(pathOf(sick, 'exec-relay'), JSON.stringify(sick.paths)).toMatchObject({ reachability: 'ok', endpoint: `${clientUrlOf(name)} via kube-system/etcd-cp-3` });
+      expect(pathOf(sick, 'exec-relay'), JSON.stringify(sick.paths)).toMatchObject({
+        reachability: 'ok',
+        endpoint: `${clientUrlOf(name)} via kube-system/etcd-cp-3`,
+      });
       expect(sick.status?.leaderId).toBe(leader.id);
     }
   });
@@ -82,7 +88,10 @@ describe.sequential('the exec relay through any healthy etcd pod', () => {
 
   it('an etcdctl the image does not have: every pod tried, the path and what to do said, not a dead path', async () => {
     for (const node of ['cp-1', 'cp-2', 'cp-3']) world.fake.heal(node);
-    const missing = createKubeEtcd({ workloadKubeconfig: world.access.workloadKubeconfig, relayBinary: '/opt/etcd/bin/etcdctl' }, { guardPrefix: '/etcd-remediator', callTimeoutMs: DEADLINE_MS, ...worldEtcdTls(world) });
+    const missing = createKubeEtcd(
+      { workloadKubeconfig: world.access.workloadKubeconfig, relayBinary: '/opt/etcd/bin/etcdctl' },
+      { guardPrefix: '/etcd-remediator', callTimeoutMs: DEADLINE_MS, ...worldEtcdTls(world) },
+    );
     try {
       const sample = await probeWith(missing, ['exec-relay']);
       for (const { name } of world.lab.members) {
@@ -101,7 +110,10 @@ describe.sequential('the exec relay through any healthy etcd pod', () => {
 
   it('relayBinary names the etcdctl the relay runs', async () => {
     // The fake's pods have etcdctl on their PATH too: a bare name reaches it.
-    const onPath = createKubeEtcd({ workloadKubeconfig: world.access.workloadKubeconfig, relayBinary: 'etcdctl' }, { guardPrefix: '/etcd-remediator', callTimeoutMs: DEADLINE_MS, ...worldEtcdTls(world) });
+    const onPath = createKubeEtcd(
+      { workloadKubeconfig: world.access.workloadKubeconfig, relayBinary: 'etcdctl' },
+      { guardPrefix: '/etcd-remediator', callTimeoutMs: DEADLINE_MS, ...worldEtcdTls(world) },
+    );
     try {
       const sample = await probeWith(onPath, ['exec-relay']);
       for (const { name } of world.lab.members) expect(pathOf(memberOf(sample, name), 'exec-relay')).toMatchObject({ reachability: 'ok' });

@@ -5,7 +5,12 @@ import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEtcd3Transport } from '../../../functions/adapters/etcd/index.ts';
 import {
-  endpointStatusArgv, isEtcdFailure, moveLeaderArgv, parseEndpointStatus, parseMoveLeader, type RelayCall,
+  endpointStatusArgv,
+  isEtcdFailure,
+  moveLeaderArgv,
+  parseEndpointStatus,
+  parseMoveLeader,
+  type RelayCall,
 } from '../../../functions/adapters/kube/exec-relay/exec-relay-etcdctl.ts';
 import { memberListArgv, parseMemberList } from '../../../functions/adapters/kube/exec-relay/exec-relay-members.ts';
 import { classifyFailure } from '../../../functions/core/classify.ts';
@@ -63,7 +68,10 @@ async function relayMemberList(member: LabMember): Promise<MemberList | EtcdFail
 }
 
 /** One fresh etcd3 transport per question: no channel state carried from one fault to the next. */
-async function viaAdapter<T>(member: LabMember, ask: (client: ReturnType<ReturnType<typeof createEtcd3Transport>['client']>) => Promise<T>): Promise<T | EtcdFailure> {
+async function viaAdapter<T>(
+  member: LabMember,
+  ask: (client: ReturnType<ReturnType<typeof createEtcd3Transport>['client']>) => Promise<T>,
+): Promise<T | EtcdFailure> {
   const transport = createEtcd3Transport();
   try {
     return await ask(transport.client({ endpoint: member.clientUrl, path: 'direct' }));
@@ -107,8 +115,15 @@ describe('etcdctl relay against real etcd', () => {
     const relay = await relayStatus(member);
     const adapter = await viaAdapter(member, (c) => c.status(COMMAND_TIMEOUT_MS));
     if (isEtcdFailure(relay) || 'kind' in adapter) throw new Error(`expected statuses: ${JSON.stringify({ relay, adapter })}`);
-    const stable = ({ leaderId, raftTerm, alarms, errors, version, isLearner, clusterId }: MemberStatus) =>
-      ({ leaderId, raftTerm, alarms, errors, version, isLearner, clusterId });
+    const stable = ({ leaderId, raftTerm, alarms, errors, version, isLearner, clusterId }: MemberStatus) => ({
+      leaderId,
+      raftTerm,
+      alarms,
+      errors,
+      version,
+      isLearner,
+      clusterId,
+    });
     expect(stable(relay)).toEqual(stable(adapter));
     expect(relay.leaderId).toBe((await lab.leader()).id);
     expect(relay.raftIndex).toBeGreaterThan(0);

@@ -45,11 +45,24 @@ const start = (clusters: ClusterEntry[]) =>
 /** An incident whose views place member b on `node` (none when undefined). */
 function incident(incidentId: string, clusterId: string, node: string | undefined): void {
   const member = { id: 'b', name: 'cp-2', ...(node ? { host: { node, nodeExists: true } } : {}) };
-  incidents.set(incidentId, { incidentId, clusterId, target: { memberName: 'cp-2' }, memberId: 'b', views: [{ members: [member] } as unknown as ClusterView] } as unknown as Incident);
+  incidents.set(incidentId, {
+    incidentId,
+    clusterId,
+    target: { memberName: 'cp-2' },
+    memberId: 'b',
+    views: [{ members: [member] } as unknown as ClusterView],
+  } as unknown as Incident);
 }
 
 const approved = (incidentId: string, clusterId: string, reason: string) =>
-  makeEvent('RemediationApproved', { incidentId, clusterId, attempt: 0, reason, message: `${reason} said`, leaderMove: 'not-needed' } as unknown as DetailOf<'RemediationApproved'>);
+  makeEvent('RemediationApproved', {
+    incidentId,
+    clusterId,
+    attempt: 0,
+    reason,
+    message: `${reason} said`,
+    leaderMove: 'not-needed',
+  } as unknown as DetailOf<'RemediationApproved'>);
 
 const publish = (event: EventEnvelope) => observers.forEach((observer) => observer(event));
 

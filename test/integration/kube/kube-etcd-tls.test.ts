@@ -77,8 +77,12 @@ describe('etcd over TLS through port-forward', () => {
     expect(sample.members).toEqual([]);
     expect(sample.listFailures.map((f) => f.reachability)).toEqual(['tls']);
     const message = sample.listFailures[0]!.failure!.message;
-    expect(message).toContain(`port-forward to kube-system/etcd-cp-1: port 2379 in the pod closed the connection without answering plain http: the member serves TLS`);
-    expect(message).toContain('Secret default/bare-etcd does not exist (Cluster API keeps the etcd CA there): create it with keys tls.crt and tls.key, or give --cacert, --cert and --key');
+    expect(message).toContain(
+      `port-forward to kube-system/etcd-cp-1: port 2379 in the pod closed the connection without answering plain http: the member serves TLS`,
+    );
+    expect(message).toContain(
+      'Secret default/bare-etcd does not exist (Cluster API keeps the etcd CA there): create it with keys tls.crt and tls.key, or give --cacert, --cert and --key',
+    );
     expect(credentialProblem(sample.listFailures)?.reason).toBe('TLS_FAILED');
   });
 
@@ -87,7 +91,9 @@ describe('etcd over TLS through port-forward', () => {
     expect(sample.listFailures.map((f) => f.reachability)).toEqual(['tls']);
     const message = sample.listFailures[0]!.failure!.message;
     expect(message).toContain('no etcd client certificate is configured for this cluster: give --cacert, --cert and --key');
-    expect(message).toContain('or reach it through Cluster API (--kubeconfig of the management cluster with --cluster) so one is minted from its Secret <cluster>-etcd');
+    expect(message).toContain(
+      'or reach it through Cluster API (--kubeconfig of the management cluster with --cluster) so one is minted from its Secret <cluster>-etcd',
+    );
   });
 
   it('another CA in the Secret: TLS, naming the Secret; once the Secret is right, the next probe reads it again and answers', async () => {
@@ -95,21 +101,31 @@ describe('etcd over TLS through port-forward', () => {
     const kube = kubeEtcd(accessOf(fake, 'rotated'));
     const failed = await probe(kube);
     expect(failed.listFailures.map((f) => f.reachability)).toEqual(['tls']);
-    expect(failed.listFailures[0]!.failure!.message).toContain("the member's server certificate is not signed by the etcd CA in Secret default/rotated-etcd (tls.crt): the Secret must hold this cluster's etcd CA");
+    expect(failed.listFailures[0]!.failure!.message).toContain(
+      "the member's server certificate is not signed by the etcd CA in Secret default/rotated-etcd (tls.crt): the Secret must hold this cluster's etcd CA",
+    );
     fake.putSecret('default', 'rotated-etcd', await caSecret(certs, 'etcd'));
     const healed = await probe(kube);
     expect(healed.members.map((m) => m.paths.map((p) => p.reachability))).toEqual([['ok']]);
   });
 
-  it('the operator\'s files override the Secret', async () => {
-    const kube = kubeEtcd(accessOf(fake, 'stale'), { ...certs.files, sources: { ca: `--cacert ${certs.caFile}`, cert: `--cert ${certs.certFile}`, key: `--key ${certs.keyFile}` } });
+  it("the operator's files override the Secret", async () => {
+    const kube = kubeEtcd(accessOf(fake, 'stale'), {
+      ...certs.files,
+      sources: { ca: `--cacert ${certs.caFile}`, cert: `--cert ${certs.certFile}`, key: `--key ${certs.keyFile}` },
+    });
     const sample = await probe(kube);
     expect(sample.members.map((m) => m.paths.map((p) => p.reachability))).toEqual([['ok']]);
     expect(fake.requestCount('GET', '/namespaces/default/secrets/stale-etcd')).toBe(0);
   });
 
-  it('the operator\'s file the member refuses: TLS, naming the file', async () => {
-    const wrong = { ca: certs.files.ca, cert: other.files.cert!, key: other.files.key!, sources: { ca: `--cacert ${certs.caFile}`, cert: `--cert ${other.certFile}`, key: `--key ${other.keyFile}` } };
+  it("the operator's file the member refuses: TLS, naming the file", async () => {
+    const wrong = {
+      ca: certs.files.ca,
+      cert: other.files.cert!,
+      key: other.files.key!,
+      sources: { ca: `--cacert ${certs.caFile}`, cert: `--cert ${other.certFile}`, key: `--key ${other.keyFile}` },
+    };
     const sample = await probe(kubeEtcd(accessOf(fake, 'wl'), wrong));
     expect(sample.listFailures.map((f) => f.reachability)).toEqual(['tls']);
     expect(sample.listFailures[0]!.failure!.message).toContain(`fix --cert ${other.certFile}`);

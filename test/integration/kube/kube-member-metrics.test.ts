@@ -38,7 +38,8 @@ afterAll(async () => {
   await world?.down();
 });
 
-const infoOf = (w: KubeWorld): MemberInfo[] => w.lab.members.map((m) => ({ id: m.id, name: m.name, clientUrls: [m.clientUrl], peerUrls: [m.peerUrl], isLearner: m.isLearner }));
+const infoOf = (w: KubeWorld): MemberInfo[] =>
+  w.lab.members.map((m) => ({ id: m.id, name: m.name, clientUrls: [m.clientUrl], peerUrls: [m.peerUrl], isLearner: m.isLearner }));
 
 /** A kube access of its own per test: its shared look at the pods is then this test's. */
 async function withKube<T>(use: (kube: ClusterEtcd) => Promise<T>): Promise<T> {
@@ -56,7 +57,8 @@ const scraped = (outcomes: ScrapeOutcome[]): MemberScrape[] =>
     return o.scrape;
   });
 
-const failedOf = (outcomes: ScrapeOutcome[]) => outcomes.flatMap((o) => ('error' in o ? [{ name: o.member.name, message: o.error.message, url: o.error.url }] : []));
+const failedOf = (outcomes: ScrapeOutcome[]) =>
+  outcomes.flatMap((o) => ('error' in o ? [{ name: o.member.name, message: o.error.message, url: o.error.url }] : []));
 
 describe('member metrics through Kubernetes', () => {
   it('reads every member through a port-forward to its pod’s metrics port: one leader, WAL fsyncs that grow under puts', async () => {
@@ -69,7 +71,9 @@ describe('member metrics through Kubernetes', () => {
       expect(before.map((s) => s.memberId)).toEqual(members.map((m) => m.id));
       expect(before.every((s) => s.hasLeader && s.leaderId === leader.id)).toBe(true);
       // Every metrics connection went to the pod port its flag names, none to the client port.
-      const forwards = world.fake.upgrades.filter((u) => u.path.endsWith('/portforward')).map((u) => `${u.path.split('/')[6]}:${new URLSearchParams(u.query).get('ports')}`);
+      const forwards = world.fake.upgrades
+        .filter((u) => u.path.endsWith('/portforward'))
+        .map((u) => `${u.path.split('/')[6]}:${new URLSearchParams(u.query).get('ports')}`);
       for (const m of world.lab.members) expect(forwards).toContain(`etcd-${m.name}:${metricsPorts.get(m.name)}`);
 
       const client = new Etcd3(etcd3Options(leader.directUrl, worldEtcdTls(world)));
@@ -100,7 +104,11 @@ describe('member metrics through Kubernetes', () => {
         const failed = failedOf(outcomes);
         expect(failed.map((f) => f.name)).toEqual([closed.name]);
         expect(failed[0]!.url).toBe(`kube-system/etcd-${closed.name}:${port}/metrics`);
-        expect(failed[0]!.message).toMatch(new RegExp(`^member ${closed.name} \\(${closed.id}\\): GET kube-system/etcd-${closed.name}:${port}/metrics: .*nothing listens on port ${port} in the pod`));
+        expect(failed[0]!.message).toMatch(
+          new RegExp(
+            `^member ${closed.name} \\(${closed.id}\\): GET kube-system/etcd-${closed.name}:${port}/metrics: .*nothing listens on port ${port} in the pod`,
+          ),
+        );
         expect(outcomes.filter((o) => 'scrape' in o)).toHaveLength(2);
       });
     } finally {
@@ -128,7 +136,10 @@ describe('member metrics through Kubernetes', () => {
         if (answered && 'error' in answered) throw answered.error;
         expect(answered && 'scrape' in answered && answered.scrape.memberId).toBe(member().id);
       });
-      const ports = world.fake.upgrades.slice(upgradesBefore).filter((u) => u.path.endsWith(`/etcd-${member().name}/portforward`)).map((u) => new URLSearchParams(u.query).get('ports'));
+      const ports = world.fake.upgrades
+        .slice(upgradesBefore)
+        .filter((u) => u.path.endsWith(`/etcd-${member().name}/portforward`))
+        .map((u) => new URLSearchParams(u.query).get('ports'));
       expect(ports.length).toBeGreaterThan(0);
       expect(new Set(ports)).toEqual(new Set(['2379']));
     });
@@ -137,7 +148,9 @@ describe('member metrics through Kubernetes', () => {
       world.fake.store.remove(PODS, 'kube-system', `etcd-${member().name}`);
       await withKube(async (kube) => {
         const outcomes = await scrapeEvery(kube.metrics!, infoOf(world), DEADLINE_MS);
-        expect(failedOf(outcomes)).toEqual([{ name: member().name, url: member().clientUrl, message: `member ${member().name} (${member().id}): ${RELAY_CANNOT_SCRAPE}` }]);
+        expect(failedOf(outcomes)).toEqual([
+          { name: member().name, url: member().clientUrl, message: `member ${member().name} (${member().id}): ${RELAY_CANNOT_SCRAPE}` },
+        ]);
       });
     });
   });

@@ -49,7 +49,12 @@ async function expectReplaced(world: KubeWorld, pipeline: Pipeline, outcome: Ter
   expect(outcome.detailType, JSON.stringify(outcome.detail).slice(0, 2000)).toBe('RemediationCompleted');
   expect(pipeline.calls.removed).toEqual([target.id]);
   const left = await world.lab.memberList();
-  expect(left.map((m) => m.id).sort()).toEqual(world.lab.members.filter((m) => m.id !== target.id).map((m) => m.id).sort());
+  expect(left.map((m) => m.id).sort()).toEqual(
+    world.lab.members
+      .filter((m) => m.id !== target.id)
+      .map((m) => m.id)
+      .sort(),
+  );
   await world.lab.waitForLeader({ excluding: [target.name], timeoutMs: 10_000 });
   // The Machine was annotated with the record, then deleted (CAPI keeps it deleting while it drains).
   const machine = await world.readMachine(world.machineOf(target));

@@ -155,7 +155,8 @@ export async function startKubeWorld(members = 3, options: KubeWorldOptions = {}
     fake.setUpstream(member.name, { host: proxy.hostname, port: Number(proxy.port) });
   });
   const kubeconfig = fake.kubeconfigYaml();
-  const putKubeconfigSecret = (): void => fake.putSecret(CAPI_NAMESPACE, kubeconfigSecretName(CAPI_CLUSTER), { [KUBECONFIG_SECRET_KEY]: kubeconfig }, CLUSTER_SECRET);
+  const putKubeconfigSecret = (): void =>
+    fake.putSecret(CAPI_NAMESPACE, kubeconfigSecretName(CAPI_CLUSTER), { [KUBECONFIG_SECRET_KEY]: kubeconfig }, CLUSTER_SECRET);
   if (options.kubeconfigFile !== undefined) {
     fake.writeKubeconfig(options.kubeconfigFile);
     putKubeconfigSecret();
@@ -170,7 +171,13 @@ export async function startKubeWorld(members = 3, options: KubeWorldOptions = {}
     access: { workloadKubeconfig: kubeconfig, management: { kubeconfig, namespace: CAPI_NAMESPACE, clusterName: CAPI_CLUSTER } },
     async readMachine(name) {
       try {
-        const machine = (await objects.getNamespacedCustomObject({ group: 'cluster.x-k8s.io', version: 'v1beta1', namespace: CAPI_NAMESPACE, plural: 'machines', name })) as {
+        const machine = (await objects.getNamespacedCustomObject({
+          group: 'cluster.x-k8s.io',
+          version: 'v1beta1',
+          namespace: CAPI_NAMESPACE,
+          plural: 'machines',
+          name,
+        })) as {
           metadata: { annotations?: Record<string, string>; deletionTimestamp?: string };
         };
         return { annotations: machine.metadata.annotations ?? {}, deleting: machine.metadata.deletionTimestamp !== undefined };

@@ -28,7 +28,9 @@ interface Kubectl {
 
 function minorOf(bin: string): number | undefined {
   try {
-    const version = JSON.parse(execFileSync(bin, ['version', '--client', '-o', 'json'], { encoding: 'utf8', timeout: 10_000 })) as { clientVersion?: { minor?: string } };
+    const version = JSON.parse(execFileSync(bin, ['version', '--client', '-o', 'json'], { encoding: 'utf8', timeout: 10_000 })) as {
+      clientVersion?: { minor?: string };
+    };
     const minor = Number.parseInt(version.clientVersion?.minor ?? '', 10);
     return Number.isNaN(minor) ? undefined : minor;
   } catch {
@@ -79,7 +81,11 @@ function findSpdyKubectl(): Kubectl | undefined {
 const spdyKubectl = findSpdyKubectl();
 const ETCDCTL = process.env.ETCDCTL_BIN ?? 'etcdctl';
 // kubeadm's files in the etcd pod (kube-paths.md §6), as the fake's pod filesystem holds them.
-const POD_PKI = ['--cacert=/etc/kubernetes/pki/etcd/ca.crt', '--cert=/etc/kubernetes/pki/etcd/healthcheck-client.crt', '--key=/etc/kubernetes/pki/etcd/healthcheck-client.key'];
+const POD_PKI = [
+  '--cacert=/etc/kubernetes/pki/etcd/ca.crt',
+  '--cert=/etc/kubernetes/pki/etcd/healthcheck-client.crt',
+  '--key=/etc/kubernetes/pki/etcd/healthcheck-client.key',
+];
 
 /** The member id (hex, as the lab names it) in `endpoint status -w json` output. */
 function memberIdOf(stdout: string): string | undefined {
@@ -123,7 +129,10 @@ if (kubectls.length === 0) {
       const how = kubectl.minor >= 31 || kubectl.env.KUBECTL_PORT_FORWARD_WEBSOCKETS ? 'tunnelled through a WebSocket' : 'over plain SPDY';
 
       it(`kubectl 1.${kubectl.minor}: port-forward pod/etcd-cp-1 (${how}), then etcdctl endpoint status through it`, async () => {
-        const forward = spawn(kubectl.bin, ['port-forward', '-n', 'kube-system', 'pod/etcd-cp-1', ':2379'], { env: envOf(), stdio: ['ignore', 'pipe', 'pipe'] });
+        const forward = spawn(kubectl.bin, ['port-forward', '-n', 'kube-system', 'pod/etcd-cp-1', ':2379'], {
+          env: envOf(),
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
         let out = '';
         let err = '';
         forward.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
@@ -134,10 +143,23 @@ if (kubectls.length === 0) {
             what: `kubectl's "Forwarding from" line (stderr so far: ${err.trim()})`,
           });
           const { client } = world.tls!;
-          const status = await run(ETCDCTL, [`--endpoints=https://127.0.0.1:${port}`, `--cacert=${client.caFile}`, `--cert=${client.certFile}`, `--key=${client.keyFile}`, 'endpoint', 'status', '-w', 'json'], {
-            env: { ...process.env, ETCDCTL_API: '3' },
-            timeout: 15_000,
-          });
+          const status = await run(
+            ETCDCTL,
+            [
+              `--endpoints=https://127.0.0.1:${port}`,
+              `--cacert=${client.caFile}`,
+              `--cert=${client.certFile}`,
+              `--key=${client.keyFile}`,
+              'endpoint',
+              'status',
+              '-w',
+              'json',
+            ],
+            {
+              env: { ...process.env, ETCDCTL_API: '3' },
+              timeout: 15_000,
+            },
+          );
           expect(memberIdOf(status.stdout)).toBe(target().id);
           expect(out).toContain('Handling connection for');
           // The remote side held: no stream or forwarding error. (1.30 also logs etcdctl's own
@@ -151,7 +173,22 @@ if (kubectls.length === 0) {
       if (kubectl === spdyKubectl) continue;
 
       it(`kubectl 1.${kubectl.minor}: exec etcdctl endpoint status in the etcd container, exit 0`, async () => {
-        const argv = ['exec', '-n', 'kube-system', 'etcd-cp-1', '-c', 'etcd', '--', '/usr/local/bin/etcdctl', `--endpoints=${target().clientUrl}`, ...POD_PKI, 'endpoint', 'status', '-w', 'json'];
+        const argv = [
+          'exec',
+          '-n',
+          'kube-system',
+          'etcd-cp-1',
+          '-c',
+          'etcd',
+          '--',
+          '/usr/local/bin/etcdctl',
+          `--endpoints=${target().clientUrl}`,
+          ...POD_PKI,
+          'endpoint',
+          'status',
+          '-w',
+          'json',
+        ];
         // run() rejects on a non-zero exit, with kubectl's stderr in the error.
         const { stdout, stderr } = await run(kubectl.bin, argv, { env: envOf(), timeout: 20_000 });
         expect(memberIdOf(stdout)).toBe(target().id);
@@ -164,14 +201,20 @@ if (kubectls.length === 0) {
     it(`kubectl 1.${newest.minor}: a pod whose port nothing listens on: the kubelet's text on the error stream, and kubectl gives up`, async () => {
       // A node and etcd pod with no etcd behind them (kube-paths.md §2b).
       world.fake.addControlPlaneNode({ name: 'cp-9', internalIp: '10.0.0.19' });
-      const forward = spawn(newest.bin, ['port-forward', '-n', 'kube-system', 'pod/etcd-cp-9', ':2379'], { env: { ...process.env, KUBECONFIG: kubeconfig, ...newest.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const forward = spawn(newest.bin, ['port-forward', '-n', 'kube-system', 'pod/etcd-cp-9', ':2379'], {
+        env: { ...process.env, KUBECONFIG: kubeconfig, ...newest.env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let out = '';
       let err = '';
       forward.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
       forward.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
       const exited = new Promise<number | null>((resolve) => forward.once('exit', (code) => resolve(code)));
       try {
-        const port = await waitFor(async () => /Forwarding from 127\.0\.0\.1:(\d+) -> 2379/.exec(out)?.[1], { timeoutMs: 15_000, what: `kubectl's "Forwarding from" line (stderr: ${err.trim()})` });
+        const port = await waitFor(async () => /Forwarding from 127\.0\.0\.1:(\d+) -> 2379/.exec(out)?.[1], {
+          timeoutMs: 15_000,
+          what: `kubectl's "Forwarding from" line (stderr: ${err.trim()})`,
+        });
         // One connection opens the stream pair; the kubelet's answer is on its error stream.
         const connection = net.connect(Number(port), '127.0.0.1');
         connection.on('error', () => undefined);
@@ -182,7 +225,9 @@ if (kubectls.length === 0) {
         }
         // kubectl logs it quoted, so its own quotes come escaped.
         const said = err.replaceAll('\\"', '"');
-        expect(said).toMatch(/an error occurred forwarding \d+ -> 2379: error forwarding port 2379 to pod [0-9a-f]{64}, uid : failed to execute portforward in network namespace "host": failed to connect to localhost:2379 inside namespace "[0-9a-f]{64}"/);
+        expect(said).toMatch(
+          /an error occurred forwarding \d+ -> 2379: error forwarding port 2379 to pod [0-9a-f]{64}, uid : failed to execute portforward in network namespace "host": failed to connect to localhost:2379 inside namespace "[0-9a-f]{64}"/,
+        );
         expect(err).toContain('lost connection to pod');
       } finally {
         await stop(forward);
@@ -192,7 +237,10 @@ if (kubectls.length === 0) {
     it(`kubectl 1.${newest.minor}: kubelet down: the upgrade is refused with the API server's Status`, async () => {
       world.fake.kubeletDown('cp-2');
       try {
-        const failed = await run(newest.bin, ['port-forward', '-n', 'kube-system', 'pod/etcd-cp-2', ':2379'], { env: { ...process.env, KUBECONFIG: kubeconfig, ...newest.env }, timeout: 20_000 }).then(
+        const failed = await run(newest.bin, ['port-forward', '-n', 'kube-system', 'pod/etcd-cp-2', ':2379'], {
+          env: { ...process.env, KUBECONFIG: kubeconfig, ...newest.env },
+          timeout: 20_000,
+        }).then(
           () => undefined,
           (error: unknown) => error as { code?: number; stderr?: string },
         );

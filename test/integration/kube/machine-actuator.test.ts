@@ -94,7 +94,10 @@ describe('machine reader', () => {
     expect(listed.map((m) => m.name).sort()).toEqual(['wl-cp-1', 'wl-cp-2', 'wl-cp-3']);
     expect(listed.every((m) => m.controlPlane)).toBe(true);
     expect(await reader.machineOfNode(NS, 'worker-1')).toBeUndefined();
-    expect(list.mock.calls.map(([params]) => params.labelSelector)).toEqual(['cluster.x-k8s.io/cluster-name=wl,cluster.x-k8s.io/control-plane', 'cluster.x-k8s.io/cluster-name=wl,cluster.x-k8s.io/control-plane']);
+    expect(list.mock.calls.map(([params]) => params.labelSelector)).toEqual([
+      'cluster.x-k8s.io/cluster-name=wl,cluster.x-k8s.io/control-plane',
+      'cluster.x-k8s.io/cluster-name=wl,cluster.x-k8s.io/control-plane',
+    ]);
     // By name the worker is read, and said to be no control-plane Machine.
     expect(await reader.machineByName(NS, 'wl-md-0-1')).toMatchObject({ name: 'wl-md-0-1', controlPlane: false });
   });
@@ -103,7 +106,12 @@ describe('machine reader', () => {
     fake.store.put(MACHINES, {
       apiVersion: 'cluster.x-k8s.io/v1beta2',
       kind: 'Machine',
-      metadata: { name: 'wl-cp-4', namespace: NS, labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER, 'cluster.x-k8s.io/control-plane': '' }, deletionTimestamp: AT.toISOString() },
+      metadata: {
+        name: 'wl-cp-4',
+        namespace: NS,
+        labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER, 'cluster.x-k8s.io/control-plane': '' },
+        deletionTimestamp: AT.toISOString(),
+      },
       status: { nodeRef: { name: 'cp-4' }, phase: 'Deleting' },
     });
     const reader = createMachineReader({ customObjects: custom, clusterName: CLUSTER, version: 'v1beta2' });
@@ -139,7 +147,10 @@ describe('machine actuator', () => {
   });
 
   it('counts a Machine CAPI is already deleting as done, without touching it', async () => {
-    fake.store.put(MACHINES, { ...fake.store.get(MACHINES, NS, 'wl-cp-3'), metadata: { ...metadataOf(fake.store.get(MACHINES, NS, 'wl-cp-3')), deletionTimestamp: AT.toISOString() } });
+    fake.store.put(MACHINES, {
+      ...fake.store.get(MACHINES, NS, 'wl-cp-3'),
+      metadata: { ...metadataOf(fake.store.get(MACHINES, NS, 'wl-cp-3')), deletionTimestamp: AT.toISOString() },
+    });
     const result = await actuator().replace(request({ nodeName: 'cp-3' }));
     expect(result.detail).toBe(`Machine wl-cp-3 in namespace ${NS} is already being deleted`);
     expect(deletes).toEqual([]);
@@ -155,7 +166,10 @@ describe('machine actuator', () => {
   });
 
   it('counts a missing Machine as done', async () => {
-    expect(await actuator().replace(request({ machineName: 'gone' }))).toEqual({ action: 'deleted', detail: `Machine gone in namespace ${NS} is already gone` });
+    expect(await actuator().replace(request({ machineName: 'gone' }))).toEqual({
+      action: 'deleted',
+      detail: `Machine gone in namespace ${NS} is already gone`,
+    });
     expect(await actuator().replace(request({ nodeName: 'cp-8' }))).toEqual({
       action: 'deleted',
       detail: `the control-plane Machine of node cp-8 (cluster ${CLUSTER}, namespace ${NS}) is already gone`,
@@ -223,7 +237,9 @@ describe('machine actuator', () => {
     // The first call's delete went through, its journal line did not: the step runs again later.
     const { newUid } = replaceWithSameName('wl-cp-2');
     const result = await actuator().replace(request({ machineName: 'wl-cp-2' }, { machine: seen }));
-    expect(result.detail).toBe(`Machine wl-cp-2 in namespace ${NS} is uid ${newUid}, not wl-cp-2 uid ${seen.uid} that the incident saw: that Machine is already gone, and this one is left alone`);
+    expect(result.detail).toBe(
+      `Machine wl-cp-2 in namespace ${NS} is uid ${newUid}, not wl-cp-2 uid ${seen.uid} that the incident saw: that Machine is already gone, and this one is left alone`,
+    );
     expect(deletes).toEqual([]);
     expect(annotationOf('wl-cp-2')).toBeUndefined();
     expect(metadataOf(fake.store.get(MACHINES, NS, 'wl-cp-2')).deletionTimestamp).toBeUndefined();
@@ -265,8 +281,15 @@ describe('machine actuator', () => {
 
   it('names the Machine, the namespace and the failed step when the API server is unreachable', async () => {
     await fake.stop();
-    const error = await actuator().replace(request({ machineName: 'wl-cp-2' })).then(() => undefined, (e: unknown) => e);
-    expect(String(error)).toMatch(new RegExp(`^MachineReadError: reading Machine wl-cp-2 in namespace ${NS} failed: fetch failed \\(connect ECONNREFUSED .+\\)$`));
+    const error = await actuator()
+      .replace(request({ machineName: 'wl-cp-2' }))
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(String(error)).toMatch(
+      new RegExp(`^MachineReadError: reading Machine wl-cp-2 in namespace ${NS} failed: fetch failed \\(connect ECONNREFUSED .+\\)$`),
+    );
     fake = await startKubeApiFake(); // afterEach stops it
   });
 });

@@ -77,10 +77,13 @@ describe.sequential('MachineHealthCheck external remediation through the watcher
 
     await t.create(t.world.machineOf(leader));
 
-    const done = await waitFor(async () => {
-      const request = await t.read(t.world.machineOf(leader));
-      return request.status?.phase === 'AwaitingReplacement' ? request : undefined;
-    }, { timeoutMs: 45_000, what: 'the request to complete' });
+    const done = await waitFor(
+      async () => {
+        const request = await t.read(t.world.machineOf(leader));
+        return request.status?.phase === 'AwaitingReplacement' ? request : undefined;
+      },
+      { timeoutMs: 45_000, what: 'the request to complete' },
+    );
     // The reason is the last approval's: once leadership moved, a retried removal finds a follower.
     const approvals = t.pipeline.events.filter((e) => e.detailType === 'RemediationApproved').map((e) => (e.detail as { reason: string }).reason);
     expect(approvals[0]).toBe('LEADER_MOVED');
@@ -108,10 +111,13 @@ describe.sequential('MachineHealthCheck external remediation through the watcher
     const outcome = t.pipeline.runtime.waitForOutcome({ clusterId: CAPI_CLUSTER }, 45_000);
 
     await t.create(t.world.machineOf(leader));
-    const waiting = await waitFor(async () => {
-      const request = await t.read(t.world.machineOf(leader));
-      return request.status?.phase === 'Waiting' && request.status.reasonCode === 'LEADER_UNREACHABLE' ? request : undefined;
-    }, { timeoutMs: 30_000, what: 'the incident to wait out the grace window' });
+    const waiting = await waitFor(
+      async () => {
+        const request = await t.read(t.world.machineOf(leader));
+        return request.status?.phase === 'Waiting' && request.status.reasonCode === 'LEADER_UNREACHABLE' ? request : undefined;
+      },
+      { timeoutMs: 30_000, what: 'the incident to wait out the grace window' },
+    );
     expect(waiting.status?.message).toContain('kubelet');
     await t.remove(t.world.machineOf(leader));
 
@@ -133,13 +139,19 @@ describe.sequential('MachineHealthCheck external remediation through the watcher
     const { phases, stop: unsubscribe } = recordPhases(t.world.fake.store, machine);
 
     await t.create(machine);
-    await waitFor(async () => ((await t.read(machine)).status?.reasonCode === 'LEADER_UNREACHABLE' ? true : undefined), { timeoutMs: 30_000, what: 'the incident to wait out the grace window' });
+    await waitFor(async () => ((await t.read(machine)).status?.reasonCode === 'LEADER_UNREACHABLE' ? true : undefined), {
+      timeoutMs: 30_000,
+      what: 'the incident to wait out the grace window',
+    });
     t.world.fake.heal(leader.name);
 
-    const done = await waitFor(async () => {
-      const request = await t.read(machine);
-      return request.status?.phase === 'AwaitingReplacement' ? request : undefined;
-    }, { timeoutMs: 45_000, what: 'the request to complete after it was reported again' });
+    const done = await waitFor(
+      async () => {
+        const request = await t.read(machine);
+        return request.status?.phase === 'AwaitingReplacement' ? request : undefined;
+      },
+      { timeoutMs: 45_000, what: 'the request to complete after it was reported again' },
+    );
     unsubscribe();
 
     expect(phases).toContain('Recovered');

@@ -93,7 +93,9 @@ const FAULTS: FaultCase[] = [
     pod: 'etcd-cp-1',
     fault: (node) => fake.kubeletDown(node),
     why: 'kubelet-down',
-    exec: { text: 'error sending request: Post "https://10.0.0.11:10250/exec/kube-system/etcd-cp-1/etcd?command=etcdctl&command=version&error=1&output=1": dial tcp 10.0.0.11:10250: connect: connection refused' },
+    exec: {
+      text: 'error sending request: Post "https://10.0.0.11:10250/exec/kube-system/etcd-cp-1/etcd?command=etcdctl&command=version&error=1&output=1": dial tcp 10.0.0.11:10250: connect: connection refused',
+    },
     forward: { text: 'error dialing backend: dial tcp 10.0.0.11:10250: connect: connection refused', status: 500 },
   },
   {
@@ -105,8 +107,22 @@ const FAULTS: FaultCase[] = [
     exec: { text: 'unable to upgrade connection: rpc error: code = Unavailable' },
     forward: { text: 'dial unix /var/run/containerd/containerd.sock: connect: no such file or directory', status: 500 },
   },
-  { title: 'node deleted', node: GONE_NODE, pod: 'etcd-cp-4', why: 'node-gone', exec: { text: 'pods "cp-4" not found', status: 404 }, forward: { text: 'pods "cp-4" not found', status: 404 } },
-  { title: 'pod missing', node: 'cp-3', pod: 'etcd-cp-9', why: 'pod-gone', exec: { text: 'pods "etcd-cp-9" not found', status: 404 }, forward: { text: 'pods "etcd-cp-9" not found', status: 404 } },
+  {
+    title: 'node deleted',
+    node: GONE_NODE,
+    pod: 'etcd-cp-4',
+    why: 'node-gone',
+    exec: { text: 'pods "cp-4" not found', status: 404 },
+    forward: { text: 'pods "cp-4" not found', status: 404 },
+  },
+  {
+    title: 'pod missing',
+    node: 'cp-3',
+    pod: 'etcd-cp-9',
+    why: 'pod-gone',
+    exec: { text: 'pods "etcd-cp-9" not found', status: 404 },
+    forward: { text: 'pods "etcd-cp-9" not found', status: 404 },
+  },
 ];
 
 async function underFault<T>(fault: FaultCase, run: () => Promise<T>): Promise<T> {
@@ -203,7 +219,9 @@ describe('port-forward through the API server', () => {
   it('a closed forward frees its port; the next forward() opens a new one', async () => {
     const forward = await streams.forward(pod('etcd-cp-3'), 2379);
     await forward.close();
-    const refused = await new Promise<string>((resolve) => net.connect(forward.port, '127.0.0.1').on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? '')));
+    const refused = await new Promise<string>((resolve) =>
+      net.connect(forward.port, '127.0.0.1').on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? '')),
+    );
     expect(refused).toBe('ECONNREFUSED');
     const again = await streams.forward(pod('etcd-cp-3'), 2379);
     expect(again).not.toBe(forward);
@@ -225,10 +243,20 @@ describe('refusals the fake does not make: RBAC, credentials, no API server', ()
 
   /** An API server that answers every upgrade with `code` and a Status saying `message`. */
   async function refusing(code: number, message: string): Promise<{ streams: PodStreams; stop: () => Promise<void> }> {
-    const body = JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason: code === 403 ? 'Forbidden' : 'Unauthorized', code });
+    const body = JSON.stringify({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message,
+      reason: code === 403 ? 'Forbidden' : 'Unauthorized',
+      code,
+    });
     const server = http.createServer();
     server.on('upgrade', (_request, socket) => {
-      socket.end(`HTTP/1.1 ${code} Refused\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      socket.end(
+        `HTTP/1.1 ${code} Refused\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const refused = createPodStreams(configFor(`http://127.0.0.1:${(server.address() as AddressInfo).port}`));
@@ -243,7 +271,10 @@ describe('refusals the fake does not make: RBAC, credentials, no API server', ()
   }
 
   it('403: forbidden, as auth, saying which RBAC verbs the identity needs', async () => {
-    const server = await refusing(403, 'pods "etcd-cp-1" is forbidden: User "remediator" cannot create resource "pods/exec" in API group "" in the namespace "kube-system"');
+    const server = await refusing(
+      403,
+      'pods "etcd-cp-1" is forbidden: User "remediator" cannot create resource "pods/exec" in API group "" in the namespace "kube-system"',
+    );
     try {
       const error = await rejection(server.streams.exec(pod('etcd-cp-1'), ['etcdctl', 'version'], 5_000));
       expect(error).toMatchObject({ why: 'forbidden', reachability: 'auth', status: 403 });
@@ -277,7 +308,9 @@ describe('refusals the fake does not make: RBAC, credentials, no API server', ()
     try {
       const error = await rejection(abrupt.exec(pod('etcd-cp-1'), ['etcdctl', 'version'], 5_000));
       expect(error).toMatchObject({ why: 'other', reachability: 'other' });
-      expect(error.message).toBe('exec in kube-system/etcd-cp-1 failed: the stream closed (code 1011: gone) before a Status arrived (the stream ended without an exit status)');
+      expect(error.message).toBe(
+        'exec in kube-system/etcd-cp-1 failed: the stream closed (code 1011: gone) before a Status arrived (the stream ended without an exit status)',
+      );
     } finally {
       await abrupt.close();
       await new Promise((resolve) => server.close(resolve));
@@ -303,7 +336,9 @@ describe('close', () => {
     const running = rejection(own.exec(pod('etcd-cp-1'), ['etcdctl', `--endpoints=${member(0).clientUrl}`, 'watch', 'pod-streams-close'], 30_000));
     await own.close();
     expect(await running).toMatchObject({ why: 'other', message: 'exec in kube-system/etcd-cp-1 failed: the pod streams were closed (closed by the caller)' });
-    const refused = await new Promise<string>((resolve) => net.connect(forward.port, '127.0.0.1').on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? '')));
+    const refused = await new Promise<string>((resolve) =>
+      net.connect(forward.port, '127.0.0.1').on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? '')),
+    );
     expect(refused).toBe('ECONNREFUSED');
     await expect(own.forward(pod('etcd-cp-2'), 2379)).rejects.toBeInstanceOf(PodStreamError);
   });

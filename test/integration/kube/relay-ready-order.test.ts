@@ -23,7 +23,10 @@ afterAll(async () => world?.down());
 
 /** A fresh access each time: no relay remembered from an earlier probe. */
 async function probeOverRelay(): Promise<{ sample: ProbeSample; throughCp1: number }> {
-  const kube = createKubeEtcd({ workloadKubeconfig: world.access.workloadKubeconfig }, { guardPrefix: '/etcd-remediator', callTimeoutMs: DEADLINE_MS, ...worldEtcdTls(world) });
+  const kube = createKubeEtcd(
+    { workloadKubeconfig: world.access.workloadKubeconfig },
+    { guardPrefix: '/etcd-remediator', callTimeoutMs: DEADLINE_MS, ...worldEtcdTls(world) },
+  );
   const before = world.fake.upgrades.length;
   try {
     const sample = await kube.prober.probe({ seeds: world.lab.endpoints(), deadlineMs: DEADLINE_MS, paths: ['exec-relay'] });

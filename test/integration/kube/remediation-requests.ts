@@ -34,7 +34,8 @@ export interface Requests {
 export function requestsIn(config: KubeConfig, namespace: string): Requests {
   const objects = config.makeApiClient(CustomObjectsApi);
   const coordinates = { group: REQUEST_GROUP, version: REQUEST_VERSION, namespace, plural: REQUEST_PLURAL };
-  const statusOf = async (machine: string): Promise<StatusSeen | undefined> => ((await objects.getNamespacedCustomObject({ ...coordinates, name: machine })) as { status?: StatusSeen }).status;
+  const statusOf = async (machine: string): Promise<StatusSeen | undefined> =>
+    ((await objects.getNamespacedCustomObject({ ...coordinates, name: machine })) as { status?: StatusSeen }).status;
   return {
     async create(machine, cluster, { reason, annotations, ownerReferences } = {}) {
       await objects.createNamespacedCustomObject({
@@ -42,7 +43,13 @@ export function requestsIn(config: KubeConfig, namespace: string): Requests {
         body: {
           apiVersion: `${REQUEST_GROUP}/${REQUEST_VERSION}`,
           kind: 'EtcdRemediationRequest',
-          metadata: { name: machine, namespace, labels: { 'cluster.x-k8s.io/cluster-name': cluster }, ...(annotations ? { annotations } : {}), ...(ownerReferences ? { ownerReferences } : {}) },
+          metadata: {
+            name: machine,
+            namespace,
+            labels: { 'cluster.x-k8s.io/cluster-name': cluster },
+            ...(annotations ? { annotations } : {}),
+            ...(ownerReferences ? { ownerReferences } : {}),
+          },
           spec: reason === undefined ? {} : { reason },
         },
       });
@@ -52,10 +59,13 @@ export function requestsIn(config: KubeConfig, namespace: string): Requests {
     },
     statusOf,
     statusWith: (machine, wanted, what, { timeoutMs = 10_000, intervalMs } = {}) =>
-      waitFor(async () => {
-        const status = await statusOf(machine);
-        return status && wanted(status) ? status : undefined;
-      }, { timeoutMs, what, ...(intervalMs === undefined ? {} : { intervalMs }) }),
+      waitFor(
+        async () => {
+          const status = await statusOf(machine);
+          return status && wanted(status) ? status : undefined;
+        },
+        { timeoutMs, what, ...(intervalMs === undefined ? {} : { intervalMs }) },
+      ),
   };
 }
 
@@ -64,7 +74,14 @@ export function recordPhases(store: ObjectStore, machine: string): { phases: str
   const phases: string[] = [];
   const stop = store.subscribe(({ resource, object }) => {
     const phase = isObject(object.status) ? object.status.phase : undefined;
-    if (resource.plural === REQUEST_PLURAL && isObject(object.metadata) && object.metadata.name === machine && typeof phase === 'string' && phases.at(-1) !== phase) phases.push(phase);
+    if (
+      resource.plural === REQUEST_PLURAL &&
+      isObject(object.metadata) &&
+      object.metadata.name === machine &&
+      typeof phase === 'string' &&
+      phases.at(-1) !== phase
+    )
+      phases.push(phase);
   });
   return { phases, stop };
 }

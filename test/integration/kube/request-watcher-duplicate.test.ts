@@ -32,7 +32,12 @@ interface World {
 async function setUp(): Promise<World> {
   const world = await startKubeWorld();
   teardown.push(() => world.down());
-  const pipeline = await startPipeline(world.lab, { kube: world.access, endpoints: [], policy: { pathOrder: ['port-forward'], graceMs: 600_000 }, clusterId: CAPI_CLUSTER });
+  const pipeline = await startPipeline(world.lab, {
+    kube: world.access,
+    endpoints: [],
+    policy: { pathOrder: ['port-forward'], graceMs: 600_000 },
+    clusterId: CAPI_CLUSTER,
+  });
   teardown.push(() => pipeline.close());
   const leader = await world.lab.leader();
   await world.lab.fault(leader.name, 'cut');
@@ -42,7 +47,12 @@ async function setUp(): Promise<World> {
   const runtime = pipeline.runtime;
   const watcher: RequestWatcher = startRequestWatcher({
     management: world.fake.kubeConfig(),
-    runtime: { ...runtime, clock: systemClock, submit: (detail, source) => runtime.submit(detail, source), subscribe: (observer) => runtime.bus.subscribe(observer) },
+    runtime: {
+      ...runtime,
+      clock: systemClock,
+      submit: (detail, source) => runtime.submit(detail, source),
+      subscribe: (observer) => runtime.bus.subscribe(observer),
+    },
     followIntervalMs: 200,
     clusterIdOf: (request) => request.clusterName ?? '',
     log: silent,
@@ -67,13 +77,23 @@ describe.sequential('a request whose member another incident or remediator holds
     const t = await setUp();
     // Another source reports the same member by its Node: that incident waits out the grace window.
     const now = new Date().toISOString();
-    await t.pipeline.runtime.submit({ clusterId: CAPI_CLUSTER, target: { nodeName: t.leader.name }, reason: 'Node not Ready', source: 'ec2', observedAt: now, at: now });
-    const holder = await waitFor(async () => {
-      const [open] = await t.pipeline.runtime.store.listIncidents({ clusterId: CAPI_CLUSTER, state: 'open' });
-      return open?.lastDecision?.reason === 'LEADER_UNREACHABLE' ? open : undefined;
-    // Unconfirmed looks back off (one election timeout, doubling): on a busy machine a few of them
-    // may pass before the followers confirm the leader gone.
-    }, { timeoutMs: 60_000, what: 'the first incident to wait out the grace window' });
+    await t.pipeline.runtime.submit({
+      clusterId: CAPI_CLUSTER,
+      target: { nodeName: t.leader.name },
+      reason: 'Node not Ready',
+      source: 'ec2',
+      observedAt: now,
+      at: now,
+    });
+    const holder = await waitFor(
+      async () => {
+        const [open] = await t.pipeline.runtime.store.listIncidents({ clusterId: CAPI_CLUSTER, state: 'open' });
+        return open?.lastDecision?.reason === 'LEADER_UNREACHABLE' ? open : undefined;
+        // Unconfirmed looks back off (one election timeout, doubling): on a busy machine a few of them
+        // may pass before the followers confirm the leader gone.
+      },
+      { timeoutMs: 60_000, what: 'the first incident to wait out the grace window' },
+    );
 
     await t.create();
     const following = await t.statusWith((s) => s.incidentId === holder.incidentId, 'the request to follow the incident that holds its member');

@@ -61,7 +61,10 @@ async function setUp(options: { reportAgainMs?: number } = {}): Promise<World> {
   const machine = world.machineOf(leader);
 
   const said: Said[] = [];
-  const record = (level: keyof Log) => (message: string, fields: Record<string, unknown> = {}) => void said.push({ level, message, fields });
+  const record =
+    (level: keyof Log) =>
+    (message: string, fields: Record<string, unknown> = {}) =>
+      void said.push({ level, message, fields });
   const log: Log = { debug: record('debug'), info: record('info'), warn: record('warn'), error: record('error') };
 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'watcher-faults-'));
@@ -108,7 +111,12 @@ async function setUp(options: { reportAgainMs?: number } = {}): Promise<World> {
 
   const watcher: RequestWatcher = startRequestWatcher({
     management: world.fake.kubeConfig(),
-    runtime: { ...runtime, clock: systemClock, submit: (detail, source) => runtime.submit(detail, source), subscribe: (observer) => runtime.bus.subscribe(observer) },
+    runtime: {
+      ...runtime,
+      clock: systemClock,
+      submit: (detail, source) => runtime.submit(detail, source),
+      subscribe: (observer) => runtime.bus.subscribe(observer),
+    },
     clusterIdOf: (request) => capiClusterId(request.namespace, request.clusterName ?? ''),
     log,
     followIntervalMs: 200,
@@ -117,7 +125,17 @@ async function setUp(options: { reportAgainMs?: number } = {}): Promise<World> {
   });
   teardown.push(() => watcher.stop());
   await watcher.ready;
-  return { world, runtime, calls, approvals, said, directoryErrors, phases, machine, statusPath: `/apis/${REQUEST_GROUP}/${REQUEST_VERSION}/namespaces/${CAPI_NAMESPACE}/${REQUEST_PLURAL}/${machine}/status` };
+  return {
+    world,
+    runtime,
+    calls,
+    approvals,
+    said,
+    directoryErrors,
+    phases,
+    machine,
+    statusPath: `/apis/${REQUEST_GROUP}/${REQUEST_VERSION}/namespaces/${CAPI_NAMESPACE}/${REQUEST_PLURAL}/${machine}/status`,
+  };
 }
 
 interface RequestShape {
@@ -128,15 +146,20 @@ interface RequestShape {
 async function requestCompleted(t: World, timeoutMs = 15_000): Promise<RequestShape> {
   await requestsIn(t.world.fake.kubeConfig(), CAPI_NAMESPACE).create(t.machine, CAPI_CLUSTER, { reason: MHC_REASON });
   const objects = t.world.fake.kubeConfig().makeApiClient(CustomObjectsApi);
-  const completed = waitFor(async () => {
-    const request = (await objects.getNamespacedCustomObject({ ...coordinates, name: t.machine })) as RequestShape;
-    return request.status?.phase === 'AwaitingReplacement' ? request : undefined;
-  }, { timeoutMs, what: 'the request to complete' });
+  const completed = waitFor(
+    async () => {
+      const request = (await objects.getNamespacedCustomObject({ ...coordinates, name: t.machine })) as RequestShape;
+      return request.status?.phase === 'AwaitingReplacement' ? request : undefined;
+    },
+    { timeoutMs, what: 'the request to complete' },
+  );
   // Said as it stands at the timeout, not as it stood when the wait began.
   return completed.catch(async (error: unknown) => {
     const stood = (await objects.getNamespacedCustomObject({ ...coordinates, name: t.machine }).catch(() => undefined)) as RequestShape | undefined;
     const requests = t.world.fake.requests.filter((r) => !r.path.includes('/machines') && !r.path.includes('/pods'));
-    throw new Error(`${String(error)}; phases ${t.phases.join(' → ')}; status ${JSON.stringify(stood?.status)}; said ${JSON.stringify(t.said)}; API requests ${JSON.stringify(requests)}`);
+    throw new Error(
+      `${String(error)}; phases ${t.phases.join(' → ')}; status ${JSON.stringify(stood?.status)}; said ${JSON.stringify(t.said)}; API requests ${JSON.stringify(requests)}`,
+    );
   });
 }
 
@@ -165,7 +188,15 @@ describe('kube fake: failNext', () => {
         const error: unknown = await core.readNamespacedSecret({ namespace: 'default', name: 's' }).catch((e: unknown) => e);
         expect(error).toBeInstanceOf(ApiException);
         expect(error).toMatchObject({ code: 409, body: expect.stringContaining('"reason":"Conflict"') });
-        expect(JSON.parse((error as ApiException<string>).body)).toEqual({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'injected conflict', reason: 'Conflict', code: 409 });
+        expect(JSON.parse((error as ApiException<string>).body)).toEqual({
+          kind: 'Status',
+          apiVersion: 'v1',
+          metadata: {},
+          status: 'Failure',
+          message: 'injected conflict',
+          reason: 'Conflict',
+          code: 409,
+        });
       }
       await expect(core.readNamespacedSecret({ namespace: 'default', name: 's' })).rejects.toThrow();
       expect((await core.readNamespacedSecret({ namespace: 'default', name: 's' })).data?.value).toBe(Buffer.from('v').toString('base64'));
@@ -183,7 +214,13 @@ describe.sequential('request watcher: the management API server fails once', () 
     // The first status write loses its connection; the one saying the member is out (nothing in
     // this world joins a replacement) gets a 500.
     const firstWrite = t.world.fake.failNext({ method: 'PATCH', path: /\/status$/, status: 'reset' });
-    const completedWrite = t.world.fake.failNext({ method: 'PATCH', path: /\/status$/, body: /"phase":"AwaitingReplacement"/, status: 500, message: 'etcdserver: request timed out' });
+    const completedWrite = t.world.fake.failNext({
+      method: 'PATCH',
+      path: /\/status$/,
+      body: /"phase":"AwaitingReplacement"/,
+      status: 500,
+      message: 'etcdserver: request timed out',
+    });
 
     const request = await requestCompleted(t);
 
@@ -230,9 +267,18 @@ describe.sequential('request watcher: the management API server fails once', () 
   it('a Secret that fails every delivery of the report leaves a dead letter; once it reads again, the watcher reports the request again and it completes', async () => {
     const t = await setUp({ reportAgainMs: 1_000 });
     // Unreadable until cleared: the report's first delivery and both redeliveries fail, and the runtime gives up on it.
-    const secretReads = t.world.fake.failNext({ method: 'GET', path: new RegExp(`^${SECRET_PATH}$`), status: 500, message: 'etcdserver: leader changed', times: 1_000 });
+    const secretReads = t.world.fake.failNext({
+      method: 'GET',
+      path: new RegExp(`^${SECRET_PATH}$`),
+      status: 500,
+      message: 'etcdserver: leader changed',
+      times: 1_000,
+    });
     const completed = requestCompleted(t, 40_000);
-    await waitFor(async () => ((await t.runtime.store.listDeadLetters()).length > 0 ? true : undefined), { timeoutMs: 20_000, what: 'the report to become a dead letter' });
+    await waitFor(async () => ((await t.runtime.store.listDeadLetters()).length > 0 ? true : undefined), {
+      timeoutMs: 20_000,
+      what: 'the report to become a dead letter',
+    });
     expect(t.said.filter((s) => s.level === 'error').map((s) => s.message)).toContain('probe-members failed');
     expect(await t.runtime.store.listIncidents({ clusterId: CLUSTER_ID })).toEqual([]);
     secretReads.clear();

@@ -58,7 +58,13 @@ describe('a request whose incident ended as a duplicate of another', () => {
   it('follows the incident that holds its member, named, to its end: Running while that one runs, Completed only once it replaced the Machine', async () => {
     const t = await setUp();
     // Another report of the member, by its Node: that incident holds it.
-    const { incident: holder } = await t.store.openOrJoin({ clusterId: CLUSTER_ID, targetKey: 'nodeName=cp-1', target: { nodeName: 'cp-1' }, reason: 'Node NotReady', now: Date.now() });
+    const { incident: holder } = await t.store.openOrJoin({
+      clusterId: CLUSTER_ID,
+      targetKey: 'nodeName=cp-1',
+      target: { nodeName: 'cp-1' },
+      reason: 'Node NotReady',
+      now: Date.now(),
+    });
     await t.create();
     const own = await t.statusWith((s) => s.incidentId !== undefined && s.incidentId !== holder.incidentId, 'the request to follow its own incident');
 
@@ -85,14 +91,28 @@ describe('a request whose incident ended as a duplicate of another', () => {
 
   it('deleting the request leaves the incident it follows alone: that one is another report’s', async () => {
     const t = await setUp();
-    const { incident: holder } = await t.store.openOrJoin({ clusterId: CLUSTER_ID, targetKey: 'nodeName=cp-1', target: { nodeName: 'cp-1' }, reason: 'Node NotReady', now: Date.now() });
+    const { incident: holder } = await t.store.openOrJoin({
+      clusterId: CLUSTER_ID,
+      targetKey: 'nodeName=cp-1',
+      target: { nodeName: 'cp-1' },
+      reason: 'Node NotReady',
+      now: Date.now(),
+    });
     await t.create();
     const own = await t.statusWith((s) => s.incidentId !== undefined && s.incidentId !== holder.incidentId, 'the request to follow its own incident');
-    await t.end((await t.store.getIncident(own.incidentId!))!, 'closed', { kind: 'close', reason: 'DUPLICATE_INCIDENT', message: 'duplicate', evidence: { incidentId: holder.incidentId } });
+    await t.end((await t.store.getIncident(own.incidentId!))!, 'closed', {
+      kind: 'close',
+      reason: 'DUPLICATE_INCIDENT',
+      message: 'duplicate',
+      evidence: { incidentId: holder.incidentId },
+    });
     await t.statusWith((s) => s.incidentId === holder.incidentId, 'the request to follow the incident that holds its member');
 
     await t.remove();
-    await waitFor(async () => (t.said.some((m) => m.startsWith('request deleted')) ? true : undefined), { timeoutMs: 10_000, what: 'the watcher to see the request deleted' });
+    await waitFor(async () => (t.said.some((m) => m.startsWith('request deleted')) ? true : undefined), {
+      timeoutMs: 10_000,
+      what: 'the watcher to see the request deleted',
+    });
     expect(t.said.filter((m) => m.startsWith('request deleted'))).toEqual(["request deleted; the incident it followed is another report's, and goes on"]);
     const after = await t.store.getIncident(holder.incidentId);
     expect(after).toMatchObject({ state: 'open' });

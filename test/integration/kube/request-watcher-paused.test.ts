@@ -61,16 +61,29 @@ const clusterV1beta2 = (annotated: boolean): JsonObject => ({
     controlPlaneRef: { apiGroup: 'controlplane.cluster.x-k8s.io', kind: 'KubeadmControlPlane', name: `${CLUSTER}-control-plane` },
     infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'DockerCluster', name: CLUSTER },
   },
-  status: { phase: 'Provisioned', conditions: [{ type: 'Paused', status: annotated ? 'True' : 'False', reason: annotated ? 'Paused' : 'NotPaused', lastTransitionTime: '2026-07-01T10:00:00Z' }] },
+  status: {
+    phase: 'Provisioned',
+    conditions: [
+      { type: 'Paused', status: annotated ? 'True' : 'False', reason: annotated ? 'Paused' : 'NotPaused', lastTransitionTime: '2026-07-01T10:00:00Z' },
+    ],
+  },
 });
 
-const SHORT_CIRCUITED = 'Remediation is not allowed, the number of not started or unhealthy machines exceeds maxUnhealthy (total: 3, unhealthy: 2, maxUnhealthy: 1)';
+const SHORT_CIRCUITED =
+  'Remediation is not allowed, the number of not started or unhealthy machines exceeds maxUnhealthy (total: 3, unhealthy: 2, maxUnhealthy: 1)';
 
 /** A v1beta2 MachineHealthCheck of the control plane, its RemediationAllowed as MHC last set it. */
 function healthCheck(name: string, allowed: boolean, matchLabels: Record<string, string> = { 'cluster.x-k8s.io/control-plane': '' }): JsonObject {
   const condition: JsonObject = allowed
     ? { type: 'RemediationAllowed', status: 'True', reason: 'RemediationAllowed', observedGeneration: 1, lastTransitionTime: '2026-07-01T10:00:00Z' }
-    : { type: 'RemediationAllowed', status: 'False', reason: 'TooManyUnhealthy', message: SHORT_CIRCUITED, observedGeneration: 1, lastTransitionTime: '2026-07-01T10:05:00Z' };
+    : {
+        type: 'RemediationAllowed',
+        status: 'False',
+        reason: 'TooManyUnhealthy',
+        message: SHORT_CIRCUITED,
+        observedGeneration: 1,
+        lastTransitionTime: '2026-07-01T10:05:00Z',
+      };
   return {
     apiVersion: 'cluster.x-k8s.io/v1beta2',
     kind: 'MachineHealthCheck',
@@ -79,7 +92,10 @@ function healthCheck(name: string, allowed: boolean, matchLabels: Record<string,
       clusterName: CLUSTER,
       selector: { matchLabels },
       checks: { unhealthyNodeConditions: [{ type: 'Ready', status: 'Unknown', timeoutSeconds: 300 }] },
-      remediation: { triggerIf: { unhealthyLessThanOrEqualTo: 1 }, templateRef: { apiVersion: `${REQUEST_GROUP}/${REQUEST_VERSION}`, kind: 'EtcdRemediationRequestTemplate', name: 'etcd-remediator' } },
+      remediation: {
+        triggerIf: { unhealthyLessThanOrEqualTo: 1 },
+        templateRef: { apiVersion: `${REQUEST_GROUP}/${REQUEST_VERSION}`, kind: 'EtcdRemediationRequestTemplate', name: 'etcd-remediator' },
+      },
     },
     status: {
       conditions: [condition, { type: 'Paused', status: 'False', reason: 'NotPaused', observedGeneration: 1, lastTransitionTime: '2026-07-01T10:00:00Z' }],
@@ -94,7 +110,14 @@ function healthCheck(name: string, allowed: boolean, matchLabels: Record<string,
           conditions: [
             allowed
               ? { type: 'RemediationAllowed', status: 'True', lastTransitionTime: '2026-07-01T10:00:00Z' }
-              : { type: 'RemediationAllowed', status: 'False', severity: 'Warning', reason: 'TooManyUnhealthy', message: SHORT_CIRCUITED, lastTransitionTime: '2026-07-01T10:05:00Z' },
+              : {
+                  type: 'RemediationAllowed',
+                  status: 'False',
+                  severity: 'Warning',
+                  reason: 'TooManyUnhealthy',
+                  message: SHORT_CIRCUITED,
+                  lastTransitionTime: '2026-07-01T10:05:00Z',
+                },
           ],
         },
       },
@@ -145,17 +168,25 @@ async function createRequest(t: World): Promise<void> {
   const machineUid = String((t.fake.store.get(MACHINES, NS, MACHINE).metadata as { uid: string }).uid);
   await t.requests.create(MACHINE, CLUSTER, {
     reason: MHC_REASON,
-    annotations: { 'cluster.x-k8s.io/cloned-from-name': 'etcd-remediator', 'cluster.x-k8s.io/cloned-from-groupkind': 'EtcdRemediationRequestTemplate.etcd-remediator.io' },
+    annotations: {
+      'cluster.x-k8s.io/cloned-from-name': 'etcd-remediator',
+      'cluster.x-k8s.io/cloned-from-groupkind': 'EtcdRemediationRequestTemplate.etcd-remediator.io',
+    },
     ownerReferences: [{ apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Machine', name: MACHINE, uid: machineUid }],
   });
 }
 
-const statusWith = (t: World, wanted: (s: StatusSeen) => boolean, what: string): Promise<StatusSeen> => t.requests.statusWith(MACHINE, wanted, what, { intervalMs: 25 });
+const statusWith = (t: World, wanted: (s: StatusSeen) => boolean, what: string): Promise<StatusSeen> =>
+  t.requests.statusWith(MACHINE, wanted, what, { intervalMs: 25 });
 
 /** The watcher looked at the Cluster `rounds` more times: that many follow rounds went by. */
 async function roundsPass(t: World, rounds: number): Promise<void> {
   const from = t.clusterReads();
-  await waitFor(async () => (t.clusterReads() >= from + rounds ? true : undefined), { timeoutMs: 10_000, intervalMs: 20, what: `${rounds} more looks at the Cluster` });
+  await waitFor(async () => (t.clusterReads() >= from + rounds ? true : undefined), {
+    timeoutMs: 10_000,
+    intervalMs: 20,
+    what: `${rounds} more looks at the Cluster`,
+  });
 }
 
 const MHCS = (): NonNullable<ReturnType<typeof resourceType>> => {
@@ -228,7 +259,11 @@ describe('a request Cluster API has stopped acting on is not reported', () => {
     const first = await statusWith(t, (s) => s.incidentId !== undefined, 'the request to be reported');
     const recovered: Decision = { kind: 'close', reason: 'TARGET_RECOVERED', message: 'cp-1 answered again, healthy', evidence: {} };
     const incident = (await t.store.getIncident(first.incidentId!))!;
-    await t.store.updateIncident(incident.incidentId, { state: 'closed', lastDecision: recovered, result: recovered }, { expectVersion: incident.version, now: Date.now() });
+    await t.store.updateIncident(
+      incident.incidentId,
+      { state: 'closed', lastDecision: recovered, result: recovered },
+      { expectVersion: incident.version, now: Date.now() },
+    );
     await statusWith(t, (s) => s.phase === 'Recovered', 'the request to show Recovered');
 
     t.fake.store.put(CLUSTERS, clusterV1beta1(true));
@@ -261,7 +296,11 @@ describe('a request Cluster API has stopped acting on is not reported', () => {
     expect(t.reported).toEqual([MACHINE]);
 
     t.fake.store.put(CLUSTERS, clusterV1beta1(false));
-    await statusWith(t, (s) => s.incidentId !== undefined && s.incidentId !== first.incidentId && s.reasonCode !== 'CLUSTER_PAUSED', 'the request to be reported again');
+    await statusWith(
+      t,
+      (s) => s.incidentId !== undefined && s.incidentId !== first.incidentId && s.reasonCode !== 'CLUSTER_PAUSED',
+      'the request to be reported again',
+    );
     expect(t.reported).toEqual([MACHINE, MACHINE]);
   });
 
@@ -287,7 +326,14 @@ describe('a request Cluster API has stopped acting on is not reported', () => {
   it('what cannot be read is no answer: an unreadable MachineHealthCheck list holds the request, saying so; it is reported once it reads', async () => {
     const t = await setUp();
     t.fake.store.put(CLUSTERS, clusterV1beta1(false));
-    const refused = t.fake.failNext({ method: 'GET', path: /\/machinehealthchecks$/, status: 403, times: 3, message: 'machinehealthchecks.cluster.x-k8s.io is forbidden: User "system:serviceaccount:etcd-remediator-system:etcd-remediator" cannot list resource "machinehealthchecks"' });
+    const refused = t.fake.failNext({
+      method: 'GET',
+      path: /\/machinehealthchecks$/,
+      status: 403,
+      times: 3,
+      message:
+        'machinehealthchecks.cluster.x-k8s.io is forbidden: User "system:serviceaccount:etcd-remediator-system:etcd-remediator" cannot list resource "machinehealthchecks"',
+    });
     await createRequest(t);
 
     const held = await statusWith(t, (s) => s.phase === 'Pending' && /machinehealthchecks/.test(s.message ?? ''), 'the request to be held');

@@ -46,7 +46,10 @@ describe('request watcher: a deleted request whose incident a step holds', () =>
     const deletedAt = Date.now();
     await requests.remove('wl-cp-1');
 
-    const gaveUp = await waitFor(async () => warned.find((w) => w.message.startsWith('request deleted, but its incident')), { timeoutMs: 10_000, what: 'the watcher to stop asking' });
+    const gaveUp = await waitFor(async () => warned.find((w) => w.message.startsWith('request deleted, but its incident')), {
+      timeoutMs: 10_000,
+      what: 'the watcher to stop asking',
+    });
     expect(Date.now() - deletedAt).toBeGreaterThanOrEqual(1_000);
     expect(gaveUp.message).toBe('request deleted, but its incident was not withdrawn: a step held it all along; the incident goes on');
     expect(gaveUp.fields).toMatchObject({ request: 'default/wl-cp-1', incidentId, withinMs: 1_000 });

@@ -6,11 +6,14 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { streamTransport, UpgradeRefused } from '../../../functions/adapters/kube/streams/stream-transport.ts';
 
-export type UpgradeOutcome =
-  | { upgraded: true; protocol: string }
-  | { upgraded: false; status: number; contentType: string; body: string };
+export type UpgradeOutcome = { upgraded: true; protocol: string } | { upgraded: false; status: number; contentType: string; body: string };
 
-export async function probeUpgrade(config: KubeConfig, path: string, protocols: readonly string[] = ['v4.channel.k8s.io'], timeoutMs = 5_000): Promise<UpgradeOutcome> {
+export async function probeUpgrade(
+  config: KubeConfig,
+  path: string,
+  protocols: readonly string[] = ['v4.channel.k8s.io'],
+  timeoutMs = 5_000,
+): Promise<UpgradeOutcome> {
   const transport = streamTransport(config, { onSocket: () => undefined, protocols, handshakeTimeoutMs: timeoutMs });
   try {
     const ws = await transport.connect(path, null, null);

@@ -10,7 +10,8 @@ export const CHROMIUM = process.env.CHROMIUM_BIN ?? '/usr/bin/chromium';
 
 /** Fails with how to install it, never skips: a report never checked in a browser must not pass. */
 export async function launchChromium(): Promise<Browser> {
-  if (!fs.statSync(CHROMIUM, { throwIfNoEntry: false })?.isFile()) throw new Error(`no Chromium at ${CHROMIUM}: the report's browser tests need it (apt-get install -y chromium)`);
+  if (!fs.statSync(CHROMIUM, { throwIfNoEntry: false })?.isFile())
+    throw new Error(`no Chromium at ${CHROMIUM}: the report's browser tests need it (apt-get install -y chromium)`);
   return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
 }
 
@@ -50,5 +51,9 @@ export function artifact(name: string): string {
 export async function screenshotTop(page: Page, file: string): Promise<Buffer> {
   const box = await page.locator('section', { has: page.locator('svg.timeline') }).boundingBox();
   if (!box) throw new Error('the report has no timeline section to screenshot');
-  return page.screenshot({ path: file, fullPage: true, clip: { x: 0, y: 0, width: page.viewportSize()?.width ?? 1280, height: Math.ceil(box.y + box.height + 16) } });
+  return page.screenshot({
+    path: file,
+    fullPage: true,
+    clip: { x: 0, y: 0, width: page.viewportSize()?.width ?? 1280, height: Math.ceil(box.y + box.height + 16) },
+  });
 }

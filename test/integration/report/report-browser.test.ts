@@ -100,7 +100,8 @@ describe.sequential('the incident report in headless Chromium', () => {
     const laneNames = await lanes.locator('.lane-name').allTextContents();
     for (const name of await lanes.locator('.lane-name').all()) expect(await name.isVisible()).toBe(true);
     const figures: Record<string, string> = {};
-    for (const f of await page.locator('[data-figure]').all()) figures[(await f.getAttribute('data-figure')) ?? ''] = ((await f.locator('.value').textContent()) ?? '').trim();
+    for (const f of await page.locator('[data-figure]').all())
+      figures[(await f.getAttribute('data-figure')) ?? ''] = ((await f.locator('.value').textContent()) ?? '').trim();
     await screenshotTop(page, artifact(`report-${name}.png`));
     return {
       page,
@@ -187,7 +188,23 @@ describe.sequential('the incident report in headless Chromium', () => {
       file,
       renderReport(
         reportModel({
-          incident: { incidentId: 'e', clusterId: evil, targetKey: 'memberName=etcd-0', target: {}, reason: evil, state: 'open', openedAt: now, updatedAt: now, attempt: 0, waits: 0, immediateReprobes: 0, views, outbox: [], stepsDone: [], version: 1 },
+          incident: {
+            incidentId: 'e',
+            clusterId: evil,
+            targetKey: 'memberName=etcd-0',
+            target: {},
+            reason: evil,
+            state: 'open',
+            openedAt: now,
+            updatedAt: now,
+            attempt: 0,
+            waits: 0,
+            immediateReprobes: 0,
+            views,
+            outbox: [],
+            stepsDone: [],
+            version: 1,
+          },
           journal: [],
         }),
       ),

@@ -55,7 +55,12 @@ describe('the quorum gate on real clusters with members down', () => {
     expect(removed!.members.map((m) => m.id)).not.toContain(deadA.id);
     expect(app.calls.memberRemove.map((c) => c.id)).not.toContain(healthy.id);
     const list = await waitUntilGone(lab, deadA.id);
-    expect(list.map((m) => m.id).sort()).toEqual(lab.members.filter((m) => m.id !== deadA.id).map((m) => m.id).sort());
+    expect(list.map((m) => m.id).sort()).toEqual(
+      lab.members
+        .filter((m) => m.id !== deadA.id)
+        .map((m) => m.id)
+        .sort(),
+    );
     expect(list.map((m) => m.id)).toContain(deadB.id);
 
     // The gate counts from the membership as it is now: of 4 with one dead, a healthy follower may

@@ -30,7 +30,12 @@ describe('a reachable target on a real 3-member cluster', () => {
     expect(memberAt(lab, removed!.endpoint)).not.toBe(target.name);
     expect(removed!.members.map((m) => m.id)).not.toContain(target.id);
     const list = await waitUntilGone(lab, target.id);
-    expect(list.map((m) => m.name).sort()).toEqual(lab.members.filter((m) => m.id !== target.id).map((m) => m.name).sort());
+    expect(list.map((m) => m.name).sort()).toEqual(
+      lab.members
+        .filter((m) => m.id !== target.id)
+        .map((m) => m.name)
+        .sort(),
+    );
   });
 
   it('2. a reachable leader target is moved first, verified by a fresh probe, then removed', async () => {

@@ -7,7 +7,17 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach } from 'vitest';
-import { incidentIdOf, isTerminalEvent, makeEvent, routesOf, type DetailOf, type DetailTypesFor, type EventEnvelope, type FunctionName, type TerminalDetailType } from '../../../events/catalogue.ts';
+import {
+  incidentIdOf,
+  isTerminalEvent,
+  makeEvent,
+  routesOf,
+  type DetailOf,
+  type DetailTypesFor,
+  type EventEnvelope,
+  type FunctionName,
+  type TerminalDetailType,
+} from '../../../events/catalogue.ts';
 import { parseEnvelope, parseEvent } from '../../../events/validate.ts';
 import { createEtcd3Transport, createProber, directPaths } from '../../../functions/adapters/etcd/index.ts';
 import { fileSnapshots } from '../../../functions/adapters/local/file-snapshots.ts';
@@ -318,7 +328,9 @@ export class IncidentRun {
   async next(timeoutMs = 15_000): Promise<Observation> {
     const reached = await this.#advance(Date.now() + timeoutMs, false);
     if ('decision' in reached) return reached;
-    throw new Error(`${this.memberName}: no further decision, the incident reached ${reached.detailType} after ${describeDecision(this.observations.at(-1)?.decision)}`);
+    throw new Error(
+      `${this.memberName}: no further decision, the incident reached ${reached.detailType} after ${describeDecision(this.observations.at(-1)?.decision)}`,
+    );
   }
 
   /** Opens the incident if need be, and follows it until a decision `done` accepts. */
@@ -348,7 +360,8 @@ export class IncidentRun {
     const { deps } = this.#app;
     const steps: Steps<Observation | EventEnvelope<'RemediationApproved'>> = {
       'probe-members': async (event) => void (await probeMembers(deps, event)),
-      'move-leader': (event) => (event.detailType === 'MembersProbed' ? this.#decide(event.detail) : Promise.reject(new Error(`the scenarios deliver no ${event.detailType}`))),
+      'move-leader': (event) =>
+        event.detailType === 'MembersProbed' ? this.#decide(event.detail) : Promise.reject(new Error(`the scenarios deliver no ${event.detailType}`)),
       'schedule-retry': async (event) => void (await scheduleRetry(deps, event.detail)),
       remediate: async (event) => {
         if (!carryOn) {
@@ -467,7 +480,9 @@ export async function replayIncident(options: { memberName: string; endpoints: s
       decideAt = step.decideAt;
       // What the last decision published (its RetryRequested) is delivered before its timer is taken.
       if (i > 0 && (await decideOn(nextPublished()))) throw new Error(`replay step ${i}: a decision before its probe`);
-      const decision = await decideOn(i === 0 ? makeEvent('MemberUnhealthy', unhealthyReport(options.memberName, clock.now())) : dueRetry(app, i, step.sample.at));
+      const decision = await decideOn(
+        i === 0 ? makeEvent('MemberUnhealthy', unhealthyReport(options.memberName, clock.now())) : dueRetry(app, i, step.sample.at),
+      );
       if (!decision) throw new Error(`replay step ${i}: move-leader did not decide; published ${app.events.map((e) => e.detailType).join(', ')}`);
       decisions.push(decision);
       if (i < options.steps.length - 1 && decision.kind !== 'retry') throw new Error(`replay step ${i}: ${describeDecision(decision)}, not a retry to follow`);

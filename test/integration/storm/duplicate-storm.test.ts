@@ -48,7 +48,10 @@ describe.sequential('duplicate storm on the embedded runtime', () => {
       // All at once: every submit is started before any is awaited.
       const accepted = await Promise.all(Array.from({ length: STORM }, (_, i) => pipeline.runtime.submit(detail(i), 'storm')));
       expect(accepted).toHaveLength(STORM);
-      await waitFor(async () => pipeline.events.find((e) => e.detailType === 'RemediationCompleted'), { timeoutMs: 60_000, what: 'the remediation to complete' });
+      await waitFor(async () => pipeline.events.find((e) => e.detailType === 'RemediationCompleted'), {
+        timeoutMs: 60_000,
+        what: 'the remediation to complete',
+      });
       await pipeline.runtime.bus.drain({ timeoutMs: 15_000 });
 
       const incidents = await pipeline.runtime.store.listIncidents({ clusterId: 'lab' });

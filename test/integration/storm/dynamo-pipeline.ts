@@ -73,12 +73,15 @@ export async function startDynamoPipeline(lab: Lab, dynamo: Dynalite, options: D
   const scheduler: Scheduler = {
     schedule: async ({ name, at, event }) => {
       clearTimeout(pending.get(name));
-      const timer = setTimeout(() => {
-        pending.delete(name);
-        timers.delete(timer);
-        const parsed = parseEvent(event.detailType, event.detail);
-        if (parsed.ok) bus.publish(parsed.event).catch(() => undefined);
-      }, Math.max(0, at - Date.now()));
+      const timer = setTimeout(
+        () => {
+          pending.delete(name);
+          timers.delete(timer);
+          const parsed = parseEvent(event.detailType, event.detail);
+          if (parsed.ok) bus.publish(parsed.event).catch(() => undefined);
+        },
+        Math.max(0, at - Date.now()),
+      );
       pending.set(name, timer);
       timers.add(timer);
     },

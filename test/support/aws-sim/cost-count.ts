@@ -40,7 +40,17 @@ export function itemBytes(item: Record<string, AttributeValue | WireValue>): num
 }
 
 /** AttributeValue as JSON on the wire: binary in base64. */
-type WireValue = { S?: string; N?: string; B?: string | Uint8Array; BOOL?: boolean; NULL?: boolean; M?: Record<string, WireValue>; L?: WireValue[]; SS?: string[]; NS?: string[] };
+type WireValue = {
+  S?: string;
+  N?: string;
+  B?: string | Uint8Array;
+  BOOL?: boolean;
+  NULL?: boolean;
+  M?: Record<string, WireValue>;
+  L?: WireValue[];
+  SS?: string[];
+  NS?: string[];
+};
 
 function valueBytes(value: AttributeValue | WireValue): number {
   const v: WireValue = value;
@@ -73,14 +83,21 @@ function writesOf(operation: string, request: string): Written[] {
     case 'DeleteItem':
       return [{ operation, table, key: body.Key as Record<string, WireValue>, transactional: false }];
     case 'TransactWriteItems':
-      return ((body.TransactItems ?? []) as Record<string, { TableName: string; Item?: Record<string, WireValue>; Key?: Record<string, WireValue> }>[]).flatMap((t) =>
-        Object.entries(t)
-          .filter(([kind]) => kind !== 'ConditionCheck')
-          .map(([kind, w]) => ({ operation: `Transact${kind}`, table: w.TableName, ...(w.Item ? { item: w.Item } : { key: w.Key }), transactional: true })),
+      return ((body.TransactItems ?? []) as Record<string, { TableName: string; Item?: Record<string, WireValue>; Key?: Record<string, WireValue> }>[]).flatMap(
+        (t) =>
+          Object.entries(t)
+            .filter(([kind]) => kind !== 'ConditionCheck')
+            .map(([kind, w]) => ({ operation: `Transact${kind}`, table: w.TableName, ...(w.Item ? { item: w.Item } : { key: w.Key }), transactional: true })),
       );
     case 'BatchWriteItem':
-      return Object.entries((body.RequestItems ?? {}) as Record<string, { PutRequest?: { Item: Record<string, WireValue> }; DeleteRequest?: { Key: Record<string, WireValue> } }[]>).flatMap(([name, requests]) =>
-        requests.map((r) => (r.PutRequest ? { operation: 'BatchPut', table: name, item: r.PutRequest.Item, transactional: false } : { operation: 'BatchDelete', table: name, key: r.DeleteRequest?.Key, transactional: false })),
+      return Object.entries(
+        (body.RequestItems ?? {}) as Record<string, { PutRequest?: { Item: Record<string, WireValue> }; DeleteRequest?: { Key: Record<string, WireValue> } }[]>,
+      ).flatMap(([name, requests]) =>
+        requests.map((r) =>
+          r.PutRequest
+            ? { operation: 'BatchPut', table: name, item: r.PutRequest.Item, transactional: false }
+            : { operation: 'BatchDelete', table: name, key: r.DeleteRequest?.Key, transactional: false },
+        ),
       );
     default:
       return [];
@@ -89,7 +106,10 @@ function writesOf(operation: string, request: string): Written[] {
 
 /** What the incident cost since `marks`, its updated items read back for their size. */
 export async function costSince(stack: DeployedStack, marks: CostMarks): Promise<IncidentCost> {
-  const writes = stack.dynamo.slice(marks.dynamo).filter((x) => x.status === 200).flatMap((x) => writesOf(x.operation, x.request));
+  const writes = stack.dynamo
+    .slice(marks.dynamo)
+    .filter((x) => x.status === 200)
+    .flatMap((x) => writesOf(x.operation, x.request));
   const client = stack.dynalite.client();
   const sizes: number[] = [];
   let writeUnits = 0;

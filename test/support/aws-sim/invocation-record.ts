@@ -28,7 +28,12 @@ export interface InvocationRecord {
 export const failureRecord = (failed: FailedInvocation, at = new Date()): InvocationRecord => ({
   version: '1.0',
   timestamp: at.toISOString(),
-  requestContext: { requestId: failed.requestId, functionArn: `${failed.functionArn}:$LATEST`, condition: failed.condition ?? 'RetriesExhausted', approximateInvokeCount: failed.tries },
+  requestContext: {
+    requestId: failed.requestId,
+    functionArn: `${failed.functionArn}:$LATEST`,
+    condition: failed.condition ?? 'RetriesExhausted',
+    approximateInvokeCount: failed.tries,
+  },
   requestPayload: failed.event,
   responseContext: { statusCode: 200, executedVersion: '$LATEST', functionError: 'Unhandled' },
   responsePayload: { errorType: failed.errorType, errorMessage: failed.errorMessage, stackTrace: [] },

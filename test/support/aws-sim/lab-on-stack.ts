@@ -16,11 +16,19 @@ export async function registerLab(stack: DeployedStack, lab: Lab, policy: Policy
 
 /** MemberUnhealthy for a member, put on the stack's bus with the real SDK client; the FailedEntryCount it got. */
 export async function reportUnhealthy(stack: DeployedStack, memberName: string, clusterId = 'lab'): Promise<number> {
-  const client = new EventBridgeClient({ endpoint: stack.eventBridge.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'AKIDFAKE', secretAccessKey: 'fake-secret' } });
+  const client = new EventBridgeClient({
+    endpoint: stack.eventBridge.endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'AKIDFAKE', secretAccessKey: 'fake-secret' },
+  });
   try {
     const now = new Date().toISOString();
     const detail = { clusterId, target: { memberName }, reason: 'kubelet down', source: 'test', observedAt: now, at: now, attempt: 0 };
-    const sent = await client.send(new PutEventsCommand({ Entries: [{ EventBusName: stack.busName, Source: 'etcd-remediator', DetailType: 'MemberUnhealthy', Detail: JSON.stringify(detail) }] }));
+    const sent = await client.send(
+      new PutEventsCommand({
+        Entries: [{ EventBusName: stack.busName, Source: 'etcd-remediator', DetailType: 'MemberUnhealthy', Detail: JSON.stringify(detail) }],
+      }),
+    );
     return sent.FailedEntryCount ?? 0;
   } finally {
     client.destroy();

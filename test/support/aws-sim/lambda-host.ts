@@ -71,7 +71,10 @@ export const LAMBDA_ASYNC_DEFAULTS = { maximumRetryAttempts: 2, maximumEventAgeI
 
 /** The documented ranges: 0 to 2 retries, 60 s to 6 hours of age. */
 export function checkedInvokeConfig(config: EventInvokeConfig = {}): Required<EventInvokeConfig> {
-  const { maximumRetryAttempts: retries = LAMBDA_ASYNC_DEFAULTS.maximumRetryAttempts, maximumEventAgeInSeconds: age = LAMBDA_ASYNC_DEFAULTS.maximumEventAgeInSeconds } = config;
+  const {
+    maximumRetryAttempts: retries = LAMBDA_ASYNC_DEFAULTS.maximumRetryAttempts,
+    maximumEventAgeInSeconds: age = LAMBDA_ASYNC_DEFAULTS.maximumEventAgeInSeconds,
+  } = config;
   if (!Number.isInteger(retries) || retries < 0 || retries > 2) throw new RangeError(`MaximumRetryAttempts must be an integer from 0 to 2, got ${retries}`);
   if (!Number.isInteger(age) || age < 60 || age > 21_600) throw new RangeError(`MaximumEventAgeInSeconds must be an integer from 60 to 21600, got ${age}`);
   return { maximumRetryAttempts: retries, maximumEventAgeInSeconds: age };

@@ -15,7 +15,13 @@ import { registerLab, reportUnhealthy } from './lab-on-stack.ts';
 
 export const SEED_GRACE_MS = 3_000;
 export const SEED_ELECTION_MS = 500;
-export const seedPolicy: PolicyInput = { graceMs: SEED_GRACE_MS, electionTimeoutMs: SEED_ELECTION_MS, callTimeoutMs: 1_000, backoff: { baseMs: 200, capMs: 1_000 }, maxAttempts: 60 };
+export const seedPolicy: PolicyInput = {
+  graceMs: SEED_GRACE_MS,
+  electionTimeoutMs: SEED_ELECTION_MS,
+  callTimeoutMs: 1_000,
+  backoff: { baseMs: 200, capMs: 1_000 },
+  maxAttempts: 60,
+};
 /** The issue's bound: grace + 2 × election timeout + 1 s. */
 export const SEED_BOUND_MS = SEED_GRACE_MS + 2 * SEED_ELECTION_MS + 1_000;
 
@@ -36,7 +42,13 @@ export interface StackRun {
 }
 
 /** The leader of a fresh lab cut, the lab registered as `clusterId`, the leader reported: until RemediationCompleted. */
-export async function seedCaseOnStack(stack: DeployedStack, lab: Lab, clusterId = 'lab', timeoutMs = 60_000, policy: PolicyInput = seedPolicy): Promise<StackRun> {
+export async function seedCaseOnStack(
+  stack: DeployedStack,
+  lab: Lab,
+  clusterId = 'lab',
+  timeoutMs = 60_000,
+  policy: PolicyInput = seedPolicy,
+): Promise<StackRun> {
   const leader = await lab.leader();
   await lab.fault(leader.name, 'cut');
   await registerLab(stack, lab, policy, clusterId);
@@ -44,11 +56,16 @@ export async function seedCaseOnStack(stack: DeployedStack, lab: Lab, clusterId 
   const invokedFrom = stack.invocations.length;
   const failed = await reportUnhealthy(stack, leader.name, clusterId);
   if (failed !== 0) throw new Error(`MemberUnhealthy was not accepted (${failed} failed entries)`);
-  const reported = stack.eventBridge.accepted.slice(acceptedFrom).find((e) => e.event['detail-type'] === 'MemberUnhealthy' && (e.event.detail as { clusterId?: string }).clusterId === clusterId);
+  const reported = stack.eventBridge.accepted
+    .slice(acceptedFrom)
+    .find((e) => e.event['detail-type'] === 'MemberUnhealthy' && (e.event.detail as { clusterId?: string }).clusterId === clusterId);
   if (!reported) throw new Error('MemberUnhealthy is not among the events the bus accepted');
   const started = reported.acceptedAt;
   const completed = await waitFor(
-    async () => stack.eventBridge.accepted.slice(acceptedFrom).find((e) => e.event['detail-type'] === 'RemediationCompleted' && (e.event.detail as { clusterId?: string }).clusterId === clusterId),
+    async () =>
+      stack.eventBridge.accepted
+        .slice(acceptedFrom)
+        .find((e) => e.event['detail-type'] === 'RemediationCompleted' && (e.event.detail as { clusterId?: string }).clusterId === clusterId),
     { timeoutMs, what: 'RemediationCompleted on the bus' },
   );
   return { leader, completed, tookMs: leaderElectedAt(completed.event.detail) - started, acceptedFrom, invokedFrom };
@@ -62,7 +79,8 @@ export async function seedCaseLocal(lab: Lab): Promise<{ leader: LabMember; outc
   try {
     const started = Date.now();
     const outcome = await pipeline.remediate(leader.name, 60_000);
-    if (outcome.detailType !== 'RemediationCompleted') throw new Error(`the local seed case ended ${outcome.detailType}: ${JSON.stringify(outcome.detail).slice(0, 300)}`);
+    if (outcome.detailType !== 'RemediationCompleted')
+      throw new Error(`the local seed case ended ${outcome.detailType}: ${JSON.stringify(outcome.detail).slice(0, 300)}`);
     return { leader, outcome, tookMs: leaderElectedAt(outcome.detail) - started };
   } finally {
     await pipeline.close();

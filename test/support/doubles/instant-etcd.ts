@@ -29,9 +29,7 @@ export interface InstantEtcdCluster {
   access(clock: Clock): ClusterEtcd;
 }
 
-
-const refused = (endpoint: string): EtcdCallError =>
-  new EtcdCallError({ kind: 'refused', message: `connect ECONNREFUSED ${new URL(endpoint).host}` });
+const refused = (endpoint: string): EtcdCallError => new EtcdCallError({ kind: 'refused', message: `connect ECONNREFUSED ${new URL(endpoint).host}` });
 
 /** etcd's answer to a leader-only call on a follower (gRPC Unknown, matched on the message). */
 const notLeader = (): EtcdCallError => new EtcdCallError({ kind: 'other', grpcCode: 2, message: 'etcdserver: not leader' });
@@ -79,7 +77,18 @@ export function instantEtcdCluster(name: string, size = 3): InstantEtcdCluster {
       async status(): Promise<MemberStatus> {
         calls.status += 1;
         answering();
-        return { leaderId, raftTerm: term, raftIndex: index, raftAppliedIndex: index, alarms: [], errors: [], version: '3.4.30', dbSize: 20_480, isLearner: false, clusterId: etcdClusterId };
+        return {
+          leaderId,
+          raftTerm: term,
+          raftIndex: index,
+          raftAppliedIndex: index,
+          alarms: [],
+          errors: [],
+          version: '3.4.30',
+          dbSize: 20_480,
+          isLearner: false,
+          clusterId: etcdClusterId,
+        };
       },
       async memberList(): Promise<MemberList> {
         calls.memberList += 1;
@@ -89,7 +98,8 @@ export function instantEtcdCluster(name: string, size = 3): InstantEtcdCluster {
       async moveLeader(transfereeId) {
         calls.moveLeader += 1;
         if (answering().id !== leaderId) throw notLeader();
-        if (!present.has(transfereeId) || cut.has(transfereeId)) throw new EtcdCallError({ kind: 'other', grpcCode: 2, message: 'etcdserver: bad leader transferee' });
+        if (!present.has(transfereeId) || cut.has(transfereeId))
+          throw new EtcdCallError({ kind: 'other', grpcCode: 2, message: 'etcdserver: bad leader transferee' });
         leaderId = transfereeId;
         term += 1;
       },

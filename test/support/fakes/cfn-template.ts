@@ -21,8 +21,7 @@ export interface Resolved {
   logicalId?: string;
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export function resolveValue(value: unknown, refs: CfnRefs = {}): Resolved | undefined {
   if (typeof value === 'string') return { literal: value };
@@ -36,7 +35,8 @@ export function resolveValue(value: unknown, refs: CfnRefs = {}): Resolved | und
 }
 
 /** `arn:aws:events:region:account:event-bus/NAME` → NAME; a plain name stays as it is. */
-export const busNameOf = (nameOrArn: string): string => (nameOrArn.startsWith('arn:') ? nameOrArn.slice(nameOrArn.indexOf('event-bus/') + 'event-bus/'.length) : nameOrArn);
+export const busNameOf = (nameOrArn: string): string =>
+  nameOrArn.startsWith('arn:') ? nameOrArn.slice(nameOrArn.indexOf('event-bus/') + 'event-bus/'.length) : nameOrArn;
 
 export const resourcesOfType = (template: CfnTemplate, type: string): [string, Record<string, unknown>][] =>
   Object.entries(template.Resources ?? {})
@@ -76,7 +76,9 @@ export function queueAttributesOf(template: CfnTemplate, logicalId: string): Que
     const deadLetterQueue = resolveValue(policy.deadLetterTargetArn)?.logicalId;
     const maxReceiveCount = Number(policy.maxReceiveCount);
     if (!deadLetterQueue || !Number.isInteger(maxReceiveCount) || maxReceiveCount < 1) {
-      throw new Error(`queue ${logicalId}: RedrivePolicy ${JSON.stringify(policy)} needs a deadLetterTargetArn naming a queue of the template and a maxReceiveCount from 1`);
+      throw new Error(
+        `queue ${logicalId}: RedrivePolicy ${JSON.stringify(policy)} needs a deadLetterTargetArn naming a queue of the template and a maxReceiveCount from 1`,
+      );
     }
     attributes.redrive = { deadLetterQueue, maxReceiveCount };
   }

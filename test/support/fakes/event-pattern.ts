@@ -14,11 +14,9 @@ export class UnsupportedPatternError extends Error {
   }
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-const isExact = (value: unknown): value is Exact =>
-  value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
+const isExact = (value: unknown): value is Exact => value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
 
 function compileObject(pattern: Record<string, unknown>, path: string, where: string): Node {
   const keys = Object.keys(pattern);
@@ -43,7 +41,9 @@ function compileValue(value: unknown, path: string, where: string): Node {
   const values = value.map((item) => {
     if (isExact(item)) return item;
     if (isObject(item)) {
-      const operators = Object.keys(item).map((k) => `"${k}"`).join(', ');
+      const operators = Object.keys(item)
+        .map((k) => `"${k}"`)
+        .join(', ');
       throw new UnsupportedPatternError(where, path, `operator ${operators || '{}'} is not implemented by this fake (only exact values and nested objects)`);
     }
     throw new UnsupportedPatternError(where, path, `${JSON.stringify(item)} is not an exact value`);

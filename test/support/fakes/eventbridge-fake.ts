@@ -214,7 +214,8 @@ export async function startEventBridgeFake(options: EventBridgeFakeOptions = {})
     const injected = failureFor(entry);
     if (injected) return injected;
     if (!entry.Source) return { ErrorCode: 'InvalidArgument', ErrorMessage: 'Parameter Source is not valid. Reason: Source is a required argument.' };
-    if (!entry.DetailType) return { ErrorCode: 'InvalidArgument', ErrorMessage: 'Parameter DetailType is not valid. Reason: DetailType is a required argument.' };
+    if (!entry.DetailType)
+      return { ErrorCode: 'InvalidArgument', ErrorMessage: 'Parameter DetailType is not valid. Reason: DetailType is a required argument.' };
     let detail: unknown;
     try {
       detail = JSON.parse(entry.Detail ?? '');
@@ -245,7 +246,11 @@ export async function startEventBridgeFake(options: EventBridgeFakeOptions = {})
 
   function putEvents(entries: PutEntry[]): PutResult[] {
     if (entries.length < 1 || entries.length > MAX_ENTRIES) {
-      throw new AwsFakeError(400, 'ValidationException', `1 validation error detected: 'entries' must have between 1 and ${MAX_ENTRIES} members, got ${entries.length}`);
+      throw new AwsFakeError(
+        400,
+        'ValidationException',
+        `1 validation error detected: 'entries' must have between 1 and ${MAX_ENTRIES} members, got ${entries.length}`,
+      );
     }
     if (entries.reduce((n, e) => n + entrySize(e), 0) > MAX_REQUEST_BYTES) {
       throw new AwsFakeError(400, 'ValidationException', 'Total size of the entries in the request is over the limit.');

@@ -56,7 +56,8 @@ export function renderInputTemplate(template: string, payload: unknown): string 
     return typeof value === 'string' ? value : JSON.stringify(value);
   }
   return template.replace(PLACEHOLDER, (whole, path: string | undefined, reserved: string | undefined, offset: number) => {
-    if (reserved !== undefined || path === undefined) throw new PipeTemplateError(`InputTemplate reserved variable <${reserved ?? ''}> is not modelled by the pipe fake`);
+    if (reserved !== undefined || path === undefined)
+      throw new PipeTemplateError(`InputTemplate reserved variable <${reserved ?? ''}> is not modelled by the pipe fake`);
     const value = resolved(payload, path);
     const quoted = template[offset - 1] === '"' && template[offset + whole.length] === '"';
     // In quotes: the string's characters, escaped as JSON needs them; otherwise the value as JSON.

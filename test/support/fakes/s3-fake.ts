@@ -66,7 +66,11 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
 }
 
 const metadataOf = (req: IncomingMessage): Record<string, string> =>
-  Object.fromEntries(Object.entries(req.headers).flatMap(([name, value]) => (name.startsWith('x-amz-meta-') && typeof value === 'string' ? [[name.slice('x-amz-meta-'.length), value]] : [])));
+  Object.fromEntries(
+    Object.entries(req.headers).flatMap(([name, value]) =>
+      name.startsWith('x-amz-meta-') && typeof value === 'string' ? [[name.slice('x-amz-meta-'.length), value]] : [],
+    ),
+  );
 
 function encryptionOf(req: IncomingMessage): string | undefined {
   const sse = req.headers['x-amz-server-side-encryption'];
@@ -80,10 +84,12 @@ function listedParts(xml: string): { partNumber: number; etag: string }[] {
   const parts = [...xml.matchAll(/<Part>([\s\S]*?)<\/Part>/g)].map((m) => {
     const number = /<PartNumber>(\d+)<\/PartNumber>/.exec(m[1]!)?.[1];
     const etag = /<ETag>([\s\S]*?)<\/ETag>/.exec(m[1]!)?.[1];
-    if (number === undefined || etag === undefined) throw new AwsFakeError(400, 'MalformedXML', 'The XML you provided was not well-formed or did not validate against our published schema');
+    if (number === undefined || etag === undefined)
+      throw new AwsFakeError(400, 'MalformedXML', 'The XML you provided was not well-formed or did not validate against our published schema');
     return { partNumber: Number(number), etag: etag.replace(/&quot;/g, '"') };
   });
-  if (parts.length === 0) throw new AwsFakeError(400, 'MalformedXML', 'The XML you provided was not well-formed or did not validate against our published schema');
+  if (parts.length === 0)
+    throw new AwsFakeError(400, 'MalformedXML', 'The XML you provided was not well-formed or did not validate against our published schema');
   return parts;
 }
 
@@ -106,23 +112,47 @@ export async function startS3Fake(options: { buckets: string[] }): Promise<S3Fak
   function uploadOf(query: URLSearchParams, bucket: string, key: string): Upload {
     const upload = uploads.get(query.get('uploadId') ?? '');
     if (!upload || upload.bucket !== bucket || upload.key !== key) {
-      throw new AwsFakeError(404, 'NoSuchUpload', 'The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.');
+      throw new AwsFakeError(
+        404,
+        'NoSuchUpload',
+        'The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.',
+      );
     }
     return upload;
   }
 
-  function handle(operation: S3Operation, req: IncomingMessage, query: URLSearchParams, bucket: string, key: string, body: Buffer): { status: number; headers?: Record<string, string>; xml?: string } {
+  function handle(
+    operation: S3Operation,
+    req: IncomingMessage,
+    query: URLSearchParams,
+    bucket: string,
+    key: string,
+    body: Buffer,
+  ): { status: number; headers?: Record<string, string>; xml?: string } {
     switch (operation) {
       case 'PutObject': {
         const etag = `"${md5(body)}"`;
         const sse = encryptionOf(req);
-        objects.set(`${bucket}/${key}`, { body, etag, metadata: metadataOf(req), ...(sse ? { serverSideEncryption: sse } : {}), ...(req.headers['content-type'] ? { contentType: req.headers['content-type'] } : {}) });
+        objects.set(`${bucket}/${key}`, {
+          body,
+          etag,
+          metadata: metadataOf(req),
+          ...(sse ? { serverSideEncryption: sse } : {}),
+          ...(req.headers['content-type'] ? { contentType: req.headers['content-type'] } : {}),
+        });
         return { status: 200, headers: { etag, ...(sse ? { 'x-amz-server-side-encryption': sse } : {}) } };
       }
       case 'CreateMultipartUpload': {
         const uploadId = randomUUID();
         const sse = encryptionOf(req);
-        uploads.set(uploadId, { bucket, key, parts: new Map(), metadata: metadataOf(req), ...(sse ? { serverSideEncryption: sse } : {}), ...(req.headers['content-type'] ? { contentType: req.headers['content-type'] } : {}) });
+        uploads.set(uploadId, {
+          bucket,
+          key,
+          parts: new Map(),
+          metadata: metadataOf(req),
+          ...(sse ? { serverSideEncryption: sse } : {}),
+          ...(req.headers['content-type'] ? { contentType: req.headers['content-type'] } : {}),
+        });
         return {
           status: 200,
           headers: sse ? { 'x-amz-server-side-encryption': sse } : {},
@@ -148,16 +178,25 @@ export async function startS3Fake(options: { buckets: string[] }): Promise<S3Fak
         const listed = listedParts(body.toString('utf8'));
         // The list as a whole first (its order, then every part uploaded with its ETag), then the sizes.
         if (listed.some((part, i) => i > 0 && part.partNumber <= listed[i - 1]!.partNumber)) {
-          throw new AwsFakeError(400, 'InvalidPartOrder', 'The list of parts was not in ascending order. The parts list must be specified in order by part number.');
+          throw new AwsFakeError(
+            400,
+            'InvalidPartOrder',
+            'The list of parts was not in ascending order. The parts list must be specified in order by part number.',
+          );
         }
         const chosen = listed.map((part) => {
           const uploaded = upload.parts.get(part.partNumber);
           if (!uploaded || uploaded.etag !== part.etag) {
-            throw new AwsFakeError(400, 'InvalidPart', "One or more of the specified parts could not be found. The part might not have been uploaded, or the specified entity tag might not have matched the part's entity tag.");
+            throw new AwsFakeError(
+              400,
+              'InvalidPart',
+              "One or more of the specified parts could not be found. The part might not have been uploaded, or the specified entity tag might not have matched the part's entity tag.",
+            );
           }
           return uploaded;
         });
-        if (chosen.slice(0, -1).some((part) => part.body.length < MIN_PART_BYTES)) throw new AwsFakeError(400, 'EntityTooSmall', 'Your proposed upload is smaller than the minimum allowed object size.');
+        if (chosen.slice(0, -1).some((part) => part.body.length < MIN_PART_BYTES))
+          throw new AwsFakeError(400, 'EntityTooSmall', 'Your proposed upload is smaller than the minimum allowed object size.');
         const etag = `"${md5(Buffer.concat(chosen.map((p) => Buffer.from(p.etag.replace(/"/g, ''), 'hex'))))}-${chosen.length}"`;
         objects.set(`${bucket}/${key}`, {
           body: Buffer.concat(chosen.map((p) => p.body)),
@@ -181,34 +220,48 @@ export async function startS3Fake(options: { buckets: string[] }): Promise<S3Fak
 
   const respond = (res: ServerResponse, status: number, headers: Record<string, string>, xml?: string) => {
     const payload = xml === undefined ? '' : `<?xml version="1.0" encoding="UTF-8"?>\n${xml}`;
-    res.writeHead(status, { 'x-amz-request-id': randomUUID(), 'content-length': Buffer.byteLength(payload), ...(xml === undefined ? {} : { 'content-type': 'application/xml' }), ...headers });
+    res.writeHead(status, {
+      'x-amz-request-id': randomUUID(),
+      'content-length': Buffer.byteLength(payload),
+      ...(xml === undefined ? {} : { 'content-type': 'application/xml' }),
+      ...headers,
+    });
     res.end(payload);
   };
 
   const server = createServer((req, res) => {
-    readBody(req).then((body) => {
-      const url = new URL(req.url ?? '/', 'http://fake');
-      const [, bucket = '', ...rest] = url.pathname.split('/');
-      const key = rest.map((s) => decodeURIComponent(s)).join('/');
-      let operation: S3Operation = 'PutObject';
-      try {
-        if (!String(req.headers.authorization ?? '').startsWith('AWS4-HMAC-SHA256 ')) throw new AwsFakeError(403, 'AccessDenied', 'the request is not signed with SigV4');
-        operation = operationOf(req.method ?? 'GET', url.searchParams);
-        const claimed = req.headers['x-amz-content-sha256'];
-        if (typeof claimed === 'string' && /^[0-9a-f]{64}$/.test(claimed) && claimed !== createHash('sha256').update(body).digest('hex')) {
-          throw new AwsFakeError(400, 'XAmzContentSHA256Mismatch', "The provided 'x-amz-content-sha256' header does not match what was computed.");
+    readBody(req).then(
+      (body) => {
+        const url = new URL(req.url ?? '/', 'http://fake');
+        const [, bucket = '', ...rest] = url.pathname.split('/');
+        const key = rest.map((s) => decodeURIComponent(s)).join('/');
+        let operation: S3Operation = 'PutObject';
+        try {
+          if (!String(req.headers.authorization ?? '').startsWith('AWS4-HMAC-SHA256 '))
+            throw new AwsFakeError(403, 'AccessDenied', 'the request is not signed with SigV4');
+          operation = operationOf(req.method ?? 'GET', url.searchParams);
+          const claimed = req.headers['x-amz-content-sha256'];
+          if (typeof claimed === 'string' && /^[0-9a-f]{64}$/.test(claimed) && claimed !== createHash('sha256').update(body).digest('hex')) {
+            throw new AwsFakeError(400, 'XAmzContentSHA256Mismatch', "The provided 'x-amz-content-sha256' header does not match what was computed.");
+          }
+          if (!buckets.has(decodeURIComponent(bucket))) throw new AwsFakeError(404, 'NoSuchBucket', 'The specified bucket does not exist');
+          if (key === '') throw new AwsFakeError(501, 'NotImplemented', 'the fake implements object requests only');
+          const answer = handle(operation, req, url.searchParams, decodeURIComponent(bucket), key, body);
+          calls.push({ operation, key, status: answer.status });
+          respond(res, answer.status, answer.headers ?? {}, answer.xml);
+        } catch (error) {
+          const e = error instanceof AwsFakeError ? error : new AwsFakeError(500, 'InternalError', String(error));
+          calls.push({ operation, key, status: e.status });
+          respond(
+            res,
+            e.status,
+            {},
+            `<Error><Code>${e.code}</Code><Message>${xmlEscape(e.message)}</Message><BucketName>${xmlEscape(decodeURIComponent(bucket))}</BucketName></Error>`,
+          );
         }
-        if (!buckets.has(decodeURIComponent(bucket))) throw new AwsFakeError(404, 'NoSuchBucket', 'The specified bucket does not exist');
-        if (key === '') throw new AwsFakeError(501, 'NotImplemented', 'the fake implements object requests only');
-        const answer = handle(operation, req, url.searchParams, decodeURIComponent(bucket), key, body);
-        calls.push({ operation, key, status: answer.status });
-        respond(res, answer.status, answer.headers ?? {}, answer.xml);
-      } catch (error) {
-        const e = error instanceof AwsFakeError ? error : new AwsFakeError(500, 'InternalError', String(error));
-        calls.push({ operation, key, status: e.status });
-        respond(res, e.status, {}, `<Error><Code>${e.code}</Code><Message>${xmlEscape(e.message)}</Message><BucketName>${xmlEscape(decodeURIComponent(bucket))}</BucketName></Error>`);
-      }
-    }, () => res.destroy());
+      },
+      () => res.destroy(),
+    );
   });
   const served = await serveOnLoopback(server);
   return {

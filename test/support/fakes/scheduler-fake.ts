@@ -86,7 +86,12 @@ export interface SchedulerFakeOptions {
 export interface SchedulerFake {
   readonly endpoint: string;
   /** Every request, in order: the operation, the name and the body or query. */
-  readonly requests: readonly { operation: 'CreateSchedule' | 'GetSchedule' | 'DeleteSchedule'; name: string; groupName: string; body: Record<string, unknown> }[];
+  readonly requests: readonly {
+    operation: 'CreateSchedule' | 'GetSchedule' | 'DeleteSchedule';
+    name: string;
+    groupName: string;
+    body: Record<string, unknown>;
+  }[];
   readonly firings: readonly Firing[];
   schedules(): StoredSchedule[];
   /** Fires every schedule due on the clock, earliest first; returns how many fired. */
@@ -115,7 +120,10 @@ export async function startSchedulerFake(options: SchedulerFakeOptions): Promise
 
   /** The precision window's delay for this schedule, compressed, inside [0, window). */
   function lateBy(schedule: StoredSchedule): number {
-    const window = schedule.request.FlexibleTimeWindow?.Mode === 'FLEXIBLE' ? (schedule.request.FlexibleTimeWindow.MaximumWindowInMinutes ?? 1) * 60_000 : PRECISION_WINDOW_MS;
+    const window =
+      schedule.request.FlexibleTimeWindow?.Mode === 'FLEXIBLE'
+        ? (schedule.request.FlexibleTimeWindow.MaximumWindowInMinutes ?? 1) * 60_000
+        : PRECISION_WINDOW_MS;
     const chosen = options.firingDelayMs;
     const delay = typeof chosen === 'function' ? chosen(schedule, window) : (chosen ?? window / 2);
     return compress(Math.min(Math.max(0, delay), window - 1), options.compression);
@@ -137,7 +145,8 @@ export async function startSchedulerFake(options: SchedulerFakeOptions): Promise
       throw invalid('FlexibleTimeWindow.MaximumWindowInMinutes must be an integer from 1 to 1440 when Mode is FLEXIBLE');
     }
     const at = AT.exec(body.ScheduleExpression ?? '');
-    if (!at?.[1]) throw invalid(`the Scheduler fake implements only one-time at(yyyy-mm-ddThh:mm:ss) schedules, not ${JSON.stringify(body.ScheduleExpression)}`);
+    if (!at?.[1])
+      throw invalid(`the Scheduler fake implements only one-time at(yyyy-mm-ddThh:mm:ss) schedules, not ${JSON.stringify(body.ScheduleExpression)}`);
     if ((body.ScheduleExpressionTimezone ?? 'UTC') !== 'UTC') throw invalid('the Scheduler fake implements only ScheduleExpressionTimezone UTC');
     const target = body.Target;
     if (!target?.Arn || !target.RoleArn) throw invalid('Target.Arn and Target.RoleArn are required');
@@ -173,7 +182,8 @@ export async function startSchedulerFake(options: SchedulerFakeOptions): Promise
     const name = decodeURIComponent(match[1]);
     const groupName = request.query.get('groupName') ?? 'default';
     if (request.method === 'POST') {
-      if (request.headers['content-type'] !== 'application/json') throw invalid(`Scheduler speaks REST-JSON, got content-type ${String(request.headers['content-type'])}`);
+      if (request.headers['content-type'] !== 'application/json')
+        throw invalid(`Scheduler speaks REST-JSON, got content-type ${String(request.headers['content-type'])}`);
       const body = jsonBody(request) as Record<string, unknown> & CreateBody;
       requests.push({ operation: 'CreateSchedule', name, groupName: body.GroupName ?? 'default', body });
       return create(name, body);
@@ -219,7 +229,9 @@ export async function startSchedulerFake(options: SchedulerFakeOptions): Promise
 
   async function runDue(): Promise<number> {
     const now = clock.now();
-    const due = pending().filter((s) => s.firesAt <= now).sort((a, b) => a.firesAt - b.firesAt);
+    const due = pending()
+      .filter((s) => s.firesAt <= now)
+      .sort((a, b) => a.firesAt - b.firesAt);
     for (const schedule of due) {
       firings.push(fire(schedule));
       // A one-time schedule fires once: DELETE removes it, NONE keeps it, spent.

@@ -114,18 +114,36 @@ export async function startSqsFake(options: SqsFakeOptions): Promise<SqsFake> {
     const name = url.split('/').pop() ?? '';
     const queue = url.startsWith(`${endpoint}/`) ? queues.get(name) : undefined;
     if (!queue) throw new AwsFakeError(400, 'QueueDoesNotExist', `The specified queue ${url} does not exist.`);
-    if (typeof body.MessageBody !== 'string' || body.MessageBody === '') throw new AwsFakeError(400, 'MissingParameter', 'The request must contain the parameter MessageBody.');
+    if (typeof body.MessageBody !== 'string' || body.MessageBody === '')
+      throw new AwsFakeError(400, 'MissingParameter', 'The request must contain the parameter MessageBody.');
     const delay = body.DelaySeconds ?? 0;
     if (typeof delay !== 'number' || !Number.isInteger(delay) || delay < 0 || delay > MAX_DELAY_SECONDS) {
-      throw new AwsFakeError(400, 'InvalidParameterValue', `Value ${JSON.stringify(delay)} for parameter DelaySeconds is invalid. Reason: must be between 0 and ${MAX_DELAY_SECONDS}.`);
+      throw new AwsFakeError(
+        400,
+        'InvalidParameterValue',
+        `Value ${JSON.stringify(delay)} for parameter DelaySeconds is invalid. Reason: must be between 0 and ${MAX_DELAY_SECONDS}.`,
+      );
     }
     const now = clock.now();
-    const message: QueuedMessage = { queue: name, messageId: randomUUID(), body: body.MessageBody, delaySeconds: delay, sentAt: now, visibleAt: now + delay * 1000, receiveCount: 0, request: body };
+    const message: QueuedMessage = {
+      queue: name,
+      messageId: randomUUID(),
+      body: body.MessageBody,
+      delaySeconds: delay,
+      sentAt: now,
+      visibleAt: now + delay * 1000,
+      receiveCount: 0,
+      request: body,
+    };
     queue.push(message);
     sent.push(message);
     arm();
     // The SDK checks this digest against the body it sent.
-    return { status: 200, headers: { 'content-type': 'application/x-amz-json-1.0' }, body: { MessageId: message.messageId, MD5OfMessageBody: createHash('md5').update(message.body).digest('hex') } };
+    return {
+      status: 200,
+      headers: { 'content-type': 'application/x-amz-json-1.0' },
+      body: { MessageId: message.messageId, MD5OfMessageBody: createHash('md5').update(message.body).digest('hex') },
+    };
   }
 
   function handle(request: FakeRequest): FakeResponse {

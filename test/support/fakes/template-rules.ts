@@ -39,15 +39,16 @@ function loadTarget(raw: unknown, rule: string, refs: CfnRefs): RuleTarget {
     throw new Error(`${where}: cannot resolve its Arn ${JSON.stringify(target.Arn)}`);
   }
   const retry = (typeof target.RetryPolicy === 'object' && target.RetryPolicy !== null ? target.RetryPolicy : undefined) as
-    | { MaximumRetryAttempts?: unknown; MaximumEventAgeInSeconds?: unknown }
-    | undefined;
+    { MaximumRetryAttempts?: unknown; MaximumEventAgeInSeconds?: unknown } | undefined;
   const number = (value: unknown) => (typeof value === 'number' ? value : undefined);
   const deadLetter = resolveValue((target.DeadLetterConfig as { Arn?: unknown } | undefined)?.Arn, refs);
   return {
     id,
     arn: resolved.literal,
     logicalId: resolved.logicalId,
-    ...(retry ? { retryPolicy: { maximumRetryAttempts: number(retry.MaximumRetryAttempts), maximumEventAgeInSeconds: number(retry.MaximumEventAgeInSeconds) } } : {}),
+    ...(retry
+      ? { retryPolicy: { maximumRetryAttempts: number(retry.MaximumRetryAttempts), maximumEventAgeInSeconds: number(retry.MaximumEventAgeInSeconds) } }
+      : {}),
     ...(deadLetter ? { deadLetter: deadLetter.literal ?? deadLetter.logicalId } : {}),
   };
 }

@@ -82,7 +82,9 @@ describe('where snapshots can go', () => {
   });
 });
 
-const readOnlyTitle = readOnlyDirUnavailable ? `file snapshots in a read-only directory (skipped: ${readOnlyDirUnavailable})` : 'file snapshots in a read-only directory';
+const readOnlyTitle = readOnlyDirUnavailable
+  ? `file snapshots in a read-only directory (skipped: ${readOnlyDirUnavailable})`
+  : 'file snapshots in a read-only directory';
 
 describe.skipIf(readOnlyDirUnavailable !== undefined)(readOnlyTitle, () => {
   let readOnly: ReadOnlyDir | undefined;

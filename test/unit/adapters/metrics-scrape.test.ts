@@ -5,10 +5,25 @@ import { scrapeOf } from '../../../functions/adapters/etcd/metrics-scrape.ts';
 import type { MemberStatus } from '../../../functions/core/types.ts';
 import { parsePrometheusText } from '../../../functions/lib/prometheus-text.ts';
 
-const STATUS: MemberStatus = { leaderId: 'b2', raftTerm: 3, raftIndex: 90, raftAppliedIndex: 88, alarms: ['NOSPACE'], errors: [], version: '3.4.23', dbSize: 1, isLearner: false };
+const STATUS: MemberStatus = {
+  leaderId: 'b2',
+  raftTerm: 3,
+  raftIndex: 90,
+  raftAppliedIndex: 88,
+  alarms: ['NOSPACE'],
+  errors: [],
+  version: '3.4.23',
+  dbSize: 1,
+  isLearner: false,
+};
 
-const histogram = (name: string, labels = '') =>
-  [`# TYPE ${name} histogram`, `${name}_bucket{${labels}le="0.001"} 2`, `${name}_bucket{${labels}le="+Inf"} 3`, `${name}_sum{${labels.replace(/,$/, '')}} 0.01`, `${name}_count{${labels.replace(/,$/, '')}} 3`];
+const histogram = (name: string, labels = '') => [
+  `# TYPE ${name} histogram`,
+  `${name}_bucket{${labels}le="0.001"} 2`,
+  `${name}_bucket{${labels}le="+Inf"} 3`,
+  `${name}_sum{${labels.replace(/,$/, '')}} 0.01`,
+  `${name}_count{${labels.replace(/,$/, '')}} 3`,
+];
 
 const TEXT = [
   'etcd_server_is_leader 0',
@@ -32,16 +47,40 @@ const TEXT = [
 describe('scrapeOf', () => {
   it('reads the figures hygiene needs, peers by their To label, the Status beside them', () => {
     const scrape = scrapeOf('a1', 5, parsePrometheusText(TEXT), STATUS);
-    expect(scrape).toMatchObject({ memberId: 'a1', at: 5, isLeader: false, hasLeader: true, heartbeatSendFailures: 4, slowApplies: 5, leaderChangesSeen: 6, proposalsCommitted: 90, proposalsApplied: 88 });
+    expect(scrape).toMatchObject({
+      memberId: 'a1',
+      at: 5,
+      isLeader: false,
+      hasLeader: true,
+      heartbeatSendFailures: 4,
+      slowApplies: 5,
+      leaderChangesSeen: 6,
+      proposalsCommitted: 90,
+      proposalsApplied: 88,
+    });
     expect(scrape).toMatchObject({ alarms: ['NOSPACE'], raftTerm: 3, raftIndex: 90, raftAppliedIndex: 88, leaderId: 'b2', processStartTime: 1.7e9 });
-    expect(scrape.walFsync).toEqual({ buckets: [[0.001, 2], [Infinity, 3]], sum: 0.01, count: 3 });
+    expect(scrape.walFsync).toEqual({
+      buckets: [
+        [0.001, 2],
+        [Infinity, 3],
+      ],
+      sum: 0.01,
+      count: 3,
+    });
     expect(Object.keys(scrape.peerRoundTrip)).toEqual(['b2']);
   });
 
   it('refuses a text without a figure it needs, by name, rather than read it as 0', () => {
-    const without = (name: string) => TEXT.split('\n').filter((line) => !line.includes(name)).join('\n');
-    expect(() => scrapeOf('a1', 5, parsePrometheusText(without('etcd_server_slow_apply_total')), STATUS)).toThrow('/metrics has no etcd_server_slow_apply_total');
-    expect(() => scrapeOf('a1', 5, parsePrometheusText(without('etcd_disk_wal_fsync')), STATUS)).toThrow('/metrics has no histogram etcd_disk_wal_fsync_duration_seconds');
+    const without = (name: string) =>
+      TEXT.split('\n')
+        .filter((line) => !line.includes(name))
+        .join('\n');
+    expect(() => scrapeOf('a1', 5, parsePrometheusText(without('etcd_server_slow_apply_total')), STATUS)).toThrow(
+      '/metrics has no etcd_server_slow_apply_total',
+    );
+    expect(() => scrapeOf('a1', 5, parsePrometheusText(without('etcd_disk_wal_fsync')), STATUS)).toThrow(
+      '/metrics has no histogram etcd_disk_wal_fsync_duration_seconds',
+    );
   });
 });
 

@@ -14,10 +14,22 @@ const etcd3Error = (code: number, name: string, details: string): Error => castG
 describe('normalizeEtcdError', () => {
   it.each([
     ['not leader', etcd3Error(9, 'FAILED_PRECONDITION', 'etcdserver: not leader'), { kind: 'other', grpcCode: 9, message: 'etcdserver: not leader' }],
-    ['bad transferee', etcd3Error(9, 'FAILED_PRECONDITION', 'etcdserver: bad leader transferee'), { kind: 'other', grpcCode: 9, message: 'etcdserver: bad leader transferee' }],
+    [
+      'bad transferee',
+      etcd3Error(9, 'FAILED_PRECONDITION', 'etcdserver: bad leader transferee'),
+      { kind: 'other', grpcCode: 9, message: 'etcdserver: bad leader transferee' },
+    ],
     ['member not found', etcd3Error(5, 'NOT_FOUND', 'etcdserver: member not found'), { kind: 'other', grpcCode: 5, message: 'etcdserver: member not found' }],
-    ['leader transfer timeout', etcd3Error(14, 'UNAVAILABLE', 'etcdserver: leader transfer took too long'), { kind: 'other', grpcCode: 14, message: 'etcdserver: leader transfer took too long' }],
-    ['server-side request timeout', etcd3Error(14, 'UNAVAILABLE', 'etcdserver: request timed out'), { kind: 'other', grpcCode: 14, message: 'etcdserver: request timed out' }],
+    [
+      'leader transfer timeout',
+      etcd3Error(14, 'UNAVAILABLE', 'etcdserver: leader transfer took too long'),
+      { kind: 'other', grpcCode: 14, message: 'etcdserver: leader transfer took too long' },
+    ],
+    [
+      'server-side request timeout',
+      etcd3Error(14, 'UNAVAILABLE', 'etcdserver: request timed out'),
+      { kind: 'other', grpcCode: 14, message: 'etcdserver: request timed out' },
+    ],
     [
       'refused',
       etcd3Error(14, 'UNAVAILABLE', 'No connection established. Last error: Error: connect ECONNREFUSED 127.0.0.1:2379. Resolution note: '),
@@ -40,10 +52,18 @@ describe('normalizeEtcdError', () => {
     ],
     [
       'TLS to a plain port',
-      etcd3Error(14, 'UNAVAILABLE', 'No connection established. Last error: Error: Client network socket disconnected before secure TLS connection was established.'),
+      etcd3Error(
+        14,
+        'UNAVAILABLE',
+        'No connection established. Last error: Error: Client network socket disconnected before secure TLS connection was established.',
+      ),
       { kind: 'tls', grpcCode: 14 },
     ],
-    ['permission denied', etcd3Error(7, 'PERMISSION_DENIED', 'etcdserver: permission denied'), { kind: 'auth', grpcCode: 7, message: 'etcdserver: permission denied' }],
+    [
+      'permission denied',
+      etcd3Error(7, 'PERMISSION_DENIED', 'etcdserver: permission denied'),
+      { kind: 'auth', grpcCode: 7, message: 'etcdserver: permission denied' },
+    ],
     ['invalid token', etcd3Error(3, 'INVALID_ARGUMENT', 'etcdserver: invalid auth token'), { kind: 'auth', grpcCode: 3 }],
     ['no user given', etcd3Error(3, 'INVALID_ARGUMENT', 'etcdserver: user name is empty'), { kind: 'auth', grpcCode: 3 }],
     ['unauthenticated', etcd3Error(16, 'UNAUTHENTICATED', 'bad token'), { kind: 'auth', grpcCode: 16, message: 'bad token' }],

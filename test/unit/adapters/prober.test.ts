@@ -3,9 +3,7 @@ import { directPaths } from '../../../functions/adapters/etcd/path-resolvers.ts'
 import { createProber } from '../../../functions/adapters/etcd/prober.ts';
 import { manualClock } from '../../support/manual-clock.ts';
 import type { EtcdFailure, MemberInfo, MemberStatus, PathName } from '../../../functions/core/types.ts';
-import {
-  EtcdCallError, type EndpointTarget, type EtcdMemberClient, type EtcdTransport, type PathResolver,
-} from '../../../functions/ports/etcd.ts';
+import { EtcdCallError, type EndpointTarget, type EtcdMemberClient, type EtcdTransport, type PathResolver } from '../../../functions/ports/etcd.ts';
 
 /** How a fake endpoint behaves: answer after a delay, fail after a delay, or say nothing until the deadline. */
 type Behaviour = { answerAfterMs: number } | { failAfterMs: number; failure: EtcdFailure } | { silent: true };
@@ -26,7 +24,16 @@ const member = (id: string, endpoint?: string): MemberInfo => ({
 });
 
 const statusOf = (leaderId: string, clusterId = CLUSTER): MemberStatus => ({
-  leaderId, raftTerm: 3, raftIndex: 10, raftAppliedIndex: 10, alarms: [], errors: [], version: '3.4.23', dbSize: 1, isLearner: false, clusterId,
+  leaderId,
+  raftTerm: 3,
+  raftIndex: 10,
+  raftAppliedIndex: 10,
+  alarms: [],
+  errors: [],
+  version: '3.4.23',
+  dbSize: 1,
+  isLearner: false,
+  clusterId,
 });
 
 /** The cluster_id every fake endpoint answers with, unless `otherClusters` names it. */
@@ -59,8 +66,7 @@ function fakeTransport(members: MemberInfo[], behaviours: Record<string, Behavio
         endpoint,
         path,
         status: (deadlineMs) => respond({ endpoint, path, method: 'status', deadlineMs }, statusOf('a', otherClusters[endpoint]?.clusterId)),
-        memberList: (deadlineMs) =>
-          respond({ endpoint, path, method: 'memberList', deadlineMs }, otherClusters[endpoint] ?? { clusterId: CLUSTER, members }),
+        memberList: (deadlineMs) => respond({ endpoint, path, method: 'memberList', deadlineMs }, otherClusters[endpoint] ?? { clusterId: CLUSTER, members }),
         moveLeader: unused,
         memberRemove: unused,
         snapshot: unused,
@@ -165,7 +171,10 @@ describe('prober', () => {
 
   it('says an answer at the endpoint its client says it came through (the exec relay picks a pod), a failure at the one asked', async () => {
     const { transport } = fakeTransport([member('a', A), member('b', B)], { [A]: { answerAfterMs: 1 }, [B]: { failAfterMs: 1, failure: REFUSED } });
-    const relaying: EtcdTransport = { ...transport, client: (target) => ({ ...transport.client(target), answeredThrough: () => `${target.endpoint} via elsewhere` }) };
+    const relaying: EtcdTransport = {
+      ...transport,
+      client: (target) => ({ ...transport.client(target), answeredThrough: () => `${target.endpoint} via elsewhere` }),
+    };
     const sample = await createProber(relaying, directPaths).probe({ seeds: [A], deadlineMs: 200 });
     expect(sample.members.map((m) => m.paths.map((p) => [p.endpoint, p.reachability]))).toEqual([[[`${A} via elsewhere`, 'ok']], [[B, 'refused']]]);
     expect(sample.listedBy?.endpoint).toBe(`${A} via elsewhere`);
@@ -203,9 +212,7 @@ describe('prober', () => {
     const { transport } = fakeTransport([member('a', A)], {
       [A]: { failAfterMs: 5, failure: REFUSED },
     });
-    const { value: sample, ms } = await timed(() =>
-      createProber(transport, directPaths).probe({ seeds: [A, B], deadlineMs: 150 }),
-    );
+    const { value: sample, ms } = await timed(() => createProber(transport, directPaths).probe({ seeds: [A, B], deadlineMs: 150 }));
     expect(ms).toBeLessThan(150 * 1.2);
     expect(sample.members).toEqual([]);
     expect(sample.listFailures.map((p) => [p.endpoint, p.path, p.reachability])).toEqual([

@@ -13,9 +13,18 @@ const flags = { ca: '--cacert /etc/ca.pem', cert: '--cert /etc/client.pem', key:
 describe('tlsHint', () => {
   it.each([
     ['Error: unable to verify the first certificate', "the server's certificate is not signed by the CA in --cacert /etc/ca.pem: fix --cacert /etc/ca.pem"],
-    ['Error: self-signed certificate in certificate chain', "the server's certificate is not signed by the CA in --cacert /etc/ca.pem: fix --cacert /etc/ca.pem"],
-    ['ssl3_read_bytes:ssl/tls alert bad certificate:SSL alert number 42', 'the server refused the client certificate --cert /etc/client.pem (with --key /etc/client-key.pem): it is not signed by a CA the server trusts; fix --cert /etc/client.pem'],
-    ['ssl/tls alert unknown ca', 'the server refused the client certificate --cert /etc/client.pem (with --key /etc/client-key.pem): it is not signed by a CA the server trusts; fix --cert /etc/client.pem'],
+    [
+      'Error: self-signed certificate in certificate chain',
+      "the server's certificate is not signed by the CA in --cacert /etc/ca.pem: fix --cacert /etc/ca.pem",
+    ],
+    [
+      'ssl3_read_bytes:ssl/tls alert bad certificate:SSL alert number 42',
+      'the server refused the client certificate --cert /etc/client.pem (with --key /etc/client-key.pem): it is not signed by a CA the server trusts; fix --cert /etc/client.pem',
+    ],
+    [
+      'ssl/tls alert unknown ca',
+      'the server refused the client certificate --cert /etc/client.pem (with --key /etc/client-key.pem): it is not signed by a CA the server trusts; fix --cert /etc/client.pem',
+    ],
     ["Hostname/IP does not match certificate's altnames", "the server's certificate does not name this endpoint's host; the CA is --cacert /etc/ca.pem"],
     ['wrong version number', 'check --cacert /etc/ca.pem, --cert /etc/client.pem, --key /etc/client-key.pem'],
   ])('%s', (message, hint) => {
@@ -23,14 +32,36 @@ describe('tlsHint', () => {
   });
 
   it('without a client certificate, says one is needed', () => {
-    expect(tlsHint('alert certificate required', { ca: 'clusters[0].tls.cacert ca.pem' })).toBe('the server requires a client certificate: give --cert and --key (or tls.cert and tls.key)');
+    expect(tlsHint('alert certificate required', { ca: 'clusters[0].tls.cacert ca.pem' })).toBe(
+      'the server requires a client certificate: give --cert and --key (or tls.cert and tls.key)',
+    );
   });
 });
 
 describe('tlsHint for a certificate out of its validity', () => {
   // A CA valid for a day from now (openssl, as an operator would make one).
   const dir = mkdtempSync(join(tmpdir(), 'tls-hint-'));
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-subj', '/CN=hint-ca', '-days', '1', '-keyout', join(dir, 'ca.key'), '-out', join(dir, 'ca.crt')], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-subj',
+      '/CN=hint-ca',
+      '-days',
+      '1',
+      '-keyout',
+      join(dir, 'ca.key'),
+      '-out',
+      join(dir, 'ca.crt'),
+    ],
+    { stdio: 'ignore' },
+  );
   const caPem = readFileSync(join(dir, 'ca.crt'));
   const validTo = new Date(new X509Certificate(caPem).validTo);
   rmSync(dir, { recursive: true, force: true });
@@ -43,7 +74,9 @@ describe('tlsHint for a certificate out of its validity', () => {
 
   it('with the CA given expired, names the CA and when it expired', () => {
     const later = new Date(validTo.getTime() + 86_400_000);
-    expect(tlsHint('CERT_HAS_EXPIRED', flags, caPem, later)).toBe(`the CA in --cacert /etc/ca.pem expired on ${validTo.toISOString()}: renew the etcd CA and give the new one`);
+    expect(tlsHint('CERT_HAS_EXPIRED', flags, caPem, later)).toBe(
+      `the CA in --cacert /etc/ca.pem expired on ${validTo.toISOString()}: renew the etcd CA and give the new one`,
+    );
   });
 
   it('a client certificate the server refused as expired is the client certificate', () => {

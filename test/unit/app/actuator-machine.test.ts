@@ -20,10 +20,25 @@ describe('the Machine the actuator is asked to replace', () => {
     const asked: ReplaceRequest[] = [];
     h.deps.actuator = { name: 'recording', replace: async (request) => (asked.push(request), { action: 'deleted', detail: 'recorded' }) };
     const withMachines = (s: ProbeSample, list = machines): ProbeSample => ({ ...s, machines: list });
-    h.setSample((at) => withMachines(sample(at, [0, 1, 2].map((i) => ({ i, leader: 0 })))));
+    h.setSample((at) =>
+      withMachines(
+        sample(
+          at,
+          [0, 1, 2].map((i) => ({ i, leader: 0 })),
+        ),
+      ),
+    );
     // Once etcd-1 is out, a Machine by its name with a new uid is listed: a replacement by then.
     h.onMemberRemove = () =>
-      h.setSample((at) => withMachines(sample(at, [0, 2].map((i) => ({ i, leader: 0 }))), machines.map((m) => (m.name === 'wl-etcd-1' ? { ...m, uid: 'uid-new' } : m))));
+      h.setSample((at) =>
+        withMachines(
+          sample(
+            at,
+            [0, 2].map((i) => ({ i, leader: 0 })),
+          ),
+          machines.map((m) => (m.name === 'wl-etcd-1' ? { ...m, uid: 'uid-new' } : m)),
+        ),
+      );
     await probeMembers(h.deps, { detailType: 'MemberUnhealthy', detail: unhealthy('etcd-1') });
     await moveLeader(h.deps, h.lastOf('MembersProbed'));
     await remediate(h.deps, h.lastOf('RemediationApproved'));
@@ -36,8 +51,19 @@ describe('the Machine the actuator is asked to replace', () => {
     h = harness();
     const asked: ReplaceRequest[] = [];
     h.deps.actuator = { name: 'recording', replace: async (request) => (asked.push(request), { action: 'deleted', detail: 'recorded' }) };
-    h.setSample((at) => sample(at, [0, 1, 2].map((i) => ({ i, leader: 0 }))));
-    h.onMemberRemove = () => h.setSample((at) => sample(at, [0, 2].map((i) => ({ i, leader: 0 }))));
+    h.setSample((at) =>
+      sample(
+        at,
+        [0, 1, 2].map((i) => ({ i, leader: 0 })),
+      ),
+    );
+    h.onMemberRemove = () =>
+      h.setSample((at) =>
+        sample(
+          at,
+          [0, 2].map((i) => ({ i, leader: 0 })),
+        ),
+      );
     await probeMembers(h.deps, { detailType: 'MemberUnhealthy', detail: unhealthy('etcd-1') });
     await moveLeader(h.deps, h.lastOf('MembersProbed'));
     await remediate(h.deps, h.lastOf('RemediationApproved'));

@@ -16,8 +16,19 @@ afterEach(async () => h?.close());
 /** Approves the removal of follower etcd-1 of three, and lets the two left elect etcd-0. */
 async function approveFollower(actuator: Actuator): Promise<void> {
   h.deps.actuator = actuator;
-  h.setSample((at) => sample(at, [0, 1, 2].map((i) => ({ i, leader: 0 }))));
-  h.onMemberRemove = () => h.setSample((at) => sample(at, [0, 2].map((i) => ({ i, leader: 0 }))));
+  h.setSample((at) =>
+    sample(
+      at,
+      [0, 1, 2].map((i) => ({ i, leader: 0 })),
+    ),
+  );
+  h.onMemberRemove = () =>
+    h.setSample((at) =>
+      sample(
+        at,
+        [0, 2].map((i) => ({ i, leader: 0 })),
+      ),
+    );
   await probeMembers(h.deps, { detailType: 'MemberUnhealthy', detail: unhealthy('etcd-1') });
   await moveLeader(h.deps, h.lastOf('MembersProbed'));
 }

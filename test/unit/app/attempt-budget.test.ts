@@ -24,7 +24,13 @@ describe('the attempt budget and the incident deadline', () => {
   it('waiting on an unreachable leader spends no attempt: past maxAttempts, only the deadline ends it', async () => {
     h = harness({ maxAttempts: 3, graceMs: 3_600_000, incidentDeadlineMs: 120_000, backoff: { baseMs: 5_000, capMs: 5_000 } });
     // The leader's path is cut; both followers keep naming it at one term.
-    h.setSample((at) => sample(at, [{ i: 0, leader: 0, paths: 'refused' }, { i: 1, leader: 0 }, { i: 2, leader: 0 }]));
+    h.setSample((at) =>
+      sample(at, [
+        { i: 0, leader: 0, paths: 'refused' },
+        { i: 1, leader: 0 },
+        { i: 2, leader: 0 },
+      ]),
+    );
 
     const { incident, retries } = await runToEnd('etcd-0');
 
@@ -39,7 +45,12 @@ describe('the attempt budget and the incident deadline', () => {
 
   it('a removal etcd keeps refusing spends an attempt per retry, and the budget ends it', async () => {
     h = harness({ maxAttempts: 3, backoff: { baseMs: 1_000, capMs: 1_000 } });
-    h.setSample((at) => sample(at, [0, 1, 2].map((i) => ({ i, leader: 0 }))));
+    h.setSample((at) =>
+      sample(
+        at,
+        [0, 1, 2].map((i) => ({ i, leader: 0 })),
+      ),
+    );
     h.onMemberRemove = () => {
       throw new EtcdCallError({ kind: 'other', grpcCode: 2, message: 'etcdserver: unhealthy cluster' });
     };

@@ -15,8 +15,19 @@ afterEach(async () => h?.close());
 
 /** Follower etcd-1 of three approved for removal; `arrange` runs before remediate. */
 async function remediateFollower(arrange: () => void | Promise<void> = () => undefined) {
-  h.setSample((at) => sample(at, [0, 1, 2].map((i) => ({ i, leader: 0 }))));
-  h.onMemberRemove = () => h.setSample((at) => sample(at, [0, 2].map((i) => ({ i, leader: 0 }))));
+  h.setSample((at) =>
+    sample(
+      at,
+      [0, 1, 2].map((i) => ({ i, leader: 0 })),
+    ),
+  );
+  h.onMemberRemove = () =>
+    h.setSample((at) =>
+      sample(
+        at,
+        [0, 2].map((i) => ({ i, leader: 0 })),
+      ),
+    );
   await probeMembers(h.deps, { detailType: 'MemberUnhealthy', detail: unhealthy('etcd-1') });
   await moveLeader(h.deps, h.lastOf('MembersProbed'));
   await arrange();
@@ -30,9 +41,24 @@ const refused = (message: string) => () => {
 describe('remediate: each decision names its rule', () => {
   it.each<{ rule: string; reason: string; policy?: Record<string, unknown>; arrange: () => void | Promise<void> }>([
     { rule: 'cluster-lock', reason: 'CLUSTER_LOCKED', arrange: async () => void (await h.guard.acquire('incident:other:0000', 30_000)) },
-    { rule: 'snapshot-before-remove', reason: 'SNAPSHOT_FAILED', policy: { snapshotBeforeRemove: true }, arrange: () => void (h.onSnapshot = refused('etcdserver: request timed out')) },
+    {
+      rule: 'snapshot-before-remove',
+      reason: 'SNAPSHOT_FAILED',
+      policy: { snapshotBeforeRemove: true },
+      arrange: () => void (h.onSnapshot = refused('etcdserver: request timed out')),
+    },
     { rule: 'member-remove', reason: 'ETCD_TRANSIENT', arrange: () => void (h.onMemberRemove = refused('etcdserver: unhealthy cluster')) },
-    { rule: 'leads-again', reason: 'LEADER_CHANGED', arrange: () => h.setSample((at) => sample(at, [0, 1, 2].map((i) => ({ i, leader: 1 })))) },
+    {
+      rule: 'leads-again',
+      reason: 'LEADER_CHANGED',
+      arrange: () =>
+        h.setSample((at) =>
+          sample(
+            at,
+            [0, 1, 2].map((i) => ({ i, leader: 1 })),
+          ),
+        ),
+    },
     { rule: 'dry-run', reason: 'DRY_RUN', arrange: () => void (h.cluster.policy = { ...h.cluster.policy, dryRun: true }) },
   ])('$reason: $rule', async ({ rule, reason, policy, arrange }) => {
     h = harness(policy);
@@ -53,7 +79,12 @@ describe('remediate: each decision names its rule', () => {
 describe('a step that failed on every delivery', () => {
   it('is blocked by the step-failed rule once its budget is spent, naming the member and how it was reached', async () => {
     h = harness({ maxAttempts: 1 });
-    h.setSample((at) => sample(at, [0, 1, 2].map((i) => ({ i, leader: 0 }))));
+    h.setSample((at) =>
+      sample(
+        at,
+        [0, 1, 2].map((i) => ({ i, leader: 0 })),
+      ),
+    );
     await probeMembers(h.deps, { detailType: 'MemberUnhealthy', detail: unhealthy('etcd-1') });
     await moveLeader(h.deps, h.lastOf('MembersProbed'));
     const approved = makeEvent('RemediationApproved', h.lastOf('RemediationApproved'));

@@ -72,7 +72,12 @@ describe('a state file from an earlier build', () => {
       { expectVersion: current.version, now: h.clock.now() },
     );
     // etcd-0 leads in what the probe sees now: only the journal's election names etcd-2.
-    h.setSample((at) => sample(at, [{ i: 0, leader: 0 }, { i: 2, leader: 0 }]));
+    h.setSample((at) =>
+      sample(at, [
+        { i: 0, leader: 0 },
+        { i: 2, leader: 0 },
+      ]),
+    );
 
     expect(await remediate(h.deps, approved)).toBe('completed');
 
@@ -99,7 +104,14 @@ describe('a state file from an earlier build', () => {
     const movedAt = '2025-06-01T12:00:00.010Z';
     const leaderMoved = [
       { kind: 'journal', entry: { at: Date.parse(movedAt), step: 'leader-moved', detail: decision.message } },
-      { kind: 'publish', event: { source: 'etcd-remediator', detailType: 'LeaderMoved', detail: { incidentId, clusterId: 'c1', attempt: 0, at: movedAt, from: id(0), to: id(1), path: 'exec', tookMs: 54 } } },
+      {
+        kind: 'publish',
+        event: {
+          source: 'etcd-remediator',
+          detailType: 'LeaderMoved',
+          detail: { incidentId, clusterId: 'c1', attempt: 0, at: movedAt, from: id(0), to: id(1), path: 'exec', tookMs: 54 },
+        },
+      },
     ];
     writeEarlierJournal(file, incidentId, [
       { at: 1, step: 'incident-opened', text: 'test reported memberName=etcd-0: test (observed 2025-06-01T12:00:00.000Z)' },
@@ -116,6 +128,13 @@ describe('a state file from an earlier build', () => {
       { incidentId, clusterId: 'c1', attempt: 0, at: movedAt, from: id(0), to: id(1), path: 'exec-relay', tookMs: 54 },
     ]);
     const moved = (await store!.journal(incidentId)).filter((e) => e.step === 'leader-moved');
-    expect(moved).toEqual([{ at: Date.parse(movedAt), step: 'leader-moved', detail: { from: id(0), to: id(1), path: 'exec-relay', tookMs: 54, message: decision.message }, isStepMarker: false }]);
+    expect(moved).toEqual([
+      {
+        at: Date.parse(movedAt),
+        step: 'leader-moved',
+        detail: { from: id(0), to: id(1), path: 'exec-relay', tookMs: 54, message: decision.message },
+        isStepMarker: false,
+      },
+    ]);
   });
 });

@@ -82,7 +82,10 @@ describe('MembersProbed carries the new view only, and stays small', () => {
     h = harness();
     h.setSample((at) => worstSample(VIEW_LIMITS.members + 1, at));
     const at = new Date(h.clock.now()).toISOString();
-    const opened = await probeMembers(h.deps, { detailType: 'MemberUnhealthy', detail: { clusterId: 'c1', attempt: 0, at, target: { memberId: TARGET }, reason: 'test', source: 'test', observedAt: at } });
+    const opened = await probeMembers(h.deps, {
+      detailType: 'MemberUnhealthy',
+      detail: { clusterId: 'c1', attempt: 0, at, target: { memberId: TARGET }, reason: 'test', source: 'test', observedAt: at },
+    });
     if (opened.kind !== 'probed') throw new Error(`expected a probe, got ${opened.kind}`);
 
     expect(probedEvents()).toEqual([]);
@@ -111,7 +114,13 @@ describe('move-leader reads the earlier views from the incident', () => {
   it('a leader cut on every path is removed without a move once two probes a grace window apart say so; a late MembersProbed decides nothing, a repeated one nothing more', async () => {
     h = harness({ graceMs: 2_000 });
     // etcd-0 leads, and no path reaches it; the followers keep naming it leader at one term.
-    h.setSample((at) => sample(at, [{ i: 0, paths: 'refused' }, { i: 1, leader: 0 }, { i: 2, leader: 0 }]));
+    h.setSample((at) =>
+      sample(at, [
+        { i: 0, paths: 'refused' },
+        { i: 1, leader: 0 },
+        { i: 2, leader: 0 },
+      ]),
+    );
     const opened = await probeMembers(h.deps, { detailType: 'MemberUnhealthy', detail: unhealthy('etcd-0') });
     if (opened.kind !== 'probed') throw new Error(`expected a probe, got ${opened.kind}`);
     const first = h.lastOf('MembersProbed');
@@ -121,7 +130,10 @@ describe('move-leader reads the earlier views from the incident', () => {
     const { incidentId } = opened.incident;
     const incident = (await h.deps.store.getIncident(incidentId))!;
     await h.deps.store.updateIncident(incidentId, { attempt: 1 }, { expectVersion: incident.version, now: h.clock.now() });
-    await probeMembers(h.deps, { detailType: 'RetryDue', detail: { incidentId, clusterId: 'c1', attempt: 1, at: new Date(h.clock.now()).toISOString(), reason: 'LEADER_UNREACHABLE' } });
+    await probeMembers(h.deps, {
+      detailType: 'RetryDue',
+      detail: { incidentId, clusterId: 'c1', attempt: 1, at: new Date(h.clock.now()).toISOString(), reason: 'LEADER_UNREACHABLE' },
+    });
     const second = h.lastOf('MembersProbed');
     expect(second.view.at).toBe(h.clock.now());
 

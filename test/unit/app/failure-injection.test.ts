@@ -58,7 +58,10 @@ function fakeEtcd() {
     // The first probe lands in an election: the first decision is a retry, so the chain schedules.
     state.probes += 1;
     if (state.probes > 1 && state.leader === 'none') state.leader = 0;
-    return sample(at, state.members.map((i) => ({ i, leader: state.leader, term: state.term })));
+    return sample(
+      at,
+      state.members.map((i) => ({ i, leader: state.leader, term: state.term })),
+    );
   };
   const client = (endpoint: string): EtcdMemberClient => ({
     endpoint,
@@ -165,7 +168,10 @@ function expectSafeEnd(run: Run, label: string): void {
   if (!run.incident) {
     // No incident could be opened: the report is kept where a failed delivery goes (the on-failure
     // destination), for a redrive, and nothing was touched.
-    expect(run.log.exhausted.map((e) => e.detailType), label).toContain('MemberUnhealthy');
+    expect(
+      run.log.exhausted.map((e) => e.detailType),
+      label,
+    ).toContain('MemberUnhealthy');
     expect(run.etcd.removals, label).toEqual([]);
     return;
   }

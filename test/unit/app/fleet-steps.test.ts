@@ -24,7 +24,13 @@ async function report(memberName: string) {
 function setUp() {
   h = harness({ backoff: { baseMs: 1_000, capMs: 1_000 }, fleet: { maxRemovalsInFlight: 2 } });
   h.setSample((at) => sample(at, three(0)));
-  h.onMemberRemove = () => h.setSample((at) => sample(at, [{ i: 0, leader: 0 }, { i: 2, leader: 0 }]));
+  h.onMemberRemove = () =>
+    h.setSample((at) =>
+      sample(at, [
+        { i: 0, leader: 0 },
+        { i: 2, leader: 0 },
+      ]),
+    );
 }
 
 describe('fleet gates in the pipeline', () => {
@@ -79,7 +85,9 @@ describe('fleet gates in the pipeline', () => {
       expect(await h.deps.store.takeRemovalSlot({ owner, clusterId: 'c9', max: 2, leaseMs: 600_000, now: h.clock.now() })).toMatchObject({ taken: true });
     }
     expect(await remediate(h.deps, h.lastOf('RemediationApproved'))).toMatchObject({ kind: 'retry', reason: 'REMOVALS_IN_FLIGHT' });
-    expect(h.lastOf('RetryRequested').message).toMatch(/2 removals are in flight across the fleet \(cluster c9 \(incident other-1\), cluster c9 \(incident other-2\)\), the most maxRemovalsInFlight allows \(2\)/);
+    expect(h.lastOf('RetryRequested').message).toMatch(
+      /2 removals are in flight across the fleet \(cluster c9 \(incident other-1\), cluster c9 \(incident other-2\)\), the most maxRemovalsInFlight allows \(2\)/,
+    );
     expect(h.calls.memberRemove).toEqual([]);
     await h.deps.store.releaseRemovalSlot('other-2');
     expect(await retryToRemediate(h)).toBe('completed');

@@ -18,7 +18,13 @@ afterEach(async () => {
 
 it("the app's log lines carry the Lambda context and the incident id, and the id does not leak into the next invocation", async () => {
   h = harness();
-  const { incident } = await h.deps.store.openOrJoin({ clusterId: 'c1', targetKey: 'memberName=etcd-0', target: { memberName: 'etcd-0' }, reason: 'r', now: T0 });
+  const { incident } = await h.deps.store.openOrJoin({
+    clusterId: 'c1',
+    targetKey: 'memberName=etcd-0',
+    target: { memberName: 'etcd-0' },
+    reason: 'r',
+    now: T0,
+  });
   const lines: string[] = [];
   // Powertools writes JSON lines through a Console bound to stdout (info) and stderr (warn, error).
   for (const stream of [process.stdout, process.stderr]) {
@@ -29,14 +35,20 @@ it("the app's log lines carry the Lambda context and the incident id, and the id
   }
   const handler = createProbeMembersHandler({ ...h.deps, log: new Logger({ serviceName: 'probe-members', logLevel: 'INFO' }) });
   const retryDue = (incidentId: string) =>
-    toEventBridgeEvent({ detailType: 'RetryDue', detail: { incidentId, clusterId: 'c1', attempt: 7, at: new Date(T0).toISOString(), reason: 'ELECTION_IN_PROGRESS' } });
+    toEventBridgeEvent({
+      detailType: 'RetryDue',
+      detail: { incidentId, clusterId: 'c1', attempt: 7, at: new Date(T0).toISOString(), reason: 'ELECTION_IN_PROGRESS' },
+    });
 
   // A stale attempt: the app logs that it ignored the event, through the handler's logger.
   await handler(retryDue(incident.incidentId), localContext('probe-members'));
   await handler(retryDue(NO_SUCH_INCIDENT), localContext('probe-members'));
   vi.restoreAllMocks();
 
-  const logged = lines.flatMap((l) => l.split('\n')).filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+  const logged = lines
+    .flatMap((l) => l.split('\n'))
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   const stale = logged.find((l) => String(l.message).includes('stale'));
   expect(stale).toMatchObject({ incidentId: incident.incidentId, attempt: 7, function_name: 'probe-members', service: 'probe-members' });
   const notFound = logged.find((l) => String(l.message).includes('not found'));

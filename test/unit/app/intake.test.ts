@@ -69,7 +69,9 @@ describe('each source becomes a MemberUnhealthy for the member on the machine it
     await handle(sample('cloudwatch-alarm-status-check'));
     const [report] = reported();
     expect(report).toMatchObject(forEtcd0({ source: 'cloudwatch-alarm', observedAt: '2025-06-01T12:00:04.985Z' }));
-    expect(report!.reason).toMatch(/^CloudWatch alarm prod-eu-1-cp-a-status-check is in ALARM on StatusCheckFailed for instance i-0a1b2c3d4e5f60718: Threshold Crossed/);
+    expect(report!.reason).toMatch(
+      /^CloudWatch alarm prod-eu-1-cp-a-status-check is in ALARM on StatusCheckFailed for instance i-0a1b2c3d4e5f60718: Threshold Crossed/,
+    );
   });
 
   it('an AWS Health event naming the instance', async () => {
@@ -91,7 +93,14 @@ describe('each source becomes a MemberUnhealthy for the member on the machine it
   });
 
   it('a MemberUnhealthy invoked directly with its cluster and member name: published as it is', async () => {
-    const detail = { clusterId: 'c1', target: { memberName: 'etcd-2' }, reason: 'by hand', source: 'ops', observedAt: '2025-06-01T11:59:00Z', at: '2025-06-01T11:59:01Z' };
+    const detail = {
+      clusterId: 'c1',
+      target: { memberName: 'etcd-2' },
+      reason: 'by hand',
+      source: 'ops',
+      observedAt: '2025-06-01T11:59:00Z',
+      at: '2025-06-01T11:59:01Z',
+    };
     await handle(detail);
     expect(reported()).toEqual([{ ...detail, attempt: 0 }]);
   });
@@ -158,15 +167,25 @@ describe('an unknown machine is a dead letter naming it, and nothing is publishe
     const other = 'i-0fedcba9876543210';
     await handle(withDetail(sample('aws-health-event'), { affectedEntities: [{ entityValue: INSTANCE }, { entityValue: other }] }));
     expect(reported().map((r) => r.target)).toEqual([{ memberName: 'etcd-0' }]);
-    expect((await deadLetters()).map((d) => d.error)).toEqual([`instanceId ${other} is not registered in the cluster directory: no etcd member is known to run on it`]);
+    expect((await deadLetters()).map((d) => d.error)).toEqual([
+      `instanceId ${other} is not registered in the cluster directory: no etcd member is known to run on it`,
+    ]);
   });
 });
 
 describe('a malformed or misdirected event is a dead letter saying what is wrong', () => {
   const ec2 = () => sample('ec2-instance-state-change');
   it.each([
-    { what: 'an EC2 event without an instance id', event: () => ({ ...ec2(), detail: { state: 'stopped' } }), error: 'EC2 Instance State-change Notification is invalid: detail.instance-id: is required' },
-    { what: 'an EC2 event from another source', event: () => ({ ...ec2(), source: 'my.app' }), error: /^EC2 Instance State-change Notification is invalid: source: / },
+    {
+      what: 'an EC2 event without an instance id',
+      event: () => ({ ...ec2(), detail: { state: 'stopped' } }),
+      error: 'EC2 Instance State-change Notification is invalid: detail.instance-id: is required',
+    },
+    {
+      what: 'an EC2 event from another source',
+      event: () => ({ ...ec2(), source: 'my.app' }),
+      error: /^EC2 Instance State-change Notification is invalid: source: /,
+    },
     { what: 'an event with an unreadable time', event: () => ({ ...ec2(), time: 'yesterday' }), error: /time: must be a date and time/ },
     {
       what: 'a StatusCheckFailed alarm without an instance',
@@ -181,17 +200,37 @@ describe('a malformed or misdirected event is a dead letter saying what is wrong
       event: () => ({ ...withDetail(sample('aws-health-event'), { affectedEntities: [{ entityValue: 'vol-0123456789abcdef0' }] }), resources: [] }),
       error: 'AWS Health AWS_EC2_INSTANCE_STORE_DRIVE_PERFORMANCE_DEGRADED names no EC2 instance (affectedEntities and resources hold none)',
     },
-    { what: 'an event the intake does not take', event: () => ({ ...ec2(), 'detail-type': 'EBS Volume Notification' }), error: /^detail-type: "EBS Volume Notification" is not a health signal the intake takes/ },
+    {
+      what: 'an event the intake does not take',
+      event: () => ({ ...ec2(), 'detail-type': 'EBS Volume Notification' }),
+      error: /^detail-type: "EBS Volume Notification" is not a health signal the intake takes/,
+    },
     { what: 'not an object', event: () => 'stopped', error: 'the event is not a JSON object' },
-    { what: 'a MemberUnhealthy naming no member', event: () => ({ clusterId: 'c1', target: {}, reason: 'r', source: 's', observedAt: '2025-06-01T12:00:00Z' }), error: /^MemberUnhealthy is invalid: target: names no member/ },
-    { what: 'a MemberUnhealthy by member name without a cluster', event: () => ({ target: { memberName: 'etcd-0' }, reason: 'r', source: 's', observedAt: '2025-06-01T12:00:00Z' }), error: /clusterId: is required unless the target is an instanceId or nodeName/ },
-    { what: 'a MemberUnhealthy for a cluster nobody configured', event: () => ({ clusterId: 'nope', target: { memberName: 'etcd-0' }, reason: 'r', source: 's', observedAt: '2025-06-01T12:00:00Z' }), error: 'MemberUnhealthy is invalid: clusterId: cluster "nope" is not configured; add it to the cluster directory' },
+    {
+      what: 'a MemberUnhealthy naming no member',
+      event: () => ({ clusterId: 'c1', target: {}, reason: 'r', source: 's', observedAt: '2025-06-01T12:00:00Z' }),
+      error: /^MemberUnhealthy is invalid: target: names no member/,
+    },
+    {
+      what: 'a MemberUnhealthy by member name without a cluster',
+      event: () => ({ target: { memberName: 'etcd-0' }, reason: 'r', source: 's', observedAt: '2025-06-01T12:00:00Z' }),
+      error: /clusterId: is required unless the target is an instanceId or nodeName/,
+    },
+    {
+      what: 'a MemberUnhealthy for a cluster nobody configured',
+      event: () => ({ clusterId: 'nope', target: { memberName: 'etcd-0' }, reason: 'r', source: 's', observedAt: '2025-06-01T12:00:00Z' }),
+      error: 'MemberUnhealthy is invalid: clusterId: cluster "nope" is not configured; add it to the cluster directory',
+    },
     {
       what: 'a MemberUnhealthy whose node runs in another cluster than it says',
       event: () => withDetail(sample('member-unhealthy'), { clusterId: 'c2' }),
       error: `MemberUnhealthy conflicts: nodeName ${NODE} runs member etcd-0 of cluster c1, not of c2`,
     },
-    { what: 'our own MemberUnhealthy, which is routed to probe-members', event: () => ({ ...sample('member-unhealthy'), source: 'etcd-remediator' }), error: /^source: MemberUnhealthy from etcd-remediator is on the bus already/ },
+    {
+      what: 'our own MemberUnhealthy, which is routed to probe-members',
+      event: () => ({ ...sample('member-unhealthy'), source: 'etcd-remediator' }),
+      error: /^source: MemberUnhealthy from etcd-remediator is on the bus already/,
+    },
   ])('$what', async ({ event, error }) => {
     const raw = event();
     const result = await handle(raw);

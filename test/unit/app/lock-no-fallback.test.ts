@@ -47,13 +47,21 @@ describe('the lock when etcd does not take it', () => {
   it('a timeout taking the lock is a retry that spends an attempt: nothing is removed until etcd answers, and no state-store lock stands in', async () => {
     h = harness({ backoff: { baseMs: 1_000, capMs: 1_000 } });
     h.setSample((at) => sample(at, three(0)));
-    h.onMemberRemove = () => h.setSample((at) => sample(at, [{ i: 0, leader: 0 }, { i: 2, leader: 0 }]));
+    h.onMemberRemove = () =>
+      h.setSample((at) =>
+        sample(at, [
+          { i: 0, leader: 0 },
+          { i: 2, leader: 0 },
+        ]),
+      );
     h.guard.failing.acquire = timeout;
 
     expect(await report('etcd-1')).toMatchObject({ kind: 'retry', reason: 'LOCK_UNAVAILABLE' });
     expect(h.calls.memberRemove).toEqual([]);
     const said = h.lastOf('RetryRequested').message;
-    expect(said).toMatch(/^etcd-1 \(91bc3c398fb3c146\) waits: we could not take the cluster lock \(etcd key \/etcd-remediator\/lock: no answer in time, Deadline exceeded after 2.000s\); no member is removed without the cluster lock and the removal record in etcd, so nothing was removed; we try again at /);
+    expect(said).toMatch(
+      /^etcd-1 \(91bc3c398fb3c146\) waits: we could not take the cluster lock \(etcd key \/etcd-remediator\/lock: no answer in time, Deadline exceeded after 2.000s\); no member is removed without the cluster lock and the removal record in etcd, so nothing was removed; we try again at /,
+    );
     // The store's lock was never taken: another state file would have seen nothing.
     expect(await h.deps.store.acquireLock('c1', 'another-state', 1_000, h.clock.now())).toBe(true);
 
@@ -100,7 +108,12 @@ describe('the lock when etcd does not take it', () => {
   it('a NOSPACE alarm the probe sees blocks before any leader is moved', async () => {
     h = harness();
     // Five members, so the quorum gate passes with etcd-4 alarmed.
-    h.setSample((at) => sample(at, [0, 1, 2, 3, 4].map((i) => ({ i, leader: 0, ...(i === 4 ? { alarms: ['NOSPACE'] } : {}) }))));
+    h.setSample((at) =>
+      sample(
+        at,
+        [0, 1, 2, 3, 4].map((i) => ({ i, leader: 0, ...(i === 4 ? { alarms: ['NOSPACE'] } : {}) })),
+      ),
+    );
 
     // etcd-0 leads and answers: without the check it would move leadership first.
     expect(await report('etcd-0')).toMatchObject({ kind: 'block', reason: 'ETCD_NO_SPACE', evidence: { decidedBy: 'etcd-writable', alarmed: ['etcd-4'] } });
@@ -115,7 +128,9 @@ describe('the lock when etcd does not take it', () => {
 
     expect(await report('etcd-1')).toMatchObject({ kind: 'block', reason: 'AUTH_FAILED' });
     expect(h.calls.memberRemove).toEqual([]);
-    expect(h.lastOf('RemediationBlocked').message).toMatch(/etcd refused us as no user when we tried to take the cluster lock \(etcd key \/etcd-remediator\/lock: etcdserver: permission denied\); .*blocked, fix the etcd user and password/);
+    expect(h.lastOf('RemediationBlocked').message).toMatch(
+      /etcd refused us as no user when we tried to take the cluster lock \(etcd key \/etcd-remediator\/lock: etcdserver: permission denied\); .*blocked, fix the etcd user and password/,
+    );
   });
 
   it('an etcd access that can hold no lock: blocked NO_SHARED_LOCK before any move', async () => {
@@ -137,8 +152,23 @@ describe('a failed read of the removal record is a retry, not an answer', () => 
   it('during the election another removal caused: not TARGET_NOT_FOUND, but a retry, then DUPLICATE_INCIDENT once the record reads', async () => {
     h = harness({ backoff: { baseMs: 1_000, capMs: 1_000 } });
     // etcd-1 is gone from the list: another remediator removed it a moment ago, and etcd elects.
-    h.setSample((at) => sample(at, [{ i: 0, leader: 0 }, { i: 2, leader: 0 }]));
-    h.guard.records = [{ memberId: id(1), memberName: 'etcd-1', incidentId: 'elsewhere', targetKey: 'memberName=etcd-1', at: h.clock.now() - 1_000, sizeBefore: 3, by: 'incident:elsewhere:0001' }];
+    h.setSample((at) =>
+      sample(at, [
+        { i: 0, leader: 0 },
+        { i: 2, leader: 0 },
+      ]),
+    );
+    h.guard.records = [
+      {
+        memberId: id(1),
+        memberName: 'etcd-1',
+        incidentId: 'elsewhere',
+        targetKey: 'memberName=etcd-1',
+        at: h.clock.now() - 1_000,
+        sizeBefore: 3,
+        by: 'incident:elsewhere:0001',
+      },
+    ];
     h.guard.failing.removals = leaderChanged;
 
     expect(await report('etcd-1')).toMatchObject({ kind: 'retry', reason: 'LOCK_UNAVAILABLE' });
@@ -157,8 +187,23 @@ describe('a failed read of the removal record is a retry, not an answer', () => 
     delete h.guard.failing.acquire;
 
     // Meanwhile another remediator (of another state) removed it, and etcd elects.
-    h.setSample((at) => sample(at, [{ i: 0, leader: 0 }, { i: 2, leader: 0 }]));
-    h.guard.records = [{ memberId: id(1), memberName: 'etcd-1', incidentId: 'elsewhere', targetKey: 'memberName=etcd-1', at: h.clock.now() - 1_000, sizeBefore: 3, by: 'incident:elsewhere:0001' }];
+    h.setSample((at) =>
+      sample(at, [
+        { i: 0, leader: 0 },
+        { i: 2, leader: 0 },
+      ]),
+    );
+    h.guard.records = [
+      {
+        memberId: id(1),
+        memberName: 'etcd-1',
+        incidentId: 'elsewhere',
+        targetKey: 'memberName=etcd-1',
+        at: h.clock.now() - 1_000,
+        sizeBefore: 3,
+        by: 'incident:elsewhere:0001',
+      },
+    ];
     h.guard.failing.removals = leaderChanged;
     expect(await retry()).toMatchObject({ kind: 'retry', reason: 'LOCK_UNAVAILABLE', evidence: { decidedBy: 'removal-record' } });
 
@@ -192,7 +237,13 @@ describe('a single-remediator cluster', () => {
   it('keeps the lock and the record in the state store, one member down at a time, and every message says so', async () => {
     h = harness({ singleRemediator: true });
     h.setSample((at) => sample(at, three(0)));
-    h.onMemberRemove = () => h.setSample((at) => sample(at, [{ i: 0, leader: 0 }, { i: 2, leader: 0 }]));
+    h.onMemberRemove = () =>
+      h.setSample((at) =>
+        sample(at, [
+          { i: 0, leader: 0 },
+          { i: 2, leader: 0 },
+        ]),
+      );
     // etcd would refuse: it is never asked.
     h.guard.failing = { acquire: noSpace, removals: noSpace, saveRemovals: noSpace, renew: noSpace, release: noSpace };
 

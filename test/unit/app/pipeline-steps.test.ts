@@ -13,8 +13,7 @@ import { harness, unhealthy, type Harness } from './harness.ts';
 let h: Harness;
 afterEach(async () => h?.close());
 
-const three = (leader: number, override: Record<number, Partial<MemberSpec>> = {}): MemberSpec[] =>
-  [0, 1, 2].map((i) => ({ i, leader, ...override[i] }));
+const three = (leader: number, override: Record<number, Partial<MemberSpec>> = {}): MemberSpec[] => [0, 1, 2].map((i) => ({ i, leader, ...override[i] }));
 
 /** Opens the incident for etcd-<i> and runs move-leader on the probe it publishes. */
 async function openAndDecide(memberName: string) {
@@ -52,7 +51,13 @@ describe('duplicate deliveries', () => {
   it('a RemediationApproved delivered twice at once removes the member once', async () => {
     h = harness();
     h.setSample((at) => sample(at, three(0)));
-    h.onMemberRemove = () => h.setSample((at) => sample(at, [{ i: 0, leader: 0 }, { i: 2, leader: 0 }]));
+    h.onMemberRemove = () =>
+      h.setSample((at) =>
+        sample(at, [
+          { i: 0, leader: 0 },
+          { i: 2, leader: 0 },
+        ]),
+      );
     await openAndDecide('etcd-1');
     const approved = h.lastOf('RemediationApproved');
 
@@ -71,7 +76,12 @@ describe('duplicate deliveries', () => {
     let fail = true;
     h.onMemberRemove = () => {
       if (fail) throw new Error('the process fell over');
-      h.setSample((at) => sample(at, [{ i: 0, leader: 0 }, { i: 2, leader: 0 }]));
+      h.setSample((at) =>
+        sample(at, [
+          { i: 0, leader: 0 },
+          { i: 2, leader: 0 },
+        ]),
+      );
     };
     await openAndDecide('etcd-1');
     const approved = h.lastOf('RemediationApproved');
@@ -88,13 +98,23 @@ describe('a step lease left by an invocation that died', () => {
   async function diedAfterRemove(requestId: string) {
     h = harness();
     h.setSample((at) => sample(at, three(0)));
-    h.onMemberRemove = () => h.setSample((at) => sample(at, [{ i: 0, leader: 0 }, { i: 2, leader: 0 }]));
+    h.onMemberRemove = () =>
+      h.setSample((at) =>
+        sample(at, [
+          { i: 0, leader: 0 },
+          { i: 2, leader: 0 },
+        ]),
+      );
     await openAndDecide('etcd-1');
     const approved = h.lastOf('RemediationApproved');
     const incidentId = approved.incidentId;
     // The first try took the lease and removed the member, then its process died: no release, no commit.
     const before = (await h.deps.store.getIncident(incidentId))!;
-    await h.deps.store.updateIncident(incidentId, { inFlight: { key: `remediate@${before.attempt}`, until: h.clock.now() + 600_000, holder: requestId } }, { expectVersion: before.version, now: h.clock.now() });
+    await h.deps.store.updateIncident(
+      incidentId,
+      { inFlight: { key: `remediate@${before.attempt}`, until: h.clock.now() + 600_000, holder: requestId } },
+      { expectVersion: before.version, now: h.clock.now() },
+    );
     return { approved, incidentId };
   }
 
@@ -145,7 +165,12 @@ describe('move-leader', () => {
     h.setSample((at) => sample(at, three(0)));
     const { incident } = await openAndDecide('etcd-1');
     await h.deps.store.markStep(incident.incidentId, { at: h.clock.now(), ...sampleLine('lock-taken') });
-    h.setSample((at) => sample(at, [{ i: 0, leader: 0 }, { i: 2, leader: 0 }]));
+    h.setSample((at) =>
+      sample(at, [
+        { i: 0, leader: 0 },
+        { i: 2, leader: 0 },
+      ]),
+    );
     await resumeAndProbe(incident.incidentId);
     const decision = await moveLeader(h.deps, h.lastOf('MembersProbed'));
     expect(decision).toMatchObject({ kind: 'approve', reason: 'TARGET_IS_FOLLOWER' });
@@ -165,7 +190,12 @@ describe('move-leader', () => {
       { lastDecision: { kind: 'retry', at: h.clock.now(), reprobeNow: false, reason: 'ELECTION_IN_PROGRESS', message: 'no leader yet', evidence: {} } },
       { expectVersion: current.version, now: h.clock.now() },
     );
-    h.setSample((at) => sample(at, [{ i: 0, leader: 0 }, { i: 2, leader: 0 }]));
+    h.setSample((at) =>
+      sample(at, [
+        { i: 0, leader: 0 },
+        { i: 2, leader: 0 },
+      ]),
+    );
     await resumeAndProbe(incident.incidentId);
     const decision = await moveLeader(h.deps, h.lastOf('MembersProbed'));
     expect(decision).toMatchObject({ kind: 'approve', reason: 'TARGET_IS_FOLLOWER', leaderMove: 'not-needed' });
@@ -180,7 +210,9 @@ describe('move-leader', () => {
     await resumeAndProbe(incident.incidentId);
     const decision = await moveLeader(h.deps, h.lastOf('MembersProbed'));
     expect(decision).toMatchObject({ kind: 'block', reason: 'INCIDENT_DEADLINE_EXCEEDED' });
-    expect(decision!.message).toMatch(/^etcd-1 \(91bc3c398fb3c146\) is out of the member list, but remediation has not finished within the incident deadline of 60 s \(last: .*\); blocked, check that the remaining members have a leader/);
+    expect(decision!.message).toMatch(
+      /^etcd-1 \(91bc3c398fb3c146\) is out of the member list, but remediation has not finished within the incident deadline of 60 s \(last: .*\); blocked, check that the remaining members have a leader/,
+    );
   });
 });
 
@@ -254,7 +286,13 @@ describe('a step whose publish, schedule or write failed is done by the redelive
   it('remediate: the completion redelivered after its publish failed is published, and the member removed once', async () => {
     h = harness();
     h.setSample((at) => sample(at, three(0)));
-    h.onMemberRemove = () => h.setSample((at) => sample(at, [{ i: 0, leader: 0 }, { i: 2, leader: 0 }]));
+    h.onMemberRemove = () =>
+      h.setSample((at) =>
+        sample(at, [
+          { i: 0, leader: 0 },
+          { i: 2, leader: 0 },
+        ]),
+      );
     await openAndDecide('etcd-1');
     const approved = h.lastOf('RemediationApproved');
     failOnce(h.deps.bus, 'publish', (event) => (event as { detailType: string }).detailType === 'RemediationCompleted');

@@ -14,8 +14,7 @@ let h: Harness;
 afterEach(async () => h?.close());
 
 const LEASE = 30_000;
-const three = (leader: number, override: Record<number, Partial<MemberSpec>> = {}): MemberSpec[] =>
-  [0, 1, 2].map((i) => ({ i, leader, ...override[i] }));
+const three = (leader: number, override: Record<number, Partial<MemberSpec>> = {}): MemberSpec[] => [0, 1, 2].map((i) => ({ i, leader, ...override[i] }));
 
 /** The harness's guard in etcd with some calls answered as a test wants them. */
 function useGuard(over: Partial<ClusterGuard>): ClusterGuard {
@@ -33,13 +32,21 @@ describe('the cluster lock under remediate', () => {
   it('waits on a lock whose holder died, and takes it once the lease has lapsed', async () => {
     h = harness({ lockLeaseMs: LEASE, backoff: { baseMs: 1_000, capMs: 1_000 } });
     h.setSample((at) => sample(at, three(0)));
-    h.onMemberRemove = () => h.setSample((at) => sample(at, [{ i: 0, leader: 0 }, { i: 2, leader: 0 }]));
+    h.onMemberRemove = () =>
+      h.setSample((at) =>
+        sample(at, [
+          { i: 0, leader: 0 },
+          { i: 2, leader: 0 },
+        ]),
+      );
     // A remediator that took the lock and died: it never renews and never releases.
     expect(await h.guard.acquire('incident:dead:0000', LEASE)).toEqual({ held: true });
 
     expect(await remediate(h.deps, await approve('etcd-1'))).toMatchObject({ kind: 'retry', reason: 'CLUSTER_LOCKED' });
     expect(h.calls.memberRemove).toEqual([]);
-    expect(h.lastOf('RetryRequested').message).toMatch(/waits: in cluster c1, another remediation holds the lock \(etcd key \/etcd-remediator\/lock: incident:dead:0000, for 0 ms since .*\); nothing was removed/);
+    expect(h.lastOf('RetryRequested').message).toMatch(
+      /waits: in cluster c1, another remediation holds the lock \(etcd key \/etcd-remediator\/lock: incident:dead:0000, for 0 ms since .*\); nothing was removed/,
+    );
 
     h.clock.advance(LEASE - 2_000);
     expect(await retryToRemediate(h)).toMatchObject({ kind: 'retry', reason: 'CLUSTER_LOCKED' });
@@ -107,7 +114,16 @@ describe('the cluster lock under remediate', () => {
     h = harness();
     // etcd-3 was removed from a 4-member cluster by someone else; 3 are left.
     h.setSample((at) => sample(at, three(0)));
-    const record = { memberId: 'a8266ecf031671f3', memberName: 'etcd-3', incidentId: 'elsewhere', targetKey: 'memberName=etcd-3', at: h.clock.now() - 5_000, sizeBefore: 4, by: 'incident:elsewhere:0001', confirmed: true };
+    const record = {
+      memberId: 'a8266ecf031671f3',
+      memberName: 'etcd-3',
+      incidentId: 'elsewhere',
+      targetKey: 'memberName=etcd-3',
+      at: h.clock.now() - 5_000,
+      sizeBefore: 4,
+      by: 'incident:elsewhere:0001',
+      confirmed: true,
+    };
     const recorded: unknown[] = [];
     useGuard({ removals: async () => [record], saveRemovals: async (r) => void recorded.push(r) });
 
@@ -125,7 +141,16 @@ describe('the cluster lock under remediate', () => {
     h = harness({ maxRetry: 0 });
     h.setSample((at) => sample(at, three(0)));
     // Another remediator removed etcd-1 ten minutes ago and its replacement (named the same) joined.
-    const record = { memberId: 'ffff', memberName: 'etcd-1', incidentId: 'elsewhere', targetKey: 'memberName=etcd-1', at: h.clock.now() - 600_000, sizeBefore: 3, by: 'incident:elsewhere:0001', confirmed: true };
+    const record = {
+      memberId: 'ffff',
+      memberName: 'etcd-1',
+      incidentId: 'elsewhere',
+      targetKey: 'memberName=etcd-1',
+      at: h.clock.now() - 600_000,
+      sizeBefore: 3,
+      by: 'incident:elsewhere:0001',
+      confirmed: true,
+    };
     useGuard({ removals: async () => [record] });
 
     await probeMembers(h.deps, { detailType: 'MemberUnhealthy', detail: unhealthy('etcd-1') });

@@ -52,7 +52,12 @@ describe('probe-members reads a bounded slice of the cluster history per report'
     await pastIncidents(h.deps.store, HISTORY, 48);
     const { store, read } = countingReads(h.deps.store);
     h.deps.store = store;
-    h.setSample((at) => sample(at, [0, 1, 2].map((i) => ({ i, leader: 0 }))));
+    h.setSample((at) =>
+      sample(
+        at,
+        [0, 1, 2].map((i) => ({ i, leader: 0 })),
+      ),
+    );
     const outcome = await probeMembers(h.deps, { detailType: 'MemberUnhealthy', detail: unhealthy('etcd-1') });
     expect(outcome.kind).toBe('probed');
     // The new incident itself (the twin check reads the open ones): never the history.

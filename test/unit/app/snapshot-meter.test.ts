@@ -18,7 +18,8 @@ const collecting = () => {
 };
 
 /** The bytes in chunks of `size`, as gRPC hands them over. */
-const chunked = (bytes: Buffer, size: number) => Readable.from(Array.from({ length: Math.ceil(bytes.length / size) }, (_, i) => bytes.subarray(i * size, (i + 1) * size)));
+const chunked = (bytes: Buffer, size: number) =>
+  Readable.from(Array.from({ length: Math.ceil(bytes.length / size) }, (_, i) => bytes.subarray(i * size, (i + 1) * size)));
 
 describe('snapshot meter', () => {
   it.each([1, 7, 32, 33, 4096])('counts and hashes a whole stream in chunks of %i bytes, passing every byte on', async (size) => {
@@ -36,7 +37,11 @@ describe('snapshot meter', () => {
   it.each([
     { name: 'empty', bytes: Buffer.alloc(0), says: /ended after 0 bytes, before any data/ },
     { name: 'only a checksum long', bytes: Buffer.alloc(32, 1), says: /ended after 32 bytes, before any data/ },
-    { name: 'cut short', bytes: etcdSnapshotBytes(Buffer.alloc(5_000, 'k')).subarray(0, 4_000), says: /ended after 4000 bytes without etcd's checksum of them: cut short/ },
+    {
+      name: 'cut short',
+      bytes: etcdSnapshotBytes(Buffer.alloc(5_000, 'k')).subarray(0, 4_000),
+      says: /ended after 4000 bytes without etcd's checksum of them: cut short/,
+    },
   ])('refuses a stream $name, and never ends the store', async ({ bytes, says }) => {
     const to = collecting();
     const meter = snapshotMeter(to.stream);

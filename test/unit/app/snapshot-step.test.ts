@@ -13,11 +13,23 @@ import { harness, unhealthy, type Harness, retryToRemediate } from './harness.ts
 let h: Harness;
 afterEach(async () => h?.close());
 
-const three = () => h.setSample((at) => sample(at, [0, 1, 2].map((i) => ({ i, leader: 0 }))));
+const three = () =>
+  h.setSample((at) =>
+    sample(
+      at,
+      [0, 1, 2].map((i) => ({ i, leader: 0 })),
+    ),
+  );
 
 async function approveFollower() {
   three();
-  h.onMemberRemove = () => h.setSample((at) => sample(at, [0, 2].map((i) => ({ i, leader: 0 }))));
+  h.onMemberRemove = () =>
+    h.setSample((at) =>
+      sample(
+        at,
+        [0, 2].map((i) => ({ i, leader: 0 })),
+      ),
+    );
   await probeMembers(h.deps, { detailType: 'MemberUnhealthy', detail: unhealthy('etcd-1') });
   await moveLeader(h.deps, h.lastOf('MembersProbed'));
   return h.lastOf('RemediationApproved');
@@ -35,15 +47,24 @@ describe('remediate: the snapshot step', () => {
     };
 
     expect(await remediate(h.deps, await approveFollower())).toMatchObject({ kind: 'retry', reason: 'SNAPSHOT_FAILED' });
-    expect(h.lastOf('RetryRequested').message).toMatch(/etcd-0 \(.*\) over direct .* said "deadline exceeded"; etcd-2 .* said "deadline exceeded"; nothing was removed, and etcd's failure passes by itself, so we try again at .* \(retry 1 of 2\)\./);
+    expect(h.lastOf('RetryRequested').message).toMatch(
+      /etcd-0 \(.*\) over direct .* said "deadline exceeded"; etcd-2 .* said "deadline exceeded"; nothing was removed, and etcd's failure passes by itself, so we try again at .* \(retry 1 of 2\)\./,
+    );
     expect(h.calls.memberRemove).toEqual([]);
 
     expect(await retryToRemediate(h)).toBe('completed');
     expect(h.calls.memberRemove).toEqual([id(1)]);
     const journal = await journalOf();
-    expect(journal.flatMap((e) => (!isEarlier(e) && e.step === 'snapshot-failed' ? [e.detail] : []))).toEqual([{ problem: expect.stringContaining('deadline exceeded'), required: true, transient: true }]);
+    expect(journal.flatMap((e) => (!isEarlier(e) && e.step === 'snapshot-failed' ? [e.detail] : []))).toEqual([
+      { problem: expect.stringContaining('deadline exceeded'), required: true, transient: true },
+    ]);
     const taken = markerOf(journal, 'snapshot-taken')!.detail;
-    expect(taken).toMatchObject({ location: expect.stringMatching(/^memory:/), bytes: expect.any(Number), sha256: expect.stringMatching(/^[0-9a-f]{64}$/), tookMs: 0 });
+    expect(taken).toMatchObject({
+      location: expect.stringMatching(/^memory:/),
+      bytes: expect.any(Number),
+      sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+      tookMs: 0,
+    });
     expect(h.lastOf('RemediationCompleted').snapshot).toEqual(taken);
   });
 
@@ -52,10 +73,15 @@ describe('remediate: the snapshot step', () => {
     const store = h.deps.snapshots!;
     h.deps.snapshots = {
       describe: 'bucket b',
-      open: async (subject) => ({ ...(await store.open(subject)), keep: () => Promise.reject(new Error('InvalidPart: One or more of the specified parts could not be found')) }),
+      open: async (subject) => ({
+        ...(await store.open(subject)),
+        keep: () => Promise.reject(new Error('InvalidPart: One or more of the specified parts could not be found')),
+      }),
     };
     expect(await remediate(h.deps, await approveFollower())).toMatchObject({ kind: 'block', reason: 'SNAPSHOT_FAILED' });
-    expect(h.lastOf('RemediationBlocked').message).toMatch(/the snapshot store bucket b refused it: InvalidPart: .*; nothing was removed; blocked\. Fix the store/);
+    expect(h.lastOf('RemediationBlocked').message).toMatch(
+      /the snapshot store bucket b refused it: InvalidPart: .*; nothing was removed; blocked\. Fix the store/,
+    );
     expect(h.calls.memberRemove).toEqual([]);
   });
 });

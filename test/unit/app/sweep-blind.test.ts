@@ -47,7 +47,9 @@ describe('sweepBlind', () => {
 
     const ended = await h.deps.store.getIncident(stalled.incidentId);
     expect(ended).toMatchObject({ state: 'blocked', result: { reason: 'INCIDENT_DEADLINE_EXCEEDED' } });
-    expect((ended!.result as { message: string }).message).toMatch(/made no progress since .* and is past its deadline of 10 min; blocked, nothing more is done: check the dead-letter queues/);
+    expect((ended!.result as { message: string }).message).toMatch(
+      /made no progress since .* and is past its deadline of 10 min; blocked, nothing more is done: check the dead-letter queues/,
+    );
     expect(h.events.map((e) => e.detailType)).toEqual(['RemediationBlocked']);
     expect(h.scheduled).toEqual([]);
   });
@@ -56,7 +58,8 @@ describe('sweepBlind', () => {
     h = harness();
     const awaiting = async (name: string, said: ReasonCode[]) => {
       const opened = await open('c1', name);
-      for (const reason of said) await h.deps.store.appendJournal(opened.incidentId, { at: h.clock.now(), step: 'replacement-checked', detail: { reason, message: reason } });
+      for (const reason of said)
+        await h.deps.store.appendJournal(opened.incidentId, { at: h.clock.now(), step: 'replacement-checked', detail: { reason, message: reason } });
       return h.deps.store.updateIncident(opened.incidentId, { state: 'awaiting-replacement' }, { expectVersion: opened.version, now: h.clock.now() });
     };
     const lost = await awaiting('etcd-0', ['REPLACEMENT_AWAITED']);
@@ -67,13 +70,19 @@ describe('sweepBlind', () => {
 
     expect(await sweepBlind(h.deps)).toBe(2);
 
-    const checks = h.scheduled.map((r) => ({ incidentId: (r.event.detail as { incidentId: string }).incidentId, reason: (r.event.detail as { reason: string }).reason, type: r.event.detailType }));
+    const checks = h.scheduled.map((r) => ({
+      incidentId: (r.event.detail as { incidentId: string }).incidentId,
+      reason: (r.event.detail as { reason: string }).reason,
+      type: r.event.detailType,
+    }));
     expect(checks).toHaveLength(2);
-    expect(checks).toEqual(expect.arrayContaining([
-      { incidentId: lost.incidentId, reason: 'REPLACEMENT_AWAITED', type: 'RetryDue' },
-      { incidentId: overdue.incidentId, reason: 'REPLACEMENT_OVERDUE', type: 'RetryDue' },
-    ]));
-    expect((await h.deps.store.getIncident(lost.incidentId))).toMatchObject({ state: 'awaiting-replacement', attempt: lost.attempt + 1 });
+    expect(checks).toEqual(
+      expect.arrayContaining([
+        { incidentId: lost.incidentId, reason: 'REPLACEMENT_AWAITED', type: 'RetryDue' },
+        { incidentId: overdue.incidentId, reason: 'REPLACEMENT_OVERDUE', type: 'RetryDue' },
+      ]),
+    );
+    expect(await h.deps.store.getIncident(lost.incidentId)).toMatchObject({ state: 'awaiting-replacement', attempt: lost.attempt + 1 });
     expect((await h.deps.store.getIncident(ended.incidentId))?.attempt).toBe(ended.attempt);
   });
 });

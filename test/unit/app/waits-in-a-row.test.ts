@@ -49,7 +49,13 @@ describe('waits in a row', () => {
     // 500 ms: remediate's wait for a leader is then its floor, 5 s a run.
     h = harness({ electionTimeoutMs: 500 });
     h.setSample((at) => sample(at, three(0)));
-    h.onMemberRemove = () => h.setSample((at) => sample(at, [{ i: 0, leader: 'none' }, { i: 2, leader: 'none' }]));
+    h.onMemberRemove = () =>
+      h.setSample((at) =>
+        sample(at, [
+          { i: 0, leader: 'none' },
+          { i: 2, leader: 'none' },
+        ]),
+      );
     await probeMembers(h.deps, { detailType: 'MemberUnhealthy', detail: unhealthy('etcd-1') });
     await moveLeader(h.deps, h.lastOf('MembersProbed'));
     const waits: number[] = [];

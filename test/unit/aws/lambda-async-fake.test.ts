@@ -6,12 +6,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { FailedInvocation } from '../../support/aws-sim/invocation-record.ts';
-import { checkedInvokeConfig, LAMBDA_ASYNC_DEFAULTS, LAMBDA_RETRY_DELAYS_MS, startContainer, type HostOptions, type Invocation, type LambdaContainer } from '../../support/aws-sim/lambda-host.ts';
+import {
+  checkedInvokeConfig,
+  LAMBDA_ASYNC_DEFAULTS,
+  LAMBDA_RETRY_DELAYS_MS,
+  startContainer,
+  type HostOptions,
+  type Invocation,
+  type LambdaContainer,
+} from '../../support/aws-sim/lambda-host.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'lambda-async-'));
 const bundle = join(dir, 'index.mjs');
 // Fails when the event asks it to, and takes as long as it asks.
-writeFileSync(bundle, 'export const handler = async (event) => { await new Promise((r) => setTimeout(r, event.slowMs ?? 0)); if (event.fail) throw new Error("down"); return "ok"; };\n');
+writeFileSync(
+  bundle,
+  'export const handler = async (event) => { await new Promise((r) => setTimeout(r, event.slowMs ?? 0)); if (event.fail) throw new Error("down"); return "ok"; };\n',
+);
 
 describe('Lambda asynchronous invocation (simulation)', () => {
   const open: LambdaContainer[] = [];
@@ -43,7 +54,11 @@ describe('Lambda asynchronous invocation (simulation)', () => {
   it('an invocation that keeps failing is tried three times, waiting the retry delays, then its record goes on: RetriesExhausted', async () => {
     const { container, log, failed } = await start({ compression: 100 });
     await container.invokeAsync({ fail: true });
-    expect(log.map((i) => [i.attempt, i.ok])).toEqual([[1, false], [2, false], [3, false]]);
+    expect(log.map((i) => [i.attempt, i.ok])).toEqual([
+      [1, false],
+      [2, false],
+      [3, false],
+    ]);
     expect(log[1]!.at - log[0]!.at).toBeGreaterThanOrEqual(600);
     expect(log[2]!.at - log[1]!.at).toBeGreaterThanOrEqual(1_200);
     expect(failed.map((f) => [f.tries, f.condition, f.errorMessage])).toEqual([[3, 'RetriesExhausted', 'down']]);
@@ -81,7 +96,10 @@ describe('Lambda asynchronous invocation (simulation)', () => {
     const sentAsItDies = container.invokeAsync({ n: 2 });
     await Promise.all([inFlight, sentAsItDies, container.invokeAsync({ n: 3 })]);
     const tries = (n: number) => log.filter((i) => (i.event as { n: number }).n === n).map((i) => [i.attempt, i.ok, i.error?.replace(/RequestId: \S+ /, '')]);
-    expect(tries(1)).toEqual([[1, false, 'Runtime.ExitError: Error: Runtime exited with error: signal: killed'], [2, true, undefined]]);
+    expect(tries(1)).toEqual([
+      [1, false, 'Runtime.ExitError: Error: Runtime exited with error: signal: killed'],
+      [2, true, undefined],
+    ]);
     // Each sent to the dying container fails as a runtime exit (its pipe broken, or its exit
     // seen), never as an error thrown at the caller, and its retry runs on the fresh one.
     for (const n of [2, 3]) {

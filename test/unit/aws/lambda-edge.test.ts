@@ -23,7 +23,10 @@ describe('a cold start with variables missing', () => {
 
   it('the intake needs only the table and the bus', () => {
     expect(() => awsIntakeDepsFromEnv({ TABLE_NAME: 't' })).toThrow('intake: environment variable BUS_NAME is not set');
-    expect(awsIntakeDepsFromEnv({ TABLE_NAME: 't', BUS_NAME: 'b', AWS_REGION: 'eu-west-1' })).toMatchObject({ store: expect.any(Object), bus: expect.any(Object) });
+    expect(awsIntakeDepsFromEnv({ TABLE_NAME: 't', BUS_NAME: 'b', AWS_REGION: 'eu-west-1' })).toMatchObject({
+      store: expect.any(Object),
+      bus: expect.any(Object),
+    });
   });
 
   it('fails the invocation of a Lambda entry with that one line', async () => {
@@ -65,7 +68,9 @@ describe('lambdaEntry', () => {
 
 describe('clientConfig', () => {
   it('takes the per-service endpoint, then the general one, and the region', () => {
-    expect(clientConfig({ AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:1', AWS_ENDPOINT_URL: 'http://127.0.0.1:2', AWS_REGION: 'eu-west-1' }, 'DYNAMODB')).toEqual({ endpoint: 'http://127.0.0.1:1', region: 'eu-west-1' });
+    expect(
+      clientConfig({ AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:1', AWS_ENDPOINT_URL: 'http://127.0.0.1:2', AWS_REGION: 'eu-west-1' }, 'DYNAMODB'),
+    ).toEqual({ endpoint: 'http://127.0.0.1:1', region: 'eu-west-1' });
     expect(clientConfig({ AWS_ENDPOINT_URL: 'http://127.0.0.1:2' }, 'SECRETS_MANAGER')).toEqual({ endpoint: 'http://127.0.0.1:2' });
     expect(clientConfig({}, 'SQS')).toEqual({});
   });

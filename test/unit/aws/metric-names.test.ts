@@ -86,9 +86,15 @@ describe('/metrics from the table', () => {
     // The sample's reason and each byReason reason once; CloudWatch's total point is not a series of its own.
     const blockedReasons = ['QUORUM_AT_RISK', ...Object.keys(incidentEndings.blocked.byReason)];
     const blocked = samplesOf(families, 'etcd_remediator_remediation_blocked_total');
-    expect(blocked.map((s) => [s.labels.reason, s.value]).sort()).toEqual([...new Set(blockedReasons)].map((r) => [r, blockedReasons.filter((x) => x === r).length]).sort());
+    expect(blocked.map((s) => [s.labels.reason, s.value]).sort()).toEqual(
+      [...new Set(blockedReasons)].map((r) => [r, blockedReasons.filter((x) => x === r).length]).sort(),
+    );
     expect(samplesOf(families, 'etcd_remediator_time_to_remediate_seconds_count').map((s) => s.value)).toEqual([1]);
-    expect(samplesOf(families, 'etcd_remediator_remediation_deferred_total').map((s) => s.labels.reason).sort()).toEqual(['FLEET_STORM', 'PAUSED', 'REMOVALS_IN_FLIGHT']);
+    expect(
+      samplesOf(families, 'etcd_remediator_remediation_deferred_total')
+        .map((s) => s.labels.reason)
+        .sort(),
+    ).toEqual(['FLEET_STORM', 'PAUSED', 'REMOVALS_IN_FLIGHT']);
     // Milliseconds in, seconds out: the sample's 2000 ms timeout is 2 s.
     const timedOut = samplesOf(families, 'etcd_remediator_probe_latency_seconds_sum', { member: 'prod-eu-1-cp-a', path: 'direct', reachability: 'timeout' });
     expect(timedOut.map((s) => s.value)).toEqual([2]);
@@ -96,13 +102,16 @@ describe('/metrics from the table', () => {
     expect(samplesOf(families, 'etcd_remediator_hygiene_moves_total').map((s) => [s.labels.outcome, s.value])).toEqual([['moved', 1]]);
     expect(samplesOf(families, 'etcd_remediator_hygiene_move_duration_seconds_sum').map((s) => s.value)).toEqual([0.18]);
     expect(samplesOf(families, 'etcd_remediator_hygiene_alerts_total').map((s) => [s.labels.reason, s.value])).toEqual([['HYGIENE_SHARED_DEGRADATION', 1]]);
-    expect(samplesOf(families, 'etcd_remediator_hygiene_alerts_ended_total').map((s) => [s.labels.reason, s.value])).toEqual([['HYGIENE_SHARED_DEGRADATION', 1]]);
+    expect(samplesOf(families, 'etcd_remediator_hygiene_alerts_ended_total').map((s) => [s.labels.reason, s.value])).toEqual([
+      ['HYGIENE_SHARED_DEGRADATION', 1],
+    ]);
   });
 
   it('counts live incidents by state and the reason of their last decision, read at each scrape', async () => {
     let live = [{ state: 'open' as const, lastDecision: { reason: 'LEADER_UNREACHABLE' } }, { state: 'open' as const }];
     const metrics = prometheusMetrics({ liveIncidents: async () => live });
-    const gauge = async () => samplesOf(parseExposition(await metrics.text()), 'etcd_remediator_incidents').map((s) => [s.labels.state, s.labels.reason, s.value]);
+    const gauge = async () =>
+      samplesOf(parseExposition(await metrics.text()), 'etcd_remediator_incidents').map((s) => [s.labels.state, s.labels.reason, s.value]);
     expect((await gauge()).sort()).toEqual([
       ['open', '', 1],
       ['open', 'LEADER_UNREACHABLE', 1],

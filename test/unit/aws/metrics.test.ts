@@ -19,14 +19,26 @@ afterEach(() => vi.restoreAllMocks());
 describe('outcomeMetrics', () => {
   const completed = loadSample('RemediationCompleted');
   it.each<{ type: DetailType; points: MetricPoint[] }>([
-    { type: 'RemediationBlocked', points: [{ name: 'RemediationBlocked', unit: 'Count', value: 1 }, { name: 'RemediationBlocked', unit: 'Count', value: 1, dimensions: { reason: 'QUORUM_AT_RISK' } }] },
+    {
+      type: 'RemediationBlocked',
+      points: [
+        { name: 'RemediationBlocked', unit: 'Count', value: 1 },
+        { name: 'RemediationBlocked', unit: 'Count', value: 1, dimensions: { reason: 'QUORUM_AT_RISK' } },
+      ],
+    },
     { type: 'RemediationFailed', points: [{ name: 'RemediationFailed', unit: 'Count', value: 1 }] },
     { type: 'RetryRequested', points: [{ name: 'RetryRequested', unit: 'Count', value: 1, dimensions: { reason: 'LEADER_UNREACHABLE' } }] },
     { type: 'LeaderMoved', points: [{ name: 'LeaderMoved', unit: 'Count', value: 1 }] },
     { type: 'MemberUnhealthy', points: [] },
     { type: 'RemediationApproved', points: [] },
     { type: 'RetryDue', points: [] },
-    { type: 'HygieneMoveEnded', points: [{ name: 'HygieneMoves', unit: 'Count', value: 1, dimensions: { outcome: 'moved' } }, { name: 'HygieneMoveDuration', unit: 'Milliseconds', value: 180 }] },
+    {
+      type: 'HygieneMoveEnded',
+      points: [
+        { name: 'HygieneMoves', unit: 'Count', value: 1, dimensions: { outcome: 'moved' } },
+        { name: 'HygieneMoveDuration', unit: 'Milliseconds', value: 180 },
+      ],
+    },
     { type: 'LeaderHygieneAlert', points: [{ name: 'HygieneAlerts', unit: 'Count', value: 1, dimensions: { reason: 'HYGIENE_SHARED_DEGRADATION' } }] },
     { type: 'LeaderDegraded', points: [] },
     { type: 'HygieneCheckDue', points: [] },
@@ -35,19 +47,24 @@ describe('outcomeMetrics', () => {
   it.each([
     { phase: 'started' as const, name: 'HygieneAlerts' },
     { phase: 'ended' as const, name: 'HygieneAlertsEnded' },
-  ])('LeaderHygieneAlert $phase: counted as $name, by the hold\'s reason', ({ phase, name }) => {
+  ])("LeaderHygieneAlert $phase: counted as $name, by the hold's reason", ({ phase, name }) => {
     const said = makeEvent('LeaderHygieneAlert', { ...loadSample('LeaderHygieneAlert'), phase, reason: 'HYGIENE_NO_TARGET' });
     expect(outcomeMetrics(said)).toEqual([{ name, unit: 'Count', value: 1, dimensions: { reason: 'HYGIENE_NO_TARGET' } }]);
   });
 
-  it.each(['failed', 'expired', 'superseded', 'would-move'] as const)('HygieneMoveEnded %s: a move counted by its outcome, with no duration even when MoveLeader was timed', (outcome) => {
-    const ended = makeEvent('HygieneMoveEnded', { ...loadSample('HygieneMoveEnded'), outcome, tookMs: 2_000 });
-    expect(outcomeMetrics(ended)).toEqual([{ name: 'HygieneMoves', unit: 'Count', value: 1, dimensions: { outcome } }]);
-  });
+  it.each(['failed', 'expired', 'superseded', 'would-move'] as const)(
+    'HygieneMoveEnded %s: a move counted by its outcome, with no duration even when MoveLeader was timed',
+    (outcome) => {
+      const ended = makeEvent('HygieneMoveEnded', { ...loadSample('HygieneMoveEnded'), outcome, tookMs: 2_000 });
+      expect(outcomeMetrics(ended)).toEqual([{ name: 'HygieneMoves', unit: 'Count', value: 1, dimensions: { outcome } }]);
+    },
+  );
 
   it('HygieneMoveEnded moved without tookMs: counted, no duration', () => {
     const { tookMs: _tookMs, ...untimed } = loadSample('HygieneMoveEnded');
-    expect(outcomeMetrics(makeEvent('HygieneMoveEnded', untimed))).toEqual([{ name: 'HygieneMoves', unit: 'Count', value: 1, dimensions: { outcome: 'moved' } }]);
+    expect(outcomeMetrics(makeEvent('HygieneMoveEnded', untimed))).toEqual([
+      { name: 'HygieneMoves', unit: 'Count', value: 1, dimensions: { outcome: 'moved' } },
+    ]);
   });
 
   it('MembersProbed: one probe latency for each member and path the view holds, answered or not', () => {
@@ -58,7 +75,12 @@ describe('outcomeMetrics', () => {
       name: 'ProbeLatency',
       unit: 'Milliseconds',
       value: view.members[0]!.paths[0]!.latencyMs,
-      dimensions: { cluster: 'prod-eu-1', member: view.members[0]!.name, path: view.members[0]!.paths[0]!.path, reachability: view.members[0]!.paths[0]!.reachability },
+      dimensions: {
+        cluster: 'prod-eu-1',
+        member: view.members[0]!.name,
+        path: view.members[0]!.paths[0]!.path,
+        reachability: view.members[0]!.paths[0]!.reachability,
+      },
     });
   });
 
@@ -92,10 +114,19 @@ describe('meteredBus', () => {
     const store = openSqliteStore({ path: dir.file('state.sqlite') });
     try {
       const at = Date.parse(loadSample('RemediationCompleted').at);
-      const { incident } = await store.openOrJoin({ clusterId: 'prod-eu-1', targetKey: 'memberName=a', target: { memberName: 'a' }, reason: 'r', now: at - 4_000 });
+      const { incident } = await store.openOrJoin({
+        clusterId: 'prod-eu-1',
+        targetKey: 'memberName=a',
+        target: { memberName: 'a' },
+        reason: 'r',
+        now: at - 4_000,
+      });
       const published: EventEnvelope[] = [];
       const { points, sink } = recording();
-      const bus = meteredBus({ publish: async (...events) => void published.push(...events) }, { sink, log: silent, openedAt: async (id) => (await store.getIncident(id))?.openedAt });
+      const bus = meteredBus(
+        { publish: async (...events) => void published.push(...events) },
+        { sink, log: silent, openedAt: async (id) => (await store.getIncident(id))?.openedAt },
+      );
       const completed = makeEvent('RemediationCompleted', { ...loadSample('RemediationCompleted'), incidentId: incident.incidentId });
       await bus.publish(completed, event('LeaderMoved'));
       expect(published).toHaveLength(2);
@@ -121,9 +152,15 @@ describe('meteredBus', () => {
 
   it('a metric that cannot be recorded is logged and fails nothing', async () => {
     const warn = vi.fn();
-    const bus = meteredBus({ publish: async () => undefined }, { sink: () => undefined, log: { ...silent, warn }, openedAt: async () => Promise.reject(new Error('table unreachable')) });
+    const bus = meteredBus(
+      { publish: async () => undefined },
+      { sink: () => undefined, log: { ...silent, warn }, openedAt: async () => Promise.reject(new Error('table unreachable')) },
+    );
     await expect(bus.settled?.([event('RemediationCompleted')])).resolves.toBeUndefined();
-    expect(warn).toHaveBeenCalledWith('metric not recorded', expect.objectContaining({ detailType: 'RemediationCompleted', error: 'Error: table unreachable' }));
+    expect(warn).toHaveBeenCalledWith(
+      'metric not recorded',
+      expect.objectContaining({ detailType: 'RemediationCompleted', error: 'Error: table unreachable' }),
+    );
   });
 });
 
@@ -137,12 +174,20 @@ describe('powertoolsSink', () => {
     const sink = powertoolsSink(new Metrics({ namespace: 'EtcdRemediator', serviceName: 'remediate' }));
     sink({ name: 'RemediationBlocked', unit: 'Count', value: 1, dimensions: { reason: 'NO_QUORUM' } }, 'inc-1');
     sink({ name: 'TimeToRemediate', unit: 'Milliseconds', value: 1234 }, 'inc-1');
-    sink({ name: 'ProbeLatency', unit: 'Milliseconds', value: 7, dimensions: { cluster: 'prod', member: 'cp-a', path: 'direct', reachability: 'ok' } }, 'inc-1');
+    sink(
+      { name: 'ProbeLatency', unit: 'Milliseconds', value: 7, dimensions: { cluster: 'prod', member: 'cp-a', path: 'direct', reachability: 'ok' } },
+      'inc-1',
+    );
     vi.restoreAllMocks();
-    const emf = lines.flatMap((l) => l.split('\n')).filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown> & { _aws: { CloudWatchMetrics: unknown[] } });
+    const emf = lines
+      .flatMap((l) => l.split('\n'))
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown> & { _aws: { CloudWatchMetrics: unknown[] } });
     expect(emf).toHaveLength(3);
     expect(emf[0]).toMatchObject({
-      _aws: { CloudWatchMetrics: [{ Namespace: 'EtcdRemediator', Dimensions: [['service', 'reason']], Metrics: [{ Name: 'RemediationBlocked', Unit: 'Count' }] }] },
+      _aws: {
+        CloudWatchMetrics: [{ Namespace: 'EtcdRemediator', Dimensions: [['service', 'reason']], Metrics: [{ Name: 'RemediationBlocked', Unit: 'Count' }] }],
+      },
       service: 'remediate',
       reason: 'NO_QUORUM',
       incidentId: 'inc-1',
@@ -192,8 +237,19 @@ describe('a left-over outbox', () => {
     const store = openSqliteStore({ path: dir.file('state.sqlite') });
     const { points, sink } = recording();
     const bus = meteredBus(inner, { sink, log: silent, openedAt: async () => undefined });
-    const deps = { store, bus, clock: { now: () => Date.parse(loadSample('RemediationBlocked').at) }, scheduler: { schedule: async () => undefined, cancel: async () => undefined } };
-    const { incident } = await store.openOrJoin({ clusterId: 'prod-eu-1', targetKey: 'memberName=a', target: { memberName: 'a' }, reason: 'r', now: deps.clock.now() });
+    const deps = {
+      store,
+      bus,
+      clock: { now: () => Date.parse(loadSample('RemediationBlocked').at) },
+      scheduler: { schedule: async () => undefined, cancel: async () => undefined },
+    };
+    const { incident } = await store.openOrJoin({
+      clusterId: 'prod-eu-1',
+      targetKey: 'memberName=a',
+      target: { memberName: 'a' },
+      reason: 'r',
+      now: deps.clock.now(),
+    });
     const blocked = makeEvent('RemediationBlocked', { ...loadSample('RemediationBlocked'), incidentId: incident.incidentId }) as EventEnvelope;
     const committed = await commit(deps, incident, {}, [{ kind: 'publish', event: blocked }]);
     const close = async () => {

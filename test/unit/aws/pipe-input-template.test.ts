@@ -16,12 +16,17 @@ describe('Pipes input transformation (fake)', () => {
   });
 
   it('in a JSON template, quoted placeholders take strings (escaped) and bare ones take JSON values', () => {
-    const rendered = renderInputTemplate('{"id": "<$.body.detail.id>", "n": <$.body.detail.n>, "ok": <$.body.detail.ok>, "list": <$.body.detail.list>, "inner": <$.body.detail.inner>}', payload);
+    const rendered = renderInputTemplate(
+      '{"id": "<$.body.detail.id>", "n": <$.body.detail.n>, "ok": <$.body.detail.ok>, "list": <$.body.detail.list>, "inner": <$.body.detail.inner>}',
+      payload,
+    );
     expect(JSON.parse(rendered)).toEqual({ id: 'a"b', n: 3, ok: true, list: [1, 'x'], inner: { key: 'value' } });
   });
 
   it('refuses a path that names nothing, and the reserved variables it does not model', () => {
     expect(() => renderInputTemplate('{"x": "<$.body.missing>"}', payload)).toThrow('InputTemplate placeholder <$.body.missing> names nothing in the event');
-    expect(() => renderInputTemplate('{"t": "<aws.pipes.event.ingestion-time>"}', payload)).toThrow('reserved variable <aws.pipes.event.ingestion-time> is not modelled');
+    expect(() => renderInputTemplate('{"t": "<aws.pipes.event.ingestion-time>"}', payload)).toThrow(
+      'reserved variable <aws.pipes.event.ingestion-time> is not modelled',
+    );
   });
 });

@@ -36,10 +36,20 @@ describe('underDefaults', () => {
 });
 
 describe('a registration read with defaults', () => {
-  const registration = { clusterId: 'prod', endpoints: ['https://10.0.0.1:2379'], pathOrder: ['direct'], policy: { graceMs: 30_000, backoff: { baseMs: 2_000 } } };
+  const registration = {
+    clusterId: 'prod',
+    endpoints: ['https://10.0.0.1:2379'],
+    pathOrder: ['direct'],
+    policy: { graceMs: 30_000, backoff: { baseMs: 2_000 } },
+  };
 
   it('parses the merged policy: the cluster’s fields, then the defaults, then the built-in ones', () => {
-    const { policy } = checkRegistration(registration, 'prod', { graceMs: 120_000, electionTimeoutMs: 500, backoff: { capMs: 60_000 }, pathOrder: ['exec-relay'] });
+    const { policy } = checkRegistration(registration, 'prod', {
+      graceMs: 120_000,
+      electionTimeoutMs: 500,
+      backoff: { capMs: 60_000 },
+      pathOrder: ['exec-relay'],
+    });
     expect(policy).toEqual({ ...defaultPolicy, graceMs: 30_000, electionTimeoutMs: 500, backoff: { baseMs: 2_000, capMs: 60_000 }, pathOrder: ['direct'] });
   });
 
@@ -50,12 +60,19 @@ describe('a registration read with defaults', () => {
   // Registrations and the construct's defaults that earlier builds took say `exec`.
   it('exec, in the defaults, the shorthand or policy.pathOrder, is exec-relay', () => {
     expect(checkPolicyDefaults({ pathOrder: ['direct', 'exec'] })).toEqual({ pathOrder: ['direct', 'exec'] });
-    expect(checkRegistration({ ...registration, pathOrder: undefined, policy: {} }, 'prod', { pathOrder: ['direct', 'exec'] }).policy.pathOrder).toEqual(['direct', 'exec-relay']);
+    expect(checkRegistration({ ...registration, pathOrder: undefined, policy: {} }, 'prod', { pathOrder: ['direct', 'exec'] }).policy.pathOrder).toEqual([
+      'direct',
+      'exec-relay',
+    ]);
     expect(checkRegistration({ ...registration, pathOrder: ['direct', 'exec'] }, 'prod').policy.pathOrder).toEqual(['direct', 'exec-relay']);
     expect(checkRegistration({ ...registration, pathOrder: undefined, policy: { pathOrder: ['exec'] } }, 'prod').policy.pathOrder).toEqual(['exec-relay']);
     // The same order under either name is one order, not two that differ.
-    expect(checkRegistration({ ...registration, pathOrder: ['direct', 'exec'], policy: { pathOrder: ['direct', 'exec-relay'] } }, 'prod').policy.pathOrder).toEqual(['direct', 'exec-relay']);
-    expect(() => checkRegistration({ ...registration, pathOrder: ['exec'], policy: { pathOrder: ['direct'] } }, 'prod')).toThrow('cluster prod: pathOrder: differs from policy.pathOrder; give one');
+    expect(
+      checkRegistration({ ...registration, pathOrder: ['direct', 'exec'], policy: { pathOrder: ['direct', 'exec-relay'] } }, 'prod').policy.pathOrder,
+    ).toEqual(['direct', 'exec-relay']);
+    expect(() => checkRegistration({ ...registration, pathOrder: ['exec'], policy: { pathOrder: ['direct'] } }, 'prod')).toThrow(
+      'cluster prod: pathOrder: differs from policy.pathOrder; give one',
+    );
   });
 
   it.each([
@@ -66,7 +83,12 @@ describe('a registration read with defaults', () => {
   });
 
   it('without defaults, as before', () => {
-    expect(checkRegistration(registration, 'prod').policy).toEqual({ ...defaultPolicy, graceMs: 30_000, backoff: { baseMs: 2_000, capMs: 300_000 }, pathOrder: ['direct'] });
+    expect(checkRegistration(registration, 'prod').policy).toEqual({
+      ...defaultPolicy,
+      graceMs: 30_000,
+      backoff: { baseMs: 2_000, capMs: 300_000 },
+      pathOrder: ['direct'],
+    });
   });
 });
 

@@ -37,13 +37,18 @@ describe('SQS fake: redelivery as the Developer Guide states it', () => {
     const fake: SqsFake = await startSqsFake({ queues: [synthesized.queue], template: synthesized.template, clock, ...options });
     const client = new SQSClient(sdkConfig(fake.endpoint));
     open.push(fake, { close: async () => client.destroy() });
-    const send = (body: string, DelaySeconds?: number) => client.send(new SendMessageCommand({ QueueUrl: fake.queueUrl(synthesized.queue), MessageBody: body, DelaySeconds }));
+    const send = (body: string, DelaySeconds?: number) =>
+      client.send(new SendMessageCommand({ QueueUrl: fake.queueUrl(synthesized.queue), MessageBody: body, DelaySeconds }));
     return { fake, clock, send };
   }
 
   it('reads VisibilityTimeout and RedrivePolicy from the template', async () => {
     const { fake } = await start();
-    expect(fake.attributes(synthesized.queue)).toEqual({ visibilityTimeoutSeconds: 20, visibilityTimeoutMs: 20_000, redrive: { deadLetterQueue: synthesized.dlq, maxReceiveCount: 3 } });
+    expect(fake.attributes(synthesized.queue)).toEqual({
+      visibilityTimeoutSeconds: 20,
+      visibilityTimeoutMs: 20_000,
+      redrive: { deadLetterQueue: synthesized.dlq, maxReceiveCount: 3 },
+    });
     expect(fake.pending(synthesized.dlq)).toEqual([]);
   });
 
@@ -112,7 +117,7 @@ describe('SQS fake: redelivery as the Developer Guide states it', () => {
     expect(fake.pending(synthesized.queue)).toEqual([]);
   });
 
-  it('compression divides the visibility timeout, not the sender\'s DelaySeconds', async () => {
+  it("compression divides the visibility timeout, not the sender's DelaySeconds", async () => {
     const { fake, send } = await start({ compression: 1_000 });
     expect(fake.attributes(synthesized.queue).visibilityTimeoutMs).toBe(20);
     await send('later', 2);

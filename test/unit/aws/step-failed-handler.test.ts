@@ -17,7 +17,8 @@ import { sample } from '../core/fixtures.ts';
 
 const ARN = 'arn:aws:lambda:eu-west-1:123456789012:function:EtcdRemediator-RemediateFunction1A2B3C-xYz';
 const approved = () => toEventBridgeEvent({ detailType: 'RemediationApproved', detail: loadSample('RemediationApproved') }, 'eu-west-1');
-const record = (event: unknown, errorType = 'Error', errorMessage = 'out of memory') => failureRecord({ functionArn: ARN, requestId: 'req-1', tries: 3, event, errorType, errorMessage });
+const record = (event: unknown, errorType = 'Error', errorMessage = 'out of memory') =>
+  failureRecord({ functionArn: ARN, requestId: 'req-1', tries: 3, event, errorType, errorMessage });
 
 describe('readInvocationRecord', () => {
   it('every routed detail type goes to one function, so a failure record names its step', () => {
@@ -26,7 +27,10 @@ describe('readInvocationRecord', () => {
 
   it('a record of retries spent: the step the event is routed to, the event, and the last error as its message says it', () => {
     const read = readInvocationRecord(record(approved()));
-    expect(read).toMatchObject({ ok: true, delivery: { functionName: 'remediate', error: 'out of memory', errorType: 'Error', event: { detailType: 'RemediationApproved' } } });
+    expect(read).toMatchObject({
+      ok: true,
+      delivery: { functionName: 'remediate', error: 'out of memory', errorType: 'Error', event: { detailType: 'RemediationApproved' } },
+    });
   });
 
   it('an event too old for Lambda, with no try that answered: says why Lambda gave up', () => {
@@ -37,8 +41,16 @@ describe('readInvocationRecord', () => {
 
   it.each([
     { what: 'not a record', input: { detail: {} }, problem: /^not a Lambda invocation record \(version: / },
-    { what: 'the event of another source', input: record({ ...approved(), source: 'aws.ec2' }), problem: /is not one of ours: .*source: must be "etcd-remediator"/ },
-    { what: 'an event no function takes', input: record(toEventBridgeEvent({ detailType: 'RemediationCompleted', detail: loadSample('RemediationCompleted') })), problem: /^RemediationCompleted is routed to 0 functions/ },
+    {
+      what: 'the event of another source',
+      input: record({ ...approved(), source: 'aws.ec2' }),
+      problem: /is not one of ours: .*source: must be "etcd-remediator"/,
+    },
+    {
+      what: 'an event no function takes',
+      input: record(toEventBridgeEvent({ detailType: 'RemediationCompleted', detail: loadSample('RemediationCompleted') })),
+      problem: /^RemediationCompleted is routed to 0 functions/,
+    },
   ])('$what: a problem named', ({ input, problem }) => {
     const read = readInvocationRecord(input);
     expect(read.ok).toBe(false);
@@ -51,18 +63,28 @@ describe('the step-failed handler', () => {
   afterEach(async () => h?.close());
 
   async function approvedIncident() {
-    h.setSample((at) => sample(at, [0, 1, 2].map((i) => ({ i, leader: 0 }))));
+    h.setSample((at) =>
+      sample(
+        at,
+        [0, 1, 2].map((i) => ({ i, leader: 0 })),
+      ),
+    );
     await probeMembers(h.deps, { detailType: 'MemberUnhealthy', detail: unhealthy('etcd-1') });
     await moveLeader(h.deps, h.lastOf('MembersProbed'));
     return toEventBridgeEvent(makeEvent('RemediationApproved', h.lastOf('RemediationApproved')));
   }
 
-  it('blocks the incident STEP_FAILED with the budget spent, in the local runtime\'s words', async () => {
+  it("blocks the incident STEP_FAILED with the budget spent, in the local runtime's words", async () => {
     h = harness({ maxAttempts: 1 });
     const handler = createStepFailedHandler(h.deps);
     expect(await handler(record(await approvedIncident()), localContext('step-failed'))).toBe('blocked');
-    expect(h.lastOf('RemediationBlocked')).toMatchObject({ reason: 'STEP_FAILED', evidence: { functionName: 'remediate', error: 'out of memory', decidedBy: 'step-failed' } });
-    expect(h.lastOf('RemediationBlocked').message).toMatch(/^The remediate step for etcd-1 \(91bc3c398fb3c146\), which answers on direct http:\/\/127\.0\.0\.1:4011, failed on every delivery of RemediationApproved \(attempt 0\): out of memory; blocked/);
+    expect(h.lastOf('RemediationBlocked')).toMatchObject({
+      reason: 'STEP_FAILED',
+      evidence: { functionName: 'remediate', error: 'out of memory', decidedBy: 'step-failed' },
+    });
+    expect(h.lastOf('RemediationBlocked').message).toMatch(
+      /^The remediate step for etcd-1 \(91bc3c398fb3c146\), which answers on direct http:\/\/127\.0\.0\.1:4011, failed on every delivery of RemediationApproved \(attempt 0\): out of memory; blocked/,
+    );
   });
 
   it('resumes it at its next attempt while the budget lasts', async () => {
@@ -75,7 +97,9 @@ describe('the step-failed handler', () => {
   it('leaves a failure no resume can fix alone (an invalid event is a dead letter already)', async () => {
     h = harness({ maxAttempts: 1 });
     const handler = createStepFailedHandler(h.deps);
-    expect(await handler(record(await approvedIncident(), 'InvalidEventError', 'RemediationApproved is invalid'), localContext('step-failed'))).toBe('not-resumable');
+    expect(await handler(record(await approvedIncident(), 'InvalidEventError', 'RemediationApproved is invalid'), localContext('step-failed'))).toBe(
+      'not-resumable',
+    );
     expect((await h.deps.store.listIncidents())[0]?.state).toBe('open');
   });
 
@@ -97,7 +121,9 @@ describe('the step-failed handler', () => {
     expect(await createStepFailedHandler(deps)(record(event, 'ClusterRegistrationError', message), localContext('step-failed'))).toBe('blocked');
     const blocked = h.lastOf('RemediationBlocked');
     expect(blocked).toMatchObject({ reason: 'STEP_FAILED', evidence: { functionName: 'remediate', error: message } });
-    expect(blocked.message).toContain(`failed on every delivery of RemediationApproved (attempt 0): ${message}; blocked, since the cluster's directory entry is refused.`);
+    expect(blocked.message).toContain(
+      `failed on every delivery of RemediationApproved (attempt 0): ${message}; blocked, since the cluster's directory entry is refused.`,
+    );
     expect((await h.deps.store.listIncidents())[0]?.state).toBe('blocked');
   });
 

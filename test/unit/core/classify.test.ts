@@ -32,7 +32,11 @@ const rows: Row[] = [
   { failure: etcd('etcdserver: mvcc: database space exceeded', 8), reason: 'ETCD_NO_SPACE', class: 'block' },
   {
     // The exec diagnosis of a relay pod whose image lacks the etcdctl it was told to run.
-    failure: { kind: 'other', message: 'exec in kube-system/etcd-cp-3 failed: Internal error occurred: OCI runtime exec failed: exec failed: unable to start container process: exec: "/usr/local/bin/etcdctl": stat /usr/local/bin/etcdctl: no such file or directory: unknown (/usr/local/bin/etcdctl is not in the container\'s image)' },
+    failure: {
+      kind: 'other',
+      message:
+        'exec in kube-system/etcd-cp-3 failed: Internal error occurred: OCI runtime exec failed: exec failed: unable to start container process: exec: "/usr/local/bin/etcdctl": stat /usr/local/bin/etcdctl: no such file or directory: unknown (/usr/local/bin/etcdctl is not in the container\'s image)',
+    },
     reason: 'RELAY_BINARY_MISSING',
     class: 'next-path',
   },

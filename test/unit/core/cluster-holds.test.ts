@@ -11,7 +11,16 @@ const MIN = 60_000;
 const T0 = 100 * MIN;
 const mark = (why: string, where?: string) => ({ by: 'ops@box', at: T0 - MIN, why, ...(where ? { where } : {}) });
 const noFacts: FleetFacts = { pauses: {}, opened: [], registeredClusters: 1 };
-const storm: StormHold = { ...mark('storm', 'state file /srv/run.sqlite on mgmt'), count: 4, threshold: 2, registered: 10, clusters: ['a', 'b', 'c', 'd'], since: T0 - 2 * MIN, underFrom: T0 + 5 * MIN, liftsAt: T0 + 15 * MIN };
+const storm: StormHold = {
+  ...mark('storm', 'state file /srv/run.sqlite on mgmt'),
+  count: 4,
+  threshold: 2,
+  registered: 10,
+  clusters: ['a', 'b', 'c', 'd'],
+  since: T0 - 2 * MIN,
+  underFrom: T0 + 5 * MIN,
+  liftsAt: T0 + 15 * MIN,
+};
 
 const follower = cluster(T0, 3, { leader: 1 });
 
@@ -36,12 +45,39 @@ describe('holds from etcd joined with the store', () => {
       reason: 'PAUSED',
       says: /cluster c1 is paused \(kept in etcd key \/etcd-remediator\/holds\/pause, written from state file \/a.sqlite on box\) by ops@box .*"upgrade"/,
     },
-    { name: 'a fleet pause written into its etcd holds', facts: withClusterHolds(noFacts, 'c1', { fleetPause: mark('zone b') }), reason: 'PAUSED', says: /paused fleet-wide/ },
-    { name: 'the store’s own pause is the one said', facts: withClusterHolds({ ...noFacts, pauses: { clusters: { c1: mark('store words') } } }, 'c1', { pause: mark('etcd words') }), reason: 'PAUSED', says: /store words/ },
-    { name: 'a storm hold another store wrote defers the removal, saying where it is held', facts: withClusterHolds(noFacts, 'c1', { storm }), reason: 'FLEET_STORM', says: /\(state file \/srv\/run.sqlite on mgmt\).*4 of 10 registered/ },
-    { name: 'a storm hold past its lift holds nothing', facts: withClusterHolds(noFacts, 'c1', { storm: { ...storm, liftsAt: T0 } }), reason: 'TARGET_IS_FOLLOWER' },
-    { name: 'a storm hold ended by hand since it was written holds nothing', facts: withClusterHolds({ ...noFacts, pauses: { stormEnded: { by: 'sre', at: T0 - 30_000, why: 'real' } } }, 'c1', { storm }), reason: 'TARGET_IS_FOLLOWER' },
-    { name: 'a storm ended by hand before the hold was written does not end it', facts: withClusterHolds({ ...noFacts, pauses: { stormEnded: { by: 'sre', at: T0 - 2 * MIN, why: 'earlier' } } }, 'c1', { storm }), reason: 'FLEET_STORM' },
+    {
+      name: 'a fleet pause written into its etcd holds',
+      facts: withClusterHolds(noFacts, 'c1', { fleetPause: mark('zone b') }),
+      reason: 'PAUSED',
+      says: /paused fleet-wide/,
+    },
+    {
+      name: 'the store’s own pause is the one said',
+      facts: withClusterHolds({ ...noFacts, pauses: { clusters: { c1: mark('store words') } } }, 'c1', { pause: mark('etcd words') }),
+      reason: 'PAUSED',
+      says: /store words/,
+    },
+    {
+      name: 'a storm hold another store wrote defers the removal, saying where it is held',
+      facts: withClusterHolds(noFacts, 'c1', { storm }),
+      reason: 'FLEET_STORM',
+      says: /\(state file \/srv\/run.sqlite on mgmt\).*4 of 10 registered/,
+    },
+    {
+      name: 'a storm hold past its lift holds nothing',
+      facts: withClusterHolds(noFacts, 'c1', { storm: { ...storm, liftsAt: T0 } }),
+      reason: 'TARGET_IS_FOLLOWER',
+    },
+    {
+      name: 'a storm hold ended by hand since it was written holds nothing',
+      facts: withClusterHolds({ ...noFacts, pauses: { stormEnded: { by: 'sre', at: T0 - 30_000, why: 'real' } } }, 'c1', { storm }),
+      reason: 'TARGET_IS_FOLLOWER',
+    },
+    {
+      name: 'a storm ended by hand before the hold was written does not end it',
+      facts: withClusterHolds({ ...noFacts, pauses: { stormEnded: { by: 'sre', at: T0 - 2 * MIN, why: 'earlier' } } }, 'c1', { storm }),
+      reason: 'FLEET_STORM',
+    },
   ];
   it.each(rows)('$name', ({ facts, reason, says }) => {
     const d = decide(facts);
@@ -51,7 +87,10 @@ describe('holds from etcd joined with the store', () => {
 
   it('a value that is not a hold of ours still holds, said as unreadable; a storm so read never lifts by itself', () => {
     for (const raw of ['not json', '{"by":1}', '{}', 'null']) {
-      expect(holdOf('pause', '/p/holds/pause', raw)).toMatchObject({ by: 'unknown', why: expect.stringMatching(/^the hold at etcd key \/p\/holds\/pause cannot be read/) });
+      expect(holdOf('pause', '/p/holds/pause', raw)).toMatchObject({
+        by: 'unknown',
+        why: expect.stringMatching(/^the hold at etcd key \/p\/holds\/pause cannot be read/),
+      });
       const read = holdOf('storm', '/p/holds/storm', raw) as StormHold;
       expect(liveStormHold({ pauses: {}, stormHold: read }, Number.MAX_SAFE_INTEGER - 1)).toBe(read);
     }

@@ -36,7 +36,10 @@ const seedsOfTwoClusters: ProbeSample = {
 
 describe('identityOf', () => {
   it('gives the one id when every seed and member agrees, and who said it once per endpoint', () => {
-    const s = sample(T0, [{ i: 0, leader: 0 }, { i: 1, leader: 0 }]);
+    const s = sample(T0, [
+      { i: 0, leader: 0 },
+      { i: 1, leader: 0 },
+    ]);
     s.seeds = [{ endpoint: endpointOf(0), clusterId: FIXTURE_CLUSTER_ID }];
     s.listedBy = { endpoint: endpointOf(0), clusterId: FIXTURE_CLUSTER_ID };
     const identity = buildClusterView(s).identity;
@@ -52,7 +55,10 @@ describe('identityOf', () => {
   });
 
   it('has no id, only the sorted ids, when members disagree', () => {
-    const v = view(T0, [{ i: 0, leader: 0 }, { i: 1, leader: 0, clusterId: OTHER }]);
+    const v = view(T0, [
+      { i: 0, leader: 0 },
+      { i: 1, leader: 0, clusterId: OTHER },
+    ]);
     expect(v.identity?.id).toBeUndefined();
     expect(v.identity?.ids).toEqual([OTHER, FIXTURE_CLUSTER_ID].sort());
     expect(isMismatched(v)).toBe(true);
@@ -67,9 +73,17 @@ describe('identityOf', () => {
 
 describe('CLUSTER_MISMATCH in the planner', () => {
   it('blocks when a member answers with another cluster_id, naming every endpoint, member and id', () => {
-    const v = view(T0, [{ i: 0, leader: 0 }, { i: 1, leader: 0 }, { i: 2, leader: 0, clusterId: OTHER }]);
+    const v = view(T0, [
+      { i: 0, leader: 0 },
+      { i: 1, leader: 0 },
+      { i: 2, leader: 0, clusterId: OTHER },
+    ]);
     const d = planOn([v]);
-    expect(d).toMatchObject({ kind: 'block', reason: 'CLUSTER_MISMATCH', evidence: { decidedBy: 'cluster-identity', clusterIds: [OTHER, FIXTURE_CLUSTER_ID].sort() } });
+    expect(d).toMatchObject({
+      kind: 'block',
+      reason: 'CLUSTER_MISMATCH',
+      evidence: { decidedBy: 'cluster-identity', clusterIds: [OTHER, FIXTURE_CLUSTER_ID].sort() },
+    });
     expect(d.message).toContain(`${endpointOf(2)} (etcd-2) answered with cluster id ${OTHER}`);
     expect(d.message).toContain(`${endpointOf(0)} (etcd-0), ${endpointOf(1)} (etcd-1) answered with cluster id ${FIXTURE_CLUSTER_ID}`);
     expect(d.message).toMatch(/blocked, give the endpoints of one cluster only\.$/);
@@ -83,7 +97,10 @@ describe('CLUSTER_MISMATCH in the planner', () => {
   });
 
   it('decides first: even an incident past its deadline is told the endpoints are wrong', () => {
-    const v = view(T0, [{ i: 0, leader: 0 }, { i: 1, leader: 0, clusterId: OTHER }]);
+    const v = view(T0, [
+      { i: 0, leader: 0 },
+      { i: 1, leader: 0, clusterId: OTHER },
+    ]);
     expect(planOn([v], id(1), { openedAt: 0 }).reason).toBe('CLUSTER_MISMATCH');
   });
 
@@ -97,9 +114,20 @@ describe('CLUSTER_MISMATCH in the planner', () => {
 
 describe('memberGone across two clusters', () => {
   it('is never proven by a member list among answers from two clusters', () => {
-    const v = view(T0, [{ i: 0, leader: 0 }, { i: 1, leader: 0, clusterId: OTHER }]);
+    const v = view(T0, [
+      { i: 0, leader: 0 },
+      { i: 1, leader: 0, clusterId: OTHER },
+    ]);
     expect(memberGone(v, id(5))).toBe(false);
-    expect(memberGone(view(T0, [{ i: 0, leader: 0 }, { i: 1, leader: 0 }]), id(5))).toBe(true);
+    expect(
+      memberGone(
+        view(T0, [
+          { i: 0, leader: 0 },
+          { i: 1, leader: 0 },
+        ]),
+        id(5),
+      ),
+    ).toBe(true);
     expect(memberGone(buildClusterView(seedsOfTwoClusters), id(0))).toBe(false);
   });
 });

@@ -212,7 +212,11 @@ describe('judgeLeader', () => {
   });
 
   it('a mixed-path streak sets no since', () => {
-    const v = view(0, [{ i: 0, paths: { direct: 'refused', 'exec-relay': 'auth' } }, { i: 1, leader: 0 }, { i: 2, leader: 0 }]);
+    const v = view(0, [
+      { i: 0, paths: { direct: 'refused', 'exec-relay': 'auth' } },
+      { i: 1, leader: 0 },
+      { i: 2, leader: 0 },
+    ]);
     expect(judgeLeader([v], id(0), ET).since).toBeUndefined();
   });
 });

@@ -1,5 +1,15 @@
 // Small cluster fixtures: describe members in a line each, get a ProbeSample or a ClusterView.
-import { NO_LEADER, type EtcdFailure, type HostEvidence, type MemberId, type MemberProbe, type PathName, type PathProbe, type ProbeSample, type Reachability } from '../../../functions/core/types.ts';
+import {
+  NO_LEADER,
+  type EtcdFailure,
+  type HostEvidence,
+  type MemberId,
+  type MemberProbe,
+  type PathName,
+  type PathProbe,
+  type ProbeSample,
+  type Reachability,
+} from '../../../functions/core/types.ts';
 import { buildClusterView, type ClusterView } from '../../../functions/core/view.ts';
 import { parsePolicy, type Policy, type PolicyInput } from '../../../functions/core/policy.ts';
 
@@ -19,8 +29,7 @@ export const ids = [
 
 export const id = (i: number): MemberId => ids[i]!;
 export const nameOf = (i: number): string => `etcd-${i}`;
-export const endpointOf = (i: number, path: PathName = 'direct'): string =>
-  path === 'direct' ? `http://127.0.0.1:${4001 + 10 * i}` : `${path}://etcd-${i}`;
+export const endpointOf = (i: number, path: PathName = 'direct'): string => (path === 'direct' ? `http://127.0.0.1:${4001 + 10 * i}` : `${path}://etcd-${i}`);
 
 const failures: Record<Exclude<Reachability, 'ok'>, (endpoint: string) => EtcdFailure> = {
   refused: (e) => ({ kind: 'refused', grpcCode: 14, message: `connect ECONNREFUSED ${e.replace(/^\w+:\/\//, '')}` }),
@@ -30,8 +39,7 @@ const failures: Record<Exclude<Reachability, 'ok'>, (endpoint: string) => EtcdFa
   other: () => ({ kind: 'other', message: 'socket hang up' }),
 };
 
-export const failureOf = (reachability: Exclude<Reachability, 'ok'>, endpoint = 'http://127.0.0.1:1'): EtcdFailure =>
-  failures[reachability](endpoint);
+export const failureOf = (reachability: Exclude<Reachability, 'ok'>, endpoint = 'http://127.0.0.1:1'): EtcdFailure => failures[reachability](endpoint);
 
 export interface MemberSpec {
   /** Index into `ids`; names the member etcd-<i>. */
@@ -57,8 +65,7 @@ export const FIXTURE_CLUSTER_ID = 'c1a55e5c1a55e5';
 
 export function memberProbe(spec: MemberSpec): MemberProbe {
   const { i } = spec;
-  const byPath: Partial<Record<PathName, Reachability>> =
-    typeof spec.paths === 'string' ? { direct: spec.paths } : (spec.paths ?? { direct: 'ok' });
+  const byPath: Partial<Record<PathName, Reachability>> = typeof spec.paths === 'string' ? { direct: spec.paths } : (spec.paths ?? { direct: 'ok' });
   const paths: PathProbe[] = spec.unstarted
     ? []
     : Object.entries(byPath).map(([path, reachability]) => {

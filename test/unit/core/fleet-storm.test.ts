@@ -26,24 +26,71 @@ describe('stormThreshold', () => {
 
 describe('stormOf', () => {
   const T = 100 * MIN;
-  const rows: { name: string; opened: ClusterOpened[]; registered: number; now: number; endedByHandAt?: number; on: boolean; liftsAt?: number; since?: number; count?: number }[] = [
+  const rows: {
+    name: string;
+    opened: ClusterOpened[];
+    registered: number;
+    now: number;
+    endedByHandAt?: number;
+    on: boolean;
+    liftsAt?: number;
+    since?: number;
+    count?: number;
+  }[] = [
     { name: 'share exactly at the threshold is no storm', opened: opened(T - 3, T - 2, T - 1), registered: 15, now: T, on: false },
-    { name: 'one cluster over the share is a storm', opened: opened(T - 3, T - 2, T - 1, T), registered: 15, now: T, on: true, since: T, count: 4, liftsAt: T - 3 + 20 * MIN },
+    {
+      name: 'one cluster over the share is a storm',
+      opened: opened(T - 3, T - 2, T - 1, T),
+      registered: 15,
+      now: T,
+      on: true,
+      since: T,
+      count: 4,
+      liftsAt: T - 3 + 20 * MIN,
+    },
     { name: 'minClusters holds in a small fleet: one failing cluster of two is no storm', opened: opened(T), registered: 2, now: T, on: false },
     { name: 'two failing clusters of two are a storm', opened: opened(T - 1, T), registered: 2, now: T, on: true },
     { name: 'openings a window apart are not one storm', opened: opened(T - 10 * MIN, T), registered: 2, now: T, on: false },
-    { name: 'openings just inside one window are', opened: opened(T - 10 * MIN + 1, T), registered: 2, now: T, on: true, since: T, liftsAt: T + 1 + 20 * MIN - 10 * MIN },
-    { name: 'the cooldown holds it on after the count fell', opened: opened(T, T + 1), registered: 2, now: T + 10 * MIN + 5 * MIN, on: true, count: 0, liftsAt: T + 20 * MIN },
+    {
+      name: 'openings just inside one window are',
+      opened: opened(T - 10 * MIN + 1, T),
+      registered: 2,
+      now: T,
+      on: true,
+      since: T,
+      liftsAt: T + 1 + 20 * MIN - 10 * MIN,
+    },
+    {
+      name: 'the cooldown holds it on after the count fell',
+      opened: opened(T, T + 1),
+      registered: 2,
+      now: T + 10 * MIN + 5 * MIN,
+      on: true,
+      count: 0,
+      liftsAt: T + 20 * MIN,
+    },
     { name: 'a moment before the cooldown ends it is on', opened: opened(T, T + 1), registered: 2, now: T + 20 * MIN - 1, on: true },
     { name: 'at the cooldown’s end it lifts', opened: opened(T, T + 1), registered: 2, now: T + 20 * MIN, on: false },
     { name: 'a cooldown of 0 lifts as the count falls', opened: opened(T, T + 1), registered: 2, now: T + 10 * MIN, on: false },
     { name: 'ended by hand: earlier openings no longer count', opened: opened(T, T + 1), registered: 2, now: T + 2, endedByHandAt: T + 1, on: false },
-    { name: 'ended by hand, then two more clusters fail: a new storm', opened: opened(T, T + 1, T + 5, T + 6), registered: 2, now: T + 6, endedByHandAt: T + 1, on: true, since: T + 6, count: 2 },
+    {
+      name: 'ended by hand, then two more clusters fail: a new storm',
+      opened: opened(T, T + 1, T + 5, T + 6),
+      registered: 2,
+      now: T + 6,
+      endedByHandAt: T + 1,
+      on: true,
+      since: T + 6,
+      count: 2,
+    },
     { name: 'openings in the future are not counted', opened: opened(T, T + 1), registered: 2, now: T, on: false },
   ];
   it.each(rows)('$name', (row) => {
     const cooldown = row.name.includes('cooldown of 0') ? 0 : 10 * MIN;
-    const storm = stormOf({ opened: row.opened, registeredClusters: row.registered, now: row.now, ...(row.endedByHandAt ? { endedByHandAt: row.endedByHandAt } : {}) }, fleet({ stormCooldownMs: cooldown }));
+    const storm = stormOf(
+      { opened: row.opened, registeredClusters: row.registered, now: row.now, ...(row.endedByHandAt ? { endedByHandAt: row.endedByHandAt } : {}) },
+      fleet({ stormCooldownMs: cooldown }),
+    );
     expect(storm !== undefined).toBe(row.on);
     if (row.liftsAt !== undefined) expect(storm?.liftsAt).toBe(row.liftsAt);
     if (row.since !== undefined) expect(storm?.since).toBe(row.since);

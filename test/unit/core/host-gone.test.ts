@@ -57,12 +57,20 @@ describe('hostGoneFinding', () => {
 
     it('is not, when there is no other voting member to prove matching', () => {
       expect(hostGoneFinding(withHosts(cluster(T0, 1), { 0: unmatched }), id(0))).toBeUndefined();
-      const learnersOnly = view(T0, [{ i: 0, leader: 0 }, { i: 1, learner: true, leader: 0 }]);
+      const learnersOnly = view(T0, [
+        { i: 0, leader: 0 },
+        { i: 1, learner: true, leader: 0 },
+      ]);
       expect(hostGoneFinding(withHosts(learnersOnly, { 0: unmatched, 1: found(1) }), id(0))).toBeUndefined();
     });
 
     it('ignores learners, matched or not', () => {
-      const withLearner = view(T0, [{ i: 0, leader: 1 }, { i: 1, leader: 1 }, { i: 2, leader: 1 }, { i: 3, learner: true, leader: 1 }]);
+      const withLearner = view(T0, [
+        { i: 0, leader: 1 },
+        { i: 1, leader: 1 },
+        { i: 2, leader: 1 },
+        { i: 3, learner: true, leader: 1 },
+      ]);
       expect(hostGoneFinding(withHosts(withLearner, { 0: unmatched, 1: found(1), 2: found(2) }), id(0))).toBe(gone);
       expect(hostGoneFinding(withHosts(withLearner, { 0: unmatched, 1: found(1), 2: found(2), 3: unmatched }), id(0))).toBe(gone);
     });

@@ -9,14 +9,16 @@ const T0 = Date.parse('2026-12-04T12:00:00Z');
 const CHECK_MS = 5_000;
 
 /** A judgement as a check makes it; a figure in the sentence moves each check, as real figures do. */
-const alertHold = (reason: ReasonCode, members?: string[]) => (i: number): AlertJudged => ({
-  kind: 'hold',
-  alert: true,
-  reason,
-  message: `etcd-2's WAL fsync p99 was ${1000 + i * 7} ms, but …`,
-  evidence: { latest: 1 + i / 100 },
-  ...(members ? { members } : {}),
-});
+const alertHold =
+  (reason: ReasonCode, members?: string[]) =>
+  (i: number): AlertJudged => ({
+    kind: 'hold',
+    alert: true,
+    reason,
+    message: `etcd-2's WAL fsync p99 was ${1000 + i * 7} ms, but …`,
+    evidence: { latest: 1 + i / 100 },
+    ...(members ? { members } : {}),
+  });
 const judged = (kind: string, reason: ReasonCode) => (): AlertJudged => ({ kind, reason, message: `${reason} said`, evidence: {} });
 
 const NO_TARGET = alertHold('HYGIENE_NO_TARGET', ['etcd-1', 'etcd-3']);
@@ -50,7 +52,15 @@ describe('alertSayings', () => {
     },
     {
       row: 'checks that tell nothing of the hold keep it: not judged, degrading, a cooldown, a move pending',
-      judgements: [NO_TARGET, judged('not-evaluated', 'HYGIENE_SCRAPE_FAILED'), judged('not-evaluated', 'HYGIENE_UNSTABLE'), judged('leave', 'HYGIENE_DEGRADING'), judged('hold', 'HYGIENE_COOLDOWN'), judged('hold', 'HYGIENE_MOVE_PENDING'), NO_TARGET],
+      judgements: [
+        NO_TARGET,
+        judged('not-evaluated', 'HYGIENE_SCRAPE_FAILED'),
+        judged('not-evaluated', 'HYGIENE_UNSTABLE'),
+        judged('leave', 'HYGIENE_DEGRADING'),
+        judged('hold', 'HYGIENE_COOLDOWN'),
+        judged('hold', 'HYGIENE_MOVE_PENDING'),
+        NO_TARGET,
+      ],
       said: [['started HYGIENE_NO_TARGET'], [], [], [], [], [], []],
     },
     {
@@ -94,7 +104,11 @@ describe('alertSayings', () => {
   it('says the start with the judgement, and the end with when it started, what ended it and the sentence of now', () => {
     const start = alertSayings(undefined, NO_TARGET(0), T0);
     expect(start.say).toEqual([{ phase: 'started', reason: 'HYGIENE_NO_TARGET', message: NO_TARGET(0).message, evidence: NO_TARGET(0).evidence }]);
-    const end = alertSayings(start.held, { kind: 'leave', reason: 'HYGIENE_LEADER_HEALTHY', message: 'etcd-2 leads and breaches no degradation rule.', evidence: {} }, T0 + 65_000);
+    const end = alertSayings(
+      start.held,
+      { kind: 'leave', reason: 'HYGIENE_LEADER_HEALTHY', message: 'etcd-2 leads and breaches no degradation rule.', evidence: {} },
+      T0 + 65_000,
+    );
     expect(end.say).toEqual([
       {
         phase: 'ended',

@@ -53,10 +53,36 @@ describe('quantileOf', () => {
 describe('quantileOf on counts that are no numbers', () => {
   // Compared with a rank, NaN is false everywhere: read on, it gave the highest finite bound, 8 ms here.
   it.each([
-    { row: 'a NaN count', buckets: [[0.001, 1], [0.002, NaN], [Infinity, 2]] },
-    { row: 'a NaN total', buckets: [[0.001, 1], [Infinity, NaN]] },
-    { row: 'an infinite count', buckets: [[0.001, Infinity], [Infinity, Infinity]] },
-    { row: 'counts that fall as the bound rises', buckets: [[0.001, 5], [0.008, 3], [Infinity, 5]] },
+    {
+      row: 'a NaN count',
+      buckets: [
+        [0.001, 1],
+        [0.002, NaN],
+        [Infinity, 2],
+      ],
+    },
+    {
+      row: 'a NaN total',
+      buckets: [
+        [0.001, 1],
+        [Infinity, NaN],
+      ],
+    },
+    {
+      row: 'an infinite count',
+      buckets: [
+        [0.001, Infinity],
+        [Infinity, Infinity],
+      ],
+    },
+    {
+      row: 'counts that fall as the bound rises',
+      buckets: [
+        [0.001, 5],
+        [0.008, 3],
+        [Infinity, 5],
+      ],
+    },
   ] satisfies { row: string; buckets: [number, number][] }[])('$row: NaN, unknown, not a bound', ({ buckets }) => {
     expect(quantileOf(0.99, buckets)).toBeNaN();
   });
@@ -69,7 +95,6 @@ describe('signalsBetween', () => {
     expect(signals.walFsyncMean).toBeNaN();
     expect(signals.walFsyncP99).toBeCloseTo(0.00099, 6);
   });
-
 
   it('reads the interval: means from Δsum/Δcount, p99 from Δbuckets, counter deltas, apply lag and the worst peer p99', () => {
     const earlier = scrape({

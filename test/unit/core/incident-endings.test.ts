@@ -6,7 +6,17 @@ import { loadAll } from 'js-yaml';
 import { describe, expect, it } from 'vitest';
 import { detailTypes, informationalDetailTypes, routes, terminalDetailTypes } from '../../../events/catalogue.ts';
 import { incidentStates, storedState } from '../../../functions/core/incident.ts';
-import { askedForMachine, endingDetailTypes, endingOf, endingOfEvent, endingOfOutcome, endingPhases, endingStates, incidentEndings, requestEndPhases } from '../../../functions/core/incident-endings.ts';
+import {
+  askedForMachine,
+  endingDetailTypes,
+  endingOf,
+  endingOfEvent,
+  endingOfOutcome,
+  endingPhases,
+  endingStates,
+  incidentEndings,
+  requestEndPhases,
+} from '../../../functions/core/incident-endings.ts';
 import { reasonCodes, reasonRow } from '../../../functions/core/reason-table.ts';
 import { EXIT, exitCodeOf } from '../../../infra/local/cli/output.ts';
 
@@ -14,7 +24,9 @@ const CRD = path.resolve(import.meta.dirname, '../../../infra/kubernetes/crds/et
 
 /** The phase enum of the EtcdRemediationRequest CRD, as shipped. */
 function crdPhases(): string[] {
-  const [crd] = loadAll(fs.readFileSync(CRD, 'utf8')) as { spec: { versions: { schema: { openAPIV3Schema: { properties: { status: { properties: { phase: { enum: string[] } } } } } } }[] } }[];
+  const [crd] = loadAll(fs.readFileSync(CRD, 'utf8')) as {
+    spec: { versions: { schema: { openAPIV3Schema: { properties: { status: { properties: { phase: { enum: string[] } } } } } } }[] };
+  }[];
   return crd!.spec.versions[0]!.schema.openAPIV3Schema.properties.status.properties.phase.enum;
 }
 
@@ -49,7 +61,8 @@ describe('the endings table', () => {
   });
 
   it('a close because Cluster API stopped acting on the Machine leaves its request Pending, reported once allowed', () => {
-    for (const reason of ['CLUSTER_PAUSED', 'REMEDIATION_NOT_ALLOWED'] as const) expect(endingOf('closed', reason)).toMatchObject({ phase: 'Pending', requestGoesOn: 'when-allowed', exitCode: 5 });
+    for (const reason of ['CLUSTER_PAUSED', 'REMEDIATION_NOT_ALLOWED'] as const)
+      expect(endingOf('closed', reason)).toMatchObject({ phase: 'Pending', requestGoesOn: 'when-allowed', exitCode: 5 });
   });
 
   it('ends a request only on an ending it does not go on after', () => {
@@ -84,7 +97,12 @@ describe('the endings table', () => {
   });
 
   it('a removal awaits its replacement, with its request followed on until the replacement joins; then it is completed', () => {
-    expect(endingOf('awaiting-replacement')).toMatchObject({ detailType: 'RemediationCompleted', phase: 'AwaitingReplacement', requestGoesOn: 'until-replaced', exitCode: 6 });
+    expect(endingOf('awaiting-replacement')).toMatchObject({
+      detailType: 'RemediationCompleted',
+      phase: 'AwaitingReplacement',
+      requestGoesOn: 'until-replaced',
+      exitCode: 6,
+    });
     expect(endingOf('completed')).toMatchObject({ detailType: 'RemediationReplaced', phase: 'Completed', exitCode: 0 });
     expect(requestEndPhases).not.toContain('AwaitingReplacement');
     expect(incidentStates.filter(askedForMachine)).toEqual(['awaiting-replacement', 'completed']);

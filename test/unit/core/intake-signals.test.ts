@@ -54,12 +54,18 @@ describe('readSignal', () => {
   });
 
   it('a long reason is cut to what MemberUnhealthy takes', () => {
-    const reading = readSignal(health({ affectedEntities: [{ entityValue: 'i-0a1b2c3d4e5f60718' }], eventDescription: [{ latestDescription: 'x'.repeat(5_000) }] }));
+    const reading = readSignal(
+      health({ affectedEntities: [{ entityValue: 'i-0a1b2c3d4e5f60718' }], eventDescription: [{ latestDescription: 'x'.repeat(5_000) }] }),
+    );
     expect(reading.kind === 'reports' && reading.reports[0]!.reason.length).toBe(1_000);
   });
 
   it('a bare object is a MemberUnhealthy invoked directly; an EventBridge one carries it in detail', () => {
     expect(readSignal({ clusterId: 'c' })).toEqual({ kind: 'direct', signal: 'MemberUnhealthy', detail: { clusterId: 'c' } });
-    expect(readSignal({ 'detail-type': 'MemberUnhealthy', detail: { clusterId: 'c' } })).toEqual({ kind: 'direct', signal: 'MemberUnhealthy', detail: { clusterId: 'c' } });
+    expect(readSignal({ 'detail-type': 'MemberUnhealthy', detail: { clusterId: 'c' } })).toEqual({
+      kind: 'direct',
+      signal: 'MemberUnhealthy',
+      detail: { clusterId: 'c' },
+    });
   });
 });

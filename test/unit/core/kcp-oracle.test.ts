@@ -5,7 +5,14 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { quorumGate } from '../../../functions/core/quorum-gate.ts';
 import type { ReasonCode } from '../../../functions/core/decision.ts';
 import type { PathName, Reachability } from '../../../functions/core/types.ts';
-import { etcdMemberHealthyCondition, targetEtcdClusterHealthy, type KcpAlarm, type KcpControlPlane, type KcpEtcdMember, type KcpMachine } from './kcp-oracle.ts';
+import {
+  etcdMemberHealthyCondition,
+  targetEtcdClusterHealthy,
+  type KcpAlarm,
+  type KcpControlPlane,
+  type KcpEtcdMember,
+  type KcpMachine,
+} from './kcp-oracle.ts';
 import { id, nameOf, seeded, view, type MemberSpec } from './fixtures.ts';
 
 // --- The port against KCP's TestTargetEtcdClusterHealthy (remediation_test.go) --------------------
@@ -39,20 +46,72 @@ const remove = m1.nodeRefName!;
 const kcpRows: KcpRow[] = [
   { name: "Can't safely remove a member from a CP with one Machine", machines: [m1], remove, want: false },
   { name: 'Can safely remove a member from a CP with two Machines without additional etcd member failures', machines: [m1, healthy(2)], remove, want: true },
-  { name: 'Can safely remove a member from a CP with two Machines when the etcd member being remediated is missing', machines: [m1, healthy(2)], members: membersOf([healthy(2)]), remove, want: true },
+  {
+    name: 'Can safely remove a member from a CP with two Machines when the etcd member being remediated is missing',
+    machines: [m1, healthy(2)],
+    members: membersOf([healthy(2)]),
+    remove,
+    want: true,
+  },
   { name: "Can't safely remove a member from a CP with two Machines with one additional etcd member failure", machines: [m1, sick(2)], remove, want: false },
-  { name: 'Can safely remove a member from a CP with three Machines without additional etcd member failures', machines: [m1, healthy(2), healthy(3)], remove, want: true },
-  { name: "Can't safely remove a member from a CP with three Machines with one additional etcd member failure", machines: [m1, sick(2), healthy(3)], remove, want: false },
-  { name: 'Can safely remove a member from a CP with three Machines when another etcd member is missing', machines: [m1, sick(2), healthy(3)], members: membersOf([m1, healthy(3)]), remove, want: true },
-  { name: 'Can safely remove a member from a CP with five Machines with less than 2 additional etcd member failures', machines: [m1, sick(2), healthy(3), healthy(4), healthy(5)], remove, want: true },
-  { name: "Can't safely remove a member from a CP with five Machines with 2 additional etcd member failures", machines: [m1, sick(2), sick(3), healthy(4), healthy(5)], remove, want: false },
-  { name: 'Can safely remove a member from a CP with seven Machines with less than 3 additional etcd member failures', machines: [m1, sick(2), sick(3), healthy(4), healthy(5), healthy(6), healthy(7)], remove, want: true },
-  { name: "Can't safely remove a member from a CP with seven Machines with 3 additional etcd member failures", machines: [m1, sick(2), sick(3), sick(4), healthy(5), healthy(6), healthy(7)], remove, want: false },
+  {
+    name: 'Can safely remove a member from a CP with three Machines without additional etcd member failures',
+    machines: [m1, healthy(2), healthy(3)],
+    remove,
+    want: true,
+  },
+  {
+    name: "Can't safely remove a member from a CP with three Machines with one additional etcd member failure",
+    machines: [m1, sick(2), healthy(3)],
+    remove,
+    want: false,
+  },
+  {
+    name: 'Can safely remove a member from a CP with three Machines when another etcd member is missing',
+    machines: [m1, sick(2), healthy(3)],
+    members: membersOf([m1, healthy(3)]),
+    remove,
+    want: true,
+  },
+  {
+    name: 'Can safely remove a member from a CP with five Machines with less than 2 additional etcd member failures',
+    machines: [m1, sick(2), healthy(3), healthy(4), healthy(5)],
+    remove,
+    want: true,
+  },
+  {
+    name: "Can't safely remove a member from a CP with five Machines with 2 additional etcd member failures",
+    machines: [m1, sick(2), sick(3), healthy(4), healthy(5)],
+    remove,
+    want: false,
+  },
+  {
+    name: 'Can safely remove a member from a CP with seven Machines with less than 3 additional etcd member failures',
+    machines: [m1, sick(2), sick(3), healthy(4), healthy(5), healthy(6), healthy(7)],
+    remove,
+    want: true,
+  },
+  {
+    name: "Can't safely remove a member from a CP with seven Machines with 3 additional etcd member failures",
+    machines: [m1, sick(2), sick(3), sick(4), healthy(5), healthy(6), healthy(7)],
+    remove,
+    want: false,
+  },
   { name: 'Can safely add a member to a CP without Machines', machines: [], add: true, want: true },
   { name: 'Can safely add a member to a CP with one Machine', machines: [healthy(1)], add: true, want: true },
   { name: "Can't safely add a member to a CP with one Machine with unhealthy etcd member", machines: [sick(1)], add: true, want: false },
-  { name: "Can't safely add a member to a CP with two Machine with one additional etcd member failure", machines: [healthy(1), sick(2)], add: true, want: false },
-  { name: "Can't safely add a member to a CP with four Machine with two additional etcd member failure", machines: [healthy(1), sick(2), sick(3), healthy(4)], add: true, want: false },
+  {
+    name: "Can't safely add a member to a CP with two Machine with one additional etcd member failure",
+    machines: [healthy(1), sick(2)],
+    add: true,
+    want: false,
+  },
+  {
+    name: "Can't safely add a member to a CP with four Machine with two additional etcd member failure",
+    machines: [healthy(1), sick(2), sick(3), healthy(4)],
+    add: true,
+    want: false,
+  },
   {
     name: "Can't safely add a member to a CP with a learner etcd member",
     machines: [healthy(1)],
@@ -77,7 +136,10 @@ const kcpRows: KcpRow[] = [
   {
     name: 'Consider alarms from members not being removed when computing target etcd cluster status',
     machines: [m1, healthy(2)],
-    members: [{ id: '1', name: remove, isLearner: false }, { id: '2', name: 'foo', isLearner: false }],
+    members: [
+      { id: '1', name: remove, isLearner: false },
+      { id: '2', name: 'foo', isLearner: false },
+    ],
     alarms: [{ memberId: '2', type: 'NOSPACE' }],
     remove,
     want: false,
@@ -85,14 +147,20 @@ const kcpRows: KcpRow[] = [
   {
     name: "Can safely remove a member when it doesn't have a corresponding machine and it has no alarm",
     machines: [m1, healthy(2)],
-    members: [{ id: '1', name: remove, isLearner: false }, { id: '2', name: 'foo', isLearner: false }],
+    members: [
+      { id: '1', name: remove, isLearner: false },
+      { id: '2', name: 'foo', isLearner: false },
+    ],
     remove,
     want: true,
   },
   {
     name: 'Ignore alarms from external members being removed when computing target etcd cluster status',
     machines: [{ ...m1, etcdMemberHealthy: 'True' }, healthy(2)],
-    members: [{ id: '1', name: remove, isLearner: false }, { id: '2', name: 'bar', isLearner: false }],
+    members: [
+      { id: '1', name: remove, isLearner: false },
+      { id: '2', name: 'bar', isLearner: false },
+    ],
     alarms: [{ memberId: '2', type: 'CORRUPT' }],
     remove: 'bar',
     want: true,
@@ -132,14 +200,23 @@ interface Membership {
 const ABSENT = 9;
 
 function draw(random: () => number): Membership {
-  const pick = <T,>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
   const n = 1 + Math.floor(random() * 7);
   const learners = Array.from({ length: n }, () => random() < 0.07);
   const voters = learners.flatMap((l, i) => (l ? [] : [i]));
   const leader: number | 'none' = voters.length === 0 || random() < 0.1 ? 'none' : pick(voters);
   const reachabilities: Partial<Record<PathName, Reachability>>[] = [
-    { direct: 'ok' }, { direct: 'ok' }, { direct: 'ok' }, { direct: 'ok' }, { direct: 'ok' }, { direct: 'ok' },
-    { direct: 'refused' }, { direct: 'timeout' }, { direct: 'refused', 'exec-relay': 'timeout' }, { direct: 'tls' }, { direct: 'refused', 'exec-relay': 'ok' },
+    { direct: 'ok' },
+    { direct: 'ok' },
+    { direct: 'ok' },
+    { direct: 'ok' },
+    { direct: 'ok' },
+    { direct: 'ok' },
+    { direct: 'refused' },
+    { direct: 'timeout' },
+    { direct: 'refused', 'exec-relay': 'timeout' },
+    { direct: 'tls' },
+    { direct: 'refused', 'exec-relay': 'ok' },
   ];
   const members = learners.map((learner, i): Drawn => {
     const paths = pick(reachabilities);
@@ -285,25 +362,46 @@ describe('the cases where the gate was looser than KCP', () => {
   const rows: { name: string; members: MemberSpec[]; target: number; reason: ReasonCode }[] = [
     {
       name: '3 healthy voters and a learner joining: removing a voter waits for the learner',
-      members: [{ i: 0, leader: 0 }, { i: 1, leader: 0 }, { i: 2, leader: 0 }, { i: 3, learner: true, leader: 0 }],
+      members: [
+        { i: 0, leader: 0 },
+        { i: 1, leader: 0 },
+        { i: 2, leader: 0 },
+        { i: 3, learner: true, leader: 0 },
+      ],
       target: 1,
       reason: 'MEMBER_NOT_READY',
     },
     {
       name: 'a learner target while the voters have no quorum',
-      members: [{ i: 0, leader: 'none' }, { i: 1, paths: 'refused' }, { i: 2, paths: 'refused' }, { i: 3, learner: true, leader: 'none' }],
+      members: [
+        { i: 0, leader: 'none' },
+        { i: 1, paths: 'refused' },
+        { i: 2, paths: 'refused' },
+        { i: 3, learner: true, leader: 'none' },
+      ],
       target: 3,
       reason: 'NO_QUORUM',
     },
     {
       name: 'a learner target beside a second learner',
-      members: [{ i: 0, leader: 0 }, { i: 1, leader: 0 }, { i: 2, leader: 0 }, { i: 3, learner: true, leader: 0 }, { i: 4, learner: true, leader: 0 }],
+      members: [
+        { i: 0, leader: 0 },
+        { i: 1, leader: 0 },
+        { i: 2, leader: 0 },
+        { i: 3, learner: true, leader: 0 },
+        { i: 4, learner: true, leader: 0 },
+      ],
       target: 3,
       reason: 'MEMBER_NOT_READY',
     },
     {
       name: 'a never-started learner beside a voter target',
-      members: [{ i: 0, leader: 0 }, { i: 1, leader: 0 }, { i: 2, leader: 0 }, { i: 3, learner: true, unstarted: true }],
+      members: [
+        { i: 0, leader: 0 },
+        { i: 1, leader: 0 },
+        { i: 2, leader: 0 },
+        { i: 3, learner: true, unstarted: true },
+      ],
       target: 2,
       reason: 'MEMBER_NOT_READY',
     },

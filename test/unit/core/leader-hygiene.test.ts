@@ -38,7 +38,10 @@ const healthy = (id: Id, i: number): MemberSignals => ({
 });
 
 /** From `from` samples back to the newest (back 0), the tweak applies. */
-const lastSamples = (from: number, tweak: Partial<MemberSignals>): Tweak => (_i, back) => (back < from ? tweak : {});
+const lastSamples =
+  (from: number, tweak: Partial<MemberSignals>): Tweak =>
+  (_i, back) =>
+    back < from ? tweak : {};
 
 interface Row {
   tweaks?: Partial<Record<Id, Tweak>>;
@@ -70,8 +73,18 @@ describe('judgeLeaderHygiene: when it judges at all', () => {
       reason: 'HYGIENE_UNSTABLE',
       says: /etcd-2 then etcd-1 leading/,
     },
-    { row: 'a Status naming another leader', input: { tweaks: { 'etcd-3': lastSamples(1, { leaderId: 'etcd-3' }) } }, reason: 'HYGIENE_UNSTABLE', says: /etcd-3 names another leader \(or none\) than etcd-2/ },
-    { row: 'a member without a leader', input: { tweaks: { 'etcd-3': lastSamples(1, { hasLeader: false }) } }, reason: 'HYGIENE_UNSTABLE', says: /etcd-3 sees no leader/ },
+    {
+      row: 'a Status naming another leader',
+      input: { tweaks: { 'etcd-3': lastSamples(1, { leaderId: 'etcd-3' }) } },
+      reason: 'HYGIENE_UNSTABLE',
+      says: /etcd-3 names another leader \(or none\) than etcd-2/,
+    },
+    {
+      row: 'a member without a leader',
+      input: { tweaks: { 'etcd-3': lastSamples(1, { hasLeader: false }) } },
+      reason: 'HYGIENE_UNSTABLE',
+      says: /etcd-3 sees no leader/,
+    },
     { row: 'an alarm', input: { tweaks: { 'etcd-1': lastSamples(1, { alarms: ['NOSPACE'] }) } }, reason: 'HYGIENE_ALARM', says: /etcd-1 NOSPACE/ },
     {
       row: 'an election 5 min ago',
@@ -107,7 +120,11 @@ describe('judgeLeaderHygiene: is the leader degraded', () => {
     const decision = judge({ tweaks: { 'etcd-2': slowFsync(10), 'etcd-3': lastSamples(COUNT, { walFsyncP99: 0.006 }) } });
     expect(decision).toMatchObject({ kind: 'move', from: 'etcd-2', to: 'etcd-1', reason: 'LEADER_DEGRADED' });
     expect(decision.message).toBe("move leadership from etcd-2 to etcd-1: etcd-2's WAL fsync p99 was 512 ms for 10 min while etcd-1's WAL fsync p99 was 4 ms");
-    expect(decision.evidence).toMatchObject({ leader: { member: 'etcd-2', walFsyncP99: 0.512 }, target: { member: 'etcd-1', walFsyncP99: 0.004 }, ranked: ['etcd-1', 'etcd-3'] });
+    expect(decision.evidence).toMatchObject({
+      leader: { member: 'etcd-2', walFsyncP99: 0.512 },
+      target: { member: 'etcd-1', walFsyncP99: 0.004 },
+      ranked: ['etcd-1', 'etcd-3'],
+    });
   });
 
   it('by backend commit p99 above 250 ms', () => {
@@ -125,12 +142,17 @@ describe('judgeLeaderHygiene: is the leader degraded', () => {
   it('heartbeat send failures that stopped in the newest sample: recovered, though the last 10 still count 9', () => {
     const decision = judge({ tweaks: { 'etcd-2': (_i, back) => (back >= 1 && back <= 9 ? { heartbeatSendFailures: 4 } : {}) } });
     expect(decision).toMatchObject({ kind: 'leave', reason: 'HYGIENE_RECOVERED' });
-    expect(decision.message).toBe("etcd-2's heartbeat send failures were rising in as many as 9 of the last 10 samples within the window, and its newest sample has none: left alone.");
+    expect(decision.message).toBe(
+      "etcd-2's heartbeat send failures were rising in as many as 9 of the last 10 samples within the window, and its newest sample has none: left alone.",
+    );
   });
 
   describe("(d) the leader slow to reach: the followers' round trip to it", () => {
     /** Each follower's round trips: to the leader, and to the other follower. */
-    const trips = (toLeader: number, between: number, other: Id): Partial<MemberSignals> => ({ peerRoundTripP99By: { 'etcd-2': toLeader, [other]: between }, peerRoundTripP99: Math.max(toLeader, between) });
+    const trips = (toLeader: number, between: number, other: Id): Partial<MemberSignals> => ({
+      peerRoundTripP99By: { 'etcd-2': toLeader, [other]: between },
+      peerRoundTripP99: Math.max(toLeader, between),
+    });
     const slowLeaderNet = (from: number, toLeader = 0.3, between = 0.0005, leaders = 0.0004): Partial<Record<Id, Tweak>> => ({
       'etcd-1': lastSamples(from, trips(toLeader, between, 'etcd-3')),
       'etcd-3': lastSamples(from, trips(toLeader, between * 2, 'etcd-1')),
@@ -141,12 +163,17 @@ describe('judgeLeaderHygiene: is the leader degraded', () => {
     it('above 150 ms and 4× their round trip to each other for the window: moved, said with the figure', () => {
       const decision = judge({ tweaks: slowLeaderNet(12) });
       expect(decision).toMatchObject({ kind: 'move', from: 'etcd-2', to: 'etcd-1', reason: 'LEADER_DEGRADED' });
-      expect(decision.message).toMatch(/^move leadership from etcd-2 to etcd-1: etcd-2's followers' peer round trip p99 to it was 300 ms for 1[12] min while etcd-1's round trip to the others was 0\.5 ms$/);
+      expect(decision.message).toMatch(
+        /^move leadership from etcd-2 to etcd-1: etcd-2's followers' peer round trip p99 to it was 300 ms for 1[12] min while etcd-1's round trip to the others was 0\.5 ms$/,
+      );
     });
 
     it('observed in one sample of three (etcd observes it once in 30 s): no news carries the last level, still moved', () => {
       const sparse = slowLeaderNet(12);
-      const every3 = (tweak: Tweak): Tweak => (i, back) => (i % 3 === 0 ? tweak(i, back) : { peerRoundTripP99By: undefined, peerRoundTripP99: undefined });
+      const every3 =
+        (tweak: Tweak): Tweak =>
+        (i, back) =>
+          i % 3 === 0 ? tweak(i, back) : { peerRoundTripP99By: undefined, peerRoundTripP99: undefined };
       const decision = judge({ tweaks: { ...sparse, 'etcd-1': every3(sparse['etcd-1']!), 'etcd-3': every3(sparse['etcd-3']!) } });
       expect(decision).toMatchObject({ kind: 'move', from: 'etcd-2' });
     });
@@ -154,13 +181,19 @@ describe('judgeLeaderHygiene: is the leader degraded', () => {
     it("a window shorter than etcd's 30 s between round-trip observations: the latest one still counts, for the target's figure and the shared check", () => {
       const sparse = slowLeaderNet(12);
       // Observed a minute back and not since: outside a window of 1 min, within 30 s and a check of it.
-      const once = (tweak: Tweak): Tweak => (i, back) => (back === 1 || back >= 3 ? tweak(i, back) : { peerRoundTripP99By: undefined, peerRoundTripP99: undefined });
+      const once =
+        (tweak: Tweak): Tweak =>
+        (i, back) =>
+          back === 1 || back >= 3 ? tweak(i, back) : { peerRoundTripP99By: undefined, peerRoundTripP99: undefined };
       const policy = { hygiene: { windowMs: MIN } };
       const decision = judge({ tweaks: { ...sparse, 'etcd-1': once(sparse['etcd-1']!), 'etcd-3': once(sparse['etcd-3']!) }, policy });
       expect(decision).toMatchObject({ kind: 'move', from: 'etcd-2', to: 'etcd-1' });
       expect(decision.message).toMatch(/while etcd-1's round trip to the others was 0\.5 ms$/);
       const everyone = slowLeaderNet(12, 0.8, 0.1, 0.2);
-      const shared = judge({ tweaks: { 'etcd-1': once(everyone['etcd-1']!), 'etcd-2': once(everyone['etcd-2']!), 'etcd-3': once(everyone['etcd-3']!) }, policy });
+      const shared = judge({
+        tweaks: { 'etcd-1': once(everyone['etcd-1']!), 'etcd-2': once(everyone['etcd-2']!), 'etcd-3': once(everyone['etcd-3']!) },
+        policy,
+      });
       expect(shared).toMatchObject({ kind: 'hold', reason: 'HYGIENE_SHARED_DEGRADATION', evidence: { signal: 'peerRoundTrip' } });
     });
 
@@ -171,7 +204,9 @@ describe('judgeLeaderHygiene: is the leader degraded', () => {
     it('every member slow to reach, the leader most: a network they share, nothing moved, an alert', () => {
       const decision = judge({ tweaks: slowLeaderNet(12, 0.8, 0.1, 0.2) });
       expect(decision).toMatchObject({ kind: 'hold', alert: true, reason: 'HYGIENE_SHARED_DEGRADATION', evidence: { signal: 'peerRoundTrip' } });
-      expect(decision.message).toMatch(/^3 of 3 members are reached by their peers in more than the round trip level of 150 ms \(etcd-1 200 ms, etcd-2 800 ms, etcd-3 150 ms\): the network is slow for all of them/);
+      expect(decision.message).toMatch(
+        /^3 of 3 members are reached by their peers in more than the round trip level of 150 ms \(etcd-1 200 ms, etcd-2 800 ms, etcd-3 150 ms\): the network is slow for all of them/,
+      );
     });
 
     it('slow to reach for less than the window: watched', () => {
@@ -181,12 +216,20 @@ describe('judgeLeaderHygiene: is the leader degraded', () => {
     it('a follower slow to the other follower is no target', () => {
       const tweaks = slowLeaderNet(12);
       const decision = judge({ tweaks: { ...tweaks, 'etcd-1': lastSamples(12, trips(0.3, 0.05, 'etcd-3')) } });
-      expect(decision).toMatchObject({ kind: 'move', to: 'etcd-3', evidence: { refused: [{ member: 'etcd-1', why: 'has a peer round trip p99 of 50 ms, above the leader\'s 0.4 ms' }] } });
+      expect(decision).toMatchObject({
+        kind: 'move',
+        to: 'etcd-3',
+        evidence: { refused: [{ member: 'etcd-1', why: "has a peer round trip p99 of 50 ms, above the leader's 0.4 ms" }] },
+      });
     });
   });
 
   it('a quiet spell after a slow fsync is no recovery: the breach stands on the last observation', () => {
-    const decision = judge({ tweaks: { 'etcd-2': (_i, back) => (back >= 12 ? {} : back >= 4 ? { walFsyncP99: 0.6, walFsyncMean: 0.3 } : { walFsyncP99: undefined, walFsyncMean: undefined }) } });
+    const decision = judge({
+      tweaks: {
+        'etcd-2': (_i, back) => (back >= 12 ? {} : back >= 4 ? { walFsyncP99: 0.6, walFsyncMean: 0.3 } : { walFsyncP99: undefined, walFsyncMean: undefined }),
+      },
+    });
     expect(decision).toMatchObject({ kind: 'move', from: 'etcd-2' });
     expect(decision.message).toMatch(/etcd-2's WAL fsync p99 was 600 ms for 12 min/);
   });
@@ -264,46 +307,86 @@ describe('judgeLeaderHygiene: a shared cause, the limits, the target', () => {
 
   describe('stalls: how long each member takes to answer its scrapes', () => {
     const starvedLeader = { 'etcd-2': (i: number) => ({ heartbeatSendFailures: 3, answerMs: 180 + (i % 2) * 40 }) };
-    const stalled = (ms: number): Tweak => () => ({ answerMs: ms });
+    const stalled =
+      (ms: number): Tweak =>
+      () => ({ answerMs: ms });
 
     it('the leader alone stalled, its heartbeats failing: moved to a prompt follower', () => {
       const decision = judge({ tweaks: { ...starvedLeader, 'etcd-1': stalled(4), 'etcd-3': stalled(3) } });
       expect(decision).toMatchObject({ kind: 'move', from: 'etcd-2', to: 'etcd-1' });
-      expect(decision.message).toBe("move leadership from etcd-2 to etcd-1: etcd-2's heartbeat send failures were rising in 10 of the last 10 samples for 14 min while etcd-1 answered its scrapes in 4 ms on average and etcd-2 in 200 ms");
+      expect(decision.message).toBe(
+        "move leadership from etcd-2 to etcd-1: etcd-2's heartbeat send failures were rising in 10 of the last 10 samples for 14 min while etcd-1 answered its scrapes in 4 ms on average and etcd-2 in 200 ms",
+      );
     });
 
     it('half or more of the members stalled: a shared cause, nothing moved, an alert with each figure', () => {
-      const decision = judge({ tweaks: { ...starvedLeader, 'etcd-1': stalled(300), 'etcd-3': stalled(3) }, policy: { hygiene: { thresholds: { stallAnswerMs: 150 } } } });
+      const decision = judge({
+        tweaks: { ...starvedLeader, 'etcd-1': stalled(300), 'etcd-3': stalled(3) },
+        policy: { hygiene: { thresholds: { stallAnswerMs: 150 } } },
+      });
       expect(decision).toMatchObject({ kind: 'hold', alert: true, reason: 'HYGIENE_SHARED_DEGRADATION', evidence: { signal: 'stall', level: 150 } });
-      expect(decision.message).toMatch(/^2 of 3 members answered their scrapes in more than the stall level of 150 ms on average over the window \(etcd-1 300 ms, etcd-2 200 ms\)/);
+      expect(decision.message).toMatch(
+        /^2 of 3 members answered their scrapes in more than the stall level of 150 ms on average over the window \(etcd-1 300 ms, etcd-2 200 ms\)/,
+      );
     });
 
     it('a stalled follower is no target, even with the better disk', () => {
-      const decision = judge({ tweaks: { ...starvedLeader, 'etcd-1': () => ({ answerMs: 260, walFsyncP99: 0.001 }), 'etcd-3': stalled(3) }, policy: { hygiene: { thresholds: { stallAnswerMs: 250 } } } });
-      expect(decision).toMatchObject({ kind: 'move', to: 'etcd-3', evidence: { refused: [{ member: 'etcd-1', why: expect.stringMatching(/answered its scrapes in 260 ms on average in the window, above the stall level of 250 ms/) }] } });
+      const decision = judge({
+        tweaks: { ...starvedLeader, 'etcd-1': () => ({ answerMs: 260, walFsyncP99: 0.001 }), 'etcd-3': stalled(3) },
+        policy: { hygiene: { thresholds: { stallAnswerMs: 250 } } },
+      });
+      expect(decision).toMatchObject({
+        kind: 'move',
+        to: 'etcd-3',
+        evidence: {
+          refused: [
+            { member: 'etcd-1', why: expect.stringMatching(/answered its scrapes in 260 ms on average in the window, above the stall level of 250 ms/) },
+          ],
+        },
+      });
     });
   });
 
   it('a follower worse than the leader on one signal is refused: the other takes over', () => {
     const decision = judge({ tweaks: { ...degraded, 'etcd-1': lastSamples(COUNT, { walFsyncP99: 0.002, backendCommitP99: 0.04 }) } });
-    expect(decision).toMatchObject({ kind: 'move', to: 'etcd-3', evidence: { refused: [{ member: 'etcd-1', why: expect.stringMatching(/backend commit p99 of 40 ms, worse than the leader's 8 ms/) }] } });
+    expect(decision).toMatchObject({
+      kind: 'move',
+      to: 'etcd-3',
+      evidence: { refused: [{ member: 'etcd-1', why: expect.stringMatching(/backend commit p99 of 40 ms, worse than the leader's 8 ms/) }] },
+    });
   });
 
   it("a follower a little above the leader but under the docs' healthy level is not worse: bucket noise refuses nobody", () => {
     // The leader breaches fsync; commit is held to "no worse", and 20 ms against its 8 ms is still healthy (< 25 ms).
-    const decision = judge({ tweaks: { ...degraded, 'etcd-1': lastSamples(COUNT, { walFsyncP99: 0.002, backendCommitP99: 0.02 }), 'etcd-3': lastSamples(COUNT, { walFsyncP99: 0.003, backendCommitP99: 0.02 }) } });
+    const decision = judge({
+      tweaks: {
+        ...degraded,
+        'etcd-1': lastSamples(COUNT, { walFsyncP99: 0.002, backendCommitP99: 0.02 }),
+        'etcd-3': lastSamples(COUNT, { walFsyncP99: 0.003, backendCommitP99: 0.02 }),
+      },
+    });
     expect(decision).toMatchObject({ kind: 'move', to: 'etcd-1', evidence: { refused: [] } });
   });
 
   it('on the latency the leader breaches a target must be strictly better; no worse on the other', () => {
     // etcd-2 an fsync outlier against etcd-3; etcd-1's p99 the same bucket as the leader's.
-    const decision = judge({ tweaks: { 'etcd-2': lastSamples(COUNT, { walFsyncP99: 0.128, walFsyncMean: 0.06 }), 'etcd-1': lastSamples(COUNT, { walFsyncP99: 0.128 }) } });
-    expect(decision).toMatchObject({ kind: 'move', to: 'etcd-3', evidence: { refused: [{ member: 'etcd-1', why: expect.stringMatching(/WAL fsync p99 of 128 ms, not better than the leader's 128 ms/) }] } });
+    const decision = judge({
+      tweaks: { 'etcd-2': lastSamples(COUNT, { walFsyncP99: 0.128, walFsyncMean: 0.06 }), 'etcd-1': lastSamples(COUNT, { walFsyncP99: 0.128 }) },
+    });
+    expect(decision).toMatchObject({
+      kind: 'move',
+      to: 'etcd-3',
+      evidence: { refused: [{ member: 'etcd-1', why: expect.stringMatching(/WAL fsync p99 of 128 ms, not better than the leader's 128 ms/) }] },
+    });
   });
 
   it('the member that lost leadership within the return block is refused', () => {
     const decision = judge({ tweaks: degraded, moves: [{ at: NOW - 40 * MIN, from: 'etcd-1', to: 'etcd-2' }] });
-    expect(decision).toMatchObject({ kind: 'move', to: 'etcd-3', evidence: { refused: [{ member: 'etcd-1', why: expect.stringMatching(/led 40 min ago, within the return block of 120 min/) }] } });
+    expect(decision).toMatchObject({
+      kind: 'move',
+      to: 'etcd-3',
+      evidence: { refused: [{ member: 'etcd-1', why: expect.stringMatching(/led 40 min ago, within the return block of 120 min/) }] },
+    });
   });
 
   it('dry run: the same decision, said as what it would do', () => {
@@ -314,7 +397,11 @@ describe('judgeLeaderHygiene: a shared cause, the limits, the target', () => {
   });
 
   it('ranking between two good targets: the lower fsync p99, then its mean', () => {
-    expect(judge({ tweaks: { ...degraded, 'etcd-3': lastSamples(COUNT, { walFsyncP99: 0.002 }) } })).toMatchObject({ kind: 'move', to: 'etcd-3', evidence: { ranked: ['etcd-3', 'etcd-1'] } });
+    expect(judge({ tweaks: { ...degraded, 'etcd-3': lastSamples(COUNT, { walFsyncP99: 0.002 }) } })).toMatchObject({
+      kind: 'move',
+      to: 'etcd-3',
+      evidence: { ranked: ['etcd-3', 'etcd-1'] },
+    });
     expect(judge({ tweaks: { ...degraded, 'etcd-3': lastSamples(COUNT, { walFsyncMean: 0.001 }) } })).toMatchObject({ kind: 'move', to: 'etcd-3' });
   });
 });
@@ -322,28 +409,68 @@ describe('judgeLeaderHygiene: a shared cause, the limits, the target', () => {
 describe('judgeLeaderHygiene: unknown is never better', () => {
   const degraded = { 'etcd-2': slowFsync(12) };
   /** Every sample of a member an interval older: its newest is `minutes` old. */
-  const olderBy = (minutes: number): Tweak => (i) => ({ at: NOW - (COUNT - 1 - i) * MIN - minutes * MIN });
-  const refused = 'member etcd-3 (etcd-3): GET http://10.0.0.3:2379/metrics: line 12: etcd_disk_wal_fsync_duration_seconds_bucket{le="0.001"} counts NaN, not a finite number ≥ 0';
+  const olderBy =
+    (minutes: number): Tweak =>
+    (i) => ({ at: NOW - (COUNT - 1 - i) * MIN - minutes * MIN });
+  const refused =
+    'member etcd-3 (etcd-3): GET http://10.0.0.3:2379/metrics: line 12: etcd_disk_wal_fsync_duration_seconds_bucket{le="0.001"} counts NaN, not a finite number ≥ 0';
 
   it.each([
-    { row: 'a NaN WAL fsync p99', tweak: lastSamples(1, { walFsyncP99: NaN }), says: /^has figures that are unknown: its WAL fsync p99 in its last sample is not a number \(NaN\)$/ },
-    { row: 'an infinite backend commit p99', tweak: lastSamples(1, { backendCommitP99: Infinity }), says: /^has figures that are unknown: its backend commit p99 in its last sample is infinite$/ },
-    { row: 'a NaN mean (a NaN observed: its _sum)', tweak: lastSamples(1, { walFsyncMean: NaN }), says: /its WAL fsync mean in its last sample is not a number \(NaN\)$/ },
-    { row: 'a NaN earlier in the window', tweak: (_i: number, back: number) => (back === 3 ? { walFsyncP99: NaN } : {}), says: /its WAL fsync p99 in its sample of 3 min ago is not a number \(NaN\)$/ },
-    { row: 'a NaN round trip to a peer', tweak: lastSamples(1, { peerRoundTripP99By: { 'etcd-1': NaN } }), says: /its peer round trip p99 to etcd-1 in its last sample is not a number \(NaN\)$/ },
+    {
+      row: 'a NaN WAL fsync p99',
+      tweak: lastSamples(1, { walFsyncP99: NaN }),
+      says: /^has figures that are unknown: its WAL fsync p99 in its last sample is not a number \(NaN\)$/,
+    },
+    {
+      row: 'an infinite backend commit p99',
+      tweak: lastSamples(1, { backendCommitP99: Infinity }),
+      says: /^has figures that are unknown: its backend commit p99 in its last sample is infinite$/,
+    },
+    {
+      row: 'a NaN mean (a NaN observed: its _sum)',
+      tweak: lastSamples(1, { walFsyncMean: NaN }),
+      says: /its WAL fsync mean in its last sample is not a number \(NaN\)$/,
+    },
+    {
+      row: 'a NaN earlier in the window',
+      tweak: (_i: number, back: number) => (back === 3 ? { walFsyncP99: NaN } : {}),
+      says: /its WAL fsync p99 in its sample of 3 min ago is not a number \(NaN\)$/,
+    },
+    {
+      row: 'a NaN round trip to a peer',
+      tweak: lastSamples(1, { peerRoundTripP99By: { 'etcd-1': NaN } }),
+      says: /its peer round trip p99 to etcd-1 in its last sample is not a number \(NaN\)$/,
+    },
     { row: 'a NaN slow-apply count', tweak: lastSamples(1, { slowApplies: NaN }), says: /its slow applies in its last sample is not a number \(NaN\)$/ },
-    { row: 'no fsync observed in its last sample', tweak: lastSamples(1, { walFsyncP99: undefined }), says: /^has a WAL fsync p99 that is unknown: its last sample observed no WAL fsync$/ },
-    { row: 'a last sample older than the window', tweak: olderBy(11), says: /^has figures that are unknown: its last sample is 11 min old, older than the window of 10 min$/ },
+    {
+      row: 'no fsync observed in its last sample',
+      tweak: lastSamples(1, { walFsyncP99: undefined }),
+      says: /^has a WAL fsync p99 that is unknown: its last sample observed no WAL fsync$/,
+    },
+    {
+      row: 'a last sample older than the window',
+      tweak: olderBy(11),
+      says: /^has figures that are unknown: its last sample is 11 min old, older than the window of 10 min$/,
+    },
   ] satisfies { row: string; tweak: Tweak; says: RegExp }[])('a follower with $row is no target, said as unknown', ({ tweak, says }) => {
     // etcd-3 would rank first on every other figure: only its unknown one refuses it.
     const decision = judge({ tweaks: { ...degraded, 'etcd-3': (i, back) => ({ walFsyncP99: 0.001, walFsyncMean: 0.0005, ...tweak(i, back) }) } });
-    expect(decision).toMatchObject({ kind: 'move', from: 'etcd-2', to: 'etcd-1', evidence: { refused: [{ member: 'etcd-3', why: expect.stringMatching(says) }] } });
+    expect(decision).toMatchObject({
+      kind: 'move',
+      from: 'etcd-2',
+      to: 'etcd-1',
+      evidence: { refused: [{ member: 'etcd-3', why: expect.stringMatching(says) }] },
+    });
     expect(decision.message).not.toMatch(/NaN|Infinity/);
   });
 
   it('a follower this check could not read is no target, with the scrape error; the other takes over', () => {
     const decision = judge({ tweaks: { ...degraded, 'etcd-3': lastSamples(COUNT, { walFsyncP99: 0.001 }) }, failed: { 'etcd-3': refused } });
-    expect(decision).toMatchObject({ kind: 'move', to: 'etcd-1', evidence: { refused: [{ member: 'etcd-3', why: `has figures that are unknown: this check could not read it (${refused})` }] } });
+    expect(decision).toMatchObject({
+      kind: 'move',
+      to: 'etcd-1',
+      evidence: { refused: [{ member: 'etcd-3', why: `has figures that are unknown: this check could not read it (${refused})` }] },
+    });
   });
 
   it('no follower known: nothing moved, a hold that says why for each and names them', () => {
@@ -363,36 +490,62 @@ describe('judgeLeaderHygiene: unknown is never better', () => {
   });
 
   it.each([
-    { row: 'a NaN WAL fsync p99, degraded before', tweaks: { 'etcd-2': (i: number, back: number) => (back === 0 ? { walFsyncP99: NaN } : slowFsync(12)(i, back)) }, says: /its WAL fsync p99 in its last sample is not a number \(NaN\)/ },
-    { row: 'a NaN WAL fsync p99, healthy before', tweaks: { 'etcd-2': lastSamples(1, { walFsyncP99: NaN }) }, says: /its WAL fsync p99 in its last sample is not a number \(NaN\)/ },
-    { row: 'a NaN in the window, degraded since', tweaks: { 'etcd-2': (i: number, back: number) => (back === 4 ? { walFsyncP99: NaN } : slowFsync(12)(i, back)) }, says: /in its sample of 4 min ago is not a number/ },
-    { row: 'an infinite heartbeat failure count', tweaks: { 'etcd-2': lastSamples(1, { heartbeatSendFailures: Infinity }) }, says: /its heartbeat send failures in its last sample is infinite/ },
+    {
+      row: 'a NaN WAL fsync p99, degraded before',
+      tweaks: { 'etcd-2': (i: number, back: number) => (back === 0 ? { walFsyncP99: NaN } : slowFsync(12)(i, back)) },
+      says: /its WAL fsync p99 in its last sample is not a number \(NaN\)/,
+    },
+    {
+      row: 'a NaN WAL fsync p99, healthy before',
+      tweaks: { 'etcd-2': lastSamples(1, { walFsyncP99: NaN }) },
+      says: /its WAL fsync p99 in its last sample is not a number \(NaN\)/,
+    },
+    {
+      row: 'a NaN in the window, degraded since',
+      tweaks: { 'etcd-2': (i: number, back: number) => (back === 4 ? { walFsyncP99: NaN } : slowFsync(12)(i, back)) },
+      says: /in its sample of 4 min ago is not a number/,
+    },
+    {
+      row: 'an infinite heartbeat failure count',
+      tweaks: { 'etcd-2': lastSamples(1, { heartbeatSendFailures: Infinity }) },
+      says: /its heartbeat send failures in its last sample is infinite/,
+    },
     { row: 'a last sample older than the window', tweaks: { 'etcd-2': olderBy(11) }, says: /its last sample is 11 min old, older than the window of 10 min/ },
-  ] satisfies { row: string; tweaks: Partial<Record<Id, Tweak>>; says: RegExp }[])('the leader with $row: not judged, neither a breach nor healthy', ({ tweaks, says }) => {
-    const decision = judge({ tweaks });
-    expect(decision).toMatchObject({ kind: 'not-evaluated', reason: 'HYGIENE_FIGURES_UNKNOWN', evidence: { leader: 'etcd-2' } });
-    expect(decision.message).toMatch(/^etcd-2 leads, but its figures are unknown: /);
-    expect(decision.message).toMatch(says);
-    expect(decision.message).toMatch(/unknown is neither a breach nor health, so the leader is not judged and nothing is moved\.$/);
-  });
+  ] satisfies { row: string; tweaks: Partial<Record<Id, Tweak>>; says: RegExp }[])(
+    'the leader with $row: not judged, neither a breach nor healthy',
+    ({ tweaks, says }) => {
+      const decision = judge({ tweaks });
+      expect(decision).toMatchObject({ kind: 'not-evaluated', reason: 'HYGIENE_FIGURES_UNKNOWN', evidence: { leader: 'etcd-2' } });
+      expect(decision.message).toMatch(/^etcd-2 leads, but its figures are unknown: /);
+      expect(decision.message).toMatch(says);
+      expect(decision.message).toMatch(/unknown is neither a breach nor health, so the leader is not judged and nothing is moved\.$/);
+    },
+  );
 
   it('the leader this check could not read: not judged, the scrape error said', () => {
     const decision = judge({ tweaks: degraded, failed: { 'etcd-2': 'member etcd-2 (etcd-2): GET http://10.0.0.2:2379/metrics: line 7: x' } });
     expect(decision).toMatchObject({ kind: 'not-evaluated', reason: 'HYGIENE_SCRAPE_FAILED', evidence: { failed: [{ member: 'etcd-2' }] } });
-    expect(decision.message).toBe('Could not read member etcd-2 (etcd-2): GET http://10.0.0.2:2379/metrics: line 7: x: etcd-2 leads and its figures are unknown, so the leader is not judged.');
+    expect(decision.message).toBe(
+      'Could not read member etcd-2 (etcd-2): GET http://10.0.0.2:2379/metrics: line 7: x: etcd-2 leads and its figures are unknown, so the leader is not judged.',
+    );
   });
 
   it.each([
     {
       row: 'a follower never read (or failing longer than samples are kept)',
       failing: 'etcd-3' as Id,
-      decision: { kind: 'move', to: 'etcd-1', evidence: { refused: [{ member: 'etcd-3', why: `has figures that are unknown: this check could not read it (${refused})` }] } },
+      decision: {
+        kind: 'move',
+        to: 'etcd-1',
+        evidence: { refused: [{ member: 'etcd-3', why: `has figures that are unknown: this check could not read it (${refused})` }] },
+      },
     },
     { row: 'the leader never read, as the others name it', failing: 'etcd-2' as Id, decision: { kind: 'not-evaluated', reason: 'HYGIENE_SCRAPE_FAILED' } },
   ])('$row, its scrape failing: unknown, never a figure', ({ failing, decision }) => {
     const members: HygieneInput['members'] = IDS.map((id) => ({
       id,
-      samples: id === failing ? [] : Array.from({ length: COUNT }, (_, i) => ({ ...healthy(id, i), ...(id === 'etcd-2' ? slowFsync(12)(i, COUNT - 1 - i) : {}) })),
+      samples:
+        id === failing ? [] : Array.from({ length: COUNT }, (_, i) => ({ ...healthy(id, i), ...(id === 'etcd-2' ? slowFsync(12)(i, COUNT - 1 - i) : {}) })),
       ...(id === failing ? { scrapeFailed: refused } : {}),
     }));
     expect(judgeLeaderHygiene({ members, moves: [], now: NOW, policy: parsePolicy({ hygiene: { enabled: true } }) })).toMatchObject(decision);

@@ -16,7 +16,7 @@ describe('learnerCheckDue', () => {
     }
   });
 
-  it.each([10, 15, 60])('is about once every %i minutes past that, whatever the rounds\' offset', (minutes) => {
+  it.each([10, 15, 60])("is about once every %i minutes past that, whatever the rounds' offset", (minutes) => {
     for (const offset of [0, 1, 91_000, 299_999]) {
       const due = rounds(offset, 24).filter((at) => learnerCheckDue(at, minutes * MIN));
       expect(due).toHaveLength(Math.round((24 * 5) / minutes));

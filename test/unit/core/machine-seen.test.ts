@@ -3,7 +3,16 @@ import { machineSeen } from '../../../functions/core/machine-seen.ts';
 import type { ClusterView, MemberView } from '../../../functions/core/view.ts';
 
 const member = (id: string, name: string, machine?: string): MemberView =>
-  ({ id, name, clientUrls: [], peerUrls: [], isLearner: false, reachable: true, paths: [], ...(machine ? { host: { nodeExists: true, node: name, machine: { name: machine, deleting: false } } } : {}) }) as unknown as MemberView;
+  ({
+    id,
+    name,
+    clientUrls: [],
+    peerUrls: [],
+    isLearner: false,
+    reachable: true,
+    paths: [],
+    ...(machine ? { host: { nodeExists: true, node: name, machine: { name: machine, deleting: false } } } : {}),
+  }) as unknown as MemberView;
 
 const view = (members: MemberView[], machines: ClusterView['machines']): ClusterView => ({ members, machines }) as unknown as ClusterView;
 

@@ -235,12 +235,8 @@ describe('nextMoveStep', () => {
         verifiedLeaderId = step.candidateId;
       } else break;
     }
-    expect(steps.map((s) => (s.kind === 'try' ? `try ${s.path} ${s.candidateId}` : s.kind === 'verify' ? `verify ${s.candidateId}` : `${s.kind} ${s.reason}`))).toEqual([
-      `try direct ${id(1)}`,
-      `try port-forward ${id(1)}`,
-      `try port-forward ${id(2)}`,
-      `verify ${id(2)}`,
-      'approve LEADER_MOVED',
-    ]);
+    expect(
+      steps.map((s) => (s.kind === 'try' ? `try ${s.path} ${s.candidateId}` : s.kind === 'verify' ? `verify ${s.candidateId}` : `${s.kind} ${s.reason}`)),
+    ).toEqual([`try direct ${id(1)}`, `try port-forward ${id(1)}`, `try port-forward ${id(2)}`, `verify ${id(2)}`, 'approve LEADER_MOVED']);
   });
 });

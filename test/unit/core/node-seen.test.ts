@@ -5,12 +5,21 @@ import { nodeReference, nodeSeen } from '../../../functions/core/node-seen.ts';
 import type { ClusterView, MemberView } from '../../../functions/core/view.ts';
 
 const member = (id: string, name: string, node?: string): MemberView =>
-  ({ id, name, clientUrls: [], peerUrls: [], isLearner: false, reachable: true, paths: [], ...(node ? { host: { nodeExists: true, node } } : {}) }) as unknown as MemberView;
+  ({
+    id,
+    name,
+    clientUrls: [],
+    peerUrls: [],
+    isLearner: false,
+    reachable: true,
+    paths: [],
+    ...(node ? { host: { nodeExists: true, node } } : {}),
+  }) as unknown as MemberView;
 
 const view = (members: MemberView[]): ClusterView => ({ members }) as unknown as ClusterView;
 
 describe('nodeSeen', () => {
-  it('takes the report\'s node when it names one', () => {
+  it("takes the report's node when it names one", () => {
     expect(nodeSeen([view([member('a', 'cp-1', 'node-1')])], { target: { nodeName: 'node-9' }, memberId: 'a' })).toBe('node-9');
   });
 

@@ -37,7 +37,11 @@ describe('pathNameOf', () => {
 });
 
 describe('currentView', () => {
-  const today = view(1_000, [{ i: 0, paths: { direct: 'refused', 'exec-relay': 'ok' } }, { i: 1, leader: 0 }, { i: 2, leader: 0, unstarted: true }]);
+  const today = view(1_000, [
+    { i: 0, paths: { direct: 'refused', 'exec-relay': 'ok' } },
+    { i: 1, leader: 0 },
+    { i: 2, leader: 0, unstarted: true },
+  ]);
 
   it('a view an earlier build stored, with exec, reads as today’s', () => {
     const earlier = JSON.parse(writtenByEarlierBuild(today)) as StoredView;
@@ -46,7 +50,12 @@ describe('currentView', () => {
   });
 
   it('the list failures too', () => {
-    const failed = { ...today, listFailures: [{ path: 'exec' as const, endpoint: 'https://10.0.0.11:2379 via kube-system/etcd-cp-1', reachability: 'timeout' as const, latencyMs: 2_000 }] };
+    const failed = {
+      ...today,
+      listFailures: [
+        { path: 'exec' as const, endpoint: 'https://10.0.0.11:2379 via kube-system/etcd-cp-1', reachability: 'timeout' as const, latencyMs: 2_000 },
+      ],
+    };
     expect(currentView(failed).listFailures.map((p) => p.path)).toEqual(['exec-relay']);
   });
 

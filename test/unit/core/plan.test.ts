@@ -156,7 +156,13 @@ const rows: Row[] = [
         at: T0,
         members: [],
         seeds: [],
-        listFailures: [0, 1].map((i) => ({ path: 'direct', endpoint: endpointOf(i), reachability: 'tls', latencyMs: 3, failure: failureOf('tls', endpointOf(i)) })),
+        listFailures: [0, 1].map((i) => ({
+          path: 'direct',
+          endpoint: endpointOf(i),
+          reachability: 'tls',
+          latencyMs: 3,
+          failure: failureOf('tls', endpointOf(i)),
+        })),
       }),
     ],
     kind: 'block',
@@ -221,7 +227,14 @@ const rows: Row[] = [
   // Leadership.
   {
     name: 'a learner',
-    samples: [view(T0, [{ i: 0, leader: 1 }, { i: 1, leader: 1 }, { i: 2, leader: 1 }, { i: 3, learner: true, leader: 1 }])],
+    samples: [
+      view(T0, [
+        { i: 0, leader: 1 },
+        { i: 1, leader: 1 },
+        { i: 2, leader: 1 },
+        { i: 3, learner: true, leader: 1 },
+      ]),
+    ],
     target: id(3),
     kind: 'approve',
     reason: 'TARGET_IS_LEARNER',

@@ -11,7 +11,13 @@ const timedOut = (at: number): ClusterView =>
     at,
     members: [],
     seeds: [],
-    listFailures: ['http://127.0.0.1:1', 'http://127.0.0.1:2'].map((endpoint) => ({ path: 'direct' as const, endpoint, reachability: 'timeout' as const, latencyMs: 2_000, failure: failureOf('timeout') })),
+    listFailures: ['http://127.0.0.1:1', 'http://127.0.0.1:2'].map((endpoint) => ({
+      path: 'direct' as const,
+      endpoint,
+      reachability: 'timeout' as const,
+      latencyMs: 2_000,
+      failure: failureOf('timeout'),
+    })),
   });
 
 describe('probeDeadlineMs', () => {

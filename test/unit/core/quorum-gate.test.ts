@@ -211,7 +211,12 @@ describe('quorumGate, by hand', () => {
     {
       // The view counts the unreachable leader as up, but only 1 of 3 voters is healthy.
       name: 'a learner target with 1 of 3 voters healthy and the leader seen only through others',
-      members: [{ i: 0, leader: 0, paths: 'refused' }, { i: 1, leader: 0 }, { i: 2, leader: 0, alarms: ['NOSPACE'] }, { i: 3, learner: true, leader: 0 }],
+      members: [
+        { i: 0, leader: 0, paths: 'refused' },
+        { i: 1, leader: 0 },
+        { i: 2, leader: 0, alarms: ['NOSPACE'] },
+        { i: 3, learner: true, leader: 0 },
+      ],
       target: 3,
       reason: 'QUORUM_AT_RISK',
       ok: false,
@@ -244,7 +249,7 @@ describe('quorumGate, by hand', () => {
 describe('one quorum rule for the view and the gate', () => {
   it('the gate says NO_QUORUM exactly when the view says quorum is lost, and never approves against it', () => {
     const random = seeded(20261130);
-    const pick = <T,>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
     for (let run = 0; run < 3_000; run++) {
       const n = 2 + Math.floor(random() * 6);
       const leader = pick([0, 1, 'none'] as const);
@@ -266,10 +271,20 @@ describe('one quorum rule for the view and the gate', () => {
   });
 
   it('counts a leader we cannot reach as up while the members that answer agree it leads', () => {
-    const cut = view(0, [{ i: 0, leader: 0, paths: 'refused' }, { i: 1, leader: 0 }, { i: 2, leader: 0, paths: 'timeout' }, { i: 3, leader: 0 }]);
+    const cut = view(0, [
+      { i: 0, leader: 0, paths: 'refused' },
+      { i: 1, leader: 0 },
+      { i: 2, leader: 0, paths: 'timeout' },
+      { i: 3, leader: 0 },
+    ]);
     expect(cut.quorum).toMatchObject({ voting: 4, healthyVoting: 2, votingUp: 3, size: 3, ok: true });
     // Once they no longer name it, nothing says it is up.
-    const gone = view(0, [{ i: 0, leader: 'none', paths: 'refused' }, { i: 1, leader: 'none' }, { i: 2, leader: 'none', paths: 'timeout' }, { i: 3, leader: 'none' }]);
+    const gone = view(0, [
+      { i: 0, leader: 'none', paths: 'refused' },
+      { i: 1, leader: 'none' },
+      { i: 2, leader: 'none', paths: 'timeout' },
+      { i: 3, leader: 'none' },
+    ]);
     expect(gone.quorum).toMatchObject({ votingUp: 2, ok: false });
     expect(quorumGate(gone, id(0)).reason).toBe('NO_QUORUM');
   });
@@ -280,17 +295,29 @@ describe('two sick members of three: one message, never a circle', () => {
   const shapes: { name: string; members: MemberSpec[]; reason: ReasonCode }[] = [
     {
       name: 'the leader unreachable (the others still name it) and a follower unreachable',
-      members: [{ i: 0, leader: 0, paths: 'refused' }, { i: 1, leader: 0 }, { i: 2, paths: 'timeout' }],
+      members: [
+        { i: 0, leader: 0, paths: 'refused' },
+        { i: 1, leader: 0 },
+        { i: 2, paths: 'timeout' },
+      ],
       reason: 'QUORUM_AT_RISK',
     },
     {
       name: 'two followers unreachable',
-      members: [{ i: 0, paths: 'refused' }, { i: 1, leader: 1 }, { i: 2, paths: 'timeout' }],
+      members: [
+        { i: 0, paths: 'refused' },
+        { i: 1, leader: 1 },
+        { i: 2, paths: 'timeout' },
+      ],
       reason: 'NO_QUORUM',
     },
     {
       name: 'two members alarmed',
-      members: [{ i: 0, leader: 1, alarms: ['NOSPACE'] }, { i: 1, leader: 1 }, { i: 2, leader: 1, alarms: ['CORRUPT'] }],
+      members: [
+        { i: 0, leader: 1, alarms: ['NOSPACE'] },
+        { i: 1, leader: 1 },
+        { i: 2, leader: 1, alarms: ['CORRUPT'] },
+      ],
       reason: 'NO_QUORUM',
     },
   ];
@@ -325,7 +352,7 @@ describe('two sick members of three: one message, never a circle', () => {
 describe('no message claims a safety the view contradicts', () => {
   it('over random memberships, a message says "safe" only when the view holds quorum and the gate passes', () => {
     const random = seeded(7);
-    const pick = <T,>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
     for (let run = 0; run < 3_000; run++) {
       const n = 1 + Math.floor(random() * 6);
       const members: MemberSpec[] = Array.from({ length: n }, (_, i) => ({

@@ -52,7 +52,19 @@ describe('the reason table', () => {
     expect(waitingReasons).toEqual(reasonCodes.filter((c) => reasonRow(c).spendsAttempt === false));
     // As the list stood before the table: a change here changes the attempt budget.
     expect([...waitingReasons].sort()).toEqual(
-      ['CLUSTER_LOCKED', 'ELECTION_IN_PROGRESS', 'FLEET_STORM', 'LEADER_UNREACHABLE', 'LEADER_UNREACHABLE_UNCONFIRMED', 'LEARNER_PENDING', 'PAUSED', 'REMEDIATION_RETRY_PERIOD', 'REMOVALS_IN_FLIGHT', 'RUNTIME_RESUMED', 'STUCK_LEARNER_REMOVED'].sort(),
+      [
+        'CLUSTER_LOCKED',
+        'ELECTION_IN_PROGRESS',
+        'FLEET_STORM',
+        'LEADER_UNREACHABLE',
+        'LEADER_UNREACHABLE_UNCONFIRMED',
+        'LEARNER_PENDING',
+        'PAUSED',
+        'REMEDIATION_RETRY_PERIOD',
+        'REMOVALS_IN_FLIGHT',
+        'RUNTIME_RESUMED',
+        'STUCK_LEARNER_REMOVED',
+      ].sort(),
     );
   });
 
@@ -79,14 +91,35 @@ describe('the reason table agrees with the rules that use it', () => {
     quorumGate(cluster(0, 3), 'deadbeef'),
     quorumGate(cluster(0, 3, { override: { 1: { paths: 'refused' } } }), id(2)),
     quorumGate(cluster(0, 3, { override: { 1: { paths: 'refused' }, 2: { paths: 'refused' } } }), id(0)),
-    quorumGate(view(0, [{ i: 0, leader: 0 }, { i: 1, leader: 0 }, { i: 2, learner: true, leader: 0 }]), id(2)),
-    quorumGate(view(0, [{ i: 0, leader: 0 }, { i: 1, leader: 0 }, { i: 2, leader: 0 }, { i: 3, learner: true, leader: 0 }]), id(1)),
+    quorumGate(
+      view(0, [
+        { i: 0, leader: 0 },
+        { i: 1, leader: 0 },
+        { i: 2, learner: true, leader: 0 },
+      ]),
+      id(2),
+    ),
+    quorumGate(
+      view(0, [
+        { i: 0, leader: 0 },
+        { i: 1, leader: 0 },
+        { i: 2, leader: 0 },
+        { i: 3, learner: true, leader: 0 },
+      ]),
+      id(1),
+    ),
   ];
 
   it('the quorum gate’s verdicts: a pass is a gate result or an approval, a refusal a block', () => {
-    expect(new Set(gates.map((g) => g.reason))).toEqual(new Set(['QUORUM_SAFE', 'LAST_MEMBER', 'TARGET_NOT_FOUND', 'QUORUM_AT_RISK', 'NO_QUORUM', 'TARGET_IS_LEARNER', 'MEMBER_NOT_READY']));
+    expect(new Set(gates.map((g) => g.reason))).toEqual(
+      new Set(['QUORUM_SAFE', 'LAST_MEMBER', 'TARGET_NOT_FOUND', 'QUORUM_AT_RISK', 'NO_QUORUM', 'TARGET_IS_LEARNER', 'MEMBER_NOT_READY']),
+    );
     for (const gate of gates) {
-      if (gate.ok) expect(outcomesOf(gate.reason).some((o) => o === 'gate' || o === 'approve'), gate.reason).toBe(true);
+      if (gate.ok)
+        expect(
+          outcomesOf(gate.reason).some((o) => o === 'gate' || o === 'approve'),
+          gate.reason,
+        ).toBe(true);
       else expect(outcomesOf(gate.reason), gate.reason).toContain('block');
     }
   });

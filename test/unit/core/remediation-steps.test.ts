@@ -15,23 +15,53 @@ const at = T + 1_500;
 const when = '2026-01-01T00:00:01.500Z';
 
 describe('the rules remediate applies, each with its name', () => {
-  const move: Decision = { kind: 'move-leader', leaderId: 'a', candidates: ['b'], paths: ['direct'], reason: 'LEADER_MOVE_REQUIRED', message: 'etcd-1 leads.', evidence: { decidedBy: 'leadership' } };
-  const approve: Decision = { kind: 'approve', leaderMove: 'not-needed', reason: 'TARGET_IS_FOLLOWER', message: 'etcd-1 is a follower.', evidence: { decidedBy: 'leadership' } };
+  const move: Decision = {
+    kind: 'move-leader',
+    leaderId: 'a',
+    candidates: ['b'],
+    paths: ['direct'],
+    reason: 'LEADER_MOVE_REQUIRED',
+    message: 'etcd-1 leads.',
+    evidence: { decidedBy: 'leadership' },
+  };
+  const approve: Decision = {
+    kind: 'approve',
+    leaderMove: 'not-needed',
+    reason: 'TARGET_IS_FOLLOWER',
+    message: 'etcd-1 is a follower.',
+    evidence: { decidedBy: 'leadership' },
+  };
   it.each<{ rule: string; decision: Decision | { reason: string; message: string; evidence: Record<string, unknown> }; want: Record<string, unknown> }>([
     {
       rule: 'cluster-lock',
       decision: clusterLocked('etcd-1 (a)', 'c1', 'incident i2 holds the lock', at),
-      want: { kind: 'retry', at, reprobeNow: false, reason: 'CLUSTER_LOCKED', message: `etcd-1 (a) waits: in cluster c1, incident i2 holds the lock; nothing was removed, we try again at ${when}.` },
+      want: {
+        kind: 'retry',
+        at,
+        reprobeNow: false,
+        reason: 'CLUSTER_LOCKED',
+        message: `etcd-1 (a) waits: in cluster c1, incident i2 holds the lock; nothing was removed, we try again at ${when}.`,
+      },
     },
     {
       rule: 'snapshot-before-remove',
       decision: snapshotFailed('etcd-1', { kind: 'no-store' }, { earlierTransient: 0, retryAt: at }),
-      want: { kind: 'block', reason: 'SNAPSHOT_FAILED', message: expect.stringMatching(/^No snapshot could be taken before removing etcd-1: no snapshot store is configured; nothing was removed; blocked\./) },
+      want: {
+        kind: 'block',
+        reason: 'SNAPSHOT_FAILED',
+        message: expect.stringMatching(/^No snapshot could be taken before removing etcd-1: no snapshot store is configured; nothing was removed; blocked\./),
+      },
     },
     {
       rule: 'leads-again',
       decision: gatesUnderLock(move, T),
-      want: { kind: 'retry', at: T, reprobeNow: true, reason: 'LEADER_CHANGED', message: 'etcd-1 leads; the target leads again since approval, so we re-probe now.' },
+      want: {
+        kind: 'retry',
+        at: T,
+        reprobeNow: true,
+        reason: 'LEADER_CHANGED',
+        message: 'etcd-1 leads; the target leads again since approval, so we re-probe now.',
+      },
     },
     {
       rule: 'leader-after-removal',
@@ -47,14 +77,22 @@ describe('the rules remediate applies, each with its name', () => {
     {
       rule: 'actuator',
       decision: actuatorFailed({ id: 'a', name: 'etcd-1' }, { id: 'b', name: 'etcd-2' }, 'cluster-api', 'Machine is being deleted'),
-      want: { reason: 'ACTUATOR_FAILED', message: 'etcd-1 (a) is out of etcd and etcd-2 leads now, but the cluster-api actuator could not replace its machine (Machine is being deleted); replace the machine by hand.' },
+      want: {
+        reason: 'ACTUATOR_FAILED',
+        message:
+          'etcd-1 (a) is out of etcd and etcd-2 leads now, but the cluster-api actuator could not replace its machine (Machine is being deleted); replace the machine by hand.',
+      },
     },
     {
       rule: 'dry-run',
       decision: dryRunSinceApproval('etcd-1 (a)', 'c1'),
       want: { kind: 'block', reason: 'DRY_RUN', evidence: { wouldDo: 'approve', decidedBy: 'dry-run' } },
     },
-    { rule: 'dry-run', decision: asDryRun(approve), want: { kind: 'block', reason: 'DRY_RUN', message: 'Dry run, nothing done: etcd-1 is a follower.', evidence: { wouldDo: 'approve' } } },
+    {
+      rule: 'dry-run',
+      decision: asDryRun(approve),
+      want: { kind: 'block', reason: 'DRY_RUN', message: 'Dry run, nothing done: etcd-1 is a follower.', evidence: { wouldDo: 'approve' } },
+    },
     { rule: 'dry-run', decision: asDryRun(move), want: { kind: 'block', reason: 'DRY_RUN', evidence: { wouldDo: 'move-leader' } } },
   ])('$rule: $want.reason', ({ rule, decision, want }) => {
     expect(decision).toMatchObject(want);
@@ -80,8 +118,16 @@ describe('MemberRemove: each refusal, and every member tried', () => {
 
   it.each([
     { what: 'member not found: already gone, which counts as done', failure: notFound, want: { kind: 'removed', alreadyGone: true, via: said(notFound) } },
-    { what: 'not enough started members: blocked', failure: notStarted, want: { kind: 'block', reason: 'NOT_ENOUGH_STARTED_MEMBERS', failures: [said(notStarted)] } },
-    { what: 'unhealthy cluster: every member would say so, back off', failure: unhealthy, want: { kind: 'retry', reason: 'ETCD_TRANSIENT', message: `etcd refused removing etcd-1 through ${said(unhealthy)}` } },
+    {
+      what: 'not enough started members: blocked',
+      failure: notStarted,
+      want: { kind: 'block', reason: 'NOT_ENOUGH_STARTED_MEMBERS', failures: [said(notStarted)] },
+    },
+    {
+      what: 'unhealthy cluster: every member would say so, back off',
+      failure: unhealthy,
+      want: { kind: 'retry', reason: 'ETCD_TRANSIENT', message: `etcd refused removing etcd-1 through ${said(unhealthy)}` },
+    },
     { what: 'refused: the next path of the same member', failure: failureOf('refused'), want: 'next-path' },
   ])('$what', ({ failure, want }) => {
     const verdict = afterFailedRemove('etcd-1', [call(failure)]);
@@ -90,20 +136,38 @@ describe('MemberRemove: each refusal, and every member tried', () => {
   });
 
   it.each([
-    { what: 'no member to ask', calls: [], want: { kind: 'retry', reason: 'NO_HEALTHY_MEMBER', message: 'No healthy member is left to remove etcd-1 through', failures: [] } },
+    {
+      what: 'no member to ask',
+      calls: [],
+      want: { kind: 'retry', reason: 'NO_HEALTHY_MEMBER', message: 'No healthy member is left to remove etcd-1 through', failures: [] },
+    },
     {
       what: 'every member refused the connection: the last failure says why',
       calls: [call(failureOf('refused')), call(failureOf('timeout'), 'etcd-3 (c)')],
-      want: { kind: 'retry', reason: 'PATH_TIMEOUT', message: `Removing etcd-1 failed on every healthy member (${said(failureOf('refused'))}; ${said(failureOf('timeout'), 'etcd-3 (c)')})` },
+      want: {
+        kind: 'retry',
+        reason: 'PATH_TIMEOUT',
+        message: `Removing etcd-1 failed on every healthy member (${said(failureOf('refused'))}; ${said(failureOf('timeout'), 'etcd-3 (c)')})`,
+      },
     },
-    { what: 'every member refused our credentials: blocked', calls: [call(failureOf('auth')), call(failureOf('auth'), 'etcd-3 (c)')], want: { kind: 'block', reason: 'AUTH_FAILED' } },
+    {
+      what: 'every member refused our credentials: blocked',
+      calls: [call(failureOf('auth')), call(failureOf('auth'), 'etcd-3 (c)')],
+      want: { kind: 'block', reason: 'AUTH_FAILED' },
+    },
   ])('$what', ({ calls, want }) => {
     expect(everyMemberFailed('etcd-1', calls)).toMatchObject(want);
   });
 
   it.each([
-    { failure: { kind: 'retry' as const, reason: 'NO_HEALTHY_MEMBER' as const, message: 'No healthy member is left to remove etcd-1 through', failures: [] }, want: { kind: 'retry', at, message: `No healthy member is left to remove etcd-1 through; we try again at ${when}.` } },
-    { failure: { kind: 'block' as const, reason: 'NOT_ENOUGH_STARTED_MEMBERS' as const, message: 'Removing etcd-1 was refused; blocked.', failures: ['x'] }, want: { kind: 'block', message: 'Removing etcd-1 was refused; blocked.', evidence: { failures: ['x'] } } },
+    {
+      failure: { kind: 'retry' as const, reason: 'NO_HEALTHY_MEMBER' as const, message: 'No healthy member is left to remove etcd-1 through', failures: [] },
+      want: { kind: 'retry', at, message: `No healthy member is left to remove etcd-1 through; we try again at ${when}.` },
+    },
+    {
+      failure: { kind: 'block' as const, reason: 'NOT_ENOUGH_STARTED_MEMBERS' as const, message: 'Removing etcd-1 was refused; blocked.', failures: ['x'] },
+      want: { kind: 'block', message: 'Removing etcd-1 was refused; blocked.', evidence: { failures: ['x'] } },
+    },
   ])('the decision on a removal that did not happen: $want.kind', ({ failure, want }) => {
     const decision = removalFailed(failure, at);
     expect(decision).toMatchObject({ reason: failure.reason, ...want });

@@ -18,7 +18,11 @@ describe('withRemovalPermission', () => {
   it.each([
     { name: 'permitted', decision: decisions['move-leader'], answer: { permitted: true as const, via } },
     { name: 'nobody could be asked', decision: decisions['move-leader'], answer: undefined },
-    { name: 'a refusal that is not about credentials (left to the removal)', decision: decisions.approve, answer: refused('etcdserver: request timed out', 'other') },
+    {
+      name: 'a refusal that is not about credentials (left to the removal)',
+      decision: decisions.approve,
+      answer: refused('etcdserver: request timed out', 'other'),
+    },
     { name: 'a TLS failure on a healthy member (left to the removal)', decision: decisions.approve, answer: refused('certificate verify failed', 'tls') },
     { name: 'a retry needs no permission yet', decision: decisions.retry, answer: refused('etcdserver: user name is empty') },
     { name: 'a block stands as it is', decision: decisions.block, answer: refused('etcdserver: permission denied') },
@@ -34,7 +38,11 @@ describe('withRemovalPermission', () => {
       "Removing etcd-1 (a1) needs etcd's root role, and etcd refuses it to no user (etcd-2 (b2) over direct http://10.0.0.2:2379: etcdserver: user name is empty); " +
         "leadership was not moved and nothing was removed; blocked, give an etcd user with the root role: --user NAME with --password-file F or ETCDCTL_PASSWORD (in run's config: auth.user and auth.passwordFile).",
     );
-    expect(d.evidence).toEqual({ wouldDo: 'move-leader', wouldBe: 'LEADER_MOVE_REQUIRED', permission: { user: null, via, failure: { kind: 'auth', message: 'etcdserver: user name is empty' } } });
+    expect(d.evidence).toEqual({
+      wouldDo: 'move-leader',
+      wouldBe: 'LEADER_MOVE_REQUIRED',
+      permission: { user: null, via, failure: { kind: 'auth', message: 'etcdserver: user name is empty' } },
+    });
   });
 
   it('blocks an approval for a user without the root role, naming the user; a gRPC code alone is enough', () => {

@@ -1,7 +1,12 @@
 // Done means replaced: each check of a removal's replacement, from one view, says whole, short,
 // overdue (once, then slower), or no longer checked; and a learner past its window is stuck.
 import { describe, expect, it } from 'vitest';
-import { CHECKS_END_AFTER_OVERDUE_MS, checkReplacement, OVERDUE_CHECK_EVERY_MS, type ReplacementCheckInput } from '../../../functions/core/replacement-check.ts';
+import {
+  CHECKS_END_AFTER_OVERDUE_MS,
+  checkReplacement,
+  OVERDUE_CHECK_EVERY_MS,
+  type ReplacementCheckInput,
+} from '../../../functions/core/replacement-check.ts';
 import { learnerGate, stuckLearners } from '../../../functions/core/stuck-learner.ts';
 import type { Decision } from '../../../functions/core/decision.ts';
 import { id, policy, view, type MemberSpec } from './fixtures.ts';
@@ -28,8 +33,15 @@ const input = (members: MemberSpec[], now: number, extra: Partial<ReplacementChe
 describe('the replacement check', () => {
   it('is whole once the replacement joined, started, was promoted and answers: completed, with the time to replacement', () => {
     const verdict = checkReplacement(input([healthy(1), healthy(2), healthy(3)], REMOVED_AT + 42_000));
-    expect(verdict).toMatchObject({ kind: 'replaced', reason: 'REPLACEMENT_JOINED', replacedAfterMs: 42_000, evidence: { voting: 3, sizeBefore: 3, joined: [`etcd-3 (${id(3)})`] } });
-    expect(verdict.message).toMatch(/^etcd-0 \(.+\) was removed at .+; etcd-3 \(.+\) joined in its place and the cluster is back to 3 voting members, every one started and answering: completed, 42 s after the removal\.$/);
+    expect(verdict).toMatchObject({
+      kind: 'replaced',
+      reason: 'REPLACEMENT_JOINED',
+      replacedAfterMs: 42_000,
+      evidence: { voting: 3, sizeBefore: 3, joined: [`etcd-3 (${id(3)})`] },
+    });
+    expect(verdict.message).toMatch(
+      /^etcd-0 \(.+\) was removed at .+; etcd-3 \(.+\) joined in its place and the cluster is back to 3 voting members, every one started and answering: completed, 42 s after the removal\.$/,
+    );
   });
 
   it.each([
@@ -48,19 +60,30 @@ describe('the replacement check', () => {
     const now = REMOVED_AT + WINDOW;
     const verdict = checkReplacement(input([healthy(1), healthy(2)], now));
     expect(verdict).toMatchObject({ kind: 'overdue', reason: 'REPLACEMENT_OVERDUE', checkAt: now + OVERDUE_CHECK_EVERY_MS, evidence: { overdueSaid: false } });
-    expect(verdict.message).toMatch(/etcd-0 .+ was removed at .+, 60 s ago, past the 60 s the policy allows .+replacement\.windowMs.+the cluster has 2 of its 3 voting members\. Check the replacement Machine and its kubeadm join/);
+    expect(verdict.message).toMatch(
+      /etcd-0 .+ was removed at .+, 60 s ago, past the 60 s the policy allows .+replacement\.windowMs.+the cluster has 2 of its 3 voting members\. Check the replacement Machine and its kubeadm join/,
+    );
     expect(verdict.message).toContain('the incident stays awaiting-replacement');
     const late = checkReplacement(input([healthy(1), healthy(2)], now + CHECKS_END_AFTER_OVERDUE_MS - 1_000, { overdueSaid: true }));
     expect(late).toMatchObject({ kind: 'overdue', checkAt: now + CHECKS_END_AFTER_OVERDUE_MS, evidence: { overdueSaid: true } });
-    expect(checkReplacement(input([healthy(1), healthy(2)], now + CHECKS_END_AFTER_OVERDUE_MS))).toMatchObject({ kind: 'ended', reason: 'REPLACEMENT_CHECKS_ENDED' });
+    expect(checkReplacement(input([healthy(1), healthy(2)], now + CHECKS_END_AFTER_OVERDUE_MS))).toMatchObject({
+      kind: 'ended',
+      reason: 'REPLACEMENT_CHECKS_ENDED',
+    });
   });
 
   it('still completes when the replacement comes after it was overdue', () => {
-    expect(checkReplacement(input([healthy(1), healthy(2), healthy(3)], REMOVED_AT + 5 * WINDOW, { overdueSaid: true }))).toMatchObject({ kind: 'replaced', replacedAfterMs: 5 * WINDOW });
+    expect(checkReplacement(input([healthy(1), healthy(2), healthy(3)], REMOVED_AT + 5 * WINDOW, { overdueSaid: true }))).toMatchObject({
+      kind: 'replaced',
+      replacedAfterMs: 5 * WINDOW,
+    });
   });
 
   it('holds the size the removal record owes, not the size seen now', () => {
-    expect(checkReplacement(input([healthy(1), healthy(2), healthy(3)], REMOVED_AT + 1_000, { sizeBefore: 4 }))).toMatchObject({ kind: 'awaited', evidence: { short: ['3 of its 4 voting members'] } });
+    expect(checkReplacement(input([healthy(1), healthy(2), healthy(3)], REMOVED_AT + 1_000, { sizeBefore: 4 }))).toMatchObject({
+      kind: 'awaited',
+      evidence: { short: ['3 of its 4 voting members'] },
+    });
   });
 });
 
@@ -73,7 +96,11 @@ describe('stuck learners', () => {
     expect(stuckLearners(v, seen, { now: 9_999, policy: lab })).toEqual([]);
     const stuck = stuckLearners(v, seen, { now: 10_000, policy: lab, owed: 'etcd-0' });
     expect(stuck.map((s) => [s.member.id, s.started])).toEqual([[id(3), false]]);
-    expect(stuck[0]!.message).toMatch(new RegExp(`^Learner ${id(3)} \\(peer http://127.0.0.1:\\d+\\) was added and never started .+ first seen 10 s ago .+ past the 10 s the policy allows \\(stuckLearnerAfterMs\\), so it is removed, which costs no vote\\. The replacement for etcd-0 is still owed: the incident stays awaiting-replacement\\.$`));
+    expect(stuck[0]!.message).toMatch(
+      new RegExp(
+        `^Learner ${id(3)} \\(peer http://127.0.0.1:\\d+\\) was added and never started .+ first seen 10 s ago .+ past the 10 s the policy allows \\(stuckLearnerAfterMs\\), so it is removed, which costs no vote\\. The replacement for etcd-0 is still owed: the incident stays awaiting-replacement\\.$`,
+      ),
+    );
     expect(stuckLearners(v, seen, { now: 15_000, policy: lab }).map((s) => [s.member.name, s.started])).toEqual([
       ['', false],
       ['etcd-4', true],

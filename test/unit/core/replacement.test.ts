@@ -1,9 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import { removalByAnother, removalRecordFor, removalTimesOf, removedByAnother, replacementPending, withRecord, MAX_REMOVAL_RECORDS, type RemovalRecord } from '../../../functions/core/replacement.ts';
+import {
+  removalByAnother,
+  removalRecordFor,
+  removalTimesOf,
+  removedByAnother,
+  replacementPending,
+  withRecord,
+  MAX_REMOVAL_RECORDS,
+  type RemovalRecord,
+} from '../../../functions/core/replacement.ts';
 import { id, view } from './fixtures.ts';
 
 const T = Date.parse('2026-01-01T00:00:00Z');
-const members = (n: number) => view(T, Array.from({ length: n }, (_, i) => ({ i, leader: 0 })));
+const members = (n: number) =>
+  view(
+    T,
+    Array.from({ length: n }, (_, i) => ({ i, leader: 0 })),
+  );
 const record = (over: Partial<RemovalRecord> = {}): RemovalRecord => ({
   memberId: id(3),
   memberName: 'etcd-3',
@@ -14,7 +27,14 @@ const record = (over: Partial<RemovalRecord> = {}): RemovalRecord => ({
   by: 'incident:earlier:0001',
   ...over,
 });
-const ctx = (n: number, over: Partial<Parameters<typeof replacementPending>[1]> = {}) => ({ view: members(n), targetId: id(1), incidentId: 'now', allowShrink: false, now: T, ...over });
+const ctx = (n: number, over: Partial<Parameters<typeof replacementPending>[1]> = {}) => ({
+  view: members(n),
+  targetId: id(1),
+  incidentId: 'now',
+  allowShrink: false,
+  now: T,
+  ...over,
+});
 
 describe('replacementPending', () => {
   it.each([
@@ -63,7 +83,10 @@ describe('the removal history', () => {
   it('replaces an incident own intent with its confirmation, and keeps the newest few', () => {
     const intent = record({ incidentId: 'x', at: T });
     const both = withRecord(withRecord([record()], intent), { ...intent, confirmed: true });
-    expect(both.map((r) => [r.incidentId, r.confirmed])).toEqual([['earlier', undefined], ['x', true]]);
+    expect(both.map((r) => [r.incidentId, r.confirmed])).toEqual([
+      ['earlier', undefined],
+      ['x', true],
+    ]);
     let many: RemovalRecord[] = [];
     for (let i = 0; i < MAX_REMOVAL_RECORDS + 5; i++) many = withRecord(many, record({ incidentId: `i${i}`, at: T + i }));
     expect(many).toHaveLength(MAX_REMOVAL_RECORDS);
@@ -71,7 +94,12 @@ describe('the removal history', () => {
   });
 
   it('counts only confirmed removals of the same target, for KCP retry limits', () => {
-    const records = [record({ confirmed: true, at: 1 }), record({ at: 2 }), record({ confirmed: true, targetKey: 'other', at: 3 }), record({ confirmed: true, at: 4 })];
+    const records = [
+      record({ confirmed: true, at: 1 }),
+      record({ at: 2 }),
+      record({ confirmed: true, targetKey: 'other', at: 3 }),
+      record({ confirmed: true, at: 4 }),
+    ];
     expect(removalTimesOf(records, 'memberName=etcd-3')).toEqual([1, 4]);
   });
 });
@@ -84,7 +112,12 @@ describe('removedByAnother', () => {
     ['an intent by another, the member gone from the list: it sent MemberRemove', [record()], { ...mine, memberGone: true }, true],
     ['this incident own removal', [record({ incidentId: 'now', confirmed: true })], mine, false],
     ['another member removed', [record({ memberId: id(2), memberName: 'etcd-2', confirmed: true })], mine, false],
-    ['named by name only (the selector matched no member)', [record({ confirmed: true })], { incidentId: 'now', memberName: 'etcd-3', name: 'etcd-3', memberGone: true, replacedByIt: true }, true],
+    [
+      'named by name only (the selector matched no member)',
+      [record({ confirmed: true })],
+      { incidentId: 'now', memberName: 'etcd-3', name: 'etcd-3', memberGone: true, replacedByIt: true },
+      true,
+    ],
   ] as const)('%s', (_, records, ctx, closes) => {
     expect(removedByAnother(records, ctx)?.reason).toBe(closes ? 'DUPLICATE_INCIDENT' : undefined);
     expect(removalByAnother(records, ctx)?.incidentId).toBe(closes ? 'earlier' : undefined);
@@ -100,8 +133,15 @@ describe('removedByAnother', () => {
 
   it('a remediator this state does not hold, and the report named a Machine: this incident replaces the Machine, removing nothing', () => {
     const decision = removedByAnother([record({ confirmed: true })], { ...mine, replacedByIt: false, machineName: 'wl-cp-3' });
-    expect(decision).toMatchObject({ kind: 'approve', reason: 'MEMBER_ALREADY_REMOVED', leaderMove: 'not-needed', evidence: { incidentId: 'earlier', removedBy: 'incident:earlier:0001', machine: 'wl-cp-3' } });
-    expect(decision!.message).toMatch(/^etcd-3 was removed by incident earlier at 2025-12-31T23:59:00.000Z \(incident:earlier:0001\), which this state does not hold, so nothing here replaces Machine wl-cp-3: this incident replaces it/);
+    expect(decision).toMatchObject({
+      kind: 'approve',
+      reason: 'MEMBER_ALREADY_REMOVED',
+      leaderMove: 'not-needed',
+      evidence: { incidentId: 'earlier', removedBy: 'incident:earlier:0001', machine: 'wl-cp-3' },
+    });
+    expect(decision!.message).toMatch(
+      /^etcd-3 was removed by incident earlier at 2025-12-31T23:59:00.000Z \(incident:earlier:0001\), which this state does not hold, so nothing here replaces Machine wl-cp-3: this incident replaces it/,
+    );
   });
 
   it('a remediator this state does not hold, and no Machine named: closes without claiming who replaces the machine', () => {

@@ -55,7 +55,10 @@ describe('matchReport', () => {
   });
 
   it('a report of the Machine the open incident’s member runs on joins it', () => {
-    const byNode = incident({ targetKey: 'nodeName=cp-1', views: [{ members: [{ id: '91bc3c398fb3c146', host: { node: 'cp-1', nodeExists: true, machine: { name: 'wl-cp-1', deleting: false } } }] }] });
+    const byNode = incident({
+      targetKey: 'nodeName=cp-1',
+      views: [{ members: [{ id: '91bc3c398fb3c146', host: { node: 'cp-1', nodeExists: true, machine: { name: 'wl-cp-1', deleting: false } } }] }],
+    });
     expect(matchReport({ target: { machineName: 'wl-cp-1' }, observedAt: T }, [byNode], options)).toEqual({ kind: 'open', incidentId: 'i1' });
   });
 

@@ -20,7 +20,10 @@ describe('request conditions', () => {
   });
 
   it('says one condition of each type, every field the CRD requires set', () => {
-    const conditions = conditionsOf({ phase: 'Running', reasonCode: 'LEADER_MOVE_REQUIRED', message: 'the leader must move first' }, [], { now: T0, generation: 3 });
+    const conditions = conditionsOf({ phase: 'Running', reasonCode: 'LEADER_MOVE_REQUIRED', message: 'the leader must move first' }, [], {
+      now: T0,
+      generation: 3,
+    });
     expect(conditions.map((c) => c.type)).toEqual([...CONDITION_TYPES]);
     for (const c of conditions) {
       expect(c.reason).toMatch(REASON);
@@ -45,7 +48,9 @@ describe('request conditions', () => {
   });
 
   it('gives the reason code as the reason, or the phase when there is none', () => {
-    expect(byType(conditionsOf({ phase: 'AwaitingReplacement', reasonCode: 'LEADER_MOVED', message: 'm' }, [], { now: T0 })).Remediated!.reason).toBe('LeaderMoved');
+    expect(byType(conditionsOf({ phase: 'AwaitingReplacement', reasonCode: 'LEADER_MOVED', message: 'm' }, [], { now: T0 })).Remediated!.reason).toBe(
+      'LeaderMoved',
+    );
     const pending = byType(conditionsOf({ phase: 'Pending' }, [], { now: T0 }));
     expect(pending.Ready).toMatchObject({ reason: 'Pending', message: 'the request is Pending' });
   });
@@ -62,7 +67,7 @@ describe('request conditions', () => {
     expect(later.Blocked!.lastTransitionTime).toBe(T0);
   });
 
-  it('keeps conditions of other types as they were (another writer\'s)', () => {
+  it("keeps conditions of other types as they were (another writer's)", () => {
     const theirs: Condition = { type: 'example.com/Audited', status: 'True', reason: 'Seen', message: 'x', lastTransitionTime: T0 };
     const conditions = conditionsOf({ phase: 'Running' }, [theirs], { now: T1 });
     expect(conditions.at(-1)).toEqual(theirs);

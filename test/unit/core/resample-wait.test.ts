@@ -36,14 +36,29 @@ describe('resampleAt', () => {
     { what: 'the first look: one election timeout', facts: { now: T0, openedAt: T0, before: 0 }, at: T0 + ET },
     { what: 'the eighth in a row: 128 s', facts: { now: T0, openedAt: T0, before: 7 }, at: T0 + 128_000 },
     { what: 'grown past the grace window’s end: at its end', facts: { now: T0, openedAt: T0, before: 7, graceFrom: T0 - 20_000 }, at: T0 + 40_000 },
-    { what: 'the grace window ends within an election timeout: one election timeout, as the evidence rule needs', facts: { now: T0, openedAt: T0, before: 7, graceFrom: T0 - MIN + 300 }, at: T0 + ET },
+    {
+      what: 'the grace window ends within an election timeout: one election timeout, as the evidence rule needs',
+      facts: { now: T0, openedAt: T0, before: 7, graceFrom: T0 - MIN + 300 },
+      at: T0 + ET,
+    },
     { what: 'grown past the incident deadline: at the deadline', facts: { now: T0, openedAt: T0 - 29 * MIN, before: 9 }, at: T0 + MIN },
-    { what: 'a grace window already over does not pull the look before one election timeout', facts: { now: T0, openedAt: T0, before: 2, graceFrom: T0 - 2 * MIN }, at: T0 + ET },
+    {
+      what: 'a grace window already over does not pull the look before one election timeout',
+      facts: { now: T0, openedAt: T0, before: 2, graceFrom: T0 - 2 * MIN },
+      at: T0 + ET,
+    },
   ])('$what', ({ facts, at }) => expect(resampleAt(facts, p)).toBe(at));
 });
 
 describe('waitsInARowAfter', () => {
-  const retry = (reason: Decision['reason'], evidence: Record<string, unknown> = {}): Decision => ({ kind: 'retry', at: T0, reprobeNow: false, reason, message: 'm', evidence });
+  const retry = (reason: Decision['reason'], evidence: Record<string, unknown> = {}): Decision => ({
+    kind: 'retry',
+    at: T0,
+    reprobeNow: false,
+    reason,
+    message: 'm',
+    evidence,
+  });
   it.each([
     { what: 'no decision yet', last: undefined, n: 0 },
     { what: 'a wait that said its place', last: retry('ELECTION_IN_PROGRESS', { [WAITS_IN_A_ROW]: 4 }), n: 4 },
@@ -51,7 +66,11 @@ describe('waitsInARowAfter', () => {
     { what: 'a wait made where the row is not counted (after a leader move)', last: retry('ELECTION_IN_PROGRESS'), n: 1 },
     { what: 'a grace-window wait: another kind of wait', last: retry('LEADER_UNREACHABLE', { [WAITS_IN_A_ROW]: 4 }), n: 0 },
     { what: 'a back-off after a failure', last: retry('PATH_TIMEOUT'), n: 0 },
-    { what: 'an approval', last: { kind: 'approve', leaderMove: 'not-needed', reason: 'TARGET_IS_FOLLOWER', message: 'm', evidence: {} } satisfies Decision, n: 0 },
+    {
+      what: 'an approval',
+      last: { kind: 'approve', leaderMove: 'not-needed', reason: 'TARGET_IS_FOLLOWER', message: 'm', evidence: {} } satisfies Decision,
+      n: 0,
+    },
     {
       what: 'an approval that passes on the row it was given (nothing removed yet, or a resume after the removal)',
       last: { kind: 'approve', leaderMove: 'not-needed', reason: 'TARGET_IS_FOLLOWER', message: 'm', evidence: { [WAITS_IN_A_ROW]: 3 } } satisfies Decision,
@@ -79,10 +98,38 @@ describe('the planner’s waits grow in a row', () => {
   };
 
   it.each([
-    { what: 'an election, the first look', samples: [noLeader(T0)], before: 0, reason: 'ELECTION_IN_PROGRESS', at: T0 + ET, says: /we look again after one election timeout, at / },
-    { what: 'an election, the fourth look in a row', samples: [noLeader(T0)], before: 3, reason: 'ELECTION_IN_PROGRESS', at: T0 + 8_000, says: /we look again after 8 s \(look 4 in a row\), at / },
-    { what: 'an election at the cap', samples: [noLeader(T0)], before: 20, reason: 'ELECTION_IN_PROGRESS', at: T0 + 300_000, says: /after 5 min \(look 21 in a row\)/ },
-    { what: 'an unconfirmed leader, the sixth look in a row', samples: [unconfirmed(T0)], before: 5, reason: 'LEADER_UNREACHABLE_UNCONFIRMED', at: T0 + 32_000, says: /after 32 s \(look 6 in a row\)/ },
+    {
+      what: 'an election, the first look',
+      samples: [noLeader(T0)],
+      before: 0,
+      reason: 'ELECTION_IN_PROGRESS',
+      at: T0 + ET,
+      says: /we look again after one election timeout, at /,
+    },
+    {
+      what: 'an election, the fourth look in a row',
+      samples: [noLeader(T0)],
+      before: 3,
+      reason: 'ELECTION_IN_PROGRESS',
+      at: T0 + 8_000,
+      says: /we look again after 8 s \(look 4 in a row\), at /,
+    },
+    {
+      what: 'an election at the cap',
+      samples: [noLeader(T0)],
+      before: 20,
+      reason: 'ELECTION_IN_PROGRESS',
+      at: T0 + 300_000,
+      says: /after 5 min \(look 21 in a row\)/,
+    },
+    {
+      what: 'an unconfirmed leader, the sixth look in a row',
+      samples: [unconfirmed(T0)],
+      before: 5,
+      reason: 'LEADER_UNREACHABLE_UNCONFIRMED',
+      at: T0 + 32_000,
+      says: /after 32 s \(look 6 in a row\)/,
+    },
   ])('$what', ({ samples, before, reason, at, says }) => {
     const decision = plan(input(samples, before));
     expect(decision).toMatchObject({ kind: 'retry', reason, at });

@@ -36,10 +36,22 @@ describe('a policy whose budget is beyond a timeout is refused, naming the field
         ' but its Lambda timeout is 900 s less a 60 s margin: lower actuatorTimeoutMs',
     },
     { policy: { snapshotBeforeRemove: true, snapshotTimeoutMs: 600_000 }, field: 'snapshotTimeoutMs', says: 'remediate needs 1,174 s at 9 members (' },
-    { policy: { callTimeoutMs: 10_000 }, field: 'callTimeoutMs', says: 'move-leader needs 690 s at 9 members (2 probes of 2 × the longest probe deadline 120 s + 2 × 9 members × 3 paths × callTimeoutMs 540 s' },
-    { policy: { callTimeoutMs: 60_000, pathOrder: ['direct'] }, field: 'callTimeoutMs', says: 'probe-members needs 150 s at 9 members (1 probe of 2 × the longest probe deadline 120 s' },
+    {
+      policy: { callTimeoutMs: 10_000 },
+      field: 'callTimeoutMs',
+      says: 'move-leader needs 690 s at 9 members (2 probes of 2 × the longest probe deadline 120 s + 2 × 9 members × 3 paths × callTimeoutMs 540 s',
+    },
+    {
+      policy: { callTimeoutMs: 60_000, pathOrder: ['direct'] },
+      field: 'callTimeoutMs',
+      says: 'probe-members needs 150 s at 9 members (1 probe of 2 × the longest probe deadline 120 s',
+    },
     // The default snapshot's 120 s are in it.
-    { policy: { electionTimeoutMs: 50_000 }, field: 'electionTimeoutMs', says: 'remediate needs 1,184 s at 9 members (3 probes of 2 × the longest probe deadline 180 s + snapshotTimeoutMs 120 s' },
+    {
+      policy: { electionTimeoutMs: 50_000 },
+      field: 'electionTimeoutMs',
+      says: 'remediate needs 1,184 s at 9 members (3 probes of 2 × the longest probe deadline 180 s + snapshotTimeoutMs 120 s',
+    },
   ];
   it.each(cases)('$field: $says', ({ policy, field, says }) => {
     const problem = budgetProblem(parsePolicy(policy));

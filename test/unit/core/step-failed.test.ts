@@ -19,13 +19,42 @@ describe('pastIncidentDeadline', () => {
 
 describe('stepFailedDecision', () => {
   const step = { functionName: 'remediate', detailType: 'RemediationApproved', attempt: 3, error: 'Runtime.ExitError: the container exited' };
-  const facts = (over: Partial<StepFailedFacts> = {}): StepFailedFacts => ({ target: 'etcd-1 (a)', openedAt: T - 60_000, now: T, attemptsSpent: 1, incidentAttempt: 3, resumeAt: T + 400, resumable: true, ...over });
+  const facts = (over: Partial<StepFailedFacts> = {}): StepFailedFacts => ({
+    target: 'etcd-1 (a)',
+    openedAt: T - 60_000,
+    now: T,
+    attemptsSpent: 1,
+    incidentAttempt: 3,
+    resumeAt: T + 400,
+    resumable: true,
+    ...over,
+  });
   const failed = 'failed on every delivery of RemediationApproved (attempt 3): Runtime.ExitError: the container exited';
   it.each<{ what: string; over: Partial<StepFailedFacts>; kind: 'retry' | 'block'; message: string }>([
-    { what: 'budget and time left: resumed at the next attempt', over: {}, kind: 'retry', message: `remediate ${failed}; resumed at attempt 4 at 2026-01-01T00:00:00.400Z` },
-    { what: 'the last attempt of the budget', over: { attemptsSpent: 4 }, kind: 'block', message: `The remediate step for etcd-1 (a) ${failed}; blocked, since the attempt budget of 5 is spent. Nothing more was done; fix the cause, then report the member again.` },
-    { what: 'past the deadline', over: { openedAt: T - 600_000 }, kind: 'block', message: `The remediate step for etcd-1 (a) ${failed}; blocked, since the incident deadline of 10 min has passed. Nothing more was done; fix the cause, then report the member again.` },
-    { what: 'the resume could not be written', over: { resumable: false }, kind: 'block', message: `The remediate step for etcd-1 (a) ${failed}; blocked, since it could not be scheduled again. Nothing more was done; fix the cause, then report the member again.` },
+    {
+      what: 'budget and time left: resumed at the next attempt',
+      over: {},
+      kind: 'retry',
+      message: `remediate ${failed}; resumed at attempt 4 at 2026-01-01T00:00:00.400Z`,
+    },
+    {
+      what: 'the last attempt of the budget',
+      over: { attemptsSpent: 4 },
+      kind: 'block',
+      message: `The remediate step for etcd-1 (a) ${failed}; blocked, since the attempt budget of 5 is spent. Nothing more was done; fix the cause, then report the member again.`,
+    },
+    {
+      what: 'past the deadline',
+      over: { openedAt: T - 600_000 },
+      kind: 'block',
+      message: `The remediate step for etcd-1 (a) ${failed}; blocked, since the incident deadline of 10 min has passed. Nothing more was done; fix the cause, then report the member again.`,
+    },
+    {
+      what: 'the resume could not be written',
+      over: { resumable: false },
+      kind: 'block',
+      message: `The remediate step for etcd-1 (a) ${failed}; blocked, since it could not be scheduled again. Nothing more was done; fix the cause, then report the member again.`,
+    },
   ])('$what', ({ over, kind, message }) => {
     const decision = stepFailedDecision(step, facts(over), policy);
     expect(decision).toMatchObject({ kind, reason: 'STEP_FAILED', message, evidence: { ...step, decidedBy: 'step-failed' } });
@@ -33,17 +62,34 @@ describe('stepFailedDecision', () => {
   });
 
   it('a block names the member and how the newest view reached it', () => {
-    const lastSeen = view(T, [{ i: 0, leader: 0 }, { i: 1, leader: 0 }, { i: 2, leader: 0 }]).members[1]!;
+    const lastSeen = view(T, [
+      { i: 0, leader: 0 },
+      { i: 1, leader: 0 },
+      { i: 2, leader: 0 },
+    ]).members[1]!;
     const decision = stepFailedDecision(step, facts({ target: 'etcd-1 (91bc3c398fb3c146)', lastSeen, attemptsSpent: 4 }), policy);
-    expect(decision.message).toMatch(/^The remediate step for etcd-1 \(91bc3c398fb3c146\), which answers on direct http:\/\/127\.0\.0\.1:4011, failed on every delivery of RemediationApproved \(attempt 3\)/);
+    expect(decision.message).toMatch(
+      /^The remediate step for etcd-1 \(91bc3c398fb3c146\), which answers on direct http:\/\/127\.0\.0\.1:4011, failed on every delivery of RemediationApproved \(attempt 3\)/,
+    );
   });
 });
 
 describe('resumeAfterRemoval and the stalled sweep', () => {
   const retry = { kind: 'retry' as const, at: T, reprobeNow: false, reason: 'ELECTION_IN_PROGRESS' as const, message: 'No leader yet.', evidence: {} };
-  const approved = { kind: 'approve' as const, leaderMove: 'skipped' as const, reason: 'LEADER_UNREACHABLE_PAST_GRACE' as const, message: 'Approved.', evidence: {} };
+  const approved = {
+    kind: 'approve' as const,
+    leaderMove: 'skipped' as const,
+    reason: 'LEADER_UNREACHABLE_PAST_GRACE' as const,
+    message: 'Approved.',
+    evidence: {},
+  };
   it.each([
-    { what: 'within the deadline: resumes, with the label of the approval', open: 60_000, last: approved, want: { kind: 'approve', leaderMove: 'skipped', evidence: { lastReason: 'LEADER_UNREACHABLE_PAST_GRACE' } } },
+    {
+      what: 'within the deadline: resumes, with the label of the approval',
+      open: 60_000,
+      last: approved,
+      want: { kind: 'approve', leaderMove: 'skipped', evidence: { lastReason: 'LEADER_UNREACHABLE_PAST_GRACE' } },
+    },
     {
       what: 'past it: blocked, with the last decision said',
       open: 600_000,
@@ -51,7 +97,8 @@ describe('resumeAfterRemoval and the stalled sweep', () => {
       want: {
         kind: 'block',
         reason: 'INCIDENT_DEADLINE_EXCEEDED',
-        message: 'etcd-1 (a) is out of the member list, but remediation has not finished within the incident deadline of 10 min (last: No leader yet); blocked, check that the remaining members have a leader and replace the machine by hand.',
+        message:
+          'etcd-1 (a) is out of the member list, but remediation has not finished within the incident deadline of 10 min (last: No leader yet); blocked, check that the remaining members have a leader and replace the machine by hand.',
         evidence: { lastReason: 'ELECTION_IN_PROGRESS' },
       },
     },
@@ -61,7 +108,11 @@ describe('resumeAfterRemoval and the stalled sweep', () => {
   });
 
   it('no approval journaled: resumed as RUNTIME_RESUMED', () => {
-    expect(resumeAfterRemoval({ who: 'etcd-1 (a)', openedAt: T, now: T, journal: [] }, policy)).toMatchObject({ kind: 'approve', reason: 'RUNTIME_RESUMED', leaderMove: 'not-needed' });
+    expect(resumeAfterRemoval({ who: 'etcd-1 (a)', openedAt: T, now: T, journal: [] }, policy)).toMatchObject({
+      kind: 'approve',
+      reason: 'RUNTIME_RESUMED',
+      leaderMove: 'not-needed',
+    });
   });
 
   it('a stalled incident past its deadline is blocked saying since when', () => {

@@ -38,7 +38,8 @@ describe('checkTargetFound', () => {
     expect(checkTargetFound(listed, selector, { target: { memberName: 'etcd-9' } })).toEqual({
       kind: 'block',
       reason: 'TARGET_NOT_FOUND',
-      message: 'No etcd member matches memberName etcd-9 (members: etcd-0, which answers on direct http://127.0.0.1:4001; etcd-1, which answers on direct http://127.0.0.1:4011; etcd-2, which answers on direct http://127.0.0.1:4021); blocked, it may already be removed: check the member list.',
+      message:
+        'No etcd member matches memberName etcd-9 (members: etcd-0, which answers on direct http://127.0.0.1:4001; etcd-1, which answers on direct http://127.0.0.1:4011; etcd-2, which answers on direct http://127.0.0.1:4021); blocked, it may already be removed: check the member list.',
       evidence: { target: { memberName: 'etcd-9' }, members: 'etcd-0, etcd-1, etcd-2' },
     });
   });
@@ -46,7 +47,9 @@ describe('checkTargetFound', () => {
   it('is the check plan() runs for a member id no longer in the list', () => {
     const d = plan(input('deadbeef'));
     expect(d).toMatchObject({ kind: 'block', reason: 'TARGET_NOT_FOUND', evidence: { decidedBy: 'target-found', members: 'etcd-0, etcd-1, etcd-2' } });
-    expect(d.message).toBe('No etcd member matches memberId deadbeef (members: etcd-0, which answers on direct http://127.0.0.1:4001; etcd-1, which answers on direct http://127.0.0.1:4011; etcd-2, which answers on direct http://127.0.0.1:4021); blocked, it may already be removed: check the member list.');
+    expect(d.message).toBe(
+      'No etcd member matches memberId deadbeef (members: etcd-0, which answers on direct http://127.0.0.1:4001; etcd-1, which answers on direct http://127.0.0.1:4011; etcd-2, which answers on direct http://127.0.0.1:4021); blocked, it may already be removed: check the member list.',
+    );
   });
 });
 
@@ -57,13 +60,29 @@ describe('decideLeadership without a target', () => {
   });
 
   it('still approves a learner as a learner', () => {
-    const i = { ...input(id(3)), samples: [view(T0, [{ i: 0, leader: 0 }, { i: 1, leader: 0 }, { i: 2, leader: 0 }, { i: 3, learner: true, leader: 0 }])] };
+    const i = {
+      ...input(id(3)),
+      samples: [
+        view(T0, [
+          { i: 0, leader: 0 },
+          { i: 1, leader: 0 },
+          { i: 2, leader: 0 },
+          { i: 3, learner: true, leader: 0 },
+        ]),
+      ],
+    };
     expect(decideLeadership(buildPlanContext(i))).toMatchObject({ kind: 'approve', reason: 'TARGET_IS_LEARNER', leaderMove: 'not-needed' });
   });
 });
 
 describe('leaderMoveOf', () => {
-  const approve = (leaderMove: 'moved' | 'not-needed' | 'skipped'): Decision => ({ kind: 'approve', leaderMove, reason: 'TARGET_IS_FOLLOWER', message: 'm.', evidence: {} });
+  const approve = (leaderMove: 'moved' | 'not-needed' | 'skipped'): Decision => ({
+    kind: 'approve',
+    leaderMove,
+    reason: 'TARGET_IS_FOLLOWER',
+    message: 'm.',
+    evidence: {},
+  });
   const block: Decision = { kind: 'block', reason: 'NO_QUORUM', message: 'm.', evidence: {} };
   /** A line whose step is all leaderMoveOf reads. */
   const line = (step: string, isStepMarker = false): JournalEntry => ({ at: 0, step, said: '', isStepMarker });

@@ -18,7 +18,12 @@ const hosted = withHosts(plain, {
 /** The name of the one member the selector names; undefined for none (or several). */
 const nameOf = (v: ClusterView, selector: Parameters<typeof resolveTarget>[1], aliases?: Record<string, string>, known?: string) =>
   nameAndIdOf(v, selector, aliases, known)?.[0];
-function nameAndIdOf(v: ClusterView, selector: Parameters<typeof resolveTarget>[1], aliases?: Record<string, string>, known?: string): [string, string] | undefined {
+function nameAndIdOf(
+  v: ClusterView,
+  selector: Parameters<typeof resolveTarget>[1],
+  aliases?: Record<string, string>,
+  known?: string,
+): [string, string] | undefined {
   const match = resolveTarget(v, selector, aliases, known);
   return match.kind === 'member' ? [match.member.name, match.member.id] : undefined;
 }

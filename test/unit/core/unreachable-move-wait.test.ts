@@ -19,7 +19,15 @@ const allPaths = { direct: 'ok', 'port-forward': 'ok', 'exec-relay': 'ok' } as c
 /** etcd-0 leads and answers the probe on every path; etcd-1..3 are candidates. */
 function moveDecision(p: Policy): MoveLeaderDecision {
   const v = cluster(NOW, 4, { leader: 0, override: { 0: { paths: allPaths }, 1: { applied: 300 }, 2: { applied: 200 }, 3: { applied: 100 } } });
-  const d = plan({ samples: [v], targetId: id(0), incident: { openedAt: NOW, attempt: 0, immediateReprobes: 0 }, remediation: { retryCount: 0 }, policy: p, now: NOW, random: fixedRandom(0.5) });
+  const d = plan({
+    samples: [v],
+    targetId: id(0),
+    incident: { openedAt: NOW, attempt: 0, immediateReprobes: 0 },
+    remediation: { retryCount: 0 },
+    policy: p,
+    now: NOW,
+    random: fixedRandom(0.5),
+  });
   if (d.kind !== 'move-leader') throw new Error(`expected move-leader, got ${d.kind}: ${d.message}`);
   return d;
 }
@@ -42,9 +50,22 @@ describe('a move that reaches the leader on no path', () => {
   it.each([
     { what: 'a re-probe left: re-probes now and passes the row on', over: { immediateReprobes: 1, unreachableBackoffs: 4 }, reprobeNow: true, at: NOW, row: 4 },
     { what: 'the first back-off: the incident’s own backoff, as before', over: {}, reprobeNow: false, at: NOW + backoffDelay(2, p, half), row: 1 },
-    { what: 'the fourth back-off in a row: three doublings more', over: { unreachableBackoffs: 3 }, reprobeNow: false, at: NOW + backoffDelay(5, p, half), row: 4, says: /\(back-off 4 in a row\)\.$/ },
+    {
+      what: 'the fourth back-off in a row: three doublings more',
+      over: { unreachableBackoffs: 3 },
+      reprobeNow: false,
+      at: NOW + backoffDelay(5, p, half),
+      row: 4,
+      says: /\(back-off 4 in a row\)\.$/,
+    },
     { what: 'far along the row: held to the cap', over: { unreachableBackoffs: 40 }, reprobeNow: false, at: NOW + 150_000, row: 41 },
-    { what: 'grown past the incident deadline: at the deadline', over: { unreachableBackoffs: 10, openedAt: NOW - 29 * MIN }, reprobeNow: false, at: NOW + MIN, row: 11 },
+    {
+      what: 'grown past the incident deadline: at the deadline',
+      over: { unreachableBackoffs: 10, openedAt: NOW - 29 * MIN },
+      reprobeNow: false,
+      at: NOW + MIN,
+      row: 11,
+    },
   ])('$what', ({ over, reprobeNow, at, row, says }) => {
     const step = nextMoveStep(decision, everyPathFailed, ctx(over));
     expect(step).toMatchObject({ kind: 'retry', reason: 'LEADER_UNREACHABLE', reprobeNow, at, evidence: { [UNREACHABLE_BACKOFFS_IN_A_ROW]: row } });
@@ -56,7 +77,12 @@ describe('a move that reaches the leader on no path', () => {
 
   it('with no path known at all, backs off the same way', () => {
     const step = nextMoveStep({ ...decision, paths: [] }, [], ctx({ unreachableBackoffs: 3 }));
-    expect(step).toMatchObject({ kind: 'retry', reason: 'LEADER_UNREACHABLE', at: NOW + backoffDelay(5, p, half), evidence: { [UNREACHABLE_BACKOFFS_IN_A_ROW]: 4 } });
+    expect(step).toMatchObject({
+      kind: 'retry',
+      reason: 'LEADER_UNREACHABLE',
+      at: NOW + backoffDelay(5, p, half),
+      evidence: { [UNREACHABLE_BACKOFFS_IN_A_ROW]: 4 },
+    });
   });
 
   it('spends no attempt, so the row is all that makes the wait grow', () => {
@@ -65,7 +91,14 @@ describe('a move that reaches the leader on no path', () => {
 });
 
 describe('unreachableBackoffsAfter', () => {
-  const retry = (reason: 'LEADER_UNREACHABLE' | 'ETCD_TRANSIENT', evidence: Record<string, unknown>): Decision => ({ kind: 'retry', reason, at: NOW, reprobeNow: false, message: 'm', evidence });
+  const retry = (reason: 'LEADER_UNREACHABLE' | 'ETCD_TRANSIENT', evidence: Record<string, unknown>): Decision => ({
+    kind: 'retry',
+    reason,
+    at: NOW,
+    reprobeNow: false,
+    message: 'm',
+    evidence,
+  });
   it.each([
     { what: 'no decision yet', last: undefined, row: 0 },
     { what: 'a move’s back-off, the third in a row', last: retry('LEADER_UNREACHABLE', { [UNREACHABLE_BACKOFFS_IN_A_ROW]: 3 }), row: 3 },

@@ -2,7 +2,16 @@
 import { describe, expect, it } from 'vitest';
 import { clusterViewSchema } from '../../../events/schemas/cluster-view.ts';
 import { boundedView } from '../../../functions/core/bounded-view.ts';
-import { boundedEvidence, boundedSaid, boundedTimeline, clipMessage, MAX_EVIDENCE_BYTES, MAX_MESSAGE_CHARS, MAX_TIMELINE_DETAIL_BYTES, MAX_TIMELINE_ENTRIES } from '../../../functions/core/said-limits.ts';
+import {
+  boundedEvidence,
+  boundedSaid,
+  boundedTimeline,
+  clipMessage,
+  MAX_EVIDENCE_BYTES,
+  MAX_MESSAGE_CHARS,
+  MAX_TIMELINE_DETAIL_BYTES,
+  MAX_TIMELINE_ENTRIES,
+} from '../../../functions/core/said-limits.ts';
 import { keptViews, MAX_HISTORY_BYTES, MAX_INCIDENT_VIEWS, viewBytes } from '../../../functions/core/view-history.ts';
 import { clipText, jsonBytes, TEXT_LIMITS, VIEW_LIMITS } from '../../../functions/core/view-limits.ts';
 import { worstView } from '../../support/worst-case-view.ts';
@@ -50,7 +59,11 @@ describe('boundedView', () => {
 
   it('derives from everything the probe saw before it cuts: an unhealthy member stays unhealthy', () => {
     const errors = [...Array.from({ length: 2 * VIEW_LIMITS.errors }, () => 'etcdserver: no leader'), 'etcdserver: mvcc: database space exceeded'];
-    const built = view(0, [{ i: 0, leader: 0, errors }, { i: 1, leader: 0 }, { i: 2, leader: 0 }]);
+    const built = view(0, [
+      { i: 0, leader: 0, errors },
+      { i: 1, leader: 0 },
+      { i: 2, leader: 0 },
+    ]);
     expect(built.members[0]!.healthy).toBe(false);
     expect(built.members[0]!.status!.errors).toEqual(Array.from({ length: VIEW_LIMITS.errors }, () => 'etcdserver: no leader'));
   });

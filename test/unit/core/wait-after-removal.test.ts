@@ -18,7 +18,13 @@ const who = 'etcd-1 (a)';
 describe('noLeaderAfterRemoval', () => {
   const p = policy({ electionTimeoutMs: ET, incidentDeadlineMs: 30 * MIN, backoff: { capMs: 300_000 } });
   it.each([
-    { what: 'the first look after the removal: one election timeout', before: 0, openedAt: T0, at: T0 + ET, says: /we look again after one election timeout, at / },
+    {
+      what: 'the first look after the removal: one election timeout',
+      before: 0,
+      openedAt: T0,
+      at: T0 + ET,
+      says: /we look again after one election timeout, at /,
+    },
     { what: 'the fourth in a row: 8 s', before: 3, openedAt: T0, at: T0 + 8_000, says: /we look again after 8 s \(look 4 in a row\), at / },
     { what: 'at the cap', before: 20, openedAt: T0, at: T0 + 300_000, says: /after 5 min \(look 21 in a row\)/ },
     { what: 'grown past the incident deadline: at the deadline', before: 9, openedAt: T0 - 29 * MIN, at: T0 + MIN, says: /after 60 s \(look 10 in a row\)/ },
@@ -37,8 +43,16 @@ describe('the resume after the removal passes the row on', () => {
 
   it.each([
     { what: 'after the fifth look', last: noLeaderAfterRemoval(who, { now: T0, openedAt: T0, before: 4 }, p), row: 5 },
-    { what: 'after a look that did not count its place (an older incident)', last: { kind: 'retry', at: T0, reprobeNow: false, reason: 'ELECTION_IN_PROGRESS', message: 'm', evidence: {} } satisfies Decision, row: 1 },
-    { what: 'after a back-off for a failure: a new row', last: { kind: 'retry', at: T0, reprobeNow: false, reason: 'LOCK_UNAVAILABLE', message: 'm', evidence: { [WAITS_IN_A_ROW]: 5 } } satisfies Decision, row: 0 },
+    {
+      what: 'after a look that did not count its place (an older incident)',
+      last: { kind: 'retry', at: T0, reprobeNow: false, reason: 'ELECTION_IN_PROGRESS', message: 'm', evidence: {} } satisfies Decision,
+      row: 1,
+    },
+    {
+      what: 'after a back-off for a failure: a new row',
+      last: { kind: 'retry', at: T0, reprobeNow: false, reason: 'LOCK_UNAVAILABLE', message: 'm', evidence: { [WAITS_IN_A_ROW]: 5 } } satisfies Decision,
+      row: 0,
+    },
     { what: 'with no decision before it', last: undefined, row: 0 },
   ])('$what: $row', ({ last, row }) => {
     const approval = resume(last);
@@ -76,7 +90,14 @@ const invocations = (runs: number): number => 4 * runs;
 describe('a cluster with no leader after a removal, for the whole default deadline (30 min)', () => {
   const p = defaultPolicy;
   // Before: every look one election timeout after remediate's wait, the row reset by each resume.
-  const before = remediateRuns(p, (now) => ({ kind: 'retry', at: now + p.electionTimeoutMs, reprobeNow: false, reason: 'ELECTION_IN_PROGRESS', message: 'm', evidence: {} }));
+  const before = remediateRuns(p, (now) => ({
+    kind: 'retry',
+    at: now + p.electionTimeoutMs,
+    reprobeNow: false,
+    reason: 'ELECTION_IN_PROGRESS',
+    message: 'm',
+    evidence: {},
+  }));
   const after = remediateRuns(p, (now, last) => noLeaderAfterRemoval(who, { now, openedAt: 0, before: waitsInARowAfter(last) }, p));
 
   it('made a look every 11 s (10 s for a leader, then one election timeout): 164 runs, 656 invocations', () => {

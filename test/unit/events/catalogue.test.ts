@@ -73,8 +73,14 @@ describe('routing table', () => {
     expect(isTerminal(detailType) && isInformational(detailType)).toBe(false);
   });
 
-  it('the terminal detail types are the five outcomes, and LeaderMoved, ReplacementOverdue, LearnerRemoved and leader hygiene\'s sayings end nothing', () => {
-    expect([...terminalDetailTypes].sort()).toEqual(['RemediationBlocked', 'RemediationClosed', 'RemediationCompleted', 'RemediationFailed', 'RemediationReplaced']);
+  it("the terminal detail types are the five outcomes, and LeaderMoved, ReplacementOverdue, LearnerRemoved and leader hygiene's sayings end nothing", () => {
+    expect([...terminalDetailTypes].sort()).toEqual([
+      'RemediationBlocked',
+      'RemediationClosed',
+      'RemediationCompleted',
+      'RemediationFailed',
+      'RemediationReplaced',
+    ]);
     expect(informationalDetailTypes).toEqual(['LeaderMoved', 'ReplacementOverdue', 'LearnerRemoved', 'HygieneMoveEnded', 'LeaderHygieneAlert']);
   });
 

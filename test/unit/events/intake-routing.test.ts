@@ -6,7 +6,9 @@ import { intakePatterns } from '../../../events/intake-routing.ts';
 import { compilePattern } from '../../support/fakes/event-pattern.ts';
 
 const dir = new URL('../../../events/samples/intake/', import.meta.url);
-const samples = readdirSync(dir).filter((f) => f.endsWith('.json')).map((f) => [f, JSON.parse(readFileSync(new URL(f, dir), 'utf8')) as Record<string, unknown> & { detail: Record<string, unknown> }] as const);
+const samples = readdirSync(dir)
+  .filter((f) => f.endsWith('.json'))
+  .map((f) => [f, JSON.parse(readFileSync(new URL(f, dir), 'utf8')) as Record<string, unknown> & { detail: Record<string, unknown> }] as const);
 const matchers = intakePatterns.map((p, i) => compilePattern(p.pattern, `intake pattern ${i}`));
 const routed = (event: unknown) => matchers.filter((m) => m(event)).length;
 
@@ -16,8 +18,16 @@ describe('intake routing', () => {
   it('every intake source has a sample', () => expect(samples.length).toBe(intakePatterns.length));
 
   it.each([
-    ['an instance starting', (e: Record<string, unknown>) => ({ ...e, detail: { 'instance-id': 'i-0a1b2c3d4e5f60718', state: 'running' } }), 'ec2-instance-state-change.json'],
-    ['an alarm back to OK', (e: Record<string, unknown> & { detail: Record<string, unknown> }) => ({ ...e, detail: { ...e.detail, state: { value: 'OK' } } }), 'cloudwatch-alarm-status-check.json'],
+    [
+      'an instance starting',
+      (e: Record<string, unknown>) => ({ ...e, detail: { 'instance-id': 'i-0a1b2c3d4e5f60718', state: 'running' } }),
+      'ec2-instance-state-change.json',
+    ],
+    [
+      'an alarm back to OK',
+      (e: Record<string, unknown> & { detail: Record<string, unknown> }) => ({ ...e, detail: { ...e.detail, state: { value: 'OK' } } }),
+      'cloudwatch-alarm-status-check.json',
+    ],
     [
       'an alarm on another metric',
       (e: Record<string, unknown> & { detail: Record<string, unknown> }) => ({

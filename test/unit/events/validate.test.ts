@@ -126,7 +126,10 @@ const invalid: InvalidCase[] = [
     detailType: 'MembersProbed',
     detail: {
       ...probed,
-      view: { ...probed.view, members: [{ ...probed.view.members[0], paths: [{ ...probed.view.members[0]!.paths[0], failure: { kind: 'timeout', message: '€'.repeat(200) } }] }] },
+      view: {
+        ...probed.view,
+        members: [{ ...probed.view.members[0], paths: [{ ...probed.view.members[0]!.paths[0], failure: { kind: 'timeout', message: '€'.repeat(200) } }] }],
+      },
     },
     path: 'view.members[0].paths[0].failure.message',
     problem: new RegExp(`at most ${TEXT_LIMITS.message} bytes`),
@@ -191,7 +194,11 @@ describe('parseEvent accepts', () => {
   it('a view from an earlier build, its relay path named `exec`: accepted, the path parsed as exec-relay', () => {
     const relay = { path: 'exec', endpoint: 'https://10.0.0.11:2379 via kube-system/etcd-cp-2', reachability: 'ok', latencyMs: 40 };
     const [first, ...rest] = probed.view.members;
-    const earlierView = { ...probed.view, members: [{ ...first!, paths: [...first!.paths, relay] }, ...rest], listFailures: [{ ...relay, reachability: 'timeout' }] };
+    const earlierView = {
+      ...probed.view,
+      members: [{ ...first!, paths: [...first!.paths, relay] }, ...rest],
+      listFailures: [{ ...relay, reachability: 'timeout' }],
+    };
     const result = parseEvent('MembersProbed', { ...probed, view: earlierView });
     if (!result.ok) throw new Error(result.error.summary);
     if (result.event.detailType !== 'MembersProbed') throw new Error(`parsed as ${result.event.detailType}`);

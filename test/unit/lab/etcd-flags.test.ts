@@ -51,15 +51,32 @@ describe('spelling the renamed flags', () => {
 
   it('keeps a value given as the next argument, and every flag it does not know', () => {
     const args = ['--experimental-compaction-batch-limit', '1000', '--quota-backend-bytes', '1048576', '--strict-reconfig-check', '--logger', 'zap'];
-    expect(spellEtcdFlags(args, V36)).toEqual(['--compaction-batch-limit', '1000', '--quota-backend-bytes', '1048576', '--strict-reconfig-check', '--logger', 'zap']);
+    expect(spellEtcdFlags(args, V36)).toEqual([
+      '--compaction-batch-limit',
+      '1000',
+      '--quota-backend-bytes',
+      '1048576',
+      '--strict-reconfig-check',
+      '--logger',
+      'zap',
+    ]);
     expect(spellEtcdFlags(args, V35)).toEqual(args);
     expect(spellEtcdFlags(spellEtcdFlags(args, V36), V35)).toEqual(args);
   });
 
   it('on 3.6 folds every switch into one --feature-gates, where the first of them stood', () => {
-    const args = ['--experimental-initial-corrupt-check=true', '--name', 'a', '--experimental-compact-hash-check-enabled', '--feature-gates=StopGRPCServiceOnDefrag=false'];
+    const args = [
+      '--experimental-initial-corrupt-check=true',
+      '--name',
+      'a',
+      '--experimental-compact-hash-check-enabled',
+      '--feature-gates=StopGRPCServiceOnDefrag=false',
+    ];
     expect(spellEtcdFlags(args, V36)).toEqual(['--feature-gates=InitialCorruptCheck=true,CompactHashCheck=true,StopGRPCServiceOnDefrag=false', '--name', 'a']);
-    expect(spellEtcdFlags(['--feature-gates=InitialCorruptCheck=true,CompactHashCheck=false'], V34)).toEqual(['--experimental-initial-corrupt-check=true', '--experimental-compact-hash-check-enabled=false']);
+    expect(spellEtcdFlags(['--feature-gates=InitialCorruptCheck=true,CompactHashCheck=false'], V34)).toEqual([
+      '--experimental-initial-corrupt-check=true',
+      '--experimental-compact-hash-check-enabled=false',
+    ]);
   });
 
   it('every renamed flag and every gate goes both ways', () => {
@@ -74,20 +91,22 @@ describe('spelling the renamed flags', () => {
   });
 
   it('refuses, naming the flag, a gate 3.5 has no flag for and a switch that is not true or false', () => {
-    expect(() => spellEtcdFlags(['--feature-gates=SetMemberLocalAddr=true'], V35)).toThrow('--feature-gates: SetMemberLocalAddr is a gate of etcd 3.6 and later, and etcd 3.5 has no flag for it');
+    expect(() => spellEtcdFlags(['--feature-gates=SetMemberLocalAddr=true'], V35)).toThrow(
+      '--feature-gates: SetMemberLocalAddr is a gate of etcd 3.6 and later, and etcd 3.5 has no flag for it',
+    );
     expect(() => spellEtcdFlags(['--feature-gates=InitialCorruptCheck'], V36)).toThrow('--feature-gates: "InitialCorruptCheck" is not Gate=true or Gate=false');
     expect(() => spellEtcdFlags(['--experimental-initial-corrupt-check=yes'], V36)).toThrow('--experimental-initial-corrupt-check: "yes" is not true or false');
   });
 });
 
 describe('the lab member command line', () => {
-  it('runs etcd with kubeadm\'s watch progress notification, spelled for the version', () => {
+  it("runs etcd with kubeadm's watch progress notification, spelled for the version", () => {
     expect(etcdArgs(spec(), V35)).toContain('--experimental-watch-progress-notify-interval=5s');
     expect(etcdArgs(spec(), V36)).toContain('--watch-progress-notify-interval=5s');
     expect(etcdArgs(spec(), V36).filter((arg) => arg.startsWith('--experimental-'))).toEqual([]);
   });
 
-  it('spells a test\'s extra flags for the version too, keeping the lab\'s own as they are', () => {
+  it("spells a test's extra flags for the version too, keeping the lab's own as they are", () => {
     const args = etcdArgs(spec(['--experimental-initial-corrupt-check=true', '--quota-backend-bytes', '1048576']), V36);
     expect(args.slice(-3)).toEqual(['--feature-gates=InitialCorruptCheck=true', '--quota-backend-bytes', '1048576']);
     expect(args.slice(0, 4)).toEqual(['--name', 'etcd1', '--data-dir', '/tmp/d']);

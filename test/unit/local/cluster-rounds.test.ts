@@ -40,7 +40,10 @@ describe('learner checks on the embedded runtime', () => {
     await waitFor(async () => (errors.length >= 2 ? true : undefined), { timeoutMs: 3_000, what: 'two failed checks logged' });
     await checks.stop();
     const seenAtStop = { gets: gets.length, listed };
-    expect(errors[0]).toEqual({ message: 'learner check failed; tried again a period later', keys: { clusterId: 'broken', error: 'Error: secret etcd-remediator/broken: AccessDenied' } });
+    expect(errors[0]).toEqual({
+      message: 'learner check failed; tried again a period later',
+      keys: { clusterId: 'broken', error: 'Error: secret etcd-remediator/broken: AccessDenied' },
+    });
     // A period apart, give or take the timer.
     expect(gets[2]! - gets[1]!).toBeGreaterThanOrEqual(90);
     // Stopped: no round after.

@@ -40,7 +40,15 @@ describe('escapeControlsIn', () => {
   it('escapes every string of a structure, keys too, and leaves the rest and the input as they are', () => {
     const at = new Date(0);
     const input = { name: ODD, n: 3, ok: true, none: null, list: [ODD, 1], nested: { [ODD]: { deeper: [{ x: '\x1b' }] } }, at };
-    expect(escapeControlsIn(input)).toEqual({ name: SHOWN, n: 3, ok: true, none: null, list: [SHOWN, 1], nested: { [SHOWN]: { deeper: [{ x: '\\x1b' }] } }, at });
+    expect(escapeControlsIn(input)).toEqual({
+      name: SHOWN,
+      n: 3,
+      ok: true,
+      none: null,
+      list: [SHOWN, 1],
+      nested: { [SHOWN]: { deeper: [{ x: '\\x1b' }] } },
+      at,
+    });
     expect(escapeControlsIn(input).at).toBe(at);
     expect(input.name).toBe(ODD);
   });
@@ -67,7 +75,8 @@ const openIncident = (incidentId: string, memberName: string): Incident => ({
 describe('errors that quote what a report or the cluster said', () => {
   it('remediate --target lists another open incident on one line of its own, escaped', () => {
     const other = openIncident(`id-${ODD}`, ODD);
-    const refuse = () => chooseForTarget([other], { memberName: 'etcd1' }, '--target etcd1', { statePath: 's.sqlite', clusterId: 'prod', access: '--endpoints http://e:2379' });
+    const refuse = () =>
+      chooseForTarget([other], { memberName: 'etcd1' }, '--target etcd1', { statePath: 's.sqlite', clusterId: 'prod', access: '--endpoints http://e:2379' });
     expect(refuse).toThrow(`  id-${SHOWN}  prod  memberName=${SHOWN}  attempt 1  opened 1970-01-01T00:00:00.000Z`);
     expect(refuse).toThrow(`    resume it alone: etcd-remediator remediate --resume id-${SHOWN} --state s.sqlite --endpoints http://e:2379`);
     let message = '';
@@ -85,6 +94,8 @@ describe('errors that quote what a report or the cluster said', () => {
       { id: 'e7', name: 'abc123' },
       { id: 'abc123', name: ODD },
     ];
-    expect(() => targetSelector(members, 'abc123')).toThrow(`--target: abc123 is the name of the member with id e7 and the id of ${SHOWN} (abc123); give e7 or ${SHOWN} instead`);
+    expect(() => targetSelector(members, 'abc123')).toThrow(
+      `--target: abc123 is the name of the member with id e7 and the id of ${SHOWN} (abc123); give e7 or ${SHOWN} instead`,
+    );
   });
 });

@@ -8,7 +8,14 @@ const target = { memberId: 'a1', name: 'cp-0' };
 
 describe('kubeEventOf', () => {
   it('an approval is Normal, its reason code and sentence as reason and note', () => {
-    const event = makeEvent('RemediationApproved', { ...envelope, target, reason: 'LEADER_MOVED', message: 'leadership moved off cp-0: removal approved', evidence: {}, leaderMove: 'moved' } as never);
+    const event = makeEvent('RemediationApproved', {
+      ...envelope,
+      target,
+      reason: 'LEADER_MOVED',
+      message: 'leadership moved off cp-0: removal approved',
+      evidence: {},
+      leaderMove: 'moved',
+    } as never);
     expect(kubeEventOf(event)).toEqual({ reason: 'LEADER_MOVED', note: 'leadership moved off cp-0: removal approved', type: 'Normal', action: 'Approve' });
   });
 
@@ -16,15 +23,30 @@ describe('kubeEventOf', () => {
     const said = { reason: 'QUORUM_AT_RISK', message: 'm', evidence: {} };
     expect(kubeEventOf(makeEvent('RemediationBlocked', { ...envelope, target, ...said } as never))?.type).toBe('Warning');
     expect(kubeEventOf(makeEvent('RemediationFailed', { ...envelope, target, ...said, reason: 'ACTUATOR_FAILED' } as never))?.type).toBe('Warning');
-    expect(kubeEventOf(makeEvent('RetryRequested', { ...envelope, reason: 'FLEET_STORM', message: 'm', retryAt: envelope.at } as never))).toMatchObject({ type: 'Warning', action: 'Defer' });
-    expect(kubeEventOf(makeEvent('ReplacementOverdue', { ...envelope, target, removedAt: envelope.at, windowMs: 1, ...said, reason: 'REPLACEMENT_OVERDUE' } as never))?.type).toBe('Warning');
+    expect(kubeEventOf(makeEvent('RetryRequested', { ...envelope, reason: 'FLEET_STORM', message: 'm', retryAt: envelope.at } as never))).toMatchObject({
+      type: 'Warning',
+      action: 'Defer',
+    });
+    expect(
+      kubeEventOf(
+        makeEvent('ReplacementOverdue', { ...envelope, target, removedAt: envelope.at, windowMs: 1, ...said, reason: 'REPLACEMENT_OVERDUE' } as never),
+      )?.type,
+    ).toBe('Warning');
     expect(kubeEventOf(makeEvent('RemediationClosed', { ...envelope, target, ...said, reason: 'CLUSTER_PAUSED' } as never))?.type).toBe('Warning');
-    expect(kubeEventOf(makeEvent('RemediationClosed', { ...envelope, target, ...said, reason: 'TARGET_RECOVERED' } as never))).toMatchObject({ type: 'Normal', action: 'Close' });
+    expect(kubeEventOf(makeEvent('RemediationClosed', { ...envelope, target, ...said, reason: 'TARGET_RECOVERED' } as never))).toMatchObject({
+      type: 'Normal',
+      action: 'Close',
+    });
   });
 
   it('a leader move says from whom to whom, over which path', () => {
     const event = makeEvent('LeaderMoved', { ...envelope, from: 'a1', to: 'b2', path: 'port-forward', tookMs: 12 });
-    expect(kubeEventOf(event)).toEqual({ reason: 'LEADER_MOVED', note: 'etcd leadership moved from member a1 to b2 over port-forward in 12 ms', type: 'Normal', action: 'MoveLeader' });
+    expect(kubeEventOf(event)).toEqual({
+      reason: 'LEADER_MOVED',
+      note: 'etcd leadership moved from member a1 to b2 over port-forward in 12 ms',
+      type: 'Normal',
+      action: 'MoveLeader',
+    });
   });
 
   it('a removal says which member went and who leads, the replacement awaited', () => {

@@ -53,7 +53,7 @@ describe('durations', () => {
   it('parses back everything it prints, within the printed precision', () => {
     // A fixed-seed generator: the same values every run, spread over every range the formatter has.
     let seed = 0x2545f491;
-    const random = () => ((seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0) / 2 ** 32);
+    const random = () => (seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0) / 2 ** 32;
     const edges = [0, 0.4, 0.5, 999.4, 999.5, 1_000, 9_994, 9_995, 9_999, 10_000, 59_949, 59_950, 59_999, 60_000, 119_500, 3_600_000, 3_599_500, 86_400_000];
     const spread = Array.from({ length: 5_000 }, () => 10 ** (random() * 9) * random());
     for (const ms of [...edges, ...spread]) {

@@ -17,7 +17,11 @@ describe('--election-timeout on the command line', () => {
     expect(run).toThrow(/^--election-timeout: must be at least 100ms/);
   });
 
-  it.each([['100ms', 100], ['500ms', 500], ['1s', 1_000]])('accepts %s', (value, ms) => {
+  it.each([
+    ['100ms', 100],
+    ['500ms', 500],
+    ['1s', 1_000],
+  ])('accepts %s', (value, ms) => {
     expect(clusterFromFlags({ endpoints, 'election-timeout': value }).policy.electionTimeoutMs).toBe(ms);
   });
 });

@@ -33,7 +33,9 @@ describe('failpoints', () => {
     expect(failpointFrom({})).toBeUndefined();
     expect(failpointFrom({ [FAILPOINT_ENV]: '' })).toBeUndefined();
     expect(failpointFrom({ [FAILPOINT_ENV]: ' member-removed ' })).toBe('member-removed');
-    expect(() => failpointFrom({ [FAILPOINT_ENV]: 'member-remove' })).toThrow(/^ETCD_REMEDIATOR_FAILPOINT=member-remove: no such failpoint \(one of probed, .*lock-released; unset it to run normally\)$/);
+    expect(() => failpointFrom({ [FAILPOINT_ENV]: 'member-remove' })).toThrow(
+      /^ETCD_REMEDIATOR_FAILPOINT=member-remove: no such failpoint \(one of probed, .*lock-released; unset it to run normally\)$/,
+    );
   });
 
   it('unset, hands over the store itself', () => {

@@ -38,13 +38,20 @@ describe('readInputFile', () => {
 
   it('refuses a file one byte over the bound, naming its size and the bound', () => {
     expect(refusal(() => readInputFile(file('over', 65), 64)).message).toBe('is 65 bytes, over the limit of 64 bytes');
-    expect(refusal(() => readInputFile(file('over-mib', MAX_INPUT_FILE_BYTES + 1))).message).toBe(`is ${MAX_INPUT_FILE_BYTES + 1} bytes, over the limit of 1 MiB`);
+    expect(refusal(() => readInputFile(file('over-mib', MAX_INPUT_FILE_BYTES + 1))).message).toBe(
+      `is ${MAX_INPUT_FILE_BYTES + 1} bytes, over the limit of 1 MiB`,
+    );
   });
 
   it('refuses what is not a regular file, naming what it is, with no OS error code', () => {
     const fifo = path.join(dir, 'fifo');
     execFileSync('mkfifo', [fifo]);
-    for (const [at, kind] of [[fifo, 'a FIFO'], [dir, 'a directory'], ['/dev/zero', 'a character device'], ['/dev/null', 'a character device']] as const) {
+    for (const [at, kind] of [
+      [fifo, 'a FIFO'],
+      [dir, 'a directory'],
+      ['/dev/zero', 'a character device'],
+      ['/dev/null', 'a character device'],
+    ] as const) {
       const error = refusal(() => readInputFile(at));
       expect(error.message).toBe(`not a regular file (${kind})`);
       expect(error.code).toBeUndefined();

@@ -30,10 +30,11 @@ describe('run intake', () => {
     expect(incident!.incidentId).toBe(replies[0]!.incidentId);
   });
 
-  it('refuses, as a conflict with a dead letter, an incidentId that is closed or is another target\'s', async () => {
+  it("refuses, as a conflict with a dead letter, an incidentId that is closed or is another target's", async () => {
     const intake = createIntake(runtime, ['c1']);
     const open = async (name: string) =>
-      (await runtime.store.openOrJoin({ clusterId: 'c1', targetKey: `memberName=${name}`, target: { memberName: name }, reason: 'r', now: Date.now() })).incident;
+      (await runtime.store.openOrJoin({ clusterId: 'c1', targetKey: `memberName=${name}`, target: { memberName: name }, reason: 'r', now: Date.now() }))
+        .incident;
     const closed = await open('etcd1');
     await runtime.store.closeIncident(closed.incidentId, { outcome: 'blocked', result: null, now: Date.now() });
     const other = await open('etcd2');
@@ -59,13 +60,22 @@ describe('run intake', () => {
 
   it('refuses an incidentId that is not one of ours, naming the field, with the report kept as a dead letter and nothing opened', async () => {
     const intake = createIntake(runtime, ['c1']);
-    const line = JSON.stringify({ incidentId: '../x', clusterId: 'c1', target: { memberName: 'etcd1' }, reason: 'r', source: 'stdin', observedAt: new Date().toISOString() });
+    const line = JSON.stringify({
+      incidentId: '../x',
+      clusterId: 'c1',
+      target: { memberName: 'etcd1' },
+      reason: 'r',
+      source: 'stdin',
+      observedAt: new Date().toISOString(),
+    });
 
     const reply = await intake(line, 'stdin');
 
     expect(reply).toMatchObject({ accepted: false, field: 'incidentId', error: `MemberUnhealthy is invalid: incidentId: ${NOT_AN_INCIDENT_ID}` });
     const dead = await runtime.store.listDeadLetters();
-    expect(dead.map((d) => [d.id, d.error])).toEqual([[reply.accepted ? '' : reply.deadLetterId, `MemberUnhealthy is invalid: incidentId: ${NOT_AN_INCIDENT_ID}`]]);
+    expect(dead.map((d) => [d.id, d.error])).toEqual([
+      [reply.accepted ? '' : reply.deadLetterId, `MemberUnhealthy is invalid: incidentId: ${NOT_AN_INCIDENT_ID}`],
+    ]);
     expect(JSON.parse(dead[0]!.payload)).toMatchObject({ incidentId: '../x' });
     expect(await runtime.store.listIncidents()).toEqual([]);
   });

@@ -57,15 +57,15 @@ describe('openOrJoin under races', () => {
     const path = dir.file('store.db');
     await store().close(); // create the schema once, so the race is about incidents only
     const go = new Int32Array(new SharedArrayBuffer(4));
-    const workers = Array.from(
-      { length: 4 },
-      () => new Worker(new URL('./open-or-join.worker.ts', import.meta.url), { workerData: { path, calls: 5, go } }),
-    );
+    const workers = Array.from({ length: 4 }, () => new Worker(new URL('./open-or-join.worker.ts', import.meta.url), { workerData: { path, calls: 5, go } }));
     // A worker that fails before it is ready fails the test at once, not at its timeout.
-    const ready = workers.map((w) => new Promise<void>((resolve, reject) => {
-      w.once('message', () => resolve());
-      w.once('error', reject);
-    }));
+    const ready = workers.map(
+      (w) =>
+        new Promise<void>((resolve, reject) => {
+          w.once('message', () => resolve());
+          w.once('error', reject);
+        }),
+    );
     const done = workers.map(
       (w) =>
         new Promise<{ incidentId: string; joined: boolean }[]>((resolve, reject) => {

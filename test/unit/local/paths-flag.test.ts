@@ -9,7 +9,6 @@ import { clusterAccessFromFlags } from '../../../infra/local/cli/cluster-flags.t
 import { pathsFlag } from '../../../infra/local/cli/watch.ts';
 import { KUBECONFIG } from './helpers.ts';
 
-
 describe('--paths', () => {
   it.each([
     ['exec', ['exec-relay']],

@@ -167,8 +167,16 @@ describe('a typo, in the same words at every edge', () => {
   // The cold start's words (POLICY_DEFAULTS), the construct's at synth (the same check), a
   // registration's as the directory reads it, and the CLI's for run --config and register --policy.
   it.each([
-    { edge: 'the cold start', refuse: () => policyDefaultsFromEnv({ POLICY_DEFAULTS: JSON.stringify(typo) }, 'remediate'), named: 'POLICY_DEFAULTS: backoff.bse' },
-    { edge: 'a registration', refuse: () => checkRegistration({ clusterId: 'prod', endpoints, policy: typo }, 'prod'), named: 'cluster prod: policy.backoff.bse' },
+    {
+      edge: 'the cold start',
+      refuse: () => policyDefaultsFromEnv({ POLICY_DEFAULTS: JSON.stringify(typo) }, 'remediate'),
+      named: 'POLICY_DEFAULTS: backoff.bse',
+    },
+    {
+      edge: 'a registration',
+      refuse: () => checkRegistration({ clusterId: 'prod', endpoints, policy: typo }, 'prod'),
+      named: 'cluster prod: policy.backoff.bse',
+    },
     { edge: 'register --policy', refuse: () => policyInputFromConfig(typo), named: 'backoff.bse' },
     {
       edge: 'run --config',
@@ -216,7 +224,10 @@ describe('the flags', () => {
 
   it.each([
     { given: { timeout: '0s' }, says: '--timeout: must be positive' },
-    { given: { 'election-timeout': '50ms' }, says: "--election-timeout: must be at least 100ms (etcd's default is 1s): evidence samples must be one election timeout apart" },
+    {
+      given: { 'election-timeout': '50ms' },
+      says: "--election-timeout: must be at least 100ms (etcd's default is 1s): evidence samples must be one election timeout apart",
+    },
   ])('a value the policy refuses names the flag: $says', ({ given, says }) => {
     const make = () => clusterFromFlags({ ...flags, ...given });
     expect(make).toThrow(UsageError);
@@ -250,17 +261,46 @@ describe('a backoff base over its cap', () => {
 
   // The cap left out is its default, 5 min: a base of 10 min is over it too.
   it.each([
-    { edge: 'run --config, as durations', refuse: runConfig({ backoff: { base: '10m', cap: '5m' } }), named: `clusters[0].policy.backoff.base: ${over(600_000, 300_000)}` },
-    { edge: 'run --config, the cap left out', refuse: runConfig({ backoff: { baseMs: 600_000 } }), named: `clusters[0].policy.backoff.baseMs: ${over(600_000, 300_000)}` },
-    { edge: 'register --policy', refuse: () => policyInputFromConfig({ backoff: { base: '10m', cap: '5m' } }), named: `backoff.base: ${over(600_000, 300_000)}` },
-    { edge: 'a registration', refuse: () => checkRegistration({ clusterId: 'prod', endpoints, policy: { backoff: { baseMs: 600_000 } } }, 'prod'), named: `cluster prod: policy.backoff.baseMs: ${over(600_000, 300_000)}` },
+    {
+      edge: 'run --config, as durations',
+      refuse: runConfig({ backoff: { base: '10m', cap: '5m' } }),
+      named: `clusters[0].policy.backoff.base: ${over(600_000, 300_000)}`,
+    },
+    {
+      edge: 'run --config, the cap left out',
+      refuse: runConfig({ backoff: { baseMs: 600_000 } }),
+      named: `clusters[0].policy.backoff.baseMs: ${over(600_000, 300_000)}`,
+    },
+    {
+      edge: 'register --policy',
+      refuse: () => policyInputFromConfig({ backoff: { base: '10m', cap: '5m' } }),
+      named: `backoff.base: ${over(600_000, 300_000)}`,
+    },
+    {
+      edge: 'a registration',
+      refuse: () => checkRegistration({ clusterId: 'prod', endpoints, policy: { backoff: { baseMs: 600_000 } } }, 'prod'),
+      named: `cluster prod: policy.backoff.baseMs: ${over(600_000, 300_000)}`,
+    },
     {
       edge: 'a registration over the stack’s defaults',
-      refuse: () => checkRegistration({ clusterId: 'prod', endpoints, policy: { backoff: { baseMs: 120_000 } } }, 'prod', checkPolicyDefaults({ backoff: { capMs: 60_000 } })),
+      refuse: () =>
+        checkRegistration(
+          { clusterId: 'prod', endpoints, policy: { backoff: { baseMs: 120_000 } } },
+          'prod',
+          checkPolicyDefaults({ backoff: { capMs: 60_000 } }),
+        ),
       named: `cluster prod: policy.backoff.baseMs: ${over(120_000, 60_000)} (with the stack's policy defaults)`,
     },
-    { edge: 'the construct’s defaults', refuse: () => checkPolicyDefaults({ backoff: { baseMs: 600_000 } }), named: `backoff.baseMs: ${over(600_000, 300_000)}` },
-    { edge: 'the cold start', refuse: () => policyDefaultsFromEnv({ POLICY_DEFAULTS: JSON.stringify({ backoff: { baseMs: 600_000 } }) }, 'remediate'), named: `POLICY_DEFAULTS: backoff.baseMs: ${over(600_000, 300_000)}` },
+    {
+      edge: 'the construct’s defaults',
+      refuse: () => checkPolicyDefaults({ backoff: { baseMs: 600_000 } }),
+      named: `backoff.baseMs: ${over(600_000, 300_000)}`,
+    },
+    {
+      edge: 'the cold start',
+      refuse: () => policyDefaultsFromEnv({ POLICY_DEFAULTS: JSON.stringify({ backoff: { baseMs: 600_000 } }) }, 'remediate'),
+      named: `POLICY_DEFAULTS: backoff.baseMs: ${over(600_000, 300_000)}`,
+    },
   ])('$edge: refused naming the field', ({ refuse, named }) => {
     expect(said(refuse)).toContain(named);
   });

@@ -27,6 +27,8 @@ describe('remediate --target', () => {
   });
 
   it('refuses a reference that names one member and numbers another', () => {
-    expect(() => targetSelector([...members, { id: 'e7', name: 'abc123' }], 'abc123')).toThrow('--target: abc123 is the name of the member with id e7 and the id of etcd2 (abc123); give e7 or etcd2 instead');
+    expect(() => targetSelector([...members, { id: 'e7', name: 'abc123' }], 'abc123')).toThrow(
+      '--target: abc123 is the name of the member with id e7 and the id of etcd2 (abc123); give e7 or etcd2 instead',
+    );
   });
 });

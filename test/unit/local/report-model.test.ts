@@ -54,7 +54,10 @@ function incident(over: Partial<Incident> = {}): Incident {
 }
 
 const seedJournal: JournalEntry[] = [
-  line(0, { step: 'incident-opened', detail: { source: 'mhc', targetKey: 'memberName=etcd-0', reason: 'kubelet not ready', observedAt: new Date(T0).toISOString() } }),
+  line(0, {
+    step: 'incident-opened',
+    detail: { source: 'mhc', targetKey: 'memberName=etcd-0', reason: 'kubelet not ready', observedAt: new Date(T0).toISOString() },
+  }),
   line(20, { step: 'probed', detail: { answered: 2, members: 3, leader: 'agreed', leaderName: 'etcd-0', listFailures: [] } }),
   line(25, { step: 'move-leader:retry', detail: { reason: 'LEADER_UNREACHABLE', message: 'the grace window ends later' } }),
   line(26, { step: 'retry-scheduled', detail: { attempt: 1, at: new Date(T0 + 1_480).toISOString(), reason: 'LEADER_UNREACHABLE' } }),
@@ -173,7 +176,10 @@ describe('reportModel', () => {
   });
 
   it('draws a leader move as a bar of the time it took, and marks it', () => {
-    const moved = line(900, { step: 'leader-moved', detail: { from: id(0), to: id(1), path: 'direct', tookMs: 120, message: 'leadership moved from etcd-0 to etcd-1' } });
+    const moved = line(900, {
+      step: 'leader-moved',
+      detail: { from: id(0), to: id(1), path: 'direct', tookMs: 120, message: 'leadership moved from etcd-0 to etcd-1' },
+    });
     const model = reportModel({ incident: incident(), journal: [...seedJournal.slice(0, 2), moved] });
     expect(model.bars.filter((b) => b.kind === 'move-leader').map((b) => [b.from - T0, b.to - T0, b.row])).toEqual([[780, 900, 'action']]);
     expect(model.marks.filter((m) => m.kind === 'leader-move').map((m) => [m.at - T0, m.detail])).toEqual([[900, 'leadership moved from etcd-0 to etcd-1']]);
@@ -195,7 +201,12 @@ describe('reportModel', () => {
     expect(removed.evidence).toContainEqual({ term: 'attempt', value: '4', nested: false });
     expect(removed.evidence.find((e) => e.term === 'gate')).toEqual({ term: 'gate', value: JSON.stringify(approval.evidence.gate), nested: true });
 
-    const close: Decision = { kind: 'close', reason: 'TARGET_RECOVERED', message: 'etcd-0 answers again, healthy.', evidence: { grace: { since: T0 + 20, endsAt: T0 + 60_020 } } };
+    const close: Decision = {
+      kind: 'close',
+      reason: 'TARGET_RECOVERED',
+      message: 'etcd-0 answers again, healthy.',
+      evidence: { grace: { since: T0 + 20, endsAt: T0 + 60_020 } },
+    };
     const recovered = reportModel({
       incident: incident({ state: 'closed', lastDecision: close, result: { reason: 'TARGET_RECOVERED', message: close.message, evidence: close.evidence } }),
       journal: seedJournal.slice(0, 5),
@@ -209,15 +220,32 @@ describe('reportModel', () => {
 describe('renderReport', () => {
   it('escapes every string that came from outside: a member named <script>, a message with markup', () => {
     const evil = '<script>alert(1)</script>';
-    const views = [view(T0 + 20, [{ i: 0, paths: 'refused' }, { i: 1, leader: 0 }, { i: 2, leader: 0 }])].map((v) => ({
+    const views = [
+      view(T0 + 20, [
+        { i: 0, paths: 'refused' },
+        { i: 1, leader: 0 },
+        { i: 2, leader: 0 },
+      ]),
+    ].map((v) => ({
       ...v,
       // A state file is outside input too: even a path's name is escaped where the page uses it.
-      members: v.members.map((m) => (m.id === id(1) ? { ...m, name: evil } : m.id === id(2) ? { ...m, paths: m.paths.map((p) => ({ ...p, path: evil as PathName })) } : m)),
+      members: v.members.map((m) =>
+        m.id === id(1) ? { ...m, name: evil } : m.id === id(2) ? { ...m, paths: m.paths.map((p) => ({ ...p, path: evil as PathName })) } : m,
+      ),
     }));
     const html = renderReport(
       reportModel({
-        incident: incident({ views, state: '__proto__' as Incident['state'], clusterId: '"><img src=x onerror=alert(1)>', lastDecision: { ...approval, evidence: { note: evil } } }),
-        journal: seedJournal.map((e) => (e.step === 'move-leader:approve' ? line(e.at - T0, { step: 'move-leader:approve', detail: { reason: 'LEADER_UNREACHABLE_PAST_GRACE', message: `said ${evil} & more` } }) : e)),
+        incident: incident({
+          views,
+          state: '__proto__' as Incident['state'],
+          clusterId: '"><img src=x onerror=alert(1)>',
+          lastDecision: { ...approval, evidence: { note: evil } },
+        }),
+        journal: seedJournal.map((e) =>
+          e.step === 'move-leader:approve'
+            ? line(e.at - T0, { step: 'move-leader:approve', detail: { reason: 'LEADER_UNREACHABLE_PAST_GRACE', message: `said ${evil} & more` } })
+            : e,
+        ),
       }),
     );
     expect(html).not.toContain('<script');

@@ -18,11 +18,18 @@ const paused = pausedStep(
 describe('a request held by a pause', () => {
   it('the RetryRequested shows Waiting, PAUSED and who, when, why', () => {
     const event = makeEvent('RetryRequested', { ...loadSample('RetryRequested'), reason: 'PAUSED', message: paused.message });
-    expect(statusOfEvent(event)).toMatchObject({ phase: 'Waiting', reasonCode: 'PAUSED', message: expect.stringMatching(/paused by ops@box since .*control plane upgrade.*resume --cluster ns\/wl/) });
+    expect(statusOfEvent(event)).toMatchObject({
+      phase: 'Waiting',
+      reasonCode: 'PAUSED',
+      message: expect.stringMatching(/paused by ops@box since .*control plane upgrade.*resume --cluster ns\/wl/),
+    });
   });
 
   it('an open incident whose last decision is PAUSED reads the same after a restart', () => {
-    const incident = { incidentId: 'i-1', state: 'open', openedAt: 1_000, lastDecision: paused } as Pick<Incident, 'incidentId' | 'state' | 'openedAt' | 'lastDecision'>;
+    const incident = { incidentId: 'i-1', state: 'open', openedAt: 1_000, lastDecision: paused } as Pick<
+      Incident,
+      'incidentId' | 'state' | 'openedAt' | 'lastDecision'
+    >;
     expect(statusOfIncident(incident as Incident)).toMatchObject({ phase: 'Waiting', reasonCode: 'PAUSED', message: paused.message });
   });
 });

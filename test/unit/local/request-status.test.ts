@@ -47,7 +47,12 @@ describe('the status of a request whose incident closed', () => {
     ['REMEDIATION_NOT_ALLOWED', 'Pending'],
   ] as const)('%s: phase %s, from the event and from the incident alike', (reason, phase) => {
     expect(statusOfEvent(closedBy(reason))).toMatchObject({ phase, reasonCode: reason, message: `closed: ${reason}` });
-    expect(statusOfIncident(incidentClosedBy(reason))).toMatchObject({ phase, reasonCode: reason, message: `closed: ${reason}`, completedAt: new Date(2_000).toISOString() });
+    expect(statusOfIncident(incidentClosedBy(reason))).toMatchObject({
+      phase,
+      reasonCode: reason,
+      message: `closed: ${reason}`,
+      completedAt: new Date(2_000).toISOString(),
+    });
   });
 });
 
@@ -83,7 +88,10 @@ describe('the status of a request whose incident ended otherwise', () => {
 
   it('RemediationCompleted: AwaitingReplacement, saying the replacement has not joined yet; the approval keeps its reason code', () => {
     const status = statusOfEvent(makeEvent('RemediationCompleted', loadSample('RemediationCompleted')));
-    expect(status).toMatchObject({ phase: 'AwaitingReplacement', message: 'the member was removed and a new leader stands; waiting for the replacement Machine to join etcd' });
+    expect(status).toMatchObject({
+      phase: 'AwaitingReplacement',
+      message: 'the member was removed and a new leader stands; waiting for the replacement Machine to join etcd',
+    });
     expect(status).not.toHaveProperty('reasonCode');
   });
 

@@ -26,7 +26,11 @@ describe('the result of a completed incident', () => {
     const { incident } = await store.openOrJoin({ clusterId: 'c1', targetKey: 'memberName=etcd1', target: { memberName: 'etcd1' }, reason: 'r', now: 1_000 });
     let at = 1_000;
     for (const entry of journal) await store.appendJournal(incident.incidentId, { at: (at += 100), ...entry });
-    await store.updateIncident(incident.incidentId, { memberId: 'a1', memberName: 'etcd1', ...(lastDecision ? { lastDecision } : {}) }, { expectVersion: incident.version, now: at });
+    await store.updateIncident(
+      incident.incidentId,
+      { memberId: 'a1', memberName: 'etcd1', ...(lastDecision ? { lastDecision } : {}) },
+      { expectVersion: incident.version, now: at },
+    );
     const event = makeEvent('RemediationCompleted', {
       incidentId: incident.incidentId,
       clusterId: 'c1',
@@ -40,7 +44,14 @@ describe('the result of a completed incident', () => {
     return resultOf(store, event);
   };
 
-  const retry: Decision = { kind: 'retry', at: 5_000, reprobeNow: false, reason: 'ELECTION_IN_PROGRESS', message: 'etcd1 was removed, but no leader yet.', evidence: {} };
+  const retry: Decision = {
+    kind: 'retry',
+    at: 5_000,
+    reprobeNow: false,
+    reason: 'ELECTION_IN_PROGRESS',
+    message: 'etcd1 was removed, but no leader yet.',
+    evidence: {},
+  };
 
   it('reports the approval that led to the removal when a retry was decided after it', async () => {
     const result = await completed(
@@ -71,7 +82,9 @@ describe('the result of a completed incident', () => {
   it('says a removed learner was removed as a learner, not as a follower', async () => {
     const learner: Decision = { kind: 'approve', leaderMove: 'not-needed', reason: 'TARGET_IS_LEARNER', message: 'etcd1 is a learner.', evidence: {} };
     const result = await completed([], learner, 'not-needed');
-    expect(result.message).toBe('etcd1 (a1) was removed from cluster c1 as a learner, which neither leads nor votes, so no leader move was needed; etcd2 (b2) leads now.');
+    expect(result.message).toBe(
+      'etcd1 (a1) was removed from cluster c1 as a learner, which neither leads nor votes, so no leader move was needed; etcd2 (b2) leads now.',
+    );
   });
 
   it('says a removed follower was removed as a follower', async () => {

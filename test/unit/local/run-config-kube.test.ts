@@ -31,7 +31,13 @@ describe('a run config cluster reached through Kubernetes', () => {
   });
 
   it('with capiCluster it is the management cluster; workloadKubeconfig stands in for the Secret; paths in order', async () => {
-    const cluster = await clusterOf({ endpoints, kubeconfig: 'kc.yaml', capiCluster: 'wl', workloadKubeconfig: 'workload.yaml', paths: ['exec-relay', 'direct'] });
+    const cluster = await clusterOf({
+      endpoints,
+      kubeconfig: 'kc.yaml',
+      capiCluster: 'wl',
+      workloadKubeconfig: 'workload.yaml',
+      paths: ['exec-relay', 'direct'],
+    });
     expect(cluster.policy.pathOrder).toEqual(['exec-relay', 'direct']);
     expect(cluster.kube).toEqual({
       workloadKubeconfig: fs.readFileSync(path.join(dir, 'workload.yaml'), 'utf8'),
@@ -54,20 +60,64 @@ describe('a run config cluster reached through Kubernetes', () => {
   });
 
   it.each([
-    { rule: 'neither endpoints nor kubeconfig', cluster: {}, says: 'clusters[0].endpoints: is required, or kubeconfig to find the members through their etcd pods' },
-    { rule: 'a kube path without kubeconfig', cluster: { endpoints, paths: ['direct', 'port-forward'] }, says: 'clusters[0].paths (cluster prod): port-forward needs kubeconfig' },
-    { rule: 'a kube path in policy.pathOrder without kubeconfig', cluster: { endpoints, policy: { pathOrder: ['exec-relay'] } }, says: 'clusters[0].policy.pathOrder (cluster prod): exec-relay needs kubeconfig' },
+    {
+      rule: 'neither endpoints nor kubeconfig',
+      cluster: {},
+      says: 'clusters[0].endpoints: is required, or kubeconfig to find the members through their etcd pods',
+    },
+    {
+      rule: 'a kube path without kubeconfig',
+      cluster: { endpoints, paths: ['direct', 'port-forward'] },
+      says: 'clusters[0].paths (cluster prod): port-forward needs kubeconfig',
+    },
+    {
+      rule: 'a kube path in policy.pathOrder without kubeconfig',
+      cluster: { endpoints, policy: { pathOrder: ['exec-relay'] } },
+      says: 'clusters[0].policy.pathOrder (cluster prod): exec-relay needs kubeconfig',
+    },
     { rule: 'exec, as written, without kubeconfig', cluster: { endpoints, paths: ['exec'] }, says: 'clusters[0].paths (cluster prod): exec needs kubeconfig' },
-    { rule: 'direct without endpoints', cluster: { kubeconfig: 'kc.yaml', paths: ['direct'] }, says: 'clusters[0].paths (cluster prod): direct needs endpoints' },
+    {
+      rule: 'direct without endpoints',
+      cluster: { kubeconfig: 'kc.yaml', paths: ['direct'] },
+      says: 'clusters[0].paths (cluster prod): direct needs endpoints',
+    },
     { rule: 'an unknown path', cluster: { kubeconfig: 'kc.yaml', paths: ['ssh'] }, says: 'clusters[0].paths (cluster prod): "ssh" is not a path' },
-    { rule: 'a path named as an Object method', cluster: { kubeconfig: 'kc.yaml', paths: ['toString'] }, says: 'clusters[0].paths (cluster prod): "toString" is not a path' },
-    { rule: 'a path twice', cluster: { kubeconfig: 'kc.yaml', paths: ['exec-relay', 'port-forward', 'exec-relay'] }, says: 'clusters[0].paths (cluster prod): exec-relay is listed twice' },
-    { rule: 'a path twice, once by its old name', cluster: { kubeconfig: 'kc.yaml', paths: ['exec-relay', 'exec'] }, says: 'clusters[0].paths (cluster prod): exec is exec-relay, listed already' },
-    { rule: 'a path twice, first by its old name', cluster: { kubeconfig: 'kc.yaml', paths: ['exec', 'exec-relay'] }, says: 'clusters[0].paths (cluster prod): exec-relay is listed already, as exec' },
-    { rule: 'paths and policy.pathOrder', cluster: { endpoints, paths: ['direct'], policy: { pathOrder: ['direct'] } }, says: 'clusters[0].paths: give it or policy.pathOrder, not both' },
+    {
+      rule: 'a path named as an Object method',
+      cluster: { kubeconfig: 'kc.yaml', paths: ['toString'] },
+      says: 'clusters[0].paths (cluster prod): "toString" is not a path',
+    },
+    {
+      rule: 'a path twice',
+      cluster: { kubeconfig: 'kc.yaml', paths: ['exec-relay', 'port-forward', 'exec-relay'] },
+      says: 'clusters[0].paths (cluster prod): exec-relay is listed twice',
+    },
+    {
+      rule: 'a path twice, once by its old name',
+      cluster: { kubeconfig: 'kc.yaml', paths: ['exec-relay', 'exec'] },
+      says: 'clusters[0].paths (cluster prod): exec is exec-relay, listed already',
+    },
+    {
+      rule: 'a path twice, first by its old name',
+      cluster: { kubeconfig: 'kc.yaml', paths: ['exec', 'exec-relay'] },
+      says: 'clusters[0].paths (cluster prod): exec-relay is listed already, as exec',
+    },
+    {
+      rule: 'paths and policy.pathOrder',
+      cluster: { endpoints, paths: ['direct'], policy: { pathOrder: ['direct'] } },
+      says: 'clusters[0].paths: give it or policy.pathOrder, not both',
+    },
     { rule: 'capiCluster without kubeconfig', cluster: { endpoints, capiCluster: 'wl' }, says: 'clusters[0].capiCluster (cluster prod): needs kubeconfig' },
-    { rule: 'namespace without capiCluster', cluster: { kubeconfig: 'kc.yaml', namespace: 'capi' }, says: 'clusters[0].namespace (cluster prod): needs kubeconfig and capiCluster' },
-    { rule: 'workloadKubeconfig without capiCluster', cluster: { kubeconfig: 'kc.yaml', workloadKubeconfig: 'workload.yaml' }, says: 'clusters[0].workloadKubeconfig (cluster prod): needs kubeconfig (the management cluster) and capiCluster' },
+    {
+      rule: 'namespace without capiCluster',
+      cluster: { kubeconfig: 'kc.yaml', namespace: 'capi' },
+      says: 'clusters[0].namespace (cluster prod): needs kubeconfig and capiCluster',
+    },
+    {
+      rule: 'workloadKubeconfig without capiCluster',
+      cluster: { kubeconfig: 'kc.yaml', workloadKubeconfig: 'workload.yaml' },
+      says: 'clusters[0].workloadKubeconfig (cluster prod): needs kubeconfig (the management cluster) and capiCluster',
+    },
     { rule: 'an unreadable kubeconfig', cluster: { kubeconfig: 'gone.yaml' }, says: 'clusters[0].kubeconfig (cluster prod): cannot read gone.yaml: ENOENT' },
   ])('refuses $rule, naming the cluster and the field', ({ cluster, says }) => {
     const file = configWith(cluster);

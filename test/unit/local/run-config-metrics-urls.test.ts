@@ -16,7 +16,16 @@ describe("a run config cluster's metricsUrls", () => {
   let n = 0;
   const configWith = (cluster: Record<string, unknown>): string => {
     const file = path.join(dir, `config-${(n += 1)}.json`);
-    fs.writeFileSync(file, JSON.stringify({ state: 's.sqlite', clusters: [{ clusterId: 'prod', endpoints }, { clusterId: 'other', endpoints, ...cluster }] }));
+    fs.writeFileSync(
+      file,
+      JSON.stringify({
+        state: 's.sqlite',
+        clusters: [
+          { clusterId: 'prod', endpoints },
+          { clusterId: 'other', endpoints, ...cluster },
+        ],
+      }),
+    );
     return file;
   };
 
@@ -29,7 +38,11 @@ describe("a run config cluster's metricsUrls", () => {
 
   it.each([
     { what: 'a host:port without a scheme', metricsUrls: { 'etcd-1': '127.0.0.1:2381' }, says: 'clusters[1].metricsUrls.etcd-1: must be an http or https URL' },
-    { what: 'another scheme', metricsUrls: { 'etcd-2': 'unix:///run/etcd-metrics.sock' }, says: 'clusters[1].metricsUrls.etcd-2: must be an http or https URL' },
+    {
+      what: 'another scheme',
+      metricsUrls: { 'etcd-2': 'unix:///run/etcd-metrics.sock' },
+      says: 'clusters[1].metricsUrls.etcd-2: must be an http or https URL',
+    },
     { what: 'a relative path', metricsUrls: { 'etcd-1': '/metrics' }, says: 'clusters[1].metricsUrls.etcd-1: must be an http or https URL' },
     { what: 'a number', metricsUrls: { 'etcd-1': 2381 }, says: 'clusters[1].metricsUrls.etcd-1: must be an http or https URL' },
     { what: 'a list in place of the map', metricsUrls: ['http://127.0.0.1:2381'], says: 'clusters[1].metricsUrls: must be a record' },

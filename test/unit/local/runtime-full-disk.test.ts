@@ -19,7 +19,8 @@ const title = fullDiskUnavailable ? `local runtime on a full disk (skipped: ${fu
 const BACKOFF_MS = 200;
 
 /** An etcd whose probe answers at once, with no member: enough for the chain to go on past it. */
-const emptyEtcd = (): ClusterEtcd => ({ prober: { probe: async () => ({ at: Date.now(), members: [], listFailures: [], seeds: [] }) } }) as unknown as ClusterEtcd;
+const emptyEtcd = (): ClusterEtcd =>
+  ({ prober: { probe: async () => ({ at: Date.now(), members: [], listFailures: [], seeds: [] }) } }) as unknown as ClusterEtcd;
 
 describe.skipIf(fullDiskUnavailable !== undefined)(title, () => {
   let disk: SmallDisk;
@@ -65,7 +66,9 @@ describe.skipIf(fullDiskUnavailable !== undefined)(title, () => {
     const probed = () => events.filter((e) => e.detailType === 'MembersProbed').length;
 
     await waitFor(() => notices.length === 1, 'the state file problem to be said');
-    expect(notices[0]).toBe(`state file ${path.join(disk.dir, 'state.sqlite')}: cannot write: disk full (SQLITE_FULL); retrying every 200ms; open incidents go on once it takes writes again`);
+    expect(notices[0]).toBe(
+      `state file ${path.join(disk.dir, 'state.sqlite')}: cannot write: disk full (SQLITE_FULL); retrying every 200ms; open incidents go on once it takes writes again`,
+    );
     await waitFor(() => Date.now() - filledAt! >= 5 * BACKOFF_MS, 'five back-offs of outage');
     const outageMs = Date.now() - filledAt!;
     // The outbox is carried out again at most once a back-off (three deliveries of the first step, then the sweeps).
@@ -76,7 +79,10 @@ describe.skipIf(fullDiskUnavailable !== undefined)(title, () => {
     disk.free();
     const freedAt = Date.now();
     const after = (type: string) => events.find((e) => e.detailType !== 'MembersProbed' && e.detailType !== type && Date.parse(e.detail.at) >= freedAt);
-    const next = await until(async () => after('MemberUnhealthy'), { timeoutMs: 10 * BACKOFF_MS + 3_000, what: 'the incident to go on past MembersProbed once space is back' });
+    const next = await until(async () => after('MemberUnhealthy'), {
+      timeoutMs: 10 * BACKOFF_MS + 3_000,
+      what: 'the incident to go on past MembersProbed once space is back',
+    });
     expect(incidentIdOf(next)).toBe(incidentIdOf(events.find((e) => e.detailType === 'MembersProbed')!));
     expect(next.detailType).not.toBe('RetryDue');
     expect(notices).toEqual([notices[0], expect.stringMatching(/^state file takes writes again after \d+s; open incidents go on$/)]);
@@ -97,7 +103,16 @@ describe.skipIf(fullDiskUnavailable !== undefined)(title, () => {
     const idOf = { m1: testIncidentId(1), m2: testIncidentId(2) };
     const report = (memberName: keyof typeof idOf) => {
       const now = new Date().toISOString();
-      return runtime!.submit({ incidentId: idOf[memberName], clusterId: 'c1', attempt: 0, at: now, target: { memberName }, reason: 'test', source: 'test', observedAt: now });
+      return runtime!.submit({
+        incidentId: idOf[memberName],
+        clusterId: 'c1',
+        attempt: 0,
+        at: now,
+        target: { memberName },
+        reason: 'test',
+        source: 'test',
+        observedAt: now,
+      });
     };
     await report('m1');
     await waitFor(async () => (await runtime!.store.getIncident(idOf.m1))?.state === 'open', 'the first incident to open');
@@ -106,7 +121,9 @@ describe.skipIf(fullDiskUnavailable !== undefined)(title, () => {
     await report('m2');
     await waitFor(() => runtime!.store.outage !== undefined, 'the store to refuse a write');
     await expect(runtime.waitForOutcome({ clusterId: 'c1', incidentId: idOf.m1 }, 300)).rejects.toThrow(
-      new RegExp(`^no outcome for cluster c1 within 300 ms: state file ${statePath}: cannot write: disk full \\(SQLITE_FULL\\) since \\S+; incident ${idOf.m1} stays open in ${statePath}, and the next start resumes it$`),
+      new RegExp(
+        `^no outcome for cluster c1 within 300 ms: state file ${statePath}: cannot write: disk full \\(SQLITE_FULL\\) since \\S+; incident ${idOf.m1} stays open in ${statePath}, and the next start resumes it$`,
+      ),
     );
   });
 });

@@ -81,7 +81,10 @@ describe('local runtime start-up', () => {
     await stale.store.putTimer({
       name: `${stale.incidentId}-retry-4`,
       fireAt: Date.now() + 3_600_000,
-      payload: { detailType: 'RetryDue', detail: { incidentId: stale.incidentId, clusterId: 'c1', attempt: 4, at: new Date().toISOString(), reason: 'ELECTION_IN_PROGRESS' } },
+      payload: {
+        detailType: 'RetryDue',
+        detail: { incidentId: stale.incidentId, clusterId: 'c1', attempt: 4, at: new Date().toISOString(), reason: 'ELECTION_IN_PROGRESS' },
+      },
     });
     await stale.store.close();
 
@@ -141,9 +144,13 @@ describe('local runtime start-up', () => {
     const [incident] = await rt.store.listIncidents();
     expect(incident).toMatchObject({ state: 'open', attempt: 1, waits: 0 });
     const journal = await rt.store.journal(incident!.incidentId);
-    expect(journal.find((e) => e.step === 'step-failed')).toMatchObject({ detail: { functionName: 'probe-members', detailType: 'MemberUnhealthy', attempt: 0, error: 'prober exploded', resumedAttempt: 1 } });
+    expect(journal.find((e) => e.step === 'step-failed')).toMatchObject({
+      detail: { functionName: 'probe-members', detailType: 'MemberUnhealthy', attempt: 0, error: 'prober exploded', resumedAttempt: 1 },
+    });
     const timers = await rt.store.dueTimers(Number.MAX_SAFE_INTEGER);
-    expect(timers.map((t) => (t.payload as { detail: { attempt: number; reason: string } }).detail)).toEqual([expect.objectContaining({ attempt: 1, reason: 'STEP_FAILED' })]);
+    expect(timers.map((t) => (t.payload as { detail: { attempt: number; reason: string } }).detail)).toEqual([
+      expect.objectContaining({ attempt: 1, reason: 'STEP_FAILED' }),
+    ]);
     expect(handlerErrors).toHaveLength(1);
   });
 

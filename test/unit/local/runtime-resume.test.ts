@@ -38,7 +38,10 @@ describe('local runtime resume option', () => {
       await store.putTimer({
         name: `${due.incidentId}-retry-0`,
         fireAt: 1,
-        payload: { detailType: 'RetryDue', detail: { incidentId: due.incidentId, clusterId: 'c1', attempt: 0, at: new Date(1).toISOString(), reason: 'ELECTION_IN_PROGRESS' } },
+        payload: {
+          detailType: 'RetryDue',
+          detail: { incidentId: due.incidentId, clusterId: 'c1', attempt: 0, at: new Date(1).toISOString(), reason: 'ELECTION_IN_PROGRESS' },
+        },
       });
       return { named, other, due };
     } finally {
@@ -94,8 +97,11 @@ describe('local runtime resume option', () => {
     await rt.scheduler.schedule({
       name: `${opened.incidentId}-retry-0`,
       at: 1,
-      event: { detailType: 'RetryDue', detail: { incidentId: opened.incidentId, clusterId: 'c1', attempt: 0, at: new Date(1).toISOString(), reason: 'ELECTION_IN_PROGRESS' } },
+      event: {
+        detailType: 'RetryDue',
+        detail: { incidentId: opened.incidentId, clusterId: 'c1', attempt: 0, at: new Date(1).toISOString(), reason: 'ELECTION_IN_PROGRESS' },
+      },
     });
-    await waitFor(() => events.some((e) => e.detailType === 'RetryDue' && e.detail.incidentId === opened.incidentId), 'the new incident\'s retry to fire');
+    await waitFor(() => events.some((e) => e.detailType === 'RetryDue' && e.detail.incidentId === opened.incidentId), "the new incident's retry to fire");
   });
 });

@@ -40,7 +40,13 @@ describe('the state file and the incident states', () => {
     const store = openSqliteStore({ path: dir.file('state.sqlite') });
     try {
       for (const [i, state] of endingStates.entries()) {
-        const { incident } = await store.openOrJoin({ clusterId: 'c1', targetKey: `memberName=etcd-${i}`, target: { memberName: `etcd-${i}` }, reason: 'r', now: i });
+        const { incident } = await store.openOrJoin({
+          clusterId: 'c1',
+          targetKey: `memberName=etcd-${i}`,
+          target: { memberName: `etcd-${i}` },
+          reason: 'r',
+          now: i,
+        });
         expect((await store.closeIncident(incident.incidentId, { outcome: state, result: null, now: i + 1 })).state).toBe(state);
       }
     } finally {

@@ -50,9 +50,12 @@ describe('sqlite incident store: the file', () => {
       expect(await store.getIncident(incident.incidentId)).toEqual(incident);
       const raw = new DatabaseSync(dir.file('store.db'), { readOnly: true });
       try {
-        expect(raw.prepare('SELECT version FROM schema_migrations ORDER BY version').all().map((r) => r.version)).toEqual(
-          migrations.map((_, i) => i + 1),
-        );
+        expect(
+          raw
+            .prepare('SELECT version FROM schema_migrations ORDER BY version')
+            .all()
+            .map((r) => r.version),
+        ).toEqual(migrations.map((_, i) => i + 1));
         expect(raw.prepare('PRAGMA journal_mode').get()?.journal_mode).toBe('wal');
       } finally {
         raw.close();
@@ -65,11 +68,18 @@ describe('sqlite incident store: the file', () => {
       old.exec('PRAGMA foreign_keys = ON');
       old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL) STRICT');
       // Every migration before the one that let incidents close.
-      migrations.slice(0, migrations.findIndex((sql) => sql.includes('CREATE TABLE incidents_next'))).forEach((sql, i) => {
-        old.exec(sql);
-        old.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)').run(i + 1);
-      });
-      old.exec(`INSERT INTO incidents (incident_id, cluster_id, target_key, target, reason, state, opened_at, updated_at) VALUES ('old-1', 'c', 'memberName=a', '{"memberName":"a"}', 'r', 'open', 1, 1)`);
+      migrations
+        .slice(
+          0,
+          migrations.findIndex((sql) => sql.includes('CREATE TABLE incidents_next')),
+        )
+        .forEach((sql, i) => {
+          old.exec(sql);
+          old.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)').run(i + 1);
+        });
+      old.exec(
+        `INSERT INTO incidents (incident_id, cluster_id, target_key, target, reason, state, opened_at, updated_at) VALUES ('old-1', 'c', 'memberName=a', '{"memberName":"a"}', 'r', 'open', 1, 1)`,
+      );
       old.exec(`INSERT INTO journal (incident_id, at, step, detail) VALUES ('old-1', 1, 'opened', '"kept"')`);
       expect(() => old.exec(`UPDATE incidents SET state = 'closed'`)).toThrow(/CHECK constraint/);
       old.close();
@@ -96,11 +106,18 @@ describe('sqlite incident store: the file', () => {
       const file = dir.file('before-sightings.db');
       const old = new DatabaseSync(file);
       old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL) STRICT');
-      migrations.slice(0, migrations.findIndex((sql) => sql.includes('CREATE TABLE learner_sightings'))).forEach((sql, i) => {
-        old.exec(sql);
-        old.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)').run(i + 1);
-      });
-      old.exec(`INSERT INTO incidents (incident_id, cluster_id, target_key, target, reason, state, opened_at, updated_at) VALUES ('old-1', 'c', 'memberName=a', '{"memberName":"a"}', 'r', 'open', 1, 1)`);
+      migrations
+        .slice(
+          0,
+          migrations.findIndex((sql) => sql.includes('CREATE TABLE learner_sightings')),
+        )
+        .forEach((sql, i) => {
+          old.exec(sql);
+          old.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)').run(i + 1);
+        });
+      old.exec(
+        `INSERT INTO incidents (incident_id, cluster_id, target_key, target, reason, state, opened_at, updated_at) VALUES ('old-1', 'c', 'memberName=a', '{"memberName":"a"}', 'r', 'open', 1, 1)`,
+      );
       old.close();
       const upgraded = openSqliteStore({ path: file });
       try {
@@ -132,7 +149,11 @@ describe('sqlite incident store: the file', () => {
 
   describe('views an earlier build wrote', () => {
     it('a view whose path is `exec` reads back as exec-relay', async () => {
-      const today = clusterView(2_000, [{ i: 0, paths: { direct: 'refused', 'port-forward': 'timeout', 'exec-relay': 'ok' } }, { i: 1, leader: 0 }, { i: 2, leader: 0 }]);
+      const today = clusterView(2_000, [
+        { i: 0, paths: { direct: 'refused', 'port-forward': 'timeout', 'exec-relay': 'ok' } },
+        { i: 1, leader: 0 },
+        { i: 2, leader: 0 },
+      ]);
       await store.updateIncident(incident.incidentId, { views: [today] }, { expectVersion: incident.version, now: 2_000 });
       await store.close();
       // The row as an earlier build left it: the same view, its relay path named `exec`.

@@ -26,7 +26,13 @@ describe('state-file ownership', () => {
       db.prepare(
         `INSERT OR REPLACE INTO state_owner (id, pid, host, proc_start, started_at, renewed_at, token)
          VALUES (1, $pid, $host, $procStart, $startedAt, $renewedAt, 'left-behind')`,
-      ).run({ pid: row.pid, host: row.host ?? os.hostname(), procStart: row.procStart ?? '', startedAt: row.startedAt ?? 1_000, renewedAt: row.renewedAt ?? Date.now() });
+      ).run({
+        pid: row.pid,
+        host: row.host ?? os.hostname(),
+        procStart: row.procStart ?? '',
+        startedAt: row.startedAt ?? 1_000,
+        renewedAt: row.renewedAt ?? Date.now(),
+      });
     } finally {
       db.close();
     }

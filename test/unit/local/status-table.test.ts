@@ -3,7 +3,15 @@
 import { describe, expect, it } from 'vitest';
 import type { Decision } from '../../../functions/core/decision.ts';
 import type { HygieneMoveRecord } from '../../../functions/core/hygiene-record.ts';
-import { formatAge, formatDue, renderStatusTable, statusChangeKey, type ClusterHygiene, type StatusEntry, type StatusIncident } from '../../../infra/local/cli/status-table.ts';
+import {
+  formatAge,
+  formatDue,
+  renderStatusTable,
+  statusChangeKey,
+  type ClusterHygiene,
+  type StatusEntry,
+  type StatusIncident,
+} from '../../../infra/local/cli/status-table.ts';
 import { fitHeight } from '../../../infra/local/cli/status-watch.ts';
 
 const NOW = Date.parse('2026-12-04T02:00:00Z');
@@ -11,7 +19,14 @@ const SEC = 1_000;
 const MIN = 60 * SEC;
 const HOUR = 60 * MIN;
 
-const retry = (reason: Decision['reason'], at: number, evidence: Record<string, unknown> = {}): Decision => ({ kind: 'retry', reason, at, reprobeNow: false, message: 'waits', evidence });
+const retry = (reason: Decision['reason'], at: number, evidence: Record<string, unknown> = {}): Decision => ({
+  kind: 'retry',
+  reason,
+  at,
+  reprobeNow: false,
+  message: 'waits',
+  evidence,
+});
 const block = (reason: Decision['reason']): Decision => ({ kind: 'block', reason, message: 'blocked', evidence: {} });
 
 let serial = 0;
@@ -79,7 +94,16 @@ describe('renderStatusTable', () => {
 
   it('shows the columns aligned: the id prefix, the member name once resolved, the last reason, age, next step and attempt', () => {
     const entries = [
-      entry({ incidentId: '0123456789abcdef', clusterId: 'c1', target: { memberName: 'etcd-0' }, memberName: 'etcd-0', memberId: 'abc', openedAt: NOW - 42 * SEC, attempt: 3, lastDecision: retry('ELECTION_IN_PROGRESS', NOW + 10 * SEC) }),
+      entry({
+        incidentId: '0123456789abcdef',
+        clusterId: 'c1',
+        target: { memberName: 'etcd-0' },
+        memberName: 'etcd-0',
+        memberId: 'abc',
+        openedAt: NOW - 42 * SEC,
+        attempt: 3,
+        lastDecision: retry('ELECTION_IN_PROGRESS', NOW + 10 * SEC),
+      }),
       entry({ clusterId: 'a-much-longer-cluster', target: { nodeName: 'node-7' }, openedAt: NOW - 2 * HOUR - 5 * MIN, nextDueAt: NOW + 3 * MIN }),
     ];
     const lines = renderStatusTable({ entries, pauses: {}, now: NOW });
@@ -101,7 +125,9 @@ describe('renderStatusTable', () => {
   });
 
   it('cuts the wider of target and reason first, then both, with …, never a line longer than the width', () => {
-    const entries = [entry({ target: { memberName: 'a-member-with-a-very-long-name-indeed' }, lastDecision: retry('LEADER_UNREACHABLE_UNCONFIRMED', NOW + 10 * SEC) })];
+    const entries = [
+      entry({ target: { memberName: 'a-member-with-a-very-long-name-indeed' }, lastDecision: retry('LEADER_UNREACHABLE_UNCONFIRMED', NOW + 10 * SEC) }),
+    ];
     const wide = renderStatusTable({ entries, pauses: {}, now: NOW });
     const natural = Math.max(...wide.map((l) => l.length));
     expect(cells(wide)[1]![2]).toBe('a-member-with-a-very-long-name-indeed');
@@ -125,7 +151,11 @@ describe('renderStatusTable', () => {
   });
 
   it('leaves out incidents that ended before the recent window, and says how many', () => {
-    const entries = [entry({ state: 'completed', updatedAt: NOW - 25 * HOUR, openedAt: NOW - 26 * HOUR }), entry({ state: 'awaiting-replacement', openedAt: NOW - 48 * HOUR, updatedAt: NOW - 47 * HOUR }), entry({ state: 'closed', updatedAt: NOW - HOUR })];
+    const entries = [
+      entry({ state: 'completed', updatedAt: NOW - 25 * HOUR, openedAt: NOW - 26 * HOUR }),
+      entry({ state: 'awaiting-replacement', openedAt: NOW - 48 * HOUR, updatedAt: NOW - 47 * HOUR }),
+      entry({ state: 'closed', updatedAt: NOW - HOUR }),
+    ];
     const lines = renderStatusTable({ entries, pauses: {}, now: NOW, recentMs: 24 * HOUR });
     expect(cells(lines.slice(1, 3)).map((c) => c[3])).toEqual(['awaiting-replacement', 'closed']);
     expect(lines.at(-1)).toBe('1 incident ended before the last 24h is not shown (--all shows it)');
@@ -134,8 +164,19 @@ describe('renderStatusTable', () => {
 
   it('says there are none, and the pauses and the storm hold above the table', () => {
     expect(renderStatusTable({ entries: [], pauses: {}, now: NOW })).toEqual(['no incidents']);
-    const storm = { count: 4, threshold: 2, registered: 10, clusters: ['a', 'b', 'c', 'd'], since: NOW - MIN, underFrom: NOW + 4 * MIN, liftsAt: NOW + 9 * MIN };
-    const entries = [entry({ lastDecision: retry('FLEET_STORM', NOW + 30 * SEC, { storm }) }), entry({ lastDecision: retry('FLEET_STORM', NOW + 20 * SEC, { storm }) })];
+    const storm = {
+      count: 4,
+      threshold: 2,
+      registered: 10,
+      clusters: ['a', 'b', 'c', 'd'],
+      since: NOW - MIN,
+      underFrom: NOW + 4 * MIN,
+      liftsAt: NOW + 9 * MIN,
+    };
+    const entries = [
+      entry({ lastDecision: retry('FLEET_STORM', NOW + 30 * SEC, { storm }) }),
+      entry({ lastDecision: retry('FLEET_STORM', NOW + 20 * SEC, { storm }) }),
+    ];
     const pauses = { fleet: { by: 'ops@box', at: NOW - MIN, why: 'zone b' }, clusters: { prod: { by: 'sre', at: NOW - HOUR, why: 'upgrade\x1b[2J' } } };
     const lines = renderStatusTable({ entries, pauses, now: NOW });
     expect(lines.slice(0, 3)).toEqual([
@@ -155,10 +196,22 @@ describe('renderStatusTable', () => {
 
 describe('leader hygiene above the table', () => {
   const judged = (reason: string, at: number) => ({ at, kind: 'hold', reason, message: 'said' });
-  const move = (over: Partial<HygieneMoveRecord> = {}): HygieneMoveRecord => ({ moveId: 'm-1', at: NOW - 4 * MIN, from: '8e9e05c52164694d', to: '91bc3c398fb3c146', term: 7, state: 'moved', endedAt: NOW - 3 * MIN, ...over });
+  const move = (over: Partial<HygieneMoveRecord> = {}): HygieneMoveRecord => ({
+    moveId: 'm-1',
+    at: NOW - 4 * MIN,
+    from: '8e9e05c52164694d',
+    to: '91bc3c398fb3c146',
+    term: 7,
+    state: 'moved',
+    endedAt: NOW - 3 * MIN,
+    ...over,
+  });
   const hygiene: ClusterHygiene[] = [
     { clusterId: 'prod-eu-1', record: { lastJudged: judged('HYGIENE_LEADER_HEALTHY', NOW - 40 * SEC), moves: [] } },
-    { clusterId: 'lab', record: { lastJudged: judged('HYGIENE_COOLDOWN', NOW - 12 * SEC), moves: [move({ moveId: 'm-0', state: 'failed', endedAt: NOW - HOUR }), move()] } },
+    {
+      clusterId: 'lab',
+      record: { lastJudged: judged('HYGIENE_COOLDOWN', NOW - 12 * SEC), moves: [move({ moveId: 'm-0', state: 'failed', endedAt: NOW - HOUR }), move()] },
+    },
   ];
 
   it('one line a cluster, by id, after the pauses: the last judgement and how long ago, the last move when there is one', () => {
@@ -172,12 +225,23 @@ describe('leader hygiene above the table', () => {
   });
 
   it('a move not over says when it was asked; a record not judged yet says so', () => {
-    const lines = renderStatusTable({ entries: [], pauses: {}, hygiene: [{ clusterId: 'lab', record: { moves: [move({ state: 'asked', at: NOW - 5 * SEC, endedAt: undefined })] } }], now: NOW });
+    const lines = renderStatusTable({
+      entries: [],
+      pauses: {},
+      hygiene: [{ clusterId: 'lab', record: { moves: [move({ state: 'asked', at: NOW - 5 * SEC, endedAt: undefined })] } }],
+      now: NOW,
+    });
     expect(lines).toEqual(['leader hygiene  lab  not judged yet  last move 8e9e05c52164694d → 91bc3c398fb3c146 asked 5s ago', 'no incidents']);
   });
 
   it('keeps to the width, and escapes what came from outside', () => {
-    const lines = renderStatusTable({ entries: [], pauses: {}, hygiene: [{ clusterId: 'lab\x1b[2J', record: { lastJudged: judged('HYGIENE_COOLDOWN', NOW), moves: [move()] } }], now: NOW, width: 60 });
+    const lines = renderStatusTable({
+      entries: [],
+      pauses: {},
+      hygiene: [{ clusterId: 'lab\x1b[2J', record: { lastJudged: judged('HYGIENE_COOLDOWN', NOW), moves: [move()] } }],
+      now: NOW,
+      width: 60,
+    });
     expect(lines[0]).toHaveLength(60);
     expect(lines[0]).toMatch(/^leader hygiene {2}lab\\x1b\[2J {2}HYGIENE_COOLDOWN 0s ago {2}last m…$/);
   });
@@ -189,7 +253,10 @@ describe('leader hygiene above the table', () => {
   it('changes the watch key when a judgement or a move changes, not as time passes', () => {
     const key = statusChangeKey({ entries: [], pauses: {}, hygiene, now: NOW });
     expect(statusChangeKey({ entries: [], pauses: {}, hygiene, now: NOW + MIN })).toBe(key);
-    const judgedAgain: ClusterHygiene[] = [hygiene[0]!, { clusterId: 'lab', record: { ...hygiene[1]!.record, lastJudged: judged('HYGIENE_LEADER_HEALTHY', NOW) } }];
+    const judgedAgain: ClusterHygiene[] = [
+      hygiene[0]!,
+      { clusterId: 'lab', record: { ...hygiene[1]!.record, lastJudged: judged('HYGIENE_LEADER_HEALTHY', NOW) } },
+    ];
     expect(statusChangeKey({ entries: [], pauses: {}, hygiene: judgedAgain, now: NOW })).not.toBe(key);
     const moving: ClusterHygiene[] = [hygiene[0]!, { clusterId: 'lab', record: { ...hygiene[1]!.record, moves: [move({ state: 'moving' })] } }];
     expect(statusChangeKey({ entries: [], pauses: {}, hygiene: moving, now: NOW })).not.toBe(key);

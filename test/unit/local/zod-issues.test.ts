@@ -21,7 +21,11 @@ describe('plainWords and describeIssues', () => {
     { schema: z.object({ a: z.array(z.string()).min(1) }), value: { a: [] }, says: 'a: must list at least one' },
     { schema: z.object({ e: z.enum(['direct', 'exec-relay']) }), value: { e: 'ssh' }, says: 'e: must be one of "direct", "exec-relay"' },
     { schema: z.object({ x: z.string() }), value: {}, says: 'x: is required' },
-    { schema: z.object({ list: z.array(z.object({ id: z.string().min(1, 'its own words') })) }), value: { list: [{ id: '' }] }, says: 'list[0].id: its own words' },
+    {
+      schema: z.object({ list: z.array(z.object({ id: z.string().min(1, 'its own words') })) }),
+      value: { list: [{ id: '' }] },
+      says: 'list[0].id: its own words',
+    },
     { schema: z.strictObject({}), value: { extra: 1, more: 2 }, says: 'extra: is not a known field; more: is not a known field' },
     { schema: z.string(), value: 5, says: '(value): must be a string' },
   ])('$says', ({ schema, value, says }) => expect(said(schema, value)).toBe(says));

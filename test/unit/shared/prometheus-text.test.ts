@@ -33,7 +33,10 @@ describe('parsePrometheusText', () => {
 
   it('unescapes label values (\\\\, \\", \\n) and HELP text (\\\\, \\n), and takes a trailing comma', () => {
     const [family] = parsePrometheusText(
-      ['# HELP msdos_file_access_time_seconds Time \\\\ of access\\nsecond line', 'msdos_file_access_time_seconds{path="C:\\\\DIR\\\\FILE.TXT",error="Cannot find file:\\n\\"FILE.TXT\\"",} 1.458255915e9'].join('\n'),
+      [
+        '# HELP msdos_file_access_time_seconds Time \\\\ of access\\nsecond line',
+        'msdos_file_access_time_seconds{path="C:\\\\DIR\\\\FILE.TXT",error="Cannot find file:\\n\\"FILE.TXT\\"",} 1.458255915e9',
+      ].join('\n'),
     );
     expect(family!.help).toBe('Time \\ of access\nsecond line');
     expect(family!.samples[0]!.labels).toEqual({ path: 'C:\\DIR\\FILE.TXT', error: 'Cannot find file:\n"FILE.TXT"' });
@@ -41,13 +44,15 @@ describe('parsePrometheusText', () => {
   });
 
   it('reads +Inf, -Inf, NaN and exponents, and an empty label set', () => {
-    const samples = parsePrometheusText(['a +Inf', 'b -Inf', 'c NaN', 'd 1E+3', 'e{} 2.5e-06', 'f Inf'].join('\n')).flatMap((f) => f.samples.map((s) => s.value));
+    const samples = parsePrometheusText(['a +Inf', 'b -Inf', 'c NaN', 'd 1E+3', 'e{} 2.5e-06', 'f Inf'].join('\n')).flatMap((f) =>
+      f.samples.map((s) => s.value),
+    );
     expect(samples.slice(0, 2)).toEqual([Infinity, -Infinity]);
     expect(samples[2]).toBeNaN();
     expect(samples.slice(3)).toEqual([1000, 2.5e-6, Infinity]);
   });
 
-  it('groups a histogram\'s _bucket, _sum and _count under its family, per label set, buckets ascending to +Inf', () => {
+  it("groups a histogram's _bucket, _sum and _count under its family, per label set, buckets ascending to +Inf", () => {
     const families = parsePrometheusText(
       [
         '# TYPE rtt_seconds histogram',
@@ -65,8 +70,25 @@ describe('parsePrometheusText', () => {
     expect(families).toHaveLength(1);
     expect(families[0]!.type).toBe('histogram');
     expect(histogramsOf(families[0]!)).toEqual([
-      { labels: { To: 'a' }, buckets: [[0.1, 1], [0.2, 3], [Infinity, 4]], sum: 0.9, count: 4 },
-      { labels: { To: 'b' }, buckets: [[0.1, 0], [Infinity, 0]], sum: 0, count: 0 },
+      {
+        labels: { To: 'a' },
+        buckets: [
+          [0.1, 1],
+          [0.2, 3],
+          [Infinity, 4],
+        ],
+        sum: 0.9,
+        count: 4,
+      },
+      {
+        labels: { To: 'b' },
+        buckets: [
+          [0.1, 0],
+          [Infinity, 0],
+        ],
+        sum: 0,
+        count: 0,
+      },
     ]);
   });
 
@@ -79,17 +101,41 @@ describe('parsePrometheusText', () => {
 
   // A NaN count compares false with everything: let through, it read as no observation or as the highest bound.
   it.each([
-    { row: 'a NaN count', lines: ['h_bucket{le="0.001"} 1', 'h_bucket{le="0.002"} NaN', 'h_bucket{le="+Inf"} 2', 'h_sum 1', 'h_count 2'], says: /^line 3: h_bucket\{le="0\.002"\} counts NaN, not a finite number ≥ 0$/ },
-    { row: 'a NaN +Inf count', lines: ['h_bucket{le="0.001"} 1', 'h_bucket{le="+Inf"} NaN', 'h_sum 1', 'h_count NaN'], says: /^line 3: h_bucket\{le="\+Inf"\} counts NaN, not a finite number ≥ 0$/ },
-    { row: 'an infinite count', lines: ['h_bucket{le="0.001"} +Inf', 'h_bucket{le="+Inf"} +Inf', 'h_sum 1', 'h_count +Inf'], says: /^line 2: h_bucket\{le="0\.001"\} counts Infinity, not a finite number ≥ 0$/ },
-    { row: 'a negative count', lines: ['h_bucket{le="0.001"} -1', 'h_bucket{le="+Inf"} 0', 'h_sum 0', 'h_count 0'], says: /^line 2: h_bucket\{le="0\.001"\} counts -1, not a finite number ≥ 0$/ },
-    { row: 'a labelled series, NaN', lines: ['h_bucket{To="b2",le="0.001"} NaN', 'h_bucket{To="b2",le="+Inf"} 1', 'h_sum{To="b2"} 1', 'h_count{To="b2"} 1'], says: /^line 2: h_bucket\{To="b2",le="0\.001"\} counts NaN/ },
+    {
+      row: 'a NaN count',
+      lines: ['h_bucket{le="0.001"} 1', 'h_bucket{le="0.002"} NaN', 'h_bucket{le="+Inf"} 2', 'h_sum 1', 'h_count 2'],
+      says: /^line 3: h_bucket\{le="0\.002"\} counts NaN, not a finite number ≥ 0$/,
+    },
+    {
+      row: 'a NaN +Inf count',
+      lines: ['h_bucket{le="0.001"} 1', 'h_bucket{le="+Inf"} NaN', 'h_sum 1', 'h_count NaN'],
+      says: /^line 3: h_bucket\{le="\+Inf"\} counts NaN, not a finite number ≥ 0$/,
+    },
+    {
+      row: 'an infinite count',
+      lines: ['h_bucket{le="0.001"} +Inf', 'h_bucket{le="+Inf"} +Inf', 'h_sum 1', 'h_count +Inf'],
+      says: /^line 2: h_bucket\{le="0\.001"\} counts Infinity, not a finite number ≥ 0$/,
+    },
+    {
+      row: 'a negative count',
+      lines: ['h_bucket{le="0.001"} -1', 'h_bucket{le="+Inf"} 0', 'h_sum 0', 'h_count 0'],
+      says: /^line 2: h_bucket\{le="0\.001"\} counts -1, not a finite number ≥ 0$/,
+    },
+    {
+      row: 'a labelled series, NaN',
+      lines: ['h_bucket{To="b2",le="0.001"} NaN', 'h_bucket{To="b2",le="+Inf"} 1', 'h_sum{To="b2"} 1', 'h_count{To="b2"} 1'],
+      says: /^line 2: h_bucket\{To="b2",le="0\.001"\} counts NaN/,
+    },
     {
       row: 'counts that fall as the bound rises, written out of order',
       lines: ['h_bucket{le="+Inf"} 2', 'h_bucket{le="2"} 1', 'h_bucket{le="1"} 2', 'h_sum 1', 'h_count 2'],
       says: /^line 3: h: bucket le="2" counts 1, fewer than le="1" \(2 on line 4\): cumulative counts never fall$/,
     },
-    { row: 'a labelled series that falls', lines: ['h_bucket{To="b2",le="1"} 5', 'h_bucket{To="b2",le="+Inf"} 4', 'h_sum{To="b2"} 1', 'h_count{To="b2"} 4'], says: /^line 3: h\{To="b2"\}: bucket le="\+Inf" counts 4, fewer than le="1" \(5 on line 2\)/ },
+    {
+      row: 'a labelled series that falls',
+      lines: ['h_bucket{To="b2",le="1"} 5', 'h_bucket{To="b2",le="+Inf"} 4', 'h_sum{To="b2"} 1', 'h_count{To="b2"} 4'],
+      says: /^line 3: h\{To="b2"\}: bucket le="\+Inf" counts 4, fewer than le="1" \(5 on line 2\)/,
+    },
   ])('refuses $row, naming the line and the series', ({ lines, says }) => {
     const family = parsePrometheusText(['# TYPE h histogram', ...lines].join('\n'))[0]!;
     expect(() => histogramsOf(family)).toThrow(PrometheusTextError);
@@ -99,7 +145,10 @@ describe('parsePrometheusText', () => {
   it('takes le="+Inf" as a bound, and a NaN or infinite _sum (a NaN observed) as read: the mean says it, not the parser', () => {
     const [family] = parsePrometheusText(['# TYPE h histogram', 'h_bucket{le="0.5"} 1', 'h_bucket{le="+Inf"} 2', 'h_sum NaN', 'h_count 2'].join('\n'));
     const [series] = histogramsOf(family!);
-    expect(series!.buckets).toEqual([[0.5, 1], [Infinity, 2]]);
+    expect(series!.buckets).toEqual([
+      [0.5, 1],
+      [Infinity, 2],
+    ]);
     expect(series!.sum).toBeNaN();
   });
 

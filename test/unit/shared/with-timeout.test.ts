@@ -8,7 +8,13 @@ const never = (): Promise<never> => new Promise<never>(() => undefined);
 describe('withTimeout', () => {
   it('returns the answer and leaves no timer behind', async () => {
     const before = timers();
-    await expect(withTimeout(60_000, async () => 'answer', () => new Error('late'))).resolves.toBe('answer');
+    await expect(
+      withTimeout(
+        60_000,
+        async () => 'answer',
+        () => new Error('late'),
+      ),
+    ).resolves.toBe('answer');
     expect(timers()).toBe(before);
   });
 
@@ -39,7 +45,13 @@ describe('withTimeout', () => {
 
   it('passes the work’s own failure through, and leaves its signal alone when it answered', async () => {
     let seen: AbortSignal | undefined;
-    await expect(withTimeout(60_000, async () => Promise.reject(new Error('refused')), () => new Error('late'))).rejects.toThrow(/^refused$/);
+    await expect(
+      withTimeout(
+        60_000,
+        async () => Promise.reject(new Error('refused')),
+        () => new Error('late'),
+      ),
+    ).rejects.toThrow(/^refused$/);
     await withTimeout(
       60_000,
       async (signal) => {
@@ -51,7 +63,13 @@ describe('withTimeout', () => {
   });
 
   it('a bound past what setTimeout can hold waits, rather than firing at once', async () => {
-    await expect(withTimeout(2 ** 31 + 1_000, () => sleep(20, 'answer'), () => new Error('late'))).resolves.toBe('answer');
+    await expect(
+      withTimeout(
+        2 ** 31 + 1_000,
+        () => sleep(20, 'answer'),
+        () => new Error('late'),
+      ),
+    ).resolves.toBe('answer');
   });
 });
 

@@ -18,17 +18,28 @@ export class ClusterAccessError extends Error {
  * The workload kubeconfig as YAML text, from Cluster API's Secret or the one `name` gives instead
  * (same key); a clear error naming the Secret when it cannot be read.
  */
-export async function workloadKubeconfigFromSecret(management: KubeConfig, namespace: string, clusterName: string, name = kubeconfigSecretName(clusterName)): Promise<string> {
+export async function workloadKubeconfigFromSecret(
+  management: KubeConfig,
+  namespace: string,
+  clusterName: string,
+  name = kubeconfigSecretName(clusterName),
+): Promise<string> {
   const where = `Secret ${namespace}/${name}`;
   let secret;
   try {
     secret = await management.makeApiClient(CoreV1Api).readNamespacedSecret({ namespace, name });
   } catch (error) {
     if (isNotFound(error) && name !== kubeconfigSecretName(clusterName)) {
-      throw new ClusterAccessError(`${where} does not exist: create it, key "${KUBECONFIG_SECRET_KEY}", with a kubeconfig of ${clusterName}'s etcd-remediator ServiceAccount (infra/kubernetes/workload-rbac.yaml)`, { cause: error });
+      throw new ClusterAccessError(
+        `${where} does not exist: create it, key "${KUBECONFIG_SECRET_KEY}", with a kubeconfig of ${clusterName}'s etcd-remediator ServiceAccount (infra/kubernetes/workload-rbac.yaml)`,
+        { cause: error },
+      );
     }
     if (isNotFound(error)) {
-      throw new ClusterAccessError(`${where} does not exist: is ${clusterName} a Cluster API cluster in namespace ${namespace}? (give --namespace, or --workload-kubeconfig)`, { cause: error });
+      throw new ClusterAccessError(
+        `${where} does not exist: is ${clusterName} a Cluster API cluster in namespace ${namespace}? (give --namespace, or --workload-kubeconfig)`,
+        { cause: error },
+      );
     }
     throw new ClusterAccessError(`reading ${where} failed: ${describeKubeError(error)} (the identity needs get on secrets there)`, { cause: error });
   }

@@ -10,7 +10,11 @@ interface ClusterObject {
 export async function listClusterIds(management: KubeConfig, version: 'v1beta1' | 'v1beta2' = 'v1beta1'): Promise<readonly string[] | undefined> {
   try {
     const customObjects = management.makeApiClient(CustomObjectsApi);
-    const list = (await customObjects.listClusterCustomObject({ group: 'cluster.x-k8s.io', version, plural: 'clusters' })) as KubernetesListObject<ClusterObject>;
+    const list = (await customObjects.listClusterCustomObject({
+      group: 'cluster.x-k8s.io',
+      version,
+      plural: 'clusters',
+    })) as KubernetesListObject<ClusterObject>;
     return list.items.flatMap((c) => (c.metadata?.name && c.metadata.namespace ? [`${c.metadata.namespace}/${c.metadata.name}`] : []));
   } catch {
     return undefined;

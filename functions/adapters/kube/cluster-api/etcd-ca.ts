@@ -46,16 +46,28 @@ export async function readEtcdCa(management: KubeConfig, namespace: string, clus
     secret = await management.makeApiClient(CoreV1Api).readNamespacedSecret({ namespace, name }, withSignal(signal));
   } catch (error) {
     if (isNotFound(error)) {
-      throw new EtcdCaError('missing', `${where} does not exist (Cluster API keeps the etcd CA there): create it with keys ${ETCD_CA_CERT_KEY} and ${ETCD_CA_KEY_KEY}, or give --cacert, --cert and --key`, { cause: error });
+      throw new EtcdCaError(
+        'missing',
+        `${where} does not exist (Cluster API keeps the etcd CA there): create it with keys ${ETCD_CA_CERT_KEY} and ${ETCD_CA_KEY_KEY}, or give --cacert, --cert and --key`,
+        { cause: error },
+      );
     }
     if (error instanceof ApiException && DENIED.has(error.code)) {
-      throw new EtcdCaError('forbidden', `reading ${where} was refused: ${describeKubeError(error)} (RBAC: the identity needs get on secrets in namespace ${namespace})`, { cause: error });
+      throw new EtcdCaError(
+        'forbidden',
+        `reading ${where} was refused: ${describeKubeError(error)} (RBAC: the identity needs get on secrets in namespace ${namespace})`,
+        { cause: error },
+      );
     }
     throw new EtcdCaError('unreachable', `reading ${where} failed: ${describeKubeError(error)}`, { cause: error });
   }
   const field = (key: string): Buffer => {
     const encoded = secret.data?.[key];
-    if (!encoded) throw new EtcdCaError('no-key', `${where} has no "${key}" key, where Cluster API keeps the etcd CA's ${key === ETCD_CA_CERT_KEY ? 'certificate' : 'private key'}`);
+    if (!encoded)
+      throw new EtcdCaError(
+        'no-key',
+        `${where} has no "${key}" key, where Cluster API keeps the etcd CA's ${key === ETCD_CA_CERT_KEY ? 'certificate' : 'private key'}`,
+      );
     return Buffer.from(encoded, 'base64');
   };
   return { cert: field(ETCD_CA_CERT_KEY), key: field(ETCD_CA_KEY_KEY), where };

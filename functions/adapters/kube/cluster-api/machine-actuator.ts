@@ -95,7 +95,10 @@ export function createMachineActuator(options: MachineActuatorOptions): Actuator
       const seen = request.machine;
       // Another uid is a Machine made since the incident looked: its own is gone, so it is replaced.
       if (seen && seen.uid !== machine.uid) {
-        return { action: 'deleted', detail: `${label} is uid ${machine.uid}, not ${seen.name} uid ${seen.uid} that the incident saw: that Machine is already gone, and this one is left alone` };
+        return {
+          action: 'deleted',
+          detail: `${label} is uid ${machine.uid}, not ${seen.name} uid ${seen.uid} that the incident saw: that Machine is already gone, and this one is left alone`,
+        };
       }
       refuseWorker(machine);
       // Deleting already: ours on a redelivery, or CAPI's own; either way the replacement is coming.

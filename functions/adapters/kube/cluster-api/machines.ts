@@ -99,7 +99,9 @@ export function createMachineReader({ customObjects, clusterName, version = 'v1b
     try {
       list = await customObjects.listNamespacedCustomObject({ ...base, namespace, labelSelector }, withSignal(options.signal));
     } catch (error) {
-      throw new MachineReadError(`listing the control-plane Machines of cluster ${clusterName} in namespace ${namespace} failed: ${describeKubeError(error)}`, { cause: error });
+      throw new MachineReadError(`listing the control-plane Machines of cluster ${clusterName} in namespace ${namespace} failed: ${describeKubeError(error)}`, {
+        cause: error,
+      });
     }
     const items = field(list, 'items');
     return (Array.isArray(items) ? items : []).flatMap((item) => toMachineRef(item, namespace) ?? []);
@@ -119,7 +121,9 @@ export function createMachineReader({ customObjects, clusterName, version = 'v1b
     listControlPlaneMachines,
     async machineOfNode(namespace, nodeName, options = {}) {
       const machines = await listControlPlaneMachines(namespace, options).catch((error: unknown) => {
-        throw error instanceof MachineReadError ? new MachineReadError(`${error.message} (looking for the Machine of node ${nodeName})`, { cause: error }) : error;
+        throw error instanceof MachineReadError
+          ? new MachineReadError(`${error.message} (looking for the Machine of node ${nodeName})`, { cause: error })
+          : error;
       });
       return machines.find((machine) => machine.nodeName === nodeName);
     },

@@ -12,7 +12,16 @@ import { handleWhen, retry } from 'cockatiel';
 import { PatchStrategy, setHeaderOptions, V1MicroTime, type CoreV1Api, type CoreV1Event, type CustomObjectsApi } from '@kubernetes/client-node';
 import { doublingBackoff } from '../../../lib/doubling-backoff.ts';
 import { setNewest } from '../../../core/newest-first.ts';
-import { eventKey, eventName, nanosOf, spamFilter, WAITING_ACTIONS, type InvolvedObject, type ObjectEventSaid, type SpamFilterOptions } from '../../../core/object-events.ts';
+import {
+  eventKey,
+  eventName,
+  nanosOf,
+  spamFilter,
+  WAITING_ACTIONS,
+  type InvolvedObject,
+  type ObjectEventSaid,
+  type SpamFilterOptions,
+} from '../../../core/object-events.ts';
 import type { Log } from '../../../ports/log.ts';
 import { describeKubeError, isNotFound } from '../api-errors.ts';
 import type { RemediationRequest } from './remediation-requests.ts';
@@ -77,14 +86,19 @@ export function createEventRecorder(options: EventRecorderOptions): EventRecorde
   let lastNanos = 0n;
   let queue: Promise<void> = Promise.resolve();
 
-
   async function create(object: InvolvedObject, said: ObjectEventSaid, now: number, count: number, firstTimestamp: string): Promise<Seen> {
     const nanos = nanosOf(now) > lastNanos ? nanosOf(now) : lastNanos + 1n;
     lastNanos = nanos;
     const namespace = namespaceOf(object);
     const body: CoreV1Event = {
       metadata: { name: eventName(object.name, nanos), namespace },
-      involvedObject: { kind: object.kind, apiVersion: object.apiVersion, name: object.name, ...(object.namespace ? { namespace: object.namespace } : {}), ...(object.uid ? { uid: object.uid } : {}) },
+      involvedObject: {
+        kind: object.kind,
+        apiVersion: object.apiVersion,
+        name: object.name,
+        ...(object.namespace ? { namespace: object.namespace } : {}),
+        ...(object.uid ? { uid: object.uid } : {}),
+      },
       reason: said.reason,
       message: said.note,
       type: said.type,
@@ -131,7 +145,12 @@ export function createEventRecorder(options: EventRecorderOptions): EventRecorde
         setNewest(seen, key, written, remembered);
       });
     } catch (error) {
-      log.warn('Kubernetes Event not written; the remediation goes on', { object: shownObject(object), reason: said.reason, tries: attempts, error: describeKubeError(error).split('\n')[0] });
+      log.warn('Kubernetes Event not written; the remediation goes on', {
+        object: shownObject(object),
+        reason: said.reason,
+        tries: attempts,
+        error: describeKubeError(error).split('\n')[0],
+      });
     }
   }
 
@@ -152,7 +171,11 @@ export function createEventRecorder(options: EventRecorderOptions): EventRecorde
  * from the request's owner reference, or read once; without it when the Machine cannot be read
  * (kubectl describe finds an object's Events by its uid too, so it is looked for).
  */
-export async function machineReference(customObjects: CustomObjectsApi, request: Pick<RemediationRequest, 'namespace' | 'machineName' | 'clusterName' | 'machineOwner'>, version: MachineApiVersion): Promise<InvolvedObject> {
+export async function machineReference(
+  customObjects: CustomObjectsApi,
+  request: Pick<RemediationRequest, 'namespace' | 'machineName' | 'clusterName' | 'machineOwner'>,
+  version: MachineApiVersion,
+): Promise<InvolvedObject> {
   const base = { kind: 'Machine', namespace: request.namespace, name: request.machineName };
   if (request.machineOwner) return { ...base, ...request.machineOwner };
   const apiVersion = `${CAPI_GROUP}/${version}`;

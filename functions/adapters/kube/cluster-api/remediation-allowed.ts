@@ -106,7 +106,8 @@ export interface Hold {
  * paused, or that MHC short-circuited. undefined when Cluster API lets remediation happen.
  */
 export function holdOf(input: { cluster?: KubeObjectShape; machine?: KubeObjectShape; healthChecks: readonly KubeObjectShape[] }): Hold | undefined {
-  const pause = pauseOf('Cluster', input.cluster) ?? pauseOf('Machine', input.machine) ?? input.healthChecks.map((mhc) => pauseOf('MachineHealthCheck', mhc)).find(Boolean);
+  const pause =
+    pauseOf('Cluster', input.cluster) ?? pauseOf('Machine', input.machine) ?? input.healthChecks.map((mhc) => pauseOf('MachineHealthCheck', mhc)).find(Boolean);
   if (pause) return { reason: 'CLUSTER_PAUSED', message: describePause(pause), pause };
   for (const mhc of input.healthChecks) {
     const denied = remediationNotAllowed(mhc);

@@ -26,7 +26,9 @@ class Unreadable extends Error {}
 
 const labelsOf = (object: KubeObjectShape | undefined): Record<string, string> => {
   const labels = object?.metadata?.labels;
-  return typeof labels === 'object' && labels !== null ? Object.fromEntries(Object.entries(labels).filter((e): e is [string, string] => typeof e[1] === 'string')) : {};
+  return typeof labels === 'object' && labels !== null
+    ? Object.fromEntries(Object.entries(labels).filter((e): e is [string, string] => typeof e[1] === 'string'))
+    : {};
 };
 
 export function createRemediationGate(customObjects: CustomObjectsApi, version: MachineApiVersion = 'v1beta1'): RemediationGate {
@@ -50,7 +52,11 @@ export function createRemediationGate(customObjects: CustomObjectsApi, version: 
         let found = perCluster.get(key);
         if (!found) {
           found = Promise.all([
-            read<KubeObjectShape | undefined>(`Cluster ${key}`, () => customObjects.getNamespacedCustomObject({ ...at('clusters', namespace), name }), undefined),
+            read<KubeObjectShape | undefined>(
+              `Cluster ${key}`,
+              () => customObjects.getNamespacedCustomObject({ ...at('clusters', namespace), name }),
+              undefined,
+            ),
             read<{ items?: KubeObjectShape[] } | undefined>(
               `the MachineHealthChecks in namespace ${namespace} (the watcher needs list on machinehealthchecks.cluster.x-k8s.io: infra/kubernetes/rbac.yaml)`,
               () => customObjects.listNamespacedCustomObject(at('machinehealthchecks', namespace)),
@@ -66,9 +72,17 @@ export function createRemediationGate(customObjects: CustomObjectsApi, version: 
         try {
           const [{ cluster, mhcs }, machine] = await Promise.all([
             clusterOf(request.namespace, request.clusterName),
-            read<KubeObjectShape | undefined>(`Machine ${request.namespace}/${request.machineName}`, () => customObjects.getNamespacedCustomObject({ ...at(MACHINES_PLURAL, request.namespace), name: request.machineName }), undefined),
+            read<KubeObjectShape | undefined>(
+              `Machine ${request.namespace}/${request.machineName}`,
+              () => customObjects.getNamespacedCustomObject({ ...at(MACHINES_PLURAL, request.namespace), name: request.machineName }),
+              undefined,
+            ),
           ]);
-          const watched = { clusterName: request.clusterName, labels: labelsOf(machine), ...(request.templateName ? { templateName: request.templateName } : {}) };
+          const watched = {
+            clusterName: request.clusterName,
+            labels: labelsOf(machine),
+            ...(request.templateName ? { templateName: request.templateName } : {}),
+          };
           const hold = holdOf({ ...(cluster ? { cluster } : {}), ...(machine ? { machine } : {}), healthChecks: machine ? healthChecksOf(mhcs, watched) : [] });
           return hold ? { kind: 'held', hold } : { kind: 'allowed' };
         } catch (error) {

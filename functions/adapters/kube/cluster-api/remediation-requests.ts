@@ -107,7 +107,11 @@ export interface RequestClient {
    * Merge-patches the status subresource, `clear` naming the fields an earlier status set that no
    * longer hold; false when the request is gone.
    */
-  writeStatus(request: Pick<RemediationRequest, 'namespace' | 'machineName'>, status: RequestStatus, clear?: readonly (keyof RequestStatus)[]): Promise<boolean>;
+  writeStatus(
+    request: Pick<RemediationRequest, 'namespace' | 'machineName'>,
+    status: RequestStatus,
+    clear?: readonly (keyof RequestStatus)[],
+  ): Promise<boolean>;
 }
 
 export function createRequestClient(customObjects: CustomObjectsApi): RequestClient {
@@ -125,7 +129,9 @@ export function createRequestClient(customObjects: CustomObjectsApi): RequestCli
         return true;
       } catch (error) {
         if (isNotFound(error)) return false;
-        throw new RequestStatusError(`writing the status of EtcdRemediationRequest ${namespace}/${machineName} failed: ${describeKubeError(error)}`, { cause: error });
+        throw new RequestStatusError(`writing the status of EtcdRemediationRequest ${namespace}/${machineName} failed: ${describeKubeError(error)}`, {
+          cause: error,
+        });
       }
     },
   };

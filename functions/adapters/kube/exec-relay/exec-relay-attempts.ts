@@ -100,5 +100,4 @@ export function everyRelayFailed(attempts: readonly RelayAttempt[], untried: rea
  * The share of what is left of the deadline for the next relay: half, so one that hangs leaves
  * the others as much as it took; the last one gets all of it.
  */
-export const relaySliceMs = (leftMs: number, relaysLeft: number): number =>
-  Math.max(1, Math.floor(relaysLeft > 1 ? leftMs / 2 : leftMs));
+export const relaySliceMs = (leftMs: number, relaysLeft: number): number => Math.max(1, Math.floor(relaysLeft > 1 ? leftMs / 2 : leftMs));

@@ -7,7 +7,16 @@
 import type { EtcdFailure, MemberId, MemberInfo, MemberList, MemberStatus } from '../../../core/types.ts';
 import { EtcdCallError, type EndpointTarget, type EtcdMemberClient } from '../../../ports/etcd.ts';
 import { endsTheSearch, everyRelayFailed, relaySliceMs, type RelayAttempt, type RelayCandidate } from './exec-relay-attempts.ts';
-import { endpointStatusArgv, isEtcdFailure, KUBEADM_ETCDCTL, moveLeaderArgv, parseEndpointStatus, parseMoveLeader, type EtcdctlTlsPaths, type RelayCall } from './exec-relay-etcdctl.ts';
+import {
+  endpointStatusArgv,
+  isEtcdFailure,
+  KUBEADM_ETCDCTL,
+  moveLeaderArgv,
+  parseEndpointStatus,
+  parseMoveLeader,
+  type EtcdctlTlsPaths,
+  type RelayCall,
+} from './exec-relay-etcdctl.ts';
 import { memberListArgv, memberRemoveArgv, parseMemberList, parseMemberRemove } from './exec-relay-members.ts';
 import type { RelayRoutes } from './exec-relay-routes.ts';
 import { execRelayEndpoint, parseExecRelayEndpoint, type PodAddress } from '../kube-paths.ts';
@@ -58,13 +67,19 @@ export function createExecRelayClient(target: EndpointTarget, streams: PodStream
 
   /** A relay's failure, said so a person knows what to change when it is the pod's image. */
   function relayFailed(relay: RelayCandidate, error: PodStreamError): RelayAttempt {
-    const advice = error.why === 'binary-missing'
-      ? `; the exec relay runs ${binary}: set --relay-binary (relayBinary in a run config or registration) to the etcdctl this image has, or run an etcd image that has it there (kubeadm's keeps it at ${KUBEADM_ETCDCTL})`
-      : '';
+    const advice =
+      error.why === 'binary-missing'
+        ? `; the exec relay runs ${binary}: set --relay-binary (relayBinary in a run config or registration) to the etcdctl this image has, or run an etcd image that has it there (kubeadm's keeps it at ${KUBEADM_ETCDCTL})`
+        : '';
     return { relay, side: 'relay', why: error.why, failure: { kind: error.reachability, message: `${error.message}${advice}` } };
   }
 
-  async function once<T extends object>(relay: RelayCandidate, deadlineMs: number, argv: (call: RelayCall) => string[], parse: (out: string, err: string, code: number | null) => Parsed<T>): Promise<Outcome<T>> {
+  async function once<T extends object>(
+    relay: RelayCandidate,
+    deadlineMs: number,
+    argv: (call: RelayCall) => string[],
+    parse: (out: string, err: string, code: number | null) => Parsed<T>,
+  ): Promise<Outcome<T>> {
     let result;
     try {
       result = await streams.exec({ namespace: relay.namespace, name: relay.name, container: 'etcd' }, argv(relayCall(deadlineMs)), deadlineMs);
@@ -81,7 +96,11 @@ export function createExecRelayClient(target: EndpointTarget, streams: PodStream
   }
 
   /** Each pod in turn, within the one deadline, until one relays or the answer is the target's own. */
-  async function read<T extends object>(deadlineMs: number, argv: (call: RelayCall) => string[], parse: (out: string, err: string, code: number | null) => Parsed<T>): Promise<T> {
+  async function read<T extends object>(
+    deadlineMs: number,
+    argv: (call: RelayCall) => string[],
+    parse: (out: string, err: string, code: number | null) => Parsed<T>,
+  ): Promise<T> {
     const endsAt = performance.now() + deadlineMs;
     const candidates = relays();
     const attempts: RelayAttempt[] = [];
@@ -97,7 +116,11 @@ export function createExecRelayClient(target: EndpointTarget, streams: PodStream
   }
 
   /** Through the endpoint's pod only. */
-  async function act<T extends object>(deadlineMs: number, argv: (call: RelayCall) => string[], parse: (out: string, err: string, code: number | null) => Parsed<T>): Promise<T> {
+  async function act<T extends object>(
+    deadlineMs: number,
+    argv: (call: RelayCall) => string[],
+    parse: (out: string, err: string, code: number | null) => Parsed<T>,
+  ): Promise<T> {
     const outcome = await once(relays()[0], deadlineMs, argv, parse);
     if (!outcome.answered) throw new EtcdCallError(outcome.attempt.failure);
     return outcome.value;
@@ -113,15 +136,22 @@ export function createExecRelayClient(target: EndpointTarget, streams: PodStream
       await act(deadlineMs, (call) => moveLeaderArgv(call, transfereeId), parseMoveLeader);
     },
     memberRemove: async (id: MemberId, deadlineMs): Promise<MemberInfo[]> => {
-      const members = await act(deadlineMs, (call) => memberRemoveArgv(call, id), (out, err, code) => {
-        const parsed = parseMemberRemove(out, err, code);
-        return Array.isArray(parsed) ? { members: parsed } : parsed;
-      });
+      const members = await act(
+        deadlineMs,
+        (call) => memberRemoveArgv(call, id),
+        (out, err, code) => {
+          const parsed = parseMemberRemove(out, err, code);
+          return Array.isArray(parsed) ? { members: parsed } : parsed;
+        },
+      );
       return members.members;
     },
     snapshot: (): Promise<void> =>
       Promise.reject(
-        new EtcdCallError({ kind: 'other', message: `${through}: snapshots are not streamed over the exec relay; give the cluster a direct or port-forward path` }),
+        new EtcdCallError({
+          kind: 'other',
+          message: `${through}: snapshots are not streamed over the exec relay; give the cluster a direct or port-forward path`,
+        }),
       ),
   };
 }

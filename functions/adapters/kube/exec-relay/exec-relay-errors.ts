@@ -81,7 +81,10 @@ function finalError(lines: string[]): string | undefined {
 
 /** Only for a failed run (exit status not 0, or killed by a signal: null). */
 export function failureFromStderr(stderr: string, exitCode: number | null): EtcdFailure {
-  const lines = stderr.split('\n').map((line) => line.trim()).filter((line) => line !== '');
+  const lines = stderr
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
   const closing = finalError(lines);
   if (closing !== undefined && NO_LEADER_ENDPOINT.test(closing)) {
     return { kind: 'other', grpcCode: GRPC.FAILED_PRECONDITION, message: 'etcdserver: not leader' };

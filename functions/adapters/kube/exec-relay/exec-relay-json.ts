@@ -11,8 +11,7 @@ export function parseJsonNumbersAsText(text: string): unknown {
 
 export type JsonObject = Record<string, unknown>;
 
-export const isObject = (value: unknown): value is JsonObject =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+export const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** A uint64 field as decimal text; Go's encoder omits zero values, so absent means 0. */
 export function decimalField(object: JsonObject, key: string): string {

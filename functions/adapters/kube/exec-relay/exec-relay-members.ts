@@ -36,7 +36,8 @@ function toMember(member: unknown): IMember {
 
 function toListResponse(text: string): IMemberListResponse {
   const parsed = parseJsonNumbersAsText(text);
-  if (!isObject(parsed) || !isObject(parsed['header']) || !Array.isArray(parsed['members'])) throw new TypeError(`expected a header and members, got ${text.trim()}`);
+  if (!isObject(parsed) || !isObject(parsed['header']) || !Array.isArray(parsed['members']))
+    throw new TypeError(`expected a header and members, got ${text.trim()}`);
   return {
     header: headerOf(parsed['header']),
     members: parsed['members'].map(toMember),

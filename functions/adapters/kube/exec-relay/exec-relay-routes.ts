@@ -26,9 +26,11 @@ export function createRelayRoutes(): RelayPlanner {
       const clientUrl = member.clientUrls[0];
       if (clientUrl === undefined) return undefined;
       const own = podOfMember(member, snapshot);
-      const candidates = relayCandidates(member, snapshot, answeredLast.get(clientUrl)).map(
-        ({ namespace, name }): RelayCandidate => ({ namespace, name, own: name === own?.name && namespace === own.namespace }),
-      );
+      const candidates = relayCandidates(member, snapshot, answeredLast.get(clientUrl)).map(({ namespace, name }): RelayCandidate => ({
+        namespace,
+        name,
+        own: name === own?.name && namespace === own.namespace,
+      }));
       planned.set(clientUrl, candidates);
       const [first] = candidates;
       return first ? execRelayEndpoint(clientUrl, first) : undefined;

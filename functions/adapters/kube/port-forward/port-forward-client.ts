@@ -40,7 +40,10 @@ export function createPortForwardClient(target: EndpointTarget, streams: PodStre
     try {
       return `${secure ? 'https' : 'http'}://127.0.0.1:${(await open()).port}`;
     } catch (error) {
-      throw new EtcdCallError({ kind: 'other', message: `port-forward to ${target.endpoint}: no local port: ${error instanceof Error ? error.message : String(error)}` }, { cause: error });
+      throw new EtcdCallError(
+        { kind: 'other', message: `port-forward to ${target.endpoint}: no local port: ${error instanceof Error ? error.message : String(error)}` },
+        { cause: error },
+      );
     }
   };
 
@@ -54,7 +57,10 @@ export function createPortForwardClient(target: EndpointTarget, streams: PodStre
     // serves the other one. TLS, not refused: the member is alive, its scheme is not ours.
     if (forward.hangUpsSince(sinceMs) === 0) return error;
     const where = `port-forward to ${pod.namespace}/${pod.name}: port ${pod.port} in the pod closed the connection without answering`;
-    return new EtcdCallError({ kind: 'tls', message: secure ? `${where} the TLS hello: the member serves plain http` : `${where} plain http: the member serves TLS` }, { cause: error });
+    return new EtcdCallError(
+      { kind: 'tls', message: secure ? `${where} the TLS hello: the member serves plain http` : `${where} plain http: the member serves TLS` },
+      { cause: error },
+    );
   };
 
   const client = createRenewingClient(target, { ...options, endpoint: localUrl, diagnose });

@@ -40,44 +40,50 @@ export function createPodStreams(config: KubeConfig, options: PodStreamsOptions 
   function exec(pod: PodRef, argv: string[], deadlineMs: number): Promise<ExecResult> {
     if (closed) return Promise.reject(streamsClosed('exec', pod));
     const late = () => execTimeout(pod, deadlineMs);
-    return withTimeout(deadlineMs, (deadline) => new Promise<ExecResult>((resolve, reject) => {
-      const [stdout, stderr] = [collector(), collector()];
-      let ws: WebSocket | undefined;
-      let done = false;
-      const finish = (outcome: ExecResult | PodStreamError) => {
-        if (done) return;
-        done = true;
-        running.delete(abort);
-        if (!(outcome instanceof PodStreamError)) return resolve(outcome);
-        ws?.terminate();
-        reject(outcome);
-      };
-      const abort = () => finish(streamsClosed('exec', pod));
-      running.add(abort);
-      // Past the deadline the stream ends, its socket included.
-      deadline.addEventListener('abort', () => finish(late()));
-      const transport = streamTransport(config, {
-        onSocket: (socket) => {
-          ws = socket;
-          if (done) socket.terminate();
-          let opened = false;
-          socket.on('open', () => (opened = true));
-          // client-node drops what happens after open (kube-paths.md §4): a stream that ends
-          // without a Status rejects here instead of hanging. Before open, the rejection of
-          // exec() below carries the diagnosis.
-          socket.on('close', (code, reason) => {
-            if (opened) finish(execClosed(pod, `the stream closed (code ${code}${reason.length > 0 ? `: ${reason.toString()}` : ''}) before a Status arrived`));
+    return withTimeout(
+      deadlineMs,
+      (deadline) =>
+        new Promise<ExecResult>((resolve, reject) => {
+          const [stdout, stderr] = [collector(), collector()];
+          let ws: WebSocket | undefined;
+          let done = false;
+          const finish = (outcome: ExecResult | PodStreamError) => {
+            if (done) return;
+            done = true;
+            running.delete(abort);
+            if (!(outcome instanceof PodStreamError)) return resolve(outcome);
+            ws?.terminate();
+            reject(outcome);
+          };
+          const abort = () => finish(streamsClosed('exec', pod));
+          running.add(abort);
+          // Past the deadline the stream ends, its socket included.
+          deadline.addEventListener('abort', () => finish(late()));
+          const transport = streamTransport(config, {
+            onSocket: (socket) => {
+              ws = socket;
+              if (done) socket.terminate();
+              let opened = false;
+              socket.on('open', () => (opened = true));
+              // client-node drops what happens after open (kube-paths.md §4): a stream that ends
+              // without a Status rejects here instead of hanging. Before open, the rejection of
+              // exec() below carries the diagnosis.
+              socket.on('close', (code, reason) => {
+                if (opened)
+                  finish(execClosed(pod, `the stream closed (code ${code}${reason.length > 0 ? `: ${reason.toString()}` : ''}) before a Status arrived`));
+              });
+            },
           });
-        },
-      });
-      const onStatus = (status: V1Status) => {
-        const exitCode = exitCodeOf(status);
-        finish(exitCode === undefined ? diagnoseExecStatus(pod, status) : { stdout: stdout.text(), stderr: stderr.text(), exitCode });
-      };
-      new Exec(config, transport)
-        .exec(pod.namespace, pod.name, pod.container ?? defaultContainer, argv, stdout.stream, stderr.stream, null, false, onStatus)
-        .catch((error: unknown) => finish(diagnoseConnectError('exec', pod, error)));
-    }), late);
+          const onStatus = (status: V1Status) => {
+            const exitCode = exitCodeOf(status);
+            finish(exitCode === undefined ? diagnoseExecStatus(pod, status) : { stdout: stdout.text(), stderr: stderr.text(), exitCode });
+          };
+          new Exec(config, transport)
+            .exec(pod.namespace, pod.name, pod.container ?? defaultContainer, argv, stdout.stream, stderr.stream, null, false, onStatus)
+            .catch((error: unknown) => finish(diagnoseConnectError('exec', pod, error)));
+        }),
+      late,
+    );
   }
 
   function forward(pod: PodRef, port: number): Promise<LocalForward> {
@@ -102,7 +108,14 @@ export function createPodStreams(config: KubeConfig, options: PodStreamsOptions 
       for (const abort of [...running]) abort();
       const all = [...forwards.values()];
       forwards.clear();
-      await Promise.all(all.map((opening) => opening.then((f) => f.close(), () => undefined)));
+      await Promise.all(
+        all.map((opening) =>
+          opening.then(
+            (f) => f.close(),
+            () => undefined,
+          ),
+        ),
+      );
     },
   };
 }

@@ -23,7 +23,8 @@ const RUNTIME_DOWN = /containerd|rpc error: code = (?:Unavailable|DeadlineExceed
  * name not on the image's PATH, or a path that is not there (runc: `exec: "<path>": stat <path>: no
  * such file or directory`; older runc says "starting container process caused").
  */
-const BINARY_MISSING = /(?:unable to start container process|starting container process caused): (?:exec: "([^"]+)": )?(?:executable file not found in \$PATH|stat (\S+?): no such file or directory)/;
+const BINARY_MISSING =
+  /(?:unable to start container process|starting container process caused): (?:exec: "([^"]+)": )?(?:executable file not found in \$PATH|stat (\S+?): no such file or directory)/;
 const TLS_CODE = /^ERR_TLS_|^ERR_SSL_|CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER/;
 /** Socket errors that mean no HTTP answer came from the API server (not, say, an auth plugin's spawn error). */
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN']);
@@ -66,9 +67,18 @@ export function diagnoseRefusal(path: StreamPath, pod: PodRef, refused: UpgradeR
   if (code === 500 && !status && (text.includes('rpc error') || text.includes('containerd'))) return runtimeDown(path, pod, text, code);
   if (code === 404 && status?.detailsName !== undefined && status.detailsName !== pod.name) {
     // §3: the Node GET runs under the pod request's RequestInfo, so the 404 says `pods "<node>"`.
-    return failure(path, pod, text, `the pod's node ${status.detailsName} is gone; the pod object outlives it until PodGC removes it`, 'node-gone', 'refused', code);
+    return failure(
+      path,
+      pod,
+      text,
+      `the pod's node ${status.detailsName} is gone; the pod object outlives it until PodGC removes it`,
+      'node-gone',
+      'refused',
+      code,
+    );
   }
-  if (code === 404 && (status?.detailsName === pod.name || text.includes('pod does not exist'))) return failure(path, pod, text, 'the pod is gone', 'pod-gone', 'refused', code);
+  if (code === 404 && (status?.detailsName === pod.name || text.includes('pod does not exist')))
+    return failure(path, pod, text, 'the pod is gone', 'pod-gone', 'refused', code);
   if (code === 403) {
     return failure(path, pod, text, 'RBAC: the identity needs both get and create on pods/exec and pods/portforward', 'forbidden', 'auth', code);
   }
@@ -82,7 +92,8 @@ export function diagnoseConnectError(path: StreamPath, pod: PodRef, error: unkno
   if (error instanceof PodStreamError) return error;
   const text = error instanceof Error ? error.message : String(error);
   const code = typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string' ? error.code : '';
-  if (text === 'Opening handshake has timed out') return failure(path, pod, text, 'the API server accepted the connection but did not answer the upgrade', 'timeout', 'timeout');
+  if (text === 'Opening handshake has timed out')
+    return failure(path, pod, text, 'the API server accepted the connection but did not answer the upgrade', 'timeout', 'timeout');
   if (TLS_CODE.test(code)) return failure(path, pod, text, 'TLS with the API server failed', 'api-unreachable', 'tls');
   if (code === 'ETIMEDOUT') return failure(path, pod, text, 'the API server did not answer', 'api-unreachable', 'timeout');
   if (NETWORK_CODES.has(code)) return failure(path, pod, text, 'the API server did not answer', 'api-unreachable', 'refused');

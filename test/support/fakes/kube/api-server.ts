@@ -122,7 +122,12 @@ export class KubeApiFake {
       apiVersion: 'v1',
       kind: 'Node',
       metadata: { name: node.name, labels: { 'node-role.kubernetes.io/control-plane': '' } },
-      status: { addresses: [{ type: 'InternalIP', address: node.internalIp }, { type: 'Hostname', address: node.name }] },
+      status: {
+        addresses: [
+          { type: 'InternalIP', address: node.internalIp },
+          { type: 'Hostname', address: node.name },
+        ],
+      },
     });
     this.kubeletPosts(node.name);
     this.store.put(PODS, {
@@ -134,14 +139,22 @@ export class KubeApiFake {
         labels: { component: 'etcd', tier: 'control-plane' },
         ...(node.clientUrl ? { annotations: { 'kubeadm.kubernetes.io/etcd.advertise-client-urls': node.clientUrl } } : {}),
       },
-      spec: { nodeName: node.name, hostNetwork: true, containers: [{ name: 'etcd', image: 'registry.k8s.io/etcd:3.5.21-0', ...(node.etcdFlags ? { command: ['etcd', ...node.etcdFlags] } : {}) }] },
+      spec: {
+        nodeName: node.name,
+        hostNetwork: true,
+        containers: [{ name: 'etcd', image: 'registry.k8s.io/etcd:3.5.21-0', ...(node.etcdFlags ? { command: ['etcd', ...node.etcdFlags] } : {}) }],
+      },
       status: { phase: 'Running', podIP: node.internalIp },
     });
     if (node.machine) {
       this.store.put(MACHINES, {
         apiVersion: 'cluster.x-k8s.io/v1beta1',
         kind: 'Machine',
-        metadata: { name: node.machine.name, namespace: node.machine.namespace, labels: { 'cluster.x-k8s.io/cluster-name': node.machine.clusterName, 'cluster.x-k8s.io/control-plane': '' } },
+        metadata: {
+          name: node.machine.name,
+          namespace: node.machine.namespace,
+          labels: { 'cluster.x-k8s.io/cluster-name': node.machine.clusterName, 'cluster.x-k8s.io/control-plane': '' },
+        },
         spec: { clusterName: node.machine.clusterName, bootstrap: { dataSecretName: `${node.machine.name}-bootstrap` } },
         status: { nodeRef: { apiVersion: 'v1', kind: 'Node', name: node.name }, phase: 'Running' },
       });
@@ -330,7 +343,12 @@ export async function startKubeApiFake(options: KubeApiFakeOptions = {}): Promis
     faultOf: (node) => fake.faultOf(node),
     upstreamOf: (node, port) => fake.upstreamOf(node, port),
   });
-  const exec = execServer({ store, faultOf: (node) => fake.faultOf(node), podRootOf: (node) => fake.podRootOf(node), podPathPrefixes: () => fake.podPathPrefixes() });
+  const exec = execServer({
+    store,
+    faultOf: (node) => fake.faultOf(node),
+    podRootOf: (node) => fake.podRootOf(node),
+    podPathPrefixes: () => fake.podPathPrefixes(),
+  });
   const graceful = (type: ResourceType, namespace: string, name: string): boolean => {
     if (type !== MACHINES) return false;
     fake.scheduleMachineDeletion(namespace, name, machineDeletionMs);
@@ -339,7 +357,11 @@ export async function startKubeApiFake(options: KubeApiFakeOptions = {}): Promis
   const server = createServer((request, response) => {
     void (async () => {
       const url = new URL(request.url ?? '/', 'http://fake');
-      const logged: KubeApiFake['requests'][number] = { method: request.method ?? 'GET', path: url.pathname, watch: ['true', '1'].includes(url.searchParams.get('watch') ?? '') };
+      const logged: KubeApiFake['requests'][number] = {
+        method: request.method ?? 'GET',
+        path: url.pathname,
+        watch: ['true', '1'].includes(url.searchParams.get('watch') ?? ''),
+      };
       fake.requests.push(logged);
       if (request.headers.authorization === `Bearer ${fake.token}`) fake.bearerRequests += 1;
       const body = await readBody(request);
@@ -362,15 +384,38 @@ export async function startKubeApiFake(options: KubeApiFakeOptions = {}): Promis
       }
       if (request.method === 'GET' && fake.watchesRefused && isWatch(url)) {
         // As an API server that is restarting answers: the client backs off and tries again.
-        send(response, 503, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'the server is currently unable to handle the request', reason: 'ServiceUnavailable', details: {}, code: 503 });
+        send(response, 503, {
+          kind: 'Status',
+          apiVersion: 'v1',
+          metadata: {},
+          status: 'Failure',
+          message: 'the server is currently unable to handle the request',
+          reason: 'ServiceUnavailable',
+          details: {},
+          code: 503,
+        });
         return;
       }
       if (request.method === 'GET' && watches.serve(url, response)) return;
       const document = request.method === 'GET' ? discovery(url.pathname, request.headers.host ?? '') : undefined;
       if (document !== undefined) return send(response, 200, document);
-      const answer = handleRest(store, { graceful }, { method: request.method ?? 'GET', url, contentType: request.headers['content-type'] ?? '', body, accept: request.headers.accept ?? '' });
+      const answer = handleRest(
+        store,
+        { graceful },
+        { method: request.method ?? 'GET', url, contentType: request.headers['content-type'] ?? '', body, accept: request.headers.accept ?? '' },
+      );
       if (answer) send(response, answer.code, answer.body, answer.warnings);
-      else send(response, 404, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'the server could not find the requested resource', reason: 'NotFound', details: {}, code: 404 } satisfies JsonObject);
+      else
+        send(response, 404, {
+          kind: 'Status',
+          apiVersion: 'v1',
+          metadata: {},
+          status: 'Failure',
+          message: 'the server could not find the requested resource',
+          reason: 'NotFound',
+          details: {},
+          code: 404,
+        } satisfies JsonObject);
     })().catch((error: unknown) => {
       response.destroy(error instanceof Error ? error : new Error(String(error)));
     });
@@ -383,17 +428,23 @@ export async function startKubeApiFake(options: KubeApiFakeOptions = {}): Promis
     if (request.headers.authorization === `Bearer ${fake.token}`) fake.bearerRequests += 1;
     const { pathname, search } = new URL(request.url ?? '/', 'http://fake');
     fake.upgrades.push({ path: pathname, query: search });
-    if (!forward.handleUpgrade(request, socket, head) && !exec.handleUpgrade(request, socket, head)) socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+    if (!forward.handleUpgrade(request, socket, head) && !exec.handleUpgrade(request, socket, head))
+      socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  const fake: KubeApiFake = new KubeApiFake(`http://127.0.0.1:${port}`, store, async () => {
-    forward.close();
-    exec.close();
-    watches.drop('reset');
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  }, watches);
+  const fake: KubeApiFake = new KubeApiFake(
+    `http://127.0.0.1:${port}`,
+    store,
+    async () => {
+      forward.close();
+      exec.close();
+      watches.drop('reset');
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+    watches,
+  );
   fake.cutStreams = (node) => forward.cut(node);
   if (options.token !== undefined) fake.token = options.token;
   if (options.nodeMonitorGracePeriodMs !== undefined) fake.nodeMonitorGracePeriodMs = options.nodeMonitorGracePeriodMs;

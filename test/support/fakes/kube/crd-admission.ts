@@ -92,7 +92,9 @@ function causeOf(error: ErrorObject, object: JsonObject): StatusCause {
       return cause('FieldValueRequired', field === '' ? missing : `${field}.${missing}`, 'Required value');
     }
     case 'enum': {
-      const supported = (params.allowedValues as Json[]).map((allowed) => JSON.stringify(typeof allowed === 'string' ? allowed : JSON.stringify(allowed))).join(', ');
+      const supported = (params.allowedValues as Json[])
+        .map((allowed) => JSON.stringify(typeof allowed === 'string' ? allowed : JSON.stringify(allowed)))
+        .join(', ');
       return cause('FieldValueNotSupported', field, `Unsupported value: ${shown(value)}: supported values: ${supported}`);
     }
     case 'type': {
@@ -104,7 +106,11 @@ function causeOf(error: ErrorObject, object: JsonObject): StatusCause {
     case 'maxLength':
       return cause('FieldValueTooLong', field, `Too long: may not be more than ${limit} ${limit === '1' ? 'byte' : 'bytes'}`);
     case 'maxItems':
-      return cause('FieldValueTooMany', field, `Too many: ${Array.isArray(value) ? value.length : -1}: must have at most ${limit} ${limit === '1' ? 'item' : 'items'}`);
+      return cause(
+        'FieldValueTooMany',
+        field,
+        `Too many: ${Array.isArray(value) ? value.length : -1}: must have at most ${limit} ${limit === '1' ? 'item' : 'items'}`,
+      );
     case 'minLength':
       return cause('FieldValueInvalid', field, `Invalid value: ${shown(value)}: ${says(`should be at least ${limit} chars long`)}`);
     case 'pattern':
@@ -113,7 +119,9 @@ function causeOf(error: ErrorObject, object: JsonObject): StatusCause {
     case 'exclusiveMinimum':
     case 'maximum':
     case 'exclusiveMaximum': {
-      const bound = { minimum: 'greater than or equal to', exclusiveMinimum: 'greater than', maximum: 'less than or equal to', exclusiveMaximum: 'less than' }[error.keyword];
+      const bound = { minimum: 'greater than or equal to', exclusiveMinimum: 'greater than', maximum: 'less than or equal to', exclusiveMaximum: 'less than' }[
+        error.keyword
+      ];
       return cause('FieldValueInvalid', field, `Invalid value: ${shown(value)}: ${says(`should be ${bound} ${limit}`)}`);
     }
     default:
@@ -122,7 +130,10 @@ function causeOf(error: ErrorObject, object: JsonObject): StatusCause {
 }
 
 /** Go's %#v of a list-map item's keys, as field.Duplicate renders them: map[string]interface {}{"type":"Ready"}. */
-const goMap = (keys: JsonObject): string => `map[string]interface {}{${Object.entries(keys).map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(', ')}}`;
+const goMap = (keys: JsonObject): string =>
+  `map[string]interface {}{${Object.entries(keys)
+    .map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`)
+    .join(', ')}}`;
 
 /**
  * x-kubernetes-list-type: map: no two items with the same keys (apiextensions-apiserver
@@ -133,7 +144,10 @@ function duplicateKeys(schema: Schema, value: Json | undefined, field: string): 
   if (Array.isArray(value)) {
     const items = isObject(schema.items as Json) ? (schema.items as Schema) : undefined;
     const nested = items ? value.flatMap((item, i) => duplicateKeys(items, item, `${field}[${i}]`)) : [];
-    const keys = schema['x-kubernetes-list-type'] === 'map' && Array.isArray(schema['x-kubernetes-list-map-keys']) ? (schema['x-kubernetes-list-map-keys'] as string[]) : undefined;
+    const keys =
+      schema['x-kubernetes-list-type'] === 'map' && Array.isArray(schema['x-kubernetes-list-map-keys'])
+        ? (schema['x-kubernetes-list-map-keys'] as string[])
+        : undefined;
     if (!keys) return nested;
     const seen = new Set<string>();
     const duplicates = value.flatMap((item, i) => {

@@ -75,7 +75,8 @@ export function discovery(pathname: string, serverAddress: string): Json | undef
     return { kind: 'APIGroupList', apiVersion: 'v1', groups: groups.map(apiGroup) };
   }
   if (parts[0] === 'apis' && parts.length === 2 && GROUP_VERSIONS[parts[1]!]) return { kind: 'APIGroup', apiVersion: 'v1', ...apiGroup(parts[1]!) };
-  const [group, version] = parts[0] === 'api' && parts.length === 2 ? ['', parts[1]!] : parts[0] === 'apis' && parts.length === 3 ? [parts[1]!, parts[2]!] : [undefined, undefined];
+  const [group, version] =
+    parts[0] === 'api' && parts.length === 2 ? ['', parts[1]!] : parts[0] === 'apis' && parts.length === 3 ? [parts[1]!, parts[2]!] : [undefined, undefined];
   if (group === undefined || version === undefined || !servesVersion(group, version)) return undefined;
   const resources = RESOURCES.filter((type) => type.group === group).flatMap(resourcesOf);
   return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: groupVersion(group, version), resources };

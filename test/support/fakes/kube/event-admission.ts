@@ -15,14 +15,19 @@ const REASON_LIMIT = 128;
 const NOTE_LIMIT = 1024;
 
 /** field.Invalid's message: the value %q, then the detail. */
-const invalidValue = (field: string, value: string, detail: string): StatusCause => ({ reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(value)}: ${detail}`, field });
+const invalidValue = (field: string, value: string, detail: string): StatusCause => ({
+  reason: 'FieldValueInvalid',
+  message: `Invalid value: ${JSON.stringify(value)}: ${detail}`,
+  field,
+});
 const required = (field: string): StatusCause => ({ reason: 'FieldValueRequired', message: 'Required value', field });
 
 /** Go's len(): bytes of the UTF-8 string. */
 const size = (value: string): number => Buffer.byteLength(value);
 
 const NAME_PART = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
-const NAME_PART_FORMAT = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+const NAME_PART_FORMAT =
+  "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
 
 /** apimachinery IsQualifiedName's messages on the name part (an optional DNS-subdomain prefix and '/' is not checked here). */
 function qualifiedNameErrors(value: string, field: string): StatusCause[] {

@@ -96,7 +96,9 @@ function resolve(store: ObjectStore, namespace: string, podName: string, url: UR
   // §3: the Node GET runs under the request's RequestInfo, so the 404 says `pods "<node>"`.
   const nodeObject = store.find(NODES, '', node);
   if (!nodeObject) throw notFound('pods', '', node);
-  const sandboxId = createHash('sha256').update(text(metadataOf(pod).uid)).digest('hex');
+  const sandboxId = createHash('sha256')
+    .update(text(metadataOf(pod).uid))
+    .digest('hex');
   return { namespace, pod: podName, container, node, nodeIp: internalIp(nodeObject), sandboxId, command, stdin, stdout, stderr };
 }
 
@@ -107,7 +109,14 @@ function writePreUpgrade(socket: Duplex, code: number, body: string, contentType
 
 /** apimachinery NewInternalError: the cause keeps the bare text, the message prefixes it. */
 function internalError(message: string): ChannelStatus {
-  return { metadata: {}, status: 'Failure', message: `Internal error occurred: ${message}`, reason: 'InternalError', details: { causes: [{ message }] }, code: 500 };
+  return {
+    metadata: {},
+    status: 'Failure',
+    message: `Internal error occurred: ${message}`,
+    reason: 'InternalError',
+    details: { causes: [{ message }] },
+    code: 500,
+  };
 }
 
 /** The kubelet URL the API server dials (§0.2): Go's url.Values.Encode sorts keys. */
@@ -170,7 +179,11 @@ const PATH_ARG = /^(--[^=]+=)?(\/.*)$/;
  */
 export function inPodFilesystem(argv: readonly string[], root: string | undefined, prefixes: readonly string[] = [POD_PKI]): string[] {
   if (root === undefined) return [...argv];
-  return argv.map((arg) => arg.replace(PATH_ARG, (whole, flag: string | undefined, file: string) => (prefixes.some((p) => file.startsWith(p)) ? `${flag ?? ''}${root}${file}` : whole)));
+  return argv.map((arg) =>
+    arg.replace(PATH_ARG, (whole, flag: string | undefined, file: string) =>
+      prefixes.some((p) => file.startsWith(p)) ? `${flag ?? ''}${root}${file}` : whole,
+    ),
+  );
 }
 
 /** etcdctl's words name the pod's paths, as they would inside the container. */

@@ -67,7 +67,8 @@ export class FaultInjector {
   /** The answer for this request when an armed fault matches it (and spends one of its times). */
   take(method: string, path: string, body: string): FaultAnswer | undefined {
     const hit = this.armed.find(
-      ({ spec, left }) => left > 0 && (spec.method === undefined || spec.method === method) && spec.path.test(path) && (spec.body === undefined || spec.body.test(body)),
+      ({ spec, left }) =>
+        left > 0 && (spec.method === undefined || spec.method === method) && spec.path.test(path) && (spec.body === undefined || spec.body.test(body)),
     );
     if (!hit) return undefined;
     hit.left -= 1;
@@ -76,6 +77,10 @@ export class FaultInjector {
     if (status === 'reset') return { reset: true };
     const reason = hit.spec.reason ?? REASONS[status];
     const message = hit.spec.message ?? `injected failure: HTTP ${status}`;
-    return { reset: false, code: status, body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, ...(reason ? { reason } : {}), code: status } };
+    return {
+      reset: false,
+      code: status,
+      body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, ...(reason ? { reason } : {}), code: status },
+    };
   }
 }

@@ -9,11 +9,13 @@ import { type ResourceType, metadataOf } from './store.ts';
 
 export type Filter = (object: JsonObject) => boolean;
 
-const path = (...keys: string[]) => (object: JsonObject): string => {
-  let value: Json | undefined = object;
-  for (const key of keys) value = isObject(value) ? value[key] : undefined;
-  return text(value);
-};
+const path =
+  (...keys: string[]) =>
+  (object: JsonObject): string => {
+    let value: Json | undefined = object;
+    for (const key of keys) value = isObject(value) ? value[key] : undefined;
+    return text(value);
+  };
 
 const COMMON: Record<string, (object: JsonObject) => string> = {
   'metadata.name': (object) => text(metadataOf(object).name),
@@ -42,17 +44,21 @@ const POD_FIELDS: Record<string, (object: JsonObject) => string> = {
   'status.nominatedNodeName': path('status', 'nominatedNodeName'),
 };
 
-const fieldsOf = (type: ResourceType | undefined) => (type?.group !== '' ? COMMON : type.plural === 'events' ? EVENT_FIELDS : type.plural === 'pods' ? POD_FIELDS : COMMON);
+const fieldsOf = (type: ResourceType | undefined) =>
+  type?.group !== '' ? COMMON : type.plural === 'events' ? EVENT_FIELDS : type.plural === 'pods' ? POD_FIELDS : COMMON;
 
 /** The filter a field selector makes for objects of `type`; a KubeFakeError (400) for a field it does not support. */
 export function fieldFilter(type: ResourceType | undefined, selector: string | null): Filter {
   const fields = fieldsOf(type);
-  const terms = (selector ?? '').split(',').filter((term) => term !== '').map((term) => {
-    const match = /^([^!=]+)(==?|!=)(.*)$/.exec(term);
-    const field = match?.[1]?.trim();
-    const read = field === undefined ? undefined : fields[field];
-    if (!match || !read) throw badRequest(`field label not supported: ${field ?? term}`);
-    return { read, equal: match[2] !== '!=', value: match[3]!.trim() };
-  });
+  const terms = (selector ?? '')
+    .split(',')
+    .filter((term) => term !== '')
+    .map((term) => {
+      const match = /^([^!=]+)(==?|!=)(.*)$/.exec(term);
+      const field = match?.[1]?.trim();
+      const read = field === undefined ? undefined : fields[field];
+      if (!match || !read) throw badRequest(`field label not supported: ${field ?? term}`);
+      return { read, equal: match[2] !== '!=', value: match[3]!.trim() };
+    });
   return (object) => terms.every((term) => (term.read(object) === term.value) === term.equal);
 }

@@ -52,7 +52,10 @@ export function postedByKubelet(node: JsonObject, now: string): JsonObject {
     return { ...healthy, lastHeartbeatTime: now, lastTransitionTime: transition };
   });
   const others = conditionsOf(node).filter((condition) => !KUBELET_TYPES.has(text(condition.type)));
-  return withTaints(withStatus(node, [...conditions, ...others]), taintsOf(node).filter((taint) => taint.key !== UNREACHABLE_TAINT));
+  return withTaints(
+    withStatus(node, [...conditions, ...others]),
+    taintsOf(node).filter((taint) => taint.key !== UNREACHABLE_TAINT),
+  );
 }
 
 /** The controller's view of a kubelet silent past the grace period. */

@@ -32,7 +32,10 @@ interface JsonPatchOp {
 
 function decodePointer(pointer: string): string[] {
   if (pointer === '') return [];
-  return pointer.slice(1).split('/').map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
 /** RFC 6902 add/replace/remove/test, enough for annotations and labels. */

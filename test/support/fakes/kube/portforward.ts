@@ -92,9 +92,7 @@ function writeRefusal(socket: Duplex, answer: Refusal): void {
   const body = isText ? answer.text : JSON.stringify(answer.json);
   const reason = answer.code === 404 ? 'Not Found' : answer.code === 400 ? 'Bad Request' : 'Internal Server Error';
   const type = isText ? 'text/plain; charset=utf-8' : 'application/json';
-  socket.end(
-    `HTTP/1.1 ${answer.code} ${reason}\r\nContent-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-  );
+  socket.end(`HTTP/1.1 ${answer.code} ${reason}\r\nContent-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
 
 /** §2b: containerd's text when nothing listens on the port inside the host netns. */
@@ -151,10 +149,19 @@ function plainError(socket: Duplex, code: 400 | 403, reason: string, body: strin
 function upgradedToSpdy(request: IncomingMessage, socket: Duplex, head: Buffer, target: PortForwardTarget): boolean {
   const header = request.headers['x-stream-protocol-version'];
   if (header === undefined) {
-    plainError(socket, 400, 'Bad Request', `unable to upgrade: header X-Stream-Protocol-Version does not exist in request with ${Object.keys(request.headers).length} headers`);
+    plainError(
+      socket,
+      400,
+      'Bad Request',
+      `unable to upgrade: header X-Stream-Protocol-Version does not exist in request with ${Object.keys(request.headers).length} headers`,
+    );
     return false;
   }
-  const clientProtocols = [header].flat().flatMap((value) => value.split(',')).map((p) => p.trim()).filter((p) => p !== '');
+  const clientProtocols = [header]
+    .flat()
+    .flatMap((value) => value.split(','))
+    .map((p) => p.trim())
+    .filter((p) => p !== '');
   if (!clientProtocols.includes(PORT_FORWARD_PROTOCOL)) {
     const message = `unable to upgrade: unable to negotiate protocol: client supports [${clientProtocols.join(' ')}], server accepts [${PORT_FORWARD_PROTOCOL}]`;
     plainError(socket, 403, 'Forbidden', message, `X-Accepted-Stream-Protocol-Versions: ${PORT_FORWARD_PROTOCOL}\r\n`);
@@ -224,7 +231,9 @@ export function portForwardServer(context: PortForwardContext): PortForwardServe
       }
       const pod = context.store.get(PODS, namespace, podName);
       const nodeName = isObject(pod.spec) ? text(pod.spec.nodeName) : '';
-      const sandboxId = createHash('sha256').update(text(metadataOf(pod).uid)).digest('hex');
+      const sandboxId = createHash('sha256')
+        .update(text(metadataOf(pod).uid))
+        .digest('hex');
       const target: PortForwardTarget = { upstreamAt: (port) => context.upstreamOf(nodeName, port), notListening: (port) => notListeningText(sandboxId, port) };
       if (spdy) {
         if (upgradedToSpdy(request, socket, head, target)) track(nodeName, { terminate: () => socket.destroy() }, (listener) => socket.once('close', listener));

@@ -35,7 +35,10 @@ export interface Route {
 }
 
 export function parsePath(pathname: string): Route | undefined {
-  const parts = pathname.split('/').filter((part) => part !== '').map(decodeURIComponent);
+  const parts = pathname
+    .split('/')
+    .filter((part) => part !== '')
+    .map(decodeURIComponent);
   let group: string;
   let version: string;
   let rest: string[];
@@ -107,7 +110,9 @@ function checkUidUnchanged(route: Route, name: string, next: JsonObject, current
   const wanted = metadataOf(next).uid;
   const stored = text(metadataOf(current).uid);
   if (typeof wanted !== 'string' || wanted === '' || wanted === stored) return;
-  throw invalid(route.type.kind, route.type.group, name, [{ reason: 'FieldValueInvalid', message: `Invalid value: "${wanted}": field is immutable`, field: 'metadata.uid' }]);
+  throw invalid(route.type.kind, route.type.group, name, [
+    { reason: 'FieldValueInvalid', message: `Invalid value: "${wanted}": field is immutable`, field: 'metadata.uid' },
+  ]);
 }
 
 function finalizersOf(object: JsonObject): Json[] {
@@ -153,8 +158,10 @@ function patchOrPut(store: ObjectStore, route: Route, name: string, request: Res
   const namespace = route.namespace ?? '';
   const current = store.get(route.type, namespace, name);
   const body = parseBody(request.body);
-  const next = request.method === 'PUT' ? body : request.contentType.startsWith('application/json-patch+json') ? jsonPatch(current, body) : mergePatch(current, body);
-  if (!isObject(next) || !isObject(next.metadata)) throw badRequest(request.method === 'PUT' ? 'the body of the request was in an unknown format' : 'patch did not produce an object');
+  const next =
+    request.method === 'PUT' ? body : request.contentType.startsWith('application/json-patch+json') ? jsonPatch(current, body) : mergePatch(current, body);
+  if (!isObject(next) || !isObject(next.metadata))
+    throw badRequest(request.method === 'PUT' ? 'the body of the request was in an unknown format' : 'patch did not produce an object');
   checkVersion(route, name, next, current);
   checkUidUnchanged(route, name, next, current);
   const { object, warnings } = admitted(route, request, route.subresource === 'status' ? statusOnly(next, current) : keepStatus(route.type, next, current));
@@ -215,11 +222,26 @@ export function handleRest(store: ObjectStore, hooks: DeleteHooks, request: Rest
       if (request.method === 'GET') {
         const fields = fieldFilter(route.type, request.url.searchParams.get('fieldSelector'));
         const items = store.list(route.type, route.namespace, request.url.searchParams.get('labelSelector')).filter(fields);
-        if (route.type.group === '' && route.type.plural === 'events' && wantsTable(request.accept ?? '')) return { code: 200, body: eventTable(items, store.resourceVersion) };
-        return { code: 200, body: { kind: `${route.type.kind}List`, apiVersion: apiVersion(route), metadata: { resourceVersion: store.resourceVersion }, items } };
+        if (route.type.group === '' && route.type.plural === 'events' && wantsTable(request.accept ?? ''))
+          return { code: 200, body: eventTable(items, store.resourceVersion) };
+        return {
+          code: 200,
+          body: { kind: `${route.type.kind}List`, apiVersion: apiVersion(route), metadata: { resourceVersion: store.resourceVersion }, items },
+        };
       }
       if (request.method === 'POST') return create(store, route, request);
-      return { code: 405, body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'the server does not allow this method on the requested resource', reason: 'MethodNotAllowed', code: 405 } };
+      return {
+        code: 405,
+        body: {
+          kind: 'Status',
+          apiVersion: 'v1',
+          metadata: {},
+          status: 'Failure',
+          message: 'the server does not allow this method on the requested resource',
+          reason: 'MethodNotAllowed',
+          code: 405,
+        },
+      };
     }
     if (route.subresource === 'status' && !route.type.status) return undefined;
     if (request.method === 'GET') return { code: 200, body: store.get(route.type, namespace, route.name) };

@@ -112,8 +112,8 @@ export class ObjectStore {
     const stored: JsonObject = structuredClone(object);
     const storedMeta = metadataOf(stored);
     if (type.namespaced) storedMeta.namespace = namespace;
-    storedMeta.uid = previous ? metadataOf(previous).uid ?? randomUUID() : storedMeta.uid ?? randomUUID();
-    storedMeta.creationTimestamp = previous ? metadataOf(previous).creationTimestamp ?? null : storedMeta.creationTimestamp ?? new Date().toISOString();
+    storedMeta.uid = previous ? (metadataOf(previous).uid ?? randomUUID()) : (storedMeta.uid ?? randomUUID());
+    storedMeta.creationTimestamp = previous ? (metadataOf(previous).creationTimestamp ?? null) : (storedMeta.creationTimestamp ?? new Date().toISOString());
     const generation = previous ? Number(metadataOf(previous).generation ?? 1) : 1;
     storedMeta.generation = previous && !isDeepStrictEqual(specOf(previous), specOf(stored)) ? generation + 1 : generation;
     if (previous && sameContent(previous, stored)) return structuredClone(previous);

@@ -12,12 +12,36 @@ export const wantsTable = (accept: string): boolean => /^application\/json;\s*as
 const COLUMNS: JsonObject[] = [
   { name: 'Last Seen', type: 'string', format: '', description: 'The time at which the most recent occurrence of this event was recorded.', priority: 0 },
   { name: 'Type', type: 'string', format: '', description: 'Type of this event (Normal, Warning), new types could be added in the future', priority: 0 },
-  { name: 'Reason', type: 'string', format: '', description: "This should be a short, machine understandable string that gives the reason for the transition into the object's current status.", priority: 0 },
+  {
+    name: 'Reason',
+    type: 'string',
+    format: '',
+    description: "This should be a short, machine understandable string that gives the reason for the transition into the object's current status.",
+    priority: 0,
+  },
   { name: 'Object', type: 'string', format: '', description: 'The object that this event is about.', priority: 0 },
-  { name: 'Subobject', type: 'string', format: '', description: 'If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement.', priority: 1 },
-  { name: 'Source', type: 'string', format: '', description: 'The component reporting this event. Should be a short machine understandable string.', priority: 1 },
+  {
+    name: 'Subobject',
+    type: 'string',
+    format: '',
+    description: 'If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement.',
+    priority: 1,
+  },
+  {
+    name: 'Source',
+    type: 'string',
+    format: '',
+    description: 'The component reporting this event. Should be a short machine understandable string.',
+    priority: 1,
+  },
   { name: 'Message', type: 'string', format: '', description: 'A human-readable description of the status of this operation.', priority: 0 },
-  { name: 'First Seen', type: 'string', format: '', description: 'The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)', priority: 1 },
+  {
+    name: 'First Seen',
+    type: 'string',
+    format: '',
+    description: 'The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)',
+    priority: 1,
+  },
   { name: 'Count', type: 'string', format: '', description: 'The number of times this event has occurred.', priority: 1 },
   { name: 'Name', type: 'string', format: 'name', description: 'Name must be unique within a namespace.', priority: 1 },
 ];
@@ -41,7 +65,8 @@ export function humanDuration(ms: number): string {
   return `${Math.floor(days / 365)}y`;
 }
 
-const at = (object: JsonObject, ...keys: string[]): Json | undefined => keys.reduce<Json | undefined>((value, key) => (isObject(value) ? value[key] : undefined), object);
+const at = (object: JsonObject, ...keys: string[]): Json | undefined =>
+  keys.reduce<Json | undefined>((value, key) => (isObject(value) ? value[key] : undefined), object);
 
 /** printEvent's cells for one Event at `now`. */
 function eventCells(event: JsonObject, now: number): Json[] {
@@ -52,9 +77,25 @@ function eventCells(event: JsonObject, now: number): Json[] {
   const count = isObject(series) ? Number(series.count ?? 0) : Number(event.count ?? 0) || 1;
   const component = text(at(event, 'source', 'component'));
   const host = text(at(event, 'source', 'host'));
-  const source = component !== '' ? (host !== '' ? `${component}, ${host}` : component) : [text(event.reportingComponent), text(event.reportingInstance)].filter((s) => s !== '').join(', ');
+  const source =
+    component !== ''
+      ? host !== ''
+        ? `${component}, ${host}`
+        : component
+      : [text(event.reportingComponent), text(event.reportingInstance)].filter((s) => s !== '').join(', ');
   const object = `${text(at(event, 'involvedObject', 'kind')).toLowerCase()}/${text(at(event, 'involvedObject', 'name'))}`;
-  return [last, text(event.type), text(event.reason), object, text(at(event, 'involvedObject', 'fieldPath')), source, text(event.message).trim(), first, count, text(metadataOf(event).name)];
+  return [
+    last,
+    text(event.type),
+    text(event.reason),
+    object,
+    text(at(event, 'involvedObject', 'fieldPath')),
+    source,
+    text(event.message).trim(),
+    first,
+    count,
+    text(metadataOf(event).name),
+  ];
 }
 
 /** A Table of Events, each row carrying its object's metadata (includeObject=Metadata, the default). */
@@ -64,6 +105,9 @@ export function eventTable(events: readonly JsonObject[], resourceVersion: strin
     apiVersion: 'meta.k8s.io/v1',
     metadata: { resourceVersion },
     columnDefinitions: COLUMNS,
-    rows: events.map((event) => ({ cells: eventCells(event, now), object: { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: metadataOf(event) } })),
+    rows: events.map((event) => ({
+      cells: eventCells(event, now),
+      object: { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: metadataOf(event) },
+    })),
   };
 }

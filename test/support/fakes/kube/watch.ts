@@ -63,7 +63,9 @@ export function watchServer(store: ObjectStore): WatchHub {
     const labels = params.get('labelSelector');
     const fields = fieldFilter(route.type, params.get('fieldSelector'));
     const matches: Filter = (object) =>
-      (route.namespace === undefined || !route.type.namespaced || metadataOf(object).namespace === route.namespace) && matchesSelector(metadataOf(object).labels, labels) && fields(object);
+      (route.namespace === undefined || !route.type.namespaced || metadataOf(object).namespace === route.namespace) &&
+      matchesSelector(metadataOf(object).labels, labels) &&
+      fields(object);
     const write = (type: string, object: Json) => response.write(`${JSON.stringify({ type, object })}\n`);
 
     response.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' });

@@ -21,7 +21,9 @@ function throttledTable(): { requestHandler: NonNullable<DynamoDBClientConfig['r
       const body = JSON.parse(text) as { RequestItems: Record<string, { Keys: unknown[] }> };
       const keys = body.RequestItems[TABLE]!.Keys;
       const answer = { Responses: { [TABLE]: [] }, UnprocessedKeys: { [TABLE]: { Keys: keys, ConsistentRead: true } } };
-      return { response: { statusCode: 200, headers: { 'content-type': 'application/x-amz-json-1.0' }, body: new TextEncoder().encode(JSON.stringify(answer)) } };
+      return {
+        response: { statusCode: 200, headers: { 'content-type': 'application/x-amz-json-1.0' }, body: new TextEncoder().encode(JSON.stringify(answer)) },
+      };
     },
   };
   return { requestHandler, calls: () => calls };
@@ -29,7 +31,12 @@ function throttledTable(): { requestHandler: NonNullable<DynamoDBClientConfig['r
 
 describe('batchGet on a throttled table', () => {
   const table = throttledTable();
-  const client = new DynamoDBClient({ region: 'eu-west-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' }, requestHandler: table.requestHandler, maxAttempts: 1 });
+  const client = new DynamoDBClient({
+    region: 'eu-west-1',
+    credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    requestHandler: table.requestHandler,
+    maxAttempts: 1,
+  });
   const ctx: StoreContext = { doc: DynamoDBDocumentClient.from(client), tableName: TABLE, clock: () => 0, finishedTtlMs: 1 };
 
   beforeEach(async () => {

@@ -7,8 +7,19 @@ import { newIncidentItem, toIncident } from '../../../../functions/adapters/aws/
 import { writtenByEarlierBuild } from '../../../support/earlier-paths.ts';
 import { view } from '../../core/fixtures.ts';
 
-const item = newIncidentItem({ incidentId: 'i-1', clusterId: 'c1', targetKey: 'memberName=etcd-0', target: { memberName: 'etcd-0' }, reason: 'r', openedAt: 1_000 });
-const today = view(2_000, [{ i: 0, paths: { direct: 'refused', 'exec-relay': 'ok' } }, { i: 1, leader: 0 }, { i: 2, leader: 0 }]);
+const item = newIncidentItem({
+  incidentId: 'i-1',
+  clusterId: 'c1',
+  targetKey: 'memberName=etcd-0',
+  target: { memberName: 'etcd-0' },
+  reason: 'r',
+  openedAt: 1_000,
+});
+const today = view(2_000, [
+  { i: 0, paths: { direct: 'refused', 'exec-relay': 'ok' } },
+  { i: 1, leader: 0 },
+  { i: 2, leader: 0 },
+]);
 
 describe('dynamodb incident item: views an earlier build wrote', () => {
   it('as JSON text, `exec` reads as exec-relay', () => {

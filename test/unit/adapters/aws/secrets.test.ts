@@ -4,7 +4,13 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { inspect } from 'node:util';
 import type { GetSecretValueCommand, GetSecretValueCommandOutput } from '@aws-sdk/client-secrets-manager';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createSecretsManagerSource, parseKubeconfigSecret, parseTlsSecret, SecretError, type SecretsClient } from '../../../../functions/adapters/aws/secrets.ts';
+import {
+  createSecretsManagerSource,
+  parseKubeconfigSecret,
+  parseTlsSecret,
+  SecretError,
+  type SecretsClient,
+} from '../../../../functions/adapters/aws/secrets.ts';
 
 const ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:etcd-prod-AbCdEf';
 const key = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
@@ -91,7 +97,9 @@ describe('Secrets Manager source', () => {
     ];
     for (const [what, answer, problem] of cases) {
       it(what, async () => {
-        const error: unknown = await createSecretsManagerSource(fakeClient(() => answer)).tlsFiles(ARN).catch((e: unknown) => e);
+        const error: unknown = await createSecretsManagerSource(fakeClient(() => answer))
+          .tlsFiles(ARN)
+          .catch((e: unknown) => e);
         expect(error).toBeInstanceOf(SecretError);
         const message = (error as SecretError).message;
         expect(message.startsWith(`secret ${ARN}: `)).toBe(true);
@@ -153,7 +161,12 @@ describe('kubeconfigs from Secrets Manager', () => {
   const KUBE_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:etcd-remediator/prod-kubeconfig-AbCdEf';
   const token = `token-${randomBytes(12).toString('hex')}`;
   const yaml = `apiVersion: v1\nkind: Config\nclusters:\n- name: prod\n  cluster:\n    server: https://prod.example:6443\nusers:\n- name: remediator\n  user:\n    token: ${token}\ncontexts:\n- name: prod\n  context: {cluster: prod, user: remediator}\ncurrent-context: prod\n`;
-  const asJson = JSON.stringify({ apiVersion: 'v1', kind: 'Config', clusters: [{ name: 'prod', cluster: { server: 'https://prod.example:6443' } }], users: [{ name: 'u', user: { token } }] });
+  const asJson = JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'prod', cluster: { server: 'https://prod.example:6443' } }],
+    users: [{ name: 'u', user: { token } }],
+  });
 
   it('reads the kubeconfig as its text, YAML or JSON, SecretBinary too', async () => {
     expect(await createSecretsManagerSource(fakeClient(() => ({ SecretString: yaml }))).kubeconfig(KUBE_ARN)).toBe(yaml);
@@ -164,7 +177,13 @@ describe('kubeconfigs from Secrets Manager', () => {
   it('is cached as the TLS credentials are: one request per secret until cacheMs passes; a failure is not kept', async () => {
     let now = 0;
     let fail = true;
-    const client = fakeClient((id) => (id === KUBE_ARN && fail ? Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' }) : id === KUBE_ARN ? { SecretString: yaml } : json({ ca })));
+    const client = fakeClient((id) =>
+      id === KUBE_ARN && fail
+        ? Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' })
+        : id === KUBE_ARN
+          ? { SecretString: yaml }
+          : json({ ca }),
+    );
     const source = createSecretsManagerSource(client, { cacheMs: 1_000, clock: () => now });
     await expect(source.kubeconfig(KUBE_ARN)).rejects.toThrow(`secret ${KUBE_ARN}: GetSecretValue failed: ThrottlingException: Rate exceeded`);
     fail = false;
@@ -185,11 +204,17 @@ describe('kubeconfigs from Secrets Manager', () => {
       ['JSON cut short', { SecretString: asJson.slice(0, -20) }, 'is not a kubeconfig: it starts as JSON but is not JSON'],
       ['YAML without clusters', { SecretString: `users:\n- name: u\n  user:\n    token: ${token}\n` }, 'is not a kubeconfig: no top-level clusters'],
       ['a PEM key', { SecretString: key }, 'is not a kubeconfig: no top-level clusters'],
-      ['base64, as a Kubernetes Secret’s data.value holds it', { SecretString: Buffer.from(yaml).toString('base64') }, 'holds a base64-encoded kubeconfig: store the decoded text'],
+      [
+        'base64, as a Kubernetes Secret’s data.value holds it',
+        { SecretString: Buffer.from(yaml).toString('base64') },
+        'holds a base64-encoded kubeconfig: store the decoded text',
+      ],
       ['base64 wrapped at 76 columns', { SecretString: Buffer.from(yaml).toString('base64').replace(/.{76}/g, '$&\n') }, 'holds a base64-encoded kubeconfig'],
     ];
     it.each(cases)('%s', async (_, answer, problem) => {
-      const error: unknown = await createSecretsManagerSource(fakeClient(() => answer)).kubeconfig(KUBE_ARN).catch((e: unknown) => e);
+      const error: unknown = await createSecretsManagerSource(fakeClient(() => answer))
+        .kubeconfig(KUBE_ARN)
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(SecretError);
       const message = (error as SecretError).message;
       expect(message.startsWith(`secret ${KUBE_ARN}: `)).toBe(true);

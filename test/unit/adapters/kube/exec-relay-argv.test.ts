@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { memberListArgv, memberRemoveArgv } from '../../../../functions/adapters/kube/exec-relay/exec-relay-members.ts';
-import { endpointStatusArgv, KUBEADM_ETCD_TLS, KUBEADM_ETCDCTL, moveLeaderArgv, withApiV3Env } from '../../../../functions/adapters/kube/exec-relay/exec-relay-etcdctl.ts';
+import {
+  endpointStatusArgv,
+  KUBEADM_ETCD_TLS,
+  KUBEADM_ETCDCTL,
+  moveLeaderArgv,
+  withApiV3Env,
+} from '../../../../functions/adapters/kube/exec-relay/exec-relay-etcdctl.ts';
 
 const call = { endpoint: 'https://10.0.0.12:2379', commandTimeoutMs: 1500, dialTimeoutMs: 800 };
 const kubeadmFlags = [
@@ -28,7 +34,14 @@ describe('etcdctl relay argv', () => {
 
   it('drops the certificate flags for a plain-http member and takes another binary', () => {
     expect(endpointStatusArgv({ ...call, endpoint: 'http://127.0.0.1:2379', tls: null, binary: '/usr/bin/etcdctl' })).toEqual([
-      '/usr/bin/etcdctl', '--endpoints=http://127.0.0.1:2379', '--dial-timeout=800ms', '--command-timeout=1500ms', '-w', 'json', 'endpoint', 'status',
+      '/usr/bin/etcdctl',
+      '--endpoints=http://127.0.0.1:2379',
+      '--dial-timeout=800ms',
+      '--command-timeout=1500ms',
+      '-w',
+      'json',
+      'endpoint',
+      'status',
     ]);
   });
 
@@ -62,7 +75,10 @@ describe('membership argv', () => {
     expect(() => memberRemoveArgv({ ...call, dialTimeoutMs: 0 }, 'abc')).toThrow(RangeError);
   });
 
-  it.each(['zz', 'ABCDEF', '', '12345678901234567', '-1', '4979d004907b5b0b\n', 'abc def'])('refuses the member id %j: etcdctl reads hex with ParseUint', (id) => {
-    expect(() => memberRemoveArgv(call, id)).toThrow(RangeError);
-  });
+  it.each(['zz', 'ABCDEF', '', '12345678901234567', '-1', '4979d004907b5b0b\n', 'abc def'])(
+    'refuses the member id %j: etcdctl reads hex with ParseUint',
+    (id) => {
+      expect(() => memberRemoveArgv(call, id)).toThrow(RangeError);
+    },
+  );
 });

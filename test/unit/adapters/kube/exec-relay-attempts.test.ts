@@ -2,7 +2,13 @@
 // of them (its kind the most telling, its class the one that failure has alone), and the deadline
 // shared between the pods. Also which pods a member's calls go through, the one that relayed last first.
 import { describe, expect, it } from 'vitest';
-import { endsTheSearch, everyRelayFailed, relaySliceMs, type RelayAttempt, type RelayCandidate } from '../../../../functions/adapters/kube/exec-relay/exec-relay-attempts.ts';
+import {
+  endsTheSearch,
+  everyRelayFailed,
+  relaySliceMs,
+  type RelayAttempt,
+  type RelayCandidate,
+} from '../../../../functions/adapters/kube/exec-relay/exec-relay-attempts.ts';
 import { createRelayRoutes } from '../../../../functions/adapters/kube/exec-relay/exec-relay-routes.ts';
 import type { StreamFailureCause } from '../../../../functions/adapters/kube/streams/pod-streams.ts';
 import type { WorkloadSnapshot } from '../../../../functions/adapters/kube/workload.ts';
@@ -20,20 +26,44 @@ const viaRelay = (n: number, why: StreamFailureCause, kind: EtcdFailure['kind'],
 const fromTarget = (n: number, failure: EtcdFailure): RelayAttempt => ({ relay: relay(n), side: 'target', failure });
 
 const kubeletDown = (n: number, own = false) =>
-  viaRelay(n, 'kubelet-down', 'refused', `error sending request: dial tcp 10.0.0.1${n}:10250: connect: connection refused (the kubelet on the pod's node is not responding)`, own);
-const containerdDown = (n: number) => viaRelay(n, 'containerd-down', 'refused', 'unable to upgrade connection: rpc error: code = Unavailable (containerd on the pod\'s node is down)');
+  viaRelay(
+    n,
+    'kubelet-down',
+    'refused',
+    `error sending request: dial tcp 10.0.0.1${n}:10250: connect: connection refused (the kubelet on the pod's node is not responding)`,
+    own,
+  );
+const containerdDown = (n: number) =>
+  viaRelay(n, 'containerd-down', 'refused', "unable to upgrade connection: rpc error: code = Unavailable (containerd on the pod's node is down)");
 const hung = (n: number) => viaRelay(n, 'timeout', 'timeout', 'no exit status within 500 ms (the deadline ran out; the stream was closed)');
 const noBinary = (n: number) =>
-  viaRelay(n, 'binary-missing', 'other', 'OCI runtime exec failed: exec failed: unable to start container process: exec: "/usr/local/bin/etcdctl": stat /usr/local/bin/etcdctl: no such file or directory: unknown (/usr/local/bin/etcdctl is not in the container\'s image)');
-const forbidden = (n: number) => viaRelay(n, 'forbidden', 'auth', 'pods "etcd-cp-1" is forbidden (RBAC: the identity needs both get and create on pods/exec and pods/portforward)');
+  viaRelay(
+    n,
+    'binary-missing',
+    'other',
+    'OCI runtime exec failed: exec failed: unable to start container process: exec: "/usr/local/bin/etcdctl": stat /usr/local/bin/etcdctl: no such file or directory: unknown (/usr/local/bin/etcdctl is not in the container\'s image)',
+  );
+const forbidden = (n: number) =>
+  viaRelay(n, 'forbidden', 'auth', 'pods "etcd-cp-1" is forbidden (RBAC: the identity needs both get and create on pods/exec and pods/portforward)');
 const tls = (n: number) => fromTarget(n, { kind: 'tls', message: 'tls: failed to verify certificate: x509: certificate signed by unknown authority' });
-const refusedByTarget = (n: number) => fromTarget(n, { kind: 'refused', grpcCode: 14, message: 'connection error: desc = "transport: Error while dialing dial tcp 10.0.0.12:2379: connect: connection refused"' });
+const refusedByTarget = (n: number) =>
+  fromTarget(n, {
+    kind: 'refused',
+    grpcCode: 14,
+    message: 'connection error: desc = "transport: Error while dialing dial tcp 10.0.0.12:2379: connect: connection refused"',
+  });
 const notLeader = (n: number) => fromTarget(n, { kind: 'other', grpcCode: 9, message: 'etcdserver: not leader' });
 const unreadable = (n: number) => fromTarget(n, { kind: 'other', message: 'unreadable etcdctl endpoint status output: expected one endpoint, got []' });
 
 describe('endsTheSearch', () => {
   it('goes on past any failure of the exec itself: another pod’s node, kubelet, runtime or image may serve', () => {
-    for (const attempt of [kubeletDown(1), containerdDown(1), hung(1), noBinary(1), viaRelay(1, 'pod-gone', 'refused', 'pods "etcd-cp-1" not found (the pod is gone)')]) {
+    for (const attempt of [
+      kubeletDown(1),
+      containerdDown(1),
+      hung(1),
+      noBinary(1),
+      viaRelay(1, 'pod-gone', 'refused', 'pods "etcd-cp-1" not found (the pod is gone)'),
+    ]) {
       expect(endsTheSearch(attempt), attempt.failure.message).toBe(false);
     }
   });
@@ -52,7 +82,9 @@ describe('endsTheSearch', () => {
 
   it('goes on past TLS (the pod’s own certificate files may be the cause) and an etcdctl failure without etcd’s words', () => {
     expect(endsTheSearch(tls(3))).toBe(false);
-    expect(endsTheSearch(fromTarget(3, { kind: 'tls', message: 'open /etc/kubernetes/pki/etcd/healthcheck-client.crt: no such file or directory' }))).toBe(false);
+    expect(endsTheSearch(fromTarget(3, { kind: 'tls', message: 'open /etc/kubernetes/pki/etcd/healthcheck-client.crt: no such file or directory' }))).toBe(
+      false,
+    );
     expect(endsTheSearch(unreadable(3))).toBe(false);
   });
 });
@@ -83,7 +115,11 @@ describe('everyRelayFailed', () => {
     ['etcd’s words beat a pod without etcdctl', [noBinary(1), notLeader(3)], notLeader(3)],
     ['a pod without etcdctl (the path is not proven dead) beats kubelets that are down', [kubeletDown(1), noBinary(3), kubeletDown(2, true)], noBinary(3)],
     ['a relay that hung beats one that refused', [kubeletDown(1), hung(3)], hung(3)],
-    ['a refusal beats an unexplained exec failure', [viaRelay(1, 'other', 'other', 'the stream closed (code 1006) before a Status arrived (the stream ended without an exit status)'), containerdDown(3)], containerdDown(3)],
+    [
+      'a refusal beats an unexplained exec failure',
+      [viaRelay(1, 'other', 'other', 'the stream closed (code 1006) before a Status arrived (the stream ended without an exit status)'), containerdDown(3)],
+      containerdDown(3),
+    ],
     ['the first of equals leads', [containerdDown(3), kubeletDown(1)], containerdDown(3)],
   ];
   it.each(cases)('%s: its kind and code, and it classifies as it would alone', (_, attempts, best) => {
@@ -118,7 +154,13 @@ describe('relaySliceMs', () => {
 });
 
 describe('createRelayRoutes', () => {
-  const member = (n: number): MemberInfo => ({ id: `${n}`.repeat(16), name: `cp-${n}`, clientUrls: [`https://10.0.0.1${n}:2379`], peerUrls: [`https://10.0.0.1${n}:2380`], isLearner: false });
+  const member = (n: number): MemberInfo => ({
+    id: `${n}`.repeat(16),
+    name: `cp-${n}`,
+    clientUrls: [`https://10.0.0.1${n}:2379`],
+    peerUrls: [`https://10.0.0.1${n}:2380`],
+    isLearner: false,
+  });
   const snapshot: WorkloadSnapshot = {
     pods: [1, 2, 3].map((n) => ({ namespace: 'kube-system', name: `etcd-cp-${n}`, nodeName: `cp-${n}`, clientUrl: `https://10.0.0.1${n}:2379` })),
     nodes: [1, 2, 3].map((n) => ({ name: `cp-${n}`, internalIps: [`10.0.0.1${n}`] })),

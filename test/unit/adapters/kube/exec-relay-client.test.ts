@@ -9,7 +9,8 @@ import { EtcdCallError, type EtcdMemberClient } from '../../../../functions/port
 
 const URL_2 = 'https://10.0.0.12:2379';
 const pod = (n: number, own = false): RelayCandidate => ({ namespace: 'kube-system', name: `etcd-cp-${n}`, own });
-const STATUS = '[{"Endpoint":"https://10.0.0.12:2379","Status":{"header":{"cluster_id":1,"member_id":2,"revision":1,"raft_term":2},"version":"3.4.23","dbSize":20480,"leader":2,"raftIndex":8,"raftTerm":2,"raftAppliedIndex":8}}]';
+const STATUS =
+  '[{"Endpoint":"https://10.0.0.12:2379","Status":{"header":{"cluster_id":1,"member_id":2,"revision":1,"raft_term":2},"version":"3.4.23","dbSize":20480,"leader":2,"raftIndex":8,"raftTerm":2,"raftAppliedIndex":8}}]';
 
 type Behaviour = 'answers' | 'kubelet-down' | 'hangs' | 'refused-by-target';
 interface Asked {
@@ -30,9 +31,20 @@ function stubStreams(behaviour: Record<string, Behaviour>): { streams: PodStream
         case 'refused-by-target':
           return Promise.resolve({ stdout: '', stderr: 'Error: context deadline exceeded: dial tcp 10.0.0.12:2379: connect: connection refused', exitCode: 1 });
         case 'hangs':
-          return new Promise((_, reject) => setTimeout(() => reject(new PodStreamError(`exec in kube-system/${ref.name} failed: no exit status within ${deadlineMs} ms`, 'timeout', 'timeout')), deadlineMs));
+          return new Promise((_, reject) =>
+            setTimeout(
+              () => reject(new PodStreamError(`exec in kube-system/${ref.name} failed: no exit status within ${deadlineMs} ms`, 'timeout', 'timeout')),
+              deadlineMs,
+            ),
+          );
         default:
-          return Promise.reject(new PodStreamError(`exec in kube-system/${ref.name} failed: error sending request: connect: connection refused (the kubelet on the pod's node is not responding)`, 'kubelet-down', 'refused'));
+          return Promise.reject(
+            new PodStreamError(
+              `exec in kube-system/${ref.name} failed: error sending request: connect: connection refused (the kubelet on the pod's node is not responding)`,
+              'kubelet-down',
+              'refused',
+            ),
+          );
       }
     },
     forward: () => Promise.reject(new Error('not used')),
@@ -96,14 +108,18 @@ describe('the exec relay client', () => {
     const error = await failureOf(client(streams, 1, recordingRoutes([pod(1), pod(3), pod(2, true)]).routes).status(1_000));
     expect(asked.map((a) => a.pod)).toEqual(['etcd-cp-1', 'etcd-cp-3']);
     expect(error.failure.kind).toBe('refused');
-    expect(error.failure.message).toContain('relays tried: kube-system/etcd-cp-1: kubelet not responding; kube-system/etcd-cp-3: etcdctl ran, the member refused it');
+    expect(error.failure.message).toContain(
+      'relays tried: kube-system/etcd-cp-1: kubelet not responding; kube-system/etcd-cp-3: etcdctl ran, the member refused it',
+    );
   });
 
   it('every pod failing: each named, in order, the endpoint’s own pod first', async () => {
     const { streams, asked } = stubStreams({});
     const error = await failureOf(client(streams, 3, recordingRoutes([pod(1), pod(3), pod(2, true)]).routes).memberList(1_000));
     expect(asked.map((a) => a.pod)).toEqual(['etcd-cp-3', 'etcd-cp-1', 'etcd-cp-2']);
-    expect(error.failure.message).toMatch(/relays tried: kube-system\/etcd-cp-3: kubelet not responding; kube-system\/etcd-cp-1: kubelet not responding; kube-system\/etcd-cp-2 \(its own pod\): kubelet not responding$/);
+    expect(error.failure.message).toMatch(
+      /relays tried: kube-system\/etcd-cp-3: kubelet not responding; kube-system\/etcd-cp-1: kubelet not responding; kube-system\/etcd-cp-2 \(its own pod\): kubelet not responding$/,
+    );
   });
 
   it('an action goes through the endpoint’s pod only: what is said of it names where it went', async () => {

@@ -84,7 +84,15 @@ describe('parseMemberRemove', () => {
 });
 
 const warn = (error: string): string =>
-  JSON.stringify({ level: 'warn', ts: '2026-11-30T17:12:24.311Z', caller: 'clientv3/retry_interceptor.go:62', msg: 'retrying of unary invoker failed', target: 'endpoint://client-3d71f62d/127.0.0.1:23791', attempt: 0, error });
+  JSON.stringify({
+    level: 'warn',
+    ts: '2026-11-30T17:12:24.311Z',
+    caller: 'clientv3/retry_interceptor.go:62',
+    msg: 'retrying of unary invoker failed',
+    target: 'endpoint://client-3d71f62d/127.0.0.1:23791',
+    attempt: 0,
+    error,
+  });
 
 describe('membership failures, read from stderr whatever stdout holds', () => {
   const cases: { name: string; stderr: string; exitCode: number | null; expected: EtcdFailure; reason: string }[] = [
@@ -120,7 +128,11 @@ describe('membership failures, read from stderr whatever stdout holds', () => {
       name: 'the member is not reachable',
       stderr: `${warn('rpc error: code = DeadlineExceeded desc = latest balancer error: connection error: desc = "transport: Error while dialing dial tcp 10.0.0.12:2379: connect: connection refused"')}\nError: context deadline exceeded\n`,
       exitCode: 1,
-      expected: { kind: 'refused', grpcCode: 14, message: 'connection error: desc = "transport: Error while dialing dial tcp 10.0.0.12:2379: connect: connection refused"' },
+      expected: {
+        kind: 'refused',
+        grpcCode: 14,
+        message: 'connection error: desc = "transport: Error while dialing dial tcp 10.0.0.12:2379: connect: connection refused"',
+      },
       reason: 'PATH_REFUSED',
     },
     {

@@ -7,7 +7,15 @@ import { classifyFailure } from '../../../../functions/core/classify.ts';
 import type { EtcdFailure } from '../../../../functions/core/types.ts';
 
 const warn = (error: string): string =>
-  JSON.stringify({ level: 'warn', ts: '2026-11-30T16:12:50.617Z', caller: 'clientv3/retry_interceptor.go:62', msg: 'retrying of unary invoker failed', target: 'passthrough:///http://127.0.0.1:33469', attempt: 0, error });
+  JSON.stringify({
+    level: 'warn',
+    ts: '2026-11-30T16:12:50.617Z',
+    caller: 'clientv3/retry_interceptor.go:62',
+    msg: 'retrying of unary invoker failed',
+    target: 'passthrough:///http://127.0.0.1:33469',
+    attempt: 0,
+    error,
+  });
 const statusFailed = 'Failed to get the status of endpoint http://127.0.0.1:33469 (context deadline exceeded)';
 
 const HEALTHY =
@@ -33,7 +41,13 @@ describe('parseEndpointStatus', () => {
     const out =
       '[{"Endpoint":"x","Status":{"header":{"cluster_id":1,"member_id":16777275027825080183},"version":"3.4.23","dbSize":1,"raftTerm":5,' +
       '"errors":["memberID:16777275027825080183 alarm:NOSPACE","memberID:7 alarm:CORRUPT","etcdserver: no leader"],"isLearner":true}}]';
-    expect(parseEndpointStatus(out, '', 0)).toMatchObject({ leaderId: '0', alarms: ['NOSPACE'], errors: ['etcdserver: no leader'], isLearner: true, raftIndex: 0 });
+    expect(parseEndpointStatus(out, '', 0)).toMatchObject({
+      leaderId: '0',
+      alarms: ['NOSPACE'],
+      errors: ['etcdserver: no leader'],
+      isLearner: true,
+      raftIndex: 0,
+    });
   });
 
   it('says so when the output is not one endpoint’s status', () => {
@@ -57,15 +71,27 @@ const cases: Case[] = [
     name: 'cut proxy (connection refused)',
     stderr: `${warn('rpc error: code = DeadlineExceeded desc = latest balancer error: connection error: desc = "transport: Error while dialing dial tcp 127.0.0.1:33469: connect: connection refused"')}\n${statusFailed}\n`,
     exitCode: 1,
-    expected: { kind: 'refused', grpcCode: 14, message: 'connection error: desc = "transport: Error while dialing dial tcp 127.0.0.1:33469: connect: connection refused"' },
-    adapter: { kind: 'refused', grpcCode: 14, message: 'No connection established. Last error: Error: connect ECONNREFUSED 127.0.0.1:33469. Resolution note: ' },
+    expected: {
+      kind: 'refused',
+      grpcCode: 14,
+      message: 'connection error: desc = "transport: Error while dialing dial tcp 127.0.0.1:33469: connect: connection refused"',
+    },
+    adapter: {
+      kind: 'refused',
+      grpcCode: 14,
+      message: 'No connection established. Last error: Error: connect ECONNREFUSED 127.0.0.1:33469. Resolution note: ',
+    },
   },
   {
     name: 'killed member behind its proxy (connection closed)',
     stderr: `${warn('rpc error: code = DeadlineExceeded desc = latest balancer error: connection closed')}\n${statusFailed}\n`,
     exitCode: 1,
     expected: { kind: 'refused', grpcCode: 14, message: 'connection closed' },
-    adapter: { kind: 'refused', grpcCode: 14, message: 'No connection established. Last error: Failed to connect (2026-11-30T16:12:53.506Z). Resolution note: ' },
+    adapter: {
+      kind: 'refused',
+      grpcCode: 14,
+      message: 'No connection established. Last error: Failed to connect (2026-11-30T16:12:53.506Z). Resolution note: ',
+    },
   },
   {
     name: 'blackhole',
@@ -122,7 +148,11 @@ const cases: Case[] = [
     name: 'unknown CA',
     stderr: `${warn('rpc error: code = DeadlineExceeded desc = latest balancer error: connection error: desc = "transport: authentication handshake failed: x509: certificate signed by unknown authority"')}\n${statusFailed}\n`,
     exitCode: 1,
-    expected: { kind: 'tls', grpcCode: 14, message: 'connection error: desc = "transport: authentication handshake failed: x509: certificate signed by unknown authority"' },
+    expected: {
+      kind: 'tls',
+      grpcCode: 14,
+      message: 'connection error: desc = "transport: authentication handshake failed: x509: certificate signed by unknown authority"',
+    },
   },
   {
     name: 'certificate file missing in the pod',

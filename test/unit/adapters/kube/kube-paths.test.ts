@@ -2,7 +2,16 @@
 // kube paths, all from one workload snapshot.
 import { describe, expect, it } from 'vitest';
 import {
-  execRelayEndpoint, hostEvidence, kubeSeeds, parseExecRelayEndpoint, parsePortForwardEndpoint, podOfMember, portForwardEndpoint, relayCandidates, relayFor, resolveKubePath,
+  execRelayEndpoint,
+  hostEvidence,
+  kubeSeeds,
+  parseExecRelayEndpoint,
+  parsePortForwardEndpoint,
+  podOfMember,
+  portForwardEndpoint,
+  relayCandidates,
+  relayFor,
+  resolveKubePath,
 } from '../../../../functions/adapters/kube/kube-paths.ts';
 import type { MachineRef } from '../../../../functions/adapters/kube/cluster-api/machines.ts';
 import type { EtcdPod, WorkloadNode, WorkloadSnapshot } from '../../../../functions/adapters/kube/workload.ts';
@@ -49,7 +58,11 @@ describe('endpoints', () => {
     const address = { namespace: NS, name: 'etcd-cp-2' };
     expect(portForwardEndpoint(address)).toBe('kube-system/etcd-cp-2:2379');
     expect(parsePortForwardEndpoint(portForwardEndpoint(address))).toEqual({ ...address, port: 2379 });
-    expect(parsePortForwardEndpoint(portForwardEndpoint({ namespace: 'etcd', name: 'etcd-0.etcd' }, 12379))).toEqual({ namespace: 'etcd', name: 'etcd-0.etcd', port: 12379 });
+    expect(parsePortForwardEndpoint(portForwardEndpoint({ namespace: 'etcd', name: 'etcd-0.etcd' }, 12379))).toEqual({
+      namespace: 'etcd',
+      name: 'etcd-0.etcd',
+      port: 12379,
+    });
   });
 
   it('formats and parses an exec endpoint: the target’s client URL as seen from the relay pod', () => {
@@ -64,14 +77,27 @@ describe('endpoints', () => {
     [
       'port-forward',
       parsePortForwardEndpoint,
-      ['etcd-cp-2:2379', 'kube-system/etcd-cp-2', 'kube-system/etcd-cp-2:port', 'kube-system/Etcd-CP-2:2379', 'https://10.0.0.12:2379', 'kube-system/etcd-cp-2:2379 ', 'https://10.0.0.12:2379 via kube-system/etcd-cp-1'],
+      [
+        'etcd-cp-2:2379',
+        'kube-system/etcd-cp-2',
+        'kube-system/etcd-cp-2:port',
+        'kube-system/Etcd-CP-2:2379',
+        'https://10.0.0.12:2379',
+        'kube-system/etcd-cp-2:2379 ',
+        'https://10.0.0.12:2379 via kube-system/etcd-cp-1',
+      ],
     ],
     [
       'exec-relay',
       parseExecRelayEndpoint,
       [
-        'kube-system/etcd-cp-2:2379', 'https://10.0.0.12:2379', '10.0.0.12:2379 via kube-system/etcd-cp-1', 'https://10.0.0.12:2379 via etcd-cp-1',
-        'https://10.0.0.12:2379 via kube-system/ETCD-CP-1', 'https://10.0.0.12:2379  via kube-system/etcd-cp-1', 'unix:///run/etcd.sock via kube-system/etcd-cp-1',
+        'kube-system/etcd-cp-2:2379',
+        'https://10.0.0.12:2379',
+        '10.0.0.12:2379 via kube-system/etcd-cp-1',
+        'https://10.0.0.12:2379 via etcd-cp-1',
+        'https://10.0.0.12:2379 via kube-system/ETCD-CP-1',
+        'https://10.0.0.12:2379  via kube-system/etcd-cp-1',
+        'unix:///run/etcd.sock via kube-system/etcd-cp-1',
       ],
     ],
   ];
@@ -143,7 +169,12 @@ describe('hostEvidence', () => {
   it('adds the Machine whose nodeRef is the node, with whether it is being deleted', () => {
     const machines = [machine('wl-cp-abc', 'cp-1'), machine('wl-cp-def', 'cp-2', true), machine('wl-cp-new', undefined)];
     expect(hostEvidence(member(1), three, machines).machine).toEqual({ name: 'wl-cp-abc', deleting: false });
-    expect(hostEvidence(member(2), three, machines)).toEqual({ node: 'cp-2', nodeExists: true, pod: 'kube-system/etcd-cp-2', machine: { name: 'wl-cp-def', deleting: true } });
+    expect(hostEvidence(member(2), three, machines)).toEqual({
+      node: 'cp-2',
+      nodeExists: true,
+      pod: 'kube-system/etcd-cp-2',
+      machine: { name: 'wl-cp-def', deleting: true },
+    });
     expect(hostEvidence(member(3), three, machines).machine).toBeUndefined();
     // A Machine that has not joined has no nodeRef: it never matches a member without a node.
     expect(hostEvidence(member(7), three, machines)).toEqual({ nodeExists: false });
@@ -151,7 +182,10 @@ describe('hostEvidence', () => {
 
   it('a Machine is found for a gone Node too: its nodeRef outlives the Node', () => {
     const s = snapshot([pod(1), pod(2)], [node(1)]);
-    expect(hostEvidence(member(2), s, [machine('wl-cp-def', 'cp-2', true)])).toMatchObject({ nodeExists: false, machine: { name: 'wl-cp-def', deleting: true } });
+    expect(hostEvidence(member(2), s, [machine('wl-cp-def', 'cp-2', true)])).toMatchObject({
+      nodeExists: false,
+      machine: { name: 'wl-cp-def', deleting: true },
+    });
   });
 });
 
@@ -226,12 +260,17 @@ describe('resolveKubePath', () => {
   it('exec-relay: the member’s first client URL via a relay pod elsewhere', () => {
     const m = member(2, { clientUrls: ['https://10.0.0.12:2379', 'https://cp-2.example:2379'] });
     expect(resolveKubePath(m, 'exec-relay', three)).toBe('https://10.0.0.12:2379 via kube-system/etcd-cp-1');
-    expect(parseExecRelayEndpoint(resolveKubePath(m, 'exec-relay', three)!)).toEqual({ clientUrl: 'https://10.0.0.12:2379', relay: { namespace: NS, name: 'etcd-cp-1' } });
+    expect(parseExecRelayEndpoint(resolveKubePath(m, 'exec-relay', three)!)).toEqual({
+      clientUrl: 'https://10.0.0.12:2379',
+      relay: { namespace: NS, name: 'etcd-cp-1' },
+    });
   });
 
   it('exec-relay: via the pod that answered last, when it is still a candidate', () => {
     expect(resolveKubePath(member(2), 'exec-relay', three, 'etcd-cp-3')).toBe('https://10.0.0.12:2379 via kube-system/etcd-cp-3');
-    expect(resolveKubePath(member(2), 'exec-relay', snapshot([pod(1), pod(2)], [node(1), node(2)]), 'etcd-cp-3')).toBe('https://10.0.0.12:2379 via kube-system/etcd-cp-1');
+    expect(resolveKubePath(member(2), 'exec-relay', snapshot([pod(1), pod(2)], [node(1), node(2)]), 'etcd-cp-3')).toBe(
+      'https://10.0.0.12:2379 via kube-system/etcd-cp-1',
+    );
   });
 
   it('exec-relay: none for a member with no client URL, or no relay', () => {

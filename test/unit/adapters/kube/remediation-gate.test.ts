@@ -7,11 +7,18 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { pauseOf, PAUSED_ANNOTATION } from '../../../../functions/adapters/kube/cluster-api/cluster-paused.ts';
-import { healthChecksOf, holdOf, remediationNotAllowed, selectorMatches, type KubeObjectShape } from '../../../../functions/adapters/kube/cluster-api/remediation-allowed.ts';
+import {
+  healthChecksOf,
+  holdOf,
+  remediationNotAllowed,
+  selectorMatches,
+  type KubeObjectShape,
+} from '../../../../functions/adapters/kube/cluster-api/remediation-allowed.ts';
 import { validatorFor, type Schema } from '../../../infra/crd-schema.ts';
 
 const FIXTURES = path.resolve(import.meta.dirname, '../../../fixtures/capi');
-const schemaOf = (version: 'v1beta1' | 'v1beta2') => JSON.parse(fs.readFileSync(path.join(FIXTURES, `machinehealthchecks.${version}.schema.json`), 'utf8')) as Schema;
+const schemaOf = (version: 'v1beta1' | 'v1beta2') =>
+  JSON.parse(fs.readFileSync(path.join(FIXTURES, `machinehealthchecks.${version}.schema.json`), 'utf8')) as Schema;
 const validate = { v1beta1: validatorFor(schemaOf('v1beta1')), v1beta2: validatorFor(schemaOf('v1beta2')) };
 
 const SAID = 'Remediation is not allowed, the number of not started or unhealthy machines exceeds maxUnhealthy (total: 3, unhealthy: 2, maxUnhealthy: 1)';
@@ -19,17 +26,30 @@ const AT = '2026-07-01T10:05:00Z';
 const CONTROL_PLANE = { 'cluster.x-k8s.io/control-plane': '' };
 
 /** v1beta1: v1beta1 Conditions in status.conditions, metav1.Conditions in status.v1beta2.conditions. */
-function mhcV1beta1(allowed: boolean, over: { name?: string; clusterName?: string; template?: string; selector?: object; annotations?: Record<string, string> } = {}): KubeObjectShape {
+function mhcV1beta1(
+  allowed: boolean,
+  over: { name?: string; clusterName?: string; template?: string; selector?: object; annotations?: Record<string, string> } = {},
+): KubeObjectShape {
   return {
     apiVersion: 'cluster.x-k8s.io/v1beta1',
     kind: 'MachineHealthCheck',
-    metadata: { name: over.name ?? 'wl-control-plane', namespace: 'default', labels: { 'cluster.x-k8s.io/cluster-name': 'wl' }, ...(over.annotations ? { annotations: over.annotations } : {}) },
+    metadata: {
+      name: over.name ?? 'wl-control-plane',
+      namespace: 'default',
+      labels: { 'cluster.x-k8s.io/cluster-name': 'wl' },
+      ...(over.annotations ? { annotations: over.annotations } : {}),
+    },
     spec: {
       clusterName: over.clusterName ?? 'wl',
       selector: over.selector ?? { matchLabels: CONTROL_PLANE },
       unhealthyConditions: [{ type: 'Ready', status: 'Unknown', timeout: '300s' }],
       maxUnhealthy: 1,
-      remediationTemplate: { apiVersion: 'etcd-remediator.io/v1alpha1', kind: 'EtcdRemediationRequestTemplate', name: over.template ?? 'etcd-remediator', namespace: 'default' },
+      remediationTemplate: {
+        apiVersion: 'etcd-remediator.io/v1alpha1',
+        kind: 'EtcdRemediationRequestTemplate',
+        name: over.template ?? 'etcd-remediator',
+        namespace: 'default',
+      },
     },
     status: {
       expectedMachines: 3,
@@ -37,7 +57,11 @@ function mhcV1beta1(allowed: boolean, over: { name?: string; clusterName?: strin
       remediationsAllowed: allowed ? 1 : 0,
       observedGeneration: 1,
       targets: ['wl-cp-1', 'wl-cp-2', 'wl-cp-3'],
-      conditions: [allowed ? { type: 'RemediationAllowed', status: 'True', lastTransitionTime: AT } : { type: 'RemediationAllowed', status: 'False', severity: 'Warning', reason: 'TooManyUnhealthy', message: SAID, lastTransitionTime: AT }],
+      conditions: [
+        allowed
+          ? { type: 'RemediationAllowed', status: 'True', lastTransitionTime: AT }
+          : { type: 'RemediationAllowed', status: 'False', severity: 'Warning', reason: 'TooManyUnhealthy', message: SAID, lastTransitionTime: AT },
+      ],
       v1beta2: {
         conditions: [
           allowed
@@ -54,7 +78,9 @@ function mhcV1beta2(allowed: boolean, where: 'conditions' | 'deprecated' = 'cond
   const current = allowed
     ? { type: 'RemediationAllowed', status: 'True', reason: 'RemediationAllowed', message: '', observedGeneration: 1, lastTransitionTime: AT }
     : { type: 'RemediationAllowed', status: 'False', reason: 'TooManyUnhealthy', message: SAID, observedGeneration: 1, lastTransitionTime: AT };
-  const deprecated = allowed ? { type: 'RemediationAllowed', status: 'True', lastTransitionTime: AT } : { type: 'RemediationAllowed', status: 'False', severity: 'Warning', reason: 'TooManyUnhealthy', message: SAID, lastTransitionTime: AT };
+  const deprecated = allowed
+    ? { type: 'RemediationAllowed', status: 'True', lastTransitionTime: AT }
+    : { type: 'RemediationAllowed', status: 'False', severity: 'Warning', reason: 'TooManyUnhealthy', message: SAID, lastTransitionTime: AT };
   const paused = { type: 'Paused', status: 'False', reason: 'NotPaused', message: '', observedGeneration: 1, lastTransitionTime: AT };
   return {
     apiVersion: 'cluster.x-k8s.io/v1beta2',
@@ -64,7 +90,10 @@ function mhcV1beta2(allowed: boolean, where: 'conditions' | 'deprecated' = 'cond
       clusterName: 'wl',
       selector: { matchLabels: CONTROL_PLANE },
       checks: { unhealthyNodeConditions: [{ type: 'Ready', status: 'Unknown', timeoutSeconds: 300 }] },
-      remediation: { triggerIf: { unhealthyLessThanOrEqualTo: 1 }, templateRef: { apiVersion: 'etcd-remediator.io/v1alpha1', kind: 'EtcdRemediationRequestTemplate', name: 'etcd-remediator' } },
+      remediation: {
+        triggerIf: { unhealthyLessThanOrEqualTo: 1 },
+        templateRef: { apiVersion: 'etcd-remediator.io/v1alpha1', kind: 'EtcdRemediationRequestTemplate', name: 'etcd-remediator' },
+      },
     },
     status: {
       // Only one list says False: either is enough.
@@ -80,7 +109,12 @@ function mhcV1beta2(allowed: boolean, where: 'conditions' | 'deprecated' = 'cond
 }
 
 const machine = (annotations?: Record<string, string>): KubeObjectShape => ({
-  metadata: { name: 'wl-cp-1', namespace: 'default', labels: { 'cluster.x-k8s.io/cluster-name': 'wl', ...CONTROL_PLANE }, ...(annotations ? { annotations } : {}) },
+  metadata: {
+    name: 'wl-cp-1',
+    namespace: 'default',
+    labels: { 'cluster.x-k8s.io/cluster-name': 'wl', ...CONTROL_PLANE },
+    ...(annotations ? { annotations } : {}),
+  },
   spec: { clusterName: 'wl' },
 });
 
@@ -99,12 +133,42 @@ describe('pauseOf (util/annotations IsPaused)', () => {
   it.each([
     ['a v1beta1 Cluster with spec.paused true', 'Cluster', { metadata: { name: 'wl', namespace: 'default' }, spec: { paused: true } }, 'spec.paused'],
     ['a v1beta1 Cluster with spec.paused false', 'Cluster', { metadata: { name: 'wl', namespace: 'default' }, spec: { paused: false } }, undefined],
-    ['a v1beta2 Cluster without spec.paused (clusterctl move writes null to unpause)', 'Cluster', { metadata: { name: 'wl', namespace: 'default' }, spec: {} }, undefined],
-    ['a Cluster with the annotation, empty', 'Cluster', { metadata: { name: 'wl', namespace: 'default', annotations: { [PAUSED_ANNOTATION]: '' } }, spec: {} }, 'annotation'],
-    ['a Cluster with the annotation "false": present is paused', 'Cluster', { metadata: { name: 'wl', namespace: 'default', annotations: { [PAUSED_ANNOTATION]: 'false' } } }, 'annotation'],
-    ['an MHC with the annotation', 'MachineHealthCheck', { metadata: { name: 'm', namespace: 'default', annotations: { [PAUSED_ANNOTATION]: 'true' } } }, 'annotation'],
-    ['an MHC whose spec says paused: not a field of it', 'MachineHealthCheck', { metadata: { name: 'm', namespace: 'default' }, spec: { paused: true } }, undefined],
-    ['a Machine with the annotation', 'Machine', { metadata: { name: 'wl-cp-1', namespace: 'default', annotations: { [PAUSED_ANNOTATION]: '' } } }, 'annotation'],
+    [
+      'a v1beta2 Cluster without spec.paused (clusterctl move writes null to unpause)',
+      'Cluster',
+      { metadata: { name: 'wl', namespace: 'default' }, spec: {} },
+      undefined,
+    ],
+    [
+      'a Cluster with the annotation, empty',
+      'Cluster',
+      { metadata: { name: 'wl', namespace: 'default', annotations: { [PAUSED_ANNOTATION]: '' } }, spec: {} },
+      'annotation',
+    ],
+    [
+      'a Cluster with the annotation "false": present is paused',
+      'Cluster',
+      { metadata: { name: 'wl', namespace: 'default', annotations: { [PAUSED_ANNOTATION]: 'false' } } },
+      'annotation',
+    ],
+    [
+      'an MHC with the annotation',
+      'MachineHealthCheck',
+      { metadata: { name: 'm', namespace: 'default', annotations: { [PAUSED_ANNOTATION]: 'true' } } },
+      'annotation',
+    ],
+    [
+      'an MHC whose spec says paused: not a field of it',
+      'MachineHealthCheck',
+      { metadata: { name: 'm', namespace: 'default' }, spec: { paused: true } },
+      undefined,
+    ],
+    [
+      'a Machine with the annotation',
+      'Machine',
+      { metadata: { name: 'wl-cp-1', namespace: 'default', annotations: { [PAUSED_ANNOTATION]: '' } } },
+      'annotation',
+    ],
     ['no object at all', 'Cluster', undefined, undefined],
   ] as const)('%s', (_, kind, object, by) => {
     expect(pauseOf(kind, object)?.by).toBe(by);
@@ -171,7 +235,10 @@ describe('remediationNotAllowed', () => {
 });
 
 describe('holdOf', () => {
-  const cluster = (spec: object, annotations?: Record<string, string>): KubeObjectShape => ({ metadata: { name: 'wl', namespace: 'default', ...(annotations ? { annotations } : {}) }, spec });
+  const cluster = (spec: object, annotations?: Record<string, string>): KubeObjectShape => ({
+    metadata: { name: 'wl', namespace: 'default', ...(annotations ? { annotations } : {}) },
+    spec,
+  });
 
   it('nothing holds a request of an unpaused Cluster whose MHC allows remediation', () => {
     expect(holdOf({ cluster: cluster({ paused: false }), machine: machine(), healthChecks: [mhcV1beta1(true)] })).toBeUndefined();
@@ -187,9 +254,24 @@ describe('holdOf', () => {
   });
 
   it.each([
-    ['the Cluster', { cluster: cluster({}, { [PAUSED_ANNOTATION]: '' }), machine: machine(), healthChecks: [] }, 'Cluster default/wl', 'kubectl annotate cluster wl -n default cluster.x-k8s.io/paused-'],
-    ['the Machine', { machine: machine({ [PAUSED_ANNOTATION]: '' }), healthChecks: [] }, 'Machine default/wl-cp-1', 'kubectl annotate machine wl-cp-1 -n default cluster.x-k8s.io/paused-'],
-    ['the MachineHealthCheck', { machine: machine(), healthChecks: [mhcV1beta1(true, { annotations: { [PAUSED_ANNOTATION]: '' } })] }, 'MachineHealthCheck default/wl-control-plane', 'kubectl annotate machinehealthcheck wl-control-plane -n default cluster.x-k8s.io/paused-'],
+    [
+      'the Cluster',
+      { cluster: cluster({}, { [PAUSED_ANNOTATION]: '' }), machine: machine(), healthChecks: [] },
+      'Cluster default/wl',
+      'kubectl annotate cluster wl -n default cluster.x-k8s.io/paused-',
+    ],
+    [
+      'the Machine',
+      { machine: machine({ [PAUSED_ANNOTATION]: '' }), healthChecks: [] },
+      'Machine default/wl-cp-1',
+      'kubectl annotate machine wl-cp-1 -n default cluster.x-k8s.io/paused-',
+    ],
+    [
+      'the MachineHealthCheck',
+      { machine: machine(), healthChecks: [mhcV1beta1(true, { annotations: { [PAUSED_ANNOTATION]: '' } })] },
+      'MachineHealthCheck default/wl-control-plane',
+      'kubectl annotate machinehealthcheck wl-control-plane -n default cluster.x-k8s.io/paused-',
+    ],
   ] as const)('the annotation on %s: CLUSTER_PAUSED, and how to remove it', (_, input, what, remedy) => {
     const hold = holdOf(input);
     expect(hold?.reason).toBe('CLUSTER_PAUSED');
@@ -200,7 +282,9 @@ describe('holdOf', () => {
   it('a short-circuited MHC: REMEDIATION_NOT_ALLOWED in MHC’s own words, and what lets it go on', () => {
     const hold = holdOf({ cluster: cluster({}), machine: machine(), healthChecks: [mhcV1beta2(false)] });
     expect(hold?.reason).toBe('REMEDIATION_NOT_ALLOWED');
-    expect(hold?.message).toContain(`MachineHealthCheck default/wl-control-plane short-circuits remediation (RemediationAllowed False, TooManyUnhealthy: ${SAID})`);
+    expect(hold?.message).toContain(
+      `MachineHealthCheck default/wl-control-plane short-circuits remediation (RemediationAllowed False, TooManyUnhealthy: ${SAID})`,
+    );
     expect(hold?.message).toMatch(/fewer of its Machines are unhealthy/);
   });
 });

@@ -13,10 +13,18 @@ const request = (status: Record<string, unknown>): RequestObject => ({
 
 describe('a request status read back', () => {
   it('keeps an incident id in the shape ids are made in', () => {
-    expect(toRemediationRequest(request({ phase: 'Running', incidentId: testIncidentId(7) }))?.status).toEqual({ phase: 'Running', incidentId: testIncidentId(7) });
+    expect(toRemediationRequest(request({ phase: 'Running', incidentId: testIncidentId(7) }))?.status).toEqual({
+      phase: 'Running',
+      incidentId: testIncidentId(7),
+    });
   });
 
-  it.each([['a path', '../../x'], ['a made-up id', 'inc-1'], ['capitals', testIncidentId(0xabc).toUpperCase()], ['a number', 7]])('leaves out %s, as if no incident were named', (_name, incidentId) => {
+  it.each([
+    ['a path', '../../x'],
+    ['a made-up id', 'inc-1'],
+    ['capitals', testIncidentId(0xabc).toUpperCase()],
+    ['a number', 7],
+  ])('leaves out %s, as if no incident were named', (_name, incidentId) => {
     expect(toRemediationRequest(request({ phase: 'Running', incidentId }))?.status).toEqual({ phase: 'Running' });
   });
 });

@@ -24,7 +24,11 @@ function world() {
   const credentials: EtcdClientCredentials = {
     forConnection: () => {
       minted += 1;
-      const material: ConnectionTls = { tls: { ca: Buffer.from('ca'), cert: Buffer.from(`cert-${minted}`), key: Buffer.from(`key-${minted}`) }, renewAt: clock + 30 * 60_000, advice: () => 'the Secret must hold this cluster\'s etcd CA' };
+      const material: ConnectionTls = {
+        tls: { ca: Buffer.from('ca'), cert: Buffer.from(`cert-${minted}`), key: Buffer.from(`key-${minted}`) },
+        renewAt: clock + 30 * 60_000,
+        advice: () => "the Secret must hold this cluster's etcd CA",
+      };
       return Promise.resolve(material);
     },
     refresh: () => void (refreshed += 1),
@@ -34,7 +38,12 @@ function world() {
     made.push(entry);
     return { ...TARGET, status: () => entry.answer(), close: () => void (entry.closed = true) } as unknown as ClosableMemberClient;
   };
-  const client = createRenewingClient(TARGET, { credentials, connect, now: () => clock, endpoint: (secure) => Promise.resolve(`${secure ? 'https' : 'http'}://127.0.0.1:40000`) });
+  const client = createRenewingClient(TARGET, {
+    credentials,
+    connect,
+    now: () => clock,
+    endpoint: (secure) => Promise.resolve(`${secure ? 'https' : 'http'}://127.0.0.1:40000`),
+  });
   return { client, made, advance: (ms: number) => void (clock += ms), minted: () => minted, refreshed: () => refreshed };
 }
 

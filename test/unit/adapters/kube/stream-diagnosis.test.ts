@@ -23,7 +23,12 @@ describe('diagnoseExecStatus: a binary the image does not have', () => {
   });
 
   it('older runc words it "starting container process caused"', () => {
-    const error = diagnoseExecStatus(pod, internal('OCI runtime exec failed: exec failed: container_linux.go:380: starting container process caused: exec: "sh": executable file not found in $PATH: unknown'));
+    const error = diagnoseExecStatus(
+      pod,
+      internal(
+        'OCI runtime exec failed: exec failed: container_linux.go:380: starting container process caused: exec: "sh": executable file not found in $PATH: unknown',
+      ),
+    );
     expect(error).toMatchObject({ why: 'binary-missing' });
     expect(error.message).toContain("(sh is not in the container's image)");
   });
@@ -34,7 +39,8 @@ describe('diagnoseExecStatus: a binary the image does not have', () => {
   });
 
   it('a runtime that is down is still containerd’s, though its text says "no such file or directory"', () => {
-    const down = 'unable to upgrade connection: rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial unix /var/run/containerd/containerd.sock: connect: no such file or directory"';
+    const down =
+      'unable to upgrade connection: rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial unix /var/run/containerd/containerd.sock: connect: no such file or directory"';
     expect(diagnoseExecStatus(pod, internal(down))).toMatchObject({ why: 'containerd-down', reachability: 'refused' });
   });
 });
