@@ -25,7 +25,6 @@ export const nonEmptyString = (max = SHORT) => z.string().trim().min(1, 'must no
 
 export const attemptSchema = z.number().int('must be an integer').min(0, 'must be ≥ 0');
 
-/** Events in flight from an earlier build say `exec`: accepted, and parsed to the current name. */
 export { pathNameSchema };
 
 /** An endpoint as events carry it (a client URL, `ns/pod:port`, `URL via ns/pod`): never with credentials in it. */
@@ -58,9 +57,8 @@ export const memberRefSchema = z.object({
   name: z.string().max(SHORT),
 });
 
-/** The ways a producer may name the sick member; exactly one is given. */
-export const selectorKeys = ['memberName', 'memberId', 'nodeName', 'machineName', 'instanceId'] as const;
-export type SelectorKey = (typeof selectorKeys)[number];
+/** The ways a producer may name the sick member (core/target.ts); exactly one is given. */
+export { selectorKeys, type SelectorKey } from '../../functions/core/target.ts';
 
 export const selectorShape = {
   memberName: nonEmptyString().describe('etcd member name.'),

@@ -4,8 +4,7 @@ import { envelopeShape, resolvedTargetSchema } from './common.ts';
 
 /**
  * The new view only: move-leader reads the views before it from the incident, which kept this one
- * too in the same write that published the event. An event of an earlier build that still carries
- * `previousViews` parses; the field is dropped.
+ * too in the same write that published the event.
  */
 export const membersProbedSchema = z
   .object({

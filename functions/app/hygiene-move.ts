@@ -13,7 +13,7 @@ import { claimOf, endMove, withMove, type EndedState } from '../core/hygiene-mov
 import type { HygieneMoveRecord, HygieneRecord } from '../core/hygiene-record.ts';
 import { boundedSaid } from '../core/said-limits.ts';
 import type { ClusterView } from '../core/view.ts';
-import { waitFor } from '../lib/wait-for.ts';
+import { waitWithin } from '../lib/wait-for.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import { EtcdCallError } from '../ports/etcd.ts';
 import { HygieneConflictError } from '../ports/incident-store.ts';
@@ -155,21 +155,18 @@ async function supersededBecause(deps: Deps, cluster: ClusterEntry, view: Cluste
 /** Who leads once the members agree, within two election timeouts of the move; undefined when they never agreed. */
 async function verifiedLeader(deps: Deps, cluster: ClusterEntry, move: HygieneMoveRecord): Promise<{ id: string; term: number } | undefined> {
   const { electionTimeoutMs } = cluster.policy;
-  try {
-    return await waitFor(
-      async () => {
-        const { leader } = await probeCluster(deps, cluster);
-        return leader.consensus === 'agreed' && leader.term !== undefined && leader.term > move.term ? { id: leader.id!, term: leader.term } : undefined;
-      },
-      {
-        timeoutMs: 2 * electionTimeoutMs + cluster.policy.callTimeoutMs,
-        intervalMs: Math.max(50, Math.round(electionTimeoutMs / 10)),
-        what: 'the members to agree on a leader after the move',
-      },
-    );
-  } catch {
-    return undefined;
-  }
+  return waitWithin(
+    async () => {
+      const { leader } = await probeCluster(deps, cluster);
+      return leader.consensus === 'agreed' && leader.term !== undefined && leader.term > move.term ? { id: leader.id!, term: leader.term } : undefined;
+    },
+    {
+      timeoutMs: 2 * electionTimeoutMs + cluster.policy.callTimeoutMs,
+      intervalMs: Math.max(50, Math.round(electionTimeoutMs / 10)),
+      what: 'the members to agree on a leader after the move',
+      clock: deps.clock,
+    },
+  );
 }
 
 /** The judgement's reasons: its sentence after "move leadership from A to B: ". */

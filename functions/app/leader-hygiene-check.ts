@@ -15,26 +15,18 @@ import { emptyHygieneRecord, type HygieneMoveRecord, type HygieneRecord } from '
 import type { MemberScrape } from '../core/hygiene-signals.ts';
 import { judgeLeaderHygiene, type HygieneDecision } from '../core/leader-hygiene.ts';
 import { pauseHolding } from './fleet-facts.ts';
+import { heldBack, wouldMove, type HygieneVerdict } from '../core/hygiene-holds.ts';
 import type { ClusterView } from '../core/view.ts';
 import { boundedSaid } from '../core/said-limits.ts';
 import type { MemberInfo } from '../core/types.ts';
 import { UnknownClusterError, type ClusterEntry } from '../ports/cluster-directory.ts';
 import { HygieneConflictError } from '../ports/incident-store.ts';
-import { scrapeEvery } from '../ports/member-metrics.ts';
+import { scrapeEvery } from './scrape-members.ts';
 import type { Deps } from './deps.ts';
 import { iso } from './incident-events.ts';
 import { probeCluster } from './probe-cluster.ts';
 
-/** A decision of the check: the policy's, or one of the check's own holds (pause, incident, pending move). */
-export type HygieneVerdict =
-  | HygieneDecision
-  | {
-      kind: 'hold';
-      alert: boolean;
-      reason: 'HYGIENE_PAUSED' | 'HYGIENE_INCIDENT_OPEN' | 'HYGIENE_MOVE_PENDING';
-      message: string;
-      evidence: Record<string, unknown>;
-    };
+export type { HygieneVerdict };
 
 export type HygieneCheck =
   | { kind: 'off' | 'not-due' | 'unknown-cluster' }
@@ -93,7 +85,7 @@ export async function checkLeaderHygiene(deps: Deps, cluster: ClusterEntry): Pro
       policy,
     });
   }
-  verdict = await heldBack(deps, cluster, view, record, verdict);
+  verdict = await heldBackBy(deps, cluster, view, record, verdict);
   const published: EventEnvelope[] = [];
   let moveId: string | undefined;
   const pending = openMoveOf(record);
@@ -153,41 +145,12 @@ function degradedDetail(clusterId: string, move: HygieneMoveRecord, dryRun: bool
 }
 
 /** What holds a move back whatever the figures: a move under way, a pause, an incident open on the cluster. */
-async function heldBack(deps: Deps, cluster: ClusterEntry, view: ClusterView, record: HygieneRecord, verdict: HygieneDecision): Promise<HygieneVerdict> {
-  const { clusterId } = cluster;
+async function heldBackBy(deps: Deps, cluster: ClusterEntry, view: ClusterView, record: HygieneRecord, verdict: HygieneDecision): Promise<HygieneVerdict> {
   const pending = openMoveOf(record);
-  if (pending) {
-    return {
-      kind: 'hold',
-      alert: false,
-      reason: 'HYGIENE_MOVE_PENDING',
-      message: `The move of leadership from ${pending.from} to ${pending.to} asked for at ${iso(pending.at)} is not over (${pending.state}): nothing new is judged until it is.`,
-      evidence: { moveId: pending.moveId, state: pending.state },
-    };
-  }
-  if (verdict.kind !== 'move' && verdict.kind !== 'would-move') return verdict;
+  if (pending || !wouldMove(verdict)) return heldBack(verdict, { clusterId: cluster.clusterId, pending });
   const paused = await pauseHolding(deps, cluster, view);
-  if (paused) {
-    const { mark, fleetWide } = paused;
-    return {
-      kind: 'hold',
-      alert: false,
-      reason: 'HYGIENE_PAUSED',
-      message: `${verdict.message}; but ${fleetWide ? 'the fleet' : clusterId} is paused since ${iso(mark.at)} by ${mark.by} (${mark.why}): nothing is moved until a person resumes.`,
-      evidence: verdict.evidence,
-    };
-  }
-  const open = await deps.store.listIncidents({ clusterId, state: 'open' });
-  if (open.length > 0) {
-    return {
-      kind: 'hold',
-      alert: false,
-      reason: 'HYGIENE_INCIDENT_OPEN',
-      message: `${verdict.message}; but incident ${open[0]!.incidentId} is open on ${clusterId}: remediation owns its leadership, so nothing is moved.`,
-      evidence: { ...verdict.evidence, incidents: open.map((i) => i.incidentId) },
-    };
-  }
-  return verdict;
+  const open = paused ? [] : await deps.store.listIncidents({ clusterId: cluster.clusterId, state: 'open' });
+  return heldBack(verdict, { clusterId: cluster.clusterId, paused, openIncidents: open.map((i) => i.incidentId) });
 }
 
 /**

@@ -8,7 +8,8 @@ import { matchReport } from '../core/report-match.ts';
 import { ambiguousTarget } from '../core/plan-checks.ts';
 import { journalSteps, membersSeen } from '../core/journal.ts';
 import { describeSelector, matchedMember, resolveTarget, selectorOf, targetKeyOf } from '../core/target.ts';
-import { describeMember, type ClusterView } from '../core/view.ts';
+import { duplicateOf } from '../core/incident.ts';
+import type { ClusterView } from '../core/view.ts';
 import { withView } from '../core/view-history.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import type { Incident } from '../ports/incident-store.ts';
@@ -145,13 +146,7 @@ async function probe(deps: Deps, cluster: ClusterEntry, incident: Incident): Pro
       step: journalSteps.duplicateJoined,
       detail: { incidentId: incident.incidentId, reportedAs: describeSelector(incident.target) },
     });
-    const decision = {
-      kind: 'close' as const,
-      reason: 'DUPLICATE_INCIDENT' as const,
-      message: `${describeMember(member!)} is already being remediated by incident ${twin.incidentId} (reported as ${describeSelector(twin.target)}); this report is recorded there, and this incident ends.`,
-      evidence: { incidentId: twin.incidentId },
-    };
-    const { patch, effects } = closeEffects(resolved, decision, 'probe-members', now);
+    const { patch, effects } = closeEffects(resolved, duplicateOf(member!, twin), 'probe-members', now);
     return { incident, patch: { ...patch, views: withView(incident.views, view), memberId: member!.id, memberName: member!.name }, effects, value: resolved };
   }
   const views = withView(incident.views, view);

@@ -3,7 +3,7 @@
 // snapshot, the decision that stops the removal, else the removal goes on without one.
 import type { DetailOf } from '../../events/catalogue.ts';
 import type { Decision } from '../core/decision.ts';
-import { isEarlier, journalSteps, markerOf, type JournalEntry } from '../core/journal.ts';
+import { isLine, journalSteps, markerOf, type JournalEntry } from '../core/journal.ts';
 import { MAX_TIMELINE_DETAIL_BYTES } from '../core/said-limits.ts';
 import { describeSnapshotFailure, isTransient, snapshotFailed } from '../core/snapshot-steps.ts';
 import { clipText } from '../core/view-limits.ts';
@@ -34,7 +34,7 @@ export async function snapshotBeforeRemoval(
   const required = cluster.policy.snapshotRequired;
   const transient = isTransient(snap.failure);
   // Counted before this one is written: the retries a transient failure has had already.
-  const earlierTransient = (await deps.store.journal(id)).filter((e) => !isEarlier(e) && e.step === journalSteps.snapshotFailed && e.detail.transient).length;
+  const earlierTransient = (await deps.store.journal(id)).filter((e) => isLine(e, journalSteps.snapshotFailed) && e.detail.transient).length;
   await deps.store.appendJournal(id, {
     at: deps.clock.now(),
     step: journalSteps.snapshotFailed,
@@ -46,17 +46,14 @@ export async function snapshotBeforeRemoval(
 
 /**
  * What RemediationCompleted says of the snapshot: the one taken, or why the removal went on
- * without one. Nothing for a policy that asked for none, or a line of an earlier build.
+ * without one. Nothing for a policy that asked for none.
  */
 export function snapshotSaid(journal: readonly JournalEntry[]): SnapshotSaid | undefined {
   const taken = markerOf(journal, journalSteps.snapshotTaken)?.detail;
   if (taken) {
     const { location, via, bytes, sha256, tookMs } = taken;
-    if (bytes === undefined || sha256 === undefined || tookMs === undefined) return undefined;
     return { location: clipText(location, MAX_TIMELINE_DETAIL_BYTES), via: clipText(via, MAX_TIMELINE_DETAIL_BYTES), bytes, sha256, tookMs };
   }
-  const failed = journal.findLast((e) => !isEarlier(e) && e.step === journalSteps.snapshotFailed);
-  return failed && !isEarlier(failed) && failed.step === journalSteps.snapshotFailed
-    ? { failed: clipText(failed.detail.problem, MAX_TIMELINE_DETAIL_BYTES) }
-    : undefined;
+  const failed = journal.findLast((e) => isLine(e, journalSteps.snapshotFailed));
+  return failed && { failed: clipText(failed.detail.problem, MAX_TIMELINE_DETAIL_BYTES) };
 }

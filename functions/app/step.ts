@@ -9,8 +9,7 @@
 // A failure before 5 releases the lease and throws, so the same event can be delivered again. A
 // failure after 5 throws too; the redelivery finds the step done and only carries out the outbox.
 import type { DetailType } from '../../events/catalogue.ts';
-import { isDecisionLine, type JournalEntry, type JournalInput } from '../core/journal.ts';
-import { readJournalLine } from '../core/journal-earlier.ts';
+import { isDecisionLine, type JournalInput } from '../core/journal.ts';
 import { boundedSaid } from '../core/said-limits.ts';
 import { withSingleRemediatorNote } from '../core/single-remediator.ts';
 import { stepBudgetMs, type StepName } from '../core/step-budget.ts';
@@ -204,11 +203,8 @@ export async function flushLeftOutbox(deps: OutboxDeps, found: Incident, deliver
   return carryOutOutbox(deps, found, journaled, delivered);
 }
 
-/** A line as the journal gives it back: an outbox an earlier build left holds its lines' text, as the journal does. */
-const journalKey = (e: JournalInput | JournalEntry): string => {
-  const read = 'isStepMarker' in e ? e : readJournalLine({ ...e, isStepMarker: false });
-  return JSON.stringify([read.at, read.step, 'said' in read ? read.said : read.detail]);
-};
+/** A line by what it says: one in the outbox and the same one read back from the journal key alike. */
+const journalKey = (e: JournalInput): string => JSON.stringify([e.at, e.step, e.detail]);
 
 async function carryOutOutbox(deps: OutboxDeps, incident: Incident, journaled: Set<string>, delivered?: Delivered): Promise<Incident> {
   if (incident.outbox.length === 0) return incident;

@@ -11,7 +11,7 @@ import type { SnapshotSubject, SnapshotTarget } from '../ports/snapshots.ts';
 import type { Deps } from './deps.ts';
 import { snapshotMeter } from './snapshot-meter.ts';
 
-export type SnapshotOutcome = ({ ok: true } & Required<SnapshotTaken>) | { ok: false; failure: SnapshotFailure };
+export type SnapshotOutcome = ({ ok: true } & SnapshotTaken) | { ok: false; failure: SnapshotFailure };
 
 /** The member about to be removed, by id too, so it is never the one streamed through. */
 export type SnapshotOf = SnapshotSubject & { memberId: string };

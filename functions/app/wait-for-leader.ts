@@ -3,7 +3,7 @@ import { probeDeadlineMs } from '../core/probe-deadline.ts';
 import { electionWaitMs } from '../core/step-budget.ts';
 import type { ClusterView } from '../core/view.ts';
 import type { ClusterEntry } from '../ports/cluster-directory.ts';
-import { waitFor } from '../lib/wait-for.ts';
+import { waitWithin } from '../lib/wait-for.ts';
 import type { Deps } from './deps.ts';
 import { probeCluster } from './probe-cluster.ts';
 
@@ -13,26 +13,26 @@ export interface ElectedLeader {
   term: number;
 }
 
-/** Undefined when no leader stood within the wait; the caller retries rather than guess. */
+/**
+ * Undefined when no leader stood within the wait; the caller retries rather than guess. A probe
+ * that throws (the store, a bug: the probe itself says etcd's failures in the view) is no "no
+ * leader yet": it ends the wait and the step fails with it.
+ */
 export async function waitForNewLeader(deps: Deps, cluster: ClusterEntry, removedId: string, previous?: ClusterView): Promise<ElectedLeader | undefined> {
   const timeoutMs = electionWaitMs(cluster.policy);
   // The removed member is no seed any more: a dead one would cost every probe its whole deadline.
   const seedsWithout = previous && { ...previous, members: previous.members.filter((m) => m.id !== removedId) };
   // A slow network measured by the last probe is slow for these too.
   const deadlineMs = probeDeadlineMs(cluster.policy, seedsWithout ? [seedsWithout] : []);
-  try {
-    return await waitFor(
-      async () => {
-        const view = await probeCluster(deps, cluster, seedsWithout, deadlineMs);
-        const { leader } = view;
-        const rest = view.members.filter((m) => m.id !== removedId);
-        if (leader.consensus !== 'agreed' || !leader.id || leader.id === removedId) return undefined;
-        if (!rest.some((m) => m.id === leader.id)) return undefined;
-        return { id: leader.id, name: leader.name ?? '', term: leader.term ?? 0 };
-      },
-      { timeoutMs, intervalMs: 50, what: 'a leader among the remaining members' },
-    );
-  } catch {
-    return undefined;
-  }
+  return waitWithin(
+    async () => {
+      const view = await probeCluster(deps, cluster, seedsWithout, deadlineMs);
+      const { leader } = view;
+      const rest = view.members.filter((m) => m.id !== removedId);
+      if (leader.consensus !== 'agreed' || !leader.id || leader.id === removedId) return undefined;
+      if (!rest.some((m) => m.id === leader.id)) return undefined;
+      return { id: leader.id, name: leader.name ?? '', term: leader.term ?? 0 };
+    },
+    { timeoutMs, intervalMs: 50, what: 'a leader among the remaining members', clock: deps.clock },
+  );
 }

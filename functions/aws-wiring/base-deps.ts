@@ -7,8 +7,6 @@ import { coreDepsFromEnv, type CoreDeps } from './core-deps.ts';
 import type { Env } from './env.ts';
 import { lazySecretsSource } from './lazy-secrets.ts';
 
-export { METRICS_NAMESPACE } from './core-deps.ts';
-
 export type BaseDeps = Pick<CoreDeps, 'store' | 'bus' | 'clock' | 'log'> & { directory: ClusterDirectory & MemberLookup };
 
 export function baseDepsFromEnv(env: Env, functionName: string): BaseDeps {

@@ -9,6 +9,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createDynamoIncidentStore } from '../adapters/aws/dynamodb-store.ts';
 import { createEventBridgeBus } from '../adapters/aws/eventbridge-bus.ts';
 import { systemClock } from '../adapters/local/system-clock.ts';
+import { METRICS_NAMESPACE } from '../core/metric-names.ts';
 import type { PolicyInput } from '../core/policy.ts';
 import { meteredBus, meteredDeadLetters, powertoolsSink } from '../lambda/metered-bus.ts';
 import type { Bus } from '../ports/bus.ts';
@@ -18,9 +19,6 @@ import type { Log } from '../ports/log.ts';
 import { dynamoClient, eventBridgeClient } from './clients.ts';
 import { requireEnv, type Env } from './env.ts';
 import { policyDefaultsFromEnv } from './policy-defaults-env.ts';
-
-/** Also the stack's: its dashboard and alarms read this namespace. */
-export const METRICS_NAMESPACE = 'EtcdRemediator';
 
 export interface CoreDeps {
   store: IncidentStore;

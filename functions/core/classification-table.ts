@@ -45,6 +45,19 @@ export const grpcCode = {
   UNAUTHENTICATED: 16,
 } as const;
 
+/**
+ * What etcd says when it refuses our credentials, after "etcdserver: ": the table's AUTH_FAILED
+ * row, and the etcd adapter's reading of an error as an auth failure, match these one list.
+ */
+export const AUTH_FAILURE_MESSAGES = [
+  'permission denied',
+  'invalid auth token',
+  'authentication failed',
+  'user name is empty',
+  'user name not found',
+  'auth: revision in header is old',
+] as const;
+
 export const classificationTable: readonly ClassificationRow[] = [
   {
     reason: 'LEADER_CHANGED',
@@ -113,7 +126,7 @@ export const classificationTable: readonly ClassificationRow[] = [
     class: 'next-path',
     category: 'fatal',
     match: {
-      messages: ['permission denied', 'invalid auth token', 'authentication failed', 'user name is empty', 'user name not found'],
+      messages: [...AUTH_FAILURE_MESSAGES],
       grpcCodes: [grpcCode.UNAUTHENTICATED, grpcCode.PERMISSION_DENIED],
       kinds: ['auth'],
     },

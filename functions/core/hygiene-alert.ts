@@ -30,9 +30,9 @@ const ENDS_A_HOLD: readonly ReasonCode[] = ['HYGIENE_LEADER_HEALTHY', 'HYGIENE_R
 
 const sorted = (ids: readonly string[]): string[] => [...ids].sort();
 
-/** The same members, or one side from before holds were told apart by them. */
+/** The same members, or none named on either side. */
 const sameMembers = (held: readonly string[] | undefined, now: readonly string[] | undefined): boolean =>
-  held === undefined || now === undefined || JSON.stringify(sorted(held)) === JSON.stringify(sorted(now));
+  JSON.stringify(held && sorted(held)) === JSON.stringify(now && sorted(now));
 
 function ended(held: HygieneAlertHeld, judged: AlertJudged, now: number): AlertSaying {
   return {
@@ -48,7 +48,7 @@ export function alertSayings(held: HygieneAlertHeld | undefined, judged: AlertJu
   const alerting = judged.kind === 'hold' && judged.alert === true;
   const members = judged.members && sorted(judged.members);
   if (alerting && held && held.reason === judged.reason && sameMembers(held.members, members)) {
-    return { say: [], held: members && !held.members ? { ...held, members } : held };
+    return { say: [], held };
   }
   const ends = held !== undefined && (alerting || ENDS_A_HOLD.includes(judged.reason));
   const say = ends ? [ended(held, judged, now)] : [];

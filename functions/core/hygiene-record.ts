@@ -54,7 +54,7 @@ export interface HygieneRecord {
 export interface HygieneAlertHeld {
   at: number;
   reason: ReasonCode;
-  /** Absent in a record written before holds were told apart by their members: any set matches it. */
+  /** The members the judgement named (no target: the followers refused); absent when it named none. */
   members?: string[];
 }
 

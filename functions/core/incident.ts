@@ -4,7 +4,9 @@
 import type { Decision } from './decision.ts';
 import type { CarriedStreak } from './evidence.ts';
 import type { JournalInput } from './journal.ts';
-import type { ClusterView } from './view.ts';
+import { decidedBy } from './decided-by.ts';
+import { describeSelector, type TargetSelector } from './target.ts';
+import { describeMember, type ClusterView } from './view.ts';
 
 /**
  * Every state an incident is in; each but 'open' is an ending, with its row in incident-endings.ts.
@@ -19,13 +21,6 @@ export type IncidentOutcome = Exclude<IncidentState, 'open'>;
 
 /** The states an ending is reached from: each from 'open'; 'completed' also once the removal awaits its replacement. */
 export const endsFrom = (to: IncidentOutcome): readonly IncidentState[] => (to === 'completed' ? ['open', 'awaiting-replacement'] : ['open']);
-
-/**
- * A state as an earlier build stored it, read as today's: 'remediated' (the member removed, the
- * machine asked for, its replacement never checked) is 'awaiting-replacement', which the check
- * then moves on to 'completed' once it finds the cluster whole.
- */
-export const storedState = (stored: string): IncidentState => (stored === 'remediated' ? 'awaiting-replacement' : (stored as IncidentState));
 
 /** What a committed step still has to say or schedule; `Event` and `Schedule` are the edge's types. */
 export type OutboxEntryOf<Event, Schedule> =
@@ -82,3 +77,15 @@ export interface IncidentOf<Event, Schedule> {
 }
 
 export const isIncidentState = (value: string): value is IncidentState => (incidentStates as readonly string[]).includes(value);
+
+/** DUPLICATE_INCIDENT: the member, reported by another name or id, already has an incident; this report is recorded there, and this incident ends. */
+export const duplicateOf = (member: { id: string; name: string }, twin: { incidentId: string; target: TargetSelector }): Decision & { kind: 'close' } =>
+  decidedBy(
+    {
+      kind: 'close',
+      reason: 'DUPLICATE_INCIDENT',
+      message: `${describeMember(member)} is already being remediated by incident ${twin.incidentId} (reported as ${describeSelector(twin.target)}); this report is recorded there, and this incident ends.`,
+      evidence: { incidentId: twin.incidentId },
+    },
+    'duplicate-incident',
+  );

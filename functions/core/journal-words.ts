@@ -1,7 +1,7 @@
 // Each journal line in words, for timelines (the CLI, status, RemediationCompleted): said from the
 // line's fields, one sentence per step, so no reader ever has to take the words apart again.
 import { describeDuration, describeTime } from './explain.ts';
-import { isDecisionLine, isEarlier, isMoveMadeLine, type EarlierLine, type JournalInput } from './journal.ts';
+import { isDecisionLine, isMoveMadeLine, type JournalInput } from './journal.ts';
 
 export interface TimelineEntry {
   at: string;
@@ -9,8 +9,7 @@ export interface TimelineEntry {
   detail: string;
 }
 
-export function journalWords(entry: JournalInput | EarlierLine): string {
-  if (isEarlier(entry)) return entry.said;
+export function journalWords(entry: JournalInput): string {
   if (isDecisionLine(entry)) return `${entry.detail.reason}: ${entry.detail.message}`;
   if (isMoveMadeLine(entry)) return `${entry.detail.decision.reason}: ${entry.detail.decision.message}`;
   switch (entry.step) {
@@ -47,8 +46,7 @@ export function journalWords(entry: JournalInput | EarlierLine): string {
       return `${entry.detail.owner} let go of ${entry.detail.where}`;
     case 'snapshot-taken': {
       const { location, via, bytes, sha256, tookMs } = entry.detail;
-      const size = bytes === undefined ? '' : `, ${bytes} bytes, sha256 ${sha256 ?? '?'}`;
-      return `${location} (through ${via}${size}${tookMs === undefined ? '' : `, in ${describeDuration(tookMs)}`})`;
+      return `${location} (through ${via}, ${bytes} bytes, sha256 ${sha256}, in ${describeDuration(tookMs)})`;
     }
     case 'snapshot-failed': {
       const d = entry.detail;
@@ -76,5 +74,5 @@ export function journalWords(entry: JournalInput | EarlierLine): string {
 }
 
 /** The journal as a timeline: ISO times, step names, and each line in words. */
-export const timelineOf = (journal: readonly (JournalInput | EarlierLine)[]): TimelineEntry[] =>
+export const timelineOf = (journal: readonly JournalInput[]): TimelineEntry[] =>
   journal.map((e) => ({ at: describeTime(e.at), step: e.step, detail: journalWords(e) }));

@@ -1,6 +1,6 @@
 // The journal, typed: every step name is a constant here, and every line carries the fields its
 // step says, so a reader takes facts from fields and never from text. journal-words.ts says each
-// line in words; journal-earlier.ts reads the lines earlier builds wrote as text.
+// line in words.
 import type { Decision, DecisionKind } from './decision.ts';
 import type { ReasonCode } from './reason-table.ts';
 import type { MemberId, PathName, Reachability } from './types.ts';
@@ -75,13 +75,13 @@ export interface MoveMade {
   moved?: LeaderMovedFacts & { attempt: number; at: number };
 }
 
-/** A snapshot before the removal. Lines of earlier builds carry only location and via. */
+/** A snapshot before the removal: where it is, the member and path it came through, its size and SHA-256 as streamed. */
 export interface SnapshotTaken {
   location: string;
   via: string;
-  bytes?: number;
-  sha256?: string;
-  tookMs?: number;
+  bytes: number;
+  sha256: string;
+  tookMs: number;
 }
 
 /** The leader among the rest after the removal. */
@@ -136,8 +136,8 @@ export interface JournalDetails {
   'duplicate-joined': { source: string; reason: string } | { incidentId: string; reportedAs: string };
   /** A report observed before a remediation of its member ended: kept there, nothing reopened. */
   'late-duplicate': { source: string; reason: string; observedAt: string };
-  /** `seen` since the report drew lanes from it; older lines have none. */
-  probed: { answered: number; members: number; leader: LeaderConsensus; leaderName?: string; listFailures: ListFailure[]; seen?: MemberSeen[] };
+  /** `seen`: every member as this probe saw it, which the report draws its lanes from. */
+  probed: { answered: number; members: number; leader: LeaderConsensus; leaderName?: string; listFailures: ListFailure[]; seen: MemberSeen[] };
   'retry-scheduled': { attempt: number; at: string; reason: ReasonCode };
   resumed: { attempt: number; at: string; reason: ReasonCode };
   'step-failed': { functionName: string; detailType: string; attempt: number; error: string; resumedAttempt: number; at: string };
@@ -168,20 +168,13 @@ export type MoveMadeLine = { step: MoveMadeStep; detail: MoveMade };
 export type JournalLine = NamedLine | DecisionLine | MoveMadeLine;
 export type JournalInput = JournalLine & { at: number };
 
-/** A line an earlier build wrote as text, with no fields to read: shown as it was said. */
-export interface EarlierLine {
-  at: number;
-  step: string;
-  said: string;
-}
-
 interface Stored {
   /** True for entries written by `markStep`: at most one per incident and step. */
   isStepMarker: boolean;
 }
 
 /** One line as the journal gives it back. */
-export type JournalEntry = (JournalInput | EarlierLine) & Stored;
+export type JournalEntry = JournalInput & Stored;
 
 /** The steps a line may be marked with (`markStep`), and asked after (`stepDone`). */
 export type MarkerStep =
@@ -192,19 +185,16 @@ export type MarkerStep =
   | typeof journalSteps.actuatorCalled
   | MoveMadeStep;
 
-export const isEarlier = (entry: JournalInput | EarlierLine): entry is EarlierLine => 'said' in entry;
-
 export const isNamedStep = (step: string): step is NamedStep => (Object.values(journalSteps) as string[]).includes(step);
 export const isDecisionStep = (step: string): step is DecisionStep => decisionStepNames.has(step);
 export const isMoveMadeStep = (step: string): step is MoveMadeStep => step.startsWith(`${LEADER_MOVE_MADE}@`);
 
-type Entry = JournalInput | EarlierLine;
 type LineOf<S extends NamedStep> = Extract<JournalInput, { step: S }>;
 
-/** The entry's fields, when it is a line of `step` with fields to read. */
-export const isLine = <S extends NamedStep, E extends Entry>(entry: E, step: S): entry is E & LineOf<S> => !isEarlier(entry) && entry.step === step;
-export const isDecisionLine = <E extends Entry>(entry: E): entry is E & DecisionLine & { at: number } => !isEarlier(entry) && isDecisionStep(entry.step);
-export const isMoveMadeLine = <E extends Entry>(entry: E): entry is E & MoveMadeLine & { at: number } => !isEarlier(entry) && isMoveMadeStep(entry.step);
+/** The entry's fields, when it is a line of `step`. */
+export const isLine = <S extends NamedStep, E extends JournalInput>(entry: E, step: S): entry is E & LineOf<S> => entry.step === step;
+export const isDecisionLine = <E extends JournalInput>(entry: E): entry is E & DecisionLine & { at: number } => isDecisionStep(entry.step);
+export const isMoveMadeLine = <E extends JournalInput>(entry: E): entry is E & MoveMadeLine & { at: number } => isMoveMadeStep(entry.step);
 
 /** The first marker of `step`, with its fields. */
 export const markerOf = <S extends NamedStep>(journal: readonly JournalEntry[], step: S): (JournalEntry & LineOf<S>) | undefined =>

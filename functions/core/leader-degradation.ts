@@ -4,6 +4,7 @@
 // level for a window. Pure; leader-hygiene.ts decides what a breach means for the cluster.
 import type { MemberSignals } from './hygiene-signals.ts';
 import type { Policy } from './policy.ts';
+import { median as medianOf } from './stats.ts';
 
 export type HygieneThresholds = Policy['hygiene']['thresholds'];
 
@@ -112,12 +113,8 @@ function outlierReadings(
   );
 }
 
-const median = (values: readonly number[]): number | undefined => {
-  if (values.length === 0) return undefined;
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
+/** The median, or undefined for no values: a round trip nobody observed is unknown, not NaN. */
+const median = (values: readonly number[]): number | undefined => (values.length === 0 ? undefined : medianOf(values));
 
 /** The followers' round trips of one poll: to the leader, and to each other (the leader left out). */
 function followerRoundTrips(leaderId: string, peers: readonly (MemberSignals | undefined)[]): { toLeader?: number; between?: number } {

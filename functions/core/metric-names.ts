@@ -173,3 +173,5 @@ export function prometheusName(row: MetricRow): string {
   if (row.unit === 'Milliseconds') return `${stem}_seconds`;
   return row.localOnly ? stem : `${stem}_total`;
 }
+/** The CloudWatch namespace of every metric here: the functions write it, the stack's dashboard and alarms read it. */
+export const METRICS_NAMESPACE = 'EtcdRemediator';

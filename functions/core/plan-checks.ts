@@ -6,6 +6,7 @@ import { credentialProblem } from './credentials.ts';
 import { probeDeadlineMs, timedOutEverywhere } from './probe-deadline.ts';
 import { describeDuration, describePath, describeTime, howReached } from './explain.ts';
 import { pastIncidentDeadline } from './incident-deadline.ts';
+import { targetNotFoundSentence } from './quorum-gate-words.ts';
 import { describeSelector, type TargetMatch } from './target.ts';
 import type { MemberId } from './types.ts';
 import { describeMember, type ClusterView } from './view.ts';
@@ -124,12 +125,11 @@ export interface WantedTarget {
 /** TARGET_NOT_FOUND, whichever check finds it. */
 export function targetNotFound(view: ClusterView | undefined, wanted: WantedTarget, evidence: Evidence): Decision {
   const members = (view?.members ?? []).map((m) => m.name || m.id).join(', ');
-  // How each listed member was reached says where the member list came from.
-  const listed = (view?.members ?? []).map((m) => `${m.name || m.id}, which ${howReached(m)}`);
   return {
     kind: 'block',
     reason: 'TARGET_NOT_FOUND',
-    message: `No etcd member matches ${wanted.described} (members: ${listed.length > 0 ? listed.join('; ') : 'none'}); blocked, it may already be removed: check the member list.`,
+    // How each listed member was reached says where the member list came from.
+    message: targetNotFoundSentence(view, wanted.described),
     evidence: { ...evidence, members },
   };
 }

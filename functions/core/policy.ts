@@ -6,7 +6,6 @@ import { z } from 'zod';
 import { pathNameSchema } from './path-name.ts';
 import { PATH_NAMES } from './types.ts';
 
-// A run config, a registration or the construct's defaults may say `exec`, as earlier builds did.
 export { pathNameSchema };
 const ms = z.number().int().nonnegative();
 

@@ -92,9 +92,14 @@ function memberNotReady(f: GateFacts): string {
   return `Removing ${describeMember(target)} must wait while the membership changes: ${listWords(others.map(notReadyWords))} (quorum would hold: ${figures.healthyAfter} of ${figures.votingAfter} voting members healthy, meeting the quorum of ${figures.needed}${though}); blocked, as Cluster API's KubeadmControlPlane waits for members being promoted: promote, start or remove ${others.length === 1 ? 'it' : 'them'} (etcdctl member promote or member remove), then try again.`;
 }
 
+/** TARGET_NOT_FOUND's one sentence, whichever check finds it: the members listed, each with how it was reached. */
+export function targetNotFoundSentence(view: ClusterView | undefined, described: string): string {
+  const listed = (view?.members ?? []).map((m) => `${m.name || m.id}, which ${howReached(m)}`);
+  return `No etcd member matches ${described} (members: ${listed.length > 0 ? listed.join('; ') : 'none'}); blocked, it may already be removed: check the member list.`;
+}
+
 export const gateWords = {
-  targetNotFound: (view: ClusterView, targetId: MemberId): string =>
-    `Member ${targetId} is not in the member list of ${plural(view.members.length, 'member')}; blocked, there is nothing to remove (it may already be gone).`,
+  targetNotFound: (view: ClusterView, targetId: MemberId): string => targetNotFoundSentence(view, `the id ${targetId}`),
   lastMember: ({ target }: GateFacts): string => `${describeMember(target)} is the last voting member; blocked, removing it would destroy the cluster.`,
   noQuorum,
   quorumAtRisk,

@@ -3,7 +3,11 @@
 // machine or instance name resolves through the cluster's aliases, then as a member name.
 import type { ClusterView, MemberView } from './view.ts';
 
-export type TargetSelector = Partial<Record<'memberName' | 'memberId' | 'nodeName' | 'machineName' | 'instanceId', string>>;
+/** The ways a producer may name the sick member: the event schemas, the CLI and the resolver read this one list. */
+export const selectorKeys = ['memberName', 'memberId', 'nodeName', 'machineName', 'instanceId'] as const;
+export type SelectorKey = (typeof selectorKeys)[number];
+
+export type TargetSelector = Partial<Record<SelectorKey, string>>;
 
 /**
  * What a selector names in a view: one member, none, or several it cannot tell apart. etcd lets

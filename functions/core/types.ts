@@ -2,10 +2,13 @@
 
 /**
  * How we reach a member's etcd client API: the one list every schema and check reads. Order of
- * preference is policy. Earlier builds wrote exec-relay as `exec`; path-name.ts reads that back.
+ * preference is policy.
  */
 export const PATH_NAMES = ['direct', 'port-forward', 'exec-relay'] as const;
 export type PathName = (typeof PATH_NAMES)[number];
+
+/** The paths that go through Kubernetes: what kube access makes possible beside the direct one. */
+export const KUBE_PATHS: readonly PathName[] = ['port-forward', 'exec-relay'];
 
 /** What one call over one path told us about reachability. */
 export type Reachability = 'ok' | 'refused' | 'timeout' | 'tls' | 'auth' | 'other';

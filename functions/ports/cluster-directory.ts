@@ -57,15 +57,3 @@ export interface MemberLookup {
 export interface ClusterRegistry {
   isRegistered(clusterId: string): Promise<boolean>;
 }
-
-/** A directory answers the registry's question by reading the entry: for runtimes where that reads no secret. */
-export const registryOf = (directory: ClusterDirectory): ClusterRegistry => ({
-  isRegistered: (clusterId) =>
-    directory.get(clusterId).then(
-      () => true,
-      (error: unknown) => {
-        if (error instanceof UnknownClusterError) return false;
-        throw error;
-      },
-    ),
-});

@@ -1,6 +1,5 @@
 // Kubernetes access for one cluster, as plain data the directory can hold: the edge turns it into
 // clients once. Without it a cluster has the direct path only and its machines are left alone.
-import type { PathName } from '../core/types.ts';
 
 export type MachineApiVersion = 'v1beta1' | 'v1beta2';
 
@@ -22,6 +21,3 @@ export interface KubeAccessConfig {
   /** etcdctl inside the etcd pods, by absolute path, for the exec relay; kubeadm's image's (/usr/local/bin/etcdctl) when unset. */
   relayBinary?: string;
 }
-
-/** Kube paths a config makes possible, for messages about a policy that asks for more. */
-export const KUBE_PATHS: readonly PathName[] = ['port-forward', 'exec-relay'];

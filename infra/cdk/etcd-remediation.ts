@@ -11,7 +11,9 @@ import { Construct } from 'constructs';
 import { checkPolicyDefaults, PolicyDefaultsError } from '../../functions/adapters/aws/policy-defaults.ts';
 import type { PolicyInput } from '../../functions/core/policy.ts';
 import { Monitoring } from './alarms.ts';
-import { isStep, METRICS_NAMESPACE, pascal, stackFunctionNames, type StackFunctionName } from './function-specs.ts';
+import { SECRET_NAME_PREFIX } from '../../functions/adapters/aws/secrets.ts';
+import { METRICS_NAMESPACE } from '../../functions/core/metric-names.ts';
+import { isStep, pascal, stackFunctionNames, type StackFunctionName } from './function-specs.ts';
 import { RemediatorFunction } from './functions.ts';
 import { grantFunction, grantSnapshots } from './permissions.ts';
 import type { EtcdRemediationProps } from './props.ts';
@@ -73,7 +75,7 @@ export class EtcdRemediation extends Construct {
       shortWaitQueue: this.shortWaits.queue,
       secretArnPattern:
         props.secretArnPattern ??
-        stack.formatArn({ service: 'secretsmanager', resource: 'secret', resourceName: 'etcd-remediator/*', arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
+        stack.formatArn({ service: 'secretsmanager', resource: 'secret', resourceName: `${SECRET_NAME_PREFIX}*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
     };
 
     const functions = {} as Record<StackFunctionName, RemediatorFunction>;

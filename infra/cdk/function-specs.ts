@@ -40,9 +40,6 @@ export const isStep = (name: StackFunctionName): name is FunctionName => (functi
 /** The functions that run incident steps and so may publish any outcome: every outcome metric is summed over them. */
 export const pipelineFunctionNames = stackFunctionNames.filter((name) => functionSpecs[name].pipeline);
 
-/** Powertools' namespace for our metrics (functions/aws-wiring/pipeline-deps.ts says the same). */
-export const METRICS_NAMESPACE = 'EtcdRemediator';
-
 /** `probe-members` → `ProbeMembers`, for construct ids. */
 export const pascal = (name: string): string =>
   name

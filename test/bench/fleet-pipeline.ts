@@ -21,6 +21,7 @@ import type { MemberInfo } from '../../functions/core/types.ts';
 import { targetKeyOf } from '../../functions/core/target.ts';
 import { createLocalRuntime, type LocalRuntime } from '../../infra/local/runtime.ts';
 import { instantEtcdFleet, type InstantEtcdCluster } from '../support/doubles/instant-etcd.ts';
+import { median } from '../../functions/core/stats.ts';
 
 export interface PipelineOptions {
   clusters: number;
@@ -260,11 +261,6 @@ export async function runHistoryCost(options: { history: number; reports: number
     await bench.close();
     if (!options.dir) rmSync(dir, { recursive: true, force: true });
   }
-  const median = (xs: number[]) =>
-    percentile(
-      [...xs].sort((a, b) => a - b),
-      50,
-    );
   return { history: options.history, reports: options.reports, withoutMs: median(costs[fresh]!), withMs: median(costs[old]!) };
 }
 

@@ -11,7 +11,7 @@ import { detailTypes, EVENT_SOURCE, routesOf, type DetailType } from '../../even
 import { parseEnvelope, parseEvent } from '../../events/validate.ts';
 import { intake, type IntakeDeps } from '../../functions/app/intake.ts';
 import type { Deps } from '../../functions/app/deps.ts';
-import { registryOf } from '../../functions/ports/cluster-directory.ts';
+import { registryOf } from '../support/directory-registry.ts';
 import { InvalidEventError, type LambdaHandler } from '../../functions/lambda/event-handler.ts';
 import { toEventBridgeEvent } from '../../functions/lambda/eventbridge.ts';
 import { createIntake } from '../../infra/local/cli/intake.ts';

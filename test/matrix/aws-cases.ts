@@ -43,9 +43,9 @@ async function replacedOnce(ctx: CaseContext, { outcomes, deciding }: Checked): 
   ];
 }
 
-/** The stack synthesized before the quorum checker starts: a synth holds the event loop for seconds. */
+/** The stack synthesized (or read) before the quorum checker starts: a synth holds the event loop for seconds. */
 async function startWithStack(): Promise<StartedCluster> {
-  synthOnce();
+  await synthOnce();
   return { lab: await startLab({ members: 3 }) };
 }
 

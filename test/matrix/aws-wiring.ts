@@ -10,7 +10,8 @@ import type { PolicyInput } from '../../functions/core/policy.ts';
 import type { IncidentStore } from '../../functions/ports/incident-store.ts';
 import type { Lab } from '../../infra/lab/lab.ts';
 import type { TerminalEvent } from '../../infra/local/runtime.ts';
-import { synthStack } from '../infra/synth.ts';
+import { sharedStack } from '../infra/shared-synth.ts';
+import type { SynthesizedFiles } from '../infra/synth.ts';
 import type { CallLog } from '../integration/e2e/pipeline.ts';
 import { labPolicy } from '../integration/e2e/pipeline.ts';
 import { startDeployedStack, type DeployedStack, type DeployedStackOptions } from '../support/aws-sim/deployed-stack.ts';
@@ -25,9 +26,9 @@ export interface AwsWiring extends Remediator {
   remediate(memberName: string, timeoutMs: number): Promise<TerminalEvent>;
 }
 
-/** Synthesized once per process: bundling the functions is most of a synth's time. */
-let synthesized: { template: ReturnType<typeof synthStack>['json']; assemblyDir: string } | undefined;
-export const synthOnce = () => (synthesized ??= (({ json, assemblyDir }) => ({ template: json, assemblyDir }))(synthStack()));
+/** Synthesized once per process, or read from the run's shared synth: bundling the functions is most of a synth's time. */
+let synthesized: Promise<SynthesizedFiles> | undefined;
+export const synthOnce = (): Promise<SynthesizedFiles> => (synthesized ??= sharedStack());
 
 /**
  * MemberRemove as etcd accepted it, read off the lab's member list every 100 ms through a
@@ -62,7 +63,7 @@ function watchRemovals(lab: Lab, calls: CallLog): { stop(): Promise<void> } {
 
 /** Starts the stack, registers the lab with the matrix's policy (and a case's own fields over it), and joins ctx.others at once. */
 export async function startAwsWiring(ctx: CaseContext, options: DeployedStackOptions & { policy?: PolicyInput } = {}): Promise<AwsWiring> {
-  const { template, assemblyDir } = synthOnce();
+  const { json: template, assemblyDir } = await synthOnce();
   const { policy, ...stackOptions } = options;
   // Lambda's retry waits of about 1 and 2 minutes compressed to 100 and 200 ms, hops instant: the matrix times its cases, not AWS.
   const stack = await startDeployedStack(template, assemblyDir, { compression: 600, hopLatencyMs: 0, ...stackOptions });

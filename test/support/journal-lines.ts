@@ -6,7 +6,18 @@ export const sampleDetails: { [S in NamedStep]: JournalDetails[S] } = {
   [journalSteps.incidentOpened]: { source: 'cli', targetKey: 'memberName=etcd-0', reason: 'disk failing', observedAt: '2025-06-01T12:00:00.000Z' },
   [journalSteps.duplicateJoined]: { source: 'cli', reason: 'disk failing' },
   [journalSteps.lateDuplicate]: { source: 'cli', reason: 'disk failing', observedAt: '2025-06-01T12:00:00.000Z' },
-  [journalSteps.probed]: { answered: 3, members: 3, leader: 'agreed', leaderName: 'etcd-0', listFailures: [] },
+  [journalSteps.probed]: {
+    answered: 3,
+    members: 3,
+    leader: 'agreed',
+    leaderName: 'etcd-0',
+    listFailures: [],
+    seen: [
+      { memberId: '8e9e05c52164694d', name: 'etcd-0', path: 'direct', leaderId: '8e9e05c52164694d', term: 2 },
+      { memberId: '91bc3c398fb3c146', name: 'etcd-1', path: 'direct', leaderId: '8e9e05c52164694d', term: 2 },
+      { memberId: 'fd422379fda50e48', name: 'etcd-2', path: 'direct', leaderId: '8e9e05c52164694d', term: 2 },
+    ],
+  },
   [journalSteps.retryScheduled]: { attempt: 2, at: '2025-06-01T12:00:05.000Z', reason: 'LEADER_UNREACHABLE' },
   [journalSteps.resumed]: { attempt: 3, at: '2025-06-01T12:00:09.000Z', reason: 'RUNTIME_RESUMED' },
   [journalSteps.stepFailed]: {

@@ -16,5 +16,13 @@ export function manualClock(start = 0): ManualClock {
     advance: (ms) => {
       current += ms;
     },
+    // A wait on this clock passes at once in its time: a poll moves it on by its interval, after a turn of the event loop.
+    sleep: (ms) =>
+      new Promise((resolve) =>
+        setImmediate(() => {
+          current += ms;
+          resolve();
+        }),
+      ),
   };
 }

@@ -1,7 +1,8 @@
 // The store contract, part two: the journal and step markers, the lock, identities, dead letters, the ledger.
 import { beforeEach, describe, expect, it } from 'vitest';
+import type { JournalLine, NamedStep } from '../../functions/core/journal.ts';
 import type { Incident, IncidentStore } from '../../functions/ports/incident-store.ts';
-import { sampleLine } from './journal-lines.ts';
+import { moveMadeLine, sampleDetails, sampleLine } from './journal-lines.ts';
 import { HOUR, RACERS, type ContractContext } from './store-contract.ts';
 
 export function recordCases(current: () => ContractContext): void {
@@ -22,6 +23,16 @@ export function recordCases(current: () => ContractContext): void {
         { at: 10, ...sampleLine('lock-taken'), isStepMarker: true },
         { at: 20, ...sampleLine('lock-released'), isStepMarker: false },
       ]);
+    });
+
+    it("every step's line, a decision and the move marker read back with the fields they were written with", async () => {
+      const lines: JournalLine[] = [
+        ...(Object.keys(sampleDetails) as NamedStep[]).map((step) => sampleLine(step)),
+        { step: 'remediate:block', detail: { reason: 'QUORUM_AT_RISK', message: 'no.' } },
+        moveMadeLine(2),
+      ];
+      for (const [i, line] of lines.entries()) await store.appendJournal(incident.incidentId, { at: i, ...line });
+      expect(await store.journal(incident.incidentId)).toEqual(lines.map((line, i) => ({ at: i, ...line, isStepMarker: false })));
     });
 
     it('marks a step once, however often it is replayed', async () => {

@@ -140,8 +140,7 @@ export function checkRegistration(input: unknown, clusterIdHint = '', defaults?:
   const registration: ClusterRegistration = parsed.data;
   const policyInput: Record<string, unknown> = { ...registration.policy };
   if (registration.pathOrder) {
-    // Compared under current names: `exec` on one side and exec-relay on the other is one order.
-    const own = pathOrderSchema.safeParse(policyInput.pathOrder).data ?? policyInput.pathOrder;
+    const own = policyInput.pathOrder;
     if (own !== undefined && JSON.stringify(own) !== JSON.stringify(registration.pathOrder)) {
       throw new ClusterRegistrationError(clusterId, 'pathOrder', 'differs from policy.pathOrder; give one');
     }

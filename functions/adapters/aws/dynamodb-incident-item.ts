@@ -1,9 +1,9 @@
 // An incident as one item, and a patch as one conditional UpdateItem: the DynamoDB form of the
 // sqlite store's `UPDATE incidents SET ... WHERE version = $expectVersion`.
 import type { Decision } from '../../core/decision.ts';
-import { endsFrom, storedState } from '../../core/incident.ts';
+import { endsFrom } from '../../core/incident.ts';
 import type { CarriedStreak } from '../../core/evidence.ts';
-import { currentView, type StoredView } from '../../core/path-name.ts';
+import type { ClusterView } from '../../core/view.ts';
 import { keptViews } from '../../core/view-history.ts';
 import type { InFlight, Incident, IncidentPatch, IncidentState, OutboxEntry } from '../../ports/incident-store.ts';
 import { decodeJson, encodeJson, num, optJson, optStr, str, type Item } from './dynamodb-codec.ts';
@@ -52,15 +52,13 @@ export function toIncident(item: Item): Incident {
     targetKey: str(item, 'targetKey'),
     target: decodeJson(item, 'target') as Record<string, string>,
     reason: str(item, 'reason'),
-    // An item an earlier build closed as 'remediated' reads as today's state for it.
-    state: storedState(str(item, 'state')),
+    state: str(item, 'state') as IncidentState,
     openedAt: num(item, 'openedAt'),
     updatedAt: num(item, 'updatedAt'),
     attempt: num(item, 'attempt'),
     waits: num(item, 'waits'),
     immediateReprobes: num(item, 'immediateReprobes'),
-    // An item an earlier build wrote holds views with its path names; read under today's.
-    views: (decodeJson(item, 'views') as StoredView[]).map(currentView),
+    views: decodeJson(item, 'views') as ClusterView[],
     outbox: decodeJson(item, 'outbox') as OutboxEntry[],
     stepsDone: decodeJson(item, 'stepsDone') as string[],
     version: num(item, 'version'),

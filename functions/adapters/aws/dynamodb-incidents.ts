@@ -14,7 +14,7 @@ import {
 import type { Item } from './dynamodb-codec.ts';
 import { batchGet, conditionally, expiresIn, isConditionFailed, queryAll, type StoreContext } from './dynamodb-context.ts';
 import { closeUpdate, patchUpdate, toIncident, type UpdateParts } from './dynamodb-incident-item.ts';
-import { byClusterPk, byClusterSk, byStatePks, incidentKey, openPointerKey, openPointerPk } from './dynamodb-keys.ts';
+import { byClusterPk, byClusterSk, byStatePk, incidentKey, openPointerKey, openPointerPk } from './dynamodb-keys.ts';
 import { stampJournalTtl } from './dynamodb-journal.ts';
 
 export async function getIncidentItem(ctx: StoreContext, incidentId: string): Promise<Item | undefined> {
@@ -121,11 +121,7 @@ export async function listIncidents(ctx: StoreContext, filter: IncidentFilter = 
             { attribute: 'gsi2pk', value: byClusterPk(clusterId) },
             since === undefined ? undefined : { attribute: 'gsi2sk', from: byClusterSk(since, '') },
           )
-        : (
-            await Promise.all(
-              (state ? [state] : incidentStates).flatMap((s) => byStatePks(s).map((pk) => queryIndex(ctx, 'byState', { attribute: 'gsi1pk', value: pk }))),
-            )
-          ).flat();
+        : (await Promise.all((state ? [state] : incidentStates).map((s) => queryIndex(ctx, 'byState', { attribute: 'gsi1pk', value: byStatePk(s) })))).flat();
     incidents = await freshen(ctx, indexed.map(toIncident), clusterId);
   }
   return incidents

@@ -2,9 +2,8 @@
 // from a counter on the incident item (one atomic ADD), which also proves the incident exists, as
 // sqlite's foreign key does. A marker's key is its step, so a conditional put makes the first win.
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { readJournalLine } from '../../core/journal-earlier.ts';
 import { IncidentNotFoundError, type JournalEntry, type JournalInput, type MarkerStep } from '../../ports/incident-store.ts';
-import { encodeJson, num, optJson, str, type Item } from './dynamodb-codec.ts';
+import { decodeJson, encodeJson, num, str, type Item } from './dynamodb-codec.ts';
 import { conditionally, expiresIn, isConditionFailed, queryAll, type StoreContext } from './dynamodb-context.ts';
 import { INCIDENT_SK, incidentKey, journalKey, markerKey } from './dynamodb-keys.ts';
 import { table } from './dynamodb-table.ts';
@@ -46,9 +45,10 @@ export async function journal(ctx: StoreContext, incidentId: string): Promise<Jo
   return (
     items
       .sort((a, b) => num(a, 'seq') - num(b, 'seq'))
-      // Lines earlier builds wrote as text read through the same reader as today's.
-      .map((item) =>
-        readJournalLine({ at: num(item, 'at'), step: str(item, 'step'), detail: optJson(item, 'detail'), isStepMarker: item.isStepMarker === true }),
+      // Each line's detail is the fields its step writes (journal.ts), as lineItem stored them.
+      .map(
+        (item) =>
+          ({ at: num(item, 'at'), step: str(item, 'step'), detail: decodeJson(item, 'detail'), isStepMarker: item.isStepMarker === true }) as JournalEntry,
       )
   );
 }

@@ -20,7 +20,6 @@
 //   fleet#slots                slot#<n>             a removal in flight: owner incident and lease
 //   fleet#clusters             <clusterId>          the registered clusters, for the storm guard's count
 import type { table } from './dynamodb-table.ts';
-import type { IncidentState } from '../../core/incident.ts';
 
 /** The table's key attributes by name: the builders below stop compiling if the table's names change. */
 export type Key = Record<typeof table.partitionKey.name | typeof table.sortKey.name, string>;
@@ -79,7 +78,4 @@ export const incidentIndexKeys = (incident: { incidentId: string; clusterId: str
 export const byClusterSk = (writtenAt: number, incidentId: string): string => `${pad(writtenAt, 15)}#${incidentId}`;
 export const byStatePk = (state: string): string => `incidents#${state}`;
 
-/** The index partitions that hold a state: an item an earlier build closed as 'remediated' stays under that name. */
-export const byStatePks = (state: IncidentState): string[] =>
-  state === 'awaiting-replacement' ? [byStatePk(state), byStatePk('remediated')] : [byStatePk(state)];
 export const byClusterPk = (clusterId: string): string => `incidents-of#${clusterId}`;

@@ -3,6 +3,9 @@
 // clusters', as the kubeconfig's own text). Each is read once and cached per container.
 // Nothing here logs, and no error carries the secret's text (not even a JSON parse message, which
 // quotes the input): errors name the secret's ARN and the problem only.
+/** Where a cluster's secrets are named by default: the stack's functions may read only `etcd-remediator/*` unless told otherwise. */
+export const SECRET_NAME_PREFIX = 'etcd-remediator/';
+
 import { GetSecretValueCommand, type GetSecretValueCommandOutput } from '@aws-sdk/client-secrets-manager';
 import type { TlsFiles } from '../../ports/etcd.ts';
 import { cached } from './cache.ts';

@@ -1,7 +1,7 @@
 // Turns whatever etcd3 / grpc-js / the socket threw into one EtcdFailure.
 // Pure: the classification table downstream matches on etcd's own message, so that text is kept verbatim.
 // The one table of gRPC codes; aliased, since `grpcCode` below is the code a failure carries.
-import { grpcCode as GRPC } from '../../core/classification-table.ts';
+import { AUTH_FAILURE_MESSAGES, grpcCode as GRPC } from '../../core/classification-table.ts';
 import type { EtcdFailure } from '../../core/types.ts';
 import { EtcdCallError } from '../../ports/etcd.ts';
 
@@ -30,8 +30,7 @@ const ETCD3_CLASS_CODES: Record<string, number> = {
 
 const AUTH_CLASSES = new Set(['EtcdAuthenticationFailedError', 'EtcdInvalidAuthTokenError', 'EtcdPermissionDeniedError', 'GRPCUnauthenticatedError']);
 
-const AUTH_MESSAGE =
-  /etcdserver: (permission denied|invalid auth token|authentication failed|user name is empty|user name not found|auth: revision in header is old)/i;
+const AUTH_MESSAGE = new RegExp(`etcdserver: (${AUTH_FAILURE_MESSAGES.map((m) => m.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})`, 'i');
 const TLS_MESSAGE =
   /certificate|handshake|self[- ]signed|unable to (get|verify)|altnames|wrong version number|\bssl\b|\btls\b|ERR_SSL|ERR_TLS|EPROTO|alert (bad|unknown|handshake)/i;
 const REFUSED_MESSAGE = /ECONNREFUSED|connection refused|ECONNRESET|EHOSTUNREACH|ENETUNREACH|EPIPE|Connection dropped/i;

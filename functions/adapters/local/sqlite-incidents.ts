@@ -3,8 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Decision } from '../../core/decision.ts';
 import type { CarriedStreak } from '../../core/evidence.ts';
+import type { ClusterView } from '../../core/view.ts';
 import { endsFrom } from '../../core/incident.ts';
-import { currentView, type StoredView } from '../../core/path-name.ts';
 import { keptViews } from '../../core/view-history.ts';
 import {
   IncidentNotFoundError,
@@ -176,8 +176,7 @@ function toIncident(row: Row): Incident {
     attempt: int(row, 'attempt'),
     immediateReprobes: int(row, 'immediate_reprobes'),
     waits: int(row, 'waits'),
-    // A state file from an earlier build holds views with its path names; read under today's.
-    views: (JSON.parse(text(row, 'views')) as StoredView[]).map(currentView),
+    views: JSON.parse(text(row, 'views')) as ClusterView[],
     outbox: JSON.parse(text(row, 'outbox')) as OutboxEntry[],
     stepsDone: JSON.parse(text(row, 'steps_done')) as string[],
     version: int(row, 'version'),

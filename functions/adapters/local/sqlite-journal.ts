@@ -1,25 +1,24 @@
 // The journal on SQLite: lines and step markers in one table, in the order of their sequence
 // number. The foreign key proves the incident exists; a unique index on (incident, step) over
 // the markers makes the first marker of a step win.
-import { readJournalLine } from '../../core/journal-earlier.ts';
 import { IncidentNotFoundError, type JournalEntry, type JournalInput, type MarkerStep } from '../../ports/incident-store.ts';
-import { int, optText, sqliteErrcode, SQLITE_CONSTRAINT_FOREIGNKEY, text, toJson, type SqliteContext } from './sqlite-context.ts';
+import { int, sqliteErrcode, SQLITE_CONSTRAINT_FOREIGNKEY, text, toJson, type SqliteContext } from './sqlite-context.ts';
 
 export async function appendJournal(ctx: SqliteContext, incidentId: string, entry: JournalInput): Promise<void> {
   insertJournal(ctx, incidentId, entry, false);
 }
 
 export async function journal(ctx: SqliteContext, incidentId: string): Promise<JournalEntry[]> {
-  return ctx.rows('SELECT at, step, detail, is_step_marker FROM journal WHERE incident_id = $incidentId ORDER BY seq', { incidentId }).map((row) => {
-    const detail = optText(row, 'detail');
-    // Lines earlier builds wrote as text read through the same reader as today's.
-    return readJournalLine({
-      at: int(row, 'at'),
-      step: text(row, 'step'),
-      detail: detail === undefined ? undefined : JSON.parse(detail),
-      isStepMarker: int(row, 'is_step_marker') === 1,
-    });
-  });
+  return ctx.rows('SELECT at, step, detail, is_step_marker FROM journal WHERE incident_id = $incidentId ORDER BY seq', { incidentId }).map(
+    // Each line's detail is the fields its step writes (journal.ts), as appendJournal stored them.
+    (row) =>
+      ({
+        at: int(row, 'at'),
+        step: text(row, 'step'),
+        detail: JSON.parse(text(row, 'detail')) as unknown,
+        isStepMarker: int(row, 'is_step_marker') === 1,
+      }) as JournalEntry,
+  );
 }
 
 /** True only for the call whose insert wrote the marker. */

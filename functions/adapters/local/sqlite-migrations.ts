@@ -1,47 +1,23 @@
-// Schema of the local store, as an append-only list of migrations. Never edit a shipped entry:
-// add a new one, so an existing database file upgrades in place.
+// Schema of the local store: a base that a new file is created with, then an append-only list of
+// migrations on top of it. Never edit the base or a shipped migration: add a migration, so an
+// existing file upgrades in place. A file below the base (its version numbered by builds before
+// it) is refused, not upgraded; so is one above this build's version.
 import type { DatabaseSync } from 'node:sqlite';
 
-const INCIDENT_COLUMNS = [
-  'incident_id',
-  'cluster_id',
-  'target_key',
-  'target',
-  'reason',
-  'state',
-  'opened_at',
-  'updated_at',
-  'attempt',
-  'immediate_reprobes',
-  'member_id',
-  'member_name',
-  'views',
-  'last_decision',
-  'result',
-  'version',
-  'leader_unreachable',
-  'waits',
-  'outbox',
-  'steps_done',
-  'in_flight',
-  'etcd_cluster_id',
-].join(', ');
+/** The version a new file is created at. Versions below it were numbered by builds before the base. */
+export const BASE_VERSION = 19;
 
-/** The incident columns as a SELECT list, the state read through `stateExpression`. */
-const selectingState = (stateExpression: string): string =>
-  INCIDENT_COLUMNS.split(', ')
-    .map((column) => (column === 'state' ? stateExpression : column))
-    .join(', ');
-
-export const migrations: readonly string[] = [
-  `
+const BASE_SCHEMA = `
+  -- leader_unreachable: the grace window's streak, which outlives the bounded view history. waits:
+  -- retries that only waited, which spend no attempt. outbox, steps_done, in_flight: a step's lease,
+  -- its commit and its outbox are one conditional write. etcd_cluster_id: the etcd cluster reached.
   CREATE TABLE incidents (
     incident_id        TEXT PRIMARY KEY,
     cluster_id         TEXT NOT NULL,
     target_key         TEXT NOT NULL,
     target             TEXT NOT NULL,
     reason             TEXT NOT NULL,
-    state              TEXT NOT NULL CHECK (state IN ('open', 'remediated', 'blocked', 'failed')),
+    state              TEXT NOT NULL CHECK (state IN ('open', 'awaiting-replacement', 'completed', 'blocked', 'closed', 'failed')),
     opened_at          INTEGER NOT NULL,
     updated_at         INTEGER NOT NULL,
     attempt            INTEGER NOT NULL DEFAULT 0,
@@ -51,11 +27,23 @@ export const migrations: readonly string[] = [
     views              TEXT NOT NULL DEFAULT '[]',
     last_decision      TEXT,
     result             TEXT,
-    version            INTEGER NOT NULL DEFAULT 1
+    version            INTEGER NOT NULL DEFAULT 1,
+    leader_unreachable TEXT,
+    waits              INTEGER NOT NULL DEFAULT 0,
+    outbox             TEXT NOT NULL DEFAULT '[]',
+    steps_done         TEXT NOT NULL DEFAULT '[]',
+    in_flight          TEXT,
+    etcd_cluster_id    TEXT
   ) STRICT;
   -- The idempotency guarantee lives in the database: one open incident per cluster and target.
   CREATE UNIQUE INDEX incidents_one_open_per_target ON incidents (cluster_id, target_key) WHERE state = 'open';
   CREATE INDEX incidents_by_cluster ON incidents (cluster_id, opened_at);
+  -- A report reads its cluster's open incidents and those written lately, not its whole history.
+  CREATE INDEX incidents_by_cluster_changed ON incidents (cluster_id, updated_at);
+  -- Every step reads its cluster's open incidents: one range of this, not the cluster's history.
+  CREATE INDEX incidents_by_cluster_state ON incidents (cluster_id, state, opened_at);
+  -- The sweep reads the fleet's incidents awaiting a replacement on every round.
+  CREATE INDEX incidents_by_state ON incidents (state, opened_at);
 
   CREATE TABLE journal (
     seq            INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -98,166 +86,88 @@ export const migrations: readonly string[] = [
     revision INTEGER NOT NULL
   ) STRICT;
   CREATE INDEX timers_by_fire_at ON timers (fire_at);
-  `,
-  // The grace window outlives the bounded view history.
-  `ALTER TABLE incidents ADD COLUMN leader_unreachable TEXT;`,
-  // Retries that only waited for evidence spend no attempt of the budget.
-  `ALTER TABLE incidents ADD COLUMN waits INTEGER NOT NULL DEFAULT 0;`,
-  // At most one delivery of an event per incident, attempt and function does the work.
-  `CREATE TABLE claims (
-     incident_id TEXT NOT NULL REFERENCES incidents (incident_id) ON DELETE CASCADE,
-     key         TEXT NOT NULL,
-     at          INTEGER NOT NULL,
-     PRIMARY KEY (incident_id, key)
-   ) STRICT;`,
-  // Claims move onto the incident: a step's lease, its commit and its outbox are one conditional write.
-  `ALTER TABLE incidents ADD COLUMN outbox TEXT NOT NULL DEFAULT '[]';
-   ALTER TABLE incidents ADD COLUMN steps_done TEXT NOT NULL DEFAULT '[]';
-   ALTER TABLE incidents ADD COLUMN in_flight TEXT;
-   DROP TABLE claims;`,
-  // One process owns the file at a time: its lease, renewed while it runs (state-owner.ts).
-  `CREATE TABLE state_owner (
-     id         INTEGER PRIMARY KEY CHECK (id = 1),
-     pid        INTEGER NOT NULL,
-     host       TEXT NOT NULL,
-     proc_start TEXT NOT NULL,
-     started_at INTEGER NOT NULL,
-     renewed_at INTEGER NOT NULL,
-     token      TEXT NOT NULL
-   ) STRICT;`,
-  // An incident is bound to the etcd cluster it reached; each configured cluster remembers its identity.
-  `ALTER TABLE incidents ADD COLUMN etcd_cluster_id TEXT;
-   CREATE TABLE cluster_identities (
-     cluster_id      TEXT PRIMARY KEY,
-     etcd_cluster_id TEXT NOT NULL,
-     since           INTEGER NOT NULL
-   ) STRICT;`,
-  // An incident may close with nothing to do (recovered, withdrawn): a state the CHECK must allow.
-  // SQLite cannot alter a CHECK, so the table is rebuilt (migrate() turns foreign keys off for it,
-  // or dropping the old table would cascade into the journal).
-  `CREATE TABLE incidents_next (
-     incident_id        TEXT PRIMARY KEY,
-     cluster_id         TEXT NOT NULL,
-     target_key         TEXT NOT NULL,
-     target             TEXT NOT NULL,
-     reason             TEXT NOT NULL,
-     state              TEXT NOT NULL CHECK (state IN ('open', 'remediated', 'blocked', 'closed', 'failed')),
-     opened_at          INTEGER NOT NULL,
-     updated_at         INTEGER NOT NULL,
-     attempt            INTEGER NOT NULL DEFAULT 0,
-     immediate_reprobes INTEGER NOT NULL DEFAULT 0,
-     member_id          TEXT,
-     member_name        TEXT,
-     views              TEXT NOT NULL DEFAULT '[]',
-     last_decision      TEXT,
-     result             TEXT,
-     version            INTEGER NOT NULL DEFAULT 1,
-     leader_unreachable TEXT,
-     waits              INTEGER NOT NULL DEFAULT 0,
-     outbox             TEXT NOT NULL DEFAULT '[]',
-     steps_done         TEXT NOT NULL DEFAULT '[]',
-     in_flight          TEXT,
-     etcd_cluster_id    TEXT
-   ) STRICT;
-   INSERT INTO incidents_next (${INCIDENT_COLUMNS}) SELECT ${INCIDENT_COLUMNS} FROM incidents;
-   DROP TABLE incidents;
-   ALTER TABLE incidents_next RENAME TO incidents;
-   CREATE UNIQUE INDEX incidents_one_open_per_target ON incidents (cluster_id, target_key) WHERE state = 'open';
-   CREATE INDEX incidents_by_cluster ON incidents (cluster_id, opened_at);`,
-  // A single-remediator cluster (policy singleRemediator) keeps its removal record here, not in etcd.
-  `CREATE TABLE cluster_removals (
-     cluster_id TEXT PRIMARY KEY,
-     records    TEXT NOT NULL
-   ) STRICT;`,
-  // Fleet safety: pauses, each cluster's newest incident opening (the storm guard reads one row a
-  // cluster, never the incidents) and the slots of the removals in flight across the fleet.
-  `CREATE TABLE fleet_pauses (
-     scope   TEXT PRIMARY KEY,
-     by_whom TEXT NOT NULL,
-     at      INTEGER NOT NULL,
-     why     TEXT NOT NULL
-   ) STRICT;
-   CREATE TABLE fleet_openings (
-     cluster_id TEXT PRIMARY KEY,
-     opened_at  INTEGER NOT NULL
-   ) STRICT;
-   CREATE INDEX fleet_openings_by_time ON fleet_openings (opened_at);
-   CREATE TABLE removal_slots (
-     slot       INTEGER PRIMARY KEY,
-     owner      TEXT NOT NULL,
-     cluster_id TEXT NOT NULL,
-     until      INTEGER NOT NULL
-   ) STRICT;`,
-  // Done means replaced: 'remediated' becomes 'awaiting-replacement' (the member out, the machine
-  // asked for) and 'completed' (the cluster whole again). An incident an earlier build ended as
-  // remediated had its replacement never checked, so it is awaiting-replacement, which the check
-  // moves on. The CHECK changes, so the table is rebuilt as above.
-  `CREATE TABLE incidents_next (
-     incident_id        TEXT PRIMARY KEY,
-     cluster_id         TEXT NOT NULL,
-     target_key         TEXT NOT NULL,
-     target             TEXT NOT NULL,
-     reason             TEXT NOT NULL,
-     state              TEXT NOT NULL CHECK (state IN ('open', 'awaiting-replacement', 'completed', 'blocked', 'closed', 'failed')),
-     opened_at          INTEGER NOT NULL,
-     updated_at         INTEGER NOT NULL,
-     attempt            INTEGER NOT NULL DEFAULT 0,
-     immediate_reprobes INTEGER NOT NULL DEFAULT 0,
-     member_id          TEXT,
-     member_name        TEXT,
-     views              TEXT NOT NULL DEFAULT '[]',
-     last_decision      TEXT,
-     result             TEXT,
-     version            INTEGER NOT NULL DEFAULT 1,
-     leader_unreachable TEXT,
-     waits              INTEGER NOT NULL DEFAULT 0,
-     outbox             TEXT NOT NULL DEFAULT '[]',
-     steps_done         TEXT NOT NULL DEFAULT '[]',
-     in_flight          TEXT,
-     etcd_cluster_id    TEXT
-   ) STRICT;
-   INSERT INTO incidents_next (${INCIDENT_COLUMNS})
-     SELECT ${selectingState("CASE state WHEN 'remediated' THEN 'awaiting-replacement' ELSE state END")} FROM incidents;
-   DROP TABLE incidents;
-   ALTER TABLE incidents_next RENAME TO incidents;
-   CREATE UNIQUE INDEX incidents_one_open_per_target ON incidents (cluster_id, target_key) WHERE state = 'open';
-   CREATE INDEX incidents_by_cluster ON incidents (cluster_id, opened_at);`,
-  // A report reads its cluster's open incidents and those written lately, not its whole history
-  // (listIncidents' openOrChangedSince). A later rebuild of the table must create it again.
-  `CREATE INDEX incidents_by_cluster_changed ON incidents (cluster_id, updated_at);`,
-  // Every step reads its cluster's open incidents: one range of this, not the cluster's history.
-  `CREATE INDEX incidents_by_cluster_state ON incidents (cluster_id, state, opened_at);`,
-  // The sweep reads the fleet's incidents awaiting a replacement on every round: one range of
-  // this, not a scan of every incident ever kept (the open ones have their partial index).
-  `CREATE INDEX incidents_by_state ON incidents (state, opened_at);`,
-  // When each learner of a cluster was first seen, one clock per learner for the periodic learner
-  // check and every incident of the cluster (etcd does not say when a member was added).
-  `CREATE TABLE learner_sightings (
-     cluster_id TEXT NOT NULL,
-     member_id  TEXT NOT NULL,
-     first_seen INTEGER NOT NULL,
-     PRIMARY KEY (cluster_id, member_id)
-   ) STRICT;`,
-  // One row a write probe rewrites: with nothing else to write (no incident open), it is how a
-  // service learns that a state file which refused writes (a full disk) takes them again.
-  `CREATE TABLE write_probe (
-     id INTEGER PRIMARY KEY CHECK (id = 1),
-     at INTEGER NOT NULL
-   ) STRICT;`,
-  // Leader hygiene's record of each cluster (its last scrapes, samples and moves), JSON written
-  // whole under a version: of a check and a move's deliveries that read one version, one writes.
-  `CREATE TABLE hygiene_records (
-     cluster_id TEXT PRIMARY KEY,
-     version    INTEGER NOT NULL,
-     record     TEXT NOT NULL,
-     updated_at INTEGER NOT NULL
-   ) STRICT;`,
-  // The fleet this state file serves: the storm guard counts it, whichever command asks.
-  `CREATE TABLE fleet_roster (
-     cluster_id TEXT PRIMARY KEY,
-     noted_at   INTEGER NOT NULL
-   ) STRICT;`,
-];
+
+  -- One process owns the file at a time: its lease, renewed while it runs (state-owner.ts).
+  CREATE TABLE state_owner (
+    id         INTEGER PRIMARY KEY CHECK (id = 1),
+    pid        INTEGER NOT NULL,
+    host       TEXT NOT NULL,
+    proc_start TEXT NOT NULL,
+    started_at INTEGER NOT NULL,
+    renewed_at INTEGER NOT NULL,
+    token      TEXT NOT NULL
+  ) STRICT;
+
+  -- Each configured cluster remembers the etcd cluster it is.
+  CREATE TABLE cluster_identities (
+    cluster_id      TEXT PRIMARY KEY,
+    etcd_cluster_id TEXT NOT NULL,
+    since           INTEGER NOT NULL
+  ) STRICT;
+
+  -- A single-remediator cluster (policy singleRemediator) keeps its removal record here, not in etcd.
+  CREATE TABLE cluster_removals (
+    cluster_id TEXT PRIMARY KEY,
+    records    TEXT NOT NULL
+  ) STRICT;
+
+  -- Fleet safety: pauses, each cluster's newest incident opening (the storm guard reads one row a
+  -- cluster, never the incidents) and the slots of the removals in flight across the fleet.
+  CREATE TABLE fleet_pauses (
+    scope   TEXT PRIMARY KEY,
+    by_whom TEXT NOT NULL,
+    at      INTEGER NOT NULL,
+    why     TEXT NOT NULL
+  ) STRICT;
+  CREATE TABLE fleet_openings (
+    cluster_id TEXT PRIMARY KEY,
+    opened_at  INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX fleet_openings_by_time ON fleet_openings (opened_at);
+  CREATE TABLE removal_slots (
+    slot       INTEGER PRIMARY KEY,
+    owner      TEXT NOT NULL,
+    cluster_id TEXT NOT NULL,
+    until      INTEGER NOT NULL
+  ) STRICT;
+
+  -- When each learner of a cluster was first seen, one clock per learner for the periodic learner
+  -- check and every incident of the cluster (etcd does not say when a member was added).
+  CREATE TABLE learner_sightings (
+    cluster_id TEXT NOT NULL,
+    member_id  TEXT NOT NULL,
+    first_seen INTEGER NOT NULL,
+    PRIMARY KEY (cluster_id, member_id)
+  ) STRICT;
+
+  -- One row a write probe rewrites: with nothing else to write (no incident open), it is how a
+  -- service learns that a state file which refused writes (a full disk) takes them again.
+  CREATE TABLE write_probe (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    at INTEGER NOT NULL
+  ) STRICT;
+
+  -- Leader hygiene's record of each cluster (its last scrapes, samples and moves), JSON written
+  -- whole under a version: of a check and a move's deliveries that read one version, one writes.
+  CREATE TABLE hygiene_records (
+    cluster_id TEXT PRIMARY KEY,
+    version    INTEGER NOT NULL,
+    record     TEXT NOT NULL,
+    updated_at INTEGER NOT NULL
+  ) STRICT;
+
+  -- The fleet this state file serves: the storm guard counts it, whichever command asks.
+  CREATE TABLE fleet_roster (
+    cluster_id TEXT PRIMARY KEY,
+    noted_at   INTEGER NOT NULL
+  ) STRICT;
+`;
+
+/** Changes after the base, in order: the first is version BASE_VERSION + 1. */
+export const migrations: readonly string[] = [];
+
+/** The version a file this build writes holds. */
+export const SCHEMA_VERSION = BASE_VERSION + migrations.length;
 
 /** The schema version a file holds, without changing it; undefined when it holds no schema of ours. */
 export function schemaVersion(db: DatabaseSync): number | undefined {
@@ -275,6 +185,16 @@ export class SchemaTooNewError extends Error {
     this.name = 'SchemaTooNewError';
     this.version = version;
     this.known = known;
+  }
+}
+
+/** A file written by a build before the base schema: this build has no way up from it. */
+export class SchemaTooOldError extends Error {
+  readonly version: number;
+  constructor(version: number) {
+    super(`database schema version ${version} is older than this build's base (${BASE_VERSION})`);
+    this.name = 'SchemaTooOldError';
+    this.version = version;
   }
 }
 
@@ -298,16 +218,21 @@ function migrateInTransaction(db: DatabaseSync, now: number): number {
     db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL) STRICT');
     const row = db.prepare('SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations').get();
     const current = Number(row?.version ?? 0);
-    if (current > migrations.length) throw new SchemaTooNewError(current, migrations.length);
+    if (current > SCHEMA_VERSION) throw new SchemaTooNewError(current, SCHEMA_VERSION);
+    if (current > 0 && current < BASE_VERSION) throw new SchemaTooOldError(current);
     const record = db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)');
-    for (let version = current + 1; version <= migrations.length; version++) {
-      db.exec(migrations[version - 1]!);
+    if (current === 0) {
+      db.exec(BASE_SCHEMA);
+      record.run(BASE_VERSION, now);
+    }
+    for (let version = Math.max(current, BASE_VERSION) + 1; version <= SCHEMA_VERSION; version++) {
+      db.exec(migrations[version - BASE_VERSION - 1]!);
       record.run(version, now);
     }
     const broken = db.prepare('PRAGMA foreign_key_check').all();
     if (broken.length > 0) throw new Error(`migration left ${broken.length} rows with a broken foreign key: ${JSON.stringify(broken.slice(0, 3))}`);
     db.exec('COMMIT');
-    return migrations.length;
+    return SCHEMA_VERSION;
   } catch (error) {
     db.exec('ROLLBACK');
     throw error;

@@ -41,7 +41,7 @@ import {
 } from './sqlite-fleet.ts';
 import { hygieneRecord, hygieneRecords, saveHygieneRecord } from './sqlite-hygiene.ts';
 import { appendJournal, journal, markStep, stepDone } from './sqlite-journal.ts';
-import { migrate, migrations, schemaVersion, SchemaTooNewError } from './sqlite-migrations.ts';
+import { BASE_VERSION, migrate, SCHEMA_VERSION, schemaVersion, SchemaTooNewError, SchemaTooOldError } from './sqlite-migrations.ts';
 import {
   acquireLock,
   knownIdentity,
@@ -57,7 +57,7 @@ import {
   remediationHistory,
 } from './sqlite-records.ts';
 import { deleteTimer, dueTimers, nextTimer, putTimer } from './sqlite-timers.ts';
-import { describeStateError, holdsNoState, openStateDatabase, openStateDatabaseReadOnly, schemaTooNew } from './state-file.ts';
+import { describeStateError, holdsNoState, openStateDatabase, openStateDatabaseReadOnly, schemaTooNew, schemaTooOld } from './state-file.ts';
 
 export type { StateOutage, StateOutageListener } from './sqlite-context.ts';
 
@@ -82,6 +82,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteIncidentStor
   } catch (error) {
     db.close();
     if (error instanceof SchemaTooNewError) throw schemaTooNew(file, error.version, error.known);
+    if (error instanceof SchemaTooOldError) throw schemaTooOld(file, error.version);
     throw describeStateError(file, error);
   }
   return new SqliteIncidentStore(db, { file, onOutage: options.onOutage });
@@ -91,7 +92,8 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteIncidentStor
 function checkReadableSchema(db: DatabaseSync, file: string): void {
   const version = schemaVersion(db);
   if (version === undefined || version === 0) throw holdsNoState(file, fs.statSync(file).size === 0);
-  if (version > migrations.length) throw schemaTooNew(file, version, migrations.length);
+  if (version > SCHEMA_VERSION) throw schemaTooNew(file, version, SCHEMA_VERSION);
+  if (version < BASE_VERSION) throw schemaTooOld(file, version);
 }
 
 export class SqliteIncidentStore implements IncidentStore, TimerStore {

@@ -21,6 +21,13 @@ const problem = (file: string, text: string) => new StateFileError(file, `state 
 export const schemaTooNew = (file: string, version: number, known: number): StateFileError =>
   problem(file, `was written by a newer etcd-remediator (schema ${version}; this one knows up to ${known})`);
 
+/** A file of a build before the base schema: this build cannot carry on its incidents. */
+export const schemaTooOld = (file: string, version: number): StateFileError =>
+  problem(
+    file,
+    `was written by an earlier build of etcd-remediator (schema ${version}); finish or close its incidents with that build, or start from a new state file`,
+  );
+
 /** An empty file, or a database with no schema of ours, said instead of given one. */
 export const holdsNoState = (file: string, empty: boolean): StateFileError =>
   problem(file, `holds no state (${empty ? 'an empty file' : 'a SQLite database without an etcd-remediator schema'})`);

@@ -6,8 +6,8 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import type { DatabaseSync } from 'node:sqlite';
-import { migrate, SchemaTooNewError } from './sqlite-migrations.ts';
-import { describeStateError, openStateDatabase, schemaTooNew, StateFileError } from './state-file.ts';
+import { migrate, SchemaTooNewError, SchemaTooOldError } from './sqlite-migrations.ts';
+import { describeStateError, openStateDatabase, schemaTooNew, schemaTooOld, StateFileError } from './state-file.ts';
 
 export interface StateOwner {
   pid: number;
@@ -100,6 +100,7 @@ export function ownStateFile(file: string, options: StateOwnerOptions = {}): Sta
   } catch (error) {
     db.close();
     if (error instanceof SchemaTooNewError) throw schemaTooNew(file, error.version, error.known);
+    if (error instanceof SchemaTooOldError) throw schemaTooOld(file, error.version);
     throw describeStateError(file, error);
   }
   const renewal = setInterval(() => {

@@ -10,7 +10,8 @@ import { carriesCredentials, CREDENTIALS_IN_URL, withoutCredentials } from '../.
 import { pathNameOf } from '../../../functions/core/path-name.ts';
 import { podPathProblem } from '../../../functions/core/pod-path.ts';
 import { PATH_NAMES, type PathName } from '../../../functions/core/types.ts';
-import { KUBE_PATHS, type KubeAccessConfig } from '../../../functions/ports/kube-access.ts';
+import { KUBE_PATHS } from '../../../functions/core/types.ts';
+import type { KubeAccessConfig } from '../../../functions/ports/kube-access.ts';
 import { withTimeout } from '../../../functions/lib/with-timeout.ts';
 import { InputFileError, readInputText } from './input-file.ts';
 
@@ -74,14 +75,7 @@ interface KubeFiles {
 
 export const DEFAULT_CAPI_NAMESPACE = 'default';
 
-/** The current names only: `exec`, exec-relay's old name, is still read (pathNameOf) but no longer offered. */
 const PATH_LIST = PATH_NAMES.join(', ');
-
-/** A path given twice, said by the names written: one of them may be the old name `exec`. */
-function listedAgain(name: string, earlier: string, path: PathName): string {
-  if (name === earlier) return `${name} is listed twice`;
-  return name === path ? `${name} is listed already, as ${earlier}` : `${name} is ${path}, listed already`;
-}
 
 /** Path names as written, to paths in order: none, an unknown name or one listed twice is refused, naming `where`. */
 export function pathNamesOf(names: readonly string[], where: string, fail: (message: string) => Error): PathName[] {
@@ -90,9 +84,7 @@ export function pathNamesOf(names: readonly string[], where: string, fail: (mess
   for (const name of names) {
     const path = pathNameOf(name);
     if (path === undefined) throw fail(`${where}: ${JSON.stringify(name)} is not a path (use ${PATH_LIST})`);
-    // order[i] is names[i]'s path: every name before this one was pushed.
-    const at = order.indexOf(path);
-    if (at >= 0) throw fail(`${where}: ${listedAgain(name, names[at]!, path)}`);
+    if (order.includes(path)) throw fail(`${where}: ${name} is listed twice`);
     order.push(path);
   }
   return order;

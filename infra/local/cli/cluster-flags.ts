@@ -80,8 +80,8 @@ export const accessHelp = `  --endpoints URL[,URL…]   client URLs to ask for t
   --namespace NS           the Cluster API cluster's namespace (default: default)
   --paths P[,P…]           how to reach each member, in order: direct (its client URL),
                            port-forward (to its etcd pod), exec-relay (etcdctl in another
-                           member's etcd pod; exec, its old name, is still read). Default:
-                           direct with --endpoints, then port-forward,exec-relay with --kubeconfig
+                           member's etcd pod). Default: direct with --endpoints, then
+                           port-forward,exec-relay with --kubeconfig
 ${relayHelp}
 ${clusterHelp.split('\n').slice(2).join('\n')}`;
 

@@ -49,11 +49,31 @@ export function notADuration(text: string): string {
   return `${JSON.stringify(text)} is not a duration${problem} (${DURATION_HINT})`;
 }
 
-/** Short and exact enough for progress lines: "850ms", "3.2s", "2m5s"; parseDuration reads each back. */
-export function formatDuration(ms: number): string {
-  if (ms < 1_000) return `${Math.round(ms)}ms`;
-  if (ms < 60_000) return `${Number((ms / 1_000).toFixed(ms < 10_000 ? 2 : 1))}s`;
+const SECOND = 1_000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+/**
+ * The command line's one duration formatter (sentences say theirs through core's describeDuration).
+ * `exact`, for progress lines, flags and their defaults: "850ms", "3.2s", "2m5s", which
+ * parseDuration reads back. `age`, for a table's columns: two units at most, truncated, so a
+ * column keeps its width: 42s, 3m10s, 2h5m, 2d2h.
+ */
+export function formatDuration(ms: number, style: 'exact' | 'age' = 'exact'): string {
+  if (style === 'age') {
+    const t = Math.max(0, ms);
+    if (t < MINUTE) return `${Math.floor(t / SECOND)}s`;
+    if (t < HOUR) return `${Math.floor(t / MINUTE)}m${Math.floor((t % MINUTE) / SECOND)}s`;
+    if (t < DAY) return `${Math.floor(t / HOUR)}h${Math.floor((t % HOUR) / MINUTE)}m`;
+    return `${Math.floor(t / DAY)}d${Math.floor((t % DAY) / HOUR)}h`;
+  }
+  if (ms < SECOND) return `${Math.round(ms)}ms`;
+  if (ms < MINUTE) return `${Number((ms / SECOND).toFixed(ms < 10 * SECOND ? 2 : 1))}s`;
   // Rounded to whole seconds first, so 119.6 s is "2m0s", not "1m60s".
-  const seconds = Math.round(ms / 1_000);
+  const seconds = Math.round(ms / SECOND);
   return `${Math.floor(seconds / 60)}m${seconds % 60}s`;
 }
+
+/** A table's age column: formatDuration's `age` style. */
+export const formatAge = (ms: number): string => formatDuration(ms, 'age');

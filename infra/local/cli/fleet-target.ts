@@ -56,22 +56,12 @@ export function openDeployedTable(
   return { records, where: `table ${table}`, registeredClusterIds: () => registeredClusterIdsIn(client, table), close: async () => client.destroy() };
 }
 
-/** The pauses a state file holds; one of a build before pauses has none (a read never adds the tables). */
-export async function pausesIn(store: Pick<FleetRecords, 'fleetPauses'>): Promise<FleetPauses> {
-  try {
-    return await store.fleetPauses();
-  } catch (error) {
-    if (error instanceof Error && /no such table: fleet_pauses/.test(error.message)) return {};
-    throw error;
-  }
-}
-
 /** The pauses of a state file, read only; a file that is not there holds none. */
 export async function pausesInStateFile(file: string): Promise<FleetPauses> {
   if (!fs.existsSync(file)) throw new UsageError(`--state: no state file at ${file}`);
   const store = openSqliteStore({ path: file, readOnly: true });
   try {
-    return await pausesIn(store);
+    return await store.fleetPauses();
   } finally {
     await store.close();
   }

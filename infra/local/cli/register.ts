@@ -14,7 +14,8 @@ import { EXIT, printJson } from './output.ts';
 import { kubeFromFlags, membersFromFlags, metricsUrlsFromFlags, pairsFromFlag, type KubeFlags } from './register-flags.ts';
 
 /** The stack's functions may read these secrets unless its secretArnPattern says otherwise. */
-export const SECRET_PREFIX = 'etcd-remediator/';
+export { SECRET_NAME_PREFIX as SECRET_PREFIX } from '../../../functions/adapters/aws/secrets.ts';
+import { SECRET_NAME_PREFIX as SECRET_PREFIX } from '../../../functions/adapters/aws/secrets.ts';
 
 export const help = `usage: ${PROGRAM} register --table NAME --cluster ID --endpoints URL[,URL…] [options]
 

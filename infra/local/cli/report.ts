@@ -17,7 +17,7 @@ export const help = `usage: ${PROGRAM} report INCIDENT (--state FILE | --table N
 Writes one incident as a self-contained HTML page (no script, font or image from anywhere else):
 its outcome, reason code, sentence and evidence; a timeline of each step (probes, waits, retries,
 the grace window, the leader move, the snapshot, the removal, the new leader, the replacement);
-one lane per member with, at each probe the incident kept, whether it was reachable and on which
+one lane per member with, at each probe, whether it was reachable and on which
 path, and whom it named leader at what term; and the figures from the event to the decision, the
 removal, the new leader and the replacement. INCIDENT is an id, or a unique prefix of one. report
 only reads the state file or table.
@@ -36,11 +36,13 @@ const options = {
 
 /**
  * The page's own name, made from the incident's id only once it is in the shape ids are made in:
- * a state file from before that shape could hold any string there, a path included.
+ * the id is read back from a store, which holds whatever was written there, a path included.
  */
 export function reportFileName(incident: Pick<Incident, 'incidentId'>): string {
   if (!isIncidentId(incident.incidentId)) {
-    throw new UsageError(`incident ${JSON.stringify(incident.incidentId)} has an id of an earlier build, not a file name report makes; give --out FILE.html`);
+    throw new UsageError(
+      `incident ${JSON.stringify(incident.incidentId)}: its id is not a lowercase UUID, so report makes no file name of it; give --out FILE.html`,
+    );
   }
   return `incident-${incident.incidentId}.html`;
 }

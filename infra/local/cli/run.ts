@@ -78,9 +78,8 @@ FILE (JSON; paths are relative to it):
     pods and Nodes, no Machines). With kubeconfig, endpoints is optional: the members are found
     through their etcd pods. Each decision is also a Kubernetes Event: on the target's Machine with
     capiCluster, else on its Node (the Event in namespace default).
-  paths (or policy.pathOrder, not both): direct, port-forward, exec-relay (exec, its old name,
-    is still read), in the order tried; default direct with endpoints, then port-forward and
-    exec-relay with kubeconfig.
+  paths (or policy.pathOrder, not both): direct, port-forward, exec-relay, in the order tried;
+    default direct with endpoints, then port-forward and exec-relay with kubeconfig.
   relayBinary and relayTls (as probe's --relay-binary, --relay-cacert, --relay-cert and
     --relay-key; with kubeconfig, and exec-relay among the paths): absolute paths inside the etcd
     pods, for an image or a cluster that keeps them elsewhere than kubeadm, e.g.

@@ -9,7 +9,7 @@ import { describeStateError } from '../../../functions/adapters/local/state-file
 import type { FleetPauses } from '../../../functions/ports/fleet.ts';
 import type { Incident, IncidentStore, StoredTimer } from '../../../functions/ports/incident-store.ts';
 import { requiredFlag, UsageError } from './args.ts';
-import { checkOneTarget, openDeployedTable, pausesIn } from './fleet-target.ts';
+import { checkOneTarget, openDeployedTable } from './fleet-target.ts';
 import type { ClusterHygiene, ReplacementSaid, StatusEntry } from './status-table.ts';
 
 export type StatusStore = Pick<IncidentStore, 'getIncident' | 'listIncidents' | 'journal' | 'listDeadLetters' | 'fleetPauses'>;
@@ -44,16 +44,6 @@ export interface StatusSnapshot {
   hygiene: ClusterHygiene[];
 }
 
-/** A file of a build before leader hygiene has no table for it, and so no records (a read never adds the tables). */
-async function unlessNoHygieneTable(read: () => Promise<ClusterHygiene[]>): Promise<ClusterHygiene[]> {
-  try {
-    return await read();
-  } catch (error) {
-    if (error instanceof Error && /no such table: hygiene_records/.test(error.message)) return [];
-    throw error;
-  }
-}
-
 /** --state FILE (read-only) or --table NAME [--region R]. */
 export function openStatusSource(values: { state?: string | undefined; table?: string | undefined; region?: string | undefined }): StatusSource {
   if (values.table === undefined && values.state === undefined) requiredFlag('state', values.state, 'state.sqlite');
@@ -79,7 +69,7 @@ export function openStatusSource(values: { state?: string | undefined; table?: s
   // A file damaged past its first page fails only when read: still the path and the problem in one line.
   const reads: SnapshotReads = {
     timers: () => store.dueTimers(Number.MAX_SAFE_INTEGER),
-    hygiene: () => unlessNoHygieneTable(async () => (await store.hygieneRecords()).map(({ clusterId, record }) => ({ clusterId, record }))),
+    hygiene: async () => (await store.hygieneRecords()).map(({ clusterId, record }) => ({ clusterId, record })),
   };
   return source(
     store,
@@ -107,7 +97,7 @@ const incidentOfTimer = (timer: StoredTimer): string | undefined => {
 };
 
 async function readSnapshot(store: StatusStore, reads: SnapshotReads): Promise<StatusSnapshot> {
-  const [incidents, pauses, pending, hygiene] = await Promise.all([store.listIncidents(), pausesIn(store), reads.timers(), reads.hygiene()]);
+  const [incidents, pauses, pending, hygiene] = await Promise.all([store.listIncidents(), store.fleetPauses(), reads.timers(), reads.hygiene()]);
   const dueAt = new Map<string, number>();
   for (const timer of pending) {
     const id = incidentOfTimer(timer);

@@ -6,6 +6,7 @@ import type { FleetPauses } from '../../../functions/core/fleet-gate.ts';
 import type { HygieneRecord } from '../../../functions/core/hygiene-record.ts';
 import { targetKeyOf } from '../../../functions/core/target.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
+import { formatAge } from './duration.ts';
 import { PROGRAM } from './args.ts';
 import { escapeControls } from './control-chars.ts';
 import { clip } from './output.ts';
@@ -46,16 +47,6 @@ export interface StatusTableInput {
 const SECOND = 1_000;
 const MINUTE = 60 * SECOND;
 const HOUR = 60 * MINUTE;
-const DAY = 24 * HOUR;
-
-/** Two units at most, truncated: 42s, 3m10s, 2h5m, 2d2h. */
-export function formatAge(ms: number): string {
-  const t = Math.max(0, ms);
-  if (t < MINUTE) return `${Math.floor(t / SECOND)}s`;
-  if (t < HOUR) return `${Math.floor(t / MINUTE)}m${Math.floor((t % MINUTE) / SECOND)}s`;
-  if (t < DAY) return `${Math.floor(t / HOUR)}h${Math.floor((t % HOUR) / MINUTE)}m`;
-  return `${Math.floor(t / DAY)}d${Math.floor((t % DAY) / HOUR)}h`;
-}
 
 /** "in 42s", "now", "3m10s late" (a step past due: is anything running the state?), or "-". */
 export function formatDue(at: number | undefined, now: number): string {

@@ -7,7 +7,7 @@ import { incidentIdOf, isTerminalEvent } from '../../../events/catalogue.ts';
 import { defaultPolicy } from '../../../functions/core/policy.ts';
 import type { PathName } from '../../../functions/core/types.ts';
 import { systemClock } from '../../../functions/adapters/local/system-clock.ts';
-import { KUBE_PATHS } from '../../../functions/ports/kube-access.ts';
+import { KUBE_PATHS } from '../../../functions/core/types.ts';
 import { capiClusterId, createCapiDirectory } from '../../../functions/adapters/local/capi-directory.ts';
 import { startRequestWatcher, type RequestWatcher } from '../request-watcher.ts';
 import type { Log } from '../../../functions/ports/log.ts';

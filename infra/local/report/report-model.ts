@@ -1,11 +1,10 @@
 // The incident report's page as data: an incident, its journal and its kept views folded into what
 // the page draws (the header, the steps as bars, the marks, one lane per member, the figures). Pure:
 // it reads no file and no clock, so the same incident always makes the same page.
-import { isDecisionLine, isEarlier, isLine, journalSteps, membersSeen, type JournalEntry, type MemberSeen } from '../../../functions/core/journal.ts';
+import { isDecisionLine, isLine, journalSteps, type JournalEntry, type MemberSeen } from '../../../functions/core/journal.ts';
 import { journalWords } from '../../../functions/core/journal-words.ts';
 import { isReasonCode, waitingReasons } from '../../../functions/core/reason-table.ts';
 import { NO_LEADER, type PathName, type Reachability } from '../../../functions/core/types.ts';
-import type { ClusterView } from '../../../functions/core/view.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
 
 /** A row of the timeline a bar is drawn on. */
@@ -87,8 +86,7 @@ export interface ReportModel {
   /** In time order. */
   marks: Mark[];
   lanes: Lane[];
-  /** How many probes the lanes show (every one, or the views an older incident kept), and how many the journal says were made. */
-  viewsKept: number;
+  /** How many probes the journal says were made; the lanes draw every one. */
   probes: number;
   figures: Figure[];
   /** The journal, each line in words. */
@@ -100,13 +98,6 @@ export interface ReportInput {
   journal: readonly JournalEntry[];
 }
 
-/** The marks an earlier build's text lines still make, by their step. */
-const EARLIER_MARKS: Partial<Record<string, MarkKind>> = {
-  [journalSteps.leaderMoved]: 'leader-move',
-  [journalSteps.snapshotTaken]: 'snapshot',
-  [journalSteps.memberRemoved]: 'removal',
-  [journalSteps.leaderElected]: 'new-leader',
-};
 const CLOSE_WORDS: Record<string, string> = { TARGET_RECOVERED: 'recovered', REQUEST_WITHDRAWN: 'withdrawn' };
 const finalKinds = new Set(['approve', 'block', 'close', 'failed']);
 const kindOf = (step: string): string => step.slice(step.indexOf(':') + 1);
@@ -160,10 +151,6 @@ function barsOf(journal: readonly JournalEntry[], start: number, end: number): B
   let removedAt: number | undefined;
   let askedAt: number | undefined;
   for (const e of journal) {
-    if (isEarlier(e)) {
-      previous = e.at;
-      continue;
-    }
     if (isLine(e, journalSteps.probed))
       bars.push({ kind: 'probe', row: 'probe', label: 'probe', from: Math.min(e.at, Math.max(previous, due ?? previous)), to: e.at });
     else if (isLine(e, journalSteps.retryScheduled)) {
@@ -173,8 +160,7 @@ function barsOf(journal: readonly JournalEntry[], start: number, end: number): B
       due = at;
     } else if (isLine(e, journalSteps.leaderMoved))
       bars.push({ kind: 'move-leader', row: 'action', label: 'move leader', from: e.at - e.detail.tookMs, to: e.at });
-    else if (isLine(e, journalSteps.snapshotTaken) && e.detail.tookMs !== undefined)
-      bars.push({ kind: 'snapshot', row: 'action', label: 'snapshot', from: e.at - e.detail.tookMs, to: e.at });
+    else if (isLine(e, journalSteps.snapshotTaken)) bars.push({ kind: 'snapshot', row: 'action', label: 'snapshot', from: e.at - e.detail.tookMs, to: e.at });
     else if (isDecisionLine(e) && kindOf(e.step) === 'approve') approvedAt = e.at;
     else if (isLine(e, journalSteps.memberRemoved) && removedAt === undefined) {
       removedAt = e.at;
@@ -202,12 +188,6 @@ function marksOf(journal: readonly JournalEntry[]): Mark[] {
     marks.push(mark);
   };
   for (const e of journal) {
-    if (isEarlier(e)) {
-      // An earlier build's line has only its step and words: marked by its step all the same.
-      const kind = Object.hasOwn(EARLIER_MARKS, e.step) ? EARLIER_MARKS[e.step] : undefined;
-      if (kind) once({ kind, at: e.at, label: e.step.replace('-', ' '), detail: e.said });
-      continue;
-    }
     if (isDecisionLine(e)) {
       const kind = kindOf(e.step);
       marks.push({
@@ -254,14 +234,9 @@ function laneProbe(at: number, seen: MemberSeen, names: ReadonlyMap<string, stri
   return probe;
 }
 
-/**
- * What each probe saw, in order: from the probe lines of the journal, which keep every member of
- * every probe; for a journal written before they did, from the views the incident kept (its last ones).
- */
-function probesSeen(journal: readonly JournalEntry[], views: readonly ClusterView[]): { at: number; seen: MemberSeen[] }[] {
-  const lines = journal.flatMap((e) => (isLine(e, journalSteps.probed) && e.detail.seen ? [{ at: e.at, seen: e.detail.seen }] : []));
-  return lines.length > 0 ? lines : views.map((view) => ({ at: view.at, seen: membersSeen(view) }));
-}
+/** What each probe saw, in order: the probe lines of the journal keep every member of every probe. */
+const probesSeen = (journal: readonly JournalEntry[]): { at: number; seen: MemberSeen[] }[] =>
+  journal.flatMap((e) => (isLine(e, journalSteps.probed) ? [{ at: e.at, seen: e.detail.seen }] : []));
 
 /** One lane per member any probe saw, the target's first, then in the order first seen. */
 function lanesOf(probes: readonly { at: number; seen: readonly MemberSeen[] }[], targetId: string | undefined): Lane[] {
@@ -297,7 +272,7 @@ export function reportModel({ incident, journal }: ReportInput): ReportModel {
   const outcome = outcomeOf(incident, journal);
   const marks = marksOf(journal);
   const grace = graceOf(incident, outcome.evidence);
-  const seenByProbe = probesSeen(journal, incident.views);
+  const seenByProbe = probesSeen(journal);
   const state = incident.state === 'closed' && outcome.reason && Object.hasOwn(CLOSE_WORDS, outcome.reason) ? CLOSE_WORDS[outcome.reason]! : incident.state;
   return {
     incidentId: incident.incidentId,
@@ -323,8 +298,7 @@ export function reportModel({ incident, journal }: ReportInput): ReportModel {
     ...(grace ? { grace } : {}),
     marks,
     lanes: lanesOf(seenByProbe, incident.memberId),
-    viewsKept: seenByProbe.length,
-    probes: journal.filter((e) => e.step === journalSteps.probed).length,
+    probes: seenByProbe.length,
     figures: figuresOf(start, marks),
     lines: journal.map((e) => ({ at: e.at, step: e.step, words: journalWords(e) })),
   };

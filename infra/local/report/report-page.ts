@@ -149,14 +149,8 @@ function timeline(m: ReportModel): string {
     })
     .join('');
   const lanes = m.lanes.map((l, i) => lane(l, lanesY + i * LANE, x)).join('');
-  // The incident keeps its last views only: say where the lanes begin, so an empty stretch is not read as silence.
-  const firstKept = Math.min(...m.lanes.flatMap((l) => l.probes.map((p) => p.at)));
-  const notKept =
-    m.probes > m.viewsKept && Number.isFinite(firstKept) && x(firstKept) - LEFT > 260
-      ? `<text class="not-kept" x="${LEFT + 6}" y="${lanesY + LANE / 2 + 4}">${m.probes - m.viewsKept} earlier probes not kept (the incident keeps its last ${m.viewsKept})</text>`
-      : '';
   return `<svg class="timeline" viewBox="0 0 ${WIDTH} ${height}" role="img" aria-label="timeline of the incident" xmlns="http://www.w3.org/2000/svg">
-<rect x="0" y="0" width="${WIDTH}" height="${height}" class="canvas"/>${ticks.join('')}${grace}${rowLabels}<text class="row-name" x="10" y="${decisionsY + 21}">decisions</text>${bars}${decisions}${lanes}${notKept}${markLines}
+<rect x="0" y="0" width="${WIDTH}" height="${height}" class="canvas"/>${ticks.join('')}${grace}${rowLabels}<text class="row-name" x="10" y="${decisionsY + 21}">decisions</text>${bars}${decisions}${lanes}${markLines}
 </svg>`;
 }
 
@@ -217,7 +211,6 @@ svg.timeline { width: 100%; height: auto; display: block; font-family: system-ui
 .letter { font: 700 11px ui-monospace, "DejaVu Sans Mono", monospace; text-anchor: middle; fill: #fff; }
 .down + .letter { fill: #b42318; font-size: 13px; }
 .said { font-size: 11px; fill: #1b1f24; }
-.not-kept { font-size: 12px; font-style: italic; fill: #57606a; }
 .legend { display: flex; flex-wrap: wrap; gap: 6px 18px; font-size: 13px; color: #57606a; margin-top: 8px; }
 .key { display: inline-block; min-width: 16px; height: 14px; vertical-align: -2px; border: 1px solid #1b1f24; margin-right: 4px; font: 700 10px/12px monospace; text-align: center; color: #fff; }
 table.journal { border-collapse: collapse; width: 100%; font-size: 13px; }
@@ -248,12 +241,7 @@ export function renderReport(m: ReportModel): string {
     ['opened', new Date(m.start).toISOString()],
     ['last known', `${new Date(m.end).toISOString()} (+${formatDuration(m.end - m.start)})`],
     ['attempt', String(m.attempt)],
-    [
-      'probes',
-      m.viewsKept >= m.probes
-        ? `${m.probes}, every one drawn in the lanes`
-        : `${m.probes} in the journal; the lanes show the last ${m.viewsKept} the incident kept`,
-    ],
+    ['probes', `${m.probes}, every one drawn in the lanes`],
   ];
   const dl = (items: { term: string; value: string; nested?: boolean }[]) =>
     `<dl class="facts">${items.map((i) => `<dt>${esc(i.term)}</dt><dd>${i.nested ? `<pre>${esc(i.value)}</pre>` : esc(i.value)}</dd>`).join('')}</dl>`;

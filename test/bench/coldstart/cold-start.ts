@@ -9,11 +9,9 @@ import { MARKER, type ChildResult } from './protocol.ts';
 
 const CHILD = new URL('./child.ts', import.meta.url).pathname;
 
-export const median = (xs: readonly number[]): number => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
+import { median } from '../../../functions/core/stats.ts';
+
+export { median };
 
 /** A loopback port that refuses connections: bound, read and closed again. */
 export async function refusedPort(): Promise<number> {

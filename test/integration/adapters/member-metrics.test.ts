@@ -11,7 +11,7 @@ import { signalsBetween } from '../../../functions/core/hygiene-signals-from.ts'
 import type { MemberInfo } from '../../../functions/core/types.ts';
 import { parsePrometheusText } from '../../../functions/lib/prometheus-text.ts';
 import type { EtcdTransport, TlsFiles } from '../../../functions/ports/etcd.ts';
-import { scrapeEvery, type ScrapeOutcome } from '../../../functions/ports/member-metrics.ts';
+import { scrapeEvery, type ScrapeOutcome } from '../../../functions/app/scrape-members.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { freePort } from '../../../infra/lab/free-port.ts';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';

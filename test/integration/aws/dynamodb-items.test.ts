@@ -79,17 +79,6 @@ describe('dynamodb store: items in the table', () => {
     expect(await get(openPointerKey('c1', 'memberName=etcd-0'))).toBeUndefined();
   });
 
-  it("an item an earlier build closed as 'remediated' reads, and lists, as awaiting-replacement: its replacement was never checked", async () => {
-    const { incident } = await open();
-    await store.closeIncident(incident.incidentId, { outcome: 'awaiting-replacement', result: null, now: 3 });
-    // Rewritten as that build wrote it: the old state, in the old state's index partition.
-    const item = (await get(incidentKey(incident.incidentId)))!;
-    await doc.send(new PutCommand({ TableName: tableName, Item: { ...item, state: 'remediated', gsi1pk: 'incidents#remediated' } }));
-    expect(await store.getIncident(incident.incidentId)).toMatchObject({ state: 'awaiting-replacement' });
-    expect((await store.listIncidents({ state: 'awaiting-replacement' })).map((i) => i.incidentId)).toEqual([incident.incidentId]);
-    expect((await store.listIncidents()).map((i) => i.state)).toEqual(['awaiting-replacement']);
-  });
-
   it('a close through a patch expires the incident too; finishedTtlDays sets how long', async () => {
     store = createDynamoIncidentStore({ client: dynamo.client(), tableName, clock: () => CLOCK_MS, finishedTtlDays: 7 });
     const { incident } = await open();

@@ -11,7 +11,7 @@ import { incidentKey } from '../../../functions/adapters/aws/dynamodb-keys.ts';
 import { createDynamoIncidentStore } from '../../../functions/adapters/aws/dynamodb-store.ts';
 import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import type { Decision } from '../../../functions/core/decision.ts';
-import { journalSteps } from '../../../functions/core/journal.ts';
+import { journalSteps, membersSeen } from '../../../functions/core/journal.ts';
 import { targetKeyOf } from '../../../functions/core/target.ts';
 import {
   boundedEvidence,
@@ -93,7 +93,14 @@ function largestPatch(): IncidentPatch {
         entry: {
           at: Date.parse(at),
           step: journalSteps.probed,
-          detail: { answered: 0, members: VIEW_LIMITS.members, leader: 'agreed', leaderName: clipText(dearest(300), 253), listFailures: [] },
+          detail: {
+            answered: 0,
+            members: VIEW_LIMITS.members,
+            leader: 'agreed',
+            leaderName: clipText(dearest(300), 253),
+            listFailures: [],
+            seen: membersSeen(newest),
+          },
         },
       },
       { kind: 'publish', event: probed },

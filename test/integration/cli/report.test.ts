@@ -113,9 +113,9 @@ describe('report', () => {
     ).toEqual([]);
   });
 
-  it('an id an earlier build let in is never made a file name: refused without --out, written where --out says', async () => {
-    // Any string reached the store as an id before ids had their shape; a prefix in the shape can still find it.
-    const earlier = 'abcdef01-../../x';
+  it('an id not in our shape, found in the store, is never made a file name: refused without --out, written where --out says', async () => {
+    // The store holds whatever was written to it; a prefix in the shape can still find such an id.
+    const odd = 'abcdef01-../../x';
     const store = openSqliteStore({ path: state });
     try {
       await store.openOrJoin({
@@ -124,15 +124,17 @@ describe('report', () => {
         target: { memberName: 'etcd-9' },
         reason: 'r',
         now: T0,
-        incidentId: earlier,
+        incidentId: odd,
       });
     } finally {
       await store.close();
     }
-    const cwd = fs.mkdtempSync(path.join(dir, 'earlier-'));
+    const cwd = fs.mkdtempSync(path.join(dir, 'odd-id-'));
     const refused = await runCli(['report', 'abcdef01-', '--state', state], { cwd });
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toBe(`etcd-remediator: incident "${earlier}" has an id of an earlier build, not a file name report makes; give --out FILE.html\n`);
+    expect(refused.stderr).toBe(
+      `etcd-remediator: incident "${odd}": its id is not a lowercase UUID, so report makes no file name of it; give --out FILE.html\n`,
+    );
     expect(fs.readdirSync(cwd)).toEqual([]);
     expect(fs.existsSync(path.join(dir, 'x.html'))).toBe(false);
 

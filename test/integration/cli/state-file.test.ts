@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import { withoutPermissionOverride, jsonOf, killService, runCli, startCli, type Service } from './support.ts';
@@ -32,6 +33,24 @@ async function realStateFile(file: string): Promise<void> {
     await store.close();
   }
 }
+
+/**
+ * A state file as an earlier build of etcd-remediator left it: known by its schema version, which
+ * such builds numbered 1 to 18, one a migration. Its incidents are in it, as they would be.
+ */
+async function earlierStateFile(file: string): Promise<void> {
+  await realStateFile(file);
+  const db = new DatabaseSync(file);
+  try {
+    db.exec('DELETE FROM schema_migrations');
+    for (let version = 1; version <= 18; version++) db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)').run(version);
+  } finally {
+    db.close();
+  }
+}
+
+const EARLIER_BUILD =
+  /: was written by an earlier build of etcd-remediator \(schema 18\); finish or close its incidents with that build, or start from a new state file$/;
 
 describe('state-file ownership', () => {
   let dir: string;
@@ -139,6 +158,15 @@ describe.concurrent('state-file errors', () => {
       },
     },
     {
+      name: 'a state file of an earlier build',
+      problem: EARLIER_BUILD,
+      make: async (root) => {
+        const file = path.join(root, 'state.sqlite');
+        await earlierStateFile(file);
+        return file;
+      },
+    },
+    {
       name: 'a read-only file',
       problem: /is read-only/,
       bound: true,
@@ -214,6 +242,17 @@ describe.concurrent('state-file errors', () => {
     ]);
     expect(fs.readFileSync(state).equals(before)).toBe(true);
     expect(fs.readdirSync(root)).toEqual(['state.sqlite']);
+  });
+
+  it('report on a state file of an earlier build exits 2 saying what to do, writing neither it nor a page', async () => {
+    const root = caseDir();
+    const state = path.join(root, 'state.sqlite');
+    await earlierStateFile(state);
+    const before = fs.readFileSync(state);
+    const run = await runCli(['report', 'abcdef01', '--state', state, '--out', path.join(root, 'page.html')]);
+    expectOneLine(run, state, EARLIER_BUILD);
+    expect(fs.readFileSync(state).equals(before)).toBe(true);
+    expect(fs.existsSync(path.join(root, 'page.html'))).toBe(false);
   });
 
   it('status on an empty file says it holds no state and writes no schema into it', async () => {

@@ -5,7 +5,6 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { putCluster } from '../../../functions/adapters/aws/dynamodb-directory.ts';
 import { createDynamoIncidentStore } from '../../../functions/adapters/aws/dynamodb-store.ts';
@@ -96,17 +95,6 @@ describe('status on a state file with hygiene records', () => {
     const run = await runCli(['status', '--state', state]);
     expect(run.stdout).toBe('no incidents\n');
     expect(jsonOf<Record<string, unknown>>(await runCli(['status', '--state', state, '--json']))).toEqual({ incidents: [] });
-  });
-
-  it('reads a file of a build before leader hygiene (no hygiene_records table) as holding no records', async () => {
-    const state = path.join(dir, 'before-hygiene.sqlite');
-    await openSqliteStore({ path: state }).close();
-    const db = new DatabaseSync(state);
-    db.exec('DROP TABLE hygiene_records; DELETE FROM schema_migrations WHERE version >= 17');
-    db.close();
-    const run = await runCli(['status', '--state', state]);
-    expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toBe('no incidents\n');
   });
 });
 

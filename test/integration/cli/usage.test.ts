@@ -132,9 +132,9 @@ describe.concurrent('Kubernetes access and target flags: one usage error per rul
     },
     { rule: 'a path twice', args: ['probe', ...kube, '--paths', 'exec-relay,port-forward,exec-relay'], names: '--paths: exec-relay is listed twice' },
     {
-      rule: 'a path twice, once by its old name',
-      args: ['probe', ...kube, '--paths', 'exec,port-forward,exec-relay'],
-      names: '--paths: exec-relay is listed already, as exec',
+      rule: 'exec, which is no path: the relay is exec-relay',
+      args: ['probe', ...kube, '--paths', 'exec,port-forward'],
+      names: '--paths: "exec" is not a path (use direct, port-forward, exec-relay)',
     },
     { rule: 'no path', args: ['probe', ...kube, '--paths', ','], names: '--paths: give at least one of direct' },
     {

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DetailOf } from '../../../events/catalogue.ts';
-import { isEarlier, markerOf } from '../../../functions/core/journal.ts';
+import { isLine, markerOf } from '../../../functions/core/journal.ts';
 import { startLab } from '../../../infra/lab/lab.ts';
 import { labPerTest, startPipeline } from './pipeline.ts';
 
@@ -88,7 +88,7 @@ describe('snapshot before removal', () => {
     const [incident] = await pipeline.runtime.store.listIncidents();
     const journal = await pipeline.runtime.store.journal(incident!.incidentId);
     expect(markerOf(journal, 'snapshot-taken')).toBeUndefined();
-    const failed = journal.filter((e) => !isEarlier(e) && e.step === 'snapshot-failed');
+    const failed = journal.filter((e) => isLine(e, 'snapshot-failed'));
     expect(failed.length).toBeGreaterThan(0);
     expect(failed[0]).toMatchObject({
       isStepMarker: false,

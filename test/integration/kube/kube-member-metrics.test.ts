@@ -13,7 +13,7 @@ import type { MemberScrape } from '../../../functions/core/hygiene-signals.ts';
 import type { MemberInfo } from '../../../functions/core/types.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
 import type { ClusterEtcd } from '../../../functions/ports/cluster-etcd.ts';
-import { scrapeEvery, type ScrapeOutcome } from '../../../functions/ports/member-metrics.ts';
+import { scrapeEvery, type ScrapeOutcome } from '../../../functions/app/scrape-members.ts';
 import { freePort } from '../../../infra/lab/free-port.ts';
 import { resourceType } from '../../support/fakes/kube/store.ts';
 import { startKubeWorld, worldEtcdTls, type KubeWorld } from './kube-world.ts';

@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { membersSeen } from '../../../functions/core/journal.ts';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';
 import { reportModel } from '../../../infra/local/report/report-model.ts';
 import { renderReport } from '../../../infra/local/report/report-page.ts';
@@ -205,7 +206,15 @@ describe.sequential('the incident report in headless Chromium', () => {
             stepsDone: [],
             version: 1,
           },
-          journal: [],
+          // The lanes are drawn from the probe lines: one, which saw the member so named.
+          journal: [
+            {
+              at: now,
+              step: 'probed',
+              detail: { answered: 3, members: 3, leader: 'agreed', listFailures: [], seen: membersSeen(views[0]!) },
+              isStepMarker: false,
+            },
+          ],
         }),
       ),
     );

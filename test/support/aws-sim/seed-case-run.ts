@@ -87,8 +87,4 @@ export async function seedCaseLocal(lab: Lab): Promise<{ leader: LabMember; outc
   }
 }
 
-export const median = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : Math.round((sorted[mid - 1]! + sorted[mid]!) / 2);
-};
+export { median } from '../../../functions/core/stats.ts';

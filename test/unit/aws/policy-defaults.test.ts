@@ -1,7 +1,7 @@
 // POLICY_DEFAULTS: checked at a cold start (the variable and the field named), then laid under
 // each cluster's own policy, the cluster's fields winning.
 import { describe, expect, it } from 'vitest';
-import { checkRegistration } from '../../../functions/adapters/aws/cluster-registration.ts';
+import { checkRegistration, ClusterRegistrationError } from '../../../functions/adapters/aws/cluster-registration.ts';
 import { checkPolicyDefaults, underDefaults } from '../../../functions/adapters/aws/policy-defaults.ts';
 import { awsDepsFromEnv } from '../../../functions/aws-wiring/pipeline-deps.ts';
 import { InvalidEnvError } from '../../../functions/aws-wiring/env.ts';
@@ -57,22 +57,23 @@ describe('a registration read with defaults', () => {
     expect(checkRegistration({ ...registration, policy: {} }, 'prod', { pathOrder: ['exec-relay', 'direct'] }).policy.pathOrder).toEqual(['direct']);
   });
 
-  // Registrations and the construct's defaults that earlier builds took say `exec`.
-  it('exec, in the defaults, the shorthand or policy.pathOrder, is exec-relay', () => {
-    expect(checkPolicyDefaults({ pathOrder: ['direct', 'exec'] })).toEqual({ pathOrder: ['direct', 'exec'] });
-    expect(checkRegistration({ ...registration, pathOrder: undefined, policy: {} }, 'prod', { pathOrder: ['direct', 'exec'] }).policy.pathOrder).toEqual([
-      'direct',
-      'exec-relay',
-    ]);
-    expect(checkRegistration({ ...registration, pathOrder: ['direct', 'exec'] }, 'prod').policy.pathOrder).toEqual(['direct', 'exec-relay']);
-    expect(checkRegistration({ ...registration, pathOrder: undefined, policy: { pathOrder: ['exec'] } }, 'prod').policy.pathOrder).toEqual(['exec-relay']);
-    // The same order under either name is one order, not two that differ.
-    expect(
-      checkRegistration({ ...registration, pathOrder: ['direct', 'exec'], policy: { pathOrder: ['direct', 'exec-relay'] } }, 'prod').policy.pathOrder,
-    ).toEqual(['direct', 'exec-relay']);
-    expect(() => checkRegistration({ ...registration, pathOrder: ['exec'], policy: { pathOrder: ['direct'] } }, 'prod')).toThrow(
-      'cluster prod: pathOrder: differs from policy.pathOrder; give one',
-    );
+  // The relay's one name is exec-relay: `exec` is refused where it arrives, naming the field and the names there are.
+  const names = 'must be one of "direct", "port-forward", "exec-relay"';
+  it.each([
+    { where: 'the shorthand', registration: { ...registration, pathOrder: ['direct', 'exec'] }, says: `cluster prod: pathOrder.1: ${names}` },
+    {
+      where: 'policy.pathOrder',
+      registration: { ...registration, pathOrder: undefined, policy: { pathOrder: ['exec'] } },
+      says: `cluster prod: policy.pathOrder.0: ${names}`,
+    },
+  ])('exec in $where is refused: $says', ({ registration: given, says }) => {
+    const check = () => checkRegistration(given, 'prod');
+    expect(check).toThrow(ClusterRegistrationError);
+    expect(check).toThrow(says);
+  });
+
+  it('exec in the defaults is refused, naming pathOrder and exec-relay', () => {
+    expect(() => checkPolicyDefaults({ pathOrder: ['direct', 'exec'] })).toThrow(`pathOrder.1: ${names}`);
   });
 
   it.each([

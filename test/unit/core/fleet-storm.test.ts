@@ -104,11 +104,13 @@ describe('stormOf', () => {
     expect(storm?.clusters).toEqual(['c3', 'c2', 'c1', 'c0']);
   });
 
-  it('at 500 clusters it is a sort and a walk', () => {
+  // How long it takes at scale is bench:fleet's to measure; here, that the answer is right at 500.
+  it('at 500 clusters every opening in the window counts, newest first', () => {
     const many = Array.from({ length: 500 }, (_, i) => ({ clusterId: `c${i}`, openedAt: T - i * 1_000 }));
-    const started = performance.now();
     const storm = stormOf({ opened: many, registeredClusters: 500, now: T }, fleet());
-    expect(performance.now() - started).toBeLessThan(50);
     expect(storm?.count).toBe(500);
+    expect(storm?.clusters.slice(0, 3)).toEqual(['c0', 'c1', 'c2']);
+    expect(storm?.clusters).toHaveLength(500);
+    expect(storm?.registered).toBe(500);
   });
 });

@@ -94,13 +94,6 @@ describe('alertSayings', () => {
     expect(run([...times(3, NO_TARGET), HEALTHY]).held).toBeUndefined();
   });
 
-  it('a hold kept by a record from before members were kept is the same hold, and learns its members', () => {
-    const old: HygieneAlertHeld = { at: T0 - 3_600_000, reason: 'HYGIENE_NO_TARGET' };
-    const { said, held } = run([NO_TARGET, NO_TARGET], old);
-    expect(said).toEqual([[], []]);
-    expect(held).toEqual({ ...old, members: ['etcd-1', 'etcd-3'] });
-  });
-
   it('says the start with the judgement, and the end with when it started, what ended it and the sentence of now', () => {
     const start = alertSayings(undefined, NO_TARGET(0), T0);
     expect(start.say).toEqual([{ phase: 'started', reason: 'HYGIENE_NO_TARGET', message: NO_TARGET(0).message, evidence: NO_TARGET(0).evidence }]);

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { loadAll } from 'js-yaml';
 import { describe, expect, it } from 'vitest';
 import { detailTypes, informationalDetailTypes, routes, terminalDetailTypes } from '../../../events/catalogue.ts';
-import { incidentStates, storedState } from '../../../functions/core/incident.ts';
+import { incidentStates } from '../../../functions/core/incident.ts';
 import {
   askedForMachine,
   endingDetailTypes,
@@ -106,8 +106,6 @@ describe('the endings table', () => {
     expect(endingOf('completed')).toMatchObject({ detailType: 'RemediationReplaced', phase: 'Completed', exitCode: 0 });
     expect(requestEndPhases).not.toContain('AwaitingReplacement');
     expect(incidentStates.filter(askedForMachine)).toEqual(['awaiting-replacement', 'completed']);
-    expect(storedState('remediated')).toBe('awaiting-replacement');
-    expect(storedState('blocked')).toBe('blocked');
   });
 
   it('says in one line what each ending means', () => {

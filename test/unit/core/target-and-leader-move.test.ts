@@ -2,12 +2,13 @@
 // and the leader-move label an outcome carries comes from one rule.
 import { describe, expect, it } from 'vitest';
 import type { Decision } from '../../../functions/core/decision.ts';
-import { journalSteps, moveMadeStep, type JournalEntry } from '../../../functions/core/journal.ts';
+import type { JournalEntry, JournalLine } from '../../../functions/core/journal.ts';
 import { leaderMoveOf } from '../../../functions/core/leader-move.ts';
 import { checkTargetFound } from '../../../functions/core/plan-checks.ts';
 import { buildPlanContext } from '../../../functions/core/plan-context.ts';
 import { decideLeadership } from '../../../functions/core/plan-leadership.ts';
 import { plan, type PlanInput } from '../../../functions/core/plan.ts';
+import { moveMadeLine, sampleLine } from '../../support/journal-lines.ts';
 import { cluster, fixedRandom, id, policy, view } from './fixtures.ts';
 
 const T0 = 600_000;
@@ -84,9 +85,9 @@ describe('leaderMoveOf', () => {
     evidence: {},
   });
   const block: Decision = { kind: 'block', reason: 'NO_QUORUM', message: 'm.', evidence: {} };
-  /** A line whose step is all leaderMoveOf reads. */
-  const line = (step: string, isStepMarker = false): JournalEntry => ({ at: 0, step, said: '', isStepMarker });
-  const moved = [line('move-leader:retry'), line(journalSteps.leaderMoved)];
+  const line = (written: JournalLine, isStepMarker = false): JournalEntry => ({ at: 0, ...written, isStepMarker });
+  const retried = line({ step: 'move-leader:retry', detail: { reason: 'LEADER_UNREACHABLE', message: 'm.' } });
+  const moved = [retried, line(sampleLine('leader-moved'))];
 
   it('says moved once a move is journaled, whatever was approved after it', () => {
     expect(leaderMoveOf(moved, approve('not-needed'))).toBe('moved');
@@ -94,13 +95,13 @@ describe('leaderMoveOf', () => {
   });
 
   it('says moved for a move marked made whose commit a crash cut off, before its journal line', () => {
-    const cut = [line('probed'), line(moveMadeStep(0), true), line('resumed')];
+    const cut = [line(sampleLine('probed')), line(moveMadeLine(0), true), line(sampleLine('resumed'))];
     expect(leaderMoveOf(cut, approve('not-needed'))).toBe('moved');
   });
 
   it('otherwise takes the label of the approval', () => {
     expect(leaderMoveOf([], approve('skipped'))).toBe('skipped');
-    expect(leaderMoveOf([line('member-removed', true)], approve('not-needed'))).toBe('not-needed');
+    expect(leaderMoveOf([line(sampleLine('member-removed'), true)], approve('not-needed'))).toBe('not-needed');
   });
 
   it('with no move and no approval, says nothing was done to leadership', () => {

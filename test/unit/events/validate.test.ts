@@ -143,15 +143,6 @@ const invalid: InvalidCase[] = [
   },
 ];
 
-describe('MembersProbed of an earlier build', () => {
-  it('still carrying previousViews: parsed, the field dropped (move-leader reads the incident’s views)', () => {
-    const result = parseEvent('MembersProbed', { ...probed, previousViews: [probed.view, probed.view] });
-    if (!result.ok) throw new Error(result.error.summary);
-    expect(result.event.detail).toEqual(probed);
-    expect(result.event.detail).not.toHaveProperty('previousViews');
-  });
-});
-
 describe('parseEvent rejects', () => {
   it.each(invalid)('$name', ({ detailType, detail, path, problem }) => {
     const result = parseEvent(detailType, detail);
@@ -190,26 +181,21 @@ describe('parseEvent accepts', () => {
   it('accepts timestamps with an offset', () => {
     expect(parseEvent('RetryDue', { ...loadSample('RetryDue'), at: '2025-06-01T14:00:00+02:00' }).ok).toBe(true);
   });
+});
 
-  it('a view from an earlier build, its relay path named `exec`: accepted, the path parsed as exec-relay', () => {
+describe('the exec relay under any name but exec-relay', () => {
+  it('a view whose relay path is named `exec` is refused, naming the field and the names there are', () => {
     const relay = { path: 'exec', endpoint: 'https://10.0.0.11:2379 via kube-system/etcd-cp-2', reachability: 'ok', latencyMs: 40 };
     const [first, ...rest] = probed.view.members;
-    const earlierView = {
-      ...probed.view,
-      members: [{ ...first!, paths: [...first!.paths, relay] }, ...rest],
-      listFailures: [{ ...relay, reachability: 'timeout' }],
-    };
-    const result = parseEvent('MembersProbed', { ...probed, view: earlierView });
-    if (!result.ok) throw new Error(result.error.summary);
-    if (result.event.detailType !== 'MembersProbed') throw new Error(`parsed as ${result.event.detailType}`);
-    const { view } = result.event.detail;
-    expect(view.members[0]!.paths.at(-1)).toEqual({ ...relay, path: 'exec-relay' });
-    expect(view.listFailures.map((p) => p.path)).toEqual(['exec-relay']);
+    const view = { ...probed.view, members: [{ ...first!, paths: [...first!.paths, relay] }, ...rest] };
+    const result = parseEvent('MembersProbed', { ...probed, view });
+    if (result.ok) throw new Error('expected view.members.0.paths to be refused');
+    expect(result.error.summary).toContain(`view.members[0].paths[${first!.paths.length}].path: must be one of "direct", "port-forward", "exec-relay"`);
   });
 
-  it('LeaderMoved from an earlier build, over `exec`: accepted as exec-relay', () => {
+  it('LeaderMoved over `exec` is refused at path', () => {
     const result = parseEvent('LeaderMoved', { ...loadSample('LeaderMoved'), path: 'exec' });
-    expect(result.ok && result.event.detailType === 'LeaderMoved' && result.event.detail.path).toBe('exec-relay');
+    expect(result.ok ? [] : result.error.issues.map((i) => [i.path, i.problem])).toEqual([['path', 'must be one of "direct", "port-forward", "exec-relay"']]);
   });
 });
 

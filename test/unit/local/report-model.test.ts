@@ -2,8 +2,9 @@
 // order, the grace window, the figures, and every outside string escaped once the page is drawn.
 import { describe, expect, it } from 'vitest';
 import type { Decision } from '../../../functions/core/decision.ts';
-import type { JournalEntry, JournalLine } from '../../../functions/core/journal.ts';
+import { membersSeen, type JournalEntry, type JournalLine } from '../../../functions/core/journal.ts';
 import type { PathName } from '../../../functions/core/types.ts';
+import type { ClusterView } from '../../../functions/core/view.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
 import { reportModel } from '../../../infra/local/report/report-model.ts';
 import { renderReport } from '../../../infra/local/report/report-page.ts';
@@ -53,27 +54,38 @@ function incident(over: Partial<Incident> = {}): Incident {
   };
 }
 
+/** A probe line as probe-members writes it: every member as the probe saw it. */
+const probed = (at: number, seen: ClusterView): JournalEntry =>
+  line(at, { step: 'probed', detail: { answered: 2, members: 3, leader: 'agreed', leaderName: 'etcd-0', listFailures: [], seen: membersSeen(seen) } });
+// The three probes of the grace window: the leader etcd-0 down, the followers naming it at term 2;
+// at the second, etcd-2's direct path refused and its exec relay answering.
+const [firstView, secondView] = incident().views;
+const thirdView = cluster(T0 + 3_030, 3, { leader: 0, override: { 0: down } });
+
 const seedJournal: JournalEntry[] = [
   line(0, {
     step: 'incident-opened',
     detail: { source: 'mhc', targetKey: 'memberName=etcd-0', reason: 'kubelet not ready', observedAt: new Date(T0).toISOString() },
   }),
-  line(20, { step: 'probed', detail: { answered: 2, members: 3, leader: 'agreed', leaderName: 'etcd-0', listFailures: [] } }),
+  probed(20, firstView!),
   line(25, { step: 'move-leader:retry', detail: { reason: 'LEADER_UNREACHABLE', message: 'the grace window ends later' } }),
   line(26, { step: 'retry-scheduled', detail: { attempt: 1, at: new Date(T0 + 1_480).toISOString(), reason: 'LEADER_UNREACHABLE' } }),
-  line(1_500, { step: 'probed', detail: { answered: 2, members: 3, leader: 'agreed', leaderName: 'etcd-0', listFailures: [] } }),
+  probed(1_500, secondView!),
   line(1_510, { step: 'move-leader:retry', detail: { reason: 'ETCD_TRANSIENT', message: 'etcd said unhealthy cluster' } }),
   line(1_511, { step: 'retry-scheduled', detail: { attempt: 2, at: new Date(T0 + 3_000).toISOString(), reason: 'ETCD_TRANSIENT' } }),
-  line(3_030, { step: 'probed', detail: { answered: 2, members: 3, leader: 'agreed', leaderName: 'etcd-0', listFailures: [] } }),
+  probed(3_030, thirdView),
   line(3_040, { step: 'move-leader:approve', detail: { reason: 'LEADER_UNREACHABLE_PAST_GRACE', message: approval.message } }),
-  line(3_100, { step: 'snapshot-taken', detail: { location: '/snap/etcd-0.db', via: 'etcd-1 over direct', bytes: 20_000, tookMs: 40 } }),
+  line(3_100, {
+    step: 'snapshot-taken',
+    detail: { location: '/snap/etcd-0.db', via: 'etcd-1 over direct', bytes: 20_000, sha256: 'ab'.repeat(32), tookMs: 40 },
+  }),
   line(3_300, { step: 'member-removed', detail: { via: 'etcd-1 over direct', alreadyGone: false } }),
   line(3_900, { step: 'leader-elected', detail: { id: id(2), name: 'etcd-2', term: 3, afterRemovalMs: 600 } }),
   line(3_950, { step: 'actuator-called', detail: { actuator: 'etcd-only', said: 'machine left as it is' } }),
 ];
 
 describe('reportModel', () => {
-  it('gives one lane per member the views listed, the target first and marked, with what each probe saw', () => {
+  it('gives one lane per member the probes saw, the target first and marked, with what each probe saw', () => {
     const model = reportModel({ incident: incident(), journal: seedJournal });
     expect(model.lanes.map((l) => [l.name, l.isTarget])).toEqual([
       ['etcd-0', true],
@@ -81,23 +93,23 @@ describe('reportModel', () => {
       ['etcd-2', false],
     ]);
     const [target, one, two] = model.lanes;
-    // The removed target is in the first two views only; unreachable, it named no leader.
+    // Unreachable at every probe, the target named no leader.
     expect(target!.probes).toEqual([
       { at: T0 + 20, reachable: false, failed: [{ path: 'direct', reachability: 'refused' }] },
       { at: T0 + 1_500, reachable: false, failed: [{ path: 'direct', reachability: 'refused' }] },
+      { at: T0 + 3_030, reachable: false, failed: [{ path: 'direct', reachability: 'refused' }] },
     ]);
-    expect(one!.probes.map((p) => [p.path, p.leader, p.term])).toEqual([
-      ['direct', 'etcd-0', 2],
-      ['direct', 'etcd-0', 2],
-      ['direct', 'etcd-2', 3],
+    expect(one!.probes.map((p) => [p.at - T0, p.path, p.leader, p.term])).toEqual([
+      [20, 'direct', 'etcd-0', 2],
+      [1_500, 'direct', 'etcd-0', 2],
+      [3_030, 'direct', 'etcd-0', 2],
     ]);
     // Its direct path refused, etcd-2 answered through the exec relay.
     expect(two!.probes[1]).toMatchObject({ reachable: true, path: 'exec-relay', failed: [{ path: 'direct', reachability: 'refused' }] });
-    expect(model.viewsKept).toBe(3);
     expect(model.probes).toBe(3);
   });
 
-  it('draws every probe from the journal when its probe lines say what each member showed, past the views the incident kept', () => {
+  it('draws every probe from the journal, past the views the incident kept', () => {
     // Twelve probes of the grace window, each line with every member as the probe saw it; the incident kept none of them.
     const probes = Array.from({ length: 12 }, (_, k) =>
       line(100 + k * 250, {
@@ -126,7 +138,7 @@ describe('reportModel', () => {
     expect(target!.probes[0]).toEqual({ at: T0 + 100, reachable: false, failed: [{ path: 'direct', reachability: 'refused' }] });
     expect(one!.probes[11]).toEqual({ at: T0 + 100 + 11 * 250, reachable: true, path: 'direct', failed: [], leader: 'etcd-0', term: 2 });
     expect(two!.probes[5]).toMatchObject({ reachable: true, path: 'exec-relay', failed: [{ path: 'direct', reachability: 'timeout' }], leader: 'etcd-0' });
-    expect([model.viewsKept, model.probes]).toEqual([12, 12]);
+    expect(model.probes).toBe(12);
   });
 
   it('places the marks in time order, with the removal, the snapshot and the new leader once each', () => {
@@ -160,19 +172,6 @@ describe('reportModel', () => {
     ]);
     expect(model.grace).toEqual({ from: T0 + 20, to: T0 + 3_020 });
     expect([model.start, model.end]).toEqual([T0, T0 + 4_000]);
-  });
-
-  it('marks an earlier build’s text lines by their step', () => {
-    const earlier = [
-      { at: T0 + 2_000, step: 'member-removed', said: 'removed through etcd-1 over direct', isStepMarker: true },
-      { at: T0 + 2_500, step: 'leader-elected', said: 'etcd-2 leads at term 3', isStepMarker: true },
-    ];
-    const model = reportModel({ incident: incident(), journal: earlier });
-    expect(model.marks.map((m) => [m.kind, m.at - T0, m.detail])).toEqual([
-      ['removal', 2_000, 'removed through etcd-1 over direct'],
-      ['new-leader', 2_500, 'etcd-2 leads at term 3'],
-    ]);
-    expect(model.figures[1]).toEqual({ label: 'event → removal', ms: 2_000 });
   });
 
   it('draws a leader move as a bar of the time it took, and marks it', () => {
@@ -220,19 +219,20 @@ describe('reportModel', () => {
 describe('renderReport', () => {
   it('escapes every string that came from outside: a member named <script>, a message with markup', () => {
     const evil = '<script>alert(1)</script>';
+    const seen = view(T0 + 20, [
+      { i: 0, paths: 'refused' },
+      { i: 1, leader: 0 },
+      { i: 2, leader: 0 },
+    ]);
     const views = [
-      view(T0 + 20, [
-        { i: 0, paths: 'refused' },
-        { i: 1, leader: 0 },
-        { i: 2, leader: 0 },
-      ]),
-    ].map((v) => ({
-      ...v,
-      // A state file is outside input too: even a path's name is escaped where the page uses it.
-      members: v.members.map((m) =>
-        m.id === id(1) ? { ...m, name: evil } : m.id === id(2) ? { ...m, paths: m.paths.map((p) => ({ ...p, path: evil as PathName })) } : m,
-      ),
-    }));
+      {
+        ...seen,
+        // A state file is outside input too: even a path's name is escaped where the page uses it.
+        members: seen.members.map((m) =>
+          m.id === id(1) ? { ...m, name: evil } : m.id === id(2) ? { ...m, paths: m.paths.map((p) => ({ ...p, path: evil as PathName })) } : m,
+        ),
+      },
+    ];
     const html = renderReport(
       reportModel({
         incident: incident({
@@ -244,7 +244,9 @@ describe('renderReport', () => {
         journal: seedJournal.map((e) =>
           e.step === 'move-leader:approve'
             ? line(e.at - T0, { step: 'move-leader:approve', detail: { reason: 'LEADER_UNREACHABLE_PAST_GRACE', message: `said ${evil} & more` } })
-            : e,
+            : e.step === 'probed'
+              ? probed(e.at - T0, views[0]!)
+              : e,
         ),
       }),
     );

@@ -45,14 +45,6 @@ describe('a run config cluster reached through Kubernetes', () => {
     });
   });
 
-  it.each([
-    { field: 'paths', cluster: { paths: ['exec', 'direct'] } },
-    { field: 'policy.pathOrder', cluster: { policy: { pathOrder: ['exec', 'direct'] } } },
-  ])('$field written by an earlier build, with exec: read as exec-relay', async ({ cluster: written }) => {
-    const cluster = await clusterOf({ endpoints, kubeconfig: 'kc.yaml', ...written });
-    expect(cluster.policy.pathOrder).toEqual(['exec-relay', 'direct']);
-  });
-
   it('endpoints alone: the direct path only', async () => {
     const cluster = await clusterOf({ endpoints });
     expect(cluster.policy.pathOrder).toEqual(['direct']);
@@ -75,7 +67,6 @@ describe('a run config cluster reached through Kubernetes', () => {
       cluster: { endpoints, policy: { pathOrder: ['exec-relay'] } },
       says: 'clusters[0].policy.pathOrder (cluster prod): exec-relay needs kubeconfig',
     },
-    { rule: 'exec, as written, without kubeconfig', cluster: { endpoints, paths: ['exec'] }, says: 'clusters[0].paths (cluster prod): exec needs kubeconfig' },
     {
       rule: 'direct without endpoints',
       cluster: { kubeconfig: 'kc.yaml', paths: ['direct'] },
@@ -93,14 +84,14 @@ describe('a run config cluster reached through Kubernetes', () => {
       says: 'clusters[0].paths (cluster prod): exec-relay is listed twice',
     },
     {
-      rule: 'a path twice, once by its old name',
-      cluster: { kubeconfig: 'kc.yaml', paths: ['exec-relay', 'exec'] },
-      says: 'clusters[0].paths (cluster prod): exec is exec-relay, listed already',
+      rule: 'exec in paths: the relay is exec-relay',
+      cluster: { kubeconfig: 'kc.yaml', paths: ['exec', 'direct'] },
+      says: 'clusters[0].paths (cluster prod): "exec" is not a path (use direct, port-forward, exec-relay)',
     },
     {
-      rule: 'a path twice, first by its old name',
-      cluster: { kubeconfig: 'kc.yaml', paths: ['exec', 'exec-relay'] },
-      says: 'clusters[0].paths (cluster prod): exec-relay is listed already, as exec',
+      rule: 'exec in policy.pathOrder: the relay is exec-relay',
+      cluster: { kubeconfig: 'kc.yaml', policy: { pathOrder: ['exec'] } },
+      says: 'clusters[0].policy.pathOrder[0]: must be one of "direct", "port-forward", "exec-relay"',
     },
     {
       rule: 'paths and policy.pathOrder',

@@ -1,14 +1,12 @@
 import { DatabaseSync } from 'node:sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { journalWords } from '../../../functions/core/journal-words.ts';
 import { remediationHistoryFrom } from '../../../functions/core/remediation-history.ts';
 import { targetKeyOf } from '../../../functions/core/target.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
-import { migrations } from '../../../functions/adapters/local/sqlite-migrations.ts';
+import { BASE_VERSION, migrations, SCHEMA_VERSION } from '../../../functions/adapters/local/sqlite-migrations.ts';
+import { StateFileError } from '../../../functions/adapters/local/state-file.ts';
 import { openSqliteStore, type SqliteIncidentStore } from '../../../functions/adapters/local/sqlite-store.ts';
-import { writtenByEarlierBuild } from '../../support/earlier-paths.ts';
 import { describeIncidentStoreContract, openFirstIncident } from '../../support/store-contract.ts';
-import { view as clusterView } from '../core/fixtures.ts';
 import { tempDir, type TempDir } from './helpers.ts';
 
 const HOUR = 3_600_000;
@@ -44,130 +42,69 @@ describe('sqlite incident store: the file', () => {
   });
 
   describe('schema', () => {
-    it('records its migrations and reopens an existing file without redoing them', async () => {
+    /** The schema versions a file records, oldest first. */
+    const versionsIn = (file: string): number[] => {
+      const raw = new DatabaseSync(file, { readOnly: true });
+      try {
+        return raw
+          .prepare('SELECT version FROM schema_migrations ORDER BY version')
+          .all()
+          .map((r) => Number(r.version));
+      } finally {
+        raw.close();
+      }
+    };
+
+    it('creates a new file at the base schema and reopens it without redoing it', async () => {
       await store.close();
       store = openSqliteStore({ path: dir.file('store.db') });
       expect(await store.getIncident(incident.incidentId)).toEqual(incident);
+      expect(versionsIn(dir.file('store.db'))).toEqual([BASE_VERSION]);
+      expect(SCHEMA_VERSION).toBe(BASE_VERSION + migrations.length);
       const raw = new DatabaseSync(dir.file('store.db'), { readOnly: true });
       try {
-        expect(
-          raw
-            .prepare('SELECT version FROM schema_migrations ORDER BY version')
-            .all()
-            .map((r) => r.version),
-        ).toEqual(migrations.map((_, i) => i + 1));
         expect(raw.prepare('PRAGMA journal_mode').get()?.journal_mode).toBe('wal');
       } finally {
         raw.close();
       }
     });
 
-    it('upgrades a file from before incidents could close, keeping every incident and its journal', async () => {
-      const file = dir.file('old.db');
-      const old = new DatabaseSync(file);
-      old.exec('PRAGMA foreign_keys = ON');
-      old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL) STRICT');
-      // Every migration before the one that let incidents close.
-      migrations
-        .slice(
-          0,
-          migrations.findIndex((sql) => sql.includes('CREATE TABLE incidents_next')),
-        )
-        .forEach((sql, i) => {
-          old.exec(sql);
-          old.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)').run(i + 1);
-        });
-      old.exec(
-        `INSERT INTO incidents (incident_id, cluster_id, target_key, target, reason, state, opened_at, updated_at) VALUES ('old-1', 'c', 'memberName=a', '{"memberName":"a"}', 'r', 'open', 1, 1)`,
-      );
-      old.exec(`INSERT INTO journal (incident_id, at, step, detail) VALUES ('old-1', 1, 'opened', '"kept"')`);
-      expect(() => old.exec(`UPDATE incidents SET state = 'closed'`)).toThrow(/CHECK constraint/);
-      old.close();
-
-      const upgraded = openSqliteStore({ path: file });
-      try {
-        expect((await upgraded.journal('old-1')).map(journalWords)).toContain('kept');
-        expect((await upgraded.getIncident('old-1'))?.state).toBe('open');
-      } finally {
-        await upgraded.close();
-      }
-      const raw = new DatabaseSync(file);
-      try {
-        raw.exec('PRAGMA foreign_keys = ON');
-        raw.exec(`UPDATE incidents SET state = 'closed'`);
-        // The journal still belongs to its incident: the foreign key holds after the rebuild.
-        expect(() => raw.exec(`INSERT INTO journal (incident_id, at, step) VALUES ('nobody', 1, 'x')`)).toThrow(/FOREIGN KEY/);
-      } finally {
-        raw.close();
-      }
-    });
-
-    it('upgrades a file from before learner sightings were kept per cluster: its incidents stay, the record starts empty and is kept', async () => {
-      const file = dir.file('before-sightings.db');
-      const old = new DatabaseSync(file);
-      old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL) STRICT');
-      migrations
-        .slice(
-          0,
-          migrations.findIndex((sql) => sql.includes('CREATE TABLE learner_sightings')),
-        )
-        .forEach((sql, i) => {
-          old.exec(sql);
-          old.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)').run(i + 1);
-        });
-      old.exec(
-        `INSERT INTO incidents (incident_id, cluster_id, target_key, target, reason, state, opened_at, updated_at) VALUES ('old-1', 'c', 'memberName=a', '{"memberName":"a"}', 'r', 'open', 1, 1)`,
-      );
-      old.close();
-      const upgraded = openSqliteStore({ path: file });
-      try {
-        expect((await upgraded.getIncident('old-1'))?.state).toBe('open');
-        expect(await upgraded.learnerSightings('c')).toEqual({});
-        await upgraded.saveLearnerSightings('c', { abc: 7 });
-      } finally {
-        await upgraded.close();
-      }
-      const reopened = openSqliteStore({ path: file });
-      try {
-        expect(await reopened.learnerSightings('c')).toEqual({ abc: 7 });
-      } finally {
-        await reopened.close();
-      }
-    });
-
     it('refuses a file from a newer build', async () => {
       await store.close();
       const raw = new DatabaseSync(dir.file('store.db'));
-      raw.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)').run(migrations.length + 1);
+      raw.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)').run(SCHEMA_VERSION + 1);
       raw.close();
       expect(() => openSqliteStore({ path: dir.file('store.db') })).toThrow(
-        `state file ${dir.file('store.db')}: was written by a newer etcd-remediator (schema ${migrations.length + 1}; this one knows up to ${migrations.length})`,
+        `state file ${dir.file('store.db')}: was written by a newer etcd-remediator (schema ${SCHEMA_VERSION + 1}; this one knows up to ${SCHEMA_VERSION})`,
       );
       store = openSqliteStore({ path: ':memory:' });
     });
-  });
 
-  describe('views an earlier build wrote', () => {
-    it('a view whose path is `exec` reads back as exec-relay', async () => {
-      const today = clusterView(2_000, [
-        { i: 0, paths: { direct: 'refused', 'port-forward': 'timeout', 'exec-relay': 'ok' } },
-        { i: 1, leader: 0 },
-        { i: 2, leader: 0 },
-      ]);
-      await store.updateIncident(incident.incidentId, { views: [today] }, { expectVersion: incident.version, now: 2_000 });
+    // Builds before the base numbered their schema 1 to BASE_VERSION - 1; each is refused, as
+    // written and read only, and the file is left as it was.
+    it.each([1, 8, BASE_VERSION - 1])('refuses a file of an earlier build at schema %i, saying what to do, and changes nothing in it', async (version) => {
       await store.close();
-      // The row as an earlier build left it: the same view, its relay path named `exec`.
-      const raw = new DatabaseSync(dir.file('store.db'));
+      const file = dir.file(`earlier-${version}.db`);
+      const raw = new DatabaseSync(file);
+      raw.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL) STRICT');
+      for (let v = 1; v <= version; v++) raw.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)').run(v);
+      raw.close();
+      const said = `state file ${file}: was written by an earlier build of etcd-remediator (schema ${version}); finish or close its incidents with that build, or start from a new state file`;
+      expect(() => openSqliteStore({ path: file })).toThrow(new StateFileError(file, said));
+      expect(() => openSqliteStore({ path: file, readOnly: true })).toThrow(new StateFileError(file, said));
+      expect(versionsIn(file)).toEqual(Array.from({ length: version }, (_, i) => i + 1));
+      const tables = new DatabaseSync(file, { readOnly: true });
       try {
-        raw.prepare('UPDATE incidents SET views = ? WHERE incident_id = ?').run(writtenByEarlierBuild([today]), incident.incidentId);
-        expect(raw.prepare('SELECT views FROM incidents WHERE incident_id = ?').get(incident.incidentId)?.views).toContain('"path":"exec"');
+        expect(
+          tables
+            .prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`)
+            .all()
+            .map((r) => r.name),
+        ).toEqual(['schema_migrations']);
       } finally {
-        raw.close();
+        tables.close();
       }
-
-      store = openSqliteStore({ path: dir.file('store.db') });
-      expect((await store.getIncident(incident.incidentId))?.views).toEqual([today]);
-      expect((await store.listIncidents({ clusterId: 'c1' })).map((i) => i.views)).toEqual([[today]]);
+      store = openSqliteStore({ path: ':memory:' });
     });
   });
 });

@@ -3,8 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Decision } from '../../../functions/core/decision.ts';
 import type { HygieneMoveRecord } from '../../../functions/core/hygiene-record.ts';
+import { formatAge } from '../../../infra/local/cli/duration.ts';
 import {
-  formatAge,
   formatDue,
   renderStatusTable,
   statusChangeKey,
