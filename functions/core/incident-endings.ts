@@ -182,3 +182,39 @@ export const endingPhases: readonly EndingPhase[] = [...new Set(everyEnding().ma
 
 /** The phases that end a request: those of the endings a request does not go on after. */
 export const requestEndPhases: readonly EndingPhase[] = [...new Set(everyEnding().flatMap((e) => (e.requestGoesOn ? [] : [e.phase])))];
+
+/** How a state looks to a person: the report's badge and the status table's order read this. */
+export type StateTone = 'open' | 'done' | 'neutral' | 'bad';
+
+export interface StateReading {
+  /** The word a person reads: the state, or for a close how it closed (recovered, withdrawn). */
+  word: string;
+  tone: StateTone;
+  /** How soon it needs a person: 0 first (blocked, failed), then open, then awaiting its replacement, then ended. */
+  attention: number;
+  /** Whether the member was removed (and its machine asked for) by this incident. */
+  removed: boolean;
+}
+
+const READINGS: Record<IncidentState, Omit<StateReading, 'word'>> = {
+  open: { tone: 'open', attention: 1, removed: false },
+  'awaiting-replacement': { tone: 'done', attention: 2, removed: true },
+  completed: { tone: 'done', attention: 3, removed: true },
+  closed: { tone: 'neutral', attention: 3, removed: false },
+  blocked: { tone: 'bad', attention: 0, removed: false },
+  failed: { tone: 'bad', attention: 0, removed: false },
+};
+
+/** A close whose reason says more than "closed", and how it reads. */
+const CLOSES: Partial<Record<ReasonCode, Pick<StateReading, 'word' | 'tone'>>> = {
+  TARGET_RECOVERED: { word: 'recovered', tone: 'done' },
+  REQUEST_WITHDRAWN: { word: 'withdrawn', tone: 'neutral' },
+};
+
+/** THE reading of a state, at every edge (report, status, Events): none keeps a list of its own. */
+export function stateReading(state: IncidentState, reason?: string): StateReading {
+  const close = state === 'closed' && reason !== undefined && Object.hasOwn(CLOSES, reason) ? CLOSES[reason as ReasonCode] : undefined;
+  // A state no build of ours writes (a store edited by hand) reads as ended, neither good nor bad.
+  const reading = Object.hasOwn(READINGS, state) ? READINGS[state] : { tone: 'neutral' as const, attention: 3, removed: false };
+  return { word: state, ...reading, ...close };
+}

@@ -2,6 +2,7 @@
 // the Event's reason, the sentence as its note, Warning for blocks, failures, deferrals and an
 // overdue replacement (Normal otherwise), and an action naming the step; or, read from a store, an
 // incident's last decision.
+import { stateReading } from '../../functions/core/incident-endings.ts';
 import type { EventEnvelope } from '../../events/catalogue.ts';
 import { truncateNote, type EventType, type ObjectEventSaid } from '../../functions/core/object-events.ts';
 import type { Incident } from '../../functions/ports/incident-store.ts';
@@ -64,8 +65,10 @@ const ACTIONS: Record<string, string> = { approve: 'Approve', 'move-leader': 'Mo
 export function kubeEventOfIncident(incident: Pick<Incident, 'state' | 'lastDecision'>): ObjectEventSaid | undefined {
   const decision = incident.lastDecision;
   if (!decision) return undefined;
-  const warning = decision.kind === 'retry' || decision.kind === 'block' || incident.state === 'failed' || DEFERRING_CLOSES.includes(decision.reason);
-  const action = incident.state === 'failed' ? 'Fail' : incident.state === 'awaiting-replacement' ? 'RemoveMember' : (ACTIONS[decision.kind] ?? 'Decide');
+  const reading = stateReading(incident.state, decision.reason);
+  const warning = decision.kind === 'retry' || decision.kind === 'block' || reading.tone === 'bad' || DEFERRING_CLOSES.includes(decision.reason);
+  const action =
+    incident.state === 'failed' ? 'Fail' : reading.removed && incident.state !== 'completed' ? 'RemoveMember' : (ACTIONS[decision.kind] ?? 'Decide');
   const type: EventType = warning ? 'Warning' : 'Normal';
   return { reason: decision.reason, note: truncateNote(decision.message), type, action };
 }

@@ -1,6 +1,7 @@
 // The status table for people, pure: from incidents, the fleet's pauses, now and a width to lines.
 // What needs a person comes first; ages and next steps in short relative words; columns aligned
 // and cut with … to the terminal's width instead of wrapping. The I/O is status-source.ts's.
+import { stateReading } from '../../../functions/core/incident-endings.ts';
 import type { Decision, ReasonCode } from '../../../functions/core/decision.ts';
 import type { FleetPauses } from '../../../functions/core/fleet-gate.ts';
 import type { HygieneRecord } from '../../../functions/core/hygiene-record.ts';
@@ -66,10 +67,8 @@ const ended = (e: StatusEntry) => e.incident.state !== 'open' && e.incident.stat
  * 1 open, 2 awaiting its replacement, 3 ended with nothing left to do.
  */
 export function attentionRank(e: StatusEntry): number {
-  const { state } = e.incident;
-  if (state === 'blocked' || state === 'failed' || e.replacementSaid !== undefined) return 0;
-  if (state === 'open') return 1;
-  return state === 'awaiting-replacement' ? 2 : 3;
+  // A replacement said overdue needs a person as a block does.
+  return e.replacementSaid !== undefined ? 0 : stateReading(e.incident.state).attention;
 }
 
 const byAttention = (a: StatusEntry, b: StatusEntry) =>

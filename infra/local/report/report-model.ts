@@ -1,6 +1,7 @@
 // The incident report's page as data: an incident, its journal and its kept views folded into what
 // the page draws (the header, the steps as bars, the marks, one lane per member, the figures). Pure:
 // it reads no file and no clock, so the same incident always makes the same page.
+import { stateReading } from '../../../functions/core/incident-endings.ts';
 import { isDecisionLine, isLine, journalSteps, type JournalEntry, type MemberSeen } from '../../../functions/core/journal.ts';
 import { journalWords } from '../../../functions/core/journal-words.ts';
 import { isReasonCode, waitingReasons } from '../../../functions/core/reason-table.ts';
@@ -98,7 +99,6 @@ export interface ReportInput {
   journal: readonly JournalEntry[];
 }
 
-const CLOSE_WORDS: Record<string, string> = { TARGET_RECOVERED: 'recovered', REQUEST_WITHDRAWN: 'withdrawn' };
 const finalKinds = new Set(['approve', 'block', 'close', 'failed']);
 const kindOf = (step: string): string => step.slice(step.indexOf(':') + 1);
 const isWaiting = (reason: string): boolean => isReasonCode(reason) && waitingReasons.includes(reason);
@@ -112,7 +112,7 @@ function outcomeOf(incident: Incident, journal: readonly JournalEntry[]): { reas
     return { reason: result.reason, ...(typeof result.message === 'string' ? { message: result.message } : {}), evidence: record(result.evidence) ?? {} };
   }
   const last = incident.lastDecision;
-  const removed = incident.state === 'awaiting-replacement' || incident.state === 'completed';
+  const removed = stateReading(incident.state).removed;
   if (removed) {
     // A resume approves as RUNTIME_RESUMED, which says nothing about why: the approval before it does.
     const approval = journal
@@ -273,7 +273,7 @@ export function reportModel({ incident, journal }: ReportInput): ReportModel {
   const marks = marksOf(journal);
   const grace = graceOf(incident, outcome.evidence);
   const seenByProbe = probesSeen(journal);
-  const state = incident.state === 'closed' && outcome.reason && Object.hasOwn(CLOSE_WORDS, outcome.reason) ? CLOSE_WORDS[outcome.reason]! : incident.state;
+  const state = stateReading(incident.state, outcome.reason).word;
   return {
     incidentId: incident.incidentId,
     clusterId: incident.clusterId,

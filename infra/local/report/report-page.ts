@@ -2,6 +2,7 @@
 // timeline, no script, font, image or link to anything outside it, so it opens anywhere (a mail, a
 // ticket, a laptop offline). Every string that came from outside (member names, etcd's messages,
 // a report's reason) goes through `esc`: an operator may well name a member "<script>".
+import { stateReading } from '../../../functions/core/incident-endings.ts';
 import { formatDuration } from '../cli/duration.ts';
 import type { Bar, BarRow, Lane, LaneProbe, Mark, ReportModel } from './report-model.ts';
 
@@ -23,17 +24,6 @@ const ROWS: { row: BarRow; label: string }[] = [
   { row: 'wait', label: 'waits, retries' },
   { row: 'action', label: 'actions' },
 ];
-
-const STATE_CLASS: Record<string, string> = {
-  open: 'open',
-  'awaiting-replacement': 'done',
-  completed: 'done',
-  recovered: 'done',
-  withdrawn: 'neutral',
-  closed: 'neutral',
-  blocked: 'bad',
-  failed: 'bad',
-};
 
 const duration = (ms: number | undefined): string => (ms === undefined ? '—' : formatDuration(ms));
 
@@ -264,7 +254,7 @@ export function renderReport(m: ReportModel): string {
 <h1>Incident report: ${esc(target)} in cluster ${esc(m.clusterId)}</h1>
 <p class="sub">etcd-remediator, incident ${esc(m.incidentId)}</p>
 <section>
-<div class="outcome"><span class="state ${Object.hasOwn(STATE_CLASS, m.state) ? STATE_CLASS[m.state] : 'neutral'}" data-state="${esc(m.state)}">${esc(m.state)}</span><span class="reason" data-reason="${esc(m.reason ?? '')}">${esc(m.reason ?? 'no decision yet')}</span></div>
+<div class="outcome"><span class="state ${stateReading(m.storedState, m.reason).tone}" data-state="${esc(m.state)}">${esc(m.state)}</span><span class="reason" data-reason="${esc(m.reason ?? '')}">${esc(m.reason ?? 'no decision yet')}</span></div>
 ${m.message ? `<p class="sentence">${esc(m.message)}</p>` : ''}
 ${dl(facts.map(([term, value]) => ({ term, value })))}
 </section>

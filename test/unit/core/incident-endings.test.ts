@@ -5,7 +5,7 @@ import path from 'node:path';
 import { loadAll } from 'js-yaml';
 import { describe, expect, it } from 'vitest';
 import { detailTypes, informationalDetailTypes, routes, terminalDetailTypes } from '../../../events/catalogue.ts';
-import { incidentStates } from '../../../functions/core/incident.ts';
+import { incidentStates, type IncidentState } from '../../../functions/core/incident.ts';
 import {
   askedForMachine,
   endingDetailTypes,
@@ -16,6 +16,7 @@ import {
   endingStates,
   incidentEndings,
   requestEndPhases,
+  stateReading,
 } from '../../../functions/core/incident-endings.ts';
 import { reasonCodes, reasonRow } from '../../../functions/core/reason-table.ts';
 import { EXIT, exitCodeOf } from '../../../infra/local/cli/output.ts';
@@ -110,5 +111,25 @@ describe('the endings table', () => {
 
   it('says in one line what each ending means', () => {
     for (const state of endingStates) expect(endingOf(state).meaning).toMatch(/^[A-Z][^\n]+\.$/);
+  });
+});
+
+describe('how a state reads to a person', () => {
+  it.each([
+    ['blocked', undefined, 'blocked', 'bad', 0],
+    ['failed', undefined, 'failed', 'bad', 0],
+    ['open', undefined, 'open', 'open', 1],
+    ['awaiting-replacement', undefined, 'awaiting-replacement', 'done', 2],
+    ['completed', undefined, 'completed', 'done', 3],
+    ['closed', 'TARGET_RECOVERED', 'recovered', 'done', 3],
+    ['closed', 'REQUEST_WITHDRAWN', 'withdrawn', 'neutral', 3],
+    ['closed', 'DUPLICATE_INCIDENT', 'closed', 'neutral', 3],
+    ['__proto__', undefined, '__proto__', 'neutral', 3],
+  ] as const)('%s (%s) reads %s, %s, attention %d', (state, reason, word, tone, attention) => {
+    expect(stateReading(state as IncidentState, reason)).toMatchObject({ word, tone, attention });
+  });
+
+  it('a removal is read from the states that removed the member', () => {
+    expect(incidentStates.filter((s) => stateReading(s).removed)).toEqual(['awaiting-replacement', 'completed']);
   });
 });
