@@ -8,6 +8,7 @@ import type { ClusterEtcd } from '../ports/cluster-etcd.ts';
 import type { KubeEtcdFactory } from '../adapters/etcd/per-cluster-access.ts';
 // Types only: erased from the build, so the chunk stays out of index.mjs.
 import type * as EtcdChunkModule from './etcd-chunk.ts';
+import { lazyImport } from './lazy-import.ts';
 
 type Directory = ClusterDirectory & MemberLookup;
 type PerClusterEtcd = ReturnType<typeof EtcdChunkModule.createPerClusterEtcd>;
@@ -20,17 +21,8 @@ export interface EtcdOnDemand {
 }
 
 export function etcdOnDemand(inner: Directory, kubeEtcd: KubeEtcdFactory, clock: Clock): EtcdOnDemand {
-  let access: PerClusterEtcd | undefined;
-  let loading: Promise<void> | undefined;
-  const load = (): Promise<void> =>
-    (loading ??= import('./etcd-chunk.ts').then(
-      (chunk) => void (access = chunk.createPerClusterEtcd(kubeEtcd, clock)),
-      (error: unknown) => {
-        // The next invocation tries again, rather than failing on this one's error for the container's life.
-        loading = undefined;
-        throw error;
-      },
-    ));
+  const etcd = lazyImport<PerClusterEtcd>(async () => (await import('./etcd-chunk.ts')).createPerClusterEtcd(kubeEtcd, clock));
+  const load = etcd.load;
   return {
     directory: {
       findByInstance: (instanceId) => inner.findByInstance(instanceId),
@@ -44,6 +36,7 @@ export function etcdOnDemand(inner: Directory, kubeEtcd: KubeEtcdFactory, clock:
       },
     },
     etcdFor: (cluster) => {
+      const access = etcd.loaded();
       if (!access) throw new Error(`the etcd client is loaded when the directory returns a cluster's entry; ${cluster.clusterId}'s did not come from it`);
       return access.etcdFor(cluster);
     },

@@ -6,6 +6,7 @@ import type { ClusterDirectory, MemberLookup } from '../ports/cluster-directory.
 import type { KubeEtcdFactory } from '../adapters/etcd/per-cluster-access.ts';
 // Types only: erased from the build, so the chunk stays out of index.mjs.
 import type * as KubeChunkModule from './kube-chunk.ts';
+import { lazyImport } from './lazy-import.ts';
 
 type KubeChunk = typeof KubeChunkModule;
 
@@ -21,12 +22,12 @@ export interface KubeOnDemand {
 }
 
 export function kubeOnDemand(inner: Directory): KubeOnDemand {
-  let chunk: KubeChunk | undefined;
-  let loading: Promise<KubeChunk> | undefined;
-  const load = (): Promise<KubeChunk> => (loading ??= import('./kube-chunk.ts').then((loaded) => (chunk = loaded)));
+  const chunk = lazyImport<KubeChunk>(() => import('./kube-chunk.ts'));
+  const load = chunk.load;
   const loaded = (): KubeChunk => {
-    if (!chunk) throw new Error('the Kubernetes client is loaded when the directory returns a cluster with kube access; this cluster did not come from it');
-    return chunk;
+    const it = chunk.loaded();
+    if (!it) throw new Error('the Kubernetes client is loaded when the directory returns a cluster with kube access; this cluster did not come from it');
+    return it;
   };
   const directory: Directory = {
     findByInstance: (instanceId) => inner.findByInstance(instanceId),

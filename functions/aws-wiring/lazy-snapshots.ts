@@ -5,6 +5,7 @@ import type { SnapshotStore } from '../ports/snapshots.ts';
 import type { Env } from './env.ts';
 // Types only: erased from the build, so the chunk stays out of index.mjs.
 import type * as SnapshotsChunkModule from './snapshots-chunk.ts';
+import { lazyImport } from './lazy-import.ts';
 
 type Chunk = typeof SnapshotsChunkModule;
 
@@ -12,16 +13,10 @@ type Chunk = typeof SnapshotsChunkModule;
 export const SNAPSHOT_PREFIX = 'snapshots/';
 
 export function lazySnapshots(env: Env, bucket: string, load: () => Promise<Chunk> = () => import('./snapshots-chunk.ts')): SnapshotStore {
-  let store: Promise<SnapshotStore> | undefined;
-  const made = (): Promise<SnapshotStore> =>
-    (store ??= load().then(
-      (chunk) => chunk.s3Snapshots(chunk.snapshotsClient(env), { bucket, prefix: SNAPSHOT_PREFIX }),
-      (error: unknown) => {
-        // The next snapshot tries again, rather than failing on this one's error for the container's life.
-        store = undefined;
-        throw error;
-      },
-    ));
+  const made = lazyImport(async () => {
+    const chunk = await load();
+    return chunk.s3Snapshots(chunk.snapshotsClient(env), { bucket, prefix: SNAPSHOT_PREFIX });
+  }).load;
   return {
     describe: `bucket ${bucket}`,
     open: async (subject) => (await made()).open(subject),
