@@ -23,7 +23,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     projects: [
       { extends: true, test: { name: 'shared', include: ['test/**/*.test.ts'], exclude: isolated, isolate: false } },
-      { extends: true, test: { name: 'isolated', include: isolated } },
+      // The run's folder for the bundled stack the CDK tests and the matrix's AWS rows share (test/infra/shared-synth.ts).
+      { extends: true, test: { name: 'isolated', include: isolated, globalSetup: ['test/infra/shared-synth-setup.ts'] } },
     ],
   },
 });

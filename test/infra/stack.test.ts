@@ -22,18 +22,19 @@ import {
   resourcesOfStatement,
   single,
   type Statement,
-  type Synthesized,
-  synthStack,
+  type SynthesizedFiles,
 } from './synth.ts';
+import { SHARED_SYNTH_TIMEOUT_MS, sharedStack } from './shared-synth.ts';
 
 const FUNCTIONS = stackFunctionNames;
 const ROUTING_ENTRIES = detailTypes.reduce((n, t) => n + routes[t].length, 0);
 const INTAKE_RULES = intakePatterns.length;
 
-let s: Synthesized;
-beforeAll(() => {
-  s = synthStack();
-});
+// The bundled stack, shared with the other files of the run that read it.
+let s: SynthesizedFiles;
+beforeAll(async () => {
+  s = await sharedStack();
+}, SHARED_SYNTH_TIMEOUT_MS);
 
 const count = (type: string) => resourcesOf(s.json, type).length;
 const envOf = (name: string) => functionsByName(s.json).get(name)?.props.Environment.Variables ?? {};

@@ -1,5 +1,6 @@
-// Synthesizes the stack once per test file and gives typed access to the template. Bundling the
-// six functions is most of the time; it is printed so a slow synth shows.
+// Synthesizes the stack and gives typed access to the template. Bundling the six functions is
+// most of the time; it is printed so a slow synth shows. The bundled default stack is made once
+// per run and shared by the files that read it (shared-synth.ts).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
@@ -17,25 +18,43 @@ export interface CfnTemplate {
   Resources: Record<string, CfnResource>;
 }
 
-export interface Synthesized {
-  app: App;
-  stack: EtcdRemediatorStack;
+/** What a synth leaves on disk: enough for a test in another process to read it (shared-synth.ts). */
+export interface SynthesizedFiles {
   template: Template;
   json: CfnTemplate;
   assemblyDir: string;
+  /** The template file the assembly holds, which `json` was read from. */
+  templateFile: string;
   ms: number;
 }
 
-export function synthStack(props: EtcdRemediatorStackProps = {}, id = 'EtcdRemediator'): Synthesized {
+export interface Synthesized extends SynthesizedFiles {
+  app: App;
+  stack: EtcdRemediatorStack;
+}
+
+export interface SynthOptions {
+  /** Where the cloud assembly goes; a new temporary folder when unset. */
+  outdir?: string;
+  /** false: no function is bundled (of the template, only the functions' S3Keys differ), for tests of what bundling does not change. */
+  bundling?: boolean;
+}
+
+export function synthStack(props: EtcdRemediatorStackProps = {}, id = 'EtcdRemediator', options: SynthOptions = {}): Synthesized {
   const started = performance.now();
-  // CloudFormation's own template checks run once, in nag.test.ts; here they would double the time.
-  const app = new App({ builtinCloudFormationValidation: false });
+  const app = new App({
+    // CloudFormation's own template checks run once, in nag.test.ts; here they would double the time.
+    builtinCloudFormationValidation: false,
+    ...(options.outdir ? { outdir: options.outdir } : {}),
+    ...(options.bundling === false ? { context: { 'aws:cdk:bundling-stacks': [] } } : {}),
+  });
   const stack = new EtcdRemediatorStack(app, id, props);
   const assembly = app.synth();
-  const json = assembly.getStackArtifact(stack.artifactId).template as CfnTemplate;
+  const artifact = assembly.getStackArtifact(stack.artifactId);
+  const json = artifact.template as CfnTemplate;
   const ms = Math.round(performance.now() - started);
   console.info(`synth ${id}: ${ms} ms`);
-  return { app, stack, template: Template.fromJSON(json), json, assemblyDir: assembly.directory, ms };
+  return { app, stack, template: Template.fromJSON(json), json, assemblyDir: assembly.directory, templateFile: artifact.templateFullPath, ms };
 }
 
 /** [logicalId, resource] of every resource of a type. */
@@ -121,7 +140,7 @@ export function policyStatements(json: CfnTemplate): { roles: string[]; statemen
 }
 
 /** The asset folder a function's code was staged to. */
-export function assetDirOf(s: Synthesized, fn: FunctionProps): string {
+export function assetDirOf(s: Pick<SynthesizedFiles, 'assemblyDir'>, fn: FunctionProps): string {
   const key = fn.Code.S3Key;
   if (typeof key !== 'string') throw new Error(`unexpected S3Key ${JSON.stringify(key)}`);
   const dir = join(s.assemblyDir, `asset.${key.replace(/\.zip$/, '')}`);
