@@ -12,6 +12,11 @@ const isolated = [
   'test/bench/**/*.test.ts',
 ];
 
+// Scenarios that wait on etcd's own clocks for real (a peer's round trip is observed once in 30 s;
+// a leader starved in cycles) and every row of the fault matrix: minutes of waiting that prove
+// the same code the fast suite covers. `npm run test:long` runs them; CI runs it after `npm test`.
+const long = ['test/integration/hygiene/real-degradation.test.ts', 'test/integration/hygiene/peer-delay.test.ts', 'test/matrix/**/*.test.ts'];
+
 export default defineConfig({
   test: {
     reporters: ['default', './test/summary-reporter.ts'],
@@ -22,9 +27,10 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     projects: [
-      { extends: true, test: { name: 'shared', include: ['test/**/*.test.ts'], exclude: isolated, isolate: false } },
+      { extends: true, test: { name: 'shared', include: ['test/**/*.test.ts'], exclude: [...isolated, ...long], isolate: false } },
       // The run's folder for the bundled stack the CDK tests and the matrix's AWS rows share (test/infra/shared-synth.ts).
-      { extends: true, test: { name: 'isolated', include: isolated, globalSetup: ['test/infra/shared-synth-setup.ts'] } },
+      { extends: true, test: { name: 'isolated', include: isolated, exclude: long, globalSetup: ['test/infra/shared-synth-setup.ts'] } },
+      { extends: true, test: { name: 'long', include: long, globalSetup: ['test/infra/shared-synth-setup.ts'] } },
     ],
   },
 });

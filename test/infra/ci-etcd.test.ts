@@ -1,4 +1,4 @@
-// .ci/run runs the README's test command, then the etcd-backed scenarios and the matrix on etcd
+// .ci/run runs the README's test command and its long scenarios, then the etcd-backed scenarios and the matrix on etcd
 // 3.5 fetched by .ci/etcd-3.5, which fails (and with it .ci/run) when Debian cannot be reached:
 // the 3.5 run is never skipped in silence.
 import { spawnSync } from 'node:child_process';
@@ -23,14 +23,18 @@ async function closedPort(): Promise<number> {
 }
 
 describe('.ci/run and etcd 3.5', () => {
-  it("runs `npm test` (the README's test command), then the 3.5 subset, and stops at the first failure", () => {
+  it("runs `npm test` (the README's test command), its long scenarios, then the 3.5 subset, and stops at the first failure", () => {
     const commands = read('.ci/run')
       .split('\n')
       .filter((line) => /^npm /.test(line));
-    expect(commands).toEqual(['npm ci', 'npm test', 'npm run test:etcd-3.5']);
+    expect(commands).toEqual(['npm ci', 'npm test', 'npm run test:long', 'npm run test:etcd-3.5']);
     expect(read('.ci/run')).toMatch(/^set -euo pipefail$/m);
     expect(read('README.md')).toContain('npm ci && npm test ');
     expect(read('README.md')).toContain('npm run test:etcd-3.5');
+    expect(read('README.md')).toContain('npm run test:long');
+    // vitest.config.ts's three projects divide every test file between the two commands.
+    expect(scripts.test).toMatch(/vitest run --project shared --project isolated$/);
+    expect(scripts['test:long']).toBe('vitest run --project long');
   });
 
   it('the 3.5 subset runs through ETCD_BIN and ETCDCTL_BIN from .ci/etcd-3.5, and only once that succeeded', () => {
