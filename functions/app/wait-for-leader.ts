@@ -29,9 +29,10 @@ export async function waitForNewLeader(deps: Deps, cluster: ClusterEntry, remove
       const view = await probeCluster(deps, cluster, seedsWithout, deadlineMs);
       const { leader } = view;
       const rest = view.members.filter((m) => m.id !== removedId);
-      if (leader.consensus !== 'agreed' || !leader.id || leader.id === removedId) return undefined;
+      // Agreed on the leader and on its term: right after an election a member may still say the old term.
+      if (leader.consensus !== 'agreed' || !leader.id || leader.id === removedId || leader.term === undefined) return undefined;
       if (!rest.some((m) => m.id === leader.id)) return undefined;
-      return { id: leader.id, name: leader.name ?? '', term: leader.term ?? 0 };
+      return { id: leader.id, name: leader.name ?? '', term: leader.term };
     },
     { timeoutMs, intervalMs: 50, what: 'a leader among the remaining members', clock: deps.clock },
   );
