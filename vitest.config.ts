@@ -13,9 +13,15 @@ const isolated = [
 ];
 
 // Scenarios that wait on etcd's own clocks for real (a peer's round trip is observed once in 30 s;
-// a leader starved in cycles) and every row of the fault matrix: minutes of waiting that prove
-// the same code the fast suite covers. `npm run test:long` runs them; CI runs it after `npm test`.
-const long = ['test/integration/hygiene/real-degradation.test.ts', 'test/integration/hygiene/peer-delay.test.ts', 'test/matrix/**/*.test.ts'];
+// a leader starved in cycles), every row of the fault matrix, and the seed case through the built
+// Lambda bundles at the published per-hop latencies: minutes of waiting that prove the same code
+// the fast suite covers. `npm run test:long` runs them; CI runs it after `npm test`.
+const long = [
+  'test/integration/hygiene/real-degradation.test.ts',
+  'test/integration/hygiene/peer-delay.test.ts',
+  'test/integration/aws/seed-case-aws.test.ts',
+  'test/matrix/**/*.test.ts',
+];
 
 export default defineConfig({
   test: {
