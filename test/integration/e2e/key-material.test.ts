@@ -10,9 +10,11 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LOG_LEVEL_ENV } from '../../../infra/local/cli/log-level.ts';
 import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
+import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { KUBE_CALL_TIMEOUT_MS } from './pipeline.ts';
-import { CAPI_CLUSTER, startKubeWorld, type KubeWorld } from '../kube/kube-world.ts';
+import { CAPI_CLUSTER, startKubeWorld, type KubeWorld, type KubeWorldOptions } from '../kube/kube-world.ts';
 import { killService, runCli, startCli, type CliRun, type Service } from '../cli/support.ts';
+import { startedAhead } from './started-ahead.ts';
 import { startTlsCluster, type TlsCluster } from './tls-cluster.ts';
 
 const DEBUG = { env: { [LOG_LEVEL_ENV]: 'DEBUG' }, timeoutMs: 90_000 };
@@ -100,26 +102,61 @@ function expectNoKeyShapes(where: string, text: string): void {
 
 const outputOf = (run: CliRun | Service): string => ('child' in run ? run.stdout() + run.stderr() : run.stdout + run.stderr);
 
+/** The leader the cluster agrees on, waited for as the lab's waitForLeader does (one started ahead may be electing). */
+const agreedLeader = (c: TlsCluster) => waitFor(() => c.leader(), { timeoutMs: 10_000, what: 'an agreed leader' });
+
+/** A kube world whose kubeconfig is written to a file of its own directory, for the CLI's --kubeconfig. */
+interface KubeRig {
+  world: KubeWorld;
+  dir: string;
+  kubeconfig: string;
+}
+
+async function startKubeRig(options: Omit<KubeWorldOptions, 'kubeconfigFile'>): Promise<KubeRig> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'key-material-kube-'));
+  const kubeconfig = path.join(dir, 'kubeconfig');
+  try {
+    return { world: await startKubeWorld(3, { ...options, kubeconfigFile: kubeconfig }), dir, kubeconfig };
+  } catch (error) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+async function stopKubeRig(rig: KubeRig): Promise<void> {
+  await rig.world.down();
+  fs.rmSync(rig.dir, { recursive: true, force: true });
+}
+
 describe('key material stays in its files', () => {
   let cluster: TlsCluster | undefined;
-  let world: KubeWorld | undefined;
+  let rig: KubeRig | undefined;
   let service: Service | undefined;
   let dir: string | undefined;
   afterEach(async () => {
     await killService(service);
     await cluster?.down();
-    await world?.down();
+    if (rig) await stopKubeRig(rig);
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
-    [cluster, world, service, dir] = [undefined, undefined, undefined, undefined];
+    [cluster, rig, service, dir] = [undefined, undefined, undefined, undefined];
   });
+  // Each started while the tests before it run (started-ahead.ts): the mTLS clusters a test ahead,
+  // and the kube worlds, whose cases remove a member at once, from the start of the file, so that
+  // etcd takes the removal without first refusing it for a few seconds after start.
+  const clusters = startedAhead(
+    2,
+    () => startTlsCluster(),
+    (c) => c.down(),
+  );
+  const rigs = startedAhead(2, (i) => startKubeRig(i === 0 ? { token: KUBE_TOKEN } : { tls: true }), stopKubeRig, { beginNow: true });
 
   it('remediate: the seed case over mTLS, logs at DEBUG', async () => {
-    const c = (cluster = await startTlsCluster());
+    const c = (cluster = await clusters.take());
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'key-material-'));
     const secrets = secretsOf([c.certs.caFile, c.certs.certFile, c.certs.keyFile]);
     const tls = ['--cacert', c.certs.caFile, '--cert', c.certs.certFile, '--key', c.certs.keyFile];
     const state = path.join(dir, 'state.sqlite');
-    const leader = await c.leader();
+    const leader = await agreedLeader(c);
     await leader.proxy.setMode('cut');
 
     const probe = await runCli(['probe', '--endpoints', c.endpoints().join(','), ...tls, '--json'], DEBUG);
@@ -143,7 +180,7 @@ describe('key material stays in its files', () => {
   }, 120_000);
 
   it('run with a config: the seed case over mTLS posted with a bearer token, logs at DEBUG, and a dead letter', async () => {
-    const c = (cluster = await startTlsCluster());
+    const c = (cluster = await clusters.take());
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'key-material-run-'));
     const secrets = [...secretsOf([c.certs.caFile, c.certs.certFile, c.certs.keyFile]), RUN_TOKEN];
     for (const [name, from] of [
@@ -172,7 +209,7 @@ describe('key material stays in its files', () => {
     );
     const s = (service = startCli(['run', '--config', config], { env: DEBUG.env }));
     const [, url] = await s.waitForStderr(/listening on (http:\/\/127\.0\.0\.1:\d+\/events)/, 30_000);
-    const leader = await c.leader();
+    const leader = await agreedLeader(c);
     await leader.proxy.setMode('cut');
     const post = (body: unknown, token = RUN_TOKEN) =>
       fetch(url!, { method: 'POST', body: JSON.stringify(body), headers: { authorization: `Bearer ${token}` } });
@@ -198,12 +235,11 @@ describe('key material stays in its files', () => {
   }, 120_000);
 
   it("through Kubernetes: the kubeconfig's token is sent to the API server and appears nowhere else", async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'key-material-kube-'));
-    const kubeconfig = path.join(dir, 'kubeconfig');
-    const w = (world = await startKubeWorld(3, { kubeconfigFile: kubeconfig, token: KUBE_TOKEN }));
+    rig = await rigs.take();
+    const { world: w, kubeconfig } = rig;
     expect(fs.readFileSync(kubeconfig, 'utf8')).toContain(KUBE_TOKEN);
-    const state = path.join(dir, 'state.sqlite');
-    const leader = await w.lab.leader();
+    const state = path.join(rig.dir, 'state.sqlite');
+    const leader = await w.lab.waitForLeader();
     w.fake.kubeletDown(leader.name);
 
     const probe = await runCli(['probe', '--kubeconfig', kubeconfig, '--cluster', CAPI_CLUSTER, ...LAB, '--json'], DEBUG);
@@ -220,14 +256,13 @@ describe('key material stays in its files', () => {
   }, 120_000);
 
   it("through Kubernetes over TLS: certificates minted from the <cluster>-etcd Secret, neither the CA's key nor a minted key shown anywhere", async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'key-material-mint-'));
-    const kubeconfig = path.join(dir, 'kubeconfig');
-    const w = (world = await startKubeWorld(3, { kubeconfigFile: kubeconfig, tls: true }));
+    rig = await rigs.take();
+    const { world: w, kubeconfig } = rig;
     const pki = w.lab.tls!;
     // The CA as the Secret holds it; the test's own client certificate is not given to the product.
     const secrets = secretsOf([pki.caFile, pki.caKeyFile]);
-    const state = path.join(dir, 'state.sqlite');
-    const leader = await w.lab.leader();
+    const state = path.join(rig.dir, 'state.sqlite');
+    const leader = await w.lab.waitForLeader();
     const follower = w.lab.members.find((m) => m.name !== leader.name)!;
     w.fake.kubeletDown(follower.name);
     const kube = ['--kubeconfig', kubeconfig, '--cluster', CAPI_CLUSTER, '--paths', 'port-forward', '--timeout', `${KUBE_CALL_TIMEOUT_MS}ms`];

@@ -7,6 +7,7 @@ import type { EventEnvelope } from '../../../events/catalogue.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { startLab } from '../../../infra/lab/lab.ts';
 import { labPerTest, startPipeline, type Pipeline } from './pipeline.ts';
+import { startedAhead } from './started-ahead.ts';
 
 const eventOf = async <T extends EventEnvelope['detailType']>(
   pipeline: Pipeline,
@@ -20,10 +21,18 @@ const eventOf = async <T extends EventEnvelope['detailType']>(
 
 describe.sequential('done means replaced', () => {
   const t = labPerTest();
+  // Every test removes a member, each from a lab started during the tests before it (started-ahead.ts);
+  // two ahead, as the overdue case is too short for the next lab to age behind it.
+  const labs = startedAhead(
+    4,
+    () => startLab({ members: 3 }),
+    (lab) => lab.down(),
+    { ahead: 2 },
+  );
 
   it('a removed follower awaits its replacement; the replacement joins, is promoted, and the incident completes with its time to replacement', async () => {
-    const lab = (t.lab = await startLab({ members: 3 }));
-    const leader = await lab.leader();
+    const lab = (t.lab = await labs.take());
+    const leader = await lab.waitForLeader();
     const follower = lab.members.find((m) => m.id !== leader.id)!;
     const pipeline = (t.pipeline = await startPipeline(lab, { policy: { replacement: { windowMs: 60_000, checkEveryMs: 300 } } }));
 
@@ -52,8 +61,8 @@ describe.sequential('done means replaced', () => {
   });
 
   it('no replacement within the window: ReplacementOverdue once, naming the member and what to check; the incident stays awaiting-replacement', async () => {
-    const lab = (t.lab = await startLab({ members: 3 }));
-    const leader = await lab.leader();
+    const lab = (t.lab = await labs.take());
+    const leader = await lab.waitForLeader();
     const follower = lab.members.find((m) => m.id !== leader.id)!;
     const pipeline = (t.pipeline = await startPipeline(lab, { policy: { replacement: { windowMs: 1_500, checkEveryMs: 300 } } }));
 
@@ -76,8 +85,8 @@ describe.sequential('done means replaced', () => {
   });
 
   it('a learner added for the replacement that never starts is removed past stuckLearnerAfterMs, voting members untouched; the replacement is still owed, and completes when one joins', async () => {
-    const lab = (t.lab = await startLab({ members: 3 }));
-    const leader = await lab.leader();
+    const lab = (t.lab = await labs.take());
+    const leader = await lab.waitForLeader();
     const follower = lab.members.find((m) => m.id !== leader.id)!;
     const pipeline = (t.pipeline = await startPipeline(lab, { policy: { replacement: { windowMs: 60_000, checkEveryMs: 300 }, stuckLearnerAfterMs: 1_000 } }));
 
@@ -106,8 +115,8 @@ describe.sequential('done means replaced', () => {
   });
 
   it('a learner that never started holds a removal up (MEMBER_NOT_READY): it is waited for, removed past stuckLearnerAfterMs, and the removal goes on', async () => {
-    const lab = (t.lab = await startLab({ members: 3 }));
-    const leader = await lab.leader();
+    const lab = (t.lab = await labs.take());
+    const leader = await lab.waitForLeader();
     const follower = lab.members.find((m) => m.id !== leader.id)!;
     const stuck = await lab.addUnstartedLearner({ timeoutMs: 20_000 });
     const pipeline = (t.pipeline = await startPipeline(lab, { policy: { stuckLearnerAfterMs: 1_500 } }));

@@ -2,9 +2,18 @@
 import { describe, expect, it } from 'vitest';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';
 import { labPerTest, reasonsOf, startPipeline } from './pipeline.ts';
+import { startedAhead } from './started-ahead.ts';
 
 describe.sequential('lab scenarios end to end', () => {
   const t = labPerTest();
+  // Most tests remove a member, each from a 3-member lab started during the tests before it
+  // (started-ahead.ts); two ahead, as the dry run is too short for the next lab to age behind it.
+  const labs = startedAhead(
+    6,
+    () => startLab({ members: 3 }),
+    (lab) => lab.down(),
+    { ahead: 2 },
+  );
 
   const otherIds = (l: Lab, id: string) =>
     l.members
@@ -14,8 +23,8 @@ describe.sequential('lab scenarios end to end', () => {
   const memberIds = async (l: Lab) => (await l.memberList()).map((m) => m.id).sort();
 
   it('a follower target is removed with no move', async () => {
-    const lab = (t.lab = await startLab({ members: 3 }));
-    const leader = await lab.leader();
+    const lab = (t.lab = await labs.take());
+    const leader = await lab.waitForLeader();
     const follower = lab.members.find((m) => m.id !== leader.id)!;
     const pipeline = (t.pipeline = await startPipeline(lab));
 
@@ -30,8 +39,8 @@ describe.sequential('lab scenarios end to end', () => {
   });
 
   it('a dry run says what it would do and touches nothing', async () => {
-    const lab = (t.lab = await startLab({ members: 3 }));
-    const leader = await lab.leader();
+    const lab = (t.lab = await labs.take());
+    const leader = await lab.waitForLeader();
     const pipeline = (t.pipeline = await startPipeline(lab, { policy: { dryRun: true } }));
 
     const outcome = await pipeline.remediate(leader.name);
@@ -46,8 +55,8 @@ describe.sequential('lab scenarios end to end', () => {
   });
 
   it('an actuator that fails ends the incident as failed, with the member already out of etcd', async () => {
-    const lab = (t.lab = await startLab({ members: 3 }));
-    const leader = await lab.leader();
+    const lab = (t.lab = await labs.take());
+    const leader = await lab.waitForLeader();
     const follower = lab.members.find((m) => m.id !== leader.id)!;
     const broken = { name: 'broken', replace: () => Promise.reject(new Error('cloud API said no')) };
     const pipeline = (t.pipeline = await startPipeline(lab, { actuator: broken }));
@@ -66,8 +75,8 @@ describe.sequential('lab scenarios end to end', () => {
   });
 
   it('a reachable leader hands leadership to the best candidate first, then is removed', async () => {
-    const lab = (t.lab = await startLab({ members: 3 }));
-    const leader = await lab.leader();
+    const lab = (t.lab = await labs.take());
+    const leader = await lab.waitForLeader();
     const pipeline = (t.pipeline = await startPipeline(lab));
 
     const outcome = await pipeline.remediate(leader.name);
@@ -86,8 +95,8 @@ describe.sequential('lab scenarios end to end', () => {
   });
 
   it('blocks with QUORUM_AT_RISK when the cut leader is the target and another follower is down', async () => {
-    const lab = (t.lab = await startLab({ members: 3 }));
-    const leader = await lab.leader();
+    const lab = (t.lab = await labs.take());
+    const leader = await lab.waitForLeader();
     const down = lab.members.find((m) => m.id !== leader.id)!;
     await lab.kill(down.name);
     await lab.fault(leader.name, 'cut');
@@ -105,8 +114,8 @@ describe.sequential('lab scenarios end to end', () => {
   });
 
   it('a frozen leader is judged by the election that follows, never removed as an unreachable leader', async () => {
-    const lab = (t.lab = await startLab({ members: 3 }));
-    const leader = await lab.leader();
+    const lab = (t.lab = await labs.take());
+    const leader = await lab.waitForLeader();
     lab.stop(leader.name);
     try {
       const pipeline = (t.pipeline = await startPipeline(lab));

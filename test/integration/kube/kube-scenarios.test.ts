@@ -10,6 +10,7 @@ import { waitFor } from '../../../functions/lib/wait-for.ts';
 import type { LabMember } from '../../../infra/lab/lab.ts';
 import type { TerminalEvent } from '../../../infra/local/runtime.ts';
 import { KUBE_CALL_TIMEOUT_MS, startPipeline, type Pipeline } from '../e2e/pipeline.ts';
+import { startedAhead } from '../e2e/started-ahead.ts';
 import { startKubeWorld, worldEtcdTls, type KubeWorld } from './kube-world.ts';
 
 // Every look (the plan's, and remediate's before and after its snapshot) goes through the relays,
@@ -28,8 +29,15 @@ afterEach(async () => {
   }
 });
 
+// Every case removes a member, each from a world started during the case before it (started-ahead.ts).
+const worlds = startedAhead(
+  7,
+  () => startKubeWorld(),
+  (world) => world.down(),
+);
+
 async function setUp(policy: Record<string, unknown> = KUBE_ONLY): Promise<{ world: KubeWorld; pipeline: Pipeline }> {
-  const world = (current.world = await startKubeWorld());
+  const world = (current.world = await worlds.take());
   // No client URL is configured: the members are found through their etcd pods.
   const pipeline = (current.pipeline = await startPipeline(world.lab, { kube: world.access, endpoints: [], policy }));
   return { world, pipeline };
@@ -66,7 +74,7 @@ async function expectReplaced(world: KubeWorld, pipeline: Pipeline, outcome: Ter
 describe.sequential('Cluster API cases KCP blocks on, on real etcd behind the fake API server', () => {
   it('1. kubelet down on the leader: port-forward fails, the exec relay moves leadership, the Machine is replaced', async () => {
     const { world, pipeline } = await setUp();
-    const leader = await world.lab.leader();
+    const leader = await world.lab.waitForLeader();
     world.fake.kubeletDown(leader.name);
 
     const outcome = await pipeline.remediate({ machineName: world.machineOf(leader) });
@@ -86,7 +94,7 @@ describe.sequential('Cluster API cases KCP blocks on, on real etcd behind the fa
 
   it('1c. kubelets of two of three nodes down, the leader among them: the third pod relays, leadership moves, then the removal', async () => {
     const { world, pipeline } = await setUp();
-    const leader = await world.lab.leader();
+    const leader = await world.lab.waitForLeader();
     // The other sick node comes first by name among the leader's relays, so the first relay tried fails.
     const [sick, healthy] = world.lab.members.filter((m) => m.id !== leader.id) as [LabMember, LabMember];
     for (const node of [leader.name, sick.name]) world.fake.kubeletDown(node);
@@ -107,7 +115,7 @@ describe.sequential('Cluster API cases KCP blocks on, on real etcd behind the fa
 
   it('1b. the same with the relay disabled by policy: grace, then removal without a move', async () => {
     const { world, pipeline } = await setUp({ pathOrder: ['port-forward'], graceMs: 2_000 });
-    const leader = await world.lab.leader();
+    const leader = await world.lab.waitForLeader();
     world.fake.kubeletDown(leader.name);
 
     const outcome = await pipeline.remediate({ machineName: world.machineOf(leader) });
@@ -124,7 +132,7 @@ describe.sequential('Cluster API cases KCP blocks on, on real etcd behind the fa
   it('2. the leader’s Node object deleted (its machine went with it): LEADER_GONE without waiting out the grace window', async () => {
     // A grace window far longer than the test: only the Node evidence can end the wait.
     const { world, pipeline } = await setUp({ ...KUBE_ONLY, graceMs: 600_000 });
-    const leader = await world.lab.leader();
+    const leader = await world.lab.waitForLeader();
     world.fake.deleteNode(leader.name);
     await world.lab.fault(leader.name, 'cut');
 
@@ -141,7 +149,7 @@ describe.sequential('Cluster API cases KCP blocks on, on real etcd behind the fa
 
   it('3. containerd down on the leader: as 1, and the message is containerd’s', async () => {
     const { world, pipeline } = await setUp();
-    const leader = await world.lab.leader();
+    const leader = await world.lab.waitForLeader();
     world.fake.containerdDown(leader.name);
 
     const outcome = await pipeline.remediate({ machineName: world.machineOf(leader) });
@@ -157,7 +165,7 @@ describe.sequential('Cluster API cases KCP blocks on, on real etcd behind the fa
 
   it('5. a follower’s kubelet down: removed with no move needed', async () => {
     const { world, pipeline } = await setUp();
-    const leader = await world.lab.leader();
+    const leader = await world.lab.waitForLeader();
     const follower = world.lab.members.find((m) => m.id !== leader.id)!;
     world.fake.kubeletDown(follower.name);
 
@@ -176,7 +184,7 @@ describe.sequential('Cluster API cases KCP blocks on, on real etcd behind the fa
 
   it('6. a Machine whose member was already removed by hand goes straight to the actuator, as KCP does', async () => {
     const { world, pipeline } = await setUp();
-    const leader = await world.lab.leader();
+    const leader = await world.lab.waitForLeader();
     const follower = world.lab.members.find((m) => m.id !== leader.id)!;
     // A person at a shell removed the member with etcdctl; its Machine is still there.
     const transport = createEtcd3Transport(worldEtcdTls(world));

@@ -19,6 +19,7 @@ import { startRequestWatcher, type RequestWatcher } from '../../../infra/local/r
 import { createLocalRuntime, type LocalRuntime } from '../../../infra/local/runtime.ts';
 import { startKubeApiFake } from '../../support/fakes/kube/api-server.ts';
 import { KUBE_CALL_TIMEOUT_MS, labPolicy, recordCalls, type CallLog } from '../e2e/pipeline.ts';
+import { startedAhead } from '../e2e/started-ahead.ts';
 import { CAPI_CLUSTER, CAPI_NAMESPACE, startKubeWorld, type KubeWorld } from './kube-world.ts';
 import { MHC_REASON, recordPhases, requestsIn } from './remediation-requests.ts';
 import { tearDownAfterEach } from './teardown.ts';
@@ -50,13 +51,19 @@ interface World {
 }
 
 const teardown = tearDownAfterEach();
+// Every case removes a member, each from a world started during the case before it (started-ahead.ts).
+const worlds = startedAhead(
+  3,
+  () => startKubeWorld(),
+  (world) => world.down(),
+);
 
 /** The `watch` command's wiring on a kube world whose leader's kubelet is down (scenario 4). */
 async function setUp(options: { reportAgainMs?: number } = {}): Promise<World> {
-  const world = await startKubeWorld();
+  const world = await worlds.take();
   teardown.push(() => world.down());
   world.putKubeconfigSecret();
-  const leader = await world.lab.leader();
+  const leader = await world.lab.waitForLeader();
   world.fake.kubeletDown(leader.name);
   const machine = world.machineOf(leader);
 
@@ -93,6 +100,8 @@ async function setUp(options: { reportAgainMs?: number } = {}): Promise<World> {
       return { ...real, transport: recordCalls(real.transport, calls) };
     },
     logLevel: 'SILENT',
+    // As Lambda redelivers a failed invocation, sooner: the dead letter comes after the same three deliveries.
+    redeliveryDelaysMs: [200, 500],
     onHandlerError: (fn, error) => said.push({ level: 'error', message: `${fn} failed`, fields: { error: String(error) } }),
   });
   teardown.push(async () => {

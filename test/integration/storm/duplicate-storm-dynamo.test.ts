@@ -7,6 +7,7 @@ import { makeEvent } from '../../../events/catalogue.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';
 import { startDynalite, type Dynalite } from '../../support/dynalite.ts';
+import { startedAhead } from '../e2e/started-ahead.ts';
 import { startDynamoPipeline, type DynamoPipeline } from './dynamo-pipeline.ts';
 import { expectOneRemoval, expectStormJournal, settle } from './support.ts';
 
@@ -17,6 +18,12 @@ describe.sequential('duplicate storm on the DynamoDB store (dynalite)', () => {
   let dynamo: Dynalite;
   let lab: Lab | undefined;
   let pipeline: DynamoPipeline | undefined;
+  // The second storm's lab is started during the first, so settle() finds its wait served (started-ahead.ts).
+  const labs = startedAhead(
+    2,
+    () => startLab({ members: 3 }),
+    (started) => started.down(),
+  );
   beforeAll(async () => {
     dynamo = await startDynalite();
   });
@@ -35,8 +42,8 @@ describe.sequential('duplicate storm on the DynamoDB store (dynalite)', () => {
 
   for (const variant of ['identical', 'observedAt differs'] as const) {
     it(`${STORM} ${variant} MemberUnhealthy at once, ${CONTAINERS} containers: one incident, one MemberRemove, one actuator call`, async () => {
-      lab = await startLab({ members: 3 });
-      const leader = await lab.leader();
+      lab = await labs.take();
+      const leader = await lab.waitForLeader();
       const follower = lab.members.find((m) => m.id !== leader.id)!;
       await settle(lab);
       const p = (pipeline = await startDynamoPipeline(lab, dynamo, { containers: CONTAINERS }));
