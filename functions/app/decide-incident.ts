@@ -17,7 +17,7 @@ import type { ClusterEntry } from '../ports/cluster-directory.ts';
 import type { Incident } from '../ports/incident-store.ts';
 import { clusterGuard, guarded, guardFailed, type Guarded } from './cluster-lock.ts';
 import type { Deps } from './deps.ts';
-import { fleetFactsWithHolds, loadFleetFacts } from './fleet-facts.ts';
+import { fleetFactsWithHolds } from './fleet-facts.ts';
 import { membersUnderRemediation, planIncident } from './plan-incident.ts';
 import { afterRemovalByAnother } from './removed-by-another.ts';
 
@@ -60,14 +60,7 @@ export async function decideIncident(deps: Deps, cluster: ClusterEntry, incident
   );
   // The pauses and the storm hold in the cluster's etcd join the store's: a person who paused from another state file holds this one too.
   const fleet = await fleetFactsWithHolds(deps, cluster, clusterGuard(deps, cluster, view, incident.memberId));
-  const decision = planIncident(
-    deps,
-    cluster,
-    incident,
-    remediation,
-    await membersUnderRemediation(deps, incident),
-    fleet.ok ? fleet.value : await loadFleetFacts(deps, cluster),
-  );
+  const decision = planIncident(deps, cluster, incident, remediation, await membersUnderRemediation(deps, incident), fleet.ok ? fleet.value : fleet.storeFacts);
   // An unread record or unread holds are no answer: nothing is moved or approved on them. A block,
   // a close or a wait stands on its own (both are read again on the next look).
   const acts = decision.kind === 'approve' || decision.kind === 'move-leader';

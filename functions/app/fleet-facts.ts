@@ -8,6 +8,7 @@ import type { ClusterGuard } from '../ports/cluster-guard.ts';
 import type { Incident } from '../ports/incident-store.ts';
 import { clusterGuard, guarded, type Guarded } from './cluster-lock.ts';
 import type { ClusterView } from '../core/view.ts';
+import type { EtcdFailure } from '../core/types.ts';
 import type { Deps } from './deps.ts';
 
 /**
@@ -42,13 +43,18 @@ const registeredIds = async (deps: Deps): Promise<readonly string[] | undefined>
 /**
  * The store's facts with the holds in the cluster's etcd, read through `guard`. No guard (a
  * single-remediator cluster keeps its holds in the store) is the store's facts alone; holds that
- * cannot be read are no answer, for the caller to wait on, never "no hold".
+ * cannot be read are no answer, for the caller to wait on, never "no hold": the failure, with the
+ * store's facts alone for a decision that changes nothing.
  */
-export async function fleetFactsWithHolds(deps: Deps, cluster: ClusterEntry, guard: ClusterGuard | undefined): Promise<Guarded<FleetFacts>> {
+export async function fleetFactsWithHolds(
+  deps: Deps,
+  cluster: ClusterEntry,
+  guard: ClusterGuard | undefined,
+): Promise<{ ok: true; value: FleetFacts } | { ok: false; failure: EtcdFailure; where: string; storeFacts: FleetFacts }> {
   const facts = await loadFleetFacts(deps, cluster);
   if (cluster.policy.singleRemediator) return { ok: true, value: facts };
   const holds = await guarded(guard, (g) => g.holds());
-  if (!holds.ok) return holds;
+  if (!holds.ok) return { ...holds, storeFacts: facts };
   await keepStormHeld(deps, cluster, facts, guard!, holds.value.storm);
   return { ok: true, value: withClusterHolds(facts, cluster.clusterId, holds.value) };
 }
