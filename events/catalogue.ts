@@ -1,7 +1,7 @@
 // The one catalogue of events: detail types, their schemas, and which function each is routed to.
 // CDK rules, the local bus and the tests all read this file.
 import type { z } from 'zod';
-import { endingDetailTypes, type TerminalDetailType } from '../functions/core/incident-endings.ts';
+import { endingDetailTypes, type TerminalDetailType } from '../functions/core/incident/index.ts';
 import { leaderMovedSchema } from './schemas/leader-moved.ts';
 import { memberUnhealthySchema } from './schemas/member-unhealthy.ts';
 import { membersProbedSchema } from './schemas/members-probed.ts';
@@ -114,7 +114,7 @@ export const routes = {
  */
 export const terminalDetailTypes: readonly TerminalDetailType[] = endingDetailTypes satisfies readonly DetailType[];
 
-export type { TerminalDetailType } from '../functions/core/incident-endings.ts';
+export type { TerminalDetailType } from '../functions/core/incident/index.ts';
 
 /** Said for the record (progress, timelines): routes nowhere and ends nothing. */
 export const informationalDetailTypes = [

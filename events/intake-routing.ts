@@ -1,7 +1,7 @@
 // Which outside events reach the intake function: EventBridge patterns as data, for the CDK rules
 // and the tests to read, as the catalogue's routes are for our own events. AWS service events
 // arrive on the account's default bus; reports from other tools come on ours with their own source.
-import { ALARM_STATE_CHANGE, EC2_STATE_CHANGE, HEALTH_EVENT, STATUS_CHECK_METRICS, UNHEALTHY_EC2_STATES } from '../functions/core/intake-sources.ts';
+import { ALARM_STATE_CHANGE, EC2_STATE_CHANGE, HEALTH_EVENT, STATUS_CHECK_METRICS, UNHEALTHY_EC2_STATES } from '../functions/core/intake/index.ts';
 
 /** The source a tool (a MachineHealthCheck bridge, a script) gives a MemberUnhealthy meant for the intake. */
 export const INTAKE_REPORT_SOURCE = 'etcd-remediator.intake';

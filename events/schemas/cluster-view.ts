@@ -1,10 +1,18 @@
-// The cluster view as it travels in MembersProbed; mirrors functions/core/view.ts exactly, and
+// The cluster view as it travels in MembersProbed; mirrors functions/core/view/view.ts exactly, and
 // holds every text and list to the limits core's views are made within (view-limits.ts).
 import { z } from 'zod';
-import type { ClusterIdentity } from '../../functions/core/cluster-identity.ts';
-import type { ClusterView, LeaderView, MemberView, QuorumFigures } from '../../functions/core/view.ts';
-import type { EtcdFailure, HostEvidence, MachineSummary, IdentityReport, MemberStatus, PathProbe } from '../../functions/core/types.ts';
-import { jsonBytes, TEXT_LIMITS, VIEW_LIMITS } from '../../functions/core/view-limits.ts';
+import type { ClusterIdentity, ClusterView, LeaderView, MemberView, QuorumFigures } from '../../functions/core/view/index.ts';
+import {
+  type EtcdFailure,
+  type HostEvidence,
+  type MachineSummary,
+  type IdentityReport,
+  type MemberStatus,
+  type PathProbe,
+  jsonBytes,
+  TEXT_LIMITS,
+  VIEW_LIMITS,
+} from '../../functions/core/common/index.ts';
 import { endpointSchema, memberIdSchema, pathNameSchema } from './common.ts';
 
 /** A text of at most `max` bytes as JSON; maxLength (UTF-16 units) says the same to JSON Schema, loosely. */

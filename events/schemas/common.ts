@@ -1,11 +1,15 @@
 // Building blocks shared by every event detail.
 import { z } from 'zod';
-import { carriesCredentials, CREDENTIALS_IN_URL } from '../../functions/core/endpoint-url.ts';
-import { reasonCodes } from '../../functions/core/reason-table.ts';
-import { incidentIdSchema } from '../../functions/core/incident-id.ts';
-import { pathNameSchema } from '../../functions/core/path-name.ts';
-import { MAX_EVIDENCE_BYTES, MAX_MESSAGE_CHARS } from '../../functions/core/said-limits.ts';
-import { jsonSize } from '../../functions/core/view-limits.ts';
+import {
+  carriesCredentials,
+  CREDENTIALS_IN_URL,
+  reasonCodes,
+  pathNameSchema,
+  MAX_EVIDENCE_BYTES,
+  MAX_MESSAGE_CHARS,
+  jsonSize,
+} from '../../functions/core/common/index.ts';
+import { incidentIdSchema } from '../../functions/core/incident/index.ts';
 
 /** Most ids and names fit here; longer strings are a producer bug, not data. */
 const SHORT = 253;
@@ -33,7 +37,7 @@ export const endpointSchema = z.string().refine((endpoint) => !carriesCredential
 export const reasonCodeSchema = z.enum(reasonCodes, {
   // Some forty codes make zod's "expected one of" list unreadable in a log line.
   error: (issue) =>
-    issue.input === undefined ? 'is required' : `${JSON.stringify(issue.input)} is not a known reason code (see functions/core/reason-table.ts)`,
+    issue.input === undefined ? 'is required' : `${JSON.stringify(issue.input)} is not a known reason code (see functions/core/common/reason-table.ts)`,
 });
 
 /** JSON-safe facts behind a decision: which member, which path, what etcd said; bounded, as every step's commit keeps it. */
@@ -57,8 +61,8 @@ export const memberRefSchema = z.object({
   name: z.string().max(SHORT),
 });
 
-/** The ways a producer may name the sick member (core/target.ts); exactly one is given. */
-export { selectorKeys, type SelectorKey } from '../../functions/core/target.ts';
+/** The ways a producer may name the sick member (core/view/target.ts); exactly one is given. */
+export { selectorKeys, type SelectorKey } from '../../functions/core/view/index.ts';
 
 export const selectorShape = {
   memberName: nonEmptyString().describe('etcd member name.'),

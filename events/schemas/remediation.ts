@@ -11,8 +11,7 @@ import {
   resolvedTargetSchema,
 } from './common.ts';
 import { MAX_MILLIS, text } from './cluster-view.ts';
-import { MAX_TIMELINE_DETAIL_BYTES, MAX_TIMELINE_ENTRIES } from '../../functions/core/said-limits.ts';
-import { TEXT_LIMITS } from '../../functions/core/view-limits.ts';
+import { MAX_TIMELINE_DETAIL_BYTES, MAX_TIMELINE_ENTRIES, TEXT_LIMITS } from '../../functions/core/common/index.ts';
 
 const leaderMoveSchema = z.enum(['not-needed', 'moved', 'skipped']).describe("'skipped' means removal goes ahead without a move, e.g. the leader is gone.");
 

@@ -2,7 +2,7 @@
 // chosen from its environment, once. The etcd client is loaded only when the directory first
 // returns a cluster (etcd-on-demand.ts), the Kubernetes client only when that cluster has kube
 // access (kube-on-demand.ts), the S3 client only when remediate takes a snapshot (lazy-snapshots.ts).
-import type { Deps } from '../app/deps.ts';
+import type { Deps } from '../app/common/index.ts';
 import { etcdOnlyActuator } from '../adapters/etcd/etcd-only-actuator.ts';
 import type { ClusterDirectory, MemberLookup } from '../ports/cluster-directory.ts';
 import type { Env } from './env.ts';

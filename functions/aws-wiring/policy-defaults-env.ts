@@ -2,7 +2,7 @@
 // Read once at a cold start; a bad value fails it with the variable and the field named, rather
 // than every incident later with a policy nobody asked for.
 import { checkPolicyDefaults, PolicyDefaultsError } from '../adapters/aws/policy-defaults.ts';
-import type { PolicyInput } from '../core/policy.ts';
+import type { PolicyInput } from '../core/policy/index.ts';
 import { InvalidEnvError, type Env } from './env.ts';
 
 export const POLICY_DEFAULTS = 'POLICY_DEFAULTS';

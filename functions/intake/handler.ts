@@ -4,7 +4,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
-import { intake, type IntakeDeps, type IntakeResult } from '../app/intake.ts';
+import { intake, type IntakeDeps, type IntakeResult } from '../app/intake/index.ts';
 import { createLogger, type LambdaHandler } from '../lambda/event-handler.ts';
 
 export function createIntakeHandler(deps: IntakeDeps): LambdaHandler<IntakeResult> {

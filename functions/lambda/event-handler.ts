@@ -7,7 +7,7 @@ import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { subscriptionsOf, type DetailTypesFor, type EventEnvelope, type FunctionName } from '../../events/catalogue.ts';
 import { parseEnvelope, payloadOf } from '../../events/validate.ts';
-import type { Deps } from '../app/deps.ts';
+import type { Deps } from '../app/common/index.ts';
 import { eventBridgeSchemaFor, fromEventBridgeEvent } from './eventbridge.ts';
 import { asInvocation } from '../lib/invocation.ts';
 

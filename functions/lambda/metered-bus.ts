@@ -9,7 +9,7 @@ import type { EventEnvelope } from '../../events/catalogue.ts';
 import type { Log } from '../ports/log.ts';
 import type { Bus } from '../ports/bus.ts';
 import type { DeadLetters } from '../ports/incident-store.ts';
-import { metricRow } from '../core/metric-names.ts';
+import { metricRow } from '../core/incident/index.ts';
 import { deadLetterMetrics, outcomeMetrics, type MetricPoint } from './outcome-metrics.ts';
 
 /** Where a point goes; `incidentId` rides along as metadata, never as a dimension. */

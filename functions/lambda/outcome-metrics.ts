@@ -1,9 +1,9 @@
-// Which metrics an event we publish stands for, named by the metric table (core/metric-names.ts).
+// Which metrics an event we publish stands for, named by the metric table (core/incident/metric-names.ts).
 // Counted where an outcome is published (after the step committed it), so a step that fails before
 // its commit counts nothing. AWS writes them as EMF, `run` and `watch` serve them on /metrics.
 import { isTerminalEvent, type EventEnvelope } from '../../events/catalogue.ts';
-import { endingOfEvent } from '../core/incident-endings.ts';
 import {
+  endingOfEvent,
   DEAD_LETTER,
   DEFERRAL_REASONS,
   HYGIENE_ALERTS,
@@ -19,10 +19,10 @@ import {
   TIME_TO_REMEDIATE,
   TIME_TO_REPLACEMENT,
   type MetricUnitName,
-} from '../core/metric-names.ts';
+} from '../core/incident/index.ts';
 import type { DeadLetterInput } from '../ports/incident-store.ts';
 
-export { LEARNER_REMOVED, REPLACEMENT_OVERDUE, TIME_TO_REMEDIATE, TIME_TO_REPLACEMENT } from '../core/metric-names.ts';
+export { LEARNER_REMOVED, REPLACEMENT_OVERDUE, TIME_TO_REMEDIATE, TIME_TO_REPLACEMENT } from '../core/incident/index.ts';
 
 export interface MetricPoint {
   name: string;

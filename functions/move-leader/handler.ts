@@ -1,8 +1,8 @@
 // move-leader: MembersProbed in (RemediationApproved, RetryRequested or RemediationBlocked out), and
 // leader hygiene's LeaderDegraded in (HygieneMoveEnded out): both move leadership off a leader.
-import { moveDegradedLeader } from '../app/hygiene-move.ts';
-import { moveLeader } from '../app/move-leader.ts';
-import type { Deps } from '../app/deps.ts';
+import { moveDegradedLeader } from '../app/hygiene/index.ts';
+import { moveLeader } from '../app/move/index.ts';
+import type { Deps } from '../app/common/index.ts';
 import { eventHandler } from '../lambda/event-handler.ts';
 
 export const createMoveLeaderHandler = (deps: Deps) =>

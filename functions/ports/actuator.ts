@@ -1,5 +1,5 @@
 // Replaces the machine behind a removed etcd member (CAPI Machine delete, EC2 replace, or nothing).
-import type { MemberInfo } from '../core/types.ts';
+import type { MemberInfo } from '../core/common/index.ts';
 
 export interface ReplaceRequest {
   clusterId: string;

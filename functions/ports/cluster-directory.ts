@@ -1,5 +1,5 @@
 // Where a cluster's endpoints, credentials and policy come from.
-import type { Policy } from '../core/policy.ts';
+import type { Policy } from '../core/policy/index.ts';
 import type { EtcdUser, TlsFiles } from './etcd.ts';
 import type { KubeAccessConfig } from './kube-access.ts';
 

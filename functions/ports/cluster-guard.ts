@@ -1,8 +1,8 @@
 // What every remediator of one cluster must see, whatever its state file: the cluster lock, the
 // record of the last removal, and the holds (a pause, a fleet pause, a storm hold). The one place they all reach is etcd itself, so both live
 // there, under a configurable key prefix.
-import type { ClusterHolds, HoldKind, HoldValue } from '../core/cluster-holds.ts';
-import type { RemovalRecord } from '../core/replacement.ts';
+import type { ClusterHolds, HoldKind, HoldValue } from '../core/fleet/index.ts';
+import type { RemovalRecord } from '../core/replacement/index.ts';
 
 export type { ClusterHolds, HoldKind, HoldValue, RemovalRecord };
 
@@ -27,11 +27,11 @@ export interface ClusterGuard {
   renew(owner: string, leaseMs: number): Promise<boolean>;
   /** Deletes the lock if it is still ours. */
   release(owner: string): Promise<void>;
-  /** The recent removals, oldest first (see core/replacement.ts). */
+  /** The recent removals, oldest first (see core/replacement/replacement.ts). */
   removals(): Promise<RemovalRecord[]>;
   /** Writes the whole list; only the lock holder writes it, so no other writer races it. */
   saveRemovals(records: RemovalRecord[]): Promise<void>;
-  /** The pauses and the storm hold kept beside the lock (core/cluster-holds.ts). */
+  /** The pauses and the storm hold kept beside the lock (core/fleet/cluster-holds.ts). */
   holds(): Promise<ClusterHolds>;
   /** Writes one hold, or lifts it with null; true when that changed what is kept. */
   setHold<K extends HoldKind>(kind: K, value: HoldValue<K> | null): Promise<boolean>;

@@ -1,5 +1,5 @@
 // The etcd transport port: one client per member and path, every call under its own deadline.
-import type { EtcdFailure, HostEvidence, MachineSummary, MemberId, MemberInfo, MemberList, MemberStatus, PathName, ProbeSample } from '../core/types.ts';
+import type { EtcdFailure, HostEvidence, MachineSummary, MemberId, MemberInfo, MemberList, MemberStatus, PathName, ProbeSample } from '../core/common/index.ts';
 
 export interface TlsFiles {
   /** PEM contents, not paths: the edge reads files once. */

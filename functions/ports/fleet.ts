@@ -1,11 +1,10 @@
 // The fleet's records in the incident store: pauses, each cluster's newest incident opening (for
 // the storm guard, one record per cluster, so reading the fleet's activity never scans incidents),
 // and the slots of the removals in flight. Every write is one conditional write or transaction.
-import type { FleetMark, FleetPauses } from '../core/fleet-gate.ts';
-import type { ClusterOpened } from '../core/fleet-storm.ts';
+import type { FleetMark, FleetPauses, ClusterOpened } from '../core/fleet/index.ts';
 
-export type { FleetMark, FleetPauses } from '../core/fleet-gate.ts';
-export type { ClusterOpened } from '../core/fleet-storm.ts';
+export type { FleetMark, FleetPauses } from '../core/fleet/index.ts';
+export type { ClusterOpened } from '../core/fleet/index.ts';
 
 /** A removal in flight: its slot, the incident that holds it and until when. */
 export interface RemovalSlot {

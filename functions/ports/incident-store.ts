@@ -1,18 +1,17 @@
 // The incident store: the only thing the handlers share. Every write is one conditional write,
 // so the same port maps onto DynamoDB (condition expressions) as well as onto SQLite.
 import type { EventEnvelope } from '../../events/catalogue.ts';
-import type { CarriedStreak } from '../core/evidence.ts';
-import type { IncidentOf, IncidentOutcome, IncidentState, InFlight, OutboxEntryOf } from '../core/incident.ts';
-import type { JournalEntry, JournalInput, MarkerStep } from '../core/journal.ts';
-import type { RemediationHistory } from '../core/remediation-history.ts';
-import type { RemovalRecord } from '../core/replacement.ts';
-import type { HygieneRecord } from '../core/hygiene-record.ts';
+import type { CarriedStreak } from '../core/view/index.ts';
+import type { IncidentOf, IncidentOutcome, IncidentState, InFlight, OutboxEntryOf, JournalEntry, JournalInput, MarkerStep } from '../core/incident/index.ts';
+import type { RemediationHistory } from '../core/removal/index.ts';
+import type { RemovalRecord } from '../core/replacement/index.ts';
+import type { HygieneRecord } from '../core/hygiene/index.ts';
 import type { FleetRecords } from './fleet.ts';
 import type { ScheduleRequest } from './scheduler.ts';
 
-// The entity is core's (core/incident.ts); the outbox carries the edge's events and schedules.
-export type { IncidentOutcome, IncidentState, InFlight } from '../core/incident.ts';
-export type { JournalEntry, JournalInput, MarkerStep } from '../core/journal.ts';
+// The entity is core's (core/incident/incident.ts); the outbox carries the edge's events and schedules.
+export type { IncidentOutcome, IncidentState, InFlight } from '../core/incident/index.ts';
+export type { JournalEntry, JournalInput, MarkerStep } from '../core/incident/index.ts';
 export type OutboxEntry = OutboxEntryOf<EventEnvelope, ScheduleRequest>;
 export type Incident = IncidentOf<EventEnvelope, ScheduleRequest>;
 
@@ -147,7 +146,7 @@ export interface StoredHygiene {
 }
 
 /**
- * Leader hygiene's one record per cluster (core/hygiene-record.ts), written whole under a version:
+ * Leader hygiene's one record per cluster (core/hygiene/hygiene-record.ts), written whole under a version:
  * a periodic check and each delivery of a move read it, decide, and write it only if nobody wrote
  * it since, so a move is claimed once.
  */

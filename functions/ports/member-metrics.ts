@@ -1,8 +1,8 @@
 // Leader hygiene's reads of one member: its /metrics and its maintenance Status, as one scrape
 // under one deadline. A member that cannot be scraped fails alone, named, with the URL and what
-// failed; it never costs the others (app/scrape-members.ts).
-import type { MemberScrape } from '../core/hygiene-signals.ts';
-import type { MemberInfo } from '../core/types.ts';
+// failed; it never costs the others (app/view/scrape-members.ts).
+import type { MemberScrape } from '../core/hygiene/index.ts';
+import type { MemberInfo } from '../core/common/index.ts';
 
 export class MemberScrapeError extends Error {
   readonly memberId: string;

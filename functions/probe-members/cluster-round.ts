@@ -3,8 +3,7 @@
 // so one slow cluster holds up no other and a failed check is retried on its own. Reading the
 // registrations' index needs no cluster access. The learner check and leader hygiene each have one.
 import { makeEvent, type EventEnvelope } from '../../events/catalogue.ts';
-import type { Deps } from '../app/deps.ts';
-import { iso } from '../app/incident-events.ts';
+import { type Deps, iso } from '../app/common/index.ts';
 
 /** The checks a round asks for: each names one cluster and the round's time. */
 export type RoundCheck = 'LearnerCheckDue' | 'HygieneCheckDue';

@@ -2,7 +2,7 @@
 // of the learner check (learner-round.ts) and of leader hygiene (hygiene-round.ts), each told by
 // its schedule rule's fixed input.
 import type { Context } from 'aws-lambda';
-import type { Deps } from '../app/deps.ts';
+import type { Deps } from '../app/common/index.ts';
 import { awsDepsFromEnv } from '../aws-wiring/pipeline-deps.ts';
 import { lambdaEntry } from '../aws-wiring/lambda-entry.ts';
 import { createProbeMembersHandler } from './handler.ts';

@@ -1,7 +1,7 @@
 // probe-members' second duty on AWS: every LEARNER_CHECK_ROUND_MS a schedule rule's round asks
 // for one learner check of each registered cluster (LearnerCheckDue, routed back to probe-members).
-import type { Deps } from '../app/deps.ts';
-import { LEARNER_CHECK_ROUND_INPUT } from '../core/learner-check.ts';
+import type { Deps } from '../app/common/index.ts';
+import { LEARNER_CHECK_ROUND_INPUT } from '../core/learners/index.ts';
 import { askEveryCluster, isRoundInput } from './cluster-round.ts';
 
 /** The schedule rule's fixed input, and nothing else. */

@@ -1,6 +1,6 @@
 // remediate: RemediationApproved in; RemediationCompleted, RetryRequested or RemediationBlocked out.
-import { remediate } from '../app/remediate.ts';
-import type { Deps } from '../app/deps.ts';
+import { remediate } from '../app/removal/index.ts';
+import type { Deps } from '../app/common/index.ts';
 import { eventHandler } from '../lambda/event-handler.ts';
 
 export const createRemediateHandler = (deps: Deps) => eventHandler('remediate', deps, (d, event) => remediate(d, event.detail));

@@ -1,6 +1,6 @@
 // schedule-retry: RetryRequested in; a one-time schedule that publishes RetryDue.
-import { scheduleRetry } from '../app/schedule-retry.ts';
-import type { Deps } from '../app/deps.ts';
+import { scheduleRetry } from '../app/incident/index.ts';
+import type { Deps } from '../app/common/index.ts';
 import { eventHandler } from '../lambda/event-handler.ts';
 
 export const createScheduleRetryHandler = (deps: Deps) => eventHandler('schedule-retry', deps, (d, event) => scheduleRetry(d, event.detail));

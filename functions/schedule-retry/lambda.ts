@@ -1,7 +1,7 @@
 // The Lambda entry of schedule-retry: its handler over the AWS adapters, and the minute sweep;
 // no etcd or Kubernetes client (no-cluster-deps.ts).
 import type { Context } from 'aws-lambda';
-import type { Deps } from '../app/deps.ts';
+import type { Deps } from '../app/common/index.ts';
 import { noClusterDepsFromEnv } from '../aws-wiring/no-cluster-deps.ts';
 import { lambdaEntry } from '../aws-wiring/lambda-entry.ts';
 import { createScheduleRetryHandler } from './handler.ts';

@@ -1,7 +1,7 @@
 // schedule-retry's second duty on AWS: once a minute, EventBridge's scheduled rule asks it to
-// resume incidents a crash left with nothing owed, running or scheduled (see app/sweep.ts).
-import type { Deps } from '../app/deps.ts';
-import { sweepBlind } from '../app/sweep.ts';
+// resume incidents a crash left with nothing owed, running or scheduled (see app/incident/sweep.ts).
+import type { Deps } from '../app/common/index.ts';
+import { sweepBlind } from '../app/incident/index.ts';
 
 /** The event an EventBridge schedule rule delivers. */
 export const isScheduledSweep = (event: unknown): boolean => {

@@ -4,8 +4,8 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
-import type { Deps } from '../app/deps.ts';
-import { lastDeliveryFailed } from '../app/last-delivery.ts';
+import type { Deps } from '../app/common/index.ts';
+import { lastDeliveryFailed } from '../app/incident/index.ts';
 import { readInvocationRecord } from '../aws-wiring/invocation-record.ts';
 import { createLogger, type LambdaHandler } from '../lambda/event-handler.ts';
 import { payloadOf } from '../../events/validate.ts';

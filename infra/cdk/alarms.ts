@@ -18,7 +18,7 @@ import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
-import { METRICS_NAMESPACE } from '../../functions/core/metric-names.ts';
+import { METRICS_NAMESPACE } from '../../functions/core/incident/index.ts';
 import { pipelineFunctionNames, type StackFunctionName } from './function-specs.ts';
 import type { DeadLetterQueue } from './queues.ts';
 import { REPLACEMENT_OVERDUE } from '../../functions/lambda/outcome-metrics.ts';

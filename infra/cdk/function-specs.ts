@@ -3,7 +3,7 @@
 // functions' on-failure destination, ending or resuming an incident whose step failed every try.
 import { Duration } from 'aws-cdk-lib';
 import { functionNames, type FunctionName } from '../../events/catalogue.ts';
-import { FUNCTION_TIMEOUTS_MS } from '../../functions/core/step-timeouts.ts';
+import { FUNCTION_TIMEOUTS_MS } from '../../functions/core/budget/index.ts';
 
 export type StackFunctionName = FunctionName | 'intake' | 'step-failed';
 
@@ -12,7 +12,7 @@ export interface FunctionSpec {
   readonly memorySize: number;
   /**
    * Runs incident steps. Any step may carry out what an earlier step left in the incident's
-   * outbox (functions/app/step.ts, flushOutbox): publish events and schedule retries, by
+   * outbox (functions/app/common/step.ts, flushOutbox): publish events and schedule retries, by
    * Scheduler or by the short-wait queue. So each pipeline function gets both, scoped to this
    * construct's bus, group and queue. The scheduler role and the queue's pipe reach only this bus,
    * so scheduling adds no reach beyond publishing.

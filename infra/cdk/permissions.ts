@@ -31,7 +31,7 @@ export const SCHEDULED_DETAIL_TYPES: readonly DetailType[] = [SHORT_WAIT_PIPE.de
 /**
  * What a pipeline function may publish: any outcome the catalogue lists for any step, since each
  * of them carries out whatever an earlier step of the incident left in its outbox
- * (functions/app/step.ts, flushLeftOutbox), and step-failed and the sweep end incidents with
+ * (functions/app/common/step.ts, flushLeftOutbox), and step-failed and the sweep end incidents with
  * those same outcomes. Not a report (MemberUnhealthy), not what the Scheduler and Pipe put.
  */
 export const PIPELINE_PUBLISHES: readonly DetailType[] = [...new Set(functionNames.flatMap((name) => emits[name]))].filter(

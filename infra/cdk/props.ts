@@ -3,7 +3,7 @@ import type { RemovalPolicy } from 'aws-cdk-lib';
 import type { IAlarmAction } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ISecurityGroup, IVpc, SubnetSelection } from 'aws-cdk-lib/aws-ec2';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import type { PolicyInput } from '../../functions/core/policy.ts';
+import type { PolicyInput } from '../../functions/core/policy/index.ts';
 
 export interface EtcdRemediationProps {
   /**

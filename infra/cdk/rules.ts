@@ -10,8 +10,8 @@ import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { detailTypes, EVENT_SOURCE, routes, type DetailType, type FunctionName } from '../../events/catalogue.ts';
 import { intakePatterns } from '../../events/intake-routing.ts';
-import { HYGIENE_ROUND_INPUT, HYGIENE_ROUND_MS } from '../../functions/core/hygiene-round.ts';
-import { LEARNER_CHECK_ROUND_INPUT, LEARNER_CHECK_ROUND_MS } from '../../functions/core/learner-check.ts';
+import { HYGIENE_ROUND_INPUT, HYGIENE_ROUND_MS } from '../../functions/core/hygiene/index.ts';
+import { LEARNER_CHECK_ROUND_INPUT, LEARNER_CHECK_ROUND_MS } from '../../functions/core/learners/index.ts';
 import { pascal, type StackFunctionName } from './function-specs.ts';
 import { deadLetterQueue, type DeadLetterQueue } from './queues.ts';
 
@@ -72,7 +72,7 @@ export class Routing extends Construct {
       this.route(`${detailType}To${pascal(functionName)}`, props.bus, routePattern(detailType), functionName, props, `${detailType} → ${functionName}`);
     }
     // Once a minute schedule-retry resumes incidents a crash left with nothing owed, running or
-    // scheduled: on AWS nothing else would (app/sweep.ts, sweepBlind).
+    // scheduled: on AWS nothing else would (app/incident/sweep.ts, sweepBlind).
     const sweep = new Rule(this, 'StalledIncidentSweep', {
       schedule: Schedule.rate(Duration.minutes(1)),
       description: 'etcd-remediator: resume stalled incidents → schedule-retry',

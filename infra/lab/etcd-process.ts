@@ -1,6 +1,5 @@
 // Finding and starting one etcd member process, with its logs kept in a file for diagnosis.
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { KUBEADM_FLAGS, etcdVersionOf, spellEtcdFlags, type EtcdVersion } from './etcd-flags.ts';

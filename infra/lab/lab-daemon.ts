@@ -13,8 +13,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { onProcessExit } from './cleanup.ts';
-import { startLab } from './lab.ts';
-import type { Lab } from './lab.ts';
+import { startLab, type Lab } from './lab.ts';
 import type { LabOptions, LabState } from './lab-types.ts';
 
 export type LabSignal = 'stop' | 'cont' | 'kill';

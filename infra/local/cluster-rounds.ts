@@ -3,9 +3,9 @@
 // after it is first seen. One round at a time, its due clusters at once, the next round armed once
 // it ends, so a check never overlaps itself; the directory is read again each round (watch's
 // clusters come and go). A failure is logged and the cluster checked again a period later: never fatal.
-import type { Deps } from '../../functions/app/deps.ts';
-import { checkLeaderHygiene } from '../../functions/app/leader-hygiene-check.ts';
-import { checkClusterLearners } from '../../functions/app/learner-check.ts';
+import type { Deps } from '../../functions/app/common/index.ts';
+import { checkLeaderHygiene } from '../../functions/app/hygiene/index.ts';
+import { checkClusterLearners } from '../../functions/app/learners/index.ts';
 import type { ClusterEntry } from '../../functions/ports/cluster-directory.ts';
 
 /** How long a round may wait at most, so a cluster added to the directory is found. */
@@ -99,10 +99,10 @@ export function clusterRounds(deps: Deps, periodic: PeriodicCheck): ClusterRound
   };
 }
 
-/** Stuck learners outside any incident, every learnerCheckEveryMs (app/learner-check.ts). */
+/** Stuck learners outside any incident, every learnerCheckEveryMs (app/learners/learner-check.ts). */
 export const learnerCheck: PeriodicCheck = { what: 'learner check', periodOf: (c) => c.policy.learnerCheckEveryMs, check: checkClusterLearners };
 
-/** Leader hygiene, every hygiene.checkEveryMs of a cluster it is enabled for (app/leader-hygiene-check.ts). */
+/** Leader hygiene, every hygiene.checkEveryMs of a cluster it is enabled for (app/hygiene/leader-hygiene-check.ts). */
 export const hygieneCheck: PeriodicCheck = {
   what: 'leader hygiene check',
   periodOf: (c) => (c.policy.hygiene.enabled ? c.policy.hygiene.checkEveryMs : 0),

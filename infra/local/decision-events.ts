@@ -2,9 +2,9 @@
 // the Event's reason, the sentence as its note, Warning for blocks, failures, deferrals and an
 // overdue replacement (Normal otherwise), and an action naming the step; or, read from a store, an
 // incident's last decision.
-import { stateReading } from '../../functions/core/incident-endings.ts';
+import { stateReading } from '../../functions/core/incident/index.ts';
 import type { EventEnvelope } from '../../events/catalogue.ts';
-import { truncateNote, type EventType, type ObjectEventSaid } from '../../functions/core/object-events.ts';
+import { truncateNote, type EventType, type ObjectEventSaid } from '../../functions/core/kubernetes/index.ts';
 import type { Incident } from '../../functions/ports/incident-store.ts';
 
 interface Said {

@@ -3,7 +3,7 @@
 // real crash, with no cleanup, no lock release and no outbox carried out. The application knows
 // nothing of it; the runtime wraps the store it hands the functions. Unset, the store is handed
 // over as it is. Only the local runtime reads it, so nothing deployed to AWS ever does.
-import type { LEADER_MOVE_MADE, NamedStep } from '../../functions/core/journal.ts';
+import type { LEADER_MOVE_MADE, NamedStep } from '../../functions/core/incident/index.ts';
 import type { IncidentJournal, JournalInput, MarkerStep } from '../../functions/ports/incident-store.ts';
 
 export const FAILPOINT_ENV = 'ETCD_REMEDIATOR_FAILPOINT';

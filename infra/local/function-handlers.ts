@@ -2,7 +2,7 @@
 // what tests standing in for Lambda containers build. The Lambda bundles never import this: each
 // imports its own handler only.
 import { functionNames, type EventEnvelope, type FunctionName } from '../../events/catalogue.ts';
-import type { Deps } from '../../functions/app/deps.ts';
+import type { Deps } from '../../functions/app/common/index.ts';
 import { createMoveLeaderHandler } from '../../functions/move-leader/handler.ts';
 import { createProbeMembersHandler } from '../../functions/probe-members/handler.ts';
 import { createRemediateHandler } from '../../functions/remediate/handler.ts';

@@ -10,10 +10,8 @@ import { createEventRecorder, type EventRecorder } from '../../functions/adapter
 import { CAPI_GROUP } from '../../functions/adapters/kube/cluster-api/machines.ts';
 import { kubeConfigFrom } from '../../functions/adapters/kube/kube-config.ts';
 import { readNodeReference } from '../../functions/adapters/kube/node-reference.ts';
-import { setNewest } from '../../functions/core/newest-first.ts';
-import { machineSeen } from '../../functions/core/machine-seen.ts';
-import { nodeSeen } from '../../functions/core/node-seen.ts';
-import type { InvolvedObject } from '../../functions/core/object-events.ts';
+import { setNewest } from '../../functions/core/common/index.ts';
+import { machineSeen, nodeSeen, type InvolvedObject } from '../../functions/core/kubernetes/index.ts';
 import type { ClusterEntry } from '../../functions/ports/cluster-directory.ts';
 import type { Incident } from '../../functions/ports/incident-store.ts';
 import type { Log } from '../../functions/ports/log.ts';

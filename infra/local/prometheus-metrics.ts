@@ -1,9 +1,8 @@
-// The metric table (functions/core/metric-names.ts) as Prometheus series, for `run` and `watch`'s
+// The metric table (functions/core/incident/metric-names.ts) as Prometheus series, for `run` and `watch`'s
 // /metrics: the same points the functions write as EMF on AWS, fed by the same sink, in a registry
 // of our own (the global default would take whatever else in the process registers there).
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { metricTable, prometheusName, type MetricRow } from '../../functions/core/metric-names.ts';
-import type { IncidentState } from '../../functions/core/incident.ts';
+import { metricTable, prometheusName, type MetricRow, type IncidentState } from '../../functions/core/incident/index.ts';
 import type { MetricSink } from '../../functions/lambda/metered-bus.ts';
 
 /** What the incidents gauge reads of each live incident. */

@@ -1,9 +1,8 @@
 // Which incident a remediation request follows: the one its report opened, or the one that holds
 // its Machine's etcd member (a report of the same member by another name joins that one, and a
 // remediation of it that ended after the request was made replaced its Machine). Pure.
-import { askedForMachine } from '../../functions/core/incident-endings.ts';
-import { namesSameMember } from '../../functions/core/report-match.ts';
-import { describeSelector, targetKeyOf } from '../../functions/core/target.ts';
+import { askedForMachine, namesSameMember } from '../../functions/core/incident/index.ts';
+import { describeSelector, targetKeyOf } from '../../functions/core/view/index.ts';
 import type { Incident } from '../../functions/ports/incident-store.ts';
 
 export const requestTargetKey = (machineName: string): string => targetKeyOf({ machineName });

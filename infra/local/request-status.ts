@@ -3,7 +3,7 @@
 // whether the decision's own words stand, whether the request goes on after it) is the endings
 // table's, so both ways agree.
 import { isTerminalEvent, type EventEnvelope } from '../../events/catalogue.ts';
-import { endingOf, endingOfEvent, type IncidentEnding } from '../../functions/core/incident-endings.ts';
+import { endingOf, endingOfEvent, type IncidentEnding } from '../../functions/core/incident/index.ts';
 import type { RequestStatus } from '../../functions/adapters/kube/cluster-api/remediation-requests.ts';
 import type { Incident } from '../../functions/ports/incident-store.ts';
 

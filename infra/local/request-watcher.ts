@@ -13,8 +13,7 @@ import { handleWhenResult, retry } from 'cockatiel';
 import type { EventEnvelope } from '../../events/catalogue.ts';
 import { createRemediationGate, type Gate, type GateLook } from '../../functions/adapters/kube/cluster-api/remediation-gate.ts';
 import { createEventRecorder, machineReference } from '../../functions/adapters/kube/cluster-api/object-events.ts';
-import { conditionsOf, type Condition } from '../../functions/core/request-conditions.ts';
-import { truncateNote, type InvolvedObject, type ObjectEventSaid } from '../../functions/core/object-events.ts';
+import { conditionsOf, type Condition, truncateNote, type InvolvedObject, type ObjectEventSaid } from '../../functions/core/kubernetes/index.ts';
 import { kubeEventOf, kubeEventOfIncident } from './decision-events.ts';
 import {
   REQUESTS_PATH,
@@ -27,8 +26,8 @@ import {
 } from '../../functions/adapters/kube/cluster-api/remediation-requests.ts';
 import type { Log } from '../../functions/ports/log.ts';
 import type { MachineApiVersion } from '../../functions/ports/kube-access.ts';
-import type { OutboxDeps } from '../../functions/app/step.ts';
-import { withdrawIncident, type WithdrawOutcome } from '../../functions/app/withdraw.ts';
+import type { OutboxDeps } from '../../functions/app/common/index.ts';
+import { withdrawIncident, type WithdrawOutcome } from '../../functions/app/incident/index.ts';
 import { doublingBackoff } from '../../functions/lib/doubling-backoff.ts';
 import { waitFor } from '../../functions/lib/wait-for.ts';
 import type { Incident } from '../../functions/ports/incident-store.ts';

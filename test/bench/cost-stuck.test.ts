@@ -1,8 +1,8 @@
 // The stuck incident's schedule read off the product's planner: it ends at the deadline, blocked,
 // and its looks follow the planner's resample waits (one election timeout, doubling to the cap).
 import { describe, expect, it } from 'vitest';
-import { defaultPolicy, parsePolicy } from '../../functions/core/policy.ts';
-import { resampleWaitMs } from '../../functions/core/resample-wait.ts';
+import { defaultPolicy, parsePolicy } from '../../functions/core/policy/policy.ts';
+import { resampleWaitMs } from '../../functions/core/waits/resample-wait.ts';
 import { itemBytes } from '../support/aws-sim/cost-count.ts';
 import { stuckSchedule } from './cost-stuck.ts';
 

@@ -4,13 +4,13 @@
 // schedule-retry advances it; the next look comes at the retry's time plus the hops of a round.
 // So the count follows the planner's waits (resample-wait.ts) as they change.
 import { MIN_SCHEDULER_WAIT_MS } from '../../functions/adapters/aws/scheduler.ts';
-import type { Decision } from '../../functions/core/decision.ts';
-import { plan } from '../../functions/core/plan.ts';
-import type { Policy } from '../../functions/core/policy.ts';
-import { waitingReasons } from '../../functions/core/reason-table.ts';
-import { waitsInARowAfter } from '../../functions/core/resample-wait.ts';
-import { withView } from '../../functions/core/view-history.ts';
-import type { ClusterView } from '../../functions/core/view.ts';
+import type { Decision } from '../../functions/core/common/decision.ts';
+import { plan } from '../../functions/core/plan/plan.ts';
+import type { Policy } from '../../functions/core/policy/policy.ts';
+import { waitingReasons } from '../../functions/core/common/reason-table.ts';
+import { waitsInARowAfter } from '../../functions/core/waits/resample-wait.ts';
+import { withView } from '../../functions/core/view/view-history.ts';
+import type { ClusterView } from '../../functions/core/view/view.ts';
 import { cluster, id } from '../unit/core/fixtures.ts';
 
 export interface StuckSchedule {

@@ -5,7 +5,7 @@
 // (cost-stuck.ts) priced with what a round costs as measured on the seed run's waiting rounds; the
 // model of a round (one probe, one plan, one schedule-retry, three events) is checked against the
 // seed run's own counts first.
-import { defaultPolicy, type PolicyInput } from '../../functions/core/policy.ts';
+import { defaultPolicy, type PolicyInput } from '../../functions/core/policy/policy.ts';
 import { startLab, type Lab } from '../../infra/lab/lab.ts';
 import { costSince, describeCost, marksOf, type IncidentCost } from '../support/aws-sim/cost-count.ts';
 import { startDeployedStack, type DeployedStack } from '../support/aws-sim/deployed-stack.ts';

@@ -11,17 +11,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { isTerminalEvent, type EventEnvelope } from '../../events/catalogue.ts';
-import { endingOfEvent } from '../../functions/core/incident-endings.ts';
-import { parsePolicy, type PolicyInput } from '../../functions/core/policy.ts';
-import { systemClock } from '../../functions/adapters/local/system-clock.ts';
+import { endingOfEvent } from '../../functions/core/incident/incident-endings.ts';
+import { parsePolicy, type PolicyInput } from '../../functions/core/policy/policy.ts';
+import { systemClock } from '../../functions/lib/system-clock.ts';
 import { settlesWithin } from '../../functions/lib/with-timeout.ts';
 import type { Actuator } from '../../functions/ports/actuator.ts';
 import { UnknownClusterError, type ClusterDirectory } from '../../functions/ports/cluster-directory.ts';
-import type { MemberInfo } from '../../functions/core/types.ts';
-import { targetKeyOf } from '../../functions/core/target.ts';
+import type { MemberInfo } from '../../functions/core/common/types.ts';
+import { targetKeyOf } from '../../functions/core/view/target.ts';
 import { createLocalRuntime, type LocalRuntime } from '../../infra/local/runtime.ts';
 import { instantEtcdFleet, type InstantEtcdCluster } from '../support/doubles/instant-etcd.ts';
-import { median } from '../../functions/core/stats.ts';
+import { median } from '../../functions/core/common/stats.ts';
 
 export interface PipelineOptions {
   clusters: number;

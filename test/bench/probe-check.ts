@@ -1,7 +1,7 @@
 // What a probe of a lab with some members blackholed must have found: every member listed, an answer
 // from each healthy one, and each blackholed one asked and failed on every path. A probe that
 // returned before it asked them all is fast and proves nothing, so it must not count toward a goal.
-import type { MemberProbe, ProbeSample } from '../../functions/core/types.ts';
+import type { MemberProbe, ProbeSample } from '../../functions/core/common/types.ts';
 
 export interface ProbeExpectation {
   healthy: readonly string[];

@@ -6,7 +6,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { createEtcd3Transport, createProber, directPaths } from '../../functions/adapters/etcd/index.ts';
-import type { ProbeSample } from '../../functions/core/types.ts';
+import type { ProbeSample } from '../../functions/core/common/types.ts';
 import { startLab } from '../../infra/lab/lab.ts';
 import { median, timeIt } from './measure.ts';
 import { checkProbe, type ProbeCheck } from './probe-check.ts';

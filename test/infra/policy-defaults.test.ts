@@ -3,7 +3,7 @@
 // policy that gives a step a budget beyond its function's timeout.
 import { App, Stack } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
-import { FUNCTION_TIMEOUTS_MS } from '../../functions/core/step-timeouts.ts';
+import { FUNCTION_TIMEOUTS_MS } from '../../functions/core/budget/step-timeouts.ts';
 import { EtcdRemediation } from '../../infra/cdk/etcd-remediation.ts';
 import { functionSpecs, stackFunctionNames } from '../../infra/cdk/function-specs.ts';
 

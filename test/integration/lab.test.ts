@@ -8,8 +8,7 @@ import { startFaultProxy } from '../../infra/lab/fault-proxy.ts';
 import { HttpCallError } from '../../infra/lab/http-json.ts';
 import { attachLab, spawnLabDaemon } from '../../infra/lab/lab-attach.ts';
 import { isAlive } from '../../infra/lab/pids.ts';
-import { startLab } from '../../infra/lab/lab.ts';
-import type { Lab } from '../../infra/lab/lab.ts';
+import { startLab, type Lab } from '../../infra/lab/lab.ts';
 import { waitFor } from '../../functions/lib/wait-for.ts';
 
 async function failureCode(call: Promise<unknown>): Promise<string> {

@@ -6,14 +6,13 @@ import { EVENT_SOURCE, isTerminalEvent, type EventEnvelope } from '../../events/
 import { parseEvent } from '../../events/validate.ts';
 import { createDynamoIncidentStore } from '../../functions/adapters/aws/dynamodb-store.ts';
 import { waitFor } from '../../functions/lib/wait-for.ts';
-import type { PolicyInput } from '../../functions/core/policy.ts';
+import type { PolicyInput } from '../../functions/core/policy/policy.ts';
 import type { IncidentStore } from '../../functions/ports/incident-store.ts';
 import type { Lab } from '../../infra/lab/lab.ts';
 import type { TerminalEvent } from '../../infra/local/runtime.ts';
 import { sharedStack } from '../infra/shared-synth.ts';
 import type { SynthesizedFiles } from '../infra/synth.ts';
-import type { CallLog } from '../integration/e2e/pipeline.ts';
-import { labPolicy } from '../integration/e2e/pipeline.ts';
+import { type CallLog, labPolicy } from '../integration/e2e/pipeline.ts';
 import { startDeployedStack, type DeployedStack, type DeployedStackOptions } from '../support/aws-sim/deployed-stack.ts';
 import { registerLab, reportUnhealthy } from '../support/aws-sim/lab-on-stack.ts';
 import type { CaseContext, Remediator } from './harness.ts';

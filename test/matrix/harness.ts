@@ -3,8 +3,8 @@
 // every assertion that failed, as sentences; the runner (run-matrix.ts) and the vitest file
 // (matrix.test.ts) both run cases through runCase and judge the same rows.
 import type { EventEnvelope } from '../../events/catalogue.ts';
-import { endingOfEvent } from '../../functions/core/incident-endings.ts';
-import type { PolicyInput } from '../../functions/core/policy.ts';
+import { endingOfEvent } from '../../functions/core/incident/incident-endings.ts';
+import type { PolicyInput } from '../../functions/core/policy/policy.ts';
 import type { TlsFiles } from '../../functions/ports/etcd.ts';
 import { waitFor } from '../../functions/lib/wait-for.ts';
 import { startLab, type Lab, type LabMember } from '../../infra/lab/lab.ts';

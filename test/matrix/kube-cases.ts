@@ -5,7 +5,7 @@
 // the Machine actuator and every removal ends with the Machine deleted, once.
 import { createServer, type AddressInfo } from 'node:net';
 import { REMEDIATED_ANNOTATION } from '../../functions/adapters/kube/cluster-api/machine-actuator.ts';
-import type { PolicyInput } from '../../functions/core/policy.ts';
+import type { PolicyInput } from '../../functions/core/policy/policy.ts';
 import type { LabMember } from '../../infra/lab/lab.ts';
 import type { TerminalEvent } from '../../infra/local/runtime.ts';
 import { KUBE_CALL_TIMEOUT_MS, type Pipeline } from '../integration/e2e/pipeline.ts';

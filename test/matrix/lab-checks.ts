@@ -1,5 +1,5 @@
 // Checks that matrix cases share: who leads, what etcd's member list says, what a removal said.
-import type { LeaderMove } from '../../functions/core/decision.ts';
+import type { LeaderMove } from '../../functions/core/common/decision.ts';
 import type { Lab, LabMember } from '../../infra/lab/lab.ts';
 import type { TerminalEvent } from '../../infra/local/runtime.ts';
 import { check } from './harness.ts';

@@ -1,8 +1,8 @@
 // Leader-hygiene records for the store tests: a small one carrying what a careless codec would
 // lose, and one as large as a real cluster keeps (5 members, 25 samples each, every member's last
 // scrape with its histograms, 3 peers each, four moves).
-import type { HygieneMoveRecord, HygieneRecord } from '../../functions/core/hygiene-record.ts';
-import type { HistogramScrape, MemberScrape, MemberSignals } from '../../functions/core/hygiene-signals.ts';
+import type { HygieneMoveRecord, HygieneRecord } from '../../functions/core/hygiene/hygiene-record.ts';
+import type { HistogramScrape, MemberScrape, MemberSignals } from '../../functions/core/hygiene/hygiene-signals.ts';
 
 /** etcd's histogram bounds (seconds) for wal_fsync and backend_commit: 16 buckets with +Inf. */
 const BOUNDS = [0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128, 0.256, 0.512, 1.024, 2.048, 4.096, 8.192, 16.384, Infinity];

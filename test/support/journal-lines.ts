@@ -1,6 +1,6 @@
 // A journal line of each step, with fields as its step writes them, for tests that need a line and
 // do not care which words it holds.
-import { journalSteps, moveMadeStep, type JournalDetails, type JournalLine, type MoveMadeLine, type NamedStep } from '../../functions/core/journal.ts';
+import { journalSteps, moveMadeStep, type JournalDetails, type JournalLine, type MoveMadeLine, type NamedStep } from '../../functions/core/incident/journal.ts';
 
 export const sampleDetails: { [S in NamedStep]: JournalDetails[S] } = {
   [journalSteps.incidentOpened]: { source: 'cli', targetKey: 'memberName=etcd-0', reason: 'disk failing', observedAt: '2025-06-01T12:00:00.000Z' },

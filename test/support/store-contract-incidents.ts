@@ -1,7 +1,7 @@
 // The store contract, part one: incidents, one open incident per target, step state on the incident.
 import { beforeEach, describe, expect, it } from 'vitest';
-import { INCIDENT_ID_PATTERN } from '../../functions/core/incident-id.ts';
-import { keptViews, MAX_HISTORY_BYTES, MAX_INCIDENT_VIEWS, viewBytes, withView } from '../../functions/core/view-history.ts';
+import { INCIDENT_ID_PATTERN } from '../../functions/core/incident/incident-id.ts';
+import { keptViews, MAX_HISTORY_BYTES, MAX_INCIDENT_VIEWS, viewBytes, withView } from '../../functions/core/view/view-history.ts';
 import { IncidentNotFoundError, VersionConflictError, type Incident, type IncidentStore } from '../../functions/ports/incident-store.ts';
 import { moveMadeLine, sampleLine } from './journal-lines.ts';
 import { worstView } from './worst-case-view.ts';

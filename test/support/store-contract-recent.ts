@@ -1,7 +1,7 @@
 // The store contract, recent incidents: what one report reads (listIncidents' openOrChangedSince)
 // is the cluster's open incidents and those written since, never the ones that ended before.
 import { beforeEach, describe, expect, it } from 'vitest';
-import { targetKeyOf } from '../../functions/core/target.ts';
+import { targetKeyOf } from '../../functions/core/view/target.ts';
 import type { Incident, IncidentStore } from '../../functions/ports/incident-store.ts';
 import type { ContractContext } from './store-contract.ts';
 

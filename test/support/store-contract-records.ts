@@ -1,6 +1,6 @@
 // The store contract, part two: the journal and step markers, the lock, identities, dead letters, the ledger.
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { JournalLine, NamedStep } from '../../functions/core/journal.ts';
+import type { JournalLine, NamedStep } from '../../functions/core/incident/journal.ts';
 import type { Incident, IncidentStore } from '../../functions/ports/incident-store.ts';
 import { moveMadeLine, sampleDetails, sampleLine } from './journal-lines.ts';
 import { HOUR, RACERS, type ContractContext } from './store-contract.ts';

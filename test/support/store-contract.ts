@@ -1,8 +1,8 @@
 // The incident store's contract: what every backend (SQLite locally, DynamoDB on AWS) must do,
 // written once against the port. Each backend's test file runs it with a fixture of its own.
 import { afterEach, beforeEach, describe } from 'vitest';
-import { targetKeyOf } from '../../functions/core/target.ts';
-import type { ClusterView } from '../../functions/core/view.ts';
+import { targetKeyOf } from '../../functions/core/view/target.ts';
+import type { ClusterView } from '../../functions/core/view/view.ts';
 import type { Incident, IncidentStore } from '../../functions/ports/incident-store.ts';
 import { incidentCases } from './store-contract-incidents.ts';
 import { fleetCases } from './store-contract-fleet.ts';

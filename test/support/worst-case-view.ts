@@ -1,10 +1,10 @@
 // Views as large as the view limits let them grow: every text far past its limit (so the cut is
 // what bounds it), in characters that take the most bytes as JSON, every list past its cap, and
 // every path of every member failing. The size tests measure these.
-import { MAX_INCIDENT_VIEWS } from '../../functions/core/view-history.ts';
-import { TEXT_LIMITS as T, VIEW_LIMITS as V } from '../../functions/core/view-limits.ts';
-import { PATH_NAMES, type MemberProbe, type ProbeSample } from '../../functions/core/types.ts';
-import { buildClusterView, type ClusterView } from '../../functions/core/view.ts';
+import { MAX_INCIDENT_VIEWS } from '../../functions/core/view/view-history.ts';
+import { TEXT_LIMITS as T, VIEW_LIMITS as V } from '../../functions/core/common/view-limits.ts';
+import { PATH_NAMES, type MemberProbe, type ProbeSample } from '../../functions/core/common/types.ts';
+import { buildClusterView, type ClusterView } from '../../functions/core/view/view.ts';
 
 /** Three bytes as UTF-8 each, and control characters that JSON escapes to six: the dearest mix. */
 const DEAR = '€\u0001漢\u001f';

@@ -4,12 +4,9 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
-import { carriesCredentials, CREDENTIALS_IN_URL } from '../../core/endpoint-url.ts';
-import { metricsUrlsSchema } from '../../core/metrics-urls.ts';
-import { podPathProblem } from '../../core/pod-path.ts';
-import { firstPolicyProblem, pathNameSchema, policySchema, type Policy, type PolicyInput } from '../../core/policy.ts';
-import { budgetProblem } from '../../core/step-budget-fit.ts';
-import type { PathName } from '../../core/types.ts';
+import { carriesCredentials, CREDENTIALS_IN_URL, metricsUrlsSchema, podPathProblem, type PathName } from '../../core/common/index.ts';
+import { firstPolicyProblem, pathNameSchema, policySchema, type Policy, type PolicyInput } from '../../core/policy/index.ts';
+import { budgetProblem } from '../../core/budget/index.ts';
 import type { KubeAccessConfig, MachineApiVersion } from '../../ports/kube-access.ts';
 import type { Item } from './dynamodb-codec.ts';
 import { conditionally } from './dynamodb-context.ts';

@@ -4,7 +4,7 @@
 // credentials and the kubeconfigs come from the SecretSource, read when the entry is.
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { PolicyInput } from '../../core/policy.ts';
+import type { PolicyInput } from '../../core/policy/index.ts';
 import { UnknownClusterError, type ClusterDirectory, type ClusterEntry, type MemberLookup } from '../../ports/cluster-directory.ts';
 import type { KubeAccessConfig } from '../../ports/kube-access.ts';
 import { cached } from './cache.ts';

@@ -2,7 +2,7 @@
 // incident opening, and the removal slots. A slot is one item taken by a conditional write (free,
 // its lease ended, or already ours), so racing containers never hold more than the cap.
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { FleetMark, FleetPauses } from '../../core/fleet-gate.ts';
+import type { FleetMark, FleetPauses } from '../../core/fleet/index.ts';
 import type { ClusterOpened, RemovalSlot, SlotRequest, SlotTaken } from '../../ports/fleet.ts';
 import { num, str, type Item } from './dynamodb-codec.ts';
 import { conditionally, expiresIn, queryAll, type StoreContext } from './dynamodb-context.ts';

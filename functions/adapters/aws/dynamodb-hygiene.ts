@@ -1,8 +1,7 @@
 // Leader hygiene's record of each cluster on DynamoDB: one item, put whole on condition of the
 // version read (for the first, that none is there), read strongly consistent.
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { hygieneRecordFromText, hygieneRecordText, nextHygieneVersion } from '../../core/hygiene-record-stored.ts';
-import type { HygieneRecord } from '../../core/hygiene-record.ts';
+import { hygieneRecordFromText, hygieneRecordText, nextHygieneVersion, type HygieneRecord } from '../../core/hygiene/index.ts';
 import { HygieneConflictError, type StoredHygiene } from '../../ports/incident-store.ts';
 import { decodeText, encodeText, num } from './dynamodb-codec.ts';
 import { conditionally, type StoreContext } from './dynamodb-context.ts';

@@ -1,10 +1,8 @@
 // An incident as one item, and a patch as one conditional UpdateItem: the DynamoDB form of the
 // sqlite store's `UPDATE incidents SET ... WHERE version = $expectVersion`.
-import type { Decision } from '../../core/decision.ts';
-import { endsFrom } from '../../core/incident.ts';
-import type { CarriedStreak } from '../../core/evidence.ts';
-import type { ClusterView } from '../../core/view.ts';
-import { keptViews } from '../../core/view-history.ts';
+import type { Decision } from '../../core/common/index.ts';
+import { endsFrom } from '../../core/incident/index.ts';
+import { type CarriedStreak, type ClusterView, keptViews } from '../../core/view/index.ts';
 import type { InFlight, Incident, IncidentPatch, IncidentState, OutboxEntry } from '../../ports/incident-store.ts';
 import { decodeJson, encodeJson, num, optJson, optStr, str, type Item } from './dynamodb-codec.ts';
 import { byClusterSk, byStatePk, incidentIndexKeys, incidentKey } from './dynamodb-keys.ts';

@@ -2,7 +2,7 @@
 // runs one conditional UPDATE. Closing also clears the target's open pointer and sets the TTL of
 // the journal; both are housekeeping after the close, which a later call repeats if it was lost.
 import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { incidentStates } from '../../core/incident.ts';
+import { incidentStates } from '../../core/incident/index.ts';
 import {
   IncidentNotFoundError,
   VersionConflictError,

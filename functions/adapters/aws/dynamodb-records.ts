@@ -2,9 +2,9 @@
 // letters and the remediation ledger. Each is one conditional write where sqlite has one statement.
 import { randomUUID } from 'node:crypto';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { remediationHistoryFrom, type RemediationHistory } from '../../core/remediation-history.ts';
-import type { RemovalRecord } from '../../core/replacement.ts';
-import { sameSightings } from '../../core/stuck-learner.ts';
+import { remediationHistoryFrom, type RemediationHistory } from '../../core/removal/index.ts';
+import type { RemovalRecord } from '../../core/replacement/index.ts';
+import { sameSightings } from '../../core/learners/index.ts';
 import type { DeadLetter, DeadLetterInput } from '../../ports/incident-store.ts';
 import { decodeText, encodeText, num, str, type Item } from './dynamodb-codec.ts';
 import { conditionally, expiresIn, queryAll, type StoreContext } from './dynamodb-context.ts';

@@ -1,8 +1,8 @@
 // Policy defaults for every cluster of a directory (the construct's policyDefaults): checked once,
 // then laid under each cluster's own policy, whose fields win. Merged as input, before the schema
 // fills in the built-in defaults, so a field a cluster leaves out takes the default's value.
-import { firstPolicyProblem, parsePolicy, type PolicyInput } from '../../core/policy.ts';
-import { budgetProblem } from '../../core/step-budget-fit.ts';
+import { firstPolicyProblem, parsePolicy, type PolicyInput } from '../../core/policy/index.ts';
+import { budgetProblem } from '../../core/budget/index.ts';
 
 /** `field: problem`, for the caller to say where the defaults came from; field '' is the whole value. */
 export class PolicyDefaultsError extends Error {

@@ -1,6 +1,6 @@
 // etcd3 response shapes to the core vocabulary. Pure.
 import type { IMember, IMemberListResponse, IStatusResponse } from 'etcd3';
-import type { MemberInfo, MemberList, MemberStatus } from '../../core/types.ts';
+import type { MemberInfo, MemberList, MemberStatus } from '../../core/common/index.ts';
 import { hexClusterId, hexMemberId } from './member-id.ts';
 
 export function toMemberInfo(member: IMember): MemberInfo {

@@ -7,8 +7,8 @@ import { withinDeadline } from './deadline.ts';
 import { etcd3Options, type MemberClientOptions } from './member-client.ts';
 import { toEtcdCallError } from './normalize-error.ts';
 import type { ClusterGuard, ClusterHolds, LockHolder, RemovalRecord } from '../../ports/cluster-guard.ts';
-import { holdField, holdKindOf, holdOf } from '../../core/cluster-holds.ts';
-import { NO_LEASE_PATH } from '../../core/guard-failure.ts';
+import { holdField, holdKindOf, holdOf } from '../../core/fleet/index.ts';
+import { NO_LEASE_PATH } from '../../core/removal/index.ts';
 import { EtcdCallError, type EndpointTarget, type TlsFiles } from '../../ports/etcd.ts';
 
 export interface EtcdGuardOptions extends MemberClientOptions {

@@ -4,7 +4,7 @@ import { pipeline } from 'node:stream/promises';
 import { Channel, type ClientOptions } from '@grpc/grpc-js';
 import { noop } from 'cockatiel';
 import { Etcd3, type IOptions, type ISnapshotResponse } from 'etcd3';
-import type { MemberId, MemberInfo, MemberList, MemberStatus } from '../../core/types.ts';
+import type { MemberId, MemberInfo, MemberList, MemberStatus } from '../../core/common/index.ts';
 import type { ClusterEntry } from '../../ports/cluster-directory.ts';
 import { EtcdCallError, type EndpointTarget, type EtcdMemberClient, type EtcdUser, type TlsFiles } from '../../ports/etcd.ts';
 import { tokenInterceptor } from './auth-token.ts';

@@ -1,5 +1,5 @@
 // etcd member ids are uint64: etcd3 hands them over as decimal strings, etcdctl prints them as hex.
-import type { EtcdClusterId, MemberId } from '../../core/types.ts';
+import type { EtcdClusterId, MemberId } from '../../core/common/index.ts';
 
 const UINT64_MAX = (1n << 64n) - 1n;
 

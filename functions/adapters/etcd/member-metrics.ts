@@ -3,12 +3,12 @@
 // maintenance Status through the transport's own cached client, at once, under one deadline.
 // A cluster whose metrics are served elsewhere (kubeadm's --listen-metrics-urls) names them by
 // member in `metricsUrls`. Every failure names the member, the URL and what failed.
-import type { MemberInfo } from '../../core/types.ts';
+import type { MemberInfo } from '../../core/common/index.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { ClusterEntry } from '../../ports/cluster-directory.ts';
 import type { EtcdTransport, TlsFiles } from '../../ports/etcd.ts';
 import { MemberScrapeError, type MemberMetrics } from '../../ports/member-metrics.ts';
-import { systemClock } from '../local/system-clock.ts';
+import { systemClock } from '../../lib/system-clock.ts';
 import { metricsUrlOf, scrapeMember } from './metrics-get.ts';
 
 export { metricsUrlOf };

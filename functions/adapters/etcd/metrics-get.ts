@@ -4,8 +4,8 @@
 // kube one (adapters/kube/kube-member-metrics.ts) differ only in the URL and how Status is asked.
 import http from 'node:http';
 import https from 'node:https';
-import type { MemberScrape } from '../../core/hygiene-signals.ts';
-import type { MemberInfo, MemberStatus } from '../../core/types.ts';
+import type { MemberScrape } from '../../core/hygiene/index.ts';
+import type { MemberInfo, MemberStatus } from '../../core/common/index.ts';
 import { parsePrometheusText } from '../../lib/prometheus-text.ts';
 import { withTimeout } from '../../lib/with-timeout.ts';
 import type { Clock } from '../../ports/clock.ts';

@@ -1,7 +1,7 @@
 // One member's /metrics (parsed) and its Status to leader hygiene's MemberScrape. Pure. A metric
 // hygiene needs that the text lacks is refused by name: a guess of 0 would read as a healthy disk.
-import type { HistogramScrape, MemberScrape } from '../../core/hygiene-signals.ts';
-import type { MemberId, MemberStatus } from '../../core/types.ts';
+import type { HistogramScrape, MemberScrape } from '../../core/hygiene/index.ts';
+import type { MemberId, MemberStatus } from '../../core/common/index.ts';
 import { histogramsOf, type Family } from '../../lib/prometheus-text.ts';
 
 export const ETCD_METRICS = {

@@ -1,8 +1,7 @@
 // Turns whatever etcd3 / grpc-js / the socket threw into one EtcdFailure.
 // Pure: the classification table downstream matches on etcd's own message, so that text is kept verbatim.
 // The one table of gRPC codes; aliased, since `grpcCode` below is the code a failure carries.
-import { AUTH_FAILURE_MESSAGES, grpcCode as GRPC } from '../../core/classification-table.ts';
-import type { EtcdFailure } from '../../core/types.ts';
+import { AUTH_FAILURE_MESSAGES, grpcCode as GRPC, type EtcdFailure } from '../../core/common/index.ts';
 import { EtcdCallError } from '../../ports/etcd.ts';
 
 /** grpc-js formats every status error as "<code> <NAME>: <details>"; etcd3 keeps that text when it re-types the error. */

@@ -2,7 +2,10 @@
 // only, or, for a cluster with kube access, what `kubeEtcd` builds (the port-forward and exec
 // relay paths beside it). The kube side is handed in, not imported, so an edge that loads the
 // Kubernetes client only when a cluster needs it (the Lambda bundles) can use this as it is.
-import { createEtcd3Transport, createProber, credentialsOf, directPaths } from './index.ts';
+import { createEtcd3Transport } from './transport.ts';
+import { createProber } from './prober.ts';
+import { credentialsOf } from './member-client.ts';
+import { directPaths } from './path-resolvers.ts';
 import { createEtcdGuards } from './etcd-guard.ts';
 import { memberMetricsOf } from './member-metrics.ts';
 import type { ClusterEtcd } from '../../ports/cluster-etcd.ts';
@@ -10,7 +13,7 @@ import type { Clock } from '../../ports/clock.ts';
 import type { ClusterEntry } from '../../ports/cluster-directory.ts';
 import type { KubeAccessConfig } from '../../ports/kube-access.ts';
 // Types only: erased from the build, so this file loads no Kubernetes client.
-import type { KubeEtcdOptions } from '../kube/kube-etcd.ts';
+import type { KubeEtcdOptions } from '../kube/index.ts';
 
 export type ClosableEtcd = ClusterEtcd & { close(): Promise<void> };
 

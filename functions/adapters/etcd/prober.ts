@@ -1,7 +1,7 @@
 // Probes every member over every path at once, the whole probe bounded by one deadline.
-import type { IdentityReport, MemberInfo, MemberList, MemberProbe, MemberStatus, PathName, PathProbe, ProbeSample } from '../../core/types.ts';
+import type { IdentityReport, MemberInfo, MemberList, MemberProbe, MemberStatus, PathName, PathProbe, ProbeSample } from '../../core/common/index.ts';
 import { type Clock } from '../../ports/clock.ts';
-import { systemClock } from '../local/system-clock.ts';
+import { systemClock } from '../../lib/system-clock.ts';
 import type { EndpointTarget, EtcdMemberClient, EtcdTransport, LookingPathResolver, PathLook, PathResolver, ProbeRequest, Prober } from '../../ports/etcd.ts';
 import { normalizeEtcdError } from './normalize-error.ts';
 

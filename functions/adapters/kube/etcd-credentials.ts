@@ -9,7 +9,7 @@
 // connection gets a certificate of its own. Key material stays in memory and out of messages.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { EtcdCallError, type TlsFiles } from '../../ports/etcd.ts';
-import { tlsFaultOf } from '../etcd/tls-hint.ts';
+import { tlsFaultOf } from '../etcd/index.ts';
 import { ETCD_CA_CERT_KEY, EtcdCaError, readEtcdCa, type EtcdCa } from './cluster-api/etcd-ca.ts';
 import { CLIENT_CERT_VALIDITY_MS, mintClientCertificate, UnusableCaError } from './etcd-client-cert.ts';
 

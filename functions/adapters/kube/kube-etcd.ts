@@ -5,13 +5,12 @@ import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { kubeConfigFrom } from './kube-config.ts';
 
 export { kubeConfigFrom };
-import type { MachineSummary, PathName } from '../../core/types.ts';
+import type { MachineSummary, PathName } from '../../core/common/index.ts';
 import type { ClusterEtcd } from '../../ports/cluster-etcd.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { KubeAccessConfig } from '../../ports/kube-access.ts';
 import type { EtcdMemberClient, EtcdTransport, EtcdUser, LookingPathResolver, PathLook, TlsFiles } from '../../ports/etcd.ts';
-import { createEtcdGuards } from '../etcd/etcd-guard.ts';
-import { createProber } from '../etcd/prober.ts';
+import { createEtcdGuards, createProber } from '../etcd/index.ts';
 import { createExecRelayClient } from './exec-relay/exec-relay-client.ts';
 import { createRelayRoutes } from './exec-relay/exec-relay-routes.ts';
 import { hostEvidence, kubeSeeds, resolveKubePath } from './kube-paths.ts';

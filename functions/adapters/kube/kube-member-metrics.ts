@@ -4,13 +4,13 @@
 // access already keeps for the pod's client port. A pod without a plain metrics URL is read on
 // its client port instead, over the same TLS as that client. The exec relay cannot read
 // /metrics: kubeadm's etcd image has no shell and no HTTP client, only etcd and etcdctl.
-import type { MemberInfo } from '../../core/types.ts';
+import type { MemberInfo } from '../../core/common/index.ts';
 import { withTimeout } from '../../lib/with-timeout.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { EndpointTarget, EtcdTransport, TlsFiles } from '../../ports/etcd.ts';
 import { MemberScrapeError, type MemberMetrics } from '../../ports/member-metrics.ts';
-import { messageOf, metricsUrlOf, scrapeMember } from '../etcd/metrics-get.ts';
-import { systemClock } from '../local/system-clock.ts';
+import { messageOf, metricsUrlOf, scrapeMember } from '../etcd/index.ts';
+import { systemClock } from '../../lib/system-clock.ts';
 import type { EtcdConnections } from './etcd-connections.ts';
 import { podOfMember, portForwardEndpoint } from './kube-paths.ts';
 import type { LocalForward, PodStreams } from './streams/pod-streams.ts';

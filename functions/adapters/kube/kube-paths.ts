@@ -5,7 +5,7 @@
 //   from the relay pod the etcdctl runs in. A probe's answer names the pod that relayed it (the
 //   client tries each candidate, exec-relay-client.ts); a failure names the first pod tried, and
 //   its message every pod tried.
-import type { HostEvidence, MemberInfo, PathName } from '../../core/types.ts';
+import type { HostEvidence, MemberInfo, PathName } from '../../core/common/index.ts';
 import type { EndpointTarget } from '../../ports/etcd.ts';
 import type { MachineRef } from './cluster-api/machines.ts';
 import { hostOf as urlHost, nodeOfMember } from './node-match.ts';

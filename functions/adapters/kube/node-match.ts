@@ -1,7 +1,7 @@
 // Which etcd member runs on a Node, and back. kubeadm names the member after the node
 // (`etcd --name=<node>`); where the two differ (renamed, custom bootstrap), the member still
 // advertises a peer URL on the node's InternalIP. Pure: the caller reads Nodes and members.
-import type { MemberInfo } from '../../core/types.ts';
+import type { MemberInfo } from '../../core/common/index.ts';
 
 /** The part of a V1Node this needs; a client-node V1Node fits. */
 export interface NodeAddresses {

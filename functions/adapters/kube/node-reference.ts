@@ -1,8 +1,7 @@
 // The Node an Event goes on, with its uid read from the workload cluster's Node list (by name, the
 // list the probes already may make); the name stands in when the Node cannot be read.
 import type { CoreV1Api } from '@kubernetes/client-node';
-import { nodeReference } from '../../core/node-seen.ts';
-import type { InvolvedObject } from '../../core/object-events.ts';
+import { nodeReference, type InvolvedObject } from '../../core/kubernetes/index.ts';
 
 export async function readNodeReference(core: CoreV1Api, name: string): Promise<InvolvedObject> {
   const listed = await core.listNode({ fieldSelector: `metadata.name=${name}` }).catch(() => undefined);

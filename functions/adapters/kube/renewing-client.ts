@@ -4,7 +4,7 @@
 // there; the old client closes after it.
 import { withTimeout } from '../../lib/with-timeout.ts';
 import { EtcdCallError, type EndpointTarget, type TlsFiles } from '../../ports/etcd.ts';
-import { createMemberClient, type ClosableMemberClient, type MemberClientOptions } from '../etcd/member-client.ts';
+import { createMemberClient, type ClosableMemberClient, type MemberClientOptions } from '../etcd/index.ts';
 import type { ConnectionTls, EtcdClientCredentials } from './etcd-credentials.ts';
 
 /** How a failed call is read again before it is reported (the port-forward asks its forward). */

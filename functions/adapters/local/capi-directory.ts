@@ -3,9 +3,8 @@
 // `<cluster>-kubeconfig` there (or the one workloadKubeconfigSecret names), read once and kept;
 // its policy is the watcher's.
 import type { KubeConfig } from '@kubernetes/client-node';
-import { listClusterIds } from '../kube/cluster-api/cluster-list.ts';
-import { workloadKubeconfigFromSecret } from '../kube/cluster-api/cluster-access.ts';
-import type { Policy } from '../../core/policy.ts';
+import { listClusterIds, workloadKubeconfigFromSecret } from '../kube/index.ts';
+import type { Policy } from '../../core/policy/index.ts';
 import { UnknownClusterError, type ClusterDirectory, type ClusterEntry } from '../../ports/cluster-directory.ts';
 import type { TlsFiles } from '../../ports/etcd.ts';
 import type { KubeAccessConfig } from '../../ports/kube-access.ts';

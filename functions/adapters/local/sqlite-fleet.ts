@@ -1,7 +1,7 @@
 // The fleet's records on SQLite: pauses (one row a scope), each cluster's newest incident opening,
 // and the removal slots. A slot is taken in one IMMEDIATE transaction, so racing processes on one
 // file never hold more than the cap.
-import type { FleetMark, FleetPauses } from '../../core/fleet-gate.ts';
+import type { FleetMark, FleetPauses } from '../../core/fleet/index.ts';
 import type { ClusterOpened, RemovalSlot, SlotRequest, SlotTaken } from '../../ports/fleet.ts';
 import { int, text, type Row, type SqliteContext } from './sqlite-context.ts';
 

@@ -1,7 +1,6 @@
 // Leader hygiene's record of each cluster on SQLite: one row, written whole under its version by
 // one statement, the first write an INSERT that a row already there refuses.
-import { hygieneRecordFromText, hygieneRecordText, nextHygieneVersion } from '../../core/hygiene-record-stored.ts';
-import type { HygieneRecord } from '../../core/hygiene-record.ts';
+import { hygieneRecordFromText, hygieneRecordText, nextHygieneVersion, type HygieneRecord } from '../../core/hygiene/index.ts';
 import { HygieneConflictError, type StoredHygiene } from '../../ports/incident-store.ts';
 import { int, text, type SqliteContext } from './sqlite-context.ts';
 

@@ -1,11 +1,9 @@
 // Incidents on SQLite: open or join, read, list, update and close. Opening is one IMMEDIATE
 // transaction; an update is one UPDATE on the version read, a close one on the incident still open.
 import { randomUUID } from 'node:crypto';
-import type { Decision } from '../../core/decision.ts';
-import type { CarriedStreak } from '../../core/evidence.ts';
-import type { ClusterView } from '../../core/view.ts';
-import { endsFrom } from '../../core/incident.ts';
-import { keptViews } from '../../core/view-history.ts';
+import type { Decision } from '../../core/common/index.ts';
+import { type CarriedStreak, type ClusterView, keptViews } from '../../core/view/index.ts';
+import { endsFrom } from '../../core/incident/index.ts';
 import {
   IncidentNotFoundError,
   VersionConflictError,

@@ -1,8 +1,8 @@
 // The store's small records on SQLite: cluster identities, the cluster lock (a lease), the
 // single-remediator removal records, dead letters and the remediation ledger. Each is one statement.
 import { randomUUID } from 'node:crypto';
-import { remediationHistoryFrom, type RemediationHistory } from '../../core/remediation-history.ts';
-import type { RemovalRecord } from '../../core/replacement.ts';
+import { remediationHistoryFrom, type RemediationHistory } from '../../core/removal/index.ts';
+import type { RemovalRecord } from '../../core/replacement/index.ts';
 import type { DeadLetter, DeadLetterInput } from '../../ports/incident-store.ts';
 import { int, text, type SqliteContext } from './sqlite-context.ts';
 

@@ -4,9 +4,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { DatabaseSync } from 'node:sqlite';
-import type { RemediationHistory } from '../../core/remediation-history.ts';
-import type { HygieneRecord } from '../../core/hygiene-record.ts';
-import type { RemovalRecord } from '../../core/replacement.ts';
+import type { RemediationHistory } from '../../core/removal/index.ts';
+import type { HygieneRecord } from '../../core/hygiene/index.ts';
+import type { RemovalRecord } from '../../core/replacement/index.ts';
 import type { ClusterOpened, FleetMark, FleetPauses, RemovalSlot, SlotRequest, SlotTaken } from '../../ports/fleet.ts';
 import type {
   CloseIncidentInput,

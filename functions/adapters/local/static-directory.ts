@@ -1,6 +1,5 @@
 // The local cluster directory: clusters given by a config file or by CLI flags.
-import type { ClusterDirectory, ClusterEntry } from '../../ports/cluster-directory.ts';
-import { UnknownClusterError } from '../../ports/cluster-directory.ts';
+import { type ClusterDirectory, type ClusterEntry, UnknownClusterError } from '../../ports/cluster-directory.ts';
 
 export function createStaticDirectory(
   entries: ClusterEntry[],

@@ -6,11 +6,16 @@
 // loaded only for a cluster that has a kubeconfig: it costs a command that has none half a second.
 import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { carriesCredentials, CREDENTIALS_IN_URL, withoutCredentials } from '../../../functions/core/endpoint-url.ts';
-import { pathNameOf } from '../../../functions/core/path-name.ts';
-import { podPathProblem } from '../../../functions/core/pod-path.ts';
-import { PATH_NAMES, type PathName } from '../../../functions/core/types.ts';
-import { KUBE_PATHS } from '../../../functions/core/types.ts';
+import {
+  carriesCredentials,
+  CREDENTIALS_IN_URL,
+  withoutCredentials,
+  pathNameOf,
+  podPathProblem,
+  PATH_NAMES,
+  type PathName,
+  KUBE_PATHS,
+} from '../../../functions/core/common/index.ts';
 import type { KubeAccessConfig } from '../../../functions/ports/kube-access.ts';
 import { withTimeout } from '../../../functions/lib/with-timeout.ts';
 import { InputFileError, readInputText } from './input-file.ts';

@@ -1,9 +1,8 @@
 // The flags that name a cluster and how to talk to it, shared by probe, plan and remediate, and
 // their translation into a cluster entry with its policy.
-import { carriesCredentials, CREDENTIALS_IN_URL, withoutCredentials } from '../../../functions/core/endpoint-url.ts';
-import { defaultPolicy, MIN_ELECTION_TIMEOUT_MS, type Policy, type PolicyInput } from '../../../functions/core/policy.ts';
+import { carriesCredentials, CREDENTIALS_IN_URL, withoutCredentials, type PathName } from '../../../functions/core/common/index.ts';
+import { defaultPolicy, MIN_ELECTION_TIMEOUT_MS, type Policy, type PolicyInput } from '../../../functions/core/policy/index.ts';
 import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
-import type { PathName } from '../../../functions/core/types.ts';
 import type { EtcdUser, TlsFiles } from '../../../functions/ports/etcd.ts';
 import { checkAccess, kubeAccessOf, relaySettingsOf, type AccessField, type AccessWords, type RelayInput, type RelaySettings } from './access-rules.ts';
 import { durationFlag, requiredFlag, UsageError } from './args.ts';

@@ -2,8 +2,8 @@
 // and remediate's target lookup. With kube access it probes every path the policy names, as the
 // pipeline does; the Kubernetes client is loaded only then.
 import { createEtcd3Transport, createProber, credentialsOf, directPaths } from '../../../functions/adapters/etcd/index.ts';
-import type { ProbeSample } from '../../../functions/core/types.ts';
-import { buildClusterView, type ClusterView } from '../../../functions/core/view.ts';
+import type { ProbeSample } from '../../../functions/core/common/index.ts';
+import { buildClusterView, type ClusterView } from '../../../functions/core/view/index.ts';
 import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
 import type { EtcdTransport, Prober } from '../../../functions/ports/etcd.ts';
 

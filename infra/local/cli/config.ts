@@ -2,9 +2,8 @@
 // and where to listen. Validated with zod; an error names the field, e.g. clusters[0].endpoints.
 import path from 'node:path';
 import { z } from 'zod';
-import { carriesCredentials, CREDENTIALS_IN_URL } from '../../../functions/core/endpoint-url.ts';
-import { metricsUrlsSchema } from '../../../functions/core/metrics-urls.ts';
-import type { Policy, PolicyInput } from '../../../functions/core/policy.ts';
+import { carriesCredentials, CREDENTIALS_IN_URL, metricsUrlsSchema } from '../../../functions/core/common/index.ts';
+import type { Policy, PolicyInput } from '../../../functions/core/policy/index.ts';
 import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
 import type { EtcdUser, TlsFiles } from '../../../functions/ports/etcd.ts';
 import type { KubeAccessConfig } from '../../../functions/ports/kube-access.ts';

@@ -7,9 +7,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { incidentEndings } from '../../../functions/core/incident-endings.ts';
-import { isDecisionLine } from '../../../functions/core/journal.ts';
-import { parsePolicy } from '../../../functions/core/policy.ts';
+import { incidentEndings, isDecisionLine } from '../../../functions/core/incident/index.ts';
+import { parsePolicy } from '../../../functions/core/policy/index.ts';
 import { startLab } from '../../lab/lab.ts';
 import { createLocalRuntime, newIncidentId, type LocalRuntime } from '../runtime.ts';
 import { createStaticDirectory } from '../../../functions/adapters/local/static-directory.ts';

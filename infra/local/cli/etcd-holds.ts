@@ -3,9 +3,9 @@
 // clusters come from run's config (--config) or from the cluster flags (--endpoints, --kubeconfig);
 // each is asked through its healthy members, as the lock is.
 import { createEtcdAccess } from '../../../functions/adapters/local/etcd-access.ts';
-import { etcdClusterGuard, guarded } from '../../../functions/app/cluster-lock.ts';
-import type { HoldKind, HoldValue } from '../../../functions/core/cluster-holds.ts';
-import { buildClusterView } from '../../../functions/core/view.ts';
+import { etcdClusterGuard, guarded } from '../../../functions/app/fleet/index.ts';
+import type { HoldKind, HoldValue } from '../../../functions/core/fleet/index.ts';
+import { buildClusterView } from '../../../functions/core/view/index.ts';
 import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
 import { UsageError } from './args.ts';
 import { accessOptions, clusterAccessFromFlags, type AccessFlagValues } from './cluster-flags.ts';

@@ -1,7 +1,7 @@
 // An incident as a person names it on the command line: a whole id or the start of one, in the
-// shape ids are made (functions/core/incident-id.ts). Anything else is refused before any store is
+// shape ids are made (functions/core/incident/incident-id.ts). Anything else is refused before any store is
 // read, so no path, key or line is ever made from it.
-import { INCIDENT_ID_EXAMPLE, isIncidentIdPrefix } from '../../../functions/core/incident-id.ts';
+import { INCIDENT_ID_EXAMPLE, isIncidentIdPrefix } from '../../../functions/core/incident/index.ts';
 import { UsageError } from './args.ts';
 
 /** `given` when it can name an incident; a usage error naming `argument` (`INCIDENT`, `--resume`) otherwise. */

@@ -3,7 +3,7 @@
 // nothing is accepted that the pipeline would then drop.
 import { parseEvent } from '../../../events/validate.ts';
 import { InvalidEventError } from '../../../functions/lambda/event-handler.ts';
-import { selectorOf, targetKeyOf } from '../../../functions/core/target.ts';
+import { selectorOf, targetKeyOf } from '../../../functions/core/view/index.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
 import { newIncidentId, type LocalRuntime } from '../runtime.ts';
 

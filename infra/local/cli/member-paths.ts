@@ -1,8 +1,7 @@
 // What `probe` says of each member's paths and host: one row per path probed, in the order the
 // policy tries them, and, with kube access, where the member runs.
-import { describeFailure, describePath } from '../../../functions/core/explain.ts';
-import type { HostEvidence } from '../../../functions/core/types.ts';
-import type { ClusterView, MemberView } from '../../../functions/core/view.ts';
+import { describeFailure, describePath, type ClusterView, type MemberView } from '../../../functions/core/view/index.ts';
+import type { HostEvidence } from '../../../functions/core/common/index.ts';
 
 /** e.g. "node cp-1 (no Node object), pod kube-system/etcd-cp-1, machine wl-cp-1 (deleting)". */
 export function describeHost(host: HostEvidence): string {

@@ -1,12 +1,11 @@
 // What every command prints: the result shape of plan and remediate, exit codes, and plain-text
 // rendering (tables, timelines with relative times).
-import type { LeaderMove } from '../../../functions/core/decision.ts';
-import { endingOfOutcome, incidentEndings, type EndingOutcome } from '../../../functions/core/incident-endings.ts';
-import type { TimelineEntry } from '../../../functions/core/journal-words.ts';
+import type { LeaderMove } from '../../../functions/core/common/index.ts';
+import { endingOfOutcome, incidentEndings, type EndingOutcome, type TimelineEntry } from '../../../functions/core/incident/index.ts';
 import { escapeControlsIn } from './control-chars.ts';
 import { formatDuration } from './duration.ts';
 
-export type { TimelineEntry } from '../../../functions/core/journal-words.ts';
+export type { TimelineEntry } from '../../../functions/core/incident/index.ts';
 
 /** How an incident ended (the endings table's word), or 'planned' for plan. */
 export type Outcome = EndingOutcome | 'planned';
@@ -18,7 +17,7 @@ export interface CliResult {
   /** memberId '0' while the report never resolved to a member; `reportedAs` then says what it named. */
   target: { memberId: string; name: string; reportedAs?: string };
   outcome: Outcome;
-  /** A reason code (functions/core/reason-table.ts), or REMEDIATED when no approval is on record. */
+  /** A reason code (functions/core/common/reason-table.ts), or REMEDIATED when no approval is on record. */
   reason: string;
   message: string;
   leaderMove: LeaderMove;

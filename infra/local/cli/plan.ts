@@ -3,17 +3,11 @@
 // It sends nothing that changes the cluster.
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Decision, LeaderMove } from '../../../functions/core/decision.ts';
-import { plan } from '../../../functions/core/plan.ts';
-import { ambiguousTarget, checkTargetFound } from '../../../functions/core/plan-checks.ts';
-import { matchedMember } from '../../../functions/core/target.ts';
-import { clusterMismatch } from '../../../functions/core/cluster-identity.ts';
-import { credentialProblem } from '../../../functions/core/credentials.ts';
-import { reasonRow } from '../../../functions/core/reason-table.ts';
-import { needsRemovalPermission, withRemovalPermission } from '../../../functions/core/removal-permission.ts';
-import { defaultPolicy, type Policy } from '../../../functions/core/policy.ts';
-import { describeMember, type ClusterView } from '../../../functions/core/view.ts';
-import { askRemovalPermission } from '../../../functions/app/removal-permission.ts';
+import { type Decision, type LeaderMove, reasonRow } from '../../../functions/core/common/index.ts';
+import { plan, ambiguousTarget, checkTargetFound, needsRemovalPermission, withRemovalPermission } from '../../../functions/core/plan/index.ts';
+import { matchedMember, clusterMismatch, credentialProblem, describeMember, type ClusterView } from '../../../functions/core/view/index.ts';
+import { defaultPolicy, type Policy } from '../../../functions/core/policy/index.ts';
+import { askRemovalPermission } from '../../../functions/app/removal/index.ts';
 import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
 import type { FleetPauses } from '../../../functions/ports/fleet.ts';
 import { durationFlag, parseFlags } from './args.ts';

@@ -1,9 +1,7 @@
 // `probe`: every member on its own, as etcdctl endpoint status would show it, plus who leads and
 // whether the cluster holds quorum.
-import { clusterMismatch } from '../../../functions/core/cluster-identity.ts';
-import { NO_LEADER } from '../../../functions/core/types.ts';
-import type { ClusterView, MemberView } from '../../../functions/core/view.ts';
-import { describeFailure, describePaths } from '../../../functions/core/explain.ts';
+import { clusterMismatch, type ClusterView, type MemberView, describeFailure, describePaths } from '../../../functions/core/view/index.ts';
+import { NO_LEADER } from '../../../functions/core/common/index.ts';
 import { parseFlags } from './args.ts';
 import { accessHelp, accessOptions, clusterAccessFromFlags } from './cluster-flags.ts';
 import { openClusterProbe, type Probed } from './cluster-probe.ts';

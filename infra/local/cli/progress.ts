@@ -1,7 +1,7 @@
 // Progress on stderr while the pipeline runs: one line per bus event as it happens, with the time
 // since the start, and a spinner between events when stderr is a terminal.
 import type { EventEnvelope } from '../../../events/catalogue.ts';
-import type { ClusterView } from '../../../functions/core/view.ts';
+import type { ClusterView } from '../../../functions/core/view/index.ts';
 import { escapeControls } from './control-chars.ts';
 import { formatDuration } from './duration.ts';
 import { clip, relative } from './output.ts';

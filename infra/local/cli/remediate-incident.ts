@@ -2,7 +2,7 @@
 // (resumed) or a new one; any other open incident in the state file is refused, named with the
 // command that resumes it, never run on the side. With --resume: exactly the incident named.
 import type { Incident } from '../../../functions/ports/incident-store.ts';
-import { targetKeyOf } from '../../../functions/core/target.ts';
+import { targetKeyOf } from '../../../functions/core/view/index.ts';
 import { newIncidentId } from '../runtime.ts';
 import { PROGRAM, UsageError } from './args.ts';
 import { escapeControls } from './control-chars.ts';

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { incidentIdOf, type DetailInputOf } from '../../../events/catalogue.ts';
-import { isMismatched } from '../../../functions/core/cluster-identity.ts';
+import { isMismatched } from '../../../functions/core/view/index.ts';
 import { createLocalRuntime, type LocalRuntime } from '../runtime.ts';
 import { startIncidentObjectEvents } from '../incident-object-events.ts';
 import { createStaticDirectory } from '../../../functions/adapters/local/static-directory.ts';

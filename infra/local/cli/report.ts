@@ -2,7 +2,7 @@
 // draws it), read from a state file or a deployed stack's table, as status reads them.
 import fs from 'node:fs';
 import path from 'node:path';
-import { isIncidentId } from '../../../functions/core/incident-id.ts';
+import { isIncidentId } from '../../../functions/core/incident/index.ts';
 import type { Incident, JournalEntry } from '../../../functions/ports/incident-store.ts';
 import { reportModel } from '../report/report-model.ts';
 import { renderReport } from '../report/report-page.ts';

@@ -1,11 +1,9 @@
 // The result of one incident, from its terminal event and what the store kept: shared by
 // remediate, run and status.
 import type { EventEnvelope, TerminalDetailType } from '../../../events/catalogue.ts';
-import { endingOfEvent } from '../../../functions/core/incident-endings.ts';
-import { isDecisionLine, journalSteps, markerOf, type Election } from '../../../functions/core/journal.ts';
-import { timelineOf } from '../../../functions/core/journal-words.ts';
-import { leaderMoveOf } from '../../../functions/core/leader-move.ts';
-import { describeSelector } from '../../../functions/core/target.ts';
+import { endingOfEvent, isDecisionLine, journalSteps, markerOf, type Election, timelineOf } from '../../../functions/core/incident/index.ts';
+import { leaderMoveOf } from '../../../functions/core/move/index.ts';
+import { describeSelector } from '../../../functions/core/view/index.ts';
 import type { Incident, IncidentStore, JournalEntry } from '../../../functions/ports/incident-store.ts';
 import { formatDuration } from './duration.ts';
 import type { CliResult } from './output.ts';

@@ -3,7 +3,7 @@
 // needs besides the incidents: when each one's next step is due (the local scheduler's timers) and
 // what the replacement check said that a person must act on (the journal's replacement-checked lines).
 import fs from 'node:fs';
-import { isLine, journalSteps } from '../../../functions/core/journal.ts';
+import { isLine, journalSteps } from '../../../functions/core/incident/index.ts';
 import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import { describeStateError } from '../../../functions/adapters/local/state-file.ts';
 import type { FleetPauses } from '../../../functions/ports/fleet.ts';

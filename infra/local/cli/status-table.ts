@@ -1,11 +1,11 @@
 // The status table for people, pure: from incidents, the fleet's pauses, now and a width to lines.
 // What needs a person comes first; ages and next steps in short relative words; columns aligned
 // and cut with … to the terminal's width instead of wrapping. The I/O is status-source.ts's.
-import { stateReading } from '../../../functions/core/incident-endings.ts';
-import type { Decision, ReasonCode } from '../../../functions/core/decision.ts';
-import type { FleetPauses } from '../../../functions/core/fleet-gate.ts';
-import type { HygieneRecord } from '../../../functions/core/hygiene-record.ts';
-import { targetKeyOf } from '../../../functions/core/target.ts';
+import { stateReading } from '../../../functions/core/incident/index.ts';
+import type { Decision, ReasonCode } from '../../../functions/core/common/index.ts';
+import type { FleetPauses } from '../../../functions/core/fleet/index.ts';
+import type { HygieneRecord } from '../../../functions/core/hygiene/index.ts';
+import { targetKeyOf } from '../../../functions/core/view/index.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
 import { formatAge } from './duration.ts';
 import { PROGRAM } from './args.ts';

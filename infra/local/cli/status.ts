@@ -1,8 +1,8 @@
 // `status`: what a state file or a deployed stack's table holds: the incidents as a table for
 // people (once, or redrawn with --watch), one incident's journal as a timeline, or the dead letters
 // (inputs refused at the edge, with why).
-import { timelineOf } from '../../../functions/core/journal-words.ts';
-import { targetKeyOf } from '../../../functions/core/target.ts';
+import { timelineOf } from '../../../functions/core/incident/index.ts';
+import { targetKeyOf } from '../../../functions/core/view/index.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
 import { durationFlag, parseFlags, PROGRAM, UsageError } from './args.ts';
 import { escapeControlsIn } from './control-chars.ts';

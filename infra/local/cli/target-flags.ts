@@ -1,8 +1,7 @@
 // The member plan and remediate are about: --target (an etcd member name or id), or, with kube
 // access, --machine (a Cluster API Machine) or --node (a Kubernetes Node), which resolve through
 // where the probe found each member running.
-import { describeSelector, resolveTarget, type TargetMatch } from '../../../functions/core/target.ts';
-import type { ClusterView } from '../../../functions/core/view.ts';
+import { describeSelector, resolveTarget, type TargetMatch, type ClusterView } from '../../../functions/core/view/index.ts';
 import { UsageError } from './args.ts';
 import { kubeGiven, type AccessFlagValues } from './cluster-flags.ts';
 

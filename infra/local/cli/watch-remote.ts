@@ -7,7 +7,7 @@ import { makeEvent, type DetailOf } from '../../../events/catalogue.ts';
 import { parseEvent } from '../../../events/validate.ts';
 import { createDynamoIncidentStore } from '../../../functions/adapters/aws/dynamodb-store.ts';
 import { createEventBridgeBus } from '../../../functions/adapters/aws/eventbridge-bus.ts';
-import { systemClock } from '../../../functions/adapters/local/system-clock.ts';
+import { systemClock } from '../../../functions/lib/system-clock.ts';
 import type { Scheduler } from '../../../functions/ports/scheduler.ts';
 import type { ReportSink } from '../request-watcher.ts';
 

@@ -4,10 +4,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { KubeConfig } from '@kubernetes/client-node';
 import { incidentIdOf, isTerminalEvent } from '../../../events/catalogue.ts';
-import { defaultPolicy } from '../../../functions/core/policy.ts';
-import type { PathName } from '../../../functions/core/types.ts';
-import { systemClock } from '../../../functions/adapters/local/system-clock.ts';
-import { KUBE_PATHS } from '../../../functions/core/types.ts';
+import { defaultPolicy } from '../../../functions/core/policy/index.ts';
+import { type PathName, KUBE_PATHS } from '../../../functions/core/common/index.ts';
+import { systemClock } from '../../../functions/lib/system-clock.ts';
 import { capiClusterId, createCapiDirectory } from '../../../functions/adapters/local/capi-directory.ts';
 import { startRequestWatcher, type RequestWatcher } from '../request-watcher.ts';
 import type { Log } from '../../../functions/ports/log.ts';

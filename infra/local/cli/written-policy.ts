@@ -4,7 +4,7 @@
 // schema gains is written at once, and an unknown one is refused at any depth; what each value
 // may be, and what it defaults to, the schema alone says.
 import { z } from 'zod';
-import { policySchema, type PolicyInput } from '../../../functions/core/policy.ts';
+import { policySchema, type PolicyInput } from '../../../functions/core/policy/index.ts';
 import { notADuration, parseDuration } from './duration.ts';
 import { policyIssues } from './zod-issues.ts';
 

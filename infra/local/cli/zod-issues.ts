@@ -2,7 +2,7 @@
 // policy the flags make): one `field: problem` per issue, joined by "; ", in plain words where zod
 // would say "Too small: expected number to be >0". A raw ZodError never reaches the user.
 import type { z } from 'zod';
-import { policySchema, UNKNOWN_FIELD, type Policy, type PolicyInput } from '../../../functions/core/policy.ts';
+import { policySchema, UNKNOWN_FIELD, type Policy, type PolicyInput } from '../../../functions/core/policy/index.ts';
 
 const a = (type: string): string => (/^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`);
 

@@ -1,11 +1,16 @@
 // The incident report's page as data: an incident, its journal and its kept views folded into what
 // the page draws (the header, the steps as bars, the marks, one lane per member, the figures). Pure:
 // it reads no file and no clock, so the same incident always makes the same page.
-import { stateReading } from '../../../functions/core/incident-endings.ts';
-import { isDecisionLine, isLine, journalSteps, type JournalEntry, type MemberSeen } from '../../../functions/core/journal.ts';
-import { journalWords } from '../../../functions/core/journal-words.ts';
-import { isReasonCode, waitingReasons } from '../../../functions/core/reason-table.ts';
-import { NO_LEADER, type PathName, type Reachability } from '../../../functions/core/types.ts';
+import {
+  stateReading,
+  isDecisionLine,
+  isLine,
+  journalSteps,
+  type JournalEntry,
+  type MemberSeen,
+  journalWords,
+} from '../../../functions/core/incident/index.ts';
+import { isReasonCode, waitingReasons, NO_LEADER, type PathName, type Reachability } from '../../../functions/core/common/index.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
 
 /** A row of the timeline a bar is drawn on. */

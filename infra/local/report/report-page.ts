@@ -2,7 +2,7 @@
 // timeline, no script, font, image or link to anything outside it, so it opens anywhere (a mail, a
 // ticket, a laptop offline). Every string that came from outside (member names, etcd's messages,
 // a report's reason) goes through `esc`: an operator may well name a member "<script>".
-import { stateReading } from '../../../functions/core/incident-endings.ts';
+import { stateReading } from '../../../functions/core/incident/index.ts';
 import { formatDuration } from '../cli/duration.ts';
 import type { Bar, BarRow, Lane, LaneProbe, Mark, ReportModel } from './report-model.ts';
 

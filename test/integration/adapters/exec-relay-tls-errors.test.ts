@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { failureFromStderr } from '../../../functions/adapters/kube/exec-relay/exec-relay-errors.ts';
 import { endpointStatusArgv, type EtcdctlTlsPaths } from '../../../functions/adapters/kube/exec-relay/exec-relay-etcdctl.ts';
-import type { EtcdFailure } from '../../../functions/core/types.ts';
+import type { EtcdFailure } from '../../../functions/core/common/types.ts';
 import { makeCerts, startSingleEtcd, type CertSet, type SingleEtcd } from './single-etcd.ts';
 
 const run = promisify(execFile);

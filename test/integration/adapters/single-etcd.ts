@@ -5,7 +5,7 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { EtcdFailure } from '../../../functions/core/types.ts';
+import type { EtcdFailure } from '../../../functions/core/common/types.ts';
 import { EtcdCallError, type TlsFiles } from '../../../functions/ports/etcd.ts';
 import { WaitAborted, waitFor } from '../../../functions/lib/wait-for.ts';
 

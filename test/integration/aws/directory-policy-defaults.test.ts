@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDynamoDirectory, putCluster } from '../../../functions/adapters/aws/dynamodb-directory.ts';
 import type { SecretSource } from '../../../functions/adapters/aws/secrets.ts';
 import { baseDepsFromEnv } from '../../../functions/aws-wiring/base-deps.ts';
-import { defaultPolicy } from '../../../functions/core/policy.ts';
+import { defaultPolicy } from '../../../functions/core/policy/policy.ts';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { clusterConfigKey } from '../../../functions/adapters/aws/dynamodb-keys.ts';
 import { startDynalite, type Dynalite } from '../../support/dynalite.ts';

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDynamoDirectory, putCluster, type ClusterRegistration } from '../../../functions/adapters/aws/dynamodb-directory.ts';
 import { clusterConfigKey } from '../../../functions/adapters/aws/dynamodb-keys.ts';
 import { SecretError, type SecretSource } from '../../../functions/adapters/aws/secrets.ts';
-import { defaultPolicy } from '../../../functions/core/policy.ts';
+import { defaultPolicy } from '../../../functions/core/policy/policy.ts';
 import { UnknownClusterError } from '../../../functions/ports/cluster-directory.ts';
 import type { TlsFiles } from '../../../functions/ports/etcd.ts';
 import { startDynalite, type Dynalite } from '../../support/dynalite.ts';

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { hygieneRecordKey, incidentKey, lockKey, openPointerKey } from '../../../functions/adapters/aws/dynamodb-keys.ts';
 import { createDynamoIncidentStore } from '../../../functions/adapters/aws/dynamodb-store.ts';
 import { table } from '../../../functions/adapters/aws/dynamodb-table.ts';
-import { hygieneRecordText } from '../../../functions/core/hygiene-record-stored.ts';
+import { hygieneRecordText } from '../../../functions/core/hygiene/hygiene-record-stored.ts';
 import type { IncidentStore } from '../../../functions/ports/incident-store.ts';
 import { realisticHygieneRecord, tinyHygieneRecord } from '../../support/hygiene-record-sample.ts';
 import { sampleLine } from '../../support/journal-lines.ts';

@@ -4,9 +4,9 @@
 // finishes; a step that takes its slot later reads the pause and waits, PAUSED.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDynamoIncidentStore } from '../../../functions/adapters/aws/dynamodb-store.ts';
-import { moveLeader } from '../../../functions/app/move-leader.ts';
-import { probeMembers } from '../../../functions/app/probe-members.ts';
-import { remediate } from '../../../functions/app/remediate.ts';
+import { moveLeader } from '../../../functions/app/move/move-leader.ts';
+import { probeMembers } from '../../../functions/app/incident/probe-members.ts';
+import { remediate } from '../../../functions/app/removal/remediate.ts';
 import { startDynalite, type Dynalite } from '../../support/dynalite.ts';
 import { sample } from '../../unit/core/fixtures.ts';
 import { harness, unhealthy } from '../../unit/app/harness.ts';

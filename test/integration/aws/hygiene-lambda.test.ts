@@ -6,7 +6,7 @@ import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { putCluster } from '../../../functions/adapters/aws/cluster-registration.ts';
 import { createDynamoIncidentStore } from '../../../functions/adapters/aws/dynamodb-store.ts';
-import { emptyHygieneRecord, type HygieneMoveRecord } from '../../../functions/core/hygiene-record.ts';
+import { emptyHygieneRecord, type HygieneMoveRecord } from '../../../functions/core/hygiene/hygiene-record.ts';
 import { toEventBridgeEvent } from '../../../functions/lambda/eventbridge.ts';
 import type { IncidentStore } from '../../../functions/ports/incident-store.ts';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';

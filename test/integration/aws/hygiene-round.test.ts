@@ -4,17 +4,16 @@
 // back to the entry as its rule delivers it, is checked there: a cluster with hygiene off answers
 // 'off' at once and no member is reached (one with hygiene on is probed at the same endpoints), a
 // cluster no longer registered 'unknown-cluster'.
-import { createServer, type Server, type Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
+import { createServer, type Server, type Socket, type AddressInfo } from 'node:net';
 import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENT_SOURCE, type EventEnvelope } from '../../../events/catalogue.ts';
 import { parseEvent } from '../../../events/validate.ts';
 import { putCluster } from '../../../functions/adapters/aws/cluster-registration.ts';
 import { createDynamoIncidentStore } from '../../../functions/adapters/aws/dynamodb-store.ts';
-import type { Deps } from '../../../functions/app/deps.ts';
-import { HYGIENE_ROUND_INPUT } from '../../../functions/core/hygiene-round.ts';
-import { LEARNER_CHECK_ROUND_INPUT } from '../../../functions/core/learner-check.ts';
+import type { Deps } from '../../../functions/app/common/deps.ts';
+import { HYGIENE_ROUND_INPUT } from '../../../functions/core/hygiene/hygiene-round.ts';
+import { LEARNER_CHECK_ROUND_INPUT } from '../../../functions/core/learners/learner-check.ts';
 import { toEventBridgeEvent } from '../../../functions/lambda/eventbridge.ts';
 import { hygieneRound } from '../../../functions/probe-members/hygiene-round.ts';
 import { localContext } from '../../../infra/local/lambda-context.ts';

@@ -10,9 +10,9 @@ import { makeEvent } from '../../../events/catalogue.ts';
 import { incidentKey } from '../../../functions/adapters/aws/dynamodb-keys.ts';
 import { createDynamoIncidentStore } from '../../../functions/adapters/aws/dynamodb-store.ts';
 import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
-import type { Decision } from '../../../functions/core/decision.ts';
-import { journalSteps, membersSeen } from '../../../functions/core/journal.ts';
-import { targetKeyOf } from '../../../functions/core/target.ts';
+import type { Decision } from '../../../functions/core/common/decision.ts';
+import { journalSteps, membersSeen } from '../../../functions/core/incident/journal.ts';
+import { targetKeyOf } from '../../../functions/core/view/target.ts';
 import {
   boundedEvidence,
   boundedTimeline,
@@ -20,9 +20,9 @@ import {
   MAX_MESSAGE_CHARS,
   MAX_TIMELINE_DETAIL_BYTES,
   MAX_TIMELINE_ENTRIES,
-} from '../../../functions/core/said-limits.ts';
-import { keptViews, MAX_HISTORY_BYTES, MAX_INCIDENT_VIEWS, viewBytes } from '../../../functions/core/view-history.ts';
-import { clipText, VIEW_LIMITS } from '../../../functions/core/view-limits.ts';
+} from '../../../functions/core/common/said-limits.ts';
+import { keptViews, MAX_HISTORY_BYTES, MAX_INCIDENT_VIEWS, viewBytes } from '../../../functions/core/view/view-history.ts';
+import { clipText, VIEW_LIMITS } from '../../../functions/core/common/view-limits.ts';
 import type { IncidentPatch, IncidentStore } from '../../../functions/ports/incident-store.ts';
 import { startDynalite, type Dynalite } from '../../support/dynalite.ts';
 import { testIncidentId } from '../../support/incident-ids.ts';

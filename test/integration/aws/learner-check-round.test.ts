@@ -11,9 +11,9 @@ import { createDynamoDirectory } from '../../../functions/adapters/aws/dynamodb-
 import { createDynamoIncidentStore } from '../../../functions/adapters/aws/dynamodb-store.ts';
 import { etcdOnlyActuator } from '../../../functions/adapters/etcd/etcd-only-actuator.ts';
 import { createEtcdAccess } from '../../../functions/adapters/local/etcd-access.ts';
-import { systemClock } from '../../../functions/adapters/local/system-clock.ts';
-import type { Deps } from '../../../functions/app/deps.ts';
-import { LEARNER_CHECK_ROUND_INPUT } from '../../../functions/core/learner-check.ts';
+import { systemClock } from '../../../functions/lib/system-clock.ts';
+import type { Deps } from '../../../functions/app/common/deps.ts';
+import { LEARNER_CHECK_ROUND_INPUT } from '../../../functions/core/learners/learner-check.ts';
 import { toEventBridgeEvent } from '../../../functions/lambda/eventbridge.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { createProbeMembersHandler } from '../../../functions/probe-members/handler.ts';

@@ -9,7 +9,7 @@ import { pipeline } from 'node:stream/promises';
 import { CompleteMultipartUploadCommand, CreateMultipartUploadCommand, UploadPartCommand, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { s3Snapshots } from '../../../functions/adapters/aws/s3-snapshots.ts';
-import { snapshotMeter } from '../../../functions/app/snapshot-meter.ts';
+import { snapshotMeter } from '../../../functions/app/removal/snapshot-meter.ts';
 import { SNAPSHOT_PREFIX } from '../../../functions/aws-wiring/lazy-snapshots.ts';
 import { snapshotsClient } from '../../../functions/aws-wiring/snapshots-chunk.ts';
 import { etcdSnapshotBytes } from '../../support/etcd-snapshot-bytes.ts';

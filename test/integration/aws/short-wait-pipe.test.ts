@@ -8,7 +8,7 @@ import { createAwsScheduler } from '../../../functions/adapters/aws/scheduler.ts
 import { RETRY_DUE_FIELDS } from '../../../functions/adapters/aws/short-wait-queue.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { retryDueSchema } from '../../../events/schemas/retry.ts';
-import { systemClock } from '../../../functions/adapters/local/system-clock.ts';
+import { systemClock } from '../../../functions/lib/system-clock.ts';
 import type { EventBridgeEvent } from '../../../functions/lambda/eventbridge.ts';
 import { startEventBridgeFake, type EventBridgeFake } from '../../support/fakes/eventbridge-fake.ts';
 import { connectPipe, contractPipe, pipeFromTemplate, type PipeTarget } from '../../support/fakes/pipe-fake.ts';

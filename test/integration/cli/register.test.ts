@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDynamoDirectory } from '../../../functions/adapters/aws/dynamodb-directory.ts';
 import type { SecretSource } from '../../../functions/adapters/aws/secrets.ts';
-import { defaultPolicy } from '../../../functions/core/policy.ts';
+import { defaultPolicy } from '../../../functions/core/policy/policy.ts';
 import { UnknownClusterError } from '../../../functions/ports/cluster-directory.ts';
 import { startDynalite, type Dynalite } from '../../support/dynalite.ts';
 import { runCli } from './support.ts';

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDynamoIncidentStore } from '../../../functions/adapters/aws/dynamodb-store.ts';
 import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import { startDynalite, type Dynalite } from '../../support/dynalite.ts';
-import { INCIDENT_ID_EXAMPLE } from '../../../functions/core/incident-id.ts';
+import { INCIDENT_ID_EXAMPLE } from '../../../functions/core/incident/incident-id.ts';
 import { testIncidentId } from '../../support/incident-ids.ts';
 import { runCli } from './support.ts';
 

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { putCluster } from '../../../functions/adapters/aws/dynamodb-directory.ts';
 import { createDynamoIncidentStore } from '../../../functions/adapters/aws/dynamodb-store.ts';
 import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
-import { emptyHygieneRecord, type HygieneMoveRecord, type HygieneRecord } from '../../../functions/core/hygiene-record.ts';
+import { emptyHygieneRecord, type HygieneMoveRecord, type HygieneRecord } from '../../../functions/core/hygiene/hygiene-record.ts';
 import type { HygieneRecords } from '../../../functions/ports/incident-store.ts';
 import { startDynalite, type Dynalite } from '../../support/dynalite.ts';
 import { jsonOf, runCli } from './support.ts';

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Decision } from '../../../functions/core/decision.ts';
+import type { Decision } from '../../../functions/core/common/decision.ts';
 import { CreateTableCommand, DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { createDynamoIncidentStore } from '../../../functions/adapters/aws/dynamodb-store.ts';
 import { createTableInput } from '../../../functions/adapters/aws/dynamodb-table.ts';

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { metricTable, prometheusName } from '../../../functions/core/metric-names.ts';
+import { metricTable, prometheusName } from '../../../functions/core/incident/metric-names.ts';
 import { startKubeApiFake, type KubeApiFake } from '../../support/fakes/kube/api-server.ts';
 import { parseExposition } from '../../support/prometheus-text.ts';
 import { killService, runCli, startCli, type Service } from './support.ts';

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RemovalRecord } from '../../../functions/core/replacement.ts';
+import type { RemovalRecord } from '../../../functions/core/replacement/replacement.ts';
 import type { JournalEntry } from '../../../functions/ports/incident-store.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { withTimeout } from '../../../functions/lib/with-timeout.ts';

@@ -4,15 +4,15 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { NOT_AN_INCIDENT_ID } from '../../../functions/core/incident-id.ts';
-import { parsePolicy } from '../../../functions/core/policy.ts';
+import { NOT_AN_INCIDENT_ID } from '../../../functions/core/incident/incident-id.ts';
+import { parsePolicy } from '../../../functions/core/policy/policy.ts';
 import { createProbeMembersHandler } from '../../../functions/probe-members/handler.ts';
 import { toEventBridgeEvent } from '../../../functions/lambda/eventbridge.ts';
 import { InvalidEventError } from '../../../functions/lambda/event-handler.ts';
 import { localContext } from '../../../infra/local/lambda-context.ts';
 import { createLocalRuntime, type LocalRuntime } from '../../../infra/local/runtime.ts';
 import { createStaticDirectory } from '../../../functions/adapters/local/static-directory.ts';
-import type { Deps } from '../../../functions/app/deps.ts';
+import type { Deps } from '../../../functions/app/common/deps.ts';
 import { testIncidentId } from '../../support/incident-ids.ts';
 
 const at = '2026-01-01T00:00:00Z';

@@ -5,7 +5,7 @@
 // is said so (the probe's deadline doubles) and that a follower is still removed through it.
 import { describe, expect, it } from 'vitest';
 import { Etcd3 } from 'etcd3';
-import { journalWords } from '../../../functions/core/journal-words.ts';
+import { journalWords } from '../../../functions/core/incident/journal-words.ts';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';
 import type { TerminalEvent } from '../../../infra/local/runtime.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';

@@ -8,7 +8,7 @@ import { createEtcdGuards, type EtcdGuards } from '../../../functions/adapters/e
 import { createEtcd3Transport, createProber, directPaths } from '../../../functions/adapters/etcd/index.ts';
 import { memberMetricsOf } from '../../../functions/adapters/etcd/member-metrics.ts';
 import type { ClusterEtcd } from '../../../functions/ports/cluster-etcd.ts';
-import { parsePolicy, type PolicyInput } from '../../../functions/core/policy.ts';
+import { parsePolicy, type PolicyInput } from '../../../functions/core/policy/policy.ts';
 import type { Actuator } from '../../../functions/ports/actuator.ts';
 import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
 import type { EtcdMemberClient, EtcdTransport, TlsFiles } from '../../../functions/ports/etcd.ts';

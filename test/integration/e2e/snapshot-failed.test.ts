@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SNAPSHOT_TRANSIENT_RETRIES } from '../../../functions/core/snapshot-steps.ts';
+import { SNAPSHOT_TRANSIENT_RETRIES } from '../../../functions/core/removal/snapshot-steps.ts';
 import { startLab } from '../../../infra/lab/lab.ts';
 import { labPerTest, reasonsOf, startPipeline, type Pipeline } from './pipeline.ts';
 

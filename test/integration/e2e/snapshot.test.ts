@@ -9,7 +9,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DetailOf } from '../../../events/catalogue.ts';
-import { isLine, markerOf } from '../../../functions/core/journal.ts';
+import { isLine, markerOf } from '../../../functions/core/incident/journal.ts';
 import { startLab } from '../../../infra/lab/lab.ts';
 import { labPerTest, startPipeline } from './pipeline.ts';
 

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createEtcd3Transport } from '../../../functions/adapters/etcd/index.ts';
-import type { MemberStatus } from '../../../functions/core/types.ts';
+import type { MemberStatus } from '../../../functions/core/common/types.ts';
 import type { EtcdTransport } from '../../../functions/ports/etcd.ts';
 import { WaitAborted, waitFor } from '../../../functions/lib/wait-for.ts';
 import { logTail, resolveEtcdBin } from '../../../infra/lab/etcd-process.ts';

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { EventEnvelope } from '../../../events/catalogue.ts';
 import { createStaticDirectory } from '../../../functions/adapters/local/static-directory.ts';
-import { parsePolicy, type PolicyInput } from '../../../functions/core/policy.ts';
+import { parsePolicy, type PolicyInput } from '../../../functions/core/policy/policy.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
 import type { Actuator } from '../../../functions/ports/actuator.ts';
 import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';

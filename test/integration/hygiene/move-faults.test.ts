@@ -3,6 +3,7 @@
 // run only says; etcd refusing the move fails it; a delivery that dies mid-move is taken over
 // once its claim lapses; a move whose event was lost is asked again by the next check, and one
 // never delivered ends expired. The check itself: a member that cannot be scraped is named.
+import type { Clock } from '../../../functions/ports/clock.ts';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,12 +11,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { EventEnvelope } from '../../../events/catalogue.ts';
 import { openSqliteStore, type SqliteIncidentStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import { createStaticDirectory } from '../../../functions/adapters/local/static-directory.ts';
-import { systemClock } from '../../../functions/adapters/local/system-clock.ts';
-import type { Deps } from '../../../functions/app/deps.ts';
-import { moveDegradedLeader } from '../../../functions/app/hygiene-move.ts';
-import { checkLeaderHygiene } from '../../../functions/app/leader-hygiene-check.ts';
-import { emptyHygieneRecord, type HygieneMoveRecord } from '../../../functions/core/hygiene-record.ts';
-import { parsePolicy } from '../../../functions/core/policy.ts';
+import { systemClock } from '../../../functions/lib/system-clock.ts';
+import type { Deps } from '../../../functions/app/common/deps.ts';
+import { moveDegradedLeader } from '../../../functions/app/hygiene/hygiene-move.ts';
+import { checkLeaderHygiene } from '../../../functions/app/hygiene/leader-hygiene-check.ts';
+import { emptyHygieneRecord, type HygieneMoveRecord } from '../../../functions/core/hygiene/hygiene-record.ts';
+import { parsePolicy } from '../../../functions/core/policy/policy.ts';
 import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
 import type { ClusterEtcd } from '../../../functions/ports/cluster-etcd.ts';
 import { EtcdCallError, type EtcdTransport } from '../../../functions/ports/etcd.ts';
@@ -51,7 +52,7 @@ const faulty = (inner: EtcdTransport): EtcdTransport => ({
   close: () => inner.close(),
 });
 
-function depsFor(cluster: ClusterEntry, clock = systemClock): Deps {
+function depsFor(cluster: ClusterEntry, clock: Clock = systemClock): Deps {
   const etcdFor = (c: ClusterEntry): ClusterEtcd => {
     const real = etcd.etcdFor(c);
     return { ...real, transport: faulty(real.transport) };

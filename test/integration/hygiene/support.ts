@@ -2,8 +2,8 @@
 // CPU starvation in 400 ms stops, a pipeline running the periodic check every second, a writer
 // measuring the cluster's write latency, and waits on the check's judgements and the move's end.
 import type { EventEnvelope } from '../../../events/catalogue.ts';
-import type { HygieneRecord } from '../../../functions/core/hygiene-record.ts';
-import type { PolicyInput } from '../../../functions/core/policy.ts';
+import type { HygieneRecord } from '../../../functions/core/hygiene/hygiene-record.ts';
+import type { PolicyInput } from '../../../functions/core/policy/policy.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';
 import { startBackgroundWriter, type BackgroundWriter } from '../../support/background-writer.ts';

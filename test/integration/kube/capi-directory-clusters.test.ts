@@ -3,7 +3,7 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, expect, it } from 'vitest';
 import { createCapiDirectory } from '../../../functions/adapters/local/capi-directory.ts';
-import { parsePolicy } from '../../../functions/core/policy.ts';
+import { parsePolicy } from '../../../functions/core/policy/policy.ts';
 import { startKubeApiFake, type KubeApiFake } from '../../support/fakes/kube/api-server.ts';
 import { resourceType } from '../../support/fakes/kube/store.ts';
 

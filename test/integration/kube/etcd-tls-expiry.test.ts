@@ -12,7 +12,7 @@ import { connect as tlsConnect } from 'node:tls';
 import * as x509 from '@peculiar/x509';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKubeEtcd } from '../../../functions/adapters/kube/kube-etcd.ts';
-import type { ProbeSample } from '../../../functions/core/types.ts';
+import type { ProbeSample } from '../../../functions/core/common/types.ts';
 import { WaitAborted, waitFor } from '../../../functions/lib/wait-for.ts';
 import { freePort } from '../adapters/single-etcd.ts';
 import type { KubeApiFake } from '../../support/fakes/kube/api-server.ts';

@@ -7,8 +7,8 @@ import { createEtcd3Transport } from '../../../functions/adapters/etcd/index.ts'
 import { endpointStatusArgv, isEtcdFailure, parseEndpointStatus, type RelayCall } from '../../../functions/adapters/kube/exec-relay/exec-relay-etcdctl.ts';
 import { isObject, parseJsonNumbersAsText } from '../../../functions/adapters/kube/exec-relay/exec-relay-json.ts';
 import { collector } from '../../../functions/adapters/kube/streams/pod-streams-client.ts';
-import { classifyFailure } from '../../../functions/core/classify.ts';
-import type { MemberStatus } from '../../../functions/core/types.ts';
+import { classifyFailure } from '../../../functions/core/common/classify.ts';
+import type { MemberStatus } from '../../../functions/core/common/types.ts';
 import { startLab, type Lab, type LabMember } from '../../../infra/lab/lab.ts';
 import { startKubeApiFake, type KubeApiFake } from '../../support/fakes/kube/api-server.ts';
 import { probeUpgrade } from './upgrade-probe.ts';

@@ -4,8 +4,8 @@
 // etcd behind the FAKE API server, whose exec runs the real etcdctl.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKubeEtcd } from '../../../functions/adapters/kube/kube-etcd.ts';
-import { classifyFailure } from '../../../functions/core/classify.ts';
-import type { MemberProbe, PathName, PathProbe, ProbeSample } from '../../../functions/core/types.ts';
+import { classifyFailure } from '../../../functions/core/common/classify.ts';
+import type { MemberProbe, PathName, PathProbe, ProbeSample } from '../../../functions/core/common/types.ts';
 import { startKubeWorld, worldEtcdTls, type KubeWorld } from './kube-world.ts';
 
 // Roomy: the etcdctl runs of one probe share two busy cores with other tests.

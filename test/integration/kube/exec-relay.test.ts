@@ -13,8 +13,8 @@ import {
   type RelayCall,
 } from '../../../functions/adapters/kube/exec-relay/exec-relay-etcdctl.ts';
 import { memberListArgv, parseMemberList } from '../../../functions/adapters/kube/exec-relay/exec-relay-members.ts';
-import { classifyFailure } from '../../../functions/core/classify.ts';
-import type { EtcdFailure, MemberList, MemberStatus } from '../../../functions/core/types.ts';
+import { classifyFailure } from '../../../functions/core/common/classify.ts';
+import type { EtcdFailure, MemberList, MemberStatus } from '../../../functions/core/common/types.ts';
 import { EtcdCallError } from '../../../functions/ports/etcd.ts';
 import { startLab, type Lab, type LabMember } from '../../../infra/lab/lab.ts';
 

@@ -4,7 +4,7 @@
 // incident whose member was never placed on a Node.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeEvent, type DetailOf, type EventEnvelope } from '../../../events/catalogue.ts';
-import type { ClusterView } from '../../../functions/core/view.ts';
+import type { ClusterView } from '../../../functions/core/view/view.ts';
 import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
 import { startIncidentObjectEvents } from '../../../infra/local/incident-object-events.ts';

@@ -6,7 +6,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKubeEtcd } from '../../../functions/adapters/kube/kube-etcd.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
-import type { ProbeSample } from '../../../functions/core/types.ts';
+import type { ProbeSample } from '../../../functions/core/common/types.ts';
 import { startKubeWorld, worldEtcdTls, type KubeWorld } from './kube-world.ts';
 
 const DEADLINE_MS = 4_000;

@@ -5,7 +5,7 @@
 // cut (peers still reach it, so the followers keep naming it leader), and the runtime waits out a
 // long grace window on it.
 import { describe, expect, it } from 'vitest';
-import { systemClock } from '../../../functions/adapters/local/system-clock.ts';
+import { systemClock } from '../../../functions/lib/system-clock.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { startRequestWatcher, type RequestWatcher } from '../../../infra/local/request-watcher.ts';
 import { startPipeline, type Pipeline } from '../e2e/pipeline.ts';

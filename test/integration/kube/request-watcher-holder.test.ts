@@ -5,7 +5,7 @@
 // runtime is a stand-in whose report opens an incident in a real store; the endings are written
 // into the store as the steps write them.
 import { describe, expect, it } from 'vitest';
-import type { Decision } from '../../../functions/core/decision.ts';
+import type { Decision } from '../../../functions/core/common/decision.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
 import { startRequestWatcher } from '../../../infra/local/request-watcher.ts';

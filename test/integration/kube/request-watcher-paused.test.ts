@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { REQUEST_GROUP, REQUEST_VERSION } from '../../../functions/adapters/kube/cluster-api/remediation-requests.ts';
 import type { SqliteIncidentStore } from '../../../functions/adapters/local/sqlite-store.ts';
-import type { Decision } from '../../../functions/core/decision.ts';
+import type { Decision } from '../../../functions/core/common/decision.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
 import type { Log } from '../../../functions/ports/log.ts';
 import { startRequestWatcher, type RequestWatcherOptions } from '../../../infra/local/request-watcher.ts';

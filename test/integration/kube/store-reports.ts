@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { RemediationRequest } from '../../../functions/adapters/kube/cluster-api/remediation-requests.ts';
 import { createInProcessBus } from '../../../functions/adapters/local/in-process-bus.ts';
 import { openSqliteStore, type SqliteIncidentStore } from '../../../functions/adapters/local/sqlite-store.ts';
-import { systemClock } from '../../../functions/adapters/local/system-clock.ts';
+import { systemClock } from '../../../functions/lib/system-clock.ts';
 import type { Clock } from '../../../functions/ports/clock.ts';
 import type { Incident, IncidentStore } from '../../../functions/ports/incident-store.ts';
 import type { Scheduler } from '../../../functions/ports/scheduler.ts';

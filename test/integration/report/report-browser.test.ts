@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { membersSeen } from '../../../functions/core/journal.ts';
+import { membersSeen } from '../../../functions/core/incident/journal.ts';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';
 import { reportModel } from '../../../infra/local/report/report-model.ts';
 import { renderReport } from '../../../infra/local/report/report-page.ts';

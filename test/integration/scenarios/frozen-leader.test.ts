@@ -2,9 +2,9 @@
 // followers elect a new leader within a few election timeouts. move-leader must follow that
 // election and never treat the frozen member as an unreachable leader once others lead.
 import { describe, expect, it } from 'vitest';
-import { parsePolicy } from '../../../functions/core/policy.ts';
-import { NO_LEADER } from '../../../functions/core/types.ts';
-import type { ClusterView } from '../../../functions/core/view.ts';
+import { parsePolicy } from '../../../functions/core/policy/policy.ts';
+import { NO_LEADER } from '../../../functions/core/common/types.ts';
+import type { ClusterView } from '../../../functions/core/view/view.ts';
 import { labPerTest, replayIncident, scenarioPolicy, type Observation, type ReplayStep } from './support.ts';
 
 /** Short probes, so the election has a chance of being seen while it runs. */

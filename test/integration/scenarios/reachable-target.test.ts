@@ -2,8 +2,8 @@
 // leadership over the real transport first, and only then goes. Driven through the application's
 // steps (probe-members, move-leader, schedule-retry, remediate) on a real lab.
 import { describe, expect, it } from 'vitest';
-import { planIncident } from '../../../functions/app/plan-incident.ts';
-import type { MoveAttempt } from '../../../functions/core/move-steps.ts';
+import { planIncident } from '../../../functions/app/common/plan-incident.ts';
+import type { MoveAttempt } from '../../../functions/core/move/move-steps.ts';
 import { labPerTest, memberAt, waitUntilGone } from './support.ts';
 
 describe('a reachable target on a real 3-member cluster', () => {

@@ -3,11 +3,11 @@
 // removal without a move, and remediate removes it through a follower, leaving a healthy 2-member
 // cluster. Driven through the application's steps on a real lab, retries honoured when they are due.
 import { describe, expect, it } from 'vitest';
-import { probeCluster } from '../../../functions/app/probe-cluster.ts';
-import type { Decision } from '../../../functions/core/decision.ts';
-import type { LeaderJudgement } from '../../../functions/core/evidence.ts';
-import { parsePolicy } from '../../../functions/core/policy.ts';
-import { NO_LEADER } from '../../../functions/core/types.ts';
+import { probeCluster } from '../../../functions/app/view/probe-cluster.ts';
+import type { Decision } from '../../../functions/core/common/decision.ts';
+import type { LeaderJudgement } from '../../../functions/core/view/evidence.ts';
+import { parsePolicy } from '../../../functions/core/policy/policy.ts';
+import { NO_LEADER } from '../../../functions/core/common/types.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { labPerTest, memberAt, scenarioPolicy, waitUntilGone } from './support.ts';
 

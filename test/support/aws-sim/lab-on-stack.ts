@@ -4,8 +4,8 @@
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { Etcd3 } from 'etcd3';
 import { putCluster } from '../../../functions/adapters/aws/cluster-registration.ts';
-import type { PolicyInput } from '../../../functions/core/policy.ts';
-import type { RemovalRecord } from '../../../functions/core/replacement.ts';
+import type { PolicyInput } from '../../../functions/core/policy/policy.ts';
+import type { RemovalRecord } from '../../../functions/core/replacement/replacement.ts';
 import type { Lab } from '../../../infra/lab/lab.ts';
 import type { DeployedStack } from './deployed-stack.ts';
 

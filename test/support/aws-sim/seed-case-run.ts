@@ -5,7 +5,7 @@
 // journal (when it saw the new leader stand, not when a caller polled). Shared by the AWS
 // seed-case test and demo:aws.
 import { waitFor } from '../../../functions/lib/wait-for.ts';
-import type { PolicyInput } from '../../../functions/core/policy.ts';
+import type { PolicyInput } from '../../../functions/core/policy/policy.ts';
 import type { TerminalEvent } from '../../../infra/local/runtime.ts';
 import type { Lab, LabMember } from '../../../infra/lab/lab.ts';
 import { startPipeline } from '../../integration/e2e/pipeline.ts';
@@ -87,4 +87,4 @@ export async function seedCaseLocal(lab: Lab): Promise<{ leader: LabMember; outc
   }
 }
 
-export { median } from '../../../functions/core/stats.ts';
+export { median } from '../../../functions/core/common/stats.ts';

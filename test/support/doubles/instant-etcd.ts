@@ -7,7 +7,7 @@ import { createProber, directPaths } from '../../../functions/adapters/etcd/inde
 import type { Clock } from '../../../functions/ports/clock.ts';
 import type { ClusterEtcd } from '../../../functions/ports/cluster-etcd.ts';
 import { EtcdCallError, type EndpointTarget, type EtcdMemberClient, type EtcdTransport } from '../../../functions/ports/etcd.ts';
-import type { MemberId, MemberInfo, MemberList, MemberStatus } from '../../../functions/core/types.ts';
+import type { MemberId, MemberInfo, MemberList, MemberStatus } from '../../../functions/core/common/types.ts';
 import { streamEtcdSnapshot } from '../etcd-snapshot-bytes.ts';
 import { etcdGuardFake } from '../fakes/etcd-guard-fake.ts';
 

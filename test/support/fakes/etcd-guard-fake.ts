@@ -5,8 +5,8 @@
 import type { Clock } from '../../../functions/ports/clock.ts';
 import type { ClusterGuard, ClusterHolds, LockHolder, RemovalRecord } from '../../../functions/ports/cluster-guard.ts';
 import { EtcdCallError } from '../../../functions/ports/etcd.ts';
-import { holdField } from '../../../functions/core/cluster-holds.ts';
-import type { EtcdFailure } from '../../../functions/core/types.ts';
+import { holdField } from '../../../functions/core/fleet/cluster-holds.ts';
+import type { EtcdFailure } from '../../../functions/core/common/types.ts';
 
 type Call = Exclude<keyof ClusterGuard, 'where'>;
 

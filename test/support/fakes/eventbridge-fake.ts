@@ -20,7 +20,7 @@
 // Latency and retry waits run on timers; only the event's `time` is read from the fake's clock.
 import { randomUUID } from 'node:crypto';
 import { type Clock } from '../../../functions/ports/clock.ts';
-import { systemClock } from '../../../functions/adapters/local/system-clock.ts';
+import { systemClock } from '../../../functions/lib/system-clock.ts';
 import type { EventBridgeEvent } from '../../../functions/lambda/eventbridge.ts';
 import { busNameOf, busNamesOf, type CfnRefs, type CfnTemplate } from './cfn-template.ts';
 import { compress } from './compression.ts';

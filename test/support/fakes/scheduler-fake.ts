@@ -16,7 +16,7 @@
 // - The Scheduler→bus hop itself takes `latencyMs` on top.
 // A time already past fires at the next chance (the guide does not say; a schedule is never early).
 import { type Clock } from '../../../functions/ports/clock.ts';
-import { systemClock } from '../../../functions/adapters/local/system-clock.ts';
+import { systemClock } from '../../../functions/lib/system-clock.ts';
 import { busNameOf } from './cfn-template.ts';
 import { compress } from './compression.ts';
 import { dueTimer } from './due-timer.ts';

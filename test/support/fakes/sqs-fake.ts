@@ -18,7 +18,7 @@
 // The visibility timeout is compressible (compression.ts); DelaySeconds is the sender's.
 import { createHash, randomUUID } from 'node:crypto';
 import { type Clock } from '../../../functions/ports/clock.ts';
-import { systemClock } from '../../../functions/adapters/local/system-clock.ts';
+import { systemClock } from '../../../functions/lib/system-clock.ts';
 import { queueAttributesOf, type CfnTemplate, type QueueAttributes } from './cfn-template.ts';
 import { compress } from './compression.ts';
 import { dueTimer } from './due-timer.ts';

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { metricsUrlOf } from '../../../functions/adapters/etcd/member-metrics.ts';
 import { scrapeOf } from '../../../functions/adapters/etcd/metrics-scrape.ts';
-import type { MemberStatus } from '../../../functions/core/types.ts';
+import type { MemberStatus } from '../../../functions/core/common/types.ts';
 import { parsePrometheusText } from '../../../functions/lib/prometheus-text.ts';
 
 const STATUS: MemberStatus = {

@@ -3,13 +3,13 @@
 // retries), then handed to stepFailed (the on-failure destination). The scheduler is a map of
 // named timers that fire, earliest first, whenever nothing else is queued. All on a manual clock.
 import { routes, type EventEnvelope, type FunctionName } from '../../../events/catalogue.ts';
-import type { Deps } from '../../../functions/app/deps.ts';
-import { isReplacementCheck } from '../../../functions/app/check-replacement.ts';
-import { moveLeader } from '../../../functions/app/move-leader.ts';
-import { probeMembers } from '../../../functions/app/probe-members.ts';
-import { remediate } from '../../../functions/app/remediate.ts';
-import { scheduleRetry } from '../../../functions/app/schedule-retry.ts';
-import { stepFailed } from '../../../functions/app/step-failed.ts';
+import type { Deps } from '../../../functions/app/common/deps.ts';
+import { isReplacementCheck } from '../../../functions/app/replacement/check-replacement.ts';
+import { moveLeader } from '../../../functions/app/move/move-leader.ts';
+import { probeMembers } from '../../../functions/app/incident/probe-members.ts';
+import { remediate } from '../../../functions/app/removal/remediate.ts';
+import { scheduleRetry } from '../../../functions/app/incident/schedule-retry.ts';
+import { stepFailed } from '../../../functions/app/incident/step-failed.ts';
 import type { ManualClock } from '../../support/manual-clock.ts';
 import type { ScheduleRequest } from '../../../functions/ports/scheduler.ts';
 

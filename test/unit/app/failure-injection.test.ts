@@ -5,9 +5,9 @@
 // blocks with a reason; none is left open with nothing scheduled and nothing in flight.
 import { afterAll, describe, expect, it } from 'vitest';
 import { incidentIdOf } from '../../../events/catalogue.ts';
-import type { Deps } from '../../../functions/app/deps.ts';
-import { sweepStalled } from '../../../functions/app/sweep.ts';
-import { parsePolicy } from '../../../functions/core/policy.ts';
+import type { Deps } from '../../../functions/app/common/deps.ts';
+import { sweepStalled } from '../../../functions/app/incident/sweep.ts';
+import { parsePolicy } from '../../../functions/core/policy/policy.ts';
 import type { ReplaceRequest } from '../../../functions/ports/actuator.ts';
 import { manualClock } from '../../support/manual-clock.ts';
 import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';

@@ -1,13 +1,13 @@
 // The application steps on fakes: a real SQLite store, a recording bus, and an etcd whose probe
 // answers whatever sample the test sets.
 import type { DetailOf, DetailType, EventEnvelope } from '../../../events/catalogue.ts';
-import type { Deps } from '../../../functions/app/deps.ts';
-import { moveLeader } from '../../../functions/app/move-leader.ts';
-import { probeMembers } from '../../../functions/app/probe-members.ts';
-import { remediate } from '../../../functions/app/remediate.ts';
-import { scheduleRetry } from '../../../functions/app/schedule-retry.ts';
-import { parsePolicy, type PolicyInput } from '../../../functions/core/policy.ts';
-import type { ProbeSample } from '../../../functions/core/types.ts';
+import type { Deps } from '../../../functions/app/common/deps.ts';
+import { moveLeader } from '../../../functions/app/move/move-leader.ts';
+import { probeMembers } from '../../../functions/app/incident/probe-members.ts';
+import { remediate } from '../../../functions/app/removal/remediate.ts';
+import { scheduleRetry } from '../../../functions/app/incident/schedule-retry.ts';
+import { parsePolicy, type PolicyInput } from '../../../functions/core/policy/policy.ts';
+import type { ProbeSample } from '../../../functions/core/common/types.ts';
 import { etcdOnlyActuator } from '../../../functions/adapters/etcd/etcd-only-actuator.ts';
 import { manualClock, type ManualClock } from '../../support/manual-clock.ts';
 import { UnknownClusterError, type ClusterEntry } from '../../../functions/ports/cluster-directory.ts';

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { moveLeader } from '../../../functions/app/move-leader.ts';
-import { probeMembers } from '../../../functions/app/probe-members.ts';
-import { remediate } from '../../../functions/app/remediate.ts';
-import { scheduleRetry } from '../../../functions/app/schedule-retry.ts';
+import { moveLeader } from '../../../functions/app/move/move-leader.ts';
+import { probeMembers } from '../../../functions/app/incident/probe-members.ts';
+import { remediate } from '../../../functions/app/removal/remediate.ts';
+import { scheduleRetry } from '../../../functions/app/incident/schedule-retry.ts';
 import { asInvocation } from '../../../functions/lib/invocation.ts';
 import { UnknownClusterError } from '../../../functions/ports/cluster-directory.ts';
 import { EtcdCallError } from '../../../functions/ports/etcd.ts';

@@ -3,8 +3,8 @@
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { detailTypes, makeEvent, type EventEnvelope } from '../../../events/catalogue.ts';
-import { endingStates, incidentEndings } from '../../../functions/core/incident-endings.ts';
-import { metricRow, metricTable, prometheusName } from '../../../functions/core/metric-names.ts';
+import { endingStates, incidentEndings } from '../../../functions/core/incident/incident-endings.ts';
+import { metricRow, metricTable, prometheusName } from '../../../functions/core/incident/metric-names.ts';
 import { deadLetterMetrics, outcomeMetrics, type MetricPoint } from '../../../functions/lambda/outcome-metrics.ts';
 import { prometheusMetrics } from '../../../infra/local/prometheus-metrics.ts';
 import { loadSample } from '../events/samples.ts';

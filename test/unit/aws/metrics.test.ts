@@ -2,7 +2,7 @@
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { makeEvent, type DetailType, type EventEnvelope } from '../../../events/catalogue.ts';
-import { commit, flushLeftOutbox, flushOutbox } from '../../../functions/app/step.ts';
+import { commit, flushLeftOutbox, flushOutbox } from '../../../functions/app/common/step.ts';
 import type { Bus } from '../../../functions/ports/bus.ts';
 import type { IncidentStore } from '../../../functions/ports/incident-store.ts';
 import { meteredBus, meteredDeadLetters, powertoolsSink, type MetricSink } from '../../../functions/lambda/metered-bus.ts';

@@ -7,7 +7,7 @@ import { awsDepsFromEnv } from '../../../functions/aws-wiring/pipeline-deps.ts';
 import { InvalidEnvError } from '../../../functions/aws-wiring/env.ts';
 import { awsIntakeDepsFromEnv } from '../../../functions/aws-wiring/intake-deps.ts';
 import { policyDefaultsFromEnv } from '../../../functions/aws-wiring/policy-defaults-env.ts';
-import { defaultPolicy } from '../../../functions/core/policy.ts';
+import { defaultPolicy } from '../../../functions/core/policy/policy.ts';
 import { fullEnv } from './env-fixture.ts';
 
 const full = fullEnv;

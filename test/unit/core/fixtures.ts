@@ -9,9 +9,9 @@ import {
   type PathProbe,
   type ProbeSample,
   type Reachability,
-} from '../../../functions/core/types.ts';
-import { buildClusterView, type ClusterView } from '../../../functions/core/view.ts';
-import { parsePolicy, type Policy, type PolicyInput } from '../../../functions/core/policy.ts';
+} from '../../../functions/core/common/types.ts';
+import { buildClusterView, type ClusterView } from '../../../functions/core/view/view.ts';
+import { parsePolicy, type Policy, type PolicyInput } from '../../../functions/core/policy/policy.ts';
 
 /** Member ids in the shape etcdctl prints them. Index i is member etcd-i. */
 export const ids = [

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseEvent } from '../../../events/validate.ts';
 import { checkRegistration, ClusterRegistrationError } from '../../../functions/adapters/aws/cluster-registration.ts';
-import { carriesCredentials, withoutCredentials } from '../../../functions/core/endpoint-url.ts';
+import { carriesCredentials, withoutCredentials } from '../../../functions/core/common/endpoint-url.ts';
 import { loadSample } from './samples.ts';
 
 const PASSWORD = 'S3cretPw';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TEXT_LIMITS, VIEW_LIMITS } from '../../../functions/core/view-limits.ts';
+import { TEXT_LIMITS, VIEW_LIMITS } from '../../../functions/core/common/view-limits.ts';
 import { parseEnvelope, parseEvent } from '../../../events/validate.ts';
 import { incidentIdOf, EVENT_SOURCE } from '../../../events/catalogue.ts';
 import { loadSample } from './samples.ts';

@@ -1,10 +1,10 @@
 // The embedded runtime's periodic checks (here the learner check) when a cluster's entry cannot be read (its secrets
 // refused, say): the failure is logged, never thrown, the rounds go on, and stop() ends them.
 import { describe, expect, it } from 'vitest';
-import type { Deps } from '../../../functions/app/deps.ts';
-import { parsePolicy } from '../../../functions/core/policy.ts';
+import type { Deps } from '../../../functions/app/common/deps.ts';
+import { parsePolicy } from '../../../functions/core/policy/policy.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
-import { systemClock } from '../../../functions/adapters/local/system-clock.ts';
+import { systemClock } from '../../../functions/lib/system-clock.ts';
 import { clusterRounds, learnerCheck } from '../../../infra/local/cluster-rounds.ts';
 
 describe('learner checks on the embedded runtime', () => {

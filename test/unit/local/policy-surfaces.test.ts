@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { checkRegistration } from '../../../functions/adapters/aws/cluster-registration.ts';
 import { checkPolicyDefaults } from '../../../functions/adapters/aws/policy-defaults.ts';
 import { policyDefaultsFromEnv } from '../../../functions/aws-wiring/policy-defaults-env.ts';
-import { parsePolicy, policySchema, type Policy } from '../../../functions/core/policy.ts';
+import { parsePolicy, policySchema, type Policy } from '../../../functions/core/policy/policy.ts';
 import { UsageError } from '../../../infra/local/cli/args.ts';
 import { clusterFromFlags } from '../../../infra/local/cli/cluster-flags.ts';
 import { ConfigError, loadConfig, policyInputFromConfig } from '../../../infra/local/cli/config.ts';

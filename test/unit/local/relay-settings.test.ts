@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkRegistration, ClusterRegistrationError } from '../../../functions/adapters/aws/cluster-registration.ts';
-import { podPathProblem } from '../../../functions/core/pod-path.ts';
+import { podPathProblem } from '../../../functions/core/common/pod-path.ts';
 import { UsageError } from '../../../infra/local/cli/args.ts';
 import { clusterAccessFromFlags, relayFromFlags } from '../../../infra/local/cli/cluster-flags.ts';
 import { ConfigError, loadConfig, withKubeAccess } from '../../../infra/local/cli/config.ts';

@@ -1,10 +1,10 @@
 // The incident report's model, pure: a lane per member with what each probe saw, the marks in time
 // order, the grace window, the figures, and every outside string escaped once the page is drawn.
 import { describe, expect, it } from 'vitest';
-import type { Decision } from '../../../functions/core/decision.ts';
-import { membersSeen, type JournalEntry, type JournalLine } from '../../../functions/core/journal.ts';
-import type { PathName } from '../../../functions/core/types.ts';
-import type { ClusterView } from '../../../functions/core/view.ts';
+import type { Decision } from '../../../functions/core/common/decision.ts';
+import { membersSeen, type JournalEntry, type JournalLine } from '../../../functions/core/incident/journal.ts';
+import type { PathName } from '../../../functions/core/common/types.ts';
+import type { ClusterView } from '../../../functions/core/view/view.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
 import { reportModel } from '../../../infra/local/report/report-model.ts';
 import { renderReport } from '../../../infra/local/report/report-page.ts';

@@ -1,7 +1,7 @@
 // A remediation request looks for its incident among the ones it can follow, however many
 // incidents its cluster had before it was made.
 import { afterEach, describe, expect, it } from 'vitest';
-import { targetKeyOf } from '../../../functions/core/target.ts';
+import { targetKeyOf } from '../../../functions/core/view/target.ts';
 import { openSqliteStore, type SqliteIncidentStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import { incidentsSince } from '../../../infra/local/request-history.ts';
 import { incidentOfRequest } from '../../../infra/local/request-incident.ts';

@@ -3,8 +3,8 @@
 // from the event and from the incident read again after a restart alike.
 import { describe, expect, it } from 'vitest';
 import { makeEvent } from '../../../events/catalogue.ts';
-import { pausedStep } from '../../../functions/core/fleet-gate.ts';
-import { parsePolicy } from '../../../functions/core/policy.ts';
+import { pausedStep } from '../../../functions/core/fleet/fleet-gate.ts';
+import { parsePolicy } from '../../../functions/core/policy/policy.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
 import { statusOfEvent, statusOfIncident } from '../../../infra/local/request-status.ts';
 import { loadSample } from '../events/samples.ts';

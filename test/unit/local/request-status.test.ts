@@ -3,7 +3,7 @@
 // no recovery, and an ending the request outlives says where it goes on.
 import { describe, expect, it } from 'vitest';
 import { makeEvent, type EventEnvelope } from '../../../events/catalogue.ts';
-import type { Decision } from '../../../functions/core/decision.ts';
+import type { Decision } from '../../../functions/core/common/decision.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
 import { goesOnAfter, goesOnAfterEvent, statusOfEvent, statusOfIncident } from '../../../infra/local/request-status.ts';
 import { loadSample } from '../events/samples.ts';

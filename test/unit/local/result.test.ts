@@ -2,8 +2,8 @@
 // was decided last, and never a reason nobody decided.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeEvent } from '../../../events/catalogue.ts';
-import type { Decision, LeaderMove } from '../../../functions/core/decision.ts';
-import type { DecisionLine } from '../../../functions/core/journal.ts';
+import type { Decision, LeaderMove } from '../../../functions/core/common/decision.ts';
+import type { DecisionLine } from '../../../functions/core/incident/journal.ts';
 import { resultOf } from '../../../infra/local/cli/result.ts';
 import { openSqliteStore, type SqliteIncidentStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import { tempDir, type TempDir } from './helpers.ts';

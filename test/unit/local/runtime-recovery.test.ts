@@ -3,7 +3,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EventEnvelope } from '../../../events/catalogue.ts';
 import type { ClusterEtcd } from '../../../functions/ports/cluster-etcd.ts';
-import { parsePolicy } from '../../../functions/core/policy.ts';
+import { parsePolicy } from '../../../functions/core/policy/policy.ts';
 import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import { createLocalRuntime, type LocalRuntime } from '../../../infra/local/runtime.ts';
 import { createStaticDirectory } from '../../../functions/adapters/local/static-directory.ts';

@@ -3,7 +3,7 @@
 // incidents opened after start run as usual.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { incidentIdOf, type EventEnvelope } from '../../../events/catalogue.ts';
-import { parsePolicy } from '../../../functions/core/policy.ts';
+import { parsePolicy } from '../../../functions/core/policy/policy.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
 import { createLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '../../../infra/local/runtime.ts';
 import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';

@@ -1,10 +1,10 @@
 // The state file's CHECK on an incident's state is shipped schema, never edited: a new state needs
 // a new migration, and this test says so by holding the schema a file gets to the states of the
-// incident entity (functions/core/incident.ts), every ending's included.
+// incident entity (functions/core/incident/incident.ts), every ending's included.
 import { DatabaseSync } from 'node:sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
-import { incidentStates } from '../../../functions/core/incident.ts';
-import { endingStates } from '../../../functions/core/incident-endings.ts';
+import { incidentStates } from '../../../functions/core/incident/incident.ts';
+import { endingStates } from '../../../functions/core/incident/incident-endings.ts';
 import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import { tempDir, type TempDir } from './helpers.ts';
 

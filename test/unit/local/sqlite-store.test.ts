@@ -1,7 +1,7 @@
 import { DatabaseSync } from 'node:sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { remediationHistoryFrom } from '../../../functions/core/remediation-history.ts';
-import { targetKeyOf } from '../../../functions/core/target.ts';
+import { remediationHistoryFrom } from '../../../functions/core/removal/remediation-history.ts';
+import { targetKeyOf } from '../../../functions/core/view/target.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
 import { BASE_VERSION, migrations, SCHEMA_VERSION } from '../../../functions/adapters/local/sqlite-migrations.ts';
 import { StateFileError } from '../../../functions/adapters/local/state-file.ts';

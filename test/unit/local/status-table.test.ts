@@ -1,8 +1,8 @@
 // The status table as a person reads it: what needs a person first, ages and next steps in short
 // words, columns aligned, and cut with … to the terminal's width rather than wrapped.
 import { describe, expect, it } from 'vitest';
-import type { Decision } from '../../../functions/core/decision.ts';
-import type { HygieneMoveRecord } from '../../../functions/core/hygiene-record.ts';
+import type { Decision } from '../../../functions/core/common/decision.ts';
+import type { HygieneMoveRecord } from '../../../functions/core/hygiene/hygiene-record.ts';
 import { formatAge } from '../../../infra/local/cli/duration.ts';
 import {
   formatDue,

@@ -3,7 +3,7 @@
 // cannot even be read backs off the same way, and the scheduler wakes again on its own.
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { systemClock } from '../../../functions/adapters/local/system-clock.ts';
+import { systemClock } from '../../../functions/lib/system-clock.ts';
 import type { TimerStore } from '../../../functions/ports/incident-store.ts';
 import type { ScheduledEvent } from '../../../functions/ports/scheduler.ts';
 import { openSqliteStore, type SqliteIncidentStore } from '../../../functions/adapters/local/sqlite-store.ts';

@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { handleWhen, retry } from 'cockatiel';
 import { PatchStrategy, setHeaderOptions, V1MicroTime, type CoreV1Api, type CoreV1Event, type CustomObjectsApi } from '@kubernetes/client-node';
 import { doublingBackoff } from '../../../lib/doubling-backoff.ts';
-import { setNewest } from '../../../core/newest-first.ts';
+import { setNewest } from '../../../core/common/index.ts';
 import {
   eventKey,
   eventName,
@@ -21,7 +21,7 @@ import {
   type InvolvedObject,
   type ObjectEventSaid,
   type SpamFilterOptions,
-} from '../../../core/object-events.ts';
+} from '../../../core/kubernetes/index.ts';
 import type { Log } from '../../../ports/log.ts';
 import { describeKubeError, isNotFound } from '../api-errors.ts';
 import type { RemediationRequest } from './remediation-requests.ts';

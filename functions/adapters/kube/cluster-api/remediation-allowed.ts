@@ -8,7 +8,7 @@
 // of a Machine are those of its Cluster whose selector matches its labels (machineToMachineHealthCheck,
 // HasMatchingLabels: an empty selector matches nothing); the one that made a request is the one
 // whose template it was cloned from. Pure.
-import type { ReasonCode } from '../../../core/reason-table.ts';
+import type { ReasonCode } from '../../../core/common/index.ts';
 import { describePause, objectName, pauseOf, type Pause } from './cluster-paused.ts';
 
 export interface KubeObjectShape {

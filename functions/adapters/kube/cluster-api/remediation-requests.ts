@@ -2,9 +2,8 @@
 // unhealthy Machine, in its namespace, labelled with its Cluster) when it wants the Machine
 // remediated, and deletes once the Machine is healthy again. Read here, and its status written.
 import { PatchStrategy, setHeaderOptions, type CustomObjectsApi, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
-import { requestEndPhases, type EndingPhase } from '../../../core/incident-endings.ts';
-import { isIncidentId } from '../../../core/incident-id.ts';
-import type { Condition } from '../../../core/request-conditions.ts';
+import { requestEndPhases, type EndingPhase, isIncidentId } from '../../../core/incident/index.ts';
+import type { Condition } from '../../../core/kubernetes/index.ts';
 import { describeKubeError, isNotFound } from '../api-errors.ts';
 import { CLUSTER_NAME_LABEL } from './machines.ts';
 

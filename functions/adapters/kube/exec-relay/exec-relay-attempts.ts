@@ -1,6 +1,6 @@
 // The exec relay tries one etcd pod after another for a member. Pure: when to stop, how to split
 // the call's deadline between the pods, and the one failure said for all of them.
-import type { EtcdFailure } from '../../../core/types.ts';
+import type { EtcdFailure } from '../../../core/common/index.ts';
 import type { PodAddress } from '../kube-paths.ts';
 import type { StreamFailureCause } from '../streams/pod-streams.ts';
 

@@ -4,7 +4,7 @@
 // etcd pod the last look offered, the endpoint's own first, until one relays; an action (move
 // leader, remove a member) goes only through the endpoint's pod, the one a probe saw answer, so
 // what is said of it names the pod it went through.
-import type { EtcdFailure, MemberId, MemberInfo, MemberList, MemberStatus } from '../../../core/types.ts';
+import type { EtcdFailure, MemberId, MemberInfo, MemberList, MemberStatus } from '../../../core/common/index.ts';
 import { EtcdCallError, type EndpointTarget, type EtcdMemberClient } from '../../../ports/etcd.ts';
 import { endsTheSearch, everyRelayFailed, relaySliceMs, type RelayAttempt, type RelayCandidate } from './exec-relay-attempts.ts';
 import {

@@ -1,9 +1,8 @@
 // etcdctl's stderr and exit status to the EtcdFailure the etcd3 adapter gives for the same event.
 // The text is handed to the etcd adapter's own normalizer, so both paths share one set of rules;
 // only what etcdctl says differently from grpc-js is translated here.
-import { grpcCode as GRPC } from '../../../core/classification-table.ts';
-import type { EtcdFailure } from '../../../core/types.ts';
-import { normalizeEtcdError } from '../../etcd/normalize-error.ts';
+import { grpcCode as GRPC, type EtcdFailure } from '../../../core/common/index.ts';
+import { normalizeEtcdError } from '../../etcd/index.ts';
 
 /** grpc-go's code names, as etcdctl's zap warning prints them ("rpc error: code = X desc = Y"). */
 const GO_CODES: Record<string, number> = {

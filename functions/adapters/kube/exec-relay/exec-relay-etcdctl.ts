@@ -9,8 +9,8 @@
 // `env ETCDCTL_API=3` for older images that have coreutils. `sh -c` is avoided: it needs a shell
 // and quoting.
 import type { IStatusResponse } from 'etcd3';
-import type { EtcdFailure, MemberId, MemberStatus } from '../../../core/types.ts';
-import { toMemberStatus } from '../../etcd/convert.ts';
+import type { EtcdFailure, MemberId, MemberStatus } from '../../../core/common/index.ts';
+import { toMemberStatus } from '../../etcd/index.ts';
 import { failureFromStderr } from './exec-relay-errors.ts';
 import { decimalField, headerOf, isObject, parseJsonNumbersAsText, stringField, type JsonObject } from './exec-relay-json.ts';
 

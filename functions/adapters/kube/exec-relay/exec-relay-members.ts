@@ -1,8 +1,8 @@
 // The exec relay's membership calls: `member list` (a seed's view of the cluster) and
 // `member remove`, with their JSON parsed into the etcd3 adapter's own shapes.
 import type { IMember, IMemberListResponse } from 'etcd3';
-import type { EtcdFailure, MemberId, MemberInfo, MemberList } from '../../../core/types.ts';
-import { toMemberInfo, toMemberList } from '../../etcd/convert.ts';
+import type { EtcdFailure, MemberId, MemberInfo, MemberList } from '../../../core/common/index.ts';
+import { toMemberInfo, toMemberList } from '../../etcd/index.ts';
 import { failureFromStderr } from './exec-relay-errors.ts';
 import { decimalField, headerOf, isObject, parseJsonNumbersAsText, stringField, type JsonObject } from './exec-relay-json.ts';
 import { globalFlags, type RelayCall } from './exec-relay-etcdctl.ts';

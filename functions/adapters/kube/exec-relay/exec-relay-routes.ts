@@ -1,6 +1,6 @@
 // Which etcd pods the exec relay may run etcdctl in for each member, from the latest workload
 // look, and which one relayed for it last: that one goes first in the next probe and the next call.
-import type { MemberInfo } from '../../../core/types.ts';
+import type { MemberInfo } from '../../../core/common/index.ts';
 import { execRelayEndpoint, podOfMember, relayCandidates, type PodAddress } from '../kube-paths.ts';
 import type { WorkloadSnapshot } from '../workload.ts';
 import type { RelayCandidate } from './exec-relay-attempts.ts';

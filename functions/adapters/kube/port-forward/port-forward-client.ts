@@ -4,7 +4,7 @@
 // so the failure is taken from the forward, which read the API server's own answer. The local URL
 // is https when the connection has TLS material (kubeadm's server certificates name 127.0.0.1).
 import { EtcdCallError, type EndpointTarget, type TlsFiles } from '../../../ports/etcd.ts';
-import type { MemberClientOptions } from '../../etcd/member-client.ts';
+import type { MemberClientOptions } from '../../etcd/index.ts';
 import type { EtcdClientCredentials } from '../etcd-credentials.ts';
 import { parsePortForwardEndpoint } from '../kube-paths.ts';
 import { createRenewingClient, type Diagnose, type RenewingClient } from '../renewing-client.ts';

@@ -3,7 +3,7 @@
 // What failed and why is classified here, from the API server's own answer, so a message can say
 // "kubelet not responding" or "containerd down" rather than "Unexpected server response: 500".
 // Implemented by createPodStreams (pod-streams-client.ts).
-import type { Reachability } from '../../../core/types.ts';
+import type { Reachability } from '../../../core/common/index.ts';
 
 export interface PodRef {
   namespace: string;

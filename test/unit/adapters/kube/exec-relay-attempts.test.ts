@@ -12,8 +12,8 @@ import {
 import { createRelayRoutes } from '../../../../functions/adapters/kube/exec-relay/exec-relay-routes.ts';
 import type { StreamFailureCause } from '../../../../functions/adapters/kube/streams/pod-streams.ts';
 import type { WorkloadSnapshot } from '../../../../functions/adapters/kube/workload.ts';
-import { classifyFailure } from '../../../../functions/core/classify.ts';
-import type { EtcdFailure, MemberInfo } from '../../../../functions/core/types.ts';
+import { classifyFailure } from '../../../../functions/core/common/classify.ts';
+import type { EtcdFailure, MemberInfo } from '../../../../functions/core/common/types.ts';
 
 const relay = (n: number, own = false): RelayCandidate => ({ namespace: 'kube-system', name: `etcd-cp-${n}`, own });
 

@@ -4,8 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { hexClusterId, hexMemberId } from '../../../../functions/adapters/etcd/member-id.ts';
 import { parseMemberList, parseMemberRemove } from '../../../../functions/adapters/kube/exec-relay/exec-relay-members.ts';
-import { classifyFailure } from '../../../../functions/core/classify.ts';
-import type { EtcdFailure } from '../../../../functions/core/types.ts';
+import { classifyFailure } from '../../../../functions/core/common/classify.ts';
+import type { EtcdFailure } from '../../../../functions/core/common/types.ts';
 
 /** A started voting member, an unstarted one (no name, no clientURLs) and a learner, as etcdctl prints them. */
 const CLUSTER_ID = '15118495548433857066';

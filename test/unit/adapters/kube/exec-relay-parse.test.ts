@@ -3,8 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { hexMemberId } from '../../../../functions/adapters/etcd/member-id.ts';
 import { isEtcdFailure, parseEndpointStatus, parseMoveLeader } from '../../../../functions/adapters/kube/exec-relay/exec-relay-etcdctl.ts';
-import { classifyFailure } from '../../../../functions/core/classify.ts';
-import type { EtcdFailure } from '../../../../functions/core/types.ts';
+import { classifyFailure } from '../../../../functions/core/common/classify.ts';
+import type { EtcdFailure } from '../../../../functions/core/common/types.ts';
 
 const warn = (error: string): string =>
   JSON.stringify({

@@ -15,7 +15,7 @@ import {
 } from '../../../../functions/adapters/kube/kube-paths.ts';
 import type { MachineRef } from '../../../../functions/adapters/kube/cluster-api/machines.ts';
 import type { EtcdPod, WorkloadNode, WorkloadSnapshot } from '../../../../functions/adapters/kube/workload.ts';
-import type { MemberInfo } from '../../../../functions/core/types.ts';
+import type { MemberInfo } from '../../../../functions/core/common/types.ts';
 
 const NS = 'kube-system';
 

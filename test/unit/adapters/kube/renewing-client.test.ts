@@ -1,7 +1,7 @@
 // A connection per certificate: a new one once the minted certificate is half through its life,
 // and after a TLS failure, with the CA read again; a call still running ends on the old one.
 import { describe, expect, it } from 'vitest';
-import type { MemberStatus } from '../../../../functions/core/types.ts';
+import type { MemberStatus } from '../../../../functions/core/common/types.ts';
 import { EtcdCallError, type EndpointTarget } from '../../../../functions/ports/etcd.ts';
 import type { ClosableMemberClient, MemberClientOptions } from '../../../../functions/adapters/etcd/member-client.ts';
 import type { ConnectionTls, EtcdClientCredentials } from '../../../../functions/adapters/kube/etcd-credentials.ts';

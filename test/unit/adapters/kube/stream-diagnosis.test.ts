@@ -2,7 +2,7 @@
 // into the stream failure it stands for. Texts: shared/notes/kube-paths.md §1, §2, §4, §6.
 import { describe, expect, it } from 'vitest';
 import { diagnoseExecStatus } from '../../../../functions/adapters/kube/streams/stream-diagnosis.ts';
-import { classifyFailure } from '../../../../functions/core/classify.ts';
+import { classifyFailure } from '../../../../functions/core/common/classify.ts';
 
 const pod = { namespace: 'kube-system', name: 'etcd-cp-3' };
 const internal = (message: string) => ({ status: 'Failure', reason: 'InternalError', code: 500, message: `Internal error occurred: ${message}` });

@@ -1,0 +1,2 @@
+// move-leader's decision before any move.
+export * from './decide-incident.ts';

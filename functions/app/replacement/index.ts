@@ -1,0 +1,2 @@
+// The check of an incident awaiting its replacement.
+export * from './check-replacement.ts';
