@@ -23,7 +23,9 @@ COPY package.json ./
 COPY bin ./bin
 COPY events ./events
 COPY functions ./functions
-COPY infra/local ./infra/local
+COPY infra/cli ./infra/cli
+COPY infra/runtime ./infra/runtime
+COPY infra/kubernetes ./infra/kubernetes
 COPY infra/lab ./infra/lab
 # Numeric, so the kubelet can check runAsNonRoot without reading /etc/passwd.
 USER 65532:65532

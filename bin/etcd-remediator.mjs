@@ -40,7 +40,7 @@ if (strips) {
     const dir = compileCacheDir();
     if (dir) module.enableCompileCache?.(dir);
   }
-  await import('../infra/local/cli/main.ts');
+  await import('../infra/cli/main.ts');
 } else {
   const node = fileURLToPath(new URL('../node_modules/node/bin/node', import.meta.url));
   if (!existsSync(node)) {
@@ -48,7 +48,7 @@ if (strips) {
     process.exit(1);
   }
   // The IPC channel is how the child knows this process is gone, even after a SIGKILL that
-  // nothing here can catch: the child stops when the channel closes (infra/local/cli/parent-watch.ts).
+  // nothing here can catch: the child stops when the channel closes (infra/cli/parent-watch.ts).
   const child = spawn(node, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: ['inherit', 'inherit', 'inherit', 'ipc'] });
   // The child gets terminal signals itself; signals sent to this pid alone are passed on.
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT']) process.on(signal, () => child.kill(signal));

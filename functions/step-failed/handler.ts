@@ -11,7 +11,7 @@ import { createLogger, type LambdaHandler } from '../lambda/event-handler.ts';
 import { payloadOf } from '../../events/validate.ts';
 
 /**
- * Failures no resume can fix, as the local runtime's bus tells them (infra/local/runtime.ts,
+ * Failures no resume can fix, as the local runtime's bus tells them (infra/runtime/runtime.ts,
  * retryable): an invalid event is a dead letter already, and a cluster the directory does not
  * know would fail every time.
  */

@@ -19,7 +19,7 @@ import type { Actuator } from '../../functions/ports/actuator.ts';
 import { UnknownClusterError, type ClusterDirectory } from '../../functions/ports/cluster-directory.ts';
 import type { MemberInfo } from '../../functions/core/common/types.ts';
 import { targetKeyOf } from '../../functions/core/view/target.ts';
-import { createLocalRuntime, type LocalRuntime } from '../../infra/local/runtime.ts';
+import { createLocalRuntime, type LocalRuntime } from '../../infra/runtime/runtime.ts';
 import { instantEtcdFleet, type InstantEtcdCluster } from '../support/doubles/instant-etcd.ts';
 import { median } from '../../functions/core/common/stats.ts';
 

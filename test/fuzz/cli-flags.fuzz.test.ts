@@ -3,12 +3,12 @@
 // absurd durations are refused naming the flag. A handful of generated cases run the real CLI.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { durationFlag, integerFlag, MAX_FLAG_DURATION_MS, parseFlags, UsageError } from '../../infra/local/cli/args.ts';
-import { checkAccess, type AccessInput } from '../../infra/local/cli/access-rules.ts';
-import { accessOptions, clusterAccessFromFlags, clusterFromFlags, flagWords, parseEndpoints } from '../../infra/local/cli/cluster-flags.ts';
-import { parseDuration } from '../../infra/local/cli/duration.ts';
-import { planInputsFromFlags, planOptions } from '../../infra/local/cli/plan.ts';
-import { targetFromFlags } from '../../infra/local/cli/target-flags.ts';
+import { durationFlag, integerFlag, MAX_FLAG_DURATION_MS, parseFlags, UsageError } from '../../infra/cli/args.ts';
+import { checkAccess, type AccessInput } from '../../infra/cli/access-rules.ts';
+import { accessOptions, clusterAccessFromFlags, clusterFromFlags, flagWords, parseEndpoints } from '../../infra/cli/cluster-flags.ts';
+import { parseDuration } from '../../infra/cli/duration.ts';
+import { planInputsFromFlags, planOptions } from '../../infra/cli/plan.ts';
+import { targetFromFlags } from '../../infra/cli/target-flags.ts';
 import { runCli } from '../integration/cli/support.ts';
 import { fuzzFile, params, seed } from './fuzz-run.ts';
 

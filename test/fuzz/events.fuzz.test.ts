@@ -14,10 +14,10 @@ import type { Deps } from '../../functions/app/common/deps.ts';
 import { registryOf } from '../support/directory-registry.ts';
 import { InvalidEventError, type LambdaHandler } from '../../functions/lambda/event-handler.ts';
 import { toEventBridgeEvent } from '../../functions/lambda/eventbridge.ts';
-import { createIntake } from '../../infra/local/cli/intake.ts';
-import { localContext } from '../../infra/local/lambda-context.ts';
-import { handlerFactories } from '../../infra/local/function-handlers.ts';
-import type { LocalRuntime } from '../../infra/local/runtime.ts';
+import { createIntake } from '../../infra/cli/intake.ts';
+import { localContext } from '../../infra/runtime/lambda-context.ts';
+import { handlerFactories } from '../../infra/runtime/function-handlers.ts';
+import type { LocalRuntime } from '../../infra/runtime/runtime.ts';
 import { harness, type Harness } from '../unit/app/harness.ts';
 import { silentRuntime } from '../unit/local/helpers.ts';
 import {

@@ -430,7 +430,7 @@ describe('infra/kubernetes RBAC', () => {
       'functions/adapters/kube/workload.ts listNode',
       'functions/adapters/kube/workload.ts listNamespacedPod',
       'functions/adapters/kube/cluster-api/machine-actuator.ts deleteNamespacedCustomObject',
-      'infra/local/request-watcher.ts makeInformer',
+      'infra/kubernetes/request-watcher.ts makeInformer',
       'functions/adapters/kube/streams/pod-streams-client.ts new Exec',
       'functions/adapters/kube/port-forward/pod-forward.ts new PortForward',
     ])

@@ -8,7 +8,7 @@ import { pipelineFunctionNames, stackFunctionNames } from '../../infra/cdk/funct
 import { filesLoadedWith } from '../../infra/build/bundle-graph.ts';
 import { intakePatterns } from '../../events/intake-routing.ts';
 import { table as tableDefinition } from '../../functions/adapters/aws/dynamodb-table.ts';
-import { SECRET_PREFIX } from '../../infra/local/cli/register.ts';
+import { SECRET_PREFIX } from '../../infra/cli/register.ts';
 import { metricTable } from '../../functions/core/incident/metric-names.ts';
 import {
   actionsOf,

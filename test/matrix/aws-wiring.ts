@@ -9,7 +9,7 @@ import { waitFor } from '../../functions/lib/wait-for.ts';
 import type { PolicyInput } from '../../functions/core/policy/policy.ts';
 import type { IncidentStore } from '../../functions/ports/incident-store.ts';
 import type { Lab } from '../../infra/lab/lab.ts';
-import type { TerminalEvent } from '../../infra/local/runtime.ts';
+import type { TerminalEvent } from '../../infra/runtime/runtime.ts';
 import { sharedStack } from '../infra/shared-synth.ts';
 import type { SynthesizedFiles } from '../infra/synth.ts';
 import { type CallLog, labPolicy } from '../integration/e2e/pipeline.ts';

@@ -7,7 +7,7 @@ import { createEtcd3Transport } from '../../functions/adapters/etcd/index.ts';
 import { etcd3Options } from '../../functions/adapters/etcd/member-client.ts';
 import { waitFor } from '../../functions/lib/wait-for.ts';
 import type { Lab, LabMember } from '../../infra/lab/lab.ts';
-import type { TerminalEvent } from '../../infra/local/runtime.ts';
+import type { TerminalEvent } from '../../infra/runtime/runtime.ts';
 import { startTlsLab, wrongClientCert } from './tls-cluster.ts';
 import { followersOf, gateOf, membershipIs, removedWithNewLeader } from './lab-checks.ts';
 import { twoRemediatorsAtOnce } from './two-remediators-case.ts';

@@ -8,7 +8,7 @@ import type { PolicyInput } from '../../functions/core/policy/policy.ts';
 import type { TlsFiles } from '../../functions/ports/etcd.ts';
 import { waitFor } from '../../functions/lib/wait-for.ts';
 import { startLab, type Lab, type LabMember } from '../../infra/lab/lab.ts';
-import type { TerminalEvent } from '../../infra/local/runtime.ts';
+import type { TerminalEvent } from '../../infra/runtime/runtime.ts';
 import { startPipeline, type CallLog, type Pipeline } from '../integration/e2e/pipeline.ts';
 import { startQuorumChecker, type QuorumChecker, type QuorumVerdict } from '../support/quorum-checker.ts';
 

@@ -7,7 +7,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { REMEDIATED_ANNOTATION } from '../../functions/adapters/kube/cluster-api/machine-actuator.ts';
 import type { PolicyInput } from '../../functions/core/policy/policy.ts';
 import type { LabMember } from '../../infra/lab/lab.ts';
-import type { TerminalEvent } from '../../infra/local/runtime.ts';
+import type { TerminalEvent } from '../../infra/runtime/runtime.ts';
 import { KUBE_CALL_TIMEOUT_MS, type Pipeline } from '../integration/e2e/pipeline.ts';
 import { startKubeWorld, worldEtcdTls, type KubeWorld } from '../integration/kube/kube-world.ts';
 import { check, hostOf, says, type Checked, type MatrixCase, type StartedCluster } from './harness.ts';

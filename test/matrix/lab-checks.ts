@@ -1,7 +1,7 @@
 // Checks that matrix cases share: who leads, what etcd's member list says, what a removal said.
 import type { LeaderMove } from '../../functions/core/common/decision.ts';
 import type { Lab, LabMember } from '../../infra/lab/lab.ts';
-import type { TerminalEvent } from '../../infra/local/runtime.ts';
+import type { TerminalEvent } from '../../infra/runtime/runtime.ts';
 import { check } from './harness.ts';
 
 export const followersOf = async (lab: Lab): Promise<{ leader: LabMember; followers: LabMember[] }> => {

@@ -15,9 +15,9 @@ import { endingOfOutcome } from '../../functions/core/incident/incident-endings.
 import { isDecisionLine, isLine, journalSteps, type JournalEntry } from '../../functions/core/incident/journal.ts';
 import { WaitAborted, waitFor } from '../../functions/lib/wait-for.ts';
 import type { Lab } from '../../infra/lab/lab.ts';
-import type { CliResult } from '../../infra/local/cli/output.ts';
+import type { CliResult } from '../../infra/cli/output.ts';
 import { openSqliteStore } from '../../functions/adapters/local/sqlite-store.ts';
-import type { TerminalEvent } from '../../infra/local/runtime.ts';
+import type { TerminalEvent } from '../../infra/runtime/runtime.ts';
 import type { CallLog } from '../integration/e2e/pipeline.ts';
 import { jsonOf, killService, startCli, type Service } from '../integration/cli/support.ts';
 import type { Remediator } from './harness.ts';

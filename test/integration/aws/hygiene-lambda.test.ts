@@ -10,7 +10,7 @@ import { emptyHygieneRecord, type HygieneMoveRecord } from '../../../functions/c
 import { toEventBridgeEvent } from '../../../functions/lambda/eventbridge.ts';
 import type { IncidentStore } from '../../../functions/ports/incident-store.ts';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';
-import { localContext } from '../../../infra/local/lambda-context.ts';
+import { localContext } from '../../../infra/runtime/lambda-context.ts';
 import { startDynalite, type Dynalite } from '../../support/dynalite.ts';
 import { startEventBridgeFake, type EventBridgeFake } from '../../support/fakes/eventbridge-fake.ts';
 import { fullEnv } from '../../unit/aws/env-fixture.ts';

@@ -16,7 +16,7 @@ import { HYGIENE_ROUND_INPUT } from '../../../functions/core/hygiene/hygiene-rou
 import { LEARNER_CHECK_ROUND_INPUT } from '../../../functions/core/learners/learner-check.ts';
 import { toEventBridgeEvent } from '../../../functions/lambda/eventbridge.ts';
 import { hygieneRound } from '../../../functions/probe-members/hygiene-round.ts';
-import { localContext } from '../../../infra/local/lambda-context.ts';
+import { localContext } from '../../../infra/runtime/lambda-context.ts';
 import { startDynalite, type Dynalite } from '../../support/dynalite.ts';
 import { startEventBridgeFake, type EventBridgeFake } from '../../support/fakes/eventbridge-fake.ts';
 import { fullEnv } from '../../unit/aws/env-fixture.ts';

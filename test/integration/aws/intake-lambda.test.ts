@@ -9,7 +9,7 @@ import { EVENT_SOURCE } from '../../../events/catalogue.ts';
 import { putCluster } from '../../../functions/adapters/aws/dynamodb-directory.ts';
 import { createDynamoIncidentStore } from '../../../functions/adapters/aws/dynamodb-store.ts';
 import type { IntakeResult } from '../../../functions/app/intake/intake.ts';
-import { localContext } from '../../../infra/local/lambda-context.ts';
+import { localContext } from '../../../infra/runtime/lambda-context.ts';
 import { startDynalite, type Dynalite } from '../../support/dynalite.ts';
 import { startEventBridgeFake, type EventBridgeFake } from '../../support/fakes/eventbridge-fake.ts';
 

@@ -19,7 +19,7 @@ import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { createProbeMembersHandler } from '../../../functions/probe-members/handler.ts';
 import { isLearnerCheckRound, learnerCheckRound } from '../../../functions/probe-members/learner-round.ts';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';
-import { localContext } from '../../../infra/local/lambda-context.ts';
+import { localContext } from '../../../infra/runtime/lambda-context.ts';
 import { removalsRecorded } from '../../support/aws-sim/lab-on-stack.ts';
 import { startDynalite, type Dynalite } from '../../support/dynalite.ts';
 

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CAPI_CLUSTER, startKubeWorld, worldTlsFlags, type KubeWorld } from '../kube/kube-world.ts';
-import type { CliResult } from '../../../infra/local/cli/output.ts';
+import type { CliResult } from '../../../infra/cli/output.ts';
 import { jsonOf, killService, runCli, startCli, type Service } from './support.ts';
 
 interface PathJson {

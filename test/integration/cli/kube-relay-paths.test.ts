@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeConfig } from '@kubernetes/client-node';
 import { createCapiDirectory } from '../../../functions/adapters/local/capi-directory.ts';
 import { defaultPolicy } from '../../../functions/core/policy/policy.ts';
-import type { CliResult } from '../../../infra/local/cli/output.ts';
+import type { CliResult } from '../../../infra/cli/output.ts';
 import { CAPI_CLUSTER, CAPI_NAMESPACE, startKubeWorld, type KubeWorld } from '../kube/kube-world.ts';
 import { jsonOf, runCli } from './support.ts';
 

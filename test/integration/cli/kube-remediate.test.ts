@@ -8,7 +8,7 @@ import { describe, expect, it, type TestContext } from 'vitest';
 import type { LabMember } from '../../../infra/lab/lab.ts';
 import { resourceType } from '../../support/fakes/kube/store.ts';
 import { CAPI_CLUSTER, CAPI_NAMESPACE, startKubeWorld, worldTlsFlags, type KubeWorld } from '../kube/kube-world.ts';
-import type { CliResult } from '../../../infra/local/cli/output.ts';
+import type { CliResult } from '../../../infra/cli/output.ts';
 import { jsonOf, runCli } from './support.ts';
 
 const EVENTS = resourceType('', 'events')!;

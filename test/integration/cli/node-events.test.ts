@@ -11,7 +11,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { loadAllYaml, type CoreV1Event, type KubernetesObject, type V1ClusterRole, type V1PolicyRule, type V1Role } from '@kubernetes/client-node';
 import { describe, expect, it, type TestContext } from 'vitest';
-import type { CliResult } from '../../../infra/local/cli/output.ts';
+import type { CliResult } from '../../../infra/cli/output.ts';
 import { startRbacProxy, type RbacProxy } from '../../support/rbac-proxy.ts';
 import { metadataOf, resourceType } from '../../support/fakes/kube/store.ts';
 import { startKubeWorld, worldTlsFlags, type KubeWorld } from '../kube/kube-world.ts';

@@ -11,7 +11,7 @@ import type { RemovalRecord } from '../../../functions/core/replacement/replacem
 import type { JournalEntry } from '../../../functions/ports/incident-store.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { withTimeout } from '../../../functions/lib/with-timeout.ts';
-import { FAILPOINT_ENV, FAILPOINTS, type Failpoint } from '../../../infra/local/failpoint.ts';
+import { FAILPOINT_ENV, FAILPOINTS, type Failpoint } from '../../../infra/runtime/failpoint.ts';
 import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import { startLab, type Lab, type LabMember } from '../../../infra/lab/lab.ts';
 import { jsonOf, killService, runCli, startCli, type Service } from '../cli/support.ts';

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LOG_LEVEL_ENV } from '../../../infra/local/cli/log-level.ts';
+import { LOG_LEVEL_ENV } from '../../../infra/cli/log-level.ts';
 import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { KUBE_CALL_TIMEOUT_MS } from './pipeline.ts';

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { Etcd3 } from 'etcd3';
 import { journalWords } from '../../../functions/core/incident/journal-words.ts';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';
-import type { TerminalEvent } from '../../../infra/local/runtime.ts';
+import type { TerminalEvent } from '../../../infra/runtime/runtime.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { labPerTest, startPipeline, type Pipeline } from './pipeline.ts';
 

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';
-import type { TerminalEvent } from '../../../infra/local/runtime.ts';
+import type { TerminalEvent } from '../../../infra/runtime/runtime.ts';
 import { labPerTest, startPipeline, type Pipeline } from './pipeline.ts';
 
 const reasonOf = (e: TerminalEvent): string => (e.detail as { reason?: string }).reason ?? e.detailType;

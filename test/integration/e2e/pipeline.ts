@@ -14,7 +14,7 @@ import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts
 import type { EtcdMemberClient, EtcdTransport, TlsFiles } from '../../../functions/ports/etcd.ts';
 import { createEtcdAccess } from '../../../functions/adapters/local/etcd-access.ts';
 import type { KubeAccessConfig } from '../../../functions/ports/kube-access.ts';
-import { createLocalRuntime, type LocalRuntime, type TerminalEvent } from '../../../infra/local/runtime.ts';
+import { createLocalRuntime, type LocalRuntime, type TerminalEvent } from '../../../infra/runtime/runtime.ts';
 import { createStaticDirectory } from '../../../functions/adapters/local/static-directory.ts';
 import type { Lab } from '../../../infra/lab/lab.ts';
 

@@ -6,7 +6,7 @@ import type { EventEnvelope } from '../../../events/catalogue.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { requestJson } from '../../../infra/lab/http-json.ts';
 import { startLab, type Lab, type LabMember } from '../../../infra/lab/lab.ts';
-import type { TerminalEvent } from '../../../infra/local/runtime.ts';
+import type { TerminalEvent } from '../../../infra/runtime/runtime.ts';
 import { labPerTest, type Pipeline, startPipeline } from './pipeline.ts';
 
 interface QuorumSample {

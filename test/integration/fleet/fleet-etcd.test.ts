@@ -14,7 +14,7 @@ import type { Actuator } from '../../../functions/ports/actuator.ts';
 import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
 import type { ClusterEtcd } from '../../../functions/ports/cluster-etcd.ts';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';
-import { createLocalRuntime, type LocalRuntime, type TerminalEvent } from '../../../infra/local/runtime.ts';
+import { createLocalRuntime, type LocalRuntime, type TerminalEvent } from '../../../infra/runtime/runtime.ts';
 import { labPolicy, recordingEtcd, type CallLog } from '../e2e/pipeline.ts';
 import { runCli } from '../cli/support.ts';
 

@@ -19,7 +19,7 @@ import { meteredBus } from '../../../functions/lambda/metered-bus.ts';
 import { parsePrometheusText } from '../../../functions/lib/prometheus-text.ts';
 import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';
-import { prometheusMetrics, type PrometheusMetrics } from '../../../infra/local/prometheus-metrics.ts';
+import { prometheusMetrics, type PrometheusMetrics } from '../../../infra/runtime/prometheus-metrics.ts';
 import { startBackgroundWriter, type BackgroundWriter } from '../../support/background-writer.ts';
 import { manualClock, type ManualClock } from '../../support/manual-clock.ts';
 import { recordingEtcd, type CallLog } from '../e2e/pipeline.ts';

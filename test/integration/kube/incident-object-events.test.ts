@@ -7,7 +7,7 @@ import { makeEvent, type DetailOf, type EventEnvelope } from '../../../events/ca
 import type { ClusterView } from '../../../functions/core/view/view.ts';
 import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
-import { startIncidentObjectEvents } from '../../../infra/local/incident-object-events.ts';
+import { startIncidentObjectEvents } from '../../../infra/kubernetes/incident-object-events.ts';
 import { startKubeApiFake, type KubeApiFake } from '../../support/fakes/kube/api-server.ts';
 import { metadataOf, resourceType } from '../../support/fakes/kube/store.ts';
 

@@ -8,7 +8,7 @@ import { createEtcd3Transport } from '../../../functions/adapters/etcd/index.ts'
 import { REMEDIATED_ANNOTATION } from '../../../functions/adapters/kube/cluster-api/machine-actuator.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
 import type { LabMember } from '../../../infra/lab/lab.ts';
-import type { TerminalEvent } from '../../../infra/local/runtime.ts';
+import type { TerminalEvent } from '../../../infra/runtime/runtime.ts';
 import { KUBE_CALL_TIMEOUT_MS, startPipeline, type Pipeline } from '../e2e/pipeline.ts';
 import { startedAhead } from '../e2e/started-ahead.ts';
 import { startKubeWorld, worldEtcdTls, type KubeWorld } from './kube-world.ts';

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { REQUEST_GROUP, REQUEST_PLURAL, REQUEST_VERSION } from '../../../functions/adapters/kube/cluster-api/remediation-requests.ts';
 import { systemClock } from '../../../functions/lib/system-clock.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
-import { startRequestWatcher, type RequestWatcher } from '../../../infra/local/request-watcher.ts';
+import { startRequestWatcher, type RequestWatcher } from '../../../infra/kubernetes/request-watcher.ts';
 import { startPipeline, type Pipeline } from '../e2e/pipeline.ts';
 import { CAPI_CLUSTER, CAPI_NAMESPACE, startKubeWorld, type KubeWorld } from './kube-world.ts';
 import { MHC_REASON, recordPhases, requestsIn } from './remediation-requests.ts';

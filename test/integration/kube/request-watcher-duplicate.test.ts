@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../../functions/lib/system-clock.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
-import { startRequestWatcher, type RequestWatcher } from '../../../infra/local/request-watcher.ts';
+import { startRequestWatcher, type RequestWatcher } from '../../../infra/kubernetes/request-watcher.ts';
 import { startPipeline, type Pipeline } from '../e2e/pipeline.ts';
 import { CAPI_CLUSTER, CAPI_NAMESPACE, startKubeWorld, worldEtcdTls, type KubeWorld } from './kube-world.ts';
 import { MHC_REASON, recordPhases, requestsIn, type StatusSeen } from './remediation-requests.ts';

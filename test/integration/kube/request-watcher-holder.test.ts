@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { Decision } from '../../../functions/core/common/decision.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
-import { startRequestWatcher } from '../../../infra/local/request-watcher.ts';
+import { startRequestWatcher } from '../../../infra/kubernetes/request-watcher.ts';
 import { startKubeApiFake } from '../../support/fakes/kube/api-server.ts';
 import { recordPhases, requestsIn, type StatusSeen } from './remediation-requests.ts';
 import { namespacedClusterId, reportsToStore, tempStore } from './store-reports.ts';

@@ -10,7 +10,7 @@ import type { SqliteIncidentStore } from '../../../functions/adapters/local/sqli
 import type { Decision } from '../../../functions/core/common/decision.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
 import type { Log } from '../../../functions/ports/log.ts';
-import { startRequestWatcher, type RequestWatcherOptions } from '../../../infra/local/request-watcher.ts';
+import { startRequestWatcher, type RequestWatcherOptions } from '../../../infra/kubernetes/request-watcher.ts';
 import { startKubeApiFake, type KubeApiFake } from '../../support/fakes/kube/api-server.ts';
 import type { JsonObject } from '../../support/fakes/kube/patch.ts';
 import { resourceType } from '../../support/fakes/kube/store.ts';

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Log } from '../../../functions/ports/log.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
-import { startRequestWatcher, type RequestWatcher } from '../../../infra/local/request-watcher.ts';
+import { startRequestWatcher, type RequestWatcher } from '../../../infra/kubernetes/request-watcher.ts';
 import { startKubeApiFake } from '../../support/fakes/kube/api-server.ts';
 import { requestsIn } from './remediation-requests.ts';
 import { namespacedClusterId, reportsToStore, tempStore } from './store-reports.ts';

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REQUEST_PLURAL } from '../../../functions/adapters/kube/cluster-api/remediation-requests.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
-import { startRequestWatcher, type RequestWatcher } from '../../../infra/local/request-watcher.ts';
+import { startRequestWatcher, type RequestWatcher } from '../../../infra/kubernetes/request-watcher.ts';
 import { openSqliteStore, type SqliteIncidentStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import { startKubeApiFake, type KubeApiFake } from '../../support/fakes/kube/api-server.ts';
 import { requestsIn } from './remediation-requests.ts';

@@ -11,7 +11,7 @@ import { systemClock } from '../../../functions/lib/system-clock.ts';
 import type { Clock } from '../../../functions/ports/clock.ts';
 import type { Incident, IncidentStore } from '../../../functions/ports/incident-store.ts';
 import type { Scheduler } from '../../../functions/ports/scheduler.ts';
-import type { ReportSink } from '../../../infra/local/request-watcher.ts';
+import type { ReportSink } from '../../../infra/kubernetes/request-watcher.ts';
 import type { Teardown } from './teardown.ts';
 
 const noScheduler: Scheduler = { schedule: () => Promise.resolve(), cancel: () => Promise.resolve() };

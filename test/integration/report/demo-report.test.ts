@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runCli, type CliRun } from '../cli/support.ts';
 import { artifact, launchChromium, reportPage, screenshotTop } from './browser.ts';
 
-const DEMO = fileURLToPath(new URL('../../../infra/local/cli/demo.ts', import.meta.url));
+const DEMO = fileURLToPath(new URL('../../../infra/cli/demo.ts', import.meta.url));
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
 /** The demo as `npm run demo` runs it, its report written into `reportDir`. */

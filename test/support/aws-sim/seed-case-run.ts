@@ -6,7 +6,7 @@
 // seed-case test and demo:aws.
 import { waitFor } from '../../../functions/lib/wait-for.ts';
 import type { PolicyInput } from '../../../functions/core/policy/policy.ts';
-import type { TerminalEvent } from '../../../infra/local/runtime.ts';
+import type { TerminalEvent } from '../../../infra/runtime/runtime.ts';
 import type { Lab, LabMember } from '../../../infra/lab/lab.ts';
 import { startPipeline } from '../../integration/e2e/pipeline.ts';
 import type { AcceptedEvent } from '../fakes/eventbridge-fake.ts';

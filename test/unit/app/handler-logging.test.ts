@@ -3,7 +3,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { afterEach, expect, it, vi } from 'vitest';
 import { createProbeMembersHandler } from '../../../functions/probe-members/handler.ts';
 import { toEventBridgeEvent } from '../../../functions/lambda/eventbridge.ts';
-import { localContext } from '../../../infra/local/lambda-context.ts';
+import { localContext } from '../../../infra/runtime/lambda-context.ts';
 import { testIncidentId } from '../../support/incident-ids.ts';
 import { harness, T0, type Harness } from './harness.ts';
 

@@ -5,7 +5,7 @@ import { awsIntakeDepsFromEnv } from '../../../functions/aws-wiring/intake-deps.
 import { clientConfig, MissingEnvError } from '../../../functions/aws-wiring/env.ts';
 import { lambdaEntry } from '../../../functions/aws-wiring/lambda-entry.ts';
 import { handler as probeMembers } from '../../../functions/probe-members/lambda.ts';
-import { localContext } from '../../../infra/local/lambda-context.ts';
+import { localContext } from '../../../infra/runtime/lambda-context.ts';
 import { fullEnv } from './env-fixture.ts';
 
 const full = fullEnv;

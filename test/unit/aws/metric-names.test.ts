@@ -6,7 +6,7 @@ import { detailTypes, makeEvent, type EventEnvelope } from '../../../events/cata
 import { endingStates, incidentEndings } from '../../../functions/core/incident/incident-endings.ts';
 import { metricRow, metricTable, prometheusName } from '../../../functions/core/incident/metric-names.ts';
 import { deadLetterMetrics, outcomeMetrics, type MetricPoint } from '../../../functions/lambda/outcome-metrics.ts';
-import { prometheusMetrics } from '../../../infra/local/prometheus-metrics.ts';
+import { prometheusMetrics } from '../../../infra/runtime/prometheus-metrics.ts';
 import { loadSample } from '../events/samples.ts';
 import { parseExposition, samplesOf } from '../../support/prometheus-text.ts';
 

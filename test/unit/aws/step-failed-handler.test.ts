@@ -9,7 +9,7 @@ import { probeMembers } from '../../../functions/app/incident/probe-members.ts';
 import { readInvocationRecord } from '../../../functions/aws-wiring/invocation-record.ts';
 import { toEventBridgeEvent } from '../../../functions/lambda/eventbridge.ts';
 import { createStepFailedHandler } from '../../../functions/step-failed/handler.ts';
-import { localContext } from '../../../infra/local/lambda-context.ts';
+import { localContext } from '../../../infra/runtime/lambda-context.ts';
 import { loadSample } from '../events/samples.ts';
 import { failureRecord } from '../../support/aws-sim/invocation-record.ts';
 import { harness, unhealthy, type Harness } from '../app/harness.ts';

@@ -5,7 +5,7 @@ import type { Deps } from '../../../functions/app/common/deps.ts';
 import { parsePolicy } from '../../../functions/core/policy/policy.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { systemClock } from '../../../functions/lib/system-clock.ts';
-import { clusterRounds, learnerCheck } from '../../../infra/local/cluster-rounds.ts';
+import { clusterRounds, learnerCheck } from '../../../infra/runtime/cluster-rounds.ts';
 
 describe('learner checks on the embedded runtime', () => {
   it('log a failed check and go on checking, a period apart (never at once again), until stopped', async () => {

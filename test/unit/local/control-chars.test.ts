@@ -2,9 +2,9 @@
 // one-line renderers that quote member names and incident ids in errors.
 import { describe, expect, it } from 'vitest';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
-import { escapeControls, escapeControlsIn } from '../../../infra/local/cli/control-chars.ts';
-import { chooseForTarget } from '../../../infra/local/cli/remediate-incident.ts';
-import { targetSelector } from '../../../infra/local/cli/remediate.ts';
+import { escapeControls, escapeControlsIn } from '../../../infra/cli/control-chars.ts';
+import { chooseForTarget } from '../../../infra/cli/remediate-incident.ts';
+import { targetSelector } from '../../../infra/cli/remediate.ts';
 
 const ODD = 'a\nreason: FORGED\x1b[2J';
 const SHOWN = 'a\\nreason: FORGED\\x1b[2J';

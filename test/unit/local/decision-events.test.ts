@@ -1,7 +1,7 @@
 // Each decision event as a Kubernetes Event on its Machine: reason and note, Normal or Warning, the action.
 import { describe, expect, it } from 'vitest';
 import { makeEvent } from '../../../events/catalogue.ts';
-import { kubeEventOf } from '../../../infra/local/decision-events.ts';
+import { kubeEventOf } from '../../../infra/kubernetes/decision-events.ts';
 
 const envelope = { incidentId: 'inc-1', clusterId: 'default/wl', attempt: 0, at: '2026-01-01T00:00:00Z' };
 const target = { memberId: 'a1', name: 'cp-0' };

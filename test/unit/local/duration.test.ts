@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatDuration, notADuration, parseDuration } from '../../../infra/local/cli/duration.ts';
+import { formatDuration, notADuration, parseDuration } from '../../../infra/cli/duration.ts';
 
 describe('durations', () => {
   it.each([

@@ -4,9 +4,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { clusterFromFlags } from '../../../infra/local/cli/cluster-flags.ts';
-import { UsageError } from '../../../infra/local/cli/args.ts';
-import { ConfigError, loadConfig } from '../../../infra/local/cli/config.ts';
+import { clusterFromFlags } from '../../../infra/cli/cluster-flags.ts';
+import { UsageError } from '../../../infra/cli/args.ts';
+import { ConfigError, loadConfig } from '../../../infra/cli/config.ts';
 
 const endpoints = 'http://127.0.0.1:2379';
 

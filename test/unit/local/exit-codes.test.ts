@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EXIT, exitCodeOf } from '../../../infra/local/cli/output.ts';
+import { EXIT, exitCodeOf } from '../../../infra/cli/output.ts';
 
 describe('exit codes of a result', () => {
   it('follow the outcome: 0 planned or completed, 6 awaiting replacement, 3 blocked, 4 failed, 5 closed with nothing removed', () => {

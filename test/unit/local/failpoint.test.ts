@@ -2,7 +2,7 @@
 // only after the named step is written (a marker only when this call recorded it).
 import { describe, expect, it } from 'vitest';
 import type { IncidentJournal, JournalEntry, JournalInput } from '../../../functions/ports/incident-store.ts';
-import { FAILPOINT_ENV, failpointFrom, withFailpoint, type Failpoint } from '../../../infra/local/failpoint.ts';
+import { FAILPOINT_ENV, failpointFrom, withFailpoint, type Failpoint } from '../../../infra/runtime/failpoint.ts';
 import { moveMadeLine, sampleLine } from '../../support/journal-lines.ts';
 
 function memoryJournal(): IncidentJournal & { entries: JournalEntry[] } {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ClusterEtcd } from '../../../functions/ports/cluster-etcd.ts';
 import { parsePolicy } from '../../../functions/core/policy/policy.ts';
-import { createLocalRuntime, type LocalRuntime } from '../../../infra/local/runtime.ts';
+import { createLocalRuntime, type LocalRuntime } from '../../../infra/runtime/runtime.ts';
 import { createStaticDirectory } from '../../../functions/adapters/local/static-directory.ts';
 import { waitFor as pollUntil } from '../../../functions/lib/wait-for.ts';
 

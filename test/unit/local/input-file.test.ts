@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InputFileError, MAX_INPUT_FILE_BYTES, readInputFile, readInputText } from '../../../infra/local/cli/input-file.ts';
+import { InputFileError, MAX_INPUT_FILE_BYTES, readInputFile, readInputText } from '../../../infra/cli/input-file.ts';
 
 describe('readInputFile', () => {
   let dir: string;

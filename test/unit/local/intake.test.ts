@@ -1,8 +1,8 @@
 // The edge of `run`: concurrent duplicates are told the one incident they all joined.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { NOT_AN_INCIDENT_ID } from '../../../functions/core/incident/incident-id.ts';
-import { createIntake, type IntakeReply } from '../../../infra/local/cli/intake.ts';
-import type { LocalRuntime } from '../../../infra/local/runtime.ts';
+import { createIntake, type IntakeReply } from '../../../infra/cli/intake.ts';
+import type { LocalRuntime } from '../../../infra/runtime/runtime.ts';
 import { silentRuntime, waitFor } from './helpers.ts';
 
 describe('run intake', () => {

@@ -1,6 +1,6 @@
 // run's stdin: lines split from bytes as they come, and a line over the limit known only by its size.
 import { describe, expect, it } from 'vitest';
-import { splitLines, type LineEvent } from '../../../infra/local/cli/lines.ts';
+import { splitLines, type LineEvent } from '../../../infra/cli/lines.ts';
 
 const split = (limit: number, chunks: (string | Buffer)[]): LineEvent[] => {
   const events: LineEvent[] = [];

@@ -4,9 +4,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { UsageError } from '../../../infra/local/cli/args.ts';
-import { clusterAccessFromFlags } from '../../../infra/local/cli/cluster-flags.ts';
-import { pathsFlag } from '../../../infra/local/cli/watch.ts';
+import { UsageError } from '../../../infra/cli/args.ts';
+import { clusterAccessFromFlags } from '../../../infra/cli/cluster-flags.ts';
+import { pathsFlag } from '../../../infra/cli/watch.ts';
 import { KUBECONFIG } from './helpers.ts';
 
 describe('--paths', () => {

@@ -9,9 +9,9 @@ import { checkRegistration } from '../../../functions/adapters/aws/cluster-regis
 import { checkPolicyDefaults } from '../../../functions/adapters/aws/policy-defaults.ts';
 import { policyDefaultsFromEnv } from '../../../functions/aws-wiring/policy-defaults-env.ts';
 import { parsePolicy, policySchema, type Policy } from '../../../functions/core/policy/policy.ts';
-import { UsageError } from '../../../infra/local/cli/args.ts';
-import { clusterFromFlags } from '../../../infra/local/cli/cluster-flags.ts';
-import { ConfigError, loadConfig, policyInputFromConfig } from '../../../infra/local/cli/config.ts';
+import { UsageError } from '../../../infra/cli/args.ts';
+import { clusterFromFlags } from '../../../infra/cli/cluster-flags.ts';
+import { ConfigError, loadConfig, policyInputFromConfig } from '../../../infra/cli/config.ts';
 
 const endpoints = ['http://127.0.0.1:2379'];
 

@@ -9,10 +9,10 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkRegistration, ClusterRegistrationError } from '../../../functions/adapters/aws/cluster-registration.ts';
 import { podPathProblem } from '../../../functions/core/common/pod-path.ts';
-import { UsageError } from '../../../infra/local/cli/args.ts';
-import { clusterAccessFromFlags, relayFromFlags } from '../../../infra/local/cli/cluster-flags.ts';
-import { ConfigError, loadConfig, withKubeAccess } from '../../../infra/local/cli/config.ts';
-import { registrationFromFlags } from '../../../infra/local/cli/register.ts';
+import { UsageError } from '../../../infra/cli/args.ts';
+import { clusterAccessFromFlags, relayFromFlags } from '../../../infra/cli/cluster-flags.ts';
+import { ConfigError, loadConfig, withKubeAccess } from '../../../infra/cli/config.ts';
+import { registrationFromFlags } from '../../../infra/cli/register.ts';
 import { KUBECONFIG } from './helpers.ts';
 
 const TLS = { cacert: '/etc/etcd/pki/ca.crt', cert: '/etc/etcd/pki/client.crt', key: '/etc/etcd/pki/client.key' };

@@ -1,6 +1,6 @@
 // remediate's --target: an id only when the member list has that id; otherwise a name.
 import { describe, expect, it } from 'vitest';
-import { targetSelector } from '../../../infra/local/cli/remediate.ts';
+import { targetSelector } from '../../../infra/cli/remediate.ts';
 
 const members = [
   { id: '8e9e05c52164694d', name: 'etcd1' },

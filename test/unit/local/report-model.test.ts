@@ -6,8 +6,8 @@ import { membersSeen, type JournalEntry, type JournalLine } from '../../../funct
 import type { PathName } from '../../../functions/core/common/types.ts';
 import type { ClusterView } from '../../../functions/core/view/view.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
-import { reportModel } from '../../../infra/local/report/report-model.ts';
-import { renderReport } from '../../../infra/local/report/report-page.ts';
+import { reportModel } from '../../../infra/cli/report/report-model.ts';
+import { renderReport } from '../../../infra/cli/report/report-page.ts';
 import { cluster, id, view } from '../core/fixtures.ts';
 
 const T0 = Date.parse('2026-12-04T02:00:00Z');

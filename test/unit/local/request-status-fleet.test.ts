@@ -6,7 +6,7 @@ import { makeEvent } from '../../../events/catalogue.ts';
 import { pausedStep } from '../../../functions/core/fleet/fleet-gate.ts';
 import { parsePolicy } from '../../../functions/core/policy/policy.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
-import { statusOfEvent, statusOfIncident } from '../../../infra/local/request-status.ts';
+import { statusOfEvent, statusOfIncident } from '../../../infra/kubernetes/request-status.ts';
 import { loadSample } from '../events/samples.ts';
 
 const paused = pausedStep(

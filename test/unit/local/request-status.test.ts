@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { makeEvent, type EventEnvelope } from '../../../events/catalogue.ts';
 import type { Decision } from '../../../functions/core/common/decision.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
-import { goesOnAfter, goesOnAfterEvent, statusOfEvent, statusOfIncident } from '../../../infra/local/request-status.ts';
+import { goesOnAfter, goesOnAfterEvent, statusOfEvent, statusOfIncident } from '../../../infra/kubernetes/request-status.ts';
 import { loadSample } from '../events/samples.ts';
 
 type CloseReason = 'TARGET_RECOVERED' | 'REQUEST_WITHDRAWN' | 'DUPLICATE_INCIDENT' | 'CLUSTER_PAUSED' | 'REMEDIATION_NOT_ALLOWED';

@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeEvent } from '../../../events/catalogue.ts';
 import type { Decision, LeaderMove } from '../../../functions/core/common/decision.ts';
 import type { DecisionLine } from '../../../functions/core/incident/journal.ts';
-import { resultOf } from '../../../infra/local/cli/result.ts';
+import { resultOf } from '../../../infra/cli/result.ts';
 import { openSqliteStore, type SqliteIncidentStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import { tempDir, type TempDir } from './helpers.ts';
 

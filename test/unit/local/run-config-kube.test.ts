@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, withKubeAccess } from '../../../infra/local/cli/config.ts';
+import { ConfigError, loadConfig, withKubeAccess } from '../../../infra/cli/config.ts';
 import { KUBECONFIG } from './helpers.ts';
 
 const endpoints = ['http://127.0.0.1:2379'];

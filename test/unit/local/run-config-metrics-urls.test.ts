@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createStaticDirectory } from '../../../functions/adapters/local/static-directory.ts';
-import { ConfigError, loadConfig } from '../../../infra/local/cli/config.ts';
+import { ConfigError, loadConfig } from '../../../infra/cli/config.ts';
 
 const endpoints = ['http://127.0.0.1:2379'];
 

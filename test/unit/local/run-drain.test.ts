@@ -2,8 +2,8 @@
 // the bound and names what stays open, stops at a signal, and counts a report whose incident never
 // opened (and never will: the bus is done with it) instead of waiting for it.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { drainIncidents } from '../../../infra/local/cli/run-drain.ts';
-import type { LocalRuntime } from '../../../infra/local/runtime.ts';
+import { drainIncidents } from '../../../infra/cli/run-drain.ts';
+import type { LocalRuntime } from '../../../infra/runtime/runtime.ts';
 import { testIncidentId } from '../../support/incident-ids.ts';
 import { silentRuntime, waitFor } from './helpers.ts';
 

@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { incidentIdOf, type EventEnvelope } from '../../../events/catalogue.ts';
 import type { ClusterEtcd } from '../../../functions/ports/cluster-etcd.ts';
 import { parsePolicy } from '../../../functions/core/policy/policy.ts';
-import { createLocalRuntime, type LocalRuntime } from '../../../infra/local/runtime.ts';
+import { createLocalRuntime, type LocalRuntime } from '../../../infra/runtime/runtime.ts';
 import { createStaticDirectory } from '../../../functions/adapters/local/static-directory.ts';
 import { fullDiskUnavailable, smallDisk, type SmallDisk } from '../../support/full-disk.ts';
 import { testIncidentId } from '../../support/incident-ids.ts';

@@ -5,7 +5,7 @@ import type { EventEnvelope } from '../../../events/catalogue.ts';
 import type { ClusterEtcd } from '../../../functions/ports/cluster-etcd.ts';
 import { parsePolicy } from '../../../functions/core/policy/policy.ts';
 import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
-import { createLocalRuntime, type LocalRuntime } from '../../../infra/local/runtime.ts';
+import { createLocalRuntime, type LocalRuntime } from '../../../infra/runtime/runtime.ts';
 import { createStaticDirectory } from '../../../functions/adapters/local/static-directory.ts';
 import { silentEtcd, tempDir, waitFor, type TempDir } from './helpers.ts';
 

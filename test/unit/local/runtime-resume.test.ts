@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { incidentIdOf, type EventEnvelope } from '../../../events/catalogue.ts';
 import { parsePolicy } from '../../../functions/core/policy/policy.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
-import { createLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '../../../infra/local/runtime.ts';
+import { createLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '../../../infra/runtime/runtime.ts';
 import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import { createStaticDirectory } from '../../../functions/adapters/local/static-directory.ts';
 import { silentEtcd, tempDir, waitFor, type TempDir } from './helpers.ts';

@@ -3,16 +3,9 @@
 import { describe, expect, it } from 'vitest';
 import type { Decision } from '../../../functions/core/common/decision.ts';
 import type { HygieneMoveRecord } from '../../../functions/core/hygiene/hygiene-record.ts';
-import { formatAge } from '../../../infra/local/cli/duration.ts';
-import {
-  formatDue,
-  renderStatusTable,
-  statusChangeKey,
-  type ClusterHygiene,
-  type StatusEntry,
-  type StatusIncident,
-} from '../../../infra/local/cli/status-table.ts';
-import { fitHeight } from '../../../infra/local/cli/status-watch.ts';
+import { formatAge } from '../../../infra/cli/duration.ts';
+import { formatDue, renderStatusTable, statusChangeKey, type ClusterHygiene, type StatusEntry, type StatusIncident } from '../../../infra/cli/status-table.ts';
+import { fitHeight } from '../../../infra/cli/status-watch.ts';
 
 const NOW = Date.parse('2026-12-04T02:00:00Z');
 const SEC = 1_000;

@@ -2,7 +2,7 @@
 // kept, every issue named by its path; the policy check the flags and configs share.
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { checkedPolicy, describeIssues, plainWords } from '../../../infra/local/cli/zod-issues.ts';
+import { checkedPolicy, describeIssues, plainWords } from '../../../infra/cli/zod-issues.ts';
 
 const said = (schema: z.ZodType, value: unknown): string => {
   const parsed = schema.safeParse(value, { error: plainWords });

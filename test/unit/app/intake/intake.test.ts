@@ -10,7 +10,7 @@ import { registryOf } from '../../../support/directory-registry.ts';
 import { createIntakeHandler } from '../../../../functions/intake/handler.ts';
 import { createProbeMembersHandler } from '../../../../functions/probe-members/handler.ts';
 import { toEventBridgeEvent } from '../../../../functions/lambda/eventbridge.ts';
-import { localContext } from '../../../../infra/local/lambda-context.ts';
+import { localContext } from '../../../../infra/runtime/lambda-context.ts';
 import { harness, T0, type Harness } from '../harness.ts';
 
 const INSTANCE = 'i-0a1b2c3d4e5f60718';

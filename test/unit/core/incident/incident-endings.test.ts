@@ -19,7 +19,7 @@ import {
   stateReading,
 } from '../../../../functions/core/incident/incident-endings.ts';
 import { reasonCodes, reasonRow } from '../../../../functions/core/common/reason-table.ts';
-import { EXIT, exitCodeOf } from '../../../../infra/local/cli/output.ts';
+import { EXIT, exitCodeOf } from '../../../../infra/cli/output.ts';
 
 const CRD = path.resolve(import.meta.dirname, '../../../../infra/kubernetes/crds/etcd-remediator.io_etcdremediationrequests.yaml');
 

@@ -9,7 +9,7 @@ import {
   isIncidentIdPrefix,
   NOT_AN_INCIDENT_ID,
 } from '../../../../functions/core/incident/incident-id.ts';
-import { newIncidentId } from '../../../../infra/local/runtime.ts';
+import { newIncidentId } from '../../../../infra/runtime/runtime.ts';
 
 const ID = '3f2a1b0c-9d8e-4f70-a615-2b4c6d8e0f13';
 
