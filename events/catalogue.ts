@@ -1,7 +1,9 @@
-// The one catalogue of events: detail types, their schemas, and which function each is routed to.
-// CDK rules, the local bus and the tests all read this file.
+// The one catalogue of events: detail types, their schemas, and the one router: which piece of
+// work each event is for and which function hosts it. CDK rules, the local bus, the handlers and
+// the tests all read this file.
 import type { z } from 'zod';
 import { endingDetailTypes, type TerminalDetailType } from '../functions/core/incident/index.ts';
+import { REPLACEMENT_CHECK_REASONS } from '../functions/core/replacement/index.ts';
 import { leaderMovedSchema } from './schemas/leader-moved.ts';
 import { memberUnhealthySchema } from './schemas/member-unhealthy.ts';
 import { membersProbedSchema } from './schemas/members-probed.ts';
@@ -83,29 +85,57 @@ export const isDetailType = (value: unknown): value is DetailType => typeof valu
 export const functionNames = ['probe-members', 'move-leader', 'schedule-retry', 'remediate'] as const;
 export type FunctionName = (typeof functionNames)[number];
 
-/** Detail type → the functions it triggers. Outcomes and informational events route nowhere. */
-export const routes = {
-  MemberUnhealthy: ['probe-members'],
-  RetryDue: ['probe-members'],
-  MembersProbed: ['move-leader'],
-  RetryRequested: ['schedule-retry'],
-  RemediationApproved: ['remediate'],
-  LeaderMoved: [],
-  RemediationBlocked: [],
-  RemediationClosed: [],
-  RemediationFailed: [],
-  RemediationCompleted: [],
-  RemediationReplaced: [],
-  ReplacementOverdue: [],
-  LearnerRemoved: [],
-  // The periodic learner check of one cluster, asked for by probe-members' scheduled round.
-  LearnerCheckDue: ['probe-members'],
-  // Leader hygiene: a round asks for each cluster's check; a degraded leader goes to the move path.
-  HygieneCheckDue: ['probe-members'],
-  LeaderDegraded: ['move-leader'],
-  HygieneMoveEnded: [],
-  LeaderHygieneAlert: [],
-} as const satisfies Record<DetailType, readonly FunctionName[]>;
+/**
+ * The one router: each piece of work, named for what it does, with the detail type it takes and
+ * the function that hosts it. A function hosts several works where they reach the same systems, so
+ * they share its cold start, its role and its clients (probe-members reaches etcd for all five of
+ * its works). Two works of one detail type are told apart by `when`, a detail field and the values
+ * that send an event there; the other takes the rest. The bus (in process, or EventBridge's rules
+ * generated from `routes`) delivers an event to its work's host, and the host runs the work
+ * `workOf` names: no function routes a second time.
+ */
+export const works = {
+  'open-incident': { takes: 'MemberUnhealthy', hostedBy: 'probe-members' },
+  'probe-again': { takes: 'RetryDue', hostedBy: 'probe-members' },
+  'check-replacement': { takes: 'RetryDue', when: { field: 'reason', in: REPLACEMENT_CHECK_REASONS }, hostedBy: 'probe-members' },
+  'check-learners': { takes: 'LearnerCheckDue', hostedBy: 'probe-members' },
+  'check-hygiene': { takes: 'HygieneCheckDue', hostedBy: 'probe-members' },
+  'move-leader': { takes: 'MembersProbed', hostedBy: 'move-leader' },
+  'move-degraded-leader': { takes: 'LeaderDegraded', hostedBy: 'move-leader' },
+  'schedule-retry': { takes: 'RetryRequested', hostedBy: 'schedule-retry' },
+  remediate: { takes: 'RemediationApproved', hostedBy: 'remediate' },
+} as const satisfies Record<string, Work>;
+
+interface Work {
+  takes: DetailType;
+  hostedBy: FunctionName;
+  when?: { field: string; in: readonly string[] };
+}
+export type WorkName = keyof typeof works;
+const workTable: Readonly<Record<WorkName, Work>> = works;
+export const workNames = Object.keys(works) as WorkName[];
+
+/** The works function F hosts, as a type. */
+export type WorksOf<F extends FunctionName> = { [W in WorkName]: (typeof works)[W]['hostedBy'] extends F ? W : never }[WorkName];
+
+/** The detail a work takes. */
+export type DetailOfWork<W extends WorkName> = DetailOf<(typeof works)[W]['takes']>;
+
+/** The detail types routed to function F, as a type. */
+export type DetailTypesFor<F extends FunctionName> = (typeof works)[WorksOf<F>]['takes'];
+
+const matches = (when: NonNullable<Work['when']>, detail: object): boolean => when.in.includes(String((detail as Record<string, unknown>)[when.field]));
+
+/** The work an event is for: the one whose `when` it matches, else the one of its type with none. */
+export function workOf(event: EventEnvelope): WorkName | undefined {
+  const candidates = workNames.filter((w) => workTable[w].takes === event.detailType);
+  return candidates.find((w) => workTable[w].when && matches(workTable[w].when, event.detail)) ?? candidates.find((w) => !workTable[w].when);
+}
+
+/** Detail type → the functions it triggers, from the works. Outcomes and informational events route nowhere. */
+export const routes = Object.fromEntries(
+  detailTypes.map((t) => [t, [...new Set(workNames.filter((w) => workTable[w].takes === t).map((w) => workTable[w].hostedBy))]]),
+) as unknown as Readonly<Record<DetailType, readonly FunctionName[]>>;
 
 /**
  * An incident's outcomes: each ends it, and nobody acts on it. The endings table's events (core
@@ -153,13 +183,7 @@ export const emits = {
   remediate: ['RemediationCompleted', 'RemediationFailed', 'RetryRequested', 'RemediationBlocked', 'RemediationClosed'],
 } as const satisfies Record<FunctionName, readonly DetailType[]>;
 
-/** The detail types routed to function F, as a type. */
-export type DetailTypesFor<F extends FunctionName> = {
-  [K in DetailType]: F extends (typeof routes)[K][number] ? K : never;
-}[DetailType];
-
 export const routesOf = (detailType: DetailType): readonly FunctionName[] => routes[detailType];
 
 /** The detail types a function subscribes to: what a CDK rule for it matches on. */
-export const subscriptionsOf = <F extends FunctionName>(fn: F): DetailTypesFor<F>[] =>
-  detailTypes.filter((t) => (routes[t] as readonly FunctionName[]).includes(fn)) as DetailTypesFor<F>[];
+export const subscriptionsOf = <F extends FunctionName>(fn: F): DetailTypesFor<F>[] => detailTypes.filter((t) => routes[t].includes(fn)) as DetailTypesFor<F>[];

@@ -1,8 +1,12 @@
 // The Lambda environment the stack sets. A missing variable fails the cold start with its name,
 // not the first AWS call with an SDK error about an empty parameter.
-import type { ClientConfig } from './clients.ts';
-
 export type Env = Readonly<Record<string, string | undefined>>;
+
+/** What an SDK client is made with: the endpoint and region, when the environment names them. */
+export interface ClientConfig {
+  endpoint?: string;
+  region?: string;
+}
 
 export class MissingEnvError extends Error {
   readonly names: readonly string[];

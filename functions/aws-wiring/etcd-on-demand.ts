@@ -8,7 +8,7 @@ import type { ClusterEtcd } from '../ports/cluster-etcd.ts';
 import type { KubeEtcdFactory } from '../adapters/etcd/per-cluster-access.ts';
 // Types only: erased from the build, so the chunk stays out of index.mjs.
 import type * as EtcdChunkModule from './etcd-chunk.ts';
-import { lazyImport } from './lazy-import.ts';
+import { lazyImport } from '../lib/lazy-import.ts';
 
 type Directory = ClusterDirectory & MemberLookup;
 type PerClusterEtcd = ReturnType<typeof EtcdChunkModule.createPerClusterEtcd>;

@@ -3,10 +3,13 @@
 // on the next invocation, and fails it with the same one line.
 import type { LambdaHandler } from '../lambda/event-handler.ts';
 
+/** `build`'s value, made on the first call and kept; a build that threw is tried again on the next. */
+export function once<T>(build: () => T): () => T {
+  let value: { it: T } | undefined;
+  return () => (value ??= { it: build() }).it;
+}
+
 export function lambdaEntry<D, R>(build: () => D, create: (deps: D) => LambdaHandler<R>): LambdaHandler<R> {
-  let handler: LambdaHandler<R> | undefined;
-  return async (event, context) => {
-    handler ??= create(build());
-    return handler(event, context);
-  };
+  const handler = once(() => create(build()));
+  return async (event, context) => handler()(event, context);
 }

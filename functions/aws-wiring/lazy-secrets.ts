@@ -4,7 +4,7 @@ import type { SecretSource } from '../adapters/aws/secrets.ts';
 import type { Env } from './env.ts';
 // Types only: erased from the build, so the chunk stays out of index.mjs.
 import type * as SecretsChunkModule from './secrets-chunk.ts';
-import { lazyImport } from './lazy-import.ts';
+import { lazyImport } from '../lib/lazy-import.ts';
 
 type Chunk = typeof SecretsChunkModule;
 

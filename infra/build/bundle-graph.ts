@@ -1,6 +1,6 @@
 // Which files of a split bundle a cold start loads: index.mjs and every chunk it imports
 // statically, transitively. A chunk reached only through a dynamic import() waits until the code
-// that imports it runs (the Kubernetes client: functions/aws-wiring/kube-on-demand.ts).
+// that imports it runs (the Kubernetes client: functions/adapters/kube/kube-on-demand.ts).
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Metafile } from 'esbuild';

@@ -1,6 +1,6 @@
 // How a function's bundle is built: esbuild, ESM for Node 24, the AWS SDK inside, code split so a
 // dynamic import() becomes a chunk loaded only when reached (the Kubernetes client: see
-// functions/aws-wiring/kube-on-demand.ts), etcd3's protos precompiled and zod in English only, with only the parts the code names.
+// functions/adapters/kube/kube-on-demand.ts), etcd3's protos precompiled and zod in English only, with only the parts the code names.
 // The chunks sit beside index.mjs in the asset. CDK's NodejsFunction cannot split (it always
 // hands esbuild --outfile), so its bundling runs this build as a hook (infra/cdk/bundling.ts).
 import { build, type BuildOptions, type Metafile } from 'esbuild';

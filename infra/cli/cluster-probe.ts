@@ -28,7 +28,8 @@ interface Access {
 
 async function accessTo(cluster: ClusterEntry): Promise<Access> {
   if (cluster.kube) {
-    const access = (await import('../../functions/adapters/local/etcd-access.ts')).createEtcdAccess();
+    const { createKubeEtcd } = await import('../../functions/adapters/kube/index.ts');
+    const access = (await import('../../functions/adapters/local/etcd-access.ts')).createEtcdAccess(createKubeEtcd);
     const etcd = access.etcdFor(cluster);
     return { prober: etcd.prober, transport: etcd.transport, close: () => access.close() };
   }

@@ -3,6 +3,7 @@
 // clusters come from run's config (--config) or from the cluster flags (--endpoints, --kubeconfig);
 // each is asked through its healthy members, as the lock is.
 import { createEtcdAccess } from '../../functions/adapters/local/etcd-access.ts';
+import { kubeEtcdFor } from '../../functions/adapters/kube/kube-on-demand.ts';
 import { etcdClusterGuard, guarded } from '../../functions/app/fleet/index.ts';
 import type { HoldKind, HoldValue } from '../../functions/core/fleet/index.ts';
 import { buildClusterView } from '../../functions/core/view/index.ts';
@@ -75,7 +76,7 @@ export async function holdClusters(values: AccessFlagValues & { config?: string 
  */
 export async function writeHolds<K extends HoldKind>(clusters: readonly ClusterEntry[], kind: K, value: HoldValue<K> | null): Promise<HoldWritten[]> {
   if (clusters.length === 0) return [];
-  const access = createEtcdAccess();
+  const access = createEtcdAccess(await kubeEtcdFor(clusters));
   try {
     return await Promise.all(clusters.map((cluster) => writeOne(access.etcdFor, cluster, kind, value)));
   } finally {

@@ -2,12 +2,8 @@
 // stack's table (--table), exactly one; and who a person is when --by does not say ($USER@hostname).
 import fs from 'node:fs';
 import os from 'node:os';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { registeredClusterIdsIn } from '../../functions/adapters/aws/dynamodb-directory.ts';
-import { createDynamoIncidentStore } from '../../functions/adapters/aws/dynamodb-store.ts';
 import { openSqliteStore } from '../../functions/adapters/local/sqlite-store.ts';
 import type { FleetPauses, FleetRecords } from '../../functions/ports/fleet.ts';
-import type { IncidentStore } from '../../functions/ports/incident-store.ts';
 import { UsageError } from './args.ts';
 import { escapeControls } from './control-chars.ts';
 
@@ -24,7 +20,7 @@ export interface FleetTarget {
   close(): Promise<void>;
 }
 
-export function openFleetTarget(values: { state?: string | undefined; table?: string | undefined; region?: string | undefined }): FleetTarget {
+export async function openFleetTarget(values: { state?: string | undefined; table?: string | undefined; region?: string | undefined }): Promise<FleetTarget> {
   if (checkOneTarget(values) === 'table') return openDeployedTable(values.table!, values.region);
   // A mistyped path must not make a new file that nothing reads: the pause would hold nothing.
   if (!fs.existsSync(values.state!)) throw new UsageError(`--state: no state file at ${values.state} (give the state file of run or remediate)`);
@@ -45,16 +41,8 @@ export function checkOneTarget(values: { state?: string | undefined; table?: str
   return 'state';
 }
 
-/** A deployed stack's table as the functions' own store reads and writes it. */
-export function openDeployedTable(
-  table: string,
-  region: string | undefined,
-): { records: IncidentStore; where: string; registeredClusterIds(): Promise<readonly string[]>; close(): Promise<void> } {
-  // Without --region the SDK takes AWS_REGION, then the AWS config, as the aws CLI does.
-  const client = new DynamoDBClient(region ? { region } : {});
-  const records = createDynamoIncidentStore({ client, tableName: table });
-  return { records, where: `table ${table}`, registeredClusterIds: () => registeredClusterIdsIn(client, table), close: async () => client.destroy() };
-}
+/** A deployed stack's table; the AWS SDK is loaded only when --table is given (a local command starts without it). */
+export const openDeployedTable = async (table: string, region: string | undefined) => (await import('./deployed-table.ts')).openDeployedTable(table, region);
 
 /** The pauses of a state file, read only; a file that is not there holds none. */
 export async function pausesInStateFile(file: string): Promise<FleetPauses> {

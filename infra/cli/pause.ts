@@ -44,7 +44,7 @@ export async function run(argv: string[]): Promise<number> {
   const by = textFlag('by', values.by) ?? defaultWho();
   const clusterId = textFlag('cluster', values.cluster);
   const clusters = await holdClusters(values, clusterId);
-  const target = openFleetTarget(storeOf(values));
+  const target = await openFleetTarget(storeOf(values));
   try {
     const now = Date.now();
     const mark: FleetMark = { by, at: now, why };

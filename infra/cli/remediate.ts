@@ -6,7 +6,6 @@ import path from 'node:path';
 import { incidentIdOf, type DetailInputOf } from '../../events/catalogue.ts';
 import { isMismatched } from '../../functions/core/view/index.ts';
 import { createLocalRuntime, type LocalRuntime } from '../runtime/runtime.ts';
-import { startIncidentObjectEvents } from '../kubernetes/incident-object-events.ts';
 import { createStaticDirectory } from '../../functions/adapters/local/static-directory.ts';
 import { parseFlags, UsageError } from './args.ts';
 import { cliLogLevel } from './log-level.ts';
@@ -193,13 +192,15 @@ async function remediate(
     // Only the incident chosen: another open one is never run on the side.
     resume: { incidentIds: open ? [incidentId] : [] },
   });
-  // Through Kubernetes, each decision is also an Event on the target's Node (or Machine).
-  const objectEvents = startIncidentObjectEvents({
-    subscribe: runtime.bus.subscribe,
-    store: runtime.store,
-    clusters: [cluster],
-    say: (line) => progress?.note(line),
-  });
+  // Through Kubernetes, each decision is also an Event on the target's Node (or Machine); the client is loaded only for that.
+  const objectEvents = cluster.kube
+    ? (await import('../kubernetes/incident-object-events.ts')).startIncidentObjectEvents({
+        subscribe: runtime.bus.subscribe,
+        store: runtime.store,
+        clusters: [cluster],
+        say: (line) => progress?.note(line),
+      })
+    : undefined;
   const signal = untilSignal();
   try {
     progress = showProgress(runtime.bus.subscribe, {

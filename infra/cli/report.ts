@@ -68,7 +68,7 @@ export async function run(argv: string[]): Promise<number> {
     );
   const ref = incidentRefFrom(positionals[0]!, 'INCIDENT');
   const given = values.out === undefined ? undefined : outPath(values.out);
-  const source = openStatusSource(values);
+  const source = await openStatusSource(values);
   try {
     const incident = await findIncident(source.store, source.where, ref);
     const journal = await source.store.journal(incident.incidentId);

@@ -42,7 +42,7 @@ export async function run(argv: string[]): Promise<number> {
   const by = textFlag('by', values.by) ?? defaultWho();
   const why = textFlag('why', values.why);
   const clusters = await holdClusters(values, clusterId);
-  const target = openFleetTarget(storeOf(values));
+  const target = await openFleetTarget(storeOf(values));
   try {
     const now = Date.now();
     if (values.storm) {

@@ -4,7 +4,6 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { incidentIdOf, isTerminalEvent } from '../../events/catalogue.ts';
 import { createLocalRuntime, type LocalRuntime } from '../runtime/runtime.ts';
-import { startIncidentObjectEvents } from '../kubernetes/incident-object-events.ts';
 import { createStaticDirectory } from '../../functions/adapters/local/static-directory.ts';
 import { parseFlags, PROGRAM, requiredFlag, UsageError } from './args.ts';
 import { cliLogLevel } from './log-level.ts';
@@ -321,7 +320,15 @@ async function serveConfig(config: RunConfig): Promise<number> {
     { replace: true },
   );
   // Through Kubernetes, each decision is also an Event on the target's Node (or Machine).
-  const objectEvents = startIncidentObjectEvents({ subscribe: runtime.bus.subscribe, store: runtime.store, clusters: config.clusters, say: logLine });
+  // Through Kubernetes, each decision is also an Event on its object; the client is loaded only for that.
+  const objectEvents = config.clusters.some((c) => c.kube)
+    ? (await import('../kubernetes/incident-object-events.ts')).startIncidentObjectEvents({
+        subscribe: runtime.bus.subscribe,
+        store: runtime.store,
+        clusters: config.clusters,
+        say: logLine,
+      })
+    : undefined;
   const pending = new Set<Promise<void>>();
   const unsubscribe = runtime.bus.subscribe((event) => {
     if (!isTerminalEvent(event)) return;

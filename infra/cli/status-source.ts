@@ -45,10 +45,10 @@ export interface StatusSnapshot {
 }
 
 /** --state FILE (read-only) or --table NAME [--region R]. */
-export function openStatusSource(values: { state?: string | undefined; table?: string | undefined; region?: string | undefined }): StatusSource {
+export async function openStatusSource(values: { state?: string | undefined; table?: string | undefined; region?: string | undefined }): Promise<StatusSource> {
   if (values.table === undefined && values.state === undefined) requiredFlag('state', values.state, 'state.sqlite');
   if (checkOneTarget(values) === 'table') {
-    const table = openDeployedTable(values.table!, values.region);
+    const table = await openDeployedTable(values.table!, values.region);
     // The functions schedule with EventBridge Scheduler, which this table does not hold: the next step is the last retry's.
     const missing = (error: unknown) =>
       error instanceof Error && error.name === 'ResourceNotFoundException'

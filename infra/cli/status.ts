@@ -175,7 +175,7 @@ export async function run(argv: string[]): Promise<number> {
   const intervalMs = durationFlag('interval', values.interval) ?? DEFAULT_INTERVAL_MS;
   if (intervalMs < MIN_INTERVAL_MS) throw new UsageError(`--interval: at least ${formatDuration(MIN_INTERVAL_MS)}, got ${values.interval}`);
   const recentMs = values.all ? undefined : RECENT_MS;
-  const source = openStatusSource(values);
+  const source = await openStatusSource(values);
   try {
     if (values.watch) {
       const frame = (snapshot: StatusSnapshot, now: number, width: number | undefined) => {

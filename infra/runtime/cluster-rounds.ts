@@ -3,7 +3,7 @@
 // after it is first seen. One round at a time, its due clusters at once, the next round armed once
 // it ends, so a check never overlaps itself; the directory is read again each round (watch's
 // clusters come and go). A failure is logged and the cluster checked again a period later: never fatal.
-import type { Deps } from '../../functions/app/common/index.ts';
+import type { ClusterDeps } from '../../functions/app/common/index.ts';
 import { checkLeaderHygiene } from '../../functions/app/hygiene/index.ts';
 import { checkClusterLearners } from '../../functions/app/learners/index.ts';
 import type { ClusterEntry } from '../../functions/ports/cluster-directory.ts';
@@ -22,10 +22,10 @@ export interface PeriodicCheck {
   what: string;
   /** The cluster's period; 0 turns its check off. */
   periodOf: (cluster: ClusterEntry) => number;
-  check: (deps: Deps, cluster: ClusterEntry) => Promise<unknown>;
+  check: (deps: ClusterDeps, cluster: ClusterEntry) => Promise<unknown>;
 }
 
-export function clusterRounds(deps: Deps, periodic: PeriodicCheck): ClusterRounds {
+export function clusterRounds(deps: ClusterDeps, periodic: PeriodicCheck): ClusterRounds {
   const nextAt = new Map<string, number>();
   /** Each cluster's period as last read: a cluster whose entry cannot be read now waits as long. */
   const periods = new Map<string, number>();

@@ -2,7 +2,7 @@
 // what tests standing in for Lambda containers build. The Lambda bundles never import this: each
 // imports its own handler only.
 import { functionNames, type EventEnvelope, type FunctionName } from '../../events/catalogue.ts';
-import type { Deps } from '../../functions/app/common/index.ts';
+import type { ClusterDeps } from '../../functions/app/common/index.ts';
 import { createMoveLeaderHandler } from '../../functions/move-leader/handler.ts';
 import { createProbeMembersHandler } from '../../functions/probe-members/handler.ts';
 import { createRemediateHandler } from '../../functions/remediate/handler.ts';
@@ -10,7 +10,7 @@ import { createScheduleRetryHandler } from '../../functions/schedule-retry/handl
 import type { LambdaHandler } from '../../functions/lambda/event-handler.ts';
 import type { FunctionHandlers } from '../../functions/adapters/local/in-process-bus.ts';
 
-export type HandlerFactory = (deps: Deps) => LambdaHandler<unknown>;
+export type HandlerFactory = (deps: ClusterDeps) => LambdaHandler<unknown>;
 
 export const handlerFactories: Record<FunctionName, HandlerFactory> = {
   'probe-members': createProbeMembersHandler,

@@ -6,7 +6,7 @@ import type { LogLevel } from '@aws-lambda-powertools/logger/types';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { isTerminalEvent, makeEvent, type DetailOf, type EventEnvelope, type FunctionName, type TerminalDetailType } from '../../events/catalogue.ts';
 import { parseEvent, payloadOf } from '../../events/validate.ts';
-import type { Deps } from '../../functions/app/common/index.ts';
+import type { ClusterDeps } from '../../functions/app/common/index.ts';
 import { lastDeliveryFailed, sweepStalled } from '../../functions/app/incident/index.ts';
 import { type Actuator } from '../../functions/ports/actuator.ts';
 import { etcdOnlyActuator } from '../../functions/adapters/etcd/etcd-only-actuator.ts';
@@ -19,7 +19,7 @@ import type { PrometheusMetrics } from './prometheus-metrics.ts';
 import { InvalidEventError, type LambdaHandler } from '../../functions/lambda/event-handler.ts';
 import { settlesWithin } from '../../functions/lib/with-timeout.ts';
 import { createEtcdAccess } from '../../functions/adapters/local/etcd-access.ts';
-import { createClusterActuator } from '../../functions/adapters/kube/cluster-api/cluster-actuator.ts';
+import { kubeOnDemand } from '../../functions/adapters/kube/kube-on-demand.ts';
 import { fileSnapshots } from '../../functions/adapters/local/file-snapshots.ts';
 import { busHandlers, type HandlerFactory } from './function-handlers.ts';
 import { clusterRounds, hygieneCheck, learnerCheck } from './cluster-rounds.ts';
@@ -49,7 +49,7 @@ export interface LocalRuntimeOptions {
   /** Where snapshots taken before a removal go (default: `snapshots/` beside the state file). */
   snapshotDir?: string;
   /** Replaces the etcd3 access, e.g. to observe every call a test makes through it. */
-  etcdFor?: Deps['etcdFor'];
+  etcdFor?: ClusterDeps['etcdFor'];
   /**
    * Which incidents open in the state file start() resumes: 'all' (the default, as `run` does), or
    * only those named (as `remediate` does). The others are left as they are, timers included.
@@ -134,12 +134,14 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
   // prom-client is loaded by the services that serve it only.
   const metrics = options.metrics ? (await import('./prometheus-metrics.ts')).prometheusMetrics({ liveIncidents: () => liveIncidentsIn(opened) }) : undefined;
   const store = metrics ? meteredDeadLetters(opened, metrics.sink, log) : opened;
-  const etcd = createEtcdAccess(clock);
+  // The Kubernetes client is loaded when the directory first hands out a cluster with kube access.
+  const kube = kubeOnDemand(options.directory);
+  const etcd = createEtcdAccess(kube.kubeEtcd, clock);
   const sweepIntervalMs = options.sweepIntervalMs ?? 60_000;
   const scope = resumeScope(options.resume);
 
   // The bus and scheduler refer to each other through deps; both exist before any event flows.
-  const deps = {} as Deps;
+  const deps = {} as ClusterDeps;
   const scheduler = createTimerScheduler({
     store: scope.timers(store),
     clock,
@@ -209,15 +211,15 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
     // Counted as on AWS: each outcome once its outbox is cleared (metered-bus.ts).
     bus: metrics ? meteredBus(bus, { sink: metrics.sink, openedAt: async (id) => (await store.getIncident(id))?.openedAt, log }) : bus,
     scheduler,
-    directory: options.directory,
+    directory: kube.directory,
     etcdFor: options.etcdFor ?? etcd.etcdFor,
     // A cluster with Cluster API access gets its Machine replaced; any other, the given actuator.
-    actuator: createClusterActuator(options.directory, options.actuator ?? etcdOnlyActuator),
+    actuator: kube.actuator(options.actuator ?? etcdOnlyActuator),
     clock,
     random: options.random ?? Math.random,
     log,
     snapshots: fileSnapshots(options.snapshotDir ?? path.join(path.dirname(options.statePath), 'snapshots')),
-  } satisfies Deps);
+  } satisfies ClusterDeps);
 
   /** Lambda's on-failure destination, here: the incident is resumed or blocked; a report that opened none is kept. */
   async function afterLastDelivery(functionName: FunctionName, event: EventEnvelope, error: unknown): Promise<void> {

@@ -21,7 +21,7 @@ import type { MemberInfo } from '../../functions/core/common/types.ts';
 import { targetKeyOf } from '../../functions/core/view/target.ts';
 import { createLocalRuntime, type LocalRuntime } from '../../infra/runtime/runtime.ts';
 import { instantEtcdFleet, type InstantEtcdCluster } from '../support/doubles/instant-etcd.ts';
-import { median } from '../../functions/core/common/stats.ts';
+import { median } from '../../functions/core/common/collections.ts';
 
 export interface PipelineOptions {
   clusters: number;

@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { detailTypes, EVENT_SOURCE, routesOf, type DetailType } from '../../events/catalogue.ts';
 import { parseEnvelope, parseEvent } from '../../events/validate.ts';
 import { intake, type IntakeDeps } from '../../functions/app/intake/intake.ts';
-import type { Deps } from '../../functions/app/common/deps.ts';
+import type { ClusterDeps } from '../../functions/app/common/deps.ts';
 import { registryOf } from '../support/directory-registry.ts';
 import { InvalidEventError, type LambdaHandler } from '../../functions/lambda/event-handler.ts';
 import { toEventBridgeEvent } from '../../functions/lambda/eventbridge.ts';
@@ -273,7 +273,7 @@ describe('the Lambda intake and the handlers refuse, name the field, and keep a 
   });
 
   it("each handler's envelope parsing", async () => {
-    const deps: Deps = { ...h.deps, log: new Logger({ serviceName: 'fuzz', logLevel: 'SILENT' }) };
+    const deps: ClusterDeps = { ...h.deps, log: new Logger({ serviceName: 'fuzz', logLevel: 'SILENT' }) };
     // Each routed detail type, to the handler of the function the catalogue routes it to.
     const handlers = new Map<DetailType, LambdaHandler<unknown>>(detailTypes.flatMap((t) => routesOf(t).map((fn) => [t, handlerFactories[fn](deps)] as const)));
     let kept = 0;

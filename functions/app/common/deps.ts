@@ -1,4 +1,6 @@
-// Everything a handler needs from the outside world, chosen once at the edge.
+// Everything a handler needs from the outside world, chosen once at the edge: `Deps` for every
+// step, `ClusterDeps` for those that talk to a cluster (its etcd, its machines, its snapshots).
+// A function declares the narrowest it needs, so one that talks to no cluster is given none.
 import type { Actuator } from '../../ports/actuator.ts';
 import type { Bus } from '../../ports/bus.ts';
 import type { Clock } from '../../ports/clock.ts';
@@ -14,11 +16,14 @@ export interface Deps {
   bus: Bus;
   scheduler: Scheduler;
   directory: ClusterDirectory;
-  etcdFor: (cluster: ClusterEntry) => ClusterEtcd;
-  actuator: Actuator;
   clock: Clock;
   random: () => number;
   log: Log;
+}
+
+export interface ClusterDeps extends Deps {
+  etcdFor: (cluster: ClusterEntry) => ClusterEtcd;
+  actuator: Actuator;
   /** Needed only by clusters whose policy asks for a snapshot before each removal. */
   snapshots?: SnapshotStore;
 }

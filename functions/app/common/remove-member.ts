@@ -5,11 +5,11 @@ import { afterFailedRemove, everyMemberFailed, type FailedRemove, type RemoveOut
 import { describeMember, type ClusterView } from '../../core/view/index.ts';
 import type { ClusterEntry } from '../../ports/cluster-directory.ts';
 import { EtcdCallError } from '../../ports/etcd.ts';
-import type { Deps } from './deps.ts';
+import type { ClusterDeps } from './deps.ts';
 
 export type { RemoveOutcome } from '../../core/removal/index.ts';
 
-export async function removeMember(deps: Deps, cluster: ClusterEntry, view: ClusterView, targetId: string): Promise<RemoveOutcome> {
+export async function removeMember(deps: ClusterDeps, cluster: ClusterEntry, view: ClusterView, targetId: string): Promise<RemoveOutcome> {
   const { transport } = deps.etcdFor(cluster);
   const target = view.members.find((m) => m.id === targetId);
   const name = target ? describeMember(target) : targetId;

@@ -15,7 +15,7 @@ import type { ClusterEntry } from '../../ports/cluster-directory.ts';
 import type { ClusterGuard, LockHolder } from '../../ports/cluster-guard.ts';
 import type { Incident } from '../../ports/incident-store.ts';
 import { EtcdCallError, type EndpointTarget } from '../../ports/etcd.ts';
-import { type Deps, nextTryAt } from '../common/index.ts';
+import { type ClusterDeps, type Deps, nextTryAt } from '../common/index.ts';
 import { storeGuard } from './store-guard.ts';
 
 export interface HeldLock {
@@ -61,7 +61,7 @@ function guardTargets(cluster: ClusterEntry, healthy: readonly MemberView[]): En
  * Undefined when etcd cannot be asked at all.
  */
 export function clusterGuard(
-  deps: Pick<Deps, 'store' | 'clock' | 'etcdFor'>,
+  deps: Pick<ClusterDeps, 'store' | 'clock' | 'etcdFor'>,
   cluster: ClusterEntry,
   view: ClusterView | undefined,
   targetId: string | undefined,
@@ -72,7 +72,7 @@ export function clusterGuard(
 
 /** The guard in the cluster's etcd, whatever its policy says of single remediators (see clusterGuard). */
 export function etcdClusterGuard(
-  etcdFor: Deps['etcdFor'],
+  etcdFor: ClusterDeps['etcdFor'],
   cluster: ClusterEntry,
   view: ClusterView | undefined,
   targetId: string | undefined,
@@ -119,7 +119,7 @@ export const guardFailed = (
 
 /** Asked through the healthy members of `view` other than `targetId` (see clusterGuard). */
 export const takeClusterLock = (
-  deps: Pick<Deps, 'store' | 'clock' | 'log' | 'etcdFor'>,
+  deps: Pick<ClusterDeps, 'store' | 'clock' | 'log' | 'etcdFor'>,
   cluster: ClusterEntry,
   incidentId: string,
   view: ClusterView | undefined,
@@ -128,7 +128,7 @@ export const takeClusterLock = (
 
 /** The lock for `holder` (`incident:<id>`, or `learner-check:<clusterId>` outside any incident). */
 export async function takeClusterLockAs(
-  deps: Pick<Deps, 'store' | 'clock' | 'log' | 'etcdFor'>,
+  deps: Pick<ClusterDeps, 'store' | 'clock' | 'log' | 'etcdFor'>,
   cluster: ClusterEntry,
   holder: string,
   view: ClusterView | undefined,

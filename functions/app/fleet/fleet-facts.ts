@@ -19,7 +19,7 @@ import type { Incident } from '../../ports/incident-store.ts';
 import { clusterGuard, guarded, type Guarded } from './cluster-lock.ts';
 import type { ClusterView } from '../../core/view/index.ts';
 import type { EtcdFailure } from '../../core/common/index.ts';
-import type { Deps } from '../common/index.ts';
+import type { ClusterDeps, Deps } from '../common/index.ts';
 
 /**
  * Openings older than a few windows and cooldowns cannot hold a storm on now; only the storm's
@@ -105,7 +105,7 @@ async function keepStormHeld(deps: Deps, cluster: ClusterEntry, facts: FleetFact
  * too, said as one: `{ mark, fleetWide, unread }`.
  */
 export async function pauseHolding(
-  deps: Deps,
+  deps: ClusterDeps,
   cluster: ClusterEntry,
   view: ClusterView | undefined,
 ): Promise<(NonNullable<ReturnType<typeof pauseOf>> & { unread?: true }) | undefined> {

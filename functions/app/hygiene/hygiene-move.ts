@@ -13,7 +13,7 @@ import { waitWithin } from '../../lib/wait-for.ts';
 import type { ClusterEntry } from '../../ports/cluster-directory.ts';
 import { EtcdCallError } from '../../ports/etcd.ts';
 import { HygieneConflictError } from '../../ports/incident-store.ts';
-import { type Deps, iso } from '../common/index.ts';
+import { type ClusterDeps, type Deps, iso } from '../common/index.ts';
 import { probeCluster } from '../view/index.ts';
 
 export type HygieneMoveOutcome =
@@ -46,7 +46,7 @@ async function updateRecord(deps: Deps, clusterId: string, change: (record: Hygi
 
 const nameIn = (view: ClusterView | undefined, id: string): string => view?.members.find((m) => m.id === id)?.name || id;
 
-export async function moveDegradedLeader(deps: Deps, detail: DetailOf<'LeaderDegraded'>): Promise<HygieneMoveOutcome> {
+export async function moveDegradedLeader(deps: ClusterDeps, detail: DetailOf<'LeaderDegraded'>): Promise<HygieneMoveOutcome> {
   const { clusterId, moveId } = detail;
   const cluster = await deps.directory.get(clusterId).catch(() => undefined);
   if (!cluster) {
@@ -88,7 +88,7 @@ export async function moveDegradedLeader(deps: Deps, detail: DetailOf<'LeaderDeg
   return makeMove(deps, cluster, claimed);
 }
 
-async function makeMove(deps: Deps, cluster: ClusterEntry, move: HygieneMoveRecord): Promise<HygieneMoveOutcome> {
+async function makeMove(deps: ClusterDeps, cluster: ClusterEntry, move: HygieneMoveRecord): Promise<HygieneMoveOutcome> {
   const { policy } = cluster;
   const view = await probeCluster(deps, cluster);
   const from = nameIn(view, move.from);
@@ -131,7 +131,7 @@ async function makeMove(deps: Deps, cluster: ClusterEntry, move: HygieneMoveReco
 }
 
 /** Why the judgement no longer holds, or undefined: the leader, its term, the target, a pause or an incident changed. */
-async function supersededBecause(deps: Deps, cluster: ClusterEntry, view: ClusterView, move: HygieneMoveRecord): Promise<string | undefined> {
+async function supersededBecause(deps: ClusterDeps, cluster: ClusterEntry, view: ClusterView, move: HygieneMoveRecord): Promise<string | undefined> {
   const { leader } = view;
   if (leader.consensus !== 'agreed') return 'the members do not agree on a leader now';
   if (leader.id !== move.from) return `${nameIn(view, leader.id!)} leads now, not ${nameIn(view, move.from)}`;
@@ -148,7 +148,7 @@ async function supersededBecause(deps: Deps, cluster: ClusterEntry, view: Cluste
 }
 
 /** Who leads once the members agree, within two election timeouts of the move; undefined when they never agreed. */
-async function verifiedLeader(deps: Deps, cluster: ClusterEntry, move: HygieneMoveRecord): Promise<{ id: string; term: number } | undefined> {
+async function verifiedLeader(deps: ClusterDeps, cluster: ClusterEntry, move: HygieneMoveRecord): Promise<{ id: string; term: number } | undefined> {
   const { electionTimeoutMs } = cluster.policy;
   return waitWithin(
     async () => {

@@ -29,7 +29,7 @@ import { boundedSaid, type MemberInfo } from '../../core/common/index.ts';
 import { UnknownClusterError, type ClusterEntry } from '../../ports/cluster-directory.ts';
 import { HygieneConflictError } from '../../ports/incident-store.ts';
 import { scrapeEvery, probeCluster } from '../view/index.ts';
-import { type Deps, iso } from '../common/index.ts';
+import { type ClusterDeps, iso } from '../common/index.ts';
 
 export type { HygieneVerdict };
 
@@ -47,7 +47,7 @@ const moveIdOf = (clusterId: string, now: number, random: () => number): string 
     .toString(36)
     .padStart(4, '0')}`.slice(0, 128);
 
-export async function checkLeaderHygiene(deps: Deps, cluster: ClusterEntry): Promise<HygieneCheck> {
+export async function checkLeaderHygiene(deps: ClusterDeps, cluster: ClusterEntry): Promise<HygieneCheck> {
   const { policy, clusterId } = cluster;
   if (!policy.hygiene.enabled) return { kind: 'off' };
   const view = await probeCluster(deps, cluster);
@@ -150,7 +150,13 @@ function degradedDetail(clusterId: string, move: HygieneMoveRecord, dryRun: bool
 }
 
 /** What holds a move back whatever the figures: a move under way, a pause, an incident open on the cluster. */
-async function heldBackBy(deps: Deps, cluster: ClusterEntry, view: ClusterView, record: HygieneRecord, verdict: HygieneDecision): Promise<HygieneVerdict> {
+async function heldBackBy(
+  deps: ClusterDeps,
+  cluster: ClusterEntry,
+  view: ClusterView,
+  record: HygieneRecord,
+  verdict: HygieneDecision,
+): Promise<HygieneVerdict> {
   const pending = openMoveOf(record);
   if (pending || !wouldMove(verdict)) return heldBack(verdict, { clusterId: cluster.clusterId, pending });
   const paused = await pauseHolding(deps, cluster, view);
@@ -162,7 +168,7 @@ async function heldBackBy(deps: Deps, cluster: ClusterEntry, view: ClusterView, 
  * One cluster's check as a round of the AWS schedule asked for it (HygieneCheckDue): run when the
  * round is one its hygiene.checkEveryMs falls in; a cluster deregistered since is skipped.
  */
-export async function hygieneCheckAsked(deps: Deps, detail: DetailOf<'HygieneCheckDue'>): Promise<HygieneCheck> {
+export async function hygieneCheckAsked(deps: ClusterDeps, detail: DetailOf<'HygieneCheckDue'>): Promise<HygieneCheck> {
   const cluster = await deps.directory.get(detail.clusterId).catch((error: unknown) => {
     if (error instanceof UnknownClusterError) return undefined;
     throw error;

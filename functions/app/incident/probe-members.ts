@@ -1,4 +1,5 @@
-// probe-members: open (or join) the incident, probe every member on its own, publish the view.
+// probe-members' incident works: open (or join) the incident on a report, probe every member on
+// its own, publish the view; and the same probe on each later look.
 import type { DetailOf } from '../../../events/catalogue.ts';
 import {
   judgeLeader,
@@ -19,50 +20,32 @@ import { matchReport, journalSteps, membersSeen, duplicateOf } from '../../core/
 import { ambiguousTarget } from '../../core/plan/index.ts';
 import type { ClusterEntry } from '../../ports/cluster-directory.ts';
 import type { Incident } from '../../ports/incident-store.ts';
-import { checkReplacementDue, isReplacementCheck } from '../replacement/index.ts';
 import {
   blockEffects,
   closeEffects,
+  type ClusterDeps,
   type Deps,
   envelopeOf,
+  flushLeftOutbox,
   iso,
   journaling,
   publishing,
   resolvedTarget,
-  flushLeftOutbox,
   runStep,
   type StepOutcome,
 } from '../common/index.ts';
-import { hygieneCheckAsked, type HygieneCheck } from '../hygiene/index.ts';
-import { learnerCheckAsked, type LearnerCheck } from '../learners/index.ts';
 import { probeCluster } from '../view/index.ts';
 
-type Input =
-  | { detailType: 'MemberUnhealthy'; detail: DetailOf<'MemberUnhealthy'> }
-  | { detailType: 'RetryDue'; detail: DetailOf<'RetryDue'> }
-  | { detailType: 'LearnerCheckDue'; detail: DetailOf<'LearnerCheckDue'> }
-  | { detailType: 'HygieneCheckDue'; detail: DetailOf<'HygieneCheckDue'> };
+export type ProbeOutcome = { kind: 'probed'; incident: Incident } | { kind: 'joined' | 'stale' | 'late-duplicate'; incidentId: string };
 
-export type ProbeOutcome =
-  | { kind: 'probed'; incident: Incident }
-  | { kind: 'joined' | 'stale' | 'late-duplicate' | 'checked'; incidentId: string }
-  | { kind: 'learners-checked'; check: LearnerCheck }
-  | { kind: 'hygiene-checked'; check: HygieneCheck };
+/** The incident's next look (RetryDue): probe again and publish the view. */
+export async function probeAgain(deps: ClusterDeps, detail: DetailOf<'RetryDue'>): Promise<ProbeOutcome> {
+  const probed = await runStep(deps, 'probe-members', { detailType: 'RetryDue', detail }, (incident, cluster) => probe(deps, cluster, incident));
+  return probed ? { kind: 'probed', incident: probed } : { kind: 'stale', incidentId: detail.incidentId };
+}
 
-export async function probeMembers(deps: Deps, input: Input): Promise<ProbeOutcome> {
-  // probe-members reaches etcd already: the periodic learner check costs no function of its own.
-  if (input.detailType === 'LearnerCheckDue') return { kind: 'learners-checked', check: await learnerCheckAsked(deps, input.detail) };
-  // So is leader hygiene's periodic check: its scrapes and its judgement.
-  if (input.detailType === 'HygieneCheckDue') return { kind: 'hygiene-checked', check: await hygieneCheckAsked(deps, input.detail) };
-  if (input.detailType === 'RetryDue') {
-    if (isReplacementCheck(input.detail)) {
-      await checkReplacementDue(deps, input.detail);
-      return { kind: 'checked', incidentId: input.detail.incidentId };
-    }
-    const probed = await runStep(deps, 'probe-members', input, (incident, cluster) => probe(deps, cluster, incident));
-    return probed ? { kind: 'probed', incident: probed } : { kind: 'stale', incidentId: input.detail.incidentId };
-  }
-  const { detail } = input;
+/** A report (MemberUnhealthy): open the incident or join the one open for its member, then probe. */
+export async function openIncident(deps: ClusterDeps, detail: DetailOf<'MemberUnhealthy'>): Promise<ProbeOutcome> {
   const now = deps.clock.now();
   // Looked up first: an unknown cluster must fail the event, not leave an open incident that every
   // later report for the same target would join and nothing would ever probe.
@@ -132,7 +115,7 @@ export async function probeMembers(deps: Deps, input: Input): Promise<ProbeOutco
   return probed ? { kind: 'probed', incident: probed } : { kind: 'joined', incidentId: incident.incidentId };
 }
 
-async function probe(deps: Deps, cluster: ClusterEntry, incident: Incident): Promise<StepOutcome<Incident>> {
+async function probe(deps: ClusterDeps, cluster: ClusterEntry, incident: Incident): Promise<StepOutcome<Incident>> {
   const view = await probeCluster(deps, cluster, incident.views.at(-1), probeDeadlineMs(cluster.policy, incident.views));
   const now = deps.clock.now();
   // Said before anything is judged, and the view is not kept: no event or item could hold it.

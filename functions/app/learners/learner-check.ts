@@ -8,7 +8,7 @@ import type { DetailOf } from '../../../events/catalogue.ts';
 import { learnerCheckDue, learnersIn, stuckLearners } from '../../core/learners/index.ts';
 import type { MemberId } from '../../core/common/index.ts';
 import { UnknownClusterError, type ClusterEntry } from '../../ports/cluster-directory.ts';
-import { type Deps, iso } from '../common/index.ts';
+import { type ClusterDeps, iso } from '../common/index.ts';
 import { probeCluster } from '../view/index.ts';
 import { learnerRemovedEvent, removeStuckLearners, sightLearners } from './stuck-learners.ts';
 
@@ -19,7 +19,7 @@ export type LearnerCheck =
   | { kind: 'not-due' | 'unknown-cluster' }
   | { kind: 'checked'; learners: MemberId[]; stuck: MemberId[]; removed: MemberId[] };
 
-export async function checkClusterLearners(deps: Deps, cluster: ClusterEntry): Promise<LearnerCheck> {
+export async function checkClusterLearners(deps: ClusterDeps, cluster: ClusterEntry): Promise<LearnerCheck> {
   const { policy, clusterId } = cluster;
   if (policy.learnerCheckEveryMs === 0 || policy.stuckLearnerAfterMs === 0) return { kind: 'off' };
   const view = await probeCluster(deps, cluster);
@@ -44,7 +44,7 @@ export async function checkClusterLearners(deps: Deps, cluster: ClusterEntry): P
  * One cluster's check as a round of the AWS schedule asked for it (LearnerCheckDue): run when the
  * round is one its learnerCheckEveryMs falls in. A cluster deregistered since the round is skipped.
  */
-export async function learnerCheckAsked(deps: Deps, detail: DetailOf<'LearnerCheckDue'>): Promise<LearnerCheck> {
+export async function learnerCheckAsked(deps: ClusterDeps, detail: DetailOf<'LearnerCheckDue'>): Promise<LearnerCheck> {
   const cluster = await deps.directory.get(detail.clusterId).catch((error: unknown) => {
     if (error instanceof UnknownClusterError) return undefined;
     throw error;

@@ -14,7 +14,7 @@ import { learnerGate, learnersIn, sameSightings, stuckLearners, type StuckLearne
 import type { ClusterView } from '../../core/view/index.ts';
 import type { ClusterEntry } from '../../ports/cluster-directory.ts';
 import type { Incident, OutboxEntry } from '../../ports/incident-store.ts';
-import { type Deps, envelopeOf, iso, journaling, nextTryAt, removeMember } from '../common/index.ts';
+import { type ClusterDeps, type Deps, envelopeOf, iso, journaling, nextTryAt, removeMember } from '../common/index.ts';
 import { probeCluster } from '../view/index.ts';
 
 export interface Cleanup {
@@ -82,7 +82,7 @@ export interface Remover {
  * tries again, and the log says why.
  */
 export async function removeStuckLearners(
-  deps: Deps,
+  deps: ClusterDeps,
   cluster: ClusterEntry,
   view: ClusterView,
   stuck: readonly StuckLearner[],
@@ -144,7 +144,7 @@ export const learnerRemovedEvent = (
  * member whose replacement the incident still awaits, to say so.
  */
 export async function cleanUpStuckLearners(
-  deps: Deps,
+  deps: ClusterDeps,
   cluster: ClusterEntry,
   incident: Incident,
   view: ClusterView,
@@ -156,7 +156,7 @@ export async function cleanUpStuckLearners(
 }
 
 async function cleanUp(
-  deps: Deps,
+  deps: ClusterDeps,
   cluster: ClusterEntry,
   incident: Incident,
   view: ClusterView,
@@ -188,7 +188,7 @@ async function cleanUp(
  * another's): looked at again after the incident's backoff.
  */
 export async function learnersBeforeRemoval(
-  deps: Deps,
+  deps: ClusterDeps,
   cluster: ClusterEntry,
   incident: Incident,
   view: ClusterView,

@@ -7,12 +7,12 @@ import { type ClusterView, withView } from '../../core/view/index.ts';
 import type { ClusterEntry } from '../../ports/cluster-directory.ts';
 import type { Incident, OutboxEntry } from '../../ports/incident-store.ts';
 import { decideIncident } from '../plan/index.ts';
-import { decisionEffects, type Deps, iso, journaling, publishing, runStep } from '../common/index.ts';
+import { type ClusterDeps, decisionEffects, type Deps, iso, journaling, publishing, runStep } from '../common/index.ts';
 import { checkRemovalPermission } from '../removal/index.ts';
 import { runMove, type MoveRun } from './run-move.ts';
 import { learnersBeforeRemoval } from '../learners/index.ts';
 
-export const moveLeader = (deps: Deps, detail: DetailOf<'MembersProbed'>): Promise<Decision | undefined> =>
+export const moveLeader = (deps: ClusterDeps, detail: DetailOf<'MembersProbed'>): Promise<Decision | undefined> =>
   runStep(deps, 'move-leader', { detailType: 'MembersProbed', detail }, async (incident, cluster) => {
     const decided = await decideAndMove(deps, cluster, detail, incident);
     const { views, leaderMoved } = decided;
@@ -36,7 +36,7 @@ interface Decided {
   leaderMoved?: OutboxEntry[];
 }
 
-async function decideAndMove(deps: Deps, cluster: ClusterEntry, detail: DetailOf<'MembersProbed'>, incident: Incident): Promise<Decided> {
+async function decideAndMove(deps: ClusterDeps, cluster: ClusterEntry, detail: DetailOf<'MembersProbed'>, incident: Incident): Promise<Decided> {
   // Before any move, and for an approval too: etcd must be willing to remove the member.
   const decision = await checkRemovalPermission(deps, cluster, detail.view, incident.memberId, await decideIncident(deps, cluster, incident, detail.view));
   if (decision.kind !== 'move-leader') {

@@ -7,7 +7,7 @@ import type { ClusterView } from '../../core/view/index.ts';
 import type { ClusterEntry } from '../../ports/cluster-directory.ts';
 import { EtcdCallError } from '../../ports/etcd.ts';
 import type { Incident } from '../../ports/incident-store.ts';
-import { type Deps, attemptsSpent } from '../common/index.ts';
+import { type ClusterDeps, attemptsSpent } from '../common/index.ts';
 import { probeCluster } from '../view/index.ts';
 
 export interface MoveRun {
@@ -19,7 +19,7 @@ export interface MoveRun {
   tookMs?: number;
 }
 
-export async function runMove(deps: Deps, cluster: ClusterEntry, incident: Incident, view: ClusterView, decision: MoveLeaderDecision): Promise<MoveRun> {
+export async function runMove(deps: ClusterDeps, cluster: ClusterEntry, incident: Incident, view: ClusterView, decision: MoveLeaderDecision): Promise<MoveRun> {
   const { policy } = cluster;
   const { transport } = deps.etcdFor(cluster);
   const leaderPaths = view.members.find((m) => m.id === decision.leaderId)?.paths ?? [];

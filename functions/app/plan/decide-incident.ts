@@ -11,11 +11,11 @@ import { describeSelector, describeMember, memberGone, type ClusterView } from '
 import type { ClusterEntry } from '../../ports/cluster-directory.ts';
 import type { Incident } from '../../ports/incident-store.ts';
 import { clusterGuard, guarded, guardFailed, type Guarded, fleetFactsWithHolds } from '../fleet/index.ts';
-import { type Deps, membersUnderRemediation, planIncident } from '../common/index.ts';
+import { type ClusterDeps, type Deps, membersUnderRemediation, planIncident } from '../common/index.ts';
 import { afterRemovalByAnother } from '../removal/index.ts';
 
 /** `view` is the one the MembersProbed carried: the newest the incident holds. */
-export async function decideIncident(deps: Deps, cluster: ClusterEntry, incident: Incident, view: ClusterView): Promise<Decision> {
+export async function decideIncident(deps: ClusterDeps, cluster: ClusterEntry, incident: Incident, view: ClusterView): Promise<Decision> {
   // A crash after the member was removed resumes in remediate, not here: the member is gone.
   if (await removalUnderWay(deps, incident, view)) return resumeDecision(deps, cluster, incident);
   // A selector that matched no member leaves no id to plan for: the core's target check says so now.
@@ -63,7 +63,7 @@ export async function decideIncident(deps: Deps, cluster: ClusterEntry, incident
 }
 
 /** No member matched the selector: `notFound` stands unless the record, a memberless Machine or the Machine list says more. */
-async function noMemberMatched(deps: Deps, cluster: ClusterEntry, incident: Incident, view: ClusterView, notFound: Decision): Promise<Decision> {
+async function noMemberMatched(deps: ClusterDeps, cluster: ClusterEntry, incident: Incident, view: ClusterView, notFound: Decision): Promise<Decision> {
   // Not found because another remediator removed it by that name a moment ago: that one owns it.
   const byAnother = await removedByName(deps, cluster, incident, view);
   if (byAnother) return byAnother;
@@ -98,7 +98,7 @@ async function resumeDecision(deps: Deps, cluster: ClusterEntry, incident: Incid
 }
 
 /** A selector naming a member by name that the removal record says another incident removed. */
-async function removedByName(deps: Deps, cluster: ClusterEntry, incident: Incident, view: ClusterView): Promise<Decision | undefined> {
+async function removedByName(deps: ClusterDeps, cluster: ClusterEntry, incident: Incident, view: ClusterView): Promise<Decision | undefined> {
   const name = incident.target.memberName ?? incident.target.nodeName;
   if (!name) return undefined;
   const read = await removalsSeen(deps, cluster, undefined, view);
@@ -115,7 +115,7 @@ async function removedByName(deps: Deps, cluster: ClusterEntry, incident: Incide
   });
 }
 
-function removalsSeen(deps: Deps, cluster: ClusterEntry, targetId: string | undefined, view: ClusterView): Promise<Guarded<RemovalRecord[]>> {
+function removalsSeen(deps: ClusterDeps, cluster: ClusterEntry, targetId: string | undefined, view: ClusterView): Promise<Guarded<RemovalRecord[]>> {
   return guarded(clusterGuard(deps, cluster, view, targetId), (g) => g.removals());
 }
 

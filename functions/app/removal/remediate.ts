@@ -29,14 +29,15 @@ import {
   takeSlotForRemoval,
 } from '../fleet/index.ts';
 import {
+  type ClusterDeps,
   decisionEffects,
-  failureEffects,
   type Deps,
   envelopeOf,
+  failureEffects,
   memberRef,
-  publishing,
   nextTryAt,
   planIncident,
+  publishing,
   removeMember,
   runStep,
   type StepOutcome,
@@ -49,10 +50,10 @@ import type { FleetFacts } from '../../core/fleet/index.ts';
 
 export type Remediated = Decision | 'completed' | 'failed';
 
-export const remediate = (deps: Deps, detail: DetailOf<'RemediationApproved'>): Promise<Remediated | undefined> =>
+export const remediate = (deps: ClusterDeps, detail: DetailOf<'RemediationApproved'>): Promise<Remediated | undefined> =>
   runStep(deps, 'remediate', { detailType: 'RemediationApproved', detail }, (incident, cluster) => underLock(deps, cluster, incident));
 
-async function underLock(deps: Deps, cluster: ClusterEntry, incident: Incident): Promise<StepOutcome<Remediated>> {
+async function underLock(deps: ClusterDeps, cluster: ClusterEntry, incident: Incident): Promise<StepOutcome<Remediated>> {
   const attempt = await takeClusterLock(deps, cluster, incident.incidentId, incident.views.at(-1), incident.memberId);
   if (!attempt.held) {
     const decision =
@@ -81,7 +82,7 @@ async function lockReleased(deps: Deps, incidentId: string, lock: HeldLock): Pro
   }
 }
 
-async function runSteps(deps: Deps, cluster: ClusterEntry, incident: Incident, lock: HeldLock): Promise<StepOutcome<Remediated>> {
+async function runSteps(deps: ClusterDeps, cluster: ClusterEntry, incident: Incident, lock: HeldLock): Promise<StepOutcome<Remediated>> {
   const id = incident.incidentId;
   // Nothing that changes the cluster runs while it is paused: no removal, no actuator call.
   const paused = await pausedRemediation(deps, cluster, incident, incident.memberId ? nameOf(incident) : incident.targetKey, lock.guard);
@@ -115,7 +116,7 @@ function leaderNow(incident: Incident): { id: string; name: string } {
 
 /** Step 6: the actuator, once; then the incident completes. */
 async function replaceStep(
-  deps: Deps,
+  deps: ClusterDeps,
   cluster: ClusterEntry,
   incident: Incident,
   leader: { id: string; name: string },
@@ -153,7 +154,7 @@ const decided = (deps: Deps, incident: Incident, decision: Decision): StepOutcom
 });
 
 /** The actuator, bounded by the policy: a call that never returns must not hold the lock for ever. */
-function replaceWithin(deps: Deps, cluster: ClusterEntry, request: ReplaceRequest): Promise<ReplaceResult> {
+function replaceWithin(deps: ClusterDeps, cluster: ClusterEntry, request: ReplaceRequest): Promise<ReplaceResult> {
   const timeoutMs = cluster.policy.actuatorTimeoutMs;
   return withTimeout(
     timeoutMs,
@@ -183,7 +184,7 @@ interface Checked {
 }
 
 /** A fresh probe, kept on the incident, and the gates checked on it again. */
-async function probeAndCheck(deps: Deps, cluster: ClusterEntry, incident: Incident, guard: ClusterGuard): Promise<Checked> {
+async function probeAndCheck(deps: ClusterDeps, cluster: ClusterEntry, incident: Incident, guard: ClusterGuard): Promise<Checked> {
   const fresh = await probeCluster(deps, cluster, incident.views.at(-1), probeDeadlineMs(cluster.policy, incident.views));
   const updated = await deps.store.updateIncident(
     incident.incidentId,
@@ -200,7 +201,7 @@ async function probeAndCheck(deps: Deps, cluster: ClusterEntry, incident: Incide
 }
 
 /** Steps 2–4: a fresh probe, the gates again, the snapshot if asked for, and MemberRemove. */
-async function removeStep(deps: Deps, cluster: ClusterEntry, incident: Incident, lock: HeldLock): Promise<{ incident: Incident; decision?: Decision }> {
+async function removeStep(deps: ClusterDeps, cluster: ClusterEntry, incident: Incident, lock: HeldLock): Promise<{ incident: Incident; decision?: Decision }> {
   const id = incident.incidentId;
   // The policy is read afresh on every run: a cluster switched to dry run since approval is not touched.
   if (cluster.policy.dryRun) return { incident, decision: dryRunSinceApproval(nameOf(incident), incident.clusterId) };
@@ -277,7 +278,7 @@ async function removedBefore(
 }
 
 /** Step 5: a leader among the rest, or a retry while the election runs, longer each look in a row (`before` of them). */
-async function electionStep(deps: Deps, cluster: ClusterEntry, incident: Incident, before: number): Promise<{ id: string; name: string } | Decision> {
+async function electionStep(deps: ClusterDeps, cluster: ClusterEntry, incident: Incident, before: number): Promise<{ id: string; name: string } | Decision> {
   const id = incident.incidentId;
   const removed = await removedAt(deps, id);
   const elected = await waitForNewLeader(deps, cluster, incident.memberId!, incident.views.at(-1));

@@ -6,7 +6,7 @@ import type { Decision } from '../../core/common/index.ts';
 import { describeMember, memberGone, type ClusterView } from '../../core/view/index.ts';
 import type { ClusterEntry } from '../../ports/cluster-directory.ts';
 import { EtcdCallError, type EtcdTransport } from '../../ports/etcd.ts';
-import type { Deps } from '../common/index.ts';
+import type { ClusterDeps } from '../common/index.ts';
 
 /** The members a removal would go through, in the same order; the first that answers decides. */
 export async function askRemovalPermission(transport: EtcdTransport, view: ClusterView, targetId: string, deadlineMs: number): Promise<PermissionAnswer> {
@@ -31,7 +31,7 @@ export async function askRemovalPermission(transport: EtcdTransport, view: Clust
 
 /** `decision`, or a block when etcd would refuse the removal it leads to. */
 export async function checkRemovalPermission(
-  deps: Deps,
+  deps: ClusterDeps,
   cluster: ClusterEntry,
   view: ClusterView,
   targetId: string | undefined,

@@ -8,14 +8,14 @@ import { describeSnapshotFailure, isTransient, snapshotFailed } from '../../core
 import type { ClusterView } from '../../core/view/index.ts';
 import type { ClusterEntry } from '../../ports/cluster-directory.ts';
 import type { Incident } from '../../ports/incident-store.ts';
-import { type Deps, nextTryAt } from '../common/index.ts';
+import { type ClusterDeps, nextTryAt } from '../common/index.ts';
 import { takeSnapshot } from './take-snapshot.ts';
 
 export type SnapshotSaid = NonNullable<DetailOf<'RemediationCompleted'>['snapshot']>;
 
 /** Undefined when the removal may go on: the snapshot was taken, or failed and is not required. */
 export async function snapshotBeforeRemoval(
-  deps: Deps,
+  deps: ClusterDeps,
   cluster: ClusterEntry,
   incident: Incident,
   fresh: ClusterView,

@@ -8,7 +8,7 @@ import { describeMember, type ClusterView } from '../../core/view/index.ts';
 import type { ClusterEntry } from '../../ports/cluster-directory.ts';
 import { EtcdCallError } from '../../ports/etcd.ts';
 import type { SnapshotSubject, SnapshotTarget } from '../../ports/snapshots.ts';
-import type { Deps } from '../common/index.ts';
+import type { ClusterDeps, Deps } from '../common/index.ts';
 import { snapshotMeter } from './snapshot-meter.ts';
 
 export type SnapshotOutcome = ({ ok: true } & SnapshotTaken) | { ok: false; failure: SnapshotFailure };
@@ -18,7 +18,7 @@ export type SnapshotOf = SnapshotSubject & { memberId: string };
 
 const said = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
-export async function takeSnapshot(deps: Deps, cluster: ClusterEntry, view: ClusterView, subject: SnapshotOf): Promise<SnapshotOutcome> {
+export async function takeSnapshot(deps: ClusterDeps, cluster: ClusterEntry, view: ClusterView, subject: SnapshotOf): Promise<SnapshotOutcome> {
   const store = deps.snapshots;
   if (!store) return { ok: false, failure: { kind: 'no-store' } };
   const { transport } = deps.etcdFor(cluster);

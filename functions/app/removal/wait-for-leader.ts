@@ -3,7 +3,7 @@ import { probeDeadlineMs, electionWaitMs } from '../../core/budget/index.ts';
 import type { ClusterView } from '../../core/view/index.ts';
 import type { ClusterEntry } from '../../ports/cluster-directory.ts';
 import { waitWithin } from '../../lib/wait-for.ts';
-import type { Deps } from '../common/index.ts';
+import type { ClusterDeps } from '../common/index.ts';
 import { probeCluster } from '../view/index.ts';
 
 export interface ElectedLeader {
@@ -17,7 +17,12 @@ export interface ElectedLeader {
  * that throws (the store, a bug: the probe itself says etcd's failures in the view) is no "no
  * leader yet": it ends the wait and the step fails with it.
  */
-export async function waitForNewLeader(deps: Deps, cluster: ClusterEntry, removedId: string, previous?: ClusterView): Promise<ElectedLeader | undefined> {
+export async function waitForNewLeader(
+  deps: ClusterDeps,
+  cluster: ClusterEntry,
+  removedId: string,
+  previous?: ClusterView,
+): Promise<ElectedLeader | undefined> {
   const timeoutMs = electionWaitMs(cluster.policy);
   // The removed member is no seed any more: a dead one would cost every probe its whole deadline.
   const seedsWithout = previous && { ...previous, members: previous.members.filter((m) => m.id !== removedId) };

@@ -1,7 +1,7 @@
 // The check of an incident awaiting its replacement: probe the cluster (read-only), clean up a
 // learner stuck past its window (it has no vote), and let core say whether the cluster is whole
 // again (replacement-check.ts). Runs in probe-members, on the RetryDue the check schedules for
-// itself: probe-members already reaches etcd, and the short-wait and Scheduler paths carry only
+// itself (the catalogue routes it here by its reason): probe-members already reaches etcd, and the short-wait and Scheduler paths carry only
 // RetryDue, so the check costs no function, queue or role of its own.
 import type { DetailOf } from '../../../events/catalogue.ts';
 import { isLine, journalSteps, markerOf, type JournalEntry } from '../../core/incident/index.ts';
@@ -11,16 +11,11 @@ import { describeMember, type ClusterView } from '../../core/view/index.ts';
 import type { ClusterEntry } from '../../ports/cluster-directory.ts';
 import type { Incident, IncidentPatch, OutboxEntry } from '../../ports/incident-store.ts';
 import { clusterGuard, guarded } from '../fleet/index.ts';
-import { type Deps, envelopeOf, iso, journaling, memberRef, publishing, runStep, type StepOutcome } from '../common/index.ts';
+import { type ClusterDeps, envelopeOf, iso, journaling, memberRef, publishing, runStep, type StepOutcome } from '../common/index.ts';
 import { probeCluster } from '../view/index.ts';
 import { cleanUpStuckLearners } from '../learners/index.ts';
 
-/** The RetryDue reasons that mean "check the replacement", not "probe again". */
-export const replacementCheckReasons: readonly ReasonCode[] = ['REPLACEMENT_AWAITED', 'REPLACEMENT_OVERDUE'];
-
-export const isReplacementCheck = (detail: DetailOf<'RetryDue'>): boolean => replacementCheckReasons.includes(detail.reason);
-
-export const checkReplacementDue = (deps: Deps, detail: DetailOf<'RetryDue'>): Promise<ReplacementVerdict['kind'] | undefined> =>
+export const checkReplacementDue = (deps: ClusterDeps, detail: DetailOf<'RetryDue'>): Promise<ReplacementVerdict['kind'] | undefined> =>
   runStep(deps, 'probe-members', { detailType: 'RetryDue', detail }, (incident, cluster) => check(deps, cluster, incident), { runsIn: 'awaiting-replacement' });
 
 /** The first check, scheduled as the removal completes: one checkEveryMs later. */
@@ -52,7 +47,7 @@ function scheduleCheck(incident: Incident, at: number, reason: ReasonCode): { pa
   };
 }
 
-async function check(deps: Deps, cluster: ClusterEntry, incident: Incident): Promise<StepOutcome<ReplacementVerdict['kind']>> {
+async function check(deps: ClusterDeps, cluster: ClusterEntry, incident: Incident): Promise<StepOutcome<ReplacementVerdict['kind']>> {
   const journal = await deps.store.journal(incident.incidentId);
   const removed = removedMember(incident, journal);
   const probed = await probeCluster(deps, cluster, incident.views.at(-1));
@@ -128,7 +123,7 @@ function removedMember(incident: Incident, journal: readonly JournalEntry[]): Re
  * unreplaced removal left owed), as the one-member-down rule reads it; when etcd does not answer
  * for it, the voting members of the last view that still held the removed member.
  */
-async function sizeBefore(deps: Deps, cluster: ClusterEntry, incident: Incident, view: ClusterView): Promise<number> {
+async function sizeBefore(deps: ClusterDeps, cluster: ClusterEntry, incident: Incident, view: ClusterView): Promise<number> {
   const read = await guarded(clusterGuard(deps, cluster, view, undefined), (g) => g.removals());
   const ours = read.ok ? read.value.find((r) => r.incidentId === incident.incidentId) : undefined;
   if (ours) return ours.sizeBefore;

@@ -26,3 +26,10 @@ export type Decision =
   | (Explained & { kind: 'close' });
 
 export type DecisionKind = Decision['kind'];
+
+// Every decision names the rule that made it in evidence.decidedBy, so an operator reading an
+// outcome can find the rule: a check of plan(), or one of the rules the steps apply on their own.
+export const decidedBy = <D extends { evidence: Evidence }>(decision: D, rule: string): D => ({
+  ...decision,
+  evidence: { ...decision.evidence, decidedBy: rule },
+});

@@ -1,15 +1,13 @@
 // The vocabulary every rule speaks: types, decisions and their reason codes, etcd failures' classification, limits on what is said.
 export * from './classification-table.ts';
 export * from './classify.ts';
-export * from './decided-by.ts';
+export * from './collections.ts';
 export * from './decision.ts';
 export * from './endpoint-url.ts';
 export * from './metrics-urls.ts';
-export * from './newest-first.ts';
 export * from './path-name.ts';
 export * from './pod-path.ts';
 export * from './reason-table.ts';
 export * from './said-limits.ts';
-export * from './stats.ts';
 export * from './types.ts';
 export * from './view-limits.ts';

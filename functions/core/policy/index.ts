@@ -1,4 +1,3 @@
 // Per-cluster policy and its defaults, the dry run, the single-remediator choice.
 export * from './dry-run.ts';
 export * from './policy.ts';
-export * from './single-remediator.ts';

@@ -6,6 +6,9 @@ import { describeDuration, describeTime, listWords, describeMember, type Cluster
 import type { Policy } from '../policy/index.ts';
 import type { ReasonCode } from '../common/index.ts';
 
+/** The RetryDue reasons that mean "check the replacement", not "probe again": the catalogue routes by them. */
+export const REPLACEMENT_CHECK_REASONS = ['REPLACEMENT_AWAITED', 'REPLACEMENT_OVERDUE'] as const satisfies readonly ReasonCode[];
+
 /** Once overdue, the cluster is checked this often (or every checkEveryMs, when that is longer). */
 export const OVERDUE_CHECK_EVERY_MS = 300_000;
 /** Checks stop this long after the replacement became overdue, with a last word. */

@@ -3,7 +3,7 @@
 // grow: a leader the probe reaches but no move does would be tried every few seconds until the
 // deadline. Each such back-off in a row counts as one more attempt for the backoff instead.
 // Pure.
-import { backoffDelay } from './backoff.ts';
+import { backoffDelay } from './retry-after-backoff.ts';
 import type { Decision } from '../common/index.ts';
 import type { Policy } from '../policy/index.ts';
 import { rowSaidIn } from './resample-wait.ts';

@@ -9,7 +9,7 @@ import { MARKER, type ChildResult } from './protocol.ts';
 
 const CHILD = new URL('./child.ts', import.meta.url).pathname;
 
-import { median } from '../../../functions/core/common/stats.ts';
+import { median } from '../../../functions/core/common/collections.ts';
 
 export { median };
 

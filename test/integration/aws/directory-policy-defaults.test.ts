@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDynamoDirectory, putCluster } from '../../../functions/adapters/aws/dynamodb-directory.ts';
 import type { SecretSource } from '../../../functions/adapters/aws/secrets.ts';
-import { baseDepsFromEnv } from '../../../functions/aws-wiring/base-deps.ts';
+import { sharedDepsFromEnv } from '../../../functions/aws-wiring/shared-deps.ts';
+import { directoryFromEnv } from '../../../functions/aws-wiring/step-deps.ts';
 import { defaultPolicy } from '../../../functions/core/policy/policy.ts';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { clusterConfigKey } from '../../../functions/adapters/aws/dynamodb-keys.ts';
@@ -59,16 +60,14 @@ describe('policy defaults under each cluster’s policy', () => {
     process.env.AWS_SECRET_ACCESS_KEY = 'test';
     try {
       // The steps read the policy; the intake reads no entry at all.
-      const deps = baseDepsFromEnv(
-        {
-          TABLE_NAME: tableName,
-          BUS_NAME: 'remediation',
-          AWS_REGION: 'us-east-1',
-          AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
-          POLICY_DEFAULTS: JSON.stringify({ electionTimeoutMs: 500, allowShrink: true }),
-        },
-        'probe-members',
-      );
+      const env = {
+        TABLE_NAME: tableName,
+        BUS_NAME: 'remediation',
+        AWS_REGION: 'us-east-1',
+        AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
+        POLICY_DEFAULTS: JSON.stringify({ electionTimeoutMs: 500, allowShrink: true }),
+      };
+      const deps = { directory: directoryFromEnv(env, sharedDepsFromEnv(env, 'probe-members')) };
       expect((await deps.directory.get('prod')).policy).toMatchObject({ graceMs: 30_000, electionTimeoutMs: 500, allowShrink: true });
       expect((await deps.directory.get('lab')).policy).toMatchObject({ graceMs: defaultPolicy.graceMs, electionTimeoutMs: 500, allowShrink: true });
     } finally {

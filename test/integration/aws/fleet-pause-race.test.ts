@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDynamoIncidentStore } from '../../../functions/adapters/aws/dynamodb-store.ts';
 import { moveLeader } from '../../../functions/app/move/move-leader.ts';
-import { probeMembers } from '../../../functions/app/incident/probe-members.ts';
+import { probeMembers } from '../../support/probe-members.ts';
 import { remediate } from '../../../functions/app/removal/remediate.ts';
 import { startDynalite, type Dynalite } from '../../support/dynalite.ts';
 import { sample } from '../../unit/core/fixtures.ts';

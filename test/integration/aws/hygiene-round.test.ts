@@ -98,7 +98,7 @@ describe("probe-members' Lambda entry on the hygiene round's fixed input", () =>
     const published = bus.accepted.length;
     for (const { event } of asked) {
       const started = Date.now();
-      expect(await handler(event, localContext('probe-members'))).toEqual({ kind: 'hygiene-checked', check: { kind: 'off' } });
+      expect(await handler(event, localContext('probe-members'))).toEqual({ kind: 'off' });
       // A probe would have waited CALL_TIMEOUT_MS on the stand-in.
       expect(Date.now() - started).toBeLessThan(CALL_TIMEOUT_MS);
     }
@@ -115,8 +115,9 @@ describe("probe-members' Lambda entry on the hygiene round's fixed input", () =>
     const event = toEventBridgeEvent({ detailType: 'HygieneCheckDue', detail: { clusterId: 'watched', at: new Date().toISOString() } });
     // Nothing answers, so no member has a sample: judged as not yet judgeable, and kept in its record.
     expect(await handler(event, localContext('probe-members'))).toEqual({
-      kind: 'hygiene-checked',
-      check: { kind: 'judged', verdict: expect.objectContaining({ kind: 'not-evaluated', reason: 'HYGIENE_UNSTABLE' }), published: [] },
+      kind: 'judged',
+      verdict: expect.objectContaining({ kind: 'not-evaluated', reason: 'HYGIENE_UNSTABLE' }),
+      published: [],
     });
     expect(connections.length).toBeGreaterThan(0);
     const stored = await createDynamoIncidentStore({ client: dynamo.client(), tableName }).hygieneRecord('watched');
@@ -125,7 +126,7 @@ describe("probe-members' Lambda entry on the hygiene round's fixed input", () =>
 
   it("a HygieneCheckDue for a cluster no longer registered answers 'unknown-cluster' and fails nothing", async () => {
     const event = toEventBridgeEvent({ detailType: 'HygieneCheckDue', detail: { clusterId: 'gone', at: new Date().toISOString() } });
-    expect(await handler(event, localContext('probe-members'))).toEqual({ kind: 'hygiene-checked', check: { kind: 'unknown-cluster' } });
+    expect(await handler(event, localContext('probe-members'))).toEqual({ kind: 'unknown-cluster' });
   });
 });
 

@@ -11,8 +11,9 @@ import { createDynamoDirectory } from '../../../functions/adapters/aws/dynamodb-
 import { createDynamoIncidentStore } from '../../../functions/adapters/aws/dynamodb-store.ts';
 import { etcdOnlyActuator } from '../../../functions/adapters/etcd/etcd-only-actuator.ts';
 import { createEtcdAccess } from '../../../functions/adapters/local/etcd-access.ts';
+import { createKubeEtcd } from '../../../functions/adapters/kube/index.ts';
 import { systemClock } from '../../../functions/lib/system-clock.ts';
-import type { Deps } from '../../../functions/app/common/deps.ts';
+import type { ClusterDeps } from '../../../functions/app/common/deps.ts';
 import { LEARNER_CHECK_ROUND_INPUT } from '../../../functions/core/learners/learner-check.ts';
 import { toEventBridgeEvent } from '../../../functions/lambda/eventbridge.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
@@ -25,7 +26,7 @@ import { startDynalite, type Dynalite } from '../../support/dynalite.ts';
 
 let dynamo: Dynalite;
 let lab: Lab | undefined;
-const etcd = createEtcdAccess();
+const etcd = createEtcdAccess(createKubeEtcd);
 beforeAll(async () => {
   dynamo = await startDynalite();
 });
@@ -40,11 +41,11 @@ afterAll(async () => {
 
 const noSecrets = { tlsFiles: () => Promise.reject(new Error('no secret here')), kubeconfig: () => Promise.reject(new Error('no secret here')) };
 
-async function stack(): Promise<{ deps: Deps; published: EventEnvelope[]; tableName: string }> {
+async function stack(): Promise<{ deps: ClusterDeps; published: EventEnvelope[]; tableName: string }> {
   const tableName = await dynamo.createTable();
   const client = dynamo.client();
   const published: EventEnvelope[] = [];
-  const deps: Deps = {
+  const deps: ClusterDeps = {
     store: createDynamoIncidentStore({ client, tableName }),
     bus: { publish: async (...events) => void published.push(...events) },
     scheduler: { schedule: () => Promise.reject(new Error('nothing is scheduled by a learner check')), cancel: async () => {} },

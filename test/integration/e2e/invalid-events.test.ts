@@ -12,14 +12,14 @@ import { InvalidEventError } from '../../../functions/lambda/event-handler.ts';
 import { localContext } from '../../../infra/runtime/lambda-context.ts';
 import { createLocalRuntime, type LocalRuntime } from '../../../infra/runtime/runtime.ts';
 import { createStaticDirectory } from '../../../functions/adapters/local/static-directory.ts';
-import type { Deps } from '../../../functions/app/common/deps.ts';
+import type { ClusterDeps } from '../../../functions/app/common/deps.ts';
 import { testIncidentId } from '../../support/incident-ids.ts';
 
 const at = '2026-01-01T00:00:00Z';
 
 /** Only what an invalid event reaches: the dead-letter store and the clock. */
 const quietDeps = (runtime: LocalRuntime) =>
-  ({ store: runtime.store, clock: { now: () => Date.now() }, log: new Logger({ logLevel: 'SILENT' }) }) as unknown as Deps;
+  ({ store: runtime.store, clock: { now: () => Date.now() }, log: new Logger({ logLevel: 'SILENT' }) }) as unknown as ClusterDeps;
 const valid = { clusterId: 'c1', target: { memberName: 'etcd-0' }, reason: 'r', source: 'test', observedAt: at, at };
 
 describe('invalid events', () => {

@@ -13,6 +13,7 @@ import type { Actuator } from '../../../functions/ports/actuator.ts';
 import type { ClusterEntry } from '../../../functions/ports/cluster-directory.ts';
 import type { EtcdMemberClient, EtcdTransport, TlsFiles } from '../../../functions/ports/etcd.ts';
 import { createEtcdAccess } from '../../../functions/adapters/local/etcd-access.ts';
+import { createKubeEtcd } from '../../../functions/adapters/kube/index.ts';
 import type { KubeAccessConfig } from '../../../functions/ports/kube-access.ts';
 import { createLocalRuntime, type LocalRuntime, type TerminalEvent } from '../../../infra/runtime/runtime.ts';
 import { createStaticDirectory } from '../../../functions/adapters/local/static-directory.ts';
@@ -148,7 +149,7 @@ export async function startPipeline(
   const dir = options.statePath ? undefined : fs.mkdtempSync(path.join(os.tmpdir(), 'pipeline-'));
   const statePath = options.statePath ?? path.join(dir!, 'state.sqlite');
   const calls: CallLog = { memberRemove: [], removed: [], removedAt: [], moveLeader: [] };
-  const etcd = options.kube ? recordingAccess(createEtcdAccess(), calls) : recordingEtcd(calls, options.tls ? { tls: options.tls } : {});
+  const etcd = options.kube ? recordingAccess(createEtcdAccess(createKubeEtcd), calls) : recordingEtcd(calls, options.tls ? { tls: options.tls } : {});
   const policy = parsePolicy({ ...labPolicy, ...(options.kube ? { callTimeoutMs: KUBE_CALL_TIMEOUT_MS } : {}), ...options.policy });
   const entry: ClusterEntry = {
     clusterId,

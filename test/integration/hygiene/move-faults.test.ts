@@ -12,7 +12,7 @@ import type { EventEnvelope } from '../../../events/catalogue.ts';
 import { openSqliteStore, type SqliteIncidentStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import { createStaticDirectory } from '../../../functions/adapters/local/static-directory.ts';
 import { systemClock } from '../../../functions/lib/system-clock.ts';
-import type { Deps } from '../../../functions/app/common/deps.ts';
+import type { ClusterDeps } from '../../../functions/app/common/deps.ts';
 import { moveDegradedLeader } from '../../../functions/app/hygiene/hygiene-move.ts';
 import { checkLeaderHygiene } from '../../../functions/app/hygiene/leader-hygiene-check.ts';
 import { emptyHygieneRecord, type HygieneMoveRecord } from '../../../functions/core/hygiene/hygiene-record.ts';
@@ -52,7 +52,7 @@ const faulty = (inner: EtcdTransport): EtcdTransport => ({
   close: () => inner.close(),
 });
 
-function depsFor(cluster: ClusterEntry, clock: Clock = systemClock): Deps {
+function depsFor(cluster: ClusterEntry, clock: Clock = systemClock): ClusterDeps {
   const etcdFor = (c: ClusterEntry): ClusterEtcd => {
     const real = etcd.etcdFor(c);
     return { ...real, transport: faulty(real.transport) };
@@ -68,7 +68,7 @@ function depsFor(cluster: ClusterEntry, clock: Clock = systemClock): Deps {
     clock,
     random: Math.random,
     log: silent,
-  } as unknown as Deps;
+  } as unknown as ClusterDeps;
 }
 
 /** The lab's leader, its term and a follower: what a judgement names. */

@@ -11,7 +11,7 @@ import type { EventEnvelope } from '../../../events/catalogue.ts';
 import { memberMetricsOf } from '../../../functions/adapters/etcd/member-metrics.ts';
 import { openSqliteStore, type SqliteIncidentStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import { createStaticDirectory } from '../../../functions/adapters/local/static-directory.ts';
-import type { Deps } from '../../../functions/app/common/deps.ts';
+import type { ClusterDeps } from '../../../functions/app/common/deps.ts';
 import { checkLeaderHygiene, type HygieneVerdict } from '../../../functions/app/hygiene/leader-hygiene-check.ts';
 import { emptyHygieneRecord } from '../../../functions/core/hygiene/hygiene-record.ts';
 import { parsePolicy } from '../../../functions/core/policy/policy.ts';
@@ -49,7 +49,7 @@ const entry = (): ClusterEntry => ({
   metricsUrls: Object.fromEntries([...served].map(([name, m]) => [name, m.endpoint])),
 });
 
-function deps(cluster: ClusterEntry): Deps {
+function deps(cluster: ClusterEntry): ClusterDeps {
   const log = (level: string) => (message: string) => void logged.push({ level, message });
   const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
   const bus = meteredBus(
@@ -68,7 +68,7 @@ function deps(cluster: ClusterEntry): Deps {
     clock,
     random: Math.random,
     log: { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') },
-  } as unknown as Deps;
+  } as unknown as ClusterDeps;
 }
 
 /** One check `stepMs` after the last, on the test's clock. */

@@ -21,10 +21,10 @@ import {
 import { parseEnvelope, parseEvent } from '../../../events/validate.ts';
 import { createEtcd3Transport, createProber, directPaths } from '../../../functions/adapters/etcd/index.ts';
 import { fileSnapshots } from '../../../functions/adapters/local/file-snapshots.ts';
-import type { Deps } from '../../../functions/app/common/deps.ts';
+import type { ClusterDeps } from '../../../functions/app/common/deps.ts';
 import type { Log } from '../../../functions/ports/log.ts';
 import { moveLeader } from '../../../functions/app/move/move-leader.ts';
-import { probeMembers } from '../../../functions/app/incident/probe-members.ts';
+import { deliverToProbeMembers, probeMembers } from '../../support/probe-members.ts';
 import { remediate } from '../../../functions/app/removal/remediate.ts';
 import { scheduleRetry } from '../../../functions/app/incident/schedule-retry.ts';
 import type { Decision } from '../../../functions/core/common/decision.ts';
@@ -115,7 +115,7 @@ interface Timer {
 
 /** A Deps for one cluster, and what the steps did through it. */
 export interface AppParts {
-  deps: Deps;
+  deps: ClusterDeps;
   cluster: ClusterEntry;
   /** Every event the steps published, validated as the bus validates them, in order. */
   events: EventEnvelope[];
@@ -150,7 +150,7 @@ function openApp(options: { endpoints: string[]; policy: Policy; clock: Clock; p
   const guards = createEtcdGuards({ prefix: options.policy.guardPrefix, deadlineMs: options.policy.callTimeoutMs });
   const events: EventEnvelope[] = [];
   const timers = new Map<string, Timer>();
-  const deps: Deps = {
+  const deps: ClusterDeps = {
     store,
     bus: {
       async publish(...published) {
@@ -359,7 +359,7 @@ export class IncidentRun {
   async #advance(deadline: number, carryOn: boolean): Promise<Observation | Outcome | EventEnvelope<'RemediationApproved'>> {
     const { deps } = this.#app;
     const steps: Steps<Observation | EventEnvelope<'RemediationApproved'>> = {
-      'probe-members': async (event) => void (await probeMembers(deps, event)),
+      'probe-members': async (event) => void (await deliverToProbeMembers(deps, event)),
       'move-leader': (event) =>
         event.detailType === 'MembersProbed' ? this.#decide(event.detail) : Promise.reject(new Error(`the scenarios deliver no ${event.detailType}`)),
       'schedule-retry': async (event) => void (await scheduleRetry(deps, event.detail)),
@@ -450,7 +450,7 @@ export async function replayIncident(options: { memberName: string; endpoints: s
   const app = openApp({ endpoints: options.endpoints, policy: options.policy, clock, prober });
   let decideAt = 0;
   const steps: Steps<Decision> = {
-    'probe-members': async (event) => void (await probeMembers(app.deps, event)),
+    'probe-members': async (event) => void (await deliverToProbeMembers(app.deps, event)),
     'move-leader': async (event) => {
       if (event.detailType !== 'MembersProbed') throw new Error(`the scenarios deliver no ${event.detailType}`);
       clock.set(decideAt);

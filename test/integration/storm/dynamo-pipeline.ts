@@ -9,7 +9,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import type { EventEnvelope, FunctionName } from '../../../events/catalogue.ts';
 import { parseEvent } from '../../../events/validate.ts';
 import { createDynamoIncidentStore } from '../../../functions/adapters/aws/dynamodb-store.ts';
-import type { Deps } from '../../../functions/app/common/deps.ts';
+import type { ClusterDeps } from '../../../functions/app/common/deps.ts';
 import { parsePolicy, type PolicyInput } from '../../../functions/core/policy/policy.ts';
 import type { Actuator } from '../../../functions/ports/actuator.ts';
 import { systemClock } from '../../../functions/lib/system-clock.ts';
@@ -96,7 +96,7 @@ export async function startDynamoPipeline(lab: Lab, dynamo: Dynalite, options: D
   const snapshots = fileSnapshots(fs.mkdtempSync(path.join(os.tmpdir(), 'storm-snapshots-')));
   // Each container: its own client and store, its handlers built on first use.
   const containers = Array.from({ length: CONTAINERS }, () => {
-    const deps: Deps = {
+    const deps: ClusterDeps = {
       store: openStore(),
       bus: { publish: (...events) => bus.publish(...events) },
       scheduler,

@@ -87,4 +87,4 @@ export async function seedCaseLocal(lab: Lab): Promise<{ leader: LabMember; outc
   }
 }
 
-export { median } from '../../../functions/core/common/stats.ts';
+export { median } from '../../../functions/core/common/collections.ts';

@@ -2,11 +2,10 @@
 // is delivered twice; a delivery that throws is delivered again twice more (Lambda's asynchronous
 // retries), then handed to stepFailed (the on-failure destination). The scheduler is a map of
 // named timers that fire, earliest first, whenever nothing else is queued. All on a manual clock.
-import { routes, type EventEnvelope, type FunctionName } from '../../../events/catalogue.ts';
-import type { Deps } from '../../../functions/app/common/deps.ts';
-import { isReplacementCheck } from '../../../functions/app/replacement/check-replacement.ts';
+import { routes, type EventEnvelope, type FunctionName, workOf } from '../../../events/catalogue.ts';
+import type { ClusterDeps } from '../../../functions/app/common/deps.ts';
 import { moveLeader } from '../../../functions/app/move/move-leader.ts';
-import { probeMembers } from '../../../functions/app/incident/probe-members.ts';
+import { deliverToProbeMembers } from '../../support/probe-members.ts';
 import { remediate } from '../../../functions/app/removal/remediate.ts';
 import { scheduleRetry } from '../../../functions/app/incident/schedule-retry.ts';
 import { stepFailed } from '../../../functions/app/incident/step-failed.ts';
@@ -27,10 +26,10 @@ export interface DriverLog {
   exhausted: { functionName: FunctionName; detailType: string; error: string; outcome: string }[];
 }
 
-async function handle(deps: Deps, { functionName, event }: Delivery): Promise<void> {
+async function handle(deps: ClusterDeps, { functionName, event }: Delivery): Promise<void> {
   switch (functionName) {
     case 'probe-members':
-      await probeMembers(deps, event as EventEnvelope<'MemberUnhealthy' | 'RetryDue'>);
+      await deliverToProbeMembers(deps, event as EventEnvelope<'MemberUnhealthy' | 'RetryDue'>);
       return;
     case 'move-leader':
       await moveLeader(deps, (event as EventEnvelope<'MembersProbed'>).detail);
@@ -46,15 +45,15 @@ async function handle(deps: Deps, { functionName, event }: Delivery): Promise<vo
 
 export interface Driver {
   /** Deps whose bus and scheduler feed this driver; wrap them further to inject faults. */
-  bus: Deps['bus'];
-  scheduler: Deps['scheduler'];
+  bus: ClusterDeps['bus'];
+  scheduler: ClusterDeps['scheduler'];
   log: DriverLog;
   /**
    * Runs until nothing is queued and no timer is left but the checks of removals awaiting their
    * replacement (which go on for a day after: nothing here replaces a machine), or `maxSteps`
    * deliveries were made.
    */
-  run(deps: Deps, maxSteps?: number): Promise<{ idle: boolean }>;
+  run(deps: ClusterDeps, maxSteps?: number): Promise<{ idle: boolean }>;
   timers(): ScheduleRequest[];
 }
 
@@ -91,7 +90,7 @@ export function atLeastOnceDriver(clock: ManualClock): Driver {
       for (let steps = 0; steps < maxSteps; steps++) {
         let delivery = queue.shift();
         if (!delivery) {
-          const next = [...timers.values()].filter((t) => !isReplacementCheck((t.event as EventEnvelope<'RetryDue'>).detail)).sort((a, b) => a.at - b.at)[0];
+          const next = [...timers.values()].filter((t) => workOf(t.event as EventEnvelope) !== 'check-replacement').sort((a, b) => a.at - b.at)[0];
           if (!next) return { idle: true };
           timers.delete(next.name);
           if (next.at > clock.now()) clock.set(next.at);
@@ -103,7 +102,7 @@ export function atLeastOnceDriver(clock: ManualClock): Driver {
     },
   };
 
-  async function deliver(deps: Deps, delivery: Delivery): Promise<void> {
+  async function deliver(deps: ClusterDeps, delivery: Delivery): Promise<void> {
     let error: unknown;
     for (let attempt = 0; attempt <= RETRIES; attempt++) {
       try {

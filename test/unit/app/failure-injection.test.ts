@@ -5,7 +5,7 @@
 // blocks with a reason; none is left open with nothing scheduled and nothing in flight.
 import { afterAll, describe, expect, it } from 'vitest';
 import { incidentIdOf } from '../../../events/catalogue.ts';
-import type { Deps } from '../../../functions/app/common/deps.ts';
+import type { ClusterDeps } from '../../../functions/app/common/deps.ts';
 import { sweepStalled } from '../../../functions/app/incident/sweep.ts';
 import { parsePolicy } from '../../../functions/core/policy/policy.ts';
 import type { ReplaceRequest } from '../../../functions/ports/actuator.ts';
@@ -118,7 +118,7 @@ async function runPipeline(fault?: Fault): Promise<Run> {
   const driver = atLeastOnceDriver(clock);
   const counts = new Map<string, number>();
   let active: Fault | undefined = fault;
-  const deps: Deps = {
+  const deps: ClusterDeps = {
     store: faulty('store', store, counts, () => active),
     bus: faulty('bus', driver.bus, counts, () => active),
     scheduler: faulty('scheduler', driver.scheduler, counts, () => active),

@@ -1,9 +1,9 @@
 // The application steps on fakes: a real SQLite store, a recording bus, and an etcd whose probe
 // answers whatever sample the test sets.
 import type { DetailOf, DetailType, EventEnvelope } from '../../../events/catalogue.ts';
-import type { Deps } from '../../../functions/app/common/deps.ts';
+import type { ClusterDeps } from '../../../functions/app/common/deps.ts';
 import { moveLeader } from '../../../functions/app/move/move-leader.ts';
-import { probeMembers } from '../../../functions/app/incident/probe-members.ts';
+import { probeMembers } from '../../support/probe-members.ts';
 import { remediate } from '../../../functions/app/removal/remediate.ts';
 import { scheduleRetry } from '../../../functions/app/incident/schedule-retry.ts';
 import { parsePolicy, type PolicyInput } from '../../../functions/core/policy/policy.ts';
@@ -21,7 +21,7 @@ import { memorySnapshots, streamEtcdSnapshot } from '../../support/etcd-snapshot
 export const T0 = Date.parse('2025-06-01T12:00:00Z');
 
 export interface Harness {
-  deps: Deps;
+  deps: ClusterDeps;
   clock: ManualClock;
   cluster: ClusterEntry;
   events: EventEnvelope[];

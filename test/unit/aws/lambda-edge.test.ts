@@ -1,6 +1,6 @@
 // The AWS edge without AWS: what a cold start checks, and that a container builds its deps once.
 import { describe, expect, it, vi } from 'vitest';
-import { awsDepsFromEnv } from '../../../functions/aws-wiring/pipeline-deps.ts';
+import { clusterDepsFromEnv } from '../../../functions/aws-wiring/cluster-deps.ts';
 import { awsIntakeDepsFromEnv } from '../../../functions/aws-wiring/intake-deps.ts';
 import { clientConfig, MissingEnvError } from '../../../functions/aws-wiring/env.ts';
 import { lambdaEntry } from '../../../functions/aws-wiring/lambda-entry.ts';
@@ -13,10 +13,10 @@ const full = fullEnv;
 describe('a cold start with variables missing', () => {
   it('names every one missing, and the function', () => {
     const { BUS_ARN: _, SHORT_WAIT_QUEUE_URL: __, ...env } = full;
-    expect(() => awsDepsFromEnv({ ...env, TABLE_NAME: ' ' }, 'remediate')).toThrow(
+    expect(() => clusterDepsFromEnv({ ...env, TABLE_NAME: ' ' }, 'remediate')).toThrow(
       new MissingEnvError(['TABLE_NAME', 'BUS_ARN', 'SHORT_WAIT_QUEUE_URL'], 'remediate'),
     );
-    expect(() => awsDepsFromEnv({}, 'remediate')).toThrow(
+    expect(() => clusterDepsFromEnv({}, 'remediate')).toThrow(
       'remediate: environment variables TABLE_NAME, BUS_NAME, BUS_ARN, SCHEDULE_GROUP, SCHEDULER_ROLE_ARN, SCHEDULER_DLQ_ARN, SHORT_WAIT_QUEUE_URL are not set; the stack sets them on the function (see infra/cdk)',
     );
   });
@@ -42,7 +42,7 @@ describe('a cold start with variables missing', () => {
 
 describe('with every variable set', () => {
   it('builds the deps of a pipeline function: every port, the system clock, an etcd access', () => {
-    const deps = awsDepsFromEnv(full, 'move-leader');
+    const deps = clusterDepsFromEnv(full, 'move-leader');
     expect(Object.keys(deps).sort()).toEqual(['actuator', 'bus', 'clock', 'directory', 'etcdFor', 'log', 'random', 'scheduler', 'store']);
     // The Machine actuator for clusters with Cluster API access, etcd-only for the rest.
     expect(deps.actuator.name).toBe('per-cluster (capi-machine where configured, else etcd-only)');

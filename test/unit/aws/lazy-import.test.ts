@@ -1,6 +1,6 @@
 // A chunk is imported once for every caller, and an import that failed is tried again on the next use.
 import { describe, expect, it } from 'vitest';
-import { lazyImport } from '../../../functions/aws-wiring/lazy-import.ts';
+import { lazyImport } from '../../../functions/lib/lazy-import.ts';
 
 describe('lazyImport', () => {
   it('imports once, however many callers ask at once', async () => {

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkRegistration, ClusterRegistrationError } from '../../../functions/adapters/aws/cluster-registration.ts';
 import { checkPolicyDefaults, underDefaults } from '../../../functions/adapters/aws/policy-defaults.ts';
-import { awsDepsFromEnv } from '../../../functions/aws-wiring/pipeline-deps.ts';
+import { clusterDepsFromEnv } from '../../../functions/aws-wiring/cluster-deps.ts';
 import { InvalidEnvError } from '../../../functions/aws-wiring/env.ts';
 import { awsIntakeDepsFromEnv } from '../../../functions/aws-wiring/intake-deps.ts';
 import { policyDefaultsFromEnv } from '../../../functions/aws-wiring/policy-defaults-env.ts';
@@ -126,7 +126,7 @@ describe('POLICY_DEFAULTS at a cold start', () => {
     { raw: '{"backoff":{"bse":"5s"}}', says: /^remediate: environment variable POLICY_DEFAULTS: backoff\.bse: is not a known field; / },
     { raw: '"60s"', says: /^remediate: environment variable POLICY_DEFAULTS: \(the value\): must be a JSON object/ },
   ])('$raw fails the cold start of a pipeline function, naming the variable', ({ raw, says }) => {
-    const build = () => awsDepsFromEnv({ ...full, POLICY_DEFAULTS: raw }, 'remediate');
+    const build = () => clusterDepsFromEnv({ ...full, POLICY_DEFAULTS: raw }, 'remediate');
     expect(build).toThrow(InvalidEnvError);
     expect(build).toThrow(says);
   });
@@ -138,6 +138,6 @@ describe('POLICY_DEFAULTS at a cold start', () => {
   });
 
   it('what the construct writes for no defaults ({}) builds', () => {
-    expect(Object.keys(awsDepsFromEnv({ ...full, POLICY_DEFAULTS: '{}' }, 'remediate'))).toContain('directory');
+    expect(Object.keys(clusterDepsFromEnv({ ...full, POLICY_DEFAULTS: '{}' }, 'remediate'))).toContain('directory');
   });
 });

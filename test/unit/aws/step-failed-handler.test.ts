@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { detailTypes, makeEvent, routes } from '../../../events/catalogue.ts';
 import { checkRegistration } from '../../../functions/adapters/aws/cluster-registration.ts';
 import { moveLeader } from '../../../functions/app/move/move-leader.ts';
-import { probeMembers } from '../../../functions/app/incident/probe-members.ts';
+import { probeMembers } from '../../support/probe-members.ts';
 import { readInvocationRecord } from '../../../functions/aws-wiring/invocation-record.ts';
 import { toEventBridgeEvent } from '../../../functions/lambda/eventbridge.ts';
 import { createStepFailedHandler } from '../../../functions/step-failed/handler.ts';

@@ -13,7 +13,13 @@ import {
   type DetailOf,
   type DetailType,
   type FunctionName,
+  type WorksOf,
+  workNames,
+  workOf,
+  works,
 } from '../../../events/catalogue.ts';
+import { REPLACEMENT_CHECK_REASONS } from '../../../functions/core/replacement/index.ts';
+import type { probeMembersWorks } from '../../../functions/probe-members/handler.ts';
 import { parseEvent } from '../../../events/validate.ts';
 import { loadSample, sampleFiles } from './samples.ts';
 
@@ -126,5 +132,46 @@ describe('types', () => {
     expectTypeOf<DetailOf<'MemberUnhealthy'>['incidentId']>().toEqualTypeOf<string | undefined>();
     expectTypeOf<DetailOf<'MembersProbed'>['incidentId']>().toEqualTypeOf<string>();
     expectTypeOf<DetailOf<'RetryRequested'>['from']>().toEqualTypeOf<'move-leader' | 'remediate'>();
+  });
+});
+
+describe('the one router: works', () => {
+  const retryDue = (reason: string) => makeEvent('RetryDue', { ...loadSample('RetryDue'), reason } as DetailOf<'RetryDue'>);
+
+  it('routes every routed detail type to exactly one work without a condition, so no event goes nowhere', () => {
+    for (const detailType of detailTypes.filter((t) => routes[t].length > 0)) {
+      const unconditional = workNames.filter((w) => works[w].takes === detailType && !('when' in works[w]));
+      expect(unconditional, detailType).toHaveLength(1);
+    }
+  });
+
+  it('sends a RetryDue for a replacement check to the check, any other to the next probe', () => {
+    for (const reason of REPLACEMENT_CHECK_REASONS) expect(workOf(retryDue(reason))).toBe('check-replacement');
+    expect(workOf(retryDue('LEADER_MOVED'))).toBe('probe-again');
+    expect(workOf(retryDue('STEP_FAILED'))).toBe('probe-again');
+  });
+
+  it("names each sample's work, and an outcome's none", () => {
+    expect(Object.fromEntries(detailTypes.map((t) => [t, workOf(makeEvent(t, loadSample(t))) ?? null]))).toMatchObject({
+      MemberUnhealthy: 'open-incident',
+      MembersProbed: 'move-leader',
+      LeaderDegraded: 'move-degraded-leader',
+      RetryRequested: 'schedule-retry',
+      RemediationApproved: 'remediate',
+      LearnerCheckDue: 'check-learners',
+      HygieneCheckDue: 'check-hygiene',
+      RemediationCompleted: null,
+      LeaderMoved: null,
+    });
+  });
+
+  it("derives routes from the works' hosts", () => {
+    for (const t of detailTypes)
+      expect([...routes[t]].sort(), t).toEqual([...new Set(workNames.filter((w) => works[w].takes === t).map((w) => works[w].hostedBy))].sort());
+  });
+
+  it("gives each function's handler a table of exactly its works (a missing or extra work does not compile)", () => {
+    expectTypeOf<keyof typeof probeMembersWorks>().toEqualTypeOf<WorksOf<'probe-members'>>();
+    expectTypeOf<WorksOf<'move-leader'>>().toEqualTypeOf<'move-leader' | 'move-degraded-leader'>();
   });
 });

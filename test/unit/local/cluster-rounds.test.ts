@@ -1,7 +1,7 @@
 // The embedded runtime's periodic checks (here the learner check) when a cluster's entry cannot be read (its secrets
 // refused, say): the failure is logged, never thrown, the rounds go on, and stop() ends them.
 import { describe, expect, it } from 'vitest';
-import type { Deps } from '../../../functions/app/common/deps.ts';
+import type { ClusterDeps } from '../../../functions/app/common/deps.ts';
 import { parsePolicy } from '../../../functions/core/policy/policy.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { systemClock } from '../../../functions/lib/system-clock.ts';
@@ -33,7 +33,7 @@ describe('learner checks on the embedded runtime', () => {
         info: () => undefined,
         debug: () => undefined,
       },
-    } as unknown as Deps;
+    } as unknown as ClusterDeps;
 
     const checks = clusterRounds(deps, learnerCheck);
     checks.start();

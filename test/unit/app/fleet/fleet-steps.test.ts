@@ -3,7 +3,7 @@
 // wait for a slot, and the slot goes back however the step ends.
 import { afterEach, describe, expect, it } from 'vitest';
 import { moveLeader } from '../../../../functions/app/move/move-leader.ts';
-import { probeMembers } from '../../../../functions/app/incident/probe-members.ts';
+import { probeMembers } from '../../../support/probe-members.ts';
 import { remediate } from '../../../../functions/app/removal/remediate.ts';
 import { EtcdCallError } from '../../../../functions/ports/etcd.ts';
 import { createStaticDirectory } from '../../../../functions/adapters/local/static-directory.ts';

@@ -3,7 +3,7 @@
 // until they are read; a pause found there holds the removal; once they read, the step goes on.
 import { afterEach, describe, expect, it } from 'vitest';
 import { moveLeader } from '../../../../functions/app/move/move-leader.ts';
-import { probeMembers } from '../../../../functions/app/incident/probe-members.ts';
+import { probeMembers } from '../../../support/probe-members.ts';
 import { remediate } from '../../../../functions/app/removal/remediate.ts';
 import type { EtcdFailure } from '../../../../functions/core/common/types.ts';
 import { sample, type MemberSpec } from '../../core/fixtures.ts';

@@ -4,11 +4,11 @@
 // keeps both in the state store, and every message of its incidents says so.
 import { afterEach, describe, expect, it } from 'vitest';
 import { moveLeader } from '../../../../functions/app/move/move-leader.ts';
-import { probeMembers } from '../../../../functions/app/incident/probe-members.ts';
+import { probeMembers } from '../../../support/probe-members.ts';
 import { remediate } from '../../../../functions/app/removal/remediate.ts';
 import { scheduleRetry } from '../../../../functions/app/incident/schedule-retry.ts';
 import { journalWords } from '../../../../functions/core/incident/journal-words.ts';
-import { singleRemediatorNote } from '../../../../functions/core/policy/single-remediator.ts';
+import { singleRemediatorNote } from '../../../../functions/core/policy/policy.ts';
 import type { EtcdFailure } from '../../../../functions/core/common/types.ts';
 import { id, sample, type MemberSpec } from '../../core/fixtures.ts';
 import { harness, unhealthy, type Harness } from '../harness.ts';

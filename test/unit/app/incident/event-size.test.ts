@@ -6,7 +6,7 @@ import type { EventEnvelope } from '../../../../events/catalogue.ts';
 import { parseEvent } from '../../../../events/validate.ts';
 import { entrySize, MAX_ENTRY_BYTES, toEntry } from '../../../../functions/adapters/aws/eventbridge-entries.ts';
 import { moveLeader } from '../../../../functions/app/move/move-leader.ts';
-import { probeMembers } from '../../../../functions/app/incident/probe-members.ts';
+import { probeMembers } from '../../../support/probe-members.ts';
 import { MAX_EVIDENCE_BYTES, MAX_MESSAGE_CHARS } from '../../../../functions/core/common/said-limits.ts';
 import { MAX_HISTORY_BYTES, MAX_INCIDENT_VIEWS, viewBytes } from '../../../../functions/core/view/view-history.ts';
 import { VIEW_LIMITS } from '../../../../functions/core/common/view-limits.ts';

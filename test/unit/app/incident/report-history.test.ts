@@ -2,7 +2,7 @@
 // against the cluster's open incidents and those that ended within minHealthyPeriod, so a cluster
 // with a thousand past incidents is not read whole for each MemberUnhealthy.
 import { afterEach, describe, expect, it } from 'vitest';
-import { probeMembers } from '../../../../functions/app/incident/probe-members.ts';
+import { probeMembers } from '../../../support/probe-members.ts';
 import { endingStates, incidentEndings } from '../../../../functions/core/incident/incident-endings.ts';
 import { targetKeyOf } from '../../../../functions/core/view/target.ts';
 import type { IncidentStore } from '../../../../functions/ports/incident-store.ts';

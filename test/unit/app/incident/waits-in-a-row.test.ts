@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DetailOf } from '../../../../events/catalogue.ts';
 import { moveLeader } from '../../../../functions/app/move/move-leader.ts';
-import { probeMembers } from '../../../../functions/app/incident/probe-members.ts';
+import { probeMembers } from '../../../support/probe-members.ts';
 import { remediate } from '../../../../functions/app/removal/remediate.ts';
 import { scheduleRetry } from '../../../../functions/app/incident/schedule-retry.ts';
 import { EtcdCallError } from '../../../../functions/ports/etcd.ts';

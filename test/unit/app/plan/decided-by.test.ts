@@ -2,7 +2,7 @@
 // planner's checks do: evidence.decidedBy, on the decision kept and on the outcome said.
 import { afterEach, describe, expect, it } from 'vitest';
 import { moveLeader } from '../../../../functions/app/move/move-leader.ts';
-import { probeMembers } from '../../../../functions/app/incident/probe-members.ts';
+import { probeMembers } from '../../../support/probe-members.ts';
 import { remediate } from '../../../../functions/app/removal/remediate.ts';
 import { stepFailed } from '../../../../functions/app/incident/step-failed.ts';
 import { makeEvent } from '../../../../events/catalogue.ts';

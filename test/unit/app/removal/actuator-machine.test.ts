@@ -2,7 +2,7 @@
 // again after that Machine was replaced by one of the same name leaves the replacement alone.
 import { afterEach, describe, expect, it } from 'vitest';
 import { moveLeader } from '../../../../functions/app/move/move-leader.ts';
-import { probeMembers } from '../../../../functions/app/incident/probe-members.ts';
+import { probeMembers } from '../../../support/probe-members.ts';
 import { remediate } from '../../../../functions/app/removal/remediate.ts';
 import type { ReplaceRequest } from '../../../../functions/ports/actuator.ts';
 import type { ProbeSample } from '../../../../functions/core/common/types.ts';

@@ -4,7 +4,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { moveLeader } from '../../../../functions/app/move/move-leader.ts';
-import { probeMembers } from '../../../../functions/app/incident/probe-members.ts';
+import { probeMembers } from '../../../support/probe-members.ts';
 import { remediate } from '../../../../functions/app/removal/remediate.ts';
 import type { Actuator, ReplaceRequest } from '../../../../functions/ports/actuator.ts';
 import { sample } from '../../core/fixtures.ts';

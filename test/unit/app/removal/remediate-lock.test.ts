@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { takeClusterLock } from '../../../../functions/app/fleet/cluster-lock.ts';
 import { moveLeader } from '../../../../functions/app/move/move-leader.ts';
-import { probeMembers } from '../../../../functions/app/incident/probe-members.ts';
+import { probeMembers } from '../../../support/probe-members.ts';
 import { remediate } from '../../../../functions/app/removal/remediate.ts';
 import type { ClusterGuard } from '../../../../functions/ports/cluster-guard.ts';
 import { waitFor } from '../../../../functions/lib/wait-for.ts';

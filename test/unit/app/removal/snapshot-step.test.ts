@@ -3,7 +3,7 @@
 // snapshot; the completion carries what was taken.
 import { afterEach, describe, expect, it } from 'vitest';
 import { moveLeader } from '../../../../functions/app/move/move-leader.ts';
-import { probeMembers } from '../../../../functions/app/incident/probe-members.ts';
+import { probeMembers } from '../../../support/probe-members.ts';
 import { remediate } from '../../../../functions/app/removal/remediate.ts';
 import { isLine, markerOf } from '../../../../functions/core/incident/journal.ts';
 import { EtcdCallError } from '../../../../functions/ports/etcd.ts';

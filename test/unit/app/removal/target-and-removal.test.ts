@@ -2,7 +2,7 @@
 // with no healthy member to go through says so in a reason of its own.
 import { afterEach, describe, expect, it } from 'vitest';
 import { moveLeader } from '../../../../functions/app/move/move-leader.ts';
-import { probeMembers } from '../../../../functions/app/incident/probe-members.ts';
+import { probeMembers } from '../../../support/probe-members.ts';
 import { removeMember } from '../../../../functions/app/common/remove-member.ts';
 import { id, sample, view as viewOf } from '../../core/fixtures.ts';
 import { EtcdCallError } from '../../../../functions/ports/etcd.ts';

@@ -2,7 +2,7 @@ import { describe, it, expect } from 'vitest';
 import { nextMoveStep, type MoveAttempt, type MoveContext, type MoveLeaderDecision, type MoveStep } from '../../../../functions/core/move/move-steps.ts';
 import { plan } from '../../../../functions/core/plan/plan.ts';
 import { type EtcdFailure, type PathName, NO_LEADER } from '../../../../functions/core/common/types.ts';
-import { backoffDelay } from '../../../../functions/core/waits/backoff.ts';
+import { backoffDelay } from '../../../../functions/core/waits/retry-after-backoff.ts';
 import { reasonRow } from '../../../../functions/core/common/reason-table.ts';
 import { cluster, endpointOf, failureOf, fixedRandom, id, policy } from '../fixtures.ts';
 

@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { backoffDelay } from '../../../../functions/core/waits/backoff.ts';
+import { backoffDelay } from '../../../../functions/core/waits/retry-after-backoff.ts';
 import { fixedRandom, policy } from '../fixtures.ts';
 
 const p = policy({ backoff: { baseMs: 1_000, capMs: 60_000 } });

@@ -1,7 +1,7 @@
 // A leader move that reaches the leader on no path re-probes at once a few times, then backs off;
 // the retry spends no attempt, so the back-offs in a row are what make each one longer.
 import { describe, expect, it } from 'vitest';
-import { backoffDelay } from '../../../../functions/core/waits/backoff.ts';
+import { backoffDelay } from '../../../../functions/core/waits/retry-after-backoff.ts';
 import type { Decision } from '../../../../functions/core/common/decision.ts';
 import { pastIncidentDeadline } from '../../../../functions/core/waits/incident-deadline.ts';
 import { nextMoveStep, type MoveAttempt, type MoveContext, type MoveLeaderDecision } from '../../../../functions/core/move/move-steps.ts';
