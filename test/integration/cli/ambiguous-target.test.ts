@@ -53,36 +53,40 @@ describe('a member name two members share', () => {
     return { code: run.code, stderr: run.stderr, result: jsonOf<ResultJson>(run) };
   };
 
-  it('the member list holds both under the name', async () => {
-    const named = (await lab.memberList())
-      .filter((m) => m.name === shared)
-      .map((m) => m.id)
-      .sort();
-    expect(named).toEqual([frozen.id, twin.id].sort());
-  });
+  // Neither blocked command removes anything or takes the cluster lock: they run side by side, and
+  // the removal comes after them.
+  describe.concurrent('blocked by the name', () => {
+    it('the member list holds both under the name', async () => {
+      const named = (await lab.memberList())
+        .filter((m) => m.name === shared)
+        .map((m) => m.id)
+        .sort();
+      expect(named).toEqual([frozen.id, twin.id].sort());
+    });
 
-  it('remediate --target NAME blocks with AMBIGUOUS_TARGET, naming both ids and how each was reached, and removes nothing', async () => {
-    const { code, stderr, result } = await remediate(shared, 'by-name.sqlite');
+    it('remediate --target NAME blocks with AMBIGUOUS_TARGET, naming both ids and how each was reached, and removes nothing', async () => {
+      const { code, stderr, result } = await remediate(shared, 'by-name.sqlite');
 
-    expect(code, stderr).toBe(3);
-    expect(result).toMatchObject({ outcome: 'blocked', reason: 'AMBIGUOUS_TARGET' });
-    expect(result.message).toContain(`memberName ${shared} matches 2 etcd members`);
-    expect(result.message).toContain(`${shared} (${frozen.id}), which is unreachable on every path (direct ${frozen.clientUrl} timed out)`);
-    expect(result.message).toContain(`${shared} (${twin.id}), which answers on direct ${twin.clientUrl}`);
-    expect(result.message).toMatch(new RegExp(`--target (${frozen.id}|${twin.id}) or --target (${frozen.id}|${twin.id})`));
-    expect(result.evidence.candidates?.map((c) => c.id).sort()).toEqual([frozen.id, twin.id].sort());
-    expect(stderr).toMatch(/RemediationBlocked\s+AMBIGUOUS_TARGET/);
-    expect((await lab.memberList()).map((m) => m.id).sort()).toEqual(before);
-  });
+      expect(code, stderr).toBe(3);
+      expect(result).toMatchObject({ outcome: 'blocked', reason: 'AMBIGUOUS_TARGET' });
+      expect(result.message).toContain(`memberName ${shared} matches 2 etcd members`);
+      expect(result.message).toContain(`${shared} (${frozen.id}), which is unreachable on every path (direct ${frozen.clientUrl} timed out)`);
+      expect(result.message).toContain(`${shared} (${twin.id}), which answers on direct ${twin.clientUrl}`);
+      expect(result.message).toMatch(new RegExp(`--target (${frozen.id}|${twin.id}) or --target (${frozen.id}|${twin.id})`));
+      expect(result.evidence.candidates?.map((c) => c.id).sort()).toEqual([frozen.id, twin.id].sort());
+      expect(stderr).toMatch(/RemediationBlocked\s+AMBIGUOUS_TARGET/);
+      expect((await lab.memberList()).map((m) => m.id).sort()).toEqual(before);
+    });
 
-  it('plan --target NAME says the same, touching nothing', async () => {
-    const run = await runCli(['plan', '--endpoints', lab.endpoints().join(','), '--target', shared, ...lab500, '--json'], { timeoutMs: 30_000 });
+    it('plan --target NAME says the same, touching nothing', async () => {
+      const run = await runCli(['plan', '--endpoints', lab.endpoints().join(','), '--target', shared, ...lab500, '--json'], { timeoutMs: 30_000 });
 
-    expect(run.code, run.stderr).toBe(3);
-    const result = jsonOf<ResultJson>(run);
-    expect(result).toMatchObject({ outcome: 'blocked', reason: 'AMBIGUOUS_TARGET' });
-    expect(result.message).toContain(frozen.id);
-    expect(result.message).toContain(twin.id);
+      expect(run.code, run.stderr).toBe(3);
+      const result = jsonOf<ResultJson>(run);
+      expect(result).toMatchObject({ outcome: 'blocked', reason: 'AMBIGUOUS_TARGET' });
+      expect(result.message).toContain(frozen.id);
+      expect(result.message).toContain(twin.id);
+    });
   });
 
   it('remediate --target ID then removes exactly the frozen member, the healthy twin kept', async () => {

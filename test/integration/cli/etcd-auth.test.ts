@@ -9,7 +9,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';
-import { jsonOf, killService, runCli, startCli, type CliRun, type Service } from './support.ts';
+import { limitedRunCli, jsonOf, killService, runCli, startCli, type CliRun, type Service } from './support.ts';
 
 const run = promisify(execFile);
 const ETCDCTL = process.env.ETCDCTL_BIN ?? 'etcdctl';
@@ -161,8 +161,11 @@ describe('etcd with authentication enabled', () => {
       },
       { args: ['--user', 'root', '--password-file', path.join(dir, 'missing')], says: /^--password-file \S+missing: cannot read: ENOENT/ },
     ];
-    for (const { args, says } of cases) {
-      const r = await runCli(['plan', ...endpoints(), '--target', leader.name, ...args]);
+    // Each is refused before anything asks etcd: side by side, a couple at a time.
+    const refused = limitedRunCli();
+    const runs = await Promise.all(cases.map(({ args }) => refused(['plan', ...endpoints(), '--target', leader.name, ...args])));
+    for (const [i, { says }] of cases.entries()) {
+      const r = runs[i]!;
       expect(r.code, r.stderr).toBe(2);
       expect(oneLine(r)).toHaveLength(1);
       expect(r.stderr.replace(/^etcd-remediator: /, '')).toMatch(says);
@@ -188,12 +191,15 @@ describe('etcd with authentication enabled', () => {
       );
       return file;
     };
-    const inline = await runCli(['run', '--config', write('inline', { user: 'root', password: ROOT_PASSWORD })]);
+    // Both are refused on reading the config, before anything asks etcd: at once.
+    const [inline, noPassword] = await Promise.all([
+      runCli(['run', '--config', write('inline', { user: 'root', password: ROOT_PASSWORD })]),
+      runCli(['run', '--config', write('no-password', { user: 'root' })], { env: { ETCDCTL_PASSWORD: '' } }),
+    ]);
     expect(inline.code, inline.stderr).toBe(2);
     expect(inline.stderr).toContain('clusters[0].auth.password: a password is not taken here');
     expect(inline.stderr).toContain('auth.passwordFile F, mode 600) or in ETCDCTL_PASSWORD');
     expect(inline.stderr).not.toContain(ROOT_PASSWORD);
-    const noPassword = await runCli(['run', '--config', write('no-password', { user: 'root' })], { env: { ETCDCTL_PASSWORD: '' } });
     expect(noPassword.code, noPassword.stderr).toBe(2);
     expect(noPassword.stderr).toContain('clusters[0].auth.user root: no password: give clusters[0].auth.passwordFile F');
 

@@ -8,7 +8,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDynamoIncidentStore } from '../../../functions/adapters/aws/dynamodb-store.ts';
 import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import { startDynalite, type Dynalite } from '../../support/dynalite.ts';
-import { jsonOf, runCli } from './support.ts';
+import { limitedRunCli, jsonOf } from './support.ts';
+
+// Every command is a Node process that loads the whole CLI: the cases run side by side, and so do
+// the commands of a case that do not depend on each other's writes (the state file's busy timeout
+// lets two writers take turns); a couple of processes at a time.
+const runCli = limitedRunCli();
 
 let dir: string;
 beforeAll(() => {
@@ -25,15 +30,17 @@ const pausesIn = async (file: string) => {
   }
 };
 
-describe('pause and resume on a state file', () => {
+describe.concurrent('pause and resume on a state file', () => {
   it('pauses the fleet and a cluster, status shows both, resume lifts each', async () => {
     const state = join(dir, 'a.sqlite');
     // The state file of a run: pause writes into it, never makes one.
     await openSqliteStore({ path: state }).close();
-    const fleet = await runCli(['pause', '--state', state, '--why', 'zone b unreachable', '--by', 'ops@box']);
+    const [fleet, one] = await Promise.all([
+      runCli(['pause', '--state', state, '--why', 'zone b unreachable', '--by', 'ops@box']),
+      runCli(['pause', '--state', state, '--cluster', 'prod', '--why', 'upgrade', '--json']),
+    ]);
     expect(fleet.code, fleet.stderr).toBe(0);
     expect(fleet.stdout).toMatch(/^paused the fleet in state file .* by ops@box at .*: zone b unreachable\n$/);
-    const one = await runCli(['pause', '--state', state, '--cluster', 'prod', '--why', 'upgrade', '--json']);
     expect(one.code, one.stderr).toBe(0);
     // Who defaults to $USER@hostname.
     expect(jsonOf<{ by: string; paused: string }>(one)).toMatchObject({ paused: 'prod', by: expect.stringMatching(/.+@.+/) });
@@ -44,9 +51,11 @@ describe('pause and resume on a state file', () => {
       /^paused fleet-wide by ops@box since .*: zone b unreachable \(etcd-remediator resume\)\ncluster prod paused by .* since .*: upgrade \(etcd-remediator resume --cluster prod\)\nno incidents\n$/,
     );
 
-    expect((await runCli(['resume', '--state', state])).stdout).toMatch(/^resumed the fleet in state file/);
+    // The fleet's pause and the cluster's are records of their own: lifted side by side.
+    const [resumed, resumedProd] = await Promise.all([runCli(['resume', '--state', state]), runCli(['resume', '--state', state, '--cluster', 'prod'])]);
+    expect(resumed.stdout).toMatch(/^resumed the fleet in state file/);
+    expect(resumedProd.code).toBe(0);
     expect((await runCli(['resume', '--state', state])).stdout).toMatch(/^the fleet was not paused/);
-    expect((await runCli(['resume', '--state', state, '--cluster', 'prod'])).code).toBe(0);
     expect(await pausesIn(state)).toEqual({});
     const storm = await runCli(['resume', '--state', state, '--storm', '--why', 'the failures are real', '--by', 'sre']);
     expect(storm.stdout).toMatch(/^storm ended in state file .* by sre at /);
@@ -73,7 +82,7 @@ describe('pause and resume on a state file', () => {
   });
 });
 
-describe('pause and resume on a deployed stack’s table', () => {
+describe.concurrent('pause and resume on a deployed stack’s table', () => {
   let dynamo: Dynalite;
   beforeAll(async () => {
     dynamo = await startDynalite();

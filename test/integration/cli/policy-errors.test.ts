@@ -4,11 +4,15 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from './support.ts';
+import { limitedRunCli } from './support.ts';
+
+// Each case is a Node process of its own that reads a file and exits: they run side by side, a
+// couple of processes at a time.
+const runCli = limitedRunCli();
 
 const GUARD_PREFIX = 'must be a key prefix such as /etcd-remediator';
 
-describe('bad policy values name the field', () => {
+describe.concurrent('bad policy values name the field', () => {
   let dir: string;
   beforeAll(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cli-policy-errors-'));

@@ -18,6 +18,13 @@ const title = fullDiskUnavailable
   : 'run with its state file on a disk that fills up';
 /** How often the runtime tries a state file that refuses writes again. */
 const STORE_RETRY_MS = 5_000;
+/**
+ * The policy's grace window. The disk fills within it (just after the leader is first seen
+ * unreachable), so it needs only room for the test to see that line and fill the disk.
+ */
+const GRACE_MS = 4_000;
+/** The one line that says the state file refuses writes. */
+const NOTICE = /state file \S+: cannot write: disk full \(SQLITE_FULL\); retrying every 5s[^\n]*\n/;
 const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
 
 /** CPU time (user + system) a process has used, from /proc. */
@@ -52,7 +59,7 @@ describe.skipIf(fullDiskUnavailable !== undefined)(title, () => {
     await lab.fault(leader.name, 'cut');
     const state = path.join(disk.dir, 'state.sqlite');
     const config = path.join(dir, 'config.json');
-    const policy = { electionTimeout: '500ms', callTimeout: '1s', grace: '8s', backoff: { base: '300ms', cap: '2s' } };
+    const policy = { electionTimeout: '500ms', callTimeout: '1s', grace: `${GRACE_MS}ms`, backoff: { base: '300ms', cap: '2s' } };
     // No token: events on stdin only.
     fs.writeFileSync(config, JSON.stringify({ state, listen: '127.0.0.1:0', clusters: [{ clusterId: 'lab', endpoints: lab.endpoints(), policy }] }));
     service = startCli(['run', '--config', config]);
@@ -69,16 +76,26 @@ describe.skipIf(fullDiskUnavailable !== undefined)(title, () => {
     const pid = running.child.pid!;
     const cpuAtFill = cpuMs(pid);
     const stderrAtFill = running.stderr().length;
-    // The outage outlasts the grace window: without its journal, the leader must not be removed meanwhile.
-    await waitFor(async () => (Date.now() - filledAt >= 15_000 ? true : undefined), { timeoutMs: 20_000, what: 'the outage to outlast the grace window' });
+    // The first write refused is said at once; the state file is tried again every 5 s from then.
+    await running.waitForStderr(NOTICE, 10_000);
+    const noticedAt = Date.now();
+    // The outage outlasts the grace window: without its journal, the leader must not be removed
+    // meanwhile. It lasts past the grace window by more than one retry (the first retry comes after
+    // the grace window has ended, and must still not remove), and ends a little before the second
+    // retry, which finds the space back.
+    const freeAt = noticedAt + 2 * STORE_RETRY_MS - 1_000;
+    await waitFor(async () => (Date.now() >= freeAt ? true : undefined), {
+      timeoutMs: 2 * STORE_RETRY_MS + 5_000,
+      what: 'the outage to outlast the grace window',
+    });
     const outageMs = Date.now() - filledAt;
+    expect(outageMs).toBeGreaterThanOrEqual(GRACE_MS + STORE_RETRY_MS);
     const outage = running.stderr().slice(stderrAtFill);
     const cpu = cpuMs(pid) - cpuAtFill;
 
     expect(outage.length, `stderr during ${outageMs} ms of outage:\n${outage.slice(0, 4_000)}`).toBeLessThan(2_048);
     expect(cpu, `CPU ms over ${outageMs} ms of outage`).toBeLessThan(outageMs * 0.25);
-    const notice = /state file \S+: cannot write: disk full \(SQLITE_FULL\); retrying every 5s[^\n]*\n/;
-    expect(count(outage, notice), outage).toBe(1);
+    expect(count(outage, NOTICE), outage).toBe(1);
     // Each retry fires the incident's timer again, and progress shows each RetryDue.
     expect(count(outage, /RetryDue/)).toBeLessThanOrEqual(Math.ceil(outageMs / STORE_RETRY_MS) + 2);
     expect((await lab.memberList()).map((m) => m.name)).toContain(leader.name);

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
-import { withoutPermissionOverride, jsonOf, killService, runCli, startCli, type Service } from './support.ts';
+import { limitedRunCli, withoutPermissionOverride, jsonOf, killService, runCli, startCli, type Service } from './support.ts';
 
 // Nothing listens on port 1: enough for what happens to the state file, no etcd needed.
 const NOWHERE = ['--endpoints', 'http://127.0.0.1:1', '--timeout', '200ms'];
@@ -70,25 +70,27 @@ describe('state-file ownership', () => {
     await first.waitForStderr(/MemberUnhealthy\s/);
     const inUse = new RegExp(`^etcd-remediator: state file ${escape(state)} in use by pid ${first.child.pid} since \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z$`);
 
-    for (const target of ['etcd1', 'etcd2']) {
-      const second = await runCli(['remediate', ...NOWHERE, '--target', target, '--state', state], { timeoutMs: 10_000 });
-      // "At once": it did not wait for the owner, which is still at work on its incident.
-      expect(first.child.exitCode).toBeNull();
-      expect(second.code, second.stderr).toBe(2);
-      expect(second.stderr.trimEnd().split('\n')).toEqual([expect.stringMatching(inUse)]);
-    }
-
     const config = path.join(dir, 'owned.json');
     fs.writeFileSync(
       config,
       JSON.stringify({ state: 'owned.sqlite', listen: '127.0.0.1:0', clusters: [{ clusterId: 'default', endpoints: ['http://127.0.0.1:1'] }] }),
     );
-    const run = await runCli(['run', '--config', config], { timeoutMs: 10_000 });
+    // The other commands side by side (a couple at a time) while the owner works on its incident;
+    // status only reads, so it works while the file is in use.
+    const others = limitedRunCli();
+    const [seconds, run, status] = await Promise.all([
+      Promise.all(['etcd1', 'etcd2'].map((target) => others(['remediate', ...NOWHERE, '--target', target, '--state', state], { timeoutMs: 10_000 }))),
+      others(['run', '--config', config], { timeoutMs: 10_000 }),
+      others(['status', '--state', state, '--json']),
+    ]);
+    // "At once": they did not wait for the owner, which is still at work on its incident.
+    expect(first.child.exitCode).toBeNull();
+    for (const second of seconds) {
+      expect(second.code, second.stderr).toBe(2);
+      expect(second.stderr.trimEnd().split('\n')).toEqual([expect.stringMatching(inUse)]);
+    }
     expect(run.code, run.stderr).toBe(2);
     expect(lastLine(run.stderr)).toMatch(inUse);
-
-    // status only reads, so it works while the file is in use.
-    const status = await runCli(['status', '--state', state, '--json']);
     expect(status.code, status.stderr).toBe(0);
     expect(jsonOf<{ incidents: { state: string }[] }>(status).incidents).toEqual([expect.objectContaining({ state: 'open' })]);
 

@@ -4,6 +4,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
+import pLimit from 'p-limit';
 import { WaitAborted, waitFor } from '../../../functions/lib/wait-for.ts';
 import { isAlive } from '../../../infra/lab/pids.ts';
 
@@ -59,6 +60,20 @@ export function runCli(args: string[], options: SpawnAs & { timeoutMs?: number }
 }
 
 /** Parses stdout as JSON, saying what was printed when it is not. */
+/**
+ * How many of a file's CLI processes run at once, for files whose cases run side by side: each
+ * spawn spends most of its life on the CPU loading the CLI, so on two cores two at once keep them
+ * busy, and more only make each take longer (and run into its deadline, which starts when it is
+ * spawned, not while it waits its turn).
+ */
+export const CLI_PROCESSES_AT_ONCE = 2;
+
+/** runCli, at most `limit` at once among the calls of the function it returns, in the order they came. */
+export function limitedRunCli(limit = CLI_PROCESSES_AT_ONCE): (args: string[], options?: SpawnAs & { timeoutMs?: number }) => Promise<CliRun> {
+  const limited = pLimit(limit);
+  return (args, options) => limited(() => runCli(args, options));
+}
+
 export function jsonOf<T>(run: CliRun): T {
   try {
     return JSON.parse(run.stdout) as T;
