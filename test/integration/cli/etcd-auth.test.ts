@@ -70,7 +70,8 @@ describe('etcd with authentication enabled', () => {
   });
 
   const endpoints = () => ['--endpoints', lab.endpoints().join(',')];
-  const lab500 = ['--election-timeout', '500ms', '--timeout', '1s', '--backoff', '300ms'];
+  // A call deadline a fresh CLI process on a busy machine meets: connect, log in and list within it.
+  const lab500 = ['--election-timeout', '500ms', '--timeout', '2s', '--backoff', '300ms'];
   const leaderAndTerm = async () => {
     const leader = await lab.leader();
     return { id: leader.id, name: leader.name, term: (await lab.status(leader.name)).raftTerm };
