@@ -49,30 +49,42 @@ function secretsOf(files: string[]): string[] {
   });
 }
 
-/** Everything the state file holds, as status shows it and as the store reads it, and its bytes. */
+/**
+ * Everything the state file holds, as status shows it and as the store reads it, and its bytes.
+ * The store is read first, so the three kinds of status (the list, each incident, the dead
+ * letters) run at once: each is a process of its own, and one after another they were a second
+ * and more of every case.
+ */
 async function stateText(state: string): Promise<string> {
-  const status = await runCli(['status', '--state', state, '--json']);
-  expect(status.code, status.stderr).toBe(0);
-  const ids = (JSON.parse(status.stdout) as { incidents: { incidentId: string }[] }).incidents.map((i) => i.incidentId);
-  expect(ids.length).toBeGreaterThan(0);
-  const parts = [status.stdout, status.stderr];
-  for (const id of ids) {
-    const one = await runCli(['status', id, '--state', state, '--json']);
-    expect(one.code, one.stderr).toBe(0);
-    parts.push(one.stdout);
-  }
-  const dead = await runCli(['status', '--state', state, '--dead-letters', '--json']);
-  expect(dead.code, dead.stderr).toBe(0);
-  parts.push(dead.stdout);
   const store = openSqliteStore({ path: state });
+  const parts: string[] = [];
+  let stored: string[];
   try {
     const incidents = await store.listIncidents();
+    stored = incidents.map((i) => i.incidentId);
     parts.push(JSON.stringify(incidents));
     for (const i of incidents) parts.push(JSON.stringify(await store.journal(i.incidentId)));
     parts.push(JSON.stringify(await store.listDeadLetters()));
   } finally {
     await store.close();
   }
+  const [status, dead, ...each] = await Promise.all([
+    runCli(['status', '--state', state, '--json']),
+    runCli(['status', '--state', state, '--dead-letters', '--json']),
+    ...stored.map((id) => runCli(['status', id, '--state', state, '--json'])),
+  ]);
+  expect(status.code, status.stderr).toBe(0);
+  const ids = (JSON.parse(status.stdout) as { incidents: { incidentId: string }[] }).incidents.map((i) => i.incidentId);
+  expect(ids.length).toBeGreaterThan(0);
+  // status names the incidents the store holds: each was shown on its own above.
+  expect([...ids].sort()).toEqual([...stored].sort());
+  parts.push(status.stdout, status.stderr);
+  for (const one of each) {
+    expect(one.code, one.stderr).toBe(0);
+    parts.push(one.stdout);
+  }
+  expect(dead.code, dead.stderr).toBe(0);
+  parts.push(dead.stdout);
   for (const file of [state, `${state}-wal`, `${state}-journal`]) if (fs.existsSync(file)) parts.push(fs.readFileSync(file).toString('latin1'));
   return parts.join('\n');
 }
@@ -140,18 +152,24 @@ describe('key material stays in its files', () => {
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
     [cluster, rig, service, dir] = [undefined, undefined, undefined, undefined];
   });
-  // Each started while the tests before it run (started-ahead.ts): the mTLS clusters a test ahead,
-  // and the kube worlds, whose cases remove a member at once, from the start of the file, so that
-  // etcd takes the removal without first refusing it for a few seconds after start.
-  const clusters = startedAhead(
-    2,
+  // Each case's own, all four started at once from the start of the file (started-ahead.ts): a boot
+  // is mostly waiting on an election, little work, and a case waits for its own alone. Each case
+  // removes a member, and by then its cluster has been connected for the ~5 s etcd wants before it
+  // takes a removal, or most of them: the kube worlds' cases remove one at once.
+  const ahead = <T>(start: () => Promise<T>, stop: (started: T) => Promise<void>) => startedAhead(1, start, stop, { beginNow: true });
+  const seedCluster = ahead(
     () => startTlsCluster(),
     (c) => c.down(),
   );
-  const rigs = startedAhead(2, (i) => startKubeRig(i === 0 ? { token: KUBE_TOKEN } : { tls: true }), stopKubeRig, { beginNow: true });
+  const runCluster = ahead(
+    () => startTlsCluster(),
+    (c) => c.down(),
+  );
+  const tokenRig = ahead(() => startKubeRig({ token: KUBE_TOKEN }), stopKubeRig);
+  const tlsRig = ahead(() => startKubeRig({ tls: true }), stopKubeRig);
 
   it('remediate: the seed case over mTLS, logs at DEBUG', async () => {
-    const c = (cluster = await clusters.take());
+    const c = (cluster = await seedCluster.take());
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'key-material-'));
     const secrets = secretsOf([c.certs.caFile, c.certs.certFile, c.certs.keyFile]);
     const tls = ['--cacert', c.certs.caFile, '--cert', c.certs.certFile, '--key', c.certs.keyFile];
@@ -159,19 +177,21 @@ describe('key material stays in its files', () => {
     const leader = await agreedLeader(c);
     await leader.proxy.setMode('cut');
 
-    const probe = await runCli(['probe', '--endpoints', c.endpoints().join(','), ...tls, '--json'], DEBUG);
-    const plan = await runCli(['plan', '--endpoints', c.endpoints().join(','), ...tls, '--target', leader.name, '--grace', '3s'], DEBUG);
-    const run = await runCli(
-      ['remediate', '--endpoints', c.endpoints().join(','), ...tls, ...LAB, '--target', leader.name, '--grace', '3s', '--state', state, '--json'],
-      DEBUG,
-    );
+    // At once, each a process of its own: probe and plan look while remediate waits out its grace
+    // window (nothing changes in the cluster before it ends), and the wrong certificate is refused
+    // before it is used.
+    const [probe, plan, run, refused] = await Promise.all([
+      runCli(['probe', '--endpoints', c.endpoints().join(','), ...tls, '--json'], DEBUG),
+      runCli(['plan', '--endpoints', c.endpoints().join(','), ...tls, '--target', leader.name, '--grace', '3s'], DEBUG),
+      runCli(
+        ['remediate', '--endpoints', c.endpoints().join(','), ...tls, ...LAB, '--target', leader.name, '--grace', '3s', '--state', state, '--json'],
+        DEBUG,
+      ),
+      // A wrong client certificate: the message names the file, not its contents.
+      runCli(['probe', '--endpoints', c.endpoints()[1]!, '--cacert', c.certs.caFile, '--cert', c.certs.caFile, '--key', c.certs.keyFile], DEBUG),
+    ]);
     expect(run.code, run.stderr).toBe(6);
     expect(run.stderr).toContain('LEADER_UNREACHABLE_PAST_GRACE');
-    // A wrong client certificate: the message names the file, not its contents.
-    const refused = await runCli(
-      ['probe', '--endpoints', c.endpoints()[1]!, '--cacert', c.certs.caFile, '--cert', c.certs.caFile, '--key', c.certs.keyFile],
-      DEBUG,
-    );
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain(`--key ${c.certs.keyFile}: does not match the certificate in --cert ${c.certs.caFile}`);
 
@@ -180,7 +200,7 @@ describe('key material stays in its files', () => {
   }, 120_000);
 
   it('run with a config: the seed case over mTLS posted with a bearer token, logs at DEBUG, and a dead letter', async () => {
-    const c = (cluster = await clusters.take());
+    const c = (cluster = await runCluster.take());
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'key-material-run-'));
     const secrets = [...secretsOf([c.certs.caFile, c.certs.certFile, c.certs.keyFile]), RUN_TOKEN];
     for (const [name, from] of [
@@ -202,7 +222,8 @@ describe('key material stays in its files', () => {
             clusterId: 'prod',
             endpoints: c.endpoints(),
             tls: { cacert: 'ca.pem', cert: 'client.pem', key: 'client-key.pem' },
-            policy: { grace: '3s', electionTimeout: '500ms', callTimeout: '2s', backoff: { base: '300ms' } },
+            // Three election timeouts of grace, as the lab's pipelines have it: the case is the secrets, not the wait.
+            policy: { grace: '1500ms', electionTimeout: '500ms', callTimeout: '2s', backoff: { base: '300ms' } },
           },
         ],
       }),
@@ -235,7 +256,7 @@ describe('key material stays in its files', () => {
   }, 120_000);
 
   it("through Kubernetes: the kubeconfig's token is sent to the API server and appears nowhere else", async () => {
-    rig = await rigs.take();
+    rig = await tokenRig.take();
     const { world: w, kubeconfig } = rig;
     expect(fs.readFileSync(kubeconfig, 'utf8')).toContain(KUBE_TOKEN);
     const state = path.join(rig.dir, 'state.sqlite');
@@ -256,7 +277,7 @@ describe('key material stays in its files', () => {
   }, 120_000);
 
   it("through Kubernetes over TLS: certificates minted from the <cluster>-etcd Secret, neither the CA's key nor a minted key shown anywhere", async () => {
-    rig = await rigs.take();
+    rig = await tlsRig.take();
     const { world: w, kubeconfig } = rig;
     const pki = w.lab.tls!;
     // The CA as the Secret holds it; the test's own client certificate is not given to the product.

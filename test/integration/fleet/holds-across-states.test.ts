@@ -6,38 +6,72 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';
 import { jsonOf, killService, runCli, startCli, type Service } from '../cli/support.ts';
+import { startedAhead } from '../e2e/started-ahead.ts';
 
 const TOKEN = 'holds-test-token-5d1c9e7a3b2f4086';
+// A held incident looks again after a backoff that doubles from its base (100 ms, 200 ms, 400 ms…):
+// a short base keeps its next look after a resume near, and retries promptly a removal etcd
+// refuses for ~5 s after start.
+const LAB_FLAGS = ['--election-timeout', '500ms', '--timeout', '1s', '--backoff', '100ms'];
+// run's policy: the same, and capped, so that run looks again within 600 ms of a resume.
+const RUN_POLICY = { electionTimeout: '500ms', callTimeout: '1s', backoff: { base: '100ms', cap: '600ms' } };
 
 let dir: string;
-let lab: Lab;
+let lab: Lab | undefined;
 const services: Service[] = [];
-beforeAll(async () => {
+// Each case removes a follower, and etcd refuses a removal until the members have been connected
+// for ~5 s (e2e/started-ahead.ts). A lab of each case's own, all three started at once from the
+// start (a boot is mostly waiting on an election, little work), has served most or all of that
+// wait when its case removes; one lab shared by the cases needed a replacement joined after each,
+// and the next case waited those seconds out again.
+const CASES = 3;
+const labs = Array.from({ length: CASES }, () =>
+  startedAhead(
+    1,
+    () => startLab({ members: 3, electionTimeoutMs: 500 }),
+    (started) => started.down(),
+    { beginNow: true },
+  ),
+);
+let cases = 0;
+beforeAll(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'holds-'));
-  lab = await startLab({ members: 3, electionTimeoutMs: 500 });
+});
+beforeEach(async () => {
+  const next = labs[cases++];
+  if (!next) throw new Error(`more than ${CASES} cases: start a lab for each`);
+  lab = await next.take();
 });
 afterEach(async () => {
   for (const service of services.splice(0)) await killService(service);
-});
-afterAll(async () => {
   await lab?.down();
+  lab = undefined;
+});
+afterAll(() => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-const names = async () => (await lab.memberList()).map((m) => m.name).sort();
+const theLab = (): Lab => {
+  if (!lab) throw new Error('no lab: the case took none');
+  return lab;
+};
+const names = async () => (await theLab().memberList()).map((m) => m.name).sort();
 const emptyState = async (name: string) => {
   const file = path.join(dir, name);
   await openSqliteStore({ path: file }).close();
   return file;
 };
-/** A follower in the member list now (a removed member's name is never reused): its removal needs no move, so what holds it is the pause alone. */
+/**
+ * A follower in the member list now: its removal needs no move, so what holds it is the pause
+ * alone. The lab was started ahead and may be electing on a loaded machine: the leader it agrees on.
+ */
 const aFollower = async () => {
-  const leader = await lab.leader();
-  return (await lab.memberList()).find((m) => m.name !== leader.name && !m.isLearner)!;
+  const leader = await theLab().waitForLeader();
+  return (await theLab().memberList()).find((m) => m.name !== leader.name && !m.isLearner)!;
 };
 
 describe('a pause written from one state file', () => {
@@ -45,7 +79,7 @@ describe('a pause written from one state file', () => {
     const before = await names();
     const follower = await aFollower();
     const paused = await emptyState('person.sqlite');
-    const access = ['--endpoints', lab.endpoints().join(','), '--cluster', 'prod'];
+    const access = ['--endpoints', theLab().endpoints().join(','), '--cluster', 'prod'];
     const pause = await runCli(['pause', '--state', paused, ...access, '--why', 'zone b maintenance', '--by', 'ops@box']);
     expect(pause.code, pause.stderr).toBe(0);
     expect(pause.stdout).toMatch(
@@ -53,8 +87,7 @@ describe('a pause written from one state file', () => {
     );
 
     const other = path.join(dir, 'other.sqlite');
-    // etcd refuses reconfiguration for ~5 s after start: a short backoff retries it promptly.
-    const common = [...access, '--election-timeout', '500ms', '--timeout', '1s', '--backoff', '300ms', '--state', other];
+    const common = [...access, ...LAB_FLAGS, '--state', other];
     const first = startCli(['remediate', ...common, '--target', follower.name]);
     services.push(first);
     await first.waitForStderr(/RetryRequested\s+PAUSED/, 30_000);
@@ -81,25 +114,32 @@ describe('a pause written from one state file', () => {
     expect(await resumed.exited).toBe(6);
     expect(jsonOf<{ incidentId: string; outcome: string }>({ code: 6, stdout: resumed.stdout(), stderr: resumed.stderr() })).toMatchObject({ incidentId });
     expect(await names()).toEqual(before.filter((n) => n !== follower.name));
-    await lab.joinReplacement();
   }, 120_000);
 
   it('holds run on a third state file, and after resume run goes on', async () => {
     const before = await names();
     const follower = await aFollower();
     const person = await emptyState('person2.sqlite');
-    const access = ['--endpoints', lab.endpoints().join(','), '--cluster', 'prod'];
-    expect((await runCli(['pause', '--state', person, ...access, '--why', 'upgrade'])).code).toBe(0);
+    const access = ['--endpoints', theLab().endpoints().join(','), '--cluster', 'prod'];
 
     const config = path.join(dir, 'run.json');
-    const policy = { electionTimeout: '500ms', callTimeout: '1s', backoff: { base: '300ms' } };
     fs.writeFileSync(
       config,
-      JSON.stringify({ state: 'run.sqlite', listen: '127.0.0.1:0', token: TOKEN, clusters: [{ clusterId: 'prod', endpoints: lab.endpoints(), policy }] }),
+      JSON.stringify({
+        state: 'run.sqlite',
+        listen: '127.0.0.1:0',
+        token: TOKEN,
+        clusters: [{ clusterId: 'prod', endpoints: theLab().endpoints(), policy: RUN_POLICY }],
+      }),
     );
+    // run starts while the pause is written; the event is posted once both are done.
     const run = startCli(['run', '--config', config]);
     services.push(run);
-    const [, url] = await run.waitForStderr(/listening on (http:\/\/127\.0\.0\.1:\d+\/events)/);
+    const [pause, [, url]] = await Promise.all([
+      runCli(['pause', '--state', person, ...access, '--why', 'upgrade']),
+      run.waitForStderr(/listening on (http:\/\/127\.0\.0\.1:\d+\/events)/),
+    ]);
+    expect(pause.code, pause.stderr).toBe(0);
     const event = { clusterId: 'prod', target: { memberName: follower.name }, reason: 'kubelet down', source: 'test', observedAt: new Date().toISOString() };
     const posted = await fetch(url!, { method: 'POST', body: JSON.stringify(event), headers: { authorization: `Bearer ${TOKEN}` } });
     expect(posted.status).toBeLessThan(300);
@@ -112,7 +152,6 @@ describe('a pause written from one state file', () => {
     await run.until(async () => ((await names()).includes(follower.name) ? undefined : true), `${follower.name} to be removed once resumed`, 30_000);
     run.child.kill('SIGTERM');
     expect(await run.exited).toBe(0);
-    await lab.joinReplacement();
   }, 120_000);
 });
 
@@ -122,11 +161,11 @@ describe('a storm in run’s state', () => {
     const follower = await aFollower();
     // Four clusters, one of them real: two failing within the window are a storm (more than 20% of 4, at least 2).
     const nowhere = ['http://127.0.0.1:1'];
-    const policy = { electionTimeout: '500ms', callTimeout: '1s', backoff: { base: '300ms' } };
+    const policy = RUN_POLICY;
     const config = path.join(dir, 'storm.json');
     const clusters = [
       { clusterId: 'a', endpoints: nowhere, policy },
-      { clusterId: 'b', endpoints: lab.endpoints(), policy },
+      { clusterId: 'b', endpoints: theLab().endpoints(), policy },
       { clusterId: 'c', endpoints: nowhere, policy },
       { clusterId: 'd', endpoints: nowhere, policy },
     ];
@@ -148,28 +187,43 @@ describe('a storm in run’s state', () => {
     expect(await run.exited).toBe(0);
     expect(await names()).toEqual(before);
 
-    const access = ['--endpoints', lab.endpoints().join(','), '--cluster', 'b', '--election-timeout', '500ms', '--timeout', '1s', '--backoff', '300ms'];
-    // Another state file knows no fleet: the hold run wrote into b's etcd holds it.
+    const access = ['--endpoints', theLab().endpoints().join(','), '--cluster', 'b', ...LAB_FLAGS];
+    // Both at once, each on its own state file: another state file knows no fleet, and the hold run
+    // wrote into b's etcd holds it; the command the tool suggests, on run's own file, is held by
+    // the storm its store sees (of 4 registered, not 1).
     const elsewhere = startCli(['remediate', ...access, '--target', follower.name, '--state', path.join(dir, 'elsewhere.sqlite')]);
     services.push(elsewhere);
-    await elsewhere.waitForStderr(
-      /RetryRequested\s+FLEET_STORM .*kept in etcd key \/etcd-remediator\/holds\/storm, written from state file \S*storm\.sqlite/,
-      30_000,
-    );
-    elsewhere.child.kill('SIGINT');
-    expect(await elsewhere.exited).toBe(130);
-
-    // The command the tool suggests, on run's own file: the storm its store sees holds it (of 4 registered, not 1).
     const resumed = startCli(['remediate', ...access, '--resume', shortId!, '--state', state]);
     services.push(resumed);
-    await resumed.waitForStderr(/RetryRequested\s+FLEET_STORM \(next look in [^)]*\): Fleet storm since [^(]*: 2 of 4 registered clusters/, 30_000);
+    await Promise.all([
+      elsewhere.waitForStderr(
+        /RetryRequested\s+FLEET_STORM .*kept in etcd key \/etcd-remediator\/holds\/storm, written from state file \S*storm\.sqlite/,
+        30_000,
+      ),
+      resumed.waitForStderr(/RetryRequested\s+FLEET_STORM \(next look in [^)]*\): Fleet storm since [^(]*: 2 of 4 registered clusters/, 30_000),
+    ]);
+    elsewhere.child.kill('SIGINT');
+    expect(await elsewhere.exited).toBe(130);
     expect(await names()).toEqual(before);
 
-    const ended = await runCli(['resume', '--storm', '--state', state, '--endpoints', lab.endpoints().join(','), '--why', 'the failures are real']);
+    // The resumed process shares run's state file, and a look of it between resume's end of the
+    // storm in that file and its write into etcd finds the hold its store wrote stale and lifts it
+    // itself: resume would then find nothing to lift in etcd. It is stopped while resume runs, and
+    // goes on at its next look once continued.
+    resumed.child.kill('SIGSTOP');
+    const ended = await runCli([
+      'resume',
+      '--storm',
+      '--state',
+      state,
+      '--endpoints',
+      theLab().endpoints().join(','),
+      '--why',
+      'the failures are real',
+    ]).finally(() => resumed.child.kill('SIGCONT'));
     expect(ended.code, ended.stderr).toBe(0);
     expect(ended.stdout).toMatch(/^storm ended in state file \S*storm\.sqlite and in the etcd of cluster default \(\/etcd-remediator\/holds\/storm\)/);
     expect(await resumed.exited).toBe(6);
     expect(await names()).toEqual(before.filter((n) => n !== follower.name));
-    await lab.joinReplacement();
   }, 120_000);
 });

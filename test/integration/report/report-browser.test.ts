@@ -59,30 +59,39 @@ describe.sequential('the incident report in headless Chromium', () => {
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'report-browser-'));
-    // Chromium first: without it the file fails at once, before any lab is started.
-    browser = await launchChromium();
-    lab = await startLab({ members: 3, electionTimeoutMs: 500 });
-    view = await reportPage(browser);
-    leader = await lab.leader();
-    await lab.fault(leader.name, 'cut');
+    // Chromium and the lab at once: without Chromium the file still fails before any incident is
+    // made, and the lab started beside it is taken down after.
+    const [launched, started] = await Promise.allSettled([launchChromium(), startLab({ members: 3, electionTimeoutMs: 500 })]);
+    if (started.status === 'fulfilled') lab = started.value;
+    if (launched.status === 'rejected') throw launched.reason;
+    browser = launched.value;
+    if (started.status === 'rejected') throw started.reason;
+    const opened = reportPage(browser);
+    leader = await lab!.leader();
+    await lab!.fault(leader.name, 'cut');
 
-    // Blocked: the leader unreachable past its grace window, and removing a leader without a move is off.
+    // Blocked and recovered at once, each on its own state file. Blocked: the leader unreachable
+    // past its grace window, and removing a leader without a move is off. Recovered: the leader
+    // answers again inside a long grace window, healed once blocked has ended.
+    service = startCli(remediate('recovered', ['--grace', '60s']));
     const blocked = await runCli(remediate('blocked', ['--grace', '1s', '--no-skip-leader-move']));
     expect(blocked.code, blocked.stderr).toBe(3);
-    await report('blocked', jsonOf<{ incidentId: string }>(blocked).incidentId);
-
-    // Recovered: the leader answers again inside a long grace window.
-    service = startCli(remediate('recovered', ['--grace', '60s']));
     await service.waitForStderr(/RetryRequested\s+LEADER_UNREACHABLE\b/, 20_000);
-    await lab.fault(leader.name, 'heal');
+    await lab!.fault(leader.name, 'heal');
     expect(await service.exited, service.stderr()).toBe(5);
-    await report('recovered', jsonOf<{ incidentId: string }>({ code: 5, stdout: service.stdout(), stderr: service.stderr() }).incidentId);
+    const recovered = jsonOf<{ incidentId: string }>({ code: 5, stdout: service.stdout(), stderr: service.stderr() }).incidentId;
 
-    // Remediated: the seed case, removed without a move past a short grace window.
-    await lab.fault(leader.name, 'cut');
-    const removed = await runCli(remediate('remediated', ['--grace', '2s']), { timeoutMs: 40_000 });
+    // Remediated: the seed case, removed without a move past a short grace window, while the
+    // reports of the two before it are written.
+    await lab!.fault(leader.name, 'cut');
+    const [removed] = await Promise.all([
+      runCli(remediate('remediated', ['--grace', '2s']), { timeoutMs: 40_000 }),
+      report('blocked', jsonOf<{ incidentId: string }>(blocked).incidentId),
+      report('recovered', recovered),
+    ]);
     expect(removed.code, removed.stderr).toBe(6);
     await report('remediated', jsonOf<{ incidentId: string }>(removed).incidentId);
+    view = await opened;
   }, 90_000);
 
   afterAll(async () => {
