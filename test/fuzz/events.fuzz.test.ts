@@ -19,7 +19,7 @@ import { localContext } from '../../infra/runtime/lambda-context.ts';
 import { handlerFactories } from '../../infra/runtime/function-handlers.ts';
 import type { LocalRuntime } from '../../infra/runtime/runtime.ts';
 import { harness, type Harness } from '../unit/app/harness.ts';
-import { silentRuntime } from '../unit/local/helpers.ts';
+import { silentRuntime } from '../unit/runtime/helpers.ts';
 import {
   absurdNumbers,
   deepValue,

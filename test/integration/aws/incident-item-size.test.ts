@@ -27,7 +27,7 @@ import type { IncidentPatch, IncidentStore } from '../../../functions/ports/inci
 import { startDynalite, type Dynalite } from '../../support/dynalite.ts';
 import { testIncidentId } from '../../support/incident-ids.ts';
 import { overlong, worstView } from '../../support/worst-case-view.ts';
-import { tempDir } from '../../unit/local/helpers.ts';
+import { tempDir } from '../../unit/runtime/helpers.ts';
 
 /** DynamoDB's item limit: "400 KB", attribute names and values together. */
 const DYNAMODB_ITEM_BYTES = 400 * 1024;

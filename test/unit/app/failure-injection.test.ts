@@ -15,7 +15,7 @@ import { EtcdCallError, type EtcdMemberClient } from '../../../functions/ports/e
 import type { Incident } from '../../../functions/ports/incident-store.ts';
 import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import { endpointOf, id, sample } from '../core/fixtures.ts';
-import { tempDir } from '../local/helpers.ts';
+import { tempDir } from '../runtime/helpers.ts';
 import { atLeastOnceDriver, type DriverLog } from './at-least-once.ts';
 import { T0, unhealthy } from './harness.ts';
 import { etcdGuardFake } from '../../support/fakes/etcd-guard-fake.ts';

@@ -15,7 +15,7 @@ import { EtcdCallError, type EtcdMemberClient } from '../../../functions/ports/e
 import type { ScheduleRequest } from '../../../functions/ports/scheduler.ts';
 import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import { etcdGuardFake, type EtcdGuardFake } from '../../support/fakes/etcd-guard-fake.ts';
-import { tempDir } from '../local/helpers.ts';
+import { tempDir } from '../runtime/helpers.ts';
 import { memorySnapshots, streamEtcdSnapshot } from '../../support/etcd-snapshot-bytes.ts';
 
 export const T0 = Date.parse('2025-06-01T12:00:00Z');

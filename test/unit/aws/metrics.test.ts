@@ -9,7 +9,7 @@ import { meteredBus, meteredDeadLetters, powertoolsSink, type MetricSink } from 
 import { outcomeMetrics, type MetricPoint } from '../../../functions/lambda/outcome-metrics.ts';
 import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import { loadSample } from '../events/samples.ts';
-import { tempDir } from '../local/helpers.ts';
+import { tempDir } from '../runtime/helpers.ts';
 
 const event = <T extends DetailType>(type: T): EventEnvelope => makeEvent(type, loadSample(type)) as EventEnvelope;
 const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decimalMemberId, hexMemberId } from '../../../functions/adapters/etcd/member-id.ts';
+import { decimalMemberId, hexMemberId } from '../../../../functions/adapters/etcd/member-id.ts';
 
 describe('member ids', () => {
   it.each([

@@ -6,7 +6,7 @@ import type { Decision, LeaderMove } from '../../../functions/core/common/decisi
 import type { DecisionLine } from '../../../functions/core/incident/journal.ts';
 import { resultOf } from '../../../infra/cli/result.ts';
 import { openSqliteStore, type SqliteIncidentStore } from '../../../functions/adapters/local/sqlite-store.ts';
-import { tempDir, type TempDir } from './helpers.ts';
+import { tempDir, type TempDir } from '../runtime/helpers.ts';
 
 describe('the result of a completed incident', () => {
   let dir: TempDir;

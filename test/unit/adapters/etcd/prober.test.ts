@@ -1,9 +1,9 @@
 import { describe, expect, it, vi } from 'vitest';
-import { directPaths } from '../../../functions/adapters/etcd/path-resolvers.ts';
-import { createProber } from '../../../functions/adapters/etcd/prober.ts';
-import { manualClock } from '../../support/manual-clock.ts';
-import type { EtcdFailure, MemberInfo, MemberStatus, PathName } from '../../../functions/core/common/types.ts';
-import { EtcdCallError, type EndpointTarget, type EtcdMemberClient, type EtcdTransport, type PathResolver } from '../../../functions/ports/etcd.ts';
+import { directPaths } from '../../../../functions/adapters/etcd/path-resolvers.ts';
+import { createProber } from '../../../../functions/adapters/etcd/prober.ts';
+import { manualClock } from '../../../support/manual-clock.ts';
+import type { EtcdFailure, MemberInfo, MemberStatus, PathName } from '../../../../functions/core/common/types.ts';
+import { EtcdCallError, type EndpointTarget, type EtcdMemberClient, type EtcdTransport, type PathResolver } from '../../../../functions/ports/etcd.ts';
 
 /** How a fake endpoint behaves: answer after a delay, fail after a delay, or say nothing until the deadline. */
 type Behaviour = { answerAfterMs: number } | { failAfterMs: number; failure: EtcdFailure } | { silent: true };

@@ -4,9 +4,9 @@ import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import { DatabaseSync } from 'node:sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
-import { ownStateFile, StateFileInUseError, type StateOwnerOptions, type StateOwnership } from '../../../functions/adapters/local/state-owner.ts';
-import { tempDir, waitFor, type TempDir } from './helpers.ts';
+import { openSqliteStore } from '../../../../functions/adapters/local/sqlite-store.ts';
+import { ownStateFile, StateFileInUseError, type StateOwnerOptions, type StateOwnership } from '../../../../functions/adapters/local/state-owner.ts';
+import { tempDir, waitFor, type TempDir } from '../../runtime/helpers.ts';
 
 describe('state-file ownership', () => {
   let dir: TempDir;

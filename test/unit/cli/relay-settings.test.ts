@@ -13,7 +13,7 @@ import { UsageError } from '../../../infra/cli/args.ts';
 import { clusterAccessFromFlags, relayFromFlags } from '../../../infra/cli/cluster-flags.ts';
 import { ConfigError, loadConfig, withKubeAccess } from '../../../infra/cli/config.ts';
 import { registrationFromFlags } from '../../../infra/cli/register.ts';
-import { KUBECONFIG } from './helpers.ts';
+import { KUBECONFIG } from '../runtime/helpers.ts';
 
 const TLS = { cacert: '/etc/etcd/pki/ca.crt', cert: '/etc/etcd/pki/client.crt', key: '/etc/etcd/pki/client.key' };
 const TLS_FLAGS = { 'relay-cacert': TLS.cacert, 'relay-cert': TLS.cert, 'relay-key': TLS.key };

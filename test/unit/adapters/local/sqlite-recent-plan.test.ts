@@ -2,9 +2,9 @@
 // index and scans no table, so a long history is never read row by row.
 import { DatabaseSync } from 'node:sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
-import { listIncidentsQuery, RECENT_INCIDENTS_SQL } from '../../../functions/adapters/local/sqlite-incidents.ts';
-import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
-import { tempDir, type TempDir } from './helpers.ts';
+import { listIncidentsQuery, RECENT_INCIDENTS_SQL } from '../../../../functions/adapters/local/sqlite-incidents.ts';
+import { openSqliteStore } from '../../../../functions/adapters/local/sqlite-store.ts';
+import { tempDir, type TempDir } from '../../runtime/helpers.ts';
 
 let dir: TempDir;
 afterEach(() => dir.remove());

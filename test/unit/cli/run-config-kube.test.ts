@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, withKubeAccess } from '../../../infra/cli/config.ts';
-import { KUBECONFIG } from './helpers.ts';
+import { KUBECONFIG } from '../runtime/helpers.ts';
 
 const endpoints = ['http://127.0.0.1:2379'];
 

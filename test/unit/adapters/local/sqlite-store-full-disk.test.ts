@@ -3,9 +3,9 @@
 // lands once space is back is told once too.
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openSqliteStore, type SqliteIncidentStore } from '../../../functions/adapters/local/sqlite-store.ts';
-import { StateIoError } from '../../../functions/adapters/local/state-file.ts';
-import { fullDiskUnavailable, smallDisk, type SmallDisk } from '../../support/full-disk.ts';
+import { openSqliteStore, type SqliteIncidentStore } from '../../../../functions/adapters/local/sqlite-store.ts';
+import { StateIoError } from '../../../../functions/adapters/local/state-file.ts';
+import { fullDiskUnavailable, smallDisk, type SmallDisk } from '../../../support/full-disk.ts';
 
 const title = fullDiskUnavailable ? `sqlite store on a full disk (skipped: ${fullDiskUnavailable})` : 'sqlite store on a full disk';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { BACKSTOP_GRACE_MS, withinDeadline } from '../../../functions/adapters/etcd/deadline.ts';
-import { EtcdCallError } from '../../../functions/ports/etcd.ts';
+import { BACKSTOP_GRACE_MS, withinDeadline } from '../../../../functions/adapters/etcd/deadline.ts';
+import { EtcdCallError } from '../../../../functions/ports/etcd.ts';
 
 describe('withinDeadline', () => {
   it('hands the call an absolute deadline and returns its answer', async () => {

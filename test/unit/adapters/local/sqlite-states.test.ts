@@ -3,10 +3,10 @@
 // incident entity (functions/core/incident/incident.ts), every ending's included.
 import { DatabaseSync } from 'node:sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
-import { incidentStates } from '../../../functions/core/incident/incident.ts';
-import { endingStates } from '../../../functions/core/incident/incident-endings.ts';
-import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
-import { tempDir, type TempDir } from './helpers.ts';
+import { incidentStates } from '../../../../functions/core/incident/incident.ts';
+import { endingStates } from '../../../../functions/core/incident/incident-endings.ts';
+import { openSqliteStore } from '../../../../functions/adapters/local/sqlite-store.ts';
+import { tempDir, type TempDir } from '../../runtime/helpers.ts';
 
 /** The states `CHECK (state IN (...))` allows in the incidents table of a migrated file. */
 function checkedStates(file: string): string[] {

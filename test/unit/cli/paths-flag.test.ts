@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../../../infra/cli/args.ts';
 import { clusterAccessFromFlags } from '../../../infra/cli/cluster-flags.ts';
 import { pathsFlag } from '../../../infra/cli/watch.ts';
-import { KUBECONFIG } from './helpers.ts';
+import { KUBECONFIG } from '../runtime/helpers.ts';
 
 describe('--paths', () => {
   it.each([

@@ -3,13 +3,13 @@
 // cannot even be read backs off the same way, and the scheduler wakes again on its own.
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { systemClock } from '../../../functions/lib/system-clock.ts';
-import type { TimerStore } from '../../../functions/ports/incident-store.ts';
-import type { ScheduledEvent } from '../../../functions/ports/scheduler.ts';
-import { openSqliteStore, type SqliteIncidentStore } from '../../../functions/adapters/local/sqlite-store.ts';
-import { createTimerScheduler, type TimerScheduler } from '../../../functions/adapters/local/timer-scheduler.ts';
-import { fullDiskUnavailable, smallDisk, type SmallDisk } from '../../support/full-disk.ts';
-import { waitFor } from './helpers.ts';
+import { systemClock } from '../../../../functions/lib/system-clock.ts';
+import type { TimerStore } from '../../../../functions/ports/incident-store.ts';
+import type { ScheduledEvent } from '../../../../functions/ports/scheduler.ts';
+import { openSqliteStore, type SqliteIncidentStore } from '../../../../functions/adapters/local/sqlite-store.ts';
+import { createTimerScheduler, type TimerScheduler } from '../../../../functions/adapters/local/timer-scheduler.ts';
+import { fullDiskUnavailable, smallDisk, type SmallDisk } from '../../../support/full-disk.ts';
+import { waitFor } from '../../runtime/helpers.ts';
 
 const title = fullDiskUnavailable ? `timer scheduler on a full disk (skipped: ${fullDiskUnavailable})` : 'timer scheduler on a full disk';
 const BACKOFF_MS = 200;

@@ -1,7 +1,7 @@
 import { castGrpcError, ClientClosedError } from 'etcd3';
 import { describe, expect, it } from 'vitest';
-import { normalizeEtcdError, toEtcdCallError } from '../../../functions/adapters/etcd/normalize-error.ts';
-import { EtcdCallError } from '../../../functions/ports/etcd.ts';
+import { normalizeEtcdError, toEtcdCallError } from '../../../../functions/adapters/etcd/normalize-error.ts';
+import { EtcdCallError } from '../../../../functions/ports/etcd.ts';
 
 /** What grpc-js rejects with: "<code> <NAME>: <details>" plus the status fields. */
 function grpcError(code: number, name: string, details: string): Error {

@@ -4,8 +4,8 @@
 // already survives (it resumes from what the file says; the lock and removal record live in etcd).
 // A commit that waited for the disk cost each incident about 35 fsyncs.
 import { afterEach, describe, expect, it } from 'vitest';
-import { openStateDatabase } from '../../../functions/adapters/local/state-file.ts';
-import { tempDir, type TempDir } from './helpers.ts';
+import { openStateDatabase } from '../../../../functions/adapters/local/state-file.ts';
+import { tempDir, type TempDir } from '../../runtime/helpers.ts';
 
 let dir: TempDir;
 afterEach(() => dir.remove());

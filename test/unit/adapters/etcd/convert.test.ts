@@ -1,6 +1,6 @@
 import type { IMember, IMemberListResponse, IStatusResponse } from 'etcd3';
 import { describe, expect, it } from 'vitest';
-import { toMemberInfo, toMemberList, toMemberStatus } from '../../../functions/adapters/etcd/convert.ts';
+import { toMemberInfo, toMemberList, toMemberStatus } from '../../../../functions/adapters/etcd/convert.ts';
 
 const SELF = '16068973697794901265';
 const PEER = '1';

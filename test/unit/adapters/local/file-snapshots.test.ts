@@ -3,11 +3,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fileSnapshots, SNAPSHOTS_KEPT_PER_CLUSTER, unwritableDirectory } from '../../../functions/adapters/local/file-snapshots.ts';
-import { testIncidentId } from '../../support/incident-ids.ts';
-import { etcdSnapshotBytes, streamEtcdSnapshot } from '../../support/etcd-snapshot-bytes.ts';
-import { readOnlyDir, readOnlyDirUnavailable, type ReadOnlyDir } from '../../support/read-only-dir.ts';
-import { tempDir, type TempDir } from '../local/helpers.ts';
+import { fileSnapshots, SNAPSHOTS_KEPT_PER_CLUSTER, unwritableDirectory } from '../../../../functions/adapters/local/file-snapshots.ts';
+import { testIncidentId } from '../../../support/incident-ids.ts';
+import { etcdSnapshotBytes, streamEtcdSnapshot } from '../../../support/etcd-snapshot-bytes.ts';
+import { readOnlyDir, readOnlyDirUnavailable, type ReadOnlyDir } from '../../../support/read-only-dir.ts';
+import { tempDir, type TempDir } from '../../runtime/helpers.ts';
 
 let dir: TempDir;
 afterEach(() => dir?.remove());

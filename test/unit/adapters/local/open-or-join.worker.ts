@@ -1,6 +1,6 @@
 // Runs in its own thread with its own SQLite connection, so openOrJoin races for real.
 import { parentPort, workerData } from 'node:worker_threads';
-import { openSqliteStore } from '../../../functions/adapters/local/sqlite-store.ts';
+import { openSqliteStore } from '../../../../functions/adapters/local/sqlite-store.ts';
 
 interface RaceInput {
   path: string;

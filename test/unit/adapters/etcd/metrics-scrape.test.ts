@@ -1,9 +1,9 @@
 // A member's parsed /metrics and Status to a scrape: what hygiene needs read by name, a missing one refused.
 import { describe, expect, it } from 'vitest';
-import { metricsUrlOf } from '../../../functions/adapters/etcd/member-metrics.ts';
-import { scrapeOf } from '../../../functions/adapters/etcd/metrics-scrape.ts';
-import type { MemberStatus } from '../../../functions/core/common/types.ts';
-import { parsePrometheusText } from '../../../functions/lib/prometheus-text.ts';
+import { metricsUrlOf } from '../../../../functions/adapters/etcd/member-metrics.ts';
+import { scrapeOf } from '../../../../functions/adapters/etcd/metrics-scrape.ts';
+import type { MemberStatus } from '../../../../functions/core/common/types.ts';
+import { parsePrometheusText } from '../../../../functions/lib/prometheus-text.ts';
 
 const STATUS: MemberStatus = {
   leaderId: 'b2',

@@ -1,13 +1,13 @@
 import { DatabaseSync } from 'node:sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { remediationHistoryFrom } from '../../../functions/core/removal/remediation-history.ts';
-import { targetKeyOf } from '../../../functions/core/view/target.ts';
-import type { Incident } from '../../../functions/ports/incident-store.ts';
-import { BASE_VERSION, migrations, SCHEMA_VERSION } from '../../../functions/adapters/local/sqlite-migrations.ts';
-import { StateFileError } from '../../../functions/adapters/local/state-file.ts';
-import { openSqliteStore, type SqliteIncidentStore } from '../../../functions/adapters/local/sqlite-store.ts';
-import { describeIncidentStoreContract, openFirstIncident } from '../../support/store-contract.ts';
-import { tempDir, type TempDir } from './helpers.ts';
+import { remediationHistoryFrom } from '../../../../functions/core/removal/remediation-history.ts';
+import { targetKeyOf } from '../../../../functions/core/view/target.ts';
+import type { Incident } from '../../../../functions/ports/incident-store.ts';
+import { BASE_VERSION, migrations, SCHEMA_VERSION } from '../../../../functions/adapters/local/sqlite-migrations.ts';
+import { StateFileError } from '../../../../functions/adapters/local/state-file.ts';
+import { openSqliteStore, type SqliteIncidentStore } from '../../../../functions/adapters/local/sqlite-store.ts';
+import { describeIncidentStoreContract, openFirstIncident } from '../../../support/store-contract.ts';
+import { tempDir, type TempDir } from '../../runtime/helpers.ts';
 
 const HOUR = 3_600_000;
 

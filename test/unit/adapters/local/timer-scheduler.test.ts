@@ -1,11 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type Clock } from '../../../functions/ports/clock.ts';
-import { manualClock } from '../../support/manual-clock.ts';
-import { systemClock } from '../../../functions/lib/system-clock.ts';
-import type { ScheduledEvent } from '../../../functions/ports/scheduler.ts';
-import { openSqliteStore, type SqliteIncidentStore } from '../../../functions/adapters/local/sqlite-store.ts';
-import { createTimerScheduler, type TimerScheduler } from '../../../functions/adapters/local/timer-scheduler.ts';
-import { tempDir, waitFor, type TempDir } from './helpers.ts';
+import { type Clock } from '../../../../functions/ports/clock.ts';
+import { manualClock } from '../../../support/manual-clock.ts';
+import { systemClock } from '../../../../functions/lib/system-clock.ts';
+import type { ScheduledEvent } from '../../../../functions/ports/scheduler.ts';
+import { openSqliteStore, type SqliteIncidentStore } from '../../../../functions/adapters/local/sqlite-store.ts';
+import { createTimerScheduler, type TimerScheduler } from '../../../../functions/adapters/local/timer-scheduler.ts';
+import { tempDir, waitFor, type TempDir } from '../../runtime/helpers.ts';
 
 const retryDue = (incidentId: string, attempt: number): ScheduledEvent => ({
   detailType: 'RetryDue',

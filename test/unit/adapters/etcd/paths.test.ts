@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { directPaths } from '../../../functions/adapters/etcd/path-resolvers.ts';
+import { directPaths } from '../../../../functions/adapters/etcd/path-resolvers.ts';
 
 describe('directPaths', () => {
   const member = { id: 'a', name: 'a', clientUrls: ['https://10.0.0.1:2379', 'https://a:2379'], peerUrls: [], isLearner: false };

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { tlsHint } from '../../../functions/adapters/etcd/tls-hint.ts';
+import { tlsHint } from '../../../../functions/adapters/etcd/tls-hint.ts';
 
 const flags = { ca: '--cacert /etc/ca.pem', cert: '--cert /etc/client.pem', key: '--key /etc/client-key.pem' };
 

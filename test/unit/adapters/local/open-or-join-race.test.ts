@@ -8,8 +8,8 @@
 import { DatabaseSync } from 'node:sqlite';
 import { Worker } from 'node:worker_threads';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openSqliteStore, type SqliteIncidentStore } from '../../../functions/adapters/local/sqlite-store.ts';
-import { tempDir, type TempDir } from './helpers.ts';
+import { openSqliteStore, type SqliteIncidentStore } from '../../../../functions/adapters/local/sqlite-store.ts';
+import { tempDir, type TempDir } from '../../runtime/helpers.ts';
 
 const target = { memberName: 'etcd-0' };
 const open = (store: SqliteIncidentStore, extra: { clusterId?: string; targetKey?: string; now?: number } = {}) =>

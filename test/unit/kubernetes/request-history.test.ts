@@ -5,7 +5,7 @@ import { targetKeyOf } from '../../../functions/core/view/target.ts';
 import { openSqliteStore, type SqliteIncidentStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import { incidentsSince } from '../../../infra/kubernetes/request-history.ts';
 import { incidentOfRequest } from '../../../infra/kubernetes/request-incident.ts';
-import { tempDir, type TempDir } from './helpers.ts';
+import { tempDir, type TempDir } from '../runtime/helpers.ts';
 
 const MADE_AT = 10_000_000;
 
