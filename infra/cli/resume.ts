@@ -73,10 +73,14 @@ export async function run(argv: string[]): Promise<number> {
   }
 }
 
-/** The clusters' etcd where a hold was lifted, for the sentence. */
+/**
+ * The clusters' etcd where a hold was lifted, and where none stood any longer (lifted already by the
+ * store that wrote it, or lapsed), for the sentence: every etcd that answered is named either way.
+ */
 const liftedIn = (etcd: readonly HoldWritten[]): string => {
-  const lifted = etcd.filter((w) => w.changed).map((w) => w.where);
-  return lifted.length > 0 ? ` and in the ${lifted.join(', the ')}` : '';
+  const lifted = etcd.filter((w) => w.ok && w.changed).map((w) => w.where);
+  const clear = etcd.filter((w) => w.ok && !w.changed).map((w) => w.where);
+  return `${lifted.length > 0 ? ` and in the ${lifted.join(', the ')}` : ''}${clear.length > 0 ? ` (none stood in the ${clear.join(', the ')})` : ''}`;
 };
 
 /** Each cluster whose etcd could not be written is said on stderr: exit 1, since a hold may still stand there. */
