@@ -15,6 +15,7 @@ import { systemClock } from '../../../functions/lib/system-clock.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { capiClusterId, createCapiDirectory } from '../../../functions/adapters/local/capi-directory.ts';
 import { createEtcdAccess } from '../../../functions/adapters/local/etcd-access.ts';
+import { createKubeEtcd } from '../../../functions/adapters/kube/index.ts';
 import { startRequestWatcher, type RequestWatcher } from '../../../infra/kubernetes/request-watcher.ts';
 import { createLocalRuntime, type LocalRuntime } from '../../../infra/runtime/runtime.ts';
 import { startKubeApiFake } from '../../support/fakes/kube/api-server.ts';
@@ -77,7 +78,7 @@ async function setUp(options: { reportAgainMs?: number } = {}): Promise<World> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'watcher-faults-'));
   teardown.push(async () => fs.rmSync(dir, { recursive: true, force: true }));
   const calls: CallLog = { memberRemove: [], removed: [], removedAt: [], moveLeader: [] };
-  const access = createEtcdAccess();
+  const access = createEtcdAccess(createKubeEtcd);
   const capi = createCapiDirectory({
     management: world.fake.kubeConfig(),
     managementSource: world.fake.kubeconfigYaml(),
