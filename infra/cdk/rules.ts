@@ -22,7 +22,7 @@ export interface RoutingEntry {
 
 /** Every (detail type, function) pair of the catalogue's routes, in catalogue order. */
 export const routingEntries = (): RoutingEntry[] =>
-  detailTypes.flatMap((detailType) => (routes[detailType] as readonly FunctionName[]).map((functionName) => ({ detailType, functionName })));
+  detailTypes.flatMap((detailType) => routes[detailType].map((functionName) => ({ detailType, functionName })));
 
 /** The pattern of one routing entry: our source and that detail type, nothing else. */
 export const routePattern = (detailType: DetailType): EventPattern => ({ source: [EVENT_SOURCE], detailType: [detailType] });

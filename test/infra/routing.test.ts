@@ -1,7 +1,7 @@
 // The rules and the pipe, read from the synthesized template the way the test fakes read them:
 // one rule per routing entry of the catalogue, with exactly its pattern, its function and a DLQ.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { detailTypes, EVENT_SOURCE, routes, type FunctionName } from '../../events/catalogue.ts';
+import { detailTypes, EVENT_SOURCE, routes } from '../../events/catalogue.ts';
 import { intakePatterns } from '../../events/intake-routing.ts';
 import { SHORT_WAIT_PIPE } from '../../functions/adapters/aws/short-wait-queue.ts';
 import { HYGIENE_ROUND_INPUT, HYGIENE_ROUND_MS } from '../../functions/core/hygiene/hygiene-round.ts';
@@ -43,7 +43,7 @@ beforeAll(() => {
 });
 
 describe('rules on our bus, generated from the catalogue', () => {
-  const expected = detailTypes.flatMap((detailType) => (routes[detailType] as readonly FunctionName[]).map((fn) => ({ detailType, fn })));
+  const expected = detailTypes.flatMap((detailType) => routes[detailType].map((fn) => ({ detailType, fn })));
 
   it("routes leader hygiene: each cluster's check to probe-members, a degraded leader to move-leader", () => {
     expect(expected).toEqual(
