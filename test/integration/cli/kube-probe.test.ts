@@ -49,7 +49,8 @@ describe('probe, plan and run through the fake Kubernetes API server', () => {
   /** A member's client URL as a pattern: the relay's endpoint starts with it. */
   const clientUrlPattern = (name: string): string => world.lab.member(name).clientUrl.replaceAll('.', '\\.');
 
-  describe('on a healthy cluster', () => {
+  // Each only reads, and none reads the Secret the first one counts: they run at once.
+  describe.concurrent('on a healthy cluster', () => {
     it('probe --kubeconfig F --cluster wl, no --endpoints: 3 members found through their pods, each with a port-forward and an exec-relay row and where it runs', async () => {
       const run = await runCli(['probe', ...capi(), '--json']);
       expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
@@ -162,7 +163,8 @@ describe('probe, plan and run through the fake Kubernetes API server', () => {
     });
   });
 
-  describe('run with a cluster reached through Kubernetes', () => {
+  // At once: the refusal reads another Secret than the one the first counts.
+  describe.concurrent('run with a cluster reached through Kubernetes', () => {
     let service: Service | undefined;
     afterAll(() => killService(service));
     const configWith = (name: string, cluster: Record<string, unknown>): string => {

@@ -89,7 +89,8 @@ describe.sequential('the exec relay with etcdctl and its certificates where the 
     }
   });
 
-  it('probe with --relay-*: every member answers over the relay, run as the flags name it', async () => {
+  // The next three at once: the probe's execs are the only ones they make, and the watch checks make none.
+  it.concurrent('probe with --relay-*: every member answers over the relay, run as the flags name it', async () => {
     const from = world.fake.upgrades.length;
     const run = await probe(...RELAY, '--json');
     expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
@@ -106,7 +107,7 @@ describe.sequential('the exec relay with etcdctl and its certificates where the 
     }
   });
 
-  it('watch hands the same settings to every cluster it serves', async () => {
+  it.concurrent('watch hands the same settings to every cluster it serves', async () => {
     const management = new KubeConfig();
     management.loadFromString(fs.readFileSync(kubeconfig, 'utf8'));
     const relayTls = { cacert: `${PKI}ca.crt`, cert: `${PKI}client.crt`, key: `${PKI}client.key` };
@@ -119,13 +120,16 @@ describe.sequential('the exec relay with etcdctl and its certificates where the 
     expect((await directory.get(`${CAPI_NAMESPACE}/${CAPI_CLUSTER}`)).kube).toMatchObject({ relayBinary: BINARY, relayTls });
   });
 
-  it('watch refuses a relative --relay-binary at once, and any --relay flag with --bus', async () => {
-    const relative = await runCli(['watch', '--kubeconfig', kubeconfig, '--state', path.join(dir, 'watch.sqlite'), '--relay-binary', 'etcdctl']);
+  it.concurrent('watch refuses a relative --relay-binary at once, and any --relay flag with --bus', async () => {
+    // Both at once: a refusal gets no further than the flags.
+    const [relative, remote] = await Promise.all([
+      runCli(['watch', '--kubeconfig', kubeconfig, '--state', path.join(dir, 'watch.sqlite'), '--relay-binary', 'etcdctl']),
+      runCli(['watch', '--kubeconfig', kubeconfig, '--bus', 'b', '--table', 't', '--relay-cacert', `${PKI}ca.crt`]),
+    ]);
     expect(relative.code).toBe(2);
     expect(relative.stderr).toBe(
       'etcd-remediator: --relay-binary: "etcdctl" is not an absolute path: a relative one would resolve in the etcd container\'s working directory\n',
     );
-    const remote = await runCli(['watch', '--kubeconfig', kubeconfig, '--bus', 'b', '--table', 't', '--relay-cacert', `${PKI}ca.crt`]);
     expect(remote.code).toBe(2);
     expect(remote.stderr).toBe("etcd-remediator: --relay-cacert: not with --bus; the stack's registered cluster policy applies (etcd-remediator register)\n");
   });
@@ -156,5 +160,6 @@ describe.sequential('the exec relay with etcdctl and its certificates where the 
     expect(jsonOf<CliResult>(run)).toMatchObject({ outcome: 'awaiting-replacement', leaderMove: 'moved', target: { memberId: leader.id } });
     expect(run.stderr).toMatch(new RegExp(`LeaderMoved\\s+leadership moved from ${leader.id} to \\S+ over exec-relay`));
     expect((await world.lab.memberList()).map((m) => m.id)).not.toContain(leader.id);
-  });
+    // Beyond the run's own 60 s, so a run that does not finish is reported with what it printed.
+  }, 90_000);
 });

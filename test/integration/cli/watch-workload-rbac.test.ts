@@ -63,12 +63,17 @@ describe.sequential('etcd-remediator watch under the shipped RBAC, the workload 
   });
 
   it('refuses a Secret name without {cluster} or with characters a Secret name cannot have (exit 2, naming the flag)', async () => {
-    for (const [value, says] of [
+    const cases = [
       ['etcd-remediator-kubeconfig', "must name each cluster's own Secret with {cluster} once"],
       ['{cluster}-{cluster}', "must name each cluster's own Secret with {cluster} once"],
       ['{cluster}_Kubeconfig', 'is not a Secret name'],
-    ] as const) {
-      const run = await runCli(['watch', '--kubeconfig', kubeconfig, '--state', path.join(dir, 'x.sqlite'), '--workload-kubeconfig-secret', value]);
+    ] as const;
+    // All at once: a refusal gets no further than the flags.
+    const runs = await Promise.all(
+      cases.map(([value]) => runCli(['watch', '--kubeconfig', kubeconfig, '--state', path.join(dir, 'x.sqlite'), '--workload-kubeconfig-secret', value])),
+    );
+    for (const [i, [value, says]] of cases.entries()) {
+      const run = runs[i]!;
       expect(run.code, run.stderr).toBe(2);
       expect(run.stderr.trim().split('\n')).toHaveLength(1);
       expect(run.stderr).toContain(`--workload-kubeconfig-secret: ${JSON.stringify(value)} ${says}`);

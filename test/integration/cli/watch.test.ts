@@ -27,10 +27,13 @@ describe.sequential('etcd-remediator watch', () => {
   });
 
   it('refuses to start without one source of management access, naming the flags', async () => {
-    const run = await runCli(['watch', '--state', path.join(dir, 'x.sqlite')]);
+    // Two refusals at once: neither gets as far as the state file.
+    const [run, direct] = await Promise.all([
+      runCli(['watch', '--state', path.join(dir, 'x.sqlite')]),
+      runCli(['watch', '--kubeconfig', kubeconfig, '--state', path.join(dir, 'x.sqlite'), '--paths', 'direct']),
+    ]);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('give one of --kubeconfig F (the management cluster) and --in-cluster');
-    const direct = await runCli(['watch', '--kubeconfig', kubeconfig, '--state', path.join(dir, 'x.sqlite'), '--paths', 'direct']);
     expect(direct.code).toBe(2);
     expect(direct.stderr).toContain('--paths: direct needs client URLs');
   });

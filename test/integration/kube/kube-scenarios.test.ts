@@ -2,44 +2,37 @@
 // FAKE Kubernetes API server, reached only the way Cluster API reaches it (port-forward through
 // the workload API server) plus the exec relay, never directly. Each scenario asserts the reason,
 // a message naming the failed path, quorum held, one member removal and the Machine deleted once.
-import { afterEach, describe, expect, it } from 'vitest';
-import type { EventEnvelope } from '../../../events/catalogue.ts';
+import { describe, expect, it, type TestContext } from 'vitest';
+import { isTerminalEvent, type EventEnvelope } from '../../../events/catalogue.ts';
 import { createEtcd3Transport } from '../../../functions/adapters/etcd/index.ts';
 import { REMEDIATED_ANNOTATION } from '../../../functions/adapters/kube/cluster-api/machine-actuator.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
 import type { LabMember } from '../../../infra/lab/lab.ts';
 import type { TerminalEvent } from '../../../infra/runtime/runtime.ts';
 import { KUBE_CALL_TIMEOUT_MS, startPipeline, type Pipeline } from '../e2e/pipeline.ts';
-import { startedAhead } from '../e2e/started-ahead.ts';
 import { startKubeWorld, worldEtcdTls, type KubeWorld } from './kube-world.ts';
+import { lanesOf } from './lanes.ts';
 
 // Every look (the plan's, and remediate's before and after its snapshot) goes through the relays,
 // an etcdctl started in a pod: the kube pipelines' call deadline (KUBE_CALL_TIMEOUT_MS says why).
 const KUBE_ONLY = { pathOrder: ['port-forward', 'exec-relay'], callTimeoutMs: KUBE_CALL_TIMEOUT_MS } as const;
 
-const current: { world?: KubeWorld; pipeline?: Pipeline } = {};
-afterEach(async () => {
-  const { world, pipeline } = current;
-  delete current.world;
-  delete current.pipeline;
-  try {
-    await pipeline?.close();
-  } finally {
-    await world?.down();
-  }
-});
+// Every case removes a member, so each has a world of its own, booted ahead. Most of a case is
+// waiting (on etcd's post-start refusal of reconfiguration, the backoffs, the new leader's
+// election): a case starts beside another once that one's plan is made (its looks over the relays,
+// whose deadlines a loaded machine threatens, are behind it), two at most, and no world boots
+// beside a case's first steps (lanes.ts). A case's timeout counts its wait for its turn.
+const worlds = lanesOf({ cases: 7, lanes: 2, ahead: 2, beginNow: true, start: () => startKubeWorld(), stop: (world: KubeWorld) => world.down() });
 
-// Every case removes a member, each from a world started during the case before it (started-ahead.ts).
-const worlds = startedAhead(
-  7,
-  () => startKubeWorld(),
-  (world) => world.down(),
-);
-
-async function setUp(policy: Record<string, unknown> = KUBE_ONLY): Promise<{ world: KubeWorld; pipeline: Pipeline }> {
-  const world = (current.world = await worlds.take());
+async function setUp(test: TestContext, policy: Record<string, unknown> = KUBE_ONLY): Promise<{ world: KubeWorld; pipeline: Pipeline }> {
+  const { world, settled } = await worlds.take(test);
   // No client URL is configured: the members are found through their etcd pods.
-  const pipeline = (current.pipeline = await startPipeline(world.lab, { kube: world.access, endpoints: [], policy }));
+  const pipeline = await startPipeline(world.lab, { kube: world.access, endpoints: [], policy });
+  test.onTestFinished(() => pipeline.close());
+  // Approved (or ended): the plan is made, and what is left is the removal and its aftermath.
+  pipeline.runtime.bus.subscribe((event) => {
+    if (event.detailType === 'RemediationApproved' || isTerminalEvent(event)) settled();
+  });
   return { world, pipeline };
 }
 
@@ -71,9 +64,9 @@ async function expectReplaced(world: KubeWorld, pipeline: Pipeline, outcome: Ter
   expect(world.fake.requestCount('DELETE', `/machines/${world.machineOf(target)}`)).toBe(1);
 }
 
-describe.sequential('Cluster API cases KCP blocks on, on real etcd behind the fake API server', () => {
-  it('1. kubelet down on the leader: port-forward fails, the exec relay moves leadership, the Machine is replaced', async () => {
-    const { world, pipeline } = await setUp();
+describe.concurrent('Cluster API cases KCP blocks on, on real etcd behind the fake API server', { timeout: 180_000 }, () => {
+  it('1. kubelet down on the leader: port-forward fails, the exec relay moves leadership, the Machine is replaced', async (test) => {
+    const { world, pipeline } = await setUp(test);
     const leader = await world.lab.waitForLeader();
     world.fake.kubeletDown(leader.name);
 
@@ -92,8 +85,8 @@ describe.sequential('Cluster API cases KCP blocks on, on real etcd behind the fa
     expect(message).not.toContain(`via kube-system/etcd-${leader.name}`);
   });
 
-  it('1c. kubelets of two of three nodes down, the leader among them: the third pod relays, leadership moves, then the removal', async () => {
-    const { world, pipeline } = await setUp();
+  it('1c. kubelets of two of three nodes down, the leader among them: the third pod relays, leadership moves, then the removal', async (test) => {
+    const { world, pipeline } = await setUp(test);
     const leader = await world.lab.waitForLeader();
     // The other sick node comes first by name among the leader's relays, so the first relay tried fails.
     const [sick, healthy] = world.lab.members.filter((m) => m.id !== leader.id) as [LabMember, LabMember];
@@ -113,8 +106,8 @@ describe.sequential('Cluster API cases KCP blocks on, on real etcd behind the fa
     expect(message).toContain(`over exec-relay ${leader.clientUrl} via kube-system/etcd-${healthy.name}`);
   });
 
-  it('1b. the same with the relay disabled by policy: grace, then removal without a move', async () => {
-    const { world, pipeline } = await setUp({ pathOrder: ['port-forward'], graceMs: 2_000 });
+  it('1b. the same with the relay disabled by policy: grace, then removal without a move', async (test) => {
+    const { world, pipeline } = await setUp(test, { pathOrder: ['port-forward'], graceMs: 2_000 });
     const leader = await world.lab.waitForLeader();
     world.fake.kubeletDown(leader.name);
 
@@ -129,9 +122,9 @@ describe.sequential('Cluster API cases KCP blocks on, on real etcd behind the fa
     expect(waited.some((m) => m.includes(`port-forward kube-system/etcd-${leader.name}:2379`) && m.includes('kubelet'))).toBe(true);
   });
 
-  it('2. the leader’s Node object deleted (its machine went with it): LEADER_GONE without waiting out the grace window', async () => {
+  it('2. the leader’s Node object deleted (its machine went with it): LEADER_GONE without waiting out the grace window', async (test) => {
     // A grace window far longer than the test: only the Node evidence can end the wait.
-    const { world, pipeline } = await setUp({ ...KUBE_ONLY, graceMs: 600_000 });
+    const { world, pipeline } = await setUp(test, { ...KUBE_ONLY, graceMs: 600_000 });
     const leader = await world.lab.waitForLeader();
     world.fake.deleteNode(leader.name);
     await world.lab.fault(leader.name, 'cut');
@@ -147,8 +140,8 @@ describe.sequential('Cluster API cases KCP blocks on, on real etcd behind the fa
     expect(message).toContain(`pods "${leader.name}" not found`);
   });
 
-  it('3. containerd down on the leader: as 1, and the message is containerd’s', async () => {
-    const { world, pipeline } = await setUp();
+  it('3. containerd down on the leader: as 1, and the message is containerd’s', async (test) => {
+    const { world, pipeline } = await setUp(test);
     const leader = await world.lab.waitForLeader();
     world.fake.containerdDown(leader.name);
 
@@ -163,8 +156,8 @@ describe.sequential('Cluster API cases KCP blocks on, on real etcd behind the fa
     expect(message).toMatch(/over exec-relay \S+ via kube-system\/etcd-cp-\d/);
   });
 
-  it('5. a follower’s kubelet down: removed with no move needed', async () => {
-    const { world, pipeline } = await setUp();
+  it('5. a follower’s kubelet down: removed with no move needed', async (test) => {
+    const { world, pipeline } = await setUp(test);
     const leader = await world.lab.waitForLeader();
     const follower = world.lab.members.find((m) => m.id !== leader.id)!;
     world.fake.kubeletDown(follower.name);
@@ -182,8 +175,8 @@ describe.sequential('Cluster API cases KCP blocks on, on real etcd behind the fa
     expect(views).toContain(`port-forward to kube-system/etcd-${follower.name} failed: error dialing backend`);
   });
 
-  it('6. a Machine whose member was already removed by hand goes straight to the actuator, as KCP does', async () => {
-    const { world, pipeline } = await setUp();
+  it('6. a Machine whose member was already removed by hand goes straight to the actuator, as KCP does', async (test) => {
+    const { world, pipeline } = await setUp(test);
     const leader = await world.lab.waitForLeader();
     const follower = world.lab.members.find((m) => m.id !== leader.id)!;
     // A person at a shell removed the member with etcdctl; its Machine is still there.

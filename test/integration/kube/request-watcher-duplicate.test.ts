@@ -4,21 +4,36 @@
 // the request's own incident. Real etcd behind the FAKE API server; the leader's client paths are
 // cut (peers still reach it, so the followers keep naming it leader), and the runtime waits out a
 // long grace window on it.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, type TestContext } from 'vitest';
 import { systemClock } from '../../../functions/lib/system-clock.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { startRequestWatcher, type RequestWatcher } from '../../../infra/kubernetes/request-watcher.ts';
 import { startPipeline, type Pipeline } from '../e2e/pipeline.ts';
 import { CAPI_CLUSTER, CAPI_NAMESPACE, startKubeWorld, worldEtcdTls, type KubeWorld } from './kube-world.ts';
+import { lanesOf } from './lanes.ts';
 import { MHC_REASON, recordPhases, requestsIn, type StatusSeen } from './remediation-requests.ts';
-import { tearDownAfterEach } from './teardown.ts';
 
 const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 
-const teardown = tearDownAfterEach();
+// Each case has a world of its own (the second removes a member), both booted before the first
+// starts, so the second's has served etcd's post-start refusal of reconfiguration by the time it
+// removes a member. The second starts once the first's incident waits out its grace window: what
+// is left of the first is the request following that incident, then its recovery, little load
+// beside the second's looks (lanes.ts). A case's timeout counts its wait for its turn.
+const worlds = lanesOf({
+  cases: 2,
+  lanes: 2,
+  ahead: 0,
+  beginNow: true,
+  afterBoots: true,
+  start: () => startKubeWorld(),
+  stop: (world: KubeWorld) => world.down(),
+});
 
 interface World {
   world: KubeWorld;
+  /** The case is past its first steps: the next may start beside it. */
+  settled: () => void;
   pipeline: Pipeline;
   leader: { id: string; name: string };
   machine: string;
@@ -29,21 +44,20 @@ interface World {
 }
 
 /** The leader's client paths cut and a grace window far longer than the test: its incidents wait. */
-async function setUp(): Promise<World> {
-  const world = await startKubeWorld();
-  teardown.push(() => world.down());
+async function setUp(test: TestContext): Promise<World> {
+  const { world, settled } = await worlds.take(test);
   const pipeline = await startPipeline(world.lab, {
     kube: world.access,
     endpoints: [],
     policy: { pathOrder: ['port-forward'], graceMs: 600_000 },
     clusterId: CAPI_CLUSTER,
   });
-  teardown.push(() => pipeline.close());
+  test.onTestFinished(() => pipeline.close());
   const leader = await world.lab.leader();
   await world.lab.fault(leader.name, 'cut');
   const machine = world.machineOf(leader);
   const { phases, stop } = recordPhases(world.fake.store, machine);
-  teardown.push(async () => stop());
+  test.onTestFinished(async () => stop());
   const runtime = pipeline.runtime;
   const watcher: RequestWatcher = startRequestWatcher({
     management: world.fake.kubeConfig(),
@@ -58,11 +72,12 @@ async function setUp(): Promise<World> {
     log: silent,
     restartDelayMs: 50,
   });
-  teardown.push(() => watcher.stop());
+  test.onTestFinished(() => watcher.stop());
   await watcher.ready;
   const requests = requestsIn(world.fake.kubeConfig(), CAPI_NAMESPACE);
   return {
     world,
+    settled,
     pipeline,
     leader,
     machine,
@@ -72,9 +87,9 @@ async function setUp(): Promise<World> {
   };
 }
 
-describe.sequential('a request whose member another incident or remediator holds', () => {
-  it('joins the open incident that holds its member: no incident of its own, no phase flip; it follows that incident, named, to its end', async () => {
-    const t = await setUp();
+describe.concurrent('a request whose member another incident or remediator holds', { timeout: 180_000 }, () => {
+  it('joins the open incident that holds its member: no incident of its own, no phase flip; it follows that incident, named, to its end', async (test) => {
+    const t = await setUp(test);
     // Another source reports the same member by its Node: that incident waits out the grace window.
     const now = new Date().toISOString();
     await t.pipeline.runtime.submit({
@@ -94,13 +109,20 @@ describe.sequential('a request whose member another incident or remediator holds
       },
       { timeoutMs: 60_000, what: 'the first incident to wait out the grace window' },
     );
+    t.settled();
 
     await t.create();
     const following = await t.statusWith((s) => s.incidentId === holder.incidentId, 'the request to follow the incident that holds its member');
     expect(following.phase).toBe('Waiting');
     expect(following.reasonCode).toBe('LEADER_UNREACHABLE');
-    const journal = await t.pipeline.runtime.store.journal(holder.incidentId);
-    expect(journal.some((e) => e.step === 'duplicate-joined')).toBe(true);
+    // The status can come first: submit only publishes the report, and the watcher, once it has
+    // reported, finds the holder in the store (it names the same member) and follows it at once,
+    // while the report's own probe-members, which journals the join, may not have run yet.
+    const joined = await waitFor(
+      async () => ((await t.pipeline.runtime.store.journal(holder.incidentId)).some((e) => e.step === 'duplicate-joined') ? true : undefined),
+      { timeoutMs: 10_000, what: 'the holder’s journal to record the request’s report as a duplicate-joined' },
+    );
+    expect(joined).toBe(true);
 
     await t.world.lab.fault(t.leader.name, 'heal');
     const ended = await t.statusWith((s) => s.phase === 'Recovered', 'the request to end with the incident it follows', 45_000);
@@ -111,16 +133,17 @@ describe.sequential('a request whose member another incident or remediator holds
     expect(t.phases).not.toContain('Completed');
     expect(t.phases.filter((p) => ['Completed', 'Recovered', 'Cancelled', 'Blocked', 'Failed'].includes(p))).toEqual(['Recovered']);
     expect(t.pipeline.calls.memberRemove).toEqual([]);
-  }, 180_000);
+  });
 
-  it('a member another remediator (of another state) removed: the request’s incident replaces the Machine itself, once, and ends Completed', async () => {
-    const t = await setUp();
+  it('a member another remediator (of another state) removed: the request’s incident replaces the Machine itself, once, and ends Completed', async (test) => {
+    const t = await setUp(test);
     await t.create();
     const waiting = await t.statusWith((s) => s.reasonCode === 'LEADER_UNREACHABLE', 'the request’s incident to wait out the grace window');
+    t.settled();
 
     // Another remediator with a state of its own removes the member (without a move: it is cut).
     const other = await startPipeline(t.world.lab, { policy: { graceMs: 1_000 }, ...worldEtcdTls(t.world) });
-    teardown.push(() => other.close());
+    test.onTestFinished(() => other.close());
     const removed = await other.remediate(t.leader.name, 60_000);
     expect(removed.detailType).toBe('RemediationCompleted');
 

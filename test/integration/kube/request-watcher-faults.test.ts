@@ -6,7 +6,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ApiException, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, type TestContext } from 'vitest';
+import { isTerminalEvent } from '../../../events/catalogue.ts';
 import { kubeconfigSecretName } from '../../../functions/adapters/kube/cluster-api/cluster-access.ts';
 import { REQUEST_GROUP, REQUEST_PLURAL, REQUEST_VERSION } from '../../../functions/adapters/kube/cluster-api/remediation-requests.ts';
 import type { Log } from '../../../functions/ports/log.ts';
@@ -20,10 +21,9 @@ import { startRequestWatcher, type RequestWatcher } from '../../../infra/kuberne
 import { createLocalRuntime, type LocalRuntime } from '../../../infra/runtime/runtime.ts';
 import { startKubeApiFake } from '../../support/fakes/kube/api-server.ts';
 import { KUBE_CALL_TIMEOUT_MS, labPolicy, recordCalls, type CallLog } from '../e2e/pipeline.ts';
-import { startedAhead } from '../e2e/started-ahead.ts';
 import { CAPI_CLUSTER, CAPI_NAMESPACE, startKubeWorld, type KubeWorld } from './kube-world.ts';
 import { MHC_REASON, recordPhases, requestsIn } from './remediation-requests.ts';
-import { tearDownAfterEach } from './teardown.ts';
+import { lanesOf } from './lanes.ts';
 
 const CLUSTER_ID = capiClusterId(CAPI_NAMESPACE, CAPI_CLUSTER);
 const SECRET_PATH = `/api/v1/namespaces/${CAPI_NAMESPACE}/secrets/${kubeconfigSecretName(CAPI_CLUSTER)}`;
@@ -51,18 +51,16 @@ interface World {
   statusPath: string;
 }
 
-const teardown = tearDownAfterEach();
-// Every case removes a member, each from a world started during the case before it (started-ahead.ts).
-const worlds = startedAhead(
-  3,
-  () => startKubeWorld(),
-  (world) => world.down(),
-);
+// Every case removes a member, so each has a world of its own, booted ahead. Most of a case is
+// waiting (on the backoffs, the new leader's election): a case starts beside another once that
+// one's plan is made (its looks over the relays, whose deadlines a loaded machine threatens, are
+// behind it), two at most, and no world boots beside a case's first steps (lanes.ts). A
+// case's timeout counts its wait for its turn.
+const worlds = lanesOf({ cases: 3, lanes: 2, ahead: 1, beginNow: true, start: () => startKubeWorld(), stop: (world: KubeWorld) => world.down() });
 
-/** The `watch` command's wiring on a kube world whose leader's kubelet is down (scenario 4). */
-async function setUp(options: { reportAgainMs?: number } = {}): Promise<World> {
-  const world = await worlds.take();
-  teardown.push(() => world.down());
+/** The `watch` command's wiring on a kube world whose leader's kubelet is down (scenario 4); all of it undone when `test` finishes. */
+async function setUp(test: TestContext, options: { reportAgainMs?: number } = {}): Promise<World> {
+  const { world, settled } = await worlds.take(test);
   world.putKubeconfigSecret();
   const leader = await world.lab.waitForLeader();
   world.fake.kubeletDown(leader.name);
@@ -76,7 +74,7 @@ async function setUp(options: { reportAgainMs?: number } = {}): Promise<World> {
   const log: Log = { debug: record('debug'), info: record('info'), warn: record('warn'), error: record('error') };
 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'watcher-faults-'));
-  teardown.push(async () => fs.rmSync(dir, { recursive: true, force: true }));
+  test.onTestFinished(async () => fs.rmSync(dir, { recursive: true, force: true }));
   const calls: CallLog = { memberRemove: [], removed: [], removedAt: [], moveLeader: [] };
   const access = createEtcdAccess(createKubeEtcd);
   const capi = createCapiDirectory({
@@ -105,19 +103,21 @@ async function setUp(options: { reportAgainMs?: number } = {}): Promise<World> {
     redeliveryDelaysMs: [200, 500],
     onHandlerError: (fn, error) => said.push({ level: 'error', message: `${fn} failed`, fields: { error: String(error) } }),
   });
-  teardown.push(async () => {
+  test.onTestFinished(async () => {
     await runtime.stop({ drainTimeoutMs: 5_000 });
     await access.close();
   });
   const approvals: string[] = [];
   const unsubscribeBus = runtime.bus.subscribe((event) => {
     if (event.detailType === 'RemediationApproved') approvals.push((event.detail as { reason: string }).reason);
+    // Approved (or ended): the plan is made, and what is left is the removal and its aftermath.
+    if (event.detailType === 'RemediationApproved' || isTerminalEvent(event)) settled();
   });
-  teardown.push(async () => void unsubscribeBus());
+  test.onTestFinished(async () => void unsubscribeBus());
   await runtime.start();
 
   const { phases, stop } = recordPhases(world.fake.store, machine);
-  teardown.push(async () => stop());
+  test.onTestFinished(async () => stop());
 
   const watcher: RequestWatcher = startRequestWatcher({
     management: world.fake.kubeConfig(),
@@ -133,7 +133,7 @@ async function setUp(options: { reportAgainMs?: number } = {}): Promise<World> {
     restartDelayMs: 50,
     ...options,
   });
-  teardown.push(() => watcher.stop());
+  test.onTestFinished(() => watcher.stop());
   await watcher.ready;
   return {
     world,
@@ -218,9 +218,9 @@ describe('kube fake: failNext', () => {
   });
 });
 
-describe.sequential('request watcher: the management API server fails once', () => {
-  it('a status write that fails (a dropped connection, then a 500 on the AwaitingReplacement write) is written again: the request ends AwaitingReplacement', async () => {
-    const t = await setUp();
+describe.concurrent('request watcher: the management API server fails once', { timeout: 120_000 }, () => {
+  it('a status write that fails (a dropped connection, then a 500 on the AwaitingReplacement write) is written again: the request ends AwaitingReplacement', async (test) => {
+    const t = await setUp(test);
     // The first status write loses its connection; the one saying the member is out (nothing in
     // this world joins a replacement) gets a 500.
     const firstWrite = t.world.fake.failNext({ method: 'PATCH', path: /\/status$/, status: 'reset' });
@@ -251,8 +251,8 @@ describe.sequential('request watcher: the management API server fails once', () 
     await expectRemediatedOnce(t, request);
   });
 
-  it('a kubeconfig Secret read that fails once is read again on the next use: the request completes; the error named the Secret', async () => {
-    const t = await setUp();
+  it('a kubeconfig Secret read that fails once is read again on the next use: the request completes; the error named the Secret', async (test) => {
+    const t = await setUp(test);
     const secretRead = t.world.fake.failNext({ method: 'GET', path: new RegExp(`^${SECRET_PATH}$`), status: 500, message: 'etcdserver: leader changed' });
 
     const request = await requestCompleted(t);
@@ -274,8 +274,8 @@ describe.sequential('request watcher: the management API server fails once', () 
     await expectRemediatedOnce(t, request);
   });
 
-  it('a Secret that fails every delivery of the report leaves a dead letter; once it reads again, the watcher reports the request again and it completes', async () => {
-    const t = await setUp({ reportAgainMs: 1_000 });
+  it('a Secret that fails every delivery of the report leaves a dead letter; once it reads again, the watcher reports the request again and it completes', async (test) => {
+    const t = await setUp(test, { reportAgainMs: 1_000 });
     // Unreadable until cleared: the report's first delivery and both redeliveries fail, and the runtime gives up on it.
     const secretReads = t.world.fake.failNext({
       method: 'GET',
@@ -300,5 +300,5 @@ describe.sequential('request watcher: the management API server fails once', () 
     expect(again.length).toBeGreaterThan(0);
     expect(t.phases[0]).toBe('Pending');
     await expectRemediatedOnce(t, request);
-  }, 60_000);
+  });
 });
