@@ -10,7 +10,7 @@ import type { SecretSource } from '../../../functions/adapters/aws/secrets.ts';
 import { defaultPolicy } from '../../../functions/core/policy/policy.ts';
 import { UnknownClusterError } from '../../../functions/ports/cluster-directory.ts';
 import { startDynalite, type Dynalite } from '../../support/dynalite.ts';
-import { runCli } from './support.ts';
+import { limitedRunCli, runCli } from './support.ts';
 
 const ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:etcd-remediator/prod-AbCdEf';
 const WORKLOAD = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:etcd-remediator/prod-kubeconfig-GhIjKl';
@@ -254,51 +254,61 @@ describe('etcd-remediator register', () => {
     expect(run.stderr.trimEnd().split('\n')).toHaveLength(1);
   });
 
-  it.each([
-    { args: ['--endpoints', 'http://127.0.0.1:2379'], says: '--cluster is required' },
-    { args: ['--cluster', 'prod'], says: '--endpoints is required' },
-    { args: ['--cluster', 'prod', '--endpoints', '10.0.0.1:2379'], says: '--endpoints: "10.0.0.1:2379" is not a client URL' },
-    { args: ['--cluster', 'prod', '--endpoints', 'http://127.0.0.1:2379', '--member', 'i-0a'], says: '--member: "i-0a" is not NAME=INSTANCE_ID' },
-    {
-      args: ['--cluster', 'prod', '--endpoints', 'http://127.0.0.1:2379', '--member', 'a=i-1', '--member', 'a=i-2'],
-      says: '--member: member a is given twice (i-1 and i-2)',
-    },
-    {
-      args: ['--cluster', 'prod', '--endpoints', 'http://127.0.0.1:2379', '--member', 'a=i-1', '--member', 'b=i-1'],
-      says: "cluster prod: --member: i-1 is also members.0's",
-    },
-    {
-      args: ['--cluster', 'prod', '--endpoints', 'http://127.0.0.1:2379', '--tls-secret', 'prod'],
-      says: 'cluster prod: --tls-secret: must be a Secrets Manager secret ARN',
-    },
-    {
-      args: ['--cluster', 'prod', '--endpoints', 'http://127.0.0.1:2379', '--policy', '/nonexistent.json'],
-      says: '--policy /nonexistent.json: cannot read: ENOENT',
-    },
-    { args: ['--cluster', 'prod', '--endpoints', 'http://127.0.0.1:2379', '--metrics-url', 'etcd-a'], says: '--metrics-url: "etcd-a" is not NAME=URL' },
-    {
-      args: ['--cluster', 'prod', '--endpoints', 'http://127.0.0.1:2379', '--metrics-url', 'etcd-a=127.0.0.1:2381'],
-      says: 'cluster prod: --metrics-url etcd-a: must be an http or https URL',
-    },
-    {
-      args: [
-        '--cluster',
-        'prod',
-        '--endpoints',
-        'http://127.0.0.1:2379',
-        '--metrics-url',
-        'etcd-a=http://127.0.0.1:2381',
-        '--metrics-url',
-        'etcd-a=http://127.0.0.1:2382',
-      ],
-      says: '--metrics-url: member etcd-a is given twice',
-    },
-    ...kubeRefusals(),
-  ])('$says: exit 2, one line, nothing written', async ({ args, says }) => {
-    const run = await register(...args);
-    expect(run.code).toBe(2);
-    expect(run.stderr.trimEnd().split('\n')).toEqual([expect.stringContaining(says)]);
-    await expect(directory().get('prod')).rejects.toBeInstanceOf(UnknownClusterError);
+  // Refusals write nothing, so they share one table and run side by side, two processes at a time.
+  describe('refusals', () => {
+    let refusals: string;
+    const refused = limitedRunCli();
+    beforeAll(async () => {
+      refusals = await dynamo.createTable();
+    });
+    it.concurrent.each([
+      { args: ['--endpoints', 'http://127.0.0.1:2379'], says: '--cluster is required' },
+      { args: ['--cluster', 'prod'], says: '--endpoints is required' },
+      { args: ['--cluster', 'prod', '--endpoints', '10.0.0.1:2379'], says: '--endpoints: "10.0.0.1:2379" is not a client URL' },
+      { args: ['--cluster', 'prod', '--endpoints', 'http://127.0.0.1:2379', '--member', 'i-0a'], says: '--member: "i-0a" is not NAME=INSTANCE_ID' },
+      {
+        args: ['--cluster', 'prod', '--endpoints', 'http://127.0.0.1:2379', '--member', 'a=i-1', '--member', 'a=i-2'],
+        says: '--member: member a is given twice (i-1 and i-2)',
+      },
+      {
+        args: ['--cluster', 'prod', '--endpoints', 'http://127.0.0.1:2379', '--member', 'a=i-1', '--member', 'b=i-1'],
+        says: "cluster prod: --member: i-1 is also members.0's",
+      },
+      {
+        args: ['--cluster', 'prod', '--endpoints', 'http://127.0.0.1:2379', '--tls-secret', 'prod'],
+        says: 'cluster prod: --tls-secret: must be a Secrets Manager secret ARN',
+      },
+      {
+        args: ['--cluster', 'prod', '--endpoints', 'http://127.0.0.1:2379', '--policy', '/nonexistent.json'],
+        says: '--policy /nonexistent.json: cannot read: ENOENT',
+      },
+      { args: ['--cluster', 'prod', '--endpoints', 'http://127.0.0.1:2379', '--metrics-url', 'etcd-a'], says: '--metrics-url: "etcd-a" is not NAME=URL' },
+      {
+        args: ['--cluster', 'prod', '--endpoints', 'http://127.0.0.1:2379', '--metrics-url', 'etcd-a=127.0.0.1:2381'],
+        says: 'cluster prod: --metrics-url etcd-a: must be an http or https URL',
+      },
+      {
+        args: [
+          '--cluster',
+          'prod',
+          '--endpoints',
+          'http://127.0.0.1:2379',
+          '--metrics-url',
+          'etcd-a=http://127.0.0.1:2381',
+          '--metrics-url',
+          'etcd-a=http://127.0.0.1:2382',
+        ],
+        says: '--metrics-url: member etcd-a is given twice',
+      },
+      ...kubeRefusals(),
+    ])('$says: exit 2, one line, nothing written', async ({ args, says }) => {
+      const run = await refused(['register', '--table', refusals, ...args], { env });
+      expect(run.code).toBe(2);
+      expect(run.stderr.trimEnd().split('\n')).toEqual([expect.stringContaining(says)]);
+      await expect(createDynamoDirectory({ client: dynamo.client(), tableName: refusals, secrets, cacheMs: 0 }).get('prod')).rejects.toBeInstanceOf(
+        UnknownClusterError,
+      );
+    });
   });
 
   it('a policy file with a bad field names the file and the field', async () => {
