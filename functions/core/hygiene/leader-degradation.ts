@@ -234,8 +234,9 @@ export const signalWords: Record<DegradationSignal, string> = {
   walFsyncP99: 'WAL fsync p99',
   backendCommitP99: 'backend commit p99',
   heartbeatFailures: 'heartbeat send failures',
-  walFsyncOutlier: 'WAL fsync p99 against the best follower',
-  backendCommitOutlier: 'backend commit p99 against the best follower',
+  // The figure says what it is measured against ("32× the best follower's").
+  walFsyncOutlier: 'WAL fsync p99',
+  backendCommitOutlier: 'backend commit p99',
   leaderRoundTrip: "followers' peer round trip p99 to it",
 };
 

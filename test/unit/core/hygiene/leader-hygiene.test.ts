@@ -241,7 +241,7 @@ describe('judgeLeaderHygiene: is the leader degraded', () => {
   it('by outlier: p99 16× the best follower’s and above 100 ms, the means agreeing', () => {
     const decision = judge({ tweaks: { 'etcd-2': lastSamples(COUNT, { walFsyncP99: 0.128, walFsyncMean: 0.06 }) } });
     expect(decision).toMatchObject({ kind: 'move', from: 'etcd-2', reason: 'LEADER_DEGRADED' });
-    expect(decision.message).toMatch(/WAL fsync p99 against the best follower was 32× the best follower's/);
+    expect(decision.message).toMatch(/etcd-2's WAL fsync p99 was 32× the best follower's for /);
   });
 
   it('an outlier p99 whose mean disagrees (coarse buckets) moves nothing', () => {
