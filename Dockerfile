@@ -1,4 +1,4 @@
-# The image infra/kubernetes/deployment.yaml runs: the etcd-remediator command line
+# The image infra/kubernetes/deploy/deployment.yaml runs: the etcd-remediator command line
 # (bin/etcd-remediator.mjs, the package's bin) on Node 24, which runs the TypeScript sources as they
 # are (type stripping), with the production dependencies alone, as uid:gid 65532:65532.
 # Build from the repository root:

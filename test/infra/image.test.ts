@@ -1,14 +1,15 @@
-// The image infra/kubernetes/deployment.yaml runs, checked without a container engine: the
-// Dockerfile copies what exists, its ENTRYPOINT is the package's command line and what the
-// Deployment's args expect, it runs as the Deployment's user, and the tree it builds (the copied
-// folders and the production dependencies alone) runs every command's --help.
+// The image infra/kubernetes/deploy/deployment.yaml runs (as its kustomization.yaml's images: names
+// it), checked without a container engine: the Dockerfile copies what exists, its ENTRYPOINT is the
+// package's command line and what the Deployment's args expect, it runs as the Deployment's user,
+// and the tree it builds (the copied folders and the production dependencies alone) runs every
+// command's --help.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { builtinModules } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadAllYaml, type KubernetesObject, type V1Deployment } from '@kubernetes/client-node';
+import { loadAllYaml, loadYaml, type KubernetesObject, type V1Deployment } from '@kubernetes/client-node';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const read = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8');
@@ -53,9 +54,15 @@ const contextCopies = final
     return parts.map((source) => [source, destination] as const);
   });
 
-const deployment = (loadAllYaml(read('infra/kubernetes/deployment.yaml')) as KubernetesObject[]).find((o) => o.kind === 'Deployment') as V1Deployment;
+const deployment = (loadAllYaml(read('infra/kubernetes/deploy/deployment.yaml')) as KubernetesObject[]).find((o) => o.kind === 'Deployment') as V1Deployment;
 const pod = deployment.spec!.template.spec!;
 const container = pod.containers[0]!;
+/** The image the container runs once Kustomize's images: has rewritten its short name. */
+const image = (() => {
+  const { images = [] } = loadYaml<{ images?: { name: string; newName?: string; newTag?: string }[] }>(read('infra/kubernetes/deploy/kustomization.yaml'));
+  const set = images.find((entry) => entry.name === container.image);
+  return set ? `${set.newName ?? set.name}:${set.newTag ?? 'latest'}` : container.image;
+})();
 
 /** Where a path of the image comes from in the repository, by the COPY lines (undefined: not copied). */
 function sourceOf(imagePath: string, workdir: string): string | undefined {
@@ -110,8 +117,8 @@ describe('Dockerfile', () => {
   });
 
   it('names the image the Deployment runs, at the package version', () => {
-    expect(container.image).toBe(`ghcr.io/example/etcd-remediator:${packageJson.version}`);
-    expect(DOCKERFILE).toContain(`docker build -t ${container.image} .`);
+    expect(image).toBe(`ghcr.io/example/etcd-remediator:${packageJson.version}`);
+    expect(DOCKERFILE).toContain(`docker build -t ${image} .`);
   });
 
   it('installs the production dependencies alone, from the lockfile', () => {

@@ -35,10 +35,17 @@ interface Doc {
   raw: Schema;
 }
 
+/** The manifests; not Kustomize's own kustomization.yaml files, which test/infra/kustomize.test.ts renders. */
 function yamlFiles(dir: string): string[] {
   return fs
     .readdirSync(dir, { withFileTypes: true })
-    .flatMap((entry) => (entry.isDirectory() ? yamlFiles(path.join(dir, entry.name)) : /\.ya?ml$/.test(entry.name) ? [path.join(dir, entry.name)] : []))
+    .flatMap((entry) =>
+      entry.isDirectory()
+        ? yamlFiles(path.join(dir, entry.name))
+        : /\.ya?ml$/.test(entry.name) && entry.name !== 'kustomization.yaml'
+          ? [path.join(dir, entry.name)]
+          : [],
+    )
     .sort();
 }
 
@@ -100,12 +107,15 @@ describe('infra/kubernetes: every file', () => {
   it('is found and parses with client-node loadAllYaml', () => {
     expect(new Set(docs.map((doc) => doc.file))).toEqual(
       new Set([
-        'crds/etcd-remediator.io_etcdremediationrequests.yaml',
-        'crds/etcd-remediator.io_etcdremediationrequesttemplates.yaml',
-        'deployment.yaml',
+        'deploy/components/service-monitor/service-monitor.yaml',
+        'deploy/crds/etcd-remediator.io_etcdremediationrequests.yaml',
+        'deploy/crds/etcd-remediator.io_etcdremediationrequesttemplates.yaml',
+        'deploy/deployment.yaml',
+        'deploy/namespace.yaml',
+        'deploy/rbac.yaml',
+        'deploy/service.yaml',
         'example/machinehealthcheck-v1beta2.yaml',
         'example/machinehealthcheck.yaml',
-        'rbac.yaml',
         'workload-rbac.yaml',
       ]),
     );
@@ -119,7 +129,7 @@ describe('infra/kubernetes: every file', () => {
   });
 });
 
-describe('infra/kubernetes/crds', () => {
+describe('infra/kubernetes/deploy/crds', () => {
   it.each(crds.map((doc) => [doc.file, doc] as const))('%s: names, group, scope and version agree', (file, doc) => {
     const crd = doc.typed as V1CustomResourceDefinition;
     const { names } = crd.spec;
@@ -439,7 +449,7 @@ describe('infra/kubernetes RBAC', () => {
   });
 
   it.each([
-    ['management', 'rbac.yaml: ClusterRole etcd-remediator', () => triples(roleIn('rbac.yaml', 'etcd-remediator').rules)],
+    ['management', 'deploy/rbac.yaml: ClusterRole etcd-remediator', () => triples(roleIn('deploy/rbac.yaml', 'etcd-remediator').rules)],
     [
       'workload',
       'workload-rbac.yaml: Role and ClusterRole etcd-remediator',
@@ -460,11 +470,13 @@ describe('infra/kubernetes RBAC', () => {
   it('secrets: get alone, and only in the management cluster (<cluster>-kubeconfig, <cluster>-etcd)', () => {
     expect(calledOn('management').filter((grant) => grant.startsWith('/secrets '))).toEqual(['/secrets get']);
     expect(calledOn('workload').filter((grant) => grant.startsWith('/secrets '))).toEqual([]);
-    expect(allows(roleIn('rbac.yaml', 'etcd-remediator').rules, GROUP, 'etcdremediationrequests', 'create'), 'only Cluster API creates requests').toBe(false);
+    expect(allows(roleIn('deploy/rbac.yaml', 'etcd-remediator').rules, GROUP, 'etcdremediationrequests', 'create'), 'only Cluster API creates requests').toBe(
+      false,
+    );
   });
 
   it("Cluster API's manager gets what MHC needs on our types, through its aggregation label", () => {
-    const role = roleIn('rbac.yaml', 'capi-etcd-remediator');
+    const role = roleIn('deploy/rbac.yaml', 'capi-etcd-remediator');
     expect(role.metadata?.labels?.['cluster.x-k8s.io/aggregate-to-manager']).toBe('true');
     expectGrants(role.rules, GROUP, 'etcdremediationrequests', ['create', 'get', 'list', 'watch', 'delete']);
     expectGrants(role.rules, GROUP, 'etcdremediationrequesttemplates', ['get', 'list', 'watch']);
@@ -545,7 +557,7 @@ describe('infra/kubernetes RBAC', () => {
   });
 });
 
-describe('infra/kubernetes/deployment.yaml', () => {
+describe('infra/kubernetes/deploy/deployment.yaml', () => {
   const deployment = one(ofKind<V1Deployment>('Deployment'), 'the Deployment');
   const pod = deployment.spec!.template.spec!;
   const container = one(pod.containers, 'the container');
@@ -558,11 +570,12 @@ describe('infra/kubernetes/deployment.yaml', () => {
 
   it('runs `etcd-remediator watch --in-cluster` as the ServiceAccount rbac.yaml binds, in its Namespace', () => {
     expect(container.args?.slice(0, 2)).toEqual(['watch', '--in-cluster']);
-    expect(container.image).toBe('ghcr.io/example/etcd-remediator:0.1.0');
-    const account = one(ofKind<V1ServiceAccount>('ServiceAccount', 'rbac.yaml'), 'the watcher ServiceAccount');
+    // The short name deploy/kustomization.yaml's images: rewrites (test/infra/kustomize.test.ts renders it).
+    expect(container.image).toBe('etcd-remediator');
+    const account = one(ofKind<V1ServiceAccount>('ServiceAccount', 'deploy/rbac.yaml'), 'the watcher ServiceAccount');
     expect(pod.serviceAccountName).toBe(account.metadata?.name);
     expect(deployment.metadata?.namespace).toBe(account.metadata?.namespace);
-    expect(ofKind('Namespace', 'deployment.yaml').map((ns) => ns.metadata?.name)).toEqual([deployment.metadata?.namespace]);
+    expect(ofKind('Namespace', 'deploy/namespace.yaml').map((ns) => ns.metadata?.name)).toEqual([deployment.metadata?.namespace]);
   });
 
   it('non-root, read-only root filesystem, no privilege escalation, bounded resources', () => {
@@ -597,7 +610,13 @@ describe('infra/kubernetes/deployment.yaml', () => {
   it("mounts no etcd certificate and names none: each cluster's comes from its <cluster>-etcd Secret through the API", () => {
     const args = container.args ?? [];
     for (const flag of ['--cacert', '--cert', '--key']) expect(args, flag).not.toContain(flag);
+    // The one Secret volume: the /metrics token, read by the init container alone, which copies it
+    // to a file only the watcher's user can read (deploy/deployment.yaml).
+    const secrets = (pod.volumes ?? []).filter((volume) => volume.secret);
+    expect(secrets.map((volume) => volume.secret?.secretName)).toEqual(['etcd-remediator-metrics-token']);
+    expect((container.volumeMounts ?? []).map((mount) => mount.name)).not.toContain(secrets[0]!.name);
     for (const volume of pod.volumes ?? []) {
+      if (volume === secrets[0]) continue;
       expect(volume.secret, `volume ${volume.name}`).toBeUndefined();
       expect(volume.projected, `volume ${volume.name}`).toBeUndefined();
       expect(volume.hostPath, `volume ${volume.name}`).toBeUndefined();
@@ -608,7 +627,7 @@ describe('infra/kubernetes/deployment.yaml', () => {
   });
 
   it('requests the memory it was measured to use, and limits it', () => {
-    const text = fs.readFileSync(path.join(ROOT, 'deployment.yaml'), 'utf8');
+    const text = fs.readFileSync(path.join(ROOT, 'deploy/deployment.yaml'), 'utf8');
     const measured = /(\d+) MiB at its peak/.exec(text);
     expect(measured, 'the measured peak, in a comment').not.toBeNull();
     const mebibytes = (quantity: string | undefined) => Number(/^(\d+)Mi$/.exec(quantity ?? '')?.[1]);

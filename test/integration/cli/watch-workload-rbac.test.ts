@@ -32,7 +32,7 @@ describe.sequential('etcd-remediator watch under the shipped RBAC, the workload 
     // No <cluster>-kubeconfig Secret: the admin kubeconfig is not there to fall back on.
     world = await startKubeWorld();
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'watch-rbac-'));
-    const rbac = objectsIn('rbac.yaml');
+    const rbac = objectsIn('deploy/rbac.yaml');
     const workloadRbac = objectsIn('workload-rbac.yaml');
     // Each Role holds in its own namespace (the pods' in kube-system, the Node Events' in default).
     const namespaced: Record<string, V1PolicyRule[]> = {};

@@ -58,7 +58,7 @@ export function createRemediationGate(customObjects: CustomObjectsApi, version: 
               undefined,
             ),
             read<{ items?: KubeObjectShape[] } | undefined>(
-              `the MachineHealthChecks in namespace ${namespace} (the watcher needs list on machinehealthchecks.cluster.x-k8s.io: infra/kubernetes/rbac.yaml)`,
+              `the MachineHealthChecks in namespace ${namespace} (the watcher needs list on machinehealthchecks.cluster.x-k8s.io: infra/kubernetes/deploy/rbac.yaml)`,
               () => customObjects.listNamespacedCustomObject(at('machinehealthchecks', namespace)),
               undefined,
             ),

@@ -1,5 +1,5 @@
 // Writes of the project's custom resources as the API server admits them, from the CRDs in
-// infra/kubernetes/crds: unknown fields pruned first (structural-schema pruning, KEP-2332; each one
+// infra/kubernetes/deploy/crds: unknown fields pruned first (structural-schema pruning, KEP-2332; each one
 // a `Warning` header under fieldValidation=Warn, the default for a client that sends none, as
 // apiserver handlers/rest.go fieldValidation() has it), then the object validated against the
 // version's openAPIV3Schema, a list of x-kubernetes-list-type map holding each key once. A failure is 422 Invalid with one cause per field, worded as
@@ -14,7 +14,7 @@ import { pruneUnknownFields, validatorFor, type Schema } from '../../../infra/cr
 import { type Json, type JsonObject, isObject } from './patch.ts';
 import { badRequest, invalid, type StatusCause } from './status.ts';
 
-const CRD_DIR = path.resolve(import.meta.dirname, '../../../../infra/kubernetes/crds');
+const CRD_DIR = path.resolve(import.meta.dirname, '../../../../infra/kubernetes/deploy/crds');
 
 interface CustomResourceVersion {
   group: string;

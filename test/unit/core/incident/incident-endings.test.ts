@@ -21,7 +21,7 @@ import {
 import { reasonCodes, reasonRow } from '../../../../functions/core/common/reason-table.ts';
 import { EXIT, exitCodeOf } from '../../../../infra/cli/output.ts';
 
-const CRD = path.resolve(import.meta.dirname, '../../../../infra/kubernetes/crds/etcd-remediator.io_etcdremediationrequests.yaml');
+const CRD = path.resolve(import.meta.dirname, '../../../../infra/kubernetes/deploy/crds/etcd-remediator.io_etcdremediationrequests.yaml');
 
 /** The phase enum of the EtcdRemediationRequest CRD, as shipped. */
 function crdPhases(): string[] {
