@@ -103,3 +103,24 @@ export async function gatewayAddLearner(
   if (!raw.member) throw new Error(`member add through ${baseUrl} returned no member`);
   return { added: toMember(raw.member), members: (raw.members ?? []).map(toMember) };
 }
+
+/** MoveLeader (etcd answers only on the leader itself: "etcdserver: not leader" elsewhere). */
+export async function gatewayMoveLeader(baseUrl: string, targetId: string, timeoutMs: number, tls?: ClientTls): Promise<void> {
+  await requestJson<unknown>({
+    baseUrl,
+    path: '/v3/maintenance/transfer-leadership',
+    body: { targetID: BigInt(`0x${targetId}`).toString() },
+    timeoutMs,
+    ...(tls ? { tls } : {}),
+  });
+}
+
+export async function gatewayMemberRemove(baseUrl: string, memberId: string, timeoutMs: number, tls?: ClientTls): Promise<void> {
+  await requestJson<unknown>({
+    baseUrl,
+    path: '/v3/cluster/member/remove',
+    body: { ID: BigInt(`0x${memberId}`).toString() },
+    timeoutMs,
+    ...(tls ? { tls } : {}),
+  });
+}

@@ -1,5 +1,5 @@
 // The kube fake admits the project's custom resources as an API server with our CRDs installed
-// does (infra/kubernetes/crds): unknown fields pruned with a Warning, the openAPIV3Schema enforced
+// does (infra/kubernetes/deploy/crds): unknown fields pruned with a Warning, the openAPIV3Schema enforced
 // with 422 Invalid and one cause per field, and the status subresource keeping spec and status
 // apart. client-node, unmodified, is the client.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,6 +24,8 @@ let custom: CustomObjectsApi;
 
 beforeAll(async () => {
   fake = await startKubeApiFake();
+  // The API server refuses objects in a namespace that does not exist (NamespaceLifecycle).
+  fake.addNamespace(NS);
   custom = fake.kubeConfig().makeApiClient(CustomObjectsApi);
 });
 

@@ -48,7 +48,18 @@ describe('kube API fake: discovery', () => {
     const v1 = await fake.kubeConfig().makeApiClient(CoreV1Api).getAPIResources();
     expect(v1.groupVersion).toBe('v1');
     const byName = Object.fromEntries(v1.resources.map((r) => [r.name, r]));
-    expect(Object.keys(byName).sort()).toEqual(['events', 'nodes', 'nodes/status', 'pods', 'pods/exec', 'pods/portforward', 'pods/status', 'secrets']);
+    expect(Object.keys(byName).sort()).toEqual([
+      'events',
+      'namespaces',
+      'namespaces/status',
+      'nodes',
+      'nodes/status',
+      'pods',
+      'pods/exec',
+      'pods/portforward',
+      'pods/status',
+      'secrets',
+    ]);
     expect(byName.pods).toMatchObject({ kind: 'Pod', namespaced: true, singularName: 'pod', shortNames: ['po'] });
     expect(byName.pods!.verbs.sort()).toEqual(['create', 'delete', 'get', 'list', 'patch', 'update', 'watch']);
     expect(byName.nodes).toMatchObject({ kind: 'Node', namespaced: false });

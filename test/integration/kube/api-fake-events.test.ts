@@ -13,6 +13,8 @@ let core: CoreV1Api;
 
 beforeEach(async () => {
   fake = await startKubeApiFake();
+  // The API server refuses objects in a namespace that does not exist (NamespaceLifecycle).
+  fake.addNamespace('capi');
   core = fake.kubeConfig().makeApiClient(CoreV1Api);
 });
 

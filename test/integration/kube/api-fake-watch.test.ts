@@ -31,6 +31,8 @@ let custom: CustomObjectsApi;
 
 beforeEach(async () => {
   fake = await startKubeApiFake();
+  // The API server refuses objects in a namespace that does not exist (NamespaceLifecycle).
+  fake.addNamespace(NS);
   custom = fake.kubeConfig().makeApiClient(CustomObjectsApi);
 });
 
@@ -246,6 +248,7 @@ describe('kube API fake: watch through client-node Watch', () => {
 
   it('a resourceVersion older than the history: one ERROR event with a 410 Expired Status, then the end', async () => {
     const small = await startKubeApiFake({ watchHistoryLimit: 3 });
+    small.addNamespace(NS);
     try {
       const api = small.kubeConfig().makeApiClient(CustomObjectsApi);
       const from = Number(((await api.listNamespacedCustomObject(REQUESTS)) as KubernetesListObject<RequestObject>).metadata?.resourceVersion);

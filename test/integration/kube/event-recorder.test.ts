@@ -36,6 +36,8 @@ const stored = () => fake.store.list(EVENTS, 'capi', null);
 
 beforeEach(async () => {
   fake = await startKubeApiFake();
+  // The API server refuses objects in a namespace that does not exist (NamespaceLifecycle).
+  fake.addNamespace('capi');
   warnings = [];
   now = Date.parse('2026-01-01T00:00:00Z');
 });

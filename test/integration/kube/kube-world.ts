@@ -61,6 +61,11 @@ export interface KubeWorld {
   tls?: KubeWorldTls;
   /** Puts the Secret `<cluster>-kubeconfig` as Cluster API keeps it, holding the fake's kubeconfig (it serves both sides). */
   putKubeconfigSecret(): void;
+  /**
+   * A replacement control-plane machine as KCP's scale-up and kubeadm join make it: an etcd member
+   * joined as a learner and promoted, its Node (Ready), its etcd pod and its Machine `wl-<member>`.
+   */
+  joinReplacementMachine(): Promise<{ member: LabMember; machine: string }>;
   down(): Promise<void>;
 }
 
@@ -93,24 +98,29 @@ export const worldTlsFlags = (world: Pick<KubeWorld, 'tls'>): string[] => {
   return client ? ['--cacert', client.caFile, '--cert', client.certFile, '--key', client.keyFile] : [];
 };
 
+/** kubeadm's pki/etcd files in one node's pod filesystem. */
+async function provisionPodTls(lab: Lab, fake: KubeApiFake, podRootOf: (node: string) => string, member: LabMember): Promise<void> {
+  const pki = lab.tls!;
+  const etcdPki = path.join(podRootOf(member.name), 'etc', 'kubernetes', 'pki', 'etcd');
+  // kubeadm's certlist.go: CN kube-etcd-healthcheck-client, O system:masters, client auth only.
+  await issueCert({ certFile: pki.caFile, keyFile: pki.caKeyFile }, etcdPki, 'healthcheck-client', {
+    commonName: 'kube-etcd-healthcheck-client',
+    organization: 'system:masters',
+    usage: 'client',
+  });
+  fs.copyFileSync(pki.caFile, path.join(etcdPki, 'ca.crt'));
+  fake.setPodRoot(member.name, podRootOf(member.name));
+}
+
 /** kubeadm's pki/etcd files in each node's pod filesystem, and the CA Secret as Cluster API keeps it. */
 async function provisionTls(lab: Lab, fake: KubeApiFake): Promise<KubeWorldTls> {
   const pki = lab.tls!;
-  const ca = { certFile: pki.caFile, keyFile: pki.caKeyFile };
   const caPem = fs.readFileSync(pki.caFile, 'utf8');
   fake.putSecret(CAPI_NAMESPACE, ETCD_CA_SECRET, { [ETCD_CA_CERT_KEY]: caPem, [ETCD_CA_KEY_KEY]: fs.readFileSync(pki.caKeyFile, 'utf8') }, CLUSTER_SECRET);
   // Under the lab's root, so the lab's down() removes it.
   const pods = fs.mkdtempSync(path.join(lab.root, 'pods-'));
   const podRootOf = (node: string): string => path.join(pods, node);
-  await Promise.all(
-    lab.members.map(async (member) => {
-      const etcdPki = path.join(podRootOf(member.name), 'etc', 'kubernetes', 'pki', 'etcd');
-      // kubeadm's certlist.go: CN kube-etcd-healthcheck-client, O system:masters, client auth only.
-      await issueCert(ca, etcdPki, 'healthcheck-client', { commonName: 'kube-etcd-healthcheck-client', organization: 'system:masters', usage: 'client' });
-      fs.copyFileSync(pki.caFile, path.join(etcdPki, 'ca.crt'));
-      fake.setPodRoot(member.name, podRootOf(member.name));
-    }),
-  );
+  await Promise.all(lab.members.map((member) => provisionPodTls(lab, fake, podRootOf, member)));
   const client = { caFile: pki.caFile, certFile: pki.certFile, keyFile: pki.keyFile };
   return { caPem, secretName: ETCD_CA_SECRET, client: { ...client, files: readClientTls(pki) }, podRootOf };
 }
@@ -139,7 +149,8 @@ export async function startKubeWorld(members = 3, options: KubeWorldOptions = {}
     await lab.down();
     throw error;
   }
-  lab.members.forEach((member, index) => {
+  /** A lab member as kubeadm's node: its Node, its etcd pod (port-forward and exec reach the member) and its Machine. */
+  const attach = (member: LabMember, index: number): void => {
     const metricsPort = metricsPorts.get(member.name);
     fake.addControlPlaneNode({
       name: member.name,
@@ -153,7 +164,8 @@ export async function startKubeWorld(members = 3, options: KubeWorldOptions = {}
     // Through the member's fault proxy, as its client URL is: a cut member is cut on every path.
     const proxy = new URL(member.clientUrl);
     fake.setUpstream(member.name, { host: proxy.hostname, port: Number(proxy.port) });
-  });
+  };
+  lab.members.forEach(attach);
   const kubeconfig = fake.kubeconfigYaml();
   const putKubeconfigSecret = (): void =>
     fake.putSecret(CAPI_NAMESPACE, kubeconfigSecretName(CAPI_CLUSTER), { [KUBECONFIG_SECRET_KEY]: kubeconfig }, CLUSTER_SECRET);
@@ -168,6 +180,12 @@ export async function startKubeWorld(members = 3, options: KubeWorldOptions = {}
     machineOf: (member) => `wl-${member.name}`,
     ...(tls ? { tls } : {}),
     putKubeconfigSecret,
+    async joinReplacementMachine() {
+      const member = await lab.joinReplacement({ timeoutMs: 30_000 });
+      if (tls) await provisionPodTls(lab, fake, (node) => tls.podRootOf(node), member);
+      attach(member, lab.members.indexOf(member));
+      return { member, machine: `wl-${member.name}` };
+    },
     access: { workloadKubeconfig: kubeconfig, management: { kubeconfig, namespace: CAPI_NAMESPACE, clusterName: CAPI_CLUSTER } },
     async readMachine(name) {
       try {

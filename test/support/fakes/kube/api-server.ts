@@ -5,12 +5,16 @@ import { writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
-import type { JsonObject } from './patch.ts';
+import { type JsonObject, text } from './patch.ts';
 import { execServer } from './exec.ts';
 import { type FaultCounter, FaultInjector, type FaultSpec } from './faults.ts';
 import { type NodeFault, type Upstream, portForwardServer } from './portforward.ts';
 import { discovery } from './discovery.ts';
-import { DEFAULT_NODE_MONITOR_GRACE_MS, postedByKubelet, stoppedPosting } from './node-status.ts';
+import { DEFAULT_COLLECTION_DELAY_MS, type GarbageCollector, startGarbageCollector } from './garbage-collector.ts';
+import { INITIAL_NAMESPACES, NAMESPACES, putNamespace } from './namespace-lifecycle.ts';
+import { forbidden } from './status.ts';
+import { DEFAULT_RUNTIME_DOWN_NOTICED_MS, postedByKubelet, runtimeDown, stoppedPosting } from './node-status.ts';
+import { DEFAULT_NODE_MONITOR_GRACE_MS } from './node-status.ts';
 import { handleRest } from './routes.ts';
 import { badRequest } from './status.ts';
 import { ObjectStore, type ResourceType, metadataOf, resourceType } from './store.ts';
@@ -28,6 +32,10 @@ export interface KubeApiFakeOptions {
   token?: string;
   /** How long a stopped kubelet's Node stays Ready before the node lifecycle controller marks it Unknown (default 40 s, as --node-monitor-grace-period). */
   nodeMonitorGracePeriodMs?: number;
+  /** How long after its container runtime stops the kubelet posts Ready False (default 30 s, node-status.ts). */
+  runtimeDownNoticedMs?: number;
+  /** How long after an owner goes the garbage collector collects its dependents (default 20 ms). */
+  garbageCollectionDelayMs?: number;
 }
 
 export interface ControlPlaneNode {
@@ -48,6 +56,8 @@ const NODES = resourceType('', 'nodes')!;
 const PODS = resourceType('', 'pods')!;
 const SECRETS = resourceType('', 'secrets')!;
 const MACHINES = resourceType('cluster.x-k8s.io', 'machines')!;
+/** The namespace controller empties a terminating namespace in passes this far apart. */
+const NAMESPACE_PASS_MS = 50;
 
 export class KubeApiFake {
   readonly server: string;
@@ -62,6 +72,9 @@ export class KubeApiFake {
   /** The node lifecycle controller's grace timer for each node whose kubelet is down. */
   private readonly silentKubelets = new Map<string, NodeJS.Timeout>();
   nodeMonitorGracePeriodMs = DEFAULT_NODE_MONITOR_GRACE_MS;
+  runtimeDownNoticedMs = DEFAULT_RUNTIME_DOWN_NOTICED_MS;
+  /** Set once the server runs: what it collected, for tests. */
+  garbageCollector?: GarbageCollector;
   /**
    * Every REST request, method and path, in order: tests count the writes they expect once.
    * `injected` is how a failNext() fault answered it instead (a status code, or 'reset').
@@ -147,6 +160,7 @@ export class KubeApiFake {
       status: { phase: 'Running', podIP: node.internalIp },
     });
     if (node.machine) {
+      this.addNamespace(node.machine.namespace);
       this.store.put(MACHINES, {
         apiVersion: 'cluster.x-k8s.io/v1beta1',
         kind: 'Machine',
@@ -165,7 +179,52 @@ export class KubeApiFake {
   putSecret(namespace: string, name: string, data: Record<string, string>, as: { type?: string; labels?: Record<string, string> } = {}): void {
     const encoded = Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
     const metadata = { name, namespace, ...(as.labels ? { labels: as.labels } : {}) };
+    this.addNamespace(namespace);
     this.store.put(SECRETS, { apiVersion: 'v1', kind: 'Secret', metadata, type: as.type ?? 'Opaque', data: encoded });
+  }
+
+  /** A Namespace, Active, unless it exists already (objects created through the API need theirs: namespace-lifecycle.ts). */
+  addNamespace(name: string): void {
+    putNamespace(this.store, name);
+  }
+
+  /**
+   * DELETE of a Namespace: it goes Terminating (new content refused), the namespace controller
+   * deletes what is in it, each object held by its finalizers as usual, and the Namespace goes
+   * once it is empty. The system namespaces are refused (NamespaceLifecycle: "this namespace may
+   * not be deleted").
+   */
+  terminateNamespace(name: string): void {
+    if ((INITIAL_NAMESPACES as readonly string[]).includes(name)) throw forbidden('namespaces', '', name, 'this namespace may not be deleted');
+    const namespace = this.store.get(NAMESPACES, '', name);
+    const metadata = metadataOf(namespace);
+    if (metadata.deletionTimestamp === undefined) {
+      metadata.deletionTimestamp = rfc3339Now();
+      this.store.put(NAMESPACES, { ...namespace, status: { phase: 'Terminating' } });
+    }
+    const pass = (): void => {
+      const inside = this.store.all().filter(({ type, object }) => type.namespaced && metadataOf(object).namespace === name);
+      if (inside.length === 0) {
+        if (this.store.find(NAMESPACES, '', name)) this.store.remove(NAMESPACES, '', name);
+        return;
+      }
+      for (const { type, object } of inside) {
+        const meta = metadataOf(object);
+        const held = Array.isArray(meta.finalizers) && meta.finalizers.length > 0;
+        if (!held) this.store.remove(type, name, text(meta.name));
+        else if (meta.deletionTimestamp === undefined) this.store.put(type, { ...object, metadata: { ...meta, deletionTimestamp: rfc3339Now() } });
+      }
+      later();
+    };
+    // The controller works after the DELETE was answered with the Terminating Namespace.
+    const later = (): void => {
+      const timer = setTimeout(() => {
+        this.timers.delete(timer);
+        pass();
+      }, NAMESPACE_PASS_MS);
+      this.timers.add(timer);
+    };
+    later();
   }
 
   /** Test hook: the Node object goes, its pods stay (before PodGC, §3). */
@@ -223,9 +282,23 @@ export class KubeApiFake {
     this.silentKubelets.set(node, timer);
   }
 
+  /**
+   * Streams through the node go; its kubelet still posts status, and once it notices the runtime
+   * gone it posts Ready False, "container runtime is down" (node-status.ts): not Unknown, and no
+   * unreachable taint, so Cluster API's drain treats the Node as reachable.
+   */
   containerdDown(node: string): void {
     this.faults.set(node, 'containerd-down');
     this.cutStreams(node);
+    this.forgetGraceTimer(node);
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      this.silentKubelets.delete(node);
+      const current = this.store.find(NODES, '', node);
+      if (current && this.faultOf(node) === 'containerd-down') this.store.put(NODES, runtimeDown(current, rfc3339Now()));
+    }, this.runtimeDownNoticedMs);
+    this.timers.add(timer);
+    this.silentKubelets.set(node, timer);
   }
 
   /** Set once the stream servers exist. */
@@ -233,10 +306,10 @@ export class KubeApiFake {
 
   /** A kubelet that comes back posts its status at once: Ready True, and the unreachable taints go. */
   heal(node: string): void {
-    const wasSilent = this.faults.get(node) === 'kubelet-down';
+    const wasFaulty = this.faults.has(node);
     this.faults.delete(node);
     this.forgetGraceTimer(node);
-    if (wasSilent) this.kubeletPosts(node);
+    if (wasFaulty) this.kubeletPosts(node);
   }
 
   private forgetGraceTimer(node: string): void {
@@ -311,6 +384,7 @@ export class KubeApiFake {
   }
 
   async stop(): Promise<void> {
+    this.garbageCollector?.stop();
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
     await this.close();
@@ -336,6 +410,7 @@ function send(response: ServerResponse, code: number, body: unknown, warnings: r
 export async function startKubeApiFake(options: KubeApiFakeOptions = {}): Promise<KubeApiFake> {
   const machineDeletionMs = options.machineDeletionMs ?? 100;
   const store = new ObjectStore(options.watchHistoryLimit);
+  for (const namespace of INITIAL_NAMESPACES) putNamespace(store, namespace);
   const watches = watchServer(store);
   // The handlers below reach `fake` only after it is built, once the server listens.
   const forward = portForwardServer({
@@ -350,6 +425,10 @@ export async function startKubeApiFake(options: KubeApiFakeOptions = {}): Promis
     podPathPrefixes: () => fake.podPathPrefixes(),
   });
   const graceful = (type: ResourceType, namespace: string, name: string): boolean => {
+    if (type === NAMESPACES) {
+      fake.terminateNamespace(name);
+      return true;
+    }
     if (type !== MACHINES) return false;
     fake.scheduleMachineDeletion(namespace, name, machineDeletionMs);
     return true;
@@ -446,6 +525,8 @@ export async function startKubeApiFake(options: KubeApiFakeOptions = {}): Promis
     watches,
   );
   fake.cutStreams = (node) => forward.cut(node);
+  fake.garbageCollector = startGarbageCollector(store, options.garbageCollectionDelayMs ?? DEFAULT_COLLECTION_DELAY_MS);
+  if (options.runtimeDownNoticedMs !== undefined) fake.runtimeDownNoticedMs = options.runtimeDownNoticedMs;
   if (options.token !== undefined) fake.token = options.token;
   if (options.nodeMonitorGracePeriodMs !== undefined) fake.nodeMonitorGracePeriodMs = options.nodeMonitorGracePeriodMs;
   return fake;

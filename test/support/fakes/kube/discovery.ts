@@ -13,7 +13,7 @@ const VERSION = { major: '1', minor: '35', gitVersion: 'v1.35.7', gitTreeState: 
 
 /**
  * The versions each group serves, preferred first: the core group; Cluster API from v1.11 on
- * (v1beta2 the storage version, v1beta1 still served); ours as infra/kubernetes/crds defines it.
+ * (v1beta2 the storage version, v1beta1 still served); ours as infra/kubernetes/deploy/crds defines it.
  */
 const GROUP_VERSIONS: Record<string, readonly string[]> = {
   '': ['v1'],
@@ -23,6 +23,7 @@ const GROUP_VERSIONS: Record<string, readonly string[]> = {
 
 /** kubectl's short names and categories, as each type's own definition gives them. */
 const NAMES: Record<string, { shortNames?: string[]; categories?: string[] }> = {
+  namespaces: { shortNames: ['ns'] },
   nodes: { shortNames: ['no'] },
   pods: { shortNames: ['po'], categories: ['all'] },
   events: { shortNames: ['ev'] },

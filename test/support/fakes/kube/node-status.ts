@@ -9,7 +9,14 @@ import { type Json, type JsonObject, isObject, text } from './patch.ts';
 /** kube-controller-manager --node-monitor-grace-period (NodeLifecycleController defaults). */
 export const DEFAULT_NODE_MONITOR_GRACE_MS = 40_000;
 
+/**
+ * kubelet.go maxWaitForContainerRuntime: the runtime state reports "container runtime is down"
+ * once no runtime sync succeeded for 30 s, and the next status post carries it.
+ */
+export const DEFAULT_RUNTIME_DOWN_NOTICED_MS = 30_000;
+
 export const UNREACHABLE_TAINT = 'node.kubernetes.io/unreachable';
+export const NOT_READY_TAINT = 'node.kubernetes.io/not-ready';
 
 /** What a healthy kubelet reports, in the order it sets them. */
 const HEALTHY: readonly { type: string; status: string; reason: string; message: string }[] = [
@@ -54,7 +61,7 @@ export function postedByKubelet(node: JsonObject, now: string): JsonObject {
   const others = conditionsOf(node).filter((condition) => !KUBELET_TYPES.has(text(condition.type)));
   return withTaints(
     withStatus(node, [...conditions, ...others]),
-    taintsOf(node).filter((taint) => taint.key !== UNREACHABLE_TAINT),
+    taintsOf(node).filter((taint) => taint.key !== UNREACHABLE_TAINT && taint.key !== NOT_READY_TAINT),
   );
 }
 
@@ -68,4 +75,29 @@ export function stoppedPosting(node: JsonObject, now: string): JsonObject {
   const others = taintsOf(node).filter((taint) => taint.key !== UNREACHABLE_TAINT);
   const unreachable = ['NoSchedule', 'NoExecute'].map((effect) => ({ key: UNREACHABLE_TAINT, effect, timeAdded: now }));
   return withTaints(withStatus(node, conditions), [...others, ...unreachable]);
+}
+
+/**
+ * The kubelet still posts, but its runtime is gone (nodestatus ReadyCondition with the runtime
+ * state's error): Ready False, reason KubeletNotReady, "container runtime is down". The pressure
+ * conditions are posted as before. The lifecycle controller taints it not-ready (NoSchedule by
+ * condition, NoExecute by doNoExecuteTaintingPass), never unreachable: the Node still posts.
+ */
+export function runtimeDown(node: JsonObject, now: string): JsonObject {
+  const posted = postedByKubelet(node, now);
+  const before = new Map(conditionsOf(node).map((condition) => [condition.type, condition]));
+  const conditions = conditionsOf(posted).map((condition) =>
+    condition.type === 'Ready'
+      ? {
+          ...condition,
+          status: 'False',
+          reason: 'KubeletNotReady',
+          message: 'container runtime is down',
+          lastTransitionTime: before.get('Ready')?.status === 'False' ? (before.get('Ready')!.lastTransitionTime ?? now) : now,
+        }
+      : condition,
+  );
+  const others = taintsOf(posted).filter((taint) => taint.key !== NOT_READY_TAINT);
+  const notReady = ['NoSchedule', 'NoExecute'].map((effect) => ({ key: NOT_READY_TAINT, effect, timeAdded: now }));
+  return withTaints(withStatus(posted, conditions), [...others, ...notReady]);
 }

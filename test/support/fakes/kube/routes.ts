@@ -2,6 +2,7 @@
 // DELETE on the stored resource types, and GET/PUT/PATCH on their /status subresource. Watches are
 // in watch.ts.
 import { type Admitted, admitCustomResource } from './crd-admission.ts';
+import { admitInNamespace } from './namespace-lifecycle.ts';
 import { servesVersion } from './discovery.ts';
 import { admitEvent } from './event-admission.ts';
 import { fieldFilter } from './field-selectors.ts';
@@ -120,6 +121,26 @@ function finalizersOf(object: JsonObject): Json[] {
   return Array.isArray(finalizers) ? finalizers : [];
 }
 
+/**
+ * apimachinery ValidateObjectMetaUpdate (ValidateNoNewFinalizers): an object being deleted may lose
+ * finalizers, never gain one: 422, `metadata.finalizers: Forbidden: no new finalizers can be added
+ * if the object is being deleted, found new finalizers []string{"x"}`.
+ */
+function checkNoNewFinalizers(route: Route, name: string, next: JsonObject, current: JsonObject): void {
+  if (metadataOf(current).deletionTimestamp === undefined) return;
+  const before = new Set(finalizersOf(current).map(text));
+  const added = [...new Set(finalizersOf(next).map(text))].filter((finalizer) => !before.has(finalizer)).sort();
+  if (added.length === 0) return;
+  const found = `[]string{${added.map((f) => JSON.stringify(f)).join(', ')}}`;
+  throw invalid(route.type.kind, route.type.group, name, [
+    {
+      reason: 'FieldValueForbidden',
+      message: `Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers ${found}`,
+      field: 'metadata.finalizers',
+    },
+  ]);
+}
+
 /** Stores an update; an object being deleted goes once its last finalizer is gone. */
 function update(store: ObjectStore, route: Route, name: string, next: JsonObject): JsonObject {
   metadataOf(next).name = name;
@@ -145,6 +166,7 @@ function create(store: ObjectStore, route: Route, request: RestRequest): RestRes
   if (route.type.namespaced && body.metadata.namespace !== undefined && body.metadata.namespace !== namespace) {
     throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
   }
+  admitInNamespace(store, route.type, namespace, name);
   if (store.find(route.type, namespace, name)) throw alreadyExists(route.type.plural, route.type.group, name);
   // The server sets these itself; "create cannot set status" (apiextensions customresource
   // strategy.PrepareForCreate) where there is a status subresource.
@@ -164,6 +186,7 @@ function patchOrPut(store: ObjectStore, route: Route, name: string, request: Res
     throw badRequest(request.method === 'PUT' ? 'the body of the request was in an unknown format' : 'patch did not produce an object');
   checkVersion(route, name, next, current);
   checkUidUnchanged(route, name, next, current);
+  checkNoNewFinalizers(route, name, next, current);
   const { object, warnings } = admitted(route, request, route.subresource === 'status' ? statusOnly(next, current) : keepStatus(route.type, next, current));
   return { code: 200, body: update(store, route, name, object), warnings };
 }

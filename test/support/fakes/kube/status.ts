@@ -75,6 +75,11 @@ export function invalid(kind: string, group: string, name: string, causes: Statu
   });
 }
 
+/** errors.NewForbidden's shape for an admission refusal: 403, reason Forbidden, the plugin's words. */
+export function forbidden(resource: string, group: string, name: string, why: string): KubeFakeError {
+  return aboutObject(403, 'Forbidden', resource, group, name, (object) => `${object} is forbidden: ${why}`);
+}
+
 export function badRequest(message: string): KubeFakeError {
   return new KubeFakeError({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason: 'BadRequest', code: 400 });
 }

@@ -17,6 +17,7 @@ export interface ResourceType {
 }
 
 export const RESOURCES: readonly ResourceType[] = [
+  { group: '', plural: 'namespaces', kind: 'Namespace', namespaced: false, status: true },
   { group: '', plural: 'nodes', kind: 'Node', namespaced: false, status: true },
   { group: '', plural: 'pods', kind: 'Pod', namespaced: true, status: true },
   { group: '', plural: 'secrets', kind: 'Secret', namespaced: true },
@@ -142,6 +143,14 @@ export class ObjectStore {
       .filter((object) => namespace === undefined || !type.namespaced || metadataOf(object).namespace === namespace)
       .filter((object) => matchesSelector(metadataOf(object).labels, selector))
       .map((object) => structuredClone(object));
+  }
+
+  /** Every stored object with its type, for the controllers that look across types (the garbage collector). */
+  all(): { type: ResourceType; object: JsonObject }[] {
+    return [...this.objects.entries()].map(([k, object]) => ({
+      type: RESOURCES.find((t) => k.startsWith(`${t.group}/${t.plural}/`))!,
+      object: structuredClone(object),
+    }));
   }
 
   /** Deletes; the object returned (and the DELETED event) carries the deletion's resourceVersion. */

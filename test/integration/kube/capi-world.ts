@@ -1,0 +1,111 @@
+// The kube world with Cluster API running in it (test/support/capi-sim): a control plane of three
+// kubeadm machines, each Node running one Deployment pod besides its static pods (what drain must
+// evict), a MachineHealthCheck over the control-plane Machines, and KCP keeping three replicas,
+// its replacements joined to the real etcd. `external: true` gives the MHC our remediation
+// template, as the README's example does; without it, KCP remediates alone.
+import { REQUEST_GROUP, REQUEST_VERSION } from '../../../functions/adapters/kube/cluster-api/remediation-requests.ts';
+import { readClientTls } from '../../../infra/lab/lab-pki.ts';
+import { MHCS, MIRROR_ANNOTATION, PODS } from '../../support/capi-sim/capi-objects.ts';
+import { startCapiSimulation, type CapiSimulation } from '../../support/capi-sim/capi-simulation.ts';
+import { etcdThroughNodes } from '../../support/capi-sim/etcd-through-node.ts';
+import { resourceType } from '../../support/fakes/kube/store.ts';
+import { CAPI_CLUSTER, CAPI_NAMESPACE, startKubeWorld, type KubeWorld, type KubeWorldOptions } from './kube-world.ts';
+
+export const MHC_NAME = 'wl-control-plane';
+export const TEMPLATE_NAME = 'etcd-remediator';
+const TEMPLATES = resourceType(REQUEST_GROUP, 'etcdremediationrequesttemplates')!;
+
+export interface CapiWorldOptions extends KubeWorldOptions {
+  /** The MHC hands its Machines to our remediation (its template), instead of to KCP. */
+  external: boolean;
+  /** How long a Node condition must hold before MHC calls the Machine unhealthy (default 1 s). */
+  unhealthyAfterSeconds?: number;
+  /** A stopped kubelet's Node goes Unknown after this long (default 1 s; the controller's default is 40 s). */
+  nodeMonitorGracePeriodMs?: number;
+  /** The kubelet posts Ready False this long after its runtime stops (default 500 ms; 30 s in the kubelet). */
+  runtimeDownNoticedMs?: number;
+  /** MHC's maxUnhealthy (default 1). */
+  maxUnhealthy?: number;
+}
+
+export interface CapiWorld {
+  world: KubeWorld;
+  sim: CapiSimulation;
+  down(): Promise<void>;
+}
+
+export async function startCapiWorld(options: CapiWorldOptions): Promise<CapiWorld> {
+  const world = await startKubeWorld(3, options);
+  const { fake, lab } = world;
+  fake.nodeMonitorGracePeriodMs = options.nodeMonitorGracePeriodMs ?? 1_000;
+  fake.runtimeDownNoticedMs = options.runtimeDownNoticedMs ?? 500;
+  for (const member of lab.members) dressNode(world, member.name);
+  const timeout = `${options.unhealthyAfterSeconds ?? 1}s`;
+  fake.store.put(MHCS, {
+    apiVersion: 'cluster.x-k8s.io/v1beta1',
+    kind: 'MachineHealthCheck',
+    metadata: { name: MHC_NAME, namespace: CAPI_NAMESPACE },
+    spec: {
+      clusterName: CAPI_CLUSTER,
+      selector: { matchLabels: { 'cluster.x-k8s.io/control-plane': '' } },
+      unhealthyConditions: [
+        { type: 'Ready', status: 'Unknown', timeout },
+        { type: 'Ready', status: 'False', timeout },
+      ],
+      maxUnhealthy: options.maxUnhealthy ?? 1,
+      ...(options.external
+        ? { remediationTemplate: { apiVersion: `${REQUEST_GROUP}/${REQUEST_VERSION}`, kind: 'EtcdRemediationRequestTemplate', name: TEMPLATE_NAME } }
+        : {}),
+    },
+  });
+  if (options.external)
+    fake.store.put(TEMPLATES, {
+      apiVersion: `${REQUEST_GROUP}/${REQUEST_VERSION}`,
+      kind: 'EtcdRemediationRequestTemplate',
+      metadata: { name: TEMPLATE_NAME, namespace: CAPI_NAMESPACE },
+      spec: { template: { spec: { reason: `MachineHealthCheck ${MHC_NAME}: Node not Ready for ${timeout}` } } },
+    });
+  const clientUrlOf = (node: string): string | undefined => lab.members.find((m) => m.name === node)?.clientUrl;
+  const sim = startCapiSimulation({
+    fake,
+    namespace: CAPI_NAMESPACE,
+    clusterName: CAPI_CLUSTER,
+    replicas: 3,
+    etcd: etcdThroughNodes(fake, clientUrlOf, lab.tls ? readClientTls(lab.tls) : undefined),
+    async provision() {
+      const { member, machine } = await world.joinReplacementMachine();
+      dressNode(world, member.name);
+      return { machine };
+    },
+  });
+  return {
+    world,
+    sim,
+    async down() {
+      try {
+        await sim.stop();
+      } finally {
+        await world.down();
+      }
+    },
+  };
+}
+
+/** A kubeadm node's pods: the etcd static pod is a mirror pod (drain leaves it); one Deployment pod drain must evict. */
+function dressNode({ fake }: KubeWorld, node: string): void {
+  const etcdPod = fake.store.get(PODS, 'kube-system', `etcd-${node}`);
+  const metadata = etcdPod.metadata as Record<string, unknown>;
+  fake.store.put(PODS, { ...etcdPod, metadata: { ...metadata, annotations: { ...(metadata.annotations as object), [MIRROR_ANNOTATION]: 'mirror' } } });
+  fake.store.put(PODS, {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: `coredns-${node}`,
+      namespace: 'kube-system',
+      labels: { 'k8s-app': 'kube-dns' },
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'coredns-5d78c9869d', uid: 'rs-coredns', controller: true }],
+    },
+    spec: { nodeName: node, containers: [{ name: 'coredns', image: 'registry.k8s.io/coredns/coredns:v1.11.3' }] },
+    status: { phase: 'Running' },
+  });
+}
