@@ -6,14 +6,27 @@
 // Machine (its Cluster, MachineHealthCheck or Machine paused, or the MHC short-circuited): the
 // status says so, each follow round looks again, and an incident of the request that has not begun
 // removing stops then. The informer lists, then watches from the list's resourceVersion, and
-// relists on 410 Gone; after a dropped watch it is started again from where it was.
+// relists on 410 Gone; after a dropped watch it is started again from where it was. Each request
+// carries our finalizer while it stands, so one the garbage collector deletes with its Machine is
+// followed to its outcome before it goes; a deletion is judged by the Machine (there and healthy:
+// MHC withdrew it; gone or deleting: collected). Each status is also the Machine's
+// ExternallyRemediated condition.
 import os from 'node:os';
 import { CoreV1Api, CustomObjectsApi, makeInformer, type Informer, type KubeConfig } from '@kubernetes/client-node';
 import { handleWhenResult, retry } from 'cockatiel';
 import type { EventEnvelope } from '../../events/catalogue.ts';
 import { createRemediationGate, type Gate, type GateLook } from '../../functions/adapters/kube/cluster-api/remediation-gate.ts';
 import { createEventRecorder, machineReference } from '../../functions/adapters/kube/cluster-api/object-events.ts';
-import { conditionsOf, type Condition, truncateNote, type InvolvedObject, type ObjectEventSaid } from '../../functions/core/kubernetes/index.ts';
+import {
+  conditionsOf,
+  externallyRemediatedOf,
+  type Condition,
+  truncateNote,
+  type InvolvedObject,
+  type ObjectEventSaid,
+} from '../../functions/core/kubernetes/index.ts';
+import { createMachineReader } from '../../functions/adapters/kube/cluster-api/machines.ts';
+import { writeMachineCondition } from '../../functions/adapters/kube/cluster-api/machine-remediated.ts';
 import { kubeEventOf, kubeEventOfIncident } from './decision-events.ts';
 import {
   REQUESTS_PATH,
@@ -75,6 +88,14 @@ export interface RequestWatcherOptions {
   clusterApiVersion?: MachineApiVersion;
   /** Who writes the Kubernetes Events (their reportingInstance; default the host's name, a pod's own). */
   eventInstance?: string;
+  /**
+   * A request the garbage collector deleted after its Machine (ours to delete) stays, held by the
+   * finalizer, this long once its outcome is written (default 15 min), so `kubectl wait` and
+   * `kubectl get` still read it after the replacement joined.
+   */
+  keepEndedMs?: number;
+  /** ...and at most this long after its deletion when no outcome comes (default 2 h): a request is never held for ever. */
+  holdAfterDeletionMs?: number;
 }
 
 export interface RequestWatcher {
@@ -114,6 +135,15 @@ interface Tracked {
   /** Status writes, one after the other, so the last event's status is the one that stays. */
   writes: Promise<void>;
   terminal: boolean;
+  /**
+   * Its deletion, once seen (a deletionTimestamp under our finalizer, or the object gone): withdrawn
+   * by its MachineHealthCheck (the Machine is there and healthy), or collected with the Machine.
+   */
+  deletion?: { cause: 'withdrawn' | 'collected'; since: number; endedAt?: number; settled?: boolean };
+  /** The finalizer is being added or removed: one patch at a time. */
+  patchingHold?: boolean;
+  /** The Machine's ExternallyRemediated as last written (its reason, status and message). */
+  machineSaid?: string;
   /**
    * A status write failed: the next follow round writes the incident's whole status again, even
    * when the incident has not changed since, or is over (a failed terminal write is not the end).
@@ -170,6 +200,7 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
         if (!(await requests.writeStatus(entry.request, full, clear)))
           log.info('request gone before its status was written', { request: keyOf(entry.request) });
         entry.conditions = conditions;
+        tellMachine(entry, conditions);
       })
       .catch((error: unknown) => {
         entry.unwritten = true;
@@ -188,6 +219,100 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
   function tell(entry: Tracked, said: ObjectEventSaid): void {
     entry.machine ??= machineReference(customObjects, entry.request, options.clusterApiVersion ?? 'v1beta1');
     void entry.machine.then((machine) => recorder.record(machine, said));
+  }
+
+  /** The Machine's ExternallyRemediated condition from the request's, in the background; a Machine gone is nothing to tell. */
+  function tellMachine(entry: Tracked, conditions: readonly Condition[]): void {
+    const condition = externallyRemediatedOf(conditions);
+    const key = condition && JSON.stringify([condition.status, condition.reason, condition.message]);
+    if (!condition || key === entry.machineSaid) return;
+    entry.machineSaid = key;
+    const machine = { namespace: entry.request.namespace, name: entry.request.machineName };
+    writeMachineCondition(customObjects, options.clusterApiVersion ?? 'v1beta1', machine, condition).catch((error: unknown) => {
+      delete entry.machineSaid;
+      log.warn("the Machine's ExternallyRemediated condition not written; written on the request's next change", {
+        request: keyOf(entry.request),
+        error: String(error),
+      });
+    });
+  }
+
+  /**
+   * Why a request is being deleted: its MHC withdrew it (the Machine is there, the same one, not
+   * deleting: healthy again), or the garbage collector took it after its Machine went (ours to
+   * delete once the member is out). Undefined when the Machine cannot be read now.
+   */
+  async function deletionCause(entry: Tracked): Promise<'withdrawn' | 'collected' | undefined> {
+    const reader = createMachineReader({ customObjects, clusterName: entry.request.clusterName ?? '', version: options.clusterApiVersion ?? 'v1beta1' });
+    const machine = await reader.machineByName(entry.request.namespace, entry.request.machineName).catch((error: unknown) => {
+      log.warn("the request's Machine not read, so why the request is deleted is not known yet; read again on the next round", {
+        request: keyOf(entry.request),
+        error: String(error),
+      });
+      return null;
+    });
+    if (machine === null) return undefined;
+    const owner = entry.request.machineOwner?.uid;
+    return !machine || machine.deleting || (owner !== undefined && owner !== machine.uid) ? 'collected' : 'withdrawn';
+  }
+
+  /** Adds or removes the finalizer; a failure (a Conflict with a newer version) is tried again on the next change or round. */
+  async function setHold(entry: Tracked, hold: boolean): Promise<boolean> {
+    if (entry.patchingHold) return false;
+    entry.patchingHold = true;
+    try {
+      await requests.holdForOutcome(entry.request, entry.request.finalizers ?? [], hold);
+      return true;
+    } catch (error) {
+      log.warn(`request finalizer not ${hold ? 'added' : 'removed'}; tried again on the next round`, { request: keyOf(entry.request), error: String(error) });
+      return false;
+    } finally {
+      entry.patchingHold = false;
+    }
+  }
+
+  /**
+   * The request's finalizer by level, each time it is seen and each round: added while it stands;
+   * once it is being deleted, the cause decided once, then removed when that deletion may go on.
+   */
+  async function settleHold(entry: Tracked): Promise<void> {
+    if (stopped || entry.clusterId === '') return;
+    const { request } = entry;
+    if (request.deletingSince === undefined) {
+      if (!request.heldForOutcome) await setHold(entry, true);
+      return;
+    }
+    if (!entry.deletion) {
+      const cause = await deletionCause(entry);
+      if (!cause || entry.deletion) return;
+      entry.deletion = { cause, since: Date.parse(request.deletingSince) || runtime.clock.now() };
+      if (cause === 'collected')
+        log.info('request deleted by the garbage collector after its Machine, which this incident replaces; kept until its outcome is written', {
+          request: keyOf(request),
+          incidentId: entry.incidentId,
+        });
+      else void withdrawIncidentOf(entry).finally(() => (entry.deletion!.settled = true));
+    }
+    if (!request.heldForOutcome || !releaseDue(entry)) return;
+    if (await setHold(entry, false)) log.info('request released: its deletion goes on', { request: keyOf(request), cause: entry.deletion.cause });
+  }
+
+  /** Whether a deleting request may go now (the deletion's cause decided). */
+  function releaseDue(entry: Tracked): boolean {
+    const deletion = entry.deletion!;
+    if (deletion.cause === 'withdrawn') return deletion.settled === true;
+    const now = runtime.clock.now();
+    const ended = entry.terminal && !entry.unwritten;
+    if (ended) deletion.endedAt ??= now;
+    if (ended) return now - deletion.endedAt! >= (options.keepEndedMs ?? 15 * 60_000);
+    const limit = options.holdAfterDeletionMs ?? 2 * 3_600_000;
+    if (now - deletion.since < limit) return false;
+    log.warn('request held for its outcome past holdAfterDeletionMs without one: released; the incident goes on, read it with status', {
+      request: keyOf(entry.request),
+      incidentId: entry.incidentId,
+      holdAfterDeletionMs: limit,
+    });
+    return true;
   }
 
   function detach(entry: Tracked): void {
@@ -258,7 +383,7 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
     const known = tracked.get(key);
     if (known) {
       known.request = request;
-      return;
+      return settleHold(known);
     }
     if (!request.clusterName) {
       log.warn('request without a cluster-name label; left alone', { request: key });
@@ -282,7 +407,8 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
     if (request.status?.phase === 'Recovered')
       entry.recoveredAt = Date.parse(request.status.completedAt ?? request.status.updatedAt ?? '') || runtime.clock.now();
     tracked.set(key, entry);
-    if (entry.terminal) return;
+    await settleHold(entry);
+    if (entry.terminal || entry.deletion) return;
     // Reported before (this watcher, or an earlier one that stopped before writing the status). An
     // incident of another report holding the member is joined by reporting, so it records MHC's word.
     const existing = request.status?.incidentId ? await runtime.store.getIncident(request.status.incidentId) : await incidentFor(entry, false);
@@ -427,14 +553,28 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
     }
   }
 
-  async function withdraw(object: RequestObject): Promise<void> {
+  /** The object is gone. Held by our finalizer, its deletion was handled already; otherwise its cause is decided now. */
+  async function gone(object: RequestObject): Promise<void> {
     const request = toRemediationRequest(object);
     if (!request) return;
     const key = keyOf(request);
     const entry = tracked.get(key);
     tracked.delete(key);
     if (entry) byIncident.get(entry.incidentId ?? '')?.delete(key);
-    if (!entry?.incidentId || entry.terminal) return;
+    if (!entry || entry.deletion || !entry.incidentId || entry.terminal) return;
+    const cause = await deletionCause(entry);
+    if (cause === 'collected')
+      return void log.info('request deleted by the garbage collector after its Machine, without our finalizer; its incident goes on', {
+        request: key,
+        incidentId: entry.incidentId,
+      });
+    await withdrawIncidentOf(entry);
+  }
+
+  /** Its MachineHealthCheck deleted the request: its own incident stops, unless removal began. */
+  async function withdrawIncidentOf(entry: Tracked): Promise<void> {
+    const key = keyOf(entry.request);
+    if (!entry.incidentId || entry.terminal) return;
     // Another report's incident: that report still stands.
     if (entry.holder)
       return void log.info("request deleted; the incident it followed is another report's, and goes on", { request: key, incidentId: entry.incidentId });
@@ -487,8 +627,11 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
   /** One request, once a round: the store is the truth, and Cluster API's word is read afresh. */
   async function followRound(entry: Tracked, look: GateLook): Promise<void> {
     if (entry.clusterId === '') return;
-    if (entry.held) return lookAgain(entry, look);
-    if (recheckDue(entry)) return recheck(entry, look);
+    await settleHold(entry);
+    // A withdrawn request is not reported again; a collected one is followed to its incident's end.
+    if (entry.deletion?.cause === 'withdrawn') return;
+    if (entry.held && !entry.deletion) return lookAgain(entry, look);
+    if (recheckDue(entry) && !entry.deletion) return recheck(entry, look);
     if (entry.terminal && !entry.unwritten) return;
     // Reported, but its incident was not open yet when last looked for (a remote stack is slower).
     if (!entry.incidentId) {
@@ -535,7 +678,7 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
   };
   informer.on('add', (object) => handled(handle(object), 'add'));
   informer.on('update', (object) => handled(handle(object), 'update'));
-  informer.on('delete', (object) => handled(withdraw(object), 'delete'));
+  informer.on('delete', (object) => handled(gone(object), 'delete'));
   let restartDelay = options.restartDelayMs ?? 1_000;
   informer.on('error', (error) => {
     dropped = describeKubeError(error).split('\n')[0]!.slice(0, 300);

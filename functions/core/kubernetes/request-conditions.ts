@@ -71,3 +71,21 @@ export function conditionsOf(status: ConditionSource, previous: readonly Conditi
   const others = previous.filter((c) => !(CONDITION_TYPES as readonly string[]).includes(c.type));
   return [...ours, ...others];
 }
+
+/**
+ * The Machine's ExternallyRemediated condition (Cluster API v1beta2, set False WaitingForRemediation
+ * by MHC when it creates the request and left to the external remediator): the request's
+ * Remediated condition under the Machine's type, so `clusterctl describe` says what we did and why.
+ * Its message is cut to what a condition message holds (32768 bytes).
+ */
+export function externallyRemediatedOf(conditions: readonly Condition[]): Omit<Condition, 'observedGeneration'> | undefined {
+  const remediated = conditions.find((c) => c.type === 'Remediated');
+  if (!remediated) return undefined;
+  return {
+    type: 'ExternallyRemediated',
+    status: remediated.status,
+    reason: remediated.reason,
+    message: remediated.message.slice(0, 32_768),
+    lastTransitionTime: remediated.lastTransitionTime,
+  };
+}

@@ -22,6 +22,8 @@ const teardown = tearDownAfterEach();
 async function setUp() {
   const fake = await startKubeApiFake();
   teardown.push(() => fake.stop());
+  // The request's Machine stands: deleting the request is its MachineHealthCheck's withdrawal, not a garbage collection.
+  fake.addControlPlaneNode({ name: 'cp-1', internalIp: '10.0.0.11', machine: { name: MACHINE, namespace: 'default', clusterName: 'wl' } });
   const store = tempStore('watcher-holder-', teardown);
   const said: string[] = [];
   const record = (message: string) => void said.push(message);

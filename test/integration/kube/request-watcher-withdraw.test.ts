@@ -16,6 +16,8 @@ describe('request watcher: a deleted request whose incident a step holds', () =>
   it('asks to withdraw it until withdrawWithinMs has passed, then says the incident goes on', async () => {
     const fake = await startKubeApiFake();
     teardown.push(() => fake.stop());
+    // The request's Machine stands: deleting the request is its MachineHealthCheck's withdrawal.
+    fake.addControlPlaneNode({ name: 'cp-1', internalIp: '10.0.0.11', machine: { name: 'wl-cp-1', namespace: 'default', clusterName: 'wl' } });
     const store = tempStore('request-withdraw-', teardown);
     const warned: { message: string; fields: Record<string, unknown> }[] = [];
     const quiet = () => undefined;

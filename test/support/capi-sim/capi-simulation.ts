@@ -1,5 +1,5 @@
 // A simulation of the Cluster API controllers an etcd remediation meets, beside the FAKE API
-// server: the MachineHealthCheck controller (mhc.ts), the Machine controller's deletion and the
+// server: the MachineHealthCheck controller (mhc.ts), the Machine controller's status (machine-status.ts), its deletion and the
 // kubelet's side of a pod deletion (machine-deletion.ts), and KubeadmControlPlane (kcp.ts), each
 // following kubernetes-sigs/cluster-api at ae7ff047 as its file says. It runs in rounds, each
 // controller after the other, and writes its steps to a timeline.
@@ -14,6 +14,7 @@ import type { KubeApiFake } from '../fakes/kube/api-server.ts';
 import type { EtcdThroughNodes } from './etcd-through-node.ts';
 import { kcpRound, type KcpState } from './kcp.ts';
 import { kubeletRound, machineDeletionRound } from './machine-deletion.ts';
+import { machineStatusRound } from './machine-status.ts';
 import { mhcRound } from './mhc.ts';
 import { simContext, type TimelineEntry } from './sim-context.ts';
 
@@ -36,6 +37,8 @@ export interface CapiSimulationOptions {
 export interface CapiSimulation {
   readonly timeline: TimelineEntry[];
   readonly kcp: KcpState;
+  /** When it started (Date.now()): the timeline's zero. */
+  readonly startedAt: number;
   /** Rounds completed so far: a test waits on them to show a state lasts. */
   readonly rounds: number;
   /** The timeline as lines, "+1234 ms wl-cp-1: request created by …". */
@@ -45,7 +48,8 @@ export interface CapiSimulation {
 
 export function startCapiSimulation(options: CapiSimulationOptions): CapiSimulation {
   const timeline: TimelineEntry[] = [];
-  const sim = simContext(options.fake, timeline);
+  const startedAt = Date.now();
+  const sim = simContext(options.fake, timeline, startedAt);
   const kcp: KcpState = { annotations: {} };
   let stopped = false;
   let round: Promise<void> = Promise.resolve();
@@ -60,6 +64,7 @@ export function startCapiSimulation(options: CapiSimulationOptions): CapiSimulat
     ...(options.sickComponents ? { sickComponents: options.sickComponents } : {}),
   };
   const once = async (): Promise<void> => {
+    machineStatusRound(sim);
     mhcRound(sim, { requestResource: { group: REQUEST_GROUP, plural: REQUEST_PLURAL } });
     kubeletRound(sim);
     machineDeletionRound(sim);
@@ -77,6 +82,7 @@ export function startCapiSimulation(options: CapiSimulationOptions): CapiSimulat
   return {
     timeline,
     kcp,
+    startedAt,
     get rounds() {
       return rounds;
     },

@@ -10,6 +10,22 @@ import { CAPI_GROUP, CONTROL_PLANE_LABEL, MACHINES_PLURAL, createMachineReader, 
 import { withSignal } from '../signal.ts';
 
 export const REMEDIATED_ANNOTATION = 'etcd-remediator.io/remediated';
+/**
+ * Cluster API's ExcludeNodeDrainingAnnotation: the Machine controller skips drain. Drain waits for
+ * the Node's pods to stop, and a Node that is not Ready cannot stop them: with its container runtime
+ * down the kubelet still posts (Ready False, not Unknown), so the Machine controller's relaxed drain
+ * for an unreachable Node does not apply and, without nodeDrainTimeout, deletion waits for ever.
+ */
+export const EXCLUDE_NODE_DRAINING = 'machine.cluster.x-k8s.io/exclude-node-draining';
+
+/** Why drain cannot finish on this Machine's Node, or undefined when its Node is Ready (or unknown to Cluster API). */
+export function drainCannotFinish(machine: Pick<MachineRef, 'nodeReady' | 'nodeName'>): string | undefined {
+  const ready = machine.nodeReady;
+  if (!ready || ready.status === 'True') return undefined;
+  const said = ready.message?.replace(/^\* /, '') ?? `NodeReady ${ready.status}`;
+  const node = machine.nodeName === undefined ? 'its Node' : `its Node ${machine.nodeName}`;
+  return `${node} is not Ready (${ready.reason ?? ready.status}: ${said}), so its pods cannot stop and a drain would wait for ever`;
+}
 
 /** The annotation's value, as JSON. */
 export interface RemediationRecord {
@@ -110,7 +126,9 @@ export function createMachineActuator(options: MachineActuatorOptions): Actuator
         member: memberLabel(request),
       };
       // The uid makes the patch refused (metadata.uid is immutable) by a Machine that took the name since the read.
-      const body = { metadata: { uid: machine.uid, annotations: { [REMEDIATED_ANNOTATION]: JSON.stringify(record) } } };
+      const noDrain = drainCannotFinish(machine);
+      const annotations = { [REMEDIATED_ANNOTATION]: JSON.stringify(record), ...(noDrain ? { [EXCLUDE_NODE_DRAINING]: noDrain.slice(0, 250) } : {}) };
+      const body = { metadata: { uid: machine.uid, annotations } };
       signal?.throwIfAborted();
       const annotated = await step('annotating', machine.name, () =>
         customObjects.patchNamespacedCustomObject(
@@ -125,7 +143,8 @@ export function createMachineActuator(options: MachineActuatorOptions): Actuator
         customObjects.deleteNamespacedCustomObject({ ...coordinates(machine.name), body: { preconditions: { uid: machine.uid } } }, withSignal(signal)),
       );
       if (!deleted) return { action: 'deleted', detail: `${label} was annotated ${REMEDIATED_ANNOTATION} and went before it was deleted` };
-      return { action: 'deleted', detail: `${label} annotated ${REMEDIATED_ANNOTATION} (incident ${request.incidentId}) and deleted` };
+      const skipped = noDrain ? `, drain skipped (${EXCLUDE_NODE_DRAINING}): ${noDrain}` : '';
+      return { action: 'deleted', detail: `${label} annotated ${REMEDIATED_ANNOTATION} (incident ${request.incidentId}) and deleted${skipped}` };
     },
   };
 }

@@ -29,6 +29,12 @@ export interface MachineRef {
   uid: string;
   /** It carries the control-plane label: only such a Machine runs an etcd member. */
   controlPlane: boolean;
+  /**
+   * Its NodeReady condition as Cluster API's Machine controller mirrors the Node's Ready
+   * (machine_controller_status.go; status.conditions in v1beta2, status.v1beta2.conditions when
+   * read as v1beta1); undefined when Cluster API wrote none (before v1.9).
+   */
+  nodeReady?: { status: string; reason?: string; message?: string };
 }
 
 export interface MachineCallOptions {
@@ -75,11 +81,24 @@ function stringAt(value: unknown, ...path: string[]): string | undefined {
   return typeof found === 'string' && found !== '' ? found : undefined;
 }
 
+function nodeReadyOf(object: unknown): MachineRef['nodeReady'] {
+  const inV1beta1 = field(field(field(object, 'status'), 'v1beta2'), 'conditions');
+  const own = field(field(object, 'status'), 'conditions');
+  const conditions: unknown[] = [...(Array.isArray(inV1beta1) ? (inV1beta1 as unknown[]) : []), ...(Array.isArray(own) ? (own as unknown[]) : [])];
+  const ready = conditions.find((c) => field(c, 'type') === 'NodeReady');
+  const status = stringAt(ready, 'status');
+  if (status === undefined) return undefined;
+  const reason = stringAt(ready, 'reason');
+  const message = stringAt(ready, 'message');
+  return { status, ...(reason === undefined ? {} : { reason }), ...(message === undefined ? {} : { message }) };
+}
+
 /** A Machine object from the API, or undefined when it lacks a name (not a Machine). */
 export function toMachineRef(object: unknown, fallbackNamespace: string): MachineRef | undefined {
   const name = stringAt(object, 'metadata', 'name');
   if (name === undefined) return undefined;
   const nodeName = stringAt(object, 'status', 'nodeRef', 'name');
+  const nodeReady = nodeReadyOf(object);
   return {
     name,
     namespace: stringAt(object, 'metadata', 'namespace') ?? fallbackNamespace,
@@ -87,6 +106,7 @@ export function toMachineRef(object: unknown, fallbackNamespace: string): Machin
     deleting: stringAt(object, 'metadata', 'deletionTimestamp') !== undefined,
     uid: stringAt(object, 'metadata', 'uid') ?? '',
     controlPlane: hasLabel(object, CONTROL_PLANE_LABEL),
+    ...(nodeReady === undefined ? {} : { nodeReady }),
   };
 }
 

@@ -43,8 +43,22 @@ export interface RemediationRequest {
   generation?: number;
   /** The Machine's uid and apiVersion, from the owner reference MHC gives the request. */
   machineOwner?: { uid: string; apiVersion: string };
+  /** When its deletion was asked (metadata.deletionTimestamp): by its MHC, or by the garbage collector after its Machine. */
+  deletingSince?: string;
+  /** The watcher's finalizer is on it: its deletion waits until the outcome is written. */
+  heldForOutcome: boolean;
+  /** Every finalizer on it, ours and others', as read. */
+  finalizers?: string[];
+  resourceVersion?: string;
   status?: Partial<RequestStatus>;
 }
+
+/**
+ * The watcher's finalizer on each request: MHC gives a request an ownerReference to its Machine, so
+ * the garbage collector deletes it once the Machine we deleted is gone, before the replacement
+ * joins; held, the request stays (Terminating) until its outcome is written and can be read.
+ */
+export const REQUEST_FINALIZER = 'etcd-remediator.io/outcome';
 
 /** GenerateTemplate's annotation on every object cloned from a template (Cluster API TemplateClonedFromNameAnnotation). */
 export const CLONED_FROM_NAME_ANNOTATION = 'cluster.x-k8s.io/cloned-from-name';
@@ -84,6 +98,10 @@ export function toRemediationRequest(object: RequestObject): RemediationRequest 
     ...(createdAt ? { createdAt } : {}),
     ...(metadata.generation === undefined ? {} : { generation: metadata.generation }),
     ...(owner ? { machineOwner: { uid: owner.uid, apiVersion: owner.apiVersion } } : {}),
+    ...(metadata.deletionTimestamp ? { deletingSince: new Date(metadata.deletionTimestamp).toISOString() } : {}),
+    heldForOutcome: metadata.finalizers?.includes(REQUEST_FINALIZER) ?? false,
+    ...(metadata.finalizers && metadata.finalizers.length > 0 ? { finalizers: [...metadata.finalizers] } : {}),
+    ...(metadata.resourceVersion ? { resourceVersion: metadata.resourceVersion } : {}),
     status: {
       ...(text(status.phase) ? { phase: status.phase as RequestPhase } : {}),
       // Only an id we could have written: anyone with access to the status may put any string there.
@@ -111,12 +129,38 @@ export interface RequestClient {
     status: RequestStatus,
     clear?: readonly (keyof RequestStatus)[],
   ): Promise<boolean>;
+  /**
+   * Adds or removes REQUEST_FINALIZER, the other finalizers kept, at the resourceVersion read (a
+   * Conflict is thrown: the caller reads again); false when the request is gone.
+   */
+  holdForOutcome(
+    request: Pick<RemediationRequest, 'namespace' | 'machineName' | 'resourceVersion'>,
+    finalizers: readonly string[],
+    hold: boolean,
+  ): Promise<boolean>;
 }
 
 export function createRequestClient(customObjects: CustomObjectsApi): RequestClient {
   const base = { group: REQUEST_GROUP, version: REQUEST_VERSION, plural: REQUEST_PLURAL };
   return {
     list: async () => (await customObjects.listClusterCustomObject(base)) as KubernetesListObject<RequestObject>,
+    async holdForOutcome({ namespace, machineName, resourceVersion }, finalizers, hold) {
+      const next = hold ? [...new Set([...finalizers, REQUEST_FINALIZER])] : finalizers.filter((f) => f !== REQUEST_FINALIZER);
+      const metadata = { finalizers: next, ...(resourceVersion ? { resourceVersion } : {}) };
+      try {
+        await customObjects.patchNamespacedCustomObject(
+          { ...base, namespace, name: machineName, body: { metadata } },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        );
+        return true;
+      } catch (error) {
+        if (isNotFound(error)) return false;
+        throw new RequestStatusError(
+          `${hold ? 'adding' : 'removing'} the finalizer ${REQUEST_FINALIZER} of EtcdRemediationRequest ${namespace}/${machineName} failed: ${describeKubeError(error)}`,
+          { cause: error },
+        );
+      }
+    },
     async writeStatus({ namespace, machineName }, status, clear = []) {
       // A merge patch deletes what it sets to null (RFC 7386).
       const cleared = Object.fromEntries(clear.filter((key) => status[key] === undefined).map((key) => [key, null]));

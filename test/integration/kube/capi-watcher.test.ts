@@ -1,0 +1,148 @@
+// The seed problem with the watcher, in the simulated Cluster API (test/support/capi-sim): the
+// etcd leader's machine goes sick in each of the seed's three forms; MHC hands it to us through its
+// template; the watcher reports the request, the incident moves leadership off (or removes the
+// leader), removes the member and deletes the Machine; Cluster API's deletion runs (drain skipped
+// where the Node cannot stop its pods, KCP's pre-terminate hook finding the member gone), the
+// garbage collector deletes the request with its Machine (our finalizer keeps it), KCP scales a
+// replacement up, and the request ends Completed, Ready=True as the real kubectl wait reads it.
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, describe, expect, it } from 'vitest';
+import { REQUEST_FINALIZER } from '../../../functions/adapters/kube/cluster-api/remediation-requests.ts';
+import { EXCLUDE_NODE_DRAINING } from '../../../functions/adapters/kube/cluster-api/machine-actuator.ts';
+import { systemClock } from '../../../functions/lib/system-clock.ts';
+import { waitFor } from '../../../functions/lib/wait-for.ts';
+import { startRequestWatcher, type RequestWatcher } from '../../../infra/kubernetes/request-watcher.ts';
+import { MACHINES, annotationsOf, isDeleting, nameOf } from '../../support/capi-sim/capi-objects.ts';
+import { resourceType } from '../../support/fakes/kube/store.ts';
+import { isObject, text } from '../../support/fakes/kube/patch.ts';
+import { startPipeline, type Pipeline } from '../e2e/pipeline.ts';
+import { CAPI_CLUSTER, CAPI_NAMESPACE } from './kube-world.ts';
+import { startCapiWorld, type CapiWorld } from './capi-world.ts';
+
+const run = promisify(execFile);
+const KUBECTL = process.env.KUBECTL_BIN ?? '/usr/lib/google-cloud-sdk/bin/kubectl.1.33';
+const REQUESTS = resourceType('etcd-remediator.io', 'etcdremediationrequests')!;
+
+const current: { world?: CapiWorld; pipeline?: Pipeline; watcher?: RequestWatcher } = {};
+afterEach(async () => {
+  const { world, pipeline, watcher } = current;
+  delete current.world;
+  delete current.pipeline;
+  delete current.watcher;
+  try {
+    await watcher?.stop();
+    await pipeline?.close();
+  } finally {
+    await world?.down();
+  }
+});
+
+const FORMS = [
+  { form: 'kubelet stopped', fault: (w: CapiWorld, node: string) => w.world.fake.kubeletDown(node), notReady: 'NodeReadyUnknown' },
+  { form: 'Node deleted', fault: (w: CapiWorld, node: string) => w.world.fake.deleteNode(node), notReady: 'NodeDeleted' },
+  { form: 'containerd down', fault: (w: CapiWorld, node: string) => w.world.fake.containerdDown(node), notReady: 'NodeNotReady' },
+] as const;
+
+describe.sequential('the seed cases with the watcher, in the simulated Cluster API', () => {
+  for (const { form, fault, notReady } of FORMS) {
+    it(`${form} on the leader: removed, its Machine deleted without a hang, the request kept until Completed, the control plane back to three`, async () => {
+      const w = (current.world = await startCapiWorld({ external: true }));
+      const { world } = w;
+      const pipeline = (current.pipeline = await startPipeline(world.lab, {
+        kube: world.access,
+        endpoints: [],
+        policy: { pathOrder: ['port-forward', 'exec-relay'], replacement: { checkEveryMs: 500 } },
+        clusterId: CAPI_CLUSTER,
+      }));
+      const said: string[] = [];
+      const log = { debug: () => undefined, info: (m: string) => said.push(m), warn: (m: string) => said.push(m), error: (m: string) => said.push(m) };
+      const runtime = pipeline.runtime;
+      current.watcher = startRequestWatcher({
+        management: world.fake.kubeConfig(),
+        runtime: { ...runtime, clock: systemClock, submit: (detail, source) => runtime.submit(detail, source), subscribe: (o) => runtime.bus.subscribe(o) },
+        followIntervalMs: 200,
+        clusterIdOf: (request) => request.clusterName ?? '',
+        log,
+        keepEndedMs: 120_000,
+      });
+      await current.watcher.ready;
+      // What the Machine said of us while it stood, and every annotation it carried.
+      const machineSeen: { externallyRemediated: string[]; annotations: Set<string> } = { externallyRemediated: [], annotations: new Set() };
+      const leader = await world.lab.leader();
+      const machine = world.machineOf(leader);
+      world.fake.store.subscribe((change) => {
+        if (change.resource !== MACHINES || nameOf(change.object) !== machine) return;
+        for (const key of Object.keys(annotationsOf(change.object))) machineSeen.annotations.add(key);
+        const v1beta2 = isObject(change.object.status) && isObject(change.object.status.v1beta2) ? change.object.status.v1beta2 : {};
+        const condition = (Array.isArray(v1beta2.conditions) ? v1beta2.conditions : []).filter(isObject).find((c) => c.type === 'ExternallyRemediated');
+        const word = condition ? `${text(condition.status)}/${text(condition.reason)}` : undefined;
+        if (word && machineSeen.externallyRemediated.at(-1) !== word) machineSeen.externallyRemediated.push(word);
+      });
+      const start = Date.now();
+      const decisions: string[] = [];
+      runtime.bus.subscribe((event) => {
+        if (event.detailType !== 'MembersProbed') decisions.push(`+${Date.now() - start} ms incident: ${event.detailType}`);
+      });
+      fault(w, leader.name);
+
+      const full = await waitFor(
+        async () => {
+          const machines = world.fake.store.list(MACHINES, CAPI_NAMESPACE, null);
+          const members = await world.lab.memberList();
+          const whole = machines.length === 3 && !machines.some((m) => nameOf(m) === machine || isDeleting(m)) && members.length === 3;
+          return whole && !members.some((m) => m.isLearner || m.id === leader.id) ? machines : undefined;
+        },
+        { timeoutMs: 90_000, what: 'the control plane back to three machines and members' },
+      ).catch((error: unknown) => {
+        throw new Error(`${(error as Error).message}\n${w.sim.describe()}\n${said.join('\n')}`);
+      });
+      const fullAt = Date.now() - start;
+
+      // The request outlives its Machine: collected by the garbage collector, held by our finalizer,
+      // and Ready=True as kubectl wait reads it, on the API server's own terms.
+      const kubeconfig = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'capi-watcher-')), 'config');
+      world.fake.writeKubeconfig(kubeconfig);
+      const wait = await run(KUBECTL, [
+        '--kubeconfig',
+        kubeconfig,
+        'wait',
+        '--for=condition=Ready',
+        `etcdremediationrequest/${machine}`,
+        '-n',
+        CAPI_NAMESPACE,
+        '--timeout=60s',
+      ]);
+      expect(wait.stdout).toContain(`etcdremediationrequest.etcd-remediator.io/${machine} condition met`);
+      const request = world.fake.store.get(REQUESTS, CAPI_NAMESPACE, machine);
+      expect(request.metadata).toMatchObject({ finalizers: [REQUEST_FINALIZER], deletionTimestamp: expect.any(String) });
+      expect(request.status).toMatchObject({ phase: 'Completed' });
+      expect(world.fake.garbageCollector?.collected).toContain(`etcdremediationrequests/${CAPI_NAMESPACE}/${machine}`);
+      expect(said.filter((line) => /withdr[ae]w/.test(line))).toEqual([]);
+      expect(said).toContain('request deleted by the garbage collector after its Machine, which this incident replaces; kept until its outcome is written');
+
+      // The Machine said what we did while it stood; drain skipped, its Node not Ready (a drain with
+      // containerd down would wait for ever: capi-drain.test.ts), and the reason said in the result.
+      expect(machineSeen.externallyRemediated[0]).toBe('False/WaitingForRemediation');
+      // Ours from then on: False while it runs, True once the member is out (the reason, the last decision's).
+      expect(machineSeen.externallyRemediated).toContain('False/Running');
+      expect(machineSeen.externallyRemediated.at(-1)).toMatch(/^True\//);
+      expect(machineSeen.annotations.has(EXCLUDE_NODE_DRAINING)).toBe(true);
+      expect(w.sim.timeline.some((e) => e.about === machine && e.what.startsWith('Deleting: DrainingNode'))).toBe(false);
+      const completed = pipeline.events.find((e) => e.detailType === 'RemediationCompleted');
+      expect(JSON.stringify(completed?.detail)).toContain(`drain skipped (${EXCLUDE_NODE_DRAINING}): its Node ${leader.name} is not Ready (${notReady}`);
+      expect(pipeline.calls.removed).toEqual([leader.id]);
+      expect(full.map(nameOf)).not.toContain(machine);
+
+      const offset = w.sim.startedAt - start;
+      const steps = w.sim.timeline
+        .filter((e) => e.about === machine || e.what === 'replacement joined')
+        .map((e) => ({ at: e.at + offset, line: `+${e.at + offset} ms ${e.about}: ${e.what}` }));
+      const lines = [...steps, ...decisions.map((line) => ({ at: Number(/\+(\d+)/.exec(line)![1]), line }))].sort((a, b) => a.at - b.at).map((e) => e.line);
+      console.log(`seed case with the watcher, ${form}: back to three in ${fullAt} ms after the fault\n${lines.join('\n')}`);
+    });
+  }
+});
