@@ -39,6 +39,9 @@ describe('kube API fake: discovery', () => {
     expect(core.versions).toEqual(['v1']);
     const groups = await fake.kubeConfig().makeApiClient(ApisApi).getAPIVersions();
     expect(groups.groups.map((group) => [group.name, group.versions.map((v) => v.groupVersion), group.preferredVersion?.groupVersion])).toEqual([
+      ['apps', ['apps/v1'], 'apps/v1'],
+      ['rbac.authorization.k8s.io', ['rbac.authorization.k8s.io/v1'], 'rbac.authorization.k8s.io/v1'],
+      ['apiextensions.k8s.io', ['apiextensions.k8s.io/v1'], 'apiextensions.k8s.io/v1'],
       ['cluster.x-k8s.io', ['cluster.x-k8s.io/v1beta2', 'cluster.x-k8s.io/v1beta1'], 'cluster.x-k8s.io/v1beta2'],
       ['etcd-remediator.io', ['etcd-remediator.io/v1alpha1'], 'etcd-remediator.io/v1alpha1'],
     ]);
@@ -59,6 +62,9 @@ describe('kube API fake: discovery', () => {
       'pods/portforward',
       'pods/status',
       'secrets',
+      'serviceaccounts',
+      'services',
+      'services/status',
     ]);
     expect(byName.pods).toMatchObject({ kind: 'Pod', namespaced: true, singularName: 'pod', shortNames: ['po'] });
     expect(byName.pods!.verbs.sort()).toEqual(['create', 'delete', 'get', 'list', 'patch', 'update', 'watch']);
@@ -66,6 +72,9 @@ describe('kube API fake: discovery', () => {
     expect(byName['pods/exec']).toMatchObject({ kind: 'PodExecOptions', namespaced: true, verbs: ['create', 'get'] });
     expect(byName['pods/portforward']).toMatchObject({ kind: 'PodPortForwardOptions', namespaced: true, verbs: ['create', 'get'] });
     expect(byName['pods/status']).toMatchObject({ kind: 'Pod', verbs: ['get', 'patch', 'update'] });
+    expect(byName.serviceaccounts).toMatchObject({ kind: 'ServiceAccount', namespaced: true, singularName: 'serviceaccount', shortNames: ['sa'] });
+    expect(byName.services).toMatchObject({ kind: 'Service', namespaced: true, shortNames: ['svc'], categories: ['all'] });
+    expect(byName['services/status']).toMatchObject({ kind: 'Service', verbs: ['get', 'patch', 'update'] });
 
     const custom = fake.kubeConfig().makeApiClient(CustomObjectsApi);
     const requests = (await custom.getAPIResources({ group: 'etcd-remediator.io', version: 'v1alpha1' })) as {
@@ -77,6 +86,25 @@ describe('kube API fake: discovery', () => {
       ['etcdremediationrequests', 'EtcdRemediationRequest', true],
       ['etcdremediationrequests/status', 'EtcdRemediationRequest', true],
       ['etcdremediationrequesttemplates', 'EtcdRemediationRequestTemplate', true],
+    ]);
+    // The built-in groups `kubectl apply -k infra/kubernetes/deploy` writes to.
+    const listOf = async (group: string, version: string) =>
+      (
+        (await custom.getAPIResources({ group, version })) as { resources: { name: string; kind: string; namespaced: boolean; shortNames?: string[] }[] }
+      ).resources.map((r) => [r.name, r.kind, r.namespaced, r.shortNames ?? []]);
+    expect(await listOf('apps', 'v1')).toEqual([
+      ['deployments', 'Deployment', true, ['deploy']],
+      ['deployments/status', 'Deployment', true, []],
+    ]);
+    expect(await listOf('rbac.authorization.k8s.io', 'v1')).toEqual([
+      ['clusterroles', 'ClusterRole', false, []],
+      ['clusterrolebindings', 'ClusterRoleBinding', false, []],
+      ['roles', 'Role', true, []],
+      ['rolebindings', 'RoleBinding', true, []],
+    ]);
+    expect(await listOf('apiextensions.k8s.io', 'v1')).toEqual([
+      ['customresourcedefinitions', 'CustomResourceDefinition', false, ['crd', 'crds']],
+      ['customresourcedefinitions/status', 'CustomResourceDefinition', false, []],
     ]);
     const machines = (await custom.getAPIResources({ group: 'cluster.x-k8s.io', version: 'v1beta1' })) as { resources: { name: string }[] };
     expect(machines.resources.map((r) => r.name)).toEqual(expect.arrayContaining(['machines', 'machines/status']));

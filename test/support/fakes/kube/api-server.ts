@@ -12,6 +12,7 @@ import { type NodeFault, type Upstream, portForwardServer } from './portforward.
 import { discovery } from './discovery.ts';
 import { DEFAULT_COLLECTION_DELAY_MS, type GarbageCollector, startGarbageCollector } from './garbage-collector.ts';
 import { INITIAL_NAMESPACES, NAMESPACES, putNamespace } from './namespace-lifecycle.ts';
+import { openApi } from './openapi.ts';
 import { forbidden } from './status.ts';
 import { DEFAULT_RUNTIME_DOWN_NOTICED_MS, postedByKubelet, runtimeDown, stoppedPosting } from './node-status.ts';
 import { DEFAULT_NODE_MONITOR_GRACE_MS } from './node-status.ts';
@@ -476,6 +477,13 @@ export async function startKubeApiFake(options: KubeApiFakeOptions = {}): Promis
         return;
       }
       if (request.method === 'GET' && watches.serve(url, response)) return;
+      // /openapi/v2 and /openapi/v3[/...] (openapi.ts): kubectl apply reads them before it writes.
+      const spec = request.method === 'GET' ? openApi(url, request.headers.accept ?? '', request.headers['if-none-match']) : undefined;
+      if (spec !== undefined) {
+        response.writeHead(spec.code, spec.headers);
+        response.end(spec.body);
+        return;
+      }
       const document = request.method === 'GET' ? discovery(url.pathname, request.headers.host ?? '') : undefined;
       if (document !== undefined) return send(response, 200, document);
       const answer = handleRest(

@@ -9,24 +9,51 @@ import type { Json, JsonObject } from './patch.ts';
 import { RESOURCES, type ResourceType } from './store.ts';
 
 /** The version the fake says it is: the release kube-paths.md reads its failure texts from. */
-const VERSION = { major: '1', minor: '35', gitVersion: 'v1.35.7', gitTreeState: 'clean', goVersion: 'go1.24.11', compiler: 'gc', platform: 'linux/amd64' };
+export const VERSION = {
+  major: '1',
+  minor: '35',
+  gitVersion: 'v1.35.7',
+  gitTreeState: 'clean',
+  goVersion: 'go1.24.11',
+  compiler: 'gc',
+  platform: 'linux/amd64',
+};
 
 /**
- * The versions each group serves, preferred first: the core group; Cluster API from v1.11 on
- * (v1beta2 the storage version, v1beta1 still served); ours as infra/kubernetes/deploy/crds defines it.
+ * The versions each group serves, preferred first: the core group; the built-in groups
+ * `kubectl apply -k infra/kubernetes/deploy` writes to, in the order a kube-apiserver lists them
+ * (apps, rbac.authorization.k8s.io, apiextensions.k8s.io: the built-in groups before the CRDs'
+ * groups, as aggregator's group priorities sort them); Cluster API from v1.11 on (v1beta2 the storage
+ * version, v1beta1 still served); ours as infra/kubernetes/deploy/crds defines it.
  */
 const GROUP_VERSIONS: Record<string, readonly string[]> = {
   '': ['v1'],
+  apps: ['v1'],
+  'rbac.authorization.k8s.io': ['v1'],
+  'apiextensions.k8s.io': ['v1'],
   'cluster.x-k8s.io': ['v1beta2', 'v1beta1'],
   'etcd-remediator.io': ['v1alpha1'],
 };
 
-/** kubectl's short names and categories, as each type's own definition gives them. */
+/** Every group-version the fake serves, the core group first: the paths /openapi/v3 indexes. */
+export function servedGroupVersions(): { group: string; version: string }[] {
+  return Object.entries(GROUP_VERSIONS).flatMap(([group, versions]) => versions.map((version) => ({ group, version })));
+}
+
+/**
+ * kubectl's short names and categories, as each type's own definition gives them (the built-in
+ * types' rest storage ShortNames() and Categories(), pkg/registry/.../storage/storage.go; the
+ * CRDs' spec.names).
+ */
 const NAMES: Record<string, { shortNames?: string[]; categories?: string[] }> = {
   namespaces: { shortNames: ['ns'] },
   nodes: { shortNames: ['no'] },
   pods: { shortNames: ['po'], categories: ['all'] },
   events: { shortNames: ['ev'] },
+  serviceaccounts: { shortNames: ['sa'] },
+  services: { shortNames: ['svc'], categories: ['all'] },
+  deployments: { shortNames: ['deploy'], categories: ['all'] },
+  customresourcedefinitions: { shortNames: ['crd', 'crds'], categories: ['api-extensions'] },
   machines: { shortNames: ['ma'], categories: ['cluster-api'] },
   clusters: { shortNames: ['cl'], categories: ['cluster-api'] },
   etcdremediationrequests: { shortNames: ['erreq'], categories: ['cluster-api', 'etcd-remediator'] },

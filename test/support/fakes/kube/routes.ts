@@ -1,15 +1,21 @@
 // REST routing for the kube fake: GET one, LIST (label and field selectors), POST, PUT, PATCH and
 // DELETE on the stored resource types, and GET/PUT/PATCH on their /status subresource. Watches are
-// in watch.ts.
+// in watch.ts. PATCH takes the content types the API server takes for the type
+// (apiserver handlers/patch.go PatchResource): JSON patch, merge patch and, for a built-in type,
+// strategic merge patch (strategic-merge-patch.ts); server-side apply is not modelled. A write of a
+// built-in type is decoded as into its Go type (openapi.ts decodeBuiltin): unknown fields dropped,
+// and refused under fieldValidation=Strict, which kubectl sends by default.
 import { type Admitted, admitCustomResource } from './crd-admission.ts';
 import { admitInNamespace } from './namespace-lifecycle.ts';
 import { servesVersion } from './discovery.ts';
 import { admitEvent } from './event-admission.ts';
 import { fieldFilter } from './field-selectors.ts';
 import { eventTable, wantsTable } from './tables.ts';
+import { BUILTIN_PATCH_TYPES, CUSTOM_PATCH_TYPES, decodeBuiltin, isBuiltin } from './openapi.ts';
 import { type Json, type JsonObject, isObject, jsonPatch, mergePatch, text } from './patch.ts';
-import { KubeFakeError, alreadyExists, badRequest, conflict, invalid } from './status.ts';
+import { KubeFakeError, alreadyExists, badRequest, conflict, internal, invalid } from './status.ts';
 import { type ObjectStore, type ResourceType, metadataOf, resourceType } from './store.ts';
+import { StrategicMergePatchError, goValue, patchMetaFor, strategicMergePatch } from './strategic-merge-patch.ts';
 
 export interface RestRequest {
   method: string;
@@ -71,6 +77,17 @@ function deletedStatus(route: Route, name: string, uid: Json | undefined): JsonO
     status: 'Success',
     details: { name, ...(route.type.group === '' ? {} : { group: route.type.group }), kind: route.type.plural, uid: text(uid) },
   };
+}
+
+/**
+ * The body of a create or an update. The fake reads JSON only; an API server also reads protobuf,
+ * which kubectl's typed clients send from 1.32 on (`kubectl create secret …`): refused, 415, saying
+ * so, rather than read as malformed JSON.
+ */
+function writeBody(request: RestRequest): Json {
+  if (request.contentType.split(';')[0]!.trim() === 'application/vnd.kubernetes.protobuf')
+    throw unsupportedMediaType('protobuf request bodies (application/vnd.kubernetes.protobuf) are not modelled by the kube fake');
+  return parseBody(request.body);
 }
 
 function parseBody(body: string): Json {
@@ -151,14 +168,63 @@ function update(store: ObjectStore, route: Route, name: string, next: JsonObject
   return gone ? store.remove(route.type, text(metadata.namespace), name) : stored;
 }
 
-/** A write as the API server would store it: a custom resource pruned and checked against its CRD, an Event validated. */
-function admitted(route: Route, request: RestRequest, object: JsonObject): Admitted {
-  if (route.type.group === '' && route.type.plural === 'events') return { object: admitEvent(object), warnings: [] };
-  return admitCustomResource(route.type.group, route.type.plural, route.version, object, request.url.searchParams.get('fieldValidation'));
+/** How a write came: a patch's strict-decoding failure is worded apart from a create's or an update's. */
+type Write = { how: 'create' | 'update' } | { how: 'patch'; patchType: string; patch: Json; patched: JsonObject };
+
+/**
+ * handlers/create.go and update.go transformDecodeError: `<Kind> in version "<v>" cannot be handled
+ * as a <Kind>: strict decoding error: unknown field "x", ...` (400); handlers/patch.go: an Invalid of
+ * the empty GroupKind on field "patch", whose value is the patched object's JSON (jsonPatcher) or
+ * the patch map in Go's %v (strategic merge patch).
+ */
+function strictDecodingError(route: Route, write: Write, unknown: string[]): KubeFakeError {
+  const decoding = `strict decoding error: ${unknown.join(', ')}`;
+  if (write.how !== 'patch') return badRequest(`${route.type.kind} in version "${route.version}" cannot be handled as a ${route.type.kind}: ${decoding}`);
+  const value = write.patchType === STRATEGIC ? goValue(write.patch) : JSON.stringify(write.patched);
+  return invalid('', '', '', [{ reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(value)}: ${decoding}`, field: 'patch' }]);
+}
+
+/**
+ * A write as the API server would store it: a built-in object decoded into its Go type (unknown
+ * fields dropped: named in Warning headers under fieldValidation Warn, the default when none is
+ * sent (handlers/rest.go fieldValidation), refused under Strict, dropped silently under Ignore),
+ * an Event then validated; a custom resource pruned and checked against its CRD.
+ */
+function admitted(route: Route, request: RestRequest, object: JsonObject, write: Write): Admitted {
+  const fieldValidation = request.url.searchParams.get('fieldValidation');
+  if (isBuiltin(route.type)) {
+    const decoded = decodeBuiltin(route.type, object);
+    const directive = fieldValidation || 'Warn';
+    if (decoded.unknown.length > 0 && directive === 'Strict') throw strictDecodingError(route, write, decoded.unknown);
+    const warnings = directive === 'Warn' ? decoded.unknown : [];
+    if (route.type.group === '' && route.type.plural === 'events') return { object: admitEvent(decoded.object), warnings };
+    return { object: decoded.object, warnings };
+  }
+  return admitCustomResource(route.type.group, route.type.plural, route.version, object, fieldValidation);
+}
+
+/**
+ * What the type's registry strategy sets on create. Namespace: pkg/registry/core/namespace/strategy.go
+ * PrepareForCreate (status.phase Active, the `kubernetes` finalizer in spec.finalizers) and the
+ * `kubernetes.io/metadata.name` label (pkg/apis/core/v1/defaults.go SetDefaults_Namespace), as the
+ * namespaces the fake starts with have them (namespace-lifecycle.ts).
+ */
+function prepareForCreate(type: ResourceType, object: JsonObject): JsonObject {
+  if (type.group !== '' || type.plural !== 'namespaces') return object;
+  const metadata = metadataOf(object);
+  const labels = isObject(metadata.labels) ? metadata.labels : {};
+  const spec = isObject(object.spec) ? object.spec : {};
+  const finalizers = Array.isArray(spec.finalizers) ? spec.finalizers : [];
+  return {
+    ...object,
+    metadata: { ...metadata, labels: { ...labels, 'kubernetes.io/metadata.name': text(metadata.name) } },
+    spec: { ...spec, finalizers: finalizers.includes('kubernetes') ? finalizers : [...finalizers, 'kubernetes'] },
+    status: { phase: 'Active' },
+  };
 }
 
 function create(store: ObjectStore, route: Route, request: RestRequest): RestResponse {
-  const body = parseBody(request.body);
+  const body = writeBody(request);
   if (!isObject(body) || !isObject(body.metadata)) throw badRequest('the body of the request was in an unknown format');
   const name = text(body.metadata.name);
   if (name === '') throw badRequest('name or generateName is required');
@@ -172,22 +238,86 @@ function create(store: ObjectStore, route: Route, request: RestRequest): RestRes
   // strategy.PrepareForCreate) where there is a status subresource.
   const { resourceVersion: _rv, uid: _uid, creationTimestamp: _created, generation: _generation, ...metadata } = body.metadata;
   const { status: _status, ...withoutStatus } = body;
-  const { object, warnings } = admitted(route, request, { ...(route.type.status ? withoutStatus : body), metadata: { ...metadata, namespace } });
-  return { code: 201, body: store.put(route.type, object), warnings };
+  // rest.BeforeCreate: a cluster-scoped object has no namespace (NamespaceNone, left out of its JSON).
+  const { namespace: _namespace, ...clusterScoped } = metadata;
+  const { object, warnings } = admitted(
+    route,
+    request,
+    { ...(route.type.status ? withoutStatus : body), metadata: route.type.namespaced ? { ...metadata, namespace } : clusterScoped },
+    { how: 'create' },
+  );
+  return { code: 201, body: store.put(route.type, prepareForCreate(route.type, object)), warnings };
+}
+
+const JSON_PATCH = 'application/json-patch+json';
+const MERGE_PATCH = 'application/merge-patch+json';
+const STRATEGIC = 'application/strategic-merge-patch+json';
+const APPLY = 'application/apply-patch+yaml';
+
+/** negotiation.NewUnsupportedMediaTypeError: 415, reason UnsupportedMediaType. */
+function unsupportedMediaType(message: string): KubeFakeError {
+  return new KubeFakeError({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason: 'UnsupportedMediaType', code: 415 });
+}
+
+/**
+ * The patch's media type, checked before anything else as PatchResource does (";charset=" and the
+ * like cut off): one the type's route does not take is 415. Server-side apply is taken by the API
+ * server but not modelled here: refused, 415, saying so.
+ */
+function patchTypeOf(route: Route, contentType: string): string {
+  const mediaType = contentType.split(';')[0]!.trim();
+  const accepted = isBuiltin(route.type) ? BUILTIN_PATCH_TYPES : CUSTOM_PATCH_TYPES;
+  if (!accepted.includes(mediaType))
+    throw unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`);
+  if (mediaType === APPLY) throw unsupportedMediaType(`server-side apply (${APPLY}) is not modelled by the kube fake`);
+  return mediaType;
+}
+
+/** The patched object. */
+function applyPatch(route: Route, patchType: string, current: JsonObject, patch: Json): Json {
+  if (patchType === JSON_PATCH) return jsonPatch(current, patch);
+  if (patchType === MERGE_PATCH) return mergePatch(current, patch);
+  return strategicMergePatch(current, patch, patchMetaFor(route.type.group, route.type.kind));
+}
+
+/** handlers/patch.go interpretStrategicMergePatchError: 400 for a malformed patch, 422 for what cannot be merged, 500 for the rest. */
+function strategicMergePatchFailure(error: StrategicMergePatchError): RestResponse {
+  if (error.failure === 'BadRequest') return { code: 400, body: { ...badRequest(error.message).status } };
+  if (error.failure === 'Internal') return { code: 500, body: { ...internal(error.message).status } };
+  // errors.NewGenericServerResponse(422, "", GroupResource{}, "", message, 0, false).
+  return {
+    code: 422,
+    body: {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: 'the server rejected our request due to an error in our request',
+      reason: 'Invalid',
+      details: { causes: [{ reason: 'UnexpectedServerResponse', message: error.message }] },
+      code: 422,
+    },
+  };
 }
 
 function patchOrPut(store: ObjectStore, route: Route, name: string, request: RestRequest): RestResponse {
   const namespace = route.namespace ?? '';
+  const patchType = request.method === 'PATCH' ? patchTypeOf(route, request.contentType) : undefined;
   const current = store.get(route.type, namespace, name);
-  const body = parseBody(request.body);
-  const next =
-    request.method === 'PUT' ? body : request.contentType.startsWith('application/json-patch+json') ? jsonPatch(current, body) : mergePatch(current, body);
+  const body = patchType === undefined ? writeBody(request) : parseBody(request.body);
+  const next = patchType === undefined ? body : applyPatch(route, patchType, current, body);
   if (!isObject(next) || !isObject(next.metadata))
     throw badRequest(request.method === 'PUT' ? 'the body of the request was in an unknown format' : 'patch did not produce an object');
   checkVersion(route, name, next, current);
   checkUidUnchanged(route, name, next, current);
   checkNoNewFinalizers(route, name, next, current);
-  const { object, warnings } = admitted(route, request, route.subresource === 'status' ? statusOnly(next, current) : keepStatus(route.type, next, current));
+  const write: Write = patchType === undefined ? { how: 'update' } : { how: 'patch', patchType, patch: body, patched: next };
+  const { object, warnings } = admitted(
+    route,
+    request,
+    route.subresource === 'status' ? statusOnly(next, current) : keepStatus(route.type, next, current),
+    write,
+  );
   return { code: 200, body: update(store, route, name, object), warnings };
 }
 
@@ -273,6 +403,7 @@ export function handleRest(store: ObjectStore, hooks: DeleteHooks, request: Rest
     return undefined;
   } catch (error) {
     if (error instanceof KubeFakeError) return { code: error.status.code, body: { ...error.status } };
+    if (error instanceof StrategicMergePatchError) return strategicMergePatchFailure(error);
     throw error;
   }
 }
