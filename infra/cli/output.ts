@@ -20,7 +20,8 @@ export interface CliResult {
   /** A reason code (functions/core/common/reason-table.ts), or REMEDIATED when no approval is on record. */
   reason: string;
   message: string;
-  leaderMove: LeaderMove;
+  /** `planned` in a dry run (plan), where a move would come first but nothing moved. */
+  leaderMove: LeaderMove | 'planned';
   timeline: TimelineEntry[];
   evidence: Record<string, unknown>;
 }

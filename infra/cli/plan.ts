@@ -80,13 +80,14 @@ const iso = (at: number) => new Date(at).toISOString();
 /** A second sample settles these; any other first decision is final. */
 const wantsSecondSample = (d: Decision) => d.kind === 'retry' && reasonRow(d.reason).settledByResample === true;
 
-function impliedLeaderMove(d: Decision, view: ClusterView, targetId: string, policy: Policy): LeaderMove {
-  if (d.kind === 'approve') return d.leaderMove;
-  if (d.kind === 'move-leader') return 'moved';
+/** What the removal would do about leadership; a move it would make first is `planned`: a dry run moves nothing. */
+function impliedLeaderMove(d: Decision, view: ClusterView, targetId: string, policy: Policy): LeaderMove | 'planned' {
+  if (d.kind === 'approve') return d.leaderMove === 'moved' ? 'planned' : d.leaderMove;
+  if (d.kind === 'move-leader') return 'planned';
   const target = view.members.find((m) => m.id === targetId);
   const leads = view.leader.id === targetId || target?.status?.leaderId === targetId;
   if (!leads) return 'not-needed';
-  return target?.reachable || !policy.allowRemoveWithoutLeaderMove ? 'moved' : 'skipped';
+  return target?.reachable || !policy.allowRemoveWithoutLeaderMove ? 'planned' : 'skipped';
 }
 
 function nextStep(d: Decision): Record<string, unknown> {

@@ -144,6 +144,9 @@ interface Tracked {
   patchingHold?: boolean;
   /** The Machine's ExternallyRemediated as last written (its reason, status and message). */
   machineSaid?: string;
+  /** The one it should say now, and the writes of it, one after the other. */
+  machineWanted?: Omit<Condition, 'observedGeneration'>;
+  machineWrites?: Promise<void>;
   /**
    * A status write failed: the next follow round writes the incident's whole status again, even
    * when the incident has not changed since, or is over (a failed terminal write is not the end).
@@ -221,19 +224,35 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
     void entry.machine.then((machine) => recorder.record(machine, said));
   }
 
-  /** The Machine's ExternallyRemediated condition from the request's, in the background; a Machine gone is nothing to tell. */
+  /**
+   * The Machine's ExternallyRemediated condition from the request's, in the background, one write
+   * at a time per request and always the latest: a write that lost a race (409) is made again at
+   * once from a fresh read; a Machine gone is nothing to tell.
+   */
   function tellMachine(entry: Tracked, conditions: readonly Condition[]): void {
     const condition = externallyRemediatedOf(conditions);
-    const key = condition && JSON.stringify([condition.status, condition.reason, condition.message]);
-    if (!condition || key === entry.machineSaid) return;
-    entry.machineSaid = key;
-    const machine = { namespace: entry.request.namespace, name: entry.request.machineName };
-    writeMachineCondition(customObjects, options.clusterApiVersion ?? 'v1beta1', machine, condition).catch((error: unknown) => {
-      delete entry.machineSaid;
-      log.warn("the Machine's ExternallyRemediated condition not written; written on the request's next change", {
-        request: keyOf(entry.request),
-        error: String(error),
-      });
+    if (!condition) return;
+    entry.machineWanted = condition;
+    entry.machineWrites = (entry.machineWrites ?? Promise.resolve()).then(async () => {
+      const wanted = entry.machineWanted;
+      const key = wanted && JSON.stringify([wanted.status, wanted.reason, wanted.message]);
+      if (!wanted || key === entry.machineSaid || stopped) return;
+      const machine = { namespace: entry.request.namespace, name: entry.request.machineName };
+      const version = options.clusterApiVersion ?? 'v1beta1';
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await writeMachineCondition(customObjects, version, machine, wanted);
+          entry.machineSaid = key;
+          return;
+        } catch (error) {
+          if (attempt < 3 && /Conflict|409/.test(String(error))) continue;
+          log.warn("the Machine's ExternallyRemediated condition not written; written on the request's next change", {
+            request: keyOf(entry.request),
+            error: String(error),
+          });
+          return;
+        }
+      }
     });
   }
 
@@ -711,7 +730,7 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
       clearInterval(followed);
       unsubscribe();
       await informer.stop();
-      await Promise.all([...tracked.values()].map((entry) => entry.writes));
+      await Promise.all([...tracked.values()].flatMap((entry) => [entry.writes, entry.machineWrites ?? Promise.resolve()]));
       // The last decisions' Events, a few seconds at most: stopping is not held up by an API server gone.
       await recorder.flush(5_000);
     },

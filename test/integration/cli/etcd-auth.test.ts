@@ -174,13 +174,13 @@ describe('etcd with authentication enabled', () => {
     }
   });
 
-  it('with --user root and ETCDCTL_PASSWORD, plan of the leader says the move it would make', async () => {
+  it('with --user root and ETCDCTL_PASSWORD, plan of the leader says the move it would make: planned, not moved (a dry run moves nothing)', async () => {
     const leader = await lab.leader();
     const r = await runCli(['plan', ...endpoints(), '--target', leader.name, '--user', 'root', ...lab500, '--json'], {
       env: { ETCDCTL_PASSWORD: ROOT_PASSWORD },
     });
     expect(r.code, r.stderr).toBe(0);
-    expect(jsonOf<Result>(r)).toMatchObject({ outcome: 'planned', reason: 'LEADER_MOVE_REQUIRED', leaderMove: 'moved' });
+    expect(jsonOf<Result>(r)).toMatchObject({ outcome: 'planned', reason: 'LEADER_MOVE_REQUIRED', leaderMove: 'planned' });
   });
 
   it("run's config takes auth.user and auth.passwordFile, and refuses a password in the config (exit 2, naming the field)", async () => {

@@ -70,7 +70,7 @@ describe.concurrent('remediate through Kubernetes, without --endpoints', () => {
       new RegExp(`RemediationApproved\\s+LEADER_MOVED .*port-forward kube-system/etcd-${leader.name}:2379 refused: .*error dialing backend`),
     );
     // With Cluster API the decisions go on the Machine, as watch writes them, and none on the Node.
-    expect(eventReasons(w, CAPI_NAMESPACE, 'Machine', w.machineOf(leader))).toEqual(expect.arrayContaining(['LEADER_MOVED', 'REPLACEMENT_AWAITED']));
+    expect(eventReasons(w, CAPI_NAMESPACE, 'Machine', w.machineOf(leader))).toEqual(expect.arrayContaining(['LeaderMoved', 'ReplacementAwaited']));
     expect(eventReasons(w, 'default', 'Node', leader.name)).toEqual([]);
   });
 
@@ -93,7 +93,7 @@ describe.concurrent('remediate through Kubernetes, without --endpoints', () => {
     expect((await w.readMachine(w.machineOf(follower)))?.deleting).toBe(false);
     expect(w.fake.requestCount('DELETE', `/machines/${w.machineOf(follower)}`)).toBe(0);
     // Without it, on the follower's Node (node-events.test.ts reads them with kubectl).
-    expect(eventReasons(w, 'default', 'Node', follower.name)).toEqual(expect.arrayContaining(['TARGET_IS_FOLLOWER', 'REPLACEMENT_AWAITED']));
+    expect(eventReasons(w, 'default', 'Node', follower.name)).toEqual(expect.arrayContaining(['TargetIsFollower', 'ReplacementAwaited']));
     expect(eventReasons(w, CAPI_NAMESPACE, 'Machine', w.machineOf(follower))).toEqual([]);
   });
 });

@@ -4,6 +4,7 @@
 // `kubectl describe node`), and the same from `run`. The workload cluster is reached through an RBAC proxy as the ServiceAccount
 // workload-rbac.yaml binds: with its rules every call is allowed; without the events Role the
 // Event writes are refused, said once, and the remediation goes on.
+import { conditionReason } from '../../../functions/core/kubernetes/index.ts';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -109,17 +110,17 @@ describe.skipIf(KUBECTL === undefined).concurrent('remediate without Cluster API
     }
     // The same decisions the run printed, each once: a repeat of one (same reason and sentence) counted on its Event.
     const printed = [...run.stderr.matchAll(/(RemediationApproved|RetryRequested|RemediationCompleted|LeaderMoved)\s+(\S+)/g)].map((m) =>
-      m[1] === 'RemediationCompleted' ? 'REPLACEMENT_AWAITED' : m[1] === 'LeaderMoved' ? 'LEADER_MOVED' : m[2]!,
+      conditionReason(m[1] === 'RemediationCompleted' ? 'REPLACEMENT_AWAITED' : m[1] === 'LeaderMoved' ? 'LEADER_MOVED' : m[2]!),
     );
     expect(events.flatMap((e) => Array.from({ length: e.count ?? 1 }, () => e.reason)).sort()).toEqual([...printed].sort());
     expect([...new Set(events.map((e) => e.reason))]).toEqual([...new Set(printed)]);
-    expect(events.at(-1)).toMatchObject({ reason: 'REPLACEMENT_AWAITED', type: 'Normal', action: 'RemoveMember' });
+    expect(events.at(-1)).toMatchObject({ reason: 'ReplacementAwaited', type: 'Normal', action: 'RemoveMember' });
     expect(events.at(-1)!.message).toContain(`etcd member ${leader.name} (${leader.id}) was removed`);
 
     const described = await kubectl(admin, 'describe', 'node', node);
     const section = described.slice(described.indexOf('\nEvents:'));
     for (const reason of new Set(printed)) expect(section).toContain(reason);
-    expect(section).toMatch(/Normal\s+REPLACEMENT_AWAITED\s+\S+\s+etcd-remediator\s+etcd member/);
+    expect(section).toMatch(/Normal\s+ReplacementAwaited\s+\S+\s+etcd-remediator\s+etcd member/);
   }, 60_000);
 
   it('run, without the right to write events: each refused (403), said once, and the follower removed all the same', async (test) => {

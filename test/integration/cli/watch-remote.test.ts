@@ -1,6 +1,7 @@
 // `etcd-remediator watch --bus --table` as a real process: requests from the FAKE management API
 // server go to the EventBridge FAKE through the real SDK, and the incident the stack opens is
 // followed in a real DynamoDB-API table (dynalite), written as the stack's functions write it.
+import { conditionReason } from '../../../functions/core/kubernetes/index.ts';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -111,7 +112,7 @@ describe.sequential('etcd-remediator watch --bus', () => {
       { lastDecision: approval },
       { expectVersion: (await store.getIncident(incident.incidentId))!.version, now: Date.now() },
     );
-    const said = await waitFor(async () => kube.store.list(EVENTS, 'default', null).find((e) => e.reason === approval.reason), {
+    const said = await waitFor(async () => kube.store.list(EVENTS, 'default', null).find((e) => e.reason === conditionReason(approval.reason)), {
       timeoutMs: 20_000,
       what: 'the approval as an Event',
     });

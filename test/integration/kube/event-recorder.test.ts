@@ -57,7 +57,8 @@ describe('Event recorder', () => {
     expect(stored()).toHaveLength(1);
     expect(stored()[0]).toMatchObject({
       involvedObject: { kind: 'Machine', name: 'cp-0', namespace: 'capi', uid: 'u-0' },
-      reason: 'LEADER_MOVED',
+      // UpperCamelCase, as Kubernetes' own Event reasons are.
+      reason: 'LeaderMoved',
       message: approved.note,
       type: 'Normal',
       action: 'Approve',

@@ -74,7 +74,7 @@ describe('run and remediate: decisions as Events on the Node', () => {
     publish(approved('i-1', 'wl', 'ETCD_TRANSIENT'));
     await events!.stop();
     const stored = fake.store.list(EVENTS, 'default', null);
-    expect(stored.map((e) => e.reason)).toEqual(['TARGET_IS_FOLLOWER', 'ETCD_TRANSIENT']);
+    expect(stored.map((e) => e.reason)).toEqual(['TargetIsFollower', 'EtcdTransient']);
     expect(stored[0]!.involvedObject).toEqual({ kind: 'Node', apiVersion: 'v1', name: 'cp-2', uid: metadataOf(fake.store.get(NODES, '', 'cp-2')).uid });
     expect(stored[0]).toMatchObject({ message: 'TARGET_IS_FOLLOWER said', reportingComponent: 'etcd-remediator', reportingInstance: 'test-host' });
     expect(said).toEqual([]);

@@ -91,7 +91,8 @@ describe('the request finalizer', () => {
       timeoutMs: 5_000,
       what: 'the garbage collector to mark the request',
     });
-    expect(t.said).toContain('request deleted by the garbage collector after its Machine, which this incident replaces; kept until its outcome is written');
+    const collected = 'request deleted by the garbage collector after its Machine, which this incident replaces; kept until its outcome is written';
+    await waitFor(async () => (t.said.includes(collected) ? true : undefined), { timeoutMs: 5_000, what: 'the watcher to judge the deletion' });
     // Still here while the replacement is awaited: its status still written.
     const awaiting = await requestsIn(t.fake.kubeConfig(), 'default').statusWith(MACHINE, (s) => s.phase === 'AwaitingReplacement', 'AwaitingReplacement');
     expect(awaiting.incidentId).toBe(incidentId);

@@ -13,6 +13,7 @@ import { PatchStrategy, setHeaderOptions, V1MicroTime, type CoreV1Api, type Core
 import { doublingBackoff } from '../../../lib/doubling-backoff.ts';
 import { setNewest } from '../../../core/common/index.ts';
 import {
+  conditionReason,
   eventKey,
   eventName,
   nanosOf,
@@ -99,7 +100,8 @@ export function createEventRecorder(options: EventRecorderOptions): EventRecorde
         ...(object.namespace ? { namespace: object.namespace } : {}),
         ...(object.uid ? { uid: object.uid } : {}),
       },
-      reason: said.reason,
+      // Kubernetes' Event reasons are UpperCamelCase (FailedScheduling), as our conditions' are: LEADER_MOVED is LeaderMoved.
+      reason: conditionReason(said.reason),
       message: said.note,
       type: said.type,
       action: said.action,
