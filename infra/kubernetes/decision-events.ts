@@ -13,7 +13,7 @@ interface Said {
 }
 
 /** The closes that hold a request back rather than end it: deferrals, so Warnings. */
-const DEFERRING_CLOSES: readonly string[] = ['CLUSTER_PAUSED', 'REMEDIATION_NOT_ALLOWED'];
+const DEFERRING_CLOSES: readonly string[] = ['CLUSTER_PAUSED', 'REMEDIATION_NOT_ALLOWED', 'COMPETING_REMEDIATION'];
 
 /** What each decision event says on its object, by detail type; events without a decision say nothing. */
 export function kubeEventOf(event: EventEnvelope): ObjectEventSaid | undefined {

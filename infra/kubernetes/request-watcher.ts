@@ -562,7 +562,11 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
     if (outcome.kind === 'too-late' && entry.lateSaid !== incident.incidentId) {
       entry.lateSaid = incident.incidentId;
       const what =
-        gate.hold.reason === 'CLUSTER_PAUSED' ? 'Cluster API paused remediation of the Machine' : 'its MachineHealthCheck does not allow remediation now';
+        gate.hold.reason === 'CLUSTER_PAUSED'
+          ? 'Cluster API paused remediation of the Machine'
+          : gate.hold.reason === 'COMPETING_REMEDIATION'
+            ? 'another MachineHealthCheck hands the Machine to another remediator'
+            : 'its MachineHealthCheck does not allow remediation now';
       log.warn(`${what}, but its removal is under way: it finishes`, {
         request: keyOf(entry.request),
         incidentId: incident.incidentId,

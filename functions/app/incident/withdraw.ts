@@ -24,7 +24,7 @@ function removalUnderWay(incident: Incident, now: number): string | undefined {
 
 /** Why a report is withdrawn, and what comes next, in the close's words. */
 export interface Withdrawal {
-  reason: Extract<Decision['reason'], 'REQUEST_WITHDRAWN' | 'CLUSTER_PAUSED' | 'REMEDIATION_NOT_ALLOWED'>;
+  reason: Extract<Decision['reason'], 'REQUEST_WITHDRAWN' | 'CLUSTER_PAUSED' | 'REMEDIATION_NOT_ALLOWED' | 'COMPETING_REMEDIATION'>;
   next: string;
 }
 

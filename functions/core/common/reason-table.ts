@@ -219,6 +219,11 @@ export const reasonTable = {
     description:
       "The request's MachineHealthCheck short-circuits remediation (RemediationAllowed False, e.g. TooManyUnhealthy): nothing is reported, an incident not yet removing stops with nothing removed, and the request is reported once remediation is allowed again.",
   },
+  COMPETING_REMEDIATION: {
+    outcomes: ['close'],
+    description:
+      "Another MachineHealthCheck selects the request's Machine without our template (KCP then remediates it on its own, outside our lock, e.g. the one a ClusterClass generates): nothing is reported, an incident not yet removing stops with nothing removed, and the request is reported once that MHC is given our template or removed.",
+  },
   STEP_FAILED: {
     outcomes: ['retry', 'block'],
     spendsAttempt: true,

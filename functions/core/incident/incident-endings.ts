@@ -122,6 +122,11 @@ export const incidentEndings = {
         requestGoesOn: 'when-allowed',
         meaning: 'The MachineHealthCheck short-circuited remediation (RemediationAllowed False) before any removal began: nothing was removed.',
       },
+      COMPETING_REMEDIATION: {
+        phase: 'Pending',
+        requestGoesOn: 'when-allowed',
+        meaning: 'Another MachineHealthCheck hands the same Machine to KCP (or another remediator) before any removal began: nothing was removed.',
+      },
     } satisfies Record<CloseReason, ByReason>,
   },
   failed: {

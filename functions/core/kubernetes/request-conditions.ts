@@ -29,7 +29,7 @@ export interface ConditionSource {
 }
 
 /** Held back, not stopped: Cluster API's word, or the remediator's own pause and storm guard. */
-const PAUSING: readonly string[] = ['CLUSTER_PAUSED', 'REMEDIATION_NOT_ALLOWED', 'PAUSED', 'FLEET_STORM'];
+const PAUSING: readonly string[] = ['CLUSTER_PAUSED', 'REMEDIATION_NOT_ALLOWED', 'COMPETING_REMEDIATION', 'PAUSED', 'FLEET_STORM'];
 
 const isCloseReason = (code: string | undefined): boolean =>
   code !== undefined && (reasonCodes as readonly string[]).includes(code) && reasonRow(code as ReasonCode).outcomes.includes('close');

@@ -252,6 +252,36 @@ describe('a request Cluster API has stopped acting on is not reported', () => {
     expect(t.reported).toEqual([MACHINE]);
   });
 
+  it('a second MachineHealthCheck of the same Machine without our template (the one ClusterClass generates): Pending COMPETING_REMEDIATION naming it; reported once it carries our template', async () => {
+    const t = await setUp();
+    t.fake.store.put(CLUSTERS, clusterV1beta1(false));
+    t.fake.store.put(MHCS(), healthCheck('wl-control-plane', true));
+    // As the topology controller generates it: owned by the Cluster, labelled, and no template (KCP remediates).
+    const generated = healthCheck('wl-cp-mhc-8fk2x', true);
+    const spec = generated.spec as JsonObject;
+    t.fake.store.put(MHCS(), {
+      ...generated,
+      metadata: { ...(generated.metadata as JsonObject), labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER, 'topology.cluster.x-k8s.io/owned': '' } },
+      spec: { ...spec, remediation: { triggerIf: { unhealthyLessThanOrEqualTo: 1 } } },
+    });
+    await createRequest(t);
+
+    const held = await statusWith(t, (s) => s.reasonCode === 'COMPETING_REMEDIATION', 'the request to be held');
+    expect(held.phase).toBe('Pending');
+    expect(held.message).toContain(`MachineHealthCheck ${NS}/wl-cp-mhc-8fk2x also selects Machine ${NS}/${MACHINE} and has no remediation template`);
+    expect(held.message).toContain("generated from the Cluster's ClusterClass");
+    expect(held.message).not.toContain('wl-control-plane');
+    await roundsPass(t, 3);
+    expect(t.reported).toEqual([]);
+
+    t.fake.store.put(MHCS(), {
+      ...generated,
+      metadata: { ...(generated.metadata as JsonObject), labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER, 'topology.cluster.x-k8s.io/owned': '' } },
+    });
+    await statusWith(t, (s) => s.incidentId !== undefined, 'the request to be reported');
+    expect(t.reported).toEqual([MACHINE]);
+  });
+
   it('a recovered request is not reported again while its Cluster is paused; once unpaused, it is', async () => {
     const t = await setUp({ recheckRecoveredMs: 60_000 });
     t.fake.store.put(CLUSTERS, clusterV1beta1(false));

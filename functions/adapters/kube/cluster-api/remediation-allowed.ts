@@ -22,6 +22,7 @@ const isRecord = (value: unknown): value is Fields => typeof value === 'object' 
 const fields = (value: unknown): Fields => (isRecord(value) ? value : {});
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
 const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+const labelsOf = (object: KubeObjectShape): Fields => fields(object.metadata?.labels);
 
 export const REMEDIATION_ALLOWED = 'RemediationAllowed';
 
@@ -56,6 +57,43 @@ function expressionHolds(expression: Fields, labels: Record<string, string>): bo
 /** The template an MHC clones requests from: v1beta2 spec.remediation.templateRef, v1beta1 spec.remediationTemplate. */
 const templateOf = (mhc: KubeObjectShape): string | undefined =>
   text(fields(fields(fields(mhc.spec).remediation).templateRef).name) ?? text(fields(fields(mhc.spec).remediationTemplate).name);
+
+/** ClusterClass's generated objects carry this label (topology.cluster.x-k8s.io/owned). */
+const TOPOLOGY_OWNED = 'topology.cluster.x-k8s.io/owned';
+
+/** Which remediator an MHC hands its Machines to: a template's kind and name, or none (KCP's own remediation). */
+const remediatorOf = (mhc: KubeObjectShape): { kind?: string; name: string } | undefined => {
+  const ref = fields(fields(fields(mhc.spec).remediation).templateRef);
+  const v1beta1 = fields(fields(mhc.spec).remediationTemplate);
+  const found = text(ref.name) !== undefined ? ref : v1beta1;
+  const name = text(found.name);
+  return name === undefined ? undefined : { name, ...(text(found.kind) ? { kind: text(found.kind)! } : {}) };
+};
+
+/** Our template's kind: an MHC with it hands its Machines to us, whatever the template's name. */
+export const OUR_TEMPLATE_KIND = 'EtcdRemediationRequestTemplate';
+
+/**
+ * The MHCs that watch this Machine for its Cluster but hand it to someone else: no template (KCP
+ * remediates it itself, in parallel with us and outside our lock) or another kind of template.
+ * Pure.
+ */
+export function competingHealthChecksOf(mhcs: readonly KubeObjectShape[], machine: Omit<WatchedMachine, 'templateName'>): KubeObjectShape[] {
+  return healthChecksOf(mhcs, machine).filter((mhc) => remediatorOf(mhc)?.kind !== OUR_TEMPLATE_KIND);
+}
+
+function describeCompetitor(mhc: KubeObjectShape, machine: string): string {
+  const remediator = remediatorOf(mhc);
+  const who = remediator ? `hands it to ${remediator.kind ?? 'a template'} ${remediator.name}` : 'has no remediation template, so KubeadmControlPlane remediates it itself';
+  const generated = labelsOf(mhc)[TOPOLOGY_OWNED] !== undefined;
+  const fix = generated
+    ? "It was generated from the Cluster's ClusterClass (spec.topology): give it our template there (the ClusterClass's controlPlane.machineHealthCheck.remediationTemplate, v1beta2 controlPlane.healthCheck.remediation.templateRef, or the Cluster's spec.topology.controlPlane override), or turn it off"
+    : `Give it our template (${OUR_TEMPLATE_KIND}) or delete it`;
+  return (
+    `MachineHealthCheck ${objectName(mhc)} also selects Machine ${machine} and ${who}, in parallel with etcd-remediator and outside its lock: the request is not acted on while two remediators would act on one Machine. ` +
+    `${fix}; the request is then reported`
+  );
+}
 
 export interface WatchedMachine {
   clusterName: string;
@@ -95,7 +133,7 @@ export function remediationNotAllowed(mhc: KubeObjectShape): NotAllowed | undefi
 }
 
 export interface Hold {
-  reason: Extract<ReasonCode, 'CLUSTER_PAUSED' | 'REMEDIATION_NOT_ALLOWED'>;
+  reason: Extract<ReasonCode, 'CLUSTER_PAUSED' | 'REMEDIATION_NOT_ALLOWED' | 'COMPETING_REMEDIATION'>;
   /** Who stopped what, and what a person does about it. */
   message: string;
   pause?: Pause;
@@ -105,10 +143,17 @@ export interface Hold {
  * What holds a request back, if anything: its Cluster paused, its Machine or MachineHealthCheck
  * paused, or that MHC short-circuited. undefined when Cluster API lets remediation happen.
  */
-export function holdOf(input: { cluster?: KubeObjectShape; machine?: KubeObjectShape; healthChecks: readonly KubeObjectShape[] }): Hold | undefined {
+export function holdOf(input: {
+  cluster?: KubeObjectShape;
+  machine?: KubeObjectShape;
+  healthChecks: readonly KubeObjectShape[];
+  competing?: readonly KubeObjectShape[];
+}): Hold | undefined {
   const pause =
     pauseOf('Cluster', input.cluster) ?? pauseOf('Machine', input.machine) ?? input.healthChecks.map((mhc) => pauseOf('MachineHealthCheck', mhc)).find(Boolean);
   if (pause) return { reason: 'CLUSTER_PAUSED', message: describePause(pause), pause };
+  const rival = input.competing?.[0];
+  if (rival) return { reason: 'COMPETING_REMEDIATION', message: describeCompetitor(rival, objectName(input.machine ?? {})) };
   for (const mhc of input.healthChecks) {
     const denied = remediationNotAllowed(mhc);
     if (!denied) continue;

@@ -5,7 +5,7 @@ import type { CustomObjectsApi } from '@kubernetes/client-node';
 import type { MachineApiVersion } from '../../../ports/kube-access.ts';
 import { describeKubeError, isNotFound } from '../api-errors.ts';
 import { CAPI_GROUP, MACHINES_PLURAL } from './machines.ts';
-import { healthChecksOf, holdOf, type Hold, type KubeObjectShape } from './remediation-allowed.ts';
+import { competingHealthChecksOf, healthChecksOf, holdOf, type Hold, type KubeObjectShape } from './remediation-allowed.ts';
 import type { RemediationRequest } from './remediation-requests.ts';
 
 export type Gate =
@@ -83,7 +83,13 @@ export function createRemediationGate(customObjects: CustomObjectsApi, version: 
             labels: labelsOf(machine),
             ...(request.templateName ? { templateName: request.templateName } : {}),
           };
-          const hold = holdOf({ ...(cluster ? { cluster } : {}), ...(machine ? { machine } : {}), healthChecks: machine ? healthChecksOf(mhcs, watched) : [] });
+          const hold = holdOf({
+            ...(cluster ? { cluster } : {}),
+            ...(machine ? { machine } : {}),
+            healthChecks: machine ? healthChecksOf(mhcs, watched) : [],
+            // Every MHC of this Machine, whichever template the request came from: one that hands it to KCP competes.
+            competing: machine ? competingHealthChecksOf(mhcs, { clusterName: request.clusterName, labels: watched.labels }) : [],
+          });
           return hold ? { kind: 'held', hold } : { kind: 'allowed' };
         } catch (error) {
           if (error instanceof Unreadable) return { kind: 'unknown', message: error.message };

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { pauseOf, PAUSED_ANNOTATION } from '../../../../functions/adapters/kube/cluster-api/cluster-paused.ts';
 import {
+  competingHealthChecksOf,
   healthChecksOf,
   holdOf,
   remediationNotAllowed,
@@ -286,5 +287,45 @@ describe('holdOf', () => {
       `MachineHealthCheck default/wl-control-plane short-circuits remediation (RemediationAllowed False, TooManyUnhealthy: ${SAID})`,
     );
     expect(hold?.message).toMatch(/fewer of its Machines are unhealthy/);
+  });
+});
+
+describe('a MachineHealthCheck that competes for the Machine', () => {
+  const machine = { clusterName: 'wl', labels: CONTROL_PLANE };
+  const withoutTemplate = (name: string): KubeObjectShape => {
+    const mhc = mhcV1beta1(true, { name }) as { spec: Record<string, unknown> };
+    const { remediationTemplate: _none, ...spec } = mhc.spec;
+    return { ...mhc, spec };
+  };
+  const otherKind = (name: string): KubeObjectShape => {
+    const mhc = mhcV1beta1(true, { name }) as { spec: Record<string, unknown> };
+    return { ...mhc, spec: { ...mhc.spec, remediationTemplate: { apiVersion: 'x.io/v1', kind: 'Metal3RemediationTemplate', name: 'm3' } } };
+  };
+
+  it('is one with no template or another kind of template; ours under any name, and one of other Machines, are not', () => {
+    const ours = mhcV1beta1(true, { name: 'ours', template: 'another-name-of-ours' });
+    const workers = {
+      ...withoutTemplate('workers'),
+      spec: { ...(withoutTemplate('workers').spec as object), selector: { matchLabels: { role: 'worker' } } },
+    } as KubeObjectShape;
+    const found = competingHealthChecksOf([ours, withoutTemplate('kcp'), otherKind('metal3'), workers], machine);
+    expect(found.map((m) => m.metadata?.name)).toEqual(['kcp', 'metal3']);
+  });
+
+  it('holds the request, after a pause and before a short-circuit, naming the MHC, whom it hands the Machine to, and what to change', () => {
+    const hold = holdOf({ machine: { metadata: { name: 'wl-cp-1', namespace: 'default' } }, healthChecks: [], competing: [otherKind('metal3')] });
+    expect(hold).toEqual({
+      reason: 'COMPETING_REMEDIATION',
+      message:
+        'MachineHealthCheck default/metal3 also selects Machine default/wl-cp-1 and hands it to Metal3RemediationTemplate m3, in parallel with etcd-remediator and outside its lock: the request is not acted on while two remediators would act on one Machine. Give it our template (EtcdRemediationRequestTemplate) or delete it; the request is then reported',
+    });
+    const paused = holdOf({
+      cluster: { metadata: { name: 'wl', namespace: 'default' }, spec: { paused: true } },
+      healthChecks: [],
+      competing: [otherKind('metal3')],
+    });
+    expect(paused?.reason).toBe('CLUSTER_PAUSED');
+    const shortCircuited = holdOf({ healthChecks: [mhcV1beta1(false)], competing: [withoutTemplate('kcp')] });
+    expect(shortCircuited?.reason).toBe('COMPETING_REMEDIATION');
   });
 });
