@@ -121,7 +121,7 @@ describe('the request finalizer', () => {
   });
 
   it('collected with no outcome: released at holdAfterDeletionMs, and the log says the incident goes on', async () => {
-    const t = await setUp({ holdAfterDeletionMs: 500 });
+    const t = await setUp({ holdAfterDeletionMs: 1_500 });
     await t.create();
     const { incidentId } = await t.followed();
     await t.held();
@@ -132,7 +132,7 @@ describe('the request finalizer', () => {
       what: 'the request marked',
     });
     await t.gone();
-    expect(Date.now() - Date.parse(marked)).toBeGreaterThanOrEqual(500);
+    expect(Date.now() - Date.parse(marked)).toBeGreaterThanOrEqual(1_500);
     expect(t.said).toContain('request held for its outcome past holdAfterDeletionMs without one: released; the incident goes on, read it with status');
     expect((await t.store.getIncident(incidentId!))?.state).toBe('open');
   });

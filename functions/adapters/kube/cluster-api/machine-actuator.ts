@@ -8,6 +8,7 @@ import { kubeConfigFrom } from '../kube-config.ts';
 import { describeKubeError, isNotFound } from '../api-errors.ts';
 import { CAPI_GROUP, CONTROL_PLANE_LABEL, MACHINES_PLURAL, createMachineReader, type MachineApiVersion, type MachineRef } from './machines.ts';
 import { withSignal } from '../signal.ts';
+import { writeMachineCondition } from './machine-remediated.ts';
 
 export const REMEDIATED_ANNOTATION = 'etcd-remediator.io/remediated';
 /**
@@ -138,6 +139,19 @@ export function createMachineActuator(options: MachineActuatorOptions): Actuator
       );
       if (!annotated) return { action: 'deleted', detail: `${label} went before it was annotated` };
       signal?.throwIfAborted();
+      // Said on the Machine before it goes: once deleting, a later status of the request no longer reaches it.
+      await writeMachineCondition(
+        customObjects,
+        version,
+        { namespace, name: machine.name },
+        {
+          type: 'ExternallyRemediated',
+          status: 'True',
+          reason: 'EtcdMemberRemoved',
+          message: `${record.reason}; the Machine is deleted for its replacement${noDrain ? ` (drain skipped: ${noDrain})` : ''}`,
+          lastTransitionTime: record.at.replace(/\.\d{3}Z$/, 'Z'),
+        },
+      ).catch(() => 'unwritten' as const);
       // Only the Machine that was read: a replacement given the same name is never deleted.
       const deleted = await step('deleting', machine.name, () =>
         customObjects.deleteNamespacedCustomObject({ ...coordinates(machine.name), body: { preconditions: { uid: machine.uid } } }, withSignal(signal)),

@@ -30,6 +30,9 @@ export async function writeMachineCondition(
     if (isNotFound(error)) return 'gone';
     throw new Error(`reading ${where} for its ${condition.type} condition failed: ${describeKubeError(error)}`, { cause: error });
   }
+  // A Machine being deleted keeps what the actuator said as it deleted it: a later (or late) status
+  // of the request would only say less.
+  if (fields(object.metadata).deletionTimestamp !== undefined) return 'unchanged';
   const status = fields(object.status);
   const holder = version === 'v1beta1' ? fields(status.v1beta2) : status;
   const conditions = (Array.isArray(holder.conditions) ? holder.conditions : []).map(fields);

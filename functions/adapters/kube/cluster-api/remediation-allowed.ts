@@ -84,7 +84,9 @@ export function competingHealthChecksOf(mhcs: readonly KubeObjectShape[], machin
 
 function describeCompetitor(mhc: KubeObjectShape, machine: string): string {
   const remediator = remediatorOf(mhc);
-  const who = remediator ? `hands it to ${remediator.kind ?? 'a template'} ${remediator.name}` : 'has no remediation template, so KubeadmControlPlane remediates it itself';
+  const who = remediator
+    ? `hands it to ${remediator.kind ?? 'a template'} ${remediator.name}`
+    : 'has no remediation template, so KubeadmControlPlane remediates it itself';
   const generated = labelsOf(mhc)[TOPOLOGY_OWNED] !== undefined;
   const fix = generated
     ? "It was generated from the Cluster's ClusterClass (spec.topology): give it our template there (the ClusterClass's controlPlane.machineHealthCheck.remediationTemplate, v1beta2 controlPlane.healthCheck.remediation.templateRef, or the Cluster's spec.topology.controlPlane override), or turn it off"
