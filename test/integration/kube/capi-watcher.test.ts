@@ -19,12 +19,12 @@ import { startRequestWatcher, type RequestWatcher } from '../../../infra/kuberne
 import { MACHINES, annotationsOf, isDeleting, nameOf } from '../../support/capi-sim/capi-objects.ts';
 import { resourceType } from '../../support/fakes/kube/store.ts';
 import { isObject, text } from '../../support/fakes/kube/patch.ts';
+import { newestKubectl } from '../../support/kubectl-bins.ts';
 import { startPipeline, type Pipeline } from '../e2e/pipeline.ts';
 import { CAPI_CLUSTER, CAPI_NAMESPACE } from './kube-world.ts';
 import { startCapiWorld, type CapiWorld } from './capi-world.ts';
 
 const run = promisify(execFile);
-const KUBECTL = process.env.KUBECTL_BIN ?? '/usr/lib/google-cloud-sdk/bin/kubectl.1.33';
 const REQUESTS = resourceType('etcd-remediator.io', 'etcdremediationrequests')!;
 
 const current: { world?: CapiWorld; pipeline?: Pipeline; watcher?: RequestWatcher } = {};
@@ -106,7 +106,7 @@ describe.sequential('the seed cases with the watcher, in the simulated Cluster A
       // and Ready=True as kubectl wait reads it, on the API server's own terms.
       const kubeconfig = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'capi-watcher-')), 'config');
       world.fake.writeKubeconfig(kubeconfig);
-      const wait = await run(KUBECTL, [
+      const wait = await run(newestKubectl().bin, [
         '--kubeconfig',
         kubeconfig,
         'wait',

@@ -85,9 +85,13 @@ describe('member metrics through Kubernetes', () => {
       const grown = await waitFor(
         async () => {
           const after = scraped(await scrapeEvery(kube.metrics!, members, DEADLINE_MS));
-          return after.every((s, i) => s.walFsync.count >= before[i]!.walFsync.count + 10) ? after : undefined;
+          // The leader syncs each of the 10 puts (each awaited, so each proposed alone); a follower may
+          // receive several in one append and sync them once when it lags (a busy machine), so it only
+          // has to have grown.
+          const grew = (s: (typeof after)[number], i: number) => s.walFsync.count - before[i]!.walFsync.count >= (s.isLeader ? 10 : 1);
+          return after.every(grew) ? after : undefined;
         },
-        { timeoutMs: 10_000, intervalMs: 200, what: 'every member’s WAL fsync count to grow by the 10 puts' },
+        { timeoutMs: 10_000, intervalMs: 200, what: 'the leader’s WAL fsync count to grow by the 10 puts, and every follower’s to grow' },
       );
       expect(grown.filter((s) => s.isLeader).map((s) => s.memberId)).toEqual([leader.id]);
     });

@@ -16,7 +16,7 @@
 //
 // The machine's Cloud SDK ships one kubectl per minor (kubectl.1.27 … kubectl.1.33): the oldest and
 // the newest run here; KUBECTL_BIN names another.
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -26,50 +26,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startKubeApiFake, type KubeApiFake } from '../../support/fakes/kube/api-server.ts';
 import { isObject, text, type Json, type JsonObject } from '../../support/fakes/kube/patch.ts';
 import { RESOURCES, metadataOf, type ResourceType } from '../../support/fakes/kube/store.ts';
+import { installedKubectls, type KubectlBin } from '../../support/kubectl-bins.ts';
 
 const run = promisify(execFile);
 const REPO = path.resolve(import.meta.dirname, '../../..');
 const BASE = 'infra/kubernetes/deploy';
 const NAMESPACE = 'etcd-remediator-system';
 
-interface Kubectl {
-  bin: string;
-  minor: number;
-}
+type Kubectl = KubectlBin;
 
-function minorOf(bin: string): number | undefined {
-  try {
-    const version = JSON.parse(execFileSync(bin, ['version', '--client', '-o', 'json'], { encoding: 'utf8', timeout: 10_000 })) as {
-      clientVersion?: { minor?: string };
-    };
-    const minor = Number.parseInt(version.clientVersion?.minor ?? '', 10);
-    return Number.isNaN(minor) ? undefined : minor;
-  } catch {
-    return undefined;
-  }
-}
-
-/** KUBECTL_BIN, or the oldest and the newest `kubectl.1.<minor>` of the Cloud SDK folder (and of where PATH's kubectl lives). */
+/** The oldest and the newest installed (or KUBECTL_BIN alone). */
 function findKubectls(): Kubectl[] {
-  const named = process.env.KUBECTL_BIN;
-  if (named) {
-    const minor = minorOf(named);
-    return minor === undefined ? [] : [{ bin: named, minor }];
-  }
-  const dirs = new Set(['/usr/lib/google-cloud-sdk/bin']);
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    const onPath = path.join(dir, 'kubectl');
-    if (fs.existsSync(onPath)) dirs.add(path.dirname(fs.realpathSync(onPath)));
-  }
-  const found = new Map<number, string>();
-  for (const dir of dirs) {
-    for (const name of fs.existsSync(dir) ? fs.readdirSync(dir) : []) {
-      const minor = /^kubectl\.1\.(\d+)$/.exec(name)?.[1];
-      if (minor !== undefined) found.set(Number(minor), path.join(dir, name));
-    }
-  }
-  const minors = [...found.keys()].sort((a, b) => a - b);
-  return [...new Set([minors[0], minors.at(-1)].filter((m): m is number => m !== undefined))].map((minor) => ({ bin: found.get(minor)!, minor }));
+  const all = installedKubectls();
+  return [...new Set([all[0], all.at(-1)].filter((k): k is Kubectl => k !== undefined))];
 }
 
 const kubectls = findKubectls();

@@ -6,7 +6,7 @@
 // on); port-forward tunnels SPDY through a WebSocket (SPDY/3.1+portforward.k8s.io) from 1.31 on,
 // and in 1.30 with KUBECTL_PORT_FORWARD_WEBSOCKETS=true. The oldest runs port-forward over plain
 // SPDY (an HTTP upgrade to SPDY/3.1); its exec is SPDY too, which the fake does not serve.
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -15,6 +15,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isObject, parseJsonNumbersAsText } from '../../../functions/adapters/kube/exec-relay/exec-relay-json.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
+import { installedKubectls } from '../../support/kubectl-bins.ts';
 import { startKubeWorld, type KubeWorld } from './kube-world.ts';
 
 const run = promisify(execFile);
@@ -26,39 +27,13 @@ interface Kubectl {
   env: Record<string, string>;
 }
 
-function minorOf(bin: string): number | undefined {
-  try {
-    const version = JSON.parse(execFileSync(bin, ['version', '--client', '-o', 'json'], { encoding: 'utf8', timeout: 10_000 })) as {
-      clientVersion?: { minor?: string };
-    };
-    const minor = Number.parseInt(version.clientVersion?.minor ?? '', 10);
-    return Number.isNaN(minor) ? undefined : minor;
-  } catch {
-    return undefined;
-  }
-}
-
 const asKubectl = (bin: string, minor: number): Kubectl => ({ bin, minor, env: minor === 30 ? { KUBECTL_PORT_FORWARD_WEBSOCKETS: 'true' } : {} });
 
 /** KUBECTL_BIN, or the newest Cloud SDK kubectl and the oldest that speaks WebSockets (1.30), and 1.31, the first that tunnels by default. */
 function findKubectls(): Kubectl[] {
-  const named = process.env.KUBECTL_BIN;
-  if (named) {
-    const minor = minorOf(named);
-    return minor !== undefined && minor >= 30 ? [asKubectl(named, minor)] : [];
-  }
-  const dirs = new Set(['/usr/lib/google-cloud-sdk/bin']);
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    const onPath = path.join(dir, 'kubectl');
-    if (fs.existsSync(onPath)) dirs.add(path.dirname(fs.realpathSync(onPath)));
-  }
-  const found = new Map<number, string>();
-  for (const dir of dirs) {
-    for (const name of fs.existsSync(dir) ? fs.readdirSync(dir) : []) {
-      const minor = /^kubectl\.1\.(\d+)$/.exec(name)?.[1];
-      if (minor !== undefined && Number(minor) >= 30) found.set(Number(minor), path.join(dir, name));
-    }
-  }
+  const all = installedKubectls();
+  if (process.env.KUBECTL_BIN) return all.filter((k) => k.minor >= 30).map((k) => asKubectl(k.bin, k.minor));
+  const found = new Map(all.filter((k) => k.minor >= 30).map((k) => [k.minor, k.bin]));
   const minors = [...found.keys()].sort((a, b) => a - b);
   const chosen = new Set([minors.at(-1), minors[0], minors.includes(31) ? 31 : undefined].filter((m): m is number => m !== undefined));
   return [...chosen].sort((a, b) => b - a).map((minor) => asKubectl(found.get(minor)!, minor));
@@ -69,13 +44,8 @@ const kubectls = findKubectls();
 /** The oldest Cloud SDK kubectl before 1.30: its port-forward is plain SPDY. */
 function findSpdyKubectl(): Kubectl | undefined {
   if (process.env.KUBECTL_BIN) return undefined;
-  const dir = path.dirname(kubectls[0]?.bin ?? '/usr/lib/google-cloud-sdk/bin/kubectl');
-  const minors = (fs.existsSync(dir) ? fs.readdirSync(dir) : []).flatMap((name) => {
-    const minor = /^kubectl\.1\.(\d+)$/.exec(name)?.[1];
-    return minor !== undefined && Number(minor) < 30 ? [Number(minor)] : [];
-  });
-  const oldest = Math.min(...minors);
-  return Number.isFinite(oldest) ? { bin: path.join(dir, `kubectl.1.${oldest}`), minor: oldest, env: {} } : undefined;
+  const oldest = installedKubectls().find((k) => k.minor < 30);
+  return oldest ? { ...oldest, env: {} } : undefined;
 }
 
 const spdyKubectl = findSpdyKubectl();
