@@ -27,6 +27,7 @@ import {
 } from '../../functions/core/kubernetes/index.ts';
 import { createMachineReader } from '../../functions/adapters/kube/cluster-api/machines.ts';
 import { writeMachineCondition } from '../../functions/adapters/kube/cluster-api/machine-remediated.ts';
+import { markSkipRemediation, SKIP_REMEDIATION_ANNOTATION, skipRemediationOf } from '../../functions/adapters/kube/cluster-api/machine-skip.ts';
 import { kubeEventOf, kubeEventOfIncident } from './decision-events.ts';
 import {
   REQUESTS_PATH,
@@ -144,6 +145,11 @@ interface Tracked {
   patchingHold?: boolean;
   /** The Machine's ExternallyRemediated as last written (its reason, status and message). */
   machineSaid?: string;
+  /**
+   * Ended Blocked or Failed (a person must act): its Machine annotated skip-remediation so its MHC
+   * goes on with its other Machines; a person removing the annotation reports the request again.
+   */
+  skipMarked?: boolean;
   /** The one it should say now, and the writes of it, one after the other. */
   machineWanted?: Omit<Condition, 'observedGeneration'>;
   machineWrites?: Promise<void>;
@@ -204,6 +210,7 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
           log.info('request gone before its status was written', { request: keyOf(entry.request) });
         entry.conditions = conditions;
         tellMachine(entry, conditions);
+        if ((full.phase === 'Blocked' || full.phase === 'Failed') && !entry.skipMarked && !entry.deletion) releaseForOthers(entry, full);
       })
       .catch((error: unknown) => {
         entry.unwritten = true;
@@ -254,6 +261,53 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
         }
       }
     });
+  }
+
+  /**
+   * A request left Blocked or Failed would starve its MachineHealthCheck's other Machines (MHC
+   * returns at the first unhealthy Machine that already has a request): its Machine is annotated
+   * skip-remediation, which takes it out of MHC's targets while the request, its status, the
+   * Machine's condition and Events stay for a person. In the background; said in the log and as
+   * an Event.
+   */
+  function releaseForOthers(entry: Tracked, status: RequestStatus): void {
+    entry.skipMarked = true;
+    const why = `etcd-remediator: ${status.reasonCode ?? status.phase} (incident ${status.incidentId ?? entry.incidentId ?? 'unknown'}); remove this annotation to have the Machine remediated again`;
+    const machine = { namespace: entry.request.namespace, name: entry.request.machineName };
+    markSkipRemediation(customObjects, options.clusterApiVersion ?? 'v1beta1', machine, why).then(
+      (marked) => {
+        if (!marked) return;
+        log.info('request ended for a person to act; its Machine annotated skip-remediation so its MachineHealthCheck goes on with its other Machines', {
+          request: keyOf(entry.request),
+        });
+        tell(entry, {
+          reason: 'SkipRemediation',
+          note: truncateNote(
+            `${SKIP_REMEDIATION_ANNOTATION} set: this request ended ${status.phase}, and while it stands its MachineHealthCheck would create no request for its other unhealthy Machines. Remove the annotation once the cause is fixed: the request is then reported again.`,
+          ),
+          type: 'Warning',
+          action: 'Release',
+        });
+      },
+      (error: unknown) => {
+        entry.skipMarked = false;
+        log.warn('Machine not annotated skip-remediation; tried again on the next round', { request: keyOf(entry.request), error: String(error) });
+      },
+    );
+  }
+
+  /** A person removed the annotation from a Machine whose request ended Blocked or Failed: reported again. */
+  async function reportAgainOnceReleased(entry: Tracked, look: GateLook): Promise<void> {
+    const machine = { namespace: entry.request.namespace, name: entry.request.machineName };
+    const value = await skipRemediationOf(customObjects, options.clusterApiVersion ?? 'v1beta1', machine);
+    if (value !== undefined) return;
+    const now = runtime.clock.now();
+    detach(entry);
+    Object.assign(entry, { terminal: false, unwritten: false, skipMarked: false, since: now - 1_000 });
+    log.info(`${SKIP_REMEDIATION_ANNOTATION} removed from the Machine of a request that ended for a person to act; reporting it again`, {
+      request: keyOf(entry.request),
+    });
+    if (await reportIfAllowed(entry, look, `${SKIP_REMEDIATION_ANNOTATION} was removed from the Machine: reported again`, true)) followSoon(entry);
   }
 
   /**
@@ -655,6 +709,7 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
     if (entry.deletion?.cause === 'withdrawn') return;
     if (entry.held && !entry.deletion) return lookAgain(entry, look);
     if (recheckDue(entry) && !entry.deletion) return recheck(entry, look);
+    if (entry.terminal && entry.skipMarked && !entry.deletion && !entry.unwritten) return reportAgainOnceReleased(entry, look);
     if (entry.terminal && !entry.unwritten) return;
     // Reported, but its incident was not open yet when last looked for (a remote stack is slower).
     if (!entry.incidentId) {
