@@ -27,6 +27,7 @@ import {
 } from '../../functions/core/kubernetes/index.ts';
 import { createMachineReader } from '../../functions/adapters/kube/cluster-api/machines.ts';
 import { writeMachineCondition } from '../../functions/adapters/kube/cluster-api/machine-remediated.ts';
+import { replacementHold } from '../../functions/adapters/kube/cluster-api/replacement-hold.ts';
 import { markSkipRemediation, SKIP_REMEDIATION_ANNOTATION, skipRemediationOf } from '../../functions/adapters/kube/cluster-api/machine-skip.ts';
 import { kubeEventOf, kubeEventOfIncident } from './decision-events.ts';
 import {
@@ -64,6 +65,8 @@ export interface RequestWatcherOptions {
   runtime: ReportSink;
   /** How often the incidents of open requests are read again from the store (default 2 s). */
   followIntervalMs?: number;
+  /** How often, while a request awaits its replacement, the control plane is read for what holds it (default 10 s). */
+  replacementLookMs?: number;
   /** The cluster id in the directory for a request's Cluster API cluster. */
   clusterIdOf(request: RemediationRequest): string;
   log: Log;
@@ -150,6 +153,9 @@ interface Tracked {
    * goes on with its other Machines; a person removing the annotation reports the request again.
    */
   skipMarked?: boolean;
+  /** What holds its replacement, in Cluster API's words (KCP's ScalingUp), while it awaits one; and when that was last read. */
+  replacementHeld?: string;
+  replacementLookedAt?: number;
   /** The one it should say now, and the writes of it, one after the other. */
   machineWanted?: Omit<Condition, 'observedGeneration'>;
   machineWrites?: Promise<void>;
@@ -222,8 +228,41 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
     return entry.writes;
   };
 
-  /** A status of the incident followed, saying whose it is when it is another report's. */
-  const said = (entry: Tracked, status: Said): Said => (entry.holder ? { ...status, message: followedInHolder(entry.holder, status.message) } : status);
+  /**
+   * A status of the incident followed, saying whose it is when it is another report's, and, while
+   * it awaits its replacement, what holds that replacement in Cluster API's words.
+   */
+  const said = (entry: Tracked, status: Said): Said => {
+    const whose = entry.holder ? { ...status, message: followedInHolder(entry.holder, status.message) } : status;
+    return whose.phase === 'AwaitingReplacement' && entry.replacementHeld
+      ? { ...whose, message: `${whose.message ?? ''} The replacement has not come: ${entry.replacementHeld}.`.trim() }
+      : whose;
+  };
+
+  /**
+   * While the incident awaits its replacement: reads what Cluster API says holds the control
+   * plane's scale-up (KCP paused, its preflight checks), and when that changes writes it into the
+   * status and says it as an Event. At most once every replacementLookMs.
+   */
+  async function lookAtReplacement(entry: Tracked, incident: Incident): Promise<void> {
+    const now = runtime.clock.now();
+    if (entry.replacementLookedAt !== undefined && now - entry.replacementLookedAt < (options.replacementLookMs ?? 10_000)) return;
+    entry.replacementLookedAt = now;
+    const cluster = { namespace: entry.request.namespace, name: entry.request.clusterName ?? '' };
+    const hold = await replacementHold(customObjects, options.clusterApiVersion ?? 'v1beta1', cluster).catch((error: unknown) => {
+      log.warn('the control plane not read for what holds the replacement; read again later', { request: keyOf(entry.request), error: String(error) });
+      return entry.replacementHeld;
+    });
+    if (hold === entry.replacementHeld) return;
+    entry.replacementHeld = hold;
+    if (hold)
+      tell(entry, { reason: 'ReplacementHeld', note: truncateNote(`The replacement has not come: ${hold}.`), type: 'Warning', action: 'CheckReplacement' });
+    log.info(hold ? 'the replacement is held by the control plane' : 'the replacement is no longer held', {
+      request: keyOf(entry.request),
+      ...(hold ? { hold } : {}),
+    });
+    await write(entry, said(entry, statusOfIncident(incident)));
+  }
 
   /** A decision as a Kubernetes Event on the request's Machine; in the background, never failing the request. */
   function tell(entry: Tracked, said: ObjectEventSaid): void {
@@ -722,6 +761,7 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
     const incident = await runtime.store.getIncident(incidentId);
     if (!incident || entry.incidentId !== incidentId) return;
     if (incident.state === 'open' && !entry.holder && !entry.terminal) await stopIfHeld(entry, incident, look);
+    if (incident.state === 'awaiting-replacement' && entry.incidentId === incidentId) await lookAtReplacement(entry, incident);
     if (entry.incidentId !== incidentId) return;
     if (entry.unwritten) {
       // A read from before the incident ended must not undo its outcome; a later round reads it.

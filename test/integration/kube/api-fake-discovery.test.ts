@@ -43,6 +43,11 @@ describe('kube API fake: discovery', () => {
       ['rbac.authorization.k8s.io', ['rbac.authorization.k8s.io/v1'], 'rbac.authorization.k8s.io/v1'],
       ['apiextensions.k8s.io', ['apiextensions.k8s.io/v1'], 'apiextensions.k8s.io/v1'],
       ['cluster.x-k8s.io', ['cluster.x-k8s.io/v1beta2', 'cluster.x-k8s.io/v1beta1'], 'cluster.x-k8s.io/v1beta2'],
+      [
+        'controlplane.cluster.x-k8s.io',
+        ['controlplane.cluster.x-k8s.io/v1beta2', 'controlplane.cluster.x-k8s.io/v1beta1'],
+        'controlplane.cluster.x-k8s.io/v1beta2',
+      ],
       ['etcd-remediator.io', ['etcd-remediator.io/v1alpha1'], 'etcd-remediator.io/v1alpha1'],
     ]);
   });

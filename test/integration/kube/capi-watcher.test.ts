@@ -22,7 +22,8 @@ import { isObject, text } from '../../support/fakes/kube/patch.ts';
 import { newestKubectl } from '../../support/kubectl-bins.ts';
 import { startPipeline, type Pipeline } from '../e2e/pipeline.ts';
 import { CAPI_CLUSTER, CAPI_NAMESPACE } from './kube-world.ts';
-import { startCapiWorld, type CapiWorld } from './capi-world.ts';
+import { KCP_NAME, startCapiWorld, type CapiWorld } from './capi-world.ts';
+import { requestsIn } from './remediation-requests.ts';
 
 const run = promisify(execFile);
 const REQUESTS = resourceType('etcd-remediator.io', 'etcdremediationrequests')!;
@@ -146,4 +147,53 @@ describe.sequential('the seed cases with the watcher, in the simulated Cluster A
       console.log(`seed case with the watcher, ${form}: back to three in ${fullAt} ms after the fault\n${lines.join('\n')}`);
     });
   }
+
+  it('a replacement KCP holds (a remaining Machine’s components unhealthy, its strict preflight): AwaitingReplacement says so in KCP’s words, and Completed once it comes', async () => {
+    const sick = new Set<string>();
+    const w = (current.world = await startCapiWorld({ external: true, sickComponents: sick }));
+    const { world } = w;
+    const pipeline = (current.pipeline = await startPipeline(world.lab, {
+      kube: world.access,
+      endpoints: [],
+      policy: { pathOrder: ['port-forward', 'exec-relay'], replacement: { checkEveryMs: 500 } },
+      clusterId: CAPI_CLUSTER,
+    }));
+    const runtime = pipeline.runtime;
+    current.watcher = startRequestWatcher({
+      management: world.fake.kubeConfig(),
+      runtime: { ...runtime, clock: systemClock, submit: (detail, source) => runtime.submit(detail, source), subscribe: (o) => runtime.bus.subscribe(o) },
+      followIntervalMs: 200,
+      replacementLookMs: 200,
+      clusterIdOf: (request) => request.clusterName ?? '',
+      log: { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined },
+    });
+    await current.watcher.ready;
+    const leader = await world.lab.leader();
+    const machine = world.machineOf(leader);
+    const other = world.machineOf(world.lab.members.find((m) => m.id !== leader.id)!);
+    sick.add(other);
+    world.fake.containerdDown(leader.name);
+
+    const requests = requestsIn(world.fake.kubeConfig(), CAPI_NAMESPACE);
+    const held = await requests.statusWith(
+      machine,
+      (s) => s.phase === 'AwaitingReplacement' && /has not come: .*components/.test(s.message ?? ''),
+      'the hold said',
+      {
+        timeoutMs: 60_000,
+      },
+    );
+    expect(held.message).toContain(
+      `The replacement has not come: KubeadmControlPlane ${CAPI_NAMESPACE}/${KCP_NAME} says: Scaling up from 2 to 3 replicas is blocked because: waiting for control plane components to become healthy.`,
+    );
+    const events = world.fake.store.list(resourceType('', 'events')!, CAPI_NAMESPACE, null).filter((e) => e.reason === 'ReplacementHeld');
+    // One Warning each time what holds it changes (first, maybe, the deleting Machine; then the components).
+    expect(events.every((e) => e.type === 'Warning')).toBe(true);
+    expect(events.some((e) => typeof e.message === 'string' && e.message.includes('waiting for control plane components to become healthy'))).toBe(true);
+
+    sick.clear();
+    const done = await requests.statusWith(machine, (s) => s.phase === 'Completed', 'Completed once the replacement came', { timeoutMs: 60_000 });
+    expect(done.message).not.toContain('has not come');
+    expect(w.sim.timeline.some((e) => e.what === 'replacement joined')).toBe(true);
+  });
 });

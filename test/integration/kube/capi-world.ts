@@ -14,6 +14,9 @@ import { CAPI_CLUSTER, CAPI_NAMESPACE, startKubeWorld, type KubeWorld, type Kube
 export const MHC_NAME = 'wl-control-plane';
 export const TEMPLATE_NAME = 'etcd-remediator';
 const TEMPLATES = resourceType(REQUEST_GROUP, 'etcdremediationrequesttemplates')!;
+const CLUSTERS = resourceType('cluster.x-k8s.io', 'clusters')!;
+const KCPS = resourceType('controlplane.cluster.x-k8s.io', 'kubeadmcontrolplanes')!;
+export const KCP_NAME = `${CAPI_CLUSTER}-control-plane`;
 
 export interface CapiWorldOptions extends KubeWorldOptions {
   /** The MHC hands its Machines to our remediation (its template), instead of to KCP. */
@@ -26,6 +29,8 @@ export interface CapiWorldOptions extends KubeWorldOptions {
   runtimeDownNoticedMs?: number;
   /** MHC's maxUnhealthy (default 1). */
   maxUnhealthy?: number;
+  /** Machines whose control-plane components KCP's strict preflight reads as unhealthy (changeable while it runs). */
+  sickComponents?: Set<string>;
 }
 
 export interface CapiWorld {
@@ -41,6 +46,19 @@ export async function startCapiWorld(options: CapiWorldOptions): Promise<CapiWor
   fake.runtimeDownNoticedMs = options.runtimeDownNoticedMs ?? 500;
   for (const member of lab.members) dressNode(world, member.name);
   const timeout = `${options.unhealthyAfterSeconds ?? 1}s`;
+  // The Cluster and its KubeadmControlPlane, as Cluster API keeps them (v1beta1, as the Machines are).
+  fake.store.put(CLUSTERS, {
+    apiVersion: 'cluster.x-k8s.io/v1beta1',
+    kind: 'Cluster',
+    metadata: { name: CAPI_CLUSTER, namespace: CAPI_NAMESPACE },
+    spec: { controlPlaneRef: { apiVersion: 'controlplane.cluster.x-k8s.io/v1beta1', kind: 'KubeadmControlPlane', name: KCP_NAME, namespace: CAPI_NAMESPACE } },
+  });
+  fake.store.put(KCPS, {
+    apiVersion: 'controlplane.cluster.x-k8s.io/v1beta1',
+    kind: 'KubeadmControlPlane',
+    metadata: { name: KCP_NAME, namespace: CAPI_NAMESPACE, labels: { 'cluster.x-k8s.io/cluster-name': CAPI_CLUSTER } },
+    spec: { replicas: 3, version: 'v1.33.4' },
+  });
   fake.store.put(MHCS, {
     apiVersion: 'cluster.x-k8s.io/v1beta1',
     kind: 'MachineHealthCheck',
@@ -71,6 +89,8 @@ export async function startCapiWorld(options: CapiWorldOptions): Promise<CapiWor
     namespace: CAPI_NAMESPACE,
     clusterName: CAPI_CLUSTER,
     replicas: 3,
+    controlPlaneName: KCP_NAME,
+    ...(options.sickComponents ? { sickComponents: options.sickComponents } : {}),
     etcd: etcdThroughNodes(fake, clientUrlOf, lab.tls ? readClientTls(lab.tls) : undefined),
     async provision() {
       const { member, machine } = await world.joinReplacementMachine();

@@ -24,6 +24,8 @@ export interface CapiSimulationOptions {
   fake: KubeApiFake;
   namespace: string;
   clusterName: string;
+  /** The KubeadmControlPlane object's name (default `<cluster>-control-plane`). */
+  controlPlaneName?: string;
   /** KubeadmControlPlane spec.replicas. */
   replicas: number;
   etcd: EtcdThroughNodes;
@@ -58,6 +60,7 @@ export function startCapiSimulation(options: CapiSimulationOptions): CapiSimulat
   const kcpOptions = {
     namespace: options.namespace,
     clusterName: options.clusterName,
+    name: options.controlPlaneName ?? `${options.clusterName}-control-plane`,
     replicas: options.replicas,
     etcd: options.etcd,
     provision: () => options.provision(),

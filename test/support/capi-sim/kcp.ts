@@ -13,8 +13,8 @@
 // - scale up (scale.go, preflight.go) to its replicas: never while a Machine is deleting; the strict
 //   preflight (every remaining Machine's API server, controller manager, scheduler and etcd pod and
 //   etcd member healthy) unless its own remediation is in progress, when only etcd is checked.
-import { type JsonObject } from '../fakes/kube/patch.ts';
-import { metadataOf } from '../fakes/kube/store.ts';
+import { isObject, type JsonObject } from '../fakes/kube/patch.ts';
+import { metadataOf, resourceType } from '../fakes/kube/store.ts';
 import {
   CLUSTER_NAME_LABEL,
   CONTROL_PLANE_LABEL,
@@ -36,8 +36,12 @@ import {
 import type { EtcdMemberView, EtcdThroughNodes } from './etcd-through-node.ts';
 import type { SimContext } from './sim-context.ts';
 
+const KCPS = resourceType('controlplane.cluster.x-k8s.io', 'kubeadmcontrolplanes')!;
+
 export interface KcpOptions {
   namespace: string;
+  /** The KubeadmControlPlane object the simulation keeps its conditions on. */
+  name: string;
   clusterName: string;
   replicas: number;
   etcd: EtcdThroughNodes;
@@ -193,18 +197,52 @@ async function remediate(
   return true;
 }
 
+/**
+ * KCP's ScalingUp condition (status.go setScalingUpCondition): False NotScalingUp at full size;
+ * True "Scaling up from N to M replicas", with " is blocked because:" and one line per failed
+ * preflight check (getPreflightMessages' words) when they hold it. On the v1beta1 object it sits
+ * under status.v1beta2.conditions.
+ */
+function setScalingUp(sim: SimContext, options: KcpOptions, standing: number, blockedBy: readonly string[]): void {
+  const kcp = sim.fake.store.find(KCPS, options.namespace, options.name);
+  if (!kcp) return;
+  const condition: JsonObject =
+    standing >= options.replicas
+      ? { type: 'ScalingUp', status: 'False', reason: 'NotScalingUp' }
+      : {
+          type: 'ScalingUp',
+          status: 'True',
+          reason: 'ScalingUp',
+          message: `Scaling up from ${standing} to ${options.replicas} replicas${blockedBy.length > 0 ? ` is blocked because:\n${blockedBy.map((m) => `* ${m}`).join('\n')}` : ''}`,
+        };
+  const status = isObject(kcp.status) ? kcp.status : {};
+  const v1beta2 = isObject(status.v1beta2) ? status.v1beta2 : {};
+  const others = (Array.isArray(v1beta2.conditions) ? v1beta2.conditions : []).filter(isObject).filter((c) => c.type !== 'ScalingUp');
+  const before = (Array.isArray(v1beta2.conditions) ? v1beta2.conditions : []).filter(isObject).find((c) => c.type === 'ScalingUp');
+  if (before && before.status === condition.status && before.message === condition.message) return;
+  const kept = before !== undefined && before.status === condition.status ? before.lastTransitionTime : undefined;
+  const stamped: JsonObject = { ...condition, lastTransitionTime: kept ?? rfc3339(sim.now()) };
+  sim.fake.store.put(KCPS, { ...kcp, status: { ...status, replicas: standing, v1beta2: { ...v1beta2, conditions: [...others, stamped] } } });
+}
+
 function scaleUp(sim: SimContext, options: KcpOptions, state: KcpState, machines: JsonObject[], members: EtcdMemberView[]): void {
   if (state.provisioning) return;
   const standing = machines.filter((m) => !isDeleting(m));
   if (standing.length >= options.replicas) {
     delete state.holding;
+    setScalingUp(sim, options, standing.length, []);
     return;
   }
-  const hold = (why: string): void => {
+  const hold = (why: string, preflight: string): void => {
     state.holding = why;
     sim.said('kcp', `scale up held: ${why}`);
+    setScalingUp(sim, options, standing.length, [preflight]);
   };
-  if (machines.some(isDeleting)) return hold(`waiting for Machine ${machines.filter(isDeleting).map(nameOf).join(', ')} to be deleted`);
+  if (machines.some(isDeleting))
+    return hold(
+      `waiting for Machine ${machines.filter(isDeleting).map(nameOf).join(', ')} to be deleted`,
+      'waiting for a control plane Machine to complete deletion',
+    );
   const relaxed = state.annotations[REMEDIATION_IN_PROGRESS] !== undefined;
   const sick = standing.flatMap((m) => {
     const node = nodeRefOf(m);
@@ -214,8 +252,15 @@ function scaleUp(sim: SimContext, options: KcpOptions, state: KcpState, machines
     if (!relaxed && (!readyNode(sim, node) || options.sickComponents?.has(nameOf(m)))) return [`${nameOf(m)} (ControllerManagerPodHealthy)`];
     return [];
   });
-  if (sick.length > 0) return hold(`preflight checks failed: ${sick.join(', ')} not healthy`);
+  if (sick.length > 0)
+    return hold(
+      `preflight checks failed: ${sick.join(', ')} not healthy`,
+      sick.some((s) => s.includes('EtcdMemberHealthy'))
+        ? 'waiting for etcd cluster to become healthy'
+        : 'waiting for control plane components to become healthy',
+    );
   delete state.holding;
+  setScalingUp(sim, options, standing.length, []);
   sim.said('kcp', `scaling up: ${standing.length} of ${options.replicas}`);
   state.provisioning = options
     .provision()

@@ -32,6 +32,8 @@ const GROUP_VERSIONS: Record<string, readonly string[]> = {
   'rbac.authorization.k8s.io': ['v1'],
   'apiextensions.k8s.io': ['v1'],
   'cluster.x-k8s.io': ['v1beta2', 'v1beta1'],
+  // KCP's group, served alongside core Cluster API's versions.
+  'controlplane.cluster.x-k8s.io': ['v1beta2', 'v1beta1'],
   'etcd-remediator.io': ['v1alpha1'],
 };
 
@@ -55,6 +57,7 @@ const NAMES: Record<string, { shortNames?: string[]; categories?: string[] }> = 
   deployments: { shortNames: ['deploy'], categories: ['all'] },
   customresourcedefinitions: { shortNames: ['crd', 'crds'], categories: ['api-extensions'] },
   machines: { shortNames: ['ma'], categories: ['cluster-api'] },
+  kubeadmcontrolplanes: { shortNames: ['kcp'], categories: ['cluster-api'] },
   clusters: { shortNames: ['cl'], categories: ['cluster-api'] },
   etcdremediationrequests: { shortNames: ['erreq'], categories: ['cluster-api', 'etcd-remediator'] },
   etcdremediationrequesttemplates: { shortNames: ['erreqt'], categories: ['cluster-api', 'etcd-remediator'] },

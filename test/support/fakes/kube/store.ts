@@ -33,6 +33,7 @@ export const RESOURCES: readonly ResourceType[] = [
   { group: 'cluster.x-k8s.io', plural: 'machines', kind: 'Machine', namespaced: true, status: true },
   { group: 'cluster.x-k8s.io', plural: 'clusters', kind: 'Cluster', namespaced: true, status: true },
   { group: 'cluster.x-k8s.io', plural: 'machinehealthchecks', kind: 'MachineHealthCheck', namespaced: true, status: true },
+  { group: 'controlplane.cluster.x-k8s.io', plural: 'kubeadmcontrolplanes', kind: 'KubeadmControlPlane', namespaced: true, status: true },
   { group: 'etcd-remediator.io', plural: 'etcdremediationrequests', kind: 'EtcdRemediationRequest', namespaced: true, status: true },
   { group: 'etcd-remediator.io', plural: 'etcdremediationrequesttemplates', kind: 'EtcdRemediationRequestTemplate', namespaced: true },
 ];
