@@ -16,15 +16,31 @@ import { badRequest, invalid, type StatusCause } from './status.ts';
 
 const CRD_DIR = path.resolve(import.meta.dirname, '../../../../infra/kubernetes/deploy/crds');
 
+/** One of a CRD version's additionalPrinterColumns (apiextensions v1 CustomResourceColumnDefinition). */
+export interface PrinterColumn {
+  name: string;
+  type: string;
+  format?: string;
+  description?: string;
+  priority?: number;
+  jsonPath: string;
+}
+
 interface CustomResourceVersion {
   group: string;
   kind: string;
   schema: Schema;
   validate: (object: unknown) => ErrorObject[];
+  /** Its additionalPrinterColumns as the CRD gives them, [] when it gives none. */
+  printerColumns: readonly PrinterColumn[];
 }
 
 interface CrdShape {
-  spec: { group: string; names: { kind: string; plural: string }; versions: { name: string; served: boolean; schema: { openAPIV3Schema: Schema } }[] };
+  spec: {
+    group: string;
+    names: { kind: string; plural: string };
+    versions: { name: string; served: boolean; schema: { openAPIV3Schema: Schema }; additionalPrinterColumns?: PrinterColumn[] }[];
+  };
 }
 
 function loadCrds(): Map<string, CustomResourceVersion> {
@@ -34,13 +50,33 @@ function loadCrds(): Map<string, CustomResourceVersion> {
     const { group, names } = crd.spec;
     for (const version of crd.spec.versions.filter((v) => v.served)) {
       const schema = version.schema.openAPIV3Schema;
-      versions.set(`${group}/${names.plural}/${version.name}`, { group, kind: names.kind, schema, validate: validatorFor(schema) });
+      versions.set(`${group}/${names.plural}/${version.name}`, {
+        group,
+        kind: names.kind,
+        schema,
+        validate: validatorFor(schema),
+        printerColumns: version.additionalPrinterColumns ?? [],
+      });
     }
   }
   return versions;
 }
 
 let crds: Map<string, CustomResourceVersion> | undefined;
+
+/** The CRD version the fake holds for `group/plural` at `version`, loaded once. */
+const crdFor = (group: string, plural: string, version: string): CustomResourceVersion | undefined =>
+  (crds ??= loadCrds()).get(`${group}/${plural}/${version}`);
+
+/**
+ * The kind and additionalPrinterColumns of `group/plural` at `version` as its CRD gives them ([]
+ * when it gives none), for the server-side printing of tables.ts; undefined when the fake holds no
+ * CRD for it.
+ */
+export function printerColumnsOf(group: string, plural: string, version: string): { kind: string; columns: readonly PrinterColumn[] } | undefined {
+  const crd = crdFor(group, plural, version);
+  return crd && { kind: crd.kind, columns: crd.printerColumns };
+}
 
 /**
  * The value at a JSON pointer, and its field as kube-openapi names it: `status.conditions[0].reason`
@@ -173,8 +209,7 @@ export interface Admitted {
  * KubeFakeError (422) when it breaks the schema. Resources without a CRD here pass unchanged.
  */
 export function admitCustomResource(group: string, plural: string, version: string, object: JsonObject, fieldValidation: string | null): Admitted {
-  crds ??= loadCrds();
-  const crd = crds.get(`${group}/${plural}/${version}`);
+  const crd = crdFor(group, plural, version);
   if (!crd) return { object, warnings: [] };
   const { pruned, unknown } = pruneUnknownFields(crd.schema, object);
   const kept = pruned as JsonObject;

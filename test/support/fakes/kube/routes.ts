@@ -10,7 +10,7 @@ import { admitInNamespace } from './namespace-lifecycle.ts';
 import { servesVersion } from './discovery.ts';
 import { admitEvent } from './event-admission.ts';
 import { fieldFilter } from './field-selectors.ts';
-import { eventTable, wantsTable } from './tables.ts';
+import { tableFor, wantsTable } from './tables.ts';
 import { BUILTIN_PATCH_TYPES, CUSTOM_PATCH_TYPES, decodeBuiltin, isBuiltin } from './openapi.ts';
 import { type Json, type JsonObject, isObject, jsonPatch, mergePatch, text } from './patch.ts';
 import { KubeFakeError, alreadyExists, badRequest, conflict, internal, invalid } from './status.ts';
@@ -366,6 +366,16 @@ function remove(store: ObjectStore, hooks: DeleteHooks, route: Route, name: stri
   return { code: 200, body: route.type.plural === 'pods' ? gone : deletedStatus(route, name, metadataOf(gone).uid) };
 }
 
+/**
+ * kubectl get's Table (tables.ts) when the Accept header asks for one first, for a list or for one
+ * object (a /status GET too: the custom resource StatusREST converts as the main resource does),
+ * for the types the fake prints; undefined otherwise, when the object or list itself is answered.
+ */
+function tableOf(route: Route, request: RestRequest, objects: JsonObject[], resourceVersion: string): JsonObject | undefined {
+  if (!wantsTable(request.accept ?? '')) return undefined;
+  return tableFor(route.type, route.version, objects, resourceVersion, request.url.searchParams.get('includeObject') ?? '');
+}
+
 export function handleRest(store: ObjectStore, hooks: DeleteHooks, request: RestRequest): RestResponse | undefined {
   const route = parsePath(request.url.pathname);
   if (!route || (route.subresource !== undefined && route.subresource !== 'status')) return undefined;
@@ -375,8 +385,8 @@ export function handleRest(store: ObjectStore, hooks: DeleteHooks, request: Rest
       if (request.method === 'GET') {
         const fields = fieldFilter(route.type, request.url.searchParams.get('fieldSelector'));
         const items = store.list(route.type, route.namespace, request.url.searchParams.get('labelSelector')).filter(fields);
-        if (route.type.group === '' && route.type.plural === 'events' && wantsTable(request.accept ?? ''))
-          return { code: 200, body: eventTable(items, store.resourceVersion) };
+        const table = tableOf(route, request, items, store.resourceVersion);
+        if (table) return { code: 200, body: table };
         return {
           code: 200,
           body: { kind: `${route.type.kind}List`, apiVersion: apiVersion(route), metadata: { resourceVersion: store.resourceVersion }, items },
@@ -397,7 +407,10 @@ export function handleRest(store: ObjectStore, hooks: DeleteHooks, request: Rest
       };
     }
     if (route.subresource === 'status' && !route.type.status) return undefined;
-    if (request.method === 'GET') return { code: 200, body: store.get(route.type, namespace, route.name) };
+    if (request.method === 'GET') {
+      const object = store.get(route.type, namespace, route.name);
+      return { code: 200, body: tableOf(route, request, [object], text(metadataOf(object).resourceVersion)) ?? object };
+    }
     if (request.method === 'PATCH' || request.method === 'PUT') return patchOrPut(store, route, route.name, request);
     if (request.method === 'DELETE' && route.subresource === undefined) return remove(store, hooks, route, route.name, request.body);
     return undefined;
