@@ -5,7 +5,7 @@
 // Node (Ready Unknown) ignores pods deleted over a second ago. No etcd: the deletion is the subject.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
-import { EXCLUDE_NODE_DRAINING, MACHINES, MACHINE_FINALIZER, NODES, PODS, nodeCondition } from '../../support/capi-sim/capi-objects.ts';
+import { EXCLUDE_NODE_DRAINING, MACHINES, MACHINE_FINALIZER, NODES, PODS, dressKubeadmNode, nodeCondition } from '../../support/capi-sim/capi-objects.ts';
 import { kubeletRound, machineDeletionRound } from '../../support/capi-sim/machine-deletion.ts';
 import { simContext, type TimelineEntry } from '../../support/capi-sim/sim-context.ts';
 import { startKubeApiFake, type KubeApiFake } from '../../support/fakes/kube/api-server.ts';
@@ -24,16 +24,7 @@ beforeEach(async () => {
     fake.addControlPlaneNode({ name, internalIp: `10.0.0.${11 + index}`, machine: { name: `wl-${name}`, namespace: 'default', clusterName: 'wl' } });
     const machine = fake.store.get(MACHINES, 'default', `wl-${name}`);
     fake.store.put(MACHINES, { ...machine, metadata: { ...(machine.metadata as JsonObject), finalizers: [MACHINE_FINALIZER] } });
-    fake.store.put(PODS, {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: {
-        name: `coredns-${name}`,
-        namespace: 'kube-system',
-        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'coredns', uid: 'rs' }],
-      },
-      spec: { nodeName: name, containers: [{ name: 'coredns', image: 'coredns' }] },
-    });
+    dressKubeadmNode(fake, name);
   }
   timer = setInterval(() => {
     kubeletRound(sim);

@@ -15,7 +15,7 @@ import { REQUEST_FINALIZER } from '../../../functions/adapters/kube/cluster-api/
 import { EXCLUDE_NODE_DRAINING } from '../../../functions/adapters/kube/cluster-api/machine-actuator.ts';
 import { systemClock } from '../../../functions/lib/system-clock.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
-import { startRequestWatcher, type RequestWatcher } from '../../../infra/kubernetes/request-watcher.ts';
+import { startRequestWatcher, type RequestWatcher, type RequestWatcherOptions } from '../../../infra/kubernetes/request-watcher.ts';
 import { MACHINES, annotationsOf, isDeleting, nameOf } from '../../support/capi-sim/capi-objects.ts';
 import { resourceType } from '../../support/fakes/kube/store.ts';
 import { isObject, text } from '../../support/fakes/kube/patch.ts';
@@ -48,29 +48,34 @@ const FORMS = [
   { form: 'containerd down', fault: (w: CapiWorld, node: string) => w.world.fake.containerdDown(node), notReady: 'NodeNotReady' },
 ] as const;
 
+/** The capi world with our pipeline on its lab and the watcher on its management side; the watcher's log lines in `said`. */
+async function watchedWorld(options: Parameters<typeof startCapiWorld>[0], watcherOptions: Partial<RequestWatcherOptions> = {}) {
+  const w = (current.world = await startCapiWorld(options));
+  const pipeline = (current.pipeline = await startPipeline(w.world.lab, {
+    kube: w.world.access,
+    endpoints: [],
+    policy: { pathOrder: ['port-forward', 'exec-relay'], replacement: { checkEveryMs: 500 } },
+    clusterId: CAPI_CLUSTER,
+  }));
+  const said: string[] = [];
+  const log = { debug: () => undefined, info: (m: string) => said.push(m), warn: (m: string) => said.push(m), error: (m: string) => said.push(m) };
+  const runtime = pipeline.runtime;
+  current.watcher = startRequestWatcher({
+    management: w.world.fake.kubeConfig(),
+    runtime: { ...runtime, clock: systemClock, submit: (detail, source) => runtime.submit(detail, source), subscribe: (o) => runtime.bus.subscribe(o) },
+    followIntervalMs: 200,
+    clusterIdOf: (request) => request.clusterName ?? '',
+    log,
+    ...watcherOptions,
+  });
+  await current.watcher.ready;
+  return { w, world: w.world, pipeline, runtime, said };
+}
+
 describe.sequential('the seed cases with the watcher, in the simulated Cluster API', () => {
   for (const { form, fault, notReady } of FORMS) {
     it(`${form} on the leader: removed, its Machine deleted without a hang, the request kept until Completed, the control plane back to three`, async () => {
-      const w = (current.world = await startCapiWorld({ external: true }));
-      const { world } = w;
-      const pipeline = (current.pipeline = await startPipeline(world.lab, {
-        kube: world.access,
-        endpoints: [],
-        policy: { pathOrder: ['port-forward', 'exec-relay'], replacement: { checkEveryMs: 500 } },
-        clusterId: CAPI_CLUSTER,
-      }));
-      const said: string[] = [];
-      const log = { debug: () => undefined, info: (m: string) => said.push(m), warn: (m: string) => said.push(m), error: (m: string) => said.push(m) };
-      const runtime = pipeline.runtime;
-      current.watcher = startRequestWatcher({
-        management: world.fake.kubeConfig(),
-        runtime: { ...runtime, clock: systemClock, submit: (detail, source) => runtime.submit(detail, source), subscribe: (o) => runtime.bus.subscribe(o) },
-        followIntervalMs: 200,
-        clusterIdOf: (request) => request.clusterName ?? '',
-        log,
-        keepEndedMs: 120_000,
-      });
-      await current.watcher.ready;
+      const { w, world, pipeline, runtime, said } = await watchedWorld({ external: true }, { keepEndedMs: 120_000 });
       // What the Machine said of us while it stood, and every annotation it carried.
       const machineSeen: { externallyRemediated: string[]; annotations: Set<string> } = { externallyRemediated: [], annotations: new Set() };
       const leader = await world.lab.leader();
@@ -150,24 +155,7 @@ describe.sequential('the seed cases with the watcher, in the simulated Cluster A
 
   it('a replacement KCP holds (a remaining Machine’s components unhealthy, its strict preflight): AwaitingReplacement says so in KCP’s words, and Completed once it comes', async () => {
     const sick = new Set<string>();
-    const w = (current.world = await startCapiWorld({ external: true, sickComponents: sick }));
-    const { world } = w;
-    const pipeline = (current.pipeline = await startPipeline(world.lab, {
-      kube: world.access,
-      endpoints: [],
-      policy: { pathOrder: ['port-forward', 'exec-relay'], replacement: { checkEveryMs: 500 } },
-      clusterId: CAPI_CLUSTER,
-    }));
-    const runtime = pipeline.runtime;
-    current.watcher = startRequestWatcher({
-      management: world.fake.kubeConfig(),
-      runtime: { ...runtime, clock: systemClock, submit: (detail, source) => runtime.submit(detail, source), subscribe: (o) => runtime.bus.subscribe(o) },
-      followIntervalMs: 200,
-      replacementLookMs: 200,
-      clusterIdOf: (request) => request.clusterName ?? '',
-      log: { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined },
-    });
-    await current.watcher.ready;
+    const { w, world } = await watchedWorld({ external: true, sickComponents: sick }, { replacementLookMs: 200 });
     const leader = await world.lab.leader();
     const machine = world.machineOf(leader);
     const other = world.machineOf(world.lab.members.find((m) => m.id !== leader.id)!);

@@ -5,7 +5,7 @@
 // template, as the README's example does; without it, KCP remediates alone.
 import { REQUEST_GROUP, REQUEST_VERSION } from '../../../functions/adapters/kube/cluster-api/remediation-requests.ts';
 import { readClientTls } from '../../../infra/lab/lab-pki.ts';
-import { MHCS, MIRROR_ANNOTATION, PODS } from '../../support/capi-sim/capi-objects.ts';
+import { MHCS, dressKubeadmNode } from '../../support/capi-sim/capi-objects.ts';
 import { startCapiSimulation, type CapiSimulation } from '../../support/capi-sim/capi-simulation.ts';
 import { etcdThroughNodes } from '../../support/capi-sim/etcd-through-node.ts';
 import { resourceType } from '../../support/fakes/kube/store.ts';
@@ -44,7 +44,7 @@ export async function startCapiWorld(options: CapiWorldOptions): Promise<CapiWor
   const { fake, lab } = world;
   fake.nodeMonitorGracePeriodMs = options.nodeMonitorGracePeriodMs ?? 1_000;
   fake.runtimeDownNoticedMs = options.runtimeDownNoticedMs ?? 500;
-  for (const member of lab.members) dressNode(world, member.name);
+  for (const member of lab.members) dressKubeadmNode(fake, member.name);
   const timeout = `${options.unhealthyAfterSeconds ?? 1}s`;
   // The Cluster and its KubeadmControlPlane, as Cluster API keeps them (v1beta1, as the Machines are).
   fake.store.put(CLUSTERS, {
@@ -94,7 +94,7 @@ export async function startCapiWorld(options: CapiWorldOptions): Promise<CapiWor
     etcd: etcdThroughNodes(fake, clientUrlOf, lab.tls ? readClientTls(lab.tls) : undefined),
     async provision() {
       const { member, machine } = await world.joinReplacementMachine();
-      dressNode(world, member.name);
+      dressKubeadmNode(fake, member.name);
       return { machine };
     },
   });
@@ -109,23 +109,4 @@ export async function startCapiWorld(options: CapiWorldOptions): Promise<CapiWor
       }
     },
   };
-}
-
-/** A kubeadm node's pods: the etcd static pod is a mirror pod (drain leaves it); one Deployment pod drain must evict. */
-function dressNode({ fake }: KubeWorld, node: string): void {
-  const etcdPod = fake.store.get(PODS, 'kube-system', `etcd-${node}`);
-  const metadata = etcdPod.metadata as Record<string, unknown>;
-  fake.store.put(PODS, { ...etcdPod, metadata: { ...metadata, annotations: { ...(metadata.annotations as object), [MIRROR_ANNOTATION]: 'mirror' } } });
-  fake.store.put(PODS, {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name: `coredns-${node}`,
-      namespace: 'kube-system',
-      labels: { 'k8s-app': 'kube-dns' },
-      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'coredns-5d78c9869d', uid: 'rs-coredns', controller: true }],
-    },
-    spec: { nodeName: node, containers: [{ name: 'coredns', image: 'registry.k8s.io/coredns/coredns:v1.11.3' }] },
-    status: { phase: 'Running' },
-  });
 }

@@ -1,6 +1,7 @@
 // Cluster API's names (api/core/v1beta2 constants at kubernetes-sigs/cluster-api ae7ff047) and the
 // v1beta1 condition shape the simulation writes on the objects it owns. The simulated controllers
 // write through the fake's store, as a controller's writes land in etcd: watches see each change.
+import type { KubeApiFake } from '../fakes/kube/api-server.ts';
 import type { JsonObject } from '../fakes/kube/patch.ts';
 import { isObject, text } from '../fakes/kube/patch.ts';
 import { metadataOf, resourceType } from '../fakes/kube/store.ts';
@@ -90,3 +91,26 @@ export function nodeCondition(node: JsonObject, type: string): JsonObject | unde
 
 /** noderefutil.IsNodeUnreachable: the Node's Ready condition is Unknown. */
 export const isNodeUnreachable = (node: JsonObject): boolean => nodeCondition(node, 'Ready')?.status === 'Unknown';
+
+/**
+ * A kubeadm control-plane node's pods as drain sees them: its etcd static pod marked as the mirror
+ * pod it is (drain leaves it), and one Deployment pod (CoreDNS, say) that drain must evict.
+ */
+export function dressKubeadmNode(fake: Pick<KubeApiFake, 'store'>, node: string): void {
+  const etcdPod = fake.store.get(PODS, 'kube-system', `etcd-${node}`);
+  const metadata = isObject(etcdPod.metadata) ? etcdPod.metadata : {};
+  const annotations = isObject(metadata.annotations) ? metadata.annotations : {};
+  fake.store.put(PODS, { ...etcdPod, metadata: { ...metadata, annotations: { ...annotations, [MIRROR_ANNOTATION]: 'mirror' } } });
+  fake.store.put(PODS, {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: `coredns-${node}`,
+      namespace: 'kube-system',
+      labels: { 'k8s-app': 'kube-dns' },
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'coredns-5d78c9869d', uid: 'rs-coredns', controller: true }],
+    },
+    spec: { nodeName: node, containers: [{ name: 'coredns', image: 'registry.k8s.io/coredns/coredns:v1.11.3' }] },
+    status: { phase: 'Running' },
+  });
+}
