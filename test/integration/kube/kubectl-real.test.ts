@@ -4,8 +4,9 @@
 // per minor (kubectl.1.27 … kubectl.1.33); KUBECTL_BIN names another. Those that speak WebSockets
 // run both: exec uses v5.channel.k8s.io from 1.30 on (KUBECTL_REMOTE_COMMAND_WEBSOCKETS default
 // on); port-forward tunnels SPDY through a WebSocket (SPDY/3.1+portforward.k8s.io) from 1.31 on,
-// and in 1.30 with KUBECTL_PORT_FORWARD_WEBSOCKETS=true. The oldest runs port-forward over plain
-// SPDY (an HTTP upgrade to SPDY/3.1); its exec is SPDY too, which the fake does not serve.
+// and in 1.30 with KUBECTL_PORT_FORWARD_WEBSOCKETS=true. The oldest (< 1.30) runs both over plain
+// SPDY (an HTTP upgrade to SPDY/3.1): port-forward's streams, and exec's v4.channel.k8s.io streams
+// as the kubelet's remotecommand server answers them (the fake's exec-spdy.ts).
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -41,7 +42,7 @@ function findKubectls(): Kubectl[] {
 
 const kubectls = findKubectls();
 
-/** The oldest Cloud SDK kubectl before 1.30: its port-forward is plain SPDY. */
+/** The oldest Cloud SDK kubectl before 1.30: its port-forward and exec are plain SPDY. */
 function findSpdyKubectl(): Kubectl | undefined {
   if (process.env.KUBECTL_BIN) return undefined;
   const oldest = installedKubectls().find((k) => k.minor < 30);
@@ -140,9 +141,8 @@ if (kubectls.length === 0) {
         }
       });
 
-      if (kubectl === spdyKubectl) continue;
-
-      it(`kubectl 1.${kubectl.minor}: exec etcdctl endpoint status in the etcd container, exit 0`, async () => {
+      const execHow = kubectl === spdyKubectl ? ' (over plain SPDY)' : '';
+      it(`kubectl 1.${kubectl.minor}: exec etcdctl endpoint status in the etcd container${execHow}, exit 0`, async () => {
         const argv = [
           'exec',
           '-n',

@@ -1,6 +1,7 @@
 // The pod exec subresource as a real API server (≥1.30, TranslateStreamCloseWebsocketRequests on)
 // + kubelet + containerd answer it to client-node: the API server's checks before the upgrade,
 // then the channel protocol, running the REAL etcdctl on this machine in place of the pod's.
+// A plain SPDY upgrade (kubectl ≤1.29) gets the same checks and command, served by exec-spdy.ts.
 // Ground truth: ../shared/notes/kube-paths.md (section numbers cited below).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -9,7 +10,8 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { isObject, text, type JsonObject } from './patch.ts';
-import { NORMAL_CLOSURE, type NodeFault } from './portforward.ts';
+import { serveSpdyExec, type ExecInput, type ExecOutput } from './exec-spdy.ts';
+import { NORMAL_CLOSURE, isSpdyUpgrade, type NodeFault } from './portforward.ts';
 import { KubeFakeError, badRequest, internal, notFound } from './status.ts';
 import { metadataOf, resourceType, type ObjectStore } from './store.ts';
 
@@ -68,6 +70,7 @@ interface ExecRequest {
   stdin: boolean;
   stdout: boolean;
   stderr: boolean;
+  tty: boolean;
 }
 
 /** Go's strconv.ParseBool, which the query decoder uses for PodExecOptions' booleans. */
@@ -82,7 +85,7 @@ function internalIp(node: JsonObject): string {
 /** The API server's checks before any upgrade, in its order (§0.2); throws a KubeFakeError. */
 function resolve(store: ObjectStore, namespace: string, podName: string, url: URL): ExecRequest {
   const command = url.searchParams.getAll('command');
-  const [stdin, stdout, stderr] = [flag(url, 'stdin'), flag(url, 'stdout'), flag(url, 'stderr')];
+  const [stdin, stdout, stderr, tty] = [flag(url, 'stdin'), flag(url, 'stdout'), flag(url, 'stderr'), flag(url, 'tty')];
   // apimachinery validation of PodExecOptions (option parse → 400, §0.1).
   if (command.length === 0) throw badRequest('you must specify at least 1 command');
   if (!stdin && !stdout && !stderr) throw badRequest('you must specify at least one of stdin, stdout, stderr');
@@ -99,7 +102,7 @@ function resolve(store: ObjectStore, namespace: string, podName: string, url: UR
   const sandboxId = createHash('sha256')
     .update(text(metadataOf(pod).uid))
     .digest('hex');
-  return { namespace, pod: podName, container, node, nodeIp: internalIp(nodeObject), sandboxId, command, stdin, stdout, stderr };
+  return { namespace, pod: podName, container, node, nodeIp: internalIp(nodeObject), sandboxId, command, stdin, stdout, stderr, tty };
 }
 
 function writePreUpgrade(socket: Duplex, code: number, body: string, contentType: string): void {
@@ -197,9 +200,67 @@ function finish(ws: WebSocket, status: ChannelStatus): void {
   ws.close(NORMAL_CLOSURE);
 }
 
-export function execServer(context: ExecContext): ExecServer {
+/** Where a command's output and its Status go (the SPDY session takes any metav1.Status). */
+type CommandOutput = ExecOutput<ChannelStatus>;
+
+const NOTHING_RUNS: ExecInput = { write: () => undefined, end: () => undefined, kill: () => undefined };
+
+/**
+ * The pod's command, whichever protocol carries it: the image's etcdctl (the REAL one here), or an
+ * executable a test put in the pod's filesystem; argv paths resolved in the pod's filesystem.
+ * `v5`: the Status as the API server's translator rewraps the kubelet's (WebSocket v5 only).
+ */
+function podCommands(context: ExecContext) {
   const children = new Set<ChildProcess>();
   const etcdctl = context.etcdctlBin ?? process.env.ETCDCTL_BIN ?? 'etcdctl';
+  return {
+    start(request: ExecRequest, v5: boolean, output: CommandOutput): ExecInput {
+      const binary = request.command[0] ?? '';
+      const root = context.podRootOf?.(request.node);
+      const prefixes = [POD_PKI, ...(context.podPathPrefixes?.() ?? [])];
+      // The image's etcdctl, or an executable a test put in the pod's filesystem under a served prefix.
+      const [inPod] = inPodFilesystem([binary], root, prefixes.slice(1));
+      const program = binary === 'etcdctl' || binary === '/usr/local/bin/etcdctl' ? etcdctl : inPod !== binary && fs.existsSync(inPod!) ? inPod! : undefined;
+      if (program === undefined) {
+        output.finish(missingBinaryStatus(v5, request));
+        return NOTHING_RUNS;
+      }
+      // Async spawn: the lab's fault proxies share this process. An exec carries only the image's env.
+      const child = spawn(program, inPodFilesystem(request.command.slice(1), root, prefixes), {
+        env: { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin' },
+        stdio: [request.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+      });
+      children.add(child);
+      // A command that exits before its input is all written: the rest goes nowhere, as in the pod.
+      child.stdin?.on('error', () => undefined);
+      child.stdout?.on('data', (chunk: Buffer) => request.stdout && output.stdout(chunk));
+      child.stderr?.on('data', (chunk: Buffer) => request.stderr && output.stderr(Buffer.from(asPodPaths(chunk.toString('utf8'), root, prefixes))));
+      let failed = false;
+      child.once('error', (error) => {
+        failed = true;
+        children.delete(child);
+        // The stand-in etcdctl is missing here: report it as the runtime's exec failure would be.
+        const kubelet = internalError(`error executing command in container: ${error.message}`);
+        output.finish(v5 ? internalError(kubelet.message!) : kubelet);
+      });
+      // 'close' waits for stdout and stderr to drain, so the Status comes after all the output.
+      child.once('close', (code, signal) => {
+        children.delete(child);
+        if (!failed) output.finish(exitStatus(v5, request.command, code ?? (signal ? 137 : 1)));
+      });
+      return { write: (chunk) => child.stdin?.write(chunk), end: () => child.stdin?.end(), kill: () => child.kill('SIGKILL') };
+    },
+    close(): void {
+      for (const child of children) child.kill('SIGKILL');
+      children.clear();
+    },
+  };
+}
+
+export function execServer(context: ExecContext): ExecServer {
+  const commands = podCommands(context);
+  /** Plain SPDY connections, dropped on close. */
+  const spdySockets = new Set<Duplex>();
   const wss = new WebSocketServer({
     noServer: true,
     handleProtocols: (offered) => {
@@ -215,42 +276,18 @@ export function execServer(context: ExecContext): ExecServer {
     ws.send(Buffer.from([request.stdout ? STDOUT : request.stderr ? STDERR : STATUS]));
     const fault = context.faultOf(request.node);
     if (fault) return finish(ws, faultStatus(fault, request));
-    const binary = request.command[0] ?? '';
-    const root = context.podRootOf?.(request.node);
-    const prefixes = [POD_PKI, ...(context.podPathPrefixes?.() ?? [])];
-    // The image's etcdctl, or an executable a test put in the pod's filesystem under a served prefix.
-    const [inPod] = inPodFilesystem([binary], root, prefixes.slice(1));
-    const program = binary === 'etcdctl' || binary === '/usr/local/bin/etcdctl' ? etcdctl : inPod !== binary && fs.existsSync(inPod!) ? inPod! : undefined;
-    if (program === undefined) return finish(ws, missingBinaryStatus(v5, request));
-    // Async spawn: the lab's fault proxies share this process. An exec carries only the image's env.
-    const child = spawn(program, inPodFilesystem(request.command.slice(1), root, prefixes), {
-      env: { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin' },
-      stdio: [request.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+    const child = commands.start(request, v5, {
+      stdout: (chunk) => ws.send(frame(STDOUT, chunk)),
+      stderr: (chunk) => ws.send(frame(STDERR, chunk)),
+      finish: (status) => ws.readyState === ws.OPEN && finish(ws, status),
     });
-    children.add(child);
-    child.stdout?.on('data', (chunk: Buffer) => request.stdout && ws.send(frame(STDOUT, chunk)));
-    child.stderr?.on('data', (chunk: Buffer) => request.stderr && ws.send(frame(STDERR, Buffer.from(asPodPaths(chunk.toString('utf8'), root, prefixes)))));
     ws.on('message', (data: Buffer, isBinary: boolean) => {
       if (!isBinary || data.length === 0) return;
-      if (data[0] === 0) child.stdin?.write(data.subarray(1));
+      if (data[0] === 0) child.write(data.subarray(1));
       // §4 "v5 CLOSE": honoured only when v5 was negotiated.
-      else if (v5 && data[0] === CLOSE && data[1] === 0) child.stdin?.end();
+      else if (v5 && data[0] === CLOSE && data[1] === 0) child.end();
     });
-    ws.on('close', () => child.kill('SIGKILL'));
-    let failed = false;
-    child.once('error', (error) => {
-      failed = true;
-      children.delete(child);
-      // The stand-in etcdctl is missing here: report it as the runtime's exec failure would be.
-      const kubelet = internalError(`error executing command in container: ${error.message}`);
-      finish(ws, v5 ? internalError(kubelet.message!) : kubelet);
-    });
-    // 'close' waits for stdout and stderr to drain, so the Status is the last frame.
-    child.once('close', (code, signal) => {
-      children.delete(child);
-      if (failed || ws.readyState !== ws.OPEN) return;
-      finish(ws, exitStatus(v5, request.command, code ?? (signal ? 137 : 1)));
-    });
+    ws.on('close', () => child.kill());
   }
 
   return {
@@ -281,12 +318,21 @@ export function execServer(context: ExecContext): ExecServer {
         writePreUpgrade(socket, 500, CONTAINERD_DOWN, 'text/plain; charset=utf-8');
         return true;
       }
+      if (isSpdyUpgrade(httpRequest)) {
+        // §0.3: no v5, so the API server proxies the SPDY upgrade raw to the kubelet's remotecommand server.
+        const serving = serveSpdyExec(httpRequest, socket, head, request, (output) => commands.start(request, false, output));
+        if (serving) {
+          spdySockets.add(socket);
+          socket.once('close', () => spdySockets.delete(socket));
+        }
+        return true;
+      }
       wss.handleUpgrade(httpRequest, socket, head, (ws) => run(ws, request, v5));
       return true;
     },
     close() {
-      for (const child of children) child.kill('SIGKILL');
-      children.clear();
+      commands.close();
+      for (const socket of spdySockets) socket.destroy();
       for (const client of wss.clients) client.terminate();
       wss.close();
     },

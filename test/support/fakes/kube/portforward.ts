@@ -141,12 +141,17 @@ function plainError(socket: Duplex, code: 400 | 403, reason: string, body: strin
   );
 }
 
+/** Whether the request asks for a plain SPDY/3.1 upgrade (kubectl before 1.31, or its fallback). */
+export const isSpdyUpgrade = (request: IncomingMessage): boolean =>
+  (request.headers.upgrade ?? '').split(',').some((p) => p.trim().toLowerCase() === 'spdy/3.1');
+
 /**
- * The kubelet's answer to a plain SPDY upgrade: httpstream.Handshake on X-Stream-Protocol-Version,
- * then the spdy response upgrader's 101, and the SPDY session on the raw connection. False when
- * the handshake refused it.
+ * The kubelet's answer to a plain SPDY upgrade (port-forward, and exec as remotecommand serves it):
+ * apimachinery httpstream.Handshake on X-Stream-Protocol-Version, taking the client's first
+ * protocol the server accepts, then the spdy response upgrader's 101. The protocol negotiated, or
+ * undefined when the handshake refused it (answered on the socket).
  */
-function upgradedToSpdy(request: IncomingMessage, socket: Duplex, head: Buffer, target: PortForwardTarget): boolean {
+export function spdyHandshake(request: IncomingMessage, socket: Duplex, serverProtocols: readonly string[]): string | undefined {
   const header = request.headers['x-stream-protocol-version'];
   if (header === undefined) {
     plainError(
@@ -155,19 +160,28 @@ function upgradedToSpdy(request: IncomingMessage, socket: Duplex, head: Buffer, 
       'Bad Request',
       `unable to upgrade: header X-Stream-Protocol-Version does not exist in request with ${Object.keys(request.headers).length} headers`,
     );
-    return false;
+    return undefined;
   }
+  // One header line per protocol, which Node joins with ", ".
   const clientProtocols = [header]
     .flat()
     .flatMap((value) => value.split(','))
     .map((p) => p.trim())
     .filter((p) => p !== '');
-  if (!clientProtocols.includes(PORT_FORWARD_PROTOCOL)) {
-    const message = `unable to upgrade: unable to negotiate protocol: client supports [${clientProtocols.join(' ')}], server accepts [${PORT_FORWARD_PROTOCOL}]`;
-    plainError(socket, 403, 'Forbidden', message, `X-Accepted-Stream-Protocol-Versions: ${PORT_FORWARD_PROTOCOL}\r\n`);
-    return false;
+  const negotiated = clientProtocols.find((p) => serverProtocols.includes(p));
+  if (negotiated === undefined) {
+    const message = `unable to upgrade: unable to negotiate protocol: client supports [${clientProtocols.join(' ')}], server accepts [${serverProtocols.join(' ')}]`;
+    const accepted = serverProtocols.map((p) => `X-Accepted-Stream-Protocol-Versions: ${p}\r\n`).join('');
+    plainError(socket, 403, 'Forbidden', message, accepted);
+    return undefined;
   }
-  socket.write(`HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: ${PORT_FORWARD_PROTOCOL}\r\n\r\n`);
+  socket.write(`HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: ${negotiated}\r\n\r\n`);
+  return negotiated;
+}
+
+/** Port-forward's SPDY session on the raw connection once the handshake took it; false when refused. */
+function upgradedToSpdy(request: IncomingMessage, socket: Duplex, head: Buffer, target: PortForwardTarget): boolean {
+  if (spdyHandshake(request, socket, [PORT_FORWARD_PROTOCOL]) === undefined) return false;
   const session = spdyPortForward({ write: (bytes) => socket.write(bytes) }, target);
   socket.on('data', (chunk: Buffer) => session.receive(chunk));
   socket.on('close', () => session.closed());
@@ -223,7 +237,7 @@ export function portForwardServer(context: PortForwardContext): PortForwardServe
       const tunnel = offered.includes(TUNNEL_PROTOCOL);
       if (tunnel) request.headers['sec-websocket-protocol'] = offered.map((p) => (p === TUNNEL_PROTOCOL ? TUNNEL_TOKEN : p)).join(', ');
       // A plain SPDY upgrade (kubectl before 1.31, or its fallback): the ports ride the streams too.
-      const spdy = (request.headers.upgrade ?? '').split(',').some((p) => p.trim().toLowerCase() === 'spdy/3.1');
+      const spdy = isSpdyUpgrade(request);
       const answer = refusal(context, namespace, podName, ports, tunnel || spdy);
       if (answer) {
         writeRefusal(socket, answer);
