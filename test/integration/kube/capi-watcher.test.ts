@@ -10,37 +10,31 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, type TestContext } from 'vitest';
+import { isTerminalEvent } from '../../../events/catalogue.ts';
 import { REQUEST_FINALIZER } from '../../../functions/adapters/kube/cluster-api/remediation-requests.ts';
 import { EXCLUDE_NODE_DRAINING } from '../../../functions/adapters/kube/cluster-api/machine-actuator.ts';
 import { systemClock } from '../../../functions/lib/system-clock.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
-import { startRequestWatcher, type RequestWatcher, type RequestWatcherOptions } from '../../../infra/kubernetes/request-watcher.ts';
+import { startRequestWatcher, type RequestWatcherOptions } from '../../../infra/kubernetes/request-watcher.ts';
 import { MACHINES, annotationsOf, isDeleting, nameOf } from '../../support/capi-sim/capi-objects.ts';
 import { resourceType } from '../../support/fakes/kube/store.ts';
 import { isObject, text } from '../../support/fakes/kube/patch.ts';
 import { newestKubectl } from '../../support/kubectl-bins.ts';
-import { startPipeline, type Pipeline } from '../e2e/pipeline.ts';
+import { startPipeline } from '../e2e/pipeline.ts';
 import { CAPI_CLUSTER, CAPI_NAMESPACE } from './kube-world.ts';
 import { KCP_NAME, startCapiWorld, type CapiWorld } from './capi-world.ts';
+import { lanesOf } from './lanes.ts';
 import { requestsIn } from './remediation-requests.ts';
 
 const run = promisify(execFile);
 const REQUESTS = resourceType('etcd-remediator.io', 'etcdremediationrequests')!;
 
-const current: { world?: CapiWorld; pipeline?: Pipeline; watcher?: RequestWatcher } = {};
-afterEach(async () => {
-  const { world, pipeline, watcher } = current;
-  delete current.world;
-  delete current.pipeline;
-  delete current.watcher;
-  try {
-    await watcher?.stop();
-    await pipeline?.close();
-  } finally {
-    await world?.down();
-  }
-});
+// Each case removes a member, so each has a world of its own, booted ahead; most of a case is
+// waiting (etcd's refusal of reconfiguration after the leader moved, the backoffs, the replacement
+// joining), so a case starts beside another once that one's plan is made, two at most, and no
+// world boots beside a case's first steps (lanes.ts).
+const worlds = lanesOf({ cases: 4, lanes: 2, ahead: 1, beginNow: true, start: () => startCapiWorld({ external: true }), stop: (w: CapiWorld) => w.down() });
 
 const FORMS = [
   { form: 'kubelet stopped', fault: (w: CapiWorld, node: string) => w.world.fake.kubeletDown(node), notReady: 'NodeReadyUnknown' },
@@ -48,19 +42,24 @@ const FORMS = [
   { form: 'containerd down', fault: (w: CapiWorld, node: string) => w.world.fake.containerdDown(node), notReady: 'NodeNotReady' },
 ] as const;
 
-/** The capi world with our pipeline on its lab and the watcher on its management side; the watcher's log lines in `said`. */
-async function watchedWorld(options: Parameters<typeof startCapiWorld>[0], watcherOptions: Partial<RequestWatcherOptions> = {}) {
-  const w = (current.world = await startCapiWorld(options));
-  const pipeline = (current.pipeline = await startPipeline(w.world.lab, {
+/** A capi world with our pipeline on its lab and the watcher on its management side; the watcher's log lines in `said`. */
+async function watchedWorld(test: TestContext, watcherOptions: Partial<RequestWatcherOptions> = {}) {
+  const { world: w, settled } = await worlds.take(test);
+  const pipeline = await startPipeline(w.world.lab, {
     kube: w.world.access,
     endpoints: [],
     policy: { pathOrder: ['port-forward', 'exec-relay'], replacement: { checkEveryMs: 500 } },
     clusterId: CAPI_CLUSTER,
-  }));
+  });
+  test.onTestFinished(() => pipeline.close());
+  // Approved (or ended): the plan is made, and what is left is the removal and its aftermath.
+  pipeline.runtime.bus.subscribe((event) => {
+    if (event.detailType === 'RemediationApproved' || isTerminalEvent(event)) settled();
+  });
   const said: string[] = [];
   const log = { debug: () => undefined, info: (m: string) => said.push(m), warn: (m: string) => said.push(m), error: (m: string) => said.push(m) };
   const runtime = pipeline.runtime;
-  current.watcher = startRequestWatcher({
+  const watcher = startRequestWatcher({
     management: w.world.fake.kubeConfig(),
     runtime: { ...runtime, clock: systemClock, submit: (detail, source) => runtime.submit(detail, source), subscribe: (o) => runtime.bus.subscribe(o) },
     followIntervalMs: 200,
@@ -68,14 +67,15 @@ async function watchedWorld(options: Parameters<typeof startCapiWorld>[0], watch
     log,
     ...watcherOptions,
   });
-  await current.watcher.ready;
+  test.onTestFinished(() => watcher.stop());
+  await watcher.ready;
   return { w, world: w.world, pipeline, runtime, said };
 }
 
-describe.sequential('the seed cases with the watcher, in the simulated Cluster API', () => {
+describe.concurrent('the seed cases with the watcher, in the simulated Cluster API', () => {
   for (const { form, fault, notReady } of FORMS) {
-    it(`${form} on the leader: removed, its Machine deleted without a hang, the request kept until Completed, the control plane back to three`, async () => {
-      const { w, world, pipeline, runtime, said } = await watchedWorld({ external: true }, { keepEndedMs: 120_000 });
+    it(`${form} on the leader: removed, its Machine deleted without a hang, the request kept until Completed, the control plane back to three`, async (test) => {
+      const { w, world, pipeline, runtime, said } = await watchedWorld(test, { keepEndedMs: 120_000 });
       // What the Machine said of us while it stood, and every annotation it carried.
       const machineSeen: { externallyRemediated: string[]; annotations: Set<string> } = { externallyRemediated: [], annotations: new Set() };
       const leader = await world.lab.leader();
@@ -153,9 +153,9 @@ describe.sequential('the seed cases with the watcher, in the simulated Cluster A
     });
   }
 
-  it('a replacement KCP holds (a remaining Machine’s components unhealthy, its strict preflight): AwaitingReplacement says so in KCP’s words, and Completed once it comes', async () => {
-    const sick = new Set<string>();
-    const { w, world } = await watchedWorld({ external: true, sickComponents: sick }, { replacementLookMs: 200 });
+  it('a replacement KCP holds (a remaining Machine’s components unhealthy, its strict preflight): AwaitingReplacement says so in KCP’s words, and Completed once it comes', async (test) => {
+    const { w, world } = await watchedWorld(test, { replacementLookMs: 200 });
+    const sick = w.sickComponents;
     const leader = await world.lab.leader();
     const machine = world.machineOf(leader);
     const other = world.machineOf(world.lab.members.find((m) => m.id !== leader.id)!);

@@ -36,6 +36,8 @@ export interface CapiWorldOptions extends KubeWorldOptions {
 export interface CapiWorld {
   world: KubeWorld;
   sim: CapiSimulation;
+  /** The Machines whose components KCP's strict preflight reads as unhealthy: a case may change it while it runs. */
+  sickComponents: Set<string>;
   down(): Promise<void>;
 }
 
@@ -83,6 +85,7 @@ export async function startCapiWorld(options: CapiWorldOptions): Promise<CapiWor
       metadata: { name: TEMPLATE_NAME, namespace: CAPI_NAMESPACE },
       spec: { template: { spec: { reason: `MachineHealthCheck ${MHC_NAME}: Node not Ready for ${timeout}` } } },
     });
+  const sickComponents = options.sickComponents ?? new Set<string>();
   const clientUrlOf = (node: string): string | undefined => lab.members.find((m) => m.name === node)?.clientUrl;
   const sim = startCapiSimulation({
     fake,
@@ -90,7 +93,7 @@ export async function startCapiWorld(options: CapiWorldOptions): Promise<CapiWor
     clusterName: CAPI_CLUSTER,
     replicas: 3,
     controlPlaneName: KCP_NAME,
-    ...(options.sickComponents ? { sickComponents: options.sickComponents } : {}),
+    sickComponents,
     etcd: etcdThroughNodes(fake, clientUrlOf, lab.tls ? readClientTls(lab.tls) : undefined),
     async provision() {
       const { member, machine } = await world.joinReplacementMachine();
@@ -101,6 +104,7 @@ export async function startCapiWorld(options: CapiWorldOptions): Promise<CapiWor
   return {
     world,
     sim,
+    sickComponents,
     async down() {
       try {
         await sim.stop();
