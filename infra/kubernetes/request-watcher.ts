@@ -173,6 +173,12 @@ const BEFORE_REPORT: readonly (keyof RequestStatus)[] = ['reasonCode', 'incident
 
 const keyOf = (r: Pick<RemediationRequest, 'namespace' | 'machineName'>): string => `${r.namespace}/${r.machineName}`;
 
+/** The request's Machine: MHC names the request after it, in its namespace. */
+const machineOf = (r: Pick<RemediationRequest, 'namespace' | 'machineName'>): { namespace: string; name: string } => ({
+  namespace: r.namespace,
+  name: r.machineName,
+});
+
 const describeInterval = (ms: number): string => (ms % 1_000 === 0 ? `${ms / 1_000} s` : `${ms} ms`);
 
 /** A step may hold the incident for a moment: asked again after 100 ms, then twice as long, up to 2 s apart. */
@@ -186,6 +192,8 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
   const customObjects = options.management.makeApiClient(CustomObjectsApi);
   const requests = createRequestClient(customObjects);
   const gates = createRemediationGate(customObjects, options.clusterApiVersion);
+  /** The version Clusters, MachineHealthChecks, Machines and the control plane are read and written in. */
+  const machineApi = options.clusterApiVersion ?? 'v1beta1';
   const recorder = createEventRecorder({
     core: options.management.makeApiClient(CoreV1Api),
     log,
@@ -249,7 +257,7 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
     if (entry.replacementLookedAt !== undefined && now - entry.replacementLookedAt < (options.replacementLookMs ?? 10_000)) return;
     entry.replacementLookedAt = now;
     const cluster = { namespace: entry.request.namespace, name: entry.request.clusterName ?? '' };
-    const hold = await replacementHold(customObjects, options.clusterApiVersion ?? 'v1beta1', cluster).catch((error: unknown) => {
+    const hold = await replacementHold(customObjects, machineApi, cluster).catch((error: unknown) => {
       log.warn('the control plane not read for what holds the replacement; read again later', { request: keyOf(entry.request), error: String(error) });
       return entry.replacementHeld;
     });
@@ -266,14 +274,14 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
 
   /** A decision as a Kubernetes Event on the request's Machine; in the background, never failing the request. */
   function tell(entry: Tracked, said: ObjectEventSaid): void {
-    entry.machine ??= machineReference(customObjects, entry.request, options.clusterApiVersion ?? 'v1beta1');
+    entry.machine ??= machineReference(customObjects, entry.request, machineApi);
     void entry.machine.then((machine) => recorder.record(machine, said));
   }
 
   /**
    * The Machine's ExternallyRemediated condition from the request's, in the background, one write
-   * at a time per request and always the latest: a write that lost a race (409) is made again at
-   * once from a fresh read; a Machine gone is nothing to tell.
+   * at a time per request and always the latest (the adapter makes a write that lost a race again
+   * from a fresh read); a Machine gone is nothing to tell.
    */
   function tellMachine(entry: Tracked, conditions: readonly Condition[]): void {
     const condition = externallyRemediatedOf(conditions);
@@ -283,21 +291,14 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
       const wanted = entry.machineWanted;
       const key = wanted && JSON.stringify([wanted.status, wanted.reason, wanted.message]);
       if (!wanted || key === entry.machineSaid || stopped) return;
-      const machine = { namespace: entry.request.namespace, name: entry.request.machineName };
-      const version = options.clusterApiVersion ?? 'v1beta1';
-      for (let attempt = 1; ; attempt++) {
-        try {
-          await writeMachineCondition(customObjects, version, machine, wanted);
-          entry.machineSaid = key;
-          return;
-        } catch (error) {
-          if (attempt < 3 && /Conflict|409/.test(String(error))) continue;
-          log.warn("the Machine's ExternallyRemediated condition not written; written on the request's next change", {
-            request: keyOf(entry.request),
-            error: String(error),
-          });
-          return;
-        }
+      try {
+        await writeMachineCondition(customObjects, machineApi, machineOf(entry.request), wanted);
+        entry.machineSaid = key;
+      } catch (error) {
+        log.warn("the Machine's ExternallyRemediated condition not written; written on the request's next change", {
+          request: keyOf(entry.request),
+          error: String(error),
+        });
       }
     });
   }
@@ -312,8 +313,7 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
   function releaseForOthers(entry: Tracked, status: RequestStatus): void {
     entry.skipMarked = true;
     const why = `etcd-remediator: ${status.reasonCode ?? status.phase} (incident ${status.incidentId ?? entry.incidentId ?? 'unknown'}); remove this annotation to have the Machine remediated again`;
-    const machine = { namespace: entry.request.namespace, name: entry.request.machineName };
-    markSkipRemediation(customObjects, options.clusterApiVersion ?? 'v1beta1', machine, why).then(
+    markSkipRemediation(customObjects, machineApi, machineOf(entry.request), why).then(
       (marked) => {
         if (!marked) return;
         log.info('request ended for a person to act; its Machine annotated skip-remediation so its MachineHealthCheck goes on with its other Machines', {
@@ -337,8 +337,7 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
 
   /** A person removed the annotation from a Machine whose request ended Blocked or Failed: reported again. */
   async function reportAgainOnceReleased(entry: Tracked, look: GateLook): Promise<void> {
-    const machine = { namespace: entry.request.namespace, name: entry.request.machineName };
-    const value = await skipRemediationOf(customObjects, options.clusterApiVersion ?? 'v1beta1', machine);
+    const value = await skipRemediationOf(customObjects, machineApi, machineOf(entry.request));
     if (value !== undefined) return;
     const now = runtime.clock.now();
     detach(entry);
@@ -355,7 +354,7 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
    * delete once the member is out). Undefined when the Machine cannot be read now.
    */
   async function deletionCause(entry: Tracked): Promise<'withdrawn' | 'collected' | undefined> {
-    const reader = createMachineReader({ customObjects, clusterName: entry.request.clusterName ?? '', version: options.clusterApiVersion ?? 'v1beta1' });
+    const reader = createMachineReader({ customObjects, clusterName: entry.request.clusterName ?? '', version: machineApi });
     const machine = await reader.machineByName(entry.request.namespace, entry.request.machineName).catch((error: unknown) => {
       log.warn("the request's Machine not read, so why the request is deleted is not known yet; read again on the next round", {
         request: keyOf(entry.request),

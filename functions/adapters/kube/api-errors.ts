@@ -6,6 +6,11 @@ export function isNotFound(error: unknown): boolean {
   return error instanceof ApiException && error.code === 404;
 }
 
+/** 409 Conflict: a write at a resourceVersion that is no longer the stored one (or a failed precondition). */
+export function isConflict(error: unknown): boolean {
+  return error instanceof ApiException && error.code === 409;
+}
+
 function statusMessage(body: unknown): string | undefined {
   let parsed: unknown = body;
   if (typeof body === 'string') {

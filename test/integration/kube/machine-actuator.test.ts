@@ -132,6 +132,26 @@ describe('machine actuator', () => {
     expect(metadataOf(fake.store.get(MACHINES, NS, 'wl-cp-2')).deletionTimestamp).toBeDefined();
   });
 
+  it('says ExternallyRemediated True on the Machine before deleting it; a write that lost a race (409) is made again', async () => {
+    const conflict = fake.failNext({ method: 'PATCH', path: new RegExp(`/namespaces/${NS}/machines/wl-cp-2/status$`), status: 409 });
+    const result = await actuator().replace(request({ machineName: 'wl-cp-2' }));
+    expect(result.detail).toBe(`Machine wl-cp-2 in namespace ${NS} annotated ${REMEDIATED_ANNOTATION} (incident inc-1) and deleted`);
+    expect(conflict.fired).toBe(1);
+    const status = fake.store.get(MACHINES, NS, 'wl-cp-2').status as { v1beta2?: { conditions?: { type: string; status: string; reason: string }[] } };
+    expect(status.v1beta2?.conditions?.find((c) => c.type === 'ExternallyRemediated')).toMatchObject({ status: 'True', reason: 'EtcdMemberRemoved' });
+  });
+
+  it('a condition the API server will not take does not keep the Machine: deleted all the same, the failure said in the result', async () => {
+    fake.failNext({ method: 'PATCH', path: new RegExp(`/namespaces/${NS}/machines/wl-cp-2/status$`), status: 500, times: 3 });
+    const result = await actuator().replace(request({ machineName: 'wl-cp-2' }));
+    expect(result.detail).toMatch(
+      new RegExp(
+        `and deleted; its ExternallyRemediated condition was not written \\(writing the ExternallyRemediated condition of Machine wl-cp-2 in namespace ${NS} failed: HTTP 500`,
+      ),
+    );
+    expect(deletes.map((d) => d.name)).toEqual(['wl-cp-2']);
+  });
+
   it('finds the Machine by nodeName, or by the member name kubeadm gave after the node', async () => {
     await actuator().replace(request({ nodeName: 'cp-3' }));
     await actuator().replace(request({ memberName: 'cp-2' }));

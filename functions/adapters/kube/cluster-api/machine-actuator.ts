@@ -140,7 +140,8 @@ export function createMachineActuator(options: MachineActuatorOptions): Actuator
       if (!annotated) return { action: 'deleted', detail: `${label} went before it was annotated` };
       signal?.throwIfAborted();
       // Said on the Machine before it goes: once deleting, a later status of the request no longer reaches it.
-      await writeMachineCondition(
+      // Not a reason to keep the Machine: a failure is said in the result.
+      const untold = await writeMachineCondition(
         customObjects,
         version,
         { namespace, name: machine.name },
@@ -151,14 +152,17 @@ export function createMachineActuator(options: MachineActuatorOptions): Actuator
           message: `${record.reason}; the Machine is deleted for its replacement${noDrain ? ` (drain skipped: ${noDrain})` : ''}`,
           lastTransitionTime: record.at.replace(/\.\d{3}Z$/, 'Z'),
         },
-      ).catch(() => 'unwritten' as const);
+      ).then(
+        () => '',
+        (error: unknown) => `; its ExternallyRemediated condition was not written (${error instanceof Error ? error.message : String(error)})`,
+      );
       // Only the Machine that was read: a replacement given the same name is never deleted.
       const deleted = await step('deleting', machine.name, () =>
         customObjects.deleteNamespacedCustomObject({ ...coordinates(machine.name), body: { preconditions: { uid: machine.uid } } }, withSignal(signal)),
       );
       if (!deleted) return { action: 'deleted', detail: `${label} was annotated ${REMEDIATED_ANNOTATION} and went before it was deleted` };
       const skipped = noDrain ? `, drain skipped (${EXCLUDE_NODE_DRAINING}): ${noDrain}` : '';
-      return { action: 'deleted', detail: `${label} annotated ${REMEDIATED_ANNOTATION} (incident ${request.incidentId}) and deleted${skipped}` };
+      return { action: 'deleted', detail: `${label} annotated ${REMEDIATED_ANNOTATION} (incident ${request.incidentId}) and deleted${skipped}${untold}` };
     },
   };
 }

@@ -2,18 +2,18 @@
 // it False, WaitingForRemediation, when it creates the request; the external remediator updates it).
 // v1beta2 keeps it in status.conditions; a v1beta1 read carries v1beta2 conditions in
 // status.v1beta2.conditions. A merge patch replaces a whole list, so the list is read, the one
-// condition replaced, and written back at the resourceVersion read (a Conflict is thrown: written
-// again on the next change). Needs get on machines and patch on machines/status.
+// condition replaced, and written back at the resourceVersion read; a write that lost a race to
+// another writer (409 Conflict) is made again from a fresh read, three tries in all. Needs get on
+// machines and patch on machines/status.
 import { type CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { Condition } from '../../../core/kubernetes/index.ts';
 import type { MachineApiVersion } from '../../../ports/kube-access.ts';
-import { describeKubeError, isNotFound } from '../api-errors.ts';
-import { CAPI_GROUP, MACHINES_PLURAL } from './machines.ts';
+import { describeKubeError, isConflict, isNotFound } from '../api-errors.ts';
+import { CAPI_GROUP, fieldsOf as fields, MACHINES_PLURAL } from './machines.ts';
 
 export type ConditionWrite = 'written' | 'unchanged' | 'gone';
 
-type Fields = Record<string, unknown>;
-const fields = (value: unknown): Fields => (typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Fields) : {});
+const TRIES = 3;
 
 export async function writeMachineCondition(
   customObjects: CustomObjectsApi,
@@ -21,14 +21,33 @@ export async function writeMachineCondition(
   machine: { namespace: string; name: string },
   condition: Omit<Condition, 'observedGeneration'>,
 ): Promise<ConditionWrite> {
-  const coordinates = { group: CAPI_GROUP, version, plural: MACHINES_PLURAL, namespace: machine.namespace, name: machine.name };
-  const where = `Machine ${machine.name} in namespace ${machine.namespace}`;
-  let object: Fields;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await writeOnce(customObjects, version, machine, condition);
+    } catch (error) {
+      if (attempt >= TRIES || !isConflict(error)) {
+        const where = `Machine ${machine.name} in namespace ${machine.namespace}`;
+        throw new Error(`writing the ${condition.type} condition of ${where} failed: ${describeKubeError(error)}`, { cause: error });
+      }
+    }
+  }
+}
+
+/** One read and one write at the version read; an API error is thrown as it came. */
+async function writeOnce(
+  customObjects: CustomObjectsApi,
+  version: MachineApiVersion,
+  machine: { namespace: string; name: string },
+  condition: Omit<Condition, 'observedGeneration'>,
+): Promise<ConditionWrite> {
+  // Stated here, not built elsewhere: the RBAC check (test/infra/kube-calls.ts) reads each call's group and plural.
+  const coordinates = { group: CAPI_GROUP, plural: MACHINES_PLURAL, version, namespace: machine.namespace, name: machine.name };
+  let object: Record<string, unknown>;
   try {
     object = fields(await customObjects.getNamespacedCustomObject(coordinates));
   } catch (error) {
     if (isNotFound(error)) return 'gone';
-    throw new Error(`reading ${where} for its ${condition.type} condition failed: ${describeKubeError(error)}`, { cause: error });
+    throw error;
   }
   // A Machine being deleted keeps what the actuator said as it deleted it: a later (or late) status
   // of the request would only say less.
@@ -52,6 +71,6 @@ export async function writeMachineCondition(
     return 'written';
   } catch (error) {
     if (isNotFound(error)) return 'gone';
-    throw new Error(`writing the ${condition.type} condition of ${where} failed: ${describeKubeError(error)}`, { cause: error });
+    throw error;
   }
 }

@@ -6,30 +6,22 @@
 import { type CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { MachineApiVersion } from '../../../ports/kube-access.ts';
 import { describeKubeError, isNotFound } from '../api-errors.ts';
-import { CAPI_GROUP, MACHINES_PLURAL } from './machines.ts';
+import { CAPI_GROUP, fieldsOf as fields, MACHINES_PLURAL } from './machines.ts';
 
 export const SKIP_REMEDIATION_ANNOTATION = 'cluster.x-k8s.io/skip-remediation';
-
-type Fields = Record<string, unknown>;
-const fields = (value: unknown): Fields => (typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Fields) : {});
 
 export interface MachineKey {
   namespace: string;
   name: string;
 }
 
-const coordinatesOf = (version: MachineApiVersion, machine: MachineKey) => ({
-  group: CAPI_GROUP,
-  version,
-  plural: MACHINES_PLURAL,
-  namespace: machine.namespace,
-  name: machine.name,
-});
+// Stated here, not built elsewhere: the RBAC check (test/infra/kube-calls.ts) reads each call's group and plural.
+const MACHINE = { group: CAPI_GROUP, plural: MACHINES_PLURAL } as const;
 
 /** The annotation's value; undefined when it is not there; null when the Machine is gone. */
 export async function skipRemediationOf(customObjects: CustomObjectsApi, version: MachineApiVersion, machine: MachineKey): Promise<string | undefined | null> {
   try {
-    const object = fields(await customObjects.getNamespacedCustomObject(coordinatesOf(version, machine)));
+    const object = fields(await customObjects.getNamespacedCustomObject({ ...MACHINE, version, ...machine }));
     const value = fields(fields(object.metadata).annotations)[SKIP_REMEDIATION_ANNOTATION];
     return typeof value === 'string' ? value : undefined;
   } catch (error) {
@@ -42,7 +34,7 @@ export async function skipRemediationOf(customObjects: CustomObjectsApi, version
 export async function markSkipRemediation(customObjects: CustomObjectsApi, version: MachineApiVersion, machine: MachineKey, why: string): Promise<boolean> {
   try {
     await customObjects.patchNamespacedCustomObject(
-      { ...coordinatesOf(version, machine), body: { metadata: { annotations: { [SKIP_REMEDIATION_ANNOTATION]: why } } } },
+      { ...MACHINE, version, ...machine, body: { metadata: { annotations: { [SKIP_REMEDIATION_ANNOTATION]: why } } } },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
     return true;

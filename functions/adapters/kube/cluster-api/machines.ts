@@ -37,6 +37,10 @@ export interface MachineRef {
   nodeReady?: { status: string; reason?: string; message?: string };
 }
 
+type Fields = Record<string, unknown>;
+/** An object's fields as read from the API, or none when it is not an object: the defensive reading every Cluster API object gets here. */
+export const fieldsOf = (value: unknown): Fields => (typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Fields) : {});
+
 export interface MachineCallOptions {
   signal?: AbortSignal;
 }

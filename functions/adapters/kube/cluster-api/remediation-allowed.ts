@@ -10,6 +10,7 @@
 // whose template it was cloned from. Pure.
 import type { ReasonCode } from '../../../core/common/index.ts';
 import { describePause, objectName, pauseOf, type Pause } from './cluster-paused.ts';
+import { fieldsOf as fields } from './machines.ts';
 
 export interface KubeObjectShape {
   metadata?: { name?: unknown; namespace?: unknown; labels?: unknown; annotations?: unknown };
@@ -18,8 +19,6 @@ export interface KubeObjectShape {
 }
 
 type Fields = Record<string, unknown>;
-const isRecord = (value: unknown): value is Fields => typeof value === 'object' && value !== null && !Array.isArray(value);
-const fields = (value: unknown): Fields => (isRecord(value) ? value : {});
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
 const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 const labelsOf = (object: KubeObjectShape): Fields => fields(object.metadata?.labels);

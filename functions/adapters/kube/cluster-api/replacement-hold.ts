@@ -7,13 +7,11 @@
 import type { CustomObjectsApi } from '@kubernetes/client-node';
 import type { MachineApiVersion } from '../../../ports/kube-access.ts';
 import { describeKubeError, isNotFound } from '../api-errors.ts';
-import { CAPI_GROUP } from './machines.ts';
+import { PAUSED_ANNOTATION as PAUSED } from './cluster-paused.ts';
+import { CAPI_GROUP, fieldsOf as fields } from './machines.ts';
 
 export const KCP_GROUP = 'controlplane.cluster.x-k8s.io';
-const PAUSED = 'cluster.x-k8s.io/paused';
 
-type Fields = Record<string, unknown>;
-const fields = (value: unknown): Fields => (typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Fields) : {});
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 
 /** What holds the scale-up, from the KubeadmControlPlane object as read; undefined when nothing does. Pure. */
