@@ -72,7 +72,8 @@ async function watchedWorld(test: TestContext, watcherOptions: Partial<RequestWa
   return { w, world: w.world, pipeline, runtime, said };
 }
 
-describe.concurrent('the seed cases with the watcher, in the simulated Cluster API', () => {
+// A case's timeout counts its wait for a lane (up to two cases ahead of it), as in kube-scenarios.
+describe.concurrent('the seed cases with the watcher, in the simulated Cluster API', { timeout: 180_000 }, () => {
   for (const { form, fault, notReady } of FORMS) {
     it(`${form} on the leader: removed, its Machine deleted without a hang, the request kept until Completed, the control plane back to three`, async (test) => {
       const { w, world, pipeline, runtime, said } = await watchedWorld(test, { keepEndedMs: 120_000 });
