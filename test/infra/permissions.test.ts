@@ -28,7 +28,8 @@ const groupName = () => single(json, 'AWS::Scheduler::ScheduleGroup')[1].Propert
 /** A function's own failed-invocation queue, where it has one (intake, step-failed). */
 function ownQueueOf(name: string): string | undefined {
   const config = resourcesOf(json, 'AWS::Lambda::EventInvokeConfig').find(([, r]) => refOf(r.Properties.FunctionName) === fn(name).id);
-  const destination = (config?.[1].Properties as { DestinationConfig: { OnFailure: { Destination: unknown } } }).DestinationConfig.OnFailure.Destination;
+  if (!config) return undefined;
+  const destination = (config[1].Properties as { DestinationConfig: { OnFailure: { Destination: unknown } } }).DestinationConfig.OnFailure.Destination;
   const id = refOf(destination);
   return id && resource(json, id).Type === 'AWS::SQS::Queue' ? id : undefined;
 }

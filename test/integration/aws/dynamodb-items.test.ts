@@ -105,7 +105,7 @@ describe('dynamodb store: items in the table', () => {
     const item = await get(incidentKey(incident.incidentId));
     expect(item?.views).toBeInstanceOf(Uint8Array);
     expect(typeof item?.outbox).toBe('string');
-    expect((item?.views as Uint8Array).byteLength).toBeLessThan(8 * 1024);
+    expect((item!.views as Uint8Array).byteLength).toBeLessThan(8 * 1024);
   });
 
   it("a cluster's hygiene record is one item of JSON text under its version, gzipped when large, far under the 400 KB limit", async () => {
@@ -119,7 +119,7 @@ describe('dynamodb store: items in the table', () => {
     expect(large?.record).toBeInstanceOf(Uint8Array);
     // Five members' 25 samples and last scrapes: about 66 KB of JSON, were nothing compressed.
     const jsonBytes = Buffer.byteLength(hygieneRecordText(realisticHygieneRecord()));
-    const storedBytes = (large?.record as Uint8Array).byteLength;
+    const storedBytes = (large!.record as Uint8Array).byteLength;
     if (process.env.SHOW_SIZES) console.log('hygiene record JSON bytes', jsonBytes, 'stored', storedBytes);
     expect(jsonBytes).toBeGreaterThan(8 * 1024);
     expect(jsonBytes).toBeLessThan(100 * 1024);

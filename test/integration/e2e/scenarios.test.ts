@@ -86,7 +86,7 @@ describe.sequential('lab scenarios end to end', () => {
     expect(outcome.detail.leaderMove).toBe('moved');
     const moved = pipeline.events.find((e) => e.detailType === 'LeaderMoved');
     expect(moved?.detail).toMatchObject({ from: leader.id, path: 'direct' });
-    const to = (moved?.detail as { to: string }).to;
+    const to = (moved!.detail as { to: string }).to;
     expect(pipeline.calls.moveLeader).toEqual([to]);
     expect(outcome.detail.newLeader.id).not.toBe(leader.id);
     expect(await memberIds(lab)).toEqual(otherIds(lab, leader.id));

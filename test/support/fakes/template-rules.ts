@@ -38,8 +38,8 @@ function loadTarget(raw: unknown, rule: string, refs: CfnRefs): RuleTarget {
   if (!resolved || (resolved.literal === undefined && resolved.logicalId === undefined)) {
     throw new Error(`${where}: cannot resolve its Arn ${JSON.stringify(target.Arn)}`);
   }
-  const retry = (typeof target.RetryPolicy === 'object' && target.RetryPolicy !== null ? target.RetryPolicy : undefined) as
-    { MaximumRetryAttempts?: unknown; MaximumEventAgeInSeconds?: unknown } | undefined;
+  type RetryPolicy = { MaximumRetryAttempts?: unknown; MaximumEventAgeInSeconds?: unknown };
+  const retry = typeof target.RetryPolicy === 'object' && target.RetryPolicy !== null ? (target.RetryPolicy as RetryPolicy) : undefined;
   const number = (value: unknown) => (typeof value === 'number' ? value : undefined);
   const deadLetter = resolveValue((target.DeadLetterConfig as { Arn?: unknown } | undefined)?.Arn, refs);
   return {
