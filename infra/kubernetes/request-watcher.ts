@@ -10,7 +10,8 @@
 // carries our finalizer while it stands, so one the garbage collector deletes with its Machine is
 // followed to its outcome before it goes; a deletion is judged by the Machine (there and healthy:
 // MHC withdrew it; gone or deleting: collected). Each status is also the Machine's
-// ExternallyRemediated condition.
+// ExternallyRemediated condition. MachineHealthChecks that compete with ours for the same Machines
+// are looked for at start and every few minutes (coexistence-scan.ts).
 import os from 'node:os';
 import { CoreV1Api, CustomObjectsApi, makeInformer, type Informer, type KubeConfig } from '@kubernetes/client-node';
 import { handleWhenResult, retry } from 'cockatiel';
@@ -30,6 +31,7 @@ import { writeMachineCondition } from '../../functions/adapters/kube/cluster-api
 import { replacementHold } from '../../functions/adapters/kube/cluster-api/replacement-hold.ts';
 import { markSkipRemediation, SKIP_REMEDIATION_ANNOTATION, skipRemediationOf } from '../../functions/adapters/kube/cluster-api/machine-skip.ts';
 import { kubeEventOf, kubeEventOfIncident } from './decision-events.ts';
+import { startCoexistenceScan } from './coexistence-scan.ts';
 import {
   REQUESTS_PATH,
   createRequestClient,
@@ -100,6 +102,8 @@ export interface RequestWatcherOptions {
   keepEndedMs?: number;
   /** ...and at most this long after its deletion when no outcome comes (default 2 h): a request is never held for ever. */
   holdAfterDeletionMs?: number;
+  /** How often the MachineHealthChecks are looked over for ones competing with ours (default 5 min; the first look at start). */
+  coexistenceScanMs?: number;
 }
 
 export interface RequestWatcher {
@@ -200,6 +204,7 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
     clock: runtime.clock,
     instance: (options.eventInstance ?? os.hostname()).slice(0, 128),
   });
+  const coexistence = startCoexistenceScan({ customObjects, recorder, log, version: machineApi, everyMs: options.coexistenceScanMs });
   const followIntervalMs = options.followIntervalMs ?? 2_000;
   const tracked = new Map<string, Tracked>();
   /** The requests following each incident, by key. */
@@ -825,6 +830,7 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
             : undefined,
     async stop() {
       stopped = true;
+      coexistence.stop();
       clearInterval(followed);
       unsubscribe();
       await informer.stop();

@@ -125,7 +125,7 @@ function healthCheck(name: string, allowed: boolean, matchLabels: Record<string,
   };
 }
 
-async function setUp(options: Partial<Pick<RequestWatcherOptions, 'recheckRecoveredMs' | 'clusterApiVersion'>> = {}): Promise<World> {
+async function setUp(options: Partial<Pick<RequestWatcherOptions, 'recheckRecoveredMs' | 'clusterApiVersion' | 'coexistenceScanMs'>> = {}): Promise<World> {
   const fake = await startKubeApiFake();
   teardown.push(() => fake.stop());
   const store = tempStore('watcher-paused-', teardown);
@@ -280,6 +280,55 @@ describe('a request Cluster API has stopped acting on is not reported', () => {
     });
     await statusWith(t, (s) => s.incidentId !== undefined, 'the request to be reported');
     expect(t.reported).toEqual([MACHINE]);
+  });
+
+  it('that second MachineHealthCheck is found before any request: said once as a Warning Event on it, naming the Machine, over scan after scan; said again once it comes back', async () => {
+    const t = await setUp({ coexistenceScanMs: 100 });
+    const EVENTS = resourceType('', 'events')!;
+    const competing = () => t.fake.store.list(EVENTS, NS, null).filter((e) => e.reason === 'CompetingRemediation');
+    const scans = () => t.fake.requests.filter((r) => r.method === 'GET' && r.path === '/apis/cluster.x-k8s.io/v1beta1/machinehealthchecks').length;
+    const scansPass = async (n: number) => {
+      const from = scans();
+      await waitFor(async () => (scans() >= from + n ? true : undefined), { timeoutMs: 10_000, intervalMs: 20, what: `${n} more scans` });
+    };
+    t.fake.store.put(MHCS(), healthCheck('wl-control-plane', true));
+    // Of the workers only: it competes for no Machine of ours.
+    const workers = healthCheck('wl-workers', true, { 'cluster.x-k8s.io/deployment-name': 'wl-md-0' });
+    t.fake.store.put(MHCS(), { ...workers, spec: { ...(workers.spec as JsonObject), remediation: {} } });
+    await scansPass(2);
+    expect(competing()).toEqual([]);
+
+    const generated = healthCheck('wl-cp-mhc-8fk2x', true);
+    const generatedLabels = { 'cluster.x-k8s.io/cluster-name': CLUSTER, 'topology.cluster.x-k8s.io/owned': '' };
+    t.fake.store.put(MHCS(), {
+      ...generated,
+      metadata: { ...(generated.metadata as JsonObject), labels: generatedLabels },
+      spec: { ...(generated.spec as JsonObject), remediation: { triggerIf: { unhealthyLessThanOrEqualTo: 1 } } },
+    });
+    const [event] = await waitFor(async () => (competing().length > 0 ? competing() : undefined), { timeoutMs: 10_000, what: 'a CompetingRemediation Event' });
+    expect(event).toMatchObject({ type: 'Warning', involvedObject: { kind: 'MachineHealthCheck', name: 'wl-cp-mhc-8fk2x', namespace: NS } });
+    expect(event!.message).toContain(`MachineHealthCheck ${NS}/wl-cp-mhc-8fk2x selects Machine ${MACHINE}, which wl-control-plane hands to etcd-remediator`);
+    expect(event!.message).toContain('KubeadmControlPlane remediates it itself');
+    expect(event!.message).toContain("generated from the Cluster's ClusterClass");
+    expect(t.said.filter((s) => s.message === 'a MachineHealthCheck competes with etcd-remediator')).toHaveLength(1);
+    // Scan after scan, the same finding is not said again: one Event, one count, one log line.
+    await scansPass(3);
+    expect(competing()).toHaveLength(1);
+    expect(competing()[0]!.count).toBe(1);
+    expect(t.said.filter((s) => s.message === 'a MachineHealthCheck competes with etcd-remediator')).toHaveLength(1);
+
+    // Given our template it competes no more; taken back, it is said again.
+    t.fake.store.put(MHCS(), { ...generated, metadata: { ...(generated.metadata as JsonObject), labels: generatedLabels } });
+    await scansPass(2);
+    t.fake.store.put(MHCS(), {
+      ...generated,
+      metadata: { ...(generated.metadata as JsonObject), labels: generatedLabels },
+      spec: { ...(generated.spec as JsonObject), remediation: { triggerIf: { unhealthyLessThanOrEqualTo: 1 } } },
+    });
+    await waitFor(async () => (t.said.filter((s) => s.message === 'a MachineHealthCheck competes with etcd-remediator').length === 2 ? true : undefined), {
+      timeoutMs: 10_000,
+      what: 'the finding said again',
+    });
   });
 
   it('a recovered request is not reported again while its Cluster is paused; once unpaused, it is', async () => {

@@ -13,7 +13,7 @@ import { describePause, objectName, pauseOf, type Pause } from './cluster-paused
 import { fieldsOf as fields } from './machines.ts';
 
 export interface KubeObjectShape {
-  metadata?: { name?: unknown; namespace?: unknown; labels?: unknown; annotations?: unknown };
+  metadata?: { name?: unknown; namespace?: unknown; uid?: unknown; labels?: unknown; annotations?: unknown };
   spec?: unknown;
   status?: unknown;
 }
@@ -81,18 +81,76 @@ export function competingHealthChecksOf(mhcs: readonly KubeObjectShape[], machin
   return healthChecksOf(mhcs, machine).filter((mhc) => remediatorOf(mhc)?.kind !== OUR_TEMPLATE_KIND);
 }
 
-function describeCompetitor(mhc: KubeObjectShape, machine: string): string {
+/** Who an MHC hands its Machines to, said of `them` (it, them). */
+function remediatorWords(mhc: KubeObjectShape, them: 'it' | 'them'): string {
   const remediator = remediatorOf(mhc);
-  const who = remediator
-    ? `hands it to ${remediator.kind ?? 'a template'} ${remediator.name}`
-    : 'has no remediation template, so KubeadmControlPlane remediates it itself';
-  const generated = labelsOf(mhc)[TOPOLOGY_OWNED] !== undefined;
-  const fix = generated
+  return remediator
+    ? `hands ${them} to ${remediator.kind ?? 'a template'} ${remediator.name}`
+    : `has no remediation template, so KubeadmControlPlane remediates ${them} itself`;
+}
+
+/** What a person does about a competing MHC: where ClusterClass generated it, that is where it is changed. */
+function competitorFix(mhc: KubeObjectShape): string {
+  return labelsOf(mhc)[TOPOLOGY_OWNED] !== undefined
     ? "It was generated from the Cluster's ClusterClass (spec.topology): give it our template there (the ClusterClass's controlPlane.machineHealthCheck.remediationTemplate, v1beta2 controlPlane.healthCheck.remediation.templateRef, or the Cluster's spec.topology.controlPlane override), or turn it off"
     : `Give it our template (${OUR_TEMPLATE_KIND}) or delete it`;
+}
+
+function describeCompetitor(mhc: KubeObjectShape, machine: string): string {
   return (
-    `MachineHealthCheck ${objectName(mhc)} also selects Machine ${machine} and ${who}, in parallel with etcd-remediator and outside its lock: the request is not acted on while two remediators would act on one Machine. ` +
-    `${fix}; the request is then reported`
+    `MachineHealthCheck ${objectName(mhc)} also selects Machine ${machine} and ${remediatorWords(mhc, 'it')}, in parallel with etcd-remediator and outside its lock: the request is not acted on while two remediators would act on one Machine. ` +
+    `${competitorFix(mhc)}; the request is then reported`
+  );
+}
+
+/** A MachineHealthCheck that hands some of the Machines ours watch to another remediator. */
+export interface Competition {
+  /** The MHC that competes: no template (KubeadmControlPlane remediates) or another kind of template. */
+  rival: KubeObjectShape;
+  /** Ours (with our template) that select the same Machines, by name. */
+  ours: string[];
+  /** The Machines both select, by name, sorted. */
+  machines: string[];
+  /** What it means and what a person does, naming the MHC, its remediator and the Machines. */
+  message: string;
+}
+
+/**
+ * Every MHC that selects a Machine one of ours (our template's kind) selects, in the same
+ * Cluster, and hands it to someone else: what `watch` finds at start and on each scan, before any
+ * request. A request for those Machines is not acted on (COMPETING_REMEDIATION, holdOf). Pure.
+ */
+export function competitionsOf(mhcs: readonly KubeObjectShape[], machines: readonly KubeObjectShape[]): Competition[] {
+  const byRival = new Map<KubeObjectShape, { ours: Set<string>; machines: Set<string> }>();
+  for (const machine of machines) {
+    const clusterName = text(labelsOf(machine)['cluster.x-k8s.io/cluster-name']);
+    if (clusterName === undefined || text(machine.metadata?.namespace) === undefined) continue;
+    const sameNamespace = mhcs.filter((mhc) => mhc.metadata?.namespace === machine.metadata?.namespace);
+    const watching = healthChecksOf(sameNamespace, { clusterName, labels: stringLabels(machine) });
+    const ours = watching.filter((mhc) => remediatorOf(mhc)?.kind === OUR_TEMPLATE_KIND);
+    if (ours.length === 0) continue;
+    for (const rival of watching.filter((mhc) => !ours.includes(mhc))) {
+      const found = byRival.get(rival) ?? { ours: new Set<string>(), machines: new Set<string>() };
+      for (const mhc of ours) found.ours.add(text(mhc.metadata?.name) ?? '');
+      found.machines.add(text(machine.metadata?.name) ?? '');
+      byRival.set(rival, found);
+    }
+  }
+  return [...byRival].map(([rival, found]) => {
+    const machineNames = [...found.machines].sort();
+    const ours = [...found.ours].sort();
+    return { rival, ours, machines: machineNames, message: describeCompetition(rival, ours, machineNames) };
+  });
+}
+
+const stringLabels = (object: KubeObjectShape): Record<string, string> =>
+  Object.fromEntries(Object.entries(labelsOf(object)).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+
+function describeCompetition(rival: KubeObjectShape, ours: readonly string[], machines: readonly string[]): string {
+  const [them, plural] = machines.length === 1 ? (['it', 'Machine'] as const) : (['them', 'Machines'] as const);
+  return (
+    `MachineHealthCheck ${objectName(rival)} selects ${plural} ${machines.join(', ')}, which ${ours.join(' and ')} hands to etcd-remediator, and ${remediatorWords(rival, them)}, in parallel and outside etcd-remediator's lock: ` +
+    `a request for ${them} is not acted on (COMPETING_REMEDIATION) while two remediators would act on one Machine. ${competitorFix(rival)}`
   );
 }
 

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { pauseOf, PAUSED_ANNOTATION } from '../../../../functions/adapters/kube/cluster-api/cluster-paused.ts';
 import {
   competingHealthChecksOf,
+  competitionsOf,
   healthChecksOf,
   holdOf,
   remediationNotAllowed,
@@ -327,5 +328,33 @@ describe('a MachineHealthCheck that competes for the Machine', () => {
     expect(paused?.reason).toBe('CLUSTER_PAUSED');
     const shortCircuited = holdOf({ healthChecks: [mhcV1beta1(false)], competing: [withoutTemplate('kcp')] });
     expect(shortCircuited?.reason).toBe('COMPETING_REMEDIATION');
+  });
+
+  describe('competitionsOf: what the scan finds before any request', () => {
+    const machineObject = (name: string, cluster = 'wl', namespace = 'default'): KubeObjectShape => ({
+      metadata: { name, namespace, labels: { 'cluster.x-k8s.io/cluster-name': cluster, ...CONTROL_PLANE } },
+    });
+    const ours = mhcV1beta1(true, { name: 'ours' });
+
+    it('each competing MHC once, with the Machines it shares with ours, sorted, and ours by name', () => {
+      const found = competitionsOf([ours, withoutTemplate('kcp'), otherKind('metal3')], [machineObject('wl-cp-2'), machineObject('wl-cp-1')]);
+      expect(found.map((c) => [c.rival.metadata?.name, c.ours, c.machines])).toEqual([
+        ['kcp', ['ours'], ['wl-cp-1', 'wl-cp-2']],
+        ['metal3', ['ours'], ['wl-cp-1', 'wl-cp-2']],
+      ]);
+      expect(found[0]!.message).toBe(
+        "MachineHealthCheck default/kcp selects Machines wl-cp-1, wl-cp-2, which ours hands to etcd-remediator, and has no remediation template, so KubeadmControlPlane remediates them itself, in parallel and outside etcd-remediator's lock: " +
+          'a request for them is not acted on (COMPETING_REMEDIATION) while two remediators would act on one Machine. Give it our template (EtcdRemediationRequestTemplate) or delete it',
+      );
+    });
+
+    it('nothing where no MHC of ours watches the Machines, for another Cluster, or in another namespace', () => {
+      expect(competitionsOf([withoutTemplate('kcp')], [machineObject('wl-cp-1')])).toEqual([]);
+      expect(competitionsOf([ours, withoutTemplate('kcp')], [machineObject('other-cp-1', 'other')])).toEqual([]);
+      const elsewhere = { ...withoutTemplate('kcp'), metadata: { ...withoutTemplate('kcp').metadata, namespace: 'team-b' } };
+      expect(competitionsOf([ours, elsewhere], [machineObject('wl-cp-1')])).toEqual([]);
+      // A Machine without its Cluster's label is no Machine the controller would match.
+      expect(competitionsOf([ours, withoutTemplate('kcp')], [{ metadata: { name: 'x', namespace: 'default', labels: CONTROL_PLANE } }])).toEqual([]);
+    });
   });
 });
