@@ -29,7 +29,7 @@ interface World {
   store: SqliteIncidentStore;
   /** The Machines reported, in order. */
   reported: string[];
-  said: { level: keyof Log; message: string }[];
+  said: { level: keyof Log; message: string; fields: Record<string, unknown> }[];
   /** Moves the watcher's clock on, for the re-report of a recovered request. */
   advance(ms: number): void;
   requests: Requests;
@@ -137,7 +137,10 @@ async function setUp(options: Partial<Pick<RequestWatcherOptions, 'recheckRecove
     status: { nodeRef: { apiVersion: 'v1', kind: 'Node', name: 'cp-1' }, phase: 'Running' },
   });
   const said: World['said'] = [];
-  const record = (level: keyof Log) => (message: string) => void said.push({ level, message });
+  const record =
+    (level: keyof Log) =>
+    (message: string, fields: Record<string, unknown> = {}) =>
+      void said.push({ level, message, fields });
   let offset = 0;
   const { sink, reported } = reportsToStore(store, { clock: { now: () => Date.now() + offset } });
   const watcher = startRequestWatcher({
@@ -328,6 +331,29 @@ describe('a request Cluster API has stopped acting on is not reported', () => {
     await waitFor(async () => (t.said.filter((s) => s.message === 'a MachineHealthCheck competes with etcd-remediator').length === 2 ? true : undefined), {
       timeoutMs: 10_000,
       what: 'the finding said again',
+    });
+  });
+
+  it('a scan the watcher may not make (403 on the MachineHealthCheck list) is said once, naming the permission; the next scan that reads finds the competitor', async () => {
+    const t = await setUp({ coexistenceScanMs: 100 });
+    const denied = t.fake.failNext({
+      method: 'GET',
+      path: /^\/apis\/cluster\.x-k8s\.io\/v1beta1\/machinehealthchecks$/,
+      status: 403,
+      message: 'forbidden',
+      times: 1_000,
+    });
+    t.fake.store.put(MHCS(), healthCheck('wl-control-plane', true));
+    const rival = healthCheck('wl-kcp', true);
+    t.fake.store.put(MHCS(), { ...rival, spec: { ...(rival.spec as JsonObject), remediation: {} } });
+    await waitFor(async () => (denied.fired >= 3 ? true : undefined), { timeoutMs: 10_000, what: 'three refused scans' });
+    const notLooked = t.said.filter((s) => s.message.startsWith('competing MachineHealthChecks not looked for'));
+    expect(notLooked.map((s) => s.message)).toEqual(['competing MachineHealthChecks not looked for: the MachineHealthChecks could not be listed']);
+    expect(notLooked[0]!.fields.needs).toBe('list on machinehealthchecks.cluster.x-k8s.io in every namespace (infra/kubernetes/deploy/rbac.yaml)');
+    denied.clear();
+    await waitFor(async () => (t.said.some((s) => s.message === 'a MachineHealthCheck competes with etcd-remediator') ? true : undefined), {
+      timeoutMs: 10_000,
+      what: 'the competitor found once the list reads',
     });
   });
 
