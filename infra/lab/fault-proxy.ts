@@ -10,13 +10,19 @@
 //  - delay:     every chunk, both ways, is held for delayMs; order is always kept.
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { freePort } from './free-port.ts';
 
 export type FaultMode = 'pass' | 'cut' | 'blackhole' | { delayMs: number };
 
 export interface FaultProxyOptions {
   upstreamPort: number;
   upstreamHost?: string;
-  /** 0 (the default) lets the kernel choose once; the proxy then keeps that port. */
+  /**
+   * Unset or 0 (the default): a free port of this process's own slice (free-port.ts), never one of
+   * the kernel's ephemeral range: a cut proxy's port is closed until it heals, and a port the
+   * kernel hands out next could go to another lab meanwhile, whose member would then answer here.
+   * The proxy keeps its port for life.
+   */
   port?: number;
   host?: string;
   mode?: FaultMode;
@@ -195,11 +201,22 @@ export class FaultProxy {
 
   /** Binds the listener (unless the initial mode is cut). Called once by startFaultProxy. */
   async start(initialMode: FaultMode = 'pass'): Promise<void> {
-    if (initialMode === 'cut') {
-      if (this.boundPort === 0) await this.listen();
-      await this.unlisten();
-    }
+    if (this.boundPort === 0) await this.listenOnFreePort();
+    if (initialMode === 'cut') await this.unlisten();
     await this.setMode(initialMode);
+  }
+
+  /** A port of the slice, bound; another one if it was taken between the pick and the bind. */
+  private async listenOnFreePort(): Promise<void> {
+    for (let tries = 1; ; tries++) {
+      this.boundPort = await freePort(this.host);
+      try {
+        await this.listen();
+        return;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || tries >= 5) throw error;
+      }
+    }
   }
 
   setMode(mode: FaultMode): Promise<void> {
