@@ -21,7 +21,9 @@ export const endsFrom = (to: IncidentOutcome): readonly IncidentState[] => (to =
 
 /** What a committed step still has to say or schedule; `Event` and `Schedule` are the edge's types. */
 export type OutboxEntryOf<Event, Schedule> =
-  { kind: 'journal'; entry: JournalInput } | { kind: 'schedule'; request: Schedule } | { kind: 'publish'; event: Event };
+  | { kind: 'journal'; entry: JournalInput }
+  | { kind: 'schedule'; request: Schedule }
+  | { kind: 'publish'; event: Event };
 
 export interface InFlight {
   /** "step@attempt". */

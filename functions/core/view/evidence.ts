@@ -10,7 +10,12 @@ import { describeMember, describeMemberIn as nameOf, type ClusterView, type Lead
 import { describeDuration, describePaths, listWords } from './explain.ts';
 
 export type LeaderVerdict =
-  'TARGET_NOT_LEADER' | 'LEADER_REACHABLE' | 'LEADER_UNREACHABLE' | 'LEADER_UNREACHABLE_UNCONFIRMED' | 'ELECTION_IN_PROGRESS' | 'CLUSTER_UNREACHABLE';
+  | 'TARGET_NOT_LEADER'
+  | 'LEADER_REACHABLE'
+  | 'LEADER_UNREACHABLE'
+  | 'LEADER_UNREACHABLE_UNCONFIRMED'
+  | 'ELECTION_IN_PROGRESS'
+  | 'CLUSTER_UNREACHABLE';
 
 export interface LeaderJudgement {
   verdict: LeaderVerdict;
