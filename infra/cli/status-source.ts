@@ -113,9 +113,14 @@ async function readSnapshot(store: StatusStore, reads: SnapshotReads): Promise<S
   return { incidents, entries, pauses, hygiene };
 }
 
-/** The replacement check's last word that a person must act on: overdue, or its checks ended. */
+/**
+ * The replacement's last word that a person must act on: its checks ended; else what holds the
+ * control plane's scale-up while it does (watch's last held or released line), which says why it is
+ * overdue; else overdue.
+ */
 async function replacementSaid(store: StatusStore, incidentId: string): Promise<ReplacementSaid | undefined> {
   const said = (await store.journal(incidentId)).flatMap((e) => (isLine(e, journalSteps.replacementChecked) ? [e.detail.reason] : []));
   if (said.includes('REPLACEMENT_CHECKS_ENDED')) return 'REPLACEMENT_CHECKS_ENDED';
+  if (said.findLast((reason) => reason === 'REPLACEMENT_HELD' || reason === 'REPLACEMENT_RELEASED') === 'REPLACEMENT_HELD') return 'REPLACEMENT_HELD';
   return said.includes('REPLACEMENT_OVERDUE') ? 'REPLACEMENT_OVERDUE' : undefined;
 }

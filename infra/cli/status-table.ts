@@ -16,14 +16,14 @@ import { clip } from './output.ts';
 export type StatusIncident = Pick<Incident, 'incidentId' | 'clusterId' | 'target' | 'state' | 'openedAt' | 'updatedAt' | 'attempt'> &
   Partial<Pick<Incident, 'memberName' | 'memberId' | 'lastDecision'>>;
 
-/** What the replacement check said that a person must act on (its journal line). */
-export type ReplacementSaid = Extract<ReasonCode, 'REPLACEMENT_OVERDUE' | 'REPLACEMENT_CHECKS_ENDED'>;
+/** What the replacement check, or watch of the control plane, said that a person must act on (its journal line). */
+export type ReplacementSaid = Extract<ReasonCode, 'REPLACEMENT_OVERDUE' | 'REPLACEMENT_CHECKS_ENDED' | 'REPLACEMENT_HELD'>;
 
 export interface StatusEntry {
   incident: StatusIncident;
   /** When the next step is due: the local scheduler's timer; without one, the last retry's time. */
   nextDueAt?: number;
-  /** Set once the replacement check said overdue, or that its checks ended. */
+  /** Set once the replacement check said overdue, or that its checks ended, and while the control plane holds the replacement. */
   replacementSaid?: ReplacementSaid;
 }
 
@@ -63,11 +63,11 @@ const windowText = (ms: number): string => (ms % HOUR === 0 ? `${ms / HOUR}h` : 
 const ended = (e: StatusEntry) => e.incident.state !== 'open' && e.incident.state !== 'awaiting-replacement';
 
 /**
- * 0 needs a person (blocked and failed say so, as does a replacement overdue or no longer checked),
+ * 0 needs a person (blocked and failed say so, as does a replacement overdue, held or no longer checked),
  * 1 open, 2 awaiting its replacement, 3 ended with nothing left to do.
  */
 export function attentionRank(e: StatusEntry): number {
-  // A replacement said overdue needs a person as a block does.
+  // A replacement said overdue or held needs a person as a block does.
   return e.replacementSaid !== undefined ? 0 : stateReading(e.incident.state).attention;
 }
 

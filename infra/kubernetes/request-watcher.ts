@@ -48,6 +48,7 @@ import { withdrawIncident, type WithdrawOutcome } from '../../functions/app/inci
 import { doublingBackoff } from '../../functions/lib/doubling-backoff.ts';
 import { waitFor } from '../../functions/lib/wait-for.ts';
 import type { Incident } from '../../functions/ports/incident-store.ts';
+import { journalSteps } from '../../functions/core/incident/index.ts';
 import type { InProcessBus } from '../../functions/adapters/local/in-process-bus.ts';
 import { describeKubeError } from '../../functions/adapters/kube/api-errors.ts';
 import { followedInHolder, incidentOfRequest, isOwnIncident } from './request-incident.ts';
@@ -267,7 +268,20 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
       return entry.replacementHeld;
     });
     if (hold === entry.replacementHeld) return;
+    const released = entry.replacementHeld !== undefined;
     entry.replacementHeld = hold;
+    // Into the incident's journal too, where status and the report read it; a journal that cannot be
+    // written now is said, and the request's status and Event still say the hold.
+    if (hold || released)
+      await runtime.store
+        .appendJournal(incident.incidentId, {
+          at: now,
+          step: journalSteps.replacementChecked,
+          detail: hold
+            ? { reason: 'REPLACEMENT_HELD', message: `The replacement has not come: ${hold}.` }
+            : { reason: 'REPLACEMENT_RELEASED', message: "What held the control plane's scale-up no longer does." },
+        })
+        .catch((error: unknown) => log.warn('the replacement hold not journaled', { request: keyOf(entry.request), error: String(error) }));
     if (hold)
       tell(entry, { reason: 'ReplacementHeld', note: truncateNote(`The replacement has not come: ${hold}.`), type: 'Warning', action: 'CheckReplacement' });
     log.info(hold ? 'the replacement is held by the control plane' : 'the replacement is no longer held', {

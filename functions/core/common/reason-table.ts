@@ -265,6 +265,15 @@ export const reasonTable = {
     outcomes: ['replacement'],
     description: 'No replacement joined within a day of the removal: the incident is no longer checked and stays awaiting-replacement.',
   },
+  REPLACEMENT_HELD: {
+    outcomes: ['replacement'],
+    description:
+      "The Cluster's control plane says what holds its scale-up (a paused KubeadmControlPlane, a preflight check in its ScalingUp condition): journaled by watch when it changes, said in the request and an Event; the incident stays awaiting-replacement until a person clears the cause and the replacement joins.",
+  },
+  REPLACEMENT_RELEASED: {
+    outcomes: ['replacement'],
+    description: "What held the control plane's scale-up no longer does: journaled by watch; the replacement can come.",
+  },
   STUCK_LEARNER_REMOVED: {
     outcomes: ['replacement', 'retry'],
     spendsAttempt: false,

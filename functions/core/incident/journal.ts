@@ -150,7 +150,7 @@ export interface JournalDetails {
   'member-removed': { via: string; alreadyGone: boolean } | { absentFromList: string; removedBy?: string };
   'leader-elected': Election;
   'actuator-called': { actuator: string; said: string };
-  /** What a check of the replacement found, when it says something: joined, overdue, or checks ended. */
+  /** What a check of the replacement found, when it says something: joined, overdue, checks ended; or what holds it, and its release (watch). */
   'replacement-checked': DecisionNote;
   /** A learner first seen: etcd does not say when a member was added, so its line says since when it is known. */
   'learner-seen': { memberId: MemberId; peerURLs: string[] };

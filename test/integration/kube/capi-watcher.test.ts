@@ -17,6 +17,9 @@ import { EXCLUDE_NODE_DRAINING } from '../../../functions/adapters/kube/cluster-
 import { systemClock } from '../../../functions/lib/system-clock.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { startRequestWatcher, type RequestWatcherOptions } from '../../../infra/kubernetes/request-watcher.ts';
+import { openStatusSource } from '../../../infra/cli/status-source.ts';
+import { attentionRank } from '../../../infra/cli/status-table.ts';
+import { isLine, journalSteps } from '../../../functions/core/incident/index.ts';
 import { MACHINES, annotationsOf, isDeleting, nameOf } from '../../support/capi-sim/capi-objects.ts';
 import { resourceType } from '../../support/fakes/kube/store.ts';
 import { isObject, text } from '../../support/fakes/kube/patch.ts';
@@ -92,7 +95,9 @@ describe.concurrent('the seed cases with the watcher, in the simulated Cluster A
       const start = Date.now();
       const decisions: string[] = [];
       runtime.bus.subscribe((event) => {
-        if (event.detailType !== 'MembersProbed') decisions.push(`+${Date.now() - start} ms incident: ${event.detailType}`);
+        if (event.detailType === 'MembersProbed') return;
+        const { reason, message } = event.detail as { reason?: string; message?: string };
+        decisions.push(`+${Date.now() - start} ms incident: ${event.detailType}${reason ? ` ${reason}: ${(message ?? '').slice(0, 300)}` : ''}`);
       });
       fault(w, leader.name);
 
@@ -105,7 +110,7 @@ describe.concurrent('the seed cases with the watcher, in the simulated Cluster A
         },
         { timeoutMs: 90_000, what: 'the control plane back to three machines and members' },
       ).catch((error: unknown) => {
-        throw new Error(`${(error as Error).message}\n${w.sim.describe()}\n${said.join('\n')}`);
+        throw new Error(`${(error as Error).message}\n${w.sim.describe()}\n${decisions.join('\n')}\n${said.join('\n')}`);
       });
       const fullAt = Date.now() - start;
 
@@ -155,7 +160,7 @@ describe.concurrent('the seed cases with the watcher, in the simulated Cluster A
   }
 
   it('a replacement KCP holds (a remaining Machine’s components unhealthy, its strict preflight): AwaitingReplacement says so in KCP’s words, and Completed once it comes', async (test) => {
-    const { w, world } = await watchedWorld(test, { replacementLookMs: 200 });
+    const { w, world, pipeline } = await watchedWorld(test, { replacementLookMs: 200 });
     const sick = w.sickComponents;
     const leader = await world.lab.leader();
     const machine = world.machineOf(leader);
@@ -179,6 +184,17 @@ describe.concurrent('the seed cases with the watcher, in the simulated Cluster A
     // One Warning each time what holds it changes (first, maybe, the deleting Machine; then the components).
     expect(events.every((e) => e.type === 'Warning')).toBe(true);
     expect(events.some((e) => typeof e.message === 'string' && e.message.includes('waiting for control plane components to become healthy'))).toBe(true);
+    // And in the incident, where status reads it: a person sees why the cluster is a member short.
+    const status = await openStatusSource({ state: pipeline.statePath });
+    test.onTestFinished(() => status.close());
+    const [entry] = (await status.read()).entries;
+    expect(entry?.replacementSaid).toBe('REPLACEMENT_HELD');
+    expect(attentionRank(entry!)).toBe(0);
+    const heldLines = (await status.store.journal(entry!.incident.incidentId)).filter((e) => isLine(e, journalSteps.replacementChecked));
+    expect(heldLines.at(-1)?.detail).toMatchObject({
+      reason: 'REPLACEMENT_HELD',
+      message: expect.stringContaining('waiting for control plane components to become healthy'),
+    });
 
     sick.clear();
     const done = await requests.statusWith(machine, (s) => s.phase === 'Completed', 'Completed once the replacement came', { timeoutMs: 60_000 });

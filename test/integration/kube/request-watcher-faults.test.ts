@@ -80,11 +80,8 @@ async function setUp(test: TestContext, options: { reportAgainMs?: number } = {}
   const capi = createCapiDirectory({
     management: world.fake.kubeConfig(),
     managementSource: world.fake.kubeconfigYaml(),
-    // The faults here are the management API server's, not etcd's: a probe (every member, over both
-    // paths, within one deadline) gets twice the kube pipelines' deadline. With three cases' relays at
-    // once on a loaded machine, 3 s ran out on a healthy follower and the request was Blocked
-    // QuorumAtRisk, rightly for what the probe saw. A refused path still fails at once, so a case takes no longer.
-    policy: parsePolicy({ ...labPolicy, callTimeoutMs: 2 * KUBE_CALL_TIMEOUT_MS, pathOrder: ['port-forward', 'exec-relay'] }),
+    // The faults here are the management API server's, not etcd's: probes get the kube pipelines' deadline.
+    policy: parsePolicy({ ...labPolicy, callTimeoutMs: KUBE_CALL_TIMEOUT_MS, pathOrder: ['port-forward', 'exec-relay'] }),
   });
   const directoryErrors: string[] = [];
   const runtime = await createLocalRuntime({
