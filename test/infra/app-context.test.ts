@@ -6,7 +6,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { App, type Environment } from 'aws-cdk-lib';
+import type { Environment } from 'aws-cdk-lib';
+import { testApp } from './test-app.ts';
 import { afterAll, describe, expect, it } from 'vitest';
 import { APP_STACK_ID, appStack } from '../../infra/cdk/app-stack.ts';
 import { stackFunctionNames } from '../../infra/cdk/function-specs.ts';
@@ -57,7 +58,7 @@ describe('networkContextOf', () => {
 
 /** The app's stack built from this context and synthesized, bundling skipped. */
 function synthApp(values: Record<string, unknown>, env: Environment = ENV) {
-  const app = new App({ context: { ...NO_BUNDLING, ...values }, builtinCloudFormationValidation: false });
+  const app = testApp({ context: { ...NO_BUNDLING, ...values }, builtinCloudFormationValidation: false });
   const stack = appStack(app, env);
   const assembly = app.synth();
   const artifact = assembly.getStackArtifact(stack.artifactId);
@@ -97,7 +98,7 @@ describe('appStack', () => {
   });
 
   it('with only vpcId and no account or region: refused, saying what would do', () => {
-    const app = new App({ context: { ...NO_BUNDLING, vpcId: VPC } });
+    const app = testApp({ context: { ...NO_BUNDLING, vpcId: VPC } });
     expect(() => appStack(app, {})).toThrow(
       `context vpcId: looking up ${VPC} needs the stack's account and region (deploy with credentials, or set CDK_DEFAULT_ACCOUNT and CDK_DEFAULT_REGION); or give -c subnetIds=… to use the subnets without a lookup`,
     );

@@ -4,7 +4,8 @@
 // defaults, removal policy, secrets pattern.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { App, CfnElement, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { type App, CfnElement, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { testApp } from './test-app.ts';
 import { Template } from 'aws-cdk-lib/assertions';
 import { SecurityGroup, Vpc } from 'aws-cdk-lib/aws-ec2';
 import cdkNag from 'cdk-nag';
@@ -54,7 +55,7 @@ beforeAll(() => {
   const started = performance.now();
   // No function is bundled: cdk-nag reads the construct tree and CloudFormation's checks the
   // templates, neither the functions' code (stack.test.ts and bundling.test.ts check the bundles).
-  app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  app = testApp({ context: { 'aws:cdk:bundling-stacks': [] } });
   plain = new EtcdRemediatorStack(app, 'Plain');
   placed = new Stack(app, 'Placed', { env: { account: '111111111111', region: 'eu-west-1' } });
   const vpc = Vpc.fromVpcAttributes(placed, 'Vpc', {
@@ -162,12 +163,12 @@ describe('props', () => {
     for (const [, fn] of functionsByName(placedJson)) {
       expect(JSON.parse(String(fn.props.Environment.Variables.POLICY_DEFAULTS))).toEqual({ graceMs: 120_000, electionTimeoutMs: 500 });
     }
-    const scratch = new Stack(new App(), 'Bad');
+    const scratch = new Stack(testApp(), 'Bad');
     expect(() => new EtcdRemediation(scratch, 'R', { policyDefaults: { electionTimeoutMs: 5 } })).toThrow(/at least 100ms/);
   });
 
   it('refuses subnets or security groups without a VPC', () => {
-    const scratch = new Stack(new App(), 'NoVpc');
+    const scratch = new Stack(testApp(), 'NoVpc');
     const sg = SecurityGroup.fromSecurityGroupId(scratch, 'Sg', 'sg-0a1b2c3d4e5f60718');
     expect(() => new EtcdRemediation(scratch, 'R', { securityGroups: [sg] })).toThrow(/need vpc/);
   });

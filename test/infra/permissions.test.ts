@@ -2,7 +2,7 @@
 // the scheduler's, the pipe's), each with its actions, resources and condition, written out here by
 // hand. A grant the table does not hold fails, and so does one it holds that the stack lacks. And
 // every role's trust: its service only, for this account and this very function, group or pipe.
-import { App } from 'aws-cdk-lib';
+import { testApp } from './test-app.ts';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { hygieneRecordKey } from '../../functions/adapters/aws/dynamodb-keys.ts';
 import { stackFunctionNames } from '../../infra/cdk/function-specs.ts';
@@ -12,7 +12,7 @@ import { functionsByName, policyStatements, refOf, requireRef, resource, resourc
 let json: CfnTemplate;
 beforeAll(() => {
   // Bundling is stack.test.ts's: the policies do not depend on it.
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] }, builtinCloudFormationValidation: false });
+  const app = testApp({ context: { 'aws:cdk:bundling-stacks': [] }, builtinCloudFormationValidation: false });
   const stack = new EtcdRemediatorStack(app, 'EtcdRemediator');
   json = app.synth().getStackArtifact(stack.artifactId).template as CfnTemplate;
 });

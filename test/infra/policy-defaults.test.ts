@@ -1,7 +1,8 @@
 // The construct's policyDefaults are checked at synth with the check a cold start makes: an
 // unknown field, at any depth, fails synth naming it, rather than applying to no cluster; so does a
 // policy that gives a step a budget beyond its function's timeout.
-import { App, Stack } from 'aws-cdk-lib';
+import { Stack } from 'aws-cdk-lib';
+import { testApp } from './test-app.ts';
 import { describe, expect, it } from 'vitest';
 import { FUNCTION_TIMEOUTS_MS } from '../../functions/core/budget/step-timeouts.ts';
 import { EtcdRemediation } from '../../infra/cdk/etcd-remediation.ts';
@@ -22,7 +23,7 @@ const refused: { policyDefaults: object; says: string }[] = [
 
 describe('policyDefaults at synth', () => {
   it.each(refused)('refuses $policyDefaults: $says', ({ policyDefaults, says }) => {
-    const scratch = new Stack(new App(), 'Bad');
+    const scratch = new Stack(testApp(), 'Bad');
     expect(() => new EtcdRemediation(scratch, 'R', { policyDefaults })).toThrow(says);
   });
 });

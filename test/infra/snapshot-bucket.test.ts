@@ -1,7 +1,7 @@
 // The snapshot bucket as synthesized: S3-managed encryption, all public access blocked, TLS only,
 // versioned, kept when the stack goes, its lifecycle (expiry after the retention, incomplete
 // uploads aborted after a day), and remediate told its name.
-import { App } from 'aws-cdk-lib';
+import { testApp } from './test-app.ts';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { EtcdRemediatorStack } from '../../infra/cdk/stack.ts';
@@ -10,7 +10,7 @@ import { functionsByName, requireRef, resourcesOf, type CfnTemplate } from './sy
 let template: Template;
 let json: CfnTemplate;
 beforeAll(() => {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] }, builtinCloudFormationValidation: false });
+  const app = testApp({ context: { 'aws:cdk:bundling-stacks': [] }, builtinCloudFormationValidation: false });
   const stack = new EtcdRemediatorStack(app, 'EtcdRemediator');
   template = Template.fromStack(stack);
   json = template.toJSON() as CfnTemplate;
@@ -59,7 +59,7 @@ describe('the snapshot bucket', () => {
   });
 
   it('keeps snapshots as long as the construct is told', () => {
-    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] }, builtinCloudFormationValidation: false });
+    const app = testApp({ context: { 'aws:cdk:bundling-stacks': [] }, builtinCloudFormationValidation: false });
     const stack = new EtcdRemediatorStack(app, 'Retention', { remediation: { snapshotRetentionDays: 7 } });
     Template.fromStack(stack).hasResourceProperties('AWS::S3::Bucket', {
       LifecycleConfiguration: { Rules: Match.arrayWith([Match.objectLike({ ExpirationInDays: 7, NoncurrentVersionExpiration: { NoncurrentDays: 7 } })]) },

@@ -3,7 +3,8 @@
 // per run and shared by the files that read it (shared-synth.ts).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { App } from 'aws-cdk-lib';
+import type { App } from 'aws-cdk-lib';
+import { testApp } from './test-app.ts';
 import { Template } from 'aws-cdk-lib/assertions';
 import { EtcdRemediatorStack, type EtcdRemediatorStackProps } from '../../infra/cdk/stack.ts';
 
@@ -42,7 +43,7 @@ export interface SynthOptions {
 
 export function synthStack(props: EtcdRemediatorStackProps = {}, id = 'EtcdRemediator', options: SynthOptions = {}): Synthesized {
   const started = performance.now();
-  const app = new App({
+  const app = testApp({
     // CloudFormation's own template checks run once, in nag.test.ts; here they would double the time.
     builtinCloudFormationValidation: false,
     ...(options.outdir ? { outdir: options.outdir } : {}),

@@ -1,7 +1,8 @@
 // Shared by the AWS adapter tests: SDK client settings for the fakes, and a template synthesized
 // by CDK itself (a bus, one rule per function generated from the catalogue, the short-wait Pipe),
 // so the fakes are tested against the shape a real synth produces.
-import { App, Stack } from 'aws-cdk-lib';
+import { Stack } from 'aws-cdk-lib';
+import { testApp } from '../../infra/test-app.ts';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
@@ -31,7 +32,7 @@ export interface SynthesizedStack {
 
 /** `extraRule` lets a test add a rule with its own pattern, as CDK would render it. */
 export function synthesize(extraRule?: (stack: Stack, bus: events.EventBus, fn: lambda.IFunction) => void): SynthesizedStack {
-  const stack = new Stack(new App(), 'AwsAdapters');
+  const stack = new Stack(testApp(), 'AwsAdapters');
   const bus = new events.EventBus(stack, 'Bus');
   const dlq = new sqs.Queue(stack, 'RuleDlq');
   const functionIds = {} as Record<FunctionName, string>;

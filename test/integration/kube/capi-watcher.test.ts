@@ -116,7 +116,9 @@ describe.concurrent('the seed cases with the watcher, in the simulated Cluster A
 
       // The request outlives its Machine: collected by the garbage collector, held by our finalizer,
       // and Ready=True as kubectl wait reads it, on the API server's own terms.
-      const kubeconfig = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'capi-watcher-')), 'config');
+      const kubeconfigDir = fs.mkdtempSync(path.join(os.tmpdir(), 'capi-watcher-'));
+      test.onTestFinished(() => fs.rmSync(kubeconfigDir, { recursive: true, force: true }));
+      const kubeconfig = path.join(kubeconfigDir, 'config');
       world.fake.writeKubeconfig(kubeconfig);
       const wait = await run(newestKubectl().bin, [
         '--kubeconfig',

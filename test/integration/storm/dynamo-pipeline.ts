@@ -93,7 +93,8 @@ export async function startDynamoPipeline(lab: Lab, dynamo: Dynalite, options: D
   const failures: BusFailure[] = [];
   const deadLetters: unknown[] = [];
   // The snapshot a removal takes by default, into one directory (as into one bucket).
-  const snapshots = fileSnapshots(fs.mkdtempSync(path.join(os.tmpdir(), 'storm-snapshots-')));
+  const snapshotDir = fs.mkdtempSync(path.join(os.tmpdir(), 'storm-snapshots-'));
+  const snapshots = fileSnapshots(snapshotDir);
   // Each container: its own client and store, its handlers built on first use.
   const containers = Array.from({ length: CONTAINERS }, () => {
     const deps: ClusterDeps = {
@@ -144,6 +145,7 @@ export async function startDynamoPipeline(lab: Lab, dynamo: Dynalite, options: D
       await bus.drain({ timeoutMs: 5_000 }).catch(() => undefined);
       bus.close();
       await etcd.close();
+      fs.rmSync(snapshotDir, { recursive: true, force: true });
     },
   };
 }

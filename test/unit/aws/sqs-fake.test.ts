@@ -3,7 +3,8 @@
 // dead-letter queue after maxReceiveCount (both read from a CDK-synthesized template), at-least-once
 // delivery, and compression of the timeout.
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { App, Duration, Stack } from 'aws-cdk-lib';
+import { Duration, Stack } from 'aws-cdk-lib';
+import { testApp } from '../../infra/test-app.ts';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -15,7 +16,7 @@ import { sdkConfig } from '../../integration/aws/synth-stack.ts';
 const T0 = Date.parse('2030-01-01T00:00:00.000Z');
 
 function queueTemplate(): { template: CfnTemplate; queue: string; dlq: string } {
-  const stack = new Stack(new App(), 'Queues');
+  const stack = new Stack(testApp(), 'Queues');
   const dlq = new sqs.Queue(stack, 'Dlq');
   const queue = new sqs.Queue(stack, 'Work', { visibilityTimeout: Duration.seconds(20), deadLetterQueue: { queue: dlq, maxReceiveCount: 3 } });
   const id = (q: sqs.Queue) => stack.getLogicalId(q.node.defaultChild as sqs.CfnQueue);
