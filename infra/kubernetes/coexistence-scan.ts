@@ -7,7 +7,7 @@
 // log, naming the permission, and the next scan tries again.
 import type { CustomObjectsApi } from '@kubernetes/client-node';
 import { competitionsOf, type Competition, type KubeObjectShape } from '../../functions/adapters/kube/cluster-api/remediation-allowed.ts';
-import { CONTROL_PLANE_LABEL } from '../../functions/adapters/kube/cluster-api/machines.ts';
+import { CAPI_GROUP, CONTROL_PLANE_LABEL, MACHINES_PLURAL } from '../../functions/adapters/kube/cluster-api/machines.ts';
 import type { EventRecorder } from '../../functions/adapters/kube/cluster-api/object-events.ts';
 import { describeKubeError } from '../../functions/adapters/kube/api-errors.ts';
 import { truncateNote } from '../../functions/core/kubernetes/index.ts';
@@ -15,7 +15,11 @@ import type { Log } from '../../functions/ports/log.ts';
 import type { MachineApiVersion } from '../../functions/ports/kube-access.ts';
 
 /** The Event's reason as the recorder writes it, UpperCamelCase: CompetingRemediation. */
-export const COMPETING_REMEDIATION_EVENT = 'COMPETING_REMEDIATION';
+const COMPETING_REMEDIATION_EVENT = 'COMPETING_REMEDIATION';
+
+// Stated here, not built elsewhere: the RBAC check (test/infra/kube-calls.ts) reads each call's group and plural.
+const MHCS = { group: CAPI_GROUP, plural: 'machinehealthchecks' } as const;
+const MACHINES = { group: CAPI_GROUP, plural: MACHINES_PLURAL } as const;
 
 export interface CoexistenceScanOptions {
   customObjects: CustomObjectsApi;
@@ -27,15 +31,19 @@ export interface CoexistenceScanOptions {
 }
 
 export interface CoexistenceScan {
-  /** Resolves once the first scan is done, found something or not. */
-  first: Promise<Competition[]>;
   stop(): void;
 }
 
 type Listed = { items?: KubeObjectShape[] };
 
+/** The competing MHC as the log and the Event name it. */
+const rivalOf = (c: Competition): { namespace: string; name: string } => ({
+  namespace: String(c.rival.metadata?.namespace),
+  name: String(c.rival.metadata?.name),
+});
+
 /** A finding as it is said once: the MHC and the Machines it shares with ours. */
-const findingKey = (c: Competition): string => `${String(c.rival.metadata?.namespace)}/${String(c.rival.metadata?.name)}:${c.machines.join(',')}`;
+const findingKey = (c: Competition): string => `${rivalOf(c).namespace}/${rivalOf(c).name}:${c.machines.join(',')}`;
 
 export function startCoexistenceScan(options: CoexistenceScanOptions): CoexistenceScan {
   const { customObjects, recorder, log, version } = options;
@@ -54,51 +62,45 @@ export function startCoexistenceScan(options: CoexistenceScanOptions): Coexisten
         unreadable.add(plural);
         log.warn(`competing MachineHealthChecks not looked for: ${what} could not be listed`, {
           error: describeKubeError(error).split('\n')[0]!.slice(0, 300),
-          needs: `list on ${plural}.cluster.x-k8s.io in every namespace (infra/kubernetes/deploy/rbac.yaml)`,
+          needs: `list on ${plural}.${CAPI_GROUP} in every namespace (infra/kubernetes/deploy/rbac.yaml)`,
         });
       }
       return undefined;
     }
   }
 
-  async function scan(): Promise<Competition[]> {
+  async function scan(): Promise<void> {
     const [mhcs, machines] = await Promise.all([
-      list('machinehealthchecks', 'the MachineHealthChecks', () =>
-        customObjects.listClusterCustomObject({ group: 'cluster.x-k8s.io', version, plural: 'machinehealthchecks' }),
-      ),
-      list('machines', 'the control-plane Machines', () =>
-        customObjects.listClusterCustomObject({ group: 'cluster.x-k8s.io', version, plural: 'machines', labelSelector: CONTROL_PLANE_LABEL }),
+      list(MHCS.plural, 'the MachineHealthChecks', () => customObjects.listClusterCustomObject({ ...MHCS, version })),
+      list(MACHINES.plural, 'the control-plane Machines', () =>
+        customObjects.listClusterCustomObject({ ...MACHINES, version, labelSelector: CONTROL_PLANE_LABEL }),
       ),
     ]);
-    if (!mhcs || !machines || stopped) return [];
-    const found = competitionsOf(mhcs, machines);
-    const now = new Set(found.map(findingKey));
-    for (const competition of found) {
-      const key = findingKey(competition);
+    if (!mhcs || !machines || stopped) return;
+    const found = new Map(competitionsOf(mhcs, machines).map((c) => [findingKey(c), c]));
+    for (const [key, competition] of found) {
       if (said.has(key)) continue;
       said.add(key);
-      log.warn('a MachineHealthCheck competes with etcd-remediator', { machineHealthCheck: key.split(':')[0], message: competition.message });
+      const rival = rivalOf(competition);
+      log.warn('a MachineHealthCheck competes with etcd-remediator', { machineHealthCheck: `${rival.namespace}/${rival.name}`, message: competition.message });
       recorder.record(
         {
           kind: 'MachineHealthCheck',
-          apiVersion: `cluster.x-k8s.io/${version}`,
-          namespace: String(competition.rival.metadata?.namespace),
-          name: String(competition.rival.metadata?.name),
+          apiVersion: `${CAPI_GROUP}/${version}`,
+          ...rival,
           ...(typeof competition.rival.metadata?.uid === 'string' ? { uid: competition.rival.metadata.uid } : {}),
         },
         { reason: COMPETING_REMEDIATION_EVENT, type: 'Warning', action: 'Scan', note: truncateNote(competition.message) },
       );
     }
     // A finding that went away (the MHC given our template, or deleted) is said again if it comes back.
-    for (const key of said) if (!now.has(key)) said.delete(key);
-    return found;
+    for (const key of said) if (!found.has(key)) said.delete(key);
   }
 
-  const first = scan();
+  void scan();
   const timer = setInterval(() => void scan(), options.everyMs ?? 300_000);
   timer.unref();
   return {
-    first,
     stop() {
       stopped = true;
       clearInterval(timer);

@@ -184,6 +184,9 @@ const machineOf = (r: Pick<RemediationRequest, 'namespace' | 'machineName'>): { 
   name: r.machineName,
 });
 
+/** What holds a replacement, as the request, its Event and the incident's journal say it. */
+const notCome = (hold: string): string => `The replacement has not come: ${hold}.`;
+
 const describeInterval = (ms: number): string => (ms % 1_000 === 0 ? `${ms / 1_000} s` : `${ms} ms`);
 
 /** A step may hold the incident for a moment: asked again after 100 ms, then twice as long, up to 2 s apart. */
@@ -249,7 +252,7 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
   const said = (entry: Tracked, status: Said): Said => {
     const whose = entry.holder ? { ...status, message: followedInHolder(entry.holder, status.message) } : status;
     return whose.phase === 'AwaitingReplacement' && entry.replacementHeld
-      ? { ...whose, message: `${whose.message ?? ''} The replacement has not come: ${entry.replacementHeld}.`.trim() }
+      ? { ...whose, message: `${whose.message ?? ''} ${notCome(entry.replacementHeld)}`.trim() }
       : whose;
   };
 
@@ -278,12 +281,11 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
           at: now,
           step: journalSteps.replacementChecked,
           detail: hold
-            ? { reason: 'REPLACEMENT_HELD', message: `The replacement has not come: ${hold}.` }
+            ? { reason: 'REPLACEMENT_HELD', message: notCome(hold) }
             : { reason: 'REPLACEMENT_RELEASED', message: "What held the control plane's scale-up no longer does." },
         })
         .catch((error: unknown) => log.warn('the replacement hold not journaled', { request: keyOf(entry.request), error: String(error) }));
-    if (hold)
-      tell(entry, { reason: 'ReplacementHeld', note: truncateNote(`The replacement has not come: ${hold}.`), type: 'Warning', action: 'CheckReplacement' });
+    if (hold) tell(entry, { reason: 'ReplacementHeld', note: truncateNote(notCome(hold)), type: 'Warning', action: 'CheckReplacement' });
     log.info(hold ? 'the replacement is held by the control plane' : 'the replacement is no longer held', {
       request: keyOf(entry.request),
       ...(hold ? { hold } : {}),
