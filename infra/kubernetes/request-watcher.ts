@@ -161,6 +161,8 @@ interface Tracked {
   /** What holds its replacement, in Cluster API's words (KCP's ScalingUp), while it awaits one; and when that was last read. */
   replacementHeld?: string;
   replacementLookedAt?: number;
+  /** The hold the incident's journal last took (a line that failed is written on the next look); undefined once released. */
+  replacementJournaled?: string;
   /** The one it should say now, and the writes of it, one after the other. */
   machineWanted?: Omit<Condition, 'observedGeneration'>;
   machineWrites?: Promise<void>;
@@ -270,12 +272,9 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
       log.warn('the control plane not read for what holds the replacement; read again later', { request: keyOf(entry.request), error: String(error) });
       return entry.replacementHeld;
     });
-    if (hold === entry.replacementHeld) return;
-    const released = entry.replacementHeld !== undefined;
-    entry.replacementHeld = hold;
-    // Into the incident's journal too, where status and the report read it; a journal that cannot be
-    // written now is said, and the request's status and Event still say the hold.
-    if (hold || released)
+    // Into the incident's journal too, where status and the report read it: a line that cannot be
+    // written now is said, and written on the next look; the request's status and Event say it meanwhile.
+    if (hold !== entry.replacementJournaled)
       await runtime.store
         .appendJournal(incident.incidentId, {
           at: now,
@@ -284,7 +283,12 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
             ? { reason: 'REPLACEMENT_HELD', message: notCome(hold) }
             : { reason: 'REPLACEMENT_RELEASED', message: "What held the control plane's scale-up no longer does." },
         })
-        .catch((error: unknown) => log.warn('the replacement hold not journaled', { request: keyOf(entry.request), error: String(error) }));
+        .then(
+          () => void (entry.replacementJournaled = hold),
+          (error: unknown) => log.warn('the replacement hold not journaled; written on the next look', { request: keyOf(entry.request), error: String(error) }),
+        );
+    if (hold === entry.replacementHeld) return;
+    entry.replacementHeld = hold;
     if (hold) tell(entry, { reason: 'ReplacementHeld', note: truncateNote(notCome(hold)), type: 'Warning', action: 'CheckReplacement' });
     log.info(hold ? 'the replacement is held by the control plane' : 'the replacement is no longer held', {
       request: keyOf(entry.request),

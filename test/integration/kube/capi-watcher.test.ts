@@ -45,8 +45,11 @@ const FORMS = [
   { form: 'containerd down', fault: (w: CapiWorld, node: string) => w.world.fake.containerdDown(node), notReady: 'NodeNotReady' },
 ] as const;
 
-/** A capi world with our pipeline on its lab and the watcher on its management side; the watcher's log lines in `said`. */
-async function watchedWorld(test: TestContext, watcherOptions: Partial<RequestWatcherOptions> = {}) {
+/**
+ * A capi world with our pipeline on its lab and the watcher on its management side; the watcher's
+ * log lines in `said`. `journalFailures`: that many of the watcher's own journal writes fail first.
+ */
+async function watchedWorld(test: TestContext, watcherOptions: Partial<RequestWatcherOptions> = {}, journalFailures = 0) {
   const { world: w, settled } = await worlds.take(test);
   const pipeline = await startPipeline(w.world.lab, {
     kube: w.world.access,
@@ -62,9 +65,26 @@ async function watchedWorld(test: TestContext, watcherOptions: Partial<RequestWa
   const said: string[] = [];
   const log = { debug: () => undefined, info: (m: string) => said.push(m), warn: (m: string) => said.push(m), error: (m: string) => said.push(m) };
   const runtime = pipeline.runtime;
+  let failing = journalFailures;
+  const store = new Proxy(runtime.store, {
+    get(target, property) {
+      if (property === 'appendJournal' && failing > 0) {
+        failing -= 1;
+        return () => Promise.reject(new Error('injected: SQLITE_FULL: database or disk is full'));
+      }
+      const value: unknown = Reflect.get(target, property);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
   const watcher = startRequestWatcher({
     management: w.world.fake.kubeConfig(),
-    runtime: { ...runtime, clock: systemClock, submit: (detail, source) => runtime.submit(detail, source), subscribe: (o) => runtime.bus.subscribe(o) },
+    runtime: {
+      ...runtime,
+      store,
+      clock: systemClock,
+      submit: (detail, source) => runtime.submit(detail, source),
+      subscribe: (o) => runtime.bus.subscribe(o),
+    },
     followIntervalMs: 200,
     clusterIdOf: (request) => request.clusterName ?? '',
     log,
@@ -162,7 +182,8 @@ describe.concurrent('the seed cases with the watcher, in the simulated Cluster A
   }
 
   it('a replacement KCP holds (a remaining Machine’s components unhealthy, its strict preflight): AwaitingReplacement says so in KCP’s words, and Completed once it comes', async (test) => {
-    const { w, world, pipeline } = await watchedWorld(test, { replacementLookMs: 200 });
+    // The watcher's first journal line of the hold fails (a full disk): written on a later look.
+    const { w, world, pipeline, said } = await watchedWorld(test, { replacementLookMs: 200 }, 1);
     const sick = w.sickComponents;
     const leader = await world.lab.leader();
     const machine = world.machineOf(leader);
@@ -189,10 +210,13 @@ describe.concurrent('the seed cases with the watcher, in the simulated Cluster A
     // And in the incident, where status reads it: a person sees why the cluster is a member short.
     const status = await openStatusSource({ state: pipeline.statePath });
     test.onTestFinished(() => status.close());
-    const [entry] = (await status.read()).entries;
-    expect(entry?.replacementSaid).toBe('REPLACEMENT_HELD');
-    expect(attentionRank(entry!)).toBe(0);
-    const heldLines = (await status.store.journal(entry!.incident.incidentId)).filter((e) => isLine(e, journalSteps.replacementChecked));
+    const entry = await waitFor(async () => (await status.read()).entries.find((e) => e.replacementSaid === 'REPLACEMENT_HELD'), {
+      timeoutMs: 20_000,
+      what: 'status to say REPLACEMENT_HELD',
+    });
+    expect(said).toContain('the replacement hold not journaled; written on the next look');
+    expect(attentionRank(entry)).toBe(0);
+    const heldLines = (await status.store.journal(entry.incident.incidentId)).filter((e) => isLine(e, journalSteps.replacementChecked));
     expect(heldLines.at(-1)?.detail).toMatchObject({
       reason: 'REPLACEMENT_HELD',
       message: expect.stringContaining('waiting for control plane components to become healthy'),
