@@ -31,6 +31,8 @@ export default defineConfig({
     // three left a third of them idle (measured side by side: 378 s against 425 s, the cores 1.86
     // against 1.62 busy). Each file's deadlines are set for a loaded machine, not an idle one.
     maxWorkers: 4,
+    // Every project's: the command line's bundle, fresh, before a test spawns it.
+    globalSetup: ['test/support/cli-bundle-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     projects: [
