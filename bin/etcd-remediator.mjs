@@ -44,7 +44,9 @@ if (strips) {
   // The bundle while it matches the sources (infra/build/cli-build.ts): a command starts in about
   // 60 % of the time. The sources otherwise, and under ETCD_REMEDIATOR_DEBUG, whose stacks name them.
   const bundle = process.env.ETCD_REMEDIATOR_DEBUG ? undefined : freshBundle(fileURLToPath(new URL('..', import.meta.url)));
-  await import(bundle ? pathToFileURL(bundle).href : '../infra/cli/main.ts');
+  // The sources' import stays a literal: the image's test follows it to every file the image must carry.
+  if (bundle) await import(pathToFileURL(bundle).href);
+  else await import('../infra/cli/main.ts');
 } else {
   const node = fileURLToPath(new URL('../node_modules/node/bin/node', import.meta.url));
   if (!existsSync(node)) {
