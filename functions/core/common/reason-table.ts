@@ -117,7 +117,12 @@ export const reasonTable = {
     description: 'etcd said "member not found" during a move: the membership changed, so decide again from a fresh probe.',
   },
   // block
-  QUORUM_AT_RISK: { outcomes: ['block'], description: 'Removing the target would leave too few healthy voting members for a quorum.' },
+  QUORUM_AT_RISK: {
+    outcomes: ['retry', 'block'],
+    spendsAttempt: true,
+    description:
+      'Removing the target would leave too few healthy voting members for a quorum. Looked at again with a longer probe while the members short of it only timed out; blocked once they stay so, or at once when one refused or answered unhealthy.',
+  },
   NO_QUORUM: { outcomes: ['block'], description: 'The cluster has no quorum now: removing a member cannot help.' },
   LAST_MEMBER: { outcomes: ['block'], description: 'The target is the last voting member: removing it would destroy the cluster.' },
   MEMBER_NOT_READY: {

@@ -11,10 +11,12 @@ import {
   describeSelector,
   type TargetMatch,
   describeMember,
+  listWords,
   type ClusterView,
 } from '../view/index.ts';
-import { probeDeadlineMs, timedOutEverywhere } from '../budget/index.ts';
+import { inARow, probeDeadlineMs, timedOutEverywhere, timedOutOnEveryPath } from '../budget/index.ts';
 import { pastIncidentDeadline } from '../waits/index.ts';
+import { quorumGate, type GateResult } from './quorum-gate.ts';
 import { targetNotFoundSentence } from './quorum-gate-words.ts';
 
 export type CheckResult = Decision | 'pass';
@@ -181,12 +183,48 @@ const targetFound: PlanCheck = {
   run: (ctx) => checkTargetFound(ctx.view, plannedTarget(ctx), ctx.evidence),
 };
 
+/**
+ * Probes in a row a QUORUM_AT_RISK whose sick members only ran out of time is looked at again,
+ * each with a longer deadline (probeDeadlineMs), before it blocks: a loaded member or a slow
+ * network times out as a dead member does, and a block waits for a person.
+ */
+export const SLOW_MEMBER_LOOKS = 2;
+
+/** The members the gate counts as sick, when each of them only ran out of time on every path. */
+function slowOnly(view: ClusterView, gate: GateResult): ClusterView['members'] | undefined {
+  if (gate.reason !== 'QUORUM_AT_RISK') return undefined;
+  const sick = view.members.filter((m) => gate.unhealthy.includes(m.id));
+  return sick.length > 0 && sick.every(timedOutOnEveryPath) ? sick : undefined;
+}
+
+function refusedForSlowness(ctx: PlanContext, gate: GateResult, view: ClusterView): CheckResult | undefined {
+  const sick = slowOnly(view, gate);
+  if (!sick) return undefined;
+  const { policy, samples, targetId } = ctx.input;
+  const looks = inARow(samples, (sample) => slowOnly(sample, quorumGate(sample, targetId)) !== undefined);
+  const names = listWords(sick.map(describeMember));
+  const waited = Math.max(0, ...sick.flatMap((m) => m.paths.map((p) => p.latencyMs ?? 0)));
+  if (looks > SLOW_MEMBER_LOOKS)
+    return block(
+      ctx,
+      'QUORUM_AT_RISK',
+      `${gate.message.replace(/\.$/, '')}: ${names} answered on no path through ${looks} probes in a row, the last waiting ${describeDuration(waited)}.`,
+    );
+  const { figures } = gate;
+  return lookAgainAfterBackoff(
+    ctx,
+    'QUORUM_AT_RISK',
+    `${names} answered on no path within ${describeDuration(waited)}, which a loaded member or a slow network does as a dead one does; removing ${ctx.name} now would leave ${figures.healthyAfter} of ${figures.votingAfter} voting members healthy, below the quorum of ${figures.needed}, so nothing is removed: the next probe waits ${describeDuration(probeDeadlineMs(policy, samples))} (look ${looks} of ${SLOW_MEMBER_LOOKS} before this blocks)`,
+  );
+}
+
 const quorum: PlanCheck = {
   name: 'quorum-gate',
   run: (ctx) => {
     const gate = ctx.gate;
     if (gate?.ok) return 'pass';
-    return block(ctx, gate?.reason ?? 'NO_QUORUM', gate?.message ?? sentence('The quorum gate could not run', 'blocked'));
+    const slow = gate && ctx.view ? refusedForSlowness(ctx, gate, ctx.view) : undefined;
+    return slow ?? block(ctx, gate?.reason ?? 'NO_QUORUM', gate?.message ?? sentence('The quorum gate could not run', 'blocked'));
   },
 };
 

@@ -77,7 +77,7 @@ describe('the cluster lock under remediate', () => {
     h.setSample((at) => sample(at, three(0)));
     const approved = await approve('etcd-1');
     // While the snapshot streams, etcd-2 stops answering: removing etcd-1 now would leave one of three.
-    h.onSnapshot = () => h.setSample((at) => sample(at, three(0, { 2: { paths: 'timeout' } })));
+    h.onSnapshot = () => h.setSample((at) => sample(at, three(0, { 2: { paths: 'refused' } })));
 
     const outcome = await remediate(h.deps, approved);
 
@@ -85,6 +85,18 @@ describe('the cluster lock under remediate', () => {
     expect(h.calls.memberRemove).toEqual([]);
     const steps = (await h.deps.store.journal(approved.incidentId)).map((e) => e.step);
     expect(steps).toContain('snapshot-taken');
+  });
+
+  it('a member that only times out meanwhile holds the removal too, and is looked at again with a longer probe', async () => {
+    h = harness({ snapshotBeforeRemove: true });
+    h.setSample((at) => sample(at, three(0)));
+    const approved = await approve('etcd-1');
+    h.onSnapshot = () => h.setSample((at) => sample(at, three(0, { 2: { paths: 'timeout' } })));
+
+    const outcome = await remediate(h.deps, approved);
+
+    expect(outcome).toMatchObject({ kind: 'retry', reason: 'QUORUM_AT_RISK' });
+    expect(h.calls.memberRemove).toEqual([]);
   });
 
   it('renews its lease in the background while the step runs, and releases it at the end', async () => {

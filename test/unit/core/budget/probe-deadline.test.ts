@@ -20,6 +20,8 @@ const timedOut = (at: number): ClusterView =>
     })),
   });
 
+const shortBySlowness = (at: number): ClusterView => cluster(at, 3, { leader: 1, override: { 0: { paths: 'refused' }, 2: { paths: 'timeout' } } });
+
 describe('probeDeadlineMs', () => {
   const policy = { callTimeoutMs: 2_000 };
   it.each([
@@ -29,6 +31,13 @@ describe('probeDeadlineMs', () => {
     ['three in a row', [timedOut(0), timedOut(1), timedOut(2)], 16_000],
     ['many in a row, capped', Array.from({ length: 9 }, (_, i) => timedOut(i)), 30_000],
     ['an answer since resets it', [timedOut(0), timedOut(1), cluster(2, 3)], 2_000],
+    // etcd-0 refused, etcd-2 ran out of time: one healthy member of three, short of any removal's quorum.
+    ['a member that timed out leaving the cluster short of a quorum', [shortBySlowness(0)], 4_000],
+    ['two in a row', [shortBySlowness(0), shortBySlowness(1)], 8_000],
+    // The same two members refusing: down, not slow; waiting longer learns nothing.
+    ['the members short of a quorum refused', [cluster(0, 3, { leader: 1, override: { 0: { paths: 'refused' }, 2: { paths: 'refused' } } })], 2_000],
+    // Five members, one timed out: three healthy still make a quorum of four.
+    ['a member that timed out, the rest a quorum', [cluster(0, 5, { leader: 1, override: { 0: { paths: 'refused' }, 2: { paths: 'timeout' } } })], 2_000],
   ] as const)('%s', (_, views, expected) => {
     expect(probeDeadlineMs(policy, views)).toBe(expected);
   });

@@ -10,6 +10,9 @@ const ET = 1_000;
 const MIN = 60_000;
 const T0 = 10 * MIN;
 const down = { paths: 'refused' as const };
+const slow = { paths: 'timeout' as const };
+/** The seed case (the leader unreachable, named by the followers) with one follower only timing out: one healthy member of three after the removal. */
+const slowPeer = (at: number): ClusterView => cluster(at, 3, { leader: 0, override: { 0: down, 2: slow } });
 const deadLeader = (at: number): ClusterView => cluster(at, 3, { leader: 0, override: { 0: down } });
 
 interface Setup {
@@ -209,6 +212,37 @@ const rows: Row[] = [
     reason: 'QUORUM_AT_RISK',
     decidedBy: 'quorum-gate',
     says: /etcd-0 .*etcd-2 .* unreachable on every path/,
+  },
+  {
+    name: 'removal would break quorum, the member short of it only timing out: looked at again with a longer probe',
+    samples: [slowPeer(T0)],
+    kind: 'retry',
+    reason: 'QUORUM_AT_RISK',
+    decidedBy: 'quorum-gate',
+    says: /etcd-2 .*answered on no path within .*so nothing is removed: the next probe waits 4 s \(look 1 of 2 before this blocks\); we look again at /,
+  },
+  {
+    name: 'the member short of quorum timed out on the second look too',
+    samples: [slowPeer(T0 - 5_000), slowPeer(T0)],
+    kind: 'retry',
+    reason: 'QUORUM_AT_RISK',
+    decidedBy: 'quorum-gate',
+    says: /the next probe waits 8 s \(look 2 of 2 /,
+  },
+  {
+    name: 'the member short of quorum timed out through three probes in a row: blocked',
+    samples: [slowPeer(T0 - 10_000), slowPeer(T0 - 5_000), slowPeer(T0)],
+    kind: 'block',
+    reason: 'QUORUM_AT_RISK',
+    decidedBy: 'quorum-gate',
+    says: /below the quorum of 2.*: etcd-2 .*answered on no path through 3 probes in a row, the last waiting /,
+  },
+  {
+    name: 'of two members short of quorum one refused: blocked at once, a timeout beside it is no doubt',
+    samples: [cluster(T0, 5, { leader: 0, override: { 0: down, 3: down, 4: slow } })],
+    kind: 'block',
+    reason: 'QUORUM_AT_RISK',
+    decidedBy: 'quorum-gate',
   },
   {
     name: 'no quorum now',
