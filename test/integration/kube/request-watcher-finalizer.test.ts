@@ -104,7 +104,11 @@ describe('the request finalizer', () => {
     expect(Date.now() - endedAt).toBeGreaterThanOrEqual(300);
     expect(refused.fired).toBe(1);
     expect(t.said).toContain('request finalizer not removed; tried again on the next round');
-    expect(t.said).toContain('request released: its deletion goes on');
+    // Said once the release's PATCH has answered: the object can be gone before the watcher reads that answer.
+    await waitFor(async () => (t.said.includes('request released: its deletion goes on') ? true : undefined), {
+      timeoutMs: 5_000,
+      what: 'the watcher to say the release',
+    });
     expect(t.said.filter((m) => /withdr[ae]w/.test(m))).toEqual([]);
     expect((await t.store.getIncident(incidentId!))?.state).toBe('completed');
   });
