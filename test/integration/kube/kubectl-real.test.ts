@@ -4,7 +4,7 @@
 // per minor (kubectl.1.27 … kubectl.1.33); KUBECTL_BIN names another. Those that speak WebSockets
 // run both: exec uses v5.channel.k8s.io from 1.30 on (KUBECTL_REMOTE_COMMAND_WEBSOCKETS default
 // on); port-forward tunnels SPDY through a WebSocket (SPDY/3.1+portforward.k8s.io) from 1.31 on,
-// and in 1.30 with KUBECTL_PORT_FORWARD_WEBSOCKETS=true. The oldest (< 1.30) runs both over plain
+// and in 1.30 with KUBECTL_PORT_FORWARD_WEBSOCKETS=true. Each before 1.30 runs both over plain
 // SPDY (an HTTP upgrade to SPDY/3.1): port-forward's streams, and exec's v4.channel.k8s.io streams
 // as the kubelet's remotecommand server answers them (the fake's exec-spdy.ts).
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
@@ -42,14 +42,15 @@ function findKubectls(): Kubectl[] {
 
 const kubectls = findKubectls();
 
-/** The oldest Cloud SDK kubectl before 1.30: its port-forward and exec are plain SPDY. */
-function findSpdyKubectl(): Kubectl | undefined {
-  if (process.env.KUBECTL_BIN) return undefined;
-  const oldest = installedKubectls().find((k) => k.minor < 30);
-  return oldest ? { ...oldest, env: {} } : undefined;
+/** Every Cloud SDK kubectl before 1.30 (1.27, 1.28, 1.29): their port-forward and exec are plain SPDY. */
+function findSpdyKubectls(): Kubectl[] {
+  if (process.env.KUBECTL_BIN) return [];
+  return installedKubectls()
+    .filter((k) => k.minor < 30)
+    .map((k) => ({ ...k, env: {} }));
 }
 
-const spdyKubectl = findSpdyKubectl();
+const spdyKubectls = findSpdyKubectls();
 const ETCDCTL = process.env.ETCDCTL_BIN ?? 'etcdctl';
 // kubeadm's files in the etcd pod (kube-paths.md §6), as the fake's pod filesystem holds them.
 const POD_PKI = [
@@ -95,7 +96,7 @@ if (kubectls.length === 0) {
 
     const target = () => world.lab.members[0]!;
 
-    for (const kubectl of [...kubectls, ...(spdyKubectl ? [spdyKubectl] : [])]) {
+    for (const kubectl of [...kubectls, ...spdyKubectls]) {
       const envOf = () => ({ ...process.env, KUBECONFIG: kubeconfig, ...kubectl.env });
       const how = kubectl.minor >= 31 || kubectl.env.KUBECTL_PORT_FORWARD_WEBSOCKETS ? 'tunnelled through a WebSocket' : 'over plain SPDY';
 
@@ -141,7 +142,7 @@ if (kubectls.length === 0) {
         }
       });
 
-      const execHow = kubectl === spdyKubectl ? ' (over plain SPDY)' : '';
+      const execHow = spdyKubectls.includes(kubectl) ? ' (over plain SPDY)' : '';
       it(`kubectl 1.${kubectl.minor}: exec etcdctl endpoint status in the etcd container${execHow}, exit 0`, async () => {
         const argv = [
           'exec',
