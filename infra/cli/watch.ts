@@ -21,6 +21,7 @@ import { formatDuration } from './duration.ts';
 import { healthAddrFlag, startHealthServer, type HealthAddress, type HealthServer } from './health.ts';
 import { readInputText } from './input-file.ts';
 import { readTokenFile } from './config.ts';
+import { discoverMachineApi, machineApiFlag } from './machine-api.ts';
 import { EXIT } from './output.ts';
 import { showProgress } from './progress.ts';
 import { resultOf } from './result.ts';
@@ -72,7 +73,8 @@ request deleted early withdraws the incident there. The stack's cluster policy a
                            cluster, say where they are)
 ${relayHelp}
   --machine-api VERSION    Cluster API version the Machines, Clusters and MachineHealthChecks are
-                           read in: v1beta1 (default) or v1beta2
+                           read in: v1beta2 or v1beta1 (default: v1beta2 where the management
+                           cluster serves it, as from Cluster API v1.11; v1beta1 otherwise)
   --workload-kubeconfig-secret NAME   read each workload cluster's kubeconfig from the Secret NAME
                            ({cluster} stands for the cluster's name; key "value") in the Cluster's
                            namespace instead of Cluster API's admin <cluster>-kubeconfig: e.g. a
@@ -165,8 +167,7 @@ export async function run(argv: string[]): Promise<number> {
   if (values.bus !== undefined || values.table !== undefined) return watchRemote(values, management.config, healthAt);
   const metricsToken = metricsTokenFlag(values['metrics-token-file'], healthAt);
   const statePath = requiredFlag('state', values.state, 'watch.sqlite');
-  const machineApi = values['machine-api'] ?? 'v1beta1';
-  if (machineApi !== 'v1beta1' && machineApi !== 'v1beta2') throw new UsageError(`--machine-api: ${JSON.stringify(machineApi)} is not v1beta1 or v1beta2`);
+  const askedMachineApi = machineApiFlag(values['machine-api']);
   const tls = tlsFromFlags(values);
   const workloadSecret = workloadSecretFlag(values['workload-kubeconfig-secret']);
   // A request names no client URLs: the kube paths only, unless --paths says otherwise.
@@ -179,6 +180,8 @@ export async function run(argv: string[]): Promise<number> {
   const signal = untilSignal();
   const health = healthAt && (await startHealth(healthAt));
   try {
+    const machineApi = await discoverMachineApi(management.config, askedMachineApi, signal.promise);
+    if (!machineApi) return EXIT.ok;
     const open = (await incidentsIn(statePath)).filter((i) => i.state === 'open');
     const runtime = await createLocalRuntime({
       statePath,
@@ -228,7 +231,7 @@ export async function run(argv: string[]): Promise<number> {
     });
     health?.setReadiness(async () => watcher.notWatching() ?? (await storeAnswers(runtime.store)));
     try {
-      return await watchUntilSignal(watcher, signal, `state ${statePath}; paths ${policy.pathOrder.join(',')}`);
+      return await watchUntilSignal(watcher, signal, `state ${statePath}; paths ${policy.pathOrder.join(',')}; Cluster API ${machineApi}`);
     } finally {
       await watcher.stop();
       await runtime.scheduler.stop();
@@ -339,8 +342,19 @@ async function watchRemote(
   const sink = remoteSink({ busName, tableName, ...(typeof values.region === 'string' ? { region: values.region } : {}) });
   const signal = untilSignal();
   const health = healthAt && (await startHealth(healthAt));
+  const machineApi = await discoverMachineApi(management, undefined, signal.promise).catch(async (error: unknown) => {
+    await health?.close();
+    signal.dispose();
+    throw error;
+  });
+  if (!machineApi) {
+    await health?.close();
+    signal.dispose();
+    return EXIT.ok;
+  }
   const watcher = startRequestWatcher({
     management,
+    clusterApiVersion: machineApi,
     runtime: sink,
     clusterIdOf: (request) => capiClusterId(request.namespace, request.clusterName ?? ''),
     log: stderrLog,
@@ -348,7 +362,7 @@ async function watchRemote(
   });
   health?.setReadiness(async () => watcher.notWatching() ?? (await storeAnswers(sink.store)));
   try {
-    return await watchUntilSignal(watcher, signal, `reporting to bus ${busName}, following table ${tableName}`);
+    return await watchUntilSignal(watcher, signal, `reporting to bus ${busName}, following table ${tableName}; Cluster API ${machineApi}`);
   } finally {
     await watcher.stop();
     await health?.close();

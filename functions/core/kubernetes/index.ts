@@ -5,3 +5,4 @@ export * from './node-seen.ts';
 export * from './not-control-plane.ts';
 export * from './object-events.ts';
 export * from './request-conditions.ts';
+export * from './machine-api.ts';

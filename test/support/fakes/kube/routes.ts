@@ -5,6 +5,7 @@
 // strategic merge patch (strategic-merge-patch.ts); server-side apply is not modelled. A write of a
 // built-in type is decoded as into its Go type (openapi.ts decodeBuiltin): unknown fields dropped,
 // and refused under fieldValidation=Strict, which kubectl sends by default.
+import { convertCapi, converts, restoreLost } from './capi-conversion.ts';
 import { type Admitted, admitCustomResource } from './crd-admission.ts';
 import { admitInNamespace } from './namespace-lifecycle.ts';
 import { servesVersion } from './discovery.ts';
@@ -62,6 +63,19 @@ export function parsePath(pathname: string): Route | undefined {
 
 export function apiVersion(route: Route): string {
   return route.type.group === '' ? route.version : `${route.type.group}/${route.version}`;
+}
+
+/** The object as the request's version shows it: a Cluster API object in another version is converted (capi-conversion.ts). */
+export const shown = (route: Route, object: JsonObject): JsonObject => convertCapi(object, route.version);
+
+/**
+ * A write in the request's version, as the store keeps it: in the version the object was first
+ * written in (a new object: the request's), with what the conversion cannot carry kept from `current`.
+ */
+function toStored(route: Route, object: JsonObject, current?: JsonObject): JsonObject {
+  if (!converts(route.type.group, route.type.kind)) return object;
+  const own = current === undefined ? route.version : (text(current.apiVersion).split('/')[1] ?? route.version);
+  return restoreLost(convertCapi({ ...object, apiVersion: apiVersion(route), kind: route.type.kind }, own), current);
 }
 
 export interface DeleteHooks {
@@ -246,7 +260,7 @@ function create(store: ObjectStore, route: Route, request: RestRequest): RestRes
     { ...(route.type.status ? withoutStatus : body), metadata: route.type.namespaced ? { ...metadata, namespace } : clusterScoped },
     { how: 'create' },
   );
-  return { code: 201, body: store.put(route.type, prepareForCreate(route.type, object)), warnings };
+  return { code: 201, body: shown(route, store.put(route.type, toStored(route, prepareForCreate(route.type, object)))), warnings };
 }
 
 const JSON_PATCH = 'application/json-patch+json';
@@ -303,7 +317,9 @@ function strategicMergePatchFailure(error: StrategicMergePatchError): RestRespon
 function patchOrPut(store: ObjectStore, route: Route, name: string, request: RestRequest): RestResponse {
   const namespace = route.namespace ?? '';
   const patchType = request.method === 'PATCH' ? patchTypeOf(route, request.contentType) : undefined;
-  const current = store.get(route.type, namespace, name);
+  const stored = store.get(route.type, namespace, name);
+  // Patched and checked in the request's version, as the API server converts before it patches.
+  const current = shown(route, stored);
   const body = patchType === undefined ? writeBody(request) : parseBody(request.body);
   const next = patchType === undefined ? body : applyPatch(route, patchType, current, body);
   if (!isObject(next) || !isObject(next.metadata))
@@ -318,7 +334,7 @@ function patchOrPut(store: ObjectStore, route: Route, name: string, request: Res
     route.subresource === 'status' ? statusOnly(next, current) : keepStatus(route.type, next, current),
     write,
   );
-  return { code: 200, body: update(store, route, name, object), warnings };
+  return { code: 200, body: shown(route, update(store, route, name, toStored(route, object, stored))), warnings };
 }
 
 /** The DeleteOptions body (apiserver handlers/delete.go reads the body; an empty one is no options). */
@@ -355,12 +371,12 @@ function remove(store: ObjectStore, hooks: DeleteHooks, route: Route, name: stri
   const current = store.get(route.type, namespace, name);
   checkPreconditions(route, current, options);
   // A graceful deletion stamps the object: answer with it as stamped.
-  if (hooks.graceful(route.type, namespace, name)) return { code: 200, body: store.get(route.type, namespace, name) };
+  if (hooks.graceful(route.type, namespace, name)) return { code: 200, body: shown(route, store.get(route.type, namespace, name)) };
   if (finalizersOf(current).length > 0) {
     // Finalizers hold it: stamped for deletion, gone when they are (see update()).
     const metadata = metadataOf(current);
     if (metadata.deletionTimestamp === undefined) Object.assign(metadata, { deletionTimestamp: new Date().toISOString(), deletionGracePeriodSeconds: 0 });
-    return { code: 200, body: store.put(route.type, current) };
+    return { code: 200, body: shown(route, store.put(route.type, current)) };
   }
   const gone = store.remove(route.type, namespace, name);
   return { code: 200, body: route.type.plural === 'pods' ? gone : deletedStatus(route, name, metadataOf(gone).uid) };
@@ -384,7 +400,10 @@ export function handleRest(store: ObjectStore, hooks: DeleteHooks, request: Rest
     if (route.name === undefined) {
       if (request.method === 'GET') {
         const fields = fieldFilter(route.type, request.url.searchParams.get('fieldSelector'));
-        const items = store.list(route.type, route.namespace, request.url.searchParams.get('labelSelector')).filter(fields);
+        const items = store
+          .list(route.type, route.namespace, request.url.searchParams.get('labelSelector'))
+          .filter(fields)
+          .map((object) => shown(route, object));
         const table = tableOf(route, request, items, store.resourceVersion);
         if (table) return { code: 200, body: table };
         return {
@@ -408,7 +427,7 @@ export function handleRest(store: ObjectStore, hooks: DeleteHooks, request: Rest
     }
     if (route.subresource === 'status' && !route.type.status) return undefined;
     if (request.method === 'GET') {
-      const object = store.get(route.type, namespace, route.name);
+      const object = shown(route, store.get(route.type, namespace, route.name));
       return { code: 200, body: tableOf(route, request, [object], text(metadataOf(object).resourceVersion)) ?? object };
     }
     if (request.method === 'PATCH' || request.method === 'PUT') return patchOrPut(store, route, route.name, request);

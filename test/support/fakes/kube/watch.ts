@@ -10,7 +10,7 @@
 // Without a resourceVersion (or "0") the watch starts with a synthetic ADDED for every object.
 import type { ServerResponse } from 'node:http';
 import type { Json, JsonObject } from './patch.ts';
-import { apiVersion, parsePath, type Route } from './routes.ts';
+import { apiVersion, parsePath, shown, type Route } from './routes.ts';
 import { type Filter, fieldFilter } from './field-selectors.ts';
 import { KubeFakeError } from './status.ts';
 import { type Change, type ObjectStore, matchesSelector, metadataOf } from './store.ts';
@@ -81,11 +81,12 @@ export function watchServer(store: ObjectStore): WatchHub {
     const send = (change: Change) => {
       if (change.resource !== route.type) return;
       const event = eventFor(change, matches);
-      if (event) write(event.type, event.object);
+      // Each object in the version the watch asked for (capi-conversion.ts).
+      if (event) write(event.type, shown(route, event.object));
     };
     // Replay and subscription happen in one synchronous step: no change can fall between them.
     if (resume) resume.changes.forEach(send);
-    else for (const object of store.list(route.type, route.namespace, labels).filter(fields)) write('ADDED', object);
+    else for (const object of store.list(route.type, route.namespace, labels).filter(fields)) write('ADDED', shown(route, object));
     const unsubscribe = store.subscribe(send);
 
     const seconds = Number(params.get('timeoutSeconds') ?? 0);
