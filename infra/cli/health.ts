@@ -26,7 +26,10 @@ export interface HealthServer {
   url: string;
   /** Set once the service has something to be ready for; until then /readyz says it is starting. */
   setReadiness(check: ReadinessCheck): void;
-  /** Serves /metrics to a request that carries `token` as its bearer token; until then /metrics is not found. */
+  /**
+   * Serves /metrics to a request that carries `token` as its bearer token; until then /metrics is
+   * not found, or, when the server was started with the token, 503 while the service starts.
+   */
   serveMetrics(metrics: PrometheusMetrics, token: string): void;
   close(): Promise<void>;
 }
@@ -74,7 +77,7 @@ async function readiness(check: ReadinessCheck | undefined): Promise<string | un
 function metricsFor(
   request: http.IncomingMessage,
   response: http.ServerResponse,
-  scrape: { metrics: PrometheusMetrics; authorized: ReturnType<typeof bearerCheck> },
+  scrape: { metrics?: PrometheusMetrics; authorized: ReturnType<typeof bearerCheck> },
 ): void {
   const auth = scrape.authorized(request);
   if (auth !== 'ok') {
@@ -86,15 +89,21 @@ function metricsFor(
     );
   }
   if (request.method !== 'GET' && request.method !== 'HEAD') return reply(response, 405, `${request.method ?? ''} not allowed (GET /metrics)`);
+  if (!scrape.metrics) {
+    response.setHeader('Retry-After', '1');
+    return reply(response, 503, 'starting: the metrics are served once the service is up');
+  }
   void replyMetrics(response, scrape.metrics);
 }
 
-export async function startHealthServer(address: HealthAddress): Promise<HealthServer> {
+/** `metricsToken`: /metrics is the service's from the start, answering 503 until serveMetrics gives it the series. */
+export async function startHealthServer(address: HealthAddress, metricsToken?: string): Promise<HealthServer> {
   let lastTick = Date.now();
   const ticker = setInterval(() => (lastTick = Date.now()), TICK_MS);
   ticker.unref();
   let check: ReadinessCheck | undefined;
-  let scrape: { metrics: PrometheusMetrics; authorized: ReturnType<typeof bearerCheck> } | undefined;
+  let scrape: { metrics?: PrometheusMetrics; authorized: ReturnType<typeof bearerCheck> } | undefined =
+    metricsToken === undefined ? undefined : { authorized: bearerCheck(metricsToken) };
   const server = http.createServer((request, response) => {
     const path = new URL(request.url ?? '/', 'http://health').pathname;
     if (path === '/metrics' && scrape) return metricsFor(request, response, scrape);

@@ -39,7 +39,8 @@ come from the usual AWS environment and config.
                             member's Machine is replaced
   --capi-namespace NS       the Cluster's namespace in the management cluster (required with it)
   --capi-cluster NAME       the Cluster's name (required with it)
-  --machine-api-version V   v1beta1 (default, every CAPI release) or v1beta2 (CAPI 1.11 on)
+  --machine-api-version V   v1beta2 (CAPI 1.11 on) or v1beta1; by default, the one the management
+                            cluster's discovery prefers, asked at first need: v1beta2 where served
   --relay-binary PATH       etcdctl inside the etcd pods, for the exec relay (default: kubeadm's
                             image's /usr/local/bin/etcdctl); with --workload-kubeconfig-secret
   --relay-cacert PATH --relay-cert PATH --relay-key PATH

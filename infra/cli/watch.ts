@@ -178,7 +178,7 @@ export async function run(argv: string[]): Promise<number> {
 
   const ownership = ownState(statePath);
   const signal = untilSignal();
-  const health = healthAt && (await startHealth(healthAt));
+  const health = healthAt && (await startHealth(healthAt, metricsToken));
   try {
     const machineApi = await discoverMachineApi(management.config, askedMachineApi, signal.promise);
     if (!machineApi) return EXIT.ok;
@@ -254,8 +254,8 @@ function metricsTokenFlag(file: string | undefined, healthAt: HealthAddress | un
   return readTokenFile(file, file, '--metrics-token-file', (message) => new UsageError(message));
 }
 
-async function startHealth(at: HealthAddress): Promise<HealthServer> {
-  const health = await startHealthServer(at);
+async function startHealth(at: HealthAddress, metricsToken?: string): Promise<HealthServer> {
+  const health = await startHealthServer(at, metricsToken);
   process.stderr.write(`health on ${health.url}: GET /healthz, /readyz\n`);
   return health;
 }

@@ -7,7 +7,8 @@ import os from 'node:os';
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { EventEnvelope } from '../../events/catalogue.ts';
 import { createEventRecorder, type EventRecorder } from '../../functions/adapters/kube/cluster-api/object-events.ts';
-import { CAPI_GROUP } from '../../functions/adapters/kube/cluster-api/machines.ts';
+import { CAPI_GROUP, resolveMachineApi } from '../../functions/adapters/kube/cluster-api/machines.ts';
+import { machineApiOf } from '../../functions/adapters/kube/cluster-api/machine-api-version.ts';
 import { kubeConfigFrom } from '../../functions/adapters/kube/kube-config.ts';
 import { readNodeReference } from '../../functions/adapters/kube/node-reference.ts';
 import { setNewest } from '../../functions/core/common/index.ts';
@@ -56,15 +57,19 @@ function onceLog(say: (line: string) => void): Log {
 
 function clusterEvents(kube: NonNullable<ClusterEntry['kube']>, log: Log, instance: string): ClusterEvents {
   const management = kube.management;
-  const core = kubeConfigFrom(management?.kubeconfig ?? kube.workloadKubeconfig).makeApiClient(CoreV1Api);
+  const config = kubeConfigFrom(management?.kubeconfig ?? kube.workloadKubeconfig);
+  const core = config.makeApiClient(CoreV1Api);
   const recorder = createEventRecorder({ core, log, clock: { now: () => Date.now() }, instance });
   if (management) {
-    const apiVersion = `${CAPI_GROUP}/${management.machineApiVersion ?? 'v1beta1'}`;
+    // The version the Machine is served in, as its readers found it (discovery, unless the access names one).
+    const version = machineApiOf(management, config);
     return {
       recorder,
       objectOf: async (incident) => {
         const machine = machineSeen(incident.views, { target: incident.target, ...(incident.memberId ? { memberId: incident.memberId } : {}) });
-        return machine && { kind: 'Machine', apiVersion, namespace: management.namespace, name: machine.name, uid: machine.uid };
+        if (!machine) return undefined;
+        const apiVersion = `${CAPI_GROUP}/${await resolveMachineApi(version)}`;
+        return { kind: 'Machine', apiVersion, namespace: management.namespace, name: machine.name, uid: machine.uid };
       },
     };
   }

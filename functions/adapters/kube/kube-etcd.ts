@@ -15,6 +15,7 @@ import { createExecRelayClient } from './exec-relay/exec-relay-client.ts';
 import { createRelayRoutes } from './exec-relay/exec-relay-routes.ts';
 import { hostEvidence, kubeSeeds, resolveKubePath } from './kube-paths.ts';
 import { createMachineReader, type MachineRef } from './cluster-api/machines.ts';
+import { machineApiOf } from './cluster-api/machine-api-version.ts';
 import { createEtcdConnections } from './etcd-connections.ts';
 import { createKubeMemberMetrics } from './kube-member-metrics.ts';
 import { credentialsForCluster } from './etcd-credentials.ts';
@@ -65,7 +66,7 @@ export function createKubeEtcd(access: KubeAccessConfig, options: KubeEtcdOption
       ? createMachineReader({
           customObjects: managementConfig.makeApiClient(CustomObjectsApi),
           clusterName: management.clusterName,
-          ...(management.machineApiVersion ? { version: management.machineApiVersion } : {}),
+          version: machineApiOf(management, managementConfig),
         })
       : undefined;
 

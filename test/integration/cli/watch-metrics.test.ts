@@ -9,6 +9,7 @@ import { metricTable, prometheusName } from '../../../functions/core/incident/me
 import { startKubeApiFake, type KubeApiFake } from '../../support/fakes/kube/api-server.ts';
 import { parseExposition } from '../../support/prometheus-text.ts';
 import { killService, runCli, startCli, type Service } from './support.ts';
+import { WATCHING } from './watch-support.ts';
 
 const TOKEN = 'watch-metrics-token-2b7e9d4c6a1f3085';
 
@@ -50,6 +51,8 @@ describe.sequential('etcd-remediator watch: /metrics', () => {
     }
     expect((await fetch(new URL('/healthz', url))).status).toBe(200);
 
+    // While the service starts (discovery, the runtime) an authorized scrape is 503; once it watches, the series.
+    await service.waitForStderr(WATCHING);
     const scraped = await fetch(new URL('/metrics', url), { headers: { authorization: `Bearer ${TOKEN}` } });
     expect(scraped.status).toBe(200);
     const names = new Set(parseExposition(await scraped.text()).map((f) => f.name));

@@ -1,7 +1,12 @@
 // The CAPI Machine reader and actuator, through client-node for real, against the kube API fake.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CustomObjectsApi } from '@kubernetes/client-node';
-import { createMachineActuator, REMEDIATED_ANNOTATION, type RemediationRecord } from '../../../functions/adapters/kube/cluster-api/machine-actuator.ts';
+import {
+  createMachineActuator,
+  machineActuatorFor,
+  REMEDIATED_ANNOTATION,
+  type RemediationRecord,
+} from '../../../functions/adapters/kube/cluster-api/machine-actuator.ts';
 import { createMachineReader } from '../../../functions/adapters/kube/cluster-api/machines.ts';
 import type { ReplaceRequest } from '../../../functions/ports/actuator.ts';
 import { startKubeApiFake, type KubeApiFake } from '../../support/fakes/kube/api-server.ts';
@@ -130,6 +135,20 @@ describe('machine actuator', () => {
     const record = JSON.parse(deletes[0]!.annotation ?? 'null') as RemediationRecord;
     expect(record).toEqual({ incidentId: 'inc-1', at: AT.toISOString(), reason: 'etcd member cp-2 was removed by incident inc-1', member: 'cp-2' });
     expect(metadataOf(fake.store.get(MACHINES, NS, 'wl-cp-2')).deletionTimestamp).toBeDefined();
+  });
+
+  it('with no version named, reads and writes in the one discovery prefers (v1beta2), asking discovery once per management cluster', async () => {
+    const management = { kubeconfig: fake.kubeconfigYaml(), namespace: NS, clusterName: CLUSTER };
+    const result = await machineActuatorFor(management).replace(request({ machineName: 'wl-cp-2' }));
+    expect(result.detail).toBe(`Machine wl-cp-2 in namespace ${NS} annotated ${REMEDIATED_ANNOTATION} (incident inc-1) and deleted`);
+    await machineActuatorFor(management).replace(request({ machineName: 'wl-cp-3', incidentId: 'inc-2' }));
+    const machineCalls = fake.requests.filter((r) => r.path.includes('/machines'));
+    expect(machineCalls.length).toBeGreaterThan(0);
+    expect(machineCalls.every((r) => r.path.startsWith('/apis/cluster.x-k8s.io/v1beta2/'))).toBe(true);
+    expect(fake.requests.filter((r) => r.path === '/apis')).toHaveLength(1);
+    // The Machine was written as v1beta1: the v1beta2 condition is where Cluster API keeps it then.
+    const status = fake.store.get(MACHINES, NS, 'wl-cp-2').status as { v1beta2?: { conditions?: { type: string; status: string }[] } };
+    expect(status.v1beta2?.conditions?.find((c) => c.type === 'ExternallyRemediated')).toMatchObject({ status: 'True' });
   });
 
   it('says ExternallyRemediated True on the Machine before deleting it; a write that lost a race (409) is made again', async () => {

@@ -6,7 +6,17 @@ import type { Actuator, ReplaceRequest, ReplaceResult } from '../../../ports/act
 import type { KubeAccessConfig } from '../../../ports/kube-access.ts';
 import { kubeConfigFrom } from '../kube-config.ts';
 import { describeKubeError, isNotFound } from '../api-errors.ts';
-import { CAPI_GROUP, CONTROL_PLANE_LABEL, MACHINES_PLURAL, createMachineReader, type MachineApiVersion, type MachineRef } from './machines.ts';
+import {
+  CAPI_GROUP,
+  CONTROL_PLANE_LABEL,
+  MACHINES_PLURAL,
+  createMachineReader,
+  resolveMachineApi,
+  type MachineApiSource,
+  type MachineApiVersion,
+  type MachineRef,
+} from './machines.ts';
+import { machineApiOf } from './machine-api-version.ts';
 import { withSignal } from '../signal.ts';
 import { writeMachineCondition } from './machine-remediated.ts';
 
@@ -40,7 +50,7 @@ export interface MachineActuatorOptions {
   customObjects: CustomObjectsApi;
   namespace: string;
   clusterName: string;
-  version?: MachineApiVersion;
+  version?: MachineApiSource;
   now?: () => Date;
 }
 
@@ -69,7 +79,7 @@ function uidRefused(error: unknown): boolean {
 export function createMachineActuator(options: MachineActuatorOptions): Actuator {
   const { customObjects, namespace, clusterName, version = 'v1beta1', now = () => new Date() } = options;
   const machines = createMachineReader({ customObjects, clusterName, version });
-  const coordinates = (name: string) => ({ group: CAPI_GROUP, version, plural: MACHINES_PLURAL, namespace, name });
+  const coordinates = (served: MachineApiVersion, name: string) => ({ group: CAPI_GROUP, version: served, plural: MACHINES_PLURAL, namespace, name });
   const where = (name: string) => `Machine ${name} in namespace ${namespace}`;
 
   // A machineName target names the Machine; otherwise kubeadm named the member after its node.
@@ -107,6 +117,7 @@ export function createMachineActuator(options: MachineActuatorOptions): Actuator
       const { signal } = request;
       signal?.throwIfAborted();
       const { machine, asked } = await find(request);
+      const served = await resolveMachineApi(version);
       if (!machine) return { action: 'deleted', detail: `${asked} is already gone` };
       const label = where(machine.name);
       const seen = request.machine;
@@ -133,7 +144,7 @@ export function createMachineActuator(options: MachineActuatorOptions): Actuator
       signal?.throwIfAborted();
       const annotated = await step('annotating', machine.name, () =>
         customObjects.patchNamespacedCustomObject(
-          { ...coordinates(machine.name), body },
+          { ...coordinates(served, machine.name), body },
           setHeaderOptions('Content-Type', PatchStrategy.MergePatch, withSignal(signal)),
         ),
       );
@@ -143,7 +154,7 @@ export function createMachineActuator(options: MachineActuatorOptions): Actuator
       // Not a reason to keep the Machine: a failure is said in the result.
       const untold = await writeMachineCondition(
         customObjects,
-        version,
+        served,
         { namespace, name: machine.name },
         {
           type: 'ExternallyRemediated',
@@ -158,7 +169,7 @@ export function createMachineActuator(options: MachineActuatorOptions): Actuator
       );
       // Only the Machine that was read: a replacement given the same name is never deleted.
       const deleted = await step('deleting', machine.name, () =>
-        customObjects.deleteNamespacedCustomObject({ ...coordinates(machine.name), body: { preconditions: { uid: machine.uid } } }, withSignal(signal)),
+        customObjects.deleteNamespacedCustomObject({ ...coordinates(served, machine.name), body: { preconditions: { uid: machine.uid } } }, withSignal(signal)),
       );
       if (!deleted) return { action: 'deleted', detail: `${label} was annotated ${REMEDIATED_ANNOTATION} and went before it was deleted` };
       const skipped = noDrain ? `, drain skipped (${EXCLUDE_NODE_DRAINING}): ${noDrain}` : '';
@@ -169,10 +180,11 @@ export function createMachineActuator(options: MachineActuatorOptions): Actuator
 
 /** The Machine actuator for a cluster's Cluster API access, as a directory entry gives it. */
 export function machineActuatorFor(management: NonNullable<KubeAccessConfig['management']>): Actuator {
+  const config = kubeConfigFrom(management.kubeconfig);
   return createMachineActuator({
-    customObjects: kubeConfigFrom(management.kubeconfig).makeApiClient(CustomObjectsApi),
+    customObjects: config.makeApiClient(CustomObjectsApi),
     namespace: management.namespace,
     clusterName: management.clusterName,
-    ...(management.machineApiVersion ? { version: management.machineApiVersion } : {}),
+    version: machineApiOf(management, config),
   });
 }

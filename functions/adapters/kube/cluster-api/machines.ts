@@ -41,12 +41,16 @@ type Fields = Record<string, unknown>;
 /** An object's fields as read from the API, or none when it is not an object: the defensive reading every Cluster API object gets here. */
 export const fieldsOf = (value: unknown): Fields => (typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Fields) : {});
 
+/** A version given, or how to find it when it is needed (machine-api-version.ts). */
+export type MachineApiSource = MachineApiVersion | (() => Promise<MachineApiVersion>);
+
+export const resolveMachineApi = async (source: MachineApiSource): Promise<MachineApiVersion> => (typeof source === 'function' ? source() : source);
+
 export interface MachineCallOptions {
   signal?: AbortSignal;
 }
 
 export interface MachineReader {
-  readonly version: MachineApiVersion;
   /** undefined when the Machine does not exist. */
   machineByName(namespace: string, name: string, options?: MachineCallOptions): Promise<MachineRef | undefined>;
   /**
@@ -61,7 +65,8 @@ export interface MachineReader {
 export interface MachineReaderOptions {
   customObjects: CustomObjectsApi;
   clusterName: string;
-  version?: MachineApiVersion;
+  /** Given, or found on first need (machine-api-version.ts); v1beta1 when unset. */
+  version?: MachineApiSource;
 }
 
 export class MachineReadError extends Error {
@@ -115,13 +120,16 @@ export function toMachineRef(object: unknown, fallbackNamespace: string): Machin
 }
 
 export function createMachineReader({ customObjects, clusterName, version = 'v1beta1' }: MachineReaderOptions): MachineReader {
-  const base = { group: CAPI_GROUP, version, plural: MACHINES_PLURAL };
+  const base = { group: CAPI_GROUP, plural: MACHINES_PLURAL };
   async function listControlPlaneMachines(namespace: string, options: MachineCallOptions = {}): Promise<MachineRef[]> {
     // `key` alone is the selector's existence test: the label's value is empty.
     const labelSelector = `${CLUSTER_NAME_LABEL}=${clusterName},${CONTROL_PLANE_LABEL}`;
     let list: unknown;
     try {
-      list = await customObjects.listNamespacedCustomObject({ ...base, namespace, labelSelector }, withSignal(options.signal));
+      list = await customObjects.listNamespacedCustomObject(
+        { ...base, version: await resolveMachineApi(version), namespace, labelSelector },
+        withSignal(options.signal),
+      );
     } catch (error) {
       throw new MachineReadError(`listing the control-plane Machines of cluster ${clusterName} in namespace ${namespace} failed: ${describeKubeError(error)}`, {
         cause: error,
@@ -132,10 +140,12 @@ export function createMachineReader({ customObjects, clusterName, version = 'v1b
   }
 
   return {
-    version,
     async machineByName(namespace, name, options = {}) {
       try {
-        const object: unknown = await customObjects.getNamespacedCustomObject({ ...base, namespace, name }, withSignal(options.signal));
+        const object: unknown = await customObjects.getNamespacedCustomObject(
+          { ...base, version: await resolveMachineApi(version), namespace, name },
+          withSignal(options.signal),
+        );
         return toMachineRef(object, namespace);
       } catch (error) {
         if (isNotFound(error)) return undefined;
