@@ -105,6 +105,11 @@ export interface RequestWatcherOptions {
   holdAfterDeletionMs?: number;
   /** How often the MachineHealthChecks are looked over for ones competing with ours (default 5 min; the first look at start). */
   coexistenceScanMs?: number;
+  /**
+   * How often the Machine of a request that ended for a person (Blocked, Failed; annotated
+   * skip-remediation) is read for that annotation's removal (default 30 s): one GET a request, not one a round.
+   */
+  releaseLookMs?: number;
 }
 
 export interface RequestWatcher {
@@ -158,6 +163,8 @@ interface Tracked {
    * goes on with its other Machines; a person removing the annotation reports the request again.
    */
   skipMarked?: boolean;
+  /** When its Machine was last read for the skip-remediation annotation's removal. */
+  releaseLookedAt?: number;
   /** What holds its replacement, in Cluster API's words (KCP's ScalingUp), while it awaits one; and when that was last read. */
   replacementHeld?: string;
   replacementLookedAt?: number;
@@ -362,9 +369,11 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
 
   /** A person removed the annotation from a Machine whose request ended Blocked or Failed: reported again. */
   async function reportAgainOnceReleased(entry: Tracked, look: GateLook): Promise<void> {
+    const now = runtime.clock.now();
+    if (entry.releaseLookedAt !== undefined && now - entry.releaseLookedAt < (options.releaseLookMs ?? 30_000)) return;
+    entry.releaseLookedAt = now;
     const value = await skipRemediationOf(customObjects, machineApi, machineOf(entry.request));
     if (value !== undefined) return;
-    const now = runtime.clock.now();
     detach(entry);
     Object.assign(entry, { terminal: false, unwritten: false, skipMarked: false, since: now - 1_000 });
     log.info(`${SKIP_REMEDIATION_ANNOTATION} removed from the Machine of a request that ended for a person to act; reporting it again`, {

@@ -6,6 +6,7 @@
 // a person, and removing the annotation reports it again. No etcd: the incidents are written into a
 // real store as the steps write them.
 import { describe, expect, it } from 'vitest';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { SKIP_REMEDIATION_ANNOTATION } from '../../../functions/adapters/kube/cluster-api/machine-skip.ts';
 import { REQUEST_GROUP, REQUEST_PLURAL, REQUEST_VERSION } from '../../../functions/adapters/kube/cluster-api/remediation-requests.ts';
 import type { Decision } from '../../../functions/core/common/index.ts';
@@ -94,6 +95,7 @@ describe('a request left Blocked and its MachineHealthCheck’s other Machines',
       clusterIdOf: namespacedClusterId,
       log: { debug: record, info: record, warn: record, error: record },
       followIntervalMs: 100,
+      releaseLookMs: 500,
     });
     teardown.push(() => watcher.stop());
     await watcher.ready;
@@ -117,6 +119,14 @@ describe('a request left Blocked and its MachineHealthCheck’s other Machines',
     expect(w.requests()).toEqual(['wl-cp-1', 'wl-cp-3']);
     const stays = w.fake.store.get(REQUESTS, 'default', 'wl-cp-1');
     expect(stays.status).toMatchObject({ phase: 'Blocked', reasonCode: 'QUORUM_AT_RISK' });
+
+    // Its Machine is read for the annotation's removal once every releaseLookMs, not every round.
+    const reads = () => w.fake.requests.filter((r) => r.method === 'GET' && r.path.endsWith('/machines/wl-cp-1')).length;
+    const before = reads();
+    const windowStart = Date.now();
+    await sleep(1_500);
+    const rounds = Math.ceil((Date.now() - windowStart) / 100);
+    expect(reads() - before, `Machine reads in ${rounds} follow rounds`).toBeLessThanOrEqual(Math.ceil((Date.now() - windowStart) / 500) + 1);
 
     // A person fixed the cause and removes the annotation: reported again, a new incident.
     const current = machine();
