@@ -1,4 +1,6 @@
 // probe and plan against a real 3-member lab: what they report, and that plan changes nothing.
+// Each plan gets a 3 s call deadline: under the suite's load a follower's answer took more than 1 s,
+// and a plan whose second sample lost it could not confirm the cut leader (LEADER_UNREACHABLE_UNCONFIRMED).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';
 import { jsonOf, runCli, type CliRun } from './support.ts';
@@ -54,7 +56,7 @@ describe('probe and plan on a lab', () => {
     const leader = await lab.leader();
     await lab.fault(leader.name, 'cut');
     const before = (await lab.memberList()).map((m) => m.id).sort();
-    const run = await runCli(['plan', '--endpoints', endpoints, '--target', leader.name, '--election-timeout', '500ms', '--timeout', '1s', '--json']);
+    const run = await runCli(['plan', '--endpoints', endpoints, '--target', leader.name, '--election-timeout', '500ms', '--timeout', '3s', '--json']);
     expect(run.code, run.stderr).toBe(0);
     const result = jsonOf<ResultJson>(run);
     expect(result.outcome).toBe('planned');
@@ -84,13 +86,13 @@ describe('probe and plan on a lab', () => {
       '--election-timeout',
       '500ms',
       '--timeout',
-      '1s',
+      '3s',
       '--json',
     ]);
     await lab.fault(leader.name, 'heal');
     expect(run.code, run.stderr).toBe(0);
     const result = jsonOf<ResultJson>(run);
-    expect(result).toMatchObject({ outcome: 'planned', reason: 'LEADER_UNREACHABLE_PAST_GRACE', leaderMove: 'skipped' });
+    expect(result, `${result.message}\n${JSON.stringify(result.timeline)}`).toMatchObject({ outcome: 'planned', reason: 'LEADER_UNREACHABLE_PAST_GRACE', leaderMove: 'skipped' });
     expect(result.evidence.decision?.kind).toBe('approve');
     expect((await lab.memberList()).map((m) => m.id)).toContain(leader.id);
   });
@@ -112,7 +114,7 @@ describe('probe and plan on a lab', () => {
           '--election-timeout',
           '500ms',
           '--timeout',
-          '1s',
+          '3s',
           '--json',
         ]);
         return { run, stillLeader: (await lab.leader()).name === leader.name };
@@ -130,7 +132,7 @@ describe('probe and plan on a lab', () => {
   });
 
   it('plan on a hex-looking --target that no member has does not report it as a member id', async () => {
-    const run = await runCli(['plan', '--endpoints', endpoints, '--target', 'deadbeef', '--timeout', '1s', '--json']);
+    const run = await runCli(['plan', '--endpoints', endpoints, '--target', 'deadbeef', '--timeout', '3s', '--json']);
     expect(run.code, run.stderr).toBe(3);
     expect(jsonOf<ResultJson>(run)).toMatchObject({ outcome: 'blocked', reason: 'TARGET_NOT_FOUND', target: { memberId: '0', name: 'deadbeef' } });
   });

@@ -25,7 +25,7 @@ import { loadAll } from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startKubeApiFake, type KubeApiFake } from '../../support/fakes/kube/api-server.ts';
 import { isObject, text, type Json, type JsonObject } from '../../support/fakes/kube/patch.ts';
-import { RESOURCES, metadataOf, type ResourceType } from '../../support/fakes/kube/store.ts';
+import { RESOURCES, metadataOf, resourceType, type ResourceType } from '../../support/fakes/kube/store.ts';
 import { installedKubectls, type KubectlBin } from '../../support/kubectl-bins.ts';
 
 const run = promisify(execFile);
@@ -42,6 +42,7 @@ function findKubectls(): Kubectl[] {
 }
 
 const kubectls = findKubectls();
+const SECRETS = resourceType('', 'secrets')!;
 
 interface Ran {
   code: number;
@@ -197,6 +198,26 @@ for (const { bin, minor } of kubectls) {
       expect(fake.requests.slice(mark).filter((r) => r.method !== 'GET')).toEqual([]);
       expect(refusals(responsesIn(again.stderr))).toEqual([]);
       expect(versions(fake)).toEqual(before);
+    });
+
+    it("the README's next step, `kubectl create secret generic` (protobuf from kubectl 1.32 on): created as sent", async () => {
+      const mark = fake.requests.length;
+      const token = 'a3f1c2d4e5b60718293a4b5c6d7e8f90';
+      const created = await apply(
+        '-n',
+        'etcd-remediator-system',
+        'create',
+        'secret',
+        'generic',
+        'etcd-remediator-metrics-token',
+        `--from-literal=token=${token}`,
+      );
+      expect(created.code, created.stderr).toBe(0);
+      expect(created.stdout.trim()).toBe('secret/etcd-remediator-metrics-token created');
+      const secret = fake.store.find(SECRETS, 'etcd-remediator-system', 'etcd-remediator-metrics-token');
+      expect(secret).toMatchObject({ apiVersion: 'v1', kind: 'Secret', type: 'Opaque', data: { token: Buffer.from(token).toString('base64') } });
+      const post = fake.requests.slice(mark).find((r) => r.method === 'POST' && r.path.endsWith('/secrets'));
+      expect(post?.contentType).toBe(minor >= 32 ? 'application/vnd.kubernetes.protobuf' : 'application/json');
     });
 
     it('a changed Deployment and Service go as strategic merge patches, and apply -k puts the base back', async () => {
@@ -376,15 +397,24 @@ describe('the kube fake, for kubectl apply: OpenAPI, patch content types, strict
       message:
         'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml',
     });
-    // kubectl ≥ 1.32's typed clients (`kubectl create secret`) write protobuf, which the fake does not read.
-    const protobuf = await fetch(`${fake.server}/api/v1/namespaces/default/secrets`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/vnd.kubernetes.protobuf' },
-      body: new Uint8Array([0x6b, 0x38, 0x73, 0x00]),
-    });
-    expect([protobuf.status, ((await protobuf.json()) as { message: string }).message]).toEqual([
+    // kubectl ≥ 1.32's typed clients write protobuf: read for Secrets, ConfigMaps and Namespaces
+    // (protobuf-body.ts); an envelope naming no kind is no object, another kind is not modelled.
+    const protobuf = (envelope: number[]) =>
+      fetch(`${fake.server}/api/v1/namespaces/default/pods`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/vnd.kubernetes.protobuf' },
+        body: new Uint8Array([0x6b, 0x38, 0x73, 0x00, ...envelope]),
+      });
+    const empty = await protobuf([]);
+    expect([empty.status, ((await empty.json()) as { message: string }).message]).toEqual([
+      400,
+      'the body of the request was in an unknown format: the protobuf envelope names no apiVersion and kind',
+    ]);
+    // runtime.Unknown{typeMeta: {apiVersion: "v1", kind: "Pod"}}
+    const pod = await protobuf([0x0a, 0x09, 0x0a, 0x02, ...Buffer.from('v1'), 0x12, 0x03, ...Buffer.from('Pod')]);
+    expect([pod.status, ((await pod.json()) as { message: string }).message]).toEqual([
       415,
-      'protobuf request bodies (application/vnd.kubernetes.protobuf) are not modelled by the kube fake',
+      'protobuf bodies of v1/Pod are not modelled by the kube fake (only v1/Secret, v1/ConfigMap, v1/Namespace)',
     ]);
     const applied = await send('PATCH', `${DEPLOYMENTS}/web`, {}, 'application/apply-patch+yaml');
     expect([applied.status, ((await applied.json()) as { message: string }).message]).toEqual([

@@ -80,7 +80,7 @@ export class KubeApiFake {
    * Every REST request, method and path, in order: tests count the writes they expect once.
    * `injected` is how a failNext() fault answered it instead (a status code, or 'reset').
    */
-  readonly requests: { method: string; path: string; watch: boolean; injected?: number | 'reset' }[] = [];
+  readonly requests: { method: string; path: string; watch: boolean; contentType?: string; injected?: number | 'reset' }[] = [];
   /** Armed by failNext(); consulted before any request is served. */
   readonly injected = new FaultInjector();
   /** Every stream upgrade (exec, port-forward), by path, in order: which pod each stream went to. */
@@ -392,10 +392,10 @@ export class KubeApiFake {
   }
 }
 
-async function readBody(request: IncomingMessage): Promise<string> {
+async function readBody(request: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of request) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 }
 
 /** apimachinery util/net NewWarningHeader: code 299, agent "-", the text quoted with `"` and `\` escaped. */
@@ -441,10 +441,12 @@ export async function startKubeApiFake(options: KubeApiFakeOptions = {}): Promis
         method: request.method ?? 'GET',
         path: url.pathname,
         watch: ['true', '1'].includes(url.searchParams.get('watch') ?? ''),
+        ...(request.headers['content-type'] ? { contentType: request.headers['content-type'] } : {}),
       };
       fake.requests.push(logged);
       if (request.headers.authorization === `Bearer ${fake.token}`) fake.bearerRequests += 1;
-      const body = await readBody(request);
+      const bytes = await readBody(request);
+      const body = bytes.toString('utf8');
       const fault = fake.injected.take(logged.method, url.pathname, body);
       if (fault?.reset) {
         logged.injected = 'reset';
@@ -489,7 +491,7 @@ export async function startKubeApiFake(options: KubeApiFakeOptions = {}): Promis
       const answer = handleRest(
         store,
         { graceful },
-        { method: request.method ?? 'GET', url, contentType: request.headers['content-type'] ?? '', body, accept: request.headers.accept ?? '' },
+        { method: request.method ?? 'GET', url, contentType: request.headers['content-type'] ?? '', body, bytes, accept: request.headers.accept ?? '' },
       );
       if (answer) send(response, answer.code, answer.body, answer.warnings);
       else

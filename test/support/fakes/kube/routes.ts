@@ -6,6 +6,7 @@
 // built-in type is decoded as into its Go type (openapi.ts decodeBuiltin): unknown fields dropped,
 // and refused under fieldValidation=Strict, which kubectl sends by default.
 import { convertCapi, converts, restoreLost } from './capi-conversion.ts';
+import { objectFromProtobuf, ProtobufBodyError } from './protobuf-body.ts';
 import { type Admitted, admitCustomResource } from './crd-admission.ts';
 import { admitInNamespace } from './namespace-lifecycle.ts';
 import { servesVersion } from './discovery.ts';
@@ -23,6 +24,8 @@ export interface RestRequest {
   url: URL;
   contentType: string;
   body: string;
+  /** The body's bytes, for a protobuf one (protobuf-body.ts). */
+  bytes?: Uint8Array;
   /** The Accept header: kubectl get asks for a Table first. */
   accept?: string;
 }
@@ -94,14 +97,18 @@ function deletedStatus(route: Route, name: string, uid: Json | undefined): JsonO
 }
 
 /**
- * The body of a create or an update. The fake reads JSON only; an API server also reads protobuf,
- * which kubectl's typed clients send from 1.32 on (`kubectl create secret …`): refused, 415, saying
- * so, rather than read as malformed JSON.
+ * The body of a create or an update: JSON, or protobuf as kubectl's typed clients send it from 1.32
+ * on (`kubectl create secret …`), for the kinds protobuf-body.ts reads; another kind's protobuf is
+ * refused, 415, saying so, rather than read wrong.
  */
 function writeBody(request: RestRequest): Json {
-  if (request.contentType.split(';')[0]!.trim() === 'application/vnd.kubernetes.protobuf')
-    throw unsupportedMediaType('protobuf request bodies (application/vnd.kubernetes.protobuf) are not modelled by the kube fake');
-  return parseBody(request.body);
+  if (request.contentType.split(';')[0]!.trim() !== 'application/vnd.kubernetes.protobuf') return parseBody(request.body);
+  try {
+    return objectFromProtobuf(request.bytes ?? Buffer.from(request.body, 'utf8'));
+  } catch (error) {
+    if (error instanceof ProtobufBodyError && error.unmodelled) throw unsupportedMediaType(error.message);
+    throw badRequest(`the body of the request was in an unknown format: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 function parseBody(body: string): Json {
@@ -224,6 +231,8 @@ function admitted(route: Route, request: RestRequest, object: JsonObject, write:
  * namespaces the fake starts with have them (namespace-lifecycle.ts).
  */
 function prepareForCreate(type: ResourceType, object: JsonObject): JsonObject {
+  // pkg/apis/core/v1/defaults.go SetDefaults_Secret: a Secret without a type is Opaque.
+  if (type.group === '' && type.plural === 'secrets') return object.type === undefined || object.type === '' ? { ...object, type: 'Opaque' } : object;
   if (type.group !== '' || type.plural !== 'namespaces') return object;
   const metadata = metadataOf(object);
   const labels = isObject(metadata.labels) ? metadata.labels : {};
