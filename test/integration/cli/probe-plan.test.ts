@@ -92,7 +92,11 @@ describe('probe and plan on a lab', () => {
     await lab.fault(leader.name, 'heal');
     expect(run.code, run.stderr).toBe(0);
     const result = jsonOf<ResultJson>(run);
-    expect(result, `${result.message}\n${JSON.stringify(result.timeline)}`).toMatchObject({ outcome: 'planned', reason: 'LEADER_UNREACHABLE_PAST_GRACE', leaderMove: 'skipped' });
+    expect(result, `${result.message}\n${JSON.stringify(result.timeline)}`).toMatchObject({
+      outcome: 'planned',
+      reason: 'LEADER_UNREACHABLE_PAST_GRACE',
+      leaderMove: 'skipped',
+    });
     expect(result.evidence.decision?.kind).toBe('approve');
     expect((await lab.memberList()).map((m) => m.id)).toContain(leader.id);
   });
