@@ -1,7 +1,10 @@
 // Kubernetes access for one cluster, as plain data the directory can hold: the edge turns it into
 // clients once. Without it a cluster has the direct path only and its machines are left alone.
 
-export type MachineApiVersion = 'v1beta1' | 'v1beta2';
+import type { MachineApiVersion } from '../core/kubernetes/index.ts';
+
+/** The Cluster API versions this product reads: core's list (machine-api.ts). */
+export type { MachineApiVersion };
 
 export interface KubeAccessConfig {
   /** The workload cluster's kubeconfig (YAML text): its etcd pods, Nodes, exec and port-forward. */

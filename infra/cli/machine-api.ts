@@ -5,11 +5,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { describeKubeError } from '../../functions/adapters/kube/api-errors.ts';
 import { servedClusterApiVersions } from '../../functions/adapters/kube/cluster-api/served-versions.ts';
-import { chooseMachineApi, MACHINE_API_VERSIONS, type ServedMachineApi } from '../../functions/core/kubernetes/index.ts';
+import { chooseMachineApi, MACHINE_API_VERSIONS, type MachineApiVersion } from '../../functions/core/kubernetes/index.ts';
 import { UsageError } from './args.ts';
 import { escapeControls } from './control-chars.ts';
 
-export function machineApiFlag(value: string | undefined): ServedMachineApi | undefined {
+export function machineApiFlag(value: string | undefined): MachineApiVersion | undefined {
   if (value === undefined) return undefined;
   const version = MACHINE_API_VERSIONS.find((v) => v === value);
   if (!version) throw new UsageError(`--machine-api: ${JSON.stringify(value)} is not ${MACHINE_API_VERSIONS.join(' or ')}`);
@@ -21,9 +21,9 @@ const MAX_DELAY_MS = 30_000;
 /** The version to read Cluster API in; undefined when a signal came first. A cluster that cannot serve one is a UsageError. */
 export async function discoverMachineApi(
   management: KubeConfig,
-  asked: ServedMachineApi | undefined,
+  asked: MachineApiVersion | undefined,
   signalled: Promise<unknown>,
-): Promise<ServedMachineApi | undefined> {
+): Promise<MachineApiVersion | undefined> {
   let delay = 1_000;
   let said = false;
   let stop = false;

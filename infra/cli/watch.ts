@@ -342,29 +342,24 @@ async function watchRemote(
   const sink = remoteSink({ busName, tableName, ...(typeof values.region === 'string' ? { region: values.region } : {}) });
   const signal = untilSignal();
   const health = healthAt && (await startHealth(healthAt));
-  const machineApi = await discoverMachineApi(management, undefined, signal.promise).catch(async (error: unknown) => {
-    await health?.close();
-    signal.dispose();
-    throw error;
-  });
-  if (!machineApi) {
-    await health?.close();
-    signal.dispose();
-    return EXIT.ok;
-  }
-  const watcher = startRequestWatcher({
-    management,
-    clusterApiVersion: machineApi,
-    runtime: sink,
-    clusterIdOf: (request) => capiClusterId(request.namespace, request.clusterName ?? ''),
-    log: stderrLog,
-    followIntervalMs: 2_000,
-  });
-  health?.setReadiness(async () => watcher.notWatching() ?? (await storeAnswers(sink.store)));
   try {
-    return await watchUntilSignal(watcher, signal, `reporting to bus ${busName}, following table ${tableName}; Cluster API ${machineApi}`);
+    const machineApi = await discoverMachineApi(management, undefined, signal.promise);
+    if (!machineApi) return EXIT.ok;
+    const watcher = startRequestWatcher({
+      management,
+      clusterApiVersion: machineApi,
+      runtime: sink,
+      clusterIdOf: (request) => capiClusterId(request.namespace, request.clusterName ?? ''),
+      log: stderrLog,
+      followIntervalMs: 2_000,
+    });
+    health?.setReadiness(async () => watcher.notWatching() ?? (await storeAnswers(sink.store)));
+    try {
+      return await watchUntilSignal(watcher, signal, `reporting to bus ${busName}, following table ${tableName}; Cluster API ${machineApi}`);
+    } finally {
+      await watcher.stop();
+    }
   } finally {
-    await watcher.stop();
     await health?.close();
     sink.close();
     signal.dispose();

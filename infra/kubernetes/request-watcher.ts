@@ -196,6 +196,9 @@ const machineOf = (r: Pick<RemediationRequest, 'namespace' | 'machineName'>): { 
 /** What holds a replacement, as the request, its Event and the incident's journal say it. */
 const notCome = (hold: string): string => `The replacement has not come: ${hold}.`;
 
+/** A look made at most once every `everyMs`: due when never made, or that long ago. */
+const lookDue = (lastAt: number | undefined, everyMs: number, now: number): boolean => lastAt === undefined || now - lastAt >= everyMs;
+
 const describeInterval = (ms: number): string => (ms % 1_000 === 0 ? `${ms / 1_000} s` : `${ms} ms`);
 
 /** A step may hold the incident for a moment: asked again after 100 ms, then twice as long, up to 2 s apart. */
@@ -272,7 +275,7 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
    */
   async function lookAtReplacement(entry: Tracked, incident: Incident): Promise<void> {
     const now = runtime.clock.now();
-    if (entry.replacementLookedAt !== undefined && now - entry.replacementLookedAt < (options.replacementLookMs ?? 10_000)) return;
+    if (!lookDue(entry.replacementLookedAt, options.replacementLookMs ?? 10_000, now)) return;
     entry.replacementLookedAt = now;
     const cluster = { namespace: entry.request.namespace, name: entry.request.clusterName ?? '' };
     const hold = await replacementHold(customObjects, machineApi, cluster).catch((error: unknown) => {
@@ -370,7 +373,7 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
   /** A person removed the annotation from a Machine whose request ended Blocked or Failed: reported again. */
   async function reportAgainOnceReleased(entry: Tracked, look: GateLook): Promise<void> {
     const now = runtime.clock.now();
-    if (entry.releaseLookedAt !== undefined && now - entry.releaseLookedAt < (options.releaseLookMs ?? 30_000)) return;
+    if (!lookDue(entry.releaseLookedAt, options.releaseLookMs ?? 30_000, now)) return;
     entry.releaseLookedAt = now;
     const value = await skipRemediationOf(customObjects, machineApi, machineOf(entry.request));
     if (value !== undefined) return;

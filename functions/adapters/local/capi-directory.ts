@@ -7,7 +7,7 @@ import { listClusterIds, workloadKubeconfigFromSecret } from '../kube/index.ts';
 import type { Policy } from '../../core/policy/index.ts';
 import { UnknownClusterError, type ClusterDirectory, type ClusterEntry } from '../../ports/cluster-directory.ts';
 import type { TlsFiles } from '../../ports/etcd.ts';
-import type { KubeAccessConfig } from '../../ports/kube-access.ts';
+import type { KubeAccessConfig, MachineApiVersion } from '../../ports/kube-access.ts';
 
 export interface CapiDirectoryOptions {
   management: KubeConfig;
@@ -16,7 +16,7 @@ export interface CapiDirectoryOptions {
   policy: Policy;
   /** The operator's files for every cluster (watch --cacert …); without them each cluster's are minted from its `<cluster>-etcd` Secret. */
   tls?: TlsFiles;
-  machineApiVersion?: 'v1beta1' | 'v1beta2';
+  machineApiVersion?: MachineApiVersion;
   /** The Secret of a cluster's workload kubeconfig, when not Cluster API's `<cluster>-kubeconfig` (same key). */
   workloadKubeconfigSecret?: (clusterName: string) => string;
   /** Where every cluster's etcd pods keep etcdctl and the relay's certificates, when not where kubeadm does. */

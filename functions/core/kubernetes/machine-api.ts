@@ -6,15 +6,15 @@
 
 /** The versions this product reads, preferred first. */
 export const MACHINE_API_VERSIONS = ['v1beta2', 'v1beta1'] as const;
-export type ServedMachineApi = (typeof MACHINE_API_VERSIONS)[number];
+export type MachineApiVersion = (typeof MACHINE_API_VERSIONS)[number];
 
-export type MachineApiChoice = { kind: 'chosen'; version: ServedMachineApi; by: 'asked' | 'discovered' } | { kind: 'refused'; why: string };
+export type MachineApiChoice = { kind: 'chosen'; version: MachineApiVersion; by: 'asked' | 'discovered' } | { kind: 'refused'; why: string };
 
 /**
  * `served`: the versions discovery lists for cluster.x-k8s.io (undefined: the group is not served
  * at all); `asked`: a version a person named, which must be served.
  */
-export function chooseMachineApi(served: readonly string[] | undefined, asked?: ServedMachineApi): MachineApiChoice {
+export function chooseMachineApi(served: readonly string[] | undefined, asked?: MachineApiVersion): MachineApiChoice {
   if (served === undefined || served.length === 0)
     return {
       kind: 'refused',

@@ -11,6 +11,7 @@
 import type { Json, JsonObject } from '../fakes/kube/patch.ts';
 import { isObject, text } from '../fakes/kube/patch.ts';
 import { metadataOf, resourceType } from '../fakes/kube/store.ts';
+import { goDurationMs } from '../fakes/kube/capi-conversion.ts';
 import {
   CLONED_FROM_GROUP_KIND,
   CLONED_FROM_NAME,
@@ -50,13 +51,6 @@ function checksOf(mhc: JsonObject): UnhealthyCheck[] {
     return v1beta2.filter(isObject).map((c) => ({ type: text(c.type), status: text(c.status), timeoutMs: Number(c.timeoutSeconds ?? 0) * 1_000 }));
   const v1beta1 = Array.isArray(spec.unhealthyConditions) ? spec.unhealthyConditions.filter(isObject) : [];
   return v1beta1.map((c) => ({ type: text(c.type), status: text(c.status), timeoutMs: goDurationMs(text(c.timeout)) }));
-}
-
-function goDurationMs(duration: string): number {
-  let total = 0;
-  for (const [, value, unit] of duration.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g))
-    total += Number(value) * { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 }[unit as 'ms'];
-  return total;
 }
 
 function templateRefOf(mhc: JsonObject): { apiVersion: string; kind: string; name: string } | undefined {

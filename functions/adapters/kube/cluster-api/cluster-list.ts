@@ -1,13 +1,14 @@
 // Every Cluster API Cluster of the management cluster, by id (namespace/name), for the fleet storm
 // guard's share of the registered clusters. One list call, every namespace.
 import { CustomObjectsApi, type KubeConfig, type KubernetesListObject } from '@kubernetes/client-node';
+import type { MachineApiVersion } from '../../../ports/kube-access.ts';
 
 interface ClusterObject {
   metadata?: { name?: string; namespace?: string };
 }
 
 /** Undefined when the Clusters cannot be listed (an RBAC of an earlier release grants get only). */
-export async function listClusterIds(management: KubeConfig, version: 'v1beta1' | 'v1beta2' = 'v1beta1'): Promise<readonly string[] | undefined> {
+export async function listClusterIds(management: KubeConfig, version: MachineApiVersion = 'v1beta1'): Promise<readonly string[] | undefined> {
   try {
     const customObjects = management.makeApiClient(CustomObjectsApi);
     const list = (await customObjects.listClusterCustomObject({

@@ -28,7 +28,7 @@ const KINDS: readonly string[] = ['Machine', 'MachineHealthCheck', 'Cluster', 'K
 type Version = 'v1beta1' | 'v1beta2';
 
 const obj = (value: Json | undefined): JsonObject => (isObject(value) ? value : {});
-const versionOf = (object: JsonObject): string => text(object.apiVersion).split('/')[1] ?? '';
+export const versionOf = (object: JsonObject): string => text(object.apiVersion).split('/')[1] ?? '';
 const groupOf = (apiVersion: Json | undefined): string => text(apiVersion).split('/')[0] ?? '';
 
 /** Drops the keys whose value is undefined, and an object left empty, as Go's omitempty does. */
@@ -43,13 +43,19 @@ function put(object: JsonObject, key: string, value: Json | undefined): void {
   else object[key] = value;
 }
 
-/** Go's time.ParseDuration for what metav1.Duration holds ("1m30s", "300ms", "2h"), to whole seconds as ConvertToSeconds truncates. */
+const GO_UNIT_MS: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1_000, ms: 1, us: 1e-3, µs: 1e-3, ns: 1e-6 };
+
+/** Go's time.ParseDuration for what metav1.Duration holds ("1m30s", "300ms", "2h"), in milliseconds. */
+export function goDurationMs(value: string): number {
+  let total = 0;
+  for (const [, amount, unit] of value.matchAll(/([\d.]+)(h|ms|m|s|us|µs|ns)/g)) total += Number(amount) * GO_UNIT_MS[unit!]!;
+  return total;
+}
+
+/** A metav1.Duration in whole seconds, as ConvertToSeconds truncates it. */
 export function durationSeconds(value: Json | undefined): number | undefined {
   if (typeof value !== 'string' || value === '') return undefined;
-  const units: Record<string, number> = { h: 3600, m: 60, s: 1, ms: 0.001, us: 1e-6, µs: 1e-6, ns: 1e-9 };
-  let total = 0;
-  for (const [, amount, unit] of value.matchAll(/([\d.]+)(h|ms|m|s|us|µs|ns)/g)) total += Number(amount) * units[unit!]!;
-  return Math.trunc(total);
+  return Math.trunc(goDurationMs(value) / 1_000);
 }
 
 /** metav1.Duration's JSON for whole seconds, as Go's Duration.String() writes it: "1h0m0s", "1m30s", "45s". */

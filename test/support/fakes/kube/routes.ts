@@ -5,7 +5,7 @@
 // strategic merge patch (strategic-merge-patch.ts); server-side apply is not modelled. A write of a
 // built-in type is decoded as into its Go type (openapi.ts decodeBuiltin): unknown fields dropped,
 // and refused under fieldValidation=Strict, which kubectl sends by default.
-import { convertCapi, converts, restoreLost } from './capi-conversion.ts';
+import { convertCapi, converts, restoreLost, versionOf } from './capi-conversion.ts';
 import { objectFromProtobuf, ProtobufBodyError } from './protobuf-body.ts';
 import { type Admitted, admitCustomResource } from './crd-admission.ts';
 import { admitInNamespace } from './namespace-lifecycle.ts';
@@ -77,7 +77,7 @@ export const shown = (route: Route, object: JsonObject): JsonObject => convertCa
  */
 function toStored(route: Route, object: JsonObject, current?: JsonObject): JsonObject {
   if (!converts(route.type.group, route.type.kind)) return object;
-  const own = current === undefined ? route.version : (text(current.apiVersion).split('/')[1] ?? route.version);
+  const own = current === undefined ? route.version : versionOf(current) || route.version;
   return restoreLost(convertCapi({ ...object, apiVersion: apiVersion(route), kind: route.type.kind }, own), current);
 }
 
