@@ -151,6 +151,19 @@ describe('machine actuator', () => {
     expect(status.v1beta2?.conditions?.find((c) => c.type === 'ExternallyRemediated')).toMatchObject({ status: 'True' });
   });
 
+  it('a discovery that fails fails the step, naming the read, and is asked again on the next one', async () => {
+    const refused = fake.failNext({ method: 'GET', path: /^\/apis$/, status: 503 });
+    // Its own kubeconfig text: no other case's discovery is remembered for it.
+    const management = { kubeconfig: `${fake.kubeconfigYaml()}\n# discovery refused once\n`, namespace: NS, clusterName: CLUSTER };
+    const actuator = machineActuatorFor(management);
+    await expect(actuator.replace(request({ machineName: 'wl-cp-2' }))).rejects.toThrow(/^reading Machine wl-cp-2 in namespace capi failed: .*503/);
+    expect(refused.fired).toBe(1);
+    expect(deletes).toEqual([]);
+    const result = await actuator.replace(request({ machineName: 'wl-cp-2' }));
+    expect(result.detail).toBe(`Machine wl-cp-2 in namespace ${NS} annotated ${REMEDIATED_ANNOTATION} (incident inc-1) and deleted`);
+    expect(fake.requests.filter((r) => r.path === '/apis')).toHaveLength(2);
+  });
+
   it('says ExternallyRemediated True on the Machine before deleting it; a write that lost a race (409) is made again', async () => {
     const conflict = fake.failNext({ method: 'PATCH', path: new RegExp(`/namespaces/${NS}/machines/wl-cp-2/status$`), status: 409 });
     const result = await actuator().replace(request({ machineName: 'wl-cp-2' }));
