@@ -1,21 +1,15 @@
-// What a remediation request's status says, from the incident's events and from the incident
-// itself (for a request picked up again after a restart). Pure. How an ending reads (its phase,
-// whether the decision's own words stand, whether the request goes on after it) is the endings
-// table's, so both ways agree.
-import { isTerminalEvent, type EventEnvelope } from '../../events/catalogue.ts';
-import { endingOf, endingOfEvent, type IncidentEnding } from '../../functions/core/incident/index.ts';
+// What a remediation request's status says: a function of its incident and the incident's journal
+// alone, recomputed each round and on each of the incident's events, and written only where it
+// differs from what the request shows (the watcher reconciles by level). Pure. How an ending reads
+// (its phase, whether the decision's own words stand, whether the request goes on after it) is the
+// endings table's.
+import { endingOf, type IncidentEnding } from '../../functions/core/incident/index.ts';
+import type { JournalEntry } from '../../functions/core/incident/index.ts';
+import { leaderMoveSoFar } from '../../functions/core/move/index.ts';
 import type { RequestStatus } from '../../functions/adapters/kube/cluster-api/remediation-requests.ts';
 import type { Incident } from '../../functions/ports/incident-store.ts';
 
 type Said = Omit<RequestStatus, 'updatedAt'>;
-
-interface Detail {
-  reason?: string;
-  message?: string;
-  leaderMove?: string;
-  at?: string;
-  evidence?: Record<string, unknown>;
-}
 
 /** An ending's status: its phase, and its own message where the table gives one (the reason code then stays the approval's). */
 function endedAs(ending: IncidentEnding, words: { reasonCode?: string; message?: string }, completedAt: string | undefined): Said {
@@ -23,30 +17,16 @@ function endedAs(ending: IncidentEnding, words: { reasonCode?: string; message?:
   return { phase: ending.phase, ...said, ...(completedAt ? { completedAt } : {}) };
 }
 
-/** The status an incident event puts on its request; undefined for events that change nothing a person reads. */
-export function statusOfEvent(event: EventEnvelope): Said | undefined {
-  const d = event.detail as Detail;
-  const words = { ...(d.reason ? { reasonCode: d.reason } : {}), ...(d.message ? { message: d.message } : {}) };
-  const leaderMove = d.leaderMove ? { leaderMove: d.leaderMove } : {};
-  if (isTerminalEvent(event)) return { ...endedAs(endingOfEvent(event.detailType, d.reason), words, d.at), ...leaderMove };
-  switch (event.detailType) {
-    case 'RetryRequested':
-      return { phase: 'Waiting', ...words };
-    case 'RemediationApproved':
-      return { phase: 'Running', ...words, ...leaderMove };
-    case 'LeaderMoved':
-      return { phase: 'Running', ...words, leaderMove: 'moved' };
-    default:
-      return undefined;
-  }
-}
-
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-/** The status of an incident as it stands now. */
-export function statusOfIncident(incident: Incident): Said {
-  const base = { incidentId: incident.incidentId, startedAt: iso(incident.openedAt) };
+/**
+ * The status of an incident as it stands now. The journal says whether leadership was moved on an
+ * earlier attempt, or which approval a later retry followed; without it, the last decision alone.
+ */
+export function statusOfIncident(incident: Incident, journal: readonly JournalEntry[] = []): Said {
   const decision = incident.lastDecision;
+  const leaderMove = leaderMoveSoFar(journal, decision);
+  const base = { incidentId: incident.incidentId, startedAt: iso(incident.openedAt), ...(leaderMove ? { leaderMove } : {}) };
   const words = decision ? { reasonCode: decision.reason, message: decision.message } : {};
   if (incident.state === 'open') return { ...base, phase: decision?.kind === 'retry' ? 'Waiting' : 'Running', ...words };
   // A completed incident keeps the approval's reason code beside the ending's own message.
@@ -70,9 +50,3 @@ function goesOn(ending: IncidentEnding, evidence: Record<string, unknown> | unde
 /** Undefined while the incident is open, or when its ending ends the request too. */
 export const goesOnAfter = (incident: Incident): GoesOn | undefined =>
   incident.state === 'open' ? undefined : goesOn(endingOf(incident.state, incident.lastDecision?.reason), incident.lastDecision?.evidence);
-
-export function goesOnAfterEvent(event: EventEnvelope): GoesOn | undefined {
-  if (!isTerminalEvent(event)) return undefined;
-  const d = event.detail as Detail;
-  return goesOn(endingOfEvent(event.detailType, d.reason), d.evidence);
-}

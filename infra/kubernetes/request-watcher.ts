@@ -1,6 +1,8 @@
 // The MachineHealthCheck side: each new EtcdRemediationRequest becomes a MemberUnhealthy for its
 // Machine, reported to the embedded runtime or to a deployed stack's bus; the incident is followed
-// in its store (and, locally, on the bus as it moves) and written back to the request's status; a
+// by level, as Cluster API's controllers reconcile: each round (and, locally, each of its events on
+// the bus) reads it from its store, recomputes the request's whole status from it, and writes only
+// what differs from what the request shows; a
 // request deleted before removal began withdraws its incident. A request whose member another
 // incident holds follows that one. Nothing is reported while Cluster API has stopped acting on the
 // Machine (its Cluster, MachineHealthCheck or Machine paused, or the MHC short-circuited): the
@@ -48,12 +50,12 @@ import { withdrawIncident, type WithdrawOutcome } from '../../functions/app/inci
 import { doublingBackoff } from '../../functions/lib/doubling-backoff.ts';
 import { waitFor } from '../../functions/lib/wait-for.ts';
 import type { Incident } from '../../functions/ports/incident-store.ts';
-import { journalSteps } from '../../functions/core/incident/index.ts';
+import { journalSteps, type JournalEntry } from '../../functions/core/incident/index.ts';
 import type { InProcessBus } from '../../functions/adapters/local/in-process-bus.ts';
 import { describeKubeError } from '../../functions/adapters/kube/api-errors.ts';
 import { followedInHolder, incidentOfRequest, isOwnIncident } from './request-incident.ts';
 import { incidentsSince } from './request-history.ts';
-import { goesOnAfter, goesOnAfterEvent, statusOfEvent, statusOfIncident } from './request-status.ts';
+import { goesOnAfter, statusOfIncident } from './request-status.ts';
 
 /** Where requests are reported, and where their incidents are followed. */
 export interface ReportSink extends OutboxDeps {
@@ -134,8 +136,6 @@ interface Tracked {
   recoveredAt?: number;
   /** Not reported: Cluster API holds it back, or could not be read; each follow round looks again. */
   held?: boolean;
-  /** The last words a hold wrote, so a hold that goes on is not written again every round. */
-  heldSaid?: string;
   /** The incident whose removal under way was said to finish despite a hold (said once). */
   lateSaid?: string;
   /** The request's conditions as last written (or read), for their transition times. */
@@ -144,11 +144,17 @@ interface Tracked {
   machine?: Promise<InvolvedObject>;
   /** The last decision of a store-read incident said as an Event (only without the bus's events). */
   saidDecision?: string;
-  /** The version of the incident whose status was written last. */
-  seen?: { incidentId: string; version: number };
-  /** Status writes, one after the other, so the last event's status is the one that stays. */
+  /**
+   * The status the request shows (its conditions aside: they follow from it), as the watch last
+   * delivered it or we last wrote it; undefined once a write failed, so the next writes it whole.
+   */
+  shown?: Said;
+  /** Status writes, one after the other, so the last status computed is the one that stays. */
   writes: Promise<void>;
-  terminal: boolean;
+  /** Reconciles of the request (a round's, an event's), one after the other: a read of the incident is never written after a newer one. */
+  turn: Promise<void>;
+  /** The incident's journal as read at a version of it (for the leader move it records). */
+  journalRead?: { incidentId: string; version: number; journal: JournalEntry[] };
   /**
    * Its deletion, once seen (a deletionTimestamp under our finalizer, or the object gone): withdrawn
    * by its MachineHealthCheck (the Machine is there and healthy), or collected with the Machine.
@@ -173,17 +179,34 @@ interface Tracked {
   /** The one it should say now, and the writes of it, one after the other. */
   machineWanted?: Omit<Condition, 'observedGeneration'>;
   machineWrites?: Promise<void>;
-  /**
-   * A status write failed: the next follow round writes the incident's whole status again, even
-   * when the incident has not changed since, or is over (a failed terminal write is not the end).
-   */
-  unwritten?: boolean;
 }
 
 type Said = Omit<RequestStatus, 'updatedAt'>;
 
 /** What a new report of a request leaves behind of the status before it: nothing of its incident. */
 const BEFORE_REPORT: readonly (keyof RequestStatus)[] = ['reasonCode', 'incidentId', 'leaderMove', 'startedAt', 'completedAt'];
+
+/** The fields a status is compared on: its conditions follow from them, its updatedAt from the write. */
+const STATUS_FIELDS = ['phase', 'reasonCode', 'message', 'incidentId', 'leaderMove', 'startedAt', 'completedAt', 'observedGeneration'] as const;
+
+/** What a request shows once `status` is merged into it, and `clear` deleted from it. */
+function merged(shown: Said | undefined, status: Said, clear: readonly (keyof RequestStatus)[]): Said {
+  const next: Record<string, unknown> = { ...shown, ...status };
+  for (const key of clear) if ((status as Partial<RequestStatus>)[key] === undefined) delete next[key];
+  return next as Said;
+}
+
+const sameStatus = (a: Said, b: Said): boolean => STATUS_FIELDS.every((key) => a[key] === b[key]);
+
+/** The status a request shows, as the API server gave it. */
+function shownOf(status: Partial<RequestStatus> | undefined): Said | undefined {
+  if (!status?.phase) return undefined;
+  const fields = STATUS_FIELDS.flatMap((key) => (status[key] === undefined ? [] : [[key, status[key]]]));
+  return Object.fromEntries(fields) as Said;
+}
+
+/** Ended, as the request shows: followed no more, unless it is reported again. */
+const ended = (entry: Pick<Tracked, 'shown'>): boolean => isTerminalPhase(entry.shown?.phase);
 
 const keyOf = (r: Pick<RemediationRequest, 'namespace' | 'machineName'>): string => `${r.namespace}/${r.machineName}`;
 
@@ -227,35 +250,56 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
   const byIncident = new Map<string, Set<string>>();
   let stopped = false;
 
-  const write = (entry: Tracked, status: Said, clear: readonly (keyof RequestStatus)[] = []): Promise<void> => {
-    entry.terminal ||= isTerminalPhase(status.phase);
+  /**
+   * Writes what differs between `status` (with `clear` deleted) and what the request shows; true
+   * when it wrote. A failed write leaves what the request shows unknown, so the next writes it whole.
+   */
+  const write = (entry: Tracked, status: Said, clear: readonly (keyof RequestStatus)[] = []): Promise<boolean> => {
     if (status.phase === 'Recovered') entry.recoveredAt ??= runtime.clock.now();
-    entry.writes = entry.writes
+    const written = entry.writes
       .then(async () => {
-        if (stopped) return;
+        if (stopped) return false;
+        const generation = entry.request.generation === undefined ? {} : { observedGeneration: entry.request.generation };
+        const next = { ...merged(entry.shown, status, clear), ...generation };
+        if (entry.shown && sameStatus(next, entry.shown)) return false;
         const now = new Date(runtime.clock.now()).toISOString();
-        const conditions = conditionsOf(status, entry.conditions, { now: now.replace(/\.\d{3}Z$/, 'Z'), generation: entry.request.generation });
-        const full: RequestStatus = {
-          ...status,
-          updatedAt: now,
-          ...(entry.request.generation === undefined ? {} : { observedGeneration: entry.request.generation }),
-          conditions,
-        };
+        const conditions = conditionsOf(next, entry.conditions, { now: now.replace(/\.\d{3}Z$/, 'Z'), generation: entry.request.generation });
+        const full: RequestStatus = { ...next, updatedAt: now, conditions };
         if (!(await requests.writeStatus(entry.request, full, clear)))
           log.info('request gone before its status was written', { request: keyOf(entry.request) });
+        entry.shown = next;
         entry.conditions = conditions;
         tellMachine(entry, conditions);
-        if ((full.phase === 'Blocked' || full.phase === 'Failed') && !entry.skipMarked && !entry.deletion) releaseForOthers(entry, full);
+        releaseIfEnded(entry);
+        return true;
       })
       .catch((error: unknown) => {
-        entry.unwritten = true;
+        entry.shown = undefined;
         log.warn('request status not written; written again from the incident on the next follow round', {
           request: keyOf(entry.request),
           error: String(error),
         });
+        return false;
       });
-    return entry.writes;
+    entry.writes = written.then(() => undefined);
+    return written;
   };
+
+  /** Reconciles of one request run one after the other. */
+  function inTurn(entry: Tracked, reconcile: () => Promise<void>): Promise<void> {
+    const turn = entry.turn.then(reconcile);
+    entry.turn = turn.catch(() => undefined);
+    return turn;
+  }
+
+  /** The incident's journal, read again only when the incident has changed. */
+  async function journalOf(entry: Tracked, incident: Incident): Promise<JournalEntry[]> {
+    const read = entry.journalRead;
+    if (read?.incidentId === incident.incidentId && read.version === incident.version) return read.journal;
+    const journal = await runtime.store.journal(incident.incidentId);
+    entry.journalRead = { incidentId: incident.incidentId, version: incident.version, journal };
+    return journal;
+  }
 
   /**
    * A status of the incident followed, saying whose it is when it is another report's, and, while
@@ -270,8 +314,8 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
 
   /**
    * While the incident awaits its replacement: reads what Cluster API says holds the control
-   * plane's scale-up (KCP paused, its preflight checks), and when that changes writes it into the
-   * status and says it as an Event. At most once every replacementLookMs.
+   * plane's scale-up (KCP paused, its preflight checks), and when that changes says it as an Event
+   * (the status says it from then on). At most once every replacementLookMs.
    */
   async function lookAtReplacement(entry: Tracked, incident: Incident): Promise<void> {
     const now = runtime.clock.now();
@@ -304,7 +348,6 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
       request: keyOf(entry.request),
       ...(hold ? { hold } : {}),
     });
-    await write(entry, said(entry, statusOfIncident(incident)));
   }
 
   /** A decision as a Kubernetes Event on the request's Machine; in the background, never failing the request. */
@@ -345,7 +388,9 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
    * Machine's condition and Events stay for a person. In the background; said in the log and as
    * an Event.
    */
-  function releaseForOthers(entry: Tracked, status: RequestStatus): void {
+  function releaseIfEnded(entry: Tracked): void {
+    const status = entry.shown;
+    if (!status || (status.phase !== 'Blocked' && status.phase !== 'Failed') || entry.skipMarked || entry.deletion) return;
     entry.skipMarked = true;
     const why = `etcd-remediator: ${status.reasonCode ?? status.phase} (incident ${status.incidentId ?? entry.incidentId ?? 'unknown'}); remove this annotation to have the Machine remediated again`;
     markSkipRemediation(customObjects, machineApi, machineOf(entry.request), why).then(
@@ -378,7 +423,7 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
     const value = await skipRemediationOf(customObjects, machineApi, machineOf(entry.request));
     if (value !== undefined) return;
     detach(entry);
-    Object.assign(entry, { terminal: false, unwritten: false, skipMarked: false, since: now - 1_000 });
+    Object.assign(entry, { skipMarked: false, since: now - 1_000 });
     log.info(`${SKIP_REMEDIATION_ANNOTATION} removed from the Machine of a request that ended for a person to act; reporting it again`, {
       request: keyOf(entry.request),
     });
@@ -450,9 +495,10 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
     const deletion = entry.deletion!;
     if (deletion.cause === 'withdrawn') return deletion.settled === true;
     const now = runtime.clock.now();
-    const ended = entry.terminal && !entry.unwritten;
-    if (ended) deletion.endedAt ??= now;
-    if (ended) return now - deletion.endedAt! >= (options.keepEndedMs ?? 15 * 60_000);
+    if (ended(entry)) {
+      deletion.endedAt ??= now;
+      return now - deletion.endedAt >= (options.keepEndedMs ?? 15 * 60_000);
+    }
     const limit = options.holdAfterDeletionMs ?? 2 * 3_600_000;
     if (now - deletion.since < limit) return false;
     log.warn('request held for its outcome past holdAfterDeletionMs without one: released; the incident goes on, read it with status', {
@@ -479,18 +525,16 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
   }
 
   /**
-   * Follows `incident`, writing its whole status (it makes up for any write that failed before),
+   * Follows `incident`: the request's whole status recomputed from it, written where it differs;
    * or, when it ended without ending the request, goes on: in the incident that holds the member,
    * or held until Cluster API allows it again.
    */
   async function follow(entry: Tracked, incident: Incident, depth = 0): Promise<void> {
     const after = goesOnAfter(incident);
-    entry.unwritten = false;
-    entry.seen = { incidentId: incident.incidentId, version: incident.version };
     if (after?.kind === 'when-allowed') {
       detach(entry);
-      Object.assign(entry, { held: true, since: runtime.clock.now(), heldSaid: incident.lastDecision?.message });
-      return write(entry, { ...statusOfIncident(incident), phase: 'Pending' }, ['completedAt']);
+      Object.assign(entry, { held: true, since: runtime.clock.now() });
+      return void (await write(entry, { ...statusOfIncident(incident), phase: 'Pending' }, ['completedAt', 'leaderMove']));
     }
     if (after?.kind === 'in-holder') {
       const holder = after.holderId && depth < 3 ? await runtime.store.getIncident(after.holderId) : undefined;
@@ -502,11 +546,11 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
         request: keyOf(entry.request),
         holder: after.holderId,
       });
-      return write(entry, { ...statusOfIncident(incident), phase: 'Pending' }, ['completedAt']);
+      return void (await write(entry, { ...statusOfIncident(incident), phase: 'Pending' }, ['completedAt', 'leaderMove']));
     }
     attach(entry, incident);
     if (!runtime.subscribe) tellDecision(entry, incident);
-    return write(entry, said(entry, statusOfIncident(incident)));
+    await write(entry, said(entry, statusOfIncident(incident, await journalOf(entry, incident))), ['leaderMove']);
   }
 
   /** Without the bus's events (a deployed stack), each new last decision read from the store is told once. */
@@ -531,11 +575,15 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
     const known = tracked.get(key);
     if (known) {
       known.request = request;
+      // What the API server shows is the level compared with: a status someone else changed is
+      // written back on the next round (the echo of a write of ours is the status it wrote).
+      const observed = shownOf(request.status);
+      if (!(observed && known.shown ? sameStatus(observed, known.shown) : observed === known.shown)) known.shown = observed;
       return settleHold(known);
     }
     if (!request.clusterName) {
       log.warn('request without a cluster-name label; left alone', { request: key });
-      const orphan: Tracked = { request, clusterId: '', writes: Promise.resolve(), terminal: true, conditions: request.status?.conditions ?? [] };
+      const orphan: Tracked = { request, clusterId: '', writes: Promise.resolve(), turn: Promise.resolve(), conditions: request.status?.conditions ?? [] };
       tracked.set(key, orphan);
       await write(orphan, {
         phase: 'Failed',
@@ -548,7 +596,8 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
       request,
       clusterId: options.clusterIdOf(request),
       writes: Promise.resolve(),
-      terminal: isTerminalPhase(request.status?.phase),
+      turn: Promise.resolve(),
+      shown: shownOf(request.status),
       conditions: request.status?.conditions ?? [],
     };
     // Recovered before a restart: looked at again from when it recovered.
@@ -556,7 +605,7 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
       entry.recoveredAt = Date.parse(request.status.completedAt ?? request.status.updatedAt ?? '') || runtime.clock.now();
     tracked.set(key, entry);
     await settleHold(entry);
-    if (entry.terminal || entry.deletion) return;
+    if (ended(entry) || entry.deletion) return;
     // Reported before (this watcher, or an earlier one that stopped before writing the status). An
     // incident of another report holding the member is joined by reporting, so it records MHC's word.
     const existing = request.status?.incidentId ? await runtime.store.getIncident(request.status.incidentId) : await incidentFor(entry, false);
@@ -607,7 +656,6 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
       return false;
     }
     entry.held = false;
-    delete entry.heldSaid;
     return report(entry, words, observedNow);
   }
 
@@ -625,14 +673,14 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
             phase: 'Pending',
             message: `${gate.message}, so whether Cluster API lets this Machine be remediated now is unknown: the request is not reported until that reads (looked at every ${describeInterval(followIntervalMs)}).`,
           };
-    if (entry.heldSaid === status.message) return;
-    entry.heldSaid = status.message;
+    // A hold that goes on writes nothing, and is said (as an Event, in the log) only when it changes.
+    const clear: (keyof RequestStatus)[] = gate.kind === 'held' ? ['completedAt', 'leaderMove'] : ['reasonCode', 'completedAt', 'leaderMove'];
+    if (!(await write(entry, status, clear))) return;
     if (gate.kind === 'held') tell(entry, { reason: gate.hold.reason, note: truncateNote(status.message!), type: 'Warning', action: 'Hold' });
     log.info('request held: Cluster API does not let its Machine be remediated now, or could not be read', {
       request: keyOf(entry.request),
       said: status.message,
     });
-    await write(entry, status, gate.kind === 'held' ? ['completedAt', 'leaderMove'] : ['reasonCode', 'completedAt', 'leaderMove']);
   }
 
   /** No incident since the last report, for longer than reportAgainMs: report it again. */
@@ -652,7 +700,7 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
     const now = runtime.clock.now();
     const words = `the member recovered ${Math.round((now - entry.recoveredAt!) / 1_000)} s ago, but the request is still here: its MachineHealthCheck still finds the Machine unhealthy, so it is reported again`;
     detach(entry);
-    Object.assign(entry, { recoveredAt: undefined, terminal: false, unwritten: false, since: now - 1_000 });
+    Object.assign(entry, { recoveredAt: undefined, since: now - 1_000 });
     log.info('recovered request still present; reporting it again', { request: keyOf(entry.request) });
     if (await reportIfAllowed(entry, look, words, true)) followSoon(entry);
   }
@@ -670,7 +718,7 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
    */
   function followSoon(entry: Tracked): void {
     void waitFor(() => incidentFor(entry), { timeoutMs: 10_000, intervalMs: 50, what: `the incident of ${keyOf(entry.request)}` }).then(
-      (opened) => (entry.incidentId || stopped ? undefined : follow(entry, opened)),
+      (opened) => (entry.incidentId || stopped ? undefined : inTurn(entry, () => follow(entry, opened))),
       () => undefined,
     );
   }
@@ -713,7 +761,7 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
     const entry = tracked.get(key);
     tracked.delete(key);
     if (entry) byIncident.get(entry.incidentId ?? '')?.delete(key);
-    if (!entry || entry.deletion || !entry.incidentId || entry.terminal) return;
+    if (!entry || entry.deletion || !entry.incidentId || ended(entry)) return;
     const cause = await deletionCause(entry);
     if (cause === 'collected')
       return void log.info('request deleted by the garbage collector after its Machine, without our finalizer; its incident goes on', {
@@ -726,7 +774,7 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
   /** Its MachineHealthCheck deleted the request: its own incident stops, unless removal began. */
   async function withdrawIncidentOf(entry: Tracked): Promise<void> {
     const key = keyOf(entry.request);
-    if (!entry.incidentId || entry.terminal) return;
+    if (!entry.incidentId || ended(entry)) return;
     // Another report's incident: that report still stands.
     if (entry.holder)
       return void log.info("request deleted; the incident it followed is another report's, and goes on", { request: key, incidentId: entry.incidentId });
@@ -751,31 +799,27 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
       });
   }
 
-  /** Read again from the store: an ending the request goes on after is followed where it leads. */
-  const followAgain = (entry: Tracked, incidentId: string): void =>
-    void runtime.store.getIncident(incidentId).then(
-      (incident) => (incident && entry.incidentId === incidentId ? follow(entry, incident) : undefined),
-      (error: unknown) => log.warn('incident not read; read again on the next round', { incidentId, error: String(error) }),
-    );
+  /** The incident read again and followed: on its events, the request's status moves as it does. */
+  async function refresh(entry: Tracked, incidentId: string): Promise<void> {
+    if (entry.incidentId !== incidentId || ended(entry)) return;
+    const incident = await runtime.store.getIncident(incidentId);
+    if (incident && entry.incidentId === incidentId) await follow(entry, incident);
+  }
 
   const onEvent = (event: EventEnvelope): void => {
     const incidentId = (event.detail as { incidentId?: string }).incidentId;
     if (!incidentId) return;
     for (const key of byIncident.get(incidentId) ?? []) {
       const entry = tracked.get(key);
-      if (!entry || entry.terminal || entry.incidentId !== incidentId) continue;
+      if (!entry || ended(entry) || entry.incidentId !== incidentId) continue;
       const told = kubeEventOf(event);
       if (told) tell(entry, told);
-      if (goesOnAfterEvent(event)) {
-        followAgain(entry, incidentId);
-        continue;
-      }
-      const status = statusOfEvent(event);
-      if (status) void write(entry, said(entry, { ...status, incidentId }));
+      inTurn(entry, () => refresh(entry, incidentId)).catch((error: unknown) =>
+        log.warn('incident not read on its event; read again on the next round', { incidentId, error: String(error) }),
+      );
     }
   };
   const unsubscribe = runtime.subscribe?.(onEvent) ?? (() => undefined);
-
   /** One request, once a round: the store is the truth, and Cluster API's word is read afresh. */
   async function followRound(entry: Tracked, look: GateLook): Promise<void> {
     if (entry.clusterId === '') return;
@@ -784,8 +828,12 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
     if (entry.deletion?.cause === 'withdrawn') return;
     if (entry.held && !entry.deletion) return lookAgain(entry, look);
     if (recheckDue(entry) && !entry.deletion) return recheck(entry, look);
-    if (entry.terminal && entry.skipMarked && !entry.deletion && !entry.unwritten) return reportAgainOnceReleased(entry, look);
-    if (entry.terminal && !entry.unwritten) return;
+    if (ended(entry)) {
+      if (entry.deletion) return;
+      // Released for MHC's other Machines (again, if marking it failed), and reported again once a person allows it.
+      releaseIfEnded(entry);
+      return entry.skipMarked ? reportAgainOnceReleased(entry, look) : undefined;
+    }
     // Reported, but its incident was not open yet when last looked for (a remote stack is slower).
     if (!entry.incidentId) {
       const incident = await incidentFor(entry);
@@ -796,13 +844,10 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
     const incidentId = entry.incidentId;
     const incident = await runtime.store.getIncident(incidentId);
     if (!incident || entry.incidentId !== incidentId) return;
-    if (incident.state === 'open' && !entry.holder && !entry.terminal) await stopIfHeld(entry, incident, look);
+    if (incident.state === 'open' && !entry.holder) await stopIfHeld(entry, incident, look);
     if (incident.state === 'awaiting-replacement' && entry.incidentId === incidentId) await lookAtReplacement(entry, incident);
-    if (entry.incidentId !== incidentId) return;
-    if (entry.unwritten) {
-      // A read from before the incident ended must not undo its outcome; a later round reads it.
-      if (entry.terminal && !isTerminalPhase(statusOfIncident(incident).phase)) return;
-    } else if ((entry.seen?.incidentId === incidentId && entry.seen.version === incident.version) || entry.terminal) return;
+    // A withdrawal above followed the newer incident already.
+    if (entry.incidentId !== incidentId || entry.held) return;
     await follow(entry, incident);
   }
 
@@ -814,7 +859,7 @@ export function startRequestWatcher(options: RequestWatcherOptions): RequestWatc
     const look = gates.look();
     void Promise.all(
       [...tracked.values()].map((entry) =>
-        followRound(entry, look).catch((error: unknown) =>
+        inTurn(entry, () => followRound(entry, look)).catch((error: unknown) =>
           log.warn('request not followed this round; followed again on the next', { request: keyOf(entry.request), error: String(error) }),
         ),
       ),

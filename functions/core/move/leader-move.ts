@@ -6,14 +6,21 @@ import { decisionStep, isDecisionLine, isMoveMadeStep, journalSteps, type Journa
 /** A move journaled, or only marked made: a crash between the marker and its commit leaves the marker alone. */
 const movedIn = (step: string): boolean => step === journalSteps.leaderMoved || isMoveMadeStep(step);
 
-export function leaderMoveOf(journal: readonly JournalEntry[], lastDecision: Decision | undefined): LeaderMove {
+export const leaderMoveOf = (journal: readonly JournalEntry[], lastDecision: Decision | undefined): LeaderMove =>
+  // With no approval, nothing was done to leadership, as for an incident blocked before any approval.
+  leaderMoveSoFar(journal, lastDecision) ?? 'not-needed';
+
+/**
+ * What was done or decided about leadership so far; undefined before any approval (an incident
+ * still probing, or blocked before one). 'skipped' would claim a leader was removed without a
+ * move, and only an approval decides that.
+ */
+export function leaderMoveSoFar(journal: readonly JournalEntry[], lastDecision: Decision | undefined): LeaderMove | undefined {
   // A move made on an earlier attempt still counts, though a re-approval found a follower.
   if (journal.some((e) => movedIn(e.step))) return 'moved';
   if (lastDecision?.kind === 'approve') return lastDecision.leaderMove;
   // A retry after the removal (an election) is the last decision now: the approval before it says.
-  // With none, nothing was done to leadership, as for an incident blocked before any approval.
-  // 'skipped' would claim a leader was removed without a move, and only an approval decides that.
-  return lastApprovalIn(journal)?.leaderMove ?? 'not-needed';
+  return lastApprovalIn(journal)?.leaderMove;
 }
 
 /** The label each approving reason carries, for an approval known only from its journal line. */

@@ -5,7 +5,7 @@
 // again. Objects are put in the FAKE API server as Cluster API writes them; the runtime is a stand-in
 // whose report opens an incident in a real store.
 import { describe, expect, it } from 'vitest';
-import { REQUEST_GROUP, REQUEST_VERSION } from '../../../functions/adapters/kube/cluster-api/remediation-requests.ts';
+import { REQUEST_GROUP, REQUEST_PLURAL, REQUEST_VERSION } from '../../../functions/adapters/kube/cluster-api/remediation-requests.ts';
 import type { SqliteIncidentStore } from '../../../functions/adapters/local/sqlite-store.ts';
 import type { Decision } from '../../../functions/core/common/decision.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
@@ -23,6 +23,7 @@ const CLUSTER = 'wl';
 const MACHINE = 'wl-cp-1';
 const CLUSTERS = resourceType('cluster.x-k8s.io', 'clusters')!;
 const MACHINES = resourceType('cluster.x-k8s.io', 'machines')!;
+const REQUESTS = resourceType(REQUEST_GROUP, REQUEST_PLURAL)!;
 
 interface World {
   fake: KubeApiFake;
@@ -35,6 +36,8 @@ interface World {
   requests: Requests;
   /** GETs of the Cluster so far: one per look the watcher takes. */
   clusterReads(): number;
+  /** PATCHes of the request's status so far. */
+  statusWrites(): number;
 }
 
 const teardown = tearDownAfterEach();
@@ -155,6 +158,7 @@ async function setUp(options: Partial<Pick<RequestWatcherOptions, 'recheckRecove
   teardown.push(() => watcher.stop());
   await watcher.ready;
   const clusterPath = `/apis/cluster.x-k8s.io/${options.clusterApiVersion ?? 'v1beta1'}/namespaces/${NS}/clusters/${CLUSTER}`;
+  const statusPath = `/apis/${REQUEST_GROUP}/${REQUEST_VERSION}/namespaces/${NS}/${REQUEST_PLURAL}/${MACHINE}/status`;
   return {
     fake,
     store,
@@ -163,6 +167,7 @@ async function setUp(options: Partial<Pick<RequestWatcherOptions, 'recheckRecove
     advance: (ms) => void (offset += ms),
     requests: requestsIn(fake.kubeConfig(), NS),
     clusterReads: () => fake.requests.filter((r) => r.method === 'GET' && r.path === clusterPath).length,
+    statusWrites: () => fake.requests.filter((r) => r.method === 'PATCH' && r.path === statusPath).length,
   };
 }
 
@@ -210,13 +215,32 @@ describe('a request Cluster API has stopped acting on is not reported', () => {
     expect(held.message).toContain('spec.paused');
     expect(held.message).toMatch(/reported once/);
     expect(held.incidentId).toBeUndefined();
+    // By level: a hold that goes on is recomputed each round, and written no more.
+    const writes = t.statusWrites();
     await roundsPass(t, 3);
     expect(t.reported).toEqual([]);
+    expect(t.statusWrites()).toBe(writes);
 
     t.fake.store.put(CLUSTERS, clusterV1beta1(false));
     const followed = await statusWith(t, (s) => s.incidentId !== undefined, 'the request to be reported and followed');
     expect(t.reported).toEqual([MACHINE]);
     expect(followed.reasonCode).not.toBe('CLUSTER_PAUSED');
+  });
+
+  it('a status someone else overwrote (kubectl edit --subresource status) is written back as the hold has it, once', async () => {
+    const t = await setUp();
+    t.fake.store.put(CLUSTERS, clusterV1beta1(true));
+    await createRequest(t);
+    const held = await statusWith(t, (s) => s.reasonCode === 'CLUSTER_PAUSED', 'the request to be held');
+
+    const stored = t.fake.store.get(REQUESTS, NS, MACHINE);
+    t.fake.store.put(REQUESTS, { ...stored, status: { ...(stored.status as JsonObject), phase: 'Completed', message: 'edited by hand' } });
+    const back = await statusWith(t, (s) => s.phase === 'Pending' && s.message === held.message, 'the hold written back');
+    expect(back.reasonCode).toBe('CLUSTER_PAUSED');
+    const writes = t.statusWrites();
+    await roundsPass(t, 3);
+    expect(t.statusWrites()).toBe(writes);
+    expect(t.reported).toEqual([]);
   });
 
   it('the cluster.x-k8s.io/paused annotation on a v1beta2 Cluster (clusterctl move) holds it the same way', async () => {

@@ -68,6 +68,9 @@ export type RequestObject = KubernetesObject & { spec?: { reason?: unknown }; st
 /** A phase that ends the request (an incident may end while its request goes on: the endings table says which). */
 export const isTerminalPhase = (phase: string | undefined): boolean => phase !== undefined && (requestEndPhases as readonly string[]).includes(phase);
 
+/** The status's text fields, read as they are: the watcher compares them with what it would write. */
+const SHOWN_TEXT = ['reasonCode', 'message', 'leaderMove', 'startedAt', 'updatedAt', 'completedAt'] as const;
+
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 
 const isCondition = (value: unknown): value is Condition => {
@@ -106,6 +109,8 @@ export function toRemediationRequest(object: RequestObject): RemediationRequest 
       ...(text(status.phase) ? { phase: status.phase as RequestPhase } : {}),
       // Only an id we could have written: anyone with access to the status may put any string there.
       ...(typeof status.incidentId === 'string' && isIncidentId(status.incidentId) ? { incidentId: status.incidentId } : {}),
+      ...Object.fromEntries(SHOWN_TEXT.flatMap((key) => (text(status[key]) ? [[key, status[key]]] : []))),
+      ...(typeof status.observedGeneration === 'number' ? { observedGeneration: status.observedGeneration } : {}),
       ...(conditions.length > 0 ? { conditions } : {}),
     },
   };
