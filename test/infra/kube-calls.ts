@@ -31,7 +31,7 @@ const SIDES: [RegExp, Side[]][] = [
   [/^functions\/adapters\/kube\/cluster-api\/object-events\.ts$/, ['management', 'workload']],
   // The Cluster API objects, the kubeconfig and etcd CA Secrets, the requests: the management cluster.
   [/^functions\/adapters\/kube\/cluster-api\//, ['management']],
-  [/^infra\/kubernetes\/(request-watcher|coexistence-scan)\.ts$/, ['management']],
+  [/^infra\/kubernetes\/(request-watcher(\.ts$|\/)|coexistence-scan\.ts$)/, ['management']],
   // The etcd pods, their Nodes (and a Node's uid for its Events), exec and port-forward: the workload cluster.
   [/^functions\/adapters\/kube\/(workload\.ts$|node-reference\.ts$|streams\/|port-forward\/|exec-relay\/)/, ['workload']],
 ];
