@@ -35,7 +35,7 @@ describe('whether two statuses differ', () => {
   });
 
   it('not on its conditions or when it was written: they follow from the write', () => {
-    const condition = { type: 'Ready', status: 'False', reason: 'Running', message: 'm', lastTransitionTime: '2026-12-07T10:00:00Z' };
+    const condition = { type: 'Ready', status: 'False', reason: 'Running', message: 'm', lastTransitionTime: '2026-12-07T10:00:00Z' } as const;
     expect(sameStatus(running, { ...running, conditions: [condition] })).toBe(true);
   });
 });
