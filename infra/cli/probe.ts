@@ -64,6 +64,21 @@ export function probeJson({ view }: Probed) {
   };
 }
 
+/**
+ * The alarms the members raised, one line each. A NOSPACE alarm counts no member down (it is the
+ * cluster's quota reached), so the quorum line alone would not show it.
+ */
+function alarmLines(view: Probed['view']): string {
+  const raised = new Map<string, string[]>();
+  for (const m of view.members) for (const alarm of m.status?.alarms ?? []) raised.set(alarm, [...(raised.get(alarm) ?? []), m.name || m.id]);
+  return [...raised]
+    .map(
+      ([alarm, by]) =>
+        `alarm: ${alarm} raised by ${by.join(', ')}${alarm === 'NOSPACE' ? ': etcd refuses every write until space is freed and the alarm disarmed' : ''}\n`,
+    )
+    .join('');
+}
+
 export function renderProbe(probed: Probed): string {
   // Names, hosts and etcd's errors are the cluster's text: escaped once here, each line built below is its own.
   const { view, sample } = escapeControlsIn(probed);
@@ -98,7 +113,7 @@ export function renderProbe(probed: Probed): string {
   // The leader may answer its followers but not us: it still votes, and the line says so.
   const alsoUp = quorum.votingUp > quorum.healthyVoting ? `, ${quorum.votingUp} up (the leader answers its followers, not us)` : '';
   const quorumLine = `quorum: ${quorum.healthyVoting} of ${quorum.voting} voting members healthy${alsoUp}, ${quorum.size} needed: ${quorum.ok ? 'ok' : 'LOST'}`;
-  return `${table(header, rows)}\n${renderPaths(view)}\n${leaderLine}; ${quorumLine}\n${identityLine}`;
+  return `${table(header, rows)}\n${renderPaths(view)}\n${leaderLine}; ${quorumLine}\n${alarmLines(view)}${identityLine}`;
 }
 
 export async function run(argv: string[]): Promise<number> {

@@ -33,7 +33,7 @@ export const noSpaceMembers = (view: ClusterView | undefined): string[] =>
 
 /** What a person does about a NOSPACE alarm, then, as the end of a block's sentence. */
 export const freeSpaceThenReport = (who: string): string =>
-  `free space (etcdctl compact, then etcdctl defrag on each member, or a larger --quota-backend-bytes), then run \`etcdctl alarm disarm\`, and report ${who} again.`;
+  `free space (etcdctl compact, then etcdctl defrag on each member, one at a time and the leader last, as a defragmentation stalls the member it runs on; or a larger --quota-backend-bytes), then run \`etcdctl alarm disarm\`, and report ${who} again.`;
 
 /** The rule each action's failure is decided by, as evidence.decidedBy names it. */
 const ruleOf = (action: GuardAction): string =>

@@ -1,5 +1,5 @@
 // Plain-words fragments shared by every message, so members and paths read the same everywhere.
-import type { MemberView } from './view.ts';
+import { memberAlarms, type MemberView } from './view.ts';
 import type { EtcdFailure, PathName, PathProbe, Reachability } from '../common/index.ts';
 
 const howItFailed: Record<Exclude<Reachability, 'ok'>, string> = {
@@ -34,7 +34,8 @@ export function whyUnhealthy(m: MemberView): string | undefined {
   if (!m.started) return 'was added but never started';
   if (!m.reachable) return `is unreachable on every path (${describePaths(m.paths)})`;
   if (!m.status) return 'answered without a status';
-  if (m.status.alarms.length > 0) return `has alarm ${m.status.alarms.join(', ')}`;
+  const alarms = memberAlarms(m.status);
+  if (alarms.length > 0) return `has alarm ${alarms.join(', ')}`;
   if (m.status.errors.length > 0) return `reports errors: ${m.status.errors.join('; ')}`;
   return 'is not healthy';
 }

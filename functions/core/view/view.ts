@@ -17,7 +17,10 @@ export interface MemberView extends MemberInfo {
   reachable: boolean;
   /** A member that was added but never started has no name and no client URLs. */
   started: boolean;
-  /** Reachable, started, no alarms and no errors ("no leader" aside: that is the election's, not the member's). */
+  /**
+   * Reachable, started, no alarm of its own and no errors ("no leader" aside: that is the
+   * election's, not the member's; NOSPACE aside: that is the cluster's, see CLUSTER_ALARMS).
+   */
   healthy: boolean;
   status?: MemberStatus;
   /** Fastest answering path, when reachable. */
@@ -79,12 +82,23 @@ const NO_LEADER_ERROR = 'etcdserver: no leader';
 
 const memberErrors = (status: MemberStatus): string[] => status.errors.filter((e) => e !== NO_LEADER_ERROR);
 
+/**
+ * Alarms that say nothing against the member that raised them. NOSPACE is the cluster's quota
+ * reached: etcd then refuses writes on every member until it is disarmed, and maintenance clears
+ * it; the member still votes and answers, so it is no member lost, and counting it down would send
+ * a person to disaster recovery for a full disk. CORRUPT is the member's own data, and counts.
+ */
+export const CLUSTER_ALARMS: ReadonlySet<string> = new Set(['NOSPACE']);
+
+/** The alarms a member raised that count against it (every alarm but the cluster's). */
+export const memberAlarms = (status: Pick<MemberStatus, 'alarms'>): string[] => status.alarms.filter((a) => !CLUSTER_ALARMS.has(a));
+
 export function toMemberView(probe: ProbeSample['members'][number]): MemberView {
   const { member, paths, status, host } = probe;
   const answered = paths.filter((p) => p.reachability === 'ok');
   const reachable = answered.length > 0;
   const started = member.name !== '' && member.clientUrls.length > 0;
-  const healthy = reachable && started && !!status && status.alarms.length === 0 && memberErrors(status).length === 0;
+  const healthy = reachable && started && !!status && memberAlarms(status).length === 0 && memberErrors(status).length === 0;
   const view: MemberView = { ...member, paths, reachable, started, healthy };
   if (status) view.status = status;
   if (host) view.host = host;

@@ -101,7 +101,7 @@ describe('the lock when etcd does not take it', () => {
     expect(h.lastOf('RemediationBlocked').message).toBe(
       'etcd-1 (91bc3c398fb3c146) is not removed: a NOSPACE alarm (raised by a member) stands, and etcd refuses every write while it does ("etcdserver: mvcc: database space exceeded"), ' +
         'so we could not take the cluster lock (etcd key /etcd-remediator/lock); no member is removed without the cluster lock and the removal record in etcd, so nothing was removed; blocked: ' +
-        'free space (etcdctl compact, then etcdctl defrag on each member, or a larger --quota-backend-bytes), then run `etcdctl alarm disarm`, and report etcd-1 (91bc3c398fb3c146) again.',
+        'free space (etcdctl compact, then etcdctl defrag on each member, one at a time and the leader last, as a defragmentation stalls the member it runs on; or a larger --quota-backend-bytes), then run `etcdctl alarm disarm`, and report etcd-1 (91bc3c398fb3c146) again.',
     );
   });
 

@@ -33,7 +33,7 @@ describe('rankMoveCandidates', () => {
         { i: 0 },
         { i: 1, learner: true, applied: 500 },
         { i: 2, paths: 'refused' },
-        { i: 3, alarms: ['NOSPACE'] },
+        { i: 3, alarms: ['CORRUPT'] },
         { i: 4, errors: ['boom'] },
         { i: 5, unstarted: true },
         { i: 6 },

@@ -11,6 +11,7 @@ const MIN = 60_000;
 const T0 = 10 * MIN;
 const down = { paths: 'refused' as const };
 const slow = { paths: 'timeout' as const };
+const atQuota = { alarms: ['NOSPACE'] };
 /** The seed case (the leader unreachable, named by the followers) with one follower only timing out: one healthy member of three after the removal. */
 const slowPeer = (at: number): ClusterView => cluster(at, 3, { leader: 0, override: { 0: down, 2: slow } });
 const deadLeader = (at: number): ClusterView => cluster(at, 3, { leader: 0, override: { 0: down } });
@@ -350,6 +351,16 @@ const rows: Row[] = [
     kind: 'block',
     reason: 'ETCD_NO_SPACE',
     decidedBy: 'etcd-writable',
+  },
+  {
+    // The quota reached: every member raises NOSPACE, and one follower is dead. An alarm is no
+    // member lost: the block is the alarm's, saying what clears it, never NO_QUORUM and disaster recovery.
+    name: '5 members at their quota (NOSPACE on every one), the target a dead follower',
+    samples: [cluster(T0, 5, { leader: 1, override: { 0: down, 1: atQuota, 2: atQuota, 3: atQuota, 4: atQuota } })],
+    kind: 'block',
+    reason: 'ETCD_NO_SPACE',
+    decidedBy: 'etcd-writable',
+    says: /^(?!.*(disaster|snapshot|quorum)).*NOSPACE alarm \(raised by etcd-1, etcd-2, etcd-3, etcd-4\)/,
   },
   {
     name: 'the reachable leader with nobody free to take over',

@@ -7,7 +7,7 @@ import { cluster, id, seeded, view, type MemberSpec } from '../fixtures.ts';
 const sickness: ((i: number) => MemberSpec)[] = [
   (i) => ({ i, paths: 'refused' }),
   (i) => ({ i, paths: { direct: 'timeout', 'port-forward': 'refused' } }),
-  (i) => ({ i, leader: 0, alarms: ['NOSPACE'] }),
+  (i) => ({ i, leader: 0, alarms: ['CORRUPT'] }),
   (i) => ({ i, leader: 0, errors: ['raft: stopped'] }),
   (i) => ({ i, unstarted: true }),
 ];
@@ -153,11 +153,21 @@ describe('quorumGate, by hand', () => {
     },
     {
       name: '5 members, one alarmed: still safe',
-      members: [{ i: 0 }, { i: 1 }, { i: 2 }, { i: 3 }, { i: 4, alarms: ['NOSPACE'] }],
+      members: [{ i: 0 }, { i: 1 }, { i: 2 }, { i: 3 }, { i: 4, alarms: ['CORRUPT'] }],
       target: 0,
       reason: 'QUORUM_SAFE',
       ok: true,
-      says: /3 of 4 .* quorum of 3: etcd-4 \(2a1b3c4d5e6f7081\) has alarm NOSPACE/,
+      says: /3 of 4 .* quorum of 3: etcd-4 \(2a1b3c4d5e6f7081\) has alarm CORRUPT/,
+    },
+    {
+      // The quota reached: every member raises NOSPACE. An alarm is not a lost member: four of
+      // five answer and agree on a leader, so the quorum holds (the NOSPACE block is the plan's).
+      name: '5 members at their quota (NOSPACE on every one), the target dead: quorum holds',
+      members: [{ i: 0, paths: 'refused' }, ...[1, 2, 3, 4].map((i) => ({ i, alarms: ['NOSPACE'] }))],
+      target: 0,
+      reason: 'QUORUM_SAFE',
+      ok: true,
+      says: /4 of 4 voting members healthy/,
     },
     {
       name: '5 members, one never started and one in error',
@@ -214,13 +224,13 @@ describe('quorumGate, by hand', () => {
       members: [
         { i: 0, leader: 0, paths: 'refused' },
         { i: 1, leader: 0 },
-        { i: 2, leader: 0, alarms: ['NOSPACE'] },
+        { i: 2, leader: 0, alarms: ['CORRUPT'] },
         { i: 3, learner: true, leader: 0 },
       ],
       target: 3,
       reason: 'QUORUM_AT_RISK',
       ok: false,
-      says: /^Removing learner etcd-3 .* needs a quorum of the 3 voting members to commit, and only 1 of them is healthy, below the quorum of 2: etcd-0 .* is unreachable on every path \(direct http:\/\/127\.0\.0\.1:4001 refused\) and etcd-2 .* has alarm NOSPACE; blocked, bring etcd-0 and etcd-2 back first\.$/,
+      says: /^Removing learner etcd-3 .* needs a quorum of the 3 voting members to commit, and only 1 of them is healthy, below the quorum of 2: etcd-0 .* is unreachable on every path \(direct http:\/\/127\.0\.0\.1:4001 refused\) and etcd-2 .* has alarm CORRUPT; blocked, bring etcd-0 and etcd-2 back first\.$/,
     },
     {
       name: 'an unreachable learner does not count for quorum, but is waited for',
@@ -314,7 +324,7 @@ describe('two sick members of three: one message, never a circle', () => {
     {
       name: 'two members alarmed',
       members: [
-        { i: 0, leader: 1, alarms: ['NOSPACE'] },
+        { i: 0, leader: 1, alarms: ['CORRUPT'] },
         { i: 1, leader: 1 },
         { i: 2, leader: 1, alarms: ['CORRUPT'] },
       ],

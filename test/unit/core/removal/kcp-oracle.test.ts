@@ -3,6 +3,7 @@
 // random memberships where KCP's refusal must always be ours too. We may be stricter, never looser.
 import { afterAll, describe, expect, it } from 'vitest';
 import { quorumGate } from '../../../../functions/core/plan/quorum-gate.ts';
+import { noSpaceMembers } from '../../../../functions/core/removal/index.ts';
 import type { ReasonCode } from '../../../../functions/core/common/decision.ts';
 import type { PathName, Reachability } from '../../../../functions/core/common/types.ts';
 import {
@@ -269,7 +270,12 @@ function kcpControlPlane(m: Membership): KcpControlPlane {
 const targetIndex = (m: Membership): number => (m.target === 'absent' ? ABSENT : m.target);
 
 /** Why we refuse what KCP allows, in the words README.md's list uses. */
-type Strictness = 'target not in the member list' | 'a voter KCP counts healthy is unhealthy to us' | 'no quorum now' | 'unexplained';
+type Strictness =
+  | 'target not in the member list'
+  | 'a voter KCP counts healthy is unhealthy to us'
+  | 'no quorum now'
+  | 'a NOSPACE alarm stands'
+  | 'unexplained';
 
 function whyStricter(m: Membership, gate: { reason: ReasonCode }): Strictness {
   if (m.target === 'absent') return 'target not in the member list';
@@ -278,9 +284,10 @@ function whyStricter(m: Membership, gate: { reason: ReasonCode }): Strictness {
     const machine = cp.machines.find((x) => x.nodeRefName === nameOf(d.i));
     return machine ? machine.etcdMemberHealthy === 'True' : !d.alarm;
   };
-  const weSeeUnhealthy = (d: Drawn): boolean => !Object.values(d.paths).includes('ok') || d.errors || !!d.alarm || d.unstarted;
+  const weSeeUnhealthy = (d: Drawn): boolean => !Object.values(d.paths).includes('ok') || d.errors || d.alarm === 'CORRUPT' || d.unstarted;
   if (m.members.some((d) => d.i !== m.target && !d.learner && weSeeUnhealthy(d) && kcpHealthy(d))) return 'a voter KCP counts healthy is unhealthy to us';
   if (gate.reason === 'NO_QUORUM') return 'no quorum now';
+  if (gate.reason === 'ETCD_NO_SPACE') return 'a NOSPACE alarm stands';
   return 'unexplained';
 }
 
@@ -313,7 +320,11 @@ describe('our quorum gate against KCP over random memberships', () => {
   const random = seeded(SEED);
   for (let run = 0; run < RUNS; run++) {
     const m = draw(random);
-    const gate = quorumGate(view(0, ourSpecs(m)), id(targetIndex(m)));
+    const seen = view(0, ourSpecs(m));
+    // Our verdict: the quorum gate, then the plan's NOSPACE check. A NOSPACE alarm is no member
+    // lost (the gate counts its member up), but nothing is removed while it stands.
+    const quorum = quorumGate(seen, id(targetIndex(m)));
+    const gate = quorum.ok && noSpaceMembers(seen).length > 0 ? { ok: false, reason: 'ETCD_NO_SPACE' as const, message: 'a NOSPACE alarm stands' } : quorum;
     const kcpAllows = targetEtcdClusterHealthy(kcpControlPlane(m), false, nameOf(targetIndex(m)));
     tally.cases++;
     if (!kcpAllows) tally.kcpRefuses++;
@@ -348,11 +359,21 @@ describe('our quorum gate against KCP over random memberships', () => {
     for (const reason of ['TARGET_NOT_FOUND', 'LAST_MEMBER', 'NO_QUORUM', 'QUORUM_AT_RISK', 'MEMBER_NOT_READY']) expect(ours).toContain(reason);
   });
 
-  it('is stricter than KCP only by the rules README.md lists: a missing target, quorum now, and members KCP counts healthy that we see unhealthy', () => {
+  it('is stricter than KCP only by the rules README.md lists: a missing target, quorum now, members KCP counts healthy that we see unhealthy, and a NOSPACE alarm', () => {
     // MEMBER_NOT_READY and LAST_MEMBER are KCP's own rules: they never refuse what KCP allows.
-    expect(Object.keys(tally.stricterBy).sort(), JSON.stringify(stricterExamples)).toEqual(['NO_QUORUM', 'QUORUM_AT_RISK', 'TARGET_NOT_FOUND']);
+    expect(Object.keys(tally.stricterBy).sort(), JSON.stringify(stricterExamples)).toEqual([
+      'ETCD_NO_SPACE',
+      'NO_QUORUM',
+      'QUORUM_AT_RISK',
+      'TARGET_NOT_FOUND',
+    ]);
     expect(tally.stricterWhy.unexplained ?? 0).toBe(0);
-    expect(Object.keys(tally.stricterWhy).sort()).toEqual(['a voter KCP counts healthy is unhealthy to us', 'no quorum now', 'target not in the member list']);
+    expect(Object.keys(tally.stricterWhy).sort()).toEqual([
+      'a NOSPACE alarm stands',
+      'a voter KCP counts healthy is unhealthy to us',
+      'no quorum now',
+      'target not in the member list',
+    ]);
   });
 });
 
