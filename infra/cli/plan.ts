@@ -15,6 +15,9 @@ import { pausesInStateFile } from './fleet-target.ts';
 import { accessHelp, accessOptions, clusterAccessFromFlags, type AccessFlagValues } from './cluster-flags.ts';
 import { openClusterProbe } from './cluster-probe.ts';
 import { formatDuration } from './duration.ts';
+import { renderRecovery } from './recovery-text.ts';
+import { recoveryPlan, type RecoveryPlan } from '../../functions/core/recovery/index.ts';
+import { newestSnapshot } from '../../functions/adapters/local/file-snapshots.ts';
 import { EXIT, printResult, type CliResult, type TimelineEntry } from './output.ts';
 import { describeView } from './progress.ts';
 import { describeWanted, findTarget, targetFromFlags, targetHelp, targetOptions, type TargetFlag } from './target-flags.ts';
@@ -27,6 +30,9 @@ export const planOptions = {
   'no-skip-leader-move': { type: 'boolean' },
   'allow-shrink': { type: 'boolean' },
 } as const;
+
+/** plan's own: what it reads to say how to recover a cluster that lost quorum. */
+const recoveryOptions = { 'snapshot-dir': { type: 'string' } } as const;
 
 /**
  * Interactive runs retry sooner than the service's backoff (the policy's default): the first
@@ -48,6 +54,9 @@ endpoints answer with more than one etcd cluster id.
 
   --state FILE             a state file whose pauses the plan reads (only reads it): a paused
                            cluster's plan says PAUSED, as the pipeline's would
+  --snapshot-dir DIR       where run and remediate keep snapshots (only reads it): when quorum is
+                           lost, the recovery plan names the newest one kept for the cluster, its
+                           size and SHA-256
 ${targetHelp}
   --grace DUR              how long an unreachable leader must stay so before it is removed
                            without a move (default: ${formatDuration(defaultPolicy.graceMs)})
@@ -105,8 +114,32 @@ function nextStep(d: Decision): Record<string, unknown> {
   }
 }
 
+/** What a plan of a cluster that lost quorum reads to say how to recover it. */
+export interface RecoverySources {
+  snapshotDir?: string;
+  /** The certificate paths etcdctl is given in its commands: the ones this plan was given. */
+  tls?: { cacert?: string; cert?: string; key?: string };
+}
+
+/** The recovery plan for a NO_QUORUM decision: from the view, and the newest snapshot kept. */
+async function recoveryFor(cluster: ClusterEntry, view: ClusterView, sources: RecoverySources): Promise<RecoveryPlan> {
+  const snapshot = sources.snapshotDir ? await newestSnapshot(sources.snapshotDir, cluster.clusterId) : undefined;
+  return recoveryPlan({
+    members: view.members,
+    deployment: cluster.kube ? 'kubeadm' : 'unknown',
+    ...(sources.tls ? { tls: sources.tls } : {}),
+    ...(snapshot ? { snapshot } : {}),
+    now: Date.now(),
+  });
+}
+
 /** `pauses`: those of a state file (--state), so a plan says PAUSED where the pipeline would wait. */
-export async function planNow(cluster: ClusterEntry & { policy: Policy }, wanted: TargetFlag, pauses?: FleetPauses): Promise<CliResult> {
+export async function planNow(
+  cluster: ClusterEntry & { policy: Policy },
+  wanted: TargetFlag,
+  pauses?: FleetPauses,
+  sources: RecoverySources = {},
+): Promise<CliResult> {
   const ref = wanted.value;
   const timeline: TimelineEntry[] = [];
   const prober = openClusterProbe(cluster);
@@ -206,7 +239,13 @@ export async function planNow(cluster: ClusterEntry & { policy: Policy }, wanted
       message: decision.message,
       leaderMove: impliedLeaderMove(decision, current, target.id, cluster.policy),
       timeline,
-      evidence: { ...decision.evidence, decision: nextStep(decision), samples: samples.length, dryRun: true },
+      evidence: {
+        ...decision.evidence,
+        decision: nextStep(decision),
+        samples: samples.length,
+        dryRun: true,
+        ...(decision.reason === 'NO_QUORUM' ? { recovery: await recoveryFor(cluster, current, sources) } : {}),
+      },
     };
   } finally {
     await prober.close();
@@ -214,12 +253,22 @@ export async function planNow(cluster: ClusterEntry & { policy: Policy }, wanted
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseFlags('plan', argv, { ...planOptions, state: { type: 'string' } });
+  const { values } = parseFlags('plan', argv, { ...planOptions, ...recoveryOptions, state: { type: 'string' } });
   if (values.help) {
     process.stdout.write(`${help}\n`);
     return EXIT.ok;
   }
   const { cluster, target } = await planInputsFromFlags(values);
   const pauses = values.state === undefined ? undefined : await pausesInStateFile(values.state);
-  return printResult(await planNow(cluster, target, pauses), values.json ?? false);
+  const snapshotDir = values['snapshot-dir'];
+  const tls = {
+    ...(values.cacert ? { cacert: values.cacert } : {}),
+    ...(values.cert ? { cert: values.cert } : {}),
+    ...(values.key ? { key: values.key } : {}),
+  };
+  const result = await planNow(cluster, target, pauses, { ...(snapshotDir ? { snapshotDir } : {}), tls });
+  const code = printResult(result, values.json ?? false);
+  const recovery = result.evidence.recovery as RecoveryPlan | undefined;
+  if (recovery && !values.json) process.stdout.write(`${renderRecovery(recovery)}\n`);
+  return code;
 }

@@ -348,6 +348,55 @@ export class Lab {
   }
 
   /**
+   * Kills a member and starts it again on its own data with `extraArgs` added to its flags (a
+   * disaster recovery's --force-new-cluster), or with none, as an operator edits a member's flags
+   * and restarts it. Resolves once it answers with a leader.
+   */
+  async restartWith(name: string, extraArgs: readonly string[], options: { timeoutMs?: number } = {}): Promise<LabMember> {
+    const { member } = this.runtime(name);
+    await this.kill(name);
+    return this.respawn(member, { clusterState: 'existing', initialCluster: `${name}=${member.peerUrl}`, extraArgs }, options.timeoutMs);
+  }
+
+  /**
+   * Starts a member again from an empty data directory, joining the cluster as \`member add\`
+   * told it (its ETCD_INITIAL_CLUSTER, state existing): a member added back after a recovery.
+   * Resolves once it answers with a leader.
+   */
+  async rejoin(name: string, initialCluster: string, options: { timeoutMs?: number } = {}): Promise<LabMember> {
+    const { member } = this.runtime(name);
+    if (!this.runtime(name).hasExited) await this.kill(name);
+    fs.rmSync(member.dataDir, { recursive: true, force: true });
+    return this.respawn(member, { clusterState: 'existing', initialCluster }, options.timeoutMs);
+  }
+
+  private async respawn(
+    member: LabMember,
+    start: { clusterState: 'new' | 'existing'; initialCluster: string; extraArgs?: readonly string[] },
+    timeoutMs = 20_000,
+  ): Promise<LabMember> {
+    const runtime = this.spawnMember({
+      name: member.name,
+      clientPort: Number(new URL(member.directUrl).port),
+      peerPort: Number(new URL(member.directPeerUrl).port),
+      proxy: member.proxy,
+      ...(member.peerProxy ? { peerProxy: member.peerProxy } : {}),
+      ...start,
+      isLearner: false,
+    });
+    const status = await waitFor(
+      async () => {
+        this.assertAlive(runtime);
+        const answered = await gatewayStatus(runtime.member.directUrl, STATUS_TIMEOUT_MS, this.clientTls).catch(() => undefined);
+        return answered && answered.leaderId !== '0' ? answered : undefined;
+      },
+      { timeoutMs, intervalMs: 100, what: `${member.name} to answer with a leader after its start` },
+    );
+    runtime.member.id = status.memberId;
+    return runtime.member;
+  }
+
+  /**
    * Ground truth: the member list through the first voting member that answers on its real port
    * (a learner refuses this call).
    */
@@ -453,6 +502,8 @@ export class Lab {
     initialCluster: string;
     clusterState: 'new' | 'existing';
     isLearner: boolean;
+    /** Flags for this start only, after the lab's own for the member. */
+    extraArgs?: readonly string[];
   }): MemberRuntime {
     const memberDir = path.join(this.root, plan.name);
     const server = this.serverCertOf(plan.name);
@@ -470,7 +521,7 @@ export class Lab {
       electionTimeoutMs: this.electionTimeoutMs,
       dataDir: path.join(memberDir, 'data'),
       logFile: path.join(memberDir, 'etcd.log'),
-      ...(this.memberArgs[plan.name] ? { extraArgs: this.memberArgs[plan.name] } : {}),
+      extraArgs: [...(this.memberArgs[plan.name] ?? []), ...(plan.extraArgs ?? [])],
       ...(this.tls ? { tls: { ...server, trustedCaFile: this.tls.caFile } } : {}),
     };
     const child = spawnEtcd(this.etcdBin, spec);

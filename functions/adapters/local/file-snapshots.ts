@@ -3,8 +3,11 @@
 // .partial, flushed to disk, and renamed into place only once whole, so a file named .db is always
 // one etcd streamed to the end. Each cluster keeps its newest few, so a storm of removals cannot
 // fill the disk.
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { SnapshotKept } from '../../core/recovery/index.ts';
 import type { SnapshotStore } from '../../ports/snapshots.ts';
 
 /** How many snapshots a cluster keeps: enough to go back past a few removals in a row. */
@@ -82,12 +85,37 @@ async function makeDirectory(directory: string): Promise<void> {
   }
 }
 
+/** The snapshots kept for a cluster, newest first: their files and when each was written. */
+async function keptIn(clusterDir: string): Promise<{ file: string; mtimeMs: number; size: number }[]> {
+  const names = await fs.promises.readdir(clusterDir).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return [];
+    throw error;
+  });
+  const files = await Promise.all(
+    names
+      .filter((n) => n.endsWith(SNAPSHOT_SUFFIX))
+      .map(async (n) => {
+        const stat = await fs.promises.stat(path.join(clusterDir, n));
+        return { file: path.join(clusterDir, n), mtimeMs: stat.mtimeMs, size: stat.size };
+      }),
+  );
+  return files.sort((a, b) => b.mtimeMs - a.mtimeMs || b.file.localeCompare(a.file));
+}
+
+/**
+ * The newest snapshot kept for `clusterId` in `directory`, with its size and SHA-256 (read from
+ * the file, as a person checks it before a restore); undefined when none was kept.
+ */
+export async function newestSnapshot(directory: string, clusterId: string): Promise<SnapshotKept | undefined> {
+  const newest = (await keptIn(path.join(directory, safe(clusterId))))[0];
+  if (!newest) return undefined;
+  const hash = createHash('sha256');
+  await pipeline(fs.createReadStream(newest.file), hash);
+  return { location: newest.file, bytes: newest.size, sha256: hash.digest('hex'), takenAt: newest.mtimeMs };
+}
+
 /** Leaves the newest `keep` snapshots of a cluster, never deleting the one just taken. */
 async function pruneOlder(clusterDir: string, taken: string, keep: number): Promise<void> {
-  const names = (await fs.promises.readdir(clusterDir)).filter((n) => n.endsWith(SNAPSHOT_SUFFIX));
-  const files = await Promise.all(
-    names.map(async (n) => ({ file: path.join(clusterDir, n), mtimeMs: (await fs.promises.stat(path.join(clusterDir, n))).mtimeMs })),
-  );
-  const older = files.filter((f) => f.file !== taken).sort((a, b) => b.mtimeMs - a.mtimeMs || b.file.localeCompare(a.file));
+  const older = (await keptIn(clusterDir)).filter((f) => f.file !== taken);
   for (const { file } of older.slice(Math.max(0, keep - 1))) await fs.promises.rm(file, { force: true });
 }

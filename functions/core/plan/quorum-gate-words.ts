@@ -3,6 +3,7 @@
 // first" when removing X would be refused in turn).
 import { countsAsUp, describeMember, type ClusterView, type MemberView, howReached, listWords, whyUnhealthy } from '../view/index.ts';
 import type { MemberId } from '../common/index.ts';
+import { survivorOf } from '../recovery/index.ts';
 import type { GateFigures } from './quorum-gate.ts';
 
 /** What the rules look at, computed once by quorumGate. */
@@ -24,7 +25,17 @@ const tail = (members: MemberView[]): string => (members.length > 0 ? `: ${why(m
 /** Members in the order the member list gives them, so either target reads the same sentence. */
 const inViewOrder = (view: ClusterView, members: MemberView[]): MemberView[] => view.members.filter((m) => members.includes(m));
 
-const DISASTER_RECOVERY = 'recover the cluster from a snapshot (etcd disaster recovery)';
+/**
+ * The way out when the members cannot be restored: etcd disaster recovery from the member that
+ * answers with the most recent data, named, or from a snapshot when none answers; `plan` prints
+ * every step of it (core/recovery), and nothing here runs them.
+ */
+function disasterRecovery(view: ClusterView): string {
+  const survivor = survivorOf(view.members);
+  return survivor
+    ? `recover the cluster from ${survivor.name}, the member that answers with the most recent data (term ${survivor.term}, applied index ${survivor.appliedIndex}), with --force-new-cluster (etcd disaster recovery: \`etcd-remediator plan\` prints each step)`
+    : 'recover the cluster from a snapshot (etcd disaster recovery: `etcd-remediator plan` prints each step)';
+}
 
 /** "restore either A or B … or, if neither can be restored, recover …": how many, and which. */
 function restore(down: MemberView[], count: number): { what: string; otherwise: string } {
@@ -41,7 +52,7 @@ function noQuorum({ view, target }: GateFacts): string {
   const down = view.members.filter((m) => !m.isLearner && !countsAsUp(m, view.leader));
   const way = restore(down, quorum.size - quorum.votingUp);
   const included = down.includes(target) ? '' : `, ${describeMember(target)} included,`;
-  return `The cluster has no quorum now: ${quorum.votingUp} of ${quorum.voting} voting members are up, below the quorum of ${quorum.size}${tail(down)}; blocked, no member can be removed${included} until quorum is back: restore ${way.what}, or, ${way.otherwise}, ${DISASTER_RECOVERY}.`;
+  return `The cluster has no quorum now: ${quorum.votingUp} of ${quorum.voting} voting members are up, below the quorum of ${quorum.size}${tail(down)}; blocked, no member can be removed${included} until quorum is back: restore ${way.what}, or, ${way.otherwise}, ${disasterRecovery(view)}.`;
 }
 
 /**
@@ -58,7 +69,7 @@ function noneRemovable(f: GateFacts, healthyVoting: number): string {
   const count = figures.needed - healthyVoting;
   const way = restore(unhealthy, count);
   const then = unhealthy.length - count === 1 ? 'the other can then be removed' : 'the rest can then be removed one at a time';
-  return `${subject} can be removed safely: ${why(unhealthy)}, so removing ${any} would leave ${atMost}${healthyVoting} of ${figures.votingAfter} voting members healthy, below the quorum of ${figures.needed}; blocked, restore ${way.what} and ${then}, or, ${way.otherwise}, ${DISASTER_RECOVERY}.`;
+  return `${subject} can be removed safely: ${why(unhealthy)}, so removing ${any} would leave ${atMost}${healthyVoting} of ${figures.votingAfter} voting members healthy, below the quorum of ${figures.needed}; blocked, restore ${way.what} and ${then}, or, ${way.otherwise}, ${disasterRecovery(view)}.`;
 }
 
 function quorumAtRisk(f: GateFacts): string {

@@ -1,9 +1,10 @@
 // Snapshots as files: 0700 directories and 0600 files, a partial never named as a snapshot, and
 // each cluster keeping only its newest few, never losing the one just taken.
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fileSnapshots, SNAPSHOTS_KEPT_PER_CLUSTER, unwritableDirectory } from '../../../../functions/adapters/local/file-snapshots.ts';
+import { fileSnapshots, newestSnapshot, SNAPSHOTS_KEPT_PER_CLUSTER, unwritableDirectory } from '../../../../functions/adapters/local/file-snapshots.ts';
 import { testIncidentId } from '../../../support/incident-ids.ts';
 import { etcdSnapshotBytes, streamEtcdSnapshot } from '../../../support/etcd-snapshot-bytes.ts';
 import { readOnlyDir, readOnlyDirUnavailable, type ReadOnlyDir } from '../../../support/read-only-dir.ts';
@@ -105,5 +106,40 @@ describe.skipIf(readOnlyDirUnavailable !== undefined)(readOnlyTitle, () => {
     await expect(opened).rejects.toThrow(`cannot make the snapshot directory ${path.join(directory, 'c1')}: ${readOnly.dir} ${readOnly.says}`);
     await expect(opened).rejects.not.toThrow(/ENOENT/);
     expect(unwritableDirectory(directory)).toBe(`${readOnly.dir} ${readOnly.says}`);
+  });
+});
+
+describe('the newest snapshot kept, for a recovery plan', () => {
+  it('the newest whole one of the cluster, with its size and the SHA-256 of its bytes; a partial or another cluster never', async () => {
+    dir = tempDir();
+    const store = fileSnapshots(dir.file('snapshots'));
+    for (const [incidentId, keys] of [
+      ['i-1', 'older'],
+      ['i-2', 'newer'],
+    ] as const) {
+      const target = await store.open({ clusterId: 'prod/eu 1', incidentId, member: 'etcd-1' });
+      await streamEtcdSnapshot(target.stream, keys);
+      await target.keep('unused');
+      fs.utimesSync(target.location, new Date(), new Date(Date.now() + (incidentId === 'i-2' ? 1_000 : 0)));
+    }
+    const partial = await store.open({ clusterId: 'prod/eu 1', incidentId: 'i-3', member: 'etcd-2' });
+    const other = await store.open({ clusterId: 'staging', incidentId: 'i-4', member: 'etcd-1' });
+    await streamEtcdSnapshot(other.stream, 'other');
+    await other.keep('unused');
+
+    const newest = await newestSnapshot(dir.file('snapshots'), 'prod/eu 1');
+    const bytes = etcdSnapshotBytes('newer');
+    expect(newest).toMatchObject({
+      location: path.join(dir.file('snapshots'), 'prod_eu_1', 'i-2-etcd-1.db'),
+      bytes: bytes.length,
+      sha256: createHash('sha256').update(bytes).digest('hex'),
+    });
+    expect(newest!.takenAt).toBeGreaterThan(Date.now() - 60_000);
+    await partial.discard();
+  });
+
+  it('none kept, or no directory for the cluster: none', async () => {
+    dir = tempDir();
+    expect(await newestSnapshot(dir.file('snapshots'), 'prod')).toBeUndefined();
   });
 });
