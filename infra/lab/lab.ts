@@ -79,6 +79,14 @@ interface MemberRuntime {
   runState: MemberRunState;
 }
 
+/** How a member is started again: its cluster flags, more flags for this start, another data directory. */
+interface RestartPlan {
+  clusterState: 'new' | 'existing';
+  initialCluster: string;
+  extraArgs?: readonly string[];
+  dataDir?: string;
+}
+
 /** How long one status question to one member may take. */
 const STATUS_TIMEOUT_MS = 500;
 
@@ -348,34 +356,31 @@ export class Lab {
   }
 
   /**
-   * Kills a member and starts it again on its own data with `extraArgs` added to its flags (a
-   * disaster recovery's --force-new-cluster), or with none, as an operator edits a member's flags
-   * and restarts it. Resolves once it answers with a leader.
+   * Kills a member (if it runs) and starts it again with `extraArgs` added to its flags, on its own
+   * data or on `dataDir` (one a snapshot was restored into), as an operator edits a member's flags
+   * and restarts it. Resolves once it answers with a leader, or at once with `waitForLeader: false`
+   * (a restored member alone has no quorum to elect one).
    */
-  async restartWith(name: string, extraArgs: readonly string[], options: { timeoutMs?: number } = {}): Promise<LabMember> {
-    const { member } = this.runtime(name);
-    await this.kill(name);
-    return this.respawn(member, { clusterState: 'existing', initialCluster: `${name}=${member.peerUrl}`, extraArgs }, options.timeoutMs);
-  }
-
-  /**
-   * Starts a member again from an empty data directory, joining the cluster as \`member add\`
-   * told it (its ETCD_INITIAL_CLUSTER, state existing): a member added back after a recovery.
-   * Resolves once it answers with a leader.
-   */
-  async rejoin(name: string, initialCluster: string, options: { timeoutMs?: number } = {}): Promise<LabMember> {
+  async restartWith(
+    name: string,
+    extraArgs: readonly string[],
+    options: { timeoutMs?: number; dataDir?: string; waitForLeader?: boolean } = {},
+  ): Promise<LabMember> {
     const { member } = this.runtime(name);
     if (!this.runtime(name).hasExited) await this.kill(name);
-    fs.rmSync(member.dataDir, { recursive: true, force: true });
-    return this.respawn(member, { clusterState: 'existing', initialCluster }, options.timeoutMs);
+    const start = {
+      clusterState: 'existing' as const,
+      initialCluster: `${name}=${member.peerUrl}`,
+      extraArgs,
+      ...(options.dataDir ? { dataDir: options.dataDir } : {}),
+    };
+    if (options.waitForLeader === false) return this.spawnLike(member, start).member;
+    return this.respawn(member, start, options.timeoutMs);
   }
 
-  private async respawn(
-    member: LabMember,
-    start: { clusterState: 'new' | 'existing'; initialCluster: string; extraArgs?: readonly string[] },
-    timeoutMs = 20_000,
-  ): Promise<LabMember> {
-    const runtime = this.spawnMember({
+  /** A member started again on its own ports and proxies. */
+  private spawnLike(member: LabMember, start: RestartPlan): MemberRuntime {
+    return this.spawnMember({
       name: member.name,
       clientPort: Number(new URL(member.directUrl).port),
       peerPort: Number(new URL(member.directPeerUrl).port),
@@ -384,6 +389,10 @@ export class Lab {
       ...start,
       isLearner: false,
     });
+  }
+
+  private async respawn(member: LabMember, start: RestartPlan, timeoutMs = 20_000): Promise<LabMember> {
+    const runtime = this.spawnLike(member, start);
     const status = await waitFor(
       async () => {
         this.assertAlive(runtime);
@@ -504,6 +513,8 @@ export class Lab {
     isLearner: boolean;
     /** Flags for this start only, after the lab's own for the member. */
     extraArgs?: readonly string[];
+    /** Another data directory than the member's own (one a snapshot was restored into). */
+    dataDir?: string;
   }): MemberRuntime {
     const memberDir = path.join(this.root, plan.name);
     const server = this.serverCertOf(plan.name);
@@ -519,7 +530,7 @@ export class Lab {
       token: this.token,
       heartbeatMs: this.heartbeatMs,
       electionTimeoutMs: this.electionTimeoutMs,
-      dataDir: path.join(memberDir, 'data'),
+      dataDir: plan.dataDir ?? path.join(memberDir, 'data'),
       logFile: path.join(memberDir, 'etcd.log'),
       extraArgs: [...(this.memberArgs[plan.name] ?? []), ...(plan.extraArgs ?? [])],
       ...(this.tls ? { tls: { ...server, trustedCaFile: this.tls.caFile } } : {}),

@@ -33,7 +33,7 @@ const inViewOrder = (view: ClusterView, members: MemberView[]): MemberView[] => 
 function disasterRecovery(view: ClusterView): string {
   const survivor = survivorOf(view.members);
   return survivor
-    ? `recover the cluster from ${survivor.name}, the member that answers with the most recent data (term ${survivor.term}, applied index ${survivor.appliedIndex}), with --force-new-cluster (etcd disaster recovery: \`etcd-remediator plan\` prints each step)`
+    ? `recover the cluster from a snapshot of ${survivor.name}, the member that answers with the most recent data (term ${survivor.term}, applied index ${survivor.appliedIndex}), restored on every member (etcd disaster recovery: \`etcd-remediator plan\` prints each step)`
     : 'recover the cluster from a snapshot (etcd disaster recovery: `etcd-remediator plan` prints each step)';
 }
 

@@ -1,9 +1,12 @@
-// When quorum is lost: a plan a person follows, never one we run. The survivor with the most
-// recent data (highest raft term, then applied index, as each answering member's Status says) is
-// restarted once with --force-new-cluster, which keeps its data and makes it a one-member cluster;
-// the others are added back one at a time. A snapshot this project took is the fallback, restored
-// with the tool the etcd version ships (3.4: etcdctl snapshot restore; 3.5 on: etcdutl). Pure: the
-// commands are text, exact for the endpoints and certificates given, and each says where it runs.
+// When quorum is lost: a plan a person follows, never one we run. etcd's documented disaster
+// recovery (op-guide/recovery.md): a snapshot saved from the member that answers with the most
+// recent data (highest raft term, then applied index, as each answering member's Status says),
+// restored on every member into a fresh data directory with the tool the etcd version ships (3.4:
+// etcdctl snapshot restore; 3.5 on: etcdutl), every member started on it. Not --force-new-cluster:
+// members added back after it can diverge from it on etcd 3.5 (etcd-io/etcd#14009), which a test
+// here reproduced. A snapshot this project kept before a removal is the fallback when no member
+// answers. Pure: the commands are text, exact for the endpoints and certificates given, and each
+// says where it runs.
 import type { MemberView } from '../view/index.ts';
 import { describeDuration, listWords, memberAlarms } from '../view/index.ts';
 
@@ -119,138 +122,88 @@ function stopEveryMember(input: RecoveryInput, running: readonly MemberView[]): 
   };
 }
 
-function forceNewCluster(input: RecoveryInput, survivor: Survivor, host: string): RecoveryStep[] {
-  const check = (what: string): RecoveryStep => ({
-    what,
-    commands: [
-      { run: etcdctl(input, survivor.clientUrl, 'endpoint status -w table'), on: 'anywhere' },
-      { run: etcdctl(input, survivor.clientUrl, 'member list -w table'), on: 'anywhere' },
-    ],
+/** The snapshot file a recovery restores: one saved from the survivor now, or the newest kept. */
+const RECOVERY_SNAPSHOT = 'recovery.db';
+
+/** Where a member's restored data goes: a new directory, so the old one stays as it was. */
+const restoredDir = (input: RecoveryInput, m: MemberView): string => (input.deployment === 'kubeadm' ? `${KUBEADM.dataDir}-restored` : `${m.name}.restored`);
+
+/** Restored on every member, each into a new data directory, then every member started on it. */
+function restoreOnEveryMember(input: RecoveryInput, file: string, version: string, voting: readonly MemberView[]): RecoveryStep[] {
+  const initialCluster = voting.map((m) => `${m.name}=${m.peerUrls[0] ?? ''}`).join(',');
+  const restore = (m: MemberView): RecoveryCommand => ({
+    run: `${restoreTool(version)} snapshot restore ${quote(file)} --name ${m.name} --initial-cluster ${initialCluster} --initial-advertise-peer-urls ${m.peerUrls[0] ?? ''} --data-dir ${quote(restoredDir(input, m))}`,
+    on: { host: hostOf(m) },
   });
-  if (input.deployment === 'kubeadm')
-    return [
-      {
-        what: `Keep a copy of ${survivor.name}'s data before anything rewrites it.`,
-        commands: [{ run: `cp -a ${KUBEADM.dataDir} ${KUBEADM.dataDir}.before-recovery`, on: { host } }],
-      },
-      {
-        what: `Start ${survivor.name} once with --force-new-cluster: add "- --force-new-cluster" to the etcd command in ${KUBEADM.stopped}, then move it back.`,
-        commands: [{ run: `mv ${KUBEADM.stopped} ${KUBEADM.manifest}`, on: { host } }],
-      },
-      check(`Check that ${survivor.name} is a one-member cluster, its own leader, with its data.`),
-      {
-        what: `Remove --force-new-cluster from ${KUBEADM.manifest} again (the kubelet restarts etcd): left in, every start would force a new cluster.`,
-        commands: [],
-      },
-    ];
+  const start =
+    input.deployment === 'kubeadm'
+      ? `On each, point the etcd-data hostPath in ${KUBEADM.stopped} at ${KUBEADM.dataDir}-restored and move the manifest back to ${KUBEADM.manifest}.`
+      : `On each, start etcd with its --data-dir pointed at its restored directory, its other flags as before.`;
   return [
-    { what: `Keep a copy of ${survivor.name}'s data directory (its --data-dir) before anything rewrites it.`, commands: [] },
     {
-      what: `Start ${survivor.name} once with --force-new-cluster added to its flags, on its own data directory: it becomes a one-member cluster that keeps its data.`,
-      commands: [],
+      what: `Restore ${file} on every member (${listWords(voting.map((m) => m.name))}), each into a new data directory (its current one stays as it was), in the directory where ${file} was copied.`,
+      commands: voting.map(restore),
     },
-    check(`Check that ${survivor.name} is a one-member cluster, its own leader, with its data.`),
-    { what: `Remove --force-new-cluster from its flags and restart it: left in, every start would force a new cluster.`, commands: [] },
+    { what: `Start every member on its restored data. ${start}`, commands: [] },
   ];
 }
 
-function addBack(input: RecoveryInput, survivor: Survivor, others: readonly MemberView[]): RecoveryStep[] {
-  if (input.deployment === 'kubeadm')
-    return [
-      {
-        what: `Add the other members back one at a time: on each of ${listWords(others.map(hostOf))}, kubeadm reset, then kubeadm join --control-plane (with Cluster API: delete its Machine, and KubeadmControlPlane replaces it). kubeadm join adds the member itself.`,
-        commands: [],
-      },
-    ];
-  return others.flatMap((m) => [
-    {
-      what: `Add ${m.name} back: member add prints its ETCD_INITIAL_CLUSTER; then empty its data directory and start it with --initial-cluster-state existing and that --initial-cluster, and wait until member list shows it started before the next.`,
-      commands: [
-        { run: etcdctl(input, survivor.clientUrl, `member add ${m.name} --peer-urls=${m.peerUrls.join(',')}`), on: 'anywhere' as const },
-        { run: etcdctl(input, survivor.clientUrl, 'member list -w table'), on: 'anywhere' as const },
-      ],
-    },
-  ]);
-}
-
-function fromSnapshot(input: RecoveryInput, snapshot: SnapshotKept, version: string, first: MemberView | undefined): RecoveryStep[] {
-  const name = first?.name ?? 'NAME';
-  const peer = first?.peerUrls[0] ?? 'PEER_URL';
-  const dataDir = input.deployment === 'kubeadm' ? `${KUBEADM.dataDir}.restored` : 'NEW_DATA_DIR';
-  const restore = `${restoreTool(version)} snapshot restore ${quote(snapshot.location)} --name ${name} --initial-cluster ${name}=${peer} --initial-advertise-peer-urls ${peer} --data-dir ${dataDir}`;
-  return [
-    {
-      what: `Check the snapshot is the one kept: its SHA-256 must be ${snapshot.sha256}.`,
-      commands: [{ run: `sha256sum ${quote(snapshot.location)}`, on: { host: first ? hostOf(first) : 'the host' } }],
-    },
-    {
-      what: `Restore it as a one-member cluster of ${name}, then start ${name} on ${dataDir}${input.deployment === 'kubeadm' ? ` (point the etcd-data volume in ${KUBEADM.stopped} at it)` : ''}.`,
-      commands: [{ run: restore, on: { host: first ? hostOf(first) : 'the host' } }],
-    },
-  ];
-}
-
-/** The snapshot's way, for when the survivor's data cannot be used (a disk that lost it): older, but kept whole. */
-function insteadFromSnapshot(input: RecoveryInput, snapshot: SnapshotKept, survivor: Survivor, member: MemberView | undefined): RecoveryStep[] {
-  const [check, restore] = fromSnapshot(input, snapshot, survivor.version, member);
-  return [
-    {
-      what: `Only if ${survivor.name}'s data cannot be used: restore the snapshot kept instead of starting it with --force-new-cluster, losing what was written after it. ${check!.what} ${restore!.what}`,
-      commands: [...check!.commands, ...restore!.commands],
-    },
-  ];
+function checkWhole(input: RecoveryInput, endpoint: string, voting: readonly MemberView[]): RecoveryStep {
+  return {
+    what: `Check that the ${voting.length} members are started and agree on a leader, the data as the snapshot held it.`,
+    commands: [
+      { run: etcdctl(input, endpoint, 'endpoint status --cluster -w table'), on: 'anywhere' },
+      { run: etcdctl(input, endpoint, 'member list -w table'), on: 'anywhere' },
+    ],
+  };
 }
 
 /** The recovery plan for a cluster that lost quorum; the caller decides that it did. */
 export function recoveryPlan(input: RecoveryInput): RecoveryPlan {
   const survivor = survivorOf(input.members);
   const voting = input.members.filter((m) => !m.isLearner && m.started);
+  const running = input.members.filter((m) => m.status && !m.isLearner);
   const snapshot = input.snapshot ? { ...input.snapshot, ageMs: Math.max(0, input.now - input.snapshot.takenAt) } : undefined;
   const snapshotWords = snapshot
     ? `the newest snapshot kept is ${snapshot.location} (${snapshot.bytes} bytes, SHA-256 ${snapshot.sha256}, ${describeDuration(snapshot.ageMs)} old)`
     : 'no snapshot of it was kept here';
+  const version = survivor?.version || voting.find((m) => m.status)?.status?.version || '3.5.0';
+  const endpoint = survivor?.clientUrl ?? voting[0]?.clientUrls[0] ?? 'CLIENT_URL';
   if (!survivor) {
-    const version = voting.find((m) => m.status)?.status?.version ?? '3.5.0';
     return {
       ...(snapshot ? { snapshot } : {}),
       steps: snapshot
-        ? [stopEveryMember(input, voting), ...fromSnapshot(input, snapshot, version, voting[0]), ...addBack(input, survivorAt(voting[0]), voting.slice(1))]
+        ? [
+            {
+              what: `Check the snapshot is the one kept: its SHA-256 must be ${snapshot.sha256}; then copy it to every member's host.`,
+              commands: [{ run: `sha256sum ${quote(snapshot.location)}`, on: { host: 'the machine that keeps it' } }],
+            },
+            stopEveryMember(input, running),
+            ...restoreOnEveryMember(input, snapshot.location, version, voting),
+            checkWhole(input, endpoint, voting),
+          ]
         : [],
-      summary: `No member answered its status, so none can be recovered from; ${snapshotWords}. Never run --force-new-cluster on a member that may not hold the newest data.`,
+      summary: `No member answered its status, so none holds data to save; ${snapshotWords}.${snapshot ? ' Restored on every member, it loses what was written after it.' : ''}`,
     };
   }
-  const host = hostOf(voting.find((m) => m.id === survivor.id)!);
-  const running = input.members.filter((m) => m.status && !m.isLearner);
-  const others = voting.filter((m) => m.id !== survivor.id);
   return {
     survivor,
     ...(snapshot ? { snapshot } : {}),
     steps: [
+      {
+        what: `Save a snapshot of ${survivor.name}, the member with the most recent data (etcd serves it without quorum), and check it; then copy ${RECOVERY_SNAPSHOT} to every member's host.`,
+        commands: [
+          { run: etcdctl(input, survivor.clientUrl, `snapshot save ${RECOVERY_SNAPSHOT}`), on: 'anywhere' },
+          { run: `${restoreTool(version)} snapshot status ${RECOVERY_SNAPSHOT} -w table`, on: 'anywhere' },
+        ],
+      },
       stopEveryMember(input, running),
-      ...forceNewCluster(input, survivor, host),
-      ...addBack(input, survivor, others),
-      ...(snapshot
-        ? insteadFromSnapshot(
-            input,
-            snapshot,
-            survivor,
-            voting.find((m) => m.id === survivor.id),
-          )
-        : []),
+      ...restoreOnEveryMember(input, RECOVERY_SNAPSHOT, version, voting),
+      checkWhole(input, survivor.clientUrl, voting),
     ],
     summary:
       `${survivor.name} holds the most recent data of the members that answer (term ${survivor.term}, applied index ${survivor.appliedIndex}): ` +
-      `recover the cluster from it with --force-new-cluster, then add the others back one at a time (\`etcd-remediator plan\` prints each command; nothing runs them for you); ` +
-      `${snapshotWords}, older than the survivor's data.`,
+      `save a snapshot of it and restore that on every member (\`etcd-remediator plan\` prints each command; nothing runs them for you); ` +
+      `${snapshotWords}${snapshot ? ", older than the survivor's data" : ''}.`,
   };
 }
-
-/** A member as the restored one, for the steps that add the others back through it. */
-const survivorAt = (m: MemberView | undefined): Survivor => ({
-  name: m?.name ?? 'NAME',
-  id: m?.id ?? '',
-  term: 0,
-  appliedIndex: 0,
-  version: '',
-  clientUrl: m?.clientUrls[0] ?? 'CLIENT_URL',
-});

@@ -133,7 +133,7 @@ describe('quorumGate, by hand', () => {
       target: 0,
       reason: 'NO_QUORUM',
       ok: false,
-      says: /no quorum now.*etcd-1.*etcd-2.*blocked, no member can be removed, etcd-0 .* included, until quorum is back: restore either etcd-1 .* or etcd-2 .*, or, if neither can be restored, recover the cluster from etcd-0, the member that answers with the most recent data \(term \d+, applied index \d+\), with --force-new-cluster \(etcd disaster recovery: `etcd-remediator plan` prints each step\)\.$/,
+      says: /no quorum now.*etcd-1.*etcd-2.*blocked, no member can be removed, etcd-0 .* included, until quorum is back: restore either etcd-1 .* or etcd-2 .*, or, if neither can be restored, recover the cluster from a snapshot of etcd-0, the member that answers with the most recent data \(term \d+, applied index \d+\), restored on every member \(etcd disaster recovery: `etcd-remediator plan` prints each step\)\.$/,
     },
     {
       name: 'the last voting member',
@@ -341,7 +341,7 @@ describe('two sick members of three: one message, never a circle', () => {
     // Why, naming both; what a person can do; and no "first" that points at the other one.
     expect(a.message).toMatch(/etcd-0 \(8e9e05c52164694d\) .*etcd-2 \(fd422379fda50e48\)/);
     expect(a.message).toMatch(/restore either etcd-0 \(8e9e05c52164694d\) or etcd-2 \(fd422379fda50e48\)/);
-    expect(a.message).toMatch(/recover the cluster from etcd-1, the member that answers with the most recent data .*with --force-new-cluster \(etcd disaster recovery: `etcd-remediator plan` prints each step\)\.$/);
+    expect(a.message).toMatch(/recover the cluster from a snapshot of etcd-1, the member that answers with the most recent data .*restored on every member \(etcd disaster recovery: `etcd-remediator plan` prints each step\)\.$/);
     expect(a.message).not.toMatch(/first/);
     expect(a.message).not.toMatch(/safe(?!ly)/);
   });
@@ -349,7 +349,7 @@ describe('two sick members of three: one message, never a circle', () => {
   it('says plainly that neither can be removed safely when the view still holds quorum', () => {
     const v = view(1, shapes[0]!.members);
     expect(quorumGate(v, id(0)).message).toBe(
-      'Neither etcd-0 (8e9e05c52164694d) nor etcd-2 (fd422379fda50e48) can be removed safely: etcd-0 (8e9e05c52164694d) is unreachable on every path (direct http://127.0.0.1:4001 refused) and etcd-2 (fd422379fda50e48) is unreachable on every path (direct http://127.0.0.1:4021 timed out), so removing either would leave 1 of 2 voting members healthy, below the quorum of 2; blocked, restore either etcd-0 (8e9e05c52164694d) or etcd-2 (fd422379fda50e48) and the other can then be removed, or, if neither can be restored, recover the cluster from etcd-1, the member that answers with the most recent data (term 2, applied index 100), with --force-new-cluster (etcd disaster recovery: `etcd-remediator plan` prints each step).',
+      'Neither etcd-0 (8e9e05c52164694d) nor etcd-2 (fd422379fda50e48) can be removed safely: etcd-0 (8e9e05c52164694d) is unreachable on every path (direct http://127.0.0.1:4001 refused) and etcd-2 (fd422379fda50e48) is unreachable on every path (direct http://127.0.0.1:4021 timed out), so removing either would leave 1 of 2 voting members healthy, below the quorum of 2; blocked, restore either etcd-0 (8e9e05c52164694d) or etcd-2 (fd422379fda50e48) and the other can then be removed, or, if neither can be restored, recover the cluster from a snapshot of etcd-1, the member that answers with the most recent data (term 2, applied index 100), restored on every member (etcd disaster recovery: `etcd-remediator plan` prints each step).',
     );
   });
 

@@ -81,69 +81,78 @@ describe('the plan', () => {
     { i: 2, paths: 'timeout' },
   ];
   const base: RecoveryInput = { members: members(lost), deployment: 'unknown', now: 61_000 };
+  const INITIAL = 'etcd-0=http://127.0.0.1:4002,etcd-1=http://127.0.0.1:4012,etcd-2=http://127.0.0.1:4022';
 
-  it('force-new-cluster on the survivor, then each other member added back through it, one at a time, in exact commands', () => {
+  it('a snapshot saved from the survivor, restored on every member into a new data directory, every member started on it, in exact commands', () => {
     const plan = recoveryPlan({ ...base, tls: { cacert: '/pki/ca.crt', cert: '/pki/c.crt', key: '/pki/c key' } });
     expect(plan.survivor).toMatchObject({ name: 'etcd-0', appliedIndex: 200 });
     expect(plan.summary).toMatch(
-      /^etcd-0 holds the most recent data .*applied index 200.*--force-new-cluster.*nothing runs them for you.*no snapshot of it was kept here/,
+      /^etcd-0 holds the most recent data .*applied index 200.*save a snapshot of it and restore that on every member.*nothing runs them for you.*no snapshot of it was kept here\.$/,
     );
-    const whats = plan.steps.map((s) => s.what);
-    expect(whats[0]).toMatch(/^Stop etcd on every member still running \(etcd-0\)/);
-    expect(whats.findIndex((w) => /--force-new-cluster added/.test(w))).toBeLessThan(whats.findIndex((w) => /^Remove --force-new-cluster/.test(w)));
-    const adds = plan.steps.flatMap((s) => s.commands).filter((c) => / member add /.test(c.run));
-    expect(adds.map((c) => c.run)).toEqual([
-      `etcdctl --endpoints=http://127.0.0.1:4001 --cacert=/pki/ca.crt --cert=/pki/c.crt --key='/pki/c key' member add etcd-1 --peer-urls=http://127.0.0.1:4012`,
-      `etcdctl --endpoints=http://127.0.0.1:4001 --cacert=/pki/ca.crt --cert=/pki/c.crt --key='/pki/c key' member add etcd-2 --peer-urls=http://127.0.0.1:4022`,
+    expect(plan.steps.map((s) => s.what.split(/[:,(]/)[0])).toEqual([
+      'Save a snapshot of etcd-0',
+      'Stop etcd on every member still running ',
+      'Restore recovery.db on every member ',
+      'Start every member on its restored data. On each',
+      'Check that the 3 members are started and agree on a leader',
     ]);
-    expect(adds.every((c) => c.on === 'anywhere')).toBe(true);
+    expect(plan.steps[0]!.commands).toEqual([
+      { run: "etcdctl --endpoints=http://127.0.0.1:4001 --cacert=/pki/ca.crt --cert=/pki/c.crt --key='/pki/c key' snapshot save recovery.db", on: 'anywhere' },
+      { run: 'etcdctl snapshot status recovery.db -w table', on: 'anywhere' },
+    ]);
+    expect(plan.steps[2]!.commands).toEqual(
+      [0, 1, 2].map((i) => ({
+        run: `etcdctl snapshot restore recovery.db --name etcd-${i} --initial-cluster ${INITIAL} --initial-advertise-peer-urls http://127.0.0.1:40${i}2 --data-dir etcd-${i}.restored`,
+        on: { host: `etcd-${i}` },
+      })),
+    );
+    expect(JSON.stringify(plan)).not.toMatch(/force-new-cluster/);
   });
 
-  it('with a snapshot kept: named with its size, SHA-256 and age, and its restore offered only if the survivor data cannot be used', () => {
+  it('with a snapshot kept: named with its size, SHA-256 and age, as older than the survivor data', () => {
     const plan = recoveryPlan({ ...base, snapshot: SNAPSHOT });
     expect(plan.summary).toMatch(
-      /newest snapshot kept is \/var\/snap\/c\/i-1-etcd-1\.db \(4096 bytes, SHA-256 (ab){32}, 60 s old\), older than the survivor's data/,
+      /newest snapshot kept is \/var\/snap\/c\/i-1-etcd-1\.db \(4096 bytes, SHA-256 (ab){32}, 60 s old\), older than the survivor's data\.$/,
     );
-    const last = plan.steps.at(-1)!;
-    expect(last.what).toMatch(/^Only if etcd-0's data cannot be used/);
-    expect(last.commands.map((c) => c.run)).toEqual([
-      'sha256sum /var/snap/c/i-1-etcd-1.db',
-      'etcdctl snapshot restore /var/snap/c/i-1-etcd-1.db --name etcd-0 --initial-cluster etcd-0=http://127.0.0.1:4002 --initial-advertise-peer-urls http://127.0.0.1:4002 --data-dir NEW_DATA_DIR',
-    ]);
+    expect(plan.snapshot).toMatchObject({ ageMs: 60_000 });
   });
 
   it.each([
-    ['3.4.30', 'etcdctl snapshot restore'],
-    ['3.5.17', 'etcdutl snapshot restore'],
-    ['3.6.0', 'etcdutl snapshot restore'],
-  ])('etcd %s: the snapshot is restored with %s', (version, tool) => {
-    const plan = recoveryPlan({ ...base, members: withVersion(members(lost), version), snapshot: SNAPSHOT });
-    expect(plan.steps.at(-1)!.commands[1]!.run.startsWith(tool)).toBe(true);
+    ['3.4.30', 'etcdctl'],
+    ['3.5.17', 'etcdutl'],
+    ['3.6.0', 'etcdutl'],
+  ])('etcd %s: the snapshot is checked and restored with %s', (version, tool) => {
+    const plan = recoveryPlan({ ...base, members: withVersion(members(lost), version) });
+    expect(plan.steps[0]!.commands[1]!.run).toBe(`${tool} snapshot status recovery.db -w table`);
+    expect(plan.steps[2]!.commands.every((c) => c.run.startsWith(`${tool} snapshot restore `))).toBe(true);
   });
 
-  it("kubeadm: its manifest moved away and back on the member's node, its data copied, its certificates, and kubeadm join to add the others back", () => {
+  it("kubeadm: its manifest moved away on each member's node, its certificates, the restore into /var/lib/etcd-restored and the hostPath pointed at it", () => {
     const plan = recoveryPlan({ ...base, deployment: 'kubeadm' });
     const commands = plan.steps.flatMap((s) => s.commands);
     expect(commands).toContainEqual({ run: `mv ${KUBEADM.manifest} ${KUBEADM.stopped}`, on: { host: 'etcd-0' } });
-    expect(commands).toContainEqual({ run: `cp -a ${KUBEADM.dataDir} ${KUBEADM.dataDir}.before-recovery`, on: { host: 'etcd-0' } });
-    expect(commands.find((c) => / endpoint status /.test(c.run))?.run).toBe(
-      `etcdctl --endpoints=http://127.0.0.1:4001 --cacert=${KUBEADM.cacert} --cert=${KUBEADM.cert} --key=${KUBEADM.key} endpoint status -w table`,
+    expect(plan.steps[0]!.commands[0]!.run).toBe(
+      `etcdctl --endpoints=http://127.0.0.1:4001 --cacert=${KUBEADM.cacert} --cert=${KUBEADM.cert} --key=${KUBEADM.key} snapshot save recovery.db`,
     );
-    expect(plan.steps.at(-1)!.what).toMatch(/kubeadm join --control-plane .*Cluster API: delete its Machine/);
+    expect(commands.filter((c) => / snapshot restore /.test(c.run)).every((c) => c.run.endsWith(`--data-dir ${KUBEADM.dataDir}-restored`))).toBe(true);
+    expect(plan.steps[3]!.what).toMatch(/etcd-data hostPath in \/etc\/kubernetes\/etcd\.yaml\.stopped at \/var\/lib\/etcd-restored/);
   });
 
-  it('no member answers: only the snapshot, restored on a member, the others added back; with none, no step at all and the warning', () => {
+  it('no member answers: the kept snapshot, its SHA-256 checked, restored on every member; with none, no step at all', () => {
     const none = members([
       { i: 0, paths: 'refused' },
       { i: 1, paths: 'refused' },
       { i: 2, paths: 'timeout' },
     ]);
-    const fromSnapshot = recoveryPlan({ ...base, members: none, snapshot: SNAPSHOT });
-    expect(fromSnapshot.survivor).toBeUndefined();
-    expect(fromSnapshot.summary).toMatch(/^No member answered its status.*newest snapshot kept is/);
-    expect(fromSnapshot.steps.flatMap((s) => s.commands).some((c) => / snapshot restore /.test(` ${c.run}`))).toBe(true);
+    const fromKept = recoveryPlan({ ...base, members: none, snapshot: SNAPSHOT });
+    expect(fromKept.survivor).toBeUndefined();
+    expect(fromKept.summary).toMatch(
+      /^No member answered its status, so none holds data to save; the newest snapshot kept is .* it loses what was written after it\.$/,
+    );
+    expect(fromKept.steps[0]!.commands).toEqual([{ run: 'sha256sum /var/snap/c/i-1-etcd-1.db', on: { host: 'the machine that keeps it' } }]);
+    expect(fromKept.steps.flatMap((s) => s.commands).filter((c) => c.run.includes(' snapshot restore /var/snap/c/i-1-etcd-1.db '))).toHaveLength(3);
     const nothing = recoveryPlan({ ...base, members: none });
     expect(nothing.steps).toEqual([]);
-    expect(nothing.summary).toMatch(/no snapshot of it was kept here\. Never run --force-new-cluster on a member that may not hold the newest data\./);
+    expect(nothing.summary).toMatch(/no snapshot of it was kept here\.$/);
   });
 });
