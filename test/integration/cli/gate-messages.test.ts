@@ -37,7 +37,9 @@ describe('the gate as a person meets it', () => {
     for (const said of [forA, forB]) {
       expect(said).toMatchObject({ outcome: 'blocked', code: 3 });
       expect(said.message).not.toMatch(/first/);
-      expect(said.message).toMatch(/restore either .* or .*, or, if neither can be restored, recover the cluster from a snapshot of \S+, the member that answers with the most recent data \(term \d+, applied index \d+\), restored on every member \(etcd disaster recovery: `etcd-remediator plan` prints each step\)/);
+      expect(said.message).toMatch(
+        /restore either .* or .*, or, if neither can be restored, recover the cluster from a snapshot of \S+, the member that answers with the most recent data \(term \d+, applied index \d+\), restored on every member \(etcd disaster recovery: `etcd-remediator plan` prints each step\)/,
+      );
     }
     expect(forA.reason).toBe(forB.reason);
   }, 60_000);

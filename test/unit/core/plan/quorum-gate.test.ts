@@ -341,7 +341,9 @@ describe('two sick members of three: one message, never a circle', () => {
     // Why, naming both; what a person can do; and no "first" that points at the other one.
     expect(a.message).toMatch(/etcd-0 \(8e9e05c52164694d\) .*etcd-2 \(fd422379fda50e48\)/);
     expect(a.message).toMatch(/restore either etcd-0 \(8e9e05c52164694d\) or etcd-2 \(fd422379fda50e48\)/);
-    expect(a.message).toMatch(/recover the cluster from a snapshot of etcd-1, the member that answers with the most recent data .*restored on every member \(etcd disaster recovery: `etcd-remediator plan` prints each step\)\.$/);
+    expect(a.message).toMatch(
+      /recover the cluster from a snapshot of etcd-1, the member that answers with the most recent data .*restored on every member \(etcd disaster recovery: `etcd-remediator plan` prints each step\)\.$/,
+    );
     expect(a.message).not.toMatch(/first/);
     expect(a.message).not.toMatch(/safe(?!ly)/);
   });
