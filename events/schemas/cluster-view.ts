@@ -75,6 +75,7 @@ const memberStatusSchema = z.object({
 const hostEvidenceSchema = z.object({
   node: text(TEXT_LIMITS.name).optional().describe("The member's Node: from its etcd pod, or matched by name or InternalIP."),
   nodeExists: z.boolean().describe('False when the Node list answered without it.'),
+  cordoned: z.boolean().optional().describe('Its Node is cordoned (spec.unschedulable): being drained, or about to be.'),
   pod: text(TEXT_LIMITS.pod).optional().describe('Its etcd pod, namespace/name.'),
   machine: z
     .object({ name: text(TEXT_LIMITS.name), deleting: z.boolean() })

@@ -60,9 +60,11 @@ export function hostEvidence(member: MemberInfo, snapshot: WorkloadSnapshot, mac
   const pod = podOfMember(member, snapshot);
   const node = nodeNameOf(member, pod, snapshot);
   const machine = node === undefined ? undefined : machines?.find((m) => m.nodeName === node);
+  const found = node === undefined ? undefined : snapshot.nodes.find((n) => n.name === node);
   return {
     ...(node === undefined ? {} : { node }),
-    nodeExists: node !== undefined && snapshot.nodes.some((n) => n.name === node),
+    nodeExists: found !== undefined,
+    ...(found?.cordoned ? { cordoned: true } : {}),
     ...(pod ? { pod: `${pod.namespace}/${pod.name}` } : {}),
     ...(machine ? { machine: { name: machine.name, deleting: machine.deleting } } : {}),
   };

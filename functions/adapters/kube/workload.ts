@@ -28,6 +28,8 @@ export interface WorkloadNode {
   internalIps: string[];
   /** The Ready condition: a kubelet that posts status is alive; undefined when none was posted. */
   ready?: boolean;
+  /** spec.unschedulable: cordoned (kubectl cordon; every drain, Cluster API's included, starts with one). */
+  cordoned?: boolean;
 }
 
 export interface WorkloadSnapshot {
@@ -62,7 +64,12 @@ function toWorkloadNode(node: V1Node): WorkloadNode | undefined {
   const name = node.metadata?.name;
   if (!name) return undefined;
   const ready = node.status?.conditions?.find((c) => c.type === 'Ready')?.status;
-  return { name, internalIps: internalIpsOf(node), ...(ready === 'True' || ready === 'False' ? { ready: ready === 'True' } : {}) };
+  return {
+    name,
+    internalIps: internalIpsOf(node),
+    ...(ready === 'True' || ready === 'False' ? { ready: ready === 'True' } : {}),
+    ...(node.spec?.unschedulable === true ? { cordoned: true } : {}),
+  };
 }
 
 export async function readWorkload(core: CoreV1Api, namespace: string, signal?: AbortSignal): Promise<WorkloadSnapshot> {

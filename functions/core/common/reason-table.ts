@@ -174,6 +174,12 @@ export const reasonTable = {
     description:
       'The cluster is still below the size it had before the last removal: no other member is removed until its replacement joins, unless policy allows shrinking.',
   },
+  DISRUPTION_IN_PROGRESS: {
+    outcomes: ['retry'],
+    spendsAttempt: false,
+    description:
+      "Another disruption is under way on a member the removal's quorum would rest on (its Node cordoned or draining, its Machine deleting): with it down too, the removal would leave no quorum, so nothing is removed until that disruption ends.",
+  },
   // operational
   CLUSTER_LOCKED: { outcomes: ['retry'], spendsAttempt: false, description: 'Another remediation holds the cluster lock: wait for it.' },
   LOCK_UNAVAILABLE: {

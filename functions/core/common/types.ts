@@ -92,6 +92,8 @@ export interface HostEvidence {
   node?: string;
   /** False when the Node list answered without it (or no Node could be matched at all). */
   nodeExists: boolean;
+  /** Its Node is cordoned (spec.unschedulable): being drained, or about to be. */
+  cordoned?: boolean;
   /** Its etcd pod, `namespace/name`. */
   pod?: string;
   /** Its Cluster API Machine, by status.nodeRef; only with management cluster access. */

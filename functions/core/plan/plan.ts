@@ -1,6 +1,7 @@
 // plan(): the whole decision for one target, from probe samples to approve / move / retry / block.
 // Named preconditions run in order and the first that decides wins; if all pass, leadership decides.
 import { clusterIdentityCheck } from './check-cluster-identity.ts';
+import { disruptionCheck } from './check-disruption.ts';
 import { noSpaceCheck } from './check-no-space.ts';
 import { decidedBy, type Decision } from '../common/index.ts';
 import { buildPlanContext, type PlanInput } from './plan-context.ts';
@@ -10,8 +11,11 @@ import { fleetGate } from '../fleet/index.ts';
 
 export type { PlanInput } from './plan-context.ts';
 
-/** Identity first: in a view of two clusters no other check means anything. Writability last, before any move. */
-const checks = [clusterIdentityCheck, ...planChecks, noSpaceCheck];
+/**
+ * Identity first: in a view of two clusters no other check means anything. Another disruption
+ * after the quorum gate (it tightens it). Writability last, before any move.
+ */
+const checks = [clusterIdentityCheck, ...planChecks, disruptionCheck, noSpaceCheck];
 
 export function plan(input: PlanInput): Decision {
   return withFleetGate(input, planCluster(input));

@@ -32,10 +32,11 @@ const boundedStatus = (status: MemberStatus): MemberStatus => ({
 });
 
 function boundedHost(host: HostEvidence): HostEvidence {
-  const { node, pod, machine, nodeExists } = host;
+  const { node, pod, machine, nodeExists, cordoned } = host;
   return {
     ...(node === undefined ? {} : { node: clipText(node, T.name) }),
     nodeExists,
+    ...(cordoned ? { cordoned } : {}),
     ...(pod === undefined ? {} : { pod: clipText(pod, T.pod) }),
     ...(machine ? { machine: { ...machine, name: clipText(machine.name, T.name) } } : {}),
   };

@@ -9,6 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CAPI_CLUSTER, startKubeWorld, worldTlsFlags, type KubeWorld } from '../kube/kube-world.ts';
 import type { CliResult } from '../../../infra/cli/output.ts';
 import { jsonOf, killService, runCli, startCli, type Service } from './support.ts';
+import { resourceType } from '../../support/fakes/kube/store.ts';
+
+const NODES = resourceType('', 'nodes')!;
 
 interface PathJson {
   path: string;
@@ -160,6 +163,33 @@ describe('probe, plan and run through the fake Kubernetes API server', () => {
       } finally {
         world.fake.heal(leader.name);
       }
+    });
+  });
+
+  describe('during another disruption', () => {
+    it("plan --machine of a follower while another member's Node is cordoned: waits DISRUPTION_IN_PROGRESS naming the Node; uncordoned, approved", async () => {
+      const leader = await world.lab.leader();
+      const [target, other] = world.lab.members.filter((m) => m.id !== leader.id);
+      const plan = async () => {
+        const run = await runCli(['plan', ...capi(), '--machine', world.machineOf(target!), '--election-timeout', '500ms', '--json']);
+        expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
+        return jsonOf<CliResult>(run);
+      };
+      // As kubectl cordon writes it; every drain, Cluster API's included, begins with one.
+      const setCordon = (cordoned: boolean) => {
+        const node = world.fake.store.get(NODES, '', other!.name);
+        world.fake.store.put(NODES, { ...node, spec: { ...(node.spec as object), unschedulable: cordoned } });
+      };
+      setCordon(true);
+      try {
+        const held = await plan();
+        expect(held).toMatchObject({ outcome: 'planned', reason: 'DISRUPTION_IN_PROGRESS', target: { memberId: target!.id } });
+        expect(held.message).toContain(`its Node ${other!.name} is cordoned (a drain stops its pods)`);
+        expect(held.message).toMatch(/nothing is removed until it ends/);
+      } finally {
+        setCordon(false);
+      }
+      expect(await plan()).toMatchObject({ outcome: 'planned', reason: 'TARGET_IS_FOLLOWER' });
     });
   });
 

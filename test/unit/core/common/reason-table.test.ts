@@ -54,6 +54,7 @@ describe('the reason table', () => {
     expect([...waitingReasons].sort()).toEqual(
       [
         'CLUSTER_LOCKED',
+        'DISRUPTION_IN_PROGRESS',
         'ELECTION_IN_PROGRESS',
         'FLEET_STORM',
         'LEADER_UNREACHABLE',

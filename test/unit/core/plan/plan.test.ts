@@ -55,6 +55,18 @@ interface Row extends Setup {
 }
 
 const healthy = cluster(T0, 3, { leader: 0 });
+/** A view whose members `which` run where a disruption is under way (their Node cordoned, or their Machine deleting). */
+const disrupted = (v: ClusterView, which: Record<number, 'cordoned' | 'deleting'>): ClusterView => ({
+  ...v,
+  members: v.members.map((m, i) =>
+    which[i] === undefined
+      ? m
+      : {
+          ...m,
+          host: { node: `node-${i}`, nodeExists: true, ...(which[i] === 'cordoned' ? { cordoned: true } : { machine: { name: `wl-${i}`, deleting: true } }) },
+        },
+  ),
+});
 const follower = cluster(T0, 3, { leader: 1 });
 
 const rows: Row[] = [
@@ -351,6 +363,39 @@ const rows: Row[] = [
     kind: 'block',
     reason: 'ETCD_NO_SPACE',
     decidedBy: 'etcd-writable',
+  },
+  {
+    // Another disruption: removing the target of 3 leaves 2 of 2, no margin, while etcd-2's Node is cordoned.
+    name: "a follower's removal while another member's Node is cordoned (a drain under way)",
+    samples: [disrupted(cluster(T0, 3, { leader: 1 }), { 2: 'cordoned' })],
+    kind: 'retry',
+    reason: 'DISRUPTION_IN_PROGRESS',
+    decidedBy: 'no-other-disruption',
+    says: /^Removing etcd-0 .* would leave 2 of 2 voting members healthy, the quorum of 2 with no margin, while another disruption may take one of them down \(etcd-2 .*: its Node node-2 is cordoned \(a drain stops its pods\)\); nothing is removed until it ends/,
+  },
+  {
+    name: "a follower's removal while another member's Machine is deleting (a rollout, another remediation)",
+    samples: [disrupted(cluster(T0, 3, { leader: 1 }), { 2: 'deleting' })],
+    kind: 'retry',
+    reason: 'DISRUPTION_IN_PROGRESS',
+    decidedBy: 'no-other-disruption',
+    says: /its Machine wl-2 is being deleted/,
+  },
+  {
+    // 5 members: 4 left, a quorum of 3, and 3 still up with the cordoned one down: a margin remains.
+    name: 'a removal with a margin to spare goes on through another disruption',
+    samples: [disrupted(cluster(T0, 5, { leader: 1 }), { 2: 'cordoned' })],
+    kind: 'approve',
+    reason: 'TARGET_IS_FOLLOWER',
+    decidedBy: 'leadership',
+  },
+  {
+    // The target's own Node cordoned is Cluster API draining the Machine it remediates: no reason to wait.
+    name: "the target's own Node cordoned holds nothing",
+    samples: [disrupted(cluster(T0, 3, { leader: 1 }), { 0: 'cordoned' })],
+    kind: 'approve',
+    reason: 'TARGET_IS_FOLLOWER',
+    decidedBy: 'leadership',
   },
   {
     // The quota reached: every member raises NOSPACE, and one follower is dead. An alarm is no
