@@ -68,6 +68,7 @@ const memberStatusSchema = z.object({
   errors: texts(VIEW_LIMITS.errors, TEXT_LIMITS.statusError),
   version: text(TEXT_LIMITS.version),
   dbSize: count,
+  dbSizeInUse: count.optional().describe('Bytes of the database logically in use; dbSize less this is free pages a defragmentation returns.'),
   isLearner: z.boolean(),
   clusterId: etcdClusterIdSchema.optional().describe('The cluster_id this member answered with.'),
 });

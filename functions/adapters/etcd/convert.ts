@@ -44,6 +44,10 @@ export function toMemberStatus(response: IStatusResponse): MemberStatus {
     errors,
     version: response.version,
     dbSize: Number(response.dbSize),
+    // etcd before 3.4 does not send it: absent, not 0 (which would read as all free).
+    ...(response.dbSizeInUse === undefined || response.dbSizeInUse === null || response.dbSizeInUse === '0'
+      ? {}
+      : { dbSizeInUse: Number(response.dbSizeInUse) }),
     isLearner: response.isLearner,
     clusterId: hexClusterId(response.header.cluster_id),
   };

@@ -7,9 +7,10 @@ import type { DecisionKind } from './decision.ts';
  * A decision's kind ('close' ends an incident with nothing to do), 'fail' (the incident ends
  * failed), 'gate' (a quorum-gate verdict only, never an outcome) or 'replacement' (said by the
  * check of a removal's replacement, and by the cleanup of a stuck learner: replacement-check.ts)
- * or 'hygiene' (a verdict of leader hygiene on a healthy-enough cluster, no incident: leader-hygiene.ts).
+ * or 'hygiene' (a verdict of leader hygiene on a healthy-enough cluster, no incident: leader-hygiene.ts),
+ * or 'maintenance' (a maintenance plan's verdict: core/maintenance).
  */
-export type ReasonOutcome = DecisionKind | 'fail' | 'gate' | 'replacement' | 'hygiene';
+export type ReasonOutcome = DecisionKind | 'fail' | 'gate' | 'replacement' | 'hygiene' | 'maintenance';
 
 interface RetryRow {
   /** The outcomes that carry this code, the usual one first; one of them is 'retry'. */
@@ -296,6 +297,36 @@ export const reasonTable = {
     spendsAttempt: false,
     description:
       'Only learners hold the removal up (MEMBER_NOT_READY): it waits for them to be promoted, or until stuckLearnerAfterMs since each was first seen, when a learner still not promoted is removed as stuck.',
+  },
+  // maintenance: defragmentation one member at a time, the leader last (core/maintenance)
+  MAINTENANCE_NOSPACE: {
+    outcomes: ['maintenance'],
+    description:
+      'A NOSPACE alarm stands: the history is compacted, every member defragmented one at a time (the leader last, after a move), the alarm disarmed and writes checked.',
+  },
+  MAINTENANCE_FRAGMENTED: {
+    outcomes: ['maintenance'],
+    description:
+      "A member's database is mostly free pages (maintenance.fragmentedShare and fragmentedMinBytes): it is defragmented, the leader last, after a move.",
+  },
+  MAINTENANCE_NEAR_QUOTA: {
+    outcomes: ['maintenance'],
+    description: "A member's database nears its quota (maintenance.nearQuotaShare): it is defragmented before etcd raises NOSPACE.",
+  },
+  MAINTENANCE_NOT_NEEDED: { outcomes: ['maintenance'], description: 'No alarm, no fragmented database, none near its quota: nothing to do.' },
+  MAINTENANCE_OFF: {
+    outcomes: ['maintenance'],
+    description:
+      'A database needs defragmenting, but maintenance is off for the cluster (maintenance.enabled false, the default, which still clears a NOSPACE alarm unless maintenance.clearNoSpace is false).',
+  },
+  MAINTENANCE_NO_MARGIN: {
+    outcomes: ['maintenance'],
+    description:
+      'A member being defragmented stalls: with one down, the rest would not hold a quorum (unhealthy members and other disruptions counted down), so none is defragmented.',
+  },
+  MAINTENANCE_RATE_LIMITED: {
+    outcomes: ['maintenance'],
+    description: 'Every member that needs it was defragmented less than maintenance.memberEveryMs ago: it waits (a NOSPACE alarm is never held so).',
   },
   // leader hygiene, outside any incident (leader-hygiene.ts)
   HYGIENE_DISABLED: {

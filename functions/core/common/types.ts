@@ -58,6 +58,8 @@ export interface MemberStatus {
   errors: string[];
   version: string;
   dbSize: number;
+  /** Bytes of the database logically in use (etcd 3.4 on); dbSize less this is free pages a defragmentation returns. */
+  dbSizeInUse?: number;
   isLearner: boolean;
   /** The cluster_id this member answered with. Absent only in views kept before ids were recorded. */
   clusterId?: EtcdClusterId;

@@ -1,23 +1,9 @@
-// No action during another disruption: a member whose Node is cordoned (a drain stops its pods;
-// Cluster API's drain and every kubectl drain begin with a cordon) or whose Machine is deleting
-// may go down at any moment, so it counts as down in the quorum projection. A removal that would
-// leave no quorum with it down waits, naming the Node or Machine, as openshift's
-// cluster-etcd-operator gates etcd restarts on a cordon. Only a voting target changes the votes.
-import { describeMember, type MemberView } from '../view/index.ts';
-import { listWords } from '../view/index.ts';
+// No removal during another disruption (core/view's disruption.ts says which members may go down
+// any moment): a removal that would leave no quorum with them down waits, naming the Node or
+// Machine. Only a voting target changes the votes.
+import { atRiskMembers, describeMember, disruptionOf, listWords } from '../view/index.ts';
 import { lookAgainAfterBackoff } from './plan-context.ts';
 import type { PlanCheck } from './plan-checks.ts';
-
-/** Why a member may go down any moment now; undefined when nothing says so. */
-export function disruptionOf(m: MemberView): string | undefined {
-  if (m.host?.machine?.deleting) return `its Machine ${m.host.machine.name} is being deleted`;
-  if (m.host?.cordoned) return `its Node ${m.host.node ?? m.name} is cordoned (a drain stops its pods)`;
-  return undefined;
-}
-
-/** The healthy voting members other than the target that a disruption may take down. */
-export const atRiskMembers = (members: readonly MemberView[], targetId: string): MemberView[] =>
-  members.filter((m) => m.id !== targetId && !m.isLearner && m.healthy && disruptionOf(m) !== undefined);
 
 export const disruptionCheck: PlanCheck = {
   name: 'no-other-disruption',

@@ -2,6 +2,7 @@
 export * from './bounded-view.ts';
 export * from './cluster-identity.ts';
 export * from './credentials.ts';
+export * from './disruption.ts';
 export * from './evidence.ts';
 export * from './explain.ts';
 export * from './host-gone.ts';

@@ -35,6 +35,7 @@ describe('toMemberStatus', () => {
       errors: [],
       version: '3.4.23',
       dbSize: 20480,
+      dbSizeInUse: 16384,
       isLearner: false,
       clusterId: CLUSTER_HEX,
     });

@@ -32,6 +32,7 @@ describe('parseEndpointStatus', () => {
       errors: [],
       version: '3.4.23',
       dbSize: 20480,
+      dbSizeInUse: 16384,
       isLearner: false,
       clusterId: '33c3f7119c5ccbd',
     });

@@ -1,0 +1,171 @@
+// Maintenance, as policy: whether a cluster's databases need it (a NOSPACE alarm, fragmentation,
+// the quota near), whether it may run now (a member being defragmented stalls, so it counts as
+// down: quorum must hold with it and every unhealthy or disrupted member down), and the steps, one
+// member at a time: learners and followers first, the leader last after leadership is moved off it
+// (a defragmentation stalls its member's writes, and on the leader that stalls the cluster's).
+// Pure: the executor carries the steps out, each journaled with its own deadline.
+import type { MemberId, ReasonCode } from '../common/index.ts';
+import { atRiskMembers, describeMember, listWords, quorumSize, type ClusterView, type MemberView } from '../view/index.ts';
+import { ETCD_DEFAULT_QUOTA_BYTES, type MaintenanceRules } from './maintenance-rules.ts';
+
+export type MaintenanceTrigger =
+  | { kind: 'nospace'; raisedBy: MemberId[] }
+  | { kind: 'fragmented'; member: MemberId; freeBytes: number; freeShare: number }
+  | { kind: 'near-quota'; member: MemberId; dbSize: number; quotaBytes: number };
+
+export type MaintenanceStep =
+  /** Compacts the keyspace history up to `revision`, no further (what the API server needs stays). */
+  | { kind: 'compact'; revision: number }
+  | { kind: 'move-leader'; from: MemberId }
+  | { kind: 'defragment'; member: MemberId; deadlineMs: number }
+  | { kind: 'disarm' }
+  /** Checks the databases shrank and, after a NOSPACE, that a write is accepted. */
+  | { kind: 'verify' };
+
+export interface MaintenanceInput {
+  view: ClusterView;
+  rules: MaintenanceRules;
+  /** etcd_server_quota_backend_bytes, when the scrape read it; etcd's default otherwise. */
+  quotaBytes?: number;
+  /**
+   * A revision the cluster had at least 5 minutes ago. The Kubernetes API server compacts every
+   * 5 minutes to the revision it saw 5 minutes before, so compacting to this one takes nothing a
+   * watch may still ask for. Without it, a NOSPACE is cleared without a compaction.
+   */
+  compactTo?: number;
+  /** When each member was last defragmented by us. */
+  lastDefragmentedAt: Readonly<Record<MemberId, number>>;
+  now: number;
+}
+
+export interface MaintenancePlan {
+  reason: ReasonCode;
+  message: string;
+  triggers: MaintenanceTrigger[];
+  steps: MaintenanceStep[];
+}
+
+const MiB = 1024 * 1024;
+const size = (bytes: number): string => (bytes >= 10 * MiB ? `${Math.round(bytes / MiB)} MiB` : `${Math.round(bytes / 1024)} KiB`);
+const percent = (share: number): string => `${Math.round(share * 100)} %`;
+
+/** What calls for maintenance, member by member; a NOSPACE alarm once for the cluster. */
+export function maintenanceTriggers(members: readonly MemberView[], rules: MaintenanceRules, quotaBytes = ETCD_DEFAULT_QUOTA_BYTES): MaintenanceTrigger[] {
+  const raisedBy = members.filter((m) => m.status?.alarms.includes('NOSPACE')).map((m) => m.id);
+  const triggers: MaintenanceTrigger[] = raisedBy.length > 0 ? [{ kind: 'nospace', raisedBy }] : [];
+  for (const m of members) {
+    const status = m.status;
+    if (!status || status.dbSize <= 0) continue;
+    const free = status.dbSizeInUse === undefined ? 0 : Math.max(0, status.dbSize - status.dbSizeInUse);
+    if (free >= rules.fragmentedMinBytes && free / status.dbSize >= rules.fragmentedShare)
+      triggers.push({ kind: 'fragmented', member: m.id, freeBytes: free, freeShare: free / status.dbSize });
+    else if (status.dbSize >= quotaBytes * rules.nearQuotaShare) triggers.push({ kind: 'near-quota', member: m.id, dbSize: status.dbSize, quotaBytes });
+  }
+  return triggers;
+}
+
+function describeTrigger(t: MaintenanceTrigger, view: ClusterView): string {
+  const name = (id: MemberId) => describeMember(view.members.find((m) => m.id === id) ?? { id, name: '' });
+  switch (t.kind) {
+    case 'nospace':
+      return `a NOSPACE alarm raised by ${listWords(t.raisedBy.map(name))}`;
+    case 'fragmented':
+      return `${name(t.member)} holds ${size(t.freeBytes)} of free pages (${percent(t.freeShare)} of its database)`;
+    case 'near-quota':
+      return `${name(t.member)}'s database is ${size(t.dbSize)}, ${percent(t.dbSize / t.quotaBytes)} of its ${size(t.quotaBytes)} quota`;
+  }
+}
+
+const plan = (reason: ReasonCode, message: string, triggers: MaintenanceTrigger[], steps: MaintenanceStep[] = []): MaintenancePlan => ({
+  reason,
+  message,
+  triggers,
+  steps,
+});
+
+/** Learners first, then followers, in the member list's order; the leader last, after a move off it. */
+function inOrder(view: ClusterView, members: readonly MemberView[], deadlineMs: number): MaintenanceStep[] {
+  const leaderId = view.leader.consensus === 'agreed' ? view.leader.id : undefined;
+  const ranked = [...members.filter((m) => m.isLearner), ...members.filter((m) => !m.isLearner && m.id !== leaderId)];
+  const steps: MaintenanceStep[] = ranked.map((m) => ({ kind: 'defragment', member: m.id, deadlineMs }));
+  const leader = members.find((m) => m.id === leaderId);
+  if (!leader) return steps;
+  const voters = view.members.filter((m) => !m.isLearner).length;
+  return [...steps, ...(voters > 1 ? [{ kind: 'move-leader' as const, from: leader.id }] : []), { kind: 'defragment', member: leader.id, deadlineMs }];
+}
+
+/** Whether one member may be down for its defragmentation: the quorum holds with it and every unhealthy or disrupted member down. */
+function noMargin(view: ClusterView): string | undefined {
+  if (view.leader.consensus !== 'agreed') return 'the members do not agree on a leader now (an election, or a split)';
+  const voting = view.members.filter((m) => !m.isLearner);
+  const healthy = voting.filter((m) => m.healthy);
+  const atRisk = atRiskMembers(view.members);
+  const up = healthy.length - atRisk.length - 1;
+  const needed = quorumSize(voting.length);
+  if (up >= needed) return undefined;
+  const unhealthy = voting.filter((m) => !m.healthy);
+  const down = [...unhealthy.map(describeMember), ...atRisk.map((m) => `${describeMember(m)} (a disruption)`)];
+  return `with one member stalled by its defragmentation, ${Math.max(0, up)} of ${voting.length} voting members would answer, below the quorum of ${needed}${down.length > 0 ? ` (${listWords(down)} counted down)` : ''}`;
+}
+
+export function maintenancePlan(input: MaintenanceInput): MaintenancePlan {
+  const { view, rules, now } = input;
+  const triggers = maintenanceTriggers(view.members, rules, input.quotaBytes);
+  const nospace = triggers.find((t) => t.kind === 'nospace');
+  if (triggers.length === 0) return plan('MAINTENANCE_NOT_NEEDED', 'No alarm, no fragmented database and none near its quota: nothing to do.', triggers);
+  const why = listWords(triggers.map((t) => describeTrigger(t, view)));
+  const allowed = rules.enabled || (nospace !== undefined && rules.clearNoSpace);
+  if (!allowed)
+    return plan(
+      'MAINTENANCE_OFF',
+      `${why[0]!.toUpperCase()}${why.slice(1)}, but maintenance is off for the cluster${nospace ? ' and so is clearing NOSPACE (maintenance.clearNoSpace false)' : ''}: nothing is done; turn maintenance.enabled on, or defragment by hand, one member at a time and the leader last.`,
+      triggers,
+    );
+  const margin = noMargin(view);
+  if (margin)
+    return plan(
+      'MAINTENANCE_NO_MARGIN',
+      `${why[0]!.toUpperCase()}${why.slice(1)}, but ${margin}: nothing is defragmented; restore the members counted down first${nospace ? ', or raise --quota-backend-bytes on every member and disarm the alarm' : ''}.`,
+      triggers,
+    );
+  const reachable = view.members.filter((m) => m.reachable && m.started);
+  const wanted = nospace ? reachable : reachable.filter((m) => triggers.some((t) => t.kind !== 'nospace' && t.member === m.id));
+  const due = nospace ? wanted : wanted.filter((m) => now - (input.lastDefragmentedAt[m.id] ?? -Infinity) >= rules.memberEveryMs);
+  if (due.length === 0)
+    return plan(
+      'MAINTENANCE_RATE_LIMITED',
+      `${why[0]!.toUpperCase()}${why.slice(1)}, but ${listWords(wanted.map(describeMember))} ${wanted.length === 1 ? 'was' : 'were'} defragmented less than ${Math.round(rules.memberEveryMs / 60_000)} min ago: it waits.`,
+      triggers,
+    );
+  const steps: MaintenanceStep[] = [
+    ...(nospace && input.compactTo !== undefined ? [{ kind: 'compact' as const, revision: input.compactTo }] : []),
+    ...inOrder(view, due, rules.defragmentDeadlineMs),
+    ...(nospace ? [{ kind: 'disarm' as const }] : []),
+    { kind: 'verify' },
+  ];
+  const reason: ReasonCode = nospace
+    ? 'MAINTENANCE_NOSPACE'
+    : triggers.some((t) => t.kind === 'fragmented')
+      ? 'MAINTENANCE_FRAGMENTED'
+      : 'MAINTENANCE_NEAR_QUOTA';
+  return plan(reason, `${why[0]!.toUpperCase()}${why.slice(1)}: ${describeSteps(steps, view)}.`, triggers, steps);
+}
+
+export function describeSteps(steps: readonly MaintenanceStep[], view: ClusterView): string {
+  const name = (id: MemberId) => describeMember(view.members.find((m) => m.id === id) ?? { id, name: '' });
+  const words = steps.map((s) => {
+    switch (s.kind) {
+      case 'compact':
+        return `compact the history to revision ${s.revision}`;
+      case 'move-leader':
+        return `move leadership off ${name(s.from)}`;
+      case 'defragment':
+        return `defragment ${name(s.member)}`;
+      case 'disarm':
+        return 'disarm the alarm';
+      case 'verify':
+        return 'check the databases shrank and writes are accepted';
+    }
+  });
+  return `${words.join(', then ')}, one member at a time`;
+}
