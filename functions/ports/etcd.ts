@@ -45,6 +45,14 @@ export interface EtcdMemberClient extends EndpointTarget {
   /** Streams a snapshot of this member's keyspace into `to`. */
   snapshot(to: NodeJS.WritableStream, deadlineMs: number): Promise<void>;
   /**
+   * Maintenance (core/maintenance): compacts the cluster's history up to `revision` (a raft
+   * proposal, through any member), defragments this member's database (it stalls while it runs),
+   * and disarms every active alarm. Over gRPC (direct, port-forward); the exec relay lacks them yet.
+   */
+  compact?(revision: number, deadlineMs: number): Promise<void>;
+  defragment?(deadlineMs: number): Promise<void>;
+  disarmAlarms?(deadlineMs: number): Promise<void>;
+  /**
    * The endpoint `answer` (a value this client resolved with) came through, when that may be
    * another than `endpoint`: the exec relay tries each etcd pod until one relays. Undefined for
    * an answer it did not give.

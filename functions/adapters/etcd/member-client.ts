@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Channel, type ClientOptions } from '@grpc/grpc-js';
 import { noop } from 'cockatiel';
-import { Etcd3, type IOptions, type ISnapshotResponse } from 'etcd3';
+import { AlarmAction, AlarmType, Etcd3, type IOptions, type ISnapshotResponse } from 'etcd3';
 import type { MemberId, MemberInfo, MemberList, MemberStatus } from '../../core/common/index.ts';
 import type { ClusterEntry } from '../../ports/cluster-directory.ts';
 import { EtcdCallError, type EndpointTarget, type EtcdMemberClient, type EtcdUser, type TlsFiles } from '../../ports/etcd.ts';
@@ -135,6 +135,24 @@ export function createMemberClient(target: EndpointTarget, options: MemberClient
           },
           to,
         );
+      }),
+
+    compact: (revision, deadlineMs): Promise<void> =>
+      call(deadlineMs, async (deadline) => {
+        // physical: answered once the compaction is applied to the backend, not only proposed.
+        await etcd.kv.compact({ revision: String(revision), physical: true }, { deadline });
+      }),
+
+    defragment: (deadlineMs): Promise<void> =>
+      call(deadlineMs, async (deadline) => {
+        await etcd.maintenance.defragment({ deadline });
+      }),
+
+    // As etcdctl alarm disarm: the active alarms, then each deactivated by its member and type.
+    disarmAlarms: (deadlineMs): Promise<void> =>
+      call(deadlineMs, async (deadline) => {
+        const { alarms } = await etcd.maintenance.alarm({ action: AlarmAction.Get, memberID: '0', alarm: AlarmType.None }, { deadline });
+        for (const { memberID, alarm } of alarms) await etcd.maintenance.alarm({ action: AlarmAction.Deactivate, memberID, alarm }, { deadline });
       }),
 
     // RoleList needs the admin permission MemberRemove needs (etcd checks both with
