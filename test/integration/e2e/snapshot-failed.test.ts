@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SNAPSHOT_TRANSIENT_RETRIES } from '../../../functions/core/removal/snapshot-steps.ts';
-import { startLab } from '../../../infra/lab/lab.ts';
+import { startLab, type Lab, type LabMember } from '../../../infra/lab/lab.ts';
 import { labPerTest, reasonsOf, startPipeline, type Pipeline } from './pipeline.ts';
 
 /**
@@ -35,10 +35,11 @@ describe.sequential('snapshot before removal fails', () => {
   };
 
   /** The lab, its leader and a follower to remediate, and what every test checks after a block. */
-  async function blockedWith(options: Parameters<typeof startPipeline>[1]) {
+  async function blockedWith(options: Parameters<typeof startPipeline>[1], before?: (lab: Lab, follower: LabMember) => Promise<void>) {
     const lab = (t.lab = await startLab({ members: 3 }));
     const leader = await lab.leader();
     const follower = lab.members.find((m) => m.id !== leader.id)!;
+    await before?.(lab, follower);
     const pipeline = (t.pipeline = await startPipeline(lab, options));
     const outcome = await pipeline.remediate(follower.name);
     expect(outcome.detailType, JSON.stringify(outcome.detail).slice(0, 1500)).toBe('RemediationBlocked');
@@ -78,10 +79,15 @@ describe.sequential('snapshot before removal fails', () => {
   });
 
   it('every healthy member fails to stream it in time: retried a bounded number of times, then blocked naming each member and path', async () => {
-    // 1 ms: no member streams a snapshot that fast, so every try ends at its deadline, as a member
-    // under load would. A deadline is a failure that passes by itself: it is tried again first.
+    // Every chunk to and from the members a snapshot may come from held 50 ms, and 20 ms to stream
+    // it: every try ends at its deadline, as a member under load would, however fast the machine (a
+    // bare 1 ms deadline was met by a 20 KB snapshot on an idle loopback). A deadline is a failure
+    // that passes by itself: it is tried again first.
     const snapshotDir = path.join(tempDir(), 'snapshots');
-    const { pipeline, message, leader, follower, lab } = await blockedWith({ snapshotDir, policy: { snapshotTimeoutMs: 1 } });
+    const slowOthers = async (lab: Lab, follower: LabMember) => {
+      for (const member of lab.members.filter((m) => m.id !== follower.id)) await lab.fault(member.name, { delayMs: 50 });
+    };
+    const { pipeline, message, leader, follower, lab } = await blockedWith({ snapshotDir, policy: { snapshotTimeoutMs: 20 } }, slowOthers);
     expect(reasonsOf(pipeline.events, 'RetryRequested').filter((r) => r === 'SNAPSHOT_FAILED')).toHaveLength(SNAPSHOT_TRANSIENT_RETRIES);
     const other = lab.members.find((m) => m.id !== leader.id && m.id !== follower.id)!;
     for (const member of [leader, other]) expect(message).toMatch(new RegExp(`${member.name} \\(${member.id}\\) over direct http://\\S+ said "[^"]+"`));
