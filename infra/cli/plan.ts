@@ -218,7 +218,11 @@ export async function planNow(
         step: 'second-sample',
         detail: `${decision.reason}: sampling again one election timeout (${cluster.policy.electionTimeoutMs}ms) after the first`,
       });
-      await sleep(Math.max(0, first.view.at + cluster.policy.electionTimeoutMs - Date.now()));
+      // A timer may fire a millisecond before the wall clock reads its end (Node rounds timers to
+      // whole milliseconds on a monotonic clock): the second sample must be a full election timeout
+      // after the first by the clock the evidence rule reads, or it proves nothing.
+      const apart = first.view.at + cluster.policy.electionTimeoutMs;
+      while (Date.now() < apart) await sleep(Math.max(1, apart - Date.now()));
       const second = await prober.probe(first.view);
       samples.push(second.view);
       timeline.push({ at: iso(second.view.at), step: 'probed', detail: describeView(second.view) });
