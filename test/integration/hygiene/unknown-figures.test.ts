@@ -159,7 +159,7 @@ describe('leader hygiene with followers whose /metrics carry NaN buckets', () =>
   }, 90_000);
 
   it('held over 60 s of checks: said and counted once, said and counted once more when it ends', async () => {
-    const { verdict } = await holdWithUnknownFollowers();
+    const { leader, verdict } = await holdWithUnknownFollowers();
     const messages = new Set([verdict.message]);
     for (let t = 0; t < 60_000; t += 5_000) {
       const again = await check(5_000);
@@ -173,9 +173,12 @@ describe('leader hygiene with followers whose /metrics carry NaN buckets', () =>
     expect(logged.filter((l) => l.message === 'leader hygiene alert: HYGIENE_NO_TARGET').map((l) => l.level)).toEqual(['warn']);
     expect(logged.filter((l) => l.message === 'leader hygiene: HYGIENE_NO_TARGET').map((l) => l.level)).toEqual(['info', ...Array<string>(12).fill('debug')]);
 
-    // The leader's disk well again: the hold is over, said once.
-    served.get((await lab.leader()).name)!.mode = 'honest';
-    const ended = await checkUntil('HYGIENE_RECOVERED', 3);
+    // The leader's disk well again (the member whose fsyncs were forged slow, whoever leads now):
+    // the hold is over once the slow figures leave the judged window, said once. Checks a second
+    // apart on the test's clock, as many as the window takes: on a loaded machine the leader's real
+    // fsyncs are fewer and slower, so three did not always carry the slow ones out (CI39).
+    served.get(leader.name)!.mode = 'honest';
+    const ended = await checkUntil('HYGIENE_RECOVERED');
     await check(5_000);
     expect(alerts().map((e) => [e.detail.phase, e.detail.reason])).toEqual([
       ['started', 'HYGIENE_NO_TARGET'],
