@@ -50,6 +50,16 @@ describe('the recovery plan of a cluster that lost quorum, followed', () => {
       client.close();
     }
     const [survivorName, ...lostNames] = lab.members.map((m) => m.name);
+    // A write is committed once a quorum holds it: the member that survives may not have it yet. The
+    // survivor's data is what a recovery keeps, so the test waits until the survivor applied it.
+    const survivorUrl = lab.member(survivorName!).directUrl;
+    await waitFor(
+      async () => {
+        const { stdout } = await run(TOOLS.etcdctl!, ['--endpoints', survivorUrl, 'get', '/recovery/kept', '--print-value-only', '--consistency=s']);
+        return stdout.trim() === 'before the loss' || undefined;
+      },
+      { timeoutMs: 10_000, what: `${survivorName} to apply the write` },
+    );
     for (const name of lostNames) await lab.kill(name);
     // Until its election timeout passes, the survivor may still name a lost leader (which then counts as up).
     const alone = lab;
