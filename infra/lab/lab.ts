@@ -366,8 +366,9 @@ export class Lab {
     extraArgs: readonly string[],
     options: { timeoutMs?: number; dataDir?: string; waitForLeader?: boolean } = {},
   ): Promise<LabMember> {
-    const { member } = this.runtime(name);
-    if (!this.runtime(name).hasExited) await this.kill(name);
+    const runtime = this.runtime(name);
+    const { member } = runtime;
+    if (!runtime.hasExited) await this.kill(name);
     const start = {
       clusterState: 'existing' as const,
       initialCluster: `${name}=${member.peerUrl}`,

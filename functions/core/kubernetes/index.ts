@@ -6,3 +6,4 @@ export * from './not-control-plane.ts';
 export * from './object-events.ts';
 export * from './request-conditions.ts';
 export * from './machine-api.ts';
+export * from './kubeadm-files.ts';

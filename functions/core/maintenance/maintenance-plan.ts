@@ -5,7 +5,7 @@
 // (a defragmentation stalls its member's writes, and on the leader that stalls the cluster's).
 // Pure: the executor carries the steps out, each journaled with its own deadline.
 import type { MemberId, ReasonCode } from '../common/index.ts';
-import { atRiskMembers, describeMember, listWords, quorumSize, type ClusterView, type MemberView } from '../view/index.ts';
+import { atRiskMembers, describeMember, describeMemberIn, listWords, quorumSize, type ClusterView, type MemberView } from '../view/index.ts';
 import { ETCD_DEFAULT_QUOTA_BYTES, type MaintenanceRules } from './maintenance-rules.ts';
 
 export type MaintenanceTrigger =
@@ -65,7 +65,7 @@ export function maintenanceTriggers(members: readonly MemberView[], rules: Maint
 }
 
 function describeTrigger(t: MaintenanceTrigger, view: ClusterView): string {
-  const name = (id: MemberId) => describeMember(view.members.find((m) => m.id === id) ?? { id, name: '' });
+  const name = (id: MemberId) => describeMemberIn(view, id);
   switch (t.kind) {
     case 'nospace':
       return `a NOSPACE alarm raised by ${listWords(t.raisedBy.map(name))}`;
@@ -114,18 +114,19 @@ export function maintenancePlan(input: MaintenanceInput): MaintenancePlan {
   const nospace = triggers.find((t) => t.kind === 'nospace');
   if (triggers.length === 0) return plan('MAINTENANCE_NOT_NEEDED', 'No alarm, no fragmented database and none near its quota: nothing to do.', triggers);
   const why = listWords(triggers.map((t) => describeTrigger(t, view)));
+  const Why = `${why[0]!.toUpperCase()}${why.slice(1)}`;
   const allowed = rules.enabled || (nospace !== undefined && rules.clearNoSpace);
   if (!allowed)
     return plan(
       'MAINTENANCE_OFF',
-      `${why[0]!.toUpperCase()}${why.slice(1)}, but maintenance is off for the cluster${nospace ? ' and so is clearing NOSPACE (maintenance.clearNoSpace false)' : ''}: nothing is done; turn maintenance.enabled on, or defragment by hand, one member at a time and the leader last.`,
+      `${Why}, but maintenance is off for the cluster${nospace ? ' and so is clearing NOSPACE (maintenance.clearNoSpace false)' : ''}: nothing is done; turn maintenance.enabled on, or defragment by hand, one member at a time and the leader last.`,
       triggers,
     );
   const margin = noMargin(view);
   if (margin)
     return plan(
       'MAINTENANCE_NO_MARGIN',
-      `${why[0]!.toUpperCase()}${why.slice(1)}, but ${margin}: nothing is defragmented; restore the members counted down first${nospace ? ', or raise --quota-backend-bytes on every member and disarm the alarm' : ''}.`,
+      `${Why}, but ${margin}: nothing is defragmented; restore the members counted down first${nospace ? ', or raise --quota-backend-bytes on every member and disarm the alarm' : ''}.`,
       triggers,
     );
   const reachable = view.members.filter((m) => m.reachable && m.started);
@@ -134,7 +135,7 @@ export function maintenancePlan(input: MaintenanceInput): MaintenancePlan {
   if (due.length === 0)
     return plan(
       'MAINTENANCE_RATE_LIMITED',
-      `${why[0]!.toUpperCase()}${why.slice(1)}, but ${listWords(wanted.map(describeMember))} ${wanted.length === 1 ? 'was' : 'were'} defragmented less than ${Math.round(rules.memberEveryMs / 60_000)} min ago: it waits.`,
+      `${Why}, but ${listWords(wanted.map(describeMember))} ${wanted.length === 1 ? 'was' : 'were'} defragmented less than ${Math.round(rules.memberEveryMs / 60_000)} min ago: it waits.`,
       triggers,
     );
   const steps: MaintenanceStep[] = [
@@ -148,11 +149,11 @@ export function maintenancePlan(input: MaintenanceInput): MaintenancePlan {
     : triggers.some((t) => t.kind === 'fragmented')
       ? 'MAINTENANCE_FRAGMENTED'
       : 'MAINTENANCE_NEAR_QUOTA';
-  return plan(reason, `${why[0]!.toUpperCase()}${why.slice(1)}: ${describeSteps(steps, view)}.`, triggers, steps);
+  return plan(reason, `${Why}: ${describeSteps(steps, view)}.`, triggers, steps);
 }
 
 export function describeSteps(steps: readonly MaintenanceStep[], view: ClusterView): string {
-  const name = (id: MemberId) => describeMember(view.members.find((m) => m.id === id) ?? { id, name: '' });
+  const name = (id: MemberId) => describeMemberIn(view, id);
   const words = steps.map((s) => {
     switch (s.kind) {
       case 'compact':

@@ -8,6 +8,7 @@
 // answers. Pure: the commands are text, exact for the endpoints and certificates given, and each
 // says where it runs.
 import type { MemberView } from '../view/index.ts';
+import { KUBEADM_ETCD_TLS } from '../kubernetes/index.ts';
 import { describeDuration, listWords, memberAlarms } from '../view/index.ts';
 
 /** A snapshot this project kept for the cluster before a removal. */
@@ -67,9 +68,7 @@ export const KUBEADM = {
   manifest: '/etc/kubernetes/manifests/etcd.yaml',
   stopped: '/etc/kubernetes/etcd.yaml.stopped',
   dataDir: '/var/lib/etcd',
-  cacert: '/etc/kubernetes/pki/etcd/ca.crt',
-  cert: '/etc/kubernetes/pki/etcd/healthcheck-client.crt',
-  key: '/etc/kubernetes/pki/etcd/healthcheck-client.key',
+  ...KUBEADM_ETCD_TLS,
 } as const;
 
 /**
@@ -100,7 +99,7 @@ export function survivorOf(members: readonly MemberView[]): Survivor | undefined
 
 /** etcdctl with the endpoint and certificates, as a command line (paths quoted only when they need it). */
 function etcdctl(input: RecoveryInput, endpoint: string, args: string): string {
-  const tls = input.deployment === 'kubeadm' ? { cacert: KUBEADM.cacert, cert: KUBEADM.cert, key: KUBEADM.key } : (input.tls ?? {});
+  const tls = input.deployment === 'kubeadm' ? KUBEADM_ETCD_TLS : (input.tls ?? {});
   const flags = (['cacert', 'cert', 'key'] as const).flatMap((k) => (tls[k] ? [`--${k}=${quote(tls[k])}`] : []));
   return ['etcdctl', `--endpoints=${endpoint}`, ...flags, args].join(' ');
 }

@@ -10,6 +10,7 @@
 // and quoting.
 import type { IStatusResponse } from 'etcd3';
 import type { EtcdFailure, MemberId, MemberStatus } from '../../../core/common/index.ts';
+import { KUBEADM_ETCD_TLS } from '../../../core/kubernetes/index.ts';
 import { toMemberStatus } from '../../etcd/index.ts';
 import { failureFromStderr } from './exec-relay-errors.ts';
 import { decimalField, headerOf, isObject, parseJsonNumbersAsText, stringField, type JsonObject } from './exec-relay-json.ts';
@@ -22,12 +23,7 @@ export { failureFromStderr } from './exec-relay-errors.ts';
  */
 export const KUBEADM_ETCDCTL = '/usr/local/bin/etcdctl';
 
-/** The certificates in every kubeadm etcd pod; the healthcheck client is what kubeadm's own probe uses. */
-export const KUBEADM_ETCD_TLS = {
-  cacert: '/etc/kubernetes/pki/etcd/ca.crt',
-  cert: '/etc/kubernetes/pki/etcd/healthcheck-client.crt',
-  key: '/etc/kubernetes/pki/etcd/healthcheck-client.key',
-} as const;
+export { KUBEADM_ETCD_TLS };
 
 export interface EtcdctlTlsPaths {
   cacert: string;
