@@ -16,6 +16,7 @@ import {
 } from './schemas/remediation.ts';
 import { hygieneCheckDueSchema, hygieneMoveEndedSchema, leaderDegradedSchema, leaderHygieneAlertSchema } from './schemas/hygiene.ts';
 import { learnerCheckDueSchema } from './schemas/learner-check.ts';
+import { maintenanceDueSchema, maintenanceEndedSchema } from './schemas/maintenance.ts';
 import { learnerRemovedSchema, remediationReplacedSchema, replacementOverdueSchema } from './schemas/replacement.ts';
 import { retryDueSchema, retryRequestedSchema } from './schemas/retry.ts';
 
@@ -40,6 +41,8 @@ export const detailTypes = [
   'LeaderDegraded',
   'HygieneMoveEnded',
   'LeaderHygieneAlert',
+  'MaintenanceDue',
+  'MaintenanceEnded',
 ] as const;
 
 export type DetailType = (typeof detailTypes)[number];
@@ -63,6 +66,8 @@ export const detailSchemas = {
   LeaderDegraded: leaderDegradedSchema,
   HygieneMoveEnded: hygieneMoveEndedSchema,
   LeaderHygieneAlert: leaderHygieneAlertSchema,
+  MaintenanceDue: maintenanceDueSchema,
+  MaintenanceEnded: maintenanceEndedSchema,
 } as const satisfies Record<DetailType, z.ZodType>;
 
 /** A detail after parsing (defaults applied). */
@@ -104,6 +109,8 @@ export const works = {
   'move-degraded-leader': { takes: 'LeaderDegraded', hostedBy: 'move-leader' },
   'schedule-retry': { takes: 'RetryRequested', hostedBy: 'schedule-retry' },
   remediate: { takes: 'RemediationApproved', hostedBy: 'remediate' },
+  // A defragmentation may take minutes: hosted where the longest step already runs.
+  maintain: { takes: 'MaintenanceDue', hostedBy: 'remediate' },
 } as const satisfies Record<string, Work>;
 
 interface Work {
@@ -153,6 +160,7 @@ export const informationalDetailTypes = [
   'LearnerRemoved',
   'HygieneMoveEnded',
   'LeaderHygieneAlert',
+  'MaintenanceEnded',
 ] as const satisfies readonly DetailType[];
 
 export const isTerminalEvent = (event: EventEnvelope): event is EventEnvelope<TerminalDetailType> =>
@@ -178,9 +186,20 @@ export const emits = {
     'LeaderDegraded',
     'LeaderHygieneAlert',
   ],
-  'move-leader': ['RemediationApproved', 'RetryRequested', 'RemediationBlocked', 'RemediationClosed', 'LeaderMoved', 'LearnerRemoved', 'HygieneMoveEnded'],
+  // A retry held by a NOSPACE alarm asks for the maintenance that clears it (MaintenanceDue).
+  'move-leader': [
+    'RemediationApproved',
+    'RetryRequested',
+    'RemediationBlocked',
+    'RemediationClosed',
+    'LeaderMoved',
+    'LearnerRemoved',
+    'HygieneMoveEnded',
+    'MaintenanceDue',
+  ],
   'schedule-retry': ['RetryDue'],
-  remediate: ['RemediationCompleted', 'RemediationFailed', 'RetryRequested', 'RemediationBlocked', 'RemediationClosed'],
+  // Maintenance asks for its next step, and says its end.
+  remediate: ['RemediationCompleted', 'RemediationFailed', 'RetryRequested', 'RemediationBlocked', 'RemediationClosed', 'MaintenanceDue', 'MaintenanceEnded'],
 } as const satisfies Record<FunctionName, readonly DetailType[]>;
 
 export const routesOf = (detailType: DetailType): readonly FunctionName[] => routes[detailType];

@@ -70,6 +70,7 @@ const memberStatusSchema = z.object({
   dbSize: count,
   dbSizeInUse: count.optional().describe('Bytes of the database logically in use; dbSize less this is free pages a defragmentation returns.'),
   isLearner: z.boolean(),
+  revision: count.optional().describe('The keyspace revision this member answered at.'),
   clusterId: etcdClusterIdSchema.optional().describe('The cluster_id this member answered with.'),
 });
 

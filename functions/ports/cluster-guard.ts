@@ -23,6 +23,11 @@ export interface ClusterGuard {
    * EtcdCallError when etcd refuses the write (auth, no quorum): the caller decides what then.
    */
   acquire(owner: string, leaseMs: number, options?: { takeOverFrom?: string }): Promise<{ held: true } | { held: false; holder?: LockHolder }>;
+  /**
+   * Who holds the lock now, read only: under a NOSPACE alarm etcd refuses the lease the lock is
+   * made of, and still answers this. Undefined when no one holds it.
+   */
+  holder(): Promise<LockHolder | undefined>;
   /** Renews our lease; false when the lock is no longer ours (it lapsed and was taken). */
   renew(owner: string, leaseMs: number): Promise<boolean>;
   /** Deletes the lock if it is still ours. */

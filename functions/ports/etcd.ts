@@ -47,11 +47,11 @@ export interface EtcdMemberClient extends EndpointTarget {
   /**
    * Maintenance (core/maintenance): compacts the cluster's history up to `revision` (a raft
    * proposal, through any member), defragments this member's database (it stalls while it runs),
-   * and disarms every active alarm. Over gRPC (direct, port-forward); the exec relay lacks them yet.
+   * and disarms the NOSPACE alarms (never a CORRUPT one). Over gRPC (direct, port-forward); the exec relay lacks them yet.
    */
   compact?(revision: number, deadlineMs: number): Promise<void>;
   defragment?(deadlineMs: number): Promise<void>;
-  disarmAlarms?(deadlineMs: number): Promise<void>;
+  disarmNoSpace?(deadlineMs: number): Promise<void>;
   /**
    * The endpoint `answer` (a value this client resolved with) came through, when that may be
    * another than `endpoint`: the exec relay tries each etcd pod until one relays. Undefined for

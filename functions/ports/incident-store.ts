@@ -6,6 +6,7 @@ import type { IncidentOf, IncidentOutcome, IncidentState, InFlight, OutboxEntryO
 import type { RemediationHistory } from '../core/removal/index.ts';
 import type { RemovalRecord } from '../core/replacement/index.ts';
 import type { HygieneRecord } from '../core/hygiene/index.ts';
+import type { MaintenanceRecord } from '../core/maintenance/index.ts';
 import type { FleetRecords } from './fleet.ts';
 import type { ScheduleRequest } from './scheduler.ts';
 
@@ -160,15 +161,45 @@ export interface HygieneRecords {
   saveHygieneRecord(clusterId: string, record: HygieneRecord, expectVersion: number): Promise<number>;
 }
 
-/** Someone wrote the cluster's hygiene record since it was read: read it again and decide again. */
-export class HygieneConflictError extends Error {
+/** Someone wrote a cluster's record since it was read: read it again and decide again. */
+export class RecordConflictError extends Error {
   readonly clusterId: string;
   readonly expectedVersion: number;
-  constructor(clusterId: string, expectedVersion: number) {
-    super(`the leader-hygiene record of ${clusterId} is no longer at version ${expectedVersion}: another check or delivery wrote it`);
-    this.name = 'HygieneConflictError';
+  constructor(what: string, clusterId: string, expectedVersion: number) {
+    super(`the ${what} record of ${clusterId} is no longer at version ${expectedVersion}: another check or delivery wrote it`);
+    this.name = 'RecordConflictError';
     this.clusterId = clusterId;
     this.expectedVersion = expectedVersion;
+  }
+}
+
+export class HygieneConflictError extends RecordConflictError {
+  constructor(clusterId: string, expectedVersion: number) {
+    super('leader-hygiene', clusterId, expectedVersion);
+    this.name = 'HygieneConflictError';
+  }
+}
+
+/** A cluster's maintenance record as stored, and its version (1 for the first write). */
+export interface StoredMaintenance {
+  record: MaintenanceRecord;
+  version: number;
+}
+
+/**
+ * Maintenance's one record per cluster (core/maintenance/maintenance-record.ts), written whole
+ * under a version as hygiene's is: a step is claimed by one delivery, and journaled once.
+ */
+export interface MaintenanceRecords {
+  maintenanceRecord(clusterId: string): Promise<StoredMaintenance | undefined>;
+  /** As saveHygieneRecord; throws MaintenanceConflictError when another write came first. */
+  saveMaintenanceRecord(clusterId: string, record: MaintenanceRecord, expectVersion: number): Promise<number>;
+}
+
+export class MaintenanceConflictError extends RecordConflictError {
+  constructor(clusterId: string, expectedVersion: number) {
+    super('maintenance', clusterId, expectedVersion);
+    this.name = 'MaintenanceConflictError';
   }
 }
 
@@ -196,7 +227,17 @@ export interface TimerStore {
 
 /** What the functions need, on any backend (SQLite locally, DynamoDB on AWS). Timers are the local scheduler's own. */
 export interface IncidentStore
-  extends IncidentRecords, IncidentJournal, ClusterIdentities, ClusterLocks, LearnerSightings, HygieneRecords, DeadLetters, RemediationLedger, FleetRecords {
+  extends
+    IncidentRecords,
+    IncidentJournal,
+    ClusterIdentities,
+    ClusterLocks,
+    LearnerSightings,
+    HygieneRecords,
+    MaintenanceRecords,
+    DeadLetters,
+    RemediationLedger,
+    FleetRecords {
   close(): Promise<void>;
 }
 

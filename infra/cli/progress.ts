@@ -41,6 +41,10 @@ export function describeEvent(event: EventEnvelope, now = Date.now()): string {
       return `learner check of ${event.detail.clusterId}`;
     case 'HygieneCheckDue':
       return `leader hygiene check of ${event.detail.clusterId}`;
+    case 'MaintenanceDue':
+      return `maintenance of ${event.detail.clusterId}: the next step (asked by ${event.detail.askedBy})`;
+    case 'MaintenanceEnded':
+      return `maintenance ${event.detail.outcome}, ${event.detail.reason}: ${event.detail.message}`;
     case 'LeaderDegraded':
     case 'HygieneMoveEnded':
     case 'LeaderHygieneAlert':

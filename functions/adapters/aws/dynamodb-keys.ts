@@ -40,6 +40,7 @@ export const lockKey = (clusterId: string): Key => ({ pk: `lock#${clusterId}`, s
 export const removalsKey = (clusterId: string): Key => ({ pk: `lock#${clusterId}`, sk: 'removals' });
 export const learnerSightingsKey = (clusterId: string): Key => ({ pk: `learners#${clusterId}`, sk: 'sightings' });
 export const hygieneRecordKey = (clusterId: string): Key => ({ pk: `hygiene#${clusterId}`, sk: 'record' });
+export const maintenanceRecordKey = (clusterId: string): Key => ({ pk: `maintenance#${clusterId}`, sk: 'record' });
 export const identityKey = (clusterId: string): Key => ({ pk: `cluster#${clusterId}`, sk: 'identity' });
 export const clusterConfigKey = (clusterId: string): Key => ({ pk: `cluster#${clusterId}`, sk: 'config' });
 export const instanceKey = (instanceId: string): Key => ({ pk: `instance#${instanceId}`, sk: 'member' });

@@ -16,7 +16,7 @@ import {
   setPause,
   takeRemovalSlot,
 } from './dynamodb-fleet.ts';
-import { hygieneRecord, saveHygieneRecord } from './dynamodb-hygiene.ts';
+import { hygieneRecord, maintenanceRecord, saveHygieneRecord, saveMaintenanceRecord } from './dynamodb-cluster-records.ts';
 import { appendJournal, journal, markStep, stepDone } from './dynamodb-journal.ts';
 import { openOrJoin } from './dynamodb-open.ts';
 import {
@@ -73,6 +73,8 @@ export function createDynamoIncidentStore(options: DynamoStoreOptions): Incident
     saveLearnerSightings: (clusterId, seen) => saveLearnerSightings(ctx, clusterId, seen),
     hygieneRecord: (clusterId) => hygieneRecord(ctx, clusterId),
     saveHygieneRecord: (clusterId, record, expectVersion) => saveHygieneRecord(ctx, clusterId, record, expectVersion),
+    maintenanceRecord: (clusterId) => maintenanceRecord(ctx, clusterId),
+    saveMaintenanceRecord: (clusterId, record, expectVersion) => saveMaintenanceRecord(ctx, clusterId, record, expectVersion),
     putDeadLetter: (input) => putDeadLetter(ctx, input),
     listDeadLetters: () => listDeadLetters(ctx),
     recordRemediation: (clusterId, targetKey, at) => recordRemediation(ctx, clusterId, targetKey, at),

@@ -49,6 +49,7 @@ export function toMemberStatus(response: IStatusResponse): MemberStatus {
       ? {}
       : { dbSizeInUse: Number(response.dbSizeInUse) }),
     isLearner: response.isLearner,
+    ...(Number(response.header.revision) > 0 ? { revision: Number(response.header.revision) } : {}),
     clusterId: hexClusterId(response.header.cluster_id),
   };
 }

@@ -126,6 +126,12 @@ export function createEtcdGuards(options: EtcdGuardOptions): EtcdGuards {
         return { held: false as const, ...(holder ? { holder: { owner: holder.owner, since: holder.since } } : {}) };
       }),
 
+    holder: () =>
+      onAny(targets, deadlineMs, async (etcd, deadline) => {
+        const current = await currentLock(etcd, deadline);
+        return current && { owner: current.value.owner, since: current.value.since };
+      }),
+
     renew: (owner, leaseMs) =>
       onAny(targets, deadlineMs, async (etcd, deadline) => {
         const current = await currentLock(etcd, deadline);

@@ -148,11 +148,12 @@ export function createMemberClient(target: EndpointTarget, options: MemberClient
         await etcd.maintenance.defragment({ deadline });
       }),
 
-    // As etcdctl alarm disarm: the active alarms, then each deactivated by its member and type.
-    disarmAlarms: (deadlineMs): Promise<void> =>
+    // As etcdctl alarm disarm, but NOSPACE alone: a CORRUPT alarm is a person's to clear, never ours.
+    disarmNoSpace: (deadlineMs): Promise<void> =>
       call(deadlineMs, async (deadline) => {
         const { alarms } = await etcd.maintenance.alarm({ action: AlarmAction.Get, memberID: '0', alarm: AlarmType.None }, { deadline });
-        for (const { memberID, alarm } of alarms) await etcd.maintenance.alarm({ action: AlarmAction.Deactivate, memberID, alarm }, { deadline });
+        for (const { memberID, alarm } of alarms.filter((a) => a.alarm === 'Nospace'))
+          await etcd.maintenance.alarm({ action: AlarmAction.Deactivate, memberID, alarm }, { deadline });
       }),
 
     // RoleList needs the admin permission MemberRemove needs (etcd checks both with

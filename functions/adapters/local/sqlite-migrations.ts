@@ -164,7 +164,15 @@ const BASE_SCHEMA = `
 `;
 
 /** Changes after the base, in order: the first is version BASE_VERSION + 1. */
-export const migrations: readonly string[] = [];
+export const migrations: readonly string[] = [
+  // 20: maintenance's record of each cluster (core/maintenance/maintenance-record.ts), written as hygiene's is.
+  `CREATE TABLE maintenance_records (
+    cluster_id TEXT PRIMARY KEY,
+    version    INTEGER NOT NULL,
+    record     TEXT NOT NULL,
+    updated_at INTEGER NOT NULL
+  ) STRICT;`,
+];
 
 /** The version a file this build writes holds. */
 export const SCHEMA_VERSION = BASE_VERSION + migrations.length;

@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { DatabaseSync } from 'node:sqlite';
 import type { RemediationHistory } from '../../core/removal/index.ts';
 import type { HygieneRecord } from '../../core/hygiene/index.ts';
+import type { MaintenanceRecord } from '../../core/maintenance/index.ts';
 import type { RemovalRecord } from '../../core/replacement/index.ts';
 import type { ClusterOpened, FleetMark, FleetPauses, RemovalSlot, SlotRequest, SlotTaken } from '../../ports/fleet.ts';
 import type {
@@ -21,6 +22,7 @@ import type {
   MarkerStep,
   OpenIncidentInput,
   StoredHygiene,
+  StoredMaintenance,
   StoredTimer,
   TimerStore,
   TimerInput,
@@ -39,7 +41,7 @@ import {
   setPause,
   takeRemovalSlot,
 } from './sqlite-fleet.ts';
-import { hygieneRecord, hygieneRecords, saveHygieneRecord } from './sqlite-hygiene.ts';
+import { hygieneRecord, hygieneRecords, maintenanceRecord, saveHygieneRecord, saveMaintenanceRecord } from './sqlite-cluster-records.ts';
 import { appendJournal, journal, markStep, stepDone } from './sqlite-journal.ts';
 import { BASE_VERSION, migrate, SCHEMA_VERSION, schemaVersion, SchemaTooNewError, SchemaTooOldError } from './sqlite-migrations.ts';
 import {
@@ -195,6 +197,14 @@ export class SqliteIncidentStore implements IncidentStore, TimerStore {
 
   saveHygieneRecord(clusterId: string, record: HygieneRecord, expectVersion: number): Promise<number> {
     return saveHygieneRecord(this.#ctx, clusterId, record, expectVersion);
+  }
+
+  maintenanceRecord(clusterId: string): Promise<StoredMaintenance | undefined> {
+    return maintenanceRecord(this.#ctx, clusterId);
+  }
+
+  saveMaintenanceRecord(clusterId: string, record: MaintenanceRecord, expectVersion: number): Promise<number> {
+    return saveMaintenanceRecord(this.#ctx, clusterId, record, expectVersion);
   }
 
   /** Every cluster's leader-hygiene record (the state file's own list: a local run has no registry of clusters). */

@@ -2,6 +2,7 @@
 // the event that carries it, for the step to commit together.
 import type { Decision, Evidence, ReasonCode } from '../../core/common/index.ts';
 import { incidentEndings, decisionStep, type Decider } from '../../core/incident/index.ts';
+import { waitsOnMaintenance } from '../../core/maintenance/index.ts';
 import type { Incident, IncidentOutcome, IncidentPatch, OutboxEntry } from '../../ports/incident-store.ts';
 import { envelopeOf, iso, journaling, memberRef, publishing, resolvedTarget } from './incident-events.ts';
 
@@ -28,7 +29,14 @@ export function decisionEffects(incident: Incident, decision: Decision, from: 'm
     case 'retry':
       return {
         patch: { lastDecision: decision },
-        effects: [journal, publishing('RetryRequested', { ...envelope, retryAt: iso(decision.at), reason, message, reprobeNow: decision.reprobeNow, from })],
+        effects: [
+          journal,
+          publishing('RetryRequested', { ...envelope, retryAt: iso(decision.at), reason, message, reprobeNow: decision.reprobeNow, from }),
+          // Asked again on every such retry: a run in flight goes on, one that ended starts again.
+          ...(waitsOnMaintenance(reason)
+            ? [publishing('MaintenanceDue', { clusterId: incident.clusterId, at: iso(now), askedBy: `incident:${incident.incidentId}` })]
+            : []),
+        ],
       };
     case 'block':
       return blockEffects(incident, decision, from, now);

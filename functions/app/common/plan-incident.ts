@@ -1,6 +1,7 @@
 // The planner's input, as an incident and its cluster give it.
 import type { Decision } from '../../core/common/index.ts';
 import type { FleetFacts } from '../../core/fleet/index.ts';
+import type { MaintenanceRunEnded } from '../../core/maintenance/index.ts';
 import { plan } from '../../core/plan/index.ts';
 import { describeSelector } from '../../core/view/index.ts';
 import type { RemediationHistory } from '../../core/removal/index.ts';
@@ -29,9 +30,11 @@ export function planIncident(
   remediation: RemediationHistory,
   excludeCandidates: string[] = [],
   fleet?: FleetFacts,
+  maintenance?: MaintenanceRunEnded,
 ): Decision {
   return plan({
     ...(fleet ? { fleet: { clusterId: incident.clusterId, facts: fleet, lastDecision: incident.lastDecision } } : {}),
+    ...(maintenance ? { maintenance: { lastRun: maintenance } } : {}),
     samples: incident.views,
     // Unresolved only when no member list answered: the planner then judges the cluster unreachable.
     targetId: incident.memberId ?? describeSelector(incident.target),

@@ -115,6 +115,7 @@ export const guardFailed = (
     retryAt: nextTryAt(deps, cluster, incident),
     ...(incident.views.at(-1) ? { view: incident.views.at(-1)! } : {}),
     user: cluster.auth?.username,
+    clearsNoSpace: cluster.policy.maintenance.clearNoSpace,
   });
 
 /** Asked through the healthy members of `view` other than `targetId` (see clusterGuard). */

@@ -12,6 +12,8 @@ export function storeGuard(deps: Pick<Deps, 'store' | 'clock'>, clusterId: strin
   return {
     where: `the state store only (cluster ${clusterId} is a single-remediator cluster by policy: no other remediator sees its lock or removal record)`,
     acquire: async (owner, leaseMs) => ((await take(owner, leaseMs)) ? { held: true } : { held: false }),
+    // The store's lock is never refused for space: whoever asks takes it, or is told it is held.
+    holder: async () => undefined,
     renew: take,
     release: async (owner) => void (await deps.store.releaseLock(clusterId, incidentOwner(owner))),
     removals: () => deps.store.removalRecords(clusterId),

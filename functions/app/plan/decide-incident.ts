@@ -53,7 +53,16 @@ export async function decideIncident(deps: ClusterDeps, cluster: ClusterEntry, i
   );
   // The pauses and the storm hold in the cluster's etcd join the store's: a person who paused from another state file holds this one too.
   const fleet = await fleetFactsWithHolds(deps, cluster, clusterGuard(deps, cluster, view, incident.memberId));
-  const decision = planIncident(deps, cluster, incident, remediation, await membersUnderRemediation(deps, incident), fleet.ok ? fleet.value : fleet.storeFacts);
+  const maintenance = (await deps.store.maintenanceRecord(cluster.clusterId))?.record.lastRun;
+  const decision = planIncident(
+    deps,
+    cluster,
+    incident,
+    remediation,
+    await membersUnderRemediation(deps, incident),
+    fleet.ok ? fleet.value : fleet.storeFacts,
+    maintenance,
+  );
   // An unread record or unread holds are no answer: nothing is moved or approved on them. A block,
   // a close or a wait stands on its own (both are read again on the next look).
   const acts = decision.kind === 'approve' || decision.kind === 'move-leader';

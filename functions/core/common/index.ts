@@ -8,6 +8,7 @@ export * from './metrics-urls.ts';
 export * from './path-name.ts';
 export * from './pod-path.ts';
 export * from './reason-table.ts';
+export * from './record-version.ts';
 export * from './said-limits.ts';
 export * from './types.ts';
 export * from './view-limits.ts';

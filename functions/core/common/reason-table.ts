@@ -189,6 +189,12 @@ export const reasonTable = {
     description:
       'etcd did not answer for the cluster lock or the removal record (a timeout, an unavailable member, an election): no member is removed without both, so back off and try again.',
   },
+  NOSPACE_CLEARING: {
+    outcomes: ['retry'],
+    spendsAttempt: false,
+    description:
+      'A NOSPACE alarm stands and maintenance clears it (maintenance.clearNoSpace): compact, defragment one member at a time, the leader last after a move, disarm; the removal waits for writes to be accepted again.',
+  },
   ETCD_NO_SPACE: {
     outcomes: ['block'],
     description:
@@ -312,6 +318,21 @@ export const reasonTable = {
   MAINTENANCE_NEAR_QUOTA: {
     outcomes: ['maintenance'],
     description: "A member's database nears its quota (maintenance.nearQuotaShare): it is defragmented before etcd raises NOSPACE.",
+  },
+  MAINTENANCE_CORRUPT: {
+    outcomes: ['maintenance'],
+    description:
+      "A CORRUPT alarm stands: a member's data diverged, and nothing is defragmented or disarmed until a person has found which (etcd's data corruption guide).",
+  },
+  MAINTENANCE_STEP_FAILED: {
+    outcomes: ['maintenance'],
+    description:
+      'A step of the maintenance failed (a defragmentation past its deadline, a move refused, a path lost): the run ends, and the next one plans again.',
+  },
+  MAINTENANCE_STILL_FULL: {
+    outcomes: ['maintenance'],
+    description:
+      'Every member was defragmented and the alarm disarmed, and etcd still refuses writes for space: the live data fills the quota; a person raises --quota-backend-bytes or deletes keys.',
   },
   MAINTENANCE_NOT_NEEDED: { outcomes: ['maintenance'], description: 'No alarm, no fragmented database, none near its quota: nothing to do.' },
   MAINTENANCE_OFF: {

@@ -61,6 +61,8 @@ export interface MemberStatus {
   /** Bytes of the database logically in use (etcd 3.4 on); dbSize less this is free pages a defragmentation returns. */
   dbSizeInUse?: number;
   isLearner: boolean;
+  /** The keyspace revision this member answered at (its answer's header): where a compaction may go. */
+  revision?: number;
   /** The cluster_id this member answered with. Absent only in views kept before ids were recorded. */
   clusterId?: EtcdClusterId;
 }

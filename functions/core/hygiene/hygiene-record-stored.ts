@@ -29,13 +29,3 @@ function isNonFinite(value: unknown): value is { [NON_FINITE]: string } {
   const keys = Object.keys(value);
   return keys.length === 1 && keys[0] === NON_FINITE && ['Infinity', '-Infinity', 'NaN'].includes(String((value as Record<string, unknown>)[NON_FINITE]));
 }
-
-/**
- * The version a save writes: one past the version it read (0 when nothing is stored yet). Throws
- * naming expectVersion when it is not a whole number ≥ 0, so a bad caller is not told "conflict".
- */
-export function nextHygieneVersion(expectVersion: number): number {
-  if (!Number.isSafeInteger(expectVersion) || expectVersion < 0)
-    throw new RangeError(`expectVersion must be a whole number ≥ 0 (0: no record stored yet), got ${expectVersion}`);
-  return expectVersion + 1;
-}

@@ -3,10 +3,15 @@
 // down: quorum must hold with it and every unhealthy or disrupted member down), and the steps, one
 // member at a time: learners and followers first, the leader last after leadership is moved off it
 // (a defragmentation stalls its member's writes, and on the leader that stalls the cluster's).
+// Planned by level: before each step the plan is made again from a fresh view and the run's
+// journal, and its first step is the one to run. What etcd's figures say is done is done (a member
+// defragmented shows no free pages), so two remediators that cannot take the lock (etcd refuses
+// the lease under NOSPACE) name the same next member, and never two at once.
 // Pure: the executor carries the steps out, each journaled with its own deadline.
 import type { MemberId, ReasonCode } from '../common/index.ts';
 import { atRiskMembers, describeMember, describeMemberIn, listWords, quorumSize, type ClusterView, type MemberView } from '../view/index.ts';
 import { ETCD_DEFAULT_QUOTA_BYTES, type MaintenanceRules } from './maintenance-rules.ts';
+import type { MaintenanceRun } from './maintenance-record.ts';
 
 export type MaintenanceTrigger =
   | { kind: 'nospace'; raisedBy: MemberId[] }
@@ -35,6 +40,8 @@ export interface MaintenanceInput {
   compactTo?: number;
   /** When each member was last defragmented by us. */
   lastDefragmentedAt: Readonly<Record<MemberId, number>>;
+  /** The run in flight: its steps done are not planned again, and a NOSPACE run ends with its write checked. */
+  run?: Pick<MaintenanceRun, 'reason' | 'done'>;
   now: number;
 }
 
@@ -46,6 +53,8 @@ export interface MaintenancePlan {
 }
 
 const MiB = 1024 * 1024;
+/** Free pages below this are nothing to reclaim: a member just defragmented shows about none. */
+export const SETTLED_FREE_BYTES = MiB;
 const size = (bytes: number): string => (bytes >= 10 * MiB ? `${Math.round(bytes / MiB)} MiB` : `${Math.round(bytes / 1024)} KiB`);
 const percent = (share: number): string => `${Math.round(share * 100)} %`;
 
@@ -108,42 +117,64 @@ function noMargin(view: ClusterView): string | undefined {
   return `with one member stalled by its defragmentation, ${Math.max(0, up)} of ${voting.length} voting members would answer, below the quorum of ${needed}${down.length > 0 ? ` (${listWords(down)} counted down)` : ''}`;
 }
 
+const freeBytes = (m: MemberView): number => (m.status?.dbSizeInUse === undefined ? 0 : Math.max(0, m.status.dbSize - m.status.dbSizeInUse));
+
 export function maintenancePlan(input: MaintenanceInput): MaintenancePlan {
   const { view, rules, now } = input;
+  const done = new Set((input.run?.done ?? []).filter((d) => d.outcome === 'done').map((d) => d.key));
   const triggers = maintenanceTriggers(view.members, rules, input.quotaBytes);
-  const nospace = triggers.find((t) => t.kind === 'nospace');
-  if (triggers.length === 0) return plan('MAINTENANCE_NOT_NEEDED', 'No alarm, no fragmented database and none near its quota: nothing to do.', triggers);
-  const why = listWords(triggers.map((t) => describeTrigger(t, view)));
+  const alarmed = triggers.find((t) => t.kind === 'nospace');
+  // A NOSPACE run goes on once its alarm is disarmed: the write that proves it is its last step.
+  const nospaceRun = input.run?.reason === 'MAINTENANCE_NOSPACE';
+  if (triggers.length === 0 && !(nospaceRun && !done.has('verify')))
+    return plan('MAINTENANCE_NOT_NEEDED', 'No alarm, no fragmented database and none near its quota: nothing to do.', triggers);
+  const why = triggers.length > 0 ? listWords(triggers.map((t) => describeTrigger(t, view))) : 'the NOSPACE alarm was disarmed';
   const Why = `${why[0]!.toUpperCase()}${why.slice(1)}`;
-  const allowed = rules.enabled || (nospace !== undefined && rules.clearNoSpace);
+  const corrupt = view.members.filter((m) => m.status?.alarms.includes('CORRUPT'));
+  if (corrupt.length > 0)
+    return plan(
+      'MAINTENANCE_CORRUPT',
+      `${Why}, but a CORRUPT alarm stands on ${listWords(corrupt.map(describeMember))}: nothing is maintained; a person must find which member's data diverged (etcd's data corruption guide) before any member is defragmented or disarmed.`,
+      triggers,
+    );
+  const nospace = alarmed !== undefined || nospaceRun;
+  const allowed = rules.enabled || (nospace && rules.clearNoSpace);
   if (!allowed)
     return plan(
       'MAINTENANCE_OFF',
-      `${Why}, but maintenance is off for the cluster${nospace ? ' and so is clearing NOSPACE (maintenance.clearNoSpace false)' : ''}: nothing is done; turn maintenance.enabled on, or defragment by hand, one member at a time and the leader last.`,
-      triggers,
-    );
-  const margin = noMargin(view);
-  if (margin)
-    return plan(
-      'MAINTENANCE_NO_MARGIN',
-      `${Why}, but ${margin}: nothing is defragmented; restore the members counted down first${nospace ? ', or raise --quota-backend-bytes on every member and disarm the alarm' : ''}.`,
+      `${Why}, but maintenance is off for the cluster${alarmed ? ' and so is clearing NOSPACE (maintenance.clearNoSpace false)' : ''}: nothing is done; turn maintenance.enabled on, or defragment by hand, one member at a time and the leader last.`,
       triggers,
     );
   const reachable = view.members.filter((m) => m.reachable && m.started);
-  const wanted = nospace ? reachable : reachable.filter((m) => triggers.some((t) => t.kind !== 'nospace' && t.member === m.id));
+  const compact = nospace && input.compactTo !== undefined && !done.has('compact') ? [{ kind: 'compact' as const, revision: input.compactTo }] : [];
+  // Under NOSPACE every member with pages to reclaim (all of them while a compaction is to come);
+  // otherwise those a trigger names, each at most once per memberEveryMs.
+  const wanted = (
+    nospace
+      ? reachable.filter((m) => compact.length > 0 || freeBytes(m) >= SETTLED_FREE_BYTES)
+      : reachable.filter((m) => triggers.some((t) => t.kind !== 'nospace' && t.member === m.id))
+  ).filter((m) => !done.has(`defragment:${m.id}`));
   const due = nospace ? wanted : wanted.filter((m) => now - (input.lastDefragmentedAt[m.id] ?? -Infinity) >= rules.memberEveryMs);
-  if (due.length === 0)
+  const finish: MaintenanceStep[] = nospace
+    ? [...(alarmed ? [{ kind: 'disarm' as const }] : []), ...(done.has('verify') ? [] : [{ kind: 'verify' as const }])]
+    : [];
+  if (due.length === 0 && !nospace)
     return plan(
-      'MAINTENANCE_RATE_LIMITED',
-      `${Why}, but ${listWords(wanted.map(describeMember))} ${wanted.length === 1 ? 'was' : 'were'} defragmented less than ${Math.round(rules.memberEveryMs / 60_000)} min ago: it waits.`,
+      wanted.length > 0 ? 'MAINTENANCE_RATE_LIMITED' : 'MAINTENANCE_NOT_NEEDED',
+      wanted.length > 0
+        ? `${Why}, but ${listWords(wanted.map(describeMember))} ${wanted.length === 1 ? 'was' : 'were'} defragmented less than ${Math.round(rules.memberEveryMs / 60_000)} min ago: it waits.`
+        : `${Why}: every member it names was defragmented in this run.`,
       triggers,
     );
-  const steps: MaintenanceStep[] = [
-    ...(nospace && input.compactTo !== undefined ? [{ kind: 'compact' as const, revision: input.compactTo }] : []),
-    ...inOrder(view, due, rules.defragmentDeadlineMs),
-    ...(nospace ? [{ kind: 'disarm' as const }] : []),
-    { kind: 'verify' },
-  ];
+  // Only a member's defragmentation stalls it; compacting, disarming and checking a write take no member down.
+  const margin = due.length > 0 ? noMargin(view) : undefined;
+  if (margin)
+    return plan(
+      'MAINTENANCE_NO_MARGIN',
+      `${Why}, but ${margin}: nothing is defragmented; restore the members counted down first${alarmed ? ', or raise --quota-backend-bytes on every member and disarm the alarm' : ''}.`,
+      triggers,
+    );
+  const steps: MaintenanceStep[] = [...compact, ...inOrder(view, due, rules.defragmentDeadlineMs), ...finish];
   const reason: ReasonCode = nospace
     ? 'MAINTENANCE_NOSPACE'
     : triggers.some((t) => t.kind === 'fragmented')

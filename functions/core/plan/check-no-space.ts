@@ -1,22 +1,43 @@
 // A NOSPACE alarm makes etcd refuse every write, the cluster lock and the removal record among
-// them, and no member is removed without those. Said before any leader is moved for a removal
-// that could not happen. A single-remediator cluster keeps both in its state store, so it passes.
+// them, and no member is removed without those. Maintenance clears it (core/maintenance: compact,
+// defragment one member at a time, the leader last, disarm) unless the policy turns that off: the
+// removal waits for it, asking for it each time, and blocks only when the maintenance cannot run
+// (off, no quorum margin, a CORRUPT alarm) or ended without clearing it since the incident opened,
+// saying why. Said before any leader is moved for a removal that could not happen. A
+// single-remediator cluster keeps the lock and the record in its state store, so it passes.
+import { maintenancePlan } from '../maintenance/index.ts';
 import { freeSpaceThenReport, noSpaceMembers } from '../removal/index.ts';
-import { block } from './plan-context.ts';
+import { block, lookAgainAfterBackoff } from './plan-context.ts';
 import type { PlanCheck } from './plan-checks.ts';
+
+const lowerFirst = (text: string): string => `${text.charAt(0).toLowerCase()}${text.slice(1)}`;
 
 export const noSpaceCheck: PlanCheck = {
   name: 'etcd-writable',
   run: (ctx) => {
-    if (ctx.input.policy.singleRemediator) return 'pass';
+    const { policy, incident, now, maintenance } = ctx.input;
+    if (policy.singleRemediator || !ctx.view) return 'pass';
     const alarmed = noSpaceMembers(ctx.view);
     if (alarmed.length === 0) return 'pass';
+    const clearing = maintenancePlan({ view: ctx.view, rules: policy.maintenance, lastDefragmentedAt: {}, now });
+    const standing = `a NOSPACE alarm (raised by ${alarmed.join(', ')}) stands, and etcd refuses every write while it does, so the cluster lock and the removal record cannot be written, and no member is removed without them`;
+    const last = maintenance?.lastRun;
+    const endedSince = last && last.endedAt >= incident.openedAt && (last.outcome === 'failed' || last.outcome === 'blocked') ? last : undefined;
+    const evidence = { alarmed, maintenance: { reason: clearing.reason, steps: clearing.steps.map((s) => s.kind) } };
+    if (clearing.reason === 'MAINTENANCE_NOSPACE' && !endedSince) {
+      const decision = lookAgainAfterBackoff(
+        ctx,
+        'NOSPACE_CLEARING',
+        `${ctx.name} is not removed yet: ${standing}; maintenance clears it: ${clearing.message}`,
+      );
+      return { ...decision, evidence: { ...decision.evidence, ...evidence } };
+    }
+    const why = endedSince ? `the maintenance that clears it ended ${endedSince.outcome} (${endedSince.endReason}): ${endedSince.message}` : clearing.message;
     const decision = block(
       ctx,
       'ETCD_NO_SPACE',
-      `${ctx.name} is not removed: a NOSPACE alarm (raised by ${alarmed.join(', ')}) stands, and etcd refuses every write while it does, ` +
-        `so the cluster lock and the removal record cannot be written, and no member is removed without them; nothing was removed; blocked: ${freeSpaceThenReport(ctx.name)}`,
+      `${ctx.name} is not removed: ${standing}; nothing was removed; blocked: ${lowerFirst(why.replace(/\.$/, ''))}; otherwise ${freeSpaceThenReport(ctx.name)}`,
     );
-    return { ...decision, evidence: { ...decision.evidence, alarmed } };
+    return { ...decision, evidence: { ...decision.evidence, ...evidence } };
   },
 };

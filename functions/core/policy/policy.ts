@@ -122,6 +122,42 @@ export const policySchema = z.strictObject({
    */
   learnerCheckEveryMs: ms.default(300_000),
   /**
+   * Maintenance (core/maintenance): defragment one member at a time, the leader last after a move.
+   * Off by default, except to clear a NOSPACE alarm, which blocks every remediation. The thresholds
+   * read against the tools others run: etcd-defrag (by an etcd maintainer) defragments at 80 % of
+   * the quota or 200 MiB free; Deckhouse pages at 95 % of the quota, too late to start one member at
+   * a time; the etcd operators' defrag specs pair a free size with a ratio (128M and 0.7). We take
+   * etcd-defrag's 80 %, and its 200 MiB free only when that is also half the file, so a large
+   * database with little churn is not rewritten for a small share of it.
+   */
+  maintenance: z
+    .strictObject({
+      /** Fragmentation and the quota trigger it too, not only NOSPACE. */
+      enabled: z.boolean().default(false),
+      /** Clear a NOSPACE alarm even with maintenance off (it blocks every remediation). */
+      clearNoSpace: z.boolean().default(true),
+      /** Free pages (dbSize - dbSizeInUse) at least this share of the file... */
+      fragmentedShare: z.number().gt(0).max(1).default(0.5),
+      /** ...and at least this many bytes. */
+      fragmentedMinBytes: z
+        .number()
+        .int()
+        .nonnegative()
+        .default(200 * 1024 * 1024),
+      /** dbSize at least this share of the quota. */
+      nearQuotaShare: z.number().gt(0).max(1).default(0.8),
+      /** A member is defragmented at most once in this long (never held so for NOSPACE). */
+      memberEveryMs: ms.default(6 * 3_600_000),
+      /** How long one member's defragmentation may take before the step gives up on it. */
+      defragmentDeadlineMs: z
+        .number()
+        .int()
+        .min(1_000, 'must be at least 1000 ms')
+        .max(720_000, 'must be at most 720000 ms: a step runs within one Lambda invocation, 15 min at most')
+        .default(600_000),
+    })
+    .prefault({}),
+  /**
    * Leader hygiene (leader-hygiene.ts): move leadership off a leader that stays degraded for
    * windowMs while the cluster is stable, to a follower better on every signal. Off by default; with
    * dryRun (or the policy's own) it only says what it would move.

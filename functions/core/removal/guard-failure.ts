@@ -23,6 +23,8 @@ export interface GuardFailureContext {
   view?: ClusterView;
   /** The etcd user we authenticate as; undefined for none. */
   user?: string | undefined;
+  /** Maintenance clears a NOSPACE alarm for this cluster (policy maintenance.clearNoSpace): a NOSPACE refusal waits for it. */
+  clearsNoSpace?: boolean;
 }
 
 const NOTHING_REMOVED = 'no member is removed without the cluster lock and the removal record in etcd, so nothing was removed';
@@ -58,6 +60,15 @@ function guardFailure(action: GuardAction, failure: EtcdFailure, ctx: GuardFailu
   if (row.reason === 'ETCD_NO_SPACE') {
     const alarmed = noSpaceMembers(ctx.view);
     const raisedBy = alarmed.length > 0 ? `raised by ${alarmed.join(', ')}` : 'raised by a member';
+    if (ctx.clearsNoSpace)
+      return {
+        kind: 'retry',
+        at: ctx.retryAt,
+        reprobeNow: false,
+        reason: 'NOSPACE_CLEARING',
+        message: `${ctx.who} waits: a NOSPACE alarm (${raisedBy}) stands, and etcd refused us ("${failure.message}") when we tried to ${action} (${ctx.where}); ${NOTHING_REMOVED}; maintenance clears the alarm, and we look again at ${describeTime(ctx.retryAt)}.`,
+        evidence: { ...evidence, alarmed },
+      };
     return {
       kind: 'block',
       reason: 'ETCD_NO_SPACE',

@@ -67,7 +67,7 @@ describe('maintenance calls against an etcd at its quota', () => {
     expect(defragmented.dbSize).toBeLessThan(full.dbSize);
     expect(defragmented.alarms, 'the alarm stands until disarmed').toEqual(['NOSPACE']);
 
-    await client.disarmAlarms!(CALL_MS);
+    await client.disarmNoSpace!(CALL_MS);
     expect((await client.status(CALL_MS)).alarms).toEqual([]);
     await putFresh('/after', 'accepted');
     const check = new Etcd3({ hosts: lab.members[0]!.directUrl });

@@ -25,6 +25,7 @@ import type { ClusterDeps } from '../../../functions/app/common/deps.ts';
 import type { Log } from '../../../functions/ports/log.ts';
 import { moveLeader } from '../../../functions/app/move/move-leader.ts';
 import { deliverToProbeMembers, probeMembers } from '../../support/probe-members.ts';
+import { maintain } from '../../../functions/app/maintenance/index.ts';
 import { remediate } from '../../../functions/app/removal/remediate.ts';
 import { scheduleRetry } from '../../../functions/app/incident/schedule-retry.ts';
 import type { Decision } from '../../../functions/core/common/decision.ts';
@@ -364,6 +365,10 @@ export class IncidentRun {
         event.detailType === 'MembersProbed' ? this.#decide(event.detail) : Promise.reject(new Error(`the scenarios deliver no ${event.detailType}`)),
       'schedule-retry': async (event) => void (await scheduleRetry(deps, event.detail)),
       remediate: async (event) => {
+        if (event.detailType === 'MaintenanceDue') {
+          await maintain(deps, event.detail);
+          return undefined;
+        }
         if (!carryOn) {
           this.#queue.unshift(event);
           return event;

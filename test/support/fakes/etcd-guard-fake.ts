@@ -11,8 +11,8 @@ import type { EtcdFailure } from '../../../functions/core/common/types.ts';
 type Call = Exclude<keyof ClusterGuard, 'where'>;
 
 export interface EtcdGuardFake extends ClusterGuard {
-  /** The lock as etcd holds it now; undefined when free or lapsed. */
-  holder(): (LockHolder & { until: number }) | undefined;
+  /** The lock as etcd holds it now, with its lease's end; undefined when free or lapsed. */
+  heldBy(): (LockHolder & { until: number }) | undefined;
   records: RemovalRecord[];
   /** The holds kept beside the lock. */
   kept: ClusterHolds;
@@ -31,7 +31,12 @@ export function etcdGuardFake(clock: Clock, where = 'etcd key /etcd-remediator/l
     kept: {},
     calls: [],
     failing: {},
-    holder: current,
+    heldBy: current,
+    async holder() {
+      call('holder');
+      const held = current();
+      return held && { owner: held.owner, since: held.since };
+    },
     async acquire(owner, leaseMs, { takeOverFrom } = {}) {
       call('acquire');
       const held = current();

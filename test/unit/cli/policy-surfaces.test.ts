@@ -44,6 +44,15 @@ const full = {
   replacement: { windowMs: 600_000, checkEveryMs: 5_000 },
   stuckLearnerAfterMs: 300_000,
   learnerCheckEveryMs: 60_000,
+  maintenance: {
+    enabled: true,
+    clearNoSpace: false,
+    fragmentedShare: 0.6,
+    fragmentedMinBytes: 100 * 1024 * 1024,
+    nearQuotaShare: 0.7,
+    memberEveryMs: 3_600_000,
+    defragmentDeadlineMs: 120_000,
+  },
   hygiene: {
     enabled: true,
     dryRun: true,

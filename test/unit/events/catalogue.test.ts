@@ -79,7 +79,7 @@ describe('routing table', () => {
     expect(isTerminal(detailType) && isInformational(detailType)).toBe(false);
   });
 
-  it("the terminal detail types are the five outcomes, and LeaderMoved, ReplacementOverdue, LearnerRemoved and leader hygiene's sayings end nothing", () => {
+  it("the terminal detail types are the five outcomes, and LeaderMoved, ReplacementOverdue, LearnerRemoved, leader hygiene's and maintenance's sayings end nothing", () => {
     expect([...terminalDetailTypes].sort()).toEqual([
       'RemediationBlocked',
       'RemediationClosed',
@@ -87,7 +87,14 @@ describe('routing table', () => {
       'RemediationFailed',
       'RemediationReplaced',
     ]);
-    expect(informationalDetailTypes).toEqual(['LeaderMoved', 'ReplacementOverdue', 'LearnerRemoved', 'HygieneMoveEnded', 'LeaderHygieneAlert']);
+    expect(informationalDetailTypes).toEqual([
+      'LeaderMoved',
+      'ReplacementOverdue',
+      'LearnerRemoved',
+      'HygieneMoveEnded',
+      'LeaderHygieneAlert',
+      'MaintenanceEnded',
+    ]);
   });
 
   it.each(detailTypes)('isTerminalEvent reads the one list for %s', (detailType) => {
@@ -122,7 +129,7 @@ describe('routing table', () => {
   it('subscriptionsOf inverts the table', () => {
     expect(subscriptionsOf('probe-members')).toEqual(['MemberUnhealthy', 'RetryDue', 'LearnerCheckDue', 'HygieneCheckDue']);
     expect(subscriptionsOf('move-leader')).toEqual(['MembersProbed', 'LeaderDegraded']);
-    expect(subscriptionsOf('remediate')).toEqual(['RemediationApproved']);
+    expect(subscriptionsOf('remediate')).toEqual(['RemediationApproved', 'MaintenanceDue']);
   });
 });
 

@@ -37,6 +37,7 @@ describe('toMemberStatus', () => {
       dbSize: 20480,
       dbSizeInUse: 16384,
       isLearner: false,
+      revision: 3,
       clusterId: CLUSTER_HEX,
     });
   });

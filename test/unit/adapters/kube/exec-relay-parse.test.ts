@@ -34,6 +34,7 @@ describe('parseEndpointStatus', () => {
       dbSize: 20480,
       dbSizeInUse: 16384,
       isLearner: false,
+      revision: 1,
       clusterId: '33c3f7119c5ccbd',
     });
   });

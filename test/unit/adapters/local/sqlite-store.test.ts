@@ -55,11 +55,11 @@ describe('sqlite incident store: the file', () => {
       }
     };
 
-    it('creates a new file at the base schema and reopens it without redoing it', async () => {
+    it('creates a new file at the base schema, migrates it, and reopens it without redoing either', async () => {
       await store.close();
       store = openSqliteStore({ path: dir.file('store.db') });
       expect(await store.getIncident(incident.incidentId)).toEqual(incident);
-      expect(versionsIn(dir.file('store.db'))).toEqual([BASE_VERSION]);
+      expect(versionsIn(dir.file('store.db'))).toEqual([BASE_VERSION, ...migrations.map((_, i) => BASE_VERSION + 1 + i)]);
       expect(SCHEMA_VERSION).toBe(BASE_VERSION + migrations.length);
       const raw = new DatabaseSync(dir.file('store.db'), { readOnly: true });
       try {

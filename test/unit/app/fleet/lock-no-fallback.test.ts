@@ -88,11 +88,11 @@ describe('the lock when etcd does not take it', () => {
     expect(h.calls.memberRemove).toEqual([]);
     expect(h.lastOf('RetryRequested').message).toContain(`we could not ${action} (etcd key /etcd-remediator/lock`);
     // The lock taken for this run was let go.
-    expect(h.guard.holder()).toBeUndefined();
+    expect(h.guard.heldBy()).toBeUndefined();
   });
 
-  it('a NOSPACE alarm etcd answers with: blocked ETCD_NO_SPACE, saying how to free space and disarm, nothing removed', async () => {
-    h = harness();
+  it('a NOSPACE alarm etcd answers with, maintenance.clearNoSpace off: blocked ETCD_NO_SPACE, saying how to free space and disarm, nothing removed', async () => {
+    h = harness({ maintenance: { clearNoSpace: false } });
     h.setSample((at) => sample(at, three(0)));
     h.guard.failing.acquire = noSpace;
 
@@ -105,20 +105,41 @@ describe('the lock when etcd does not take it', () => {
     );
   });
 
-  it('a NOSPACE alarm the probe sees blocks before any leader is moved', async () => {
+  it('a NOSPACE alarm etcd answers with, by default: the removal waits (no attempt spent) and asks maintenance to clear it, nothing removed', async () => {
     h = harness();
+    h.setSample((at) => sample(at, three(0)));
+    h.guard.failing.acquire = noSpace;
+
+    expect(await report('etcd-1')).toMatchObject({ kind: 'retry', reason: 'NOSPACE_CLEARING' });
+    expect(h.calls.memberRemove).toEqual([]);
+    expect(h.lastOf('RetryRequested').message).toMatch(
+      /waits: a NOSPACE alarm \(raised by a member\) stands.*maintenance clears the alarm, and we look again at/,
+    );
+    const asked = h.events.filter((e) => e.detailType === 'MaintenanceDue');
+    expect(asked.map((e) => e.detail)).toEqual([expect.objectContaining({ clusterId: 'c1', askedBy: expect.stringMatching(/^incident:/) })]);
+  });
+
+  it('a NOSPACE alarm the probe sees holds the removal before any leader is moved: a wait for maintenance by default, a block with it off', async () => {
     // Five members, so the quorum gate passes with etcd-4 alarmed.
-    h.setSample((at) =>
+    const five = (at: number) =>
       sample(
         at,
         [0, 1, 2, 3, 4].map((i) => ({ i, leader: 0, ...(i === 4 ? { alarms: ['NOSPACE'] } : {}) })),
-      ),
-    );
-
+      );
+    h = harness();
+    h.setSample(five);
     // etcd-0 leads and answers: without the check it would move leadership first.
+    expect(await report('etcd-0')).toMatchObject({ kind: 'retry', reason: 'NOSPACE_CLEARING', evidence: { decidedBy: 'etcd-writable', alarmed: ['etcd-4'] } });
+    expect(h.calls.moveLeader).toEqual([]);
+    expect(h.lastOf('RetryRequested').message).toMatch(/a NOSPACE alarm \(raised by etcd-4\) stands.*maintenance clears it: /);
+    expect(h.events.some((e) => e.detailType === 'MaintenanceDue')).toBe(true);
+    await h.close();
+
+    h = harness({ maintenance: { clearNoSpace: false } });
+    h.setSample(five);
     expect(await report('etcd-0')).toMatchObject({ kind: 'block', reason: 'ETCD_NO_SPACE', evidence: { decidedBy: 'etcd-writable', alarmed: ['etcd-4'] } });
     expect(h.calls.moveLeader).toEqual([]);
-    expect(h.lastOf('RemediationBlocked').message).toMatch(/a NOSPACE alarm \(raised by etcd-4\) stands/);
+    expect(h.lastOf('RemediationBlocked').message).toMatch(/a NOSPACE alarm \(raised by etcd-4\) stands.*maintenance\.clearNoSpace false/);
   });
 
   it('credentials etcd refuses for the lock: blocked AUTH_FAILED, naming what to fix', async () => {

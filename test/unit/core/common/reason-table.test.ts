@@ -60,6 +60,7 @@ describe('the reason table', () => {
         'LEADER_UNREACHABLE',
         'LEADER_UNREACHABLE_UNCONFIRMED',
         'LEARNER_PENDING',
+        'NOSPACE_CLEARING',
         'PAUSED',
         'REMEDIATION_RETRY_PERIOD',
         'REMOVALS_IN_FLIGHT',

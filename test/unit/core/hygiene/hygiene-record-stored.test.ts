@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { hygieneRecordFromText, hygieneRecordText, nextHygieneVersion } from '../../../../functions/core/hygiene/hygiene-record-stored.ts';
+import { hygieneRecordFromText, hygieneRecordText } from '../../../../functions/core/hygiene/hygiene-record-stored.ts';
+import { nextRecordVersion } from '../../../../functions/core/common/index.ts';
 import { emptyHygieneRecord } from '../../../../functions/core/hygiene/hygiene-record.ts';
 import { realisticHygieneRecord } from '../../../support/hygiene-record-sample.ts';
 
@@ -29,8 +30,8 @@ describe('a hygiene record as stored text', () => {
 
 describe('the version a save writes', () => {
   it('is one past the version read; a version read that is not a whole number ≥ 0 is named', () => {
-    expect(nextHygieneVersion(0)).toBe(1);
-    expect(nextHygieneVersion(41)).toBe(42);
-    for (const bad of [-1, 0.5, NaN, Infinity]) expect(() => nextHygieneVersion(bad)).toThrow(/^expectVersion must be a whole number ≥ 0/);
+    expect(nextRecordVersion(0)).toBe(1);
+    expect(nextRecordVersion(41)).toBe(42);
+    for (const bad of [-1, 0.5, NaN, Infinity]) expect(() => nextRecordVersion(bad)).toThrow(/^expectVersion must be a whole number ≥ 0/);
   });
 });

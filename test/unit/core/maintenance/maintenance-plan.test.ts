@@ -77,8 +77,8 @@ describe('the plan', () => {
     );
   });
 
-  it('without a safe revision to compact to, a NOSPACE is cleared without a compaction', () => {
-    const v = cluster(0, 3, { leader: 0, override: { 1: { alarms: ['NOSPACE'] } } });
+  it('without a safe revision to compact to, a NOSPACE is cleared without a compaction: the members with pages to reclaim', () => {
+    const v = withDb(cluster(0, 3, { leader: 0, override: { 1: { alarms: ['NOSPACE'] } } }), { 0: [2, 1], 1: [2, 1], 2: [2, 1] });
     expect(kinds(maintenancePlan(input(v)))).toEqual([
       `defragment ${id(1)}`,
       `defragment ${id(2)}`,
@@ -93,7 +93,35 @@ describe('the plan', () => {
     const v = withDb(cluster(0, 4, { leader: 1, override: { 3: { learner: true } } }), { 1: [800, 100], 2: [800, 100], 3: [800, 100] });
     const p = maintenancePlan(input(v));
     expect(p.reason).toBe('MAINTENANCE_FRAGMENTED');
-    expect(kinds(p)).toEqual([`defragment ${id(3)}`, `defragment ${id(2)}`, `move-leader ${id(1)}`, `defragment ${id(1)}`, 'verify']);
+    expect(kinds(p)).toEqual([`defragment ${id(3)}`, `defragment ${id(2)}`, `move-leader ${id(1)}`, `defragment ${id(1)}`]);
+  });
+
+  it('by level: a step the run did is not planned again, a member another remediator defragmented (no free pages left) is done, and a NOSPACE run checks a write once disarmed', () => {
+    const alarmed = withDb(cluster(0, 3, { leader: 0, override: { 0: { alarms: ['NOSPACE'] } } }), { 0: [2, 1], 1: [2, 1], 2: [2, 1] });
+    const run = { reason: 'MAINTENANCE_NOSPACE' as const, done: [{ key: `defragment:${id(1)}`, at: 1, tookMs: 5, outcome: 'done' as const, message: '' }] };
+    expect(kinds(maintenancePlan(input(alarmed, { run })))).toEqual([`defragment ${id(2)}`, `move-leader ${id(0)}`, `defragment ${id(0)}`, 'disarm', 'verify']);
+    const byAnother = withDb(alarmed, { 2: [1, 1] });
+    expect(kinds(maintenancePlan(input(byAnother, { run })))).toEqual([`move-leader ${id(0)}`, `defragment ${id(0)}`, 'disarm', 'verify']);
+    // Disarmed: no alarm in the view, and the run's last step is the write that proves it.
+    const disarmed = withDb(cluster(0, 3, { leader: 1 }), { 0: [1, 1], 1: [1, 1], 2: [1, 1] });
+    expect(kinds(maintenancePlan(input(disarmed, { run })))).toEqual(['verify']);
+    const verified = { ...run, done: [...run.done, { key: 'verify', at: 2, tookMs: 5, outcome: 'done' as const, message: '' }] };
+    expect(maintenancePlan(input(disarmed, { run: verified }))).toMatchObject({ reason: 'MAINTENANCE_NOT_NEEDED', steps: [] });
+    // A failed step is not done: planned again.
+    const failed = { ...run, done: [{ ...run.done[0]!, outcome: 'failed' as const }] };
+    expect(kinds(maintenancePlan(input(alarmed, { run: failed })))[0]).toBe(`defragment ${id(1)}`);
+  });
+
+  it('nothing to reclaim under NOSPACE (the live data fills the quota): disarm and check a write, which says so', () => {
+    const full = withDb(cluster(0, 3, { leader: 0, override: { 0: { alarms: ['NOSPACE'] } } }), { 0: [2, 2], 1: [2, 2], 2: [2, 2] });
+    expect(kinds(maintenancePlan(input(full)))).toEqual(['disarm', 'verify']);
+  });
+
+  it('a CORRUPT alarm: nothing is maintained, a person must look', () => {
+    const v = withDb(cluster(0, 3, { leader: 0, override: { 0: { alarms: ['NOSPACE'] }, 1: { alarms: ['CORRUPT'] } } }), { 0: [2, 1] });
+    const p = maintenancePlan(input(v));
+    expect(p).toMatchObject({ reason: 'MAINTENANCE_CORRUPT', steps: [] });
+    expect(p.message).toMatch(/CORRUPT alarm stands on etcd-1 .*data corruption guide/);
   });
 
   it('nothing to do: not needed', () => {
@@ -111,7 +139,10 @@ describe('the plan', () => {
   });
 
   it('3 members with one dead: defragmenting either survivor would leave no quorum, so it waits, saying what a person can do', () => {
-    const v = cluster(0, 3, { leader: 0, override: { 0: { alarms: ['NOSPACE'] }, 1: { alarms: ['NOSPACE'] }, 2: { paths: 'refused' } } });
+    const v = withDb(cluster(0, 3, { leader: 0, override: { 0: { alarms: ['NOSPACE'] }, 1: { alarms: ['NOSPACE'] }, 2: { paths: 'refused' } } }), {
+      0: [2, 1],
+      1: [2, 1],
+    });
     const p = maintenancePlan(input(v));
     expect(p).toMatchObject({ reason: 'MAINTENANCE_NO_MARGIN', steps: [] });
     expect(p.message).toMatch(

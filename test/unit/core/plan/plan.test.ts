@@ -25,6 +25,7 @@ interface Setup {
   now?: number;
   random?: number;
   targetGone?: string;
+  maintenance?: PlanInput['maintenance'];
 }
 
 function input(s: Setup): PlanInput {
@@ -39,6 +40,7 @@ function input(s: Setup): PlanInput {
     random: fixedRandom(s.random ?? 0.5),
   };
   if (s.targetGone !== undefined) i.targetGone = s.targetGone;
+  if (s.maintenance) i.maintenance = s.maintenance;
   return i;
 }
 
@@ -55,6 +57,11 @@ interface Row extends Setup {
 }
 
 const healthy = cluster(T0, 3, { leader: 0 });
+/** The members `which` hold 1 MiB of free pages in a 2 MiB file: history a defragmentation reclaims. */
+const withFree = (v: ClusterView, which: number[]): ClusterView => ({
+  ...v,
+  members: v.members.map((m, i) => (which.includes(i) && m.status ? { ...m, status: { ...m.status, dbSize: 2 * 1024 * 1024, dbSizeInUse: 1024 * 1024 } } : m)),
+});
 /** A view whose members `which` run where a disruption is under way (their Node cordoned, or their Machine deleting). */
 const disrupted = (v: ClusterView, which: Record<number, 'cordoned' | 'deleting'>): ClusterView => ({
   ...v,
@@ -357,12 +364,42 @@ const rows: Row[] = [
     decidedBy: 'leadership',
   },
   {
-    // etcd refuses every write under NOSPACE, the lock's among them: said before any move.
+    // etcd refuses every write under NOSPACE, the lock's among them: said before any move, and
+    // maintenance asked to clear it (maintenance.clearNoSpace, on by default); no attempt spent.
     name: 'a leader whose NOSPACE alarm stands',
     samples: [cluster(T0, 3, { leader: 0, override: { 0: { alarms: ['NOSPACE'] } } })],
+    kind: 'retry',
+    reason: 'NOSPACE_CLEARING',
+    decidedBy: 'etcd-writable',
+    says: /is not removed yet: a NOSPACE alarm \(raised by etcd-0\) stands.*maintenance clears it: .*disarm the alarm/,
+  },
+  {
+    name: 'a leader whose NOSPACE alarm stands, clearing it turned off',
+    samples: [cluster(T0, 3, { leader: 0, override: { 0: { alarms: ['NOSPACE'] } } })],
+    policy: { maintenance: { clearNoSpace: false } },
     kind: 'block',
     reason: 'ETCD_NO_SPACE',
     decidedBy: 'etcd-writable',
+    says: /maintenance\.clearNoSpace false.*; otherwise free space \(etcdctl compact/,
+  },
+  {
+    name: 'a NOSPACE alarm the maintenance ended without clearing since the incident opened',
+    samples: [cluster(T0, 3, { leader: 0, override: { 0: { alarms: ['NOSPACE'] } } })],
+    maintenance: { lastRun: { outcome: 'failed', endReason: 'MAINTENANCE_STILL_FULL', message: 'The live data fills the quota.', endedAt: T0 - 1_000 } },
+    kind: 'block',
+    reason: 'ETCD_NO_SPACE',
+    decidedBy: 'etcd-writable',
+    says: /blocked: the maintenance that clears it ended failed \(MAINTENANCE_STILL_FULL\): The live data fills the quota; otherwise/,
+  },
+  {
+    // 3 members, one dead, NOSPACE on the two others, history to reclaim: defragmenting either
+    // survivor would stall the quorum, so nothing can clear it: blocked, saying what a person can do.
+    name: 'NOSPACE on 3 members with one dead: no margin to defragment',
+    samples: [withFree(cluster(T0, 3, { leader: 1, override: { 0: down, 1: atQuota, 2: atQuota } }), [1, 2])],
+    kind: 'block',
+    reason: 'ETCD_NO_SPACE',
+    decidedBy: 'etcd-writable',
+    says: /blocked: .*with one member stalled by its defragmentation, 1 of 3 voting members would answer.*raise --quota-backend-bytes on every member and disarm the alarm; otherwise/,
   },
   {
     // Another disruption: removing the target of 3 leaves 2 of 2, no margin, while etcd-2's Node is cordoned.
@@ -399,11 +436,11 @@ const rows: Row[] = [
   },
   {
     // The quota reached: every member raises NOSPACE, and one follower is dead. An alarm is no
-    // member lost: the block is the alarm's, saying what clears it, never NO_QUORUM and disaster recovery.
+    // member lost: the wait is the alarm's, clearing it, never NO_QUORUM and disaster recovery.
     name: '5 members at their quota (NOSPACE on every one), the target a dead follower',
     samples: [cluster(T0, 5, { leader: 1, override: { 0: down, 1: atQuota, 2: atQuota, 3: atQuota, 4: atQuota } })],
-    kind: 'block',
-    reason: 'ETCD_NO_SPACE',
+    kind: 'retry',
+    reason: 'NOSPACE_CLEARING',
     decidedBy: 'etcd-writable',
     says: /^(?!.*(disaster|snapshot|quorum)).*NOSPACE alarm \(raised by etcd-1, etcd-2, etcd-3, etcd-4\)/,
   },

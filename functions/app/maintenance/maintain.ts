@@ -1,0 +1,206 @@
+// One step of a cluster's maintenance (MaintenanceDue in; the next MaintenanceDue or
+// MaintenanceEnded out): probe, plan again from what etcd shows and the run's journal
+// (core/maintenance), claim the first step in the cluster's record, run it under its own deadline,
+// journal it, and ask for the next. A redelivery finds the step claimed or done; a crash leaves a
+// claim that lapses at the step's deadline, and the next delivery runs the step again.
+//
+// The lock: a step takes the cluster lock as remediation does, so a remediation and a maintenance
+// never run at once. Under a NOSPACE alarm etcd refuses the lease the lock is made of; the steps
+// then run without it, one at a time across remediators because every one of them plans from
+// etcd's own figures (a member defragmented shows no free pages, so all name the same next member,
+// and etcd runs two defragmentations of one member one after the other), and only while nobody
+// holds the lock, read without writing. Compacting, disarming and the check of a write stall no member.
+import { makeEvent, type DetailOf } from '../../../events/catalogue.ts';
+import type { ReasonCode } from '../../core/common/index.ts';
+import {
+  claimStep,
+  maintenancePlan,
+  runEnded,
+  safeCompactRevision,
+  stepEnded,
+  stepKey,
+  withRevision,
+  emptyMaintenanceRecord,
+  type MaintenancePlan,
+  type MaintenanceRecord,
+  type MaintenanceRunEnded,
+  type MaintenanceStep,
+  type RunStart,
+} from '../../core/maintenance/index.ts';
+import { describeDuration, type ClusterView } from '../../core/view/index.ts';
+import { UnknownClusterError, type ClusterEntry } from '../../ports/cluster-directory.ts';
+import { MaintenanceConflictError } from '../../ports/incident-store.ts';
+import { type ClusterDeps, iso } from '../common/index.ts';
+import { etcdClusterGuard, pauseHolding, takeClusterLockAs, type HeldLock } from '../fleet/index.ts';
+import { probeCluster } from '../view/index.ts';
+import { runMaintenanceStep, type StepResult } from './maintenance-steps.ts';
+
+export type Maintained =
+  | { kind: 'unknown-cluster' }
+  /** Another delivery runs the step now. */
+  | { kind: 'claimed-elsewhere'; key: string }
+  | { kind: 'stepped'; key: string; result: StepResult }
+  | { kind: 'ended'; outcome: MaintenanceRunEnded['outcome']; reason: ReasonCode };
+
+/** How long a claim holds beyond the step's own deadline: the journal write after it. */
+const CLAIM_SLACK_MS = 30_000;
+
+export async function maintain(deps: ClusterDeps, detail: DetailOf<'MaintenanceDue'>): Promise<Maintained> {
+  const cluster = await deps.directory.get(detail.clusterId).catch((error: unknown) => {
+    if (error instanceof UnknownClusterError) return undefined;
+    throw error;
+  });
+  if (!cluster) {
+    deps.log.info('maintenance skipped: the cluster is no longer registered', { clusterId: detail.clusterId });
+    return { kind: 'unknown-cluster' };
+  }
+  const view = await probeCluster(deps, cluster);
+  const now = deps.clock.now();
+  const stored = await deps.store.maintenanceRecord(cluster.clusterId);
+  const record = withRevision(stored?.record ?? emptyMaintenanceRecord(), newestRevision(view), now);
+  const planned = maintenancePlan({
+    view,
+    rules: cluster.policy.maintenance,
+    ...optional('compactTo', safeCompactRevision(record, now)),
+    lastDefragmentedAt: record.defragmentedAt,
+    ...(record.run ? { run: record.run } : {}),
+    now,
+  });
+  const start: RunStart = record.run ?? { runId: runIdOf(cluster.clusterId, now, deps.random), reason: planned.reason, askedBy: detail.askedBy };
+  const step = planned.steps[0];
+  if (!step && !record.run && planned.reason === 'MAINTENANCE_NOT_NEEDED') {
+    // Nothing asked and nothing to do: only the revision seen is kept, for a later compaction.
+    await deps.store.saveMaintenanceRecord(cluster.clusterId, record, stored?.version ?? 0).catch((error: unknown) => {
+      if (!(error instanceof MaintenanceConflictError)) throw error;
+    });
+    return { kind: 'ended', outcome: 'done', reason: planned.reason };
+  }
+  if (!step) return endRun(deps, cluster, stored?.version ?? 0, record, start, planned);
+  const paused = await pauseHolding(deps, cluster, view);
+  if (paused)
+    return endRun(deps, cluster, stored?.version ?? 0, record, start, {
+      ...planned,
+      reason: 'PAUSED',
+      message: `${paused.fleetWide ? 'The fleet' : cluster.clusterId} is paused by ${paused.mark.by} (${paused.mark.why}): nothing is maintained until a person resumes it.`,
+    });
+
+  const key = stepKey(step);
+  const owner = `maintenance:${start.runId}:${Math.floor(deps.random() * 36 ** 6).toString(36)}`;
+  const claim = claimStep(record, start, key, owner, now, now + stepDeadlineMs(step, cluster) + CLAIM_SLACK_MS);
+  if (!claim.claimed) return { kind: 'claimed-elsewhere', key: claim.by.key };
+  let version: number;
+  try {
+    version = await deps.store.saveMaintenanceRecord(cluster.clusterId, claim.record, stored?.version ?? 0);
+  } catch (error) {
+    if (!(error instanceof MaintenanceConflictError)) throw error;
+    return { kind: 'claimed-elsewhere', key };
+  }
+
+  const lock = await lockFor(deps, cluster, view, step, start.runId);
+  if (!lock.ok) return endRun(deps, cluster, version, claim.record, start, { ...planned, reason: lock.reason, message: lock.message });
+  const started = deps.clock.now();
+  let result: StepResult;
+  try {
+    result = await runMaintenanceStep(deps, cluster, view, step);
+  } finally {
+    await lock.held?.release();
+  }
+  const done = { key, at: started, tookMs: deps.clock.now() - started, outcome: result.ok ? ('done' as const) : ('failed' as const), message: result.message };
+  deps.log.info(`maintenance: ${key} ${done.outcome}`, { clusterId: cluster.clusterId, runId: start.runId, message: result.message, tookMs: done.tookMs });
+  const after = stepEnded(claim.record, done, step.kind === 'defragment' ? step.member : undefined);
+  if (!result.ok)
+    return endRun(deps, cluster, version, after, start, { ...planned, reason: result.reason ?? 'MAINTENANCE_STEP_FAILED', message: result.message }, 'failed');
+  await deps.store.saveMaintenanceRecord(cluster.clusterId, after, version);
+  await deps.bus.publish(makeEvent('MaintenanceDue', { clusterId: cluster.clusterId, at: iso(deps.clock.now()), askedBy: `maintenance:${start.runId}` }));
+  return { kind: 'stepped', key, result };
+}
+
+const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } => (value === undefined ? {} : ({ [key]: value } as { [P in K]: V }));
+
+const newestRevision = (view: ClusterView): number | undefined => {
+  const seen = view.members.map((m) => m.status?.revision ?? 0).filter((r) => r > 0);
+  return seen.length > 0 ? Math.max(...seen) : undefined;
+};
+
+const runIdOf = (clusterId: string, now: number, random: () => number): string =>
+  `maintenance-${clusterId}-${now.toString(36)}-${Math.floor(random() * 36 ** 4)
+    .toString(36)
+    .padStart(4, '0')}`.slice(0, 128);
+
+function stepDeadlineMs(step: MaintenanceStep, cluster: ClusterEntry): number {
+  const { callTimeoutMs, electionTimeoutMs } = cluster.policy;
+  return step.kind === 'defragment' ? step.deadlineMs : Math.max(callTimeoutMs, 2 * electionTimeoutMs + 1_000) * 2;
+}
+
+type LockFor = { ok: true; held?: HeldLock } | { ok: false; reason: ReasonCode; message: string };
+
+/** The cluster lock for a step; under NOSPACE (no lease can be granted) only that nobody holds it. */
+async function lockFor(deps: ClusterDeps, cluster: ClusterEntry, view: ClusterView, step: MaintenanceStep, runId: string): Promise<LockFor> {
+  const nospace = view.members.some((m) => m.status?.alarms.includes('NOSPACE'));
+  // The check of a write is itself the lock taken and let go.
+  if (step.kind === 'verify') return { ok: true };
+  if (nospace && !cluster.policy.singleRemediator) {
+    const guard = etcdClusterGuard(deps.etcdFor, cluster, view, undefined);
+    const holder = await guard?.holder().catch(() => undefined);
+    if (!guard || holder === undefined)
+      return guard ? { ok: true } : { ok: false, reason: 'NO_SHARED_LOCK', message: 'No member could be asked who holds the cluster lock.' };
+    return {
+      ok: false,
+      reason: 'CLUSTER_LOCKED',
+      message: `${holder.owner} holds the cluster lock (for ${describeDuration(Math.max(0, deps.clock.now() - holder.since))}): maintenance waits for it to end.`,
+    };
+  }
+  const attempt = await takeClusterLockAs(deps, cluster, `maintenance:${runId}`, view, undefined);
+  if (attempt.held) return { ok: true, held: attempt.lock };
+  if ('busy' in attempt) return { ok: false, reason: 'CLUSTER_LOCKED', message: `Maintenance waits: ${attempt.busy}.` };
+  return {
+    ok: false,
+    reason: 'LOCK_UNAVAILABLE',
+    message: `The cluster lock could not be taken (${attempt.where}: ${attempt.failure.message}): maintenance waits.`,
+  };
+}
+
+const OUTCOME_OF: Partial<Record<ReasonCode, MaintenanceRunEnded['outcome']>> = {
+  MAINTENANCE_NOT_NEEDED: 'done',
+  MAINTENANCE_RATE_LIMITED: 'waiting',
+  CLUSTER_LOCKED: 'waiting',
+  LOCK_UNAVAILABLE: 'waiting',
+  PAUSED: 'waiting',
+};
+
+/** The run ends (done, waiting, blocked or failed) and says so; a record that had no run says so only when it was asked to do something. */
+async function endRun(
+  deps: ClusterDeps,
+  cluster: ClusterEntry,
+  version: number,
+  record: MaintenanceRecord,
+  start: RunStart,
+  planned: Pick<MaintenancePlan, 'reason' | 'message'>,
+  outcome: MaintenanceRunEnded['outcome'] = OUTCOME_OF[planned.reason] ?? 'blocked',
+): Promise<Maintained> {
+  const now = deps.clock.now();
+  const ended = runEnded(record, start, { outcome, endReason: planned.reason, message: planned.message }, now);
+  try {
+    await deps.store.saveMaintenanceRecord(cluster.clusterId, ended, version);
+  } catch (error) {
+    // Another delivery wrote the record meanwhile: its word stands.
+    if (!(error instanceof MaintenanceConflictError)) throw error;
+    return { kind: 'ended', outcome, reason: planned.reason };
+  }
+  const run = ended.lastRun!;
+  const event = makeEvent('MaintenanceEnded', {
+    clusterId: cluster.clusterId,
+    runId: run.runId,
+    at: iso(now),
+    outcome,
+    reason: planned.reason,
+    message: planned.message,
+    evidence: { askedBy: run.askedBy, startedAt: iso(run.startedAt), steps: run.done.map((d) => ({ ...d, at: iso(d.at) })) },
+  });
+  const said = [`maintenance ${outcome}: ${planned.reason}`, { clusterId: cluster.clusterId, message: planned.message }] as const;
+  if (outcome === 'done') deps.log.info(...said);
+  else deps.log.warn(...said);
+  await deps.bus.publish(event);
+  await deps.bus.settled?.([event]);
+  return { kind: 'ended', outcome, reason: planned.reason };
+}
