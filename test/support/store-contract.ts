@@ -7,6 +7,7 @@ import type { Incident, IncidentStore } from '../../functions/ports/incident-sto
 import { incidentCases } from './store-contract-incidents.ts';
 import { fleetCases } from './store-contract-fleet.ts';
 import { hygieneCases } from './store-contract-hygiene.ts';
+import { maintenanceCases } from './store-contract-maintenance.ts';
 import { recordCases } from './store-contract-records.ts';
 import { recentCases } from './store-contract-recent.ts';
 
@@ -85,5 +86,6 @@ export function describeIncidentStoreContract(name: string, open: () => Promise<
     recentCases(current);
     fleetCases(current);
     hygieneCases(current);
+    maintenanceCases(current);
   });
 }

@@ -6,10 +6,12 @@
 //
 // The lock: a step takes the cluster lock as remediation does, so a remediation and a maintenance
 // never run at once. Under a NOSPACE alarm etcd refuses the lease the lock is made of; the steps
-// then run without it, one at a time across remediators because every one of them plans from
-// etcd's own figures (a member defragmented shows no free pages, so all name the same next member,
-// and etcd runs two defragmentations of one member one after the other), and only while nobody
-// holds the lock, read without writing. Compacting, disarming and the check of a write stall no member.
+// then run without it, and only while nobody holds the lock (read without writing). Remediators
+// that share a store claim each step there; others walk the members in the same order (learners,
+// followers in the member list's order, the leader last), and etcd runs two defragmentations of
+// one member one after the other, the second over a file already rewritten, in milliseconds.
+// Compacting, disarming and the check of a write stall no member.
+import { randomUUID } from 'node:crypto';
 import { makeEvent, type DetailOf } from '../../../events/catalogue.ts';
 import type { ReasonCode } from '../../core/common/index.ts';
 import {
@@ -85,7 +87,8 @@ export async function maintain(deps: ClusterDeps, detail: DetailOf<'MaintenanceD
     });
 
   const key = stepKey(step);
-  const owner = `maintenance:${start.runId}:${Math.floor(deps.random() * 36 ** 6).toString(36)}`;
+  // One owner per delivery: a redelivery of the same step is another.
+  const owner = `maintenance:${start.runId}:${randomUUID().slice(0, 8)}`;
   const claim = claimStep(record, start, key, owner, now, now + stepDeadlineMs(step, cluster) + CLAIM_SLACK_MS);
   if (!claim.claimed) return { kind: 'claimed-elsewhere', key: claim.by.key };
   let version: number;

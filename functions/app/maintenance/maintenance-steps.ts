@@ -114,11 +114,23 @@ async function moveLeadershipOff(deps: ClusterDeps, cluster: ClusterEntry, view:
 /** A write accepted: the cluster lock taken and let go, as every remediation's first write is. */
 async function writeAccepted(deps: ClusterDeps, cluster: ClusterEntry, view: ClusterView): Promise<StepResult> {
   const attempt = await takeClusterLockAs(deps, cluster, 'maintenance-check', view, undefined);
-  if (attempt.held) {
-    await attempt.lock.release();
-    return { ok: true, message: `A write is accepted again (the cluster lock taken and let go, ${attempt.lock.where}).` };
+  if (attempt.held) await attempt.lock.release();
+  if (attempt.held || 'busy' in attempt) {
+    // A member whose own database is still past its quota raises the alarm again as it applies the write.
+    const again = (await probeCluster(deps, cluster)).members.filter((m) => m.status?.alarms.includes('NOSPACE'));
+    if (again.length === 0)
+      return {
+        ok: true,
+        message: attempt.held
+          ? `A write is accepted again (the cluster lock taken and let go, ${attempt.lock.where}).`
+          : `A write is accepted again: ${attempt.busy}.`,
+      };
+    return {
+      ok: false,
+      reason: 'MAINTENANCE_STILL_FULL',
+      message: `A write was accepted, and ${again.map(describeMember).join(', ')} raised NOSPACE again as it applied it: its live data fills its quota; raise --quota-backend-bytes on every member, or delete keys, then disarm the alarm.`,
+    };
   }
-  if ('busy' in attempt) return { ok: true, message: `A write is accepted again: ${attempt.busy}.` };
   const full = classifyFailure(attempt.failure).reason === 'ETCD_NO_SPACE';
   return {
     ok: false,

@@ -4,9 +4,10 @@
 // member at a time: learners and followers first, the leader last after leadership is moved off it
 // (a defragmentation stalls its member's writes, and on the leader that stalls the cluster's).
 // Planned by level: before each step the plan is made again from a fresh view and the run's
-// journal, and its first step is the one to run. What etcd's figures say is done is done (a member
-// defragmented shows no free pages), so two remediators that cannot take the lock (etcd refuses
-// the lease under NOSPACE) name the same next member, and never two at once.
+// journal, and its first step is the one to run. The order is the same from every remediator
+// (learners, then followers in the member list's order, the leader last), so two that cannot take
+// the lock (etcd refuses the lease under NOSPACE) walk the members in step, and etcd runs two
+// defragmentations of one member one after the other.
 // Pure: the executor carries the steps out, each journaled with its own deadline.
 import type { MemberId, ReasonCode } from '../common/index.ts';
 import { atRiskMembers, describeMember, describeMemberIn, listWords, quorumSize, type ClusterView, type MemberView } from '../view/index.ts';
@@ -53,8 +54,6 @@ export interface MaintenancePlan {
 }
 
 const MiB = 1024 * 1024;
-/** Free pages below this are nothing to reclaim: a member just defragmented shows about none. */
-export const SETTLED_FREE_BYTES = MiB;
 const size = (bytes: number): string => (bytes >= 10 * MiB ? `${Math.round(bytes / MiB)} MiB` : `${Math.round(bytes / 1024)} KiB`);
 const percent = (share: number): string => `${Math.round(share * 100)} %`;
 
@@ -117,8 +116,6 @@ function noMargin(view: ClusterView): string | undefined {
   return `with one member stalled by its defragmentation, ${Math.max(0, up)} of ${voting.length} voting members would answer, below the quorum of ${needed}${down.length > 0 ? ` (${listWords(down)} counted down)` : ''}`;
 }
 
-const freeBytes = (m: MemberView): number => (m.status?.dbSizeInUse === undefined ? 0 : Math.max(0, m.status.dbSize - m.status.dbSizeInUse));
-
 export function maintenancePlan(input: MaintenanceInput): MaintenancePlan {
   const { view, rules, now } = input;
   const done = new Set((input.run?.done ?? []).filter((d) => d.outcome === 'done').map((d) => d.key));
@@ -147,13 +144,12 @@ export function maintenancePlan(input: MaintenanceInput): MaintenancePlan {
     );
   const reachable = view.members.filter((m) => m.reachable && m.started);
   const compact = nospace && input.compactTo !== undefined && !done.has('compact') ? [{ kind: 'compact' as const, revision: input.compactTo }] : [];
-  // Under NOSPACE every member with pages to reclaim (all of them while a compaction is to come);
-  // otherwise those a trigger names, each at most once per memberEveryMs.
-  const wanted = (
-    nospace
-      ? reachable.filter((m) => compact.length > 0 || freeBytes(m) >= SETTLED_FREE_BYTES)
-      : reachable.filter((m) => triggers.some((t) => t.kind !== 'nospace' && t.member === m.id))
-  ).filter((m) => !done.has(`defragment:${m.id}`));
+  // Under NOSPACE every member the run has not defragmented yet: what a defragmentation reclaims
+  // cannot be read before it (etcd's dbSizeInUse counts the pages a compaction just freed as in
+  // use until the file is rewritten). Otherwise those a trigger names, each once per memberEveryMs.
+  const wanted = (nospace ? reachable : reachable.filter((m) => triggers.some((t) => t.kind !== 'nospace' && t.member === m.id))).filter(
+    (m) => !done.has(`defragment:${m.id}`),
+  );
   const due = nospace ? wanted : wanted.filter((m) => now - (input.lastDefragmentedAt[m.id] ?? -Infinity) >= rules.memberEveryMs);
   const finish: MaintenanceStep[] = nospace
     ? [...(alarmed ? [{ kind: 'disarm' as const }] : []), ...(done.has('verify') ? [] : [{ kind: 'verify' as const }])]

@@ -6,6 +6,7 @@
 // saying why. Said before any leader is moved for a removal that could not happen. A
 // single-remediator cluster keeps the lock and the record in its state store, so it passes.
 import { maintenancePlan } from '../maintenance/index.ts';
+import { describeTime } from '../view/index.ts';
 import { freeSpaceThenReport, noSpaceMembers } from '../removal/index.ts';
 import { block, lookAgainAfterBackoff } from './plan-context.ts';
 import type { PlanCheck } from './plan-checks.ts';
@@ -21,10 +22,12 @@ export const noSpaceCheck: PlanCheck = {
     if (alarmed.length === 0) return 'pass';
     const clearing = maintenancePlan({ view: ctx.view, rules: policy.maintenance, lastDefragmentedAt: {}, now });
     const standing = `a NOSPACE alarm (raised by ${alarmed.join(', ')}) stands, and etcd refuses every write while it does, so the cluster lock and the removal record cannot be written, and no member is removed without them`;
-    const last = maintenance?.lastRun;
-    const endedSince = last && last.endedAt >= incident.openedAt && (last.outcome === 'failed' || last.outcome === 'blocked') ? last : undefined;
+    // Once an incident: a run that ended without clearing it, or cleared it only for the alarm to come back.
+    const last = maintenance?.lastRun && maintenance.lastRun.endedAt >= incident.openedAt ? maintenance.lastRun : undefined;
+    const endedSince = last && (last.outcome === 'failed' || last.outcome === 'blocked') ? last : undefined;
+    const clearedBefore = last?.outcome === 'done' && last.reason === 'MAINTENANCE_NOSPACE' ? last : undefined;
     const evidence = { alarmed, maintenance: { reason: clearing.reason, steps: clearing.steps.map((s) => s.kind) } };
-    if (clearing.reason === 'MAINTENANCE_NOSPACE' && !endedSince) {
+    if (clearing.reason === 'MAINTENANCE_NOSPACE' && !endedSince && !clearedBefore) {
       const decision = lookAgainAfterBackoff(
         ctx,
         'NOSPACE_CLEARING',
@@ -32,7 +35,11 @@ export const noSpaceCheck: PlanCheck = {
       );
       return { ...decision, evidence: { ...decision.evidence, ...evidence } };
     }
-    const why = endedSince ? `the maintenance that clears it ended ${endedSince.outcome} (${endedSince.endReason}): ${endedSince.message}` : clearing.message;
+    const why = endedSince
+      ? `the maintenance that clears it ended ${endedSince.outcome} (${endedSince.endReason}): ${endedSince.message}`
+      : clearedBefore
+        ? `the maintenance cleared it at ${describeTime(clearedBefore.endedAt)} and it was raised again: the live data fills the quota; raise --quota-backend-bytes on every member, or delete keys`
+        : clearing.message;
     const decision = block(
       ctx,
       'ETCD_NO_SPACE',

@@ -35,7 +35,7 @@ export interface PlanInput {
    */
   targetGone?: string;
   /** The cluster's last maintenance run, when one ended: a NOSPACE it could not clear blocks the removal. */
-  maintenance?: { lastRun?: Pick<MaintenanceRunEnded, 'outcome' | 'endReason' | 'message' | 'endedAt'> };
+  maintenance?: { lastRun?: Pick<MaintenanceRunEnded, 'reason' | 'outcome' | 'endReason' | 'message' | 'endedAt'> };
   /** The fleet's pauses and storm facts (fleet-gate.ts): without them, no fleet gate is applied. */
   fleet?: { clusterId: string; facts: FleetFacts; lastDecision?: Decision | undefined };
 }

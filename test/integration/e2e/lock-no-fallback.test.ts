@@ -120,8 +120,11 @@ describe.sequential('no lock fallback', () => {
     } finally {
       client.close();
     }
-    const a = (t.pipeline = await startPipeline(lab));
-    const b = (other.pipeline = await startPipeline(lab));
+    // The alarm left standing (maintenance.clearNoSpace off): what is proven here is that no lock
+    // falls back while it stands; clearing it is nospace-maintenance.test.ts's.
+    const standing = { policy: { maintenance: { clearNoSpace: false } } };
+    const a = (t.pipeline = await startPipeline(lab, standing));
+    const b = (other.pipeline = await startPipeline(lab, standing));
     try {
       const alarmed = await a.remediate(small.name, 60_000);
       const another = lab.members.find((m) => m.name !== small.name)!;

@@ -26,7 +26,7 @@ export interface Harness {
   cluster: ClusterEntry;
   events: EventEnvelope[];
   scheduled: ScheduleRequest[];
-  calls: { moveLeader: { endpoint: string; to: string }[]; memberRemove: string[] };
+  calls: { moveLeader: { endpoint: string; to: string }[]; memberRemove: string[]; maintenance: string[] };
   /** The lock and removal record, as the cluster's etcd keeps them. */
   guard: EtcdGuardFake;
   /** What the next probe sees. */
@@ -37,6 +37,8 @@ export interface Harness {
   onMemberRemove: (memberId: string) => void;
   /** Called for each Snapshot; then a small whole snapshot is streamed. */
   onSnapshot: () => void;
+  /** Called for each maintenance call (`compact 42`, `defragment <endpoint>`, `disarm`) once recorded; throw to fail it. */
+  onMaintenance: (call: string) => void;
   lastOf<T extends DetailType>(type: T): DetailOf<T>;
   close(): Promise<void>;
 }
@@ -48,7 +50,11 @@ export function harness(policy: PolicyInput = {}): Harness {
   const cluster: ClusterEntry = { clusterId: 'c1', endpoints: ['http://127.0.0.1:4001'], policy: parsePolicy({ electionTimeoutMs: 1_000, ...policy }) };
   const events: EventEnvelope[] = [];
   const scheduled: ScheduleRequest[] = [];
-  const calls: Harness['calls'] = { moveLeader: [], memberRemove: [] };
+  const calls: Harness['calls'] = { moveLeader: [], memberRemove: [], maintenance: [] };
+  const maintenanceCall = async (call: string) => {
+    calls.maintenance.push(call);
+    h.onMaintenance(call);
+  };
   let sample: (at: number) => ProbeSample = (at) => ({ at, members: [], listFailures: [], seeds: [] });
   const unused = (): never => {
     throw new EtcdCallError({ kind: 'other', message: 'not used by these tests' });
@@ -66,6 +72,7 @@ export function harness(policy: PolicyInput = {}): Harness {
     onMoveLeader: () => undefined,
     onMemberRemove: () => undefined,
     onSnapshot: () => undefined,
+    onMaintenance: () => undefined,
     lastOf: <T extends DetailType>(type: T) => events.filter((e) => e.detailType === type).at(-1)!.detail as DetailOf<T>,
     deps: {
       store,
@@ -99,6 +106,9 @@ export function harness(policy: PolicyInput = {}): Harness {
               h.onMemberRemove(memberId);
               return [];
             },
+            compact: (revision) => maintenanceCall(`compact ${revision}`),
+            defragment: () => maintenanceCall(`defragment ${endpoint}`),
+            disarmNoSpace: () => maintenanceCall('disarm'),
           }),
           close: async () => undefined,
         },

@@ -56,6 +56,8 @@ export interface MemberSpec {
   latencyMs?: number;
   alarms?: string[];
   errors?: string[];
+  /** dbSize and dbSizeInUse in bytes (default: 20480, and no in-use figure). */
+  db?: readonly [number, number];
   /** The etcd cluster_id this member answers with (default: FIXTURE_CLUSTER_ID). */
   clusterId?: string;
 }
@@ -93,7 +95,8 @@ export function memberProbe(spec: MemberSpec): MemberProbe {
       alarms: spec.alarms ?? [],
       errors: spec.errors ?? [],
       version: '3.4.30',
-      dbSize: 20480,
+      dbSize: spec.db?.[0] ?? 20480,
+      ...(spec.db ? { dbSizeInUse: spec.db[1] } : {}),
       isLearner: !!spec.learner,
       clusterId: spec.clusterId ?? FIXTURE_CLUSTER_ID,
     };

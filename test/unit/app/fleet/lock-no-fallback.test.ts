@@ -124,7 +124,7 @@ describe('the lock when etcd does not take it', () => {
     const five = (at: number) =>
       sample(
         at,
-        [0, 1, 2, 3, 4].map((i) => ({ i, leader: 0, ...(i === 4 ? { alarms: ['NOSPACE'] } : {}) })),
+        [0, 1, 2, 3, 4].map((i) => ({ i, leader: 0, db: [2 << 20, 1 << 20] as const, ...(i === 4 ? { alarms: ['NOSPACE'] } : {}) })),
       );
     h = harness();
     h.setSample(five);

@@ -367,7 +367,7 @@ const rows: Row[] = [
     // etcd refuses every write under NOSPACE, the lock's among them: said before any move, and
     // maintenance asked to clear it (maintenance.clearNoSpace, on by default); no attempt spent.
     name: 'a leader whose NOSPACE alarm stands',
-    samples: [cluster(T0, 3, { leader: 0, override: { 0: { alarms: ['NOSPACE'] } } })],
+    samples: [withFree(cluster(T0, 3, { leader: 0, override: { 0: { alarms: ['NOSPACE'] } } }), [0, 1, 2])],
     kind: 'retry',
     reason: 'NOSPACE_CLEARING',
     decidedBy: 'etcd-writable',
@@ -385,11 +385,36 @@ const rows: Row[] = [
   {
     name: 'a NOSPACE alarm the maintenance ended without clearing since the incident opened',
     samples: [cluster(T0, 3, { leader: 0, override: { 0: { alarms: ['NOSPACE'] } } })],
-    maintenance: { lastRun: { outcome: 'failed', endReason: 'MAINTENANCE_STILL_FULL', message: 'The live data fills the quota.', endedAt: T0 - 1_000 } },
+    maintenance: {
+      lastRun: {
+        reason: 'MAINTENANCE_NOSPACE',
+        outcome: 'failed',
+        endReason: 'MAINTENANCE_STILL_FULL',
+        message: 'The live data fills the quota.',
+        endedAt: T0 - 1_000,
+      },
+    },
     kind: 'block',
     reason: 'ETCD_NO_SPACE',
     decidedBy: 'etcd-writable',
     says: /blocked: the maintenance that clears it ended failed \(MAINTENANCE_STILL_FULL\): The live data fills the quota; otherwise/,
+  },
+  {
+    name: 'a NOSPACE alarm raised again after the maintenance cleared it in this incident',
+    samples: [withFree(cluster(T0, 3, { leader: 0, override: { 0: { alarms: ['NOSPACE'] } } }), [0, 1, 2])],
+    maintenance: {
+      lastRun: {
+        reason: 'MAINTENANCE_NOSPACE',
+        outcome: 'done',
+        endReason: 'MAINTENANCE_NOT_NEEDED',
+        message: 'No alarm: nothing to do.',
+        endedAt: T0 - 1_000,
+      },
+    },
+    kind: 'block',
+    reason: 'ETCD_NO_SPACE',
+    decidedBy: 'etcd-writable',
+    says: /blocked: the maintenance cleared it .* and it was raised again: the live data fills the quota/,
   },
   {
     // 3 members, one dead, NOSPACE on the two others, history to reclaim: defragmenting either
@@ -438,7 +463,7 @@ const rows: Row[] = [
     // The quota reached: every member raises NOSPACE, and one follower is dead. An alarm is no
     // member lost: the wait is the alarm's, clearing it, never NO_QUORUM and disaster recovery.
     name: '5 members at their quota (NOSPACE on every one), the target a dead follower',
-    samples: [cluster(T0, 5, { leader: 1, override: { 0: down, 1: atQuota, 2: atQuota, 3: atQuota, 4: atQuota } })],
+    samples: [withFree(cluster(T0, 5, { leader: 1, override: { 0: down, 1: atQuota, 2: atQuota, 3: atQuota, 4: atQuota } }), [1, 2, 3, 4])],
     kind: 'retry',
     reason: 'NOSPACE_CLEARING',
     decidedBy: 'etcd-writable',

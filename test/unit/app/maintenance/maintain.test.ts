@@ -1,0 +1,174 @@
+// Maintenance's steps on fakes (a real SQLite store, an etcd whose figures the test keeps): one step
+// a delivery, planned again from the figures before each; the leader last, after a move; under
+// NOSPACE no lock is taken, and none is run while someone holds it; a redelivery or a crash runs
+// no step twice at once; a failed step ends the run and the removal waiting on it blocks, saying why.
+import { afterEach, describe, expect, it } from 'vitest';
+import type { DetailOf } from '../../../../events/catalogue.ts';
+import { maintain } from '../../../../functions/app/maintenance/index.ts';
+import { EtcdCallError } from '../../../../functions/ports/etcd.ts';
+import { moveLeader } from '../../../../functions/app/move/move-leader.ts';
+import { scheduleRetry } from '../../../../functions/app/incident/schedule-retry.ts';
+import { probeMembers } from '../../../support/probe-members.ts';
+import { endpointOf, id, sample, type MemberSpec } from '../../core/fixtures.ts';
+import { harness, unhealthy, type Harness } from '../harness.ts';
+
+let h: Harness;
+afterEach(async () => h?.close());
+
+const MiB = 1024 * 1024;
+
+/** A 3-member cluster at its quota: its figures change as the maintenance acts on it. */
+function atQuota(h: Harness, members = 3) {
+  const state = { leader: 0, alarmed: true, free: new Set(Array.from({ length: members }, (_, i) => i)) };
+  h.setSample((at) =>
+    sample(
+      at,
+      Array.from({ length: members }, (_, i): MemberSpec => ({
+        i,
+        leader: state.leader,
+        db: state.free.has(i) ? [4 * MiB, MiB] : [MiB, MiB],
+        ...(state.alarmed ? { alarms: ['NOSPACE'] } : {}),
+      })),
+    ),
+  );
+  h.onMaintenance = (call) => {
+    const defragmented = /^defragment (.*)$/.exec(call)?.[1];
+    if (defragmented) state.free.delete(Array.from({ length: members }, (_, i) => i).find((i) => endpointOf(i) === defragmented)!);
+    if (call === 'disarm') state.alarmed = false;
+  };
+  h.onMoveLeader = (to) => {
+    state.leader = Number(Array.from({ length: members }, (_, i) => i).find((i) => id(i) === to));
+  };
+  return state;
+}
+
+const due = (askedBy = 'incident:test'): DetailOf<'MaintenanceDue'> => ({ clusterId: 'c1', at: new Date(0).toISOString(), askedBy });
+
+/** Delivers MaintenanceDue, then each one the steps ask for, until the run ends. */
+async function untilEnded(h: Harness, limit = 20) {
+  let outcome = await maintain(h.deps, due());
+  for (let i = 0; i < limit && outcome.kind === 'stepped'; i++) outcome = await maintain(h.deps, h.lastOf('MaintenanceDue'));
+  return outcome;
+}
+
+describe('maintenance clears NOSPACE one member at a time', () => {
+  it('the followers first, then a move off the leader and the leader, disarm, and a write checked; no lock under NOSPACE, the lock for the check', async () => {
+    h = harness();
+    atQuota(h);
+    const outcome = await untilEnded(h);
+    expect(outcome).toMatchObject({ kind: 'ended', outcome: 'done', reason: 'MAINTENANCE_NOT_NEEDED' });
+    expect(h.calls.maintenance).toEqual([`defragment ${endpointOf(1)}`, `defragment ${endpointOf(2)}`, `defragment ${endpointOf(0)}`, 'disarm']);
+    expect(h.calls.moveLeader).toEqual([{ endpoint: endpointOf(0), to: id(1) }]);
+    // Under NOSPACE only who holds the lock is read; the write that checks the alarm is gone is the lock taken and let go.
+    expect(h.guard.calls.filter((c) => c !== 'holds')).toEqual(['holder', 'holder', 'holder', 'holder', 'holder', 'acquire', 'release']);
+    const ended = h.lastOf('MaintenanceEnded');
+    expect(ended.outcome).toBe('done');
+    expect((ended.evidence.steps as { key: string }[]).map((s) => s.key)).toEqual([
+      `defragment:${id(1)}`,
+      `defragment:${id(2)}`,
+      `move-leader:${id(0)}`,
+      `defragment:${id(0)}`,
+      'disarm',
+      'verify',
+    ]);
+    const { record } = (await h.deps.store.maintenanceRecord('c1'))!;
+    expect(record.run).toBeUndefined();
+    expect(Object.keys(record.defragmentedAt).sort()).toEqual([id(0), id(1), id(2)].sort());
+  });
+
+  it('a redelivery while a step runs finds it claimed; a crash leaves a claim that lapses at the step deadline, and the step runs again', async () => {
+    h = harness();
+    atQuota(h);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let running = 0;
+    h.onMaintenance = () => {
+      running += 1;
+    };
+    const original = h.deps.etcdFor;
+    h.deps.etcdFor = (cluster) => {
+      const etcd = original(cluster);
+      const client = etcd.transport.client.bind(etcd.transport);
+      return { ...etcd, transport: { ...etcd.transport, client: (t) => ({ ...client(t), defragment: async () => void (running++, await held) }) } };
+    };
+    const first = maintain(h.deps, due());
+    await waitUntil(() => running === 1);
+    expect(await maintain(h.deps, due('incident:again'))).toEqual({ kind: 'claimed-elsewhere', key: `defragment:${id(1)}` });
+    release();
+    expect(await first).toMatchObject({ kind: 'stepped', key: `defragment:${id(1)}` });
+    expect(running).toBe(1);
+
+    // A crash: the claim is written, the step never journaled. Until the claim lapses nobody runs it.
+    const stored = (await h.deps.store.maintenanceRecord('c1'))!;
+    const crashed = {
+      ...stored.record,
+      run: { ...stored.record.run!, claim: { key: `defragment:${id(2)}`, owner: 'maintenance:dead', until: h.clock.now() + 60_000 } },
+    };
+    await h.deps.store.saveMaintenanceRecord('c1', crashed, stored.version);
+    expect(await maintain(h.deps, due())).toMatchObject({ kind: 'claimed-elsewhere' });
+    h.clock.set(h.clock.now() + 60_001);
+    expect(await maintain(h.deps, due())).toMatchObject({ kind: 'stepped', key: `defragment:${id(2)}` });
+  });
+
+  it('a step journaled nowhere (the store refused the write after it) fails the delivery, and its redelivery runs it again once the claim lapses', async () => {
+    h = harness();
+    atQuota(h);
+    const save = h.deps.store.saveMaintenanceRecord.bind(h.deps.store);
+    let saves = 0;
+    h.deps.store.saveMaintenanceRecord = async (...args) => {
+      // The claim is the first write, the journal line the second.
+      if (++saves === 2) throw new Error('injected: SQLITE_FULL: database or disk is full');
+      return save(...args);
+    };
+    await expect(maintain(h.deps, due())).rejects.toThrow(/SQLITE_FULL/);
+    expect(h.calls.maintenance).toEqual([`defragment ${endpointOf(1)}`]);
+    // Claimed until the step's deadline: a redelivery before it leaves the step alone.
+    expect(await maintain(h.deps, due())).toMatchObject({ kind: 'claimed-elsewhere', key: `defragment:${id(1)}` });
+    h.clock.set(h.clock.now() + 11 * 60_000);
+    // A second defragmentation of a file already rewritten: idempotent, and the run goes on.
+    expect(await maintain(h.deps, due())).toMatchObject({ kind: 'stepped', key: `defragment:${id(1)}` });
+    expect(await maintain(h.deps, due())).toMatchObject({ kind: 'stepped', key: `defragment:${id(2)}` });
+    expect(h.calls.maintenance).toEqual([`defragment ${endpointOf(1)}`, `defragment ${endpointOf(1)}`, `defragment ${endpointOf(2)}`]);
+  });
+
+  it('someone holding the cluster lock under NOSPACE: nothing is defragmented, the run waits', async () => {
+    h = harness();
+    atQuota(h);
+    await h.guard.acquire('incident:other:1', 60_000);
+    expect(await maintain(h.deps, due())).toEqual({ kind: 'ended', outcome: 'waiting', reason: 'CLUSTER_LOCKED' });
+    expect(h.calls.maintenance).toEqual([]);
+    expect(h.lastOf('MaintenanceEnded').message).toMatch(/incident:other:1 holds the cluster lock .*maintenance waits/);
+  });
+
+  it('a pause holds it', async () => {
+    h = harness();
+    atQuota(h);
+    await h.deps.store.setPause('c1', { by: 'ops', at: h.clock.now(), why: 'change freeze' });
+    expect(await maintain(h.deps, due())).toEqual({ kind: 'ended', outcome: 'waiting', reason: 'PAUSED' });
+    expect(h.calls.maintenance).toEqual([]);
+  });
+
+  it('a defragmentation that fails ends the run failed; the removal waiting on it then blocks, saying why', async () => {
+    h = harness();
+    atQuota(h);
+    await probeMembers(h.deps, { detailType: 'MemberUnhealthy', detail: unhealthy('etcd-1') });
+    expect(await moveLeader(h.deps, h.lastOf('MembersProbed'))).toMatchObject({ kind: 'retry', reason: 'NOSPACE_CLEARING' });
+    h.onMaintenance = () => {
+      throw new EtcdCallError({ kind: 'timeout', grpcCode: 4, message: 'Deadline exceeded after 600.000s' });
+    };
+    expect(await maintain(h.deps, h.lastOf('MaintenanceDue'))).toEqual({ kind: 'ended', outcome: 'failed', reason: 'MAINTENANCE_STEP_FAILED' });
+    await scheduleRetry(h.deps, h.lastOf('RetryRequested'));
+    const retry = h.scheduled.at(-1)!;
+    h.clock.set(Math.max(h.clock.now(), retry.at));
+    await probeMembers(h.deps, { detailType: 'RetryDue', detail: retry.event.detail as never });
+    expect(await moveLeader(h.deps, h.lastOf('MembersProbed'))).toMatchObject({ kind: 'block', reason: 'ETCD_NO_SPACE' });
+    expect(h.lastOf('RemediationBlocked').message).toMatch(
+      /blocked: the maintenance that clears it ended failed \(MAINTENANCE_STEP_FAILED\): etcd-1 .* was not defragmented \(direct .*Deadline exceeded/,
+    );
+  });
+});
+
+async function waitUntil(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 1_000 && !done(); i++) await new Promise((resolve) => setImmediate(resolve));
+  if (!done()) throw new Error('the condition never held');
+}
