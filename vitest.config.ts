@@ -13,13 +13,14 @@ const isolated = [
 ];
 
 // Scenarios that wait on etcd's own clocks for real (a peer's round trip is observed once in 30 s;
-// a leader starved in cycles), every row of the fault matrix, and the seed case through the built
+// a leader starved in cycles), hundreds of MiB written to fragment a lab, every row of the fault matrix, and the seed case through the built
 // Lambda bundles at the published per-hop latencies: minutes of waiting that prove the same code
 // the fast suite covers. `npm run test:long` runs them; CI runs it after `npm test`.
 const long = [
   'test/integration/hygiene/real-degradation.test.ts',
   'test/integration/hygiene/peer-delay.test.ts',
   'test/integration/aws/seed-case-aws.test.ts',
+  'test/integration/e2e/fragmentation-maintenance.test.ts',
   'test/matrix/**/*.test.ts',
 ];
 

@@ -311,6 +311,7 @@ async function serveConfig(config: RunConfig): Promise<number> {
     // Stuck learners are looked for outside incidents too: a join that failed with none open.
     learnerChecks: true,
     hygieneChecks: true,
+    maintenanceChecks: true,
     resume: { incidentIds: resumed },
     metrics: true,
   });

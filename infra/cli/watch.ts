@@ -199,6 +199,7 @@ export async function run(argv: string[]): Promise<number> {
       // Stuck learners are looked for outside incidents too: a join that failed with none open.
       learnerChecks: true,
       hygieneChecks: true,
+      maintenanceChecks: true,
       resume: { incidentIds: open.map((i) => i.incidentId) },
       metrics: metricsToken !== undefined,
     });

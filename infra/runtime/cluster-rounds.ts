@@ -1,4 +1,4 @@
-// The periodic checks of the embedded runtime (the learner check, leader hygiene's check): each
+// The periodic checks of the embedded runtime (the learner check, leader hygiene's, maintenance's): each
 // cluster of the directory is checked every period its policy gives, the first time one period
 // after it is first seen. One round at a time, its due clusters at once, the next round armed once
 // it ends, so a check never overlaps itself; the directory is read again each round (watch's
@@ -6,6 +6,7 @@
 import type { ClusterDeps } from '../../functions/app/common/index.ts';
 import { checkLeaderHygiene } from '../../functions/app/hygiene/index.ts';
 import { checkClusterLearners } from '../../functions/app/learners/index.ts';
+import { checkMaintenance } from '../../functions/app/maintenance/index.ts';
 import type { ClusterEntry } from '../../functions/ports/cluster-directory.ts';
 
 /** How long a round may wait at most, so a cluster added to the directory is found. */
@@ -107,4 +108,11 @@ export const hygieneCheck: PeriodicCheck = {
   what: 'leader hygiene check',
   periodOf: (c) => (c.policy.hygiene.enabled ? c.policy.hygiene.checkEveryMs : 0),
   check: checkLeaderHygiene,
+};
+
+/** Maintenance, every maintenance.checkEveryMs of a cluster it is enabled for (app/maintenance/maintain.ts): one step, the rest asked for on the bus. */
+export const maintenanceCheck: PeriodicCheck = {
+  what: 'maintenance check',
+  periodOf: (c) => (c.policy.maintenance.enabled ? c.policy.maintenance.checkEveryMs : 0),
+  check: checkMaintenance,
 };

@@ -22,7 +22,7 @@ import { createEtcdAccess } from '../../functions/adapters/local/etcd-access.ts'
 import { kubeOnDemand } from '../../functions/adapters/kube/kube-on-demand.ts';
 import { fileSnapshots } from '../../functions/adapters/local/file-snapshots.ts';
 import { busHandlers, type HandlerFactory } from './function-handlers.ts';
-import { clusterRounds, hygieneCheck, learnerCheck } from './cluster-rounds.ts';
+import { clusterRounds, hygieneCheck, learnerCheck, maintenanceCheck } from './cluster-rounds.ts';
 import { failpointFrom, withFailpoint } from './failpoint.ts';
 import { createInProcessBus, type InProcessBus } from '../../functions/adapters/local/in-process-bus.ts';
 import { localContext } from './lambda-context.ts';
@@ -63,6 +63,8 @@ export interface LocalRuntimeOptions {
   learnerChecks?: boolean;
   /** Checks each cluster whose policy enables leader hygiene every hygiene.checkEveryMs (as `run` and `watch` do). */
   hygieneChecks?: boolean;
+  /** Checks each cluster whose policy enables maintenance every maintenance.checkEveryMs (as `run` and `watch` do). */
+  maintenanceChecks?: boolean;
   /** Counts the outcome metrics and the dead letters as AWS does, for `run` and `watch`'s /metrics. */
   metrics?: boolean;
 }
@@ -241,7 +243,11 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
     return sweepStalled({ ...deps, store: scope.incidents(deps.store) }, { isArmed: (i) => armed.has(`${i.incidentId}/${i.attempt}`), quietMs, ignoreLeases });
   };
   let sweeper: NodeJS.Timeout | undefined;
-  const checks = [...(options.learnerChecks ? [clusterRounds(deps, learnerCheck)] : []), ...(options.hygieneChecks ? [clusterRounds(deps, hygieneCheck)] : [])];
+  const checks = [
+    ...(options.learnerChecks ? [clusterRounds(deps, learnerCheck)] : []),
+    ...(options.hygieneChecks ? [clusterRounds(deps, hygieneCheck)] : []),
+    ...(options.maintenanceChecks ? [clusterRounds(deps, maintenanceCheck)] : []),
+  ];
   let outageSweeper: NodeJS.Timeout | undefined;
   /**
    * A step the full disk cut off cannot record its failure either: its incident is left owing its

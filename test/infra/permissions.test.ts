@@ -113,8 +113,11 @@ const PIPELINE_PUBLISHES = [
   'RetryRequested',
   'LeaderMoved',
   'HygieneMoveEnded',
+  // Maintenance: a retry held by NOSPACE asks for it, each step asks for the next, and its end is said.
+  'MaintenanceDue',
   'RemediationCompleted',
   'RemediationFailed',
+  'MaintenanceEnded',
 ];
 const putEvents = (detailTypes: string[]): Grant => ({
   actions: ['events:PutEvents'],

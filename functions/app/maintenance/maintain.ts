@@ -47,6 +47,10 @@ export type Maintained =
 /** How long a claim holds beyond the step's own deadline: the journal write after it. */
 const CLAIM_SLACK_MS = 30_000;
 
+/** The periodic check of a cluster whose policy turns maintenance on (`run`, `watch`): a run starts when one is needed. */
+export const checkMaintenance = (deps: ClusterDeps, cluster: ClusterEntry): Promise<Maintained> =>
+  maintain(deps, { clusterId: cluster.clusterId, at: iso(deps.clock.now()), askedBy: 'maintenance-check' });
+
 export async function maintain(deps: ClusterDeps, detail: DetailOf<'MaintenanceDue'>): Promise<Maintained> {
   const cluster = await deps.directory.get(detail.clusterId).catch((error: unknown) => {
     if (error instanceof UnknownClusterError) return undefined;
@@ -70,12 +74,13 @@ export async function maintain(deps: ClusterDeps, detail: DetailOf<'MaintenanceD
   });
   const start: RunStart = record.run ?? { runId: runIdOf(cluster.clusterId, now, deps.random), reason: planned.reason, askedBy: detail.askedBy };
   const step = planned.steps[0];
-  if (!step && !record.run && planned.reason === 'MAINTENANCE_NOT_NEEDED') {
-    // Nothing asked and nothing to do: only the revision seen is kept, for a later compaction.
+  if (!step && !record.run) {
+    // No run to start: only the revision seen is kept, for a later compaction. Why nothing runs
+    // (off, no margin, a CORRUPT alarm) is the asker's to say: an incident's own check says it.
     await deps.store.saveMaintenanceRecord(cluster.clusterId, record, stored?.version ?? 0).catch((error: unknown) => {
       if (!(error instanceof MaintenanceConflictError)) throw error;
     });
-    return { kind: 'ended', outcome: 'done', reason: planned.reason };
+    return { kind: 'ended', outcome: OUTCOME_OF[planned.reason] ?? 'blocked', reason: planned.reason };
   }
   if (!step) return endRun(deps, cluster, stored?.version ?? 0, record, start, planned);
   const paused = await pauseHolding(deps, cluster, view);

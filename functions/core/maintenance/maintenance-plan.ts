@@ -10,7 +10,7 @@
 // defragmentations of one member one after the other.
 // Pure: the executor carries the steps out, each journaled with its own deadline.
 import type { MemberId, ReasonCode } from '../common/index.ts';
-import { atRiskMembers, describeMember, describeMemberIn, listWords, quorumSize, type ClusterView, type MemberView } from '../view/index.ts';
+import { atRiskMembers, describeMember, describeMemberIn, listWords, quorumSize, rolloutOf, type ClusterView, type MemberView } from '../view/index.ts';
 import { ETCD_DEFAULT_QUOTA_BYTES, type MaintenanceRules } from './maintenance-rules.ts';
 import type { MaintenanceRun } from './maintenance-record.ts';
 
@@ -108,11 +108,16 @@ function noMargin(view: ClusterView): string | undefined {
   const voting = view.members.filter((m) => !m.isLearner);
   const healthy = voting.filter((m) => m.healthy);
   const atRisk = atRiskMembers(view.members);
-  const up = healthy.length - atRisk.length - 1;
+  const rollout = rolloutOf(view);
+  const up = healthy.length - atRisk.length - (rollout ? 1 : 0) - 1;
   const needed = quorumSize(voting.length);
   if (up >= needed) return undefined;
   const unhealthy = voting.filter((m) => !m.healthy);
-  const down = [...unhealthy.map(describeMember), ...atRisk.map((m) => `${describeMember(m)} (a disruption)`)];
+  const down = [
+    ...unhealthy.map(describeMember),
+    ...atRisk.map((m) => `${describeMember(m)} (a disruption)`),
+    ...(rollout ? [`one member more (${rollout})`] : []),
+  ];
   return `with one member stalled by its defragmentation, ${Math.max(0, up)} of ${voting.length} voting members would answer, below the quorum of ${needed}${down.length > 0 ? ` (${listWords(down)} counted down)` : ''}`;
 }
 
@@ -145,8 +150,9 @@ export function maintenancePlan(input: MaintenanceInput): MaintenancePlan {
   const reachable = view.members.filter((m) => m.reachable && m.started);
   const compact = nospace && input.compactTo !== undefined && !done.has('compact') ? [{ kind: 'compact' as const, revision: input.compactTo }] : [];
   // Under NOSPACE every member the run has not defragmented yet: what a defragmentation reclaims
-  // cannot be read before it (etcd's dbSizeInUse counts the pages a compaction just freed as in
-  // use until the file is rewritten). Otherwise those a trigger names, each once per memberEveryMs.
+  // cannot be read before it (etcd refreshes dbSizeInUse when it commits a write, and under
+  // NOSPACE none comes: the pages a compaction freed still read as in use, as tried on 3.4).
+  // Otherwise those a trigger names, each once per memberEveryMs.
   const wanted = (nospace ? reachable : reachable.filter((m) => triggers.some((t) => t.kind !== 'nospace' && t.member === m.id))).filter(
     (m) => !done.has(`defragment:${m.id}`),
   );

@@ -148,6 +148,8 @@ export const policySchema = z.strictObject({
       nearQuotaShare: z.number().gt(0).max(1).default(0.8),
       /** A member is defragmented at most once in this long (never held so for NOSPACE). */
       memberEveryMs: ms.default(6 * 3_600_000),
+      /** With enabled, how often `run` and `watch` look at each cluster for maintenance; 0: never. */
+      checkEveryMs: ms.default(300_000),
       /** How long one member's defragmentation may take before the step gives up on it. */
       defragmentDeadlineMs: z
         .number()

@@ -143,6 +143,8 @@ export async function startPipeline(
     learnerChecks?: boolean;
     /** The periodic leader-hygiene check, as `run` and `watch` have it. */
     hygieneChecks?: boolean;
+    /** The periodic maintenance check, as `run` and `watch` have it. */
+    maintenanceChecks?: boolean;
     /** The metric table's series, as `run` and `watch` serve them (runtime.metrics). */
     metrics?: boolean;
   } = {},
@@ -169,6 +171,7 @@ export async function startPipeline(
     ...(options.snapshotDir ? { snapshotDir: options.snapshotDir } : {}),
     ...(options.learnerChecks ? { learnerChecks: true } : {}),
     ...(options.hygieneChecks ? { hygieneChecks: true } : {}),
+    ...(options.maintenanceChecks ? { maintenanceChecks: true } : {}),
     ...(options.metrics ? { metrics: true } : {}),
   });
   const events: EventEnvelope[] = [];

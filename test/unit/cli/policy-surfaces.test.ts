@@ -51,6 +51,7 @@ const full = {
     fragmentedMinBytes: 100 * 1024 * 1024,
     nearQuotaShare: 0.7,
     memberEveryMs: 3_600_000,
+    checkEveryMs: 60_000,
     defragmentDeadlineMs: 120_000,
   },
   hygiene: {

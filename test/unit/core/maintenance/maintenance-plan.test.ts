@@ -100,8 +100,8 @@ describe('the plan', () => {
     const alarmed = cluster(0, 3, { leader: 0, override: { 0: { alarms: ['NOSPACE'] } } });
     const run = { reason: 'MAINTENANCE_NOSPACE' as const, done: [{ key: `defragment:${id(1)}`, at: 1, tookMs: 5, outcome: 'done' as const, message: '' }] };
     expect(kinds(maintenancePlan(input(alarmed, { run })))).toEqual([`defragment ${id(2)}`, `move-leader ${id(0)}`, `defragment ${id(0)}`, 'disarm', 'verify']);
-    // etcd's figures do not say what a defragmentation would reclaim (dbSizeInUse counts the pages a
-    // compaction freed as in use until the file is rewritten): a member with none free is still defragmented.
+    // etcd's figures do not say what a defragmentation would reclaim (under NOSPACE no write commits,
+    // and dbSizeInUse still counts the pages a compaction freed): a member with none free is still defragmented.
     const dense = withDb(alarmed, { 1: [2, 2], 2: [2, 2] });
     expect(kinds(maintenancePlan(input(dense)))).toEqual([
       `defragment ${id(1)}`,
@@ -164,6 +164,14 @@ describe('the plan', () => {
     const p = maintenancePlan(input(cordoned));
     expect(p.reason).toBe('MAINTENANCE_NO_MARGIN');
     expect(p.message).toMatch(/etcd-3 .* \(a disruption\) counted down/);
+  });
+
+  it('a rollout counts one member more down: 3 members while a control-plane Machine is being created leave no margin', () => {
+    const v = withDb(cluster(0, 3, { leader: 0 }), { 1: [800, 100] });
+    expect(maintenancePlan(input(v)).reason).toBe('MAINTENANCE_FRAGMENTED');
+    const p = maintenancePlan(input({ ...v, machines: [{ name: 'cp-new', deleting: false }] }));
+    expect(p.reason).toBe('MAINTENANCE_NO_MARGIN');
+    expect(p.message).toMatch(/one member more \(Machine cp-new is being created/);
   });
 
   it('no agreed leader: it waits for the election to end', () => {

@@ -444,6 +444,30 @@ const rows: Row[] = [
     says: /its Machine wl-2 is being deleted/,
   },
   {
+    // A control-plane Machine being created (a KCP rollout's scale-up): an outdated member goes next, which one unknown.
+    name: "a follower's removal while a control-plane Machine is being created (a rollout)",
+    samples: [
+      {
+        ...cluster(T0, 3, { leader: 1 }),
+        machines: [
+          { name: 'cp-new', deleting: false },
+          { name: 'cp-1', nodeName: 'node-1', deleting: false },
+        ],
+      },
+    ],
+    kind: 'retry',
+    reason: 'DISRUPTION_IN_PROGRESS',
+    decidedBy: 'no-other-disruption',
+    says: /while another disruption may take one of them down \(Machine cp-new is being created \(a rollout or a scale-up/,
+  },
+  {
+    name: 'a removal with a margin to spare goes on through a rollout',
+    samples: [{ ...cluster(T0, 5, { leader: 1 }), machines: [{ name: 'cp-new', deleting: false }] }],
+    kind: 'approve',
+    reason: 'TARGET_IS_FOLLOWER',
+    decidedBy: 'leadership',
+  },
+  {
     // 5 members: 4 left, a quorum of 3, and 3 still up with the cordoned one down: a margin remains.
     name: 'a removal with a margin to spare goes on through another disruption',
     samples: [disrupted(cluster(T0, 5, { leader: 1 }), { 2: 'cordoned' })],
