@@ -65,6 +65,11 @@ const memberStatusSchema = z.object({
   raftIndex: count,
   raftAppliedIndex: count,
   alarms: texts(VIEW_LIMITS.alarms, TEXT_LIMITS.alarm),
+  othersAlarms: z
+    .array(z.object({ member: memberIdSchema, alarm: text(TEXT_LIMITS.alarm) }))
+    .max(VIEW_LIMITS.alarms)
+    .optional()
+    .describe('The alarms this member reports for other members: a NOSPACE raised by a member that is down still refuses every write.'),
   errors: texts(VIEW_LIMITS.errors, TEXT_LIMITS.statusError),
   version: text(TEXT_LIMITS.version),
   dbSize: count,

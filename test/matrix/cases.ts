@@ -13,6 +13,7 @@ import { followersOf, gateOf, membershipIs, removedWithNewLeader } from './lab-c
 import { twoRemediatorsAtOnce } from './two-remediators-case.ts';
 import { kubeCases } from './kube-cases.ts';
 import { awsCases } from './aws-cases.ts';
+import { maintenanceCases } from './maintenance-cases.ts';
 import { check, hostOf, injectedUntilLeader, retriesWith, says, type CaseContext, type MatrixCase } from './harness.ts';
 
 /** The leader path fault cases (3, 4, 5): removed without a move once the grace window passes. */
@@ -586,4 +587,5 @@ export const matrixCases: MatrixCase[] = [
   },
   ...kubeCases,
   ...awsCases,
+  ...maintenanceCases,
 ];

@@ -1,12 +1,17 @@
-// A lab whose databases are fragmented as a busy cluster's get: `liveMib` of keys kept, `churnMib`
+// Labs at the state maintenance is for. `fragment`: databases fragmented as a busy cluster's get: `liveMib` of keys kept, `churnMib`
 // written and deleted, the history compacted (as the API server does every 5 minutes). Once a
 // write commits after the compaction, every member reports the churn as free pages (dbSize less
 // dbSizeInUse): what a defragmentation reclaims.
 import { Etcd3 } from 'etcd3';
 import { createMemberClient } from '../../functions/adapters/etcd/member-client.ts';
+import { waitFor } from '../../functions/lib/wait-for.ts';
 import type { Lab } from '../../infra/lab/lab.ts';
 
 const MiB = 1024 * 1024;
+
+/** A 2 MiB --quota-backend-bytes on each of `members` lab members (etcd1..etcdN), for fillAndCompact. */
+export const QUOTA_ARGS = (members: number): Record<string, string[]> =>
+  Object.fromEntries(Array.from({ length: members }, (_, i) => [`etcd${i + 1}`, ['--quota-backend-bytes', String(2 * MiB)]]));
 const VALUE = Buffer.alloc(64 * 1024, 'v');
 
 export async function fragment(lab: Lab, { liveMib, churnMib }: { liveMib: number; churnMib: number }): Promise<void> {
@@ -31,6 +36,34 @@ export async function fragment(lab: Lab, { liveMib, churnMib }: { liveMib: numbe
     }
     // A write after the compaction: etcd refreshes its in-use figure as it commits one.
     await client.put('/fragmented').value(String(Date.now()));
+  } finally {
+    client.close();
+  }
+}
+
+/** Rewrites a few keys until etcd raises NOSPACE, then compacts the history to the last revision: what the API server's updates and its compactor leave. */
+export async function fillAndCompact(lab: Lab): Promise<void> {
+  const value = 'x'.repeat(32 * 1024);
+  await waitFor(
+    async () => {
+      // A client of its own each round: etcd3's circuit breaker opens on a client that saw refusals.
+      const writer = new Etcd3({ hosts: lab.endpoints() });
+      try {
+        for (let i = 0; i < 16; i++) await writer.put(`/churn/${i % 4}`).value(value);
+      } catch (error) {
+        if (/database space exceeded/.test(String(error))) return true;
+        throw error;
+      } finally {
+        writer.close();
+      }
+      return undefined;
+    },
+    { timeoutMs: 90_000, intervalMs: 0, what: 'the NOSPACE alarm' },
+  );
+  const client = createMemberClient({ endpoint: lab.members[0]!.directUrl, path: 'direct' });
+  try {
+    const status = await client.status(10_000);
+    await client.compact!(status.revision!, 10_000);
   } finally {
     client.close();
   }

@@ -29,11 +29,14 @@ const ALARM_ENTRY = /memberID:(\d+)\s+alarm:([A-Z_]+)/;
 export function toMemberStatus(response: IStatusResponse): MemberStatus {
   const self = response.header.member_id;
   const alarms: string[] = [];
+  const othersAlarms: { member: string; alarm: string }[] = [];
   const errors: string[] = [];
   for (const entry of response.errors) {
     const alarm = ALARM_ENTRY.exec(entry);
     if (!alarm) errors.push(entry);
-    else if (alarm[1] === self && alarm[2] !== undefined && alarm[2] !== 'NONE') alarms.push(alarm[2]);
+    else if (alarm[2] === undefined || alarm[2] === 'NONE') continue;
+    else if (alarm[1] === self) alarms.push(alarm[2]);
+    else othersAlarms.push({ member: hexMemberId(alarm[1]!), alarm: alarm[2] });
   }
   return {
     leaderId: hexMemberId(response.leader),
@@ -41,6 +44,7 @@ export function toMemberStatus(response: IStatusResponse): MemberStatus {
     raftIndex: Number(response.raftIndex),
     raftAppliedIndex: Number(response.raftAppliedIndex),
     alarms,
+    ...(othersAlarms.length > 0 ? { othersAlarms } : {}),
     errors,
     version: response.version,
     dbSize: Number(response.dbSize),

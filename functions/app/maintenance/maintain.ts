@@ -15,7 +15,10 @@ import { randomUUID } from 'node:crypto';
 import { makeEvent, type DetailOf } from '../../../events/catalogue.ts';
 import type { ReasonCode } from '../../core/common/index.ts';
 import {
+  claimReleased,
   claimStep,
+  failuresOf,
+  MAX_STEP_FAILURES,
   maintenancePlan,
   runEnded,
   safeCompactRevision,
@@ -29,7 +32,7 @@ import {
   type MaintenanceStep,
   type RunStart,
 } from '../../core/maintenance/index.ts';
-import { describeDuration, type ClusterView } from '../../core/view/index.ts';
+import { describeDuration, noSpaceRaisedBy, type ClusterView } from '../../core/view/index.ts';
 import { UnknownClusterError, type ClusterEntry } from '../../ports/cluster-directory.ts';
 import { MaintenanceConflictError } from '../../ports/incident-store.ts';
 import { type ClusterDeps, iso } from '../common/index.ts';
@@ -42,6 +45,8 @@ export type Maintained =
   /** Another delivery runs the step now. */
   | { kind: 'claimed-elsewhere'; key: string }
   | { kind: 'stepped'; key: string; result: StepResult }
+  /** The run goes on at the next ask (an incident's next look, the next periodic check): the lock is held by another, or was lost. */
+  | { kind: 'waiting'; reason: ReasonCode; message: string }
   | { kind: 'ended'; outcome: MaintenanceRunEnded['outcome']; reason: ReasonCode };
 
 /** How long a claim holds beyond the step's own deadline: the journal write after it. */
@@ -82,14 +87,30 @@ export async function maintain(deps: ClusterDeps, detail: DetailOf<'MaintenanceD
     });
     return { kind: 'ended', outcome: OUTCOME_OF[planned.reason] ?? 'blocked', reason: planned.reason };
   }
+  const owed = record.run?.done.find(
+    (d) =>
+      d.outcome === 'done' &&
+      d.key.startsWith('move-leader:') &&
+      !record.run!.done.some((e) => e.outcome === 'done' && e.key === `defragment:${d.key.slice('move-leader:'.length)}`),
+  );
+  if (!step && owed && planned.reason !== 'MAINTENANCE_CORRUPT') {
+    // Moved off for its defragmentation and not answering now (a look just after the transfer): the run waits for it.
+    const message = `${owed.key.slice('move-leader:'.length)}, whose leadership was moved off for its defragmentation, did not answer: the run goes on at the next ask.`;
+    deps.log.info('maintenance waits', { clusterId: cluster.clusterId, message });
+    return { kind: 'waiting', reason: 'MAINTENANCE_NO_MARGIN', message };
+  }
+  if (!step && planned.reason === 'MAINTENANCE_ELECTION') {
+    deps.log.info('maintenance waits: an election', { clusterId: cluster.clusterId, message: planned.message });
+    return { kind: 'waiting', reason: planned.reason, message: planned.message };
+  }
   if (!step) return endRun(deps, cluster, stored?.version ?? 0, record, start, planned);
   const paused = await pauseHolding(deps, cluster, view);
   if (paused)
-    return endRun(deps, cluster, stored?.version ?? 0, record, start, {
-      ...planned,
+    return {
+      kind: 'waiting',
       reason: 'PAUSED',
       message: `${paused.fleetWide ? 'The fleet' : cluster.clusterId} is paused by ${paused.mark.by} (${paused.mark.why}): nothing is maintained until a person resumes it.`,
-    });
+    };
 
   const key = stepKey(step);
   // One owner per delivery: a redelivery of the same step is another.
@@ -105,21 +126,35 @@ export async function maintain(deps: ClusterDeps, detail: DetailOf<'MaintenanceD
   }
 
   const lock = await lockFor(deps, cluster, view, step, start.runId);
-  if (!lock.ok) return endRun(deps, cluster, version, claim.record, start, { ...planned, reason: lock.reason, message: lock.message });
+  if (!lock.ok) {
+    // The run keeps what it did: the next ask goes on from there once the lock is free.
+    await deps.store.saveMaintenanceRecord(cluster.clusterId, claimReleased(claim.record), version);
+    deps.log.info(`maintenance waits: ${lock.reason}`, { clusterId: cluster.clusterId, runId: start.runId, message: lock.message });
+    return { kind: 'waiting', reason: lock.reason, message: lock.message };
+  }
   const started = deps.clock.now();
   let result: StepResult;
+  let lost = false;
   try {
     result = await runMaintenanceStep(deps, cluster, view, step);
+    lost = lock.held !== undefined && !(await lock.held.stillHeld().catch(() => false));
   } finally {
     await lock.held?.release();
   }
   const done = { key, at: started, tookMs: deps.clock.now() - started, outcome: result.ok ? ('done' as const) : ('failed' as const), message: result.message };
   deps.log.info(`maintenance: ${key} ${done.outcome}`, { clusterId: cluster.clusterId, runId: start.runId, message: result.message, tookMs: done.tookMs });
   const after = stepEnded(claim.record, done, step.kind === 'defragment' ? step.member : undefined);
-  if (!result.ok)
+  if (!result.ok && failuresOf(after, key) >= MAX_STEP_FAILURES)
     return endRun(deps, cluster, version, after, start, { ...planned, reason: result.reason ?? 'MAINTENANCE_STEP_FAILED', message: result.message }, 'failed');
   await deps.store.saveMaintenanceRecord(cluster.clusterId, after, version);
-  await deps.bus.publish(makeEvent('MaintenanceDue', { clusterId: cluster.clusterId, at: iso(deps.clock.now()), askedBy: `maintenance:${start.runId}` }));
+  if (lost) {
+    const message = `The cluster lock was lost while ${key} ran (its lease lapsed, and another remediator may hold it): the run goes on at the next ask, under the lock again.`;
+    deps.log.warn('maintenance waits: the cluster lock was lost', { clusterId: cluster.clusterId, runId: start.runId, key });
+    return { kind: 'waiting', reason: 'LOCK_UNAVAILABLE', message };
+  }
+  // A failed step is tried again at the next ask, not at once: what failed it (a path, an election) needs a moment.
+  if (result.ok)
+    await deps.bus.publish(makeEvent('MaintenanceDue', { clusterId: cluster.clusterId, at: iso(deps.clock.now()), askedBy: `maintenance:${start.runId}` }));
   return { kind: 'stepped', key, result };
 }
 
@@ -144,7 +179,7 @@ type LockFor = { ok: true; held?: HeldLock } | { ok: false; reason: ReasonCode; 
 
 /** The cluster lock for a step; under NOSPACE (no lease can be granted) only that nobody holds it. */
 async function lockFor(deps: ClusterDeps, cluster: ClusterEntry, view: ClusterView, step: MaintenanceStep, runId: string): Promise<LockFor> {
-  const nospace = view.members.some((m) => m.status?.alarms.includes('NOSPACE'));
+  const nospace = noSpaceRaisedBy(view).length > 0;
   // The check of a write is itself the lock taken and let go.
   if (step.kind === 'verify') return { ok: true };
   if (nospace && !cluster.policy.singleRemediator) {
@@ -171,9 +206,7 @@ async function lockFor(deps: ClusterDeps, cluster: ClusterEntry, view: ClusterVi
 const OUTCOME_OF: Partial<Record<ReasonCode, MaintenanceRunEnded['outcome']>> = {
   MAINTENANCE_NOT_NEEDED: 'done',
   MAINTENANCE_RATE_LIMITED: 'waiting',
-  CLUSTER_LOCKED: 'waiting',
-  LOCK_UNAVAILABLE: 'waiting',
-  PAUSED: 'waiting',
+  MAINTENANCE_ELECTION: 'waiting',
 };
 
 /** The run ends (done, waiting, blocked or failed) and says so; a record that had no run says so only when it was asked to do something. */

@@ -5,7 +5,7 @@
 import { classifyFailure, type ReasonCode } from '../../core/common/index.ts';
 import type { MaintenanceStep } from '../../core/maintenance/index.ts';
 import { rankMoveCandidates } from '../../core/plan/index.ts';
-import { describeMember, describeMemberIn, type ClusterView, type MemberView } from '../../core/view/index.ts';
+import { describeMember, describeMemberIn, noSpaceRaisedBy, type ClusterView, type MemberView } from '../../core/view/index.ts';
 import type { ClusterEntry } from '../../ports/cluster-directory.ts';
 import { EtcdCallError, type EtcdMemberClient } from '../../ports/etcd.ts';
 import { waitWithin } from '../../lib/wait-for.ts';
@@ -117,7 +117,8 @@ async function writeAccepted(deps: ClusterDeps, cluster: ClusterEntry, view: Clu
   if (attempt.held) await attempt.lock.release();
   if (attempt.held || 'busy' in attempt) {
     // A member whose own database is still past its quota raises the alarm again as it applies the write.
-    const again = (await probeCluster(deps, cluster)).members.filter((m) => m.status?.alarms.includes('NOSPACE'));
+    const after = await probeCluster(deps, cluster);
+    const again = noSpaceRaisedBy(after).map((id) => after.members.find((m) => m.id === id) ?? { id, name: '' });
     if (again.length === 0)
       return {
         ok: true,

@@ -345,6 +345,10 @@ export const reasonTable = {
     description:
       'A member being defragmented stalls: with one down, the rest would not hold a quorum (unhealthy members and other disruptions counted down), so none is defragmented.',
   },
+  MAINTENANCE_ELECTION: {
+    outcomes: ['maintenance'],
+    description: 'The members do not agree on a leader now (an election, or a split): no member is defragmented until they do; a run in flight waits.',
+  },
   MAINTENANCE_RATE_LIMITED: {
     outcomes: ['maintenance'],
     description: 'Every member that needs it was defragmented less than maintenance.memberEveryMs ago: it waits (a NOSPACE alarm is never held so).',

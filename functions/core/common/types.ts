@@ -61,6 +61,11 @@ export interface MemberStatus {
   /** Bytes of the database logically in use (etcd 3.4 on); dbSize less this is free pages a defragmentation returns. */
   dbSizeInUse?: number;
   isLearner: boolean;
+  /**
+   * Alarms this member reports for other members (etcd lists every active alarm of the cluster in
+   * each Status): a NOSPACE raised by a member that is down still refuses every write.
+   */
+  othersAlarms?: { member: MemberId; alarm: string }[];
   /** The keyspace revision this member answered at (its answer's header): where a compaction may go. */
   revision?: number;
   /** The cluster_id this member answered with. Absent only in views kept before ids were recorded. */

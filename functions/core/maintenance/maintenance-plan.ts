@@ -10,7 +10,17 @@
 // defragmentations of one member one after the other.
 // Pure: the executor carries the steps out, each journaled with its own deadline.
 import type { MemberId, ReasonCode } from '../common/index.ts';
-import { atRiskMembers, describeMember, describeMemberIn, listWords, quorumSize, rolloutOf, type ClusterView, type MemberView } from '../view/index.ts';
+import {
+  atRiskMembers,
+  describeMember,
+  describeMemberIn,
+  listWords,
+  noSpaceRaisedBy,
+  quorumSize,
+  rolloutOf,
+  type ClusterView,
+  type MemberView,
+} from '../view/index.ts';
 import { ETCD_DEFAULT_QUOTA_BYTES, type MaintenanceRules } from './maintenance-rules.ts';
 import type { MaintenanceRun } from './maintenance-record.ts';
 
@@ -59,7 +69,7 @@ const percent = (share: number): string => `${Math.round(share * 100)} %`;
 
 /** What calls for maintenance, member by member; a NOSPACE alarm once for the cluster. */
 export function maintenanceTriggers(members: readonly MemberView[], rules: MaintenanceRules, quotaBytes = ETCD_DEFAULT_QUOTA_BYTES): MaintenanceTrigger[] {
-  const raisedBy = members.filter((m) => m.status?.alarms.includes('NOSPACE')).map((m) => m.id);
+  const raisedBy = noSpaceRaisedBy({ members });
   const triggers: MaintenanceTrigger[] = raisedBy.length > 0 ? [{ kind: 'nospace', raisedBy }] : [];
   for (const m of members) {
     const status = m.status;
@@ -104,7 +114,6 @@ function inOrder(view: ClusterView, members: readonly MemberView[], deadlineMs: 
 
 /** Whether one member may be down for its defragmentation: the quorum holds with it and every unhealthy or disrupted member down. */
 function noMargin(view: ClusterView): string | undefined {
-  if (view.leader.consensus !== 'agreed') return 'the members do not agree on a leader now (an election, or a split)';
   const voting = view.members.filter((m) => !m.isLearner);
   const healthy = voting.filter((m) => m.healthy);
   const atRisk = atRiskMembers(view.members);
@@ -128,9 +137,15 @@ export function maintenancePlan(input: MaintenanceInput): MaintenancePlan {
   const alarmed = triggers.find((t) => t.kind === 'nospace');
   // A NOSPACE run goes on once its alarm is disarmed: the write that proves it is its last step.
   const nospaceRun = input.run?.reason === 'MAINTENANCE_NOSPACE';
-  if (triggers.length === 0 && !(nospaceRun && !done.has('verify')))
+  const owed = [...done].some((key) => key.startsWith('move-leader:') && !done.has(`defragment:${key.slice('move-leader:'.length)}`));
+  if (triggers.length === 0 && !(nospaceRun && !done.has('verify')) && !owed)
     return plan('MAINTENANCE_NOT_NEEDED', 'No alarm, no fragmented database and none near its quota: nothing to do.', triggers);
-  const why = triggers.length > 0 ? listWords(triggers.map((t) => describeTrigger(t, view))) : 'the NOSPACE alarm was disarmed';
+  const why =
+    triggers.length > 0
+      ? listWords(triggers.map((t) => describeTrigger(t, view)))
+      : owed
+        ? 'a member whose leadership was moved off for its defragmentation is still to be defragmented'
+        : 'the NOSPACE alarm was disarmed';
   const Why = `${why[0]!.toUpperCase()}${why.slice(1)}`;
   const corrupt = view.members.filter((m) => m.status?.alarms.includes('CORRUPT'));
   if (corrupt.length > 0)
@@ -153,7 +168,9 @@ export function maintenancePlan(input: MaintenanceInput): MaintenancePlan {
   // cannot be read before it (etcd refreshes dbSizeInUse when it commits a write, and under
   // NOSPACE none comes: the pages a compaction freed still read as in use, as tried on 3.4).
   // Otherwise those a trigger names, each once per memberEveryMs.
-  const wanted = (nospace ? reachable : reachable.filter((m) => triggers.some((t) => t.kind !== 'nospace' && t.member === m.id))).filter(
+  // A member leadership was moved off for its defragmentation is defragmented next, whatever one look at its figures says.
+  const movedOff = (m: MemberView) => done.has(`move-leader:${m.id}`);
+  const wanted = (nospace ? reachable : reachable.filter((m) => movedOff(m) || triggers.some((t) => t.kind !== 'nospace' && t.member === m.id))).filter(
     (m) => !done.has(`defragment:${m.id}`),
   );
   const due = nospace ? wanted : wanted.filter((m) => now - (input.lastDefragmentedAt[m.id] ?? -Infinity) >= rules.memberEveryMs);
@@ -169,6 +186,13 @@ export function maintenancePlan(input: MaintenanceInput): MaintenancePlan {
       triggers,
     );
   // Only a member's defragmentation stalls it; compacting, disarming and checking a write take no member down.
+  // An election is over in moments (a move of leadership, ours or a person's, is one): waited out, never a block.
+  if (due.length > 0 && view.leader.consensus !== 'agreed')
+    return plan(
+      'MAINTENANCE_ELECTION',
+      `${Why}, but the members do not agree on a leader now (an election, or a split): nothing is defragmented until they do.`,
+      triggers,
+    );
   const margin = due.length > 0 ? noMargin(view) : undefined;
   if (margin)
     return plan(
@@ -181,7 +205,9 @@ export function maintenancePlan(input: MaintenanceInput): MaintenancePlan {
     ? 'MAINTENANCE_NOSPACE'
     : triggers.some((t) => t.kind === 'fragmented')
       ? 'MAINTENANCE_FRAGMENTED'
-      : 'MAINTENANCE_NEAR_QUOTA';
+      : triggers.some((t) => t.kind === 'near-quota')
+        ? 'MAINTENANCE_NEAR_QUOTA'
+        : (input.run?.reason ?? 'MAINTENANCE_FRAGMENTED');
   return plan(reason, `${Why}: ${describeSteps(steps, view)}.`, triggers, steps);
 }
 

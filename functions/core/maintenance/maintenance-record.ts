@@ -104,6 +104,20 @@ export function stepEnded(record: MaintenanceRecord, done: MaintenanceStepDone, 
   };
 }
 
+/** The step's claim let go, nothing journaled: the step runs at the next ask. */
+export function claimReleased(record: MaintenanceRecord): MaintenanceRecord {
+  if (!record.run?.claim) return record;
+  const { claim: _claim, ...run } = record.run;
+  return { ...record, run };
+}
+
+/** A step that failed this many times in one run ends it failed; fewer, and the next ask tries it again. */
+export const MAX_STEP_FAILURES = 3;
+
+/** How often `key` failed in the run so far. */
+export const failuresOf = (record: MaintenanceRecord, key: string): number =>
+  (record.run?.done ?? []).filter((d) => d.key === key && d.outcome === 'failed').length;
+
 /** The run over: kept as the last one, with how and why it ended. A record with no run in flight keeps a run of its own. */
 export function runEnded(
   record: MaintenanceRecord,

@@ -6,7 +6,7 @@
 // saying why. Said before any leader is moved for a removal that could not happen. A
 // single-remediator cluster keeps the lock and the record in its state store, so it passes.
 import { maintenancePlan } from '../maintenance/index.ts';
-import { describeTime } from '../view/index.ts';
+import { describeTime, howReached } from '../view/index.ts';
 import { freeSpaceThenReport, noSpaceMembers } from '../removal/index.ts';
 import { block, lookAgainAfterBackoff } from './plan-context.ts';
 import type { PlanCheck } from './plan-checks.ts';
@@ -21,17 +21,20 @@ export const noSpaceCheck: PlanCheck = {
     const alarmed = noSpaceMembers(ctx.view);
     if (alarmed.length === 0) return 'pass';
     const clearing = maintenancePlan({ view: ctx.view, rules: policy.maintenance, lastDefragmentedAt: {}, now });
+    // How the target was reached, as every outcome says it.
+    const reached = ctx.target ? `, which ${howReached(ctx.target)},` : '';
     const standing = `a NOSPACE alarm (raised by ${alarmed.join(', ')}) stands, and etcd refuses every write while it does, so the cluster lock and the removal record cannot be written, and no member is removed without them`;
     // Once an incident: a run that ended without clearing it, or cleared it only for the alarm to come back.
     const last = maintenance?.lastRun && maintenance.lastRun.endedAt >= incident.openedAt ? maintenance.lastRun : undefined;
     const endedSince = last && (last.outcome === 'failed' || last.outcome === 'blocked') ? last : undefined;
     const clearedBefore = last?.outcome === 'done' && last.reason === 'MAINTENANCE_NOSPACE' ? last : undefined;
     const evidence = { alarmed, maintenance: { reason: clearing.reason, steps: clearing.steps.map((s) => s.kind) } };
-    if (clearing.reason === 'MAINTENANCE_NOSPACE' && !endedSince && !clearedBefore) {
+    // An election is waited out as the clearing is: it ends in moments.
+    if ((clearing.reason === 'MAINTENANCE_NOSPACE' || clearing.reason === 'MAINTENANCE_ELECTION') && !endedSince && !clearedBefore) {
       const decision = lookAgainAfterBackoff(
         ctx,
         'NOSPACE_CLEARING',
-        `${ctx.name} is not removed yet: ${standing}; maintenance clears it: ${clearing.message}`,
+        `${ctx.name}${reached} is not removed yet: ${standing}; maintenance clears it: ${clearing.message}`,
       );
       return { ...decision, evidence: { ...decision.evidence, ...evidence } };
     }
@@ -43,7 +46,7 @@ export const noSpaceCheck: PlanCheck = {
     const decision = block(
       ctx,
       'ETCD_NO_SPACE',
-      `${ctx.name} is not removed: ${standing}; nothing was removed; blocked: ${lowerFirst(why.replace(/\.$/, ''))}; otherwise ${freeSpaceThenReport(ctx.name)}`,
+      `${ctx.name}${reached} is not removed: ${standing}; nothing was removed; blocked: ${lowerFirst(why.replace(/\.$/, ''))}; otherwise ${freeSpaceThenReport(ctx.name)}`,
     );
     return { ...decision, evidence: { ...decision.evidence, ...evidence } };
   },

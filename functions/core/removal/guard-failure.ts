@@ -3,7 +3,7 @@
 // the step waits and tries again; when etcd refuses them for good (a NOSPACE alarm, credentials),
 // it blocks and says what a person must do. It never falls back to a lock only one state sees.
 import { classifyFailure, type Decision, decidedBy, type EtcdFailure } from '../common/index.ts';
-import { describeTime, type ClusterView } from '../view/index.ts';
+import { describeTime, noSpaceRaisedBy, type ClusterView } from '../view/index.ts';
 
 /** What the guard was asked to do, as the sentence says it. */
 export type GuardAction = 'take the cluster lock' | 'read the removal record' | 'write the removal record' | 'read the pauses and holds';
@@ -31,7 +31,7 @@ const NOTHING_REMOVED = 'no member is removed without the cluster lock and the r
 
 /** The members whose status shows a NOSPACE alarm, as names. */
 export const noSpaceMembers = (view: ClusterView | undefined): string[] =>
-  (view?.members ?? []).filter((m) => m.status?.alarms.includes('NOSPACE')).map((m) => m.name || m.id);
+  view ? noSpaceRaisedBy(view).map((id) => view.members.find((m) => m.id === id)?.name || id) : [];
 
 /** What a person does about a NOSPACE alarm, then, as the end of a block's sentence. */
 export const freeSpaceThenReport = (who: string): string =>

@@ -27,6 +27,7 @@ const boundedProbe = (probe: PathProbe): PathProbe => ({
 const boundedStatus = (status: MemberStatus): MemberStatus => ({
   ...status,
   alarms: clipAll(status.alarms, V.alarms, T.alarm),
+  ...(status.othersAlarms ? { othersAlarms: status.othersAlarms.slice(0, V.alarms).map((a) => ({ ...a, alarm: clipText(a.alarm, T.alarm) })) } : {}),
   errors: clipAll(status.errors, V.errors, T.statusError),
   version: clipText(status.version, T.version),
 });

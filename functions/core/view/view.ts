@@ -91,6 +91,20 @@ const memberErrors = (status: MemberStatus): string[] => status.errors.filter((e
 export const CLUSTER_ALARMS: ReadonlySet<string> = new Set(['NOSPACE']);
 
 /** The alarms a member raised that count against it (every alarm but the cluster's). */
+/**
+ * The members a NOSPACE alarm stands for, as any member that answered reports it (its own, or
+ * another's: etcd lists every active alarm of the cluster in each Status), the one that raised it
+ * down or not. Any of them makes etcd refuse every write.
+ */
+export function noSpaceRaisedBy(view: { readonly members: readonly MemberView[] }): MemberId[] {
+  const raised = new Set<MemberId>();
+  for (const m of view.members) {
+    if (m.status?.alarms.includes('NOSPACE')) raised.add(m.id);
+    for (const other of m.status?.othersAlarms ?? []) if (other.alarm === 'NOSPACE') raised.add(other.member);
+  }
+  return [...raised];
+}
+
 export const memberAlarms = (status: Pick<MemberStatus, 'alarms'>): string[] => status.alarms.filter((a) => !CLUSTER_ALARMS.has(a));
 
 export function toMemberView(probe: ProbeSample['members'][number]): MemberView {

@@ -2,8 +2,8 @@
 // members each hold 32 MiB of keys and 160 MiB of free pages (written, deleted, the history
 // compacted), maintenance turned on. The periodic check finds the free pages and defragments every
 // member once, one at a time, the leader last and after leadership is moved off it: one election
-// (the move's) and no other, the quorum held throughout (the quorum checker), every write accepted,
-// and every database back to about its live data.
+// (the move's) and no other, the quorum held throughout (the quorum checker), no write refused but
+// those in flight as leadership passed, and every database back to about its live data.
 import { describe, expect, it } from 'vitest';
 import { createMemberClient } from '../../../functions/adapters/etcd/member-client.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
@@ -30,7 +30,7 @@ const statusesOf = async (lab: Lab) =>
 describe('fragmentation cleared by maintenance', () => {
   const t = labPerTest();
 
-  it('every member defragmented once, the leader last after a move, one election, the quorum held and every write accepted', async () => {
+  it('every member defragmented once, the leader last after a move, one election, the quorum held, writes accepted throughout', async () => {
     const lab = (t.lab = await startLab({ members: 3 }));
     const leader = await lab.waitForLeader();
     await fragment(lab, { liveMib: 32, churnMib: 160 });
@@ -62,7 +62,9 @@ describe('fragmentation cleared by maintenance', () => {
       verdict = await checker.stop();
     }
     expect(verdict.quorum, verdict.summary).toBe('held');
-    expect(written.failed).toBe(0);
+    // The move fails the proposals in flight as leadership passes ("etcdserver: leader changed"),
+    // and etcd3 retries no put: at most the writer's two workers' writes of that moment.
+    expect(written.failed).toBeLessThanOrEqual(2);
     expect(written.writes).toBeGreaterThan(0);
     const after = await statusesOf(lab);
     // One election, the move's: no defragmentation cost the cluster a leader.

@@ -8,44 +8,14 @@
 import { Etcd3 } from 'etcd3';
 import { describe, expect, it } from 'vitest';
 import { createMemberClient } from '../../../functions/adapters/etcd/member-client.ts';
-import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { startLab, type Lab } from '../../../infra/lab/lab.ts';
+import { fillAndCompact, QUOTA_ARGS } from '../../support/fragmented-lab.ts';
 import { labPerTest, startPipeline } from './pipeline.ts';
 import { startedAhead } from './started-ahead.ts';
 
-const QUOTA = 2 * 1024 * 1024;
 const CALL_MS = 10_000;
 
-const quotaLab = (members: number) =>
-  startLab({ members, memberArgs: Object.fromEntries(Array.from({ length: members }, (_, i) => [`etcd${i + 1}`, ['--quota-backend-bytes', String(QUOTA)]])) });
-
-/** Rewrites a few keys until etcd raises NOSPACE, then compacts the history to the last revision: what the API server's updates and its compactor leave. */
-async function fillAndCompact(lab: Lab): Promise<void> {
-  const value = 'x'.repeat(32 * 1024);
-  await waitFor(
-    async () => {
-      // A client of its own each round: etcd3's circuit breaker opens on a client that saw refusals.
-      const writer = new Etcd3({ hosts: lab.endpoints() });
-      try {
-        for (let i = 0; i < 16; i++) await writer.put(`/churn/${i % 4}`).value(value);
-      } catch (error) {
-        if (/database space exceeded/.test(String(error))) return true;
-        throw error;
-      } finally {
-        writer.close();
-      }
-      return undefined;
-    },
-    { timeoutMs: 90_000, intervalMs: 0, what: 'the NOSPACE alarm' },
-  );
-  const client = createMemberClient({ endpoint: lab.members[0]!.directUrl, path: 'direct' });
-  try {
-    const status = await client.status(CALL_MS);
-    await client.compact!(status.revision!, CALL_MS);
-  } finally {
-    client.close();
-  }
-}
+const quotaLab = (members: number) => startLab({ members, memberArgs: QUOTA_ARGS(members) });
 
 const alarmsOf = async (lab: Lab, names: readonly string[]): Promise<string[]> => {
   const alarms: string[] = [];

@@ -1,6 +1,7 @@
 import type { IMember, IMemberListResponse, IStatusResponse } from 'etcd3';
 import { describe, expect, it } from 'vitest';
 import { toMemberInfo, toMemberList, toMemberStatus } from '../../../../functions/adapters/etcd/convert.ts';
+import { hexMemberId } from '../../../../functions/adapters/etcd/member-id.ts';
 
 const SELF = '16068973697794901265';
 const PEER = '1';
@@ -51,6 +52,8 @@ describe('toMemberStatus', () => {
     );
     expect(status.leaderId).toBe('0');
     expect(status.alarms).toEqual(['NOSPACE']);
+    // Another member's alarm is kept as its own: a NOSPACE raised by a member that is down still refuses every write.
+    expect(status.othersAlarms).toEqual([{ member: hexMemberId(PEER), alarm: 'CORRUPT' }]);
     expect(status.errors).toEqual(['etcdserver: no leader']);
   });
 });

@@ -44,10 +44,11 @@ function atQuota(h: Harness, members = 3) {
 
 const due = (askedBy = 'incident:test'): DetailOf<'MaintenanceDue'> => ({ clusterId: 'c1', at: new Date(0).toISOString(), askedBy });
 
-/** Delivers MaintenanceDue, then each one the steps ask for, until the run ends. */
+/** Delivers MaintenanceDue, then each one the steps ask for, until the run ends or a step fails. */
 async function untilEnded(h: Harness, limit = 20) {
   let outcome = await maintain(h.deps, due());
-  for (let i = 0; i < limit && outcome.kind === 'stepped'; i++) outcome = await maintain(h.deps, h.lastOf('MaintenanceDue'));
+  // A failed step asks for nothing: the next ask (the removal's next look) tries it again.
+  for (let i = 0; i < limit && outcome.kind === 'stepped' && outcome.result.ok; i++) outcome = await maintain(h.deps, h.lastOf('MaintenanceDue'));
   return outcome;
 }
 
@@ -131,24 +132,73 @@ describe('maintenance clears NOSPACE one member at a time', () => {
     expect(h.calls.maintenance).toEqual([`defragment ${endpointOf(1)}`, `defragment ${endpointOf(1)}`, `defragment ${endpointOf(2)}`]);
   });
 
-  it('someone holding the cluster lock under NOSPACE: nothing is defragmented, the run waits', async () => {
+  it('someone holding the cluster lock under NOSPACE: nothing is defragmented, the run waits, and goes on where it was once the lock is free', async () => {
     h = harness();
     atQuota(h);
+    expect(await maintain(h.deps, due())).toMatchObject({ kind: 'stepped', key: `defragment:${id(1)}` });
     await h.guard.acquire('incident:other:1', 60_000);
-    expect(await maintain(h.deps, due())).toEqual({ kind: 'ended', outcome: 'waiting', reason: 'CLUSTER_LOCKED' });
-    expect(h.calls.maintenance).toEqual([]);
-    expect(h.lastOf('MaintenanceEnded').message).toMatch(/incident:other:1 holds the cluster lock .*maintenance waits/);
+    const waiting = await maintain(h.deps, due());
+    expect(waiting).toMatchObject({ kind: 'waiting', reason: 'CLUSTER_LOCKED' });
+    expect(waiting.kind === 'waiting' && waiting.message).toMatch(/incident:other:1 holds the cluster lock .*maintenance waits/);
+    expect(h.calls.maintenance).toEqual([`defragment ${endpointOf(1)}`]);
+    expect(h.events.filter((e) => e.detailType === 'MaintenanceEnded')).toEqual([]);
+    await h.guard.release('incident:other:1');
+    expect(await maintain(h.deps, due())).toMatchObject({ kind: 'stepped', key: `defragment:${id(2)}` });
   });
 
-  it('a pause holds it', async () => {
+  it('a pause holds it, and the run is kept', async () => {
     h = harness();
     atQuota(h);
     await h.deps.store.setPause('c1', { by: 'ops', at: h.clock.now(), why: 'change freeze' });
-    expect(await maintain(h.deps, due())).toEqual({ kind: 'ended', outcome: 'waiting', reason: 'PAUSED' });
+    expect(await maintain(h.deps, due())).toMatchObject({ kind: 'waiting', reason: 'PAUSED' });
     expect(h.calls.maintenance).toEqual([]);
   });
 
-  it('a defragmentation that fails ends the run failed; the removal waiting on it then blocks, saying why', async () => {
+  it('the cluster lock lost while a step ran (outside NOSPACE): the step is journaled, and the next one waits for the next ask', async () => {
+    h = harness({ maintenance: { enabled: true, fragmentedMinBytes: 1024 * 1024, fragmentedShare: 0.5 } });
+    const state = atQuota(h);
+    state.alarmed = false;
+    h.onMaintenance = (call) => {
+      // Our lease lapses mid-defragmentation, and another remediator takes the lock.
+      if (call.startsWith('defragment')) {
+        h.clock.set(h.clock.now() + 120_000);
+        void h.guard.acquire('incident:other:1', 600_000);
+      }
+    };
+    expect(await maintain(h.deps, due())).toMatchObject({ kind: 'waiting', reason: 'LOCK_UNAVAILABLE' });
+    expect(h.events.filter((e) => e.detailType === 'MaintenanceDue')).toEqual([]);
+    const { record } = (await h.deps.store.maintenanceRecord('c1'))!;
+    expect(record.run?.done.map((d) => `${d.key} ${d.outcome}`)).toEqual([`defragment:${id(1)} done`]);
+    expect(record.run?.claim).toBeUndefined();
+  });
+
+  it('a leader move etcd refuses is tried again at the next ask, and the leader is defragmented only once it is a follower', async () => {
+    h = harness();
+    const state = atQuota(h);
+    let refusals = 1;
+    h.onMoveLeader = (to) => {
+      if (refusals-- > 0) throw new EtcdCallError({ kind: 'other', grpcCode: 14, message: 'etcdserver: leader changed' });
+      state.leader = [0, 1, 2].find((i) => id(i) === to)!;
+    };
+    // Both followers, then the refused move: the run waits, nothing more is asked for.
+    expect(await untilEnded(h)).toMatchObject({ kind: 'stepped', key: `move-leader:${id(0)}`, result: { ok: false } });
+    expect(h.calls.maintenance).toEqual([`defragment ${endpointOf(1)}`, `defragment ${endpointOf(2)}`]);
+    // The next ask (the removal's next look) goes on: the move, then the old leader as a follower.
+    expect(await untilEnded(h)).toMatchObject({ kind: 'ended', outcome: 'done' });
+    expect(h.calls.maintenance).toEqual([`defragment ${endpointOf(1)}`, `defragment ${endpointOf(2)}`, `defragment ${endpointOf(0)}`, 'disarm']);
+    const steps = h.lastOf('MaintenanceEnded').evidence.steps as { key: string; outcome: string }[];
+    expect(steps.map((s) => `${s.key} ${s.outcome}`)).toEqual([
+      `defragment:${id(1)} done`,
+      `defragment:${id(2)} done`,
+      `move-leader:${id(0)} failed`,
+      `move-leader:${id(0)} done`,
+      `defragment:${id(0)} done`,
+      'disarm done',
+      'verify done',
+    ]);
+  });
+
+  it('a defragmentation that fails is tried again at the next ask; failing three times ends the run failed, and the removal waiting on it then blocks, saying why', async () => {
     h = harness();
     atQuota(h);
     await probeMembers(h.deps, { detailType: 'MemberUnhealthy', detail: unhealthy('etcd-1') });
@@ -156,6 +206,10 @@ describe('maintenance clears NOSPACE one member at a time', () => {
     h.onMaintenance = () => {
       throw new EtcdCallError({ kind: 'timeout', grpcCode: 4, message: 'Deadline exceeded after 600.000s' });
     };
+    for (let i = 0; i < 2; i++) {
+      expect(await maintain(h.deps, h.lastOf('MaintenanceDue'))).toMatchObject({ kind: 'stepped', result: { ok: false } });
+      expect(h.events.filter((e) => e.detailType === 'MaintenanceEnded')).toEqual([]);
+    }
     expect(await maintain(h.deps, h.lastOf('MaintenanceDue'))).toEqual({ kind: 'ended', outcome: 'failed', reason: 'MAINTENANCE_STEP_FAILED' });
     await scheduleRetry(h.deps, h.lastOf('RetryRequested'));
     const retry = h.scheduled.at(-1)!;

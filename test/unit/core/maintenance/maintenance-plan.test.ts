@@ -124,6 +124,21 @@ describe('the plan', () => {
     expect(kinds(maintenancePlan(input(alarmed, { run: all })))).toEqual(['disarm', 'verify']);
   });
 
+  it('a member leadership was moved off is defragmented next, even when one look shows no trigger for it (a view taken during the transfer)', () => {
+    const run = {
+      reason: 'MAINTENANCE_FRAGMENTED' as const,
+      done: [
+        ...[1, 2].map((i) => ({ key: `defragment:${id(i)}`, at: 1, tookMs: 5, outcome: 'done' as const, message: '' })),
+        { key: `move-leader:${id(0)}`, at: 2, tookMs: 5, outcome: 'done' as const, message: '' },
+      ],
+    };
+    // etcd-1 leads now; etcd-0's figures were not read as fragmented in this look.
+    const v = cluster(0, 3, { leader: 1 });
+    expect(kinds(maintenancePlan(input(v, { run })))).toEqual([`defragment ${id(0)}`]);
+    const after = { ...run, done: [...run.done, { key: `defragment:${id(0)}`, at: 3, tookMs: 5, outcome: 'done' as const, message: '' }] };
+    expect(maintenancePlan(input(v, { run: after })).reason).toBe('MAINTENANCE_NOT_NEEDED');
+  });
+
   it('a CORRUPT alarm: nothing is maintained, a person must look', () => {
     const v = withDb(cluster(0, 3, { leader: 0, override: { 0: { alarms: ['NOSPACE'] }, 1: { alarms: ['CORRUPT'] } } }), { 0: [2, 1] });
     const p = maintenancePlan(input(v));
@@ -176,7 +191,7 @@ describe('the plan', () => {
 
   it('no agreed leader: it waits for the election to end', () => {
     const v = withDb(cluster(0, 3, { leader: 'none' }), { 1: [800, 100] });
-    expect(maintenancePlan(input(v))).toMatchObject({ reason: 'MAINTENANCE_NO_MARGIN', message: expect.stringMatching(/do not agree on a leader/) });
+    expect(maintenancePlan(input(v))).toMatchObject({ reason: 'MAINTENANCE_ELECTION', steps: [], message: expect.stringMatching(/do not agree on a leader/) });
   });
 
   it('a member defragmented recently is not again before memberEveryMs; a NOSPACE is never held so', () => {
