@@ -1,5 +1,4 @@
 import { defineConfig } from 'vitest/config';
-import SlowFirstSequencer from './test/slow-first-sequencer.ts';
 
 // Test files share one module graph per worker: each file otherwise loaded etcd3, gRPC, the
 // Kubernetes client and zod's schemas anew, 238 s of the suite's time (now about 30). Kept apart:
@@ -14,7 +13,10 @@ const isolated = [
 ];
 
 // Scenarios that wait on etcd's own clocks for real (a peer's round trip is observed once in 30 s;
-// a leader starved in cycles), hundreds of MiB written to fragment a lab, every row of the fault matrix, and the seed case through the built
+// a leader starved in cycles), hundreds of MiB written to fragment a lab, the seed cases through
+// the simulated Cluster API end to end (a minute of labs booted and replacements joined, the
+// suite's slowest file; capi-kcp-alone, capi-drain and request-watcher-*.test.ts prove its parts
+// in the fast suite), every row of the fault matrix, and the seed case through the built
 // Lambda bundles at the published per-hop latencies: minutes of waiting that prove the same code
 // the fast suite covers. `npm run test:long` runs them; CI runs it after `npm test`.
 const long = [
@@ -23,6 +25,7 @@ const long = [
   'test/integration/hygiene/peer-delay.test.ts',
   'test/integration/aws/seed-case-aws.test.ts',
   'test/integration/e2e/fragmentation-maintenance.test.ts',
+  'test/integration/kube/capi-watcher.test.ts',
   'test/matrix/**/*.test.ts',
 ];
 
@@ -34,7 +37,6 @@ export default defineConfig({
     // three left a third of them idle (measured side by side: 378 s against 425 s, the cores 1.86
     // against 1.62 busy). Each file's deadlines are set for a loaded machine, not an idle one.
     maxWorkers: 4,
-    sequence: { sequencer: SlowFirstSequencer },
     // Every project's: the command line's bundle, fresh, before a test spawns it.
     globalSetup: ['test/support/cli-bundle-setup.ts'],
     testTimeout: 60_000,
