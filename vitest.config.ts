@@ -45,6 +45,8 @@ export default defineConfig({
       { extends: true, test: { name: 'shared', include: ['test/**/*.test.ts'], exclude: [...isolated, ...long], isolate: false } },
       // The run's folder for the bundled stack the CDK tests and the matrix's AWS rows share (test/infra/shared-synth.ts).
       { extends: true, test: { name: 'isolated', include: isolated, exclude: long, globalSetup: ['test/infra/shared-synth-setup.ts'] } },
+      // `npm run test:long` runs them one file at a time: a leader starved for real, a lab fragmented
+      // by hundreds of MiB and the simulated Cluster API's minute of labs each judge what the machine gives them.
       { extends: true, test: { name: 'long', include: long, globalSetup: ['test/infra/shared-synth-setup.ts'] } },
     ],
   },

@@ -99,8 +99,11 @@ export async function maintain(deps: ClusterDeps, detail: DetailOf<'MaintenanceD
     deps.log.info('maintenance waits', { clusterId: cluster.clusterId, message });
     return { kind: 'waiting', reason: 'MAINTENANCE_NO_MARGIN', message };
   }
-  if (!step && planned.reason === 'MAINTENANCE_ELECTION') {
-    deps.log.info('maintenance waits: an election', { clusterId: cluster.clusterId, message: planned.message });
+  // An election ends in moments, and a member counted down may be slow, not gone (a loaded
+  // machine, a file just rewritten): a run in flight keeps what it did and looks again at the next
+  // ask. Whether a removal waits on it or blocks is its own check's to say, from its own look.
+  if (!step && (planned.reason === 'MAINTENANCE_ELECTION' || (record.run && planned.reason === 'MAINTENANCE_NO_MARGIN'))) {
+    deps.log.info(`maintenance waits: ${planned.reason}`, { clusterId: cluster.clusterId, message: planned.message });
     return { kind: 'waiting', reason: planned.reason, message: planned.message };
   }
   if (!step) return endRun(deps, cluster, stored?.version ?? 0, record, start, planned);

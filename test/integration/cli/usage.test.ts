@@ -7,8 +7,16 @@ import { runCli } from './support.ts';
 
 const endpoints = ['--endpoints', 'http://127.0.0.1:2379'];
 
+/** One process per distinct command line: a usage check and a help check of the same line read one run. */
+const runs = new Map<string, ReturnType<typeof runCli>>();
+const runOnce = (args: string[]): ReturnType<typeof runCli> => {
+  const key = JSON.stringify(args);
+  if (!runs.has(key)) runs.set(key, runCli(args));
+  return runs.get(key)!;
+};
+
 async function expectUsageError(args: string[], names: string): Promise<void> {
-  const run = await runCli(args);
+  const run = await runOnce(args);
   expect(run.code, run.stderr).toBe(2);
   expect(run.stdout).toBe('');
   const lines = run.stderr.trimEnd().split('\n');
@@ -38,12 +46,12 @@ describe.concurrent('etcd-remediator usage errors', () => {
   ])('$args.0 $names', ({ args, names }) => expectUsageError(args, names));
 
   it('the bad-duration message reads as documented', async () => {
-    const run = await runCli(['plan', ...endpoints, '--target', 'etcd1', '--grace', '5x']);
+    const run = await runOnce(['plan', ...endpoints, '--target', 'etcd1', '--grace', '5x']);
     expect(run.stderr).toBe('etcd-remediator: --grace: "5x" is not a duration: "x" is not a unit (use e.g. 500ms, 30s, 1h30m)\n');
   });
 
   it.each(['probe', 'plan', 'remediate', 'status', 'run', 'lab'])('%s --help prints its usage and exits 0', async (command) => {
-    const run = await runCli([command, '--help']);
+    const run = await runOnce([command, '--help']);
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(new RegExp(`^usage: etcd-remediator ${command}`));
   });
@@ -80,7 +88,7 @@ describe.concurrent('etcd-remediator usage errors', () => {
       says: ['--relay-binary PATH', '--relay-cacert PATH --relay-cert PATH --relay-key PATH', '/usr/local/bin/etcdctl', '/etc/kubernetes/pki/etcd/ca.crt'],
     })),
   ])('$command --help documents Kubernetes access', async ({ command, says }) => {
-    const run = await runCli([command, '--help']);
+    const run = await runOnce([command, '--help']);
     for (const text of says) expect(run.stdout).toContain(text);
   });
 });

@@ -78,7 +78,8 @@ describe.sequential('NOSPACE cleared by maintenance', () => {
     // Approved only once the alarm was disarmed (the check of a write may run beside the removal: it stalls no member).
     const disarmed = steps.find((s) => s.key === 'disarm')!;
     const approved = pipeline.events.find((e) => e.detailType === 'RemediationApproved')!;
-    expect(Date.parse(approved.detail.at)).toBeGreaterThanOrEqual(Date.parse(disarmed.at) + disarmed.tookMs);
+    // (etcd applies the disarm before its answer comes back: a look in between already sees the alarm gone.)
+    expect(Date.parse(approved.detail.at)).toBeGreaterThanOrEqual(Date.parse(disarmed.at));
     expect(types.lastIndexOf('RetryRequested')).toBeLessThan(types.indexOf('RemediationApproved'));
     // Every live member once, the leader after a move off it, then the alarm disarmed and a write checked.
     const leaderKey = keys.find((k) => k.startsWith('move-leader:'))!;
