@@ -18,7 +18,9 @@ import {
   claimReleased,
   claimStep,
   failuresOf,
+  lastStepAt,
   MAX_STEP_FAILURES,
+  RUN_ABANDONED_MS,
   maintenancePlan,
   runEnded,
   safeCompactRevision,
@@ -68,7 +70,17 @@ export async function maintain(deps: ClusterDeps, detail: DetailOf<'MaintenanceD
   const view = await probeCluster(deps, cluster);
   const now = deps.clock.now();
   const stored = await deps.store.maintenanceRecord(cluster.clusterId);
-  const record = withRevision(stored?.record ?? emptyMaintenanceRecord(), newestRevision(view), now);
+  const seen = withRevision(stored?.record ?? emptyMaintenanceRecord(), newestRevision(view), now);
+  // A run left for an hour is over: what it did (a week ago, say) must not stand for a new alarm.
+  const record =
+    seen.run && !seen.run.claim && now - lastStepAt(seen.run) > RUN_ABANDONED_MS
+      ? runEnded(
+          seen,
+          seen.run,
+          { outcome: 'waiting', endReason: 'MAINTENANCE_ABANDONED', message: 'The run took no step for an hour: ended, and planned again from the start.' },
+          now,
+        )
+      : seen;
   const planned = maintenancePlan({
     view,
     rules: cluster.policy.maintenance,

@@ -349,6 +349,10 @@ export const reasonTable = {
     outcomes: ['maintenance'],
     description: 'The members do not agree on a leader now (an election, or a split): no member is defragmented until they do; a run in flight waits.',
   },
+  MAINTENANCE_ABANDONED: {
+    outcomes: ['maintenance'],
+    description: 'A maintenance run took no step for an hour (nobody asked again): it is ended, and the next one plans from the start.',
+  },
   MAINTENANCE_RATE_LIMITED: {
     outcomes: ['maintenance'],
     description: 'Every member that needs it was defragmented less than maintenance.memberEveryMs ago: it waits (a NOSPACE alarm is never held so).',

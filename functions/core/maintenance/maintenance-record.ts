@@ -111,6 +111,16 @@ export function claimReleased(record: MaintenanceRecord): MaintenanceRecord {
   return { ...record, run };
 }
 
+/**
+ * A run that took no step in this long was left (nobody asked again: the incident ended, the
+ * check was turned off): it is ended, and the next maintenance plans from the start, so the steps
+ * an old run did never stand for a new alarm.
+ */
+export const RUN_ABANDONED_MS = 3_600_000;
+
+/** When the run last moved: its newest step, or its start. */
+export const lastStepAt = (run: MaintenanceRun): number => Math.max(run.startedAt, ...run.done.map((d) => d.at + d.tookMs));
+
 /** A step that failed this many times in one run ends it failed; fewer, and the next ask tries it again. */
 export const MAX_STEP_FAILURES = 3;
 

@@ -198,6 +198,17 @@ describe('maintenance clears NOSPACE one member at a time', () => {
     ]);
   });
 
+  it('a run left for an hour (nobody asked again) is ended, and the next one plans from the start: its steps never stand for a new alarm', async () => {
+    h = harness();
+    atQuota(h);
+    expect(await maintain(h.deps, due())).toMatchObject({ kind: 'stepped', key: `defragment:${id(1)}` });
+    h.clock.set(h.clock.now() + 2 * 3_600_000);
+    expect(await maintain(h.deps, due())).toMatchObject({ kind: 'stepped', key: `defragment:${id(1)}` });
+    const { record } = (await h.deps.store.maintenanceRecord('c1'))!;
+    expect(record.lastRun).toMatchObject({ endReason: 'MAINTENANCE_ABANDONED', outcome: 'waiting' });
+    expect(record.run?.done.map((d) => d.key)).toEqual([`defragment:${id(1)}`]);
+  });
+
   it('a defragmentation that fails is tried again at the next ask; failing three times ends the run failed, and the removal waiting on it then blocks, saying why', async () => {
     h = harness();
     atQuota(h);
