@@ -14,9 +14,9 @@ const isolated = [
 
 // Scenarios that wait on etcd's own clocks for real (a peer's round trip is observed once in 30 s;
 // a leader starved in cycles), hundreds of MiB written to fragment a lab, the seed cases through
-// the simulated Cluster API end to end (a minute of labs booted and replacements joined, the
-// suite's slowest file; capi-kcp-alone, capi-drain and request-watcher-*.test.ts prove its parts
-// in the fast suite), every row of the fault matrix, and the seed case through the built
+// the simulated Cluster API end to end and the seed's three forms over the Kubernetes paths (each a
+// minute of labs booted and replacements joined, the suite's two slowest files; capi-kcp-alone,
+// capi-drain, request-watcher-*, kube-remediate and kube-probe prove their parts in the fast suite), every row of the fault matrix, and the seed case through the built
 // Lambda bundles at the published per-hop latencies: minutes of waiting that prove the same code
 // the fast suite covers. `npm run test:long` runs them; CI runs it after `npm test`.
 const long = [
@@ -26,6 +26,7 @@ const long = [
   'test/integration/aws/seed-case-aws.test.ts',
   'test/integration/e2e/fragmentation-maintenance.test.ts',
   'test/integration/kube/capi-watcher.test.ts',
+  'test/integration/kube/kube-scenarios.test.ts',
   'test/matrix/**/*.test.ts',
 ];
 
