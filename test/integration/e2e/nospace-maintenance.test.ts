@@ -17,12 +17,14 @@ const CALL_MS = 10_000;
 
 const quotaLab = (members: number) => startLab({ members, memberArgs: QUOTA_ARGS(members) });
 
+/** Every alarm the members `names` report, their own and the others' (the member that raised one may be the dead one). */
 const alarmsOf = async (lab: Lab, names: readonly string[]): Promise<string[]> => {
   const alarms: string[] = [];
   for (const name of names) {
     const client = createMemberClient({ endpoint: lab.member(name).directUrl, path: 'direct' });
     try {
-      alarms.push(...(await client.status(CALL_MS)).alarms.map((a) => `${name} ${a}`));
+      const status = await client.status(CALL_MS);
+      alarms.push(...status.alarms.map((a) => `${name} ${a}`), ...(status.othersAlarms ?? []).map((a) => `${a.member} ${a.alarm} (as ${name} says)`));
     } finally {
       client.close();
     }
