@@ -5,7 +5,7 @@
 // refused for space, its linearizable reads prove the quorum).
 import { createMemberClient } from '../../functions/adapters/etcd/member-client.ts';
 import { startLab, type Lab, type LabMember } from '../../infra/lab/lab.ts';
-import { fillAndCompact, QUOTA_ARGS } from '../support/fragmented-lab.ts';
+import { alarmsOf, fillAndCompact, QUOTA_ARGS } from '../support/fragmented-lab.ts';
 import { check, says, type CaseContext, type MatrixCase } from './harness.ts';
 import { followersOf, membershipIs } from './lab-checks.ts';
 
@@ -42,19 +42,6 @@ async function reportWhile(ctx: CaseContext, nth: number, onAsked: () => Promise
     stop();
   }
 }
-
-const alarmsOn = async (members: readonly LabMember[]): Promise<string[]> => {
-  const alarms: string[] = [];
-  for (const m of members) {
-    const client = createMemberClient({ endpoint: m.directUrl, path: 'direct' });
-    try {
-      alarms.push(...(await client.status(5_000)).alarms.map((a) => `${m.name} ${a}`));
-    } finally {
-      client.close();
-    }
-  }
-  return alarms;
-};
 
 export const maintenanceCases: MatrixCase[] = [
   {
@@ -140,7 +127,7 @@ export const maintenanceCases: MatrixCase[] = [
           `defragmented ${defragmented.join(', ')}, not each live member once`,
         ),
         ...check(keys.slice(-2).join() === 'disarm,verify', `the run did not end by disarming and checking a write: ${keys.join(', ')}`),
-        ...check((await alarmsOn(live)).length === 0, 'an alarm still stands'),
+        ...check((await alarmsOf(live)).length === 0, 'an alarm still stands'),
         ...(await membershipIs(lab, [target])),
       ];
     },

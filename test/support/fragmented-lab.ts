@@ -68,3 +68,18 @@ export async function fillAndCompact(lab: Lab): Promise<void> {
     client.close();
   }
 }
+
+/** Every alarm `members` report, their own and the others' (the member that raised one may be down). */
+export async function alarmsOf(members: readonly { name: string; directUrl: string }[]): Promise<string[]> {
+  const alarms: string[] = [];
+  for (const m of members) {
+    const client = createMemberClient({ endpoint: m.directUrl, path: 'direct' });
+    try {
+      const status = await client.status(10_000);
+      alarms.push(...status.alarms.map((a) => `${m.name} ${a}`), ...(status.othersAlarms ?? []).map((a) => `${a.member} ${a.alarm} (as ${m.name} says)`));
+    } finally {
+      client.close();
+    }
+  }
+  return alarms;
+}

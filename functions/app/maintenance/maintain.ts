@@ -19,6 +19,7 @@ import {
   claimStep,
   failuresOf,
   lastStepAt,
+  owedDefragmentation,
   MAX_STEP_FAILURES,
   RUN_ABANDONED_MS,
   maintenancePlan,
@@ -99,15 +100,10 @@ export async function maintain(deps: ClusterDeps, detail: DetailOf<'MaintenanceD
     });
     return { kind: 'ended', outcome: OUTCOME_OF[planned.reason] ?? 'blocked', reason: planned.reason };
   }
-  const owed = record.run?.done.find(
-    (d) =>
-      d.outcome === 'done' &&
-      d.key.startsWith('move-leader:') &&
-      !record.run!.done.some((e) => e.outcome === 'done' && e.key === `defragment:${d.key.slice('move-leader:'.length)}`),
-  );
+  const owed = owedDefragmentation(record.run);
   if (!step && owed && planned.reason !== 'MAINTENANCE_CORRUPT') {
     // Moved off for its defragmentation and not answering now (a look just after the transfer): the run waits for it.
-    const message = `${owed.key.slice('move-leader:'.length)}, whose leadership was moved off for its defragmentation, did not answer: the run goes on at the next ask.`;
+    const message = `${owed}, whose leadership was moved off for its defragmentation, did not answer: the run goes on at the next ask.`;
     deps.log.info('maintenance waits', { clusterId: cluster.clusterId, message });
     return { kind: 'waiting', reason: 'MAINTENANCE_NO_MARGIN', message };
   }

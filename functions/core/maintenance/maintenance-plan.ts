@@ -22,7 +22,7 @@ import {
   type MemberView,
 } from '../view/index.ts';
 import { ETCD_DEFAULT_QUOTA_BYTES, type MaintenanceRules } from './maintenance-rules.ts';
-import type { MaintenanceRun } from './maintenance-record.ts';
+import { owedDefragmentation, type MaintenanceRun } from './maintenance-record.ts';
 
 export type MaintenanceTrigger =
   | { kind: 'nospace'; raisedBy: MemberId[] }
@@ -137,7 +137,7 @@ export function maintenancePlan(input: MaintenanceInput): MaintenancePlan {
   const alarmed = triggers.find((t) => t.kind === 'nospace');
   // A NOSPACE run goes on once its alarm is disarmed: the write that proves it is its last step.
   const nospaceRun = input.run?.reason === 'MAINTENANCE_NOSPACE';
-  const owed = [...done].some((key) => key.startsWith('move-leader:') && !done.has(`defragment:${key.slice('move-leader:'.length)}`));
+  const owed = owedDefragmentation(input.run) !== undefined;
   if (triggers.length === 0 && !(nospaceRun && !done.has('verify')) && !owed)
     return plan('MAINTENANCE_NOT_NEEDED', 'No alarm, no fragmented database and none near its quota: nothing to do.', triggers);
   const why =

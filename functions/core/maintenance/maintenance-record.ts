@@ -104,6 +104,12 @@ export function stepEnded(record: MaintenanceRecord, done: MaintenanceStepDone, 
   };
 }
 
+/** The member a run moved leadership off for its defragmentation and has not defragmented since, if any. */
+export function owedDefragmentation(run: Pick<MaintenanceRun, 'done'> | undefined): MemberId | undefined {
+  const done = new Set((run?.done ?? []).filter((d) => d.outcome === 'done').map((d) => d.key));
+  return [...done].find((key) => key.startsWith('move-leader:') && !done.has(`defragment:${key.slice('move-leader:'.length)}`))?.slice('move-leader:'.length);
+}
+
 /** The step's claim let go, nothing journaled: the step runs at the next ask. */
 export function claimReleased(record: MaintenanceRecord): MaintenanceRecord {
   if (!record.run?.claim) return record;

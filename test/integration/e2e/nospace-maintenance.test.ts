@@ -7,30 +7,12 @@
 // removal blocks, saying what a person can do, and nothing is defragmented.
 import { Etcd3 } from 'etcd3';
 import { describe, expect, it } from 'vitest';
-import { createMemberClient } from '../../../functions/adapters/etcd/member-client.ts';
-import { startLab, type Lab } from '../../../infra/lab/lab.ts';
-import { fillAndCompact, QUOTA_ARGS } from '../../support/fragmented-lab.ts';
+import { startLab } from '../../../infra/lab/lab.ts';
+import { alarmsOf, fillAndCompact, QUOTA_ARGS } from '../../support/fragmented-lab.ts';
 import { labPerTest, startPipeline } from './pipeline.ts';
 import { startedAhead } from './started-ahead.ts';
 
-const CALL_MS = 10_000;
-
 const quotaLab = (members: number) => startLab({ members, memberArgs: QUOTA_ARGS(members) });
-
-/** Every alarm the members `names` report, their own and the others' (the member that raised one may be the dead one). */
-const alarmsOf = async (lab: Lab, names: readonly string[]): Promise<string[]> => {
-  const alarms: string[] = [];
-  for (const name of names) {
-    const client = createMemberClient({ endpoint: lab.member(name).directUrl, path: 'direct' });
-    try {
-      const status = await client.status(CALL_MS);
-      alarms.push(...status.alarms.map((a) => `${name} ${a}`), ...(status.othersAlarms ?? []).map((a) => `${a.member} ${a.alarm} (as ${name} says)`));
-    } finally {
-      client.close();
-    }
-  }
-  return alarms;
-};
 
 describe.sequential('NOSPACE cleared by maintenance', () => {
   const t = labPerTest();
@@ -53,14 +35,7 @@ describe.sequential('NOSPACE cleared by maintenance', () => {
     const dead = lab.members.find((m) => m.name !== leader.name)!;
     await lab.kill(dead.name);
     const live = lab.members.filter((m) => m.name !== dead.name);
-    expect(
-      (
-        await alarmsOf(
-          lab,
-          live.map((m) => m.name),
-        )
-      ).length,
-    ).toBeGreaterThan(0);
+    expect((await alarmsOf(live)).length).toBeGreaterThan(0);
 
     const pipeline = (t.pipeline = await startPipeline(lab, { policy: { maxAttempts: 60, incidentDeadlineMs: 300_000 } }));
     const outcome = await pipeline.remediate(dead.name, 150_000);
@@ -99,12 +74,7 @@ describe.sequential('NOSPACE cleared by maintenance', () => {
     );
 
     // Writes are accepted again, and no member keeps the alarm.
-    expect(
-      await alarmsOf(
-        lab,
-        live.map((m) => m.name),
-      ),
-    ).toEqual([]);
+    expect(await alarmsOf(live)).toEqual([]);
     const writer = new Etcd3({ hosts: live.map((m) => m.directUrl) });
     try {
       await writer.put('/after-maintenance').value('accepted');
