@@ -27,6 +27,7 @@ const long = [
   'test/integration/e2e/fragmentation-maintenance.test.ts',
   'test/integration/kube/capi-watcher.test.ts',
   'test/integration/kube/kube-scenarios.test.ts',
+  'test/integration/kube/kube-maintenance-disruption.test.ts',
   'test/matrix/**/*.test.ts',
 ];
 

@@ -85,7 +85,11 @@ const hostEvidenceSchema = z.object({
   cordoned: z.boolean().optional().describe('Its Node is cordoned (spec.unschedulable): being drained, or about to be.'),
   pod: text(TEXT_LIMITS.pod).optional().describe('Its etcd pod, namespace/name.'),
   machine: z
-    .object({ name: text(TEXT_LIMITS.name), deleting: z.boolean() })
+    .object({
+      name: text(TEXT_LIMITS.name),
+      deleting: z.boolean(),
+      outdated: z.boolean().optional().describe('Its UpToDate condition is False: the control plane rollout replaces it next.'),
+    })
     .optional()
     .describe('Its Cluster API Machine, by status.nodeRef.'),
 });

@@ -3,9 +3,13 @@
 // reported: the removal waits while maintenance clears the alarm, one member at a time, the leader
 // last after a move. A fault strikes mid-maintenance; the quorum checker runs throughout (its puts
 // refused for space, its linearizable reads prove the quorum).
+import { Etcd3 } from 'etcd3';
+import type { EventEnvelope } from '../../events/catalogue.ts';
 import { createMemberClient } from '../../functions/adapters/etcd/member-client.ts';
+import { waitFor } from '../../functions/lib/wait-for.ts';
 import { startLab, type Lab, type LabMember } from '../../infra/lab/lab.ts';
-import { alarmsOf, fillAndCompact, QUOTA_ARGS } from '../support/fragmented-lab.ts';
+import type { TerminalEvent } from '../../infra/runtime/runtime.ts';
+import { alarmsOf, fillAndCompact, fragment, QUOTA_ARGS } from '../support/fragmented-lab.ts';
 import { check, says, type CaseContext, type MatrixCase } from './harness.ts';
 import { followersOf, membershipIs } from './lab-checks.ts';
 
@@ -40,6 +44,29 @@ async function reportWhile(ctx: CaseContext, nth: number, onAsked: () => Promise
     return [outcome];
   } finally {
     stop();
+  }
+}
+
+/** The steps a run journaled, as its MaintenanceEnded says them; undefined before it ended `outcome`. */
+function stepsEnded(events: readonly EventEnvelope[], outcome: string): { key: string; outcome: string; message: string }[] | undefined {
+  const ended = events.find((e) => e.detailType === 'MaintenanceEnded' && e.detail.outcome === outcome);
+  return ended?.detailType === 'MaintenanceEnded' ? (ended.detail.evidence.steps as { key: string; outcome: string; message: string }[]) : undefined;
+}
+
+/** The member a client URL reaches (its proxy or its own port). */
+const memberAt = (lab: Lab, endpoint: string): LabMember | undefined => lab.members.find((m) => m.clientUrl === endpoint || m.directUrl === endpoint);
+
+/** The cluster lock's lease revoked, as when its holder's keepalives stop for longer than the lease: the key goes with it. Returns who held it. */
+async function revokeClusterLock(lab: Lab): Promise<string> {
+  const client = new Etcd3({ hosts: lab.endpoints() });
+  try {
+    const { kvs } = await client.kv.range({ key: Buffer.from('/etcd-remediator/lock') });
+    const lock = kvs[0];
+    if (!lock || lock.lease === '0') throw new Error('nobody holds the cluster lock under a lease');
+    await client.leaseClient.leaseRevoke({ ID: lock.lease });
+    return (JSON.parse(lock.value.toString()) as { owner: string }).owner;
+  } finally {
+    client.close();
   }
 }
 
@@ -132,4 +159,160 @@ export const maintenanceCases: MatrixCase[] = [
       ];
     },
   },
+  leaderMoveRefused(),
+  lockLostMidStep(),
 ];
+
+/** The removal's first decision: a wait, or (wrongly, mid-defragmentation) an approval. */
+function firstLook(events: readonly EventEnvelope[]): EventEnvelope | undefined {
+  return events.find((e) => e.detailType === 'RetryRequested' || e.detailType === 'RemediationApproved' || e.detailType === 'RemediationBlocked');
+}
+
+/**
+ * A fragmentation run (maintenance on, the periodic check) defragments a follower of 3 under the
+ * cluster lock, and the lock's lease is revoked mid-step, as a holder's stalled keepalives lose it.
+ * A removal of the other follower (reported, answering) then finds the lock free: it must still wait
+ * until the defragmentation ends, since removing it with one member stalled leaves 1 of 2 answering.
+ */
+function lockLostMidStep(): MatrixCase {
+  /** MemberRemove calls sent by the time the first follower's defragmentation returned. */
+  let removalsByThen: number | undefined;
+  return {
+    n: 22,
+    name: 'maintenance-lock-lost-mid-step',
+    members: 3,
+    expected: 'removed',
+    reason: 'TARGET_IS_FOLLOWER',
+    timeoutMs: 120_000,
+    policy: {
+      maxAttempts: 60,
+      incidentDeadlineMs: 300_000,
+      maintenance: { enabled: true, fragmentedShare: 0.2, fragmentedMinBytes: 1024 * 1024, checkEveryMs: 1_000 },
+    },
+    start: async () => ({ lab: await startLab({ members: 3 }), pipelineOptions: { maintenanceChecks: true } }),
+    async arrange(lab) {
+      removalsByThen = undefined;
+      await fragment(lab, { liveMib: 1, churnMib: 6 });
+      const { leader } = await followersOf(lab);
+      // Followers in etcd's order: maintenance defragments the first; the second is reported.
+      const [first, second] = (await inListOrder(lab)).filter((m) => m.id !== leader.id);
+      return { targets: [second!], roles: { leader, first: first! } };
+    },
+    async act({ lab, pipeline, arranged }) {
+      let incident: Promise<TerminalEvent> | undefined;
+      pipeline.calls.around = {
+        defragment: async (endpoint, send) => {
+          if (incident || memberAt(lab, endpoint)?.id !== arranged.roles!.first!.id) return send();
+          const holder = await revokeClusterLock(lab);
+          if (!holder.startsWith('maintenance:')) throw new Error(`the lock revoked was held by ${holder}, not by the maintenance step`);
+          incident = pipeline.remediate(arranged.targets[0]!.name, 120_000);
+          // The defragmentation "runs" until the removal has looked once: a large database's takes minutes.
+          await waitFor(async () => (firstLook(pipeline.events) ? true : undefined), { timeoutMs: 30_000, what: "the removal's first look" });
+          await send();
+          removalsByThen = pipeline.calls.memberRemove.length;
+        },
+      };
+      // Wrapped: waitFor would otherwise wait out the incident itself, past its own deadline.
+      const started = await waitFor(async () => incident && { incident }, { timeoutMs: 60_000, what: 'the maintenance run to defragment the first follower' });
+      return [await started.incident];
+    },
+    async verify({ pipeline, lab, arranged }, { outcomes }) {
+      const first = arranged.roles!.first!;
+      const look = firstLook(pipeline.events);
+      const detail = (look?.detail ?? {}) as { reason?: string; message?: string };
+      return [
+        ...check(outcomes[0]?.detailType === 'RemediationCompleted', `not removed: ${JSON.stringify(outcomes[0]?.detail).slice(0, 300)}`),
+        ...check(
+          look?.detailType === 'RetryRequested' && detail.reason === 'DISRUPTION_IN_PROGRESS',
+          `the removal did not wait while ${first.name} was defragmented: ${look?.detailType} ${detail.reason} ${detail.message?.slice(0, 300)}`,
+        ),
+        ...says('the wait', detail.message ?? '', [first.name, 'is defragmenting it']),
+        ...check(removalsByThen === 0, `MemberRemove was sent before ${first.name}'s defragmentation ended (${String(removalsByThen)} by then)`),
+        ...(await membershipIs(lab, arranged.targets)),
+      ];
+    },
+  };
+}
+
+/**
+ * As MoveLeader goes out to the leader for its own defragmentation, a person hands the leadership
+ * to another follower: etcd refuses the call ("not leader"). The step is journaled failed and the
+ * next ask plans again from what etcd shows: no member is ever defragmented while it leads.
+ */
+function leaderMoveRefused(): MatrixCase {
+  /** Members defragmented while they led, as the lab saw it when each call went out. */
+  const defragmentedLeading: string[] = [];
+  return {
+    n: 22,
+    name: 'maintenance-leader-move-refused',
+    members: MEMBERS,
+    expected: 'removed',
+    reason: 'TARGET_IS_FOLLOWER',
+    timeoutMs: 120_000,
+    policy: { maxAttempts: 60, incidentDeadlineMs: 300_000 },
+    start: async () => ({ lab: await startLab({ members: MEMBERS, memberArgs: QUOTA_ARGS(MEMBERS) }) }),
+    async arrange(lab) {
+      defragmentedLeading.length = 0;
+      const { leader, target } = await atQuotaOneDead(lab);
+      return { targets: [target], roles: { leader } };
+    },
+    async act(ctx) {
+      const { lab, pipeline, arranged } = ctx;
+      const leader = arranged.roles!.leader!;
+      let struck = false;
+      pipeline.calls.around = {
+        // Who leads as each defragmentation goes out: never the member it runs on.
+        defragment: async (endpoint, send) => {
+          const on = memberAt(lab, endpoint);
+          if (on && on.id === (await lab.leader()).id) defragmentedLeading.push(on.name);
+          await send();
+        },
+        moveLeader: async (_endpoint, send) => {
+          if (struck) return send();
+          struck = true;
+          const transferee = pipeline.calls.moveLeader.at(-1);
+          const other = lab.members.find((m) => m.id !== leader.id && m.id !== transferee && lab.runState(m.name) === 'running')!;
+          const client = createMemberClient({ endpoint: leader.directUrl, path: 'direct' });
+          try {
+            await client.moveLeader(other.id, 5_000);
+          } finally {
+            client.close();
+          }
+          await lab.waitForLeader({ excluding: [leader.name] });
+          await send();
+        },
+      };
+      return [await pipeline.remediate(arranged.targets[0]!.name, 120_000)];
+    },
+    async verify({ lab, pipeline, arranged }, { outcomes }) {
+      const target = arranged.targets[0]!;
+      const live = lab.members.filter((m) => m.id !== target.id);
+      const leader = arranged.roles!.leader!;
+      const steps = stepsEnded(pipeline.events, 'done') ?? [];
+      const refused = steps.find((s) => s.key === `move-leader:${leader.id}` && s.outcome === 'failed');
+      const done = steps.filter((s) => s.outcome === 'done').map((s) => s.key);
+      const defragmented = done.filter((k) => k.startsWith('defragment:'));
+      return [
+        ...check(outcomes[0]?.detailType === 'RemediationCompleted', `not removed: ${JSON.stringify(outcomes[0]?.detail).slice(0, 300)}`),
+        ...check(defragmentedLeading.length === 0, `defragmented while it led: ${defragmentedLeading.join(', ')}`),
+        ...check(refused !== undefined, `no refused move off the leader journaled: ${steps.map((s) => `${s.key} ${s.outcome}`).join(', ')}`),
+        ...check(refused === undefined || /not leader/.test(refused.message), `the refused move does not give etcd's words: ${refused?.message}`),
+        // The leader the move was refused for was defragmented after it, as the follower it had become.
+        ...check(
+          refused !== undefined && steps.findIndex((s) => s.key === `defragment:${leader.id}` && s.outcome === 'done') > steps.indexOf(refused),
+          `${leader.name} was not defragmented after the refused move: ${steps.map((s) => `${s.key} ${s.outcome}`).join(', ')}`,
+        ),
+        ...check(
+          [...new Set(defragmented)].sort().join() ===
+            live
+              .map((m) => `defragment:${m.id}`)
+              .sort()
+              .join(),
+          `defragmented ${defragmented.join(', ')}, not each live member once`,
+        ),
+        ...check((await alarmsOf(live)).length === 0, 'an alarm still stands'),
+        ...(await membershipIs(lab, [target])),
+      ];
+    },
+  };
+}

@@ -9,9 +9,9 @@ import type { Lab } from '../../infra/lab/lab.ts';
 
 const MiB = 1024 * 1024;
 
-/** A 2 MiB --quota-backend-bytes on each of `members` lab members (etcd1..etcdN), for fillAndCompact. */
-export const QUOTA_ARGS = (members: number): Record<string, string[]> =>
-  Object.fromEntries(Array.from({ length: members }, (_, i) => [`etcd${i + 1}`, ['--quota-backend-bytes', String(2 * MiB)]]));
+/** A 2 MiB --quota-backend-bytes on each of `members` lab members (etcd1..etcdN, or another prefix's), for fillAndCompact. */
+export const QUOTA_ARGS = (members: number, namePrefix = 'etcd'): Record<string, string[]> =>
+  Object.fromEntries(Array.from({ length: members }, (_, i) => [`${namePrefix}${i + 1}`, ['--quota-backend-bytes', String(2 * MiB)]]));
 const VALUE = Buffer.alloc(64 * 1024, 'v');
 
 export async function fragment(lab: Lab, { liveMib, churnMib }: { liveMib: number; churnMib: number }): Promise<void> {
@@ -34,10 +34,28 @@ export async function fragment(lab: Lab, { liveMib, churnMib }: { liveMib: numbe
     } finally {
       member.close();
     }
-    // A write after the compaction: etcd refreshes its in-use figure as it commits one.
-    await client.put('/fragmented').value(String(Date.now()));
+    // Writes after the compaction until every member reports the churn as free pages: etcd refreshes
+    // its in-use figure as it commits a write, and bbolt frees a page only once no read still holds it.
+    await waitFor(
+      async () => {
+        await client.put('/fragmented').value(String(Date.now()));
+        const free = await Promise.all(lab.members.filter((m) => !m.isLearner).map((m) => freeBytesOf(m.directUrl)));
+        return free.every((bytes) => bytes >= (churnMib * MiB) / 2) ? true : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 200, what: 'every member to report the churn as free pages' },
+    );
   } finally {
     client.close();
+  }
+}
+
+async function freeBytesOf(endpoint: string): Promise<number> {
+  const member = createMemberClient({ endpoint, path: 'direct' });
+  try {
+    const { dbSize, dbSizeInUse } = await member.status(5_000);
+    return dbSize === undefined || dbSizeInUse === undefined ? 0 : dbSize - dbSizeInUse;
+  } finally {
+    member.close();
   }
 }
 

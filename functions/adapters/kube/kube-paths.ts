@@ -66,7 +66,7 @@ export function hostEvidence(member: MemberInfo, snapshot: WorkloadSnapshot, mac
     nodeExists: found !== undefined,
     ...(found?.cordoned ? { cordoned: true } : {}),
     ...(pod ? { pod: `${pod.namespace}/${pod.name}` } : {}),
-    ...(machine ? { machine: { name: machine.name, deleting: machine.deleting } } : {}),
+    ...(machine ? { machine: { name: machine.name, deleting: machine.deleting, ...(machine.upToDate === false ? { outdated: true } : {}) } } : {}),
   };
 }
 

@@ -125,6 +125,11 @@ export function createRenewingClient(target: EndpointTarget, options: RenewingCl
     memberRemove: (id, deadlineMs) => call(deadlineMs, (c, ms) => c.memberRemove(id, ms)),
     snapshot: (to, deadlineMs) => call(deadlineMs, (c, ms) => c.snapshot(to, ms)),
     checkAdminPermission: (deadlineMs) => call(deadlineMs, (c, ms) => c.checkAdminPermission(ms)),
+    // Maintenance, on the connection of the moment as every other call: without them, no member
+    // reached through Kubernetes (or by a client URL beside it) could be defragmented or disarmed.
+    compact: (revision, deadlineMs) => call(deadlineMs, (c, ms) => maintenanceCall(c, 'compact').call(c, revision, ms)),
+    defragment: (deadlineMs) => call(deadlineMs, (c, ms) => maintenanceCall(c, 'defragment').call(c, ms)),
+    disarmNoSpace: (deadlineMs) => call(deadlineMs, (c, ms) => maintenanceCall(c, 'disarmNoSpace').call(c, ms)),
     async current() {
       const used = await claim();
       release(used);
@@ -137,4 +142,13 @@ export function createRenewingClient(target: EndpointTarget, options: RenewingCl
       current = undefined;
     },
   };
+}
+
+type MaintenanceCall = 'compact' | 'defragment' | 'disarmNoSpace';
+
+/** The connection's own maintenance call; every gRPC client has them, so a missing one is a bug, said as a failure. */
+function maintenanceCall<K extends MaintenanceCall>(client: ClosableMemberClient, name: K): NonNullable<ClosableMemberClient[K]> {
+  const found = client[name];
+  if (!found) throw new EtcdCallError({ kind: 'other', message: `${client.endpoint}: this connection cannot ${name}` });
+  return found;
 }

@@ -110,7 +110,10 @@ export async function maintain(deps: ClusterDeps, detail: DetailOf<'MaintenanceD
   // An election ends in moments, and a member counted down may be slow, not gone (a loaded
   // machine, a file just rewritten): a run in flight keeps what it did and looks again at the next
   // ask. Whether a removal waits on it or blocks is its own check's to say, from its own look.
-  if (!step && (planned.reason === 'MAINTENANCE_ELECTION' || (record.run && planned.reason === 'MAINTENANCE_NO_MARGIN'))) {
+  if (
+    !step &&
+    (planned.reason === 'MAINTENANCE_ELECTION' || planned.reason === 'DISRUPTION_IN_PROGRESS' || (record.run && planned.reason === 'MAINTENANCE_NO_MARGIN'))
+  ) {
     deps.log.info(`maintenance waits: ${planned.reason}`, { clusterId: cluster.clusterId, message: planned.message });
     return { kind: 'waiting', reason: planned.reason, message: planned.message };
   }
@@ -218,6 +221,7 @@ const OUTCOME_OF: Partial<Record<ReasonCode, MaintenanceRunEnded['outcome']>> = 
   MAINTENANCE_NOT_NEEDED: 'done',
   MAINTENANCE_RATE_LIMITED: 'waiting',
   MAINTENANCE_ELECTION: 'waiting',
+  DISRUPTION_IN_PROGRESS: 'waiting',
 };
 
 /** The run ends (done, waiting, blocked or failed) and says so; a record that had no run says so only when it was asked to do something. */

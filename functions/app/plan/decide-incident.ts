@@ -11,7 +11,7 @@ import { describeSelector, describeMember, memberGone, type ClusterView } from '
 import type { ClusterEntry } from '../../ports/cluster-directory.ts';
 import type { Incident } from '../../ports/incident-store.ts';
 import { clusterGuard, guarded, guardFailed, type Guarded, fleetFactsWithHolds } from '../fleet/index.ts';
-import { type ClusterDeps, type Deps, membersUnderRemediation, planIncident } from '../common/index.ts';
+import { type ClusterDeps, type Deps, maintenanceFacts, membersUnderRemediation, planIncident } from '../common/index.ts';
 import { afterRemovalByAnother } from '../removal/index.ts';
 
 /** `view` is the one the MembersProbed carried: the newest the incident holds. */
@@ -53,7 +53,7 @@ export async function decideIncident(deps: ClusterDeps, cluster: ClusterEntry, i
   );
   // The pauses and the storm hold in the cluster's etcd join the store's: a person who paused from another state file holds this one too.
   const fleet = await fleetFactsWithHolds(deps, cluster, clusterGuard(deps, cluster, view, incident.memberId));
-  const maintenance = (await deps.store.maintenanceRecord(cluster.clusterId))?.record.lastRun;
+  const maintenance = await maintenanceFacts(deps, cluster.clusterId);
   const decision = planIncident(
     deps,
     cluster,

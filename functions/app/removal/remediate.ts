@@ -36,6 +36,7 @@ import {
   failureEffects,
   memberRef,
   nextTryAt,
+  maintenanceFacts,
   planIncident,
   publishing,
   removeMember,
@@ -195,7 +196,7 @@ async function probeAndCheck(deps: ClusterDeps, cluster: ClusterEntry, incident:
   // The holds in etcd are read under the lock, right before the removal: a pause written a moment ago holds it.
   const fleet = await fleetFactsWithHolds(deps, cluster, guard);
   const verdict = fleet.ok
-    ? recheckGates(deps, cluster, updated, fleet.value)
+    ? await recheckGates(deps, cluster, updated, fleet.value)
     : guardFailed(deps, cluster, updated, 'read the pauses and holds', fleet, nameOf(updated));
   return { incident: updated, fresh, verdict };
 }
@@ -289,8 +290,8 @@ async function electionStep(deps: ClusterDeps, cluster: ClusterEntry, incident: 
 }
 
 /** The budget was checked when the removal was approved; this run is that remediation. */
-const recheckGates = (deps: Deps, cluster: ClusterEntry, incident: Incident, fleet: FleetFacts): Decision =>
-  gatesUnderLock(planIncident(deps, cluster, incident, { retryCount: 0 }, [], fleet), deps.clock.now());
+const recheckGates = async (deps: Deps, cluster: ClusterEntry, incident: Incident, fleet: FleetFacts): Promise<Decision> =>
+  gatesUnderLock(planIncident(deps, cluster, incident, { retryCount: 0 }, [], fleet, await maintenanceFacts(deps, cluster.clusterId)), deps.clock.now());
 
 async function leaderMarked(deps: Deps, incidentId: string): Promise<{ id: string; name: string } | undefined> {
   const entry = markerOf(await deps.store.journal(incidentId), journalSteps.leaderElected);

@@ -176,10 +176,10 @@ export const reasonTable = {
       'The cluster is still below the size it had before the last removal: no other member is removed until its replacement joins, unless policy allows shrinking.',
   },
   DISRUPTION_IN_PROGRESS: {
-    outcomes: ['retry'],
+    outcomes: ['retry', 'maintenance'],
     spendsAttempt: false,
     description:
-      "Another disruption is under way on a member the removal's quorum would rest on (its Node cordoned or draining, its Machine deleting): with it down too, the removal would leave no quorum, so nothing is removed until that disruption ends.",
+      "Another disruption is under way on a member the removal's (or a defragmentation's) quorum would rest on (its Node cordoned or draining, its Machine deleting, a Machine being created, a member being defragmented): with it down too, no quorum would be left, so nothing is removed or defragmented until that disruption ends.",
   },
   // operational
   CLUSTER_LOCKED: { outcomes: ['retry'], spendsAttempt: false, description: 'Another remediation holds the cluster lock: wait for it.' },

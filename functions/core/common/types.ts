@@ -105,8 +105,11 @@ export interface HostEvidence {
   cordoned?: boolean;
   /** Its etcd pod, `namespace/name`. */
   pod?: string;
-  /** Its Cluster API Machine, by status.nodeRef; only with management cluster access. */
-  machine?: { name: string; deleting: boolean };
+  /**
+   * Its Cluster API Machine, by status.nodeRef; only with management cluster access. `outdated`:
+   * its UpToDate condition is False, so the control plane's rollout replaces it next.
+   */
+  machine?: { name: string; deleting: boolean; outdated?: boolean };
 }
 
 export interface MemberProbe {

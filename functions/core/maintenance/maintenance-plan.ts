@@ -14,6 +14,7 @@ import {
   atRiskMembers,
   describeMember,
   describeMemberIn,
+  disruptionOf,
   listWords,
   noSpaceRaisedBy,
   quorumSize,
@@ -112,8 +113,12 @@ function inOrder(view: ClusterView, members: readonly MemberView[], deadlineMs: 
   return [...steps, ...(voters > 1 ? [{ kind: 'move-leader' as const, from: leader.id }] : []), { kind: 'defragment', member: leader.id, deadlineMs }];
 }
 
-/** Whether one member may be down for its defragmentation: the quorum holds with it and every unhealthy or disrupted member down. */
-function noMargin(view: ClusterView): string | undefined {
+/**
+ * Whether one member may be down for its defragmentation: the quorum holds with it and every
+ * unhealthy or disrupted member down. `passing` when only a disruption takes the margin: it ends
+ * (a drain, a rollout), and the run waits for it rather than asking a person to restore members.
+ */
+function noMargin(view: ClusterView): { words: string; passing: boolean } | undefined {
   const voting = view.members.filter((m) => !m.isLearner);
   const healthy = voting.filter((m) => m.healthy);
   const atRisk = atRiskMembers(view.members);
@@ -124,10 +129,13 @@ function noMargin(view: ClusterView): string | undefined {
   const unhealthy = voting.filter((m) => !m.healthy);
   const down = [
     ...unhealthy.map(describeMember),
-    ...atRisk.map((m) => `${describeMember(m)} (a disruption)`),
+    ...atRisk.map((m) => `${describeMember(m)}: ${disruptionOf(m)}`),
     ...(rollout ? [`one member more (${rollout})`] : []),
   ];
-  return `with one member stalled by its defragmentation, ${Math.max(0, up)} of ${voting.length} voting members would answer, below the quorum of ${needed}${down.length > 0 ? ` (${listWords(down)} counted down)` : ''}`;
+  return {
+    words: `with one member stalled by its defragmentation, ${Math.max(0, up)} of ${voting.length} voting members would answer, below the quorum of ${needed}${down.length > 0 ? ` (${listWords(down)} counted down)` : ''}`,
+    passing: healthy.length - 1 >= needed,
+  };
 }
 
 export function maintenancePlan(input: MaintenanceInput): MaintenancePlan {
@@ -194,10 +202,16 @@ export function maintenancePlan(input: MaintenanceInput): MaintenancePlan {
       triggers,
     );
   const margin = due.length > 0 ? noMargin(view) : undefined;
+  if (margin?.passing)
+    return plan(
+      'DISRUPTION_IN_PROGRESS',
+      `${Why}, but ${margin.words}: nothing is defragmented until that disruption ends (the Node uncordoned, or the Machine gone and its replacement joined).`,
+      triggers,
+    );
   if (margin)
     return plan(
       'MAINTENANCE_NO_MARGIN',
-      `${Why}, but ${margin}: nothing is defragmented; restore the members counted down first${alarmed ? ', or raise --quota-backend-bytes on every member and disarm the alarm' : ''}.`,
+      `${Why}, but ${margin.words}: nothing is defragmented; restore the members counted down first${alarmed ? ', or raise --quota-backend-bytes on every member and disarm the alarm' : ''}.`,
       triggers,
     );
   const steps: MaintenanceStep[] = [...compact, ...inOrder(view, due, rules.defragmentDeadlineMs), ...finish];

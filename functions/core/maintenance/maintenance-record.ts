@@ -110,6 +110,45 @@ export function owedDefragmentation(run: Pick<MaintenanceRun, 'done'> | undefine
   return [...done].find((key) => key.startsWith('move-leader:') && !done.has(`defragment:${key.slice('move-leader:'.length)}`))?.slice('move-leader:'.length);
 }
 
+/** A member's defragmentation claimed and not lapsed at `now`: that member stalls any moment until `until`. */
+export interface DefragmentationInFlight {
+  member: MemberId;
+  runId: string;
+  until: number;
+}
+
+/** The defragmentation a run has claimed now, if any (its claim not lapsed). */
+export function defragmentationInFlight(record: Pick<MaintenanceRecord, 'run'> | undefined, now: number): DefragmentationInFlight | undefined {
+  const claim = record?.run?.claim;
+  if (!claim || claim.until <= now || !claim.key.startsWith('defragment:')) return undefined;
+  return { member: claim.key.slice('defragment:'.length), runId: record.run!.runId, until: claim.until };
+}
+
+/** When the run in flight stalled a member by defragmenting it: each step journaled, and the one claimed now. */
+export interface DefragmentationSpan {
+  member: MemberId;
+  from: number;
+  until: number;
+}
+
+export function defragmentationSpans(record: Pick<MaintenanceRecord, 'run'> | undefined, now: number): DefragmentationSpan[] {
+  const run = record?.run;
+  if (!run) return [];
+  const member = (key: string) => (key.startsWith('defragment:') ? key.slice('defragment:'.length) : undefined);
+  const journaled = run.done.flatMap((d) => {
+    const id = member(d.key);
+    return id ? [{ member: id, from: d.at, until: d.at + d.tookMs }] : [];
+  });
+  const claimed = defragmentationInFlight(record, now);
+  // The claim's start is not kept: it began after the last step ended.
+  return [...journaled, ...(claimed ? [{ member: claimed.member, from: lastStepAt(run), until: claimed.until }] : [])];
+}
+
+/** Members our own defragmentation stalled while a look that began at `at` and took up to `lookMs` ran: down to it for that reason alone. */
+export const stalledByDefragmentation = (spans: readonly DefragmentationSpan[], at: number, lookMs: number): MemberId[] => [
+  ...new Set(spans.filter((s) => s.from <= at + lookMs && s.until >= at).map((s) => s.member)),
+];
+
 /** The step's claim let go, nothing journaled: the step runs at the next ask. */
 export function claimReleased(record: MaintenanceRecord): MaintenanceRecord {
   if (!record.run?.claim) return record;

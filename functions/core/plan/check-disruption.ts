@@ -1,7 +1,10 @@
 // No removal during another disruption (core/view's disruption.ts says which members may go down
 // any moment): a removal that would leave no quorum with them down waits, naming the Node or
-// Machine. Only a voting target changes the votes.
-import { atRiskMembers, describeMember, disruptionOf, listWords, rolloutOf } from '../view/index.ts';
+// Machine. Only a voting target changes the votes. A member a maintenance run is defragmenting now
+// (its step claimed in the record) is one more: the cluster lock keeps the two apart, but a lock
+// whose lease lapsed mid-step does not, and a member being defragmented may still answer a Status.
+import { atRiskMembers, describeMember, describeTime, disruptionOf, listWords, rolloutOf, type MemberView } from '../view/index.ts';
+import type { PlanContext } from './plan-context.ts';
 import { lookAgainAfterBackoff } from './plan-context.ts';
 import type { PlanCheck } from './plan-checks.ts';
 
@@ -11,11 +14,16 @@ export const disruptionCheck: PlanCheck = {
     const { view, target, gate } = ctx;
     if (!view || !target || target.isLearner || !gate?.ok) return 'pass';
     const atRisk = atRiskMembers(view.members, target.id);
+    const defragmenting = defragmentingNow(ctx, atRisk);
     const rollout = rolloutOf(view);
-    const down = atRisk.length + (rollout ? 1 : 0);
+    const down = atRisk.length + (defragmenting ? 1 : 0) + (rollout ? 1 : 0);
     const { healthyAfter, votingAfter, needed } = gate.figures;
     if (down === 0 || healthyAfter - down >= needed) return 'pass';
-    const why = listWords([...atRisk.map((m) => `${describeMember(m)}: ${disruptionOf(m)}`), ...(rollout ? [rollout] : [])]);
+    const why = listWords([
+      ...atRisk.map((m) => `${describeMember(m)}: ${disruptionOf(m)}`),
+      ...(defragmenting ? [`${describeMember(defragmenting.member)}: ${defragmenting.why}`] : []),
+      ...(rollout ? [rollout] : []),
+    ]);
     const decision = lookAgainAfterBackoff(
       ctx,
       'DISRUPTION_IN_PROGRESS',
@@ -23,7 +31,23 @@ export const disruptionCheck: PlanCheck = {
     );
     return {
       ...decision,
-      evidence: { ...decision.evidence, atRisk: atRisk.map((m) => ({ member: m.id, why: disruptionOf(m) })), ...(rollout ? { rollout } : {}) },
+      evidence: {
+        ...decision.evidence,
+        atRisk: [
+          ...atRisk.map((m) => ({ member: m.id, why: disruptionOf(m) })),
+          ...(defragmenting ? [{ member: defragmenting.member.id, why: defragmenting.why }] : []),
+        ],
+        ...(rollout ? { rollout } : {}),
+      },
     };
   },
 };
+
+/** The healthy voting member, other than the target and those already at risk, a maintenance run defragments now. */
+function defragmentingNow(ctx: PlanContext, atRisk: readonly MemberView[]): { member: MemberView; why: string } | undefined {
+  const inFlight = ctx.input.maintenance?.inFlight;
+  if (!inFlight || inFlight.until <= ctx.input.now) return undefined;
+  const member = ctx.view?.members.find((m) => m.id === inFlight.member);
+  if (!member || member.id === ctx.target?.id || member.isLearner || !member.healthy || atRisk.includes(member)) return undefined;
+  return { member, why: `maintenance run ${inFlight.runId} is defragmenting it (its step claimed until ${describeTime(inFlight.until)})` };
+}

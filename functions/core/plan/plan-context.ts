@@ -1,7 +1,7 @@
 // What plan() is given, and the facts it derives once before any check runs.
 import type { Decision, Evidence, LeaderMove, ReasonCode, MemberId } from '../common/index.ts';
 import type { FleetFacts } from '../fleet/index.ts';
-import type { MaintenanceRunEnded } from '../maintenance/index.ts';
+import type { DefragmentationInFlight, DefragmentationSpan, MaintenanceRunEnded } from '../maintenance/index.ts';
 import type { Policy } from '../policy/index.ts';
 import { describeMember, type ClusterView, type MemberView, judgeLeader, type CarriedStreak, type LeaderJudgement, hostGoneFinding } from '../view/index.ts';
 import { quorumGate, type GateResult } from './quorum-gate.ts';
@@ -34,8 +34,16 @@ export interface PlanInput {
    * left to move leadership from. Derived from the current view's host evidence when unset.
    */
   targetGone?: string;
-  /** The cluster's last maintenance run, when one ended: a NOSPACE it could not clear blocks the removal. */
-  maintenance?: { lastRun?: Pick<MaintenanceRunEnded, 'reason' | 'outcome' | 'endReason' | 'message' | 'endedAt'> };
+  /**
+   * The cluster's maintenance: its last run, when one ended (a NOSPACE it could not clear blocks the
+   * removal), the defragmentation claimed now (that member counts as down), and when the run in
+   * flight stalled each member (a look then saw it down for that alone).
+   */
+  maintenance?: {
+    lastRun?: Pick<MaintenanceRunEnded, 'reason' | 'outcome' | 'endReason' | 'message' | 'endedAt'>;
+    inFlight?: DefragmentationInFlight;
+    spans?: DefragmentationSpan[];
+  };
   /** The fleet's pauses and storm facts (fleet-gate.ts): without them, no fleet gate is applied. */
   fleet?: { clusterId: string; facts: FleetFacts; lastDecision?: Decision | undefined };
 }

@@ -37,6 +37,14 @@ export interface CallLog {
   /** For each accepted MemberRemove, its index in `memberRemove`. */
   removedAt: number[];
   moveLeader: string[];
+  /**
+   * A fault a test injects around a call as it is sent (the matrix's maintenance rows): it gets the
+   * member's endpoint and the call itself, and decides when the call goes out and returns.
+   */
+  around?: {
+    moveLeader?: (endpoint: string, send: () => Promise<void>) => Promise<void>;
+    defragment?: (endpoint: string, send: () => Promise<void>) => Promise<void>;
+  };
 }
 
 /** A transport whose MemberRemove and MoveLeader calls are recorded as they are sent. */
@@ -55,8 +63,17 @@ export function recordCalls(inner: EtcdTransport, calls: CallLog): EtcdTransport
         },
         moveLeader: (id, deadline) => {
           calls.moveLeader.push(id);
-          return c.moveLeader(id, deadline);
+          const send = () => c.moveLeader(id, deadline);
+          return calls.around?.moveLeader ? calls.around.moveLeader(target.endpoint, send) : send();
         },
+        ...(c.defragment
+          ? {
+              defragment: (deadline: number) => {
+                const send = () => c.defragment!(deadline);
+                return calls.around?.defragment ? calls.around.defragment(target.endpoint, send) : send();
+              },
+            }
+          : {}),
       };
       return recorded;
     },

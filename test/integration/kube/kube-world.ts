@@ -84,6 +84,8 @@ export interface KubeWorldOptions {
    * kubeadm's 127.0.0.1:2381, and its pod says so in its command: the port-forward reaches it.
    */
   metricsListeners?: boolean;
+  /** More flags for members by name (cp-1…cp-N): a small --quota-backend-bytes, say. */
+  memberArgs?: Record<string, string[]>;
 }
 
 /**
@@ -131,8 +133,9 @@ export async function startKubeWorld(members = 3, options: KubeWorldOptions = {}
   const metricsPorts = new Map<string, number>();
   if (options.metricsListeners) for (let i = 1; i <= members; i += 1) metricsPorts.set(`cp-${i}`, await freePort());
   const metricsFlag = (port: number) => `--listen-metrics-urls=http://127.0.0.1:${port}`;
-  const memberArgs = Object.fromEntries([...metricsPorts].map(([name, port]) => [name, [metricsFlag(port)]]));
-  const lab = await startLab({ members, namePrefix: 'cp-', tls: withTls, ...(metricsPorts.size > 0 ? { memberArgs } : {}) });
+  const memberArgs: Record<string, string[]> = { ...options.memberArgs };
+  for (const [name, port] of metricsPorts) memberArgs[name] = [...(memberArgs[name] ?? []), metricsFlag(port)];
+  const lab = await startLab({ members, namePrefix: 'cp-', tls: withTls, ...(Object.keys(memberArgs).length > 0 ? { memberArgs } : {}) });
   let fake: KubeApiFake;
   let tls: KubeWorldTls | undefined;
   try {

@@ -35,6 +35,11 @@ export interface MachineRef {
    * read as v1beta1); undefined when Cluster API wrote none (before v1.9).
    */
   nodeReady?: { status: string; reason?: string; message?: string };
+  /**
+   * Its UpToDate condition (Cluster API v1.9 on; KubeadmControlPlane counts upToDateReplicas from
+   * it): false when the control plane's rollout replaces it; undefined when none was written.
+   */
+  upToDate?: boolean;
 }
 
 type Fields = Record<string, unknown>;
@@ -90,16 +95,26 @@ function stringAt(value: unknown, ...path: string[]): string | undefined {
   return typeof found === 'string' && found !== '' ? found : undefined;
 }
 
-function nodeReadyOf(object: unknown): MachineRef['nodeReady'] {
+/** A condition of the object, from status.conditions (v1beta2) or status.v1beta2.conditions (read as v1beta1). */
+function conditionOf(object: unknown, type: string): unknown {
   const inV1beta1 = field(field(field(object, 'status'), 'v1beta2'), 'conditions');
   const own = field(field(object, 'status'), 'conditions');
   const conditions: unknown[] = [...(Array.isArray(inV1beta1) ? (inV1beta1 as unknown[]) : []), ...(Array.isArray(own) ? (own as unknown[]) : [])];
-  const ready = conditions.find((c) => field(c, 'type') === 'NodeReady');
+  return conditions.find((c) => field(c, 'type') === type);
+}
+
+function nodeReadyOf(object: unknown): MachineRef['nodeReady'] {
+  const ready = conditionOf(object, 'NodeReady');
   const status = stringAt(ready, 'status');
   if (status === undefined) return undefined;
   const reason = stringAt(ready, 'reason');
   const message = stringAt(ready, 'message');
   return { status, ...(reason === undefined ? {} : { reason }), ...(message === undefined ? {} : { message }) };
+}
+
+function upToDateOf(object: unknown): boolean | undefined {
+  const status = stringAt(conditionOf(object, 'UpToDate'), 'status');
+  return status === 'True' ? true : status === 'False' ? false : undefined;
 }
 
 /** A Machine object from the API, or undefined when it lacks a name (not a Machine). */
@@ -108,6 +123,7 @@ export function toMachineRef(object: unknown, fallbackNamespace: string): Machin
   if (name === undefined) return undefined;
   const nodeName = stringAt(object, 'status', 'nodeRef', 'name');
   const nodeReady = nodeReadyOf(object);
+  const upToDate = upToDateOf(object);
   return {
     name,
     namespace: stringAt(object, 'metadata', 'namespace') ?? fallbackNamespace,
@@ -116,6 +132,7 @@ export function toMachineRef(object: unknown, fallbackNamespace: string): Machin
     uid: stringAt(object, 'metadata', 'uid') ?? '',
     controlPlane: hasLabel(object, CONTROL_PLANE_LABEL),
     ...(nodeReady === undefined ? {} : { nodeReady }),
+    ...(upToDate === undefined ? {} : { upToDate }),
   };
 }
 

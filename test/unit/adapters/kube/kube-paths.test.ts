@@ -176,6 +176,13 @@ describe('hostEvidence', () => {
       machine: { name: 'wl-cp-def', deleting: true },
     });
     expect(hostEvidence(member(3), three, machines).machine).toBeUndefined();
+    // Its UpToDate condition False: a rollout replaces it next.
+    expect(hostEvidence(member(1), three, [{ ...machine('wl-cp-abc', 'cp-1'), upToDate: false }]).machine).toEqual({
+      name: 'wl-cp-abc',
+      deleting: false,
+      outdated: true,
+    });
+    expect(hostEvidence(member(1), three, [{ ...machine('wl-cp-abc', 'cp-1'), upToDate: true }]).machine).toEqual({ name: 'wl-cp-abc', deleting: false });
     // A Machine that has not joined has no nodeRef: it never matches a member without a node.
     expect(hostEvidence(member(7), three, machines)).toEqual({ nodeExists: false });
   });

@@ -36,4 +36,12 @@ describe('a Machine’s NodeReady', () => {
     expect(drainCannotFinish({ nodeName: 'cp-1', nodeReady: { status: 'True', reason: 'NodeReady' } })).toBeUndefined();
     expect(drainCannotFinish({ nodeName: 'cp-1' })).toBeUndefined();
   });
+
+  it('its UpToDate condition, from either version, says whether a rollout replaces it; none written says nothing', () => {
+    const outdated = { type: 'UpToDate', status: 'False', reason: 'NotUpToDate' };
+    expect(toMachineRef(machine({ v1beta2: { conditions: [outdated] } }), 'default')?.upToDate).toBe(false);
+    expect(toMachineRef(machine({ conditions: [{ ...outdated, status: 'True' }] }), 'default')?.upToDate).toBe(true);
+    expect(toMachineRef(machine({ conditions: [{ ...outdated, status: 'Unknown' }] }), 'default')).not.toHaveProperty('upToDate');
+    expect(toMachineRef(machine({}), 'default')).not.toHaveProperty('upToDate');
+  });
 });

@@ -14,6 +14,8 @@ interface Made {
   options: MemberClientOptions;
   closed: boolean;
   answer: () => Promise<MemberStatus>;
+  /** Maintenance calls made on it, in order. */
+  calls: string[];
 }
 
 function world() {
@@ -34,9 +36,17 @@ function world() {
     refresh: () => void (refreshed += 1),
   };
   const connect = (_target: EndpointTarget, options: MemberClientOptions): ClosableMemberClient => {
-    const entry: Made = { options, closed: false, answer: () => Promise.resolve(STATUS) };
+    const entry: Made = { options, closed: false, answer: () => Promise.resolve(STATUS), calls: [] };
     made.push(entry);
-    return { ...TARGET, status: () => entry.answer(), close: () => void (entry.closed = true) } as unknown as ClosableMemberClient;
+    const maintained = (call: string) => () => void entry.calls.push(call);
+    return {
+      ...TARGET,
+      status: () => entry.answer(),
+      compact: maintained('compact'),
+      defragment: maintained('defragment'),
+      disarmNoSpace: maintained('disarmNoSpace'),
+      close: () => void (entry.closed = true),
+    } as unknown as ClosableMemberClient;
   };
   const client = createRenewingClient(TARGET, {
     credentials,
@@ -94,5 +104,14 @@ describe('createRenewingClient', () => {
     await expect(w.client.status(1_000)).rejects.toThrow(/^connect ECONNREFUSED$/);
     expect(w.refreshed()).toBe(0);
     expect(w.made[0]!.closed).toBe(false);
+  });
+
+  it('compacts, defragments and disarms on the connection of the moment, as every other call', async () => {
+    const w = world();
+    await w.client.compact!(42, 1_000);
+    await w.client.defragment!(1_000);
+    await w.client.disarmNoSpace!(1_000);
+    expect(w.made).toHaveLength(1);
+    expect(w.made[0]!.calls).toEqual(['compact', 'defragment', 'disarmNoSpace']);
   });
 });

@@ -172,20 +172,25 @@ describe('the plan', () => {
     );
   });
 
-  it('another disruption counts down too: a cordoned Node leaves 5 members no margin with one dead', () => {
+  it('another disruption counts down too: a cordoned Node leaves 5 members no margin with one dead, and the run waits for it to end', () => {
     const base = withDb(cluster(0, 5, { leader: 0, override: { 4: { paths: 'refused' } } }), { 1: [800, 100] });
     const cordoned = { ...base, members: base.members.map((m, i) => (i === 3 ? { ...m, host: { node: 'node-3', nodeExists: true, cordoned: true } } : m)) };
     expect(maintenancePlan(input(base)).reason).toBe('MAINTENANCE_FRAGMENTED');
     const p = maintenancePlan(input(cordoned));
-    expect(p.reason).toBe('MAINTENANCE_NO_MARGIN');
-    expect(p.message).toMatch(/etcd-3 .* \(a disruption\) counted down/);
+    expect(p).toMatchObject({ reason: 'DISRUPTION_IN_PROGRESS', steps: [] });
+    expect(p.message).toMatch(
+      /etcd-3 .*: its Node node-3 is cordoned \(a drain stops its pods\) counted down\): nothing is defragmented until that disruption ends/,
+    );
+    // With a second member dead, the cordon is not all that takes the margin: a person restores members.
+    const twoDead = { ...cordoned, members: cordoned.members.map((m, i) => (i === 2 ? { ...m, healthy: false, reachable: false } : m)) };
+    expect(maintenancePlan(input(twoDead)).reason).toBe('MAINTENANCE_NO_MARGIN');
   });
 
-  it('a rollout counts one member more down: 3 members while a control-plane Machine is being created leave no margin', () => {
+  it('a rollout counts one member more down: 3 members while a control-plane Machine is being created wait for it', () => {
     const v = withDb(cluster(0, 3, { leader: 0 }), { 1: [800, 100] });
     expect(maintenancePlan(input(v)).reason).toBe('MAINTENANCE_FRAGMENTED');
     const p = maintenancePlan(input({ ...v, machines: [{ name: 'cp-new', deleting: false }] }));
-    expect(p.reason).toBe('MAINTENANCE_NO_MARGIN');
+    expect(p.reason).toBe('DISRUPTION_IN_PROGRESS');
     expect(p.message).toMatch(/one member more \(Machine cp-new is being created/);
   });
 

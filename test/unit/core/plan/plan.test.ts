@@ -63,16 +63,19 @@ const withFree = (v: ClusterView, which: number[]): ClusterView => ({
   members: v.members.map((m, i) => (which.includes(i) && m.status ? { ...m, status: { ...m.status, dbSize: 2 * 1024 * 1024, dbSizeInUse: 1024 * 1024 } } : m)),
 });
 /** A view whose members `which` run where a disruption is under way (their Node cordoned, or their Machine deleting). */
-const disrupted = (v: ClusterView, which: Record<number, 'cordoned' | 'deleting'>): ClusterView => ({
+const HOSTS = {
+  cordoned: { cordoned: true },
+  deleting: { machine: { name: 'wl', deleting: true } },
+  outdated: { machine: { name: 'wl', deleting: false, outdated: true } },
+};
+const disrupted = (v: ClusterView, which: Record<number, keyof typeof HOSTS>): ClusterView => ({
   ...v,
-  members: v.members.map((m, i) =>
-    which[i] === undefined
-      ? m
-      : {
-          ...m,
-          host: { node: `node-${i}`, nodeExists: true, ...(which[i] === 'cordoned' ? { cordoned: true } : { machine: { name: `wl-${i}`, deleting: true } }) },
-        },
-  ),
+  members: v.members.map((m, i) => {
+    const how = which[i];
+    if (how === undefined) return m;
+    const host = HOSTS[how];
+    return { ...m, host: { node: `node-${i}`, nodeExists: true, ...host, ...('machine' in host ? { machine: { ...host.machine, name: `wl-${i}` } } : {}) } };
+  }),
 });
 const follower = cluster(T0, 3, { leader: 1 });
 
@@ -444,6 +447,23 @@ const rows: Row[] = [
     says: /its Machine wl-2 is being deleted/,
   },
   {
+    // KubeadmControlPlane's rollout replaces a Machine whose UpToDate condition is False: that member goes down next.
+    name: "a follower's removal while another member's Machine is not up to date (a rollout will replace it)",
+    samples: [disrupted(cluster(T0, 3, { leader: 1 }), { 2: 'outdated' })],
+    kind: 'retry',
+    reason: 'DISRUPTION_IN_PROGRESS',
+    decidedBy: 'no-other-disruption',
+    says: /\(etcd-2 .*: its Machine wl-2 is not up to date \(the control plane's rollout replaces it next\)\)/,
+  },
+  {
+    // The outdated member is the one the rollout's new Machine replaces: counted once, as that member, not once more.
+    name: 'an outdated member and the Machine being created to replace it count as one disruption',
+    samples: [{ ...disrupted(cluster(T0, 5, { leader: 1 }), { 2: 'outdated' }), machines: [{ name: 'cp-new', deleting: false }] }],
+    kind: 'approve',
+    reason: 'TARGET_IS_FOLLOWER',
+    decidedBy: 'leadership',
+  },
+  {
     // A control-plane Machine being created (a KCP rollout's scale-up): an outdated member goes next, which one unknown.
     name: "a follower's removal while a control-plane Machine is being created (a rollout)",
     samples: [
@@ -459,6 +479,24 @@ const rows: Row[] = [
     reason: 'DISRUPTION_IN_PROGRESS',
     decidedBy: 'no-other-disruption',
     says: /while another disruption may take one of them down \(Machine cp-new is being created \(a rollout or a scale-up/,
+  },
+  {
+    // A maintenance run's defragmentation claimed now (the lock may have lapsed under it): the member still answers, and stalls any moment.
+    name: "a follower's removal while a maintenance run defragments another member",
+    samples: [cluster(T0, 3, { leader: 1 })],
+    maintenance: { inFlight: { member: id(2), runId: 'maintenance-run-1', until: T0 + 60_000 } },
+    kind: 'retry',
+    reason: 'DISRUPTION_IN_PROGRESS',
+    decidedBy: 'no-other-disruption',
+    says: /would leave 2 of 2 voting members healthy.*\(etcd-2 .*: maintenance run maintenance-run-1 is defragmenting it \(its step claimed until /,
+  },
+  {
+    name: 'a defragmentation claim that lapsed (its executor crashed) holds nothing',
+    samples: [cluster(T0, 3, { leader: 1 })],
+    maintenance: { inFlight: { member: id(2), runId: 'maintenance-run-1', until: T0 - 1 } },
+    kind: 'approve',
+    reason: 'TARGET_IS_FOLLOWER',
+    decidedBy: 'leadership',
   },
   {
     name: 'a removal with a margin to spare goes on through a rollout',
@@ -492,6 +530,40 @@ const rows: Row[] = [
     reason: 'NOSPACE_CLEARING',
     decidedBy: 'etcd-writable',
     says: /^(?!.*(disaster|snapshot|quorum)).*NOSPACE alarm \(raised by etcd-1, etcd-2, etcd-3, etcd-4\)/,
+  },
+  {
+    // The look ran while our own maintenance defragmented etcd-2 (a stalled member answers late): it
+    // is down to the look for that alone, and the run clearing the alarm goes on; no block.
+    name: '5 members at their quota, the target dead, another stalled by our own defragmentation as the look ran',
+    samples: [withFree(cluster(T0, 5, { leader: 1, override: { 0: down, 1: atQuota, 2: down, 3: atQuota, 4: atQuota } }), [1, 3, 4])],
+    maintenance: { spans: [{ member: id(2), from: T0 - 100, until: T0 + 500 }] },
+    kind: 'retry',
+    reason: 'NOSPACE_CLEARING',
+    decidedBy: 'etcd-writable',
+  },
+  {
+    // The same member down with no defragmentation of ours under way then: two of five down leave no margin.
+    name: '5 members at their quota, the target dead, another down when no defragmentation of ours ran',
+    samples: [withFree(cluster(T0, 5, { leader: 1, override: { 0: down, 1: atQuota, 2: down, 3: atQuota, 4: atQuota } }), [1, 3, 4])],
+    maintenance: { spans: [{ member: id(2), from: T0 - 60_000, until: T0 - 30_000 }] },
+    kind: 'block',
+    reason: 'ETCD_NO_SPACE',
+    decidedBy: 'etcd-writable',
+    says: /below the quorum of 3/,
+  },
+  {
+    // The same, with another member's Node cordoned: a defragmentation now would leave no margin,
+    // and the drain ends: the removal waits for it, naming the Node, neither clearing nor blocking.
+    name: '5 members at their quota, the target a dead follower, another Node cordoned',
+    samples: [
+      disrupted(withFree(cluster(T0, 5, { leader: 1, override: { 0: down, 1: atQuota, 2: atQuota, 3: atQuota, 4: atQuota } }), [1, 2, 3, 4]), {
+        3: 'cordoned',
+      }),
+    ],
+    kind: 'retry',
+    reason: 'DISRUPTION_IN_PROGRESS',
+    decidedBy: 'etcd-writable',
+    says: /NOSPACE alarm .* stands.*maintenance clears it once another disruption ends: .*etcd-3 .*: its Node node-3 is cordoned/,
   },
   {
     name: 'the reachable leader with nobody free to take over',
