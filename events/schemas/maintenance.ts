@@ -10,7 +10,9 @@ export const maintenanceDueSchema = z
   .object({
     clusterId: clusterIdSchema,
     at: isoTimestampSchema.describe('When it was asked for.'),
-    askedBy: nonEmptyString(200).describe('Who asked: `incident:<id>` for an incident a NOSPACE alarm holds, `maintenance:<runId>` for the step before.'),
+    askedBy: nonEmptyString(200).describe(
+      'Who asked: `incident:<id>` for an incident a NOSPACE alarm holds, `maintenance:<runId>` for the step before, `maintenance-round` for the periodic look on AWS (run only when the policy turns maintenance on and its checkEveryMs falls in the round), `maintenance-check` for the local one.',
+    ),
   })
   .describe(
     "One step of a cluster's maintenance is due: the cluster is probed, the plan made again from what it shows and the run's journal, and its first step run (compact, defragment one member, move leadership off the leader, disarm, check a write).",

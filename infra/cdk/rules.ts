@@ -11,6 +11,7 @@ import { Construct } from 'constructs';
 import { detailTypes, EVENT_SOURCE, routes, type DetailType, type FunctionName } from '../../events/catalogue.ts';
 import { intakePatterns } from '../../events/intake-routing.ts';
 import { HYGIENE_ROUND_INPUT, HYGIENE_ROUND_MS } from '../../functions/core/hygiene/index.ts';
+import { MAINTENANCE_ROUND_INPUT, MAINTENANCE_ROUND_MS } from '../../functions/core/maintenance/index.ts';
 import { LEARNER_CHECK_ROUND_INPUT, LEARNER_CHECK_ROUND_MS } from '../../functions/core/learners/index.ts';
 import { pascal, type StackFunctionName } from './function-specs.ts';
 import { deadLetterQueue, type DeadLetterQueue } from './queues.ts';
@@ -87,6 +88,9 @@ export class Routing extends Construct {
     // Every minute one leader-hygiene check of each registered cluster (HygieneCheckDue, routed
     // back to it above), run in the rounds each cluster's hygiene.checkEveryMs falls in.
     this.round('HygieneRound', HYGIENE_ROUND_MS, HYGIENE_ROUND_INPUT, 'the periodic leader-hygiene check', props);
+    // Every 5 minutes one maintenance look at each registered cluster (MaintenanceDue, routed to
+    // remediate), run for a cluster whose policy turns maintenance on, in the rounds its checkEveryMs falls in.
+    this.round('MaintenanceRound', MAINTENANCE_ROUND_MS, MAINTENANCE_ROUND_INPUT, 'the periodic maintenance check', props);
     // AWS delivers its own events (EC2, CloudWatch, Health) to the account's default bus.
     const defaultBus = EventBus.fromEventBusName(this, 'DefaultBus', 'default');
     for (const { bus, pattern } of intakePatterns) {

@@ -7,6 +7,8 @@ import { SHORT_WAIT_PIPE } from '../../functions/adapters/aws/short-wait-queue.t
 import { HYGIENE_ROUND_INPUT, HYGIENE_ROUND_MS } from '../../functions/core/hygiene/hygiene-round.ts';
 import { LEARNER_CHECK_ROUND_INPUT, LEARNER_CHECK_ROUND_MS } from '../../functions/core/learners/learner-check.ts';
 import { isHygieneRound } from '../../functions/probe-members/hygiene-round.ts';
+import { isMaintenanceRound } from '../../functions/probe-members/maintenance-round.ts';
+import { MAINTENANCE_ROUND_INPUT, MAINTENANCE_ROUND_MS } from '../../functions/core/maintenance/index.ts';
 import { isLearnerCheckRound } from '../../functions/probe-members/learner-round.ts';
 import { functionsByName, refOf, requireRef, resource, resourcesOf, single, type CfnTemplate, type Synthesized, synthStack } from './synth.ts';
 
@@ -103,7 +105,7 @@ describe('intake rules, generated from events/intake-routing.ts', () => {
   it('once a minute, a schedule rule asks schedule-retry to sweep for stalled incidents, with a DLQ', () => {
     const functions = functionsByName(s.json);
     const schedules = allRulesOf(s.json).filter((r) => r.props.ScheduleExpression !== undefined);
-    expect(schedules.map((r) => r.props.ScheduleExpression).sort()).toEqual(['rate(1 minute)', 'rate(1 minute)', 'rate(5 minutes)']);
+    expect(schedules.map((r) => r.props.ScheduleExpression).sort()).toEqual(['rate(1 minute)', 'rate(1 minute)', 'rate(5 minutes)', 'rate(5 minutes)']);
     const sweeps = schedules.filter((r) => r.props.Targets.some((t) => requireRef(t.Arn) === functions.get('schedule-retry')?.id));
     expect(sweeps).toHaveLength(1);
     expect(sweeps[0]!.props.ScheduleExpression).toBe('rate(1 minute)');
@@ -113,7 +115,8 @@ describe('intake rules, generated from events/intake-routing.ts', () => {
 
   it("every 5 minutes, a schedule rule hands probe-members the learner check round's fixed input, which it alone recognises, with a DLQ", () => {
     const functions = functionsByName(s.json);
-    const round = allRulesOf(s.json).find((r) => r.props.ScheduleExpression === 'rate(5 minutes)')!;
+    const round = allRulesOf(s.json).find((r) => r.props.Targets.some((t) => (t as { Input?: string }).Input === JSON.stringify(LEARNER_CHECK_ROUND_INPUT)))!;
+    expect(round.props.ScheduleExpression).toBe('rate(5 minutes)');
     expect(round.props.Targets).toHaveLength(1);
     const [target] = round.props.Targets as [RuleTarget & { Input?: string }];
     expect(requireRef(target.Arn)).toBe(functions.get('probe-members')?.id);
@@ -150,6 +153,23 @@ describe('intake rules, generated from events/intake-routing.ts', () => {
     );
     expect(resource(s.json, requireRef(target.DeadLetterConfig?.Arn)).Type).toBe('AWS::SQS::Queue');
     expect(target.RetryPolicy).toEqual({ MaximumRetryAttempts: expect.any(Number), MaximumEventAgeInSeconds: expect.any(Number) });
+  });
+
+  it("every 5 minutes, a schedule rule hands probe-members the maintenance round's fixed input, which it alone recognises, with a DLQ", () => {
+    const functions = functionsByName(s.json);
+    const rounds = allRulesOf(s.json).filter((r) => r.props.Targets.some((t) => (t as { Input?: string }).Input === JSON.stringify(MAINTENANCE_ROUND_INPUT)));
+    expect(rounds).toHaveLength(1);
+    const [round] = rounds as [(typeof rounds)[number]];
+    expect(MAINTENANCE_ROUND_MS).toBe(300_000);
+    expect(round.props.ScheduleExpression).toBe('rate(5 minutes)');
+    const [target] = round.props.Targets as [RuleTarget & { Input?: string }];
+    expect(requireRef(target.Arn)).toBe(functions.get('probe-members')?.id);
+    const input: unknown = JSON.parse(target.Input!);
+    expect(isMaintenanceRound(input)).toBe(true);
+    expect(isHygieneRound(input)).toBe(false);
+    expect(isLearnerCheckRound(input)).toBe(false);
+    expect(isMaintenanceRound(HYGIENE_ROUND_INPUT)).toBe(false);
+    expect(resource(s.json, requireRef(target.DeadLetterConfig?.Arn)).Type).toBe('AWS::SQS::Queue');
   });
 
   it("our bus has exactly the catalogue's rules and the intake's, nothing else", () => {

@@ -59,7 +59,7 @@ describe('resources', () => {
       roles: count('AWS::IAM::Role'),
     }).toEqual({
       bus: 1,
-      rules: ROUTING_ENTRIES + INTAKE_RULES + 3, // and the minute sweep, the learner check round and the hygiene round, on schedules
+      rules: ROUTING_ENTRIES + INTAKE_RULES + 4, // and the minute sweep, the learner check, hygiene and maintenance rounds, on schedules
       functions: 6,
       asyncConfigs: 6,
       logGroups: 6,

@@ -19,6 +19,8 @@ import {
   claimStep,
   failuresOf,
   lastStepAt,
+  MAINTENANCE_ROUND_ASKER,
+  maintenanceCheckDue,
   owedDefragmentation,
   MAX_STEP_FAILURES,
   RUN_ABANDONED_MS,
@@ -45,6 +47,8 @@ import { runMaintenanceStep, type StepResult } from './maintenance-steps.ts';
 
 export type Maintained =
   | { kind: 'unknown-cluster' }
+  /** A round asked (AWS's schedule) for a cluster whose maintenance is off or whose period the round does not fall in: nothing probed. */
+  | { kind: 'not-due' }
   /** Another delivery runs the step now. */
   | { kind: 'claimed-elsewhere'; key: string }
   | { kind: 'stepped'; key: string; result: StepResult }
@@ -68,6 +72,8 @@ export async function maintain(deps: ClusterDeps, detail: DetailOf<'MaintenanceD
     deps.log.info('maintenance skipped: the cluster is no longer registered', { clusterId: detail.clusterId });
     return { kind: 'unknown-cluster' };
   }
+  const { enabled, checkEveryMs } = cluster.policy.maintenance;
+  if (detail.askedBy === MAINTENANCE_ROUND_ASKER && !(enabled && maintenanceCheckDue(Date.parse(detail.at), checkEveryMs))) return { kind: 'not-due' };
   const view = await probeCluster(deps, cluster);
   const now = deps.clock.now();
   const stored = await deps.store.maintenanceRecord(cluster.clusterId);

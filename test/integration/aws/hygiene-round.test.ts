@@ -14,6 +14,7 @@ import { createDynamoIncidentStore } from '../../../functions/adapters/aws/dynam
 import type { Deps } from '../../../functions/app/common/deps.ts';
 import { HYGIENE_ROUND_INPUT } from '../../../functions/core/hygiene/hygiene-round.ts';
 import { LEARNER_CHECK_ROUND_INPUT } from '../../../functions/core/learners/learner-check.ts';
+import { MAINTENANCE_ROUND_INPUT } from '../../../functions/core/maintenance/index.ts';
 import { toEventBridgeEvent } from '../../../functions/lambda/eventbridge.ts';
 import { hygieneRound } from '../../../functions/probe-members/hygiene-round.ts';
 import { localContext } from '../../../infra/runtime/lambda-context.ts';
@@ -90,6 +91,16 @@ describe("probe-members' Lambda entry on the hygiene round's fixed input", () =>
     expect(await handler(LEARNER_CHECK_ROUND_INPUT, localContext('probe-members'))).toEqual({ asked: 2 });
     expect(acceptedOf('LearnerCheckDue')).toHaveLength(2);
     expect(acceptedOf('HygieneCheckDue')).toHaveLength(2);
+  });
+
+  it('asks for one valid MaintenanceDue per registered cluster on its maintenance round, said to come from the round', async () => {
+    expect(await handler(MAINTENANCE_ROUND_INPUT, localContext('probe-members'))).toEqual({ asked: 2 });
+    const asked = acceptedOf('MaintenanceDue');
+    expect(asked.map((a) => (a.event.detail as { clusterId: string }).clusterId).sort()).toEqual(['quiet-a', 'quiet-b']);
+    for (const { event } of asked) {
+      expect(parseEvent('MaintenanceDue', event.detail).ok).toBe(true);
+      expect(event.detail).toMatchObject({ askedBy: 'maintenance-round' });
+    }
   });
 
   it("each check it asked for, delivered back to it, answers 'off' for a cluster with hygiene off, at once, reaching no member and writing no record", async () => {

@@ -233,6 +233,37 @@ describe('maintenance clears NOSPACE one member at a time', () => {
   });
 });
 
+describe("AWS's maintenance round", () => {
+  it('asks for every cluster: nothing is probed where maintenance is off or its period does not fall in the round', async () => {
+    const round = (at: string): DetailOf<'MaintenanceDue'> => ({ clusterId: 'c1', at, askedBy: 'maintenance-round' });
+    const counted = (h: Harness) => {
+      const seen = { probes: 0 };
+      atQuota(h);
+      h.setSample((at) => {
+        seen.probes += 1;
+        return sample(
+          at,
+          [0, 1, 2].map((i): MemberSpec => ({ i, leader: 0, db: [400 * MiB, 100 * MiB] })),
+        );
+      });
+      return seen;
+    };
+    h = harness();
+    const off = counted(h);
+    expect(await maintain(h.deps, round('2025-06-01T12:00:00.000Z'))).toEqual({ kind: 'not-due' });
+    expect(off.probes).toBe(0);
+    await h.close();
+
+    h = harness({ maintenance: { enabled: true, checkEveryMs: 3_600_000 } });
+    const hourly = counted(h);
+    // The round whose 5 minutes hold the hour looks (13:00); the next one (13:05) does not.
+    expect(await maintain(h.deps, round('2025-06-01T13:05:00.000Z'))).toEqual({ kind: 'not-due' });
+    expect(hourly.probes).toBe(0);
+    expect(await maintain(h.deps, round('2025-06-01T13:00:00.000Z'))).toMatchObject({ kind: 'stepped', key: `defragment:${id(1)}` });
+    expect(hourly.probes).toBeGreaterThan(0);
+  });
+});
+
 async function waitUntil(done: () => boolean): Promise<void> {
   for (let i = 0; i < 1_000 && !done(); i++) await new Promise((resolve) => setImmediate(resolve));
   if (!done()) throw new Error('the condition never held');
