@@ -47,7 +47,7 @@ export interface EtcdMemberClient extends EndpointTarget {
   /**
    * Maintenance (core/maintenance): compacts the cluster's history up to `revision` (a raft
    * proposal, through any member), defragments this member's database (it stalls while it runs),
-   * and disarms the NOSPACE alarms (never a CORRUPT one). Over gRPC (direct, port-forward, through Kubernetes too); the exec relay lacks them yet.
+   * and disarms the NOSPACE alarms (never a CORRUPT one). Over gRPC (direct, port-forward, through Kubernetes too); the exec relay defragments only (its etcdctl's `alarm disarm` would disarm a CORRUPT alarm too).
    */
   compact?(revision: number, deadlineMs: number): Promise<void>;
   defragment?(deadlineMs: number): Promise<void>;

@@ -41,7 +41,7 @@ async function onFirst(
       if (classifyFailure(error.failure).class !== 'next-path') break;
     }
   }
-  return { ok: false, said: failures.length > 0 ? failures.join('; ') : 'no path that can make the call reached a member (the exec relay cannot yet)' };
+  return { ok: false, said: failures.length > 0 ? failures.join('; ') : 'no path that can make the call reached a member (the exec relay only defragments)' };
 }
 
 const healthyFirst = (view: ClusterView): MemberView[] => [...view.members.filter((m) => m.healthy), ...view.members.filter((m) => !m.healthy && m.reachable)];

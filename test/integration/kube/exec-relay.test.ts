@@ -5,9 +5,11 @@ import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEtcd3Transport } from '../../../functions/adapters/etcd/index.ts';
 import {
+  defragArgv,
   endpointStatusArgv,
   isEtcdFailure,
   moveLeaderArgv,
+  parseDefrag,
   parseEndpointStatus,
   parseMoveLeader,
   type RelayCall,
@@ -17,6 +19,9 @@ import { classifyFailure } from '../../../functions/core/common/classify.ts';
 import type { EtcdFailure, MemberList, MemberStatus } from '../../../functions/core/common/types.ts';
 import { EtcdCallError } from '../../../functions/ports/etcd.ts';
 import { startLab, type Lab, type LabMember } from '../../../infra/lab/lab.ts';
+import { fragment } from '../../support/fragmented-lab.ts';
+
+const MiB = 1024 * 1024;
 
 const ETCDCTL = process.env.ETCDCTL_BIN ?? 'etcdctl';
 const COMMAND_TIMEOUT_MS = 800;
@@ -168,6 +173,23 @@ describe('etcdctl relay against real etcd', () => {
     if ('kind' in listed) throw new Error(`expected a member list: ${JSON.stringify(listed)}`);
     expect(listed.members.map((m) => [m.name, m.id, m.clientUrls]).sort()).toEqual(lab.members.map((m) => [m.name, m.id, [m.clientUrl]]).sort());
     expect(listed.members.every((m) => !m.isLearner && m.peerUrls.length === 1)).toBe(true);
+  });
+
+  it("defragments the member its URL names, as the adapter does: that member's free pages reclaimed, the others' kept", async () => {
+    await fragment(lab, { liveMib: 1, churnMib: 6 });
+    const target = await follower();
+    const other = lab.members.find((m) => m.id !== target.id)!;
+    const free = async (m: LabMember) => {
+      const s = await viaAdapter(m, (c) => c.status(2_000));
+      if ('kind' in s) throw new Error(`status of ${m.name}: ${JSON.stringify(s)}`);
+      return s.dbSize - (s.dbSizeInUse ?? s.dbSize);
+    };
+    expect(await free(target)).toBeGreaterThan(3 * MiB);
+    // A defragmentation takes longer than a status: the command's own deadline, as the step gives it.
+    const run = await runEtcdctl(defragArgv({ ...relayCall(target), commandTimeoutMs: 20_000 }));
+    expect(parseDefrag(run.stdout, run.stderr, run.exitCode)).toEqual({ defragmented: true });
+    expect(await free(target)).toBeLessThan(MiB);
+    expect(await free(other)).toBeGreaterThan(3 * MiB);
   });
 
   describe('a follower in each failed state', () => {

@@ -1,17 +1,19 @@
 // The exec relay as an etcd member client: etcdctl runs in a healthy member's etcd pod, aimed at
 // the target's client URL, so a leader whose kubelet or containerd is down (but whose etcd
-// serves) can still be asked for its status and told to hand leadership over. A read tries every
+// serves) can still be asked for its status, told to hand leadership over, and defragmented. A read tries every
 // etcd pod the last look offered, the endpoint's own first, until one relays; an action (move
-// leader, remove a member) goes only through the endpoint's pod, the one a probe saw answer, so
+// leader, remove a member, defragment) goes only through the endpoint's pod, the one a probe saw answer, so
 // what is said of it names the pod it went through.
 import type { EtcdFailure, MemberId, MemberInfo, MemberList, MemberStatus } from '../../../core/common/index.ts';
 import { EtcdCallError, type EndpointTarget, type EtcdMemberClient } from '../../../ports/etcd.ts';
 import { endsTheSearch, everyRelayFailed, relaySliceMs, type RelayAttempt, type RelayCandidate } from './exec-relay-attempts.ts';
 import {
+  defragArgv,
   endpointStatusArgv,
   isEtcdFailure,
   KUBEADM_ETCDCTL,
   moveLeaderArgv,
+  parseDefrag,
   parseEndpointStatus,
   parseMoveLeader,
   type EtcdctlTlsPaths,
@@ -145,6 +147,9 @@ export function createExecRelayClient(target: EndpointTarget, streams: PodStream
         },
       );
       return members.members;
+    },
+    defragment: async (deadlineMs): Promise<void> => {
+      await act(deadlineMs, defragArgv, parseDefrag);
     },
     snapshot: (): Promise<void> =>
       Promise.reject(

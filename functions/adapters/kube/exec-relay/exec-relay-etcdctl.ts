@@ -121,3 +121,19 @@ export interface MoveLeaderOutcome {
 export function parseMoveLeader(_stdout: string, stderr: string, exitCode: number | null): MoveLeaderOutcome | EtcdFailure {
   return exitCode === 0 ? { moved: true } : failureFromStderr(stderr, exitCode);
 }
+
+/**
+ * `defrag` of the one member the URL names (its own database: it stalls while it runs). Compaction
+ * and disarm go through any member, so they stay on gRPC paths: etcdctl's `alarm disarm` would
+ * disarm every alarm, a CORRUPT one too.
+ */
+export const defragArgv = (call: RelayCall): string[] => [...globalFlags(call), 'defrag'];
+
+export interface DefragOutcome {
+  defragmented: true;
+}
+
+/** `defrag` prints "Finished defragmenting etcd member[...]" on success; only its exit status matters. */
+export function parseDefrag(_stdout: string, stderr: string, exitCode: number | null): DefragOutcome | EtcdFailure {
+  return exitCode === 0 ? { defragmented: true } : failureFromStderr(stderr, exitCode);
+}

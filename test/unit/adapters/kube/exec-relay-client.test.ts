@@ -130,6 +130,19 @@ describe('the exec relay client', () => {
     expect(error.failure.message).not.toContain('relays tried');
   });
 
+  it('defragments through the endpoint’s pod only, etcdctl aimed at the member’s URL with three quarters of the deadline; it neither compacts nor disarms', async () => {
+    const { streams, asked } = stubStreams({ 'etcd-cp-1': 'answers', 'etcd-cp-3': 'answers' });
+    const relay = client(streams, 1, recordingRoutes([pod(1), pod(3)]).routes);
+    await relay.defragment!(600_000);
+    expect(asked).toEqual([
+      { pod: 'etcd-cp-1', argv: expect.arrayContaining([`--endpoints=${URL_2}`, '--command-timeout=450000ms', 'defrag']), deadlineMs: 600_000 },
+    ]);
+    expect(asked[0]!.argv.at(-1)).toBe('defrag');
+    // etcdctl's `alarm disarm` would disarm a CORRUPT alarm too: the relay offers neither it nor a compaction.
+    expect('disarmNoSpace' in relay).toBe(false);
+    expect('compact' in relay).toBe(false);
+  });
+
   it('without routes, the endpoint’s pod alone', async () => {
     const { streams, asked } = stubStreams({});
     const error = await failureOf(client(streams, 1).status(1_000));
