@@ -156,7 +156,7 @@ export async function maintain(deps: ClusterDeps, detail: DetailOf<'MaintenanceD
   let result: StepResult;
   let lost = false;
   try {
-    result = await runMaintenanceStep(deps, cluster, view, step);
+    result = await runMaintenanceStep(deps, cluster, view, step, defragmentedIn(claim.record.run));
     lost = lock.held !== undefined && !(await lock.held.stillHeld().catch(() => false));
   } finally {
     await lock.held?.release();
@@ -179,6 +179,10 @@ export async function maintain(deps: ClusterDeps, detail: DetailOf<'MaintenanceD
 }
 
 const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } => (value === undefined ? {} : ({ [key]: value } as { [P in K]: V }));
+
+/** The members the run defragmented so far. */
+const defragmentedIn = (run: MaintenanceRecord['run']): Set<string> =>
+  new Set((run?.done ?? []).filter((d) => d.outcome === 'done' && d.key.startsWith('defragment:')).map((d) => d.key.slice('defragment:'.length)));
 
 const newestRevision = (view: ClusterView): number | undefined => {
   const seen = view.members.map((m) => m.status?.revision ?? 0).filter((r) => r > 0);

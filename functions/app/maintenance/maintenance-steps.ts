@@ -2,7 +2,7 @@
 // member, once), defragment one member (over a path that reached it), move leadership off the
 // leader before its own defragmentation, disarm NOSPACE (never CORRUPT), and check that a write is
 // accepted again, which is the cluster lock taken and let go.
-import { classifyFailure, type ReasonCode } from '../../core/common/index.ts';
+import { classifyFailure, type MemberId, type ReasonCode } from '../../core/common/index.ts';
 import type { MaintenanceStep } from '../../core/maintenance/index.ts';
 import { rankMoveCandidates } from '../../core/plan/index.ts';
 import { describeMember, describeMemberIn, noSpaceRaisedBy, type ClusterView, type MemberView } from '../../core/view/index.ts';
@@ -46,7 +46,18 @@ async function onFirst(
 
 const healthyFirst = (view: ClusterView): MemberView[] => [...view.members.filter((m) => m.healthy), ...view.members.filter((m) => !m.healthy && m.reachable)];
 
-export async function runMaintenanceStep(deps: ClusterDeps, cluster: ClusterEntry, view: ClusterView, step: MaintenanceStep): Promise<StepResult> {
+/**
+ * One step; `defragmented` holds the members the run has defragmented so far, so a check of a
+ * write can tell a member that raised the alarm again because it was never reached from one whose
+ * live data fills its quota.
+ */
+export async function runMaintenanceStep(
+  deps: ClusterDeps,
+  cluster: ClusterEntry,
+  view: ClusterView,
+  step: MaintenanceStep,
+  defragmented: ReadonlySet<MemberId> = new Set(),
+): Promise<StepResult> {
   const { callTimeoutMs } = cluster.policy;
   switch (step.kind) {
     case 'compact': {
@@ -80,7 +91,7 @@ export async function runMaintenanceStep(deps: ClusterDeps, cluster: ClusterEntr
         : { ok: false, reason: 'MAINTENANCE_STEP_FAILED', message: `The NOSPACE alarm could not be disarmed (${done.said}).` };
     }
     case 'verify':
-      return writeAccepted(deps, cluster, view);
+      return writeAccepted(deps, cluster, view, defragmented);
   }
 }
 
@@ -112,7 +123,7 @@ async function moveLeadershipOff(deps: ClusterDeps, cluster: ClusterEntry, view:
 }
 
 /** A write accepted: the cluster lock taken and let go, as every remediation's first write is. */
-async function writeAccepted(deps: ClusterDeps, cluster: ClusterEntry, view: ClusterView): Promise<StepResult> {
+async function writeAccepted(deps: ClusterDeps, cluster: ClusterEntry, view: ClusterView, defragmented: ReadonlySet<MemberId>): Promise<StepResult> {
   const attempt = await takeClusterLockAs(deps, cluster, 'maintenance-check', view, undefined);
   if (attempt.held) await attempt.lock.release();
   if (attempt.held || 'busy' in attempt) {
@@ -126,6 +137,17 @@ async function writeAccepted(deps: ClusterDeps, cluster: ClusterEntry, view: Clu
           ? `A write is accepted again (the cluster lock taken and let go, ${attempt.lock.where}).`
           : `A write is accepted again: ${attempt.busy}.`,
       };
+    // Never reached, so never defragmented: its file is as full as before, and it is the path, not the quota, to fix.
+    const missed = again.filter((m) => !defragmented.has(m.id));
+    if (missed.length > 0) {
+      const names = missed.map(describeMember).join(', ');
+      const one = missed.length === 1;
+      return {
+        ok: false,
+        reason: 'MAINTENANCE_STEP_FAILED',
+        message: `A write was accepted, and ${names} raised NOSPACE again as ${one ? 'it' : 'they'} applied it: no path reached ${one ? 'it' : 'them'}, so ${one ? 'it was' : 'they were'} never defragmented in this run; defragment ${one ? 'it' : 'each'} by hand (etcdctl defrag --endpoints=<its client URL>, one at a time), then disarm the alarm, or give the cluster a path that reaches ${one ? 'it' : 'them'}.`,
+      };
+    }
     return {
       ok: false,
       reason: 'MAINTENANCE_STILL_FULL',

@@ -146,6 +146,48 @@ describe('maintenance clears NOSPACE one member at a time', () => {
     expect(await maintain(h.deps, due())).toMatchObject({ kind: 'stepped', key: `defragment:${id(2)}` });
   });
 
+  it('a member no path reached raises NOSPACE again once a write is applied: the check names it and says to defragment it by hand, not to raise the quota', async () => {
+    h = harness();
+    const state = atQuota(h, 5);
+    const applied = { write: false };
+    h.onMaintenance = (call) => {
+      const defragmented = /^defragment (.*)$/.exec(call)?.[1];
+      if (defragmented) state.free.delete([0, 1, 2, 3, 4].find((i) => endpointOf(i) === defragmented)!);
+      if (call === 'disarm') state.alarmed = false;
+    };
+    // The check of a write takes the cluster lock: etcd-4's own file, never defragmented, is still past its quota.
+    const acquire = h.guard.acquire.bind(h.guard);
+    h.guard.acquire = (...args) => {
+      applied.write = true;
+      return acquire(...args);
+    };
+    h.setSample((at) => {
+      const s = sample(
+        at,
+        [0, 1, 2, 3, 4].map((i): MemberSpec => ({
+          i,
+          leader: state.leader,
+          db: state.free.has(i) ? [4 * MiB, MiB] : [MiB, MiB],
+          ...(state.alarmed ? { alarms: ['NOSPACE'] } : {}),
+          // Alive (its peers hear it) and reached by no path of ours.
+          ...(i === 4 ? { paths: 'refused' as const } : {}),
+        })),
+      );
+      // etcd's alarm list is the cluster's: every member that answers reports etcd-4's.
+      const raised = state.alarmed || applied.write;
+      for (const m of s.members) if (m.status && raised) m.status = { ...m.status, othersAlarms: [{ member: id(4), alarm: 'NOSPACE' }] };
+      return s;
+    });
+    const outcome = await untilEnded(h);
+    expect(h.calls.maintenance.filter((c) => c.startsWith('defragment'))).toHaveLength(4);
+    expect(outcome).toMatchObject({ kind: 'stepped', key: 'verify', result: { ok: false, reason: 'MAINTENANCE_STEP_FAILED' } });
+    const { message } = (outcome as { result: { message: string } }).result;
+    expect(message).toMatch(
+      /etcd-4 .*raised NOSPACE again as it applied it: no path reached it, so it was never defragmented in this run; defragment it by hand/,
+    );
+    expect(message).not.toMatch(/quota-backend-bytes/);
+  });
+
   it('a pause holds it, and the run is kept', async () => {
     h = harness();
     atQuota(h);
