@@ -183,6 +183,7 @@ function lockLostMidStep(): MatrixCase {
     members: 3,
     expected: 'removed',
     reason: 'TARGET_IS_FOLLOWER',
+    fast: true,
     timeoutMs: 120_000,
     policy: {
       maxAttempts: 60,
@@ -248,6 +249,7 @@ function leaderMoveRefused(): MatrixCase {
     members: MEMBERS,
     expected: 'removed',
     reason: 'TARGET_IS_FOLLOWER',
+    fast: true,
     timeoutMs: 120_000,
     policy: { maxAttempts: 60, incidentDeadlineMs: 300_000 },
     start: async () => ({ lab: await startLab({ members: MEMBERS, memberArgs: QUOTA_ARGS(MEMBERS) }) }),
