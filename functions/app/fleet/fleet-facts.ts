@@ -7,6 +7,8 @@ import {
   withClusterHolds,
   type StormHold,
   pauseOf,
+  stormHolding,
+  stormHoldsMessage,
   stormNow,
   type FleetFacts,
   type FleetMark,
@@ -113,6 +115,18 @@ export async function pauseHolding(
   if (seen.ok) return seen.value;
   const why = `the pauses kept in etcd could not be read (${seen.where}: ${seen.failure.message}), and a pause we cannot read may be there`;
   return { mark: { by: 'no one we could read', at: deps.clock.now(), why }, fleetWide: false, unread: true };
+}
+
+/**
+ * The fleet storm that holds a change to this cluster other than a removal (a defragmentation, a
+ * leadership move), said with `what` waits; undefined when none. The store's facts and the holds
+ * in the cluster's etcd, as the removal's gate reads them; holds that cannot be read leave the
+ * store's facts to answer.
+ */
+export async function stormHoldingChange(deps: ClusterDeps, cluster: ClusterEntry, view: ClusterView | undefined, what: string): Promise<string | undefined> {
+  const facts = await fleetFactsWithHolds(deps, cluster, clusterGuard(deps, cluster, view, undefined));
+  const storm = stormHolding(facts.ok ? facts.value : facts.storeFacts, cluster.policy.fleet, deps.clock.now());
+  return storm && stormHoldsMessage(storm, cluster.policy.fleet, what);
 }
 
 /** The pauses that make `pauseOf` say `pause` again, for a gate that takes FleetPauses. */

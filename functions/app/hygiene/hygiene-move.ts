@@ -7,7 +7,7 @@
 import { makeEvent, type DetailOf } from '../../../events/catalogue.ts';
 import { type ReasonCode, classifyFailure, boundedSaid } from '../../core/common/index.ts';
 import { describeDuration, type ClusterView } from '../../core/view/index.ts';
-import { pauseHolding } from '../fleet/index.ts';
+import { pauseHolding, stormHoldingChange } from '../fleet/index.ts';
 import { claimOf, endMove, withMove, type EndedState, type HygieneMoveRecord, type HygieneRecord } from '../../core/hygiene/index.ts';
 import { waitWithin } from '../../lib/wait-for.ts';
 import type { ClusterEntry } from '../../ports/cluster-directory.ts';
@@ -142,6 +142,8 @@ async function supersededBecause(deps: ClusterDeps, cluster: ClusterEntry, view:
     return `not every voting member is healthy now (${view.quorum.healthyVoting} of ${view.quorum.voting})`;
   const paused = await pauseHolding(deps, cluster, view);
   if (paused) return `${paused.fleetWide ? 'the fleet' : cluster.clusterId} was paused by ${paused.mark.by} (${paused.mark.why})`;
+  const storm = await stormHoldingChange(deps, cluster, view, 'nothing is moved');
+  if (storm) return storm.charAt(0).toLowerCase() + storm.slice(1);
   const open = await deps.store.listIncidents({ clusterId: cluster.clusterId, state: 'open' });
   if (open.length > 0) return `incident ${open[0]!.incidentId} opened on the cluster, and remediation owns its leadership`;
   return undefined;

@@ -23,7 +23,7 @@ import {
   wouldMove,
   type HygieneVerdict,
 } from '../../core/hygiene/index.ts';
-import { pauseHolding } from '../fleet/index.ts';
+import { pauseHolding, stormHoldingChange } from '../fleet/index.ts';
 import type { ClusterView } from '../../core/view/index.ts';
 import { boundedSaid, type MemberInfo } from '../../core/common/index.ts';
 import { UnknownClusterError, type ClusterEntry } from '../../ports/cluster-directory.ts';
@@ -160,8 +160,9 @@ async function heldBackBy(
   const pending = openMoveOf(record);
   if (pending || !wouldMove(verdict)) return heldBack(verdict, { clusterId: cluster.clusterId, pending });
   const paused = await pauseHolding(deps, cluster, view);
-  const open = paused ? [] : await deps.store.listIncidents({ clusterId: cluster.clusterId, state: 'open' });
-  return heldBack(verdict, { clusterId: cluster.clusterId, paused, openIncidents: open.map((i) => i.incidentId) });
+  const storm = paused ? undefined : await stormHoldingChange(deps, cluster, view, 'nothing is moved');
+  const open = paused || storm ? [] : await deps.store.listIncidents({ clusterId: cluster.clusterId, state: 'open' });
+  return heldBack(verdict, { clusterId: cluster.clusterId, paused, storm, openIncidents: open.map((i) => i.incidentId) });
 }
 
 /**

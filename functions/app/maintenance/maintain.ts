@@ -41,7 +41,7 @@ import { describeDuration, noSpaceRaisedBy, type ClusterView } from '../../core/
 import { UnknownClusterError, type ClusterEntry } from '../../ports/cluster-directory.ts';
 import { MaintenanceConflictError } from '../../ports/incident-store.ts';
 import { type ClusterDeps, iso } from '../common/index.ts';
-import { etcdClusterGuard, pauseHolding, takeClusterLockAs, type HeldLock } from '../fleet/index.ts';
+import { etcdClusterGuard, pauseHolding, stormHoldingChange, takeClusterLockAs, type HeldLock } from '../fleet/index.ts';
 import { probeCluster } from '../view/index.ts';
 import { runMaintenanceStep, type StepResult } from './maintenance-steps.ts';
 
@@ -132,6 +132,11 @@ export async function maintain(deps: ClusterDeps, detail: DetailOf<'MaintenanceD
       message: `${paused.fleetWide ? 'The fleet' : cluster.clusterId} is paused by ${paused.mark.by} (${paused.mark.why}): nothing is maintained until a person resumes it.`,
     };
 
+  // A storm holds what would take a member down for a while; clearing a NOSPACE alarm gives the cluster its writes back, so it goes on.
+  if (planned.reason !== 'MAINTENANCE_NOSPACE') {
+    const storm = await stormHoldingChange(deps, cluster, view, 'nothing is defragmented');
+    if (storm) return { kind: 'waiting', reason: 'FLEET_STORM', message: storm };
+  }
   const key = stepKey(step);
   // One owner per delivery: a redelivery of the same step is another.
   const owner = `maintenance:${start.runId}:${randomUUID().slice(0, 8)}`;

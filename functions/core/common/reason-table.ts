@@ -255,10 +255,10 @@ export const reasonTable = {
       'Remediation is paused, fleet-wide or for this cluster (etcd-remediator pause): probes and plans go on, nothing that changes a cluster runs until resume; the incident deadline bounds the wait.',
   },
   FLEET_STORM: {
-    outcomes: ['retry'],
+    outcomes: ['retry', 'maintenance', 'hygiene'],
     spendsAttempt: false,
     description:
-      'More than the storm share of the fleet opened incidents within the storm window: new removals are deferred (leader moves and removals already under way go on) until the count has stayed under the threshold for the cooldown, or a person runs resume --storm.',
+      "More than the storm share of the fleet opened incidents within the storm window: new removals are deferred (leader moves and removals already under way go on), and so are maintenance's defragmentations (a NOSPACE alarm's clearing aside) and leader hygiene's moves, until the count has stayed under the threshold for the cooldown, or a person runs resume --storm.",
   },
   REMOVALS_IN_FLIGHT: {
     outcomes: ['retry'],

@@ -46,3 +46,11 @@ export function removalsInFlightMessage(holders: readonly { owner: string; clust
   const more = holders.length > named.length ? ` and ${holders.length - named.length} more` : '';
   return `${holders.length} removal${holders.length === 1 ? ' is' : 's are'} in flight across the fleet (${named.join(', ')}${more}), the most maxRemovalsInFlight allows (${max}); ${name} is not removed yet, we look again at ${describeTime(at)}.`;
 }
+
+/** A storm said for a change that is not a removal (a defragmentation, a leadership move): it waits until the storm lifts. */
+export function stormHoldsMessage(storm: Storm & { where?: string; key?: string }, policy: FleetPolicy, what: string): string {
+  return (
+    `Fleet storm since ${describeTime(storm.since)}${keptIn(storm) ? ` (${keptIn(storm)})` : ''}: ${storm.count} of ${storm.registered} registered clusters opened incidents within the last ${describeDuration(policy.stormWindowMs)} (${namedClusters(storm.clusters)}), the storm threshold being ${storm.threshold}; ` +
+    `${what} until it lifts (at ${describeTime(storm.liftsAt)} if no other cluster fails), or a person runs \`etcd-remediator resume --storm\`.`
+  );
+}

@@ -1,6 +1,6 @@
 // What holds leader hygiene back whatever the figures say, pure: a move already asked for and not
-// over, a pause of the cluster or the fleet, an incident open on the cluster (remediation owns
-// its leadership then). The check loads the facts; this says the hold and its sentence.
+// over, a pause of the cluster or the fleet, a fleet storm, an incident open on the cluster
+// (remediation owns its leadership then). The check loads the facts; this says the hold and its sentence.
 import { describeTime } from '../view/index.ts';
 import type { FleetMark } from '../fleet/index.ts';
 import type { HygieneDecision } from './hygiene-facts.ts';
@@ -9,7 +9,7 @@ import type { HygieneMoveRecord } from './hygiene-record.ts';
 export interface HygieneHold {
   kind: 'hold';
   alert: boolean;
-  reason: 'HYGIENE_PAUSED' | 'HYGIENE_INCIDENT_OPEN' | 'HYGIENE_MOVE_PENDING';
+  reason: 'HYGIENE_PAUSED' | 'HYGIENE_INCIDENT_OPEN' | 'HYGIENE_MOVE_PENDING' | 'FLEET_STORM';
   message: string;
   evidence: Record<string, unknown>;
 }
@@ -25,13 +25,17 @@ export interface HoldFacts {
   paused?: { mark: FleetMark; fleetWide: boolean } | undefined;
   /** Incidents open on the cluster, read only when the verdict would move. */
   openIncidents?: readonly string[];
+  /** The fleet storm that holds the cluster, said (fleet-words' stormHoldsMessage), read only when the verdict would move. */
+  storm?: string | undefined;
 }
 
 /** Whether the verdict would move leadership: only then are the pause and the open incidents read. */
+const lowerFirst = (text: string): string => `${text.charAt(0).toLowerCase()}${text.slice(1)}`;
+
 export const wouldMove = (verdict: HygieneDecision): boolean => verdict.kind === 'move' || verdict.kind === 'would-move';
 
 export function heldBack(verdict: HygieneDecision, facts: HoldFacts): HygieneVerdict {
-  const { pending, paused, openIncidents = [], clusterId } = facts;
+  const { pending, paused, openIncidents = [], clusterId, storm } = facts;
   if (pending) {
     return {
       kind: 'hold',
@@ -52,6 +56,7 @@ export function heldBack(verdict: HygieneDecision, facts: HoldFacts): HygieneVer
       evidence: verdict.evidence,
     };
   }
+  if (storm) return { kind: 'hold', alert: false, reason: 'FLEET_STORM', message: `${verdict.message}; but ${lowerFirst(storm)}`, evidence: verdict.evidence };
   if (openIncidents.length > 0) {
     return {
       kind: 'hold',

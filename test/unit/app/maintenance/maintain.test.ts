@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { DetailOf } from '../../../../events/catalogue.ts';
 import { maintain } from '../../../../functions/app/maintenance/index.ts';
 import { EtcdCallError } from '../../../../functions/ports/etcd.ts';
+import { stormHoldOf } from '../../../../functions/core/fleet/index.ts';
 import { moveLeader } from '../../../../functions/app/move/move-leader.ts';
 import { scheduleRetry } from '../../../../functions/app/incident/schedule-retry.ts';
 import { probeMembers } from '../../../support/probe-members.ts';
@@ -186,6 +187,33 @@ describe('maintenance clears NOSPACE one member at a time', () => {
       /etcd-4 .*raised NOSPACE again as it applied it: no path reached it, so it was never defragmented in this run; defragment it by hand/,
     );
     expect(message).not.toMatch(/quota-backend-bytes/);
+  });
+
+  it('a fleet storm holds a fragmentation run (nothing defragmented, saying when it lifts), and not the clearing of a NOSPACE alarm', async () => {
+    const storm = { count: 6, threshold: 3, registered: 10, clusters: ['c2', 'c3', 'c4', 'c5', 'c6', 'c7'], since: 0, underFrom: 0 };
+    h = harness({ maintenance: { enabled: true } });
+    const state = atQuota(h);
+    state.alarmed = false;
+    h.setSample((at) =>
+      sample(
+        at,
+        [0, 1, 2].map((i): MemberSpec => ({ i, leader: 0, db: [400 * MiB, 100 * MiB] })),
+      ),
+    );
+    // As another remediator's store writes it into the cluster's etcd.
+    await h.guard.setHold('storm', stormHoldOf({ ...storm, liftsAt: h.clock.now() + 600_000 }, 'elsewhere', h.clock.now()));
+    const held = await maintain(h.deps, due('maintenance-check'));
+    expect(held).toMatchObject({ kind: 'waiting', reason: 'FLEET_STORM' });
+    expect((held as { message: string }).message).toMatch(
+      /^Fleet storm since .*6 of 10 registered clusters .*nothing is defragmented until it lifts \(at .*\), or a person runs `etcd-remediator resume --storm`/,
+    );
+    expect(h.calls.maintenance).toEqual([]);
+    await h.close();
+
+    h = harness();
+    atQuota(h);
+    await h.guard.setHold('storm', stormHoldOf({ ...storm, liftsAt: h.clock.now() + 600_000 }, 'elsewhere', h.clock.now()));
+    expect(await maintain(h.deps, due())).toMatchObject({ kind: 'stepped', key: `defragment:${id(1)}` });
   });
 
   it('a pause holds it, and the run is kept', async () => {
