@@ -27,10 +27,12 @@ export async function fragment(lab: Lab, { liveMib, churnMib }: { liveMib: numbe
     };
     await write('/live', liveMib);
     await write('/churn', churnMib);
-    await client.delete().prefix('/churn/');
+    // At the delete's own revision: a member's status may lag behind it on a loaded machine, and a
+    // compaction below the delete keeps every churned value.
+    const deleted = await client.delete().prefix('/churn/');
     const member = createMemberClient({ endpoint: lab.members[0]!.directUrl, path: 'direct' });
     try {
-      await member.compact!((await member.status(10_000)).revision!, 60_000);
+      await member.compact!(Number(deleted.header.revision), 60_000);
     } finally {
       member.close();
     }

@@ -1,10 +1,13 @@
-// Another disruption holds a maintenance step, on real etcd reached through the FAKE API server
-// alone (no client URL: every member found, probed, defragmented and disarmed through its etcd
-// pod): a 5-member control plane at its quota (NOSPACE on every member) with one follower dead and
-// another member's Node cordoned, as a drain begins. Defragmenting any live member now would leave 2 of 5
-// answering with the cordoned one down: the dead follower's removal waits (DISRUPTION_IN_PROGRESS),
-// naming the Node, and nothing is defragmented. Uncordoned, the maintenance clears the alarm one
-// member at a time and the follower is removed.
+// Another disruption holds a removal and a maintenance step, on real etcd reached through the FAKE
+// API server alone (no client URL: every member found, probed, defragmented, disarmed and removed
+// through its etcd pod), a member's Node cordoned as a drain begins:
+// - 3 members, a follower's kubelet down (its etcd serves): removing it would leave 2 of 2, no
+//   margin with the cordoned one down, so it waits (DISRUPTION_IN_PROGRESS) naming the Node;
+//   uncordoned, it is removed.
+// - 5 members at their quota (NOSPACE on every member), a follower dead: defragmenting any live
+//   member would leave 2 of 5 answering with the cordoned one down, so the dead follower's removal
+//   waits naming the Node and nothing is defragmented; uncordoned, the maintenance clears the alarm
+//   one member at a time and the follower is removed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventEnvelope } from '../../../events/catalogue.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
@@ -16,21 +19,67 @@ import { startKubeWorld, type KubeWorld } from './kube-world.ts';
 const NODES = resourceType('', 'nodes')!;
 const MEMBERS = 5;
 
-const current: { world?: KubeWorld; pipeline?: Pipeline } = {};
+/** As kubectl cordon writes it; every drain, Cluster API's included, begins with one. */
+const cordon = (world: KubeWorld, node: string, on: boolean): void => {
+  const found = world.fake.store.get(NODES, '', node);
+  world.fake.store.put(NODES, { ...found, spec: { ...(found.spec as object), unschedulable: on } });
+};
 
-beforeAll(async () => {
-  current.world = await startKubeWorld(MEMBERS, { tls: false, memberArgs: QUOTA_ARGS(MEMBERS, 'cp-') });
-}, 60_000);
+const retriesWith = (pipeline: Pipeline, reason: string) =>
+  pipeline.events.find((e): e is EventEnvelope<'RetryRequested'> => e.detailType === 'RetryRequested' && e.detail.reason === reason);
 
-afterAll(async () => {
-  try {
-    await current.pipeline?.close();
-  } finally {
-    await current.world?.down();
-  }
+describe('a cordoned Node holds a removal that would leave no margin', () => {
+  const current: { world?: KubeWorld; pipeline?: Pipeline } = {};
+  beforeAll(async () => {
+    current.world = await startKubeWorld(3);
+  }, 60_000);
+  afterAll(async () => {
+    try {
+      await current.pipeline?.close();
+    } finally {
+      await current.world?.down();
+    }
+  });
+
+  it("a follower whose kubelet is down waits while another member's Node is cordoned, naming it; uncordoned, it is removed", async () => {
+    const world = current.world!;
+    const leader = await world.lab.waitForLeader();
+    const [target, other] = world.lab.members.filter((m) => m.id !== leader.id);
+    world.fake.kubeletDown(target!.name);
+    cordon(world, other!.name, true);
+    const pipeline = (current.pipeline = await startPipeline(world.lab, {
+      kube: world.access,
+      endpoints: [],
+      policy: { maxAttempts: 60, incidentDeadlineMs: 300_000, callTimeoutMs: KUBE_CALL_TIMEOUT_MS },
+    }));
+    const outcome = pipeline.remediate({ machineName: world.machineOf(target!) }, 120_000);
+    outcome.catch(() => undefined);
+
+    const held = await waitFor(async () => retriesWith(pipeline, 'DISRUPTION_IN_PROGRESS'), { timeoutMs: 60_000, what: 'the removal to wait on the cordon' });
+    expect(held.detail.message).toContain(`its Node ${other!.name} is cordoned (a drain stops its pods)`);
+    expect(held.detail.message).toMatch(/nothing is removed until it ends/);
+    expect(pipeline.calls.memberRemove).toEqual([]);
+
+    cordon(world, other!.name, false);
+    const ended = await outcome;
+    expect(ended.detailType, JSON.stringify(ended.detail).slice(0, 1_500)).toBe('RemediationCompleted');
+    expect(pipeline.calls.removed).toEqual([target!.id]);
+  }, 180_000);
 });
 
 describe('a cordoned Node holds the maintenance a removal waits on', () => {
+  const current: { world?: KubeWorld; pipeline?: Pipeline } = {};
+  beforeAll(async () => {
+    current.world = await startKubeWorld(MEMBERS, { tls: false, memberArgs: QUOTA_ARGS(MEMBERS, 'cp-') });
+  }, 60_000);
+  afterAll(async () => {
+    try {
+      await current.pipeline?.close();
+    } finally {
+      await current.world?.down();
+    }
+  });
+
   it('the removal waits naming the Node and nothing is defragmented; uncordoned, NOSPACE is cleared and the follower removed', async () => {
     const world = current.world!;
     const { lab } = world;
@@ -38,12 +87,7 @@ describe('a cordoned Node holds the maintenance a removal waits on', () => {
     await fillAndCompact(lab);
     const [dead, cordoned] = lab.members.filter((m) => m.id !== leader.id);
     await lab.kill(dead!.name);
-    // As kubectl cordon writes it; every drain, Cluster API's included, begins with one.
-    const setCordon = (on: boolean) => {
-      const node = world.fake.store.get(NODES, '', cordoned!.name);
-      world.fake.store.put(NODES, { ...node, spec: { ...(node.spec as object), unschedulable: on } });
-    };
-    setCordon(true);
+    cordon(world, cordoned!.name, true);
 
     // No client URL: the members are found, probed and maintained through their etcd pods.
     const pipeline = (current.pipeline = await startPipeline(lab, {
@@ -74,7 +118,7 @@ describe('a cordoned Node holds the maintenance a removal waits on', () => {
     expect(defragmented).toBe(0);
     expect(pipeline.calls.memberRemove).toEqual([]);
 
-    setCordon(false);
+    cordon(world, cordoned!.name, false);
     const ended = await outcome;
     expect(ended.detailType, JSON.stringify(ended.detail).slice(0, 1_500)).toBe('RemediationCompleted');
     expect(pipeline.calls.removed).toEqual([dead!.id]);
