@@ -70,17 +70,29 @@ async function revokeClusterLock(lab: Lab): Promise<string> {
   }
 }
 
+/** What every 5-member NOSPACE row shares: the lab at a 2 MiB quota, and a removal's budget that outlasts the maintenance. */
+const QUOTA_ROW = {
+  members: MEMBERS,
+  fast: true,
+  policy: { maxAttempts: 60, incidentDeadlineMs: 300_000 },
+  start: async () => ({ lab: await startLab({ members: MEMBERS, memberArgs: QUOTA_ARGS(MEMBERS) }) }),
+} as const;
+
+/** A problem unless the run's done steps defragmented each of `live`, and no other member. */
+function defragmentedEach(doneKeys: readonly string[], live: readonly LabMember[]): string[] {
+  const defragmented = doneKeys.filter((k) => k.startsWith('defragment:'));
+  const want = live.map((m) => `defragment:${m.id}`).sort();
+  return check([...new Set(defragmented)].sort().join() === want.join(), `defragmented ${defragmented.join(', ')}, not each live member`);
+}
+
 export const maintenanceCases: MatrixCase[] = [
   {
     n: 22,
     name: 'maintenance-defragmented-member-killed',
-    members: MEMBERS,
+    ...QUOTA_ROW,
     expected: 'blocked',
     reason: 'ETCD_NO_SPACE',
-    fast: true,
     timeoutMs: 90_000,
-    policy: { maxAttempts: 60, incidentDeadlineMs: 300_000 },
-    start: async () => ({ lab: await startLab({ members: MEMBERS, memberArgs: QUOTA_ARGS(MEMBERS) }) }),
     async arrange(lab) {
       const { leader, target } = await atQuotaOneDead(lab);
       // The second follower in etcd's order: defragmented by the step the first one asks for.
@@ -106,13 +118,10 @@ export const maintenanceCases: MatrixCase[] = [
   {
     n: 22,
     name: 'maintenance-leader-moved-by-hand',
-    members: MEMBERS,
+    ...QUOTA_ROW,
     expected: 'removed',
     reason: 'TARGET_IS_FOLLOWER',
-    fast: true,
     timeoutMs: 90_000,
-    policy: { maxAttempts: 60, incidentDeadlineMs: 300_000 },
-    start: async () => ({ lab: await startLab({ members: MEMBERS, memberArgs: QUOTA_ARGS(MEMBERS) }) }),
     async arrange(lab) {
       const { leader, target, live } = await atQuotaOneDead(lab);
       // The follower defragmented first: a person hands it the leadership mid-maintenance.
@@ -145,14 +154,7 @@ export const maintenanceCases: MatrixCase[] = [
         ...check(outcomes[0]?.detailType === 'RemediationCompleted', `not removed: ${JSON.stringify(outcomes[0]?.detail).slice(0, 300)}`),
         ...check(done !== undefined, `no maintenance ended done: ${ended.map((e) => `${e.detail.outcome} ${e.detail.reason}`).join(', ')}`),
         // Every live member once (the moved leader defragmented as the follower it became), then disarm and the write.
-        ...check(
-          [...new Set(defragmented)].sort().join() ===
-            live
-              .map((m) => `defragment:${m.id}`)
-              .sort()
-              .join(),
-          `defragmented ${defragmented.join(', ')}, not each live member once`,
-        ),
+        ...defragmentedEach(defragmented, live),
         ...check(keys.slice(-2).join() === 'disarm,verify', `the run did not end by disarming and checking a write: ${keys.join(', ')}`),
         ...check((await alarmsOf(live)).length === 0, 'an alarm still stands'),
         ...(await membershipIs(lab, [target])),
@@ -246,13 +248,10 @@ function leaderMoveRefused(): MatrixCase {
   return {
     n: 22,
     name: 'maintenance-leader-move-refused',
-    members: MEMBERS,
+    ...QUOTA_ROW,
     expected: 'removed',
     reason: 'TARGET_IS_FOLLOWER',
-    fast: true,
     timeoutMs: 120_000,
-    policy: { maxAttempts: 60, incidentDeadlineMs: 300_000 },
-    start: async () => ({ lab: await startLab({ members: MEMBERS, memberArgs: QUOTA_ARGS(MEMBERS) }) }),
     async arrange(lab) {
       defragmentedLeading.length = 0;
       const { leader, target } = await atQuotaOneDead(lab);
@@ -304,14 +303,7 @@ function leaderMoveRefused(): MatrixCase {
           refused !== undefined && steps.findIndex((s) => s.key === `defragment:${leader.id}` && s.outcome === 'done') > steps.indexOf(refused),
           `${leader.name} was not defragmented after the refused move: ${steps.map((s) => `${s.key} ${s.outcome}`).join(', ')}`,
         ),
-        ...check(
-          [...new Set(defragmented)].sort().join() ===
-            live
-              .map((m) => `defragment:${m.id}`)
-              .sort()
-              .join(),
-          `defragmented ${defragmented.join(', ')}, not each live member once`,
-        ),
+        ...defragmentedEach(defragmented, live),
         ...check((await alarmsOf(live)).length === 0, 'an alarm still stands'),
         ...(await membershipIs(lab, [target])),
       ];

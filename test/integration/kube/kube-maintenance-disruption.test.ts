@@ -25,13 +25,11 @@ const cordon = (world: KubeWorld, node: string, on: boolean): void => {
   world.fake.store.put(NODES, { ...found, spec: { ...(found.spec as object), unschedulable: on } });
 };
 
-const retriesWith = (pipeline: Pipeline, reason: string) =>
-  pipeline.events.find((e): e is EventEnvelope<'RetryRequested'> => e.detailType === 'RetryRequested' && e.detail.reason === reason);
-
-describe('a cordoned Node holds a removal that would leave no margin', () => {
+/** A world of the describe's own, and the pipeline a case starts on it: both ended after it. */
+function worldPerDescribe(start: () => Promise<KubeWorld>): { world?: KubeWorld; pipeline?: Pipeline } {
   const current: { world?: KubeWorld; pipeline?: Pipeline } = {};
   beforeAll(async () => {
-    current.world = await startKubeWorld(3);
+    current.world = await start();
   }, 60_000);
   afterAll(async () => {
     try {
@@ -40,6 +38,14 @@ describe('a cordoned Node holds a removal that would leave no margin', () => {
       await current.world?.down();
     }
   });
+  return current;
+}
+
+const retriesWith = (pipeline: Pipeline, reason: string) =>
+  pipeline.events.find((e): e is EventEnvelope<'RetryRequested'> => e.detailType === 'RetryRequested' && e.detail.reason === reason);
+
+describe('a cordoned Node holds a removal that would leave no margin', () => {
+  const current = worldPerDescribe(() => startKubeWorld(3));
 
   it("a follower whose kubelet is down waits while another member's Node is cordoned, naming it; uncordoned, it is removed", async () => {
     const world = current.world!;
@@ -68,17 +74,7 @@ describe('a cordoned Node holds a removal that would leave no margin', () => {
 });
 
 describe('a cordoned Node holds the maintenance a removal waits on', () => {
-  const current: { world?: KubeWorld; pipeline?: Pipeline } = {};
-  beforeAll(async () => {
-    current.world = await startKubeWorld(MEMBERS, { tls: false, memberArgs: QUOTA_ARGS(MEMBERS, 'cp-') });
-  }, 60_000);
-  afterAll(async () => {
-    try {
-      await current.pipeline?.close();
-    } finally {
-      await current.world?.down();
-    }
-  });
+  const current = worldPerDescribe(() => startKubeWorld(MEMBERS, { tls: false, memberArgs: QUOTA_ARGS(MEMBERS, 'cp-') }));
 
   it('the removal waits naming the Node and nothing is defragmented; uncordoned, NOSPACE is cleared and the follower removed', async () => {
     const world = current.world!;
