@@ -12,6 +12,8 @@ import {
   HYGIENE_MOVES,
   LEADER_MOVED,
   LEARNER_REMOVED,
+  MAINTENANCE_RUNS,
+  MAINTENANCE_STEP_DURATION,
   PROBE_LATENCY,
   REMEDIATION_DEFERRED,
   REPLACEMENT_OVERDUE,
@@ -49,6 +51,16 @@ function probeLatencies(event: EventEnvelope<'MembersProbed'>): MetricPoint[] {
   );
 }
 
+/** Each journaled step's time, by its kind (the key's part before a member id) and outcome; what is not a step is skipped. */
+function stepDurations(steps: unknown): MetricPoint[] {
+  if (!Array.isArray(steps)) return [];
+  return steps.flatMap((s: unknown) => {
+    const { key, tookMs, outcome } = (typeof s === 'object' && s !== null ? s : {}) as Record<string, unknown>;
+    if (typeof key !== 'string' || typeof tookMs !== 'number' || typeof outcome !== 'string') return [];
+    return [{ name: MAINTENANCE_STEP_DURATION, unit: 'Milliseconds' as const, value: tookMs, dimensions: { step: key.split(':')[0]!, outcome } }];
+  });
+}
+
 /** `openedAt` (epoch ms) is the incident's, needed for the time to remediate only. */
 export function outcomeMetrics(event: EventEnvelope, openedAt?: number): MetricPoint[] {
   if (isTerminalEvent(event)) {
@@ -82,6 +94,8 @@ export function outcomeMetrics(event: EventEnvelope, openedAt?: number): MetricP
       const took = outcome === 'moved' && tookMs !== undefined ? [{ name: HYGIENE_MOVE_DURATION, unit: 'Milliseconds' as const, value: tookMs }] : [];
       return [count(HYGIENE_MOVES, { outcome }), ...took];
     }
+    case 'MaintenanceEnded':
+      return [count(MAINTENANCE_RUNS, { outcome: event.detail.outcome, reason: event.detail.reason }), ...stepDurations(event.detail.evidence.steps)];
     case 'LeaderHygieneAlert':
       return [count(event.detail.phase === 'ended' ? HYGIENE_ALERTS_ENDED : HYGIENE_ALERTS, { reason: event.detail.reason })];
     default:

@@ -18,7 +18,7 @@ import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
-import { METRICS_NAMESPACE } from '../../functions/core/incident/index.ts';
+import { MAINTENANCE_RUNS, METRICS_NAMESPACE } from '../../functions/core/incident/index.ts';
 import { pipelineFunctionNames, type StackFunctionName } from './function-specs.ts';
 import type { DeadLetterQueue } from './queues.ts';
 import { REPLACEMENT_OVERDUE } from '../../functions/lambda/outcome-metrics.ts';
@@ -76,6 +76,21 @@ export class Monitoring extends Construct {
       "etcd-remediator removed a member and no replacement joined within the policy's replacement.windowMs: the cluster is short. Check the replacement Machine and its kubeadm join; the ReplacementOverdue event names the member, when it was removed and what the cluster has now.",
       actions,
     );
+    // Maintenance runs only in remediate (it hosts maintain): a run that failed is a person's to look at.
+    const maintenanceRuns = (outcome: string): Metric =>
+      new Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName: MAINTENANCE_RUNS,
+        dimensionsMap: { service: 'remediate', outcome },
+        statistic: 'Sum',
+        period: Duration.minutes(5),
+      });
+    this.alarm(
+      'MaintenanceFailed',
+      maintenanceRuns('failed'),
+      'etcd-remediator: a maintenance run failed (a step failed three times, or etcd still refused writes for space after every member was defragmented and the alarm disarmed). The MaintenanceEnded event says which step and why; a removal waiting on a NOSPACE it could not clear blocks, saying what to do.',
+      actions,
+    );
 
     this.dashboard = new Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(3) });
     this.dashboard.addWidgets(new AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 24, height: 4 }));
@@ -96,6 +111,13 @@ export class Monitoring extends Construct {
       graph(
         'Time to remediate (ms)',
         ['p50', 'max'].map((statistic) => summedTime(statistic)),
+      ),
+    );
+    this.dashboard.addWidgets(
+      graph(
+        'Maintenance runs',
+        ['done', 'waiting', 'blocked', 'failed'].map((o) => maintenanceRuns(o).with({ label: `maintenance ${o}` })),
+        24,
       ),
     );
     const fns = Object.entries(props.functions) as [StackFunctionName, IFunction][];

@@ -9,7 +9,7 @@ import { filesLoadedWith } from '../../infra/build/bundle-graph.ts';
 import { intakePatterns } from '../../events/intake-routing.ts';
 import { table as tableDefinition } from '../../functions/adapters/aws/dynamodb-table.ts';
 import { SECRET_PREFIX } from '../../infra/cli/register.ts';
-import { metricTable } from '../../functions/core/incident/metric-names.ts';
+import { metricRow, metricTable } from '../../functions/core/incident/metric-names.ts';
 import {
   actionsOf,
   assetDirOf,
@@ -67,8 +67,8 @@ describe('resources', () => {
       scheduleGroup: 1,
       pipe: 1,
       queues: 5 + 2 + 1 + 2,
-      // A depth alarm on every queue but the short-wait one, blocked remediations, and replacements overdue.
-      alarms: 5 + 2 + 1 + 1 + 1 + 1,
+      // A depth alarm on every queue but the short-wait one, blocked remediations, replacements overdue, and failed maintenance runs.
+      alarms: 5 + 2 + 1 + 1 + 1 + 1 + 1,
       dashboard: 1,
       roles: 6 + 2,
     });
@@ -321,6 +321,25 @@ describe('dead-letter queues and alarms', () => {
     expect(metrics.map((m) => m.Namespace)).toEqual(pipelineFunctionNames.map(() => 'EtcdRemediator'));
     expect(metrics.map((m) => m.Dimensions)).toEqual(pipelineFunctionNames.map((service) => [{ Name: 'service', Value: service }]));
     expect(blocked[0]).toMatchObject({ ComparisonOperator: 'GreaterThanThreshold', Threshold: 0 });
+  });
+
+  it('a failed maintenance run alarms, on the metric remediate (which hosts maintain) writes', () => {
+    const failed = alarms().filter((a) => a.MetricName === 'MaintenanceRuns');
+    expect(failed).toHaveLength(1);
+    expect(failed[0]).toMatchObject({
+      Namespace: 'EtcdRemediator',
+      Statistic: 'Sum',
+      ComparisonOperator: 'GreaterThanThreshold',
+      Threshold: 0,
+      TreatMissingData: 'notBreaching',
+    });
+    expect(failed[0]!.Dimensions).toEqual(
+      expect.arrayContaining([
+        { Name: 'service', Value: 'remediate' },
+        { Name: 'outcome', Value: 'failed' },
+      ]),
+    );
+    expect(metricRow('MaintenanceRuns')?.dimensions).toEqual(['outcome']);
   });
 
   it('alarms and the dashboard read only metrics of the metric table, under the names the functions write', () => {

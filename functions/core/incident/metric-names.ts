@@ -48,6 +48,8 @@ export const HYGIENE_MOVES = 'HygieneMoves';
 export const HYGIENE_MOVE_DURATION = 'HygieneMoveDuration';
 export const HYGIENE_ALERTS = 'HygieneAlerts';
 export const HYGIENE_ALERTS_ENDED = 'HygieneAlertsEnded';
+export const MAINTENANCE_RUNS = 'MaintenanceRuns';
+export const MAINTENANCE_STEP_DURATION = 'MaintenanceStepDuration';
 
 /** The reasons a retry stands for fleet safety holding a remediation back (fleet-gate.ts). */
 export const DEFERRAL_REASONS = ['FLEET_STORM', 'PAUSED', 'REMOVALS_IN_FLIGHT'] as const;
@@ -144,6 +146,22 @@ export const metricTable: readonly MetricRow[] = [
     meaning: "A leader-hygiene alert's hold ended (LeaderHygieneAlert phase ended), once, by the hold's reason code.",
     dimensions: [],
     labels: ['reason'],
+  },
+  {
+    name: MAINTENANCE_RUNS,
+    unit: 'Count',
+    meaning: 'A maintenance run ended (MaintenanceEnded), by its outcome (done, waiting, blocked, failed) and the reason it ended with.',
+    dimensions: ['outcome'],
+    labels: ['outcome', 'reason'],
+  },
+  {
+    name: MAINTENANCE_STEP_DURATION,
+    unit: 'Milliseconds',
+    meaning:
+      "How long each step of an ended maintenance run took (its MaintenanceEnded evidence), by its kind (compact, defragment, move-leader, disarm, verify) and outcome: a defragmentation's is how long its member stalled.",
+    dimensions: ['step'],
+    labels: ['step', 'outcome'],
+    bucketsSeconds: [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 720],
   },
   {
     name: DEAD_LETTER,

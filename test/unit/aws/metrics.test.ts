@@ -67,6 +67,27 @@ describe('outcomeMetrics', () => {
     ]);
   });
 
+  it('MaintenanceEnded: the run counted by outcome and reason, and each journaled step timed by its kind and outcome; what is not a step is skipped', () => {
+    const sampled = loadSample('MaintenanceEnded');
+    expect(outcomeMetrics(event('MaintenanceEnded'))).toEqual([
+      { name: 'MaintenanceRuns', unit: 'Count', value: 1, dimensions: { outcome: 'done', reason: 'MAINTENANCE_NOT_NEEDED' } },
+      ...(sampled.evidence.steps as { key: string; tookMs: number; outcome: string }[]).map((step) => ({
+        name: 'MaintenanceStepDuration',
+        unit: 'Milliseconds',
+        value: step.tookMs,
+        dimensions: { step: step.key.split(':')[0], outcome: step.outcome },
+      })),
+    ]);
+    const odd = makeEvent('MaintenanceEnded', {
+      ...sampled,
+      outcome: 'failed',
+      evidence: { steps: [{ key: 'defragment:a1', tookMs: 'soon', outcome: 'done' }, 'x'] },
+    });
+    expect(outcomeMetrics(odd)).toEqual([
+      { name: 'MaintenanceRuns', unit: 'Count', value: 1, dimensions: { outcome: 'failed', reason: 'MAINTENANCE_NOT_NEEDED' } },
+    ]);
+  });
+
   it('MembersProbed: one probe latency for each member and path the view holds, answered or not', () => {
     const points = outcomeMetrics(event('MembersProbed'));
     const view = loadSample('MembersProbed').view;
