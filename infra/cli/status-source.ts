@@ -10,7 +10,7 @@ import type { FleetPauses } from '../../functions/ports/fleet.ts';
 import type { Incident, IncidentStore, StoredTimer } from '../../functions/ports/incident-store.ts';
 import { requiredFlag, UsageError } from './args.ts';
 import { checkOneTarget, openDeployedTable } from './fleet-target.ts';
-import type { ClusterHygiene, ReplacementSaid, StatusEntry } from './status-table.ts';
+import type { ClusterHygiene, ClusterMaintenance, ReplacementSaid, StatusEntry } from './status-table.ts';
 
 export type StatusStore = Pick<IncidentStore, 'getIncident' | 'listIncidents' | 'journal' | 'listDeadLetters' | 'fleetPauses'>;
 
@@ -42,6 +42,8 @@ export interface StatusSnapshot {
   pauses: FleetPauses;
   /** The clusters with a leader-hygiene record, by id. */
   hygiene: ClusterHygiene[];
+  /** The clusters with a maintenance record, by id. */
+  maintenance: ClusterMaintenance[];
 }
 
 /** --state FILE (read-only) or --table NAME [--region R]. */
@@ -55,13 +57,16 @@ export async function openStatusSource(values: { state?: string | undefined; tab
         ? new UsageError(`--table: no table ${values.table} in this account and region (${error.message})`)
         : error;
     // The table's records are read for its registered clusters: a record is keyed by cluster, with no list of its own.
-    const hygiene = async () => {
-      const stored = await Promise.all(
-        (await table.registeredClusterIds()).map(async (clusterId) => ({ clusterId, stored: await table.records.hygieneRecord(clusterId) })),
-      );
+    const each = async <T>(read: (clusterId: string) => Promise<{ record: T } | undefined>) => {
+      const stored = await Promise.all((await table.registeredClusterIds()).map(async (clusterId) => ({ clusterId, stored: await read(clusterId) })));
       return stored.flatMap(({ clusterId, stored: s }) => (s ? [{ clusterId, record: s.record }] : []));
     };
-    return source(table.records, table.where, { timers: async () => [], hygiene }, () => table.close(), missing);
+    const reads: SnapshotReads = {
+      timers: async () => [],
+      hygiene: () => each((id) => table.records.hygieneRecord(id)),
+      maintenance: () => each((id) => table.records.maintenanceRecord(id)),
+    };
+    return source(table.records, table.where, reads, () => table.close(), missing);
   }
   const statePath = values.state!;
   if (!fs.existsSync(statePath)) throw new UsageError(`--state: no state file at ${statePath}`);
@@ -70,6 +75,7 @@ export async function openStatusSource(values: { state?: string | undefined; tab
   const reads: SnapshotReads = {
     timers: () => store.dueTimers(Number.MAX_SAFE_INTEGER),
     hygiene: async () => (await store.hygieneRecords()).map(({ clusterId, record }) => ({ clusterId, record })),
+    maintenance: async () => (await store.maintenanceRecords()).map(({ clusterId, record }) => ({ clusterId, record })),
   };
   return source(
     store,
@@ -84,6 +90,7 @@ export async function openStatusSource(values: { state?: string | undefined; tab
 interface SnapshotReads {
   timers(): Promise<StoredTimer[]>;
   hygiene(): Promise<ClusterHygiene[]>;
+  maintenance(): Promise<ClusterMaintenance[]>;
 }
 
 function source(store: StatusStore, where: string, reads: SnapshotReads, close: () => Promise<void>, described: (error: unknown) => unknown): StatusSource {
@@ -97,7 +104,13 @@ const incidentOfTimer = (timer: StoredTimer): string | undefined => {
 };
 
 async function readSnapshot(store: StatusStore, reads: SnapshotReads): Promise<StatusSnapshot> {
-  const [incidents, pauses, pending, hygiene] = await Promise.all([store.listIncidents(), store.fleetPauses(), reads.timers(), reads.hygiene()]);
+  const [incidents, pauses, pending, hygiene, maintenance] = await Promise.all([
+    store.listIncidents(),
+    store.fleetPauses(),
+    reads.timers(),
+    reads.hygiene(),
+    reads.maintenance(),
+  ]);
   const dueAt = new Map<string, number>();
   for (const timer of pending) {
     const id = incidentOfTimer(timer);
@@ -110,7 +123,7 @@ async function readSnapshot(store: StatusStore, reads: SnapshotReads): Promise<S
       return { incident, ...(next === undefined ? {} : { nextDueAt: next }), ...(said ? { replacementSaid: said } : {}) };
     }),
   );
-  return { incidents, entries, pauses, hygiene };
+  return { incidents, entries, pauses, hygiene, maintenance };
 }
 
 /**

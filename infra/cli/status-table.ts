@@ -5,6 +5,7 @@ import { stateReading } from '../../functions/core/incident/index.ts';
 import type { Decision, ReasonCode } from '../../functions/core/common/index.ts';
 import type { FleetPauses } from '../../functions/core/fleet/index.ts';
 import type { HygieneRecord } from '../../functions/core/hygiene/index.ts';
+import type { MaintenanceRecord, MaintenanceStepDone } from '../../functions/core/maintenance/index.ts';
 import { targetKeyOf } from '../../functions/core/view/index.ts';
 import type { Incident } from '../../functions/ports/incident-store.ts';
 import { formatAge } from './duration.ts';
@@ -33,11 +34,19 @@ export interface ClusterHygiene {
   record: Pick<HygieneRecord, 'lastJudged' | 'moves' | 'lastAlert'>;
 }
 
+/** A cluster's maintenance record, as far as status shows it: the run in flight and the last one ended. */
+export interface ClusterMaintenance {
+  clusterId: string;
+  record: Pick<MaintenanceRecord, 'run' | 'lastRun'>;
+}
+
 export interface StatusTableInput {
   entries: readonly StatusEntry[];
   pauses: FleetPauses;
   /** The clusters with a leader-hygiene record; none, no lines. */
   hygiene?: readonly ClusterHygiene[];
+  /** The clusters with a maintenance record; only those with a run in flight or ended get a line. */
+  maintenance?: readonly ClusterMaintenance[];
   now: number;
   /** Terminal columns; absent (not a terminal) cuts nothing. */
   width?: number;
@@ -191,6 +200,40 @@ export function hygieneLines(hygiene: readonly ClusterHygiene[], now: number): s
   return rows.map((r) => `leader hygiene${GAP}${r.map((cell, i) => (i < 2 ? cell.padEnd(widths[i]!) : cell)).join(GAP)}`.trimEnd());
 }
 
+const withRuns = (maintenance: readonly ClusterMaintenance[]) =>
+  [...maintenance].filter(({ record }) => record.run || record.lastRun).sort((a, b) => (a.clusterId < b.clusterId ? -1 : a.clusterId > b.clusterId ? 1 : 0));
+
+/** The steps a run journaled, as "3 steps done, 1 failed". */
+function stepsSaid(done: readonly MaintenanceStepDone[]): string {
+  const ok = done.filter((d) => d.outcome === 'done').length;
+  const failed = done.length - ok;
+  return `${ok} step${ok === 1 ? '' : 's'} done${failed > 0 ? `, ${failed} failed` : ''}`;
+}
+
+/**
+ * One line a cluster with a maintenance run in flight (why it started, the steps done, the one
+ * running now) or ended (how, why, how long ago), its cells aligned.
+ */
+export function maintenanceLines(maintenance: readonly ClusterMaintenance[], now: number): string[] {
+  const rows = withRuns(maintenance).map(({ clusterId, record }) => {
+    const { run, lastRun } = record;
+    const said = run
+      ? `running (${run.reason}) since ${formatAge(now - run.startedAt)} ago: ${stepsSaid(run.done)}${run.claim ? `, ${run.claim.key} now` : ''}`
+      : `last run ${lastRun!.outcome} (${lastRun!.endReason}) ${formatAge(now - lastRun!.endedAt)} ago: ${stepsSaid(lastRun!.done)}`;
+    return [clusterId, said].map(escapeControls);
+  });
+  const width = Math.max(0, ...rows.map((r) => r[0]!.length));
+  return rows.map(([cluster, said]) => `maintenance${GAP}${cluster!.padEnd(width)}${GAP}${said}`.trimEnd());
+}
+
+/** What the maintenance lines say, without the ages: for the watch key. */
+const maintenanceSaid = (maintenance: readonly ClusterMaintenance[]) =>
+  withRuns(maintenance).map(({ clusterId, record: { run, lastRun } }) => [
+    clusterId,
+    run ? [run.runId, run.done.length, run.claim?.key ?? null] : null,
+    lastRun ? [lastRun.runId, lastRun.outcome] : null,
+  ]);
+
 /** What the hygiene lines say, without the ages: for the watch key. */
 const hygieneSaid = (hygiene: readonly ClusterHygiene[]) =>
   byClusterId(hygiene).map(({ clusterId, record }) => {
@@ -208,7 +251,11 @@ export function renderStatusTable(input: StatusTableInput): string[] {
   const hidden = input.entries.length - visible.length;
   const storm = stormLine(input.entries, input.now);
   const above = [...pauseLines(input.pauses), ...(storm ? [storm] : [])];
-  const lines: string[] = [...above.map(escapeControls), ...hygieneLines(input.hygiene ?? [], input.now)];
+  const lines: string[] = [
+    ...above.map(escapeControls),
+    ...hygieneLines(input.hygiene ?? [], input.now),
+    ...maintenanceLines(input.maintenance ?? [], input.now),
+  ];
   if (visible.length === 0) {
     lines.push(hidden === 0 ? 'no incidents' : `no incidents open or ended in the last ${windowText(input.recentMs ?? 0)}`);
   } else {
@@ -249,5 +296,6 @@ export function statusChangeKey(input: StatusTableInput): string {
     pauses: pauseLines(input.pauses),
     storm: stormLine(input.entries, 0) !== undefined,
     hygiene: hygieneSaid(input.hygiene ?? []),
+    maintenance: maintenanceSaid(input.maintenance ?? []),
   });
 }

@@ -9,7 +9,8 @@ import { escapeControlsIn } from './control-chars.ts';
 import { formatDuration } from './duration.ts';
 import { EXIT, printJson, renderTimeline } from './output.ts';
 import { findIncident, openStatusSource, type StatusSnapshot, type StatusStore } from './status-source.ts';
-import { nextDue, pauseLines, renderStatusTable, statusChangeKey, type ClusterHygiene, type StatusEntry } from './status-table.ts';
+import { nextDue, pauseLines, renderStatusTable, statusChangeKey, type ClusterHygiene, type ClusterMaintenance, type StatusEntry } from './status-table.ts';
+import type { MaintenanceStepDone } from '../../functions/core/maintenance/index.ts';
 import { watchStatus } from './status-watch.ts';
 import { incidentRefFrom } from './incident-ref.ts';
 
@@ -20,8 +21,9 @@ the last 24 h (--all: every one), what needs a person first (blocked, failed, a 
 overdue), then open, awaiting a replacement, ended; oldest first within each. Columns: the id's
 first 8 characters, cluster, target (the member's name), state, reason (the last decision's code),
 age (since it opened), next (when its next step is due) and attempt. Pauses and a storm hold are
-listed above it, then a line for each cluster with a leader-hygiene record: its last judgement
-and the last move. With INCIDENT (an id, or a unique prefix of one): that incident and its journal
+listed above it, then a line for each cluster with a leader-hygiene record (its last judgement
+and the last move) and for each with a maintenance run in flight (why, the steps done, the one
+running) or ended (how, why, when). With INCIDENT (an id, or a unique prefix of one): that incident and its journal
 as a timeline. status only reads: it works on a read-only file and while another process owns the
 file, and never writes to it.
 
@@ -84,6 +86,28 @@ function hygieneSummary({ clusterId, record }: ClusterHygiene) {
   };
 }
 
+/** A cluster's maintenance as --json says it: the run in flight (steps done, the one claimed now) and the last run ended. */
+function maintenanceSummary({ clusterId, record: { run, lastRun } }: ClusterMaintenance) {
+  const steps = (done: readonly MaintenanceStepDone[]) => done.map((d) => ({ ...d, at: iso(d.at) }));
+  return {
+    clusterId,
+    run: run
+      ? { runId: run.runId, reason: run.reason, askedBy: run.askedBy, startedAt: iso(run.startedAt), steps: steps(run.done), running: run.claim?.key ?? null }
+      : null,
+    lastRun: lastRun
+      ? {
+          runId: lastRun.runId,
+          outcome: lastRun.outcome,
+          reason: lastRun.endReason,
+          message: lastRun.message,
+          startedAt: iso(lastRun.startedAt),
+          endedAt: iso(lastRun.endedAt),
+          steps: steps(lastRun.done),
+        }
+      : null,
+  };
+}
+
 async function showIncident(store: StatusStore, where: string, ref: string, json: boolean): Promise<void> {
   const found = await findIncident(store, where, ref);
   const journaled = timelineOf(await store.journal(found.incidentId));
@@ -114,18 +138,18 @@ async function showIncident(store: StatusStore, where: string, ref: string, json
 function printIncidents(snapshot: StatusSnapshot, json: boolean, recentMs: number | undefined): void {
   if (json) {
     const entries = new Map(snapshot.entries.map((e) => [e.incident.incidentId, e]));
-    const { incidents, pauses, hygiene } = snapshot;
+    const { incidents, pauses, hygiene, maintenance } = snapshot;
+    const runs = maintenance.filter(({ record }) => record.run || record.lastRun);
     printJson({
       incidents: incidents.map((i) => summary(i, entries.get(i.incidentId))),
       ...(pauseLines(pauses).length > 0 ? { pauses } : {}),
       ...(hygiene.length > 0 ? { hygiene: hygiene.map(hygieneSummary) } : {}),
+      ...(runs.length > 0 ? { maintenance: runs.map(maintenanceSummary) } : {}),
     });
     return;
   }
   const width = process.stdout.isTTY ? process.stdout.columns : undefined;
-  process.stdout.write(
-    `${renderStatusTable({ entries: snapshot.entries, pauses: snapshot.pauses, hygiene: snapshot.hygiene, now: Date.now(), width, recentMs }).join('\n')}\n`,
-  );
+  process.stdout.write(`${renderStatusTable({ ...snapshot, now: Date.now(), width, recentMs }).join('\n')}\n`);
 }
 
 async function listDeadLetters(store: StatusStore, json: boolean): Promise<void> {
@@ -179,7 +203,15 @@ export async function run(argv: string[]): Promise<number> {
   try {
     if (values.watch) {
       const frame = (snapshot: StatusSnapshot, now: number, width: number | undefined) => {
-        const input = { entries: snapshot.entries, pauses: snapshot.pauses, hygiene: snapshot.hygiene, now, width, recentMs };
+        const input = {
+          entries: snapshot.entries,
+          pauses: snapshot.pauses,
+          hygiene: snapshot.hygiene,
+          maintenance: snapshot.maintenance,
+          now,
+          width,
+          recentMs,
+        };
         return { lines: renderStatusTable(input), key: statusChangeKey(input) };
       };
       await watchStatus({ source, intervalMs, frame });

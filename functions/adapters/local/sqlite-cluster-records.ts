@@ -33,6 +33,15 @@ export async function maintenanceRecord(ctx: SqliteContext, clusterId: string): 
   return stored && { record: maintenanceRecordFromText(stored.text, `maintenance record of ${clusterId}`), version: stored.version };
 }
 
+/** Every cluster's record, by cluster id: what status shows of maintenance. */
+export async function maintenanceRecords(ctx: SqliteContext): Promise<(StoredMaintenance & { clusterId: string })[]> {
+  return versionedTexts(ctx, 'maintenance_records').map(({ clusterId, text, version }) => ({
+    clusterId,
+    record: maintenanceRecordFromText(text, `maintenance record of ${clusterId}`),
+    version,
+  }));
+}
+
 export async function saveMaintenanceRecord(ctx: SqliteContext, clusterId: string, record: MaintenanceRecord, expectVersion: number): Promise<number> {
   const version = nextRecordVersion(expectVersion);
   if (!saveVersionedText(ctx, 'maintenance_records', clusterId, maintenanceRecordText(record), version, expectVersion))

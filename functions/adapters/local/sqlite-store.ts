@@ -41,7 +41,7 @@ import {
   setPause,
   takeRemovalSlot,
 } from './sqlite-fleet.ts';
-import { hygieneRecord, hygieneRecords, maintenanceRecord, saveHygieneRecord, saveMaintenanceRecord } from './sqlite-cluster-records.ts';
+import { hygieneRecord, hygieneRecords, maintenanceRecord, maintenanceRecords, saveHygieneRecord, saveMaintenanceRecord } from './sqlite-cluster-records.ts';
 import { appendJournal, journal, markStep, stepDone } from './sqlite-journal.ts';
 import { BASE_VERSION, migrate, SCHEMA_VERSION, schemaVersion, SchemaTooNewError, SchemaTooOldError } from './sqlite-migrations.ts';
 import {
@@ -210,6 +210,11 @@ export class SqliteIncidentStore implements IncidentStore, TimerStore {
   /** Every cluster's leader-hygiene record (the state file's own list: a local run has no registry of clusters). */
   hygieneRecords(): Promise<(StoredHygiene & { clusterId: string })[]> {
     return hygieneRecords(this.#ctx);
+  }
+
+  /** Every cluster's maintenance record: status's lines. */
+  maintenanceRecords(): Promise<(StoredMaintenance & { clusterId: string })[]> {
+    return maintenanceRecords(this.#ctx);
   }
 
   putDeadLetter(input: DeadLetterInput): Promise<DeadLetter> {

@@ -1,7 +1,8 @@
-// `status` shows leader hygiene through the real binary: a state file whose clusters have hygiene
-// records (written by the real store, as the periodic check and move-leader write them) gets a
-// line per cluster above the table, its last judgement and last move, and --json the same in
-// fields; `status --table` reads the records of the table's registered clusters (dynalite).
+// `status` shows leader hygiene and maintenance through the real binary: a state file whose
+// clusters have hygiene records (written by the real store, as the periodic check and move-leader
+// write them) gets a line per cluster above the table, its last judgement and last move, and
+// --json the same in fields; so does a cluster with a maintenance run in flight or ended; `status
+// --table` reads the records of the table's registered clusters (dynalite).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -87,6 +88,65 @@ describe('status on a state file with hygiene records', () => {
       },
       { clusterId: 'prod-eu-1', lastJudged: expect.objectContaining({ reason: 'HYGIENE_LEADER_HEALTHY' }), lastAlert: null, lastMove: null },
     ]);
+  });
+
+  it('a line per cluster with a maintenance run: in flight (why, the steps done, the one running) or ended (how, why, when)', async () => {
+    const state = path.join(dir, 'maintenance.sqlite');
+    const store = openSqliteStore({ path: state });
+    const now = Date.now();
+    const step = (key: string, agoMs: number, outcome: 'done' | 'failed' = 'done') => ({ key, at: now - agoMs, tookMs: 900, outcome, message: `${key} said` });
+    try {
+      await store.saveMaintenanceRecord(
+        'lab',
+        {
+          defragmentedAt: {},
+          revisions: [],
+          run: {
+            runId: 'maintenance-lab-1',
+            startedAt: now - 30_000,
+            reason: 'MAINTENANCE_NOSPACE',
+            askedBy: 'incident:i-1',
+            done: [step(`defragment:${FROM}`, 20_000), step(`defragment:${TO}`, 10_000, 'failed')],
+            claim: { key: `defragment:${TO}`, owner: 'maintenance:maintenance-lab-1:ab', until: now + 600_000 },
+          },
+        },
+        0,
+      );
+      const lastRun = {
+        runId: 'maintenance-prod-1',
+        startedAt: now - 400_000,
+        reason: 'MAINTENANCE_FRAGMENTED' as const,
+        askedBy: 'maintenance-check',
+        done: [step(`defragment:${FROM}`, 380_000)],
+      };
+      await store.saveMaintenanceRecord(
+        'prod-eu-1',
+        {
+          defragmentedAt: {},
+          revisions: [],
+          lastRun: { ...lastRun, endedAt: now - 300_000, outcome: 'done', endReason: 'MAINTENANCE_NOT_NEEDED', message: 'nothing left' },
+        },
+        0,
+      );
+      await store.saveMaintenanceRecord('quiet', { defragmentedAt: {}, revisions: [{ at: now, revision: 9 }] }, 0);
+    } finally {
+      await store.close();
+    }
+
+    const run = await runCli(['status', '--state', state]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.trimEnd().split('\n')).toEqual([
+      expect.stringMatching(new RegExp(`^maintenance  lab {8}running \\(MAINTENANCE_NOSPACE\\) since 3\\ds ago: 1 step done, 1 failed, defragment:${TO} now$`)),
+      expect.stringMatching(/^maintenance {2}prod-eu-1 {2}last run done \(MAINTENANCE_NOT_NEEDED\) 5m\ds ago: 1 step done$/),
+      'no incidents',
+    ]);
+    const json = jsonOf<{ maintenance: { clusterId: string; run: unknown; lastRun: unknown }[] }>(await runCli(['status', '--state', state, '--json']));
+    expect(json.maintenance.map((m) => m.clusterId)).toEqual(['lab', 'prod-eu-1']);
+    expect(json.maintenance[0]!.run).toMatchObject({ runId: 'maintenance-lab-1', reason: 'MAINTENANCE_NOSPACE', running: `defragment:${TO}` });
+    expect(json.maintenance[1]).toMatchObject({
+      run: null,
+      lastRun: { outcome: 'done', reason: 'MAINTENANCE_NOT_NEEDED', steps: [expect.objectContaining({ key: `defragment:${FROM}` })] },
+    });
   });
 
   it('says nothing of leader hygiene when no cluster has a record', async () => {
