@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { isIncidentId } from '../../functions/core/incident/index.ts';
 import type { Incident, JournalEntry } from '../../functions/ports/incident-store.ts';
-import { reportModel } from './report/report-model.ts';
+import { maintenanceRunOf, reportModel, type ReportMaintenanceRun } from './report/report-model.ts';
 import { renderReport } from './report/report-page.ts';
 import { parseFlags, PROGRAM, UsageError } from './args.ts';
 import { escapeControls } from './control-chars.ts';
@@ -72,8 +72,9 @@ export async function run(argv: string[]): Promise<number> {
   try {
     const incident = await findIncident(source.store, source.where, ref);
     const journal = await source.store.journal(incident.incidentId);
+    const maintenance = maintenanceRunOf((await source.store.maintenanceRecord(incident.clusterId))?.record, incident);
     const file = given ?? path.resolve(reportFileName(incident));
-    writeReport(file, incident, journal);
+    writeReport(file, incident, journal, maintenance);
     process.stdout.write(`${escapeControls(`report of incident ${incident.incidentId} written to ${file}`)}\n`);
     return EXIT.ok;
   } catch (error) {
@@ -84,6 +85,6 @@ export async function run(argv: string[]): Promise<number> {
 }
 
 /** The page of one incident already read, for callers that hold the store (demo). */
-export function writeReport(file: string, incident: Incident, journal: readonly JournalEntry[]): void {
-  fs.writeFileSync(file, renderReport(reportModel({ incident, journal })));
+export function writeReport(file: string, incident: Incident, journal: readonly JournalEntry[], maintenance?: ReportMaintenanceRun): void {
+  fs.writeFileSync(file, renderReport(reportModel({ incident, journal, ...(maintenance ? { maintenance } : {}) })));
 }

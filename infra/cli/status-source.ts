@@ -12,7 +12,7 @@ import { requiredFlag, UsageError } from './args.ts';
 import { checkOneTarget, openDeployedTable } from './fleet-target.ts';
 import type { ClusterHygiene, ClusterMaintenance, ReplacementSaid, StatusEntry } from './status-table.ts';
 
-export type StatusStore = Pick<IncidentStore, 'getIncident' | 'listIncidents' | 'journal' | 'listDeadLetters' | 'fleetPauses'>;
+export type StatusStore = Pick<IncidentStore, 'getIncident' | 'listIncidents' | 'journal' | 'listDeadLetters' | 'fleetPauses' | 'maintenanceRecord'>;
 
 /** The incident an id, or a unique prefix of one, names; `where` names the store in the refusal. */
 export async function findIncident(store: StatusStore, where: string, ref: string): Promise<Incident> {

@@ -11,11 +11,12 @@ import {
   journalWords,
 } from '../../../functions/core/incident/index.ts';
 import { isReasonCode, waitingReasons, NO_LEADER, type PathName, type Reachability } from '../../../functions/core/common/index.ts';
+import type { MaintenanceRecord, MaintenanceStepDone } from '../../../functions/core/maintenance/index.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
 
 /** A row of the timeline a bar is drawn on. */
 export type BarRow = 'probe' | 'wait' | 'action';
-export type BarKind = 'probe' | 'wait' | 'retry' | 'move-leader' | 'snapshot' | 'removal' | 'election' | 'replacement';
+export type BarKind = 'probe' | 'wait' | 'retry' | 'move-leader' | 'snapshot' | 'removal' | 'election' | 'replacement' | 'maintenance';
 
 export interface Bar {
   kind: BarKind;
@@ -97,11 +98,30 @@ export interface ReportModel {
   figures: Figure[];
   /** The journal, each line in words. */
   lines: { at: number; step: string; words: string }[];
+  /** The maintenance run the incident lived through (a NOSPACE it waited on), its steps in order. */
+  maintenance?: {
+    runId: string;
+    state: string;
+    reason: string;
+    message?: string;
+    steps: { at: number; tookMs: number; step: string; outcome: string; words: string }[];
+  };
+}
+
+/** A maintenance run of the incident's cluster, in flight (no ending yet) or ended. */
+export interface ReportMaintenanceRun {
+  runId: string;
+  reason: string;
+  startedAt: number;
+  done: readonly MaintenanceStepDone[];
+  ending?: { outcome: string; endReason: string; message: string; endedAt: number };
 }
 
 export interface ReportInput {
   incident: Incident;
   journal: readonly JournalEntry[];
+  /** The cluster's maintenance run that overlaps the incident, if any. */
+  maintenance?: ReportMaintenanceRun;
 }
 
 const finalKinds = new Set(['approve', 'block', 'close', 'failed']);
@@ -268,7 +288,60 @@ function figuresOf(start: number, marks: readonly Mark[]): Figure[] {
   ];
 }
 
-export function reportModel({ incident, journal }: ReportInput): ReportModel {
+/**
+ * The run of the cluster's maintenance record that overlaps the incident, in flight or the last
+ * ended: the one a NOSPACE it waited on was cleared by. The record keeps those two only.
+ */
+export function maintenanceRunOf(record: Pick<MaintenanceRecord, 'run' | 'lastRun'> | undefined, incident: Incident): ReportMaintenanceRun | undefined {
+  const until = incident.state === 'open' ? Number.POSITIVE_INFINITY : incident.updatedAt;
+  const { run, lastRun } = record ?? {};
+  if (run && run.startedAt <= until) return { runId: run.runId, reason: run.reason, startedAt: run.startedAt, done: run.done };
+  if (lastRun && lastRun.startedAt <= until && lastRun.endedAt >= incident.openedAt)
+    return {
+      runId: lastRun.runId,
+      reason: lastRun.reason,
+      startedAt: lastRun.startedAt,
+      done: lastRun.done,
+      ending: { outcome: lastRun.outcome, endReason: lastRun.endReason, message: lastRun.message, endedAt: lastRun.endedAt },
+    };
+  return undefined;
+}
+
+/** The step's key in words: its kind, and the member by name where the lanes know it. */
+const stepWords = (key: string, names: ReadonlyMap<string, string>): string => {
+  const [kind, member] = key.split(':');
+  return member ? `${kind} ${names.get(member) ?? member}` : kind!;
+};
+
+function maintenanceOf(run: ReportMaintenanceRun | undefined, lanes: readonly Lane[]): Pick<ReportModel, 'maintenance'> {
+  if (!run) return {};
+  const names = new Map(lanes.map((l) => [l.memberId, l.name]));
+  return {
+    maintenance: {
+      runId: run.runId,
+      state: run.ending?.outcome ?? 'running',
+      reason: run.ending?.endReason ?? run.reason,
+      ...(run.ending ? { message: run.ending.message } : {}),
+      steps: run.done.map((d) => ({ at: d.at, tookMs: d.tookMs, step: stepWords(d.key, names), outcome: d.outcome, words: d.message })),
+    },
+  };
+}
+
+/** Each step of the run as a bar on the action row, where the incident's time axis holds it. */
+const maintenanceBars = (run: ReportMaintenanceRun | undefined, lanes: readonly Lane[], start: number, end: number): Bar[] => {
+  const names = new Map(lanes.map((l) => [l.memberId, l.name]));
+  return (run?.done ?? [])
+    .filter((d) => d.at + d.tookMs >= start && d.at <= end)
+    .map((d) => ({
+      kind: 'maintenance' as const,
+      row: 'action' as const,
+      label: stepWords(d.key, names),
+      from: Math.max(start, d.at),
+      to: Math.min(end, d.at + Math.max(1, d.tookMs)),
+    }));
+};
+
+export function reportModel({ incident, journal, maintenance }: ReportInput): ReportModel {
   const opened = journal.find((e) => isLine(e, journalSteps.incidentOpened));
   const start = incident.openedAt;
   // A reduce, not Math.max(...): a long journal would pass more arguments than a call takes.
@@ -279,6 +352,7 @@ export function reportModel({ incident, journal }: ReportInput): ReportModel {
   const grace = graceOf(incident, outcome.evidence);
   const seenByProbe = probesSeen(journal);
   const state = stateReading(incident.state, outcome.reason).word;
+  const lanes = lanesOf(seenByProbe, incident.memberId);
   return {
     incidentId: incident.incidentId,
     clusterId: incident.clusterId,
@@ -299,12 +373,13 @@ export function reportModel({ incident, journal }: ReportInput): ReportModel {
     attempt: incident.attempt,
     start,
     end: Math.max(end, start + 1),
-    bars: barsOf(journal, start, end),
+    bars: [...barsOf(journal, start, end), ...maintenanceBars(maintenance, lanes, start, end)],
     ...(grace ? { grace } : {}),
     marks,
-    lanes: lanesOf(seenByProbe, incident.memberId),
+    lanes,
     probes: seenByProbe.length,
     figures: figuresOf(start, marks),
     lines: journal.map((e) => ({ at: e.at, step: e.step, words: journalWords(e) })),
+    ...maintenanceOf(maintenance, lanes),
   };
 }

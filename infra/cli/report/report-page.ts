@@ -187,6 +187,7 @@ svg.timeline { width: 100%; height: auto; display: block; font-family: system-ui
 .bar.removal { fill: #e08c8c; }
 .bar.election { fill: #9fd4a9; }
 .bar.replacement { fill: #c9d1d9; }
+.bar.maintenance { fill: #9ed6d0; }
 .bar-text { font-size: 11px; fill: #1b1f24; }
 .verdict { stroke: #57606a; stroke-width: 1.5; }
 .verdict.final { stroke: #1b1f24; stroke-width: 3; }
@@ -218,6 +219,7 @@ const legend = `<div class="legend">
 <span><span class="key" style="background:#8cb4e6"></span>probe</span>
 <span><span class="key" style="background:#f2d98c"></span>wait (spends no attempt)</span>
 <span><span class="key" style="background:#f0a97a"></span>retry after a backoff</span>
+<span><span class="key" style="background:#9ed6d0"></span>maintenance step (a NOSPACE cleared)</span>
 <span>thick tick: the decision that ended the looking; thin: a retry</span>
 </div>`;
 
@@ -238,6 +240,19 @@ export function renderReport(m: ReportModel): string {
   const figures = m.figures
     .map((f) => `<div class="figure" data-figure="${esc(f.label)}"><div class="label">${esc(f.label)}</div><div class="value">${duration(f.ms)}</div></div>`)
     .join('');
+  const maintenance = m.maintenance
+    ? `<section data-maintenance="${esc(m.maintenance.runId)}">
+<h2>Maintenance</h2>
+<p>Run ${esc(m.maintenance.runId)}: <span class="reason">${esc(m.maintenance.state)}</span> (${esc(m.maintenance.reason)})${m.maintenance.message ? `: ${esc(m.maintenance.message)}` : ''}</p>
+<table class="journal">${m.maintenance.steps
+        .map(
+          (s) =>
+            `<tr data-step="${esc(s.step)}"><td class="at">+${formatDuration(s.at - m.start)}</td><td class="step">${esc(s.step)}</td><td>${esc(s.outcome)}, ${formatDuration(s.tookMs)}</td><td>${esc(s.words)}</td></tr>`,
+        )
+        .join('')}</table>
+</section>
+`
+    : '';
   const journal = m.lines
     .map((l) => `<tr><td class="at">+${formatDuration(l.at - m.start)}</td><td class="step">${esc(l.step)}</td><td>${esc(l.words)}</td></tr>`)
     .join('');
@@ -267,7 +282,7 @@ ${dl(facts.map(([term, value]) => ({ term, value })))}
 ${timeline(m)}
 ${legend}
 </section>
-<section>
+${maintenance}<section>
 <h2>Evidence</h2>
 ${m.evidence.length > 0 ? dl(m.evidence) : '<p>None kept.</p>'}
 </section>

@@ -9,6 +9,7 @@ import { Etcd3 } from 'etcd3';
 import { describe, expect, it } from 'vitest';
 import { startLab } from '../../../infra/lab/lab.ts';
 import { alarmsOf, fillAndCompact, QUOTA_ARGS } from '../../support/fragmented-lab.ts';
+import { maintenanceRunOf, reportModel } from '../../../infra/cli/report/report-model.ts';
 import { labPerTest, startPipeline } from './pipeline.ts';
 import { startedAhead } from './started-ahead.ts';
 
@@ -82,6 +83,16 @@ describe.sequential('NOSPACE cleared by maintenance', () => {
     } finally {
       writer.close();
     }
+
+    // The incident's report draws the run that cleared the alarm it waited on, step by step.
+    const { store } = pipeline.runtime;
+    const incident = (await store.getIncident(outcome.detail.incidentId))!;
+    const run = maintenanceRunOf((await store.maintenanceRecord('lab'))?.record, incident);
+    const report = reportModel({ incident, journal: await store.journal(incident.incidentId), ...(run ? { maintenance: run } : {}) });
+    expect(report.maintenance).toMatchObject({ state: 'done', runId: done.detail.runId });
+    expect(report.bars.filter((b) => b.kind === 'maintenance').map((b) => b.label)).toEqual(
+      expect.arrayContaining(live.map((m) => `defragment ${m.name}`).concat('disarm', 'verify')),
+    );
   }, 240_000);
 
   it('3 members at their quota, one dead: no margin to defragment either survivor, so the removal blocks, saying what a person can do, and nothing is defragmented', async () => {

@@ -6,7 +6,7 @@ import { membersSeen, type JournalEntry, type JournalLine } from '../../../funct
 import type { PathName } from '../../../functions/core/common/types.ts';
 import type { ClusterView } from '../../../functions/core/view/view.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
-import { reportModel } from '../../../infra/cli/report/report-model.ts';
+import { maintenanceRunOf, reportModel } from '../../../infra/cli/report/report-model.ts';
 import { renderReport } from '../../../infra/cli/report/report-page.ts';
 import { cluster, id, view } from '../core/fixtures.ts';
 
@@ -213,6 +213,47 @@ describe('reportModel', () => {
     expect([recovered.state, recovered.storedState, recovered.reason]).toEqual(['recovered', 'closed', 'TARGET_RECOVERED']);
     expect(recovered.figures.every((f) => f.ms === undefined)).toBe(true);
     expect(recovered.grace).toEqual({ from: T0 + 20, to: T0 + 60_020 });
+  });
+});
+
+describe('the maintenance run an incident lived through', () => {
+  const step = (key: string, at: number, tookMs: number, outcome: 'done' | 'failed' = 'done') => ({
+    key,
+    at: T0 + at,
+    tookMs,
+    outcome,
+    message: `${key} said`,
+  });
+  const done = [step(`defragment:${id(1)}`, 100, 400), step(`defragment:${id(2)}`, 600, 300, 'failed'), step('disarm', 1_000, 20)];
+  const ended = { runId: 'maintenance-prod-1', startedAt: T0 + 50, reason: 'MAINTENANCE_NOSPACE' as const, askedBy: 'incident:x', done };
+
+  it('is the run in flight, else the last one ended while the incident was open; one ended before it opened is not', () => {
+    const lastRun = { ...ended, endedAt: T0 + 1_100, outcome: 'done' as const, endReason: 'MAINTENANCE_NOT_NEEDED' as const, message: 'cleared' };
+    expect(maintenanceRunOf({ lastRun }, incident())).toMatchObject({ runId: 'maintenance-prod-1', ending: { outcome: 'done', endedAt: T0 + 1_100 } });
+    expect(maintenanceRunOf({ run: ended }, incident())).toMatchObject({ runId: 'maintenance-prod-1', done });
+    expect(maintenanceRunOf({ run: ended }, incident())).not.toHaveProperty('ending');
+    expect(maintenanceRunOf({ lastRun: { ...lastRun, endedAt: T0 - 1 } }, incident())).toBeUndefined();
+    expect(maintenanceRunOf({ run: { ...ended, startedAt: T0 + 10_000 } }, incident())).toBeUndefined();
+    expect(maintenanceRunOf(undefined, incident())).toBeUndefined();
+  });
+
+  it('draws each step as a maintenance bar naming the member, and lists the steps in a section of their own', () => {
+    const m = reportModel({
+      incident: incident(),
+      journal: seedJournal,
+      maintenance: { runId: 'maintenance-prod-1', reason: 'MAINTENANCE_NOSPACE', startedAt: T0 + 50, done },
+    });
+    expect(m.bars.filter((b) => b.kind === 'maintenance')).toEqual([
+      { kind: 'maintenance', row: 'action', label: 'defragment etcd-1', from: T0 + 100, to: T0 + 500 },
+      { kind: 'maintenance', row: 'action', label: 'defragment etcd-2', from: T0 + 600, to: T0 + 900 },
+      { kind: 'maintenance', row: 'action', label: 'disarm', from: T0 + 1_000, to: T0 + 1_020 },
+    ]);
+    expect(m.maintenance).toMatchObject({ runId: 'maintenance-prod-1', state: 'running', reason: 'MAINTENANCE_NOSPACE' });
+    const page = renderReport(m);
+    expect(page).toContain('<section data-maintenance="maintenance-prod-1">');
+    expect(page).toMatch(/<tr data-step="defragment etcd-2"><td class="at">\+600ms<\/td><td class="step">defragment etcd-2<\/td><td>failed, 300ms<\/td>/);
+    // No run, no section.
+    expect(renderReport(reportModel({ incident: incident(), journal: seedJournal }))).not.toContain('data-maintenance');
   });
 });
 
