@@ -1,6 +1,7 @@
 // The app's one stack, from its context: what `node infra/app.ts` and `npx cdk synth|deploy`
 // build, kept apart from app.ts so tests build the same stack without spawning it.
 import type { App, Environment } from 'aws-cdk-lib';
+import { deployContextOf } from './deploy-context.ts';
 import { networkContextOf } from './network-context.ts';
 import { EtcdRemediatorStack } from './stack.ts';
 
@@ -15,10 +16,12 @@ export const callerEnvironment = (env: NodeJS.ProcessEnv = process.env): Environ
 
 /** Throws ContextError, naming the key, for a context value that is not what it should be. */
 export function appStack(app: App, env: Environment = callerEnvironment()): EtcdRemediatorStack {
-  const network = networkContextOf((key) => app.node.tryGetContext(key) as unknown);
+  const read = (key: string) => app.node.tryGetContext(key) as unknown;
+  const network = networkContextOf(read);
   return new EtcdRemediatorStack(app, APP_STACK_ID, {
     description: 'etcd-remediator: leader-aware, event-driven etcd member remediation',
     env,
     ...(network ? { network } : {}),
+    deploy: deployContextOf(read),
   });
 }

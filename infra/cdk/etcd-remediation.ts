@@ -90,6 +90,7 @@ export class EtcdRemediation extends Construct {
         securityGroups: props.securityGroups,
         deadLetterQueues: this.deadLetterQueues,
         ...(onFailure ? { onFailure } : {}),
+        ...(props.executionRoleSourceArn ? { executionRoleSourceArn: true } : {}),
       });
       grantFunction(name, fn.role, grantees);
       if (name === 'remediate') grantSnapshots(fn.role, this.snapshots);

@@ -27,6 +27,8 @@ export interface RemediatorFunctionProps {
   readonly deadLetterQueues: DeadLetterQueue[];
   /** Where an invocation that failed every try goes; a dead-letter queue of its own when unset. */
   readonly onFailure?: IDestination;
+  /** The execution role trusts Lambda only as this function (aws:SourceArn) too: EtcdRemediationProps.executionRoleSourceArn. */
+  readonly executionRoleSourceArn?: boolean;
 }
 
 export class RemediatorFunction extends Construct {
@@ -41,21 +43,23 @@ export class RemediatorFunction extends Construct {
     const spec = functionSpecs[name];
     this.name = name;
     this.logGroup = new LogGroup(this, 'Logs', { retention: props.logRetention });
-    // The role trusts Lambda only as this function: Lambda's Developer Guide ("Working with AWS
-    // managed policies in the execution role") gives aws:SourceAccount and aws:SourceArn for an
-    // execution role's trust policy. The ARN is built from a name fixed at synth
-    // (unique to the stack and construct path), not read from the function: that attribute would
-    // make the role depend on the function, which depends on its role. A name pattern such as
-    // `<stack>-*` would rest on how CloudFormation shortens generated names, and cover the other
-    // functions too. A fixed name forbids only a replacement, which CloudFormation makes of a
-    // function only on a change of name or package type, and this construct changes neither.
+    // The role trusts Lambda in this account (aws:SourceAccount, as Lambda's Developer Guide gives
+    // it for an execution role), and, with executionRoleSourceArn, only as this function
+    // (aws:SourceArn): Lambda documents that key for the requests it makes with the role, not for
+    // assuming it, and a condition it never meets would fail every function's creation. The ARN is
+    // built from a name fixed at synth (unique to the stack and construct path), not read from the
+    // function: that attribute would make the role depend on the function, which depends on its
+    // role. A fixed name forbids only a replacement, which CloudFormation makes of a function only
+    // on a change of name or package type, and this construct changes neither.
     const functionName = Names.uniqueResourceName(this, { maxLength: 64 });
     const stack = Stack.of(this);
     this.role = new Role(this, 'Role', {
       assumedBy: servicePrincipalFor(
         'lambda.amazonaws.com',
         stack,
-        stack.formatArn({ service: 'lambda', resource: 'function', resourceName: functionName, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
+        props.executionRoleSourceArn
+          ? stack.formatArn({ service: 'lambda', resource: 'function', resourceName: functionName, arnFormat: ArnFormat.COLON_RESOURCE_NAME })
+          : undefined,
       ),
       description: `etcd-remediator ${name}`,
     });

@@ -20,10 +20,10 @@ export interface NetworkContext {
 export type NetworkProps = Pick<EtcdRemediationProps, 'vpc' | 'vpcSubnets' | 'securityGroups'>;
 
 export class ContextError extends Error {
-  readonly key: NetworkContextKey;
+  readonly key: string;
   readonly problem: string;
 
-  constructor(key: NetworkContextKey, problem: string) {
+  constructor(key: string, problem: string) {
     super(`context ${key}: ${problem}`);
     this.name = 'ContextError';
     this.key = key;

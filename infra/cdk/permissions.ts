@@ -79,11 +79,13 @@ export const putEventsOf = (bus: IEventBus, detailTypes: readonly DetailType[]):
   });
 
 /**
- * A service principal that may assume a role only for this account and for the one resource
- * named (confused-deputy protection: IAM User Guide, "The confused deputy problem").
+ * A service principal that may assume a role only for this account, and, when one is named, for
+ * that one resource (confused-deputy protection: IAM User Guide, "The confused deputy problem").
  */
-export const servicePrincipalFor = (service: string, stack: Stack, sourceArn: string): ServicePrincipal =>
-  new ServicePrincipal(service, { conditions: { StringEquals: { 'aws:SourceAccount': stack.account, 'aws:SourceArn': sourceArn } } });
+export const servicePrincipalFor = (service: string, stack: Stack, sourceArn?: string): ServicePrincipal =>
+  new ServicePrincipal(service, {
+    conditions: { StringEquals: { 'aws:SourceAccount': stack.account, ...(sourceArn === undefined ? {} : { 'aws:SourceArn': sourceArn }) } },
+  });
 
 export function grantFunction(name: StackFunctionName, role: Role, on: Grantees): void {
   if (functionSpecs[name].pipeline) grantPipeline(role, on);

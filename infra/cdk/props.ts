@@ -36,4 +36,13 @@ export interface EtcdRemediationProps {
   readonly secretArnPattern?: string;
   /** How many days a snapshot taken before a removal is kept in the construct's bucket. Default: 30. */
   readonly snapshotRetentionDays?: number;
+  /**
+   * Also require, in each function's execution-role trust policy, that Lambda assumes it as that
+   * function (`aws:SourceArn`, its own ARN), beside `aws:SourceAccount`. Off by default: Lambda's
+   * documentation gives `aws:SourceAccount` for an execution role's trust and documents
+   * `aws:SourceArn` for the requests it makes with the role, not for assuming it; if it does not
+   * send the key, every function fails to create and the stack rolls back. Turn it on where a test
+   * deployment has shown that it does. Default: false.
+   */
+  readonly executionRoleSourceArn?: boolean;
 }

@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { APP_STACK_ID, appStack } from '../../infra/cdk/app-stack.ts';
 import { stackFunctionNames } from '../../infra/cdk/function-specs.ts';
 import { ContextError, networkContextOf } from '../../infra/cdk/network-context.ts';
+import { deployContextOf } from '../../infra/cdk/deploy-context.ts';
 import { functionsByName, type CfnTemplate } from './synth.ts';
 
 const VPC = 'vpc-0a1b2c3d4e5f60718';
@@ -68,7 +69,7 @@ function synthApp(values: Record<string, unknown>, env: Environment = ENV) {
 
 describe('appStack', () => {
   it('with vpcId, subnetIds and securityGroupId: every function in those subnets and that group, without a lookup', () => {
-    const { json, missing, warnings } = synthApp({ vpcId: VPC, subnetIds: SUBNETS.join(','), securityGroupId: GROUP });
+    const { json, missing, warnings } = synthApp({ vpcId: VPC, subnetIds: SUBNETS.join(','), securityGroupId: GROUP, alarmEmail: 'oncall@example.com' });
     // A user's synth prints every warning: imported subnets and zones raise two that do not apply here.
     expect(warnings).toEqual([]);
     const functions = functionsByName(json);
@@ -108,6 +109,69 @@ describe('appStack', () => {
     const { json } = synthApp({}, {});
     expect(functionsByName(json).size).toBe(stackFunctionNames.length);
     for (const [name, fn] of functionsByName(json)) expect(fn.props.VpcConfig, name).toBeUndefined();
+  });
+});
+
+const TOPIC = 'arn:aws:sns:eu-west-1:111111111111:oncall';
+
+describe('deployContextOf', () => {
+  it('takes an alarm topic, an email address and the trust flag as the CLI gives them (strings) or cdk.json may', () => {
+    expect(deployContextOf(context({}))).toEqual({});
+    expect(deployContextOf(context({ alarmTopicArn: ` ${TOPIC}`, alarmEmail: 'oncall@example.com', executionRoleSourceArn: 'true' }))).toEqual({
+      alarmTopicArn: TOPIC,
+      alarmEmail: 'oncall@example.com',
+      executionRoleSourceArn: true,
+    });
+    expect(deployContextOf(context({ executionRoleSourceArn: false }))).toEqual({});
+  });
+
+  it.each([
+    [{ alarmTopicArn: 'arn:aws:sqs:eu-west-1:111111111111:q' }, 'context alarmTopicArn: "arn:aws:sqs:eu-west-1:111111111111:q" is not an SNS topic ARN'],
+    [{ alarmTopicArn: 'oncall' }, 'context alarmTopicArn: "oncall" is not an SNS topic ARN (like arn:aws:sns:eu-west-1:123456789012:oncall)'],
+    [{ alarmEmail: 'Ops <ops@example.com>' }, 'context alarmEmail: "Ops <ops@example.com>" is not one email address (like oncall@example.com)'],
+    [{ alarmEmail: 'a@example.com,b@example.com' }, 'context alarmEmail: "a@example.com,b@example.com" is not one email address'],
+    [{ executionRoleSourceArn: 'yes' }, 'context executionRoleSourceArn: expected true or false, got "yes"'],
+  ])('refuses %j, naming the key', (values, message) => {
+    expect(() => deployContextOf(context(values))).toThrow(ContextError);
+    expect(() => deployContextOf(context(values))).toThrow(message);
+  });
+});
+
+describe("appStack: who hears the alarms, and the execution roles' trust", () => {
+  const alarmsOf = (json: CfnTemplate) => Object.values(json.Resources).filter((r) => r.Type === 'AWS::CloudWatch::Alarm');
+
+  it('with alarmTopicArn: every alarm notifies that topic', () => {
+    const { json, warnings } = synthApp({ alarmTopicArn: TOPIC }, {});
+    expect(warnings).toEqual([]);
+    expect(alarmsOf(json).length).toBeGreaterThan(5);
+    for (const alarm of alarmsOf(json)) expect(alarm.Properties.AlarmActions).toEqual([TOPIC]);
+  });
+
+  it('with alarmEmail: a topic of the stack, that address subscribed, and every alarm notifies it', () => {
+    const { json } = synthApp({ alarmEmail: 'oncall@example.com' }, {});
+    const topics = Object.entries(json.Resources).filter(([, r]) => r.Type === 'AWS::SNS::Topic');
+    expect(topics).toHaveLength(1);
+    const [topicId] = topics[0]!;
+    const subscriptions = Object.values(json.Resources).filter((r) => r.Type === 'AWS::SNS::Subscription');
+    expect(subscriptions.map((r) => [r.Properties.Protocol, r.Properties.Endpoint, r.Properties.TopicArn])).toEqual([
+      ['email', 'oncall@example.com', { Ref: topicId }],
+    ]);
+    for (const alarm of alarmsOf(json)) expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
+  });
+
+  it('with neither: the alarms notify no one, and synth says so', () => {
+    const { json, warnings } = synthApp({}, {});
+    for (const alarm of alarmsOf(json)) expect(alarm.Properties.AlarmActions).toBeUndefined();
+    expect(warnings).toEqual([expect.stringContaining('the alarms notify no one: give -c alarmTopicArn=arn:aws:sns:… or -c alarmEmail=you@example.com')]);
+  });
+
+  it('aws:SourceArn in the trust only with executionRoleSourceArn', () => {
+    const trust = (json: CfnTemplate, name: string) => {
+      const role = json.Resources[(functionsByName(json).get(name)!.props.Role as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0]]!;
+      return JSON.stringify(role.Properties.AssumeRolePolicyDocument);
+    };
+    expect(trust(synthApp({}, {}).json, 'remediate')).not.toContain('aws:SourceArn');
+    expect(trust(synthApp({ executionRoleSourceArn: 'true' }, {}).json, 'remediate')).toContain('aws:SourceArn');
   });
 });
 
