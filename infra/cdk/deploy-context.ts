@@ -49,6 +49,9 @@ export function alarmActionsOf(stack: Stack, context: DeployContext): IAlarmActi
   const actions: IAlarmAction[] = [];
   if (context.alarmTopicArn) actions.push(new SnsAction(Topic.fromTopicArn(stack, 'AlarmTopicGiven', context.alarmTopicArn)));
   if (context.alarmEmail) {
+    // Not encrypted at rest: CloudWatch cannot publish to a topic under the AWS-managed SNS key, a
+    // key of our own would need a key policy for cloudwatch.amazonaws.com, and an alarm's message
+    // carries no secret (the alarm's name, state and reason). Give alarmTopicArn for a topic of your own.
     const topic = new Topic(stack, 'AlarmTopic', { displayName: 'etcd-remediator alarms', enforceSSL: true });
     topic.addSubscription(new EmailSubscription(context.alarmEmail));
     actions.push(new SnsAction(topic));
