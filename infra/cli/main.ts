@@ -5,6 +5,7 @@ import { PROGRAM, UsageError } from './args.ts';
 import { escapeControls } from './control-chars.ts';
 import { EXIT, flushOutput } from './output.ts';
 import { watchParent } from './parent-watch.ts';
+import packageJson from '../../package.json' with { type: 'json' };
 
 interface CommandModule {
   help: string;
@@ -26,7 +27,10 @@ const commands: Record<string, { summary: string; load: () => Promise<CommandMod
   resume: { summary: 'lift a pause, or end a fleet storm now (--storm)', load: () => import('./resume.ts') },
 };
 
-const usage = `usage: ${PROGRAM} <command> [flags]   (${PROGRAM} <command> --help for its flags)
+/** What --version says: ours, and the Node.js that runs it (the etcd client and the gRPC stack ride on it). */
+const version = `${PROGRAM} ${packageJson.version} (Node.js ${process.versions.node}, ${process.platform}-${process.arch})`;
+
+const usage = `usage: ${PROGRAM} <command> [flags]   (${PROGRAM} <command> --help for its flags; ${PROGRAM} --version)
 
 Leader-aware etcd member remediation: moves leadership off a sick member when its leader
 answers, and removes an unreachable leader without a move once the followers confirm it.
@@ -45,6 +49,11 @@ export async function main(argv: string[]): Promise<number> {
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(`${usage}\n`);
     return name === undefined ? EXIT.usage : EXIT.ok;
+  }
+  if (name === '--version' || name === '-V' || name === 'version') {
+    if (rest.length > 0) throw new UsageError(`${name} takes nothing after it, got ${JSON.stringify(rest[0])}`);
+    process.stdout.write(`${version}\n`);
+    return EXIT.ok;
   }
   // Checked before any command starts: a misspelt failpoint must not run without one.
   try {

@@ -50,6 +50,16 @@ describe.concurrent('etcd-remediator usage errors', () => {
     expect(run.stderr).toBe('etcd-remediator: --grace: "5x" is not a duration: "x" is not a unit (use e.g. 500ms, 30s, 1h30m)\n');
   });
 
+  it('--version (and -V, version) says our version from package.json and the Node.js that runs it, exit 0', async () => {
+    const pkg = JSON.parse(fs.readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V', 'version']) {
+      const run = await runOnce([flag]);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toMatch(new RegExp(`^etcd-remediator ${pkg.version.replaceAll('.', '\\.')} \\(Node\\.js 24\\.\\d+\\.\\d+, linux-[a-z0-9]+\\)\\n$`));
+    }
+    await expectUsageError(['--version', 'now'], '--version takes nothing after it, got "now"');
+  });
+
   it.each(['probe', 'plan', 'remediate', 'status', 'run', 'lab'])('%s --help prints its usage and exits 0', async (command) => {
     const run = await runOnce([command, '--help']);
     expect(run.code).toBe(0);
