@@ -24,6 +24,8 @@ export interface CliResult {
   leaderMove: LeaderMove | 'planned';
   timeline: TimelineEntry[];
   evidence: Record<string, unknown>;
+  /** What a person should read before acting on it (a healthy target), also said on stderr. */
+  warnings?: string[];
 }
 
 /** The endings' codes are the endings table's (a block whose reason says the input was wrong exits 2 there). */

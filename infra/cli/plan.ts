@@ -5,12 +5,13 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Decision, type LeaderMove, reasonRow } from '../../functions/core/common/index.ts';
 import { plan, ambiguousTarget, checkTargetFound, needsRemovalPermission, withRemovalPermission } from '../../functions/core/plan/index.ts';
-import { matchedMember, clusterMismatch, credentialProblem, describeMember, type ClusterView } from '../../functions/core/view/index.ts';
+import { matchedMember, clusterMismatch, credentialProblem, describeMember, healthyTargetWarning, type ClusterView } from '../../functions/core/view/index.ts';
 import { defaultPolicy, type Policy } from '../../functions/core/policy/index.ts';
 import { askRemovalPermission } from '../../functions/app/removal/index.ts';
 import type { ClusterEntry } from '../../functions/ports/cluster-directory.ts';
 import type { FleetPauses } from '../../functions/ports/fleet.ts';
-import { durationFlag, parseFlags } from './args.ts';
+import { durationFlag, parseFlags, PROGRAM } from './args.ts';
+import { escapeControls } from './control-chars.ts';
 import { pausesInStateFile } from './fleet-target.ts';
 import { accessHelp, accessOptions, clusterAccessFromFlags, type AccessFlagValues } from './cluster-flags.ts';
 import { openClusterProbe } from './cluster-probe.ts';
@@ -46,7 +47,9 @@ export const help = `usage: etcd-remediator plan --endpoints URL[,URL…] --targ
 A dry run of remediating one member: probes every member, and when the leader looks unreachable
 takes a second sample at least one election timeout after the first, so the evidence rule
 (followers agree on the leader at one term across samples) can confirm it. Then prints what the
-pipeline would do now and why. It sends no MoveLeader and no MemberRemove.
+pipeline would do now and why. It sends no MoveLeader and no MemberRemove. A target that answers
+and is healthy on every path is said first, as a warning on stderr (and in --json's warnings):
+its removal takes a working member out, which is meant only when its machine is what is sick.
 The grace window starts with the first sample, as for a fresh incident.
 Outcome 'planned' (exit 0) when remediation would go ahead, move leadership or wait;
 'blocked' (exit 3) when it would stop; 'blocked' with CLUSTER_MISMATCH (exit 2) when the
@@ -235,8 +238,10 @@ export async function planNow(
       decision = withRemovalPermission(decision, answer, { who: describeMember(target), user: cluster.auth?.username });
     }
     timeline.push({ at: iso(Date.now()), step: `plan:${decision.kind}`, detail: `${decision.reason}: ${decision.message}` });
+    const healthy = healthyTargetWarning(current, target.id);
     return {
       ...base,
+      ...(healthy ? { warnings: [healthy] } : {}),
       target: { memberId: target.id, name: target.name },
       outcome: decision.kind === 'block' ? 'blocked' : decision.kind === 'close' ? 'closed' : 'planned',
       reason: decision.reason,
@@ -271,6 +276,8 @@ export async function run(argv: string[]): Promise<number> {
     ...(values.key ? { key: values.key } : {}),
   };
   const result = await planNow(cluster, target, pauses, { ...(snapshotDir ? { snapshotDir } : {}), tls });
+  // Said first and loudly, where a person reads what went wrong: a typo of a name plans a healthy member's removal.
+  for (const warning of result.warnings ?? []) process.stderr.write(`${PROGRAM}: warning: ${escapeControls(warning)}\n`);
   const code = printResult(result, values.json ?? false);
   const recovery = result.evidence.recovery as RecoveryPlan | undefined;
   if (recovery && !values.json) process.stdout.write(`${renderRecovery(recovery)}\n`);

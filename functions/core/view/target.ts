@@ -1,7 +1,7 @@
 // Which member an incident's selector names. With kube access the probe says which Node and
 // Machine each member runs on; otherwise kubeadm names etcd members after their nodes, so a node,
 // machine or instance name resolves through the cluster's aliases, then as a member name.
-import type { ClusterView, MemberView } from './view.ts';
+import { describeMember, type ClusterView, type MemberView } from './view.ts';
 
 /** The ways a producer may name the sick member: the event schemas, the CLI and the resolver read this one list. */
 export const selectorKeys = ['memberName', 'memberId', 'nodeName', 'machineName', 'instanceId'] as const;
@@ -66,3 +66,16 @@ export const targetKeyOf = (target: Record<string, string>): string =>
     .sort()
     .map((k) => `${k}=${target[k]}`)
     .join(',');
+
+/**
+ * Said before a person's plan or remediate of a member that answers and is healthy on every path
+ * it was probed over: removing it takes a working member out. It may be meant (the machine is
+ * what is sick: a kubelet, a disk, containerd), so it is a warning, never a refusal. Undefined
+ * when any path failed or the member is not healthy.
+ */
+export function healthyTargetWarning(view: Pick<ClusterView, 'members'>, targetId: string): string | undefined {
+  const m = view.members.find((member) => member.id === targetId);
+  if (!m || !m.healthy || m.paths.length === 0 || m.paths.some((p) => p.reachability !== 'ok')) return undefined;
+  const paths = m.paths.map((p) => `${p.path} ${p.endpoint}`).join(', ');
+  return `${describeMember(m)} answers and is healthy on every path (${paths}): remediating it takes a working member out of the cluster; go on only if its machine is what is sick (a kubelet, a disk, containerd), and check the name (probe lists every member)`;
+}

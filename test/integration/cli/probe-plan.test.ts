@@ -135,6 +135,19 @@ describe('probe and plan on a lab', () => {
     expect(jsonOf<ResultJson>(run)).toMatchObject({ outcome: 'blocked', reason: 'REMOVE_WITHOUT_MOVE_DISABLED' });
   });
 
+  it('plan on a healthy, answering follower plans its removal and warns loudly on stderr; --json carries the warning', async () => {
+    const leader = await lab.waitForLeader();
+    const follower = lab.members.find((m) => m.id !== leader.id)!;
+    const args = ['plan', '--endpoints', endpoints, '--target', follower.name, '--election-timeout', '500ms', '--timeout', '3s'];
+    const text = await runCli(args);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stderr).toMatch(new RegExp(`^etcd-remediator: warning: ${follower.name} \\(${follower.id}\\) answers and is healthy on every path \\(direct `));
+    expect(text.stderr).toContain('takes a working member out of the cluster');
+    const json = jsonOf<ResultJson & { warnings?: string[] }>(await runCli([...args, '--json']));
+    expect(json).toMatchObject({ outcome: 'planned', reason: 'TARGET_IS_FOLLOWER' });
+    expect(json.warnings).toEqual([expect.stringContaining(`${follower.name} (${follower.id}) answers and is healthy on every path`)]);
+  });
+
   it('plan on a hex-looking --target that no member has does not report it as a member id', async () => {
     const run = await runCli(['plan', '--endpoints', endpoints, '--target', 'deadbeef', '--timeout', '3s', '--json']);
     expect(run.code, run.stderr).toBe(3);

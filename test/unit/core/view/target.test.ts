@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { ambiguousTarget } from '../../../../functions/core/plan/plan-checks.ts';
 import { reasonRow } from '../../../../functions/core/common/reason-table.ts';
-import { describeSelector, resolveTarget, selectorOf, targetKeyOf } from '../../../../functions/core/view/target.ts';
+import { describeSelector, healthyTargetWarning, resolveTarget, selectorOf, targetKeyOf } from '../../../../functions/core/view/target.ts';
 import type { ClusterView } from '../../../../functions/core/view/view.ts';
 import { cluster, id, ids, withHosts } from '../fixtures.ts';
 
@@ -160,5 +160,18 @@ describe('selectors as text and keys', () => {
     expect(selectorOf({ nodeName: 'cp-1', machineName: undefined })).toEqual({ nodeName: 'cp-1' });
     expect(targetKeyOf({ nodeName: 'cp-1', machineName: 'm' })).toBe(targetKeyOf({ machineName: 'm', nodeName: 'cp-1' }));
     expect(targetKeyOf({ nodeName: 'cp-1', machineName: 'm' })).toBe('machineName=m,nodeName=cp-1');
+  });
+});
+
+describe('a healthy target, said before anything is planned or done', () => {
+  it('warns for a member healthy on every path, naming each; never for one a path failed or that is unhealthy', () => {
+    const healthy = cluster(T0, 3, { leader: 0, override: { 1: { paths: { direct: 'ok', 'port-forward': 'ok' } } } });
+    expect(healthyTargetWarning(healthy, id(1))).toBe(
+      `etcd-1 (${id(1)}) answers and is healthy on every path (direct http://127.0.0.1:4011, port-forward ${healthy.members[1]!.paths[1]!.endpoint}): remediating it takes a working member out of the cluster; go on only if its machine is what is sick (a kubelet, a disk, containerd), and check the name (probe lists every member)`,
+    );
+    expect(healthyTargetWarning(cluster(T0, 3, { leader: 0, override: { 1: { paths: { direct: 'ok', 'port-forward': 'refused' } } } }), id(1))).toBeUndefined();
+    expect(healthyTargetWarning(cluster(T0, 3, { leader: 0, override: { 1: { paths: 'timeout' } } }), id(1))).toBeUndefined();
+    expect(healthyTargetWarning(cluster(T0, 3, { leader: 0, override: { 1: { alarms: ['CORRUPT'] } } }), id(1))).toBeUndefined();
+    expect(healthyTargetWarning(healthy, 'f00d')).toBeUndefined();
   });
 });
