@@ -85,6 +85,8 @@ function importGraph(entry: string): { files: Set<string>; modules: Set<string> 
     const file = pending.pop()!;
     if (files.has(file)) continue;
     files.add(file);
+    // A JSON module (package.json, for --version) is data: copied, not read for imports.
+    if (file.endsWith('.json')) continue;
     const text = fs.readFileSync(file, 'utf8');
     for (const match of text.matchAll(/(?:^|[^.\w])(?:import|export)\s*(?:[\w*{}\s,$]+?\s*from\s*)?['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/gm)) {
       // Type-only imports are stripped before the code runs.
