@@ -11,6 +11,15 @@ import { isAlive } from '../../infra/lab/pids.ts';
 import { startLab, type Lab } from '../../infra/lab/lab.ts';
 import { waitFor } from '../../functions/lib/wait-for.ts';
 
+/** A process's state letter as the kernel reports it (/proc/PID/stat's third field): T when stopped. */
+const processState = (pid: number): string | undefined => {
+  try {
+    return /^\d+ \(.*\) (\S)/.exec(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'))?.[1];
+  } catch {
+    return undefined;
+  }
+};
+
 async function failureCode(call: Promise<unknown>): Promise<string> {
   try {
     await call;
@@ -253,6 +262,9 @@ describe('lab daemon, driven through its state file as separate commands would',
       expect((await gatewayStatus(member.clientUrl, 1_000)).memberId).toBe(member.id);
 
       await lab.signal('d1', 'stop');
+      // SIGSTOP is delivered asynchronously: a loaded machine may answer one call in between. The
+      // kernel's own word (state T in /proc) says the member stopped; from then on nothing answers.
+      await waitFor(async () => (processState(etcdPid) === 'T' ? true : undefined), { timeoutMs: 5_000, what: `etcd ${etcdPid} stopped` });
       expect(await failureCode(gatewayStatus(member.directUrl, 300))).toBe('ETIMEDOUT');
       await lab.signal('d1', 'cont');
       expect((await gatewayStatus(member.directUrl, 1_000)).memberId).toBe(member.id);
