@@ -6,7 +6,7 @@
 // moves nothing; a forged or replayed event names a move the record does not keep as asked.
 import { makeEvent, type DetailOf } from '../../../events/catalogue.ts';
 import { type ReasonCode, classifyFailure, boundedSaid } from '../../core/common/index.ts';
-import { describeDuration, type ClusterView } from '../../core/view/index.ts';
+import { describeDuration, lowerFirst, type ClusterView } from '../../core/view/index.ts';
 import { pauseHolding, stormHoldingChange } from '../fleet/index.ts';
 import { claimOf, endMove, withMove, type EndedState, type HygieneMoveRecord, type HygieneRecord } from '../../core/hygiene/index.ts';
 import { waitWithin } from '../../lib/wait-for.ts';
@@ -143,7 +143,7 @@ async function supersededBecause(deps: ClusterDeps, cluster: ClusterEntry, view:
   const paused = await pauseHolding(deps, cluster, view);
   if (paused) return `${paused.fleetWide ? 'the fleet' : cluster.clusterId} was paused by ${paused.mark.by} (${paused.mark.why})`;
   const storm = await stormHoldingChange(deps, cluster, view, 'nothing is moved');
-  if (storm) return storm.charAt(0).toLowerCase() + storm.slice(1);
+  if (storm) return lowerFirst(storm);
   const open = await deps.store.listIncidents({ clusterId: cluster.clusterId, state: 'open' });
   if (open.length > 0) return `incident ${open[0]!.incidentId} opened on the cluster, and remediation owns its leadership`;
   return undefined;

@@ -17,6 +17,7 @@ import type { ReasonCode } from '../../core/common/index.ts';
 import {
   claimReleased,
   claimStep,
+  defragmentedMembers,
   failuresOf,
   lastStepAt,
   MAINTENANCE_ROUND_ASKER,
@@ -161,7 +162,7 @@ export async function maintain(deps: ClusterDeps, detail: DetailOf<'MaintenanceD
   let result: StepResult;
   let lost = false;
   try {
-    result = await runMaintenanceStep(deps, cluster, view, step, defragmentedIn(claim.record.run));
+    result = await runMaintenanceStep(deps, cluster, view, step, defragmentedMembers(claim.record.run));
     lost = lock.held !== undefined && !(await lock.held.stillHeld().catch(() => false));
   } finally {
     await lock.held?.release();
@@ -184,10 +185,6 @@ export async function maintain(deps: ClusterDeps, detail: DetailOf<'MaintenanceD
 }
 
 const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } => (value === undefined ? {} : ({ [key]: value } as { [P in K]: V }));
-
-/** The members the run defragmented so far. */
-const defragmentedIn = (run: MaintenanceRecord['run']): Set<string> =>
-  new Set((run?.done ?? []).filter((d) => d.outcome === 'done' && d.key.startsWith('defragment:')).map((d) => d.key.slice('defragment:'.length)));
 
 const newestRevision = (view: ClusterView): number | undefined => {
   const seen = view.members.map((m) => m.status?.revision ?? 0).filter((r) => r > 0);

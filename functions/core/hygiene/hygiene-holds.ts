@@ -1,7 +1,7 @@
 // What holds leader hygiene back whatever the figures say, pure: a move already asked for and not
 // over, a pause of the cluster or the fleet, a fleet storm, an incident open on the cluster
 // (remediation owns its leadership then). The check loads the facts; this says the hold and its sentence.
-import { describeTime } from '../view/index.ts';
+import { describeTime, lowerFirst } from '../view/index.ts';
 import type { FleetMark } from '../fleet/index.ts';
 import type { HygieneDecision } from './hygiene-facts.ts';
 import type { HygieneMoveRecord } from './hygiene-record.ts';
@@ -30,8 +30,6 @@ export interface HoldFacts {
 }
 
 /** Whether the verdict would move leadership: only then are the pause and the open incidents read. */
-const lowerFirst = (text: string): string => `${text.charAt(0).toLowerCase()}${text.slice(1)}`;
-
 export const wouldMove = (verdict: HygieneDecision): boolean => verdict.kind === 'move' || verdict.kind === 'would-move';
 
 export function heldBack(verdict: HygieneDecision, facts: HoldFacts): HygieneVerdict {

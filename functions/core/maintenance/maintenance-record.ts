@@ -104,10 +104,21 @@ export function stepEnded(record: MaintenanceRecord, done: MaintenanceStepDone, 
   };
 }
 
+/** The member a step's key names when the step is of `kind` (stepKey's inverse); undefined otherwise. */
+export const memberOfStep = (key: string, kind: 'defragment' | 'move-leader'): MemberId | undefined =>
+  key.startsWith(`${kind}:`) ? key.slice(kind.length + 1) : undefined;
+
+/** The members the run has defragmented so far (steps journaled done). */
+export const defragmentedMembers = (run: Pick<MaintenanceRun, 'done'> | undefined): Set<MemberId> =>
+  new Set((run?.done ?? []).flatMap((d) => (d.outcome === 'done' ? (memberOfStep(d.key, 'defragment') ?? []) : [])));
+
 /** The member a run moved leadership off for its defragmentation and has not defragmented since, if any. */
 export function owedDefragmentation(run: Pick<MaintenanceRun, 'done'> | undefined): MemberId | undefined {
-  const done = new Set((run?.done ?? []).filter((d) => d.outcome === 'done').map((d) => d.key));
-  return [...done].find((key) => key.startsWith('move-leader:') && !done.has(`defragment:${key.slice('move-leader:'.length)}`))?.slice('move-leader:'.length);
+  const defragmented = defragmentedMembers(run);
+  return (run?.done ?? [])
+    .filter((d) => d.outcome === 'done')
+    .map((d) => memberOfStep(d.key, 'move-leader'))
+    .find((moved) => moved !== undefined && !defragmented.has(moved));
 }
 
 /** A member's defragmentation claimed and not lapsed at `now`: that member stalls any moment until `until`. */
@@ -120,8 +131,8 @@ export interface DefragmentationInFlight {
 /** The defragmentation a run has claimed now, if any (its claim not lapsed). */
 export function defragmentationInFlight(record: Pick<MaintenanceRecord, 'run'> | undefined, now: number): DefragmentationInFlight | undefined {
   const claim = record?.run?.claim;
-  if (!claim || claim.until <= now || !claim.key.startsWith('defragment:')) return undefined;
-  return { member: claim.key.slice('defragment:'.length), runId: record.run!.runId, until: claim.until };
+  const member = claim && claim.until > now ? memberOfStep(claim.key, 'defragment') : undefined;
+  return member === undefined ? undefined : { member, runId: record!.run!.runId, until: claim!.until };
 }
 
 /** When the run in flight stalled a member by defragmenting it: each step journaled, and the one claimed now. */
@@ -134,10 +145,9 @@ export interface DefragmentationSpan {
 export function defragmentationSpans(record: Pick<MaintenanceRecord, 'run'> | undefined, now: number): DefragmentationSpan[] {
   const run = record?.run;
   if (!run) return [];
-  const member = (key: string) => (key.startsWith('defragment:') ? key.slice('defragment:'.length) : undefined);
   const journaled = run.done.flatMap((d) => {
-    const id = member(d.key);
-    return id ? [{ member: id, from: d.at, until: d.at + d.tookMs }] : [];
+    const member = memberOfStep(d.key, 'defragment');
+    return member === undefined ? [] : [{ member, from: d.at, until: d.at + d.tookMs }];
   });
   const claimed = defragmentationInFlight(record, now);
   // The claim's start is not kept: it began after the last step ended.

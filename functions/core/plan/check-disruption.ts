@@ -15,15 +15,13 @@ export const disruptionCheck: PlanCheck = {
     if (!view || !target || target.isLearner || !gate?.ok) return 'pass';
     const atRisk = atRiskMembers(view.members, target.id);
     const defragmenting = defragmentingNow(ctx, atRisk);
+    // Each member that may go down, and why: those the view marks, and the one our maintenance stalls.
+    const risks = [...atRisk.map((m) => ({ member: m, why: disruptionOf(m)! })), ...(defragmenting ? [defragmenting] : [])];
     const rollout = rolloutOf(view);
-    const down = atRisk.length + (defragmenting ? 1 : 0) + (rollout ? 1 : 0);
+    const down = risks.length + (rollout ? 1 : 0);
     const { healthyAfter, votingAfter, needed } = gate.figures;
     if (down === 0 || healthyAfter - down >= needed) return 'pass';
-    const why = listWords([
-      ...atRisk.map((m) => `${describeMember(m)}: ${disruptionOf(m)}`),
-      ...(defragmenting ? [`${describeMember(defragmenting.member)}: ${defragmenting.why}`] : []),
-      ...(rollout ? [rollout] : []),
-    ]);
+    const why = listWords([...risks.map((r) => `${describeMember(r.member)}: ${r.why}`), ...(rollout ? [rollout] : [])]);
     const decision = lookAgainAfterBackoff(
       ctx,
       'DISRUPTION_IN_PROGRESS',
@@ -31,14 +29,7 @@ export const disruptionCheck: PlanCheck = {
     );
     return {
       ...decision,
-      evidence: {
-        ...decision.evidence,
-        atRisk: [
-          ...atRisk.map((m) => ({ member: m.id, why: disruptionOf(m) })),
-          ...(defragmenting ? [{ member: defragmenting.member.id, why: defragmenting.why }] : []),
-        ],
-        ...(rollout ? { rollout } : {}),
-      },
+      evidence: { ...decision.evidence, atRisk: risks.map((r) => ({ member: r.member.id, why: r.why })), ...(rollout ? { rollout } : {}) },
     };
   },
 };

@@ -7,12 +7,10 @@
 // single-remediator cluster keeps the lock and the record in its state store, so it passes.
 import { maintenancePlan, stalledByDefragmentation } from '../maintenance/index.ts';
 import type { ClusterView } from '../view/index.ts';
-import { describeTime, howReached } from '../view/index.ts';
+import { describeTime, howReached, lowerFirst } from '../view/index.ts';
 import { freeSpaceThenReport, noSpaceMembers } from '../removal/index.ts';
 import { block, lookAgainAfterBackoff } from './plan-context.ts';
 import type { PlanCheck } from './plan-checks.ts';
-
-const lowerFirst = (text: string): string => `${text.charAt(0).toLowerCase()}${text.slice(1)}`;
 
 export const noSpaceCheck: PlanCheck = {
   name: 'etcd-writable',

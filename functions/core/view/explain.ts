@@ -60,3 +60,6 @@ export function describeDuration(ms: number): string {
 }
 
 export const describeTime = (at: number): string => new Date(at).toISOString();
+
+/** A sentence said as a clause inside another: its first letter lowercase. */
+export const lowerFirst = (text: string): string => `${text.charAt(0).toLowerCase()}${text.slice(1)}`;
