@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { incidentIdOf, type DetailInputOf } from '../../events/catalogue.ts';
-import { healthyTargetWarning, isMismatched } from '../../functions/core/view/index.ts';
+import { healthyTargetWarning, isMismatched, matchedMember, resolveTarget } from '../../functions/core/view/index.ts';
 import { createLocalRuntime, type LocalRuntime } from '../runtime/runtime.ts';
 import { createStaticDirectory } from '../../functions/adapters/local/static-directory.ts';
 import { parseFlags, PROGRAM, UsageError } from './args.ts';
@@ -102,8 +102,8 @@ async function selectorFor(cluster: Parameters<typeof openClusterProbe>[0], targ
     const { selector, note } = targetSelector(view.members, target.value);
     // Seeds of two clusters give no member list, but they did answer: the pipeline says CLUSTER_MISMATCH.
     if (note && !isMismatched(view)) process.stderr.write(`${escapeControls(note)}\n`);
-    // Before anything changes: a typo of a name remediates a healthy member.
-    const named = view.members.find((m) => m.name === target.value || m.id === target.value);
+    // Before anything changes: a typo of a name remediates a healthy member (the one the selector names, as the pipeline resolves it).
+    const named = matchedMember(resolveTarget(view, selector));
     const healthy = named && healthyTargetWarning(view, named.id);
     if (healthy) process.stderr.write(`${PROGRAM}: warning: ${escapeControls(healthy)}\n`);
     return selector;

@@ -183,7 +183,8 @@ function lastMoveOf(record: ClusterHygiene['record']) {
   return move && { ...move, changedAt: move.endedAt ?? move.claimedAt ?? move.at };
 }
 
-const byClusterId = (hygiene: readonly ClusterHygiene[]) => [...hygiene].sort((a, b) => (a.clusterId < b.clusterId ? -1 : a.clusterId > b.clusterId ? 1 : 0));
+const byClusterId = <T extends { clusterId: string }>(records: readonly T[]): T[] =>
+  [...records].sort((a, b) => (a.clusterId < b.clusterId ? -1 : a.clusterId > b.clusterId ? 1 : 0));
 
 /**
  * One line a cluster, its cells aligned: the last judgement's reason and how long ago, the last
@@ -200,8 +201,9 @@ export function hygieneLines(hygiene: readonly ClusterHygiene[], now: number): s
   return rows.map((r) => `leader hygiene${GAP}${r.map((cell, i) => (i < 2 ? cell.padEnd(widths[i]!) : cell)).join(GAP)}`.trimEnd());
 }
 
-const withRuns = (maintenance: readonly ClusterMaintenance[]) =>
-  [...maintenance].filter(({ record }) => record.run || record.lastRun).sort((a, b) => (a.clusterId < b.clusterId ? -1 : a.clusterId > b.clusterId ? 1 : 0));
+/** The clusters with a maintenance run in flight or ended, by id: those status says anything of. */
+export const withRuns = (maintenance: readonly ClusterMaintenance[]): ClusterMaintenance[] =>
+  byClusterId(maintenance.filter(({ record }) => record.run || record.lastRun));
 
 /** The steps a run journaled, as "3 steps done, 1 failed". */
 function stepsSaid(done: readonly MaintenanceStepDone[]): string {

@@ -9,7 +9,16 @@ import { escapeControlsIn } from './control-chars.ts';
 import { formatDuration } from './duration.ts';
 import { EXIT, printJson, renderTimeline } from './output.ts';
 import { findIncident, openStatusSource, type StatusSnapshot, type StatusStore } from './status-source.ts';
-import { nextDue, pauseLines, renderStatusTable, statusChangeKey, type ClusterHygiene, type ClusterMaintenance, type StatusEntry } from './status-table.ts';
+import {
+  nextDue,
+  pauseLines,
+  renderStatusTable,
+  statusChangeKey,
+  withRuns,
+  type ClusterHygiene,
+  type ClusterMaintenance,
+  type StatusEntry,
+} from './status-table.ts';
 import type { MaintenanceStepDone } from '../../functions/core/maintenance/index.ts';
 import { watchStatus } from './status-watch.ts';
 import { incidentRefFrom } from './incident-ref.ts';
@@ -139,7 +148,7 @@ function printIncidents(snapshot: StatusSnapshot, json: boolean, recentMs: numbe
   if (json) {
     const entries = new Map(snapshot.entries.map((e) => [e.incident.incidentId, e]));
     const { incidents, pauses, hygiene, maintenance } = snapshot;
-    const runs = maintenance.filter(({ record }) => record.run || record.lastRun);
+    const runs = withRuns(maintenance);
     printJson({
       incidents: incidents.map((i) => summary(i, entries.get(i.incidentId))),
       ...(pauseLines(pauses).length > 0 ? { pauses } : {}),

@@ -313,9 +313,8 @@ const stepWords = (key: string, names: ReadonlyMap<string, string>): string => {
   return member ? `${kind} ${names.get(member) ?? member}` : kind!;
 };
 
-function maintenanceOf(run: ReportMaintenanceRun | undefined, lanes: readonly Lane[]): Pick<ReportModel, 'maintenance'> {
+function maintenanceOf(run: ReportMaintenanceRun | undefined, names: ReadonlyMap<string, string>): Pick<ReportModel, 'maintenance'> {
   if (!run) return {};
-  const names = new Map(lanes.map((l) => [l.memberId, l.name]));
   return {
     maintenance: {
       runId: run.runId,
@@ -328,9 +327,8 @@ function maintenanceOf(run: ReportMaintenanceRun | undefined, lanes: readonly La
 }
 
 /** Each step of the run as a bar on the action row, where the incident's time axis holds it. */
-const maintenanceBars = (run: ReportMaintenanceRun | undefined, lanes: readonly Lane[], start: number, end: number): Bar[] => {
-  const names = new Map(lanes.map((l) => [l.memberId, l.name]));
-  return (run?.done ?? [])
+const maintenanceBars = (run: ReportMaintenanceRun | undefined, names: ReadonlyMap<string, string>, start: number, end: number): Bar[] =>
+  (run?.done ?? [])
     .filter((d) => d.at + d.tookMs >= start && d.at <= end)
     .map((d) => ({
       kind: 'maintenance' as const,
@@ -339,7 +337,6 @@ const maintenanceBars = (run: ReportMaintenanceRun | undefined, lanes: readonly 
       from: Math.max(start, d.at),
       to: Math.min(end, d.at + Math.max(1, d.tookMs)),
     }));
-};
 
 export function reportModel({ incident, journal, maintenance }: ReportInput): ReportModel {
   const opened = journal.find((e) => isLine(e, journalSteps.incidentOpened));
@@ -353,6 +350,8 @@ export function reportModel({ incident, journal, maintenance }: ReportInput): Re
   const seenByProbe = probesSeen(journal);
   const state = stateReading(incident.state, outcome.reason).word;
   const lanes = lanesOf(seenByProbe, incident.memberId);
+  // Members by name where the lanes know them: the maintenance steps say whom they acted on.
+  const names = new Map(lanes.map((l) => [l.memberId, l.name]));
   return {
     incidentId: incident.incidentId,
     clusterId: incident.clusterId,
@@ -373,13 +372,13 @@ export function reportModel({ incident, journal, maintenance }: ReportInput): Re
     attempt: incident.attempt,
     start,
     end: Math.max(end, start + 1),
-    bars: [...barsOf(journal, start, end), ...maintenanceBars(maintenance, lanes, start, end)],
+    bars: [...barsOf(journal, start, end), ...maintenanceBars(maintenance, names, start, end)],
     ...(grace ? { grace } : {}),
     marks,
     lanes,
     probes: seenByProbe.length,
     figures: figuresOf(start, marks),
     lines: journal.map((e) => ({ at: e.at, step: e.step, words: journalWords(e) })),
-    ...maintenanceOf(maintenance, lanes),
+    ...maintenanceOf(maintenance, names),
   };
 }

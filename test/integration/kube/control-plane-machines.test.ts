@@ -2,12 +2,13 @@
 // Machines, and none of them runs an etcd member. Real etcd behind the FAKE API server, with 1,000
 // worker Machines beside the three control-plane ones; the whole pipeline runs twice (a request
 // for a worker Machine, then a follower's remediation) and nothing it writes names a worker.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { incidentIdOf } from '../../../events/catalogue.ts';
 import type { Incident } from '../../../functions/ports/incident-store.ts';
 import { resourceType } from '../../support/fakes/kube/store.ts';
 import { startPipeline, type Pipeline } from '../e2e/pipeline.ts';
-import { CAPI_CLUSTER, CAPI_NAMESPACE, startKubeWorld, type KubeWorld } from './kube-world.ts';
+import { CAPI_CLUSTER, CAPI_NAMESPACE, startKubeWorld } from './kube-world.ts';
+import { kubeWorldPerDescribe } from './world-per-describe.ts';
 
 const MACHINES = resourceType('cluster.x-k8s.io', 'machines')!;
 const WORKERS = 1_000;
@@ -16,10 +17,10 @@ const WORKER_NAME = /wl-md-0-\d{4}/g;
 /** A MachineHealthCheck pointed at the workers by mistake asks for this one. */
 const ASKED_WORKER = workerName(417);
 
-const current: { world?: KubeWorld; pipeline?: Pipeline } = {};
+const current = kubeWorldPerDescribe<Pipeline>(() => startKubeWorld());
 
 beforeAll(async () => {
-  const world = (current.world = await startKubeWorld());
+  const world = current.world!;
   // As a MachineDeployment's Machines are labelled: the cluster's name, no control-plane label.
   for (let i = 0; i < WORKERS; i++) {
     world.fake.store.put(MACHINES, {
@@ -36,14 +37,6 @@ beforeAll(async () => {
   }
   current.pipeline = await startPipeline(world.lab, { kube: world.access, endpoints: [], policy: { pathOrder: ['port-forward', 'exec-relay'] } });
 }, 60_000);
-
-afterAll(async () => {
-  try {
-    await current.pipeline?.close();
-  } finally {
-    await current.world?.down();
-  }
-});
 
 const workersIn = (value: unknown): string[] => [...new Set(JSON.stringify(value).match(WORKER_NAME) ?? [])];
 

@@ -8,13 +8,14 @@
 //   member would leave 2 of 5 answering with the cordoned one down, so the dead follower's removal
 //   waits naming the Node and nothing is defragmented; uncordoned, the maintenance clears the alarm
 //   one member at a time and the follower is removed.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { EventEnvelope } from '../../../events/catalogue.ts';
 import { waitFor } from '../../../functions/lib/wait-for.ts';
 import { resourceType } from '../../support/fakes/kube/store.ts';
 import { alarmsOf, fillAndCompact, QUOTA_ARGS } from '../../support/fragmented-lab.ts';
 import { KUBE_CALL_TIMEOUT_MS, startPipeline, type Pipeline } from '../e2e/pipeline.ts';
 import { startKubeWorld, type KubeWorld } from './kube-world.ts';
+import { kubeWorldPerDescribe } from './world-per-describe.ts';
 
 const NODES = resourceType('', 'nodes')!;
 const MEMBERS = 5;
@@ -25,27 +26,11 @@ const cordon = (world: KubeWorld, node: string, on: boolean): void => {
   world.fake.store.put(NODES, { ...found, spec: { ...(found.spec as object), unschedulable: on } });
 };
 
-/** A world of the describe's own, and the pipeline a case starts on it: both ended after it. */
-function worldPerDescribe(start: () => Promise<KubeWorld>): { world?: KubeWorld; pipeline?: Pipeline } {
-  const current: { world?: KubeWorld; pipeline?: Pipeline } = {};
-  beforeAll(async () => {
-    current.world = await start();
-  }, 60_000);
-  afterAll(async () => {
-    try {
-      await current.pipeline?.close();
-    } finally {
-      await current.world?.down();
-    }
-  });
-  return current;
-}
-
 const retriesWith = (pipeline: Pipeline, reason: string) =>
   pipeline.events.find((e): e is EventEnvelope<'RetryRequested'> => e.detailType === 'RetryRequested' && e.detail.reason === reason);
 
 describe('a cordoned Node holds a removal that would leave no margin', () => {
-  const current = worldPerDescribe(() => startKubeWorld(3));
+  const current = kubeWorldPerDescribe<Pipeline>(() => startKubeWorld(3));
 
   it("a follower whose kubelet is down waits while another member's Node is cordoned, naming it; uncordoned, it is removed", async () => {
     const world = current.world!;
@@ -74,7 +59,7 @@ describe('a cordoned Node holds a removal that would leave no margin', () => {
 });
 
 describe('a cordoned Node holds the maintenance a removal waits on', () => {
-  const current = worldPerDescribe(() => startKubeWorld(MEMBERS, { tls: false, memberArgs: QUOTA_ARGS(MEMBERS, 'cp-') }));
+  const current = kubeWorldPerDescribe<Pipeline>(() => startKubeWorld(MEMBERS, { tls: false, memberArgs: QUOTA_ARGS(MEMBERS, 'cp-') }));
 
   it('the removal waits naming the Node and nothing is defragmented; uncordoned, NOSPACE is cleared and the follower removed', async () => {
     const world = current.world!;
